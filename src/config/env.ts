@@ -1,0 +1,119 @@
+import { z } from 'zod';
+
+// Operator settings. Probot reads its own variables (APP_ID, PRIVATE_KEY,
+// WEBHOOK_SECRET, GHE_HOST, ...); these are yoke's, all checked at start.
+
+const positiveInt = (name: string) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+$/, `${name} must be a whole number`)
+    .transform(Number)
+    .refine((n) => n >= 1, `${name} must be at least 1`);
+
+const commaList = z
+  .string()
+  .transform((s) =>
+    s
+      .split(',')
+      .map((part) => part.trim())
+      .filter((part) => part.length > 0),
+  );
+
+const repoCaps = z.string().transform((s, ctx) => {
+  const caps: Record<string, number> = {};
+  for (const part of s.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const match = /^([\w.-]+\/[\w.-]+)=(\d+)$/.exec(part);
+    if (!match || Number(match[2]) < 1) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `"${part}" is not owner/repo=N with N at least 1 (example: YOKE_REPO_CAPS=acme/api=3,acme/web=1)`,
+      });
+      return z.NEVER;
+    }
+    caps[match[1]!.toLowerCase()] = Number(match[2]);
+  }
+  return caps;
+});
+
+export const OperatorEnv = z.object({
+  YOKE_DB_PATH: z.string().min(1).default('.yoke/yoke.db'),
+  YOKE_GLOBAL_CAP: positiveInt('YOKE_GLOBAL_CAP').default(2),
+  YOKE_REPO_CAPS: repoCaps.default({}),
+  YOKE_TICK_SECONDS: positiveInt('YOKE_TICK_SECONDS').default(60),
+  YOKE_REAPER_SECONDS: positiveInt('YOKE_REAPER_SECONDS').default(30),
+  YOKE_PAUSE_THRESHOLD: positiveInt('YOKE_PAUSE_THRESHOLD').default(3),
+  YOKE_CONFIG_REFRESH_SECONDS: positiveInt('YOKE_CONFIG_REFRESH_SECONDS').default(600),
+  YOKE_LAUNCHER: z.enum(['actions', 'command'], { message: 'YOKE_LAUNCHER must be "actions" or "command"' }).default('actions'),
+  YOKE_COMMAND: z.string().optional(),
+  YOKE_API_TOKENS: commaList.default([]),
+  YOKE_PUBLIC_URL: z.url({ message: 'YOKE_PUBLIC_URL must be a URL such as https://yoke.example.com' }).optional(),
+  YOKE_OIDC_ISSUER: z.url().default('https://token.actions.githubusercontent.com'),
+  YOKE_OIDC_JWKS_URL: z.url().optional(),
+  YOKE_TRUSTED_MARKER_LOGINS: commaList.default([]),
+  YOKE_BOT_LOGIN: z.string().optional(),
+  PORT: positiveInt('PORT').default(3000),
+});
+export type OperatorEnv = z.infer<typeof OperatorEnv>;
+
+export interface OperatorSettings {
+  dbPath: string;
+  globalCap: number;
+  repoCaps: Record<string, number>;
+  tickMs: number;
+  reaperMs: number;
+  pauseThreshold: number;
+  configRefreshMs: number;
+  launcher: 'actions' | 'command';
+  command: string | undefined;
+  apiTokens: string[];
+  publicUrl: string;
+  oidcIssuer: string;
+  oidcJwksUrl: string;
+  trustedMarkerLogins: string[];
+  botLogin: string | undefined;
+}
+
+export type EnvResult = { ok: true; settings: OperatorSettings } | { ok: false; problems: string[] };
+
+/** Parses yoke's environment; every bad value is named with its fix. */
+export function parseOperatorEnv(env: Record<string, string | undefined>): EnvResult {
+  const picked: Record<string, string> = {};
+  for (const key of Object.keys(OperatorEnv.shape)) {
+    const value = env[key];
+    if (value !== undefined && value !== '') picked[key] = value;
+  }
+  const parsed = OperatorEnv.safeParse(picked);
+  if (!parsed.success) {
+    return {
+      ok: false,
+      problems: parsed.error.issues.map((issue) => `${issue.path.join('.') || 'environment'}: ${issue.message}`),
+    };
+  }
+  const e = parsed.data;
+  if (e.YOKE_LAUNCHER === 'command' && !e.YOKE_COMMAND) {
+    return { ok: false, problems: ['YOKE_COMMAND: the command launcher needs the command to start, e.g. YOKE_COMMAND="node agent.js"'] };
+  }
+  const publicUrl = (e.YOKE_PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, '');
+  const issuer = e.YOKE_OIDC_ISSUER.replace(/\/$/, '');
+  return {
+    ok: true,
+    settings: {
+      dbPath: e.YOKE_DB_PATH,
+      globalCap: e.YOKE_GLOBAL_CAP,
+      repoCaps: e.YOKE_REPO_CAPS,
+      tickMs: e.YOKE_TICK_SECONDS * 1000,
+      reaperMs: e.YOKE_REAPER_SECONDS * 1000,
+      pauseThreshold: e.YOKE_PAUSE_THRESHOLD,
+      configRefreshMs: e.YOKE_CONFIG_REFRESH_SECONDS * 1000,
+      launcher: e.YOKE_LAUNCHER,
+      command: e.YOKE_COMMAND,
+      apiTokens: e.YOKE_API_TOKENS,
+      publicUrl,
+      oidcIssuer: issuer,
+      oidcJwksUrl: e.YOKE_OIDC_JWKS_URL ?? `${issuer}/.well-known/jwks`,
+      trustedMarkerLogins: e.YOKE_TRUSTED_MARKER_LOGINS.map((l) => l.toLowerCase()),
+      botLogin: e.YOKE_BOT_LOGIN,
+    },
+  };
+}

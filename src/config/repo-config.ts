@@ -1,0 +1,71 @@
+import { z } from 'zod';
+
+// `.github/yoke.yml`: a repository's opt-in. Probot's config loader reads it
+// (so `_extends` brings organisation defaults); this schema decides whether
+// what it read is usable. Unknown keys are refused so a typo is never silent.
+
+export const CONFIG_PATH = '.github/yoke.yml';
+
+const minutes = z.number().int().min(1).max(24 * 60);
+
+export const RepoConfig = z
+  .object({
+    afk_label: z.string().min(1).max(50).default('yoke:afk'),
+    auto: z.boolean().default(true),
+    prefix: z
+      .string()
+      .regex(/^[A-Z][A-Z0-9]{0,9}$/, 'prefix must be 1-10 capital letters or digits, starting with a letter (e.g. APP)')
+      .optional(),
+    budget_minutes: z
+      .object({ afk: minutes.default(60), lander: minutes.default(20), fix: minutes.default(45) })
+      .strict()
+      .default({ afk: 60, lander: 20, fix: 45 }),
+    autoland: z
+      .object({
+        enabled: z.boolean().default(false),
+        merge_method: z.enum(['merge', 'squash', 'rebase']).default('squash'),
+      })
+      .strict()
+      .default({ enabled: false, merge_method: 'squash' }),
+    fix_forward: z
+      .object({ enabled: z.boolean().default(false), max_attempts: z.number().int().min(1).max(10).default(2) })
+      .strict()
+      .default({ enabled: false, max_attempts: 2 }),
+    launcher: z
+      .object({
+        workflow: z
+          .string()
+          .regex(/^[\w.-]+\.ya?ml$/, 'launcher.workflow is a file name in .github/workflows, e.g. yoke-run.yml')
+          .default('yoke-run.yml'),
+        ref: z.string().min(1).optional(),
+      })
+      .strict()
+      .default({ workflow: 'yoke-run.yml' }),
+  })
+  .strict();
+export type RepoConfig = z.infer<typeof RepoConfig>;
+
+export type RepoConfigResult =
+  | { state: 'absent' }
+  | { state: 'valid'; config: RepoConfig }
+  | { state: 'invalid'; reason: string };
+
+/** Turns what the config loader returned into a usable config or a readable reason. */
+export function parseRepoConfig(raw: unknown): RepoConfigResult {
+  if (raw === null || raw === undefined) return { state: 'absent' };
+  if (typeof raw !== 'object' || Array.isArray(raw)) {
+    return { state: 'invalid', reason: `${CONFIG_PATH} must be a YAML mapping of settings, not ${Array.isArray(raw) ? 'a list' : typeof raw}` };
+  }
+  const { _extends: _ignored, ...rest } = raw as Record<string, unknown>;
+  const parsed = RepoConfig.safeParse(rest);
+  if (parsed.success) return { state: 'valid', config: parsed.data };
+  const reasons = parsed.error.issues.map((issue) => {
+    const where = issue.path.length ? issue.path.join('.') : CONFIG_PATH;
+    return `${where}: ${issue.message}`;
+  });
+  return { state: 'invalid', reason: `${CONFIG_PATH} is not valid: ${reasons.join('; ')}` };
+}
+
+export function defaultRepoConfig(): RepoConfig {
+  return RepoConfig.parse({});
+}
