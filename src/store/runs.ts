@@ -1,0 +1,178 @@
+import type { Db } from './db.js';
+
+export const RUN_KINDS = ['afk_manual', 'afk_auto', 'lander', 'fix'] as const;
+export type RunKind = (typeof RUN_KINDS)[number];
+export const AFK_KINDS: readonly RunKind[] = ['afk_manual', 'afk_auto'];
+export const isAfkKind = (kind: RunKind): boolean => AFK_KINDS.includes(kind);
+
+export const OUTCOMES = ['success', 'failure', 'timeout', 'cancelled'] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+export type Verdict = 'accept' | 'reject';
+
+export interface Run {
+  id: string;
+  repo: string;
+  kind: RunKind;
+  subject: string;
+  issueNumber: number | null;
+  prNumber: number | null;
+  headSha: string | null;
+  status: 'live' | 'ended';
+  outcome: Outcome | null;
+  outcomeReason: string | null;
+  reportedOutcome: 'success' | 'failure' | null;
+  verdict: Verdict | null;
+  summary: string | null;
+  verdictCommentId: number | null;
+  launchedAt: number;
+  budgetDeadline: number;
+  endedAt: number | null;
+  launcher: string;
+  launcherRef: string | null;
+  secretHash: string | null;
+  capAtLaunch: number;
+  liveAtLaunch: number;
+}
+
+export interface NewRun {
+  id: string;
+  repo: string;
+  kind: RunKind;
+  subject: string;
+  issueNumber: number | null;
+  prNumber: number | null;
+  headSha: string | null;
+  launchedAt: number;
+  budgetDeadline: number;
+  launcher: string;
+  launcherRef: string | null;
+  secretHash: string | null;
+  capAtLaunch: number;
+  liveAtLaunch: number;
+}
+
+interface RunRow {
+  id: string;
+  repo: string;
+  kind: RunKind;
+  subject: string;
+  issue_number: number | null;
+  pr_number: number | null;
+  head_sha: string | null;
+  status: 'live' | 'ended';
+  outcome: Outcome | null;
+  outcome_reason: string | null;
+  reported_outcome: 'success' | 'failure' | null;
+  verdict: Verdict | null;
+  summary: string | null;
+  verdict_comment_id: number | null;
+  launched_at: number;
+  budget_deadline: number;
+  ended_at: number | null;
+  launcher: string;
+  launcher_ref: string | null;
+  secret_hash: string | null;
+  cap_at_launch: number;
+  live_at_launch: number;
+}
+
+function toRun(r: RunRow): Run {
+  return {
+    id: r.id,
+    repo: r.repo,
+    kind: r.kind,
+    subject: r.subject,
+    issueNumber: r.issue_number,
+    prNumber: r.pr_number,
+    headSha: r.head_sha,
+    status: r.status,
+    outcome: r.outcome,
+    outcomeReason: r.outcome_reason,
+    reportedOutcome: r.reported_outcome,
+    verdict: r.verdict,
+    summary: r.summary,
+    verdictCommentId: r.verdict_comment_id,
+    launchedAt: r.launched_at,
+    budgetDeadline: r.budget_deadline,
+    endedAt: r.ended_at,
+    launcher: r.launcher,
+    launcherRef: r.launcher_ref,
+    secretHash: r.secret_hash,
+    capAtLaunch: r.cap_at_launch,
+    liveAtLaunch: r.live_at_launch,
+  };
+}
+
+export class RunStore {
+  constructor(private readonly db: Db) {}
+
+  countLive(): number {
+    return (this.db.prepare("SELECT COUNT(*) AS n FROM runs WHERE status = 'live'").get() as { n: number }).n;
+  }
+
+  listLive(): Run[] {
+    return (this.db.prepare("SELECT * FROM runs WHERE status = 'live' ORDER BY launched_at, id").all() as RunRow[]).map(toRun);
+  }
+
+  liveForSubject(repo: string, subject: string): Run | undefined {
+    const row = this.db
+      .prepare("SELECT * FROM runs WHERE repo = ? AND subject = ? AND status = 'live'")
+      .get(repo, subject) as RunRow | undefined;
+    return row && toRun(row);
+  }
+
+  get(id: string): Run | undefined {
+    const row = this.db.prepare('SELECT * FROM runs WHERE id = ?').get(id) as RunRow | undefined;
+    return row && toRun(row);
+  }
+
+  listForRepo(repo: string): Run[] {
+    return (this.db.prepare('SELECT * FROM runs WHERE repo = ? ORDER BY launched_at, id').all(repo) as RunRow[]).map(toRun);
+  }
+
+  listAll(limit = 1000): Run[] {
+    return (this.db.prepare('SELECT * FROM runs ORDER BY launched_at DESC, id LIMIT ?').all(limit) as RunRow[]).map(toRun);
+  }
+
+  insert(run: NewRun): void {
+    this.db
+      .prepare(
+        `INSERT INTO runs (id, repo, kind, subject, issue_number, pr_number, head_sha, status, launched_at,
+           budget_deadline, launcher, launcher_ref, secret_hash, cap_at_launch, live_at_launch)
+         VALUES (@id, @repo, @kind, @subject, @issueNumber, @prNumber, @headSha, 'live', @launchedAt,
+           @budgetDeadline, @launcher, @launcherRef, @secretHash, @capAtLaunch, @liveAtLaunch)`,
+      )
+      .run(run);
+  }
+
+  setLauncherRef(id: string, ref: string): void {
+    this.db.prepare('UPDATE runs SET launcher_ref = ? WHERE id = ?').run(ref, id);
+  }
+
+  recordReport(id: string, report: { outcome: 'success' | 'failure'; verdict: Verdict | null; summary: string | null }): void {
+    this.db
+      .prepare('UPDATE runs SET reported_outcome = ?, verdict = ?, summary = ? WHERE id = ? AND reported_outcome IS NULL')
+      .run(report.outcome, report.verdict, report.summary, id);
+  }
+
+  setVerdictComment(id: string, commentId: number): void {
+    this.db.prepare('UPDATE runs SET verdict_comment_id = ? WHERE id = ?').run(commentId, id);
+  }
+
+  /** Ends a live run; returns false when it had already ended (so callers apply strikes once). */
+  end(id: string, outcome: Outcome, reason: string | null, at: number): boolean {
+    const res = this.db
+      .prepare("UPDATE runs SET status = 'ended', outcome = ?, outcome_reason = ?, ended_at = ? WHERE id = ? AND status = 'live'")
+      .run(outcome, reason, at, id);
+    return res.changes === 1;
+  }
+
+  /** Reported lander verdicts whose marker comment is not yet posted. */
+  listUnpostedVerdicts(): Run[] {
+    return (
+      this.db
+        .prepare("SELECT * FROM runs WHERE kind = 'lander' AND verdict IS NOT NULL AND verdict_comment_id IS NULL ORDER BY launched_at")
+        .all() as RunRow[]
+    ).map(toRun);
+  }
+}

@@ -1,0 +1,41 @@
+import { openDb, type Db } from './db.js';
+import { CommandStore } from './commands.js';
+import { DeliveryStore } from './deliveries.js';
+import { HttpCacheStore } from './http-cache.js';
+import { MergeStore } from './merges.js';
+import { RepoStore } from './repos.js';
+import { RequestStore } from './requests.js';
+import { RunStore } from './runs.js';
+
+export interface Store {
+  db: Db;
+  repos: RepoStore;
+  runs: RunStore;
+  commands: CommandStore;
+  requests: RequestStore;
+  merges: MergeStore;
+  httpCache: HttpCacheStore;
+  deliveries: DeliveryStore;
+  /** Runs fn in one IMMEDIATE write transaction (the cross-process backstop). */
+  write<T>(fn: () => T): T;
+  close(): void;
+}
+
+export function openStore(path: string): Store {
+  return wrapDb(openDb(path));
+}
+
+export function wrapDb(db: Db): Store {
+  return {
+    db,
+    repos: new RepoStore(db),
+    runs: new RunStore(db),
+    commands: new CommandStore(db),
+    requests: new RequestStore(db),
+    merges: new MergeStore(db),
+    httpCache: new HttpCacheStore(db),
+    deliveries: new DeliveryStore(db),
+    write: <T>(fn: () => T): T => db.transaction(fn).immediate(),
+    close: () => db.close(),
+  };
+}
