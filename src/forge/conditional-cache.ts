@@ -1,0 +1,74 @@
+import type { HttpCacheStore } from '../store/http-cache.js';
+
+// An Octokit plugin that makes every GET conditional: it sends the stored
+// ETag as If-None-Match and, on 304 (which GitHub does not count against the
+// rate limit), answers with the stored body. Pagination keeps working because
+// the stored `link` header comes back too.
+
+export const CACHE_HIT_HEADER = 'x-yoke-cache';
+
+export interface CacheStats {
+  requests: number;
+  notModified: number;
+}
+
+const KEPT_HEADERS = ['link', 'content-type', 'etag', 'last-modified'];
+
+interface RequestOptions {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  [key: string]: unknown;
+}
+
+type OctokitLike = {
+  hook: { wrap(name: 'request', fn: (request: (o: RequestOptions) => Promise<Response>, o: RequestOptions) => Promise<Response>): void };
+  request: { endpoint: { parse(o: RequestOptions): { url: string; method: string } } };
+};
+
+interface Response {
+  status: number;
+  url: string;
+  headers: Record<string, string | number | undefined>;
+  data: unknown;
+}
+
+export function conditionalCache(cache: HttpCacheStore, now: () => number, stats: CacheStats = { requests: 0, notModified: 0 }) {
+  const plugin = (octokit: unknown, options: { auth?: { installationId?: number | string } }) => {
+    const o = octokit as OctokitLike;
+    const scope = options.auth?.installationId !== undefined ? `i${options.auth.installationId}` : 'app';
+    o.hook.wrap('request', async (request, opts) => {
+      stats.requests++;
+      if (opts.method !== 'GET') return request(opts);
+      const { url } = o.request.endpoint.parse(opts);
+      const accept = opts.headers?.accept ?? '';
+      const key = `${scope} ${accept} ${url}`;
+      const cached = cache.get(key);
+      if (cached?.etag) opts.headers = { ...opts.headers, 'if-none-match': cached.etag };
+      try {
+        const res = await request(opts);
+        const etag = res.headers.etag;
+        if (typeof etag === 'string') {
+          const headers: Record<string, string> = {};
+          for (const h of KEPT_HEADERS) if (res.headers[h] !== undefined) headers[h] = String(res.headers[h]);
+          cache.put(key, { etag, lastModified: (res.headers['last-modified'] as string) ?? null, headers, body: res.data }, now());
+        }
+        return res;
+      } catch (err) {
+        const e = err as { status?: number; response?: { headers?: Record<string, string> } };
+        if (e.status === 304 && cached) {
+          stats.notModified++;
+          return {
+            status: 200,
+            url,
+            headers: { ...e.response?.headers, ...cached.headers, [CACHE_HIT_HEADER]: 'hit' },
+            data: cached.body,
+          };
+        }
+        throw err;
+      }
+    });
+    return {};
+  };
+  return plugin;
+}

@@ -1,0 +1,119 @@
+import type { RepoConfigResult } from '../config/repo-config.js';
+
+// What the engine knows of GitHub: plain data, read through the Forge.
+// Engine code never sees Octokit.
+
+export interface RepoRef {
+  owner: string;
+  name: string;
+  fullName: string;
+  installationId: number;
+}
+
+export interface IssueView {
+  number: number;
+  title: string;
+  labels: string[];
+  author: string;
+  assignee: string | null;
+}
+
+export interface PullView {
+  number: number;
+  title: string;
+  body: string;
+  headSha: string;
+  headRef: string;
+  labels: string[];
+  draft: boolean;
+  author: string;
+  /** Issues the PR closes through GitHub's closing keywords. */
+  closes: number[];
+  /** The `Yoke-Run: <id>` trailer of its body, if any. */
+  yokeRun: string | null;
+}
+
+export interface CommentView {
+  id: number;
+  issueNumber: number;
+  isPull: boolean;
+  author: string;
+  authorIsBot: boolean;
+  body: string;
+  createdAt: number;
+}
+
+export interface ReviewView {
+  author: string;
+  state: string;
+  commitId: string | null;
+}
+
+export interface ClaimView {
+  pull: PullView;
+  comments: CommentView[];
+  reviews: ReviewView[];
+}
+
+/** One repository as one pass sees it. */
+export interface RepoSnapshot {
+  repo: RepoRef;
+  defaultBranch: string;
+  config: RepoConfigResult;
+  /** Open issues (not PRs). */
+  issues: IssueView[];
+  /** Open PRs. */
+  pulls: PullView[];
+  /** Claim PRs with their comments and reviews. */
+  claims: ClaimView[];
+  /** The newest comments repo-wide (for commands found by poll). */
+  recentComments: CommentView[];
+}
+
+export type Permission = 'admin' | 'maintain' | 'write' | 'triage' | 'read' | 'none';
+
+export type MergeResult = { ok: true; sha: string } | { ok: false; status: number; message: string };
+
+export interface WorkflowRunView {
+  id: number;
+  status: string;
+  conclusion: string | null;
+}
+
+export interface Forge {
+  /** The app's login as it appears on comments, e.g. `yoke[bot]`. */
+  botLogin(): Promise<string>;
+  listInstallations(): Promise<number[]>;
+  /** Authenticates one installation (the per-pass memo calls it at most once). */
+  authenticate(installationId: number): Promise<void>;
+  listRepos(installationId: number): Promise<RepoRef[]>;
+  /** The opt-in file, re-read at most every maxAgeMs (or after invalidate). */
+  readConfig(repo: RepoRef, opts: { maxAgeMs: number }): Promise<RepoConfigResult>;
+  readRepo(repo: RepoRef, opts: { claimLabel: string; configMaxAgeMs: number }): Promise<RepoSnapshot>;
+  /** Forgets cached reads of a repo (a push to the opt-in file, say). */
+  invalidate(fullName: string): void;
+  getIssue(repo: RepoRef, number: number): Promise<{ number: number; state: string; isPull: boolean } | null>;
+  getPermission(repo: RepoRef, user: string): Promise<Permission>;
+  createComment(repo: RepoRef, number: number, body: string): Promise<number>;
+  addReaction(repo: RepoRef, commentId: number, content: '+1' | '-1' | 'eyes' | 'confused' | 'rocket'): Promise<void>;
+  addLabels(repo: RepoRef, number: number, labels: string[]): Promise<void>;
+  merge(repo: RepoRef, number: number, sha: string, method: 'merge' | 'squash' | 'rebase'): Promise<MergeResult>;
+  dispatchWorkflow(repo: RepoRef, workflow: string, ref: string, inputs: Record<string, string>): Promise<void>;
+  findWorkflowRun(repo: RepoRef, workflow: string, runId: string, since: number): Promise<WorkflowRunView | null>;
+  getWorkflowRun(repo: RepoRef, id: number): Promise<WorkflowRunView | null>;
+  cancelWorkflowRun(repo: RepoRef, id: number): Promise<void>;
+}
+
+const CLOSING_RE = /\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s+#(\d+)\b/gi;
+
+export function parseClosingRefs(body: string): number[] {
+  const out = new Set<number>();
+  for (const m of body.matchAll(CLOSING_RE)) out.add(Number(m[1]));
+  return [...out].sort((a, b) => a - b);
+}
+
+const TRAILER_RE = /^Yoke-Run:\s*([\w-]{1,100})\s*$/m;
+
+export function parseYokeRunTrailer(body: string): string | null {
+  return TRAILER_RE.exec(body)?.[1] ?? null;
+}
