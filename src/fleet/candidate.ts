@@ -1,0 +1,28 @@
+import type { RunKind } from '../store/runs.js';
+
+// Priority is data: a stage rank on the candidate, and the only sort key.
+// A lower rank sits further down the pipeline and launches first.
+export const SPAWN_STAGES = ['lander', 'fix', 'new_work'] as const;
+export type SpawnStage = (typeof SPAWN_STAGES)[number];
+
+export const stageRank = (stage: SpawnStage): number => SPAWN_STAGES.indexOf(stage);
+
+export interface Candidate {
+  stage: SpawnStage;
+  repo: string;
+  installationId: number;
+  kind: RunKind;
+  /** What the run works on: `issue#N` or `pr#N`. At most one live run each. */
+  subject: string;
+  issueNumber: number | null;
+  prNumber: number | null;
+  headSha: string | null;
+  budgetMinutes: number;
+  /** The open request (start/land) this launch consumes, if any. */
+  requestId: number | null;
+  why: string;
+}
+
+export const issueSubject = (n: number): string => `issue#${n}`;
+export const pullSubject = (n: number): string => `pr#${n}`;
+export const subjectKey = (repo: string, subject: string): string => `${repo}:${subject}`;

@@ -1,0 +1,78 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Launcher, LaunchSpec } from '../launcher/launcher.js';
+import type { Store } from '../store/store.js';
+import type { Candidate } from './candidate.js';
+import type { LaunchAttempt } from './spawn-pass.js';
+
+export const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+
+export interface LockedLaunchDeps {
+  store: Store;
+  launcher: Launcher;
+  now: () => number;
+  newRunId: () => string;
+}
+
+export type Recorded = { kind: 'recorded'; runId: string; secret: string | null; deadline: number; liveAfter: number };
+
+/**
+ * The authoritative cap check (SP06): inside one write transaction, re-count
+ * live runs fleet-wide, refuse at or above the repo's cap, and otherwise
+ * record the run (and consume its request) before any launcher is called.
+ */
+export function recordLaunch(
+  deps: LockedLaunchDeps,
+  c: Candidate,
+  cap: number,
+  pendingRef: string | null = null,
+): Recorded | { kind: 'over_cap'; freshCount: number } | { kind: 'subject_busy' } {
+  return deps.store.write(() => {
+    const fresh = deps.store.runs.countLive();
+    if (fresh >= cap) return { kind: 'over_cap' as const, freshCount: fresh };
+    if (deps.store.runs.liveForSubject(c.repo, c.subject)) return { kind: 'subject_busy' as const };
+    const now = deps.now();
+    const runId = deps.newRunId();
+    const secret = deps.launcher.usesSecret ? randomBytes(32).toString('base64url') : null;
+    const deadline = now + c.budgetMinutes * 60_000;
+    deps.store.runs.insert({
+      id: runId,
+      repo: c.repo,
+      kind: c.kind,
+      subject: c.subject,
+      issueNumber: c.issueNumber,
+      prNumber: c.prNumber,
+      headSha: c.headSha,
+      launchedAt: now,
+      budgetDeadline: deadline,
+      launcher: deps.launcher.name,
+      launcherRef: pendingRef,
+      secretHash: secret ? hashSecret(secret) : null,
+      capAtLaunch: cap,
+      liveAtLaunch: fresh + 1,
+    });
+    if (c.requestId !== null) deps.store.requests.consume(c.requestId, runId);
+    return { kind: 'recorded' as const, runId, secret, deadline, liveAfter: fresh + 1 };
+  });
+}
+
+/** Records, then starts. A launcher that throws leaves an ended run, never a lost one. */
+export async function lockedLaunch(
+  deps: LockedLaunchDeps,
+  c: Candidate,
+  cap: number,
+  workflow: string,
+  spec: (rec: Recorded) => LaunchSpec,
+  onLaunchFailed: (runId: string, detail: string) => void,
+): Promise<LaunchAttempt> {
+  const rec = recordLaunch(deps, c, cap, deps.launcher.pendingRef({ workflow }));
+  if (rec.kind !== 'recorded') return rec;
+  try {
+    const { ref } = await deps.launcher.start(spec(rec));
+    if (ref) deps.store.runs.setLauncherRef(rec.runId, ref);
+    return { kind: 'launched', runId: rec.runId };
+  } catch (err) {
+    const detail = err instanceof Error ? err.message : String(err);
+    onLaunchFailed(rec.runId, detail);
+    return { kind: 'launch_failed', runId: rec.runId, detail };
+  }
+}

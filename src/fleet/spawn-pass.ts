@@ -1,0 +1,56 @@
+import { effectiveCap, type CapPolicy, type LivenessSnapshot } from './cap.js';
+import { stageRank, subjectKey, type Candidate } from './candidate.js';
+
+export type LaunchAttempt =
+  | { kind: 'launched'; runId: string }
+  | { kind: 'over_cap'; freshCount: number }
+  | { kind: 'subject_busy' }
+  | { kind: 'launch_failed'; runId: string; detail: string };
+
+export interface PassOutcome {
+  candidate: Candidate;
+  result: LaunchAttempt | { kind: 'shed'; liveCount: number; cap: number } | { kind: 'in_flight' };
+}
+
+/** Stable sort by stage rank; stage is the only key (Array.prototype.sort is stable). */
+export function orderCandidates(candidates: readonly Candidate[]): Candidate[] {
+  return [...candidates].sort((a, b) => stageRank(a.stage) - stageRank(b.stage));
+}
+
+/**
+ * Spends the cap down the ordered list. The snapshot check only sheds load;
+ * `launch` is the locked launch that re-counts and may refuse with over_cap.
+ * The only reader of the cap in the launch decision.
+ */
+export async function spawnPass(
+  candidates: readonly Candidate[],
+  snapshot: LivenessSnapshot,
+  policy: CapPolicy,
+  launch: (candidate: Candidate, cap: number) => Promise<LaunchAttempt>,
+): Promise<PassOutcome[]> {
+  const outcomes: PassOutcome[] = [];
+  for (const candidate of orderCandidates(candidates)) {
+    const cap = effectiveCap(policy, candidate.repo);
+    const key = subjectKey(candidate.repo, candidate.subject);
+    if (snapshot.liveSubjects.has(key)) {
+      outcomes.push({ candidate, result: { kind: 'in_flight' } });
+      continue;
+    }
+    if (snapshot.liveCount >= cap) {
+      outcomes.push({ candidate, result: { kind: 'shed', liveCount: snapshot.liveCount, cap } });
+      continue;
+    }
+    const result = await launch(candidate, cap);
+    if (result.kind === 'launched') {
+      snapshot.liveCount++;
+      snapshot.liveSubjects.add(key);
+    } else if (result.kind === 'over_cap') {
+      // The locked launch proved the fresh count is at least this repo's cap.
+      snapshot.liveCount = Math.max(snapshot.liveCount, cap);
+    } else if (result.kind === 'subject_busy') {
+      snapshot.liveSubjects.add(key);
+    }
+    outcomes.push({ candidate, result });
+  }
+  return outcomes;
+}

@@ -1,0 +1,42 @@
+import type { RepoState } from '../store/repos.js';
+import { isAfkKind, type Outcome, type Run } from '../store/runs.js';
+import type { Store } from '../store/store.js';
+
+export type StrikeEffect = 'none' | 'failure_added' | 'reset' | 'paused';
+
+/** SP13/SP14: only AFK outcomes move the counter; landers and fixes never do. */
+export function strikeEffect(run: Pick<Run, 'kind'>, outcome: Outcome): 'add' | 'reset' | 'none' {
+  if (!isAfkKind(run.kind)) return 'none';
+  if (outcome === 'failure' || outcome === 'timeout') return 'add';
+  if (outcome === 'success') return 'reset';
+  return 'none';
+}
+
+/**
+ * Ends a live run and applies its strike in one transaction, so a run's
+ * outcome is counted exactly once. Returns null when it had already ended.
+ */
+export function endRun(
+  store: Store,
+  run: Run,
+  outcome: Outcome,
+  reason: string | null,
+  now: number,
+  pauseThreshold: number,
+): { effect: StrikeEffect; repo: RepoState | undefined } | null {
+  return store.write(() => {
+    if (!store.runs.end(run.id, outcome, reason, now)) return null;
+    const effect = strikeEffect(run, outcome);
+    if (effect === 'add') {
+      const before = store.repos.get(run.repo);
+      const after = store.repos.addFailure(run.repo, pauseThreshold, now);
+      const paused = before?.pausedSince === null && after.pausedSince !== null;
+      return { effect: paused ? 'paused' : 'failure_added', repo: after };
+    }
+    if (effect === 'reset') {
+      store.repos.resetFailures(run.repo, now);
+      return { effect: 'reset', repo: store.repos.get(run.repo) };
+    }
+    return { effect: 'none', repo: store.repos.get(run.repo) };
+  });
+}

@@ -1,0 +1,52 @@
+import type { RepoRef } from '../forge/types.js';
+import type { Run, RunKind } from '../store/runs.js';
+
+/** The facts a run starts with, handed to it as workflow inputs or environment. */
+export interface LaunchSpec {
+  runId: string;
+  kind: RunKind;
+  repo: RepoRef;
+  subject: string;
+  issueNumber: number | null;
+  prNumber: number | null;
+  headSha: string | null;
+  deadline: number;
+  /** A per-run secret for launchers whose runs cannot get an OIDC token. */
+  secret: string | null;
+  apiUrl: string;
+  workflow: string;
+  ref: string;
+}
+
+export type Liveness =
+  | { state: 'running'; ref?: string }
+  | { state: 'ended'; ref?: string; detail?: string }
+  /** The launch was recorded but nothing ever started (a crash between record and start). */
+  | { state: 'never_started'; detail: string }
+  | { state: 'unknown'; detail: string };
+
+export interface Launcher {
+  readonly name: 'actions' | 'command';
+  readonly usesSecret: boolean;
+  /** The reference recorded with the run before start, so a crash in between can be recovered. */
+  pendingRef(spec: { workflow: string }): string | null;
+  start(spec: LaunchSpec): Promise<{ ref: string | null }>;
+  liveness(run: Run, repo: RepoRef): Promise<Liveness>;
+  cancel(run: Run, repo: RepoRef): Promise<void>;
+}
+
+export function launchEnv(spec: LaunchSpec): Record<string, string> {
+  const env: Record<string, string> = {
+    YOKE_RUN_ID: spec.runId,
+    YOKE_RUN_KIND: spec.kind,
+    YOKE_REPO: spec.repo.fullName,
+    YOKE_SUBJECT: spec.subject,
+    YOKE_DEADLINE: new Date(spec.deadline).toISOString(),
+    YOKE_API_URL: spec.apiUrl,
+  };
+  if (spec.issueNumber !== null) env.YOKE_ISSUE = String(spec.issueNumber);
+  if (spec.prNumber !== null) env.YOKE_PR = String(spec.prNumber);
+  if (spec.headSha) env.YOKE_HEAD_SHA = spec.headSha;
+  if (spec.secret) env.YOKE_RUN_SECRET = spec.secret;
+  return env;
+}
