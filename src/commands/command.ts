@@ -1,0 +1,38 @@
+import { z } from 'zod';
+
+// Comment commands. A comment is a command when its first line starts with
+// `/yoke`; anything else in it is ignored.
+
+export const COMMENT_LIMIT = 10_000;
+
+export const CommandWord = z.discriminatedUnion('name', [
+  z.object({ name: z.literal('start') }),
+  z.object({ name: z.literal('land') }),
+  z.object({ name: z.literal('auto'), on: z.boolean() }),
+  z.object({ name: z.literal('reset') }),
+  z.object({ name: z.literal('status') }),
+]);
+export type CommandWord = z.infer<typeof CommandWord>;
+
+export type ParsedComment =
+  | { kind: 'none' }
+  | { kind: 'command'; command: CommandWord }
+  | { kind: 'unknown'; text: string }
+  | { kind: 'too_large' };
+
+export function parseComment(body: string): ParsedComment {
+  const first = body.trimStart().split(/\r?\n/, 1)[0]?.trim() ?? '';
+  if (!/^\/yoke(\s|$)/.test(first)) return { kind: 'none' };
+  if (body.length > COMMENT_LIMIT) return { kind: 'too_large' };
+  const words = first.split(/\s+/).slice(1);
+  const [verb, arg, ...rest] = words;
+  const text = first.slice(0, 80);
+  if (verb === 'start' && arg === undefined) return { kind: 'command', command: { name: 'start' } };
+  if (verb === 'land' && arg === undefined) return { kind: 'command', command: { name: 'land' } };
+  if (verb === 'reset' && arg === undefined) return { kind: 'command', command: { name: 'reset' } };
+  if (verb === 'status' && arg === undefined) return { kind: 'command', command: { name: 'status' } };
+  if (verb === 'auto' && (arg === 'on' || arg === 'off') && rest.length === 0) {
+    return { kind: 'command', command: { name: 'auto', on: arg === 'on' } };
+  }
+  return { kind: 'unknown', text };
+}

@@ -1,0 +1,86 @@
+import { makeRefusal, type Refusal } from '../codes.js';
+import type { Engine } from '../fleet/engine.js';
+import { repoStatus, requestLand, requestStart, resetRepo, setAutoLoop, type ControlResult } from '../fleet/controls.js';
+import type { RepoRef } from '../forge/types.js';
+import { COMMENT_LIMIT, parseComment } from './command.js';
+
+export interface IncomingComment {
+  repo: RepoRef;
+  commentId: number;
+  issueNumber: number;
+  isPull: boolean;
+  author: string;
+  authorIsBot: boolean;
+  body: string;
+  createdAt: number;
+  via: 'webhook' | 'poll';
+}
+
+const WRITE = new Set(['admin', 'maintain', 'write']);
+
+export type CommandOutcome = 'not_a_command' | 'duplicate' | 'done' | 'refused';
+
+function refusalText(r: Refusal): string {
+  return `${r.message}\n\n**To recover:** ${r.recovery}`;
+}
+
+/**
+ * GH04: a command counts only from users with write access or more, exactly
+ * once per comment id (webhook or poll, whichever comes first), and always
+ * gets a reaction and a reply.
+ */
+export async function handleComment(engine: Engine, c: IncomingComment): Promise<CommandOutcome> {
+  const parsed = parseComment(c.body);
+  if (parsed.kind === 'none' || c.authorIsBot) return 'not_a_command';
+  const { store, forge, clock } = engine.deps;
+  const claimed = store.commands.claim({
+    commentId: c.commentId,
+    repo: c.repo.fullName,
+    issueNumber: c.issueNumber,
+    author: c.author,
+    body: c.body.slice(0, 200),
+    receivedVia: c.via,
+    processedAt: clock.now(),
+  });
+  if (!claimed) return 'duplicate';
+
+  let result: ControlResult;
+  if (parsed.kind === 'too_large') {
+    result = { ok: false, refusal: makeRefusal('comment_too_large', { limit: COMMENT_LIMIT }) };
+  } else if (parsed.kind === 'unknown') {
+    result = { ok: false, refusal: makeRefusal('command_unknown', { command: parsed.text }) };
+  } else {
+    const permission = await forge.getPermission(c.repo, c.author);
+    if (!WRITE.has(permission)) {
+      result = { ok: false, refusal: makeRefusal('command_forbidden', { user: c.author, repo: c.repo.fullName }) };
+    } else {
+      const cmd = parsed.command;
+      const repo = c.repo.fullName;
+      switch (cmd.name) {
+        case 'start':
+          result = c.isPull
+            ? { ok: false, refusal: makeRefusal('issue_not_found', { repo, number: c.issueNumber }) }
+            : await requestStart(engine, repo, c.issueNumber, c.author);
+          break;
+        case 'land':
+          result = await requestLand(engine, repo, c.issueNumber, c.author);
+          break;
+        case 'auto':
+          result = await setAutoLoop(engine, repo, cmd.on);
+          break;
+        case 'reset':
+          result = await resetRepo(engine, repo);
+          break;
+        case 'status':
+          result = await repoStatus(engine, repo);
+          break;
+      }
+    }
+  }
+
+  await forge.addReaction(c.repo, c.commentId, result.ok ? '+1' : 'confused');
+  const reply = result.ok ? result.message : refusalText(result.refusal);
+  await forge.createComment(c.repo, c.issueNumber, `@${c.author} ${reply}`);
+  store.commands.finish(c.commentId, result.ok ? 'done' : result.refusal.code);
+  return result.ok ? 'done' : 'refused';
+}

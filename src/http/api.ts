@@ -1,0 +1,133 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { timingSafeEqual, createHash } from 'node:crypto';
+import { z } from 'zod';
+import { makeRefusal, type Refusal } from '../codes.js';
+import { requestLand, requestStart, resetRepo, setAutoLoop, repoStatus, type ControlResult } from '../fleet/controls.js';
+import type { Engine } from '../fleet/engine.js';
+import { buildFleetReport, publicRun } from '../fleet/report.js';
+import { reportRunResult } from '../fleet/run-report.js';
+import type { OidcVerifier } from './oidc.js';
+import { renderDashboard } from './dashboard.js';
+
+// yoke's HTTP API under /yoke/api, served as a plain node:http handler
+// (Probot 14's addHandler). Errors are {"error":{code,message,recovery}}.
+
+export const BODY_LIMIT = 64 * 1024;
+
+export interface ApiOptions {
+  engine: Engine;
+  apiTokens: readonly string[];
+  oidc: OidcVerifier | null;
+  audience: string;
+}
+
+const AutoBody = z.object({ enabled: z.boolean() }).strict();
+
+function send(res: ServerResponse, status: number, body: unknown): true {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+  res.end(JSON.stringify(body));
+  return true;
+}
+
+const sendRefusal = (res: ServerResponse, r: Refusal): true =>
+  send(res, r.status, { error: { code: r.code, message: r.message, recovery: r.recovery } });
+
+const sendControl = (res: ServerResponse, r: ControlResult): true => (r.ok ? send(res, 200, { ok: true, message: r.message }) : sendRefusal(res, r.refusal));
+
+class BodyError extends Error {
+  constructor(readonly refusal: Refusal) {
+    super(refusal.message);
+  }
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > BODY_LIMIT) throw new BodyError(makeRefusal('body_too_large', { limit: BODY_LIMIT }));
+    chunks.push(chunk as Buffer);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (!text.trim()) return {};
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new BodyError(makeRefusal('validation_failed', { detail: 'the body is not JSON' }));
+  }
+}
+
+function bearerOf(req: IncomingMessage): string | null {
+  const h = req.headers.authorization;
+  const m = h ? /^Bearer\s+(.+)$/i.exec(h) : null;
+  return m ? m[1]!.trim() : null;
+}
+
+const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
+
+function isOperator(token: string | null, tokens: readonly string[]): boolean {
+  if (!token) return false;
+  const d = digest(token);
+  return tokens.some((t) => timingSafeEqual(digest(t), d));
+}
+
+export function createApiHandler(opts: ApiOptions) {
+  const { engine } = opts;
+  return async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
+    const url = new URL(req.url ?? '/', 'http://yoke.local');
+    const path = url.pathname.replace(/\/+$/, '');
+    if (path !== '/yoke' && !path.startsWith('/yoke/')) return false;
+    const method = req.method ?? 'GET';
+    try {
+      if (path === '/yoke' || path === '/yoke/dashboard') {
+        const token = url.searchParams.get('token') ?? bearerOf(req);
+        if (!isOperator(token, opts.apiTokens)) {
+          res.writeHead(401, { 'content-type': 'text/plain; charset=utf-8' });
+          res.end('yoke dashboard: open /yoke?token=<a token from YOKE_API_TOKENS>\n');
+          return true;
+        }
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+        res.end(renderDashboard(buildFleetReport(engine)));
+        return true;
+      }
+      if (path === '/yoke/api/health') return send(res, 200, { ok: true });
+
+      const result = /^\/yoke\/api\/runs\/([\w-]{1,100})\/result$/.exec(path);
+      if (result && method === 'POST') {
+        const body = await readJson(req);
+        const answer = await reportRunResult(engine, result[1]!, bearerOf(req), body, opts.oidc, opts.audience);
+        return answer.ok ? send(res, 200, { ok: true, run: publicRun(answer.run) }) : sendRefusal(res, answer.refusal);
+      }
+
+      // Everything else is for operators.
+      if (!isOperator(bearerOf(req), opts.apiTokens)) return sendRefusal(res, makeRefusal('unauthorized'));
+
+      if (path === '/yoke/api/fleet' && method === 'GET') return send(res, 200, buildFleetReport(engine));
+      const runGet = /^\/yoke\/api\/runs\/([\w-]{1,100})$/.exec(path);
+      if (runGet && method === 'GET') {
+        const run = engine.deps.store.runs.get(runGet[1]!);
+        return run ? send(res, 200, publicRun(run)) : sendRefusal(res, makeRefusal('run_unknown', { run: runGet[1]! }));
+      }
+      const repoRoute = /^\/yoke\/api\/repos\/([\w.-]+)\/([\w.-]+)\/(auto|reset|status|issues\/(\d+)\/start|pulls\/(\d+)\/land)$/.exec(path);
+      if (repoRoute) {
+        const fullName = `${repoRoute[1]}/${repoRoute[2]}`;
+        const action = repoRoute[3]!;
+        if (action === 'status' && method === 'GET') return sendControl(res, await repoStatus(engine, fullName));
+        if (method !== 'POST') return sendRefusal(res, makeRefusal('not_found'));
+        if (action === 'auto') {
+          const parsed = AutoBody.safeParse(await readJson(req));
+          if (!parsed.success) return sendRefusal(res, makeRefusal('validation_failed', { detail: 'send {"enabled": true} or {"enabled": false}' }));
+          return sendControl(res, await setAutoLoop(engine, fullName, parsed.data.enabled));
+        }
+        if (action === 'reset') return sendControl(res, await resetRepo(engine, fullName));
+        if (repoRoute[4]) return sendControl(res, await requestStart(engine, fullName, Number(repoRoute[4]), 'api'));
+        if (repoRoute[5]) return sendControl(res, await requestLand(engine, fullName, Number(repoRoute[5]), 'api'));
+      }
+      return sendRefusal(res, makeRefusal('not_found'));
+    } catch (err) {
+      if (err instanceof BodyError) return sendRefusal(res, err.refusal);
+      engine.deps.log.error({ err: err instanceof Error ? err.stack : String(err), path }, 'API request failed');
+      return send(res, 500, { error: { code: 'internal_error', message: 'yoke could not complete the request.', recovery: 'Retry; if it persists, see the yoke log.' } });
+    }
+  };
+}
