@@ -1,0 +1,323 @@
+import { describe, expect, it } from 'vitest';
+import { encodeMarker } from '../../src/forge/marker.js';
+import { requestStart, resetRepo } from '../../src/fleet/controls.js';
+import { AUTOLAND, makeHarness, report, type Harness } from '../helpers/fleet.js';
+
+const launchedKinds = (h: Harness) => h.launcher.starts.map((s) => `${s.kind}:${s.subject}`);
+
+function acceptMarker(h: Harness, repo: string, pr: number, sha: string, verdict: 'accept' | 'reject', author = 'yoke[bot]') {
+  h.forge.comment(repo, pr, author, encodeMarker({ run: 'rX', sha, verdict }, 'looks good'));
+}
+
+describe('the spawn engine', () => {
+  it('SP01 launches only from SpawnOnce: a manual start is a request the next pass launches', async () => {
+    const h = makeHarness();
+    h.forge.addRepo('acme/api', { auto: false });
+    h.forge.addIssue('acme/api', 5);
+    await h.engine.schedulerTick();
+    expect(h.launcher.starts).toHaveLength(0);
+    const res = await requestStart(h.engine, 'acme/api', 5, 'maint');
+    expect(res.ok).toBe(true);
+    expect(h.launcher.starts).toHaveLength(0); // nothing launched outside the pass
+    await h.engine.kick();
+    expect(launchedKinds(h)).toEqual(['afk_manual:issue#5']);
+  });
+
+  it('SP02 one pass lists repos once and authenticates each installation once, skipping one whose auth fails', async () => {
+    const h = makeHarness({ policy: { globalCap: 10 } });
+    for (let i = 0; i < 5; i++) h.forge.addRepo(`one/r${i}`, {}, 1);
+    for (let i = 0; i < 3; i++) h.forge.addRepo(`two/r${i}`, {}, 2);
+    h.forge.addRepo('three/r', {}, 3);
+    h.forge.addIssue('two/r0', 1);
+    h.forge.addIssue('three/r', 1);
+    h.forge.failingAuth.add(3);
+    const pass = await h.engine.schedulerTick();
+    expect(h.forge.calls.listInstallations).toBe(1);
+    expect(h.forge.calls.auth).toBe(3);
+    expect(h.forge.calls.listRepos).toBe(2);
+    expect(pass.authFailures).toEqual([{ installationId: 3, detail: 'Bad credentials' }]);
+    expect(launchedKinds(h)).toEqual(['afk_auto:issue#1']);
+    expect(h.launcher.starts[0]!.repo.fullName).toBe('two/r0');
+  });
+
+  it('SP08 concurrent ticks and kicks queue on one lock and never exceed the cap', async () => {
+    const h = makeHarness({ policy: { globalCap: 3 } });
+    for (const r of ['a/a', 'b/b', 'c/c']) {
+      h.forge.addRepo(r, {});
+      for (let i = 1; i <= 4; i++) h.forge.addIssue(r, i);
+    }
+    let release!: () => void;
+    h.launcher.gate = new Promise((r) => (release = r));
+    const passes = [h.engine.schedulerTick(), h.engine.reaperTick(), h.engine.kick(), h.engine.schedulerTick(), h.engine.kick()];
+    release();
+    await Promise.all(passes);
+    expect(h.store.runs.countLive()).toBe(3);
+    expect(Math.max(...h.launcher.table.log.map((e) => e.concurrent))).toBe(3);
+  });
+
+  it('SP09 the predicates carry no cap term: at cap the work is still wanted, only the pass holds it back', async () => {
+    const h = makeHarness({ policy: { globalCap: 1 } });
+    h.forge.addRepo('acme/api', {});
+    h.forge.addIssue('acme/api', 1);
+    h.forge.addIssue('acme/api', 2);
+    await h.engine.schedulerTick();
+    expect(h.store.runs.countLive()).toBe(1);
+    // Produced with the cap lifted, the same state yields issue 2 as a candidate.
+    const { decideNewWork } = await import('../../src/fleet/producers.js');
+    const snap = await h.forge.readRepo(h.forge.repo('acme/api').ref);
+    const facts = {
+      repo: snap.repo,
+      state: h.store.repos.get('acme/api')!,
+      config: (snap.config as { config: never }).config,
+      snapshot: snap,
+      runs: h.store.runs.listForRepo('acme/api'),
+      requests: [],
+      trustedLogins: new Set(['yoke[bot]']),
+      liveSubjects: new Set(h.store.runs.listLive().map((r) => `${r.repo}:${r.subject}`)),
+      pauseThreshold: 3,
+    };
+    expect(decideNewWork(facts).map((c) => c.subject)).toEqual(['issue#2']);
+  });
+
+  it('SP10 candidates are re-derived from the forge and the store: a new engine on the same store decides the same', async () => {
+    const h = makeHarness({ policy: { globalCap: 1 } });
+    h.forge.addRepo('acme/api', AUTOLAND);
+    h.forge.addIssue('acme/api', 1);
+    h.forge.addIssue('acme/api', 2);
+    h.forge.addPull('acme/api', { number: 10, headSha: 'aaaaaaa', body: 'Closes #3' });
+    const first = await h.engine.schedulerTick();
+    const again = makeHarness({ store: h.store, forge: h.forge, launcher: h.launcher, clock: h.clock, policy: { globalCap: 1 } });
+    const second = await again.engine.schedulerTick();
+    const subjects = (p: typeof first) => p.candidates.map((c) => `${c.stage}:${c.subject}`);
+    expect(subjects(first)).toEqual(['lander:pr#10', 'new_work:issue#1', 'new_work:issue#2']);
+    // The lander launched in the first pass; the rest are derived again, identically.
+    expect(subjects(second)).toEqual([]); // at cap: producers skip the repo
+    h.launcher.finish(h.launcher.starts[0]!.runId);
+    await again.engine.reaperTick();
+    expect(subjects(again.engine.lastPass!)).toEqual(['lander:pr#10', 'new_work:issue#1', 'new_work:issue#2']);
+  });
+
+  it('SP11 every cadence gathers from every producer; the reaper tick fills the slot it just freed', async () => {
+    const h = makeHarness({ policy: { globalCap: 1 } });
+    h.forge.addRepo('acme/api', AUTOLAND);
+    h.forge.addIssue('acme/api', 1);
+    await h.engine.kick();
+    expect(launchedKinds(h)).toEqual(['afk_auto:issue#1']);
+    const runId = h.launcher.starts[0]!.runId;
+    h.forge.addPull('acme/api', { number: 7, headSha: 'bbbbbbb', body: `Closes #1\n\nYoke-Run: ${runId}` });
+    report(h, runId, 'success');
+    const pass = await h.engine.reaperTick();
+    expect(pass.reaped.map((r) => r.run.id)).toEqual([runId]);
+    expect(launchedKinds(h)).toEqual(['afk_auto:issue#1', 'lander:pr#7']);
+    expect(pass.trigger).toBe('reaper');
+  });
+
+  it('SP12 a producer skips a repo at its cap in the snapshot and pays no forge read for it', async () => {
+    const h = makeHarness({ policy: { globalCap: 1, repoCaps: { 'wide/repo': 3 } } });
+    h.forge.addRepo('narrow/repo', AUTOLAND);
+    h.forge.addRepo('wide/repo', {});
+    h.forge.addIssue('narrow/repo', 1);
+    await h.engine.schedulerTick();
+    expect(h.store.runs.countLive()).toBe(1);
+    h.forge.readsByRepo.clear();
+    h.forge.calls.readConfig = 0;
+    await h.engine.schedulerTick();
+    expect(h.forge.readsByRepo.get('narrow/repo')).toBeUndefined();
+    expect(h.forge.readsByRepo.get('wide/repo')).toBe(1);
+  });
+
+  it('SP12 an autoland-less repo pays no read for landers or fixes', async () => {
+    const h = makeHarness();
+    h.forge.addRepo('acme/api', { auto: false });
+    let reads = 0;
+    const orig = h.forge.readRepo.bind(h.forge);
+    h.forge.readRepo = async (r) => {
+      reads++;
+      return orig(r);
+    };
+    const { landerCandidates, fixCandidates } = await import('../../src/fleet/producers.js');
+    const ctx = {
+      repos: [h.forge.repo('acme/api').ref],
+      snapshot: { liveCount: 0, liveSubjects: new Set<string>() },
+      policy: { globalCap: 2, repoCaps: {}, landerAttemptsPerHead: 2 },
+      facts: async () => {
+        reads++;
+        return null;
+      },
+      wantsLanders: async () => false,
+      wantsFixes: async () => false,
+    };
+    expect(await landerCandidates(ctx)).toEqual([]);
+    expect(await fixCandidates(ctx)).toEqual([]);
+    expect(reads).toBe(0);
+  });
+
+  it('SP17 a run past its budget deadline is cancelled and reaped as timed out, whatever its kind', async () => {
+    const h = makeHarness({ policy: { globalCap: 3 } });
+    h.forge.addRepo('acme/api', { ...AUTOLAND, budget_minutes: { afk: 30, lander: 10, fix: 20 } });
+    h.forge.addIssue('acme/api', 1);
+    h.forge.addPull('acme/api', { number: 9, headSha: 'ccccccc', body: 'Closes #4' });
+    await h.engine.schedulerTick();
+    const runs = h.store.runs.listLive();
+    expect(runs.map((r) => [r.kind, (r.budgetDeadline - r.launchedAt) / 60_000])).toEqual([
+      ['lander', 10],
+      ['afk_auto', 30],
+    ]);
+    h.clock.advance(10 * 60_000);
+    const pass = await h.engine.reaperTick();
+    expect(pass.reaped.map((r) => [r.run.kind, r.outcome])).toEqual([['lander', 'timeout']]);
+    expect(h.launcher.table.ended.has(runs[0]!.id)).toBe(true); // cancelled at the deadline
+    h.clock.advance(20 * 60_000);
+    const later = await h.engine.reaperTick();
+    expect(later.reaped.map((r) => [r.run.kind, r.outcome])).toContainEqual(['afk_auto', 'timeout']);
+  });
+
+  it('SP18 autoland is off by default: a claim PR gets no lander and an accept is never merged', async () => {
+    const h = makeHarness();
+    h.forge.addRepo('acme/api', {});
+    h.forge.addPull('acme/api', { number: 3, headSha: 'ddddddd' });
+    acceptMarker(h, 'acme/api', 3, 'ddddddd', 'accept');
+    await h.engine.schedulerTick();
+    expect(h.launcher.starts).toHaveLength(0);
+    expect(h.forge.merges).toHaveLength(0);
+  });
+
+  it('SP18 with autoland on, a lander verdict becomes a marker comment and an accept at the head merges with that sha', async () => {
+    const h = makeHarness();
+    h.forge.addRepo('acme/api', AUTOLAND);
+    h.forge.addPull('acme/api', { number: 3, headSha: 'ddddddd', body: 'Fixes #2' });
+    await h.engine.schedulerTick();
+    const lander = h.launcher.starts[0]!;
+    expect([lander.kind, lander.headSha]).toEqual(['lander', 'ddddddd']);
+    h.store.runs.recordReport(lander.runId, { outcome: 'success', verdict: 'accept', summary: 'tests pass' });
+    await h.engine.postPendingVerdicts();
+    expect(h.forge.comments.at(-1)!.body).toContain('<!-- yoke:verdict v1 {"run":"' + lander.runId + '","sha":"ddddddd","verdict":"accept"} -->');
+    h.launcher.finish(lander.runId);
+    await h.engine.reaperTick();
+    expect(h.forge.merges).toEqual([{ repo: 'acme/api', number: 3, sha: 'ddddddd', method: 'squash' }]);
+  });
+
+  it('SP19 a reject at the head gives a fix run at StageFix; its new head needs a new lander', async () => {
+    const h = makeHarness({ policy: { globalCap: 1 } });
+    h.forge.addRepo('acme/api', AUTOLAND);
+    const pr = h.forge.addPull('acme/api', { number: 4, headSha: 'eeeeeee' });
+    acceptMarker(h, 'acme/api', 4, 'eeeeeee', 'reject');
+    h.forge.addIssue('acme/api', 1);
+    const pass = await h.engine.schedulerTick();
+    expect(pass.candidates.map((c) => `${c.stage}:${c.subject}`)).toEqual(['fix:pr#4', 'new_work:issue#1']);
+    expect(launchedKinds(h)).toEqual(['fix:pr#4']);
+    // The fix pushes a repair and ends.
+    pr.headSha = 'fffffff';
+    report(h, h.launcher.starts[0]!.runId, 'success');
+    await h.engine.reaperTick();
+    expect(launchedKinds(h)).toEqual(['fix:pr#4', 'lander:pr#4']);
+    expect(h.launcher.starts[1]!.headSha).toBe('fffffff');
+  });
+
+  it('SP19 when fix attempts run out the PR is labelled and the maintainers told once', async () => {
+    const h = makeHarness({ policy: { globalCap: 1 } });
+    h.forge.addRepo('acme/api', { autoland: { enabled: true }, fix_forward: { enabled: true, max_attempts: 1 } });
+    h.forge.addPull('acme/api', { number: 4, headSha: 'eeeeeee', author: 'agent' });
+    acceptMarker(h, 'acme/api', 4, 'eeeeeee', 'reject');
+    await h.engine.schedulerTick();
+    report(h, h.launcher.starts[0]!.runId, 'failure'); // the fix did not push anything
+    await h.engine.reaperTick();
+    await h.engine.schedulerTick();
+    expect(launchedKinds(h)).toEqual(['fix:pr#4']);
+    expect(h.forge.labelsAdded).toEqual([{ repo: 'acme/api', number: 4, labels: ['yoke:stuck'] }]);
+    const notices = h.forge.comments.filter((c) => c.body.includes('fix runs'));
+    expect(notices).toHaveLength(1);
+    expect(notices[0]!.body).toContain('comment `/yoke land` on #4');
+  });
+});
+
+describe('three strikes', () => {
+  async function failAfk(h: Harness, outcome: 'failure' | 'timeout') {
+    await h.engine.kick();
+    const run = h.store.runs.listLive().find((r) => r.kind === 'afk_auto')!;
+    if (outcome === 'failure') report(h, run.id, 'failure');
+    else h.clock.advance(61 * 60_000);
+    await h.engine.reaperTick();
+  }
+
+  it('SP13 AFK failures and timeouts add a strike, an AFK success resets the count', async () => {
+    const h = makeHarness({ policy: { globalCap: 1 } });
+    h.forge.addRepo('acme/api', {});
+    h.forge.addIssue('acme/api', 1);
+    await failAfk(h, 'failure');
+    expect(h.store.repos.get('acme/api')!.consecutiveFailures).toBe(1);
+    await failAfk(h, 'timeout');
+    expect(h.store.repos.get('acme/api')!.consecutiveFailures).toBe(2);
+    const run = h.store.runs.listLive()[0] ?? (await h.engine.kick(), h.store.runs.listLive()[0]!);
+    report(h, run.id, 'success');
+    await h.engine.reaperTick();
+    expect(h.store.repos.get('acme/api')!.consecutiveFailures).toBe(0);
+  });
+
+  it('SP14 lander and fix outcomes never move the counter; a lander that posts reject resets nothing', async () => {
+    const h = makeHarness({ policy: { globalCap: 2 } });
+    h.forge.addRepo('acme/api', AUTOLAND);
+    h.forge.addIssue('acme/api', 1);
+    await failAfk(h, 'failure');
+    await failAfk(h, 'failure');
+    expect(h.store.repos.get('acme/api')!.consecutiveFailures).toBe(2);
+    h.forge.addPull('acme/api', { number: 8, headSha: '1111111', body: 'Closes #9' });
+    await h.engine.kick();
+    const lander = h.store.runs.listLive().find((r) => r.kind === 'lander')!;
+    report(h, lander.id, 'success', 'reject');
+    await h.engine.postPendingVerdicts();
+    await h.engine.reaperTick();
+    expect(h.store.runs.get(lander.id)!.outcome).toBe('success');
+    expect(h.store.repos.get('acme/api')!.consecutiveFailures).toBe(2);
+    const fix = h.store.runs.listLive().find((r) => r.kind === 'fix')!;
+    h.clock.advance(46 * 60_000); // the fix times out; the AFK run is still within its hour
+    await h.engine.reaperTick();
+    expect(h.store.runs.get(fix.id)!.outcome).toBe('timeout');
+    expect(h.store.repos.get('acme/api')!.consecutiveFailures).toBe(2);
+  });
+
+  it('SP15 at the threshold the auto loop pauses, manual starts answer 409, nothing un-pauses but a reset', async () => {
+    const h = makeHarness({ policy: { globalCap: 1 } });
+    h.forge.addRepo('acme/api', {});
+    h.forge.addIssue('acme/api', 1);
+    h.forge.addIssue('acme/api', 2);
+    for (let i = 0; i < 3; i++) await failAfk(h, 'failure');
+    const state = h.store.repos.get('acme/api')!;
+    expect(state.pausedSince).not.toBeNull();
+    expect(h.forge.comments.at(-1)!.body).toContain('`/yoke reset`');
+    const starts = h.launcher.starts.length;
+    await h.engine.schedulerTick();
+    h.clock.advance(24 * 3600_000);
+    await h.engine.reaperTick();
+    expect(h.launcher.starts.length).toBe(starts);
+    const refused = await requestStart(h.engine, 'acme/api', 2, 'maint');
+    expect(refused.ok).toBe(false);
+    if (!refused.ok) {
+      expect(refused.refusal.status).toBe(409);
+      expect(refused.refusal.code).toBe('repo_paused');
+      expect(refused.refusal.recovery).toContain('/yoke reset');
+    }
+    const reset = await resetRepo(h.engine, 'acme/api');
+    expect(reset.ok).toBe(true);
+    await h.engine.kick();
+    expect(h.launcher.starts.length).toBe(starts + 1);
+    expect(h.store.repos.get('acme/api')!.pausedSince).toBeNull();
+  });
+
+  it('SP16 landers have no counter of their own: repeated lander deaths pause nothing', async () => {
+    const h = makeHarness({ policy: { globalCap: 1, landerAttemptsPerHead: 5 } });
+    h.forge.addRepo('acme/api', AUTOLAND);
+    h.forge.addPull('acme/api', { number: 8, headSha: '2222222' });
+    for (let i = 0; i < 4; i++) {
+      await h.engine.kick();
+      const lander = h.store.runs.listLive()[0]!;
+      expect(lander.kind).toBe('lander');
+      report(h, lander.id, 'failure');
+      await h.engine.reaperTick();
+    }
+    const state = h.store.repos.get('acme/api')!;
+    expect([state.consecutiveFailures, state.pausedSince]).toEqual([0, null]);
+    const cols = (h.store.db.prepare('PRAGMA table_info(repos)').all() as { name: string }[]).map((c) => c.name);
+    expect(cols.filter((c) => c.includes('lander'))).toEqual([]);
+  });
+});

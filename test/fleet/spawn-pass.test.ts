@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { spawnPass, orderCandidates, type LaunchAttempt } from '../../src/fleet/spawn-pass.js';
+import type { Candidate, SpawnStage } from '../../src/fleet/candidate.js';
+import { effectiveCap } from '../../src/fleet/cap.js';
+
+const cand = (stage: SpawnStage, repo: string, n: number): Candidate => ({
+  stage,
+  repo,
+  installationId: 1,
+  kind: stage === 'lander' ? 'lander' : stage === 'fix' ? 'fix' : 'afk_auto',
+  subject: `${stage === 'new_work' ? 'issue' : 'pr'}#${n}`,
+  issueNumber: n,
+  prNumber: stage === 'new_work' ? null : n,
+  headSha: null,
+  budgetMinutes: 10,
+  requestId: null,
+  why: 'test',
+});
+
+describe('spawnPass', () => {
+  it('SP04 stable-sorts by stage rank only: landers, then fixes, then new work, each in arrival order', () => {
+    const input = [cand('new_work', 'a/a', 1), cand('fix', 'a/a', 2), cand('lander', 'b/b', 3), cand('new_work', 'b/b', 4), cand('lander', 'a/a', 5), cand('fix', 'b/b', 6)];
+    const order = orderCandidates(input).map((c) => `${c.stage}:${c.issueNumber}`);
+    expect(order).toEqual(['lander:3', 'lander:5', 'fix:2', 'fix:6', 'new_work:1', 'new_work:4']);
+  });
+
+  it('SP05 launches only while the fleet-wide live count is under the repo effective cap (override, else global)', async () => {
+    const policy = { globalCap: 2, repoCaps: { 'big/repo': 4 } };
+    expect(effectiveCap(policy, 'big/repo')).toBe(4);
+    expect(effectiveCap(policy, 'Big/Repo')).toBe(4);
+    expect(effectiveCap(policy, 'small/repo')).toBe(2);
+    const launched: string[] = [];
+    const out = await spawnPass(
+      [cand('new_work', 'small/repo', 1), cand('new_work', 'small/repo', 2), cand('new_work', 'small/repo', 3), cand('new_work', 'big/repo', 4), cand('new_work', 'big/repo', 5), cand('new_work', 'big/repo', 6)],
+      { liveCount: 1, liveSubjects: new Set() },
+      policy,
+      async (c) => {
+        launched.push(`${c.repo}#${c.issueNumber}`);
+        return { kind: 'launched', runId: `r${c.issueNumber}` };
+      },
+    );
+    // 1 live + small#1 = 2 = small's cap; big may go on to 4 fleet-wide.
+    expect(launched).toEqual(['small/repo#1', 'big/repo#4', 'big/repo#5']);
+    expect(out.filter((o) => o.result.kind === 'shed').map((o) => o.candidate.issueNumber)).toEqual([2, 3, 6]);
+  });
+
+  it('SP06 the snapshot only sheds load: the locked launch re-counts and its ErrOverCap refusal wins over a stale snapshot', async () => {
+    const attempts: number[] = [];
+    const out = await spawnPass([cand('lander', 'a/a', 1)], { liveCount: 0, liveSubjects: new Set() }, { globalCap: 2, repoCaps: {} }, async (c) => {
+      attempts.push(c.issueNumber!);
+      return { kind: 'over_cap', freshCount: 2 };
+    });
+    expect(attempts).toEqual([1]);
+    expect(out[0]!.result.kind).toBe('over_cap');
+  });
+
+  it('SP07 raises the snapshot to the repo cap on ErrOverCap and skips only that candidate', async () => {
+    const policy = { globalCap: 2, repoCaps: { 'wide/repo': 5 } };
+    const snapshot = { liveCount: 0, liveSubjects: new Set<string>() };
+    const calls: string[] = [];
+    const launch = async (c: Candidate): Promise<LaunchAttempt> => {
+      calls.push(`${c.repo}#${c.issueNumber}`);
+      // Another process filled the fleet to 2 behind this snapshot's back.
+      return c.repo === 'narrow/repo' ? { kind: 'over_cap', freshCount: 2 } : { kind: 'launched', runId: 'x' };
+    };
+    const out = await spawnPass(
+      [cand('lander', 'narrow/repo', 1), cand('lander', 'narrow/repo', 2), cand('fix', 'wide/repo', 3), cand('new_work', 'narrow/repo', 4)],
+      snapshot,
+      policy,
+      launch,
+    );
+    // narrow#2 and narrow#4 are shed by the raised snapshot without another locked launch; wide (cap 5) still launches.
+    expect(calls).toEqual(['narrow/repo#1', 'wide/repo#3']);
+    expect(out.map((o) => o.result.kind)).toEqual(['over_cap', 'shed', 'launched', 'shed']);
+    expect(snapshot.liveCount).toBe(3);
+  });
+
+  it('SP07 with one shared cap an ErrOverCap stops the whole pass', async () => {
+    const calls: number[] = [];
+    const out = await spawnPass(
+      [cand('lander', 'a/a', 1), cand('fix', 'b/b', 2), cand('new_work', 'c/c', 3)],
+      { liveCount: 0, liveSubjects: new Set() },
+      { globalCap: 2, repoCaps: {} },
+      async (c) => {
+        calls.push(c.issueNumber!);
+        return { kind: 'over_cap', freshCount: 2 };
+      },
+    );
+    expect(calls).toEqual([1]);
+    expect(out.slice(1).every((o) => o.result.kind === 'shed')).toBe(true);
+  });
+
+  it('SP04 skips a candidate whose subject already has a live run without calling the launcher', async () => {
+    const calls: number[] = [];
+    const out = await spawnPass([cand('lander', 'a/a', 7), cand('fix', 'a/a', 7)], { liveCount: 0, liveSubjects: new Set() }, { globalCap: 5, repoCaps: {} }, async (c) => {
+      calls.push(c.issueNumber!);
+      return { kind: 'launched', runId: 'x' };
+    });
+    expect(calls).toEqual([7]);
+    expect(out[1]!.result.kind).toBe('in_flight');
+  });
+});

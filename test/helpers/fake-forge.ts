@@ -1,0 +1,196 @@
+import { parseRepoConfig, type RepoConfigResult } from '../../src/config/repo-config.js';
+import {
+  parseClosingRefs,
+  parseYokeRunTrailer,
+  type CommentView,
+  type Forge,
+  type MergeResult,
+  type Permission,
+  type RepoRef,
+  type RepoSnapshot,
+  type WorkflowRunView,
+} from '../../src/forge/types.js';
+
+// An in-memory Forge for engine tests: the same interface the GitHub forge
+// implements, with state a test can shape and writes it can inspect.
+
+export interface FakePull {
+  number: number;
+  headSha: string;
+  labels: string[];
+  body: string;
+  author: string;
+  draft?: boolean;
+  comments: CommentView[];
+  reviews: { author: string; state: string; commitId: string | null }[];
+}
+
+export interface FakeRepo {
+  ref: RepoRef;
+  config: unknown;
+  issues: { number: number; labels: string[]; open: boolean }[];
+  pulls: FakePull[];
+  permissions: Record<string, Permission>;
+  mergeRefusal?: { status: number; message: string };
+}
+
+export class FakeForge implements Forge {
+  repos = new Map<string, FakeRepo>();
+  installations: number[] = [1];
+  failingAuth = new Set<number>();
+  bot = 'yoke[bot]';
+  calls = { auth: 0, listInstallations: 0, listRepos: 0, readRepo: 0, readConfig: 0 };
+  readsByRepo = new Map<string, number>();
+  comments: { repo: string; number: number; body: string; id: number }[] = [];
+  reactions: { repo: string; commentId: number; content: string }[] = [];
+  labelsAdded: { repo: string; number: number; labels: string[] }[] = [];
+  merges: { repo: string; number: number; sha: string; method: string }[] = [];
+  dispatches: { repo: string; workflow: string; ref: string; inputs: Record<string, string> }[] = [];
+  private nextId = 1000;
+
+  addRepo(fullName: string, config: unknown, installationId = 1): FakeRepo {
+    const [owner, name] = fullName.split('/') as [string, string];
+    const repo: FakeRepo = { ref: { owner, name, fullName, installationId }, config, issues: [], pulls: [], permissions: {} };
+    this.repos.set(fullName, repo);
+    if (!this.installations.includes(installationId)) this.installations.push(installationId);
+    return repo;
+  }
+
+  repo(fullName: string): FakeRepo {
+    const r = this.repos.get(fullName);
+    if (!r) throw new Error(`no fake repo ${fullName}`);
+    return r;
+  }
+
+  addIssue(fullName: string, number: number, labels = ['yoke:afk']): void {
+    this.repo(fullName).issues.push({ number, labels, open: true });
+  }
+
+  addPull(fullName: string, pull: Partial<FakePull> & { number: number; headSha: string }): FakePull {
+    const p: FakePull = { labels: ['yoke:claim'], body: '', author: 'agent', comments: [], reviews: [], ...pull };
+    this.repo(fullName).pulls.push(p);
+    return p;
+  }
+
+  /** A comment as GitHub would list it. */
+  comment(fullName: string, number: number, author: string, body: string): CommentView {
+    const c: CommentView = { id: this.nextId++, issueNumber: number, isPull: true, author, authorIsBot: author.endsWith('[bot]'), body, createdAt: Date.now() };
+    const pull = this.repo(fullName).pulls.find((p) => p.number === number);
+    if (pull) pull.comments.push(c);
+    return c;
+  }
+
+  async botLogin(): Promise<string> {
+    return this.bot;
+  }
+
+  async listInstallations(): Promise<number[]> {
+    this.calls.listInstallations++;
+    return [...this.installations];
+  }
+
+  async authenticate(installationId: number): Promise<void> {
+    this.calls.auth++;
+    if (this.failingAuth.has(installationId)) throw new Error('Bad credentials');
+  }
+
+  async listRepos(installationId: number): Promise<RepoRef[]> {
+    this.calls.listRepos++;
+    return [...this.repos.values()].filter((r) => r.ref.installationId === installationId).map((r) => r.ref);
+  }
+
+  invalidate(): void {}
+
+  async readConfig(repo: RepoRef): Promise<RepoConfigResult> {
+    this.calls.readConfig++;
+    return parseRepoConfig(this.repo(repo.fullName).config);
+  }
+
+  async readRepo(repo: RepoRef): Promise<RepoSnapshot> {
+    this.calls.readRepo++;
+    this.readsByRepo.set(repo.fullName, (this.readsByRepo.get(repo.fullName) ?? 0) + 1);
+    const r = this.repo(repo.fullName);
+    const pulls = r.pulls.map((p) => ({
+      number: p.number,
+      title: `PR ${p.number}`,
+      body: p.body,
+      headSha: p.headSha,
+      headRef: `branch-${p.number}`,
+      labels: [...p.labels],
+      draft: p.draft ?? false,
+      author: p.author,
+      closes: parseClosingRefs(p.body),
+      yokeRun: parseYokeRunTrailer(p.body),
+    }));
+    return {
+      repo: r.ref,
+      defaultBranch: 'main',
+      config: parseRepoConfig(r.config),
+      issues: r.issues.filter((i) => i.open).map((i) => ({ number: i.number, title: `Issue ${i.number}`, labels: [...i.labels], author: 'maint', assignee: null })),
+      pulls,
+      claims: r.pulls
+        .filter((p) => p.labels.includes('yoke:claim') || parseYokeRunTrailer(p.body))
+        .map((p) => ({ pull: pulls.find((x) => x.number === p.number)!, comments: [...p.comments], reviews: [...p.reviews] })),
+      recentComments: [],
+    };
+  }
+
+  async getIssue(repo: RepoRef, number: number) {
+    const r = this.repo(repo.fullName);
+    const issue = r.issues.find((i) => i.number === number);
+    if (issue) return { number, state: issue.open ? 'open' : 'closed', isPull: false };
+    const pull = r.pulls.find((p) => p.number === number);
+    return pull ? { number, state: 'open', isPull: true } : null;
+  }
+
+  async getPermission(repo: RepoRef, user: string): Promise<Permission> {
+    return this.repo(repo.fullName).permissions[user] ?? 'none';
+  }
+
+  async createComment(repo: RepoRef, number: number, body: string): Promise<number> {
+    const id = this.nextId++;
+    this.comments.push({ repo: repo.fullName, number, body, id });
+    const pull = this.repos.get(repo.fullName)?.pulls.find((p) => p.number === number);
+    if (pull) pull.comments.push({ id, issueNumber: number, isPull: true, author: this.bot, authorIsBot: true, body, createdAt: Date.now() });
+    return id;
+  }
+
+  async addReaction(repo: RepoRef, commentId: number, content: string): Promise<void> {
+    this.reactions.push({ repo: repo.fullName, commentId, content });
+  }
+
+  async addLabels(repo: RepoRef, number: number, labels: string[]): Promise<void> {
+    this.labelsAdded.push({ repo: repo.fullName, number, labels });
+    const pull = this.repo(repo.fullName).pulls.find((p) => p.number === number);
+    if (pull) pull.labels.push(...labels.filter((l) => !pull.labels.includes(l)));
+  }
+
+  async merge(repo: RepoRef, number: number, sha: string, method: 'merge' | 'squash' | 'rebase'): Promise<MergeResult> {
+    this.merges.push({ repo: repo.fullName, number, sha, method });
+    const r = this.repo(repo.fullName);
+    const pull = r.pulls.find((p) => p.number === number);
+    if (r.mergeRefusal) return { ok: false, ...r.mergeRefusal };
+    if (!pull || pull.headSha !== sha) return { ok: false, status: 409, message: 'Head branch was modified. Review and try the merge again.' };
+    r.pulls = r.pulls.filter((p) => p.number !== number);
+    return { ok: true, sha: `merge-${sha}` };
+  }
+
+  async dispatchWorkflow(repo: RepoRef, workflow: string, ref: string, inputs: Record<string, string>): Promise<void> {
+    this.dispatches.push({ repo: repo.fullName, workflow, ref, inputs });
+  }
+
+  workflowRuns = new Map<string, WorkflowRunView>();
+
+  async findWorkflowRun(_repo: RepoRef, _workflow: string, runId: string): Promise<WorkflowRunView | null> {
+    return this.workflowRuns.get(runId) ?? null;
+  }
+
+  async getWorkflowRun(_repo: RepoRef, id: number): Promise<WorkflowRunView | null> {
+    return [...this.workflowRuns.values()].find((w) => w.id === id) ?? null;
+  }
+
+  cancelled: number[] = [];
+  async cancelWorkflowRun(_repo: RepoRef, id: number): Promise<void> {
+    this.cancelled.push(id);
+  }
+}

@@ -1,0 +1,117 @@
+import { Engine, type EnginePolicy } from '../../src/fleet/engine.js';
+import type { RepoRef } from '../../src/forge/types.js';
+import type { Launcher, LaunchSpec, Liveness } from '../../src/launcher/launcher.js';
+import { silentLog, type Timers } from '../../src/log.js';
+import type { Run } from '../../src/store/runs.js';
+import { openStore, type Store } from '../../src/store/store.js';
+import { FakeForge } from './fake-forge.js';
+
+export class ManualClock {
+  constructor(public t = Date.UTC(2026, 10, 29, 12, 0, 0)) {}
+  now = (): number => this.t;
+  advance(ms: number): void {
+    this.t += ms;
+  }
+}
+
+/** Processes "out there": they survive a yoke restart, like Actions runs do. */
+export class ProcessTable {
+  running = new Map<string, LaunchSpec>();
+  ended = new Set<string>();
+  log: { event: 'start' | 'end'; runId: string; repo: string; concurrent: number }[] = [];
+}
+
+export class FakeLauncher implements Launcher {
+  readonly name = 'command' as const;
+  readonly usesSecret = true;
+  failNext = 0;
+  starts: LaunchSpec[] = [];
+  /** Resolves each start only when released, to hold launches open across interleavings. */
+  gate: Promise<void> | null = null;
+
+  constructor(readonly table = new ProcessTable()) {}
+
+  pendingRef(): null {
+    return null;
+  }
+
+  async start(spec: LaunchSpec): Promise<{ ref: string | null }> {
+    if (this.gate) await this.gate;
+    if (this.failNext > 0) {
+      this.failNext--;
+      throw new Error('the launcher refused the start');
+    }
+    this.starts.push(spec);
+    this.table.running.set(spec.runId, spec);
+    this.table.log.push({ event: 'start', runId: spec.runId, repo: spec.repo.fullName, concurrent: this.table.running.size });
+    return { ref: `fake:${spec.runId}` };
+  }
+
+  /** The run's process exits. */
+  finish(runId: string): void {
+    if (!this.table.running.delete(runId)) return;
+    this.table.ended.add(runId);
+    this.table.log.push({ event: 'end', runId, repo: '', concurrent: this.table.running.size });
+  }
+
+  async liveness(run: Run): Promise<Liveness> {
+    if (this.table.running.has(run.id)) return { state: 'running' };
+    if (this.table.ended.has(run.id)) return { state: 'ended', detail: 'exit code 0' };
+    return { state: 'never_started', detail: 'the process was never started' };
+  }
+
+  async cancel(run: Run, _repo: RepoRef): Promise<void> {
+    this.finish(run.id);
+  }
+}
+
+export const noTimers: Timers = { setInterval: () => 0, clearInterval: () => {} };
+
+export const defaultPolicy = (over: Partial<EnginePolicy> = {}): EnginePolicy => ({
+  globalCap: 2,
+  repoCaps: {},
+  pauseThreshold: 3,
+  configRefreshMs: 600_000,
+  landerAttemptsPerHead: 2,
+  tickMs: 60_000,
+  reaperMs: 30_000,
+  ...over,
+});
+
+export interface Harness {
+  engine: Engine;
+  store: Store;
+  forge: FakeForge;
+  launcher: FakeLauncher;
+  clock: ManualClock;
+}
+
+let seq = 0;
+
+export function makeHarness(opts: { policy?: Partial<EnginePolicy>; store?: Store; forge?: FakeForge; launcher?: FakeLauncher; clock?: ManualClock } = {}): Harness {
+  const store = opts.store ?? openStore(':memory:');
+  const forge = opts.forge ?? new FakeForge();
+  const launcher = opts.launcher ?? new FakeLauncher();
+  const clock = opts.clock ?? new ManualClock();
+  const engine = new Engine({
+    store,
+    forge,
+    launcher,
+    clock,
+    timers: noTimers,
+    log: silentLog,
+    policy: defaultPolicy(opts.policy),
+    apiUrl: 'http://yoke.test',
+    trustedMarkerLogins: [],
+    newRunId: () => `run${++seq}`,
+  });
+  return { engine, store, forge, launcher, clock };
+}
+
+export const AUTOLAND = { autoland: { enabled: true }, fix_forward: { enabled: true, max_attempts: 2 } };
+
+/** Reports a run's result the way a run would, through the store. */
+export function report(h: Harness, runId: string, outcome: 'success' | 'failure', verdict?: 'accept' | 'reject'): void {
+  h.store.runs.recordReport(runId, { outcome, verdict: verdict ?? null, summary: 'test' });
+  h.launcher.finish(runId);
+}
