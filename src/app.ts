@@ -52,9 +52,33 @@ export function resolveSettings(overrides: YokeOverrides): OperatorSettings {
   return parsed.settings;
 }
 
-/** Probot's Octokit with every GET made conditional against the store's cache. */
-export function yokeOctokit(store: Store, clock: Clock, stats: CacheStats, defaults: Record<string, unknown> = {}) {
-  return ProbotOctokit.plugin(conditionalCache(store.httpCache, () => clock.now(), stats)).defaults(defaults);
+export interface GitHubClientPolicy {
+  throttle: { enabled: boolean; maxRetries: number; maxWaitSeconds: number };
+  retry: { enabled: boolean };
+}
+
+export const DEFAULT_CLIENT_POLICY: GitHubClientPolicy = {
+  throttle: { enabled: true, maxRetries: 3, maxWaitSeconds: 15 * 60 },
+  retry: { enabled: true },
+};
+
+/**
+ * Probot's Octokit with every GET made conditional against the store's cache,
+ * and rate-limit answers honoured: wait as long as retry-after or the reset
+ * says, within the policy's bounds, then retry (Probot's own default gives up
+ * on secondary limits).
+ */
+export function yokeOctokit(store: Store, clock: Clock, stats: CacheStats, policy: GitHubClientPolicy = DEFAULT_CLIENT_POLICY) {
+  const { maxRetries, maxWaitSeconds } = policy.throttle;
+  const honour = (retryAfter: number, options: { request?: { retryCount?: number } }) =>
+    (options.request?.retryCount ?? 0) < maxRetries && retryAfter <= maxWaitSeconds;
+  return ProbotOctokit.plugin(conditionalCache(store.httpCache, () => clock.now(), stats)).defaults((options: Record<string, any>) => ({
+    ...options,
+    retry: { ...options.retry, enabled: policy.retry.enabled },
+    throttle: policy.throttle.enabled
+      ? { ...options.throttle, enabled: true, onRateLimit: honour, onSecondaryRateLimit: honour }
+      : { enabled: false },
+  }));
 }
 
 type AnyContext = Context<'issue_comment.created'> | Context;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { RepoConfig } from '../config/repo-config.js';
 import type { CommentView, Forge, RepoRef } from '../forge/types.js';
+import { CONTROL_LABEL } from '../forge/types.js';
 import type { Launcher } from '../launcher/launcher.js';
 import type { Clock, Log, Timers } from '../log.js';
 import type { Store } from '../store/store.js';
@@ -48,7 +49,6 @@ export interface PassReport {
   authFailures: { installationId: number; detail: string }[];
 }
 
-export const CONTROL_LABEL = 'yoke:control';
 
 export function newRunId(): string {
   return `r${Date.now().toString(36)}${randomBytes(4).toString('hex')}`;
@@ -255,13 +255,22 @@ export class Engine {
       return null;
     }
     if (state.disabledReason) store.repos.setDisabled(repo.fullName, null, this.now);
+    const mine = requests.filter((r) => r.repo === repo.fullName);
+    const startableIssues = new Set<number>();
+    for (const req of mine) {
+      if (req.kind !== 'start' || snap.issues.some((i) => i.number === req.number)) continue;
+      const issue = await forge.getIssue(repo, req.number);
+      if (issue && issue.state === 'open' && !issue.isPull) startableIssues.add(req.number);
+      else store.requests.drop(req.id); // closed since it was asked for: nothing to start
+    }
     return {
       repo,
       state: store.repos.get(repo.fullName)!,
       config: snap.config.config,
       snapshot: snap,
       runs: store.runs.listForRepo(repo.fullName),
-      requests: requests.filter((r) => r.repo === repo.fullName),
+      requests: mine,
+      startableIssues,
       trustedLogins: trusted,
       liveSubjects: snapshot.liveSubjects,
       pauseThreshold: policy.pauseThreshold,

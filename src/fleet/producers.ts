@@ -120,7 +120,7 @@ export function decideNewWork(facts: RepoFacts): Candidate[] {
     requestId,
     why,
   });
-  const open = new Set(facts.snapshot.issues.map((i) => i.number));
+  const open = new Set([...facts.snapshot.issues.map((i) => i.number), ...facts.startableIssues]);
   const taken = new Set<number>();
   if (!isPaused(facts.state)) {
     for (const req of facts.requests) {

@@ -13,6 +13,8 @@ export interface RepoFacts {
   snapshot: RepoSnapshot;
   runs: readonly Run[];
   requests: readonly OpenRequest[];
+  /** Open issues named by open start requests (they need not carry the AFK label). */
+  startableIssues: ReadonlySet<number>;
   trustedLogins: ReadonlySet<string>;
   liveSubjects: ReadonlySet<string>;
   pauseThreshold: number;

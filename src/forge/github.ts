@@ -2,6 +2,7 @@ import type { ProbotOctokit } from 'probot';
 import { CONFIG_PATH, parseRepoConfig, type RepoConfigResult } from '../config/repo-config.js';
 import { CACHE_HIT_HEADER } from './conditional-cache.js';
 import {
+  CONTROL_LABEL,
   parseClosingRefs,
   parseYokeRunTrailer,
   type ClaimView,
@@ -50,6 +51,14 @@ interface GhComment {
 }
 
 const labelNames = (labels: Gh['labels']): string[] => labels.map((l) => (typeof l === 'string' ? l : l.name ?? '')).filter(Boolean);
+
+const toIssue = (i: Gh): IssueView => ({
+  number: i.number,
+  title: i.title,
+  labels: labelNames(i.labels),
+  author: i.user?.login ?? 'ghost',
+  assignee: i.assignee?.login ?? null,
+});
 
 function toComment(c: GhComment): CommentView {
   return {
@@ -128,7 +137,8 @@ export class GitHubForge implements Forge {
     let result: RepoConfigResult;
     try {
       const { config, files } = await o.config.get({ owner: repo.owner, repo: repo.name, path: CONFIG_PATH });
-      result = files.every((f) => f.config === null) ? { state: 'absent' } : parseRepoConfig(config);
+      // GH01: the repo's own file opts it in; an organisation's .github repo only supplies defaults.
+      result = files[0]?.config == null ? { state: 'absent' } : parseRepoConfig(config);
     } catch (err) {
       const message = err instanceof Error ? err.message.replace('[@probot/octokit-plugin-config] ', '') : String(err);
       result = { state: 'invalid', reason: `${CONFIG_PATH} could not be read: ${message}` };
@@ -141,6 +151,10 @@ export class GitHubForge implements Forge {
     const o = await this.gh(repo.installationId);
     const { owner, name } = repo;
     const config = await this.readConfig(repo, { maxAgeMs: opts.configMaxAgeMs });
+    const empty = { repo, defaultBranch: '', config, issues: [], pulls: [], claims: [], recentComments: [] };
+    // GH01: a repo without the opt-in file is not read any further.
+    if (config.state === 'absent') return empty;
+    if (config.state === 'invalid') return { ...empty, issues: await this.controlIssues(o, repo) };
     // The probe: the most recently updated issue or PR. Any comment, label,
     // push or close anywhere in the repo changes it.
     const probe = await o.request('GET /repos/{owner}/{repo}/issues', {
@@ -167,22 +181,7 @@ export class GitHubForge implements Forge {
       labels: afkLabel,
       per_page: 100,
     })) as unknown as Gh[];
-    const control = (await o.request('GET /repos/{owner}/{repo}/issues', {
-      owner,
-      repo: name,
-      state: 'open',
-      labels: 'yoke:control',
-      per_page: 1,
-    })).data as unknown as Gh[];
-    const issues: IssueView[] = [...rawIssues, ...control]
-      .filter((i, idx, all) => !i.pull_request && all.findIndex((j) => j.number === i.number) === idx)
-      .map((i) => ({
-        number: i.number,
-        title: i.title,
-        labels: labelNames(i.labels),
-        author: i.user?.login ?? 'ghost',
-        assignee: i.assignee?.login ?? null,
-      }));
+    const issues = rawIssues.filter((i) => !i.pull_request).map(toIssue);
     const rawPulls = await o.paginate('GET /repos/{owner}/{repo}/pulls', { owner, repo: name, state: 'open', per_page: 100 });
     const pulls: PullView[] = rawPulls.map((p) => ({
       number: p.number,
@@ -234,6 +233,18 @@ export class GitHubForge implements Forge {
     };
     this.views.set(repo.fullName, { probeEtag, at: this.opts.now(), snapshot });
     return { ...snapshot, config };
+  }
+
+  /** The open issue labelled yoke:control, where notices about the repo itself go. */
+  private async controlIssues(o: Octokit, repo: RepoRef): Promise<IssueView[]> {
+    const { data } = await o.request('GET /repos/{owner}/{repo}/issues', {
+      owner: repo.owner,
+      repo: repo.name,
+      state: 'open',
+      labels: CONTROL_LABEL,
+      per_page: 1,
+    });
+    return (data as unknown as Gh[]).filter((i) => !i.pull_request).map(toIssue);
   }
 
   async getIssue(repo: RepoRef, number: number): Promise<{ number: number; state: string; isPull: boolean } | null> {

@@ -104,6 +104,8 @@ export interface Forge {
   cancelWorkflowRun(repo: RepoRef, id: number): Promise<void>;
 }
 
+export const CONTROL_LABEL = 'yoke:control';
+
 const CLOSING_RE = /\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s+#(\d+)\b/gi;
 
 export function parseClosingRefs(body: string): number[] {

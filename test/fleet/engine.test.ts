@@ -68,10 +68,11 @@ describe('the spawn engine', () => {
     const facts = {
       repo: snap.repo,
       state: h.store.repos.get('acme/api')!,
-      config: (snap.config as { config: never }).config,
+      config: (snap.config as unknown as { config: never }).config,
       snapshot: snap,
       runs: h.store.runs.listForRepo('acme/api'),
       requests: [],
+      startableIssues: new Set<number>(),
       trustedLogins: new Set(['yoke[bot]']),
       liveSubjects: new Set(h.store.runs.listLive().map((r) => `${r.repo}:${r.subject}`)),
       pauseThreshold: 3,

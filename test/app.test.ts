@@ -1,0 +1,364 @@
+import { createHmac } from 'node:crypto';
+import nock from 'nock';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { encodeMarker } from '../src/forge/marker.js';
+import { BOT, REPO, WEBHOOK_SECRET, github, makeProbot, mockToken, publishedPayload, resetNock, yamlConfig, type ProbotHarness } from './helpers/probot.js';
+
+// Probot-level tests: published webhook payloads in, the exact GitHub calls out.
+
+const CONFIG_RE = /^\/repos\/Codertocat\/Hello-World\/contents\/\.github(%2F|\/)yoke\.yml/;
+const HEAD = 'abc1234def5678abc1234def5678abc1234def56';
+
+let unmatched: string[] = [];
+const onNoMatch = (req: { method?: string; path?: string; href?: string }) => unmatched.push(`${req.method} ${req.path ?? req.href}`);
+
+beforeEach(() => {
+  resetNock();
+  unmatched = [];
+  nock.emitter.on('no match', onNoMatch);
+});
+
+afterEach(() => {
+  nock.emitter.removeListener('no match', onNoMatch);
+  expect(unmatched).toEqual([]);
+  expect(nock.pendingMocks()).toEqual([]);
+  nock.cleanAll();
+});
+
+function mockListing(scope: nock.Scope): nock.Scope {
+  return scope
+    .get('/app/installations')
+    .query(true)
+    .reply(200, [{ id: 1, account: { login: 'Codertocat' } }], { etag: '"inst1"' })
+    .get('/installation/repositories')
+    .query(true)
+    .reply(200, { total_count: 1, repositories: [{ id: 1296269, name: 'Hello-World', full_name: REPO, owner: { login: 'Codertocat' }, archived: false }] }, { etag: '"repos1"' });
+}
+
+interface Read {
+  probeEtag?: string;
+  issues?: object[];
+  pulls?: object[];
+  claims?: Record<number, { comments: object[]; reviews?: object[] }>;
+  recent?: object[];
+}
+
+function mockRepoRead(scope: nock.Scope, r: Read): nock.Scope {
+  scope
+    .get('/repos/Codertocat/Hello-World/issues')
+    .query({ state: 'all', sort: 'updated', direction: 'desc', per_page: '1' })
+    .reply(200, [{ number: 1 }], { etag: r.probeEtag ?? '"probe1"' })
+    .get('/repos/Codertocat/Hello-World')
+    .reply(200, { default_branch: 'main', full_name: REPO })
+    .get('/repos/Codertocat/Hello-World/issues')
+    .query({ state: 'open', labels: 'yoke:afk', per_page: '100' })
+    .reply(200, r.issues ?? [])
+    .get('/repos/Codertocat/Hello-World/pulls')
+    .query({ state: 'open', per_page: '100' })
+    .reply(200, r.pulls ?? []);
+  for (const [n, c] of Object.entries(r.claims ?? {})) {
+    scope
+      .get(`/repos/Codertocat/Hello-World/issues/${n}/comments`)
+      .query({ per_page: '100' })
+      .reply(200, c.comments)
+      .get(`/repos/Codertocat/Hello-World/pulls/${n}/reviews`)
+      .query({ per_page: '100' })
+      .reply(200, c.reviews ?? []);
+  }
+  return scope
+    .get('/repos/Codertocat/Hello-World/issues/comments')
+    .query({ sort: 'created', direction: 'desc', per_page: '100' })
+    .reply(200, r.recent ?? []);
+}
+
+const claimPull = (sha = HEAD) => ({
+  number: 7,
+  title: 'Fix the greeting',
+  body: 'Closes #1',
+  head: { sha, ref: 'yoke/issue-1' },
+  labels: [{ name: 'yoke:claim' }],
+  draft: false,
+  user: { login: 'yoke-agent' },
+});
+
+const ghComment = (id: number, login: string, body: string, type = 'User') => ({
+  id,
+  body,
+  user: { login, type },
+  created_at: new Date().toISOString(),
+  html_url: `https://github.com/${REPO}/pull/7#issuecomment-${id}`,
+  issue_url: `https://api.github.com/repos/${REPO}/issues/7`,
+});
+
+async function receiveComment(h: ProbotHarness, body: string, id = 'delivery-1') {
+  const payload = publishedPayload('issue_comment', 'created');
+  payload.comment.body = body;
+  payload.comment.created_at = new Date(h.clock.now() + 1000).toISOString();
+  await h.probot.receive({ id, name: 'issue_comment', payload } as never);
+  return payload;
+}
+
+describe('comment commands (Probot level)', () => {
+  it('GH04 /yoke start from a writer is acknowledged, answered, and launched by the next pass as a workflow dispatch', async () => {
+    const h = await makeProbot();
+    const dispatched: Record<string, unknown>[] = [];
+    const replies: string[] = [];
+    const scope = mockToken(github())
+      .get('/repos/Codertocat/Hello-World/collaborators/Codertocat/permission')
+      .reply(200, { permission: 'write', role_name: 'write', user: { login: 'Codertocat' } })
+      .get(CONFIG_RE)
+      .reply(...yamlConfig('auto: false\n'))
+      .get('/repos/Codertocat/Hello-World/issues/1')
+      .reply(200, { number: 1, state: 'open' })
+      .post('/repos/Codertocat/Hello-World/issues/comments/492700400/reactions', { content: '+1' })
+      .reply(201, { id: 1, content: '+1' })
+      .post('/repos/Codertocat/Hello-World/issues/1/comments', (b) => (replies.push(b.body), true))
+      .reply(201, { id: 9001 });
+    mockListing(scope);
+    const payload = publishedPayload('issue_comment', 'created');
+    mockRepoRead(scope, {
+      recent: [{ ...ghComment(492700400, 'Codertocat', '/yoke start'), created_at: new Date(h.clock.now() + 1000).toISOString() }],
+    })
+      .get('/repos/Codertocat/Hello-World/issues/1')
+      .reply(200, { number: 1, state: 'open' })
+      .post('/repos/Codertocat/Hello-World/actions/workflows/yoke-run.yml/dispatches', (b) => (dispatched.push(b), true))
+      .reply(204);
+    void payload;
+    await receiveComment(h, '/yoke start');
+    await h.settle();
+    expect(replies).toEqual(['@Codertocat Queued a manual AFK run for #1; it launches on the next pass with a free slot.']);
+    expect(dispatched).toHaveLength(1);
+    const run = h.rt.store.runs.listLive()[0]!;
+    expect(dispatched[0]).toEqual({
+      ref: 'main',
+      inputs: { run_id: run.id, kind: 'afk_manual', subject: 'issue#1', head_sha: '', deadline: new Date(run.budgetDeadline).toISOString(), api_url: 'https://yoke.example.test' },
+    });
+    // Found again by the poll, the same comment is not processed twice.
+    expect(h.rt.store.commands.get(492700400)?.receivedVia).toBe('webhook');
+  });
+
+  it('GH04 a user without write access is refused with the reason and the recovery, and nothing else happens', async () => {
+    const h = await makeProbot();
+    const replies: string[] = [];
+    mockToken(github())
+      .get('/repos/Codertocat/Hello-World/collaborators/Codertocat/permission')
+      .reply(200, { permission: 'read', role_name: 'read' })
+      .post('/repos/Codertocat/Hello-World/issues/comments/492700400/reactions', { content: 'confused' })
+      .reply(201, {})
+      .post('/repos/Codertocat/Hello-World/issues/1/comments', (b) => (replies.push(b.body), true))
+      .reply(201, { id: 9002 });
+    await receiveComment(h, '/yoke reset');
+    await h.settle();
+    expect(replies).toHaveLength(1);
+    expect(replies[0]).toContain('@Codertocat does not have write access to Codertocat/Hello-World.');
+    expect(replies[0]).toContain('**To recover:** Ask a maintainer with write access to comment the command.');
+    expect(h.rt.store.commands.get(492700400)?.outcome).toBe('command_forbidden');
+  });
+
+  it('GH04 an unknown command word is answered with the commands that exist, without a permission check', async () => {
+    const h = await makeProbot();
+    const replies: string[] = [];
+    mockToken(github())
+      .post('/repos/Codertocat/Hello-World/issues/comments/492700400/reactions', { content: 'confused' })
+      .reply(201, {})
+      .post('/repos/Codertocat/Hello-World/issues/1/comments', (b) => (replies.push(b.body), true))
+      .reply(201, { id: 9003 });
+    await receiveComment(h, '/yoke deploy everything');
+    expect(replies[0]).toContain('`/yoke deploy everything` is not a yoke command.');
+    expect(replies[0]).toContain('/yoke start, /yoke land, /yoke auto on, /yoke auto off, /yoke reset, /yoke status');
+  });
+
+  it('GH04 an oversized comment is refused, not parsed', async () => {
+    const h = await makeProbot();
+    const replies: string[] = [];
+    mockToken(github())
+      .post('/repos/Codertocat/Hello-World/issues/comments/492700400/reactions', { content: 'confused' })
+      .reply(201, {})
+      .post('/repos/Codertocat/Hello-World/issues/1/comments', (b) => (replies.push(b.body), true))
+      .reply(201, { id: 9004 });
+    await receiveComment(h, `/yoke start\n${'x'.repeat(20_000)}`);
+    expect(replies[0]).toContain('longer than 10000 characters');
+  });
+
+  it('GH06 a repeated delivery id changes nothing, and a bad signature is refused before any handler runs', async () => {
+    const h = await makeProbot();
+    const replies: string[] = [];
+    mockToken(github())
+      .post('/repos/Codertocat/Hello-World/issues/comments/492700400/reactions')
+      .reply(201, {})
+      .post('/repos/Codertocat/Hello-World/issues/1/comments', (b) => (replies.push(b.body), true))
+      .reply(201, { id: 9005 });
+    await receiveComment(h, '/yoke frobnicate', 'delivery-same');
+    await receiveComment(h, '/yoke frobnicate', 'delivery-same');
+    expect(replies).toHaveLength(1);
+
+    const payload = publishedPayload('issue_comment', 'created');
+    payload.comment.id = 555;
+    payload.comment.body = '/yoke reset';
+    const text = JSON.stringify(payload);
+    await expect(
+      h.probot.webhooks.verifyAndReceive({ id: 'forged', name: 'issue_comment', payload: text, signature: 'sha256=' + 'f'.repeat(64) } as never),
+    ).rejects.toThrow();
+    expect(h.rt.store.commands.get(555)).toBeUndefined();
+
+    // The same body signed with the secret is accepted (and refused as a command for want of write access).
+    github()
+      .get('/repos/Codertocat/Hello-World/collaborators/Codertocat/permission')
+      .reply(200, { permission: 'none' })
+      .post('/repos/Codertocat/Hello-World/issues/comments/555/reactions')
+      .reply(201, {})
+      .post('/repos/Codertocat/Hello-World/issues/1/comments')
+      .reply(201, { id: 9006 });
+    const signature = 'sha256=' + createHmac('sha256', WEBHOOK_SECRET).update(text).digest('hex');
+    await h.probot.webhooks.verifyAndReceive({ id: 'genuine', name: 'issue_comment', payload: text, signature } as never);
+    expect(h.rt.store.commands.get(555)?.outcome).toBe('command_forbidden');
+  });
+});
+
+describe('verdicts and autoland (Probot level)', () => {
+  const AUTOLAND_YML = 'autoland:\n  enabled: true\n  merge_method: squash\nfix_forward:\n  enabled: true\n';
+
+  it('GH02 a verdict marker written by another login is ignored: the PR still gets a lander and is not merged', async () => {
+    const h = await makeProbot();
+    const dispatched: Record<string, any>[] = [];
+    const scope = mockListing(mockToken(github())).get(CONFIG_RE).reply(...yamlConfig(AUTOLAND_YML));
+    const forged = encodeMarker({ run: 'r-fake', sha: HEAD, verdict: 'accept' }, 'trust me');
+    mockRepoRead(scope, { pulls: [claimPull()], claims: { 7: { comments: [ghComment(1, 'mallory', forged)] } } })
+      .post('/repos/Codertocat/Hello-World/actions/workflows/yoke-run.yml/dispatches', (b) => (dispatched.push(b), true))
+      .reply(204);
+    await h.rt.engine.schedulerTick();
+    expect(dispatched.map((d) => [d.inputs.kind, d.inputs.subject, d.inputs.head_sha])).toEqual([['lander', 'pr#7', HEAD]]);
+  });
+
+  it('GH02 a marker for an older head is stale; GH03 a fresh accept merges naming the head it validated', async () => {
+    const h = await makeProbot();
+    const merges: Record<string, unknown>[] = [];
+    const dispatched: Record<string, any>[] = [];
+    const stale = encodeMarker({ run: 'r1', sha: 'aaaaaaa', verdict: 'accept' }, 'old head');
+    const scope = mockListing(mockToken(github())).get(CONFIG_RE).reply(...yamlConfig(AUTOLAND_YML));
+    mockRepoRead(scope, { pulls: [claimPull()], claims: { 7: { comments: [ghComment(1, BOT, stale, 'Bot')] } } })
+      .post('/repos/Codertocat/Hello-World/actions/workflows/yoke-run.yml/dispatches', (b) => (dispatched.push(b), true))
+      .reply(204);
+    await h.rt.engine.schedulerTick();
+    expect(dispatched).toHaveLength(1);
+
+    // The lander reports accept; its marker is read back on the next pass and the PR merges at that sha.
+    const fresh = encodeMarker({ run: 'r2', sha: HEAD, verdict: 'accept' }, 'tests pass');
+    const s2 = mockListing(github());
+    mockRepoRead(s2, { probeEtag: '"probe2"', pulls: [claimPull()], claims: { 7: { comments: [ghComment(1, BOT, stale, 'Bot'), ghComment(2, BOT, fresh, 'Bot')] } } })
+      .put('/repos/Codertocat/Hello-World/pulls/7/merge', (b) => (merges.push(b), true))
+      .reply(200, { merged: true, sha: 'mergedsha' });
+    h.rt.store.db.prepare("UPDATE runs SET status = 'ended', outcome = 'success'").run();
+    await h.rt.engine.schedulerTick();
+    expect(merges).toEqual([{ sha: HEAD, merge_method: 'squash' }]);
+  });
+
+  it('GH03 a merge GitHub refuses (the head moved) is reported on the PR once and not retried blindly', async () => {
+    const h = await makeProbot();
+    const comments: string[] = [];
+    const fresh = encodeMarker({ run: 'r2', sha: HEAD, verdict: 'accept' }, 'tests pass');
+    const scope = mockListing(mockToken(github())).get(CONFIG_RE).reply(...yamlConfig(AUTOLAND_YML));
+    mockRepoRead(scope, { pulls: [claimPull()], claims: { 7: { comments: [ghComment(2, BOT, fresh, 'Bot')] } } })
+      .put('/repos/Codertocat/Hello-World/pulls/7/merge', { sha: HEAD, merge_method: 'squash' })
+      .reply(409, { message: 'Head branch was modified. Review and try the merge again.' })
+      .post('/repos/Codertocat/Hello-World/issues/7/comments', (b) => (comments.push(b.body), true))
+      .reply(201, { id: 77 });
+    await h.rt.engine.schedulerTick();
+    expect(comments).toHaveLength(1);
+    expect(comments[0]).toContain('GitHub refused to merge #7 at abc1234: Head branch was modified.');
+    expect(comments[0]).toContain('comment `/yoke land` on #7');
+
+    // Next pass: same head, same accept: no second PUT, no second comment.
+    const s2 = mockListing(github());
+    mockRepoRead(s2, { probeEtag: '"probe3"', pulls: [claimPull()], claims: { 7: { comments: [ghComment(2, BOT, fresh, 'Bot')] } } });
+    await h.rt.engine.schedulerTick();
+    expect(h.rt.store.merges.get(REPO, 7, HEAD)?.state).toBe('refused');
+  });
+});
+
+describe('opt-in and polling (Probot level)', () => {
+  it('GH01 a repository without .github/yoke.yml is read for that file only, and never written to', async () => {
+    const h = await makeProbot();
+    mockListing(mockToken(github()))
+      .get(CONFIG_RE)
+      .reply(404, { message: 'Not Found' })
+      .get(/^\/repos\/Codertocat\/\.github\/contents\/\.github(%2F|\/)yoke\.yml/)
+      .reply(404, { message: 'Not Found' });
+    const pass = await h.rt.engine.schedulerTick();
+    expect(pass.candidates).toEqual([]);
+    expect(h.rt.store.repos.get(REPO)?.disabledReason).toBeNull();
+  });
+
+  it('GH01 an invalid opt-in file disables the repo with a readable reason, told once on the control issue', async () => {
+    const h = await makeProbot();
+    const comments: string[] = [];
+    mockListing(mockToken(github()))
+      .get(CONFIG_RE)
+      .reply(...yamlConfig('autoland: yes-please\ncap: 9\n'))
+      .get('/repos/Codertocat/Hello-World/issues')
+      .query({ state: 'open', labels: 'yoke:control', per_page: '1' })
+      .reply(200, [{ number: 42, title: 'yoke control', labels: [{ name: 'yoke:control' }], user: { login: 'Codertocat' } }], { etag: '"ctl"' })
+      .post('/repos/Codertocat/Hello-World/issues/42/comments', (b) => (comments.push(b.body), true))
+      .reply(201, { id: 1 });
+    await h.rt.engine.schedulerTick();
+    const reason = h.rt.store.repos.get(REPO)?.disabledReason;
+    expect(reason).toContain('autoland: Invalid input: expected object, received string');
+    expect(reason).toContain('Unrecognized key: "cap"');
+    expect(comments).toHaveLength(1);
+    expect(comments[0]).toContain('**To recover:** fix `.github/yoke.yml` on the default branch');
+
+    // The next pass finds it still invalid: the control issue list answers 304 and no second comment is posted.
+    mockListing(github())
+      .get('/repos/Codertocat/Hello-World/issues')
+      .query({ state: 'open', labels: 'yoke:control', per_page: '1' })
+      .matchHeader('if-none-match', '"ctl"')
+      .reply(304);
+    nock.cleanAll();
+    mockListing(github())
+      .get('/repos/Codertocat/Hello-World/issues')
+      .query({ state: 'open', labels: 'yoke:control', per_page: '1' })
+      .matchHeader('if-none-match', '"ctl"')
+      .reply(304);
+    await h.rt.engine.schedulerTick();
+    expect(comments).toHaveLength(1);
+  });
+
+  it('GH05 an unchanged repository costs one conditional request, answered 304 (no rate limit)', async () => {
+    const h = await makeProbot();
+    const scope = mockListing(mockToken(github())).get(CONFIG_RE).reply(...yamlConfig('auto: true\n'));
+    mockRepoRead(scope, {});
+    await h.rt.engine.schedulerTick();
+    const before = { ...h.stats };
+    github()
+      .get('/app/installations')
+      .query(true)
+      .matchHeader('if-none-match', '"inst1"')
+      .reply(304)
+      .get('/installation/repositories')
+      .query(true)
+      .matchHeader('if-none-match', '"repos1"')
+      .reply(304)
+      .get('/repos/Codertocat/Hello-World/issues')
+      .query({ state: 'all', sort: 'updated', direction: 'desc', per_page: '1' })
+      .matchHeader('if-none-match', '"probe1"')
+      .reply(304);
+    const pass = await h.rt.engine.schedulerTick();
+    expect(pass.candidates).toEqual([]);
+    // Two listing requests for the whole fleet, one probe for the repo: all 304.
+    expect(h.stats.requests - before.requests).toBe(3);
+    expect(h.stats.notModified - before.notModified).toBe(3);
+  });
+
+  it('GH05 a secondary rate limit answer is honoured: the request waits for retry-after and is retried', async () => {
+    const h = await makeProbot({ throttle: true });
+    github()
+      .get('/app/installations')
+      .query(true)
+      .reply(403, { message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.' }, { 'retry-after': '1' })
+      .get('/app/installations')
+      .query(true)
+      .reply(200, []);
+    const pass = await h.rt.engine.schedulerTick();
+    expect(pass.repos).toBe(0);
+  });
+});
