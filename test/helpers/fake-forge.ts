@@ -172,6 +172,11 @@ export class FakeForge implements Forge {
     if (r.mergeRefusal) return { ok: false, ...r.mergeRefusal };
     if (!pull || pull.headSha !== sha) return { ok: false, status: 409, message: 'Head branch was modified. Review and try the merge again.' };
     r.pulls = r.pulls.filter((p) => p.number !== number);
+    // GitHub closes the issues the PR names with closing keywords.
+    for (const n of parseClosingRefs(pull.body)) {
+      const issue = r.issues.find((i) => i.number === n);
+      if (issue) issue.open = false;
+    }
     return { ok: true, sha: `merge-${sha}` };
   }
 

@@ -1,0 +1,197 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { effectiveCap } from '../../src/fleet/cap.js';
+import { stageRank } from '../../src/fleet/candidate.js';
+import { requestStart, resetRepo } from '../../src/fleet/controls.js';
+import type { PassReport } from '../../src/fleet/engine.js';
+import { isAfkKind, type Outcome, type Run } from '../../src/store/runs.js';
+import { AUTOLAND, makeHarness, type Harness } from '../helpers/fleet.js';
+
+// Random interleavings of ticks, kicks, manual starts, run completions,
+// deadline expiries and launcher failures over repos with different caps.
+
+const REPOS = ['acme/wide', 'acme/narrow', 'acme/plain'] as const;
+const POLICY = { globalCap: 2, repoCaps: { 'acme/wide': 4, 'acme/narrow': 1 }, pauseThreshold: 3, landerAttemptsPerHead: 2 };
+
+type Step =
+  | { t: 'scheduler' }
+  | { t: 'reaper' }
+  | { t: 'kick' }
+  | { t: 'concurrent' }
+  | { t: 'start'; repo: number; issue: number }
+  | { t: 'complete'; pick: number; ok: boolean; accept: boolean }
+  | { t: 'expire'; minutes: number }
+  | { t: 'launcherFail' }
+  | { t: 'reset'; repo: number };
+
+const stepArb: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 3, arbitrary: fc.constant({ t: 'scheduler' as const }) },
+  { weight: 3, arbitrary: fc.constant({ t: 'reaper' as const }) },
+  { weight: 2, arbitrary: fc.constant({ t: 'kick' as const }) },
+  { weight: 2, arbitrary: fc.constant({ t: 'concurrent' as const }) },
+  { weight: 2, arbitrary: fc.record({ t: fc.constant('start' as const), repo: fc.nat(2), issue: fc.integer({ min: 1, max: 4 }) }) },
+  { weight: 5, arbitrary: fc.record({ t: fc.constant('complete' as const), pick: fc.nat(10), ok: fc.boolean(), accept: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant('expire' as const), minutes: fc.integer({ min: 1, max: 90 }) }) },
+  { weight: 1, arbitrary: fc.constant({ t: 'launcherFail' as const }) },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant('reset' as const), repo: fc.nat(2) }) },
+);
+
+interface Ledger {
+  events: ({ e: 'end'; run: Run; outcome: Outcome } | { e: 'add' | 'reset'; repo: string } | { e: 'unpause'; repo: string })[];
+}
+
+function instrument(h: Harness): Ledger {
+  const ledger: Ledger = { events: [] };
+  const runs = h.store.runs;
+  const end = runs.end.bind(runs);
+  runs.end = (id, outcome, reason, at) => {
+    const run = runs.get(id)!;
+    const changed = end(id, outcome, reason, at);
+    if (changed) ledger.events.push({ e: 'end', run, outcome });
+    return changed;
+  };
+  const repos = h.store.repos;
+  const add = repos.addFailure.bind(repos);
+  repos.addFailure = (name, threshold, now) => (ledger.events.push({ e: 'add', repo: name }), add(name, threshold, now));
+  const reset = repos.resetFailures.bind(repos);
+  repos.resetFailures = (name, now) => (ledger.events.push({ e: 'reset', repo: name }), reset(name, now));
+  const unpause = repos.unpause.bind(repos);
+  repos.unpause = (name, now) => (ledger.events.push({ e: 'unpause', repo: name }), unpause(name, now));
+  return ledger;
+}
+
+function world(): Harness {
+  const h = makeHarness({ policy: POLICY });
+  h.forge.addRepo('acme/wide', AUTOLAND);
+  h.forge.addRepo('acme/narrow', AUTOLAND);
+  h.forge.addRepo('acme/plain', { auto: true });
+  for (const r of REPOS) for (let i = 1; i <= 4; i++) h.forge.addIssue(r, i);
+  return h;
+}
+
+let shaSeq = 0;
+const nextSha = () => (++shaSeq).toString(16).padStart(7, '0');
+
+/** A live run finishes: its process reports and exits, and its effect lands on the forge. */
+function complete(h: Harness, step: Extract<Step, { t: 'complete' }>): void {
+  const live = h.store.runs.listLive().filter((r) => h.launcher.table.running.has(r.id));
+  if (live.length === 0) return;
+  const run = live[step.pick % live.length]!;
+  const outcome = step.ok ? 'success' : 'failure';
+  const verdict = run.kind === 'lander' && step.ok ? (step.accept ? 'accept' : 'reject') : null;
+  h.store.runs.recordReport(run.id, { outcome, verdict, summary: null });
+  if (step.ok && isAfkKind(run.kind) && run.issueNumber !== null) {
+    const repo = h.forge.repo(run.repo);
+    const number = 100 + repo.pulls.length + Math.floor(Math.random() * 1e6);
+    h.forge.addPull(run.repo, { number, headSha: nextSha(), labels: [], body: `Closes #${run.issueNumber}\n\nYoke-Run: ${run.id}` });
+  }
+  if (step.ok && run.kind === 'fix' && run.prNumber !== null) {
+    const pull = h.forge.repo(run.repo).pulls.find((p) => p.number === run.prNumber);
+    if (pull) pull.headSha = nextSha();
+  }
+  h.launcher.finish(run.id);
+}
+
+function checkPass(p: PassReport): void {
+  const launched = p.outcomes.filter((o) => o.result.kind === 'launched');
+  const ranks = launched.map((o) => stageRank(o.candidate.stage));
+  expect([...ranks].sort((a, b) => a - b)).toEqual(ranks);
+  // Nothing of a later stage launched while an earlier-stage candidate, held back by a cap at least as high, waited.
+  p.outcomes.forEach((o, i) => {
+    if (o.result.kind !== 'launched') return;
+    const capL = effectiveCap(POLICY, o.candidate.repo);
+    for (const e of p.outcomes.slice(0, i)) {
+      if ((e.result.kind === 'shed' || e.result.kind === 'over_cap') && stageRank(e.candidate.stage) < stageRank(o.candidate.stage)) {
+        expect(effectiveCap(POLICY, e.candidate.repo)).toBeLessThan(capL);
+      }
+    }
+  });
+}
+
+function checkInvariants(h: Harness, ledger: Ledger): void {
+  // The fleet-wide live count never exceeded the cap of the repo each run was launched for.
+  for (const run of h.store.runs.listAll(10_000)) {
+    expect(run.capAtLaunch).toBe(effectiveCap(POLICY, run.repo));
+    expect(run.liveAtLaunch).toBeLessThanOrEqual(run.capAtLaunch);
+  }
+  for (const e of h.launcher.table.log) {
+    if (e.event === 'start') expect(e.concurrent).toBeLessThanOrEqual(effectiveCap(POLICY, e.repo));
+  }
+  // No subject has two live runs, in the store or out there.
+  const live = h.store.runs.listLive();
+  expect(new Set(live.map((r) => `${r.repo}:${r.subject}`)).size).toBe(live.length);
+  const running = [...h.launcher.table.running.values()];
+  expect(new Set(running.map((s) => `${s.repo.fullName}:${s.subject}`)).size).toBe(running.length);
+  // Only AFK outcomes moved a counter: every move directly follows the AFK end that caused it.
+  ledger.events.forEach((ev, i) => {
+    if (ev.e === 'add' || ev.e === 'reset') {
+      const prev = ledger.events[i - 1];
+      expect(prev?.e).toBe('end');
+      if (prev?.e !== 'end') return;
+      expect(isAfkKind(prev.run.kind)).toBe(true);
+      expect(prev.run.repo).toBe(ev.repo);
+      expect(ev.e === 'add' ? ['failure', 'timeout'] : ['success']).toContain(prev.outcome);
+    }
+    if (ev.e === 'end' && isAfkKind(ev.run.kind) && ev.outcome !== 'cancelled') {
+      expect(ledger.events[i + 1]?.e).toBe(ev.outcome === 'success' ? 'reset' : 'add');
+    }
+  });
+}
+
+describe('the fleet under random interleavings', () => {
+  it('SP05 SP08 SP13 SP14 keeps the cap, one run per subject, stage priority and AFK-only strikes at every step', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(stepArb, { minLength: 5, maxLength: 45 }), async (steps) => {
+        const h = world();
+        const ledger = instrument(h);
+        const passes: PassReport[] = [];
+        for (const step of steps) {
+          switch (step.t) {
+            case 'scheduler':
+              passes.push(await h.engine.schedulerTick());
+              break;
+            case 'reaper':
+              passes.push(await h.engine.reaperTick());
+              break;
+            case 'kick':
+              passes.push(await h.engine.kick());
+              break;
+            case 'concurrent':
+              passes.push(...(await Promise.all([h.engine.schedulerTick(), h.engine.reaperTick(), h.engine.kick(), h.engine.schedulerTick()])));
+              break;
+            case 'start': {
+              const res = await requestStart(h.engine, REPOS[step.repo]!, step.issue, 'maint');
+              if (!res.ok) expect(['repo_paused', 'subject_busy', 'issue_not_found', 'repo_not_opted_in']).toContain(res.refusal.code);
+              passes.push(await h.engine.kick());
+              break;
+            }
+            case 'complete':
+              complete(h, step);
+              break;
+            case 'expire':
+              h.clock.advance(step.minutes * 60_000);
+              break;
+            case 'launcherFail':
+              h.launcher.failNext++;
+              break;
+            case 'reset':
+              await resetRepo(h.engine, REPOS[step.repo]!);
+              passes.push(await h.engine.kick());
+              break;
+          }
+          await h.engine.lock.run(async () => {});
+          for (const p of passes.splice(0)) checkPass(p);
+          checkInvariants(h, ledger);
+          // A paused repo never gets a new AFK launch.
+          for (const r of REPOS) {
+            const state = h.store.repos.get(r);
+            if (state?.pausedSince == null) continue;
+            const afterPause = h.store.runs.listForRepo(r).filter((run) => isAfkKind(run.kind) && run.launchedAt > state.pausedSince!);
+            expect(afterPause).toEqual([]);
+          }
+        }
+      }),
+      { numRuns: 150 },
+    );
+  });
+});
