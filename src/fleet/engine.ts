@@ -38,6 +38,14 @@ export interface EngineDeps {
   newRunId?: () => string;
 }
 
+interface Gathered {
+  repos: RepoRef[];
+  snapshot: LivenessSnapshot;
+  candidates: Candidate[];
+  factsMemo: Map<string, Promise<RepoFacts | null>>;
+  authFailures: PassReport['authFailures'];
+}
+
 export type PassTrigger = 'scheduler' | 'reaper' | 'kick' | 'manual';
 
 export interface PassReport {
@@ -155,8 +163,8 @@ export class Engine {
     }
   }
 
-  /** SP01: the single launch decision point. Call only under the lock. */
-  async spawnOnce(trigger: PassTrigger, reaped: Reaped[]): Promise<PassReport> {
+  /** The read half of a pass: one listing, one snapshot, every producer. Launches nothing. */
+  private async gather(): Promise<Gathered> {
     const { store, forge, policy, log } = this.deps;
     const trusted = await this.trustedLogins();
 
@@ -211,8 +219,25 @@ export class Engine {
 
     // Producers gather from the same snapshot; none launches (SP03, SP11).
     const candidates = [...(await landerCandidates(ctx)), ...(await fixCandidates(ctx)), ...(await newWorkCandidates(ctx))];
+    return { repos, snapshot, candidates, factsMemo, authFailures };
+  }
 
-    const outcomes = await spawnPass(candidates, snapshot, policy, (c, cap) => this.launch(c, cap, factsMemo));
+  /** What a pass would launch now, in pipeline order, without launching (the fleet report, tests). */
+  previewCandidates(): Promise<Candidate[]> {
+    return this.lock.run(async () => (await this.gather()).candidates);
+  }
+
+  /** Reaps what ended (after a restart, say) without filling. */
+  recover(): Promise<Reaped[]> {
+    return this.lock.run(() => this.reap());
+  }
+
+  /** SP01: the single launch decision point. Call only under the lock. */
+  async spawnOnce(trigger: PassTrigger, reaped: Reaped[]): Promise<PassReport> {
+    const { store, forge, log } = this.deps;
+    const { repos, snapshot, candidates, factsMemo, authFailures } = await this.gather();
+
+    const outcomes = await spawnPass(candidates, snapshot, this.deps.policy, (c, cap) => this.launch(c, cap, factsMemo));
 
     // Writes after decisions: merges, claim labels, notices, verdicts not yet posted.
     for (const memo of factsMemo.values()) {
