@@ -8,13 +8,21 @@ import type { LaunchSpec } from '../../src/launcher/launcher.js';
 import { AUTOLAND, FakeLauncher, ManualClock, ProcessTable, makeHarness } from '../helpers/fleet.js';
 import { FakeForge } from '../helpers/fake-forge.js';
 
-// Kill a pass between any two of its store writes, restart on the same
-// database file, and check nothing is lost or duplicated.
+// Kill a pass between any two of its store writes (and just before any
+// launcher start, the gap between recording a run and starting it), restart
+// on the same database file, and check nothing is lost or duplicated.
 
 class Crash extends Error {}
 
 /** The database as a pass sees it, dying at its k-th write: every later write fails too. */
-function crashAt(db: Db, k: number, state: { writes: number; crashed: boolean }): Db {
+interface CrashState {
+  /** Store writes and launcher starts so far. */
+  writes: number;
+  crashed: boolean;
+  at: number;
+}
+
+function crashAt(db: Db, k: number, state: CrashState): Db {
   const wrapStatement = (st: object) =>
     new Proxy(st, {
       get(t, p) {
@@ -41,11 +49,14 @@ function crashAt(db: Db, k: number, state: { writes: number; crashed: boolean })
 }
 
 class DyingLauncher extends FakeLauncher {
-  constructor(table: ProcessTable, private readonly state: { crashed: boolean }) {
+  constructor(table: ProcessTable, private readonly state: CrashState) {
     super(table);
   }
   override async start(spec: LaunchSpec) {
-    if (this.state.crashed) throw new Crash('process is dead');
+    if (this.state.crashed || ++this.state.writes === this.state.at) {
+      this.state.crashed = true;
+      throw new Crash('killed before the launcher started the run');
+    }
     return super.start(spec);
   }
 }
@@ -69,9 +80,14 @@ const POLICY = { globalCap: 3 };
 describe('a pass killed between store writes', () => {
   it('SP10 re-derives the same candidates after a restart, losing and duplicating no run, for every crash point', async () => {
     // The uncrashed pass: how many writes it makes. The candidate set, with the cap lifted so none is hidden.
-    const probeState = { writes: 0, crashed: false };
+    const probeState: CrashState = { writes: 0, crashed: false, at: Number.MAX_SAFE_INTEGER };
     const baseDb = openDb(join(dir, 'probe.db'));
-    const probe = makeHarness({ store: wrapDb(crashAt(baseDb, Number.MAX_SAFE_INTEGER, probeState)), forge: world(), policy: POLICY });
+    const probe = makeHarness({
+      store: wrapDb(crashAt(baseDb, Number.MAX_SAFE_INTEGER, probeState)),
+      forge: world(),
+      launcher: new DyingLauncher(new ProcessTable(), probeState),
+      policy: POLICY,
+    });
     const expected = (await probe.engine.previewCandidates()).map((c) => `${c.repo}:${c.subject}`).sort();
     probeState.writes = 0;
     const first = await probe.engine.schedulerTick();
@@ -86,7 +102,7 @@ describe('a pass killed between store writes', () => {
       const forge = world();
       const table = new ProcessTable();
       const clock = new ManualClock();
-      const state = { writes: 0, crashed: false };
+      const state: CrashState = { writes: 0, crashed: false, at: k };
       const db = openDb(path);
       const doomed = makeHarness({ store: wrapDb(crashAt(db, k, state)), forge, launcher: new DyingLauncher(table, state), clock, policy: POLICY });
       await doomed.engine.schedulerTick().catch((err) => {
