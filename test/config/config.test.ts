@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { parseOperatorEnv } from '../../src/config/env.js';
+import { parseRepoConfig } from '../../src/config/repo-config.js';
+
+describe('operator settings', () => {
+  it('has embedded defaults that need no GitHub account: SQLite file, cap 2, 60 s and 30 s ticks', () => {
+    const res = parseOperatorEnv({});
+    expect(res.ok).toBe(true);
+    if (!res.ok) return;
+    expect(res.settings).toMatchObject({ dbPath: '.yoke/yoke.db', globalCap: 2, tickMs: 60_000, reaperMs: 30_000, pauseThreshold: 3, launcher: 'actions', publicUrl: 'http://localhost:3000' });
+  });
+
+  it('SP05 reads per-repo cap overrides, case-insensitively', () => {
+    const res = parseOperatorEnv({ YOKE_GLOBAL_CAP: '3', YOKE_REPO_CAPS: 'Acme/API=5, acme/web=1' });
+    expect(res.ok && res.settings.repoCaps).toEqual({ 'acme/api': 5, 'acme/web': 1 });
+  });
+
+  it('names every bad value with its fix', () => {
+    const res = parseOperatorEnv({ YOKE_GLOBAL_CAP: 'two', YOKE_REPO_CAPS: 'acme=3', YOKE_LAUNCHER: 'docker', YOKE_PUBLIC_URL: 'not a url' });
+    expect(res.ok).toBe(false);
+    if (res.ok) return;
+    expect(res.problems).toEqual([
+      'YOKE_GLOBAL_CAP: YOKE_GLOBAL_CAP must be a whole number',
+      'YOKE_REPO_CAPS: "acme=3" is not owner/repo=N with N at least 1 (example: YOKE_REPO_CAPS=acme/api=3,acme/web=1)',
+      'YOKE_LAUNCHER: YOKE_LAUNCHER must be "actions" or "command"',
+      'YOKE_PUBLIC_URL: YOKE_PUBLIC_URL must be a URL such as https://yoke.example.com',
+    ]);
+    const cmd = parseOperatorEnv({ YOKE_LAUNCHER: 'command' });
+    expect(cmd.ok ? [] : cmd.problems).toEqual(['YOKE_COMMAND: the command launcher needs the command to start, e.g. YOKE_COMMAND="node agent.js"']);
+  });
+});
+
+describe('the opt-in file', () => {
+  it('GH01 an empty file opts in with the defaults: autoland and fix-forward off', () => {
+    const res = parseRepoConfig({});
+    expect(res).toEqual({
+      state: 'valid',
+      config: {
+        afk_label: 'yoke:afk',
+        auto: true,
+        budget_minutes: { afk: 60, lander: 20, fix: 45 },
+        autoland: { enabled: false, merge_method: 'squash' },
+        fix_forward: { enabled: false, max_attempts: 2 },
+        launcher: { workflow: 'yoke-run.yml' },
+      },
+    });
+    expect(parseRepoConfig(null)).toEqual({ state: 'absent' });
+  });
+
+  it('GH01 an invalid file gives a reason a maintainer can act on, naming each field', () => {
+    const res = parseRepoConfig({ autoland: { enabled: 'yes' }, prefix: 'app-1', budget_minutes: { afk: 0 }, colour: 'blue', _extends: 'acme/.github' });
+    expect(res.state).toBe('invalid');
+    if (res.state !== 'invalid') return;
+    expect(res.reason).toContain('.github/yoke.yml is not valid:');
+    expect(res.reason).toContain('autoland.enabled: Invalid input: expected boolean, received string');
+    expect(res.reason).toContain('prefix: prefix must be 1-10 capital letters or digits, starting with a letter (e.g. APP)');
+    expect(res.reason).toContain('budget_minutes.afk: Too small');
+    expect(res.reason).toContain('Unrecognized key: "colour"');
+    expect(res.reason).not.toContain('_extends');
+    expect(parseRepoConfig(['a'])).toEqual({ state: 'invalid', reason: '.github/yoke.yml must be a YAML mapping of settings, not a list' });
+  });
+});

@@ -1,0 +1,207 @@
+import { createSign, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createApiHandler } from '../../src/http/api.js';
+import { OidcVerifier } from '../../src/http/oidc.js';
+import { hashSecret } from '../../src/fleet/launch.js';
+import { AUTOLAND, makeHarness, type Harness } from '../helpers/fleet.js';
+
+// The HTTP API over real loopback HTTP, with an OIDC issuer whose keys the test makes.
+
+const ISSUER = 'https://issuer.test';
+const AUDIENCE = 'https://yoke.test';
+const TOKEN = 'operator-secret';
+
+const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const other = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const jwk = { ...publicKey.export({ format: 'jwk' }), kid: 'k1', use: 'sig', alg: 'RS256' };
+
+function jwt(claims: Record<string, unknown>, key = privateKey, kid = 'k1'): string {
+  const enc = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const head = enc({ alg: 'RS256', typ: 'JWT', kid });
+  const body = enc(claims);
+  const sig = createSign('RSA-SHA256').update(`${head}.${body}`).sign(key).toString('base64url');
+  return `${head}.${body}.${sig}`;
+}
+
+let server: Server | null = null;
+afterEach(() => new Promise<void>((r) => (server ? server.close(() => r()) : r())));
+
+async function start(h: Harness): Promise<string> {
+  const fetchKeys = (async () => new Response(JSON.stringify({ keys: [jwk] }), { status: 200 })) as typeof fetch;
+  const oidc = new OidcVerifier({ issuer: ISSUER, jwksUrl: `${ISSUER}/.well-known/jwks`, audience: AUDIENCE, now: h.clock.now, fetch: fetchKeys });
+  const handler = createApiHandler({ engine: h.engine, apiTokens: [TOKEN], oidc, audience: AUDIENCE });
+  server = createServer(async (req, res) => {
+    if (!(await handler(req, res))) {
+      res.writeHead(404);
+      res.end();
+    }
+  });
+  await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+  return `http://127.0.0.1:${(server!.address() as AddressInfo).port}`;
+}
+
+function liveRun(h: Harness, over: { kind?: 'afk_auto' | 'lander'; secret?: string | null; ref?: string } = {}) {
+  const id = `r${randomBytes(3).toString('hex')}`;
+  h.store.repos.ensure('acme/api', 1, h.clock.now());
+  h.store.runs.insert({
+    id,
+    repo: 'acme/api',
+    kind: over.kind ?? 'afk_auto',
+    subject: over.kind === 'lander' ? 'pr#7' : 'issue#1',
+    issueNumber: 1,
+    prNumber: over.kind === 'lander' ? 7 : null,
+    headSha: over.kind === 'lander' ? 'abcdef1' : null,
+    launchedAt: h.clock.now(),
+    budgetDeadline: h.clock.now() + 3600_000,
+    launcher: over.secret === null ? 'actions' : 'command',
+    launcherRef: over.ref ?? null,
+    secretHash: over.secret === null ? null : hashSecret(over.secret ?? 'the-secret'),
+    capAtLaunch: 2,
+    liveAtLaunch: 1,
+  });
+  return id;
+}
+
+const post = (url: string, body: unknown, token?: string) =>
+  fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+
+describe('POST /yoke/api/runs/:id/result', () => {
+  it('accepts a command run report with its per-run secret, and refuses a second one', async () => {
+    const h = makeHarness();
+    const base = await start(h);
+    const id = liveRun(h);
+    const ok = await post(`${base}/yoke/api/runs/${id}/result`, { outcome: 'failure', summary: 'tests would not build' }, 'the-secret');
+    expect(ok.status).toBe(200);
+    expect(h.store.runs.get(id)).toMatchObject({ reportedOutcome: 'failure', summary: 'tests would not build', status: 'live' });
+    const again = await post(`${base}/yoke/api/runs/${id}/result`, { outcome: 'success' }, 'the-secret');
+    expect(again.status).toBe(409);
+    expect((await again.json()).error.code).toBe('run_already_reported');
+  });
+
+  it('refuses unknown run ids, wrong secrets, bad JSON, oversized bodies and missing verdicts, and loses no run record', async () => {
+    const h = makeHarness();
+    const base = await start(h);
+    const id = liveRun(h, { kind: 'lander' });
+    const cases: [string, unknown, string | undefined, number, string][] = [
+      [`/yoke/api/runs/nope/result`, { outcome: 'success' }, 'the-secret', 404, 'run_unknown'],
+      [`/yoke/api/runs/${id}/result`, { outcome: 'success', verdict: 'accept' }, 'wrong', 401, 'run_secret_invalid'],
+      [`/yoke/api/runs/${id}/result`, { outcome: 'success', verdict: 'accept' }, undefined, 401, 'run_secret_invalid'],
+      [`/yoke/api/runs/${id}/result`, '{"outcome": "success",', 'the-secret', 400, 'validation_failed'],
+      [`/yoke/api/runs/${id}/result`, { outcome: 'done' }, 'the-secret', 400, 'validation_failed'],
+      [`/yoke/api/runs/${id}/result`, { outcome: 'success' }, 'the-secret', 400, 'verdict_required'],
+      [`/yoke/api/runs/${id}/result`, { outcome: 'success', verdict: 'accept', summary: 'x'.repeat(70_000) }, 'the-secret', 413, 'body_too_large'],
+    ];
+    for (const [path, body, token, status, code] of cases) {
+      const res = await post(`${base}${path}`, body, token);
+      const json = await res.json();
+      expect([res.status, json.error.code], path + JSON.stringify(body).slice(0, 40)).toEqual([status, code]);
+      expect(json.error.recovery.length).toBeGreaterThan(10);
+    }
+    expect(h.store.runs.get(id)).toMatchObject({ status: 'live', reportedOutcome: null, verdict: null });
+    const good = await post(`${base}/yoke/api/runs/${id}/result`, { outcome: 'success', verdict: 'reject', summary: '2 tests fail' }, 'the-secret');
+    expect(good.status).toBe(200);
+    expect(h.store.runs.get(id)).toMatchObject({ verdict: 'reject', reportedOutcome: 'success' });
+  });
+
+  it('authenticates an Actions run by its OIDC token: issuer keys, audience, repository and workflow run must match', async () => {
+    const h = makeHarness();
+    const base = await start(h);
+    const id = liveRun(h, { secret: null, ref: 'yoke-run.yml#4242' });
+    const now = Math.floor(h.clock.now() / 1000);
+    const claims = { iss: ISSUER, aud: AUDIENCE, exp: now + 300, iat: now, repository: 'acme/api', run_id: '4242' };
+    const refusals: [string, string][] = [
+      [jwt({ ...claims, aud: 'https://elsewhere.test' }), 'audience https://elsewhere.test is not https://yoke.test'],
+      [jwt({ ...claims, repository: 'acme/other' }), 'the token is for acme/other, not acme/api'],
+      [jwt({ ...claims, run_id: '1' }), 'the token is from workflow run 1, not 4242'],
+      [jwt({ ...claims, exp: now - 600 }), 'the token has expired'],
+      [jwt({ ...claims, iss: 'https://evil.test' }), 'issuer https://evil.test is not trusted'],
+      [jwt(claims, other.privateKey), 'the signature does not verify'],
+      ['not-a-token', 'not a JWT'],
+    ];
+    for (const [token, detail] of refusals) {
+      const res = await post(`${base}/yoke/api/runs/${id}/result`, { outcome: 'success' }, token);
+      const json = await res.json();
+      expect([res.status, json.error.code, json.error.message]).toEqual([401, 'run_token_invalid', `The OIDC token was refused: ${detail}`]);
+    }
+    const ok = await post(`${base}/yoke/api/runs/${id}/result`, { outcome: 'success' }, jwt(claims));
+    expect(ok.status).toBe(200);
+    expect(h.store.runs.get(id)?.reportedOutcome).toBe('success');
+  });
+});
+
+describe('operator routes', () => {
+  it('need an operator bearer token', async () => {
+    const h = makeHarness();
+    const base = await start(h);
+    const res = await post(`${base}/yoke/api/repos/acme/api/reset`, {});
+    expect(res.status).toBe(401);
+    expect(await res.json()).toEqual({
+      error: { code: 'unauthorized', message: 'This request carries no valid bearer token.', recovery: 'Send `Authorization: Bearer <token>` with a token listed in YOKE_API_TOKENS.' },
+    });
+    expect((await fetch(`${base}/yoke/api/fleet`, { headers: { authorization: 'Bearer nope' } })).status).toBe(401);
+  });
+
+  it('SP15 a manual start on a paused repo answers 409 with the code and the recovery; reset un-pauses and kicks a pass', async () => {
+    const h = makeHarness();
+    h.forge.addRepo('acme/api', AUTOLAND);
+    h.forge.addIssue('acme/api', 3);
+    await h.engine.schedulerTick();
+    for (const r of h.store.runs.listLive()) {
+      h.store.runs.recordReport(r.id, { outcome: 'success', verdict: null, summary: null });
+      h.launcher.finish(r.id);
+    }
+    await h.engine.recover();
+    for (let i = 0; i < 3; i++) h.store.repos.addFailure('acme/api', 3, h.clock.now());
+    const base = await start(h);
+    const refused = await post(`${base}/yoke/api/repos/acme/api/issues/3/start`, {}, TOKEN);
+    expect(refused.status).toBe(409);
+    expect(await refused.json()).toEqual({
+      error: {
+        code: 'repo_paused',
+        message: 'acme/api is paused after 3 consecutive AFK failures.',
+        recovery: 'Comment `/yoke reset` on any issue of acme/api, or `POST /yoke/api/repos/acme/api/reset`.',
+      },
+    });
+    const reset = await post(`${base}/yoke/api/repos/acme/api/reset`, {}, TOKEN);
+    expect(reset.status).toBe(200);
+    await h.engine.lock.run(async () => {});
+    const started = await post(`${base}/yoke/api/repos/acme/api/issues/3/start`, {}, TOKEN);
+    expect(started.status).toBe(200);
+    await h.engine.lock.run(async () => {});
+    expect(h.store.runs.listLive().map((r) => [r.kind, r.subject])).toEqual([['afk_manual', 'issue#3']]);
+  });
+
+  it('toggles the auto loop, with toggle-on kicking a pass', async () => {
+    const h = makeHarness();
+    h.forge.addRepo('acme/api', { auto: false });
+    h.forge.addIssue('acme/api', 1);
+    await h.engine.schedulerTick();
+    const base = await start(h);
+    const bad = await post(`${base}/yoke/api/repos/acme/api/auto`, { enabled: 'yes' }, TOKEN);
+    expect(bad.status).toBe(400);
+    const on = await post(`${base}/yoke/api/repos/acme/api/auto`, { enabled: true }, TOKEN);
+    expect(await on.json()).toEqual({ ok: true, message: 'The auto loop of acme/api is on.' });
+    await h.engine.lock.run(async () => {});
+    expect(h.store.runs.listLive().map((r) => r.kind)).toEqual(['afk_auto']);
+    const unknown = await post(`${base}/yoke/api/repos/acme/nope/reset`, {}, TOKEN);
+    expect([unknown.status, (await unknown.json()).error.code]).toEqual([409, 'repo_not_opted_in']);
+  });
+
+  it('serves the fleet report and the dashboard', async () => {
+    const h = makeHarness();
+    h.forge.addRepo('acme/api', {});
+    h.forge.addIssue('acme/api', 1);
+    await h.engine.schedulerTick();
+    const base = await start(h);
+    const report = await (await fetch(`${base}/yoke/api/fleet`, { headers: { authorization: `Bearer ${TOKEN}` } })).json();
+    expect(report.liveCount).toBe(1);
+    expect(report.repos[0]).toMatchObject({ repo: 'acme/api', cap: 2, paused: false });
+    expect(JSON.stringify(report)).not.toContain('secretHash');
+    expect((await fetch(`${base}/yoke`)).status).toBe(401);
+    const page = await (await fetch(`${base}/yoke?token=${TOKEN}`)).text();
+    expect(page).toContain('<h1>yoke fleet</h1>');
+    expect(page).toContain('afk_auto issue#1');
+  });
+});
