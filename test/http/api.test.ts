@@ -77,7 +77,7 @@ describe('POST /yoke/api/runs/:id/result', () => {
     expect(h.store.runs.get(id)).toMatchObject({ reportedOutcome: 'failure', summary: 'tests would not build', status: 'live' });
     const again = await post(`${base}/yoke/api/runs/${id}/result`, { outcome: 'success' }, 'the-secret');
     expect(again.status).toBe(409);
-    expect((await again.json()).error.code).toBe('run_already_reported');
+    expect(((await again.json()) as any).error.code).toBe('run_already_reported');
   });
 
   it('refuses unknown run ids, wrong secrets, bad JSON, oversized bodies and missing verdicts, and loses no run record', async () => {
@@ -95,7 +95,7 @@ describe('POST /yoke/api/runs/:id/result', () => {
     ];
     for (const [path, body, token, status, code] of cases) {
       const res = await post(`${base}${path}`, body, token);
-      const json = await res.json();
+      const json = (await res.json()) as any;
       expect([res.status, json.error.code], path + JSON.stringify(body).slice(0, 40)).toEqual([status, code]);
       expect(json.error.recovery.length).toBeGreaterThan(10);
     }
@@ -122,7 +122,7 @@ describe('POST /yoke/api/runs/:id/result', () => {
     ];
     for (const [token, detail] of refusals) {
       const res = await post(`${base}/yoke/api/runs/${id}/result`, { outcome: 'success' }, token);
-      const json = await res.json();
+      const json = (await res.json()) as any;
       expect([res.status, json.error.code, json.error.message]).toEqual([401, 'run_token_invalid', `The OIDC token was refused: ${detail}`]);
     }
     const ok = await post(`${base}/yoke/api/runs/${id}/result`, { outcome: 'success' }, jwt(claims));
@@ -186,7 +186,7 @@ describe('operator routes', () => {
     await h.engine.lock.run(async () => {});
     expect(h.store.runs.listLive().map((r) => r.kind)).toEqual(['afk_auto']);
     const unknown = await post(`${base}/yoke/api/repos/acme/nope/reset`, {}, TOKEN);
-    expect([unknown.status, (await unknown.json()).error.code]).toEqual([409, 'repo_not_opted_in']);
+    expect([unknown.status, ((await unknown.json()) as any).error.code]).toEqual([409, 'repo_not_opted_in']);
   });
 
   it('serves the fleet report and the dashboard', async () => {
@@ -195,7 +195,7 @@ describe('operator routes', () => {
     h.forge.addIssue('acme/api', 1);
     await h.engine.schedulerTick();
     const base = await start(h);
-    const report = await (await fetch(`${base}/yoke/api/fleet`, { headers: { authorization: `Bearer ${TOKEN}` } })).json();
+    const report = (await (await fetch(`${base}/yoke/api/fleet`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as any;
     expect(report.liveCount).toBe(1);
     expect(report.repos[0]).toMatchObject({ repo: 'acme/api', cap: 2, paused: false });
     expect(JSON.stringify(report)).not.toContain('secretHash');
