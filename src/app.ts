@@ -74,6 +74,13 @@ export function yokeOctokit(store: Store, clock: Clock, stats: CacheStats, polic
     (options.request?.retryCount ?? 0) < maxRetries && retryAfter <= maxWaitSeconds;
   return ProbotOctokit.plugin(conditionalCache(store.httpCache, () => clock.now(), stats)).defaults((options: Record<string, any>) => ({
     ...options,
+    // Probot hands the app-auth strategy a request function without the
+    // GitHub Enterprise Server base URL, so installation tokens would be
+    // asked of api.github.com; point it where every other request goes.
+    auth:
+      options.baseUrl && typeof options.auth?.request?.defaults === 'function'
+        ? { ...options.auth, request: options.auth.request.defaults({ baseUrl: options.baseUrl }) }
+        : options.auth,
     retry: { ...options.retry, enabled: policy.retry.enabled },
     throttle: policy.throttle.enabled
       ? { ...options.throttle, enabled: true, onRateLimit: honour, onSecondaryRateLimit: honour }

@@ -362,3 +362,24 @@ describe('opt-in and polling (Probot level)', () => {
     expect(pass.repos).toBe(0);
   });
 });
+
+describe('GitHub Enterprise Server', () => {
+  it('GH05 runs against a GHE base URL: the installation token and every read go to that host', async () => {
+    const h = await makeProbot({ baseUrl: 'https://ghe.example.test/api/v3' });
+    nock('https://ghe.example.test')
+      .get('/api/v3/app/installations')
+      .query(true)
+      .reply(200, [{ id: 1 }])
+      .post('/api/v3/app/installations/1/access_tokens')
+      .reply(201, { token: 'ghs_ghe', expires_at: new Date(Date.now() + 3600_000).toISOString() })
+      .get('/api/v3/installation/repositories')
+      .query(true)
+      .reply(200, { total_count: 1, repositories: [{ id: 1, name: 'Hello-World', full_name: REPO, owner: { login: 'Codertocat' }, archived: false }] })
+      .get(/^\/api\/v3\/repos\/Codertocat\/Hello-World\/contents\/\.github(%2F|\/)yoke\.yml/)
+      .reply(404, {})
+      .get(/^\/api\/v3\/repos\/Codertocat\/\.github\/contents\/\.github(%2F|\/)yoke\.yml/)
+      .reply(404, {});
+    const pass = await h.rt.engine.schedulerTick();
+    expect([pass.repos, pass.authFailures]).toEqual([1, []]);
+  });
+});

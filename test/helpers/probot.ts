@@ -54,7 +54,7 @@ export interface ProbotHarness {
 }
 
 export async function makeProbot(
-  opts: { settings?: Partial<OperatorSettings>; launcher?: (forge: Forge, onExit: () => void) => Launcher; throttle?: boolean } = {},
+  opts: { settings?: Partial<OperatorSettings>; launcher?: (forge: Forge, onExit: () => void) => Launcher; throttle?: boolean; baseUrl?: string } = {},
 ): Promise<ProbotHarness> {
   const clock = new ManualClock(Date.now());
   const store = openStore(':memory:');
@@ -63,7 +63,7 @@ export async function makeProbot(
     retry: { enabled: false },
     throttle: { enabled: opts.throttle ?? false, maxRetries: 2, maxWaitSeconds: 5 },
   });
-  const probot = new Probot({ appId: 1, privateKey: testPrivateKey(), secret: WEBHOOK_SECRET, Octokit, logLevel: 'fatal' });
+  const probot = new Probot({ appId: 1, privateKey: testPrivateKey(), secret: WEBHOOK_SECRET, Octokit, logLevel: 'fatal', baseUrl: opts.baseUrl });
   const handlers: ProbotHarness['handlers'] = [];
   const { appFn, runtime } = createYokeApp({
     settings: testSettings(opts.settings),

@@ -1,0 +1,159 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generateKeyPairSync } from 'node:crypto';
+import { Probot } from 'probot';
+import { createYokeApp, yokeOctokit } from '../src/app.js';
+import type { CacheStats } from '../src/forge/conditional-cache.js';
+import type { Candidate, SpawnStage } from '../src/fleet/candidate.js';
+import { recordLaunch } from '../src/fleet/launch.js';
+import { spawnPass } from '../src/fleet/spawn-pass.js';
+import type { Launcher } from '../src/launcher/launcher.js';
+import { systemClock } from '../src/log.js';
+import { openStore } from '../src/store/store.js';
+import { startFakeGitHub } from './fake-github.js';
+
+// `npm run bench`: each figure on its own line as `name: value unit`.
+
+const print = (name: string, value: number, unit: string) => console.log(`${name}: ${Number.isInteger(value) ? value : value.toFixed(3)} ${unit}`);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+const noopLauncher: Launcher = {
+  name: 'command',
+  usesSecret: true,
+  pendingRef: () => null,
+  start: async () => ({ ref: 'bench' }),
+  liveness: async () => ({ state: 'running' }),
+  cancel: async () => {},
+};
+
+async function benchSpawnPass(): Promise<void> {
+  const stages: SpawnStage[] = ['new_work', 'fix', 'lander'];
+  const candidates: Candidate[] = [];
+  for (let r = 0; r < 1000; r++) {
+    for (let i = 0; i < 10; i++) {
+      const stage = stages[(r + i) % 3]!;
+      candidates.push({
+        stage,
+        repo: `bench/repo-${r}`,
+        installationId: 1,
+        kind: stage === 'lander' ? 'lander' : stage === 'fix' ? 'fix' : 'afk_auto',
+        subject: `${stage === 'new_work' ? 'issue' : 'pr'}#${i}`,
+        issueNumber: i,
+        prNumber: stage === 'new_work' ? null : i,
+        headSha: stage === 'new_work' ? null : 'abcdef1',
+        budgetMinutes: 30,
+        requestId: null,
+        why: 'bench',
+      });
+    }
+  }
+  const repoCaps: Record<string, number> = {};
+  for (let r = 0; r < 1000; r += 10) repoCaps[`bench/repo-${r}`] = 8;
+  const policy = { globalCap: 4, repoCaps };
+  const times: number[] = [];
+  for (let round = 0; round < 41; round++) {
+    const store = openStore(':memory:');
+    let n = 0;
+    const deps = { store, launcher: noopLauncher, now: () => Date.now(), newRunId: () => `b${++n}` };
+    const t0 = performance.now();
+    await spawnPass(candidates, { liveCount: 0, liveSubjects: new Set() }, policy, async (c, cap) => {
+      const rec = recordLaunch(deps, c, cap);
+      return rec.kind === 'recorded' ? { kind: 'launched', runId: rec.runId } : rec;
+    });
+    times.push(performance.now() - t0);
+    store.close();
+  }
+  print('spawn_pass_10k_candidates_ms', median(times.slice(1)), 'ms');
+}
+
+async function benchIdlePoll(): Promise<void> {
+  const repos = 200;
+  const gh = await startFakeGitHub({ repos, config: 'auto: true\nautoland:\n  enabled: true\n' });
+  const dir = mkdtempSync(join(tmpdir(), 'yoke-bench-'));
+  try {
+    const store = openStore(join(dir, 'idle.db'));
+    const stats: CacheStats = { requests: 0, notModified: 0 };
+    const privateKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+    const Octokit = yokeOctokit(store, systemClock, stats);
+    const probot = new Probot({ appId: 1, privateKey, Octokit, baseUrl: `${gh.url}/api/v3`, logLevel: 'fatal' });
+    const { appFn, runtime } = createYokeApp({
+      store,
+      cacheStats: stats,
+      startTicks: false,
+      settings: {
+        dbPath: join(dir, 'idle.db'),
+        globalCap: 2,
+        repoCaps: {},
+        tickMs: 60_000,
+        reaperMs: 30_000,
+        pauseThreshold: 3,
+        configRefreshMs: 600_000,
+        launcher: 'actions',
+        command: undefined,
+        apiTokens: [],
+        publicUrl: 'http://127.0.0.1:1',
+        oidcIssuer: 'https://token.actions.githubusercontent.com',
+        oidcJwksUrl: 'https://token.actions.githubusercontent.com/.well-known/jwks',
+        trustedMarkerLogins: [],
+        botLogin: 'yoke-bench[bot]',
+      },
+    });
+    await probot.load(appFn, { cwd: process.cwd(), addHandler: () => {} });
+    const rt = await runtime;
+    const cold = await rt.engine.schedulerTick(); // cold: reads everything once
+    if (cold.repos !== repos || cold.authFailures.length) throw new Error(`cold pass saw ${cold.repos} repos: ${JSON.stringify(cold.authFailures)}`);
+    const coldRepoRequests = gh.stats.log.filter((l) => l.path.includes('/repos/')).length;
+    gh.reset();
+    await rt.engine.schedulerTick(); // idle: nothing changed
+    const repoScoped = gh.stats.log.filter((l) => l.path.includes('/repos/'));
+    const listing = gh.stats.log.filter((l) => !l.path.includes('/repos/'));
+    print('idle_poll_requests_per_repo', repoScoped.length / repos, 'requests');
+    print('idle_poll_rate_limited_requests_per_repo', repoScoped.filter((l) => l.status !== 304).length / repos, 'requests');
+    print('idle_poll_fleet_listing_requests', listing.length, 'requests');
+    print('idle_poll_fleet_listing_rate_limited_requests', listing.filter((l) => l.status !== 304).length, 'requests');
+    print('cold_poll_requests_per_repo', coldRepoRequests / repos, 'requests');
+    rt.stop();
+    store.close();
+  } finally {
+    await gh.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function benchLockedLaunches(): void {
+  const dir = mkdtempSync(join(tmpdir(), 'yoke-bench-'));
+  try {
+    const store = openStore(join(dir, 'launch.db'));
+    let n = 0;
+    const deps = { store, launcher: noopLauncher, now: () => Date.now(), newRunId: () => `l${++n}` };
+    const count = 5000;
+    const t0 = performance.now();
+    for (let i = 0; i < count; i++) {
+      const c: Candidate = {
+        stage: 'new_work',
+        repo: `bench/repo-${i % 50}`,
+        installationId: 1,
+        kind: 'afk_auto',
+        subject: `issue#${i}`,
+        issueNumber: i,
+        prNumber: null,
+        headSha: null,
+        budgetMinutes: 30,
+        requestId: null,
+        why: 'bench',
+      };
+      const rec = recordLaunch(deps, c, 1_000_000);
+      if (rec.kind !== 'recorded') throw new Error(`unexpected ${rec.kind}`);
+    }
+    const secs = (performance.now() - t0) / 1000;
+    print('locked_launches_per_s', Math.round(count / secs), 'launches/s');
+    store.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await benchSpawnPass();
+await benchIdlePoll();
+benchLockedLaunches();
