@@ -322,3 +322,70 @@ describe('three strikes', () => {
     expect(cols.filter((c) => c.includes('lander'))).toEqual([]);
   });
 });
+
+describe('producers, ticks and bad input', () => {
+  it('SP03 producers gather candidates and never launch: nothing is recorded or started until spawnPass', async () => {
+    const h = makeHarness();
+    h.forge.addRepo('acme/api', AUTOLAND);
+    h.forge.addIssue('acme/api', 1);
+    h.forge.addPull('acme/api', { number: 5, headSha: '3333333' });
+    h.forge.addPull('acme/api', { number: 6, headSha: '4444444' });
+    acceptMarker(h, 'acme/api', 6, '4444444', 'reject');
+    const preview = await h.engine.previewCandidates();
+    expect(preview.map((c) => `${c.stage}:${c.subject}`)).toEqual(['lander:pr#5', 'fix:pr#6', 'new_work:issue#1']);
+    expect(h.launcher.starts).toEqual([]);
+    expect(h.store.runs.listAll()).toEqual([]);
+  });
+
+  it('SP11 the scheduler ticks every 60 s and the reaper every 30 s, on injected timers', async () => {
+    const intervals: { fn: () => void; ms: number }[] = [];
+    const h = makeHarness({ timers: { setInterval: (fn, ms) => intervals.push({ fn, ms }), clearInterval: () => {} } });
+    h.forge.addRepo('acme/api', {});
+    h.forge.addIssue('acme/api', 1);
+    h.engine.start();
+    expect(intervals.map((i) => i.ms)).toEqual([60_000, 30_000]);
+    // Fire as a fake clock would across 60 s: reaper at 30 s and 60 s, scheduler at 60 s.
+    const fire = (ms: number) => intervals.filter((i) => ms % i.ms === 0).forEach((i) => i.fn());
+    fire(30_000);
+    await h.engine.lock.run(async () => {});
+    expect(h.engine.lastPass?.trigger).toBe('reaper');
+    expect(h.launcher.starts).toHaveLength(1);
+    fire(60_000);
+    await h.engine.lock.run(async () => {});
+    expect(h.engine.lastPass?.trigger).toBe('reaper');
+    h.engine.stop();
+  });
+
+  it('SP13 a run that ends without reporting a result is a failure, and an AFK one a strike', async () => {
+    const h = makeHarness();
+    h.forge.addRepo('acme/api', {});
+    h.forge.addIssue('acme/api', 1);
+    await h.engine.schedulerTick();
+    const run = h.store.runs.listLive()[0]!;
+    h.launcher.finish(run.id); // exits without POSTing a result
+    await h.engine.recover();
+    expect(h.store.runs.get(run.id)).toMatchObject({ status: 'ended', outcome: 'failure', outcomeReason: 'ended without reporting a result (exit code 0)' });
+    expect(h.store.repos.get('acme/api')!.consecutiveFailures).toBe(1);
+  });
+
+  it('GH01 a bad opt-in file, a failing repo read and a marker with bad JSON stop nothing else in the pass', async () => {
+    const h = makeHarness({ policy: { globalCap: 5 } });
+    h.forge.addRepo('acme/broken-config', { autoland: 'yes' });
+    h.forge.addIssue('acme/broken-config', 1);
+    h.forge.addRepo('acme/unreachable', {});
+    h.forge.addRepo('acme/bad-marker', AUTOLAND);
+    h.forge.addPull('acme/bad-marker', { number: 2, headSha: '5555555' });
+    h.forge.comment('acme/bad-marker', 2, 'yoke[bot]', '<!-- yoke:verdict v1 {"run": oops} -->');
+    h.forge.addRepo('acme/healthy', {});
+    h.forge.addIssue('acme/healthy', 9);
+    const read = h.forge.readRepo.bind(h.forge);
+    h.forge.readRepo = async (r) => {
+      if (r.fullName === 'acme/unreachable') throw new Error('HttpError: Server Error');
+      return read(r);
+    };
+    await h.engine.schedulerTick();
+    expect(launchedKinds(h).sort()).toEqual(['afk_auto:issue#9', 'lander:pr#2']);
+    expect(h.store.repos.get('acme/broken-config')!.disabledReason).toBe('.github/yoke.yml is not valid: autoland: Invalid input: expected object, received string');
+    expect(h.store.repos.get('acme/healthy')!.disabledReason).toBeNull();
+  });
+});

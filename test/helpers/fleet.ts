@@ -88,7 +88,9 @@ export interface Harness {
 
 let seq = 0;
 
-export function makeHarness(opts: { policy?: Partial<EnginePolicy>; store?: Store; forge?: FakeForge; launcher?: FakeLauncher; clock?: ManualClock } = {}): Harness {
+export function makeHarness(
+  opts: { policy?: Partial<EnginePolicy>; store?: Store; forge?: FakeForge; launcher?: FakeLauncher; clock?: ManualClock; timers?: Timers } = {},
+): Harness {
   const store = opts.store ?? openStore(':memory:');
   const forge = opts.forge ?? new FakeForge();
   const launcher = opts.launcher ?? new FakeLauncher();
@@ -98,7 +100,7 @@ export function makeHarness(opts: { policy?: Partial<EnginePolicy>; store?: Stor
     forge,
     launcher,
     clock,
-    timers: noTimers,
+    timers: opts.timers ?? noTimers,
     log: silentLog,
     policy: defaultPolicy(opts.policy),
     apiUrl: 'http://yoke.test',
