@@ -60,3 +60,13 @@ describe('the opt-in file', () => {
     expect(parseRepoConfig(['a'])).toEqual({ state: 'invalid', reason: '.github/yoke.yml must be a YAML mapping of settings, not a list' });
   });
 });
+
+describe('the documented opt-in file', () => {
+  it('GH01 fixtures/yoke.yml, the README example, validates as written', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { parse } = await import('yaml');
+    const res = parseRepoConfig(parse(readFileSync(new URL('../../fixtures/yoke.yml', import.meta.url), 'utf8')));
+    expect(res.state).toBe('valid');
+    if (res.state === 'valid') expect(res.config.autoland).toEqual({ enabled: true, merge_method: 'squash' });
+  });
+});
