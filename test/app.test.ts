@@ -141,6 +141,8 @@ describe('comment commands (Probot level)', () => {
     const h = await makeProbot();
     const replies: string[] = [];
     mockToken(github())
+      .get(CONFIG_RE)
+      .reply(...yamlConfig('auto: true\n'))
       .get('/repos/Codertocat/Hello-World/collaborators/Codertocat/permission')
       .reply(200, { permission: 'read', role_name: 'read' })
       .post('/repos/Codertocat/Hello-World/issues/comments/492700400/reactions', { content: 'confused' })
@@ -159,6 +161,8 @@ describe('comment commands (Probot level)', () => {
     const h = await makeProbot();
     const replies: string[] = [];
     mockToken(github())
+      .get(CONFIG_RE)
+      .reply(...yamlConfig('auto: true\n'))
       .post('/repos/Codertocat/Hello-World/issues/comments/492700400/reactions', { content: 'confused' })
       .reply(201, {})
       .post('/repos/Codertocat/Hello-World/issues/1/comments', (b) => (replies.push(b.body), true))
@@ -172,6 +176,8 @@ describe('comment commands (Probot level)', () => {
     const h = await makeProbot();
     const replies: string[] = [];
     mockToken(github())
+      .get(CONFIG_RE)
+      .reply(...yamlConfig('auto: true\n'))
       .post('/repos/Codertocat/Hello-World/issues/comments/492700400/reactions', { content: 'confused' })
       .reply(201, {})
       .post('/repos/Codertocat/Hello-World/issues/1/comments', (b) => (replies.push(b.body), true))
@@ -180,10 +186,24 @@ describe('comment commands (Probot level)', () => {
     expect(replies[0]).toContain('longer than 10000 characters');
   });
 
+  it('GH01 a command in a repository that has not opted in is not answered: yoke does not touch it', async () => {
+    const h = await makeProbot();
+    mockToken(github())
+      .get(CONFIG_RE)
+      .reply(404, { message: 'Not Found' })
+      .get(/^\/repos\/Codertocat\/\.github\/contents\/\.github(%2F|\/)yoke\.yml/)
+      .reply(404, { message: 'Not Found' });
+    await receiveComment(h, '/yoke start');
+    await h.settle();
+    expect(h.rt.store.commands.count()).toBe(0);
+  });
+
   it('GH06 a repeated delivery id changes nothing, and a bad signature is refused before any handler runs', async () => {
     const h = await makeProbot();
     const replies: string[] = [];
     mockToken(github())
+      .get(CONFIG_RE)
+      .reply(...yamlConfig('auto: true\n'))
       .post('/repos/Codertocat/Hello-World/issues/comments/492700400/reactions')
       .reply(201, {})
       .post('/repos/Codertocat/Hello-World/issues/1/comments', (b) => (replies.push(b.body), true))

@@ -18,7 +18,7 @@ export interface IncomingComment {
 
 const WRITE = new Set(['admin', 'maintain', 'write']);
 
-export type CommandOutcome = 'not_a_command' | 'duplicate' | 'done' | 'refused';
+export type CommandOutcome = 'not_a_command' | 'not_opted_in' | 'duplicate' | 'done' | 'refused';
 
 function refusalText(r: Refusal): string {
   return `${r.message}\n\n**To recover:** ${r.recovery}`;
@@ -32,7 +32,10 @@ function refusalText(r: Refusal): string {
 export async function handleComment(engine: Engine, c: IncomingComment): Promise<CommandOutcome> {
   const parsed = parseComment(c.body);
   if (parsed.kind === 'none' || c.authorIsBot) return 'not_a_command';
-  const { store, forge, clock } = engine.deps;
+  const { store, forge, clock, policy } = engine.deps;
+  // GH01: a repository without the opt-in file is not touched, not even by a reply.
+  const cfg = await forge.readConfig(c.repo, { maxAgeMs: policy.configRefreshMs });
+  if (cfg.state === 'absent') return 'not_opted_in';
   const claimed = store.commands.claim({
     commentId: c.commentId,
     repo: c.repo.fullName,
