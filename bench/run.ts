@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { generateKeyPairSync } from 'node:crypto';
 import { Probot } from 'probot';
 import { createYokeApp, yokeOctokit } from '../src/app.js';
+import { settingsWith } from '../src/config/env.js';
 import type { CacheStats } from '../src/forge/conditional-cache.js';
 import type { Candidate, SpawnStage } from '../src/fleet/candidate.js';
 import { recordLaunch } from '../src/fleet/launch.js';
@@ -81,23 +82,7 @@ async function benchIdlePoll(): Promise<void> {
       store,
       cacheStats: stats,
       startTicks: false,
-      settings: {
-        dbPath: join(dir, 'idle.db'),
-        globalCap: 2,
-        repoCaps: {},
-        tickMs: 60_000,
-        reaperMs: 30_000,
-        pauseThreshold: 3,
-        configRefreshMs: 600_000,
-        launcher: 'actions',
-        command: undefined,
-        apiTokens: [],
-        publicUrl: 'http://127.0.0.1:1',
-        oidcIssuer: 'https://token.actions.githubusercontent.com',
-        oidcJwksUrl: 'https://token.actions.githubusercontent.com/.well-known/jwks',
-        trustedMarkerLogins: [],
-        botLogin: 'yoke-bench[bot]',
-      },
+      settings: settingsWith({ dbPath: join(dir, 'idle.db'), publicUrl: 'http://127.0.0.1:1', botLogin: 'yoke-bench[bot]' }),
     });
     await probot.load(appFn, { cwd: process.cwd(), addHandler: () => {} });
     const rt = await runtime;

@@ -5,7 +5,7 @@ import { handleComment } from './commands/handle.js';
 import { Engine } from './fleet/engine.js';
 import { conditionalCache, type CacheStats } from './forge/conditional-cache.js';
 import { GitHubForge, type Octokit } from './forge/github.js';
-import type { Forge, RepoRef } from './forge/types.js';
+import type { CommentView, Forge, RepoRef } from './forge/types.js';
 import { createApiHandler } from './http/api.js';
 import { OidcVerifier } from './http/oidc.js';
 import { ActionsLauncher } from './launcher/actions.js';
@@ -149,18 +149,7 @@ export function createYokeApp(overrides: YokeOverrides = {}): { appFn: Applicati
         trustedMarkerLogins: settings.trustedMarkerLogins,
       });
 
-      const commandFrom = async (repo: RepoRef, c: Parameters<NonNullable<Engine['onPolledComments']>>[1][number], via: 'webhook' | 'poll') =>
-        handleComment(engine, {
-          repo,
-          commentId: c.id,
-          issueNumber: c.issueNumber,
-          isPull: c.isPull,
-          author: c.author,
-          authorIsBot: c.authorIsBot,
-          body: c.body,
-          createdAt: c.createdAt,
-          via,
-        });
+      const commandFrom = (repo: RepoRef, comment: CommentView, via: 'webhook' | 'poll') => handleComment(engine, { repo, comment, via });
       engine.onPolledComments = async (repo, comments) => {
         const state = store.repos.get(repo.fullName);
         if (!state) return;

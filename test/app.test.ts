@@ -333,12 +333,6 @@ describe('opt-in and polling (Probot level)', () => {
       .query({ state: 'open', labels: 'yoke:control', per_page: '1' })
       .matchHeader('if-none-match', '"ctl"')
       .reply(304);
-    nock.cleanAll();
-    mockListing(github())
-      .get('/repos/Codertocat/Hello-World/issues')
-      .query({ state: 'open', labels: 'yoke:control', per_page: '1' })
-      .matchHeader('if-none-match', '"ctl"')
-      .reply(304);
     await h.rt.engine.schedulerTick();
     expect(comments).toHaveLength(1);
   });

@@ -1,18 +1,12 @@
 import { makeRefusal, type Refusal } from '../codes.js';
 import type { Engine } from '../fleet/engine.js';
 import { repoStatus, requestLand, requestStart, resetRepo, setAutoLoop, type ControlResult } from '../fleet/controls.js';
-import type { RepoRef } from '../forge/types.js';
+import type { CommentView, RepoRef } from '../forge/types.js';
 import { COMMENT_LIMIT, parseComment } from './command.js';
 
 export interface IncomingComment {
   repo: RepoRef;
-  commentId: number;
-  issueNumber: number;
-  isPull: boolean;
-  author: string;
-  authorIsBot: boolean;
-  body: string;
-  createdAt: number;
+  comment: CommentView;
   via: 'webhook' | 'poll';
 }
 
@@ -29,20 +23,20 @@ function refusalText(r: Refusal): string {
  * once per comment id (webhook or poll, whichever comes first), and always
  * gets a reaction and a reply.
  */
-export async function handleComment(engine: Engine, c: IncomingComment): Promise<CommandOutcome> {
+export async function handleComment(engine: Engine, { repo: repoRef, comment: c, via }: IncomingComment): Promise<CommandOutcome> {
   const parsed = parseComment(c.body);
   if (parsed.kind === 'none' || c.authorIsBot) return 'not_a_command';
   const { store, forge, clock, policy } = engine.deps;
   // GH01: a repository without the opt-in file is not touched, not even by a reply.
-  const cfg = await forge.readConfig(c.repo, { maxAgeMs: policy.configRefreshMs });
+  const cfg = await forge.readConfig(repoRef, { maxAgeMs: policy.configRefreshMs });
   if (cfg.state === 'absent') return 'not_opted_in';
   const claimed = store.commands.claim({
-    commentId: c.commentId,
-    repo: c.repo.fullName,
+    commentId: c.id,
+    repo: repoRef.fullName,
     issueNumber: c.issueNumber,
     author: c.author,
     body: c.body.slice(0, 200),
-    receivedVia: c.via,
+    receivedVia: via,
     processedAt: clock.now(),
   });
   if (!claimed) return 'duplicate';
@@ -53,12 +47,12 @@ export async function handleComment(engine: Engine, c: IncomingComment): Promise
   } else if (parsed.kind === 'unknown') {
     result = { ok: false, refusal: makeRefusal('command_unknown', { command: parsed.text }) };
   } else {
-    const permission = await forge.getPermission(c.repo, c.author);
+    const permission = await forge.getPermission(repoRef, c.author);
     if (!WRITE.has(permission)) {
-      result = { ok: false, refusal: makeRefusal('command_forbidden', { user: c.author, repo: c.repo.fullName }) };
+      result = { ok: false, refusal: makeRefusal('command_forbidden', { user: c.author, repo: repoRef.fullName }) };
     } else {
       const cmd = parsed.command;
-      const repo = c.repo.fullName;
+      const repo = repoRef.fullName;
       switch (cmd.name) {
         case 'start':
           result = c.isPull
@@ -81,9 +75,9 @@ export async function handleComment(engine: Engine, c: IncomingComment): Promise
     }
   }
 
-  await forge.addReaction(c.repo, c.commentId, result.ok ? '+1' : 'confused');
+  await forge.addReaction(repoRef, c.id, result.ok ? '+1' : 'confused');
   const reply = result.ok ? result.message : refusalText(result.refusal);
-  await forge.createComment(c.repo, c.issueNumber, `@${c.author} ${reply}`);
-  store.commands.finish(c.commentId, result.ok ? 'done' : result.refusal.code);
+  await forge.createComment(repoRef, c.issueNumber, `@${c.author} ${reply}`);
+  store.commands.finish(c.id, result.ok ? 'done' : result.refusal.code);
   return result.ok ? 'done' : 'refused';
 }

@@ -117,3 +117,10 @@ export function parseOperatorEnv(env: Record<string, string | undefined>): EnvRe
     },
   };
 }
+
+/** The embedded defaults with some settings changed (tests, the bench, the sandbox). */
+export function settingsWith(over: Partial<OperatorSettings>): OperatorSettings {
+  const base = parseOperatorEnv({});
+  if (!base.ok) throw new Error(base.problems.join('; '));
+  return { ...base.settings, ...over };
+}

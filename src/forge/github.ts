@@ -72,6 +72,17 @@ function toComment(c: GhComment): CommentView {
   };
 }
 
+/** GitHub's answer, or null when the thing is not there (404 / 410). */
+async function unlessMissing<T>(read: () => Promise<T>): Promise<T | null> {
+  try {
+    return await read();
+  } catch (err) {
+    const status = (err as { status?: number }).status;
+    if (status === 404 || status === 410) return null;
+    throw err;
+  }
+}
+
 interface CachedView {
   probeEtag: string;
   at: number;
@@ -249,30 +260,19 @@ export class GitHubForge implements Forge {
 
   async getIssue(repo: RepoRef, number: number): Promise<{ number: number; state: string; isPull: boolean } | null> {
     const o = await this.gh(repo.installationId);
-    try {
-      const { data } = await o.request('GET /repos/{owner}/{repo}/issues/{issue_number}', { owner: repo.owner, repo: repo.name, issue_number: number });
-      return { number: data.number, state: data.state, isPull: Boolean(data.pull_request) };
-    } catch (err) {
-      if ((err as { status?: number }).status === 404 || (err as { status?: number }).status === 410) return null;
-      throw err;
-    }
+    const res = await unlessMissing(() => o.request('GET /repos/{owner}/{repo}/issues/{issue_number}', { owner: repo.owner, repo: repo.name, issue_number: number }));
+    return res && { number: res.data.number, state: res.data.state, isPull: Boolean(res.data.pull_request) };
   }
 
   async getPermission(repo: RepoRef, user: string): Promise<Permission> {
     const o = await this.gh(repo.installationId);
-    try {
-      const { data } = await o.request('GET /repos/{owner}/{repo}/collaborators/{username}/permission', {
-        owner: repo.owner,
-        repo: repo.name,
-        username: user,
-      });
-      const role = (data as { role_name?: string }).role_name;
-      if (role === 'maintain' || role === 'triage') return role;
-      return (data.permission as Permission) ?? 'none';
-    } catch (err) {
-      if ((err as { status?: number }).status === 404) return 'none';
-      throw err;
-    }
+    const res = await unlessMissing(() =>
+      o.request('GET /repos/{owner}/{repo}/collaborators/{username}/permission', { owner: repo.owner, repo: repo.name, username: user }),
+    );
+    if (!res) return 'none';
+    const role = (res.data as { role_name?: string }).role_name;
+    if (role === 'maintain' || role === 'triage') return role;
+    return (res.data.permission as Permission) ?? 'none';
   }
 
   async createComment(repo: RepoRef, number: number, body: string): Promise<number> {
@@ -348,13 +348,8 @@ export class GitHubForge implements Forge {
 
   async getWorkflowRun(repo: RepoRef, id: number): Promise<WorkflowRunView | null> {
     const o = await this.gh(repo.installationId);
-    try {
-      const { data } = await o.request('GET /repos/{owner}/{repo}/actions/runs/{run_id}', { owner: repo.owner, repo: repo.name, run_id: id });
-      return { id: Number(data.id), status: data.status ?? 'queued', conclusion: data.conclusion ?? null };
-    } catch (err) {
-      if ((err as { status?: number }).status === 404) return null;
-      throw err;
-    }
+    const res = await unlessMissing(() => o.request('GET /repos/{owner}/{repo}/actions/runs/{run_id}', { owner: repo.owner, repo: repo.name, run_id: id }));
+    return res && { id: Number(res.data.id), status: res.data.status ?? 'queued', conclusion: res.data.conclusion ?? null };
   }
 
   async cancelWorkflowRun(repo: RepoRef, id: number): Promise<void> {

@@ -34,22 +34,23 @@ export interface Run {
   liveAtLaunch: number;
 }
 
-export interface NewRun {
-  id: string;
-  repo: string;
-  kind: RunKind;
-  subject: string;
-  issueNumber: number | null;
-  prNumber: number | null;
-  headSha: string | null;
-  launchedAt: number;
-  budgetDeadline: number;
-  launcher: string;
-  launcherRef: string | null;
-  secretHash: string | null;
-  capAtLaunch: number;
-  liveAtLaunch: number;
-}
+export type NewRun = Pick<
+  Run,
+  | 'id'
+  | 'repo'
+  | 'kind'
+  | 'subject'
+  | 'issueNumber'
+  | 'prNumber'
+  | 'headSha'
+  | 'launchedAt'
+  | 'budgetDeadline'
+  | 'launcher'
+  | 'launcherRef'
+  | 'secretHash'
+  | 'capAtLaunch'
+  | 'liveAtLaunch'
+>;
 
 interface RunRow {
   id: string;

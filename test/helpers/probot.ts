@@ -3,7 +3,7 @@ import nock from 'nock';
 import { Probot } from 'probot';
 import { createRequire } from 'node:module';
 import { createYokeApp, yokeOctokit, type YokeRuntime } from '../../src/app.js';
-import type { OperatorSettings } from '../../src/config/env.js';
+import { settingsWith, type OperatorSettings } from '../../src/config/env.js';
 import type { CacheStats } from '../../src/forge/conditional-cache.js';
 import type { Forge } from '../../src/forge/types.js';
 import type { Launcher } from '../../src/launcher/launcher.js';
@@ -23,24 +23,7 @@ export function testPrivateKey(): string {
 }
 
 export function testSettings(over: Partial<OperatorSettings> = {}): OperatorSettings {
-  return {
-    dbPath: ':memory:',
-    globalCap: 2,
-    repoCaps: {},
-    tickMs: 60_000,
-    reaperMs: 30_000,
-    pauseThreshold: 3,
-    configRefreshMs: 600_000,
-    launcher: 'actions',
-    command: undefined,
-    apiTokens: ['operator-token'],
-    publicUrl: 'https://yoke.example.test',
-    oidcIssuer: 'https://token.actions.githubusercontent.com',
-    oidcJwksUrl: 'https://token.actions.githubusercontent.com/.well-known/jwks',
-    trustedMarkerLogins: [],
-    botLogin: BOT,
-    ...over,
-  };
+  return settingsWith({ dbPath: ':memory:', apiTokens: ['operator-token'], publicUrl: 'https://yoke.example.test', botLogin: BOT, ...over });
 }
 
 export interface ProbotHarness {
