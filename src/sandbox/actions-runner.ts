@@ -1,0 +1,235 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import type { EmbeddedForge, ForgeRepo } from './forge-server.js';
+import { git, readFileAt, revParse } from './git.js';
+import { HttpError } from './http-error.js';
+
+// The embedded forge's GitHub Actions: a workflow_dispatch reads the
+// workflow file from the repository, and its `run` steps execute as local
+// processes with the dispatch inputs, a GITHUB_TOKEN and an OIDC token
+// endpoint, as a hosted runner would give them.
+
+export interface WorkflowRunRecord {
+  id: number;
+  repo: string;
+  workflow: string;
+  workflowId: number;
+  workflowName: string;
+  displayTitle: string;
+  runNumber: number;
+  ref: string;
+  headSha: string;
+  inputs: Record<string, string>;
+  status: 'queued' | 'in_progress' | 'completed';
+  conclusion: 'success' | 'failure' | 'cancelled' | null;
+  createdAt: number;
+  updatedAt: number;
+  startedAt: number | null;
+  completedAt: number | null;
+  oidcRequestToken: string;
+  logPath: string;
+}
+
+const Step = z.object({
+  name: z.string().optional(),
+  uses: z.string().optional(),
+  run: z.string().optional(),
+  if: z.string().optional(),
+  with: z.record(z.string(), z.unknown()).optional(),
+  env: z.record(z.string(), z.unknown()).optional(),
+});
+const Workflow = z.object({
+  name: z.string().optional(),
+  'run-name': z.string().optional(),
+  on: z.object({ workflow_dispatch: z.object({ inputs: z.record(z.string(), z.object({ required: z.boolean().optional(), default: z.string().optional() }).passthrough()).optional() }).nullable() }).passthrough(),
+  jobs: z.record(z.string(), z.object({ steps: z.array(Step), env: z.record(z.string(), z.unknown()).optional() }).passthrough()),
+});
+type Workflow = z.infer<typeof Workflow>;
+
+export interface RunnerOptions {
+  forge: EmbeddedForge;
+  workDir: string;
+  extraEnv: Record<string, string>;
+}
+
+/** `${{ inputs.x || github.ref }}`-style expressions: enough for a dispatch workflow. */
+export function substitute(text: string, ctx: Record<string, Record<string, string>>): string {
+  return text.replace(/\$\{\{\s*(.+?)\s*\}\}/g, (_m, expr: string) => {
+    for (const term of expr.split('||').map((t) => t.trim())) {
+      const lit = /^'(.*)'$/.exec(term);
+      const value = lit ? lit[1]! : term.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], ctx);
+      if (value) return String(value);
+    }
+    return '';
+  });
+}
+
+export class ActionsRunner {
+  readonly runs: WorkflowRunRecord[] = [];
+  private children = new Map<number, ChildProcess>();
+  private seq = 0;
+  private workflowIds = new Map<string, number>();
+
+  constructor(private readonly opts: RunnerOptions) {
+    mkdirSync(opts.workDir, { recursive: true });
+  }
+
+  dispatch(repo: ForgeRepo, file: string, ref: string, inputs: Record<string, string>): WorkflowRunRecord {
+    const sha = revParse(repo.gitDir, `refs/heads/${ref}`);
+    if (!sha) throw new HttpError(422, `No ref found for: ${ref}`);
+    const text = readFileAt(repo.gitDir, sha, `.github/workflows/${file}`);
+    if (text === null) throw new HttpError(404, `Not Found: .github/workflows/${file} on ${ref}`);
+    const parsed = Workflow.safeParse(parseYaml(text));
+    if (!parsed.success || !parsed.data.on.workflow_dispatch) throw new HttpError(422, "Workflow does not have 'workflow_dispatch' trigger");
+    const wf = parsed.data;
+    const declared = wf.on.workflow_dispatch?.inputs ?? {};
+    for (const name of Object.keys(inputs)) if (!(name in declared)) throw new HttpError(422, `Unexpected inputs provided: ["${name}"]`);
+    const allInputs: Record<string, string> = {};
+    for (const [name, spec] of Object.entries(declared)) {
+      const value = inputs[name] ?? spec.default ?? '';
+      if (spec.required && !value) throw new HttpError(422, `Required input '${name}' not provided`);
+      allInputs[name] = value;
+    }
+    const key = `${repo.fullName}/${file}`;
+    if (!this.workflowIds.has(key)) this.workflowIds.set(key, this.opts.forge.nextId());
+    const now = this.opts.forge.now();
+    const id = this.opts.forge.nextId();
+    const run: WorkflowRunRecord = {
+      id,
+      repo: repo.fullName,
+      workflow: file,
+      workflowId: this.workflowIds.get(key)!,
+      workflowName: wf.name ?? file,
+      displayTitle: substitute(wf['run-name'] ?? wf.name ?? file, { inputs: allInputs }),
+      runNumber: ++this.seq,
+      ref,
+      headSha: sha,
+      inputs: allInputs,
+      status: 'queued',
+      conclusion: null,
+      createdAt: now,
+      updatedAt: now,
+      startedAt: null,
+      completedAt: null,
+      oidcRequestToken: randomBytes(16).toString('hex'),
+      logPath: join(this.opts.workDir, `run-${id}.log`),
+    };
+    this.runs.push(run);
+    setImmediate(() => void this.execute(repo, run, wf).catch(() => this.finish(run, 'failure')));
+    return run;
+  }
+
+  private finish(run: WorkflowRunRecord, conclusion: 'success' | 'failure' | 'cancelled'): void {
+    if (run.status === 'completed') return;
+    const now = this.opts.forge.now();
+    Object.assign(run, { status: 'completed', conclusion, completedAt: now, updatedAt: now });
+  }
+
+  private async execute(repo: ForgeRepo, run: WorkflowRunRecord, wf: Workflow): Promise<void> {
+    if (run.status === 'completed') return;
+    const now = this.opts.forge.now();
+    Object.assign(run, { status: 'in_progress', startedAt: now, updatedAt: now });
+    const workspace = mkdtempSync(join(this.opts.workDir, `ws-${run.id}-`));
+    const log = createWriteStream(run.logPath);
+    const forgeUrl = this.opts.forge.url;
+    const github = {
+      token: this.opts.forge.workflowToken(repo.fullName),
+      ref: `refs/heads/${run.ref}`,
+      sha: run.headSha,
+      repository: repo.fullName,
+      run_id: String(run.id),
+      api_url: `${forgeUrl}/api/v3`,
+      server_url: forgeUrl,
+      workspace,
+    };
+    const ctx = { inputs: run.inputs, github };
+    let failed = false;
+    try {
+      for (const job of Object.values(wf.jobs)) {
+        for (const step of job.steps) {
+          if (this.isDone(run)) return; // cancelled while an earlier step ran
+          const cond = step.if?.replace(/^\$\{\{\s*|\s*\}\}$/g, '').trim();
+          if (failed && cond !== 'always()' && cond !== 'failure()') continue;
+          if (!failed && cond === 'failure()') continue;
+          if (step.uses?.startsWith('actions/checkout')) {
+            const ref = substitute(String(step.with?.ref ?? ''), ctx) || run.ref;
+            git(this.opts.workDir, ['clone', '--quiet', repo.gitDir, workspace]);
+            git(workspace, ['checkout', '--quiet', ref]);
+            continue;
+          }
+          if (!step.run) continue;
+          const env: Record<string, string> = {
+            ...process.env,
+            ...this.opts.extraEnv,
+            CI: 'true',
+            GITHUB_ACTIONS: 'true',
+            GITHUB_TOKEN: github.token,
+            GITHUB_API_URL: github.api_url,
+            GITHUB_SERVER_URL: forgeUrl,
+            GITHUB_REPOSITORY: repo.fullName,
+            GITHUB_RUN_ID: github.run_id,
+            GITHUB_REF: github.ref,
+            GITHUB_SHA: run.headSha,
+            GITHUB_WORKSPACE: workspace,
+            YOKE_SANDBOX_GIT_URL: repo.gitDir,
+            ACTIONS_ID_TOKEN_REQUEST_URL: `${forgeUrl}/_actions/oidc/token?run=${run.id}`,
+            ACTIONS_ID_TOKEN_REQUEST_TOKEN: run.oidcRequestToken,
+          };
+          for (const [k, v] of Object.entries({ ...job.env, ...step.env })) env[k] = substitute(String(v), ctx);
+          const code = await new Promise<number>((resolve) => {
+            const child = spawn('bash', ['-e', '-c', substitute(step.run!, ctx)], { cwd: workspace, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+            this.children.set(run.id, child);
+            child.stdout?.pipe(log, { end: false });
+            child.stderr?.pipe(log, { end: false });
+            child.once('error', () => resolve(127));
+            child.once('exit', (c, signal) => resolve(signal ? 143 : (c ?? 1)));
+          });
+          this.children.delete(run.id);
+          if (code !== 0) failed = true;
+        }
+      }
+      this.finish(run, failed ? 'failure' : 'success');
+    } finally {
+      log.end();
+      rmSync(workspace, { recursive: true, force: true });
+    }
+  }
+
+  private isDone(run: WorkflowRunRecord): boolean {
+    return run.status === 'completed';
+  }
+
+  cancel(run: WorkflowRunRecord): void {
+    const child = this.children.get(run.id);
+    this.finish(run, 'cancelled');
+    if (child?.pid) {
+      try {
+        process.kill(-child.pid, 'SIGTERM');
+      } catch {
+        /* already gone */
+      }
+    }
+  }
+
+  /** The runner's OIDC token endpoint (ACTIONS_ID_TOKEN_REQUEST_URL). */
+  oidcToken(url: URL, authorization: string): string | null {
+    const run = this.runs.find((r) => String(r.id) === url.searchParams.get('run'));
+    const bearer = /^bearer\s+(.+)$/i.exec(authorization)?.[1];
+    if (!run || run.status !== 'in_progress' || bearer !== run.oidcRequestToken) return null;
+    return this.opts.forge.oidc.mint({
+      aud: url.searchParams.get('audience') ?? this.opts.forge.url,
+      repository: run.repo,
+      run_id: String(run.id),
+      workflow: run.workflowName,
+      ref: `refs/heads/${run.ref}`,
+    });
+  }
+
+  stopAll(): void {
+    for (const run of this.runs) if (run.status !== 'completed') this.cancel(run);
+  }
+}

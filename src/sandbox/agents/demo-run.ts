@@ -1,0 +1,152 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DEMO_TASKS, type DemoTask } from '../demo-repo.js';
+
+// The demo agent, lander and fixer: what a real agent would do, in miniature.
+// It runs inside a sandbox workflow run (a checkout, GITHUB_TOKEN, OIDC) or
+// as a command-launcher process (a per-run secret; it clones by itself).
+
+const env = (name: string): string => {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set`);
+  return v;
+};
+
+const runId = env('YOKE_RUN_ID');
+const kind = env('YOKE_RUN_KIND');
+const subject = env('YOKE_SUBJECT');
+const apiUrl = env('YOKE_API_URL');
+const ghApi = env('GITHUB_API_URL');
+const ghToken = process.env.GH_TOKEN ?? env('GITHUB_TOKEN');
+const repo = process.env.YOKE_REPO ?? env('GITHUB_REPOSITORY');
+const number = Number(subject.split('#')[1]);
+
+const log = (msg: string) => console.log(`[${kind} ${runId}] ${msg}`);
+
+async function gh<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const res = await fetch(`${ghApi}${path}`, {
+    method,
+    headers: { authorization: `token ${ghToken}`, accept: 'application/vnd.github+json', 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  return (res.status === 204 ? undefined : await res.json()) as T;
+}
+
+async function report(result: { outcome: 'success' | 'failure'; verdict?: 'accept' | 'reject'; summary: string }): Promise<void> {
+  let bearer = process.env.YOKE_RUN_SECRET;
+  if (!bearer) {
+    const url = `${env('ACTIONS_ID_TOKEN_REQUEST_URL')}&audience=${encodeURIComponent(apiUrl)}`;
+    const res = await fetch(url, { headers: { authorization: `bearer ${env('ACTIONS_ID_TOKEN_REQUEST_TOKEN')}` } });
+    bearer = ((await res.json()) as { value: string }).value;
+  }
+  const res = await fetch(`${apiUrl}/yoke/api/runs/${runId}/result`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
+    body: JSON.stringify(result),
+  });
+  if (!res.ok) throw new Error(`yoke refused the report: ${res.status} ${await res.text()}`);
+  log(`reported ${result.outcome}${result.verdict ? ` (${result.verdict})` : ''}`);
+}
+
+const sh = (cwd: string, cmd: string, args: string[]) => execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+
+const GIT_ID = ['-c', 'user.name=demo-agent', '-c', 'user.email=agent@yoke.invalid'];
+
+/** The working copy: the runner's checkout, or a fresh clone for the command launcher. */
+function workingCopy(ref: string | undefined): string {
+  const ws = process.env.GITHUB_WORKSPACE;
+  if (ws && existsSync(join(ws, '.git'))) return ws;
+  const dir = mkdtempSync(join(tmpdir(), `yoke-${runId}-`));
+  sh(dir, 'git', ['clone', '--quiet', env('YOKE_SANDBOX_GIT_URL'), '.']);
+  if (ref) sh(dir, 'git', ['checkout', '--quiet', ref]);
+  return dir;
+}
+
+function taskOf(body: string): DemoTask {
+  const name = /demo-task: ([\w-]+)/.exec(body)?.[1];
+  const task = DEMO_TASKS.find((t) => t.name === name);
+  if (!task) throw new Error(`issue #${number} names no demo task`);
+  return task;
+}
+
+function writeTask(dir: string, task: DemoTask, impl: string): void {
+  mkdirSync(join(dir, 'lib'), { recursive: true });
+  writeFileSync(join(dir, 'lib', `${task.name}.js`), impl);
+  writeFileSync(join(dir, 'test', `${task.name}.test.js`), task.test);
+}
+
+/** --fail-agent N: the first N AFK runs fail, so three strikes can be seen. */
+function shouldFail(): boolean {
+  const limit = Number(process.env.YOKE_SANDBOX_FAIL_AGENT ?? 0);
+  if (!limit) return false;
+  const file = join(env('YOKE_SANDBOX_STATE'), 'agent-failures');
+  const done = existsSync(file) ? Number(readFileSync(file, 'utf8')) : 0;
+  if (done >= limit) return false;
+  writeFileSync(file, String(done + 1));
+  return true;
+}
+
+async function afk(): Promise<void> {
+  if (shouldFail()) {
+    await report({ outcome: 'failure', summary: 'the demo agent was told to fail (--fail-agent)' });
+    process.exit(1);
+  }
+  const issue = await gh<{ title: string; body: string }>('GET', `/repos/${repo}/issues/${number}`);
+  const task = taskOf(issue.body);
+  const dir = workingCopy(undefined);
+  const branch = `yoke/issue-${number}`;
+  sh(dir, 'git', ['checkout', '--quiet', '-B', branch]);
+  writeTask(dir, task, task.broken ?? task.impl);
+  sh(dir, 'git', ['add', '-A']);
+  sh(dir, 'git', [...GIT_ID, 'commit', '--quiet', '-m', `${task.title} (#${number})`]);
+  sh(dir, 'git', ['push', '--quiet', '--force', 'origin', `HEAD:refs/heads/${branch}`]);
+  const pr = await gh<{ number: number }>('POST', `/repos/${repo}/pulls`, {
+    title: task.title,
+    head: branch,
+    base: 'main',
+    body: `Closes #${number}\n\nAdds \`lib/${task.name}.js\` and its test.\n\nYoke-Run: ${runId}`,
+  });
+  log(`opened claim PR #${pr.number}`);
+  await report({ outcome: 'success', summary: `opened #${pr.number}` });
+}
+
+async function lander(): Promise<void> {
+  const dir = workingCopy(env('YOKE_HEAD_SHA'));
+  const head = sh(dir, 'git', ['rev-parse', 'HEAD']);
+  if (head !== env('YOKE_HEAD_SHA')) throw new Error(`checked out ${head}, not ${env('YOKE_HEAD_SHA')}`);
+  let output: string;
+  let passed: boolean;
+  try {
+    output = sh(dir, 'node', ['test/run.js']);
+    passed = true;
+  } catch (err) {
+    output = String((err as { stdout?: string }).stdout ?? err);
+    passed = false;
+  }
+  await report({ outcome: 'success', verdict: passed ? 'accept' : 'reject', summary: `\`npm test\` at ${head.slice(0, 7)}:\n\n\`\`\`\n${output.trim()}\n\`\`\`` });
+}
+
+async function fix(): Promise<void> {
+  const pull = await gh<{ head: { ref: string; sha: string }; body: string }>('GET', `/repos/${repo}/pulls/${number}`);
+  const issueNumber = Number(/Closes #(\d+)/.exec(pull.body)?.[1]);
+  const issue = await gh<{ body: string }>('GET', `/repos/${repo}/issues/${issueNumber}`);
+  const task = taskOf(issue.body);
+  const dir = workingCopy(pull.head.sha);
+  sh(dir, 'git', ['checkout', '--quiet', '-B', pull.head.ref]);
+  writeTask(dir, task, task.impl);
+  sh(dir, 'git', ['add', '-A']);
+  sh(dir, 'git', [...GIT_ID, 'commit', '--quiet', '--allow-empty', '-m', `Fix ${task.name} after the lander's reject`]);
+  sh(dir, 'git', ['push', '--quiet', 'origin', `HEAD:refs/heads/${pull.head.ref}`]);
+  log(`pushed a fix to ${pull.head.ref}`);
+  await report({ outcome: 'success', summary: `fixed lib/${task.name}.js` });
+}
+
+const work = kind === 'lander' ? lander : kind === 'fix' ? fix : afk;
+work().catch(async (err) => {
+  log(`failed: ${err instanceof Error ? err.message : String(err)}`);
+  await report({ outcome: 'failure', summary: String(err).slice(0, 2000) }).catch(() => undefined);
+  process.exit(1);
+});

@@ -1,0 +1,122 @@
+// The demo repository the sandbox seeds: a small project with a test
+// command, opted in with cap 2, autoland and fix-forward on, and five issues
+// labelled for AFK work. One task's first attempt breaks the tests.
+
+export const DEMO_REPO = 'acme/demo';
+export const MAINTAINER = 'maintainer';
+export const DEMO_AGENT = 'demo-agent';
+
+export interface DemoTask {
+  name: string;
+  title: string;
+  /** The implementation the demo agent writes. */
+  impl: string;
+  /** A first attempt that breaks the tests, for the reject → fix path. */
+  broken?: string;
+  test: string;
+}
+
+export const DEMO_TASKS: DemoTask[] = [
+  {
+    name: 'shout',
+    title: 'Add a shout helper',
+    impl: "module.exports = (s) => `${s.toUpperCase()}!`;\n",
+    test: "const assert = require('node:assert');\nassert.strictEqual(require('../lib/shout')('hi'), 'HI!');\n",
+  },
+  {
+    name: 'reverse',
+    title: 'Add a reverse helper',
+    impl: "module.exports = (s) => [...s].reverse().join('');\n",
+    test: "const assert = require('node:assert');\nassert.strictEqual(require('../lib/reverse')('abc'), 'cba');\n",
+  },
+  {
+    name: 'count-words',
+    title: 'Add a word counter',
+    broken: "module.exports = (s) => s.split(' ').length + 1;\n",
+    impl: "module.exports = (s) => s.trim().split(/\\s+/).filter(Boolean).length;\n",
+    test: "const assert = require('node:assert');\nconst count = require('../lib/count-words');\nassert.strictEqual(count('one two  three'), 3);\nassert.strictEqual(count(''), 0);\n",
+  },
+  {
+    name: 'title-case',
+    title: 'Add a title-case helper',
+    impl: "module.exports = (s) => s.replace(/\\b\\w/g, (c) => c.toUpperCase());\n",
+    test: "const assert = require('node:assert');\nassert.strictEqual(require('../lib/title-case')('hello big world'), 'Hello Big World');\n",
+  },
+  {
+    name: 'slugify',
+    title: 'Add a slugify helper',
+    impl: "module.exports = (s) => s.toLowerCase().trim().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');\n",
+    test: "const assert = require('node:assert');\nassert.strictEqual(require('../lib/slugify')(' Hello, World! '), 'hello-world');\n",
+  },
+];
+
+export const taskMarker = (t: DemoTask): string => `demo-task: ${t.name}`;
+
+export function issueBody(t: DemoTask): string {
+  return `${t.title} in \`lib/${t.name}.js\`, with a test in \`test/${t.name}.test.js\`.\n\n<!-- ${taskMarker(t)} -->`;
+}
+
+export const DEMO_WORKFLOW = `name: yoke run
+run-name: yoke \${{ inputs.kind }} \${{ inputs.subject }} (\${{ inputs.run_id }})
+
+on:
+  workflow_dispatch:
+    inputs:
+      run_id: { required: true, type: string }
+      kind: { required: true, type: string }
+      subject: { required: true, type: string }
+      head_sha: { required: false, type: string }
+      deadline: { required: true, type: string }
+      api_url: { required: true, type: string }
+
+permissions:
+  id-token: write
+  contents: write
+  pull-requests: write
+
+jobs:
+  run:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+        with:
+          ref: \${{ inputs.head_sha || github.ref }}
+      - name: Work and report to yoke
+        env:
+          YOKE_RUN_ID: \${{ inputs.run_id }}
+          YOKE_RUN_KIND: \${{ inputs.kind }}
+          YOKE_SUBJECT: \${{ inputs.subject }}
+          YOKE_HEAD_SHA: \${{ inputs.head_sha }}
+          YOKE_API_URL: \${{ inputs.api_url }}
+          GH_TOKEN: \${{ github.token }}
+        run: eval "$YOKE_SANDBOX_AGENT"
+`;
+
+export const DEMO_FILES: Record<string, string> = {
+  'package.json': JSON.stringify({ name: 'demo', version: '1.0.0', private: true, scripts: { test: 'node test/run.js' } }, null, 2) + '\n',
+  'README.md': '# demo\n\nString helpers. `npm test` runs every `test/*.test.js`.\n',
+  'lib/greet.js': "module.exports = (name) => `Hello, ${name}`;\n",
+  'test/greet.test.js': "const assert = require('node:assert');\nassert.strictEqual(require('../lib/greet')('yoke'), 'Hello, yoke');\n",
+  'test/run.js': [
+    "const { readdirSync } = require('node:fs');",
+    "let failed = 0;",
+    "for (const f of readdirSync(__dirname).filter((f) => f.endsWith('.test.js')).sort()) {",
+    "  try { require(`./${f}`); console.log(`ok   ${f}`); }",
+    "  catch (e) { failed++; console.log(`FAIL ${f}: ${e.message.split('\\n')[0]}`); }",
+    "}",
+    "console.log(failed ? `${failed} failed` : 'all passed');",
+    "process.exit(failed ? 1 : 0);",
+    '',
+  ].join('\n'),
+  '.github/yoke.yml': [
+    'afk_label: yoke:afk',
+    'auto: true',
+    'prefix: DEMO',
+    'budget_minutes: { afk: 5, lander: 3, fix: 5 }',
+    'autoland: { enabled: true, merge_method: squash }',
+    'fix_forward: { enabled: true, max_attempts: 2 }',
+    'launcher: { workflow: yoke-run.yml }',
+    '',
+  ].join('\n'),
+  '.github/workflows/yoke-run.yml': DEMO_WORKFLOW,
+};

@@ -1,0 +1,76 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+// Real git repositories on disk for the embedded forge: bare repos that
+// agents clone and push to, and the plumbing a merge needs.
+
+const GIT_ENV = {
+  GIT_AUTHOR_NAME: 'yoke sandbox',
+  GIT_AUTHOR_EMAIL: 'sandbox@yoke.invalid',
+  GIT_COMMITTER_NAME: 'yoke sandbox',
+  GIT_COMMITTER_EMAIL: 'sandbox@yoke.invalid',
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_TERMINAL_PROMPT: '0',
+};
+
+export function git(cwd: string, args: string[], input?: string): string {
+  return execFileSync('git', args, { cwd, input, env: { ...process.env, ...GIT_ENV }, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] }).trim();
+}
+
+/** Creates a bare repository whose default branch holds `files`. */
+export function createBareRepo(path: string, branch: string, files: Record<string, string>, message: string): string {
+  mkdirSync(path, { recursive: true });
+  git(path, ['init', '--bare', '--quiet', `--initial-branch=${branch}`]);
+  const work = mkdtempSync(join(tmpdir(), 'yoke-seed-'));
+  try {
+    git(work, ['init', '--quiet', `--initial-branch=${branch}`]);
+    for (const [file, content] of Object.entries(files)) {
+      mkdirSync(dirname(join(work, file)), { recursive: true });
+      writeFileSync(join(work, file), content);
+    }
+    git(work, ['add', '-A']);
+    git(work, ['commit', '--quiet', '-m', message]);
+    git(work, ['push', '--quiet', path, `HEAD:refs/heads/${branch}`]);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  return revParse(path, `refs/heads/${branch}`)!;
+}
+
+/** The commit a branch points at, or null. Reads the loose ref first: cheap enough for every request. */
+export function revParse(gitDir: string, ref: string): string | null {
+  const loose = join(gitDir, ref);
+  if (existsSync(loose)) return readFileSync(loose, 'utf8').trim();
+  try {
+    return git(gitDir, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]);
+  } catch {
+    return null;
+  }
+}
+
+export function readFileAt(gitDir: string, ref: string, path: string): string | null {
+  try {
+    return execFileSync('git', ['show', `${ref}:${path}`], { cwd: gitDir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  } catch {
+    return null;
+  }
+}
+
+export type MergeOutcome = { ok: true; sha: string } | { ok: false; reason: string };
+
+/** Squash-merges `head` onto `base` in a bare repository, as GitHub's squash merge does. */
+export function squashMerge(gitDir: string, base: string, headSha: string, message: string): MergeOutcome {
+  const baseSha = revParse(gitDir, `refs/heads/${base}`);
+  if (!baseSha) return { ok: false, reason: `base branch ${base} does not exist` };
+  let tree: string;
+  try {
+    tree = git(gitDir, ['merge-tree', '--write-tree', baseSha, headSha]).split('\n')[0]!;
+  } catch {
+    return { ok: false, reason: 'Merge conflict' };
+  }
+  const commit = git(gitDir, ['commit-tree', tree, '-p', baseSha, '-m', message]);
+  git(gitDir, ['update-ref', `refs/heads/${base}`, commit, baseSha]);
+  return { ok: true, sha: commit };
+}

@@ -1,0 +1,71 @@
+import { Command, InvalidArgumentError } from 'commander';
+import { DEMO_REPO } from './demo-repo.js';
+import { Sandbox, formatSummary } from './sandbox.js';
+
+// `npm run sandbox`: the whole life of five demo issues on this machine, with
+// no GitHub account. It ends by itself when every issue is merged or stuck.
+
+const count = (v: string): number => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('give a whole number, e.g. --fail-agent 3');
+  return n;
+};
+
+const program = new Command('sandbox')
+  .description('Run yoke end to end against an embedded forge seeded with a demo repository.')
+  .option('--launcher <kind>', 'actions (workflow runs, as in production) or command (local processes)', 'actions')
+  .option('--fail-agent <n>', 'make the demo agent fail its first N runs (shows three strikes and /yoke reset)', count, 0)
+  .option('--keep-running', 'stay up after the demo for the dashboard and the API', false)
+  .option('--timeout <seconds>', 'give up waiting after this long', count, 170)
+  .parse();
+
+const opts = program.opts<{ launcher: string; failAgent: number; keepRunning: boolean; timeout: number }>();
+if (opts.launcher !== 'actions' && opts.launcher !== 'command') {
+  console.error(`--launcher must be "actions" or "command", not "${opts.launcher}"`);
+  process.exit(2);
+}
+
+const sandbox = new Sandbox({ launcher: opts.launcher, failAgent: opts.failAgent });
+const started = Date.now();
+const stopAll = async (code: number) => {
+  await sandbox.stop().catch(() => undefined);
+  process.exit(code);
+};
+process.on('SIGINT', () => void stopAll(130));
+
+await sandbox.start();
+console.log(`forge:  ${sandbox.forge.url} (GitHub API at ${sandbox.forge.url}/api/v3, repository ${DEMO_REPO})`);
+console.log(`yoke:   ${sandbox.yokeUrl} (dashboard ${sandbox.yokeUrl}/yoke?token=${sandbox.apiToken})`);
+console.log(`launcher: ${opts.launcher}; cap 2; five issues labelled yoke:afk\n`);
+
+let seen = 0;
+const progress = setInterval(() => {
+  const runs = sandbox.runs();
+  for (const r of runs.slice(seen)) console.log(`  ${((r.launchedAt - started) / 1000).toFixed(1).padStart(5)}s  launched ${r.kind.padEnd(10)} ${r.subject}`);
+  seen = runs.length;
+}, 250);
+
+let exitCode = 0;
+try {
+  await sandbox.waitUntil(() => sandbox.done(), opts.timeout * 1000, 'every demo issue to be merged or stuck');
+} catch (err) {
+  console.error(`\n${err instanceof Error ? err.message : err}`);
+  exitCode = 1;
+}
+clearInterval(progress);
+
+const rows = sandbox.summary();
+console.log(`\n${formatSummary(rows)}\n`);
+const merged = rows.filter((r) => r.state === 'merged').length;
+console.log(`${merged} of ${rows.length} issues merged in ${((Date.now() - started) / 1000).toFixed(1)}s.`);
+const state = sandbox.runtime.store.repos.get(DEMO_REPO);
+if (state?.pausedSince != null) {
+  console.log(`${DEMO_REPO} is paused after ${state.consecutiveFailures} AFK failures. To recover: comment "/yoke reset" on an issue, or`);
+  console.log(`  curl -X POST -H 'Authorization: Bearer ${sandbox.apiToken}' ${sandbox.yokeUrl}/yoke/api/repos/${DEMO_REPO}/reset`);
+}
+
+if (opts.keepRunning) {
+  console.log(`\nStill running (Ctrl-C to stop). Maintainer token for the forge: ${sandbox.maintainerToken}`);
+} else {
+  await stopAll(exitCode);
+}

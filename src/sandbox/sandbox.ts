@@ -1,0 +1,216 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { YokeRuntime } from '../app.js';
+import { startYoke, type StartedYoke } from '../server.js';
+import type { Run } from '../store/runs.js';
+import { DEMO_AGENT, DEMO_FILES, DEMO_REPO, DEMO_TASKS, MAINTAINER, issueBody } from './demo-repo.js';
+import { EmbeddedForge, type ForgeRepo } from './forge-server.js';
+
+// The whole pipeline on one machine: an embedded forge seeded with the demo
+// repository, and yoke started against it through GHE_HOST, exactly as a
+// GitHub Enterprise Server deployment would be.
+
+export interface SandboxOptions {
+  launcher: 'actions' | 'command';
+  failAgent: number;
+  dataDir?: string;
+  tickSeconds?: number;
+  reaperSeconds?: number;
+  logLevel?: string;
+}
+
+const here = dirname(fileURLToPath(import.meta.url));
+const AGENT = resolve(here, 'agents', 'demo-run.ts');
+/** How the demo agent is started: node with tsx's loader (resolved here, so any working directory will do). */
+export const AGENT_COMMAND = `node --import ${JSON.stringify(import.meta.resolve('tsx'))} ${JSON.stringify(AGENT)}`;
+
+async function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.once('error', rej);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => res(port));
+    });
+  });
+}
+
+export interface IssueSummary {
+  number: number;
+  title: string;
+  state: 'merged' | 'stuck' | 'open';
+  runs: { id: string; kind: string; outcome: string }[];
+  verdicts: string[];
+  merge: string;
+}
+
+export class Sandbox {
+  forge!: EmbeddedForge;
+  repo!: ForgeRepo;
+  yoke!: StartedYoke;
+  runtime!: YokeRuntime;
+  readonly dataDir: string;
+  readonly apiToken = 'sandbox-operator-token';
+  maintainerToken = '';
+  private yokePort = 0;
+  private appKey = generateKeyPairSync('rsa', { modulusLength: 2048 });
+
+  constructor(readonly opts: SandboxOptions) {
+    this.dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'yoke-sandbox-'));
+  }
+
+  get yokeUrl(): string {
+    return `http://127.0.0.1:${this.yokePort}`;
+  }
+
+  async start(): Promise<void> {
+    mkdirSync(join(this.dataDir, 'state'), { recursive: true });
+    this.forge = new EmbeddedForge({
+      dataDir: this.dataDir,
+      appId: 1,
+      appSlug: 'yoke-sandbox',
+      appPublicKey: this.appKey.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+      runnerEnv: {
+        YOKE_SANDBOX_AGENT: AGENT_COMMAND,
+        YOKE_SANDBOX_STATE: join(this.dataDir, 'state'),
+        YOKE_SANDBOX_FAIL_AGENT: String(this.opts.failAgent),
+      },
+    });
+    await this.forge.start();
+    this.maintainerToken = this.forge.personalToken(MAINTAINER);
+    this.forge.user(MAINTAINER);
+    this.repo = this.forge.createRepo(DEMO_REPO, {
+      files: DEMO_FILES,
+      installationId: 1,
+      collaborators: { [MAINTAINER]: 'admin', [DEMO_AGENT]: 'write' },
+    });
+    for (const task of DEMO_TASKS) this.forge.createIssue(this.repo, this.forge.user(MAINTAINER), task.title, issueBody(task), ['yoke:afk']);
+    this.yokePort = await freePort();
+    await this.startYoke();
+  }
+
+  private env(): Record<string, string> {
+    const forgeHost = new URL(this.forge.url).host;
+    const env: Record<string, string> = {
+      APP_ID: '1',
+      PRIVATE_KEY: this.appKey.privateKey.export({ type: 'pkcs1', format: 'pem' }).toString(),
+      WEBHOOK_SECRET: 'sandbox-webhook-secret',
+      GHE_HOST: forgeHost,
+      GHE_PROTOCOL: 'http',
+      HOST: '127.0.0.1',
+      PORT: String(this.yokePort),
+      LOG_LEVEL: this.opts.logLevel ?? 'warn',
+      NODE_ENV: 'development',
+      YOKE_DB_PATH: join(this.dataDir, 'yoke.db'),
+      YOKE_GLOBAL_CAP: '2',
+      YOKE_TICK_SECONDS: String(this.opts.tickSeconds ?? 2),
+      YOKE_REAPER_SECONDS: String(this.opts.reaperSeconds ?? 1),
+      YOKE_PUBLIC_URL: this.yokeUrl,
+      YOKE_API_TOKENS: this.apiToken,
+      YOKE_OIDC_ISSUER: `${this.forge.url}/_actions/oidc`,
+      YOKE_LAUNCHER: this.opts.launcher,
+    };
+    if (this.opts.launcher === 'command') {
+      env.YOKE_COMMAND = AGENT_COMMAND;
+    }
+    return env;
+  }
+
+  async startYoke(): Promise<void> {
+    const env = this.env();
+    if (this.opts.launcher === 'command') {
+      // What a command run needs that an Actions run gets from its runner.
+      Object.assign(process.env, {
+        GITHUB_API_URL: `${this.forge.url}/api/v3`,
+        GH_TOKEN: this.forge.personalToken(DEMO_AGENT),
+        YOKE_SANDBOX_GIT_URL: this.repo.gitDir,
+        YOKE_SANDBOX_STATE: join(this.dataDir, 'state'),
+        YOKE_SANDBOX_FAIL_AGENT: String(this.opts.failAgent),
+      });
+    }
+    this.yoke = await startYoke(env);
+    this.runtime = await this.yoke.runtime;
+  }
+
+  /** Stops yoke (not the forge, nor the runs out there) and starts it again on the same database. */
+  async restartYoke(): Promise<void> {
+    await this.yoke.stop();
+    await this.startYoke();
+  }
+
+  /** Comments on an issue or PR as the maintainer, through the forge's API. */
+  async comment(number: number, body: string): Promise<void> {
+    const res = await fetch(`${this.forge.url}/api/v3/repos/${DEMO_REPO}/issues/${number}/comments`, {
+      method: 'POST',
+      headers: { authorization: `token ${this.maintainerToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ body }),
+    });
+    if (!res.ok) throw new Error(`comment failed: ${res.status}`);
+  }
+
+  runs(): Run[] {
+    return this.runtime.store.runs.listAll(10_000).reverse();
+  }
+
+  issueState(number: number): IssueSummary['state'] {
+    const issue = this.repo.issues.get(number)!;
+    if (issue.state === 'closed') return 'merged';
+    const paused = this.runtime.store.repos.get(DEMO_REPO)?.pausedSince != null;
+    const pulls = [...this.repo.issues.values()].filter((i) => i.pull && i.state === 'open' && new RegExp(`Closes #${number}\\b`).test(i.body));
+    if (pulls.some((p) => p.labels.includes('yoke:stuck'))) return 'stuck';
+    const live = this.runtime.store.runs.listLive().length > 0;
+    if (paused && !live) return 'stuck';
+    return 'open';
+  }
+
+  done(): boolean {
+    return DEMO_TASKS.every((_, i) => this.issueState(i + 1) !== 'open');
+  }
+
+  async waitUntil(pred: () => boolean, timeoutMs: number, what: string): Promise<void> {
+    const until = Date.now() + timeoutMs;
+    while (!pred()) {
+      if (Date.now() > until) throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  summary(): IssueSummary[] {
+    const runs = this.runs();
+    return DEMO_TASKS.map((task, idx) => {
+      const number = idx + 1;
+      const issue = this.repo.issues.get(number)!;
+      const pulls = [...this.repo.issues.values()].filter((i) => i.pull && new RegExp(`Closes #${number}\\b`).test(i.body));
+      const prNumbers = new Set(pulls.map((p) => p.number));
+      const mine = runs.filter((r) => r.issueNumber === number || (r.prNumber !== null && prNumbers.has(r.prNumber)));
+      const merged = pulls.find((p) => p.pull?.merged);
+      return {
+        number,
+        title: issue.title,
+        state: this.issueState(number),
+        runs: mine.map((r) => ({ id: r.id, kind: r.kind, outcome: r.outcome ?? r.status })),
+        verdicts: mine.filter((r) => r.verdict).map((r) => `${r.verdict}@${r.headSha?.slice(0, 7)}`),
+        merge: merged ? `#${merged.number} → ${merged.pull!.mergeCommitSha!.slice(0, 7)}` : '-',
+      };
+    });
+  }
+
+  async stop(opts: { keepData?: boolean } = {}): Promise<void> {
+    await this.yoke?.stop();
+    await this.forge?.stop();
+    if (!opts.keepData && !this.opts.dataDir) rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
+
+export function formatSummary(rows: IssueSummary[]): string {
+  const table = [['issue', 'title', 'state', 'runs', 'verdicts', 'merge']];
+  for (const r of rows) {
+    table.push([`#${r.number}`, r.title, r.state, r.runs.map((x) => `${x.kind}:${x.outcome}`).join(' ') || '-', r.verdicts.join(' ') || '-', r.merge]);
+  }
+  const widths = table[0]!.map((_, c) => Math.max(...table.map((row) => row[c]!.length)));
+  return table.map((row) => row.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd()).join('\n');
+}

@@ -1,0 +1,37 @@
+import { run, type Server } from 'probot';
+import { createYokeApp, resolveSettings, yokeOctokit, type YokeRuntime } from './app.js';
+import type { CacheStats } from './forge/conditional-cache.js';
+import type { Launcher } from './launcher/launcher.js';
+import type { Forge } from './forge/types.js';
+import { systemClock } from './log.js';
+import { openStore } from './store/store.js';
+
+// Starts yoke the way `npm start` does: Probot's runner, configured from an
+// environment (APP_ID, PRIVATE_KEY, GHE_HOST, PORT, YOKE_*). The sandbox uses
+// the same path with its own environment.
+
+export interface StartedYoke {
+  server: Server;
+  /** Resolves once the app is loaded; never, in Probot's setup mode (no credentials). */
+  runtime: Promise<YokeRuntime>;
+  stop(): Promise<void>;
+}
+
+export async function startYoke(env: Record<string, string | undefined>, extra: { launcher?: (forge: Forge, onExit: () => void) => Launcher } = {}): Promise<StartedYoke> {
+  const settings = resolveSettings({ env });
+  const store = openStore(settings.dbPath);
+  const cacheStats: CacheStats = { requests: 0, notModified: 0 };
+  const { appFn, runtime } = createYokeApp({ settings, store, cacheStats, launcher: extra.launcher });
+  const server = await run(appFn, { env, Octokit: yokeOctokit(store, systemClock, cacheStats) } as Parameters<typeof run>[1]);
+  return {
+    server,
+    runtime,
+    stop: async () => {
+      const rt = await Promise.race([runtime, Promise.resolve(null)]);
+      rt?.stop();
+      await rt?.engine.lock.run(async () => {});
+      await server.stop();
+      store.close();
+    },
+  };
+}
