@@ -75,7 +75,7 @@ export const CODE_INFO: Record<Code, CodeInfo> = {
   },
   repo_paused: {
     status: 409,
-    message: '{repo} is paused after {failures} consecutive AFK failures.',
+    message: '{repo} is paused: it reached {threshold} consecutive AFK failures, and only a reset lifts the pause.',
     recovery: 'Comment `/yoke reset` on any issue of {repo}, or `POST /yoke/api/repos/{repo}/reset`.',
   },
   subject_busy: {

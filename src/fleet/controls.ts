@@ -26,7 +26,7 @@ export async function requestStart(engine: Engine, fullName: string, issue: numb
   if ('refusal' in got) return got.refusal;
   const { store, forge, clock } = engine.deps;
   const state = store.repos.get(fullName)!;
-  if (state.pausedSince !== null) return refuse('repo_paused', { repo: fullName, failures: state.consecutiveFailures });
+  if (state.pausedSince !== null) return refuse('repo_paused', { repo: fullName, threshold: engine.deps.policy.pauseThreshold });
   const found = await forge.getIssue(got.repo, issue);
   if (!found || found.state !== 'open' || found.isPull) return refuse('issue_not_found', { repo: fullName, number: issue });
   const live = store.runs.liveForSubject(fullName, issueSubject(issue));

@@ -46,8 +46,21 @@ const progress = setInterval(() => {
 }, 250);
 
 let exitCode = 0;
+const deadline = started + opts.timeout * 1000;
 try {
-  await sandbox.waitUntil(() => sandbox.done(), opts.timeout * 1000, 'every demo issue to be merged or stuck');
+  await sandbox.waitUntil(() => sandbox.done() || (opts.failAgent > 0 && sandbox.paused()), deadline - Date.now(), 'every demo issue to be merged or stuck');
+  if (!sandbox.done() && sandbox.paused()) {
+    // Show the three-strikes pause and its recovery, as a maintainer would meet them.
+    const state = sandbox.runtime.store.repos.get(DEMO_REPO)!;
+    console.log(`\n${DEMO_REPO} paused after ${state.consecutiveFailures} consecutive AFK failures.`);
+    const refused = await sandbox.api('POST', `/yoke/api/repos/${DEMO_REPO}/issues/1/start`);
+    console.log(`A manual start is refused: HTTP ${refused.status} ${JSON.stringify(refused.body)}`);
+    console.log('The maintainer comments "/yoke reset" on #1 ...');
+    await sandbox.comment(1, '/yoke reset');
+    await sandbox.waitUntil(() => !sandbox.paused(), deadline - Date.now(), 'yoke to process /yoke reset');
+    console.log('... and yoke un-pauses the repository.\n');
+    await sandbox.waitUntil(() => sandbox.done(), deadline - Date.now(), 'every demo issue to be merged or stuck');
+  }
 } catch (err) {
   console.error(`\n${err instanceof Error ? err.message : err}`);
   exitCode = 1;
@@ -58,11 +71,11 @@ const rows = sandbox.summary();
 console.log(`\n${formatSummary(rows)}\n`);
 const merged = rows.filter((r) => r.state === 'merged').length;
 console.log(`${merged} of ${rows.length} issues merged in ${((Date.now() - started) / 1000).toFixed(1)}s.`);
-const state = sandbox.runtime.store.repos.get(DEMO_REPO);
-if (state?.pausedSince != null) {
-  console.log(`${DEMO_REPO} is paused after ${state.consecutiveFailures} AFK failures. To recover: comment "/yoke reset" on an issue, or`);
+if (sandbox.paused()) {
+  console.log(`${DEMO_REPO} is paused. To recover: comment "/yoke reset" on an issue, or`);
   console.log(`  curl -X POST -H 'Authorization: Bearer ${sandbox.apiToken}' ${sandbox.yokeUrl}/yoke/api/repos/${DEMO_REPO}/reset`);
 }
+if (merged < rows.length) exitCode = exitCode || 1;
 
 if (opts.keepRunning) {
   console.log(`\nStill running (Ctrl-C to stop). Maintainer token for the forge: ${sandbox.maintainerToken}`);

@@ -156,15 +156,25 @@ export class Sandbox {
     return this.runtime.store.runs.listAll(10_000).reverse();
   }
 
+  paused(): boolean {
+    return this.runtime.store.repos.get(DEMO_REPO)?.pausedSince != null;
+  }
+
+  /** Merged; stuck (fix-forward gave up, or the repo is paused with nothing left in flight for it); or still open. */
   issueState(number: number): IssueSummary['state'] {
     const issue = this.repo.issues.get(number)!;
     if (issue.state === 'closed') return 'merged';
-    const paused = this.runtime.store.repos.get(DEMO_REPO)?.pausedSince != null;
     const pulls = [...this.repo.issues.values()].filter((i) => i.pull && i.state === 'open' && new RegExp(`Closes #${number}\\b`).test(i.body));
     if (pulls.some((p) => p.labels.includes('yoke:stuck'))) return 'stuck';
-    const live = this.runtime.store.runs.listLive().length > 0;
-    if (paused && !live) return 'stuck';
+    // Landers and fixes go on while paused: only an issue without a claim PR is stuck by a pause.
+    if (this.paused() && pulls.length === 0 && !this.runtime.store.runs.listLive().some((r) => r.issueNumber === number)) return 'stuck';
     return 'open';
+  }
+
+  /** What the operator API answers; the sandbox shows it. */
+  async api(method: string, path: string): Promise<{ status: number; body: unknown }> {
+    const res = await fetch(`${this.yokeUrl}${path}`, { method, headers: { authorization: `Bearer ${this.apiToken}` } });
+    return { status: res.status, body: await res.json() };
   }
 
   done(): boolean {

@@ -160,7 +160,7 @@ describe('operator routes', () => {
     expect(await refused.json()).toEqual({
       error: {
         code: 'repo_paused',
-        message: 'acme/api is paused after 3 consecutive AFK failures.',
+        message: 'acme/api is paused: it reached 3 consecutive AFK failures, and only a reset lifts the pause.',
         recovery: 'Comment `/yoke reset` on any issue of acme/api, or `POST /yoke/api/repos/acme/api/reset`.',
       },
     });
