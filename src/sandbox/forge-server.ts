@@ -126,6 +126,8 @@ export class EmbeddedForge {
   /** Every response served, for tests that check shapes against GitHub's description. */
   readonly served: { method: string; route: string; status: number; body: unknown }[] = [];
   recordResponses = false;
+  /** Test hooks: run just before GitHub would act. */
+  readonly hooks: { beforeMerge?: (repo: ForgeRepo, pr: number) => void } = {};
   readonly runner: ActionsRunner;
   readonly oidc: OidcIssuer;
   private server: Server | null = null;
@@ -696,6 +698,8 @@ export class EmbeddedForge {
       const i = this.pullOf(r, ctx.params.pull_number);
       if (!this.canWrite(r, ctx)) throw new HttpError(403, 'Resource not accessible by integration');
       if (i.state !== 'open') throw new HttpError(405, 'Pull Request is not mergeable');
+      this.hooks.beforeMerge?.(r, i.number);
+      this.syncPulls(r);
       const sha = ctx.body.sha as string | undefined;
       if (sha && sha !== i.pull!.headSha) throw new HttpError(409, 'Head branch was modified. Review and try the merge again.');
       const message = `${String(ctx.body.commit_title ?? i.title)} (#${i.number})`;

@@ -21,6 +21,10 @@ export interface SandboxOptions {
   tickSeconds?: number;
   reaperSeconds?: number;
   logLevel?: string;
+  /** How many of the demo issues to open (all five by default). */
+  issues?: number;
+  /** Makes each AFK run take this much longer (to catch one live). */
+  agentDelayMs?: number;
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -63,6 +67,10 @@ export class Sandbox {
     this.dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'yoke-sandbox-'));
   }
 
+  get tasks() {
+    return DEMO_TASKS.slice(0, this.opts.issues ?? DEMO_TASKS.length);
+  }
+
   get yokeUrl(): string {
     return `http://127.0.0.1:${this.yokePort}`;
   }
@@ -78,6 +86,7 @@ export class Sandbox {
         YOKE_SANDBOX_AGENT: AGENT_COMMAND,
         YOKE_SANDBOX_STATE: join(this.dataDir, 'state'),
         YOKE_SANDBOX_FAIL_AGENT: String(this.opts.failAgent),
+        YOKE_SANDBOX_AGENT_DELAY_MS: String(this.opts.agentDelayMs ?? 0),
       },
     });
     await this.forge.start();
@@ -88,7 +97,7 @@ export class Sandbox {
       installationId: 1,
       collaborators: { [MAINTAINER]: 'admin', [DEMO_AGENT]: 'write' },
     });
-    for (const task of DEMO_TASKS) this.forge.createIssue(this.repo, this.forge.user(MAINTAINER), task.title, issueBody(task), ['yoke:afk']);
+    for (const task of this.tasks) this.forge.createIssue(this.repo, this.forge.user(MAINTAINER), task.title, issueBody(task), ['yoke:afk']);
     this.yokePort = await freePort();
     await this.startYoke();
   }
@@ -130,6 +139,7 @@ export class Sandbox {
         YOKE_SANDBOX_GIT_URL: this.repo.gitDir,
         YOKE_SANDBOX_STATE: join(this.dataDir, 'state'),
         YOKE_SANDBOX_FAIL_AGENT: String(this.opts.failAgent),
+        YOKE_SANDBOX_AGENT_DELAY_MS: String(this.opts.agentDelayMs ?? 0),
       });
     }
     this.yoke = await startYoke(env);
@@ -178,7 +188,7 @@ export class Sandbox {
   }
 
   done(): boolean {
-    return DEMO_TASKS.every((_, i) => this.issueState(i + 1) !== 'open');
+    return this.tasks.every((_, i) => this.issueState(i + 1) !== 'open');
   }
 
   async waitUntil(pred: () => boolean, timeoutMs: number, what: string): Promise<void> {
@@ -191,7 +201,7 @@ export class Sandbox {
 
   summary(): IssueSummary[] {
     const runs = this.runs();
-    return DEMO_TASKS.map((task, idx) => {
+    return this.tasks.map((task, idx) => {
       const number = idx + 1;
       const issue = this.repo.issues.get(number)!;
       const pulls = [...this.repo.issues.values()].filter((i) => i.pull && new RegExp(`Closes #${number}\\b`).test(i.body));

@@ -90,6 +90,8 @@ function shouldFail(): boolean {
 }
 
 async function afk(): Promise<void> {
+  const delay = Number(process.env.YOKE_SANDBOX_AGENT_DELAY_MS ?? 0);
+  if (delay) await new Promise((r) => setTimeout(r, delay));
   if (shouldFail()) {
     await report({ outcome: 'failure', summary: 'the demo agent was told to fail (--fail-agent)' });
     process.exit(1);

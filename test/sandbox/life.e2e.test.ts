@@ -1,0 +1,79 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeMarker } from '../../src/forge/marker.js';
+import { DEMO_REPO } from '../../src/sandbox/demo-repo.js';
+import { Sandbox } from '../../src/sandbox/sandbox.js';
+
+// End to end through real HTTP: the embedded forge, yoke started through
+// GHE_HOST, the Actions launcher, the demo agent, lander and fixer.
+
+let sandbox: Sandbox;
+
+beforeAll(async () => {
+  sandbox = new Sandbox({ launcher: 'actions', failAgent: 0, tickSeconds: 1, reaperSeconds: 1 });
+  await sandbox.start();
+  await sandbox.waitUntil(() => sandbox.done(), 150_000, 'the demo to finish');
+}, 170_000);
+
+afterAll(async () => {
+  await sandbox?.stop();
+});
+
+const pullFor = (issue: number) => [...sandbox.repo.issues.values()].find((i) => i.pull && i.body.includes(`Closes #${issue}`))!;
+const markers = (pr: number) =>
+  sandbox.repo.comments
+    .filter((c) => c.issueNumber === pr)
+    .map((c) => ({ author: c.user.login, marker: decodeMarker(c.body) }))
+    .filter((m) => m.marker.kind === 'marker');
+
+describe('the life of an issue (actions launcher)', () => {
+  it('GH03 label → AFK run → claim PR → lander → verdict marker → merge at the validated head → issue closed', () => {
+    const runs = sandbox.runs().filter((r) => r.issueNumber === 1 || r.prNumber === pullFor(1).number);
+    expect(runs.map((r) => [r.kind, r.outcome])).toEqual([
+      ['afk_auto', 'success'],
+      ['lander', 'success'],
+    ]);
+    const pr = pullFor(1);
+    expect(pr.body).toContain(`Yoke-Run: ${runs[0]!.id}`);
+    expect(pr.labels).toContain('yoke:claim');
+    const [m] = markers(pr.number);
+    expect(m?.author).toBe('yoke-sandbox[bot]');
+    expect(m?.marker).toEqual({ kind: 'marker', payload: { run: runs[1]!.id, sha: runs[1]!.headSha, verdict: 'accept' } });
+    expect(pr.pull).toMatchObject({ merged: true, headSha: runs[1]!.headSha });
+    const issue = sandbox.repo.issues.get(1)!;
+    expect([issue.state, issue.stateReason]).toEqual(['closed', 'completed']);
+    // The workflow run the launcher dispatched is on the forge's record, found by its run-name.
+    const wf = sandbox.forge.runner.runs.find((w) => w.inputs.run_id === runs[0]!.id)!;
+    expect(wf).toMatchObject({ status: 'completed', conclusion: 'success', displayTitle: `yoke afk_auto issue#1 (${runs[0]!.id})` });
+  });
+
+  it('SP19 a reject, then a fix run, then a second lander on the new head, then the merge', () => {
+    const pr = pullFor(3);
+    const runs = sandbox.runs().filter((r) => r.issueNumber === 3 || r.prNumber === pr.number);
+    expect(runs.map((r) => [r.kind, r.outcome, r.verdict])).toEqual([
+      ['afk_auto', 'success', null],
+      ['lander', 'success', 'reject'],
+      ['fix', 'success', null],
+      ['lander', 'success', 'accept'],
+    ]);
+    const [, reject, fix, accept] = runs;
+    expect(fix!.headSha).toBe(reject!.headSha);
+    expect(accept!.headSha).not.toBe(reject!.headSha);
+    expect(markers(pr.number).map((m) => m.marker.kind === 'marker' && [m.marker.payload.verdict, m.marker.payload.sha])).toEqual([
+      ['reject', reject!.headSha],
+      ['accept', accept!.headSha],
+    ]);
+    expect(pr.pull).toMatchObject({ merged: true, headSha: accept!.headSha });
+    expect(sandbox.runtime.store.repos.get(DEMO_REPO)!.consecutiveFailures).toBe(0);
+  });
+
+  it('SP05 a cap of 2 is never exceeded over the whole demo: by the forge’s workflow runs and by the runs store', () => {
+    const spans = sandbox.forge.runner.runs.map((w) => [w.startedAt ?? w.createdAt, w.completedAt ?? Date.now()] as const);
+    expect(spans.length).toBe(sandbox.runs().length);
+    const maxOverlap = (xs: (readonly [number, number])[]) =>
+      Math.max(...xs.map(([start]) => xs.filter(([s, e]) => s <= start && start < e).length));
+    expect(maxOverlap(spans)).toBeLessThanOrEqual(2);
+    expect(maxOverlap(sandbox.runs().map((r) => [r.launchedAt, r.endedAt ?? Date.now()] as const))).toBeLessThanOrEqual(2);
+    expect(sandbox.runs().every((r) => r.liveAtLaunch <= 2 && r.capAtLaunch === 2)).toBe(true);
+    expect(sandbox.summary().map((r) => r.state)).toEqual(['merged', 'merged', 'merged', 'merged', 'merged']);
+  });
+});
