@@ -124,7 +124,7 @@ export class EmbeddedForge {
   readonly users = new Map<string, ForgeUser>();
   readonly routes: (RouteDef & { re: RegExp; keys: string[]; handler: Handler })[] = [];
   /** Every response served, for tests that check shapes against GitHub's description. */
-  readonly served: { method: string; route: string; status: number; body: unknown }[] = [];
+  readonly served: { method: string; route: string; status: number; body: unknown; request: unknown }[] = [];
   recordResponses = false;
   /** Test hooks: run just before GitHub would act. */
   readonly hooks: { beforeMerge?: (repo: ForgeRepo, pr: number) => void } = {};
@@ -304,7 +304,7 @@ export class EmbeddedForge {
       name: l.name,
       color: l.color,
       default: false,
-      description: null,
+      description: '',
     } satisfies Schemas['label'];
   }
 
@@ -661,7 +661,8 @@ export class EmbeddedForge {
       const r = this.repoOf(ctx);
       const state = ctx.query.get('state') ?? 'open';
       const items = [...r.issues.values()].filter((i) => i.pull && (state === 'all' || i.state === state)).sort((a, b) => b.number - a.number);
-      return this.page(ctx, items.map((i) => this.pullJson(r, i)), `/repos/${r.fullName}/pulls`);
+      // The listing is GitHub's pull-request-simple: no merge state.
+      return this.page(ctx, items.map((i) => ({ ...this.pullJson(r, i), merged: undefined })), `/repos/${r.fullName}/pulls`);
     });
     this.on('POST', '/repos/{owner}/{repo}/pulls', 'repo', (ctx) => {
       const r = this.repoOf(ctx);
@@ -839,7 +840,7 @@ export class EmbeddedForge {
         'x-ratelimit-reset': String(Math.floor(this.now() / 1000) + 3600),
         'x-ratelimit-resource': 'core',
       });
-      if (this.recordResponses) this.served.push({ method, route: route.path, status: answer.status, body: answer.raw ?? answer.body });
+      if (this.recordResponses) this.served.push({ method, route: route.path, status: answer.status, body: answer.raw ?? answer.body, request: text ? body : undefined });
       if (method === 'GET' && answer.status === 200 && req.headers['if-none-match'] === etag) {
         // A 304 does not count against the rate limit.
         res.writeHead(304, { etag, ...rateHeaders(used) });
@@ -857,7 +858,7 @@ export class EmbeddedForge {
     } catch (err) {
       const status = err instanceof HttpError ? err.status : typeof (err as { status?: unknown }).status === 'number' ? (err as { status: number }).status : 500;
       const message = err instanceof Error ? err.message : String(err);
-      if (this.recordResponses && route) this.served.push({ method, route: route.path, status, body: { message } });
+      if (this.recordResponses && route) this.served.push({ method, route: route.path, status, body: { message }, request: undefined });
       if (process.env.YOKE_FORGE_DEBUG) console.error(`forge: ${method} ${url.pathname}${url.search} -> ${status} ${message}`);
       send(status, { message, documentation_url: 'https://docs.github.com/rest', status: String(status) }, common);
     }

@@ -1,0 +1,36 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeMarker } from '../../src/forge/marker.js';
+import { Sandbox } from '../../src/sandbox/sandbox.js';
+
+// The same life of an issue through the command launcher: local processes
+// with a per-run secret instead of workflow runs with OIDC tokens.
+
+let sandbox: Sandbox;
+
+beforeAll(async () => {
+  sandbox = new Sandbox({ launcher: 'command', failAgent: 0, issues: 2, tickSeconds: 1 });
+  await sandbox.start();
+  await sandbox.waitUntil(() => sandbox.done(), 120_000, 'the demo to finish');
+}, 150_000);
+
+afterAll(async () => {
+  await sandbox?.stop();
+});
+
+describe('the life of an issue (command launcher)', () => {
+  it('SP18 label → AFK process → claim PR → lander process → verdict marker → merge → issue closed', () => {
+    const pr = [...sandbox.repo.issues.values()].find((i) => i.pull && i.body.includes('Closes #1'))!;
+    const runs = sandbox.runs().filter((r) => r.issueNumber === 1 || r.prNumber === pr.number);
+    expect(runs.map((r) => [r.kind, r.launcher, r.outcome])).toEqual([
+      ['afk_auto', 'command', 'success'],
+      ['lander', 'command', 'success'],
+    ]);
+    expect(runs.every((r) => r.secretHash !== null && /^pid:\d+$/.test(r.launcherRef ?? ''))).toBe(true);
+    const marker = sandbox.repo.comments.filter((c) => c.issueNumber === pr.number).map((c) => decodeMarker(c.body)).find((m) => m.kind === 'marker');
+    expect(marker).toEqual({ kind: 'marker', payload: { run: runs[1]!.id, sha: runs[1]!.headSha, verdict: 'accept' } });
+    expect(pr.pull?.merged).toBe(true);
+    expect(sandbox.repo.issues.get(1)!.state).toBe('closed');
+    expect(sandbox.forge.runner.runs).toEqual([]); // nothing went through Actions
+    expect(sandbox.summary().map((r) => r.state)).toEqual(['merged', 'merged']);
+  });
+});

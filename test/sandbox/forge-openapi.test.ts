@@ -1,0 +1,172 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_REPO, MAINTAINER } from '../../src/sandbox/demo-repo.js';
+import { Sandbox } from '../../src/sandbox/sandbox.js';
+
+// Every route the embedded forge serves, checked against GitHub's published
+// OpenAPI description (api.github.com, loaded from its single generated file):
+// the route and method exist, the status is documented, response bodies have
+// only documented fields of documented types (and, for the schemas the forge
+// builds in full, every required field), and request bodies sent to it are
+// documented too.
+
+type Schema = Record<string, any>;
+const docPath = join(dirname(createRequire(import.meta.url).resolve('@octokit/openapi/package.json')), 'generated', 'api.github.com.json');
+let doc: { paths: Record<string, Record<string, any>>; components: { schemas: Record<string, Schema> } };
+
+/**
+ * Routes whose bodies the forge fills only in part: repositories, pulls,
+ * installations and workflow runs run to dozens of required URL fields no
+ * client here reads. Their fields are still checked for names and types;
+ * every other route must carry every required field.
+ */
+const PARTIAL_ROUTES = new Set([
+  'GET /app',
+  'GET /app/installations',
+  'POST /app/installations/{installation_id}/access_tokens',
+  'GET /installation/repositories',
+  'GET /repos/{owner}/{repo}',
+  'GET /repos/{owner}/{repo}/contents/{path}',
+  'GET /repos/{owner}/{repo}/pulls',
+  'POST /repos/{owner}/{repo}/pulls',
+  'GET /repos/{owner}/{repo}/pulls/{pull_number}',
+  'GET /repos/{owner}/{repo}/collaborators/{username}/permission',
+  'GET /repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs',
+  'GET /repos/{owner}/{repo}/actions/runs/{run_id}',
+]);
+
+function resolve(s: Schema): { schema: Schema; name: string | null } {
+  if (s?.$ref) {
+    const name = String(s.$ref).split('/').pop()!;
+    return { schema: doc.components.schemas[name]!, name };
+  }
+  return { schema: s, name: null };
+}
+
+function typeOf(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
+  return typeof v;
+}
+
+function check(raw: Schema, value: unknown, at: string, strict: boolean, problems: string[]): void {
+  const { schema, name } = resolve(raw);
+  if (!schema) return;
+  const requireAll = strict;
+  const branches = schema.anyOf ?? schema.oneOf;
+  if (branches) {
+    const ok = branches.some((b: Schema) => {
+      const p: string[] = [];
+      check(b, value, at, requireAll, p);
+      return p.length === 0;
+    });
+    if (!ok) problems.push(`${at}: matches none of the documented alternatives`);
+    return;
+  }
+  if (schema.allOf) {
+    const merged: Schema = { type: 'object', properties: {}, required: [] };
+    for (const part of schema.allOf) {
+      const r = resolve(part).schema;
+      Object.assign(merged.properties, r.properties);
+      merged.required.push(...(r.required ?? []));
+    }
+    return check(merged, value, at, requireAll, problems);
+  }
+  const t = typeOf(value);
+  const types: string[] = Array.isArray(schema.type) ? schema.type : schema.type ? [schema.type] : [];
+  if (schema.nullable) types.push('null');
+  if (types.length && !types.includes(t) && !(t === 'integer' && types.includes('number'))) {
+    problems.push(`${at}: ${t}, documented as ${types.join('|')}`);
+    return;
+  }
+  if (schema.enum && value !== null && !schema.enum.includes(value)) problems.push(`${at}: ${JSON.stringify(value)} is not one of ${schema.enum.join(', ')}`);
+  if (t === 'array' && schema.items) (value as unknown[]).forEach((v, i) => check(schema.items, v, `${at}[${i}]`, requireAll, problems));
+  if (t === 'object' && schema.properties) {
+    const obj = value as Record<string, unknown>;
+    for (const [k, v] of Object.entries(obj)) {
+      if (v === undefined) continue;
+      if (!(k in schema.properties)) {
+        if (schema.additionalProperties === undefined || schema.additionalProperties === false) problems.push(`${at}.${k}: not in the documented ${name ?? 'schema'}`);
+        continue;
+      }
+      check(schema.properties[k], v, `${at}.${k}`, requireAll, problems);
+    }
+    if (requireAll) for (const k of schema.required ?? []) if (!(k in obj)) problems.push(`${at}.${k}: required by ${name ?? 'the schema'}, missing`);
+  }
+}
+
+let sandbox: Sandbox;
+
+beforeAll(async () => {
+  doc = JSON.parse(readFileSync(docPath, 'utf8'));
+  sandbox = new Sandbox({ launcher: 'actions', failAgent: 0, issues: 1, tickSeconds: 1 });
+  await sandbox.start();
+  sandbox.forge.recordResponses = true;
+  await sandbox.waitUntil(() => sandbox.done(), 120_000, 'the demo issue to merge');
+  // The routes the demo run does not need, called as a client would.
+  const api = `${sandbox.forge.url}/api/v3`;
+  const call = (method: string, path: string, body?: unknown, accept = 'application/vnd.github+json') =>
+    fetch(`${api}${path}`, {
+      method,
+      headers: { authorization: `token ${sandbox.maintainerToken}`, accept, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  const created = (await (await call('POST', `/repos/${DEMO_REPO}/issues`, { title: 'A new issue', body: 'From the conformance test', labels: ['question'] })).json()) as { number: number };
+  await call('POST', `/repos/${DEMO_REPO}/issues/${created.number}/labels`, { labels: ['yoke:afk'] });
+  const comment = (await (await call('POST', `/repos/${DEMO_REPO}/issues/${created.number}/comments`, { body: 'Any news?' })).json()) as { id: number };
+  await call('POST', `/repos/${DEMO_REPO}/issues/comments/${comment.id}/reactions`, { content: 'eyes' });
+  const pr = [...sandbox.repo.issues.values()].find((i) => i.pull)!;
+  await call('GET', `/repos/${DEMO_REPO}/pulls/${pr.number}`);
+  await call('POST', `/repos/${DEMO_REPO}/pulls/${pr.number}/reviews`, { event: 'COMMENT', body: 'Looks tidy.' });
+  await call('GET', `/repos/${DEMO_REPO}/contents/README.md`);
+  const wf = sandbox.forge.runner.runs[0]!;
+  await call('POST', `/repos/${DEMO_REPO}/actions/runs/${wf.id}/cancel`);
+  await call('GET', `/repos/${DEMO_REPO}/collaborators/${MAINTAINER}/permission`);
+  await call('POST', `/repos/${DEMO_REPO}/pulls`, { title: 'No such branch', head: 'nope', base: 'main' });
+}, 150_000);
+
+afterAll(async () => {
+  await sandbox?.stop();
+});
+
+describe('the embedded forge against api.github.com', () => {
+  it('serves only routes GitHub documents, with their methods', () => {
+    const missing = sandbox.forge.routes.filter((r) => !doc.paths[r.path]?.[r.method.toLowerCase()]).map((r) => `${r.method} ${r.path}`);
+    expect(missing).toEqual([]);
+  });
+
+  it('has exercised every route it serves, in the demo or above', () => {
+    const seen = new Set(sandbox.forge.served.map((s) => `${s.method} ${s.route}`));
+    expect(sandbox.forge.routes.map((r) => `${r.method} ${r.path}`).filter((r) => !seen.has(r))).toEqual([]);
+  });
+
+  it('answers with documented statuses, and bodies of documented fields and types', () => {
+    const problems: string[] = [];
+    for (const s of sandbox.forge.served) {
+      const op = doc.paths[s.route]![s.method.toLowerCase()];
+      const res = op.responses[String(s.status)];
+      if (!res) {
+        if (s.status >= 400) continue; // GitHub answers any route with 401/404/422 errors of its own shape
+        problems.push(`${s.method} ${s.route}: status ${s.status} is not documented`);
+        continue;
+      }
+      const schema = res.content?.['application/json']?.schema;
+      if (schema && typeof s.body !== 'string') check(schema, s.body, `${s.method} ${s.route} ${s.status}`, !PARTIAL_ROUTES.has(`${s.method} ${s.route}`), problems);
+    }
+    expect([...new Set(problems)]).toEqual([]);
+  });
+
+  it('receives request bodies that GitHub documents', () => {
+    const problems: string[] = [];
+    for (const s of sandbox.forge.served) {
+      if (s.request === undefined) continue;
+      const schema = doc.paths[s.route]![s.method.toLowerCase()].requestBody?.content?.['application/json']?.schema;
+      if (!schema) problems.push(`${s.method} ${s.route}: takes no documented body`);
+      else check(schema, s.request, `${s.method} ${s.route} request`, false, problems);
+    }
+    expect([...new Set(problems)]).toEqual([]);
+  });
+});
