@@ -60,6 +60,7 @@ export class Sandbox {
   readonly dataDir: string;
   readonly apiToken = 'sandbox-operator-token';
   maintainerToken = '';
+  private agentToken = '';
   private yokePort = 0;
   private appKey = generateKeyPairSync('rsa', { modulusLength: 2048 });
 
@@ -91,6 +92,7 @@ export class Sandbox {
     });
     await this.forge.start();
     this.maintainerToken = this.forge.personalToken(MAINTAINER);
+    this.agentToken = this.forge.personalToken(DEMO_AGENT);
     this.forge.user(MAINTAINER);
     this.repo = this.forge.createRepo(DEMO_REPO, {
       files: DEMO_FILES,
@@ -124,25 +126,22 @@ export class Sandbox {
       YOKE_LAUNCHER: this.opts.launcher,
     };
     if (this.opts.launcher === 'command') {
-      env.YOKE_COMMAND = AGENT_COMMAND;
+      // What a command run needs that an Actions run gets from its runner, set in the command itself.
+      const runEnv: Record<string, string> = {
+        GITHUB_API_URL: `${this.forge.url}/api/v3`,
+        GH_TOKEN: this.agentToken,
+        YOKE_SANDBOX_GIT_URL: this.repo.gitDir,
+        YOKE_SANDBOX_STATE: join(this.dataDir, 'state'),
+        YOKE_SANDBOX_FAIL_AGENT: String(this.opts.failAgent),
+        YOKE_SANDBOX_AGENT_DELAY_MS: String(this.opts.agentDelayMs ?? 0),
+      };
+      env.YOKE_COMMAND = `${Object.entries(runEnv).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(' ')} ${AGENT_COMMAND}`;
     }
     return env;
   }
 
   async startYoke(): Promise<void> {
-    const env = this.env();
-    if (this.opts.launcher === 'command') {
-      // What a command run needs that an Actions run gets from its runner.
-      Object.assign(process.env, {
-        GITHUB_API_URL: `${this.forge.url}/api/v3`,
-        GH_TOKEN: this.forge.personalToken(DEMO_AGENT),
-        YOKE_SANDBOX_GIT_URL: this.repo.gitDir,
-        YOKE_SANDBOX_STATE: join(this.dataDir, 'state'),
-        YOKE_SANDBOX_FAIL_AGENT: String(this.opts.failAgent),
-        YOKE_SANDBOX_AGENT_DELAY_MS: String(this.opts.agentDelayMs ?? 0),
-      });
-    }
-    this.yoke = await startYoke(env);
+    this.yoke = await startYoke(this.env());
     this.runtime = await this.yoke.runtime;
   }
 
