@@ -46,7 +46,7 @@ interface Gathered {
   authFailures: PassReport['authFailures'];
 }
 
-export type PassTrigger = 'scheduler' | 'reaper' | 'kick' | 'manual';
+export type PassTrigger = 'scheduler' | 'reaper' | 'kick';
 
 export interface PassReport {
   trigger: PassTrigger;
@@ -57,7 +57,6 @@ export interface PassReport {
   authFailures: { installationId: number; detail: string }[];
 }
 
-
 export function newRunId(): string {
   return `r${Date.now().toString(36)}${randomBytes(4).toString('hex')}`;
 }
@@ -66,7 +65,8 @@ export function newRunId(): string {
 export class Engine {
   readonly lock = new SerialLock();
   private handles: unknown[] = [];
-  private pendingKick: Promise<PassReport> | null = null;
+  /** Passes queued but not yet started, by trigger: a tick or kick that finds one waiting shares it. */
+  private waiting = new Map<PassTrigger, Promise<PassReport>>();
   private trusted: Set<string> | null = null;
   /** Called with the newest comments of each repo a pass read (commands found by poll). */
   onPolledComments: ((repo: RepoRef, comments: readonly CommentView[]) => Promise<void>) | null = null;
@@ -108,28 +108,30 @@ export class Engine {
     this.deps.log.error({ err: err instanceof Error ? err.stack : String(err) }, 'spawn pass failed; the next tick re-derives everything');
   }
 
+  private queue(trigger: PassTrigger, pass: () => Promise<PassReport>): Promise<PassReport> {
+    const already = this.waiting.get(trigger);
+    if (already) return already;
+    const queued = this.lock.run(() => {
+      this.waiting.delete(trigger);
+      return pass();
+    });
+    this.waiting.set(trigger, queued);
+    return queued;
+  }
+
   /** The scheduler's fill heartbeat. */
   schedulerTick(): Promise<PassReport> {
-    return this.lock.run(() => this.spawnOnce('scheduler', []));
+    return this.queue('scheduler', () => this.spawnOnce('scheduler', []));
   }
 
   /** Reap, then fill the freed slots in the same pass (SP11). */
   reaperTick(): Promise<PassReport> {
-    return this.lock.run(async () => {
-      const reaped = await this.reap();
-      return this.spawnOnce('reaper', reaped);
-    });
+    return this.queue('reaper', async () => this.spawnOnce('reaper', await this.reap()));
   }
 
-  /** An early pass (toggle-on, reset, start, a webhook). Kicks that pile up while one waits share it. */
+  /** An early pass (toggle-on, reset, start, a webhook). */
   kick(): Promise<PassReport> {
-    if (this.pendingKick) return this.pendingKick;
-    const pass = this.lock.run(() => {
-      this.pendingKick = null;
-      return this.spawnOnce('kick', []);
-    });
-    this.pendingKick = pass;
-    return pass;
+    return this.queue('kick', () => this.spawnOnce('kick', []));
   }
 
   private async reap(): Promise<Reaped[]> {

@@ -55,6 +55,23 @@ describe('the spawn engine', () => {
     expect(Math.max(...h.launcher.table.log.map((e) => e.concurrent))).toBe(3);
   });
 
+  it('SP08 ticks that fire while a pass runs wait as one pass per trigger, not a growing backlog', async () => {
+    const h = makeHarness();
+    h.forge.addRepo('acme/api', {});
+    h.forge.addIssue('acme/api', 1);
+    let release!: () => void;
+    h.launcher.gate = new Promise((r) => (release = r));
+    const first = h.engine.schedulerTick();
+    await new Promise((r) => setTimeout(r, 5)); // the first pass is now inside the lock, held at its launch
+    const piled = Array.from({ length: 10 }, () => h.engine.schedulerTick());
+    const kicks = Array.from({ length: 10 }, () => h.engine.kick());
+    release();
+    await Promise.all([first, ...piled, ...kicks]);
+    expect(new Set(piled).size).toBe(1);
+    expect(new Set(kicks).size).toBe(1);
+    expect(h.forge.calls.listInstallations).toBe(3);
+  });
+
   it('SP09 the predicates carry no cap term: at cap the work is still wanted, only the pass holds it back', async () => {
     const h = makeHarness({ policy: { globalCap: 1 } });
     h.forge.addRepo('acme/api', {});
