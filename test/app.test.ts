@@ -90,6 +90,19 @@ const ghComment = (id: number, login: string, body: string, type = 'User') => ({
   issue_url: `https://api.github.com/repos/${REPO}/issues/7`,
 });
 
+/** An opted-in repo whose command is refused before any permission check: a confused reaction and a reply. */
+function mockRefusalReply(): string[] {
+  const replies: string[] = [];
+  mockToken(github())
+    .get(CONFIG_RE)
+    .reply(...yamlConfig('auto: true\n'))
+    .post('/repos/Codertocat/Hello-World/issues/comments/492700400/reactions', { content: 'confused' })
+    .reply(201, {})
+    .post('/repos/Codertocat/Hello-World/issues/1/comments', (b) => (replies.push(b.body), true))
+    .reply(201, { id: 9003 });
+  return replies;
+}
+
 async function receiveComment(h: ProbotHarness, body: string, id = 'delivery-1') {
   const payload = publishedPayload('issue_comment', 'created');
   payload.comment.body = body;
@@ -159,14 +172,7 @@ describe('comment commands (Probot level)', () => {
 
   it('GH04 an unknown command word is answered with the commands that exist, without a permission check', async () => {
     const h = await makeProbot();
-    const replies: string[] = [];
-    mockToken(github())
-      .get(CONFIG_RE)
-      .reply(...yamlConfig('auto: true\n'))
-      .post('/repos/Codertocat/Hello-World/issues/comments/492700400/reactions', { content: 'confused' })
-      .reply(201, {})
-      .post('/repos/Codertocat/Hello-World/issues/1/comments', (b) => (replies.push(b.body), true))
-      .reply(201, { id: 9003 });
+    const replies = mockRefusalReply();
     await receiveComment(h, '/yoke deploy everything');
     expect(replies[0]).toContain('`/yoke deploy everything` is not a yoke command.');
     expect(replies[0]).toContain('/yoke start, /yoke land, /yoke auto on, /yoke auto off, /yoke reset, /yoke status');
@@ -174,14 +180,7 @@ describe('comment commands (Probot level)', () => {
 
   it('GH04 an oversized comment is refused, not parsed', async () => {
     const h = await makeProbot();
-    const replies: string[] = [];
-    mockToken(github())
-      .get(CONFIG_RE)
-      .reply(...yamlConfig('auto: true\n'))
-      .post('/repos/Codertocat/Hello-World/issues/comments/492700400/reactions', { content: 'confused' })
-      .reply(201, {})
-      .post('/repos/Codertocat/Hello-World/issues/1/comments', (b) => (replies.push(b.body), true))
-      .reply(201, { id: 9004 });
+    const replies = mockRefusalReply();
     await receiveComment(h, `/yoke start\n${'x'.repeat(20_000)}`);
     expect(replies[0]).toContain('longer than 10000 characters');
   });
