@@ -54,12 +54,13 @@ export function resolveSettings(overrides: YokeOverrides): OperatorSettings {
 
 export interface GitHubClientPolicy {
   throttle: { enabled: boolean; maxRetries: number; maxWaitSeconds: number };
-  retry: { enabled: boolean };
+  /** Statuses that are answers, not faults: retrying them only delays the answer (a 409 merge refusal, say). */
+  retry: { enabled: boolean; doNotRetry: number[] };
 }
 
 export const DEFAULT_CLIENT_POLICY: GitHubClientPolicy = {
   throttle: { enabled: true, maxRetries: 3, maxWaitSeconds: 15 * 60 },
-  retry: { enabled: true },
+  retry: { enabled: true, doNotRetry: [400, 401, 403, 404, 405, 409, 410, 422, 451] },
 };
 
 /**
@@ -81,7 +82,7 @@ export function yokeOctokit(store: Store, clock: Clock, stats: CacheStats, polic
       options.baseUrl && typeof options.auth?.request?.defaults === 'function'
         ? { ...options.auth, request: options.auth.request.defaults({ baseUrl: options.baseUrl }) }
         : options.auth,
-    retry: { ...options.retry, enabled: policy.retry.enabled },
+    retry: { ...options.retry, enabled: policy.retry.enabled, doNotRetry: policy.retry.doNotRetry },
     throttle: policy.throttle.enabled
       ? { ...options.throttle, enabled: true, onRateLimit: honour, onSecondaryRateLimit: honour }
       : { enabled: false },

@@ -295,6 +295,24 @@ describe('verdicts and autoland (Probot level)', () => {
   });
 });
 
+describe('a refused merge and the client retry policy', () => {
+  it('GH03 with retries on, GitHub\'s 409 to a merge is an answer: one PUT, one notice, no retry', async () => {
+    const h = await makeProbot({ retry: true });
+    const comments: string[] = [];
+    const fresh = encodeMarker({ run: 'r2', sha: HEAD, verdict: 'accept' }, 'tests pass');
+    const scope = mockListing(mockToken(github())).get(CONFIG_RE).reply(...yamlConfig('autoland:\n  enabled: true\n'));
+    mockRepoRead(scope, { pulls: [claimPull()], claims: { 7: { comments: [ghComment(2, BOT, fresh, 'Bot')] } } })
+      .put('/repos/Codertocat/Hello-World/pulls/7/merge')
+      .once()
+      .reply(409, { message: 'Head branch was modified. Review and try the merge again.' })
+      .post('/repos/Codertocat/Hello-World/issues/7/comments', (b) => (comments.push(b.body), true))
+      .reply(201, { id: 78 });
+    await h.rt.engine.schedulerTick();
+    // A retried PUT would find no mock and be listed as unmatched after the test.
+    expect(comments).toHaveLength(1);
+  });
+});
+
 describe('opt-in and polling (Probot level)', () => {
   it('GH01 a repository without .github/yoke.yml is read for that file only, and never written to', async () => {
     const h = await makeProbot();

@@ -2,7 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import nock from 'nock';
 import { Probot } from 'probot';
 import { createRequire } from 'node:module';
-import { createYokeApp, yokeOctokit, type YokeRuntime } from '../../src/app.js';
+import { DEFAULT_CLIENT_POLICY, createYokeApp, yokeOctokit, type YokeRuntime } from '../../src/app.js';
 import { settingsWith, type OperatorSettings } from '../../src/config/env.js';
 import type { CacheStats } from '../../src/forge/conditional-cache.js';
 import type { Forge } from '../../src/forge/types.js';
@@ -37,13 +37,13 @@ export interface ProbotHarness {
 }
 
 export async function makeProbot(
-  opts: { settings?: Partial<OperatorSettings>; launcher?: (forge: Forge, onExit: () => void) => Launcher; throttle?: boolean; baseUrl?: string } = {},
+  opts: { settings?: Partial<OperatorSettings>; launcher?: (forge: Forge, onExit: () => void) => Launcher; throttle?: boolean; baseUrl?: string; retry?: boolean } = {},
 ): Promise<ProbotHarness> {
   const clock = new ManualClock(Date.now());
   const store = openStore(':memory:');
   const stats: CacheStats = { requests: 0, notModified: 0 };
   const Octokit = yokeOctokit(store, clock, stats, {
-    retry: { enabled: false },
+    retry: opts.retry ? { ...DEFAULT_CLIENT_POLICY.retry } : { enabled: false, doNotRetry: [] },
     throttle: { enabled: opts.throttle ?? false, maxRetries: 2, maxWaitSeconds: 5 },
   });
   const probot = new Probot({ appId: 1, privateKey: testPrivateKey(), secret: WEBHOOK_SECRET, Octokit, logLevel: 'fatal', baseUrl: opts.baseUrl });
