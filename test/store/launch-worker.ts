@@ -1,0 +1,28 @@
+// A second yoke process, for the cross-process test: it records launches
+// against a shared database file as fast as it can, ends some of its runs to
+// keep the fleet hovering at the cap, and reports the most live runs it saw.
+import { recordLaunch } from '../../src/fleet/launch.js';
+import { openStore } from '../../src/store/store.js';
+
+const [dbPath, worker, attempts, cap] = process.argv.slice(2) as [string, string, string, string];
+const store = openStore(dbPath);
+let n = 0;
+let launched = 0;
+let maxSeen = 0;
+const mine: string[] = [];
+const launcher = { name: 'command', usesSecret: false } as never;
+for (let i = 0; i < Number(attempts); i++) {
+  const res = recordLaunch(
+    { store, launcher, now: () => Date.now(), newRunId: () => `${worker}-${++n}` },
+    { stage: 'new_work', repo: 'acme/api', installationId: 1, kind: 'afk_auto', subject: `issue#${worker}-${i}`, issueNumber: i, prNumber: null, headSha: null, budgetMinutes: 5, requestId: null, why: 'race' },
+    Number(cap),
+  );
+  if (res.kind === 'recorded') {
+    launched++;
+    mine.push(res.runId);
+  }
+  maxSeen = Math.max(maxSeen, store.runs.countLive());
+  if (i % 3 === 2 && mine.length) store.runs.end(mine.shift()!, 'success', null, Date.now());
+}
+console.log(JSON.stringify({ worker, launched, maxSeen }));
+store.close();
