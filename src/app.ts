@@ -128,7 +128,7 @@ export function createYokeApp(overrides: YokeOverrides = {}): { appFn: Applicati
       const launcher =
         overrides.launcher?.(forge, onExit) ??
         (settings.launcher === 'actions'
-          ? new ActionsLauncher({ forge, now: () => clock.now(), unseenGraceMs: 10 * 60_000 })
+          ? new ActionsLauncher({ forge, now: () => clock.now(), unseenGraceMs: settings.dispatchGraceMs })
           : new CommandLauncher({ command: settings.command!, logDir: `${settings.dbPath}.runs`, onExit }));
       engine = new Engine({
         store,
@@ -142,7 +142,7 @@ export function createYokeApp(overrides: YokeOverrides = {}): { appFn: Applicati
           repoCaps: settings.repoCaps,
           pauseThreshold: settings.pauseThreshold,
           configRefreshMs: settings.configRefreshMs,
-          landerAttemptsPerHead: 2,
+          landerAttemptsPerHead: settings.landerAttemptsPerHead,
           tickMs: settings.tickMs,
           reaperMs: settings.reaperMs,
         },

@@ -44,6 +44,8 @@ export const OperatorEnv = z.object({
   YOKE_REAPER_SECONDS: positiveInt('YOKE_REAPER_SECONDS').default(30),
   YOKE_PAUSE_THRESHOLD: positiveInt('YOKE_PAUSE_THRESHOLD').default(3),
   YOKE_CONFIG_REFRESH_SECONDS: positiveInt('YOKE_CONFIG_REFRESH_SECONDS').default(600),
+  YOKE_LANDER_ATTEMPTS_PER_HEAD: positiveInt('YOKE_LANDER_ATTEMPTS_PER_HEAD').default(2),
+  YOKE_DISPATCH_GRACE_SECONDS: positiveInt('YOKE_DISPATCH_GRACE_SECONDS').default(600),
   YOKE_LAUNCHER: z.enum(['actions', 'command'], { message: 'YOKE_LAUNCHER must be "actions" or "command"' }).default('actions'),
   YOKE_COMMAND: z.string().optional(),
   YOKE_API_TOKENS: commaList.default([]),
@@ -64,6 +66,8 @@ export interface OperatorSettings {
   reaperMs: number;
   pauseThreshold: number;
   configRefreshMs: number;
+  landerAttemptsPerHead: number;
+  dispatchGraceMs: number;
   launcher: 'actions' | 'command';
   command: string | undefined;
   apiTokens: string[];
@@ -106,6 +110,8 @@ export function parseOperatorEnv(env: Record<string, string | undefined>): EnvRe
       reaperMs: e.YOKE_REAPER_SECONDS * 1000,
       pauseThreshold: e.YOKE_PAUSE_THRESHOLD,
       configRefreshMs: e.YOKE_CONFIG_REFRESH_SECONDS * 1000,
+      landerAttemptsPerHead: e.YOKE_LANDER_ATTEMPTS_PER_HEAD,
+      dispatchGraceMs: e.YOKE_DISPATCH_GRACE_SECONDS * 1000,
       launcher: e.YOKE_LAUNCHER,
       command: e.YOKE_COMMAND,
       apiTokens: e.YOKE_API_TOKENS,
