@@ -127,6 +127,8 @@ export class ActionsRunner {
     if (run.status === 'completed') return;
     const now = this.opts.forge.now();
     Object.assign(run, { status: 'completed', conclusion, completedAt: now, updatedAt: now });
+    const repo = this.opts.forge.repos.get(run.repo);
+    if (repo) this.opts.forge.emit('workflow_run', 'completed', repo, this.opts.forge.user('github-actions[bot]', 'Bot'), { workflow_run: this.opts.forge.workflowRunJson(repo, run) });
   }
 
   private async execute(repo: ForgeRepo, run: WorkflowRunRecord, wf: Workflow): Promise<void> {

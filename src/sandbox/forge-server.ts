@@ -1,4 +1,4 @@
-import { createHash, createPublicKey, randomBytes, verify as verifySignature, type KeyObject } from 'node:crypto';
+import { createHash, createHmac, createPublicKey, randomBytes, randomUUID, verify as verifySignature, type KeyObject } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -126,6 +126,9 @@ export class EmbeddedForge {
   /** Every response served, for tests that check shapes against GitHub's description. */
   readonly served: { method: string; route: string; status: number; body: unknown; request: unknown }[] = [];
   recordResponses = false;
+  /** Where webhooks go, signed as GitHub signs them. Deliveries that fail are dropped: yoke's poll catches up. */
+  webhook: { url: string; secret: string } | null = null;
+  readonly deliveries: { id: string; event: string; action: string; status: number }[] = [];
   /** Test hooks: run just before GitHub would act. */
   readonly hooks: { beforeMerge?: (repo: ForgeRepo, pr: number) => void } = {};
   readonly runner: ActionsRunner;
@@ -220,7 +223,32 @@ export class EmbeddedForge {
     const c: Comment = { id: this.nextId(), issueNumber: issue.number, user: by, body, createdAt: t, updatedAt: t, reactions: [] };
     repo.comments.push(c);
     issue.updatedAt = t;
+    this.emit('issue_comment', 'created', repo, by, { issue: this.issueJson(repo, issue), comment: this.commentJson(repo, c) });
     return c;
+  }
+
+  /** Sends a webhook delivery (fire and forget), with the headers GitHub sends. */
+  emit(event: string, action: string, repo: ForgeRepo, sender: ForgeUser, fields: Record<string, unknown>): void {
+    const hook = this.webhook;
+    if (!hook) return;
+    const payload = JSON.stringify({ action, ...fields, repository: this.repoJson(repo), installation: { id: repo.installationId, node_id: `IN_${repo.installationId}` }, sender: this.simpleUser(sender) });
+    const id = randomUUID();
+    const record = { id, event, action, status: 0 };
+    this.deliveries.push(record);
+    fetch(hook.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-github-event': event,
+        'x-github-delivery': id,
+        'x-hub-signature-256': `sha256=${createHmac('sha256', hook.secret).update(payload).digest('hex')}`,
+        'user-agent': 'GitHub-Hookshot/yoke-sandbox',
+      },
+      body: payload,
+    }).then(
+      (res) => (record.status = res.status),
+      () => (record.status = -1),
+    );
   }
 
   private addLabel(repo: ForgeRepo, issue: Issue, name: string): void {
@@ -654,7 +682,11 @@ export class EmbeddedForge {
       const r = this.repoOf(ctx);
       const i = this.issueOf(r, ctx.params.issue_number);
       if (!this.canWrite(r, ctx)) throw new HttpError(403, 'Resource not accessible by integration');
-      for (const l of (ctx.body.labels as string[] | undefined) ?? []) this.addLabel(r, i, l);
+      for (const l of (ctx.body.labels as string[] | undefined) ?? []) {
+        this.addLabel(r, i, l);
+        if (i.pull) this.emit('pull_request', 'labeled', r, ctx.actor!, { number: i.number, pull_request: this.pullJson(r, i), label: this.labelJson(r, l) });
+        else this.emit('issues', 'labeled', r, ctx.actor!, { issue: this.issueJson(r, i), label: this.labelJson(r, l) });
+      }
       return { status: 200, body: i.labels.map((l) => this.labelJson(r, l)) };
     });
     this.on('GET', '/repos/{owner}/{repo}/pulls', 'repo', (ctx) => {
@@ -673,6 +705,7 @@ export class EmbeddedForge {
       if ([...r.issues.values()].some((i) => i.pull && i.state === 'open' && i.pull.headRef === head)) throw new HttpError(422, `A pull request already exists for ${head}.`);
       const issue = this.createIssue(r, ctx.actor!, String(ctx.body.title ?? head), String(ctx.body.body ?? ''));
       issue.pull = { headRef: head, headSha: sha, baseRef: base, draft: Boolean(ctx.body.draft), merged: false, mergedAt: null, mergeCommitSha: null };
+      this.emit('pull_request', 'opened', r, ctx.actor!, { number: issue.number, pull_request: this.pullJson(r, issue) });
       return { status: 201, body: this.pullJson(r, issue) };
     });
     this.on('GET', '/repos/{owner}/{repo}/pulls/{pull_number}', 'repo', (ctx) => {

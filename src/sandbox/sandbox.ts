@@ -27,6 +27,7 @@ export interface SandboxOptions {
   agentDelayMs?: number;
 }
 
+const WEBHOOK_SECRET = 'sandbox-webhook-secret';
 const here = dirname(fileURLToPath(import.meta.url));
 const AGENT = resolve(here, 'agents', 'demo-run.ts');
 /** How the demo agent is started: node with tsx's loader (resolved here, so any working directory will do). */
@@ -101,6 +102,7 @@ export class Sandbox {
     });
     for (const task of this.tasks) this.forge.createIssue(this.repo, this.forge.user(MAINTAINER), task.title, issueBody(task), ['yoke:afk']);
     this.yokePort = await freePort();
+    this.forge.webhook = { url: `${this.yokeUrl}/api/github/webhooks`, secret: WEBHOOK_SECRET };
     await this.startYoke();
   }
 
@@ -109,7 +111,7 @@ export class Sandbox {
     const env: Record<string, string> = {
       APP_ID: '1',
       PRIVATE_KEY: this.appKey.privateKey.export({ type: 'pkcs1', format: 'pem' }).toString(),
-      WEBHOOK_SECRET: 'sandbox-webhook-secret',
+      WEBHOOK_SECRET,
       GHE_HOST: forgeHost,
       GHE_PROTOCOL: 'http',
       HOST: '127.0.0.1',

@@ -77,3 +77,26 @@ describe('the life of an issue (actions launcher)', () => {
     expect(sandbox.summary().map((r) => r.state)).toEqual(['merged', 'merged', 'merged', 'merged', 'merged']);
   });
 });
+
+describe('webhooks from the forge', () => {
+  it('GH06 signed deliveries are accepted; a delivery with a bad signature is refused and changes nothing', async () => {
+    const kinds = new Set(sandbox.forge.deliveries.map((d) => `${d.event}.${d.action}`));
+    expect([...kinds].sort()).toEqual(['issue_comment.created', 'pull_request.labeled', 'pull_request.opened', 'workflow_run.completed']);
+    expect(sandbox.forge.deliveries.every((d) => d.status === 200)).toBe(true);
+    const before = sandbox.runtime.store.commands.count();
+    const payload = JSON.stringify({
+      action: 'created',
+      issue: { number: 1 },
+      comment: { id: 424242, body: '/yoke reset', user: { login: 'mallory', type: 'User' }, created_at: new Date().toISOString() },
+      repository: { owner: { login: 'acme' }, name: 'demo', full_name: 'acme/demo' },
+      installation: { id: 1 },
+    });
+    const res = await fetch(`${sandbox.yokeUrl}/api/github/webhooks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-github-event': 'issue_comment', 'x-github-delivery': 'forged-1', 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` },
+      body: payload,
+    });
+    expect(res.status).toBe(400);
+    expect(sandbox.runtime.store.commands.count()).toBe(before);
+  });
+});
