@@ -300,7 +300,6 @@ export class Engine {
       startableIssues,
       trustedLogins: trusted,
       liveSubjects: snapshot.liveSubjects,
-      pauseThreshold: policy.pauseThreshold,
     };
   }
 

@@ -1,4 +1,4 @@
-import { effectiveCap, isAtCap, type CapPolicy, type LivenessSnapshot } from './cap.js';
+import { isAtCap, type CapPolicy, type LivenessSnapshot } from './cap.js';
 import { issueSubject, pullSubject, subjectKey, type Candidate } from './candidate.js';
 import { autoLoopOn, isClaim, isPaused, verdictOf, type RepoFacts } from './repo-facts.js';
 import type { ClaimView, IssueView, RepoRef } from '../forge/types.js';
@@ -159,4 +159,3 @@ export const fixCandidates = (ctx: ProducerContext): Promise<Candidate[]> => gat
 
 export const newWorkCandidates = (ctx: ProducerContext): Promise<Candidate[]> => gather(ctx, async () => true, decideNewWork);
 
-export { effectiveCap };

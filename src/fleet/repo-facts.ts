@@ -17,12 +17,10 @@ export interface RepoFacts {
   startableIssues: ReadonlySet<number>;
   trustedLogins: ReadonlySet<string>;
   liveSubjects: ReadonlySet<string>;
-  pauseThreshold: number;
 }
 
 export const CLAIM_LABEL = 'yoke:claim';
 export const STUCK_LABEL = 'yoke:stuck';
-export const DELIVERED_LABEL = 'yoke:delivered';
 
 export const isPaused = (state: RepoState): boolean => state.pausedSince !== null;
 

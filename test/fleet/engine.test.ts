@@ -92,7 +92,6 @@ describe('the spawn engine', () => {
       startableIssues: new Set<number>(),
       trustedLogins: new Set(['yoke[bot]']),
       liveSubjects: new Set(h.store.runs.listLive().map((r) => `${r.repo}:${r.subject}`)),
-      pauseThreshold: 3,
     };
     expect(decideNewWork(facts).map((c) => c.subject)).toEqual(['issue#2']);
   });
