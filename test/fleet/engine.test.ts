@@ -214,6 +214,19 @@ describe('the spawn engine', () => {
     expect(h.forge.merges).toEqual([{ repo: 'acme/api', number: 3, sha: 'ddddddd', method: 'squash' }]);
   });
 
+  it('SP18 a reviewer\'s "changes requested" holds the merge of an accepted head until that reviewer approves', async () => {
+    const h = makeHarness();
+    h.forge.addRepo('acme/api', AUTOLAND);
+    const pr = h.forge.addPull('acme/api', { number: 3, headSha: 'ddddddd', author: 'agent' });
+    acceptMarker(h, 'acme/api', 3, 'ddddddd', 'accept');
+    pr.reviews.push({ author: 'maint', state: 'CHANGES_REQUESTED', commitId: 'ddddddd' }, { author: 'agent', state: 'APPROVED', commitId: 'ddddddd' });
+    await h.engine.schedulerTick();
+    expect(h.forge.merges).toEqual([]);
+    pr.reviews.push({ author: 'maint', state: 'APPROVED', commitId: 'ddddddd' });
+    await h.engine.schedulerTick();
+    expect(h.forge.merges.map((m) => m.sha)).toEqual(['ddddddd']);
+  });
+
   it('SP19 a reject at the head gives a fix run at StageFix; its new head needs a new lander', async () => {
     const h = makeHarness({ policy: { globalCap: 1 } });
     h.forge.addRepo('acme/api', AUTOLAND);
