@@ -1,5 +1,5 @@
 import { run, type Server } from 'probot';
-import { createYokeApp, resolveSettings, yokeOctokit, type YokeRuntime } from './app.js';
+import { DEFAULT_CLIENT_POLICY, createYokeApp, resolveSettings, yokeOctokit, type YokeRuntime } from './app.js';
 import type { CacheStats } from './forge/conditional-cache.js';
 import type { Launcher } from './launcher/launcher.js';
 import type { Forge } from './forge/types.js';
@@ -22,7 +22,8 @@ export async function startYoke(env: Record<string, string | undefined>, extra: 
   const store = openStore(settings.dbPath);
   const cacheStats: CacheStats = { requests: 0, notModified: 0 };
   const { appFn, runtime } = createYokeApp({ settings, store, cacheStats, launcher: extra.launcher });
-  const server = await run(appFn, { env, Octokit: yokeOctokit(store, systemClock, cacheStats) } as Parameters<typeof run>[1]);
+  const policy = { ...DEFAULT_CLIENT_POLICY, throttle: { ...DEFAULT_CLIENT_POLICY.throttle, enabled: settings.throttle } };
+  const server = await run(appFn, { env, Octokit: yokeOctokit(store, systemClock, cacheStats, policy) } as Parameters<typeof run>[1]);
   return {
     server,
     runtime,

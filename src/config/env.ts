@@ -46,6 +46,7 @@ export const OperatorEnv = z.object({
   YOKE_CONFIG_REFRESH_SECONDS: positiveInt('YOKE_CONFIG_REFRESH_SECONDS').default(600),
   YOKE_LANDER_ATTEMPTS_PER_HEAD: positiveInt('YOKE_LANDER_ATTEMPTS_PER_HEAD').default(2),
   YOKE_DISPATCH_GRACE_SECONDS: positiveInt('YOKE_DISPATCH_GRACE_SECONDS').default(600),
+  YOKE_THROTTLE: z.enum(['on', 'off'], { message: 'YOKE_THROTTLE must be "on" or "off"' }).default('on'),
   YOKE_LAUNCHER: z.enum(['actions', 'command'], { message: 'YOKE_LAUNCHER must be "actions" or "command"' }).default('actions'),
   YOKE_COMMAND: z.string().optional(),
   YOKE_API_TOKENS: commaList.default([]),
@@ -68,6 +69,8 @@ export interface OperatorSettings {
   configRefreshMs: number;
   landerAttemptsPerHead: number;
   dispatchGraceMs: number;
+  /** Octokit's request throttling (GitHub's one-write-a-second guidance); off only for a server without secondary limits. */
+  throttle: boolean;
   launcher: 'actions' | 'command';
   command: string | undefined;
   apiTokens: string[];
@@ -112,6 +115,7 @@ export function parseOperatorEnv(env: Record<string, string | undefined>): EnvRe
       configRefreshMs: e.YOKE_CONFIG_REFRESH_SECONDS * 1000,
       landerAttemptsPerHead: e.YOKE_LANDER_ATTEMPTS_PER_HEAD,
       dispatchGraceMs: e.YOKE_DISPATCH_GRACE_SECONDS * 1000,
+      throttle: e.YOKE_THROTTLE === 'on',
       launcher: e.YOKE_LAUNCHER,
       command: e.YOKE_COMMAND,
       apiTokens: e.YOKE_API_TOKENS,

@@ -126,6 +126,8 @@ export class Sandbox {
       YOKE_API_TOKENS: this.apiToken,
       YOKE_OIDC_ISSUER: `${this.forge.url}/_actions/oidc`,
       YOKE_LAUNCHER: this.opts.launcher,
+      // The embedded forge has no secondary rate limits to respect.
+      YOKE_THROTTLE: 'off',
     };
     if (this.opts.launcher === 'command') {
       // What a command run needs that an Actions run gets from its runner, set in the command itself.
