@@ -10,6 +10,15 @@ describe('operator settings', () => {
     expect(res.settings).toMatchObject({ dbPath: '.yoke/yoke.db', globalCap: 2, tickMs: 60_000, reaperMs: 30_000, pauseThreshold: 3, launcher: 'actions', publicUrl: 'http://localhost:3000' });
   });
 
+  it('GH05 keeps request throttling on unless the operator turns it off', () => {
+    const on = parseOperatorEnv({});
+    expect(on.ok && on.settings.throttle).toBe(true);
+    const off = parseOperatorEnv({ YOKE_THROTTLE: 'off' });
+    expect(off.ok && off.settings.throttle).toBe(false);
+    const bad = parseOperatorEnv({ YOKE_THROTTLE: 'sometimes' });
+    expect(bad.ok ? [] : bad.problems).toEqual(['YOKE_THROTTLE: YOKE_THROTTLE must be "on" or "off"']);
+  });
+
   it('SP05 reads per-repo cap overrides, case-insensitively', () => {
     const res = parseOperatorEnv({ YOKE_GLOBAL_CAP: '3', YOKE_REPO_CAPS: 'Acme/API=5, acme/web=1' });
     expect(res.ok && res.settings.repoCaps).toEqual({ 'acme/api': 5, 'acme/web': 1 });
