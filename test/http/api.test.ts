@@ -1,11 +1,9 @@
 import { createSign, generateKeyPairSync, randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createApiHandler } from '../../src/http/api.js';
 import { OidcVerifier } from '../../src/http/oidc.js';
 import { hashSecret } from '../../src/fleet/launch.js';
 import { AUTOLAND, makeHarness, type Harness } from '../helpers/fleet.js';
+import { startApi } from '../helpers/api-server.js';
 
 // The HTTP API over real loopback HTTP, with an OIDC issuer whose keys the test makes.
 
@@ -25,21 +23,18 @@ function jwt(claims: Record<string, unknown>, key = privateKey, kid = 'k1'): str
   return `${head}.${body}.${sig}`;
 }
 
-let server: Server | null = null;
-afterEach(() => new Promise<void>((r) => (server ? server.close(() => r()) : r())));
+let close: (() => Promise<void>) | null = null;
+afterEach(async () => {
+  await close?.();
+  close = null;
+});
 
 async function start(h: Harness): Promise<string> {
   const fetchKeys = (async () => new Response(JSON.stringify({ keys: [jwk] }), { status: 200 })) as typeof fetch;
   const oidc = new OidcVerifier({ issuer: ISSUER, jwksUrl: `${ISSUER}/.well-known/jwks`, audience: AUDIENCE, now: h.clock.now, fetch: fetchKeys });
-  const handler = createApiHandler({ engine: h.engine, apiTokens: [TOKEN], oidc, audience: AUDIENCE });
-  server = createServer(async (req, res) => {
-    if (!(await handler(req, res))) {
-      res.writeHead(404);
-      res.end();
-    }
-  });
-  await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
-  return `http://127.0.0.1:${(server!.address() as AddressInfo).port}`;
+  const api = await startApi(h, { tokens: [TOKEN], oidc, audience: AUDIENCE });
+  close = api.close;
+  return api.url;
 }
 
 function liveRun(h: Harness, over: { kind?: 'afk_auto' | 'lander'; secret?: string | null; ref?: string } = {}) {

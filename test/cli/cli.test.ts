@@ -1,0 +1,62 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli/main.js';
+import { startApi } from '../helpers/api-server.js';
+import { makeHarness } from '../helpers/fleet.js';
+
+let close: (() => Promise<void>) | null = null;
+afterEach(async () => {
+  await close?.();
+  close = null;
+});
+
+async function cli(args: string[], env: Record<string, string | undefined>) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runCli(args, { out: (l) => out.push(l), err: (l) => err.push(l), env, fetch });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+describe('the yoke CLI', () => {
+  it('prints the fleet report, and refuses a paused start with the command that recovers', async () => {
+    const h = makeHarness();
+    h.forge.addRepo('acme/api', {});
+    h.forge.addIssue('acme/api', 1);
+    await h.engine.schedulerTick();
+    for (let i = 0; i < 3; i++) h.store.repos.addFailure('acme/api', 3, h.clock.now());
+    const api = await startApi(h, { tokens: ['op'] });
+    close = api.close;
+    const env = { YOKE_URL: api.url, YOKE_TOKEN: 'op' };
+
+    const report = await cli(['fleet', 'report'], env);
+    expect(report.code).toBe(0);
+    expect(report.out).toContain('- acme/api: PAUSED, auto default, failures 3, cap 2');
+    expect(report.out).toContain('    live ');
+    expect(report.out).toContain('to recover: comment /yoke reset on an issue of acme/api');
+
+    const refused = await cli(['repo', 'start', 'acme/api', '1'], env);
+    expect(refused).toEqual({
+      code: 1,
+      out: '',
+      err: 'acme/api is paused: it reached 3 consecutive AFK failures, and only a reset lifts the pause.\nTo recover: Comment `/yoke reset` on any issue of acme/api, or `POST /yoke/api/repos/acme/api/reset`.',
+    });
+    const reset = await cli(['repo', 'reset', 'acme/api'], env);
+    expect([reset.code, reset.out]).toEqual([0, 'Reset acme/api: 3 consecutive failures cleared and the pause lifted.']);
+    expect(h.store.repos.get('acme/api')!.pausedSince).toBeNull();
+  });
+
+  it('says what to set when the token or the server is missing, and what to type for bad words', async () => {
+    expect(await cli(['fleet', 'report'], {})).toMatchObject({ code: 1, err: "No operator token. Set YOKE_TOKEN (one of the server's YOKE_API_TOKENS) or pass --token." });
+    const down = await cli(['fleet', 'report', '--json'], { YOKE_URL: 'http://127.0.0.1:9', YOKE_TOKEN: 'x' });
+    expect(down.code).toBe(1);
+    expect(down.err).toMatch(/^yoke at http:\/\/127\.0\.0\.1:9 did not answer \(.+\)\. Check YOKE_URL or --url\.$/);
+    const h = makeHarness();
+    h.forge.addRepo('acme/api', {});
+    await h.engine.schedulerTick();
+    const api = await startApi(h, { tokens: ['op'] });
+    close = api.close;
+    expect(await cli(['repo', 'auto', 'acme/api', 'maybe'], { YOKE_URL: api.url, YOKE_TOKEN: 'op' })).toMatchObject({ code: 1, err: 'Say "on" or "off", e.g. yoke repo auto acme/api on' });
+    const unknown = await cli(['fleet', 'explode'], {});
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toContain("unknown command 'explode'");
+  });
+});

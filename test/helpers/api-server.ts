@@ -1,0 +1,18 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApiHandler } from '../../src/http/api.js';
+import type { OidcVerifier } from '../../src/http/oidc.js';
+import type { Harness } from './fleet.js';
+
+/** yoke's API handler on a loopback port, over a test harness's engine. */
+export async function startApi(h: Harness, opts: { tokens: string[]; oidc?: OidcVerifier; audience?: string }): Promise<{ url: string; close: () => Promise<void> }> {
+  const handler = createApiHandler({ engine: h.engine, apiTokens: opts.tokens, oidc: opts.oidc ?? null, audience: opts.audience ?? 'https://yoke.test' });
+  const server: Server = createServer(async (req, res) => {
+    if (!(await handler(req, res))) {
+      res.writeHead(404);
+      res.end();
+    }
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((r) => server.close(() => r())) };
+}
