@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { migrate } from '../../src/store/db.js';
+import { openStore } from '../../src/store/store.js';
+
+const newRun = (id: string, subject: string) => ({
+  id,
+  repo: 'acme/api',
+  kind: 'afk_auto' as const,
+  subject,
+  issueNumber: 1,
+  prNumber: null,
+  headSha: null,
+  launchedAt: 1,
+  budgetDeadline: 2,
+  launcher: 'command',
+  launcherRef: null,
+  secretHash: null,
+  capAtLaunch: 2,
+  liveAtLaunch: 1,
+});
+
+describe('the store', () => {
+  it('applies its migrations once, in order, and records them', () => {
+    const store = openStore(':memory:');
+    const applied = store.db.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as { version: number }[];
+    expect(applied.map((a) => a.version)).toEqual([1]);
+    expect(migrate(store.db)).toBe(0);
+  });
+
+  it('SP08 refuses a second live run for one subject at the database level, and allows it once the first has ended', () => {
+    const store = openStore(':memory:');
+    store.runs.insert(newRun('a', 'issue#1'));
+    expect(() => store.runs.insert(newRun('b', 'issue#1'))).toThrow(/UNIQUE constraint failed/);
+    expect(store.runs.end('a', 'failure', null, 3)).toBe(true);
+    expect(store.runs.end('a', 'failure', null, 4)).toBe(false); // an outcome is applied once
+    store.runs.insert(newRun('b', 'issue#1'));
+    expect(store.runs.listLive().map((r) => r.id)).toEqual(['b']);
+  });
+
+  it('SP15 pauses at the threshold and keeps the pause through a success; only unpause lifts it', () => {
+    const store = openStore(':memory:');
+    store.repos.ensure('acme/api', 1, 0);
+    for (let i = 1; i <= 3; i++) store.repos.addFailure('acme/api', 3, 100 * i);
+    expect(store.repos.get('acme/api')).toMatchObject({ consecutiveFailures: 3, pausedSince: 300 });
+    store.repos.resetFailures('acme/api', 400);
+    expect(store.repos.get('acme/api')).toMatchObject({ consecutiveFailures: 0, pausedSince: 300 });
+    store.repos.unpause('acme/api', 500);
+    expect(store.repos.get('acme/api')).toMatchObject({ consecutiveFailures: 0, pausedSince: null });
+  });
+});
