@@ -22,9 +22,6 @@ export interface YokeOverrides {
   clock?: Clock;
   timers?: Timers;
   store?: Store;
-  forge?: Forge;
-  launcher?: (forge: Forge, onExit: () => void) => Launcher;
-  fetch?: typeof fetch;
   cacheStats?: CacheStats;
   /** Start the ticks (default true). Tests drive passes by hand. */
   startTicks?: boolean;
@@ -89,8 +86,6 @@ export function yokeOctokit(store: Store, clock: Clock, stats: CacheStats, polic
   }));
 }
 
-type AnyContext = Context<'issue_comment.created'> | Context;
-
 function repoOf(payload: { repository?: { owner: { login: string }; name: string; full_name: string }; installation?: { id: number } }): RepoRef | null {
   if (!payload.repository || !payload.installation) return null;
   return {
@@ -115,9 +110,7 @@ export function createYokeApp(overrides: YokeOverrides = {}): { appFn: Applicati
       const clock = overrides.clock ?? systemClock;
       const store = overrides.store ?? openStore(settings.dbPath);
       const cacheStats: CacheStats = overrides.cacheStats ?? { requests: 0, notModified: 0 };
-      const forge =
-        overrides.forge ??
-        new GitHubForge({
+      const forge = new GitHubForge({
           appOctokit: async () => (await app.auth()) as unknown as Octokit,
           installationOctokit: async (id) => (await app.auth(id)) as unknown as Octokit,
           now: () => clock.now(),
@@ -125,11 +118,10 @@ export function createYokeApp(overrides: YokeOverrides = {}): { appFn: Applicati
         });
       let engine!: Engine;
       const onExit = () => void engine.reaperTick().catch(() => undefined);
-      const launcher =
-        overrides.launcher?.(forge, onExit) ??
-        (settings.launcher === 'actions'
+      const launcher: Launcher =
+        settings.launcher === 'actions'
           ? new ActionsLauncher({ forge, now: () => clock.now(), unseenGraceMs: settings.dispatchGraceMs })
-          : new CommandLauncher({ command: settings.command!, logDir: `${settings.dbPath}.runs`, onExit }));
+          : new CommandLauncher({ command: settings.command!, logDir: `${settings.dbPath}.runs`, onExit });
       engine = new Engine({
         store,
         forge,
@@ -161,7 +153,7 @@ export function createYokeApp(overrides: YokeOverrides = {}): { appFn: Applicati
       };
 
       // GH06: Probot verifies the signature; a repeated delivery id changes nothing.
-      const firstDelivery = (context: AnyContext): boolean => store.deliveries.firstSight(context.id, context.name, clock.now());
+      const firstDelivery = (context: Context): boolean => store.deliveries.firstSight(context.id, context.name, clock.now());
       const kick = () => void engine.kick().catch((err) => app.log.error({ err: String(err) }, 'kicked pass failed'));
 
       app.on('issue_comment.created', async (context) => {
@@ -218,16 +210,8 @@ export function createYokeApp(overrides: YokeOverrides = {}): { appFn: Applicati
         void engine.reaperTick().catch(() => undefined);
       });
 
-      const oidc =
-        settings.launcher === 'actions' || overrides.launcher
-          ? new OidcVerifier({
-              issuer: settings.oidcIssuer,
-              jwksUrl: settings.oidcJwksUrl,
-              audience: settings.publicUrl,
-              now: () => clock.now(),
-              fetch: overrides.fetch,
-            })
-          : null;
+      // Always on: Actions runs launched before a switch to the command launcher can still report.
+      const oidc = new OidcVerifier({ issuer: settings.oidcIssuer, jwksUrl: settings.oidcJwksUrl, audience: settings.publicUrl, now: () => clock.now() });
       addHandler(createApiHandler({ engine, apiTokens: settings.apiTokens, oidc, audience: settings.publicUrl }));
 
       if (overrides.startTicks !== false) {

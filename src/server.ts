@@ -1,8 +1,6 @@
 import { run, type Server } from 'probot';
 import { DEFAULT_CLIENT_POLICY, createYokeApp, resolveSettings, yokeOctokit, type YokeRuntime } from './app.js';
 import type { CacheStats } from './forge/conditional-cache.js';
-import type { Launcher } from './launcher/launcher.js';
-import type { Forge } from './forge/types.js';
 import { systemClock } from './log.js';
 import { openStore } from './store/store.js';
 
@@ -17,11 +15,11 @@ export interface StartedYoke {
   stop(): Promise<void>;
 }
 
-export async function startYoke(env: Record<string, string | undefined>, extra: { launcher?: (forge: Forge, onExit: () => void) => Launcher } = {}): Promise<StartedYoke> {
+export async function startYoke(env: Record<string, string | undefined>): Promise<StartedYoke> {
   const settings = resolveSettings({ env });
   const store = openStore(settings.dbPath);
   const cacheStats: CacheStats = { requests: 0, notModified: 0 };
-  const { appFn, runtime } = createYokeApp({ settings, store, cacheStats, launcher: extra.launcher });
+  const { appFn, runtime } = createYokeApp({ settings, store, cacheStats });
   const policy = { ...DEFAULT_CLIENT_POLICY, throttle: { ...DEFAULT_CLIENT_POLICY.throttle, enabled: settings.throttle } };
   const server = await run(appFn, { env, Octokit: yokeOctokit(store, systemClock, cacheStats, policy) } as Parameters<typeof run>[1]);
   return {

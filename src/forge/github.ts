@@ -50,6 +50,9 @@ interface GhComment {
   issue_url: string;
 }
 
+/** The owner/repo path parameters of a repository. */
+const at = (repo: RepoRef) => ({ owner: repo.owner, repo: repo.name });
+
 const labelNames = (labels: Gh['labels']): string[] => labels.map((l) => (typeof l === 'string' ? l : l.name ?? '')).filter(Boolean);
 
 const toIssue = (i: Gh): IssueView => ({
@@ -147,7 +150,7 @@ export class GitHubForge implements Forge {
     const o = await this.gh(repo.installationId);
     let result: RepoConfigResult;
     try {
-      const { config, files } = await o.config.get({ owner: repo.owner, repo: repo.name, path: CONFIG_PATH });
+      const { config, files } = await o.config.get({ ...at(repo), path: CONFIG_PATH });
       // GH01: the repo's own file opts it in; an organisation's .github repo only supplies defaults.
       result = files[0]?.config == null ? { state: 'absent' } : parseRepoConfig(config);
     } catch (err) {
@@ -249,8 +252,7 @@ export class GitHubForge implements Forge {
   /** The open issue labelled yoke:control, where notices about the repo itself go. */
   private async controlIssues(o: Octokit, repo: RepoRef): Promise<IssueView[]> {
     const { data } = await o.request('GET /repos/{owner}/{repo}/issues', {
-      owner: repo.owner,
-      repo: repo.name,
+      ...at(repo),
       state: 'open',
       labels: CONTROL_LABEL,
       per_page: 1,
@@ -260,14 +262,14 @@ export class GitHubForge implements Forge {
 
   async getIssue(repo: RepoRef, number: number): Promise<{ number: number; state: string; isPull: boolean } | null> {
     const o = await this.gh(repo.installationId);
-    const res = await unlessMissing(() => o.request('GET /repos/{owner}/{repo}/issues/{issue_number}', { owner: repo.owner, repo: repo.name, issue_number: number }));
+    const res = await unlessMissing(() => o.request('GET /repos/{owner}/{repo}/issues/{issue_number}', { ...at(repo), issue_number: number }));
     return res && { number: res.data.number, state: res.data.state, isPull: Boolean(res.data.pull_request) };
   }
 
   async getPermission(repo: RepoRef, user: string): Promise<Permission> {
     const o = await this.gh(repo.installationId);
     const res = await unlessMissing(() =>
-      o.request('GET /repos/{owner}/{repo}/collaborators/{username}/permission', { owner: repo.owner, repo: repo.name, username: user }),
+      o.request('GET /repos/{owner}/{repo}/collaborators/{username}/permission', { ...at(repo), username: user }),
     );
     if (!res) return 'none';
     const role = (res.data as { role_name?: string }).role_name;
@@ -278,8 +280,7 @@ export class GitHubForge implements Forge {
   async createComment(repo: RepoRef, number: number, body: string): Promise<number> {
     const o = await this.gh(repo.installationId);
     const { data } = await o.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
-      owner: repo.owner,
-      repo: repo.name,
+      ...at(repo),
       issue_number: number,
       body,
     });
@@ -289,8 +290,7 @@ export class GitHubForge implements Forge {
   async addReaction(repo: RepoRef, commentId: number, content: '+1' | '-1' | 'eyes' | 'confused' | 'rocket'): Promise<void> {
     const o = await this.gh(repo.installationId);
     await o.request('POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions', {
-      owner: repo.owner,
-      repo: repo.name,
+      ...at(repo),
       comment_id: commentId,
       content,
     });
@@ -298,15 +298,14 @@ export class GitHubForge implements Forge {
 
   async addLabels(repo: RepoRef, number: number, labels: string[]): Promise<void> {
     const o = await this.gh(repo.installationId);
-    await o.request('POST /repos/{owner}/{repo}/issues/{issue_number}/labels', { owner: repo.owner, repo: repo.name, issue_number: number, labels });
+    await o.request('POST /repos/{owner}/{repo}/issues/{issue_number}/labels', { ...at(repo), issue_number: number, labels });
   }
 
   async merge(repo: RepoRef, number: number, sha: string, method: 'merge' | 'squash' | 'rebase'): Promise<MergeResult> {
     const o = await this.gh(repo.installationId);
     try {
       const { data } = await o.request('PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge', {
-        owner: repo.owner,
-        repo: repo.name,
+        ...at(repo),
         pull_number: number,
         sha,
         merge_method: method,
@@ -324,8 +323,7 @@ export class GitHubForge implements Forge {
   async dispatchWorkflow(repo: RepoRef, workflow: string, ref: string, inputs: Record<string, string>): Promise<void> {
     const o = await this.gh(repo.installationId);
     await o.request('POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches', {
-      owner: repo.owner,
-      repo: repo.name,
+      ...at(repo),
       workflow_id: workflow,
       ref,
       inputs,
@@ -335,8 +333,7 @@ export class GitHubForge implements Forge {
   async findWorkflowRun(repo: RepoRef, workflow: string, runId: string, since: number): Promise<WorkflowRunView | null> {
     const o = await this.gh(repo.installationId);
     const { data } = await o.request('GET /repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs', {
-      owner: repo.owner,
-      repo: repo.name,
+      ...at(repo),
       workflow_id: workflow,
       event: 'workflow_dispatch',
       created: `>=${new Date(since - 60_000).toISOString().slice(0, 19)}Z`,
@@ -348,14 +345,14 @@ export class GitHubForge implements Forge {
 
   async getWorkflowRun(repo: RepoRef, id: number): Promise<WorkflowRunView | null> {
     const o = await this.gh(repo.installationId);
-    const res = await unlessMissing(() => o.request('GET /repos/{owner}/{repo}/actions/runs/{run_id}', { owner: repo.owner, repo: repo.name, run_id: id }));
+    const res = await unlessMissing(() => o.request('GET /repos/{owner}/{repo}/actions/runs/{run_id}', { ...at(repo), run_id: id }));
     return res && { id: Number(res.data.id), status: res.data.status ?? 'queued', conclusion: res.data.conclusion ?? null };
   }
 
   async cancelWorkflowRun(repo: RepoRef, id: number): Promise<void> {
     const o = await this.gh(repo.installationId);
     try {
-      await o.request('POST /repos/{owner}/{repo}/actions/runs/{run_id}/cancel', { owner: repo.owner, repo: repo.name, run_id: id });
+      await o.request('POST /repos/{owner}/{repo}/actions/runs/{run_id}/cancel', { ...at(repo), run_id: id });
     } catch (err) {
       // 409: the run already completed, which is what cancel wanted.
       if ((err as { status?: number }).status !== 409) throw err;

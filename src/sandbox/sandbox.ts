@@ -222,10 +222,10 @@ export class Sandbox {
     });
   }
 
-  async stop(opts: { keepData?: boolean } = {}): Promise<void> {
+  async stop(): Promise<void> {
     await this.yoke?.stop();
     await this.forge?.stop();
-    if (!opts.keepData && !this.opts.dataDir) rmSync(this.dataDir, { recursive: true, force: true });
+    if (!this.opts.dataDir) rmSync(this.dataDir, { recursive: true, force: true });
   }
 }
 

@@ -5,8 +5,6 @@ import { createRequire } from 'node:module';
 import { DEFAULT_CLIENT_POLICY, createYokeApp, yokeOctokit, type YokeRuntime } from '../../src/app.js';
 import { settingsWith, type OperatorSettings } from '../../src/config/env.js';
 import type { CacheStats } from '../../src/forge/conditional-cache.js';
-import type { Forge } from '../../src/forge/types.js';
-import type { Launcher } from '../../src/launcher/launcher.js';
 import { openStore } from '../../src/store/store.js';
 import { ManualClock, noTimers } from './fleet.js';
 
@@ -37,7 +35,7 @@ export interface ProbotHarness {
 }
 
 export async function makeProbot(
-  opts: { settings?: Partial<OperatorSettings>; launcher?: (forge: Forge, onExit: () => void) => Launcher; throttle?: boolean; baseUrl?: string; retry?: boolean } = {},
+  opts: { settings?: Partial<OperatorSettings>; throttle?: boolean; baseUrl?: string; retry?: boolean } = {},
 ): Promise<ProbotHarness> {
   const clock = new ManualClock(Date.now());
   const store = openStore(':memory:');
@@ -55,7 +53,6 @@ export async function makeProbot(
     timers: noTimers,
     startTicks: false,
     cacheStats: stats,
-    launcher: opts.launcher,
   });
   await probot.load(appFn, { cwd: process.cwd(), addHandler: (h) => handlers.push(h) });
   const rt = await runtime;
