@@ -25,6 +25,8 @@ export interface SandboxOptions {
   issues?: number;
   /** Makes each AFK run take this much longer (to catch one live). */
   agentDelayMs?: number;
+  /** Keep every response the forge serves, from its first (for the conformance test). */
+  recordResponses?: boolean;
 }
 
 const WEBHOOK_SECRET = 'sandbox-webhook-secret';
@@ -91,6 +93,7 @@ export class Sandbox {
         YOKE_SANDBOX_AGENT_DELAY_MS: String(this.opts.agentDelayMs ?? 0),
       },
     });
+    this.forge.recordResponses = this.opts.recordResponses ?? false;
     await this.forge.start();
     this.maintainerToken = this.forge.personalToken(MAINTAINER);
     this.agentToken = this.forge.personalToken(DEMO_AGENT);

@@ -102,9 +102,9 @@ let sandbox: Sandbox;
 
 beforeAll(async () => {
   doc = JSON.parse(readFileSync(docPath, 'utf8'));
-  sandbox = new Sandbox({ launcher: 'actions', failAgent: 0, issues: 1, tickSeconds: 1 });
+  // Recording from the start: some routes (GET /app) are called only once, as yoke starts.
+  sandbox = new Sandbox({ launcher: 'actions', failAgent: 0, issues: 1, tickSeconds: 1, recordResponses: true });
   await sandbox.start();
-  sandbox.forge.recordResponses = true;
   await sandbox.waitUntil(() => sandbox.done(), 120_000, 'the demo issue to merge');
   // The routes the demo run does not need, called as a client would.
   const api = `${sandbox.forge.url}/api/v3`;
