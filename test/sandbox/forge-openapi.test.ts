@@ -123,6 +123,8 @@ beforeAll(async () => {
   await call('POST', `/repos/${DEMO_REPO}/pulls/${pr.number}/reviews`, { event: 'COMMENT', body: 'Looks tidy.' });
   await call('GET', `/repos/${DEMO_REPO}/contents/README.md`);
   const wf = sandbox.forge.runner.runs[0]!;
+  // yoke reads one workflow run by id only when a run outlives its first liveness check: read it here too.
+  await call('GET', `/repos/${DEMO_REPO}/actions/runs/${wf.id}`);
   await call('POST', `/repos/${DEMO_REPO}/actions/runs/${wf.id}/cancel`);
   await call('GET', `/repos/${DEMO_REPO}/collaborators/${MAINTAINER}/permission`);
   await call('POST', `/repos/${DEMO_REPO}/pulls`, { title: 'No such branch', head: 'nope', base: 'main' });
