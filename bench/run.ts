@@ -3,14 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKeyPairSync } from 'node:crypto';
 import { Probot } from 'probot';
-import { createYokeApp, yokeOctokit } from '../src/app.js';
+import { createYokeApp } from '../src/app.js';
+import { yokeOctokit } from '../src/forge/octokit.js';
 import { settingsWith } from '../src/config/env.js';
 import type { CacheStats } from '../src/forge/conditional-cache.js';
 import type { Candidate, SpawnStage } from '../src/fleet/candidate.js';
 import { recordLaunch } from '../src/fleet/launch.js';
 import { spawnPass } from '../src/fleet/spawn-pass.js';
 import type { Launcher } from '../src/launcher/launcher.js';
-import { systemClock } from '../src/log.js';
+import { systemClock } from '../src/clock.js';
 import { openStore } from '../src/store/store.js';
 import { startFakeGitHub } from './fake-github.js';
 

@@ -1,4 +1,4 @@
-import { SettingsError } from './app.js';
+import { SettingsError } from './config/settings.js';
 import { startYoke } from './server.js';
 
 // `npm start`: Probot's runner. Without APP_ID and a private key Probot serves

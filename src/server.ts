@@ -1,7 +1,9 @@
 import { run, type Server } from 'probot';
-import { DEFAULT_CLIENT_POLICY, createYokeApp, resolveSettings, yokeOctokit, type YokeRuntime } from './app.js';
+import { createYokeApp, type YokeRuntime } from './app.js';
+import { systemClock } from './clock.js';
+import { resolveSettings } from './config/settings.js';
 import type { CacheStats } from './forge/conditional-cache.js';
-import { systemClock } from './log.js';
+import { clientPolicy, yokeOctokit } from './forge/octokit.js';
 import { openStore } from './store/store.js';
 
 // Starts yoke the way `npm start` does: Probot's runner, configured from an
@@ -20,8 +22,7 @@ export async function startYoke(env: Record<string, string | undefined>): Promis
   const store = openStore(settings.dbPath);
   const cacheStats: CacheStats = { requests: 0, notModified: 0 };
   const { appFn, runtime } = createYokeApp({ settings, store, cacheStats });
-  const policy = { ...DEFAULT_CLIENT_POLICY, throttle: { ...DEFAULT_CLIENT_POLICY.throttle, enabled: settings.throttle } };
-  const server = await run(appFn, { env, Octokit: yokeOctokit(store, systemClock, cacheStats, policy) } as Parameters<typeof run>[1]);
+  const server = await run(appFn, { env, Octokit: yokeOctokit(store, systemClock, cacheStats, clientPolicy(settings.throttle)) } as Parameters<typeof run>[1]);
   return {
     server,
     runtime,

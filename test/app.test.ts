@@ -164,9 +164,10 @@ describe('comment commands (Probot level)', () => {
       .reply(201, { id: 9002 });
     await receiveComment(h, '/yoke reset');
     await h.settle();
-    expect(replies).toHaveLength(1);
-    expect(replies[0]).toContain('@Codertocat does not have write access to Codertocat/Hello-World.');
-    expect(replies[0]).toContain('**To recover:** Ask a maintainer with write access to comment the command.');
+    // The commenter is mentioned once, and the whole reply is the refusal with its recovery.
+    expect(replies).toEqual([
+      '@Codertocat yoke commands need write access to Codertocat/Hello-World; yours is read.\n\n**To recover:** Ask a maintainer with write access to comment the command.',
+    ]);
     expect(h.rt.store.commands.get(492700400)?.outcome).toBe('command_forbidden');
   });
 
@@ -341,8 +342,9 @@ describe('opt-in and polling (Probot level)', () => {
     const reason = h.rt.store.repos.get(REPO)?.disabledReason;
     expect(reason).toContain('autoland: Invalid input: expected object, received string');
     expect(reason).toContain('Unrecognized key: "cap"');
-    expect(comments).toHaveLength(1);
-    expect(comments[0]).toContain('**To recover:** fix `.github/yoke.yml` on the default branch');
+    expect(comments).toEqual([
+      `yoke has disabled ${REPO}: ${reason}\n\n**To recover:** Fix \`.github/yoke.yml\` on the default branch of ${REPO}; yoke re-reads it on its next pass.`,
+    ]);
 
     // The next pass finds it still invalid: the control issue list answers 304 and no second comment is posted.
     mockListing(github())

@@ -6,6 +6,11 @@ import { z } from 'zod';
 
 export const CONFIG_PATH = '.github/yoke.yml';
 
+/** Whether a push's commits added, changed or removed the opt-in file (so its cached reading is stale). */
+export function touchesOptInFile(commits: readonly { added?: readonly string[]; modified?: readonly string[]; removed?: readonly string[] }[]): boolean {
+  return commits.some((c) => [...(c.added ?? []), ...(c.modified ?? []), ...(c.removed ?? [])].includes(CONFIG_PATH));
+}
+
 const minutes = z.number().int().min(1).max(24 * 60);
 
 export const RepoConfig = z

@@ -1,11 +1,12 @@
-import { makeRefusal } from '../codes.js';
-import { encodeMarker } from '../forge/marker.js';
 import type { Forge, ReviewView } from '../forge/types.js';
+import type { Log } from '../log.js';
+import { fixExhaustedNotice, mergeRefusedNotice, verdictComment } from '../messages.js';
 import type { Store } from '../store/store.js';
 import type { Run } from '../store/runs.js';
 import { pullSubject, subjectKey } from './candidate.js';
 import { shouldSpawnFix } from './producers.js';
 import { CLAIM_LABEL, STUCK_LABEL, isClaim, verdictOf, type RepoFacts } from './repo-facts.js';
+import { repoRefOf } from './repo-state.js';
 
 // What a pass does besides launching, decided purely from RepoFacts:
 // label claim PRs named by a run trailer, merge accepted heads, and tell
@@ -17,15 +18,22 @@ export type RepoAction =
   | { type: 'fix_exhausted'; pr: number; attempts: number }
   | { type: 'ignored_marker'; pr: number; commentId: number; author: string; reason: string };
 
-export function planRepoActions(facts: RepoFacts, merged: (pr: number, sha: string) => boolean): RepoAction[] {
+export interface AfterLaunch {
+  /** Live subjects once this pass's launches are counted (a lander just launched holds its PR's merge). */
+  liveSubjects: ReadonlySet<string>;
+  /** Whether a merge of this PR at this head was already attempted. */
+  merged(pr: number, sha: string): boolean;
+}
+
+export function planRepoActions(facts: RepoFacts, after: AfterLaunch): RepoAction[] {
   const actions: RepoAction[] = [];
   const ownRuns = new Set(facts.runs.map((r) => r.id));
-  for (const pull of facts.snapshot.pulls) {
+  for (const pull of facts.view.pulls) {
     if (pull.yokeRun && ownRuns.has(pull.yokeRun) && !pull.labels.includes(CLAIM_LABEL)) {
       actions.push({ type: 'label_claim', pr: pull.number, run: pull.yokeRun });
     }
   }
-  for (const claim of facts.snapshot.claims) {
+  for (const claim of facts.view.claims) {
     const reading = verdictOf(facts, claim);
     for (const ig of reading.ignored) actions.push({ type: 'ignored_marker', pr: claim.pull.number, ...ig });
     if (!isClaim(claim)) continue;
@@ -34,8 +42,8 @@ export function planRepoActions(facts: RepoFacts, merged: (pr: number, sha: stri
     if (
       current?.verdict === 'accept' &&
       facts.config.autoland.enabled &&
-      !facts.liveSubjects.has(subjectKey(facts.repo.fullName, pullSubject(n))) &&
-      !merged(n, claim.pull.headSha) &&
+      !after.liveSubjects.has(subjectKey(facts.repo.fullName, pullSubject(n))) &&
+      !after.merged(n, claim.pull.headSha) &&
       !hasBlockingReview(facts, claim.reviews, claim.pull.author)
     ) {
       actions.push({ type: 'merge', pr: n, sha: claim.pull.headSha, method: facts.config.autoland.merge_method, run: current.run });
@@ -61,7 +69,7 @@ export interface ActionDeps {
   store: Store;
   forge: Forge;
   now: () => number;
-  log: { info(o: object, m?: string): void; warn(o: object, m?: string): void };
+  log: Log;
 }
 
 export async function executeRepoActions(deps: ActionDeps, facts: RepoFacts, actions: readonly RepoAction[]): Promise<void> {
@@ -77,13 +85,12 @@ export async function executeRepoActions(deps: ActionDeps, facts: RepoFacts, act
           log.info({ repo: facts.repo.fullName, pr: a.pr, sha: a.sha }, 'merged accepted claim PR');
         } else {
           store.merges.record({ repo: facts.repo.fullName, prNumber: a.pr, headSha: a.sha, state: 'refused', detail: res.message, at: deps.now() });
-          const r = makeRefusal('merge_refused', { number: a.pr, sha: a.sha.slice(0, 7), detail: res.message });
-          await forge.createComment(facts.repo, a.pr, `yoke did not merge this PR. ${r.message}\n\n**To recover:** ${r.recovery}`);
+          await forge.createComment(facts.repo, a.pr, mergeRefusedNotice(a.pr, a.sha, res.message));
         }
       } else if (a.type === 'fix_exhausted') {
-        const r = makeRefusal('fix_attempts_exhausted', { number: a.pr, attempts: a.attempts });
         await forge.addLabels(facts.repo, a.pr, [STUCK_LABEL]);
-        await forge.createComment(facts.repo, a.pr, `@${facts.snapshot.claims.find((c) => c.pull.number === a.pr)?.pull.author ?? 'maintainers'} ${r.message} yoke has stopped fixing it and labelled it \`${STUCK_LABEL}\`.\n\n**To recover:** ${r.recovery}`);
+        const author = facts.view.claims.find((c) => c.pull.number === a.pr)?.pull.author ?? null;
+        await forge.createComment(facts.repo, a.pr, fixExhaustedNotice(author, a.pr, a.attempts));
       } else {
         log.warn({ repo: facts.repo.fullName, pr: a.pr, comment: a.commentId, author: a.author, reason: a.reason }, 'ignored verdict marker');
       }
@@ -96,7 +103,19 @@ export async function executeRepoActions(deps: ActionDeps, facts: RepoFacts, act
 /** Posts lander verdicts as marker comments; idempotent through runs.verdict_comment_id. */
 export async function postVerdict(deps: ActionDeps, run: Run, repo: Parameters<Forge['createComment']>[0]): Promise<void> {
   if (!run.verdict || run.verdictCommentId !== null || run.prNumber === null || !run.headSha) return;
-  const body = encodeMarker({ run: run.id, sha: run.headSha, verdict: run.verdict }, run.summary ?? '');
-  const id = await deps.forge.createComment(repo, run.prNumber, body);
+  const id = await deps.forge.createComment(repo, run.prNumber, verdictComment({ run: run.id, sha: run.headSha, verdict: run.verdict }, run.summary));
   deps.store.runs.setVerdictComment(run.id, id);
+}
+
+/** Every reported verdict whose marker is not yet posted; a failure is retried next pass. Call under the pass lock. */
+export async function postPendingVerdicts(deps: ActionDeps): Promise<void> {
+  for (const run of deps.store.runs.listUnpostedVerdicts()) {
+    const repo = repoRefOf(deps.store, run.repo);
+    if (!repo) continue;
+    try {
+      await postVerdict(deps, run, repo);
+    } catch (err) {
+      deps.log.warn({ run: run.id, err: String(err) }, 'could not post the verdict marker; retried next pass');
+    }
+  }
 }

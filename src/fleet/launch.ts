@@ -1,8 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
+import type { Forge, RepoRef } from '../forge/types.js';
 import type { Launcher, LaunchSpec } from '../launcher/launcher.js';
+import type { Log } from '../log.js';
 import type { Store } from '../store/store.js';
 import type { Candidate } from './candidate.js';
+import { postPauseNotice } from './housekeeping.js';
+import type { RepoFacts } from './repo-facts.js';
 import type { LaunchAttempt } from './spawn-pass.js';
+import { endRun } from './strikes.js';
 
 export const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
 
@@ -75,4 +80,54 @@ export async function lockedLaunch(
     onLaunchFailed(rec.runId, detail);
     return { kind: 'launch_failed', runId: rec.runId, detail };
   }
+}
+
+export interface LaunchDeps extends LockedLaunchDeps {
+  forge: Forge;
+  log: Log;
+  apiUrl: string;
+  pauseThreshold: number;
+}
+
+/** The facts a run starts with: its candidate, its recorded id and secret, and where its workflow lives. */
+export function buildLaunchSpec(c: Candidate, rec: Recorded, repo: RepoRef, where: { workflow: string; ref: string }, apiUrl: string): LaunchSpec {
+  return {
+    runId: rec.runId,
+    kind: c.kind,
+    repo,
+    subject: c.subject,
+    issueNumber: c.issueNumber,
+    prNumber: c.prNumber,
+    headSha: c.headSha,
+    deadline: rec.deadline,
+    secret: rec.secret,
+    apiUrl,
+    workflow: where.workflow,
+    ref: where.ref,
+  };
+}
+
+/**
+ * One candidate through the locked launch. A launcher that fails ends the
+ * run as a failure (an AFK failure counts as a strike, and may pause).
+ */
+export async function launchCandidate(deps: LaunchDeps, c: Candidate, cap: number, facts: RepoFacts): Promise<LaunchAttempt> {
+  const repo = facts.repo;
+  const workflow = facts.config.launcher.workflow;
+  const ref = facts.config.launcher.ref ?? facts.view.defaultBranch ?? 'main';
+  const result = await lockedLaunch(
+    deps,
+    c,
+    cap,
+    workflow,
+    (rec) => buildLaunchSpec(c, rec, repo, { workflow, ref }, deps.apiUrl),
+    (runId, detail) => {
+      const run = deps.store.runs.get(runId);
+      if (!run) return;
+      const ended = endRun(deps.store, run, 'failure', `launch failed: ${detail}`, deps.now(), deps.pauseThreshold);
+      if (ended?.effect === 'paused') void postPauseNotice(deps, c.repo, c.issueNumber);
+    },
+  );
+  deps.log.info({ repo: c.repo, kind: c.kind, subject: c.subject, cap, result: result.kind, why: c.why }, 'launch decision');
+  return result;
 }

@@ -1,6 +1,7 @@
 import { isAtCap, type CapPolicy, type LivenessSnapshot } from './cap.js';
 import { issueSubject, pullSubject, subjectKey, type Candidate } from './candidate.js';
-import { autoLoopOn, isClaim, isPaused, verdictOf, type RepoFacts } from './repo-facts.js';
+import { isClaim, verdictOf, type RepoFacts } from './repo-facts.js';
+import { autoLoopOn, isPaused } from './repo-state.js';
 import type { ClaimView, IssueView, RepoRef } from '../forge/types.js';
 import { isAfkKind } from '../store/runs.js';
 
@@ -36,7 +37,7 @@ export function shouldSpawnLander(facts: RepoFacts, claim: ClaimView, attemptsPe
 
 export function decideLanders(facts: RepoFacts, attemptsPerHead: number): Candidate[] {
   const out: Candidate[] = [];
-  for (const claim of facts.snapshot.claims) {
+  for (const claim of facts.view.claims) {
     const { launch, requestId } = shouldSpawnLander(facts, claim, attemptsPerHead);
     if (!launch) continue;
     out.push({
@@ -70,7 +71,7 @@ export function shouldSpawnFix(facts: RepoFacts, claim: ClaimView): FixDecision 
 }
 
 export function decideFixes(facts: RepoFacts): Candidate[] {
-  return facts.snapshot.claims
+  return facts.view.claims
     .filter((claim) => shouldSpawnFix(facts, claim) === 'launch')
     .map((claim) => ({
       stage: 'fix' as const,
@@ -90,12 +91,12 @@ export function decideFixes(facts: RepoFacts): Candidate[] {
 /** An open PR already claims the issue (closing keyword on a claim PR, or a trailer naming one of its runs). */
 export function isIssueClaimed(facts: RepoFacts, issue: number): boolean {
   const runIds = new Set(facts.runs.filter((r) => r.issueNumber === issue && isAfkKind(r.kind)).map((r) => r.id));
-  return facts.snapshot.pulls.some((p) => p.closes.includes(issue) || (p.yokeRun !== null && runIds.has(p.yokeRun)));
+  return facts.view.pulls.some((p) => p.closes.includes(issue) || (p.yokeRun !== null && runIds.has(p.yokeRun)));
 }
 
 /** SP09: no cap term. Opted in, auto loop on, not paused, labelled work waiting, nothing in flight. */
 export function shouldLaunchAuto(facts: RepoFacts, issue: IssueView): boolean {
-  if (!autoLoopOn(facts) || isPaused(facts.state)) return false;
+  if (!autoLoopOn(facts.state, facts.config) || isPaused(facts.state)) return false;
   if (!issue.labels.includes(facts.config.afk_label)) return false;
   if (live(facts, issueSubject(issue.number))) return false;
   if (isIssueClaimed(facts, issue.number)) return false;
@@ -120,7 +121,7 @@ export function decideNewWork(facts: RepoFacts): Candidate[] {
     requestId,
     why,
   });
-  const open = new Set([...facts.snapshot.issues.map((i) => i.number), ...facts.startableIssues]);
+  const open = new Set([...facts.view.issues.map((i) => i.number), ...facts.startableIssues]);
   const taken = new Set<number>();
   if (!isPaused(facts.state)) {
     for (const req of facts.requests) {
@@ -130,14 +131,14 @@ export function decideNewWork(facts: RepoFacts): Candidate[] {
       out.push(make(req.number, 'afk_manual', req.id, `started by @${req.requestedBy}`));
     }
   }
-  for (const issue of [...facts.snapshot.issues].sort((a, b) => a.number - b.number)) {
+  for (const issue of [...facts.view.issues].sort((a, b) => a.number - b.number)) {
     if (taken.has(issue.number) || !shouldLaunchAuto(facts, issue)) continue;
     out.push(make(issue.number, 'afk_auto', null, `labelled ${facts.config.afk_label}`));
   }
   return out;
 }
 
-async function gather(
+async function collectCandidates(
   ctx: ProducerContext,
   wants: (repo: RepoRef) => Promise<boolean>,
   decide: (facts: RepoFacts) => Candidate[],
@@ -153,9 +154,9 @@ async function gather(
 }
 
 export const landerCandidates = (ctx: ProducerContext): Promise<Candidate[]> =>
-  gather(ctx, ctx.wantsLanders, (f) => decideLanders(f, ctx.policy.landerAttemptsPerHead));
+  collectCandidates(ctx, ctx.wantsLanders, (f) => decideLanders(f, ctx.policy.landerAttemptsPerHead));
 
-export const fixCandidates = (ctx: ProducerContext): Promise<Candidate[]> => gather(ctx, ctx.wantsFixes, decideFixes);
+export const fixCandidates = (ctx: ProducerContext): Promise<Candidate[]> => collectCandidates(ctx, ctx.wantsFixes, decideFixes);
 
-export const newWorkCandidates = (ctx: ProducerContext): Promise<Candidate[]> => gather(ctx, async () => true, decideNewWork);
+export const newWorkCandidates = (ctx: ProducerContext): Promise<Candidate[]> => collectCandidates(ctx, async () => true, decideNewWork);
 

@@ -1,6 +1,9 @@
-import type { Engine } from './engine.js';
-import { effectiveCap } from './cap.js';
+import { makeRefusal } from '../codes.js';
 import type { Run } from '../store/runs.js';
+import { effectiveCap } from './cap.js';
+import type { FleetContext } from './context.js';
+import type { PassReport } from './pass.js';
+import { isPaused } from './repo-state.js';
 
 export interface FleetReport {
   generatedAt: string;
@@ -17,17 +20,21 @@ export interface FleetReport {
     recovery: string | null;
   }[];
   recentRuns: PublicRun[];
-  lastPass: { trigger: string; candidates: number; launched: number; authFailures: { installationId: number; detail: string }[] } | null;
+  lastPass: {
+    trigger: string;
+    candidates: number;
+    launched: number;
+    authFailures: { installationId: number; detail: string; recovery: string }[];
+  } | null;
 }
 
 export type PublicRun = Omit<Run, 'secretHash'>;
 
 export const publicRun = ({ secretHash: _s, ...rest }: Run): PublicRun => rest;
 
-export function buildFleetReport(engine: Engine): FleetReport {
-  const { store, policy, clock } = engine.deps;
+export function buildFleetReport(ctx: Pick<FleetContext, 'store' | 'policy' | 'clock'>, last: PassReport | null): FleetReport {
+  const { store, policy, clock } = ctx;
   const live = store.runs.listLive();
-  const last = engine.lastPass;
   return {
     generatedAt: new Date(clock.now()).toISOString(),
     globalCap: policy.globalCap,
@@ -37,13 +44,13 @@ export function buildFleetReport(engine: Engine): FleetReport {
       cap: effectiveCap(policy, r.fullName),
       autoLoop: r.autoLoop,
       consecutiveFailures: r.consecutiveFailures,
-      paused: r.pausedSince !== null,
+      paused: isPaused(r),
       disabledReason: r.disabledReason,
       live: live.filter((l) => l.repo === r.fullName).map(publicRun),
-      recovery: r.pausedSince !== null
-        ? `comment /yoke reset on an issue of ${r.fullName}, or POST /yoke/api/repos/${r.fullName}/reset`
+      recovery: isPaused(r)
+        ? makeRefusal('repo_paused', { repo: r.fullName, threshold: policy.pauseThreshold }).recovery
         : r.disabledReason
-          ? `fix .github/yoke.yml in ${r.fullName}`
+          ? makeRefusal('repo_disabled', { repo: r.fullName, detail: r.disabledReason }).recovery
           : null,
     })),
     recentRuns: store.runs.listAll(50).map(publicRun),
@@ -51,7 +58,10 @@ export function buildFleetReport(engine: Engine): FleetReport {
       trigger: last.trigger,
       candidates: last.candidates.length,
       launched: last.outcomes.filter((o) => o.result.kind === 'launched').length,
-      authFailures: last.authFailures,
+      authFailures: last.authFailures.map((f) => ({
+        ...f,
+        recovery: makeRefusal('installation_auth_failed', { installation: f.installationId, detail: f.detail }).recovery,
+      })),
     },
   };
 }
@@ -70,6 +80,9 @@ export function formatFleetReport(r: FleetReport): string {
     for (const run of repo.live) lines.push(`    live ${run.id} ${run.kind} ${run.subject}`);
     if (repo.recovery) lines.push(`    to recover: ${repo.recovery}`);
   }
-  for (const f of r.lastPass?.authFailures ?? []) lines.push(`! installation ${f.installationId} could not authenticate: ${f.detail}`);
+  for (const f of r.lastPass?.authFailures ?? []) {
+    lines.push(`! installation ${f.installationId} could not authenticate: ${f.detail}`);
+    lines.push(`    to recover: ${f.recovery}`);
+  }
   return lines.join('\n');
 }

@@ -4,7 +4,7 @@ import { makeRefusal, type Refusal } from '../codes.js';
 import type { OidcVerifier } from '../http/oidc.js';
 import { parseActionsRef } from '../launcher/actions.js';
 import type { Run } from '../store/runs.js';
-import type { Engine } from './engine.js';
+import type { FleetContext } from './context.js';
 import { hashSecret } from './launch.js';
 
 // A run's report of its result: `POST /yoke/api/runs/:id/result`.
@@ -43,15 +43,20 @@ async function authenticateRun(run: Run, bearer: string | null, oidc: OidcVerifi
   return null;
 }
 
-export async function reportRunResult(
-  engine: Engine,
-  runId: string,
-  bearer: string | null,
-  body: unknown,
-  oidc: OidcVerifier | null,
-  audience: string,
-): Promise<ReportAnswer> {
-  const { store } = engine.deps;
+export interface RunReport {
+  runId: string;
+  bearer: string | null;
+  body: unknown;
+}
+
+export interface RunAuth {
+  oidc: OidcVerifier | null;
+  audience: string;
+}
+
+export async function reportRunResult(ctx: FleetContext, auth: RunAuth, { runId, bearer, body }: RunReport): Promise<ReportAnswer> {
+  const { store } = ctx;
+  const { oidc, audience } = auth;
   const run = store.runs.get(runId);
   if (!run) return fail('run_unknown', { run: runId });
   const denied = await authenticateRun(run, bearer, oidc, audience);
@@ -68,6 +73,6 @@ export async function reportRunResult(
   store.runs.recordReport(run.id, { outcome: r.outcome, verdict: r.outcome === 'success' ? r.verdict ?? null : null, summary: r.summary ?? null });
   const updated = store.runs.get(run.id)!;
   // Posted under the pass lock so a pass posting the same verdict cannot race it.
-  if (updated.verdict) void engine.lock.run(() => engine.postPendingVerdicts());
+  if (updated.verdict) ctx.postVerdicts();
   return { ok: true, run: updated };
 }

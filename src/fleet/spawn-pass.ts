@@ -17,17 +17,25 @@ export function orderCandidates(candidates: readonly Candidate[]): Candidate[] {
   return [...candidates].sort((a, b) => stageRank(a.stage) - stageRank(b.stage));
 }
 
+export interface PassResult {
+  outcomes: PassOutcome[];
+  /** Liveness after this pass's launches: what post-launch decisions (merges) must respect. */
+  after: LivenessSnapshot;
+}
+
 /**
  * Spends the cap down the ordered list. The snapshot check only sheds load;
  * `launch` is the locked launch that re-counts and may refuse with over_cap.
- * The only reader of the cap in the launch decision.
+ * The only reader of the cap in the launch decision. The given snapshot is
+ * not changed; the liveness the pass ends with is returned.
  */
 export async function spawnPass(
   candidates: readonly Candidate[],
-  snapshot: LivenessSnapshot,
+  before: LivenessSnapshot,
   policy: CapPolicy,
   launch: (candidate: Candidate, cap: number) => Promise<LaunchAttempt>,
-): Promise<PassOutcome[]> {
+): Promise<PassResult> {
+  const snapshot: LivenessSnapshot = { liveCount: before.liveCount, liveSubjects: new Set(before.liveSubjects) };
   const outcomes: PassOutcome[] = [];
   for (const candidate of orderCandidates(candidates)) {
     const cap = effectiveCap(policy, candidate.repo);
@@ -52,5 +60,5 @@ export async function spawnPass(
     }
     outcomes.push({ candidate, result });
   }
-  return outcomes;
+  return { outcomes, after: snapshot };
 }

@@ -3,10 +3,14 @@ import type { RepoConfigResult } from '../config/repo-config.js';
 // What the engine knows of GitHub: plain data, read through the Forge.
 // Engine code never sees Octokit.
 
+/** A repository's full name, `owner/name`, as the store and candidates key it. */
+export type RepoName = string;
+
+/** A repository as the forge addresses it. */
 export interface RepoRef {
   owner: string;
   name: string;
-  fullName: string;
+  fullName: RepoName;
   installationId: number;
 }
 
@@ -55,8 +59,8 @@ export interface ClaimView {
   reviews: ReviewView[];
 }
 
-/** One repository as one pass sees it. */
-export interface RepoSnapshot {
+/** One repository as one pass read it from GitHub. */
+export interface RepoView {
   repo: RepoRef;
   defaultBranch: string;
   config: RepoConfigResult;
@@ -89,9 +93,9 @@ export interface Forge {
   listRepos(installationId: number): Promise<RepoRef[]>;
   /** The opt-in file, re-read at most every maxAgeMs (or after invalidate). */
   readConfig(repo: RepoRef, opts: { maxAgeMs: number }): Promise<RepoConfigResult>;
-  readRepo(repo: RepoRef, opts: { claimLabel: string; configMaxAgeMs: number }): Promise<RepoSnapshot>;
+  readRepo(repo: RepoRef, opts: { claimLabel: string; configMaxAgeMs: number }): Promise<RepoView>;
   /** Forgets cached reads of a repo (a push to the opt-in file, say). */
-  invalidate(fullName: string): void;
+  invalidate(name: RepoName): void;
   getIssue(repo: RepoRef, number: number): Promise<{ number: number; state: string; isPull: boolean } | null>;
   getPermission(repo: RepoRef, user: string): Promise<Permission>;
   createComment(repo: RepoRef, number: number, body: string): Promise<number>;

@@ -2,8 +2,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { z } from 'zod';
 import { makeRefusal, type Refusal } from '../codes.js';
+import type { FleetContext } from '../fleet/context.js';
 import { requestLand, requestStart, resetRepo, setAutoLoop, repoStatus, type ControlResult } from '../fleet/controls.js';
-import type { Engine } from '../fleet/engine.js';
+import type { PassReport } from '../fleet/pass.js';
 import { buildFleetReport, publicRun } from '../fleet/report.js';
 import { reportRunResult } from '../fleet/run-report.js';
 import type { OidcVerifier } from './oidc.js';
@@ -15,7 +16,9 @@ import { renderDashboard } from './dashboard.js';
 export const BODY_LIMIT = 64 * 1024;
 
 export interface ApiOptions {
-  engine: Engine;
+  fleet: FleetContext;
+  /** The last pass's report, for the fleet report. */
+  lastPass: () => PassReport | null;
   apiTokens: readonly string[];
   oidc: OidcVerifier | null;
   audience: string;
@@ -72,7 +75,8 @@ function isOperator(token: string | null, tokens: readonly string[]): boolean {
 }
 
 export function createApiHandler(opts: ApiOptions) {
-  const { engine } = opts;
+  const { fleet } = opts;
+  const report = () => buildFleetReport(fleet, opts.lastPass());
   return async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
     const url = new URL(req.url ?? '/', 'http://yoke.local');
     const path = url.pathname.replace(/\/+$/, '');
@@ -87,7 +91,7 @@ export function createApiHandler(opts: ApiOptions) {
           return true;
         }
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
-        res.end(renderDashboard(buildFleetReport(engine)));
+        res.end(renderDashboard(report()));
         return true;
       }
       if (path === '/yoke/api/health') return send(res, 200, { ok: true });
@@ -95,38 +99,38 @@ export function createApiHandler(opts: ApiOptions) {
       const result = /^\/yoke\/api\/runs\/([\w-]{1,100})\/result$/.exec(path);
       if (result && method === 'POST') {
         const body = await readJson(req);
-        const answer = await reportRunResult(engine, result[1]!, bearerOf(req), body, opts.oidc, opts.audience);
+        const answer = await reportRunResult(fleet, { oidc: opts.oidc, audience: opts.audience }, { runId: result[1]!, bearer: bearerOf(req), body });
         return answer.ok ? send(res, 200, { ok: true, run: publicRun(answer.run) }) : sendRefusal(res, answer.refusal);
       }
 
       // Everything else is for operators.
       if (!isOperator(bearerOf(req), opts.apiTokens)) return sendRefusal(res, makeRefusal('unauthorized'));
 
-      if (path === '/yoke/api/fleet' && method === 'GET') return send(res, 200, buildFleetReport(engine));
+      if (path === '/yoke/api/fleet' && method === 'GET') return send(res, 200, report());
       const runGet = /^\/yoke\/api\/runs\/([\w-]{1,100})$/.exec(path);
       if (runGet && method === 'GET') {
-        const run = engine.deps.store.runs.get(runGet[1]!);
+        const run = fleet.store.runs.get(runGet[1]!);
         return run ? send(res, 200, publicRun(run)) : sendRefusal(res, makeRefusal('run_unknown', { run: runGet[1]! }));
       }
       const repoRoute = /^\/yoke\/api\/repos\/([\w.-]+)\/([\w.-]+)\/(auto|reset|status|issues\/(\d+)\/start|pulls\/(\d+)\/land)$/.exec(path);
       if (repoRoute) {
         const fullName = `${repoRoute[1]}/${repoRoute[2]}`;
         const action = repoRoute[3]!;
-        if (action === 'status' && method === 'GET') return sendControl(res, await repoStatus(engine, fullName));
+        if (action === 'status' && method === 'GET') return sendControl(res, await repoStatus(fleet, fullName));
         if (method !== 'POST') return sendRefusal(res, makeRefusal('not_found'));
         if (action === 'auto') {
           const parsed = AutoBody.safeParse(await readJson(req));
           if (!parsed.success) return sendRefusal(res, makeRefusal('validation_failed', { detail: 'send {"enabled": true} or {"enabled": false}' }));
-          return sendControl(res, await setAutoLoop(engine, fullName, parsed.data.enabled));
+          return sendControl(res, await setAutoLoop(fleet, fullName, parsed.data.enabled));
         }
-        if (action === 'reset') return sendControl(res, await resetRepo(engine, fullName));
-        if (repoRoute[4]) return sendControl(res, await requestStart(engine, fullName, Number(repoRoute[4]), 'api'));
-        if (repoRoute[5]) return sendControl(res, await requestLand(engine, fullName, Number(repoRoute[5]), 'api'));
+        if (action === 'reset') return sendControl(res, await resetRepo(fleet, fullName));
+        if (repoRoute[4]) return sendControl(res, await requestStart(fleet, fullName, Number(repoRoute[4]), 'api'));
+        if (repoRoute[5]) return sendControl(res, await requestLand(fleet, fullName, Number(repoRoute[5]), 'api'));
       }
       return sendRefusal(res, makeRefusal('not_found'));
     } catch (err) {
       if (err instanceof BodyError) return sendRefusal(res, err.refusal);
-      engine.deps.log.error({ err: err instanceof Error ? err.stack : String(err), path }, 'API request failed');
+      fleet.log.error({ err: err instanceof Error ? err.stack : String(err), path }, 'API request failed');
       return send(res, 500, { error: { code: 'internal_error', message: 'yoke could not complete the request.', recovery: 'Retry; if it persists, see the yoke log.' } });
     }
   };

@@ -31,7 +31,7 @@ describe('the yoke CLI', () => {
     expect(report.code).toBe(0);
     expect(report.out).toContain('- acme/api: PAUSED, auto default, failures 3, cap 2');
     expect(report.out).toContain('    live ');
-    expect(report.out).toContain('to recover: comment /yoke reset on an issue of acme/api');
+    expect(report.out).toContain('    to recover: Comment `/yoke reset` on any issue of acme/api, or `POST /yoke/api/repos/acme/api/reset`.');
 
     const refused = await cli(['repo', 'start', 'acme/api', '1'], env);
     expect(refused).toEqual({

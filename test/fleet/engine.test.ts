@@ -16,7 +16,7 @@ describe('the spawn engine', () => {
     h.forge.addIssue('acme/api', 5);
     await h.engine.schedulerTick();
     expect(h.launcher.starts).toHaveLength(0);
-    const res = await requestStart(h.engine, 'acme/api', 5, 'maint');
+    const res = await requestStart(h.fleet, 'acme/api', 5, 'maint');
     expect(res.ok).toBe(true);
     expect(h.launcher.starts).toHaveLength(0); // nothing launched outside the pass
     await h.engine.kick();
@@ -86,7 +86,7 @@ describe('the spawn engine', () => {
       repo: snap.repo,
       state: h.store.repos.get('acme/api')!,
       config: (snap.config as unknown as { config: never }).config,
-      snapshot: snap,
+      view: snap,
       runs: h.store.runs.listForRepo('acme/api'),
       requests: [],
       startableIssues: new Set<number>(),
@@ -207,7 +207,8 @@ describe('the spawn engine', () => {
     const lander = h.launcher.starts[0]!;
     expect([lander.kind, lander.headSha]).toEqual(['lander', 'ddddddd']);
     h.store.runs.recordReport(lander.runId, { outcome: 'success', verdict: 'accept', summary: 'tests pass' });
-    await h.engine.postPendingVerdicts();
+    h.fleet.postVerdicts();
+    await h.engine.lock.run(async () => {});
     expect(h.forge.comments.at(-1)!.body).toContain('<!-- yoke:verdict v1 {"run":"' + lander.runId + '","sha":"ddddddd","verdict":"accept"} -->');
     h.launcher.finish(lander.runId);
     await h.engine.reaperTick();
@@ -295,7 +296,8 @@ describe('three strikes', () => {
     await h.engine.kick();
     const lander = h.store.runs.listLive().find((r) => r.kind === 'lander')!;
     report(h, lander.id, 'success', 'reject');
-    await h.engine.postPendingVerdicts();
+    h.fleet.postVerdicts();
+    await h.engine.lock.run(async () => {});
     await h.engine.reaperTick();
     expect(h.store.runs.get(lander.id)!.outcome).toBe('success');
     expect(h.store.repos.get('acme/api')!.consecutiveFailures).toBe(2);
@@ -320,14 +322,14 @@ describe('three strikes', () => {
     h.clock.advance(24 * 3600_000);
     await h.engine.reaperTick();
     expect(h.launcher.starts.length).toBe(starts);
-    const refused = await requestStart(h.engine, 'acme/api', 2, 'maint');
+    const refused = await requestStart(h.fleet, 'acme/api', 2, 'maint');
     expect(refused.ok).toBe(false);
     if (!refused.ok) {
       expect(refused.refusal.status).toBe(409);
       expect(refused.refusal.code).toBe('repo_paused');
       expect(refused.refusal.recovery).toContain('/yoke reset');
     }
-    const reset = await resetRepo(h.engine, 'acme/api');
+    const reset = await resetRepo(h.fleet, 'acme/api');
     expect(reset.ok).toBe(true);
     await h.engine.kick();
     expect(h.launcher.starts.length).toBe(starts + 1);
@@ -364,11 +366,13 @@ describe('producers, ticks and bad input', () => {
     expect(preview.map((c) => `${c.stage}:${c.subject}`)).toEqual(['lander:pr#5', 'fix:pr#6', 'new_work:issue#1']);
     expect(h.launcher.starts).toEqual([]);
     expect(h.store.runs.listAll()).toEqual([]);
+    // Previewing reads only: not even the repository's first row is written.
+    expect(h.store.repos.list()).toEqual([]);
   });
 
   it('SP11 the scheduler ticks every 60 s and the reaper every 30 s, on injected timers', async () => {
     const intervals: { fn: () => void; ms: number }[] = [];
-    const h = makeHarness({ timers: { setInterval: (fn, ms) => intervals.push({ fn, ms }), clearInterval: () => {} } });
+    const h = makeHarness({ timers: { setInterval: (fn: () => void, ms: number) => intervals.push({ fn, ms }), clearInterval: () => {} } });
     h.forge.addRepo('acme/api', {});
     h.forge.addIssue('acme/api', 1);
     h.engine.start();

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { effectiveCap } from '../../src/fleet/cap.js';
 import { stageRank } from '../../src/fleet/candidate.js';
 import { requestStart, resetRepo } from '../../src/fleet/controls.js';
-import type { PassReport } from '../../src/fleet/engine.js';
+import type { PassReport } from '../../src/fleet/pass.js';
 import { isAfkKind, type Outcome, type Run } from '../../src/store/runs.js';
 import { AUTOLAND, makeHarness, type Harness } from '../helpers/fleet.js';
 
@@ -160,7 +160,7 @@ describe('the fleet under random interleavings', () => {
               passes.push(...(await Promise.all([h.engine.schedulerTick(), h.engine.reaperTick(), h.engine.kick(), h.engine.schedulerTick()])));
               break;
             case 'start': {
-              const res = await requestStart(h.engine, REPOS[step.repo]!, step.issue, 'maint');
+              const res = await requestStart(h.fleet, REPOS[step.repo]!, step.issue, 'maint');
               if (!res.ok) expect(['repo_paused', 'subject_busy', 'issue_not_found', 'repo_not_opted_in']).toContain(res.refusal.code);
               passes.push(await h.engine.kick());
               break;
@@ -175,7 +175,7 @@ describe('the fleet under random interleavings', () => {
               h.launcher.failNext++;
               break;
             case 'reset':
-              await resetRepo(h.engine, REPOS[step.repo]!);
+              await resetRepo(h.fleet, REPOS[step.repo]!);
               passes.push(await h.engine.kick());
               break;
           }

@@ -41,7 +41,7 @@ describe('spawnPass', () => {
     );
     // 1 live + small#1 = 2 = small's cap; big may go on to 4 fleet-wide.
     expect(launched).toEqual(['small/repo#1', 'big/repo#4', 'big/repo#5']);
-    expect(out.filter((o) => o.result.kind === 'shed').map((o) => o.candidate.issueNumber)).toEqual([2, 3, 6]);
+    expect(out.outcomes.filter((o) => o.result.kind === 'shed').map((o) => o.candidate.issueNumber)).toEqual([2, 3, 6]);
   });
 
   it('SP06 the snapshot only sheds load: the locked launch re-counts and its ErrOverCap refusal wins over a stale snapshot', async () => {
@@ -51,7 +51,7 @@ describe('spawnPass', () => {
       return { kind: 'over_cap', freshCount: 2 };
     });
     expect(attempts).toEqual([1]);
-    expect(out[0]!.result.kind).toBe('over_cap');
+    expect(out.outcomes[0]!.result.kind).toBe('over_cap');
   });
 
   it('SP07 raises the snapshot to the repo cap on ErrOverCap and skips only that candidate', async () => {
@@ -71,8 +71,9 @@ describe('spawnPass', () => {
     );
     // narrow#2 and narrow#4 are shed by the raised snapshot without another locked launch; wide (cap 5) still launches.
     expect(calls).toEqual(['narrow/repo#1', 'wide/repo#3']);
-    expect(out.map((o) => o.result.kind)).toEqual(['over_cap', 'shed', 'launched', 'shed']);
-    expect(snapshot.liveCount).toBe(3);
+    expect(out.outcomes.map((o) => o.result.kind)).toEqual(['over_cap', 'shed', 'launched', 'shed']);
+    expect(out.after.liveCount).toBe(3);
+    expect(snapshot.liveCount).toBe(0); // the pass's input snapshot is not changed behind its readers' backs
   });
 
   it('SP07 with one shared cap an ErrOverCap stops the whole pass', async () => {
@@ -87,7 +88,7 @@ describe('spawnPass', () => {
       },
     );
     expect(calls).toEqual([1]);
-    expect(out.slice(1).every((o) => o.result.kind === 'shed')).toBe(true);
+    expect(out.outcomes.slice(1).every((o) => o.result.kind === 'shed')).toBe(true);
   });
 
   it('SP04 skips a candidate whose subject already has a live run without calling the launcher', async () => {
@@ -97,6 +98,6 @@ describe('spawnPass', () => {
       return { kind: 'launched', runId: 'x' };
     });
     expect(calls).toEqual([7]);
-    expect(out[1]!.result.kind).toBe('in_flight');
+    expect(out.outcomes[1]!.result.kind).toBe('in_flight');
   });
 });

@@ -4,9 +4,9 @@ import { createApiHandler } from '../../src/http/api.js';
 import type { OidcVerifier } from '../../src/http/oidc.js';
 import type { Harness } from './fleet.js';
 
-/** yoke's API handler on a loopback port, over a test harness's engine. */
+/** yoke's API handler on a loopback port, over a test harness's fleet. */
 export async function startApi(h: Harness, opts: { tokens: string[]; oidc?: OidcVerifier; audience?: string }): Promise<{ url: string; close: () => Promise<void> }> {
-  const handler = createApiHandler({ engine: h.engine, apiTokens: opts.tokens, oidc: opts.oidc ?? null, audience: opts.audience ?? 'https://yoke.test' });
+  const handler = createApiHandler({ fleet: h.fleet, lastPass: () => h.engine.lastPass, apiTokens: opts.tokens, oidc: opts.oidc ?? null, audience: opts.audience ?? 'https://yoke.test' });
   const server: Server = createServer(async (req, res) => {
     if (!(await handler(req, res))) {
       res.writeHead(404);

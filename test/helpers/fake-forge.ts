@@ -7,7 +7,7 @@ import {
   type MergeResult,
   type Permission,
   type RepoRef,
-  type RepoSnapshot,
+  type RepoView,
   type WorkflowRunView,
 } from '../../src/forge/types.js';
 
@@ -106,7 +106,7 @@ export class FakeForge implements Forge {
     return parseRepoConfig(this.repo(repo.fullName).config);
   }
 
-  async readRepo(repo: RepoRef): Promise<RepoSnapshot> {
+  async readRepo(repo: RepoRef): Promise<RepoView> {
     this.calls.readRepo++;
     this.readsByRepo.set(repo.fullName, (this.readsByRepo.get(repo.fullName) ?? 0) + 1);
     const r = this.repo(repo.fullName);

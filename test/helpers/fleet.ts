@@ -1,7 +1,9 @@
-import { Engine, type EnginePolicy } from '../../src/fleet/engine.js';
+import type { FleetContext, FleetPolicy } from '../../src/fleet/context.js';
+import { Engine } from '../../src/fleet/engine.js';
 import type { RepoRef } from '../../src/forge/types.js';
 import type { Launcher, LaunchSpec, Liveness } from '../../src/launcher/launcher.js';
-import { silentLog, type Timers } from '../../src/log.js';
+import type { Timers } from '../../src/clock.js';
+import { silentLog } from '../../src/log.js';
 import type { Run } from '../../src/store/runs.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { FakeForge } from './fake-forge.js';
@@ -67,7 +69,7 @@ export class FakeLauncher implements Launcher {
 
 export const noTimers: Timers = { setInterval: () => 0, clearInterval: () => {} };
 
-export const defaultPolicy = (over: Partial<EnginePolicy> = {}): EnginePolicy => ({
+export const defaultPolicy = (over: Partial<FleetPolicy> = {}): FleetPolicy => ({
   globalCap: 2,
   repoCaps: {},
   pauseThreshold: 3,
@@ -80,6 +82,8 @@ export const defaultPolicy = (over: Partial<EnginePolicy> = {}): EnginePolicy =>
 
 export interface Harness {
   engine: Engine;
+  /** What commands and the API get: the fleet context. */
+  fleet: FleetContext;
   store: Store;
   forge: FakeForge;
   launcher: FakeLauncher;
@@ -89,7 +93,7 @@ export interface Harness {
 let seq = 0;
 
 export function makeHarness(
-  opts: { policy?: Partial<EnginePolicy>; store?: Store; forge?: FakeForge; launcher?: FakeLauncher; clock?: ManualClock; timers?: Timers } = {},
+  opts: { policy?: Partial<FleetPolicy>; store?: Store; forge?: FakeForge; launcher?: FakeLauncher; clock?: ManualClock; timers?: Timers } = {},
 ): Harness {
   const store = opts.store ?? openStore(':memory:');
   const forge = opts.forge ?? new FakeForge();
@@ -107,7 +111,7 @@ export function makeHarness(
     trustedMarkerLogins: [],
     newRunId: () => `run${++seq}`,
   });
-  return { engine, store, forge, launcher, clock };
+  return { engine, fleet: engine.context(), store, forge, launcher, clock };
 }
 
 export const AUTOLAND = { autoland: { enabled: true }, fix_forward: { enabled: true, max_attempts: 2 } };

@@ -59,7 +59,10 @@ describe('recovery, end to end', () => {
     expect(s.runs().filter((r) => r.kind === 'afk_auto' && r.outcome === 'failure').length).toBeGreaterThanOrEqual(3);
     const pauseNotice = () => s.repo.comments.find((c) => c.body.startsWith('yoke paused acme/demo after'));
     await s.waitUntil(() => Boolean(pauseNotice()), 10_000, 'the pause notice');
-    expect(pauseNotice()!.body).toContain('comment `/yoke reset` here');
+    expect(pauseNotice()!.body).toBe(
+      'yoke paused acme/demo after 3 consecutive AFK failures: the auto loop is stopped and manual starts are refused until someone resets it.\n\n' +
+        '**To recover:** Comment `/yoke reset` on any issue of acme/demo, or `POST /yoke/api/repos/acme/demo/reset`.',
+    );
     const refused = await s.api('POST', `/yoke/api/repos/${DEMO_REPO}/issues/1/start`);
     expect(refused).toEqual({
       status: 409,

@@ -1,0 +1,30 @@
+import type { Clock } from '../clock.js';
+import type { Forge } from '../forge/types.js';
+import type { Log } from '../log.js';
+import type { Store } from '../store/store.js';
+import type { CapPolicy } from './cap.js';
+
+/** The fleet's policy: data passed in, never constants in the loops. */
+export interface FleetPolicy extends CapPolicy {
+  pauseThreshold: number;
+  configRefreshMs: number;
+  landerAttemptsPerHead: number;
+  tickMs: number;
+  reaperMs: number;
+}
+
+/**
+ * What the people-facing edges (commands, the HTTP API, run reports, the
+ * fleet report) may use of the fleet. They ask for passes; they never run one.
+ */
+export interface FleetContext {
+  store: Store;
+  forge: Forge;
+  clock: Clock;
+  policy: FleetPolicy;
+  log: Log;
+  /** Asks for an early pass; does not wait for it. */
+  kick(): void;
+  /** Posts recorded verdicts not yet on GitHub, under the pass lock; does not wait. */
+  postVerdicts(): void;
+}

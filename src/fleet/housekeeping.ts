@@ -1,0 +1,68 @@
+import type { Forge, RepoName, RepoRef } from '../forge/types.js';
+import type { Log } from '../log.js';
+import { disabledNotice, pauseNotice } from '../messages.js';
+import type { Store } from '../store/store.js';
+import { repoRefOf } from './repo-state.js';
+
+// What the read half of a pass finds that the store must be told: repos seen
+// for the first time, opt-in files that became invalid or valid again, and
+// requests that can no longer be served. Planned while reading, written after
+// the decisions, so reading (and previewing) a pass changes nothing.
+
+export type Housekeeping =
+  | { type: 'ensure_repo'; repo: RepoName; installationId: number }
+  | { type: 'clear_disabled'; repo: RepoName }
+  /** GH01: disable, and say why once per reason on the control issue (if there is one). */
+  | { type: 'disable'; repo: RepoRef; reason: string; controlIssue: number | null; notify: boolean }
+  | { type: 'drop_request'; requestId: number };
+
+export interface HousekeepingDeps {
+  store: Store;
+  forge: Forge;
+  now: () => number;
+  log: Log;
+}
+
+export async function executeHousekeeping(deps: HousekeepingDeps, planned: readonly Housekeeping[]): Promise<void> {
+  const { store, forge, log } = deps;
+  for (const h of planned) {
+    switch (h.type) {
+      case 'ensure_repo':
+        store.repos.ensure(h.repo, h.installationId, deps.now());
+        break;
+      case 'clear_disabled':
+        store.repos.setDisabled(h.repo, null, deps.now());
+        break;
+      case 'drop_request':
+        store.requests.drop(h.requestId);
+        break;
+      case 'disable': {
+        store.repos.setDisabled(h.repo.fullName, h.reason, deps.now());
+        if (!h.notify) break;
+        log.warn({ repo: h.repo.fullName, reason: h.reason }, 'repo disabled by its opt-in file');
+        if (h.controlIssue !== null) {
+          try {
+            await forge.createComment(h.repo, h.controlIssue, disabledNotice(h.repo.fullName, h.reason));
+          } catch (err) {
+            log.warn({ repo: h.repo.fullName, err: String(err) }, 'could not post the disabled notice; retried next pass');
+            break;
+          }
+        }
+        store.repos.markDisabledNotified(h.repo.fullName, h.reason);
+        break;
+      }
+    }
+  }
+}
+
+/** SP15: tells the issue whose AFK failure paused its repository. */
+export async function postPauseNotice(deps: HousekeepingDeps & { pauseThreshold: number }, name: RepoName, issue: number | null): Promise<void> {
+  const repo = repoRefOf(deps.store, name);
+  const state = deps.store.repos.get(name);
+  if (!repo || !state || issue === null) return;
+  try {
+    await deps.forge.createComment(repo, issue, pauseNotice(name, state.consecutiveFailures, deps.pauseThreshold));
+  } catch (err) {
+    deps.log.warn({ repo: name, err: String(err) }, 'could not post the pause notice');
+  }
+}

@@ -1,0 +1,201 @@
+import type { Clock } from '../clock.js';
+import type { RepoConfig } from '../config/repo-config.js';
+import type { CommentView, Forge, RepoRef } from '../forge/types.js';
+import { CONTROL_LABEL } from '../forge/types.js';
+import type { Launcher } from '../launcher/launcher.js';
+import type { Log } from '../log.js';
+import type { OpenRequest } from '../store/requests.js';
+import type { Store } from '../store/store.js';
+import { executeRepoActions, planRepoActions, postPendingVerdicts } from './autoland.js';
+import type { LivenessSnapshot } from './cap.js';
+import { subjectKey, type Candidate } from './candidate.js';
+import type { FleetPolicy } from './context.js';
+import { executeHousekeeping, type Housekeeping } from './housekeeping.js';
+import { launchCandidate } from './launch.js';
+import { fixCandidates, landerCandidates, newWorkCandidates, type ProducerContext } from './producers.js';
+import type { Reaped } from './reaper.js';
+import { CLAIM_LABEL, type RepoFacts } from './repo-facts.js';
+import { unseenRepoState } from './repo-state.js';
+import { spawnPass, type PassOutcome } from './spawn-pass.js';
+
+// One spawn pass: read everything (gatherPass, which writes nothing), decide,
+// then write: housekeeping, the locked launches, merges and notices, verdicts.
+
+export type PassTrigger = 'scheduler' | 'reaper' | 'kick';
+
+export interface PassReport {
+  trigger: PassTrigger;
+  repos: number;
+  candidates: Candidate[];
+  outcomes: PassOutcome[];
+  reaped: Reaped[];
+  authFailures: { installationId: number; detail: string }[];
+}
+
+export interface PassDeps {
+  store: Store;
+  forge: Forge;
+  launcher: Launcher;
+  clock: Clock;
+  log: Log;
+  policy: FleetPolicy;
+  apiUrl: string;
+  newRunId: () => string;
+  /** yoke's bot login and the operator-trusted logins whose markers count, lower-case. */
+  trustedLogins: () => Promise<ReadonlySet<string>>;
+  /** Commands found by poll, handed the newest comments of each repo the pass read. */
+  onPolledComments?: (repo: RepoRef, comments: readonly CommentView[]) => Promise<void>;
+}
+
+export interface Gathered {
+  repos: RepoRef[];
+  snapshot: LivenessSnapshot;
+  candidates: Candidate[];
+  /** The repos whose facts were read this pass (producers read lazily), by full name. */
+  facts: Map<string, Promise<RepoFacts | null>>;
+  housekeeping: Housekeeping[];
+  authFailures: PassReport['authFailures'];
+}
+
+/** The read half of a pass: one listing, one snapshot, every producer (SP02, SP11). Writes nothing. */
+export async function gatherPass(deps: PassDeps): Promise<Gathered> {
+  const { store, forge, policy, log } = deps;
+  const trusted = await deps.trustedLogins();
+  const housekeeping: Housekeeping[] = [];
+
+  // One repo listing, with one authentication per installation (SP02).
+  const authFailures: PassReport['authFailures'] = [];
+  const repos: RepoRef[] = [];
+  for (const installationId of await forge.listInstallations()) {
+    try {
+      await forge.authenticate(installationId);
+      repos.push(...(await forge.listRepos(installationId)));
+    } catch (err) {
+      const detail = err instanceof Error ? err.message : String(err);
+      authFailures.push({ installationId, detail });
+      log.warn({ installationId, detail }, 'installation skipped for this pass');
+    }
+  }
+  for (const repo of repos) {
+    const known = store.repos.get(repo.fullName);
+    if (!known || known.installationId !== repo.installationId) {
+      housekeeping.push({ type: 'ensure_repo', repo: repo.fullName, installationId: repo.installationId });
+    }
+  }
+
+  // One liveness snapshot.
+  const live = store.runs.listLive();
+  const snapshot: LivenessSnapshot = { liveCount: live.length, liveSubjects: new Set(live.map((r) => subjectKey(r.repo, r.subject))) };
+  const requests = store.requests.listOpen();
+
+  const facts = new Map<string, Promise<RepoFacts | null>>();
+  const readConfig = async (repo: RepoRef): Promise<RepoConfig | null> => {
+    const cfg = await forge.readConfig(repo, { maxAgeMs: policy.configRefreshMs });
+    return cfg.state === 'valid' ? cfg.config : null;
+  };
+  const factsOf = (repo: RepoRef): Promise<RepoFacts | null> => {
+    let memo = facts.get(repo.fullName);
+    if (!memo) {
+      memo = readFacts(deps, repo, { snapshot, requests, trusted, housekeeping }).catch((err) => {
+        log.warn({ repo: repo.fullName, err: String(err) }, 'repo read failed; skipped for this pass');
+        return null;
+      });
+      facts.set(repo.fullName, memo);
+    }
+    return memo;
+  };
+  const ctx: ProducerContext = {
+    repos,
+    snapshot,
+    policy,
+    facts: factsOf,
+    wantsLanders: async (repo) =>
+      requests.some((r) => r.repo === repo.fullName && r.kind === 'land') || (await readConfig(repo))?.autoland.enabled === true,
+    wantsFixes: async (repo) => (await readConfig(repo))?.fix_forward.enabled === true,
+  };
+
+  // Producers gather from the same snapshot; none launches (SP03, SP11).
+  const candidates = [...(await landerCandidates(ctx)), ...(await fixCandidates(ctx)), ...(await newWorkCandidates(ctx))];
+  return { repos, snapshot, candidates, facts, housekeeping, authFailures };
+}
+
+interface PassReads {
+  snapshot: LivenessSnapshot;
+  requests: readonly OpenRequest[];
+  trusted: ReadonlySet<string>;
+  /** Where this read plans the writes it found necessary. */
+  housekeeping: Housekeeping[];
+}
+
+async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads): Promise<RepoFacts | null> {
+  const { store, forge, policy, clock } = deps;
+  const view = await forge.readRepo(repo, { claimLabel: CLAIM_LABEL, configMaxAgeMs: policy.configRefreshMs });
+  const state = store.repos.get(repo.fullName) ?? unseenRepoState(repo, clock.now());
+  if (view.config.state !== 'valid') {
+    if (view.config.state === 'invalid') {
+      const reason = view.config.reason;
+      const control = view.issues.find((i) => i.labels.includes(CONTROL_LABEL));
+      reads.housekeeping.push({ type: 'disable', repo, reason, controlIssue: control?.number ?? null, notify: state.disabledNotified !== reason });
+    } else if (state.disabledReason) {
+      reads.housekeeping.push({ type: 'clear_disabled', repo: repo.fullName });
+    }
+    return null;
+  }
+  if (state.disabledReason) reads.housekeeping.push({ type: 'clear_disabled', repo: repo.fullName });
+  const mine = reads.requests.filter((r) => r.repo === repo.fullName);
+  const startableIssues = new Set<number>();
+  for (const req of mine) {
+    if (req.kind !== 'start' || view.issues.some((i) => i.number === req.number)) continue;
+    const issue = await forge.getIssue(repo, req.number);
+    if (issue && issue.state === 'open' && !issue.isPull) startableIssues.add(req.number);
+    else reads.housekeeping.push({ type: 'drop_request', requestId: req.id }); // closed since it was asked for
+  }
+  return {
+    repo,
+    state: { ...state, disabledReason: null },
+    config: view.config.config,
+    view,
+    runs: store.runs.listForRepo(repo.fullName),
+    requests: mine,
+    startableIssues,
+    trustedLogins: reads.trusted,
+    liveSubjects: reads.snapshot.liveSubjects,
+  };
+}
+
+/** SP01: the single launch decision point. Call only under the pass lock. */
+export async function spawnOnce(deps: PassDeps, trigger: PassTrigger, reaped: Reaped[]): Promise<PassReport> {
+  const { store, forge, log } = deps;
+  const now = () => deps.clock.now();
+  const gathered = await gatherPass(deps);
+  await executeHousekeeping({ store, forge, now, log }, gathered.housekeeping);
+
+  const launchDeps = { store, forge, log, launcher: deps.launcher, now, newRunId: deps.newRunId, apiUrl: deps.apiUrl, pauseThreshold: deps.policy.pauseThreshold };
+  const { outcomes, after } = await spawnPass(gathered.candidates, gathered.snapshot, deps.policy, async (c, cap) => {
+    const facts = await gathered.facts.get(c.repo);
+    if (!facts) throw new Error(`no facts were read for ${c.repo}, which produced a candidate`);
+    return launchCandidate(launchDeps, c, cap, facts);
+  });
+
+  // Writes after decisions: merges, claim labels, notices, commands found by poll, verdicts not yet posted.
+  for (const memo of gathered.facts.values()) {
+    const f = await memo;
+    if (!f) continue;
+    const fresh: RepoFacts = { ...f, runs: store.runs.listForRepo(f.repo.fullName) };
+    const actions = planRepoActions(fresh, {
+      liveSubjects: after.liveSubjects,
+      merged: (pr, sha) => store.merges.get(f.repo.fullName, pr, sha) !== undefined,
+    });
+    await executeRepoActions({ store, forge, now, log }, fresh, actions);
+    if (deps.onPolledComments) {
+      try {
+        await deps.onPolledComments(f.repo, f.view.recentComments);
+      } catch (err) {
+        log.warn({ repo: f.repo.fullName, err: String(err) }, 'polled commands failed; they are retried next pass');
+      }
+    }
+  }
+  await postPendingVerdicts({ store, forge, now, log });
+
+  return { trigger, repos: gathered.repos.length, candidates: gathered.candidates, outcomes, reaped, authFailures: gathered.authFailures };
+}

@@ -1,0 +1,51 @@
+import { ProbotOctokit } from 'probot';
+import type { Clock } from '../clock.js';
+import type { Store } from '../store/store.js';
+import { conditionalCache, type CacheStats } from './conditional-cache.js';
+
+// The Octokit class yoke's Probot runs on, and the client policy behind it.
+
+export type Octokit = InstanceType<typeof ProbotOctokit>;
+
+export interface GitHubClientPolicy {
+  throttle: { enabled: boolean; maxRetries: number; maxWaitSeconds: number };
+  /** Statuses that are answers, not faults: retrying them only delays the answer (a 409 merge refusal, say). */
+  retry: { enabled: boolean; doNotRetry: number[] };
+}
+
+export const DEFAULT_CLIENT_POLICY: GitHubClientPolicy = {
+  throttle: { enabled: true, maxRetries: 3, maxWaitSeconds: 15 * 60 },
+  retry: { enabled: true, doNotRetry: [400, 401, 403, 404, 405, 409, 410, 422, 451] },
+};
+
+/** The default policy, with request throttling on or off (an operator setting). */
+export const clientPolicy = (throttle: boolean): GitHubClientPolicy => ({
+  ...DEFAULT_CLIENT_POLICY,
+  throttle: { ...DEFAULT_CLIENT_POLICY.throttle, enabled: throttle },
+});
+
+/**
+ * Probot's Octokit with every GET made conditional against the store's cache,
+ * and rate-limit answers honoured: wait as long as retry-after or the reset
+ * says, within the policy's bounds, then retry (Probot's own default gives up
+ * on secondary limits).
+ */
+export function yokeOctokit(store: Store, clock: Clock, stats: CacheStats, policy: GitHubClientPolicy = DEFAULT_CLIENT_POLICY) {
+  const { maxRetries, maxWaitSeconds } = policy.throttle;
+  const honour = (retryAfter: number, options: { request?: { retryCount?: number } }) =>
+    (options.request?.retryCount ?? 0) < maxRetries && retryAfter <= maxWaitSeconds;
+  return ProbotOctokit.plugin(conditionalCache(store.httpCache, () => clock.now(), stats)).defaults((options: Record<string, any>) => ({
+    ...options,
+    // Probot hands the app-auth strategy a request function without the
+    // GitHub Enterprise Server base URL, so installation tokens would be
+    // asked of api.github.com; point it where every other request goes.
+    auth:
+      options.baseUrl && typeof options.auth?.request?.defaults === 'function'
+        ? { ...options.auth, request: options.auth.request.defaults({ baseUrl: options.baseUrl }) }
+        : options.auth,
+    retry: { ...options.retry, enabled: policy.retry.enabled, doNotRetry: policy.retry.doNotRetry },
+    throttle: policy.throttle.enabled
+      ? { ...options.throttle, enabled: true, onRateLimit: honour, onSecondaryRateLimit: honour }
+      : { enabled: false },
+  }));
+}

@@ -1,0 +1,95 @@
+import { z } from 'zod';
+import { CONFIG_PATH, parseRepoConfig, type RepoConfigResult } from '../config/repo-config.js';
+import { CACHE_HIT_HEADER } from './conditional-cache.js';
+import type { Octokit } from './octokit.js';
+import { GhComment, GhIssue, GhPull, GhRepositoryInfo, GhReview } from './schemas.js';
+import { CONTROL_LABEL, type ClaimView, type IssueView, type RepoName, type RepoRef, type RepoView } from './types.js';
+
+// The read half of the forge: a repository's opt-in file and its open work,
+// every GET conditional. An unchanged repository is seen through one probe
+// (the most recently updated issue or PR), answered 304 and re-served from
+// the last view.
+
+interface CachedView {
+  probeEtag: string;
+  at: number;
+  view: Omit<RepoView, 'config'>;
+}
+
+const list = <S extends z.ZodType>(schema: S, data: unknown): z.output<S>[] => z.array(schema).parse(data);
+
+export class RepoReader {
+  private configs = new Map<RepoName, { at: number; result: RepoConfigResult }>();
+  private views = new Map<RepoName, CachedView>();
+
+  constructor(private readonly now: () => number) {}
+
+  invalidate(name: RepoName): void {
+    this.configs.delete(name);
+    this.views.delete(name);
+  }
+
+  async readConfig(o: Octokit, repo: RepoRef, maxAgeMs: number): Promise<RepoConfigResult> {
+    const cached = this.configs.get(repo.fullName);
+    if (cached && this.now() - cached.at < maxAgeMs) return cached.result;
+    let result: RepoConfigResult;
+    try {
+      const { config, files } = await o.config.get({ owner: repo.owner, repo: repo.name, path: CONFIG_PATH });
+      // GH01: the repo's own file opts it in; an organisation's .github repo only supplies defaults.
+      result = files[0]?.config == null ? { state: 'absent' } : parseRepoConfig(config);
+    } catch (err) {
+      const message = err instanceof Error ? err.message.replace('[@probot/octokit-plugin-config] ', '') : String(err);
+      result = { state: 'invalid', reason: `${CONFIG_PATH} could not be read: ${message}` };
+    }
+    this.configs.set(repo.fullName, { at: this.now(), result });
+    return result;
+  }
+
+  async readRepo(o: Octokit, repo: RepoRef, opts: { claimLabel: string; configMaxAgeMs: number }): Promise<RepoView> {
+    const at = { owner: repo.owner, repo: repo.name };
+    const config = await this.readConfig(o, repo, opts.configMaxAgeMs);
+    const empty = { repo, defaultBranch: '', config, issues: [], pulls: [], claims: [], recentComments: [] };
+    // GH01: a repo without the opt-in file is not read any further.
+    if (config.state === 'absent') return empty;
+    if (config.state === 'invalid') return { ...empty, issues: await this.controlIssues(o, repo) };
+    // The probe: any comment, label, push or close anywhere in the repo changes it.
+    const probe = await o.request('GET /repos/{owner}/{repo}/issues', { ...at, state: 'all', sort: 'updated', direction: 'desc', per_page: 1 });
+    const probeEtag = String(probe.headers.etag ?? '');
+    const hit = (probe.headers as Record<string, unknown>)[CACHE_HIT_HEADER] === 'hit';
+    const cached = this.views.get(repo.fullName);
+    if (hit && cached && cached.probeEtag === probeEtag && this.now() - cached.at < opts.configMaxAgeMs) return { ...cached.view, config };
+
+    const info = GhRepositoryInfo.parse((await o.request('GET /repos/{owner}/{repo}', at)).data);
+    const afkLabel = config.config.afk_label;
+    const issues = list(GhIssue, await o.paginate('GET /repos/{owner}/{repo}/issues', { ...at, state: 'open', labels: afkLabel, per_page: 100 }))
+      .filter((i) => !i.isPull)
+      .map(toIssueView);
+    const pulls = list(GhPull, await o.paginate('GET /repos/{owner}/{repo}/pulls', { ...at, state: 'open', per_page: 100 }));
+    const claims: ClaimView[] = [];
+    for (const pull of pulls) {
+      if (!pull.labels.includes(opts.claimLabel) && !pull.yokeRun) continue;
+      const comments = await o.paginate('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', { ...at, issue_number: pull.number, per_page: 100 });
+      const reviews = await o.paginate('GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews', { ...at, pull_number: pull.number, per_page: 100 });
+      claims.push({ pull, comments: list(GhComment, comments), reviews: list(GhReview, reviews) });
+    }
+    const recent = await o.request('GET /repos/{owner}/{repo}/issues/comments', { ...at, sort: 'created', direction: 'desc', per_page: 100 });
+    const view: Omit<RepoView, 'config'> = {
+      repo,
+      defaultBranch: info.default_branch,
+      issues,
+      pulls,
+      claims,
+      recentComments: list(GhComment, recent.data).reverse(),
+    };
+    this.views.set(repo.fullName, { probeEtag, at: this.now(), view });
+    return { ...view, config };
+  }
+
+  /** The open issue labelled yoke:control, where notices about the repo itself go. */
+  private async controlIssues(o: Octokit, repo: RepoRef): Promise<IssueView[]> {
+    const { data } = await o.request('GET /repos/{owner}/{repo}/issues', { owner: repo.owner, repo: repo.name, state: 'open', labels: CONTROL_LABEL, per_page: 1 });
+    return list(GhIssue, data).filter((i) => !i.isPull).map(toIssueView);
+  }
+}
+
+const toIssueView = ({ number, title, labels, author, assignee }: z.output<typeof GhIssue>): IssueView => ({ number, title, labels, author, assignee });

@@ -1,0 +1,117 @@
+import { z } from 'zod';
+import { parseClosingRefs, parseYokeRunTrailer, type CommentView, type IssueView, type Permission, type PullView, type ReviewView, type WorkflowRunView } from './types.js';
+
+// GitHub's REST shapes, as far as yoke reads them, each turned into yoke's
+// own view in the same step. Fields yoke does not read are not described.
+
+const User = z.object({ login: z.string(), type: z.string().optional() }).nullable().optional();
+const Labels = z
+  .array(z.union([z.string(), z.object({ name: z.string().optional() })]))
+  .transform((labels) => labels.map((l) => (typeof l === 'string' ? l : (l.name ?? ''))).filter(Boolean));
+
+export const GhIssue = z
+  .object({
+    number: z.number(),
+    title: z.string(),
+    labels: Labels,
+    user: User,
+    assignee: z.object({ login: z.string() }).nullable().optional(),
+    pull_request: z.unknown().optional(),
+  })
+  .transform((i): IssueView & { isPull: boolean } => ({
+    number: i.number,
+    title: i.title,
+    labels: i.labels,
+    author: i.user?.login ?? 'ghost',
+    assignee: i.assignee?.login ?? null,
+    isPull: i.pull_request != null,
+  }));
+
+export const GhPull = z
+  .object({
+    number: z.number(),
+    title: z.string(),
+    body: z.string().nullable().optional(),
+    head: z.object({ sha: z.string(), ref: z.string() }),
+    labels: Labels,
+    draft: z.boolean().optional(),
+    user: User,
+  })
+  .transform((p): PullView => ({
+    number: p.number,
+    title: p.title,
+    body: p.body ?? '',
+    headSha: p.head.sha,
+    headRef: p.head.ref,
+    labels: p.labels,
+    draft: p.draft ?? false,
+    author: p.user?.login ?? 'ghost',
+    closes: parseClosingRefs(p.body ?? ''),
+    yokeRun: parseYokeRunTrailer(p.body ?? ''),
+  }));
+
+export const GhComment = z
+  .object({
+    id: z.number(),
+    body: z.string().nullable().optional(),
+    user: User,
+    created_at: z.string(),
+    html_url: z.string(),
+    issue_url: z.string(),
+  })
+  .transform((c): CommentView => ({
+    id: c.id,
+    issueNumber: Number(c.issue_url.split('/').pop()),
+    isPull: c.html_url.includes('/pull/'),
+    author: c.user?.login ?? 'ghost',
+    authorIsBot: c.user?.type === 'Bot',
+    body: c.body ?? '',
+    createdAt: Date.parse(c.created_at),
+  }));
+
+export const GhReview = z
+  .object({ user: User, state: z.string(), commit_id: z.string().nullable().optional() })
+  .transform((r): ReviewView => ({ author: r.user?.login ?? 'ghost', state: r.state, commitId: r.commit_id ?? null }));
+
+export const GhWorkflowRun = z
+  .object({
+    id: z.number(),
+    status: z.string().nullable().optional(),
+    conclusion: z.string().nullable().optional(),
+    display_title: z.string().optional(),
+    name: z.string().nullable().optional(),
+  })
+  .transform((w): WorkflowRunView & { title: string } => ({
+    id: w.id,
+    status: w.status ?? 'queued',
+    conclusion: w.conclusion ?? null,
+    title: w.display_title ?? w.name ?? '',
+  }));
+
+/** A repository as the installation's listing gives it. */
+export const GhRepository = z.object({
+  name: z.string(),
+  full_name: z.string(),
+  owner: z.object({ login: z.string() }),
+  archived: z.boolean().optional(),
+});
+
+/** What yoke reads of `GET /repos/{owner}/{repo}`. */
+export const GhRepositoryInfo = z.object({ default_branch: z.string() });
+
+/** What yoke reads of one issue or PR by number: is it open, and is it a PR. */
+export const GhIssueState = z
+  .object({ number: z.number(), state: z.string(), pull_request: z.unknown().optional() })
+  .transform((i) => ({ number: i.number, state: i.state, isPull: i.pull_request != null }));
+
+const PERMISSIONS = ['admin', 'maintain', 'write', 'triage', 'read', 'none'] as const;
+
+/** The collaborator permission answer: the fine-grained role when GitHub gives one, else the classic level. */
+export const GhPermission = z
+  .object({ permission: z.string(), role_name: z.string().optional() })
+  .transform((p): Permission => {
+    if (p.role_name === 'maintain' || p.role_name === 'triage') return p.role_name;
+    return (PERMISSIONS as readonly string[]).includes(p.permission) ? (p.permission as Permission) : 'none';
+  });
+
+export const GhBotApp = z.object({ slug: z.string().optional() }).nullable();

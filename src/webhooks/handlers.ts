@@ -1,0 +1,66 @@
+import type { Probot } from 'probot';
+import type { Clock } from '../clock.js';
+import { handleComment } from '../commands/handle.js';
+import { touchesOptInFile } from '../config/repo-config.js';
+import type { FleetContext } from '../fleet/context.js';
+import type { Forge } from '../forge/types.js';
+import type { Store } from '../store/store.js';
+import { IssueCommentPayload, PushPayload } from './payloads.js';
+
+// Webhooks only deliver commands and kick an early pass: a missed one costs
+// latency, never correctness (DESIGN §2). Probot verifies each signature.
+
+/** Events whose only meaning to yoke is "something changed; look again soon". */
+export const KICK_EVENTS = [
+  'issues.labeled',
+  'issues.opened',
+  'issues.reopened',
+  'pull_request.opened',
+  'pull_request.reopened',
+  'pull_request.synchronize',
+  'pull_request.labeled',
+  'pull_request.ready_for_review',
+  'pull_request_review.submitted',
+  'installation.created',
+  'installation_repositories.added',
+] as const;
+
+export interface WebhookDeps {
+  fleet: FleetContext;
+  store: Store;
+  forge: Forge;
+  clock: Clock;
+  /** A run may have ended: reap now rather than at the next reaper tick. */
+  reap: () => void;
+}
+
+export function registerWebhooks(app: Probot, deps: WebhookDeps): void {
+  const { fleet, store, forge, clock } = deps;
+  // GH06: a repeated delivery id changes nothing.
+  const firstSight = (context: { id: string; name: string }): boolean => store.deliveries.firstSight(context.id, context.name, clock.now());
+
+  app.on('issue_comment.created', async (context) => {
+    if (!firstSight(context)) return;
+    const parsed = IssueCommentPayload.safeParse(context.payload);
+    if (!parsed.success) {
+      fleet.log.warn({ delivery: context.id, problems: parsed.error.issues.map((i) => i.path.join('.')) }, 'comment webhook without the fields yoke reads; ignored');
+      return;
+    }
+    const { repo, comment } = parsed.data;
+    if (!store.repos.get(repo.fullName)) store.repos.ensure(repo.fullName, repo.installationId, clock.now());
+    await handleComment(fleet, { repo, comment, via: 'webhook' });
+  });
+  app.on([...KICK_EVENTS], async (context) => {
+    if (firstSight(context)) fleet.kick();
+  });
+  app.on('push', async (context) => {
+    if (!firstSight(context)) return;
+    const parsed = PushPayload.safeParse(context.payload);
+    if (!parsed.success || !parsed.data.toDefaultBranch || !touchesOptInFile(parsed.data.commits)) return;
+    forge.invalidate(parsed.data.repo);
+    fleet.kick();
+  });
+  app.on('workflow_run.completed', async (context) => {
+    if (firstSight(context)) deps.reap();
+  });
+}

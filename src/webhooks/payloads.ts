@@ -1,0 +1,61 @@
+import { z } from 'zod';
+import type { CommentView, RepoRef } from '../forge/types.js';
+
+// The few fields of GitHub's webhook payloads yoke reads, parsed where they
+// enter and turned into yoke's own shapes in one step.
+
+const Repository = z.object({
+  name: z.string(),
+  full_name: z.string(),
+  owner: z.object({ login: z.string() }),
+  default_branch: z.string().optional(),
+});
+const Installation = z.object({ id: z.number() });
+const User = z.object({ login: z.string(), type: z.string().optional() }).nullable().optional();
+
+const toRepoRef = (repository: z.infer<typeof Repository>, installation: z.infer<typeof Installation>): RepoRef => ({
+  owner: repository.owner.login,
+  name: repository.name,
+  fullName: repository.full_name,
+  installationId: installation.id,
+});
+
+export const IssueCommentPayload = z
+  .object({
+    repository: Repository,
+    installation: Installation,
+    issue: z.object({ number: z.number(), pull_request: z.unknown().optional() }),
+    comment: z.object({ id: z.number(), body: z.string().nullable().optional(), user: User, created_at: z.string() }),
+  })
+  .transform((p): { repo: RepoRef; comment: CommentView } => ({
+    repo: toRepoRef(p.repository, p.installation),
+    comment: {
+      id: p.comment.id,
+      issueNumber: p.issue.number,
+      isPull: p.issue.pull_request != null,
+      author: p.comment.user?.login ?? 'ghost',
+      authorIsBot: p.comment.user?.type === 'Bot',
+      body: p.comment.body ?? '',
+      createdAt: Date.parse(p.comment.created_at),
+    },
+  }));
+export type IssueCommentPayload = z.infer<typeof IssueCommentPayload>;
+
+const Commit = z.object({
+  added: z.array(z.string()).optional(),
+  modified: z.array(z.string()).optional(),
+  removed: z.array(z.string()).optional(),
+});
+
+export const PushPayload = z
+  .object({
+    ref: z.string(),
+    repository: Repository,
+    commits: z.array(Commit).optional().default([]),
+  })
+  .transform((p) => ({
+    repo: p.repository.full_name,
+    toDefaultBranch: p.repository.default_branch !== undefined && p.ref === `refs/heads/${p.repository.default_branch}`,
+    commits: p.commits,
+  }));
+export type PushPayload = z.infer<typeof PushPayload>;
