@@ -13,7 +13,7 @@ import { spawnPass } from '../src/fleet/spawn-pass.js';
 import type { Launcher } from '../src/launcher/launcher.js';
 import { systemClock } from '../src/clock.js';
 import { openStore } from '../src/store/store.js';
-import { startFakeGitHub } from './fake-github.js';
+import { EmbeddedForge } from '../src/sandbox/forge-server.js';
 
 // `npm run bench`: each figure on its own line as `name: value unit`.
 
@@ -71,14 +71,21 @@ async function benchSpawnPass(): Promise<void> {
 
 async function benchIdlePoll(): Promise<void> {
   const repos = 200;
-  const gh = await startFakeGitHub({ repos, config: 'auto: true\nautoland:\n  enabled: true\n' });
   const dir = mkdtempSync(join(tmpdir(), 'yoke-bench-'));
+  const keys = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  // The sandbox's forge is the one fake GitHub: the same HTTP layer (ETags, 304s, rate-limit headers, pagination).
+  const forge = new EmbeddedForge({ dataDir: dir, appId: 1, appSlug: 'yoke-bench', appPublicKey: keys.publicKey.export({ type: 'spki', format: 'pem' }).toString() });
   try {
+    await forge.start();
+    for (let i = 0; i < repos; i++) {
+      const repo = forge.createRepo(`bench/repo-${String(i).padStart(4, '0')}`, { files: { '.github/yoke.yml': 'auto: true\nautoland:\n  enabled: true\n' }, installationId: 1 });
+      forge.createIssue(repo, forge.user('bench'), 'An issue nobody labelled', 'Nothing to do here.');
+    }
     const store = openStore(join(dir, 'idle.db'));
     const stats: CacheStats = { requests: 0, notModified: 0 };
-    const privateKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+    const privateKey = keys.privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
     const Octokit = yokeOctokit(store, systemClock, stats);
-    const probot = new Probot({ appId: 1, privateKey, Octokit, baseUrl: `${gh.url}/api/v3`, logLevel: 'fatal' });
+    const probot = new Probot({ appId: 1, privateKey, Octokit, baseUrl: `${forge.url}/api/v3`, logLevel: 'fatal' });
     const { appFn, runtime } = createYokeApp({
       store,
       cacheStats: stats,
@@ -89,11 +96,12 @@ async function benchIdlePoll(): Promise<void> {
     const rt = await runtime;
     const cold = await rt.engine.schedulerTick(); // cold: reads everything once
     if (cold.repos !== repos || cold.authFailures.length) throw new Error(`cold pass saw ${cold.repos} repos: ${JSON.stringify(cold.authFailures)}`);
-    const coldRepoRequests = gh.stats.log.filter((l) => l.path.includes('/repos/')).length;
-    gh.reset();
+    const coldRepoRequests = forge.http.stats.log.filter((l) => l.path.includes('/repos/')).length;
+    forge.http.resetStats();
     await rt.engine.schedulerTick(); // idle: nothing changed
-    const repoScoped = gh.stats.log.filter((l) => l.path.includes('/repos/'));
-    const listing = gh.stats.log.filter((l) => !l.path.includes('/repos/'));
+    const log = forge.http.stats.log;
+    const repoScoped = log.filter((l) => l.path.includes('/repos/'));
+    const listing = log.filter((l) => !l.path.includes('/repos/'));
     print('idle_poll_requests_per_repo', repoScoped.length / repos, 'requests');
     print('idle_poll_rate_limited_requests_per_repo', repoScoped.filter((l) => l.status !== 304).length / repos, 'requests');
     print('idle_poll_fleet_listing_requests', listing.length, 'requests');
@@ -102,7 +110,7 @@ async function benchIdlePoll(): Promise<void> {
     rt.stop();
     store.close();
   } finally {
-    await gh.close();
+    await forge.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }

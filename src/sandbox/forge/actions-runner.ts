@@ -4,9 +4,10 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import type { EmbeddedForge, ForgeRepo } from './forge-server.js';
-import { git, readFileAt, revParse } from './git.js';
-import { HttpError } from './http-error.js';
+import { git, readFileAt, revParse } from '../git.js';
+import { HttpError } from '../http-error.js';
+import type { OidcClaims } from './oidc-issuer.js';
+import type { ForgeRepo } from './state.js';
 
 // The embedded forge's GitHub Actions: a workflow_dispatch reads the
 // workflow file from the repository, and its `run` steps execute as local
@@ -50,8 +51,23 @@ const Workflow = z.object({
 });
 type Workflow = z.infer<typeof Workflow>;
 
+/** What the runner needs of the forge it runs for, and nothing more. */
+export interface RunnerHost {
+  /** The forge's base URL (API, OIDC endpoints). */
+  url(): string;
+  now(): number;
+  nextId(): number;
+  repo(fullName: string): ForgeRepo | undefined;
+  /** A GITHUB_TOKEN for one run, scoped to its repository. */
+  workflowToken(repo: string): string;
+  /** Signs an OIDC token with the forge's Actions issuer. */
+  mintOidc(claims: OidcClaims): string;
+  /** A run completed: GitHub sends `workflow_run.completed`. */
+  runCompleted(run: WorkflowRunRecord): void;
+}
+
 export interface RunnerOptions {
-  forge: EmbeddedForge;
+  host: RunnerHost;
   workDir: string;
   extraEnv: Record<string, string>;
 }
@@ -95,9 +111,9 @@ export class ActionsRunner {
       allInputs[name] = value;
     }
     const key = `${repo.fullName}/${file}`;
-    if (!this.workflowIds.has(key)) this.workflowIds.set(key, this.opts.forge.nextId());
-    const now = this.opts.forge.now();
-    const id = this.opts.forge.nextId();
+    if (!this.workflowIds.has(key)) this.workflowIds.set(key, this.opts.host.nextId());
+    const now = this.opts.host.now();
+    const id = this.opts.host.nextId();
     const run: WorkflowRunRecord = {
       id,
       repo: repo.fullName,
@@ -125,21 +141,20 @@ export class ActionsRunner {
 
   private finish(run: WorkflowRunRecord, conclusion: 'success' | 'failure' | 'cancelled'): void {
     if (run.status === 'completed') return;
-    const now = this.opts.forge.now();
+    const now = this.opts.host.now();
     Object.assign(run, { status: 'completed', conclusion, completedAt: now, updatedAt: now });
-    const repo = this.opts.forge.repos.get(run.repo);
-    if (repo) this.opts.forge.emit('workflow_run', 'completed', repo, this.opts.forge.user('github-actions[bot]', 'Bot'), { workflow_run: this.opts.forge.workflowRunJson(repo, run) });
+    this.opts.host.runCompleted(run);
   }
 
   private async execute(repo: ForgeRepo, run: WorkflowRunRecord, wf: Workflow): Promise<void> {
     if (run.status === 'completed') return;
-    const now = this.opts.forge.now();
+    const now = this.opts.host.now();
     Object.assign(run, { status: 'in_progress', startedAt: now, updatedAt: now });
     const workspace = mkdtempSync(join(this.opts.workDir, `ws-${run.id}-`));
     const log = createWriteStream(run.logPath);
-    const forgeUrl = this.opts.forge.url;
+    const forgeUrl = this.opts.host.url();
     const github = {
-      token: this.opts.forge.workflowToken(repo.fullName),
+      token: this.opts.host.workflowToken(repo.fullName),
       ref: `refs/heads/${run.ref}`,
       sha: run.headSha,
       repository: repo.fullName,
@@ -222,8 +237,8 @@ export class ActionsRunner {
     const run = this.runs.find((r) => String(r.id) === url.searchParams.get('run'));
     const bearer = /^bearer\s+(.+)$/i.exec(authorization)?.[1];
     if (!run || run.status !== 'in_progress' || bearer !== run.oidcRequestToken) return null;
-    return this.opts.forge.oidc.mint({
-      aud: url.searchParams.get('audience') ?? this.opts.forge.url,
+    return this.opts.host.mintOidc({
+      aud: url.searchParams.get('audience') ?? this.opts.host.url(),
       repository: run.repo,
       run_id: String(run.id),
       workflow: run.workflowName,

@@ -3,6 +3,14 @@ import { createSign, generateKeyPairSync, randomBytes, type KeyObject } from 'no
 // GitHub-style OIDC tokens for sandbox workflow runs, signed by a key whose
 // public half is published as a JWKS, the way token.actions.githubusercontent.com does.
 
+export interface OidcClaims {
+  aud: string;
+  repository: string;
+  run_id: string;
+  workflow: string;
+  ref: string;
+}
+
 export class OidcIssuer {
   private readonly privateKey: KeyObject;
   readonly kid = randomBytes(8).toString('hex');
@@ -14,7 +22,7 @@ export class OidcIssuer {
     this.jwks = { keys: [{ ...publicKey.export({ format: 'jwk' }), kid: this.kid, use: 'sig', alg: 'RS256' }] };
   }
 
-  mint(claims: { aud: string; repository: string; run_id: string; workflow: string; ref: string }, nowMs = Date.now()): string {
+  mint(claims: OidcClaims, nowMs = Date.now()): string {
     const now = Math.floor(nowMs / 1000);
     const enc = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
     const head = enc({ alg: 'RS256', typ: 'JWT', kid: this.kid });

@@ -1,0 +1,235 @@
+import { createHash, createPublicKey, verify as verifySignature, type KeyObject } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { HttpError } from '../http-error.js';
+import type { ForgeUser } from './state.js';
+
+// The forge's HTTP layer, shared by the sandbox and the bench: routing by
+// GitHub's path templates, authentication (app JWTs and tokens), ETags with
+// 304 answers that cost no rate limit, rate-limit headers and pagination.
+// What the routes do lives in routes-*.ts.
+
+export type AuthKind = 'app' | 'installation' | 'user' | 'workflow' | 'none';
+
+export interface Ctx {
+  params: Record<string, string>;
+  query: URLSearchParams;
+  body: Record<string, unknown>;
+  actor: ForgeUser | null;
+  auth: AuthKind;
+  installationId: number | null;
+  accept: string;
+}
+
+export type Answer = { status: number; body?: unknown; headers?: Record<string, string>; raw?: string };
+export type Handler = (ctx: Ctx) => Answer | Promise<Answer>;
+
+export interface RouteDef {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: string;
+  auth: 'app' | 'repo' | 'none';
+}
+
+/** A request outside the REST API (the Actions OIDC endpoints), answered as is. */
+export type RawHandler = (url: URL, req: IncomingMessage) => { status: number; body: unknown } | null;
+
+export interface Credentials {
+  /** A stored token's holder, or undefined. */
+  credential(token: string): { kind: 'installation' | 'user' | 'workflow'; user: ForgeUser; installationId: number | null; expiresAt: number } | undefined;
+}
+
+export interface ForgeHttpOptions {
+  appId: number;
+  appPublicKey: string;
+  credentials: Credentials;
+  now: () => number;
+  /** Added before every answer, as a distant GitHub would (the bench sets it). */
+  latencyMs?: number;
+}
+
+export interface ForgeHttpStats {
+  requests: number;
+  notModified: number;
+  /** Answers that counted against the rate limit. */
+  rateLimited: number;
+  log: { method: string; path: string; status: number }[];
+}
+
+export class ForgeHttp {
+  readonly routes: (RouteDef & { re: RegExp; keys: string[]; handler: Handler })[] = [];
+  /** Every response served, for tests that check shapes against GitHub's description. */
+  readonly served: { method: string; route: string; status: number; body: unknown; request: unknown }[] = [];
+  recordResponses = false;
+  readonly stats: ForgeHttpStats = { requests: 0, notModified: 0, rateLimited: 0, log: [] };
+  private raw = new Map<string, RawHandler>();
+  private rate = new Map<string, number>();
+  private appKey: KeyObject;
+  private server: Server | null = null;
+  url = '';
+
+  constructor(private readonly opts: ForgeHttpOptions) {
+    this.appKey = createPublicKey(opts.appPublicKey);
+  }
+
+  apiUrl(path: string): string {
+    return `${this.url}/api/v3${path}`;
+  }
+
+  on(method: RouteDef['method'], path: string, auth: RouteDef['auth'], handler: Handler): void {
+    const keys: string[] = [];
+    const re = new RegExp(
+      '^' +
+        path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{(\w+)\}/g, (_m, k: string) => {
+          keys.push(k);
+          return k === 'path' ? '(.+)' : '([^/]+)';
+        }) +
+        '$',
+    );
+    this.routes.push({ method, path, auth, re, keys, handler });
+  }
+
+  onRaw(path: string, handler: RawHandler): void {
+    this.raw.set(path, handler);
+  }
+
+  /** One page of a list, with GitHub's `link` header. */
+  page<T>(ctx: Ctx, items: T[], path: string): Answer {
+    const per = Math.min(100, Math.max(1, Number(ctx.query.get('per_page') ?? 30)));
+    const page = Math.max(1, Number(ctx.query.get('page') ?? 1));
+    const last = Math.max(1, Math.ceil(items.length / per));
+    const headers: Record<string, string> = {};
+    const link = (p: number, rel: string) => {
+      const q = new URLSearchParams(ctx.query);
+      q.set('page', String(p));
+      q.set('per_page', String(per));
+      return `<${this.apiUrl(path)}?${q}>; rel="${rel}"`;
+    };
+    const links = [];
+    if (page < last) links.push(link(page + 1, 'next'), link(last, 'last'));
+    if (page > 1) links.push(link(1, 'first'), link(page - 1, 'prev'));
+    if (links.length) headers.link = links.join(', ');
+    return { status: 200, body: items.slice((page - 1) * per, page * per), headers };
+  }
+
+  resetStats(): void {
+    Object.assign(this.stats, { requests: 0, notModified: 0, rateLimited: 0, log: [] });
+  }
+
+  private authenticate(req: IncomingMessage): Pick<Ctx, 'actor' | 'auth' | 'installationId'> {
+    const h = req.headers.authorization ?? '';
+    const m = /^(?:token|bearer)\s+(.+)$/i.exec(h);
+    if (!m) return { actor: null, auth: 'none', installationId: null };
+    const cred = m[1]!.trim();
+    const stored = this.opts.credentials.credential(cred);
+    if (stored) {
+      if (stored.expiresAt < this.opts.now()) throw new HttpError(401, 'Bad credentials');
+      return { actor: stored.user, auth: stored.kind, installationId: stored.installationId };
+    }
+    if (cred.split('.').length === 3 && this.verifyAppJwt(cred)) return { actor: null, auth: 'app', installationId: null };
+    throw new HttpError(401, 'Bad credentials');
+  }
+
+  private verifyAppJwt(jwt: string): boolean {
+    const [h, p, s] = jwt.split('.') as [string, string, string];
+    try {
+      const ok = verifySignature('RSA-SHA256', Buffer.from(`${h}.${p}`), this.appKey, Buffer.from(s, 'base64url'));
+      const claims = JSON.parse(Buffer.from(p, 'base64url').toString()) as { iss?: string | number; exp?: number };
+      const now = Math.floor(this.opts.now() / 1000);
+      return ok && String(claims.iss) === String(this.opts.appId) && (claims.exp ?? 0) > now - 30;
+    } catch {
+      return false;
+    }
+  }
+
+  private rateHeaders(n: number): Record<string, string> {
+    return {
+      'x-ratelimit-limit': '5000',
+      'x-ratelimit-remaining': String(Math.max(0, 5000 - n)),
+      'x-ratelimit-used': String(n),
+      'x-ratelimit-reset': String(Math.floor(this.opts.now() / 1000) + 3600),
+      'x-ratelimit-resource': 'core',
+    };
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://forge.local');
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    if (this.opts.latencyMs) await new Promise((r) => setTimeout(r, this.opts.latencyMs));
+    const method = (req.method ?? 'GET').toUpperCase();
+    this.stats.requests++;
+    const send = (status: number, body: unknown, headers: Record<string, string> = {}, raw?: string) => {
+      this.stats.log.push({ method, path: url.pathname, status });
+      res.writeHead(status, headers);
+      res.end(raw ?? (body === undefined ? '' : JSON.stringify(body)));
+    };
+
+    const rawHandler = this.raw.get(url.pathname);
+    if (rawHandler) {
+      const answer = rawHandler(url, req);
+      return answer ? send(answer.status, answer.body, { 'content-type': 'application/json' }) : send(401, { message: 'Bad credentials' });
+    }
+    if (!url.pathname.startsWith('/api/v3/')) return send(404, { message: 'Not Found' }, { 'content-type': 'application/json' });
+    const path = url.pathname.slice('/api/v3'.length);
+    // Literal segments win over parameters (issues/comments is not issue "comments").
+    const route = this.routes.filter((r) => r.method === method && r.re.test(path)).sort((a, b) => a.keys.length - b.keys.length)[0];
+    const common: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', 'x-github-media-type': 'github.v3; format=json' };
+    try {
+      if (!route) throw new HttpError(404, 'Not Found');
+      const who = this.authenticate(req);
+      if (route.auth === 'app' && who.auth !== 'app') throw new HttpError(401, 'A JSON web token could not be decoded');
+      if (route.auth === 'repo' && (who.auth === 'none' || who.auth === 'app')) throw new HttpError(401, 'Requires authentication');
+      const m = route.re.exec(path)!;
+      const params = Object.fromEntries(route.keys.map((k, i) => [k, decodeURIComponent(m[i + 1]!)]));
+      let body: Record<string, unknown> = {};
+      if (text) {
+        try {
+          body = JSON.parse(text) as Record<string, unknown>;
+        } catch {
+          throw new HttpError(400, 'Problems parsing JSON');
+        }
+      }
+      const answer = await route.handler({ params, query: url.searchParams, body, ...who, accept: String(req.headers.accept ?? '') });
+      const key = req.headers.authorization ?? 'anon';
+      const used = this.rate.get(key) ?? 0;
+      const payload = answer.raw ?? (answer.body === undefined ? '' : JSON.stringify(answer.body));
+      const etag = `"${createHash('sha1').update(payload).digest('hex')}"`;
+      if (this.recordResponses) this.served.push({ method, route: route.path, status: answer.status, body: answer.raw ?? answer.body, request: text ? body : undefined });
+      if (method === 'GET' && answer.status === 200 && req.headers['if-none-match'] === etag) {
+        // A 304 does not count against the rate limit.
+        this.stats.notModified++;
+        return send(304, undefined, { etag, ...this.rateHeaders(used) });
+      }
+      this.rate.set(key, used + 1);
+      this.stats.rateLimited++;
+      if (answer.status === 204) return send(204, undefined, this.rateHeaders(used + 1));
+      send(answer.status, answer.body, { ...common, ...this.rateHeaders(used + 1), ...(method === 'GET' ? { etag } : {}), ...answer.headers }, answer.raw);
+    } catch (err) {
+      const status = err instanceof HttpError ? err.status : typeof (err as { status?: unknown }).status === 'number' ? (err as { status: number }).status : 500;
+      const message = err instanceof Error ? err.message : String(err);
+      if (this.recordResponses && route) this.served.push({ method, route: route.path, status, body: { message }, request: undefined });
+      if (process.env.YOKE_FORGE_DEBUG) console.error(`forge: ${method} ${url.pathname}${url.search} -> ${status} ${message}`);
+      send(status, { message, documentation_url: 'https://docs.github.com/rest', status: String(status) }, common);
+    }
+  }
+
+  async start(port = 0): Promise<string> {
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch((err) => {
+        res.writeHead(500);
+        res.end(String(err));
+      });
+    });
+    await new Promise<void>((r) => this.server!.listen(port, '127.0.0.1', r));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this.url;
+  }
+
+  async stop(): Promise<void> {
+    if (!this.server) return;
+    this.server.closeAllConnections?.();
+    await new Promise<void>((r) => this.server!.close(() => r()));
+    this.server = null;
+  }
+}

@@ -1,0 +1,68 @@
+import type { components } from '@octokit/openapi-types';
+import { HttpError } from '../http-error.js';
+import { readFileAt } from '../git.js';
+import { repoOf, type RouteEnv } from './routes-common.js';
+import { isoNow } from './shapes.js';
+
+// The app, its installations, and repository-level reads.
+
+type Schemas = components['schemas'];
+
+export function registerAppRoutes(env: RouteEnv): void {
+  const { http, state, shapes, app } = env;
+  http.on('GET', '/app', 'app', () => ({
+    status: 200,
+    body: { id: app.id, slug: app.slug, node_id: `A_${app.id}`, name: app.slug, owner: shapes.simpleUser(state.user('sandbox')) },
+  }));
+  http.on('GET', '/app/installations', 'app', (ctx) => {
+    const repos = [...state.repos.values()];
+    const items = state.installationIds().map((id) => {
+      const first = repos.find((r) => r.installationId === id)!;
+      return shapes.installationJson(id, first.owner, app, first.createdAt);
+    });
+    return http.page(ctx, items, '/app/installations');
+  });
+  http.on('POST', '/app/installations/{installation_id}/access_tokens', 'app', (ctx) => {
+    const id = Number(ctx.params.installation_id);
+    if (!state.installationIds().includes(id)) throw new HttpError(404, 'Not Found');
+    const { token, expiresAt } = state.installationToken(id);
+    return {
+      status: 201,
+      body: {
+        token,
+        expires_at: isoNow(expiresAt),
+        permissions: { contents: 'write', issues: 'write', pull_requests: 'write', actions: 'write', metadata: 'read' },
+        repository_selection: 'selected',
+      } satisfies Partial<Schemas['installation-token']>,
+    };
+  });
+  http.on('GET', '/installation/repositories', 'repo', (ctx) => {
+    if (ctx.auth !== 'installation') throw new HttpError(403, 'This endpoint needs an installation access token');
+    const repos = [...state.repos.values()].filter((r) => r.installationId === ctx.installationId).map((r) => shapes.repoJson(r));
+    const answer = http.page(ctx, repos, '/installation/repositories');
+    return { ...answer, body: { total_count: repos.length, repositories: answer.body } };
+  });
+  http.on('GET', '/repos/{owner}/{repo}', 'repo', (ctx) => ({ status: 200, body: shapes.repoJson(repoOf(env, ctx)) }));
+  http.on('GET', '/repos/{owner}/{repo}/contents/{path}', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    const ref = ctx.query.get('ref') ?? r.defaultBranch;
+    const path = decodeURIComponent(ctx.params.path!);
+    const content = readFileAt(r.gitDir, ref, path);
+    if (content === null) throw new HttpError(404, 'Not Found');
+    if (ctx.accept.includes('raw')) return { status: 200, raw: content, headers: { 'content-type': 'text/plain; charset=utf-8' } };
+    return { status: 200, body: shapes.contentJson(r, path, content) };
+  });
+  http.on('GET', '/repos/{owner}/{repo}/collaborators/{username}/permission', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    const login = ctx.params.username!;
+    const role = r.collaborators[login];
+    if (!role && !state.users.has(login)) throw new HttpError(404, 'Not Found');
+    const permission = role === 'maintain' ? 'write' : role === 'triage' ? 'read' : (role ?? 'none');
+    return {
+      status: 200,
+      body: { permission, role_name: role ?? 'none', user: { ...shapes.simpleUser(state.user(login)), role_name: role ?? 'none' } } satisfies Partial<
+        Schemas['repository-collaborator-permission']
+      >,
+    };
+  });
+}

@@ -1,0 +1,46 @@
+import { HttpError } from '../http-error.js';
+import type { ActionsRunner } from './actions-runner.js';
+import type { Ctx, ForgeHttp } from './http.js';
+import type { Shapes } from './shapes.js';
+import type { ForgeRepo, ForgeState, Issue } from './state.js';
+
+// What every route module is handed, and the look-ups they share.
+
+export interface ForgeHooks {
+  /** Runs just before GitHub would merge (a test pushes to the head here). */
+  beforeMerge?: (repo: ForgeRepo, pr: number) => void;
+}
+
+export interface RouteEnv {
+  http: ForgeHttp;
+  state: ForgeState;
+  shapes: Shapes;
+  runner: ActionsRunner;
+  hooks: ForgeHooks;
+  app: { id: number; slug: string };
+}
+
+/** The repository a route names, as the caller may see it (an installation sees only its own). */
+export function repoOf(env: RouteEnv, ctx: Ctx): ForgeRepo {
+  const r = env.state.repos.get(`${ctx.params.owner}/${ctx.params.repo}`);
+  if (!r) throw new HttpError(404, 'Not Found');
+  if (ctx.auth === 'installation' && ctx.installationId !== r.installationId) throw new HttpError(404, 'Not Found');
+  env.state.syncPulls(r);
+  return r;
+}
+
+export function issueOf(r: ForgeRepo, n: string | undefined): Issue {
+  const i = r.issues.get(Number(n));
+  if (!i) throw new HttpError(404, 'Not Found');
+  return i;
+}
+
+export function pullOf(r: ForgeRepo, n: string | undefined): Issue {
+  const i = issueOf(r, n);
+  if (!i.pull) throw new HttpError(404, 'Not Found');
+  return i;
+}
+
+export function requireWrite(env: RouteEnv, r: ForgeRepo, ctx: Ctx): void {
+  if (!env.state.canWrite(r, ctx)) throw new HttpError(403, 'Resource not accessible by integration');
+}

@@ -1,0 +1,83 @@
+import type { components } from '@octokit/openapi-types';
+import { HttpError } from '../http-error.js';
+import { issueOf, repoOf, requireWrite, type RouteEnv } from './routes-common.js';
+import { isoNow } from './shapes.js';
+import type { Issue } from './state.js';
+
+// Issues, their comments, reactions and labels.
+
+type Schemas = components['schemas'];
+const REACTIONS = ['+1', '-1', 'laugh', 'confused', 'heart', 'hooray', 'rocket', 'eyes'];
+
+export function registerIssueRoutes(env: RouteEnv): void {
+  const { http, state, shapes } = env;
+  http.on('GET', '/repos/{owner}/{repo}/issues', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    const wanted = ctx.query.get('state') ?? 'open';
+    const labels = (ctx.query.get('labels') ?? '').split(',').filter(Boolean);
+    const sort = ctx.query.get('sort') ?? 'created';
+    const dir = ctx.query.get('direction') ?? 'desc';
+    const key = (i: Issue) => (sort === 'updated' ? i.updatedAt : i.createdAt) * 100_000 + i.number;
+    const items = [...r.issues.values()]
+      .filter((i) => wanted === 'all' || i.state === wanted)
+      .filter((i) => labels.every((l) => i.labels.includes(l)))
+      .sort((a, b) => (dir === 'asc' ? key(a) - key(b) : key(b) - key(a)));
+    return http.page(ctx, items.map((i) => shapes.issueJson(r, i)), `/repos/${r.fullName}/issues`);
+  });
+  http.on('POST', '/repos/{owner}/{repo}/issues', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    const title = String(ctx.body.title ?? '');
+    if (!title) throw new HttpError(422, 'Validation Failed: title is missing');
+    const issue = state.createIssue(r, ctx.actor!, title, String(ctx.body.body ?? ''), (ctx.body.labels as string[] | undefined) ?? []);
+    return { status: 201, body: shapes.issueJson(r, issue) };
+  });
+  http.on('GET', '/repos/{owner}/{repo}/issues/{issue_number}', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    return { status: 200, body: shapes.issueJson(r, issueOf(r, ctx.params.issue_number)) };
+  });
+  http.on('GET', '/repos/{owner}/{repo}/issues/{issue_number}/comments', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    const i = issueOf(r, ctx.params.issue_number);
+    const comments = r.comments.filter((c) => c.issueNumber === i.number).map((c) => shapes.commentJson(r, c));
+    return http.page(ctx, comments, `/repos/${r.fullName}/issues/${i.number}/comments`);
+  });
+  http.on('POST', '/repos/{owner}/{repo}/issues/{issue_number}/comments', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    const i = issueOf(r, ctx.params.issue_number);
+    const body = String(ctx.body.body ?? '');
+    if (!body) throw new HttpError(422, 'Validation Failed: body is missing');
+    return { status: 201, body: shapes.commentJson(r, state.addComment(r, i, ctx.actor!, body)) };
+  });
+  http.on('GET', '/repos/{owner}/{repo}/issues/comments', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    const dir = ctx.query.get('direction') ?? 'asc';
+    const sorted = [...r.comments].sort((a, b) => (dir === 'desc' ? b.createdAt - a.createdAt || b.id - a.id : a.createdAt - b.createdAt || a.id - b.id));
+    return http.page(ctx, sorted.map((c) => shapes.commentJson(r, c)), `/repos/${r.fullName}/issues/comments`);
+  });
+  http.on('POST', '/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    const c = r.comments.find((x) => x.id === Number(ctx.params.comment_id));
+    if (!c) throw new HttpError(404, 'Not Found');
+    const content = String(ctx.body.content ?? '');
+    if (!REACTIONS.includes(content)) throw new HttpError(422, 'Validation Failed: content');
+    const reaction = { id: state.nextId(), content, user: ctx.actor!, createdAt: state.now() };
+    c.reactions.push(reaction);
+    return {
+      status: 201,
+      body: {
+        id: reaction.id,
+        node_id: `REA_${reaction.id}`,
+        user: shapes.simpleUser(reaction.user),
+        content: content as Schemas['reaction']['content'],
+        created_at: isoNow(reaction.createdAt),
+      } satisfies Schemas['reaction'],
+    };
+  });
+  http.on('POST', '/repos/{owner}/{repo}/issues/{issue_number}/labels', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    const i = issueOf(r, ctx.params.issue_number);
+    requireWrite(env, r, ctx);
+    for (const l of (ctx.body.labels as string[] | undefined) ?? []) state.addLabel(r, i, l, ctx.actor!);
+    return { status: 200, body: i.labels.map((l) => shapes.labelJson(r, l)) };
+  });
+}

@@ -1,0 +1,72 @@
+import type { components } from '@octokit/openapi-types';
+import { parseClosingRefs } from '../../forge/types.js';
+import { revParse, squashMerge } from '../git.js';
+import { HttpError } from '../http-error.js';
+import { pullOf, repoOf, requireWrite, type RouteEnv } from './routes-common.js';
+import type { Review } from './state.js';
+
+// Pull requests, their reviews, and the merge.
+
+type Schemas = components['schemas'];
+
+export function registerPullRoutes(env: RouteEnv): void {
+  const { http, state, shapes } = env;
+  http.on('GET', '/repos/{owner}/{repo}/pulls', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    const wanted = ctx.query.get('state') ?? 'open';
+    const items = [...r.issues.values()].filter((i) => i.pull && (wanted === 'all' || i.state === wanted)).sort((a, b) => b.number - a.number);
+    // The listing is GitHub's pull-request-simple: no merge state.
+    return http.page(ctx, items.map((i) => ({ ...shapes.pullJson(r, i), merged: undefined })), `/repos/${r.fullName}/pulls`);
+  });
+  http.on('POST', '/repos/{owner}/{repo}/pulls', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    const head = String(ctx.body.head ?? '').replace(/^[^:]+:/, '');
+    const base = String(ctx.body.base ?? r.defaultBranch);
+    const sha = revParse(r.gitDir, `refs/heads/${head}`);
+    if (!sha) throw new HttpError(422, `Validation Failed: head branch ${head} does not exist`);
+    if ([...r.issues.values()].some((i) => i.pull && i.state === 'open' && i.pull.headRef === head)) throw new HttpError(422, `A pull request already exists for ${head}.`);
+    const issue = state.openPull(r, ctx.actor!, String(ctx.body.title ?? head), String(ctx.body.body ?? ''), { headRef: head, headSha: sha, baseRef: base, draft: Boolean(ctx.body.draft) });
+    return { status: 201, body: shapes.pullJson(r, issue) };
+  });
+  http.on('GET', '/repos/{owner}/{repo}/pulls/{pull_number}', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    return { status: 200, body: shapes.pullJson(r, pullOf(r, ctx.params.pull_number)) };
+  });
+  http.on('GET', '/repos/{owner}/{repo}/pulls/{pull_number}/reviews', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    const i = pullOf(r, ctx.params.pull_number);
+    return http.page(ctx, r.reviews.filter((v) => v.pr === i.number).map((v) => shapes.reviewJson(r, v)), `/repos/${r.fullName}/pulls/${i.number}/reviews`);
+  });
+  http.on('POST', '/repos/{owner}/{repo}/pulls/{pull_number}/reviews', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    const i = pullOf(r, ctx.params.pull_number);
+    const event = String(ctx.body.event ?? 'COMMENT');
+    const verdict = event === 'APPROVE' ? 'APPROVED' : event === 'REQUEST_CHANGES' ? 'CHANGES_REQUESTED' : 'COMMENTED';
+    const v: Review = { id: state.nextId(), pr: i.number, user: ctx.actor!, state: verdict, body: String(ctx.body.body ?? ''), commitId: i.pull!.headSha, submittedAt: state.now() };
+    r.reviews.push(v);
+    i.updatedAt = state.now();
+    return { status: 200, body: shapes.reviewJson(r, v) };
+  });
+  http.on('PUT', '/repos/{owner}/{repo}/pulls/{pull_number}/merge', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    const i = pullOf(r, ctx.params.pull_number);
+    requireWrite(env, r, ctx);
+    if (i.state !== 'open') throw new HttpError(405, 'Pull Request is not mergeable');
+    env.hooks.beforeMerge?.(r, i.number);
+    state.syncPulls(r);
+    const sha = ctx.body.sha as string | undefined;
+    if (sha && sha !== i.pull!.headSha) throw new HttpError(409, 'Head branch was modified. Review and try the merge again.');
+    const message = `${String(ctx.body.commit_title ?? i.title)} (#${i.number})`;
+    const merged = squashMerge(r.gitDir, i.pull!.baseRef, i.pull!.headSha, message);
+    if (!merged.ok) throw new HttpError(405, merged.reason);
+    const t = state.now();
+    Object.assign(i.pull!, { merged: true, mergedAt: t, mergeCommitSha: merged.sha });
+    Object.assign(i, { state: 'closed', closedAt: t, updatedAt: t });
+    // Closing keywords close the issues the PR names.
+    for (const n of parseClosingRefs(i.body)) {
+      const target = r.issues.get(n);
+      if (target && !target.pull && target.state === 'open') Object.assign(target, { state: 'closed', stateReason: 'completed', closedAt: t, updatedAt: t });
+    }
+    return { status: 200, body: { sha: merged.sha, merged: true, message: 'Pull Request successfully merged' } satisfies Schemas['pull-request-merge-result'] };
+  });
+}

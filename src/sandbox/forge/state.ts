@@ -1,0 +1,234 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { createBareRepo, revParse } from '../git.js';
+
+// What the embedded forge knows: users, tokens, repositories with their
+// issues, PRs, comments, reviews and labels. Plain data and the operations
+// GitHub would perform on it; no HTTP and no JSON shapes here. Changes that
+// GitHub would announce by webhook are reported as ForgeEvents.
+
+export interface ForgeUser {
+  login: string;
+  id: number;
+  type: 'User' | 'Bot';
+}
+
+export interface Label {
+  name: string;
+  color: string;
+}
+
+export interface PullState {
+  headRef: string;
+  headSha: string;
+  baseRef: string;
+  draft: boolean;
+  merged: boolean;
+  mergedAt: number | null;
+  mergeCommitSha: string | null;
+}
+
+export interface Issue {
+  number: number;
+  title: string;
+  body: string;
+  user: ForgeUser;
+  state: 'open' | 'closed';
+  stateReason: 'completed' | 'not_planned' | null;
+  labels: string[];
+  createdAt: number;
+  updatedAt: number;
+  closedAt: number | null;
+  pull: PullState | null;
+}
+
+export interface Comment {
+  id: number;
+  issueNumber: number;
+  user: ForgeUser;
+  body: string;
+  createdAt: number;
+  updatedAt: number;
+  reactions: { id: number; content: string; user: ForgeUser; createdAt: number }[];
+}
+
+export interface Review {
+  id: number;
+  pr: number;
+  user: ForgeUser;
+  state: 'APPROVED' | 'CHANGES_REQUESTED' | 'COMMENTED';
+  body: string;
+  commitId: string;
+  submittedAt: number;
+}
+
+export type RepoRole = 'admin' | 'maintain' | 'write' | 'triage' | 'read';
+
+export interface ForgeRepo {
+  id: number;
+  owner: ForgeUser;
+  name: string;
+  fullName: string;
+  defaultBranch: string;
+  gitDir: string;
+  installationId: number;
+  collaborators: Record<string, RepoRole>;
+  issues: Map<number, Issue>;
+  nextNumber: number;
+  comments: Comment[];
+  reviews: Review[];
+  labels: Map<string, Label>;
+  createdAt: number;
+}
+
+export interface Credential {
+  kind: 'installation' | 'user' | 'workflow';
+  user: ForgeUser;
+  installationId: number | null;
+  expiresAt: number;
+  repo?: string;
+}
+
+/** What GitHub would send a webhook about. */
+export type ForgeEvent =
+  | { kind: 'comment_created'; repo: ForgeRepo; issue: Issue; comment: Comment; sender: ForgeUser }
+  | { kind: 'labeled'; repo: ForgeRepo; issue: Issue; label: string; sender: ForgeUser }
+  | { kind: 'pull_opened'; repo: ForgeRepo; issue: Issue; sender: ForgeUser };
+
+export class ForgeState {
+  readonly repos = new Map<string, ForgeRepo>();
+  readonly users = new Map<string, ForgeUser>();
+  private tokens = new Map<string, Credential>();
+  private seq = 1000;
+
+  constructor(
+    readonly dataDir: string,
+    readonly botLogin: string,
+    readonly now: () => number,
+    /** Told of each change GitHub would announce by webhook. */
+    private readonly onEvent: (e: ForgeEvent) => void,
+  ) {
+    this.user(botLogin, 'Bot');
+  }
+
+  nextId(): number {
+    return ++this.seq;
+  }
+
+  user(login: string, type: 'User' | 'Bot' = 'User'): ForgeUser {
+    let u = this.users.get(login);
+    if (!u) {
+      u = { login, id: this.nextId(), type };
+      this.users.set(login, u);
+    }
+    return u;
+  }
+
+  get botUser(): ForgeUser {
+    return this.user(this.botLogin, 'Bot');
+  }
+
+  credential(token: string): Credential | undefined {
+    return this.tokens.get(token);
+  }
+
+  /** A personal access token for a user (maintainers, the demo agent on the command launcher). */
+  personalToken(login: string): string {
+    const token = `ghp_${randomBytes(12).toString('hex')}`;
+    this.tokens.set(token, { kind: 'user', user: this.user(login), installationId: null, expiresAt: Number.MAX_SAFE_INTEGER });
+    return token;
+  }
+
+  /** The GITHUB_TOKEN of one workflow run. */
+  workflowToken(repo: string): string {
+    const token = `ghs_wf${randomBytes(12).toString('hex')}`;
+    this.tokens.set(token, { kind: 'workflow', user: this.user('github-actions[bot]', 'Bot'), installationId: null, expiresAt: this.now() + 6 * 3600_000, repo });
+    return token;
+  }
+
+  /** An installation access token, scoped to its installation, for an hour. */
+  installationToken(installationId: number): { token: string; expiresAt: number } {
+    const token = `ghs_${randomBytes(16).toString('hex')}`;
+    const expiresAt = this.now() + 3600_000;
+    this.tokens.set(token, { kind: 'installation', user: this.botUser, installationId, expiresAt });
+    return { token, expiresAt };
+  }
+
+  installationIds(): number[] {
+    return [...new Set([...this.repos.values()].map((r) => r.installationId))].sort((a, b) => a - b);
+  }
+
+  createRepo(fullName: string, opts: { files: Record<string, string>; installationId: number; defaultBranch?: string; collaborators?: ForgeRepo['collaborators'] }): ForgeRepo {
+    const [ownerLogin, name] = fullName.split('/') as [string, string];
+    const gitDir = join(this.dataDir, 'git', `${fullName}.git`);
+    const branch = opts.defaultBranch ?? 'main';
+    createBareRepo(gitDir, branch, opts.files, 'Initial commit');
+    const repo: ForgeRepo = {
+      id: this.nextId(),
+      owner: this.user(ownerLogin),
+      name,
+      fullName,
+      defaultBranch: branch,
+      gitDir,
+      installationId: opts.installationId,
+      collaborators: { [ownerLogin]: 'admin', ...opts.collaborators },
+      issues: new Map(),
+      nextNumber: 1,
+      comments: [],
+      reviews: [],
+      labels: new Map(),
+      createdAt: this.now(),
+    };
+    this.repos.set(fullName, repo);
+    return repo;
+  }
+
+  createIssue(repo: ForgeRepo, by: ForgeUser, title: string, body: string, labels: string[] = []): Issue {
+    const t = this.now();
+    const issue: Issue = { number: repo.nextNumber++, title, body, user: by, state: 'open', stateReason: null, labels: [], createdAt: t, updatedAt: t, closedAt: null, pull: null };
+    for (const l of labels) this.addLabel(repo, issue, l);
+    repo.issues.set(issue.number, issue);
+    return issue;
+  }
+
+  openPull(repo: ForgeRepo, by: ForgeUser, title: string, body: string, pull: Pick<PullState, 'headRef' | 'headSha' | 'baseRef' | 'draft'>): Issue {
+    const issue = this.createIssue(repo, by, title, body);
+    issue.pull = { ...pull, merged: false, mergedAt: null, mergeCommitSha: null };
+    this.onEvent({ kind: 'pull_opened', repo, issue, sender: by });
+    return issue;
+  }
+
+  addComment(repo: ForgeRepo, issue: Issue, by: ForgeUser, body: string): Comment {
+    const t = this.now();
+    const c: Comment = { id: this.nextId(), issueNumber: issue.number, user: by, body, createdAt: t, updatedAt: t, reactions: [] };
+    repo.comments.push(c);
+    issue.updatedAt = t;
+    this.onEvent({ kind: 'comment_created', repo, issue, comment: c, sender: by });
+    return c;
+  }
+
+  addLabel(repo: ForgeRepo, issue: Issue, name: string, by?: ForgeUser): void {
+    if (!repo.labels.has(name)) repo.labels.set(name, { name, color: 'ededed' });
+    if (!issue.labels.includes(name)) issue.labels.push(name);
+    issue.updatedAt = this.now();
+    if (by) this.onEvent({ kind: 'labeled', repo, issue, label: name, sender: by });
+  }
+
+  /** Follows pushes: a PR's head is its branch; a moved branch is an update. */
+  syncPulls(repo: ForgeRepo): void {
+    for (const issue of repo.issues.values()) {
+      if (!issue.pull || issue.state !== 'open') continue;
+      const sha = revParse(repo.gitDir, `refs/heads/${issue.pull.headRef}`);
+      if (sha && sha !== issue.pull.headSha) {
+        issue.pull.headSha = sha;
+        issue.updatedAt = this.now();
+      }
+    }
+  }
+
+  canWrite(repo: ForgeRepo, who: { auth: string; actor: ForgeUser | null }): boolean {
+    if (who.auth === 'installation' || who.auth === 'workflow') return true;
+    const p = who.actor ? repo.collaborators[who.actor.login] : undefined;
+    return p === 'admin' || p === 'maintain' || p === 'write';
+  }
+}

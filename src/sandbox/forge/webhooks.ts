@@ -1,0 +1,65 @@
+import { createHmac, randomUUID } from 'node:crypto';
+import type { Shapes } from './shapes.js';
+import type { ForgeEvent, ForgeRepo, ForgeUser } from './state.js';
+
+// Webhook deliveries, signed as GitHub signs them, fire and forget: a
+// delivery that fails is dropped, and yoke's poll catches up.
+
+export interface Delivery {
+  id: string;
+  event: string;
+  action: string;
+  status: number;
+}
+
+export class WebhookSender {
+  target: { url: string; secret: string } | null = null;
+  readonly deliveries: Delivery[] = [];
+
+  constructor(private readonly shapes: Shapes) {}
+
+  /** The payload GitHub would send for a change in the forge's state. */
+  fromEvent(e: ForgeEvent): void {
+    const { shapes } = this;
+    switch (e.kind) {
+      case 'comment_created':
+        return this.send('issue_comment', 'created', e.repo, e.sender, { issue: shapes.issueJson(e.repo, e.issue), comment: shapes.commentJson(e.repo, e.comment) });
+      case 'pull_opened':
+        return this.send('pull_request', 'opened', e.repo, e.sender, { number: e.issue.number, pull_request: shapes.pullJson(e.repo, e.issue) });
+      case 'labeled':
+        if (e.issue.pull) {
+          return this.send('pull_request', 'labeled', e.repo, e.sender, { number: e.issue.number, pull_request: shapes.pullJson(e.repo, e.issue), label: shapes.labelJson(e.repo, e.label) });
+        }
+        return this.send('issues', 'labeled', e.repo, e.sender, { issue: shapes.issueJson(e.repo, e.issue), label: shapes.labelJson(e.repo, e.label) });
+    }
+  }
+
+  send(event: string, action: string, repo: ForgeRepo, sender: ForgeUser, fields: Record<string, unknown>): void {
+    const hook = this.target;
+    if (!hook) return;
+    const payload = JSON.stringify({
+      action,
+      ...fields,
+      repository: this.shapes.repoJson(repo),
+      installation: { id: repo.installationId, node_id: `IN_${repo.installationId}` },
+      sender: this.shapes.simpleUser(sender),
+    });
+    const id = randomUUID();
+    const record: Delivery = { id, event, action, status: 0 };
+    this.deliveries.push(record);
+    fetch(hook.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-github-event': event,
+        'x-github-delivery': id,
+        'x-hub-signature-256': `sha256=${createHmac('sha256', hook.secret).update(payload).digest('hex')}`,
+        'user-agent': 'GitHub-Hookshot/yoke-sandbox',
+      },
+      body: payload,
+    }).then(
+      (res) => (record.status = res.status),
+      () => (record.status = -1),
+    );
+  }
+}
