@@ -1,6 +1,7 @@
 import type { RepoState } from '../store/repos.js';
 import { isAfkKind, type Outcome, type Run } from '../store/runs.js';
 import type { Store } from '../store/store.js';
+import { isPaused } from './repo-state.js';
 
 export type StrikeEffect = 'none' | 'failure_added' | 'reset' | 'paused';
 
@@ -30,7 +31,7 @@ export function endRun(
     if (effect === 'add') {
       const before = store.repos.get(run.repo);
       const after = store.repos.addFailure(run.repo, pauseThreshold, now);
-      const paused = before?.pausedSince === null && after.pausedSince !== null;
+      const paused = before !== undefined && !isPaused(before) && isPaused(after);
       return { effect: paused ? 'paused' : 'failure_added', repo: after };
     }
     if (effect === 'reset') {

@@ -6,6 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { YokeRuntime } from '../app.js';
 import { startYoke, type StartedYoke } from '../server.js';
+import { isPaused } from '../fleet/repo-state.js';
 import type { Run } from '../store/runs.js';
 import { DEMO_AGENT, DEMO_FILES, DEMO_REPO, DEMO_TASKS, MAINTAINER, issueBody } from './demo-repo.js';
 import { EmbeddedForge, type ForgeRepo } from './forge-server.js';
@@ -173,7 +174,8 @@ export class Sandbox {
   }
 
   paused(): boolean {
-    return this.runtime.store.repos.get(DEMO_REPO)?.pausedSince != null;
+    const state = this.runtime.store.repos.get(DEMO_REPO);
+    return state !== undefined && isPaused(state);
   }
 
   /** Merged; stuck (fix-forward gave up, or the repo is paused with nothing left in flight for it); or still open. */
