@@ -64,6 +64,12 @@ export const CODE_INFO = {
     message: (p) => `#${p.number} is not an open pull request of ${p.repo}.`,
     recovery: () => 'Comment `/yoke land` on an open claim PR.',
   }),
+  pull_not_claim: code<{ repo: string; number: number }>({
+    status: 409,
+    message: (p) => `#${p.number} is not a claim PR of ${p.repo}, so yoke does not land it.`,
+    recovery: () =>
+      'A claim PR comes from a branch of this repository, closes its issue, and ends its body with the `Yoke-Run: <run id>` trailer of the AFK run that made it; yoke records it on its next pass. Land other PRs by hand.',
+  }),
   run_unknown: code<{ run: string }>({
     status: 404,
     message: (p) => `There is no run ${p.run}.`,
@@ -108,6 +114,11 @@ export const CODE_INFO = {
     status: 413,
     message: (p) => `The comment is longer than ${p.limit} characters, so yoke did not read it as a command.`,
     recovery: () => 'Post the command alone in a new comment.',
+  }),
+  command_failed: code<{ command: string; attempts: number; detail: string }>({
+    status: 500,
+    message: (p) => `yoke could not complete \`${p.command}\` after ${p.attempts} attempts: ${p.detail}`,
+    recovery: () => 'Post the command again in a new comment; if it fails again, the yoke log has the cause.',
   }),
   merge_refused: code<{ number: number; sha: string; detail: string }>({
     status: 409,

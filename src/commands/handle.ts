@@ -4,7 +4,7 @@ import { repoStatus, requestLand, requestStart, resetRepo, setAutoLoop, type Con
 import type { CommentView, Permission, RepoRef } from '../forge/types.js';
 import { commandReply, refusalText } from '../messages.js';
 import type { RepoState } from '../store/repos.js';
-import { COMMENT_LIMIT, parseComment, type CommandWord } from './command.js';
+import { COMMENT_LIMIT, parseComment, type CommandWord, type ParsedComment } from './command.js';
 
 export interface IncomingComment {
   repo: RepoRef;
@@ -14,51 +14,82 @@ export interface IncomingComment {
 
 const WRITE: ReadonlySet<Permission> = new Set(['admin', 'maintain', 'write']);
 
-export type CommandOutcome = 'not_a_command' | 'not_opted_in' | 'duplicate' | 'done' | 'refused';
-
-/** Only commands written since yoke first saw the repo count when found by poll; older history is not replayed. */
-export const isPollable = (comment: Pick<CommentView, 'createdAt'>, state: Pick<RepoState, 'firstSeenAt'>): boolean =>
-  comment.createdAt >= state.firstSeenAt;
+export type CommandOutcome = 'not_a_command' | 'not_opted_in' | 'duplicate' | 'edited' | 'done' | 'refused' | 'ignored' | 'failed';
 
 /**
- * GH04: a command counts only from users with write access or more, exactly
- * once per comment id (webhook or poll, whichever comes first), and always
- * gets a reaction and a reply.
+ * Found by poll, a comment counts only as first written (TR05: an edit does not
+ * make a command) and only if written since yoke first saw the repository.
+ */
+export const isPollable = (comment: Pick<CommentView, 'createdAt' | 'updatedAt'>, state: Pick<RepoState, 'firstSeenAt'>): boolean =>
+  comment.createdAt >= state.firstSeenAt && comment.updatedAt <= comment.createdAt;
+
+/**
+ * GH04/TR05: a command counts only from users with write access or more,
+ * exactly once per comment id (webhook or poll, whichever comes first), and a
+ * writer always gets a reaction and a reply. Someone without write access
+ * makes yoke write nothing at all. A command whose handling throws is tried
+ * again on a later poll and, once its attempts are spent, answered.
  */
 export async function handleComment(ctx: FleetContext, { repo, comment: c, via }: IncomingComment): Promise<CommandOutcome> {
   const parsed = parseComment(c.body);
   if (parsed.kind === 'none' || c.authorIsBot) return 'not_a_command';
+  if (c.updatedAt > c.createdAt) return 'edited';
   const { store, forge, clock, policy } = ctx;
   // GH01: a repository without the opt-in file is not touched, not even by a reply.
   const cfg = await forge.readConfig(repo, { maxAgeMs: policy.configRefreshMs });
   if (cfg.state === 'absent') return 'not_opted_in';
-  const claimed = store.commands.claim({
-    commentId: c.id,
-    repo: repo.fullName,
-    issueNumber: c.issueNumber,
-    author: c.author,
-    body: c.body.slice(0, 200),
-    receivedVia: via,
-    processedAt: clock.now(),
-  });
+  const claimed = store.commands.claim(
+    { commentId: c.id, repo: repo.fullName, issueNumber: c.issueNumber, author: c.author, body: c.body.slice(0, 200), receivedVia: via, processedAt: clock.now() },
+    { maxAttempts: policy.commandAttempts, staleMs: policy.commandStaleMs },
+  );
   if (!claimed) return 'duplicate';
 
+  let permission: Permission;
   let result: ControlResult;
-  if (parsed.kind === 'too_large') {
-    result = { ok: false, refusal: makeRefusal('comment_too_large', { limit: COMMENT_LIMIT }) };
-  } else if (parsed.kind === 'unknown') {
-    result = { ok: false, refusal: makeRefusal('command_unknown', { command: parsed.text }) };
-  } else {
-    const permission = await forge.getPermission(repo, c.author);
-    result = WRITE.has(permission)
-      ? await runCommand(ctx, repo, c, parsed.command)
-      : { ok: false, refusal: makeRefusal('command_forbidden', { repo: repo.fullName, permission }) };
+  try {
+    permission = await forge.getPermission(repo, c.author);
+    if (!WRITE.has(permission)) {
+      store.commands.finish(c.id, 'command_forbidden');
+      ctx.log.info({ repo: repo.fullName, comment: c.id, author: c.author, permission }, 'command from a user without write access; not answered');
+      return 'ignored';
+    }
+    result = await decide(ctx, repo, c, parsed);
+  } catch (err) {
+    return failed(ctx, repo, c, err);
   }
-
-  await forge.addReaction(repo, c.id, result.ok ? '+1' : 'confused');
-  await forge.createComment(repo, c.issueNumber, commandReply(c.author, result.ok ? result.message : refusalText(result.refusal)));
+  // The answer is written once the command took effect; if writing it fails, the poll answers it again.
+  try {
+    await forge.addReaction(repo, c.id, result.ok ? '+1' : 'confused');
+    await forge.createComment(repo, c.issueNumber, commandReply(c.author, result.ok ? result.message : refusalText(result.refusal)));
+  } catch (err) {
+    return failed(ctx, repo, c, err);
+  }
   store.commands.finish(c.id, result.ok ? 'done' : result.refusal.code);
   return result.ok ? 'done' : 'refused';
+}
+
+function decide(ctx: FleetContext, repo: RepoRef, c: CommentView, parsed: Exclude<ParsedComment, { kind: 'none' }>): Promise<ControlResult> {
+  if (parsed.kind === 'too_large') return Promise.resolve({ ok: false, refusal: makeRefusal('comment_too_large', { limit: COMMENT_LIMIT }) });
+  if (parsed.kind === 'unknown') return Promise.resolve({ ok: false, refusal: makeRefusal('command_unknown', { command: parsed.text }) });
+  return runCommand(ctx, repo, c, parsed.command);
+}
+
+/** Marks the command failed so a later poll tries it again; the last attempt answers the commenter. */
+async function failed(ctx: FleetContext, repo: RepoRef, c: CommentView, err: unknown): Promise<CommandOutcome> {
+  const detail = err instanceof Error ? err.message : String(err);
+  ctx.store.commands.fail(c.id, detail);
+  const attempts = ctx.store.commands.get(c.id)?.attempts ?? 1;
+  ctx.log.warn({ repo: repo.fullName, comment: c.id, attempts, err: detail }, 'command failed; a later poll tries it again');
+  if (attempts < ctx.policy.commandAttempts) return 'failed';
+  const command = c.body.trimStart().split(/\r?\n/, 1)[0]!.slice(0, 80);
+  try {
+    await ctx.forge.addReaction(repo, c.id, 'confused');
+    await ctx.forge.createComment(repo, c.issueNumber, commandReply(c.author, refusalText(makeRefusal('command_failed', { command, attempts, detail }))));
+    ctx.store.commands.finish(c.id, 'command_failed');
+  } catch (replyErr) {
+    ctx.log.warn({ repo: repo.fullName, comment: c.id, err: String(replyErr) }, 'could not answer a failed command');
+  }
+  return 'failed';
 }
 
 function runCommand(ctx: FleetContext, repo: RepoRef, c: CommentView, cmd: CommandWord): Promise<ControlResult> {
@@ -79,11 +110,13 @@ function runCommand(ctx: FleetContext, repo: RepoRef, c: CommentView, cmd: Comma
   }
 }
 
-/** Commands found by the pass's poll of a repository's newest comments. */
+/** Commands found by the pass's poll of a repository's comments; failed ones are tried again. */
 export async function handlePolledComments(ctx: FleetContext, repo: RepoRef, comments: readonly CommentView[]): Promise<void> {
   const state = ctx.store.repos.get(repo.fullName);
   if (!state) return;
   for (const c of comments) {
-    if (isPollable(c, state) && !ctx.store.commands.get(c.id)) await handleComment(ctx, { repo, comment: c, via: 'poll' });
+    if (!isPollable(c, state)) continue;
+    const known = ctx.store.commands.get(c.id);
+    if (!known || known.state !== 'done') await handleComment(ctx, { repo, comment: c, via: 'poll' });
   }
 }

@@ -5,14 +5,18 @@ import type { Store } from '../store/store.js';
 import type { Run } from '../store/runs.js';
 import { pullSubject, subjectKey } from './candidate.js';
 import { shouldSpawnFix } from './producers.js';
-import { CLAIM_LABEL, STUCK_LABEL, isClaim, verdictOf, type RepoFacts } from './repo-facts.js';
+import { readClaim } from './claims.js';
+import { CLAIM_LABEL, STUCK_LABEL, type RepoFacts } from './repo-facts.js';
 import { repoRefOf } from './repo-state.js';
+import { isLandable, untrustedMarkers, verdictAtHead } from './verdicts.js';
 
 // What a pass does besides launching, decided purely from RepoFacts:
-// label claim PRs named by a run trailer, merge accepted heads, and tell
-// maintainers when fix-forward has run out. Executed after the decisions.
+// record claims (and label them, for display), merge heads whose recorded
+// verdict is accept, and tell maintainers when fix-forward has run out.
+// Executed after the decisions.
 
 export type RepoAction =
+  | { type: 'record_claim'; pr: number; run: string; issue: number }
   | { type: 'label_claim'; pr: number; run: string }
   | { type: 'merge'; pr: number; sha: string; method: 'merge' | 'squash' | 'rebase'; run: string }
   | { type: 'fix_exhausted'; pr: number; attempts: number }
@@ -21,32 +25,31 @@ export type RepoAction =
 export interface AfterLaunch {
   /** Live subjects once this pass's launches are counted (a lander just launched holds its PR's merge). */
   liveSubjects: ReadonlySet<string>;
-  /** Whether a merge of this PR at this head was already attempted. */
-  merged(pr: number, sha: string): boolean;
+  /** Whether the merge this verdict run leads to was already attempted (merged, or refused on this same verdict). */
+  attempted(pr: number, sha: string, verdictRun: string): boolean;
 }
 
 export function planRepoActions(facts: RepoFacts, after: AfterLaunch): RepoAction[] {
   const actions: RepoAction[] = [];
-  const ownRuns = new Set(facts.runs.map((r) => r.id));
   for (const pull of facts.view.pulls) {
-    if (pull.yokeRun && ownRuns.has(pull.yokeRun) && !pull.labels.includes(CLAIM_LABEL)) {
-      actions.push({ type: 'label_claim', pr: pull.number, run: pull.yokeRun });
-    }
+    const claim = readClaim(facts, pull);
+    if (!claim.claimed) continue;
+    if (!claim.recorded) actions.push({ type: 'record_claim', pr: pull.number, run: claim.runId, issue: claim.issueNumber });
+    if (!pull.labels.includes(CLAIM_LABEL)) actions.push({ type: 'label_claim', pr: pull.number, run: claim.runId });
   }
   for (const claim of facts.view.claims) {
-    const reading = verdictOf(facts, claim);
-    for (const ig of reading.ignored) actions.push({ type: 'ignored_marker', pr: claim.pull.number, ...ig });
-    if (!isClaim(claim)) continue;
+    for (const ig of untrustedMarkers(facts, claim.pull.number, claim.comments)) actions.push({ type: 'ignored_marker', pr: claim.pull.number, ...ig });
+    if (!isLandable(facts, claim)) continue;
     const n = claim.pull.number;
-    const current = reading.current;
+    const current = verdictAtHead(facts.runs, claim.pull);
     if (
       current?.verdict === 'accept' &&
       facts.config.autoland.enabled &&
       !after.liveSubjects.has(subjectKey(facts.repo.fullName, pullSubject(n))) &&
-      !after.merged(n, claim.pull.headSha) &&
+      !after.attempted(n, claim.pull.headSha, current.runId) &&
       !hasBlockingReview(facts, claim.reviews, claim.pull.author)
     ) {
-      actions.push({ type: 'merge', pr: n, sha: claim.pull.headSha, method: facts.config.autoland.merge_method, run: current.run });
+      actions.push({ type: 'merge', pr: n, sha: claim.pull.headSha, method: facts.config.autoland.merge_method, run: current.runId });
     }
     if (shouldSpawnFix(facts, claim) === 'exhausted' && !claim.pull.labels.includes(STUCK_LABEL)) {
       actions.push({ type: 'fix_exhausted', pr: n, attempts: facts.config.fix_forward.max_attempts });
@@ -76,15 +79,17 @@ export async function executeRepoActions(deps: ActionDeps, facts: RepoFacts, act
   const { forge, store, log } = deps;
   for (const a of actions) {
     try {
-      if (a.type === 'label_claim') {
+      if (a.type === 'record_claim') {
+        store.claims.record({ repo: facts.repo.fullName, prNumber: a.pr, runId: a.run, issueNumber: a.issue, recordedAt: deps.now() });
+      } else if (a.type === 'label_claim') {
         await forge.addLabels(facts.repo, a.pr, [CLAIM_LABEL]);
       } else if (a.type === 'merge') {
         const res = await forge.merge(facts.repo, a.pr, a.sha, a.method);
         if (res.ok) {
-          store.merges.record({ repo: facts.repo.fullName, prNumber: a.pr, headSha: a.sha, state: 'merged', detail: null, at: deps.now() });
+          store.merges.record({ repo: facts.repo.fullName, prNumber: a.pr, headSha: a.sha, state: 'merged', detail: null, at: deps.now(), runId: a.run });
           log.info({ repo: facts.repo.fullName, pr: a.pr, sha: a.sha }, 'merged accepted claim PR');
         } else {
-          store.merges.record({ repo: facts.repo.fullName, prNumber: a.pr, headSha: a.sha, state: 'refused', detail: res.message, at: deps.now() });
+          store.merges.record({ repo: facts.repo.fullName, prNumber: a.pr, headSha: a.sha, state: 'refused', detail: res.message, at: deps.now(), runId: a.run });
           await forge.createComment(facts.repo, a.pr, mergeRefusedNotice(a.pr, a.sha, res.message));
         }
       } else if (a.type === 'fix_exhausted') {

@@ -11,7 +11,13 @@ export interface FleetPolicy extends CapPolicy {
   landerAttemptsPerHead: number;
   tickMs: number;
   reaperMs: number;
+  /** TR05: how often a command whose handling failed is tried before it is answered as failed. */
+  commandAttempts: number;
+  /** A command left 'processing' this long (a crash mid-command) may be tried again. */
+  commandStaleMs: number;
 }
+
+export const DEFAULT_COMMAND_POLICY = { commandAttempts: 3, commandStaleMs: 10 * 60_000 } as const;
 
 /**
  * What the people-facing edges (commands, the HTTP API, run reports, the

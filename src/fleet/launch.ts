@@ -1,11 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Forge, RepoRef } from '../forge/types.js';
+import type { RepoRef } from '../forge/types.js';
 import type { Launcher, LaunchSpec } from '../launcher/launcher.js';
 import type { Log } from '../log.js';
+import { isAfkKind } from '../store/runs.js';
 import type { Store } from '../store/store.js';
 import type { Candidate } from './candidate.js';
-import { postPauseNotice } from './housekeeping.js';
 import type { RepoFacts } from './repo-facts.js';
+import { isPaused } from './repo-state.js';
 import type { LaunchAttempt } from './spawn-pass.js';
 import { endRun } from './strikes.js';
 
@@ -30,11 +31,14 @@ export function recordLaunch(
   c: Candidate,
   cap: number,
   pendingRef: string | null = null,
-): Recorded | { kind: 'over_cap'; freshCount: number } | { kind: 'subject_busy' } {
+): Recorded | { kind: 'over_cap'; freshCount: number } | { kind: 'subject_busy' } | { kind: 'paused' } {
   return deps.store.write(() => {
     const fresh = deps.store.runs.countLive();
     if (fresh >= cap) return { kind: 'over_cap' as const, freshCount: fresh };
     if (deps.store.runs.liveForSubject(c.repo, c.subject)) return { kind: 'subject_busy' as const };
+    // SP15: a repository paused earlier in this same pass launches no more AFK work.
+    const repo = deps.store.repos.get(c.repo);
+    if (isAfkKind(c.kind) && repo && isPaused(repo)) return { kind: 'paused' as const };
     const now = deps.now();
     const runId = deps.newRunId();
     const secret = deps.launcher.usesSecret ? randomBytes(32).toString('base64url') : null;
@@ -83,7 +87,6 @@ export async function lockedLaunch(
 }
 
 export interface LaunchDeps extends LockedLaunchDeps {
-  forge: Forge;
   log: Log;
   apiUrl: string;
   pauseThreshold: number;
@@ -108,8 +111,9 @@ export function buildLaunchSpec(c: Candidate, rec: Recorded, repo: RepoRef, wher
 }
 
 /**
- * One candidate through the locked launch. A launcher that fails ends the
- * run as a failure (an AFK failure counts as a strike, and may pause).
+ * One candidate through the locked launch. A run whose launch failed never
+ * started, so it has no outcome: it ends cancelled and moves no strike count
+ * (a GitHub outage must not pause the fleet). The failure is in the pass report.
  */
 export async function launchCandidate(deps: LaunchDeps, c: Candidate, cap: number, facts: RepoFacts): Promise<LaunchAttempt> {
   const repo = facts.repo;
@@ -123,9 +127,7 @@ export async function launchCandidate(deps: LaunchDeps, c: Candidate, cap: numbe
     (rec) => buildLaunchSpec(c, rec, repo, { workflow, ref }, deps.apiUrl),
     (runId, detail) => {
       const run = deps.store.runs.get(runId);
-      if (!run) return;
-      const ended = endRun(deps.store, run, 'failure', `launch failed: ${detail}`, deps.now(), deps.pauseThreshold);
-      if (ended?.effect === 'paused') void postPauseNotice(deps, c.repo, c.issueNumber);
+      if (run) endRun(deps.store, run, 'cancelled', `launch failed: ${detail}`, deps.now(), deps.pauseThreshold);
     },
   );
   deps.log.info({ repo: c.repo, kind: c.kind, subject: c.subject, cap, result: result.kind, why: c.why }, 'launch decision');

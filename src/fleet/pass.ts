@@ -14,6 +14,7 @@ import { executeHousekeeping, type Housekeeping } from './housekeeping.js';
 import { launchCandidate } from './launch.js';
 import { fixCandidates, landerCandidates, newWorkCandidates, type ProducerContext } from './producers.js';
 import type { Reaped } from './reaper.js';
+import { readClaim } from './claims.js';
 import { CLAIM_LABEL, type RepoFacts } from './repo-facts.js';
 import { unseenRepoState } from './repo-state.js';
 import { spawnPass, type PassOutcome } from './spawn-pass.js';
@@ -142,10 +143,18 @@ async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads): Promi
     return null;
   }
   if (state.disabledReason) reads.housekeeping.push({ type: 'clear_disabled', repo: repo.fullName });
+  const runs = store.runs.listForRepo(repo.fullName);
+  const claims = new Map(store.claims.listForRepo(repo.fullName).map((c) => [c.prNumber, c]));
   const mine = reads.requests.filter((r) => r.repo === repo.fullName);
   const startableIssues = new Set<number>();
   for (const req of mine) {
-    if (req.kind !== 'start' || view.issues.some((i) => i.number === req.number)) continue;
+    if (req.kind === 'land') {
+      // A land request for a PR that is no longer an open claim PR can never be served.
+      const pull = view.pulls.find((p) => p.number === req.number);
+      if (!pull || !readClaim({ repo, runs, claims }, pull).claimed) reads.housekeeping.push({ type: 'drop_request', requestId: req.id });
+      continue;
+    }
+    if (view.issues.some((i) => i.number === req.number)) continue;
     const issue = await forge.getIssue(repo, req.number);
     if (issue && issue.state === 'open' && !issue.isPull) startableIssues.add(req.number);
     else reads.housekeeping.push({ type: 'drop_request', requestId: req.id }); // closed since it was asked for
@@ -155,7 +164,8 @@ async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads): Promi
     state: { ...state, disabledReason: null },
     config: view.config.config,
     view,
-    runs: store.runs.listForRepo(repo.fullName),
+    runs,
+    claims,
     requests: mine,
     startableIssues,
     trustedLogins: reads.trusted,
@@ -170,7 +180,7 @@ export async function spawnOnce(deps: PassDeps, trigger: PassTrigger, reaped: Re
   const gathered = await gatherPass(deps);
   await executeHousekeeping({ store, forge, now, log }, gathered.housekeeping);
 
-  const launchDeps = { store, forge, log, launcher: deps.launcher, now, newRunId: deps.newRunId, apiUrl: deps.apiUrl, pauseThreshold: deps.policy.pauseThreshold };
+  const launchDeps = { store, log, launcher: deps.launcher, now, newRunId: deps.newRunId, apiUrl: deps.apiUrl, pauseThreshold: deps.policy.pauseThreshold };
   const { outcomes, after } = await spawnPass(gathered.candidates, gathered.snapshot, deps.policy, async (c, cap) => {
     const facts = await gathered.facts.get(c.repo);
     if (!facts) throw new Error(`no facts were read for ${c.repo}, which produced a candidate`);
@@ -181,10 +191,10 @@ export async function spawnOnce(deps: PassDeps, trigger: PassTrigger, reaped: Re
   for (const memo of gathered.facts.values()) {
     const f = await memo;
     if (!f) continue;
-    const fresh: RepoFacts = { ...f, runs: store.runs.listForRepo(f.repo.fullName) };
+    const fresh: RepoFacts = { ...f, runs: store.runs.listForRepo(f.repo.fullName), claims: new Map(store.claims.listForRepo(f.repo.fullName).map((c) => [c.prNumber, c])) };
     const actions = planRepoActions(fresh, {
       liveSubjects: after.liveSubjects,
-      merged: (pr, sha) => store.merges.get(f.repo.fullName, pr, sha) !== undefined,
+      attempted: (pr, sha, run) => store.merges.attempted(f.repo.fullName, pr, sha, run),
     });
     await executeRepoActions({ store, forge, now, log }, fresh, actions);
     if (deps.onPolledComments) {

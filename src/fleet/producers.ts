@@ -1,6 +1,8 @@
 import { isAtCap, type CapPolicy, type LivenessSnapshot } from './cap.js';
 import { issueSubject, pullSubject, subjectKey, type Candidate } from './candidate.js';
-import { isClaim, verdictOf, type RepoFacts } from './repo-facts.js';
+import { readClaim } from './claims.js';
+import type { RepoFacts } from './repo-facts.js';
+import { isLandable, verdictAtHead } from './verdicts.js';
 import { autoLoopOn, isPaused } from './repo-state.js';
 import type { ClaimView, IssueView, RepoRef } from '../forge/types.js';
 import { isAfkKind } from '../store/runs.js';
@@ -20,18 +22,23 @@ export interface ProducerContext {
   wantsFixes(repo: RepoRef): Promise<boolean>;
 }
 
+/** The issue a claim PR delivers, as its claim records it. */
+const claimedIssue = (facts: RepoFacts, claim: ClaimView): number | null => {
+  const reading = readClaim(facts, claim.pull);
+  return reading.claimed ? reading.issueNumber : null;
+};
+
 const live = (facts: RepoFacts, subject: string): boolean => facts.liveSubjects.has(subjectKey(facts.repo.fullName, subject));
 
-/** SP09: no cap term. Opted in, a claim at its head with no verdict, nothing in flight. */
+/** SP09: no cap term. A claim PR (TR04) at a head with no recorded verdict, nothing in flight; or a land request for a claim PR. */
 export function shouldSpawnLander(facts: RepoFacts, claim: ClaimView, attemptsPerHead: number): { launch: boolean; requestId: number | null } {
   const n = claim.pull.number;
-  if (live(facts, pullSubject(n))) return { launch: false, requestId: null };
+  if (live(facts, pullSubject(n)) || !isLandable(facts, claim)) return { launch: false, requestId: null };
   const request = facts.requests.find((r) => r.kind === 'land' && r.number === n);
   if (request) return { launch: true, requestId: request.id };
-  if (!facts.config.autoland.enabled || !isClaim(claim)) return { launch: false, requestId: null };
-  if (verdictOf(facts, claim).current) return { launch: false, requestId: null };
+  if (!facts.config.autoland.enabled) return { launch: false, requestId: null };
+  if (verdictAtHead(facts.runs, claim.pull)) return { launch: false, requestId: null };
   const atHead = facts.runs.filter((r) => r.kind === 'lander' && r.prNumber === n && r.headSha === claim.pull.headSha);
-  if (atHead.some((r) => r.verdict !== null)) return { launch: false, requestId: null };
   return { launch: atHead.length < attemptsPerHead, requestId: null };
 }
 
@@ -46,7 +53,7 @@ export function decideLanders(facts: RepoFacts, attemptsPerHead: number): Candid
       installationId: facts.repo.installationId,
       kind: 'lander',
       subject: pullSubject(claim.pull.number),
-      issueNumber: claim.pull.closes[0] ?? null,
+      issueNumber: claimedIssue(facts, claim),
       prNumber: claim.pull.number,
       headSha: claim.pull.headSha,
       budgetMinutes: facts.config.budget_minutes.lander,
@@ -61,9 +68,9 @@ export type FixDecision = 'launch' | 'no' | 'exhausted';
 
 /** SP09/SP19: a reject at the current head, fix-forward on, attempts left, nothing in flight. */
 export function shouldSpawnFix(facts: RepoFacts, claim: ClaimView): FixDecision {
-  if (!facts.config.fix_forward.enabled || !isClaim(claim)) return 'no';
+  if (!facts.config.fix_forward.enabled || !isLandable(facts, claim)) return 'no';
   const n = claim.pull.number;
-  if (verdictOf(facts, claim).current?.verdict !== 'reject') return 'no';
+  if (verdictAtHead(facts.runs, claim.pull)?.verdict !== 'reject') return 'no';
   if (live(facts, pullSubject(n))) return 'no';
   const fixes = facts.runs.filter((r) => r.kind === 'fix' && r.prNumber === n);
   if (fixes.some((r) => r.headSha === claim.pull.headSha && r.outcome === 'success')) return 'no';
@@ -79,7 +86,7 @@ export function decideFixes(facts: RepoFacts): Candidate[] {
       installationId: facts.repo.installationId,
       kind: 'fix' as const,
       subject: pullSubject(claim.pull.number),
-      issueNumber: claim.pull.closes[0] ?? null,
+      issueNumber: claimedIssue(facts, claim),
       prNumber: claim.pull.number,
       headSha: claim.pull.headSha,
       budgetMinutes: facts.config.budget_minutes.fix,

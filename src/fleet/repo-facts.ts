@@ -1,6 +1,6 @@
 import type { RepoConfig } from '../config/repo-config.js';
-import type { ClaimView, RepoRef, RepoView } from '../forge/types.js';
-import { readVerdict, type VerdictReading } from '../forge/marker.js';
+import type { RepoRef, RepoView } from '../forge/types.js';
+import type { ClaimRecord } from '../store/claims.js';
 import type { RepoState } from '../store/repos.js';
 import type { OpenRequest } from '../store/requests.js';
 import type { Run } from '../store/runs.js';
@@ -12,9 +12,12 @@ export interface RepoFacts {
   config: RepoConfig;
   view: RepoView;
   runs: readonly Run[];
+  /** Claims recorded in the store for this repository, by PR number (TR04). */
+  claims: ReadonlyMap<number, ClaimRecord>;
   requests: readonly OpenRequest[];
   /** Open issues named by open start requests (they need not carry the AFK label). */
   startableIssues: ReadonlySet<number>;
+  /** yoke's own login and the operator-trusted ones, lower-case: their markers are records, their reviews do not hold a merge. */
   trustedLogins: ReadonlySet<string>;
   /** Live subjects as the pass's liveness snapshot had them, before it launched anything. */
   liveSubjects: ReadonlySet<string>;
@@ -22,9 +25,3 @@ export interface RepoFacts {
 
 export const CLAIM_LABEL = 'yoke:claim';
 export const STUCK_LABEL = 'yoke:stuck';
-
-export function verdictOf(facts: RepoFacts, claim: ClaimView): VerdictReading {
-  return readVerdict(claim.comments, claim.pull.headSha, facts.trustedLogins);
-}
-
-export const isClaim = (claim: ClaimView): boolean => claim.pull.labels.includes(CLAIM_LABEL) && !claim.pull.draft;

@@ -5,6 +5,8 @@ export type LaunchAttempt =
   | { kind: 'launched'; runId: string }
   | { kind: 'over_cap'; freshCount: number }
   | { kind: 'subject_busy' }
+  /** SP15: the repository paused (earlier in this pass, say); its AFK work waits for a reset. */
+  | { kind: 'paused' }
   | { kind: 'launch_failed'; runId: string; detail: string };
 
 export interface PassOutcome {

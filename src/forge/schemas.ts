@@ -32,7 +32,7 @@ export const GhPull = z
     number: z.number(),
     title: z.string(),
     body: z.string().nullable().optional(),
-    head: z.object({ sha: z.string(), ref: z.string() }),
+    head: z.object({ sha: z.string(), ref: z.string(), repo: z.object({ full_name: z.string() }).nullable().optional() }),
     labels: Labels,
     draft: z.boolean().optional(),
     user: User,
@@ -43,6 +43,7 @@ export const GhPull = z
     body: p.body ?? '',
     headSha: p.head.sha,
     headRef: p.head.ref,
+    headRepo: p.head.repo?.full_name ?? null,
     labels: p.labels,
     draft: p.draft ?? false,
     author: p.user?.login ?? 'ghost',
@@ -56,6 +57,7 @@ export const GhComment = z
     body: z.string().nullable().optional(),
     user: User,
     created_at: z.string(),
+    updated_at: z.string().optional(),
     html_url: z.string(),
     issue_url: z.string(),
   })
@@ -67,6 +69,7 @@ export const GhComment = z
     authorIsBot: c.user?.type === 'Bot',
     body: c.body ?? '',
     createdAt: Date.parse(c.created_at),
+    updatedAt: Date.parse(c.updated_at ?? c.created_at),
   }));
 
 export const GhReview = z

@@ -28,6 +28,8 @@ export interface PullView {
   body: string;
   headSha: string;
   headRef: string;
+  /** The repository the head branch lives in (another one for a fork; null when that was deleted). */
+  headRepo: RepoName | null;
   labels: string[];
   draft: boolean;
   author: string;
@@ -45,6 +47,8 @@ export interface CommentView {
   authorIsBot: boolean;
   body: string;
   createdAt: number;
+  /** Later than createdAt once the comment was edited. */
+  updatedAt: number;
 }
 
 export interface ReviewView {

@@ -1,62 +1,85 @@
 import type { Db } from './db.js';
 
+export type CommandState = 'processing' | 'done' | 'failed';
+
 export interface CommandRecord {
   commentId: number;
   repo: string;
   issueNumber: number;
   author: string;
   body: string;
-  state: 'processing' | 'done';
+  state: CommandState;
   outcome: string | null;
   receivedVia: 'webhook' | 'poll';
   processedAt: number;
+  attempts: number;
 }
+
+interface CommandRow {
+  comment_id: number;
+  repo: string;
+  issue_number: number;
+  author: string;
+  body: string;
+  state: CommandState;
+  outcome: string | null;
+  received_via: 'webhook' | 'poll';
+  processed_at: number;
+  attempts: number;
+}
+
+const toRecord = (r: CommandRow): CommandRecord => ({
+  commentId: r.comment_id,
+  repo: r.repo,
+  issueNumber: r.issue_number,
+  author: r.author,
+  body: r.body,
+  state: r.state,
+  outcome: r.outcome,
+  receivedVia: r.received_via,
+  processedAt: r.processed_at,
+  attempts: r.attempts,
+});
 
 export class CommandStore {
   constructor(private readonly db: Db) {}
 
-  /** Claims a comment id for processing; false when it was claimed before (webhook or poll). */
-  claim(rec: Omit<CommandRecord, 'state' | 'outcome'>): boolean {
-    const res = this.db
-      .prepare(
-        `INSERT OR IGNORE INTO commands (comment_id, repo, issue_number, author, body, state, received_via, processed_at)
-         VALUES (?, ?, ?, ?, ?, 'processing', ?, ?)`,
-      )
-      .run(rec.commentId, rec.repo, rec.issueNumber, rec.author, rec.body, rec.receivedVia, rec.processedAt);
-    return res.changes === 1;
+  /**
+   * Claims a comment id for processing: the first sight (webhook or poll), or
+   * a retry of one that failed, or of one a crash left processing longer than
+   * staleMs. False when another handler has it or it is settled.
+   */
+  claim(rec: Omit<CommandRecord, 'state' | 'outcome' | 'attempts'>, retry: { maxAttempts: number; staleMs: number }): boolean {
+    return this.db.transaction(() => {
+      const inserted = this.db
+        .prepare(
+          `INSERT OR IGNORE INTO commands (comment_id, repo, issue_number, author, body, state, received_via, processed_at, attempts)
+           VALUES (?, ?, ?, ?, ?, 'processing', ?, ?, 1)`,
+        )
+        .run(rec.commentId, rec.repo, rec.issueNumber, rec.author, rec.body, rec.receivedVia, rec.processedAt);
+      if (inserted.changes === 1) return true;
+      const retried = this.db
+        .prepare(
+          `UPDATE commands SET state = 'processing', attempts = attempts + 1, processed_at = ?
+           WHERE comment_id = ? AND attempts < ? AND (state = 'failed' OR (state = 'processing' AND processed_at <= ?))`,
+        )
+        .run(rec.processedAt, rec.commentId, retry.maxAttempts, rec.processedAt - retry.staleMs);
+      return retried.changes === 1;
+    })();
   }
 
   finish(commentId: number, outcome: string): void {
     this.db.prepare("UPDATE commands SET state = 'done', outcome = ? WHERE comment_id = ?").run(outcome, commentId);
   }
 
+  /** The handling threw: retried on a later poll while attempts remain. */
+  fail(commentId: number, detail: string): void {
+    this.db.prepare("UPDATE commands SET state = 'failed', outcome = ? WHERE comment_id = ?").run(detail.slice(0, 500), commentId);
+  }
+
   get(commentId: number): CommandRecord | undefined {
-    const r = this.db.prepare('SELECT * FROM commands WHERE comment_id = ?').get(commentId) as
-      | {
-          comment_id: number;
-          repo: string;
-          issue_number: number;
-          author: string;
-          body: string;
-          state: 'processing' | 'done';
-          outcome: string | null;
-          received_via: 'webhook' | 'poll';
-          processed_at: number;
-        }
-      | undefined;
-    return (
-      r && {
-        commentId: r.comment_id,
-        repo: r.repo,
-        issueNumber: r.issue_number,
-        author: r.author,
-        body: r.body,
-        state: r.state,
-        outcome: r.outcome,
-        receivedVia: r.received_via,
-        processedAt: r.processed_at,
-      }
-    );
+    const r = this.db.prepare('SELECT * FROM commands WHERE comment_id = ?').get(commentId) as CommandRow | undefined;
+    return r && toRecord(r);
   }
 
   count(): number {

@@ -7,22 +7,33 @@ export interface MergeRecord {
   state: 'merged' | 'refused';
   detail: string | null;
   at: number;
+  /** The lander run whose accept this merge followed. */
+  runId: string | null;
 }
 
-/** One merge attempt per (PR, head): a refused merge is never retried blindly. */
+/**
+ * One merge attempt per (PR, head, verdict): a refused merge is not retried
+ * on the same verdict, but a fresh accept (a new lander) may try again.
+ */
 export class MergeStore {
   constructor(private readonly db: Db) {}
 
   get(repo: string, prNumber: number, headSha: string): MergeRecord | undefined {
     const r = this.db.prepare('SELECT * FROM merges WHERE repo = ? AND pr_number = ? AND head_sha = ?').get(repo, prNumber, headSha) as
-      | { repo: string; pr_number: number; head_sha: string; state: 'merged' | 'refused'; detail: string | null; at: number }
+      | { repo: string; pr_number: number; head_sha: string; state: 'merged' | 'refused'; detail: string | null; at: number; run_id: string | null }
       | undefined;
-    return r && { repo: r.repo, prNumber: r.pr_number, headSha: r.head_sha, state: r.state, detail: r.detail, at: r.at };
+    return r && { repo: r.repo, prNumber: r.pr_number, headSha: r.head_sha, state: r.state, detail: r.detail, at: r.at, runId: r.run_id };
+  }
+
+  /** Whether the merge that this verdict run would lead to was already attempted. */
+  attempted(repo: string, prNumber: number, headSha: string, runId: string): boolean {
+    const rec = this.get(repo, prNumber, headSha);
+    return rec !== undefined && (rec.state === 'merged' || rec.runId === runId || rec.runId === null);
   }
 
   record(rec: MergeRecord): void {
     this.db
-      .prepare('INSERT OR REPLACE INTO merges (repo, pr_number, head_sha, state, detail, at) VALUES (?, ?, ?, ?, ?, ?)')
-      .run(rec.repo, rec.prNumber, rec.headSha, rec.state, rec.detail, rec.at);
+      .prepare('INSERT OR REPLACE INTO merges (repo, pr_number, head_sha, state, detail, at, run_id) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run(rec.repo, rec.prNumber, rec.headSha, rec.state, rec.detail, rec.at, rec.runId);
   }
 }

@@ -150,10 +150,12 @@ export class RunStore {
     this.db.prepare('UPDATE runs SET launcher_ref = ? WHERE id = ?').run(ref, id);
   }
 
-  recordReport(id: string, report: { outcome: 'success' | 'failure'; verdict: Verdict | null; summary: string | null }): void {
-    this.db
-      .prepare('UPDATE runs SET reported_outcome = ?, verdict = ?, summary = ? WHERE id = ? AND reported_outcome IS NULL')
+  /** Records a live run's first report; false when the run has ended or already reported (a report racing the reaper loses). */
+  recordReport(id: string, report: { outcome: 'success' | 'failure'; verdict: Verdict | null; summary: string | null }): boolean {
+    const res = this.db
+      .prepare("UPDATE runs SET reported_outcome = ?, verdict = ?, summary = ? WHERE id = ? AND reported_outcome IS NULL AND status = 'live'")
       .run(report.outcome, report.verdict, report.summary, id);
+    return res.changes === 1;
   }
 
   setVerdictComment(id: string, commentId: number): void {

@@ -1,4 +1,5 @@
 import { openDb, type Db } from './db.js';
+import { ClaimStore } from './claims.js';
 import { CommandStore } from './commands.js';
 import { DeliveryStore } from './deliveries.js';
 import { HttpCacheStore } from './http-cache.js';
@@ -11,6 +12,7 @@ export interface Store {
   db: Db;
   repos: RepoStore;
   runs: RunStore;
+  claims: ClaimStore;
   commands: CommandStore;
   requests: RequestStore;
   merges: MergeStore;
@@ -30,6 +32,7 @@ export function wrapDb(db: Db): Store {
     db,
     repos: new RepoStore(db),
     runs: new RunStore(db),
+    claims: new ClaimStore(db),
     commands: new CommandStore(db),
     requests: new RequestStore(db),
     merges: new MergeStore(db),

@@ -25,7 +25,7 @@ export const IssueCommentPayload = z
     repository: Repository,
     installation: Installation,
     issue: z.object({ number: z.number(), pull_request: z.unknown().optional() }),
-    comment: z.object({ id: z.number(), body: z.string().nullable().optional(), user: User, created_at: z.string() }),
+    comment: z.object({ id: z.number(), body: z.string().nullable().optional(), user: User, created_at: z.string(), updated_at: z.string().optional() }),
   })
   .transform((p): { repo: RepoRef; comment: CommentView } => ({
     repo: toRepoRef(p.repository, p.installation),
@@ -37,6 +37,7 @@ export const IssueCommentPayload = z
       authorIsBot: p.comment.user?.type === 'Bot',
       body: p.comment.body ?? '',
       createdAt: Date.parse(p.comment.created_at),
+      updatedAt: Date.parse(p.comment.updated_at ?? p.comment.created_at),
     },
   }));
 export type IssueCommentPayload = z.infer<typeof IssueCommentPayload>;

@@ -68,8 +68,19 @@ function world(): FakeForge {
   forge.addIssue('acme/api', 1);
   forge.addIssue('acme/api', 2);
   forge.addIssue('acme/web', 3);
-  forge.addPull('acme/api', { number: 10, headSha: 'aaaaaaa', body: 'Closes #7' });
+  forge.addPull('acme/api', { number: 10, headSha: 'aaaaaaa', body: `Closes #7\n\nYoke-Run: ${SEED_RUN}` });
   return forge;
+}
+
+/** The AFK run that opened claim PR #10, ended before the story starts (not a write the crash counts). */
+const SEED_RUN = 'seed-afk-7';
+function seed(db: ReturnType<typeof openDb>): void {
+  const store = wrapDb(db);
+  if (store.runs.get(SEED_RUN)) return;
+  const at = new ManualClock().now() - 60_000;
+  store.repos.ensure('acme/api', 1, at);
+  store.runs.insert({ id: SEED_RUN, repo: 'acme/api', kind: 'afk_auto', subject: 'issue#7', issueNumber: 7, prNumber: null, headSha: null, launchedAt: at, budgetDeadline: at + 60_000, launcher: 'command', launcherRef: null, secretHash: null, capAtLaunch: 1, liveAtLaunch: 1 });
+  store.runs.end(SEED_RUN, 'success', null, at);
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'yoke-crash-'));
@@ -82,6 +93,7 @@ describe('a pass killed between store writes', () => {
     // The uncrashed pass: how many writes it makes. The candidate set, with the cap lifted so none is hidden.
     const probeState: CrashState = { writes: 0, crashed: false, at: Number.MAX_SAFE_INTEGER };
     const baseDb = openDb(join(dir, 'probe.db'));
+    seed(baseDb);
     const probe = makeHarness({
       store: wrapDb(crashAt(baseDb, Number.MAX_SAFE_INTEGER, probeState)),
       forge: world(),
@@ -104,6 +116,7 @@ describe('a pass killed between store writes', () => {
       const clock = new ManualClock();
       const state: CrashState = { writes: 0, crashed: false, at: k };
       const db = openDb(path);
+      seed(db);
       const doomed = makeHarness({ store: wrapDb(crashAt(db, k, state)), forge, launcher: new DyingLauncher(table, state), clock, policy: POLICY });
       await doomed.engine.schedulerTick().catch((err) => {
         if (!(err instanceof Crash)) throw err;
@@ -113,7 +126,7 @@ describe('a pass killed between store writes', () => {
 
       // Restart: the same file, the same world out there, a new yoke.
       const reopened = wrapDb(openDb(path));
-      const before = new Set(reopened.runs.listAll().map((r) => r.id));
+      const before = new Set(reopened.runs.listAll().map((r) => r.id).filter((id) => id !== SEED_RUN));
       const fresh = makeHarness({ store: reopened, forge, launcher: new FakeLauncher(table), clock, policy: { globalCap: 100 } });
       await fresh.engine.recover();
       const candidates = await fresh.engine.previewCandidates();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { encodeMarker } from '../../src/forge/marker.js';
 import { requestStart, resetRepo } from '../../src/fleet/controls.js';
-import { AUTOLAND, makeHarness, report, type Harness } from '../helpers/fleet.js';
+import { AUTOLAND, addClaimPull, makeHarness, recordVerdict, report, type Harness } from '../helpers/fleet.js';
 
 const launchedKinds = (h: Harness) => h.launcher.starts.map((s) => `${s.kind}:${s.subject}`);
 
@@ -88,6 +88,7 @@ describe('the spawn engine', () => {
       config: (snap.config as unknown as { config: never }).config,
       view: snap,
       runs: h.store.runs.listForRepo('acme/api'),
+      claims: new Map(),
       requests: [],
       startableIssues: new Set<number>(),
       trustedLogins: new Set(['yoke[bot]']),
@@ -101,7 +102,7 @@ describe('the spawn engine', () => {
     h.forge.addRepo('acme/api', AUTOLAND);
     h.forge.addIssue('acme/api', 1);
     h.forge.addIssue('acme/api', 2);
-    h.forge.addPull('acme/api', { number: 10, headSha: 'aaaaaaa', body: 'Closes #3' });
+    addClaimPull(h, 'acme/api', { number: 10, issue: 3, headSha: 'aaaaaaa' });
     const first = await h.engine.schedulerTick();
     const again = makeHarness({ store: h.store, forge: h.forge, launcher: h.launcher, clock: h.clock, policy: { globalCap: 1 } });
     const second = await again.engine.schedulerTick();
@@ -173,7 +174,7 @@ describe('the spawn engine', () => {
     const h = makeHarness({ policy: { globalCap: 3 } });
     h.forge.addRepo('acme/api', { ...AUTOLAND, budget_minutes: { afk: 30, lander: 10, fix: 20 } });
     h.forge.addIssue('acme/api', 1);
-    h.forge.addPull('acme/api', { number: 9, headSha: 'ccccccc', body: 'Closes #4' });
+    addClaimPull(h, 'acme/api', { number: 9, issue: 4, headSha: 'ccccccc' });
     await h.engine.schedulerTick();
     const runs = h.store.runs.listLive();
     expect(runs.map((r) => [r.kind, (r.budgetDeadline - r.launchedAt) / 60_000])).toEqual([
@@ -192,8 +193,8 @@ describe('the spawn engine', () => {
   it('SP18 autoland is off by default: a claim PR gets no lander and an accept is never merged', async () => {
     const h = makeHarness();
     h.forge.addRepo('acme/api', {});
-    h.forge.addPull('acme/api', { number: 3, headSha: 'ddddddd' });
-    acceptMarker(h, 'acme/api', 3, 'ddddddd', 'accept');
+    addClaimPull(h, 'acme/api', { number: 3, issue: 2, headSha: 'ddddddd' });
+    recordVerdict(h, 'acme/api', 3, 'ddddddd', 'accept');
     await h.engine.schedulerTick();
     expect(h.launcher.starts).toHaveLength(0);
     expect(h.forge.merges).toHaveLength(0);
@@ -202,7 +203,7 @@ describe('the spawn engine', () => {
   it('SP18 with autoland on, a lander verdict becomes a marker comment and an accept at the head merges with that sha', async () => {
     const h = makeHarness();
     h.forge.addRepo('acme/api', AUTOLAND);
-    h.forge.addPull('acme/api', { number: 3, headSha: 'ddddddd', body: 'Fixes #2' });
+    addClaimPull(h, 'acme/api', { number: 3, issue: 2, headSha: 'ddddddd' });
     await h.engine.schedulerTick();
     const lander = h.launcher.starts[0]!;
     expect([lander.kind, lander.headSha]).toEqual(['lander', 'ddddddd']);
@@ -218,8 +219,8 @@ describe('the spawn engine', () => {
   it('SP18 a reviewer\'s "changes requested" holds the merge of an accepted head until that reviewer approves', async () => {
     const h = makeHarness();
     h.forge.addRepo('acme/api', AUTOLAND);
-    const pr = h.forge.addPull('acme/api', { number: 3, headSha: 'ddddddd', author: 'agent' });
-    acceptMarker(h, 'acme/api', 3, 'ddddddd', 'accept');
+    const { pull: pr } = addClaimPull(h, 'acme/api', { number: 3, issue: 2, headSha: 'ddddddd' });
+    recordVerdict(h, 'acme/api', 3, 'ddddddd', 'accept');
     pr.reviews.push({ author: 'maint', state: 'CHANGES_REQUESTED', commitId: 'ddddddd' }, { author: 'agent', state: 'APPROVED', commitId: 'ddddddd' });
     await h.engine.schedulerTick();
     expect(h.forge.merges).toEqual([]);
@@ -231,8 +232,8 @@ describe('the spawn engine', () => {
   it('SP19 a reject at the head gives a fix run at StageFix; its new head needs a new lander', async () => {
     const h = makeHarness({ policy: { globalCap: 1 } });
     h.forge.addRepo('acme/api', AUTOLAND);
-    const pr = h.forge.addPull('acme/api', { number: 4, headSha: 'eeeeeee' });
-    acceptMarker(h, 'acme/api', 4, 'eeeeeee', 'reject');
+    const { pull: pr } = addClaimPull(h, 'acme/api', { number: 4, issue: 2, headSha: 'eeeeeee' });
+    recordVerdict(h, 'acme/api', 4, 'eeeeeee', 'reject');
     h.forge.addIssue('acme/api', 1);
     const pass = await h.engine.schedulerTick();
     expect(pass.candidates.map((c) => `${c.stage}:${c.subject}`)).toEqual(['fix:pr#4', 'new_work:issue#1']);
@@ -248,14 +249,14 @@ describe('the spawn engine', () => {
   it('SP19 when fix attempts run out the PR is labelled and the maintainers told once', async () => {
     const h = makeHarness({ policy: { globalCap: 1 } });
     h.forge.addRepo('acme/api', { autoland: { enabled: true }, fix_forward: { enabled: true, max_attempts: 1 } });
-    h.forge.addPull('acme/api', { number: 4, headSha: 'eeeeeee', author: 'agent' });
-    acceptMarker(h, 'acme/api', 4, 'eeeeeee', 'reject');
+    addClaimPull(h, 'acme/api', { number: 4, issue: 2, headSha: 'eeeeeee' });
+    recordVerdict(h, 'acme/api', 4, 'eeeeeee', 'reject');
     await h.engine.schedulerTick();
     report(h, h.launcher.starts[0]!.runId, 'failure'); // the fix did not push anything
     await h.engine.reaperTick();
     await h.engine.schedulerTick();
     expect(launchedKinds(h)).toEqual(['fix:pr#4']);
-    expect(h.forge.labelsAdded).toEqual([{ repo: 'acme/api', number: 4, labels: ['yoke:stuck'] }]);
+    expect(h.forge.labelsAdded.filter((l) => l.labels.includes('yoke:stuck'))).toEqual([{ repo: 'acme/api', number: 4, labels: ['yoke:stuck'] }]);
     const notices = h.forge.comments.filter((c) => c.body.includes('fix runs'));
     expect(notices).toHaveLength(1);
     expect(notices[0]!.body).toContain('comment `/yoke land` on #4');
@@ -292,7 +293,7 @@ describe('three strikes', () => {
     await failAfk(h, 'failure');
     await failAfk(h, 'failure');
     expect(h.store.repos.get('acme/api')!.consecutiveFailures).toBe(2);
-    h.forge.addPull('acme/api', { number: 8, headSha: '1111111', body: 'Closes #9' });
+    addClaimPull(h, 'acme/api', { number: 8, issue: 9, headSha: '1111111' });
     await h.engine.kick();
     const lander = h.store.runs.listLive().find((r) => r.kind === 'lander')!;
     report(h, lander.id, 'success', 'reject');
@@ -339,7 +340,7 @@ describe('three strikes', () => {
   it('SP16 landers have no counter of their own: repeated lander deaths pause nothing', async () => {
     const h = makeHarness({ policy: { globalCap: 1, landerAttemptsPerHead: 5 } });
     h.forge.addRepo('acme/api', AUTOLAND);
-    h.forge.addPull('acme/api', { number: 8, headSha: '2222222' });
+    addClaimPull(h, 'acme/api', { number: 8, issue: 2, headSha: '2222222' });
     for (let i = 0; i < 4; i++) {
       await h.engine.kick();
       const lander = h.store.runs.listLive()[0]!;
@@ -359,15 +360,24 @@ describe('producers, ticks and bad input', () => {
     const h = makeHarness();
     h.forge.addRepo('acme/api', AUTOLAND);
     h.forge.addIssue('acme/api', 1);
-    h.forge.addPull('acme/api', { number: 5, headSha: '3333333' });
-    h.forge.addPull('acme/api', { number: 6, headSha: '4444444' });
-    acceptMarker(h, 'acme/api', 6, '4444444', 'reject');
+    h.forge.addRepo('acme/unseen', {});
+    h.forge.addIssue('acme/unseen', 1);
+    addClaimPull(h, 'acme/api', { number: 5, issue: 5, headSha: '3333333' });
+    addClaimPull(h, 'acme/api', { number: 6, issue: 6, headSha: '4444444' });
+    recordVerdict(h, 'acme/api', 6, '4444444', 'reject');
+    const runsBefore = h.store.runs.listAll();
     const preview = await h.engine.previewCandidates();
-    expect(preview.map((c) => `${c.stage}:${c.subject}`)).toEqual(['lander:pr#5', 'fix:pr#6', 'new_work:issue#1']);
+    expect(preview.map((c) => `${c.repo} ${c.stage}:${c.subject}`)).toEqual([
+      'acme/api lander:pr#5',
+      'acme/api fix:pr#6',
+      'acme/api new_work:issue#1',
+      'acme/unseen new_work:issue#1',
+    ]);
     expect(h.launcher.starts).toEqual([]);
-    expect(h.store.runs.listAll()).toEqual([]);
-    // Previewing reads only: not even the repository's first row is written.
-    expect(h.store.repos.list()).toEqual([]);
+    expect(h.store.runs.listAll()).toEqual(runsBefore);
+    // Previewing reads only: no claim recorded, not even an unseen repository's first row written.
+    expect(h.store.claims.listForRepo('acme/api')).toEqual([]);
+    expect(h.store.repos.get('acme/unseen')).toBeUndefined();
   });
 
   it('SP11 the scheduler ticks every 60 s and the reaper every 30 s, on injected timers', async () => {
@@ -407,7 +417,7 @@ describe('producers, ticks and bad input', () => {
     h.forge.addIssue('acme/broken-config', 1);
     h.forge.addRepo('acme/unreachable', {});
     h.forge.addRepo('acme/bad-marker', AUTOLAND);
-    h.forge.addPull('acme/bad-marker', { number: 2, headSha: '5555555' });
+    addClaimPull(h, 'acme/bad-marker', { number: 2, issue: 2, headSha: '5555555' });
     h.forge.comment('acme/bad-marker', 2, 'yoke[bot]', '<!-- yoke:verdict v1 {"run": oops} -->');
     h.forge.addRepo('acme/healthy', {});
     h.forge.addIssue('acme/healthy', 9);

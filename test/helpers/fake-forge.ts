@@ -21,6 +21,8 @@ export interface FakePull {
   body: string;
   author: string;
   draft?: boolean;
+  /** The full name of the repository the head lives in, for a PR from a fork. */
+  headRepo?: string;
   comments: CommentView[];
   reviews: { author: string; state: string; commitId: string | null }[];
 }
@@ -74,7 +76,8 @@ export class FakeForge implements Forge {
 
   /** A comment as GitHub would list it. */
   comment(fullName: string, number: number, author: string, body: string): CommentView {
-    const c: CommentView = { id: this.nextId++, issueNumber: number, isPull: true, author, authorIsBot: author.endsWith('[bot]'), body, createdAt: Date.now() };
+    const now = Date.now();
+    const c: CommentView = { id: this.nextId++, issueNumber: number, isPull: true, author, authorIsBot: author.endsWith('[bot]'), body, createdAt: now, updatedAt: now };
     const pull = this.repo(fullName).pulls.find((p) => p.number === number);
     if (pull) pull.comments.push(c);
     return c;
@@ -116,6 +119,7 @@ export class FakeForge implements Forge {
       body: p.body,
       headSha: p.headSha,
       headRef: `branch-${p.number}`,
+      headRepo: p.headRepo ?? r.ref.fullName,
       labels: [...p.labels],
       draft: p.draft ?? false,
       author: p.author,
@@ -151,7 +155,7 @@ export class FakeForge implements Forge {
     const id = this.nextId++;
     this.comments.push({ repo: repo.fullName, number, body, id });
     const pull = this.repos.get(repo.fullName)?.pulls.find((p) => p.number === number);
-    if (pull) pull.comments.push({ id, issueNumber: number, isPull: true, author: this.bot, authorIsBot: true, body, createdAt: Date.now() });
+    if (pull) pull.comments.push({ id, issueNumber: number, isPull: true, author: this.bot, authorIsBot: true, body, createdAt: Date.now(), updatedAt: Date.now() });
     return id;
   }
 

@@ -1,4 +1,4 @@
-import type { FleetContext, FleetPolicy } from '../../src/fleet/context.js';
+import { DEFAULT_COMMAND_POLICY, type FleetContext, type FleetPolicy } from '../../src/fleet/context.js';
 import { Engine } from '../../src/fleet/engine.js';
 import type { RepoRef } from '../../src/forge/types.js';
 import type { Launcher, LaunchSpec, Liveness } from '../../src/launcher/launcher.js';
@@ -6,7 +6,7 @@ import type { Timers } from '../../src/clock.js';
 import { silentLog } from '../../src/log.js';
 import type { Run } from '../../src/store/runs.js';
 import { openStore, type Store } from '../../src/store/store.js';
-import { FakeForge } from './fake-forge.js';
+import { FakeForge, type FakePull } from './fake-forge.js';
 
 export class ManualClock {
   constructor(public t = Date.UTC(2026, 10, 29, 12, 0, 0)) {}
@@ -77,6 +77,7 @@ export const defaultPolicy = (over: Partial<FleetPolicy> = {}): FleetPolicy => (
   landerAttemptsPerHead: 2,
   tickMs: 60_000,
   reaperMs: 30_000,
+  ...DEFAULT_COMMAND_POLICY,
   ...over,
 });
 
@@ -120,4 +121,69 @@ export const AUTOLAND = { autoland: { enabled: true }, fix_forward: { enabled: t
 export function report(h: Harness, runId: string, outcome: 'success' | 'failure', verdict?: 'accept' | 'reject'): void {
   h.store.runs.recordReport(runId, { outcome, verdict: verdict ?? null, summary: 'test' });
   h.launcher.finish(runId);
+}
+
+/**
+ * A claim PR as yoke's own AFK run would open it: from a branch of the repo,
+ * closing its issue, naming the run (which this records as ended).
+ */
+export function addClaimPull(
+  h: Harness,
+  repo: string,
+  pull: { number: number; issue: number; headSha: string; draft?: boolean; headRepo?: string; labels?: string[] },
+): { runId: string; pull: FakePull } {
+  const runId = `afk-${repo.replace('/', '-')}-${pull.issue}-${++seq}`;
+  const at = h.clock.now();
+  h.store.repos.ensure(repo, h.forge.repo(repo).ref.installationId, at);
+  h.store.runs.insert({
+    id: runId,
+    repo,
+    kind: 'afk_auto',
+    subject: `issue#${pull.issue}`,
+    issueNumber: pull.issue,
+    prNumber: null,
+    headSha: null,
+    launchedAt: at,
+    budgetDeadline: at + 60_000,
+    launcher: 'command',
+    launcherRef: null,
+    secretHash: null,
+    capAtLaunch: 1,
+    liveAtLaunch: 1,
+  });
+  h.store.runs.end(runId, 'success', null, at);
+  const fake = h.forge.addPull(repo, {
+    number: pull.number,
+    headSha: pull.headSha,
+    draft: pull.draft,
+    headRepo: pull.headRepo,
+    labels: pull.labels ?? [],
+    body: `Closes #${pull.issue}\n\nYoke-Run: ${runId}`,
+  });
+  return { runId, pull: fake };
+}
+
+/** A lander run of yoke's that reported this verdict for the PR at this head, and ended. */
+export function recordVerdict(h: Harness, repo: string, pr: number, headSha: string, verdict: 'accept' | 'reject'): string {
+  const runId = `lander-${pr}-${headSha.slice(0, 7)}-${++seq}`;
+  const at = h.clock.now();
+  h.store.runs.insert({
+    id: runId,
+    repo,
+    kind: 'lander',
+    subject: `pr#${pr}`,
+    issueNumber: null,
+    prNumber: pr,
+    headSha,
+    launchedAt: at,
+    budgetDeadline: at + 60_000,
+    launcher: 'command',
+    launcherRef: null,
+    secretHash: null,
+    capAtLaunch: 1,
+    liveAtLaunch: 1,
+  });
+  h.store.runs.recordReport(runId, { outcome: 'success', verdict, summary: 'recorded by the test' });
+  h.store.runs.end(runId, 'success', null, at);
+  return runId;
 }

@@ -18,6 +18,7 @@ describe('webhook payloads', () => {
       authorIsBot: false,
       body: payload.comment.body,
       createdAt: Date.parse(payload.comment.created_at),
+      updatedAt: Date.parse(payload.comment.updated_at),
     });
   });
 

@@ -1,0 +1,54 @@
+import { decodeMarker } from '../forge/marker.js';
+import type { ClaimView, CommentView, PullView } from '../forge/types.js';
+import type { Run, Verdict } from '../store/runs.js';
+import { readClaim } from './claims.js';
+import type { RepoFacts } from './repo-facts.js';
+
+// TR01: the verdict that counts is the one a lander run of yoke's reported,
+// authenticated, for the PR's current head, as the runs store recorded it.
+// Marker comments are its public record; one that disagrees with the record
+// (edited, copied, replayed, or written by someone else) changes nothing.
+
+export interface RecordedVerdict {
+  verdict: Verdict;
+  runId: string;
+}
+
+/** The latest verdict recorded by a lander run of this PR at its current head. */
+export function verdictAtHead(runs: readonly Run[], pull: Pick<PullView, 'number' | 'headSha'>): RecordedVerdict | null {
+  const reported = runs.filter((r) => r.kind === 'lander' && r.prNumber === pull.number && r.headSha === pull.headSha && r.verdict !== null);
+  const last = reported.at(-1);
+  return last ? { verdict: last.verdict!, runId: last.id } : null;
+}
+
+export interface IgnoredMarker {
+  commentId: number;
+  author: string;
+  reason: string;
+}
+
+/** Marker comments that are not a faithful record of a verdict yoke holds. */
+export function untrustedMarkers(facts: Pick<RepoFacts, 'runs' | 'trustedLogins'>, pr: number, comments: readonly CommentView[]): IgnoredMarker[] {
+  const out: IgnoredMarker[] = [];
+  for (const c of comments) {
+    const decoded = decodeMarker(c.body);
+    if (decoded.kind === 'none') continue;
+    if (!facts.trustedLogins.has(c.author.toLowerCase())) {
+      out.push({ commentId: c.id, author: c.author, reason: `written by ${c.author}, not by yoke` });
+      continue;
+    }
+    if (decoded.kind === 'invalid') {
+      out.push({ commentId: c.id, author: c.author, reason: decoded.reason });
+      continue;
+    }
+    const { run: runId, sha, verdict } = decoded.payload;
+    const run = facts.runs.find((r) => r.id === runId);
+    if (!run || run.kind !== 'lander' || run.prNumber !== pr || run.headSha !== sha || run.verdict !== verdict) {
+      out.push({ commentId: c.id, author: c.author, reason: `says ${verdict} for run ${runId} at ${sha.slice(0, 7)}, which is not the verdict yoke recorded` });
+    }
+  }
+  return out;
+}
+
+/** A claim PR that may be landed: claimed (TR04) and not a draft. */
+export const isLandable = (facts: RepoFacts, claim: ClaimView): boolean => !claim.pull.draft && readClaim(facts, claim.pull).claimed;
