@@ -17,6 +17,8 @@ export interface ClaimFacts {
   runs: readonly Run[];
   /** Claims recorded for this repository, by PR number. */
   claims: ReadonlyMap<number, ClaimRecord>;
+  /** The repository's open PRs: when two name the same run, the first opened claims it. */
+  view: { pulls: readonly PullView[] };
 }
 
 /** Whether this PR is a claim PR: recorded before, or qualifying now (it then counts in this very pass). */
@@ -30,5 +32,7 @@ export function readClaim(facts: ClaimFacts, pull: PullView): ClaimReading {
   if (!isAfkKind(run.kind) || run.issueNumber === null) return { claimed: false, why: 'not_afk_run' };
   if (!pull.closes.includes(run.issueNumber)) return { claimed: false, why: 'wrong_issue' };
   if ([...facts.claims.values()].some((c) => c.runId === run.id)) return { claimed: false, why: 'run_claimed' };
+  const earlier = facts.view.pulls.some((p) => p.number < pull.number && p.yokeRun === run.id && p.headRepo?.toLowerCase() === facts.repo.fullName.toLowerCase() && p.closes.includes(run.issueNumber!));
+  if (earlier) return { claimed: false, why: 'run_claimed' };
   return { claimed: true, runId: run.id, issueNumber: run.issueNumber, recorded: false };
 }

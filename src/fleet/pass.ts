@@ -151,7 +151,7 @@ async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads): Promi
     if (req.kind === 'land') {
       // A land request for a PR that is no longer an open claim PR can never be served.
       const pull = view.pulls.find((p) => p.number === req.number);
-      if (!pull || !readClaim({ repo, runs, claims }, pull).claimed) reads.housekeeping.push({ type: 'drop_request', requestId: req.id });
+      if (!pull || !readClaim({ repo, runs, claims, view }, pull).claimed) reads.housekeeping.push({ type: 'drop_request', requestId: req.id });
       continue;
     }
     if (view.issues.some((i) => i.number === req.number)) continue;
