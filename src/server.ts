@@ -1,7 +1,9 @@
 import { run, type Server } from 'probot';
 import { createYokeApp, type YokeRuntime } from './app.js';
 import { systemClock } from './clock.js';
-import { resolveSettings } from './config/settings.js';
+import { webhookSecretProblem } from './config/env.js';
+import { SettingsError, resolveSettings } from './config/settings.js';
+import { createLogger } from './logger.js';
 import type { CacheStats } from './forge/conditional-cache.js';
 import { clientPolicy, yokeOctokit } from './forge/octokit.js';
 import { openStore } from './store/store.js';
@@ -19,10 +21,13 @@ export interface StartedYoke {
 
 export async function startYoke(env: Record<string, string | undefined>): Promise<StartedYoke> {
   const settings = resolveSettings({ env });
+  const secretProblem = webhookSecretProblem(env);
+  if (secretProblem) throw new SettingsError([secretProblem]);
+  const log = await createLogger({ level: env.LOG_LEVEL, logFormat: env.LOG_FORMAT === 'json' ? 'json' : 'pretty' });
   const store = openStore(settings.dbPath);
   const cacheStats: CacheStats = { requests: 0, notModified: 0 };
   const { appFn, runtime } = createYokeApp({ settings, store, cacheStats });
-  const server = await run(appFn, { env, Octokit: yokeOctokit(store, systemClock, cacheStats, clientPolicy(settings.throttle)) } as Parameters<typeof run>[1]);
+  const server = await run(appFn, { env, log, Octokit: yokeOctokit(store, systemClock, cacheStats, clientPolicy(settings.throttle)) } as Parameters<typeof run>[1]);
   return {
     server,
     runtime,

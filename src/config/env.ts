@@ -36,6 +36,9 @@ const repoCaps = z.string().transform((s, ctx) => {
   return caps;
 });
 
+/** TR08: the shortest webhook secret and operator token yoke accepts (`openssl rand -hex 32` makes 64 characters). */
+export const SECRET_MIN_LENGTH = 32;
+
 export const OperatorEnv = z.object({
   YOKE_DB_PATH: z.string().min(1).default('.yoke/yoke.db'),
   YOKE_GLOBAL_CAP: positiveInt('YOKE_GLOBAL_CAP').default(2),
@@ -49,7 +52,11 @@ export const OperatorEnv = z.object({
   YOKE_THROTTLE: z.enum(['on', 'off'], { message: 'YOKE_THROTTLE must be "on" or "off"' }).default('on'),
   YOKE_LAUNCHER: z.enum(['actions', 'command'], { message: 'YOKE_LAUNCHER must be "actions" or "command"' }).default('actions'),
   YOKE_COMMAND: z.string().optional(),
-  YOKE_API_TOKENS: commaList.default([]),
+  YOKE_API_TOKENS: commaList
+    .refine((tokens) => tokens.every((t) => t.length >= SECRET_MIN_LENGTH), {
+      message: `every operator token must be at least ${SECRET_MIN_LENGTH} characters; make one with \`openssl rand -hex 32\``,
+    })
+    .default([]),
   YOKE_PUBLIC_URL: z.url({ message: 'YOKE_PUBLIC_URL must be a URL such as https://yoke.example.com' }).optional(),
   YOKE_OIDC_ISSUER: z.url().default('https://token.actions.githubusercontent.com'),
   YOKE_OIDC_JWKS_URL: z.url().optional(),
@@ -133,4 +140,17 @@ export function settingsWith(over: Partial<OperatorSettings>): OperatorSettings 
   const base = parseOperatorEnv({});
   if (!base.ok) throw new Error(base.problems.join('; '));
   return { ...base.settings, ...over };
+}
+
+/**
+ * TR08: outside Probot's setup mode (no app credentials yet), a missing or
+ * short webhook secret would let anyone sign webhooks (Probot's default is
+ * "development"). Returns the problem to report, or null.
+ */
+export function webhookSecretProblem(env: Record<string, string | undefined>): string | null {
+  const hasApp = Boolean(env.APP_ID) && Boolean(env.PRIVATE_KEY || env.PRIVATE_KEY_PATH);
+  if (!hasApp) return null;
+  const secret = env.WEBHOOK_SECRET ?? '';
+  if (secret.length >= SECRET_MIN_LENGTH) return null;
+  return `WEBHOOK_SECRET: ${secret ? `is ${secret.length} characters; it` : 'is not set; it'} must be at least ${SECRET_MIN_LENGTH} characters. Make one with \`openssl rand -hex 32\` and set it both here and as the webhook secret in the GitHub App's settings.`;
 }

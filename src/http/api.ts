@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { timingSafeEqual, createHash } from 'node:crypto';
 import { z } from 'zod';
 import { makeRefusal, type Refusal } from '../codes.js';
 import type { FleetContext } from '../fleet/context.js';
@@ -8,12 +7,16 @@ import type { PassReport } from '../fleet/pass.js';
 import { buildFleetReport, publicRun } from '../fleet/report.js';
 import { reportRunResult } from '../fleet/run-report.js';
 import type { OidcVerifier } from './oidc.js';
-import { renderDashboard } from './dashboard.js';
+import { renderDashboard, renderSignIn } from './dashboard.js';
+import { Sessions, isOperatorToken } from './session.js';
 
 // yoke's HTTP API under /yoke/api, served as a plain node:http handler
 // (Probot 14's addHandler). Errors are {"error":{code,message,recovery}}.
 
 export const BODY_LIMIT = 64 * 1024;
+
+/** TR07: nothing yoke serves leaks its URL to the sites it links to. */
+const NO_REFERRER = { 'referrer-policy': 'no-referrer' };
 
 export interface ApiOptions {
   fleet: FleetContext;
@@ -22,12 +25,14 @@ export interface ApiOptions {
   apiTokens: readonly string[];
   oidc: OidcVerifier | null;
   audience: string;
+  /** How long a dashboard sign-in lasts. */
+  sessionTtlMs?: number;
 }
 
 const AutoBody = z.object({ enabled: z.boolean() }).strict();
 
 function send(res: ServerResponse, status: number, body: unknown): true {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...NO_REFERRER });
   res.end(JSON.stringify(body));
   return true;
 }
@@ -43,7 +48,7 @@ class BodyError extends Error {
   }
 }
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
+async function readText(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -51,7 +56,11 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
     if (size > BODY_LIMIT) throw new BodyError(makeRefusal('body_too_large', { limit: BODY_LIMIT }));
     chunks.push(chunk as Buffer);
   }
-  const text = Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const text = await readText(req);
   if (!text.trim()) return {};
   try {
     return JSON.parse(text);
@@ -66,17 +75,16 @@ function bearerOf(req: IncomingMessage): string | null {
   return m ? m[1]!.trim() : null;
 }
 
-const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
-
-function isOperator(token: string | null, tokens: readonly string[]): boolean {
-  if (!token) return false;
-  const d = digest(token);
-  return tokens.some((t) => timingSafeEqual(digest(t), d));
+function html(res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}): true {
+  res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...NO_REFERRER, ...headers });
+  res.end(body);
+  return true;
 }
 
 export function createApiHandler(opts: ApiOptions) {
   const { fleet } = opts;
   const report = () => buildFleetReport(fleet, opts.lastPass());
+  const sessions = new Sessions({ ttlMs: opts.sessionTtlMs ?? 12 * 3600_000, secure: opts.audience.startsWith('https:') }, () => fleet.clock.now());
   return async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
     const url = new URL(req.url ?? '/', 'http://yoke.local');
     const path = url.pathname.replace(/\/+$/, '');
@@ -84,14 +92,21 @@ export function createApiHandler(opts: ApiOptions) {
     const method = req.method ?? 'GET';
     try {
       if (path === '/yoke' || path === '/yoke/dashboard') {
-        const token = url.searchParams.get('token') ?? bearerOf(req);
-        if (!isOperator(token, opts.apiTokens)) {
-          res.writeHead(401, { 'content-type': 'text/plain; charset=utf-8' });
-          res.end('yoke dashboard: open /yoke?token=<a token from YOKE_API_TOKENS>\n');
-          return true;
-        }
-        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
-        res.end(renderDashboard(report()));
+        // A token in the URL is never accepted: it would sit in logs and histories.
+        if (!sessions.valid(req) && !isOperatorToken(bearerOf(req), opts.apiTokens)) return html(res, 401, renderSignIn(null));
+        return html(res, 200, renderDashboard(report()));
+      }
+      if (path === '/yoke/session' && method === 'POST') {
+        const token = new URLSearchParams(await readText(req)).get('token');
+        if (!isOperatorToken(token, opts.apiTokens)) return html(res, 401, renderSignIn('That is not one of the operator tokens in YOKE_API_TOKENS.'));
+        const { cookie } = sessions.open();
+        res.writeHead(303, { location: '/yoke', 'set-cookie': cookie, 'cache-control': 'no-store', ...NO_REFERRER });
+        res.end();
+        return true;
+      }
+      if (path === '/yoke/session/end' && method === 'POST') {
+        res.writeHead(303, { location: '/yoke', 'set-cookie': sessions.close(req), ...NO_REFERRER });
+        res.end();
         return true;
       }
       if (path === '/yoke/api/health') return send(res, 200, { ok: true });
@@ -104,7 +119,7 @@ export function createApiHandler(opts: ApiOptions) {
       }
 
       // Everything else is for operators.
-      if (!isOperator(bearerOf(req), opts.apiTokens)) return sendRefusal(res, makeRefusal('unauthorized'));
+      if (!isOperatorToken(bearerOf(req), opts.apiTokens)) return sendRefusal(res, makeRefusal('unauthorized'));
 
       if (path === '/yoke/api/fleet' && method === 'GET') return send(res, 200, report());
       const runGet = /^\/yoke\/api\/runs\/([\w-]{1,100})$/.exec(path);

@@ -30,6 +30,7 @@ table{border-collapse:collapse;margin-bottom:2rem}td,th{border:1px solid #ccc;pa
 tr.paused td{background:#fff1f0}tr.disabled td{background:#fffbe6}
 </style></head><body>
 <h1>yoke fleet</h1>
+<form method="post" action="/yoke/session/end"><button>Sign out</button></form>
 <p>${r.liveCount} live run(s); global cap ${r.globalCap}; as of ${esc(r.generatedAt)}</p>
 <h2>Repositories</h2>
 <table><tr><th>repo</th><th>cap</th><th>auto loop</th><th>failures</th><th>state</th><th>live</th><th>to recover</th></tr>
@@ -37,5 +38,19 @@ ${repos || '<tr><td colspan="7">No repository has been seen yet.</td></tr>'}</ta
 <h2>Recent runs</h2>
 <table><tr><th>run</th><th>repo</th><th>kind</th><th>subject</th><th>status</th><th>outcome</th><th>launched</th><th>ended</th><th>reason</th></tr>
 ${runs || '<tr><td colspan="9">No runs yet.</td></tr>'}</table>
+</body></html>`;
+}
+
+/** The sign-in form: the operator token goes in a POST body, never in the URL. */
+export function renderSignIn(problem: string | null): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>yoke: sign in</title>
+<style>body{font:14px system-ui,sans-serif;margin:2rem;color:#222}input{width:28rem}.problem{color:#a00}</style></head><body>
+<h1>yoke</h1>
+${problem ? `<p class="problem">${esc(problem)}</p>` : ''}
+<form method="post" action="/yoke/session">
+<label>Operator token (one of YOKE_API_TOKENS)<br><input type="password" name="token" autocomplete="current-password" required></label>
+<button>Sign in</button>
+</form>
 </body></html>`;
 }

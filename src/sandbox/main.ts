@@ -35,7 +35,7 @@ process.on('SIGINT', () => void stopAll(130));
 
 await sandbox.start();
 console.log(`forge:  ${sandbox.forge.url} (GitHub API at ${sandbox.forge.url}/api/v3, repository ${DEMO_REPO})`);
-console.log(`yoke:   ${sandbox.yokeUrl} (dashboard ${sandbox.yokeUrl}/yoke?token=${sandbox.apiToken})`);
+console.log(`yoke:   ${sandbox.yokeUrl} (dashboard ${sandbox.yokeUrl}/yoke; sign in with the operator token ${sandbox.apiToken})`);
 console.log(`launcher: ${opts.launcher}; cap 2; five issues labelled yoke:afk\n`);
 
 let seen = 0;

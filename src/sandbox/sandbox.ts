@@ -30,7 +30,8 @@ export interface SandboxOptions {
   recordResponses?: boolean;
 }
 
-const WEBHOOK_SECRET = 'sandbox-webhook-secret';
+// Long enough for yoke's start checks (TR08); the sandbox is loopback-only.
+const WEBHOOK_SECRET = 'sandbox-webhook-secret-0123456789abcdef';
 const here = dirname(fileURLToPath(import.meta.url));
 const AGENT = resolve(here, 'agents', 'demo-run.ts');
 /** How the demo agent is started: node with tsx's loader (resolved here, so any working directory will do). */
@@ -62,7 +63,7 @@ export class Sandbox {
   yoke!: StartedYoke;
   runtime!: YokeRuntime;
   readonly dataDir: string;
-  readonly apiToken = 'sandbox-operator-token';
+  readonly apiToken = 'sandbox-operator-token-0123456789abcdef';
   maintainerToken = '';
   private agentToken = '';
   private yokePort = 0;

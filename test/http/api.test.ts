@@ -195,8 +195,24 @@ describe('operator routes', () => {
     expect(report.repos[0]).toMatchObject({ repo: 'acme/api', cap: 2, paused: false });
     expect(JSON.stringify(report)).not.toContain('secretHash');
     expect((await fetch(`${base}/yoke`)).status).toBe(401);
-    const page = await (await fetch(`${base}/yoke?token=${TOKEN}`)).text();
+    // TR07: a token in the URL is not accepted; the sign-in form sets an HttpOnly, SameSite=Strict cookie.
+    const inUrl = await fetch(`${base}/yoke?token=${TOKEN}`);
+    expect(inUrl.status).toBe(401);
+    expect(await inUrl.text()).toContain('<form method="post" action="/yoke/session">');
+    const wrong = await fetch(`${base}/yoke/session`, { method: 'POST', body: new URLSearchParams({ token: 'not-a-token' }), redirect: 'manual' });
+    expect([wrong.status, wrong.headers.get('set-cookie')]).toEqual([401, null]);
+    const signIn = await fetch(`${base}/yoke/session`, { method: 'POST', body: new URLSearchParams({ token: TOKEN }), redirect: 'manual' });
+    expect([signIn.status, signIn.headers.get('location'), signIn.headers.get('referrer-policy')]).toEqual([303, '/yoke', 'no-referrer']);
+    const cookie = signIn.headers.get('set-cookie')!;
+    expect(cookie).toMatch(/^yoke_session=[\w-]{43}; Path=\/yoke; HttpOnly; SameSite=Strict; Max-Age=43200; Secure$/);
+    const pageRes = await fetch(`${base}/yoke`, { headers: { cookie: cookie.split(';')[0]! } });
+    expect([pageRes.status, pageRes.headers.get('referrer-policy')]).toEqual([200, 'no-referrer']);
+    const page = await pageRes.text();
     expect(page).toContain('<h1>yoke fleet</h1>');
     expect(page).toContain('afk_auto issue#1');
+    expect(page).not.toContain(TOKEN);
+    // Signing out ends the session.
+    await fetch(`${base}/yoke/session/end`, { method: 'POST', headers: { cookie: cookie.split(';')[0]! }, redirect: 'manual' });
+    expect((await fetch(`${base}/yoke`, { headers: { cookie: cookie.split(';')[0]! } })).status).toBe(401);
   });
 });

@@ -1,0 +1,70 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+
+// TR07: the dashboard signs in with a form and keeps an HttpOnly,
+// SameSite=Strict session cookie, so no token ever sits in a URL (where
+// proxies, history and Referer headers would keep it).
+
+export const SESSION_COOKIE = 'yoke_session';
+
+const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
+
+/** Constant-time check of a presented token against the operator tokens. */
+export function isOperatorToken(token: string | null | undefined, tokens: readonly string[]): boolean {
+  if (!token) return false;
+  const d = digest(token);
+  return tokens.some((t) => timingSafeEqual(digest(t), d));
+}
+
+export function cookieOf(req: IncomingMessage, name: string): string | null {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const [k, ...v] = part.trim().split('=');
+    if (k === name) return decodeURIComponent(v.join('='));
+  }
+  return null;
+}
+
+export interface SessionPolicy {
+  ttlMs: number;
+  /** Send the cookie only over HTTPS (when yoke's public URL is https). */
+  secure: boolean;
+}
+
+export class Sessions {
+  private live = new Map<string, number>();
+
+  constructor(
+    private readonly policy: SessionPolicy,
+    private readonly now: () => number,
+  ) {}
+
+  /** A new session: its id, and the Set-Cookie header that carries it. */
+  open(): { id: string; cookie: string } {
+    const id = randomBytes(32).toString('base64url');
+    this.live.set(digest(id).toString('hex'), this.now() + this.policy.ttlMs);
+    return { id, cookie: this.cookie(id, Math.floor(this.policy.ttlMs / 1000)) };
+  }
+
+  valid(req: IncomingMessage): boolean {
+    const id = cookieOf(req, SESSION_COOKIE);
+    if (!id) return false;
+    const key = digest(id).toString('hex');
+    const until = this.live.get(key);
+    if (until === undefined) return false;
+    if (until <= this.now()) {
+      this.live.delete(key);
+      return false;
+    }
+    return true;
+  }
+
+  close(req: IncomingMessage): string {
+    const id = cookieOf(req, SESSION_COOKIE);
+    if (id) this.live.delete(digest(id).toString('hex'));
+    return this.cookie('', 0);
+  }
+
+  private cookie(value: string, maxAgeS: number): string {
+    return `${SESSION_COOKIE}=${value}; Path=/yoke; HttpOnly; SameSite=Strict; Max-Age=${maxAgeS}${this.policy.secure ? '; Secure' : ''}`;
+  }
+}
