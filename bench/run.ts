@@ -22,7 +22,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 const noopLauncher: Launcher = {
   name: 'command',
-  usesSecret: true,
+  usesSecret: () => true,
   pendingRef: () => null,
   start: async () => ({ ref: 'bench' }),
   liveness: async () => ({ state: 'running' }),

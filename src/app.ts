@@ -9,6 +9,7 @@ import type { CacheStats } from './forge/conditional-cache.js';
 import { GitHubForge } from './forge/github.js';
 import type { Octokit } from './forge/octokit.js';
 import type { Forge } from './forge/types.js';
+import { recordLanderExit } from './fleet/run-report.js';
 import { createApiHandler } from './http/api.js';
 import { OidcVerifier } from './http/oidc.js';
 import { ActionsLauncher } from './launcher/actions.js';
@@ -74,12 +75,19 @@ function wire(app: Probot, addHandler: (handler: ReturnType<typeof createApiHand
   });
   // The launcher tells the engine when a child exits, so it is built before the engine exists.
   let engine: Engine | null = null;
+  let fleet!: FleetContext;
   const reapNow = () => void engine?.reaperTick().catch((err) => app.log.error({ err: String(err) }, 'reaper pass failed'));
   const launcher: Launcher =
     settings.launcher === 'actions'
       ? new ActionsLauncher({ forge, now: () => clock.now(), unseenGraceMs: settings.dispatchGraceMs })
-      : new CommandLauncher({ command: settings.command!, logDir: `${settings.dbPath}.runs`, onExit: reapNow });
-  let fleet!: FleetContext;
+      : new CommandLauncher({
+          command: settings.command!,
+          logDir: `${settings.dbPath}.runs`,
+          onExit: (runId, kind, exit) => {
+            if (kind === 'lander') recordLanderExit(fleet, runId, exit);
+            reapNow();
+          },
+        });
   engine = new Engine({
     store,
     forge,

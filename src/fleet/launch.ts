@@ -41,7 +41,7 @@ export function recordLaunch(
     if (isAfkKind(c.kind) && repo && isPaused(repo)) return { kind: 'paused' as const };
     const now = deps.now();
     const runId = deps.newRunId();
-    const secret = deps.launcher.usesSecret ? randomBytes(32).toString('base64url') : null;
+    const secret = deps.launcher.usesSecret(c.kind) ? randomBytes(32).toString('base64url') : null;
     const deadline = now + c.budgetMinutes * 60_000;
     deps.store.runs.insert({
       id: runId,

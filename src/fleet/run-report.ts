@@ -76,3 +76,21 @@ export async function reportRunResult(ctx: FleetContext, auth: RunAuth, { runId,
   if (updated.verdict) ctx.postVerdicts();
   return { ok: true, run: updated };
 }
+
+/**
+ * TR02 for the command launcher: a lander's verdict is the exit code of the
+ * validation it ran (0 accept, 1 reject), read by yoke itself, so the code
+ * being judged never holds a secret to report with. Any other exit is no
+ * verdict: the reaper ends the run as a failure.
+ */
+export function recordLanderExit(ctx: Pick<FleetContext, 'store' | 'log' | 'postVerdicts'>, runId: string, exit: { code: number | null; outputTail: string }): boolean {
+  const run = ctx.store.runs.get(runId);
+  if (!run || run.kind !== 'lander' || (exit.code !== 0 && exit.code !== 1)) return false;
+  const verdict = exit.code === 0 ? 'accept' : 'reject';
+  const tail = exit.outputTail.trim();
+  const summary = `The validation exited with code ${exit.code}.${tail ? `\n\n\`\`\`\n${tail}\n\`\`\`` : ''}`;
+  if (!ctx.store.runs.recordReport(runId, { outcome: 'success', verdict, summary })) return false;
+  ctx.log.info({ run: runId, verdict }, 'lander verdict from its exit code');
+  ctx.postVerdicts();
+  return true;
+}

@@ -24,7 +24,9 @@ export function parseActionsRef(ref: string | null): { workflow: string; id: num
 
 export class ActionsLauncher implements Launcher {
   readonly name = 'actions' as const;
-  readonly usesSecret = false;
+  usesSecret(): boolean {
+    return false;
+  }
 
   constructor(private readonly opts: ActionsLauncherOptions) {}
 

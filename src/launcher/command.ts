@@ -1,42 +1,112 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { createWriteStream, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RepoRef } from '../forge/types.js';
-import type { Run } from '../store/runs.js';
+import type { Run, RunKind } from '../store/runs.js';
 import { launchEnv, type Launcher, type LaunchSpec, type Liveness } from './launcher.js';
 
-// Runs as a local child process (one host, or the sandbox). The run's facts
-// and its per-run secret are in its environment; it is killed at the deadline.
+// Runs as a local child process (one host, or the sandbox). TR06: the child
+// gets an allowlisted environment (never yoke's app key, webhook secret,
+// operator tokens or database path), its run facts and, except for landers,
+// a per-run secret. It is killed with its whole process group, and anything
+// it left behind, escalating from SIGTERM to SIGKILL. TR02: a lander's
+// verdict is its exit code, which yoke reads itself; the code it judges never
+// holds the power to report.
+
+/** The variables a child inherits from yoke's environment; nothing else crosses. */
+export const CHILD_ENV_ALLOWLIST = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR', 'USER', 'LOGNAME', 'SHELL', 'TERM'] as const;
+
+export interface ProcessExit {
+  code: number | null;
+  signal: string | null;
+  /** The end of the run's output, for a lander's verdict summary. */
+  outputTail: string;
+}
 
 export interface CommandLauncherOptions {
   command: string;
   cwd?: string;
   /** Where each run's output goes, as <run id>.log. */
   logDir?: string;
+  /** Variables the operator gives every run explicitly (not taken from yoke's own environment). */
   extraEnv?: Record<string, string>;
-  /** Told when a child exits, so the reaper can run at once. */
-  onExit?: (runId: string) => void;
+  /** Told when a run's process has exited and its output is flushed. */
+  onExit?: (runId: string, kind: RunKind, exit: ProcessExit) => void;
+  /** How long a cancelled process has between SIGTERM and SIGKILL. */
+  killGraceMs?: number;
+  /** The environment the allowlist draws from (yoke's own, by default). */
+  parentEnv?: Record<string, string | undefined>;
 }
 
-const isAlive = (pid: number): boolean => {
+const TAIL = 3000;
+
+/** The process's start time in clock ticks since boot (field 22 of /proc/<pid>/stat), or null. */
+export function processStartTime(pid: number): string | null {
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** Every process that carries this run's id in its environment: a run's descendants, even those that left its group. */
+export function processesOfRun(runId: string): number[] {
+  const tag = `YOKE_RUN_ID=${runId}\0`;
+  const out: number[] = [];
+  let entries: string[] = [];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return out;
+  }
+  for (const name of entries) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (`${readFileSync(`/proc/${name}/environ`, 'latin1')}\0`.includes(tag)) out.push(Number(name));
+    } catch {
+      /* gone, or not ours to read */
+    }
+  }
+  return out;
+}
+
+const signal = (pid: number, sig: NodeJS.Signals): void => {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    /* already gone */
   }
 };
 
+export function parseCommandRef(ref: string | null): { pid: number; startTime: string | null } | null {
+  const m = /^pid:(\d+)(?::(\d+))?$/.exec(ref ?? '');
+  return m ? { pid: Number(m[1]), startTime: m[2] ?? null } : null;
+}
+
 export class CommandLauncher implements Launcher {
   readonly name = 'command' as const;
-  readonly usesSecret = true;
   private children = new Map<string, ChildProcess>();
   private exits = new Map<string, string>();
+  private timers = new Set<NodeJS.Timeout>();
 
   constructor(private readonly opts: CommandLauncherOptions) {}
 
+  usesSecret(kind: RunKind): boolean {
+    return kind !== 'lander';
+  }
+
   pendingRef(): null {
     return null;
+  }
+
+  /** The child's environment: the allowlist, the operator's extras, the run's facts. */
+  childEnv(spec: LaunchSpec): Record<string, string> {
+    const parent = this.opts.parentEnv ?? process.env;
+    const env: Record<string, string> = {};
+    for (const name of CHILD_ENV_ALLOWLIST) if (parent[name] !== undefined) env[name] = parent[name]!;
+    return { ...env, ...this.opts.extraEnv, ...launchEnv(spec) };
   }
 
   async start(spec: LaunchSpec): Promise<{ ref: string | null }> {
@@ -50,10 +120,16 @@ export class CommandLauncher implements Launcher {
       cwd: this.opts.cwd,
       detached: true,
       stdio: ['ignore', out, out],
-      env: { ...process.env, ...this.opts.extraEnv, ...launchEnv(spec) },
+      env: this.childEnv(spec),
     });
+    let tail = '';
     if (out === 'pipe' && this.opts.logDir) {
       const log = createWriteStream(join(this.opts.logDir, `${spec.runId}.log`));
+      const keep = (chunk: Buffer) => {
+        tail = (tail + chunk.toString('utf8')).slice(-TAIL);
+      };
+      child.stdout?.on('data', keep);
+      child.stderr?.on('data', keep);
       child.stdout?.pipe(log);
       child.stderr?.pipe(log);
     }
@@ -61,47 +137,58 @@ export class CommandLauncher implements Launcher {
       child.once('spawn', resolve);
       child.once('error', reject);
     });
+    const pid = child.pid!;
     this.children.set(spec.runId, child);
-    child.once('exit', (code, signal) => {
-      this.exits.set(spec.runId, signal ? `killed by ${signal}` : `exit code ${code}`);
+    child.once('close', (code, sig) => {
+      this.exits.set(spec.runId, sig ? `killed by ${sig}` : `exit code ${code}`);
       this.children.delete(spec.runId);
-      this.opts.onExit?.(spec.runId);
+      // Nothing the run started outlives its slot.
+      this.terminate(spec.runId, pid);
+      this.opts.onExit?.(spec.runId, spec.kind, { code, signal: sig, outputTail: tail });
     });
-    return { ref: `pid:${child.pid}` };
+    return { ref: `pid:${pid}:${processStartTime(pid) ?? 0}` };
   }
 
   async liveness(run: Run): Promise<Liveness> {
     const exit = this.exits.get(run.id);
     if (exit) return { state: 'ended', detail: exit };
     if (this.children.has(run.id)) return { state: 'running' };
-    const pid = /^pid:(\d+)$/.exec(run.launcherRef ?? '')?.[1];
-    if (!pid) return { state: 'never_started', detail: 'the process was never started' };
-    // Started by an earlier yoke process: ask the OS.
-    return isAlive(Number(pid)) ? { state: 'running' } : { state: 'ended', detail: 'process is gone' };
+    const ref = parseCommandRef(run.launcherRef);
+    if (!ref) return { state: 'never_started', detail: 'the process was never started' };
+    // Started by an earlier yoke process: the pid counts only if it is still the same process.
+    const now = processStartTime(ref.pid);
+    if (now === null) return { state: 'ended', detail: 'process is gone' };
+    if (ref.startTime !== null && ref.startTime !== '0' && now !== ref.startTime) return { state: 'ended', detail: `pid ${ref.pid} now belongs to another process` };
+    return { state: 'running' };
   }
 
   async cancel(run: Run, _repo: RepoRef): Promise<void> {
-    const pid = this.children.get(run.id)?.pid ?? Number(/^pid:(\d+)$/.exec(run.launcherRef ?? '')?.[1] ?? 0);
-    if (!pid) return;
-    try {
-      process.kill(-pid, 'SIGTERM');
-    } catch {
-      try {
-        process.kill(pid, 'SIGTERM');
-      } catch {
-        /* already gone */
-      }
-    }
+    const ref = parseCommandRef(run.launcherRef);
+    const pid = this.children.get(run.id)?.pid ?? ref?.pid;
+    this.terminate(run.id, pid ?? null, ref?.startTime ?? null);
+  }
+
+  /**
+   * SIGTERM to the run's process group and to every process tagged with its
+   * run id, then SIGKILL to whatever is left after the grace period.
+   */
+  private terminate(runId: string, pid: number | null, startTime: string | null = null): void {
+    const samePid = pid !== null && (startTime === null || startTime === '0' || processStartTime(pid) === startTime);
+    const send = (sig: NodeJS.Signals) => {
+      if (samePid && pid) signal(-pid, sig);
+      for (const p of processesOfRun(runId)) signal(p, sig);
+    };
+    send('SIGTERM');
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      send('SIGKILL');
+    }, this.opts.killGraceMs ?? 10_000);
+    timer.unref();
+    this.timers.add(timer);
   }
 
   /** Kills every child this process started (shutdown). */
   killAll(): void {
-    for (const child of this.children.values()) {
-      try {
-        if (child.pid) process.kill(-child.pid, 'SIGTERM');
-      } catch {
-        /* already gone */
-      }
-    }
+    for (const [runId, child] of this.children) this.terminate(runId, child.pid ?? null);
   }
 }

@@ -27,7 +27,8 @@ export type Liveness =
 
 export interface Launcher {
   readonly name: 'actions' | 'command';
-  readonly usesSecret: boolean;
+  /** Whether runs of this kind report with a per-run secret (TR02: never a lander's, whose judged code could read it). */
+  usesSecret(kind: RunKind): boolean;
   /** The reference recorded with the run before start, so a crash in between can be recovered. */
   pendingRef(spec: { workflow: string }): string | null;
   start(spec: LaunchSpec): Promise<{ ref: string | null }>;

@@ -56,6 +56,9 @@ export function issueBody(t: DemoTask): string {
   return `${t.title} in \`lib/${t.name}.js\`, with a test in \`test/${t.name}.test.js\`.\n\n<!-- ${taskMarker(t)} -->`;
 }
 
+// The same shape as templates/yoke-run.yml (TR02): a lander's judged code runs
+// in a job with a read-only token and no OIDC, under the default branch's
+// validation script; a separate job, which the PR cannot change, reports.
 export const DEMO_WORKFLOW = `name: yoke run
 run-name: yoke \${{ inputs.kind }} \${{ inputs.subject }} (\${{ inputs.run_id }})
 
@@ -69,14 +72,13 @@ on:
       deadline: { required: true, type: string }
       api_url: { required: true, type: string }
 
-permissions:
-  id-token: write
-  contents: write
-  pull-requests: write
+permissions: {}
 
 jobs:
-  run:
+  agent:
+    if: inputs.kind != 'lander'
     runs-on: ubuntu-latest
+    permissions: { id-token: write, contents: write, pull-requests: write }
     steps:
       - uses: actions/checkout@v4
         with:
@@ -90,6 +92,39 @@ jobs:
           YOKE_API_URL: \${{ inputs.api_url }}
           GH_TOKEN: \${{ github.token }}
         run: eval "$YOKE_SANDBOX_AGENT"
+
+  validate:
+    if: inputs.kind == 'lander'
+    runs-on: ubuntu-latest
+    permissions: { contents: read }
+    steps:
+      - uses: actions/checkout@v4
+        with:
+          ref: \${{ github.ref }}
+          path: trusted
+          persist-credentials: false
+      - uses: actions/checkout@v4
+        with:
+          ref: \${{ inputs.head_sha }}
+          path: pr
+          persist-credentials: false
+      - name: Validate the PR with the default branch's script
+        working-directory: pr
+        run: bash ../trusted/.github/yoke/validate.sh
+
+  report:
+    needs: validate
+    if: always() && inputs.kind == 'lander'
+    runs-on: ubuntu-latest
+    permissions: { id-token: write }
+    steps:
+      - name: Report the verdict to yoke
+        env:
+          YOKE_RUN_ID: \${{ inputs.run_id }}
+          YOKE_API_URL: \${{ inputs.api_url }}
+          YOKE_HEAD_SHA: \${{ inputs.head_sha }}
+          VALIDATION: \${{ needs.validate.result }}
+        run: eval "$YOKE_SANDBOX_REPORTER"
 `;
 
 export const DEMO_FILES: Record<string, string> = {
@@ -119,4 +154,5 @@ export const DEMO_FILES: Record<string, string> = {
     '',
   ].join('\n'),
   '.github/workflows/yoke-run.yml': DEMO_WORKFLOW,
+  '.github/yoke/validate.sh': '#!/usr/bin/env bash\n# The lander\'s validation, taken from the default branch: a PR cannot change it.\nset -e\nnode test/run.js\n',
 };

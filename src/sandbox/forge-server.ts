@@ -57,7 +57,8 @@ export class EmbeddedForge {
         now: this.now,
         nextId: () => this.state.nextId(),
         repo: (name) => this.state.repos.get(name),
-        workflowToken: (repo) => this.state.workflowToken(repo),
+        workflowToken: (repo, write) => this.state.workflowToken(repo, write),
+        repoId: (name) => this.state.repos.get(name)?.id ?? 0,
         mintOidc: (claims) => this.oidc.mint(claims),
         runCompleted: (run) => {
           const repo = this.state.repos.get(run.repo);

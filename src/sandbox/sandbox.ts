@@ -36,6 +36,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 const AGENT = resolve(here, 'agents', 'demo-run.ts');
 /** How the demo agent is started: node with tsx's loader (resolved here, so any working directory will do). */
 export const AGENT_COMMAND = `node --import ${JSON.stringify(import.meta.resolve('tsx'))} ${JSON.stringify(AGENT)}`;
+/** The lander's report step: trusted code the runner has, never the PR's. */
+export const REPORTER_COMMAND = `node --import ${JSON.stringify(import.meta.resolve('tsx'))} ${JSON.stringify(resolve(here, 'agents', 'report-verdict.ts'))}`;
 
 async function freePort(): Promise<number> {
   return new Promise((res, rej) => {
@@ -90,6 +92,7 @@ export class Sandbox {
       appPublicKey: this.appKey.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
       runnerEnv: {
         YOKE_SANDBOX_AGENT: AGENT_COMMAND,
+        YOKE_SANDBOX_REPORTER: REPORTER_COMMAND,
         YOKE_SANDBOX_STATE: join(this.dataDir, 'state'),
         YOKE_SANDBOX_FAIL_AGENT: String(this.opts.failAgent),
         YOKE_SANDBOX_AGENT_DELAY_MS: String(this.opts.agentDelayMs ?? 0),

@@ -25,7 +25,9 @@ export class ProcessTable {
 
 export class FakeLauncher implements Launcher {
   readonly name = 'command' as const;
-  readonly usesSecret = true;
+  usesSecret(): boolean {
+    return true;
+  }
   failNext = 0;
   starts: LaunchSpec[] = [];
   /** Resolves each start only when released, to hold launches open across interleavings. */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ActionsLauncher } from '../../src/launcher/actions.js';
-import { CommandLauncher } from '../../src/launcher/command.js';
+import { CommandLauncher, processStartTime } from '../../src/launcher/command.js';
 import type { LaunchSpec } from '../../src/launcher/launcher.js';
 import type { Run } from '../../src/store/runs.js';
 import { FakeForge } from '../helpers/fake-forge.js';
@@ -31,26 +31,42 @@ const runOf = (id: string, ref: string | null, launchedAt = Date.now()): Run =>
   ({ id, repo: 'acme/api', launcherRef: ref, launchedAt, kind: 'lander' }) as Run;
 
 describe('the command launcher', () => {
-  it('starts a local process with the run facts and its secret in the environment, and sees it end', async () => {
+  it('TR06 starts a local process with the run facts, its secret and an allowlisted environment, and sees it end', async () => {
     const out = join(dir, 'env.json');
     const exited: string[] = [];
     let done!: () => void;
     const gone = new Promise<void>((r) => (done = r));
+    // yoke's own secrets are in its environment; none may reach a run.
+    const parentEnv = {
+      PATH: process.env.PATH,
+      HOME: '/home/yoke',
+      PRIVATE_KEY: '-----BEGIN RSA PRIVATE KEY-----',
+      WEBHOOK_SECRET: 'w'.repeat(40),
+      YOKE_API_TOKENS: 't'.repeat(40),
+      YOKE_DB_PATH: '/var/lib/yoke/yoke.db',
+      GITHUB_TOKEN: 'ghs_yokes_own',
+    };
     const launcher = new CommandLauncher({
-      command: `node -e "require('fs').writeFileSync('${out}', JSON.stringify(Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('YOKE_')))))"`,
+      command: `node -e "require('fs').writeFileSync('${out}', JSON.stringify(process.env))"`,
       onExit: (id) => (exited.push(id), done()),
+      parentEnv,
+      extraEnv: { AGENT_MODEL: 'small' },
     });
-    const { ref } = await launcher.start(spec('r-env'));
-    expect(ref).toMatch(/^pid:\d+$/);
+    const { ref } = await launcher.start(spec('r-env', { kind: 'afk_auto', subject: 'issue#3', prNumber: null, headSha: null }));
+    expect(ref).toMatch(/^pid:\d+:\d+$/);
     await gone;
-    expect(JSON.parse(readFileSync(out, 'utf8'))).toEqual({
+    const env = JSON.parse(readFileSync(out, 'utf8')) as Record<string, string>;
+    // What the shell and node add themselves (PWD, SHLVL, _) aside, the child sees exactly this.
+    for (const added of ['PWD', 'SHLVL', '_', 'OLDPWD']) delete env[added];
+    expect(env).toEqual({
+      PATH: process.env.PATH,
+      HOME: '/home/yoke',
+      AGENT_MODEL: 'small',
       YOKE_RUN_ID: 'r-env',
-      YOKE_RUN_KIND: 'lander',
+      YOKE_RUN_KIND: 'afk_auto',
       YOKE_REPO: 'acme/api',
-      YOKE_SUBJECT: 'pr#7',
+      YOKE_SUBJECT: 'issue#3',
       YOKE_ISSUE: '3',
-      YOKE_PR: '7',
-      YOKE_HEAD_SHA: 'abcdef1',
       YOKE_DEADLINE: '2026-11-29T13:00:00.000Z',
       YOKE_API_URL: 'http://127.0.0.1:3000',
       YOKE_RUN_SECRET: 's3cret',
@@ -70,11 +86,60 @@ describe('the command launcher', () => {
     expect(await launcher.liveness(runOf('r-long', ref))).toEqual({ state: 'ended', detail: 'killed by SIGTERM' });
   });
 
-  it('knows a run it never started, and asks the OS about one an earlier yoke started', async () => {
+  it('TR06 a run that traps SIGTERM, and a grandchild that left its process group, are killed with SIGKILL after the grace', async () => {
+    const marker = join(dir, 'grandchild.pid');
+    // The run ignores SIGTERM and starts a grandchild in a session of its own that ignores it too.
+    const launcher = new CommandLauncher({
+      command: `trap '' TERM; setsid bash -c 'trap "" TERM; echo $$ > ${marker}; sleep 60' & sleep 60`,
+      killGraceMs: 300,
+    });
+    const { ref } = await launcher.start(spec('r-stubborn', { kind: 'afk_auto', secret: null }));
+    const child = Number(/^pid:(\d+)/.exec(ref!)![1]);
+    let grandchild = 0;
+    for (let i = 0; i < 50 && !grandchild; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      try {
+        grandchild = Number(readFileSync(marker, 'utf8'));
+      } catch {
+        /* not yet */
+      }
+    }
+    expect(grandchild).toBeGreaterThan(0);
+    const alive = (pid: number) => processStartTime(pid) !== null && !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    await launcher.cancel(runOf('r-stubborn', ref), repo);
+    await new Promise((r) => setTimeout(r, 100));
+    expect([alive(child), alive(grandchild)]).toEqual([true, true]); // SIGTERM is ignored...
+    await new Promise((r) => setTimeout(r, 600));
+    expect([alive(child), alive(grandchild)]).toEqual([false, false]); // ...SIGKILL is not
+  });
+
+  it('TR02 a lander gets no run secret; its exit code is its verdict, told to yoke with its output', async () => {
+    const out = join(dir, 'lander-env.json');
+    let exit!: (e: unknown) => void;
+    const exited = new Promise((r) => (exit = r));
+    const launcher = new CommandLauncher({
+      command: `node -e "require('fs').writeFileSync('${out}', JSON.stringify(process.env)); console.log('1 failed'); process.exit(1)"`,
+      logDir: join(dir, 'logs'),
+      onExit: (id, kind, e) => exit({ id, kind, ...e }),
+    });
+    expect(launcher.usesSecret('lander')).toBe(false);
+    expect(launcher.usesSecret('fix')).toBe(true);
+    await launcher.start(spec('r-judge', { secret: null }));
+    expect(await exited).toEqual({ id: 'r-judge', kind: 'lander', code: 1, signal: null, outputTail: '1 failed\n' });
+    expect(Object.keys(JSON.parse(readFileSync(out, 'utf8'))).filter((k) => /SECRET|TOKEN|KEY/.test(k))).toEqual([]);
+  });
+
+  it('TR06 knows a run it never started, and trusts a pid an earlier yoke started only with its start time', async () => {
     const launcher = new CommandLauncher({ command: 'true' });
     expect(await launcher.liveness(runOf('r-none', null))).toEqual({ state: 'never_started', detail: 'the process was never started' });
-    expect(await launcher.liveness(runOf('r-mine', `pid:${process.pid}`))).toEqual({ state: 'running' });
-    expect(await launcher.liveness(runOf('r-gone', 'pid:99999999'))).toEqual({ state: 'ended', detail: 'process is gone' });
+    const mine = processStartTime(process.pid)!;
+    expect(await launcher.liveness(runOf('r-mine', `pid:${process.pid}:${mine}`))).toEqual({ state: 'running' });
+    // The same pid with another start time is another process: the run is over.
+    expect(await launcher.liveness(runOf('r-reused', `pid:${process.pid}:${Number(mine) - 1}`))).toEqual({
+      state: 'ended',
+      detail: `pid ${process.pid} now belongs to another process`,
+    });
+    expect(await launcher.liveness(runOf('r-gone', 'pid:99999999:1'))).toEqual({ state: 'ended', detail: 'process is gone' });
   });
 });
 

@@ -3,7 +3,8 @@ import { decodeMarker } from '../../src/forge/marker.js';
 import { Sandbox } from '../../src/sandbox/sandbox.js';
 
 // The same life of an issue through the command launcher: local processes
-// with a per-run secret instead of workflow runs with OIDC tokens.
+// with a per-run secret instead of workflow runs with OIDC tokens, and a
+// lander whose exit code yoke reads as its verdict.
 
 let sandbox: Sandbox;
 
@@ -25,7 +26,9 @@ describe('the life of an issue (command launcher)', () => {
       ['afk_auto', 'command', 'success'],
       ['lander', 'command', 'success'],
     ]);
-    expect(runs.every((r) => r.secretHash !== null && /^pid:\d+$/.test(r.launcherRef ?? ''))).toBe(true);
+    // TR02: the AFK run reports with its secret; the lander has none: its exit code is its verdict.
+    expect(runs.map((r) => r.secretHash !== null)).toEqual([true, false]);
+    expect(runs.every((r) => /^pid:\d+:\d+$/.test(r.launcherRef ?? ''))).toBe(true);
     const marker = sandbox.repo.comments.filter((c) => c.issueNumber === pr.number).map((c) => decodeMarker(c.body)).find((m) => m.kind === 'marker');
     expect(marker).toEqual({ kind: 'marker', payload: { run: runs[1]!.id, sha: runs[1]!.headSha, verdict: 'accept' } });
     expect(pr.pull?.merged).toBe(true);

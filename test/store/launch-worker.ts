@@ -10,7 +10,7 @@ let n = 0;
 let launched = 0;
 let maxSeen = 0;
 const mine: string[] = [];
-const launcher = { name: 'command', usesSecret: false } as never;
+const launcher = { name: 'command', usesSecret: () => false } as never;
 for (let i = 0; i < Number(attempts); i++) {
   const res = recordLaunch(
     { store, launcher, now: () => Date.now(), newRunId: () => `${worker}-${++n}` },

@@ -115,20 +115,25 @@ async function afk(): Promise<void> {
   await report({ outcome: 'success', summary: `opened #${pr.number}` });
 }
 
+/**
+ * The command launcher's lander (TR02): it holds no run secret and reports
+ * nothing. It validates the PR's head with the default branch's script, and
+ * its exit code is the verdict yoke records: 0 accept, 1 reject.
+ */
 async function lander(): Promise<void> {
   const dir = workingCopy(env('YOKE_HEAD_SHA'));
   const head = sh(dir, 'git', ['rev-parse', 'HEAD']);
   if (head !== env('YOKE_HEAD_SHA')) throw new Error(`checked out ${head}, not ${env('YOKE_HEAD_SHA')}`);
-  let output: string;
-  let passed: boolean;
+  const script = sh(dir, 'git', ['show', 'origin/main:.github/yoke/validate.sh']);
   try {
-    output = sh(dir, 'node', ['test/run.js']);
-    passed = true;
+    // The judged code gets no token of any kind: only PATH and HOME cross.
+    const clean = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? dir };
+    console.log(execFileSync('bash', ['-c', script], { cwd: dir, env: clean, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim());
+    process.exit(0);
   } catch (err) {
-    output = String((err as { stdout?: string }).stdout ?? err);
-    passed = false;
+    console.log(String((err as { stdout?: string }).stdout ?? err).trim());
+    process.exit(1);
   }
-  await report({ outcome: 'success', verdict: passed ? 'accept' : 'reject', summary: `\`npm test\` at ${head.slice(0, 7)}:\n\n\`\`\`\n${output.trim()}\n\`\`\`` });
 }
 
 async function fix(): Promise<void> {
@@ -149,6 +154,8 @@ async function fix(): Promise<void> {
 const work = kind === 'lander' ? lander : kind === 'fix' ? fix : afk;
 work().catch(async (err) => {
   log(`failed: ${err instanceof Error ? err.message : String(err)}`);
+  // A lander has nothing to report with; an exit code other than 0 or 1 is no verdict.
+  if (kind === 'lander') process.exit(2);
   await report({ outcome: 'failure', summary: String(err).slice(0, 2000) }).catch(() => undefined);
   process.exit(1);
 });

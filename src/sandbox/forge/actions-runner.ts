@@ -31,7 +31,10 @@ export interface WorkflowRunRecord {
   updatedAt: number;
   startedAt: number | null;
   completedAt: number | null;
-  oidcRequestToken: string;
+  /** The request token of the job that may mint OIDC tokens now (`id-token: write`), or null. */
+  oidcRequestToken: string | null;
+  /** Each job's result, as `needs.<job>.result` reads it. */
+  jobs: Record<string, 'success' | 'failure' | 'cancelled' | 'skipped'>;
   logPath: string;
 }
 
@@ -40,16 +43,64 @@ const Step = z.object({
   uses: z.string().optional(),
   run: z.string().optional(),
   if: z.string().optional(),
+  'working-directory': z.string().optional(),
   with: z.record(z.string(), z.unknown()).optional(),
   env: z.record(z.string(), z.unknown()).optional(),
 });
+const Permissions = z.union([z.record(z.string(), z.string()), z.enum(['read-all', 'write-all'])]);
+const Job = z
+  .object({
+    if: z.string().optional(),
+    needs: z.union([z.string(), z.array(z.string())]).optional(),
+    permissions: Permissions.optional(),
+    env: z.record(z.string(), z.unknown()).optional(),
+    steps: z.array(Step),
+  })
+  .passthrough();
 const Workflow = z.object({
   name: z.string().optional(),
   'run-name': z.string().optional(),
+  permissions: Permissions.optional(),
   on: z.object({ workflow_dispatch: z.object({ inputs: z.record(z.string(), z.object({ required: z.boolean().optional(), default: z.string().optional() }).passthrough()).optional() }).nullable() }).passthrough(),
-  jobs: z.record(z.string(), z.object({ steps: z.array(Step), env: z.record(z.string(), z.unknown()).optional() }).passthrough()),
+  jobs: z.record(z.string(), Job),
 });
 type Workflow = z.infer<typeof Workflow>;
+type Job = z.infer<typeof Job>;
+type Permissions = z.infer<typeof Permissions>;
+
+/** What a job's token may do, as GitHub derives it from `permissions:`. */
+export function grants(perms: Permissions | undefined): { write: boolean; idToken: boolean } {
+  if (perms === undefined || perms === 'write-all') return { write: true, idToken: perms === 'write-all' };
+  if (perms === 'read-all') return { write: false, idToken: false };
+  return {
+    write: Object.entries(perms).some(([scope, level]) => scope !== 'id-token' && level === 'write'),
+    idToken: perms['id-token'] === 'write',
+  };
+}
+
+type ExprCtx = Record<string, Record<string, string>>;
+
+const lookup = (path: string, ctx: ExprCtx): unknown => path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], ctx);
+
+/** A job or step `if:`: `always()`, `success()`, `failure()`, `a == 'b'`, `a != 'b'`, joined by `&&`. */
+export function evaluateCondition(expr: string | undefined, ctx: ExprCtx, failed: boolean): boolean {
+  if (!expr) return !failed;
+  const body = expr.replace(/^\$\{\{\s*|\s*\}\}$/g, '').trim();
+  const terms = body.split('&&').map((t) => t.trim());
+  const statusTerms = terms.filter((t) => /^(always|success|failure)\(\)$/.test(t));
+  const statusOk = statusTerms.length === 0 ? !failed : statusTerms.every((t) => (t === 'always()' ? true : t === 'failure()' ? failed : !failed));
+  return (
+    statusOk &&
+    terms
+      .filter((t) => !statusTerms.includes(t))
+      .every((t) => {
+        const m = /^([\w.-]+)\s*(==|!=)\s*'([^']*)'$/.exec(t);
+        if (!m) throw new Error(`the sandbox runner cannot evaluate \`${t}\``);
+        const value = String(lookup(m[1]!, ctx) ?? '');
+        return m[2] === '==' ? value === m[3] : value !== m[3];
+      })
+  );
+}
 
 /** What the runner needs of the forge it runs for, and nothing more. */
 export interface RunnerHost {
@@ -58,10 +109,12 @@ export interface RunnerHost {
   now(): number;
   nextId(): number;
   repo(fullName: string): ForgeRepo | undefined;
-  /** A GITHUB_TOKEN for one run, scoped to its repository. */
-  workflowToken(repo: string): string;
+  /** A GITHUB_TOKEN for one job, scoped to its repository, writing only if its permissions say so. */
+  workflowToken(repo: string, write: boolean): string;
   /** Signs an OIDC token with the forge's Actions issuer. */
   mintOidc(claims: OidcClaims): string;
+  /** The repository's numeric id, as tokens carry it. */
+  repoId(fullName: string): number;
   /** A run completed: GitHub sends `workflow_run.completed`. */
   runCompleted(run: WorkflowRunRecord): void;
 }
@@ -84,6 +137,8 @@ export function substitute(text: string, ctx: Record<string, Record<string, stri
   });
 }
 
+const needsOf = (job: Job): string[] => (job.needs === undefined ? [] : Array.isArray(job.needs) ? job.needs : [job.needs]);
+
 export class ActionsRunner {
   readonly runs: WorkflowRunRecord[] = [];
   private children = new Map<number, ChildProcess>();
@@ -99,7 +154,13 @@ export class ActionsRunner {
     if (!sha) throw new HttpError(422, `No ref found for: ${ref}`);
     const text = readFileAt(repo.gitDir, sha, `.github/workflows/${file}`);
     if (text === null) throw new HttpError(404, `Not Found: .github/workflows/${file} on ${ref}`);
-    const parsed = Workflow.safeParse(parseYaml(text));
+    let yaml: unknown;
+    try {
+      yaml = parseYaml(text);
+    } catch (err) {
+      throw new HttpError(422, `Invalid workflow file: ${err instanceof Error ? err.message.split('\n')[0] : err}`);
+    }
+    const parsed = Workflow.safeParse(yaml);
     if (!parsed.success || !parsed.data.on.workflow_dispatch) throw new HttpError(422, "Workflow does not have 'workflow_dispatch' trigger");
     const wf = parsed.data;
     const declared = wf.on.workflow_dispatch?.inputs ?? {};
@@ -131,7 +192,8 @@ export class ActionsRunner {
       updatedAt: now,
       startedAt: null,
       completedAt: null,
-      oidcRequestToken: randomBytes(16).toString('hex'),
+      oidcRequestToken: null,
+      jobs: {},
       logPath: join(this.opts.workDir, `run-${id}.log`),
     };
     this.runs.push(run);
@@ -146,15 +208,41 @@ export class ActionsRunner {
     this.opts.host.runCompleted(run);
   }
 
+  /** Runs the jobs in order, each after the jobs it needs, each in its own workspace as on its own runner. */
   private async execute(repo: ForgeRepo, run: WorkflowRunRecord, wf: Workflow): Promise<void> {
     if (run.status === 'completed') return;
     const now = this.opts.host.now();
     Object.assign(run, { status: 'in_progress', startedAt: now, updatedAt: now });
-    const workspace = mkdtempSync(join(this.opts.workDir, `ws-${run.id}-`));
     const log = createWriteStream(run.logPath);
+    try {
+      const pending = new Map(Object.entries(wf.jobs));
+      while (pending.size && !this.isDone(run)) {
+        const ready = [...pending].find(([, job]) => needsOf(job).every((n) => run.jobs[n] !== undefined));
+        if (!ready) throw new Error('the workflow has a cycle in its job needs');
+        const [name, job] = ready;
+        pending.delete(name);
+        const needs = Object.fromEntries(needsOf(job).map((n) => [n, run.jobs[n]!]));
+        const needsFailed = Object.values(needs).some((r) => r !== 'success');
+        const condCtx = { inputs: run.inputs, needs: Object.fromEntries(Object.entries(needs).map(([n, r]) => [n, { result: r }])) } as unknown as ExprCtx;
+        if (!evaluateCondition(job.if, condCtx, needsFailed)) {
+          run.jobs[name] = 'skipped';
+          continue;
+        }
+        run.jobs[name] = await this.runJob(repo, run, wf, job, condCtx, log);
+      }
+      const results = Object.values(run.jobs);
+      this.finish(run, results.includes('failure') ? 'failure' : 'success');
+    } finally {
+      log.end();
+    }
+  }
+
+  private async runJob(repo: ForgeRepo, run: WorkflowRunRecord, wf: Workflow, job: Job, exprCtx: ExprCtx, log: NodeJS.WritableStream): Promise<'success' | 'failure' | 'cancelled'> {
+    const workspace = mkdtempSync(join(this.opts.workDir, `ws-${run.id}-`));
     const forgeUrl = this.opts.host.url();
+    const may = grants(job.permissions ?? wf.permissions);
     const github = {
-      token: this.opts.host.workflowToken(repo.fullName),
+      token: this.opts.host.workflowToken(repo.fullName, may.write),
       ref: `refs/heads/${run.ref}`,
       sha: run.headSha,
       repository: repo.fullName,
@@ -163,55 +251,59 @@ export class ActionsRunner {
       server_url: forgeUrl,
       workspace,
     };
-    const ctx = { inputs: run.inputs, github };
+    // Only a job granted `id-token: write` can ask the runner for an OIDC token.
+    run.oidcRequestToken = may.idToken ? randomBytes(16).toString('hex') : null;
+    const ctx = { ...exprCtx, github } as unknown as ExprCtx;
     let failed = false;
     try {
-      for (const job of Object.values(wf.jobs)) {
-        for (const step of job.steps) {
-          if (this.isDone(run)) return; // cancelled while an earlier step ran
-          const cond = step.if?.replace(/^\$\{\{\s*|\s*\}\}$/g, '').trim();
-          if (failed && cond !== 'always()' && cond !== 'failure()') continue;
-          if (!failed && cond === 'failure()') continue;
-          if (step.uses?.startsWith('actions/checkout')) {
-            const ref = substitute(String(step.with?.ref ?? ''), ctx) || run.ref;
-            git(this.opts.workDir, ['clone', '--quiet', repo.gitDir, workspace]);
-            git(workspace, ['checkout', '--quiet', ref]);
-            continue;
-          }
-          if (!step.run) continue;
-          const env: Record<string, string> = {
-            ...process.env,
-            ...this.opts.extraEnv,
-            CI: 'true',
-            GITHUB_ACTIONS: 'true',
-            GITHUB_TOKEN: github.token,
-            GITHUB_API_URL: github.api_url,
-            GITHUB_SERVER_URL: forgeUrl,
-            GITHUB_REPOSITORY: repo.fullName,
-            GITHUB_RUN_ID: github.run_id,
-            GITHUB_REF: github.ref,
-            GITHUB_SHA: run.headSha,
-            GITHUB_WORKSPACE: workspace,
-            YOKE_SANDBOX_GIT_URL: repo.gitDir,
-            ACTIONS_ID_TOKEN_REQUEST_URL: `${forgeUrl}/_actions/oidc/token?run=${run.id}`,
-            ACTIONS_ID_TOKEN_REQUEST_TOKEN: run.oidcRequestToken,
-          };
-          for (const [k, v] of Object.entries({ ...job.env, ...step.env })) env[k] = substitute(String(v), ctx);
-          const code = await new Promise<number>((resolve) => {
-            const child = spawn('bash', ['-e', '-c', substitute(step.run!, ctx)], { cwd: workspace, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-            this.children.set(run.id, child);
-            child.stdout?.pipe(log, { end: false });
-            child.stderr?.pipe(log, { end: false });
-            child.once('error', () => resolve(127));
-            child.once('exit', (c, signal) => resolve(signal ? 143 : (c ?? 1)));
-          });
-          this.children.delete(run.id);
-          if (code !== 0) failed = true;
+      for (const step of job.steps) {
+        if (this.isDone(run)) return 'cancelled'; // cancelled while an earlier step ran
+        if (!evaluateCondition(step.if, ctx, failed)) continue;
+        if (step.uses?.startsWith('actions/checkout')) {
+          const ref = substitute(String(step.with?.ref ?? ''), ctx) || run.ref;
+          const dir = join(workspace, substitute(String(step.with?.path ?? ''), ctx));
+          git(this.opts.workDir, ['clone', '--quiet', repo.gitDir, dir]);
+          git(dir, ['checkout', '--quiet', ref]);
+          continue;
         }
+        if (!step.run) continue;
+        // A hosted runner's environment: nothing of the machine's own beyond PATH and HOME.
+        const env: Record<string, string> = {
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          HOME: process.env.HOME ?? workspace,
+          ...this.opts.extraEnv,
+          CI: 'true',
+          GITHUB_ACTIONS: 'true',
+          GITHUB_TOKEN: github.token,
+          GITHUB_API_URL: github.api_url,
+          GITHUB_SERVER_URL: forgeUrl,
+          GITHUB_REPOSITORY: repo.fullName,
+          GITHUB_RUN_ID: github.run_id,
+          GITHUB_REF: github.ref,
+          GITHUB_SHA: run.headSha,
+          GITHUB_WORKSPACE: workspace,
+          YOKE_SANDBOX_GIT_URL: repo.gitDir,
+        };
+        if (run.oidcRequestToken) {
+          env.ACTIONS_ID_TOKEN_REQUEST_URL = `${forgeUrl}/_actions/oidc/token?run=${run.id}`;
+          env.ACTIONS_ID_TOKEN_REQUEST_TOKEN = run.oidcRequestToken;
+        }
+        for (const [k, v] of Object.entries({ ...job.env, ...step.env })) env[k] = substitute(String(v), ctx);
+        const cwd = join(workspace, step['working-directory'] ?? '');
+        const code = await new Promise<number>((resolve) => {
+          const child = spawn('bash', ['-e', '-c', substitute(step.run!, ctx)], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+          this.children.set(run.id, child);
+          child.stdout?.pipe(log, { end: false });
+          child.stderr?.pipe(log, { end: false });
+          child.once('error', () => resolve(127));
+          child.once('exit', (c, signal) => resolve(signal ? 143 : (c ?? 1)));
+        });
+        this.children.delete(run.id);
+        if (code !== 0) failed = true;
       }
-      this.finish(run, failed ? 'failure' : 'success');
+      return failed ? 'failure' : 'success';
     } finally {
-      log.end();
+      run.oidcRequestToken = null;
       rmSync(workspace, { recursive: true, force: true });
     }
   }
@@ -236,13 +328,16 @@ export class ActionsRunner {
   oidcToken(url: URL, authorization: string): string | null {
     const run = this.runs.find((r) => String(r.id) === url.searchParams.get('run'));
     const bearer = /^bearer\s+(.+)$/i.exec(authorization)?.[1];
-    if (!run || run.status !== 'in_progress' || bearer !== run.oidcRequestToken) return null;
+    if (!run || run.status !== 'in_progress' || !run.oidcRequestToken || bearer !== run.oidcRequestToken) return null;
     return this.opts.host.mintOidc({
       aud: url.searchParams.get('audience') ?? this.opts.host.url(),
       repository: run.repo,
+      repository_id: String(this.opts.host.repoId(run.repo)),
       run_id: String(run.id),
       workflow: run.workflowName,
+      workflow_ref: `${run.repo}/.github/workflows/${run.workflow}@refs/heads/${run.ref}`,
       ref: `refs/heads/${run.ref}`,
+      event_name: 'workflow_dispatch',
     });
   }
 

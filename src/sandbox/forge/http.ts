@@ -18,6 +18,10 @@ export interface Ctx {
   actor: ForgeUser | null;
   auth: AuthKind;
   installationId: number | null;
+  /** A workflow token's repository; it reaches no other. */
+  tokenRepo: string | null;
+  /** Whether a workflow token may write (its job's permissions). */
+  writes: boolean;
   accept: string;
 }
 
@@ -35,7 +39,7 @@ export type RawHandler = (url: URL, req: IncomingMessage) => { status: number; b
 
 export interface Credentials {
   /** A stored token's holder, or undefined. */
-  credential(token: string): { kind: 'installation' | 'user' | 'workflow'; user: ForgeUser; installationId: number | null; expiresAt: number } | undefined;
+  credential(token: string): { kind: 'installation' | 'user' | 'workflow'; user: ForgeUser; installationId: number | null; expiresAt: number; repo?: string; write?: boolean } | undefined;
 }
 
 export interface ForgeHttpOptions {
@@ -115,17 +119,18 @@ export class ForgeHttp {
     Object.assign(this.stats, { requests: 0, notModified: 0, rateLimited: 0, log: [] });
   }
 
-  private authenticate(req: IncomingMessage): Pick<Ctx, 'actor' | 'auth' | 'installationId'> {
+  private authenticate(req: IncomingMessage): Pick<Ctx, 'actor' | 'auth' | 'installationId' | 'tokenRepo' | 'writes'> {
     const h = req.headers.authorization ?? '';
     const m = /^(?:token|bearer)\s+(.+)$/i.exec(h);
-    if (!m) return { actor: null, auth: 'none', installationId: null };
+    const none = { tokenRepo: null, writes: false };
+    if (!m) return { actor: null, auth: 'none', installationId: null, ...none };
     const cred = m[1]!.trim();
     const stored = this.opts.credentials.credential(cred);
     if (stored) {
       if (stored.expiresAt < this.opts.now()) throw new HttpError(401, 'Bad credentials');
-      return { actor: stored.user, auth: stored.kind, installationId: stored.installationId };
+      return { actor: stored.user, auth: stored.kind, installationId: stored.installationId, tokenRepo: stored.repo ?? null, writes: stored.write ?? false };
     }
-    if (cred.split('.').length === 3 && this.verifyAppJwt(cred)) return { actor: null, auth: 'app', installationId: null };
+    if (cred.split('.').length === 3 && this.verifyAppJwt(cred)) return { actor: null, auth: 'app', installationId: null, ...none };
     throw new HttpError(401, 'Bad credentials');
   }
 

@@ -6,9 +6,12 @@ import { createSign, generateKeyPairSync, randomBytes, type KeyObject } from 'no
 export interface OidcClaims {
   aud: string;
   repository: string;
+  repository_id: string;
   run_id: string;
   workflow: string;
+  workflow_ref: string;
   ref: string;
+  event_name: string;
 }
 
 export class OidcIssuer {
@@ -32,7 +35,6 @@ export class OidcIssuer {
       iat: now,
       nbf: now - 5,
       exp: now + 600,
-      event_name: 'workflow_dispatch',
       repository_owner: claims.repository.split('/')[0],
       ...claims,
     });

@@ -25,6 +25,7 @@ export function repoOf(env: RouteEnv, ctx: Ctx): ForgeRepo {
   const r = env.state.repos.get(`${ctx.params.owner}/${ctx.params.repo}`);
   if (!r) throw new HttpError(404, 'Not Found');
   if (ctx.auth === 'installation' && ctx.installationId !== r.installationId) throw new HttpError(404, 'Not Found');
+  if (ctx.auth === 'workflow' && ctx.tokenRepo !== r.fullName) throw new HttpError(404, 'Not Found');
   env.state.syncPulls(r);
   return r;
 }

@@ -86,7 +86,9 @@ export interface Credential {
   user: ForgeUser;
   installationId: number | null;
   expiresAt: number;
+  /** A workflow token reaches only its own repository, and writes only if its job may. */
   repo?: string;
+  write?: boolean;
 }
 
 /** What GitHub would send a webhook about. */
@@ -139,10 +141,10 @@ export class ForgeState {
     return token;
   }
 
-  /** The GITHUB_TOKEN of one workflow run. */
-  workflowToken(repo: string): string {
+  /** The GITHUB_TOKEN of one workflow job. */
+  workflowToken(repo: string, write: boolean): string {
     const token = `ghs_wf${randomBytes(12).toString('hex')}`;
-    this.tokens.set(token, { kind: 'workflow', user: this.user('github-actions[bot]', 'Bot'), installationId: null, expiresAt: this.now() + 6 * 3600_000, repo });
+    this.tokens.set(token, { kind: 'workflow', user: this.user('github-actions[bot]', 'Bot'), installationId: null, expiresAt: this.now() + 6 * 3600_000, repo, write });
     return token;
   }
 
@@ -226,8 +228,9 @@ export class ForgeState {
     }
   }
 
-  canWrite(repo: ForgeRepo, who: { auth: string; actor: ForgeUser | null }): boolean {
-    if (who.auth === 'installation' || who.auth === 'workflow') return true;
+  canWrite(repo: ForgeRepo, who: { auth: string; actor: ForgeUser | null; writes: boolean }): boolean {
+    if (who.auth === 'installation') return true;
+    if (who.auth === 'workflow') return who.writes;
     const p = who.actor ? repo.collaborators[who.actor.login] : undefined;
     return p === 'admin' || p === 'maintain' || p === 'write';
   }
