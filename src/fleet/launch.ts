@@ -69,11 +69,11 @@ export async function lockedLaunch(
   deps: LockedLaunchDeps,
   c: Candidate,
   cap: number,
-  workflow: string,
+  where: { workflow: string; ref: string },
   spec: (rec: Recorded) => LaunchSpec,
   onLaunchFailed: (runId: string, detail: string) => void,
 ): Promise<LaunchAttempt> {
-  const rec = recordLaunch(deps, c, cap, deps.launcher.pendingRef({ workflow }));
+  const rec = recordLaunch(deps, c, cap, deps.launcher.pendingRef(where));
   if (rec.kind !== 'recorded') return rec;
   try {
     const { ref } = await deps.launcher.start(spec(rec));
@@ -123,7 +123,7 @@ export async function launchCandidate(deps: LaunchDeps, c: Candidate, cap: numbe
     deps,
     c,
     cap,
-    workflow,
+    { workflow, ref },
     (rec) => buildLaunchSpec(c, rec, repo, { workflow, ref }, deps.apiUrl),
     (runId, detail) => {
       const run = deps.store.runs.get(runId);

@@ -2,10 +2,11 @@ import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { makeRefusal, type Refusal } from '../codes.js';
 import type { OidcVerifier } from '../http/oidc.js';
-import { parseActionsRef } from '../launcher/actions.js';
+import { formatActionsRef, parseActionsRef } from '../launcher/actions.js';
 import type { Run } from '../store/runs.js';
 import type { FleetContext } from './context.js';
 import { hashSecret } from './launch.js';
+import { repoRefOf } from './repo-state.js';
 
 // A run's report of its result: `POST /yoke/api/runs/:id/result`.
 
@@ -24,22 +25,48 @@ export type ReportAnswer = { ok: true; run: Run } | { ok: false; refusal: Refusa
 
 const fail = (...a: Parameters<typeof makeRefusal>): ReportAnswer => ({ ok: false, refusal: makeRefusal(...a) });
 
-async function authenticateRun(run: Run, bearer: string | null, oidc: OidcVerifier | null, audience: string): Promise<Refusal | null> {
+/**
+ * TR03: a report is bound to its run. With the command launcher, the per-run
+ * secret. With Actions, an OIDC token from exactly the workflow run yoke
+ * dispatched: resolved now if the reaper has not bound it yet, and then the
+ * token's repository id, workflow file and ref, event and workflow run id
+ * must all be that run's.
+ */
+async function authenticateRun(ctx: FleetContext, run: Run, bearer: string | null, auth: RunAuth): Promise<Refusal | null> {
+  const { oidc, audience } = auth;
   if (run.secretHash) {
     const given = Buffer.from(hashSecret(bearer ?? ''), 'hex');
     const want = Buffer.from(run.secretHash, 'hex');
     return given.length === want.length && timingSafeEqual(given, want) ? null : makeRefusal('run_secret_invalid', { run: run.id });
   }
-  if (!oidc || !bearer) return makeRefusal('run_token_invalid', { detail: 'no OIDC token was sent', audience });
+  const refuse = (detail: string) => makeRefusal('run_token_invalid', { detail, audience });
+  if (!oidc || !bearer) return refuse('no OIDC token was sent');
   const res = await oidc.verify(bearer);
-  if (!res.ok) return makeRefusal('run_token_invalid', { detail: res.detail, audience });
-  if (res.claims.repository?.toLowerCase() !== run.repo.toLowerCase()) {
-    return makeRefusal('run_token_invalid', { detail: `the token is for ${res.claims.repository ?? 'no repository'}, not ${run.repo}`, audience });
+  if (!res.ok) return refuse(res.detail);
+  const claims = res.claims;
+  const dispatched = parseActionsRef(run.launcherRef);
+  if (!dispatched) return refuse(`run ${run.id} was not dispatched as a workflow run, so no OIDC token can report for it`);
+  if (claims.repository?.toLowerCase() !== run.repo.toLowerCase()) return refuse(`the token is for ${claims.repository ?? 'no repository'}, not ${run.repo}`);
+  const repo = repoRefOf(ctx.store, run.repo);
+  if (!repo) return refuse(`${run.repo} is not known to yoke`);
+  let id = dispatched.id;
+  if (id === null) {
+    // Not bound yet: find the dispatched workflow run now, never wave the token through.
+    const found = await ctx.forge.findWorkflowRun(repo, dispatched.workflow, run.id, run.launchedAt);
+    if (!found) return refuse(`the ${dispatched.workflow} run yoke dispatched for ${run.id} is not listed yet; report again in a moment`);
+    id = found.id;
+    ctx.store.runs.setLauncherRef(run.id, formatActionsRef({ ...dispatched, id }));
   }
-  const wf = parseActionsRef(run.launcherRef);
-  if (wf?.id && res.claims.run_id !== String(wf.id)) {
-    return makeRefusal('run_token_invalid', { detail: `the token is from workflow run ${res.claims.run_id}, not ${wf.id}`, audience });
+  if (claims.run_id !== String(id)) return refuse(`the token is from workflow run ${claims.run_id ?? 'none'}, not ${id}`);
+  const wfRun = await ctx.forge.getWorkflowRun(repo, id);
+  if (!wfRun) return refuse(`workflow run ${id} is gone`);
+  if (wfRun.repositoryId === null || claims.repository_id !== String(wfRun.repositoryId)) {
+    return refuse(`the token is for repository id ${claims.repository_id ?? 'none'}, not ${wfRun.repositoryId ?? 'unknown'}`);
   }
+  if (claims.event_name !== 'workflow_dispatch') return refuse(`the token is from a ${claims.event_name ?? 'unknown'} event, not workflow_dispatch`);
+  if (dispatched.ref === null) return refuse(`yoke did not keep the ref it dispatched run ${run.id} on`);
+  const expected = `${run.repo}/.github/workflows/${dispatched.workflow}@refs/heads/${dispatched.ref}`;
+  if (claims.workflow_ref?.toLowerCase() !== expected.toLowerCase()) return refuse(`the token is from ${claims.workflow_ref ?? 'no workflow'}, not ${expected}`);
   return null;
 }
 
@@ -56,10 +83,9 @@ export interface RunAuth {
 
 export async function reportRunResult(ctx: FleetContext, auth: RunAuth, { runId, bearer, body }: RunReport): Promise<ReportAnswer> {
   const { store } = ctx;
-  const { oidc, audience } = auth;
   const run = store.runs.get(runId);
   if (!run) return fail('run_unknown', { run: runId });
-  const denied = await authenticateRun(run, bearer, oidc, audience);
+  const denied = await authenticateRun(ctx, run, bearer, auth);
   if (denied) return { ok: false, refusal: denied };
   if (run.status !== 'live') return fail('run_not_live', { run: run.id, outcome: run.outcome ?? 'ended' });
   if (run.reportedOutcome) return fail('run_already_reported', { run: run.id });
@@ -70,7 +96,11 @@ export async function reportRunResult(ctx: FleetContext, auth: RunAuth, { runId,
   const r = parsed.data;
   if (run.kind === 'lander' && r.outcome === 'success' && !r.verdict) return fail('verdict_required');
   if (run.kind !== 'lander' && r.verdict) return fail('validation_failed', { detail: `verdict: only a lander reports a verdict; this is a ${run.kind} run` });
-  store.runs.recordReport(run.id, { outcome: r.outcome, verdict: r.outcome === 'success' ? r.verdict ?? null : null, summary: r.summary ?? null });
+  if (!store.runs.recordReport(run.id, { outcome: r.outcome, verdict: r.outcome === 'success' ? r.verdict ?? null : null, summary: r.summary ?? null })) {
+    // The reaper ended it (or another report landed) while this one was checked.
+    const now = store.runs.get(run.id)!;
+    return now.status !== 'live' ? fail('run_not_live', { run: run.id, outcome: now.outcome ?? 'ended' }) : fail('run_already_reported', { run: run.id });
+  }
   const updated = store.runs.get(run.id)!;
   // Posted under the pass lock so a pass posting the same verdict cannot race it.
   if (updated.verdict) ctx.postVerdicts();

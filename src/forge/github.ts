@@ -16,6 +16,8 @@ export interface GitHubForgeOptions {
   botLogin?: string;
 }
 
+const viewOf = ({ id, status, conclusion, repositoryId, event }: z.output<typeof GhWorkflowRun>): WorkflowRunView => ({ id, status, conclusion, repositoryId, event });
+
 /** The owner/repo path parameters of a repository. */
 const at = (repo: RepoRef) => ({ owner: repo.owner, repo: repo.name });
 
@@ -123,24 +125,27 @@ export class GitHubForge implements Forge {
 
   async findWorkflowRun(repo: RepoRef, workflow: string, runId: string, since: number): Promise<WorkflowRunView | null> {
     const o = await this.gh(repo.installationId);
-    const { data } = await o.request('GET /repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs', {
+    // The run-name ends with the run id in parentheses: match that exactly, never a substring of another id.
+    const named = (title: string) => title.endsWith(`(${runId})`);
+    const iterator = o.paginate.iterator('GET /repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs', {
       ...at(repo),
       workflow_id: workflow,
       event: 'workflow_dispatch',
       created: `>=${new Date(since - 60_000).toISOString().slice(0, 19)}Z`,
       per_page: 100,
     });
-    const runs = z.object({ workflow_runs: z.array(GhWorkflowRun) }).parse(data).workflow_runs;
-    const run = runs.find((r) => r.title.includes(runId));
-    return run ? { id: run.id, status: run.status, conclusion: run.conclusion } : null;
+    for await (const page of iterator) {
+      const runs = z.array(GhWorkflowRun).parse(page.data);
+      const run = runs.find((r) => named(r.title));
+      if (run) return viewOf(run);
+    }
+    return null;
   }
 
   async getWorkflowRun(repo: RepoRef, id: number): Promise<WorkflowRunView | null> {
     const o = await this.gh(repo.installationId);
     const res = await unlessMissing(() => o.request('GET /repos/{owner}/{repo}/actions/runs/{run_id}', { ...at(repo), run_id: id }));
-    if (!res) return null;
-    const run = GhWorkflowRun.parse(res.data);
-    return { id: run.id, status: run.status, conclusion: run.conclusion };
+    return res && viewOf(GhWorkflowRun.parse(res.data));
   }
 
   async cancelWorkflowRun(repo: RepoRef, id: number): Promise<void> {

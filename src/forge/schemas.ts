@@ -83,11 +83,15 @@ export const GhWorkflowRun = z
     conclusion: z.string().nullable().optional(),
     display_title: z.string().optional(),
     name: z.string().nullable().optional(),
+    event: z.string().optional(),
+    repository: z.object({ id: z.number() }).optional(),
   })
   .transform((w): WorkflowRunView & { title: string } => ({
     id: w.id,
     status: w.status ?? 'queued',
     conclusion: w.conclusion ?? null,
+    repositoryId: w.repository?.id ?? null,
+    event: w.event ?? null,
     title: w.display_title ?? w.name ?? '',
   }));
 

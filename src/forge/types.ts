@@ -86,6 +86,9 @@ export interface WorkflowRunView {
   id: number;
   status: string;
   conclusion: string | null;
+  /** The repository the run belongs to, as OIDC tokens name it (repository_id). */
+  repositoryId: number | null;
+  event: string | null;
 }
 
 export interface Forge {
@@ -107,6 +110,7 @@ export interface Forge {
   addLabels(repo: RepoRef, number: number, labels: string[]): Promise<void>;
   merge(repo: RepoRef, number: number, sha: string, method: 'merge' | 'squash' | 'rebase'): Promise<MergeResult>;
   dispatchWorkflow(repo: RepoRef, workflow: string, ref: string, inputs: Record<string, string>): Promise<void>;
+  /** The workflow_dispatch run whose run-name ends `(<runId>)`, searching every page created since `since`. */
   findWorkflowRun(repo: RepoRef, workflow: string, runId: string, since: number): Promise<WorkflowRunView | null>;
   getWorkflowRun(repo: RepoRef, id: number): Promise<WorkflowRunView | null>;
   cancelWorkflowRun(repo: RepoRef, id: number): Promise<void>;

@@ -1,9 +1,11 @@
-import { createPublicKey, verify as verifySignature, type JsonWebKey } from 'node:crypto';
+import { createLocalJWKSet, createRemoteJWKSet, customFetch, errors, jwksCache, jwtVerify, type JWKSCacheInput, type JWTHeaderParameters, type FlattenedJWSInput } from 'jose';
 import { z } from 'zod';
 
-// Verifies GitHub Actions OIDC tokens (RS256 JWTs) against the issuer's
-// published keys. The issuer is configurable so tests and the sandbox can
-// trust keys they make themselves.
+// Verifies GitHub Actions OIDC tokens with jose against the issuer's
+// published keys: fetched with a timeout, at most once per cooldown for an
+// unknown key id, and kept when a fetch fails, so an unreachable issuer
+// does not turn genuine reports into failures (TR03). Which run a token may
+// report for is decided in fleet/run-report.ts.
 
 export interface OidcOptions {
   issuer: string;
@@ -11,80 +13,95 @@ export interface OidcOptions {
   audience: string;
   now: () => number;
   fetch?: typeof fetch;
+  /** How long one key fetch may take. */
+  timeoutMs?: number;
+  /** How long after a fetch (good or failed) an unknown key id may cause another. */
+  cooldownMs?: number;
   /** How long fetched keys are trusted before they are fetched again. */
   keysMaxAgeMs?: number;
 }
 
-const Header = z.object({ alg: z.literal('RS256'), kid: z.string().optional() });
-const Claims = z
+/** The claims yoke reads; GitHub's tokens carry many more. */
+export const OidcClaims = z
   .object({
     iss: z.string(),
-    aud: z.union([z.string(), z.array(z.string())]),
-    exp: z.number(),
-    nbf: z.number().optional(),
-    iat: z.number().optional(),
     repository: z.string().optional(),
+    repository_id: z.string().optional(),
     run_id: z.string().optional(),
+    workflow_ref: z.string().optional(),
+    event_name: z.string().optional(),
+    ref: z.string().optional(),
   })
   .passthrough();
-export type OidcClaims = z.infer<typeof Claims>;
-
-const Jwks = z.object({ keys: z.array(z.object({ kty: z.string(), kid: z.string().optional(), n: z.string().optional(), e: z.string().optional() }).passthrough()) });
+export type OidcClaims = z.infer<typeof OidcClaims>;
 
 export type OidcResult = { ok: true; claims: OidcClaims } | { ok: false; detail: string };
 
-const decodePart = (part: string): unknown => JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
+type KeyResolver = (header: JWTHeaderParameters, token: FlattenedJWSInput) => ReturnType<ReturnType<typeof createLocalJWKSet>>;
 
 export class OidcVerifier {
-  private keys: { at: number; keys: z.infer<typeof Jwks>['keys'] } | null = null;
+  private readonly cache = {} as JWKSCacheInput;
+  private readonly remote: ReturnType<typeof createRemoteJWKSet>;
+  private failedAt: number | null = null;
+  /** How many times the issuer's keys were fetched (for tests and the fleet report). */
+  fetches = 0;
 
-  constructor(private readonly opts: OidcOptions) {}
-
-  private async loadKeys(force: boolean): Promise<z.infer<typeof Jwks>['keys']> {
-    const maxAge = this.opts.keysMaxAgeMs ?? 10 * 60_000;
-    if (!force && this.keys && this.opts.now() - this.keys.at < maxAge) return this.keys.keys;
-    const res = await (this.opts.fetch ?? fetch)(this.opts.jwksUrl);
-    if (!res.ok) throw new Error(`the issuer's keys could not be fetched (${res.status})`);
-    const parsed = Jwks.parse(await res.json());
-    this.keys = { at: this.opts.now(), keys: parsed.keys };
-    return parsed.keys;
+  constructor(private readonly opts: OidcOptions) {
+    const base = opts.fetch ?? fetch;
+    const counted: typeof fetch = (input, init) => {
+      this.fetches++;
+      return base(input, init);
+    };
+    this.remote = createRemoteJWKSet(new URL(opts.jwksUrl), {
+      timeoutDuration: opts.timeoutMs ?? 5000,
+      cooldownDuration: opts.cooldownMs ?? 30_000,
+      cacheMaxAge: opts.keysMaxAgeMs ?? 10 * 60_000,
+      [jwksCache]: this.cache,
+      [customFetch]: counted,
+    });
   }
+
+  private readonly key: KeyResolver = async (header, token) => {
+    const cooldown = this.opts.cooldownMs ?? 30_000;
+    const known = 'jwks' in this.cache && this.cache.jwks ? createLocalJWKSet(this.cache.jwks) : null;
+    // After a failed fetch, serve what we have until the cooldown passes, rather than asking again per token.
+    if (known && this.failedAt !== null && this.opts.now() - this.failedAt < cooldown) return known(header, token);
+    try {
+      const k = await this.remote(header, token);
+      this.failedAt = null;
+      return k;
+    } catch (err) {
+      if (err instanceof errors.JWKSNoMatchingKey || err instanceof errors.JWKSMultipleMatchingKeys) throw err;
+      this.failedAt = this.opts.now();
+      if (known) return known(header, token);
+      throw err;
+    }
+  };
 
   async verify(token: string): Promise<OidcResult> {
-    const parts = token.split('.');
-    if (parts.length !== 3) return { ok: false, detail: 'not a JWT' };
-    const [h, p, s] = parts as [string, string, string];
-    let header: z.infer<typeof Header>;
-    let claims: OidcClaims;
     try {
-      header = Header.parse(decodePart(h));
-      claims = Claims.parse(decodePart(p));
-    } catch {
-      return { ok: false, detail: 'the token header or claims are malformed (RS256 expected)' };
-    }
-    let keys;
-    try {
-      keys = await this.loadKeys(false);
-      if (header.kid && !keys.some((k) => k.kid === header.kid)) keys = await this.loadKeys(true);
+      const { payload } = await jwtVerify(token, this.key, {
+        issuer: this.opts.issuer,
+        audience: this.opts.audience,
+        algorithms: ['RS256'],
+        currentDate: new Date(this.opts.now()),
+        clockTolerance: 30,
+      });
+      const claims = OidcClaims.safeParse(payload);
+      return claims.success ? { ok: true, claims: claims.data } : { ok: false, detail: 'the token claims are malformed' };
     } catch (err) {
-      return { ok: false, detail: err instanceof Error ? err.message : String(err) };
+      return { ok: false, detail: describe(err) };
     }
-    const jwk = keys.find((k) => k.kid === header.kid) ?? (header.kid ? undefined : keys[0]);
-    if (!jwk) return { ok: false, detail: `no published key has kid ${header.kid}` };
-    let good = false;
-    try {
-      const key = createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' });
-      good = verifySignature('RSA-SHA256', Buffer.from(`${h}.${p}`), key, Buffer.from(s, 'base64url'));
-    } catch {
-      good = false;
-    }
-    if (!good) return { ok: false, detail: 'the signature does not verify' };
-    const nowS = Math.floor(this.opts.now() / 1000);
-    if (claims.iss.replace(/\/$/, '') !== this.opts.issuer) return { ok: false, detail: `issuer ${claims.iss} is not trusted` };
-    const aud = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
-    if (!aud.includes(this.opts.audience)) return { ok: false, detail: `audience ${aud.join(', ')} is not ${this.opts.audience}` };
-    if (claims.exp < nowS - 30) return { ok: false, detail: 'the token has expired' };
-    if (claims.nbf !== undefined && claims.nbf > nowS + 30) return { ok: false, detail: 'the token is not valid yet' };
-    return { ok: true, claims };
   }
+}
+
+function describe(err: unknown): string {
+  if (err instanceof errors.JWTExpired) return 'the token has expired';
+  if (err instanceof errors.JWTClaimValidationFailed) return `the token's ${err.claim} claim is not accepted (${err.reason})`;
+  if (err instanceof errors.JWSSignatureVerificationFailed) return 'the signature does not verify';
+  if (err instanceof errors.JWKSNoMatchingKey) return 'no published key matches the token';
+  if (err instanceof errors.JWKSTimeout) return "the issuer's keys could not be fetched in time";
+  if (err instanceof errors.JOSEAlgNotAllowed) return 'the token is not signed with RS256';
+  if (err instanceof errors.JOSEError) return `the token was refused (${err.code})`;
+  return `the issuer's keys could not be fetched (${err instanceof Error ? err.message : String(err)})`;
 }

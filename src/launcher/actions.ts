@@ -15,11 +15,24 @@ export interface ActionsLauncherOptions {
 
 const PENDING = 'pending:';
 
-export function parseActionsRef(ref: string | null): { workflow: string; id: number | null } | null {
-  if (!ref) return null;
-  if (ref.startsWith(PENDING)) return { workflow: ref.slice(PENDING.length), id: null };
-  const m = /^(.+)#(\d+)$/.exec(ref);
-  return m ? { workflow: m[1]!, id: Number(m[2]) } : null;
+/** What yoke dispatched, and once found, the workflow run: `pending:<file>@<ref>`, then `<file>@<ref>#<id>`. */
+export interface ActionsRef {
+  workflow: string;
+  /** The branch the workflow was dispatched on; null for runs recorded before yoke kept it. */
+  ref: string | null;
+  id: number | null;
+}
+
+export function parseActionsRef(launcherRef: string | null): ActionsRef | null {
+  if (!launcherRef) return null;
+  const m = /^(pending:)?([^@#]+)(?:@([^#]+))?(?:#(\d+))?$/.exec(launcherRef);
+  if (!m || (m[1] !== undefined) === (m[4] !== undefined)) return null;
+  return { workflow: m[2]!, ref: m[3] ?? null, id: m[4] ? Number(m[4]) : null };
+}
+
+export function formatActionsRef(r: ActionsRef): string {
+  const base = `${r.workflow}${r.ref ? `@${r.ref}` : ''}`;
+  return r.id === null ? `${PENDING}${base}` : `${base}#${r.id}`;
 }
 
 export class ActionsLauncher implements Launcher {
@@ -30,8 +43,8 @@ export class ActionsLauncher implements Launcher {
 
   constructor(private readonly opts: ActionsLauncherOptions) {}
 
-  pendingRef(spec: { workflow: string }): string {
-    return `${PENDING}${spec.workflow}`;
+  pendingRef(spec: { workflow: string; ref: string }): string {
+    return formatActionsRef({ workflow: spec.workflow, ref: spec.ref, id: null });
   }
 
   async start(spec: LaunchSpec): Promise<{ ref: string | null }> {
@@ -56,7 +69,7 @@ export class ActionsLauncher implements Launcher {
           ? { state: 'never_started', detail: `no ${ref.workflow} run for ${run.id} appeared` }
           : { state: 'running' };
       }
-      const newRef = `${ref.workflow}#${found.id}`;
+      const newRef = formatActionsRef({ ...ref, id: found.id });
       return found.status === 'completed'
         ? { state: 'ended', ref: newRef, detail: `workflow run ${found.id} ${found.conclusion ?? 'completed'}` }
         : { state: 'running', ref: newRef };
@@ -70,7 +83,7 @@ export class ActionsLauncher implements Launcher {
     let ref = parseActionsRef(run.launcherRef);
     if (ref && ref.id === null) {
       const found = await this.opts.forge.findWorkflowRun(repo, ref.workflow, run.id, run.launchedAt);
-      ref = found ? { workflow: ref.workflow, id: found.id } : ref;
+      ref = found ? { ...ref, id: found.id } : ref;
     }
     if (ref?.id) await this.opts.forge.cancelWorkflowRun(repo, ref.id);
   }

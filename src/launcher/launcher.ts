@@ -30,7 +30,7 @@ export interface Launcher {
   /** Whether runs of this kind report with a per-run secret (TR02: never a lander's, whose judged code could read it). */
   usesSecret(kind: RunKind): boolean;
   /** The reference recorded with the run before start, so a crash in between can be recovered. */
-  pendingRef(spec: { workflow: string }): string | null;
+  pendingRef(spec: { workflow: string; ref: string }): string | null;
   start(spec: LaunchSpec): Promise<{ ref: string | null }>;
   liveness(run: Run, repo: RepoRef): Promise<Liveness>;
   cancel(run: Run, repo: RepoRef): Promise<void>;

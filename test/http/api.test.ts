@@ -100,29 +100,106 @@ describe('POST /yoke/api/runs/:id/result', () => {
     expect(h.store.runs.get(id)).toMatchObject({ verdict: 'reject', reportedOutcome: 'success' });
   });
 
-  it('authenticates an Actions run by its OIDC token: issuer keys, audience, repository and workflow run must match', async () => {
+  const WF = { id: 4242, status: 'in_progress', conclusion: null, repositoryId: 99, event: 'workflow_dispatch' };
+  const good = (now: number) => ({
+    iss: ISSUER,
+    aud: AUDIENCE,
+    exp: now + 300,
+    iat: now,
+    repository: 'acme/api',
+    repository_id: '99',
+    run_id: '4242',
+    workflow_ref: 'acme/api/.github/workflows/yoke-run.yml@refs/heads/main',
+    event_name: 'workflow_dispatch',
+  });
+  const refusal = async (base: string, id: string, token: string) => {
+    const res = await post(`${base}/yoke/api/runs/${id}/result`, { outcome: 'success' }, token);
+    const json = (await res.json()) as any;
+    return [res.status, json.error?.code, json.error?.message];
+  };
+
+  it('TR03 binds an OIDC report to exactly the dispatched workflow run: keys, audience, repository and its id, workflow file and ref, event, run id', async () => {
     const h = makeHarness();
+    h.forge.addRepo('acme/api', {});
     const base = await start(h);
-    const id = liveRun(h, { secret: null, ref: 'yoke-run.yml#4242' });
+    const id = liveRun(h, { secret: null, ref: 'yoke-run.yml@main#4242' });
+    h.forge.workflowRuns.set(id, WF);
     const now = Math.floor(h.clock.now() / 1000);
-    const claims = { iss: ISSUER, aud: AUDIENCE, exp: now + 300, iat: now, repository: 'acme/api', run_id: '4242' };
+    const claims = good(now);
     const refusals: [string, string][] = [
-      [jwt({ ...claims, aud: 'https://elsewhere.test' }), 'audience https://elsewhere.test is not https://yoke.test'],
+      [jwt({ ...claims, aud: 'https://elsewhere.test' }), 'the token\'s aud claim is not accepted (check_failed)'],
       [jwt({ ...claims, repository: 'acme/other' }), 'the token is for acme/other, not acme/api'],
       [jwt({ ...claims, run_id: '1' }), 'the token is from workflow run 1, not 4242'],
+      [jwt({ ...claims, repository_id: '5' }), 'the token is for repository id 5, not 99'],
+      [jwt({ ...claims, event_name: 'pull_request_target' }), 'the token is from a pull_request_target event, not workflow_dispatch'],
+      [
+        jwt({ ...claims, workflow_ref: 'acme/api/.github/workflows/other.yml@refs/heads/main' }),
+        'the token is from acme/api/.github/workflows/other.yml@refs/heads/main, not acme/api/.github/workflows/yoke-run.yml@refs/heads/main',
+      ],
+      [
+        jwt({ ...claims, workflow_ref: 'acme/api/.github/workflows/yoke-run.yml@refs/heads/feature' }),
+        'the token is from acme/api/.github/workflows/yoke-run.yml@refs/heads/feature, not acme/api/.github/workflows/yoke-run.yml@refs/heads/main',
+      ],
       [jwt({ ...claims, exp: now - 600 }), 'the token has expired'],
-      [jwt({ ...claims, iss: 'https://evil.test' }), 'issuer https://evil.test is not trusted'],
+      [jwt({ ...claims, iss: 'https://evil.test' }), 'the token\'s iss claim is not accepted (check_failed)'],
       [jwt(claims, other.privateKey), 'the signature does not verify'],
-      ['not-a-token', 'not a JWT'],
+      ['not-a-token', 'the token was refused (ERR_JWS_INVALID)'],
     ];
-    for (const [token, detail] of refusals) {
-      const res = await post(`${base}/yoke/api/runs/${id}/result`, { outcome: 'success' }, token);
-      const json = (await res.json()) as any;
-      expect([res.status, json.error.code, json.error.message]).toEqual([401, 'run_token_invalid', `The OIDC token was refused: ${detail}`]);
-    }
+    for (const [token, detail] of refusals) expect(await refusal(base, id, token)).toEqual([401, 'run_token_invalid', `The OIDC token was refused: ${detail}`]);
+    expect(h.store.runs.get(id)?.reportedOutcome).toBeNull();
     const ok = await post(`${base}/yoke/api/runs/${id}/result`, { outcome: 'success' }, jwt(claims));
     expect(ok.status).toBe(200);
     expect(h.store.runs.get(id)?.reportedOutcome).toBe('success');
+  });
+
+  it('TR03 before the reaper binds the run, a report resolves it first: another run\'s token is refused, the dispatched one accepted', async () => {
+    const h = makeHarness();
+    h.forge.addRepo('acme/api', {});
+    const base = await start(h);
+    const id = liveRun(h, { secret: null, ref: 'pending:yoke-run.yml@main' });
+    const now = Math.floor(h.clock.now() / 1000);
+    // Not listed yet: refused, not waved through.
+    expect(await refusal(base, id, jwt(good(now)))).toEqual([
+      401,
+      'run_token_invalid',
+      `The OIDC token was refused: the yoke-run.yml run yoke dispatched for ${id} is not listed yet; report again in a moment`,
+    ]);
+    h.forge.workflowRuns.set(id, WF);
+    // Another workflow run of the same repository and workflow (another yoke run, say) cannot report for this one.
+    expect(await refusal(base, id, jwt({ ...good(now), run_id: '5000' }))).toEqual([401, 'run_token_invalid', 'The OIDC token was refused: the token is from workflow run 5000, not 4242']);
+    expect(h.store.runs.get(id)?.launcherRef).toBe('yoke-run.yml@main#4242');
+    expect((await post(`${base}/yoke/api/runs/${id}/result`, { outcome: 'success' }, jwt(good(now)))).status).toBe(200);
+  });
+
+  it('TR03 fetches the issuer keys once per cooldown for unknown key ids, and keeps them when a fetch fails', async () => {
+    const h = makeHarness();
+    h.forge.addRepo('acme/api', {});
+    let up = true;
+    let fetched = 0;
+    const fetchKeys = (async () => {
+      fetched++;
+      if (!up) throw new Error('connect ECONNREFUSED');
+      return new Response(JSON.stringify({ keys: [jwk] }), { status: 200 });
+    }) as typeof fetch;
+    const oidc = new OidcVerifier({ issuer: ISSUER, jwksUrl: `${ISSUER}/.well-known/jwks`, audience: AUDIENCE, now: h.clock.now, fetch: fetchKeys, cooldownMs: 30_000, keysMaxAgeMs: 60_000 });
+    const now = Math.floor(h.clock.now() / 1000);
+    expect((await oidc.verify(jwt(good(now)))).ok).toBe(true);
+    expect(fetched).toBe(1);
+    // Tokens with unknown key ids: at most one more fetch within the cooldown, however many arrive.
+    for (let i = 0; i < 20; i++) expect((await oidc.verify(jwt(good(now), other.privateKey, `unknown-${i}`))).ok).toBe(false);
+    expect(fetched).toBe(1);
+    // The issuer goes down and the keys age out: genuine reports still verify with the keys yoke has.
+    up = false;
+    await new Promise((r) => setTimeout(r, 5)); // jose ages keys on its own clock
+    const stale = new OidcVerifier({ issuer: ISSUER, jwksUrl: `${ISSUER}/.well-known/jwks`, audience: AUDIENCE, now: h.clock.now, fetch: fetchKeys, keysMaxAgeMs: 1 });
+    up = true;
+    expect((await stale.verify(jwt(good(now)))).ok).toBe(true);
+    up = false;
+    await new Promise((r) => setTimeout(r, 5));
+    const before = fetched;
+    expect((await stale.verify(jwt(good(now)))).ok).toBe(true);
+    expect((await stale.verify(jwt(good(now)))).ok).toBe(true);
+    expect(fetched - before).toBe(1); // one failed attempt, then the cooldown
   });
 });
 

@@ -149,7 +149,7 @@ describe('the actions launcher', () => {
     let now = Date.UTC(2026, 10, 29, 12);
     const launcher = new ActionsLauncher({ forge, now: () => now, unseenGraceMs: 10 * 60_000 });
     const { ref } = await launcher.start(spec('r-act', { secret: null }));
-    expect(ref).toBe('pending:yoke-run.yml');
+    expect(ref).toBe('pending:yoke-run.yml@main');
     expect(forge.dispatches).toEqual([
       {
         repo: 'acme/api',
@@ -160,16 +160,16 @@ describe('the actions launcher', () => {
     ]);
     const run = runOf('r-act', ref, now);
     expect(await launcher.liveness(run, repo)).toEqual({ state: 'running' }); // not listed yet, within the grace
-    forge.workflowRuns.set('r-act', { id: 77, status: 'in_progress', conclusion: null });
-    expect(await launcher.liveness(run, repo)).toEqual({ state: 'running', ref: 'yoke-run.yml#77' });
-    const found = runOf('r-act', 'yoke-run.yml#77', now);
-    forge.workflowRuns.set('r-act', { id: 77, status: 'completed', conclusion: 'success' });
+    forge.workflowRuns.set('r-act', { id: 77, status: 'in_progress', conclusion: null, repositoryId: 1, event: 'workflow_dispatch' });
+    expect(await launcher.liveness(run, repo)).toEqual({ state: 'running', ref: 'yoke-run.yml@main#77' });
+    const found = runOf('r-act', 'yoke-run.yml@main#77', now);
+    forge.workflowRuns.set('r-act', { id: 77, status: 'completed', conclusion: 'success', repositoryId: 1, event: 'workflow_dispatch' });
     expect(await launcher.liveness(found, repo)).toEqual({ state: 'ended', detail: 'workflow run 77 success' });
     await launcher.cancel(found, repo);
     expect(forge.cancelled).toEqual([77]);
     // A dispatch that never shows up is a launch that never started.
     now += 11 * 60_000;
-    expect(await launcher.liveness(runOf('r-lost', 'pending:yoke-run.yml', now - 11 * 60_000), repo)).toEqual({
+    expect(await launcher.liveness(runOf('r-lost', 'pending:yoke-run.yml@main', now - 11 * 60_000), repo)).toEqual({
       state: 'never_started',
       detail: 'no yoke-run.yml run for r-lost appeared',
     });
