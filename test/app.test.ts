@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import nock from 'nock';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { encodeMarker } from '../src/forge/marker.js';
 import { BOT, REPO, WEBHOOK_SECRET, github, makeProbot, mockToken, publishedPayload, resetNock, yamlConfig, type ProbotHarness } from './helpers/probot.js';
 
@@ -229,6 +229,16 @@ describe('comment commands (Probot level)', () => {
     await receiveComment(h, '/yoke frobnicate', 'delivery-same');
     await receiveComment(h, '/yoke frobnicate', 'delivery-same');
     expect(replies).toHaveLength(1);
+
+    // A redelivered kick changes nothing either: only the delivery id tells it apart (no comment id to dedupe on).
+    const kicks = vi.spyOn(h.rt.engine, 'kick').mockResolvedValue(undefined as never);
+    const labeled = publishedPayload('issues', 'labeled');
+    await h.probot.receive({ id: 'delivery-label', name: 'issues', payload: labeled } as never);
+    await h.probot.receive({ id: 'delivery-label', name: 'issues', payload: labeled } as never);
+    expect(kicks).toHaveBeenCalledTimes(1);
+    await h.probot.receive({ id: 'delivery-label-2', name: 'issues', payload: labeled } as never);
+    expect(kicks).toHaveBeenCalledTimes(2);
+    kicks.mockRestore();
 
     const payload = publishedPayload('issue_comment', 'created');
     payload.comment.id = 555;

@@ -49,10 +49,15 @@ describe('the spawn engine', () => {
     let release!: () => void;
     h.launcher.gate = new Promise((r) => (release = r));
     const passes = [h.engine.schedulerTick(), h.engine.reaperTick(), h.engine.kick(), h.engine.schedulerTick(), h.engine.kick()];
+    // The first pass is held inside its first launch: no other pass may have started reading.
+    await new Promise((r) => setTimeout(r, 20));
+    expect(h.forge.calls.listInstallations).toBe(1);
     release();
     await Promise.all(passes);
     expect(h.store.runs.countLive()).toBe(3);
     expect(Math.max(...h.launcher.table.log.map((e) => e.concurrent))).toBe(3);
+    // Serialized: the later passes each saw the cap already reached and launched nothing.
+    expect(h.launcher.starts).toHaveLength(3);
   });
 
   it('SP08 ticks that fire while a pass runs wait as one pass per trigger, not a growing backlog', async () => {

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { spawnPass, orderCandidates, type LaunchAttempt } from '../../src/fleet/spawn-pass.js';
 import type { Candidate, SpawnStage } from '../../src/fleet/candidate.js';
 import { effectiveCap } from '../../src/fleet/cap.js';
+import { recordLaunch } from '../../src/fleet/launch.js';
+import { openStore } from '../../src/store/store.js';
 
 const cand = (stage: SpawnStage, repo: string, n: number): Candidate => ({
   stage,
@@ -44,14 +46,25 @@ describe('spawnPass', () => {
     expect(out.outcomes.filter((o) => o.result.kind === 'shed').map((o) => o.candidate.issueNumber)).toEqual([2, 3, 6]);
   });
 
-  it('SP06 the snapshot only sheds load: the locked launch re-counts and its ErrOverCap refusal wins over a stale snapshot', async () => {
-    const attempts: number[] = [];
-    const out = await spawnPass([cand('lander', 'a/a', 1)], { liveCount: 0, liveSubjects: new Set() }, { globalCap: 2, repoCaps: {} }, async (c) => {
-      attempts.push(c.issueNumber!);
-      return { kind: 'over_cap', freshCount: 2 };
+  it('SP06 the snapshot only sheds load: the locked launch re-counts from the store and its ErrOverCap refusal wins over a stale snapshot', async () => {
+    const store = openStore(':memory:');
+    let n = 0;
+    const deps = { store, launcher: { name: 'command', usesSecret: () => false } as never, now: () => Date.UTC(2026, 10, 30), newRunId: () => `run${++n}` };
+    // Another process fills the fleet to the cap after this pass took its snapshot of 0 live runs.
+    for (const subject of ['issue#90', 'issue#91']) {
+      const rec = recordLaunch(deps, { ...cand('new_work', 'b/b', 0), subject }, 2);
+      expect(rec.kind).toBe('recorded');
+    }
+    const out = await spawnPass([cand('lander', 'a/a', 1), cand('fix', 'a/a', 2)], { liveCount: 0, liveSubjects: new Set() }, { globalCap: 2, repoCaps: {} }, async (c, cap) => {
+      const rec = recordLaunch(deps, c, cap);
+      return rec.kind === 'recorded' ? { kind: 'launched', runId: rec.runId } : rec;
     });
-    expect(attempts).toEqual([1]);
-    expect(out.outcomes[0]!.result.kind).toBe('over_cap');
+    expect(out.outcomes.map((o) => o.result)).toEqual([
+      { kind: 'over_cap', freshCount: 2 },
+      { kind: 'shed', liveCount: 2, cap: 2 },
+    ]);
+    expect(store.runs.countLive()).toBe(2);
+    expect(store.runs.listAll().map((r) => r.subject).sort()).toEqual(['issue#90', 'issue#91']);
   });
 
   it('SP07 raises the snapshot to the repo cap on ErrOverCap and skips only that candidate', async () => {

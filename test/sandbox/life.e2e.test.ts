@@ -38,7 +38,8 @@ describe('the life of an issue (actions launcher)', () => {
     const [m] = markers(pr.number);
     expect(m?.author).toBe('yoke-sandbox[bot]');
     expect(m?.marker).toEqual({ kind: 'marker', payload: { run: runs[1]!.id, sha: runs[1]!.headSha, verdict: 'accept' } });
-    expect(pr.pull).toMatchObject({ merged: true, headSha: runs[1]!.headSha });
+    // The merge named the head the lander validated, so a push in between would have made GitHub refuse it.
+    expect(pr.pull).toMatchObject({ merged: true, headSha: runs[1]!.headSha, mergeNamedSha: runs[1]!.headSha });
     const issue = sandbox.repo.issues.get(1)!;
     expect([issue.state, issue.stateReason]).toEqual(['closed', 'completed']);
     // The workflow run the launcher dispatched is on the forge's record, found by its run-name.

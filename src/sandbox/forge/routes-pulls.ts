@@ -60,7 +60,7 @@ export function registerPullRoutes(env: RouteEnv): void {
     const merged = squashMerge(r.gitDir, i.pull!.baseRef, i.pull!.headSha, message);
     if (!merged.ok) throw new HttpError(405, merged.reason);
     const t = state.now();
-    Object.assign(i.pull!, { merged: true, mergedAt: t, mergeCommitSha: merged.sha });
+    Object.assign(i.pull!, { merged: true, mergedAt: t, mergeCommitSha: merged.sha, mergeNamedSha: sha ?? null });
     Object.assign(i, { state: 'closed', closedAt: t, updatedAt: t });
     // Closing keywords close the issues the PR names.
     for (const n of parseClosingRefs(i.body)) {

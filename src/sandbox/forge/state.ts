@@ -26,6 +26,8 @@ export interface PullState {
   merged: boolean;
   mergedAt: number | null;
   mergeCommitSha: string | null;
+  /** The head the merge request named (`sha`), or null when it named none. */
+  mergeNamedSha: string | null;
 }
 
 export interface Issue {
@@ -195,7 +197,7 @@ export class ForgeState {
 
   openPull(repo: ForgeRepo, by: ForgeUser, title: string, body: string, pull: Pick<PullState, 'headRef' | 'headSha' | 'baseRef' | 'draft'>): Issue {
     const issue = this.createIssue(repo, by, title, body);
-    issue.pull = { ...pull, merged: false, mergedAt: null, mergeCommitSha: null };
+    issue.pull = { ...pull, merged: false, mergedAt: null, mergeCommitSha: null, mergeNamedSha: null };
     this.onEvent({ kind: 'pull_opened', repo, issue, sender: by });
     return issue;
   }
