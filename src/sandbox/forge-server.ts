@@ -44,7 +44,7 @@ export class EmbeddedForge {
 
   constructor(readonly opts: ForgeOptions) {
     this.now = opts.now ?? (() => Date.now());
-    this.shapes = new Shapes(() => this.http.url);
+    this.shapes = new Shapes(() => this.http.url, (name) => this.state.repos.get(name));
     this.webhooks = new WebhookSender(this.shapes);
     this.state = new ForgeState(opts.dataDir, `${opts.appSlug}[bot]`, this.now, (e) => this.webhooks.fromEvent(e));
     this.http = new ForgeHttp({ appId: opts.appId, appPublicKey: opts.appPublicKey, credentials: this.state, now: this.now, latencyMs: opts.latencyMs });

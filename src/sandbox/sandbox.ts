@@ -8,7 +8,7 @@ import type { YokeRuntime } from '../app.js';
 import { startYoke, type StartedYoke } from '../server.js';
 import { isPaused } from '../fleet/repo-state.js';
 import type { Run } from '../store/runs.js';
-import { DEMO_AGENT, DEMO_FILES, DEMO_REPO, DEMO_TASKS, MAINTAINER, issueBody } from './demo-repo.js';
+import { DEMO_AGENT, DEMO_FILES, DEMO_REPO, DEMO_TASKS, MAINTAINER, issueBody, type DemoTask } from './demo-repo.js';
 import { EmbeddedForge, type ForgeRepo } from './forge-server.js';
 
 // The whole pipeline on one machine: an embedded forge seeded with the demo
@@ -28,6 +28,12 @@ export interface SandboxOptions {
   agentDelayMs?: number;
   /** Keep every response the forge serves, from its first (for the conformance test). */
   recordResponses?: boolean;
+  /** The issues to open instead of the demo's (the attack suite adds its own). */
+  tasks?: DemoTask[];
+  /** Files of the demo repository to replace (the attack suite turns fix-forward off, say). */
+  files?: Record<string, string>;
+  /** More environment for the forge's workflow runs, given yoke's URL. */
+  runnerEnv?: (yokeUrl: string) => Record<string, string>;
 }
 
 // Long enough for yoke's start checks (TR08); the sandbox is loopback-only.
@@ -76,7 +82,7 @@ export class Sandbox {
   }
 
   get tasks() {
-    return DEMO_TASKS.slice(0, this.opts.issues ?? DEMO_TASKS.length);
+    return this.opts.tasks ?? DEMO_TASKS.slice(0, this.opts.issues ?? DEMO_TASKS.length);
   }
 
   get yokeUrl(): string {
@@ -84,6 +90,7 @@ export class Sandbox {
   }
 
   async start(): Promise<void> {
+    this.yokePort = await freePort();
     mkdirSync(join(this.dataDir, 'state'), { recursive: true });
     this.forge = new EmbeddedForge({
       dataDir: this.dataDir,
@@ -96,6 +103,7 @@ export class Sandbox {
         YOKE_SANDBOX_STATE: join(this.dataDir, 'state'),
         YOKE_SANDBOX_FAIL_AGENT: String(this.opts.failAgent),
         YOKE_SANDBOX_AGENT_DELAY_MS: String(this.opts.agentDelayMs ?? 0),
+        ...this.opts.runnerEnv?.(`http://127.0.0.1:${this.yokePort}`),
       },
     });
     this.forge.recordResponses = this.opts.recordResponses ?? false;
@@ -104,12 +112,11 @@ export class Sandbox {
     this.agentToken = this.forge.personalToken(DEMO_AGENT);
     this.forge.user(MAINTAINER);
     this.repo = this.forge.createRepo(DEMO_REPO, {
-      files: DEMO_FILES,
+      files: { ...DEMO_FILES, ...this.opts.files },
       installationId: 1,
       collaborators: { [MAINTAINER]: 'admin', [DEMO_AGENT]: 'write' },
     });
     for (const task of this.tasks) this.forge.createIssue(this.repo, this.forge.user(MAINTAINER), task.title, issueBody(task), ['yoke:afk']);
-    this.yokePort = await freePort();
     this.forge.webhook = { url: `${this.yokeUrl}/api/github/webhooks`, secret: WEBHOOK_SECRET };
     await this.startYoke();
   }

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEMO_TASKS, type DemoTask } from '../demo-repo.js';
+import { ATTACK_TASK, DEMO_TASKS, type DemoTask } from '../demo-repo.js';
 
 // The demo agent, lander and fixer: what a real agent would do, in miniature.
 // It runs inside a sandbox workflow run (a checkout, GITHUB_TOKEN, OIDC) or
@@ -67,7 +67,7 @@ function workingCopy(ref: string | undefined): string {
 
 function taskOf(body: string): DemoTask {
   const name = /demo-task: ([\w-]+)/.exec(body)?.[1];
-  const task = DEMO_TASKS.find((t) => t.name === name);
+  const task = [...DEMO_TASKS, ATTACK_TASK].find((t) => t.name === name);
   if (!task) throw new Error(`issue #${number} names no demo task`);
   return task;
 }
@@ -102,6 +102,10 @@ async function afk(): Promise<void> {
   const branch = `yoke/issue-${number}`;
   sh(dir, 'git', ['checkout', '--quiet', '-B', branch]);
   writeTask(dir, task, task.broken ?? task.impl);
+  for (const [file, content] of Object.entries(task.extraFiles ?? {})) {
+    mkdirSync(join(dir, file, '..'), { recursive: true });
+    writeFileSync(join(dir, file), content);
+  }
   sh(dir, 'git', ['add', '-A']);
   sh(dir, 'git', [...GIT_ID, 'commit', '--quiet', '-m', `${task.title} (#${number})`]);
   sh(dir, 'git', ['push', '--quiet', '--force', 'origin', `HEAD:refs/heads/${branch}`]);

@@ -45,3 +45,8 @@ export function pullOf(r: ForgeRepo, n: string | undefined): Issue {
 export function requireWrite(env: RouteEnv, r: ForgeRepo, ctx: Ctx): void {
   if (!env.state.canWrite(r, ctx)) throw new HttpError(403, 'Resource not accessible by integration');
 }
+
+/** People may comment, react and open PRs without write access; a workflow token may only if its job was granted write. */
+export function requireWorkflowWrite(ctx: Ctx): void {
+  if (ctx.auth === 'workflow' && !ctx.writes) throw new HttpError(403, 'Resource not accessible by integration');
+}

@@ -1,6 +1,6 @@
 import type { components } from '@octokit/openapi-types';
 import { HttpError } from '../http-error.js';
-import { issueOf, repoOf, requireWrite, type RouteEnv } from './routes-common.js';
+import { issueOf, repoOf, requireWorkflowWrite, requireWrite, type RouteEnv } from './routes-common.js';
 import { isoNow } from './shapes.js';
 import type { Issue } from './state.js';
 
@@ -26,6 +26,7 @@ export function registerIssueRoutes(env: RouteEnv): void {
   });
   http.on('POST', '/repos/{owner}/{repo}/issues', 'repo', (ctx) => {
     const r = repoOf(env, ctx);
+    requireWorkflowWrite(ctx);
     const title = String(ctx.body.title ?? '');
     if (!title) throw new HttpError(422, 'Validation Failed: title is missing');
     const issue = state.createIssue(r, ctx.actor!, title, String(ctx.body.body ?? ''), (ctx.body.labels as string[] | undefined) ?? []);
@@ -44,6 +45,7 @@ export function registerIssueRoutes(env: RouteEnv): void {
   http.on('POST', '/repos/{owner}/{repo}/issues/{issue_number}/comments', 'repo', (ctx) => {
     const r = repoOf(env, ctx);
     const i = issueOf(r, ctx.params.issue_number);
+    requireWorkflowWrite(ctx);
     const body = String(ctx.body.body ?? '');
     if (!body) throw new HttpError(422, 'Validation Failed: body is missing');
     return { status: 201, body: shapes.commentJson(r, state.addComment(r, i, ctx.actor!, body)) };
@@ -54,10 +56,23 @@ export function registerIssueRoutes(env: RouteEnv): void {
     const sorted = [...r.comments].sort((a, b) => (dir === 'desc' ? b.createdAt - a.createdAt || b.id - a.id : a.createdAt - b.createdAt || a.id - b.id));
     return http.page(ctx, sorted.map((c) => shapes.commentJson(r, c)), `/repos/${r.fullName}/issues/comments`);
   });
+  http.on('PATCH', '/repos/{owner}/{repo}/issues/comments/{comment_id}', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    const c = r.comments.find((x) => x.id === Number(ctx.params.comment_id));
+    if (!c) throw new HttpError(404, 'Not Found');
+    requireWorkflowWrite(ctx);
+    // The comment's author, or anyone with write access (as GitHub allows maintainers to edit comments).
+    if (c.user.login !== ctx.actor?.login) requireWrite(env, r, ctx);
+    const body = String(ctx.body.body ?? '');
+    if (!body) throw new HttpError(422, 'Validation Failed: body is missing');
+    state.editComment(c, body);
+    return { status: 200, body: shapes.commentJson(r, c) };
+  });
   http.on('POST', '/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions', 'repo', (ctx) => {
     const r = repoOf(env, ctx);
     const c = r.comments.find((x) => x.id === Number(ctx.params.comment_id));
     if (!c) throw new HttpError(404, 'Not Found');
+    requireWorkflowWrite(ctx);
     const content = String(ctx.body.content ?? '');
     if (!REACTIONS.includes(content)) throw new HttpError(422, 'Validation Failed: content');
     const reaction = { id: state.nextId(), content, user: ctx.actor!, createdAt: state.now() };

@@ -2,7 +2,7 @@ import type { components } from '@octokit/openapi-types';
 import { parseClosingRefs } from '../../forge/types.js';
 import { revParse, squashMerge } from '../git.js';
 import { HttpError } from '../http-error.js';
-import { pullOf, repoOf, requireWrite, type RouteEnv } from './routes-common.js';
+import { pullOf, repoOf, requireWorkflowWrite, requireWrite, type RouteEnv } from './routes-common.js';
 import type { Review } from './state.js';
 
 // Pull requests, their reviews, and the merge.
@@ -20,12 +20,18 @@ export function registerPullRoutes(env: RouteEnv): void {
   });
   http.on('POST', '/repos/{owner}/{repo}/pulls', 'repo', (ctx) => {
     const r = repoOf(env, ctx);
-    const head = String(ctx.body.head ?? '').replace(/^[^:]+:/, '');
+    requireWorkflowWrite(ctx);
+    // `head` is a branch of this repository, or `owner:branch` of a fork.
+    const [headOwner, head] = String(ctx.body.head ?? '').includes(':') ? String(ctx.body.head).split(':', 2) as [string, string] : [r.owner.login, String(ctx.body.head ?? '')];
+    const home = headOwner === r.owner.login ? r : state.repos.get(`${headOwner}/${r.name}`);
+    if (!home) throw new HttpError(422, `Validation Failed: ${headOwner} has no fork of ${r.fullName}`);
     const base = String(ctx.body.base ?? r.defaultBranch);
-    const sha = revParse(r.gitDir, `refs/heads/${head}`);
+    const sha = revParse(home.gitDir, `refs/heads/${head}`);
     if (!sha) throw new HttpError(422, `Validation Failed: head branch ${head} does not exist`);
-    if ([...r.issues.values()].some((i) => i.pull && i.state === 'open' && i.pull.headRef === head)) throw new HttpError(422, `A pull request already exists for ${head}.`);
-    const issue = state.openPull(r, ctx.actor!, String(ctx.body.title ?? head), String(ctx.body.body ?? ''), { headRef: head, headSha: sha, baseRef: base, draft: Boolean(ctx.body.draft) });
+    if ([...r.issues.values()].some((i) => i.pull && i.state === 'open' && i.pull.headRef === head && i.pull.headRepo === home.fullName)) {
+      throw new HttpError(422, `A pull request already exists for ${head}.`);
+    }
+    const issue = state.openPull(r, ctx.actor!, String(ctx.body.title ?? head), String(ctx.body.body ?? ''), { headRef: head, headRepo: home.fullName, headSha: sha, baseRef: base, draft: Boolean(ctx.body.draft) });
     return { status: 201, body: shapes.pullJson(r, issue) };
   });
   http.on('GET', '/repos/{owner}/{repo}/pulls/{pull_number}', 'repo', (ctx) => {
@@ -40,6 +46,7 @@ export function registerPullRoutes(env: RouteEnv): void {
   http.on('POST', '/repos/{owner}/{repo}/pulls/{pull_number}/reviews', 'repo', (ctx) => {
     const r = repoOf(env, ctx);
     const i = pullOf(r, ctx.params.pull_number);
+    requireWorkflowWrite(ctx);
     const event = String(ctx.body.event ?? 'COMMENT');
     const verdict = event === 'APPROVE' ? 'APPROVED' : event === 'REQUEST_CHANGES' ? 'CHANGES_REQUESTED' : 'COMMENTED';
     const v: Review = { id: state.nextId(), pr: i.number, user: ctx.actor!, state: verdict, body: String(ctx.body.body ?? ''), commitId: i.pull!.headSha, submittedAt: state.now() };

@@ -13,7 +13,10 @@ export const iso = (ms: number | null): string | null => (ms === null ? null : n
 export const isoNow = (ms: number): string => iso(ms)!;
 
 export class Shapes {
-  constructor(private readonly baseUrl: () => string) {}
+  constructor(
+    private readonly baseUrl: () => string,
+    private readonly repoNamed: (fullName: string) => ForgeRepo | undefined,
+  ) {}
 
   get url(): string {
     return this.baseUrl();
@@ -135,7 +138,7 @@ export class Shapes {
 
   pullJson(r: ForgeRepo, i: Issue) {
     const p = i.pull!;
-    return { ...this.pullFields(r, i), head: this.branchJson(r, p.headRef, p.headSha), base: this.branchJson(r, p.baseRef, revParse(r.gitDir, `refs/heads/${p.baseRef}`) ?? '') };
+    return { ...this.pullFields(r, i), head: this.branchJson(this.repoNamed(p.headRepo) ?? r, p.headRef, p.headSha), base: this.branchJson(r, p.baseRef, revParse(r.gitDir, `refs/heads/${p.baseRef}`) ?? '') };
   }
 
   branchJson(r: ForgeRepo, ref: string, sha: string) {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { createBareRepo, revParse } from '../git.js';
+import { createBareRepo, git, revParse } from '../git.js';
 
 // What the embedded forge knows: users, tokens, repositories with their
 // issues, PRs, comments, reviews and labels. Plain data and the operations
@@ -20,6 +20,8 @@ export interface Label {
 
 export interface PullState {
   headRef: string;
+  /** The repository the head branch lives in: this one, or a fork. */
+  headRepo: string;
   headSha: string;
   baseRef: string;
   draft: boolean;
@@ -158,8 +160,33 @@ export class ForgeState {
     return { token, expiresAt };
   }
 
+  /** The app's installations (a fork outside them has installationId -1). */
   installationIds(): number[] {
-    return [...new Set([...this.repos.values()].map((r) => r.installationId))].sort((a, b) => a - b);
+    return [...new Set([...this.repos.values()].map((r) => r.installationId))].filter((id) => id >= 0).sort((a, b) => a - b);
+  }
+
+  /** Someone forks a repository: a copy of its git history under their name, outside the app's installation. */
+  forkRepo(source: ForgeRepo, ownerLogin: string): ForgeRepo {
+    const fullName = `${ownerLogin}/${source.name}`;
+    const gitDir = join(this.dataDir, 'git', `${fullName}.git`);
+    git(this.dataDir, ['clone', '--quiet', '--bare', source.gitDir, gitDir]);
+    const repo: ForgeRepo = {
+      ...source,
+      id: this.nextId(),
+      owner: this.user(ownerLogin),
+      fullName,
+      gitDir,
+      installationId: -1,
+      collaborators: { [ownerLogin]: 'admin' },
+      issues: new Map(),
+      nextNumber: 1,
+      comments: [],
+      reviews: [],
+      labels: new Map(),
+      createdAt: this.now(),
+    };
+    this.repos.set(fullName, repo);
+    return repo;
   }
 
   createRepo(fullName: string, opts: { files: Record<string, string>; installationId: number; defaultBranch?: string; collaborators?: ForgeRepo['collaborators'] }): ForgeRepo {
@@ -195,9 +222,12 @@ export class ForgeState {
     return issue;
   }
 
-  openPull(repo: ForgeRepo, by: ForgeUser, title: string, body: string, pull: Pick<PullState, 'headRef' | 'headSha' | 'baseRef' | 'draft'>): Issue {
+  openPull(repo: ForgeRepo, by: ForgeUser, title: string, body: string, pull: Pick<PullState, 'headRef' | 'headRepo' | 'headSha' | 'baseRef' | 'draft'>): Issue {
     const issue = this.createIssue(repo, by, title, body);
     issue.pull = { ...pull, merged: false, mergedAt: null, mergeCommitSha: null, mergeNamedSha: null };
+    const home = this.repos.get(pull.headRepo);
+    // As GitHub does, the base repository keeps the head as refs/pull/N/head (a fork's commits included).
+    if (home && home !== repo) git(repo.gitDir, ['fetch', '--quiet', home.gitDir, `refs/heads/${pull.headRef}:refs/pull/${issue.number}/head`]);
     this.onEvent({ kind: 'pull_opened', repo, issue, sender: by });
     return issue;
   }
@@ -211,6 +241,12 @@ export class ForgeState {
     return c;
   }
 
+  /** A comment's body edited in place (GitHub keeps its id and created_at, and moves updated_at). */
+  editComment(comment: Comment, body: string): void {
+    comment.body = body;
+    comment.updatedAt = this.now() + 1000; // second precision: an edit is always visibly later
+  }
+
   addLabel(repo: ForgeRepo, issue: Issue, name: string, by?: ForgeUser): void {
     if (!repo.labels.has(name)) repo.labels.set(name, { name, color: 'ededed' });
     if (!issue.labels.includes(name)) issue.labels.push(name);
@@ -222,7 +258,8 @@ export class ForgeState {
   syncPulls(repo: ForgeRepo): void {
     for (const issue of repo.issues.values()) {
       if (!issue.pull || issue.state !== 'open') continue;
-      const sha = revParse(repo.gitDir, `refs/heads/${issue.pull.headRef}`);
+      const home = this.repos.get(issue.pull.headRepo) ?? repo;
+      const sha = revParse(home.gitDir, `refs/heads/${issue.pull.headRef}`);
       if (sha && sha !== issue.pull.headSha) {
         issue.pull.headSha = sha;
         issue.updatedAt = this.now();

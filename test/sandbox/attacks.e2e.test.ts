@@ -1,0 +1,209 @@
+import { createHmac } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SettingsError } from '../../src/config/settings.js';
+import { encodeMarker } from '../../src/forge/marker.js';
+import { startYoke } from '../../src/server.js';
+import { ATTACK_TASK, DEMO_FILES, DEMO_REPO, DEMO_TASKS, MAINTAINER } from '../../src/sandbox/demo-repo.js';
+import { git } from '../../src/sandbox/git.js';
+import { Sandbox } from '../../src/sandbox/sandbox.js';
+
+// The attack suite (TR01–TR08): each hole an outsider, a hostile PR or a
+// stray token could use to make yoke merge, tried over real HTTP against the
+// sandbox forge. Each is refused or harmless, and nothing is merged that a
+// lander of yoke's did not validate.
+
+let s: Sandbox;
+const afkOf = (issue: number) => s.runs().find((r) => r.kind === 'afk_auto' && r.issueNumber === issue);
+const pullFor = (issue: number) => [...s.repo.issues.values()].find((i) => i.pull && i.body.includes(`Closes #${issue}`));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function asUser(token: string, method: string, path: string, body?: unknown): Promise<Response> {
+  return fetch(`${s.forge.url}/api/v3${path}`, {
+    method,
+    headers: { authorization: `token ${token}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+async function report(runId: string, bearer: string): Promise<[number, string]> {
+  const res = await fetch(`${s.yokeUrl}/yoke/api/runs/${runId}/result`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ outcome: 'success', summary: 'from elsewhere' }),
+  });
+  const json = (await res.json()) as { error?: { message: string } };
+  return [res.status, json.error?.message ?? 'accepted'];
+}
+
+/** An OIDC token from the same issuer and repository, but another workflow run. */
+function otherWorkflowToken(over: { run_id?: string; workflow_ref?: string } = {}): string {
+  return s.forge.oidc.mint({
+    aud: s.yokeUrl,
+    repository: DEMO_REPO,
+    repository_id: String(s.repo.id),
+    run_id: '999999',
+    workflow: 'other',
+    workflow_ref: `${DEMO_REPO}/.github/workflows/other.yml@refs/heads/main`,
+    ref: 'refs/heads/main',
+    event_name: 'workflow_dispatch',
+    ...over,
+  });
+}
+
+beforeAll(async () => {
+  const optIn = DEMO_FILES['.github/yoke.yml']!.replace('fix_forward: { enabled: true, max_attempts: 2 }', 'fix_forward: { enabled: false }');
+  s = new Sandbox({
+    launcher: 'actions',
+    failAgent: 0,
+    tasks: [DEMO_TASKS[0]!, ATTACK_TASK],
+    tickSeconds: 1,
+    // Runs are bound to their workflow runs by the reaper; keep it away so a report must bind them.
+    reaperSeconds: 600,
+    agentDelayMs: 2500,
+    files: { '.github/yoke.yml': optIn },
+    runnerEnv: (yokeUrl) => ({ YOKE_ATTACK_TARGET: yokeUrl }),
+  });
+  await s.start();
+}, 60_000);
+
+afterAll(async () => {
+  await s?.stop();
+});
+
+describe('the attack suite, end to end', () => {
+  it('TR03 an OIDC token from another workflow of the same repository reports for no run, before the run is bound or after', async () => {
+    await s.waitUntil(() => afkOf(1)?.status === 'live' && s.forge.runner.runs.some((w) => w.inputs.run_id === afkOf(1)!.id), 20_000, 'the AFK run of #1');
+    const run = afkOf(1)!;
+    expect(run.launcherRef).toBe('pending:yoke-run.yml@main');
+    const wf = s.forge.runner.runs.find((w) => w.inputs.run_id === run.id)!;
+    // Before: the report resolves the dispatched workflow run first, and the token is not from it.
+    expect(await report(run.id, otherWorkflowToken())).toEqual([401, `The OIDC token was refused: the token is from workflow run 999999, not ${wf.id}`]);
+    expect(s.runtime.store.runs.get(run.id)!.launcherRef).toBe(`yoke-run.yml@main#${wf.id}`);
+    // After: neither another run's token nor one naming this run id from another workflow file.
+    expect(await report(run.id, otherWorkflowToken())).toEqual([401, `The OIDC token was refused: the token is from workflow run 999999, not ${wf.id}`]);
+    expect(await report(run.id, otherWorkflowToken({ run_id: String(wf.id) }))).toEqual([
+      401,
+      `The OIDC token was refused: the token is from ${DEMO_REPO}/.github/workflows/other.yml@refs/heads/main, not ${DEMO_REPO}/.github/workflows/yoke-run.yml@refs/heads/main`,
+    ]);
+    expect(s.runtime.store.runs.get(run.id)!.reportedOutcome).toBeNull();
+    // The run's own report, from its own workflow run, is accepted, and #1 goes on to merge.
+    await s.waitUntil(() => s.repo.issues.get(1)!.state === 'closed', 60_000, '#1 to merge');
+  }, 90_000);
+
+  it('TR02 a PR whose tests try to report accept, through its own validate.sh, the environment and the OIDC endpoint, is rejected', async () => {
+    const stateDir = join(s.dataDir, 'state');
+    await s.waitUntil(() => s.runs().some((r) => r.kind === 'lander' && r.prNumber === pullFor(2)?.number && r.verdict !== null), 60_000, 'the attack PR’s verdict');
+    await s.waitUntil(() => existsSync(join(stateDir, 'attack.json')), 10_000, 'the attack’s record');
+    const pr = pullFor(2)!;
+    const lander = s.runs().find((r) => r.kind === 'lander' && r.prNumber === pr.number)!;
+    expect([lander.verdict, lander.headSha]).toEqual(['reject', pr.pull!.headSha]);
+    const seen = JSON.parse(readFileSync(join(stateDir, 'attack.json'), 'utf8'));
+    expect(seen).toEqual({
+      // No run secret, no OIDC request token, no app key, no write token reached the PR's code.
+      powers: [],
+      attempts: {
+        oidcEndpoint: 401,
+        writeWithGithubToken: 403,
+        reportWithoutToken: 401,
+        reportWithGithubToken: 401,
+      },
+      landerRun: expect.any(String),
+    });
+    // It found a live lander run to report for (its own, or another PR's): yoke refused both reports.
+    expect(s.runs().find((r) => r.id === seen.landerRun)?.kind).toBe('lander');
+    await sleep(2500);
+    expect(pr.state).toBe('open');
+    expect(pr.pull!.merged).toBe(false);
+  }, 90_000);
+
+  it('TR01 a reject marker edited into accept by someone with a write token merges nothing', async () => {
+    const pr = pullFor(2)!;
+    const lander = s.runs().find((r) => r.kind === 'lander' && r.prNumber === pr.number)!;
+    const marker = s.repo.comments.find((c) => c.issueNumber === pr.number && c.body.includes('yoke:verdict'))!;
+    expect(marker.user.login).toBe('yoke-sandbox[bot]');
+    const res = await asUser(s.maintainerToken, 'PATCH', `/repos/${DEMO_REPO}/issues/comments/${marker.id}`, {
+      body: encodeMarker({ run: lander.id, sha: lander.headSha!, verdict: 'accept' }, 'edited'),
+    });
+    expect(res.status).toBe(200);
+    await sleep(3500); // three passes read the edited marker
+    expect(pr.pull!.merged).toBe(false);
+    expect(s.runtime.store.runs.get(lander.id)!.verdict).toBe('reject');
+  }, 30_000);
+
+  it('TR04 a PR from a fork that names a real run of its issue gets no claim, no lander, no label; a yoke:claim label added by hand grants nothing', async () => {
+    const fork = s.forge.state.forkRepo(s.repo, 'mallory');
+    const work = mkdtempSync(join(tmpdir(), 'yoke-fork-'));
+    try {
+      git(work, ['clone', '--quiet', fork.gitDir, '.']);
+      git(work, ['checkout', '--quiet', '-b', 'innocent']);
+      writeFileSync(join(work, 'lib', 'exfiltrate.js'), "module.exports = () => 'innocent';\n");
+      git(work, ['add', '-A']);
+      git(work, ['-c', 'user.name=mallory', '-c', 'user.email=m@example.invalid', 'commit', '--quiet', '-m', 'innocent']);
+      git(work, ['push', '--quiet', 'origin', 'HEAD:refs/heads/innocent']);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+    const malloryToken = s.forge.personalToken('mallory');
+    const run = afkOf(2)!;
+    const opened = await asUser(malloryToken, 'POST', `/repos/${DEMO_REPO}/pulls`, { title: 'Add an innocent helper', head: 'mallory:innocent', base: 'main', body: `Closes #2\n\nYoke-Run: ${run.id}` });
+    expect(opened.status).toBe(201);
+    const forked = (await opened.json()) as { number: number; head: { repo: { full_name: string } } };
+    expect(forked.head.repo.full_name).toBe('mallory/demo');
+    await sleep(3500);
+    const state = () => ({
+      claim: s.runtime.store.claims.forPull(DEMO_REPO, forked.number) ?? null,
+      landers: s.runs().filter((r) => r.prNumber === forked.number).length,
+      labels: s.repo.issues.get(forked.number)!.labels,
+    });
+    expect(state()).toEqual({ claim: null, landers: 0, labels: [] });
+    // A maintainer (or anyone who can label) marks it as a claim by hand.
+    expect((await asUser(s.maintainerToken, 'POST', `/repos/${DEMO_REPO}/issues/${forked.number}/labels`, { labels: ['yoke:claim'] })).status).toBe(200);
+    await sleep(3500);
+    expect(state()).toEqual({ claim: null, landers: 0, labels: ['yoke:claim'] });
+    expect(s.repo.issues.get(forked.number)!.pull!.merged).toBe(false);
+  }, 30_000);
+
+  it('TR05 a comment edited into /yoke reset does nothing', async () => {
+    const store = s.runtime.store;
+    for (let i = 0; i < 3; i++) store.repos.addFailure(DEMO_REPO, 3, Date.now());
+    expect(store.repos.get(DEMO_REPO)!.pausedSince).not.toBeNull();
+    const posted = (await (await asUser(s.maintainerToken, 'POST', `/repos/${DEMO_REPO}/issues/2/comments`, { body: 'Thanks, looking.' })).json()) as { id: number };
+    await sleep(1500);
+    expect((await asUser(s.maintainerToken, 'PATCH', `/repos/${DEMO_REPO}/issues/comments/${posted.id}`, { body: '/yoke reset' })).status).toBe(200);
+    await sleep(3500);
+    expect(store.repos.get(DEMO_REPO)!.pausedSince).not.toBeNull();
+    expect(s.repo.comments.filter((c) => c.user.login === 'yoke-sandbox[bot]' && c.body.startsWith(`@${MAINTAINER}`))).toEqual([]);
+    // Written as a new comment, the same command works.
+    await asUser(s.maintainerToken, 'POST', `/repos/${DEMO_REPO}/issues/2/comments`, { body: '/yoke reset' });
+    await s.waitUntil(() => store.repos.get(DEMO_REPO)!.pausedSince === null, 10_000, 'the reset');
+  }, 30_000);
+
+  it('TR08 GH06 a webhook signed with Probot’s default secret is refused, and yoke will not start without a real one', async () => {
+    const payload = JSON.stringify({ action: 'created', comment: { id: 1, body: '/yoke reset' } });
+    const res = await fetch(`${s.yokeUrl}/api/github/webhooks`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-github-event': 'issue_comment',
+        'x-github-delivery': 'forged-1',
+        'x-hub-signature-256': `sha256=${createHmac('sha256', 'development').update(payload).digest('hex')}`,
+      },
+      body: payload,
+    });
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    const err = await startYoke({ APP_ID: '1', PRIVATE_KEY: 'not-used', YOKE_DB_PATH: ':memory:' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SettingsError);
+  });
+
+  it('TR01 nothing was merged that a lander of yoke’s did not accept at that very head', () => {
+    const merged = [...s.repo.issues.values()].filter((i) => i.pull?.merged);
+    expect(merged.length).toBeGreaterThan(0);
+    for (const pr of merged) {
+      const accepted = s.runs().filter((r) => r.kind === 'lander' && r.prNumber === pr.number && r.verdict === 'accept').map((r) => r.headSha);
+      expect(accepted).toContain(pr.pull!.mergeNamedSha);
+    }
+  });
+});
