@@ -347,6 +347,53 @@ describe('a refused merge and the client retry policy', () => {
   });
 });
 
+describe('commands found by poll (Probot level)', () => {
+  it('TR05 a busy repository loses no command: after the first read, every comment since the newest seen is read, page by page', async () => {
+    const h = await makeProbot();
+    const at = (ms: number) => new Date(h.clock.now() + ms).toISOString();
+    const chatter = (from: number, n: number, ms: number) =>
+      Array.from({ length: n }, (_, i) => ({ ...ghComment(from + i, 'someone', `Comment ${from + i}`), created_at: at(ms), updated_at: at(ms) }));
+    // First read: the newest 100, nothing but chatter.
+    const first = mockListing(mockToken(github())).get(CONFIG_RE).reply(...yamlConfig('auto: false\n'));
+    mockRepoRead(first, { recent: chatter(1000, 100, 1000).reverse() });
+    await h.rt.engine.schedulerTick();
+    // Then 150 comments arrive; the command is on the second page.
+    const page1 = chatter(2000, 100, 5000);
+    const page2 = [...chatter(3000, 49, 6000), { ...ghComment(4242, 'Codertocat', '/yoke status'), created_at: at(7000), updated_at: at(7000) }];
+    const replies: string[] = [];
+    const since = at(1000);
+    const scope = mockListing(github());
+    scope
+      .get('/repos/Codertocat/Hello-World/issues')
+      .query({ state: 'all', sort: 'updated', direction: 'desc', per_page: '1' })
+      .reply(200, [{ number: 1 }], { etag: '"probe-busy"' })
+      .get('/repos/Codertocat/Hello-World')
+      .reply(200, { default_branch: 'main', full_name: REPO })
+      .get('/repos/Codertocat/Hello-World/issues')
+      .query({ state: 'open', labels: 'yoke:afk', per_page: '100' })
+      .reply(200, [])
+      .get('/repos/Codertocat/Hello-World/pulls')
+      .query({ state: 'open', per_page: '100' })
+      .reply(200, [])
+      .get('/repos/Codertocat/Hello-World/issues/comments')
+      .query({ since, sort: 'updated', direction: 'asc', per_page: '100' })
+      .reply(200, page1, { link: `<${'https://api.github.com'}/repositories/1/issues/comments?since=${encodeURIComponent(since)}&sort=updated&direction=asc&per_page=100&page=2>; rel="next"` })
+      .get('/repositories/1/issues/comments')
+      .query(true)
+      .reply(200, page2)
+      .get('/repos/Codertocat/Hello-World/collaborators/Codertocat/permission')
+      .reply(200, { permission: 'write', role_name: 'write' })
+      .post('/repos/Codertocat/Hello-World/issues/comments/4242/reactions', { content: '+1' })
+      .reply(201, {})
+      .post('/repos/Codertocat/Hello-World/issues/7/comments', (b) => (replies.push(b.body), true))
+      .reply(201, { id: 9100 });
+    await h.rt.engine.schedulerTick();
+    expect(replies).toHaveLength(1);
+    expect(replies[0]!.startsWith('@Codertocat **yoke status for Codertocat/Hello-World**')).toBe(true);
+    expect(h.rt.store.commands.get(4242)).toMatchObject({ receivedVia: 'poll', state: 'done' });
+  });
+});
+
 describe('opt-in and polling (Probot level)', () => {
   it('GH01 a repository without .github/yoke.yml is read for that file only, and never written to', async () => {
     const h = await makeProbot();

@@ -21,12 +21,34 @@ const list = <S extends z.ZodType>(schema: S, data: unknown): z.output<S>[] => z
 export class RepoReader {
   private configs = new Map<RepoName, { at: number; result: RepoConfigResult }>();
   private views = new Map<RepoName, CachedView>();
+  /** Per repository, the newest comment update seen: the next read asks for everything since (commands found by poll). */
+  private commentsSince = new Map<RepoName, string>();
 
   constructor(private readonly now: () => number) {}
 
   invalidate(name: RepoName): void {
     this.configs.delete(name);
     this.views.delete(name);
+  }
+
+  /**
+   * Comments for commands found by poll: on first sight the newest 100; after
+   * that, every comment created or edited since the newest one seen, on as
+   * many pages as it takes, so a busy repository loses none.
+   */
+  private async newComments(o: Octokit, repo: RepoRef): Promise<z.output<typeof GhComment>[]> {
+    const at = { owner: repo.owner, repo: repo.name };
+    const since = this.commentsSince.get(repo.fullName);
+    let comments: z.output<typeof GhComment>[];
+    if (since === undefined) {
+      const recent = await o.request('GET /repos/{owner}/{repo}/issues/comments', { ...at, sort: 'created', direction: 'desc', per_page: 100 });
+      comments = list(GhComment, recent.data).reverse();
+    } else {
+      comments = list(GhComment, await o.paginate('GET /repos/{owner}/{repo}/issues/comments', { ...at, since, sort: 'updated', direction: 'asc', per_page: 100 }));
+    }
+    const newest = Math.max(...comments.map((c) => c.updatedAt), since ? Date.parse(since) : 0);
+    if (newest > 0) this.commentsSince.set(repo.fullName, new Date(newest).toISOString());
+    return comments;
   }
 
   async readConfig(o: Octokit, repo: RepoRef, maxAgeMs: number): Promise<RepoConfigResult> {
@@ -72,14 +94,14 @@ export class RepoReader {
       const reviews = await o.paginate('GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews', { ...at, pull_number: pull.number, per_page: 100 });
       claims.push({ pull, comments: list(GhComment, comments), reviews: list(GhReview, reviews) });
     }
-    const recent = await o.request('GET /repos/{owner}/{repo}/issues/comments', { ...at, sort: 'created', direction: 'desc', per_page: 100 });
+    const recentComments = await this.newComments(o, repo);
     const view: Omit<RepoView, 'config'> = {
       repo,
       defaultBranch: info.default_branch,
       issues,
       pulls,
       claims,
-      recentComments: list(GhComment, recent.data).reverse(),
+      recentComments,
     };
     this.views.set(repo.fullName, { probeEtag, at: this.now(), view });
     return { ...view, config };

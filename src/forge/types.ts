@@ -74,7 +74,7 @@ export interface RepoView {
   pulls: PullView[];
   /** Claim PRs with their comments and reviews. */
   claims: ClaimView[];
-  /** The newest comments repo-wide (for commands found by poll). */
+  /** Comments repo-wide created or edited since the previous read (the newest 100 on first sight), for commands found by poll. */
   recentComments: CommentView[];
 }
 
