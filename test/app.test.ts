@@ -394,6 +394,24 @@ describe('commands found by poll (Probot level)', () => {
   });
 });
 
+describe('finding a dispatched workflow run (Probot level)', () => {
+  it('follows every page and matches the run-name exactly: r1 is not r10', async () => {
+    const h = await makeProbot();
+    const title = (id: string) => `yoke afk_auto issue#5 (${id})`;
+    const page1 = Array.from({ length: 100 }, (_, i) => ({ id: 5000 + i, status: 'in_progress', conclusion: null, display_title: title(`r1${i}`), event: 'workflow_dispatch', repository: { id: 1296269 } }));
+    const page2 = [{ id: 7777, status: 'queued', conclusion: null, display_title: title('r1'), event: 'workflow_dispatch', repository: { id: 1296269 } }];
+    mockToken(github())
+      .get('/repos/Codertocat/Hello-World/actions/workflows/yoke-run.yml/runs')
+      .query((q) => q.page === undefined)
+      .reply(200, { total_count: 101, workflow_runs: page1 }, { link: '<https://api.github.com/repositories/1296269/actions/workflows/yoke-run.yml/runs?page=2>; rel="next"' })
+      .get('/repositories/1296269/actions/workflows/yoke-run.yml/runs')
+      .query({ page: '2' })
+      .reply(200, { total_count: 101, workflow_runs: page2 });
+    const repo = { owner: 'Codertocat', name: 'Hello-World', fullName: REPO, installationId: 1 };
+    expect(await h.rt.forge.findWorkflowRun(repo, 'yoke-run.yml', 'r1', h.clock.now())).toEqual({ id: 7777, status: 'queued', conclusion: null, repositoryId: 1296269, event: 'workflow_dispatch' });
+  });
+});
+
 describe('opt-in and polling (Probot level)', () => {
   it('GH01 a repository without .github/yoke.yml is read for that file only, and never written to', async () => {
     const h = await makeProbot();

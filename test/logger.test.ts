@@ -20,8 +20,8 @@ describe('the logger', () => {
     const { lines, destination } = capture();
     const log = await createLogger({ destination });
     const secret = 'ghs_0123456789abcdefghijklmnopqrstuv';
-    // What pino-http logs for each request Probot serves.
-    log.info(
+    // What pino-http logs for each request Probot serves, through a child logger as Probot's server makes one.
+    log.child({ name: 'http' }).info(
       {
         req: {
           method: 'GET',

@@ -47,4 +47,12 @@ describe('the store', () => {
     store.repos.unpause('acme/api', 500);
     expect(store.repos.get('acme/api')).toMatchObject({ consecutiveFailures: 0, pausedSince: null });
   });
+
+  it('TR03 a report that races the reaper does not land on a run that has ended', () => {
+    const store = openStore(':memory:');
+    store.runs.insert(newRun('late', 'issue#9'));
+    store.runs.end('late', 'failure', 'ended without reporting a result', 1);
+    expect(store.runs.recordReport('late', { outcome: 'success', verdict: null, summary: 'too late' })).toBe(false);
+    expect(store.runs.get('late')).toMatchObject({ outcome: 'failure', reportedOutcome: null });
+  });
 });
