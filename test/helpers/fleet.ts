@@ -4,7 +4,7 @@ import type { RepoRef } from '../../src/forge/types.js';
 import type { Launcher, LaunchSpec, Liveness } from '../../src/launcher/launcher.js';
 import type { Timers } from '../../src/clock.js';
 import { silentLog } from '../../src/log.js';
-import type { Run } from '../../src/store/runs.js';
+import type { NewRun, Run } from '../../src/store/runs.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { FakeForge, type FakePull } from './fake-forge.js';
 
@@ -135,25 +135,8 @@ export function addClaimPull(
   pull: { number: number; issue: number; headSha: string; draft?: boolean; headRepo?: string; labels?: string[] },
 ): { runId: string; pull: FakePull } {
   const runId = `afk-${repo.replace('/', '-')}-${pull.issue}-${++seq}`;
-  const at = h.clock.now();
-  h.store.repos.ensure(repo, h.forge.repo(repo).ref.installationId, at);
-  h.store.runs.insert({
-    id: runId,
-    repo,
-    kind: 'afk_auto',
-    subject: `issue#${pull.issue}`,
-    issueNumber: pull.issue,
-    prNumber: null,
-    headSha: null,
-    launchedAt: at,
-    budgetDeadline: at + 60_000,
-    launcher: 'command',
-    launcherRef: null,
-    secretHash: null,
-    capAtLaunch: 1,
-    liveAtLaunch: 1,
-  });
-  h.store.runs.end(runId, 'success', null, at);
+  h.store.repos.ensure(repo, h.forge.repo(repo).ref.installationId, h.clock.now());
+  endedRun(h, { id: runId, repo, kind: 'afk_auto', subject: `issue#${pull.issue}`, issueNumber: pull.issue, prNumber: null, headSha: null });
   const fake = h.forge.addPull(repo, {
     number: pull.number,
     headSha: pull.headSha,
@@ -168,24 +151,14 @@ export function addClaimPull(
 /** A lander run of yoke's that reported this verdict for the PR at this head, and ended. */
 export function recordVerdict(h: Harness, repo: string, pr: number, headSha: string, verdict: 'accept' | 'reject'): string {
   const runId = `lander-${pr}-${headSha.slice(0, 7)}-${++seq}`;
-  const at = h.clock.now();
-  h.store.runs.insert({
-    id: runId,
-    repo,
-    kind: 'lander',
-    subject: `pr#${pr}`,
-    issueNumber: null,
-    prNumber: pr,
-    headSha,
-    launchedAt: at,
-    budgetDeadline: at + 60_000,
-    launcher: 'command',
-    launcherRef: null,
-    secretHash: null,
-    capAtLaunch: 1,
-    liveAtLaunch: 1,
-  });
-  h.store.runs.recordReport(runId, { outcome: 'success', verdict, summary: 'recorded by the test' });
-  h.store.runs.end(runId, 'success', null, at);
+  endedRun(h, { id: runId, repo, kind: 'lander', subject: `pr#${pr}`, issueNumber: null, prNumber: pr, headSha }, verdict);
   return runId;
+}
+
+/** A run that ran and ended successfully before the test's story starts (with its verdict, for a lander). */
+function endedRun(h: Harness, run: Pick<NewRun, 'id' | 'repo' | 'kind' | 'subject' | 'issueNumber' | 'prNumber' | 'headSha'>, verdict?: 'accept' | 'reject'): void {
+  const at = h.clock.now();
+  h.store.runs.insert({ ...run, launchedAt: at, budgetDeadline: at + 60_000, launcher: 'command', launcherRef: null, secretHash: null, capAtLaunch: 1, liveAtLaunch: 1 });
+  if (verdict) h.store.runs.recordReport(run.id, { outcome: 'success', verdict, summary: 'recorded by the test' });
+  h.store.runs.end(run.id, 'success', null, at);
 }

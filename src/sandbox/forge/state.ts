@@ -170,39 +170,20 @@ export class ForgeState {
     const fullName = `${ownerLogin}/${source.name}`;
     const gitDir = join(this.dataDir, 'git', `${fullName}.git`);
     git(this.dataDir, ['clone', '--quiet', '--bare', source.gitDir, gitDir]);
-    const repo: ForgeRepo = {
-      ...source,
-      id: this.nextId(),
-      owner: this.user(ownerLogin),
-      fullName,
-      gitDir,
-      installationId: -1,
-      collaborators: { [ownerLogin]: 'admin' },
-      issues: new Map(),
-      nextNumber: 1,
-      comments: [],
-      reviews: [],
-      labels: new Map(),
-      createdAt: this.now(),
-    };
-    this.repos.set(fullName, repo);
-    return repo;
+    return this.addRepo({ fullName, gitDir, defaultBranch: source.defaultBranch, installationId: -1, collaborators: {} });
   }
 
-  createRepo(fullName: string, opts: { files: Record<string, string>; installationId: number; defaultBranch?: string; collaborators?: ForgeRepo['collaborators'] }): ForgeRepo {
-    const [ownerLogin, name] = fullName.split('/') as [string, string];
-    const gitDir = join(this.dataDir, 'git', `${fullName}.git`);
-    const branch = opts.defaultBranch ?? 'main';
-    createBareRepo(gitDir, branch, opts.files, 'Initial commit');
+  private addRepo(r: { fullName: string; gitDir: string; defaultBranch: string; installationId: number; collaborators: ForgeRepo['collaborators'] }): ForgeRepo {
+    const [ownerLogin, name] = r.fullName.split('/') as [string, string];
     const repo: ForgeRepo = {
       id: this.nextId(),
       owner: this.user(ownerLogin),
       name,
-      fullName,
-      defaultBranch: branch,
-      gitDir,
-      installationId: opts.installationId,
-      collaborators: { [ownerLogin]: 'admin', ...opts.collaborators },
+      fullName: r.fullName,
+      defaultBranch: r.defaultBranch,
+      gitDir: r.gitDir,
+      installationId: r.installationId,
+      collaborators: { [ownerLogin]: 'admin', ...r.collaborators },
       issues: new Map(),
       nextNumber: 1,
       comments: [],
@@ -210,8 +191,15 @@ export class ForgeState {
       labels: new Map(),
       createdAt: this.now(),
     };
-    this.repos.set(fullName, repo);
+    this.repos.set(r.fullName, repo);
     return repo;
+  }
+
+  createRepo(fullName: string, opts: { files: Record<string, string>; installationId: number; defaultBranch?: string; collaborators?: ForgeRepo['collaborators'] }): ForgeRepo {
+    const gitDir = join(this.dataDir, 'git', `${fullName}.git`);
+    const branch = opts.defaultBranch ?? 'main';
+    createBareRepo(gitDir, branch, opts.files, 'Initial commit');
+    return this.addRepo({ fullName, gitDir, defaultBranch: branch, installationId: opts.installationId, collaborators: opts.collaborators ?? {} });
   }
 
   createIssue(repo: ForgeRepo, by: ForgeUser, title: string, body: string, labels: string[] = []): Issue {
