@@ -42,6 +42,8 @@ export class Engine {
   /** Passes queued but not yet started, by trigger: a tick or kick that finds one waiting shares it. */
   private waiting = new Map<PassTrigger, Promise<PassReport>>();
   private trusted: Promise<ReadonlySet<string>> | null = null;
+  /** Advanced every pass, so the repository that goes first within a stage rotates (SC04). */
+  private passes = 0;
   lastPass: PassReport | null = null;
 
   constructor(private readonly deps: EngineDeps) {}
@@ -72,6 +74,7 @@ export class Engine {
       apiUrl: d.apiUrl,
       newRunId: d.newRunId ?? newRunId,
       trustedLogins: () => this.trustedLogins(),
+      rotation: this.passes++,
       onPolledComments: d.onPolledComments,
     };
   }

@@ -44,6 +44,8 @@ export interface PassDeps {
   newRunId: () => string;
   /** yoke's bot login and the operator-trusted logins whose markers count, lower-case. */
   trustedLogins: () => Promise<ReadonlySet<string>>;
+  /** Which repository goes first within each stage this pass (SC04); the engine advances it. */
+  rotation?: number;
   /** Commands found by poll, handed the newest comments of each repo the pass read. */
   onPolledComments?: (repo: RepoRef, comments: readonly CommentView[]) => Promise<void>;
 }
@@ -185,7 +187,7 @@ export async function spawnOnce(deps: PassDeps, trigger: PassTrigger, reaped: Re
     const facts = await gathered.facts.get(c.repo);
     if (!facts) throw new Error(`no facts were read for ${c.repo}, which produced a candidate`);
     return launchCandidate(launchDeps, c, cap, facts);
-  });
+  }, deps.rotation ?? 0);
 
   // Writes after decisions: merges, claim labels, notices, commands found by poll, verdicts not yet posted.
   for (const memo of gathered.facts.values()) {

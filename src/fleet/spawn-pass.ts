@@ -14,9 +14,39 @@ export interface PassOutcome {
   result: LaunchAttempt | { kind: 'shed'; liveCount: number; cap: number } | { kind: 'in_flight' };
 }
 
-/** Stable sort by stage rank; stage is the only key (Array.prototype.sort is stable). */
-export function orderCandidates(candidates: readonly Candidate[]): Candidate[] {
-  return [...candidates].sort((a, b) => stageRank(a.stage) - stageRank(b.stage));
+/**
+ * Stable sort by stage rank; stage is the only key (SP04). Within a stage,
+ * repositories take turns (SC04): one candidate from each, round-robin,
+ * starting from a repository that rotates with every pass, so a long backlog
+ * in one repository cannot take every slot of a shared cap pass after pass.
+ * Each repository's own candidates keep their order.
+ */
+export function orderCandidates(candidates: readonly Candidate[], rotation = 0): Candidate[] {
+  const byStage = [...candidates].sort((a, b) => stageRank(a.stage) - stageRank(b.stage));
+  const out: Candidate[] = [];
+  for (let i = 0; i < byStage.length; ) {
+    let j = i;
+    while (j < byStage.length && byStage[j]!.stage === byStage[i]!.stage) j++;
+    out.push(...interleave(byStage.slice(i, j), rotation));
+    i = j;
+  }
+  return out;
+}
+
+function interleave(stage: readonly Candidate[], rotation: number): Candidate[] {
+  const queues = new Map<string, Candidate[]>();
+  for (const c of stage) {
+    const q = queues.get(c.repo);
+    if (q) q.push(c);
+    else queues.set(c.repo, [c]);
+  }
+  const lanes = [...queues.values()];
+  if (lanes.length < 2) return [...stage];
+  const start = ((rotation % lanes.length) + lanes.length) % lanes.length;
+  const order = [...lanes.slice(start), ...lanes.slice(0, start)];
+  const out: Candidate[] = [];
+  for (let round = 0; out.length < stage.length; round++) for (const lane of order) if (round < lane.length) out.push(lane[round]!);
+  return out;
 }
 
 export interface PassResult {
@@ -36,10 +66,12 @@ export async function spawnPass(
   before: LivenessSnapshot,
   policy: CapPolicy,
   launch: (candidate: Candidate, cap: number) => Promise<LaunchAttempt>,
+  /** Which repository goes first within each stage (the engine advances it every pass). */
+  rotation = 0,
 ): Promise<PassResult> {
   const snapshot: LivenessSnapshot = { liveCount: before.liveCount, liveSubjects: new Set(before.liveSubjects) };
   const outcomes: PassOutcome[] = [];
-  for (const candidate of orderCandidates(candidates)) {
+  for (const candidate of orderCandidates(candidates, rotation)) {
     const cap = effectiveCap(policy, candidate.repo);
     const key = subjectKey(candidate.repo, candidate.subject);
     if (snapshot.liveSubjects.has(key)) {

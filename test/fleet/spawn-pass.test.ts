@@ -113,4 +113,26 @@ describe('spawnPass', () => {
     expect(calls).toEqual([7]);
     expect(out.outcomes[1]!.result.kind).toBe('in_flight');
   });
+
+  it('SC04 within a stage repositories take turns from a rotating start; stage stays the only sort key', () => {
+    const input = [cand('new_work', 'big/one', 1), cand('new_work', 'big/one', 2), cand('new_work', 'big/one', 3), cand('lander', 'c/c', 9), cand('new_work', 'b/b', 4), cand('new_work', 'c/c', 5)];
+    const order = (rotation: number) => orderCandidates(input, rotation).map((c) => `${c.stage}:${c.repo}#${c.issueNumber}`);
+    expect(order(0)).toEqual(['lander:c/c#9', 'new_work:big/one#1', 'new_work:b/b#4', 'new_work:c/c#5', 'new_work:big/one#2', 'new_work:big/one#3']);
+    expect(order(1)).toEqual(['lander:c/c#9', 'new_work:b/b#4', 'new_work:c/c#5', 'new_work:big/one#1', 'new_work:big/one#2', 'new_work:big/one#3']);
+    expect(order(5)).toEqual(order(2));
+  });
+
+  it('SC04 twenty repositories with equal backlogs share a cap of 4 evenly over 100 passes', async () => {
+    const launches = new Map<string, number>();
+    for (let pass = 0; pass < 100; pass++) {
+      const candidates = Array.from({ length: 20 }, (_, r) => Array.from({ length: 5 }, (_, i) => cand('new_work', `fleet/r${r}`, i))).flat();
+      await spawnPass(candidates, { liveCount: 0, liveSubjects: new Set() }, { globalCap: 4, repoCaps: {} }, async (c) => {
+        launches.set(c.repo, (launches.get(c.repo) ?? 0) + 1);
+        return { kind: 'launched', runId: 'x' };
+      }, pass);
+    }
+    const counts = [...launches.values()];
+    expect(launches.size).toBe(20);
+    expect(Math.max(...counts) - Math.min(...counts)).toBeLessThanOrEqual(1);
+  });
 });

@@ -157,4 +157,21 @@ describe('defects found on the same read', () => {
     await h.engine.schedulerTick();
     expect(h.launcher.starts.map((s) => s.subject)).toEqual(['issue#1']);
   });
+
+  it('SC04 a repository with a long backlog does not starve another of a shared cap of 1', async () => {
+    const h = makeHarness({ policy: { globalCap: 1 } });
+    h.forge.addRepo('acme/big', {});
+    h.forge.addRepo('acme/small', {});
+    for (let i = 1; i <= 10; i++) h.forge.addIssue('acme/big', i);
+    h.forge.addIssue('acme/small', 1);
+    const order: string[] = [];
+    for (let pass = 0; pass < 3; pass++) {
+      await h.engine.schedulerTick();
+      const started = h.launcher.starts.at(-1)!;
+      order.push(started.repo.fullName);
+      report(h, started.runId, 'success');
+      await h.engine.recover();
+    }
+    expect(order.slice(0, 2).sort()).toEqual(['acme/big', 'acme/small']);
+  });
 });
