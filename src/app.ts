@@ -101,6 +101,7 @@ function wire(app: Probot, addHandler: (handler: ReturnType<typeof createApiHand
       pauseThreshold: settings.pauseThreshold,
       configRefreshMs: settings.configRefreshMs,
       landerAttemptsPerHead: settings.landerAttemptsPerHead,
+      readConcurrency: settings.maxRequestsInFlight,
       tickMs: settings.tickMs,
       reaperMs: settings.reaperMs,
       ...DEFAULT_COMMAND_POLICY,

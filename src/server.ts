@@ -27,7 +27,7 @@ export async function startYoke(env: Record<string, string | undefined>): Promis
   const store = openStore(settings.dbPath);
   const cacheStats: CacheStats = { requests: 0, notModified: 0 };
   const { appFn, runtime } = createYokeApp({ settings, store, cacheStats });
-  const server = await run(appFn, { env, log, Octokit: yokeOctokit(store, systemClock, cacheStats, clientPolicy(settings.throttle)) } as Parameters<typeof run>[1]);
+  const server = await run(appFn, { env, log, Octokit: yokeOctokit(store, systemClock, cacheStats, clientPolicy(settings.throttle, settings.maxRequestsInFlight)) } as Parameters<typeof run>[1]);
   return {
     server,
     runtime,

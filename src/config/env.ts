@@ -49,6 +49,9 @@ export const OperatorEnv = z.object({
   YOKE_CONFIG_REFRESH_SECONDS: positiveInt('YOKE_CONFIG_REFRESH_SECONDS').default(600),
   YOKE_LANDER_ATTEMPTS_PER_HEAD: positiveInt('YOKE_LANDER_ATTEMPTS_PER_HEAD').default(2),
   YOKE_DISPATCH_GRACE_SECONDS: positiveInt('YOKE_DISPATCH_GRACE_SECONDS').default(600),
+  YOKE_MAX_REQUESTS_IN_FLIGHT: positiveInt('YOKE_MAX_REQUESTS_IN_FLIGHT')
+    .refine((n) => n <= 100, 'YOKE_MAX_REQUESTS_IN_FLIGHT must be at most 100, GitHub\'s limit on concurrent requests')
+    .default(10),
   YOKE_THROTTLE: z.enum(['on', 'off'], { message: 'YOKE_THROTTLE must be "on" or "off"' }).default('on'),
   YOKE_LAUNCHER: z.enum(['actions', 'command'], { message: 'YOKE_LAUNCHER must be "actions" or "command"' }).default('actions'),
   YOKE_COMMAND: z.string().optional(),
@@ -78,6 +81,8 @@ export interface OperatorSettings {
   dispatchGraceMs: number;
   /** Octokit's request throttling (GitHub's one-write-a-second guidance); off only for a server without secondary limits. */
   throttle: boolean;
+  /** SC01: how many GitHub requests (and so repository reads) may be in flight at once. */
+  maxRequestsInFlight: number;
   launcher: 'actions' | 'command';
   command: string | undefined;
   apiTokens: string[];
@@ -123,6 +128,7 @@ export function parseOperatorEnv(env: Record<string, string | undefined>): EnvRe
       landerAttemptsPerHead: e.YOKE_LANDER_ATTEMPTS_PER_HEAD,
       dispatchGraceMs: e.YOKE_DISPATCH_GRACE_SECONDS * 1000,
       throttle: e.YOKE_THROTTLE === 'on',
+      maxRequestsInFlight: e.YOKE_MAX_REQUESTS_IN_FLIGHT,
       launcher: e.YOKE_LAUNCHER,
       command: e.YOKE_COMMAND,
       apiTokens: e.YOKE_API_TOKENS,

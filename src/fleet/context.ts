@@ -9,6 +9,8 @@ export interface FleetPolicy extends CapPolicy {
   pauseThreshold: number;
   configRefreshMs: number;
   landerAttemptsPerHead: number;
+  /** SC01: how many repositories a pass reads at once. */
+  readConcurrency: number;
   tickMs: number;
   reaperMs: number;
   /** TR05: how often a command whose handling failed is tried before it is answered as failed. */

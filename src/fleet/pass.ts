@@ -7,11 +7,12 @@ import type { Log } from '../log.js';
 import type { OpenRequest } from '../store/requests.js';
 import type { Store } from '../store/store.js';
 import { executeRepoActions, planRepoActions, postPendingVerdicts } from './autoland.js';
-import type { LivenessSnapshot } from './cap.js';
+import { isAtCap, type LivenessSnapshot } from './cap.js';
 import { subjectKey, type Candidate } from './candidate.js';
 import type { FleetPolicy } from './context.js';
 import { executeHousekeeping, type Housekeeping } from './housekeeping.js';
 import { launchCandidate } from './launch.js';
+import { forEachLimited } from '../limit.js';
 import { fixCandidates, landerCandidates, newWorkCandidates, type ProducerContext } from './producers.js';
 import type { Reaped } from './reaper.js';
 import { readClaim } from './claims.js';
@@ -116,6 +117,11 @@ export async function gatherPass(deps: PassDeps): Promise<Gathered> {
       requests.some((r) => r.repo === repo.fullName && r.kind === 'land') || (await readConfig(repo))?.autoland.enabled === true,
     wantsFixes: async (repo) => (await readConfig(repo))?.fix_forward.enabled === true,
   };
+
+  // SC01: read every repository a producer may look at, concurrently and bounded; the
+  // producers then decide from these reads in the listing's order, as before.
+  const readable = repos.filter((r) => !isAtCap(snapshot, policy, r.fullName));
+  await forEachLimited(readable, policy.readConcurrency, factsOf);
 
   // Producers gather from the same snapshot; none launches (SP03, SP11).
   const candidates = [...(await landerCandidates(ctx)), ...(await fixCandidates(ctx)), ...(await newWorkCandidates(ctx))];

@@ -1,6 +1,7 @@
 import { ProbotOctokit } from 'probot';
 import type { Clock } from '../clock.js';
 import type { Store } from '../store/store.js';
+import { createLimiter, type Limiter } from '../limit.js';
 import { conditionalCache, type CacheStats } from './conditional-cache.js';
 
 // The Octokit class yoke's Probot runs on, and the client policy behind it.
@@ -8,21 +9,36 @@ import { conditionalCache, type CacheStats } from './conditional-cache.js';
 export type Octokit = InstanceType<typeof ProbotOctokit>;
 
 export interface GitHubClientPolicy {
+  /** SC01: GitHub requests in flight at once, across every installation (GitHub allows 100). */
+  maxInFlight: number;
   throttle: { enabled: boolean; maxRetries: number; maxWaitSeconds: number };
   /** Statuses that are answers, not faults: retrying them only delays the answer (a 409 merge refusal, say). */
   retry: { enabled: boolean; doNotRetry: number[] };
 }
 
 export const DEFAULT_CLIENT_POLICY: GitHubClientPolicy = {
+  maxInFlight: 10,
   throttle: { enabled: true, maxRetries: 3, maxWaitSeconds: 15 * 60 },
   retry: { enabled: true, doNotRetry: [400, 401, 403, 404, 405, 409, 410, 422, 451] },
 };
 
 /** The default policy, with request throttling on or off (an operator setting). */
-export const clientPolicy = (throttle: boolean): GitHubClientPolicy => ({
+export const clientPolicy = (throttle: boolean, maxInFlight = DEFAULT_CLIENT_POLICY.maxInFlight): GitHubClientPolicy => ({
   ...DEFAULT_CLIENT_POLICY,
+  maxInFlight,
   throttle: { ...DEFAULT_CLIENT_POLICY.throttle, enabled: throttle },
 });
+
+/** An Octokit plugin that holds every request until fewer than the limiter's bound are in flight. */
+export function inFlightLimit(limiter: Limiter) {
+  return (octokit: unknown) => {
+    (octokit as { hook: { wrap(name: 'request', fn: (request: (o: unknown) => Promise<unknown>, o: unknown) => Promise<unknown>): void } }).hook.wrap(
+      'request',
+      (request, options) => limiter.run(() => request(options)),
+    );
+    return {};
+  };
+}
 
 /**
  * Probot's Octokit with every GET made conditional against the store's cache,
@@ -34,7 +50,9 @@ export function yokeOctokit(store: Store, clock: Clock, stats: CacheStats, polic
   const { maxRetries, maxWaitSeconds } = policy.throttle;
   const honour = (retryAfter: number, options: { request?: { retryCount?: number } }) =>
     (options.request?.retryCount ?? 0) < maxRetries && retryAfter <= maxWaitSeconds;
-  return ProbotOctokit.plugin(conditionalCache(store.httpCache, () => clock.now(), stats)).defaults((options: Record<string, any>) => ({
+  // One limiter for every Octokit the app makes: the bound holds across installations.
+  const limiter = createLimiter(policy.maxInFlight);
+  return ProbotOctokit.plugin(conditionalCache(store.httpCache, () => clock.now(), stats), inFlightLimit(limiter)).defaults((options: Record<string, any>) => ({
     ...options,
     // Probot hands the app-auth strategy a request function without the
     // GitHub Enterprise Server base URL, so installation tokens would be

@@ -77,6 +77,7 @@ export const defaultPolicy = (over: Partial<FleetPolicy> = {}): FleetPolicy => (
   pauseThreshold: 3,
   configRefreshMs: 600_000,
   landerAttemptsPerHead: 2,
+  readConcurrency: 4,
   tickMs: 60_000,
   reaperMs: 30_000,
   ...DEFAULT_COMMAND_POLICY,

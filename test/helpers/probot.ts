@@ -42,6 +42,7 @@ export async function makeProbot(
   const store = openStore(':memory:');
   const stats: CacheStats = { requests: 0, notModified: 0 };
   const Octokit = yokeOctokit(store, clock, stats, {
+    maxInFlight: 10,
     retry: opts.retry ? { ...DEFAULT_CLIENT_POLICY.retry } : { enabled: false, doNotRetry: [] },
     throttle: { enabled: opts.throttle ?? false, maxRetries: 2, maxWaitSeconds: 5 },
   });

@@ -1,0 +1,96 @@
+import nock from 'nock';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createLimiter } from '../../src/limit.js';
+import { yokeOctokit, DEFAULT_CLIENT_POLICY } from '../../src/forge/octokit.js';
+import { openStore } from '../../src/store/store.js';
+import { makeHarness, ManualClock } from '../helpers/fleet.js';
+
+// SC01: one pass reads repositories concurrently, with a bound on what is in flight.
+
+/** A gate tests open by hand: no sleeps. */
+function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((r) => (open = r));
+  return { opened, open };
+}
+
+afterEach(() => {
+  nock.cleanAll();
+});
+
+describe('concurrent, bounded reads', () => {
+  it('SC01 a pass reads its repositories concurrently, never more at once than its bound', async () => {
+    const h = makeHarness({ policy: { globalCap: 10, readConcurrency: 3 } });
+    for (let i = 0; i < 7; i++) {
+      h.forge.addRepo(`fleet/r${i}`, {});
+      h.forge.addIssue(`fleet/r${i}`, 1);
+    }
+    const held = gate();
+    let reading = 0;
+    let peak = 0;
+    const read = h.forge.readRepo.bind(h.forge);
+    h.forge.readRepo = async (repo) => {
+      reading++;
+      peak = Math.max(peak, reading);
+      await held.opened;
+      reading--;
+      return read(repo);
+    };
+    const pass = h.engine.schedulerTick();
+    // Let every read that may start, start.
+    for (let i = 0; i < 20; i++) await Promise.resolve();
+    expect(reading).toBe(3);
+    held.open();
+    const report = await pass;
+    expect(peak).toBe(3);
+    // The decisions are the same as reading one after another: listing order, every repo.
+    expect(report.candidates.map((c) => c.repo)).toEqual(Array.from({ length: 7 }, (_, i) => `fleet/r${i}`));
+  });
+
+  it('SC01 the limiter runs at most its bound at once and starts the next as one ends', async () => {
+    const limiter = createLimiter(2);
+    const gates = Array.from({ length: 5 }, gate);
+    let running = 0;
+    const done = gates.map((g) => limiter.run(async () => {
+      running++;
+      await g.opened;
+      running--;
+    }));
+    await Promise.resolve();
+    expect(running).toBe(2);
+    gates[0]!.open();
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    expect(running).toBe(2);
+    gates.forEach((g) => g.open());
+    await Promise.all(done);
+    expect(limiter.peak).toBe(2);
+  });
+
+  it('SC01 the GitHub client holds requests beyond its bound in flight, across every Octokit it makes', async () => {
+    nock.disableNetConnect();
+    const Octokit = yokeOctokit(openStore(':memory:'), new ManualClock(), { requests: 0, notModified: 0 }, {
+      ...DEFAULT_CLIENT_POLICY,
+      maxInFlight: 2,
+      retry: { enabled: false, doNotRetry: [] },
+      throttle: { enabled: false, maxRetries: 0, maxWaitSeconds: 0 },
+    });
+    const held = gate();
+    let arrived = 0;
+    nock('https://api.github.com')
+      .get(/\/repos\/acme\/r\d/)
+      .times(6)
+      .reply(function () {
+        arrived++;
+        return held.opened.then(() => [200, { ok: true }]) as never;
+      });
+    const a = new Octokit({ auth: 'token-a' });
+    const b = new Octokit({ auth: 'token-b' });
+    const calls = Array.from({ length: 6 }, (_, i) => (i % 2 ? a : b).request('GET /repos/acme/{repo}', { repo: `r${i}` }));
+    for (let i = 0; i < 50; i++) await new Promise((r) => setImmediate(r));
+    expect(arrived).toBe(2);
+    held.open();
+    await Promise.all(calls);
+    expect(arrived).toBe(6);
+    expect(nock.pendingMocks()).toEqual([]);
+  });
+});
