@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { generateKeyPairSync } from 'node:crypto';
 import { Probot } from 'probot';
 import { createYokeApp } from '../src/app.js';
-import { yokeOctokit } from '../src/forge/octokit.js';
+import { clientPolicy, yokeOctokit } from '../src/forge/octokit.js';
 import { settingsWith } from '../src/config/env.js';
 import type { CacheStats } from '../src/forge/conditional-cache.js';
 import type { Candidate, SpawnStage } from '../src/fleet/candidate.js';
@@ -69,50 +69,97 @@ async function benchSpawnPass(): Promise<void> {
   print('spawn_pass_10k_candidates_ms', median(times.slice(1)), 'ms');
 }
 
-async function benchIdlePoll(): Promise<void> {
-  const repos = 200;
+interface FleetFigures {
+  coldMs: number;
+  idleMs: number;
+  coldRepoRequests: number;
+  idleLog: { path: string; status: number }[];
+  maxInFlight: number;
+}
+
+/** yoke against the embedded forge (the one fake GitHub), answering after `latencyMs`: one cold pass, then one idle pass. */
+async function pollFleet(opts: { repos: number; latencyMs: number; maxInFlight: number }): Promise<FleetFigures> {
   const dir = mkdtempSync(join(tmpdir(), 'yoke-bench-'));
   const keys = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  // The sandbox's forge is the one fake GitHub: the same HTTP layer (ETags, 304s, rate-limit headers, pagination).
-  const forge = new EmbeddedForge({ dataDir: dir, appId: 1, appSlug: 'yoke-bench', appPublicKey: keys.publicKey.export({ type: 'spki', format: 'pem' }).toString() });
+  const forge = new EmbeddedForge({ dataDir: dir, appId: 1, appSlug: 'yoke-bench', appPublicKey: keys.publicKey.export({ type: 'spki', format: 'pem' }).toString(), latencyMs: opts.latencyMs });
   try {
     await forge.start();
-    for (let i = 0; i < repos; i++) {
+    for (let i = 0; i < opts.repos; i++) {
       const repo = forge.createRepo(`bench/repo-${String(i).padStart(4, '0')}`, { files: { '.github/yoke.yml': 'auto: true\nautoland:\n  enabled: true\n' }, installationId: 1 });
       forge.createIssue(repo, forge.user('bench'), 'An issue nobody labelled', 'Nothing to do here.');
     }
     const store = openStore(join(dir, 'idle.db'));
     const stats: CacheStats = { requests: 0, notModified: 0 };
     const privateKey = keys.privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
-    const Octokit = yokeOctokit(store, systemClock, stats);
+    const Octokit = yokeOctokit(store, systemClock, stats, clientPolicy(false, opts.maxInFlight));
     const probot = new Probot({ appId: 1, privateKey, Octokit, baseUrl: `${forge.url}/api/v3`, logLevel: 'fatal' });
     const { appFn, runtime } = createYokeApp({
       store,
       cacheStats: stats,
       startTicks: false,
-      settings: settingsWith({ dbPath: join(dir, 'idle.db'), publicUrl: 'http://127.0.0.1:1', botLogin: 'yoke-bench[bot]' }),
+      settings: settingsWith({ dbPath: join(dir, 'idle.db'), publicUrl: 'http://127.0.0.1:1', botLogin: 'yoke-bench[bot]', maxRequestsInFlight: opts.maxInFlight }),
     });
     await probot.load(appFn, { cwd: process.cwd(), addHandler: () => {} });
     const rt = await runtime;
+    let t0 = performance.now();
     const cold = await rt.engine.schedulerTick(); // cold: reads everything once
-    if (cold.repos !== repos || cold.authFailures.length) throw new Error(`cold pass saw ${cold.repos} repos: ${JSON.stringify(cold.authFailures)}`);
+    const coldMs = performance.now() - t0;
+    if (cold.repos !== opts.repos || cold.authFailures.length) throw new Error(`cold pass saw ${cold.repos} repos: ${JSON.stringify(cold.authFailures)}`);
     const coldRepoRequests = forge.http.stats.log.filter((l) => l.path.includes('/repos/')).length;
     forge.http.resetStats();
+    t0 = performance.now();
     await rt.engine.schedulerTick(); // idle: nothing changed
-    const log = forge.http.stats.log;
-    const repoScoped = log.filter((l) => l.path.includes('/repos/'));
-    const listing = log.filter((l) => !l.path.includes('/repos/'));
-    print('idle_poll_requests_per_repo', repoScoped.length / repos, 'requests');
-    print('idle_poll_rate_limited_requests_per_repo', repoScoped.filter((l) => l.status !== 304).length / repos, 'requests');
-    print('idle_poll_fleet_listing_requests', listing.length, 'requests');
-    print('idle_poll_fleet_listing_rate_limited_requests', listing.filter((l) => l.status !== 304).length, 'requests');
-    print('cold_poll_requests_per_repo', coldRepoRequests / repos, 'requests');
+    const idleMs = performance.now() - t0;
+    const figures = { coldMs, idleMs, coldRepoRequests, idleLog: [...forge.http.stats.log], maxInFlight: forge.http.stats.maxInFlight };
     rt.stop();
     store.close();
+    return figures;
   } finally {
     await forge.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+async function benchIdlePoll(): Promise<void> {
+  const repos = 200;
+  const f = await pollFleet({ repos, latencyMs: 0, maxInFlight: 10 });
+  const repoScoped = f.idleLog.filter((l) => l.path.includes('/repos/'));
+  const listing = f.idleLog.filter((l) => !l.path.includes('/repos/'));
+  print('idle_poll_requests_per_repo', repoScoped.length / repos, 'requests');
+  print('idle_poll_rate_limited_requests_per_repo', repoScoped.filter((l) => l.status !== 304).length / repos, 'requests');
+  print('idle_poll_fleet_listing_requests', listing.length, 'requests');
+  print('idle_poll_fleet_listing_rate_limited_requests', listing.filter((l) => l.status !== 304).length, 'requests');
+  print('cold_poll_requests_per_repo', f.coldRepoRequests / repos, 'requests');
+}
+
+/** A thousand repositories behind a GitHub that answers after 50 ms, as a distant github.com would. */
+async function benchFleet(): Promise<void> {
+  const maxInFlight = 10;
+  const f = await pollFleet({ repos: 1000, latencyMs: 50, maxInFlight });
+  print('cold_read_1000_repos_ms', Math.round(f.coldMs), 'ms');
+  print('idle_pass_1000_repos_ms', Math.round(f.idleMs), 'ms');
+  // Default settings: a scheduler pass every 60 s and a reaper pass every 30 s, each an idle pass.
+  print('idle_points_per_min_1000_repos', f.idleLog.length * 3, 'points');
+  print('max_requests_in_flight', f.maxInFlight, `requests (setting ${maxInFlight})`);
+}
+
+/** SC04: 20 repositories with equal backlogs share a cap of 4 over 100 passes. */
+async function benchFairShare(): Promise<void> {
+  const launches = new Map<string, number>();
+  for (let pass = 0; pass < 100; pass++) {
+    const candidates: Candidate[] = [];
+    for (let r = 0; r < 20; r++) {
+      for (let i = 0; i < 5; i++) {
+        candidates.push({ stage: 'new_work', repo: `fair/r${r}`, installationId: 1, kind: 'afk_auto', subject: `issue#${i}`, issueNumber: i, prNumber: null, headSha: null, budgetMinutes: 30, requestId: null, why: 'bench' });
+      }
+    }
+    await spawnPass(candidates, { liveCount: 0, liveSubjects: new Set() }, { globalCap: 4, repoCaps: {} }, async (c) => {
+      launches.set(c.repo, (launches.get(c.repo) ?? 0) + 1);
+      return { kind: 'launched', runId: 'x' };
+    }, pass);
+  }
+  const counts = [...launches.values()];
+  print('fair_share_spread', Math.max(...counts) - Math.min(...counts), 'launches');
 }
 
 function benchLockedLaunches(): void {
@@ -151,3 +198,5 @@ function benchLockedLaunches(): void {
 await benchSpawnPass();
 await benchIdlePoll();
 benchLockedLaunches();
+await benchFairShare();
+await benchFleet();

@@ -53,6 +53,9 @@ export interface ForgeHttpOptions {
 
 export interface ForgeHttpStats {
   requests: number;
+  /** Requests being answered now, and the most there ever were at once. */
+  inFlight: number;
+  maxInFlight: number;
   notModified: number;
   /** Answers that counted against the rate limit. */
   rateLimited: number;
@@ -64,7 +67,7 @@ export class ForgeHttp {
   /** Every response served, for tests that check shapes against GitHub's description. */
   readonly served: { method: string; route: string; status: number; body: unknown; request: unknown }[] = [];
   recordResponses = false;
-  readonly stats: ForgeHttpStats = { requests: 0, notModified: 0, rateLimited: 0, log: [] };
+  readonly stats: ForgeHttpStats = { requests: 0, inFlight: 0, maxInFlight: 0, notModified: 0, rateLimited: 0, log: [] };
   private raw = new Map<string, RawHandler>();
   private rate = new Map<string, number>();
   private appKey: KeyObject;
@@ -116,7 +119,7 @@ export class ForgeHttp {
   }
 
   resetStats(): void {
-    Object.assign(this.stats, { requests: 0, notModified: 0, rateLimited: 0, log: [] });
+    Object.assign(this.stats, { requests: 0, inFlight: 0, maxInFlight: 0, notModified: 0, rateLimited: 0, log: [] });
   }
 
   private authenticate(req: IncomingMessage): Pick<Ctx, 'actor' | 'auth' | 'installationId' | 'tokenRepo' | 'writes'> {
@@ -221,6 +224,9 @@ export class ForgeHttp {
 
   async start(port = 0): Promise<string> {
     this.server = createServer((req, res) => {
+      this.stats.inFlight++;
+      this.stats.maxInFlight = Math.max(this.stats.maxInFlight, this.stats.inFlight);
+      res.once('close', () => this.stats.inFlight--);
       this.handle(req, res).catch((err) => {
         res.writeHead(500);
         res.end(String(err));
