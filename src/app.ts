@@ -102,6 +102,8 @@ function wire(app: Probot, addHandler: (handler: ReturnType<typeof createApiHand
       configRefreshMs: settings.configRefreshMs,
       landerAttemptsPerHead: settings.landerAttemptsPerHead,
       readConcurrency: settings.maxRequestsInFlight,
+      idleProbeMs: settings.idleProbeMs,
+      activeWindowMs: settings.activeWindowMs,
       tickMs: settings.tickMs,
       reaperMs: settings.reaperMs,
       ...DEFAULT_COMMAND_POLICY,

@@ -358,10 +358,11 @@ describe('commands found by poll (Probot level)', () => {
     mockRepoRead(first, { recent: chatter(1000, 100, 1000).reverse() });
     await h.rt.engine.schedulerTick();
     // Then 150 comments arrive; the command is on the second page.
+    const since = at(1000);
+    h.clock.advance(h.rt.settings.idleProbeMs); // the idle repository's probe is due
     const page1 = chatter(2000, 100, 5000);
     const page2 = [...chatter(3000, 49, 6000), { ...ghComment(4242, 'Codertocat', '/yoke status'), created_at: at(7000), updated_at: at(7000) }];
     const replies: string[] = [];
-    const since = at(1000);
     const scope = mockListing(github());
     scope
       .get('/repos/Codertocat/Hello-World/issues')
@@ -454,12 +455,18 @@ describe('opt-in and polling (Probot level)', () => {
     expect(comments).toHaveLength(1);
   });
 
-  it('GH05 an unchanged repository costs one conditional request, answered 304 (no rate limit)', async () => {
+  it('GH05 SC02 an unchanged idle repository costs nothing until its probe is due, then one conditional request, answered 304', async () => {
     const h = await makeProbot();
     const scope = mockListing(mockToken(github())).get(CONFIG_RE).reply(...yamlConfig('auto: true\n'));
     mockRepoRead(scope, {});
     await h.rt.engine.schedulerTick();
-    const before = { ...h.stats };
+    // Idle (no run, claim, request or recent webhook): within the idle probe interval the last view stands in.
+    mockListing(github());
+    let before = { ...h.stats };
+    await h.rt.engine.schedulerTick();
+    expect(h.stats.requests - before.requests).toBe(2); // the fleet listing only
+    h.clock.advance(h.rt.settings.idleProbeMs);
+    before = { ...h.stats };
     github()
       .get('/app/installations')
       .query(true)

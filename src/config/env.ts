@@ -49,6 +49,8 @@ export const OperatorEnv = z.object({
   YOKE_CONFIG_REFRESH_SECONDS: positiveInt('YOKE_CONFIG_REFRESH_SECONDS').default(600),
   YOKE_LANDER_ATTEMPTS_PER_HEAD: positiveInt('YOKE_LANDER_ATTEMPTS_PER_HEAD').default(2),
   YOKE_DISPATCH_GRACE_SECONDS: positiveInt('YOKE_DISPATCH_GRACE_SECONDS').default(600),
+  YOKE_IDLE_PROBE_SECONDS: positiveInt('YOKE_IDLE_PROBE_SECONDS').default(300),
+  YOKE_ACTIVE_SECONDS: positiveInt('YOKE_ACTIVE_SECONDS').default(600),
   YOKE_MAX_REQUESTS_IN_FLIGHT: positiveInt('YOKE_MAX_REQUESTS_IN_FLIGHT')
     .refine((n) => n <= 100, 'YOKE_MAX_REQUESTS_IN_FLIGHT must be at most 100, GitHub\'s limit on concurrent requests')
     .default(10),
@@ -81,6 +83,10 @@ export interface OperatorSettings {
   dispatchGraceMs: number;
   /** Octokit's request throttling (GitHub's one-write-a-second guidance); off only for a server without secondary limits. */
   throttle: boolean;
+  /** SC02: how often an idle repository is probed; an active one is probed every pass. */
+  idleProbeMs: number;
+  /** SC02: how long a webhook, command or kick keeps a repository active. */
+  activeWindowMs: number;
   /** SC01: how many GitHub requests (and so repository reads) may be in flight at once. */
   maxRequestsInFlight: number;
   launcher: 'actions' | 'command';
@@ -129,6 +135,8 @@ export function parseOperatorEnv(env: Record<string, string | undefined>): EnvRe
       dispatchGraceMs: e.YOKE_DISPATCH_GRACE_SECONDS * 1000,
       throttle: e.YOKE_THROTTLE === 'on',
       maxRequestsInFlight: e.YOKE_MAX_REQUESTS_IN_FLIGHT,
+      idleProbeMs: e.YOKE_IDLE_PROBE_SECONDS * 1000,
+      activeWindowMs: e.YOKE_ACTIVE_SECONDS * 1000,
       launcher: e.YOKE_LAUNCHER,
       command: e.YOKE_COMMAND,
       apiTokens: e.YOKE_API_TOKENS,

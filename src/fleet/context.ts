@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { Forge } from '../forge/types.js';
+import type { Forge, RepoName } from '../forge/types.js';
 import type { Log } from '../log.js';
 import type { Store } from '../store/store.js';
 import type { CapPolicy } from './cap.js';
@@ -11,6 +11,10 @@ export interface FleetPolicy extends CapPolicy {
   landerAttemptsPerHead: number;
   /** SC01: how many repositories a pass reads at once. */
   readConcurrency: number;
+  /** SC02: an idle repository is probed this often; an active one every pass. */
+  idleProbeMs: number;
+  /** SC02: how long a webhook, command or kick keeps a repository active. */
+  activeWindowMs: number;
   tickMs: number;
   reaperMs: number;
   /** TR05: how often a command whose handling failed is tried before it is answered as failed. */
@@ -33,6 +37,8 @@ export interface FleetContext {
   log: Log;
   /** Asks for an early pass; does not wait for it. */
   kick(): void;
+  /** Something happened in this repository (a webhook, a command): it is active now, and a pass is asked for. */
+  wake(repo: RepoName): void;
   /** Posts recorded verdicts not yet on GitHub, under the pass lock; does not wait. */
   postVerdicts(): void;
 }

@@ -34,7 +34,7 @@ export async function requestStart(ctx: FleetContext, name: RepoName, issue: num
   const live = store.runs.liveForSubject(name, issueSubject(issue));
   if (live) return refuse('subject_busy', { repo: name, subject: `#${issue}`, run: live.id });
   store.requests.add(name, 'start', issue, by, clock.now());
-  ctx.kick();
+  ctx.wake(name);
   return { ok: true, message: startQueued(issue) };
 }
 
@@ -49,7 +49,7 @@ export async function requestLand(ctx: FleetContext, name: RepoName, pr: number,
   const live = store.runs.liveForSubject(name, pullSubject(pr));
   if (live) return refuse('subject_busy', { repo: name, subject: `#${pr}`, run: live.id });
   store.requests.add(name, 'land', pr, by, clock.now());
-  ctx.kick();
+  ctx.wake(name);
   return { ok: true, message: landQueued(pr) };
 }
 
@@ -57,7 +57,7 @@ export async function setAutoLoop(ctx: FleetContext, name: RepoName, on: boolean
   const got = await optedIn(ctx, name);
   if ('refusal' in got) return got.refusal;
   ctx.store.repos.setAutoLoop(name, on, ctx.clock.now());
-  if (on) ctx.kick();
+  if (on) ctx.wake(name);
   return { ok: true, message: autoLoopSet(name, on, isPaused(ctx.store.repos.get(name)!)) };
 }
 
@@ -67,7 +67,7 @@ export async function resetRepo(ctx: FleetContext, name: RepoName): Promise<Cont
   if ('refusal' in got) return got.refusal;
   const before = ctx.store.repos.get(name)!;
   ctx.store.repos.unpause(name, ctx.clock.now());
-  ctx.kick();
+  ctx.wake(name);
   return { ok: true, message: repoReset(name, before.consecutiveFailures, isPaused(before)) };
 }
 

@@ -10,6 +10,7 @@ import type { FleetContext, FleetPolicy } from './context.js';
 import { postPauseNotice } from './housekeeping.js';
 import { SerialLock } from './lock.js';
 import { gatherPass, spawnOnce, type PassDeps, type PassReport, type PassTrigger } from './pass.js';
+import { RepoActivity } from './activity.js';
 import { reapRuns, type Reaped } from './reaper.js';
 import { repoRefOf } from './repo-state.js';
 
@@ -44,6 +45,7 @@ export class Engine {
   private trusted: Promise<ReadonlySet<string>> | null = null;
   /** Advanced every pass, so the repository that goes first within a stage rotates (SC04). */
   private passes = 0;
+  private readonly activity = new RepoActivity();
   lastPass: PassReport | null = null;
 
   constructor(private readonly deps: EngineDeps) {}
@@ -58,6 +60,10 @@ export class Engine {
       policy,
       log,
       kick: () => void this.kick().catch((err) => log.error({ err: String(err) }, 'kicked pass failed')),
+      wake: (repo) => {
+        this.activity.wake(repo, clock.now());
+        void this.kick().catch((err) => log.error({ err: String(err) }, 'kicked pass failed'));
+      },
       postVerdicts: () => void this.lock.run(() => postPendingVerdicts({ store, forge, now: () => clock.now(), log })),
     };
   }
@@ -75,6 +81,7 @@ export class Engine {
       newRunId: d.newRunId ?? newRunId,
       trustedLogins: () => this.trustedLogins(),
       rotation: this.passes++,
+      activity: this.activity,
       onPolledComments: d.onPolledComments,
     };
   }

@@ -7,6 +7,7 @@ import type { Log } from '../log.js';
 import type { OpenRequest } from '../store/requests.js';
 import type { Store } from '../store/store.js';
 import { executeRepoActions, planRepoActions, postPendingVerdicts } from './autoland.js';
+import { viewMaxAgeMs, type ActivitySignals, type RepoActivity } from './activity.js';
 import { isAtCap, type LivenessSnapshot } from './cap.js';
 import { subjectKey, type Candidate } from './candidate.js';
 import type { FleetPolicy } from './context.js';
@@ -47,6 +48,8 @@ export interface PassDeps {
   trustedLogins: () => Promise<ReadonlySet<string>>;
   /** Which repository goes first within each stage this pass (SC04); the engine advances it. */
   rotation?: number;
+  /** What the engine remembers of each repository's activity, for the poll tiers (SC02). */
+  activity?: RepoActivity;
   /** Commands found by poll, handed the newest comments of each repo the pass read. */
   onPolledComments?: (repo: RepoRef, comments: readonly CommentView[]) => Promise<void>;
 }
@@ -100,7 +103,14 @@ export async function gatherPass(deps: PassDeps): Promise<Gathered> {
   const factsOf = (repo: RepoRef): Promise<RepoFacts | null> => {
     let memo = facts.get(repo.fullName);
     if (!memo) {
-      memo = readFacts(deps, repo, { snapshot, requests, trusted, housekeeping }).catch((err) => {
+      const signals: ActivitySignals = {
+        liveRuns: live.filter((r) => r.repo === repo.fullName).length,
+        openRequests: requests.filter((r) => r.repo === repo.fullName).length,
+        openClaims: deps.activity?.hasOpenClaims(repo.fullName) ?? true,
+        wokenAt: deps.activity?.wokenAt(repo.fullName) ?? null,
+      };
+      const maxViewAgeMs = viewMaxAgeMs(signals, deps.clock.now(), policy);
+      memo = readFacts(deps, repo, { snapshot, requests, trusted, housekeeping, maxViewAgeMs }).catch((err) => {
         log.warn({ repo: repo.fullName, err: String(err) }, 'repo read failed; skipped for this pass');
         return null;
       });
@@ -134,11 +144,14 @@ interface PassReads {
   trusted: ReadonlySet<string>;
   /** Where this read plans the writes it found necessary. */
   housekeeping: Housekeeping[];
+  /** SC02: how old a cached view may be and still stand in for a probe (0: probe now). */
+  maxViewAgeMs: number;
 }
 
 async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads): Promise<RepoFacts | null> {
   const { store, forge, policy, clock } = deps;
-  const view = await forge.readRepo(repo, { claimLabel: CLAIM_LABEL, configMaxAgeMs: policy.configRefreshMs });
+  const view = await forge.readRepo(repo, { claimLabel: CLAIM_LABEL, configMaxAgeMs: policy.configRefreshMs, maxViewAgeMs: reads.maxViewAgeMs });
+  deps.activity?.setOpenClaims(repo.fullName, view.claims.length > 0);
   const state = store.repos.get(repo.fullName) ?? unseenRepoState(repo, clock.now());
   if (view.config.state !== 'valid') {
     if (view.config.state === 'invalid') {

@@ -74,7 +74,7 @@ export class GitHubForge implements Forge {
     return this.reader.readConfig(await this.gh(repo.installationId), repo, opts.maxAgeMs);
   }
 
-  async readRepo(repo: RepoRef, opts: { claimLabel: string; configMaxAgeMs: number }): Promise<RepoView> {
+  async readRepo(repo: RepoRef, opts: { claimLabel: string; configMaxAgeMs: number; maxViewAgeMs?: number }): Promise<RepoView> {
     return this.reader.readRepo(await this.gh(repo.installationId), repo, opts);
   }
 

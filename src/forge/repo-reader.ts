@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { CONFIG_PATH, parseRepoConfig, type RepoConfigResult } from '../config/repo-config.js';
 import { CACHE_HIT_HEADER } from './conditional-cache.js';
@@ -12,9 +13,23 @@ import { CONTROL_LABEL, type ClaimView, type IssueView, type RepoName, type Repo
 
 interface CachedView {
   probeEtag: string;
+  /** When the view was last read in full, and last confirmed by a probe. */
   at: number;
+  probedAt: number;
+  /** The newest updated_at the probe saw: the next probe lists everything since, inclusive. */
+  since: string | null;
+  /** A digest of what that probe listed from `since` on: the same again means nothing changed, even within one second. */
+  fingerprint: string;
   view: Omit<RepoView, 'config'>;
 }
+
+const ProbeItem = z.object({ number: z.number().optional(), updated_at: z.string().optional() }).passthrough();
+
+/** Every field of every item, in number order: a label added in the same second as the last change still changes it. */
+const digestOf = (items: readonly z.output<typeof ProbeItem>[]): string =>
+  createHash('sha1')
+    .update(JSON.stringify([...items].sort((a, b) => (a.number ?? 0) - (b.number ?? 0))))
+    .digest('hex');
 
 const list = <S extends z.ZodType>(schema: S, data: unknown): z.output<S>[] => z.array(schema).parse(data);
 
@@ -67,19 +82,32 @@ export class RepoReader {
     return result;
   }
 
-  async readRepo(o: Octokit, repo: RepoRef, opts: { claimLabel: string; configMaxAgeMs: number }): Promise<RepoView> {
+  async readRepo(o: Octokit, repo: RepoRef, opts: { claimLabel: string; configMaxAgeMs: number; maxViewAgeMs?: number }): Promise<RepoView> {
     const at = { owner: repo.owner, repo: repo.name };
     const config = await this.readConfig(o, repo, opts.configMaxAgeMs);
     const empty = { repo, defaultBranch: '', config, issues: [], pulls: [], claims: [], recentComments: [] };
     // GH01: a repo without the opt-in file is not read any further.
     if (config.state === 'absent') return empty;
     if (config.state === 'invalid') return { ...empty, issues: await this.controlIssues(o, repo) };
-    // The probe: any comment, label, push or close anywhere in the repo changes it.
-    const probe = await o.request('GET /repos/{owner}/{repo}/issues', { ...at, state: 'all', sort: 'updated', direction: 'desc', per_page: 1 });
+    const cached = this.views.get(repo.fullName);
+    // SC02: an idle repository's last view stands in until its next probe is due.
+    if (cached && opts.maxViewAgeMs && this.now() - cached.probedAt < opts.maxViewAgeMs && this.now() - cached.at < opts.configMaxAgeMs) {
+      return { ...cached.view, config };
+    }
+    // The probe: any comment, label, push or close anywhere in the repo changes it. It lists everything
+    // updated since the newest change it saw, inclusive, so a change in that same second is not missed.
+    const since = cached?.since;
+    const probe = await o.request('GET /repos/{owner}/{repo}/issues', since ? { ...at, state: 'all', sort: 'updated', direction: 'desc', since, per_page: 100 } : { ...at, state: 'all', sort: 'updated', direction: 'desc', per_page: 1 });
     const probeEtag = String(probe.headers.etag ?? '');
     const hit = (probe.headers as Record<string, unknown>)[CACHE_HIT_HEADER] === 'hit';
-    const cached = this.views.get(repo.fullName);
-    if (hit && cached && cached.probeEtag === probeEtag && this.now() - cached.at < opts.configMaxAgeMs) return { ...cached.view, config };
+    const items = z.array(ProbeItem).parse(probe.data);
+    const newest = items.map((i) => i.updated_at).filter((u): u is string => Boolean(u)).sort().at(-1) ?? since ?? null;
+    const fingerprint = digestOf(items);
+    const unchanged = cached !== undefined && (since ? fingerprint === cached.fingerprint : hit && cached.probeEtag === probeEtag);
+    if (cached && unchanged && this.now() - cached.at < opts.configMaxAgeMs) {
+      cached.probedAt = this.now();
+      return { ...cached.view, config };
+    }
 
     const info = GhRepositoryInfo.parse((await o.request('GET /repos/{owner}/{repo}', at)).data);
     const afkLabel = config.config.afk_label;
@@ -103,7 +131,9 @@ export class RepoReader {
       claims,
       recentComments,
     };
-    this.views.set(repo.fullName, { probeEtag, at: this.now(), view });
+    // What a probe from the new `since` would list, so the next one can tell whether anything changed.
+    const settled = newest ? items.filter((i) => (i.updated_at ?? '') >= newest) : items;
+    this.views.set(repo.fullName, { probeEtag, at: this.now(), probedAt: this.now(), since: newest, fingerprint: digestOf(settled), view });
     return { ...view, config };
   }
 

@@ -100,7 +100,8 @@ export interface Forge {
   listRepos(installationId: number): Promise<RepoRef[]>;
   /** The opt-in file, re-read at most every maxAgeMs (or after invalidate). */
   readConfig(repo: RepoRef, opts: { maxAgeMs: number }): Promise<RepoConfigResult>;
-  readRepo(repo: RepoRef, opts: { claimLabel: string; configMaxAgeMs: number }): Promise<RepoView>;
+  /** The repository's open work; a view probed less than maxViewAgeMs ago is returned without any request (SC02). */
+  readRepo(repo: RepoRef, opts: { claimLabel: string; configMaxAgeMs: number; maxViewAgeMs?: number }): Promise<RepoView>;
   /** Forgets cached reads of a repo (a push to the opt-in file, say). */
   invalidate(name: RepoName): void;
   getIssue(repo: RepoRef, number: number): Promise<{ number: number; state: string; isPull: boolean } | null>;

@@ -5,7 +5,7 @@ import { touchesOptInFile } from '../config/repo-config.js';
 import type { FleetContext } from '../fleet/context.js';
 import type { Forge } from '../forge/types.js';
 import type { Store } from '../store/store.js';
-import { IssueCommentPayload, PushPayload } from './payloads.js';
+import { IssueCommentPayload, PushPayload, RepoNamePayload } from './payloads.js';
 
 // Webhooks only deliver commands and kick an early pass: a missed one costs
 // latency, never correctness (DESIGN §2). Probot verifies each signature.
@@ -51,14 +51,18 @@ export function registerWebhooks(app: Probot, deps: WebhookDeps): void {
     await handleComment(fleet, { repo, comment, via: 'webhook' });
   });
   app.on([...KICK_EVENTS], async (context) => {
-    if (firstSight(context)) fleet.kick();
+    if (!firstSight(context)) return;
+    // SC02: the repository is active from now, so the pass this asks for probes it.
+    const repo = RepoNamePayload.safeParse(context.payload);
+    if (repo.success) fleet.wake(repo.data);
+    else fleet.kick();
   });
   app.on('push', async (context) => {
     if (!firstSight(context)) return;
     const parsed = PushPayload.safeParse(context.payload);
     if (!parsed.success || !parsed.data.toDefaultBranch || !touchesOptInFile(parsed.data.commits)) return;
     forge.invalidate(parsed.data.repo);
-    fleet.kick();
+    fleet.wake(parsed.data.repo);
   });
   app.on('workflow_run.completed', async (context) => {
     if (firstSight(context)) deps.reap();

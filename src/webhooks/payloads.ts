@@ -60,3 +60,6 @@ export const PushPayload = z
     commits: p.commits,
   }));
 export type PushPayload = z.infer<typeof PushPayload>;
+
+/** The repository a webhook is about, by full name (installation events have none). */
+export const RepoNamePayload = z.object({ repository: z.object({ full_name: z.string() }) }).transform((p) => p.repository.full_name);

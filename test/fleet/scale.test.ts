@@ -94,3 +94,40 @@ describe('concurrent, bounded reads', () => {
     expect(nock.pendingMocks()).toEqual([]);
   });
 });
+
+describe('poll tiers', () => {
+  it('SC02 a repository is active with a live run, an open claim, an open request or a recent wake; idle otherwise', async () => {
+    const { isActive, viewMaxAgeMs } = await import('../../src/fleet/activity.js');
+    const policy = { idleProbeMs: 300_000, activeWindowMs: 600_000 };
+    const quiet = { liveRuns: 0, openRequests: 0, openClaims: false, wokenAt: null };
+    const now = 1_000_000_000;
+    expect(isActive(quiet, now, policy)).toBe(false);
+    expect(viewMaxAgeMs(quiet, now, policy)).toBe(300_000);
+    for (const busy of [{ liveRuns: 1 }, { openRequests: 1 }, { openClaims: true }, { wokenAt: now - 599_999 }]) {
+      expect(viewMaxAgeMs({ ...quiet, ...busy }, now, policy), JSON.stringify(busy)).toBe(0);
+    }
+    expect(isActive({ ...quiet, wokenAt: now - 600_000 }, now, policy)).toBe(false);
+  });
+
+  it('SC02 the pass probes active repositories every time and idle ones on their slower cadence; a wake makes one active at once', async () => {
+    const h = makeHarness({ policy: { globalCap: 5, idleProbeMs: 300_000, activeWindowMs: 60_000 } });
+    h.forge.addRepo('acme/quiet', {});
+    h.forge.addRepo('acme/busy', {});
+    h.forge.addIssue('acme/busy', 1);
+    const asked = new Map<string, number | undefined>();
+    const read = h.forge.readRepo.bind(h.forge);
+    h.forge.readRepo = async (repo, opts) => {
+      asked.set(repo.fullName, (opts as { maxViewAgeMs?: number } | undefined)?.maxViewAgeMs);
+      return read(repo);
+    };
+    await h.engine.schedulerTick(); // busy launches its AFK run
+    await h.engine.schedulerTick();
+    expect(Object.fromEntries(asked)).toEqual({ 'acme/quiet': 300_000, 'acme/busy': 0 });
+    h.fleet.wake('acme/quiet');
+    await h.engine.lock.run(async () => {});
+    expect(asked.get('acme/quiet')).toBe(0);
+    h.clock.advance(60_000); // the wake has worn off
+    await h.engine.schedulerTick();
+    expect(asked.get('acme/quiet')).toBe(300_000);
+  });
+});

@@ -109,7 +109,7 @@ export class FakeForge implements Forge {
     return parseRepoConfig(this.repo(repo.fullName).config);
   }
 
-  async readRepo(repo: RepoRef): Promise<RepoView> {
+  async readRepo(repo: RepoRef, _opts?: { maxViewAgeMs?: number }): Promise<RepoView> {
     this.calls.readRepo++;
     this.readsByRepo.set(repo.fullName, (this.readsByRepo.get(repo.fullName) ?? 0) + 1);
     const r = this.repo(repo.fullName);

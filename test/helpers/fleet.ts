@@ -78,6 +78,8 @@ export const defaultPolicy = (over: Partial<FleetPolicy> = {}): FleetPolicy => (
   configRefreshMs: 600_000,
   landerAttemptsPerHead: 2,
   readConcurrency: 4,
+  idleProbeMs: 300_000,
+  activeWindowMs: 600_000,
   tickMs: 60_000,
   reaperMs: 30_000,
   ...DEFAULT_COMMAND_POLICY,

@@ -17,10 +17,13 @@ export function registerIssueRoutes(env: RouteEnv): void {
     const labels = (ctx.query.get('labels') ?? '').split(',').filter(Boolean);
     const sort = ctx.query.get('sort') ?? 'created';
     const dir = ctx.query.get('direction') ?? 'desc';
-    const key = (i: Issue) => (sort === 'updated' ? i.updatedAt : i.createdAt) * 100_000 + i.number;
+    // GitHub's timestamps have one-second precision; within a second, the higher number comes first.
+    const key = (i: Issue) => Math.floor((sort === 'updated' ? i.updatedAt : i.createdAt) / 1000) * 100_000 + i.number;
+    const since = ctx.query.get('since');
     const items = [...r.issues.values()]
       .filter((i) => wanted === 'all' || i.state === wanted)
       .filter((i) => labels.every((l) => i.labels.includes(l)))
+      .filter((i) => !since || Math.floor(i.updatedAt / 1000) * 1000 >= Date.parse(since))
       .sort((a, b) => (dir === 'asc' ? key(a) - key(b) : key(b) - key(a)));
     return http.page(ctx, items.map((i) => shapes.issueJson(r, i)), `/repos/${r.fullName}/issues`);
   });

@@ -1,0 +1,73 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_CLIENT_POLICY, yokeOctokit, type Octokit } from '../../src/forge/octokit.js';
+import { RepoReader } from '../../src/forge/repo-reader.js';
+import { EmbeddedForge } from '../../src/sandbox/forge-server.js';
+import type { ForgeRepo, Issue } from '../../src/sandbox/forge/state.js';
+import { openStore } from '../../src/store/store.js';
+import { ManualClock } from '../helpers/fleet.js';
+
+// The repository read against the embedded forge, whose timestamps have
+// GitHub's one-second precision, on an injected clock.
+
+const dir = mkdtempSync(join(tmpdir(), 'yoke-reader-'));
+const clock = new ManualClock(Date.UTC(2026, 10, 30, 10, 0, 0, 100));
+let forge: EmbeddedForge;
+let repo: ForgeRepo;
+let issues: Issue[];
+let o: Octokit;
+const ref = { owner: 'acme', name: 'api', fullName: 'acme/api', installationId: 1 };
+const opts = { claimLabel: 'yoke:claim', configMaxAgeMs: 600_000 };
+
+beforeAll(async () => {
+  const keys = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  forge = new EmbeddedForge({ dataDir: dir, appId: 1, appSlug: 'yoke-test', appPublicKey: keys.publicKey.export({ type: 'spki', format: 'pem' }).toString(), now: clock.now });
+  await forge.start();
+  repo = forge.createRepo('acme/api', { files: { '.github/yoke.yml': 'auto: true\n' }, installationId: 1 });
+  const owner = forge.user('acme');
+  issues = [forge.createIssue(repo, owner, 'One', 'first', ['yoke:afk']), forge.createIssue(repo, owner, 'Two', 'second', ['yoke:afk'])];
+  const Client = yokeOctokit(openStore(':memory:'), clock, { requests: 0, notModified: 0 }, {
+    ...DEFAULT_CLIENT_POLICY,
+    retry: { enabled: false, doNotRetry: [] },
+    throttle: { enabled: false, maxRetries: 0, maxWaitSeconds: 0 },
+  });
+  o = new Client({ auth: { token: forge.personalToken('acme') }, baseUrl: `${forge.url}/api/v3` }) as unknown as Octokit;
+});
+
+afterAll(async () => {
+  await forge.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the repository read', () => {
+  it('SC02 sees a change made in the same second as the last one it saw, and costs one 304 when nothing changed', async () => {
+    const reader = new RepoReader(clock.now);
+    const first = await reader.readRepo(o, ref, opts);
+    expect(first.issues.map((i) => [i.number, i.labels]).sort()).toEqual([[1, ['yoke:afk']], [2, ['yoke:afk']]]);
+    await reader.readRepo(o, ref, opts); // settles the probe on everything since the newest change
+    // Unchanged: one probe, answered 304.
+    forge.http.resetStats();
+    await reader.readRepo(o, ref, opts);
+    expect(forge.http.stats.log.map((l) => l.status)).toEqual([304]);
+    // Within the same second as both issues' last update, #1 gets a label: #2 is still the newest item.
+    clock.advance(300);
+    forge.state.addLabel(repo, issues[0]!, 'bug');
+    const after = await reader.readRepo(o, ref, opts);
+    expect(after.issues.find((i) => i.number === 1)!.labels).toEqual(['yoke:afk', 'bug']);
+  });
+
+  it('SC02 an idle repository’s last view stands in without a request until its probe is due', async () => {
+    const reader = new RepoReader(clock.now);
+    await reader.readRepo(o, ref, opts);
+    forge.http.resetStats();
+    clock.advance(299_000);
+    await reader.readRepo(o, ref, { ...opts, maxViewAgeMs: 300_000 });
+    expect(forge.http.stats.requests).toBe(0);
+    clock.advance(1_000);
+    await reader.readRepo(o, ref, { ...opts, maxViewAgeMs: 300_000 });
+    expect(forge.http.stats.requests).toBeGreaterThan(0);
+  });
+});
