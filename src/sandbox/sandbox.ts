@@ -32,6 +32,8 @@ export interface SandboxOptions {
   tasks?: DemoTask[];
   /** Files of the demo repository to replace (the attack suite turns fix-forward off, say). */
   files?: Record<string, string>;
+  /** yoke's own settings to change (YOKE_IDLE_PROBE_SECONDS, say). */
+  env?: Record<string, string>;
   /** More environment for the forge's workflow runs, given yoke's URL. */
   runnerEnv?: (yokeUrl: string) => Record<string, string>;
 }
@@ -143,6 +145,7 @@ export class Sandbox {
       YOKE_LAUNCHER: this.opts.launcher,
       // The embedded forge has no secondary rate limits to respect.
       YOKE_THROTTLE: 'off',
+      ...this.opts.env,
     };
     if (this.opts.launcher === 'command') {
       // What a command run needs that an Actions run gets from its runner, set in the command itself.
