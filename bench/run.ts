@@ -106,11 +106,12 @@ async function pollFleet(opts: { repos: number; latencyMs: number; maxInFlight: 
     const coldMs = performance.now() - t0;
     if (cold.repos !== opts.repos || cold.authFailures.length) throw new Error(`cold pass saw ${cold.repos} repos: ${JSON.stringify(cold.authFailures)}`);
     const coldRepoRequests = forge.http.stats.log.filter((l) => l.path.includes('/repos/')).length;
+    const coldMaxInFlight = forge.http.stats.maxInFlight;
     forge.http.resetStats();
     t0 = performance.now();
     await rt.engine.schedulerTick(); // idle: nothing changed
     const idleMs = performance.now() - t0;
-    const figures = { coldMs, idleMs, coldRepoRequests, idleLog: [...forge.http.stats.log], maxInFlight: forge.http.stats.maxInFlight };
+    const figures = { coldMs, idleMs, coldRepoRequests, idleLog: [...forge.http.stats.log], maxInFlight: Math.max(coldMaxInFlight, forge.http.stats.maxInFlight) };
     rt.stop();
     store.close();
     return figures;
@@ -134,12 +135,16 @@ async function benchIdlePoll(): Promise<void> {
 
 /** A thousand repositories behind a GitHub that answers after 50 ms, as a distant github.com would. */
 async function benchFleet(): Promise<void> {
-  const maxInFlight = 10;
+  const maxInFlight = settingsWith({}).maxRequestsInFlight;
   const f = await pollFleet({ repos: 1000, latencyMs: 50, maxInFlight });
   print('cold_read_1000_repos_ms', Math.round(f.coldMs), 'ms');
   print('idle_pass_1000_repos_ms', Math.round(f.idleMs), 'ms');
-  // Default settings: a scheduler pass every 60 s and a reaper pass every 30 s, each an idle pass.
-  print('idle_points_per_min_1000_repos', f.idleLog.length * 3, 'points');
+  // Default settings: a scheduler pass every 60 s and a reaper pass every 30 s, each lists the fleet;
+  // each idle repository is probed (one request, answered 304) every YOKE_IDLE_PROBE_SECONDS.
+  const defaults = settingsWith({});
+  const passesPerMin = 60_000 / defaults.tickMs + 60_000 / defaults.reaperMs;
+  const probesPerMin = (1000 * 60_000) / defaults.idleProbeMs;
+  print('idle_points_per_min_1000_repos', Math.round(f.idleLog.length * passesPerMin + probesPerMin), 'points');
   print('max_requests_in_flight', f.maxInFlight, `requests (setting ${maxInFlight})`);
 }
 

@@ -53,7 +53,7 @@ export const OperatorEnv = z.object({
   YOKE_ACTIVE_SECONDS: positiveInt('YOKE_ACTIVE_SECONDS').default(600),
   YOKE_MAX_REQUESTS_IN_FLIGHT: positiveInt('YOKE_MAX_REQUESTS_IN_FLIGHT')
     .refine((n) => n <= 100, 'YOKE_MAX_REQUESTS_IN_FLIGHT must be at most 100, GitHub\'s limit on concurrent requests')
-    .default(10),
+    .default(20),
   YOKE_THROTTLE: z.enum(['on', 'off'], { message: 'YOKE_THROTTLE must be "on" or "off"' }).default('on'),
   YOKE_LAUNCHER: z.enum(['actions', 'command'], { message: 'YOKE_LAUNCHER must be "actions" or "command"' }).default('actions'),
   YOKE_COMMAND: z.string().optional(),

@@ -17,7 +17,7 @@ export interface GitHubClientPolicy {
 }
 
 export const DEFAULT_CLIENT_POLICY: GitHubClientPolicy = {
-  maxInFlight: 10,
+  maxInFlight: 20,
   throttle: { enabled: true, maxRetries: 3, maxWaitSeconds: 15 * 60 },
   retry: { enabled: true, doNotRetry: [400, 401, 403, 404, 405, 409, 410, 422, 451] },
 };
