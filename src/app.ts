@@ -5,6 +5,7 @@ import type { OperatorSettings } from './config/env.js';
 import { resolveSettings } from './config/settings.js';
 import { DEFAULT_COMMAND_POLICY, type FleetContext } from './fleet/context.js';
 import { Engine } from './fleet/engine.js';
+import type { BudgetBook } from './forge/budget.js';
 import type { CacheStats } from './forge/conditional-cache.js';
 import { GitHubForge } from './forge/github.js';
 import type { Octokit } from './forge/octokit.js';
@@ -31,6 +32,8 @@ export interface YokeOverrides {
   cacheStats?: CacheStats;
   /** Start the ticks (default true). Tests drive passes by hand. */
   startTicks?: boolean;
+  /** The request budgets the GitHub client spends from (SC03), shared with the Octokit class. */
+  budget?: BudgetBook;
 }
 
 export interface YokeRuntime {
@@ -72,6 +75,7 @@ function wire(app: Probot, addHandler: (handler: ReturnType<typeof createApiHand
     installationOctokit: async (id) => (await app.auth(id)) as unknown as Octokit,
     now: () => clock.now(),
     botLogin: settings.botLogin,
+    budget: overrides.budget,
   });
   // The launcher tells the engine when a child exits, so it is built before the engine exists.
   let engine: Engine | null = null;

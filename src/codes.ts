@@ -120,6 +120,11 @@ export const CODE_INFO = {
     message: (p) => `yoke could not complete \`${p.command}\` after ${p.attempts} attempts: ${p.detail}`,
     recovery: () => 'Post the command again in a new comment; if it fails again, the yoke log has the cause.',
   }),
+  request_budget: code<{ repo: string; installation: number; points: number }>({
+    status: 429,
+    message: (p) => `${p.repo} was not read this pass: installation ${p.installation} has ${p.points} points left of this minute's request budget, and work further down the pipeline went first.`,
+    recovery: () => 'Nothing to do: it is read on a later pass once the minute has room. Landers and merges always go first; fewer repositories or a slower idle probe (YOKE_IDLE_PROBE_SECONDS) leave more room.',
+  }),
   merge_refused: code<{ number: number; sha: string; detail: string }>({
     status: 409,
     message: (p) => `GitHub refused to merge #${p.number} at ${p.sha}: ${p.detail}`,

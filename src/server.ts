@@ -5,6 +5,7 @@ import { webhookSecretProblem } from './config/env.js';
 import { SettingsError, resolveSettings } from './config/settings.js';
 import { createLogger } from './logger.js';
 import type { CacheStats } from './forge/conditional-cache.js';
+import { BudgetBook, GITHUB_SECONDARY_LIMITS } from './forge/budget.js';
 import { clientPolicy, yokeOctokit } from './forge/octokit.js';
 import { openStore } from './store/store.js';
 
@@ -26,8 +27,10 @@ export async function startYoke(env: Record<string, string | undefined>): Promis
   const log = await createLogger({ level: env.LOG_LEVEL, logFormat: env.LOG_FORMAT === 'json' ? 'json' : 'pretty' });
   const store = openStore(settings.dbPath);
   const cacheStats: CacheStats = { requests: 0, notModified: 0 };
-  const { appFn, runtime } = createYokeApp({ settings, store, cacheStats });
-  const server = await run(appFn, { env, log, Octokit: yokeOctokit(store, systemClock, cacheStats, clientPolicy(settings.throttle, settings.maxRequestsInFlight)) } as Parameters<typeof run>[1]);
+  // SC03: one budget per installation, planned against GitHub's secondary limits (off with throttling, for a server without them).
+  const budget = settings.throttle ? new BudgetBook(GITHUB_SECONDARY_LIMITS, () => systemClock.now()) : null;
+  const { appFn, runtime } = createYokeApp({ settings, store, cacheStats, budget: budget ?? undefined });
+  const server = await run(appFn, { env, log, Octokit: yokeOctokit(store, systemClock, cacheStats, clientPolicy(settings.throttle, settings.maxRequestsInFlight), budget) } as Parameters<typeof run>[1]);
   return {
     server,
     runtime,

@@ -26,9 +26,21 @@ import { spawnPass, type PassOutcome } from './spawn-pass.js';
 
 export type PassTrigger = 'scheduler' | 'reaper' | 'kick';
 
+/** A repository the pass did not read, and why (SC03). */
+export interface Deferral {
+  repo: string;
+  installationId: number;
+  points: number;
+}
+
+/** What a full read of one repository costs, in points: the probe, the repository, issues, PRs, comments, config. */
+export const READ_ESTIMATE_POINTS = 6;
+
 export interface PassReport {
   trigger: PassTrigger;
   repos: number;
+  /** Repositories left unread because the request budget was short (SC03). */
+  deferred: Deferral[];
   candidates: Candidate[];
   outcomes: PassOutcome[];
   reaped: Reaped[];
@@ -61,6 +73,7 @@ export interface Gathered {
   /** The repos whose facts were read this pass (producers read lazily), by full name. */
   facts: Map<string, Promise<RepoFacts | null>>;
   housekeeping: Housekeeping[];
+  deferred: Deferral[];
   authFailures: PassReport['authFailures'];
 }
 
@@ -130,12 +143,24 @@ export async function gatherPass(deps: PassDeps): Promise<Gathered> {
 
   // SC01: read every repository a producer may look at, concurrently and bounded; the
   // producers then decide from these reads in the listing's order, as before.
-  const readable = repos.filter((r) => !isAtCap(snapshot, policy, r.fullName));
-  await forEachLimited(readable, policy.readConcurrency, factsOf);
+  // SC03: when an installation's budget is short, repositories with lander and merge work (an
+  // open claim or a live run) are read first; the rest wait for a later pass, and say so.
+  const deferred: Deferral[] = [];
+  const busy = (r: RepoRef) => (deps.activity?.hasOpenClaims(r.fullName) ?? false) || live.some((l) => l.repo === r.fullName);
+  const readable = repos.filter((r) => !isAtCap(snapshot, policy, r.fullName)).sort((a, b) => Number(busy(b)) - Number(busy(a)));
+  await forEachLimited(readable, policy.readConcurrency, async (repo) => {
+    const points = forge.remainingPoints(repo.installationId);
+    if (points < READ_ESTIMATE_POINTS && !facts.has(repo.fullName)) {
+      deferred.push({ repo: repo.fullName, installationId: repo.installationId, points });
+      facts.set(repo.fullName, Promise.resolve(null));
+      return;
+    }
+    await factsOf(repo);
+  });
 
   // Producers gather from the same snapshot; none launches (SP03, SP11).
   const candidates = [...(await landerCandidates(ctx)), ...(await fixCandidates(ctx)), ...(await newWorkCandidates(ctx))];
-  return { repos, snapshot, candidates, facts, housekeeping, authFailures };
+  return { repos, snapshot, candidates, facts, housekeeping, deferred, authFailures };
 }
 
 interface PassReads {
@@ -228,5 +253,5 @@ export async function spawnOnce(deps: PassDeps, trigger: PassTrigger, reaped: Re
   }
   await postPendingVerdicts({ store, forge, now, log });
 
-  return { trigger, repos: gathered.repos.length, candidates: gathered.candidates, outcomes, reaped, authFailures: gathered.authFailures };
+  return { trigger, repos: gathered.repos.length, deferred: gathered.deferred, candidates: gathered.candidates, outcomes, reaped, authFailures: gathered.authFailures };
 }

@@ -25,6 +25,8 @@ export interface FleetReport {
     candidates: number;
     launched: number;
     authFailures: { installationId: number; detail: string; recovery: string }[];
+    /** SC03: repositories the request budget left unread, each with why and what recovers it. */
+    deferred: { repo: string; code: 'request_budget'; message: string; recovery: string }[];
   } | null;
 }
 
@@ -58,6 +60,10 @@ export function buildFleetReport(ctx: Pick<FleetContext, 'store' | 'policy' | 'c
       trigger: last.trigger,
       candidates: last.candidates.length,
       launched: last.outcomes.filter((o) => o.result.kind === 'launched').length,
+      deferred: last.deferred.map((d) => {
+        const r = makeRefusal('request_budget', { repo: d.repo, installation: d.installationId, points: d.points });
+        return { repo: d.repo, code: 'request_budget' as const, message: r.message, recovery: r.recovery };
+      }),
       authFailures: last.authFailures.map((f) => ({
         ...f,
         recovery: makeRefusal('installation_auth_failed', { installation: f.installationId, detail: f.detail }).recovery,
@@ -79,6 +85,10 @@ export function formatFleetReport(r: FleetReport): string {
     lines.push(`- ${repo.repo}: ${flags.join(', ')}`);
     for (const run of repo.live) lines.push(`    live ${run.id} ${run.kind} ${run.subject}`);
     if (repo.recovery) lines.push(`    to recover: ${repo.recovery}`);
+  }
+  for (const d of r.lastPass?.deferred ?? []) {
+    lines.push(`~ deferred by the request budget: ${d.message}`);
+    lines.push(`    to recover: ${d.recovery}`);
   }
   for (const f of r.lastPass?.authFailures ?? []) {
     lines.push(`! installation ${f.installationId} could not authenticate: ${f.detail}`);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { RepoConfigResult } from '../config/repo-config.js';
+import type { BudgetBook } from './budget.js';
 import { classifyGitHubError, unlessMissing } from './errors.js';
 import type { Octokit } from './octokit.js';
 import { RepoReader } from './repo-reader.js';
@@ -14,6 +15,8 @@ export interface GitHubForgeOptions {
   installationOctokit: (installationId: number) => Promise<Octokit>;
   now: () => number;
   botLogin?: string;
+  /** The request budgets the GitHub client spends from (SC03); none: unlimited. */
+  budget?: BudgetBook;
 }
 
 const viewOf = ({ id, status, conclusion, repositoryId, event }: z.output<typeof GhWorkflowRun>): WorkflowRunView => ({ id, status, conclusion, repositoryId, event });
@@ -64,6 +67,10 @@ export class GitHubForge implements Forge {
     const o = await this.gh(installationId);
     const repos = z.array(GhRepository).parse(await o.paginate('GET /installation/repositories', { per_page: 100 }));
     return repos.filter((r) => !r.archived).map((r) => ({ owner: r.owner.login, name: r.name, fullName: r.full_name, installationId }));
+  }
+
+  remainingPoints(installationId: number): number {
+    return this.opts.budget ? this.opts.budget.for(`i${installationId}`).remaining().points : Number.POSITIVE_INFINITY;
   }
 
   invalidate(name: RepoName): void {

@@ -2,6 +2,7 @@ import { ProbotOctokit } from 'probot';
 import type { Clock } from '../clock.js';
 import type { Store } from '../store/store.js';
 import { createLimiter, type Limiter } from '../limit.js';
+import { costOf, type BudgetBook } from './budget.js';
 import { conditionalCache, type CacheStats } from './conditional-cache.js';
 
 // The Octokit class yoke's Probot runs on, and the client policy behind it.
@@ -29,6 +30,30 @@ export const clientPolicy = (throttle: boolean, maxInFlight = DEFAULT_CLIENT_POL
   throttle: { ...DEFAULT_CLIENT_POLICY.throttle, enabled: throttle },
 });
 
+/**
+ * SC03: an Octokit plugin that holds a request until the installation's
+ * budget has room for it (planned, before GitHub would refuse), then spends it.
+ */
+export function budgeted(book: BudgetBook, sleep: (ms: number) => Promise<void>) {
+  return (octokit: unknown, options: { auth?: { installationId?: number | string } }) => {
+    const o = octokit as {
+      hook: { wrap(name: 'request', fn: (request: (o: Record<string, unknown>) => Promise<unknown>, o: Record<string, unknown>) => Promise<unknown>): void };
+      request: { endpoint: { parse(o: Record<string, unknown>): { url: string; method: string } } };
+    };
+    const scope = options.auth?.installationId !== undefined ? `i${options.auth.installationId}` : 'app';
+    o.hook.wrap('request', async (request, opts) => {
+      const { url, method } = o.request.endpoint.parse(opts);
+      const cost = costOf(method, url);
+      const budget = book.for(scope);
+      const wait = budget.waitFor(cost);
+      if (wait > 0) await sleep(wait);
+      budget.spend(cost);
+      return request(opts);
+    });
+    return {};
+  };
+}
+
 /** An Octokit plugin that holds every request until fewer than the limiter's bound are in flight. */
 export function inFlightLimit(limiter: Limiter) {
   return (octokit: unknown) => {
@@ -46,13 +71,15 @@ export function inFlightLimit(limiter: Limiter) {
  * says, within the policy's bounds, then retry (Probot's own default gives up
  * on secondary limits).
  */
-export function yokeOctokit(store: Store, clock: Clock, stats: CacheStats, policy: GitHubClientPolicy = DEFAULT_CLIENT_POLICY) {
+export function yokeOctokit(store: Store, clock: Clock, stats: CacheStats, policy: GitHubClientPolicy = DEFAULT_CLIENT_POLICY, budget: BudgetBook | null = null) {
   const { maxRetries, maxWaitSeconds } = policy.throttle;
   const honour = (retryAfter: number, options: { request?: { retryCount?: number } }) =>
     (options.request?.retryCount ?? 0) < maxRetries && retryAfter <= maxWaitSeconds;
   // One limiter for every Octokit the app makes: the bound holds across installations.
   const limiter = createLimiter(policy.maxInFlight);
-  return ProbotOctokit.plugin(conditionalCache(store.httpCache, () => clock.now(), stats), inFlightLimit(limiter)).defaults((options: Record<string, any>) => ({
+  const plugins = [conditionalCache(store.httpCache, () => clock.now(), stats), inFlightLimit(limiter)];
+  if (budget) plugins.push(budgeted(budget, (ms) => new Promise((r) => setTimeout(r, ms))));
+  return ProbotOctokit.plugin(...plugins).defaults((options: Record<string, any>) => ({
     ...options,
     // Probot hands the app-auth strategy a request function without the
     // GitHub Enterprise Server base URL, so installation tokens would be

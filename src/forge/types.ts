@@ -102,6 +102,8 @@ export interface Forge {
   readConfig(repo: RepoRef, opts: { maxAgeMs: number }): Promise<RepoConfigResult>;
   /** The repository's open work; a view probed less than maxViewAgeMs ago is returned without any request (SC02). */
   readRepo(repo: RepoRef, opts: { claimLabel: string; configMaxAgeMs: number; maxViewAgeMs?: number }): Promise<RepoView>;
+  /** SC03: points left in this minute's request budget of an installation (Infinity without a budget). */
+  remainingPoints(installationId: number): number;
   /** Forgets cached reads of a repo (a push to the opt-in file, say). */
   invalidate(name: RepoName): void;
   getIssue(repo: RepoRef, number: number): Promise<{ number: number; state: string; isPull: boolean } | null>;

@@ -131,3 +131,81 @@ describe('poll tiers', () => {
     expect(asked.get('acme/quiet')).toBe(300_000);
   });
 });
+
+describe('the request budget', () => {
+  it('SC03 plans against points and content writes a minute, with headroom, on an injected clock', async () => {
+    const { RequestBudget, costOf } = await import('../../src/forge/budget.js');
+    const clock = new ManualClock();
+    const budget = new RequestBudget({ pointsPerMinute: 100, contentWritesPerMinute: 10, headroom: 0.8 }, clock.now);
+    expect(costOf('GET', 'https://api.github.com/repos/a/b/issues?state=all')).toEqual({ points: 1, contentWrite: false });
+    expect(costOf('POST', 'https://api.github.com/repos/a/b/issues/7/comments')).toEqual({ points: 5, contentWrite: true });
+    expect(costOf('PUT', 'https://api.github.com/repos/a/b/pulls/7/merge')).toEqual({ points: 5, contentWrite: false });
+    const comment = costOf('POST', '/repos/a/b/issues/7/comments');
+    for (let i = 0; i < 8; i++) {
+      expect(budget.waitFor(comment)).toBe(0);
+      budget.spend(comment);
+      clock.advance(1_000);
+    }
+    // 8 content writes (80% of 10) and 40 of 80 points spent: the next write waits for the oldest to leave the minute.
+    expect(budget.remaining()).toEqual({ points: 40, contentWrites: 0 });
+    expect(budget.waitFor(comment)).toBe(60_000 - 8_000 + 1);
+    expect(budget.waitFor({ points: 1, contentWrite: false })).toBe(0);
+    clock.advance(52_001);
+    expect(budget.waitFor(comment)).toBe(0);
+    expect(budget.remaining().contentWrites).toBe(1);
+  });
+
+  it('SC03 when the budget is short a pass reads lander and merge work first and defers the rest, saying why', async () => {
+    const { addClaimPull, AUTOLAND } = await import('../helpers/fleet.js');
+    const { buildFleetReport, formatFleetReport } = await import('../../src/fleet/report.js');
+    const h = makeHarness({ policy: { globalCap: 5 } });
+    h.forge.addRepo('acme/claims', AUTOLAND);
+    h.forge.addRepo('acme/backlog', {}, 2);
+    h.forge.addIssue('acme/backlog', 1);
+    addClaimPull(h, 'acme/claims', { number: 7, issue: 1, headSha: 'aaaaaaa' });
+    await h.engine.schedulerTick(); // both read; the claim's lander launches
+    h.forge.points.set(2, 3); // installation 2 has 3 points left this minute
+    const reads = () => [h.forge.readsByRepo.get('acme/claims'), h.forge.readsByRepo.get('acme/backlog')];
+    const [claimsBefore, backlogBefore] = reads();
+    const pass = await h.engine.schedulerTick();
+    expect(reads()).toEqual([claimsBefore! + 1, backlogBefore]); // the claim's repository was read; the backlog's was not
+    expect(pass.deferred).toEqual([{ repo: 'acme/backlog', installationId: 2, points: 3 }]);
+    const report = buildFleetReport(h.fleet, pass);
+    expect(report.lastPass!.deferred[0]).toMatchObject({ repo: 'acme/backlog', code: 'request_budget' });
+    expect(formatFleetReport(report)).toContain(
+      '~ deferred by the request budget: acme/backlog was not read this pass: installation 2 has 3 points left of this minute\'s request budget, and work further down the pipeline went first.',
+    );
+    h.forge.points.delete(2);
+    const later = await h.engine.schedulerTick();
+    expect(later.deferred).toEqual([]);
+    expect(reads()[1]).toBe(backlogBefore! + 1);
+  });
+});
+
+describe('the budgeted GitHub client', () => {
+  it('SC03 holds a request that would overspend the installation’s minute for as long as the plan says, then sends it', async () => {
+    const { BudgetBook } = await import('../../src/forge/budget.js');
+    const { budgeted } = await import('../../src/forge/octokit.js');
+    const { ProbotOctokit } = await import('probot');
+    nock.disableNetConnect();
+    const clock = new ManualClock();
+    const book = new BudgetBook({ pointsPerMinute: 3, contentWritesPerMinute: 1, headroom: 1 }, clock.now);
+    const waits: number[] = [];
+    const sleep = async (ms: number) => {
+      waits.push(ms);
+      clock.advance(ms);
+    };
+    const Client = ProbotOctokit.plugin(budgeted(book, sleep)).defaults({ retry: { enabled: false }, throttle: { enabled: false } });
+    const o = new Client({ auth: { token: 't' } });
+    nock('https://api.github.com').get('/repos/acme/api').times(4).reply(200, {});
+    for (let i = 0; i < 3; i++) {
+      await o.request('GET /repos/{owner}/{repo}', { owner: 'acme', repo: 'api' });
+      clock.advance(10_000);
+    }
+    expect(waits).toEqual([]);
+    await o.request('GET /repos/{owner}/{repo}', { owner: 'acme', repo: 'api' });
+    // The first GET leaves the minute 60 s after it was sent, 30 s from now.
+    expect(waits).toEqual([30_001]);
+    expect(nock.pendingMocks()).toEqual([]);
+  });
+});

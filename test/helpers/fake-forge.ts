@@ -102,6 +102,12 @@ export class FakeForge implements Forge {
     return [...this.repos.values()].filter((r) => r.ref.installationId === installationId).map((r) => r.ref);
   }
 
+  /** Points left per installation (unlimited unless a test sets it). */
+  points = new Map<number, number>();
+  remainingPoints(installationId: number): number {
+    return this.points.get(installationId) ?? Number.POSITIVE_INFINITY;
+  }
+
   invalidate(): void {}
 
   async readConfig(repo: RepoRef): Promise<RepoConfigResult> {
