@@ -135,7 +135,7 @@ async function benchIdlePoll(): Promise<void> {
 
 /** A thousand repositories behind a GitHub that answers after 50 ms, as a distant github.com would. */
 async function benchFleet(): Promise<void> {
-  const maxInFlight = settingsWith({}).maxRequestsInFlight;
+  const maxInFlight = Number(process.env.BENCH_IN_FLIGHT ?? settingsWith({}).maxRequestsInFlight);
   const f = await pollFleet({ repos: 1000, latencyMs: 50, maxInFlight });
   print('cold_read_1000_repos_ms', Math.round(f.coldMs), 'ms');
   print('idle_pass_1000_repos_ms', Math.round(f.idleMs), 'ms');
