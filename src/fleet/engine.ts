@@ -161,6 +161,8 @@ export class Engine {
       log,
     });
     for (const r of reaped) {
+      // A run that just ended may have left work behind (its claim PR): its repository is probed next.
+      this.activity.wake(r.run.repo, clock.now());
       log.info({ run: r.run.id, kind: r.run.kind, repo: r.run.repo, outcome: r.outcome, reason: r.reason }, 'reaped run');
       if (r.effect === 'paused') {
         await postPauseNotice({ store, forge, log, now: () => clock.now(), pauseThreshold: policy.pauseThreshold }, r.run.repo, r.run.issueNumber);

@@ -209,3 +209,24 @@ describe('the budgeted GitHub client', () => {
     expect(nock.pendingMocks()).toEqual([]);
   });
 });
+
+describe('poll tiers and run ends', () => {
+  it('SC02 a repository whose run just ended is probed in the pass that reaps it, even without a webhook', async () => {
+    const h = makeHarness({ policy: { globalCap: 1, idleProbeMs: 300_000, activeWindowMs: 60_000 } });
+    h.forge.addRepo('acme/api', {});
+    h.forge.addIssue('acme/api', 1);
+    const asked: (number | undefined)[] = [];
+    const read = h.forge.readRepo.bind(h.forge);
+    h.forge.readRepo = async (repo, opts) => {
+      asked.push((opts as { maxViewAgeMs?: number } | undefined)?.maxViewAgeMs);
+      return read(repo);
+    };
+    await h.engine.schedulerTick();
+    const run = h.launcher.starts[0]!;
+    h.clock.advance(120_000);
+    h.launcher.finish(run.runId);
+    asked.length = 0;
+    await h.engine.reaperTick();
+    expect(asked).toEqual([0]);
+  });
+});
