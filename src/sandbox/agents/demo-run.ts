@@ -3,16 +3,13 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ATTACK_TASK, DEMO_TASKS, type DemoTask } from '../demo-repo.js';
+import { requireEnv } from './env.js';
 
 // The demo agent, lander and fixer: what a real agent would do, in miniature.
 // It runs inside a sandbox workflow run (a checkout, GITHUB_TOKEN, OIDC) or
 // as a command-launcher process (a per-run secret; it clones by itself).
 
-const env = (name: string): string => {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set`);
-  return v;
-};
+const env = requireEnv;
 
 const runId = env('YOKE_RUN_ID');
 const kind = env('YOKE_RUN_KIND');

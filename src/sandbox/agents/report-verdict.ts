@@ -2,11 +2,7 @@
 // reads the validation job's result, asks the runner for an OIDC token, and
 // reports accept or reject to yoke.
 
-const need = (name: string): string => {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set`);
-  return v;
-};
+import { requireEnv as need } from './env.js';
 
 const result = need('VALIDATION');
 const runId = need('YOKE_RUN_ID');
