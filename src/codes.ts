@@ -103,7 +103,8 @@ export const CODE_INFO = {
   command_unknown: code<{ command: string }>({
     status: 400,
     message: (p) => `\`${p.command}\` is not a yoke command.`,
-    recovery: () => 'Use one of: /yoke start, /yoke land, /yoke auto on, /yoke auto off, /yoke reset, /yoke status.',
+    recovery: () =>
+      'Use one of: /yoke start, /yoke land, /yoke auto on, /yoke auto off, /yoke reset, /yoke status, /yoke qa attach <plan>, /yoke qa waive <case> [--plan PLAN] --reason "why".',
   }),
   command_forbidden: code<{ repo: string; permission: string }>({
     status: 403,
@@ -134,6 +135,107 @@ export const CODE_INFO = {
     status: 409,
     message: (p) => `#${p.number} was rejected again after ${p.attempts} fix runs.`,
     recovery: (p) => `Repair the PR by hand, then comment \`/yoke land\` on #${p.number}.`,
+  }),
+  qa_configuration_refused: code<{ repo: string; file: string; field: string; detail: string; then: string }>({
+    status: 422,
+    message: (p) => `QA configuration of ${p.repo} is refused: ${p.detail}`,
+    recovery: (p) => `Fix \`${p.field}\` in \`${p.file}\` of ${p.repo}; ${p.then}`,
+  }),
+  qa_plan_ambiguous: code<{ ref: string; ids: string[] }>({
+    status: 409,
+    message: (p) => `The plan name "${p.ref}" matches ${p.ids.length} plans: ${p.ids.join(', ')}.`,
+    recovery: (p) => `Select one by its exact id, e.g. \`${p.ids[0]}\`.`,
+  }),
+  qa_plan_unknown: code<{ ref: string; known: string[]; where: string }>({
+    status: 404,
+    message: (p) => `No QA plan is called "${p.ref}" in ${p.where}.`,
+    recovery: (p) => (p.known.length ? `Name one of: ${p.known.join(', ')}.` : `Add a plan file to the plans folder (see the README), then name its id.`),
+  }),
+  plan_group_not_open: code<{ run: string; stage: string; plan: string; closed: string[] }>({
+    status: 409,
+    message: (p) =>
+      `Run ${p.run} has no open group of plan ${p.plan} at stage ${p.stage}${p.closed.length ? `; its closed groups: ${p.closed.join(', ')}` : ''}.`,
+    recovery: (p) => `Nothing of ${p.plan} is left to run at ${p.stage}; see \`yoke deployment-runs get ${p.run}\` for what the stage waits on.`,
+  }),
+  qa_plan_not_member_owned: code<{ run: string; stage: string; item: string; plan: string }>({
+    status: 409,
+    message: (p) => `Plan ${p.plan} is not ${p.item}'s own QA in run ${p.run}: it is shared, so the run's driver runs it.`,
+    recovery: (p) => `Run it as the driver: \`yoke qa plan run --deployment-run-id ${p.run} --stage ${p.stage} --plan ${p.plan}\`.`,
+  }),
+  qa_case_unknown: code<{ plan: string; case: string; cases: string[] }>({
+    status: 404,
+    message: (p) => `Plan ${p.plan} has no case ${p.case} at the run's pinned commit.`,
+    recovery: (p) => `Name one of its cases: ${p.cases.join(', ')}.`,
+  }),
+  qa_evidence_required: code<{ case: string; command: string }>({
+    status: 400,
+    message: (p) => `Case ${p.case} requires evidence with its verdict.`,
+    recovery: (p) => `Record it again with evidence: \`${p.command}\`.`,
+  }),
+  delivery_not_configured: code<{ repo: string }>({
+    status: 409,
+    message: (p) => `${p.repo} has no \`delivery:\` section in \`.github/yoke.yml\`, so it has no stages to deploy through.`,
+    recovery: () => 'Add `delivery: {stages: [...]}` to `.github/yoke.yml` on the default branch (see the README).',
+  }),
+  deployment_run_unknown: code<{ run: string }>({
+    status: 404,
+    message: (p) => `There is no deployment run ${p.run}.`,
+    recovery: () => 'Name a run yoke created (its tracking issue and `yoke deployment-runs create` print its id).',
+  }),
+  deployment_run_not_active: code<{ run: string; status: string }>({
+    status: 409,
+    message: (p) => `Deployment run ${p.run} is ${p.status}; only an active run moves.`,
+    recovery: (p) => `See \`yoke deployment-runs get ${p.run}\`; start a new run with \`yoke deployment-runs create\` if work is left.`,
+  }),
+  deployment_run_active: code<{ repo: string; run: string }>({
+    status: 409,
+    message: (p) => `${p.repo} already has an active deployment run, ${p.run}.`,
+    recovery: (p) => `Finish it (\`yoke deployment-runs get ${p.run}\`), or take it over on a later commit with \`--supersedes ${p.run}\`.`,
+  }),
+  deployment_commit_unknown: code<{ repo: string; commit: string }>({
+    status: 404,
+    message: (p) => `${p.repo} has no commit ${p.commit}.`,
+    recovery: (p) => `Name a commit of ${p.repo}'s default branch, or leave out --commit to take its head.`,
+  }),
+  deployment_item_refused: code<{ repo: string; item: string; detail: string }>({
+    status: 409,
+    message: (p) => `${p.item} cannot join a deployment run of ${p.repo}: ${p.detail}`,
+    recovery: () => 'Leave it out of --items; an item joins once its claim PR merged at or before the run\'s commit and its delivery is owed.',
+  }),
+  deployment_no_members: code<{ repo: string; commit: string }>({
+    status: 409,
+    message: (p) => `No item of ${p.repo} is owed delivery with its claim PR merged at or before ${p.commit}.`,
+    recovery: () => 'Merge a claim PR first, or name a later commit with --commit.',
+  }),
+  deployment_supersedes_refused: code<{ run: string; detail: string }>({
+    status: 409,
+    message: (p) => `The new run cannot take over ${p.run}: ${p.detail}`,
+    recovery: (p) => `Name an active run of the same repository and a commit later than its pinned one: \`yoke deployment-runs create REPO --commit LATER_SHA --supersedes ${p.run}\`.`,
+  }),
+  deployment_stage_unknown: code<{ run: string; stage: string; stages: string[] }>({
+    status: 404,
+    message: (p) => `Deployment run ${p.run} has no stage ${p.stage}.`,
+    recovery: (p) => `Name one of its stages: ${p.stages.join(', ')}.`,
+  }),
+  deployment_stage_not_current: code<{ run: string; stage: string; current: string; kind: string }>({
+    status: 409,
+    message: (p) => `Stage ${p.stage} of run ${p.run} is not where the run is: it is at ${p.current}.`,
+    recovery: (p) => `Work on ${p.current} first; \`yoke deployment-runs get ${p.run}\` shows what it waits on.`,
+  }),
+  deployment_item_unknown: code<{ run: string; item: string; members: string[] }>({
+    status: 404,
+    message: (p) => `${p.item} is not a member of deployment run ${p.run}.`,
+    recovery: (p) => (p.members.length ? `Name one of its members: ${p.members.join(', ')}.` : 'The run has no members left.'),
+  }),
+  item_ref_invalid: code<{ ref: string; example: string }>({
+    status: 400,
+    message: (p) => `"${p.ref}" is not an item.`,
+    recovery: (p) => `Name an item as PREFIX-N with the repository's prefix, e.g. ${p.example}.`,
+  }),
+  qa_waive_forbidden: code<{ repo: string; permission: string }>({
+    status: 403,
+    message: (p) => `Waiving a QA case of ${p.repo} needs maintain or admin access; yours is ${p.permission}.`,
+    recovery: () => 'Ask a maintainer to waive it, or retry the case.',
   }),
   installation_auth_failed: code<{ installation: number; detail: string }>({
     status: 502,

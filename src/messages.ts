@@ -81,3 +81,63 @@ export function fixExhaustedNotice(author: string | null, pr: number, attempts: 
 export function verdictComment(payload: MarkerPayload, summary: string | null): string {
   return encodeMarker(payload, summary ?? '');
 }
+
+// Deployment runs
+
+export function trackingIssueTitle(v: { id: string; repo: string; commit: string }): string {
+  return `Deployment run ${v.id}: ${v.repo} at ${v.commit.slice(0, 12)}`;
+}
+
+const STAGE_MARK: Record<string, string> = { succeeded: '✅', settled: '✅', failed: '❌', running: '⏳', waiting: '⏳', pending: '·', not_entered: '·' };
+
+/** The tracking issue's body: stages, members, and what moves the run now. Everything comes from the run's view. */
+export function trackingIssueBody(v: TrackingView): string {
+  const lines = [
+    `yoke keeps this issue current for deployment run \`${v.id}\` of ${v.repo}, pinned at \`${v.commit}\`.`,
+    '',
+    `**Status:** ${v.status}${v.currentStage ? ` at stage \`${v.currentStage}\`` : ''}${v.creator ? ` · created by @${v.creator}` : ''}${v.supersedes ? ` · takes over \`${v.supersedes}\`` : ''}`,
+    '',
+    '### Stages',
+    ...v.stages.map((s) => `- ${STAGE_MARK[s.state] ?? '·'} \`${s.name}\` (${s.kind}): ${s.state.replace('_', ' ')}${s.current ? ' ← current' : ''}${s.detail ? ` · ${s.detail}` : ''}`),
+    '',
+    '### Members',
+    '| item | claim PR | QA | delivery |',
+    '|---|---|---|---|',
+    ...v.members.map(
+      (m) =>
+        `| ${m.item} (#${m.issue}) | #${m.pr} | ${m.removed ? `removed${m.removed.reason ? `: ${escapeCell(m.removed.reason)}` : ''}` : Object.entries(m.stages).map(([s, st]) => `${s}: ${st}`).join(', ') || '—'} | ${m.delivery} |`,
+    ),
+  ];
+  const waits = v.stages.find((s) => s.current)?.waits ?? [];
+  if (waits.length || v.next.length) {
+    lines.push('', '### Waiting on');
+    if (waits.length) for (const w of waits) lines.push(`- ${w.detail}: \`${w.command}\``);
+    else for (const c of v.next) lines.push(`- \`${c}\``);
+  }
+  return lines.join('\n');
+}
+
+const escapeCell = (s: string) => s.replace(/[|\n\r]/g, ' ').slice(0, 200);
+
+export interface TrackingView {
+  id: string;
+  repo: string;
+  commit: string;
+  status: string;
+  creator: string | null;
+  supersedes: string | null;
+  currentStage: string | null;
+  stages: { name: string; kind: string; state: string; current: boolean; detail: string | null; waits: { detail: string; command: string }[] }[];
+  members: { item: string; issue: number; pr: number; removed: { reason: string | null } | null; stages: Record<string, string>; delivery: string }[];
+  next: string[];
+}
+
+export function qaAttached(item: string, planId: string, fresh: boolean): string {
+  return fresh
+    ? `Attached QA plan \`${planId}\` to ${item}. It becomes part of ${item}'s QA when ${item} next enters a QA stage.`
+    : `QA plan \`${planId}\` was already attached to ${item}.`;
+}
+
+export function qaWaived(subject: string, plan: string, caseId: string, reason: string): string {
+  return `Waived case \`${caseId}\` of plan \`${plan}\` for ${subject}: ${reason}`;
+}

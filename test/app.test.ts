@@ -296,10 +296,14 @@ describe('verdicts and autoland (Probot level)', () => {
     const s2 = mockListing(github());
     mockRepoRead(s2, { probeEtag: '"probe2"', pulls: [claimPull()], claims: { 7: { comments: [ghComment(1, BOT, stale, 'Bot'), ghComment(2, BOT, fresh, 'Bot')] } } })
       .put('/repos/Codertocat/Hello-World/pulls/7/merge', (b) => (merges.push(b), true))
-      .reply(200, { merged: true, sha: 'mergedsha' });
+      .reply(200, { merged: true, sha: 'mergedsha' })
+      // The merged claim's issue now owes delivery, and shows it.
+      .post('/repos/Codertocat/Hello-World/issues/1/labels', { labels: ['yoke:delivery-owed'] })
+      .reply(200, []);
     h.rt.store.db.prepare("UPDATE runs SET status = 'ended', outcome = 'success'").run();
     await h.rt.engine.schedulerTick();
     expect(merges).toEqual([{ sha: HEAD, merge_method: 'squash' }]);
+    expect(h.rt.store.deliveryItems.get(REPO, 1)).toMatchObject({ state: 'owed', prNumber: 7, mergeSha: 'mergedsha', labelled: true });
   });
 
   it('GH03 a merge GitHub refuses (the head moved) is reported on the PR once and not retried blindly', async () => {

@@ -1,42 +1,13 @@
 import { Command } from 'commander';
-import { z } from 'zod';
 import { formatFleetReport, type FleetReport } from '../fleet/report.js';
+import { call, CliFailure, type CliIo } from './client.js';
+import { registerDeliveryCommands } from './delivery.js';
+import { nodeExec, nodeHead, nodeReadFile } from './exec.js';
 
 // The yoke CLI: the operator API from a terminal. It talks HTTPS to a running
 // yoke (YOKE_URL) with an operator token (YOKE_TOKEN).
 
-const ApiError = z.object({ error: z.object({ code: z.string(), message: z.string(), recovery: z.string() }) });
-
-export interface CliIo {
-  out: (line: string) => void;
-  err: (line: string) => void;
-  env: Record<string, string | undefined>;
-  fetch: typeof fetch;
-}
-
-class CliFailure extends Error {}
-
-async function call(io: CliIo, opts: { url?: string; token?: string }, method: string, path: string, body?: unknown): Promise<unknown> {
-  const url = (opts.url ?? io.env.YOKE_URL ?? 'http://localhost:3000').replace(/\/$/, '');
-  const token = opts.token ?? io.env.YOKE_TOKEN;
-  if (!token) throw new CliFailure('No operator token. Set YOKE_TOKEN (one of the server\'s YOKE_API_TOKENS) or pass --token.');
-  let res: Response;
-  try {
-    res = await io.fetch(`${url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  } catch (err) {
-    throw new CliFailure(`yoke at ${url} did not answer (${err instanceof Error ? err.message : err}). Check YOKE_URL or --url.`);
-  }
-  const json: unknown = await res.json().catch(() => null);
-  if (!res.ok) {
-    const parsed = ApiError.safeParse(json);
-    throw new CliFailure(parsed.success ? `${parsed.data.error.message}\nTo recover: ${parsed.data.error.recovery}` : `yoke answered ${res.status}`);
-  }
-  return json;
-}
+export type { CliIo } from './client.js';
 
 export function buildCli(io: CliIo): Command {
   const program = new Command('yoke').description('Operate a yoke fleet through its HTTP API.').exitOverride();
@@ -71,6 +42,7 @@ export function buildCli(io: CliIo): Command {
     .command('start <owner/repo> <issue>')
     .description('a manual AFK run for an issue')
     .action(async (name: string, issue: string) => message(await call(io, g(), 'POST', `/yoke/api/repos/${name}/issues/${Number(issue)}/start`)));
+  registerDeliveryCommands(program, io, g);
   return program;
 }
 
@@ -91,6 +63,6 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const code = await runCli(process.argv.slice(2), { out: (l) => console.log(l), err: (l) => console.error(l), env: process.env, fetch });
+  const code = await runCli(process.argv.slice(2), { out: (l) => console.log(l), err: (l) => console.error(l), env: process.env, fetch, exec: nodeExec, head: nodeHead, readFile: nodeReadFile });
   process.exit(code);
 }

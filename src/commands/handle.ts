@@ -4,7 +4,9 @@ import { repoStatus, requestLand, requestStart, resetRepo, setAutoLoop, type Con
 import type { CommentView, Permission, RepoRef } from '../forge/types.js';
 import { commandReply, refusalText } from '../messages.js';
 import type { RepoState } from '../store/repos.js';
+import { attachPlan } from '../qa/attach.js';
 import { COMMENT_LIMIT, parseComment, type CommandWord, type ParsedComment } from './command.js';
+import { asControl, waiveByComment } from './qa.js';
 
 export interface IncomingComment {
   repo: RepoRef;
@@ -53,7 +55,7 @@ export async function handleComment(ctx: FleetContext, { repo, comment: c, via }
       ctx.log.info({ repo: repo.fullName, comment: c.id, author: c.author, permission }, 'command from a user without write access; not answered');
       return 'ignored';
     }
-    result = await decide(ctx, repo, c, parsed);
+    result = await decide(ctx, repo, c, parsed, permission);
   } catch (err) {
     return failed(ctx, repo, c, err);
   }
@@ -68,10 +70,10 @@ export async function handleComment(ctx: FleetContext, { repo, comment: c, via }
   return result.ok ? 'done' : 'refused';
 }
 
-function decide(ctx: FleetContext, repo: RepoRef, c: CommentView, parsed: Exclude<ParsedComment, { kind: 'none' }>): Promise<ControlResult> {
+function decide(ctx: FleetContext, repo: RepoRef, c: CommentView, parsed: Exclude<ParsedComment, { kind: 'none' }>, permission: Permission): Promise<ControlResult> {
   if (parsed.kind === 'too_large') return Promise.resolve({ ok: false, refusal: makeRefusal('comment_too_large', { limit: COMMENT_LIMIT }) });
   if (parsed.kind === 'unknown') return Promise.resolve({ ok: false, refusal: makeRefusal('command_unknown', { command: parsed.text }) });
-  return runCommand(ctx, repo, c, parsed.command);
+  return runCommand(ctx, repo, c, parsed.command, permission);
 }
 
 /** Marks the command failed so a later poll tries it again; the last attempt answers the commenter. */
@@ -92,7 +94,7 @@ async function failed(ctx: FleetContext, repo: RepoRef, c: CommentView, err: unk
   return 'failed';
 }
 
-function runCommand(ctx: FleetContext, repo: RepoRef, c: CommentView, cmd: CommandWord): Promise<ControlResult> {
+function runCommand(ctx: FleetContext, repo: RepoRef, c: CommentView, cmd: CommandWord, permission: Permission): Promise<ControlResult> {
   const name = repo.fullName;
   switch (cmd.name) {
     case 'start':
@@ -107,6 +109,12 @@ function runCommand(ctx: FleetContext, repo: RepoRef, c: CommentView, cmd: Comma
       return resetRepo(ctx, name);
     case 'status':
       return repoStatus(ctx, name);
+    case 'qa_attach':
+      return c.isPull
+        ? Promise.resolve({ ok: false, refusal: makeRefusal('issue_not_found', { repo: name, number: c.issueNumber }) })
+        : attachPlan(ctx, repo, c.issueNumber, cmd.ref, c.author, 'command').then(asControl);
+    case 'qa_waive':
+      return waiveByComment(ctx, repo, c, cmd, permission);
   }
 }
 

@@ -46,6 +46,8 @@ export const RepoConfig = z
       })
       .strict()
       .default({ workflow: 'yoke-run.yml' }),
+    // Parsed on its own (config/delivery.ts): a bad delivery section refuses delivery, never the engine.
+    delivery: z.unknown().optional(),
   })
   .strict();
 export type RepoConfig = z.infer<typeof RepoConfig>;

@@ -1,5 +1,7 @@
 import type { Forge, ReviewView } from '../forge/types.js';
 import type { Log } from '../log.js';
+import { owedLabelOf } from '../config/delivery.js';
+import { recordDeliveryOwed } from '../qa/owed.js';
 import { fixExhaustedNotice, mergeRefusedNotice, verdictComment } from '../messages.js';
 import type { Store } from '../store/store.js';
 import type { Run } from '../store/runs.js';
@@ -88,6 +90,7 @@ export async function executeRepoActions(deps: ActionDeps, facts: RepoFacts, act
         if (res.ok) {
           store.merges.record({ repo: facts.repo.fullName, prNumber: a.pr, headSha: a.sha, state: 'merged', detail: null, at: deps.now(), runId: a.run });
           log.info({ repo: facts.repo.fullName, pr: a.pr, sha: a.sha }, 'merged accepted claim PR');
+          await recordDeliveryOwed({ ...deps, now: deps.now }, facts.repo, a.pr, res.sha, owedLabelOf(facts.config.delivery));
         } else {
           store.merges.record({ repo: facts.repo.fullName, prNumber: a.pr, headSha: a.sha, state: 'refused', detail: res.message, at: deps.now(), runId: a.run });
           await forge.createComment(facts.repo, a.pr, mergeRefusedNotice(a.pr, a.sha, res.message));

@@ -24,11 +24,13 @@ export function classifyGitHubError(err: unknown): ClassifiedError {
 }
 
 /** GitHub's answer, or null when the thing is not there; other errors go on up. */
-export async function unlessMissing<T>(read: () => Promise<T>): Promise<T | null> {
+export async function unlessMissing<T>(read: () => Promise<T>, alsoMissing: readonly number[] = []): Promise<T | null> {
   try {
     return await read();
   } catch (err) {
-    if (classifyGitHubError(err).kind === 'missing') return null;
+    const e = classifyGitHubError(err);
+    // GitHub answers 422 "No commit found" for a SHA it does not have.
+    if (e.kind === 'missing' || (e.status !== null && alsoMissing.includes(e.status))) return null;
     throw err;
   }
 }

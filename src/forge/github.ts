@@ -4,8 +4,8 @@ import type { BudgetBook } from './budget.js';
 import { classifyGitHubError, unlessMissing } from './errors.js';
 import type { Octokit } from './octokit.js';
 import { RepoReader } from './repo-reader.js';
-import { GhBotApp, GhIssueState, GhPermission, GhRepository, GhWorkflowRun } from './schemas.js';
-import type { Forge, MergeResult, Permission, RepoName, RepoRef, RepoView, WorkflowRunView } from './types.js';
+import { GhBotApp, GhCommit, GhCompare, GhIssueState, GhPermission, GhPullDetail, GhRepository, GhReview, GhTree, GhWorkflowRun } from './schemas.js';
+import type { Forge, IssueDetail, MergeResult, Permission, PullDetail, RepoName, RepoRef, RepoView, ReviewView, WorkflowRunView } from './types.js';
 
 // The one module that talks to GitHub: installations, the repository read
 // (RepoReader), and every write yoke makes.
@@ -85,10 +85,70 @@ export class GitHubForge implements Forge {
     return this.reader.readRepo(await this.gh(repo.installationId), repo, opts);
   }
 
-  async getIssue(repo: RepoRef, number: number): Promise<{ number: number; state: string; isPull: boolean } | null> {
+  async getIssue(repo: RepoRef, number: number): Promise<IssueDetail | null> {
     const o = await this.gh(repo.installationId);
     const res = await unlessMissing(() => o.request('GET /repos/{owner}/{repo}/issues/{issue_number}', { ...at(repo), issue_number: number }));
     return res && GhIssueState.parse(res.data);
+  }
+
+  async getPull(repo: RepoRef, number: number): Promise<PullDetail | null> {
+    const o = await this.gh(repo.installationId);
+    const res = await unlessMissing(() => o.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', { ...at(repo), pull_number: number }));
+    return res && GhPullDetail.parse(res.data);
+  }
+
+  async listReviews(repo: RepoRef, pr: number): Promise<ReviewView[]> {
+    const o = await this.gh(repo.installationId);
+    return z.array(GhReview).parse(await o.paginate('GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews', { ...at(repo), pull_number: pr, per_page: 100 }));
+  }
+
+  async resolveCommit(repo: RepoRef, ref: string): Promise<string | null> {
+    const o = await this.gh(repo.installationId);
+    const res = await unlessMissing(() => o.request('GET /repos/{owner}/{repo}/commits/{ref}', { ...at(repo), ref }), [404, 422]);
+    return res && GhCommit.parse(res.data).sha;
+  }
+
+  async isAncestor(repo: RepoRef, ancestor: string, commit: string): Promise<boolean | null> {
+    const o = await this.gh(repo.installationId);
+    const res = await unlessMissing(() => o.request('GET /repos/{owner}/{repo}/compare/{basehead}', { ...at(repo), basehead: `${ancestor}...${commit}`, per_page: 1 }));
+    if (!res) return null;
+    const { status } = GhCompare.parse(res.data);
+    return status === 'ahead' || status === 'identical';
+  }
+
+  async listFiles(repo: RepoRef, commit: string, dir: string): Promise<string[]> {
+    const o = await this.gh(repo.installationId);
+    const res = await unlessMissing(() => o.request('GET /repos/{owner}/{repo}/git/trees/{tree_sha}', { ...at(repo), tree_sha: commit, recursive: '1' }));
+    if (!res) return [];
+    return GhTree.parse(res.data).tree.filter((e) => e.type === 'blob' && e.path.startsWith(dir)).map((e) => e.path).sort();
+  }
+
+  async readFileAt(repo: RepoRef, path: string, commit: string): Promise<string | null> {
+    const o = await this.gh(repo.installationId);
+    const res = await unlessMissing(() => o.request('GET /repos/{owner}/{repo}/contents/{path}', { ...at(repo), path, ref: commit, headers: { accept: 'application/vnd.github.raw+json' } }));
+    return res ? String(res.data) : null;
+  }
+
+  async createIssue(repo: RepoRef, issue: { title: string; body: string; labels: string[] }): Promise<number> {
+    const o = await this.gh(repo.installationId);
+    const { data } = await o.request('POST /repos/{owner}/{repo}/issues', { ...at(repo), ...issue });
+    return z.object({ number: z.number() }).parse(data).number;
+  }
+
+  async updateIssue(repo: RepoRef, number: number, change: { body?: string; state?: 'open' | 'closed'; stateReason?: 'completed' | 'not_planned' }): Promise<void> {
+    const o = await this.gh(repo.installationId);
+    await o.request('PATCH /repos/{owner}/{repo}/issues/{issue_number}', {
+      ...at(repo),
+      issue_number: number,
+      ...(change.body !== undefined ? { body: change.body } : {}),
+      ...(change.state ? { state: change.state } : {}),
+      ...(change.stateReason ? { state_reason: change.stateReason } : {}),
+    });
+  }
+
+  async removeLabel(repo: RepoRef, number: number, label: string): Promise<void> {
+    const o = await this.gh(repo.installationId);
+    await unlessMissing(() => o.request('DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}', { ...at(repo), issue_number: number, name: label }));
   }
 
   async getPermission(repo: RepoRef, user: string): Promise<Permission> {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseClosingRefs, parseYokeRunTrailer, type CommentView, type IssueView, type Permission, type PullView, type ReviewView, type WorkflowRunView } from './types.js';
+import { parseClosingRefs, parseYokeRunTrailer, type CommentView, type IssueDetail, type IssueView, type PullDetail, type Permission, type PullView, type ReviewView, type WorkflowRunView } from './types.js';
 
 // GitHub's REST shapes, as far as yoke reads them, each turned into yoke's
 // own view in the same step. Fields yoke does not read are not described.
@@ -108,8 +108,50 @@ export const GhRepositoryInfo = z.object({ default_branch: z.string() });
 
 /** What yoke reads of one issue or PR by number: is it open, and is it a PR. */
 export const GhIssueState = z
-  .object({ number: z.number(), state: z.string(), pull_request: z.unknown().optional() })
-  .transform((i) => ({ number: i.number, state: i.state, isPull: i.pull_request != null }));
+  .object({
+    number: z.number(),
+    state: z.string(),
+    state_reason: z.string().nullable().optional(),
+    pull_request: z.unknown().optional(),
+    locked: z.boolean().optional(),
+    labels: Labels.optional(),
+    assignee: z.object({ login: z.string() }).nullable().optional(),
+  })
+  .transform(
+    (i): IssueDetail => ({
+      number: i.number,
+      state: i.state,
+      stateReason: i.state_reason ?? null,
+      isPull: i.pull_request != null,
+      locked: i.locked ?? false,
+      labels: i.labels ?? [],
+      assignee: i.assignee?.login ?? null,
+    }),
+  );
+
+/** One PR by number, merged or not. */
+export const GhPullDetail = z
+  .object({
+    number: z.number(),
+    state: z.string(),
+    merged: z.boolean().nullable().optional(),
+    merged_at: z.string().nullable().optional(),
+    merge_commit_sha: z.string().nullable().optional(),
+    user: User,
+  })
+  .transform(
+    (p): PullDetail => ({
+      number: p.number,
+      state: p.state,
+      merged: Boolean(p.merged ?? p.merged_at),
+      mergeCommitSha: p.merge_commit_sha ?? null,
+      author: p.user?.login ?? 'ghost',
+    }),
+  );
+
+export const GhCommit = z.object({ sha: z.string() });
+export const GhCompare = z.object({ status: z.enum(['ahead', 'behind', 'identical', 'diverged']) });
+export const GhTree = z.object({ tree: z.array(z.object({ path: z.string(), type: z.string() })), truncated: z.boolean().optional() });
 
 const PERMISSIONS = ['admin', 'maintain', 'write', 'triage', 'read', 'none'] as const;
 

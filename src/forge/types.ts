@@ -91,6 +91,26 @@ export interface WorkflowRunView {
   event: string | null;
 }
 
+/** One issue or PR by number, as delivery reads it fresh. */
+export interface IssueDetail {
+  number: number;
+  state: string;
+  stateReason: string | null;
+  isPull: boolean;
+  locked: boolean;
+  labels: string[];
+  assignee: string | null;
+}
+
+/** One PR by number, merged or not. */
+export interface PullDetail {
+  number: number;
+  state: string;
+  merged: boolean;
+  mergeCommitSha: string | null;
+  author: string;
+}
+
 export interface Forge {
   /** The app's login as it appears on comments, e.g. `yoke[bot]`. */
   botLogin(): Promise<string>;
@@ -106,7 +126,19 @@ export interface Forge {
   remainingPoints(installationId: number): number;
   /** Forgets cached reads of a repo (a push to the opt-in file, say). */
   invalidate(name: RepoName): void;
-  getIssue(repo: RepoRef, number: number): Promise<{ number: number; state: string; isPull: boolean } | null>;
+  getIssue(repo: RepoRef, number: number): Promise<IssueDetail | null>;
+  getPull(repo: RepoRef, number: number): Promise<PullDetail | null>;
+  listReviews(repo: RepoRef, pr: number): Promise<ReviewView[]>;
+  /** The commit a branch, tag or SHA names, or null. */
+  resolveCommit(repo: RepoRef, ref: string): Promise<string | null>;
+  /** Whether `ancestor` is `commit` or comes before it; null when either is unknown. */
+  isAncestor(repo: RepoRef, ancestor: string, commit: string): Promise<boolean | null>;
+  /** Paths of the files under `dir` at a commit. */
+  listFiles(repo: RepoRef, commit: string, dir: string): Promise<string[]>;
+  readFileAt(repo: RepoRef, path: string, commit: string): Promise<string | null>;
+  createIssue(repo: RepoRef, issue: { title: string; body: string; labels: string[] }): Promise<number>;
+  updateIssue(repo: RepoRef, number: number, change: { body?: string; state?: 'open' | 'closed'; stateReason?: 'completed' | 'not_planned' }): Promise<void>;
+  removeLabel(repo: RepoRef, number: number, label: string): Promise<void>;
   getPermission(repo: RepoRef, user: string): Promise<Permission>;
   createComment(repo: RepoRef, number: number, body: string): Promise<number>;
   addReaction(repo: RepoRef, commentId: number, content: '+1' | '-1' | 'eyes' | 'confused' | 'rocket'): Promise<void>;

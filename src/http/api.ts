@@ -7,6 +7,7 @@ import type { PassReport } from '../fleet/pass.js';
 import { buildFleetReport, publicRun } from '../fleet/report.js';
 import { reportRunResult } from '../fleet/run-report.js';
 import type { OidcVerifier } from './oidc.js';
+import { handleDeliveryRoute } from './api-delivery.js';
 import { renderDashboard, renderSignIn } from './dashboard.js';
 import { Sessions, isOperatorToken } from './session.js';
 
@@ -122,6 +123,8 @@ export function createApiHandler(opts: ApiOptions) {
       if (!isOperatorToken(bearerOf(req), opts.apiTokens)) return sendRefusal(res, makeRefusal('unauthorized'));
 
       if (path === '/yoke/api/fleet' && method === 'GET') return send(res, 200, report());
+      const io = { readJson: () => readJson(req), send: (status: number, body: unknown) => send(res, status, body), refuse: (r: Refusal) => sendRefusal(res, r) };
+      if (await handleDeliveryRoute(fleet, req, url, io)) return true;
       const runGet = /^\/yoke\/api\/runs\/([\w-]{1,100})$/.exec(path);
       if (runGet && method === 'GET') {
         const run = fleet.store.runs.get(runGet[1]!);

@@ -2,8 +2,11 @@ import { openDb, type Db } from './db.js';
 import { ClaimStore } from './claims.js';
 import { CommandStore } from './commands.js';
 import { DeliveryStore } from './deliveries.js';
+import { DeliveryItemStore } from './delivery-items.js';
+import { DeploymentStore } from './deployments.js';
 import { HttpCacheStore } from './http-cache.js';
 import { MergeStore } from './merges.js';
+import { QaStore } from './qa.js';
 import { RepoStore } from './repos.js';
 import { RequestStore } from './requests.js';
 import { RunStore } from './runs.js';
@@ -18,6 +21,9 @@ export interface Store {
   merges: MergeStore;
   httpCache: HttpCacheStore;
   deliveries: DeliveryStore;
+  deliveryItems: DeliveryItemStore;
+  deployments: DeploymentStore;
+  qa: QaStore;
   /** Runs fn in one IMMEDIATE write transaction (the cross-process backstop). */
   write<T>(fn: () => T): T;
   close(): void;
@@ -38,6 +44,9 @@ export function wrapDb(db: Db): Store {
     merges: new MergeStore(db),
     httpCache: new HttpCacheStore(db),
     deliveries: new DeliveryStore(db),
+    deliveryItems: new DeliveryItemStore(db),
+    deployments: new DeploymentStore(db),
+    qa: new QaStore(db),
     write: <T>(fn: () => T): T => db.transaction(fn).immediate(),
     close: () => db.close(),
   };

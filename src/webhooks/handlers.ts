@@ -5,7 +5,8 @@ import { touchesOptInFile } from '../config/repo-config.js';
 import type { FleetContext } from '../fleet/context.js';
 import type { Forge } from '../forge/types.js';
 import type { Store } from '../store/store.js';
-import { IssueCommentPayload, PushPayload, RepoNamePayload } from './payloads.js';
+import { handleQaLabel } from '../commands/qa-label.js';
+import { IssueCommentPayload, IssueLabeledPayload, PushPayload, RepoNamePayload } from './payloads.js';
 
 // Webhooks only deliver commands and kick an early pass: a missed one costs
 // latency, never correctness (DESIGN §2). Probot verifies each signature.
@@ -52,6 +53,10 @@ export function registerWebhooks(app: Probot, deps: WebhookDeps): void {
   });
   app.on([...KICK_EVENTS], async (context) => {
     if (!firstSight(context)) return;
+    if (context.name === 'issues') {
+      const labeled = IssueLabeledPayload.safeParse(context.payload);
+      if (labeled.success) await handleQaLabel(fleet, labeled.data).catch((err) => fleet.log.warn({ delivery: context.id, err: String(err) }, 'could not handle a qa label'));
+    }
     // SC02: the repository is active from now, so the pass this asks for probes it.
     const repo = RepoNamePayload.safeParse(context.payload);
     if (repo.success) fleet.wake(repo.data);

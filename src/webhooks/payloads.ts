@@ -63,3 +63,22 @@ export type PushPayload = z.infer<typeof PushPayload>;
 
 /** The repository a webhook is about, by full name (installation events have none). */
 export const RepoNamePayload = z.object({ repository: z.object({ full_name: z.string() }) }).transform((p) => p.repository.full_name);
+
+/** An issue labelled `qa:<plan>`: who labelled which issue with what. */
+export const IssueLabeledPayload = z
+  .object({
+    repository: Repository,
+    installation: Installation,
+    issue: z.object({ number: z.number(), pull_request: z.unknown().optional() }),
+    label: z.object({ name: z.string() }),
+    sender: User,
+  })
+  .transform((p) => ({
+    repo: toRepoRef(p.repository, p.installation),
+    issueNumber: p.issue.number,
+    isPull: p.issue.pull_request != null,
+    label: p.label.name,
+    sender: p.sender?.login ?? 'ghost',
+    senderIsBot: p.sender?.type === 'Bot',
+  }));
+export type IssueLabeledPayload = z.infer<typeof IssueLabeledPayload>;

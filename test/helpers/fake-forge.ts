@@ -4,6 +4,9 @@ import {
   parseYokeRunTrailer,
   type CommentView,
   type Forge,
+  type IssueDetail,
+  type PullDetail,
+  type ReviewView,
   type MergeResult,
   type Permission,
   type RepoRef,
@@ -30,10 +33,15 @@ export interface FakePull {
 export interface FakeRepo {
   ref: RepoRef;
   config: unknown;
-  issues: { number: number; labels: string[]; open: boolean }[];
+  issues: { number: number; labels: string[]; open: boolean; assignee?: string | null; locked?: boolean; stateReason?: string | null; body?: string; title?: string }[];
   pulls: FakePull[];
   permissions: Record<string, Permission>;
   mergeRefusal?: { status: number; message: string };
+  /** The default branch's commits, oldest first, each with its files. */
+  history: string[];
+  files: Map<string, Record<string, string>>;
+  /** Merged PRs: GitHub keeps them, the open listing does not. */
+  merged: (PullDetail & { reviews: ReviewView[] })[];
 }
 
 export class FakeForge implements Forge {
@@ -52,7 +60,7 @@ export class FakeForge implements Forge {
 
   addRepo(fullName: string, config: unknown, installationId = 1): FakeRepo {
     const [owner, name] = fullName.split('/') as [string, string];
-    const repo: FakeRepo = { ref: { owner, name, fullName, installationId }, config, issues: [], pulls: [], permissions: {} };
+    const repo: FakeRepo = { ref: { owner, name, fullName, installationId }, config, issues: [], pulls: [], permissions: {}, history: ['c0'], files: new Map([['c0', {}]]), merged: [] };
     this.repos.set(fullName, repo);
     if (!this.installations.includes(installationId)) this.installations.push(installationId);
     return repo;
@@ -145,12 +153,97 @@ export class FakeForge implements Forge {
     };
   }
 
-  async getIssue(repo: RepoRef, number: number) {
+  async getIssue(repo: RepoRef, number: number): Promise<IssueDetail | null> {
     const r = this.repo(repo.fullName);
     const issue = r.issues.find((i) => i.number === number);
-    if (issue) return { number, state: issue.open ? 'open' : 'closed', isPull: false };
-    const pull = r.pulls.find((p) => p.number === number);
-    return pull ? { number, state: 'open', isPull: true } : null;
+    if (issue) {
+      return { number, state: issue.open ? 'open' : 'closed', stateReason: issue.stateReason ?? null, isPull: false, locked: issue.locked ?? false, labels: [...issue.labels], assignee: issue.assignee ?? null };
+    }
+    const pull = r.pulls.find((p) => p.number === number) ?? r.merged.find((p) => p.number === number);
+    return pull ? { number, state: 'open' in pull ? 'closed' : 'open', stateReason: null, isPull: true, locked: false, labels: [], assignee: null } : null;
+  }
+
+  /** Adds a commit to the default branch with these files changed; returns its SHA. */
+  commit(fullName: string, files: Record<string, string | null>): string {
+    const r = this.repo(fullName);
+    const prev = r.files.get(r.history.at(-1)!)!;
+    const sha = `c${r.history.length}`;
+    const next = { ...prev };
+    for (const [path, text] of Object.entries(files)) {
+      if (text === null) delete next[path];
+      else next[path] = text;
+    }
+    r.history.push(sha);
+    r.files.set(sha, next);
+    return sha;
+  }
+
+  /** A claim PR that GitHub merged (by yoke or by hand), landing as a new commit. */
+  mergePull(fullName: string, pr: { number: number; author?: string; files?: Record<string, string | null> }): string {
+    const sha = this.commit(fullName, pr.files ?? {});
+    this.repo(fullName).merged.push({ number: pr.number, state: 'closed', merged: true, mergeCommitSha: sha, author: pr.author ?? 'agent', reviews: [] });
+    return sha;
+  }
+
+  async getPull(repo: RepoRef, number: number): Promise<PullDetail | null> {
+    const r = this.repo(repo.fullName);
+    const m = r.merged.find((p) => p.number === number);
+    if (m) return { number, state: m.state, merged: m.merged, mergeCommitSha: m.mergeCommitSha, author: m.author };
+    const open = r.pulls.find((p) => p.number === number);
+    return open ? { number, state: 'open', merged: false, mergeCommitSha: null, author: open.author } : null;
+  }
+
+  async listReviews(repo: RepoRef, pr: number): Promise<ReviewView[]> {
+    const r = this.repo(repo.fullName);
+    return [...(r.merged.find((p) => p.number === pr)?.reviews ?? r.pulls.find((p) => p.number === pr)?.reviews ?? [])];
+  }
+
+  async resolveCommit(repo: RepoRef, ref: string): Promise<string | null> {
+    const r = this.repo(repo.fullName);
+    if (ref === 'main') return r.history.at(-1)!;
+    return r.history.includes(ref) ? ref : null;
+  }
+
+  async isAncestor(repo: RepoRef, ancestor: string, commit: string): Promise<boolean | null> {
+    const h = this.repo(repo.fullName).history;
+    const [a, c] = [h.indexOf(ancestor), h.indexOf(commit)];
+    return a < 0 || c < 0 ? null : a <= c;
+  }
+
+  async listFiles(repo: RepoRef, commit: string, dir: string): Promise<string[]> {
+    return Object.keys(this.repo(repo.fullName).files.get(commit) ?? {}).filter((p) => p.startsWith(dir)).sort();
+  }
+
+  fileReads = 0;
+  async readFileAt(repo: RepoRef, path: string, commit: string): Promise<string | null> {
+    this.fileReads++;
+    return this.repo(repo.fullName).files.get(commit)?.[path] ?? null;
+  }
+
+  createdIssues: { repo: string; number: number; title: string; body: string; labels: string[] }[] = [];
+  async createIssue(repo: RepoRef, issue: { title: string; body: string; labels: string[] }): Promise<number> {
+    const r = this.repo(repo.fullName);
+    const number = 1 + Math.max(0, ...r.issues.map((i) => i.number), ...r.pulls.map((p) => p.number), ...r.merged.map((p) => p.number));
+    r.issues.push({ number, labels: [...issue.labels], open: true, body: issue.body, title: issue.title });
+    this.createdIssues.push({ repo: repo.fullName, number, ...issue });
+    return number;
+  }
+
+  issueUpdates: { repo: string; number: number; change: { body?: string; state?: string; stateReason?: string } }[] = [];
+  async updateIssue(repo: RepoRef, number: number, change: { body?: string; state?: 'open' | 'closed'; stateReason?: 'completed' | 'not_planned' }): Promise<void> {
+    this.issueUpdates.push({ repo: repo.fullName, number, change });
+    const issue = this.repo(repo.fullName).issues.find((i) => i.number === number);
+    if (!issue) return;
+    if (change.body !== undefined) issue.body = change.body;
+    if (change.state) issue.open = change.state === 'open';
+    if (change.stateReason) issue.stateReason = change.stateReason;
+  }
+
+  labelsRemoved: { repo: string; number: number; label: string }[] = [];
+  async removeLabel(repo: RepoRef, number: number, label: string): Promise<void> {
+    this.labelsRemoved.push({ repo: repo.fullName, number, label });
+    const issue = this.repo(repo.fullName).issues.find((i) => i.number === number);
+    if (issue) issue.labels = issue.labels.filter((l) => l !== label);
   }
 
   async getPermission(repo: RepoRef, user: string): Promise<Permission> {
@@ -173,6 +266,8 @@ export class FakeForge implements Forge {
     this.labelsAdded.push({ repo: repo.fullName, number, labels });
     const pull = this.repo(repo.fullName).pulls.find((p) => p.number === number);
     if (pull) pull.labels.push(...labels.filter((l) => !pull.labels.includes(l)));
+    const issue = this.repo(repo.fullName).issues.find((i) => i.number === number);
+    if (issue) issue.labels.push(...labels.filter((l) => !issue.labels.includes(l)));
   }
 
   async merge(repo: RepoRef, number: number, sha: string, method: 'merge' | 'squash' | 'rebase'): Promise<MergeResult> {
@@ -182,12 +277,14 @@ export class FakeForge implements Forge {
     if (r.mergeRefusal) return { ok: false, ...r.mergeRefusal };
     if (!pull || pull.headSha !== sha) return { ok: false, status: 409, message: 'Head branch was modified. Review and try the merge again.' };
     r.pulls = r.pulls.filter((p) => p.number !== number);
+    const mergeSha = this.commit(repo.fullName, {});
+    r.merged.push({ number, state: 'closed', merged: true, mergeCommitSha: mergeSha, author: pull.author, reviews: [...pull.reviews] });
     // GitHub closes the issues the PR names with closing keywords.
     for (const n of parseClosingRefs(pull.body)) {
       const issue = r.issues.find((i) => i.number === n);
       if (issue) issue.open = false;
     }
-    return { ok: true, sha: `merge-${sha}` };
+    return { ok: true, sha: mergeSha };
   }
 
   async dispatchWorkflow(repo: RepoRef, workflow: string, ref: string, inputs: Record<string, string>): Promise<void> {

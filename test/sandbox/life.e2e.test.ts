@@ -42,6 +42,8 @@ describe('the life of an issue (actions launcher)', () => {
     expect(pr.pull).toMatchObject({ merged: true, headSha: runs[1]!.headSha, mergeNamedSha: runs[1]!.headSha });
     const issue = sandbox.repo.issues.get(1)!;
     expect([issue.state, issue.stateReason]).toEqual(['closed', 'completed']);
+    // Merged is not delivered: the issue owes its delivery until close-out.
+    expect(issue.labels).toContain('yoke:delivery-owed');
     // The workflow run the launcher dispatched is on the forge's record, found by its run-name.
     const wf = sandbox.forge.runner.runs.find((w) => w.inputs.run_id === runs[0]!.id)!;
     expect(wf).toMatchObject({ status: 'completed', conclusion: 'success', displayTitle: `yoke afk_auto issue#1 (${runs[0]!.id})` });
@@ -82,7 +84,7 @@ describe('the life of an issue (actions launcher)', () => {
 describe('webhooks from the forge', () => {
   it('GH06 signed deliveries are accepted; a delivery with a bad signature is refused and changes nothing', async () => {
     const kinds = new Set(sandbox.forge.deliveries.map((d) => `${d.event}.${d.action}`));
-    expect([...kinds].sort()).toEqual(['issue_comment.created', 'pull_request.labeled', 'pull_request.opened', 'workflow_run.completed']);
+    expect([...kinds].sort()).toEqual(['issue_comment.created', 'issues.labeled', 'pull_request.labeled', 'pull_request.opened', 'workflow_run.completed']);
     expect(sandbox.forge.deliveries.every((d) => d.status === 200)).toBe(true);
     const before = sandbox.runtime.store.commands.count();
     const payload = JSON.stringify({

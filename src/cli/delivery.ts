@@ -1,0 +1,207 @@
+import type { Command } from 'commander';
+import type { DispatchAnswer } from '../qa/dispatch.js';
+import type { DeployStep } from '../qa/deploy-stage.js';
+import type { QaWork } from '../qa/verdicts.js';
+import type { DeploymentView } from '../qa/view.js';
+import { call, CliFailure, type CliIo, type GlobalOptions } from './client.js';
+import { formatDeploymentRun } from './format.js';
+
+// Delivery from a terminal: deployment runs, QA cases and plans, deploy stages.
+// Cases and deploy commands run here, in the caller's checkout of the pinned
+// commit; yoke records what they did.
+
+const runPath = (run: string) => `/yoke/api/deployment-runs/${encodeURIComponent(run)}`;
+const stagePath = (run: string, stage: string) => `${runPath(run)}/stages/${encodeURIComponent(stage)}`;
+
+interface QaOpts {
+  item?: string;
+  deploymentRunId?: string;
+  stage: string;
+  plan?: string;
+  case?: string;
+  replaces?: string;
+  verdict?: string;
+  evidence?: string;
+}
+
+export function registerDeliveryCommands(program: Command, io: CliIo, g: () => GlobalOptions): void {
+  const runs = program.command('deployment-runs').description('deployment runs: merged work on its way through the stages');
+  runs
+    .command('create <owner/repo>')
+    .description('start a deployment run of the items owed delivery')
+    .option('--commit <sha>', 'the commit to pin (default: the default branch head)')
+    .option('--items <items>', 'only these items, e.g. APP-12,APP-14')
+    .option('--supersedes <run>', 'take over this failed run, on a later commit')
+    .option('--creator <login>', 'the GitHub login told about the run (default $YOKE_LOGIN)')
+    .option('--json', 'print the run as JSON')
+    .action(async (repo: string, o: { commit?: string; items?: string; supersedes?: string; creator?: string; json?: boolean }) => {
+      const view = (await call(io, g(), 'POST', '/yoke/api/deployment-runs', {
+        repo,
+        ...(o.commit ? { commit: o.commit } : {}),
+        ...(o.items ? { items: o.items.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
+        ...(o.supersedes ? { supersedes: o.supersedes } : {}),
+        ...((o.creator ?? io.env.YOKE_LOGIN) ? { creator: o.creator ?? io.env.YOKE_LOGIN } : {}),
+      })) as DeploymentView;
+      io.out(o.json ? JSON.stringify(view, null, 2) : formatDeploymentRun(view));
+    });
+  runs
+    .command('get <run>')
+    .description('stages, members, waits with their commands, groups and verdicts')
+    .option('--json', 'print the run as JSON')
+    .action(async (run: string, o: { json?: boolean }) => {
+      const view = (await call(io, g(), 'GET', runPath(run))) as DeploymentView;
+      io.out(o.json ? JSON.stringify(view, null, 2) : formatDeploymentRun(view));
+    });
+  runs
+    .command('remove <run>')
+    .description('take an item out of the run; its delivery stays owed')
+    .requiredOption('--item <item>', 'the item, e.g. APP-12')
+    .requiredOption('--reason <text>', 'why, for the record')
+    .action(async (run: string, o: { item: string; reason: string }) => {
+      const view = (await call(io, g(), 'POST', `${runPath(run)}/members/${encodeURIComponent(o.item)}/remove`, { reason: o.reason })) as DeploymentView;
+      io.out(`Removed ${o.item} from ${view.id}; its delivery stays owed.`);
+    });
+  runs
+    .command('dispatch <run> <stage>')
+    .description('gate-check a QA stage once: who it wakes and what it waits on')
+    .option('--json', 'print the answer as JSON')
+    .action(async (run: string, stage: string, o: { json?: boolean }) => {
+      const a = (await call(io, g(), 'POST', `${stagePath(run, stage)}/dispatch`)) as DispatchAnswer;
+      if (o.json) return io.out(JSON.stringify(a, null, 2));
+      io.out(`${a.run} ${a.stage}: ${a.state}${a.nextStage && a.nextStage !== a.stage ? ` → now at ${a.nextStage}` : ''}`);
+      for (const w of a.woken) io.out(`  woke ${w.recipient} for ${w.subject}: ${w.waits.map((x) => x.code).join(', ')}`);
+      for (const w of a.waits) io.out(`  waits: ${w.detail}\n    ${w.command}`);
+    });
+
+  const qa = program.command('qa').description('scoped QA of a deployment run');
+  const qaCase = qa.command('case').description('one QA case');
+  qaCase
+    .command('run')
+    .description("run an automated case here, or record a manual one with --verdict and --evidence")
+    .option('--item <item>', "the item whose own plan has the case, e.g. APP-12")
+    .option('--deployment-run-id <run>', 'the run (needed for a shared plan; found from --item otherwise)')
+    .requiredOption('--stage <stage>', 'the QA stage')
+    .option('--plan <plan>', 'the plan (id or name), where the case id is not enough')
+    .requiredOption('--case <case>', 'the case id')
+    .option('--replaces <case>', 'this case is the correction of that one (QA06)')
+    .option('--verdict <pass|fail>', 'record a manual verdict instead of running the case')
+    .option('--evidence <text|@file>', 'what shows the verdict; @path reads a file')
+    .action(async (o: QaOpts) => {
+      const run = await runOf(io, g(), o);
+      const work = await workOf(io, g(), run, o);
+      const found = work.plans.flatMap((p) => p.cases.map((c) => ({ plan: p.planId, c }))).filter((x) => x.c.id === o.case);
+      const target = { ...(o.item ? { item: o.item } : {}), ...(o.plan || !o.item ? { plan: o.plan ?? found[0]?.plan } : {}) };
+      if (o.verdict !== undefined) {
+        if (o.verdict !== 'pass' && o.verdict !== 'fail') throw new CliFailure('Say --verdict pass or --verdict fail.');
+        const evidence = o.evidence?.startsWith('@') ? readEvidence(io, o.evidence.slice(1)) : o.evidence;
+        await record(io, g(), run, o.stage, { ...target, case: o.case!, result: o.verdict, evidence, replaces: o.replaces, source: 'yoke qa case run' });
+        return;
+      }
+      if (found.length === 0) throw new CliFailure(`${work.subject} has no case ${o.case} to run at ${o.stage}. See \`yoke deployment-runs get ${run}\`.`);
+      if (found[0]!.c.manual) throw new CliFailure(`Case ${o.case} is manual: record it with --verdict pass|fail --evidence TEXT|@FILE.`);
+      checkCheckout(io, work.commit);
+      await runCase(io, g(), work, { ...target, plan: found[0]!.plan }, found[0]!.c, o.replaces);
+    });
+  qa.command('plan')
+    .description('a QA plan')
+    .command('run')
+    .description("run a member's own plans (--item) or a run's open shared group (--deployment-run-id with --plan), here")
+    .option('--item <item>', 'the member, e.g. APP-12')
+    .option('--deployment-run-id <run>', 'the run; with --plan, its open group of that plan')
+    .requiredOption('--stage <stage>', 'the QA stage')
+    .option('--plan <plan>', 'the plan (id or name)')
+    .action(async (o: QaOpts) => {
+      if (!o.item && !(o.deploymentRunId && o.plan)) throw new CliFailure('Name --item PREFIX-N, or --deployment-run-id RUN with --plan PLAN.');
+      const run = await runOf(io, g(), o);
+      const work = await workOf(io, g(), run, o);
+      checkCheckout(io, work.commit);
+      let failed = 0;
+      for (const p of work.plans) {
+        for (const c of p.cases) {
+          if (c.passed) continue;
+          if (c.manual) {
+            io.out(`${p.planId}/${c.id} is manual: yoke qa case run ${o.item ? `--item ${o.item}` : `--deployment-run-id ${run} --plan ${p.planId}`} --stage ${o.stage} --case ${c.id} --verdict pass --evidence @FILE`);
+            continue;
+          }
+          const target = o.item ? { item: o.item, plan: p.planId } : { plan: p.planId };
+          if ((await runCase(io, g(), work, target, c, undefined, 'yoke qa plan run')) !== 'pass') failed++;
+        }
+      }
+      if (failed) throw new CliFailure(`${failed} case(s) did not pass. See \`yoke deployment-runs get ${run}\`.`);
+    });
+  qa.command('waive')
+    .description('discharge a failed case (maintainers): the run goes on without it')
+    .requiredOption('--deployment-run-id <run>', 'the run')
+    .requiredOption('--stage <stage>', 'the QA stage')
+    .requiredOption('--plan <plan>', 'the plan')
+    .requiredOption('--case <case>', 'the case')
+    .option('--item <item>', "for a member's own plan, the member")
+    .requiredOption('--reason <text>', 'why it may be waived')
+    .action(async (o: QaOpts & { reason: string }) => {
+      await call(io, g(), 'POST', `${stagePath(o.deploymentRunId!, o.stage)}/waive`, { plan: o.plan, case: o.case, reason: o.reason, ...(o.item ? { item: o.item } : {}) });
+      io.out(`Waived ${o.plan}/${o.case} in ${o.deploymentRunId} at ${o.stage}.`);
+    });
+
+  program
+    .command('deploy')
+    .description('deploy stages')
+    .command('stage')
+    .description('one deploy stage')
+    .command('run <run> <stage>')
+    .description("run a deploy stage's command here, with the run id, stage and pinned commit in its environment")
+    .action(async (run: string, stage: string) => {
+      const step = (await call(io, g(), 'POST', `${stagePath(run, stage)}/deploy`, { phase: 'start' })) as DeployStep;
+      io.out(`Deploying ${step.repo} at ${step.commit.slice(0, 12)} to ${stage}: ${step.command}`);
+      const res = await exec(io)(step.command, step.env);
+      const outcome = res.code === 0 ? 'succeeded' : 'failed';
+      const after = (await call(io, g(), 'POST', `${stagePath(run, stage)}/deploy`, { phase: 'end', outcome, output: res.output + (res.error ? `\n${res.error}` : '') })) as DeployStep;
+      if (outcome === 'failed') throw new CliFailure(`The ${stage} command failed (exit ${res.code ?? res.error}). Fix it and run \`yoke deploy stage run ${run} ${stage}\` again.\n${res.output.trim().split('\n').slice(-5).join('\n')}`);
+      io.out(`${stage} succeeded; the run is ${after.nextStage ? `at ${after.nextStage}` : 'through its last stage'}.`);
+    });
+}
+
+function exec(io: CliIo) {
+  if (!io.exec) throw new CliFailure('This yoke cannot run commands here.');
+  return io.exec;
+}
+
+function readEvidence(io: CliIo, path: string): string {
+  try {
+    return (io.readFile ?? (() => { throw new Error('no file access'); }))(path);
+  } catch (err) {
+    throw new CliFailure(`Cannot read the evidence file ${path}: ${err instanceof Error ? err.message : err}`);
+  }
+}
+
+/** Cases run against the pinned commit: a checkout of another commit would record verdicts for code the run does not ship. */
+function checkCheckout(io: CliIo, commit: string): void {
+  const head = io.head?.() ?? null;
+  if (head !== null && head !== commit) throw new CliFailure(`This checkout is at ${head.slice(0, 12)}, but the run is pinned at ${commit.slice(0, 12)}.\nTo recover: git checkout ${commit}`);
+}
+
+async function runOf(io: CliIo, g: GlobalOptions, o: QaOpts): Promise<string> {
+  if (o.deploymentRunId) return o.deploymentRunId;
+  if (!o.item) throw new CliFailure('Name --item PREFIX-N or --deployment-run-id RUN.');
+  const found = (await call(io, g, 'GET', `/yoke/api/deployment-runs?item=${encodeURIComponent(o.item)}`)) as { runs: string[] };
+  if (found.runs.length !== 1) throw new CliFailure(found.runs.length ? `${o.item} is in several active runs (${found.runs.join(', ')}); add --deployment-run-id.` : `${o.item} is not a member of an active deployment run. See \`yoke deployment-runs create\`.`);
+  return found.runs[0]!;
+}
+
+async function workOf(io: CliIo, g: GlobalOptions, run: string, o: QaOpts): Promise<QaWork> {
+  const q = new URLSearchParams(o.item ? { item: o.item, ...(o.plan ? { plan: o.plan } : {}) } : { plan: o.plan ?? '' });
+  return (await call(io, g, 'GET', `${stagePath(run, o.stage)}/work?${q}`)) as QaWork;
+}
+
+async function record(io: CliIo, g: GlobalOptions, run: string, stage: string, body: Record<string, unknown>): Promise<string> {
+  const v = (await call(io, g, 'POST', `${stagePath(run, stage)}/verdicts`, body)) as { subject: string; plan: string; case: string; result: string };
+  io.out(`${v.subject} ${v.plan}/${v.case}: ${v.result}`);
+  return v.result;
+}
+
+async function runCase(io: CliIo, g: GlobalOptions, work: QaWork, target: { item?: string; plan?: string }, c: QaWork['plans'][number]['cases'][number], replaces?: string, source = 'yoke qa case run'): Promise<string> {
+  const env = { YOKE_DEPLOYMENT_RUN_ID: work.run, YOKE_STAGE: work.stage, YOKE_COMMIT: work.commit, YOKE_REPO: work.repo, YOKE_QA_CASE: c.id };
+  const res = await exec(io)(c.run!, env);
+  const result = res.error ? 'error' : res.code === 0 ? 'pass' : 'fail';
+  const evidence = `$ ${c.run}\n${res.output}${res.error ? `\n${res.error}` : ''}\n(exit ${res.code ?? 'none'})`.slice(-16_000);
+  return record(io, g, work.run, work.stage, { ...target, case: c.id, result, evidence, ...(replaces ? { replaces } : {}), source });
+}

@@ -1,0 +1,38 @@
+import { makeRefusal } from '../codes.js';
+import type { ControlResult } from '../fleet/controls.js';
+import type { FleetContext } from '../fleet/context.js';
+import type { CommentView, Permission, RepoRef } from '../forge/types.js';
+import { qaWaived } from '../messages.js';
+import type { Outcome } from '../qa/context.js';
+import { waiveQaCase } from '../qa/verdicts.js';
+import type { CommandWord } from './command.js';
+
+// The QA comment commands' edges: their answers as control results, and the
+// waiver, which only maintainers may give (QA13).
+
+const MAINTAINERS: ReadonlySet<Permission> = new Set(['admin', 'maintain']);
+
+export const asControl = (r: Outcome<{ message: string }>): ControlResult => (r.ok ? { ok: true, message: r.value.message } : r);
+
+/** `/yoke qa waive <case> [--plan PLAN] --reason "..."` on a deployment run's tracking issue, at its current stage. */
+export async function waiveByComment(ctx: FleetContext, repo: RepoRef, c: CommentView, cmd: Extract<CommandWord, { name: 'qa_waive' }>, permission: Permission): Promise<ControlResult> {
+  if (!MAINTAINERS.has(permission)) return { ok: false, refusal: makeRefusal('qa_waive_forbidden', { repo: repo.fullName, permission }) };
+  const run = ctx.store.deployments.list().find((r) => r.repo === repo.fullName && r.trackingIssue === c.issueNumber);
+  if (!run) return { ok: false, refusal: makeRefusal('deployment_run_unknown', { run: `with tracking issue #${c.issueNumber}` }) };
+  const stage = run.settings.stages[run.currentStage]?.name ?? '';
+  let plan = cmd.plan;
+  if (!plan) {
+    const holding = ctx.store.qa.groups([run.id]).filter((g) => g.stage === stage && g.state === 'open' && g.cases.some((x) => x.id === cmd.case));
+    if (holding.length !== 1) {
+      return {
+        ok: false,
+        refusal: holding.length
+          ? makeRefusal('qa_plan_ambiguous', { ref: `case ${cmd.case}`, ids: holding.map((g) => g.planId) })
+          : makeRefusal('qa_case_unknown', { plan: 'the open groups', case: cmd.case, cases: ctx.store.qa.groups([run.id]).filter((g) => g.state === 'open').flatMap((g) => g.cases.map((x) => `${g.planId}/${x.id}`)) }),
+      };
+    }
+    plan = holding[0]!.planId;
+  }
+  const r = await waiveQaCase(ctx, run.id, stage, { plan, case: cmd.case, reason: cmd.reason, by: c.author });
+  return r.ok ? { ok: true, message: qaWaived(r.value.subject, r.value.plan, r.value.case, cmd.reason) } : r;
+}

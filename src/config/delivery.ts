@@ -1,0 +1,71 @@
+import { z } from 'zod';
+import { makeRefusal, type Refusal } from '../codes.js';
+import { CONFIG_PATH } from './repo-config.js';
+
+// The `delivery:` section of `.github/yoke.yml`: ordered stages, where the QA
+// plans live, the run-level plans and who steers. It is parsed apart from the
+// rest of the file: a mistake here refuses delivery with
+// qa_configuration_refused and the field to fix, and never stops the engine.
+
+const StageName = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,39}$/, 'a stage name is 1-40 lower-case letters, digits, - or _ (e.g. staging-qa)');
+const Login = z.string().regex(/^@?[A-Za-z0-9][A-Za-z0-9-]{0,38}(\/[A-Za-z0-9._-]{1,100})?$/, 'steering is a GitHub login (maint) or a team (acme/release)');
+const PlanRef = z.string().min(1).max(200);
+
+export const DeployStage = z.object({ name: StageName, kind: z.literal('deploy'), command: z.string().min(1, 'a deploy stage needs the command that deploys') }).strict();
+export const QaStage = z.object({ name: StageName, kind: z.literal('qa') }).strict();
+export const Stage = z.discriminatedUnion('kind', [DeployStage, QaStage]);
+export type Stage = z.infer<typeof Stage>;
+
+export const DeliverySettings = z
+  .object({
+    stages: z.array(Stage).min(1, 'list at least one stage'),
+    plans_dir: z
+      .string()
+      .regex(/^[\w.-]+(\/[\w.-]+)*\/?$/, 'plans_dir is a folder of the repository, e.g. .github/yoke/qa/')
+      .transform((d) => (d.endsWith('/') ? d : `${d}/`))
+      .default('.github/yoke/qa/'),
+    run_plans: z.array(PlanRef).default([]),
+    steering: Login.transform((l) => l.replace(/^@/, '')).optional(),
+    owed_label: z.string().min(1).max(50).default('yoke:delivery-owed'),
+    delivered_label: z.string().min(1).max(50).default('yoke:delivered'),
+  })
+  .strict()
+  .superRefine((d, ctx) => {
+    const seen = new Set<string>();
+    d.stages.forEach((s, i) => {
+      if (seen.has(s.name)) ctx.addIssue({ code: 'custom', path: ['stages', i, 'name'], message: `the stage name ${s.name} is used twice` });
+      seen.add(s.name);
+    });
+  });
+export type DeliverySettings = z.infer<typeof DeliverySettings>;
+
+export type DeliveryConfigResult = { state: 'absent' } | { state: 'valid'; settings: DeliverySettings } | { state: 'refused'; refusal: Refusal };
+
+/** The field a zod issue points at, as a person writes it in the file: `delivery.stages[1].command`. */
+export function fieldOf(prefix: string, path: readonly PropertyKey[]): string {
+  return path.reduce<string>((out, p) => (typeof p === 'number' ? `${out}[${p}]` : `${out}.${String(p)}`), prefix);
+}
+
+/** Reads the raw `delivery` value of a valid opt-in file. */
+export function parseDeliverySettings(repo: string, raw: unknown): DeliveryConfigResult {
+  if (raw === undefined || raw === null) return { state: 'absent' };
+  const parsed = DeliverySettings.safeParse(raw);
+  if (parsed.success) return { state: 'valid', settings: parsed.data };
+  const first = parsed.error.issues[0]!;
+  return {
+    state: 'refused',
+    refusal: makeRefusal('qa_configuration_refused', {
+      repo,
+      file: CONFIG_PATH,
+      field: fieldOf('delivery', first.path),
+      detail: parsed.error.issues.map((i) => `${fieldOf('delivery', i.path)}: ${i.message}`).join('; '),
+      then: 'yoke reads it again when a deployment run is created. The engine runs on meanwhile.',
+    }),
+  };
+}
+
+/** The label that shows an item's delivery is owed: the delivery section's, else the default (even when that section is refused). */
+export function owedLabelOf(raw: unknown): string {
+  const parsed = z.object({ owed_label: z.string().min(1).max(50) }).partial().safeParse(raw ?? {});
+  return (parsed.success && parsed.data.owed_label) || 'yoke:delivery-owed';
+}

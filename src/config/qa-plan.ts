@@ -1,0 +1,87 @@
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { fieldOf } from './delivery.js';
+
+// A QA plan file in the plans folder. Its exact id is its path in that folder
+// without the extension; its name may be shared by several files.
+
+const CaseId = z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, 'a case id is 1-64 lower-case letters, digits, ., - or _');
+
+export const QaCase = z
+  .object({
+    id: CaseId,
+    title: z.string().min(1).max(200),
+    run: z.string().min(1).optional(),
+    manual: z.literal(true).optional(),
+    evidence: z.enum(['required', 'optional']).optional(),
+    review: z.enum(['independent', 'none']).default('none'),
+  })
+  .strict()
+  .refine((c) => (c.run === undefined) !== (c.manual === undefined), { message: 'a case has either `run:` (a command) or `manual: true`, not both and not neither' })
+  // A manual case is only as good as what it shows, so it needs evidence unless the plan says otherwise.
+  .transform((c) => ({ ...c, evidence: c.evidence ?? (c.manual ? 'required' : 'optional') }));
+export type QaCase = z.infer<typeof QaCase>;
+
+export const QaPlanFile = z
+  .object({ name: z.string().min(1).max(100), cases: z.array(QaCase).min(1, 'a plan lists at least one case') })
+  .strict()
+  .superRefine((p, ctx) => {
+    const seen = new Set<string>();
+    p.cases.forEach((c, i) => {
+      if (seen.has(c.id)) ctx.addIssue({ code: 'custom', path: ['cases', i, 'id'], message: `the case id ${c.id} is used twice` });
+      seen.add(c.id);
+    });
+  });
+export type QaPlanFile = z.infer<typeof QaPlanFile>;
+
+export interface QaPlan extends QaPlanFile {
+  /** Exact id: the path in the plans folder without its extension. */
+  id: string;
+  path: string;
+}
+
+export type PlanFileResult = { ok: true; plan: QaPlan } | { ok: false; path: string; field: string; detail: string };
+
+export const PLAN_EXTENSION = /\.ya?ml$/;
+
+/** The exact id of a file in the plans folder, or null when it is not a plan file. */
+export function planIdOf(plansDir: string, path: string): string | null {
+  if (!path.startsWith(plansDir) || !PLAN_EXTENSION.test(path)) return null;
+  return path.slice(plansDir.length).replace(PLAN_EXTENSION, '');
+}
+
+export function parsePlanFile(plansDir: string, path: string, text: string): PlanFileResult {
+  const id = planIdOf(plansDir, path);
+  if (id === null) return { ok: false, path, field: path, detail: `${path} is not a .yml file in ${plansDir}` };
+  let raw: unknown;
+  try {
+    raw = parseYaml(text);
+  } catch (err) {
+    return { ok: false, path, field: path, detail: `${path} is not YAML: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}` };
+  }
+  const parsed = QaPlanFile.safeParse(raw);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0]!;
+    return {
+      ok: false,
+      path,
+      field: fieldOf(path, first.path),
+      detail: parsed.error.issues.map((i) => `${fieldOf(path, i.path)}: ${i.message}`).join('; '),
+    };
+  }
+  return { ok: true, plan: { ...parsed.data, id, path } };
+}
+
+export type PlanResolution = { ok: true; id: string } | { ok: false; reason: 'ambiguous'; ids: string[] } | { ok: false; reason: 'unknown'; known: string[] };
+
+/**
+ * QA19: a reference names a plan by its exact id, or by a name exactly one
+ * plan has. A name several plans share is refused with their ids.
+ */
+export function resolvePlanRef(ref: string, plans: readonly { id: string; name: string }[]): PlanResolution {
+  if (plans.some((p) => p.id === ref)) return { ok: true, id: ref };
+  const named = plans.filter((p) => p.name === ref).map((p) => p.id).sort();
+  if (named.length === 1) return { ok: true, id: named[0]! };
+  if (named.length > 1) return { ok: false, reason: 'ambiguous', ids: named };
+  return { ok: false, reason: 'unknown', known: plans.map((p) => p.id).sort() };
+}

@@ -1,0 +1,82 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { z } from 'zod';
+import { makeRefusal, type Refusal } from '../codes.js';
+import type { Outcome, DeliveryContext } from '../qa/context.js';
+import { DeployReport, reportDeployStage } from '../qa/deploy-stage.js';
+import { createDeploymentRun, findRunsOfItem, getDeploymentRun, removeMember } from '../qa/deployment-runs.js';
+import { dispatchStage } from '../qa/dispatch.js';
+import { QaTarget, qaWork, recordQaVerdict, VerdictBody, waiveQaCase, WaiveBody } from '../qa/verdicts.js';
+
+// Delivery routes under /yoke/api/deployment-runs, for operators (the CLI and
+// the deploy driver). Every body is parsed with zod where it enters.
+
+const CreateBody = z
+  .object({
+    repo: z.string().regex(/^[\w.-]+\/[\w.-]+$/, 'repo is owner/name'),
+    commit: z.string().regex(/^[0-9a-f]{4,40}$/i, 'commit is a SHA').optional(),
+    items: z.array(z.string().min(1).max(30)).max(500).optional(),
+    supersedes: z.string().min(1).max(100).optional(),
+    creator: z.string().min(1).max(100).optional(),
+  })
+  .strict();
+const RemoveBody = z.object({ reason: z.string().min(1).max(2000), by: z.string().min(1).max(100).default('operator') }).strict();
+
+export interface DeliveryIo {
+  readJson: () => Promise<unknown>;
+  send: (status: number, body: unknown) => true;
+  refuse: (r: Refusal) => true;
+}
+
+const invalid = (error: z.ZodError): Refusal => makeRefusal('validation_failed', { detail: error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ') });
+
+/** Handles a delivery route, or returns false when the path is not one. */
+export async function handleDeliveryRoute(ctx: DeliveryContext, req: IncomingMessage, url: URL, io: DeliveryIo): Promise<boolean> {
+  const path = url.pathname.replace(/\/+$/, '');
+  if (!path.startsWith('/yoke/api/deployment-runs')) return false;
+  const method = req.method ?? 'GET';
+  const answer = <T>(r: Outcome<T>, status = 200) => (r.ok ? io.send(status, r.value) : io.refuse(r.refusal));
+  const parse = async <S extends z.ZodType>(schema: S): Promise<{ ok: true; data: z.output<S> } | { ok: false }> => {
+    const parsed = schema.safeParse(await io.readJson());
+    if (parsed.success) return { ok: true, data: parsed.data };
+    io.refuse(invalid(parsed.error));
+    return { ok: false };
+  };
+
+  if (path === '/yoke/api/deployment-runs' && method === 'GET') {
+    const item = url.searchParams.get('item');
+    if (!item) return io.refuse(makeRefusal('validation_failed', { detail: 'name ?item=PREFIX-N' }));
+    return io.send(200, { runs: await findRunsOfItem(ctx, item) });
+  }
+  if (path === '/yoke/api/deployment-runs' && method === 'POST') {
+    const body = await parse(CreateBody);
+    return body.ok ? answer(await createDeploymentRun(ctx, body.data), 201) : true;
+  }
+  const m = /^\/yoke\/api\/deployment-runs\/([\w-]{1,100})(?:\/(members\/([\w-]{1,30})\/remove|stages\/([\w-]{1,40})\/(dispatch|work|verdicts|waive|deploy)))?$/.exec(path);
+  if (!m) return io.refuse(makeRefusal('not_found'));
+  const [, runId, , item, stage, action] = m as unknown as [string, string, string | undefined, string | undefined, string | undefined, string | undefined];
+  if (!action && !item && method === 'GET') return answer(await getDeploymentRun(ctx, runId));
+  if (item && method === 'POST') {
+    const body = await parse(RemoveBody);
+    return body.ok ? answer(await removeMember(ctx, runId, decodeURIComponent(item), body.data.by, body.data.reason)) : true;
+  }
+  if (stage && action === 'work' && method === 'GET') {
+    const target = QaTarget.safeParse(Object.fromEntries(url.searchParams));
+    return target.success ? answer(await qaWork(ctx, runId, stage, target.data)) : io.refuse(invalid(target.error));
+  }
+  if (stage && method === 'POST') {
+    if (action === 'dispatch') return answer(await dispatchStage(ctx, runId, stage));
+    if (action === 'verdicts') {
+      const body = await parse(VerdictBody);
+      return body.ok ? answer(await recordQaVerdict(ctx, runId, stage, body.data), 201) : true;
+    }
+    if (action === 'waive') {
+      const body = await parse(WaiveBody);
+      return body.ok ? answer(await waiveQaCase(ctx, runId, stage, body.data), 201) : true;
+    }
+    if (action === 'deploy') {
+      const body = await parse(DeployReport);
+      return body.ok ? answer(await reportDeployStage(ctx, runId, stage, body.data)) : true;
+    }
+  }
+  return io.refuse(makeRefusal('not_found'));
+}

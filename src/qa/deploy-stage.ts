@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import { ok, refuse, type DeliveryContext, type Outcome } from './context.js';
+import { activeRun } from './deployment-runs.js';
+import { advanceRun } from './stage.js';
+import { syncTrackingIssue } from './tracking.js';
+
+// A deploy stage: whoever runs it (`yoke deploy stage run`, later the driver)
+// asks for the command, runs it with the run id, stage and pinned commit in
+// its environment, and reports the outcome. Success moves the run on.
+
+export const DeployReport = z.discriminatedUnion('phase', [
+  z.object({ phase: z.literal('start'), by: z.string().min(1).max(100).default('operator') }).strict(),
+  z.object({ phase: z.literal('end'), outcome: z.enum(['succeeded', 'failed']), output: z.string().max(32_000).default(''), by: z.string().min(1).max(100).default('operator') }).strict(),
+]);
+export type DeployReport = z.infer<typeof DeployReport>;
+
+export interface DeployStep {
+  run: string;
+  repo: string;
+  stage: string;
+  commit: string;
+  command: string;
+  /** What the command gets in its environment. */
+  env: Record<string, string>;
+  state: 'running' | 'succeeded' | 'failed';
+  nextStage: string | null;
+}
+
+export async function reportDeployStage(ctx: DeliveryContext, runId: string, stageName: string, report: DeployReport): Promise<Outcome<DeployStep>> {
+  const got = await activeRun(ctx, runId);
+  if (!got.ok) return got;
+  const { run, dr } = got.value;
+  const stages = run.settings.stages;
+  const index = stages.findIndex((s) => s.name === stageName);
+  if (index < 0) return refuse('deployment_stage_unknown', { run: run.id, stage: stageName, stages: stages.map((s) => s.name) });
+  const stage = stages[index]!;
+  const current = stages[run.currentStage]!;
+  if (index !== run.currentStage || stage.kind !== 'deploy') return refuse('deployment_stage_not_current', { run: run.id, stage: stageName, current: current.name, kind: current.kind });
+  const now = ctx.clock.now();
+  const state = report.phase === 'start' ? 'running' : report.outcome;
+  ctx.store.deployments.setStage({ runId: run.id, stage: stageName, state, detail: report.phase === 'end' ? tail(report.output) : `started by ${report.by}`, bumpAttempts: report.phase === 'start', at: now });
+  if (state === 'succeeded') await advanceRun(ctx, dr, run);
+  await syncTrackingIssue(ctx, dr, run.id);
+  const after = ctx.store.deployments.get(run.id)!;
+  return ok({
+    run: run.id,
+    repo: run.repo,
+    stage: stageName,
+    commit: run.commit,
+    command: stage.command,
+    env: { YOKE_DEPLOYMENT_RUN_ID: run.id, YOKE_STAGE: stageName, YOKE_COMMIT: run.commit, YOKE_REPO: run.repo },
+    state,
+    nextStage: after.status === 'active' ? (after.settings.stages[after.currentStage]?.name ?? null) : null,
+  });
+}
+
+/** The end of a command's output: enough to see why it failed, small enough for an issue body. */
+const tail = (output: string): string | null => {
+  const t = output.trim();
+  if (!t) return null;
+  const last = t.split('\n').slice(-3).join(' / ');
+  return last.length > 300 ? `…${last.slice(-300)}` : last;
+};

@@ -1,0 +1,133 @@
+import { randomBytes } from 'node:crypto';
+import type { RepoName } from '../forge/types.js';
+import type { DeploymentRun } from '../store/deployments.js';
+import { deliveryRepo, ok, refuse, type DeliveryContext, type DeliveryRepo, type Outcome } from './context.js';
+import { reconcileOwed } from './owed.js';
+import { enterQaStage } from './stage.js';
+import { syncTrackingIssue } from './tracking.js';
+import { viewDeploymentRun, type DeploymentView } from './view.js';
+
+// Creating a deployment run, taking over a failed one, and removing a member.
+
+export interface CreateRequest {
+  repo: RepoName;
+  commit?: string;
+  items?: string[];
+  supersedes?: string;
+  creator?: string | null;
+}
+
+const newDeploymentRunId = () => `dr-${randomBytes(5).toString('hex')}`;
+
+/** The run, its delivery repository, and whether it may still move; or the refusal that says why not. */
+export async function activeRun(ctx: DeliveryContext, id: string): Promise<Outcome<{ run: DeploymentRun; dr: DeliveryRepo }>> {
+  const run = ctx.store.deployments.get(id);
+  if (!run) return refuse('deployment_run_unknown', { run: id });
+  if (run.status !== 'active') return refuse('deployment_run_not_active', { run: id, status: run.status });
+  const dr = await deliveryRepo(ctx, run.repo);
+  if (!dr.ok) return dr;
+  return ok({ run, dr: dr.value });
+}
+
+export async function createDeploymentRun(ctx: DeliveryContext, req: CreateRequest): Promise<Outcome<DeploymentView>> {
+  const { store, forge, clock } = ctx;
+  const got = await deliveryRepo(ctx, req.repo);
+  if (!got.ok) return got;
+  const dr = got.value;
+  const commit = await forge.resolveCommit(dr.repo, req.commit ?? 'HEAD');
+  if (!commit) return refuse('deployment_commit_unknown', { repo: req.repo, commit: req.commit ?? 'HEAD' });
+
+  let old: DeploymentRun | undefined;
+  if (req.supersedes) {
+    old = store.deployments.get(req.supersedes);
+    if (!old || old.repo !== req.repo) return refuse('deployment_supersedes_refused', { run: req.supersedes, detail: `it is not a deployment run of ${req.repo}` });
+    if (old.status !== 'active' && old.status !== 'failed') return refuse('deployment_supersedes_refused', { run: old.id, detail: `it is ${old.status}` });
+    if (old.commit === commit || !(await forge.isAncestor(dr.repo, old.commit, commit))) {
+      return refuse('deployment_supersedes_refused', { run: old.id, detail: `${commit.slice(0, 12)} is not later than its pinned commit ${old.commit.slice(0, 12)}` });
+    }
+  }
+  const active = store.deployments.activeFor(req.repo);
+  if (active && active.id !== old?.id) return refuse('deployment_run_active', { repo: req.repo, run: active.id });
+
+  await reconcileOwed({ store, forge, now: () => clock.now(), log: ctx.log }, dr.repo, dr.settings.owed_label);
+  const owed = store.deliveryItems.listOwed(req.repo);
+  const eligible: { issueNumber: number; prNumber: number }[] = [];
+  const why = new Map<number, string>();
+  for (const item of owed) {
+    if (await forge.isAncestor(dr.repo, item.mergeSha, commit)) eligible.push({ issueNumber: item.issueNumber, prNumber: item.prNumber });
+    else why.set(item.issueNumber, `its claim PR #${item.prNumber} merged after ${commit.slice(0, 12)}`);
+  }
+  let members = eligible;
+  if (req.items?.length) {
+    members = [];
+    for (const ref of req.items) {
+      const n = dr.parseItem(ref);
+      if (n === null) return refuse('item_ref_invalid', { ref, example: dr.item(12) });
+      const found = eligible.find((e) => e.issueNumber === n);
+      if (!found) {
+        const delivered = store.deliveryItems.get(req.repo, n)?.state === 'delivered';
+        return refuse('deployment_item_refused', { repo: req.repo, item: dr.item(n), detail: why.get(n) ?? (delivered ? 'it is already delivered' : 'no merged claim PR of it is known, so its delivery is not owed') });
+      }
+      if (!members.includes(found)) members.push(found);
+    }
+  }
+  if (members.length === 0) return refuse('deployment_no_members', { repo: req.repo, commit: commit.slice(0, 12) });
+
+  const id = newDeploymentRunId();
+  const now = clock.now();
+  const created = store.write(() => {
+    const current = store.deployments.activeFor(req.repo);
+    if (current && current.id !== old?.id) return refuse('deployment_run_active', { repo: req.repo, run: current.id });
+    if (old) {
+      store.deployments.setStatus(old.id, 'superseded', now);
+      store.qa.closeOpenGroupsOf(old.id, 'superseded', now);
+    }
+    store.deployments.create({ id, repo: req.repo, commit, settings: dr.settings, creator: req.creator ?? null, supersedes: old?.id ?? null, members, at: now });
+    return ok(id);
+  });
+  if (!created.ok) return created;
+  const run = store.deployments.get(id)!;
+  const first = run.settings.stages[0]!;
+  if (first.kind === 'qa') await enterQaStage(ctx, dr, run, first.name);
+  await syncTrackingIssue(ctx, dr, id);
+  if (old) await syncTrackingIssue(ctx, dr, old.id);
+  return ok(await viewDeploymentRun(ctx, dr, store.deployments.get(id)!));
+}
+
+/** QA13: removes an item from the run; its delivery stays owed, and it leaves the groups it was waiting on. */
+export async function removeMember(ctx: DeliveryContext, runId: string, ref: string, by: string, reason: string): Promise<Outcome<DeploymentView>> {
+  const got = await activeRun(ctx, runId);
+  if (!got.ok) return got;
+  const { run, dr } = got.value;
+  const n = dr.parseItem(ref);
+  const members = ctx.store.deployments.members(run.id).filter((m) => m.removedAt === null);
+  if (n === null || !members.some((m) => m.issueNumber === n)) return refuse('deployment_item_unknown', { run: run.id, item: ref, members: members.map((m) => dr.item(m.issueNumber)) });
+  ctx.store.write(() => {
+    ctx.store.deployments.removeMember(run.id, n, by, reason, ctx.clock.now());
+    for (const g of ctx.store.qa.groups([run.id]).filter((x) => x.state === 'open' && x.coveredItemIds.includes(n))) {
+      ctx.store.qa.setCovered(g.id, g.coveredItemIds.filter((i) => i !== n));
+    }
+  });
+  await syncTrackingIssue(ctx, dr, run.id);
+  return ok(await viewDeploymentRun(ctx, dr, ctx.store.deployments.get(run.id)!));
+}
+
+export async function getDeploymentRun(ctx: DeliveryContext, id: string): Promise<Outcome<DeploymentView>> {
+  const run = ctx.store.deployments.get(id);
+  if (!run) return refuse('deployment_run_unknown', { run: id });
+  const dr = await deliveryRepo(ctx, run.repo);
+  if (!dr.ok) return dr;
+  return ok(await viewDeploymentRun(ctx, dr.value, run));
+}
+
+/** Active runs that have this item (PREFIX-N) as a live member. */
+export async function findRunsOfItem(ctx: DeliveryContext, ref: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const run of ctx.store.deployments.list().filter((r) => r.status === 'active')) {
+    const dr = await deliveryRepo(ctx, run.repo);
+    if (!dr.ok) continue;
+    const n = dr.value.parseItem(ref);
+    if (n !== null && ctx.store.deployments.members(run.id).some((m) => m.issueNumber === n && m.removedAt === null)) out.push(run.id);
+  }
+  return out;
+}

@@ -1,0 +1,136 @@
+import { makeRefusal } from '../codes.js';
+import { resolvePlanRef } from '../config/qa-plan.js';
+import { CONFIG_PATH } from '../config/repo-config.js';
+import type { ReviewView } from '../forge/types.js';
+import type { DeploymentRun } from '../store/deployments.js';
+import type { DeliveryContext, DeliveryRepo } from './context.js';
+import { planFreeze, type EnteringMember, type FreezeInput } from './freeze.js';
+import { evaluateStage, type GateInput, type GateMember, type StageEvaluation } from './gate.js';
+import { namedPlans, readPlansAt } from './plans.js';
+
+// A QA stage's edges: entering it (reads, then the pure freeze, then one write
+// transaction), and gathering what its gate evaluation needs.
+
+/** The holder of a member: its live yoke run, else the issue's assignee, else the claim PR's author. */
+function holderOf(liveRun: string | null, assignee: string | null, prAuthor: string | null): string | null {
+  return liveRun ? `run:${liveRun}` : (assignee ?? prAuthor);
+}
+
+/** QA07: freezes ownership for the members entering a QA stage; a stage already entered is left as it froze. */
+export async function enterQaStage(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string): Promise<void> {
+  const { store, forge, clock } = ctx;
+  if (store.deployments.stage(run.id, stage)) return;
+  const frozen = new Set(store.qa.memberStages(run.id, stage).map((m) => m.issueNumber));
+  const members = store.deployments.members(run.id).filter((m) => m.removedAt === null && !frozen.has(m.issueNumber));
+  const plans = await readPlansAt(forge, dr.repo, run.commit, run.settings.plans_dir);
+  const entering: EnteringMember[] = [];
+  for (const m of members) {
+    const issue = await forge.getIssue(dr.repo, m.issueNumber);
+    const pull = await forge.getPull(dr.repo, m.prNumber);
+    const live = store.runs.listLive().find((r) => r.repo === run.repo && r.issueNumber === m.issueNumber);
+    entering.push({
+      issueNumber: m.issueNumber,
+      item: dr.item(m.issueNumber),
+      attached: store.qa.attachments(run.repo, m.issueNumber).map((a) => a.planId),
+      holder: holderOf(live?.id ?? null, issue?.assignee ?? null, pull?.author ?? null),
+      prAuthor: pull?.author ?? null,
+    });
+  }
+  const runPlans: FreezeInput['runPlans'] = (() => {
+    const ids: string[] = [];
+    for (const ref of run.settings.run_plans) {
+      const r = resolvePlanRef(ref, namedPlans(plans));
+      if (!r.ok) {
+        const detail = r.reason === 'ambiguous' ? `the run-level plan "${ref}" matches ${r.ids.join(', ')}` : `the run-level plan "${ref}" is not in ${run.settings.plans_dir} at ${run.commit.slice(0, 12)}`;
+        return {
+          ok: false as const,
+          refusal: makeRefusal('qa_configuration_refused', { repo: run.repo, file: CONFIG_PATH, field: 'delivery.run_plans', detail, then: `name an exact plan id, merge it, and take this run over with \`--supersedes ${run.id}\`.` }),
+        };
+      }
+      ids.push(r.id);
+    }
+    return { ok: true as const, ids };
+  })();
+  const lineage = store.deployments.lineage(run.id).map((r) => r.id);
+  const plan = planFreeze({
+    repo: run.repo,
+    run: { id: run.id, commit: run.commit, stage },
+    configFile: CONFIG_PATH,
+    members: entering,
+    plans,
+    runPlans,
+    lineageGroups: store.qa.groups(lineage),
+    groupCount: store.qa.groups([run.id]).length,
+    now: clock.now(),
+  });
+  store.write(() => {
+    if (store.deployments.stage(run.id, stage)) return; // another entry won the race
+    for (const s of plan.snapshots) store.qa.saveSnapshot({ runId: run.id, planId: s.planId, name: s.name, commit: run.commit, cases: s.cases });
+    for (const g of plan.groups) store.qa.openGroup(g);
+    for (const m of plan.members) {
+      store.qa.freezeMember({ runId: run.id, stage, issueNumber: m.issueNumber, holder: m.holder, prAuthor: m.prAuthor, refusal: m.refusal, frozenAt: clock.now(), settledAt: null }, m.plans);
+    }
+    store.deployments.setStage({ runId: run.id, stage, state: 'frozen', refusal: plan.stageRefusal, at: clock.now() });
+  });
+}
+
+/** Logins whose latest review approves the PR. */
+export function approvalsOf(reviews: readonly ReviewView[]): string[] {
+  const latest = new Map<string, string>();
+  for (const r of reviews) if (r.state !== 'COMMENTED') latest.set(r.author, r.state);
+  return [...latest].filter(([, s]) => s === 'APPROVED').map(([a]) => a);
+}
+
+/** Everything the gate of a frozen QA stage looks at; reviews are read fresh from GitHub. */
+export async function gatherGate(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string): Promise<GateInput> {
+  const { store, forge } = ctx;
+  const frozen = new Map(store.qa.memberStages(run.id, stage).map((m) => [m.issueNumber, m]));
+  const plans = store.qa.memberPlans(run.id, stage);
+  const members: GateMember[] = [];
+  for (const m of store.deployments.members(run.id)) {
+    const f = frozen.get(m.issueNumber);
+    if (!f) continue;
+    const own = plans.filter((p) => p.issueNumber === m.issueNumber);
+    const needsReviews = m.removedAt === null && own.length > 0;
+    members.push({
+      issueNumber: m.issueNumber,
+      item: dr.item(m.issueNumber),
+      prNumber: m.prNumber,
+      prAuthor: f.prAuthor,
+      holder: f.holder,
+      removed: m.removedAt !== null,
+      refusal: f.refusal,
+      plans: own,
+      approvals: needsReviews ? approvalsOf(await forge.listReviews(dr.repo, m.prNumber)) : [],
+    });
+  }
+  const lineage = store.deployments.lineage(run.id).map((r) => r.id);
+  const reviewed = new Set(store.qa.failureReviews(run.id).map((r) => r.verdictId));
+  return {
+    repo: run.repo,
+    run: { id: run.id, commit: run.commit, stage },
+    members,
+    snapshots: new Map(store.qa.snapshots(run.id).map((s) => [s.planId, { name: s.name, cases: s.cases }])),
+    groups: store.qa.groups(lineage).filter((g) => g.stage === stage),
+    verdicts: store.qa.verdicts([run.id]).filter((v) => v.stage === stage),
+    reviewedFailures: reviewed,
+    stageRefusal: store.deployments.stage(run.id, stage)?.refusal ?? null,
+  };
+}
+
+export async function evaluateFrozenStage(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string): Promise<StageEvaluation> {
+  return evaluateStage(await gatherGate(ctx, dr, run, stage));
+}
+
+/** Moves the run past its current stage: to the next one (entered if it is QA), or to success after the last. */
+export async function advanceRun(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun): Promise<void> {
+  const next = run.currentStage + 1;
+  const now = ctx.clock.now();
+  if (next >= run.settings.stages.length) {
+    ctx.store.deployments.setStatus(run.id, 'succeeded', now);
+    return;
+  }
+  ctx.store.deployments.setCurrentStage(run.id, next, now);
+  const stage = run.settings.stages[next]!;
+  if (stage.kind === 'qa') await enterQaStage(ctx, dr, { ...run, currentStage: next }, stage.name);
+}

@@ -1,0 +1,194 @@
+import { z } from 'zod';
+import type { QaCase } from '../config/qa-plan.js';
+import { resolvePlanRef } from '../config/qa-plan.js';
+import type { DeploymentRun } from '../store/deployments.js';
+import type { PlanGroup } from '../store/qa.js';
+import { qaCommands } from './commands.js';
+import { ok, refuse, type DeliveryContext, type DeliveryRepo, type Outcome } from './context.js';
+import { activeRun } from './deployment-runs.js';
+import { evaluateCases } from './gate.js';
+import { enterQaStage } from './stage.js';
+import { syncTrackingIssue } from './tracking.js';
+
+// What a QA stage asks to run, and the verdicts recorded against it: an
+// item's own plans (its holder runs them) or a driver-owned group.
+
+export const QaTarget = z.union([
+  z.object({ item: z.string().min(1).max(30), plan: z.string().min(1).max(200).optional() }).strict(),
+  z.object({ plan: z.string().min(1).max(200) }).strict(),
+]);
+export type QaTarget = z.infer<typeof QaTarget>;
+
+export const VerdictBody = z
+  .object({
+    item: z.string().min(1).max(30).optional(),
+    plan: z.string().min(1).max(200).optional(),
+    case: z.string().min(1).max(64),
+    result: z.enum(['pass', 'fail', 'error']),
+    evidence: z.string().max(32_000).optional(),
+    replaces: z.string().min(1).max(64).optional(),
+    source: z.enum(['yoke qa case run', 'yoke qa plan run', 'capture']).default('yoke qa case run'),
+    by: z.string().min(1).max(100).default('operator'),
+  })
+  .strict()
+  .refine((b) => b.item !== undefined || b.plan !== undefined, { message: 'name the item (--item) or, for a shared plan, the plan (--plan)' });
+export type VerdictBody = z.infer<typeof VerdictBody>;
+
+export const WaiveBody = z
+  .object({ item: z.string().min(1).max(30).optional(), plan: z.string().min(1).max(200), case: z.string().min(1).max(64), reason: z.string().min(1).max(2000), by: z.string().min(1).max(100).default('operator') })
+  .strict();
+export type WaiveBody = z.infer<typeof WaiveBody>;
+
+export interface WorkPlan {
+  planId: string;
+  groupId: string | null;
+  cases: (QaCase & { passed: boolean })[];
+}
+
+export interface QaWork {
+  run: string;
+  repo: string;
+  stage: string;
+  commit: string;
+  subject: string;
+  plans: WorkPlan[];
+}
+
+type Scope = { kind: 'item'; issueNumber: number; item: string; plans: { planId: string; cases: QaCase[] }[] } | { kind: 'group'; group: PlanGroup };
+
+async function currentQaStage(ctx: DeliveryContext, runId: string, stage: string): Promise<Outcome<{ run: DeploymentRun; dr: DeliveryRepo }>> {
+  const got = await activeRun(ctx, runId);
+  if (!got.ok) return got;
+  const { run, dr } = got.value;
+  const stages = run.settings.stages;
+  const index = stages.findIndex((s) => s.name === stage);
+  if (index < 0) return refuse('deployment_stage_unknown', { run: run.id, stage, stages: stages.map((s) => s.name) });
+  const current = stages[run.currentStage]!;
+  if (index !== run.currentStage || current.kind !== 'qa') return refuse('deployment_stage_not_current', { run: run.id, stage, current: current.name, kind: current.kind });
+  await enterQaStage(ctx, dr, run, stage);
+  return got;
+}
+
+/** QA17–QA19: the scope a target names: an item's own plans, or the open group of a shared plan. */
+function resolveScope(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string, target: QaTarget): Outcome<Scope> {
+  const { store } = ctx;
+  if ('item' in target) {
+    const n = dr.parseItem(target.item);
+    const frozen = store.qa.memberStages(run.id, stage);
+    const live = store.deployments.members(run.id).filter((m) => m.removedAt === null);
+    if (n === null || !live.some((m) => m.issueNumber === n) || !frozen.some((f) => f.issueNumber === n)) {
+      return refuse('deployment_item_unknown', { run: run.id, item: target.item, members: live.map((m) => dr.item(m.issueNumber)) });
+    }
+    const item = dr.item(n);
+    const mine = store.qa.memberPlans(run.id, stage).filter((p) => p.issueNumber === n);
+    const snapshots = new Map(store.qa.snapshots(run.id).map((s) => [s.planId, s]));
+    let chosen = mine;
+    if (target.plan) {
+      const names = mine.map((p) => ({ id: p.planId, name: snapshots.get(p.planId)?.name ?? store.qa.groups([run.id]).find((g) => g.id === p.groupId)?.planName ?? p.planId }));
+      const r = resolvePlanRef(target.plan, names);
+      if (!r.ok) return r.reason === 'ambiguous' ? refuse('qa_plan_ambiguous', { ref: target.plan, ids: r.ids }) : refuse('qa_plan_unknown', { ref: target.plan, known: r.known, where: `${item}'s plans at ${stage}` });
+      chosen = mine.filter((p) => p.planId === r.id);
+      if (chosen[0]!.owner === 'group') return refuse('qa_plan_not_member_owned', { run: run.id, stage, item, plan: r.id });
+    }
+    const plans = chosen.filter((p) => p.owner === 'member').map((p) => ({ planId: p.planId, cases: snapshots.get(p.planId)?.cases ?? [] }));
+    return ok({ kind: 'item', issueNumber: n, item, plans });
+  }
+  const groups = store.qa.groups([run.id]).filter((g) => g.stage === stage);
+  const plans = [...new Map(groups.map((g) => [g.planId, { id: g.planId, name: g.planName }])).values()];
+  const r = resolvePlanRef(target.plan, plans);
+  if (!r.ok) {
+    return r.reason === 'ambiguous' ? refuse('qa_plan_ambiguous', { ref: target.plan, ids: r.ids }) : refuse('qa_plan_unknown', { ref: target.plan, known: r.known, where: `the shared and run-level plans of run ${run.id} at ${stage}` });
+  }
+  const open = groups.find((g) => g.planId === r.id && g.state === 'open');
+  if (!open) return refuse('plan_group_not_open', { run: run.id, stage, plan: r.id, closed: groups.filter((g) => g.planId === r.id).map((g) => `${g.id} (${g.outcome ?? 'closed'})`) });
+  return ok({ kind: 'group', group: open });
+}
+
+function scopeVerdicts(ctx: DeliveryContext, run: DeploymentRun, stage: string, scope: Scope, planId: string) {
+  return ctx.store.qa
+    .verdicts([run.id])
+    .filter((v) => v.stage === stage && v.planId === planId && (scope.kind === 'group' ? v.groupId === scope.group.id && v.commit === scope.group.targetCommit : v.issueNumber === scope.issueNumber && v.groupId === null && v.commit === run.commit));
+}
+
+/** The cases a target runs, each with whether it already has a current pass. */
+export async function qaWork(ctx: DeliveryContext, runId: string, stage: string, target: QaTarget): Promise<Outcome<QaWork>> {
+  const got = await currentQaStage(ctx, runId, stage);
+  if (!got.ok) return got;
+  const { run, dr } = got.value;
+  const scope = resolveScope(ctx, dr, run, stage, target);
+  if (!scope.ok) return scope;
+  const s = scope.value;
+  const raw = s.kind === 'group' ? [{ planId: s.group.planId, groupId: s.group.id, cases: s.group.cases }] : s.plans.map((p) => ({ ...p, groupId: null }));
+  const plans = raw.map((p) => {
+    const states = new Map(evaluateCases(p.cases, scopeVerdicts(ctx, run, stage, s, p.planId)).map((c) => [c.caseId, c.passed]));
+    return { planId: p.planId, groupId: p.groupId, cases: p.cases.filter((c) => states.has(c.id)).map((c) => ({ ...c, passed: states.get(c.id)! })) };
+  });
+  return ok({ run: run.id, repo: run.repo, stage, commit: s.kind === 'group' ? s.group.targetCommit : run.commit, subject: s.kind === 'group' ? s.group.id : s.item, plans });
+}
+
+export interface RecordedVerdict {
+  id: number;
+  subject: string;
+  plan: string;
+  case: string;
+  result: string;
+}
+
+/** Records one case's verdict (QA03, QA06); evidence where the case requires it. */
+export async function recordQaVerdict(ctx: DeliveryContext, runId: string, stage: string, body: VerdictBody): Promise<Outcome<RecordedVerdict>> {
+  return record(ctx, runId, stage, body.item !== undefined ? { item: body.item, ...(body.plan ? { plan: body.plan } : {}) } : { plan: body.plan! }, body);
+}
+
+/** QA13: a maintainer discharges a case with a reason. */
+export async function waiveQaCase(ctx: DeliveryContext, runId: string, stage: string, body: WaiveBody): Promise<Outcome<RecordedVerdict>> {
+  const target: QaTarget = body.item !== undefined ? { item: body.item, plan: body.plan } : { plan: body.plan };
+  return record(ctx, runId, stage, target, { case: body.case, result: 'waived', evidence: body.reason, source: 'waiver', by: body.by });
+}
+
+async function record(
+  ctx: DeliveryContext,
+  runId: string,
+  stage: string,
+  target: QaTarget,
+  v: { case: string; result: 'pass' | 'fail' | 'error' | 'waived'; evidence?: string; replaces?: string; source: string; by: string },
+): Promise<Outcome<RecordedVerdict>> {
+  const got = await currentQaStage(ctx, runId, stage);
+  if (!got.ok) return got;
+  const { run, dr } = got.value;
+  const scope = resolveScope(ctx, dr, run, stage, target);
+  if (!scope.ok) return scope;
+  const s = scope.value;
+  const plans = s.kind === 'group' ? [{ planId: s.group.planId, cases: s.group.cases }] : s.plans;
+  const holding = plans.filter((p) => p.cases.some((c) => c.id === v.case));
+  if (holding.length !== 1) {
+    if (holding.length > 1) return refuse('qa_plan_ambiguous', { ref: `case ${v.case}`, ids: holding.map((p) => p.planId) });
+    return refuse('qa_case_unknown', { plan: plans.map((p) => p.planId).join(', ') || '(no own plan)', case: v.case, cases: plans.flatMap((p) => p.cases.map((c) => c.id)) });
+  }
+  const plan = holding[0]!;
+  const theCase = plan.cases.find((c) => c.id === v.case)!;
+  const cmd = qaCommands(run.repo, run.id, stage);
+  if (v.replaces !== undefined && (v.replaces === v.case || !plan.cases.some((c) => c.id === v.replaces))) {
+    return refuse('qa_case_unknown', { plan: plan.planId, case: v.replaces, cases: plan.cases.map((c) => c.id).filter((c) => c !== v.case) });
+  }
+  if (v.result === 'pass' && theCase.evidence === 'required' && !v.evidence?.trim()) {
+    const again = s.kind === 'group' ? cmd.groupManualCase(plan.planId, v.case) : cmd.itemManualCase(s.item, v.case);
+    return refuse('qa_evidence_required', { case: v.case, command: again });
+  }
+  const id = ctx.store.qa.recordVerdict({
+    runId: run.id,
+    stage,
+    issueNumber: s.kind === 'item' ? s.issueNumber : null,
+    groupId: s.kind === 'group' ? s.group.id : null,
+    planId: plan.planId,
+    caseId: v.case,
+    commit: s.kind === 'group' ? s.group.targetCommit : run.commit,
+    result: v.result,
+    evidence: v.evidence?.trim() ? v.evidence : null,
+    source: v.source,
+    replaces: v.replaces ?? null,
+    recordedBy: v.by,
+    recordedAt: ctx.clock.now(),
+  });
+  await syncTrackingIssue(ctx, dr, run.id);
+  return ok({ id, subject: s.kind === 'group' ? s.group.id : s.item, plan: plan.planId, case: v.case, result: v.result });
+}

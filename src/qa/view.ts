@@ -1,0 +1,104 @@
+import type { DeploymentRun } from '../store/deployments.js';
+import { qaCommands } from './commands.js';
+import type { DeliveryContext, DeliveryRepo } from './context.js';
+import type { GroupResult, Wait } from './gate.js';
+import { evaluateFrozenStage } from './stage.js';
+
+// What `yoke deployment-runs get` and GET /yoke/api/deployment-runs/:id show:
+// stages, members and their states, waits with the command that moves each,
+// groups and verdicts. Read-only.
+
+export interface StageView {
+  name: string;
+  kind: 'deploy' | 'qa';
+  current: boolean;
+  state: 'pending' | 'running' | 'succeeded' | 'failed' | 'waiting' | 'settled' | 'not_entered';
+  attempts: number;
+  detail: string | null;
+  waits: Wait[];
+  groups: GroupResult[];
+}
+
+export interface MemberView {
+  item: string;
+  issue: number;
+  pr: number;
+  removed: { by: string | null; reason: string | null } | null;
+  /** Per QA stage entered: settled, waiting, refused or removed. */
+  stages: Record<string, string>;
+  delivery: 'owed' | 'delivered';
+}
+
+export interface DeploymentView {
+  id: string;
+  repo: string;
+  commit: string;
+  status: DeploymentRun['status'];
+  creator: string | null;
+  supersedes: string | null;
+  trackingIssue: number | null;
+  currentStage: string | null;
+  stages: StageView[];
+  members: MemberView[];
+  verdicts: { stage: string; subject: string; plan: string; case: string; result: string; source: string; replaces: string | null; by: string }[];
+  /** What moves the run now: the current stage's waits, or the deploy command. */
+  next: string[];
+}
+
+export async function viewDeploymentRun(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun): Promise<DeploymentView> {
+  const { store } = ctx;
+  const records = new Map(store.deployments.stages(run.id).map((s) => [s.stage, s]));
+  const memberStates = new Map<number, Record<string, string>>();
+  const stages: StageView[] = [];
+  for (const [i, s] of run.settings.stages.entries()) {
+    const rec = records.get(s.name);
+    const current = run.status === 'active' && i === run.currentStage;
+    const base = { name: s.name, kind: s.kind, current, attempts: rec?.attempts ?? 0, detail: rec?.detail ?? null, waits: [] as Wait[], groups: [] as GroupResult[] };
+    if (s.kind === 'deploy') {
+      const state = rec ? (rec.state as StageView['state']) : 'pending';
+      stages.push({ ...base, state });
+      continue;
+    }
+    if (!rec) {
+      stages.push({ ...base, state: i < run.currentStage ? 'settled' : 'not_entered' });
+      continue;
+    }
+    const evaluation = await evaluateFrozenStage(ctx, dr, run, s.name);
+    for (const m of evaluation.members) memberStates.set(m.issueNumber, { ...(memberStates.get(m.issueNumber) ?? {}), [s.name]: m.state });
+    stages.push({ ...base, state: rec.state === 'settled' ? 'settled' : 'waiting', detail: rec.refusal?.message ?? rec.detail, waits: rec.state === 'settled' ? [] : evaluation.waits, groups: evaluation.groups });
+  }
+  const currentStage = run.status === 'active' ? (run.settings.stages[run.currentStage]?.name ?? null) : null;
+  const cur = stages.find((s) => s.current);
+  const next: string[] =
+    !cur ? [] : cur.kind === 'deploy' ? [qaCommands(run.repo, run.id, cur.name).deployStage()] : cur.state === 'not_entered' ? [qaCommands(run.repo, run.id, cur.name).get()] : cur.waits.map((w) => w.command);
+  return {
+    id: run.id,
+    repo: run.repo,
+    commit: run.commit,
+    status: run.status,
+    creator: run.creator,
+    supersedes: run.supersedes,
+    trackingIssue: run.trackingIssue,
+    currentStage,
+    stages,
+    members: store.deployments.members(run.id).map((m) => ({
+      item: dr.item(m.issueNumber),
+      issue: m.issueNumber,
+      pr: m.prNumber,
+      removed: m.removedAt === null ? null : { by: m.removedBy, reason: m.removedReason },
+      stages: memberStates.get(m.issueNumber) ?? {},
+      delivery: store.deliveryItems.get(run.repo, m.issueNumber)?.state ?? 'owed',
+    })),
+    verdicts: store.qa.verdicts([run.id]).map((v) => ({
+      stage: v.stage,
+      subject: v.groupId ?? dr.item(v.issueNumber!),
+      plan: v.planId,
+      case: v.caseId,
+      result: v.result,
+      source: v.source,
+      replaces: v.replaces,
+      by: v.recordedBy,
+    })),
+    next: [...new Set(next)],
+  };
+}

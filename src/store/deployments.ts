@@ -1,0 +1,225 @@
+import type { Refusal } from '../codes.js';
+import type { DeliverySettings } from '../config/delivery.js';
+import type { Db } from './db.js';
+
+// Deployment runs, their members and their stages.
+
+export const RUN_STATUSES = ['active', 'succeeded', 'failed', 'superseded'] as const;
+export type DeploymentStatus = (typeof RUN_STATUSES)[number];
+
+export interface DeploymentRun {
+  id: string;
+  repo: string;
+  commit: string;
+  /** The delivery settings as they were when the run was created: its stages never change under it. */
+  settings: DeliverySettings;
+  currentStage: number;
+  status: DeploymentStatus;
+  creator: string | null;
+  driverId: string | null;
+  leaseUntil: number | null;
+  supersedes: string | null;
+  trackingIssue: number | null;
+  trackingHash: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface Member {
+  runId: string;
+  issueNumber: number;
+  prNumber: number;
+  position: number;
+  removedAt: number | null;
+  removedBy: string | null;
+  removedReason: string | null;
+}
+
+export const STAGE_STATES = ['running', 'succeeded', 'failed', 'frozen', 'settled'] as const;
+export type StageState = (typeof STAGE_STATES)[number];
+
+export interface StageRecord {
+  runId: string;
+  stage: string;
+  state: StageState;
+  attempts: number;
+  detail: string | null;
+  /** A refusal that holds the whole stage (a run-level plan that does not parse, say). */
+  refusal: Refusal | null;
+  updatedAt: number;
+}
+
+interface RunRow {
+  id: string;
+  repo: string;
+  commit_sha: string;
+  settings: string;
+  current_stage: number;
+  status: DeploymentStatus;
+  creator: string | null;
+  driver_id: string | null;
+  lease_until: number | null;
+  supersedes: string | null;
+  tracking_issue: number | null;
+  tracking_hash: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+const toRun = (r: RunRow): DeploymentRun => ({
+  id: r.id,
+  repo: r.repo,
+  commit: r.commit_sha,
+  settings: JSON.parse(r.settings) as DeliverySettings,
+  currentStage: r.current_stage,
+  status: r.status,
+  creator: r.creator,
+  driverId: r.driver_id,
+  leaseUntil: r.lease_until,
+  supersedes: r.supersedes,
+  trackingIssue: r.tracking_issue,
+  trackingHash: r.tracking_hash,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+interface MemberRow {
+  run_id: string;
+  issue_number: number;
+  pr_number: number;
+  position: number;
+  removed_at: number | null;
+  removed_by: string | null;
+  removed_reason: string | null;
+}
+
+const toMember = (r: MemberRow): Member => ({
+  runId: r.run_id,
+  issueNumber: r.issue_number,
+  prNumber: r.pr_number,
+  position: r.position,
+  removedAt: r.removed_at,
+  removedBy: r.removed_by,
+  removedReason: r.removed_reason,
+});
+
+interface StageRow {
+  run_id: string;
+  stage: string;
+  state: StageState;
+  attempts: number;
+  detail: string | null;
+  refusal: string | null;
+  updated_at: number;
+}
+
+const toStage = (r: StageRow): StageRecord => ({
+  runId: r.run_id,
+  stage: r.stage,
+  state: r.state,
+  attempts: r.attempts,
+  detail: r.detail,
+  refusal: r.refusal ? (JSON.parse(r.refusal) as Refusal) : null,
+  updatedAt: r.updated_at,
+});
+
+export interface NewDeploymentRun {
+  id: string;
+  repo: string;
+  commit: string;
+  settings: DeliverySettings;
+  creator: string | null;
+  supersedes: string | null;
+  members: { issueNumber: number; prNumber: number }[];
+  at: number;
+}
+
+export class DeploymentStore {
+  constructor(private readonly db: Db) {}
+
+  /** Creates the run with its members; the caller holds the write transaction (and supersedes the old run first). */
+  create(run: NewDeploymentRun): void {
+    this.db
+      .prepare(
+        "INSERT INTO deployment_runs (id, repo, commit_sha, settings, status, creator, supersedes, created_at, updated_at) VALUES (?, ?, ?, ?, 'active', ?, ?, ?, ?)",
+      )
+      .run(run.id, run.repo, run.commit, JSON.stringify(run.settings), run.creator, run.supersedes, run.at, run.at);
+    const add = this.db.prepare('INSERT INTO deployment_members (run_id, issue_number, pr_number, position) VALUES (?, ?, ?, ?)');
+    run.members.forEach((m, i) => add.run(run.id, m.issueNumber, m.prNumber, i));
+  }
+
+  get(id: string): DeploymentRun | undefined {
+    const row = this.db.prepare('SELECT * FROM deployment_runs WHERE id = ?').get(id) as RunRow | undefined;
+    return row && toRun(row);
+  }
+
+  activeFor(repo: string): DeploymentRun | undefined {
+    const row = this.db.prepare("SELECT * FROM deployment_runs WHERE repo = ? AND status = 'active'").get(repo) as RunRow | undefined;
+    return row && toRun(row);
+  }
+
+  list(): DeploymentRun[] {
+    return (this.db.prepare('SELECT * FROM deployment_runs ORDER BY created_at DESC, id').all() as RunRow[]).map(toRun);
+  }
+
+  /** The run and every run it took over, newest first (QA14's lineage). */
+  lineage(id: string): DeploymentRun[] {
+    const out: DeploymentRun[] = [];
+    const seen = new Set<string>();
+    for (let run = this.get(id); run && !seen.has(run.id); run = run.supersedes ? this.get(run.supersedes) : undefined) {
+      seen.add(run.id);
+      out.push(run);
+    }
+    return out;
+  }
+
+  setStatus(id: string, status: DeploymentStatus, at: number): void {
+    this.db.prepare('UPDATE deployment_runs SET status = ?, updated_at = ? WHERE id = ?').run(status, at, id);
+  }
+
+  setCurrentStage(id: string, index: number, at: number): void {
+    this.db.prepare('UPDATE deployment_runs SET current_stage = ?, updated_at = ? WHERE id = ?').run(index, at, id);
+  }
+
+  setTracking(id: string, issue: number | null, hash: string | null): void {
+    this.db.prepare('UPDATE deployment_runs SET tracking_issue = COALESCE(?, tracking_issue), tracking_hash = ? WHERE id = ?').run(issue, hash, id);
+  }
+
+  members(runId: string): Member[] {
+    return (this.db.prepare('SELECT * FROM deployment_members WHERE run_id = ? ORDER BY position').all(runId) as MemberRow[]).map(toMember);
+  }
+
+  removeMember(runId: string, issueNumber: number, by: string, reason: string, at: number): boolean {
+    return (
+      this.db
+        .prepare('UPDATE deployment_members SET removed_at = ?, removed_by = ?, removed_reason = ? WHERE run_id = ? AND issue_number = ? AND removed_at IS NULL')
+        .run(at, by, reason, runId, issueNumber).changes === 1
+    );
+  }
+
+  stage(runId: string, stage: string): StageRecord | undefined {
+    const row = this.db.prepare('SELECT * FROM deployment_stages WHERE run_id = ? AND stage = ?').get(runId, stage) as StageRow | undefined;
+    return row && toStage(row);
+  }
+
+  stages(runId: string): StageRecord[] {
+    return (this.db.prepare('SELECT * FROM deployment_stages WHERE run_id = ?').all(runId) as StageRow[]).map(toStage);
+  }
+
+  setStage(rec: { runId: string; stage: string; state: StageState; detail?: string | null; refusal?: Refusal | null; bumpAttempts?: boolean; at: number }): void {
+    this.db
+      .prepare(
+        `INSERT INTO deployment_stages (run_id, stage, state, attempts, detail, refusal, updated_at) VALUES (@run, @stage, @state, @bump, @detail, @refusal, @at)
+         ON CONFLICT (run_id, stage) DO UPDATE SET state = @state, attempts = attempts + @bump, detail = @detail, refusal = @refusal, updated_at = @at`,
+      )
+      .run({
+        run: rec.runId,
+        stage: rec.stage,
+        state: rec.state,
+        bump: rec.bumpAttempts ? 1 : 0,
+        detail: rec.detail ?? null,
+        refusal: rec.refusal ? JSON.stringify(rec.refusal) : null,
+        at: rec.at,
+      });
+  }
+}

@@ -1,0 +1,329 @@
+import type { Refusal } from '../codes.js';
+import type { QaCase } from '../config/qa-plan.js';
+import type { Db } from './db.js';
+
+// Scoped-QA records: attachments, what froze at QA entry, plan snapshots and
+// groups, verdicts, failure reviews and wakes.
+
+export interface Attachment {
+  repo: string;
+  issueNumber: number;
+  planId: string;
+  attachedBy: string;
+  source: 'label' | 'command' | 'api';
+  attachedAt: number;
+}
+
+export interface MemberStage {
+  runId: string;
+  stage: string;
+  issueNumber: number;
+  holder: string | null;
+  prAuthor: string | null;
+  refusal: Refusal | null;
+  frozenAt: number;
+  settledAt: number | null;
+}
+
+export interface MemberPlan {
+  runId: string;
+  stage: string;
+  issueNumber: number;
+  planId: string;
+  owner: 'member' | 'group';
+  groupId: string | null;
+}
+
+export interface PlanSnapshot {
+  runId: string;
+  planId: string;
+  name: string;
+  commit: string;
+  cases: QaCase[];
+}
+
+export interface PlanGroup {
+  id: string;
+  runId: string;
+  stage: string;
+  planId: string;
+  planName: string;
+  /** QA16: pinned at creation; later plan edits never change them. */
+  cases: QaCase[];
+  targetCommit: string;
+  coveredItemIds: number[];
+  runLevel: boolean;
+  state: 'open' | 'closed';
+  outcome: 'passed' | 'superseded' | null;
+  openedAt: number;
+  closedAt: number | null;
+}
+
+export const QA_RESULTS = ['pass', 'fail', 'error', 'waived'] as const;
+export type QaResult = (typeof QA_RESULTS)[number];
+
+export interface QaVerdict {
+  id: number;
+  runId: string;
+  stage: string;
+  issueNumber: number | null;
+  groupId: string | null;
+  planId: string;
+  caseId: string;
+  commit: string;
+  result: QaResult;
+  evidence: string | null;
+  source: string;
+  replaces: string | null;
+  recordedBy: string;
+  recordedAt: number;
+}
+
+export type NewQaVerdict = Omit<QaVerdict, 'id'>;
+
+export interface Wake {
+  runId: string;
+  stage: string;
+  recipient: string;
+  subject: string;
+  waitKey: string;
+  reason: string;
+  wokenAt: number;
+}
+
+const json = <T>(s: string): T => JSON.parse(s) as T;
+
+export class QaStore {
+  constructor(private readonly db: Db) {}
+
+  // Attachments
+
+  attach(a: Attachment): boolean {
+    return (
+      this.db
+        .prepare('INSERT OR IGNORE INTO qa_attachments (repo, issue_number, plan_id, attached_by, source, attached_at) VALUES (?, ?, ?, ?, ?, ?)')
+        .run(a.repo, a.issueNumber, a.planId, a.attachedBy, a.source, a.attachedAt).changes === 1
+    );
+  }
+
+  attachments(repo: string, issueNumber?: number): Attachment[] {
+    const rows = (
+      issueNumber === undefined
+        ? this.db.prepare('SELECT * FROM qa_attachments WHERE repo = ? ORDER BY attached_at, issue_number, plan_id').all(repo)
+        : this.db.prepare('SELECT * FROM qa_attachments WHERE repo = ? AND issue_number = ? ORDER BY attached_at, plan_id').all(repo, issueNumber)
+    ) as { repo: string; issue_number: number; plan_id: string; attached_by: string; source: Attachment['source']; attached_at: number }[];
+    return rows.map((r) => ({ repo: r.repo, issueNumber: r.issue_number, planId: r.plan_id, attachedBy: r.attached_by, source: r.source, attachedAt: r.attached_at }));
+  }
+
+  // What froze at QA entry
+
+  freezeMember(m: MemberStage, plans: readonly MemberPlan[]): void {
+    this.db
+      .prepare('INSERT INTO member_stages (run_id, stage, issue_number, holder, pr_author, refusal, frozen_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run(m.runId, m.stage, m.issueNumber, m.holder, m.prAuthor, m.refusal ? JSON.stringify(m.refusal) : null, m.frozenAt);
+    const add = this.db.prepare('INSERT INTO member_plans (run_id, stage, issue_number, plan_id, owner, group_id) VALUES (?, ?, ?, ?, ?, ?)');
+    for (const p of plans) add.run(p.runId, p.stage, p.issueNumber, p.planId, p.owner, p.groupId);
+  }
+
+  memberStages(runId: string, stage: string): MemberStage[] {
+    const rows = this.db.prepare('SELECT * FROM member_stages WHERE run_id = ? AND stage = ? ORDER BY issue_number').all(runId, stage) as {
+      run_id: string;
+      stage: string;
+      issue_number: number;
+      holder: string | null;
+      pr_author: string | null;
+      refusal: string | null;
+      frozen_at: number;
+      settled_at: number | null;
+    }[];
+    return rows.map((r) => ({
+      runId: r.run_id,
+      stage: r.stage,
+      issueNumber: r.issue_number,
+      holder: r.holder,
+      prAuthor: r.pr_author,
+      refusal: r.refusal ? json<Refusal>(r.refusal) : null,
+      frozenAt: r.frozen_at,
+      settledAt: r.settled_at,
+    }));
+  }
+
+  markSettled(runId: string, stage: string, issueNumber: number, at: number): void {
+    this.db.prepare('UPDATE member_stages SET settled_at = ? WHERE run_id = ? AND stage = ? AND issue_number = ? AND settled_at IS NULL').run(at, runId, stage, issueNumber);
+  }
+
+  memberPlans(runId: string, stage: string): MemberPlan[] {
+    const rows = this.db.prepare('SELECT * FROM member_plans WHERE run_id = ? AND stage = ? ORDER BY issue_number, plan_id').all(runId, stage) as {
+      run_id: string;
+      stage: string;
+      issue_number: number;
+      plan_id: string;
+      owner: 'member' | 'group';
+      group_id: string | null;
+    }[];
+    return rows.map((r) => ({ runId: r.run_id, stage: r.stage, issueNumber: r.issue_number, planId: r.plan_id, owner: r.owner, groupId: r.group_id }));
+  }
+
+  // Plans and groups
+
+  saveSnapshot(s: PlanSnapshot): void {
+    this.db
+      .prepare('INSERT OR IGNORE INTO plan_snapshots (run_id, plan_id, name, commit_sha, cases) VALUES (?, ?, ?, ?, ?)')
+      .run(s.runId, s.planId, s.name, s.commit, JSON.stringify(s.cases));
+  }
+
+  snapshots(runId: string): PlanSnapshot[] {
+    const rows = this.db.prepare('SELECT * FROM plan_snapshots WHERE run_id = ? ORDER BY plan_id').all(runId) as { run_id: string; plan_id: string; name: string; commit_sha: string; cases: string }[];
+    return rows.map((r) => ({ runId: r.run_id, planId: r.plan_id, name: r.name, commit: r.commit_sha, cases: json<QaCase[]>(r.cases) }));
+  }
+
+  openGroup(g: Omit<PlanGroup, 'state' | 'outcome' | 'closedAt'>): void {
+    this.db
+      .prepare(
+        "INSERT INTO plan_groups (id, run_id, stage, plan_id, plan_name, cases, target_commit, covered_item_ids, run_level, state, opened_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?)",
+      )
+      .run(g.id, g.runId, g.stage, g.planId, g.planName, JSON.stringify(g.cases), g.targetCommit, JSON.stringify(g.coveredItemIds), g.runLevel ? 1 : 0, g.openedAt);
+  }
+
+  /** Groups of these runs, oldest first. */
+  groups(runIds: readonly string[]): PlanGroup[] {
+    if (runIds.length === 0) return [];
+    const rows = this.db
+      .prepare(`SELECT * FROM plan_groups WHERE run_id IN (${runIds.map(() => '?').join(', ')}) ORDER BY opened_at, id`)
+      .all(...runIds) as {
+      id: string;
+      run_id: string;
+      stage: string;
+      plan_id: string;
+      plan_name: string;
+      cases: string;
+      target_commit: string;
+      covered_item_ids: string;
+      run_level: number;
+      state: 'open' | 'closed';
+      outcome: 'passed' | 'superseded' | null;
+      opened_at: number;
+      closed_at: number | null;
+    }[];
+    return rows.map((r) => ({
+      id: r.id,
+      runId: r.run_id,
+      stage: r.stage,
+      planId: r.plan_id,
+      planName: r.plan_name,
+      cases: json<QaCase[]>(r.cases),
+      targetCommit: r.target_commit,
+      coveredItemIds: json<number[]>(r.covered_item_ids),
+      runLevel: r.run_level === 1,
+      state: r.state,
+      outcome: r.outcome,
+      openedAt: r.opened_at,
+      closedAt: r.closed_at,
+    }));
+  }
+
+  closeGroup(id: string, outcome: 'passed' | 'superseded', at: number): void {
+    this.db.prepare("UPDATE plan_groups SET state = 'closed', outcome = ?, closed_at = ? WHERE id = ? AND state = 'open'").run(outcome, at, id);
+  }
+
+  closeOpenGroupsOf(runId: string, outcome: 'superseded', at: number): void {
+    this.db.prepare("UPDATE plan_groups SET state = 'closed', outcome = ?, closed_at = ? WHERE run_id = ? AND state = 'open'").run(outcome, at, runId);
+  }
+
+  setCovered(id: string, covered: readonly number[]): void {
+    this.db.prepare('UPDATE plan_groups SET covered_item_ids = ? WHERE id = ?').run(JSON.stringify(covered), id);
+  }
+
+  // Verdicts and failure reviews
+
+  recordVerdict(v: NewQaVerdict): number {
+    const res = this.db
+      .prepare(
+        `INSERT INTO qa_verdicts (run_id, stage, issue_number, group_id, plan_id, case_id, commit_sha, result, evidence, source, replaces, recorded_by, recorded_at)
+         VALUES (@runId, @stage, @issueNumber, @groupId, @planId, @caseId, @commit, @result, @evidence, @source, @replaces, @recordedBy, @recordedAt)`,
+      )
+      .run(v);
+    return Number(res.lastInsertRowid);
+  }
+
+  /** Verdicts recorded for these runs, in the order they were recorded. */
+  verdicts(runIds: readonly string[]): QaVerdict[] {
+    if (runIds.length === 0) return [];
+    const rows = this.db.prepare(`SELECT * FROM qa_verdicts WHERE run_id IN (${runIds.map(() => '?').join(', ')}) ORDER BY id`).all(...runIds) as {
+      id: number;
+      run_id: string;
+      stage: string;
+      issue_number: number | null;
+      group_id: string | null;
+      plan_id: string;
+      case_id: string;
+      commit_sha: string;
+      result: QaResult;
+      evidence: string | null;
+      source: string;
+      replaces: string | null;
+      recorded_by: string;
+      recorded_at: number;
+    }[];
+    return rows.map((r) => ({
+      id: r.id,
+      runId: r.run_id,
+      stage: r.stage,
+      issueNumber: r.issue_number,
+      groupId: r.group_id,
+      planId: r.plan_id,
+      caseId: r.case_id,
+      commit: r.commit_sha,
+      result: r.result,
+      evidence: r.evidence,
+      source: r.source,
+      replaces: r.replaces,
+      recordedBy: r.recorded_by,
+      recordedAt: r.recorded_at,
+    }));
+  }
+
+  /** Opens the failure review of a failing verdict; false when it already has one (QA05). */
+  openFailureReview(r: { verdictId: number; runId: string; stage: string; subject: string; caseId: string; at: number }): boolean {
+    return (
+      this.db
+        .prepare('INSERT OR IGNORE INTO failure_reviews (verdict_id, run_id, stage, subject, case_id, opened_at) VALUES (?, ?, ?, ?, ?, ?)')
+        .run(r.verdictId, r.runId, r.stage, r.subject, r.caseId, r.at).changes === 1
+    );
+  }
+
+  failureReviews(runId: string): { verdictId: number; stage: string; subject: string; caseId: string; openedAt: number }[] {
+    const rows = this.db.prepare('SELECT * FROM failure_reviews WHERE run_id = ? ORDER BY verdict_id').all(runId) as {
+      verdict_id: number;
+      stage: string;
+      subject: string;
+      case_id: string;
+      opened_at: number;
+    }[];
+    return rows.map((r) => ({ verdictId: r.verdict_id, stage: r.stage, subject: r.subject, caseId: r.case_id, openedAt: r.opened_at }));
+  }
+
+  // Wakes
+
+  /** Records a wake; false when this wait already woke its recipient. */
+  recordWake(w: Wake): boolean {
+    return (
+      this.db
+        .prepare('INSERT OR IGNORE INTO qa_wakes (run_id, stage, recipient, subject, wait_key, reason, woken_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+        .run(w.runId, w.stage, w.recipient, w.subject, w.waitKey, w.reason, w.wokenAt).changes === 1
+    );
+  }
+
+  wakes(runId: string): Wake[] {
+    const rows = this.db.prepare('SELECT * FROM qa_wakes WHERE run_id = ? ORDER BY woken_at, subject').all(runId) as {
+      run_id: string;
+      stage: string;
+      recipient: string;
+      subject: string;
+      wait_key: string;
+      reason: string;
+      woken_at: number;
+    }[];
+    return rows.map((r) => ({ runId: r.run_id, stage: r.stage, recipient: r.recipient, subject: r.subject, waitKey: r.wait_key, reason: r.reason, wokenAt: r.woken_at }));
+  }
+}
