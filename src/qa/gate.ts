@@ -145,7 +145,9 @@ export function evaluateStage(input: GateInput): StageEvaluation {
   const groups: GroupResult[] = [];
   const capture: StageEvaluation['capture'] = [];
   const groupWaits: Wait[] = [];
-  for (const g of input.groups.filter((x) => x.runId === run.id && x.stage === run.stage && x.outcome !== 'superseded')) {
+  // A shared group whose members were all removed holds nothing (QA13).
+  const live = (x: PlanGroup) => x.runLevel || x.coveredItemIds.length > 0;
+  for (const g of input.groups.filter((x) => x.runId === run.id && x.stage === run.stage && x.outcome !== 'superseded' && live(x))) {
     const cases = evaluateCases(
       g.cases,
       input.verdicts.filter((v) => v.groupId === g.id && v.commit === g.targetCommit),
