@@ -200,7 +200,7 @@ export class FakeForge implements Forge {
 
   async resolveCommit(repo: RepoRef, ref: string): Promise<string | null> {
     const r = this.repo(repo.fullName);
-    if (ref === 'main') return r.history.at(-1)!;
+    if (ref === 'main' || ref === 'HEAD') return r.history.at(-1)!;
     return r.history.includes(ref) ? ref : null;
   }
 

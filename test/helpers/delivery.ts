@@ -1,0 +1,52 @@
+import { attachPlan } from '../../src/qa/attach.js';
+import { makeHarness, type Harness } from './fleet.js';
+
+// A repository that has delivered three merged items: a delivery section,
+// two QA plans, and claims whose PRs GitHub merged.
+
+export const REPO = 'acme/api';
+
+export const DELIVERY = {
+  stages: [
+    { name: 'staging', kind: 'deploy', command: './deploy.sh staging' },
+    { name: 'staging-qa', kind: 'qa' },
+    { name: 'production', kind: 'deploy', command: './deploy.sh production' },
+  ],
+  steering: 'maint',
+};
+
+export const PLANS: Record<string, string> = {
+  '.github/yoke/qa/checkout.yml': [
+    'name: checkout',
+    'cases:',
+    '  - {id: cart, title: Cart total, run: ./qa/cart.sh}',
+    '  - {id: looks-right, title: Looks right, manual: true, review: independent}',
+  ].join('\n'),
+  '.github/yoke/qa/smoke.yml': ['name: smoke', 'cases:', '  - {id: health, title: Health, run: ./qa/health.sh}', '  - {id: flaky, title: Flaky, run: ./qa/flaky.sh}'].join('\n'),
+};
+
+export interface DeliveryHarness extends Harness {
+  /** The merge commit of each item's claim PR. */
+  merged: Map<number, string>;
+  attach: (issue: number, ref: string, by?: string) => Promise<string>;
+}
+
+/** Items 1-3 merged (PRs 101-103); the harness knows them as claims, GitHub as merged PRs. */
+export function makeDeliveryHarness(opts: { config?: Record<string, unknown>; items?: number[]; plans?: Record<string, string> } = {}): DeliveryHarness {
+  const h = makeHarness();
+  h.forge.addRepo(REPO, { prefix: 'APP', delivery: DELIVERY, ...opts.config });
+  h.store.repos.ensure(REPO, 1, h.clock.now() - 1);
+  h.forge.commit(REPO, opts.plans ?? PLANS);
+  const merged = new Map<number, string>();
+  for (const n of opts.items ?? [1, 2, 3]) {
+    h.forge.repo(REPO).issues.push({ number: n, labels: [], open: false, stateReason: 'completed' });
+    h.store.claims.record({ repo: REPO, prNumber: 100 + n, runId: `afk-${n}`, issueNumber: n, recordedAt: h.clock.now() });
+    merged.set(n, h.forge.mergePull(REPO, { number: 100 + n, author: 'agent' }));
+  }
+  const attach = async (issue: number, ref: string, by = 'maint') => {
+    const r = await attachPlan(h.fleet, h.forge.repo(REPO).ref, issue, ref, by, 'command');
+    if (!r.ok) throw new Error(r.refusal.message);
+    return r.value.planId;
+  };
+  return { ...h, merged, attach };
+}

@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import { createDeploymentRun, getDeploymentRun, removeMember } from '../../src/qa/deployment-runs.js';
+import { reportDeployStage } from '../../src/qa/deploy-stage.js';
+import { REPO, makeDeliveryHarness } from '../helpers/delivery.js';
+
+describe('deployment runs', () => {
+  it('default members are the items whose claim PR merged at or before the commit and whose delivery is owed; a tracking issue shows the run', async () => {
+    const h = makeDeliveryHarness();
+    const at = h.merged.get(2)!; // items 1 and 2 merged at or before; 3 after
+    const r = await createDeploymentRun(h.fleet, { repo: REPO, commit: at, creator: 'maint' });
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.value.members.map((m) => [m.item, m.pr, m.delivery])).toEqual([
+      ['APP-1', 101, 'owed'],
+      ['APP-2', 102, 'owed'],
+    ]);
+    expect([r.value.commit, r.value.status, r.value.currentStage, r.value.creator]).toEqual([at, 'active', 'staging', 'maint']);
+    expect(r.value.next).toEqual([`yoke deploy stage run ${r.value.id} staging`]);
+    // Hand-merged claims are found, recorded owed and labelled (DESIGN §5: owed from merge to close-out).
+    expect(h.store.deliveryItems.listOwed(REPO).map((i) => i.issueNumber)).toEqual([1, 2, 3]);
+    expect(h.forge.repo(REPO).issues.filter((i) => i.labels.includes('yoke:delivery-owed')).map((i) => i.number)).toEqual([1, 2, 3]);
+    const [tracking] = h.forge.createdIssues;
+    expect(tracking).toMatchObject({ repo: REPO, title: `Deployment run ${r.value.id}: ${REPO} at ${at}`, labels: ['yoke:deploy'] });
+    expect(tracking!.body).toContain('| APP-1 (#1) | #101 | — | owed |');
+    expect(r.value.trackingIssue).toBe(tracking!.number);
+  });
+
+  it('--items takes only the items named, and refuses one that cannot join with why and what to do', async () => {
+    const h = makeDeliveryHarness();
+    const at = h.merged.get(2)!;
+    const some = await createDeploymentRun(h.fleet, { repo: REPO, commit: at, items: ['APP-2'] });
+    expect(some.ok && some.value.members.map((m) => m.item)).toEqual(['APP-2']);
+    const h2 = makeDeliveryHarness();
+    const late = await createDeploymentRun(h2.fleet, { repo: REPO, commit: h2.merged.get(2)!, items: ['APP-3'] });
+    expect(late).toEqual({
+      ok: false,
+      refusal: {
+        code: 'deployment_item_refused',
+        status: 409,
+        message: `APP-3 cannot join a deployment run of ${REPO}: its claim PR #103 merged after ${h2.merged.get(2)!.slice(0, 12)}`,
+        recovery: "Leave it out of --items; an item joins once its claim PR merged at or before the run's commit and its delivery is owed.",
+      },
+    });
+    expect((await createDeploymentRun(h2.fleet, { repo: REPO, items: ['APP-9'] })).ok || 'refused').toBe('refused');
+    const bad = await createDeploymentRun(h2.fleet, { repo: REPO, items: ['WEB-1'] });
+    expect(!bad.ok && bad.refusal.message + ' ' + bad.refusal.recovery).toBe('"WEB-1" is not an item. Name an item as PREFIX-N with the repository\'s prefix, e.g. APP-12.');
+    expect(h2.store.deployments.list()).toEqual([]);
+  });
+
+  it('refuses without a delivery section, with a bad one, at an unknown commit, and beside an active run', async () => {
+    const none = makeDeliveryHarness({ config: { delivery: undefined } });
+    expect(await createDeploymentRun(none.fleet, { repo: REPO })).toMatchObject({ ok: false, refusal: { code: 'delivery_not_configured' } });
+    const bad = makeDeliveryHarness({ config: { delivery: { stages: [] } } });
+    expect(await createDeploymentRun(bad.fleet, { repo: REPO })).toMatchObject({ ok: false, refusal: { code: 'qa_configuration_refused', recovery: expect.stringContaining('`delivery.stages`') } });
+    const h = makeDeliveryHarness();
+    expect(await createDeploymentRun(h.fleet, { repo: REPO, commit: 'deadbeef' })).toMatchObject({ ok: false, refusal: { code: 'deployment_commit_unknown' } });
+    const first = await createDeploymentRun(h.fleet, { repo: REPO });
+    const second = await createDeploymentRun(h.fleet, { repo: REPO });
+    expect(second).toMatchObject({ ok: false, refusal: { code: 'deployment_run_active', message: `${REPO} already has an active deployment run, ${first.ok && first.value.id}.` } });
+    expect(h.store.deployments.list()).toHaveLength(1);
+  });
+
+  it('QA12 a rework run takes over the failed run only on a later commit; the old run is superseded and its open groups close', async () => {
+    const h = makeDeliveryHarness({ config: { delivery: { stages: [{ name: 'qa', kind: 'qa' }] } } });
+    await h.attach(1, 'smoke');
+    await h.attach(2, 'smoke');
+    const first = await createDeploymentRun(h.fleet, { repo: REPO, commit: h.merged.get(3)! });
+    if (!first.ok) throw new Error(first.refusal.message);
+    expect(await createDeploymentRun(h.fleet, { repo: REPO, commit: h.merged.get(3)!, supersedes: first.value.id })).toMatchObject({ ok: false, refusal: { code: 'deployment_supersedes_refused' } });
+    const fix = h.forge.commit(REPO, { 'src/fix.ts': 'fixed' });
+    const rework = await createDeploymentRun(h.fleet, { repo: REPO, commit: fix, supersedes: first.value.id });
+    expect(rework.ok && [rework.value.supersedes, rework.value.commit]).toEqual([first.value.id, fix]);
+    expect(h.store.deployments.get(first.value.id)!.status).toBe('superseded');
+    expect(h.store.qa.groups([first.value.id]).map((g) => [g.state, g.outcome])).toEqual([['closed', 'superseded']]);
+  });
+
+  it('QA13 a removed member leaves the run and the groups it waited on; its delivery stays owed', async () => {
+    const h = makeDeliveryHarness({ config: { delivery: { stages: [{ name: 'qa', kind: 'qa' }] } } });
+    await h.attach(1, 'smoke');
+    await h.attach(2, 'smoke');
+    const run = await createDeploymentRun(h.fleet, { repo: REPO });
+    if (!run.ok) throw new Error(run.refusal.message);
+    const removed = await removeMember(h.fleet, run.value.id, 'APP-2', 'maint', 'needs a code fix');
+    expect(removed.ok && removed.value.members.find((m) => m.item === 'APP-2')).toMatchObject({ removed: { by: 'maint', reason: 'needs a code fix' }, delivery: 'owed' });
+    expect(h.store.qa.groups([run.value.id])[0]!.coveredItemIds).toEqual([1]);
+    expect(h.store.deliveryItems.get(REPO, 2)!.state).toBe('owed');
+    expect(await removeMember(h.fleet, run.value.id, 'APP-2', 'maint', 'again')).toMatchObject({ ok: false, refusal: { code: 'deployment_item_unknown' } });
+  });
+
+  it('a deploy stage records its outcome; success moves the run on and enters the QA stage (QA07 ownership freezes there)', async () => {
+    const h = makeDeliveryHarness();
+    await h.attach(1, 'checkout');
+    const run = await createDeploymentRun(h.fleet, { repo: REPO });
+    if (!run.ok) throw new Error(run.refusal.message);
+    const id = run.value.id;
+    expect(await reportDeployStage(h.fleet, id, 'staging-qa', { phase: 'start', by: 'op' })).toMatchObject({ ok: false, refusal: { code: 'deployment_stage_not_current' } });
+    const start = await reportDeployStage(h.fleet, id, 'staging', { phase: 'start', by: 'op' });
+    expect(start.ok && start.value).toMatchObject({ command: './deploy.sh staging', env: { YOKE_DEPLOYMENT_RUN_ID: id, YOKE_STAGE: 'staging', YOKE_COMMIT: run.value.commit } });
+    const failed = await reportDeployStage(h.fleet, id, 'staging', { phase: 'end', outcome: 'failed', output: 'boom', by: 'op' });
+    expect(failed.ok && failed.value.nextStage).toBe('staging');
+    await reportDeployStage(h.fleet, id, 'staging', { phase: 'start', by: 'op' });
+    const ok = await reportDeployStage(h.fleet, id, 'staging', { phase: 'end', outcome: 'succeeded', output: 'deployed', by: 'op' });
+    expect(ok.ok && ok.value.nextStage).toBe('staging-qa');
+    expect(h.store.deployments.stage(id, 'staging')).toMatchObject({ state: 'succeeded', attempts: 2 });
+    expect(h.store.qa.memberPlans(id, 'staging-qa').map((p) => [p.issueNumber, p.planId, p.owner])).toEqual([[1, 'checkout', 'member']]);
+    // QA07: a later attachment changes nothing frozen.
+    await h.attach(2, 'checkout');
+    const view = await getDeploymentRun(h.fleet, id);
+    expect(h.store.qa.memberPlans(id, 'staging-qa').map((p) => [p.issueNumber, p.planId, p.owner])).toEqual([[1, 'checkout', 'member']]);
+    expect(view.ok && view.value.members.map((m) => [m.item, m.stages])).toEqual([
+      ['APP-1', { 'staging-qa': 'waiting' }],
+      ['APP-2', { 'staging-qa': 'settled' }],
+      ['APP-3', { 'staging-qa': 'settled' }],
+    ]);
+  });
+});
