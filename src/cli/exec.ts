@@ -7,9 +7,9 @@ import type { ExecResult } from './client.js';
 
 const OUTPUT_LIMIT = 16_000;
 
-export function nodeExec(command: string, env: Record<string, string>): Promise<ExecResult> {
+export function nodeExec(command: string, env: Record<string, string>, cwd = process.cwd()): Promise<ExecResult> {
   return new Promise((resolve) => {
-    const child = spawn('sh', ['-c', command], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('sh', ['-c', command], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     const keep = (chunk: Buffer) => {
       output = (output + chunk.toString('utf8')).slice(-OUTPUT_LIMIT);
@@ -21,9 +21,9 @@ export function nodeExec(command: string, env: Record<string, string>): Promise<
   });
 }
 
-export function nodeHead(): string | null {
+export function nodeHead(cwd = process.cwd()): string | null {
   try {
-    return execFileSync('git', ['rev-parse', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return execFileSync('git', ['rev-parse', 'HEAD'], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
   } catch {
     return null;
   }

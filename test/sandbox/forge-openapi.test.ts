@@ -35,6 +35,8 @@ const PARTIAL_ROUTES = new Set([
   'GET /repos/{owner}/{repo}/collaborators/{username}/permission',
   'GET /repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs',
   'GET /repos/{owner}/{repo}/actions/runs/{run_id}',
+  'GET /repos/{owner}/{repo}/commits/{ref}',
+  'GET /repos/{owner}/{repo}/compare/{basehead}',
 ]);
 
 function resolve(s: Schema): { schema: Schema; name: string | null } {
@@ -129,6 +131,12 @@ beforeAll(async () => {
   await call('POST', `/repos/${DEMO_REPO}/actions/runs/${wf.id}/cancel`);
   await call('GET', `/repos/${DEMO_REPO}/collaborators/${MAINTAINER}/permission`);
   await call('POST', `/repos/${DEMO_REPO}/pulls`, { title: 'No such branch', head: 'nope', base: 'main' });
+  // What delivery reads and writes: the pinned commit, merge order, the plans' tree, the tracking issue, labels.
+  const head = (await (await call('GET', `/repos/${DEMO_REPO}/commits/HEAD`)).json()) as { sha: string };
+  await call('GET', `/repos/${DEMO_REPO}/compare/${head.sha}...${head.sha}`);
+  await call('GET', `/repos/${DEMO_REPO}/git/trees/${head.sha}?recursive=1`);
+  await call('PATCH', `/repos/${DEMO_REPO}/issues/${created.number}`, { body: 'Edited body', state: 'closed', state_reason: 'completed' });
+  await call('DELETE', `/repos/${DEMO_REPO}/issues/${created.number}/labels/question`);
 }, 150_000);
 
 afterAll(async () => {

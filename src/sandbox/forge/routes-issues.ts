@@ -39,6 +39,24 @@ export function registerIssueRoutes(env: RouteEnv): void {
     const r = repoOf(env, ctx);
     return { status: 200, body: shapes.issueJson(r, issueOf(r, ctx.params.issue_number)) };
   });
+  http.on('PATCH', '/repos/{owner}/{repo}/issues/{issue_number}', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    const i = issueOf(r, ctx.params.issue_number);
+    // The author may edit an issue's title and body; state and everything else need write access.
+    if (i.user.login !== ctx.actor?.login || ctx.body.state !== undefined) requireWrite(env, r, ctx);
+    requireWorkflowWrite(ctx);
+    const t = state.now();
+    if (typeof ctx.body.body === 'string') i.body = ctx.body.body;
+    if (typeof ctx.body.title === 'string' && ctx.body.title) i.title = ctx.body.title;
+    if (ctx.body.state === 'closed' || ctx.body.state === 'open') {
+      const closing = ctx.body.state === 'closed' && i.state === 'open';
+      i.state = ctx.body.state;
+      i.closedAt = ctx.body.state === 'closed' ? (closing ? t : i.closedAt) : null;
+      i.stateReason = ctx.body.state === 'closed' ? ((ctx.body.state_reason as Issue['stateReason']) ?? 'completed') : null;
+    }
+    i.updatedAt = t;
+    return { status: 200, body: shapes.issueJson(r, i) };
+  });
   http.on('GET', '/repos/{owner}/{repo}/issues/{issue_number}/comments', 'repo', (ctx) => {
     const r = repoOf(env, ctx);
     const i = issueOf(r, ctx.params.issue_number);
@@ -96,6 +114,16 @@ export function registerIssueRoutes(env: RouteEnv): void {
     const i = issueOf(r, ctx.params.issue_number);
     requireWrite(env, r, ctx);
     for (const l of (ctx.body.labels as string[] | undefined) ?? []) state.addLabel(r, i, l, ctx.actor!);
+    return { status: 200, body: i.labels.map((l) => shapes.labelJson(r, l)) };
+  });
+  http.on('DELETE', '/repos/{owner}/{repo}/issues/{issue_number}/labels/{name}', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    const i = issueOf(r, ctx.params.issue_number);
+    requireWrite(env, r, ctx);
+    const name = decodeURIComponent(ctx.params.name!);
+    if (!i.labels.includes(name)) throw new HttpError(404, 'Label does not exist');
+    i.labels = i.labels.filter((l) => l !== name);
+    i.updatedAt = state.now();
     return { status: 200, body: i.labels.map((l) => shapes.labelJson(r, l)) };
   });
 }

@@ -1,0 +1,121 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nodeExec, nodeHead } from '../../src/cli/exec.js';
+import { runCli } from '../../src/cli/main.js';
+import type { DeploymentView } from '../../src/qa/view.js';
+import { DEMO_FILES, DEMO_REPO, MAINTAINER } from '../../src/sandbox/demo-repo.js';
+import { Sandbox } from '../../src/sandbox/sandbox.js';
+
+// Delivery end to end over real HTTP: three items merged by the demo agents,
+// one plan attached by one item and one by two, a deployment run at the merge
+// commit, QA through the CLI in a checkout of the pinned commit, and a shared
+// case that fails once and is retried.
+
+const FILES = {
+  '.github/yoke.yml': `${DEMO_FILES['.github/yoke.yml']}delivery:
+  stages:
+    - { name: staging, kind: deploy, command: 'echo "$YOKE_COMMIT" > .deployed-$YOKE_STAGE' }
+    - { name: staging-qa, kind: qa }
+    - { name: production, kind: deploy, command: 'echo "$YOKE_COMMIT" > .deployed-$YOKE_STAGE' }
+  steering: ${MAINTAINER}
+`,
+  '.github/yoke/qa/checkout.yml': 'name: checkout\ncases:\n  - {id: deployed, title: Staging runs the pinned commit, run: \'test "$(cat .deployed-staging)" = "$YOKE_COMMIT"\'}\n  - {id: looks-right, title: Greeting reads well, manual: true, review: independent}\n',
+  '.github/yoke/qa/smoke.yml': 'name: smoke\ncases:\n  - {id: tests, title: Tests pass, run: node test/run.js}\n  - {id: flaky, title: Flaky on first try, run: \'test -f .flaky-tried || { touch .flaky-tried; echo "first try fails"; exit 1; }\'}\n',
+};
+
+let sandbox: Sandbox;
+let checkout: string;
+
+async function yoke(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runCli(args, {
+    out: (l) => out.push(l),
+    err: (l) => err.push(l),
+    env: { YOKE_URL: sandbox.yokeUrl, YOKE_TOKEN: sandbox.apiToken, YOKE_LOGIN: MAINTAINER },
+    fetch,
+    exec: (command, env) => nodeExec(command, env, checkout),
+    head: () => nodeHead(checkout),
+    readFile: (p) => readFileSync(join(checkout, p), 'utf8'),
+  });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+async function forgeApi(token: string, method: string, path: string, body: unknown): Promise<void> {
+  const res = await fetch(`${sandbox.forge.url}/api/v3/repos/${DEMO_REPO}${path}`, { method, headers: { authorization: `token ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status}`);
+}
+
+beforeAll(async () => {
+  sandbox = new Sandbox({ launcher: 'command', failAgent: 0, tickSeconds: 1, reaperSeconds: 1, issues: 3, files: FILES });
+  await sandbox.start();
+  await sandbox.waitUntil(() => sandbox.done(), 120_000, 'the three demo issues to merge');
+  // Attach: a label on DEMO-1, `/yoke qa attach` on DEMO-2 and DEMO-3.
+  await forgeApi(sandbox.maintainerToken, 'POST', '/issues/1/labels', { labels: ['qa:checkout'] });
+  await sandbox.comment(2, '/yoke qa attach smoke');
+  await sandbox.comment(3, '/yoke qa attach smoke');
+  await sandbox.waitUntil(() => sandbox.runtime.store.qa.attachments(DEMO_REPO).length === 3, 30_000, 'three attachments');
+  checkout = mkdtempSync(join(tmpdir(), 'yoke-checkout-'));
+  execFileSync('git', ['clone', '--quiet', sandbox.repo.gitDir, checkout]);
+}, 170_000);
+
+afterAll(async () => {
+  await sandbox?.stop();
+  if (checkout) rmSync(checkout, { recursive: true, force: true });
+});
+
+describe('delivery over real HTTP', () => {
+  it('takes three merged items through staging, scoped QA and production', async () => {
+    const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: checkout, encoding: 'utf8' }).trim();
+    const created = await yoke(['deployment-runs', 'create', DEMO_REPO, '--commit', head, '--json']);
+    expect(created.err).toBe('');
+    const run = JSON.parse(created.out) as DeploymentView;
+    // Each attachment was answered where it was made.
+    expect(sandbox.repo.comments.filter((c) => c.body.startsWith('@maintainer Attached QA plan')).map((c) => [c.issueNumber, c.body.split('`')[1]]).sort()).toEqual([
+      [1, 'checkout'],
+      [2, 'smoke'],
+      [3, 'smoke'],
+    ]);
+    expect(run.members.map((m) => m.item).sort()).toEqual(['DEMO-1', 'DEMO-2', 'DEMO-3']);
+    expect(sandbox.repo.issues.get(run.trackingIssue!)!.labels).toEqual(['yoke:deploy']);
+
+    expect((await yoke(['deploy', 'stage', 'run', run.id, 'staging'])).out).toContain('staging succeeded; the run is at staging-qa');
+
+    // DEMO-1 owns checkout: its holder runs it (the manual case is recorded with evidence); DEMO-2 and DEMO-3 share smoke.
+    const gate = await yoke(['deployment-runs', 'dispatch', run.id, 'staging-qa', '--json']);
+    const answer = JSON.parse(gate.out);
+    expect(answer.woken.map((w: { subject: string }) => w.subject)).toEqual(['DEMO-1']);
+    expect(answer.groups.map((g: { planId: string; covered: string[] }) => [g.planId, g.covered])).toEqual([['smoke', ['DEMO-2', 'DEMO-3']]]);
+
+    expect((await yoke(['qa', 'plan', 'run', '--item', 'DEMO-1', '--stage', 'staging-qa'])).out).toContain('DEMO-1 checkout/deployed: pass');
+    expect((await yoke(['qa', 'case', 'run', '--item', 'DEMO-1', '--stage', 'staging-qa', '--case', 'looks-right', '--verdict', 'pass', '--evidence', 'Read "Hello, yoke" on staging.'])).code).toBe(0);
+
+    const first = await yoke(['qa', 'plan', 'run', '--deployment-run-id', run.id, '--stage', 'staging-qa', '--plan', 'smoke']);
+    expect([first.code, first.out]).toEqual([1, `${run.id}-g1 smoke/tests: pass\n${run.id}-g1 smoke/flaky: fail`]);
+    const failed = JSON.parse((await yoke(['deployment-runs', 'dispatch', run.id, 'staging-qa', '--json'])).out);
+    expect(failed.state).toBe('failed');
+    expect(failed.triage[0].retry).toBe(`git checkout ${head} && yoke qa plan run --deployment-run-id ${run.id} --stage staging-qa --plan smoke`);
+    const retry = await yoke(['qa', 'plan', 'run', '--deployment-run-id', run.id, '--stage', 'staging-qa', '--plan', 'smoke']);
+    expect([retry.code, retry.out]).toEqual([0, `${run.id}-g1 smoke/flaky: pass`]);
+
+    // QA04: DEMO-1 still waits on an independent review of its claim PR; a second maintainer approves.
+    const waiting = JSON.parse((await yoke(['deployment-runs', 'dispatch', run.id, 'staging-qa', '--json'])).out);
+    expect(waiting.waits.map((w: { code: string }) => w.code)).toEqual(['review_pending']);
+    const pr = [...sandbox.repo.issues.values()].find((i) => i.pull && i.body.includes('Closes #1'))!;
+    await forgeApi(sandbox.forge.personalToken('second-maintainer'), 'POST', `/pulls/${pr.number}/reviews`, { event: 'APPROVE', body: 'Looks right.' });
+    const settled = JSON.parse((await yoke(['deployment-runs', 'dispatch', run.id, 'staging-qa', '--json'])).out);
+    expect([settled.state, settled.nextStage]).toEqual(['settled', 'production']);
+
+    expect((await yoke(['deploy', 'stage', 'run', run.id, 'production'])).out).toContain('production succeeded; the run is through its last stage');
+    const got = await yoke(['deployment-runs', 'get', run.id]);
+    expect(got.out).toContain(`${run.id} · ${DEMO_REPO} at ${head.slice(0, 12)} · succeeded`);
+    for (const item of ['DEMO-1', 'DEMO-2', 'DEMO-3']) expect(got.out).toMatch(new RegExp(`  ${item} \\(#\\d, PR #\\d+\\): staging-qa settled`));
+    expect(got.out).toContain(`  staging-qa ${run.id}-g1 smoke/flaky: fail (yoke qa plan run, operator)\n  staging-qa ${run.id}-g1 smoke/flaky: pass (yoke qa plan run, operator)`);
+    expect(readFileSync(join(checkout, '.deployed-production'), 'utf8').trim()).toBe(head);
+    // The tracking issue shows where the run ended.
+    expect(sandbox.repo.issues.get(run.trackingIssue!)!.body).toContain('**Status:** succeeded');
+  });
+});
