@@ -12,7 +12,12 @@ import {
   repoReset,
   repoStatusReport,
   startQueued,
+  qaAttached,
+  qaWaived,
+  trackingIssueBody,
+  trackingIssueTitle,
   verdictComment,
+  type TrackingView,
 } from '../src/messages.js';
 
 // Every comment yoke writes, compared whole: a change of wording is a change of this file.
@@ -108,5 +113,55 @@ describe('the messages yoke writes', () => {
       message: 'There is no run r9.',
       recovery: 'Report with the run id yoke gave the run (YOKE_RUN_ID or the run_id input).',
     });
+  });
+
+  it('the tracking issue of a deployment run: stages, members and what moves it, with hostile text kept out of the table', () => {
+    const view: TrackingView = {
+      id: 'dr-1',
+      repo: 'acme/api',
+      commit: '0123456789abcdef0123',
+      status: 'active',
+      creator: 'maint',
+      supersedes: null,
+      currentStage: 'staging-qa',
+      stages: [
+        { name: 'staging', kind: 'deploy', state: 'succeeded', current: false, detail: 'deployed', waits: [] },
+        { name: 'staging-qa', kind: 'qa', state: 'waiting', current: true, detail: null, waits: [{ detail: 'APP-1 needs an independent review of its claim PR #101', command: 'Approve PR #101 as a reviewer other than @agent.' }] },
+        { name: 'production', kind: 'deploy', state: 'pending', current: false, detail: null, waits: [] },
+      ],
+      members: [
+        { item: 'APP-1', issue: 1, pr: 101, removed: null, stages: { 'staging-qa': 'waiting' }, delivery: 'owed' },
+        { item: 'APP-2', issue: 2, pr: 102, removed: { reason: 'breaks | the\ntable' }, stages: {}, delivery: 'owed' },
+      ],
+      next: [],
+    };
+    expect(trackingIssueTitle(view)).toBe('Deployment run dr-1: acme/api at 0123456789ab');
+    expect(trackingIssueBody(view)).toBe(
+      [
+        'yoke keeps this issue current for deployment run `dr-1` of acme/api, pinned at `0123456789abcdef0123`.',
+        '',
+        '**Status:** active at stage `staging-qa` · created by @maint',
+        '',
+        '### Stages',
+        '- ✅ `staging` (deploy): succeeded · deployed',
+        '- ⏳ `staging-qa` (qa): waiting ← current',
+        '- · `production` (deploy): pending',
+        '',
+        '### Members',
+        '| item | claim PR | QA | delivery |',
+        '|---|---|---|---|',
+        '| APP-1 (#1) | #101 | staging-qa: waiting | owed |',
+        '| APP-2 (#2) | #102 | removed: breaks   the table | owed |',
+        '',
+        '### Waiting on',
+        '- APP-1 needs an independent review of its claim PR #101: `Approve PR #101 as a reviewer other than @agent.`',
+      ].join('\n'),
+    );
+  });
+
+  it('QA attachments and waivers are answered in plain words', () => {
+    expect(qaAttached('APP-1', 'checkout', true)).toBe("Attached QA plan `checkout` to APP-1. It becomes part of APP-1's QA when APP-1 next enters a QA stage.");
+    expect(qaAttached('APP-1', 'checkout', false)).toBe('QA plan `checkout` was already attached to APP-1.');
+    expect(qaWaived('dr-1-g1', 'smoke', 'flaky', 'known flake')).toBe('Waived case `flaky` of plan `smoke` for dr-1-g1: known flake');
   });
 });

@@ -32,8 +32,11 @@ describe('a dispatch of a QA stage', () => {
     ]);
     expect(first.value.capture).toEqual([{ groupId: `${h.run}-g1`, planId: 'smoke', cases: ['health', 'flaky'] }]);
     expect(first.value.waits.filter((w) => w.subject === 'APP-2' || w.subject === 'APP-3').map((w) => w.recipient)).toEqual(['driver', 'driver']);
+    const edits = h.forge.issueUpdates.length;
     const again = await dispatchStage(h.fleet, h.run, 'qa');
     expect(again.ok && again.value.woken).toEqual([]);
+    // Nothing changed, so the tracking issue is not edited again.
+    expect(h.forge.issueUpdates.length).toBe(edits);
   });
 
   it('QA02 a member held by qa_configuration_refused is woken once per wait, with the refusal and its recovery', async () => {

@@ -190,6 +190,17 @@ describe('gate evaluation of driver-owned plan groups', () => {
     expect(gate({ ...base, verdicts: [...first, verdict({ groupId: 'g1', planId: 'smoke', caseId: 'flaky', result: 'pass', commit: 'c10' })] }).failed).toBe(true);
   });
 
+  it('QA06 a declared --replaces correction lets capture go on: the failed predecessor no longer stops it', () => {
+    const cases = [auto('old'), auto('fixed'), auto('other')];
+    const base = { members: [member(1, [inGroup(1, 'p', 'g1')]), member(2, [inGroup(2, 'p', 'g1')])], groups: [group({ id: 'g1', planId: 'p', coveredItemIds: [1, 2], cases })] };
+    const failed = [verdict({ groupId: 'g1', planId: 'p', caseId: 'old', result: 'fail' })];
+    expect(gate({ ...base, verdicts: failed }).capture).toEqual([]);
+    const corrected = [...failed, verdict({ groupId: 'g1', planId: 'p', caseId: 'fixed', result: 'pass', replaces: 'old' })];
+    const out = gate({ ...base, verdicts: corrected });
+    expect(out.failed).toBe(false);
+    expect(out.capture).toEqual([{ groupId: 'g1', planId: 'p', cases: ['other'] }]);
+  });
+
   it('QA14 a closed group credits only its recorded covered_item_ids, across the superseded-run lineage', () => {
     const old = group({ id: 'dr-0-g1', runId: 'dr-0', planId: 'smoke', coveredItemIds: [1, 2], cases: shared, state: 'closed', outcome: 'passed', targetCommit: 'c5' });
     const fresh = group({ id: 'g2', planId: 'smoke', coveredItemIds: [3], cases: shared });

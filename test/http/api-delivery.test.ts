@@ -1,0 +1,141 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli/main.js';
+import { startApi } from '../helpers/api-server.js';
+import { REPO, makeDeliveryHarness } from '../helpers/delivery.js';
+
+let close: (() => Promise<void>) | null = null;
+afterEach(async () => {
+  await close?.();
+  close = null;
+});
+
+async function setup() {
+  const h = makeDeliveryHarness({ config: { delivery: { stages: [{ name: 'qa', kind: 'qa' }] } } });
+  await h.attach(1, 'checkout');
+  const api = await startApi(h, { tokens: ['op-token'] });
+  close = api.close;
+  const call = async (method: string, path: string, body?: unknown, token: string | null = 'op-token') => {
+    const res = await fetch(`${api.url}${path}`, {
+      method,
+      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), 'content-type': 'application/json' },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    return { status: res.status, json: (await res.json()) as any };
+  };
+  return { h, api, call };
+}
+
+describe('the deployment-run API', () => {
+  it('creates, reads and gate-checks a run for operators; nobody else can create a run or record a verdict', async () => {
+    const { h, call } = await setup();
+    const created = await call('POST', '/yoke/api/deployment-runs', { repo: REPO });
+    expect(created.status).toBe(201);
+    const id = created.json.id as string;
+    expect((await call('GET', `/yoke/api/deployment-runs/${id}`)).json.members.map((m: { item: string }) => m.item)).toEqual(['APP-1', 'APP-2', 'APP-3']);
+    const strangers = [
+      await call('POST', '/yoke/api/deployment-runs', { repo: REPO }, null),
+      await call('POST', `/yoke/api/deployment-runs/${id}/stages/qa/verdicts`, { item: 'APP-1', case: 'cart', result: 'pass' }, 'not-a-token'),
+      await call('POST', `/yoke/api/deployment-runs/${id}/stages/qa/waive`, { plan: 'checkout', case: 'cart', reason: 'x' }, null),
+      await call('POST', `/yoke/api/deployment-runs/${id}/stages/qa/dispatch`, undefined, null),
+      await call('GET', `/yoke/api/deployment-runs/${id}`, undefined, null),
+    ];
+    expect(strangers.map((r) => [r.status, r.json.error.code])).toEqual(Array(5).fill([401, 'unauthorized']));
+    expect(h.store.qa.verdicts([id])).toEqual([]);
+    expect(h.store.deployments.list()).toHaveLength(1);
+    const dispatched = await call('POST', `/yoke/api/deployment-runs/${id}/stages/qa/dispatch`);
+    expect([dispatched.status, dispatched.json.state, dispatched.json.woken.map((w: { subject: string }) => w.subject)]).toEqual([200, 'waiting', ['APP-1']]);
+  });
+
+  it('refuses malformed bodies with the fields to fix, and unknown runs and routes', async () => {
+    const { call } = await setup();
+    expect(await call('POST', '/yoke/api/deployment-runs', { repo: 'acme', items: 'APP-1' })).toEqual({
+      status: 400,
+      json: {
+        error: {
+          code: 'validation_failed',
+          message: 'The request body is not valid: repo: repo is owner/name; items: Invalid input: expected array, received string',
+          recovery: 'Fix the fields named above and send the request again.',
+        },
+      },
+    });
+    expect((await call('POST', '/yoke/api/deployment-runs', '{not json')).json.error.message).toBe('The request body is not valid: the body is not JSON');
+    expect((await call('POST', '/yoke/api/deployment-runs/dr-x/stages/qa/verdicts', { case: 'cart', result: 'pass' })).json.error.message).toBe(
+      'The request body is not valid: body: name the item (--item) or, for a shared plan, the plan (--plan)',
+    );
+    expect((await call('GET', '/yoke/api/deployment-runs/dr-x')).json.error.code).toBe('deployment_run_unknown');
+    expect((await call('POST', '/yoke/api/deployment-runs/dr-x/stages/qa/nothing')).json.error.code).toBe('not_found');
+  });
+});
+
+describe('the delivery CLI', () => {
+  async function cli(url: string, args: string[], over: { head?: string | null; exec?: (c: string) => { code: number; output: string } } = {}) {
+    const out: string[] = [];
+    const err: string[] = [];
+    const ran: string[] = [];
+    const code = await runCli(args, {
+      out: (l) => out.push(l),
+      err: (l) => err.push(l),
+      env: { YOKE_URL: url, YOKE_TOKEN: 'op-token' },
+      fetch,
+      head: () => (over.head === undefined ? null : over.head),
+      exec: async (command) => {
+        ran.push(command);
+        return over.exec?.(command) ?? { code: 0, output: 'ok' };
+      },
+      readFile: () => {
+        throw new Error('ENOENT: no such file');
+      },
+    });
+    return { code, out: out.join('\n'), err: err.join('\n'), ran };
+  }
+
+  it('runs cases only in a checkout of the pinned commit, and says how to get there', async () => {
+    const { h, api, call } = await setup();
+    const id = (await call('POST', '/yoke/api/deployment-runs', { repo: REPO })).json.id as string;
+    const commit = h.store.deployments.get(id)!.commit;
+    const wrong = await cli(api.url, ['qa', 'plan', 'run', '--item', 'APP-1', '--stage', 'qa'], { head: 'c1' });
+    expect([wrong.code, wrong.err, wrong.ran]).toEqual([1, `This checkout is at c1, but the run is pinned at ${commit}.\nTo recover: git checkout ${commit}`, []]);
+    const right = await cli(api.url, ['qa', 'plan', 'run', '--item', 'APP-1', '--stage', 'qa'], { head: commit });
+    expect([right.code, right.ran, right.out]).toEqual([
+      0,
+      ['./qa/cart.sh'],
+      'APP-1 checkout/cart: pass\ncheckout/looks-right is manual: yoke qa case run --item APP-1 --stage qa --case looks-right --verdict pass --evidence @FILE',
+    ]);
+    expect(h.store.qa.verdicts([id]).map((v) => [v.caseId, v.result, v.source, v.evidence])).toEqual([['cart', 'pass', 'yoke qa plan run', '$ ./qa/cart.sh\nok\n(exit 0)']]);
+  });
+
+  it('refuses a manual verdict without its evidence, or with an unreadable evidence file, and records nothing', async () => {
+    const { h, api, call } = await setup();
+    const id = (await call('POST', '/yoke/api/deployment-runs', { repo: REPO })).json.id as string;
+    const bare = await cli(api.url, ['qa', 'case', 'run', '--item', 'APP-1', '--stage', 'qa', '--case', 'looks-right', '--verdict', 'pass']);
+    expect([bare.code, bare.err]).toEqual([1, 'Case looks-right requires evidence with its verdict.\nTo recover: Record it again with evidence: `yoke qa case run --item APP-1 --stage qa --case looks-right --verdict pass --evidence @FILE`.']);
+    const missing = await cli(api.url, ['qa', 'case', 'run', '--item', 'APP-1', '--stage', 'qa', '--case', 'looks-right', '--verdict', 'pass', '--evidence', '@shot.txt']);
+    expect([missing.code, missing.err]).toEqual([1, 'Cannot read the evidence file shot.txt: ENOENT: no such file']);
+    const odd = await cli(api.url, ['qa', 'case', 'run', '--item', 'APP-1', '--stage', 'qa', '--case', 'looks-right', '--verdict', 'maybe']);
+    expect([odd.code, odd.err]).toEqual([1, 'Say --verdict pass or --verdict fail.']);
+    expect(h.store.qa.verdicts([id])).toEqual([]);
+    const unknown = await cli(api.url, ['qa', 'plan', 'run', '--item', 'APP-9', '--stage', 'qa']);
+    expect([unknown.code, unknown.err]).toEqual([1, 'APP-9 is not a member of an active deployment run. See `yoke deployment-runs create`.']);
+  });
+
+  it('prints a run with its stages, members and what it waits on', async () => {
+    const { api, call } = await setup();
+    const id = (await call('POST', '/yoke/api/deployment-runs', { repo: REPO })).json.id as string;
+    const got = await cli(api.url, ['deployment-runs', 'get', id]);
+    expect(got.out.split('\n').slice(1)).toEqual([
+      'stages:',
+      '  > qa (qa): waiting',
+      'members:',
+      '  APP-1 (#1, PR #101): qa waiting · delivery owed',
+      '  APP-2 (#2, PR #102): qa settled · delivery owed',
+      '  APP-3 (#3, PR #103): qa settled · delivery owed',
+      'waiting on:',
+      "  APP-1's plan checkout, case cart (Cart total) has no current pass",
+      '    yoke qa plan run --item APP-1 --stage qa',
+      "  APP-1's plan checkout, case looks-right (Looks right) has no current pass",
+      '    yoke qa case run --item APP-1 --stage qa --case looks-right --verdict pass --evidence @FILE',
+      '  APP-1 needs an independent review of its claim PR #101',
+      '    Approve PR #101 as a reviewer other than @agent.',
+    ]);
+  });
+});
