@@ -227,6 +227,16 @@ export const CODE_INFO = {
     message: (p) => `${p.item} is not a member of deployment run ${p.run}.`,
     recovery: (p) => (p.members.length ? `Name one of its members: ${p.members.join(', ')}.` : 'The run has no members left.'),
   }),
+  closeout_refused: code<{ item: string; issue: number; detail: string; fix: string }>({
+    status: 409,
+    message: (p) => `${p.item} was accepted but could not be closed out: ${p.detail}`,
+    recovery: (p) => `${p.fix} yoke tries #${p.issue}'s close-out again by itself once that is settled.`,
+  }),
+  qa_checkin_busy: code<{ run: string; holder: string; seconds: number }>({
+    status: 409,
+    message: (p) => `Deployment run ${p.run} is driven by ${p.holder}, whose lease runs ${p.seconds} s more.`,
+    recovery: (p) => `Let ${p.holder} finish, or resume once its lease lapses: \`yoke watch deploy -- ${p.run}\`.`,
+  }),
   item_ref_invalid: code<{ ref: string; example: string }>({
     status: 400,
     message: (p) => `"${p.ref}" is not an item.`,

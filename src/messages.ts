@@ -141,3 +141,55 @@ export function qaAttached(item: string, planId: string, fresh: boolean): string
 export function qaWaived(subject: string, plan: string, caseId: string, reason: string): string {
   return `Waived case \`${caseId}\` of plan \`${plan}\` for ${subject}: ${reason}`;
 }
+
+// QA notices
+
+/** How a notice names its recipient: a person is mentioned, a yoke run or a driver is named. */
+export function recipientMention(kind: string, id: string): string {
+  if (id.startsWith('run:')) return `yoke run \`${id.slice(4)}\``;
+  if (kind === 'driver') return `driver \`${id}\``;
+  return `@${id}`;
+}
+
+const WHY: Record<string, (repo: string) => string> = {
+  holder: () => '',
+  driver: () => 'You are driving this deployment run.',
+  creator: () => 'You created this deployment run, and it has no live driver to take this.',
+  steering: (repo) => `You steer deliveries of ${repo}; neither a live driver nor the run's creator is taking this.`,
+};
+
+export interface NoticeFacts {
+  kind: string;
+  recipient: string;
+  repo: string;
+  run: string;
+  stage: string;
+  commit: string;
+  subject: string;
+  waits: readonly { detail: string; command: string }[];
+}
+
+/** A notice: who, what is awaited, the command that moves each wait, and how to hand it back. */
+export function qaNotice(f: NoticeFacts): string {
+  const why = WHY[f.kind]?.(f.repo) ?? '';
+  return [
+    `${recipientMention(f.kind, f.recipient)} deployment run \`${f.run}\` is waiting at stage \`${f.stage}\` for ${f.subject}.${why ? ` ${why}` : ''}`,
+    '',
+    ...f.waits.map((w) => `- ${w.detail}: \`${w.command}\``),
+    '',
+    `Run QA commands in a checkout of \`${f.commit}\`. To hand this back, comment \`/yoke qa decline\`.`,
+  ].join('\n');
+}
+
+export function qaNoticeWithdrawn(kind: string, recipient: string, run: string, group: string): string {
+  return `${recipientMention(kind, recipient)} withdrawn: group \`${group}\` of deployment run \`${run}\` closed, so nothing waits on it any more.`;
+}
+
+export function qaNoticeResolved(kind: string, recipient: string, run: string, subject: string, stage: string): string {
+  return `${recipientMention(kind, recipient)} resolved: ${subject} no longer waits at stage \`${stage}\` of deployment run \`${run}\`.`;
+}
+
+export function closeoutNotice(f: { holder: string | null; item: string; issue: number; run: string; stage: string; commit: string; label: string }): string {
+  const who = f.holder ? `${recipientMention('holder', f.holder)} ` : '';
+  return `${who}${f.item} is delivered: deployment run \`${f.run}\` accepted it at stage \`${f.stage}\` on \`${f.commit}\`. Issue #${f.issue} is closed as completed and labelled \`${f.label}\`.`;
+}

@@ -115,17 +115,13 @@ export function registerDeliveryCommands(program: Command, io: CliIo, g: () => G
       const run = await runOf(io, g(), o);
       const work = await workOf(io, g(), run, o);
       checkCheckout(io, work.commit);
+      // The run is an execution: on a shared group it defers close-out and notices until it ends (DX05).
+      const execution = (await call(io, g(), 'POST', `${stagePath(run, o.stage)}/executions`, o.item ? { item: o.item, ...(o.plan ? { plan: o.plan } : {}) } : { plan: o.plan })) as { id: string };
       let failed = 0;
-      for (const p of work.plans) {
-        for (const c of p.cases) {
-          if (c.passed) continue;
-          if (c.manual) {
-            io.out(`${p.planId}/${c.id} is manual: yoke qa case run ${o.item ? `--item ${o.item}` : `--deployment-run-id ${run} --plan ${p.planId}`} --stage ${o.stage} --case ${c.id} --verdict pass --evidence @FILE`);
-            continue;
-          }
-          const target = o.item ? { item: o.item, plan: p.planId } : { plan: p.planId };
-          if ((await runCase(io, g(), work, target, c, undefined, 'yoke qa plan run')) !== 'pass') failed++;
-        }
+      try {
+        failed = await runPlans(io, g(), run, work, o);
+      } finally {
+        await call(io, g(), 'POST', `${runPath(run)}/executions/${execution.id}/end`);
       }
       if (failed) throw new CliFailure(`${failed} case(s) did not pass. See \`yoke deployment-runs get ${run}\`.`);
     });
@@ -177,6 +173,22 @@ function readEvidence(io: CliIo, path: string): string {
 function checkCheckout(io: CliIo, commit: string): void {
   const head = io.head?.() ?? null;
   if (head !== null && head !== commit) throw new CliFailure(`This checkout is at ${head.slice(0, 12)}, but the run is pinned at ${commit.slice(0, 12)}.\nTo recover: git checkout ${commit}`);
+}
+
+async function runPlans(io: CliIo, g: GlobalOptions, run: string, work: QaWork, o: QaOpts): Promise<number> {
+  let failed = 0;
+  for (const p of work.plans) {
+    for (const c of p.cases) {
+      if (c.passed) continue;
+      if (c.manual) {
+        io.out(`${p.planId}/${c.id} is manual: yoke qa case run ${o.item ? `--item ${o.item}` : `--deployment-run-id ${run} --plan ${p.planId}`} --stage ${o.stage} --case ${c.id} --verdict pass --evidence @FILE`);
+        continue;
+      }
+      const target = o.item ? { item: o.item, plan: p.planId } : { plan: p.planId };
+      if ((await runCase(io, g, work, target, c, undefined, 'yoke qa plan run')) !== 'pass') failed++;
+    }
+  }
+  return failed;
 }
 
 async function runOf(io: CliIo, g: GlobalOptions, o: QaOpts): Promise<string> {

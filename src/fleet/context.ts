@@ -21,9 +21,17 @@ export interface FleetPolicy extends CapPolicy {
   commandAttempts: number;
   /** A command left 'processing' this long (a crash mid-command) may be tried again. */
   commandStaleMs: number;
+  /** DX01: a dispatch starts no close-out after this long; one already running finishes. */
+  closeoutBudgetMs: number;
+  /** DX01: accepted members close in the run's order (merge order) or by item number. */
+  closeoutOrder: 'run' | 'item';
+  /** A close-out left 'running' this long (a crash) may be tried again. */
+  closeoutStaleMs: number;
 }
 
 export const DEFAULT_COMMAND_POLICY = { commandAttempts: 3, commandStaleMs: 10 * 60_000 } as const;
+
+export const DEFAULT_CLOSEOUT_POLICY = { closeoutBudgetMs: 5_000, closeoutOrder: 'run', closeoutStaleMs: 10 * 60_000 } as const;
 
 /**
  * What the people-facing edges (commands, the HTTP API, run reports, the

@@ -151,6 +151,17 @@ export class GitHubForge implements Forge {
     await unlessMissing(() => o.request('DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}', { ...at(repo), issue_number: number, name: label }));
   }
 
+  async editComment(repo: RepoRef, commentId: number, body: string): Promise<boolean> {
+    const o = await this.gh(repo.installationId);
+    return (await unlessMissing(() => o.request('PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}', { ...at(repo), comment_id: commentId, body }))) !== null;
+  }
+
+  async readComment(repo: RepoRef, commentId: number): Promise<{ reactions: number } | null> {
+    const o = await this.gh(repo.installationId);
+    const res = await unlessMissing(() => o.request('GET /repos/{owner}/{repo}/issues/comments/{comment_id}', { ...at(repo), comment_id: commentId }));
+    return res && { reactions: z.object({ reactions: z.object({ total_count: z.number() }).optional() }).parse(res.data).reactions?.total_count ?? 0 };
+  }
+
   async getPermission(repo: RepoRef, user: string): Promise<Permission> {
     const o = await this.gh(repo.installationId);
     const res = await unlessMissing(() => o.request('GET /repos/{owner}/{repo}/collaborators/{username}/permission', { ...at(repo), username: user }));

@@ -139,6 +139,10 @@ export interface Forge {
   createIssue(repo: RepoRef, issue: { title: string; body: string; labels: string[] }): Promise<number>;
   updateIssue(repo: RepoRef, number: number, change: { body?: string; state?: 'open' | 'closed'; stateReason?: 'completed' | 'not_planned' }): Promise<void>;
   removeLabel(repo: RepoRef, number: number, label: string): Promise<void>;
+  /** Edits a comment; false when it is gone (deleted). */
+  editComment(repo: RepoRef, commentId: number, body: string): Promise<boolean>;
+  /** A comment's standing: gone, or there with how many reactions it drew. */
+  readComment(repo: RepoRef, commentId: number): Promise<{ reactions: number } | null>;
   getPermission(repo: RepoRef, user: string): Promise<Permission>;
   createComment(repo: RepoRef, number: number, body: string): Promise<number>;
   addReaction(repo: RepoRef, commentId: number, content: '+1' | '-1' | 'eyes' | 'confused' | 'rocket'): Promise<void>;

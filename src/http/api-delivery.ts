@@ -4,7 +4,8 @@ import { makeRefusal, type Refusal } from '../codes.js';
 import type { Outcome, DeliveryContext } from '../qa/context.js';
 import { DeployReport, reportDeployStage } from '../qa/deploy-stage.js';
 import { createDeploymentRun, findRunsOfItem, getDeploymentRun, removeMember } from '../qa/deployment-runs.js';
-import { dispatchStage } from '../qa/dispatch.js';
+import { dispatchStage, settleAfter } from '../qa/dispatch.js';
+import { CheckinBody, checkIn, endExecution, ExecutionBody, startExecution } from '../qa/executions.js';
 import { QaTarget, qaWork, recordQaVerdict, VerdictBody, waiveQaCase, WaiveBody } from '../qa/verdicts.js';
 
 // Delivery routes under /yoke/api/deployment-runs, for operators (the CLI and
@@ -51,7 +52,15 @@ export async function handleDeliveryRoute(ctx: DeliveryContext, req: IncomingMes
     const body = await parse(CreateBody);
     return body.ok ? answer(await createDeploymentRun(ctx, body.data), 201) : true;
   }
-  const m = /^\/yoke\/api\/deployment-runs\/([\w-]{1,100})(?:\/(members\/([\w-]{1,30})\/remove|stages\/([\w-]{1,40})\/(dispatch|work|verdicts|waive|deploy)))?$/.exec(path);
+  const run = /^\/yoke\/api\/deployment-runs\/([\w-]{1,100})\/(checkin|executions\/([\w-]{1,40})\/end)$/.exec(path);
+  if (run && method === 'POST') {
+    if (run[2] === 'checkin') {
+      const body = await parse(CheckinBody);
+      return body.ok ? answer(await checkIn(ctx, run[1]!, body.data)) : true;
+    }
+    return answer(await endExecution(ctx, run[1]!, run[3]!));
+  }
+  const m = /^\/yoke\/api\/deployment-runs\/([\w-]{1,100})(?:\/(members\/([\w-]{1,30})\/remove|stages\/([\w-]{1,40})\/(dispatch|work|verdicts|waive|deploy|executions)))?$/.exec(path);
   if (!m) return io.refuse(makeRefusal('not_found'));
   const [, runId, , item, stage, action] = m as unknown as [string, string, string | undefined, string | undefined, string | undefined, string | undefined];
   if (!action && !item && method === 'GET') return answer(await getDeploymentRun(ctx, runId));
@@ -67,7 +76,15 @@ export async function handleDeliveryRoute(ctx: DeliveryContext, req: IncomingMes
     if (action === 'dispatch') return answer(await dispatchStage(ctx, runId, stage));
     if (action === 'verdicts') {
       const body = await parse(VerdictBody);
-      return body.ok ? answer(await recordQaVerdict(ctx, runId, stage, body.data), 201) : true;
+      if (!body.ok) return true;
+      const recorded = await recordQaVerdict(ctx, runId, stage, body.data);
+      // A verdict callback settles what it can, unless a live deployment-stage execution defers it (DX05).
+      if (recorded.ok) await settleAfter(ctx, runId, stage, recorded.value.subject);
+      return answer(recorded, 201);
+    }
+    if (action === 'executions') {
+      const body = await parse(ExecutionBody);
+      return body.ok ? answer(await startExecution(ctx, runId, stage, body.data), 201) : true;
     }
     if (action === 'waive') {
       const body = await parse(WaiveBody);

@@ -1,4 +1,7 @@
-import { ok, refuse, type DeliveryContext, type Outcome } from './context.js';
+import { deliverNotices, subjectsOf, type NoticeReport } from '../notices/deliver.js';
+import type { DeploymentRun } from '../store/deployments.js';
+import { closeOutMembers, closeoutQueue, deferredItems, type CloseoutReport } from './closeout.js';
+import { deliveryRepo, ok, refuse, type DeliveryContext, type DeliveryRepo, type Outcome } from './context.js';
 import { activeRun } from './deployment-runs.js';
 import type { GroupResult, MemberResult, StageEvaluation, Triage, Wait } from './gate.js';
 import { advanceRun, enterQaStage, evaluateFrozenStage } from './stage.js';
@@ -6,7 +9,8 @@ import { syncTrackingIssue } from './tracking.js';
 
 // One dispatch: the gate check of one QA stage of one run. In order: freeze
 // ownership for entering members, evaluate every member, wake the waiting
-// ones, settle, and answer with what waits and the command that moves it.
+// ones (notices), close accepted members within the budget, and answer with
+// what waits and the command that moves it.
 
 export interface Woken {
   recipient: string;
@@ -26,6 +30,8 @@ export interface DispatchAnswer {
   groups: Pick<GroupResult, 'id' | 'planId' | 'state' | 'covered'>[];
   capture: StageEvaluation['capture'];
   triage: Triage[];
+  notices: NoticeReport | null;
+  closeout: CloseoutReport | null;
   /** The stage the run is at after this dispatch. */
   nextStage: string | null;
 }
@@ -39,35 +45,62 @@ export async function dispatchStage(ctx: DeliveryContext, runId: string, stageNa
   if (index < 0) return refuse('deployment_stage_unknown', { run: run.id, stage: stageName, stages: stages.map((s) => s.name) });
   const current = stages[run.currentStage]!;
   if (index !== run.currentStage) return refuse('deployment_stage_not_current', { run: run.id, stage: stageName, current: current.name, kind: current.kind });
-  const base = { run: run.id, stage: stageName, commit: run.commit, woken: [], waits: [], members: [], groups: [], capture: [], triage: [] };
-  if (current.kind === 'deploy') return ok({ ...base, state: 'deploy', nextStage: stageName });
+  if (current.kind === 'deploy') {
+    return ok({ run: run.id, stage: stageName, commit: run.commit, state: 'deploy', woken: [], waits: [], members: [], groups: [], capture: [], triage: [], notices: null, closeout: null, nextStage: stageName });
+  }
+  return ok(await gateCheck(ctx, dr, run, stageName));
+}
 
-  await enterQaStage(ctx, dr, run, stageName);
-  const evaluation = await evaluateFrozenStage(ctx, dr, run, stageName);
+/** The waits a refused close-out adds to its member's holder notice (DX03). */
+function closeoutWaits(ctx: DeliveryContext, run: DeploymentRun, stage: string, item: (n: number) => string): Map<string, Wait[]> {
+  const out = new Map<string, Wait[]>();
+  for (const c of ctx.store.closeouts.forRun(run.id).filter((x) => x.stage === stage && x.state === 'refused' && x.refusal)) {
+    const subject = item(c.issueNumber);
+    out.set(subject, [{ key: `${subject}:closeout_refused:${c.refusal!.message}`, code: 'closeout_refused', recipient: 'holder', subject, detail: c.refusal!.message, command: c.refusal!.recovery }]);
+  }
+  return out;
+}
+
+/** The gate check itself, shared by dispatch, verdict callbacks and the end of a plan execution. */
+export async function gateCheck(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string): Promise<DispatchAnswer> {
   const { store, clock } = ctx;
+  const startedAt = clock.now();
+  await enterQaStage(ctx, dr, run, stage);
+  const evaluation = await evaluateFrozenStage(ctx, dr, run, stage);
   const now = clock.now();
-  const holders = new Map(store.qa.memberStages(run.id, stageName).map((m) => [dr.item(m.issueNumber), m.holder]));
+  const holders = new Map(store.qa.memberStages(run.id, stage).map((m) => [dr.item(m.issueNumber), m.holder]));
   const woken = new Map<string, Woken>();
   store.write(() => {
-    for (const f of evaluation.failureReviews) store.qa.openFailureReview({ ...f, runId: run.id, stage: stageName, at: now });
+    for (const f of evaluation.failureReviews) store.qa.openFailureReview({ ...f, runId: run.id, stage, at: now });
     // QA01/QA02/QA10: only item QA and refusals wake a member's holder, once per wait.
     for (const w of evaluation.waits.filter((x) => x.recipient === 'holder')) {
       const recipient = holders.get(w.subject) ?? 'unknown';
-      if (!store.qa.recordWake({ runId: run.id, stage: stageName, recipient, subject: w.subject, waitKey: w.key, reason: w.code, wokenAt: now })) continue;
+      if (!store.qa.recordWake({ runId: run.id, stage, recipient, subject: w.subject, waitKey: w.key, reason: w.code, wokenAt: now })) continue;
       const key = `${recipient}\u0000${w.subject}`;
       woken.set(key, { recipient, subject: w.subject, waits: [...(woken.get(key)?.waits ?? []), w] });
     }
-    for (const m of evaluation.members.filter((x) => x.state === 'settled')) store.qa.markSettled(run.id, stageName, m.issueNumber, now);
-    if (evaluation.settled) {
-      for (const g of evaluation.groups) store.qa.closeGroup(g.id, 'passed', now);
-      store.deployments.setStage({ runId: run.id, stage: stageName, state: 'settled', at: now });
-    }
+    for (const m of evaluation.members.filter((x) => x.state === 'settled')) store.qa.markSettled(run.id, stage, m.issueNumber, now);
+    // A group closes as soon as it passes; its notice is withdrawn (QA22).
+    for (const g of evaluation.groups.filter((x) => x.state === 'passed')) store.qa.closeGroup(g.id, 'passed', now);
+    if (evaluation.settled) store.deployments.setStage({ runId: run.id, stage, state: 'settled', at: now });
   });
-  if (evaluation.settled) await advanceRun(ctx, dr, run);
+  const closedGroups = () => new Set(store.qa.groups([run.id]).filter((g) => g.stage === stage && g.state === 'closed').map((g) => g.id));
+  // Wake the waiting before closing the accepted (QA01); a refused close-out then wakes its owner (DX03).
+  const notices = await deliverNotices(ctx, dr, run, stage, subjectsOf(ctx, run, stage, evaluation, closeoutWaits(ctx, run, stage, dr.item)), closedGroups());
+  const closeout = await closeOutMembers(ctx, dr, run, stage, startedAt);
+  if (closeout.refused.length || closeout.closed.length) {
+    const after = await deliverNotices(ctx, dr, run, stage, subjectsOf(ctx, run, stage, evaluation, closeoutWaits(ctx, run, stage, dr.item)), closedGroups());
+    notices.posted.push(...after.posted);
+    notices.edited += after.edited;
+    notices.resolved += after.resolved;
+  }
+  if (evaluation.settled) await advanceRun(ctx, dr, store.deployments.get(run.id)!);
   await syncTrackingIssue(ctx, dr, run.id);
   const after = store.deployments.get(run.id)!;
-  return ok({
-    ...base,
+  return {
+    run: run.id,
+    stage,
+    commit: run.commit,
     state: evaluation.settled ? 'settled' : evaluation.failed ? 'failed' : 'waiting',
     woken: [...woken.values()],
     waits: evaluation.waits,
@@ -75,6 +108,47 @@ export async function dispatchStage(ctx: DeliveryContext, runId: string, stageNa
     groups: evaluation.groups.map((g) => ({ id: g.id, planId: g.planId, state: g.state, covered: g.covered })),
     capture: evaluation.capture,
     triage: evaluation.groups.flatMap((g) => (g.triage ? [g.triage] : [])),
+    notices,
+    closeout,
     nextStage: after.status === 'active' ? (after.settings.stages[after.currentStage]?.name ?? null) : null,
-  });
+  };
+}
+
+/**
+ * A verdict callback or the end of a plan execution: a gate check, unless a
+ * live deployment-stage execution still delivers the subject (DX05): then
+ * nothing is closed and nobody is notified until it ends.
+ */
+export async function settleAfter(ctx: DeliveryContext, runId: string, stage: string, subject: string): Promise<DispatchAnswer | null> {
+  const got = await activeRun(ctx, runId);
+  if (!got.ok) return null;
+  const { run, dr } = got.value;
+  if (run.settings.stages[run.currentStage]?.name !== stage) return null;
+  const deferred = deferredItems(ctx, run, stage, dr.item);
+  const group = ctx.store.qa.groups([run.id]).find((g) => g.id === subject);
+  const items = group ? group.coveredItemIds.map(dr.item) : [subject];
+  if (items.some((i) => deferred.has(i))) return null;
+  return gateCheck(ctx, dr, run, stage);
+}
+
+/**
+ * DX04/DX06: close-outs the budget skipped or a refusal held are tried again
+ * by themselves, whatever stage the run has reached since.
+ */
+export async function sweepCloseouts(ctx: DeliveryContext): Promise<number> {
+  let closed = 0;
+  for (const run of ctx.store.deployments.list().filter((r) => r.status === 'active' || r.status === 'succeeded')) {
+    for (const stage of run.settings.stages.filter((s) => s.kind === 'qa').map((s) => s.name)) {
+      if (closeoutQueue(ctx, run, stage).length === 0) continue;
+      const dr = await deliveryRepo(ctx, run.repo);
+      if (!dr.ok) continue;
+      const report = await closeOutMembers(ctx, dr.value, run, stage, ctx.clock.now());
+      closed += report.closed.length;
+      const evaluation = await evaluateFrozenStage(ctx, dr.value, run, stage);
+      const groups = new Set(ctx.store.qa.groups([run.id]).filter((g) => g.stage === stage && g.state === 'closed').map((g) => g.id));
+      await deliverNotices(ctx, dr.value, run, stage, subjectsOf(ctx, run, stage, evaluation, closeoutWaits(ctx, run, stage, dr.value.item)), groups);
+      await syncTrackingIssue(ctx, dr.value, run.id);
+    }
+  }
+  return closed;
 }

@@ -8,7 +8,7 @@ import { qaCommands } from './commands.js';
 // settlement, each group's state, and every wait with the command that moves
 // it come out. Dispatch, the CLI and the tracking issue all read this answer.
 
-export const WAIT_CODES = ['item_case_pending', 'item_case_failed', 'review_pending', 'group_pending', 'group_failed', 'qa_configuration_refused'] as const;
+export const WAIT_CODES = ['item_case_pending', 'item_case_failed', 'review_pending', 'group_pending', 'group_failed', 'qa_configuration_refused', 'closeout_refused'] as const;
 export type WaitCode = (typeof WAIT_CODES)[number];
 
 export interface Wait {

@@ -181,6 +181,16 @@ export class DeploymentStore {
     this.db.prepare('UPDATE deployment_runs SET current_stage = ?, updated_at = ? WHERE id = ?').run(index, at, id);
   }
 
+  /** The driver takes or renews the run's lease; refused (with the holder) while another driver's lease is current. */
+  checkIn(id: string, driverId: string, leaseUntil: number, now: number): { ok: true } | { ok: false; holder: string; until: number } {
+    return this.db.transaction(() => {
+      const run = this.get(id);
+      if (run && run.driverId && run.driverId !== driverId && run.leaseUntil !== null && run.leaseUntil > now) return { ok: false as const, holder: run.driverId, until: run.leaseUntil };
+      this.db.prepare('UPDATE deployment_runs SET driver_id = ?, lease_until = ?, updated_at = ? WHERE id = ?').run(driverId, leaseUntil, now, id);
+      return { ok: true as const };
+    }).immediate();
+  }
+
   setTracking(id: string, issue: number | null, hash: string | null): void {
     this.db.prepare('UPDATE deployment_runs SET tracking_issue = COALESCE(?, tracking_issue), tracking_hash = ? WHERE id = ?').run(issue, hash, id);
   }

@@ -1,11 +1,14 @@
 import { openDb, type Db } from './db.js';
 import { ClaimStore } from './claims.js';
+import { CloseoutStore } from './closeouts.js';
 import { CommandStore } from './commands.js';
 import { DeliveryStore } from './deliveries.js';
 import { DeliveryItemStore } from './delivery-items.js';
 import { DeploymentStore } from './deployments.js';
+import { ExecutionStore } from './executions.js';
 import { HttpCacheStore } from './http-cache.js';
 import { MergeStore } from './merges.js';
+import { NoticeStore } from './notices.js';
 import { QaStore } from './qa.js';
 import { RepoStore } from './repos.js';
 import { RequestStore } from './requests.js';
@@ -24,6 +27,9 @@ export interface Store {
   deliveryItems: DeliveryItemStore;
   deployments: DeploymentStore;
   qa: QaStore;
+  notices: NoticeStore;
+  closeouts: CloseoutStore;
+  executions: ExecutionStore;
   /** Runs fn in one IMMEDIATE write transaction (the cross-process backstop). */
   write<T>(fn: () => T): T;
   close(): void;
@@ -47,6 +53,9 @@ export function wrapDb(db: Db): Store {
     deliveryItems: new DeliveryItemStore(db),
     deployments: new DeploymentStore(db),
     qa: new QaStore(db),
+    notices: new NoticeStore(db),
+    closeouts: new CloseoutStore(db),
+    executions: new ExecutionStore(db),
     write: <T>(fn: () => T): T => db.transaction(fn).immediate(),
     close: () => db.close(),
   };

@@ -239,6 +239,22 @@ export class FakeForge implements Forge {
     if (change.stateReason) issue.stateReason = change.stateReason;
   }
 
+  edits: { repo: string; commentId: number; body: string }[] = [];
+  deletedComments = new Set<number>();
+  commentReactions = new Map<number, number>();
+  async editComment(repo: RepoRef, commentId: number, body: string): Promise<boolean> {
+    if (this.deletedComments.has(commentId) || !this.comments.some((c) => c.id === commentId)) return false;
+    this.edits.push({ repo: repo.fullName, commentId, body });
+    const c = this.comments.find((x) => x.id === commentId)!;
+    c.body = body;
+    return true;
+  }
+
+  async readComment(_repo: RepoRef, commentId: number): Promise<{ reactions: number } | null> {
+    if (this.deletedComments.has(commentId) || !this.comments.some((c) => c.id === commentId)) return null;
+    return { reactions: this.commentReactions.get(commentId) ?? 0 };
+  }
+
   labelsRemoved: { repo: string; number: number; label: string }[] = [];
   async removeLabel(repo: RepoRef, number: number, label: string): Promise<void> {
     this.labelsRemoved.push({ repo: repo.fullName, number, label });

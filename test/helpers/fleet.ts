@@ -1,4 +1,4 @@
-import { DEFAULT_COMMAND_POLICY, type FleetContext, type FleetPolicy } from '../../src/fleet/context.js';
+import { DEFAULT_CLOSEOUT_POLICY, DEFAULT_COMMAND_POLICY, type FleetContext, type FleetPolicy } from '../../src/fleet/context.js';
 import { Engine } from '../../src/fleet/engine.js';
 import type { RepoRef } from '../../src/forge/types.js';
 import type { Launcher, LaunchSpec, Liveness } from '../../src/launcher/launcher.js';
@@ -83,6 +83,7 @@ export const defaultPolicy = (over: Partial<FleetPolicy> = {}): FleetPolicy => (
   tickMs: 60_000,
   reaperMs: 30_000,
   ...DEFAULT_COMMAND_POLICY,
+    ...DEFAULT_CLOSEOUT_POLICY,
   ...over,
 });
 

@@ -1,0 +1,49 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import type { ExecutionKind } from '../store/executions.js';
+import { ok, refuse, type DeliveryContext, type Outcome } from './context.js';
+import { activeRun } from './deployment-runs.js';
+import { settleAfter } from './dispatch.js';
+import { qaWork } from './verdicts.js';
+
+// Plan executions and the driver's lease. An execution brackets a run of a
+// plan's cases; one on the deployment's behalf (a shared group, the driver's
+// capture) defers its members' close-out and notices until it ends (DX05).
+
+export const ExecutionBody = z.union([
+  z.object({ item: z.string().min(1).max(30), plan: z.string().min(1).max(200).optional(), kind: z.enum(['qa-stage', 'deployment-stage']).optional() }).strict(),
+  z.object({ plan: z.string().min(1).max(200), kind: z.enum(['qa-stage', 'deployment-stage']).optional() }).strict(),
+]);
+export type ExecutionBody = z.infer<typeof ExecutionBody>;
+
+export const CheckinBody = z.object({ driver: z.string().min(1).max(100), lease_seconds: z.number().int().min(5).max(3600).default(60) }).strict();
+export type CheckinBody = z.infer<typeof CheckinBody>;
+
+export async function startExecution(ctx: DeliveryContext, runId: string, stage: string, body: ExecutionBody): Promise<Outcome<{ id: string; subject: string; kind: ExecutionKind }>> {
+  const work = await qaWork(ctx, runId, stage, 'item' in body ? { item: body.item, ...(body.plan ? { plan: body.plan } : {}) } : { plan: body.plan });
+  if (!work.ok) return work;
+  const kind: ExecutionKind = body.kind ?? ('item' in body ? 'qa-stage' : 'deployment-stage');
+  const id = `ex-${randomBytes(5).toString('hex')}`;
+  ctx.store.executions.start({ id, runId, stage, subject: work.value.subject, kind, at: ctx.clock.now() });
+  return ok({ id, subject: work.value.subject, kind });
+}
+
+/** Ends an execution; the stage then settles what it delivered (DX05). */
+export async function endExecution(ctx: DeliveryContext, runId: string, executionId: string): Promise<Outcome<{ id: string; state: string }>> {
+  const e = ctx.store.executions.get(executionId);
+  if (!e || e.runId !== runId) return refuse('deployment_run_unknown', { run: `${runId} execution ${executionId}` });
+  ctx.store.executions.end(executionId, ctx.clock.now());
+  const answer = await settleAfter(ctx, runId, e.stage, e.subject);
+  return ok({ id: executionId, state: answer?.state ?? 'ended' });
+}
+
+/** The driver checks in: it takes the lease, or renews its own; another driver's current lease refuses it. */
+export async function checkIn(ctx: DeliveryContext, runId: string, body: CheckinBody): Promise<Outcome<{ run: string; driver: string; leaseUntil: number }>> {
+  const got = await activeRun(ctx, runId);
+  if (!got.ok) return got;
+  const now = ctx.clock.now();
+  const until = now + body.lease_seconds * 1000;
+  const r = ctx.store.deployments.checkIn(runId, body.driver, until, now);
+  if (!r.ok) return refuse('qa_checkin_busy', { run: runId, holder: r.holder, seconds: Math.ceil((r.until - now) / 1000) });
+  return ok({ run: runId, driver: body.driver, leaseUntil: until });
+}
