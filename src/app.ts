@@ -16,6 +16,7 @@ import { OidcVerifier } from './http/oidc.js';
 import { ActionsLauncher } from './launcher/actions.js';
 import { CommandLauncher } from './launcher/command.js';
 import type { Launcher } from './launcher/launcher.js';
+import { sweepCloseouts } from './qa/dispatch.js';
 import { openStore, type Store } from './store/store.js';
 import { registerWebhooks } from './webhooks/handlers.js';
 
@@ -68,6 +69,7 @@ export function createYokeApp(overrides: YokeOverrides = {}): { appFn: Applicati
 function wire(app: Probot, addHandler: (handler: ReturnType<typeof createApiHandler>) => void, overrides: YokeOverrides): YokeRuntime {
   const settings = resolveSettings(overrides);
   const clock = overrides.clock ?? systemClock;
+  const timers = overrides.timers ?? systemTimers;
   const store = overrides.store ?? openStore(settings.dbPath);
   const cacheStats: CacheStats = overrides.cacheStats ?? { requests: 0, notModified: 0 };
   const forge = new GitHubForge({
@@ -97,7 +99,7 @@ function wire(app: Probot, addHandler: (handler: ReturnType<typeof createApiHand
     forge,
     launcher,
     clock,
-    timers: overrides.timers ?? systemTimers,
+    timers,
     log: app.log,
     policy: {
       globalCap: settings.globalCap,
@@ -111,7 +113,7 @@ function wire(app: Probot, addHandler: (handler: ReturnType<typeof createApiHand
       tickMs: settings.tickMs,
       reaperMs: settings.reaperMs,
       ...DEFAULT_COMMAND_POLICY,
-    ...DEFAULT_CLOSEOUT_POLICY,
+      ...DEFAULT_CLOSEOUT_POLICY,
     },
     apiUrl: settings.publicUrl,
     trustedMarkerLogins: settings.trustedMarkerLogins,
@@ -126,10 +128,20 @@ function wire(app: Probot, addHandler: (handler: ReturnType<typeof createApiHand
   const oidc = new OidcVerifier({ issuer: settings.oidcIssuer, jwksUrl: settings.oidcJwksUrl, audience: settings.publicUrl, now: () => clock.now() });
   addHandler(createApiHandler({ fleet, lastPass: () => running.lastPass, apiTokens: settings.apiTokens, oidc, audience: settings.publicUrl }));
 
+  let sweep: ReturnType<Timers['setInterval']> | null = null;
   if (overrides.startTicks !== false) {
     running.start();
     // Recover first: reap what ended while yoke was down, then fill.
     reapNow();
+    // DX04/DX06: skipped and refused close-outs are tried again by themselves, on the reaper's cadence.
+    let sweeping = false;
+    sweep = timers.setInterval(() => {
+      if (sweeping) return;
+      sweeping = true;
+      void sweepCloseouts(fleet)
+        .catch((err) => app.log.warn({ err: String(err) }, 'close-out sweep failed'))
+        .finally(() => (sweeping = false));
+    }, settings.reaperMs);
   }
   app.log.info({ cap: settings.globalCap, launcher: launcher.name, db: settings.dbPath }, 'yoke is running');
   return {
@@ -141,6 +153,7 @@ function wire(app: Probot, addHandler: (handler: ReturnType<typeof createApiHand
     cacheStats,
     stop: () => {
       running.stop();
+      if (sweep !== null) timers.clearInterval(sweep);
       if (launcher instanceof CommandLauncher) launcher.killAll();
     },
   };

@@ -237,6 +237,16 @@ export const CODE_INFO = {
     message: (p) => `Deployment run ${p.run} is driven by ${p.holder}, whose lease runs ${p.seconds} s more.`,
     recovery: (p) => `Let ${p.holder} finish, or resume once its lease lapses: \`yoke watch deploy -- ${p.run}\`.`,
   }),
+  qa_wait_unattended: code<{ run: string; stage: string; subject: string; detail: string; notice: string; command: string }>({
+    status: 409,
+    message: (p) => `Deployment run ${p.run} waits at ${p.stage} for ${p.subject} (${p.detail}) with no live driver, and its notice is ${p.notice}.`,
+    recovery: (p) => `Resume the driver with \`yoke watch deploy -- ${p.run}\`, or move the wait yourself: \`${p.command}\`.`,
+  }),
+  qa_notice_unknown: code<{ thread: number }>({
+    status: 404,
+    message: (p) => `No open QA notice of yoke's is on #${p.thread}.`,
+    recovery: () => 'Comment `/yoke qa decline` on the PR or issue that carries the notice.',
+  }),
   item_ref_invalid: code<{ ref: string; example: string }>({
     status: 400,
     message: (p) => `"${p.ref}" is not an item.`,

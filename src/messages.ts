@@ -193,3 +193,7 @@ export function closeoutNotice(f: { holder: string | null; item: string; issue: 
   const who = f.holder ? `${recipientMention('holder', f.holder)} ` : '';
   return `${who}${f.item} is delivered: deployment run \`${f.run}\` accepted it at stage \`${f.stage}\` on \`${f.commit}\`. Issue #${f.issue} is closed as completed and labelled \`${f.label}\`.`;
 }
+
+export function qaDeclined(count: number): string {
+  return `Declined ${count === 1 ? 'the notice' : `${count} notices`} on this thread. yoke passes ${count === 1 ? 'it' : 'them'} on: to the run's live driver, else its creator, else steering.`;
+}

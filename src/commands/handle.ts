@@ -6,7 +6,7 @@ import { commandReply, refusalText } from '../messages.js';
 import type { RepoState } from '../store/repos.js';
 import { attachPlan } from '../qa/attach.js';
 import { COMMENT_LIMIT, parseComment, type CommandWord, type ParsedComment } from './command.js';
-import { asControl, waiveByComment } from './qa.js';
+import { asControl, declineByComment, noteReply, waiveByComment } from './qa.js';
 
 export interface IncomingComment {
   repo: RepoRef;
@@ -34,6 +34,7 @@ export const isPollable = (comment: Pick<CommentView, 'createdAt' | 'updatedAt'>
  */
 export async function handleComment(ctx: FleetContext, { repo, comment: c, via }: IncomingComment): Promise<CommandOutcome> {
   const parsed = parseComment(c.body);
+  if (parsed.kind === 'none' && !c.authorIsBot) noteReply(ctx, repo, c);
   if (parsed.kind === 'none' || c.authorIsBot) return 'not_a_command';
   if (c.updatedAt > c.createdAt) return 'edited';
   const { store, forge, clock, policy } = ctx;
@@ -115,6 +116,8 @@ function runCommand(ctx: FleetContext, repo: RepoRef, c: CommentView, cmd: Comma
         : attachPlan(ctx, repo, c.issueNumber, cmd.ref, c.author, 'command').then(asControl);
     case 'qa_waive':
       return waiveByComment(ctx, repo, c, cmd, permission);
+    case 'qa_decline':
+      return declineByComment(ctx, repo, c);
   }
 }
 

@@ -2,7 +2,8 @@ import { makeRefusal } from '../codes.js';
 import type { ControlResult } from '../fleet/controls.js';
 import type { FleetContext } from '../fleet/context.js';
 import type { CommentView, Permission, RepoRef } from '../forge/types.js';
-import { qaWaived } from '../messages.js';
+import { qaDeclined, qaWaived } from '../messages.js';
+import { settleAfter } from '../qa/dispatch.js';
 import type { Outcome } from '../qa/context.js';
 import { waiveQaCase } from '../qa/verdicts.js';
 import type { CommandWord } from './command.js';
@@ -35,4 +36,29 @@ export async function waiveByComment(ctx: FleetContext, repo: RepoRef, c: Commen
   }
   const r = await waiveQaCase(ctx, run.id, stage, { plan, case: cmd.case, reason: cmd.reason, by: c.author });
   return r.ok ? { ok: true, message: qaWaived(r.value.subject, r.value.plan, r.value.case, cmd.reason) } : r;
+}
+
+/** Open notices on a thread: the ones addressed to this person, else (a writer speaking for the thread) all of them. */
+function noticesFor(ctx: FleetContext, repo: RepoRef, thread: number, author: string) {
+  const runs = ctx.store.deployments.list().filter((r) => r.repo === repo.fullName).map((r) => r.id);
+  const open = ctx.store.notices.onThread(runs, thread).filter((n) => ['posted', 'edited', 'answered'].includes(n.state));
+  const mine = open.filter((n) => n.recipient.toLowerCase() === author.toLowerCase());
+  return { mine, open };
+}
+
+/** QA21: `/yoke qa decline` cancels the notice, which is redelivered: the live driver, then the run's creator, then steering. */
+export async function declineByComment(ctx: FleetContext, repo: RepoRef, c: CommentView): Promise<ControlResult> {
+  const { mine, open } = noticesFor(ctx, repo, c.issueNumber, c.author);
+  const declined = mine.length ? mine : open;
+  if (declined.length === 0) return { ok: false, refusal: makeRefusal('qa_notice_unknown', { thread: c.issueNumber }) };
+  for (const n of declined) ctx.store.notices.update(n.id, { state: 'cancelled', detail: `declined by ${c.author}`, at: ctx.clock.now() });
+  for (const n of declined) await settleAfter(ctx, n.runId, n.stage, n.subject);
+  return { ok: true, message: qaDeclined(declined.length) };
+}
+
+/** A reply on a notice's thread by its recipient answers it. */
+export function noteReply(ctx: FleetContext, repo: RepoRef, c: CommentView): void {
+  for (const n of noticesFor(ctx, repo, c.issueNumber, c.author).mine) {
+    if (n.state !== 'answered' && c.createdAt >= n.createdAt) ctx.store.notices.update(n.id, { state: 'answered', detail: `${c.author} replied`, at: ctx.clock.now() });
+  }
 }

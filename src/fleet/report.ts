@@ -1,4 +1,5 @@
 import { makeRefusal } from '../codes.js';
+import { buildDeliveryReport, type DeliveryReportRun } from '../qa/report.js';
 import type { Run } from '../store/runs.js';
 import { effectiveCap } from './cap.js';
 import type { FleetContext } from './context.js';
@@ -20,6 +21,8 @@ export interface FleetReport {
     recovery: string | null;
   }[];
   recentRuns: PublicRun[];
+  /** QA23: active deployment runs, what they wait on, and the waits nobody is minding. */
+  deliveries: DeliveryReportRun[];
   lastPass: {
     trigger: string;
     candidates: number;
@@ -56,6 +59,7 @@ export function buildFleetReport(ctx: Pick<FleetContext, 'store' | 'policy' | 'c
           : null,
     })),
     recentRuns: store.runs.listAll(50).map(publicRun),
+    deliveries: buildDeliveryReport(store, clock.now()),
     lastPass: last && {
       trigger: last.trigger,
       candidates: last.candidates.length,
@@ -85,6 +89,14 @@ export function formatFleetReport(r: FleetReport): string {
     lines.push(`- ${repo.repo}: ${flags.join(', ')}`);
     for (const run of repo.live) lines.push(`    live ${run.id} ${run.kind} ${run.subject}`);
     if (repo.recovery) lines.push(`    to recover: ${repo.recovery}`);
+  }
+  for (const d of r.deliveries) {
+    lines.push(`- deployment run ${d.id} of ${d.repo} at ${d.stage ?? 'its end'}: driver ${d.driver ? `${d.driver.id}${d.driver.live ? '' : ' (lease lapsed)'}` : 'none'}`);
+    for (const w of d.waits) lines.push(`    waits: ${w.detail} · notice ${w.notice}\n      ${w.command}`);
+    for (const f of d.flags) {
+      lines.push(`! ${f.message}`);
+      lines.push(`    to recover: ${f.recovery}`);
+    }
   }
   for (const d of r.lastPass?.deferred ?? []) {
     lines.push(`~ deferred by the request budget: ${d.message}`);

@@ -83,6 +83,7 @@ export async function gateCheck(ctx: DeliveryContext, dr: DeliveryRepo, run: Dep
     // A group closes as soon as it passes; its notice is withdrawn (QA22).
     for (const g of evaluation.groups.filter((x) => x.state === 'passed')) store.qa.closeGroup(g.id, 'passed', now);
     if (evaluation.settled) store.deployments.setStage({ runId: run.id, stage, state: 'settled', at: now });
+    store.deployments.setWaits(run.id, stage, evaluation.waits);
   });
   const closedGroups = () => new Set(store.qa.groups([run.id]).filter((g) => g.stage === stage && g.state === 'closed').map((g) => g.id));
   // Wake the waiting before closing the accepted (QA01); a refused close-out then wakes its owner (DX03).

@@ -21,8 +21,19 @@ export interface DeploymentRun {
   supersedes: string | null;
   trackingIssue: number | null;
   trackingHash: string | null;
+  /** What the last gate check left waiting at its stage (QA23). */
+  lastWaits: { stage: string; waits: StoredWait[] } | null;
   createdAt: number;
   updatedAt: number;
+}
+
+export interface StoredWait {
+  key: string;
+  code: string;
+  recipient: string;
+  subject: string;
+  detail: string;
+  command: string;
 }
 
 export interface Member {
@@ -62,6 +73,7 @@ interface RunRow {
   supersedes: string | null;
   tracking_issue: number | null;
   tracking_hash: string | null;
+  waits: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -79,6 +91,7 @@ const toRun = (r: RunRow): DeploymentRun => ({
   supersedes: r.supersedes,
   trackingIssue: r.tracking_issue,
   trackingHash: r.tracking_hash,
+  lastWaits: r.waits ? (JSON.parse(r.waits) as DeploymentRun['lastWaits']) : null,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -189,6 +202,10 @@ export class DeploymentStore {
       this.db.prepare('UPDATE deployment_runs SET driver_id = ?, lease_until = ?, updated_at = ? WHERE id = ?').run(driverId, leaseUntil, now, id);
       return { ok: true as const };
     }).immediate();
+  }
+
+  setWaits(id: string, stage: string, waits: readonly StoredWait[]): void {
+    this.db.prepare('UPDATE deployment_runs SET waits = ? WHERE id = ?').run(JSON.stringify({ stage, waits }), id);
   }
 
   setTracking(id: string, issue: number | null, hash: string | null): void {

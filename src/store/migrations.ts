@@ -342,6 +342,9 @@ CREATE TABLE plan_executions (
   ended_at INTEGER
 );
 CREATE INDEX plan_executions_live ON plan_executions (run_id, stage) WHERE state = 'live';
+
+-- What the last gate check left waiting, for the fleet report (QA23).
+ALTER TABLE deployment_runs ADD COLUMN waits TEXT;
 `,
   },
 ];
