@@ -40,10 +40,9 @@ export function subjectsOf(ctx: DeliveryContext, run: DeploymentRun, stage: stri
   const prs = new Map(ctx.store.deployments.members(run.id).map((m) => [m.issueNumber, m.prNumber]));
   const subjects: NoticeSubject[] = [];
   const driver = new Map<string, Wait[]>();
-  const items = new Set(evaluation.members.map((m) => m.item));
   for (const w of evaluation.waits) {
     // A member's wait on a group is carried by the group's own notice (QA10: never the holder's).
-    if (w.code === 'group_pending' && items.has(w.subject)) continue;
+    if (w.code === 'awaits_group') continue;
     if (w.recipient !== 'holder') driver.set(w.subject, [...(driver.get(w.subject) ?? []), w]);
   }
   for (const m of evaluation.members) {

@@ -67,6 +67,8 @@ export async function gateCheck(ctx: DeliveryContext, dr: DeliveryRepo, run: Dep
   const startedAt = clock.now();
   await enterQaStage(ctx, dr, run, stage);
   const evaluation = await evaluateFrozenStage(ctx, dr, run, stage);
+  // DX05: the stage settles once no deployment-stage execution is still delivering to it.
+  const settles = evaluation.settled && !store.executions.live(run.id, stage).some((e) => e.kind === 'deployment-stage');
   const now = clock.now();
   const holders = new Map(store.qa.memberStages(run.id, stage).map((m) => [dr.item(m.issueNumber), m.holder]));
   const woken = new Map<string, Woken>();
@@ -82,7 +84,7 @@ export async function gateCheck(ctx: DeliveryContext, dr: DeliveryRepo, run: Dep
     for (const m of evaluation.members.filter((x) => x.state === 'settled')) store.qa.markSettled(run.id, stage, m.issueNumber, now);
     // A group closes as soon as it passes; its notice is withdrawn (QA22).
     for (const g of evaluation.groups.filter((x) => x.state === 'passed')) store.qa.closeGroup(g.id, 'passed', now);
-    if (evaluation.settled) store.deployments.setStage({ runId: run.id, stage, state: 'settled', at: now });
+    if (settles) store.deployments.setStage({ runId: run.id, stage, state: 'settled', at: now });
     store.deployments.setWaits(run.id, stage, evaluation.waits);
   });
   const closedGroups = () => new Set(store.qa.groups([run.id]).filter((g) => g.stage === stage && g.state === 'closed').map((g) => g.id));
@@ -95,14 +97,14 @@ export async function gateCheck(ctx: DeliveryContext, dr: DeliveryRepo, run: Dep
     notices.edited += after.edited;
     notices.resolved += after.resolved;
   }
-  if (evaluation.settled) await advanceRun(ctx, dr, store.deployments.get(run.id)!);
+  if (settles) await advanceRun(ctx, dr, store.deployments.get(run.id)!);
   await syncTrackingIssue(ctx, dr, run.id);
   const after = store.deployments.get(run.id)!;
   return {
     run: run.id,
     stage,
     commit: run.commit,
-    state: evaluation.settled ? 'settled' : evaluation.failed ? 'failed' : 'waiting',
+    state: settles ? 'settled' : evaluation.failed ? 'failed' : 'waiting',
     woken: [...woken.values()],
     waits: evaluation.waits,
     members: evaluation.members.map((m) => ({ item: m.item, state: m.state })),

@@ -8,7 +8,7 @@ import { qaCommands } from './commands.js';
 // settlement, each group's state, and every wait with the command that moves
 // it come out. Dispatch, the CLI and the tracking issue all read this answer.
 
-export const WAIT_CODES = ['item_case_pending', 'item_case_failed', 'review_pending', 'group_pending', 'group_failed', 'qa_configuration_refused', 'closeout_refused'] as const;
+export const WAIT_CODES = ['item_case_pending', 'item_case_failed', 'review_pending', 'group_pending', 'group_failed', 'awaits_group', 'qa_configuration_refused', 'closeout_refused'] as const;
 export type WaitCode = (typeof WAIT_CODES)[number];
 
 export interface Wait {
@@ -242,8 +242,8 @@ export function evaluateStage(input: GateInput): StageEvaluation {
       if (state !== 'passed') {
         // QA10: a shared plan's wait is the driver's; the holder is not told.
         waits.push({
-          key: `${m.item}:group_pending:${p.groupId}`,
-          code: 'group_pending',
+          key: `${m.item}:awaits_group:${p.groupId}`,
+          code: 'awaits_group',
           recipient: 'driver',
           subject: m.item,
           detail: `${m.item} waits on shared plan ${p.planId} (group ${p.groupId}, ${state})`,

@@ -22,7 +22,8 @@ export function buildDeliveryReport(store: Pick<Store, 'deployments' | 'notices'
       const stage = run.settings.stages[run.currentStage]?.name ?? null;
       const driver = run.driverId ? { id: run.driverId, live: run.leaseUntil !== null && run.leaseUntil > now } : null;
       const notices = store.notices.forRun(run.id).filter((n) => n.stage === stage);
-      const waits = (run.lastWaits?.stage === stage ? run.lastWaits.waits : []).map((w) => {
+      // A member's wait on a group is the group's line; it is not repeated per member.
+      const waits = (run.lastWaits?.stage === stage ? run.lastWaits.waits : []).filter((w) => w.code !== 'awaits_group').map((w) => {
         const audience = w.recipient === 'holder' ? 'holder' : 'driver';
         const n = [...notices].reverse().find((x) => x.subject === w.subject && x.audience === audience && !['superseded', 'cancelled', 'resolved', 'withdrawn'].includes(x.state));
         const notice = !n ? 'none' : n.state === 'pending' || n.state === 'failed' ? 'undelivered' : n.state === 'answered' ? 'answered' : 'unanswered';

@@ -1,5 +1,6 @@
 import { attachPlan } from '../../src/qa/attach.js';
-import { makeHarness, type Harness } from './fleet.js';
+import type { FakeForge } from './fake-forge.js';
+import { makeHarness, type Harness, type ManualClock } from './fleet.js';
 
 // A repository that has delivered three merged items: a delivery section,
 // two QA plans, and claims whose PRs GitHub merged.
@@ -32,8 +33,8 @@ export interface DeliveryHarness extends Harness {
 }
 
 /** Items 1-3 merged (PRs 101-103); the harness knows them as claims, GitHub as merged PRs. */
-export function makeDeliveryHarness(opts: { config?: Record<string, unknown>; items?: number[]; plans?: Record<string, string> } = {}): DeliveryHarness {
-  const h = makeHarness();
+export function makeDeliveryHarness(opts: { config?: Record<string, unknown>; items?: number[]; plans?: Record<string, string>; forge?: FakeForge; clock?: ManualClock } = {}): DeliveryHarness {
+  const h = makeHarness({ forge: opts.forge, clock: opts.clock });
   h.forge.addRepo(REPO, { prefix: 'APP', delivery: DELIVERY, ...opts.config });
   h.store.repos.ensure(REPO, 1, h.clock.now() - 1);
   h.forge.commit(REPO, opts.plans ?? PLANS);

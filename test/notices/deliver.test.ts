@@ -1,0 +1,144 @@
+import { describe, expect, it } from 'vitest';
+import { handleComment } from '../../src/commands/handle.js';
+import { buildFleetReport } from '../../src/fleet/report.js';
+import { createDeploymentRun } from '../../src/qa/deployment-runs.js';
+import { dispatchStage } from '../../src/qa/dispatch.js';
+import { checkIn } from '../../src/qa/executions.js';
+import { recordQaVerdict } from '../../src/qa/verdicts.js';
+import { REPO, makeDeliveryHarness, type DeliveryHarness } from '../helpers/delivery.js';
+
+const QA_ONLY = { delivery: { stages: [{ name: 'qa', kind: 'qa' }], steering: 'lead' } };
+
+/** APP-1 owns checkout (holder alice), APP-2 and APP-3 share smoke; created by maint. */
+async function setup(): Promise<DeliveryHarness & { run: string; tracking: number }> {
+  const h = makeDeliveryHarness({ config: QA_ONLY });
+  h.forge.repo(REPO).permissions = { maint: 'admin', alice: 'write', lead: 'admin' };
+  await h.attach(1, 'checkout');
+  await h.attach(2, 'smoke');
+  await h.attach(3, 'smoke');
+  h.forge.repo(REPO).issues.find((i) => i.number === 1)!.assignee = 'alice';
+  const r = await createDeploymentRun(h.fleet, { repo: REPO, creator: 'maint' });
+  if (!r.ok) throw new Error(r.refusal.message);
+  return { ...h, run: r.value.id, tracking: r.value.trackingIssue! };
+}
+
+const noticesOn = (h: DeliveryHarness, thread: number) => h.forge.comments.filter((c) => c.number === thread && c.body.includes('is waiting at stage'));
+const dispatch = async (h: DeliveryHarness & { run: string }) => {
+  const d = await dispatchStage(h.fleet, h.run, 'qa');
+  if (!d.ok) throw new Error(d.refusal.message);
+  return d.value;
+};
+
+describe('notices', () => {
+  it('QA08/QA20 the holder is told once on the claim PR; an unchanged wait over ten dispatches costs one comment and no edit', async () => {
+    const h = await setup();
+    for (let i = 0; i < 10; i++) await dispatch(h);
+    const onPr = noticesOn(h, 101);
+    expect(onPr.map((c) => c.body)).toEqual([
+      [
+        `@alice deployment run \`${h.run}\` is waiting at stage \`qa\` for APP-1.`,
+        '',
+        "- APP-1's plan checkout, case cart (Cart total) has no current pass: `yoke qa plan run --item APP-1 --stage qa`",
+        "- APP-1's plan checkout, case looks-right (Looks right) has no current pass: `yoke qa case run --item APP-1 --stage qa --case looks-right --verdict pass --evidence @FILE`",
+        '',
+        `Run QA commands in a checkout of \`${h.store.deployments.get(h.run)!.commit}\`. To hand this back, comment \`/yoke qa decline\`.`,
+      ].join('\n'),
+    ]);
+    expect(h.forge.edits.filter((e) => e.commentId === onPr[0]!.id)).toEqual([]);
+    // QA10: the shared plan's wait went to the tracking issue, never to APP-2's or APP-3's claim PR.
+    expect([noticesOn(h, 102), noticesOn(h, 103)]).toEqual([[], []]);
+    expect(noticesOn(h, h.tracking).map((c) => c.body.split('\n')[0])).toEqual([
+      `@maint deployment run \`${h.run}\` is waiting at stage \`qa\` for ${h.run}-g1. You created this deployment run, and it has no live driver to take this.`,
+      `@maint deployment run \`${h.run}\` is waiting at stage \`qa\` for APP-1. You created this deployment run, and it has no live driver to take this.`,
+    ]);
+  });
+
+  it('QA20 a changed wait edits its notice in place; QA10 a shared failure tells the driver, not the holders', async () => {
+    const h = await setup();
+    await dispatch(h);
+    await recordQaVerdict(h.fleet, h.run, 'qa', { item: 'APP-1', case: 'cart', result: 'pass', evidence: 'ok', source: 'yoke qa case run', by: 'alice' });
+    await recordQaVerdict(h.fleet, h.run, 'qa', { plan: 'smoke', case: 'flaky', result: 'fail', evidence: 'boom', source: 'capture', by: 'driver' });
+    await dispatch(h);
+    const [pr] = noticesOn(h, 101);
+    expect(h.forge.edits.filter((e) => e.commentId === pr!.id).map((e) => e.body.split('\n')[2])).toEqual([
+      "- APP-1's plan checkout, case looks-right (Looks right) has no current pass: `yoke qa case run --item APP-1 --stage qa --case looks-right --verdict pass --evidence @FILE`",
+    ]);
+    expect([noticesOn(h, 102), noticesOn(h, 103)]).toEqual([[], []]);
+    const group = noticesOn(h, h.tracking).find((c) => c.body.includes(`for ${h.run}-g1`))!;
+    expect(h.forge.edits.find((e) => e.commentId === group.id)!.body).toContain(`shared plan smoke failed at`);
+  });
+
+  it('QA21 with an injected clock: the live driver is told; once its lease lapses the creator; once the creator declines, steering', async () => {
+    const h = await setup();
+    await checkIn(h.fleet, h.run, { driver: 'ci-driver', lease_seconds: 60 });
+    await dispatch(h);
+    const group = () => noticesOn(h, h.tracking).filter((c) => c.body.includes(`for ${h.run}-g1`)).map((c) => c.body.split(' deployment run')[0]);
+    expect(group()).toEqual(['driver `ci-driver`']);
+    h.clock.advance(61_000);
+    await dispatch(h);
+    expect(group()).toEqual(['driver `ci-driver`', '@maint']);
+    const created = h.forge.comments.find((c) => c.number === h.tracking && c.body.startsWith('@maint') && c.body.includes(`for ${h.run}-g1`))!;
+    const decline = { id: 7001, issueNumber: h.tracking, isPull: false, author: 'maint', authorIsBot: false, body: '/yoke qa decline', createdAt: h.clock.now(), updatedAt: h.clock.now() };
+    expect(await handleComment(h.fleet, { repo: h.forge.repo(REPO).ref, comment: decline, via: 'webhook' })).toBe('done');
+    expect(group()).toEqual(['driver `ci-driver`', '@maint', '@lead']);
+    expect(h.store.notices.forRun(h.run).filter((n) => n.subject === `${h.run}-g1`).map((n) => [n.recipientKind, n.state])).toEqual([
+      ['driver', 'superseded'],
+      ['creator', 'cancelled'],
+      ['steering', 'posted'],
+    ]);
+    expect(created).toBeDefined();
+  });
+
+  it('QA21 a deleted notice is cancelled and redelivered; a reply or a reaction answers a notice', async () => {
+    const h = await setup();
+    await dispatch(h);
+    const [pr] = noticesOn(h, 101);
+    h.forge.deletedComments.add(pr!.id);
+    await dispatch(h);
+    expect(noticesOn(h, h.tracking).filter((c) => c.body.includes('for APP-1.')).length).toBe(2); // creator: the APP-1 review wait, and now APP-1's item QA
+    const reply = { id: 7002, issueNumber: h.tracking, isPull: false, author: 'maint', authorIsBot: false, body: 'On it.', createdAt: h.clock.now(), updatedAt: h.clock.now() };
+    await handleComment(h.fleet, { repo: h.forge.repo(REPO).ref, comment: reply, via: 'webhook' });
+    expect(h.store.notices.forRun(h.run).filter((n) => n.recipient === 'maint').map((n) => n.state)).toEqual(['answered', 'answered', 'answered']);
+    const g = h.store.notices.forRun(h.run).find((n) => n.subject === `${h.run}-g1`)!;
+    expect(g.state).toBe('answered');
+    // A reaction answers too: steering's notice, once it reacts.
+    const h2 = await setup();
+    await dispatch(h2);
+    const holderNotice = h2.store.notices.forRun(h2.run).find((n) => n.recipient === 'alice')!;
+    h2.forge.commentReactions.set(holderNotice.commentId!, 1);
+    await dispatch(h2);
+    expect(h2.store.notices.get(holderNotice.id)!.state).toBe('answered');
+  });
+
+  it('QA22 closing a group withdraws its notice, edited to say so', async () => {
+    const h = await setup();
+    await dispatch(h);
+    for (const c of ['health', 'flaky']) await recordQaVerdict(h.fleet, h.run, 'qa', { plan: 'smoke', case: c, result: 'pass', evidence: 'ok', source: 'capture', by: 'driver' });
+    await dispatch(h);
+    const group = h.store.notices.forRun(h.run).find((n) => n.subject === `${h.run}-g1`)!;
+    expect(h.forge.edits.filter((e) => e.commentId === group.commentId).map((e) => e.body)).toEqual([
+      `@maint withdrawn: group \`${h.run}-g1\` of deployment run \`${h.run}\` closed, so nothing waits on it any more.`,
+    ]);
+    expect(h.store.notices.forRun(h.run).find((n) => n.subject === `${h.run}-g1`)!.state).toBe('withdrawn');
+  });
+
+  it('QA23 the fleet report names each wait with its command, and flags those with no live driver and an unanswered or undelivered notice', async () => {
+    const h = await setup();
+    await dispatch(h);
+    const report = () => buildFleetReport(h.fleet, null).deliveries[0]!;
+    expect(report().waits.map((w) => [w.subject, w.notice, w.command])).toEqual([
+      [`${h.run}-g1`, 'unanswered', `yoke qa plan run --deployment-run-id ${h.run} --stage qa --plan smoke`],
+      [`${h.run}-g1`, 'unanswered', `yoke qa plan run --deployment-run-id ${h.run} --stage qa --plan smoke`],
+      ['APP-1', 'unanswered', 'yoke qa plan run --item APP-1 --stage qa'],
+      ['APP-1', 'unanswered', 'yoke qa case run --item APP-1 --stage qa --case looks-right --verdict pass --evidence @FILE'],
+      ['APP-1', 'unanswered', 'Approve PR #101 as a reviewer other than @agent and @alice.'],
+    ]);
+    expect(report().flags[0]).toEqual({
+      code: 'qa_wait_unattended',
+      message: `Deployment run ${h.run} waits at qa for ${h.run}-g1 (shared plan smoke, case health (Health) has no current pass) with no live driver, and its notice is unanswered.`,
+      recovery: `Resume the driver with \`yoke watch deploy -- ${h.run}\`, or move the wait yourself: \`yoke qa plan run --deployment-run-id ${h.run} --stage qa --plan smoke\`.`,
+    });
+    await checkIn(h.fleet, h.run, { driver: 'ci-driver', lease_seconds: 60 });
+    expect(report().flags).toEqual([]);
+  });
+});
