@@ -5,6 +5,7 @@ import { deliveryRepo, ok, refuse, type DeliveryContext, type DeliveryRepo, type
 import { activeRun } from './deployment-runs.js';
 import type { GroupResult, MemberResult, StageEvaluation, Triage, Wait } from './gate.js';
 import { advanceRun, enterQaStage, evaluateFrozenStage } from './stage.js';
+import { serialRun } from './run-lock.js';
 import { syncTrackingIssue } from './tracking.js';
 
 // One dispatch: the gate check of one QA stage of one run. In order: freeze
@@ -62,7 +63,11 @@ function closeoutWaits(ctx: DeliveryContext, run: DeploymentRun, stage: string, 
 }
 
 /** The gate check itself, shared by dispatch, verdict callbacks and the end of a plan execution. */
-export async function gateCheck(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string): Promise<DispatchAnswer> {
+export function gateCheck(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string): Promise<DispatchAnswer> {
+  return serialRun(ctx.store, run.id, () => checkGate(ctx, dr, ctx.store.deployments.get(run.id) ?? run, stage));
+}
+
+async function checkGate(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string): Promise<DispatchAnswer> {
   const { store, clock } = ctx;
   const startedAt = clock.now();
   await enterQaStage(ctx, dr, run, stage);
@@ -145,12 +150,14 @@ export async function sweepCloseouts(ctx: DeliveryContext): Promise<number> {
       if (closeoutQueue(ctx, run, stage).length === 0) continue;
       const dr = await deliveryRepo(ctx, run.repo);
       if (!dr.ok) continue;
-      const report = await closeOutMembers(ctx, dr.value, run, stage, ctx.clock.now());
-      closed += report.closed.length;
-      const evaluation = await evaluateFrozenStage(ctx, dr.value, run, stage);
-      const groups = new Set(ctx.store.qa.groups([run.id]).filter((g) => g.stage === stage && g.state === 'closed').map((g) => g.id));
-      await deliverNotices(ctx, dr.value, run, stage, subjectsOf(ctx, run, stage, evaluation, closeoutWaits(ctx, run, stage, dr.value.item)), groups);
-      await syncTrackingIssue(ctx, dr.value, run.id);
+      closed += await serialRun(ctx.store, run.id, async () => {
+        const report = await closeOutMembers(ctx, dr.value, run, stage, ctx.clock.now());
+        const evaluation = await evaluateFrozenStage(ctx, dr.value, run, stage);
+        const groups = new Set(ctx.store.qa.groups([run.id]).filter((g) => g.stage === stage && g.state === 'closed').map((g) => g.id));
+        await deliverNotices(ctx, dr.value, run, stage, subjectsOf(ctx, run, stage, evaluation, closeoutWaits(ctx, run, stage, dr.value.item)), groups);
+        await syncTrackingIssue(ctx, dr.value, run.id);
+        return report.closed.length;
+      });
     }
   }
   return closed;

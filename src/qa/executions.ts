@@ -16,7 +16,7 @@ export const ExecutionBody = z.union([
 ]);
 export type ExecutionBody = z.infer<typeof ExecutionBody>;
 
-export const CheckinBody = z.object({ driver: z.string().min(1).max(100), lease_seconds: z.number().int().min(5).max(3600).default(60) }).strict();
+export const CheckinBody = z.object({ driver: z.string().min(1).max(100), lease_seconds: z.number().int().min(1).max(3600).default(60) }).strict();
 export type CheckinBody = z.infer<typeof CheckinBody>;
 
 export async function startExecution(ctx: DeliveryContext, runId: string, stage: string, body: ExecutionBody): Promise<Outcome<{ id: string; subject: string; kind: ExecutionKind }>> {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeExec, nodeHead } from '../../src/cli/exec.js';
 import { runCli } from '../../src/cli/main.js';
 import type { DeploymentView } from '../../src/qa/view.js';
-import { DEMO_FILES, DEMO_REPO, MAINTAINER } from '../../src/sandbox/demo-repo.js';
+import { DEMO_FILES, DEMO_REPO, DEMO_TASKS, MAINTAINER } from '../../src/sandbox/demo-repo.js';
 import { Sandbox } from '../../src/sandbox/sandbox.js';
 
 // Delivery end to end over real HTTP: three items merged by the demo agents,
@@ -50,9 +50,10 @@ async function forgeApi(token: string, method: string, path: string, body: unkno
 }
 
 beforeAll(async () => {
-  sandbox = new Sandbox({ launcher: 'command', failAgent: 0, tickSeconds: 1, reaperSeconds: 1, issues: 3, files: FILES });
+  sandbox = new Sandbox({ launcher: 'command', failAgent: 0, tickSeconds: 1, reaperSeconds: 1, tasks: [DEMO_TASKS[0]!, DEMO_TASKS[1]!, DEMO_TASKS[3]!], files: FILES });
   await sandbox.start();
-  await sandbox.waitUntil(() => sandbox.done(), 120_000, 'the three demo issues to merge');
+  // Three tasks that merge at their first lander: delivery is what this test is about.
+  await sandbox.waitUntil(() => sandbox.done(), 150_000, 'the three demo issues to merge');
   // Attach: a label on DEMO-1, `/yoke qa attach` on DEMO-2 and DEMO-3.
   await forgeApi(sandbox.maintainerToken, 'POST', '/issues/1/labels', { labels: ['qa:checkout'] });
   await sandbox.comment(2, '/yoke qa attach smoke');
@@ -60,7 +61,7 @@ beforeAll(async () => {
   await sandbox.waitUntil(() => sandbox.runtime.store.qa.attachments(DEMO_REPO).length === 3, 30_000, 'three attachments');
   checkout = mkdtempSync(join(tmpdir(), 'yoke-checkout-'));
   execFileSync('git', ['clone', '--quiet', sandbox.repo.gitDir, checkout]);
-}, 170_000);
+}, 200_000);
 
 afterAll(async () => {
   await sandbox?.stop();

@@ -137,6 +137,9 @@ beforeAll(async () => {
   await call('GET', `/repos/${DEMO_REPO}/git/trees/${head.sha}?recursive=1`);
   await call('PATCH', `/repos/${DEMO_REPO}/issues/${created.number}`, { body: 'Edited body', state: 'closed', state_reason: 'completed' });
   await call('DELETE', `/repos/${DEMO_REPO}/issues/${created.number}/labels/question`);
+  await call('GET', `/repos/${DEMO_REPO}/issues/comments/${comment.id}`);
+  await call('PUT', `/repos/${DEMO_REPO}/issues/${created.number}/lock`);
+  await call('DELETE', `/repos/${DEMO_REPO}/issues/${created.number}/lock`);
 }, 150_000);
 
 afterAll(async () => {

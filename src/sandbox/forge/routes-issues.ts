@@ -57,6 +57,16 @@ export function registerIssueRoutes(env: RouteEnv): void {
     i.updatedAt = t;
     return { status: 200, body: shapes.issueJson(r, i) };
   });
+  for (const [method, locked] of [['PUT', true], ['DELETE', false]] as const) {
+    http.on(method, '/repos/{owner}/{repo}/issues/{issue_number}/lock', 'repo', (ctx) => {
+      const r = repoOf(env, ctx);
+      const i = issueOf(r, ctx.params.issue_number);
+      requireWrite(env, r, ctx);
+      i.locked = locked;
+      i.updatedAt = state.now();
+      return { status: 204, body: undefined };
+    });
+  }
   http.on('GET', '/repos/{owner}/{repo}/issues/{issue_number}/comments', 'repo', (ctx) => {
     const r = repoOf(env, ctx);
     const i = issueOf(r, ctx.params.issue_number);
@@ -76,6 +86,12 @@ export function registerIssueRoutes(env: RouteEnv): void {
     const dir = ctx.query.get('direction') ?? 'asc';
     const sorted = [...r.comments].sort((a, b) => (dir === 'desc' ? b.createdAt - a.createdAt || b.id - a.id : a.createdAt - b.createdAt || a.id - b.id));
     return http.page(ctx, sorted.map((c) => shapes.commentJson(r, c)), `/repos/${r.fullName}/issues/comments`);
+  });
+  http.on('GET', '/repos/{owner}/{repo}/issues/comments/{comment_id}', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    const c = r.comments.find((x) => x.id === Number(ctx.params.comment_id));
+    if (!c) throw new HttpError(404, 'Not Found');
+    return { status: 200, body: { ...shapes.commentJson(r, c), reactions: shapes.reactionRollup(r, c) } };
   });
   http.on('PATCH', '/repos/{owner}/{repo}/issues/comments/{comment_id}', 'repo', (ctx) => {
     const r = repoOf(env, ctx);

@@ -109,7 +109,7 @@ export class Shapes {
       assignee: null,
       assignees: [],
       milestone: null,
-      locked: false,
+      locked: i.locked ?? false,
       active_lock_reason: null,
       comments: r.comments.filter((c) => c.issueNumber === i.number).length,
       created_at: isoNow(i.createdAt),
@@ -194,6 +194,23 @@ export class Shapes {
       updated_at: isoNow(c.updatedAt),
       author_association: this.association(r, c.user),
     } satisfies Schemas['issue-comment'];
+  }
+
+  /** GitHub's reactions summary on a comment. */
+  reactionRollup(r: ForgeRepo, c: Comment): Schemas['reaction-rollup'] {
+    const count = (content: string) => c.reactions.filter((x) => x.content === content).length;
+    return {
+      url: this.apiUrl(`/repos/${r.fullName}/issues/comments/${c.id}/reactions`),
+      total_count: c.reactions.length,
+      '+1': count('+1'),
+      '-1': count('-1'),
+      laugh: count('laugh'),
+      confused: count('confused'),
+      heart: count('heart'),
+      hooray: count('hooray'),
+      eyes: count('eyes'),
+      rocket: count('rocket'),
+    };
   }
 
   reviewJson(r: ForgeRepo, v: Review) {

@@ -44,6 +44,8 @@ export interface Issue {
   createdAt: number;
   updatedAt: number;
   closedAt: number | null;
+  /** Locked conversations take no comments from the app, and yoke will not close them out. */
+  locked?: boolean;
   pull: PullState | null;
 }
 
