@@ -34,7 +34,8 @@ export const isPollable = (comment: Pick<CommentView, 'createdAt' | 'updatedAt'>
  */
 export async function handleComment(ctx: FleetContext, { repo, comment: c, via }: IncomingComment): Promise<CommandOutcome> {
   const parsed = parseComment(c.body);
-  if (parsed.kind === 'none' && !c.authorIsBot) noteReply(ctx, repo, c);
+  // A reply or a command on a notice's thread by its recipient answers it.
+  if (!c.authorIsBot && c.updatedAt <= c.createdAt) noteReply(ctx, repo, c);
   if (parsed.kind === 'none' || c.authorIsBot) return 'not_a_command';
   if (c.updatedAt > c.createdAt) return 'edited';
   const { store, forge, clock, policy } = ctx;

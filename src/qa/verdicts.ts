@@ -189,6 +189,11 @@ async function record(
     recordedBy: v.by,
     recordedAt: ctx.clock.now(),
   });
+  // A command that addresses a notice answers it: a verdict or waiver recorded by its recipient.
+  const subject = s.kind === 'group' ? s.group.id : s.item;
+  for (const n of ctx.store.notices.forRun(run.id).filter((x) => x.stage === stage && x.subject === subject && x.recipient === v.by && ['posted', 'edited'].includes(x.state))) {
+    ctx.store.notices.update(n.id, { state: 'answered', detail: `${v.by} recorded ${v.case}`, at: ctx.clock.now() });
+  }
   await syncTrackingIssue(ctx, dr, run.id);
   return ok({ id, subject: s.kind === 'group' ? s.group.id : s.item, plan: plan.planId, case: v.case, result: v.result });
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { handleComment } from '../../src/commands/handle.js';
-import { buildFleetReport } from '../../src/fleet/report.js';
+import { buildFleetReport, formatFleetReport } from '../../src/fleet/report.js';
+import { renderDashboard } from '../../src/http/dashboard.js';
 import { createDeploymentRun } from '../../src/qa/deployment-runs.js';
 import { dispatchStage } from '../../src/qa/dispatch.js';
 import { checkIn } from '../../src/qa/executions.js';
@@ -138,7 +139,24 @@ describe('notices', () => {
       message: `Deployment run ${h.run} waits at qa for ${h.run}-g1 (shared plan smoke, case health (Health) has no current pass) with no live driver, and its notice is unanswered.`,
       recovery: `Resume the driver with \`yoke watch deploy -- ${h.run}\`, or move the wait yourself: \`yoke qa plan run --deployment-run-id ${h.run} --stage qa --plan smoke\`.`,
     });
+    // The same flag in the CLI's report and on the dashboard.
+    const text = formatFleetReport(buildFleetReport(h.fleet, null));
+    expect(text).toContain(`! ${report().flags[0]!.message}\n    to recover: ${report().flags[0]!.recovery}`);
+    const page = renderDashboard(buildFleetReport(h.fleet, null));
+    expect(page).toContain('<h2>Deployment runs</h2>');
+    expect(page).toContain(`<code>yoke qa plan run --deployment-run-id ${h.run} --stage qa --plan smoke</code>`);
+    expect(page).toContain('Approve PR #101 as a reviewer other than @agent and @alice.');
     await checkIn(h.fleet, h.run, { driver: 'ci-driver', lease_seconds: 60 });
     expect(report().flags).toEqual([]);
+  });
+
+  it('a verdict recorded by a notice\'s recipient answers it; one by someone else does not', async () => {
+    const h = await setup();
+    await dispatch(h);
+    const holder = () => h.store.notices.forRun(h.run).find((n) => n.recipient === 'alice')!.state;
+    await recordQaVerdict(h.fleet, h.run, 'qa', { item: 'APP-1', case: 'cart', result: 'fail', evidence: 'x', source: 'yoke qa case run', by: 'bob' });
+    expect(holder()).toBe('posted');
+    await recordQaVerdict(h.fleet, h.run, 'qa', { item: 'APP-1', case: 'cart', result: 'pass', evidence: 'x', source: 'yoke qa case run', by: 'alice' });
+    expect(holder()).toBe('answered');
   });
 });
