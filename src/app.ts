@@ -126,7 +126,18 @@ function wire(app: Probot, addHandler: (handler: ReturnType<typeof createApiHand
 
   // Always on: Actions runs launched before a switch to the command launcher can still report.
   const oidc = new OidcVerifier({ issuer: settings.oidcIssuer, jwksUrl: settings.oidcJwksUrl, audience: settings.publicUrl, now: () => clock.now() });
-  addHandler(createApiHandler({ fleet, lastPass: () => running.lastPass, apiTokens: settings.apiTokens, oidc, audience: settings.publicUrl }));
+  // What a previous process left in flight can never finish: it may be sent again (DX07).
+  store.dispatchRequests.failOrphans(clock.now());
+  addHandler(
+    createApiHandler({
+      fleet,
+      lastPass: () => running.lastPass,
+      apiTokens: settings.apiTokens,
+      oidc,
+      audience: settings.publicUrl,
+      dispatch: { responseLimitMs: settings.responseLimitMs, hostedCapMs: settings.hostedCapMs },
+    }),
+  );
 
   let sweep: ReturnType<Timers['setInterval']> | null = null;
   if (overrides.startTicks !== false) {

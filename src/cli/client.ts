@@ -30,7 +30,7 @@ export interface GlobalOptions {
   token?: string;
 }
 
-export async function call(io: CliIo, opts: GlobalOptions, method: string, path: string, body?: unknown): Promise<unknown> {
+export async function call(io: CliIo, opts: GlobalOptions, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<unknown> {
   const url = (opts.url ?? io.env.YOKE_URL ?? 'http://localhost:3000').replace(/\/$/, '');
   const token = opts.token ?? io.env.YOKE_TOKEN;
   if (!token) throw new CliFailure('No operator token. Set YOKE_TOKEN (one of the server\'s YOKE_API_TOKENS) or pass --token.');
@@ -38,7 +38,7 @@ export async function call(io: CliIo, opts: GlobalOptions, method: string, path:
   try {
     res = await io.fetch(`${url}${path}`, {
       method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch (err) {

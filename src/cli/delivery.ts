@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import type { DispatchAnswer } from '../qa/dispatch.js';
 import type { DeployStep } from '../qa/deploy-stage.js';
@@ -66,7 +67,10 @@ export function registerDeliveryCommands(program: Command, io: CliIo, g: () => G
     .description('gate-check a QA stage once: who it wakes and what it waits on')
     .option('--json', 'print the answer as JSON')
     .action(async (run: string, stage: string, o: { json?: boolean }) => {
-      const a = (await call(io, g(), 'POST', `${stagePath(run, stage)}/dispatch`)) as DispatchAnswer;
+      // One gate check: a fresh request id, and the envelope of the run as it stands.
+      const view = (await call(io, g(), 'GET', runPath(run))) as DeploymentView;
+      const envelope = { driver: io.env.YOKE_LOGIN ?? 'cli', stage, commit: view.commit };
+      const a = (await call(io, g(), 'POST', `${stagePath(run, stage)}/dispatch`, envelope, { 'idempotency-key': `cli-${randomUUID()}` })) as DispatchAnswer;
       if (o.json) return io.out(JSON.stringify(a, null, 2));
       io.out(`${a.run} ${a.stage}: ${a.state}${a.nextStage && a.nextStage !== a.stage ? ` → now at ${a.nextStage}` : ''}`);
       for (const w of a.woken) io.out(`  woke ${w.recipient} for ${w.subject}: ${w.waits.map((x) => x.code).join(', ')}`);

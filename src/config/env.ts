@@ -50,6 +50,8 @@ export const OperatorEnv = z.object({
   YOKE_LANDER_ATTEMPTS_PER_HEAD: positiveInt('YOKE_LANDER_ATTEMPTS_PER_HEAD').default(2),
   YOKE_DISPATCH_GRACE_SECONDS: positiveInt('YOKE_DISPATCH_GRACE_SECONDS').default(600),
   YOKE_IDLE_PROBE_SECONDS: positiveInt('YOKE_IDLE_PROBE_SECONDS').default(300),
+  YOKE_RESPONSE_LIMIT_SECONDS: positiveInt('YOKE_RESPONSE_LIMIT_SECONDS').default(25),
+  YOKE_HOSTED_CAP_SECONDS: positiveInt('YOKE_HOSTED_CAP_SECONDS').default(100),
   YOKE_ACTIVE_SECONDS: positiveInt('YOKE_ACTIVE_SECONDS').default(600),
   YOKE_MAX_REQUESTS_IN_FLIGHT: positiveInt('YOKE_MAX_REQUESTS_IN_FLIGHT')
     .refine((n) => n <= 100, 'YOKE_MAX_REQUESTS_IN_FLIGHT must be at most 100, GitHub\'s limit on concurrent requests')
@@ -85,6 +87,10 @@ export interface OperatorSettings {
   throttle: boolean;
   /** SC02: how often an idle repository is probed; an active one is probed every pass. */
   idleProbeMs: number;
+  /** DX08: a dispatch answers 202 with its reservation past this. */
+  responseLimitMs: number;
+  /** DX08: the longest a single HTTPS answer may take where yoke is hosted; every result wait stays within it. */
+  hostedCapMs: number;
   /** SC02: how long a webhook, command or kick keeps a repository active. */
   activeWindowMs: number;
   /** SC01: how many GitHub requests (and so repository reads) may be in flight at once. */
@@ -136,6 +142,8 @@ export function parseOperatorEnv(env: Record<string, string | undefined>): EnvRe
       throttle: e.YOKE_THROTTLE === 'on',
       maxRequestsInFlight: e.YOKE_MAX_REQUESTS_IN_FLIGHT,
       idleProbeMs: e.YOKE_IDLE_PROBE_SECONDS * 1000,
+      responseLimitMs: e.YOKE_RESPONSE_LIMIT_SECONDS * 1000,
+      hostedCapMs: e.YOKE_HOSTED_CAP_SECONDS * 1000,
       activeWindowMs: e.YOKE_ACTIVE_SECONDS * 1000,
       launcher: e.YOKE_LAUNCHER,
       command: e.YOKE_COMMAND,

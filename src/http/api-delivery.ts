@@ -4,7 +4,8 @@ import { makeRefusal, type Refusal } from '../codes.js';
 import type { Outcome, DeliveryContext } from '../qa/context.js';
 import { DeployReport, reportDeployStage } from '../qa/deploy-stage.js';
 import { createDeploymentRun, findRunsOfItem, getDeploymentRun, removeMember } from '../qa/deployment-runs.js';
-import { dispatchStage, settleAfter } from '../qa/dispatch.js';
+import { settleAfter } from '../qa/dispatch.js';
+import { awaitResult, DispatchEnvelope, dispatchIdempotent } from '../qa/idempotent-dispatch.js';
 import { CheckinBody, checkIn, endExecution, ExecutionBody, startExecution } from '../qa/executions.js';
 import { QaTarget, qaWork, recordQaVerdict, VerdictBody, waiveQaCase, WaiveBody } from '../qa/verdicts.js';
 
@@ -25,13 +26,21 @@ const RemoveBody = z.object({ reason: z.string().min(1).max(2000), by: z.string(
 export interface DeliveryIo {
   readJson: () => Promise<unknown>;
   send: (status: number, body: unknown) => true;
+  /** A body exactly as recorded: a replayed dispatch answers byte for byte. */
+  raw: (status: number, body: string) => true;
   refuse: (r: Refusal) => true;
 }
 
 const invalid = (error: z.ZodError): Refusal => makeRefusal('validation_failed', { detail: error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ') });
 
 /** Handles a delivery route, or returns false when the path is not one. */
-export async function handleDeliveryRoute(ctx: DeliveryContext, req: IncomingMessage, url: URL, io: DeliveryIo): Promise<boolean> {
+export interface DispatchOptions {
+  responseLimitMs: number;
+  hostedCapMs: number;
+  sleep: (ms: number) => Promise<void>;
+}
+
+export async function handleDeliveryRoute(ctx: DeliveryContext, req: IncomingMessage, url: URL, io: DeliveryIo, dispatch: DispatchOptions): Promise<boolean> {
   const path = url.pathname.replace(/\/+$/, '');
   if (!path.startsWith('/yoke/api/deployment-runs')) return false;
   const method = req.method ?? 'GET';
@@ -51,6 +60,13 @@ export async function handleDeliveryRoute(ctx: DeliveryContext, req: IncomingMes
   if (path === '/yoke/api/deployment-runs' && method === 'POST') {
     const body = await parse(CreateBody);
     return body.ok ? answer(await createDeploymentRun(ctx, body.data), 201) : true;
+  }
+  const request = /^\/yoke\/api\/deployment-runs\/([\w-]{1,100})\/requests\/([\w.:-]{1,100})$/.exec(path);
+  if (request && method === 'GET') {
+    // DX08: each wait stays within the hosted cap.
+    const waitMs = Math.min(Math.max(0, Number(url.searchParams.get('wait') ?? '0') || 0) * 1000, dispatch.hostedCapMs);
+    const r = await awaitResult(ctx, request[1]!, request[2]!, waitMs, dispatch.sleep);
+    return io.raw(r.status, r.body);
   }
   const run = /^\/yoke\/api\/deployment-runs\/([\w-]{1,100})\/(checkin|executions\/([\w-]{1,40})\/end)$/.exec(path);
   if (run && method === 'POST') {
@@ -73,7 +89,13 @@ export async function handleDeliveryRoute(ctx: DeliveryContext, req: IncomingMes
     return target.success ? answer(await qaWork(ctx, runId, stage, target.data)) : io.refuse(invalid(target.error));
   }
   if (stage && method === 'POST') {
-    if (action === 'dispatch') return answer(await dispatchStage(ctx, runId, stage));
+    if (action === 'dispatch') {
+      const envelope = await parse(DispatchEnvelope);
+      if (!envelope.ok) return true;
+      const key = req.headers['idempotency-key'];
+      const r = await dispatchIdempotent(ctx, runId, stage, typeof key === 'string' ? key : null, envelope.data, { responseLimitMs: dispatch.responseLimitMs }, dispatch.sleep);
+      return io.raw(r.status, r.body);
+    }
     if (action === 'verdicts') {
       const body = await parse(VerdictBody);
       if (!body.ok) return true;

@@ -28,6 +28,8 @@ export interface ApiOptions {
   audience: string;
   /** How long a dashboard sign-in lasts. */
   sessionTtlMs?: number;
+  /** DX08: the response limit and the hosted cap, and how to wait (injected in tests). */
+  dispatch?: { responseLimitMs: number; hostedCapMs: number; sleep?: (ms: number) => Promise<void> };
 }
 
 const AutoBody = z.object({ enabled: z.boolean() }).strict();
@@ -123,8 +125,18 @@ export function createApiHandler(opts: ApiOptions) {
       if (!isOperatorToken(bearerOf(req), opts.apiTokens)) return sendRefusal(res, makeRefusal('unauthorized'));
 
       if (path === '/yoke/api/fleet' && method === 'GET') return send(res, 200, report());
-      const io = { readJson: () => readJson(req), send: (status: number, body: unknown) => send(res, status, body), refuse: (r: Refusal) => sendRefusal(res, r) };
-      if (await handleDeliveryRoute(fleet, req, url, io)) return true;
+      const io = {
+        readJson: () => readJson(req),
+        send: (status: number, body: unknown) => send(res, status, body),
+        raw: (status: number, body: string) => {
+          res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...NO_REFERRER });
+          res.end(body);
+          return true as const;
+        },
+        refuse: (r: Refusal) => sendRefusal(res, r),
+      };
+      const dispatch = opts.dispatch ?? { responseLimitMs: 25_000, hostedCapMs: 100_000 };
+      if (await handleDeliveryRoute(fleet, req, url, io, { ...dispatch, sleep: dispatch.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))) })) return true;
       const runGet = /^\/yoke\/api\/runs\/([\w-]{1,100})$/.exec(path);
       if (runGet && method === 'GET') {
         const run = fleet.store.runs.get(runGet[1]!);

@@ -30,6 +30,22 @@ export async function activeRun(ctx: DeliveryContext, id: string): Promise<Outco
 }
 
 export async function createDeploymentRun(ctx: DeliveryContext, req: CreateRequest): Promise<Outcome<DeploymentView>> {
+  // DX12: one start per project at a time; another meanwhile is told deployment_start_lock_busy.
+  const lock = `start:${req.repo}`;
+  const me = `start-${randomBytes(4).toString('hex')}`;
+  const held = ctx.store.workLocks.take(lock, me, ctx.clock.now(), START_STALE_MS);
+  if (held) return refuse('deployment_start_lock_busy', { repo: req.repo, holder: held.holder });
+  try {
+    return await startDeploymentRun(ctx, req);
+  } finally {
+    ctx.store.workLocks.release(lock, me);
+  }
+}
+
+/** A start older than this was left by a crash. */
+const START_STALE_MS = 5 * 60_000;
+
+async function startDeploymentRun(ctx: DeliveryContext, req: CreateRequest): Promise<Outcome<DeploymentView>> {
   const { store, forge, clock } = ctx;
   const got = await deliveryRepo(ctx, req.repo);
   if (!got.ok) return got;

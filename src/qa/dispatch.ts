@@ -1,5 +1,7 @@
+import { makeRefusal } from '../codes.js';
 import { deliverNotices, subjectsOf, type NoticeReport } from '../notices/deliver.js';
 import type { DeploymentRun } from '../store/deployments.js';
+import { BusyError } from './busy.js';
 import { closeOutMembers, closeoutQueue, deferredItems, type CloseoutReport } from './closeout.js';
 import { deliveryRepo, ok, refuse, type DeliveryContext, type DeliveryRepo, type Outcome } from './context.js';
 import { activeRun } from './deployment-runs.js';
@@ -71,6 +73,8 @@ async function checkGate(ctx: DeliveryContext, dr: DeliveryRepo, run: Deployment
   const { store, clock } = ctx;
   const startedAt = clock.now();
   await enterQaStage(ctx, dr, run, stage);
+  const liveMembers = () => store.deployments.members(run.id).filter((m) => m.removedAt === null).map((m) => m.issueNumber).join(',');
+  const membersRead = liveMembers();
   const evaluation = await evaluateFrozenStage(ctx, dr, run, stage);
   // DX05: the stage settles once no deployment-stage execution is still delivering to it.
   const settles = evaluation.settled && !store.executions.live(run.id, stage).some((e) => e.kind === 'deployment-stage');
@@ -78,6 +82,8 @@ async function checkGate(ctx: DeliveryContext, dr: DeliveryRepo, run: Deployment
   const holders = new Map(store.qa.memberStages(run.id, stage).map((m) => [dr.item(m.issueNumber), m.holder]));
   const woken = new Map<string, Woken>();
   store.write(() => {
+    // DX12: members removed between the read and this write: the check is stale, nothing is written.
+    if (liveMembers() !== membersRead) throw new BusyError(makeRefusal('deployment_membership_changed', { run: run.id }));
     for (const f of evaluation.failureReviews) store.qa.openFailureReview({ ...f, runId: run.id, stage, at: now });
     // QA01/QA02/QA10: only item QA and refusals wake a member's holder, once per wait.
     for (const w of evaluation.waits.filter((x) => x.recipient === 'holder')) {
@@ -136,7 +142,13 @@ export async function settleAfter(ctx: DeliveryContext, runId: string, stage: st
   const group = ctx.store.qa.groups([run.id]).find((g) => g.id === subject);
   const items = group ? group.coveredItemIds.map(dr.item) : [subject];
   if (items.some((i) => deferred.has(i))) return null;
-  return gateCheck(ctx, dr, run, stage);
+  try {
+    return await gateCheck(ctx, dr, run, stage);
+  } catch (err) {
+    // Busy: the next gate check (the driver's, the sweep's) settles it instead.
+    if (err instanceof BusyError) return null;
+    throw err;
+  }
 }
 
 /**

@@ -38,12 +38,13 @@ export async function endExecution(ctx: DeliveryContext, runId: string, executio
 }
 
 /** The driver checks in: it takes the lease, or renews its own; another driver's current lease refuses it. */
-export async function checkIn(ctx: DeliveryContext, runId: string, body: CheckinBody): Promise<Outcome<{ run: string; driver: string; leaseUntil: number }>> {
+export async function checkIn(ctx: DeliveryContext, runId: string, body: CheckinBody): Promise<Outcome<{ run: string; driver: string; lease: string; leaseUntil: number; tookOver: boolean }>> {
   const got = await activeRun(ctx, runId);
   if (!got.ok) return got;
   const now = ctx.clock.now();
   const until = now + body.lease_seconds * 1000;
-  const r = ctx.store.deployments.checkIn(runId, body.driver, until, now);
+  const r = ctx.store.deployments.checkIn(runId, body.driver, until, now, `ls-${randomBytes(6).toString('hex')}`);
+  // DX13: contention is answered after the check-in transaction rolled back; the driver retries.
   if (!r.ok) return refuse('qa_checkin_busy', { run: runId, holder: r.holder, seconds: Math.ceil((r.until - now) / 1000) });
-  return ok({ run: runId, driver: body.driver, leaseUntil: until });
+  return ok({ run: runId, driver: body.driver, lease: r.token, leaseUntil: until, tookOver: r.tookOver });
 }

@@ -1,8 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import { makeRefusal } from '../codes.js';
 import { resolvePlanRef } from '../config/qa-plan.js';
 import { CONFIG_PATH } from '../config/repo-config.js';
 import type { ReviewView } from '../forge/types.js';
 import type { DeploymentRun } from '../store/deployments.js';
+import { BusyError } from './busy.js';
 import type { DeliveryContext, DeliveryRepo } from './context.js';
 import { planFreeze, type EnteringMember, type FreezeInput } from './freeze.js';
 import { evaluateStage, type GateInput, type GateMember, type StageEvaluation } from './gate.js';
@@ -18,8 +20,25 @@ function holderOf(liveRun: string | null, assignee: string | null, prAuthor: str
 
 /** QA07: freezes ownership for the members entering a QA stage; a stage already entered is left as it froze. */
 export async function enterQaStage(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string): Promise<void> {
-  const { store, forge, clock } = ctx;
+  const { store, clock } = ctx;
   if (store.deployments.stage(run.id, stage)) return;
+  // DX12: one freeze at a time; another caller meanwhile is told qa_ownership_busy.
+  const lock = `freeze:${run.id}:${stage}`;
+  const me = `freeze-${randomBytes(4).toString('hex')}`;
+  const held = store.workLocks.take(lock, me, clock.now(), FREEZE_STALE_MS);
+  if (held) throw new BusyError(makeRefusal('qa_ownership_busy', { run: run.id, stage, holder: held.holder }));
+  try {
+    await freezeStage(ctx, dr, run, stage);
+  } finally {
+    store.workLocks.release(lock, me);
+  }
+}
+
+/** A freeze older than this was left by a crash. */
+const FREEZE_STALE_MS = 5 * 60_000;
+
+async function freezeStage(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string): Promise<void> {
+  const { store, forge, clock } = ctx;
   const frozen = new Set(store.qa.memberStages(run.id, stage).map((m) => m.issueNumber));
   const members = store.deployments.members(run.id).filter((m) => m.removedAt === null && !frozen.has(m.issueNumber));
   const plans = await readPlansAt(forge, dr.repo, run.commit, run.settings.plans_dir);

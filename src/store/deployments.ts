@@ -18,6 +18,8 @@ export interface DeploymentRun {
   creator: string | null;
   driverId: string | null;
   leaseUntil: number | null;
+  /** The driver's tenure: the same across its renewals, new when another driver takes over. */
+  leaseToken: string | null;
   supersedes: string | null;
   trackingIssue: number | null;
   trackingHash: string | null;
@@ -74,6 +76,7 @@ interface RunRow {
   tracking_issue: number | null;
   tracking_hash: string | null;
   waits: string | null;
+  lease_token: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -88,6 +91,7 @@ const toRun = (r: RunRow): DeploymentRun => ({
   creator: r.creator,
   driverId: r.driver_id,
   leaseUntil: r.lease_until,
+  leaseToken: r.lease_token,
   supersedes: r.supersedes,
   trackingIssue: r.tracking_issue,
   trackingHash: r.tracking_hash,
@@ -195,12 +199,15 @@ export class DeploymentStore {
   }
 
   /** The driver takes or renews the run's lease; refused (with the holder) while another driver's lease is current. */
-  checkIn(id: string, driverId: string, leaseUntil: number, now: number): { ok: true } | { ok: false; holder: string; until: number } {
+  checkIn(id: string, driverId: string, leaseUntil: number, now: number, newToken: string): { ok: true; token: string; tookOver: boolean } | { ok: false; holder: string; until: number } {
     return this.db.transaction(() => {
       const run = this.get(id);
       if (run && run.driverId && run.driverId !== driverId && run.leaseUntil !== null && run.leaseUntil > now) return { ok: false as const, holder: run.driverId, until: run.leaseUntil };
-      this.db.prepare('UPDATE deployment_runs SET driver_id = ?, lease_until = ?, updated_at = ? WHERE id = ?').run(driverId, leaseUntil, now, id);
-      return { ok: true as const };
+      // A renewal keeps the tenure; a new driver (or one whose lease lapsed) starts a new one.
+      const renewing = run?.driverId === driverId && run.leaseToken !== null && run.leaseUntil !== null && run.leaseUntil > now;
+      const token = renewing ? run!.leaseToken! : newToken;
+      this.db.prepare('UPDATE deployment_runs SET driver_id = ?, lease_until = ?, lease_token = ?, updated_at = ? WHERE id = ?').run(driverId, leaseUntil, token, now, id);
+      return { ok: true as const, token, tookOver: Boolean(run?.driverId && run.driverId !== driverId) };
     }).immediate();
   }
 

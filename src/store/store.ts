@@ -5,6 +5,7 @@ import { CommandStore } from './commands.js';
 import { DeliveryStore } from './deliveries.js';
 import { DeliveryItemStore } from './delivery-items.js';
 import { DeploymentStore } from './deployments.js';
+import { DispatchRequestStore } from './dispatch-requests.js';
 import { ExecutionStore } from './executions.js';
 import { HttpCacheStore } from './http-cache.js';
 import { MergeStore } from './merges.js';
@@ -13,6 +14,7 @@ import { QaStore } from './qa.js';
 import { RepoStore } from './repos.js';
 import { RequestStore } from './requests.js';
 import { RunStore } from './runs.js';
+import { WorkLockStore } from './work-locks.js';
 
 export interface Store {
   db: Db;
@@ -30,6 +32,8 @@ export interface Store {
   notices: NoticeStore;
   closeouts: CloseoutStore;
   executions: ExecutionStore;
+  dispatchRequests: DispatchRequestStore;
+  workLocks: WorkLockStore;
   /** Runs fn in one IMMEDIATE write transaction (the cross-process backstop). */
   write<T>(fn: () => T): T;
   close(): void;
@@ -56,6 +60,8 @@ export function wrapDb(db: Db): Store {
     notices: new NoticeStore(db),
     closeouts: new CloseoutStore(db),
     executions: new ExecutionStore(db),
+    dispatchRequests: new DispatchRequestStore(db),
+    workLocks: new WorkLockStore(db),
     write: <T>(fn: () => T): T => db.transaction(fn).immediate(),
     close: () => db.close(),
   };

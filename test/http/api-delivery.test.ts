@@ -14,10 +14,10 @@ async function setup() {
   await h.attach(1, 'checkout');
   const api = await startApi(h, { tokens: ['op-token'] });
   close = api.close;
-  const call = async (method: string, path: string, body?: unknown, token: string | null = 'op-token') => {
+  const call = async (method: string, path: string, body?: unknown, token: string | null = 'op-token', headers: Record<string, string> = {}) => {
     const res = await fetch(`${api.url}${path}`, {
       method,
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), 'content-type': 'application/json' },
+      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), 'content-type': 'application/json', ...headers },
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
     return { status: res.status, json: (await res.json()) as any };
@@ -42,7 +42,7 @@ describe('the deployment-run API', () => {
     expect(strangers.map((r) => [r.status, r.json.error.code])).toEqual(Array(5).fill([401, 'unauthorized']));
     expect(h.store.qa.verdicts([id])).toEqual([]);
     expect(h.store.deployments.list()).toHaveLength(1);
-    const dispatched = await call('POST', `/yoke/api/deployment-runs/${id}/stages/qa/dispatch`);
+    const dispatched = await call('POST', `/yoke/api/deployment-runs/${id}/stages/qa/dispatch`, { driver: 'op', stage: 'qa', commit: created.json.commit }, 'op-token', { 'idempotency-key': 'gate-check-0001' });
     expect([dispatched.status, dispatched.json.state, dispatched.json.woken.map((w: { subject: string }) => w.subject)]).toEqual([200, 'waiting', ['APP-1']]);
   });
 

@@ -1,0 +1,88 @@
+import type { Db } from './db.js';
+
+// DX07/DX10: dispatch request ids. A reservation is made in the transaction
+// that starts the work; a completed one is replayed as recorded; a failed one
+// may be tried again; an in-flight one answers its copies at once.
+
+export interface DispatchRequest {
+  requestId: string;
+  runId: string;
+  stage: string;
+  envelopeHash: string;
+  driver: string;
+  state: 'in_flight' | 'completed' | 'failed';
+  status: number | null;
+  response: string | null;
+  detail: string | null;
+  attempts: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+interface Row {
+  request_id: string;
+  run_id: string;
+  stage: string;
+  envelope_hash: string;
+  driver: string;
+  state: DispatchRequest['state'];
+  status: number | null;
+  response: string | null;
+  detail: string | null;
+  attempts: number;
+  created_at: number;
+  updated_at: number;
+}
+
+const toRequest = (r: Row): DispatchRequest => ({
+  requestId: r.request_id,
+  runId: r.run_id,
+  stage: r.stage,
+  envelopeHash: r.envelope_hash,
+  driver: r.driver,
+  state: r.state,
+  status: r.status,
+  response: r.response,
+  detail: r.detail,
+  attempts: r.attempts,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export class DispatchRequestStore {
+  constructor(private readonly db: Db) {}
+
+  get(requestId: string): DispatchRequest | undefined {
+    const row = this.db.prepare('SELECT * FROM dispatch_requests WHERE request_id = ?').get(requestId) as Row | undefined;
+    return row && toRequest(row);
+  }
+
+  /** Another request of the run still in flight (run_busy), if any. */
+  inFlightFor(runId: string, except: string): DispatchRequest | undefined {
+    const row = this.db.prepare("SELECT * FROM dispatch_requests WHERE run_id = ? AND state = 'in_flight' AND request_id <> ?").get(runId, except) as Row | undefined;
+    return row && toRequest(row);
+  }
+
+  /** Reserves a new id, or takes a failed one again. The caller holds the write transaction. */
+  reserve(r: { requestId: string; runId: string; stage: string; envelopeHash: string; driver: string; at: number }): void {
+    this.db
+      .prepare(
+        `INSERT INTO dispatch_requests (request_id, run_id, stage, envelope_hash, driver, state, created_at, updated_at) VALUES (@requestId, @runId, @stage, @envelopeHash, @driver, 'in_flight', @at, @at)
+         ON CONFLICT (request_id) DO UPDATE SET state = 'in_flight', status = NULL, response = NULL, detail = NULL, attempts = attempts + 1, updated_at = @at`,
+      )
+      .run(r);
+  }
+
+  complete(requestId: string, status: number, response: string, at: number): void {
+    this.db.prepare("UPDATE dispatch_requests SET state = 'completed', status = ?, response = ?, updated_at = ? WHERE request_id = ?").run(status, response, at, requestId);
+  }
+
+  fail(requestId: string, detail: string, at: number): void {
+    this.db.prepare("UPDATE dispatch_requests SET state = 'failed', detail = ?, updated_at = ? WHERE request_id = ? AND state = 'in_flight'").run(detail, at, requestId);
+  }
+
+  /** At start: what a previous process left in flight can never finish, so it may be tried again. */
+  failOrphans(at: number): number {
+    return this.db.prepare("UPDATE dispatch_requests SET state = 'failed', detail = 'yoke restarted before it recorded a result', updated_at = ? WHERE state = 'in_flight'").run(at).changes;
+  }
+}
