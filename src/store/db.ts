@@ -6,12 +6,12 @@ import { MIGRATIONS } from './migrations.js';
 export type Db = Database.Database;
 
 /** Opens the store (a file in WAL mode, or `:memory:`) and applies pending migrations. */
-export function openDb(path: string): Db {
+export function openDb(path: string, opts: { busyTimeoutMs?: number } = {}): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
-  db.pragma('busy_timeout = 5000');
+  db.pragma(`busy_timeout = ${opts.busyTimeoutMs ?? 5000}`);
   db.pragma('foreign_keys = ON');
   migrate(db);
   return db;

@@ -39,8 +39,8 @@ export interface Store {
   close(): void;
 }
 
-export function openStore(path: string): Store {
-  return wrapDb(openDb(path));
+export function openStore(path: string, opts: { busyTimeoutMs?: number } = {}): Store {
+  return wrapDb(openDb(path, opts));
 }
 
 export function wrapDb(db: Db): Store {

@@ -1,4 +1,5 @@
 import { attachPlan } from '../../src/qa/attach.js';
+import type { Store } from '../../src/store/store.js';
 import type { FakeForge } from './fake-forge.js';
 import { makeHarness, type Harness, type ManualClock } from './fleet.js';
 
@@ -33,8 +34,8 @@ export interface DeliveryHarness extends Harness {
 }
 
 /** Items 1-3 merged (PRs 101-103); the harness knows them as claims, GitHub as merged PRs. */
-export function makeDeliveryHarness(opts: { config?: Record<string, unknown>; items?: number[]; plans?: Record<string, string>; forge?: FakeForge; clock?: ManualClock } = {}): DeliveryHarness {
-  const h = makeHarness({ forge: opts.forge, clock: opts.clock });
+export function makeDeliveryHarness(opts: { config?: Record<string, unknown>; items?: number[]; plans?: Record<string, string>; forge?: FakeForge; clock?: ManualClock; store?: Store } = {}): DeliveryHarness {
+  const h = makeHarness({ forge: opts.forge, clock: opts.clock, store: opts.store });
   h.forge.addRepo(REPO, { prefix: 'APP', delivery: DELIVERY, ...opts.config });
   h.store.repos.ensure(REPO, 1, h.clock.now() - 1);
   h.forge.commit(REPO, opts.plans ?? PLANS);

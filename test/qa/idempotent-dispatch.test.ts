@@ -1,0 +1,196 @@
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RepoRef, ReviewView } from '../../src/forge/types.js';
+import { createDeploymentRun, removeMember } from '../../src/qa/deployment-runs.js';
+import { checkIn, startExecution } from '../../src/qa/executions.js';
+import { awaitResult, dispatchIdempotent, type DispatchEnvelope } from '../../src/qa/idempotent-dispatch.js';
+import { openStore } from '../../src/store/store.js';
+import { FakeForge } from '../helpers/fake-forge.js';
+import { REPO, makeDeliveryHarness, type DeliveryHarness } from '../helpers/delivery.js';
+
+const QA_ONLY = { delivery: { stages: [{ name: 'qa', kind: 'qa' }, { name: 'production', kind: 'deploy', command: './deploy.sh' }] } };
+const instant = async () => {};
+const never = () => new Promise<void>(() => {});
+
+/** A forge whose review reads wait until the test lets them go (a dispatch held in flight). */
+class HeldForge extends FakeForge {
+  hold: Promise<void> | null = null;
+  onRead: (() => void) | null = null;
+  failReads = 0;
+  override async listReviews(repo: RepoRef, pr: number): Promise<ReviewView[]> {
+    this.onRead?.();
+    if (this.hold) await this.hold;
+    if (this.failReads > 0) {
+      this.failReads--;
+      throw new Error('GitHub answered 502');
+    }
+    return super.listReviews(repo, pr);
+  }
+}
+
+let cleanup: (() => void) | null = null;
+afterEach(() => {
+  cleanup?.();
+  cleanup = null;
+});
+
+async function setup(opts: { forge?: FakeForge; store?: ReturnType<typeof openStore> } = {}): Promise<DeliveryHarness & { run: string; env: DispatchEnvelope }> {
+  const h = makeDeliveryHarness({ config: QA_ONLY, forge: opts.forge, store: opts.store });
+  await h.attach(1, 'checkout');
+  const r = await createDeploymentRun(h.fleet, { repo: REPO, creator: 'maint' });
+  if (!r.ok) throw new Error(r.refusal.message);
+  return { ...h, run: r.value.id, env: { driver: 'drv', lease: null, stage: 'qa', commit: r.value.commit } };
+}
+
+const send = (h: DeliveryHarness & { run: string; env: DispatchEnvelope }, key: string, over: Partial<DispatchEnvelope> = {}, sleep: (ms: number) => Promise<void> = never, limit = 25_000) =>
+  dispatchIdempotent(h.fleet, h.run, 'qa', key, { ...h.env, ...over }, { responseLimitMs: limit }, sleep);
+const code = (r: { body: string }) => (JSON.parse(r.body) as { error?: { code: string } }).error?.code ?? 'ok';
+
+describe('idempotent dispatch', () => {
+  it('DX07 a completed dispatch replays byte for byte, with no second effect', async () => {
+    const h = await setup();
+    const first = await send(h, 'gate-check-1');
+    const comments = h.forge.comments.length;
+    const again = await send(h, 'gate-check-1');
+    expect([first.status, first.replayed, again.status, again.replayed]).toEqual([200, false, 200, true]);
+    expect(again.body).toBe(first.body);
+    expect(h.forge.comments.length).toBe(comments);
+    expect(JSON.parse(first.body)).toMatchObject({ request: 'gate-check-1', state: 'waiting', woken: [{ subject: 'APP-1' }] });
+  });
+
+  it('DX07 a dispatch that failed before recording its result is safe to send again with the same id', async () => {
+    const forge = new HeldForge();
+    const h = await setup({ forge });
+    forge.failReads = 1;
+    const failed = await send(h, 'gate-check-2');
+    expect([failed.status, code(failed)]).toEqual([409, 'dispatch_request_failed']);
+    expect(h.store.dispatchRequests.get('gate-check-2')!.state).toBe('failed');
+    const retried = await send(h, 'gate-check-2');
+    expect([retried.status, retried.replayed, JSON.parse(retried.body).state]).toEqual([200, false, 'waiting']);
+    expect(h.store.dispatchRequests.get('gate-check-2')!.attempts).toBe(2);
+  });
+
+  it('refuses the same id with another envelope, and a dispatch without an id', async () => {
+    const h = await setup();
+    await send(h, 'gate-check-3');
+    expect(code(await send(h, 'gate-check-3', { driver: 'someone-else' }))).toBe('idempotency_key_reused');
+    expect(code(await dispatchIdempotent(h.fleet, h.run, 'qa', null, h.env, { responseLimitMs: 1 }, instant))).toBe('idempotency_key_required');
+    expect(code(await send(h, 'gate-check-4', { commit: 'c1' }))).toBe('dispatch_envelope_invalid');
+  });
+
+  it('DX10 an in-flight copy is answered at once; DX08 past the response limit the reservation answers 202 and the result is waited for', async () => {
+    const forge = new HeldForge();
+    const h = await setup({ forge });
+    let release!: () => void;
+    forge.hold = new Promise((r) => (release = r));
+    let timeUp!: () => void;
+    const limit = new Promise<void>((r) => (timeUp = r));
+    const pending = send(h, 'gate-check-5', {}, () => limit);
+    await new Promise((r) => setTimeout(r, 10));
+    const copy = await send(h, 'gate-check-5');
+    expect([copy.status, code(copy)]).toEqual([409, 'idempotency_request_in_flight']);
+    expect(code(await send(h, 'gate-check-6'))).toBe('run_busy');
+    timeUp();
+    const accepted = await pending;
+    expect([accepted.status, JSON.parse(accepted.body)]).toEqual([202, { request: 'gate-check-5', run: h.run, stage: 'qa', state: 'in_flight', wait: `/yoke/api/deployment-runs/${h.run}/requests/gate-check-5?wait=60` }]);
+    expect((await awaitResult(h.fleet, h.run, 'gate-check-5', 0, instant)).status).toBe(202);
+    release();
+    forge.hold = null;
+    const result = await awaitResult(h.fleet, h.run, 'gate-check-5', 60_000, (ms) => new Promise((r) => setTimeout(r, ms)), 5);
+    expect([result.status, result.replayed]).toEqual([200, true]);
+    expect((await send(h, 'gate-check-5')).body).toBe(result.body);
+  });
+
+  it('DX07 a restart frees what was in flight: the same id is then safe to send again', async () => {
+    const h = await setup();
+    h.store.dispatchRequests.reserve({ requestId: 'gate-check-7', runId: h.run, stage: 'qa', envelopeHash: 'x', driver: 'drv', at: 0 });
+    expect(h.store.dispatchRequests.failOrphans(1)).toBe(1);
+    expect(code(await awaitResult(h.fleet, h.run, 'gate-check-7', 0, instant))).toBe('dispatch_request_failed');
+  });
+});
+
+describe('busy answers, each from its contention point, refused before anything is reserved', () => {
+  const unreserved = (h: DeliveryHarness, key: string) => expect(h.store.dispatchRequests.get(key)).toBeUndefined();
+
+  it('DX12/DX13 qa_checkin_busy: another driver holds the lease', async () => {
+    const h = await setup();
+    await checkIn(h.fleet, h.run, { driver: 'other', lease_seconds: 60 });
+    const r = await send(h, 'busy-checkin');
+    expect([r.status, code(r), JSON.parse(r.body).error.message]).toEqual([409, 'qa_checkin_busy', `Deployment run ${h.run} is driven by other, whose lease runs 60 s more.`]);
+    unreserved(h, 'busy-checkin');
+  });
+
+  it('DX12/DX13 qa_plan_busy: a deployment-stage plan execution is writing', async () => {
+    const h = await setup();
+    await h.attach(2, 'smoke');
+    await h.attach(3, 'smoke');
+    const h2 = await setup();
+    await h2.attach(2, 'smoke');
+    await h2.attach(3, 'smoke');
+    // A fresh run whose QA entry sees the shared plan.
+    const r = await createDeploymentRun(h2.fleet, { repo: REPO, supersedes: h2.run, commit: h2.forge.commit(REPO, { x: 'y' }) });
+    if (!r.ok) throw new Error(r.refusal.message);
+    const ex = await startExecution(h2.fleet, r.value.id, 'qa', { plan: 'smoke' });
+    expect(ex.ok).toBe(true);
+    const busy = await dispatchIdempotent(h2.fleet, r.value.id, 'qa', 'busy-plan', { driver: 'drv', lease: null, stage: 'qa', commit: r.value.commit }, { responseLimitMs: 1 }, never);
+    expect(code(busy)).toBe('qa_plan_busy');
+    unreserved(h2, 'busy-plan');
+  });
+
+  it('DX12/DX13 qa_ownership_busy: an ownership freeze is in progress', async () => {
+    const h = await setup();
+    h.store.workLocks.take(`freeze:${h.run}:qa`, 'freeze-elsewhere', h.clock.now(), 60_000);
+    expect(code(await send(h, 'busy-freeze'))).toBe('qa_ownership_busy');
+    unreserved(h, 'busy-freeze');
+  });
+
+  it('DX12 deployment_start_lock_busy: another start in the project', async () => {
+    const h = makeDeliveryHarness({ config: QA_ONLY });
+    h.store.workLocks.take(`start:${REPO}`, 'start-elsewhere', h.clock.now(), 60_000);
+    expect(await createDeploymentRun(h.fleet, { repo: REPO })).toMatchObject({ ok: false, refusal: { code: 'deployment_start_lock_busy', message: `Another deployment run of ${REPO} is being started (start-elsewhere).` } });
+    expect(h.store.deployments.list()).toEqual([]);
+  });
+
+  it('DX12/DX13 deployment_membership_changed: a member removed while the gate was read; nothing of the check is written', async () => {
+    const forge = new HeldForge();
+    const h = await setup({ forge });
+    forge.onRead = () => {
+      forge.onRead = null;
+      void removeMember(h.fleet, h.run, 'APP-3', 'maint', 'mid-check');
+    };
+    const r = await send(h, 'busy-members');
+    expect(code(r)).toBe('deployment_membership_changed');
+    expect(h.store.qa.wakes(h.run)).toEqual([]);
+    expect(h.store.dispatchRequests.get('busy-members')!.state).toBe('failed');
+    expect((await send(h, 'busy-members')).status).toBe(200);
+  });
+
+  it('DX12/DX13 lock_timeout: SQLite stayed locked past its busy timeout; statement_cancelled: an interrupted statement', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'yoke-busy-'));
+    cleanup = () => rmSync(dir, { recursive: true, force: true });
+    const store = openStore(join(dir, 'yoke.db'), { busyTimeoutMs: 20 });
+    const h = makeDeliveryHarness({ config: QA_ONLY, store });
+    await h.attach(1, 'checkout');
+    const run = await createDeploymentRun(h.fleet, { repo: REPO });
+    if (!run.ok) throw new Error(run.refusal.message);
+    const other = new Database(join(dir, 'yoke.db'));
+    other.exec('BEGIN IMMEDIATE');
+    const env = { driver: 'drv', lease: null, stage: 'qa', commit: run.value.commit };
+    const r = await dispatchIdempotent(h.fleet, run.value.id, 'qa', 'busy-sqlite', env, { responseLimitMs: 1 }, never);
+    expect([r.status, code(r)]).toEqual([503, 'lock_timeout']);
+    other.exec('ROLLBACK');
+    other.close();
+    expect(store.dispatchRequests.get('busy-sqlite')).toBeUndefined();
+    const write = store.write;
+    store.write = () => {
+      throw Object.assign(new Error('interrupted'), { code: 'SQLITE_INTERRUPT' });
+    };
+    expect(code(await dispatchIdempotent(h.fleet, run.value.id, 'qa', 'busy-sqlite', env, { responseLimitMs: 1 }, never))).toBe('statement_cancelled');
+    store.write = write;
+    expect((await dispatchIdempotent(h.fleet, run.value.id, 'qa', 'busy-sqlite', env, { responseLimitMs: 60_000 }, never)).status).toBe(200);
+    store.close();
+  });
+});
