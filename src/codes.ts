@@ -333,6 +333,21 @@ export const CODE_INFO = {
     recovery: (p) =>
       `Read \`yoke deployment-runs get ${p.run}\` and the driver capture, then re-drive the same run with \`yoke watch deploy -- ${p.run}\`. Do not use --fresh or the database door to recover an unknown result.`,
   }),
+  deploy_stage_failed: code<{ run: string; stage: string; detail: string }>({
+    status: 500,
+    message: (p) => `The ${p.stage} command of run ${p.run} failed: ${p.detail}`,
+    recovery: (p) => `Fix it, then resume: \`yoke watch deploy -- ${p.run}\` (or \`yoke deploy stage run ${p.run} ${p.stage}\`).`,
+  }),
+  qa_stage_failed: code<{ run: string; plan: string; commit: string; items: string; commands: string }>({
+    status: 409,
+    message: (p) => `Shared plan ${p.plan} failed at ${p.commit}; triage which of ${p.items} need code fixes.`,
+    recovery: (p) => `${p.commands}\nThen resume: \`yoke watch deploy -- ${p.run}\`.`,
+  }),
+  fresh_refused: code<{ run: string }>({
+    status: 400,
+    message: (p) => `--fresh does not recover run ${p.run}: a fresh start would lose track of what it did.`,
+    recovery: (p) => `Read \`yoke deployment-runs get ${p.run}\` and resume it with \`yoke watch deploy -- ${p.run}\`.`,
+  }),
   installation_auth_failed: code<{ installation: number; detail: string }>({
     status: 502,
     message: (p) => `Installation ${p.installation} could not authenticate: ${p.detail}`,

@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { formatFleetReport, type FleetReport } from '../fleet/report.js';
 import { call, CliFailure, type CliIo } from './client.js';
 import { registerDeliveryCommands } from './delivery.js';
+import { DriverExit, registerWatchCommand, type WatchDeps } from './watch.js';
 import { nodeExec, nodeHead, nodeReadFile } from './exec.js';
 
 // The yoke CLI: the operator API from a terminal. It talks HTTPS to a running
@@ -9,7 +10,7 @@ import { nodeExec, nodeHead, nodeReadFile } from './exec.js';
 
 export type { CliIo } from './client.js';
 
-export function buildCli(io: CliIo): Command {
+export function buildCli(io: CliIo, watch: WatchDeps = {}): Command {
   const program = new Command('yoke').description('Operate a yoke fleet through its HTTP API.').exitOverride();
   program.option('--url <url>', 'yoke\'s URL (default $YOKE_URL, else http://localhost:3000)').option('--token <token>', 'an operator token (default $YOKE_TOKEN)');
   program.configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
@@ -43,15 +44,17 @@ export function buildCli(io: CliIo): Command {
     .description('a manual AFK run for an issue')
     .action(async (name: string, issue: string) => message(await call(io, g(), 'POST', `/yoke/api/repos/${name}/issues/${Number(issue)}/start`)));
   registerDeliveryCommands(program, io, g);
+  registerWatchCommand(program, io, g, watch);
   return program;
 }
 
 /** Runs the CLI; returns the exit code. */
-export async function runCli(argv: string[], io: CliIo): Promise<number> {
+export async function runCli(argv: string[], io: CliIo, watch: WatchDeps = {}): Promise<number> {
   try {
-    await buildCli(io).parseAsync(argv, { from: 'user' });
+    await buildCli(io, watch).parseAsync(argv, { from: 'user' });
     return 0;
   } catch (err) {
+    if (err instanceof DriverExit) return err.exitCode;
     if (err instanceof CliFailure) {
       io.err(err.message);
       return 1;

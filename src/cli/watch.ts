@@ -1,0 +1,106 @@
+import type { Command } from 'commander';
+import { makeRefusal, type Refusal } from '../codes.js';
+import { CliFailure, type CliIo, type GlobalOptions } from './client.js';
+import { httpsTransport } from './driver-transport.js';
+import { DEFAULT_DRIVER_POLICY, Driver, DriverStop, EXIT, type DriverEvent, type DriverPolicy } from './watch-deploy.js';
+
+// `yoke watch deploy`: start a deployment run (or resume one) and drive it to
+// its end. Progress lines a person can follow, or one JSON event per line.
+
+export class DriverExit extends Error {
+  constructor(readonly exitCode: number) {
+    super(`driver stopped (${exitCode})`);
+  }
+}
+
+export interface WatchDeps {
+  policy?: DriverPolicy;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+function describe(e: DriverEvent): string {
+  switch (e.event) {
+    case 'run':
+      return `deployment run ${e.run} of ${e.repo} at ${String(e.commit).slice(0, 12)}${e.resumed ? ' (resumed)' : ''}`;
+    case 'checkin':
+      return `checked in as driver of ${e.run}${e.tookOver ? ' (took over a lapsed lease)' : ''}`;
+    case 'stage':
+      return `stage ${e.stage} (${e.kind})`;
+    case 'deploy':
+      return `  deploying: ${e.command}`;
+    case 'deployed':
+      return `  ${e.stage}: ${e.outcome}`;
+    case 'gate': {
+      const waits = (e.waits as { detail: string; command: string }[]).map((w) => `    waits: ${w.detail}\n      ${w.command}`);
+      const notices = (e.notices as { subject: string; to: string }[]).map((n) => `    told ${n.to} about ${n.subject}`);
+      const closed = (e.closed as string[]).map((c) => `    closed out ${c}`);
+      return [`  gate check ${e.request}: ${e.state}`, ...notices, ...closed, ...waits].join('\n');
+    }
+    case 'capture':
+      return `    captured ${e.plan}/${e.case}: ${e.result}`;
+    case 'retry':
+      return `  ${e.code} on ${e.what}: retry ${e.attempt} in ${Math.round(Number(e.delayMs) / 1000)} s`;
+    case 'recover':
+      return `  the answer was lost: waiting on ${e.request} (${e.wait})`;
+    case 'done':
+      return `deployment run ${e.run}: ${e.status}`;
+    default:
+      return JSON.stringify(e);
+  }
+}
+
+export function registerWatchCommand(program: Command, io: CliIo, g: () => GlobalOptions, deps: WatchDeps = {}): void {
+  program
+    .command('watch')
+    .description('drive deliveries')
+    .command('deploy [target]')
+    .description('start a deployment run of owner/repo and drive it to its end; `yoke watch deploy -- RUN-ID` resumes one')
+    .option('--commit <sha>', 'the commit to pin (a new run)')
+    .option('--items <items>', 'only these items (a new run), e.g. APP-12,APP-14')
+    .option('--supersedes <run>', 'take over this failed run, on a later commit')
+    .option('--fresh', 'start a new run even if the repository has an active one (never to recover a run)')
+    .option('--driver <id>', 'this driver\'s id (default $YOKE_LOGIN, else the host)')
+    .option('--json', 'one JSON event per line')
+    .action(async (target: string | undefined, o: { commit?: string; items?: string; supersedes?: string; fresh?: boolean; driver?: string; json?: boolean }) => {
+      if (!target) throw new CliFailure('Name owner/repo to start a run, or `-- RUN-ID` to resume one.');
+      const policy = deps.policy ?? DEFAULT_DRIVER_POLICY;
+      const emit = (e: DriverEvent) => io.out(o.json ? JSON.stringify(e) : describe(e));
+      const driver = new Driver({
+        transport: httpsTransport(io, g(), (policy.resultWaitSeconds + 30) * 1000),
+        policy,
+        sleep: deps.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))),
+        exec: io.exec ?? (() => Promise.resolve({ code: null, output: '', error: 'this yoke cannot run commands' })),
+        emit,
+        driverId: o.driver ?? io.env.YOKE_LOGIN ?? `driver-${process.pid}`,
+      });
+      const stop = (r: Refusal, code: number): never => {
+        if (o.json) io.out(JSON.stringify({ event: 'stop', code: r.code, exit: code, message: r.message, recovery: r.recovery }));
+        io.err(`${r.message}\nTo recover: ${r.recovery}`);
+        throw new DriverExit(code);
+      };
+      try {
+        let runId: string;
+        if (target.includes('/')) {
+          const view = await driver.create({
+            repo: target,
+            ...(o.commit ? { commit: o.commit } : {}),
+            ...(o.items ? { items: o.items.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
+            ...(o.supersedes ? { supersedes: o.supersedes } : {}),
+            ...(io.env.YOKE_LOGIN ? { creator: io.env.YOKE_LOGIN } : {}),
+          });
+          runId = view.id;
+          emit({ event: 'run', run: view.id, repo: view.repo, commit: view.commit, resumed: false });
+        } else {
+          // DX15: a run is recovered by resuming it, never by starting afresh.
+          if (o.fresh) return stop(makeRefusal('fresh_refused', { run: target }), EXIT.usage);
+          const view = await driver.get(target);
+          runId = view.id;
+          emit({ event: 'run', run: view.id, repo: view.repo, commit: view.commit, resumed: true });
+        }
+        await driver.drive(runId);
+      } catch (err) {
+        if (err instanceof DriverStop) return stop(err.refusal, err.exitCode);
+        throw err;
+      }
+    });
+}

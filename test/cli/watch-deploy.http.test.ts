@@ -1,0 +1,139 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli/main.js';
+import { DEFAULT_DRIVER_POLICY } from '../../src/cli/watch-deploy.js';
+import { startApi } from '../helpers/api-server.js';
+import { recordQaVerdict } from '../../src/qa/verdicts.js';
+import { REPO, makeDeliveryHarness } from '../helpers/delivery.js';
+
+// The driver against a real yoke API over loopback HTTP, with faults injected
+// into the transport: answers dropped after the server acted, and duplicate
+// concurrent dispatches. Exactly one effect per logical dispatch.
+
+let close: (() => Promise<void>) | null = null;
+afterEach(async () => {
+  await close?.();
+  close = null;
+});
+
+const STAGES = {
+  delivery: {
+    stages: [
+      { name: 'staging', kind: 'deploy', command: './deploy.sh staging' },
+      { name: 'qa', kind: 'qa' },
+      { name: 'production', kind: 'deploy', command: './deploy.sh production' },
+    ],
+  },
+};
+
+async function setup() {
+  const h = makeDeliveryHarness({ config: STAGES });
+  await h.attach(1, 'checkout');
+  await h.attach(2, 'smoke');
+  await h.attach(3, 'smoke');
+  const api = await startApi(h, { tokens: ['op-token'] });
+  close = api.close;
+  return { h, api };
+}
+
+/** A fetch that lets the server act on the first `drop` dispatches, then loses their answers; and sends each dispatch twice at once. */
+function faultyFetch(drop: number) {
+  const seen: string[] = [];
+  const f = (async (input: string | URL | Request, init?: RequestInit) => {
+    const url = String(input);
+    if (init?.method === 'POST' && url.endsWith('/dispatch')) {
+      const key = (init.headers as Record<string, string>)['idempotency-key']!;
+      seen.push(key);
+      // A duplicate sent alongside: the server answers one of them in flight, and acts once.
+      const [a, b] = await Promise.all([fetch(input, { ...init, signal: undefined }), fetch(input, { ...init, signal: undefined })]);
+      const answers = [a, b];
+      const real = answers.find((r) => r.status !== 409) ?? a;
+      if (drop > 0) {
+        drop--;
+        await real.text();
+        throw new TypeError('fetch failed: the answer was lost');
+      }
+      return real;
+    }
+    return fetch(input, init);
+  }) as typeof fetch;
+  return { fetch: f, seen };
+}
+
+describe('yoke watch deploy over HTTP', () => {
+  it('DX07/DX08/DX11 drives a run to its end through lost answers and duplicate dispatches, with exactly one effect each', async () => {
+    const { h, api } = await setup();
+    const faults = faultyFetch(2);
+    let holderDone = false;
+    const out: string[] = [];
+    const err: string[] = [];
+    const ran: string[] = [];
+    const code = await runCli(
+      ['watch', 'deploy', REPO, '--json', '--driver', 'ci-7'],
+      {
+        out: (l) => out.push(l),
+        err: (l) => err.push(l),
+        env: { YOKE_URL: api.url, YOKE_TOKEN: 'op-token', YOKE_LOGIN: 'maint' },
+        fetch: faults.fetch,
+        exec: async (command) => {
+          ran.push(command);
+          return { code: 0, output: 'ok' };
+        },
+      },
+      {
+        policy: { ...DEFAULT_DRIVER_POLICY, gatePollMs: 15_000 },
+        // While the driver waits between gate checks, APP-1's holder does its QA and a reviewer approves.
+        sleep: async (ms) => {
+          if (ms !== 15_000 || holderDone) return;
+          holderDone = true;
+          const run = h.store.deployments.list()[0]!.id;
+          for (const [c, evidence] of [['cart', 'ok'], ['looks-right', 'screenshot']] as const) {
+            await recordQaVerdict(h.fleet, run, 'qa', { item: 'APP-1', case: c, result: 'pass', evidence, source: 'yoke qa case run', by: 'agent' });
+          }
+          h.forge.repo(REPO).merged.find((p) => p.number === 101)!.reviews.push({ author: 'bob', state: 'APPROVED', commitId: null });
+        },
+      },
+    );
+    expect([code, err]).toEqual([0, []]);
+    const events = out.map((l) => JSON.parse(l) as { event: string; [k: string]: unknown });
+    const run = String(events[0]!.run);
+    expect(events.filter((e) => e.event === 'recover').length).toBeGreaterThanOrEqual(2);
+    expect(events.at(-1)).toEqual({ event: 'done', run, status: 'succeeded' });
+    expect(ran).toEqual(['./deploy.sh staging', './qa/health.sh', './qa/flaky.sh', './deploy.sh production']);
+
+    // One effect per logical dispatch: each stage once, each member closed once, each notice once.
+    const order = ['staging', 'qa', 'production'];
+    expect(h.store.deployments.stages(run).sort((a, b) => order.indexOf(a.stage) - order.indexOf(b.stage)).map((s) => [s.stage, s.state, s.attempts])).toEqual([
+      ['staging', 'succeeded', 1],
+      ['qa', 'settled', 0],
+      ['production', 'succeeded', 1],
+    ]);
+    expect(h.store.closeouts.forRun(run).map((c) => [c.issueNumber, c.state, c.attempts])).toEqual([
+      [1, 'closed', 1],
+      [2, 'closed', 1],
+      [3, 'closed', 1],
+    ]);
+    expect([101, 102, 103].map((pr) => h.forge.comments.filter((c) => c.number === pr && c.body.includes('is delivered')).length)).toEqual([1, 1, 1]);
+    const notices = h.store.notices.forRun(run);
+    expect(new Set(notices.map((n) => `${n.subject}/${n.waitKey}/${n.recipient}`)).size).toBe(notices.length);
+
+    // Every gate check's id was its own, and every recorded answer replays identically.
+    const requests = [...new Set(faults.seen)];
+    expect(requests.length).toBeGreaterThanOrEqual(2);
+    for (const id of requests) {
+      const recorded = h.store.dispatchRequests.get(id)!;
+      expect(recorded.state).toBe('completed');
+      const replay = await fetch(`${api.url}/yoke/api/deployment-runs/${run}/requests/${id}`, { headers: { authorization: 'Bearer op-token' } });
+      expect(await replay.text()).toBe(recorded.response);
+    }
+  });
+
+  it('DX15 --fresh never recovers a run; a refusal exits 1 and says what recovers it', async () => {
+    const { api } = await setup();
+    const err: string[] = [];
+    const io = { out: () => {}, err: (l: string) => err.push(l), env: { YOKE_URL: api.url, YOKE_TOKEN: 'op-token' }, fetch };
+    expect(await runCli(['watch', 'deploy', '--fresh', '--', 'dr-123'], io)).toBe(2);
+    expect(err).toEqual(['--fresh does not recover run dr-123: a fresh start would lose track of what it did.\nTo recover: Read `yoke deployment-runs get dr-123` and resume it with `yoke watch deploy -- dr-123`.']);
+    expect(await runCli(['watch', 'deploy', '--', 'dr-404'], io)).toBe(1);
+    expect(err.at(-1)).toBe('There is no deployment run dr-404.\nTo recover: Name a run yoke created (its tracking issue and `yoke deployment-runs create` print its id).');
+  });
+});
