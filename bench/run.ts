@@ -14,6 +14,7 @@ import type { Launcher } from '../src/launcher/launcher.js';
 import { systemClock } from '../src/clock.js';
 import { openStore } from '../src/store/store.js';
 import { EmbeddedForge } from '../src/sandbox/forge-server.js';
+import { benchDelivery } from './delivery.js';
 
 // `npm run bench`: each figure on its own line as `name: value unit`.
 
@@ -205,3 +206,4 @@ await benchIdlePoll();
 benchLockedLaunches();
 await benchFairShare();
 await benchFleet();
+await benchDelivery(print, median);

@@ -55,6 +55,9 @@ export async function dispatchIdempotent(
   const run = store.deployments.get(runId);
   if (!run) return refusalReply(makeRefusal('deployment_run_unknown', { run: runId }));
   const hash = envelopeHash(runId, envelope);
+  // A completed result is replayed without a write transaction: replays must stay cheap.
+  const recorded = store.dispatchRequests.get(requestId);
+  if (recorded?.state === 'completed' && recorded.envelopeHash === hash && recorded.runId === runId) return { status: recorded.status!, body: recorded.response!, replayed: true };
 
   let replay: WireReply | null = null;
   try {
