@@ -348,6 +348,11 @@ export const CODE_INFO = {
     message: (p) => `--fresh does not recover run ${p.run}: a fresh start would lose track of what it did.`,
     recovery: (p) => `Read \`yoke deployment-runs get ${p.run}\` and resume it with \`yoke watch deploy -- ${p.run}\`.`,
   }),
+  transport_switch_refused: code<{ run: string }>({
+    status: 409,
+    message: (p) => `Run ${p.run} is driven over HTTPS; the database door does not take it over, so an HTTPS timeout is never recovered through it.`,
+    recovery: (p) => `Resume it over HTTPS: \`yoke watch deploy -- ${p.run}\` with YOKE_URL set; read \`yoke deployment-runs get ${p.run}\` first.`,
+  }),
   installation_auth_failed: code<{ installation: number; detail: string }>({
     status: 502,
     message: (p) => `Installation ${p.installation} could not authenticate: ${p.detail}`,

@@ -65,11 +65,12 @@ export function registerDeliveryCommands(program: Command, io: CliIo, g: () => G
   runs
     .command('dispatch <run> <stage>')
     .description('gate-check a QA stage once: who it wakes and what it waits on')
+    .option('--driver <id>', 'dispatch as this driver (the lease holder, while its lease is current); default $YOKE_LOGIN')
     .option('--json', 'print the answer as JSON')
-    .action(async (run: string, stage: string, o: { json?: boolean }) => {
+    .action(async (run: string, stage: string, o: { json?: boolean; driver?: string }) => {
       // One gate check: a fresh request id, and the envelope of the run as it stands.
       const view = (await call(io, g(), 'GET', runPath(run))) as DeploymentView;
-      const envelope = { driver: io.env.YOKE_LOGIN ?? 'cli', stage, commit: view.commit };
+      const envelope = { driver: o.driver ?? io.env.YOKE_LOGIN ?? 'cli', stage, commit: view.commit };
       const a = (await call(io, g(), 'POST', `${stagePath(run, stage)}/dispatch`, envelope, { 'idempotency-key': `cli-${randomUUID()}` })) as DispatchAnswer;
       if (o.json) return io.out(JSON.stringify(a, null, 2));
       io.out(`${a.run} ${a.stage}: ${a.state}${a.nextStage && a.nextStage !== a.stage ? ` → now at ${a.nextStage}` : ''}`);

@@ -12,15 +12,16 @@ export interface Answer {
 export type Sent = Answer | 'lost';
 
 export interface DriverTransport {
-  readonly kind: 'https';
+  /** https: yoke's API; db: the database door (the same API in this process, on loopback). */
+  readonly kind: 'https' | 'db';
   send(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Sent>;
 }
 
-export function httpsTransport(io: CliIo, opts: GlobalOptions, timeoutMs: number): DriverTransport {
+export function httpsTransport(io: CliIo, opts: GlobalOptions, timeoutMs: number, kind: 'https' | 'db' = 'https'): DriverTransport {
   const url = (opts.url ?? io.env.YOKE_URL ?? 'http://localhost:3000').replace(/\/$/, '');
   const token = opts.token ?? io.env.YOKE_TOKEN ?? '';
   return {
-    kind: 'https',
+    kind,
     async send(method, path, body, headers = {}) {
       try {
         const res = await io.fetch(`${url}${path}`, {

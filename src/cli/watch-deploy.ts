@@ -83,7 +83,7 @@ export class Driver {
   }
 
   async checkIn(run: string): Promise<void> {
-    const a = await this.busyRetried(run, () => this.d.transport.send('POST', `${runPath(run)}/checkin`, { driver: this.d.driverId, lease_seconds: this.d.policy.leaseSeconds }));
+    const a = await this.busyRetried(run, () => this.d.transport.send('POST', `${runPath(run)}/checkin`, { driver: this.d.driverId, lease_seconds: this.d.policy.leaseSeconds, transport: this.d.transport.kind }));
     if (this.lease !== a.json.lease) this.d.emit({ event: 'checkin', run, lease: a.json.lease, tookOver: a.json.tookOver });
     this.lease = a.json.lease;
   }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { makeRefusal, type Refusal } from '../codes.js';
 import { CliFailure, type CliIo, type GlobalOptions } from './client.js';
+import { openDatabaseDoor, type Door } from './door.js';
 import { httpsTransport } from './driver-transport.js';
 import { DEFAULT_DRIVER_POLICY, Driver, DriverStop, EXIT, type DriverEvent, type DriverPolicy } from './watch-deploy.js';
 
@@ -16,6 +17,8 @@ export class DriverExit extends Error {
 export interface WatchDeps {
   policy?: DriverPolicy;
   sleep?: (ms: number) => Promise<void>;
+  /** Opens the database door (tests give their own). */
+  openDoor?: (env: Record<string, string | undefined>, path: string) => Promise<Door>;
 }
 
 function describe(e: DriverEvent): string {
@@ -61,12 +64,15 @@ export function registerWatchCommand(program: Command, io: CliIo, g: () => Globa
     .option('--fresh', 'start a new run even if the repository has an active one (never to recover a run)')
     .option('--driver <id>', 'this driver\'s id (default $YOKE_LOGIN, else the host)')
     .option('--json', 'one JSON event per line')
-    .action(async (target: string | undefined, o: { commit?: string; items?: string; supersedes?: string; fresh?: boolean; driver?: string; json?: boolean }) => {
+    .option('--db <path>', 'the database door: run the dispatch in this process against yoke\'s SQLite file (when yoke deploys itself)')
+    .action(async (target: string | undefined, o: { commit?: string; items?: string; supersedes?: string; fresh?: boolean; driver?: string; json?: boolean; db?: string }) => {
       if (!target) throw new CliFailure('Name owner/repo to start a run, or `-- RUN-ID` to resume one.');
       const policy = deps.policy ?? DEFAULT_DRIVER_POLICY;
       const emit = (e: DriverEvent) => io.out(o.json ? JSON.stringify(e) : describe(e));
+      const door = o.db ? await (deps.openDoor ?? openDatabaseDoor)(io.env, o.db) : null;
+      const timeoutMs = (policy.resultWaitSeconds + 30) * 1000;
       const driver = new Driver({
-        transport: httpsTransport(io, g(), (policy.resultWaitSeconds + 30) * 1000),
+        transport: door ? httpsTransport(io, { url: door.url, token: door.token }, timeoutMs, 'db') : httpsTransport(io, g(), timeoutMs),
         policy,
         sleep: deps.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))),
         exec: io.exec ?? (() => Promise.resolve({ code: null, output: '', error: 'this yoke cannot run commands' })),
@@ -101,6 +107,8 @@ export function registerWatchCommand(program: Command, io: CliIo, g: () => Globa
       } catch (err) {
         if (err instanceof DriverStop) return stop(err.refusal, err.exitCode);
         throw err;
+      } finally {
+        await door?.close();
       }
     });
 }

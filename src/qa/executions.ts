@@ -16,8 +16,10 @@ export const ExecutionBody = z.union([
 ]);
 export type ExecutionBody = z.infer<typeof ExecutionBody>;
 
-export const CheckinBody = z.object({ driver: z.string().min(1).max(100), lease_seconds: z.number().int().min(1).max(3600).default(60) }).strict();
-export type CheckinBody = z.infer<typeof CheckinBody>;
+export const CheckinBody = z
+  .object({ driver: z.string().min(1).max(100), lease_seconds: z.number().int().min(1).max(3600).default(60), transport: z.enum(['https', 'db']).default('https') })
+  .strict();
+export type CheckinBody = z.input<typeof CheckinBody>;
 
 export async function startExecution(ctx: DeliveryContext, runId: string, stage: string, body: ExecutionBody): Promise<Outcome<{ id: string; subject: string; kind: ExecutionKind }>> {
   const work = await qaWork(ctx, runId, stage, 'item' in body ? { item: body.item, ...(body.plan ? { plan: body.plan } : {}) } : { plan: body.plan });
@@ -42,8 +44,11 @@ export async function checkIn(ctx: DeliveryContext, runId: string, body: Checkin
   const got = await activeRun(ctx, runId);
   if (!got.ok) return got;
   const now = ctx.clock.now();
-  const until = now + body.lease_seconds * 1000;
-  const r = ctx.store.deployments.checkIn(runId, body.driver, until, now, `ls-${randomBytes(6).toString('hex')}`);
+  // DX09: a run driven over HTTPS is never recovered through the database door.
+  const transport = body.transport ?? 'https';
+  if (got.value.run.driverTransport === 'https' && transport === 'db') return refuse('transport_switch_refused', { run: runId });
+  const until = now + (body.lease_seconds ?? 60) * 1000;
+  const r = ctx.store.deployments.checkIn(runId, body.driver, until, now, `ls-${randomBytes(6).toString('hex')}`, transport);
   // DX13: contention is answered after the check-in transaction rolled back; the driver retries.
   if (!r.ok) return refuse('qa_checkin_busy', { run: runId, holder: r.holder, seconds: Math.ceil((r.until - now) / 1000) });
   return ok({ run: runId, driver: body.driver, lease: r.token, leaseUntil: until, tookOver: r.tookOver });

@@ -123,6 +123,11 @@ export class Sandbox {
     await this.startYoke();
   }
 
+  /** yoke's environment here: what a database door on this machine would be given. */
+  appEnv(): Record<string, string> {
+    return this.env();
+  }
+
   private env(): Record<string, string> {
     const forgeHost = new URL(this.forge.url).host;
     const env: Record<string, string> = {

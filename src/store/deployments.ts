@@ -20,6 +20,8 @@ export interface DeploymentRun {
   leaseUntil: number | null;
   /** The driver's tenure: the same across its renewals, new when another driver takes over. */
   leaseToken: string | null;
+  /** How its driver reaches yoke; a driver that started on HTTPS never switches (DX09). */
+  driverTransport: 'https' | 'db' | null;
   supersedes: string | null;
   trackingIssue: number | null;
   trackingHash: string | null;
@@ -77,6 +79,7 @@ interface RunRow {
   tracking_hash: string | null;
   waits: string | null;
   lease_token: string | null;
+  driver_transport: 'https' | 'db' | null;
   created_at: number;
   updated_at: number;
 }
@@ -92,6 +95,7 @@ const toRun = (r: RunRow): DeploymentRun => ({
   driverId: r.driver_id,
   leaseUntil: r.lease_until,
   leaseToken: r.lease_token,
+  driverTransport: r.driver_transport,
   supersedes: r.supersedes,
   trackingIssue: r.tracking_issue,
   trackingHash: r.tracking_hash,
@@ -199,14 +203,14 @@ export class DeploymentStore {
   }
 
   /** The driver takes or renews the run's lease; refused (with the holder) while another driver's lease is current. */
-  checkIn(id: string, driverId: string, leaseUntil: number, now: number, newToken: string): { ok: true; token: string; tookOver: boolean } | { ok: false; holder: string; until: number } {
+  checkIn(id: string, driverId: string, leaseUntil: number, now: number, newToken: string, transport: 'https' | 'db' = 'https'): { ok: true; token: string; tookOver: boolean } | { ok: false; holder: string; until: number } {
     return this.db.transaction(() => {
       const run = this.get(id);
       if (run && run.driverId && run.driverId !== driverId && run.leaseUntil !== null && run.leaseUntil > now) return { ok: false as const, holder: run.driverId, until: run.leaseUntil };
       // A renewal keeps the tenure; a new driver (or one whose lease lapsed) starts a new one.
       const renewing = run?.driverId === driverId && run.leaseToken !== null && run.leaseUntil !== null && run.leaseUntil > now;
       const token = renewing ? run!.leaseToken! : newToken;
-      this.db.prepare('UPDATE deployment_runs SET driver_id = ?, lease_until = ?, lease_token = ?, updated_at = ? WHERE id = ?').run(driverId, leaseUntil, token, now, id);
+      this.db.prepare('UPDATE deployment_runs SET driver_id = ?, lease_until = ?, lease_token = ?, driver_transport = COALESCE(driver_transport, ?), updated_at = ? WHERE id = ?').run(driverId, leaseUntil, token, transport, now, id);
       return { ok: true as const, token, tookOver: Boolean(run?.driverId && run.driverId !== driverId) };
     }).immediate();
   }

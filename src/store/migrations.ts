@@ -379,4 +379,12 @@ CREATE TABLE work_locks (
 );
 `,
   },
+  {
+    version: 6,
+    name: 'driver transport',
+    sql: `
+-- DX09: how the run's driver reaches yoke (https, or the database door); it never switches.
+ALTER TABLE deployment_runs ADD COLUMN driver_transport TEXT;
+`,
+  },
 ];

@@ -2,6 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import { DEFAULT_DRIVER_POLICY } from '../../src/cli/watch-deploy.js';
 import { startApi } from '../helpers/api-server.js';
+import { createDeploymentRun } from '../../src/qa/deployment-runs.js';
+import { checkIn } from '../../src/qa/executions.js';
 import { recordQaVerdict } from '../../src/qa/verdicts.js';
 import { REPO, makeDeliveryHarness } from '../helpers/delivery.js';
 
@@ -135,5 +137,26 @@ describe('yoke watch deploy over HTTP', () => {
     expect(err).toEqual(['--fresh does not recover run dr-123: a fresh start would lose track of what it did.\nTo recover: Read `yoke deployment-runs get dr-123` and resume it with `yoke watch deploy -- dr-123`.']);
     expect(await runCli(['watch', 'deploy', '--', 'dr-404'], io)).toBe(1);
     expect(err.at(-1)).toBe('There is no deployment run dr-404.\nTo recover: Name a run yoke created (its tracking issue and `yoke deployment-runs create` print its id).');
+  });
+
+  it('DX09 a run driven over HTTPS is never taken over through the database door; told to, the driver refuses and says why', async () => {
+    const { h, api } = await setup();
+    const run = await createDeploymentRun(h.fleet, { repo: REPO });
+    if (!run.ok) throw new Error(run.refusal.message);
+    await checkIn(h.fleet, run.value.id, { driver: 'ci-7', lease_seconds: 1 });
+    h.clock.advance(5_000);
+    const err: string[] = [];
+    let opened = 0;
+    const door = async () => {
+      opened++;
+      return { url: api.url, token: 'op-token', close: async () => {} };
+    };
+    const io = { out: () => {}, err: (l: string) => err.push(l), env: {}, fetch, exec: async () => ({ code: 0, output: '' }) };
+    expect(await runCli(['watch', 'deploy', '--db', '/tmp/yoke.db', '--', run.value.id], io, { openDoor: door, sleep: async () => {} })).toBe(1);
+    expect(opened).toBe(1);
+    expect(err).toEqual([
+      `Run ${run.value.id} is driven over HTTPS; the database door does not take it over, so an HTTPS timeout is never recovered through it.\nTo recover: Resume it over HTTPS: \`yoke watch deploy -- ${run.value.id}\` with YOKE_URL set; read \`yoke deployment-runs get ${run.value.id}\` first.`,
+    ]);
+    expect(h.store.deployments.get(run.value.id)!.driverTransport).toBe('https');
   });
 });

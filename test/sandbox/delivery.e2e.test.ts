@@ -114,9 +114,15 @@ describe('delivery over real HTTP', () => {
     const got = await yoke(['deployment-runs', 'get', run.id]);
     expect(got.out).toContain(`${run.id} · ${DEMO_REPO} at ${head.slice(0, 12)} · succeeded`);
     for (const item of ['DEMO-1', 'DEMO-2', 'DEMO-3']) expect(got.out).toMatch(new RegExp(`  ${item} \\(#\\d, PR #\\d+\\): staging-qa settled`));
-    expect(got.out).toContain(`  staging-qa ${run.id}-g1 smoke/flaky: fail (yoke qa plan run, operator)\n  staging-qa ${run.id}-g1 smoke/flaky: pass (yoke qa plan run, operator)`);
+    expect(got.out).toContain(`  staging-qa ${run.id}-g1 smoke/flaky: fail (yoke qa plan run, maintainer)\n  staging-qa ${run.id}-g1 smoke/flaky: pass (yoke qa plan run, maintainer)`);
     expect(readFileSync(join(checkout, '.deployed-production'), 'utf8').trim()).toBe(head);
     // The tracking issue shows where the run ended.
     expect(sandbox.repo.issues.get(run.trackingIssue!)!.body).toContain('**Status:** succeeded');
+
+    // The database door reaches the same run through yoke's own code in-process, against the SQLite file and the forge.
+    const err: string[] = [];
+    const out: string[] = [];
+    const door = await runCli(['watch', 'deploy', '--db', join(sandbox.dataDir, 'yoke.db'), '--', run.id], { out: (l) => out.push(l), err: (l) => err.push(l), env: sandbox.appEnv(), fetch });
+    expect([door, out[0], err]).toEqual([1, `deployment run ${run.id} of ${DEMO_REPO} at ${head.slice(0, 12)} (resumed)`, [`Deployment run ${run.id} is succeeded; only an active run moves.\nTo recover: See \`yoke deployment-runs get ${run.id}\`; start a new run with \`yoke deployment-runs create\` if work is left.`]]);
   });
 });

@@ -79,7 +79,8 @@ describe('notices and close-out over real HTTP', () => {
     const tracking = run.trackingIssue!;
     await yokeApi('POST', `/yoke/api/deployment-runs/${run.id}/checkin`, { driver: 'ci-driver', lease_seconds: 2 });
     await yoke(['deploy', 'stage', 'run', run.id, 'staging']);
-    await yoke(['deployment-runs', 'dispatch', run.id, 'staging-qa']);
+    // While ci-driver holds the lease, a dispatch is its own.
+    expect((await yoke(['deployment-runs', 'dispatch', run.id, 'staging-qa', '--driver', 'ci-driver'])).err).toBe('');
 
     // The holder of DEMO-1's own plan is told on its claim PR, and runs the command the notice gives.
     const [holderNotice] = commentsOn(pullOf(1)).filter((c) => c.body.includes('is waiting at stage'));

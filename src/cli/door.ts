@@ -1,0 +1,65 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pino from 'pino';
+import { Probot } from 'probot';
+import { createYokeApp } from '../app.js';
+import { systemClock } from '../clock.js';
+import { resolveSettings } from '../config/settings.js';
+import { createLogger } from '../logger.js';
+import type { CacheStats } from '../forge/conditional-cache.js';
+import { clientPolicy, yokeOctokit } from '../forge/octokit.js';
+import { openStore } from '../store/store.js';
+
+// The database door: for when yoke deploys itself and its server is down.
+// The driver runs the same dispatch code in this process, against the SQLite
+// file, through yoke's own API handler on a loopback port that only this
+// process knows the token of. It needs the app's credentials (APP_ID,
+// PRIVATE_KEY, GHE_HOST for a GitHub Enterprise Server) to read and write GitHub.
+
+export interface Door {
+  url: string;
+  token: string;
+  close(): Promise<void>;
+}
+
+export async function openDatabaseDoor(env: Record<string, string | undefined>, dbPath: string): Promise<Door> {
+  const token = `door-${randomBytes(24).toString('hex')}`;
+  const settings = { ...resolveSettings({ env: { ...env, YOKE_DB_PATH: dbPath } }), apiTokens: [token] };
+  if (!env.APP_ID || !env.PRIVATE_KEY) throw new Error('The database door needs the app\'s credentials: set APP_ID and PRIVATE_KEY as the server has them.');
+  const store = openStore(dbPath);
+  const cacheStats: CacheStats = { requests: 0, notModified: 0 };
+  const baseUrl = env.GHE_HOST ? `${env.GHE_PROTOCOL ?? 'https'}://${env.GHE_HOST}/api/v3` : undefined;
+  // The door's log goes to stderr at warn: the driver's own lines are what a person reads.
+  const log = await createLogger({ level: env.LOG_LEVEL ?? 'warn', destination: pino.destination(2) });
+  const probot = new Probot({
+    log,
+    appId: env.APP_ID,
+    privateKey: env.PRIVATE_KEY.replace(/\\n/g, '\n'),
+    ...(baseUrl ? { baseUrl } : {}),
+    Octokit: yokeOctokit(store, systemClock, cacheStats, clientPolicy(settings.throttle, settings.maxRequestsInFlight), null),
+  } as ConstructorParameters<typeof Probot>[0]);
+  // No ticks: the door dispatches; the server (when it is back) runs the fleet.
+  const { appFn, runtime } = createYokeApp({ settings, store, cacheStats, startTicks: false });
+  type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
+  let handler: Handler | null = null;
+  await appFn(probot, { addHandler: (h: Handler) => (handler = h) } as never);
+  const rt = await runtime;
+  const server = createServer(async (req, res) => {
+    const h = handler as Handler | null;
+    if (!h || !(await h(req, res))) {
+      res.writeHead(404);
+      res.end();
+    }
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    token,
+    close: async () => {
+      rt.stop();
+      await new Promise<void>((r) => server.close(() => r()));
+      store.close();
+    },
+  };
+}
