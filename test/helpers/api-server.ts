@@ -5,7 +5,7 @@ import type { OidcVerifier } from '../../src/http/oidc.js';
 import type { Harness } from './fleet.js';
 
 /** yoke's API handler on a loopback port, over a test harness's fleet. */
-export async function startApi(h: Harness, opts: { tokens: string[]; oidc?: OidcVerifier; audience?: string }): Promise<{ url: string; close: () => Promise<void> }> {
+export async function startApi(h: Harness, opts: { tokens: string[]; oidc?: OidcVerifier; audience?: string; port?: number }): Promise<{ url: string; close: () => Promise<void> }> {
   const handler = createApiHandler({ fleet: h.fleet, lastPass: () => h.engine.lastPass, apiTokens: opts.tokens, oidc: opts.oidc ?? null, audience: opts.audience ?? 'https://yoke.test' });
   const server: Server = createServer(async (req, res) => {
     if (!(await handler(req, res))) {
@@ -13,6 +13,7 @@ export async function startApi(h: Harness, opts: { tokens: string[]; oidc?: Oidc
       res.end();
     }
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((r) => server.close(() => r())) };
+  await new Promise<void>((r) => server.listen(opts.port ?? 0, '127.0.0.1', r));
+  // Closing cuts open connections too, as a server that goes down would.
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((r) => (server.close(() => r()), server.closeAllConnections())) };
 }

@@ -1,0 +1,118 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { httpsTransport } from '../../src/cli/driver-transport.js';
+import { DEFAULT_DRIVER_POLICY, Driver, DriverStop, EXIT, type DriverEvent } from '../../src/cli/watch-deploy.js';
+import type { RepoRef, ReviewView } from '../../src/forge/types.js';
+import { createDeploymentRun } from '../../src/qa/deployment-runs.js';
+import { checkIn, startExecution } from '../../src/qa/executions.js';
+import { startApi } from '../helpers/api-server.js';
+import { FakeForge } from '../helpers/fake-forge.js';
+import { REPO, makeDeliveryHarness } from '../helpers/delivery.js';
+
+// The driver against real contention points and a server cut mid-dispatch, over HTTP.
+
+const QA_ONLY = { delivery: { stages: [{ name: 'qa', kind: 'qa' }] } };
+let closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of closers) await c();
+  closers = [];
+});
+
+class HeldForge extends FakeForge {
+  hold: Promise<void> | null = null;
+  override async listReviews(repo: RepoRef, pr: number): Promise<ReviewView[]> {
+    if (this.hold) await this.hold;
+    return super.listReviews(repo, pr);
+  }
+}
+
+async function setup(forge?: FakeForge) {
+  const h = makeDeliveryHarness({ config: QA_ONLY, forge });
+  await h.attach(1, 'checkout');
+  await h.attach(2, 'smoke');
+  await h.attach(3, 'smoke');
+  const run = await createDeploymentRun(h.fleet, { repo: REPO });
+  if (!run.ok) throw new Error(run.refusal.message);
+  const api = await startApi(h, { tokens: ['op-token'] });
+  closers.push(api.close);
+  return { h, run: run.value, api };
+}
+
+function driverFor(url: string, id = 'ci-7') {
+  const slept: number[] = [];
+  const events: DriverEvent[] = [];
+  const d = new Driver({
+    transport: httpsTransport({ out: () => {}, err: () => {}, env: {}, fetch }, { url, token: 'op-token' }, 5_000),
+    policy: DEFAULT_DRIVER_POLICY,
+    sleep: async (ms) => void slept.push(ms),
+    exec: async () => ({ code: 0, output: '' }),
+    emit: (e) => events.push(e),
+    driverId: id,
+  });
+  return { d, slept, events };
+}
+
+describe('the driver against held contention points', () => {
+  const holds: [string, (s: Awaited<ReturnType<typeof setup>>) => Promise<void>][] = [
+    ['qa_checkin_busy', async ({ h, run }) => void (await checkIn(h.fleet, run.id, { driver: 'another-driver', lease_seconds: 3600 }))],
+    ['qa_ownership_busy', async ({ h, run }) => void h.store.workLocks.take(`freeze:${run.id}:qa`, 'freeze-held', h.clock.now(), 3_600_000)],
+    ['run_busy', async ({ h, run }) => h.store.dispatchRequests.reserve({ requestId: 'held-request', runId: run.id, stage: 'qa', envelopeHash: 'x', driver: 'another-driver', at: h.clock.now() })],
+    ['qa_plan_busy', async ({ h, run }) => void (await startExecution(h.fleet, run.id, 'qa', { plan: 'smoke' }))],
+  ];
+  for (const [code, hold] of holds) {
+    it(`DX12/DX14 ${code}: retried after 15, 30, then 60 s, six times, then deployment_run_stayed_busy with the run unchanged`, async () => {
+      const s = await setup();
+      await hold(s);
+      const before = JSON.stringify([s.h.store.deployments.get(s.run.id), s.h.store.deployments.stages(s.run.id), s.h.store.qa.wakes(s.run.id), s.h.forge.comments.length]);
+      const { d, slept, events } = driverFor(s.api.url);
+      let stop: DriverStop | null = null;
+      try {
+        await d.gateCheck(s.run.id, 'qa', s.run.commit);
+      } catch (err) {
+        stop = err as DriverStop;
+      }
+      expect([stop?.exitCode, stop?.refusal.code]).toEqual([EXIT.stayedBusy, 'deployment_run_stayed_busy']);
+      expect(slept).toEqual([15_000, 30_000, 60_000, 60_000, 60_000, 60_000]);
+      expect(new Set(events.filter((e) => e.event === 'retry').map((e) => e.code))).toEqual(new Set([code]));
+      expect(JSON.stringify([s.h.store.deployments.get(s.run.id), s.h.store.deployments.stages(s.run.id), s.h.store.qa.wakes(s.run.id), s.h.forge.comments.length])).toBe(before);
+    });
+  }
+
+  it('a lapsed lease is taken over: the new driver gets a new tenure, and the old one\'s envelope no longer dispatches', async () => {
+    const s = await setup();
+    const a = await checkIn(s.h.fleet, s.run.id, { driver: 'old-driver', lease_seconds: 1 });
+    s.h.clock.advance(2_000);
+    const b = await checkIn(s.h.fleet, s.run.id, { driver: 'new-driver', lease_seconds: 60 });
+    expect([a.ok && a.value.tookOver, b.ok && b.value.tookOver, a.ok && b.ok && a.value.lease !== b.value.lease]).toEqual([false, true, true]);
+  });
+});
+
+describe('a server cut mid-dispatch', () => {
+  it('DX07/DX08 yoke goes down mid-dispatch and starts again: the driver\'s result waits find the id freed, send it again, and it acts once', async () => {
+    const forge = new HeldForge();
+    const s = await setup(forge);
+    let die!: (err: Error) => void;
+    forge.hold = new Promise((_, reject) => (die = reject));
+    const { d, events } = driverFor(s.api.url);
+    const gate = d.gateCheck(s.run.id, 'qa', s.run.commit);
+    while (!s.h.store.dispatchRequests.inFlightFor(s.run.id, '')) await new Promise((r) => setTimeout(r, 5));
+    const key = s.h.store.dispatchRequests.inFlightFor(s.run.id, '')!.requestId;
+    // The process dies: its connections are cut and its work never records a result.
+    const port = Number(new URL(s.api.url).port);
+    await s.api.close();
+    closers = [];
+    die(new Error('the process died'));
+    forge.hold = null;
+    // yoke starts again on the same database and address: what was in flight is freed.
+    s.h.store.dispatchRequests.failOrphans(s.h.clock.now());
+    const again = await startApi(s.h, { tokens: ['op-token'], port });
+    closers.push(again.close);
+    const answer = await gate;
+    expect(answer).toMatchObject({ request: key, state: 'waiting' });
+    expect(events.filter((e) => e.event === 'recover').length).toBeGreaterThanOrEqual(1);
+    expect(s.h.store.dispatchRequests.get(key)).toMatchObject({ state: 'completed', attempts: 2 });
+    // Acted once: one wake per wait, one notice per subject.
+    expect(s.h.store.qa.wakes(s.run.id).map((w) => w.waitKey).sort()).toEqual(['APP-1:item_case_pending:checkout/cart', 'APP-1:item_case_pending:checkout/looks-right']);
+    const notices = s.h.store.notices.forRun(s.run.id);
+    expect(new Set(notices.map((n) => `${n.audience}/${n.subject}`)).size).toBe(notices.length);
+  });
+});
