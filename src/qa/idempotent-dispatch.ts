@@ -133,13 +133,13 @@ async function runReserved(ctx: DeliveryContext, runId: string, stage: string, r
 
 /** DX08: the recorded result of a request, waiting for it up to waitMs (each wait within the hosted cap). */
 export async function awaitResult(ctx: DeliveryContext, runId: string, requestId: string, waitMs: number, sleep: (ms: number) => Promise<void>, pollMs = 100): Promise<WireReply> {
-  const deadline = ctx.clock.now() + waitMs;
-  for (;;) {
+  // Time waited is counted in polls, so the cap holds whatever clock the store runs on.
+  for (let waited = 0; ; waited += pollMs) {
     const r = ctx.store.dispatchRequests.get(requestId);
     if (!r || r.runId !== runId) return refusalReply(makeRefusal('dispatch_request_unknown', { request: requestId, run: runId }));
     if (r.state === 'completed') return { status: r.status!, body: r.response!, replayed: true };
     if (r.state === 'failed') return refusalReply(makeRefusal('dispatch_request_failed', { request: requestId, detail: r.detail ?? 'unknown' }));
-    if (ctx.clock.now() >= deadline) return { status: 202, body: JSON.stringify({ request: requestId, run: runId, stage: r.stage, state: 'in_flight' }), replayed: false };
+    if (waited >= waitMs) return { status: 202, body: JSON.stringify({ request: requestId, run: runId, stage: r.stage, state: 'in_flight' }), replayed: false };
     await sleep(pollMs);
   }
 }

@@ -25,14 +25,14 @@ class HeldForge extends FakeForge {
   }
 }
 
-async function setup(forge?: FakeForge) {
+async function setup(forge?: FakeForge, dispatch?: { responseLimitMs: number; hostedCapMs: number }) {
   const h = makeDeliveryHarness({ config: QA_ONLY, forge });
   await h.attach(1, 'checkout');
   await h.attach(2, 'smoke');
   await h.attach(3, 'smoke');
   const run = await createDeploymentRun(h.fleet, { repo: REPO });
   if (!run.ok) throw new Error(run.refusal.message);
-  const api = await startApi(h, { tokens: ['op-token'] });
+  const api = await startApi(h, { tokens: ['op-token'], dispatch });
   closers.push(api.close);
   return { h, run: run.value, api };
 }
@@ -77,12 +77,29 @@ describe('the driver against held contention points', () => {
     });
   }
 
-  it('a lapsed lease is taken over: the new driver gets a new tenure, and the old one\'s envelope no longer dispatches', async () => {
+  it('a lapsed lease is taken over: the new driver gets a new tenure', async () => {
     const s = await setup();
     const a = await checkIn(s.h.fleet, s.run.id, { driver: 'old-driver', lease_seconds: 1 });
     s.h.clock.advance(2_000);
     const b = await checkIn(s.h.fleet, s.run.id, { driver: 'new-driver', lease_seconds: 60 });
     expect([a.ok && a.value.tookOver, b.ok && b.value.tookOver, a.ok && b.ok && a.value.lease !== b.value.lease]).toEqual([false, true, true]);
+  });
+});
+
+describe('a dispatch slower than the response limit', () => {
+  it('DX08 answers 202 with its reservation; the driver waits on it, within the hosted cap, and gets the recorded result', async () => {
+    const forge = new HeldForge();
+    const s = await setup(forge, { responseLimitMs: 50, hostedCapMs: 200 });
+    forge.hold = new Promise((r) => setTimeout(r, 500));
+    const { d, events, slept } = driverFor(s.api.url);
+    const t0 = Date.now();
+    const answer = await d.gateCheck(s.run.id, 'qa', s.run.commit);
+    expect(answer.state).toBe('waiting');
+    // Each wait asked for 60 s and was held to the 200 ms cap; no busy retry was spent.
+    expect(events.filter((e) => e.event === 'recover').length).toBeGreaterThanOrEqual(2);
+    expect(slept).toEqual([]);
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    expect(s.h.store.dispatchRequests.get(answer.request)).toMatchObject({ state: 'completed', attempts: 1 });
   });
 });
 
