@@ -1,9 +1,14 @@
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { httpsTransport } from '../../src/cli/driver-transport.js';
 import { DEFAULT_DRIVER_POLICY, Driver, DriverStop, EXIT, type DriverEvent } from '../../src/cli/watch-deploy.js';
 import type { RepoRef, ReviewView } from '../../src/forge/types.js';
 import { createDeploymentRun } from '../../src/qa/deployment-runs.js';
 import { checkIn, startExecution } from '../../src/qa/executions.js';
+import { openStore } from '../../src/store/store.js';
 import { startApi } from '../helpers/api-server.js';
 import { FakeForge } from '../helpers/fake-forge.js';
 import { REPO, makeDeliveryHarness } from '../helpers/delivery.js';
@@ -76,6 +81,47 @@ describe('the driver against held contention points', () => {
       expect(JSON.stringify([s.h.store.deployments.get(s.run.id), s.h.store.deployments.stages(s.run.id), s.h.store.qa.wakes(s.run.id), s.h.forge.comments.length])).toBe(before);
     });
   }
+
+  it('DX12/DX14 deployment_start_lock_busy: a start is retried on the same schedule, and no run is created', async () => {
+    const h = makeDeliveryHarness({ config: QA_ONLY });
+    const api = await startApi(h, { tokens: ['op-token'] });
+    closers.push(api.close);
+    h.store.workLocks.take(`start:${REPO}`, 'start-held', h.clock.now(), 3_600_000);
+    const { d, slept } = driverFor(api.url);
+    const stop = (await d.create({ repo: REPO }).catch((err: unknown) => err)) as DriverStop;
+    expect([stop.exitCode, stop.refusal.code, slept]).toEqual([EXIT.stayedBusy, 'deployment_run_stayed_busy', [15_000, 30_000, 60_000, 60_000, 60_000, 60_000]]);
+    expect(h.store.deployments.list()).toEqual([]);
+  });
+
+  it('DX12/DX14 lock_timeout and statement_cancelled: SQLite\'s own contention is retried on the same schedule', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'yoke-driver-busy-'));
+    closers.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const store = openStore(join(dir, 'yoke.db'), { busyTimeoutMs: 10 });
+    const h = makeDeliveryHarness({ config: QA_ONLY, store });
+    await h.attach(1, 'checkout');
+    const run = await createDeploymentRun(h.fleet, { repo: REPO });
+    if (!run.ok) throw new Error(run.refusal.message);
+    const api = await startApi(h, { tokens: ['op-token'] });
+    closers.push(api.close);
+    const other = new Database(join(dir, 'yoke.db'));
+    other.exec('BEGIN IMMEDIATE');
+    const locked = driverFor(api.url);
+    const stop = (await locked.d.gateCheck(run.value.id, 'qa', run.value.commit).catch((err: unknown) => err)) as DriverStop;
+    expect([stop.refusal.code, locked.slept.length, new Set(locked.events.filter((e) => e.event === 'retry').map((e) => e.code))]).toEqual(['deployment_run_stayed_busy', 6, new Set(['lock_timeout'])]);
+    other.exec('ROLLBACK');
+    other.close();
+    const write = store.write;
+    store.write = () => {
+      throw Object.assign(new Error('interrupted'), { code: 'SQLITE_INTERRUPT' });
+    };
+    const cancelled = driverFor(api.url);
+    const stop2 = (await cancelled.d.gateCheck(run.value.id, 'qa', run.value.commit).catch((err: unknown) => err)) as DriverStop;
+    expect([stop2.refusal.code, cancelled.slept.length, new Set(cancelled.events.filter((e) => e.event === 'retry').map((e) => e.code))]).toEqual(['deployment_run_stayed_busy', 6, new Set(['statement_cancelled'])]);
+    store.write = write;
+    expect(store.dispatchRequests.inFlightFor(run.value.id, '')).toBeUndefined();
+    expect((await driverFor(api.url).d.gateCheck(run.value.id, 'qa', run.value.commit)).state).toBe('waiting');
+    store.close();
+  });
 
   it('a lapsed lease is taken over: the new driver gets a new tenure', async () => {
     const s = await setup();
