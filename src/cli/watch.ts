@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { makeRefusal, type Refusal } from '../codes.js';
 import { CliFailure, type CliIo, type GlobalOptions } from './client.js';
-import { openDatabaseDoor, type Door } from './door.js';
+import { openDatabaseDoor, type Door } from '../door.js';
 import { httpsTransport } from './driver-transport.js';
 import { DEFAULT_DRIVER_POLICY, Driver, DriverStop, EXIT, type DriverEvent, type DriverPolicy } from './watch-deploy.js';
 

@@ -3,13 +3,13 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { Probot } from 'probot';
-import { createYokeApp } from '../app.js';
-import { systemClock } from '../clock.js';
-import { resolveSettings } from '../config/settings.js';
-import { createLogger } from '../logger.js';
-import type { CacheStats } from '../forge/conditional-cache.js';
-import { clientPolicy, yokeOctokit } from '../forge/octokit.js';
-import { openStore } from '../store/store.js';
+import { createYokeApp } from './app.js';
+import { systemClock } from './clock.js';
+import { resolveSettings } from './config/settings.js';
+import { createLogger } from './logger.js';
+import type { CacheStats } from './forge/conditional-cache.js';
+import { clientPolicy, yokeOctokit } from './forge/octokit.js';
+import { openStore } from './store/store.js';
 
 // The database door: for when yoke deploys itself and its server is down.
 // The driver runs the same dispatch code in this process, against the SQLite
