@@ -172,6 +172,7 @@ export class Driver {
   /** Drives a run from where it is to its end. */
   async drive(runId: string): Promise<void> {
     await this.checkIn(runId);
+    let last = '';
     for (;;) {
       const view = await this.get(runId);
       if (view.status !== 'active') {
@@ -180,7 +181,8 @@ export class Driver {
         throw new DriverStop(EXIT.refused, makeRefusal('deployment_run_not_active', { run: runId, status: view.status }));
       }
       const stage = view.stages.find((s: { current: boolean }) => s.current);
-      this.d.emit({ event: 'stage', run: runId, stage: stage.name, kind: stage.kind });
+      if (stage.name !== last) this.d.emit({ event: 'stage', run: runId, stage: stage.name, kind: stage.kind });
+      last = stage.name;
       if (stage.kind === 'deploy') {
         await this.deploy(runId, stage.name);
         continue;

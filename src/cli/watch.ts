@@ -64,10 +64,13 @@ export function registerWatchCommand(program: Command, io: CliIo, g: () => Globa
     .option('--fresh', 'start a new run even if the repository has an active one (never to recover a run)')
     .option('--driver <id>', 'this driver\'s id (default $YOKE_LOGIN, else the host)')
     .option('--json', 'one JSON event per line')
+    .option('--poll-seconds <n>', 'between gate checks of a QA stage that still waits (default 15)')
     .option('--db <path>', 'the database door: run the dispatch in this process against yoke\'s SQLite file (when yoke deploys itself)')
-    .action(async (target: string | undefined, o: { commit?: string; items?: string; supersedes?: string; fresh?: boolean; driver?: string; json?: boolean; db?: string }) => {
+    .action(async (target: string | undefined, o: { commit?: string; items?: string; supersedes?: string; fresh?: boolean; driver?: string; json?: boolean; db?: string; pollSeconds?: string }) => {
       if (!target) throw new CliFailure('Name owner/repo to start a run, or `-- RUN-ID` to resume one.');
-      const policy = deps.policy ?? DEFAULT_DRIVER_POLICY;
+      const poll = o.pollSeconds === undefined ? null : Number(o.pollSeconds);
+      if (poll !== null && !(Number.isFinite(poll) && poll > 0 && poll <= 3600)) throw new CliFailure('--poll-seconds is a number of seconds, e.g. --poll-seconds 5');
+      const policy = { ...(deps.policy ?? DEFAULT_DRIVER_POLICY), ...(poll !== null ? { gatePollMs: poll * 1000 } : {}) };
       const emit = (e: DriverEvent) => io.out(o.json ? JSON.stringify(e) : describe(e));
       const door = o.db ? await (deps.openDoor ?? openDatabaseDoor)(io.env, o.db) : null;
       const timeoutMs = (policy.resultWaitSeconds + 30) * 1000;

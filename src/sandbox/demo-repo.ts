@@ -175,6 +175,41 @@ jobs:
         run: eval "$YOKE_SANDBOX_REPORTER"
 `;
 
+/** Who steers the demo's deliveries, and who reviews independently. */
+export const STEERING = 'release-lead';
+export const REVIEWER = 'second-maintainer';
+
+/** Each deploy writes what it deployed to a file per stage; the QA cases read it back. */
+const DEPLOY_COMMAND = 'echo "$YOKE_COMMIT" > .deployed-$YOKE_STAGE && echo "deployed $YOKE_COMMIT to $YOKE_STAGE"';
+const STAGED = `'test "$(cat .deployed-staging)" = "$YOKE_COMMIT"'`;
+
+/** The demo's QA plans: one of one issue (with a manual, independently reviewed case), one shared by three (with a flaky case). */
+export const DEMO_PLANS: Record<string, string> = {
+  '.github/yoke/qa/greeting.yml': [
+    'name: greeting',
+    'cases:',
+    `  - { id: staged, title: Staging runs the pinned commit, run: ${STAGED} }`,
+    '  - { id: reads-well, title: The shout reads well on staging, manual: true, review: independent }',
+    '',
+  ].join('\n'),
+  '.github/yoke/qa/smoke.yml': [
+    'name: smoke',
+    'cases:',
+    '  - { id: tests, title: The test suite passes, run: node test/run.js }',
+    `  - { id: staged, title: Staging runs the pinned commit, run: ${STAGED} }`,
+    `  - { id: flaky, title: A check that fails on its first try, run: 'test -f .flaky-tried || { touch .flaky-tried; echo "timed out on first try"; exit 1; }' }`,
+    '',
+  ].join('\n'),
+};
+
+/** Which demo issue attaches which plan. */
+export const DEMO_ATTACHMENTS: [issue: number, plan: string][] = [
+  [1, 'greeting'],
+  [2, 'smoke'],
+  [3, 'smoke'],
+  [4, 'smoke'],
+];
+
 export const DEMO_FILES: Record<string, string> = {
   'package.json': JSON.stringify({ name: 'demo', version: '1.0.0', private: true, scripts: { test: 'node test/run.js' } }, null, 2) + '\n',
   'README.md': '# demo\n\nString helpers. `npm test` runs every `test/*.test.js`.\n',
@@ -199,8 +234,15 @@ export const DEMO_FILES: Record<string, string> = {
     'autoland: { enabled: true, merge_method: squash }',
     'fix_forward: { enabled: true, max_attempts: 2 }',
     'launcher: { workflow: yoke-run.yml }',
+    'delivery:',
+    '  stages:',
+    `    - { name: staging, kind: deploy, command: '${DEPLOY_COMMAND}' }`,
+    '    - { name: staging-qa, kind: qa }',
+    `    - { name: production, kind: deploy, command: '${DEPLOY_COMMAND}' }`,
+    `  steering: ${STEERING}`,
     '',
   ].join('\n'),
+  ...DEMO_PLANS,
   '.github/workflows/yoke-run.yml': DEMO_WORKFLOW,
   '.github/yoke/validate.sh': '#!/usr/bin/env bash\n# The lander\'s validation, taken from the default branch: a PR cannot change it.\nset -e\nnode test/run.js\n',
 };

@@ -1,5 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { DEMO_REPO } from './demo-repo.js';
+import { attachDemoPlans, deliverDemo } from './deliver.js';
+import { DEMO_ATTACHMENTS, DEMO_REPO } from './demo-repo.js';
 import { Sandbox, formatSummary } from './sandbox.js';
 
 // `npm run sandbox`: the whole life of five demo issues on this machine, with
@@ -17,9 +18,11 @@ const program = new Command('sandbox')
   .option('--fail-agent <n>', 'make the demo agent fail its first N runs (shows three strikes and /yoke reset)', count, 0)
   .option('--keep-running', 'stay up after the demo for the dashboard and the API', false)
   .option('--timeout <seconds>', 'give up waiting after this long', count, 170)
+  .option('--no-deliver', 'stop at the merges (the shorter run): no deployment run, QA or close-out')
+  .option('--drop-answers <n>', 'a proxy between the deploy driver and yoke drops the first N dispatch answers', count, 0)
   .parse();
 
-const opts = program.opts<{ launcher: string; failAgent: number; keepRunning: boolean; timeout: number }>();
+const opts = program.opts<{ launcher: string; failAgent: number; keepRunning: boolean; timeout: number; deliver: boolean; dropAnswers: number }>();
 if (opts.launcher !== 'actions' && opts.launcher !== 'command') {
   console.error(`--launcher must be "actions" or "command", not "${opts.launcher}"`);
   process.exit(2);
@@ -34,6 +37,7 @@ const stopAll = async (code: number) => {
 process.on('SIGINT', () => void stopAll(130));
 
 await sandbox.start();
+if (opts.deliver) await attachDemoPlans(sandbox);
 console.log(`forge:  ${sandbox.forge.url} (GitHub API at ${sandbox.forge.url}/api/v3, repository ${DEMO_REPO})`);
 console.log(`yoke:   ${sandbox.yokeUrl} (dashboard ${sandbox.yokeUrl}/yoke; sign in with the operator token ${sandbox.apiToken})`);
 console.log(`launcher: ${opts.launcher}; cap 2; five issues labelled yoke:afk\n`);
@@ -67,15 +71,30 @@ try {
 }
 clearInterval(progress);
 
+if (opts.deliver && exitCode === 0 && sandbox.done() && !sandbox.paused()) {
+  // After the merges: a deployment run through staging, scoped QA and production, driven by `yoke watch deploy`.
+  console.log(`\nDelivery: ${DEMO_ATTACHMENTS.map(([i, p]) => `#${i} attaches ${p}`).join(', ')}; stages staging → staging-qa → production.`);
+  try {
+    const d = await deliverDemo(sandbox, { dropAnswers: opts.dropAnswers, log: (l) => console.log(l), timeoutMs: Math.max(10_000, deadline - Date.now()) });
+    console.log(`\ndeployment run ${d.run}: ${d.status}; the driver exited ${d.driverExits.join(', then ')}.`);
+    if (opts.dropAnswers) console.log(`${d.dropped} dispatch answers were dropped; ${d.recovered} result waits recovered them.`);
+    if (d.status !== 'succeeded') exitCode = 1;
+  } catch (err) {
+    console.error(`\n${err instanceof Error ? err.message : err}`);
+    exitCode = 1;
+  }
+}
+
 const rows = sandbox.summary();
 console.log(`\n${formatSummary(rows)}\n`);
 const merged = rows.filter((r) => r.state === 'merged').length;
-console.log(`${merged} of ${rows.length} issues merged in ${((Date.now() - started) / 1000).toFixed(1)}s.`);
+const delivered = rows.filter((r) => r.closeout.startsWith('delivered')).length;
+console.log(`${merged} of ${rows.length} issues merged${opts.deliver ? `, ${delivered} delivered and closed out` : ''} in ${((Date.now() - started) / 1000).toFixed(1)}s.`);
 if (sandbox.paused()) {
   console.log(`${DEMO_REPO} is paused. To recover: comment "/yoke reset" on an issue, or`);
   console.log(`  curl -X POST -H 'Authorization: Bearer ${sandbox.apiToken}' ${sandbox.yokeUrl}/yoke/api/repos/${DEMO_REPO}/reset`);
 }
-if (merged < rows.length) exitCode = exitCode || 1;
+if (merged < rows.length || (opts.deliver && delivered < rows.length)) exitCode = exitCode || 1;
 
 if (opts.keepRunning) {
   console.log(`\nStill running (Ctrl-C to stop). Maintainer token for the forge: ${sandbox.maintainerToken}`);

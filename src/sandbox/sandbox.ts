@@ -65,6 +65,10 @@ export interface IssueSummary {
   runs: { id: string; kind: string; outcome: string }[];
   verdicts: string[];
   merge: string;
+  /** The deployment run that took it, its QA result, and its close-out ('-' before delivery). */
+  deployment: string;
+  qa: string;
+  closeout: string;
 }
 
 export class Sandbox {
@@ -235,6 +239,10 @@ export class Sandbox {
       const prNumbers = new Set(pulls.map((p) => p.number));
       const mine = runs.filter((r) => r.issueNumber === number || (r.prNumber !== null && prNumbers.has(r.prNumber)));
       const merged = pulls.find((p) => p.pull?.merged);
+      const { store } = this.runtime;
+      const run = store.deployments.list().find((r) => store.deployments.members(r.id).some((m) => m.issueNumber === number && m.removedAt === null));
+      const qa = run ? store.qa.memberStages(run.id, 'staging-qa').find((m) => m.issueNumber === number) : undefined;
+      const closed = run ? store.closeouts.forRun(run.id).find((c) => c.issueNumber === number) : undefined;
       return {
         number,
         title: issue.title,
@@ -242,6 +250,9 @@ export class Sandbox {
         runs: mine.map((r) => ({ id: r.id, kind: r.kind, outcome: r.outcome ?? r.status })),
         verdicts: mine.filter((r) => r.verdict).map((r) => `${r.verdict}@${r.headSha?.slice(0, 7)}`),
         merge: merged ? `#${merged.number} → ${merged.pull!.mergeCommitSha!.slice(0, 7)}` : '-',
+        deployment: run ? `${run.id} (${run.status})` : '-',
+        qa: qa ? (qa.settledAt !== null ? 'accepted' : qa.refusal ? 'refused' : 'waiting') : '-',
+        closeout: closed ? (closed.state === 'closed' ? `delivered #${number}` : closed.state) : '-',
       };
     });
   }
@@ -254,9 +265,10 @@ export class Sandbox {
 }
 
 export function formatSummary(rows: IssueSummary[]): string {
-  const table = [['issue', 'title', 'state', 'runs', 'verdicts', 'merge']];
+  const delivered = rows.some((r) => r.deployment !== '-');
+  const table = [['issue', 'title', 'state', 'runs', 'verdicts', 'merge', ...(delivered ? ['deployment run', 'QA', 'close-out'] : [])]];
   for (const r of rows) {
-    table.push([`#${r.number}`, r.title, r.state, r.runs.map((x) => `${x.kind}:${x.outcome}`).join(' ') || '-', r.verdicts.join(' ') || '-', r.merge]);
+    table.push([`#${r.number}`, r.title, r.state, r.runs.map((x) => `${x.kind}:${x.outcome}`).join(' ') || '-', r.verdicts.join(' ') || '-', r.merge, ...(delivered ? [r.deployment, r.qa, r.closeout] : [])]);
   }
   const widths = table[0]!.map((_, c) => Math.max(...table.map((row) => row[c]!.length)));
   return table.map((row) => row.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd()).join('\n');

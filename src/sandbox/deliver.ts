@@ -1,0 +1,161 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { nodeExec, nodeHead } from '../cli/exec.js';
+import { runCli } from '../cli/main.js';
+import { DEMO_AGENT, DEMO_ATTACHMENTS, DEMO_REPO, MAINTAINER, REVIEWER } from './demo-repo.js';
+import { startDropProxy } from './drop-proxy.js';
+import type { Sandbox } from './sandbox.js';
+
+// The delivery half of the demo, after the merges: `yoke watch deploy` as a
+// child process over loopback HTTP, the demo agent answering its notice, a
+// second maintainer recording the manual case and approving, and a flaky
+// shared case retried at the pinned commit once the driver stops with its triage.
+
+const here = dirname(fileURLToPath(import.meta.url));
+const CLI = resolve(here, '..', 'cli', 'main.ts');
+const STAGE = 'staging-qa';
+
+export interface DeliveryOptions {
+  dropAnswers: number;
+  log: (line: string) => void;
+  timeoutMs: number;
+}
+
+export interface DeliveryResult {
+  run: string;
+  status: string;
+  /** The driver's exit codes, in order: 3 (the shared plan's triage), then 0. */
+  driverExits: number[];
+  /** Answers the proxy dropped, and the result waits that recovered them. */
+  dropped: number;
+  recovered: number;
+}
+
+/** The maintainer attaches the demo's plans as the issues are opened. */
+export async function attachDemoPlans(sandbox: Sandbox): Promise<void> {
+  for (const [issue, plan] of DEMO_ATTACHMENTS) await sandbox.comment(issue, `/yoke qa attach ${plan}`);
+}
+
+export async function deliverDemo(sandbox: Sandbox, opts: DeliveryOptions): Promise<DeliveryResult> {
+  const deadline = Date.now() + opts.timeoutMs;
+  await sandbox.waitUntil(() => sandbox.runtime.store.qa.attachments(DEMO_REPO).length === DEMO_ATTACHMENTS.length, deadline - Date.now(), 'the QA plans to be attached');
+  const checkout = mkdtempSync(join(tmpdir(), 'yoke-demo-checkout-'));
+  const proxy = opts.dropAnswers > 0 ? await startDropProxy(sandbox.yokeUrl, opts.dropAnswers) : null;
+  const yokeUrl = proxy?.url ?? sandbox.yokeUrl;
+  const recovered = { count: 0 };
+  let holderDone = false;
+  try {
+    execFileSync('git', ['clone', '--quiet', sandbox.repo.gitDir, checkout]);
+    // The people and the agent, each through the CLI in the checkout, as they would on their machines.
+    const cli = (login: string, args: string[]) =>
+      runCli(args, {
+        out: (l) => opts.log(`    ${login}$ ${l}`),
+        err: (l) => opts.log(`    ${login}! ${l}`),
+        env: { YOKE_URL: sandbox.yokeUrl, YOKE_TOKEN: sandbox.apiToken, YOKE_LOGIN: login },
+        fetch,
+        exec: (command, env) => nodeExec(command, env, checkout),
+        head: () => nodeHead(checkout),
+        readFile: (p) => readFileSync(join(checkout, p), 'utf8'),
+      });
+    const answerNotice = async (): Promise<void> => {
+      const pr = [...sandbox.repo.issues.values()].find((i) => i.pull && i.body.includes('Closes #1'));
+      // The holder's notice, on the claim PR: the agent that opened it does what it says.
+      const notice = pr && sandbox.repo.comments.find((c) => c.issueNumber === pr.number && c.body.includes('is waiting at stage') && c.body.includes('yoke qa plan run --item'));
+      if (!pr || !notice || holderDone) return;
+      holderDone = true;
+      const command = /`(yoke qa plan run [^`]+)`/.exec(notice.body)![1]!;
+      opts.log(`  ${notice.body.split(' ')[0]} was told on #${pr.number}; the demo agent runs: ${command}`);
+      await cli(DEMO_AGENT, command.split(' ').slice(1));
+      opts.log(`  ${REVIEWER} checks staging, records the manual case and approves #${pr.number}`);
+      await cli(REVIEWER, ['qa', 'case', 'run', '--item', 'DEMO-1', '--stage', STAGE, '--case', 'reads-well', '--verdict', 'pass', '--evidence', 'Opened staging: shout("hi") reads "HI!".']);
+      await fetch(`${sandbox.forge.url}/api/v3/repos/${DEMO_REPO}/pulls/${pr.number}/reviews`, {
+        method: 'POST',
+        headers: { authorization: `token ${sandbox.forge.personalToken(REVIEWER)}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ event: 'APPROVE', body: 'Checked on staging.' }),
+      });
+    };
+    let busy = false;
+    const watcher = setInterval(() => {
+      if (busy || holderDone) return;
+      busy = true;
+      void answerNotice().finally(() => (busy = false));
+    }, 200);
+
+    const exits: number[] = [];
+    let runId = '';
+    try {
+      for (let attempt = 0; attempt < 4; attempt++) {
+        const args = runId ? ['watch', 'deploy', '--json', '--driver', 'demo-driver', '--poll-seconds', '0.5', '--', runId] : ['watch', 'deploy', DEMO_REPO, '--json', '--driver', 'demo-driver', '--poll-seconds', '0.5'];
+        opts.log(`  $ yoke ${args.join(' ')}${proxy ? `   (through a proxy that drops ${opts.dropAnswers} dispatch answers)` : ''}`);
+        const { code, events } = await driveOnce(args, checkout, { YOKE_URL: yokeUrl, YOKE_TOKEN: sandbox.apiToken, YOKE_LOGIN: MAINTAINER }, opts.log, deadline);
+        exits.push(code);
+        runId ||= String(events.find((e) => e.event === 'run')?.run ?? '');
+        recovered.count += events.filter((e) => e.event === 'recover').length;
+        if (code === 0 || !runId) break;
+        const stop = events.find((e) => e.event === 'stop');
+        if (code !== 3 || !stop) break;
+        // The triage names the pinned commit: a flaky failure is retried there, then the driver resumes.
+        const retry = /retry: git checkout \S+ && (yoke qa plan run .+)/.exec(String(stop.recovery))?.[1];
+        if (!retry) break;
+        opts.log(`  ${MAINTAINER} reads the triage: the failure is flaky, so the pinned commit is retried: ${retry}`);
+        await cli(MAINTAINER, retry.split(' ').slice(1));
+      }
+    } finally {
+      clearInterval(watcher);
+    }
+    const run = sandbox.runtime.store.deployments.get(runId);
+    return { run: runId, status: run?.status ?? 'none', driverExits: exits, dropped: proxy?.dropped ?? 0, recovered: recovered.count };
+  } finally {
+    await proxy?.close();
+    rmSync(checkout, { recursive: true, force: true });
+  }
+}
+
+type Event = { event: string } & Record<string, unknown>;
+
+/** Runs the driver as a child process, printing its progress; resolves with its exit code and its events. */
+function driveOnce(args: string[], cwd: string, env: Record<string, string>, log: (l: string) => void, deadline: number): Promise<{ code: number; events: Event[] }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), CLI, ...args], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const events: Event[] = [];
+    let buffered = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString('utf8');
+      const lines = buffered.split('\n');
+      buffered = lines.pop()!;
+      for (const line of lines.filter(Boolean)) {
+        try {
+          const e = JSON.parse(line) as Event;
+          events.push(e);
+          log(`    driver: ${describeEvent(e)}`);
+        } catch {
+          log(`    driver: ${line}`);
+        }
+      }
+    });
+    child.stderr.on('data', () => {});
+    const timer = setTimeout(() => child.kill('SIGTERM'), Math.max(1_000, deadline - Date.now()));
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      done({ code: code ?? 1, events });
+    });
+  });
+}
+
+function describeEvent(e: Event): string {
+  switch (e.event) {
+    case 'gate':
+      return `gate check: ${e.state}${(e.closed as string[]).length ? `; closed out ${(e.closed as string[]).join(', ')}` : ''}${(e.notices as { to: string; subject: string }[]).map((n) => `; told ${n.to} about ${n.subject}`).join('')}`;
+    case 'stop':
+      return `stopped: ${String(e.message)}`;
+    case 'recover':
+      return `the answer to ${e.request} was lost; waiting on it (${e.wait})`;
+    default:
+      return Object.entries(e)
+        .filter(([k]) => !['event', 'run', 'waits'].includes(k))
+        .reduce((s, [k, v]) => `${s} ${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`, String(e.event));
+  }
+}

@@ -1,0 +1,88 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { attachDemoPlans, deliverDemo, type DeliveryResult } from '../../src/sandbox/deliver.js';
+import { DEMO_REPO } from '../../src/sandbox/demo-repo.js';
+import { Sandbox } from '../../src/sandbox/sandbox.js';
+
+// The whole mission, as `npm run sandbox` runs it: five labelled issues merged,
+// then delivered through staging, scoped QA and production by `yoke watch deploy`
+// as a child process, and closed out. Asserted from the forge's own records, and
+// again with a proxy that drops two dispatch answers: the records are the same.
+
+interface Mission {
+  sandbox: Sandbox;
+  result: DeliveryResult;
+  lines: string[];
+}
+
+async function runMission(dropAnswers: number): Promise<Mission> {
+  const sandbox = new Sandbox({ launcher: 'command', failAgent: 0, tickSeconds: 1, reaperSeconds: 1 });
+  await sandbox.start();
+  await attachDemoPlans(sandbox);
+  await sandbox.waitUntil(() => sandbox.done(), 150_000, 'the demo issues to merge');
+  const lines: string[] = [];
+  const result = await deliverDemo(sandbox, { dropAnswers, log: (l) => lines.push(l), timeoutMs: 90_000 });
+  return { sandbox, result, lines };
+}
+
+/** What the forge holds of the delivery, with run ids and SHAs taken out, in a comparable shape. */
+function records(m: Mission) {
+  const { sandbox, result } = m;
+  const strip = (s: string) => s.replaceAll(result.run, 'RUN').replace(/\b[0-9a-f]{40}\b/g, 'SHA');
+  const pullOf = (n: number) => [...sandbox.repo.issues.values()].find((i) => i.pull && i.body.includes(`Closes #${n}`))!.number;
+  const prs = new Map([1, 2, 3, 4, 5].map((n) => [pullOf(n), n]));
+  const notices = sandbox.runtime.store.notices.forRun(result.run).map((n) => `${n.recipientKind}:${strip(n.subject)}:${n.state}`).sort();
+  const closeouts = sandbox.repo.comments.filter((c) => prs.has(c.issueNumber) && c.body.includes('is delivered: deployment run')).map((c) => prs.get(c.issueNumber)!);
+  const holderNoticesAboutShared = sandbox.repo.comments.filter((c) => prs.has(c.issueNumber) && c.body.includes(`${result.run}-g`)).length;
+  const issues = [1, 2, 3, 4, 5].map((n) => {
+    const i = sandbox.repo.issues.get(n)!;
+    return [n, i.state, i.stateReason, i.labels.filter((l) => l.startsWith('yoke:delivered') || l === 'yoke:delivery-owed').sort()];
+  });
+  return { notices, closeouts, holderNoticesAboutShared, issues, status: result.status, exits: result.driverExits };
+}
+
+let plain: Mission;
+let dropped: Mission;
+
+beforeAll(async () => {
+  plain = await runMission(0);
+  dropped = await runMission(2);
+}, 400_000);
+
+afterAll(async () => {
+  await plain?.sandbox.stop();
+  await dropped?.sandbox.stop();
+});
+
+describe('the whole mission, from labelled issue to closed-out delivery', () => {
+  it('delivers every merged issue: the driver stops at the flaky triage, the pinned commit is retried, and it resumes to production', () => {
+    const r = records(plain);
+    expect([r.status, r.exits]).toEqual(['succeeded', [3, 0]]);
+    expect(r.issues).toEqual([1, 2, 3, 4, 5].map((n) => [n, 'closed', 'completed', ['yoke:delivered']]));
+    // Exactly one close-out per member; DEMO-5 (no plan) first, in the first gate check.
+    expect([...r.closeouts].sort()).toEqual([1, 2, 3, 4, 5]);
+    expect(r.closeouts[0]).toBe(5);
+    // QA10: no notice about the shared plan on any member's claim PR.
+    expect(r.holderNoticesAboutShared).toBe(0);
+    // Notices: the holder's on its claim PR, the driver's on the tracking issue; the group's withdrawn when it closed.
+    expect(r.notices).toEqual(['driver:DEMO-1:resolved', 'driver:RUN-g1:withdrawn', 'holder:DEMO-1:resolved']);
+    expect(plain.lines.some((l) => l.includes('the demo agent runs: yoke qa plan run --item DEMO-1 --stage staging-qa'))).toBe(true);
+    const tracking = plain.sandbox.runtime.store.deployments.get(plain.result.run)!.trackingIssue!;
+    expect(plain.sandbox.repo.issues.get(tracking)!.labels).toEqual(['yoke:deploy']);
+    // The driver's triage, which it printed before it stopped, named the pinned commit.
+    expect(plain.lines.some((l) => l.includes(`stopped: Shared plan smoke failed at ${plain.sandbox.runtime.store.deployments.get(plain.result.run)!.commit}`))).toBe(true);
+    // The group's notice was posted, edited when its wait changed, and withdrawn in place: one comment throughout.
+    const group = plain.sandbox.runtime.store.notices.forRun(plain.result.run).find((n) => n.subject.endsWith('-g1'))!;
+    const comment = plain.sandbox.repo.comments.find((c) => c.id === group.commentId)!;
+    expect([comment.issueNumber, comment.updatedAt > comment.createdAt, comment.body.includes('withdrawn: group')]).toEqual([tracking, true, true]);
+    expect(plain.sandbox.repo.comments.filter((c) => c.issueNumber === tracking && c.body.includes(`for ${plain.result.run}-g1.`)).length).toBe(0);
+  });
+
+  it('with two dispatch answers dropped, the driver recovers through its result waits and the records are the same', () => {
+    expect(dropped.result.dropped).toBe(2);
+    expect(dropped.result.recovered).toBeGreaterThanOrEqual(2);
+    const a = records(plain);
+    const b = records(dropped);
+    expect({ ...b, closeouts: [...b.closeouts].sort() }).toEqual({ ...a, closeouts: [...a.closeouts].sort() });
+    expect(dropped.sandbox.runtime.store.deployments.list().filter((r) => r.repo === DEMO_REPO)).toHaveLength(1);
+  });
+});
