@@ -210,6 +210,28 @@ export const DEMO_ATTACHMENTS: [issue: number, plan: string][] = [
   [4, 'smoke'],
 ];
 
+/** The engine half of the demo's opt-in file (tests that bring their own delivery section start from it). */
+export const DEMO_ENGINE_CONFIG = [
+  'afk_label: yoke:afk',
+  'auto: true',
+  'prefix: DEMO',
+  'budget_minutes: { afk: 5, lander: 3, fix: 5 }',
+  'autoland: { enabled: true, merge_method: squash }',
+  'fix_forward: { enabled: true, max_attempts: 2 }',
+  'launcher: { workflow: yoke-run.yml }',
+  '',
+].join('\n');
+
+const DEMO_DELIVERY_CONFIG = [
+  'delivery:',
+  '  stages:',
+  `    - { name: staging, kind: deploy, command: '${DEPLOY_COMMAND}' }`,
+  '    - { name: staging-qa, kind: qa }',
+  `    - { name: production, kind: deploy, command: '${DEPLOY_COMMAND}' }`,
+  `  steering: ${STEERING}`,
+  '',
+].join('\n');
+
 export const DEMO_FILES: Record<string, string> = {
   'package.json': JSON.stringify({ name: 'demo', version: '1.0.0', private: true, scripts: { test: 'node test/run.js' } }, null, 2) + '\n',
   'README.md': '# demo\n\nString helpers. `npm test` runs every `test/*.test.js`.\n',
@@ -226,22 +248,7 @@ export const DEMO_FILES: Record<string, string> = {
     "process.exit(failed ? 1 : 0);",
     '',
   ].join('\n'),
-  '.github/yoke.yml': [
-    'afk_label: yoke:afk',
-    'auto: true',
-    'prefix: DEMO',
-    'budget_minutes: { afk: 5, lander: 3, fix: 5 }',
-    'autoland: { enabled: true, merge_method: squash }',
-    'fix_forward: { enabled: true, max_attempts: 2 }',
-    'launcher: { workflow: yoke-run.yml }',
-    'delivery:',
-    '  stages:',
-    `    - { name: staging, kind: deploy, command: '${DEPLOY_COMMAND}' }`,
-    '    - { name: staging-qa, kind: qa }',
-    `    - { name: production, kind: deploy, command: '${DEPLOY_COMMAND}' }`,
-    `  steering: ${STEERING}`,
-    '',
-  ].join('\n'),
+  '.github/yoke.yml': `${DEMO_ENGINE_CONFIG}${DEMO_DELIVERY_CONFIG}`,
   ...DEMO_PLANS,
   '.github/workflows/yoke-run.yml': DEMO_WORKFLOW,
   '.github/yoke/validate.sh': '#!/usr/bin/env bash\n# The lander\'s validation, taken from the default branch: a PR cannot change it.\nset -e\nnode test/run.js\n',

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeExec, nodeHead } from '../../src/cli/exec.js';
 import { runCli } from '../../src/cli/main.js';
 import type { DeploymentView } from '../../src/qa/view.js';
-import { DEMO_FILES, DEMO_REPO, DEMO_TASKS, MAINTAINER } from '../../src/sandbox/demo-repo.js';
+import { DEMO_ENGINE_CONFIG, DEMO_REPO, DEMO_TASKS, MAINTAINER } from '../../src/sandbox/demo-repo.js';
 import { Sandbox } from '../../src/sandbox/sandbox.js';
 
 // Delivery end to end over real HTTP: three items merged by the demo agents,
@@ -15,7 +15,7 @@ import { Sandbox } from '../../src/sandbox/sandbox.js';
 // case that fails once and is retried.
 
 const FILES = {
-  '.github/yoke.yml': `${DEMO_FILES['.github/yoke.yml']}delivery:
+  '.github/yoke.yml': `${DEMO_ENGINE_CONFIG}delivery:
   stages:
     - { name: staging, kind: deploy, command: 'echo "$YOKE_COMMIT" > .deployed-$YOKE_STAGE' }
     - { name: staging-qa, kind: qa }
