@@ -151,6 +151,13 @@ export async function settleAfter(ctx: DeliveryContext, runId: string, stage: st
   }
 }
 
+const refusalsOf = (ctx: DeliveryContext, runId: string): string =>
+  ctx.store.closeouts
+    .forRun(runId)
+    .filter((c) => c.state === 'refused')
+    .map((c) => `${c.issueNumber}:${c.refusal?.message ?? ''}`)
+    .join('|');
+
 /**
  * DX04/DX06: close-outs the budget skipped or a refusal held are tried again
  * by themselves, whatever stage the run has reached since.
@@ -163,7 +170,10 @@ export async function sweepCloseouts(ctx: DeliveryContext): Promise<number> {
       const dr = await deliveryRepo(ctx, run.repo);
       if (!dr.ok) continue;
       closed += await serialRun(ctx.store, run.id, async () => {
+        const refusedBefore = refusalsOf(ctx, run.id);
         const report = await closeOutMembers(ctx, dr.value, run, stage, ctx.clock.now());
+        // Nothing closed and the same refusals stand: their notices stand too, so GitHub is not read again.
+        if (report.closed.length === 0 && refusalsOf(ctx, run.id) === refusedBefore) return 0;
         const evaluation = await evaluateFrozenStage(ctx, dr.value, run, stage);
         const groups = new Set(ctx.store.qa.groups([run.id]).filter((g) => g.stage === stage && g.state === 'closed').map((g) => g.id));
         await deliverNotices(ctx, dr.value, run, stage, subjectsOf(ctx, run, stage, evaluation, closeoutWaits(ctx, run, stage, dr.value.item)), groups);

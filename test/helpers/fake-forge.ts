@@ -250,7 +250,9 @@ export class FakeForge implements Forge {
     return true;
   }
 
+  commentReads = 0;
   async readComment(_repo: RepoRef, commentId: number): Promise<{ reactions: number } | null> {
+    this.commentReads++;
     if (this.deletedComments.has(commentId) || !this.comments.some((c) => c.id === commentId)) return null;
     return { reactions: this.commentReactions.get(commentId) ?? 0 };
   }

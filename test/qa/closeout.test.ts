@@ -73,6 +73,10 @@ describe('close-out', () => {
       `@agent deployment run \`${run.value.id}\` is waiting at stage \`qa\` for APP-2.\n\n- APP-2 was accepted but could not be closed out: issue #2 is locked: \`Unlock #2. yoke tries #2's close-out again by itself once that is settled.\`\n\nRun QA commands in a checkout of \`${run.value.commit}\`. To hand this back, comment \`/yoke qa decline\`.`,
     ]);
     expect(await sweepCloseouts(h.fleet)).toBe(0);
+    // While the same refusal stands, a sweep re-reads only the refused member's route, not the notices out there.
+    const reads = h.forge.commentReads;
+    expect(await sweepCloseouts(h.fleet)).toBe(0);
+    expect(h.forge.commentReads).toBe(reads);
     h.forge.repo(REPO).issues.find((i) => i.number === 2)!.locked = false;
     expect(await sweepCloseouts(h.fleet)).toBe(1);
     expect(closeoutComments(h).map((c) => c.number)).toEqual([101, 103, 102]);
