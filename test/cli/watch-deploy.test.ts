@@ -51,7 +51,7 @@ const stopOf = async (p: Promise<unknown>): Promise<DriverStop> => {
 };
 
 describe('the deploy driver', () => {
-  it('DX11/DX12 keeps one request id through busy and lost-answer retries, retrying after 15, 30, then 60 s; the next gate check takes a fresh id', async () => {
+  it('DX11 keeps one request id through busy and lost-answer retries, retrying after 15, 30, then 60 s (DX12); the next gate check takes a fresh id', async () => {
     const t = scripted([busy('run_busy'), busy('qa_plan_busy'), 'lost', busy('idempotency_request_in_flight')], [{ status: 409, json: { error: { code: 'dispatch_request_unknown', message: 'never reserved', recovery: '' } } }]);
     const { d, slept } = driver(t);
     const first = await d.gateCheck('dr-1', 'qa', 'c9');
@@ -63,7 +63,7 @@ describe('the deploy driver', () => {
     expect(t.log.filter((l) => l.path.endsWith('/dispatch')).at(-1)!.key).toBe('gc-2');
   });
 
-  it('DX12/DX14 when every retry stays busy it stops with deployment_run_stayed_busy after six retries, sending nothing else', async () => {
+  it('DX14 when every retry stays busy it stops with deployment_run_stayed_busy after six retries (DX12), sending nothing else', async () => {
     const t = scripted(Array.from({ length: 7 }, () => busy('qa_ownership_busy')));
     const { d, slept } = driver(t);
     const stop = await stopOf(d.gateCheck('dr-1', 'qa', 'c9'));

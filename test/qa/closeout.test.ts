@@ -42,7 +42,7 @@ describe('close-out', () => {
     expect(h.store.deliveryItems.listOwed(REPO)).toEqual([]);
   });
 
-  it('DX01/DX06 with a slow forge no close-out starts after five seconds; the skipped close on the next dispatch, and none twice', async () => {
+  it('DX06 with a slow forge no close-out starts after five seconds (DX01); the skipped close later, and none twice', async () => {
     const clock = new ManualClock();
     const h = makeDeliveryHarness({ config: QA_ONLY, items: [1, 2, 3, 4, 5], forge: new SlowForge(clock), clock });
     for (const i of h.forge.repo(REPO).issues) Object.assign(i, { open: true, stateReason: null });
@@ -60,7 +60,7 @@ describe('close-out', () => {
     expect(h.store.closeouts.forRun(run.value.id).map((c) => [c.issueNumber, c.state, c.attempts])).toEqual([1, 2, 3, 4, 5].map((n) => [n, 'closed', 1]));
   });
 
-  it('DX02/DX03/DX04 a locked issue refuses its close-out, wakes its owner with the refusal, the next member still closes, and it closes by itself once unlocked', async () => {
+  it('DX03 a locked issue refuses its close-out, wakes its owner with the refusal, the next member still closes, and it closes by itself once unlocked (DX04)', async () => {
     const h = makeDeliveryHarness({ config: QA_ONLY });
     const run = await createDeploymentRun(h.fleet, { repo: REPO });
     if (!run.ok) throw new Error(run.refusal.message);
@@ -84,6 +84,32 @@ describe('close-out', () => {
     expect(h.forge.edits.filter((e) => e.commentId === h.forge.comments.find((c) => c === wake[0])!.id).map((e) => e.body)).toEqual([
       `@agent resolved: APP-2 no longer waits at stage \`qa\` of deployment run \`${run.value.id}\`.`,
     ]);
+  });
+
+  it('DX02 the route is read fresh right before acting: a lock set after the run was created, and a reopened issue, refuse', async () => {
+    const h = makeDeliveryHarness({ config: QA_ONLY });
+    const run = await createDeploymentRun(h.fleet, { repo: REPO });
+    if (!run.ok) throw new Error(run.refusal.message);
+    Object.assign(h.forge.repo(REPO).issues.find((i) => i.number === 1)!, { open: true, stateReason: 'reopened' });
+    h.forge.repo(REPO).issues.find((i) => i.number === 3)!.locked = true;
+    const d = await dispatchStage(h.fleet, run.value.id, 'qa');
+    expect(d.ok && d.value.closeout!.refused.map((r) => [r.item, r.refusal.message])).toEqual([
+      ['APP-1', 'APP-1 was accepted but could not be closed out: issue #1 was reopened'],
+      ['APP-3', 'APP-3 was accepted but could not be closed out: issue #3 is locked'],
+    ]);
+  });
+
+  it('DX04 a refused close-out closes by itself once the record blocking it settles, with no one asking', async () => {
+    const h = makeDeliveryHarness({ config: QA_ONLY });
+    const run = await createDeploymentRun(h.fleet, { repo: REPO });
+    if (!run.ok) throw new Error(run.refusal.message);
+    const issue = h.forge.repo(REPO).issues.find((i) => i.number === 2)!;
+    issue.locked = true;
+    await dispatchStage(h.fleet, run.value.id, 'qa');
+    expect(h.store.closeouts.forRun(run.value.id).find((c) => c.issueNumber === 2)!.state).toBe('refused');
+    issue.locked = false;
+    expect(await sweepCloseouts(h.fleet)).toBe(1);
+    expect(h.store.closeouts.forRun(run.value.id).find((c) => c.issueNumber === 2)!.state).toBe('closed');
   });
 
   it('DX05 while a deployment-stage execution is live, verdict callbacks close nothing and notify nobody; its end settles the stage', async () => {

@@ -87,7 +87,7 @@ describe('deployment runs', () => {
     expect(await removeMember(h.fleet, run.value.id, 'APP-2', 'maint', 'again')).toMatchObject({ ok: false, refusal: { code: 'deployment_item_unknown' } });
   });
 
-  it('a deploy stage records its outcome; success moves the run on and enters the QA stage (QA07 ownership freezes there)', async () => {
+  it('QA07 ownership freezes when the run enters its QA stage, after a deploy stage records its outcome and moves the run on', async () => {
     const h = makeDeliveryHarness();
     await h.attach(1, 'checkout');
     const run = await createDeploymentRun(h.fleet, { repo: REPO });

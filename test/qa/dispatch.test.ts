@@ -22,7 +22,7 @@ async function atQa(extraPlans: Record<string, string> = {}): Promise<DeliveryHa
 const pass = (h: DeliveryHarness & { run: string }, body: Parameters<typeof recordQaVerdict>[3]) => recordQaVerdict(h.fleet, h.run, 'qa', body);
 
 describe('a dispatch of a QA stage', () => {
-  it('QA01/QA08/QA10 wakes the holder of item QA with the command, never a holder for a shared plan; once per wait', async () => {
+  it('QA01 wakes the holder of item QA with the command (QA08), never a holder for a shared plan (QA10); once per wait', async () => {
     const h = await atQa();
     const first = await dispatchStage(h.fleet, h.run, 'qa');
     if (!first.ok) throw new Error(first.refusal.message);
@@ -98,10 +98,14 @@ describe('a dispatch of a QA stage', () => {
 });
 
 describe('recording verdicts', () => {
-  it('QA17 runs the open group by plan name, the run supplying its project; QA18 with no open group refuses plan_group_not_open naming the closed ones', async () => {
+  it('QA17 runs the open group by plan name, the run supplying its project', async () => {
     const h = await atQa();
     const work = await qaWork(h.fleet, h.run, 'qa', { plan: 'smoke' });
     expect(work.ok && [work.value.repo, work.value.subject, work.value.plans.map((p) => p.cases.map((c) => c.id))]).toEqual([REPO, `${h.run}-g1`, [['health', 'flaky']]]);
+  });
+
+  it('QA18 with no open group refuses plan_group_not_open, naming the closed groups', async () => {
+    const h = await atQa();
     h.store.qa.closeGroup(`${h.run}-g1`, 'passed', h.clock.now());
     expect(await qaWork(h.fleet, h.run, 'qa', { plan: 'smoke' })).toEqual({
       ok: false,

@@ -147,7 +147,7 @@ describe('gate evaluation of an item-scoped member', () => {
 describe('gate evaluation of driver-owned plan groups', () => {
   const shared = [auto('smoke'), auto('flaky')];
 
-  it('QA09/QA10 a waiting group is the driver\'s: capture lists its automated cases, and no holder is woken', () => {
+  it('QA10 a waiting group is the driver\'s (QA09): capture lists its automated cases, and no holder is woken', () => {
     const out = gate({
       members: [member(1, [inGroup(1, 'smoke', 'g1')]), member(2, [inGroup(2, 'smoke', 'g1')])],
       groups: [group({ id: 'g1', planId: 'smoke', coveredItemIds: [1, 2], cases: shared })],
@@ -157,7 +157,7 @@ describe('gate evaluation of driver-owned plan groups', () => {
     expect(out.members.map((m) => m.state)).toEqual(['waiting', 'waiting']);
   });
 
-  it('QA05/QA11/QA12/QA13 a failed shared plan stops capture and triages: pinned commit, rework, retry, waive, remove', () => {
+  it('QA11 a failed shared plan triages: pinned commit, rework, retry, waive, remove (QA12, QA13), and capture stops (QA05)', () => {
     const out = gate({
       members: [member(1, [inGroup(1, 'smoke', 'g1')]), member(2, [inGroup(2, 'smoke', 'g1')])],
       groups: [group({ id: 'g1', planId: 'smoke', coveredItemIds: [1, 2], cases: shared })],

@@ -154,7 +154,7 @@ describe('busy answers, each from its contention point, refused before anything 
     expect(h.store.deployments.list()).toEqual([]);
   });
 
-  it('DX12/DX13 deployment_membership_changed: a member removed while the gate was read; nothing of the check is written', async () => {
+  it('DX13 deployment_membership_changed: a member removed while the gate was read; nothing of the check is written (DX12)', async () => {
     const forge = new HeldForge();
     const h = await setup({ forge });
     forge.onRead = () => {
