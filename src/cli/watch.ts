@@ -72,7 +72,12 @@ export function registerWatchCommand(program: Command, io: CliIo, g: () => Globa
       if (poll !== null && !(Number.isFinite(poll) && poll > 0 && poll <= 3600)) throw new CliFailure('--poll-seconds is a number of seconds, e.g. --poll-seconds 5');
       const policy = { ...(deps.policy ?? DEFAULT_DRIVER_POLICY), ...(poll !== null ? { gatePollMs: poll * 1000 } : {}) };
       const emit = (e: DriverEvent) => io.out(o.json ? JSON.stringify(e) : describe(e));
-      const door = o.db ? await (deps.openDoor ?? openDatabaseDoor)(io.env, o.db) : null;
+      // Bad input to the door (no credentials, no database) is a message that names the fix, never a stack trace.
+      const door = o.db
+        ? await (deps.openDoor ?? openDatabaseDoor)(io.env, o.db).catch((err: unknown) => {
+            throw new CliFailure(`The database door did not open: ${err instanceof Error ? err.message : String(err)}`);
+          })
+        : null;
       const timeoutMs = (policy.resultWaitSeconds + 30) * 1000;
       const driver = new Driver({
         transport: door ? httpsTransport(io, { url: door.url, token: door.token }, timeoutMs, 'db') : httpsTransport(io, g(), timeoutMs),
