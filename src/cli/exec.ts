@@ -1,6 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import type { ExecResult } from './client.js';
+import { join } from 'node:path';
+import type { CliIo, ExecResult } from './client.js';
 
 // How the CLI runs a QA case or a deploy command: `sh -c` in the current
 // directory, output (stdout and stderr together) kept for the evidence.
@@ -30,3 +31,16 @@ export function nodeHead(cwd = process.cwd()): string | null {
 }
 
 export const nodeReadFile = (path: string): string => readFileSync(path, 'utf8');
+
+/** The CLI as someone runs it in a checkout: commands run there, evidence files are read from there. */
+export function checkoutIo(dir: string, env: CliIo['env'], out: CliIo['out'], err: CliIo['err']): CliIo {
+  return {
+    out,
+    err,
+    env,
+    fetch,
+    exec: (command, more) => nodeExec(command, more, dir),
+    head: () => nodeHead(dir),
+    readFile: (p) => readFileSync(join(dir, p), 'utf8'),
+  };
+}

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { ok, refuse, type DeliveryContext, type Outcome } from './context.js';
-import { activeRun } from './deployment-runs.js';
+import { ok, type DeliveryContext, type Outcome } from './context.js';
+import { runAtStage } from './deployment-runs.js';
 import { advanceRun } from './stage.js';
 import { syncTrackingIssue } from './tracking.js';
 
@@ -27,15 +27,9 @@ export interface DeployStep {
 }
 
 export async function reportDeployStage(ctx: DeliveryContext, runId: string, stageName: string, report: DeployReport): Promise<Outcome<DeployStep>> {
-  const got = await activeRun(ctx, runId);
+  const got = await runAtStage(ctx, runId, stageName, 'deploy');
   if (!got.ok) return got;
-  const { run, dr } = got.value;
-  const stages = run.settings.stages;
-  const index = stages.findIndex((s) => s.name === stageName);
-  if (index < 0) return refuse('deployment_stage_unknown', { run: run.id, stage: stageName, stages: stages.map((s) => s.name) });
-  const stage = stages[index]!;
-  const current = stages[run.currentStage]!;
-  if (index !== run.currentStage || stage.kind !== 'deploy') return refuse('deployment_stage_not_current', { run: run.id, stage: stageName, current: current.name, kind: current.kind });
+  const { run, dr, stage } = got.value;
   const now = ctx.clock.now();
   const state = report.phase === 'start' ? 'running' : report.outcome;
   ctx.store.deployments.setStage({ runId: run.id, stage: stageName, state, detail: report.phase === 'end' ? tail(report.output) : `started by ${report.by}`, bumpAttempts: report.phase === 'start', at: now });

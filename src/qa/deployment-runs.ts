@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Stage } from '../config/delivery.js';
 import type { RepoName } from '../forge/types.js';
 import type { DeploymentRun } from '../store/deployments.js';
 import { deliveryRepo, ok, refuse, type DeliveryContext, type DeliveryRepo, type Outcome } from './context.js';
@@ -27,6 +28,27 @@ export async function activeRun(ctx: DeliveryContext, id: string): Promise<Outco
   const dr = await deliveryRepo(ctx, run.repo);
   if (!dr.ok) return dr;
   return ok({ run, dr: dr.value });
+}
+
+/**
+ * The active run and the stage it is at, when that is the stage named (and of
+ * the kind wanted); else the refusal naming the stages, or where the run is.
+ */
+export async function runAtStage<K extends Stage['kind'] = Stage['kind']>(
+  ctx: DeliveryContext,
+  id: string,
+  stage: string,
+  kind: K | null,
+): Promise<Outcome<{ run: DeploymentRun; dr: DeliveryRepo; stage: Extract<Stage, { kind: K }> }>> {
+  const got = await activeRun(ctx, id);
+  if (!got.ok) return got;
+  const { run, dr } = got.value;
+  const stages = run.settings.stages;
+  const index = stages.findIndex((s) => s.name === stage);
+  if (index < 0) return refuse('deployment_stage_unknown', { run: run.id, stage, stages: stages.map((s) => s.name) });
+  const current = stages[run.currentStage]!;
+  if (index !== run.currentStage || (kind !== null && current.kind !== kind)) return refuse('deployment_stage_not_current', { run: run.id, stage, current: current.name, kind: current.kind });
+  return ok({ run, dr, stage: current as Extract<Stage, { kind: K }> });
 }
 
 export async function createDeploymentRun(ctx: DeliveryContext, req: CreateRequest): Promise<Outcome<DeploymentView>> {

@@ -3,8 +3,8 @@ import { deliverNotices, subjectsOf, type NoticeReport } from '../notices/delive
 import type { DeploymentRun } from '../store/deployments.js';
 import { BusyError } from './busy.js';
 import { closeOutMembers, closeoutQueue, deferredItems, type CloseoutReport } from './closeout.js';
-import { deliveryRepo, ok, refuse, type DeliveryContext, type DeliveryRepo, type Outcome } from './context.js';
-import { activeRun } from './deployment-runs.js';
+import { deliveryRepo, ok, type DeliveryContext, type DeliveryRepo, type Outcome } from './context.js';
+import { activeRun, runAtStage } from './deployment-runs.js';
 import type { GroupResult, MemberResult, StageEvaluation, Triage, Wait } from './gate.js';
 import { advanceRun, enterQaStage, evaluateFrozenStage } from './stage.js';
 import { serialRun } from './run-lock.js';
@@ -40,14 +40,9 @@ export interface DispatchAnswer {
 }
 
 export async function dispatchStage(ctx: DeliveryContext, runId: string, stageName: string): Promise<Outcome<DispatchAnswer>> {
-  const got = await activeRun(ctx, runId);
+  const got = await runAtStage(ctx, runId, stageName, null);
   if (!got.ok) return got;
-  const { run, dr } = got.value;
-  const stages = run.settings.stages;
-  const index = stages.findIndex((s) => s.name === stageName);
-  if (index < 0) return refuse('deployment_stage_unknown', { run: run.id, stage: stageName, stages: stages.map((s) => s.name) });
-  const current = stages[run.currentStage]!;
-  if (index !== run.currentStage) return refuse('deployment_stage_not_current', { run: run.id, stage: stageName, current: current.name, kind: current.kind });
+  const { run, dr, stage: current } = got.value;
   if (current.kind === 'deploy') {
     return ok({ run: run.id, stage: stageName, commit: run.commit, state: 'deploy', woken: [], waits: [], members: [], groups: [], capture: [], triage: [], notices: null, closeout: null, nextStage: stageName });
   }

@@ -5,7 +5,7 @@ import type { DeploymentRun } from '../store/deployments.js';
 import type { PlanGroup } from '../store/qa.js';
 import { qaCommands } from './commands.js';
 import { ok, refuse, type DeliveryContext, type DeliveryRepo, type Outcome } from './context.js';
-import { activeRun } from './deployment-runs.js';
+import { runAtStage } from './deployment-runs.js';
 import { evaluateCases } from './gate.js';
 import { enterQaStage } from './stage.js';
 import { syncTrackingIssue } from './tracking.js';
@@ -56,17 +56,14 @@ export interface QaWork {
 
 type Scope = { kind: 'item'; issueNumber: number; item: string; plans: { planId: string; cases: QaCase[] }[] } | { kind: 'group'; group: PlanGroup };
 
-async function currentQaStage(ctx: DeliveryContext, runId: string, stage: string): Promise<Outcome<{ run: DeploymentRun; dr: DeliveryRepo }>> {
-  const got = await activeRun(ctx, runId);
+/** The current QA stage of an active run, entered (frozen) if it was not yet, and the scope a target names there. */
+async function scopeAt(ctx: DeliveryContext, runId: string, stage: string, target: QaTarget): Promise<Outcome<{ run: DeploymentRun; dr: DeliveryRepo; scope: Scope }>> {
+  const got = await runAtStage(ctx, runId, stage, 'qa');
   if (!got.ok) return got;
   const { run, dr } = got.value;
-  const stages = run.settings.stages;
-  const index = stages.findIndex((s) => s.name === stage);
-  if (index < 0) return refuse('deployment_stage_unknown', { run: run.id, stage, stages: stages.map((s) => s.name) });
-  const current = stages[run.currentStage]!;
-  if (index !== run.currentStage || current.kind !== 'qa') return refuse('deployment_stage_not_current', { run: run.id, stage, current: current.name, kind: current.kind });
   await enterQaStage(ctx, dr, run, stage);
-  return got;
+  const scope = resolveScope(ctx, dr, run, stage, target);
+  return scope.ok ? ok({ run, dr, scope: scope.value }) : scope;
 }
 
 /** QA17–QA19: the scope a target names: an item's own plans, or the open group of a shared plan. */
@@ -112,12 +109,9 @@ function scopeVerdicts(ctx: DeliveryContext, run: DeploymentRun, stage: string, 
 
 /** The cases a target runs, each with whether it already has a current pass. */
 export async function qaWork(ctx: DeliveryContext, runId: string, stage: string, target: QaTarget): Promise<Outcome<QaWork>> {
-  const got = await currentQaStage(ctx, runId, stage);
+  const got = await scopeAt(ctx, runId, stage, target);
   if (!got.ok) return got;
-  const { run, dr } = got.value;
-  const scope = resolveScope(ctx, dr, run, stage, target);
-  if (!scope.ok) return scope;
-  const s = scope.value;
+  const { run, scope: s } = got.value;
   const raw = s.kind === 'group' ? [{ planId: s.group.planId, groupId: s.group.id, cases: s.group.cases }] : s.plans.map((p) => ({ ...p, groupId: null }));
   const plans = raw.map((p) => {
     const states = new Map(evaluateCases(p.cases, scopeVerdicts(ctx, run, stage, s, p.planId)).map((c) => [c.caseId, c.passed]));
@@ -152,12 +146,9 @@ async function record(
   target: QaTarget,
   v: { case: string; result: 'pass' | 'fail' | 'error' | 'waived'; evidence?: string; replaces?: string; source: string; by: string },
 ): Promise<Outcome<RecordedVerdict>> {
-  const got = await currentQaStage(ctx, runId, stage);
+  const got = await scopeAt(ctx, runId, stage, target);
   if (!got.ok) return got;
-  const { run, dr } = got.value;
-  const scope = resolveScope(ctx, dr, run, stage, target);
-  if (!scope.ok) return scope;
-  const s = scope.value;
+  const { run, dr, scope: s } = got.value;
   const plans = s.kind === 'group' ? [{ planId: s.group.planId, cases: s.group.cases }] : s.plans;
   const holding = plans.filter((p) => p.cases.some((c) => c.id === v.case));
   if (holding.length !== 1) {

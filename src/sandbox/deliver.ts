@@ -1,9 +1,9 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { nodeExec, nodeHead } from '../cli/exec.js';
+import { checkoutIo } from '../cli/exec.js';
 import { runCli } from '../cli/main.js';
 import { DEMO_AGENT, DEMO_ATTACHMENTS, DEMO_REPO, MAINTAINER, REVIEWER } from './demo-repo.js';
 import { startDropProxy } from './drop-proxy.js';
@@ -51,15 +51,10 @@ export async function deliverDemo(sandbox: Sandbox, opts: DeliveryOptions): Prom
     execFileSync('git', ['clone', '--quiet', sandbox.repo.gitDir, checkout]);
     // The people and the agent, each through the CLI in the checkout, as they would on their machines.
     const cli = (login: string, args: string[]) =>
-      runCli(args, {
-        out: (l) => opts.log(`    ${login}$ ${l}`),
-        err: (l) => opts.log(`    ${login}! ${l}`),
-        env: { YOKE_URL: sandbox.yokeUrl, YOKE_TOKEN: sandbox.apiToken, YOKE_LOGIN: login },
-        fetch,
-        exec: (command, env) => nodeExec(command, env, checkout),
-        head: () => nodeHead(checkout),
-        readFile: (p) => readFileSync(join(checkout, p), 'utf8'),
-      });
+      runCli(
+        args,
+        checkoutIo(checkout, { YOKE_URL: sandbox.yokeUrl, YOKE_TOKEN: sandbox.apiToken, YOKE_LOGIN: login }, (l) => opts.log(`    ${login}$ ${l}`), (l) => opts.log(`    ${login}! ${l}`)),
+      );
     const answerNotice = async (): Promise<void> => {
       const pr = [...sandbox.repo.issues.values()].find((i) => i.pull && i.body.includes('Closes #1'));
       // The holder's notice, on the claim PR: the agent that opened it does what it says.

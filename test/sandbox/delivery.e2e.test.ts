@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nodeExec, nodeHead } from '../../src/cli/exec.js';
+import { checkoutIo } from '../../src/cli/exec.js';
 import { runCli } from '../../src/cli/main.js';
 import type { DeploymentView } from '../../src/qa/view.js';
 import { DEMO_ENGINE_CONFIG, DEMO_REPO, DEMO_TASKS, MAINTAINER } from '../../src/sandbox/demo-repo.js';
@@ -32,15 +32,7 @@ let checkout: string;
 async function yoke(args: string[]): Promise<{ code: number; out: string; err: string }> {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runCli(args, {
-    out: (l) => out.push(l),
-    err: (l) => err.push(l),
-    env: { YOKE_URL: sandbox.yokeUrl, YOKE_TOKEN: sandbox.apiToken, YOKE_LOGIN: MAINTAINER },
-    fetch,
-    exec: (command, env) => nodeExec(command, env, checkout),
-    head: () => nodeHead(checkout),
-    readFile: (p) => readFileSync(join(checkout, p), 'utf8'),
-  });
+  const code = await runCli(args, checkoutIo(checkout, { YOKE_URL: sandbox.yokeUrl, YOKE_TOKEN: sandbox.apiToken, YOKE_LOGIN: MAINTAINER }, (l) => out.push(l), (l) => err.push(l)));
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 
