@@ -201,9 +201,14 @@ function benchLockedLaunches(): void {
   }
 }
 
-await benchSpawnPass();
-await benchIdlePoll();
-benchLockedLaunches();
-await benchFairShare();
-await benchFleet();
-await benchDelivery(print, median);
+// BENCH_ONLY=fleet (a comma-separated list) runs some of them.
+const only = process.env.BENCH_ONLY?.split(',');
+const benches: [string, () => unknown][] = [
+  ['spawn', benchSpawnPass],
+  ['idle', benchIdlePoll],
+  ['launches', benchLockedLaunches],
+  ['fair', benchFairShare],
+  ['fleet', benchFleet],
+  ['delivery', () => benchDelivery(print, median)],
+];
+for (const [name, bench] of benches) if (!only || only.includes(name)) await bench();

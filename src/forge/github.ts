@@ -66,7 +66,9 @@ export class GitHubForge implements Forge {
   async listRepos(installationId: number): Promise<RepoRef[]> {
     const o = await this.gh(installationId);
     const repos = z.array(GhRepository).parse(await o.paginate('GET /installation/repositories', { per_page: 100 }));
-    return repos.filter((r) => !r.archived).map((r) => ({ owner: r.owner.login, name: r.name, fullName: r.full_name, installationId }));
+    return repos
+      .filter((r) => !r.archived)
+      .map((r) => ({ owner: r.owner.login, name: r.name, fullName: r.full_name, installationId, ...(r.default_branch ? { defaultBranch: r.default_branch } : {}) }));
   }
 
   remainingPoints(installationId: number): number {

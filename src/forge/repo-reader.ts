@@ -109,23 +109,32 @@ export class RepoReader {
       return { ...cached.view, config };
     }
 
-    const info = GhRepositoryInfo.parse((await o.request('GET /repos/{owner}/{repo}', at)).data);
+    // SC01: a full read's requests go out together; the client's in-flight bound paces them.
     const afkLabel = config.config.afk_label;
-    const issues = list(GhIssue, await o.paginate('GET /repos/{owner}/{repo}/issues', { ...at, state: 'open', labels: afkLabel, per_page: 100 }))
-      .filter((i) => !i.isPull)
-      .map(toIssueView);
-    const pulls = list(GhPull, await o.paginate('GET /repos/{owner}/{repo}/pulls', { ...at, state: 'open', per_page: 100 }));
-    const claims: ClaimView[] = [];
-    for (const pull of pulls) {
-      if (!pull.labels.includes(opts.claimLabel) && !pull.yokeRun) continue;
-      const comments = await o.paginate('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', { ...at, issue_number: pull.number, per_page: 100 });
-      const reviews = await o.paginate('GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews', { ...at, pull_number: pull.number, per_page: 100 });
-      claims.push({ pull, comments: list(GhComment, comments), reviews: list(GhReview, reviews) });
-    }
-    const recentComments = await this.newComments(o, repo);
+    const [defaultBranch, issues, pulls, recentComments] = await Promise.all([
+      repo.defaultBranch ?? o.request('GET /repos/{owner}/{repo}', at).then((r) => GhRepositoryInfo.parse(r.data).default_branch),
+      o.paginate('GET /repos/{owner}/{repo}/issues', { ...at, state: 'open', labels: afkLabel, per_page: 100 }).then((data) =>
+        list(GhIssue, data)
+          .filter((i) => !i.isPull)
+          .map(toIssueView),
+      ),
+      o.paginate('GET /repos/{owner}/{repo}/pulls', { ...at, state: 'open', per_page: 100 }).then((data) => list(GhPull, data)),
+      this.newComments(o, repo),
+    ]);
+    const claims: ClaimView[] = await Promise.all(
+      pulls
+        .filter((pull) => pull.labels.includes(opts.claimLabel) || pull.yokeRun)
+        .map(async (pull) => {
+          const [comments, reviews] = await Promise.all([
+            o.paginate('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', { ...at, issue_number: pull.number, per_page: 100 }),
+            o.paginate('GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews', { ...at, pull_number: pull.number, per_page: 100 }),
+          ]);
+          return { pull, comments: list(GhComment, comments), reviews: list(GhReview, reviews) };
+        }),
+    );
     const view: Omit<RepoView, 'config'> = {
       repo,
-      defaultBranch: info.default_branch,
+      defaultBranch,
       issues,
       pulls,
       claims,

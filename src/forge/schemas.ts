@@ -101,6 +101,7 @@ export const GhRepository = z.object({
   full_name: z.string(),
   owner: z.object({ login: z.string() }),
   archived: z.boolean().optional(),
+  default_branch: z.string().optional(),
 });
 
 /** What yoke reads of `GET /repos/{owner}/{repo}`. */

@@ -12,6 +12,8 @@ export interface RepoRef {
   name: string;
   fullName: RepoName;
   installationId: number;
+  /** From the installation's repository listing: saves each repository a read of its own. */
+  defaultBranch?: string;
 }
 
 export interface IssueView {

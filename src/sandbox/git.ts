@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -19,6 +19,9 @@ export function git(cwd: string, args: string[], input?: string): string {
   return execFileSync('git', args, { cwd, input, env: { ...process.env, ...GIT_ENV }, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] }).trim();
 }
 
+/** The files of commits the forge seeded itself, by sha: a sha names one tree in any repository (copies included), so reads of them need no git process. */
+const seeded = new Map<string, Readonly<Record<string, string>>>();
+
 /** Creates a bare repository whose default branch holds `files`. */
 export function createBareRepo(path: string, branch: string, files: Record<string, string>, message: string): string {
   mkdirSync(path, { recursive: true });
@@ -36,7 +39,9 @@ export function createBareRepo(path: string, branch: string, files: Record<strin
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
-  return revParse(path, `refs/heads/${branch}`)!;
+  const sha = revParse(path, `refs/heads/${branch}`)!;
+  seeded.set(sha, { ...files });
+  return sha;
 }
 
 /** The commit a branch points at, or null. Reads the loose ref first: cheap enough for every request. */
@@ -56,6 +61,16 @@ export function readFileAt(gitDir: string, ref: string, path: string): string | 
   } catch {
     return null;
   }
+}
+
+/** As readFileAt, without holding the event loop while git runs: the contents route serves a whole fleet's reads at once. */
+export function readFileAtAsync(gitDir: string, ref: string, path: string): Promise<string | null> {
+  const sha = /^[0-9a-f]{40}$/.test(ref) ? ref : existsSync(join(gitDir, 'refs/heads', ref)) ? revParse(gitDir, `refs/heads/${ref}`) : null;
+  const files = sha ? seeded.get(sha) : undefined;
+  if (files) return Promise.resolve(files[path] ?? null);
+  return new Promise((resolve) => {
+    execFile('git', ['show', `${ref}:${path}`], { cwd: gitDir, encoding: 'utf8' }, (err, stdout) => resolve(err ? null : stdout));
+  });
 }
 
 export type MergeOutcome = { ok: true; sha: string } | { ok: false; reason: string };

@@ -70,4 +70,18 @@ describe('the repository read', () => {
     await reader.readRepo(o, ref, { ...opts, maxViewAgeMs: 300_000 });
     expect(forge.http.stats.requests).toBeGreaterThan(0);
   });
+
+  it('SC01 a first read takes the default branch from the installation’s listing instead of a read of its own', async () => {
+    const reader = new RepoReader(clock.now);
+    forge.http.resetStats();
+    const view = await reader.readRepo(o, { ...ref, defaultBranch: 'trunk' }, opts);
+    expect(view.defaultBranch).toBe('trunk');
+    const paths = forge.http.stats.log.map((l) => l.path.replace('/api/v3/repos/acme/api', ''));
+    expect(paths).not.toContain('');
+    // Without it, the repository itself is read.
+    forge.http.resetStats();
+    const plain = await new RepoReader(clock.now).readRepo(o, ref, opts);
+    expect(plain.defaultBranch).toBe('main');
+    expect(forge.http.stats.log.map((l) => l.path.replace('/api/v3/repos/acme/api', ''))).toContain('');
+  });
 });

@@ -1,6 +1,6 @@
 import type { components } from '@octokit/openapi-types';
 import { HttpError } from '../http-error.js';
-import { readFileAt } from '../git.js';
+import { readFileAtAsync } from '../git.js';
 import { repoOf, type RouteEnv } from './routes-common.js';
 import { isoNow } from './shapes.js';
 
@@ -43,11 +43,11 @@ export function registerAppRoutes(env: RouteEnv): void {
     return { ...answer, body: { total_count: repos.length, repositories: answer.body } };
   });
   http.on('GET', '/repos/{owner}/{repo}', 'repo', (ctx) => ({ status: 200, body: shapes.repoJson(repoOf(env, ctx)) }));
-  http.on('GET', '/repos/{owner}/{repo}/contents/{path}', 'repo', (ctx) => {
+  http.on('GET', '/repos/{owner}/{repo}/contents/{path}', 'repo', async (ctx) => {
     const r = repoOf(env, ctx);
     const ref = ctx.query.get('ref') ?? r.defaultBranch;
     const path = decodeURIComponent(ctx.params.path!);
-    const content = readFileAt(r.gitDir, ref, path);
+    const content = await readFileAtAsync(r.gitDir, ref, path);
     if (content === null) throw new HttpError(404, 'Not Found');
     if (ctx.accept.includes('raw')) return { status: 200, raw: content, headers: { 'content-type': 'text/plain; charset=utf-8' } };
     return { status: 200, body: shapes.contentJson(r, path, content) };
