@@ -125,6 +125,8 @@ beforeAll(async () => {
   await call('GET', `/repos/${DEMO_REPO}/pulls/${pr.number}`);
   await call('POST', `/repos/${DEMO_REPO}/pulls/${pr.number}/reviews`, { event: 'COMMENT', body: 'Looks tidy.' });
   await call('GET', `/repos/${DEMO_REPO}/contents/README.md`);
+  // yoke reads a repository itself only when the installation's listing lacks its default branch.
+  await call('GET', `/repos/${DEMO_REPO}`);
   const wf = sandbox.forge.runner.runs[0]!;
   // yoke reads one workflow run by id only when a run outlives its first liveness check: read it here too.
   await call('GET', `/repos/${DEMO_REPO}/actions/runs/${wf.id}`);
