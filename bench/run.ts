@@ -53,7 +53,7 @@ async function benchSpawnPass(): Promise<void> {
   }
   const repoCaps: Record<string, number> = {};
   for (let r = 0; r < 1000; r += 10) repoCaps[`bench/repo-${r}`] = 8;
-  const policy = { globalCap: 4, repoCaps };
+  const policy = { globalCap: 4, repoCaps, pauseThreshold: 3 };
   const times: number[] = [];
   for (let round = 0; round < 41; round++) {
     const store = openStore(':memory:');
@@ -159,7 +159,7 @@ async function benchFairShare(): Promise<void> {
         candidates.push({ stage: 'new_work', repo: `fair/r${r}`, installationId: 1, kind: 'afk_auto', subject: `issue#${i}`, issueNumber: i, prNumber: null, headSha: null, budgetMinutes: 30, requestId: null, why: 'bench' });
       }
     }
-    await spawnPass(candidates, { liveCount: 0, liveSubjects: new Set() }, { globalCap: 4, repoCaps: {} }, async (c) => {
+    await spawnPass(candidates, { liveCount: 0, liveSubjects: new Set() }, { globalCap: 4, repoCaps: {}, pauseThreshold: 3 }, async (c) => {
       launches.set(c.repo, (launches.get(c.repo) ?? 0) + 1);
       return { kind: 'launched', runId: 'x' };
     }, pass);

@@ -114,6 +114,7 @@ function wire(app: Probot, addHandler: (handler: ReturnType<typeof createApiHand
       reaperMs: settings.reaperMs,
       ...DEFAULT_COMMAND_POLICY,
       ...DEFAULT_CLOSEOUT_POLICY,
+      dailyUsd: settings.dailyUsd,
     },
     apiUrl: settings.publicUrl,
     trustedMarkerLogins: settings.trustedMarkerLogins,

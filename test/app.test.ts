@@ -84,7 +84,7 @@ function seedAfkRun(h: ProbotHarness): void {
 function seedVerdict(h: ProbotHarness, id: string, verdict: 'accept' | 'reject', sha = HEAD): void {
   const at = h.clock.now() - 30_000;
   h.rt.store.runs.insert({ id, repo: REPO, kind: 'lander', subject: 'pr#7', issueNumber: 1, prNumber: 7, headSha: sha, launchedAt: at, budgetDeadline: at + 60_000, launcher: 'actions', launcherRef: null, secretHash: null, capAtLaunch: 1, liveAtLaunch: 1 });
-  h.rt.store.runs.recordReport(id, { outcome: 'success', verdict, summary: 'tests' });
+  h.rt.store.runs.recordReport(id, { outcome: 'success', verdict, summary: 'tests' }, 0);
   h.rt.store.runs.setVerdictComment(id, 2); // its marker is already on the PR
   h.rt.store.runs.end(id, 'success', null, at);
 }
@@ -290,7 +290,7 @@ describe('verdicts and autoland (Probot level)', () => {
 
     // The lander reports accept (recorded in the store, its marker posted); the next pass merges at that sha.
     const lander = h.rt.store.runs.listLive().find((r) => r.kind === 'lander')!;
-    h.rt.store.runs.recordReport(lander.id, { outcome: 'success', verdict: 'accept', summary: 'tests pass' });
+    h.rt.store.runs.recordReport(lander.id, { outcome: 'success', verdict: 'accept', summary: 'tests pass' }, 0);
     h.rt.store.runs.setVerdictComment(lander.id, 2);
     const fresh = encodeMarker({ run: lander.id, sha: HEAD, verdict: 'accept' }, 'tests pass');
     const s2 = mockListing(github());

@@ -69,6 +69,10 @@ export const OperatorEnv = z.object({
   YOKE_OIDC_JWKS_URL: z.url().optional(),
   YOKE_TRUSTED_MARKER_LOGINS: commaList.default([]),
   YOKE_BOT_LOGIN: z.string().optional(),
+  YOKE_DAILY_USD: z.coerce
+    .number({ message: 'YOKE_DAILY_USD must be a number of US dollars, e.g. 100' })
+    .positive('YOKE_DAILY_USD must be a positive number of US dollars, e.g. 100')
+    .optional(),
   PORT: positiveInt('PORT').default(3000),
 });
 export type OperatorEnv = z.infer<typeof OperatorEnv>;
@@ -103,6 +107,8 @@ export interface OperatorSettings {
   oidcJwksUrl: string;
   trustedMarkerLogins: string[];
   botLogin: string | undefined;
+  /** Fleet-wide daily spend limit in USD (null: none). */
+  dailyUsd: number | null;
 }
 
 export type EnvResult = { ok: true; settings: OperatorSettings } | { ok: false; problems: string[] };
@@ -153,6 +159,7 @@ export function parseOperatorEnv(env: Record<string, string | undefined>): EnvRe
       oidcJwksUrl: e.YOKE_OIDC_JWKS_URL ?? `${issuer}/.well-known/jwks`,
       trustedMarkerLogins: e.YOKE_TRUSTED_MARKER_LOGINS.map((l) => l.toLowerCase()),
       botLogin: e.YOKE_BOT_LOGIN,
+      dailyUsd: e.YOKE_DAILY_USD ?? null,
     },
   };
 }

@@ -46,6 +46,13 @@ export const RepoConfig = z
       })
       .strict()
       .default({ workflow: 'yoke-run.yml' }),
+    /** Spend: once today's reported cost reaches it, no new AFK work starts until 00:00 UTC. */
+    budget: z
+      .object({ daily_usd: z.number().positive('budget.daily_usd is a positive number of US dollars, e.g. 25') })
+      .strict()
+      .optional(),
+    /** Whether yoke keeps a dashboard issue (labelled yoke:control) for the repository. */
+    dashboard_issue: z.boolean().default(true),
     // Parsed on its own (config/delivery.ts): a bad delivery section refuses delivery, never the engine.
     delivery: z.unknown().optional(),
   })

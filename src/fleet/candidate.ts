@@ -1,3 +1,4 @@
+import type { Refusal } from '../codes.js';
 import type { RunKind } from '../store/runs.js';
 
 // Priority is data: a stage rank on the candidate, and the only sort key.
@@ -26,3 +27,20 @@ export interface Candidate {
 export const issueSubject = (n: number): string => `issue#${n}`;
 export const pullSubject = (n: number): string => `pr#${n}`;
 export const subjectKey = (repo: string, subject: string): string => `${repo}:${subject}`;
+
+/**
+ * Work the pass passed over, and why (a why-not code from the one code table).
+ * `subject` is null when a whole repository waits (at its cap, or unread for the request budget).
+ */
+export interface Waiting {
+  repo: string;
+  stage: SpawnStage;
+  subject: string | null;
+  reason: Refusal;
+}
+
+/** What a decision returns: what to launch, and what waits with its reason. */
+export interface Decided {
+  candidates: Candidate[];
+  waiting: Waiting[];
+}

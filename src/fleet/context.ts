@@ -27,6 +27,8 @@ export interface FleetPolicy extends CapPolicy {
   closeoutOrder: 'run' | 'item';
   /** A close-out left 'running' this long (a crash) may be tried again. */
   closeoutStaleMs: number;
+  /** Fleet-wide: once today's reported spend reaches it, no new AFK work starts until 00:00 UTC. */
+  dailyUsd: number | null;
 }
 
 export const DEFAULT_COMMAND_POLICY = { commandAttempts: 3, commandStaleMs: 10 * 60_000 } as const;

@@ -9,12 +9,13 @@ import type { Store } from '../store/store.js';
 import { executeRepoActions, planRepoActions, postPendingVerdicts } from './autoland.js';
 import { viewMaxAgeMs, type ActivitySignals, type RepoActivity } from './activity.js';
 import { isAtCap, type LivenessSnapshot } from './cap.js';
-import { subjectKey, type Candidate } from './candidate.js';
+import { stageRank, subjectKey, type Candidate, type Waiting } from './candidate.js';
 import type { FleetPolicy } from './context.js';
 import { executeHousekeeping, type Housekeeping } from './housekeeping.js';
 import { launchCandidate } from './launch.js';
 import { forEachLimited } from '../limit.js';
-import { fixCandidates, landerCandidates, newWorkCandidates, type ProducerContext } from './producers.js';
+import { atCapRepos, fixCandidates, landerCandidates, newWorkCandidates, type ProducerContext } from './producers.js';
+import { makeRefusal } from '../codes.js';
 import type { Reaped } from './reaper.js';
 import { readClaim } from './claims.js';
 import { CLAIM_LABEL, type RepoFacts } from './repo-facts.js';
@@ -43,6 +44,8 @@ export interface PassReport {
   deferred: Deferral[];
   candidates: Candidate[];
   outcomes: PassOutcome[];
+  /** Everything the pass passed over, each with why: in the order the pass took it, then what it did not take up. */
+  waiting: Waiting[];
   reaped: Reaped[];
   authFailures: { installationId: number; detail: string }[];
 }
@@ -74,8 +77,13 @@ export interface Gathered {
   facts: Map<string, Promise<RepoFacts | null>>;
   housekeeping: Housekeeping[];
   deferred: Deferral[];
+  /** What the producers passed over, with why (not candidates at all). */
+  waiting: Waiting[];
   authFailures: PassReport['authFailures'];
 }
+
+/** Midnight UTC of the day `now` falls in: spend limits count from there. */
+export const utcDayStart = (now: number): number => now - (now % 86_400_000);
 
 /** The read half of a pass: one listing, one snapshot, every producer (SP02, SP11). Writes nothing. */
 export async function gatherPass(deps: PassDeps): Promise<Gathered> {
@@ -107,6 +115,10 @@ export async function gatherPass(deps: PassDeps): Promise<Gathered> {
   const live = store.runs.listLive();
   const snapshot: LivenessSnapshot = { liveCount: live.length, liveSubjects: new Set(live.map((r) => subjectKey(r.repo, r.subject))) };
   const requests = store.requests.listOpen();
+  const dayStart = utcDayStart(deps.clock.now());
+  const spend = new Map<string, number>();
+  for (const d of store.runs.listSpend(dayStart, dayStart + 86_400_000)) spend.set(d.repo, d.usd);
+  const fleetSpend = [...spend.values()].reduce((a, b) => a + b, 0);
 
   const facts = new Map<string, Promise<RepoFacts | null>>();
   const readConfig = async (repo: RepoRef): Promise<RepoConfig | null> => {
@@ -123,7 +135,8 @@ export async function gatherPass(deps: PassDeps): Promise<Gathered> {
         wokenAt: deps.activity?.wokenAt(repo.fullName) ?? null,
       };
       const maxViewAgeMs = viewMaxAgeMs(signals, deps.clock.now(), policy);
-      memo = readFacts(deps, repo, { snapshot, requests, trusted, housekeeping, maxViewAgeMs }).catch((err) => {
+      const spentToday = { repo: spend.get(repo.fullName) ?? 0, fleet: fleetSpend };
+      memo = readFacts(deps, repo, { snapshot, requests, trusted, housekeeping, maxViewAgeMs, spentToday }).catch((err) => {
         log.warn({ repo: repo.fullName, err: String(err) }, 'repo read failed; skipped for this pass');
         return null;
       });
@@ -159,8 +172,16 @@ export async function gatherPass(deps: PassDeps): Promise<Gathered> {
   });
 
   // Producers gather from the same snapshot; none launches (SP03, SP11).
-  const candidates = [...(await landerCandidates(ctx)), ...(await fixCandidates(ctx)), ...(await newWorkCandidates(ctx))];
-  return { repos, snapshot, candidates, facts, housekeeping, deferred, authFailures };
+  const decided = [await landerCandidates(ctx), await fixCandidates(ctx), await newWorkCandidates(ctx)];
+  const candidates = decided.flatMap((d) => d.candidates);
+  const unread: Waiting[] = deferred.map((d) => ({
+    repo: d.repo,
+    stage: 'lander',
+    subject: null,
+    reason: makeRefusal('request_budget', { repo: d.repo, installation: d.installationId, points: d.points }),
+  }));
+  const waiting = [...atCapRepos(ctx), ...unread, ...decided.flatMap((d) => d.waiting)].sort((a, b) => stageRank(a.stage) - stageRank(b.stage));
+  return { repos, snapshot, candidates, facts, housekeeping, deferred, waiting, authFailures };
 }
 
 interface PassReads {
@@ -171,6 +192,7 @@ interface PassReads {
   housekeeping: Housekeeping[];
   /** SC02: how old a cached view may be and still stand in for a probe (0: probe now). */
   maxViewAgeMs: number;
+  spentToday: RepoFacts['spentToday'];
 }
 
 async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads): Promise<RepoFacts | null> {
@@ -216,6 +238,9 @@ async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads): Promi
     startableIssues,
     trustedLogins: reads.trusted,
     liveSubjects: reads.snapshot.liveSubjects,
+    spentToday: reads.spentToday,
+    fleetDailyUsd: policy.dailyUsd,
+    pauseThreshold: policy.pauseThreshold,
   };
 }
 
@@ -253,5 +278,15 @@ export async function spawnOnce(deps: PassDeps, trigger: PassTrigger, reaped: Re
   }
   await postPendingVerdicts({ store, forge, now, log });
 
-  return { trigger, repos: gathered.repos.length, deferred: gathered.deferred, candidates: gathered.candidates, outcomes, reaped, authFailures: gathered.authFailures };
+  const passedOver = outcomes.flatMap((o) => (o.why ? [{ repo: o.candidate.repo, stage: o.candidate.stage, subject: o.candidate.subject, reason: o.why }] : []));
+  return {
+    trigger,
+    repos: gathered.repos.length,
+    deferred: gathered.deferred,
+    candidates: gathered.candidates,
+    outcomes,
+    waiting: [...passedOver, ...gathered.waiting],
+    reaped,
+    authFailures: gathered.authFailures,
+  };
 }

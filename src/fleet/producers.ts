@@ -1,5 +1,6 @@
-import { isAtCap, type CapPolicy, type LivenessSnapshot } from './cap.js';
-import { issueSubject, pullSubject, subjectKey, type Candidate } from './candidate.js';
+import { makeRefusal } from '../codes.js';
+import { effectiveCap, isAtCap, type CapPolicy, type LivenessSnapshot } from './cap.js';
+import { issueSubject, pullSubject, subjectKey, type Candidate, type Decided, type SpawnStage, type Waiting } from './candidate.js';
 import { readClaim } from './claims.js';
 import type { RepoFacts } from './repo-facts.js';
 import { isLandable, verdictAtHead } from './verdicts.js';
@@ -30,23 +31,37 @@ const claimedIssue = (facts: RepoFacts, claim: ClaimView): number | null => {
 
 const live = (facts: RepoFacts, subject: string): boolean => facts.liveSubjects.has(subjectKey(facts.repo.fullName, subject));
 
-/** SP09: no cap term. A claim PR (TR04) at a head with no recorded verdict, nothing in flight; or a land request for a claim PR. */
-export function shouldSpawnLander(facts: RepoFacts, claim: ClaimView, attemptsPerHead: number): { launch: boolean; requestId: number | null } {
+const waiting = (facts: RepoFacts, stage: SpawnStage, subject: string, reason: Waiting['reason']): Waiting => ({ repo: facts.repo.fullName, stage, subject, reason });
+
+export type LanderDecision = { launch: true; requestId: number | null } | { launch: false; why: Waiting['reason'] | null };
+
+/**
+ * SP09: no cap term. A claim PR (TR04) at a head with no recorded verdict, nothing in flight; or a land request for a claim PR.
+ * A claim that would otherwise get a lander says why it does not (in flight, attempts at this head used up).
+ */
+export function shouldSpawnLander(facts: RepoFacts, claim: ClaimView, attemptsPerHead: number): LanderDecision {
   const n = claim.pull.number;
-  if (live(facts, pullSubject(n)) || !isLandable(facts, claim)) return { launch: false, requestId: null };
+  if (!isLandable(facts, claim)) return { launch: false, why: null };
+  if (live(facts, pullSubject(n))) return { launch: false, why: makeRefusal('in_flight', { repo: facts.repo.fullName, subject: pullSubject(n) }) };
   const request = facts.requests.find((r) => r.kind === 'land' && r.number === n);
   if (request) return { launch: true, requestId: request.id };
-  if (!facts.config.autoland.enabled) return { launch: false, requestId: null };
-  if (verdictAtHead(facts.runs, claim.pull)) return { launch: false, requestId: null };
+  if (!facts.config.autoland.enabled) return { launch: false, why: null };
+  if (verdictAtHead(facts.runs, claim.pull)) return { launch: false, why: null };
   const atHead = facts.runs.filter((r) => r.kind === 'lander' && r.prNumber === n && r.headSha === claim.pull.headSha);
-  return { launch: atHead.length < attemptsPerHead, requestId: null };
+  if (atHead.length < attemptsPerHead) return { launch: true, requestId: null };
+  return { launch: false, why: makeRefusal('lander_attempts_used_up', { repo: facts.repo.fullName, number: n, sha: claim.pull.headSha, attempts: atHead.length }) };
 }
 
-export function decideLanders(facts: RepoFacts, attemptsPerHead: number): Candidate[] {
+export function decideLanders(facts: RepoFacts, attemptsPerHead: number): Decided {
   const out: Candidate[] = [];
+  const passed: Waiting[] = [];
   for (const claim of facts.view.claims) {
-    const { launch, requestId } = shouldSpawnLander(facts, claim, attemptsPerHead);
-    if (!launch) continue;
+    const decision = shouldSpawnLander(facts, claim, attemptsPerHead);
+    if (!decision.launch) {
+      if (decision.why) passed.push(waiting(facts, 'lander', pullSubject(claim.pull.number), decision.why));
+      continue;
+    }
+    const { requestId } = decision;
     out.push({
       stage: 'lander',
       repo: facts.repo.fullName,
@@ -61,24 +76,34 @@ export function decideLanders(facts: RepoFacts, attemptsPerHead: number): Candid
       why: requestId ? 'land requested' : 'claim PR has no verdict at its head',
     });
   }
-  return out;
+  return { candidates: out, waiting: passed };
 }
 
-export type FixDecision = 'launch' | 'no' | 'exhausted';
+export type FixDecision = 'launch' | 'no' | 'in_flight' | 'exhausted';
 
 /** SP09/SP19: a reject at the current head, fix-forward on, attempts left, nothing in flight. */
 export function shouldSpawnFix(facts: RepoFacts, claim: ClaimView): FixDecision {
   if (!facts.config.fix_forward.enabled || !isLandable(facts, claim)) return 'no';
   const n = claim.pull.number;
   if (verdictAtHead(facts.runs, claim.pull)?.verdict !== 'reject') return 'no';
-  if (live(facts, pullSubject(n))) return 'no';
+  if (live(facts, pullSubject(n))) return 'in_flight';
   const fixes = facts.runs.filter((r) => r.kind === 'fix' && r.prNumber === n);
   if (fixes.some((r) => r.headSha === claim.pull.headSha && r.outcome === 'success')) return 'no';
   return fixes.length >= facts.config.fix_forward.max_attempts ? 'exhausted' : 'launch';
 }
 
-export function decideFixes(facts: RepoFacts): Candidate[] {
-  return facts.view.claims
+export function decideFixes(facts: RepoFacts): Decided {
+  const passed: Waiting[] = [];
+  for (const claim of facts.view.claims) {
+    const n = claim.pull.number;
+    const decision = shouldSpawnFix(facts, claim);
+    if (decision === 'in_flight') passed.push(waiting(facts, 'fix', pullSubject(n), makeRefusal('in_flight', { repo: facts.repo.fullName, subject: pullSubject(n) })));
+    if (decision === 'exhausted') {
+      const attempts = facts.runs.filter((r) => r.kind === 'fix' && r.prNumber === n).length;
+      passed.push(waiting(facts, 'fix', pullSubject(n), makeRefusal('fix_attempts_exhausted', { number: n, attempts })));
+    }
+  }
+  const candidates = facts.view.claims
     .filter((claim) => shouldSpawnFix(facts, claim) === 'launch')
     .map((claim) => ({
       stage: 'fix' as const,
@@ -93,6 +118,7 @@ export function decideFixes(facts: RepoFacts): Candidate[] {
       requestId: null,
       why: 'lander rejected the claim PR at its head',
     }));
+  return { candidates, waiting: passed };
 }
 
 /** An open PR already claims the issue (closing keyword on a claim PR, or a trailer naming one of its runs). */
@@ -101,20 +127,42 @@ export function isIssueClaimed(facts: RepoFacts, issue: number): boolean {
   return facts.view.pulls.some((p) => p.closes.includes(issue) || (p.yokeRun !== null && runIds.has(p.yokeRun)));
 }
 
-/** SP09: no cap term. Opted in, auto loop on, not paused, labelled work waiting, nothing in flight. */
-export function shouldLaunchAuto(facts: RepoFacts, issue: IssueView): boolean {
-  if (!autoLoopOn(facts.state, facts.config) || isPaused(facts.state)) return false;
-  if (!issue.labels.includes(facts.config.afk_label)) return false;
-  if (live(facts, issueSubject(issue.number))) return false;
-  if (isIssueClaimed(facts, issue.number)) return false;
+/** Why new AFK work in this repository waits today, if the day's spend reached a limit (the repository's or the fleet's). */
+export function spendStop(facts: RepoFacts): Waiting['reason'] | null {
+  const usd = (n: number) => n.toFixed(2);
+  const repoLimit = facts.config.budget?.daily_usd;
+  if (repoLimit !== undefined && facts.spentToday.repo >= repoLimit) {
+    return makeRefusal('budget_spent', { repo: facts.repo.fullName, scope: 'it', spent: usd(facts.spentToday.repo), limit: usd(repoLimit) });
+  }
+  if (facts.fleetDailyUsd !== null && facts.spentToday.fleet >= facts.fleetDailyUsd) {
+    return makeRefusal('budget_spent', { repo: facts.repo.fullName, scope: 'the fleet', spent: usd(facts.spentToday.fleet), limit: usd(facts.fleetDailyUsd) });
+  }
+  return null;
+}
+
+/**
+ * SP09: no cap term. Opted in, auto loop on, not paused, labelled work waiting, nothing in flight.
+ * 'no' is work the loop does not want; a reason is work it wants that waits.
+ */
+export function shouldLaunchAuto(facts: RepoFacts, issue: IssueView): true | 'no' | Waiting['reason'] {
+  if (!autoLoopOn(facts.state, facts.config)) return 'no';
+  if (!issue.labels.includes(facts.config.afk_label)) return 'no';
+  if (isIssueClaimed(facts, issue.number)) return 'no';
   const afkRuns = facts.runs.filter((r) => r.issueNumber === issue.number && isAfkKind(r.kind));
   // A run that succeeded should have opened a claim PR; if that PR was closed
   // unmerged, a person decides what next (`/yoke start`), not the loop.
-  return afkRuns.at(-1)?.outcome !== 'success';
+  if (afkRuns.at(-1)?.outcome === 'success' && !live(facts, issueSubject(issue.number))) return 'no';
+  if (live(facts, issueSubject(issue.number))) return makeRefusal('in_flight', { repo: facts.repo.fullName, subject: issueSubject(issue.number) });
+  return newWorkStop(facts) ?? true;
 }
 
-export function decideNewWork(facts: RepoFacts): Candidate[] {
+/** What holds back all new work of a repository: a pause, or the day's spend. */
+const newWorkStop = (facts: RepoFacts): Waiting['reason'] | null =>
+  isPaused(facts.state) ? makeRefusal('repo_paused', { repo: facts.repo.fullName, threshold: facts.pauseThreshold }) : spendStop(facts);
+
+export function decideNewWork(facts: RepoFacts): Decided {
   const out: Candidate[] = [];
+  const passed: Waiting[] = [];
   const make = (issue: number, kind: 'afk_manual' | 'afk_auto', requestId: number | null, why: string): Candidate => ({
     stage: 'new_work',
     repo: facts.repo.fullName,
@@ -130,40 +178,58 @@ export function decideNewWork(facts: RepoFacts): Candidate[] {
   });
   const open = new Set([...facts.view.issues.map((i) => i.number), ...facts.startableIssues]);
   const taken = new Set<number>();
-  if (!isPaused(facts.state)) {
-    for (const req of facts.requests) {
-      if (req.kind !== 'start' || !open.has(req.number) || taken.has(req.number)) continue;
-      if (live(facts, issueSubject(req.number))) continue;
-      taken.add(req.number);
-      out.push(make(req.number, 'afk_manual', req.id, `started by @${req.requestedBy}`));
-    }
+  const stop = newWorkStop(facts);
+  for (const req of facts.requests) {
+    if (req.kind !== 'start' || !open.has(req.number) || taken.has(req.number)) continue;
+    taken.add(req.number);
+    const subject = issueSubject(req.number);
+    if (live(facts, subject)) passed.push(waiting(facts, 'new_work', subject, makeRefusal('in_flight', { repo: facts.repo.fullName, subject })));
+    else if (stop) passed.push(waiting(facts, 'new_work', subject, stop));
+    else out.push(make(req.number, 'afk_manual', req.id, `started by @${req.requestedBy}`));
   }
   for (const issue of [...facts.view.issues].sort((a, b) => a.number - b.number)) {
-    if (taken.has(issue.number) || !shouldLaunchAuto(facts, issue)) continue;
-    out.push(make(issue.number, 'afk_auto', null, `labelled ${facts.config.afk_label}`));
+    if (taken.has(issue.number)) continue;
+    const decision = shouldLaunchAuto(facts, issue);
+    if (decision === true) out.push(make(issue.number, 'afk_auto', null, `labelled ${facts.config.afk_label}`));
+    else if (decision !== 'no') passed.push(waiting(facts, 'new_work', issueSubject(issue.number), decision));
   }
-  return out;
+  return { candidates: out, waiting: passed };
 }
 
 async function collectCandidates(
   ctx: ProducerContext,
   wants: (repo: RepoRef) => Promise<boolean>,
-  decide: (facts: RepoFacts) => Candidate[],
-): Promise<Candidate[]> {
-  const out: Candidate[] = [];
+  decide: (facts: RepoFacts) => Decided,
+): Promise<Decided> {
+  const out: Decided = { candidates: [], waiting: [] };
   for (const repo of ctx.repos) {
     if (isAtCap(ctx.snapshot, ctx.policy, repo.fullName)) continue;
     if (!(await wants(repo))) continue;
     const facts = await ctx.facts(repo);
-    if (facts) out.push(...decide(facts));
+    if (!facts) continue;
+    const decided = decide(facts);
+    out.candidates.push(...decided.candidates);
+    out.waiting.push(...decided.waiting);
   }
   return out;
 }
 
-export const landerCandidates = (ctx: ProducerContext): Promise<Candidate[]> =>
+/** SP12: a repository at its cap in the snapshot is not read at all; all of its work waits for a slot. */
+export function atCapRepos(ctx: Pick<ProducerContext, 'repos' | 'snapshot' | 'policy'>): Waiting[] {
+  return ctx.repos
+    .filter((repo) => isAtCap(ctx.snapshot, ctx.policy, repo.fullName))
+    .map((repo) => ({
+      repo: repo.fullName,
+      stage: 'lander' as const,
+      subject: null,
+      reason: makeRefusal('at_cap', { repo: repo.fullName, live: ctx.snapshot.liveCount, cap: effectiveCap(ctx.policy, repo.fullName) }),
+    }));
+}
+
+export const landerCandidates = (ctx: ProducerContext): Promise<Decided> =>
   collectCandidates(ctx, ctx.wantsLanders, (f) => decideLanders(f, ctx.policy.landerAttemptsPerHead));
 
-export const fixCandidates = (ctx: ProducerContext): Promise<Candidate[]> => collectCandidates(ctx, ctx.wantsFixes, decideFixes);
+export const fixCandidates = (ctx: ProducerContext): Promise<Decided> => collectCandidates(ctx, ctx.wantsFixes, decideFixes);
 
-export const newWorkCandidates = (ctx: ProducerContext): Promise<Candidate[]> => collectCandidates(ctx, async () => true, decideNewWork);
+export const newWorkCandidates = (ctx: ProducerContext): Promise<Decided> => collectCandidates(ctx, async () => true, decideNewWork);
 

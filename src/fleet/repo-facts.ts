@@ -21,6 +21,12 @@ export interface RepoFacts {
   trustedLogins: ReadonlySet<string>;
   /** Live subjects as the pass's liveness snapshot had them, before it launched anything. */
   liveSubjects: ReadonlySet<string>;
+  /** Spend reported today (UTC), in USD: this repository's and the whole fleet's. */
+  spentToday: { repo: number; fleet: number };
+  /** The operator's fleet-wide daily limit in USD, if any. */
+  fleetDailyUsd: number | null;
+  /** Consecutive AFK failures that pause a repository (what a pause notice quotes). */
+  pauseThreshold: number;
 }
 
 export const CLAIM_LABEL = 'yoke:claim';

@@ -1,6 +1,8 @@
-import { makeRefusal } from '../codes.js';
+import { makeRefusal, type Code } from '../codes.js';
+import type { Waiting } from './candidate.js';
+import { utcDayStart } from './pass.js';
 import { buildDeliveryReport, type DeliveryReportRun } from '../qa/report.js';
-import type { Run } from '../store/runs.js';
+import type { DailySpend, Run } from '../store/runs.js';
 import { effectiveCap } from './cap.js';
 import type { FleetContext } from './context.js';
 import type { PassReport } from './pass.js';
@@ -30,8 +32,23 @@ export interface FleetReport {
     authFailures: { installationId: number; detail: string; recovery: string }[];
     /** SC03: repositories the request budget left unread, each with why and what recovers it. */
     deferred: { repo: string; code: 'request_budget'; message: string; recovery: string }[];
+    /** Work the pass passed over, in the order it would take it, each with the why-not the decision returned. */
+    waiting: WaitingItem[];
   } | null;
+  /** Spend reported in the last 7 days, per repository and UTC day, newest first. */
+  spend: DailySpend[];
 }
+
+export interface WaitingItem {
+  repo: string;
+  stage: string;
+  subject: string | null;
+  code: Code;
+  message: string;
+  recovery: string;
+}
+
+export const waitingItem = (w: Waiting): WaitingItem => ({ repo: w.repo, stage: w.stage, subject: w.subject, code: w.reason.code, message: w.reason.message, recovery: w.reason.recovery });
 
 export type PublicRun = Omit<Run, 'secretHash'>;
 
@@ -60,10 +77,12 @@ export function buildFleetReport(ctx: Pick<FleetContext, 'store' | 'policy' | 'c
     })),
     recentRuns: store.runs.listAll(50).map(publicRun),
     deliveries: buildDeliveryReport(store, clock.now()),
+    spend: store.runs.listSpend(utcDayStart(clock.now()) - 6 * 86_400_000, clock.now() + 1),
     lastPass: last && {
       trigger: last.trigger,
       candidates: last.candidates.length,
       launched: last.outcomes.filter((o) => o.result.kind === 'launched').length,
+      waiting: last.waiting.map(waitingItem),
       deferred: last.deferred.map((d) => {
         const r = makeRefusal('request_budget', { repo: d.repo, installation: d.installationId, points: d.points });
         return { repo: d.repo, code: 'request_budget' as const, message: r.message, recovery: r.recovery };
@@ -98,10 +117,12 @@ export function formatFleetReport(r: FleetReport): string {
       lines.push(`    to recover: ${f.recovery}`);
     }
   }
-  for (const d of r.lastPass?.deferred ?? []) {
-    lines.push(`~ deferred by the request budget: ${d.message}`);
-    lines.push(`    to recover: ${d.recovery}`);
+  if (r.lastPass?.waiting.length) lines.push('waiting, in the order the next pass takes it:');
+  for (const w of r.lastPass?.waiting ?? []) {
+    lines.push(`~ ${w.repo} ${w.subject ? `${w.subject} (${w.stage})` : '(all its work)'}: ${w.code}: ${w.message}`);
+    lines.push(`    to recover: ${w.recovery}`);
   }
+  for (const d of r.spend) lines.push(`$ ${d.day} ${d.repo}: $${d.usd.toFixed(2)} over ${d.runs} run(s), ${d.inputTokens} input and ${d.outputTokens} output tokens`);
   for (const f of r.lastPass?.authFailures ?? []) {
     lines.push(`! installation ${f.installationId} could not authenticate: ${f.detail}`);
     lines.push(`    to recover: ${f.recovery}`);

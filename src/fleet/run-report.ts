@@ -17,6 +17,15 @@ export const RunResult = z
     outcome: z.enum(['success', 'failure']),
     verdict: z.enum(['accept', 'reject']).optional(),
     summary: z.string().max(SUMMARY_LIMIT, `summary is limited to ${SUMMARY_LIMIT} characters`).optional(),
+    /** What the run cost, as its agent counted it. */
+    cost: z
+      .object({
+        usd: z.number().min(0).max(100_000),
+        input_tokens: z.number().int().min(0),
+        output_tokens: z.number().int().min(0),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 export type RunResult = z.infer<typeof RunResult>;
@@ -96,7 +105,9 @@ export async function reportRunResult(ctx: FleetContext, auth: RunAuth, { runId,
   const r = parsed.data;
   if (run.kind === 'lander' && r.outcome === 'success' && !r.verdict) return fail('verdict_required');
   if (run.kind !== 'lander' && r.verdict) return fail('validation_failed', { detail: `verdict: only a lander reports a verdict; this is a ${run.kind} run` });
-  if (!store.runs.recordReport(run.id, { outcome: r.outcome, verdict: r.outcome === 'success' ? r.verdict ?? null : null, summary: r.summary ?? null })) {
+  const cost = r.cost ? { usd: r.cost.usd, inputTokens: r.cost.input_tokens, outputTokens: r.cost.output_tokens } : null;
+  const report = { outcome: r.outcome, verdict: r.outcome === 'success' ? (r.verdict ?? null) : null, summary: r.summary ?? null, cost };
+  if (!store.runs.recordReport(run.id, report, ctx.clock.now())) {
     // The reaper ended it (or another report landed) while this one was checked.
     const now = store.runs.get(run.id)!;
     return now.status !== 'live' ? fail('run_not_live', { run: run.id, outcome: now.outcome ?? 'ended' }) : fail('run_already_reported', { run: run.id });
@@ -113,13 +124,13 @@ export async function reportRunResult(ctx: FleetContext, auth: RunAuth, { runId,
  * being judged never holds a secret to report with. Any other exit is no
  * verdict: the reaper ends the run as a failure.
  */
-export function recordLanderExit(ctx: Pick<FleetContext, 'store' | 'log' | 'postVerdicts'>, runId: string, exit: { code: number | null; outputTail: string }): boolean {
+export function recordLanderExit(ctx: Pick<FleetContext, 'store' | 'log' | 'postVerdicts' | 'clock'>, runId: string, exit: { code: number | null; outputTail: string }): boolean {
   const run = ctx.store.runs.get(runId);
   if (!run || run.kind !== 'lander' || (exit.code !== 0 && exit.code !== 1)) return false;
   const verdict = exit.code === 0 ? 'accept' : 'reject';
   const tail = exit.outputTail.trim();
   const summary = `The validation exited with code ${exit.code}.${tail ? `\n\n\`\`\`\n${tail}\n\`\`\`` : ''}`;
-  if (!ctx.store.runs.recordReport(runId, { outcome: 'success', verdict, summary })) return false;
+  if (!ctx.store.runs.recordReport(runId, { outcome: 'success', verdict, summary }, ctx.clock.now())) return false;
   ctx.log.info({ run: runId, verdict }, 'lander verdict from its exit code');
   ctx.postVerdicts();
   return true;

@@ -1,5 +1,6 @@
+import { makeRefusal } from '../codes.js';
 import { effectiveCap, type CapPolicy, type LivenessSnapshot } from './cap.js';
-import { stageRank, subjectKey, type Candidate } from './candidate.js';
+import { stageRank, subjectKey, type Candidate, type Waiting } from './candidate.js';
 
 export type LaunchAttempt =
   | { kind: 'launched'; runId: string }
@@ -12,6 +13,8 @@ export type LaunchAttempt =
 export interface PassOutcome {
   candidate: Candidate;
   result: LaunchAttempt | { kind: 'shed'; liveCount: number; cap: number } | { kind: 'in_flight' };
+  /** Why it was not launched (absent when it was, or when its launch failed: that is a failure, not a wait). */
+  why?: Waiting['reason'];
 }
 
 /**
@@ -64,7 +67,7 @@ export interface PassResult {
 export async function spawnPass(
   candidates: readonly Candidate[],
   before: LivenessSnapshot,
-  policy: CapPolicy,
+  policy: CapPolicy & { pauseThreshold: number },
   launch: (candidate: Candidate, cap: number) => Promise<LaunchAttempt>,
   /** Which repository goes first within each stage (the engine advances it every pass). */
   rotation = 0,
@@ -74,15 +77,24 @@ export async function spawnPass(
   for (const candidate of orderCandidates(candidates, rotation)) {
     const cap = effectiveCap(policy, candidate.repo);
     const key = subjectKey(candidate.repo, candidate.subject);
+    const inFlight = makeRefusal('in_flight', { repo: candidate.repo, subject: candidate.subject });
     if (snapshot.liveSubjects.has(key)) {
-      outcomes.push({ candidate, result: { kind: 'in_flight' } });
+      outcomes.push({ candidate, result: { kind: 'in_flight' }, why: inFlight });
       continue;
     }
     if (snapshot.liveCount >= cap) {
-      outcomes.push({ candidate, result: { kind: 'shed', liveCount: snapshot.liveCount, cap } });
+      outcomes.push({ candidate, result: { kind: 'shed', liveCount: snapshot.liveCount, cap }, why: makeRefusal('at_cap', { repo: candidate.repo, live: snapshot.liveCount, cap }) });
       continue;
     }
     const result = await launch(candidate, cap);
+    const why =
+      result.kind === 'over_cap'
+        ? makeRefusal('at_cap', { repo: candidate.repo, live: result.freshCount, cap })
+        : result.kind === 'subject_busy'
+          ? inFlight
+          : result.kind === 'paused'
+            ? makeRefusal('repo_paused', { repo: candidate.repo, threshold: policy.pauseThreshold })
+            : undefined;
     if (result.kind === 'launched') {
       snapshot.liveCount++;
       snapshot.liveSubjects.add(key);
@@ -92,7 +104,7 @@ export async function spawnPass(
     } else if (result.kind === 'subject_busy') {
       snapshot.liveSubjects.add(key);
     }
-    outcomes.push({ candidate, result });
+    outcomes.push(why ? { candidate, result, why } : { candidate, result });
   }
   return { outcomes, after: snapshot };
 }

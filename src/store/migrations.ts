@@ -1,3 +1,5 @@
+import { VISIBILITY_MIGRATIONS } from './migrations-visibility.js';
+
 // Versioned, forward-only migrations. Plain portable SQL, so a server
 // database can take over the same schema later.
 
@@ -387,4 +389,5 @@ CREATE TABLE work_locks (
 ALTER TABLE deployment_runs ADD COLUMN driver_transport TEXT;
 `,
   },
+  ...VISIBILITY_MIGRATIONS,
 ];

@@ -9,6 +9,23 @@ export const OUTCOMES = ['success', 'failure', 'timeout', 'cancelled'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 export type Verdict = 'accept' | 'reject';
 
+/** What a run reported it cost, with its result. */
+export interface RunCost {
+  usd: number;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** One repository's spend on one UTC day (YYYY-MM-DD). */
+export interface DailySpend {
+  repo: string;
+  day: string;
+  usd: number;
+  inputTokens: number;
+  outputTokens: number;
+  runs: number;
+}
+
 export interface Run {
   id: string;
   repo: string;
@@ -32,6 +49,8 @@ export interface Run {
   secretHash: string | null;
   capAtLaunch: number;
   liveAtLaunch: number;
+  reportedAt: number | null;
+  cost: RunCost | null;
 }
 
 export type NewRun = Pick<
@@ -75,6 +94,10 @@ interface RunRow {
   secret_hash: string | null;
   cap_at_launch: number;
   live_at_launch: number;
+  reported_at: number | null;
+  cost_usd: number | null;
+  input_tokens: number | null;
+  output_tokens: number | null;
 }
 
 function toRun(r: RunRow): Run {
@@ -101,6 +124,8 @@ function toRun(r: RunRow): Run {
     secretHash: r.secret_hash,
     capAtLaunch: r.cap_at_launch,
     liveAtLaunch: r.live_at_launch,
+    reportedAt: r.reported_at,
+    cost: r.cost_usd === null ? null : { usd: r.cost_usd, inputTokens: r.input_tokens ?? 0, outputTokens: r.output_tokens ?? 0 },
   };
 }
 
@@ -151,11 +176,27 @@ export class RunStore {
   }
 
   /** Records a live run's first report; false when the run has ended or already reported (a report racing the reaper loses). */
-  recordReport(id: string, report: { outcome: 'success' | 'failure'; verdict: Verdict | null; summary: string | null }): boolean {
+  recordReport(id: string, report: { outcome: 'success' | 'failure'; verdict: Verdict | null; summary: string | null; cost?: RunCost | null }, at: number): boolean {
+    const cost = report.cost ?? null;
     const res = this.db
-      .prepare("UPDATE runs SET reported_outcome = ?, verdict = ?, summary = ? WHERE id = ? AND reported_outcome IS NULL AND status = 'live'")
-      .run(report.outcome, report.verdict, report.summary, id);
+      .prepare(
+        `UPDATE runs SET reported_outcome = ?, verdict = ?, summary = ?, reported_at = ?, cost_usd = ?, input_tokens = ?, output_tokens = ?
+         WHERE id = ? AND reported_outcome IS NULL AND status = 'live'`,
+      )
+      .run(report.outcome, report.verdict, report.summary, at, cost?.usd ?? null, cost?.inputTokens ?? null, cost?.outputTokens ?? null, id);
     return res.changes === 1;
+  }
+
+  /** Spend reported in [from, to), per repository and UTC day, newest day first. */
+  listSpend(from: number, to: number): DailySpend[] {
+    return this.db
+      .prepare(
+        `SELECT repo, strftime('%Y-%m-%d', reported_at / 1000, 'unixepoch') AS day, SUM(cost_usd) AS usd,
+           SUM(COALESCE(input_tokens, 0)) AS inputTokens, SUM(COALESCE(output_tokens, 0)) AS outputTokens, COUNT(*) AS runs
+         FROM runs WHERE cost_usd IS NOT NULL AND reported_at >= ? AND reported_at < ?
+         GROUP BY repo, day ORDER BY day DESC, repo`,
+      )
+      .all(from, to) as DailySpend[];
   }
 
   setVerdictComment(id: string, commentId: number): void {

@@ -98,8 +98,14 @@ describe('the spawn engine', () => {
       startableIssues: new Set<number>(),
       trustedLogins: new Set(['yoke[bot]']),
       liveSubjects: new Set(h.store.runs.listLive().map((r) => `${r.repo}:${r.subject}`)),
+      spentToday: { repo: 0, fleet: 0 },
+      fleetDailyUsd: null,
+      pauseThreshold: 3,
     };
-    expect(decideNewWork(facts).map((c) => c.subject)).toEqual(['issue#2']);
+    const decided = decideNewWork(facts);
+    expect(decided.candidates.map((c) => c.subject)).toEqual(['issue#2']);
+    // The one in flight is passed over, and says so.
+    expect(decided.waiting.map((w) => [w.subject, w.reason.code])).toEqual([['issue#1', 'in_flight']]);
   });
 
   it('SP10 candidates are re-derived from the forge and the store: a new engine on the same store decides the same', async () => {
@@ -170,8 +176,8 @@ describe('the spawn engine', () => {
       wantsLanders: async () => false,
       wantsFixes: async () => false,
     };
-    expect(await landerCandidates(ctx)).toEqual([]);
-    expect(await fixCandidates(ctx)).toEqual([]);
+    expect(await landerCandidates(ctx)).toEqual({ candidates: [], waiting: [] });
+    expect(await fixCandidates(ctx)).toEqual({ candidates: [], waiting: [] });
     expect(reads).toBe(0);
   });
 
@@ -212,7 +218,7 @@ describe('the spawn engine', () => {
     await h.engine.schedulerTick();
     const lander = h.launcher.starts[0]!;
     expect([lander.kind, lander.headSha]).toEqual(['lander', 'ddddddd']);
-    h.store.runs.recordReport(lander.runId, { outcome: 'success', verdict: 'accept', summary: 'tests pass' });
+    h.store.runs.recordReport(lander.runId, { outcome: 'success', verdict: 'accept', summary: 'tests pass' }, 0);
     h.fleet.postVerdicts();
     await h.engine.lock.run(async () => {});
     expect(h.forge.comments.at(-1)!.body).toContain('<!-- yoke:verdict v1 {"run":"' + lander.runId + '","sha":"ddddddd","verdict":"accept"} -->');

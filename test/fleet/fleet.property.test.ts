@@ -79,7 +79,7 @@ function complete(h: Harness, step: Extract<Step, { t: 'complete' }>): void {
   const run = live[step.pick % live.length]!;
   const outcome = step.ok ? 'success' : 'failure';
   const verdict = run.kind === 'lander' && step.ok ? (step.accept ? 'accept' : 'reject') : null;
-  h.store.runs.recordReport(run.id, { outcome, verdict, summary: null });
+  h.store.runs.recordReport(run.id, { outcome, verdict, summary: null }, 0);
   if (step.ok && isAfkKind(run.kind) && run.issueNumber !== null) {
     const repo = h.forge.repo(run.repo);
     const number = 100 + repo.pulls.length + Math.floor(Math.random() * 1e6);

@@ -173,7 +173,7 @@ describe('the request budget', () => {
     const report = buildFleetReport(h.fleet, pass);
     expect(report.lastPass!.deferred[0]).toMatchObject({ repo: 'acme/backlog', code: 'request_budget' });
     expect(formatFleetReport(report)).toContain(
-      '~ deferred by the request budget: acme/backlog was not read this pass: installation 2 has 3 points left of this minute\'s request budget, and work further down the pipeline went first.',
+      '~ acme/backlog (all its work): request_budget: acme/backlog was not read this pass: installation 2 has 3 points left of this minute\'s request budget, and work further down the pipeline went first.',
     );
     h.forge.points.delete(2);
     const later = await h.engine.schedulerTick();

@@ -27,7 +27,7 @@ describe('spawnPass', () => {
   });
 
   it('SP05 launches only while the fleet-wide live count is under the repo effective cap (override, else global)', async () => {
-    const policy = { globalCap: 2, repoCaps: { 'big/repo': 4 } };
+    const policy = { globalCap: 2, repoCaps: { 'big/repo': 4 }, pauseThreshold: 3 };
     expect(effectiveCap(policy, 'big/repo')).toBe(4);
     expect(effectiveCap(policy, 'Big/Repo')).toBe(4);
     expect(effectiveCap(policy, 'small/repo')).toBe(2);
@@ -55,7 +55,7 @@ describe('spawnPass', () => {
       const rec = recordLaunch(deps, { ...cand('new_work', 'b/b', 0), subject }, 2);
       expect(rec.kind).toBe('recorded');
     }
-    const out = await spawnPass([cand('lander', 'a/a', 1), cand('fix', 'a/a', 2)], { liveCount: 0, liveSubjects: new Set() }, { globalCap: 2, repoCaps: {} }, async (c, cap) => {
+    const out = await spawnPass([cand('lander', 'a/a', 1), cand('fix', 'a/a', 2)], { liveCount: 0, liveSubjects: new Set() }, { globalCap: 2, repoCaps: {}, pauseThreshold: 3 }, async (c, cap) => {
       const rec = recordLaunch(deps, c, cap);
       return rec.kind === 'recorded' ? { kind: 'launched', runId: rec.runId } : rec;
     });
@@ -68,7 +68,7 @@ describe('spawnPass', () => {
   });
 
   it('SP07 raises the snapshot to the repo cap on ErrOverCap and skips only that candidate', async () => {
-    const policy = { globalCap: 2, repoCaps: { 'wide/repo': 5 } };
+    const policy = { globalCap: 2, repoCaps: { 'wide/repo': 5 }, pauseThreshold: 3 };
     const snapshot = { liveCount: 0, liveSubjects: new Set<string>() };
     const calls: string[] = [];
     const launch = async (c: Candidate): Promise<LaunchAttempt> => {
@@ -94,7 +94,7 @@ describe('spawnPass', () => {
     const out = await spawnPass(
       [cand('lander', 'a/a', 1), cand('fix', 'b/b', 2), cand('new_work', 'c/c', 3)],
       { liveCount: 0, liveSubjects: new Set() },
-      { globalCap: 2, repoCaps: {} },
+      { globalCap: 2, repoCaps: {}, pauseThreshold: 3 },
       async (c) => {
         calls.push(c.issueNumber!);
         return { kind: 'over_cap', freshCount: 2 };
@@ -106,7 +106,7 @@ describe('spawnPass', () => {
 
   it('SP04 skips a candidate whose subject already has a live run without calling the launcher', async () => {
     const calls: number[] = [];
-    const out = await spawnPass([cand('lander', 'a/a', 7), cand('fix', 'a/a', 7)], { liveCount: 0, liveSubjects: new Set() }, { globalCap: 5, repoCaps: {} }, async (c) => {
+    const out = await spawnPass([cand('lander', 'a/a', 7), cand('fix', 'a/a', 7)], { liveCount: 0, liveSubjects: new Set() }, { globalCap: 5, repoCaps: {}, pauseThreshold: 3 }, async (c) => {
       calls.push(c.issueNumber!);
       return { kind: 'launched', runId: 'x' };
     });
@@ -126,7 +126,7 @@ describe('spawnPass', () => {
     const launches = new Map<string, number>();
     for (let pass = 0; pass < 100; pass++) {
       const candidates = Array.from({ length: 20 }, (_, r) => Array.from({ length: 5 }, (_, i) => cand('new_work', `fleet/r${r}`, i))).flat();
-      await spawnPass(candidates, { liveCount: 0, liveSubjects: new Set() }, { globalCap: 4, repoCaps: {} }, async (c) => {
+      await spawnPass(candidates, { liveCount: 0, liveSubjects: new Set() }, { globalCap: 4, repoCaps: {}, pauseThreshold: 3 }, async (c) => {
         launches.set(c.repo, (launches.get(c.repo) ?? 0) + 1);
         return { kind: 'launched', runId: 'x' };
       }, pass);

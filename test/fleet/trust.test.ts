@@ -112,7 +112,7 @@ describe('verdicts (TR01)', () => {
     await h.engine.kick();
     const lander = h.launcher.starts.at(-1)!;
     expect([lander.kind, lander.headSha]).toEqual(['lander', 'aaaaaaa']);
-    h.store.runs.recordReport(lander.runId, { outcome: 'success', verdict: 'accept', summary: 'still good' });
+    h.store.runs.recordReport(lander.runId, { outcome: 'success', verdict: 'accept', summary: 'still good' }, 0);
     h.launcher.finish(lander.runId);
     await h.engine.reaperTick();
     expect(h.forge.merges).toHaveLength(2);

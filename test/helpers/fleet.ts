@@ -83,7 +83,8 @@ export const defaultPolicy = (over: Partial<FleetPolicy> = {}): FleetPolicy => (
   tickMs: 60_000,
   reaperMs: 30_000,
   ...DEFAULT_COMMAND_POLICY,
-    ...DEFAULT_CLOSEOUT_POLICY,
+  ...DEFAULT_CLOSEOUT_POLICY,
+  dailyUsd: null,
   ...over,
 });
 
@@ -125,7 +126,7 @@ export const AUTOLAND = { autoland: { enabled: true }, fix_forward: { enabled: t
 
 /** Reports a run's result the way a run would, through the store. */
 export function report(h: Harness, runId: string, outcome: 'success' | 'failure', verdict?: 'accept' | 'reject'): void {
-  h.store.runs.recordReport(runId, { outcome, verdict: verdict ?? null, summary: 'test' });
+  h.store.runs.recordReport(runId, { outcome, verdict: verdict ?? null, summary: 'test' }, 0);
   h.launcher.finish(runId);
 }
 
@@ -163,6 +164,6 @@ export function recordVerdict(h: Harness, repo: string, pr: number, headSha: str
 function endedRun(h: Harness, run: Pick<NewRun, 'id' | 'repo' | 'kind' | 'subject' | 'issueNumber' | 'prNumber' | 'headSha'>, verdict?: 'accept' | 'reject'): void {
   const at = h.clock.now();
   h.store.runs.insert({ ...run, launchedAt: at, budgetDeadline: at + 60_000, launcher: 'command', launcherRef: null, secretHash: null, capAtLaunch: 1, liveAtLaunch: 1 });
-  if (verdict) h.store.runs.recordReport(run.id, { outcome: 'success', verdict, summary: 'recorded by the test' });
+  if (verdict) h.store.runs.recordReport(run.id, { outcome: 'success', verdict, summary: 'recorded by the test' }, 0);
   h.store.runs.end(run.id, 'success', null, at);
 }

@@ -221,7 +221,7 @@ describe('operator routes', () => {
     h.forge.addIssue('acme/api', 3);
     await h.engine.schedulerTick();
     for (const r of h.store.runs.listLive()) {
-      h.store.runs.recordReport(r.id, { outcome: 'success', verdict: null, summary: null });
+      h.store.runs.recordReport(r.id, { outcome: 'success', verdict: null, summary: null }, 0);
       h.launcher.finish(r.id);
     }
     await h.engine.recover();

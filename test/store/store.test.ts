@@ -23,7 +23,7 @@ describe('the store', () => {
   it('applies its migrations once, in order, and records them', () => {
     const store = openStore(':memory:');
     const applied = store.db.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as { version: number }[];
-    expect(applied.map((a) => a.version)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(applied.map((a) => a.version)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     expect(migrate(store.db)).toBe(0);
   });
 
@@ -52,7 +52,7 @@ describe('the store', () => {
     const store = openStore(':memory:');
     store.runs.insert(newRun('late', 'issue#9'));
     store.runs.end('late', 'failure', 'ended without reporting a result', 1);
-    expect(store.runs.recordReport('late', { outcome: 'success', verdict: null, summary: 'too late' })).toBe(false);
+    expect(store.runs.recordReport('late', { outcome: 'success', verdict: null, summary: 'too late' }, 0)).toBe(false);
     expect(store.runs.get('late')).toMatchObject({ outcome: 'failure', reportedOutcome: null });
   });
 });

@@ -1,0 +1,223 @@
+import { code } from './define.js';
+
+// The delivery half's codes: deployment runs, QA, notices, close-out, dispatch. Part of the one table in src/codes.ts.
+
+export const DELIVERY_CODES = {
+  qa_configuration_refused: code<{ repo: string; file: string; field: string; detail: string; then: string }>({
+    status: 422,
+    message: (p) => `QA configuration of ${p.repo} is refused: ${p.detail}`,
+    recovery: (p) => `Fix \`${p.field}\` in \`${p.file}\` of ${p.repo}; ${p.then}`,
+  }),
+  qa_plan_ambiguous: code<{ ref: string; ids: string[] }>({
+    status: 409,
+    message: (p) => `The plan name "${p.ref}" matches ${p.ids.length} plans: ${p.ids.join(', ')}.`,
+    recovery: (p) => `Select one by its exact id, e.g. \`${p.ids[0]}\`.`,
+  }),
+  qa_plan_unknown: code<{ ref: string; known: string[]; where: string }>({
+    status: 404,
+    message: (p) => `No QA plan is called "${p.ref}" in ${p.where}.`,
+    recovery: (p) => (p.known.length ? `Name one of: ${p.known.join(', ')}.` : `Add a plan file to the plans folder (see the README), then name its id.`),
+  }),
+  plan_group_not_open: code<{ run: string; stage: string; plan: string; closed: string[] }>({
+    status: 409,
+    message: (p) =>
+      `Run ${p.run} has no open group of plan ${p.plan} at stage ${p.stage}${p.closed.length ? `; its closed groups: ${p.closed.join(', ')}` : ''}.`,
+    recovery: (p) => `Nothing of ${p.plan} is left to run at ${p.stage}; see \`yoke deployment-runs get ${p.run}\` for what the stage waits on.`,
+  }),
+  qa_plan_not_member_owned: code<{ run: string; stage: string; item: string; plan: string }>({
+    status: 409,
+    message: (p) => `Plan ${p.plan} is not ${p.item}'s own QA in run ${p.run}: it is shared, so the run's driver runs it.`,
+    recovery: (p) => `Run it as the driver: \`yoke qa plan run --deployment-run-id ${p.run} --stage ${p.stage} --plan ${p.plan}\`.`,
+  }),
+  qa_case_unknown: code<{ plan: string; case: string; cases: string[] }>({
+    status: 404,
+    message: (p) => `Plan ${p.plan} has no case ${p.case} at the run's pinned commit.`,
+    recovery: (p) => `Name one of its cases: ${p.cases.join(', ')}.`,
+  }),
+  qa_evidence_required: code<{ case: string; command: string }>({
+    status: 400,
+    message: (p) => `Case ${p.case} requires evidence with its verdict.`,
+    recovery: (p) => `Record it again with evidence: \`${p.command}\`.`,
+  }),
+  delivery_not_configured: code<{ repo: string }>({
+    status: 409,
+    message: (p) => `${p.repo} has no \`delivery:\` section in \`.github/yoke.yml\`, so it has no stages to deploy through.`,
+    recovery: () => 'Add `delivery: {stages: [...]}` to `.github/yoke.yml` on the default branch (see the README).',
+  }),
+  deployment_run_unknown: code<{ run: string }>({
+    status: 404,
+    message: (p) => `There is no deployment run ${p.run}.`,
+    recovery: () => 'Name a run yoke created (its tracking issue and `yoke deployment-runs create` print its id).',
+  }),
+  deployment_run_not_active: code<{ run: string; status: string }>({
+    status: 409,
+    message: (p) => `Deployment run ${p.run} is ${p.status}; only an active run moves.`,
+    recovery: (p) => `See \`yoke deployment-runs get ${p.run}\`; start a new run with \`yoke deployment-runs create\` if work is left.`,
+  }),
+  deployment_run_active: code<{ repo: string; run: string }>({
+    status: 409,
+    message: (p) => `${p.repo} already has an active deployment run, ${p.run}.`,
+    recovery: (p) => `Finish it (\`yoke deployment-runs get ${p.run}\`), or take it over on a later commit with \`--supersedes ${p.run}\`.`,
+  }),
+  deployment_commit_unknown: code<{ repo: string; commit: string }>({
+    status: 404,
+    message: (p) => `${p.repo} has no commit ${p.commit}.`,
+    recovery: (p) => `Name a commit of ${p.repo}'s default branch, or leave out --commit to take its head.`,
+  }),
+  deployment_item_refused: code<{ repo: string; item: string; detail: string }>({
+    status: 409,
+    message: (p) => `${p.item} cannot join a deployment run of ${p.repo}: ${p.detail}`,
+    recovery: () => 'Leave it out of --items; an item joins once its claim PR merged at or before the run\'s commit and its delivery is owed.',
+  }),
+  deployment_no_members: code<{ repo: string; commit: string }>({
+    status: 409,
+    message: (p) => `No item of ${p.repo} is owed delivery with its claim PR merged at or before ${p.commit}.`,
+    recovery: () => 'Merge a claim PR first, or name a later commit with --commit.',
+  }),
+  deployment_supersedes_refused: code<{ run: string; detail: string }>({
+    status: 409,
+    message: (p) => `The new run cannot take over ${p.run}: ${p.detail}`,
+    recovery: (p) => `Name an active run of the same repository and a commit later than its pinned one: \`yoke deployment-runs create REPO --commit LATER_SHA --supersedes ${p.run}\`.`,
+  }),
+  deployment_stage_unknown: code<{ run: string; stage: string; stages: string[] }>({
+    status: 404,
+    message: (p) => `Deployment run ${p.run} has no stage ${p.stage}.`,
+    recovery: (p) => `Name one of its stages: ${p.stages.join(', ')}.`,
+  }),
+  deployment_stage_not_current: code<{ run: string; stage: string; current: string; kind: string }>({
+    status: 409,
+    message: (p) => `Stage ${p.stage} of run ${p.run} is not where the run is: it is at ${p.current}.`,
+    recovery: (p) => `Work on ${p.current} first; \`yoke deployment-runs get ${p.run}\` shows what it waits on.`,
+  }),
+  deployment_item_unknown: code<{ run: string; item: string; members: string[] }>({
+    status: 404,
+    message: (p) => `${p.item} is not a member of deployment run ${p.run}.`,
+    recovery: (p) => (p.members.length ? `Name one of its members: ${p.members.join(', ')}.` : 'The run has no members left.'),
+  }),
+  closeout_refused: code<{ item: string; issue: number; detail: string; fix: string }>({
+    status: 409,
+    message: (p) => `${p.item} was accepted but could not be closed out: ${p.detail}`,
+    recovery: (p) => `${p.fix} yoke tries #${p.issue}'s close-out again by itself once that is settled.`,
+  }),
+  qa_checkin_busy: code<{ run: string; holder: string; seconds: number }>({
+    status: 409,
+    message: (p) => `Deployment run ${p.run} is driven by ${p.holder}, whose lease runs ${p.seconds} s more.`,
+    recovery: (p) => `Let ${p.holder} finish, or resume once its lease lapses: \`yoke watch deploy -- ${p.run}\`.`,
+  }),
+  qa_wait_unattended: code<{ run: string; stage: string; subject: string; detail: string; notice: string; command: string }>({
+    status: 409,
+    message: (p) => `Deployment run ${p.run} waits at ${p.stage} for ${p.subject} (${p.detail}) with no live driver, and its notice is ${p.notice}.`,
+    recovery: (p) => `Resume the driver with \`yoke watch deploy -- ${p.run}\`, or move the wait yourself: \`${p.command}\`.`,
+  }),
+  qa_notice_unknown: code<{ thread: number }>({
+    status: 404,
+    message: (p) => `No open QA notice of yoke's is on #${p.thread}.`,
+    recovery: () => 'Comment `/yoke qa decline` on the PR or issue that carries the notice.',
+  }),
+  item_ref_invalid: code<{ ref: string; example: string }>({
+    status: 400,
+    message: (p) => `"${p.ref}" is not an item.`,
+    recovery: (p) => `Name an item as PREFIX-N with the repository's prefix, e.g. ${p.example}.`,
+  }),
+  qa_waive_forbidden: code<{ repo: string; permission: string }>({
+    status: 403,
+    message: (p) => `Waiving a QA case of ${p.repo} needs maintain or admin access; yours is ${p.permission}.`,
+    recovery: () => 'Ask a maintainer to waive it, or retry the case.',
+  }),
+  idempotency_key_required: code({
+    status: 400,
+    message: () => 'A dispatch needs an `Idempotency-Key` header: the request id of this logical dispatch.',
+    recovery: () => 'Send a fresh id (e.g. a UUID) with each gate check, and the same id again when you retry it.',
+  }),
+  idempotency_key_reused: code<{ request: string }>({
+    status: 422,
+    message: (p) => `Request id ${p.request} was already used with another request envelope.`,
+    recovery: () => 'Retry a dispatch with its identical envelope; a new gate check takes a fresh id.',
+  }),
+  idempotency_request_in_flight: code<{ request: string; run: string }>({
+    status: 409,
+    message: (p) => `Request ${p.request} is still in flight.`,
+    recovery: (p) => `Wait for its result: \`GET /yoke/api/deployment-runs/${p.run}/requests/${p.request}?wait=60\`, with the same id.`,
+  }),
+  dispatch_request_unknown: code<{ request: string; run: string }>({
+    status: 404,
+    message: (p) => `No dispatch ${p.request} was reserved for run ${p.run}.`,
+    recovery: () => 'Send the dispatch again with the same id and envelope: it was never reserved, so nothing ran.',
+  }),
+  dispatch_request_failed: code<{ request: string; detail: string }>({
+    status: 409,
+    message: (p) => `Dispatch ${p.request} failed before it recorded a result: ${p.detail}`,
+    recovery: () => 'Send it again with the same id and envelope; a dispatch that recorded no result is safe to repeat.',
+  }),
+  dispatch_envelope_invalid: code<{ run: string; detail: string }>({
+    status: 409,
+    message: (p) => `The dispatch envelope does not match run ${p.run}: ${p.detail}`,
+    recovery: (p) => `Read the run (\`yoke deployment-runs get ${p.run}\`), check in again, and dispatch with its stage and pinned commit.`,
+  }),
+  run_busy: code<{ run: string; holder: string }>({
+    status: 409,
+    message: (p) => `Deployment run ${p.run} is busy with another dispatch (${p.holder}).`,
+    recovery: (p) => `Retry with the same request id once it finishes; \`yoke watch deploy -- ${p.run}\` does this by itself.`,
+  }),
+  qa_plan_busy: code<{ run: string; holder: string }>({
+    status: 409,
+    message: (p) => `A plan execution (${p.holder}) is writing verdicts to run ${p.run}.`,
+    recovery: () => 'Retry with the same request id once it ends.',
+  }),
+  qa_ownership_busy: code<{ run: string; stage: string; holder: string }>({
+    status: 409,
+    message: (p) => `Plan ownership of run ${p.run} at ${p.stage} is being frozen by ${p.holder}.`,
+    recovery: () => 'Retry with the same request id in a moment.',
+  }),
+  deployment_start_lock_busy: code<{ repo: string; holder: string }>({
+    status: 409,
+    message: (p) => `Another deployment run of ${p.repo} is being started (${p.holder}).`,
+    recovery: () => 'Retry in a moment; if it started, resume it with `yoke watch deploy -- RUN-ID`.',
+  }),
+  deployment_membership_changed: code<{ run: string }>({
+    status: 409,
+    message: (p) => `The members of run ${p.run} changed while its gate was checked.`,
+    recovery: () => 'Retry with the same request id: the check is read again.',
+  }),
+  lock_timeout: code<{ detail: string }>({
+    status: 503,
+    message: (p) => `yoke's database stayed locked past its busy timeout: ${p.detail}`,
+    recovery: () => 'Retry with the same request id; nothing was recorded.',
+  }),
+  statement_cancelled: code<{ detail: string }>({
+    status: 503,
+    message: (p) => `A database statement was interrupted: ${p.detail}`,
+    recovery: () => 'Retry with the same request id; nothing was recorded.',
+  }),
+  deployment_run_stayed_busy: code<{ run: string; code: string; holder: string; retries: number }>({
+    status: 409,
+    message: (p) => `Deployment run ${p.run} stayed busy through ${p.retries} retries (${p.code}: ${p.holder}). The run and its QA stage are unchanged.`,
+    recovery: (p) => `Once ${p.holder} finishes, resume with \`yoke watch deploy -- ${p.run}\`.`,
+  }),
+  qa_dispatch_result_unconfirmed: code<{ run: string; request: string; waits: number }>({
+    status: 504,
+    message: (p) => `The result of dispatch ${p.request} stayed unknown through ${p.waits} waits; run ${p.run} is resumable at its QA stage.`,
+    recovery: (p) =>
+      `Read \`yoke deployment-runs get ${p.run}\` and the driver capture, then re-drive the same run with \`yoke watch deploy -- ${p.run}\`. Do not use --fresh or the database door to recover an unknown result.`,
+  }),
+  deploy_stage_failed: code<{ run: string; stage: string; detail: string }>({
+    status: 500,
+    message: (p) => `The ${p.stage} command of run ${p.run} failed: ${p.detail}`,
+    recovery: (p) => `Fix it, then resume: \`yoke watch deploy -- ${p.run}\` (or \`yoke deploy stage run ${p.run} ${p.stage}\`).`,
+  }),
+  qa_stage_failed: code<{ run: string; plan: string; commit: string; items: string; commands: string }>({
+    status: 409,
+    message: (p) => `Shared plan ${p.plan} failed at ${p.commit}; triage which of ${p.items} need code fixes.`,
+    recovery: (p) => `${p.commands}\nThen resume: \`yoke watch deploy -- ${p.run}\`.`,
+  }),
+  fresh_refused: code<{ run: string }>({
+    status: 400,
+    message: (p) => `--fresh does not recover run ${p.run}: a fresh start would lose track of what it did.`,
+    recovery: (p) => `Read \`yoke deployment-runs get ${p.run}\` and resume it with \`yoke watch deploy -- ${p.run}\`.`,
+  }),
+  transport_switch_refused: code<{ run: string }>({
+    status: 409,
+    message: (p) => `Run ${p.run} is driven over HTTPS; the database door does not take it over, so an HTTPS timeout is never recovered through it.`,
+    recovery: (p) => `Resume it over HTTPS: \`yoke watch deploy -- ${p.run}\` with YOKE_URL set; read \`yoke deployment-runs get ${p.run}\` first.`,
+  }),
+} as const;

@@ -1,0 +1,41 @@
+import { code } from './define.js';
+
+// Why a piece of waiting work is not running now. The spawn pass and its
+// producers return these with the work they pass over; the fleet report, the
+// CLI, the dashboard issue and the web dashboard show them as they are.
+// Part of the one table in src/codes.ts.
+
+export const WHY_NOT_CODES = {
+  at_cap: code<{ repo: string; live: number; cap: number }>({
+    status: 429,
+    message: (p) => `Waits for a slot: ${p.live} run(s) are live and ${p.repo} may have at most ${p.cap} at once.`,
+    recovery: () => 'Nothing to do: it starts when a run ends, after work further down the pipeline. To run more at once, raise YOKE_GLOBAL_CAP or YOKE_REPO_CAPS.',
+  }),
+  in_flight: code<{ repo: string; subject: string }>({
+    status: 409,
+    message: (p) => `${p.subject} in ${p.repo} already has a live run.`,
+    recovery: () => 'Nothing to do: yoke looks at it again when that run ends (`yoke fleet report` lists live runs).',
+  }),
+  lander_attempts_used_up: code<{ repo: string; number: number; sha: string; attempts: number }>({
+    status: 409,
+    message: (p) => `yoke gave up validating #${p.number} of ${p.repo} at ${p.sha.slice(0, 7)}: ${p.attempts} lander run(s) ended without a verdict.`,
+    recovery: (p) => `Push a new commit to #${p.number}, or comment \`/yoke land\` on it to try this head again.`,
+  }),
+  budget_spent: code<{ repo: string; scope: string; spent: string; limit: string }>({
+    status: 429,
+    message: (p) => `New AFK work in ${p.repo} waits until 00:00 UTC: ${p.scope} spent $${p.spent} of its $${p.limit} daily budget today. Landers and fixes still run.`,
+    recovery: (p) =>
+      p.scope === 'the fleet'
+        ? 'Nothing to do: work resumes tomorrow (UTC). To allow more today, raise YOKE_DAILY_USD and restart yoke.'
+        : `Nothing to do: work resumes tomorrow (UTC). To allow more today, raise \`budget.daily_usd\` in .github/yoke.yml of ${p.repo}.`,
+  }),
+  request_budget: code<{ repo: string; installation: number; points: number }>({
+    status: 429,
+    message: (p) => `${p.repo} was not read this pass: installation ${p.installation} has ${p.points} points left of this minute's request budget, and work further down the pipeline went first.`,
+    recovery: () => 'Nothing to do: it is read on a later pass once the minute has room. Landers and merges always go first; fewer repositories or a slower idle probe (YOKE_IDLE_PROBE_SECONDS) leave more room.',
+  }),
+} as const;
+
+/** The codes a piece of waiting work can carry. */
+export const WHY_NOT = ['at_cap', 'in_flight', 'repo_paused', 'lander_attempts_used_up', 'fix_attempts_exhausted', 'request_budget', 'budget_spent'] as const;
+export type WhyNot = (typeof WHY_NOT)[number];
