@@ -1,6 +1,7 @@
 import { makeRefusal, type Refusal } from './codes.js';
 import { STUCK_LABEL } from './fleet/repo-facts.js';
 import { encodeMarker, type MarkerPayload } from './forge/marker.js';
+import type { WorkSpend } from './store/runs.js';
 
 // Every comment yoke writes, and every "To recover" line, comes from here.
 // Refusals take their wording from the code table; tests compare whole texts,
@@ -78,8 +79,14 @@ export function fixExhaustedNotice(author: string | null, pr: number, attempts: 
 }
 
 /** The public record of a lander's verdict: the marker line, then its summary. */
-export function verdictComment(payload: MarkerPayload, summary: string | null): string {
-  return encodeMarker(payload, summary ?? '');
+/** What the work has cost so far, as its runs reported it; nothing when none reported a cost. */
+export function spendLine(what: string, s: WorkSpend): string | null {
+  if (s.runs === 0) return null;
+  return `_Spend on ${what} so far: $${s.usd.toFixed(2)} over ${s.runs} run${s.runs === 1 ? '' : 's'} (${s.inputTokens} input and ${s.outputTokens} output tokens)._`;
+}
+
+export function verdictComment(payload: MarkerPayload, summary: string | null, spend: string | null = null): string {
+  return encodeMarker(payload, summary ?? '') + (spend ? `\n\n${spend}` : '');
 }
 
 // Deployment runs
@@ -189,9 +196,10 @@ export function qaNoticeResolved(kind: string, recipient: string, run: string, s
   return `${recipientMention(kind, recipient)} resolved: ${subject} no longer waits at stage \`${stage}\` of deployment run \`${run}\`.`;
 }
 
-export function closeoutNotice(f: { holder: string | null; item: string; issue: number; run: string; stage: string; commit: string; label: string }): string {
+export function closeoutNotice(f: { holder: string | null; item: string; issue: number; run: string; stage: string; commit: string; label: string; spend?: string | null }): string {
   const who = f.holder ? `${recipientMention('holder', f.holder)} ` : '';
-  return `${who}${f.item} is delivered: deployment run \`${f.run}\` accepted it at stage \`${f.stage}\` on \`${f.commit}\`. Issue #${f.issue} is closed as completed and labelled \`${f.label}\`.`;
+  const text = `${who}${f.item} is delivered: deployment run \`${f.run}\` accepted it at stage \`${f.stage}\` on \`${f.commit}\`. Issue #${f.issue} is closed as completed and labelled \`${f.label}\`.`;
+  return f.spend ? `${text}\n\n${f.spend}` : text;
 }
 
 export function qaDeclined(count: number): string {

@@ -17,6 +17,8 @@ import {
   trackingIssueBody,
   trackingIssueTitle,
   verdictComment,
+  spendLine,
+  closeoutNotice,
   type TrackingView,
 } from '../src/messages.js';
 
@@ -100,6 +102,17 @@ describe('the messages yoke writes', () => {
     expect(verdictComment({ run: 'r1', sha: 'abcdef0123', verdict: 'reject' }, 'The test fails.')).toBe(
       '<!-- yoke:verdict v1 {"run":"r1","sha":"abcdef0123","verdict":"reject"} -->\n**yoke lander rejected** this PR at `abcdef0` (run `r1`).\n\nThe test fails.',
     );
+  });
+
+  it('the verdict and close-out comments end with what the work has cost, when its runs reported it', () => {
+    const spend = spendLine('#4', { usd: 3.5, runs: 2, inputTokens: 1200, outputTokens: 340 });
+    expect(verdictComment({ run: 'r1', sha: 'abcdef0123', verdict: 'accept' }, 'Tests pass.', spend)).toBe(
+      '<!-- yoke:verdict v1 {"run":"r1","sha":"abcdef0123","verdict":"accept"} -->\n**yoke lander accepted** this PR at `abcdef0` (run `r1`).\n\nTests pass.\n\n_Spend on #4 so far: $3.50 over 2 runs (1200 input and 340 output tokens)._',
+    );
+    expect(closeoutNotice({ holder: null, item: 'acme/api#4', issue: 4, run: 'dr1', stage: 'production', commit: 'abc123', label: 'yoke:delivered', spend })).toBe(
+      'acme/api#4 is delivered: deployment run `dr1` accepted it at stage `production` on `abc123`. Issue #4 is closed as completed and labelled `yoke:delivered`.\n\n_Spend on #4 so far: $3.50 over 2 runs (1200 input and 340 output tokens)._',
+    );
+    expect(spendLine('#4', { usd: 0, runs: 0, inputTokens: 0, outputTokens: 0 })).toBeNull();
   });
 
   it('has a status, a message and a recovery for every code', () => {

@@ -2,7 +2,7 @@ import type { Forge, ReviewView } from '../forge/types.js';
 import type { Log } from '../log.js';
 import { owedLabelOf } from '../config/delivery.js';
 import { recordDeliveryOwed } from '../qa/owed.js';
-import { fixExhaustedNotice, mergeRefusedNotice, verdictComment } from '../messages.js';
+import { fixExhaustedNotice, mergeRefusedNotice, spendLine, verdictComment } from '../messages.js';
 import type { Store } from '../store/store.js';
 import type { Run } from '../store/runs.js';
 import { pullSubject, subjectKey } from './candidate.js';
@@ -111,7 +111,8 @@ export async function executeRepoActions(deps: ActionDeps, facts: RepoFacts, act
 /** Posts lander verdicts as marker comments; idempotent through runs.verdict_comment_id. */
 export async function postVerdict(deps: ActionDeps, run: Run, repo: Parameters<Forge['createComment']>[0]): Promise<void> {
   if (!run.verdict || run.verdictCommentId !== null || run.prNumber === null || !run.headSha) return;
-  const id = await deps.forge.createComment(repo, run.prNumber, verdictComment({ run: run.id, sha: run.headSha, verdict: run.verdict }, run.summary));
+  const spend = spendLine(run.issueNumber ? `#${run.issueNumber}` : `#${run.prNumber}`, deps.store.runs.spendOfWork(run.repo, run.issueNumber, run.prNumber));
+  const id = await deps.forge.createComment(repo, run.prNumber, verdictComment({ run: run.id, sha: run.headSha, verdict: run.verdict }, run.summary, spend));
   deps.store.runs.setVerdictComment(run.id, id);
 }
 

@@ -1,6 +1,6 @@
 import { makeRefusal, type Refusal } from '../codes.js';
 import { classifyGitHubError } from '../forge/errors.js';
-import { closeoutNotice } from '../messages.js';
+import { closeoutNotice, spendLine } from '../messages.js';
 import type { DeploymentRun } from '../store/deployments.js';
 import { qaCommands } from './commands.js';
 import type { DeliveryContext, DeliveryRepo } from './context.js';
@@ -86,7 +86,7 @@ async function closeOut(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentR
     if (found.labels.includes(dr.settings.owed_label)) await forge.removeLabel(dr.repo, issue, dr.settings.owed_label);
     if (!found.labels.includes(dr.settings.delivered_label)) await forge.addLabels(dr.repo, issue, [dr.settings.delivered_label]);
     const holder = store.qa.memberStages(run.id, stage).find((m) => m.issueNumber === issue)?.holder ?? null;
-    const comment = await forge.createComment(dr.repo, member.prNumber, closeoutNotice({ holder, item, issue, run: run.id, stage, commit: run.commit, label: dr.settings.delivered_label }));
+    const comment = await forge.createComment(dr.repo, member.prNumber, closeoutNotice({ holder, item, issue, run: run.id, stage, commit: run.commit, label: dr.settings.delivered_label, spend: spendLine(`#${issue}`, store.runs.spendOfWork(run.repo, issue, member.prNumber)) }));
     store.deliveryItems.markDelivered(run.repo, issue, clock.now());
     store.closeouts.finish(run.id, issue, { state: 'closed', noticeCommentId: comment }, clock.now());
     return null;

@@ -16,6 +16,14 @@ export interface RunCost {
   outputTokens: number;
 }
 
+/** What some runs reported they cost, together. */
+export interface WorkSpend {
+  usd: number;
+  inputTokens: number;
+  outputTokens: number;
+  runs: number;
+}
+
 /** One repository's spend on one UTC day (YYYY-MM-DD). */
 export interface DailySpend {
   repo: string;
@@ -185,6 +193,16 @@ export class RunStore {
       )
       .run(report.outcome, report.verdict, report.summary, at, cost?.usd ?? null, cost?.inputTokens ?? null, cost?.outputTokens ?? null, id);
     return res.changes === 1;
+  }
+
+  /** What the runs on one piece of work (its issue, its claim PR) reported they cost. */
+  spendOfWork(repo: string, issueNumber: number | null, prNumber: number | null): WorkSpend {
+    return this.db
+      .prepare(
+        `SELECT COALESCE(SUM(cost_usd), 0) AS usd, COALESCE(SUM(input_tokens), 0) AS inputTokens, COALESCE(SUM(output_tokens), 0) AS outputTokens, COUNT(*) AS runs
+         FROM runs WHERE repo = ? AND cost_usd IS NOT NULL AND (issue_number = ? OR pr_number = ?)`,
+      )
+      .get(repo, issueNumber ?? -1, prNumber ?? -1) as WorkSpend;
   }
 
   /** Spend reported in [from, to), per repository and UTC day, newest day first. */

@@ -32,7 +32,15 @@ async function gh<T>(method: string, path: string, body?: unknown): Promise<T> {
   return (res.status === 204 ? undefined : await res.json()) as T;
 }
 
-async function report(result: { outcome: 'success' | 'failure'; verdict?: 'accept' | 'reject'; summary: string }): Promise<void> {
+/** What the demo agent says a run cost: a fixed price per kind of work, as a metered model would bill it. */
+const DEMO_COST = {
+  afk: { usd: 0.42, input_tokens: 18_000, output_tokens: 2_400 },
+  fix: { usd: 0.17, input_tokens: 7_500, output_tokens: 900 },
+} as const;
+
+type Cost = (typeof DEMO_COST)[keyof typeof DEMO_COST];
+
+async function report(result: { outcome: 'success' | 'failure'; verdict?: 'accept' | 'reject'; summary: string; cost?: Cost }): Promise<void> {
   let bearer = process.env.YOKE_RUN_SECRET;
   if (!bearer) {
     const url = `${env('ACTIONS_ID_TOKEN_REQUEST_URL')}&audience=${encodeURIComponent(apiUrl)}`;
@@ -113,7 +121,7 @@ async function afk(): Promise<void> {
     body: `Closes #${number}\n\nAdds \`lib/${task.name}.js\` and its test.\n\nYoke-Run: ${runId}`,
   });
   log(`opened claim PR #${pr.number}`);
-  await report({ outcome: 'success', summary: `opened #${pr.number}` });
+  await report({ outcome: 'success', summary: `opened #${pr.number}`, cost: DEMO_COST.afk });
 }
 
 /**
@@ -149,7 +157,7 @@ async function fix(): Promise<void> {
   sh(dir, 'git', [...GIT_ID, 'commit', '--quiet', '--allow-empty', '-m', `Fix ${task.name} after the lander's reject`]);
   sh(dir, 'git', ['push', '--quiet', 'origin', `HEAD:refs/heads/${pull.head.ref}`]);
   log(`pushed a fix to ${pull.head.ref}`);
-  await report({ outcome: 'success', summary: `fixed lib/${task.name}.js` });
+  await report({ outcome: 'success', summary: `fixed lib/${task.name}.js`, cost: DEMO_COST.fix });
 }
 
 const work = kind === 'lander' ? lander : kind === 'fix' ? fix : afk;
