@@ -117,6 +117,7 @@ function wire(app: Probot, addHandler: (handler: ReturnType<typeof createApiHand
       dailyUsd: settings.dailyUsd,
     },
     apiUrl: settings.publicUrl,
+    webUrl: settings.webUrl,
     trustedMarkerLogins: settings.trustedMarkerLogins,
     onPolledComments: (repo, comments) => handlePolledComments(fleet, repo, comments),
   });

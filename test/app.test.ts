@@ -71,6 +71,23 @@ function mockRepoRead(scope: nock.Scope, r: Read): nock.Scope {
     .reply(200, r.recent ?? []);
 }
 
+/** The yoke/lander check run writes a pass makes: creates answered with id 5555, updates of it. */
+function mockCheckRuns(scope: nock.Scope, writes: { method: string; body: Record<string, any> }[], calls: { create?: number; update?: number }): nock.Scope {
+  if (calls.create) {
+    scope
+      .post('/repos/Codertocat/Hello-World/check-runs', (b) => (writes.push({ method: 'POST', body: b }), true))
+      .times(calls.create)
+      .reply(201, { id: 5555 });
+  }
+  if (calls.update) {
+    scope
+      .patch('/repos/Codertocat/Hello-World/check-runs/5555', (b) => (writes.push({ method: 'PATCH', body: b }), true))
+      .times(calls.update)
+      .reply(200, { id: 5555 });
+  }
+  return scope;
+}
+
 /** The AFK run that opened claim PR #7 for issue #1, as yoke recorded it (ended). */
 const AFK_RUN = 'r-afk-1';
 function seedAfkRun(h: ProbotHarness): void {
@@ -268,11 +285,27 @@ describe('verdicts and autoland (Probot level)', () => {
     const dispatched: Record<string, any>[] = [];
     const scope = mockListing(mockToken(github())).get(CONFIG_RE).reply(...yamlConfig(AUTOLAND_YML));
     const forged = encodeMarker({ run: 'r-fake', sha: HEAD, verdict: 'accept' }, 'trust me');
+    const checks: { method: string; body: Record<string, any> }[] = [];
     mockRepoRead(scope, { pulls: [claimPull()], claims: { 7: { comments: [ghComment(1, 'mallory', forged)] } } })
       .post('/repos/Codertocat/Hello-World/actions/workflows/yoke-run.yml/dispatches', (b) => (dispatched.push(b), true))
       .reply(204);
+    mockCheckRuns(scope, checks, { create: 1 });
     await h.rt.engine.schedulerTick();
     expect(dispatched.map((d) => [d.inputs.kind, d.inputs.subject, d.inputs.head_sha])).toEqual([['lander', 'pr#7', HEAD]]);
+    // The lander shows on the PR as the yoke/lander check, in progress on the head it validates; the forged marker completes nothing.
+    const lander = h.rt.store.runs.listLive().find((r) => r.kind === 'lander')!;
+    expect(checks).toEqual([
+      {
+        method: 'POST',
+        body: {
+          name: 'yoke/lander',
+          head_sha: HEAD,
+          status: 'in_progress',
+          external_id: lander.id,
+          output: { title: 'Validating abc1234', summary: `Lander run \`${lander.id}\` is validating this head (attempt 1 of 2).` },
+        },
+      },
+    ]);
   });
 
   it('GH02 a marker for an older head is stale; GH03 a fresh accept merges naming the head it validated', async () => {
@@ -282,11 +315,14 @@ describe('verdicts and autoland (Probot level)', () => {
     const dispatched: Record<string, any>[] = [];
     const stale = encodeMarker({ run: 'r1', sha: 'aaaaaaa', verdict: 'accept' }, 'old head');
     const scope = mockListing(mockToken(github())).get(CONFIG_RE).reply(...yamlConfig(AUTOLAND_YML));
+    const checks: { method: string; body: Record<string, any> }[] = [];
     mockRepoRead(scope, { pulls: [claimPull()], claims: { 7: { comments: [ghComment(1, BOT, stale, 'Bot')] } } })
       .post('/repos/Codertocat/Hello-World/actions/workflows/yoke-run.yml/dispatches', (b) => (dispatched.push(b), true))
       .reply(204);
+    mockCheckRuns(scope, checks, { create: 1 });
     await h.rt.engine.schedulerTick();
     expect(dispatched).toHaveLength(1);
+    expect(checks.map((c) => [c.method, c.body.status, c.body.conclusion])).toEqual([['POST', 'in_progress', undefined]]);
 
     // The lander reports accept (recorded in the store, its marker posted); the next pass merges at that sha.
     const lander = h.rt.store.runs.listLive().find((r) => r.kind === 'lander')!;
@@ -300,9 +336,22 @@ describe('verdicts and autoland (Probot level)', () => {
       // The merged claim's issue now owes delivery, and shows it.
       .post('/repos/Codertocat/Hello-World/issues/1/labels', { labels: ['yoke:delivery-owed'] })
       .reply(200, []);
+    mockCheckRuns(s2, checks, { update: 1 });
     h.rt.store.db.prepare("UPDATE runs SET status = 'ended', outcome = 'success'").run();
     await h.rt.engine.schedulerTick();
     expect(merges).toEqual([{ sha: HEAD, merge_method: 'squash' }]);
+    // The same check run completes with the verdict yoke recorded.
+    expect(checks[1]).toEqual({
+      method: 'PATCH',
+      body: {
+        name: 'yoke/lander',
+        status: 'completed',
+        conclusion: 'success',
+        completed_at: new Date(h.clock.now()).toISOString(),
+        external_id: lander.id,
+        output: { title: 'Accepted at abc1234', summary: `Lander run \`${lander.id}\` accepted this head.\n\ntests pass` },
+      },
+    });
     expect(h.rt.store.deliveryItems.get(REPO, 1)).toMatchObject({ state: 'owed', prNumber: 7, mergeSha: 'mergedsha', labelled: true });
   });
 
@@ -318,6 +367,7 @@ describe('verdicts and autoland (Probot level)', () => {
       .reply(409, { message: 'Head branch was modified. Review and try the merge again.' })
       .post('/repos/Codertocat/Hello-World/issues/7/comments', (b) => (comments.push(b.body), true))
       .reply(201, { id: 77 });
+    mockCheckRuns(scope, [], { create: 1 });
     await h.rt.engine.schedulerTick();
     expect(comments).toHaveLength(1);
     expect(comments[0]).toContain('GitHub refused to merge #7 at abc1234: Head branch was modified.');
@@ -345,6 +395,7 @@ describe('a refused merge and the client retry policy', () => {
       .reply(409, { message: 'Head branch was modified. Review and try the merge again.' })
       .post('/repos/Codertocat/Hello-World/issues/7/comments', (b) => (comments.push(b.body), true))
       .reply(201, { id: 78 });
+    mockCheckRuns(scope, [], { create: 1 });
     await h.rt.engine.schedulerTick();
     // A retried PUT would find no mock and be listed as unmatched after the test.
     expect(comments).toHaveLength(1);

@@ -74,6 +74,9 @@ export const OperatorEnv = z.object({
     .positive('YOKE_DAILY_USD must be a positive number of US dollars, e.g. 100')
     .optional(),
   PORT: positiveInt('PORT').default(3000),
+  // Probot's own: where GitHub Enterprise Server (or the sandbox's forge) lives. yoke links to its pages.
+  GHE_HOST: z.string().optional(),
+  GHE_PROTOCOL: z.enum(['http', 'https'], { message: 'GHE_PROTOCOL must be "http" or "https"' }).default('https'),
 });
 export type OperatorEnv = z.infer<typeof OperatorEnv>;
 
@@ -109,6 +112,8 @@ export interface OperatorSettings {
   botLogin: string | undefined;
   /** Fleet-wide daily spend limit in USD (null: none). */
   dailyUsd: number | null;
+  /** Where people read GitHub: links to issues, PRs and workflow runs start here. */
+  webUrl: string;
 }
 
 export type EnvResult = { ok: true; settings: OperatorSettings } | { ok: false; problems: string[] };
@@ -160,6 +165,7 @@ export function parseOperatorEnv(env: Record<string, string | undefined>): EnvRe
       trustedMarkerLogins: e.YOKE_TRUSTED_MARKER_LOGINS.map((l) => l.toLowerCase()),
       botLogin: e.YOKE_BOT_LOGIN,
       dailyUsd: e.YOKE_DAILY_USD ?? null,
+      webUrl: e.GHE_HOST ? `${e.GHE_PROTOCOL}://${e.GHE_HOST}` : 'https://github.com',
     },
   };
 }

@@ -5,6 +5,7 @@ import type { Launcher } from '../launcher/launcher.js';
 import type { Log } from '../log.js';
 import type { Store } from '../store/store.js';
 import { postPendingVerdicts } from './autoland.js';
+import { syncLanderChecks } from './check-runs.js';
 import type { Candidate } from './candidate.js';
 import type { FleetContext, FleetPolicy } from './context.js';
 import { postPauseNotice } from './housekeeping.js';
@@ -26,6 +27,8 @@ export interface EngineDeps {
   log: Log;
   policy: FleetPolicy;
   apiUrl: string;
+  /** Where people read GitHub (links in check runs and dashboards). */
+  webUrl: string;
   /** Logins whose verdict markers count besides yoke's own bot login. */
   trustedMarkerLogins: readonly string[];
   newRunId?: () => string;
@@ -64,7 +67,11 @@ export class Engine {
         this.activity.wake(repo, clock.now());
         void this.kick().catch((err) => log.error({ err: String(err) }, 'kicked pass failed'));
       },
-      postVerdicts: () => void this.lock.run(() => postPendingVerdicts({ store, forge, now: () => clock.now(), log })),
+      postVerdicts: () =>
+        void this.lock.run(async () => {
+          await postPendingVerdicts({ store, forge, now: () => clock.now(), log });
+          await syncLanderChecks({ store, forge, now: () => clock.now(), log, policy: { landerAttemptsPerHead: policy.landerAttemptsPerHead, webUrl: this.deps.webUrl } });
+        }),
     };
   }
 
@@ -78,6 +85,7 @@ export class Engine {
       log: d.log,
       policy: d.policy,
       apiUrl: d.apiUrl,
+      webUrl: d.webUrl,
       newRunId: d.newRunId ?? newRunId,
       trustedLogins: () => this.trustedLogins(),
       rotation: this.passes++,

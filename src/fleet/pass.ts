@@ -7,6 +7,7 @@ import type { Log } from '../log.js';
 import type { OpenRequest } from '../store/requests.js';
 import type { Store } from '../store/store.js';
 import { executeRepoActions, planRepoActions, postPendingVerdicts } from './autoland.js';
+import { syncLanderChecks } from './check-runs.js';
 import { viewMaxAgeMs, type ActivitySignals, type RepoActivity } from './activity.js';
 import { isAtCap, type LivenessSnapshot } from './cap.js';
 import { stageRank, subjectKey, type Candidate, type Waiting } from './candidate.js';
@@ -58,6 +59,7 @@ export interface PassDeps {
   log: Log;
   policy: FleetPolicy;
   apiUrl: string;
+  webUrl: string;
   newRunId: () => string;
   /** yoke's bot login and the operator-trusted logins whose markers count, lower-case. */
   trustedLogins: () => Promise<ReadonlySet<string>>;
@@ -277,6 +279,7 @@ export async function spawnOnce(deps: PassDeps, trigger: PassTrigger, reaped: Re
     }
   }
   await postPendingVerdicts({ store, forge, now, log });
+  await syncLanderChecks({ store, forge, now, log, policy: { landerAttemptsPerHead: deps.policy.landerAttemptsPerHead, webUrl: deps.webUrl } });
 
   const passedOver = outcomes.flatMap((o) => (o.why ? [{ repo: o.candidate.repo, stage: o.candidate.stage, subject: o.candidate.subject, reason: o.why }] : []));
   return {

@@ -5,7 +5,7 @@ import { classifyGitHubError, unlessMissing } from './errors.js';
 import type { Octokit } from './octokit.js';
 import { RepoReader } from './repo-reader.js';
 import { GhBotApp, GhCommit, GhCompare, GhIssueState, GhPermission, GhPullDetail, GhRepository, GhReview, GhTree, GhWorkflowRun } from './schemas.js';
-import type { Forge, IssueDetail, MergeResult, Permission, PullDetail, RepoName, RepoRef, RepoView, ReviewView, WorkflowRunView } from './types.js';
+import type { CheckRunWrite, Forge, IssueDetail, MergeResult, Permission, PullDetail, RepoName, RepoRef, RepoView, ReviewView, WorkflowRunView } from './types.js';
 
 // The one module that talks to GitHub: installations, the repository read
 // (RepoReader), and every write yoke makes.
@@ -237,4 +237,30 @@ export class GitHubForge implements Forge {
       if (classifyGitHubError(err).status !== 409) throw err;
     }
   }
+
+  async createCheckRun(repo: RepoRef, headSha: string, check: CheckRunWrite): Promise<number> {
+    const o = await this.gh(repo.installationId);
+    const { data } = await o.request('POST /repos/{owner}/{repo}/check-runs', { ...at(repo), head_sha: headSha, ...checkRunBody(check, this.opts.now()) });
+    return z.object({ id: z.number() }).parse(data).id;
+  }
+
+  async updateCheckRun(repo: RepoRef, id: number, check: CheckRunWrite): Promise<void> {
+    const o = await this.gh(repo.installationId);
+    await o.request('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', { ...at(repo), check_run_id: id, ...checkRunBody(check, this.opts.now()) });
+  }
+}
+
+/** GitHub caps a check run's summary at 65,535 characters. */
+const CHECK_SUMMARY_LIMIT = 65_535;
+
+function checkRunBody(c: CheckRunWrite, now: number) {
+  const summary = c.summary.length > CHECK_SUMMARY_LIMIT ? `${c.summary.slice(0, CHECK_SUMMARY_LIMIT - 40)}\n\n(cut at GitHub's limit)` : c.summary;
+  return {
+    name: c.name,
+    status: c.status,
+    external_id: c.externalId,
+    output: { title: c.title, summary },
+    ...(c.detailsUrl ? { details_url: c.detailsUrl } : {}),
+    ...(c.status === 'completed' ? { conclusion: c.conclusion ?? 'neutral', completed_at: new Date(now).toISOString() } : {}),
+  };
 }

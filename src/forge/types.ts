@@ -113,6 +113,17 @@ export interface PullDetail {
   author: string;
 }
 
+/** What yoke writes to a check run. */
+export interface CheckRunWrite {
+  name: string;
+  status: 'in_progress' | 'completed';
+  conclusion: 'success' | 'failure' | 'neutral' | null;
+  externalId: string;
+  detailsUrl: string | null;
+  title: string;
+  summary: string;
+}
+
 export interface Forge {
   /** The app's login as it appears on comments, e.g. `yoke[bot]`. */
   botLogin(): Promise<string>;
@@ -155,6 +166,9 @@ export interface Forge {
   findWorkflowRun(repo: RepoRef, workflow: string, runId: string, since: number): Promise<WorkflowRunView | null>;
   getWorkflowRun(repo: RepoRef, id: number): Promise<WorkflowRunView | null>;
   cancelWorkflowRun(repo: RepoRef, id: number): Promise<void>;
+  /** Creates a check run on a commit; returns its id. */
+  createCheckRun(repo: RepoRef, headSha: string, check: CheckRunWrite): Promise<number>;
+  updateCheckRun(repo: RepoRef, id: number, check: CheckRunWrite): Promise<void>;
 }
 
 export const CONTROL_LABEL = 'yoke:control';

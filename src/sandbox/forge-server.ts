@@ -4,6 +4,7 @@ import { ForgeHttp } from './forge/http.js';
 import { OidcIssuer } from './forge/oidc-issuer.js';
 import { registerActionsRoutes } from './forge/routes-actions.js';
 import { registerAppRoutes } from './forge/routes-app.js';
+import { registerCheckRoutes } from './forge/routes-checks.js';
 import { registerGitRoutes } from './forge/routes-git.js';
 import type { ForgeHooks } from './forge/routes-common.js';
 import { registerIssueRoutes } from './forge/routes-issues.js';
@@ -73,6 +74,7 @@ export class EmbeddedForge {
     registerPullRoutes(env);
     registerActionsRoutes(env);
     registerGitRoutes(env);
+    registerCheckRoutes(env);
     this.http.onRaw('/_actions/oidc/.well-known/jwks', () => ({ status: 200, body: this.oidc.jwks }));
     this.http.onRaw('/_actions/oidc/token', (url, req) => {
       const token = this.runner.oidcToken(url, req.headers.authorization ?? '');

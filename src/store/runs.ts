@@ -229,6 +229,21 @@ export class RunStore {
     return res.changes === 1;
   }
 
+  /** Every lander run of the claim PRs that had one live, or ended, since `since` (what check runs still follow). */
+  listLanders(since: number): Run[] {
+    return (
+      this.db
+        .prepare(
+          `SELECT r.* FROM runs r
+           WHERE r.kind = 'lander' AND EXISTS (
+             SELECT 1 FROM runs q WHERE q.kind = 'lander' AND q.repo = r.repo AND q.pr_number = r.pr_number
+               AND (q.status = 'live' OR q.ended_at >= ? OR q.launched_at >= ?))
+           ORDER BY r.launched_at, r.id`,
+        )
+        .all(since, since) as RunRow[]
+    ).map(toRun);
+  }
+
   /** Reported lander verdicts whose marker comment is not yet posted. */
   listUnpostedVerdicts(): Run[] {
     return (

@@ -1,4 +1,5 @@
 import { openDb, type Db } from './db.js';
+import { CheckRunStore } from './check-runs.js';
 import { ClaimStore } from './claims.js';
 import { CloseoutStore } from './closeouts.js';
 import { CommandStore } from './commands.js';
@@ -34,6 +35,7 @@ export interface Store {
   executions: ExecutionStore;
   dispatchRequests: DispatchRequestStore;
   workLocks: WorkLockStore;
+  checkRuns: CheckRunStore;
   /** Runs fn in one IMMEDIATE write transaction (the cross-process backstop). */
   write<T>(fn: () => T): T;
   close(): void;
@@ -62,6 +64,7 @@ export function wrapDb(db: Db): Store {
     executions: new ExecutionStore(db),
     dispatchRequests: new DispatchRequestStore(db),
     workLocks: new WorkLockStore(db),
+    checkRuns: new CheckRunStore(db),
     write: <T>(fn: () => T): T => db.transaction(fn).immediate(),
     close: () => db.close(),
   };

@@ -1,5 +1,6 @@
 import { parseRepoConfig, type RepoConfigResult } from '../../src/config/repo-config.js';
 import {
+  type CheckRunWrite,
   parseClosingRefs,
   parseYokeRunTrailer,
   type CommentView,
@@ -322,5 +323,21 @@ export class FakeForge implements Forge {
   cancelled: number[] = [];
   async cancelWorkflowRun(_repo: RepoRef, id: number): Promise<void> {
     this.cancelled.push(id);
+  }
+
+  /** Check runs as GitHub would hold them, each with every write it received. */
+  checkRuns: { id: number; repo: string; headSha: string; current: CheckRunWrite; writes: CheckRunWrite[] }[] = [];
+
+  async createCheckRun(repo: RepoRef, headSha: string, check: CheckRunWrite): Promise<number> {
+    const id = this.nextId++;
+    this.checkRuns.push({ id, repo: repo.fullName, headSha, current: check, writes: [check] });
+    return id;
+  }
+
+  async updateCheckRun(_repo: RepoRef, id: number, check: CheckRunWrite): Promise<void> {
+    const c = this.checkRuns.find((r) => r.id === id);
+    if (!c) throw new Error(`no check run ${id}`);
+    c.current = check;
+    c.writes.push(check);
   }
 }

@@ -116,6 +116,7 @@ export function makeHarness(
     log: silentLog,
     policy: defaultPolicy(opts.policy),
     apiUrl: 'http://yoke.test',
+    webUrl: 'https://github.test',
     trustedMarkerLogins: [],
     newRunId: () => `run${++seq}`,
   });

@@ -123,6 +123,8 @@ beforeAll(async () => {
   await call('PATCH', `/repos/${DEMO_REPO}/issues/comments/${comment.id}`, { body: 'Any news? (edited)' });
   const pr = [...sandbox.repo.issues.values()].find((i) => i.pull)!;
   await call('GET', `/repos/${DEMO_REPO}/pulls/${pr.number}`);
+  // The yoke/lander check runs yoke wrote on the claim PR's head, as the PR's checks tab reads them.
+  await call('GET', `/repos/${DEMO_REPO}/commits/${pr.pull!.headSha}/check-runs`);
   await call('POST', `/repos/${DEMO_REPO}/pulls/${pr.number}/reviews`, { event: 'COMMENT', body: 'Looks tidy.' });
   await call('GET', `/repos/${DEMO_REPO}/contents/README.md`);
   // yoke reads a repository itself only when the installation's listing lacks its default branch.

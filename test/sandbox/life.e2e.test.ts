@@ -67,6 +67,14 @@ describe('the life of an issue (actions launcher)', () => {
     ]);
     expect(pr.pull).toMatchObject({ merged: true, headSha: accept!.headSha });
     expect(sandbox.runtime.store.repos.get(DEMO_REPO)!.consecutiveFailures).toBe(0);
+    // Each head shows its yoke/lander check in the forge: failure on the rejected head, success on the merged one,
+    // each linking to the lander's workflow run.
+    const checkOf = (sha: string) => sandbox.repo.checkRuns.filter((c) => c.headSha === sha && c.name === 'yoke/lander');
+    const wfOf = (runId: string) => sandbox.forge.runner.runs.find((w) => w.inputs.run_id === runId)!;
+    expect(checkOf(reject!.headSha!).map((c) => [c.status, c.conclusion, c.externalId, c.detailsUrl])).toEqual([
+      ['completed', 'failure', reject!.id, `${sandbox.forge.url}/${DEMO_REPO}/actions/runs/${wfOf(reject!.id).id}`],
+    ]);
+    expect(checkOf(accept!.headSha!).map((c) => [c.status, c.conclusion, c.externalId, c.title])).toEqual([['completed', 'success', accept!.id, `Accepted at ${accept!.headSha!.slice(0, 7)}`]]);
   });
 
   it('SP05 a cap of 2 is never exceeded over the whole demo: by the forge’s workflow runs and by the runs store', () => {

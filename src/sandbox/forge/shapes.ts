@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { components } from '@octokit/openapi-types';
 import { revParse } from '../git.js';
 import type { WorkflowRunRecord } from './actions-runner.js';
-import type { Comment, ForgeRepo, ForgeUser, Issue, Review } from './state.js';
+import type { CheckRun, Comment, ForgeRepo, ForgeUser, Issue, Review } from './state.js';
 
 // The JSON GitHub would answer with, built from the forge's state and typed
 // against GitHub's OpenAPI description (@octokit/openapi-types).
@@ -252,6 +252,27 @@ export class Shapes {
       // The fields the forge fills of it; the conformance test checks their names and types.
       repository: this.repoJson(r) as unknown as Schemas['minimal-repository'],
     } satisfies Partial<Schemas['workflow-run']>;
+  }
+
+  checkRunJson(r: ForgeRepo, c: CheckRun) {
+    return {
+      id: c.id,
+      node_id: `CR_${c.id}`,
+      head_sha: c.headSha,
+      external_id: c.externalId,
+      url: this.apiUrl(`/repos/${r.fullName}/check-runs/${c.id}`),
+      html_url: `${this.url}/${r.fullName}/runs/${c.id}`,
+      details_url: c.detailsUrl,
+      status: c.status,
+      conclusion: c.conclusion as Schemas['check-run']['conclusion'],
+      started_at: isoNow(c.startedAt),
+      completed_at: iso(c.completedAt),
+      output: { title: c.title, summary: c.summary, text: null, annotations_count: 0, annotations_url: this.apiUrl(`/repos/${r.fullName}/check-runs/${c.id}/annotations`) },
+      name: c.name,
+      check_suite: null,
+      app: null,
+      pull_requests: [],
+    } satisfies Partial<Schemas['check-run']>;
   }
 
   installationJson(id: number, owner: ForgeUser, app: { id: number; slug: string }, since: number) {

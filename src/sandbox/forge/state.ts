@@ -86,6 +86,24 @@ export interface ForgeRepo {
   reviews: Review[];
   labels: Map<string, Label>;
   createdAt: number;
+  checkRuns: CheckRun[];
+}
+
+/** A check run an app wrote on a commit, as it now stands. */
+export interface CheckRun {
+  id: number;
+  headSha: string;
+  name: string;
+  status: 'queued' | 'in_progress' | 'completed';
+  conclusion: string | null;
+  externalId: string | null;
+  detailsUrl: string | null;
+  title: string | null;
+  summary: string | null;
+  startedAt: number;
+  completedAt: number | null;
+  /** Every write it received, oldest first (the sandbox's checks show them). */
+  writes: number;
 }
 
 export interface Credential {
@@ -194,6 +212,7 @@ export class ForgeState {
       reviews: [],
       labels: new Map(),
       createdAt: this.now(),
+      checkRuns: [],
     };
     this.repos.set(r.fullName, repo);
     return repo;

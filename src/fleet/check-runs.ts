@@ -1,0 +1,138 @@
+import { makeRefusal } from '../codes.js';
+import type { CheckRunWrite, Forge } from '../forge/types.js';
+import type { Log } from '../log.js';
+import type { CheckRecord } from '../store/check-runs.js';
+import type { Run } from '../store/runs.js';
+import type { Store } from '../store/store.js';
+import { runUrl } from './links.js';
+import { repoRefOf } from './repo-state.js';
+
+// Each lander is a check run named yoke/lander on the head it validates, so
+// branch protection can require it: in progress while a lander runs (or will
+// run again), completed with the verdict yoke recorded, neutral when yoke
+// gives up on that head. The plan is a pure function of the store's lander
+// runs and what was last written; a check run is written only when that changes.
+
+export const CHECK_NAME = 'yoke/lander';
+
+/** Check runs of PRs with no lander activity for this long are left as they are. */
+const FOLLOW_MS = 14 * 86_400_000;
+
+export interface CheckPlanPolicy {
+  landerAttemptsPerHead: number;
+  webUrl: string;
+}
+
+export interface CheckAction {
+  repo: string;
+  prNumber: number;
+  headSha: string;
+  /** The existing check run to update; null: create one. */
+  checkRunId: number | null;
+  written: string;
+  check: CheckRunWrite;
+}
+
+const short = (sha: string) => sha.slice(0, 7);
+
+/** What the check run of one head should say, from the lander runs at that head (oldest first) and whether the PR has moved past it. */
+export function checkFor(runs: readonly Run[], superseded: boolean, policy: CheckPlanPolicy): { written: string; check: CheckRunWrite } {
+  const last = runs.at(-1)!;
+  const head = last.headSha!;
+  const base = { name: CHECK_NAME, externalId: last.id, detailsUrl: runUrl(policy.webUrl, last) };
+  const judged = [...runs].reverse().find((r) => r.verdict !== null);
+  if (judged) {
+    const accepted = judged.verdict === 'accept';
+    return {
+      written: `completed:${accepted ? 'success' : 'failure'}:${judged.id}`,
+      check: {
+        ...base,
+        externalId: judged.id,
+        detailsUrl: runUrl(policy.webUrl, judged),
+        status: 'completed',
+        conclusion: accepted ? 'success' : 'failure',
+        title: `${accepted ? 'Accepted' : 'Rejected'} at ${short(head)}`,
+        summary: `Lander run \`${judged.id}\` ${accepted ? 'accepted' : 'rejected'} this head.\n\n${judged.summary?.trim() || '_The lander gave no summary._'}`,
+      },
+    };
+  }
+  const live = runs.find((r) => r.status === 'live');
+  const attempts = runs.length;
+  if (!live && (superseded || attempts >= policy.landerAttemptsPerHead)) {
+    const why = superseded
+      ? { message: `The PR moved past ${short(head)} before a lander gave a verdict; yoke validates its newer head instead.`, recovery: 'Nothing to do here: see the check run on the newer head.' }
+      : makeRefusal('lander_attempts_used_up', { repo: last.repo, number: last.prNumber!, sha: head, attempts });
+    const outcomes = runs.map((r) => `- \`${r.id}\`: ${r.outcome ?? 'ended'}${r.outcomeReason ? ` (${r.outcomeReason})` : ''}`).join('\n');
+    return {
+      written: `completed:neutral:${last.id}`,
+      check: { ...base, status: 'completed', conclusion: 'neutral', title: `yoke gave up on ${short(head)}`, summary: `${why.message}\n\n${outcomes}\n\nTo recover: ${why.recovery}` },
+    };
+  }
+  const current = live ?? last;
+  // Written again once the workflow run is known, so the check links to it while it runs.
+  const link = runUrl(policy.webUrl, current);
+  return {
+    written: `in_progress::${current.id}${link ? ':linked' : ''}`,
+    check: {
+      ...base,
+      externalId: current.id,
+      detailsUrl: link,
+      status: 'in_progress',
+      conclusion: null,
+      title: `Validating ${short(head)}`,
+      summary: live
+        ? `Lander run \`${live.id}\` is validating this head (attempt ${attempts} of ${policy.landerAttemptsPerHead}).`
+        : `Lander run \`${last.id}\` ended without a verdict (${last.outcome ?? 'ended'}); yoke tries this head again (attempt ${attempts + 1} of ${policy.landerAttemptsPerHead}).`,
+    },
+  };
+}
+
+/** The check run writes the store says are owed: one per lander head whose check says something new. */
+export function planCheckRuns(landers: readonly Run[], records: readonly CheckRecord[], policy: CheckPlanPolicy): CheckAction[] {
+  const heads = new Map<string, Run[]>();
+  const latestHead = new Map<string, string>();
+  for (const run of [...landers].sort((a, b) => a.launchedAt - b.launchedAt)) {
+    if (run.kind !== 'lander' || run.prNumber === null || !run.headSha) continue;
+    const key = `${run.repo}#${run.prNumber}@${run.headSha}`;
+    heads.set(key, [...(heads.get(key) ?? []), run]);
+    latestHead.set(`${run.repo}#${run.prNumber}`, run.headSha);
+  }
+  const known = new Map(records.map((r) => [`${r.repo}#${r.prNumber}@${r.headSha}`, r]));
+  const out: CheckAction[] = [];
+  for (const [key, runs] of heads) {
+    const first = runs[0]!;
+    const superseded = latestHead.get(`${first.repo}#${first.prNumber}`) !== first.headSha;
+    const record = known.get(key);
+    // A head superseded before yoke ever wrote its check needs none.
+    if (!record && superseded) continue;
+    const { written, check } = checkFor(runs, superseded, policy);
+    if (record?.written === written) continue;
+    out.push({ repo: first.repo, prNumber: first.prNumber!, headSha: first.headSha!, checkRunId: record?.checkRunId ?? null, written, check });
+  }
+  return out;
+}
+
+export interface CheckDeps {
+  store: Store;
+  forge: Forge;
+  now: () => number;
+  log: Log;
+  policy: CheckPlanPolicy;
+}
+
+/** Writes the planned check runs; one that fails is planned again next time. */
+export async function syncLanderChecks(deps: CheckDeps): Promise<void> {
+  const { store, forge, log } = deps;
+  const landers = store.runs.listLanders(deps.now() - FOLLOW_MS);
+  for (const a of planCheckRuns(landers, store.checkRuns.list(), deps.policy)) {
+    const repo = repoRefOf(store, a.repo);
+    if (!repo) continue;
+    try {
+      const id = a.checkRunId ?? (await forge.createCheckRun(repo, a.headSha, a.check));
+      if (a.checkRunId !== null) await forge.updateCheckRun(repo, a.checkRunId, a.check);
+      store.checkRuns.record({ repo: a.repo, prNumber: a.prNumber, headSha: a.headSha, checkRunId: id, written: a.written }, deps.now());
+    } catch (err) {
+      log.warn({ repo: a.repo, pr: a.prNumber, head: a.headSha, err: String(err) }, 'could not write the yoke/lander check run; retried next pass');
+    }
+  }
+}

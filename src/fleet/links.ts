@@ -1,0 +1,25 @@
+import { parseActionsRef } from '../launcher/actions.js';
+import type { Run } from '../store/runs.js';
+
+// Where people read what yoke works on: GitHub's own pages (github.com, a
+// GitHub Enterprise host, or the sandbox's forge), under one web URL.
+
+export const repoUrl = (webUrl: string, repo: string): string => `${webUrl}/${repo}`;
+
+export const issueUrl = (webUrl: string, repo: string, n: number): string => `${webUrl}/${repo}/issues/${n}`;
+
+export const pullUrl = (webUrl: string, repo: string, n: number): string => `${webUrl}/${repo}/pull/${n}`;
+
+/** `issue#N` or `pr#N`, as a link to its page. */
+export function subjectUrl(webUrl: string, repo: string, subject: string): string | null {
+  const m = /^(issue|pr)#(\d+)$/.exec(subject);
+  if (!m) return null;
+  return m[1] === 'issue' ? issueUrl(webUrl, repo, Number(m[2])) : pullUrl(webUrl, repo, Number(m[2]));
+}
+
+/** The workflow run of a run launched on GitHub Actions, once yoke knows its id; null otherwise. */
+export function runUrl(webUrl: string, run: Pick<Run, 'repo' | 'launcher' | 'launcherRef'>): string | null {
+  if (run.launcher !== 'actions') return null;
+  const ref = parseActionsRef(run.launcherRef);
+  return ref?.id ? `${webUrl}/${run.repo}/actions/runs/${ref.id}` : null;
+}

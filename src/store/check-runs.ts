@@ -1,0 +1,44 @@
+import type { Db } from './db.js';
+
+// The yoke/lander check run of each claim PR head, and what yoke last wrote
+// to it, so a check run is written only when what it should say changes.
+
+export interface CheckRecord {
+  repo: string;
+  prNumber: number;
+  headSha: string;
+  checkRunId: number;
+  /** What yoke last wrote, as planned (e.g. `in_progress::run7`, `completed:success:run7`). */
+  written: string;
+}
+
+interface Row {
+  repo: string;
+  pr_number: number;
+  head_sha: string;
+  check_run_id: number;
+  written: string;
+}
+
+export class CheckRunStore {
+  constructor(private readonly db: Db) {}
+
+  list(): CheckRecord[] {
+    return (this.db.prepare('SELECT * FROM check_runs').all() as Row[]).map((r) => ({
+      repo: r.repo,
+      prNumber: r.pr_number,
+      headSha: r.head_sha,
+      checkRunId: r.check_run_id,
+      written: r.written,
+    }));
+  }
+
+  record(c: CheckRecord, at: number): void {
+    this.db
+      .prepare(
+        `INSERT INTO check_runs (repo, pr_number, head_sha, check_run_id, written, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (repo, pr_number, head_sha) DO UPDATE SET check_run_id = excluded.check_run_id, written = excluded.written, updated_at = excluded.updated_at`,
+      )
+      .run(c.repo, c.prNumber, c.headSha, c.checkRunId, c.written, at);
+  }
+}
