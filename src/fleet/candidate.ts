@@ -22,6 +22,8 @@ export interface Candidate {
   /** The open request (start/land) this launch consumes, if any. */
   requestId: number | null;
   why: string;
+  /** The issue's or PR's title, as the pass read it (shown as text, never as markup). */
+  title?: string;
 }
 
 export const issueSubject = (n: number): string => `issue#${n}`;
@@ -36,6 +38,8 @@ export interface Waiting {
   repo: string;
   stage: SpawnStage;
   subject: string | null;
+  /** The issue's or PR's title, as the pass read it, when it did. */
+  title?: string;
   reason: Refusal;
 }
 

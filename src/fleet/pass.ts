@@ -281,7 +281,9 @@ export async function spawnOnce(deps: PassDeps, trigger: PassTrigger, reaped: Re
   await postPendingVerdicts({ store, forge, now, log });
   await syncLanderChecks({ store, forge, now, log, policy: { landerAttemptsPerHead: deps.policy.landerAttemptsPerHead, webUrl: deps.webUrl } });
 
-  const passedOver = outcomes.flatMap((o) => (o.why ? [{ repo: o.candidate.repo, stage: o.candidate.stage, subject: o.candidate.subject, reason: o.why }] : []));
+  const passedOver = outcomes.flatMap((o): Waiting[] =>
+    o.why ? [{ repo: o.candidate.repo, stage: o.candidate.stage, subject: o.candidate.subject, ...(o.candidate.title !== undefined ? { title: o.candidate.title } : {}), reason: o.why }] : [],
+  );
   return {
     trigger,
     repos: gathered.repos.length,

@@ -31,7 +31,23 @@ const claimedIssue = (facts: RepoFacts, claim: ClaimView): number | null => {
 
 const live = (facts: RepoFacts, subject: string): boolean => facts.liveSubjects.has(subjectKey(facts.repo.fullName, subject));
 
-const waiting = (facts: RepoFacts, stage: SpawnStage, subject: string, reason: Waiting['reason']): Waiting => ({ repo: facts.repo.fullName, stage, subject, reason });
+/** The title the pass read for `issue#N` or `pr#N`. */
+function titleOf(facts: RepoFacts, subject: string): string | undefined {
+  const [kind, n] = subject.split('#') as [string, string];
+  const list = kind === 'pr' ? facts.view.pulls : facts.view.issues;
+  return list.find((x) => x.number === Number(n))?.title;
+}
+
+const waiting = (facts: RepoFacts, stage: SpawnStage, subject: string, reason: Waiting['reason']): Waiting => {
+  const title = titleOf(facts, subject);
+  return { repo: facts.repo.fullName, stage, subject, ...(title !== undefined ? { title } : {}), reason };
+};
+
+/** A candidate, with the title the pass read for its subject. */
+const titled = (facts: RepoFacts, c: Candidate): Candidate => {
+  const title = titleOf(facts, c.subject);
+  return title !== undefined ? { ...c, title } : c;
+};
 
 export type LanderDecision = { launch: true; requestId: number | null } | { launch: false; why: Waiting['reason'] | null };
 
@@ -76,7 +92,7 @@ export function decideLanders(facts: RepoFacts, attemptsPerHead: number): Decide
       why: requestId ? 'land requested' : 'claim PR has no verdict at its head',
     });
   }
-  return { candidates: out, waiting: passed };
+  return { candidates: out.map((c) => titled(facts, c)), waiting: passed };
 }
 
 export type FixDecision = 'launch' | 'no' | 'in_flight' | 'exhausted';
@@ -118,7 +134,7 @@ export function decideFixes(facts: RepoFacts): Decided {
       requestId: null,
       why: 'lander rejected the claim PR at its head',
     }));
-  return { candidates, waiting: passed };
+  return { candidates: candidates.map((c) => titled(facts, c)), waiting: passed };
 }
 
 /** An open PR already claims the issue (closing keyword on a claim PR, or a trailer naming one of its runs). */
@@ -193,7 +209,7 @@ export function decideNewWork(facts: RepoFacts): Decided {
     if (decision === true) out.push(make(issue.number, 'afk_auto', null, `labelled ${facts.config.afk_label}`));
     else if (decision !== 'no') passed.push(waiting(facts, 'new_work', issueSubject(issue.number), decision));
   }
-  return { candidates: out, waiting: passed };
+  return { candidates: out.map((c) => titled(facts, c)), waiting: passed };
 }
 
 async function collectCandidates(

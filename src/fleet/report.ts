@@ -43,12 +43,13 @@ export interface WaitingItem {
   repo: string;
   stage: string;
   subject: string | null;
+  title: string | null;
   code: Code;
   message: string;
   recovery: string;
 }
 
-export const waitingItem = (w: Waiting): WaitingItem => ({ repo: w.repo, stage: w.stage, subject: w.subject, code: w.reason.code, message: w.reason.message, recovery: w.reason.recovery });
+export const waitingItem = (w: Waiting): WaitingItem => ({ repo: w.repo, stage: w.stage, subject: w.subject, title: w.title ?? null, code: w.reason.code, message: w.reason.message, recovery: w.reason.recovery });
 
 export type PublicRun = Omit<Run, 'secretHash'>;
 

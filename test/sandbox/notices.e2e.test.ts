@@ -111,7 +111,7 @@ describe('notices and close-out over real HTTP', () => {
       const issue = sandbox.repo.issues.get(n)!;
       expect([n, issue.state, issue.stateReason, issue.labels.includes('yoke:delivered'), issue.labels.includes('yoke:delivery-owed'), delivered(n).length]).toEqual([n, 'closed', 'completed', true, false, 1]);
     }
-    expect(delivered(1)[0]!.body).toBe(`@demo-agent DEMO-1 is delivered: deployment run \`${run.id}\` accepted it at stage \`staging-qa\` on \`${run.commit}\`. Issue #1 is closed as completed and labelled \`yoke:delivered\`.`);
+    expect(delivered(1)[0]!.body).toBe(`@demo-agent DEMO-1 is delivered: deployment run \`${run.id}\` accepted it at stage \`staging-qa\` on \`${run.commit}\`. Issue #1 is closed as completed and labelled \`yoke:delivered\`.\n\n_Spend on #1 so far: $0.42 over 1 run (18000 input and 2400 output tokens)._`);
   });
 });
 
