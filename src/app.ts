@@ -137,6 +137,8 @@ function wire(app: Probot, addHandler: (handler: ReturnType<typeof createApiHand
       apiTokens: settings.apiTokens,
       oidc,
       audience: settings.publicUrl,
+      webUrl: settings.webUrl,
+      dashboardRefreshMs: settings.dashboardRefreshMs,
       dispatch: { responseLimitMs: settings.responseLimitMs, hostedCapMs: settings.hostedCapMs },
     }),
   );

@@ -69,6 +69,7 @@ export const OperatorEnv = z.object({
   YOKE_OIDC_JWKS_URL: z.url().optional(),
   YOKE_TRUSTED_MARKER_LOGINS: commaList.default([]),
   YOKE_BOT_LOGIN: z.string().optional(),
+  YOKE_DASHBOARD_REFRESH_SECONDS: positiveInt('YOKE_DASHBOARD_REFRESH_SECONDS').default(10),
   YOKE_DAILY_USD: z.coerce
     .number({ message: 'YOKE_DAILY_USD must be a number of US dollars, e.g. 100' })
     .positive('YOKE_DAILY_USD must be a positive number of US dollars, e.g. 100')
@@ -114,6 +115,8 @@ export interface OperatorSettings {
   dailyUsd: number | null;
   /** Where people read GitHub: links to issues, PRs and workflow runs start here. */
   webUrl: string;
+  /** How often an open dashboard page fetches itself again. */
+  dashboardRefreshMs: number;
 }
 
 export type EnvResult = { ok: true; settings: OperatorSettings } | { ok: false; problems: string[] };
@@ -165,6 +168,7 @@ export function parseOperatorEnv(env: Record<string, string | undefined>): EnvRe
       trustedMarkerLogins: e.YOKE_TRUSTED_MARKER_LOGINS.map((l) => l.toLowerCase()),
       botLogin: e.YOKE_BOT_LOGIN,
       dailyUsd: e.YOKE_DAILY_USD ?? null,
+      dashboardRefreshMs: e.YOKE_DASHBOARD_REFRESH_SECONDS * 1000,
       webUrl: e.GHE_HOST ? `${e.GHE_PROTOCOL}://${e.GHE_HOST}` : 'https://github.com',
     },
   };

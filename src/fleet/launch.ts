@@ -58,6 +58,7 @@ export function recordLaunch(
       secretHash: secret ? hashSecret(secret) : null,
       capAtLaunch: cap,
       liveAtLaunch: fresh + 1,
+      title: c.title ?? null,
     });
     if (c.requestId !== null) deps.store.requests.consume(c.requestId, runId);
     return { kind: 'recorded' as const, runId, secret, deadline, liveAfter: fresh + 1 };

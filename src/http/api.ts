@@ -8,8 +8,10 @@ import { buildFleetReport, publicRun } from '../fleet/report.js';
 import { reportRunResult } from '../fleet/run-report.js';
 import type { OidcVerifier } from './oidc.js';
 import { handleDeliveryRoute } from './api-delivery.js';
-import { renderDashboard, renderSignIn } from './dashboard.js';
+import { DASHBOARD_SCRIPT, renderDashboard, renderDashboardMain, renderSignIn, type DashboardPage } from './dashboard.js';
+import { buildDashboardData, parseSpan } from './dashboard-data.js';
 import { Sessions, isOperatorToken } from './session.js';
+import { esc } from './dashboard-parts.js';
 
 // yoke's HTTP API under /yoke/api, served as a plain node:http handler
 // (Probot 14's addHandler). Errors are {"error":{code,message,recovery}}.
@@ -28,6 +30,10 @@ export interface ApiOptions {
   audience: string;
   /** How long a dashboard sign-in lasts. */
   sessionTtlMs?: number;
+  /** Where people read GitHub: the dashboard links there. */
+  webUrl?: string;
+  /** How often an open dashboard fetches itself again. */
+  dashboardRefreshMs?: number;
   /** DX08: the response limit and the hosted cap, and how to wait (injected in tests). */
   dispatch?: { responseLimitMs: number; hostedCapMs: number; sleep?: (ms: number) => Promise<void> };
 }
@@ -78,10 +84,21 @@ function bearerOf(req: IncomingMessage): string | null {
   return m ? m[1]!.trim() : null;
 }
 
+/** The dashboard runs only its own script, loads nothing from elsewhere, and cannot be framed. */
+const PAGE_POLICY =
+  "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
 function html(res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}): true {
-  res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...NO_REFERRER, ...headers });
+  res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'content-security-policy': PAGE_POLICY, ...NO_REFERRER, ...headers });
   res.end(body);
   return true;
+}
+
+/** `/yoke` and `/yoke/dashboard` are the fleet; `/yoke/repos/owner/name` one repository. */
+function dashboardPage(path: string): DashboardPage | null {
+  if (path === '/yoke' || path === '/yoke/dashboard') return { kind: 'fleet' };
+  const m = /^\/yoke\/repos\/([\w.-]+\/[\w.-]+)$/.exec(path);
+  return m ? { kind: 'repo', repo: m[1]! } : null;
 }
 
 export function createApiHandler(opts: ApiOptions) {
@@ -94,10 +111,20 @@ export function createApiHandler(opts: ApiOptions) {
     if (path !== '/yoke' && !path.startsWith('/yoke/')) return false;
     const method = req.method ?? 'GET';
     try {
-      if (path === '/yoke' || path === '/yoke/dashboard') {
+      const page = method === 'GET' ? dashboardPage(path) : null;
+      if (page) {
         // A token in the URL is never accepted: it would sit in logs and histories.
         if (!sessions.valid(req) && !isOperatorToken(bearerOf(req), opts.apiTokens)) return html(res, 401, renderSignIn(null));
-        return html(res, 200, renderDashboard(report()));
+        const data = buildDashboardData(fleet, opts.lastPass(), { webUrl: opts.webUrl ?? 'https://github.com', refreshMs: opts.dashboardRefreshMs ?? 10_000, span: parseSpan(url.searchParams.get('span')) });
+        if (page.kind === 'repo' && !data.report.repos.some((r) => r.repo === page.repo)) {
+          return html(res, 404, `<!doctype html><meta charset="utf-8"><title>yoke: not found</title><p>yoke has not seen a repository named ${esc(page.repo)}. <a href="/yoke">Back to the fleet</a></p>`);
+        }
+        return html(res, 200, url.searchParams.get('part') === 'main' ? renderDashboardMain(data, page) : renderDashboard(data, page));
+      }
+      if (path === '/yoke/dashboard.js' && method === 'GET') {
+        res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache', ...NO_REFERRER });
+        res.end(DASHBOARD_SCRIPT);
+        return true;
       }
       if (path === '/yoke/session' && method === 'POST') {
         const token = new URLSearchParams(await readText(req)).get('token');

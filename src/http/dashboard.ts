@@ -1,56 +1,100 @@
-import type { FleetReport } from '../fleet/report.js';
+import { repoUrl } from '../fleet/links.js';
+import { TIMELINE_SPANS, type DashboardData, type TimelineSpan } from './dashboard-data.js';
+import { esc, time, renderDeployments, renderRuns, renderSpend, renderTimeline, renderWaiting, repoLink } from './dashboard-parts.js';
 
-const esc = (s: unknown): string =>
-  String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+// The web dashboard, rendered on the server: the fleet page and one page per
+// repository. The page fetches its own <main> again every few seconds
+// (DASHBOARD_SCRIPT, served from /yoke/dashboard.js) so it stays current
+// without a reload; everything else is plain HTML.
 
-const time = (ms: number | null): string => (ms ? new Date(ms).toISOString().replace('T', ' ').slice(0, 19) : '');
+/** Which page: the whole fleet, or one repository. */
+export type DashboardPage = { kind: 'fleet' } | { kind: 'repo'; repo: string };
 
-/** The read-only dashboard: one server-rendered page of the fleet report. */
-export function renderDashboard(r: FleetReport): string {
-  const repos = r.repos
+const STYLE = `
+body{font:14px system-ui,sans-serif;margin:0;color:#1f2328;background:#f6f8fa}
+header{display:flex;gap:1rem;align-items:center;padding:.6rem 1.5rem;background:#24292f;color:#fff}
+header a{color:#fff}header h1{font-size:1.1rem;margin:0}header form{margin-left:auto}
+main{padding:1rem 1.5rem}section{background:#fff;border:1px solid #d0d7de;border-radius:6px;padding:.5rem 1rem;margin-bottom:1rem}
+h2{font-size:1rem}table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #eaeef2;padding:.3rem .5rem;text-align:left;vertical-align:top}
+.title{color:#57606a}code{font-size:12px}.flag{color:#a40e26}tr.paused td{background:#fff1f0}tr.disabled td{background:#fffbe6}
+svg#timeline{width:100%;height:auto}svg text{font-size:11px;fill:#57606a}.lane{fill:#f6f8fa}.over-cap .lane{fill:#ffebe9}.over-cap text{fill:#a40e26}
+.bar{stroke:#fff;stroke-width:1}.bar.other{opacity:.25}.kind-afk_auto{fill:#2da44e;background:#2da44e}.kind-afk_manual{fill:#1a7f37;background:#1a7f37}
+.kind-fix{fill:#bf8700;background:#bf8700}.kind-lander{fill:#0969da;background:#0969da}
+.bar.state-failure,.bar.state-timeout{stroke:#cf222e;stroke-width:3}.bar.state-cancelled{opacity:.5}.bar.state-live{stroke:#24292f;stroke-dasharray:4 2;stroke-width:2}
+.key{display:inline-block;width:.8rem;height:.8rem;margin:0 .2rem 0 .6rem;vertical-align:middle;border:2px solid transparent}
+.key.state-live{border:2px dashed #24292f}.key.state-failure,.key.state-timeout{border-color:#cf222e}.key.state-cancelled{opacity:.5;background:#8c959f}
+.stages{display:flex;gap:.5rem;list-style:none;padding:0}.stage{padding:.2rem .5rem;border-radius:4px;background:#eaeef2}.stage.current{outline:2px solid #0969da}
+.stage.state-succeeded,.stage.state-settled{background:#dafbe1}.stage.state-failed{background:#ffebe9}.removed{text-decoration:line-through}`;
+
+function repoRows(d: DashboardData, only: string | null): string {
+  const rows = d.report.repos
+    .filter((r) => !only || r.repo === only)
     .map(
-      (repo) => `<tr class="${repo.paused ? 'paused' : repo.disabledReason ? 'disabled' : ''}">
-  <td>${esc(repo.repo)}</td><td>${repo.cap}</td><td>${repo.autoLoop === null ? 'default' : repo.autoLoop ? 'on' : 'off'}</td>
-  <td>${repo.consecutiveFailures}</td><td>${repo.paused ? 'paused' : repo.disabledReason ? `disabled: ${esc(repo.disabledReason)}` : 'ok'}</td>
-  <td>${repo.live.map((l) => `${esc(l.kind)} ${esc(l.subject)}`).join('<br>')}</td><td>${esc(repo.recovery ?? '')}</td></tr>`,
+      (r) => `<tr class="${r.paused ? 'paused' : r.disabledReason ? 'disabled' : ''}"><td>${repoLink(r.repo)}</td><td>${r.cap}</td><td>${r.autoLoop === null ? 'default' : r.autoLoop ? 'on' : 'off'}</td>
+<td>${r.consecutiveFailures}</td><td>${r.paused ? 'paused' : r.disabledReason ? `disabled: ${esc(r.disabledReason)}` : 'ok'}</td><td>${r.live.length}</td><td>${esc(r.recovery ?? '')}</td></tr>`,
     )
     .join('\n');
-  const runs = r.recentRuns
-    .map(
-      (run) => `<tr><td><code>${esc(run.id)}</code></td><td>${esc(run.repo)}</td><td>${esc(run.kind)}</td><td>${esc(run.subject)}</td>
-  <td>${esc(run.status)}</td><td>${esc(run.outcome ?? '')}${run.verdict ? ` (${esc(run.verdict)})` : ''}</td><td>${time(run.launchedAt)}</td><td>${time(run.endedAt)}</td><td>${esc(run.outcomeReason ?? '')}</td></tr>`,
-    )
-    .join('\n');
-  // QA23: every active deployment run's waits with their commands; a flagged wait is one nobody is minding.
-  const deliveries = r.deliveries
-    .map(
-      (d) => `<tr><td><code>${esc(d.id)}</code></td><td>${esc(d.repo)}</td><td>${esc(d.stage ?? '')}</td><td>${d.driver ? `${esc(d.driver.id)}${d.driver.live ? '' : ' (lease lapsed)'}` : 'none'}</td>
-  <td>${d.waits.map((w) => `${esc(w.detail)} · notice ${esc(w.notice)}<br><code>${esc(w.command)}</code>`).join('<br>')}</td>
-  <td class="flag">${d.flags.map((f) => `${esc(f.message)}<br>${esc(f.recovery)}`).join('<br>')}</td></tr>`,
-    )
-    .join('\n');
+  return `<table class="repos"><tr><th>repo</th><th>cap</th><th>auto loop</th><th>failures</th><th>state</th><th>live</th><th>to recover</th></tr>\n${rows || '<tr><td colspan="7">No repository has been seen yet.</td></tr>'}</table>`;
+}
+
+const spanLinks = (current: TimelineSpan): string =>
+  (Object.keys(TIMELINE_SPANS) as TimelineSpan[]).map((s) => (s === current ? `<b>${s}</b>` : `<a href="?span=${s}">${s}</a>`)).join(' · ');
+
+/** The part of the page that updates itself: everything under <main>. */
+export function renderDashboardMain(d: DashboardData, page: DashboardPage): string {
+  const only = page.kind === 'repo' ? page.repo : null;
+  const mine = <T extends { repo: string }>(xs: readonly T[]) => (only ? xs.filter((x) => x.repo === only) : xs);
+  const r = d.report;
+  const today = r.generatedAt.slice(0, 10);
+  const spentToday = mine(r.spend).filter((s) => s.day === today).reduce((a, s) => a + s.usd, 0);
+  const flags = [...mine(r.deliveries).flatMap((x) => x.flags), ...(r.lastPass?.authFailures ?? [])]
+    .map((f) => `<li class="flag">${esc('message' in f ? f.message : f.detail)}<br>${esc(f.recovery)}</li>`)
+    .join('');
+  const heading = only ? `<h2>${esc(only)} <small><a href="${esc(repoUrl(d.webUrl, only))}">on GitHub</a></small></h2>` : '';
+  return `${heading}<p id="summary">${r.liveCount} live run(s) of a global cap of ${r.globalCap} · spent today (UTC): $${spentToday.toFixed(2)} · as of ${esc(r.generatedAt)}</p>
+${flags ? `<ul class="flags">${flags}</ul>` : ''}
+<section><h2>Runs against the cap since ${esc(time(d.timeline.from).slice(11))}${d.span === 'fit' ? '' : ` (last ${esc(d.span)})`} <small class="spans">${spanLinks(d.span)}</small></h2>${renderTimeline(d.timeline, d.webUrl, only)}</section>
+<section id="waiting"><h2>Waiting, in the order the next pass takes it</h2>${renderWaiting(mine(r.lastPass?.waiting ?? []), d.webUrl)}</section>
+<section id="repos"><h2>Repositories</h2>${repoRows(d, only)}</section>
+<section id="deployments"><h2>Deployment runs</h2>${renderDeployments(mine(d.deployments), d.webUrl)}</section>
+<section id="runs"><h2>Recent runs</h2>${renderRuns(mine(r.recentRuns), d.webUrl)}</section>
+<section id="spend"><h2>Spend</h2>${renderSpend(mine(r.spend))}</section>`;
+}
+
+export function renderDashboard(d: DashboardData, page: DashboardPage): string {
+  const title = page.kind === 'repo' ? `yoke: ${page.repo}` : 'yoke fleet';
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>yoke fleet</title>
-<meta http-equiv="refresh" content="15">
-<style>
-body{font:14px system-ui,sans-serif;margin:2rem;color:#222}
-table{border-collapse:collapse;margin-bottom:2rem}td,th{border:1px solid #ccc;padding:.3rem .6rem;text-align:left;vertical-align:top}
-tr.paused td{background:#fff1f0}td.flag{color:#a00}tr.disabled td{background:#fffbe6}
-</style></head><body>
-<h1>yoke fleet</h1>
-<form method="post" action="/yoke/session/end"><button>Sign out</button></form>
-<p>${r.liveCount} live run(s); global cap ${r.globalCap}; as of ${esc(r.generatedAt)}</p>
-<h2>Repositories</h2>
-<table><tr><th>repo</th><th>cap</th><th>auto loop</th><th>failures</th><th>state</th><th>live</th><th>to recover</th></tr>
-${repos || '<tr><td colspan="7">No repository has been seen yet.</td></tr>'}</table>
-<h2>Deployment runs</h2>
-<table><tr><th>run</th><th>repo</th><th>stage</th><th>driver</th><th>waiting on</th><th>unattended</th></tr>
-${deliveries || '<tr><td colspan="6">No deployment run is active.</td></tr>'}</table>
-<h2>Recent runs</h2>
-<table><tr><th>run</th><th>repo</th><th>kind</th><th>subject</th><th>status</th><th>outcome</th><th>launched</th><th>ended</th><th>reason</th></tr>
-${runs || '<tr><td colspan="9">No runs yet.</td></tr>'}</table>
+<html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title><meta name="viewport" content="width=device-width, initial-scale=1">
+<style>${STYLE}</style></head><body>
+<header><h1><a href="/yoke">yoke fleet</a></h1>${page.kind === 'repo' ? `<span>${esc(page.repo)}</span>` : ''}
+<form method="post" action="/yoke/session/end"><button>Sign out</button></form></header>
+<main id="main" data-refresh-ms="${d.refreshMs}">${renderDashboardMain(d, page)}</main>
+<script src="/yoke/dashboard.js" defer></script>
 </body></html>`;
 }
+
+/** The page's only script: fetch <main> again and swap it in; a lapsed session reloads into the sign-in form. */
+export const DASHBOARD_SCRIPT = `'use strict';
+(() => {
+  const main = document.getElementById('main');
+  const every = Number(main.dataset.refreshMs) || 10000;
+  const refresh = async () => {
+    try {
+      const query = new URLSearchParams(location.search);
+      query.set('part', 'main');
+      const res = await fetch(location.pathname + '?' + query, { credentials: 'same-origin', cache: 'no-store' });
+      if (res.status === 401) return location.reload();
+      if (res.ok) {
+        main.innerHTML = await res.text();
+        document.body.dataset.refreshedAt = String(Date.now());
+      }
+    } catch {
+      // Offline for a moment: the next tick tries again.
+    }
+  };
+  setInterval(refresh, every);
+})();
+`;
 
 /** The sign-in form: the operator token goes in a POST body, never in the URL. */
 export function renderSignIn(problem: string | null): string {

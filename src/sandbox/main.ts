@@ -39,7 +39,7 @@ process.on('SIGINT', () => void stopAll(130));
 await sandbox.start();
 if (opts.deliver) await attachDemoPlans(sandbox);
 console.log(`forge:  ${sandbox.forge.url} (GitHub API at ${sandbox.forge.url}/api/v3, repository ${DEMO_REPO})`);
-console.log(`yoke:   ${sandbox.yokeUrl} (dashboard ${sandbox.yokeUrl}/yoke; sign in with the operator token ${sandbox.apiToken})`);
+console.log(`yoke:   ${sandbox.yokeUrl} (dashboard ${sandbox.dashboardUrl}; sign in with the operator token ${sandbox.apiToken})`);
 console.log(`launcher: ${opts.launcher}; cap 2; five issues labelled yoke:afk\n`);
 
 let seen = 0;
@@ -98,6 +98,7 @@ if (merged < rows.length || (opts.deliver && delivered < rows.length)) exitCode 
 
 if (opts.keepRunning) {
   console.log(`\nStill running (Ctrl-C to stop). Maintainer token for the forge: ${sandbox.maintainerToken}`);
+  console.log(`Dashboard: ${sandbox.dashboardUrl} (sign in with the operator token ${sandbox.apiToken})`);
 } else {
   await stopAll(exitCode);
 }

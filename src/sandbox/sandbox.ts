@@ -78,6 +78,11 @@ export class Sandbox {
   runtime!: YokeRuntime;
   readonly dataDir: string;
   readonly apiToken = 'sandbox-operator-token-0123456789abcdef';
+
+  /** The web dashboard, where `--keep-running` sends people (sign in with apiToken). */
+  get dashboardUrl(): string {
+    return `${this.yokeUrl}/yoke`;
+  }
   maintainerToken = '';
   private agentToken = '';
   private yokePort = 0;
@@ -150,6 +155,7 @@ export class Sandbox {
       YOKE_REAPER_SECONDS: String(this.opts.reaperSeconds ?? 1),
       YOKE_PUBLIC_URL: this.yokeUrl,
       YOKE_API_TOKENS: this.apiToken,
+      YOKE_DASHBOARD_REFRESH_SECONDS: '1',
       YOKE_OIDC_ISSUER: `${this.forge.url}/_actions/oidc`,
       YOKE_LAUNCHER: this.opts.launcher,
       // The embedded forge has no secondary rate limits to respect.

@@ -11,6 +11,8 @@ ALTER TABLE runs ADD COLUMN reported_at INTEGER;
 ALTER TABLE runs ADD COLUMN cost_usd REAL;
 ALTER TABLE runs ADD COLUMN input_tokens INTEGER;
 ALTER TABLE runs ADD COLUMN output_tokens INTEGER;
+-- The title of the issue or PR a run works on, as the pass read it when it launched the run.
+ALTER TABLE runs ADD COLUMN title TEXT;
 CREATE INDEX runs_spend ON runs (repo, reported_at) WHERE cost_usd IS NOT NULL;
 
 -- The yoke/lander check run of each claim PR head, and what yoke last wrote to it.

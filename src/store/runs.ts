@@ -59,6 +59,8 @@ export interface Run {
   liveAtLaunch: number;
   reportedAt: number | null;
   cost: RunCost | null;
+  /** The issue's or PR's title when the run launched (text from outside: shown escaped). */
+  title: string | null;
 }
 
 export type NewRun = Pick<
@@ -77,7 +79,7 @@ export type NewRun = Pick<
   | 'secretHash'
   | 'capAtLaunch'
   | 'liveAtLaunch'
->;
+> & { title?: string | null };
 
 interface RunRow {
   id: string;
@@ -106,6 +108,7 @@ interface RunRow {
   cost_usd: number | null;
   input_tokens: number | null;
   output_tokens: number | null;
+  title: string | null;
 }
 
 function toRun(r: RunRow): Run {
@@ -134,6 +137,7 @@ function toRun(r: RunRow): Run {
     liveAtLaunch: r.live_at_launch,
     reportedAt: r.reported_at,
     cost: r.cost_usd === null ? null : { usd: r.cost_usd, inputTokens: r.input_tokens ?? 0, outputTokens: r.output_tokens ?? 0 },
+    title: r.title,
   };
 }
 
@@ -164,6 +168,15 @@ export class RunStore {
     return (this.db.prepare('SELECT * FROM runs WHERE repo = ? ORDER BY launched_at, id').all(repo) as RunRow[]).map(toRun);
   }
 
+  /** Runs live now, or launched or ended at or after `since` (a timeline's window), oldest launch first. */
+  listSince(since: number): Run[] {
+    return (
+      this.db
+        .prepare("SELECT * FROM runs WHERE status = 'live' OR launched_at >= ? OR ended_at >= ? ORDER BY launched_at, id")
+        .all(since, since) as RunRow[]
+    ).map(toRun);
+  }
+
   listAll(limit = 1000): Run[] {
     return (this.db.prepare('SELECT * FROM runs ORDER BY launched_at DESC, id LIMIT ?').all(limit) as RunRow[]).map(toRun);
   }
@@ -172,11 +185,11 @@ export class RunStore {
     this.db
       .prepare(
         `INSERT INTO runs (id, repo, kind, subject, issue_number, pr_number, head_sha, status, launched_at,
-           budget_deadline, launcher, launcher_ref, secret_hash, cap_at_launch, live_at_launch)
+           budget_deadline, launcher, launcher_ref, secret_hash, cap_at_launch, live_at_launch, title)
          VALUES (@id, @repo, @kind, @subject, @issueNumber, @prNumber, @headSha, 'live', @launchedAt,
-           @budgetDeadline, @launcher, @launcherRef, @secretHash, @capAtLaunch, @liveAtLaunch)`,
+           @budgetDeadline, @launcher, @launcherRef, @secretHash, @capAtLaunch, @liveAtLaunch, @title)`,
       )
-      .run(run);
+      .run({ ...run, title: run.title ?? null });
   }
 
   setLauncherRef(id: string, ref: string): void {

@@ -285,9 +285,20 @@ describe('operator routes', () => {
     const pageRes = await fetch(`${base}/yoke`, { headers: { cookie: cookie.split(';')[0]! } });
     expect([pageRes.status, pageRes.headers.get('referrer-policy')]).toEqual([200, 'no-referrer']);
     const page = await pageRes.text();
-    expect(page).toContain('<h1>yoke fleet</h1>');
-    expect(page).toContain('afk_auto issue#1');
+    expect(page).toContain('<title>yoke fleet</title>');
+    expect(page).toContain('<td>afk_auto</td><td><a href="https://github.com/acme/api/issues/1">issue#1</a></td>');
     expect(page).not.toContain(TOKEN);
+    // Its only script is its own; nothing else may run.
+    expect(pageRes.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(page).toContain('<script src="/yoke/dashboard.js" defer></script>');
+    expect((await fetch(`${base}/yoke/dashboard.js`)).headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    // The part the page fetches to stay current, and a repository's own page, both need the session.
+    const part = await fetch(`${base}/yoke?part=main`, { headers: { cookie: cookie.split(';')[0]! } });
+    expect((await part.text()).startsWith('<p id="summary">1 live run(s)')).toBe(true);
+    expect((await fetch(`${base}/yoke?part=main`)).status).toBe(401);
+    const repoPage = await fetch(`${base}/yoke/repos/acme/api`, { headers: { cookie: cookie.split(';')[0]! } });
+    expect([repoPage.status, (await repoPage.text()).includes('<title>yoke: acme/api</title>')]).toEqual([200, true]);
+    expect((await fetch(`${base}/yoke/repos/acme/nope`, { headers: { cookie: cookie.split(';')[0]! } })).status).toBe(404);
     // Signing out ends the session.
     await fetch(`${base}/yoke/session/end`, { method: 'POST', headers: { cookie: cookie.split(';')[0]! }, redirect: 'manual' });
     expect((await fetch(`${base}/yoke`, { headers: { cookie: cookie.split(';')[0]! } })).status).toBe(401);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { handleComment } from '../../src/commands/handle.js';
 import { buildFleetReport, formatFleetReport } from '../../src/fleet/report.js';
+import { buildDashboardData } from '../../src/http/dashboard-data.js';
 import { renderDashboard } from '../../src/http/dashboard.js';
 import { createDeploymentRun } from '../../src/qa/deployment-runs.js';
 import { dispatchStage } from '../../src/qa/dispatch.js';
@@ -142,7 +143,7 @@ describe('notices', () => {
     // The same flag in the CLI's report and on the dashboard.
     const text = formatFleetReport(buildFleetReport(h.fleet, null));
     expect(text).toContain(`! ${report().flags[0]!.message}\n    to recover: ${report().flags[0]!.recovery}`);
-    const page = renderDashboard(buildFleetReport(h.fleet, null));
+    const page = renderDashboard(buildDashboardData(h.fleet, null, { webUrl: 'https://github.com', refreshMs: 10_000 }), { kind: 'fleet' });
     expect(page).toContain('<h2>Deployment runs</h2>');
     expect(page).toContain(`<code>yoke qa plan run --deployment-run-id ${h.run} --stage qa --plan smoke</code>`);
     expect(page).toContain('Approve PR #101 as a reviewer other than @agent and @alice.');

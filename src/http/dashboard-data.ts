@@ -1,0 +1,87 @@
+import type { FleetContext } from '../fleet/context.js';
+import type { PassReport } from '../fleet/pass.js';
+import { buildFleetReport, type FleetReport } from '../fleet/report.js';
+import type { Run } from '../store/runs.js';
+import { layoutTimeline, type Timeline } from './timeline.js';
+
+// What the web dashboard shows, read from the store and the last pass in one
+// go: the fleet report, a day of runs on the timeline, deployment runs with
+// their stages, members and waits. Rendering (dashboard.ts) only formats it.
+
+export const TIMELINE_MS = 24 * 3600_000;
+
+/** The spans the timeline can show. `fit`, the default, is the last 24 hours from its first run on, so short runs stay visible. */
+export const TIMELINE_SPANS = { fit: TIMELINE_MS, '24h': TIMELINE_MS, '6h': 6 * 3600_000, '1h': 3600_000, '10m': 600_000 } as const;
+export type TimelineSpan = keyof typeof TIMELINE_SPANS;
+
+export const parseSpan = (s: string | null): TimelineSpan => (s && s in TIMELINE_SPANS ? (s as TimelineSpan) : 'fit');
+
+/** Where the timeline starts: the span back from now, or for `fit` just before the day's first run. */
+function spanStart(span: TimelineSpan, runs: readonly Run[], now: number): number {
+  const from = now - TIMELINE_SPANS[span];
+  if (span !== 'fit') return from;
+  const first = Math.min(...runs.map((r) => Math.max(r.launchedAt, from)), now - 60_000);
+  return Math.max(from, first - Math.max(1_000, (now - first) * 0.02));
+}
+
+export interface DeploymentCard {
+  id: string;
+  repo: string;
+  commit: string;
+  status: string;
+  trackingIssue: number | null;
+  stages: { name: string; kind: string; state: string; current: boolean }[];
+  members: { issue: number; pr: number; removed: boolean }[];
+  waits: { subject: string; detail: string; command: string; notice: string }[];
+}
+
+export interface DashboardData {
+  report: FleetReport;
+  webUrl: string;
+  timeline: Timeline;
+  span: TimelineSpan;
+  /** Runs of the window with what they cost, by id (for links and spend). */
+  runs: ReadonlyMap<string, Run>;
+  deployments: DeploymentCard[];
+  /** How often the page fetches itself again. */
+  refreshMs: number;
+}
+
+export function buildDashboardData(ctx: Pick<FleetContext, 'store' | 'policy' | 'clock'>, last: PassReport | null, opts: { webUrl: string; refreshMs: number; span?: TimelineSpan }): DashboardData {
+  const { store, policy, clock } = ctx;
+  const now = clock.now();
+  const report = buildFleetReport(ctx, last);
+  const windowRuns = store.runs.listSince(now - TIMELINE_MS);
+  const cap = Math.max(policy.globalCap, ...Object.values(policy.repoCaps));
+  const waitsOf = new Map(report.deliveries.map((d) => [d.id, d.waits]));
+  const deployments = store.deployments
+    .list()
+    .filter((r) => r.status === 'active' || r.updatedAt >= now - TIMELINE_MS)
+    .map((run): DeploymentCard => {
+      const records = new Map(store.deployments.stages(run.id).map((s) => [s.stage, s]));
+      return {
+        id: run.id,
+        repo: run.repo,
+        commit: run.commit,
+        status: run.status,
+        trackingIssue: run.trackingIssue,
+        stages: run.settings.stages.map((s, i) => ({
+          name: s.name,
+          kind: s.kind,
+          state: records.get(s.name)?.state ?? 'pending',
+          current: run.status === 'active' && i === run.currentStage,
+        })),
+        members: store.deployments.members(run.id).map((m) => ({ issue: m.issueNumber, pr: m.prNumber, removed: m.removedAt !== null })),
+        waits: waitsOf.get(run.id) ?? [],
+      };
+    });
+  return {
+    report,
+    webUrl: opts.webUrl,
+    timeline: layoutTimeline(windowRuns, { from: spanStart(opts.span ?? 'fit', windowRuns, now), to: now, cap }),
+    span: opts.span ?? 'fit',
+    runs: new Map(windowRuns.map((r) => [r.id, r])),
+    deployments,
+    refreshMs: opts.refreshMs,
+  };
+}
