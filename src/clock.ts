@@ -20,3 +20,6 @@ export const systemTimers: Timers = {
   },
   clearInterval: (h) => clearInterval(h as NodeJS.Timeout),
 };
+
+/** Midnight UTC of the day `now` falls in: spend limits and totals count from there. */
+export const utcDayStart = (now: number): number => now - (now % 86_400_000);

@@ -130,7 +130,7 @@ function mockRefusalReply(): string[] {
   const replies: string[] = [];
   mockToken(github())
     .get(CONFIG_RE)
-    .reply(...yamlConfig('auto: true\n'))
+    .reply(...yamlConfig('auto: true\ndashboard_issue: false\n'))
     .get('/repos/Codertocat/Hello-World/collaborators/Codertocat/permission')
     .reply(200, { permission: 'write', role_name: 'write' })
     .post('/repos/Codertocat/Hello-World/issues/comments/492700400/reactions', { content: 'confused' })
@@ -157,7 +157,7 @@ describe('comment commands (Probot level)', () => {
       .get('/repos/Codertocat/Hello-World/collaborators/Codertocat/permission')
       .reply(200, { permission: 'write', role_name: 'write', user: { login: 'Codertocat' } })
       .get(CONFIG_RE)
-      .reply(...yamlConfig('auto: false\n'))
+      .reply(...yamlConfig('auto: false\ndashboard_issue: false\n'))
       .get('/repos/Codertocat/Hello-World/issues/1')
       .reply(200, { number: 1, state: 'open' })
       .post('/repos/Codertocat/Hello-World/issues/comments/492700400/reactions', { content: '+1' })
@@ -191,7 +191,7 @@ describe('comment commands (Probot level)', () => {
     const h = await makeProbot();
     mockToken(github())
       .get(CONFIG_RE)
-      .reply(...yamlConfig('auto: true\n'))
+      .reply(...yamlConfig('auto: true\ndashboard_issue: false\n'))
       .get('/repos/Codertocat/Hello-World/collaborators/Codertocat/permission')
       .reply(200, { permission: 'read', role_name: 'read' });
     h.rt.store.repos.ensure(REPO, 1, h.clock.now());
@@ -236,7 +236,7 @@ describe('comment commands (Probot level)', () => {
     const replies: string[] = [];
     mockToken(github())
       .get(CONFIG_RE)
-      .reply(...yamlConfig('auto: true\n'))
+      .reply(...yamlConfig('auto: true\ndashboard_issue: false\n'))
       .get('/repos/Codertocat/Hello-World/collaborators/Codertocat/permission')
       .reply(200, { permission: 'write', role_name: 'write' })
       .post('/repos/Codertocat/Hello-World/issues/comments/492700400/reactions')
@@ -277,7 +277,8 @@ describe('comment commands (Probot level)', () => {
 });
 
 describe('verdicts and autoland (Probot level)', () => {
-  const AUTOLAND_YML = 'autoland:\n  enabled: true\n  merge_method: squash\nfix_forward:\n  enabled: true\n';
+  // The dashboard issue has a test of its own; here it would only add calls.
+  const AUTOLAND_YML = 'autoland:\n  enabled: true\n  merge_method: squash\nfix_forward:\n  enabled: true\ndashboard_issue: false\n';
 
   it('GH02 TR01 a verdict marker written by another login is ignored: the PR still gets a lander and is not merged', async () => {
     const h = await makeProbot();
@@ -388,7 +389,7 @@ describe('a refused merge and the client retry policy', () => {
     seedVerdict(h, 'r2', 'accept');
     const comments: string[] = [];
     const fresh = encodeMarker({ run: 'r2', sha: HEAD, verdict: 'accept' }, 'tests pass');
-    const scope = mockListing(mockToken(github())).get(CONFIG_RE).reply(...yamlConfig('autoland:\n  enabled: true\n'));
+    const scope = mockListing(mockToken(github())).get(CONFIG_RE).reply(...yamlConfig('autoland:\n  enabled: true\ndashboard_issue: false\n'));
     mockRepoRead(scope, { pulls: [claimPull()], claims: { 7: { comments: [ghComment(2, BOT, fresh, 'Bot')] } } })
       .put('/repos/Codertocat/Hello-World/pulls/7/merge')
       .once()
@@ -409,7 +410,7 @@ describe('commands found by poll (Probot level)', () => {
     const chatter = (from: number, n: number, ms: number) =>
       Array.from({ length: n }, (_, i) => ({ ...ghComment(from + i, 'someone', `Comment ${from + i}`), created_at: at(ms), updated_at: at(ms) }));
     // First read: the newest 100, nothing but chatter.
-    const first = mockListing(mockToken(github())).get(CONFIG_RE).reply(...yamlConfig('auto: false\n'));
+    const first = mockListing(mockToken(github())).get(CONFIG_RE).reply(...yamlConfig('auto: false\ndashboard_issue: false\n'));
     mockRepoRead(first, { recent: chatter(1000, 100, 1000).reverse() });
     await h.rt.engine.schedulerTick();
     // Then 150 comments arrive; the command is on the second page.
@@ -468,6 +469,65 @@ describe('finding a dispatched workflow run (Probot level)', () => {
   });
 });
 
+describe('the dashboard issue (Probot level)', () => {
+  const EMPTY_BODY = [
+    'yoke keeps this issue current for Codertocat/Hello-World: it rewrites this text when what it shows changes. Comment `/yoke status` for more, or close the issue and set `dashboard_issue: false` in `.github/yoke.yml` to stop it.',
+    '',
+    '### Auto loop',
+    '**off** (`auto: false` in `.github/yoke.yml`). To start labelled work again: comment `/yoke auto on` here.',
+    '',
+    '**Failures:** 0 in a row; 3 pause new work.',
+    '',
+    '### Live runs',
+    '_None._',
+    '',
+    '### Waiting, in the order the next pass takes it',
+    '_Nothing is waiting: the last pass started everything it found._',
+    '',
+    '### Stuck PRs',
+    '_None._',
+    '',
+    '### Delivery owed',
+    '_None._',
+    '',
+    '### Spend',
+    '$0.00 reported today (UTC).',
+  ].join('\n');
+
+  it('is created once with the yoke:control label when the repository opts in, and not written again while nothing changes', async () => {
+    const h = await makeProbot();
+    const created: Record<string, unknown>[] = [];
+    const scope = mockListing(mockToken(github())).get(CONFIG_RE).reply(...yamlConfig('auto: false\n'));
+    mockRepoRead(scope, {})
+      .get('/repos/Codertocat/Hello-World/issues')
+      .query({ state: 'open', labels: 'yoke:control', sort: 'created', direction: 'asc', per_page: '100' })
+      .reply(200, [])
+      .post('/repos/Codertocat/Hello-World/issues', (b) => (created.push(b), true))
+      .reply(201, { number: 77 });
+    await h.rt.engine.schedulerTick();
+    expect(created).toEqual([{ title: 'yoke dashboard for Codertocat/Hello-World', body: EMPTY_BODY, labels: ['yoke:control'] }]);
+    // Next pass: the repository is unchanged, so is the body: nothing is read of it, nothing is written.
+    mockListing(github());
+    const before = h.stats.requests;
+    await h.rt.engine.schedulerTick();
+    expect(h.stats.requests - before).toBe(2); // the fleet listing only
+  });
+
+  it('finds the repository’s open yoke:control issue and edits its body instead of opening another', async () => {
+    const h = await makeProbot();
+    const edits: Record<string, unknown>[] = [];
+    const scope = mockListing(mockToken(github())).get(CONFIG_RE).reply(...yamlConfig('auto: false\n'));
+    mockRepoRead(scope, {})
+      .get('/repos/Codertocat/Hello-World/issues')
+      .query({ state: 'open', labels: 'yoke:control', sort: 'created', direction: 'asc', per_page: '100' })
+      .reply(200, [{ number: 42, title: 'yoke control', labels: [{ name: 'yoke:control' }], user: { login: 'Codertocat' } }])
+      .patch('/repos/Codertocat/Hello-World/issues/42', (b) => (edits.push(b), true))
+      .reply(200, { number: 42 });
+    await h.rt.engine.schedulerTick();
+    expect(edits).toEqual([{ body: EMPTY_BODY }]);
+  });
+});
+
 describe('opt-in and polling (Probot level)', () => {
   it('GH01 a repository without .github/yoke.yml is read for that file only, and never written to', async () => {
     const h = await makeProbot();
@@ -512,7 +572,7 @@ describe('opt-in and polling (Probot level)', () => {
 
   it('GH05 SC02 an unchanged idle repository costs nothing until its probe is due, then one conditional request, answered 304', async () => {
     const h = await makeProbot();
-    const scope = mockListing(mockToken(github())).get(CONFIG_RE).reply(...yamlConfig('auto: true\n'));
+    const scope = mockListing(mockToken(github())).get(CONFIG_RE).reply(...yamlConfig('auto: true\ndashboard_issue: false\n'));
     mockRepoRead(scope, {});
     await h.rt.engine.schedulerTick();
     // Idle (no run, claim, request or recent webhook): within the idle probe interval the last view stands in.

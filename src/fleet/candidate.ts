@@ -1,4 +1,4 @@
-import type { Refusal } from '../codes.js';
+import type { Code, Refusal } from '../codes.js';
 import type { RunKind } from '../store/runs.js';
 
 // Priority is data: a stage rank on the candidate, and the only sort key.
@@ -48,3 +48,16 @@ export interface Decided {
   candidates: Candidate[];
   waiting: Waiting[];
 }
+
+/** A waiting piece of work as the fleet report, the CLI and both dashboards show it. */
+export interface WaitingItem {
+  repo: string;
+  stage: string;
+  subject: string | null;
+  title: string | null;
+  code: Code;
+  message: string;
+  recovery: string;
+}
+
+export const waitingItem = (w: Waiting): WaitingItem => ({ repo: w.repo, stage: w.stage, subject: w.subject, title: w.title ?? null, code: w.reason.code, message: w.reason.message, recovery: w.reason.recovery });

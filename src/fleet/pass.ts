@@ -1,4 +1,4 @@
-import type { Clock } from '../clock.js';
+import { utcDayStart, type Clock } from '../clock.js';
 import type { RepoConfig } from '../config/repo-config.js';
 import type { CommentView, Forge, RepoRef } from '../forge/types.js';
 import { CONTROL_LABEL } from '../forge/types.js';
@@ -8,6 +8,7 @@ import type { OpenRequest } from '../store/requests.js';
 import type { Store } from '../store/store.js';
 import { executeRepoActions, planRepoActions, postPendingVerdicts } from './autoland.js';
 import { syncLanderChecks } from './check-runs.js';
+import { syncDashboardIssue, viewDashboardIssue } from './dashboard-issue.js';
 import { viewMaxAgeMs, type ActivitySignals, type RepoActivity } from './activity.js';
 import { isAtCap, type LivenessSnapshot } from './cap.js';
 import { stageRank, subjectKey, type Candidate, type Waiting } from './candidate.js';
@@ -83,9 +84,6 @@ export interface Gathered {
   waiting: Waiting[];
   authFailures: PassReport['authFailures'];
 }
-
-/** Midnight UTC of the day `now` falls in: spend limits count from there. */
-export const utcDayStart = (now: number): number => now - (now % 86_400_000);
 
 /** The read half of a pass: one listing, one snapshot, every producer (SP02, SP11). Writes nothing. */
 export async function gatherPass(deps: PassDeps): Promise<Gathered> {
@@ -260,7 +258,12 @@ export async function spawnOnce(deps: PassDeps, trigger: PassTrigger, reaped: Re
     return launchCandidate(launchDeps, c, cap, facts);
   }, deps.rotation ?? 0);
 
-  // Writes after decisions: merges, claim labels, notices, commands found by poll, verdicts not yet posted.
+  const passedOver = outcomes.flatMap((o): Waiting[] =>
+    o.why ? [{ repo: o.candidate.repo, stage: o.candidate.stage, subject: o.candidate.subject, ...(o.candidate.title !== undefined ? { title: o.candidate.title } : {}), reason: o.why }] : [],
+  );
+  const waiting = [...passedOver, ...gathered.waiting];
+
+  // Writes after decisions: merges, claim labels, notices, the dashboard issue, commands found by poll, verdicts not yet posted.
   for (const memo of gathered.facts.values()) {
     const f = await memo;
     if (!f) continue;
@@ -270,6 +273,14 @@ export async function spawnOnce(deps: PassDeps, trigger: PassTrigger, reaped: Re
       attempted: (pr, sha, run) => store.merges.attempted(f.repo.fullName, pr, sha, run),
     });
     await executeRepoActions({ store, forge, now, log }, fresh, actions);
+    if (fresh.config.dashboard_issue) {
+      const view = viewDashboardIssue({ facts: fresh, runs: fresh.runs, waiting: waiting.filter((w) => w.repo === f.repo.fullName), owed: store.deliveryItems.listOwed(f.repo.fullName), webUrl: deps.webUrl });
+      try {
+        await syncDashboardIssue({ store, forge, now, log }, view, fresh);
+      } catch (err) {
+        log.warn({ repo: f.repo.fullName, err: String(err) }, 'could not write the dashboard issue; retried next pass');
+      }
+    }
     if (deps.onPolledComments) {
       try {
         await deps.onPolledComments(f.repo, f.view.recentComments);
@@ -281,16 +292,13 @@ export async function spawnOnce(deps: PassDeps, trigger: PassTrigger, reaped: Re
   await postPendingVerdicts({ store, forge, now, log });
   await syncLanderChecks({ store, forge, now, log, policy: { landerAttemptsPerHead: deps.policy.landerAttemptsPerHead, webUrl: deps.webUrl } });
 
-  const passedOver = outcomes.flatMap((o): Waiting[] =>
-    o.why ? [{ repo: o.candidate.repo, stage: o.candidate.stage, subject: o.candidate.subject, ...(o.candidate.title !== undefined ? { title: o.candidate.title } : {}), reason: o.why }] : [],
-  );
   return {
     trigger,
     repos: gathered.repos.length,
     deferred: gathered.deferred,
     candidates: gathered.candidates,
     outcomes,
-    waiting: [...passedOver, ...gathered.waiting],
+    waiting,
     reaped,
     authFailures: gathered.authFailures,
   };

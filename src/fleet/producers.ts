@@ -6,7 +6,7 @@ import type { RepoFacts } from './repo-facts.js';
 import { isLandable, verdictAtHead } from './verdicts.js';
 import { autoLoopOn, isPaused } from './repo-state.js';
 import type { ClaimView, IssueView, RepoRef } from '../forge/types.js';
-import { isAfkKind } from '../store/runs.js';
+import { isAfkKind, type RunKind } from '../store/runs.js';
 
 // Producers gather and never launch. Each skips a repo already at its cap
 // in the snapshot before paying any forge read for it (SP12); the decisions
@@ -30,6 +30,13 @@ const claimedIssue = (facts: RepoFacts, claim: ClaimView): number | null => {
 };
 
 const live = (facts: RepoFacts, subject: string): boolean => facts.liveSubjects.has(subjectKey(facts.repo.fullName, subject));
+
+/**
+ * A live subject holds back work of another kind, which then waits `in_flight`.
+ * A live run of the very kind that would launch is that work, running: nothing waits.
+ */
+const heldBack = (facts: RepoFacts, subject: string, kind: RunKind): boolean =>
+  live(facts, subject) && facts.runs.find((r) => r.status === 'live' && r.subject === subject)?.kind !== kind;
 
 /** The title the pass read for `issue#N` or `pr#N`. */
 function titleOf(facts: RepoFacts, subject: string): string | undefined {
@@ -58,7 +65,9 @@ export type LanderDecision = { launch: true; requestId: number | null } | { laun
 export function shouldSpawnLander(facts: RepoFacts, claim: ClaimView, attemptsPerHead: number): LanderDecision {
   const n = claim.pull.number;
   if (!isLandable(facts, claim)) return { launch: false, why: null };
-  if (live(facts, pullSubject(n))) return { launch: false, why: makeRefusal('in_flight', { repo: facts.repo.fullName, subject: pullSubject(n) }) };
+  if (live(facts, pullSubject(n))) {
+    return { launch: false, why: heldBack(facts, pullSubject(n), 'lander') ? makeRefusal('in_flight', { repo: facts.repo.fullName, subject: pullSubject(n) }) : null };
+  }
   const request = facts.requests.find((r) => r.kind === 'land' && r.number === n);
   if (request) return { launch: true, requestId: request.id };
   if (!facts.config.autoland.enabled) return { launch: false, why: null };
@@ -102,7 +111,7 @@ export function shouldSpawnFix(facts: RepoFacts, claim: ClaimView): FixDecision 
   if (!facts.config.fix_forward.enabled || !isLandable(facts, claim)) return 'no';
   const n = claim.pull.number;
   if (verdictAtHead(facts.runs, claim.pull)?.verdict !== 'reject') return 'no';
-  if (live(facts, pullSubject(n))) return 'in_flight';
+  if (live(facts, pullSubject(n))) return heldBack(facts, pullSubject(n), 'fix') ? 'in_flight' : 'no';
   const fixes = facts.runs.filter((r) => r.kind === 'fix' && r.prNumber === n);
   if (fixes.some((r) => r.headSha === claim.pull.headSha && r.outcome === 'success')) return 'no';
   return fixes.length >= facts.config.fix_forward.max_attempts ? 'exhausted' : 'launch';
@@ -168,7 +177,8 @@ export function shouldLaunchAuto(facts: RepoFacts, issue: IssueView): true | 'no
   // A run that succeeded should have opened a claim PR; if that PR was closed
   // unmerged, a person decides what next (`/yoke start`), not the loop.
   if (afkRuns.at(-1)?.outcome === 'success' && !live(facts, issueSubject(issue.number))) return 'no';
-  if (live(facts, issueSubject(issue.number))) return makeRefusal('in_flight', { repo: facts.repo.fullName, subject: issueSubject(issue.number) });
+  // Its own AFK run is live: that is the work, running.
+  if (live(facts, issueSubject(issue.number))) return 'no';
   return newWorkStop(facts) ?? true;
 }
 

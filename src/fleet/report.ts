@@ -1,6 +1,6 @@
-import { makeRefusal, type Code } from '../codes.js';
-import type { Waiting } from './candidate.js';
-import { utcDayStart } from './pass.js';
+import { makeRefusal } from '../codes.js';
+import { waitingItem, type WaitingItem } from './candidate.js';
+import { utcDayStart } from '../clock.js';
 import { buildDeliveryReport, type DeliveryReportRun } from '../qa/report.js';
 import type { DailySpend, Run } from '../store/runs.js';
 import { effectiveCap } from './cap.js';
@@ -39,17 +39,6 @@ export interface FleetReport {
   spend: DailySpend[];
 }
 
-export interface WaitingItem {
-  repo: string;
-  stage: string;
-  subject: string | null;
-  title: string | null;
-  code: Code;
-  message: string;
-  recovery: string;
-}
-
-export const waitingItem = (w: Waiting): WaitingItem => ({ repo: w.repo, stage: w.stage, subject: w.subject, title: w.title ?? null, code: w.reason.code, message: w.reason.message, recovery: w.reason.recovery });
 
 export type PublicRun = Omit<Run, 'secretHash'>;
 

@@ -4,7 +4,7 @@ import type { BudgetBook } from './budget.js';
 import { classifyGitHubError, unlessMissing } from './errors.js';
 import type { Octokit } from './octokit.js';
 import { RepoReader } from './repo-reader.js';
-import { GhBotApp, GhCommit, GhCompare, GhIssueState, GhPermission, GhPullDetail, GhRepository, GhReview, GhTree, GhWorkflowRun } from './schemas.js';
+import { GhBotApp, GhCommit, GhCompare, GhIssue, GhIssueState, GhPermission, GhPullDetail, GhRepository, GhReview, GhTree, GhWorkflowRun } from './schemas.js';
 import type { CheckRunWrite, Forge, IssueDetail, MergeResult, Permission, PullDetail, RepoName, RepoRef, RepoView, ReviewView, WorkflowRunView } from './types.js';
 
 // The one module that talks to GitHub: installations, the repository read
@@ -91,6 +91,12 @@ export class GitHubForge implements Forge {
     const o = await this.gh(repo.installationId);
     const res = await unlessMissing(() => o.request('GET /repos/{owner}/{repo}/issues/{issue_number}', { ...at(repo), issue_number: number }));
     return res && GhIssueState.parse(res.data);
+  }
+
+  async findOpenIssue(repo: RepoRef, label: string): Promise<number | null> {
+    const o = await this.gh(repo.installationId);
+    const { data } = await o.request('GET /repos/{owner}/{repo}/issues', { ...at(repo), state: 'open', labels: label, sort: 'created', direction: 'asc', per_page: 100 });
+    return z.array(GhIssue).parse(data).find((i) => !i.isPull)?.number ?? null;
   }
 
   async getPull(repo: RepoRef, number: number): Promise<PullDetail | null> {

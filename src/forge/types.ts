@@ -140,6 +140,8 @@ export interface Forge {
   /** Forgets cached reads of a repo (a push to the opt-in file, say). */
   invalidate(name: RepoName): void;
   getIssue(repo: RepoRef, number: number): Promise<IssueDetail | null>;
+  /** The oldest open issue (not a PR) carrying this label, or null. */
+  findOpenIssue(repo: RepoRef, label: string): Promise<number | null>;
   getPull(repo: RepoRef, number: number): Promise<PullDetail | null>;
   listReviews(repo: RepoRef, pr: number): Promise<ReviewView[]>;
   /** The commit a branch, tag or SHA names, or null. */

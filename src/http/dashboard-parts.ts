@@ -1,5 +1,6 @@
 import { issueUrl, pullUrl, runUrl, subjectUrl } from '../fleet/links.js';
-import type { PublicRun, WaitingItem } from '../fleet/report.js';
+import type { WaitingItem } from '../fleet/candidate.js';
+import type { PublicRun } from '../fleet/report.js';
 import type { DeploymentCard } from './dashboard-data.js';
 import type { Timeline } from './timeline.js';
 

@@ -1,5 +1,6 @@
 import { openDb, type Db } from './db.js';
 import { CheckRunStore } from './check-runs.js';
+import { DashboardIssueStore } from './dashboard-issues.js';
 import { ClaimStore } from './claims.js';
 import { CloseoutStore } from './closeouts.js';
 import { CommandStore } from './commands.js';
@@ -36,6 +37,7 @@ export interface Store {
   dispatchRequests: DispatchRequestStore;
   workLocks: WorkLockStore;
   checkRuns: CheckRunStore;
+  dashboardIssues: DashboardIssueStore;
   /** Runs fn in one IMMEDIATE write transaction (the cross-process backstop). */
   write<T>(fn: () => T): T;
   close(): void;
@@ -65,6 +67,7 @@ export function wrapDb(db: Db): Store {
     dispatchRequests: new DispatchRequestStore(db),
     workLocks: new WorkLockStore(db),
     checkRuns: new CheckRunStore(db),
+    dashboardIssues: new DashboardIssueStore(db),
     write: <T>(fn: () => T): T => db.transaction(fn).immediate(),
     close: () => db.close(),
   };

@@ -104,8 +104,8 @@ describe('the spawn engine', () => {
     };
     const decided = decideNewWork(facts);
     expect(decided.candidates.map((c) => c.subject)).toEqual(['issue#2']);
-    // The one in flight is passed over, and says so.
-    expect(decided.waiting.map((w) => [w.subject, w.reason.code])).toEqual([['issue#1', 'in_flight']]);
+    // Issue 1's own AFK run is live: that is its work, running, not work that waits.
+    expect(decided.waiting).toEqual([]);
   });
 
   it('SP10 candidates are re-derived from the forge and the store: a new engine on the same store decides the same', async () => {

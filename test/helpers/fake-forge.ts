@@ -325,6 +325,10 @@ export class FakeForge implements Forge {
     this.cancelled.push(id);
   }
 
+  async findOpenIssue(repo: RepoRef, label: string): Promise<number | null> {
+    return this.repo(repo.fullName).issues.find((i) => i.open && i.labels.includes(label))?.number ?? null;
+  }
+
   /** Check runs as GitHub would hold them, each with every write it received. */
   checkRuns: { id: number; repo: string; headSha: string; current: CheckRunWrite; writes: CheckRunWrite[] }[] = [];
 

@@ -286,7 +286,7 @@ describe('operator routes', () => {
     expect([pageRes.status, pageRes.headers.get('referrer-policy')]).toEqual([200, 'no-referrer']);
     const page = await pageRes.text();
     expect(page).toContain('<title>yoke fleet</title>');
-    expect(page).toContain('<td>afk_auto</td><td><a href="https://github.com/acme/api/issues/1">issue#1</a></td>');
+    expect(page).toContain('<td>afk_auto</td><td><a href="https://github.com/acme/api/issues/1">issue#1</a> <span class="title">Issue 1</span></td>');
     expect(page).not.toContain(TOKEN);
     // Its only script is its own; nothing else may run.
     expect(pageRes.headers.get('content-security-policy')).toContain("script-src 'self'");

@@ -1,0 +1,81 @@
+import { createHash } from 'node:crypto';
+import { CONTROL_LABEL } from '../forge/types.js';
+import type { Forge } from '../forge/types.js';
+import type { Log } from '../log.js';
+import { dashboardIssueBody, dashboardIssueTitle, type DashboardIssueView } from '../messages.js';
+import type { DeliveryItem } from '../store/delivery-items.js';
+import type { Run } from '../store/runs.js';
+import type { Store } from '../store/store.js';
+import { waitingItem, type Waiting } from './candidate.js';
+import { runUrl } from './links.js';
+import { STUCK_LABEL, type RepoFacts } from './repo-facts.js';
+import { autoLoopOn, isPaused } from './repo-state.js';
+
+// A dashboard issue per repository, like Renovate's Dependency Dashboard: the
+// body of the repository's yoke:control issue shows the auto loop, failures
+// and pause with what recovers them, live runs, the work waiting with why it
+// is not running, stuck PRs and owed deliveries. Derived from the pass's
+// facts and decisions (pure), written after them, and only when it changed.
+
+export interface DashboardIssueInputs {
+  facts: RepoFacts;
+  /** The repository's runs now, after this pass's launches. */
+  runs: readonly Run[];
+  /** What this pass passed over in the repository, in pass order. */
+  waiting: readonly Waiting[];
+  owed: readonly DeliveryItem[];
+  webUrl: string;
+}
+
+export function viewDashboardIssue(i: DashboardIssueInputs): DashboardIssueView {
+  const { facts } = i;
+  const repo = facts.repo.fullName;
+  return {
+    repo,
+    webUrl: i.webUrl,
+    autoLoop: autoLoopOn(facts.state, facts.config),
+    autoFrom: facts.state.autoLoop === null ? 'config' : 'command',
+    failures: facts.state.consecutiveFailures,
+    threshold: facts.pauseThreshold,
+    paused: isPaused(facts.state),
+    live: i.runs
+      .filter((r) => r.status === 'live')
+      .map((r) => ({ id: r.id, kind: r.kind, subject: r.subject, title: r.title, workflowUrl: runUrl(i.webUrl, r) })),
+    waiting: i.waiting.map(waitingItem),
+    stuck: facts.view.pulls.filter((p) => p.labels.includes(STUCK_LABEL)).map((p) => ({ number: p.number, title: p.title })),
+    owed: i.owed.map((o) => ({ issue: o.issueNumber, pr: o.prNumber })),
+    spentToday: facts.spentToday.repo,
+    dailyUsd: facts.config.budget?.daily_usd ?? null,
+  };
+}
+
+const digestOf = (body: string): string => createHash('sha256').update(body).digest('hex');
+
+export interface DashboardIssueDeps {
+  store: Store;
+  forge: Forge;
+  now: () => number;
+  log: Log;
+}
+
+/**
+ * Keeps the body current: finds the repository's open yoke:control issue (or
+ * creates one) the first time, then edits its body only when the text changes.
+ * Returns what it wrote, for the pass log.
+ */
+export async function syncDashboardIssue(deps: DashboardIssueDeps, view: DashboardIssueView, facts: RepoFacts): Promise<'created' | 'edited' | 'unchanged'> {
+  const { store, forge } = deps;
+  const body = dashboardIssueBody(view);
+  const digest = digestOf(body);
+  const known = store.dashboardIssues.get(view.repo);
+  if (known?.bodyDigest === digest) return 'unchanged';
+  let number = known?.issueNumber ?? (await forge.findOpenIssue(facts.repo, CONTROL_LABEL));
+  if (number === null) {
+    number = await forge.createIssue(facts.repo, { title: dashboardIssueTitle(view.repo), body, labels: [CONTROL_LABEL] });
+    store.dashboardIssues.record(view.repo, number, digest, deps.now());
+    return 'created';
+  }
+  await forge.updateIssue(facts.repo, number, { body });
+  store.dashboardIssues.record(view.repo, number, digest, deps.now());
+  return 'edited';
+}
