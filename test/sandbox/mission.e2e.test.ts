@@ -12,16 +12,28 @@ interface Mission {
   sandbox: Sandbox;
   result: DeliveryResult;
   lines: string[];
+  /** The dashboard issue's body at each step: first written, after the merges, after the delivery. */
+  dashboard: { created: string; merged: string; delivered: string };
 }
+
+/** The repository's dashboard issue, once yoke has opened it. */
+const dashboardIssue = (sandbox: Sandbox) => [...sandbox.repo.issues.values()].find((i) => !i.pull && i.labels.includes('yoke:control'));
 
 async function runMission(dropAnswers: number): Promise<Mission> {
   const sandbox = new Sandbox({ launcher: 'command', failAgent: 0, tickSeconds: 1, reaperSeconds: 1 });
   await sandbox.start();
   await attachDemoPlans(sandbox);
+  await sandbox.waitUntil(() => dashboardIssue(sandbox) !== undefined, 30_000, 'the dashboard issue');
+  const created = dashboardIssue(sandbox)!;
+  const first = created.bodyEdits?.length ? `(edited before it was seen)` : created.body;
   await sandbox.waitUntil(() => sandbox.done(), 150_000, 'the demo issues to merge');
+  // The pass after the last merge shows the owed deliveries.
+  await sandbox.waitUntil(() => dashboardIssue(sandbox)!.body.includes('merged in [#'), 20_000, 'the dashboard issue to list owed deliveries');
+  const merged = dashboardIssue(sandbox)!.body;
   const lines: string[] = [];
   const result = await deliverDemo(sandbox, { dropAnswers, log: (l) => lines.push(l), timeoutMs: 90_000 });
-  return { sandbox, result, lines };
+  await sandbox.waitUntil(() => /### Delivery owed\n_None._/.test(dashboardIssue(sandbox)!.body), 20_000, 'the dashboard issue to clear owed deliveries');
+  return { sandbox, result, lines, dashboard: { created: first, merged, delivered: dashboardIssue(sandbox)!.body } };
 }
 
 /** What the forge holds of the delivery, with run ids and SHAs taken out, in a comparable shape. */
@@ -51,6 +63,29 @@ beforeAll(async () => {
 afterAll(async () => {
   await plain?.sandbox.stop();
   await dropped?.sandbox.stop();
+});
+
+describe('the dashboard issue through the whole mission', () => {
+  it('shows each step, and is written only when what it shows changed', () => {
+    const { sandbox, dashboard } = plain;
+    const issue = dashboardIssue(sandbox)!;
+    expect(issue.title).toBe(`yoke dashboard for ${DEMO_REPO}`);
+    // First written by the first pass: two runs live at the cap of 2, three issues waiting for a slot.
+    expect(dashboard.created).toMatch(/### Live runs\n- `[\w-]+` afk_auto \[#1\]\(http:\/\/127\.0\.0\.1:\d+\/acme\/demo\/issues\/1\) Add a shout helper\n- `[\w-]+` afk_auto \[#2\]/);
+    expect(dashboard.created.match(/`at_cap` Waits for a slot: 2 run\(s\) are live and acme\/demo may have at most 2 at once\./g)).toHaveLength(3);
+    // After the merges: nothing live or waiting, five deliveries owed, the demo agent's spend.
+    expect(dashboard.merged).toContain('### Live runs\n_None._');
+    expect(dashboard.merged).toContain('_Nothing is waiting: the last pass started everything it found._');
+    expect(dashboard.merged.match(/^- \[#\d\]\(.*\), merged in \[#\d+\]/gm)).toHaveLength(5);
+    expect(dashboard.merged).toContain('$2.27 reported today (UTC).');
+    // After the delivery: none owed.
+    expect(dashboard.delivered).toContain('### Delivery owed\n_None._');
+    // Every write changed the text: no edit repeats the body before it.
+    const bodies = [dashboard.created, ...(issue.bodyEdits ?? [])];
+    for (let i = 1; i < bodies.length; i++) expect(bodies[i], `edit ${i}`).not.toBe(bodies[i - 1]);
+    // A handful of writes over a mission of well over a hundred passes.
+    expect(issue.bodyEdits!.length).toBeLessThan(40);
+  });
 });
 
 describe('the whole mission, from labelled issue to closed-out delivery', () => {

@@ -46,7 +46,10 @@ export function registerIssueRoutes(env: RouteEnv): void {
     if (i.user.login !== ctx.actor?.login || ctx.body.state !== undefined) requireWrite(env, r, ctx);
     requireWorkflowWrite(ctx);
     const t = state.now();
-    if (typeof ctx.body.body === 'string') i.body = ctx.body.body;
+    if (typeof ctx.body.body === 'string') {
+      i.body = ctx.body.body;
+      (i.bodyEdits ??= []).push(i.body);
+    }
     if (typeof ctx.body.title === 'string' && ctx.body.title) i.title = ctx.body.title;
     if (ctx.body.state === 'closed' || ctx.body.state === 'open') {
       const closing = ctx.body.state === 'closed' && i.state === 'open';

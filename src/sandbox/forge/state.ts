@@ -47,6 +47,8 @@ export interface Issue {
   /** Locked conversations take no comments from the app, and yoke will not close them out. */
   locked?: boolean;
   pull: PullState | null;
+  /** Every body an edit wrote, oldest first (the tests count writes). */
+  bodyEdits?: string[];
 }
 
 export interface Comment {
