@@ -29,7 +29,11 @@ export interface FleetPolicy extends CapPolicy {
   closeoutStaleMs: number;
   /** Fleet-wide: once today's reported spend reaches it, no new AFK work starts until 00:00 UTC. */
   dailyUsd: number | null;
+  /** Repositories a pass opens (or adopts) a dashboard issue for, at most: a new installation's issues are spread over passes. */
+  dashboardIssuesPerPass: number;
 }
+
+export const DEFAULT_DASHBOARD_POLICY = { dashboardIssuesPerPass: 10 } as const;
 
 export const DEFAULT_COMMAND_POLICY = { commandAttempts: 3, commandStaleMs: 10 * 60_000 } as const;
 

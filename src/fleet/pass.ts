@@ -8,7 +8,7 @@ import type { OpenRequest } from '../store/requests.js';
 import type { Store } from '../store/store.js';
 import { executeRepoActions, planRepoActions, postPendingVerdicts } from './autoland.js';
 import { syncLanderChecks } from './check-runs.js';
-import { syncDashboardIssue, viewDashboardIssue } from './dashboard-issue.js';
+import { syncDashboardIssue, viewDashboardIssue, type DashboardIssueDeps } from './dashboard-issue.js';
 import { viewMaxAgeMs, type ActivitySignals, type RepoActivity } from './activity.js';
 import { isAtCap, type LivenessSnapshot } from './cap.js';
 import { stageRank, subjectKey, type Candidate, type Waiting } from './candidate.js';
@@ -38,6 +38,10 @@ export interface Deferral {
 
 /** What a full read of one repository costs, in points: the probe, the repository, issues, PRs, comments, config. */
 export const READ_ESTIMATE_POINTS = 6;
+
+/** What a dashboard issue write must leave of the minute's budget for the work that matters more. */
+const DASHBOARD_RESERVE_POINTS = 1 + 5 + READ_ESTIMATE_POINTS;
+const DASHBOARD_RESERVE_WRITES = 8;
 
 export interface PassReport {
   trigger: PassTrigger;
@@ -244,6 +248,35 @@ async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads): Promi
   };
 }
 
+/**
+ * The dashboard issues, last of the pass's writes: merges, landers and fixes spend the request budget
+ * first (SC03). A repository whose installation is short of points (or, for a first issue, of
+ * content-creating writes) keeps its body for a later pass, and at most `firstPerPass` repositories
+ * get their first dashboard issue in one pass, so a new installation's are spread over passes.
+ */
+async function syncDashboardIssues(deps: DashboardIssueDeps, memos: Promise<RepoFacts | null>[], waiting: readonly Waiting[], opts: { webUrl: string; firstPerPass: number }): Promise<void> {
+  const { store, forge, log } = deps;
+  const waitingOf = new Map<string, Waiting[]>();
+  for (const w of waiting) waitingOf.set(w.repo, [...(waitingOf.get(w.repo) ?? []), w]);
+  let firsts = 0;
+  for (const memo of memos) {
+    const f = await memo;
+    if (!f || !f.config.dashboard_issue || forge.remainingPoints(f.repo.installationId) < DASHBOARD_RESERVE_POINTS) continue;
+    if (!store.dashboardIssues.get(f.repo.fullName)) {
+      if (firsts >= opts.firstPerPass || forge.remainingContentWrites(f.repo.installationId) < DASHBOARD_RESERVE_WRITES) continue;
+      firsts++;
+    }
+    const fresh = { ...f, runs: store.runs.listForRepo(f.repo.fullName) };
+    const mine = { waiting: waitingOf.get(f.repo.fullName) ?? [], owed: store.deliveryItems.listOwed(f.repo.fullName) };
+    const view = viewDashboardIssue({ facts: fresh, runs: fresh.runs, ...mine, webUrl: opts.webUrl });
+    try {
+      await syncDashboardIssue(deps, view, fresh);
+    } catch (err) {
+      log.warn({ repo: f.repo.fullName, err: String(err) }, 'could not write the dashboard issue; retried next pass');
+    }
+  }
+}
+
 /** SP01: the single launch decision point. Call only under the pass lock. */
 export async function spawnOnce(deps: PassDeps, trigger: PassTrigger, reaped: Reaped[]): Promise<PassReport> {
   const { store, forge, log } = deps;
@@ -273,14 +306,6 @@ export async function spawnOnce(deps: PassDeps, trigger: PassTrigger, reaped: Re
       attempted: (pr, sha, run) => store.merges.attempted(f.repo.fullName, pr, sha, run),
     });
     await executeRepoActions({ store, forge, now, log }, fresh, actions);
-    if (fresh.config.dashboard_issue) {
-      const view = viewDashboardIssue({ facts: fresh, runs: fresh.runs, waiting: waiting.filter((w) => w.repo === f.repo.fullName), owed: store.deliveryItems.listOwed(f.repo.fullName), webUrl: deps.webUrl });
-      try {
-        await syncDashboardIssue({ store, forge, now, log }, view, fresh);
-      } catch (err) {
-        log.warn({ repo: f.repo.fullName, err: String(err) }, 'could not write the dashboard issue; retried next pass');
-      }
-    }
     if (deps.onPolledComments) {
       try {
         await deps.onPolledComments(f.repo, f.view.recentComments);
@@ -290,6 +315,7 @@ export async function spawnOnce(deps: PassDeps, trigger: PassTrigger, reaped: Re
     }
   }
   await postPendingVerdicts({ store, forge, now, log });
+  await syncDashboardIssues({ store, forge, now, log }, [...gathered.facts.values()], waiting, { webUrl: deps.webUrl, firstPerPass: deps.policy.dashboardIssuesPerPass });
   await syncLanderChecks({ store, forge, now, log, policy: { landerAttemptsPerHead: deps.policy.landerAttemptsPerHead, webUrl: deps.webUrl } });
 
   return {

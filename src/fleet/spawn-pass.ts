@@ -52,6 +52,8 @@ function interleave(stage: readonly Candidate[], rotation: number): Candidate[] 
   return out;
 }
 
+const inFlightOf = (c: Candidate): Waiting['reason'] => makeRefusal('in_flight', { repo: c.repo, subject: c.subject });
+
 export interface PassResult {
   outcomes: PassOutcome[];
   /** Liveness after this pass's launches: what post-launch decisions (merges) must respect. */
@@ -74,24 +76,32 @@ export async function spawnPass(
 ): Promise<PassResult> {
   const snapshot: LivenessSnapshot = { liveCount: before.liveCount, liveSubjects: new Set(before.liveSubjects) };
   const outcomes: PassOutcome[] = [];
+  // One at_cap reason per repository and count: a long backlog shed at the cap shares it.
+  const atCapReasons = new Map<string, { live: number; cap: number; reason: Waiting['reason'] }>();
+  const atCap = (repo: string, live: number, cap: number): Waiting['reason'] => {
+    const known = atCapReasons.get(repo);
+    if (known && known.live === live && known.cap === cap) return known.reason;
+    const reason = makeRefusal('at_cap', { repo, live, cap });
+    atCapReasons.set(repo, { live, cap, reason });
+    return reason;
+  };
   for (const candidate of orderCandidates(candidates, rotation)) {
     const cap = effectiveCap(policy, candidate.repo);
     const key = subjectKey(candidate.repo, candidate.subject);
-    const inFlight = makeRefusal('in_flight', { repo: candidate.repo, subject: candidate.subject });
     if (snapshot.liveSubjects.has(key)) {
-      outcomes.push({ candidate, result: { kind: 'in_flight' }, why: inFlight });
+      outcomes.push({ candidate, result: { kind: 'in_flight' }, why: inFlightOf(candidate) });
       continue;
     }
     if (snapshot.liveCount >= cap) {
-      outcomes.push({ candidate, result: { kind: 'shed', liveCount: snapshot.liveCount, cap }, why: makeRefusal('at_cap', { repo: candidate.repo, live: snapshot.liveCount, cap }) });
+      outcomes.push({ candidate, result: { kind: 'shed', liveCount: snapshot.liveCount, cap }, why: atCap(candidate.repo, snapshot.liveCount, cap) });
       continue;
     }
     const result = await launch(candidate, cap);
     const why =
       result.kind === 'over_cap'
-        ? makeRefusal('at_cap', { repo: candidate.repo, live: result.freshCount, cap })
+        ? atCap(candidate.repo, result.freshCount, cap)
         : result.kind === 'subject_busy'
-          ? inFlight
+          ? inFlightOf(candidate)
           : result.kind === 'paused'
             ? makeRefusal('repo_paused', { repo: candidate.repo, threshold: policy.pauseThreshold })
             : undefined;

@@ -71,6 +71,10 @@ export class GitHubForge implements Forge {
       .map((r) => ({ owner: r.owner.login, name: r.name, fullName: r.full_name, installationId, ...(r.default_branch ? { defaultBranch: r.default_branch } : {}) }));
   }
 
+  remainingContentWrites(installationId: number): number {
+    return this.opts.budget ? this.opts.budget.for(`i${installationId}`).remaining().contentWrites : Number.POSITIVE_INFINITY;
+  }
+
   remainingPoints(installationId: number): number {
     return this.opts.budget ? this.opts.budget.for(`i${installationId}`).remaining().points : Number.POSITIVE_INFINITY;
   }

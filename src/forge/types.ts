@@ -137,6 +137,8 @@ export interface Forge {
   readRepo(repo: RepoRef, opts: { claimLabel: string; configMaxAgeMs: number; maxViewAgeMs?: number }): Promise<RepoView>;
   /** SC03: points left in this minute's request budget of an installation (Infinity without a budget). */
   remainingPoints(installationId: number): number;
+  /** SC03: content-creating writes left in this minute's budget of an installation (Infinity without a budget). */
+  remainingContentWrites(installationId: number): number;
   /** Forgets cached reads of a repo (a push to the opt-in file, say). */
   invalidate(name: RepoName): void;
   getIssue(repo: RepoRef, number: number): Promise<IssueDetail | null>;

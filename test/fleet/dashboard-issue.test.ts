@@ -58,6 +58,19 @@ describe('the dashboard issue', () => {
     expect(h.forge.issueUpdates.map((u) => [u.repo, u.number])).toEqual([['acme/api', 9]]);
   });
 
+  it('SC03 opens a new installation’s dashboard issues a few per pass, and none while content-creating writes are short', async () => {
+    const h = makeHarness({ policy: { dashboardIssuesPerPass: 2 } });
+    for (const r of ['acme/a', 'acme/b', 'acme/c']) h.forge.addRepo(r, {});
+    h.forge.contentWrites.set(1, 3); // below what a new issue must leave for comments and notices
+    await h.engine.schedulerTick();
+    expect(h.forge.createdIssues).toEqual([]);
+    h.forge.contentWrites.delete(1);
+    await h.engine.schedulerTick();
+    expect(h.forge.createdIssues.map((i) => i.repo)).toEqual(['acme/a', 'acme/b']);
+    await h.engine.schedulerTick();
+    expect(h.forge.createdIssues.map((i) => i.repo)).toEqual(['acme/a', 'acme/b', 'acme/c']);
+  });
+
   it('says paused with the command that recovers, and keeps outside titles as text', () => {
     const view: DashboardIssueView = {
       repo: 'acme/api',

@@ -113,6 +113,12 @@ export class FakeForge implements Forge {
 
   /** Points left per installation (unlimited unless a test sets it). */
   points = new Map<number, number>();
+  /** Content-creating writes left per installation; unset: unlimited. */
+  contentWrites = new Map<number, number>();
+  remainingContentWrites(installationId: number): number {
+    return this.contentWrites.get(installationId) ?? Number.POSITIVE_INFINITY;
+  }
+
   remainingPoints(installationId: number): number {
     return this.points.get(installationId) ?? Number.POSITIVE_INFINITY;
   }
