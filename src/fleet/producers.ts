@@ -65,9 +65,18 @@ export type LanderDecision = { launch: true; requestId: number | null } | { laun
 export function shouldSpawnLander(facts: RepoFacts, claim: ClaimView, attemptsPerHead: number): LanderDecision {
   const n = claim.pull.number;
   if (!isLandable(facts, claim)) return { launch: false, why: null };
+  const wanted = wantsLander(facts, claim, attemptsPerHead);
+  if (!wanted.launch) return wanted;
+  // Wanted, but its subject is live: its own lander is that work, running; another kind holds it back.
   if (live(facts, pullSubject(n))) {
     return { launch: false, why: heldBack(facts, pullSubject(n), 'lander') ? makeRefusal('in_flight', { repo: facts.repo.fullName, subject: pullSubject(n) }) : null };
   }
+  return wanted;
+}
+
+/** Whether a landable claim wants a lander, leaving liveness aside. */
+function wantsLander(facts: RepoFacts, claim: ClaimView, attemptsPerHead: number): LanderDecision {
+  const n = claim.pull.number;
   const request = facts.requests.find((r) => r.kind === 'land' && r.number === n);
   if (request) return { launch: true, requestId: request.id };
   if (!facts.config.autoland.enabled) return { launch: false, why: null };
@@ -111,6 +120,7 @@ export function shouldSpawnFix(facts: RepoFacts, claim: ClaimView): FixDecision 
   if (!facts.config.fix_forward.enabled || !isLandable(facts, claim)) return 'no';
   const n = claim.pull.number;
   if (verdictAtHead(facts.runs, claim.pull)?.verdict !== 'reject') return 'no';
+  // Live first: a fix still running counts among the attempts, but has not used its attempt up yet.
   if (live(facts, pullSubject(n))) return heldBack(facts, pullSubject(n), 'fix') ? 'in_flight' : 'no';
   const fixes = facts.runs.filter((r) => r.kind === 'fix' && r.prNumber === n);
   if (fixes.some((r) => r.headSha === claim.pull.headSha && r.outcome === 'success')) return 'no';
@@ -118,32 +128,34 @@ export function shouldSpawnFix(facts: RepoFacts, claim: ClaimView): FixDecision 
 }
 
 export function decideFixes(facts: RepoFacts): Decided {
-  const passed: Waiting[] = [];
+  const out: Decided = { candidates: [], waiting: [] };
   for (const claim of facts.view.claims) {
     const n = claim.pull.number;
+    const subject = pullSubject(n);
     const decision = shouldSpawnFix(facts, claim);
-    if (decision === 'in_flight') passed.push(waiting(facts, 'fix', pullSubject(n), makeRefusal('in_flight', { repo: facts.repo.fullName, subject: pullSubject(n) })));
+    if (decision === 'in_flight') out.waiting.push(waiting(facts, 'fix', subject, makeRefusal('in_flight', { repo: facts.repo.fullName, subject })));
     if (decision === 'exhausted') {
       const attempts = facts.runs.filter((r) => r.kind === 'fix' && r.prNumber === n).length;
-      passed.push(waiting(facts, 'fix', pullSubject(n), makeRefusal('fix_attempts_exhausted', { number: n, attempts })));
+      out.waiting.push(waiting(facts, 'fix', subject, makeRefusal('fix_attempts_exhausted', { number: n, attempts })));
     }
+    if (decision !== 'launch') continue;
+    out.candidates.push(
+      titled(facts, {
+        stage: 'fix',
+        repo: facts.repo.fullName,
+        installationId: facts.repo.installationId,
+        kind: 'fix',
+        subject,
+        issueNumber: claimedIssue(facts, claim),
+        prNumber: n,
+        headSha: claim.pull.headSha,
+        budgetMinutes: facts.config.budget_minutes.fix,
+        requestId: null,
+        why: 'lander rejected the claim PR at its head',
+      }),
+    );
   }
-  const candidates = facts.view.claims
-    .filter((claim) => shouldSpawnFix(facts, claim) === 'launch')
-    .map((claim) => ({
-      stage: 'fix' as const,
-      repo: facts.repo.fullName,
-      installationId: facts.repo.installationId,
-      kind: 'fix' as const,
-      subject: pullSubject(claim.pull.number),
-      issueNumber: claimedIssue(facts, claim),
-      prNumber: claim.pull.number,
-      headSha: claim.pull.headSha,
-      budgetMinutes: facts.config.budget_minutes.fix,
-      requestId: null,
-      why: 'lander rejected the claim PR at its head',
-    }));
-  return { candidates: candidates.map((c) => titled(facts, c)), waiting: passed };
+  return out;
 }
 
 /** An open PR already claims the issue (closing keyword on a claim PR, or a trailer naming one of its runs). */
