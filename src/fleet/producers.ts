@@ -123,6 +123,8 @@ export function shouldSpawnFix(facts: RepoFacts, claim: ClaimView): FixDecision 
   // Live first: a fix still running counts among the attempts, but has not used its attempt up yet.
   if (live(facts, pullSubject(n))) return heldBack(facts, pullSubject(n), 'fix') ? 'in_flight' : 'no';
   const fixes = facts.runs.filter((r) => r.kind === 'fix' && r.prNumber === n);
+  // A fix launched since the snapshot (in this very pass) is running, not used up.
+  if (fixes.some((r) => r.status === 'live')) return 'no';
   if (fixes.some((r) => r.headSha === claim.pull.headSha && r.outcome === 'success')) return 'no';
   return fixes.length >= facts.config.fix_forward.max_attempts ? 'exhausted' : 'launch';
 }

@@ -263,6 +263,9 @@ describe('the spawn engine', () => {
     addClaimPull(h, 'acme/api', { number: 4, issue: 2, headSha: 'eeeeeee' });
     recordVerdict(h, 'acme/api', 4, 'eeeeeee', 'reject');
     await h.engine.schedulerTick();
+    // The last attempt is still running: it has not used the attempt up, and the PR is not stuck yet.
+    await h.engine.schedulerTick();
+    expect(h.forge.labelsAdded.filter((l) => l.labels.includes('yoke:stuck'))).toEqual([]);
     report(h, h.launcher.starts[0]!.runId, 'failure'); // the fix did not push anything
     await h.engine.reaperTick();
     await h.engine.schedulerTick();
