@@ -3,6 +3,7 @@ import { STUCK_LABEL } from './fleet/repo-facts.js';
 import { encodeMarker, type MarkerPayload } from './forge/marker.js';
 import type { WorkSpend } from './store/runs.js';
 import type { WaitingItem } from './fleet/candidate.js';
+import { subjectUrl } from './fleet/links.js';
 
 // Every comment yoke writes, and every "To recover" line, comes from here.
 // Refusals take their wording from the code table; tests compare whole texts,
@@ -234,10 +235,7 @@ export function dashboardIssueTitle(repo: string): string {
 const plain = (s: string): string => s.replace(/[\\`*_{}[\]()<>#+\-!|~@&]/g, (c) => `\\${c}`).replace(/\s+/g, ' ');
 
 /** `issue#N` or `pr#N` as a link on GitHub. */
-const workLink = (webUrl: string, repo: string, subject: string): string => {
-  const [kind, n] = subject.split('#') as [string, string];
-  return `[#${n}](${webUrl}/${repo}/${kind === 'pr' ? 'pull' : 'issues'}/${n})`;
-};
+const workLink = (webUrl: string, repo: string, subject: string): string => `[#${subject.split('#')[1]}](${subjectUrl(webUrl, repo, subject)})`;
 
 /** The body yoke keeps current. It has no time in it, so it changes only when what it shows does. */
 export function dashboardIssueBody(v: DashboardIssueView): string {

@@ -296,7 +296,8 @@ export async function spawnOnce(deps: PassDeps, trigger: PassTrigger, reaped: Re
   );
   const waiting = [...passedOver, ...gathered.waiting];
 
-  // Writes after decisions: merges, claim labels, notices, the dashboard issue, commands found by poll, verdicts not yet posted.
+  // Writes after decisions: merges, claim labels, notices, commands found by poll; then verdicts not yet
+  // posted, the lander check runs, and last the dashboard issues.
   for (const memo of gathered.facts.values()) {
     const f = await memo;
     if (!f) continue;
@@ -315,8 +316,8 @@ export async function spawnOnce(deps: PassDeps, trigger: PassTrigger, reaped: Re
     }
   }
   await postPendingVerdicts({ store, forge, now, log });
-  await syncDashboardIssues({ store, forge, now, log }, [...gathered.facts.values()], waiting, { webUrl: deps.webUrl, firstPerPass: deps.policy.dashboardIssuesPerPass });
   await syncLanderChecks({ store, forge, now, log, policy: { landerAttemptsPerHead: deps.policy.landerAttemptsPerHead, webUrl: deps.webUrl } });
+  await syncDashboardIssues({ store, forge, now, log }, [...gathered.facts.values()], waiting, { webUrl: deps.webUrl, firstPerPass: deps.policy.dashboardIssuesPerPass });
 
   return {
     trigger,
