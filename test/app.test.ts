@@ -494,14 +494,17 @@ describe('the dashboard issue (Probot level)', () => {
     '$0.00 reported today (UTC).',
   ].join('\n');
 
+  /** A pass over an opted-in repository with nothing to do, up to its lookup of the open yoke:control issues. */
+  const firstPassFinding = (controlIssues: object[]): nock.Scope =>
+    mockRepoRead(mockListing(mockToken(github())).get(CONFIG_RE).reply(...yamlConfig('auto: false\n')), {})
+      .get('/repos/Codertocat/Hello-World/issues')
+      .query({ state: 'open', labels: 'yoke:control', sort: 'created', direction: 'asc', per_page: '100' })
+      .reply(200, controlIssues);
+
   it('is created once with the yoke:control label when the repository opts in, and not written again while nothing changes', async () => {
     const h = await makeProbot();
     const created: Record<string, unknown>[] = [];
-    const scope = mockListing(mockToken(github())).get(CONFIG_RE).reply(...yamlConfig('auto: false\n'));
-    mockRepoRead(scope, {})
-      .get('/repos/Codertocat/Hello-World/issues')
-      .query({ state: 'open', labels: 'yoke:control', sort: 'created', direction: 'asc', per_page: '100' })
-      .reply(200, [])
+    firstPassFinding([])
       .post('/repos/Codertocat/Hello-World/issues', (b) => (created.push(b), true))
       .reply(201, { number: 77 });
     await h.rt.engine.schedulerTick();
@@ -516,11 +519,7 @@ describe('the dashboard issue (Probot level)', () => {
   it('finds the repository’s open yoke:control issue and edits its body instead of opening another', async () => {
     const h = await makeProbot();
     const edits: Record<string, unknown>[] = [];
-    const scope = mockListing(mockToken(github())).get(CONFIG_RE).reply(...yamlConfig('auto: false\n'));
-    mockRepoRead(scope, {})
-      .get('/repos/Codertocat/Hello-World/issues')
-      .query({ state: 'open', labels: 'yoke:control', sort: 'created', direction: 'asc', per_page: '100' })
-      .reply(200, [{ number: 42, title: 'yoke control', labels: [{ name: 'yoke:control' }], user: { login: 'Codertocat' } }])
+    firstPassFinding([{ number: 42, title: 'yoke control', labels: [{ name: 'yoke:control' }], user: { login: 'Codertocat' } }])
       .patch('/repos/Codertocat/Hello-World/issues/42', (b) => (edits.push(b), true))
       .reply(200, { number: 42 });
     await h.rt.engine.schedulerTick();

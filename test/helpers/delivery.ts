@@ -1,4 +1,5 @@
 import { attachPlan } from '../../src/qa/attach.js';
+import { createDeploymentRun } from '../../src/qa/deployment-runs.js';
 import type { Store } from '../../src/store/store.js';
 import type { FakeForge } from './fake-forge.js';
 import { makeHarness, type Harness, type ManualClock } from './fleet.js';
@@ -51,4 +52,15 @@ export function makeDeliveryHarness(opts: { config?: Record<string, unknown>; it
     return r.value.planId;
   };
   return { ...h, merged, attach };
+}
+
+/** Items 1-3 in one deployment run created by maint: 1 owns checkout (assigned to alice), 2 and 3 share smoke. */
+export async function threeItemRun(h: DeliveryHarness): Promise<{ run: string; tracking: number | null }> {
+  await h.attach(1, 'checkout');
+  await h.attach(2, 'smoke');
+  await h.attach(3, 'smoke');
+  h.forge.repo(REPO).issues.find((i) => i.number === 1)!.assignee = 'alice';
+  const r = await createDeploymentRun(h.fleet, { repo: REPO, creator: 'maint' });
+  if (!r.ok) throw new Error(r.refusal.message);
+  return { run: r.value.id, tracking: r.value.trackingIssue };
 }

@@ -3,11 +3,10 @@ import { handleComment } from '../../src/commands/handle.js';
 import { buildFleetReport, formatFleetReport } from '../../src/fleet/report.js';
 import { buildDashboardData } from '../../src/http/dashboard-data.js';
 import { renderDashboard } from '../../src/http/dashboard.js';
-import { createDeploymentRun } from '../../src/qa/deployment-runs.js';
 import { dispatchStage } from '../../src/qa/dispatch.js';
 import { checkIn } from '../../src/qa/executions.js';
 import { recordQaVerdict } from '../../src/qa/verdicts.js';
-import { REPO, makeDeliveryHarness, type DeliveryHarness } from '../helpers/delivery.js';
+import { REPO, makeDeliveryHarness, threeItemRun, type DeliveryHarness } from '../helpers/delivery.js';
 
 const QA_ONLY = { delivery: { stages: [{ name: 'qa', kind: 'qa' }], steering: 'lead' } };
 
@@ -15,13 +14,8 @@ const QA_ONLY = { delivery: { stages: [{ name: 'qa', kind: 'qa' }], steering: 'l
 async function setup(): Promise<DeliveryHarness & { run: string; tracking: number }> {
   const h = makeDeliveryHarness({ config: QA_ONLY });
   h.forge.repo(REPO).permissions = { maint: 'admin', alice: 'write', lead: 'admin' };
-  await h.attach(1, 'checkout');
-  await h.attach(2, 'smoke');
-  await h.attach(3, 'smoke');
-  h.forge.repo(REPO).issues.find((i) => i.number === 1)!.assignee = 'alice';
-  const r = await createDeploymentRun(h.fleet, { repo: REPO, creator: 'maint' });
-  if (!r.ok) throw new Error(r.refusal.message);
-  return { ...h, run: r.value.id, tracking: r.value.trackingIssue! };
+  const { run, tracking } = await threeItemRun(h);
+  return { ...h, run, tracking: tracking! };
 }
 
 const noticesOn = (h: DeliveryHarness, thread: number) => h.forge.comments.filter((c) => c.number === thread && c.body.includes('is waiting at stage'));

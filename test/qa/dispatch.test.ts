@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createDeploymentRun } from '../../src/qa/deployment-runs.js';
 import { dispatchStage } from '../../src/qa/dispatch.js';
 import { qaWork, recordQaVerdict, waiveQaCase } from '../../src/qa/verdicts.js';
-import { REPO, makeDeliveryHarness, type DeliveryHarness } from '../helpers/delivery.js';
+import { REPO, makeDeliveryHarness, threeItemRun, type DeliveryHarness } from '../helpers/delivery.js';
 
 const QA_ONLY = { delivery: { stages: [{ name: 'qa', kind: 'qa' }, { name: 'production', kind: 'deploy', command: './deploy.sh' }] } };
 
@@ -10,13 +10,8 @@ const QA_ONLY = { delivery: { stages: [{ name: 'qa', kind: 'qa' }, { name: 'prod
 async function atQa(extraPlans: Record<string, string> = {}): Promise<DeliveryHarness & { run: string }> {
   const h = makeDeliveryHarness({ config: QA_ONLY });
   if (Object.keys(extraPlans).length) h.forge.commit(REPO, extraPlans);
-  await h.attach(1, 'checkout');
-  await h.attach(2, 'smoke');
-  await h.attach(3, 'smoke');
-  h.forge.repo(REPO).issues.find((i) => i.number === 1)!.assignee = 'alice';
-  const r = await createDeploymentRun(h.fleet, { repo: REPO, creator: 'maint' });
-  if (!r.ok) throw new Error(r.refusal.message);
-  return { ...h, run: r.value.id };
+  const { run } = await threeItemRun(h);
+  return { ...h, run };
 }
 
 const pass = (h: DeliveryHarness & { run: string }, body: Parameters<typeof recordQaVerdict>[3]) => recordQaVerdict(h.fleet, h.run, 'qa', body);

@@ -1,13 +1,8 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkoutIo } from '../../src/cli/exec.js';
-import { runCli } from '../../src/cli/main.js';
 import type { DeploymentView } from '../../src/qa/view.js';
-import { DEMO_ENGINE_CONFIG, DEMO_REPO, DEMO_TASKS, MAINTAINER } from '../../src/sandbox/demo-repo.js';
-import { Sandbox } from '../../src/sandbox/sandbox.js';
+import { DEMO_ENGINE_CONFIG, DEMO_REPO, MAINTAINER } from '../../src/sandbox/demo-repo.js';
+import type { Sandbox } from '../../src/sandbox/sandbox.js';
+import { startDeliverySandbox, type DeliverySandbox } from '../helpers/delivery-sandbox.js';
 
 // Notices and close-out end to end over real HTTP: a holder woken on its
 // claim PR runs the command it was given; the driver's lease lapses and its
@@ -26,15 +21,10 @@ const FILES = {
   '.github/yoke/qa/smoke.yml': 'name: smoke\ncases:\n  - {id: tests, title: Tests pass, run: node test/run.js}\n',
 };
 
+let ds: DeliverySandbox;
 let sandbox: Sandbox;
 let checkout: string;
-
-async function yoke(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runCli(args, checkoutIo(checkout, { YOKE_URL: sandbox.yokeUrl, YOKE_TOKEN: sandbox.apiToken, YOKE_LOGIN: MAINTAINER }, (l) => out.push(l), (l) => err.push(l)));
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+const yoke = (args: string[]) => ds.yoke(args);
 
 async function api(base: string, token: string, method: string, path: string, body?: unknown): Promise<Response> {
   const res = await fetch(`${base}${path}`, { method, headers: { authorization: `${base.includes('/api/v3') ? 'token' : 'Bearer'} ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -48,21 +38,16 @@ const pullOf = (issue: number) => [...sandbox.repo.issues.values()].find((i) => 
 const commentsOn = (n: number) => sandbox.repo.comments.filter((c) => c.issueNumber === n);
 
 beforeAll(async () => {
-  sandbox = new Sandbox({ launcher: 'command', failAgent: 0, tickSeconds: 1, reaperSeconds: 1, tasks: [DEMO_TASKS[0]!, DEMO_TASKS[1]!, DEMO_TASKS[3]!], files: FILES });
-  await sandbox.start();
-  // Three tasks that merge at their first lander: delivery is what this test is about.
-  await sandbox.waitUntil(() => sandbox.done(), 150_000, 'the three demo issues to merge');
-  await sandbox.comment(1, '/yoke qa attach checkout');
-  await sandbox.comment(2, '/yoke qa attach smoke');
-  await sandbox.comment(3, '/yoke qa attach smoke');
-  await sandbox.waitUntil(() => sandbox.runtime.store.qa.attachments(DEMO_REPO).length === 3, 30_000, 'three attachments');
-  checkout = mkdtempSync(join(tmpdir(), 'yoke-checkout-'));
-  execFileSync('git', ['clone', '--quiet', sandbox.repo.gitDir, checkout]);
+  ds = await startDeliverySandbox(FILES, async (s) => {
+    await s.comment(1, '/yoke qa attach checkout');
+    await s.comment(2, '/yoke qa attach smoke');
+    await s.comment(3, '/yoke qa attach smoke');
+  });
+  ({ sandbox, checkout } = ds);
 }, 200_000);
 
 afterAll(async () => {
-  await sandbox?.stop();
-  if (checkout) rmSync(checkout, { recursive: true, force: true });
+  await ds?.stop();
 });
 
 describe('notices and close-out over real HTTP', () => {
