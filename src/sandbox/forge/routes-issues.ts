@@ -47,8 +47,9 @@ export function registerIssueRoutes(env: RouteEnv): void {
     requireWorkflowWrite(ctx);
     const t = state.now();
     if (typeof ctx.body.body === 'string') {
+      i.bodyEdits ??= [i.body];
       i.body = ctx.body.body;
-      (i.bodyEdits ??= []).push(i.body);
+      i.bodyEdits.push(i.body);
     }
     if (typeof ctx.body.title === 'string' && ctx.body.title) i.title = ctx.body.title;
     if (ctx.body.state === 'closed' || ctx.body.state === 'open') {

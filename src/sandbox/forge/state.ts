@@ -47,7 +47,7 @@ export interface Issue {
   /** Locked conversations take no comments from the app, and yoke will not close them out. */
   locked?: boolean;
   pull: PullState | null;
-  /** Every body an edit wrote, oldest first (the tests count writes). */
+  /** Once edited: the body it was created with, then every body an edit wrote (the tests count writes). */
   bodyEdits?: string[];
 }
 
