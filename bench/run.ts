@@ -87,7 +87,7 @@ async function pollFleet(opts: { repos: number; latencyMs: number; maxInFlight: 
     await forge.start();
     for (let i = 0; i < opts.repos; i++) {
       // The figures are the cost of reading a fleet. A new installation's dashboard issues are opened a few a
-      // pass (DEFAULT_DASHBOARD_POLICY), a one-time write spread over many passes, so they are left out here;
+      // pass (DEFAULT_VISIBILITY_POLICY), a one-time write spread over many passes, so they are left out here;
       // once open, an unchanged dashboard costs no request (test/app.test.ts).
       const repo = forge.createRepo(`bench/repo-${String(i).padStart(4, '0')}`, { files: { '.github/yoke.yml': 'auto: true\nautoland:\n  enabled: true\ndashboard_issue: false\n' }, installationId: 1 });
       forge.createIssue(repo, forge.user('bench'), 'An issue nobody labelled', 'Nothing to do here.');

@@ -3,7 +3,7 @@ import { systemClock, systemTimers, type Clock, type Timers } from './clock.js';
 import { handlePolledComments } from './commands/handle.js';
 import type { OperatorSettings } from './config/env.js';
 import { resolveSettings } from './config/settings.js';
-import { DEFAULT_DASHBOARD_POLICY, DEFAULT_CLOSEOUT_POLICY, DEFAULT_COMMAND_POLICY, type FleetContext } from './fleet/context.js';
+import { DEFAULT_VISIBILITY_POLICY, DEFAULT_CLOSEOUT_POLICY, DEFAULT_COMMAND_POLICY, type FleetContext } from './fleet/context.js';
 import { Engine } from './fleet/engine.js';
 import type { BudgetBook } from './forge/budget.js';
 import type { CacheStats } from './forge/conditional-cache.js';
@@ -114,7 +114,7 @@ function wire(app: Probot, addHandler: (handler: ReturnType<typeof createApiHand
       reaperMs: settings.reaperMs,
       ...DEFAULT_COMMAND_POLICY,
       ...DEFAULT_CLOSEOUT_POLICY,
-      ...DEFAULT_DASHBOARD_POLICY,
+      ...DEFAULT_VISIBILITY_POLICY,
       dailyUsd: settings.dailyUsd,
     },
     apiUrl: settings.publicUrl,

@@ -1,4 +1,5 @@
 import { makeRefusal } from '../codes.js';
+import { classifyGitHubError } from '../forge/errors.js';
 import type { CheckRunWrite, Forge } from '../forge/types.js';
 import type { Log } from '../log.js';
 import type { CheckRecord } from '../store/check-runs.js';
@@ -112,27 +113,53 @@ export function planCheckRuns(landers: readonly Run[], records: readonly CheckRe
   return out;
 }
 
+/**
+ * Installations that refused a check run write (403: `checks: write` not granted yet). Their writes wait
+ * `retryMs` rather than costing a refused request per head every pass; a write that succeeds clears it.
+ */
+export class CheckRefusals {
+  private until = new Map<number, number>();
+
+  constructor(private readonly retryMs: number) {}
+
+  blocked(installationId: number, now: number): boolean {
+    return (this.until.get(installationId) ?? 0) > now;
+  }
+
+  refused(installationId: number, now: number): void {
+    this.until.set(installationId, now + this.retryMs);
+  }
+
+  cleared(installationId: number): void {
+    this.until.delete(installationId);
+  }
+}
+
 export interface CheckDeps {
   store: Store;
   forge: Forge;
   now: () => number;
   log: Log;
   policy: CheckPlanPolicy;
+  refusals: CheckRefusals;
 }
 
 /** Writes the planned check runs; one that fails is planned again next time. */
 export async function syncLanderChecks(deps: CheckDeps): Promise<void> {
-  const { store, forge, log } = deps;
+  const { store, forge, log, refusals } = deps;
   const landers = store.runs.listLanders(deps.now() - FOLLOW_MS);
   for (const a of planCheckRuns(landers, store.checkRuns.list(), deps.policy)) {
     const repo = repoRefOf(store, a.repo);
-    if (!repo) continue;
+    if (!repo || refusals.blocked(repo.installationId, deps.now())) continue;
     try {
       const id = a.checkRunId ?? (await forge.createCheckRun(repo, a.headSha, a.check));
       if (a.checkRunId !== null) await forge.updateCheckRun(repo, a.checkRunId, a.check);
       store.checkRuns.record({ repo: a.repo, prNumber: a.prNumber, headSha: a.headSha, checkRunId: id, written: a.written }, deps.now());
+      refusals.cleared(repo.installationId);
     } catch (err) {
-      log.warn({ repo: a.repo, pr: a.prNumber, head: a.headSha, err: String(err) }, 'could not write the yoke/lander check run; retried next pass');
+      const e = classifyGitHubError(err);
+      if (e.status === 403) refusals.refused(repo.installationId, deps.now());
+      log.warn({ repo: a.repo, pr: a.prNumber, head: a.headSha, err: e.message }, e.status === 403 ? 'the installation refused a check run (is checks: write granted?); tried again later' : 'could not write the yoke/lander check run; retried next pass');
     }
   }
 }

@@ -31,9 +31,11 @@ export interface FleetPolicy extends CapPolicy {
   dailyUsd: number | null;
   /** Repositories a pass opens (or adopts) a dashboard issue for, at most: a new installation's issues are spread over passes. */
   dashboardIssuesPerPass: number;
+  /** How long an installation that refused a check run write (no `checks: write` yet) is left before the next try. */
+  checkRetryMs: number;
 }
 
-export const DEFAULT_DASHBOARD_POLICY = { dashboardIssuesPerPass: 10 } as const;
+export const DEFAULT_VISIBILITY_POLICY = { dashboardIssuesPerPass: 10, checkRetryMs: 10 * 60_000 } as const;
 
 export const DEFAULT_COMMAND_POLICY = { commandAttempts: 3, commandStaleMs: 10 * 60_000 } as const;
 

@@ -5,7 +5,7 @@ import type { Launcher } from '../launcher/launcher.js';
 import type { Log } from '../log.js';
 import type { Store } from '../store/store.js';
 import { postPendingVerdicts } from './autoland.js';
-import { syncLanderChecks } from './check-runs.js';
+import { CheckRefusals, syncLanderChecks } from './check-runs.js';
 import type { Candidate } from './candidate.js';
 import type { FleetContext, FleetPolicy } from './context.js';
 import { postPauseNotice } from './housekeeping.js';
@@ -49,9 +49,12 @@ export class Engine {
   /** Advanced every pass, so the repository that goes first within a stage rotates (SC04). */
   private passes = 0;
   private readonly activity = new RepoActivity();
+  private readonly checkRefusals: CheckRefusals;
   lastPass: PassReport | null = null;
 
-  constructor(private readonly deps: EngineDeps) {}
+  constructor(private readonly deps: EngineDeps) {
+    this.checkRefusals = new CheckRefusals(deps.policy.checkRetryMs);
+  }
 
   /** What the people-facing edges may use of this fleet. */
   context(): FleetContext {
@@ -70,7 +73,8 @@ export class Engine {
       postVerdicts: () =>
         void this.lock.run(async () => {
           await postPendingVerdicts({ store, forge, now: () => clock.now(), log });
-          await syncLanderChecks({ store, forge, now: () => clock.now(), log, policy: { landerAttemptsPerHead: policy.landerAttemptsPerHead, webUrl: this.deps.webUrl } });
+          const checkPolicy = { landerAttemptsPerHead: policy.landerAttemptsPerHead, webUrl: this.deps.webUrl };
+          await syncLanderChecks({ store, forge, now: () => clock.now(), log, policy: checkPolicy, refusals: this.checkRefusals });
         }),
     };
   }
@@ -86,6 +90,7 @@ export class Engine {
       policy: d.policy,
       apiUrl: d.apiUrl,
       webUrl: d.webUrl,
+      checkRefusals: this.checkRefusals,
       newRunId: d.newRunId ?? newRunId,
       trustedLogins: () => this.trustedLogins(),
       rotation: this.passes++,

@@ -7,7 +7,7 @@ import type { Log } from '../log.js';
 import type { OpenRequest } from '../store/requests.js';
 import type { Store } from '../store/store.js';
 import { executeRepoActions, planRepoActions, postPendingVerdicts } from './autoland.js';
-import { syncLanderChecks } from './check-runs.js';
+import { syncLanderChecks, type CheckRefusals } from './check-runs.js';
 import { syncDashboardIssue, viewDashboardIssue, type DashboardIssueDeps } from './dashboard-issue.js';
 import { viewMaxAgeMs, type ActivitySignals, type RepoActivity } from './activity.js';
 import { isAtCap, type LivenessSnapshot } from './cap.js';
@@ -65,6 +65,8 @@ export interface PassDeps {
   policy: FleetPolicy;
   apiUrl: string;
   webUrl: string;
+  /** Installations whose check run writes wait after a refusal. */
+  checkRefusals: CheckRefusals;
   newRunId: () => string;
   /** yoke's bot login and the operator-trusted logins whose markers count, lower-case. */
   trustedLogins: () => Promise<ReadonlySet<string>>;
@@ -316,7 +318,8 @@ export async function spawnOnce(deps: PassDeps, trigger: PassTrigger, reaped: Re
     }
   }
   await postPendingVerdicts({ store, forge, now, log });
-  await syncLanderChecks({ store, forge, now, log, policy: { landerAttemptsPerHead: deps.policy.landerAttemptsPerHead, webUrl: deps.webUrl } });
+  const checkPolicy = { landerAttemptsPerHead: deps.policy.landerAttemptsPerHead, webUrl: deps.webUrl };
+  await syncLanderChecks({ store, forge, now, log, policy: checkPolicy, refusals: deps.checkRefusals });
   await syncDashboardIssues({ store, forge, now, log }, [...gathered.facts.values()], waiting, { webUrl: deps.webUrl, firstPerPass: deps.policy.dashboardIssuesPerPass });
 
   return {

@@ -75,6 +75,30 @@ describe('the yoke/lander check run', () => {
     ]);
   });
 
+  it('an installation that refuses check runs (no checks: write yet) is left for a while, not asked every pass', async () => {
+    const h = makeHarness({ policy: { checkRetryMs: 600_000 } });
+    h.forge.addRepo('acme/api', AUTOLAND);
+    addClaimPull(h, 'acme/api', { number: 7, issue: 3, headSha: 'abc1234def' });
+    let attempts = 0;
+    const create = h.forge.createCheckRun.bind(h.forge);
+    let granted = false;
+    h.forge.createCheckRun = async (repo, sha, check) => {
+      attempts++;
+      if (!granted) throw Object.assign(new Error('Resource not accessible by integration'), { status: 403 });
+      return create(repo, sha, check);
+    };
+    await h.engine.schedulerTick();
+    await h.engine.schedulerTick();
+    await h.engine.reaperTick();
+    expect([attempts, h.forge.checkRuns.length]).toEqual([1, 0]);
+    // The lander ran regardless; once the permission is granted the check run appears after the wait.
+    expect(h.launcher.starts.map((s) => s.kind)).toEqual(['lander']);
+    granted = true;
+    h.clock.advance(600_001);
+    await h.engine.schedulerTick();
+    expect([attempts, h.forge.checkRuns.map((c) => c.current.status)]).toEqual([2, ['in_progress']]);
+  });
+
   it('links to the workflow run of a lander launched on Actions', () => {
     const run = {
       id: 'r1', repo: 'acme/api', kind: 'lander', subject: 'pr#7', prNumber: 7, headSha: 'abc1234def', status: 'ended', outcome: 'success',
