@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { refuseRepeats } from './repeats.js';
 import { makeRefusal, type Refusal } from '../codes.js';
 import { CONFIG_PATH } from './repo-config.js';
 
@@ -30,13 +31,7 @@ export const DeliverySettings = z
     delivered_label: z.string().min(1).max(50).default('yoke:delivered'),
   })
   .strict()
-  .superRefine((d, ctx) => {
-    const seen = new Set<string>();
-    d.stages.forEach((s, i) => {
-      if (seen.has(s.name)) ctx.addIssue({ code: 'custom', path: ['stages', i, 'name'], message: `the stage name ${s.name} is used twice` });
-      seen.add(s.name);
-    });
-  });
+  .superRefine((d, ctx) => refuseRepeats(ctx, d.stages, { list: 'stages', field: 'name', what: 'stage name' }, (s) => s.name));
 export type DeliverySettings = z.infer<typeof DeliverySettings>;
 
 export type DeliveryConfigResult = { state: 'absent' } | { state: 'valid'; settings: DeliverySettings } | { state: 'refused'; refusal: Refusal };

@@ -1,5 +1,6 @@
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { refuseRepeats } from './repeats.js';
 import { fieldOf } from './delivery.js';
 
 // A QA plan file in the plans folder. Its exact id is its path in that folder
@@ -25,13 +26,7 @@ export type QaCase = z.infer<typeof QaCase>;
 export const QaPlanFile = z
   .object({ name: z.string().min(1).max(100), cases: z.array(QaCase).min(1, 'a plan lists at least one case') })
   .strict()
-  .superRefine((p, ctx) => {
-    const seen = new Set<string>();
-    p.cases.forEach((c, i) => {
-      if (seen.has(c.id)) ctx.addIssue({ code: 'custom', path: ['cases', i, 'id'], message: `the case id ${c.id} is used twice` });
-      seen.add(c.id);
-    });
-  });
+  .superRefine((p, ctx) => refuseRepeats(ctx, p.cases, { list: 'cases', field: 'id', what: 'case id' }, (c) => c.id));
 export type QaPlanFile = z.infer<typeof QaPlanFile>;
 
 export interface QaPlan extends QaPlanFile {
