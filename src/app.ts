@@ -1,3 +1,4 @@
+import { runnerBundle } from './agent/bundle.js';
 import type { ApplicationFunction, Probot } from 'probot';
 import { systemClock, systemTimers, type Clock, type Timers } from './clock.js';
 import { handlePolledComments } from './commands/handle.js';
@@ -85,7 +86,7 @@ function wire(app: Probot, addHandler: (handler: ReturnType<typeof createApiHand
   const reapNow = () => void engine?.reaperTick().catch((err) => app.log.error({ err: String(err) }, 'reaper pass failed'));
   const launcher: Launcher =
     settings.launcher === 'actions'
-      ? new ActionsLauncher({ forge, now: () => clock.now(), unseenGraceMs: settings.dispatchGraceMs })
+      ? new ActionsLauncher({ forge, now: () => clock.now(), unseenGraceMs: settings.dispatchGraceMs, runnerSha256: async () => (await runnerBundle()).sha256 })
       : new CommandLauncher({
           command: settings.command!,
           logDir: `${settings.dbPath}.runs`,

@@ -89,6 +89,16 @@ export const CODE_INFO = {
     message: (p) => `Run ${p.run} has already ended (${p.outcome}).`,
     recovery: () => 'Nothing to do: an ended run cannot report.',
   }),
+  run_cannot_push: code<{ run: string; kind: string; detail: string }>({
+    status: 409,
+    message: (p) => `Run ${p.run} (${p.kind}) cannot push: ${p.detail}.`,
+    recovery: () => 'Nothing to do for this run; a later run of the work gets its own branch.',
+  }),
+  claim_open_failed: code<{ run: string; detail: string }>({
+    status: 502,
+    message: (p) => `yoke could not open the claim PR for run ${p.run}: ${p.detail}.`,
+    recovery: () => 'Report again in a moment; if GitHub keeps refusing, check that the branch was pushed and that no PR is open for it.',
+  }),
   verdict_required: code({
     status: 400,
     message: () => 'A lander that succeeds must report a verdict (accept or reject).',

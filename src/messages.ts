@@ -283,3 +283,19 @@ export function dashboardIssueBody(v: DashboardIssueView): string {
     spend,
   ].join('\n');
 }
+
+// The claim PR yoke opens for an agent's branch
+
+/** The branch an AFK run's agent delivers to. */
+export const claimBranch = (issue: number, runId: string): string => `yoke/${issue}-${runId}`;
+
+export function claimPullTitle(title: string): string {
+  const t = title.replace(/\s+/g, ' ').trim() || 'yoke: agent work';
+  return t.length > 200 ? `${t.slice(0, 199)}…` : t;
+}
+
+/** The claim PR's body: the closing keyword, what the agent said, and the trailer that binds it to its run (TR04). */
+export function claimPullBody(issue: number, runId: string, summary: string): string {
+  const said = summary.trim().slice(0, 20_000);
+  return `Closes #${issue}\n\n${said || '_The agent gave no summary._'}\n\nYoke-Run: ${runId}`;
+}

@@ -1,3 +1,4 @@
+import { runnerBundle } from '../src/agent/bundle.js';
 import { createHmac } from 'node:crypto';
 import nock from 'nock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -181,7 +182,17 @@ describe('comment commands (Probot level)', () => {
     const run = h.rt.store.runs.listLive()[0]!;
     expect(dispatched[0]).toEqual({
       ref: 'main',
-      inputs: { run_id: run.id, kind: 'afk_manual', subject: 'issue#1', head_sha: '', deadline: new Date(run.budgetDeadline).toISOString(), api_url: 'https://yoke.example.test' },
+      inputs: {
+        run_id: run.id,
+        kind: 'afk_manual',
+        subject: 'issue#1',
+        head_sha: '',
+        deadline: new Date(run.budgetDeadline).toISOString(),
+        api_url: 'https://yoke.example.test',
+        runner_sha256: (await runnerBundle()).sha256,
+        limits: '{"max_turns":60}',
+        rejection: '',
+      },
     });
     // Found again by the poll, the same comment is not processed twice.
     expect(h.rt.store.commands.get(492700400)?.receivedVia).toBe('webhook');

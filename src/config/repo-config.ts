@@ -51,6 +51,14 @@ export const RepoConfig = z
       .object({ daily_usd: z.number().positive('budget.daily_usd is a positive number of US dollars, e.g. 25') })
       .strict()
       .optional(),
+    /** What an agent run may spend: its turns, and dollars per run (capped by what is left of budget.daily_usd). */
+    agent: z
+      .object({
+        max_turns: z.number().int().min(1).max(10_000).default(60),
+        max_usd: z.number().positive('agent.max_usd is a positive number of US dollars per run, e.g. 5').optional(),
+      })
+      .strict()
+      .default({ max_turns: 60 }),
     /** Whether yoke keeps a dashboard issue (labelled yoke:control) for the repository. */
     dashboard_issue: z.boolean().default(true),
     // Parsed on its own (config/delivery.ts): a bad delivery section refuses delivery, never the engine.

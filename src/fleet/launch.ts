@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { RepoRef } from '../forge/types.js';
-import type { Launcher, LaunchSpec } from '../launcher/launcher.js';
+import { REJECTION_LIMIT, type Launcher, type LaunchSpec } from '../launcher/launcher.js';
+import type { Run } from '../store/runs.js';
 import type { Log } from '../log.js';
 import { isAfkKind } from '../store/runs.js';
 import type { Store } from '../store/store.js';
@@ -94,7 +95,22 @@ export interface LaunchDeps extends LockedLaunchDeps {
 }
 
 /** The facts a run starts with: its candidate, its recorded id and secret, and where its workflow lives. */
-export function buildLaunchSpec(c: Candidate, rec: Recorded, repo: RepoRef, where: { workflow: string; ref: string }, apiUrl: string): LaunchSpec {
+/** The agent's limits: the opt-in file's, the spend capped by what is left of today's budgets. */
+export function runLimits(facts: Pick<RepoFacts, 'config' | 'spentToday' | 'fleetDailyUsd'>): LaunchSpec['limits'] {
+  const left = [facts.config.agent.max_usd, facts.config.budget ? facts.config.budget.daily_usd - facts.spentToday.repo : undefined, facts.fleetDailyUsd !== null ? facts.fleetDailyUsd - facts.spentToday.fleet : undefined].filter((n): n is number => n !== undefined);
+  return { maxTurns: facts.config.agent.max_turns, maxUsd: left.length ? Math.max(0, Math.round(Math.min(...left) * 100) / 100) : null };
+}
+
+/** The newest rejection of the PR a fix repairs: its summary carries the failing output (its end, where the failure is). */
+export function rejectionFor(c: Candidate, runs: readonly Run[]): string | null {
+  if (c.kind !== 'fix' || c.prNumber === null) return null;
+  const lander = [...runs].reverse().find((r) => r.kind === 'lander' && r.prNumber === c.prNumber && r.verdict === 'reject');
+  if (!lander) return null;
+  const text = lander.summary ?? `The lander rejected #${c.prNumber} at ${lander.headSha ?? 'its head'}.`;
+  return text.length > REJECTION_LIMIT ? `…${text.slice(-REJECTION_LIMIT)}` : text;
+}
+
+export function buildLaunchSpec(c: Candidate, rec: Recorded, repo: RepoRef, where: { workflow: string; ref: string }, apiUrl: string, extra: Pick<LaunchSpec, 'limits' | 'rejection'> = { limits: { maxTurns: 60, maxUsd: null }, rejection: null }): LaunchSpec {
   return {
     runId: rec.runId,
     kind: c.kind,
@@ -108,6 +124,7 @@ export function buildLaunchSpec(c: Candidate, rec: Recorded, repo: RepoRef, wher
     apiUrl,
     workflow: where.workflow,
     ref: where.ref,
+    ...extra,
   };
 }
 
@@ -125,7 +142,7 @@ export async function launchCandidate(deps: LaunchDeps, c: Candidate, cap: numbe
     c,
     cap,
     { workflow, ref },
-    (rec) => buildLaunchSpec(c, rec, repo, { workflow, ref }, deps.apiUrl),
+    (rec) => buildLaunchSpec(c, rec, repo, { workflow, ref }, deps.apiUrl, { limits: runLimits(facts), rejection: rejectionFor(c, facts.runs) }),
     (runId, detail) => {
       const run = deps.store.runs.get(runId);
       if (run) endRun(deps.store, run, 'cancelled', `launch failed: ${detail}`, deps.now(), deps.pauseThreshold);

@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { makeRefusal, type Refusal } from '../codes.js';
+import { claimBranch, claimPullBody, claimPullTitle } from '../messages.js';
 import type { OidcVerifier } from '../http/oidc.js';
 import { formatActionsRef, parseActionsRef } from '../launcher/actions.js';
 import type { Run } from '../store/runs.js';
@@ -134,4 +135,69 @@ export function recordLanderExit(ctx: Pick<FleetContext, 'store' | 'log' | 'post
   ctx.log.info({ run: runId, verdict }, 'lander verdict from its exit code');
   ctx.postVerdicts();
   return true;
+}
+
+export type PushAnswer = { ok: true; token: string; branch: string; expiresAt: string } | { ok: false; refusal: Refusal };
+export type ClaimAnswer = { ok: true; number: number } | { ok: false; refusal: Refusal };
+
+const ClaimBody = z.object({ title: z.string().max(1000), summary: z.string().max(SUMMARY_LIMIT), base: z.string().regex(/^[\w./-]{1,200}$/).optional() }).strict();
+
+/** The run behind a request of its own (push, claim): known, authenticated as itself, live, not yet reported, AFK or fix. */
+async function liveWorkRun(ctx: FleetContext, auth: RunAuth, runId: string, bearer: string | null): Promise<{ ok: true; run: Run } | { ok: false; refusal: Refusal }> {
+  const run = ctx.store.runs.get(runId);
+  if (!run) return { ok: false, refusal: makeRefusal('run_unknown', { run: runId }) };
+  const denied = await authenticateRun(ctx, run, bearer, auth);
+  if (denied) return { ok: false, refusal: denied };
+  if (run.status !== 'live') return { ok: false, refusal: makeRefusal('run_not_live', { run: run.id, outcome: run.outcome ?? 'ended' }) };
+  if (run.reportedOutcome) return { ok: false, refusal: makeRefusal('run_already_reported', { run: run.id }) };
+  if (run.kind === 'lander') return { ok: false, refusal: makeRefusal('run_cannot_push', { run: run.id, kind: run.kind, detail: 'a lander judges a PR and never pushes' }) };
+  return { ok: true, run };
+}
+
+/**
+ * `POST /yoke/api/runs/:id/push`: a token for the run's one push, and the
+ * branch it goes to, which yoke names: `yoke/<issue>-<run id>` for an AFK
+ * run, the claim PR's own branch for a fix. Pushed with an app token (not
+ * GITHUB_TOKEN), the push starts the repository's own workflows.
+ */
+export async function grantPush(ctx: FleetContext, auth: RunAuth, runId: string, bearer: string | null): Promise<PushAnswer> {
+  const found = await liveWorkRun(ctx, auth, runId, bearer);
+  if (!found.ok) return found;
+  const run = found.run;
+  const repo = repoRefOf(ctx.store, run.repo);
+  if (!repo) return { ok: false, refusal: makeRefusal('run_cannot_push', { run: run.id, kind: run.kind, detail: `${run.repo} is not known to yoke` }) };
+  let branch: string;
+  if (run.kind === 'fix') {
+    const pull = run.prNumber === null ? null : await ctx.forge.getPull(repo, run.prNumber);
+    if (!pull || pull.state !== 'open' || !pull.headRef) return { ok: false, refusal: makeRefusal('run_cannot_push', { run: run.id, kind: run.kind, detail: `PR #${run.prNumber} is not open` }) };
+    if (pull.headRepo && pull.headRepo.toLowerCase() !== run.repo.toLowerCase()) return { ok: false, refusal: makeRefusal('run_cannot_push', { run: run.id, kind: run.kind, detail: `PR #${run.prNumber} comes from a fork` }) };
+    branch = pull.headRef;
+  } else {
+    if (run.issueNumber === null) return { ok: false, refusal: makeRefusal('run_cannot_push', { run: run.id, kind: run.kind, detail: 'it has no issue' }) };
+    branch = claimBranch(run.issueNumber, run.id);
+  }
+  const t = await ctx.forge.mintPushToken(repo);
+  ctx.log.info({ run: run.id, branch }, 'push token granted');
+  return { ok: true, token: t.token, branch, expiresAt: t.expiresAt };
+}
+
+/** `POST /yoke/api/runs/:id/claim`: yoke opens the AFK run's claim PR from its branch, as the app, with the closing keyword and trailer. */
+export async function openClaim(ctx: FleetContext, auth: RunAuth, runId: string, bearer: string | null, body: unknown): Promise<ClaimAnswer> {
+  const found = await liveWorkRun(ctx, auth, runId, bearer);
+  if (!found.ok) return found;
+  const run = found.run;
+  if (run.kind === 'fix' || run.issueNumber === null) return { ok: false, refusal: makeRefusal('run_cannot_push', { run: run.id, kind: run.kind, detail: 'only an AFK run opens a claim PR; a fix pushes to the one it repairs' }) };
+  const parsed = ClaimBody.safeParse(body);
+  if (!parsed.success) return { ok: false, refusal: makeRefusal('validation_failed', { detail: parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ') }) };
+  const repo = repoRefOf(ctx.store, run.repo);
+  if (!repo) return { ok: false, refusal: makeRefusal('run_cannot_push', { run: run.id, kind: run.kind, detail: `${run.repo} is not known to yoke` }) };
+  // The branch yoke dispatched the run on (the default branch, or launcher.ref); a command run names its own.
+  const base = parseActionsRef(run.launcherRef)?.ref ?? parsed.data.base ?? 'main';
+  try {
+    const number = await ctx.forge.openPull(repo, { head: claimBranch(run.issueNumber, run.id), base, title: claimPullTitle(parsed.data.title), body: claimPullBody(run.issueNumber, run.id, parsed.data.summary) });
+    ctx.wake(run.repo);
+    return { ok: true, number };
+  } catch (err) {
+    return { ok: false, refusal: makeRefusal('claim_open_failed', { run: run.id, detail: err instanceof Error ? err.message.split('\n')[0]! : String(err) }) };
+  }
 }

@@ -5,7 +5,7 @@ import { classifyGitHubError, unlessMissing } from './errors.js';
 import type { Octokit } from './octokit.js';
 import { RepoReader } from './repo-reader.js';
 import { GhBotApp, GhCommit, GhCompare, GhIssue, GhIssueState, GhPermission, GhPullDetail, GhRepository, GhReview, GhTree, GhWorkflowRun } from './schemas.js';
-import type { CheckRunWrite, Forge, IssueDetail, MergeResult, Permission, PullDetail, RepoName, RepoRef, RepoView, ReviewView, WorkflowRunView } from './types.js';
+import type { CheckRunWrite, Forge, PushToken, IssueDetail, MergeResult, Permission, PullDetail, RepoName, RepoRef, RepoView, ReviewView, WorkflowRunView } from './types.js';
 
 // The one module that talks to GitHub: installations, the repository read
 // (RepoReader), and every write yoke makes.
@@ -206,6 +206,23 @@ export class GitHubForge implements Forge {
       if (e.kind === 'refused') return { ok: false, status: e.status!, message: e.message };
       throw err;
     }
+  }
+
+  async mintPushToken(repo: RepoRef): Promise<PushToken> {
+    const app = await this.opts.appOctokit();
+    const { data } = await app.request('POST /app/installations/{installation_id}/access_tokens', {
+      installation_id: repo.installationId,
+      repositories: [repo.name],
+      permissions: { contents: 'write' },
+    });
+    const t = z.object({ token: z.string(), expires_at: z.string() }).parse(data);
+    return { token: t.token, expiresAt: t.expires_at };
+  }
+
+  async openPull(repo: RepoRef, pull: { head: string; base: string; title: string; body: string }): Promise<number> {
+    const o = await this.gh(repo.installationId);
+    const { data } = await o.request('POST /repos/{owner}/{repo}/pulls', { ...at(repo), ...pull });
+    return z.object({ number: z.number() }).parse(data).number;
   }
 
   async dispatchWorkflow(repo: RepoRef, workflow: string, ref: string, inputs: Record<string, string>): Promise<void> {

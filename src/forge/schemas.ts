@@ -139,9 +139,12 @@ export const GhPullDetail = z
     merged_at: z.string().nullable().optional(),
     merge_commit_sha: z.string().nullable().optional(),
     user: User,
+    head: z.object({ ref: z.string(), repo: z.object({ full_name: z.string() }).nullable().optional() }).optional(),
   })
   .transform(
     (p): PullDetail => ({
+      headRef: p.head?.ref ?? null,
+      headRepo: p.head?.repo?.full_name ?? null,
       number: p.number,
       state: p.state,
       merged: Boolean(p.merged ?? p.merged_at),

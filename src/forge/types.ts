@@ -111,6 +111,15 @@ export interface PullDetail {
   merged: boolean;
   mergeCommitSha: string | null;
   author: string;
+  /** The head branch, and the repository it lives in (null when the fork is gone). */
+  headRef?: string | null;
+  headRepo?: string | null;
+}
+
+/** A short-lived token that may push to one repository (contents: write, nothing else). */
+export interface PushToken {
+  token: string;
+  expiresAt: string;
 }
 
 /** What yoke writes to a check run. */
@@ -165,6 +174,10 @@ export interface Forge {
   addReaction(repo: RepoRef, commentId: number, content: '+1' | '-1' | 'eyes' | 'confused' | 'rocket'): Promise<void>;
   addLabels(repo: RepoRef, number: number, labels: string[]): Promise<void>;
   merge(repo: RepoRef, number: number, sha: string, method: 'merge' | 'squash' | 'rebase'): Promise<MergeResult>;
+  /** TR: an installation token for this one repository with `contents: write` only, for a run's push. */
+  mintPushToken(repo: RepoRef): Promise<PushToken>;
+  /** Opens a PR as the app (so the repository's own workflows run on it); returns its number. */
+  openPull(repo: RepoRef, pull: { head: string; base: string; title: string; body: string }): Promise<number>;
   dispatchWorkflow(repo: RepoRef, workflow: string, ref: string, inputs: Record<string, string>): Promise<void>;
   /** The workflow_dispatch run whose run-name ends `(<runId>)`, searching every page created since `since`. */
   findWorkflowRun(repo: RepoRef, workflow: string, runId: string, since: number): Promise<WorkflowRunView | null>;

@@ -5,7 +5,8 @@ import type { FleetContext } from '../fleet/context.js';
 import { requestLand, requestStart, resetRepo, setAutoLoop, repoStatus, type ControlResult } from '../fleet/controls.js';
 import type { PassReport } from '../fleet/pass.js';
 import { buildFleetReport, publicRun } from '../fleet/report.js';
-import { reportRunResult } from '../fleet/run-report.js';
+import { grantPush, openClaim, reportRunResult } from '../fleet/run-report.js';
+import { runnerBundle } from '../agent/bundle.js';
 import type { OidcVerifier } from './oidc.js';
 import { handleDeliveryRoute } from './api-delivery.js';
 import { DASHBOARD_SCRIPT, renderDashboard, renderDashboardMain, renderSignIn, type DashboardPage } from './dashboard.js';
@@ -141,6 +142,23 @@ export function createApiHandler(opts: ApiOptions) {
       }
       if (path === '/yoke/api/health') return send(res, 200, { ok: true });
 
+      // The runner a workflow job fetches: public, holds no secret; the job checks its sha256 against the dispatch's.
+      if (path === '/yoke/runner.mjs' && method === 'GET') {
+        const b = await runnerBundle();
+        res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8', 'x-yoke-runner-sha256': b.sha256, 'cache-control': 'no-cache', ...NO_REFERRER });
+        res.end(b.code);
+        return true;
+      }
+      const runAuth = { oidc: opts.oidc, audience: opts.audience };
+      const push = /^\/yoke\/api\/runs\/([\w-]{1,100})\/(push|claim)$/.exec(path);
+      if (push && method === 'POST') {
+        if (push[2] === 'push') {
+          const answer = await grantPush(fleet, runAuth, push[1]!, bearerOf(req));
+          return answer.ok ? send(res, 200, { token: answer.token, branch: answer.branch, expires_at: answer.expiresAt }) : sendRefusal(res, answer.refusal);
+        }
+        const answer = await openClaim(fleet, runAuth, push[1]!, bearerOf(req), await readJson(req));
+        return answer.ok ? send(res, 201, { number: answer.number }) : sendRefusal(res, answer.refusal);
+      }
       const result = /^\/yoke\/api\/runs\/([\w-]{1,100})\/result$/.exec(path);
       if (result && method === 'POST') {
         const body = await readJson(req);

@@ -1,6 +1,6 @@
 import type { Forge, RepoRef } from '../forge/types.js';
 import type { Run } from '../store/runs.js';
-import type { Launcher, LaunchSpec, Liveness } from './launcher.js';
+import { limitsJson, type Launcher, type LaunchSpec, type Liveness } from './launcher.js';
 
 // Runs on GitHub Actions: a workflow_dispatch whose `run_id` input names the
 // yoke run. The workflow's `run-name` carries that id, which is how the
@@ -11,6 +11,8 @@ export interface ActionsLauncherOptions {
   now: () => number;
   /** How long a dispatch may go unseen before it counts as never started. */
   unseenGraceMs: number;
+  /** The sha256 of the runner bundle yoke serves; the workflow checks its download against it. */
+  runnerSha256: () => Promise<string>;
 }
 
 const PENDING = 'pending:';
@@ -55,6 +57,9 @@ export class ActionsLauncher implements Launcher {
       head_sha: spec.headSha ?? '',
       deadline: new Date(spec.deadline).toISOString(),
       api_url: spec.apiUrl,
+      runner_sha256: await this.opts.runnerSha256(),
+      limits: limitsJson(spec.limits),
+      rejection: spec.rejection ?? '',
     });
     return { ref: this.pendingRef(spec) };
   }

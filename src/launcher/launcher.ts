@@ -16,6 +16,17 @@ export interface LaunchSpec {
   apiUrl: string;
   workflow: string;
   ref: string;
+  /** The agent's turn and spend limits (AFK and fix runs). */
+  limits: { maxTurns: number; maxUsd: number | null };
+  /** For a fix run: the lander's rejection it repairs, with the failing output. */
+  rejection: string | null;
+}
+
+/** How much of a rejection goes to a fix run (its end, where the failure is). */
+export const REJECTION_LIMIT = 8000;
+
+export function limitsJson(l: LaunchSpec['limits']): string {
+  return JSON.stringify({ max_turns: l.maxTurns, ...(l.maxUsd !== null ? { max_usd: l.maxUsd } : {}) });
 }
 
 export type Liveness =
@@ -49,5 +60,7 @@ export function launchEnv(spec: LaunchSpec): Record<string, string> {
   if (spec.prNumber !== null) env.YOKE_PR = String(spec.prNumber);
   if (spec.headSha) env.YOKE_HEAD_SHA = spec.headSha;
   if (spec.secret) env.YOKE_RUN_SECRET = spec.secret;
+  env.YOKE_LIMITS = limitsJson(spec.limits);
+  if (spec.rejection) env.YOKE_REJECTION = spec.rejection;
   return env;
 }

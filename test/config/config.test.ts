@@ -51,6 +51,7 @@ describe('the opt-in file', () => {
         autoland: { enabled: false, merge_method: 'squash' },
         fix_forward: { enabled: false, max_attempts: 2 },
         launcher: { workflow: 'yoke-run.yml' },
+        agent: { max_turns: 60 },
         dashboard_issue: true,
       },
     });

@@ -312,6 +312,19 @@ export class FakeForge implements Forge {
     return { ok: true, sha: mergeSha };
   }
 
+  pushTokens: { repo: string; token: string }[] = [];
+  async mintPushToken(repo: RepoRef): Promise<{ token: string; expiresAt: string }> {
+    const token = `ghs_push_${this.pushTokens.length + 1}`;
+    this.pushTokens.push({ repo: repo.fullName, token });
+    return { token, expiresAt: new Date(Date.now() + 3600_000).toISOString() };
+  }
+
+  openedPulls: { repo: string; head: string; base: string; title: string; body: string }[] = [];
+  async openPull(repo: RepoRef, pull: { head: string; base: string; title: string; body: string }): Promise<number> {
+    this.openedPulls.push({ repo: repo.fullName, ...pull });
+    return 1000 + this.openedPulls.length;
+  }
+
   async dispatchWorkflow(repo: RepoRef, workflow: string, ref: string, inputs: Record<string, string>): Promise<void> {
     this.dispatches.push({ repo: repo.fullName, workflow, ref, inputs });
   }

@@ -25,6 +25,8 @@ const spec = (runId: string, over: Partial<LaunchSpec> = {}): LaunchSpec => ({
   apiUrl: 'http://127.0.0.1:3000',
   workflow: 'yoke-run.yml',
   ref: 'main',
+  limits: { maxTurns: 60, maxUsd: null },
+  rejection: null,
   ...over,
 });
 const runOf = (id: string, ref: string | null, launchedAt = Date.now()): Run =>
@@ -70,6 +72,7 @@ describe('the command launcher', () => {
       YOKE_DEADLINE: '2026-11-29T13:00:00.000Z',
       YOKE_API_URL: 'http://127.0.0.1:3000',
       YOKE_RUN_SECRET: 's3cret',
+      YOKE_LIMITS: '{"max_turns":60}',
     });
     expect(exited).toEqual(['r-env']);
     expect(await launcher.liveness(runOf('r-env', ref))).toEqual({ state: 'ended', detail: 'exit code 0' });
@@ -147,15 +150,25 @@ describe('the actions launcher', () => {
   it('dispatches the workflow with the run facts as inputs, then finds, follows and cancels the workflow run', async () => {
     const forge = new FakeForge();
     let now = Date.UTC(2026, 10, 29, 12);
-    const launcher = new ActionsLauncher({ forge, now: () => now, unseenGraceMs: 10 * 60_000 });
-    const { ref } = await launcher.start(spec('r-act', { secret: null }));
+    const launcher = new ActionsLauncher({ forge, now: () => now, unseenGraceMs: 10 * 60_000, runnerSha256: async () => 'f'.repeat(64) });
+    const { ref } = await launcher.start(spec('r-act', { secret: null, limits: { maxTurns: 40, maxUsd: 2.5 } }));
     expect(ref).toBe('pending:yoke-run.yml@main');
     expect(forge.dispatches).toEqual([
       {
         repo: 'acme/api',
         workflow: 'yoke-run.yml',
         ref: 'main',
-        inputs: { run_id: 'r-act', kind: 'lander', subject: 'pr#7', head_sha: 'abcdef1', deadline: '2026-11-29T13:00:00.000Z', api_url: 'http://127.0.0.1:3000' },
+        inputs: {
+          run_id: 'r-act',
+          kind: 'lander',
+          subject: 'pr#7',
+          head_sha: 'abcdef1',
+          deadline: '2026-11-29T13:00:00.000Z',
+          api_url: 'http://127.0.0.1:3000',
+          runner_sha256: 'f'.repeat(64),
+          limits: '{"max_turns":40,"max_usd":2.5}',
+          rejection: '',
+        },
       },
     ]);
     const run = runOf('r-act', ref, now);

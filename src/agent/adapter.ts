@@ -1,0 +1,74 @@
+// One coding-agent CLI behind one small interface: how to start it headless
+// within the run's limits, how to read its event stream, and what it cost.
+// A third agent (Aider, OpenHands) is one more file like claude-code.ts.
+
+export interface AgentLimits {
+  /** The runner stops the agent past this many turns (model round trips). */
+  maxTurns: number;
+  /** The spend limit in US dollars, or null for none. */
+  maxUsd: number | null;
+}
+
+export interface AgentCost {
+  usd: number | null;
+  inputTokens: number;
+  outputTokens: number;
+  /** Why there is no price, when usd is null (an unknown model, say). */
+  note: string | null;
+}
+
+/** What an agent's run came to, as its own output says. */
+export interface AgentOutcome {
+  ok: boolean;
+  /** Why it failed, in the agent's terms (`error_max_budget_usd`, `turn.failed`, …), or null. */
+  reason: string | null;
+  /** The agent's own last message. */
+  message: string;
+  cost: AgentCost | null;
+}
+
+/** What the runner reads of one line of the agent's output. */
+export interface AgentEvent {
+  /** A model turn ended (the runner counts these against maxTurns). */
+  turn?: boolean;
+  /** A message of the agent's, the newest of which is its last word. */
+  message?: string;
+}
+
+export interface AgentInvocation {
+  args: string[];
+  /** Variables the agent's process gets beyond the allowlist and its credentials. */
+  env: Record<string, string>;
+  /** Files to write before it starts (its config), relative to its private home. */
+  files?: Record<string, string>;
+}
+
+export interface AgentAdapter {
+  readonly name: AgentName;
+  /** The command on PATH. */
+  readonly binary: string;
+  /** The npm package and version the templates install and the tests pin. */
+  readonly pkg: string;
+  /** Credential variables the agent reads; one of them must be set. */
+  readonly credentials: readonly string[];
+  /** Other variables of the job the agent may see (its API base URL, say). */
+  readonly passthrough: readonly string[];
+  invocation(prompt: string, limits: AgentLimits, home: string, env: Record<string, string | undefined>): AgentInvocation;
+  parseLine(line: string): AgentEvent | null;
+  /** The outcome from everything it printed and how it exited. */
+  outcome(stdout: string, exit: { code: number | null; signal: string | null }, env: Record<string, string | undefined>): AgentOutcome;
+}
+
+export type AgentName = 'claude-code' | 'codex';
+
+/** Parses a line of JSON, or null. */
+export function jsonLine(line: string): Record<string, unknown> | null {
+  const t = line.trim();
+  if (!t.startsWith('{')) return null;
+  try {
+    const v = JSON.parse(t) as unknown;
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,89 @@
+import { z } from 'zod';
+import { jsonLine, type AgentAdapter, type AgentOutcome } from './adapter.js';
+
+// Claude Code 2.1.332, headless: `claude -p` with `--output-format
+// stream-json`, one JSON event a line, the last of which is the result with
+// `total_cost_usd` and `usage`. It has `--max-budget-usd` but no turn flag,
+// so the runner counts its assistant messages and stops it past the limit.
+
+const Usage = z
+  .object({
+    input_tokens: z.number().default(0),
+    output_tokens: z.number().default(0),
+    cache_creation_input_tokens: z.number().default(0),
+    cache_read_input_tokens: z.number().default(0),
+  })
+  .passthrough();
+
+const Result = z
+  .object({
+    type: z.literal('result'),
+    subtype: z.string(),
+    is_error: z.boolean(),
+    result: z.string().optional(),
+    errors: z.array(z.string()).optional(),
+    total_cost_usd: z.number().optional(),
+    usage: Usage.optional(),
+    num_turns: z.number().optional(),
+  })
+  .passthrough();
+
+const Assistant = z.object({
+  type: z.literal('assistant'),
+  message: z.object({ content: z.array(z.object({ type: z.string(), text: z.string().optional() }).passthrough()) }).passthrough(),
+});
+
+/** The tools the agent may use: it edits files and runs commands in its checkout, nothing else. */
+export const CLAUDE_TOOLS = 'Bash Edit Write Read Glob Grep';
+
+export const claudeCode: AgentAdapter = {
+  name: 'claude-code',
+  binary: 'claude',
+  pkg: '@anthropic-ai/claude-code@2.1.332',
+  credentials: ['ANTHROPIC_API_KEY', 'CLAUDE_CODE_OAUTH_TOKEN'],
+  passthrough: ['ANTHROPIC_BASE_URL', 'ANTHROPIC_MODEL'],
+  invocation(prompt, limits) {
+    const args = ['-p', prompt, '--output-format', 'stream-json', '--verbose', '--permission-mode', 'acceptEdits', '--allowedTools', CLAUDE_TOOLS, '--no-session-persistence'];
+    if (limits.maxUsd !== null) args.push('--max-budget-usd', String(limits.maxUsd));
+    // No telemetry or update checks from a CI job.
+    return { args, env: { DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' } };
+  },
+  parseLine(line) {
+    const j = jsonLine(line);
+    if (!j) return null;
+    const a = Assistant.safeParse(j);
+    if (a.success) {
+      const text = a.data.message.content.filter((c) => c.type === 'text' && c.text).map((c) => c.text).join('\n').trim();
+      return { turn: true, ...(text ? { message: text } : {}) };
+    }
+    return null;
+  },
+  outcome(stdout, exit): AgentOutcome {
+    const lines = stdout.split('\n');
+    let result: z.infer<typeof Result> | null = null;
+    let last = '';
+    for (const line of lines) {
+      const j = jsonLine(line);
+      if (!j) continue;
+      const r = Result.safeParse(j);
+      if (r.success) result = r.data;
+      const ev = this.parseLine(line);
+      if (ev?.message) last = ev.message;
+    }
+    if (!result) {
+      const how = exit.signal ? `was stopped (${exit.signal})` : `exited with code ${exit.code}`;
+      return { ok: false, reason: 'no_result', message: last || `Claude Code ${how} before printing its result.`, cost: null };
+    }
+    const u = result.usage;
+    const cost = {
+      usd: result.total_cost_usd ?? null,
+      inputTokens: u ? u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens : 0,
+      outputTokens: u?.output_tokens ?? 0,
+      note: result.total_cost_usd === undefined ? 'Claude Code printed no total_cost_usd' : null,
+    };
+    const message = (result.result ?? '').trim() || (result.errors ?? []).join('; ') || last;
+    const failed = result.is_error || result.subtype !== 'success' || exit.code !== 0;
+    const reason = failed ? [result.subtype !== 'success' ? result.subtype : 'is_error', ...(result.errors ?? [])].join(': ') : null;
+    return { ok: !failed, reason, message, cost };
+  },
+};

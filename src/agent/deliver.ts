@@ -1,0 +1,163 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { readRunFacts } from './facts.js';
+import { collapsedOutput, tailOf } from './output.js';
+import { BUNDLE_FILE, readAgentResult, type RunnerIo } from './run.js';
+
+// `yoke agent deliver`: the deliver job of an AFK or fix run, which runs
+// none of the agent's code. With the run's own credential (the job's OIDC
+// token, or the command launcher's per-run secret) it asks yoke for a push
+// token, pushes the agent's bundle to the one branch yoke names, has yoke
+// open the claim PR (so the repository's own CI runs on it: pushes and PRs
+// made with GITHUB_TOKEN start no workflows), and reports the result.
+// `yoke agent verdict`: the lander's report job, the same way.
+
+const PushGrant = z.object({ token: z.string().min(1), branch: z.string().min(1) });
+const Claim = z.object({ number: z.number(), html_url: z.string().optional() });
+
+type Fetch = typeof fetch;
+
+export class YokeRefused extends Error {}
+
+/** The run's credential: the per-run secret, else an OIDC token for yoke's URL from the job's runner. */
+export async function runBearer(env: Record<string, string | undefined>, audience: string, f: Fetch): Promise<string> {
+  if (env.YOKE_RUN_SECRET) return env.YOKE_RUN_SECRET;
+  const url = env.ACTIONS_ID_TOKEN_REQUEST_URL;
+  const token = env.ACTIONS_ID_TOKEN_REQUEST_TOKEN;
+  if (!url || !token) throw new YokeRefused('This job cannot get an OIDC token: give it `permissions: id-token: write` (or, under the command launcher, YOKE_RUN_SECRET).');
+  const res = await f(`${url}&audience=${encodeURIComponent(audience)}`, { headers: { authorization: `bearer ${token}` } });
+  if (!res.ok) throw new YokeRefused(`The runner gave no OIDC token (${res.status}).`);
+  return z.object({ value: z.string() }).parse(await res.json()).value;
+}
+
+async function callYoke<T>(f: Fetch, apiUrl: string, bearer: string, path: string, body: unknown, schema: z.ZodType<T>): Promise<T> {
+  const res = await f(`${apiUrl}${path}`, { method: 'POST', headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const text = await res.text();
+  if (!res.ok) {
+    let said = text;
+    try {
+      const e = (JSON.parse(text) as { error?: { message?: string; recovery?: string } }).error;
+      if (e?.message) said = `${e.message}${e.recovery ? ` ${e.recovery}` : ''}`;
+    } catch {
+      /* not yoke's JSON */
+    }
+    throw new YokeRefused(`yoke answered ${res.status} to ${path}: ${said.slice(0, 500)}`);
+  }
+  return schema.parse(text ? JSON.parse(text) : {});
+}
+
+function git(cwd: string, args: string[], token?: string): string {
+  const auth = token ? ['-c', `http.extraHeader=Authorization: basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`] : [];
+  const r = spawnSync('git', [...auth, ...args], { cwd, encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cwd, GIT_TERMINAL_PROMPT: '0' } });
+  if (r.status !== 0) throw new YokeRefused(`git ${args[0]} failed: ${(r.stderr || r.stdout).trim().replaceAll(token ?? '\0', '***')}`);
+  return r.stdout.trim();
+}
+
+/** Pushes the bundle's commit to the granted branch: fetches its base by id, then the bundle, then pushes. */
+function pushBundle(bundle: string, remote: string, grant: z.infer<typeof PushGrant>, base: string, commit: string): void {
+  const dir = mkdtempSync(join(tmpdir(), 'yoke-deliver-'));
+  try {
+    git(dir, ['init', '--quiet']);
+    git(dir, ['fetch', '--quiet', '--depth=1', remote, base], grant.token);
+    git(dir, ['fetch', '--quiet', bundle, 'HEAD:refs/yoke/work']);
+    const got = git(dir, ['rev-parse', 'refs/yoke/work']);
+    if (got !== commit) throw new YokeRefused(`the bundle holds ${got.slice(0, 7)}, not the agent's ${commit.slice(0, 7)}`);
+    git(dir, ['push', '--quiet', remote, `refs/yoke/work:refs/heads/${grant.branch}`], grant.token);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function agentDeliver(io: RunnerIo): Promise<number> {
+  const f = io.fetch ?? fetch;
+  const facts = readRunFacts(io.env);
+  if (!facts.ok) {
+    io.out(`The runner cannot deliver: ${facts.error}.`);
+    return 2;
+  }
+  const { runId, apiUrl, repo, kind } = facts.facts;
+  const out = io.env.YOKE_OUT ?? '';
+  let bearer: string;
+  try {
+    bearer = await runBearer(io.env, apiUrl, f);
+  } catch (err) {
+    io.out(String((err as Error).message));
+    return 1;
+  }
+  const report = async (body: { outcome: 'success' | 'failure'; summary: string; cost?: unknown }) => {
+    await callYoke(f, apiUrl, bearer, `/yoke/api/runs/${runId}/result`, body, z.unknown());
+    io.out(`reported ${body.outcome} for ${runId}`);
+  };
+  const result = readAgentResult(out);
+  try {
+    if ('error' in result) {
+      const ended = io.env.AGENT_RESULT ? ` (the agent job ended ${io.env.AGENT_RESULT})` : '';
+      await report({ outcome: 'failure', summary: `The agent job left no result${ended}: ${result.error === 'missing' ? 'see its log' : result.error}.` });
+      return 1;
+    }
+    const cost = result.cost && result.cost.usd !== null ? { usd: result.cost.usd, input_tokens: result.cost.input_tokens, output_tokens: result.cost.output_tokens } : undefined;
+    if (result.outcome === 'failure') {
+      await report({ outcome: 'failure', summary: result.summary, ...(cost ? { cost } : {}) });
+      return 1;
+    }
+    const bundle = join(out, BUNDLE_FILE);
+    if (!existsSync(bundle) || !result.base || !result.commit) throw new YokeRefused('the agent job reported success but left no bundle');
+    const grant = await callYoke(f, apiUrl, bearer, `/yoke/api/runs/${runId}/push`, {}, PushGrant);
+    const server = (io.env.GITHUB_SERVER_URL ?? 'https://github.com').replace(/\/+$/, '');
+    pushBundle(bundle, `${server}/${repo}.git`, grant, result.base, result.commit);
+    io.out(`pushed ${result.commit.slice(0, 7)} to ${grant.branch}`);
+    let summary = result.summary;
+    if (kind !== 'fix') {
+      const pr = await callYoke(f, apiUrl, bearer, `/yoke/api/runs/${runId}/claim`, { title: result.title ?? `yoke: ${facts.facts.issueNumber}`, summary: result.summary }, Claim);
+      io.out(`yoke opened claim PR #${pr.number}`);
+      summary = `Opened #${pr.number}. ${summary}`;
+    }
+    await report({ outcome: 'success', summary, ...(cost ? { cost } : {}) });
+    return 0;
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    io.out(why);
+    try {
+      await report({ outcome: 'failure', summary: `Delivery failed: ${why}` });
+    } catch (again) {
+      io.out(`and the failure could not be reported: ${(again as Error).message}`);
+    }
+    return 1;
+  }
+}
+
+/** `yoke agent verdict`: the lander's report job; the verdict is the validation job's result, never the PR's word. */
+export async function landerVerdict(io: RunnerIo): Promise<number> {
+  const f = io.fetch ?? fetch;
+  const runId = io.env.YOKE_RUN_ID;
+  const apiUrl = io.env.YOKE_API_URL?.replace(/\/+$/, '');
+  const validation = io.env.VALIDATION;
+  if (!runId || !apiUrl || !validation) {
+    io.out('YOKE_RUN_ID, YOKE_API_URL and VALIDATION (needs.validate.result) must be set for the lander report.');
+    return 2;
+  }
+  const head = (io.env.YOKE_HEAD_SHA ?? '').slice(0, 7);
+  let tail = '';
+  try {
+    tail = tailOf(Buffer.from(io.env.VALIDATION_TAIL ?? '', 'base64').toString('utf8'));
+  } catch {
+    tail = '';
+  }
+  const output = tail ? `\n\n${collapsedOutput('The end of the validation output', tail)}` : '';
+  const body =
+    validation === 'success' || validation === 'failure'
+      ? { outcome: 'success', verdict: validation === 'success' ? 'accept' : 'reject', summary: `The validation job ${validation === 'success' ? 'passed' : 'failed'} at \`${head}\`.${output}` }
+      : { outcome: 'failure', summary: `The validation job ended ${validation}.${output}` };
+  try {
+    const bearer = await runBearer(io.env, apiUrl, f);
+    await callYoke(f, apiUrl, bearer, `/yoke/api/runs/${runId}/result`, body, z.unknown());
+    io.out(`reported ${'verdict' in body ? body.verdict : body.outcome} for ${runId}`);
+    return 0;
+  } catch (err) {
+    io.out(String((err as Error).message));
+    return 1;
+  }
+}

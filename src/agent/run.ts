@@ -1,0 +1,271 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { z } from 'zod';
+import { WorkReader, WorkReaderError } from '../forge/work-reader.js';
+import { defaultPrompt, fillPromptTemplate, PROMPT_PATH, type PromptFacts } from '../prompts.js';
+import type { AgentAdapter, AgentCost, AgentLimits, AgentOutcome } from './adapter.js';
+import { readRunFacts, type RunFacts } from './facts.js';
+import { tailOf } from './output.js';
+import { priceTable } from './prices.js';
+import { agentNamed } from './registry.js';
+
+// `yoke agent run`: the agent job of an AFK or fix run. It reads the work,
+// builds the prompt, runs the agent headless within the run's limits, and
+// commits what it changed into a bundle for the deliver job. It never pushes,
+// never reports and holds no token that could: the job it runs in has a
+// read-only GITHUB_TOKEN and no OIDC, and the agent's process gets not even
+// that (only the allowlist and its own model credentials).
+
+export interface RunnerIo {
+  env: Record<string, string | undefined>;
+  cwd: string;
+  out(line: string): void;
+  now(): number;
+  fetch?: typeof fetch;
+}
+
+/** What the agent job hands the deliver job, in YOKE_OUT. */
+export const AgentResultFile = z
+  .object({
+    outcome: z.enum(['success', 'failure']),
+    summary: z.string(),
+    title: z.string().optional(),
+    cost: z.object({ usd: z.number().nullable(), input_tokens: z.number(), output_tokens: z.number(), note: z.string().nullable() }).nullable(),
+    base: z.string().optional(),
+    commit: z.string().optional(),
+  })
+  .strict();
+export type AgentResultFile = z.infer<typeof AgentResultFile>;
+
+export const RESULT_FILE = 'result.json';
+export const BUNDLE_FILE = 'work.bundle';
+
+/** Variables of the job the agent's process may inherit; nothing else crosses (no GITHUB_TOKEN, no ACTIONS_* request tokens). */
+export const AGENT_ENV_ALLOWLIST = ['PATH', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'USER', 'LOGNAME', 'SHELL', 'TERM', 'CI'] as const;
+
+/** How long before the budget deadline the agent is stopped, so the run can still report. */
+export const DEADLINE_RESERVE_MS = 90_000;
+
+const git = (cwd: string, args: string[]) => {
+  const r = spawnSync('git', args, { cwd, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`git ${args[0]} failed: ${(r.stderr || r.stdout).trim()}`);
+  return r.stdout.trim();
+};
+
+function onPath(binary: string, path: string | undefined): boolean {
+  return (path ?? '').split(delimiter).some((dir) => dir && existsSync(join(dir, binary)));
+}
+
+/** Why the agent cannot start here, naming what to install or set; null when it can. */
+export function agentPrerequisite(agent: AgentAdapter, env: Record<string, string | undefined>): string | null {
+  if (!onPath(agent.binary, env.PATH)) {
+    return `${agent.binary} is not on PATH: install ${agent.pkg} (npm install -g ${agent.pkg}) in a step before yoke's runner.`;
+  }
+  if (!agent.credentials.some((c) => env[c])) {
+    return `No credential for ${agent.name}: set ${agent.credentials.join(' or ')} as a repository secret (Settings → Secrets and variables → Actions) and pass it to the step's env.`;
+  }
+  return null;
+}
+
+/** The agent's environment: the allowlist, its credentials and passthrough variables (empty ones dropped), its own home. */
+export function agentEnv(agent: AgentAdapter, env: Record<string, string | undefined>, home: string, extra: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of [...AGENT_ENV_ALLOWLIST, ...agent.credentials, ...agent.passthrough]) if (env[name]) out[name] = env[name]!;
+  return { ...out, HOME: home, TMPDIR: join(home, 'tmp'), ...extra };
+}
+
+export interface AgentExit {
+  outcome: AgentOutcome;
+  turns: number;
+  stoppedFor: 'turn_limit' | 'deadline' | 'spend_limit' | null;
+}
+
+/** Runs the agent to its end or to a limit; the whole process group goes when it stops. */
+export async function runAgent(agent: AgentAdapter, prompt: string, limits: AgentLimits, opts: { cwd: string; env: Record<string, string | undefined>; stopAt: number; now: () => number; log: (l: string) => void }): Promise<AgentExit> {
+  const home = mkdtempSync(join(tmpdir(), 'yoke-agent-home-'));
+  mkdirSync(join(home, 'tmp'), { recursive: true });
+  try {
+    const inv = agent.invocation(prompt, limits, home, opts.env);
+    for (const [file, text] of Object.entries(inv.files ?? {})) writeFileSync(join(home, file), text);
+    const env = agentEnv(agent, opts.env, home, inv.env);
+    const child = spawn(agent.binary, inv.args, { cwd: opts.cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let pending = '';
+    let turns = 0;
+    let stoppedFor: AgentExit['stoppedFor'] = null;
+    const prices = priceTable(opts.env.YOKE_MODEL_PRICES);
+    const stop = (why: NonNullable<AgentExit['stoppedFor']>) => {
+      if (stoppedFor) return;
+      stoppedFor = why;
+      opts.log(`stopping ${agent.name}: ${why.replace('_', ' ')}`);
+      try {
+        process.kill(-child.pid!, 'SIGTERM');
+      } catch {
+        /* gone */
+      }
+      setTimeout(() => {
+        try {
+          process.kill(-child.pid!, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+      }, 5000).unref();
+    };
+    child.stdout.on('data', (chunk: Buffer) => {
+      const text = chunk.toString('utf8');
+      stdout += text;
+      pending += text;
+      const lines = pending.split('\n');
+      pending = lines.pop() ?? '';
+      for (const line of lines) {
+        const ev = agent.parseLine(line);
+        if (ev?.turn && ++turns > limits.maxTurns) stop('turn_limit');
+        // Codex prints no price: check the spend after each of its turns.
+        if (limits.maxUsd !== null && prices.ok && /"turn\.completed"/.test(line)) {
+          const so = agent.outcome(stdout, { code: 0, signal: null }, opts.env).cost;
+          if (so?.usd != null && so.usd > limits.maxUsd) stop('spend_limit');
+        }
+      }
+    });
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => {
+      stderr = (stderr + c.toString('utf8')).slice(-4000);
+    });
+    const timer = setTimeout(() => stop('deadline'), Math.max(0, opts.stopAt - opts.now()));
+    const exit = await new Promise<{ code: number | null; signal: string | null }>((resolve) => {
+      child.once('error', () => resolve({ code: 127, signal: null }));
+      child.once('close', (code, signal) => resolve({ code, signal }));
+    });
+    clearTimeout(timer);
+    try {
+      process.kill(-child.pid!, 'SIGKILL'); // nothing it started outlives it
+    } catch {
+      /* gone */
+    }
+    const outcome = agent.outcome(stdout, exit, opts.env);
+    if (!outcome.ok && !outcome.message && stderr.trim()) outcome.message = tailOf(stderr, 1500);
+    if (stoppedFor === 'turn_limit') return { outcome: { ...outcome, ok: false, reason: `turn limit: stopped after ${limits.maxTurns} turns` }, turns, stoppedFor };
+    if (stoppedFor === 'deadline') return { outcome: { ...outcome, ok: false, reason: 'deadline: stopped before the run\'s budget deadline' }, turns, stoppedFor };
+    if (stoppedFor === 'spend_limit') return { outcome: { ...outcome, ok: false, reason: `spend limit: stopped past $${limits.maxUsd}` }, turns, stoppedFor };
+    return { outcome, turns, stoppedFor };
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+const usd = (c: AgentCost | null) => (c?.usd != null ? `$${c.usd.toFixed(4)}` : 'no price');
+
+/** The summary yoke shows for a run: what the agent said, and why it failed. */
+export function runSummary(agent: string, o: AgentOutcome, extra: string | null = null): string {
+  const head = o.ok ? `${agent} finished` : `${agent} failed: ${o.reason ?? 'unknown reason'}`;
+  const message = o.message.trim() ? `\n\nThe agent's last message:\n\n${tailOf(o.message, 3000)}` : '';
+  const cost = o.cost ? `\n\nCost: ${usd(o.cost)} (${o.cost.inputTokens} input, ${o.cost.outputTokens} output tokens)${o.cost.note ? `; ${o.cost.note}` : ''}.` : '';
+  return `${head}.${extra ? ` ${extra}` : ''}${message}${cost}`;
+}
+
+function writeResult(out: string, r: AgentResultFile): void {
+  mkdirSync(out, { recursive: true });
+  writeFileSync(join(out, RESULT_FILE), JSON.stringify(AgentResultFile.parse(r), null, 2));
+}
+
+async function promptFor(facts: RunFacts, reader: WorkReader, cwd: string, env: Record<string, string | undefined>): Promise<{ prompt: string; title: string; issue: number }> {
+  let prNumber: number | null = null;
+  let issueNumber = facts.issueNumber;
+  if (facts.kind === 'fix') {
+    const pull = await reader.pull(facts.prNumber!);
+    prNumber = pull.number;
+    issueNumber = pull.closes[0] ?? null;
+    if (issueNumber === null) throw new WorkReaderError(`PR #${pull.number} closes no issue ("Closes #N" is missing from its body)`);
+  }
+  const issue = await reader.issue(issueNumber!);
+  const pf: PromptFacts = {
+    kind: facts.kind === 'fix' ? 'fix' : 'afk',
+    repo: facts.repo,
+    issueNumber: issue.number,
+    issueTitle: issue.title,
+    issueBody: issue.body,
+    issueAuthor: issue.author,
+    issueAuthorTrusted: issue.authorTrusted,
+    comments: issue.comments.filter((c) => c.trusted),
+    leftOut: issue.comments.filter((c) => !c.trusted).length,
+    prNumber,
+    rejection: facts.rejection,
+  };
+  // The repository's prompt, from the commit the workflow was dispatched on (never the PR's own edit of it).
+  const trusted = env.GITHUB_SHA ? spawnSync('git', ['show', `${env.GITHUB_SHA}:${PROMPT_PATH}`], { cwd, encoding: 'utf8' }) : null;
+  const template = trusted?.status === 0 ? trusted.stdout : null;
+  if (template === null) return { prompt: defaultPrompt(pf), title: issue.title, issue: issue.number };
+  const filled = fillPromptTemplate(template, pf);
+  if (!filled.ok) throw new WorkReaderError(filled.error);
+  return { prompt: filled.prompt, title: issue.title, issue: issue.number };
+}
+
+/** `yoke agent run`. Exit 0 with changes bundled; 1 with a failure result written (the deliver job reports either). */
+export async function agentRun(io: RunnerIo): Promise<number> {
+  const out = io.env.YOKE_OUT;
+  if (!out) {
+    io.out('YOKE_OUT is not set: name the folder the deliver job picks the result up from (the templates use $RUNNER_TEMP/yoke-out).');
+    return 2;
+  }
+  const fail = (summary: string, cost: AgentResultFile['cost'] = null) => {
+    io.out(summary);
+    writeResult(out, { outcome: 'failure', summary, cost });
+    return 1;
+  };
+  const facts = readRunFacts(io.env);
+  if (!facts.ok) return fail(`The runner cannot start: ${facts.error}.`);
+  const agent = agentNamed(io.env.YOKE_AGENT);
+  if ('error' in agent) return fail(`The runner cannot start: ${agent.error}.`);
+  const missing = agentPrerequisite(agent, io.env);
+  if (missing) return fail(missing);
+  const cwd = io.env.GITHUB_WORKSPACE || io.cwd;
+  let base: string;
+  try {
+    base = git(cwd, ['rev-parse', 'HEAD']);
+  } catch {
+    return fail(`${cwd} is not a git checkout: check the repository out (actions/checkout) before yoke's runner.`);
+  }
+  const token = io.env.GITHUB_TOKEN;
+  const apiUrl = io.env.GITHUB_API_URL ?? 'https://api.github.com';
+  if (!token) return fail('GITHUB_TOKEN is not set: give the agent step `GITHUB_TOKEN: ${{ github.token }}` (read-only; the job needs `issues: read`).');
+  let work: { prompt: string; title: string; issue: number };
+  try {
+    work = await promptFor(facts.facts, new WorkReader({ apiUrl, token, repo: facts.facts.repo, ...(io.fetch ? { fetch: io.fetch } : {}) }), cwd, io.env);
+  } catch (err) {
+    return fail(`The runner could not read the work: ${err instanceof Error ? err.message : String(err)}.`);
+  }
+  const f = facts.facts;
+  io.out(`${agent.name}: ${f.kind} on ${f.kind === 'fix' ? `PR #${f.prNumber}` : `issue #${work.issue}`}, at most ${f.limits.maxTurns} turns${f.limits.maxUsd !== null ? ` and $${f.limits.maxUsd}` : ''}, stopping by ${new Date(f.deadline - DEADLINE_RESERVE_MS).toISOString()}`);
+  const ran = await runAgent(agent, work.prompt, f.limits, { cwd, env: io.env, stopAt: f.deadline - DEADLINE_RESERVE_MS, now: io.now, log: io.out });
+  const o = ran.outcome;
+  const cost = o.cost ? { usd: o.cost.usd, input_tokens: o.cost.inputTokens, output_tokens: o.cost.outputTokens, note: o.cost.note } : null;
+  if (!o.ok) return fail(runSummary(agent.name, o), cost);
+  const changed = git(cwd, ['status', '--porcelain']) !== '' || git(cwd, ['rev-parse', 'HEAD']) !== base;
+  if (!changed) return fail(runSummary(agent.name, { ...o, ok: false, reason: 'it changed nothing' }), cost);
+  const id = ['-c', 'user.name=yoke', '-c', 'user.email=yoke@users.noreply.github.com'];
+  git(cwd, ['add', '-A']);
+  if (git(cwd, ['status', '--porcelain']) !== '') {
+    const subject = f.kind === 'fix' ? `Fix the lander's rejection of #${f.prNumber}` : `${work.title} (#${work.issue})`;
+    git(cwd, [...id, 'commit', '--quiet', '--no-verify', '-m', `${subject}\n\nYoke-Run: ${f.runId}`]);
+  }
+  const commit = git(cwd, ['rev-parse', 'HEAD']);
+  mkdirSync(out, { recursive: true });
+  git(cwd, ["bundle", "create", "--quiet", join(out, BUNDLE_FILE), `${base}..HEAD`]);
+  writeResult(out, { outcome: 'success', summary: runSummary(agent.name, o), title: work.title, cost, base, commit });
+  io.out(`${agent.name} changed the tree: ${commit.slice(0, 7)} on ${base.slice(0, 7)}, bundled for delivery.`);
+  return 0;
+}
+
+export function readAgentResult(out: string): AgentResultFile | { error: string } {
+  const path = join(out, RESULT_FILE);
+  if (!existsSync(path)) return { error: 'missing' };
+  try {
+    const parsed = AgentResultFile.safeParse(JSON.parse(readFileSync(path, 'utf8')));
+    return parsed.success ? parsed.data : { error: `${RESULT_FILE} is not the runner's shape: ${parsed.error.issues[0]?.message}` };
+  } catch {
+    return { error: `${RESULT_FILE} is not JSON` };
+  }
+}
+
