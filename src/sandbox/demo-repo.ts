@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+
 // The demo repository the sandbox seeds: a small project with a test
 // command, opted in with cap 2, autoland and fix-forward on, and five issues
 // labelled for AFK work. One task's first attempt breaks the tests.
@@ -104,76 +106,14 @@ export function issueBody(t: DemoTask): string {
   return `${t.title} in \`lib/${t.name}.js\`, with a test in \`test/${t.name}.test.js\`.\n\n<!-- ${taskMarker(t)} -->`;
 }
 
-// The same shape as templates/yoke-run.yml (TR02): a lander's judged code runs
-// in a job with a read-only token and no OIDC, under the default branch's
-// validation script; a separate job, which the PR cannot change, reports.
-export const DEMO_WORKFLOW = `name: yoke run
-run-name: yoke \${{ inputs.kind }} \${{ inputs.subject }} (\${{ inputs.run_id }})
+/** The workflows yoke ships (templates/), which the sandbox dispatches as a user's repository would. */
+export function shippedWorkflow(name: 'yoke-run' | 'claude-code' | 'codex'): string {
+  const path = name === 'yoke-run' ? '../../templates/yoke-run.yml' : `../../templates/agents/${name}.yml`;
+  return readFileSync(new URL(path, import.meta.url), 'utf8');
+}
 
-on:
-  workflow_dispatch:
-    inputs:
-      run_id: { required: true, type: string }
-      kind: { required: true, type: string }
-      subject: { required: true, type: string }
-      head_sha: { required: false, type: string }
-      deadline: { required: true, type: string }
-      api_url: { required: true, type: string }
-
-permissions: {}
-
-jobs:
-  agent:
-    if: inputs.kind != 'lander'
-    runs-on: ubuntu-latest
-    permissions: { id-token: write, contents: write, pull-requests: write }
-    steps:
-      - uses: actions/checkout@v4
-        with:
-          ref: \${{ inputs.head_sha || github.ref }}
-      - name: Work and report to yoke
-        env:
-          YOKE_RUN_ID: \${{ inputs.run_id }}
-          YOKE_RUN_KIND: \${{ inputs.kind }}
-          YOKE_SUBJECT: \${{ inputs.subject }}
-          YOKE_HEAD_SHA: \${{ inputs.head_sha }}
-          YOKE_API_URL: \${{ inputs.api_url }}
-          GH_TOKEN: \${{ github.token }}
-        run: eval "$YOKE_SANDBOX_AGENT"
-
-  validate:
-    if: inputs.kind == 'lander'
-    runs-on: ubuntu-latest
-    permissions: { contents: read }
-    steps:
-      - uses: actions/checkout@v4
-        with:
-          ref: \${{ github.ref }}
-          path: trusted
-          persist-credentials: false
-      - uses: actions/checkout@v4
-        with:
-          ref: \${{ inputs.head_sha }}
-          path: pr
-          persist-credentials: false
-      - name: Validate the PR with the default branch's script
-        working-directory: pr
-        run: bash ../trusted/.github/yoke/validate.sh
-
-  report:
-    needs: validate
-    if: always() && inputs.kind == 'lander'
-    runs-on: ubuntu-latest
-    permissions: { id-token: write }
-    steps:
-      - name: Report the verdict to yoke
-        env:
-          YOKE_RUN_ID: \${{ inputs.run_id }}
-          YOKE_API_URL: \${{ inputs.api_url }}
-          YOKE_HEAD_SHA: \${{ inputs.head_sha }}
-          VALIDATION: \${{ needs.validate.result }}
-        run: eval "$YOKE_SANDBOX_REPORTER"
-`;
+/** The demo's own agent, behind the bring-your-own-agent template's `.github/yoke/run.sh`. */
+const DEMO_RUN_SH = '#!/usr/bin/env bash\n# The sandbox\'s demo agent; a real repository runs its own agent here.\neval "$YOKE_SANDBOX_AGENT"\n';
 
 /** Who steers the demo's deliveries, and who reviews independently. */
 export const STEERING = 'release-lead';
@@ -250,6 +190,7 @@ export const DEMO_FILES: Record<string, string> = {
   ].join('\n'),
   '.github/yoke.yml': `${DEMO_ENGINE_CONFIG}${DEMO_DELIVERY_CONFIG}`,
   ...DEMO_PLANS,
-  '.github/workflows/yoke-run.yml': DEMO_WORKFLOW,
+  '.github/workflows/yoke-run.yml': shippedWorkflow('yoke-run'),
+  '.github/yoke/run.sh': DEMO_RUN_SH,
   '.github/yoke/validate.sh': '#!/usr/bin/env bash\n# The lander\'s validation, taken from the default branch: a PR cannot change it.\nset -e\nnode test/run.js\n',
 };

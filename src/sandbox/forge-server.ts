@@ -1,3 +1,5 @@
+import { workflowLinter } from './forge/workflow-lint.js';
+import { serveGit } from './forge/git-http.js';
 import { join } from 'node:path';
 import { ActionsRunner } from './forge/actions-runner.js';
 import { ForgeHttp } from './forge/http.js';
@@ -75,6 +77,7 @@ export class EmbeddedForge {
     registerActionsRoutes(env);
     registerGitRoutes(env);
     registerCheckRoutes(env);
+    this.http.git = (req, url, body) => serveGit(this.state, req, url, body, this.state.now());
     this.http.onRaw('/_actions/oidc/.well-known/jwks', () => ({ status: 200, body: this.oidc.jwks }));
     this.http.onRaw('/_actions/oidc/token', (url, req) => {
       const token = this.runner.oidcToken(url, req.headers.authorization ?? '');
@@ -128,6 +131,7 @@ export class EmbeddedForge {
   }
 
   async start(port = 0): Promise<string> {
+    this.runner.lint = await workflowLinter();
     const url = await this.http.start(port);
     this.oidc.issuer = `${url}/_actions/oidc`;
     return url;

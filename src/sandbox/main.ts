@@ -20,15 +20,24 @@ const program = new Command('sandbox')
   .option('--timeout <seconds>', 'give up waiting after this long', count, 170)
   .option('--no-deliver', 'stop at the merges (the shorter run): no deployment run, QA or close-out')
   .option('--drop-answers <n>', 'a proxy between the deploy driver and yoke drops the first N dispatch answers', count, 0)
+  .option('--agent <name>', 'run the real agent CLI (claude-code or codex) through its shipped workflow, against a scripted local model')
   .parse();
 
-const opts = program.opts<{ launcher: string; failAgent: number; keepRunning: boolean; timeout: number; deliver: boolean; dropAnswers: number }>();
+const opts = program.opts<{ launcher: string; failAgent: number; keepRunning: boolean; timeout: number; deliver: boolean; dropAnswers: number; agent?: string }>();
+if (opts.agent !== undefined && opts.agent !== 'claude-code' && opts.agent !== 'codex') {
+  console.error(`--agent must be "claude-code" or "codex", not "${opts.agent}"`);
+  process.exit(2);
+}
+if (opts.agent && opts.launcher !== 'actions') {
+  console.error('--agent runs through the shipped workflow: use it with --launcher actions (the default)');
+  process.exit(2);
+}
 if (opts.launcher !== 'actions' && opts.launcher !== 'command') {
   console.error(`--launcher must be "actions" or "command", not "${opts.launcher}"`);
   process.exit(2);
 }
 
-const sandbox = new Sandbox({ launcher: opts.launcher, failAgent: opts.failAgent });
+const sandbox = new Sandbox({ launcher: opts.launcher, failAgent: opts.failAgent, ...(opts.agent ? { agent: opts.agent as 'claude-code' | 'codex' } : {}) });
 const started = Date.now();
 const stopAll = async (code: number) => {
   await sandbox.stop().catch(() => undefined);
@@ -36,7 +45,12 @@ const stopAll = async (code: number) => {
 };
 process.on('SIGINT', () => void stopAll(130));
 
-await sandbox.start();
+try {
+  await sandbox.start();
+} catch (err) {
+  console.error(err instanceof Error ? err.message : String(err));
+  await stopAll(1);
+}
 if (opts.deliver) await attachDemoPlans(sandbox);
 console.log(`forge:  ${sandbox.forge.url} (GitHub API at ${sandbox.forge.url}/api/v3, repository ${DEMO_REPO})`);
 console.log(`yoke:   ${sandbox.yokeUrl} (dashboard ${sandbox.dashboardUrl}; sign in with the operator token ${sandbox.apiToken})`);

@@ -8,7 +8,9 @@ import type { YokeRuntime } from '../app.js';
 import { startYoke, type StartedYoke } from '../server.js';
 import { isPaused } from '../fleet/repo-state.js';
 import type { Run } from '../store/runs.js';
-import { DEMO_AGENT, DEMO_FILES, DEMO_REPO, DEMO_TASKS, MAINTAINER, issueBody, type DemoTask } from './demo-repo.js';
+import { DEMO_AGENT, DEMO_FILES, DEMO_REPO, DEMO_TASKS, MAINTAINER, issueBody, shippedWorkflow, type DemoTask } from './demo-repo.js';
+import { AGENT_CLI_DIR, agentCliBin, demoScript } from './agent-clis.js';
+import { ScriptedModel } from './models/scripted-model.js';
 import { EmbeddedForge, type ForgeRepo } from './forge-server.js';
 
 // The whole pipeline on one machine: an embedded forge seeded with the demo
@@ -36,6 +38,10 @@ export interface SandboxOptions {
   env?: Record<string, string>;
   /** More environment for the forge's workflow runs, given yoke's URL. */
   runnerEnv?: (yokeUrl: string) => Record<string, string>;
+  /** A real agent CLI instead of the demo agent, through its shipped workflow and a scripted model. */
+  agent?: 'claude-code' | 'codex';
+  /** The scripted model the agent talks to (the demo's by default). */
+  model?: ScriptedModel;
 }
 
 // Long enough for yoke's start checks (TR08); the sandbox is loopback-only.
@@ -44,8 +50,6 @@ const here = dirname(fileURLToPath(import.meta.url));
 const AGENT = resolve(here, 'agents', 'demo-run.ts');
 /** How the demo agent is started: node with tsx's loader (resolved here, so any working directory will do). */
 export const AGENT_COMMAND = `node --import ${JSON.stringify(import.meta.resolve('tsx'))} ${JSON.stringify(AGENT)}`;
-/** The lander's report step: trusted code the runner has, never the PR's. */
-export const REPORTER_COMMAND = `node --import ${JSON.stringify(import.meta.resolve('tsx'))} ${JSON.stringify(resolve(here, 'agents', 'report-verdict.ts'))}`;
 
 async function freePort(): Promise<number> {
   return new Promise((res, rej) => {
@@ -100,8 +104,25 @@ export class Sandbox {
     return `http://127.0.0.1:${this.yokePort}`;
   }
 
+  /** The scripted model a real agent talks to (with `agent`). */
+  model: ScriptedModel | null = null;
+
+  /** With a real agent: its shipped workflow, its CLI on the runner's PATH, and repository secrets pointing it at the scripted model. */
+  private async agentSetup(): Promise<{ files: Record<string, string>; env: Record<string, string>; secrets: Record<string, string> }> {
+    const agent = this.opts.agent;
+    if (!agent) return { files: {}, env: {}, secrets: {} };
+    const bin = agentCliBin(agent === 'claude-code' ? 'claude' : 'codex');
+    if (!bin) throw new Error(`The ${agent} CLI is not installed: run \`bash bin/install-agents\` (it fills ${AGENT_CLI_DIR}).`);
+    this.model = this.opts.model ?? new ScriptedModel({ script: demoScript(this.tasks) });
+    const url = await this.model.start();
+    const secrets: Record<string, string> =
+      agent === 'claude-code' ? { ANTHROPIC_API_KEY: 'sk-ant-sandbox', ANTHROPIC_BASE_URL: url } : { CODEX_API_KEY: 'sk-sandbox', OPENAI_BASE_URL: `${url}/v1`, CODEX_MODEL: 'gpt-5.5' };
+    return { files: { '.github/workflows/yoke-run.yml': shippedWorkflow(agent) }, env: { PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}` }, secrets };
+  }
+
   async start(): Promise<void> {
     this.yokePort = await freePort();
+    const agent = await this.agentSetup();
     mkdirSync(join(this.dataDir, 'state'), { recursive: true });
     this.forge = new EmbeddedForge({
       dataDir: this.dataDir,
@@ -110,10 +131,10 @@ export class Sandbox {
       appPublicKey: this.appKey.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
       runnerEnv: {
         YOKE_SANDBOX_AGENT: AGENT_COMMAND,
-        YOKE_SANDBOX_REPORTER: REPORTER_COMMAND,
         YOKE_SANDBOX_STATE: join(this.dataDir, 'state'),
         YOKE_SANDBOX_FAIL_AGENT: String(this.opts.failAgent),
         YOKE_SANDBOX_AGENT_DELAY_MS: String(this.opts.agentDelayMs ?? 0),
+        ...agent.env,
         ...this.opts.runnerEnv?.(`http://127.0.0.1:${this.yokePort}`),
       },
     });
@@ -123,10 +144,11 @@ export class Sandbox {
     this.agentToken = this.forge.personalToken(DEMO_AGENT);
     this.forge.user(MAINTAINER);
     this.repo = this.forge.createRepo(DEMO_REPO, {
-      files: { ...DEMO_FILES, ...this.opts.files },
+      files: { ...DEMO_FILES, ...agent.files, ...this.opts.files },
       installationId: 1,
       collaborators: { [MAINTAINER]: 'admin', [DEMO_AGENT]: 'write' },
     });
+    Object.assign(this.repo.secrets, agent.secrets);
     for (const task of this.tasks) this.forge.createIssue(this.repo, this.forge.user(MAINTAINER), task.title, issueBody(task), ['yoke:afk']);
     this.forge.webhook = { url: `${this.yokeUrl}/api/github/webhooks`, secret: WEBHOOK_SECRET };
     await this.startYoke();
@@ -266,6 +288,7 @@ export class Sandbox {
   async stop(): Promise<void> {
     await this.yoke?.stop();
     await this.forge?.stop();
+    await this.model?.stop();
     if (!this.opts.dataDir) rmSync(this.dataDir, { recursive: true, force: true });
   }
 }

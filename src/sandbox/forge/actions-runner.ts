@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { git, readFileAt, revParse } from '../git.js';
+import { readOutputs } from './step-outputs.js';
 import { HttpError } from '../http-error.js';
 import type { OidcClaims } from './oidc-issuer.js';
 import type { ForgeRepo } from './state.js';
@@ -35,11 +36,17 @@ export interface WorkflowRunRecord {
   oidcRequestToken: string | null;
   /** Each job's result, as `needs.<job>.result` reads it. */
   jobs: Record<string, 'success' | 'failure' | 'cancelled' | 'skipped'>;
+  /** Each job's outputs, as `needs.<job>.outputs.<name>` reads them. */
+  jobOutputs: Record<string, Record<string, string>>;
+  /** Artifacts uploaded by its jobs: name → folder. */
+  artifacts: Record<string, string>;
   logPath: string;
 }
 
 const Step = z.object({
+  id: z.string().optional(),
   name: z.string().optional(),
+  'continue-on-error': z.boolean().optional(),
   uses: z.string().optional(),
   run: z.string().optional(),
   if: z.string().optional(),
@@ -54,6 +61,7 @@ const Job = z
     needs: z.union([z.string(), z.array(z.string())]).optional(),
     permissions: Permissions.optional(),
     env: z.record(z.string(), z.unknown()).optional(),
+    outputs: z.record(z.string(), z.string()).optional(),
     steps: z.array(Step),
   })
   .passthrough();
@@ -144,6 +152,8 @@ export class ActionsRunner {
   private children = new Map<number, ChildProcess>();
   private seq = 0;
   private workflowIds = new Map<string, number>();
+  /** GitHub refuses a workflow file it cannot parse: this says why, or null (set when the forge starts). */
+  lint: ((text: string, path: string) => string | null) | null = null;
 
   constructor(private readonly opts: RunnerOptions) {
     mkdirSync(opts.workDir, { recursive: true });
@@ -154,6 +164,8 @@ export class ActionsRunner {
     if (!sha) throw new HttpError(422, `No ref found for: ${ref}`);
     const text = readFileAt(repo.gitDir, sha, `.github/workflows/${file}`);
     if (text === null) throw new HttpError(404, `Not Found: .github/workflows/${file} on ${ref}`);
+    const refused = this.lint?.(text, `.github/workflows/${file}`) ?? null;
+    if (refused) throw new HttpError(422, `Invalid workflow file: .github/workflows/${file}: ${refused}`);
     let yaml: unknown;
     try {
       yaml = parseYaml(text);
@@ -194,6 +206,8 @@ export class ActionsRunner {
       completedAt: null,
       oidcRequestToken: null,
       jobs: {},
+      jobOutputs: {},
+      artifacts: {},
       logPath: join(this.opts.workDir, `run-${id}.log`),
     };
     this.runs.push(run);
@@ -223,12 +237,12 @@ export class ActionsRunner {
         pending.delete(name);
         const needs = Object.fromEntries(needsOf(job).map((n) => [n, run.jobs[n]!]));
         const needsFailed = Object.values(needs).some((r) => r !== 'success');
-        const condCtx = { inputs: run.inputs, needs: Object.fromEntries(Object.entries(needs).map(([n, r]) => [n, { result: r }])) } as unknown as ExprCtx;
+        const condCtx = { inputs: run.inputs, needs: Object.fromEntries(Object.entries(needs).map(([n, r]) => [n, { result: r, outputs: run.jobOutputs[n] ?? {} }])) } as unknown as ExprCtx;
         if (!evaluateCondition(job.if, condCtx, needsFailed)) {
           run.jobs[name] = 'skipped';
           continue;
         }
-        run.jobs[name] = await this.runJob(repo, run, wf, job, condCtx, log);
+        run.jobs[name] = await this.runJob(repo, run, wf, name, job, condCtx, log);
       }
       const results = Object.values(run.jobs);
       this.finish(run, results.includes('failure') ? 'failure' : 'success');
@@ -237,8 +251,10 @@ export class ActionsRunner {
     }
   }
 
-  private async runJob(repo: ForgeRepo, run: WorkflowRunRecord, wf: Workflow, job: Job, exprCtx: ExprCtx, log: NodeJS.WritableStream): Promise<'success' | 'failure' | 'cancelled'> {
+  private async runJob(repo: ForgeRepo, run: WorkflowRunRecord, wf: Workflow, jobName: string, job: Job, exprCtx: ExprCtx, log: NodeJS.WritableStream): Promise<'success' | 'failure' | 'cancelled'> {
     const workspace = mkdtempSync(join(this.opts.workDir, `ws-${run.id}-`));
+    const runnerTemp = mkdtempSync(join(this.opts.workDir, `tmp-${run.id}-`));
+    const stepOutputs: Record<string, { outputs: Record<string, string> }> = {};
     const forgeUrl = this.opts.host.url();
     const may = grants(job.permissions ?? wf.permissions);
     const github = {
@@ -253,12 +269,31 @@ export class ActionsRunner {
     };
     // Only a job granted `id-token: write` can ask the runner for an OIDC token.
     run.oidcRequestToken = may.idToken ? randomBytes(16).toString('hex') : null;
-    const ctx = { ...exprCtx, github } as unknown as ExprCtx;
+    const ctx = { ...exprCtx, github, runner: { temp: runnerTemp }, secrets: repo.secrets, steps: stepOutputs } as unknown as ExprCtx;
     let failed = false;
     try {
       for (const step of job.steps) {
         if (this.isDone(run)) return 'cancelled'; // cancelled while an earlier step ran
         if (!evaluateCondition(step.if, ctx, failed)) continue;
+        if (step.uses?.startsWith('actions/upload-artifact')) {
+          const name = substitute(String(step.with?.name ?? 'artifact'), ctx);
+          const from = substitute(String(step.with?.path ?? ''), ctx);
+          const keep = join(this.opts.workDir, `artifact-${run.id}-${name}`);
+          try {
+            cpSync(from, keep, { recursive: true });
+            run.artifacts[name] = keep;
+          } catch {
+            if (String(step.with?.['if-no-files-found'] ?? 'warn') === 'error') failed = true;
+          }
+          continue;
+        }
+        if (step.uses?.startsWith('actions/download-artifact')) {
+          const name = substitute(String(step.with?.name ?? 'artifact'), ctx);
+          const kept = run.artifacts[name];
+          if (kept) cpSync(kept, substitute(String(step.with?.path ?? workspace), ctx), { recursive: true });
+          else if (!step['continue-on-error']) failed = true;
+          continue;
+        }
         if (step.uses?.startsWith('actions/checkout')) {
           const ref = substitute(String(step.with?.ref ?? ''), ctx) || run.ref;
           const dir = join(workspace, substitute(String(step.with?.path ?? ''), ctx));
@@ -282,8 +317,12 @@ export class ActionsRunner {
           GITHUB_REF: github.ref,
           GITHUB_SHA: run.headSha,
           GITHUB_WORKSPACE: workspace,
+          RUNNER_TEMP: runnerTemp,
           YOKE_SANDBOX_GIT_URL: repo.gitDir,
         };
+        const outputFile = join(runnerTemp, `output-${this.seq}-${Math.random().toString(36).slice(2)}`);
+        writeFileSync(outputFile, '');
+        env.GITHUB_OUTPUT = outputFile;
         if (run.oidcRequestToken) {
           env.ACTIONS_ID_TOKEN_REQUEST_URL = `${forgeUrl}/_actions/oidc/token?run=${run.id}`;
           env.ACTIONS_ID_TOKEN_REQUEST_TOKEN = run.oidcRequestToken;
@@ -299,12 +338,15 @@ export class ActionsRunner {
           child.once('exit', (c, signal) => resolve(signal ? 143 : (c ?? 1)));
         });
         this.children.delete(run.id);
-        if (code !== 0) failed = true;
+        if (step.id) stepOutputs[step.id] = { outputs: readOutputs(outputFile) };
+        if (code !== 0 && !step['continue-on-error']) failed = true;
       }
+      run.jobOutputs[jobName] = Object.fromEntries(Object.entries(job.outputs ?? {}).map(([k, v]) => [k, substitute(v, ctx)]));
       return failed ? 'failure' : 'success';
     } finally {
       run.oidcRequestToken = null;
       rmSync(workspace, { recursive: true, force: true });
+      rmSync(runnerTemp, { recursive: true, force: true });
     }
   }
 

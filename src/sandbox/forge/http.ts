@@ -39,7 +39,7 @@ export type RawHandler = (url: URL, req: IncomingMessage) => { status: number; b
 
 export interface Credentials {
   /** A stored token's holder, or undefined. */
-  credential(token: string): { kind: 'installation' | 'user' | 'workflow'; user: ForgeUser; installationId: number | null; expiresAt: number; repo?: string; write?: boolean } | undefined;
+  credential(token: string): { kind: 'installation' | 'user' | 'workflow'; user: ForgeUser; installationId: number | null; expiresAt: number; repo?: string; write?: boolean; scope?: { repos: string[]; permissions: Record<string, string> } } | undefined;
 }
 
 export interface ForgeHttpOptions {
@@ -95,6 +95,9 @@ export class ForgeHttp {
     this.routes.push({ method, path, auth, re, keys, handler });
   }
 
+  /** Git over HTTP (`/owner/repo.git/...`), answered before the API. */
+  git: ((req: IncomingMessage, url: URL, body: Buffer) => Promise<{ status: number; headers: Record<string, string>; body: Buffer } | null>) | null = null;
+
   onRaw(path: string, handler: RawHandler): void {
     this.raw.set(path, handler);
   }
@@ -122,7 +125,7 @@ export class ForgeHttp {
     Object.assign(this.stats, { requests: 0, inFlight: 0, maxInFlight: 0, notModified: 0, rateLimited: 0, log: [] });
   }
 
-  private authenticate(req: IncomingMessage): Pick<Ctx, 'actor' | 'auth' | 'installationId' | 'tokenRepo' | 'writes'> {
+  private authenticate(req: IncomingMessage): Pick<Ctx, 'actor' | 'auth' | 'installationId' | 'tokenRepo' | 'writes'> & { scoped?: boolean } {
     const h = req.headers.authorization ?? '';
     const m = /^(?:token|bearer)\s+(.+)$/i.exec(h);
     const none = { tokenRepo: null, writes: false };
@@ -131,7 +134,7 @@ export class ForgeHttp {
     const stored = this.opts.credentials.credential(cred);
     if (stored) {
       if (stored.expiresAt < this.opts.now()) throw new HttpError(401, 'Bad credentials');
-      return { actor: stored.user, auth: stored.kind, installationId: stored.installationId, tokenRepo: stored.repo ?? null, writes: stored.write ?? false };
+      return { actor: stored.user, auth: stored.kind, installationId: stored.installationId, tokenRepo: stored.repo ?? null, writes: stored.write ?? false, scoped: stored.scope !== undefined && stored.scope.permissions.contents === 'write' && Object.keys(stored.scope.permissions).every((k) => k === 'contents' || k === 'metadata') };
     }
     if (cred.split('.').length === 3 && this.verifyAppJwt(cred)) return { actor: null, auth: 'app', installationId: null, ...none };
     throw new HttpError(401, 'Bad credentials');
@@ -173,6 +176,13 @@ export class ForgeHttp {
       res.end(raw ?? (body === undefined ? '' : JSON.stringify(body)));
     };
 
+    const gitAnswer = this.git ? await this.git(req, url, Buffer.concat(chunks)) : null;
+    if (gitAnswer) {
+      this.stats.log.push({ method, path: url.pathname, status: gitAnswer.status });
+      res.writeHead(gitAnswer.status, gitAnswer.headers);
+      res.end(gitAnswer.body);
+      return;
+    }
     const rawHandler = this.raw.get(url.pathname);
     if (rawHandler) {
       const answer = rawHandler(url, req);
@@ -188,6 +198,8 @@ export class ForgeHttp {
       const who = this.authenticate(req);
       if (route.auth === 'app' && who.auth !== 'app') throw new HttpError(401, 'A JSON web token could not be decoded');
       if (route.auth === 'repo' && (who.auth === 'none' || who.auth === 'app')) throw new HttpError(401, 'Requires authentication');
+      // A token scoped to `contents: write` (a run's push token) writes git, never issues, PRs or workflows.
+      if (who.scoped && method !== 'GET') throw new HttpError(403, 'Resource not accessible by integration');
       const m = route.re.exec(path)!;
       const params = Object.fromEntries(route.keys.map((k, i) => [k, decodeURIComponent(m[i + 1]!)]));
       let body: Record<string, unknown> = {};

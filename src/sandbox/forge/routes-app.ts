@@ -25,13 +25,20 @@ export function registerAppRoutes(env: RouteEnv): void {
   http.on('POST', '/app/installations/{installation_id}/access_tokens', 'app', (ctx) => {
     const id = Number(ctx.params.installation_id);
     if (!state.installationIds().includes(id)) throw new HttpError(404, 'Not Found');
-    const { token, expiresAt } = state.installationToken(id);
+    const all = { contents: 'write', issues: 'write', pull_requests: 'write', actions: 'write', checks: 'write', metadata: 'read' } as Record<string, string>;
+    const asked = ctx.body.permissions as Record<string, string> | undefined;
+    const names = ctx.body.repositories as string[] | undefined;
+    if (asked) for (const [k, v] of Object.entries(asked)) if (!all[k] || (v === 'write' && all[k] !== 'write')) throw new HttpError(422, `The permissions requested are not granted to this installation.`);
+    const mine = [...state.repos.values()].filter((r) => r.installationId === id).map((r) => r.name);
+    if (names) for (const n of names) if (!mine.includes(n)) throw new HttpError(422, `There is at least one repository that does not exist or is not accessible to the parent installation.`);
+    const scope = asked || names ? { repos: names ?? mine, permissions: { metadata: 'read', ...(asked ?? all) } } : undefined;
+    const { token, expiresAt } = state.installationToken(id, scope);
     return {
       status: 201,
       body: {
         token,
         expires_at: isoNow(expiresAt),
-        permissions: { contents: 'write', issues: 'write', pull_requests: 'write', actions: 'write', metadata: 'read' },
+        permissions: (scope?.permissions ?? all) as never,
         repository_selection: 'selected',
       } satisfies Partial<Schemas['installation-token']>,
     };

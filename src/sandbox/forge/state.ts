@@ -89,6 +89,8 @@ export interface ForgeRepo {
   labels: Map<string, Label>;
   createdAt: number;
   checkRuns: CheckRun[];
+  /** Actions secrets, as `secrets.<NAME>` reads them in a workflow. */
+  secrets: Record<string, string>;
 }
 
 /** A check run an app wrote on a commit, as it now stands. */
@@ -116,6 +118,8 @@ export interface Credential {
   /** A workflow token reaches only its own repository, and writes only if its job may. */
   repo?: string;
   write?: boolean;
+  /** An installation token asked for with `repositories` and `permissions`: only those. */
+  scope?: { repos: string[]; permissions: Record<string, string> };
 }
 
 /** What GitHub would send a webhook about. */
@@ -177,10 +181,10 @@ export class ForgeState {
   }
 
   /** An installation access token, scoped to its installation, for an hour. */
-  installationToken(installationId: number): { token: string; expiresAt: number } {
+  installationToken(installationId: number, scope?: Credential['scope']): { token: string; expiresAt: number } {
     const token = `ghs_${randomBytes(16).toString('hex')}`;
     const expiresAt = this.now() + 3600_000;
-    this.tokens.set(token, { kind: 'installation', user: this.botUser, installationId, expiresAt });
+    this.tokens.set(token, { kind: 'installation', user: this.botUser, installationId, expiresAt, ...(scope ? { scope } : {}) });
     return { token, expiresAt };
   }
 
@@ -215,6 +219,7 @@ export class ForgeState {
       labels: new Map(),
       createdAt: this.now(),
       checkRuns: [],
+      secrets: {},
     };
     this.repos.set(r.fullName, repo);
     return repo;

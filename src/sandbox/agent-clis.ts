@@ -1,0 +1,44 @@
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { DEMO_TASKS, type DemoTask } from './demo-repo.js';
+import type { ModelScript, ModelStep } from './models/scripted-model.js';
+
+// The real agent CLIs, installed outside `npm ci` (about 400 MB each) by
+// `.ci/run` or `bash bin/install-agents` into a cache folder, and the
+// scripted model that makes them do the demo's tasks.
+
+export const AGENT_CLI_DIR = process.env.YOKE_AGENT_CLI_DIR ?? join(homedir(), '.cache', 'yoke-agents');
+
+/** The folder with the `claude` and `codex` binaries, or null when they are not installed. */
+export function agentCliBin(name: 'claude' | 'codex'): string | null {
+  const bin = join(AGENT_CLI_DIR, 'node_modules', '.bin');
+  return existsSync(join(bin, name)) ? bin : null;
+}
+
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+
+function writeTask(task: DemoTask, impl: string): string {
+  return [`mkdir -p lib test`, `echo ${b64(impl)} | base64 -d > lib/${task.name}.js`, `echo ${b64(task.test)} | base64 -d > test/${task.name}.test.js`].join(' && ');
+}
+
+/** The demo task a prompt is about (the issue body carries its marker). */
+export function taskOfPrompt(prompt: string, tasks: readonly DemoTask[] = DEMO_TASKS): DemoTask | null {
+  const name = /demo-task: ([\w-]+)/.exec(prompt)?.[1];
+  return tasks.find((t) => t.name === name) ?? null;
+}
+
+/**
+ * The demo's scripted model: an AFK prompt gets the task's first attempt
+ * (the broken one where there is one), a fix prompt its repair; then a last
+ * message. A prompt that names no task gets a message and no change.
+ */
+export function demoScript(tasks: readonly DemoTask[] = DEMO_TASKS): ModelScript {
+  return (req): ModelStep => {
+    const task = taskOfPrompt(req.prompt, tasks);
+    if (!task) return { say: 'I found no task I know in this issue, so I changed nothing.' };
+    const fix = /You are repairing pull request/.test(req.prompt);
+    if (req.toolResults === 0) return { run: writeTask(task, fix ? task.impl : (task.broken ?? task.impl)) };
+    return { say: fix ? `Repaired lib/${task.name}.js so its test passes.` : `Added lib/${task.name}.js with a test in test/${task.name}.test.js.` };
+  };
+}

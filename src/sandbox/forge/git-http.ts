@@ -1,0 +1,98 @@
+import { spawn } from 'node:child_process';
+import type { IncomingMessage } from 'node:http';
+import type { Credential, ForgeRepo, ForgeState } from './state.js';
+
+// Git over HTTPS, as github.com serves it: `https://host/owner/repo.git`,
+// Basic auth with a token as the password (how actions/checkout and git's
+// credential helpers send it). Reads need a token of the repository; a push
+// needs write, and an installation token scoped to other repositories or
+// without `contents: write` is refused, as GitHub refuses it. Served by
+// `git http-backend`.
+
+export const GIT_PATH = /^\/([\w.-]+)\/([\w.-]+?)(?:\.git)?\/(info\/refs|git-upload-pack|git-receive-pack)$/;
+
+export interface GitAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+function tokenOf(req: IncomingMessage): string | null {
+  const h = req.headers.authorization ?? '';
+  const basic = /^basic\s+(.+)$/i.exec(h);
+  if (basic) {
+    const [, password] = Buffer.from(basic[1]!, 'base64').toString('utf8').split(/:(.*)/s);
+    return password || null;
+  }
+  return /^(?:token|bearer)\s+(.+)$/i.exec(h)?.[1] ?? null;
+}
+
+/** Whether a credential may read, or push to, a repository. */
+export function gitAccess(state: ForgeState, repo: ForgeRepo, cred: Credential | undefined, push: boolean, now: number): 'ok' | 'unauthenticated' | 'denied' {
+  if (!cred || cred.expiresAt < now) return 'unauthenticated';
+  if (cred.kind === 'workflow') return cred.repo === repo.fullName && (!push || cred.write) ? 'ok' : 'denied';
+  if (cred.kind === 'installation') {
+    if (cred.installationId !== repo.installationId) return 'denied';
+    if (cred.scope && !cred.scope.repos.includes(repo.name)) return 'denied';
+    if (push && cred.scope && cred.scope.permissions.contents !== 'write') return 'denied';
+    return 'ok';
+  }
+  const role = repo.collaborators[cred.user.login];
+  if (!push) return 'ok';
+  return role === 'admin' || role === 'maintain' || role === 'write' ? 'ok' : 'denied';
+}
+
+export async function serveGit(state: ForgeState, req: IncomingMessage, url: URL, body: Buffer, now: number): Promise<GitAnswer | null> {
+  const m = GIT_PATH.exec(url.pathname);
+  if (!m) return null;
+  const repo = state.repos.get(`${m[1]}/${m[2]}`);
+  const text = (status: number, msg: string, headers: Record<string, string> = {}) => ({ status, headers: { 'content-type': 'text/plain', ...headers }, body: Buffer.from(`${msg}\n`) });
+  if (!repo) return text(404, 'Repository not found.');
+  const push = m[3] === 'git-receive-pack' || url.searchParams.get('service') === 'git-receive-pack';
+  const access = gitAccess(state, repo, (() => {
+    const t = tokenOf(req);
+    return t ? state.credential(t) : undefined;
+  })(), push, now);
+  if (access === 'unauthenticated') return text(401, 'Invalid username or token.', { 'www-authenticate': 'Basic realm="GitHub"' });
+  if (access === 'denied') return text(403, `Permission to ${repo.fullName}.git denied.`);
+  const gitDir = repo.gitDir;
+  const root = gitDir.slice(0, gitDir.lastIndexOf('/'));
+  const env = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    GIT_PROJECT_ROOT: root,
+    GIT_HTTP_EXPORT_ALL: '1',
+    PATH_INFO: `/${gitDir.slice(root.length + 1)}/${m[3]}`,
+    REQUEST_METHOD: req.method ?? 'GET',
+    QUERY_STRING: url.search.slice(1),
+    CONTENT_TYPE: String(req.headers['content-type'] ?? ''),
+    CONTENT_LENGTH: String(body.length),
+    REMOTE_USER: 'x-access-token',
+    GIT_CONFIG_COUNT: '2',
+    GIT_CONFIG_KEY_0: 'http.receivepack',
+    GIT_CONFIG_VALUE_0: 'true',
+    GIT_CONFIG_KEY_1: 'uploadpack.allowAnySHA1InWant',
+    GIT_CONFIG_VALUE_1: 'true',
+  };
+  const out = await new Promise<Buffer>((resolve, reject) => {
+    const child = spawn('git', ['http-backend'], { env });
+    const chunks: Buffer[] = [];
+    child.stdout.on('data', (c: Buffer) => chunks.push(c));
+    child.once('error', reject);
+    child.once('close', () => resolve(Buffer.concat(chunks)));
+    child.stdin.end(body);
+  });
+  const split = out.indexOf('\r\n\r\n');
+  const headText = split >= 0 ? out.subarray(0, split).toString('latin1') : '';
+  const headers: Record<string, string> = {};
+  let status = 200;
+  for (const line of headText.split('\r\n')) {
+    const i = line.indexOf(':');
+    if (i < 0) continue;
+    const k = line.slice(0, i).trim().toLowerCase();
+    const v = line.slice(i + 1).trim();
+    if (k === 'status') status = Number(v.split(' ')[0]);
+    else headers[k] = v;
+  }
+  if (push) state.syncPulls(repo);
+  return { status, headers, body: split >= 0 ? out.subarray(split + 4) : out };
+}
