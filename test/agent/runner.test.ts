@@ -1,0 +1,106 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claudeCode } from '../../src/agent/claude-code.js';
+import { codex } from '../../src/agent/codex.js';
+import { agentPrerequisite, agentRun, runAgent } from '../../src/agent/run.js';
+import { agentCliBin } from '../../src/sandbox/agent-clis.js';
+import { ScriptedModel } from '../../src/sandbox/models/scripted-model.js';
+import { haveAgentClis } from './helpers.js';
+
+// `yoke agent run` with the real CLIs against a scripted model: the limits
+// cut a model that never stops, an agent that changes nothing fails with its
+// own message, and a missing CLI or key names what to install or set.
+
+const ok = haveAgentClis('runner tests with real CLIs');
+const dirs: string[] = [];
+const tmp = (p: string) => {
+  const d = mkdtempSync(join(tmpdir(), p));
+  dirs.push(d);
+  return d;
+};
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+function checkout(): string {
+  const d = tmp('yoke-runner-co-');
+  execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: d });
+  writeFileSync(join(d, 'README.md'), '# x\n');
+  execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qam', 'init', '--allow-empty'], { cwd: d });
+  execFileSync('git', ['add', '-A'], { cwd: d });
+  execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'readme'], { cwd: d });
+  return d;
+}
+
+describe.skipIf(!ok)('the runner with real agent CLIs', () => {
+  const forever = new ScriptedModel({ script: () => ({ run: 'echo again >> loop.txt' }), usage: { input: 60_000, output: 2_000 } });
+  beforeAll(async () => void (await forever.start()));
+  afterAll(() => forever.stop());
+  const path = () => `${agentCliBin('claude')}:${process.env.PATH}`;
+
+  it('Claude Code on a model that never stops is cut off at its spend limit (--max-budget-usd), with the cost it printed', async () => {
+    const cwd = checkout();
+    const env = { PATH: path(), ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: forever.url };
+    const r = await runAgent(claudeCode, 'loop', { maxTurns: 50, maxUsd: 0.5 }, { cwd, env, stopAt: Date.now() + 60_000, now: Date.now, log: () => undefined });
+    expect(r.outcome.ok).toBe(false);
+    expect(r.outcome.reason).toMatch(/^error_max_budget_usd/);
+    expect(r.outcome.cost!.usd).toBeGreaterThan(0.5);
+    expect(r.turns).toBeLessThan(50);
+  }, 60_000);
+
+  it('Claude Code on a model that never stops is cut off at the turn limit the runner counts (the CLI has no turn flag)', async () => {
+    const cwd = checkout();
+    const env = { PATH: path(), ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: forever.url };
+    const r = await runAgent(claudeCode, 'loop', { maxTurns: 3, maxUsd: null }, { cwd, env, stopAt: Date.now() + 60_000, now: Date.now, log: () => undefined });
+    expect(r.stoppedFor).toBe('turn_limit');
+    expect(r.outcome).toMatchObject({ ok: false, reason: 'turn limit: stopped after 3 turns' });
+  }, 60_000);
+
+  it('Codex on a model that never stops is cut off at the turn limit', async () => {
+    const cwd = checkout();
+    const env = { PATH: `${agentCliBin('codex')}:${process.env.PATH}`, CODEX_API_KEY: 'sk-test', OPENAI_BASE_URL: `${forever.url}/v1` };
+    const r = await runAgent(codex, 'loop', { maxTurns: 3, maxUsd: null }, { cwd, env, stopAt: Date.now() + 60_000, now: Date.now, log: () => undefined });
+    expect(r.stoppedFor).toBe('turn_limit');
+    expect(r.outcome.ok).toBe(false);
+  }, 60_000);
+
+  it('an agent that changes nothing ends the run as a failure carrying its own last message', async () => {
+    const quiet = new ScriptedModel({ script: () => ({ say: 'This issue needs a decision from a person; I changed nothing.' }) });
+    await quiet.start();
+    try {
+      const cwd = checkout();
+      const out = tmp('yoke-runner-out-');
+      const gh = async (url: string | URL | Request) => {
+        const u = String(url);
+        const body = u.includes('/permission') ? { permission: 'admin' } : u.includes('/comments') ? [] : { number: 4, title: 'Decide', body: 'Which way?', user: { login: 'maintainer' } };
+        return new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
+      };
+      const env = {
+        PATH: path(), ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: quiet.url, YOKE_AGENT: 'claude-code', YOKE_OUT: out, GITHUB_TOKEN: 'ghs_read', GITHUB_API_URL: 'http://gh.invalid',
+        YOKE_RUN_ID: 'r1', YOKE_RUN_KIND: 'afk_auto', YOKE_SUBJECT: 'issue#4', YOKE_DEADLINE: new Date(Date.now() + 600_000).toISOString(), YOKE_API_URL: 'http://yoke.invalid', YOKE_REPO: 'acme/demo',
+      };
+      const code = await agentRun({ env, cwd, out: () => undefined, now: Date.now, fetch: gh as typeof fetch });
+      expect(code).toBe(1);
+      const result = JSON.parse(readFileSync(join(out, 'result.json'), 'utf8')) as { outcome: string; summary: string };
+      expect(result.outcome).toBe('failure');
+      expect(result.summary).toMatch(/^claude-code failed: it changed nothing\.\n\nThe agent's last message:\n\nThis issue needs a decision from a person; I changed nothing\./);
+    } finally {
+      await quiet.stop();
+    }
+  }, 60_000);
+});
+
+describe('what the runner needs before an agent starts', () => {
+  it('a missing CLI names the package to install, a missing key the secret to set', () => {
+    expect(agentPrerequisite(claudeCode, { PATH: '/nonexistent', ANTHROPIC_API_KEY: 'k' })).toBe(
+      'claude is not on PATH: install @anthropic-ai/claude-code@2.1.332 (npm install -g @anthropic-ai/claude-code@2.1.332) in a step before yoke\'s runner.',
+    );
+    const bin = tmp('yoke-bin-');
+    writeFileSync(join(bin, 'codex'), '');
+    expect(agentPrerequisite(codex, { PATH: bin })).toBe(
+      'No credential for codex: set CODEX_API_KEY as a repository secret (Settings → Secrets and variables → Actions) and pass it to the step\'s env.',
+    );
+    expect(agentPrerequisite(codex, { PATH: bin, CODEX_API_KEY: 'k' })).toBeNull();
+  });
+});
