@@ -33,6 +33,8 @@ export interface AgentEvent {
   turn?: boolean;
   /** A message of the agent's, the newest of which is its last word. */
   message?: string;
+  /** The cost so far is known now (an agent without a spend limit of its own has it checked here). */
+  priced?: boolean;
 }
 
 export interface AgentInvocation {

@@ -47,7 +47,9 @@ export const codex: AgentAdapter = {
   parseLine(line) {
     const j = jsonLine(line);
     const ev = j && Event.safeParse(j);
-    if (!ev?.success || ev.data.type !== 'item.completed') return null;
+    if (!ev?.success) return null;
+    if (ev.data.type === 'turn.completed') return { priced: true };
+    if (ev.data.type !== 'item.completed') return null;
     const item = ev.data.item;
     if (!STEPS.has(item.type)) return null;
     return { turn: true, ...(item.type === 'agent_message' && item.text ? { message: item.text } : {}) };

@@ -8,7 +8,6 @@ import { defaultPrompt, fillPromptTemplate, PROMPT_PATH, type PromptFacts } from
 import type { AgentAdapter, AgentCost, AgentLimits, AgentOutcome } from './adapter.js';
 import { readRunFacts, type RunFacts } from './facts.js';
 import { tailOf } from './output.js';
-import { priceTable } from './prices.js';
 import { agentNamed } from './registry.js';
 
 // `yoke agent run`: the agent job of an AFK or fix run. It reads the work,
@@ -95,7 +94,6 @@ export async function runAgent(agent: AgentAdapter, prompt: string, limits: Agen
     let pending = '';
     let turns = 0;
     let stoppedFor: AgentExit['stoppedFor'] = null;
-    const prices = priceTable(opts.env.YOKE_MODEL_PRICES);
     const stop = (why: NonNullable<AgentExit['stoppedFor']>) => {
       if (stoppedFor) return;
       stoppedFor = why;
@@ -122,8 +120,8 @@ export async function runAgent(agent: AgentAdapter, prompt: string, limits: Agen
       for (const line of lines) {
         const ev = agent.parseLine(line);
         if (ev?.turn && ++turns > limits.maxTurns) stop('turn_limit');
-        // Codex prints no price: check the spend after each of its turns.
-        if (limits.maxUsd !== null && prices.ok && /"turn\.completed"/.test(line)) {
+        // An agent with no spend limit of its own (Codex) is checked whenever its cost so far is known.
+        if (ev?.priced && limits.maxUsd !== null) {
           const so = agent.outcome(stdout, { code: 0, signal: null }, opts.env).cost;
           if (so?.usd != null && so.usd > limits.maxUsd) stop('spend_limit');
         }

@@ -1,9 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { RepoRef } from '../forge/types.js';
 import { REJECTION_LIMIT, type Launcher, type LaunchSpec } from '../launcher/launcher.js';
-import type { Run } from '../store/runs.js';
 import type { Log } from '../log.js';
-import { isAfkKind } from '../store/runs.js';
+import { isAfkKind, type Run } from '../store/runs.js';
 import type { Store } from '../store/store.js';
 import type { Candidate } from './candidate.js';
 import type { RepoFacts } from './repo-facts.js';
@@ -94,7 +93,6 @@ export interface LaunchDeps extends LockedLaunchDeps {
   pauseThreshold: number;
 }
 
-/** The facts a run starts with: its candidate, its recorded id and secret, and where its workflow lives. */
 /** The agent's limits: the opt-in file's, the spend capped by what is left of today's budgets. */
 export function runLimits(facts: Pick<RepoFacts, 'config' | 'spentToday' | 'fleetDailyUsd'>): LaunchSpec['limits'] {
   const left = [facts.config.agent.max_usd, facts.config.budget ? facts.config.budget.daily_usd - facts.spentToday.repo : undefined, facts.fleetDailyUsd !== null ? facts.fleetDailyUsd - facts.spentToday.fleet : undefined].filter((n): n is number => n !== undefined);
@@ -110,7 +108,8 @@ export function rejectionFor(c: Candidate, runs: readonly Run[]): string | null 
   return text.length > REJECTION_LIMIT ? `…${text.slice(-REJECTION_LIMIT)}` : text;
 }
 
-export function buildLaunchSpec(c: Candidate, rec: Recorded, repo: RepoRef, where: { workflow: string; ref: string }, apiUrl: string, extra: Pick<LaunchSpec, 'limits' | 'rejection'> = { limits: { maxTurns: 60, maxUsd: null }, rejection: null }): LaunchSpec {
+/** The facts a run starts with: its candidate, its recorded id and secret, where its workflow lives, and the agent's limits and rejection. */
+export function buildLaunchSpec(c: Candidate, rec: Recorded, repo: RepoRef, where: { workflow: string; ref: string }, apiUrl: string, extra: Pick<LaunchSpec, 'limits' | 'rejection'>): LaunchSpec {
   return {
     runId: rec.runId,
     kind: c.kind,

@@ -5,7 +5,7 @@ import { classifyGitHubError, unlessMissing } from './errors.js';
 import type { Octokit } from './octokit.js';
 import { RepoReader } from './repo-reader.js';
 import { GhBotApp, GhCommit, GhCompare, GhIssue, GhIssueState, GhPermission, GhPullDetail, GhRepository, GhReview, GhTree, GhWorkflowRun } from './schemas.js';
-import type { CheckRunWrite, Forge, PushToken, IssueDetail, MergeResult, Permission, PullDetail, RepoName, RepoRef, RepoView, ReviewView, WorkflowRunView } from './types.js';
+import type { CheckRunWrite, Forge, IssueDetail, MergeResult, Permission, PullDetail, PushToken, RepoName, RepoRef, RepoView, ReviewView, WorkflowRunView } from './types.js';
 
 // The one module that talks to GitHub: installations, the repository read
 // (RepoReader), and every write yoke makes.

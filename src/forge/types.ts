@@ -174,7 +174,7 @@ export interface Forge {
   addReaction(repo: RepoRef, commentId: number, content: '+1' | '-1' | 'eyes' | 'confused' | 'rocket'): Promise<void>;
   addLabels(repo: RepoRef, number: number, labels: string[]): Promise<void>;
   merge(repo: RepoRef, number: number, sha: string, method: 'merge' | 'squash' | 'rebase'): Promise<MergeResult>;
-  /** TR: an installation token for this one repository with `contents: write` only, for a run's push. */
+  /** An installation token for this one repository with `contents: write` only, for one run's push (never to a child process of yoke's). */
   mintPushToken(repo: RepoRef): Promise<PushToken>;
   /** Opens a PR as the app (so the repository's own workflows run on it); returns its number. */
   openPull(repo: RepoRef, pull: { head: string; base: string; title: string; body: string }): Promise<number>;

@@ -162,7 +162,7 @@ export function createApiHandler(opts: ApiOptions) {
       const result = /^\/yoke\/api\/runs\/([\w-]{1,100})\/result$/.exec(path);
       if (result && method === 'POST') {
         const body = await readJson(req);
-        const answer = await reportRunResult(fleet, { oidc: opts.oidc, audience: opts.audience }, { runId: result[1]!, bearer: bearerOf(req), body });
+        const answer = await reportRunResult(fleet, runAuth, { runId: result[1]!, bearer: bearerOf(req), body });
         return answer.ok ? send(res, 200, { ok: true, run: publicRun(answer.run) }) : sendRefusal(res, answer.refusal);
       }
 

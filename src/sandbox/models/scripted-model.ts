@@ -71,8 +71,13 @@ export class ScriptedModel {
     res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
   }
 
-  private usage() {
-    return this.opts.usage ?? { input: 1200, output: 150 };
+  /** Keeps the request, asks the script, and opens the event stream both APIs answer with. */
+  private answer(r: ModelRequest, res: ServerResponse) {
+    this.requests.push(r);
+    const step = this.opts.script(r);
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const ev = (type: string, data: object) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+    return { step, n: this.requests.length, u: this.opts.usage ?? { input: 1200, output: 150 }, ev };
   }
 
   private anthropic(body: Record<string, unknown>, res: ServerResponse): void {
@@ -80,12 +85,7 @@ export class ScriptedModel {
     const firstUser = messages.find((m) => m.role === 'user');
     const toolResults = messages.filter((m) => Array.isArray(m.content) && (m.content as { type?: string }[]).some((c) => c.type === 'tool_result')).length;
     const r: ModelRequest = { api: 'anthropic', prompt: textOf(firstUser?.content), toolResults, body };
-    this.requests.push(r);
-    const step = this.opts.script(r);
-    const n = this.requests.length;
-    const u = this.usage();
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
-    const ev = (type: string, data: object) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+    const { step, n, u, ev } = this.answer(r, res);
     ev('message_start', { message: { id: `msg_${n}`, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: u.input, output_tokens: 0 } } });
     if ('run' in step) {
       ev('content_block_start', { index: 0, content_block: { type: 'tool_use', id: `toolu_${n}`, name: 'Bash', input: {} } });
@@ -106,12 +106,7 @@ export class ScriptedModel {
     const toolResults = input.filter((i) => i.type === 'function_call_output').length;
     // Codex sends its environment context as a user message first; the prompt is the last user message before any tool output.
     const r: ModelRequest = { api: 'openai', prompt: textOf(users.at(-1)?.content), toolResults, body };
-    this.requests.push(r);
-    const step = this.opts.script(r);
-    const n = this.requests.length;
-    const u = this.usage();
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
-    const ev = (type: string, data: object) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+    const { step, n, u, ev } = this.answer(r, res);
     ev('response.created', { response: { id: `resp_${n}` } });
     const item =
       'run' in step
