@@ -27,6 +27,8 @@ export interface FakePull {
   draft?: boolean;
   /** The full name of the repository the head lives in, for a PR from a fork. */
   headRepo?: string;
+  /** The head branch (`pr-<number>` unless set). */
+  headRef?: string;
   comments: CommentView[];
   reviews: { author: string; state: string; commitId: string | null }[];
 }
@@ -197,7 +199,7 @@ export class FakeForge implements Forge {
     const m = r.merged.find((p) => p.number === number);
     if (m) return { number, state: m.state, merged: m.merged, mergeCommitSha: m.mergeCommitSha, author: m.author };
     const open = r.pulls.find((p) => p.number === number);
-    return open ? { number, state: 'open', merged: false, mergeCommitSha: null, author: open.author } : null;
+    return open ? { number, state: 'open', merged: false, mergeCommitSha: null, author: open.author, headRef: open.headRef ?? `pr-${number}`, headRepo: open.headRepo ?? repo.fullName } : null;
   }
 
   async listReviews(repo: RepoRef, pr: number): Promise<ReviewView[]> {

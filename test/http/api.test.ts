@@ -1,27 +1,11 @@
-import { createSign, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { OidcVerifier } from '../../src/http/oidc.js';
-import { hashSecret } from '../../src/fleet/launch.js';
 import { AUTOLAND, makeHarness, type Harness } from '../helpers/fleet.js';
-import { startApi } from '../helpers/api-server.js';
+import { OidcVerifier } from '../../src/http/oidc.js';
+import { AUDIENCE, ISSUER, WF, good, jwk, jwt, liveRun, other, post, startRunApi } from '../helpers/run-api.js';
 
 // The HTTP API over real loopback HTTP, with an OIDC issuer whose keys the test makes.
 
-const ISSUER = 'https://issuer.test';
-const AUDIENCE = 'https://yoke.test';
 const TOKEN = 'operator-secret';
-
-const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-const other = generateKeyPairSync('rsa', { modulusLength: 2048 });
-const jwk = { ...publicKey.export({ format: 'jwk' }), kid: 'k1', use: 'sig', alg: 'RS256' };
-
-function jwt(claims: Record<string, unknown>, key = privateKey, kid = 'k1'): string {
-  const enc = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
-  const head = enc({ alg: 'RS256', typ: 'JWT', kid });
-  const body = enc(claims);
-  const sig = createSign('RSA-SHA256').update(`${head}.${body}`).sign(key).toString('base64url');
-  return `${head}.${body}.${sig}`;
-}
 
 let close: (() => Promise<void>) | null = null;
 afterEach(async () => {
@@ -30,37 +14,10 @@ afterEach(async () => {
 });
 
 async function start(h: Harness): Promise<string> {
-  const fetchKeys = (async () => new Response(JSON.stringify({ keys: [jwk] }), { status: 200 })) as typeof fetch;
-  const oidc = new OidcVerifier({ issuer: ISSUER, jwksUrl: `${ISSUER}/.well-known/jwks`, audience: AUDIENCE, now: h.clock.now, fetch: fetchKeys });
-  const api = await startApi(h, { tokens: [TOKEN], oidc, audience: AUDIENCE });
+  const api = await startRunApi(h, [TOKEN]);
   close = api.close;
   return api.url;
 }
-
-function liveRun(h: Harness, over: { kind?: 'afk_auto' | 'lander'; secret?: string | null; ref?: string } = {}) {
-  const id = `r${randomBytes(3).toString('hex')}`;
-  h.store.repos.ensure('acme/api', 1, h.clock.now());
-  h.store.runs.insert({
-    id,
-    repo: 'acme/api',
-    kind: over.kind ?? 'afk_auto',
-    subject: over.kind === 'lander' ? 'pr#7' : 'issue#1',
-    issueNumber: 1,
-    prNumber: over.kind === 'lander' ? 7 : null,
-    headSha: over.kind === 'lander' ? 'abcdef1' : null,
-    launchedAt: h.clock.now(),
-    budgetDeadline: h.clock.now() + 3600_000,
-    launcher: over.secret === null ? 'actions' : 'command',
-    launcherRef: over.ref ?? null,
-    secretHash: over.secret === null ? null : hashSecret(over.secret ?? 'the-secret'),
-    capAtLaunch: 2,
-    liveAtLaunch: 1,
-  });
-  return id;
-}
-
-const post = (url: string, body: unknown, token?: string) =>
-  fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: typeof body === 'string' ? body : JSON.stringify(body) });
 
 describe('POST /yoke/api/runs/:id/result', () => {
   it('accepts a command run report with its per-run secret, and refuses a second one', async () => {
@@ -100,18 +57,6 @@ describe('POST /yoke/api/runs/:id/result', () => {
     expect(h.store.runs.get(id)).toMatchObject({ verdict: 'reject', reportedOutcome: 'success' });
   });
 
-  const WF = { id: 4242, status: 'in_progress', conclusion: null, repositoryId: 99, event: 'workflow_dispatch' };
-  const good = (now: number) => ({
-    iss: ISSUER,
-    aud: AUDIENCE,
-    exp: now + 300,
-    iat: now,
-    repository: 'acme/api',
-    repository_id: '99',
-    run_id: '4242',
-    workflow_ref: 'acme/api/.github/workflows/yoke-run.yml@refs/heads/main',
-    event_name: 'workflow_dispatch',
-  });
   const refusal = async (base: string, id: string, token: string) => {
     const res = await post(`${base}/yoke/api/runs/${id}/result`, { outcome: 'success' }, token);
     const json = (await res.json()) as any;
