@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { makeRefusal, type Refusal } from '../codes.js';
 import { claimBranch, claimPullBody, claimPullTitle } from '../messages.js';
+import { collapsedOutput, tailOf } from '../agent/output.js';
 import type { OidcVerifier } from '../http/oidc.js';
 import { formatActionsRef, parseActionsRef } from '../launcher/actions.js';
 import type { Run } from '../store/runs.js';
@@ -129,8 +130,9 @@ export function recordLanderExit(ctx: Pick<FleetContext, 'store' | 'log' | 'post
   const run = ctx.store.runs.get(runId);
   if (!run || run.kind !== 'lander' || (exit.code !== 0 && exit.code !== 1)) return false;
   const verdict = exit.code === 0 ? 'accept' : 'reject';
-  const tail = exit.outputTail.trim();
-  const summary = `The validation exited with code ${exit.code}.${tail ? `\n\n\`\`\`\n${tail}\n\`\`\`` : ''}`;
+  const tail = tailOf(exit.outputTail);
+  // The judged code wrote this output: an inert, collapsed block, as the Actions lander's report shows it.
+  const summary = `The validation exited with code ${exit.code}.${tail ? `\n\n${collapsedOutput('The end of the validation output', tail)}` : ''}`;
   if (!ctx.store.runs.recordReport(runId, { outcome: 'success', verdict, summary }, ctx.clock.now())) return false;
   ctx.log.info({ run: runId, verdict }, 'lander verdict from its exit code');
   ctx.postVerdicts();
