@@ -1,0 +1,140 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { AGENTS } from '../agent/registry.js';
+import type { AgentName } from '../agent/adapter.js';
+import { CONFIG_PATH } from '../config/repo-config.js';
+import { CliFailure, type CliIo } from './client.js';
+
+// `yoke init --agent claude-code|codex [DIR]`: in a checkout of the user's
+// repository, with no network, writes the opt-in file, the agent's workflow
+// and a validate.sh that runs the project's tests, found from its files.
+// It never overwrites a file that is there: a second run changes nothing.
+// Deciding is pure (planInit); writing is the caller's.
+
+export const WORKFLOW_PATH = '.github/workflows/yoke-run.yml';
+export const VALIDATE_PATH = '.github/yoke/validate.sh';
+
+export interface TestCommand {
+  /** What yoke init found, in words (`package.json with a test script`). */
+  found: string;
+  lines: string[];
+}
+
+/** Where the files of the checkout are, as planInit needs them. */
+export interface CheckoutView {
+  exists(path: string): boolean;
+  read(path: string): string | null;
+}
+
+const NPM_NO_TEST = /no test specified/;
+
+/** The project's tests, from its files: npm, pytest, go, cargo, then make. */
+export function detectTestCommand(c: CheckoutView): TestCommand | null {
+  const pkg = c.read('package.json');
+  if (pkg !== null) {
+    let test: unknown;
+    try {
+      test = (JSON.parse(pkg) as { scripts?: Record<string, unknown> }).scripts?.test;
+    } catch {
+      test = undefined;
+    }
+    if (typeof test === 'string' && !NPM_NO_TEST.test(test)) {
+      const install = c.exists('package-lock.json') || c.exists('npm-shrinkwrap.json') ? 'npm ci' : 'npm install';
+      return { found: 'package.json with a test script', lines: [install, 'npm test'] };
+    }
+  }
+  const py = ['pyproject.toml', 'setup.py', 'setup.cfg', 'pytest.ini', 'tox.ini', 'requirements.txt'].find((f) => c.exists(f));
+  if (py) {
+    const install = c.exists('requirements.txt') ? ['python -m pip install -r requirements.txt'] : c.exists('pyproject.toml') || c.exists('setup.py') ? ['python -m pip install -e .'] : [];
+    return { found: `${py} (Python)`, lines: [...install, 'python -m pip install pytest', 'python -m pytest'] };
+  }
+  if (c.exists('go.mod')) return { found: 'go.mod', lines: ['go test ./...'] };
+  if (c.exists('Cargo.toml')) return { found: 'Cargo.toml', lines: ['cargo test'] };
+  const make = c.read('Makefile');
+  if (make !== null && /^test\s*:/m.test(make)) return { found: 'a Makefile with a test target', lines: ['make test'] };
+  return null;
+}
+
+export function validateScript(t: TestCommand | null): string {
+  const head = [
+    '#!/usr/bin/env bash',
+    "# yoke's lander runs this from the default branch against a claim PR's code:",
+    '# exit 0 accepts the PR, anything else rejects it. A PR cannot change it.',
+  ];
+  if (!t) {
+    return [...head, '# yoke init found no test command (npm, pytest, go, cargo or make): write yours here.', 'set -euo pipefail', 'echo "Edit .github/yoke/validate.sh to run this project\'s tests." >&2', 'exit 1', ''].join('\n');
+  }
+  return [...head, `# Written by yoke init, which found ${t.found}.`, 'set -euo pipefail', ...t.lines, ''].join('\n');
+}
+
+export function optInFile(agent: AgentName): string {
+  return [
+    `# yoke's opt-in (see "The opt-in file" in yoke's README). Written by yoke init --agent ${agent}.`,
+    '# Label an issue yoke:afk and yoke works on it; autoland validates and merges its PR.',
+    'afk_label: yoke:afk',
+    'auto: true',
+    'autoland: { enabled: true, merge_method: squash }',
+    'fix_forward: { enabled: true, max_attempts: 2 }',
+    'launcher: { workflow: yoke-run.yml }',
+    'agent: { max_turns: 60, max_usd: 5 }',
+    '',
+  ].join('\n');
+}
+
+export interface InitPlan {
+  writes: { path: string; content: string; executable: boolean }[];
+  kept: string[];
+  tests: TestCommand | null;
+}
+
+export function planInit(agent: AgentName, workflow: string, c: CheckoutView): InitPlan {
+  const tests = detectTestCommand(c);
+  const wanted = [
+    { path: CONFIG_PATH, content: optInFile(agent), executable: false },
+    { path: WORKFLOW_PATH, content: workflow, executable: false },
+    { path: VALIDATE_PATH, content: validateScript(tests), executable: true },
+  ];
+  return { writes: wanted.filter((w) => !c.exists(w.path)), kept: wanted.filter((w) => c.exists(w.path)).map((w) => w.path), tests };
+}
+
+/** What yoke init says: what it wrote and kept, then the secrets and settings the repository needs. */
+export function initReport(agent: AgentName, plan: InitPlan): string {
+  const a = AGENTS[agent];
+  return [
+    ...plan.writes.map((w) => `wrote ${w.path}`),
+    ...plan.kept.map((p) => `kept  ${p} (it is there already; yoke init never overwrites)`),
+    ...(plan.writes.length === 0 ? ['Nothing changed.'] : []),
+    plan.tests ? `validate.sh runs: ${plan.tests.lines.join(' && ')} (found ${plan.tests.found}).` : 'No test command was found: edit .github/yoke/validate.sh to run your tests.',
+    '',
+    'Next:',
+    `1. Add the repository secret ${a.credentials.join(' (or ')}${a.credentials.length > 1 ? ')' : ''}: Settings → Secrets and variables → Actions.`,
+    '2. Install yoke\'s GitHub App on the repository; its server must be reachable by GitHub\'s runners at YOKE_PUBLIC_URL.',
+    "3. No repository setting needs switching on: yoke opens the claim PR itself, so \"Allow GitHub Actions to create and approve pull requests\" can stay off, and your CI runs on the PR.",
+    '4. Commit and push these files to the default branch, then label an issue yoke:afk.',
+  ].join('\n');
+}
+
+function readTemplate(agent: AgentName): string {
+  return readFileSync(new URL(`../../templates/agents/${agent}.yml`, import.meta.url), 'utf8');
+}
+
+export function registerInitCommand(program: Command, io: CliIo): void {
+  program
+    .command('init [dir]')
+    .description("set a checkout of your repository up for yoke: the opt-in file, the agent's workflow and validate.sh (offline; never overwrites)")
+    .requiredOption('--agent <name>', `the agent: ${Object.keys(AGENTS).join(' or ')}`)
+    .action((dir: string | undefined, opts: { agent: string }) => {
+      if (!(opts.agent in AGENTS)) throw new CliFailure(`--agent is ${JSON.stringify(opts.agent)}; yoke knows ${Object.keys(AGENTS).join(' and ')}, e.g. yoke init --agent claude-code`);
+      const agent = opts.agent as AgentName;
+      const root = resolve(dir ?? '.');
+      if (!existsSync(join(root, '.git'))) throw new CliFailure(`${root} is not a git checkout: run yoke init in a clone of your repository, or name one: yoke init --agent ${agent} PATH`);
+      const view: CheckoutView = { exists: (p) => existsSync(join(root, p)), read: (p) => (existsSync(join(root, p)) ? readFileSync(join(root, p), 'utf8') : null) };
+      const plan = planInit(agent, readTemplate(agent), view);
+      for (const w of plan.writes) {
+        mkdirSync(dirname(join(root, w.path)), { recursive: true });
+        writeFileSync(join(root, w.path), w.content, { mode: w.executable ? 0o755 : 0o644 });
+      }
+      io.out(initReport(agent, plan));
+    });
+}

@@ -1,0 +1,108 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseRepoConfig } from '../../src/config/repo-config.js';
+import { parse } from 'yaml';
+
+// `yoke init` as a maintainer meets it: the CLI as a child process, in fresh
+// checkouts of each kind of project, run twice, offline.
+
+const YOKE = join(process.cwd(), 'bin', 'yoke.js');
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+function checkout(files: Record<string, string>): string {
+  const d = mkdtempSync(join(tmpdir(), 'yoke-init-'));
+  dirs.push(d);
+  spawnSync('git', ['init', '-q'], { cwd: d });
+  for (const [p, text] of Object.entries(files)) {
+    mkdirSync(join(d, p, '..'), { recursive: true });
+    writeFileSync(join(d, p), text);
+  }
+  return d;
+}
+
+function init(cwd: string, ...args: string[]) {
+  const r = spawnSync(process.execPath, [YOKE, 'init', ...args], { cwd, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: process.env.HOME } });
+  return { code: r.status, out: r.stdout.trim(), err: r.stderr.trim() };
+}
+
+const NEXT = (secret: string) => `Next:
+1. Add the repository secret ${secret}: Settings → Secrets and variables → Actions.
+2. Install yoke's GitHub App on the repository; its server must be reachable by GitHub's runners at YOKE_PUBLIC_URL.
+3. No repository setting needs switching on: yoke opens the claim PR itself, so "Allow GitHub Actions to create and approve pull requests" can stay off, and your CI runs on the PR.
+4. Commit and push these files to the default branch, then label an issue yoke:afk.`;
+
+const KINDS: [string, Record<string, string>, string[]][] = [
+  ['npm', { 'package.json': '{"scripts":{"test":"vitest run"}}', 'package-lock.json': '{}' }, ['npm ci', 'npm test']],
+  ['pytest', { 'pyproject.toml': '[project]\nname = "x"\n' }, ['python -m pip install -e .', 'python -m pip install pytest', 'python -m pytest']],
+  ['go', { 'go.mod': 'module x\n' }, ['go test ./...']],
+  ['cargo', { 'Cargo.toml': '[package]\nname = "x"\n' }, ['cargo test']],
+  ['make', { Makefile: 'build:\n\ttrue\ntest:\n\ttrue\n' }, ['make test']],
+];
+
+describe('yoke init', () => {
+  for (const [kind, files, lines] of KINDS) {
+    it(`on a fresh ${kind} project writes the opt-in file, the workflow and a validate.sh that runs its tests; a second run changes nothing`, () => {
+      const d = checkout(files);
+      const first = init(d, '--agent', 'claude-code');
+      expect(first.code).toBe(0);
+      expect(first.out.split('\n').slice(0, 3)).toEqual(['wrote .github/yoke.yml', 'wrote .github/workflows/yoke-run.yml', 'wrote .github/yoke/validate.sh']);
+      expect(first.out).toContain(`validate.sh runs: ${lines.join(' && ')}`);
+      expect(first.out.endsWith(NEXT('ANTHROPIC_API_KEY (or CLAUDE_CODE_OAUTH_TOKEN)'))).toBe(true);
+      const validate = readFileSync(join(d, '.github/yoke/validate.sh'), 'utf8');
+      expect(validate.trimEnd().split('\n').slice(-lines.length)).toEqual(lines);
+      expect(statSync(join(d, '.github/yoke/validate.sh')).mode & 0o111).not.toBe(0);
+      expect(readFileSync(join(d, '.github/workflows/yoke-run.yml'), 'utf8')).toBe(readFileSync('templates/agents/claude-code.yml', 'utf8'));
+      expect(parseRepoConfig(parse(readFileSync(join(d, '.github/yoke.yml'), 'utf8'))).state).toBe('valid');
+      const before = ['.github/yoke.yml', '.github/workflows/yoke-run.yml', '.github/yoke/validate.sh'].map((p) => readFileSync(join(d, p), 'utf8'));
+      const second = init(d, '--agent', 'claude-code');
+      expect(second.code).toBe(0);
+      expect(second.out.split('\n').slice(0, 4)).toEqual([
+        'kept  .github/yoke.yml (it is there already; yoke init never overwrites)',
+        'kept  .github/workflows/yoke-run.yml (it is there already; yoke init never overwrites)',
+        'kept  .github/yoke/validate.sh (it is there already; yoke init never overwrites)',
+        'Nothing changed.',
+      ]);
+      expect(['.github/yoke.yml', '.github/workflows/yoke-run.yml', '.github/yoke/validate.sh'].map((p) => readFileSync(join(d, p), 'utf8'))).toEqual(before);
+    }, 30_000);
+  }
+
+  it('keeps an opt-in file that is there, writes the rest for Codex, and says so', () => {
+    const mine = 'auto: false\n';
+    const d = checkout({ '.github/yoke.yml': mine, 'go.mod': 'module x\n' });
+    const r = init(d, '--agent', 'codex');
+    expect(r.code).toBe(0);
+    expect(r.out).toBe(
+      [
+        'wrote .github/workflows/yoke-run.yml',
+        'wrote .github/yoke/validate.sh',
+        'kept  .github/yoke.yml (it is there already; yoke init never overwrites)',
+        'validate.sh runs: go test ./... (found go.mod).',
+        '',
+        NEXT('CODEX_API_KEY'),
+      ].join('\n'),
+    );
+    expect(readFileSync(join(d, '.github/yoke.yml'), 'utf8')).toBe(mine);
+    expect(readFileSync(join(d, '.github/workflows/yoke-run.yml'), 'utf8')).toBe(readFileSync('templates/agents/codex.yml', 'utf8'));
+  }, 30_000);
+
+  it('with no test command it writes a validate.sh that rejects until edited, and says so', () => {
+    const d = checkout({ 'README.md': '# x\n', 'package.json': '{"scripts":{"test":"echo \\"Error: no test specified\\" && exit 1"}}' });
+    const r = init(d, '--agent', 'claude-code');
+    expect(r.out).toContain('No test command was found: edit .github/yoke/validate.sh to run your tests.');
+    expect(spawnSync('bash', ['.github/yoke/validate.sh'], { cwd: d }).status).toBe(1);
+  }, 30_000);
+
+  it('refuses outside a checkout and for an agent it does not know, naming the fix, writing nothing', () => {
+    const d = mkdtempSync(join(tmpdir(), 'yoke-init-bare-'));
+    dirs.push(d);
+    expect(init(d, '--agent', 'claude-code')).toEqual({ code: 1, out: '', err: `${d} is not a git checkout: run yoke init in a clone of your repository, or name one: yoke init --agent claude-code PATH` });
+    const c = checkout({});
+    expect(init(c, '--agent', 'aider')).toEqual({ code: 1, out: '', err: '--agent is "aider"; yoke knows claude-code and codex, e.g. yoke init --agent claude-code' });
+    expect(init(c).err).toBe("error: required option '--agent <name>' not specified");
+    expect(spawnSync('git', ['status', '--porcelain'], { cwd: c, encoding: 'utf8' }).stdout).toBe('');
+  }, 30_000);
+});
