@@ -82,3 +82,30 @@ ${RULES}`);
     });
   });
 });
+
+describe('what Codex cost', () => {
+  it('prices the tokens of every turn from the table, and an unknown model gives tokens with no price, saying so', async () => {
+    const { codex } = await import('../../src/agent/codex.js');
+    const out = [
+      '{"type":"thread.started","thread_id":"t"}',
+      '{"type":"item.completed","item":{"id":"i1","type":"agent_message","text":"Done."}}',
+      '{"type":"turn.completed","usage":{"input_tokens":1000000,"cached_input_tokens":200000,"output_tokens":100000}}',
+    ].join('\n');
+    expect(codex.outcome(out, { code: 0, signal: null }, { CODEX_MODEL: 'gpt-5.5' })).toEqual({
+      ok: true,
+      reason: null,
+      message: 'Done.',
+      cost: { usd: 2.025, inputTokens: 1_000_000, outputTokens: 100_000, note: null },
+    });
+    expect(codex.outcome(out, { code: 0, signal: null }, { CODEX_MODEL: 'gpt-9' }).cost).toEqual({
+      usd: null,
+      inputTokens: 1_000_000,
+      outputTokens: 100_000,
+      note: 'no price is known for gpt-9: tokens only (set YOKE_MODEL_PRICES to price it)',
+    });
+    expect(codex.outcome(out, { code: 0, signal: null }, { CODEX_MODEL: 'gpt-9', YOKE_MODEL_PRICES: '{"gpt-9":{"input":2,"output":20}}' }).cost?.usd).toBe(4);
+    expect(codex.outcome(out, { code: 0, signal: null }, { YOKE_MODEL_PRICES: '{"gpt-9":{"input":"two"}}' }).cost?.note).toBe(
+      'YOKE_MODEL_PRICES: gpt-9.input: Invalid input: expected number, received string; gpt-9.output: Invalid input: expected number, received undefined',
+    );
+  });
+});

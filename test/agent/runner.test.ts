@@ -110,4 +110,21 @@ describe('what the runner needs before an agent starts', () => {
     );
     expect(agentPrerequisite(codex, { PATH: bin, CODEX_API_KEY: 'k' })).toBeNull();
   });
+
+  it('a run without the CLI, or without a key, fails with that message as its result, before reading any work', async () => {
+    for (const [env, want] of [
+      [{ PATH: '/nonexistent', ANTHROPIC_API_KEY: 'k' }, "claude is not on PATH: install @anthropic-ai/claude-code@2.1.332 (npm install -g @anthropic-ai/claude-code@2.1.332) in a step before yoke's runner."],
+      [{ PATH: process.env.PATH }, 'The runner cannot start: YOKE_AGENT is "aider"; yoke knows claude-code or codex.'],
+    ] as const) {
+      const out = tmp('yoke-runner-missing-');
+      const facts = { YOKE_RUN_ID: 'r1', YOKE_RUN_KIND: 'afk_auto', YOKE_SUBJECT: 'issue#4', YOKE_DEADLINE: new Date(Date.now() + 600_000).toISOString(), YOKE_API_URL: 'http://yoke.invalid', YOKE_REPO: 'acme/demo' };
+      const agentName = 'ANTHROPIC_API_KEY' in env ? 'claude-code' : 'aider';
+      const noFetch = (async () => {
+        throw new Error('no work is read before the agent can start');
+      }) as unknown as typeof fetch;
+      const code = await agentRun({ env: { ...env, ...facts, YOKE_AGENT: agentName, YOKE_OUT: out, GITHUB_TOKEN: 'ghs_read' }, cwd: checkout(), out: () => undefined, now: Date.now, fetch: noFetch });
+      expect(code).toBe(1);
+      expect(JSON.parse(readFileSync(join(out, 'result.json'), 'utf8'))).toEqual({ outcome: 'failure', summary: want, cost: null });
+    }
+  });
 });

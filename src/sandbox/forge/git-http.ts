@@ -65,6 +65,9 @@ export async function serveGit(state: ForgeState, req: IncomingMessage, url: URL
     REQUEST_METHOD: req.method ?? 'GET',
     QUERY_STRING: url.search.slice(1),
     CONTENT_TYPE: String(req.headers['content-type'] ?? ''),
+    // git gzips larger requests; http-backend inflates them when told.
+    HTTP_CONTENT_ENCODING: String(req.headers['content-encoding'] ?? ''),
+    GIT_PROTOCOL: String(req.headers['git-protocol'] ?? ''),
     CONTENT_LENGTH: String(body.length),
     REMOTE_USER: 'x-access-token',
     GIT_CONFIG_COUNT: '2',
@@ -79,6 +82,8 @@ export async function serveGit(state: ForgeState, req: IncomingMessage, url: URL
     child.stdout.on('data', (c: Buffer) => chunks.push(c));
     child.once('error', reject);
     child.once('close', () => resolve(Buffer.concat(chunks)));
+    // A backend that refused the request early has stopped reading: its answer says why, not a broken pipe.
+    child.stdin.on('error', () => undefined);
     child.stdin.end(body);
   });
   const split = out.indexOf('\r\n\r\n');
