@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { RepoRef } from '../forge/types.js';
 import { REJECTION_LIMIT, type Launcher, type LaunchSpec } from '../launcher/launcher.js';
 import type { Log } from '../log.js';
-import { isAfkKind, type Run } from '../store/runs.js';
+import { isAfkKind, type Run, type RunKind } from '../store/runs.js';
 import type { Store } from '../store/store.js';
 import type { Candidate } from './candidate.js';
 import type { RepoFacts } from './repo-facts.js';
@@ -93,9 +93,17 @@ export interface LaunchDeps extends LockedLaunchDeps {
   pauseThreshold: number;
 }
 
-/** The agent's limits: the opt-in file's, the spend capped by what is left of today's budgets. */
-export function runLimits(facts: Pick<RepoFacts, 'config' | 'spentToday' | 'fleetDailyUsd'>): LaunchSpec['limits'] {
-  const left = [facts.config.agent.max_usd, facts.config.budget ? facts.config.budget.daily_usd - facts.spentToday.repo : undefined, facts.fleetDailyUsd !== null ? facts.fleetDailyUsd - facts.spentToday.fleet : undefined].filter((n): n is number => n !== undefined);
+/**
+ * The agent's limits: the opt-in file's turns and dollars per run. An AFK
+ * run's dollars are also capped by what is left of today's budgets (the
+ * repository's and the fleet's); a fix's are not, since the daily budget
+ * never stops finishing work in flight.
+ */
+export function runLimits(facts: Pick<RepoFacts, 'config' | 'spentToday' | 'fleetDailyUsd'>, kind: RunKind): LaunchSpec['limits'] {
+  const daily = isAfkKind(kind)
+    ? [facts.config.budget ? facts.config.budget.daily_usd - facts.spentToday.repo : undefined, facts.fleetDailyUsd !== null ? facts.fleetDailyUsd - facts.spentToday.fleet : undefined]
+    : [];
+  const left = [facts.config.agent.max_usd, ...daily].filter((n): n is number => n !== undefined);
   return { maxTurns: facts.config.agent.max_turns, maxUsd: left.length ? Math.max(0, Math.round(Math.min(...left) * 100) / 100) : null };
 }
 
@@ -141,7 +149,7 @@ export async function launchCandidate(deps: LaunchDeps, c: Candidate, cap: numbe
     c,
     cap,
     { workflow, ref },
-    (rec) => buildLaunchSpec(c, rec, repo, { workflow, ref }, deps.apiUrl, { limits: runLimits(facts), rejection: rejectionFor(c, facts.runs) }),
+    (rec) => buildLaunchSpec(c, rec, repo, { workflow, ref }, deps.apiUrl, { limits: runLimits(facts, c.kind), rejection: rejectionFor(c, facts.runs) }),
     (runId, detail) => {
       const run = deps.store.runs.get(runId);
       if (run) endRun(deps.store, run, 'cancelled', `launch failed: ${detail}`, deps.now(), deps.pauseThreshold);

@@ -65,6 +65,26 @@ describe.skipIf(!ok)('the runner with real agent CLIs', () => {
     expect(r.outcome.ok).toBe(false);
   }, 60_000);
 
+  it("TR06 the agent's process sees its model credential and the allowlist, never the job's GitHub token, OIDC request token or a run secret", async () => {
+    const dump = new ScriptedModel({ script: (r) => (r.toolResults === 0 ? { run: 'env > agent-env.txt; cat /proc/$PPID/environ 2>/dev/null | tr "\\0" "\\n" > parent-env.txt; true' } : { say: 'done' }) });
+    await dump.start();
+    try {
+      const cwd = checkout();
+      const env = {
+        PATH: path(), ANTHROPIC_API_KEY: 'sk-ant-mine', ANTHROPIC_BASE_URL: dump.url,
+        GITHUB_TOKEN: 'ghs_job_token', GH_TOKEN: 'ghs_job_token', ACTIONS_ID_TOKEN_REQUEST_TOKEN: 'oidc-request', ACTIONS_ID_TOKEN_REQUEST_URL: 'http://runner/oidc',
+        ACTIONS_RUNTIME_TOKEN: 'runtime', YOKE_RUN_SECRET: 'run-secret', PRIVATE_KEY: 'app-key', YOKE_API_TOKENS: 'operator',
+      };
+      const r = await runAgent(claudeCode, 'dump', { maxTurns: 5, maxUsd: null }, { cwd, env, stopAt: Date.now() + 60_000, now: Date.now, log: () => undefined });
+      expect(r.outcome.ok).toBe(true);
+      const seen = readFileSync(join(cwd, 'agent-env.txt'), 'utf8') + readFileSync(join(cwd, 'parent-env.txt'), 'utf8');
+      expect(seen).toContain('ANTHROPIC_API_KEY=sk-ant-mine');
+      for (const secret of ['ghs_job_token', 'oidc-request', 'runtime', 'run-secret', 'app-key', 'operator']) expect(seen).not.toContain(secret);
+    } finally {
+      await dump.stop();
+    }
+  }, 60_000);
+
   it('an agent that changes nothing ends the run as a failure carrying its own last message; its prompt left out the comment of someone without write access', async () => {
     const quiet = new ScriptedModel({ script: () => ({ say: 'This issue needs a decision from a person; I changed nothing.' }) });
     await quiet.start();

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { defaultRepoConfig, parseRepoConfig, type RepoConfig } from '../../src/config/repo-config.js';
+import { readRunFacts } from '../../src/agent/facts.js';
+import type { Candidate } from '../../src/fleet/candidate.js';
+import { rejectionFor, runLimits } from '../../src/fleet/launch.js';
+import { launchEnv, type LaunchSpec } from '../../src/launcher/launcher.js';
+import type { Run } from '../../src/store/runs.js';
+
+// What an agent run is handed at launch: its turn and spend limits, and for a
+// fix the rejection it repairs; and that the runner reads the command
+// launcher's environment as yoke wrote it.
+
+const config = (yaml: Record<string, unknown>): RepoConfig => {
+  const r = parseRepoConfig(yaml);
+  if (r.state !== 'valid') throw new Error(JSON.stringify(r));
+  return r.config;
+};
+
+describe('an agent run\'s limits', () => {
+  it('take the opt-in file\'s turns and dollars; an AFK run\'s dollars are capped by what is left of the day\'s budgets, a fix\'s are not', () => {
+    const facts = (c: RepoConfig, repo: number, fleet: number, fleetDailyUsd: number | null) => ({ config: c, spentToday: { repo, fleet }, fleetDailyUsd });
+    expect(runLimits(facts(defaultRepoConfig(), 0, 0, null), 'afk_auto')).toEqual({ maxTurns: 60, maxUsd: null });
+    const c = config({ agent: { max_turns: 25, max_usd: 5 }, budget: { daily_usd: 10 } });
+    expect(runLimits(facts(c, 2, 2, null), 'afk_auto')).toEqual({ maxTurns: 25, maxUsd: 5 });
+    expect(runLimits(facts(c, 7.555, 7.555, null), 'afk_manual')).toEqual({ maxTurns: 25, maxUsd: 2.45 });
+    expect(runLimits(facts(c, 1, 29.9, 30), 'afk_auto')).toEqual({ maxTurns: 25, maxUsd: 0.1 });
+    expect(runLimits(facts(c, 12, 12, null), 'afk_auto')).toEqual({ maxTurns: 25, maxUsd: 0 });
+    expect(runLimits(facts(c, 12, 40, 30), 'fix')).toEqual({ maxTurns: 25, maxUsd: 5 });
+  });
+
+  it('a fix carries the newest rejection of its PR, cut to its end', () => {
+    const c = { kind: 'fix', prNumber: 9 } as Candidate;
+    const lander = (summary: string | null, verdict: 'accept' | 'reject', pr = 9) => ({ kind: 'lander', prNumber: pr, verdict, summary, headSha: 'cd2cfd2' }) as Run;
+    expect(rejectionFor(c, [lander('old failure', 'reject'), lander('other PR', 'reject', 8), lander('newer failure', 'reject')])).toBe('newer failure');
+    expect(rejectionFor(c, [lander(null, 'reject')])).toBe('The lander rejected #9 at cd2cfd2.');
+    expect(rejectionFor({ ...c, kind: 'afk_auto' } as Candidate, [lander('x', 'reject')])).toBeNull();
+    const long = rejectionFor(c, [lander(`${'x'.repeat(9000)}FAIL at the end`, 'reject')])!;
+    expect(long.length).toBe(8001);
+    expect(long.endsWith('FAIL at the end')).toBe(true);
+  });
+
+  it('the runner reads the command launcher\'s environment as yoke writes it', () => {
+    const spec: LaunchSpec = {
+      runId: 'r-fix', kind: 'fix', repo: { owner: 'acme', name: 'api', fullName: 'acme/api', installationId: 1 }, subject: 'pr#9', issueNumber: 3, prNumber: 9,
+      headSha: 'a'.repeat(40), deadline: Date.UTC(2026, 11, 1, 12), secret: 's3cret', apiUrl: 'https://yoke.example.test/', workflow: 'yoke-run.yml', ref: 'main',
+      limits: { maxTurns: 25, maxUsd: 2.5 }, rejection: 'FAIL count-words.test.js',
+    };
+    expect(readRunFacts(launchEnv(spec))).toEqual({
+      ok: true,
+      facts: {
+        runId: 'r-fix', kind: 'fix', repo: 'acme/api', issueNumber: null, prNumber: 9, headSha: 'a'.repeat(40), deadline: Date.UTC(2026, 11, 1, 12),
+        apiUrl: 'https://yoke.example.test', limits: { maxTurns: 25, maxUsd: 2.5 }, rejection: 'FAIL count-words.test.js',
+      },
+    });
+    expect(readRunFacts({ ...launchEnv(spec), YOKE_SUBJECT: 'issue#3' })).toEqual({ ok: false, error: 'YOKE_SUBJECT issue#3 does not fit a fix run (an AFK run works on issue#N, a fix on pr#N)' });
+    expect(readRunFacts({ YOKE_RUN_KIND: 'lander' })).toEqual({
+      ok: false,
+      error: 'YOKE_RUN_ID is not set; YOKE_RUN_KIND is afk_manual, afk_auto or fix (a lander runs no agent); YOKE_SUBJECT is not set; YOKE_DEADLINE is not set; YOKE_API_URL is not set',
+    });
+  });
+});

@@ -1,0 +1,46 @@
+import nock from 'nock';
+import { Octokit as RestOctokit } from '@octokit/rest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { GitHubForge } from '../../src/forge/github.js';
+import type { Octokit } from '../../src/forge/octokit.js';
+
+// The writes an agent run leads to, against GitHub's REST paths (nock, every
+// mock used, no network): a push token that can do nothing but push to one
+// repository, and the claim PR opened as the app.
+
+const API = 'https://api.github.com';
+const client = (token: string) => new RestOctokit({ auth: token, request: { retries: 0 } }) as unknown as Octokit;
+const repo = { owner: 'acme', name: 'api', fullName: 'acme/api', installationId: 7 };
+
+beforeEach(() => {
+  nock.cleanAll();
+  nock.disableNetConnect();
+});
+afterEach(() => {
+  expect(nock.pendingMocks()).toEqual([]);
+  nock.cleanAll();
+  nock.enableNetConnect();
+});
+
+describe('GitHubForge, for agent runs', () => {
+  it('mints a push token for the one repository with contents: write and nothing else, asked with the app JWT', async () => {
+    const bodies: unknown[] = [];
+    nock(API, { reqheaders: { authorization: 'token app-jwt' } })
+      .post('/app/installations/7/access_tokens', (b) => (bodies.push(b), true))
+      .reply(201, { token: 'ghs_push', expires_at: '2026-12-01T11:00:00Z', permissions: { contents: 'write', metadata: 'read' }, repository_selection: 'selected' });
+    const forge = new GitHubForge({ appOctokit: async () => client('app-jwt'), installationOctokit: async () => client('ghs_inst'), now: Date.now });
+    expect(await forge.mintPushToken(repo)).toEqual({ token: 'ghs_push', expiresAt: '2026-12-01T11:00:00Z' });
+    expect(bodies).toEqual([{ repositories: ['api'], permissions: { contents: 'write' } }]);
+  });
+
+  it("opens the claim PR with the installation's token, so the repository's own workflows run on it", async () => {
+    const bodies: unknown[] = [];
+    nock(API, { reqheaders: { authorization: 'token ghs_inst' } })
+      .post('/repos/acme/api/pulls', (b) => (bodies.push(b), true))
+      .reply(201, { number: 12, html_url: 'https://github.com/acme/api/pull/12' });
+    const forge = new GitHubForge({ appOctokit: async () => client('app-jwt'), installationOctokit: async () => client('ghs_inst'), now: Date.now });
+    const pull = { head: 'yoke/3-r1', base: 'main', title: 'Add a word counter', body: 'Closes #3\n\ndone\n\nYoke-Run: r1' };
+    expect(await forge.openPull(repo, pull)).toBe(12);
+    expect(bodies).toEqual([pull]);
+  });
+});
