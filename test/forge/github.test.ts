@@ -1,6 +1,7 @@
 import nock from 'nock';
 import { Octokit as RestOctokit } from '@octokit/rest';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { isolateNock } from '../helpers/nock.js';
 import { GitHubForge } from '../../src/forge/github.js';
 import type { Octokit } from '../../src/forge/octokit.js';
 
@@ -12,15 +13,7 @@ const API = 'https://api.github.com';
 const client = (token: string) => new RestOctokit({ auth: token, request: { retries: 0 } }) as unknown as Octokit;
 const repo = { owner: 'acme', name: 'api', fullName: 'acme/api', installationId: 7 };
 
-beforeEach(() => {
-  nock.cleanAll();
-  nock.disableNetConnect();
-});
-afterEach(() => {
-  expect(nock.pendingMocks()).toEqual([]);
-  nock.cleanAll();
-  nock.enableNetConnect();
-});
+isolateNock();
 
 describe('GitHubForge, for agent runs', () => {
   it('mints a push token for the one repository with contents: write and nothing else, asked with the app JWT', async () => {

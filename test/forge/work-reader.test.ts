@@ -1,5 +1,6 @@
 import nock from 'nock';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { isolateNock } from '../helpers/nock.js';
 import { WorkReader } from '../../src/forge/work-reader.js';
 
 // What the runner reads before an agent starts, with the job's read-only
@@ -8,15 +9,7 @@ import { WorkReader } from '../../src/forge/work-reader.js';
 // become instructions.
 
 const API = 'https://api.github.com';
-beforeEach(() => {
-  nock.cleanAll();
-  nock.disableNetConnect();
-});
-afterEach(() => {
-  expect(nock.pendingMocks()).toEqual([]);
-  nock.cleanAll();
-  nock.enableNetConnect();
-});
+isolateNock();
 
 const user = (login: string, type = 'User') => ({ login, id: 1, type });
 
