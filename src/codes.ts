@@ -99,6 +99,11 @@ export const CODE_INFO = {
     message: (p) => `yoke could not open the claim PR for run ${p.run}: ${p.detail}.`,
     recovery: () => 'Report again in a moment; if GitHub keeps refusing, check that the branch was pushed and that no PR is open for it.',
   }),
+  report_head_mismatch: code<{ run: string; judged: string; head: string }>({
+    status: 409,
+    message: (p) => `Run ${p.run} was launched to validate ${p.head}, but its report judged ${p.judged}.`,
+    recovery: () => 'Nothing to do: yoke records no verdict for a head it did not dispatch the lander on; the lander reports `head_sha` as its dispatch input gave it.',
+  }),
   verdict_required: code({
     status: 400,
     message: () => 'A lander that succeeds must report a verdict (accept or reject).',

@@ -463,20 +463,32 @@ describe('commands found by poll (Probot level)', () => {
 });
 
 describe('finding a dispatched workflow run (Probot level)', () => {
-  it('follows every page and matches the run-name exactly: r1 is not r10', async () => {
+  it('TR03 follows every page and matches the run-name exactly (r1 is not r10), and only runs yoke\'s app dispatched count', async () => {
     const h = await makeProbot();
     const title = (id: string) => `yoke afk_auto issue#5 (${id})`;
-    const page1 = Array.from({ length: 100 }, (_, i) => ({ id: 5000 + i, status: 'in_progress', conclusion: null, display_title: title(`r1${i}`), event: 'workflow_dispatch', repository: { id: 1296269 } }));
-    const page2 = [{ id: 7777, status: 'queued', conclusion: null, display_title: title('r1'), event: 'workflow_dispatch', repository: { id: 1296269 } }];
+    const by = (login: string) => ({ login, id: 1, type: login.endsWith('[bot]') ? 'Bot' : 'User' });
+    const run = (id: number, name: string, actor = BOT) => ({ id, status: 'queued', conclusion: null, display_title: title(name), event: 'workflow_dispatch', repository: { id: 1296269 }, actor: by(actor), triggering_actor: by(actor) });
+    const page1 = Array.from({ length: 100 }, (_, i) => ({ ...run(5000 + i, `r1${i}`), status: 'in_progress' }));
+    // A writer dispatched the workflow under the same name, later: it is never a candidate.
+    const page2 = [run(7777, 'r1'), run(7778, 'r1', 'mallory')];
     mockToken(github())
       .get('/repos/Codertocat/Hello-World/actions/workflows/yoke-run.yml/runs')
       .query((q) => q.page === undefined)
-      .reply(200, { total_count: 101, workflow_runs: page1 }, { link: '<https://api.github.com/repositories/1296269/actions/workflows/yoke-run.yml/runs?page=2>; rel="next"' })
+      .reply(200, { total_count: 102, workflow_runs: page1 }, { link: '<https://api.github.com/repositories/1296269/actions/workflows/yoke-run.yml/runs?page=2>; rel="next"' })
       .get('/repositories/1296269/actions/workflows/yoke-run.yml/runs')
       .query({ page: '2' })
-      .reply(200, { total_count: 101, workflow_runs: page2 });
+      .reply(200, { total_count: 102, workflow_runs: page2 });
     const repo = { owner: 'Codertocat', name: 'Hello-World', fullName: REPO, installationId: 1 };
-    expect(await h.rt.forge.findWorkflowRun(repo, 'yoke-run.yml', 'r1', h.clock.now())).toEqual({ id: 7777, status: 'queued', conclusion: null, repositoryId: 1296269, event: 'workflow_dispatch' });
+    expect(await h.rt.forge.findWorkflowRun(repo, 'yoke-run.yml', 'r1', h.clock.now())).toEqual({
+      kind: 'one',
+      run: { id: 7777, status: 'queued', conclusion: null, repositoryId: 1296269, event: 'workflow_dispatch', actor: BOT, triggeringActor: BOT },
+    });
+    // Two of the app's own under one name bind neither.
+    github()
+      .get('/repos/Codertocat/Hello-World/actions/workflows/yoke-run.yml/runs')
+      .query(true)
+      .reply(200, { total_count: 2, workflow_runs: [run(8001, 'r2'), run(8002, 'r2')] });
+    expect(await h.rt.forge.findWorkflowRun(repo, 'yoke-run.yml', 'r2', h.clock.now())).toEqual({ kind: 'many', ids: [8001, 8002] });
   });
 });
 

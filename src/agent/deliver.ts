@@ -149,7 +149,7 @@ export async function landerVerdict(io: RunnerIo): Promise<number> {
   const output = tail ? `\n\n${collapsedOutput('The end of the validation output', tail)}` : '';
   const body =
     validation === 'success' || validation === 'failure'
-      ? { outcome: 'success', verdict: validation === 'success' ? 'accept' : 'reject', summary: `The validation job ${validation === 'success' ? 'passed' : 'failed'} at \`${head}\`.${output}` }
+      ? { outcome: 'success', verdict: validation === 'success' ? 'accept' : 'reject', head_sha: io.env.YOKE_HEAD_SHA ?? '', summary: `The validation job ${validation === 'success' ? 'passed' : 'failed'} at \`${head}\`.${output}` }
       : { outcome: 'failure', summary: `The validation job ended ${validation}.${output}` };
   try {
     const bearer = await runBearer(io.env, apiUrl, f);

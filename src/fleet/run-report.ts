@@ -18,6 +18,8 @@ export const RunResult = z
   .object({
     outcome: z.enum(['success', 'failure']),
     verdict: z.enum(['accept', 'reject']).optional(),
+    /** The commit the lander judged: a verdict counts only for the head yoke dispatched it on. */
+    head_sha: z.string().regex(/^[0-9a-f]{40}$/, 'head_sha is the 40-hex commit the lander validated').optional(),
     summary: z.string().max(SUMMARY_LIMIT, `summary is limited to ${SUMMARY_LIMIT} characters`).optional(),
     /** What the run cost, as its agent counted it. */
     cost: z
@@ -64,13 +66,20 @@ async function authenticateRun(ctx: FleetContext, run: Run, bearer: string | nul
   if (id === null) {
     // Not bound yet: find the dispatched workflow run now, never wave the token through.
     const found = await ctx.forge.findWorkflowRun(repo, dispatched.workflow, run.id, run.launchedAt);
-    if (!found) return refuse(`the ${dispatched.workflow} run yoke dispatched for ${run.id} is not listed yet; report again in a moment`);
-    id = found.id;
+    if (found.kind === 'none') return refuse(`the ${dispatched.workflow} run yoke dispatched for ${run.id} is not listed yet; report again in a moment`);
+    if (found.kind === 'many') return refuse(`${found.ids.length} ${dispatched.workflow} runs that yoke dispatched carry the name ${run.id} (${found.ids.join(', ')}); yoke binds none of them`);
+    id = found.run.id;
     ctx.store.runs.setLauncherRef(run.id, formatActionsRef({ ...dispatched, id }));
   }
   if (claims.run_id !== String(id)) return refuse(`the token is from workflow run ${claims.run_id ?? 'none'}, not ${id}`);
   const wfRun = await ctx.forge.getWorkflowRun(repo, id);
   if (!wfRun) return refuse(`workflow run ${id} is gone`);
+  // Only a run yoke's app started, and that nobody re-ran, reports: a writer's own dispatch or re-run never does.
+  const bot = await ctx.forge.botLogin();
+  if (wfRun.actor !== bot || (wfRun.triggeringActor ?? wfRun.actor) !== bot) {
+    return refuse(`workflow run ${id} was ${wfRun.triggeringActor && wfRun.triggeringActor !== wfRun.actor ? `re-run by ${wfRun.triggeringActor}` : `started by ${wfRun.actor ?? 'someone unknown'}`}, not by ${bot}`);
+  }
+  if (claims.actor !== bot) return refuse(`the token is from a run started by ${claims.actor ?? 'someone unknown'}, not by ${bot}`);
   if (wfRun.repositoryId === null || claims.repository_id !== String(wfRun.repositoryId)) {
     return refuse(`the token is for repository id ${claims.repository_id ?? 'none'}, not ${wfRun.repositoryId ?? 'unknown'}`);
   }
@@ -106,6 +115,9 @@ export async function reportRunResult(ctx: FleetContext, auth: RunAuth, { runId,
   }
   const r = parsed.data;
   if (run.kind === 'lander' && r.outcome === 'success' && !r.verdict) return fail('verdict_required');
+  if (run.kind === 'lander' && r.verdict && r.head_sha?.toLowerCase() !== run.headSha?.toLowerCase()) {
+    return fail('report_head_mismatch', { run: run.id, judged: r.head_sha ?? 'no head', head: run.headSha ?? 'unknown' });
+  }
   if (run.kind !== 'lander' && r.verdict) return fail('validation_failed', { detail: `verdict: only a lander reports a verdict; this is a ${run.kind} run` });
   const cost = r.cost ? { usd: r.cost.usd, inputTokens: r.cost.input_tokens, outputTokens: r.cost.output_tokens } : null;
   const report = { outcome: r.outcome, verdict: r.outcome === 'success' ? (r.verdict ?? null) : null, summary: r.summary ?? null, cost };

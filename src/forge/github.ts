@@ -5,7 +5,7 @@ import { classifyGitHubError, unlessMissing } from './errors.js';
 import type { Octokit } from './octokit.js';
 import { RepoReader } from './repo-reader.js';
 import { GhBotApp, GhCommit, GhCompare, GhIssue, GhIssueState, GhPermission, GhPullDetail, GhRepository, GhReview, GhTree, GhWorkflowRun } from './schemas.js';
-import type { CheckRunWrite, Forge, IssueDetail, MergeResult, Permission, PullDetail, PushToken, RepoName, RepoRef, RepoView, ReviewView, WorkflowRunView } from './types.js';
+import type { CheckRunWrite, FoundWorkflowRun, Forge, IssueDetail, MergeResult, Permission, PullDetail, PushToken, RepoName, RepoRef, RepoView, ReviewView, WorkflowRunView } from './types.js';
 
 // The one module that talks to GitHub: installations, the repository read
 // (RepoReader), and every write yoke makes.
@@ -19,7 +19,7 @@ export interface GitHubForgeOptions {
   budget?: BudgetBook;
 }
 
-const viewOf = ({ id, status, conclusion, repositoryId, event }: z.output<typeof GhWorkflowRun>): WorkflowRunView => ({ id, status, conclusion, repositoryId, event });
+const viewOf = ({ id, status, conclusion, repositoryId, event, actor, triggeringActor }: z.output<typeof GhWorkflowRun>): WorkflowRunView => ({ id, status, conclusion, repositoryId, event, actor, triggeringActor });
 
 /** The owner/repo path parameters of a repository. */
 const at = (repo: RepoRef) => ({ owner: repo.owner, repo: repo.name });
@@ -230,8 +230,9 @@ export class GitHubForge implements Forge {
     await o.request('POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches', { ...at(repo), workflow_id: workflow, ref, inputs });
   }
 
-  async findWorkflowRun(repo: RepoRef, workflow: string, runId: string, since: number): Promise<WorkflowRunView | null> {
+  async findWorkflowRun(repo: RepoRef, workflow: string, runId: string, since: number): Promise<FoundWorkflowRun> {
     const o = await this.gh(repo.installationId);
+    const bot = await this.botLogin();
     // The run-name ends with the run id in parentheses: match that exactly, never a substring of another id.
     const named = (title: string) => title.endsWith(`(${runId})`);
     const iterator = o.paginate.iterator('GET /repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs', {
@@ -241,12 +242,13 @@ export class GitHubForge implements Forge {
       created: `>=${new Date(since - 60_000).toISOString().slice(0, 19)}Z`,
       per_page: 100,
     });
+    const mine: WorkflowRunView[] = [];
     for await (const page of iterator) {
-      const runs = z.array(GhWorkflowRun).parse(page.data);
-      const run = runs.find((r) => named(r.title));
-      if (run) return viewOf(run);
+      // Anyone with write access can dispatch the workflow under any run-name: only the app's own runs count.
+      for (const r of z.array(GhWorkflowRun).parse(page.data)) if (named(r.title) && r.actor === bot) mine.push(viewOf(r));
     }
-    return null;
+    if (mine.length === 0) return { kind: 'none' };
+    return mine.length === 1 ? { kind: 'one', run: mine[0]! } : { kind: 'many', ids: mine.map((r) => r.id) };
   }
 
   async getWorkflowRun(repo: RepoRef, id: number): Promise<WorkflowRunView | null> {

@@ -85,6 +85,8 @@ export const GhWorkflowRun = z
     name: z.string().nullable().optional(),
     event: z.string().optional(),
     repository: z.object({ id: z.number() }).optional(),
+    actor: z.object({ login: z.string() }).nullable().optional(),
+    triggering_actor: z.object({ login: z.string() }).nullable().optional(),
   })
   .transform((w): WorkflowRunView & { title: string } => ({
     id: w.id,
@@ -92,6 +94,8 @@ export const GhWorkflowRun = z
     conclusion: w.conclusion ?? null,
     repositoryId: w.repository?.id ?? null,
     event: w.event ?? null,
+    actor: w.actor?.login ?? null,
+    triggeringActor: w.triggering_actor?.login ?? w.actor?.login ?? null,
     title: w.display_title ?? w.name ?? '',
   }));
 

@@ -91,7 +91,13 @@ export interface WorkflowRunView {
   /** The repository the run belongs to, as OIDC tokens name it (repository_id). */
   repositoryId: number | null;
   event: string | null;
+  /** Who started it, and who started its newest attempt (a re-run); yoke's own runs name its bot for both. */
+  actor?: string | null;
+  triggeringActor?: string | null;
 }
+
+/** The workflow runs whose run-name names a yoke run: TR03 binds a run only to the one yoke's app dispatched. */
+export type FoundWorkflowRun = { kind: 'none' } | { kind: 'one'; run: WorkflowRunView } | { kind: 'many'; ids: number[] };
 
 /** One issue or PR by number, as delivery reads it fresh. */
 export interface IssueDetail {
@@ -179,8 +185,12 @@ export interface Forge {
   /** Opens a PR as the app (so the repository's own workflows run on it); returns its number. */
   openPull(repo: RepoRef, pull: { head: string; base: string; title: string; body: string }): Promise<number>;
   dispatchWorkflow(repo: RepoRef, workflow: string, ref: string, inputs: Record<string, string>): Promise<void>;
-  /** The workflow_dispatch run whose run-name ends `(<runId>)`, searching every page created since `since`. */
-  findWorkflowRun(repo: RepoRef, workflow: string, runId: string, since: number): Promise<WorkflowRunView | null>;
+  /**
+   * TR03: the workflow_dispatch run that yoke's app dispatched whose run-name ends `(<runId>)`, searching every
+   * page created since `since`. Runs anyone else dispatched under that name are never candidates; more than
+   * one of yoke's is `many`, and binds none.
+   */
+  findWorkflowRun(repo: RepoRef, workflow: string, runId: string, since: number): Promise<FoundWorkflowRun>;
   getWorkflowRun(repo: RepoRef, id: number): Promise<WorkflowRunView | null>;
   cancelWorkflowRun(repo: RepoRef, id: number): Promise<void>;
   /** Creates a check run on a commit; returns its id. */

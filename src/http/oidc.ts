@@ -31,6 +31,8 @@ export const OidcClaims = z
     workflow_ref: z.string().optional(),
     event_name: z.string().optional(),
     ref: z.string().optional(),
+    /** Who started the workflow run: for a run yoke dispatched, its app's bot. */
+    actor: z.string().optional(),
   })
   .passthrough();
 export type OidcClaims = z.infer<typeof OidcClaims>;

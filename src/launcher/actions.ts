@@ -69,14 +69,16 @@ export class ActionsLauncher implements Launcher {
     if (!ref) return { state: 'never_started', detail: 'no workflow was dispatched' };
     if (ref.id === null) {
       const found = await this.opts.forge.findWorkflowRun(repo, ref.workflow, run.id, run.launchedAt);
-      if (!found) {
+      if (found.kind === 'none') {
         return this.opts.now() - run.launchedAt > this.opts.unseenGraceMs
           ? { state: 'never_started', detail: `no ${ref.workflow} run for ${run.id} appeared` }
           : { state: 'running' };
       }
-      const newRef = formatActionsRef({ ...ref, id: found.id });
-      return found.status === 'completed'
-        ? { state: 'ended', ref: newRef, detail: `workflow run ${found.id} ${found.conclusion ?? 'completed'}` }
+      // yoke dispatches once: two of its runs under one name bind to neither, and the deadline ends the run.
+      if (found.kind === 'many') return { state: 'unknown', detail: `${found.ids.length} ${ref.workflow} runs of yoke's name ${run.id} (${found.ids.join(', ')}); none is bound` };
+      const newRef = formatActionsRef({ ...ref, id: found.run.id });
+      return found.run.status === 'completed'
+        ? { state: 'ended', ref: newRef, detail: `workflow run ${found.run.id} ${found.run.conclusion ?? 'completed'}` }
         : { state: 'running', ref: newRef };
     }
     const wr = await this.opts.forge.getWorkflowRun(repo, ref.id);
@@ -88,7 +90,11 @@ export class ActionsLauncher implements Launcher {
     let ref = parseActionsRef(run.launcherRef);
     if (ref && ref.id === null) {
       const found = await this.opts.forge.findWorkflowRun(repo, ref.workflow, run.id, run.launchedAt);
-      ref = found ? { ...ref, id: found.id } : ref;
+      if (found.kind === 'many') {
+        for (const id of found.ids) await this.opts.forge.cancelWorkflowRun(repo, id);
+        return;
+      }
+      ref = found.kind === 'one' ? { ...ref, id: found.run.id } : ref;
     }
     if (ref?.id) await this.opts.forge.cancelWorkflowRun(repo, ref.id);
   }

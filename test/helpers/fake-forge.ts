@@ -13,6 +13,7 @@ import {
   type RepoRef,
   type RepoView,
   type WorkflowRunView,
+  type FoundWorkflowRun,
 } from '../../src/forge/types.js';
 
 // An in-memory Forge for engine tests: the same interface the GitHub forge
@@ -333,12 +334,14 @@ export class FakeForge implements Forge {
 
   workflowRuns = new Map<string, WorkflowRunView>();
 
-  async findWorkflowRun(_repo: RepoRef, _workflow: string, runId: string): Promise<WorkflowRunView | null> {
-    return this.workflowRuns.get(runId) ?? null;
+  async findWorkflowRun(_repo: RepoRef, _workflow: string, runId: string): Promise<FoundWorkflowRun> {
+    const run = this.workflowRuns.get(runId);
+    return run ? { kind: 'one', run: { actor: this.bot, triggeringActor: this.bot, ...run } } : { kind: 'none' };
   }
 
   async getWorkflowRun(_repo: RepoRef, id: number): Promise<WorkflowRunView | null> {
-    return [...this.workflowRuns.values()].find((w) => w.id === id) ?? null;
+    const w = [...this.workflowRuns.values()].find((r) => r.id === id);
+    return w ? { actor: this.bot, triggeringActor: this.bot, ...w } : null;
   }
 
   cancelled: number[] = [];

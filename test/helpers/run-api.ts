@@ -29,6 +29,9 @@ export async function startRunApi(h: Harness, tokens: string[]): Promise<{ url: 
   return startApi(h, { tokens, oidc, audience: AUDIENCE });
 }
 
+/** The head a test lander run was launched to validate. */
+export const LANDER_HEAD = 'abcdef1'.padEnd(40, '0');
+
 export function liveRun(h: Harness, over: { kind?: 'afk_auto' | 'lander' | 'fix'; secret?: string | null; ref?: string; issue?: number } = {}) {
   const id = `r${randomBytes(3).toString('hex')}`;
   const onPr = over.kind === 'lander' || over.kind === 'fix';
@@ -40,7 +43,7 @@ export function liveRun(h: Harness, over: { kind?: 'afk_auto' | 'lander' | 'fix'
     subject: onPr ? 'pr#7' : `issue#${over.issue ?? 1}`,
     issueNumber: over.issue ?? 1,
     prNumber: onPr ? 7 : null,
-    headSha: onPr ? 'abcdef1' : null,
+    headSha: onPr ? LANDER_HEAD : null,
     launchedAt: h.clock.now(),
     budgetDeadline: h.clock.now() + 3600_000,
     launcher: over.secret === null ? 'actions' : 'command',
@@ -67,4 +70,5 @@ export const good = (now: number) => ({
   run_id: '4242',
   workflow_ref: 'acme/api/.github/workflows/yoke-run.yml@refs/heads/main',
   event_name: 'workflow_dispatch',
+  actor: 'yoke[bot]',
 });

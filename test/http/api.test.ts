@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { AUTOLAND, makeHarness, type Harness } from '../helpers/fleet.js';
 import { OidcVerifier } from '../../src/http/oidc.js';
-import { AUDIENCE, ISSUER, WF, good, jwk, jwt, liveRun, other, post, startRunApi } from '../helpers/run-api.js';
+import { AUDIENCE, ISSUER, LANDER_HEAD, WF, good, jwk, jwt, liveRun, other, post, startRunApi } from '../helpers/run-api.js';
 
 // The HTTP API over real loopback HTTP, with an OIDC issuer whose keys the test makes.
 
@@ -44,6 +44,10 @@ describe('POST /yoke/api/runs/:id/result', () => {
       [`/yoke/api/runs/${id}/result`, { outcome: 'done' }, 'the-secret', 400, 'validation_failed'],
       [`/yoke/api/runs/${id}/result`, { outcome: 'success' }, 'the-secret', 400, 'verdict_required'],
       [`/yoke/api/runs/${id}/result`, { outcome: 'success', verdict: 'accept', summary: 'x'.repeat(70_000) }, 'the-secret', 413, 'body_too_large'],
+      // TR01: a verdict names the head it judged, and only the head yoke dispatched the lander on counts.
+      [`/yoke/api/runs/${id}/result`, { outcome: 'success', verdict: 'accept' }, 'the-secret', 409, 'report_head_mismatch'],
+      [`/yoke/api/runs/${id}/result`, { outcome: 'success', verdict: 'accept', head_sha: 'f'.repeat(40) }, 'the-secret', 409, 'report_head_mismatch'],
+      [`/yoke/api/runs/${id}/result`, { outcome: 'success', verdict: 'accept', head_sha: 'main' }, 'the-secret', 400, 'validation_failed'],
     ];
     for (const [path, body, token, status, code] of cases) {
       const res = await post(`${base}${path}`, body, token);
@@ -52,7 +56,7 @@ describe('POST /yoke/api/runs/:id/result', () => {
       expect(json.error.recovery.length).toBeGreaterThan(10);
     }
     expect(h.store.runs.get(id)).toMatchObject({ status: 'live', reportedOutcome: null, verdict: null });
-    const good = await post(`${base}/yoke/api/runs/${id}/result`, { outcome: 'success', verdict: 'reject', summary: '2 tests fail' }, 'the-secret');
+    const good = await post(`${base}/yoke/api/runs/${id}/result`, { outcome: 'success', verdict: 'reject', head_sha: LANDER_HEAD, summary: '2 tests fail' }, 'the-secret');
     expect(good.status).toBe(200);
     expect(h.store.runs.get(id)).toMatchObject({ verdict: 'reject', reportedOutcome: 'success' });
   });
@@ -95,6 +99,22 @@ describe('POST /yoke/api/runs/:id/result', () => {
     const ok = await post(`${base}/yoke/api/runs/${id}/result`, { outcome: 'success' }, jwt(claims));
     expect(ok.status).toBe(200);
     expect(h.store.runs.get(id)?.reportedOutcome).toBe('success');
+  });
+
+  it('TR03 a workflow run that a writer started or re-ran reports nothing, nor a token naming another actor', async () => {
+    const h = makeHarness();
+    h.forge.addRepo('acme/api', {});
+    const base = await start(h);
+    const id = liveRun(h, { secret: null, ref: 'yoke-run.yml@main#4242' });
+    const now = Math.floor(h.clock.now() / 1000);
+    h.forge.workflowRuns.set(id, { ...WF, actor: 'mallory', triggeringActor: 'mallory' });
+    expect(await refusal(base, id, jwt(good(now)))).toEqual([401, 'run_token_invalid', 'The OIDC token was refused: workflow run 4242 was started by mallory, not by yoke[bot]']);
+    h.forge.workflowRuns.set(id, { ...WF, actor: 'yoke[bot]', triggeringActor: 'mallory' });
+    expect(await refusal(base, id, jwt(good(now)))).toEqual([401, 'run_token_invalid', 'The OIDC token was refused: workflow run 4242 was re-run by mallory, not by yoke[bot]']);
+    h.forge.workflowRuns.set(id, WF);
+    expect(await refusal(base, id, jwt({ ...good(now), actor: 'mallory' }))).toEqual([401, 'run_token_invalid', 'The OIDC token was refused: the token is from a run started by mallory, not by yoke[bot]']);
+    expect(h.store.runs.get(id)?.reportedOutcome).toBeNull();
+    expect((await post(`${base}/yoke/api/runs/${id}/result`, { outcome: 'success' }, jwt(good(now)))).status).toBe(200);
   });
 
   it('TR03 before the reaper binds the run, a report resolves it first: another run\'s token is refused, the dispatched one accepted', async () => {

@@ -49,6 +49,7 @@ function otherWorkflowToken(over: { run_id?: string; workflow_ref?: string } = {
     workflow_ref: `${DEMO_REPO}/.github/workflows/other.yml@refs/heads/main`,
     ref: 'refs/heads/main',
     event_name: 'workflow_dispatch',
+    actor: 'yoke-sandbox[bot]',
     ...over,
   });
 }
@@ -91,6 +92,32 @@ describe('the attack suite, end to end', () => {
     expect(s.runtime.store.runs.get(run.id)!.reportedOutcome).toBeNull();
     // The run's own report, from its own workflow run, is accepted, and #1 goes on to merge.
     await s.waitUntil(() => s.repo.issues.get(1)!.state === 'closed', 60_000, '#1 to merge');
+  }, 90_000);
+
+  it("TR01 TR03 a writer who dispatches the workflow under a live lander's run id, on main, is bound to nothing: the real lander's reject is recorded and nothing merges", async () => {
+    const landerOf = (pr: number) => s.runs().find((r) => r.kind === 'lander' && r.prNumber === pr);
+    await s.waitUntil(() => pullFor(2) !== undefined && landerOf(pullFor(2)!.number)?.status === 'live', 60_000, 'the lander of the attack PR');
+    const pr = pullFor(2)!;
+    const lander = landerOf(pr.number)!;
+    const main = git(s.repo.gitDir, ['rev-parse', 'refs/heads/main']);
+    // The writer's own run validates main (which passes) and reports accept for the lander's run id.
+    const res = await asUser(s.maintainerToken, 'POST', `/repos/${DEMO_REPO}/actions/workflows/yoke-run.yml/dispatches`, {
+      ref: 'main',
+      inputs: { run_id: lander.id, kind: 'lander', subject: lander.subject, head_sha: main, deadline: new Date(Date.now() + 600_000).toISOString(), api_url: s.yokeUrl, runner_sha256: '0'.repeat(64) },
+    });
+    expect(res.status).toBe(204);
+    const forged = s.forge.runner.runs.find((w) => w.inputs.run_id === lander.id && w.actor.login === MAINTAINER)!;
+    const real = s.forge.runner.runs.find((w) => w.inputs.run_id === lander.id && w.actor.login === 'yoke-sandbox[bot]')!;
+    await s.waitUntil(() => forged.status === 'completed', 60_000, 'the forged run to end');
+    // Only now may the real lander finish: the forged report came first.
+    writeFileSync(join(s.dataDir, 'state', 'release-lander'), '');
+    await s.waitUntil(() => s.runtime.store.runs.get(lander.id)!.verdict !== null, 60_000, 'the real verdict');
+    // yoke refused the forged run's report (its report job failed on yoke's 401) and bound the lander to its own dispatch.
+    expect(forged.jobs).toMatchObject({ validate: 'success', report: 'failure' });
+    expect(s.runtime.store.runs.get(lander.id)).toMatchObject({ verdict: 'reject', launcherRef: `yoke-run.yml@main#${real.id}` });
+    await sleep(2500);
+    expect(pr.state).toBe('open');
+    expect(pr.pull!.merged).toBe(false);
   }, 90_000);
 
   it('TR02 a PR whose tests try to report accept, through its own validate.sh, the environment and the OIDC endpoint, is rejected', async () => {

@@ -8,7 +8,7 @@ import { git, readFileAt, revParse } from '../git.js';
 import { readOutputs } from './step-outputs.js';
 import { HttpError } from '../http-error.js';
 import type { OidcClaims } from './oidc-issuer.js';
-import type { ForgeRepo } from './state.js';
+import type { ForgeRepo, ForgeUser } from './state.js';
 
 // The embedded forge's GitHub Actions: a workflow_dispatch reads the
 // workflow file from the repository, and its `run` steps execute as local
@@ -26,6 +26,8 @@ export interface WorkflowRunRecord {
   ref: string;
   headSha: string;
   inputs: Record<string, string>;
+  /** Who dispatched it (the app's bot for yoke's runs), as `actor` and `triggering_actor` name them. */
+  actor: ForgeUser;
   status: 'queued' | 'in_progress' | 'completed';
   conclusion: 'success' | 'failure' | 'cancelled' | null;
   createdAt: number;
@@ -159,7 +161,7 @@ export class ActionsRunner {
     mkdirSync(opts.workDir, { recursive: true });
   }
 
-  dispatch(repo: ForgeRepo, file: string, ref: string, inputs: Record<string, string>): WorkflowRunRecord {
+  dispatch(repo: ForgeRepo, file: string, ref: string, inputs: Record<string, string>, actor: ForgeUser): WorkflowRunRecord {
     const sha = revParse(repo.gitDir, `refs/heads/${ref}`);
     if (!sha) throw new HttpError(422, `No ref found for: ${ref}`);
     const text = readFileAt(repo.gitDir, sha, `.github/workflows/${file}`);
@@ -198,6 +200,7 @@ export class ActionsRunner {
       ref,
       headSha: sha,
       inputs: allInputs,
+      actor,
       status: 'queued',
       conclusion: null,
       createdAt: now,
@@ -380,6 +383,7 @@ export class ActionsRunner {
       workflow_ref: `${run.repo}/.github/workflows/${run.workflow}@refs/heads/${run.ref}`,
       ref: `refs/heads/${run.ref}`,
       event_name: 'workflow_dispatch',
+      actor: run.actor.login,
     });
   }
 

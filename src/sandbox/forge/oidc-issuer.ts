@@ -12,6 +12,7 @@ export interface OidcClaims {
   workflow_ref: string;
   ref: string;
   event_name: string;
+  actor: string;
 }
 
 export class OidcIssuer {

@@ -10,7 +10,7 @@ export function registerActionsRoutes(env: RouteEnv): void {
     requireWrite(env, r, ctx);
     const ref = String(ctx.body.ref ?? r.defaultBranch).replace(/^refs\/heads\//, '');
     const inputs = (ctx.body.inputs as Record<string, string> | undefined) ?? {};
-    runner.dispatch(r, ctx.params.workflow_id!, ref, inputs);
+    runner.dispatch(r, ctx.params.workflow_id!, ref, inputs, ctx.actor!);
     return { status: 204 };
   });
   http.on('GET', '/repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs', 'repo', (ctx) => {

@@ -249,6 +249,8 @@ export class Shapes {
       updated_at: isoNow(w.updatedAt),
       run_started_at: iso(w.startedAt) ?? undefined,
       run_attempt: 1,
+      actor: this.simpleUser(w.actor),
+      triggering_actor: this.simpleUser(w.actor),
       // The fields the forge fills of it; the conformance test checks their names and types.
       repository: this.repoJson(r) as unknown as Schemas['minimal-repository'],
     } satisfies Partial<Schemas['workflow-run']>;
