@@ -1,3 +1,4 @@
+import { redactSecrets } from '../redact.js';
 import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { makeRefusal, type Refusal } from '../codes.js';
@@ -120,7 +121,8 @@ export async function reportRunResult(ctx: FleetContext, auth: RunAuth, { runId,
   }
   if (run.kind !== 'lander' && r.verdict) return fail('validation_failed', { detail: `verdict: only a lander reports a verdict; this is a ${run.kind} run` });
   const cost = r.cost ? { usd: r.cost.usd, inputTokens: r.cost.input_tokens, outputTokens: r.cost.output_tokens } : null;
-  const report = { outcome: r.outcome, verdict: r.outcome === 'success' ? (r.verdict ?? null) : null, summary: r.summary ?? null, cost };
+  // A summary is published (verdict comments, check runs, the dashboard): no secret shape survives.
+  const report = { outcome: r.outcome, verdict: r.outcome === 'success' ? (r.verdict ?? null) : null, summary: r.summary === undefined ? null : redactSecrets(r.summary), cost };
   if (!store.runs.recordReport(run.id, report, ctx.clock.now())) {
     // The reaper ended it (or another report landed) while this one was checked.
     const now = store.runs.get(run.id)!;
@@ -142,7 +144,7 @@ export function recordLanderExit(ctx: Pick<FleetContext, 'store' | 'log' | 'post
   const run = ctx.store.runs.get(runId);
   if (!run || run.kind !== 'lander' || (exit.code !== 0 && exit.code !== 1)) return false;
   const verdict = exit.code === 0 ? 'accept' : 'reject';
-  const tail = tailOf(exit.outputTail);
+  const tail = tailOf(redactSecrets(exit.outputTail));
   // The judged code wrote this output: an inert, collapsed block, as the Actions lander's report shows it.
   const summary = `The validation exited with code ${exit.code}.${tail ? `\n\n${collapsedOutput('The end of the validation output', tail)}` : ''}`;
   if (!ctx.store.runs.recordReport(runId, { outcome: 'success', verdict, summary }, ctx.clock.now())) return false;

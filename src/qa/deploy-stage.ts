@@ -1,3 +1,4 @@
+import { redactSecrets } from '../redact.js';
 import { z } from 'zod';
 import { ok, type DeliveryContext, type Outcome } from './context.js';
 import { runAtStage } from './deployment-runs.js';
@@ -50,7 +51,8 @@ export async function reportDeployStage(ctx: DeliveryContext, runId: string, sta
 
 /** The end of a command's output: enough to see why it failed, small enough for an issue body. */
 const tail = (output: string): string | null => {
-  const t = output.trim();
+  // It is published in the tracking issue: no secret shape survives, whatever the command printed.
+  const t = redactSecrets(output).trim();
   if (!t) return null;
   const last = t.split('\n').slice(-3).join(' / ');
   return last.length > 300 ? `…${last.slice(-300)}` : last;

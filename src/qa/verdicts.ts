@@ -1,3 +1,4 @@
+import { redactSecrets } from '../redact.js';
 import { z } from 'zod';
 import type { QaCase } from '../config/qa-plan.js';
 import { resolvePlanRef } from '../config/qa-plan.js';
@@ -174,7 +175,8 @@ async function record(
     caseId: v.case,
     commit: s.kind === 'group' ? s.group.targetCommit : run.commit,
     result: v.result,
-    evidence: v.evidence?.trim() ? v.evidence : null,
+    // Evidence is kept and shown (reports, notices): no secret shape a case printed survives.
+    evidence: v.evidence?.trim() ? redactSecrets(v.evidence) : null,
     source: v.source,
     replaces: v.replaces ?? null,
     recordedBy: v.by,

@@ -96,8 +96,10 @@ describe('deployment runs', () => {
     expect(await reportDeployStage(h.fleet, id, 'staging-qa', { phase: 'start', by: 'op' })).toMatchObject({ ok: false, refusal: { code: 'deployment_stage_not_current' } });
     const start = await reportDeployStage(h.fleet, id, 'staging', { phase: 'start', by: 'op' });
     expect(start.ok && start.value).toMatchObject({ command: './deploy.sh staging', env: { YOKE_DEPLOYMENT_RUN_ID: id, YOKE_STAGE: 'staging', YOKE_COMMIT: run.value.commit } });
-    const failed = await reportDeployStage(h.fleet, id, 'staging', { phase: 'end', outcome: 'failed', output: 'boom', by: 'op' });
+    const failed = await reportDeployStage(h.fleet, id, 'staging', { phase: 'end', outcome: 'failed', output: 'auth with ghs_abcdefghijklmnopqrstuvwx1234 failed\nboom', by: 'op' });
     expect(failed.ok && failed.value.nextStage).toBe('staging');
+    // TR07: the output goes to the tracking issue; a token it printed does not.
+    expect(h.store.deployments.stage(id, 'staging')?.detail).toBe('auth with [redacted] failed / boom');
     await reportDeployStage(h.fleet, id, 'staging', { phase: 'start', by: 'op' });
     const ok = await reportDeployStage(h.fleet, id, 'staging', { phase: 'end', outcome: 'succeeded', output: 'deployed', by: 'op' });
     expect(ok.ok && ok.value.nextStage).toBe('staging-qa');

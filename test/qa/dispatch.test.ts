@@ -65,7 +65,9 @@ describe('a dispatch of a QA stage', () => {
 
   it('QA05 a failure opens one failure review however often dispatch repeats, and capture stops for that plan', async () => {
     const h = await atQa();
-    await pass(h, { plan: 'smoke', case: 'flaky', result: 'fail', evidence: 'timeout', source: 'capture', by: 'driver' });
+    await pass(h, { plan: 'smoke', case: 'flaky', result: 'fail', evidence: 'timeout; PRIVATE_KEY=-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----', source: 'capture', by: 'driver' });
+    // TR07: evidence is kept and shown; a key the case printed is not.
+    expect(h.store.qa.verdicts([h.run]).map((v) => v.evidence)).toEqual(['timeout; PRIVATE_KEY=[redacted]']);
     for (let i = 0; i < 3; i++) {
       const d = await dispatchStage(h.fleet, h.run, 'qa');
       expect(d.ok && [d.value.state, d.value.capture]).toEqual(['failed', []]);
