@@ -139,7 +139,7 @@ describe('the messages yoke writes', () => {
       currentStage: 'staging-qa',
       stages: [
         { name: 'staging', kind: 'deploy', state: 'succeeded', current: false, detail: 'deployed', waits: [] },
-        { name: 'staging-qa', kind: 'qa', state: 'waiting', current: true, detail: null, waits: [{ detail: 'APP-1 needs an independent review of its claim PR #101', command: 'Approve PR #101 as a reviewer other than @agent.' }] },
+        { name: 'staging-qa', kind: 'qa', state: 'waiting', current: true, detail: null, waits: [{ detail: 'APP-1 needs an independent review of its claim PR #101', command: 'Approve PR #101 at its merged head, as someone with write access other than @agent.' }] },
         { name: 'production', kind: 'deploy', state: 'pending', current: false, detail: null, waits: [] },
       ],
       members: [
@@ -167,7 +167,7 @@ describe('the messages yoke writes', () => {
         '| APP-2 (#2) | #102 | removed: breaks   the table | owed |',
         '',
         '### Waiting on',
-        '- APP-1 needs an independent review of its claim PR #101: `Approve PR #101 as a reviewer other than @agent.`',
+        '- APP-1 needs an independent review of its claim PR #101: `Approve PR #101 at its merged head, as someone with write access other than @agent.`',
       ].join('\n'),
     );
   });

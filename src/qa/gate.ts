@@ -32,8 +32,10 @@ export interface GateMember {
   removed: boolean;
   refusal: Refusal | null;
   plans: readonly MemberPlan[];
-  /** Logins whose latest review of the claim PR approves it. */
+  /** Writers (no bots) whose latest review of the claim PR approves it at its merged head. */
   approvals: readonly string[];
+  /** The item's assignee, who cannot review it independently either. */
+  assignee?: string | null;
 }
 
 export interface GateInput {
@@ -252,17 +254,17 @@ export function evaluateStage(input: GateInput): StageEvaluation {
       }
     }
     if (needsReview) {
-      // QA04: an approval by someone other than the PR's author and the member's holder; passes cannot stand in for it.
-      const independent = m.approvals.filter((a) => a !== m.prAuthor && a !== m.holder);
+      // QA04: an approval by a writer other than the PR's author, the member's holder and its assignee; passes cannot stand in for it.
+      const independent = m.approvals.filter((a) => a !== m.prAuthor && a !== m.holder && a !== m.assignee);
       if (independent.length === 0) {
-        const not = [m.prAuthor, m.holder].filter((x): x is string => Boolean(x)).map((x) => `@${x}`);
+        const not = [m.prAuthor, m.holder, m.assignee].filter((x): x is string => Boolean(x)).map((x) => `@${x}`);
         waits.push({
           key: `${m.item}:review_pending:${m.prNumber}`,
           code: 'review_pending',
           recipient: 'reviewer',
           subject: m.item,
           detail: `${m.item} needs an independent review of its claim PR #${m.prNumber}`,
-          command: `Approve PR #${m.prNumber} as a reviewer other than ${[...new Set(not)].join(' and ') || 'its author'}.`,
+          command: `Approve PR #${m.prNumber} at its merged head, as someone with write access other than ${[...new Set(not)].join(' and ') || 'its author'}.`,
         });
       }
     }

@@ -93,11 +93,22 @@ async function freezeStage(ctx: DeliveryContext, dr: DeliveryRepo, run: Deployme
   });
 }
 
-/** Logins whose latest review approves the PR. */
-export function approvalsOf(reviews: readonly ReviewView[]): string[] {
-  const latest = new Map<string, string>();
-  for (const r of reviews) if (r.state !== 'COMMENTED') latest.set(r.author, r.state);
-  return [...latest].filter(([, s]) => s === 'APPROVED').map(([a]) => a);
+/**
+ * Who may give an independent review (QA04, TR09): logins whose latest review
+ * approves the PR at the head yoke merged, who are people (no bots, no deleted
+ * `ghost`) with write access or more. The gate then leaves out the author,
+ * the holder and the assignee.
+ */
+export async function reviewApprovals(reviews: readonly ReviewView[], mergedHead: string | null, isWriter: (login: string) => Promise<boolean>): Promise<string[]> {
+  const latest = new Map<string, ReviewView>();
+  for (const r of reviews) if (r.state !== 'COMMENTED') latest.set(r.author, r);
+  const out: string[] = [];
+  for (const [login, r] of latest) {
+    if (r.state !== 'APPROVED' || mergedHead === null || r.commitId !== mergedHead) continue;
+    if (login === 'ghost' || login.endsWith('[bot]')) continue;
+    if (await isWriter(login)) out.push(login);
+  }
+  return out;
 }
 
 /** Everything the gate of a frozen QA stage looks at; reviews are read fresh from GitHub. */
@@ -106,6 +117,7 @@ export async function gatherGate(ctx: DeliveryContext, dr: DeliveryRepo, run: De
   const frozen = new Map(store.qa.memberStages(run.id, stage).map((m) => [m.issueNumber, m]));
   const plans = store.qa.memberPlans(run.id, stage);
   const members: GateMember[] = [];
+  const isWriter = async (login: string) => ['admin', 'maintain', 'write'].includes(await forge.getPermission(dr.repo, login));
   for (const m of store.deployments.members(run.id)) {
     const f = frozen.get(m.issueNumber);
     if (!f) continue;
@@ -120,7 +132,8 @@ export async function gatherGate(ctx: DeliveryContext, dr: DeliveryRepo, run: De
       removed: m.removedAt !== null,
       refusal: f.refusal,
       plans: own,
-      approvals: needsReviews ? approvalsOf(await forge.listReviews(dr.repo, m.prNumber)) : [],
+      approvals: needsReviews ? await reviewApprovals(await forge.listReviews(dr.repo, m.prNumber), store.merges.mergedHead(run.repo, m.prNumber), isWriter) : [],
+      assignee: needsReviews ? ((await forge.getIssue(dr.repo, m.issueNumber))?.assignee ?? null) : null,
     });
   }
   const lineage = store.deployments.lineage(run.id).map((r) => r.id);

@@ -18,6 +18,12 @@ export interface MergeRecord {
 export class MergeStore {
   constructor(private readonly db: Db) {}
 
+  /** The head a PR was merged at, as yoke merged it (or null). */
+  mergedHead(repo: string, prNumber: number): string | null {
+    const r = this.db.prepare("SELECT head_sha FROM merges WHERE repo = ? AND pr_number = ? AND state = 'merged' ORDER BY at DESC LIMIT 1").get(repo, prNumber) as { head_sha: string } | undefined;
+    return r?.head_sha ?? null;
+  }
+
   get(repo: string, prNumber: number, headSha: string): MergeRecord | undefined {
     const r = this.db.prepare('SELECT * FROM merges WHERE repo = ? AND pr_number = ? AND head_sha = ?').get(repo, prNumber, headSha) as
       | { repo: string; pr_number: number; head_sha: string; state: 'merged' | 'refused'; detail: string | null; at: number; run_id: string | null }

@@ -5,7 +5,7 @@ import { startApi } from '../helpers/api-server.js';
 import { createDeploymentRun } from '../../src/qa/deployment-runs.js';
 import { checkIn } from '../../src/qa/executions.js';
 import { recordQaVerdict } from '../../src/qa/verdicts.js';
-import { REPO, makeDeliveryHarness } from '../helpers/delivery.js';
+import { REPO, makeDeliveryHarness, mergedHead } from '../helpers/delivery.js';
 
 // The driver against a real yoke API over loopback HTTP, with faults injected
 // into the transport: answers dropped after the server acted, and duplicate
@@ -91,7 +91,8 @@ describe('yoke watch deploy over HTTP', () => {
           for (const [c, evidence] of [['cart', 'ok'], ['looks-right', 'screenshot']] as const) {
             await recordQaVerdict(h.fleet, run, 'qa', { item: 'APP-1', case: c, result: 'pass', evidence, source: 'yoke qa case run', by: 'agent' });
           }
-          h.forge.repo(REPO).merged.find((p) => p.number === 101)!.reviews.push({ author: 'bob', state: 'APPROVED', commitId: null });
+          h.forge.repo(REPO).merged.find((p) => p.number === 101)!.reviews.push({ author: 'bob', state: 'APPROVED', commitId: mergedHead(1) });
+    h.forge.repo(REPO).permissions.bob = 'write';
         },
       },
     );

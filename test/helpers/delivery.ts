@@ -28,6 +28,9 @@ export const PLANS: Record<string, string> = {
   '.github/yoke/qa/smoke.yml': ['name: smoke', 'cases:', '  - {id: health, title: Health, run: ./qa/health.sh}', '  - {id: flaky, title: Flaky, run: ./qa/flaky.sh}'].join('\n'),
 };
 
+/** The head yoke merged item n's claim PR at. */
+export const mergedHead = (n: number): string => `${n}`.repeat(40).slice(0, 40).replace(/^./, 'c');
+
 export interface DeliveryHarness extends Harness {
   /** The merge commit of each item's claim PR. */
   merged: Map<number, string>;
@@ -45,6 +48,8 @@ export function makeDeliveryHarness(opts: { config?: Record<string, unknown>; it
     h.forge.repo(REPO).issues.push({ number: n, labels: [], open: false, stateReason: 'completed' });
     h.store.claims.record({ repo: REPO, prNumber: 100 + n, runId: `afk-${n}`, issueNumber: n, recordedAt: h.clock.now() });
     merged.set(n, h.forge.mergePull(REPO, { number: 100 + n, author: 'agent' }));
+    // yoke merged it at its validated head, which an independent review must approve.
+    h.store.merges.record({ repo: REPO, prNumber: 100 + n, headSha: mergedHead(n), state: 'merged', detail: null, at: h.clock.now(), runId: `lander-${n}` });
   }
   const attach = async (issue: number, ref: string, by = 'maint') => {
     const r = await attachPlan(h.fleet, h.forge.repo(REPO).ref, issue, ref, by, 'command');

@@ -135,7 +135,7 @@ describe('the delivery CLI', () => {
       "  APP-1's plan checkout, case looks-right (Looks right) has no current pass",
       '    yoke qa case run --item APP-1 --stage qa --case looks-right --verdict pass --evidence @FILE',
       '  APP-1 needs an independent review of its claim PR #101',
-      '    Approve PR #101 as a reviewer other than @agent.',
+      '    Approve PR #101 at its merged head, as someone with write access other than @agent.',
     ]);
   });
 });

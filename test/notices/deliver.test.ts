@@ -127,7 +127,7 @@ describe('notices', () => {
       [`${h.run}-g1`, 'unanswered', `yoke qa plan run --deployment-run-id ${h.run} --stage qa --plan smoke`],
       ['APP-1', 'unanswered', 'yoke qa plan run --item APP-1 --stage qa'],
       ['APP-1', 'unanswered', 'yoke qa case run --item APP-1 --stage qa --case looks-right --verdict pass --evidence @FILE'],
-      ['APP-1', 'unanswered', 'Approve PR #101 as a reviewer other than @agent and @alice.'],
+      ['APP-1', 'unanswered', 'Approve PR #101 at its merged head, as someone with write access other than @agent and @alice.'],
     ]);
     expect(report().flags[0]).toEqual({
       code: 'qa_wait_unattended',
@@ -140,7 +140,7 @@ describe('notices', () => {
     const page = renderDashboard(buildDashboardData(h.fleet, null, { webUrl: 'https://github.com', refreshMs: 10_000 }), { kind: 'fleet' });
     expect(page).toContain('<h2>Deployment runs</h2>');
     expect(page).toContain(`<code>yoke qa plan run --deployment-run-id ${h.run} --stage qa --plan smoke</code>`);
-    expect(page).toContain('Approve PR #101 as a reviewer other than @agent and @alice.');
+    expect(page).toContain('Approve PR #101 at its merged head, as someone with write access other than @agent and @alice.');
     await checkIn(h.fleet, h.run, { driver: 'ci-driver', lease_seconds: 60 });
     expect(report().flags).toEqual([]);
   });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createDeploymentRun } from '../../src/qa/deployment-runs.js';
 import { dispatchStage } from '../../src/qa/dispatch.js';
 import { qaWork, recordQaVerdict, waiveQaCase } from '../../src/qa/verdicts.js';
-import { REPO, makeDeliveryHarness, threeItemRun, type DeliveryHarness } from '../helpers/delivery.js';
+import { REPO, makeDeliveryHarness, mergedHead, threeItemRun, type DeliveryHarness } from '../helpers/delivery.js';
 
 const QA_ONLY = { delivery: { stages: [{ name: 'qa', kind: 'qa' }, { name: 'production', kind: 'deploy', command: './deploy.sh' }] } };
 
@@ -87,7 +87,8 @@ describe('a dispatch of a QA stage', () => {
     d = await dispatchStage(h.fleet, h.run, 'qa');
     // QA04: still waiting on an independent review of APP-1's claim PR.
     expect(d.ok && d.value.waits.map((w) => w.code)).toEqual(['review_pending']);
-    h.forge.repo(REPO).merged.find((p) => p.number === 101)!.reviews.push({ author: 'bob', state: 'APPROVED', commitId: null });
+    h.forge.repo(REPO).merged.find((p) => p.number === 101)!.reviews.push({ author: 'bob', state: 'APPROVED', commitId: mergedHead(1) });
+    h.forge.repo(REPO).permissions.bob = 'write';
     d = await dispatchStage(h.fleet, h.run, 'qa');
     expect(d.ok && [d.value.state, d.value.nextStage, d.value.members.map((m) => m.state)]).toEqual(['settled', 'production', ['settled', 'settled', 'settled']]);
     expect(h.store.qa.groups([h.run]).map((g) => [g.state, g.outcome])).toEqual([['closed', 'passed']]);

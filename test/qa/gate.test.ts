@@ -122,7 +122,7 @@ describe('gate evaluation of an item-scoped member', () => {
     const waiting = gate(base);
     expect(waiting.members[0]!.state).toBe('waiting');
     expect(waiting.waits).toEqual([
-      { key: 'APP-1:review_pending:101', code: 'review_pending', recipient: 'reviewer', subject: 'APP-1', detail: 'APP-1 needs an independent review of its claim PR #101', command: 'Approve PR #101 as a reviewer other than @agent and @alice.' },
+      { key: 'APP-1:review_pending:101', code: 'review_pending', recipient: 'reviewer', subject: 'APP-1', detail: 'APP-1 needs an independent review of its claim PR #101', command: 'Approve PR #101 at its merged head, as someone with write access other than @agent and @alice.' },
     ]);
     const approved = gate({ ...base, members: [member(1, [own(1, 'ux')], { prAuthor: 'agent', holder: 'alice', approvals: ['agent', 'bob'] })] });
     expect(approved.members[0]!.state).toBe('settled');
