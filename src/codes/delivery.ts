@@ -29,6 +29,11 @@ export const DELIVERY_CODES = {
     message: (p) => `Plan ${p.plan} is not ${p.item}'s own QA in run ${p.run}: it is shared, so the run's driver runs it.`,
     recovery: (p) => `Run it as the driver: \`yoke qa plan run --deployment-run-id ${p.run} --stage ${p.stage} --plan ${p.plan}\`.`,
   }),
+  qa_replacement_undeclared: code<{ plan: string; case: string; replaces: string; waive: string }>({
+    status: 403,
+    message: (p) => `Plan ${p.plan} at the run's pinned commit does not declare ${p.case} as the replacement of ${p.replaces}, so its verdict cannot take ${p.replaces}'s place.`,
+    recovery: (p) => `Declare it in the plan (\`replaces: ${p.replaces}\` on case ${p.case}), merge, and take the run over on that commit; or have a maintainer discharge ${p.replaces} with a reason: \`${p.waive}\`.`,
+  }),
   qa_case_unknown: code<{ plan: string; case: string; cases: string[] }>({
     status: 404,
     message: (p) => `Plan ${p.plan} has no case ${p.case} at the run's pinned commit.`,

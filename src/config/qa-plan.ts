@@ -16,6 +16,8 @@ export const QaCase = z
     manual: z.literal(true).optional(),
     evidence: z.enum(['required', 'optional']).optional(),
     review: z.enum(['independent', 'none']).default('none'),
+    /** TR10: this case is the correction of another of the plan; only a declared one takes over its obligation (QA06). */
+    replaces: CaseId.optional(),
   })
   .strict()
   .refine((c) => (c.run === undefined) !== (c.manual === undefined), { message: 'a case has either `run:` (a command) or `manual: true`, not both and not neither' })
@@ -26,7 +28,14 @@ export type QaCase = z.infer<typeof QaCase>;
 export const QaPlanFile = z
   .object({ name: z.string().min(1).max(100), cases: z.array(QaCase).min(1, 'a plan lists at least one case') })
   .strict()
-  .superRefine((p, ctx) => refuseRepeats(ctx, p.cases, { list: 'cases', field: 'id', what: 'case id' }, (c) => c.id));
+  .superRefine((p, ctx) => {
+    refuseRepeats(ctx, p.cases, { list: 'cases', field: 'id', what: 'case id' }, (c) => c.id);
+    p.cases.forEach((c, i) => {
+      if (c.replaces !== undefined && (c.replaces === c.id || !p.cases.some((o) => o.id === c.replaces))) {
+        ctx.addIssue({ code: 'custom', path: ['cases', i, 'replaces'], message: `case ${c.id} replaces ${c.replaces}, which is not another case of this plan` });
+      }
+    });
+  });
 export type QaPlanFile = z.infer<typeof QaPlanFile>;
 
 export interface QaPlan extends QaPlanFile {

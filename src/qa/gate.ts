@@ -108,8 +108,10 @@ const FAILING: ReadonlySet<string> = new Set(['fail', 'error']);
 
 /** The live cases of one plan scope, each with its latest verdict at the target commit (QA03, QA06). */
 export function evaluateCases(cases: readonly QaCase[], verdicts: readonly QaVerdict[]): CaseState[] {
+  // TR10 (QA06): a correction takes over only as the pinned plan declares it (`replaces:` on the new case).
+  const declared = new Map(cases.filter((c) => c.replaces).map((c) => [c.id, c.replaces!]));
   const replacedBy = new Map<string, string>();
-  for (const v of verdicts) if (v.replaces && v.replaces !== v.caseId) replacedBy.set(v.replaces, v.caseId);
+  for (const v of verdicts) if (v.replaces && declared.get(v.caseId) === v.replaces) replacedBy.set(v.replaces, v.caseId);
   const latest = new Map<string, QaVerdict>();
   for (const v of verdicts) latest.set(v.caseId, v);
   const carried = new Map([...replacedBy].map(([old, by]) => [by, old]));

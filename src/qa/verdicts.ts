@@ -162,6 +162,10 @@ async function record(
   if (v.replaces !== undefined && (v.replaces === v.case || !plan.cases.some((c) => c.id === v.replaces))) {
     return refuse('qa_case_unknown', { plan: plan.planId, case: v.replaces, cases: plan.cases.map((c) => c.id).filter((c) => c !== v.case) });
   }
+  // TR10: a replacement the pinned plan does not declare is a waiver anyone could write; a maintainer's waiver is the way.
+  if (v.replaces !== undefined && theCase.replaces !== v.replaces) {
+    return refuse('qa_replacement_undeclared', { plan: plan.planId, case: v.case, replaces: v.replaces, waive: cmd.waive(plan.planId, v.replaces) });
+  }
   if (v.result === 'pass' && theCase.evidence === 'required' && !v.evidence?.trim()) {
     const again = s.kind === 'group' ? cmd.groupManualCase(plan.planId, v.case) : cmd.itemManualCase(s.item, v.case);
     return refuse('qa_evidence_required', { case: v.case, command: again });

@@ -96,12 +96,22 @@ describe('gate evaluation of an item-scoped member', () => {
       waits: ['item_case_failed:yoke qa case run --item APP-1 --stage staging-qa --case cart'],
     },
     {
-      name: 'QA06 a --replaces correction carries the failed case\'s obligation: its pass settles it',
+      name: 'TR10 a --replaces the plan does not declare transfers nothing: the failed case still fails the member',
       verdicts: [{ caseId: 'cart', result: 'fail' }, { caseId: 'looks-right', result: 'pass', evidence: 'x', replaces: 'cart' }],
-      state: 'settled',
-      waits: [],
+      state: 'waiting',
+      waits: ['item_case_failed:yoke qa case run --item APP-1 --stage staging-qa --case cart'],
     },
   ];
+  it('QA06 a declared --replaces correction carries the failed case\'s obligation: its pass settles it', () => {
+    const corrected = { name: 'checkout', cases: [auto('cart'), manual('looks-right', { replaces: 'cart' })] };
+    const out = gate({
+      members: [member(1, [own(1, 'checkout')])],
+      snapshots: new Map([['checkout', corrected]]),
+      verdicts: [verdict({ issueNumber: 1, planId: 'checkout', caseId: 'cart', result: 'fail' }), verdict({ issueNumber: 1, planId: 'checkout', caseId: 'looks-right', result: 'pass', evidence: 'x', replaces: 'cart' })],
+    });
+    expect([out.members[0]!.state, out.waits, out.settled]).toEqual(['settled', [], true]);
+  });
+
   for (const c of cases) {
     it(c.name, () => {
       const out = gate({
@@ -191,7 +201,7 @@ describe('gate evaluation of driver-owned plan groups', () => {
   });
 
   it('QA06 a declared --replaces correction lets capture go on: the failed predecessor no longer stops it', () => {
-    const cases = [auto('old'), auto('fixed'), auto('other')];
+    const cases = [auto('old'), auto('fixed', { replaces: 'old' }), auto('other')];
     const base = { members: [member(1, [inGroup(1, 'p', 'g1')]), member(2, [inGroup(2, 'p', 'g1')])], groups: [group({ id: 'g1', planId: 'p', coveredItemIds: [1, 2], cases })] };
     const failed = [verdict({ groupId: 'g1', planId: 'p', caseId: 'old', result: 'fail' })];
     expect(gate({ ...base, verdicts: failed }).capture).toEqual([]);

@@ -56,3 +56,40 @@ describe('an independent review', () => {
     expect((await member())[0]).toBe('settled');
   });
 });
+
+describe('a replacement (--replaces)', () => {
+  it('TR10 one the pinned plan does not declare is refused with what to do, and records nothing; a declared one takes over the failed case', async () => {
+    const plans = {
+      '.github/yoke/qa/checkout.yml': 'name: checkout\ncases:\n  - {id: cart, title: Cart total, run: ./qa/cart.sh}\n  - {id: looks-right, title: Looks right, manual: true}\n',
+      '.github/yoke/qa/smoke.yml': 'name: smoke\ncases:\n  - {id: flaky, title: Flaky, run: ./qa/flaky.sh}\n  - {id: health, title: Health, run: ./qa/health.sh}\n  - {id: health-v2, title: "Health, retried", run: "./qa/health.sh --retry", replaces: health}\n',
+    };
+    const h = makeDeliveryHarness({ config: { delivery: { stages: [{ name: 'qa', kind: 'qa' }] } }, plans });
+    const { run } = await threeItemRun(h);
+    const rec = (body: Parameters<typeof recordQaVerdict>[3]) => recordQaVerdict(h.fleet, run, 'qa', body);
+    await rec({ plan: 'smoke', case: 'flaky', result: 'fail', evidence: 'timed out', source: 'yoke qa plan run', by: 'driver' });
+    const waiver = await rec({ plan: 'smoke', case: 'health', replaces: 'flaky', result: 'pass', source: 'yoke qa case run', by: 'someone' });
+    expect(waiver.ok ? 'recorded' : [waiver.refusal.code, waiver.refusal.message, waiver.refusal.recovery]).toEqual([
+      'qa_replacement_undeclared',
+      "Plan smoke at the run's pinned commit does not declare health as the replacement of flaky, so its verdict cannot take flaky's place.",
+      `Declare it in the plan (\`replaces: flaky\` on case health), merge, and take the run over on that commit; or have a maintainer discharge flaky with a reason: \`yoke qa waive --deployment-run-id ${run} --stage qa --plan smoke --case flaky --reason "..."\`.`,
+    ]);
+    expect(h.store.qa.verdicts([run]).map((v) => v.caseId)).toEqual(['flaky']);
+    // The declared one is recorded and counts; flaky still fails the group until then.
+    await rec({ plan: 'smoke', case: 'health', result: 'fail', evidence: 'down', source: 'yoke qa plan run', by: 'driver' });
+    expect((await rec({ plan: 'smoke', case: 'health-v2', replaces: 'health', result: 'pass', source: 'yoke qa plan run', by: 'driver' })).ok).toBe(true);
+    const d = await dispatchStage(h.fleet, run, 'qa');
+    if (!d.ok) throw new Error(d.refusal.message);
+    expect(d.value.groups.map((g) => [g.planId, g.state])).toEqual([['smoke', 'failed']]);
+    // health's failure was taken over by its declared replacement; flaky's was not.
+    expect(d.value.triage.map((t) => t.failures.map((f) => f.caseId))).toEqual([['flaky']]);
+  });
+
+  it('TR10 a plan declaring a replacement of a case it does not have is refused with the field', async () => {
+    const { parsePlanFile } = await import('../../src/config/qa-plan.js');
+    expect(parsePlanFile('.github/yoke/qa', '.github/yoke/qa/p.yml', 'name: p\ncases:\n  - {id: a, title: A, run: x, replaces: nope}\n')).toMatchObject({
+      ok: false,
+      field: '.github/yoke/qa/p.yml.cases[0].replaces',
+      detail: '.github/yoke/qa/p.yml.cases[0].replaces: case a replaces nope, which is not another case of this plan',
+    });
+  });
+});
