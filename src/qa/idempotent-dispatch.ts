@@ -75,6 +75,8 @@ export async function dispatchIdempotent(
       const current = fresh.settings.stages[fresh.currentStage]!;
       if (stage !== envelope.stage) throw new BusyError(makeRefusal('dispatch_envelope_invalid', { run: runId, detail: `the envelope names stage ${envelope.stage}, the route ${stage}` }));
       if (envelope.commit !== fresh.commit) throw new BusyError(makeRefusal('dispatch_envelope_invalid', { run: runId, detail: `the run is pinned at ${fresh.commit}, not ${envelope.commit}` }));
+      // A stage the run does not have is named as such, with the run's stages, not as one to wait for.
+      if (!fresh.settings.stages.some((x) => x.name === stage)) throw new BusyError(makeRefusal('deployment_stage_unknown', { run: runId, stage, stages: fresh.settings.stages.map((x) => x.name) }));
       if (current.name !== stage) throw new BusyError(makeRefusal('deployment_stage_not_current', { run: runId, stage, current: current.name, kind: current.kind }));
       // The contention points, each refused with its holder before anything is reserved (DX12, DX13).
       const leased = fresh.driverId && fresh.leaseUntil !== null && fresh.leaseUntil > now;

@@ -81,6 +81,16 @@ describe('idempotent dispatch', () => {
     expect(code(await send(h, 'gate-check-4', { commit: 'c1' }))).toBe('dispatch_envelope_invalid');
   });
 
+  it('a gate check of a stage the run does not have names the run\'s stages, not one to wait for', async () => {
+    const h = await setup();
+    const typo = await dispatchIdempotent(h.fleet, h.run, 'stagign-qa', 'gate-typo', { ...h.env, stage: 'stagign-qa' }, { responseLimitMs: 25_000 }, never);
+    expect([typo.status, JSON.parse(typo.body).error]).toEqual([
+      404,
+      { code: 'deployment_stage_unknown', message: `Deployment run ${h.run} has no stage stagign-qa.`, recovery: 'Name one of its stages: qa, production.' },
+    ]);
+    expect(code(await send(h, 'gate-later', { stage: 'production' }))).toBe('dispatch_envelope_invalid');
+  });
+
   it('DX10 an in-flight copy is answered at once; DX08 past the response limit the reservation answers 202 and the result is waited for', async () => {
     const forge = new HeldForge();
     const h = await setup({ forge });
