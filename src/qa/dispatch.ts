@@ -49,6 +49,26 @@ export async function dispatchStage(ctx: DeliveryContext, runId: string, stageNa
   return ok(await gateCheck(ctx, dr, run, stageName));
 }
 
+/** The answer to a check of a stage the run has already left: settled, naming where the run is now. */
+function movedOn(run: DeploymentRun, stage: string, index: number): DispatchAnswer {
+  const passed = run.status === 'succeeded' || (index >= 0 && run.currentStage > index);
+  return {
+    run: run.id,
+    stage,
+    commit: run.commit,
+    state: passed ? 'settled' : 'waiting',
+    woken: [],
+    waits: [],
+    members: [],
+    groups: [],
+    capture: [],
+    triage: [],
+    notices: null,
+    closeout: null,
+    nextStage: run.status === 'active' ? (run.settings.stages[run.currentStage]?.name ?? null) : null,
+  };
+}
+
 /** The waits a refused close-out adds to its member's holder notice (DX03). */
 function closeoutWaits(ctx: DeliveryContext, run: DeploymentRun, stage: string, item: (n: number) => string): Map<string, Wait[]> {
   const out = new Map<string, Wait[]>();
@@ -66,6 +86,9 @@ export function gateCheck(ctx: DeliveryContext, dr: DeliveryRepo, run: Deploymen
 
 async function checkGate(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string): Promise<DispatchAnswer> {
   const { store, clock } = ctx;
+  // A check queued behind another that settled this stage finds the run moved on: it answers so, and changes nothing.
+  const index = run.settings.stages.findIndex((s) => s.name === stage);
+  if (run.status !== 'active' || run.currentStage !== index) return movedOn(run, stage, index);
   const startedAt = clock.now();
   await enterQaStage(ctx, dr, run, stage);
   const liveMembers = () => store.deployments.members(run.id).filter((m) => m.removedAt === null).map((m) => m.issueNumber).join(',');

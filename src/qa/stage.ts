@@ -158,11 +158,9 @@ export async function evaluateFrozenStage(ctx: DeliveryContext, dr: DeliveryRepo
 export async function advanceRun(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun): Promise<void> {
   const next = run.currentStage + 1;
   const now = ctx.clock.now();
-  if (next >= run.settings.stages.length) {
-    ctx.store.deployments.setStatus(run.id, 'succeeded', now);
-    return;
-  }
-  ctx.store.deployments.setCurrentStage(run.id, next, now);
+  const last = next >= run.settings.stages.length;
+  // Compare-and-set on the stage this move starts from: a second check of a stage already left moves nothing.
+  if (!ctx.store.deployments.advanceFrom(run.id, run.currentStage, last ? null : next, now) || last) return;
   const stage = run.settings.stages[next]!;
   if (stage.kind === 'qa') await enterQaStage(ctx, dr, { ...run, currentStage: next }, stage.name);
 }

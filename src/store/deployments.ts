@@ -198,8 +198,17 @@ export class DeploymentStore {
     this.db.prepare('UPDATE deployment_runs SET status = ?, updated_at = ? WHERE id = ?').run(status, at, id);
   }
 
-  setCurrentStage(id: string, index: number, at: number): void {
-    this.db.prepare('UPDATE deployment_runs SET current_stage = ?, updated_at = ? WHERE id = ?').run(index, at, id);
+  /**
+   * Moves an active run from stage `from` to `to` (or, with `to` null, to
+   * succeeded) only if it is still at `from`: two checks of one stage can
+   * advance it once, never skip the next stage.
+   */
+  advanceFrom(id: string, from: number, to: number | null, at: number): boolean {
+    const res =
+      to === null
+        ? this.db.prepare("UPDATE deployment_runs SET status = 'succeeded', updated_at = ? WHERE id = ? AND current_stage = ? AND status = 'active'").run(at, id, from)
+        : this.db.prepare("UPDATE deployment_runs SET current_stage = ?, updated_at = ? WHERE id = ? AND current_stage = ? AND status = 'active'").run(to, at, id, from);
+    return res.changes === 1;
   }
 
   /** The driver takes or renews the run's lease; refused (with the holder) while another driver's lease is current. */

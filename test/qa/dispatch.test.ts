@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createDeploymentRun } from '../../src/qa/deployment-runs.js';
-import { dispatchStage } from '../../src/qa/dispatch.js';
+import { dispatchStage, settleAfter } from '../../src/qa/dispatch.js';
 import { qaWork, recordQaVerdict, waiveQaCase } from '../../src/qa/verdicts.js';
 import { REPO, makeDeliveryHarness, mergedHead, threeItemRun, type DeliveryHarness } from '../helpers/delivery.js';
 
@@ -166,5 +166,26 @@ describe('recording verdicts', () => {
     expect(w.ok && w.value).toMatchObject({ subject: `${h.run}-g1`, result: 'waived' });
     const d = await dispatchStage(h.fleet, h.run, 'qa');
     expect(d.ok && d.value.groups.map((g) => g.state)).toEqual(['passed']);
+  });
+});
+
+describe('gate checks of one stage that land together', () => {
+  it('advance the run once: a check queued behind the one that settled the stage skips no deploy and does not end the run', async () => {
+    const h = makeDeliveryHarness({ config: QA_ONLY });
+    const { run } = await threeItemRun(h);
+    const rec = (body: Parameters<typeof recordQaVerdict>[3]) => recordQaVerdict(h.fleet, run, 'qa', body);
+    for (const c of ['cart', 'looks-right']) await rec({ item: 'APP-1', case: c, result: 'pass', evidence: 'ok', source: 'yoke qa case run', by: 'alice' });
+    for (const c of ['health', 'flaky']) await rec({ plan: 'smoke', case: c, result: 'pass', evidence: 'ok', source: 'yoke qa plan run', by: 'driver' });
+    h.forge.repo(REPO).merged.find((p) => p.number === 101)!.reviews.push({ author: 'bob', state: 'APPROVED', commitId: mergedHead(1) });
+    h.forge.repo(REPO).permissions.bob = 'write';
+    // The driver's dispatch and a verdict callback's check, together.
+    const [a, b] = await Promise.all([dispatchStage(h.fleet, run, 'qa'), settleAfter(h.fleet, run, 'qa', 'APP-1')]);
+    expect(a.ok && [a.value.state, a.value.nextStage]).toEqual(['settled', 'production']);
+    expect(b && [b.state, b.nextStage]).toEqual(['settled', 'production']);
+    expect(h.store.deployments.get(run)).toMatchObject({ status: 'active', currentStage: 1 });
+    // And again, later: still at production, whose deploy has not run.
+    const again = await dispatchStage(h.fleet, run, 'qa');
+    expect(again.ok ? 'answered' : again.refusal.code).toBe('deployment_stage_not_current');
+    expect(h.store.deployments.get(run)).toMatchObject({ status: 'active', currentStage: 1 });
   });
 });
