@@ -1,4 +1,3 @@
-import { makeRefusal } from '../codes.js';
 import type { FleetContext } from '../fleet/context.js';
 import type { Permission } from '../forge/types.js';
 import { commandReply, refusalText } from '../messages.js';
@@ -8,9 +7,10 @@ import type { IssueLabeledPayload } from '../webhooks/payloads.js';
 const WRITE: ReadonlySet<Permission> = new Set(['admin', 'maintain', 'write']);
 
 /**
- * A `qa:<id-or-name>` label attaches a plan only when a writer added it; the
- * labeller gets a reply either way. yoke's own labels (it adds one for every
- * command attachment) are displays, not attachments.
+ * A `qa:<id-or-name>` label attaches a plan only when a writer added it, and
+ * the writer gets a reply. A non-writer's label makes yoke write nothing
+ * (TR05), as a non-writer's command does. yoke's own labels (it adds one for
+ * every command attachment) are displays, not attachments.
  */
 export async function handleQaLabel(ctx: FleetContext, e: IssueLabeledPayload): Promise<'ignored' | 'attached' | 'refused'> {
   if (!e.label.startsWith(QA_LABEL_PREFIX) || e.isPull || e.senderIsBot) return 'ignored';
@@ -18,9 +18,11 @@ export async function handleQaLabel(ctx: FleetContext, e: IssueLabeledPayload): 
   if (cfg.state === 'absent') return 'ignored';
   const ref = e.label.slice(QA_LABEL_PREFIX.length);
   const permission = await ctx.forge.getPermission(e.repo, e.sender);
-  const result = WRITE.has(permission)
-    ? await attachPlan(ctx, e.repo, e.issueNumber, ref, e.sender, 'label')
-    : { ok: false as const, refusal: makeRefusal('command_forbidden', { repo: e.repo.fullName, permission }) };
+  if (!WRITE.has(permission)) {
+    ctx.log.info({ repo: e.repo.fullName, issue: e.issueNumber, sender: e.sender, permission }, 'qa label from a non-writer ignored');
+    return 'refused';
+  }
+  const result = await attachPlan(ctx, e.repo, e.issueNumber, ref, e.sender, 'label');
   await ctx.forge.createComment(e.repo, e.issueNumber, commandReply(e.sender, result.ok ? result.value.message : refusalText(result.refusal)));
   return result.ok ? 'attached' : 'refused';
 }

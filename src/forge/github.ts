@@ -168,10 +168,15 @@ export class GitHubForge implements Forge {
     return (await unlessMissing(() => o.request('PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}', { ...at(repo), comment_id: commentId, body }))) !== null;
   }
 
-  async readComment(repo: RepoRef, commentId: number): Promise<{ reactions: number } | null> {
+  async readComment(repo: RepoRef, commentId: number): Promise<{ reactors: string[] } | null> {
     const o = await this.gh(repo.installationId);
     const res = await unlessMissing(() => o.request('GET /repos/{owner}/{repo}/issues/comments/{comment_id}', { ...at(repo), comment_id: commentId }));
-    return res && { reactions: z.object({ reactions: z.object({ total_count: z.number() }).optional() }).parse(res.data).reactions?.total_count ?? 0 };
+    if (!res) return null;
+    const total = z.object({ reactions: z.object({ total_count: z.number() }).optional() }).parse(res.data).reactions?.total_count ?? 0;
+    // Who reacted is asked only when someone did (an idle notice costs one conditional read).
+    if (total === 0) return { reactors: [] };
+    const list = await o.paginate('GET /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions', { ...at(repo), comment_id: commentId, per_page: 100 });
+    return { reactors: [...new Set(z.array(z.object({ user: z.object({ login: z.string() }).nullable() })).parse(list).flatMap((r) => (r.user ? [r.user.login] : [])))] };
   }
 
   async getPermission(repo: RepoRef, user: string): Promise<Permission> {

@@ -173,8 +173,8 @@ export interface Forge {
   removeLabel(repo: RepoRef, number: number, label: string): Promise<void>;
   /** Edits a comment; false when it is gone (deleted). */
   editComment(repo: RepoRef, commentId: number, body: string): Promise<boolean>;
-  /** A comment's standing: gone, or there with how many reactions it drew. */
-  readComment(repo: RepoRef, commentId: number): Promise<{ reactions: number } | null>;
+  /** A comment's standing: gone, or there with the logins who reacted to it. */
+  readComment(repo: RepoRef, commentId: number): Promise<{ reactors: string[] } | null>;
   getPermission(repo: RepoRef, user: string): Promise<Permission>;
   createComment(repo: RepoRef, number: number, body: string): Promise<number>;
   addReaction(repo: RepoRef, commentId: number, content: '+1' | '-1' | 'eyes' | 'confused' | 'rocket'): Promise<void>;

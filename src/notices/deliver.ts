@@ -62,7 +62,8 @@ export async function deliverNotices(ctx: DeliveryContext, dr: DeliveryRepo, run
   for (const n of store.notices.forRun(run.id).filter((x) => x.stage === stage && x.commentId !== null && ['posted', 'edited'].includes(x.state))) {
     const seen = await forge.readComment(dr.repo, n.commentId!);
     if (!seen) store.notices.update(n.id, { state: 'cancelled', detail: 'the comment was deleted', at: clock.now() });
-    else if (seen.reactions > 0) store.notices.update(n.id, { state: 'answered', detail: 'the recipient reacted', at: clock.now() });
+    // Only the recipient's own reaction answers its notice; anyone else's changes nothing (QA23 still flags it).
+    else if (seen.reactors.includes(n.recipient)) store.notices.update(n.id, { state: 'answered', detail: 'the recipient reacted', at: clock.now() });
   }
   for (let round = 0; round < 2; round++) {
     const existing = store.notices.forRun(run.id).filter((n) => n.stage === stage);

@@ -126,10 +126,12 @@ async function runReserved(ctx: DeliveryContext, runId: string, stage: string, r
     return { status: 200, body, replayed: false };
   } catch (err) {
     const refusal = err instanceof BusyError ? err.refusal : sqliteBusy(err);
-    store.dispatchRequests.fail(requestId, refusal?.message ?? (err instanceof Error ? err.message : String(err)), clock.now());
+    // An unexpected error's text stays in yoke's log: clients (and replays of this id) get what they can act on.
+    const detail = refusal?.message ?? `an internal error; the yoke log has it under request ${requestId}`;
+    store.dispatchRequests.fail(requestId, detail, clock.now());
     if (refusal) return refusalReply(refusal);
     ctx.log.error({ run: runId, request: requestId, err: err instanceof Error ? err.stack : String(err) }, 'dispatch failed before recording a result');
-    return refusalReply(makeRefusal('dispatch_request_failed', { request: requestId, detail: err instanceof Error ? err.message : String(err) }));
+    return refusalReply(makeRefusal('dispatch_request_failed', { request: requestId, detail }));
   }
 }
 

@@ -45,12 +45,13 @@ describe('attaching QA plans', () => {
     expect(h.forge.comments.at(-1)!.body).toBe('@wendy No QA plan is called "nope" in .github/yoke/qa/ on the default branch of acme/api.\n\n**To recover:** Name one of: checkout, smoke.');
   });
 
-  it('a `qa:` label attaches only when a writer added it; anyone else who can label gets a refusal and nothing is recorded', async () => {
+  it('TR05 a `qa:` label attaches only when a writer added it; anyone else who can label makes yoke write nothing and nothing is recorded', async () => {
     const { h, ref } = setup();
     const labeled = (sender: string) => ({ repo: ref, issueNumber: 2, isPull: false, label: 'qa:checkout', sender, senderIsBot: false });
+    const before = h.forge.comments.length;
     expect(await handleQaLabel(h.fleet, labeled('tria'))).toBe('refused');
     expect(h.store.qa.attachments(REPO)).toEqual([]);
-    expect(h.forge.comments.at(-1)!.body).toBe('@tria yoke commands need write access to acme/api; yours is triage.\n\n**To recover:** Ask a maintainer with write access to comment the command.');
+    expect(h.forge.comments.length).toBe(before);
     expect(await handleQaLabel(h.fleet, labeled('wendy'))).toBe('attached');
     expect(h.store.qa.attachments(REPO).map((a) => [a.issueNumber, a.planId, a.source])).toEqual([[2, 'checkout', 'label']]);
     expect(await handleQaLabel(h.fleet, { ...labeled('yoke[bot]'), senderIsBot: true })).toBe('ignored');

@@ -36,4 +36,19 @@ describe('GitHubForge, for agent runs', () => {
     expect(await forge.openPull(repo, pull)).toBe(12);
     expect(bodies).toEqual([pull]);
   });
+
+  it('QA21 reads who reacted to a notice, asking for the list only when someone did', async () => {
+    const gh = nock(API, { reqheaders: { authorization: 'token ghs_inst' } });
+    gh.get('/repos/acme/api/issues/comments/5').reply(200, { id: 5, body: 'notice', reactions: { total_count: 0 } });
+    gh.get('/repos/acme/api/issues/comments/6').reply(200, { id: 6, body: 'notice', reactions: { total_count: 2 } });
+    gh.get('/repos/acme/api/issues/comments/6/reactions').query({ per_page: '100' }).reply(200, [
+      { id: 1, content: '+1', user: { login: 'bystander' } },
+      { id: 2, content: 'eyes', user: { login: 'alice' } },
+    ]);
+    gh.get('/repos/acme/api/issues/comments/7').reply(404, { message: 'Not Found' });
+    const forge = new GitHubForge({ appOctokit: async () => client('app-jwt'), installationOctokit: async () => client('ghs_inst'), now: Date.now });
+    expect(await forge.readComment(repo, 5)).toEqual({ reactors: [] });
+    expect(await forge.readComment(repo, 6)).toEqual({ reactors: ['bystander', 'alice'] });
+    expect(await forge.readComment(repo, 7)).toBeNull();
+  });
 });

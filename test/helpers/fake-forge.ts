@@ -251,7 +251,8 @@ export class FakeForge implements Forge {
 
   edits: { repo: string; commentId: number; body: string }[] = [];
   deletedComments = new Set<number>();
-  commentReactions = new Map<number, number>();
+  /** Who reacted to each comment. */
+  commentReactions = new Map<number, string[]>();
   async editComment(repo: RepoRef, commentId: number, body: string): Promise<boolean> {
     if (this.deletedComments.has(commentId) || !this.comments.some((c) => c.id === commentId)) return false;
     this.edits.push({ repo: repo.fullName, commentId, body });
@@ -261,10 +262,10 @@ export class FakeForge implements Forge {
   }
 
   commentReads = 0;
-  async readComment(_repo: RepoRef, commentId: number): Promise<{ reactions: number } | null> {
+  async readComment(_repo: RepoRef, commentId: number): Promise<{ reactors: string[] } | null> {
     this.commentReads++;
     if (this.deletedComments.has(commentId) || !this.comments.some((c) => c.id === commentId)) return null;
-    return { reactions: this.commentReactions.get(commentId) ?? 0 };
+    return { reactors: this.commentReactions.get(commentId) ?? [] };
   }
 
   labelsRemoved: { repo: string; number: number; label: string }[] = [];

@@ -101,7 +101,11 @@ describe('notices', () => {
     const h2 = await setup();
     await dispatch(h2);
     const holderNotice = h2.store.notices.forRun(h2.run).find((n) => n.recipient === 'alice')!;
-    h2.forge.commentReactions.set(holderNotice.commentId!, 1);
+    // QA21: someone else's reaction answers nothing; the recipient's own does.
+    h2.forge.commentReactions.set(holderNotice.commentId!, ['bystander']);
+    await dispatch(h2);
+    expect(h2.store.notices.get(holderNotice.id)!.state).not.toBe('answered');
+    h2.forge.commentReactions.set(holderNotice.commentId!, ['bystander', 'alice']);
     await dispatch(h2);
     expect(h2.store.notices.get(holderNotice.id)!.state).toBe('answered');
   });

@@ -67,6 +67,9 @@ describe('idempotent dispatch', () => {
     forge.failReads = 1;
     const failed = await send(h, 'gate-check-2');
     expect([failed.status, code(failed)]).toEqual([409, 'dispatch_request_failed']);
+    // The error's own text stays in yoke's log; the client is told where to look.
+    expect(JSON.parse(failed.body).error.message).toBe('Dispatch gate-check-2 failed before it recorded a result: an internal error; the yoke log has it under request gate-check-2');
+    expect(failed.body).not.toContain('502');
     expect(h.store.dispatchRequests.get('gate-check-2')!.state).toBe('failed');
     const retried = await send(h, 'gate-check-2');
     expect([retried.status, retried.replayed, JSON.parse(retried.body).state]).toEqual([200, false, 'waiting']);

@@ -120,6 +120,8 @@ beforeAll(async () => {
   await call('POST', `/repos/${DEMO_REPO}/issues/${created.number}/labels`, { labels: ['yoke:afk'] });
   const comment = (await (await call('POST', `/repos/${DEMO_REPO}/issues/${created.number}/comments`, { body: 'Any news?' })).json()) as { id: number };
   await call('POST', `/repos/${DEMO_REPO}/issues/comments/${comment.id}/reactions`, { content: 'eyes' });
+  // Who reacted to a notice: yoke counts its recipient's reaction only.
+  await call('GET', `/repos/${DEMO_REPO}/issues/comments/${comment.id}/reactions`);
   await call('PATCH', `/repos/${DEMO_REPO}/issues/comments/${comment.id}`, { body: 'Any news? (edited)' });
   const pr = [...sandbox.repo.issues.values()].find((i) => i.pull)!;
   await call('GET', `/repos/${DEMO_REPO}/pulls/${pr.number}`);

@@ -109,6 +109,13 @@ export function registerIssueRoutes(env: RouteEnv): void {
     state.editComment(c, body);
     return { status: 200, body: shapes.commentJson(r, c) };
   });
+  http.on('GET', '/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    const c = r.comments.find((x) => x.id === Number(ctx.params.comment_id));
+    if (!c) throw new HttpError(404, 'Not Found');
+    const items = c.reactions.map((x) => ({ id: x.id, node_id: `REA_${x.id}`, user: shapes.simpleUser(x.user), content: x.content, created_at: new Date(x.createdAt).toISOString() }));
+    return http.page(ctx, items, `/repos/${r.fullName}/issues/comments/${c.id}/reactions`);
+  });
   http.on('POST', '/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions', 'repo', (ctx) => {
     const r = repoOf(env, ctx);
     const c = r.comments.find((x) => x.id === Number(ctx.params.comment_id));
