@@ -175,9 +175,11 @@ function readEvidence(io: CliIo, path: string): string {
 }
 
 /** Cases run against the pinned commit: a checkout of another commit would record verdicts for code the run does not ship. */
+/** Cases run here judge the pinned commit, so here must be a checkout of exactly it; nothing is run or recorded otherwise. */
 function checkCheckout(io: CliIo, commit: string): void {
   const head = io.head?.() ?? null;
-  if (head !== null && head !== commit) throw new CliFailure(`This checkout is at ${head.slice(0, 12)}, but the run is pinned at ${commit.slice(0, 12)}.\nTo recover: git checkout ${commit}`);
+  if (head === null) throw new CliFailure(`This directory is not a git checkout, so nothing here is the run's pinned commit ${commit.slice(0, 12)}.\nTo recover: run it in a clone of the repository, at git checkout ${commit}`);
+  if (head !== commit) throw new CliFailure(`This checkout is at ${head.slice(0, 12)}, but the run is pinned at ${commit.slice(0, 12)}.\nTo recover: git checkout ${commit}`);
 }
 
 async function runPlans(io: CliIo, g: GlobalOptions, run: string, work: QaWork, o: QaOpts): Promise<number> {

@@ -89,12 +89,20 @@ describe('the delivery CLI', () => {
     return { code, out: out.join('\n'), err: err.join('\n'), ran };
   }
 
-  it('runs cases only in a checkout of the pinned commit, and says how to get there', async () => {
+  it('runs cases only in a checkout of the pinned commit, and says how to get there (not elsewhere, not outside a checkout)', async () => {
     const { h, api, call } = await setup();
     const id = (await call('POST', '/yoke/api/deployment-runs', { repo: REPO })).json.id as string;
     const commit = h.store.deployments.get(id)!.commit;
     const wrong = await cli(api.url, ['qa', 'plan', 'run', '--item', 'APP-1', '--stage', 'qa'], { head: 'c1' });
     expect([wrong.code, wrong.err, wrong.ran]).toEqual([1, `This checkout is at c1, but the run is pinned at ${commit}.\nTo recover: git checkout ${commit}`, []]);
+    // Outside any checkout: nothing here is the pinned commit, so nothing runs and no verdict is recorded.
+    const nowhere = await cli(api.url, ['qa', 'plan', 'run', '--item', 'APP-1', '--stage', 'qa'], { head: null });
+    expect([nowhere.code, nowhere.err, nowhere.ran]).toEqual([
+      1,
+      `This directory is not a git checkout, so nothing here is the run's pinned commit ${commit.slice(0, 12)}.\nTo recover: run it in a clone of the repository, at git checkout ${commit}`,
+      [],
+    ]);
+    expect(h.store.qa.verdicts([id])).toEqual([]);
     const right = await cli(api.url, ['qa', 'plan', 'run', '--item', 'APP-1', '--stage', 'qa'], { head: commit });
     expect([right.code, right.ran, right.out]).toEqual([
       0,
