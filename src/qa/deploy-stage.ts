@@ -28,6 +28,9 @@ export interface DeployStep {
 }
 
 export async function reportDeployStage(ctx: DeliveryContext, runId: string, stageName: string, report: DeployReport): Promise<Outcome<DeployStep>> {
+  // A repeat of a recorded success (its first answer was lost) answers as the first did, and changes nothing.
+  const repeat = report.phase === 'end' && report.outcome === 'succeeded' ? recordedSuccess(ctx, runId, stageName) : null;
+  if (repeat) return ok(repeat);
   const got = await runAtStage(ctx, runId, stageName, 'deploy');
   if (!got.ok) return got;
   const { run, dr, stage } = got.value;
@@ -47,6 +50,26 @@ export async function reportDeployStage(ctx: DeliveryContext, runId: string, sta
     state,
     nextStage: after.status === 'active' ? (after.settings.stages[after.currentStage]?.name ?? null) : null,
   });
+}
+
+/** The answer a deploy stage's success got, when that stage is done and the run has moved past it. */
+function recordedSuccess(ctx: DeliveryContext, runId: string, stageName: string): DeployStep | null {
+  const run = ctx.store.deployments.get(runId);
+  if (!run) return null;
+  const index = run.settings.stages.findIndex((x) => x.name === stageName);
+  const stage = run.settings.stages[index];
+  if (!stage || stage.kind !== 'deploy' || ctx.store.deployments.stage(run.id, stageName)?.state !== 'succeeded') return null;
+  if (run.status === 'active' && run.currentStage <= index) return null;
+  return {
+    run: run.id,
+    repo: run.repo,
+    stage: stageName,
+    commit: run.commit,
+    command: stage.command,
+    env: { YOKE_DEPLOYMENT_RUN_ID: run.id, YOKE_STAGE: stageName, YOKE_COMMIT: run.commit, YOKE_REPO: run.repo },
+    state: 'succeeded',
+    nextStage: run.status === 'active' ? (run.settings.stages[run.currentStage]?.name ?? null) : null,
+  };
 }
 
 /** The end of a command's output: enough to see why it failed, small enough for an issue body. */

@@ -103,6 +103,12 @@ describe('deployment runs', () => {
     await reportDeployStage(h.fleet, id, 'staging', { phase: 'start', by: 'op' });
     const ok = await reportDeployStage(h.fleet, id, 'staging', { phase: 'end', outcome: 'succeeded', output: 'deployed', by: 'op' });
     expect(ok.ok && ok.value.nextStage).toBe('staging-qa');
+    // Its answer lost, the driver reports the same end again: answered as the first time, nothing moves.
+    const repeat = await reportDeployStage(h.fleet, id, 'staging', { phase: 'end', outcome: 'succeeded', output: 'deployed', by: 'op' });
+    expect(repeat).toEqual(ok);
+    expect(h.store.deployments.get(id)!.currentStage).toBe(1);
+    // A failure report for a stage already done is still refused: only a repeat of the recorded end is answered so.
+    expect(await reportDeployStage(h.fleet, id, 'staging', { phase: 'end', outcome: 'failed', output: 'late', by: 'op' })).toMatchObject({ ok: false, refusal: { code: 'deployment_stage_not_current' } });
     expect(h.store.deployments.stage(id, 'staging')).toMatchObject({ state: 'succeeded', attempts: 2 });
     expect(h.store.qa.memberPlans(id, 'staging-qa').map((p) => [p.issueNumber, p.planId, p.owner])).toEqual([[1, 'checkout', 'member']]);
     // QA07: a later attachment changes nothing frozen.
