@@ -147,6 +147,12 @@ describe('notices', () => {
     expect(page).toContain('Approve PR #101 at its merged head, as someone with write access other than @agent and @alice.');
     await checkIn(h.fleet, h.run, { driver: 'ci-driver', lease_seconds: 60 });
     expect(report().flags).toEqual([]);
+    // With no live driver, waits whose notices are all answered are not flagged either.
+    const h2 = await setup();
+    await dispatch(h2);
+    expect(buildFleetReport(h2.fleet, null).deliveries[0]!.flags).not.toEqual([]);
+    for (const n of h2.store.notices.forRun(h2.run)) h2.store.notices.update(n.id, { state: 'answered', detail: 'answered in the test', at: h2.clock.now() });
+    expect(buildFleetReport(h2.fleet, null).deliveries[0]!.flags).toEqual([]);
   });
 
   it('a verdict recorded by a notice\'s recipient answers it; one by someone else does not', async () => {
