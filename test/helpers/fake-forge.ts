@@ -240,8 +240,11 @@ export class FakeForge implements Forge {
   }
 
   issueUpdates: { repo: string; number: number; change: { body?: string; state?: string; stateReason?: string } }[] = [];
+  /** Comments and issue closes in the order they were written (what a wake-before-close rule is about). */
+  sequence: string[] = [];
   async updateIssue(repo: RepoRef, number: number, change: { body?: string; state?: 'open' | 'closed'; stateReason?: 'completed' | 'not_planned' }): Promise<void> {
     this.issueUpdates.push({ repo: repo.fullName, number, change });
+    if (change.state) this.sequence.push(`${change.state} #${number}`);
     const issue = this.repo(repo.fullName).issues.find((i) => i.number === number);
     if (!issue) return;
     if (change.body !== undefined) issue.body = change.body;
@@ -282,6 +285,7 @@ export class FakeForge implements Forge {
   async createComment(repo: RepoRef, number: number, body: string): Promise<number> {
     const id = this.nextId++;
     this.comments.push({ repo: repo.fullName, number, body, id });
+    this.sequence.push(`comment #${number}`);
     const pull = this.repos.get(repo.fullName)?.pulls.find((p) => p.number === number);
     if (pull) pull.comments.push({ id, issueNumber: number, isPull: true, author: this.bot, authorIsBot: true, body, createdAt: Date.now(), updatedAt: Date.now() });
     return id;

@@ -189,3 +189,19 @@ describe('gate checks of one stage that land together', () => {
     expect(h.store.deployments.get(run)).toMatchObject({ status: 'active', currentStage: 1 });
   });
 });
+
+describe('the order of one dispatch', () => {
+  it('QA01 wakes the waiting members before it closes the accepted ones', async () => {
+    const h = await atQa();
+    // The shared group passes, so APP-2 and APP-3 are accepted and closed out; APP-1 still waits on its holder.
+    for (const c of ['health', 'flaky']) await pass(h, { plan: 'smoke', case: c, result: 'pass', evidence: 'ok', source: 'yoke qa plan run', by: 'driver' });
+    h.forge.sequence = [];
+    const d = await dispatchStage(h.fleet, h.run, 'qa');
+    expect(d.ok && d.value.woken.map((w) => w.subject)).toEqual(['APP-1']);
+    expect(d.ok && d.value.closeout?.closed).toEqual(['APP-2', 'APP-3']);
+    // APP-1's wake on its claim PR (#101) comes before APP-2's and APP-3's close-out notices (#102, #103).
+    const at = (what: string) => h.forge.sequence.indexOf(what);
+    expect(at('comment #101')).toBeGreaterThanOrEqual(0);
+    expect([at('comment #102'), at('comment #103')].every((i) => i > at('comment #101'))).toBe(true);
+  });
+});
