@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { ok, type DeliveryContext, type Outcome } from './context.js';
 import { runAtStage } from './deployment-runs.js';
 import { advanceRun } from './stage.js';
+import type { DeploymentRun } from '../store/deployments.js';
 import { syncTrackingIssue } from './tracking.js';
 
 // A deploy stage: whoever runs it (`yoke deploy stage run`, later the driver)
@@ -39,17 +40,21 @@ export async function reportDeployStage(ctx: DeliveryContext, runId: string, sta
   ctx.store.deployments.setStage({ runId: run.id, stage: stageName, state, detail: report.phase === 'end' ? tail(report.output) : `started by ${report.by}`, bumpAttempts: report.phase === 'start', at: now });
   if (state === 'succeeded') await advanceRun(ctx, dr, run);
   await syncTrackingIssue(ctx, dr, run.id);
-  const after = ctx.store.deployments.get(run.id)!;
-  return ok({
+  return ok(deployStep(ctx.store.deployments.get(run.id)!, stageName, stage.command, state));
+}
+
+/** What a report of a deploy stage answers: its command and environment, its state, and where the run is now. */
+function deployStep(run: DeploymentRun, stageName: string, command: string, state: DeployStep['state']): DeployStep {
+  return {
     run: run.id,
     repo: run.repo,
     stage: stageName,
     commit: run.commit,
-    command: stage.command,
+    command,
     env: { YOKE_DEPLOYMENT_RUN_ID: run.id, YOKE_STAGE: stageName, YOKE_COMMIT: run.commit, YOKE_REPO: run.repo },
     state,
-    nextStage: after.status === 'active' ? (after.settings.stages[after.currentStage]?.name ?? null) : null,
-  });
+    nextStage: run.status === 'active' ? (run.settings.stages[run.currentStage]?.name ?? null) : null,
+  };
 }
 
 /** The answer a deploy stage's success got, when that stage is done and the run has moved past it. */
@@ -60,16 +65,7 @@ function recordedSuccess(ctx: DeliveryContext, runId: string, stageName: string)
   const stage = run.settings.stages[index];
   if (!stage || stage.kind !== 'deploy' || ctx.store.deployments.stage(run.id, stageName)?.state !== 'succeeded') return null;
   if (run.status === 'active' && run.currentStage <= index) return null;
-  return {
-    run: run.id,
-    repo: run.repo,
-    stage: stageName,
-    commit: run.commit,
-    command: stage.command,
-    env: { YOKE_DEPLOYMENT_RUN_ID: run.id, YOKE_STAGE: stageName, YOKE_COMMIT: run.commit, YOKE_REPO: run.repo },
-    state: 'succeeded',
-    nextStage: run.status === 'active' ? (run.settings.stages[run.currentStage]?.name ?? null) : null,
-  };
+  return deployStep(run, stageName, stage.command, 'succeeded');
 }
 
 /** The end of a command's output: enough to see why it failed, small enough for an issue body. */
