@@ -62,10 +62,17 @@ export async function reapRuns(deps: ReapDeps): Promise<Reaped[]> {
         deps.store.runs.setLauncherRef(run.id, liveness.ref);
       }
     }
-    const decision = decideReap(run, now, liveness);
-    if (!decision) continue;
-    const ended = endRun(deps.store, run, decision.outcome, decision.reason, now, deps.pauseThreshold);
-    if (ended) reaped.push({ run, ...decision, effect: ended.effect });
+    // Decide from the run as it is now, inside the write that ends it: a report that landed while this tick
+    // read other runs' liveness (or this one's) is seen, and a recorded result always wins.
+    const done = deps.store.write(() => {
+      const fresh = deps.store.runs.get(run.id);
+      if (!fresh || fresh.status !== 'live') return null;
+      const decision = decideReap(fresh, now, liveness);
+      if (!decision) return null;
+      const ended = endRun(deps.store, fresh, decision.outcome, decision.reason, now, deps.pauseThreshold);
+      return ended && { run: fresh, ...decision, effect: ended.effect };
+    });
+    if (done) reaped.push(done);
   }
   return reaped;
 }
