@@ -99,6 +99,25 @@ describe('close-out', () => {
     ]);
   });
 
+  it('DX02 an earlier close-out cannot leave a later route stale: a lock set while APP-1 closes refuses APP-3', async () => {
+    // Closing APP-1's issue makes someone lock #3: only a route read right before APP-3 acts sees it.
+    class LockingForge extends FakeForge {
+      override async updateIssue(repo: RepoRef, number: number, change: Parameters<FakeForge['updateIssue']>[2]): Promise<void> {
+        await super.updateIssue(repo, number, change);
+        if (number === 1 && change.state === 'closed') this.repo(REPO).issues.find((i) => i.number === 3)!.locked = true;
+      }
+    }
+    const h = makeDeliveryHarness({ config: QA_ONLY, forge: new LockingForge() });
+    for (const i of h.forge.repo(REPO).issues) Object.assign(i, { open: true, stateReason: null });
+    const run = await createDeploymentRun(h.fleet, { repo: REPO });
+    if (!run.ok) throw new Error(run.refusal.message);
+    const d = await dispatchStage(h.fleet, run.value.id, 'qa');
+    expect(d.ok && [d.value.closeout!.closed, d.value.closeout!.refused.map((r) => [r.item, r.refusal.message])]).toEqual([
+      ['APP-1', 'APP-2'],
+      [['APP-3', 'APP-3 was accepted but could not be closed out: issue #3 is locked']],
+    ]);
+  });
+
   it('DX04 a refused close-out closes by itself once the record blocking it settles, with no one asking', async () => {
     const h = makeDeliveryHarness({ config: QA_ONLY });
     const run = await createDeploymentRun(h.fleet, { repo: REPO });
