@@ -137,6 +137,7 @@ function wire(app: Probot, addHandler: (handler: ReturnType<typeof createApiHand
       fleet,
       lastPass: () => running.lastPass,
       apiTokens: settings.apiTokens,
+      personTokens: settings.personTokens,
       oidc,
       audience: settings.publicUrl,
       webUrl: settings.webUrl,

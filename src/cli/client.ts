@@ -33,7 +33,7 @@ export interface GlobalOptions {
 export async function call(io: CliIo, opts: GlobalOptions, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<unknown> {
   const url = (opts.url ?? io.env.YOKE_URL ?? 'http://localhost:3000').replace(/\/$/, '');
   const token = opts.token ?? io.env.YOKE_TOKEN;
-  if (!token) throw new CliFailure('No operator token. Set YOKE_TOKEN (one of the server\'s YOKE_API_TOKENS) or pass --token.');
+  if (!token) throw new CliFailure('No yoke token. Set YOKE_TOKEN (an operator token from the server\'s YOKE_API_TOKENS, or your own from YOKE_PERSON_TOKENS) or pass --token.');
   let res: Response;
   try {
     res = await io.fetch(`${url}${path}`, {

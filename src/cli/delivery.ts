@@ -212,9 +212,8 @@ async function workOf(io: CliIo, g: GlobalOptions, run: string, o: QaOpts): Prom
 }
 
 async function record(io: CliIo, g: GlobalOptions, run: string, stage: string, body: Record<string, unknown>): Promise<string> {
-  // Who records it (YOKE_LOGIN): a verdict by a notice's recipient answers the notice.
-  const by = io.env.YOKE_LOGIN ? { by: io.env.YOKE_LOGIN } : {};
-  const v = (await call(io, g, 'POST', `${stagePath(run, stage)}/verdicts`, { ...body, ...by })) as { subject: string; plan: string; case: string; result: string };
+  // TR11: who records it is the token's own identity (a person token records as its login), never a name sent along.
+  const v = (await call(io, g, 'POST', `${stagePath(run, stage)}/verdicts`, body)) as { subject: string; plan: string; case: string; result: string };
   io.out(`${v.subject} ${v.plan}/${v.case}: ${v.result}`);
   return v.result;
 }

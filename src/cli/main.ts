@@ -13,7 +13,7 @@ export type { CliIo } from './client.js';
 
 export function buildCli(io: CliIo, watch: WatchDeps = {}): Command {
   const program = new Command('yoke').description('Operate a yoke fleet through its HTTP API.').exitOverride();
-  program.option('--url <url>', 'yoke\'s URL (default $YOKE_URL, else http://localhost:3000)').option('--token <token>', 'an operator token (default $YOKE_TOKEN)');
+  program.option('--url <url>', 'yoke\'s URL (default $YOKE_URL, else http://localhost:3000)').option('--token <token>', 'your yoke token: an operator token, or your own person token (default $YOKE_TOKEN)');
   program.configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
   const g = () => program.opts<{ url?: string; token?: string }>();
   const message = (json: unknown) => io.out((json as { message: string }).message);

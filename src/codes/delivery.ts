@@ -129,6 +129,36 @@ export const DELIVERY_CODES = {
     message: (p) => `Waiving a QA case of ${p.repo} needs maintain or admin access; yours is ${p.permission}.`,
     recovery: () => 'Ask a maintainer to waive it, or retry the case.',
   }),
+  maintain_required: code<{ action: string; repo: string; login: string; permission: string }>({
+    status: 403,
+    message: (p) => `${p.action} on ${p.repo} needs maintain or admin access; ${p.login}'s is ${p.permission}.`,
+    recovery: (p) => `Ask a maintainer of ${p.repo} to do it with their own token (YOKE_PERSON_TOKENS), or by comment on the tracking issue.`,
+  }),
+  person_token_required: code<{ action: string; repo: string }>({
+    status: 403,
+    message: (p) => `${p.action} on ${p.repo} is a person's decision, and this request carries an operator token, which names nobody.`,
+    recovery: () => 'Send it with your own token from YOKE_PERSON_TOKENS (login:token), or comment on the tracking issue as yourself.',
+  }),
+  qa_approval_forbidden: code<{ repo: string; login: string; permission: string; case: string }>({
+    status: 403,
+    message: (p) => `Case ${p.case} is manual: its verdict is an approval, which needs write access to ${p.repo} or more; ${p.login}'s is ${p.permission}.`,
+    recovery: (p) => `Ask someone with write access to ${p.repo} to record it with their own token.`,
+  }),
+  identity_not_yours: code<{ named: string; allowed: string }>({
+    status: 403,
+    message: (p) => `This token may not record as ${p.named}: who recorded a verdict comes from the token, not the request.`,
+    recovery: (p) => `Leave \`by\` out (it records as ${p.allowed}), or send the request with ${p.named}'s own token.`,
+  }),
+  run_not_holder: code<{ run: string; item: string; holder: string }>({
+    status: 403,
+    message: (p) => `Run ${p.run} does not hold ${p.item} (${p.holder} does); a run's credential records QA only for the item it holds.`,
+    recovery: (p) => `Have ${p.holder} record it, or the run's driver with an operator token.`,
+  }),
+  run_role_forbidden: code<{ run: string }>({
+    status: 403,
+    message: (p) => `Run ${p.run}'s credential may read and record the QA of the item it holds, nothing else.`,
+    recovery: () => 'Send this request with an operator token (YOKE_API_TOKENS) or a person token (YOKE_PERSON_TOKENS).',
+  }),
   idempotency_key_required: code({
     status: 400,
     message: () => 'A dispatch needs an `Idempotency-Key` header: the request id of this logical dispatch.',

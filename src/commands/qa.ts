@@ -34,7 +34,7 @@ export async function waiveByComment(ctx: FleetContext, repo: RepoRef, c: Commen
     }
     plan = holding[0]!.planId;
   }
-  const r = await waiveQaCase(ctx, run.id, stage, { plan, case: cmd.case, reason: cmd.reason, by: c.author });
+  const r = await waiveQaCase(ctx, { role: 'person', login: c.author }, run.id, stage, { plan, case: cmd.case, reason: cmd.reason });
   return r.ok ? { ok: true, message: qaWaived(r.value.subject, r.value.plan, r.value.case, cmd.reason) } : r;
 }
 

@@ -64,6 +64,22 @@ export const OperatorEnv = z.object({
       message: `every operator token must be at least ${SECRET_MIN_LENGTH} characters; make one with \`openssl rand -hex 32\``,
     })
     .default([]),
+  YOKE_PERSON_TOKENS: z.string().transform((s, ctx) => {
+    const people: { login: string; token: string }[] = [];
+    for (const part of s.split(',').map((p) => p.trim()).filter(Boolean)) {
+      const m = /^([A-Za-z0-9](?:[A-Za-z0-9-]{0,38})):(.+)$/.exec(part);
+      if (!m) {
+        ctx.addIssue({ code: 'custom', message: `an entry is not login:token (example: YOKE_PERSON_TOKENS=alice:$(openssl rand -hex 32))` });
+        return z.NEVER;
+      }
+      if (m[2]!.length < SECRET_MIN_LENGTH) {
+        ctx.addIssue({ code: 'custom', message: `${m[1]}'s token must be at least ${SECRET_MIN_LENGTH} characters; make one with \`openssl rand -hex 32\`` });
+        return z.NEVER;
+      }
+      people.push({ login: m[1]!, token: m[2]! });
+    }
+    return people;
+  }).default([]),
   YOKE_PUBLIC_URL: z.url({ message: 'YOKE_PUBLIC_URL must be a URL such as https://yoke.example.com' }).optional(),
   YOKE_OIDC_ISSUER: z.url().default('https://token.actions.githubusercontent.com'),
   YOKE_OIDC_JWKS_URL: z.url().optional(),
@@ -106,6 +122,8 @@ export interface OperatorSettings {
   launcher: 'actions' | 'command';
   command: string | undefined;
   apiTokens: string[];
+  /** Token role "person": each token is one GitHub login; what it may do is what GitHub says that login may do. */
+  personTokens: { login: string; token: string }[];
   publicUrl: string;
   oidcIssuer: string;
   oidcJwksUrl: string;
@@ -162,6 +180,7 @@ export function parseOperatorEnv(env: Record<string, string | undefined>): EnvRe
       launcher: e.YOKE_LAUNCHER,
       command: e.YOKE_COMMAND,
       apiTokens: e.YOKE_API_TOKENS,
+      personTokens: e.YOKE_PERSON_TOKENS,
       publicUrl,
       oidcIssuer: issuer,
       oidcJwksUrl: e.YOKE_OIDC_JWKS_URL ?? `${issuer}/.well-known/jwks`,

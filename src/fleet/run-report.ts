@@ -158,13 +158,21 @@ export type ClaimAnswer = { ok: true; number: number } | { ok: false; refusal: R
 
 const ClaimBody = z.object({ title: z.string().max(1000), summary: z.string().max(SUMMARY_LIMIT), base: z.string().regex(/^[\w./-]{1,200}$/).optional() }).strict();
 
-/** The run behind a request of its own (push, claim): known, authenticated as itself, live, not yet reported, AFK or fix. */
-async function liveWorkRun(ctx: FleetContext, auth: RunAuth, runId: string, bearer: string | null): Promise<{ ok: true; run: Run } | { ok: false; refusal: Refusal }> {
+/** TR11: a live run that authenticates as itself (its OIDC token or run secret), whatever its kind. */
+export async function authenticateLiveRun(ctx: FleetContext, auth: RunAuth, runId: string, bearer: string | null): Promise<{ ok: true; run: Run } | { ok: false; refusal: Refusal }> {
   const run = ctx.store.runs.get(runId);
   if (!run) return { ok: false, refusal: makeRefusal('run_unknown', { run: runId }) };
   const denied = await authenticateRun(ctx, run, bearer, auth);
   if (denied) return { ok: false, refusal: denied };
   if (run.status !== 'live') return { ok: false, refusal: makeRefusal('run_not_live', { run: run.id, outcome: run.outcome ?? 'ended' }) };
+  return { ok: true, run };
+}
+
+/** The run behind a request of its own (push, claim): known, authenticated as itself, live, not yet reported, AFK or fix. */
+async function liveWorkRun(ctx: FleetContext, auth: RunAuth, runId: string, bearer: string | null): Promise<{ ok: true; run: Run } | { ok: false; refusal: Refusal }> {
+  const live = await authenticateLiveRun(ctx, auth, runId, bearer);
+  if (!live.ok) return live;
+  const run = live.run;
   if (run.reportedOutcome) return { ok: false, refusal: makeRefusal('run_already_reported', { run: run.id }) };
   if (run.kind === 'lander') return { ok: false, refusal: makeRefusal('run_cannot_push', { run: run.id, kind: run.kind, detail: 'a lander judges a PR and never pushes' }) };
   return { ok: true, run };

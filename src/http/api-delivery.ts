@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { makeRefusal, type Refusal } from '../codes.js';
-import type { Outcome, DeliveryContext } from '../qa/context.js';
+import type { Actor, Outcome, DeliveryContext } from '../qa/context.js';
 import { DeployReport, reportDeployStage } from '../qa/deploy-stage.js';
 import { createDeploymentRun, findRunsOfItem, getDeploymentRun, removeMember } from '../qa/deployment-runs.js';
 import { settleAfter } from '../qa/dispatch.js';
@@ -21,7 +21,7 @@ const CreateBody = z
     creator: z.string().min(1).max(100).optional(),
   })
   .strict();
-const RemoveBody = z.object({ reason: z.string().min(1).max(2000), by: z.string().min(1).max(100).default('operator') }).strict();
+const RemoveBody = z.object({ reason: z.string().min(1).max(2000) }).strict();
 
 export interface DeliveryIo {
   readJson: () => Promise<unknown>;
@@ -40,10 +40,12 @@ export interface DispatchOptions {
   sleep: (ms: number) => Promise<void>;
 }
 
-export async function handleDeliveryRoute(ctx: DeliveryContext, req: IncomingMessage, url: URL, io: DeliveryIo, dispatch: DispatchOptions): Promise<boolean> {
+export async function handleDeliveryRoute(ctx: DeliveryContext, actor: Actor, req: IncomingMessage, url: URL, io: DeliveryIo, dispatch: DispatchOptions): Promise<boolean> {
   const path = url.pathname.replace(/\/+$/, '');
   if (!path.startsWith('/yoke/api/deployment-runs')) return false;
   const method = req.method ?? 'GET';
+  // TR11: a run's own credential reads and records the QA of the item it holds, and nothing else.
+  if (actor.role === 'run' && !/^\/yoke\/api\/deployment-runs\/[\w-]{1,100}\/stages\/[\w-]{1,40}\/(work|verdicts)$/.test(path)) return io.refuse(makeRefusal('run_role_forbidden', { run: actor.runId }));
   const answer = <T>(r: Outcome<T>, status = 200) => (r.ok ? io.send(status, r.value) : io.refuse(r.refusal));
   const parse = async <S extends z.ZodType>(schema: S): Promise<{ ok: true; data: z.output<S> } | { ok: false }> => {
     const parsed = schema.safeParse(await io.readJson());
@@ -82,11 +84,11 @@ export async function handleDeliveryRoute(ctx: DeliveryContext, req: IncomingMes
   if (!action && !item && method === 'GET') return answer(await getDeploymentRun(ctx, runId));
   if (item && method === 'POST') {
     const body = await parse(RemoveBody);
-    return body.ok ? answer(await removeMember(ctx, runId, decodeURIComponent(item), body.data.by, body.data.reason)) : true;
+    return body.ok ? answer(await removeMember(ctx, actor, runId, decodeURIComponent(item), body.data.reason)) : true;
   }
   if (stage && action === 'work' && method === 'GET') {
     const target = QaTarget.safeParse(Object.fromEntries(url.searchParams));
-    return target.success ? answer(await qaWork(ctx, runId, stage, target.data)) : io.refuse(invalid(target.error));
+    return target.success ? answer(await qaWork(ctx, actor, runId, stage, target.data)) : io.refuse(invalid(target.error));
   }
   if (stage && method === 'POST') {
     if (action === 'dispatch') {
@@ -99,7 +101,7 @@ export async function handleDeliveryRoute(ctx: DeliveryContext, req: IncomingMes
     if (action === 'verdicts') {
       const body = await parse(VerdictBody);
       if (!body.ok) return true;
-      const recorded = await recordQaVerdict(ctx, runId, stage, body.data);
+      const recorded = await recordQaVerdict(ctx, actor, runId, stage, body.data);
       // A verdict callback settles what it can, unless a live deployment-stage execution defers it (DX05).
       if (recorded.ok) await settleAfter(ctx, runId, stage, recorded.value.subject);
       return answer(recorded, 201);
@@ -110,7 +112,7 @@ export async function handleDeliveryRoute(ctx: DeliveryContext, req: IncomingMes
     }
     if (action === 'waive') {
       const body = await parse(WaiveBody);
-      return body.ok ? answer(await waiveQaCase(ctx, runId, stage, body.data), 201) : true;
+      return body.ok ? answer(await waiveQaCase(ctx, actor, runId, stage, body.data), 201) : true;
     }
     if (action === 'deploy') {
       const body = await parse(DeployReport);

@@ -5,7 +5,9 @@ import type { FleetContext } from '../fleet/context.js';
 import { requestLand, requestStart, resetRepo, setAutoLoop, repoStatus, type ControlResult } from '../fleet/controls.js';
 import type { PassReport } from '../fleet/pass.js';
 import { buildFleetReport, publicRun } from '../fleet/report.js';
-import { grantPush, openClaim, reportRunResult } from '../fleet/run-report.js';
+import { authenticateLiveRun, grantPush, openClaim, reportRunResult } from '../fleet/run-report.js';
+import type { Actor } from '../qa/context.js';
+import { credentialOf, type TokenTable } from './credentials.js';
 import { runnerBundle } from '../agent/bundle.js';
 import type { OidcVerifier } from './oidc.js';
 import { handleDeliveryRoute } from './api-delivery.js';
@@ -27,6 +29,8 @@ export interface ApiOptions {
   /** The last pass's report, for the fleet report. */
   lastPass: () => PassReport | null;
   apiTokens: readonly string[];
+  /** TR11: person tokens, each one GitHub login. */
+  personTokens?: readonly { login: string; token: string }[];
   oidc: OidcVerifier | null;
   audience: string;
   /** How long a dashboard sign-in lasts. */
@@ -104,6 +108,7 @@ function dashboardPage(path: string): DashboardPage | null {
 
 export function createApiHandler(opts: ApiOptions) {
   const { fleet } = opts;
+  const tokens: TokenTable = { operator: opts.apiTokens, people: opts.personTokens ?? [] };
   const report = () => buildFleetReport(fleet, opts.lastPass());
   const sessions = new Sessions({ ttlMs: opts.sessionTtlMs ?? 12 * 3600_000, secure: opts.audience.startsWith('https:') }, () => fleet.clock.now());
   return async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
@@ -166,8 +171,16 @@ export function createApiHandler(opts: ApiOptions) {
         return answer.ok ? send(res, 200, { ok: true, run: publicRun(answer.run) }) : sendRefusal(res, answer.refusal);
       }
 
-      // Everything else is for operators.
-      if (!isOperatorToken(bearerOf(req), opts.apiTokens)) return sendRefusal(res, makeRefusal('unauthorized'));
+      // TR11: everything else needs a credential with a role; a run's own one (named by X-Yoke-Run) reaches only its QA.
+      let actor: Actor | null = credentialOf(bearerOf(req), tokens);
+      const runHeader = req.headers['x-yoke-run'];
+      if (!actor && typeof runHeader === 'string' && /^[\w-]{1,100}$/.test(runHeader)) {
+        const live = await authenticateLiveRun(fleet, runAuth, runHeader, bearerOf(req));
+        if (!live.ok) return sendRefusal(res, live.refusal);
+        actor = { role: 'run', runId: runHeader };
+      }
+      if (!actor) return sendRefusal(res, makeRefusal('unauthorized'));
+      if (actor.role === 'run' && !path.startsWith('/yoke/api/deployment-runs/')) return sendRefusal(res, makeRefusal('run_role_forbidden', { run: actor.runId }));
 
       if (path === '/yoke/api/fleet' && method === 'GET') return send(res, 200, report());
       const io = {
@@ -181,7 +194,7 @@ export function createApiHandler(opts: ApiOptions) {
         refuse: (r: Refusal) => sendRefusal(res, r),
       };
       const dispatch = opts.dispatch ?? { responseLimitMs: 25_000, hostedCapMs: 100_000 };
-      if (await handleDeliveryRoute(fleet, req, url, io, { ...dispatch, sleep: dispatch.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))) })) return true;
+      if (await handleDeliveryRoute(fleet, actor, req, url, io, { ...dispatch, sleep: dispatch.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))) })) return true;
       const runGet = /^\/yoke\/api\/runs\/([\w-]{1,100})$/.exec(path);
       if (runGet && method === 'GET') {
         const run = fleet.store.runs.get(runGet[1]!);

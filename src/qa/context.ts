@@ -11,6 +11,15 @@ import { formatItem, parseItem } from './items.js';
 
 export type DeliveryContext = Pick<FleetContext, 'store' | 'forge' | 'clock' | 'log' | 'policy'>;
 
+/**
+ * TR11: who makes a delivery request, from its credential (never from a body).
+ * An operator may act for the run's own driver; a person is a GitHub login;
+ * a run is a live yoke run, for the item it holds.
+ */
+export type Actor = { role: 'operator' } | { role: 'person'; login: string } | { role: 'run'; runId: string };
+
+export const OPERATOR: Actor = { role: 'operator' };
+
 export type Outcome<T> = { ok: true; value: T } | { ok: false; refusal: Refusal };
 
 export const ok = <T>(value: T): Outcome<T> => ({ ok: true, value });

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { Stage } from '../config/delivery.js';
 import type { RepoName } from '../forge/types.js';
 import type { DeploymentRun } from '../store/deployments.js';
-import { deliveryRepo, ok, refuse, type DeliveryContext, type DeliveryRepo, type Outcome } from './context.js';
+import { authorizeMaintainer } from './authority.js';
+import { deliveryRepo, ok, refuse, type Actor, type DeliveryContext, type DeliveryRepo, type Outcome } from './context.js';
 import { reconcileOwed } from './owed.js';
 import { enterQaStage } from './stage.js';
 import { syncTrackingIssue } from './tracking.js';
@@ -133,10 +134,14 @@ async function startDeploymentRun(ctx: DeliveryContext, req: CreateRequest): Pro
 }
 
 /** QA13: removes an item from the run; its delivery stays owed, and it leaves the groups it was waiting on. */
-export async function removeMember(ctx: DeliveryContext, runId: string, ref: string, by: string, reason: string): Promise<Outcome<DeploymentView>> {
+export async function removeMember(ctx: DeliveryContext, actor: Actor, runId: string, ref: string, reason: string): Promise<Outcome<DeploymentView>> {
   const got = await activeRun(ctx, runId);
   if (!got.ok) return got;
   const { run, dr } = got.value;
+  // TR11: removing a member is a maintainer's decision, recorded under their own login.
+  const who = await authorizeMaintainer(ctx, dr, actor, `Removing ${ref} from run ${run.id}`);
+  if (!who.ok) return who;
+  const by = who.value;
   const n = dr.parseItem(ref);
   const members = ctx.store.deployments.members(run.id).filter((m) => m.removedAt === null);
   if (n === null || !members.some((m) => m.issueNumber === n)) return refuse('deployment_item_unknown', { run: run.id, item: ref, members: members.map((m) => dr.item(m.issueNumber)) });

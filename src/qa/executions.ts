@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { ExecutionKind } from '../store/executions.js';
-import { ok, refuse, type DeliveryContext, type Outcome } from './context.js';
+import { OPERATOR, ok, refuse, type DeliveryContext, type Outcome } from './context.js';
 import { activeRun } from './deployment-runs.js';
 import { settleAfter } from './dispatch.js';
 import { qaWork } from './verdicts.js';
@@ -22,7 +22,7 @@ export const CheckinBody = z
 export type CheckinBody = z.input<typeof CheckinBody>;
 
 export async function startExecution(ctx: DeliveryContext, runId: string, stage: string, body: ExecutionBody): Promise<Outcome<{ id: string; subject: string; kind: ExecutionKind }>> {
-  const work = await qaWork(ctx, runId, stage, 'item' in body ? { item: body.item, ...(body.plan ? { plan: body.plan } : {}) } : { plan: body.plan });
+  const work = await qaWork(ctx, OPERATOR, runId, stage, 'item' in body ? { item: body.item, ...(body.plan ? { plan: body.plan } : {}) } : { plan: body.plan });
   if (!work.ok) return work;
   const kind: ExecutionKind = body.kind ?? ('item' in body ? 'qa-stage' : 'deployment-stage');
   const id = `ex-${randomBytes(5).toString('hex')}`;

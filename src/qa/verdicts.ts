@@ -5,7 +5,8 @@ import { resolvePlanRef } from '../config/qa-plan.js';
 import type { DeploymentRun } from '../store/deployments.js';
 import type { PlanGroup } from '../store/qa.js';
 import { qaCommands } from './commands.js';
-import { ok, refuse, type DeliveryContext, type DeliveryRepo, type Outcome } from './context.js';
+import { authorizeMaintainer, WRITERS } from './authority.js';
+import { ok, refuse, type Actor, type DeliveryContext, type DeliveryRepo, type Outcome } from './context.js';
 import { runAtStage } from './deployment-runs.js';
 import { evaluateCases } from './gate.js';
 import { enterQaStage } from './stage.js';
@@ -29,14 +30,15 @@ export const VerdictBody = z
     evidence: z.string().max(32_000).optional(),
     replaces: z.string().min(1).max(64).optional(),
     source: z.enum(['yoke qa case run', 'yoke qa plan run', 'capture']).default('yoke qa case run'),
-    by: z.string().min(1).max(100).default('operator'),
+    /** TR11: only a name the credential may use (an operator's: the run's driver); by default the credential's own. */
+    by: z.string().min(1).max(100).optional(),
   })
   .strict()
   .refine((b) => b.item !== undefined || b.plan !== undefined, { message: 'name the item (--item) or, for a shared plan, the plan (--plan)' });
 export type VerdictBody = z.infer<typeof VerdictBody>;
 
 export const WaiveBody = z
-  .object({ item: z.string().min(1).max(30).optional(), plan: z.string().min(1).max(200), case: z.string().min(1).max(64), reason: z.string().min(1).max(2000), by: z.string().min(1).max(100).default('operator') })
+  .object({ item: z.string().min(1).max(30).optional(), plan: z.string().min(1).max(200), case: z.string().min(1).max(64), reason: z.string().min(1).max(2000) })
   .strict();
 export type WaiveBody = z.infer<typeof WaiveBody>;
 
@@ -108,11 +110,21 @@ function scopeVerdicts(ctx: DeliveryContext, run: DeploymentRun, stage: string, 
     .filter((v) => v.stage === stage && v.planId === planId && (scope.kind === 'group' ? v.groupId === scope.group.id && v.commit === scope.group.targetCommit : v.issueNumber === scope.issueNumber && v.groupId === null && v.commit === run.commit));
 }
 
+/** TR11: a run's credential reaches only the item it holds at this stage. */
+function runHolds(ctx: DeliveryContext, actor: Actor, run: DeploymentRun, stage: string, s: Scope): Outcome<true> {
+  if (actor.role !== 'run') return ok(true);
+  const holder = s.kind === 'item' ? (ctx.store.qa.memberStages(run.id, stage).find((f) => f.issueNumber === s.issueNumber)?.holder ?? null) : null;
+  if (holder === `run:${actor.runId}`) return ok(true);
+  return refuse('run_not_holder', { run: actor.runId, item: s.kind === 'item' ? s.item : s.group.id, holder: holder ?? (s.kind === 'group' ? "the run's driver" : 'nobody') });
+}
+
 /** The cases a target runs, each with whether it already has a current pass. */
-export async function qaWork(ctx: DeliveryContext, runId: string, stage: string, target: QaTarget): Promise<Outcome<QaWork>> {
+export async function qaWork(ctx: DeliveryContext, actor: Actor, runId: string, stage: string, target: QaTarget): Promise<Outcome<QaWork>> {
   const got = await scopeAt(ctx, runId, stage, target);
   if (!got.ok) return got;
   const { run, scope: s } = got.value;
+  const holds = runHolds(ctx, actor, run, stage, s);
+  if (!holds.ok) return holds;
   const raw = s.kind === 'group' ? [{ planId: s.group.planId, groupId: s.group.id, cases: s.group.cases }] : s.plans.map((p) => ({ ...p, groupId: null }));
   const plans = raw.map((p) => {
     const states = new Map(evaluateCases(p.cases, scopeVerdicts(ctx, run, stage, s, p.planId)).map((c) => [c.caseId, c.passed]));
@@ -130,26 +142,52 @@ export interface RecordedVerdict {
 }
 
 /** Records one case's verdict (QA03, QA06); evidence where the case requires it. */
-export async function recordQaVerdict(ctx: DeliveryContext, runId: string, stage: string, body: VerdictBody): Promise<Outcome<RecordedVerdict>> {
-  return record(ctx, runId, stage, body.item !== undefined ? { item: body.item, ...(body.plan ? { plan: body.plan } : {}) } : { plan: body.plan! }, body);
+export async function recordQaVerdict(ctx: DeliveryContext, actor: Actor, runId: string, stage: string, body: VerdictBody): Promise<Outcome<RecordedVerdict>> {
+  const { by: named, ...v } = body;
+  return record(ctx, actor, runId, stage, body.item !== undefined ? { item: body.item, ...(body.plan ? { plan: body.plan } : {}) } : { plan: body.plan! }, { ...v, named });
 }
 
 /** QA13: a maintainer discharges a case with a reason. */
-export async function waiveQaCase(ctx: DeliveryContext, runId: string, stage: string, body: WaiveBody): Promise<Outcome<RecordedVerdict>> {
+export async function waiveQaCase(ctx: DeliveryContext, actor: Actor, runId: string, stage: string, body: WaiveBody): Promise<Outcome<RecordedVerdict>> {
   const target: QaTarget = body.item !== undefined ? { item: body.item, plan: body.plan } : { plan: body.plan };
-  return record(ctx, runId, stage, target, { case: body.case, result: 'waived', evidence: body.reason, source: 'waiver', by: body.by });
+  return record(ctx, actor, runId, stage, target, { case: body.case, result: 'waived', evidence: body.reason, source: 'waiver' });
+}
+
+/**
+ * TR11: the name a verdict is recorded under comes from its credential. An
+ * operator records as `operator`, or as the run's driver when it names it;
+ * a person as their login; a run as `run:<id>`. Naming anyone else is refused.
+ */
+function recorderOf(actor: Actor, run: DeploymentRun, named: string | undefined): Outcome<string> {
+  const own = actor.role === 'operator' ? 'operator' : actor.role === 'person' ? actor.login : `run:${actor.runId}`;
+  if (named === undefined || named.toLowerCase() === own.toLowerCase()) return ok(own);
+  if (actor.role === 'operator' && run.driverId !== null && named === run.driverId) return ok(named);
+  return refuse('identity_not_yours', { named, allowed: actor.role === 'operator' && run.driverId ? `operator, or as the run's driver ${run.driverId}` : own });
 }
 
 async function record(
   ctx: DeliveryContext,
+  actor: Actor,
   runId: string,
   stage: string,
   target: QaTarget,
-  v: { case: string; result: 'pass' | 'fail' | 'error' | 'waived'; evidence?: string; replaces?: string; source: string; by: string },
+  v: { case: string; result: 'pass' | 'fail' | 'error' | 'waived'; evidence?: string | undefined; replaces?: string | undefined; source: string; named?: string | undefined },
 ): Promise<Outcome<RecordedVerdict>> {
   const got = await scopeAt(ctx, runId, stage, target);
   if (!got.ok) return got;
   const { run, dr, scope: s } = got.value;
+  let by: string;
+  if (v.result === 'waived') {
+    const who = await authorizeMaintainer(ctx, dr, actor, `Waiving case ${v.case}`);
+    if (!who.ok) return who;
+    by = who.value;
+  } else {
+    const who = recorderOf(actor, run, v.named);
+    if (!who.ok) return who;
+    by = who.value;
+  }
+  const holds = runHolds(ctx, actor, run, stage, s);
+  if (!holds.ok) return holds;
   const plans = s.kind === 'group' ? [{ planId: s.group.planId, cases: s.group.cases }] : s.plans;
   const holding = plans.filter((p) => p.cases.some((c) => c.id === v.case));
   if (holding.length !== 1) {
@@ -165,6 +203,12 @@ async function record(
   // TR10: a replacement the pinned plan does not declare is a waiver anyone could write; a maintainer's waiver is the way.
   if (v.replaces !== undefined && theCase.replaces !== v.replaces) {
     return refuse('qa_replacement_undeclared', { plan: plan.planId, case: v.case, replaces: v.replaces, waive: cmd.waive(plan.planId, v.replaces) });
+  }
+  // TR11: a manual case's verdict is a person's approval: a writer's own token, never an operator's or a run's.
+  if (theCase.manual && v.result !== 'waived') {
+    if (actor.role !== 'person') return refuse('person_token_required', { action: `Recording manual case ${v.case}`, repo: dr.repo.fullName });
+    const permission = await ctx.forge.getPermission(dr.repo, actor.login);
+    if (!WRITERS.has(permission)) return refuse('qa_approval_forbidden', { repo: dr.repo.fullName, login: actor.login, permission, case: v.case });
   }
   if (v.result === 'pass' && theCase.evidence === 'required' && !v.evidence?.trim()) {
     const again = s.kind === 'group' ? cmd.groupManualCase(plan.planId, v.case) : cmd.itemManualCase(s.item, v.case);
@@ -183,13 +227,13 @@ async function record(
     evidence: v.evidence?.trim() ? redactSecrets(v.evidence) : null,
     source: v.source,
     replaces: v.replaces ?? null,
-    recordedBy: v.by,
+    recordedBy: by,
     recordedAt: ctx.clock.now(),
   });
   // A command that addresses a notice answers it: a verdict or waiver recorded by its recipient.
   const subject = s.kind === 'group' ? s.group.id : s.item;
-  for (const n of ctx.store.notices.forRun(run.id).filter((x) => x.stage === stage && x.subject === subject && x.recipient === v.by && ['posted', 'edited'].includes(x.state))) {
-    ctx.store.notices.update(n.id, { state: 'answered', detail: `${v.by} recorded ${v.case}`, at: ctx.clock.now() });
+  for (const n of ctx.store.notices.forRun(run.id).filter((x) => x.stage === stage && x.subject === subject && x.recipient === by && ['posted', 'edited'].includes(x.state))) {
+    ctx.store.notices.update(n.id, { state: 'answered', detail: `${by} recorded ${v.case}`, at: ctx.clock.now() });
   }
   await syncTrackingIssue(ctx, dr, run.id);
   return ok({ id, subject: s.kind === 'group' ? s.group.id : s.item, plan: plan.planId, case: v.case, result: v.result });

@@ -53,7 +53,7 @@ export async function deliverDemo(sandbox: Sandbox, opts: DeliveryOptions): Prom
     const cli = (login: string, args: string[]) =>
       runCli(
         args,
-        checkoutIo(checkout, { YOKE_URL: sandbox.yokeUrl, YOKE_TOKEN: sandbox.apiToken, YOKE_LOGIN: login }, (l) => opts.log(`    ${login}$ ${l}`), (l) => opts.log(`    ${login}! ${l}`)),
+        checkoutIo(checkout, { YOKE_URL: sandbox.yokeUrl, YOKE_TOKEN: sandbox.personToken(login), YOKE_LOGIN: login }, (l) => opts.log(`    ${login}$ ${l}`), (l) => opts.log(`    ${login}! ${l}`)),
       );
     const answerNotice = async (): Promise<void> => {
       const pr = [...sandbox.repo.issues.values()].find((i) => i.pull && i.body.includes('Closes #1'));

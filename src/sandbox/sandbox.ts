@@ -83,6 +83,11 @@ export class Sandbox {
   readonly dataDir: string;
   readonly apiToken = 'sandbox-operator-token-0123456789abcdef';
 
+  /** TR11: a person's own yoke token (YOKE_PERSON_TOKENS): what they record is recorded as them. */
+  personToken(login: string): string {
+    return `sandbox-${login}-token-0123456789abcdef0123`;
+  }
+
   /** The web dashboard, where `--keep-running` sends people (sign in with apiToken). */
   get dashboardUrl(): string {
     return `${this.yokeUrl}/yoke`;
@@ -177,6 +182,7 @@ export class Sandbox {
       YOKE_REAPER_SECONDS: String(this.opts.reaperSeconds ?? 1),
       YOKE_PUBLIC_URL: this.yokeUrl,
       YOKE_API_TOKENS: this.apiToken,
+      YOKE_PERSON_TOKENS: [MAINTAINER, DEMO_AGENT, REVIEWER].map((l) => `${l}:${this.personToken(l)}`).join(','),
       YOKE_DASHBOARD_REFRESH_SECONDS: '1',
       YOKE_OIDC_ISSUER: `${this.forge.url}/_actions/oidc`,
       YOKE_LAUNCHER: this.opts.launcher,

@@ -45,7 +45,7 @@ describe('the yoke CLI', () => {
   });
 
   it('says what to set when the token or the server is missing, and what to type for bad words', async () => {
-    expect(await cli(['fleet', 'report'], {})).toMatchObject({ code: 1, err: "No operator token. Set YOKE_TOKEN (one of the server's YOKE_API_TOKENS) or pass --token." });
+    expect(await cli(['fleet', 'report'], {})).toMatchObject({ code: 1, err: "No yoke token. Set YOKE_TOKEN (an operator token from the server's YOKE_API_TOKENS, or your own from YOKE_PERSON_TOKENS) or pass --token." });
     const down = await cli(['fleet', 'report', '--json'], { YOKE_URL: 'http://127.0.0.1:9', YOKE_TOKEN: 'x' });
     expect(down.code).toBe(1);
     expect(down.err).toMatch(/^yoke at http:\/\/127\.0\.0\.1:9 did not answer \(.+\)\. Check YOKE_URL or --url\.$/);

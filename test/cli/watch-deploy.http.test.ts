@@ -4,8 +4,7 @@ import { DEFAULT_DRIVER_POLICY } from '../../src/cli/watch-deploy.js';
 import { startApi } from '../helpers/api-server.js';
 import { createDeploymentRun } from '../../src/qa/deployment-runs.js';
 import { checkIn } from '../../src/qa/executions.js';
-import { recordQaVerdict } from '../../src/qa/verdicts.js';
-import { REPO, makeDeliveryHarness, mergedHead } from '../helpers/delivery.js';
+import { REPO, makeDeliveryHarness, mergedHead, recordAs } from '../helpers/delivery.js';
 
 // The driver against a real yoke API over loopback HTTP, with faults injected
 // into the transport: answers dropped after the server acted, and duplicate
@@ -89,10 +88,12 @@ describe('yoke watch deploy over HTTP', () => {
           holderDone = true;
           const run = h.store.deployments.list()[0]!.id;
           for (const [c, evidence] of [['cart', 'ok'], ['looks-right', 'screenshot']] as const) {
-            await recordQaVerdict(h.fleet, run, 'qa', { item: 'APP-1', case: c, result: 'pass', evidence, source: 'yoke qa case run', by: 'agent' });
+            // TR11: the manual case is a writer's approval, recorded with alice's own token.
+            const ok = await recordAs(h.fleet, run, 'qa', { item: 'APP-1', case: c, result: 'pass', evidence, source: 'yoke qa case run', by: c === 'looks-right' ? 'alice' : 'agent' });
+            expect(ok.ok).toBe(true);
           }
           h.forge.repo(REPO).merged.find((p) => p.number === 101)!.reviews.push({ author: 'bob', state: 'APPROVED', commitId: mergedHead(1) });
-    h.forge.repo(REPO).permissions.bob = 'write';
+          h.forge.repo(REPO).permissions.bob = 'write';
         },
       },
     );

@@ -3,8 +3,7 @@ import { handleComment } from '../../src/commands/handle.js';
 import { handleQaLabel } from '../../src/commands/qa-label.js';
 import type { CommentView } from '../../src/forge/types.js';
 import { createDeploymentRun } from '../../src/qa/deployment-runs.js';
-import { recordQaVerdict } from '../../src/qa/verdicts.js';
-import { REPO, makeDeliveryHarness } from '../helpers/delivery.js';
+import { REPO, makeDeliveryHarness, recordAs } from '../helpers/delivery.js';
 
 // QA attachments and waivers from comments and labels: writers attach,
 // maintainers waive, and nobody else changes anything.
@@ -65,7 +64,7 @@ describe('waiving a QA case', () => {
     await h.attach(2, 'smoke');
     const run = await createDeploymentRun(h.fleet, { repo: REPO });
     if (!run.ok) throw new Error(run.refusal.message);
-    await recordQaVerdict(h.fleet, run.value.id, 'qa', { plan: 'smoke', case: 'flaky', result: 'fail', evidence: 'x', source: 'capture', by: 'driver' });
+    await recordAs(h.fleet, run.value.id, 'qa', { plan: 'smoke', case: 'flaky', result: 'fail', evidence: 'x', source: 'capture', by: 'driver' });
     const tracking = run.value.trackingIssue!;
     expect(await handleComment(h.fleet, { repo: ref, comment: comment('wendy', '/yoke qa waive flaky --reason "flaky"', tracking), via: 'webhook' })).toBe('refused');
     expect(h.forge.comments.at(-1)!.body).toBe('@wendy Waiving a QA case of acme/api needs maintain or admin access; yours is write.\n\n**To recover:** Ask a maintainer to waive it, or retry the case.');

@@ -5,8 +5,8 @@ import type { OidcVerifier } from '../../src/http/oidc.js';
 import type { Harness } from './fleet.js';
 
 /** yoke's API handler on a loopback port, over a test harness's fleet. */
-export async function startApi(h: Harness, opts: { tokens: string[]; oidc?: OidcVerifier; audience?: string; port?: number; dispatch?: { responseLimitMs: number; hostedCapMs: number } }): Promise<{ url: string; close: () => Promise<void> }> {
-  const handler = createApiHandler({ fleet: h.fleet, lastPass: () => h.engine.lastPass, apiTokens: opts.tokens, oidc: opts.oidc ?? null, audience: opts.audience ?? 'https://yoke.test', dispatch: opts.dispatch });
+export async function startApi(h: Harness, opts: { tokens: string[]; people?: { login: string; token: string }[]; oidc?: OidcVerifier; audience?: string; port?: number; dispatch?: { responseLimitMs: number; hostedCapMs: number } }): Promise<{ url: string; close: () => Promise<void> }> {
+  const handler = createApiHandler({ fleet: h.fleet, lastPass: () => h.engine.lastPass, apiTokens: opts.tokens, personTokens: opts.people ?? [], oidc: opts.oidc ?? null, audience: opts.audience ?? 'https://yoke.test', dispatch: opts.dispatch });
   const server: Server = createServer(async (req, res) => {
     if (!(await handler(req, res))) {
       res.writeHead(404);

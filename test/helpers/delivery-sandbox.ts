@@ -14,8 +14,8 @@ import { Sandbox } from '../../src/sandbox/sandbox.js';
 export interface DeliverySandbox {
   sandbox: Sandbox;
   checkout: string;
-  /** The CLI as the maintainer runs it in the checkout. */
-  yoke(args: string[]): Promise<{ code: number; out: string; err: string }>;
+  /** The CLI in the checkout: with the operator token, or `as` someone with their own person token. */
+  yoke(args: string[], as?: string): Promise<{ code: number; out: string; err: string }>;
   stop(): Promise<void>;
 }
 
@@ -31,10 +31,12 @@ export async function startDeliverySandbox(files: Record<string, string>, attach
   return {
     sandbox,
     checkout,
-    async yoke(args) {
+    async yoke(args, as) {
       const out: string[] = [];
       const err: string[] = [];
-      const code = await runCli(args, checkoutIo(checkout, { YOKE_URL: sandbox.yokeUrl, YOKE_TOKEN: sandbox.apiToken, YOKE_LOGIN: MAINTAINER }, (l) => out.push(l), (l) => err.push(l)));
+      // TR11: an operator token by default; a person's own token when they act as themselves.
+      const token = as ? sandbox.personToken(as) : sandbox.apiToken;
+      const code = await runCli(args, checkoutIo(checkout, { YOKE_URL: sandbox.yokeUrl, YOKE_TOKEN: token, YOKE_LOGIN: as ?? MAINTAINER }, (l) => out.push(l), (l) => err.push(l)));
       return { code, out: out.join('\n'), err: err.join('\n') };
     },
     async stop() {

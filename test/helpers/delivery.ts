@@ -1,4 +1,6 @@
 import { attachPlan } from '../../src/qa/attach.js';
+import { OPERATOR, type Actor, type DeliveryContext } from '../../src/qa/context.js';
+import { qaWork, recordQaVerdict, waiveQaCase, type VerdictBody, type WaiveBody } from '../../src/qa/verdicts.js';
 import { createDeploymentRun } from '../../src/qa/deployment-runs.js';
 import type { Store } from '../../src/store/store.js';
 import type { FakeForge } from './fake-forge.js';
@@ -42,6 +44,8 @@ export function makeDeliveryHarness(opts: { config?: Record<string, unknown>; it
   const h = makeHarness({ forge: opts.forge, clock: opts.clock, store: opts.store });
   h.forge.addRepo(REPO, { prefix: 'APP', delivery: DELIVERY, ...opts.config });
   h.store.repos.ensure(REPO, 1, h.clock.now() - 1);
+  // TR11: the steering maintainer waives and removes; alice, a writer, approves manual cases.
+  Object.assign(h.forge.repo(REPO).permissions, { maint: 'maintain', alice: 'write' });
   h.forge.commit(REPO, opts.plans ?? PLANS);
   const merged = new Map<number, string>();
   for (const n of opts.items ?? [1, 2, 3]) {
@@ -69,3 +73,18 @@ export async function threeItemRun(h: DeliveryHarness): Promise<{ run: string; t
   if (!r.ok) throw new Error(r.refusal.message);
   return { run: r.value.id, tracking: r.value.trackingIssue };
 }
+
+/** TR11: the credential a test's request comes with: a login's person token, or an operator token when it names nobody. */
+export const actorOf = (by?: string): Actor => (!by || by === 'operator' ? OPERATOR : { role: 'person', login: by });
+
+/** A verdict recorded with the credential of whoever `by` names. */
+export const recordAs = (ctx: DeliveryContext, runId: string, stage: string, body: Omit<VerdictBody, 'source'> & { source?: VerdictBody['source'] }) =>
+  recordQaVerdict(ctx, actorOf(body.by), runId, stage, { source: 'yoke qa case run', ...body });
+
+/** A waiver given with `by`'s own person token. */
+export const waiveAs = (ctx: DeliveryContext, runId: string, stage: string, body: WaiveBody & { by: string }) => {
+  const { by, ...rest } = body;
+  return waiveQaCase(ctx, actorOf(by), runId, stage, rest);
+};
+
+export const workOf = (ctx: DeliveryContext, ...rest: Parameters<typeof qaWork> extends [unknown, unknown, ...infer R] ? R : never) => qaWork(ctx, OPERATOR, ...rest);

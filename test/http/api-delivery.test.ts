@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import { startApi } from '../helpers/api-server.js';
 import { REPO, makeDeliveryHarness } from '../helpers/delivery.js';
+import { liveRun } from '../helpers/run-api.js';
 
 let close: (() => Promise<void>) | null = null;
 afterEach(async () => {
@@ -9,10 +10,17 @@ afterEach(async () => {
   close = null;
 });
 
+/** TR11: person tokens: alice writes, maint maintains, mallory only reads. */
+const PEOPLE = [
+  { login: 'alice', token: 'alice-token' },
+  { login: 'maint', token: 'maint-token' },
+  { login: 'mallory', token: 'mallory-token' },
+];
+
 async function setup() {
   const h = makeDeliveryHarness({ config: { delivery: { stages: [{ name: 'qa', kind: 'qa' }] } } });
   await h.attach(1, 'checkout');
-  const api = await startApi(h, { tokens: ['op-token'] });
+  const api = await startApi(h, { tokens: ['op-token'], people: PEOPLE });
   close = api.close;
   const call = async (method: string, path: string, body?: unknown, token: string | null = 'op-token', headers: Record<string, string> = {}) => {
     const res = await fetch(`${api.url}${path}`, {
@@ -67,15 +75,96 @@ describe('the deployment-run API', () => {
   });
 });
 
+describe('TR11 token roles', () => {
+  const codes = (r: { status: number; json: any }) => [r.status, r.json.error?.code ?? 'ok'];
+
+  it('TR11 who is recorded comes from the token: an operator or a person naming someone else is refused, and each records as itself', async () => {
+    const { h, call } = await setup();
+    h.forge.repo(REPO).permissions.mallory = 'read';
+    const id = (await call('POST', '/yoke/api/deployment-runs', { repo: REPO })).json.id as string;
+    const verdicts = `/yoke/api/deployment-runs/${id}/stages/qa/verdicts`;
+    const cart = { item: 'APP-1', case: 'cart', result: 'pass', evidence: 'ok' };
+    expect(codes(await call('POST', verdicts, { ...cart, by: 'alice' }))).toEqual([403, 'identity_not_yours']);
+    const named = await call('POST', verdicts, { ...cart, by: 'maint' }, 'alice-token');
+    expect(named.json.error).toEqual({
+      code: 'identity_not_yours',
+      message: 'This token may not record as maint: who recorded a verdict comes from the token, not the request.',
+      recovery: "Leave `by` out (it records as alice), or send the request with maint's own token.",
+    });
+    expect(h.store.qa.verdicts([id])).toEqual([]);
+    expect(codes(await call('POST', verdicts, cart, 'alice-token'))).toEqual([201, 'ok']);
+    expect(codes(await call('POST', verdicts, { ...cart, result: 'fail' }))).toEqual([201, 'ok']);
+    expect(h.store.qa.verdicts([id]).map((v) => [v.caseId, v.result, v.recordedBy])).toEqual([
+      ['cart', 'pass', 'alice'],
+      ['cart', 'fail', 'operator'],
+    ]);
+  });
+
+  it('TR11 a manual case is a writer\'s approval; a waiver and a removal are a maintainer\'s, each with their own token', async () => {
+    const { h, call } = await setup();
+    h.forge.repo(REPO).permissions.mallory = 'read';
+    const id = (await call('POST', '/yoke/api/deployment-runs', { repo: REPO })).json.id as string;
+    const stage = `/yoke/api/deployment-runs/${id}/stages/qa`;
+    const manual = { item: 'APP-1', case: 'looks-right', result: 'pass', evidence: 'screenshot' };
+    expect(codes(await call('POST', `${stage}/verdicts`, manual))).toEqual([403, 'person_token_required']);
+    const reader = await call('POST', `${stage}/verdicts`, manual, 'mallory-token');
+    expect(reader.json.error.message).toBe("Case looks-right is manual: its verdict is an approval, which needs write access to acme/api or more; mallory's is read.");
+    const waive = { item: 'APP-1', plan: 'checkout', case: 'cart', reason: 'covered by the e2e suite' };
+    expect(codes(await call('POST', `${stage}/waive`, waive))).toEqual([403, 'person_token_required']);
+    const writer = await call('POST', `${stage}/waive`, waive, 'alice-token');
+    expect(writer.json.error).toEqual({
+      code: 'maintain_required',
+      message: "Waiving case cart on acme/api needs maintain or admin access; alice's is write.",
+      recovery: 'Ask a maintainer of acme/api to do it with their own token (YOKE_PERSON_TOKENS), or by comment on the tracking issue.',
+    });
+    const remove = `/yoke/api/deployment-runs/${id}/members/APP-2/remove`;
+    expect(codes(await call('POST', remove, { reason: 'needs a fix' }))).toEqual([403, 'person_token_required']);
+    expect(codes(await call('POST', remove, { reason: 'needs a fix' }, 'mallory-token'))).toEqual([403, 'maintain_required']);
+    // A body may no longer say who removed it.
+    expect(codes(await call('POST', remove, { reason: 'needs a fix', by: 'maint' }))).toEqual([400, 'validation_failed']);
+    expect(h.store.qa.verdicts([id])).toEqual([]);
+    expect(h.store.deployments.members(id).filter((m) => m.removedAt !== null)).toEqual([]);
+
+    expect(codes(await call('POST', `${stage}/verdicts`, manual, 'alice-token'))).toEqual([201, 'ok']);
+    expect(codes(await call('POST', `${stage}/waive`, waive, 'maint-token'))).toEqual([201, 'ok']);
+    expect(codes(await call('POST', remove, { reason: 'needs a fix' }, 'maint-token'))).toEqual([200, 'ok']);
+    expect(h.store.qa.verdicts([id]).map((v) => [v.caseId, v.result, v.recordedBy])).toEqual([
+      ['looks-right', 'pass', 'alice'],
+      ['cart', 'waived', 'maint'],
+    ]);
+    expect(h.store.deployments.members(id).filter((m) => m.removedAt !== null).map((m) => [m.issueNumber, m.removedBy])).toEqual([[2, 'maint']]);
+  });
+
+  it('TR11 a live run\'s own credential records only the automated QA of the item it holds, and reaches nothing else', async () => {
+    const { h, call } = await setup();
+    const runId = liveRun(h, { kind: 'fix', issue: 1, secret: 'fix-run-secret' });
+    const id = (await call('POST', '/yoke/api/deployment-runs', { repo: REPO })).json.id as string;
+    const stage = `/yoke/api/deployment-runs/${id}/stages/qa`;
+    const asRun = (method: string, path: string, body?: unknown, secret = 'fix-run-secret') => call(method, path, body, secret, { 'x-yoke-run': runId });
+    expect(codes(await asRun('GET', `${stage}/work?item=APP-1`))).toEqual([200, 'ok']);
+    expect(h.store.qa.memberStages(id, 'qa').find((m) => m.issueNumber === 1)?.holder).toBe(`run:${runId}`);
+    expect(codes(await asRun('POST', `${stage}/verdicts`, { item: 'APP-1', case: 'cart', result: 'pass', evidence: 'ok' }, 'a-guess'))).toEqual([401, 'run_secret_invalid']);
+    expect(codes(await asRun('POST', `${stage}/verdicts`, { item: 'APP-2', case: 'health', result: 'pass', evidence: 'ok' }))).toEqual([403, 'run_not_holder']);
+    expect(codes(await asRun('POST', `${stage}/verdicts`, { item: 'APP-1', case: 'looks-right', result: 'pass', evidence: 'looks fine to me' }))).toEqual([403, 'person_token_required']);
+    expect(codes(await asRun('POST', `${stage}/waive`, { item: 'APP-1', plan: 'checkout', case: 'looks-right', reason: 'x' }))).toEqual([403, 'run_role_forbidden']);
+    expect(codes(await asRun('GET', `/yoke/api/deployment-runs/${id}`))).toEqual([403, 'run_role_forbidden']);
+    expect(codes(await asRun('POST', `${stage}/dispatch`, { driver: 'x', stage: 'qa', commit: 'abc1' }))).toEqual([403, 'run_role_forbidden']);
+    expect(codes(await asRun('GET', '/yoke/api/fleet'))).toEqual([403, 'run_role_forbidden']);
+    expect(h.store.qa.verdicts([id])).toEqual([]);
+    expect(codes(await asRun('POST', `${stage}/verdicts`, { item: 'APP-1', case: 'cart', result: 'pass', evidence: 'ok' }))).toEqual([201, 'ok']);
+    expect(h.store.qa.verdicts([id]).map((v) => [v.caseId, v.recordedBy])).toEqual([['cart', `run:${runId}`]]);
+  });
+});
+
 describe('the delivery CLI', () => {
-  async function cli(url: string, args: string[], over: { head?: string | null; exec?: (c: string) => { code: number; output: string } } = {}) {
+  async function cli(url: string, args: string[], over: { head?: string | null; exec?: (c: string) => { code: number; output: string }; token?: string } = {}) {
     const out: string[] = [];
     const err: string[] = [];
     const ran: string[] = [];
     const code = await runCli(args, {
       out: (l) => out.push(l),
       err: (l) => err.push(l),
-      env: { YOKE_URL: url, YOKE_TOKEN: 'op-token' },
+      env: { YOKE_URL: url, YOKE_TOKEN: over.token ?? 'op-token' },
       fetch,
       head: () => (over.head === undefined ? null : over.head),
       exec: async (command) => {
@@ -115,7 +204,12 @@ describe('the delivery CLI', () => {
   it('refuses a manual verdict without its evidence, or with an unreadable evidence file, and records nothing', async () => {
     const { h, api, call } = await setup();
     const id = (await call('POST', '/yoke/api/deployment-runs', { repo: REPO })).json.id as string;
-    const bare = await cli(api.url, ['qa', 'case', 'run', '--item', 'APP-1', '--stage', 'qa', '--case', 'looks-right', '--verdict', 'pass']);
+    const asOperator = await cli(api.url, ['qa', 'case', 'run', '--item', 'APP-1', '--stage', 'qa', '--case', 'looks-right', '--verdict', 'pass', '--evidence', 'looked']);
+    expect([asOperator.code, asOperator.err]).toEqual([
+      1,
+      'Recording manual case looks-right on acme/api is a person\'s decision, and this request carries an operator token, which names nobody.\nTo recover: Send it with your own token from YOKE_PERSON_TOKENS (login:token), or comment on the tracking issue as yourself.',
+    ]);
+    const bare = await cli(api.url, ['qa', 'case', 'run', '--item', 'APP-1', '--stage', 'qa', '--case', 'looks-right', '--verdict', 'pass'], { token: 'alice-token' });
     expect([bare.code, bare.err]).toEqual([1, 'Case looks-right requires evidence with its verdict.\nTo recover: Record it again with evidence: `yoke qa case run --item APP-1 --stage qa --case looks-right --verdict pass --evidence @FILE`.']);
     const missing = await cli(api.url, ['qa', 'case', 'run', '--item', 'APP-1', '--stage', 'qa', '--case', 'looks-right', '--verdict', 'pass', '--evidence', '@shot.txt']);
     expect([missing.code, missing.err]).toEqual([1, 'Cannot read the evidence file shot.txt: ENOENT: no such file']);

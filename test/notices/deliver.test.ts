@@ -5,8 +5,7 @@ import { buildDashboardData } from '../../src/http/dashboard-data.js';
 import { renderDashboard } from '../../src/http/dashboard.js';
 import { dispatchStage } from '../../src/qa/dispatch.js';
 import { checkIn } from '../../src/qa/executions.js';
-import { recordQaVerdict } from '../../src/qa/verdicts.js';
-import { REPO, makeDeliveryHarness, threeItemRun, type DeliveryHarness } from '../helpers/delivery.js';
+import { REPO, makeDeliveryHarness, threeItemRun, type DeliveryHarness, recordAs } from '../helpers/delivery.js';
 
 const QA_ONLY = { delivery: { stages: [{ name: 'qa', kind: 'qa' }], steering: 'lead' } };
 
@@ -52,8 +51,8 @@ describe('notices', () => {
   it('QA20 a changed wait edits its notice in place; QA10 a shared failure tells the driver, not the holders', async () => {
     const h = await setup();
     await dispatch(h);
-    await recordQaVerdict(h.fleet, h.run, 'qa', { item: 'APP-1', case: 'cart', result: 'pass', evidence: 'ok', source: 'yoke qa case run', by: 'alice' });
-    await recordQaVerdict(h.fleet, h.run, 'qa', { plan: 'smoke', case: 'flaky', result: 'fail', evidence: 'boom', source: 'capture', by: 'driver' });
+    await recordAs(h.fleet, h.run, 'qa', { item: 'APP-1', case: 'cart', result: 'pass', evidence: 'ok', source: 'yoke qa case run', by: 'alice' });
+    await recordAs(h.fleet, h.run, 'qa', { plan: 'smoke', case: 'flaky', result: 'fail', evidence: 'boom', source: 'capture', by: 'driver' });
     await dispatch(h);
     const [pr] = noticesOn(h, 101);
     expect(h.forge.edits.filter((e) => e.commentId === pr!.id).map((e) => e.body.split('\n')[2])).toEqual([
@@ -113,7 +112,7 @@ describe('notices', () => {
   it('QA22 closing a group withdraws its notice, edited to say so', async () => {
     const h = await setup();
     await dispatch(h);
-    for (const c of ['health', 'flaky']) await recordQaVerdict(h.fleet, h.run, 'qa', { plan: 'smoke', case: c, result: 'pass', evidence: 'ok', source: 'capture', by: 'driver' });
+    for (const c of ['health', 'flaky']) await recordAs(h.fleet, h.run, 'qa', { plan: 'smoke', case: c, result: 'pass', evidence: 'ok', source: 'capture', by: 'driver' });
     await dispatch(h);
     const group = h.store.notices.forRun(h.run).find((n) => n.subject === `${h.run}-g1`)!;
     expect(h.forge.edits.filter((e) => e.commentId === group.commentId).map((e) => e.body)).toEqual([
@@ -159,9 +158,9 @@ describe('notices', () => {
     const h = await setup();
     await dispatch(h);
     const holder = () => h.store.notices.forRun(h.run).find((n) => n.recipient === 'alice')!.state;
-    await recordQaVerdict(h.fleet, h.run, 'qa', { item: 'APP-1', case: 'cart', result: 'fail', evidence: 'x', source: 'yoke qa case run', by: 'bob' });
+    await recordAs(h.fleet, h.run, 'qa', { item: 'APP-1', case: 'cart', result: 'fail', evidence: 'x', source: 'yoke qa case run', by: 'bob' });
     expect(holder()).toBe('posted');
-    await recordQaVerdict(h.fleet, h.run, 'qa', { item: 'APP-1', case: 'cart', result: 'pass', evidence: 'x', source: 'yoke qa case run', by: 'alice' });
+    await recordAs(h.fleet, h.run, 'qa', { item: 'APP-1', case: 'cart', result: 'pass', evidence: 'x', source: 'yoke qa case run', by: 'alice' });
     expect(holder()).toBe('answered');
   });
 });

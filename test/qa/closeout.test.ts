@@ -3,10 +3,9 @@ import type { RepoRef } from '../../src/forge/types.js';
 import { createDeploymentRun } from '../../src/qa/deployment-runs.js';
 import { dispatchStage, settleAfter, sweepCloseouts } from '../../src/qa/dispatch.js';
 import { endExecution, startExecution } from '../../src/qa/executions.js';
-import { recordQaVerdict } from '../../src/qa/verdicts.js';
 import { FakeForge } from '../helpers/fake-forge.js';
 import { ManualClock } from '../helpers/fleet.js';
-import { REPO, makeDeliveryHarness } from '../helpers/delivery.js';
+import { REPO, makeDeliveryHarness, recordAs } from '../helpers/delivery.js';
 
 const QA_ONLY = { delivery: { stages: [{ name: 'qa', kind: 'qa' }] } };
 
@@ -142,7 +141,7 @@ describe('close-out', () => {
     expect(ex.ok && ex.value.kind).toBe('deployment-stage');
     const before = h.forge.comments.length;
     for (const c of ['health', 'flaky']) {
-      await recordQaVerdict(h.fleet, id, 'qa', { plan: 'smoke', case: c, result: 'pass', source: 'yoke qa plan run', by: 'driver' });
+      await recordAs(h.fleet, id, 'qa', { plan: 'smoke', case: c, result: 'pass', source: 'yoke qa plan run', by: 'driver' });
       expect(await settleAfter(h.fleet, id, 'qa', `${id}-g1`)).toBeNull();
     }
     expect(h.forge.comments.length).toBe(before);

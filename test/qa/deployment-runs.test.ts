@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createDeploymentRun, getDeploymentRun, removeMember } from '../../src/qa/deployment-runs.js';
 import { reportDeployStage } from '../../src/qa/deploy-stage.js';
-import { REPO, makeDeliveryHarness } from '../helpers/delivery.js';
+import { REPO, makeDeliveryHarness, actorOf } from '../helpers/delivery.js';
 
 describe('deployment runs', () => {
   it('default members are the items whose claim PR merged at or before the commit and whose delivery is owed; a tracking issue shows the run', async () => {
@@ -80,11 +80,11 @@ describe('deployment runs', () => {
     await h.attach(2, 'smoke');
     const run = await createDeploymentRun(h.fleet, { repo: REPO });
     if (!run.ok) throw new Error(run.refusal.message);
-    const removed = await removeMember(h.fleet, run.value.id, 'APP-2', 'maint', 'needs a code fix');
+    const removed = await removeMember(h.fleet, actorOf('maint'), run.value.id, 'APP-2', 'needs a code fix');
     expect(removed.ok && removed.value.members.find((m) => m.item === 'APP-2')).toMatchObject({ removed: { by: 'maint', reason: 'needs a code fix' }, delivery: 'owed' });
     expect(h.store.qa.groups([run.value.id])[0]!.coveredItemIds).toEqual([1]);
     expect(h.store.deliveryItems.get(REPO, 2)!.state).toBe('owed');
-    expect(await removeMember(h.fleet, run.value.id, 'APP-2', 'maint', 'again')).toMatchObject({ ok: false, refusal: { code: 'deployment_item_unknown' } });
+    expect(await removeMember(h.fleet, actorOf('maint'), run.value.id, 'APP-2', 'again')).toMatchObject({ ok: false, refusal: { code: 'deployment_item_unknown' } });
   });
 
   it('QA07 ownership freezes when the run enters its QA stage, after a deploy stage records its outcome and moves the run on', async () => {

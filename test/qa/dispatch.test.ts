@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createDeploymentRun } from '../../src/qa/deployment-runs.js';
 import { dispatchStage, settleAfter } from '../../src/qa/dispatch.js';
-import { qaWork, recordQaVerdict, waiveQaCase } from '../../src/qa/verdicts.js';
-import { REPO, makeDeliveryHarness, mergedHead, threeItemRun, type DeliveryHarness } from '../helpers/delivery.js';
+import { REPO, makeDeliveryHarness, mergedHead, threeItemRun, type DeliveryHarness, recordAs, waiveAs, workOf } from '../helpers/delivery.js';
 
 const QA_ONLY = { delivery: { stages: [{ name: 'qa', kind: 'qa' }, { name: 'production', kind: 'deploy', command: './deploy.sh' }] } };
 
@@ -14,7 +13,7 @@ async function atQa(extraPlans: Record<string, string> = {}): Promise<DeliveryHa
   return { ...h, run };
 }
 
-const pass = (h: DeliveryHarness & { run: string }, body: Parameters<typeof recordQaVerdict>[3]) => recordQaVerdict(h.fleet, h.run, 'qa', body);
+const pass = (h: DeliveryHarness & { run: string }, body: Parameters<typeof recordAs>[3]) => recordAs(h.fleet, h.run, 'qa', body);
 
 describe('a dispatch of a QA stage', () => {
   it('QA01 wakes the holder of item QA with the command (QA08), never a holder for a shared plan (QA10); once per wait', async () => {
@@ -78,7 +77,7 @@ describe('a dispatch of a QA stage', () => {
   it('settles when every member settles: item QA with evidence and an independent review, the shared group after a retry; then the run moves on', async () => {
     const h = await atQa();
     await pass(h, { item: 'APP-1', case: 'cart', result: 'pass', evidence: 'ok', source: 'yoke qa case run', by: 'alice' });
-    await pass(h, { item: 'APP-1', case: 'looks-right', result: 'pass', evidence: 'screenshot', source: 'yoke qa case run', by: 'bob' });
+    await pass(h, { item: 'APP-1', case: 'looks-right', result: 'pass', evidence: 'screenshot', source: 'yoke qa case run', by: 'alice' });
     await pass(h, { plan: 'smoke', case: 'health', result: 'pass', evidence: 'ok', source: 'yoke qa plan run', by: 'driver' });
     await pass(h, { plan: 'smoke', case: 'flaky', result: 'fail', evidence: 'first try', source: 'yoke qa plan run', by: 'driver' });
     let d = await dispatchStage(h.fleet, h.run, 'qa');
@@ -98,14 +97,14 @@ describe('a dispatch of a QA stage', () => {
 describe('recording verdicts', () => {
   it('QA17 runs the open group by plan name, the run supplying its project', async () => {
     const h = await atQa();
-    const work = await qaWork(h.fleet, h.run, 'qa', { plan: 'smoke' });
+    const work = await workOf(h.fleet, h.run, 'qa', { plan: 'smoke' });
     expect(work.ok && [work.value.repo, work.value.subject, work.value.plans.map((p) => p.cases.map((c) => c.id))]).toEqual([REPO, `${h.run}-g1`, [['health', 'flaky']]]);
   });
 
   it('QA18 with no open group refuses plan_group_not_open, naming the closed groups', async () => {
     const h = await atQa();
     h.store.qa.closeGroup(`${h.run}-g1`, 'passed', h.clock.now());
-    expect(await qaWork(h.fleet, h.run, 'qa', { plan: 'smoke' })).toEqual({
+    expect(await workOf(h.fleet, h.run, 'qa', { plan: 'smoke' })).toEqual({
       ok: false,
       refusal: {
         code: 'plan_group_not_open',
@@ -127,11 +126,11 @@ describe('recording verdicts', () => {
     await h.attach(3, 'api/sanity');
     const r = await createDeploymentRun(h.fleet, { repo: REPO });
     if (!r.ok) throw new Error(r.refusal.message);
-    expect(await qaWork(h.fleet, r.value.id, 'qa', { plan: 'sanity' })).toEqual({
+    expect(await workOf(h.fleet, r.value.id, 'qa', { plan: 'sanity' })).toEqual({
       ok: false,
       refusal: { code: 'qa_plan_ambiguous', status: 409, message: 'The plan name "sanity" matches 2 plans: api/sanity, web/sanity.', recovery: 'Select one by its exact id, e.g. `api/sanity`.' },
     });
-    const exact = await qaWork(h.fleet, r.value.id, 'qa', { plan: 'web/sanity' });
+    const exact = await workOf(h.fleet, r.value.id, 'qa', { plan: 'web/sanity' });
     expect(exact.ok && [exact.value.plans[0]!.planId, exact.value.plans[0]!.cases.map((c) => c.id)]).toEqual(['web/sanity', ['web']]);
   });
 
@@ -141,9 +140,9 @@ describe('recording verdicts', () => {
       await pass(h, { item: 'APP-1', case: 'looks-right', result: 'pass', source: 'yoke qa case run', by: 'alice' }),
       await pass(h, { item: 'APP-1', case: 'nope', result: 'pass', source: 'yoke qa case run', by: 'alice' }),
       await pass(h, { item: 'APP-7', case: 'cart', result: 'pass', source: 'yoke qa case run', by: 'alice' }),
-      await recordQaVerdict(h.fleet, h.run, 'production', { item: 'APP-1', case: 'cart', result: 'pass', source: 'yoke qa case run', by: 'alice' }),
-      await recordQaVerdict(h.fleet, 'dr-nope', 'qa', { item: 'APP-1', case: 'cart', result: 'pass', source: 'yoke qa case run', by: 'alice' }),
-      await qaWork(h.fleet, h.run, 'qa', { item: 'APP-2', plan: 'smoke' }),
+      await recordAs(h.fleet, h.run, 'production', { item: 'APP-1', case: 'cart', result: 'pass', source: 'yoke qa case run', by: 'alice' }),
+      await recordAs(h.fleet, 'dr-nope', 'qa', { item: 'APP-1', case: 'cart', result: 'pass', source: 'yoke qa case run', by: 'alice' }),
+      await workOf(h.fleet, h.run, 'qa', { item: 'APP-2', plan: 'smoke' }),
       await pass(h, { item: 'APP-1', case: 'cart', replaces: 'gone', result: 'pass', source: 'yoke qa case run', by: 'alice' }),
     ];
     expect(refusals.map((r) => (r.ok ? 'recorded' : `${r.refusal.code}: ${r.refusal.recovery}`))).toEqual([
@@ -162,7 +161,7 @@ describe('recording verdicts', () => {
     const h = await atQa();
     await pass(h, { plan: 'smoke', case: 'health', result: 'pass', source: 'capture', by: 'driver' });
     await pass(h, { plan: 'smoke', case: 'flaky', result: 'error', evidence: 'runner died', source: 'capture', by: 'driver' });
-    const w = await waiveQaCase(h.fleet, h.run, 'qa', { plan: 'smoke', case: 'flaky', reason: 'known flake, tracked in #99', by: 'maint' });
+    const w = await waiveAs(h.fleet, h.run, 'qa', { plan: 'smoke', case: 'flaky', reason: 'known flake, tracked in #99', by: 'maint' });
     expect(w.ok && w.value).toMatchObject({ subject: `${h.run}-g1`, result: 'waived' });
     const d = await dispatchStage(h.fleet, h.run, 'qa');
     expect(d.ok && d.value.groups.map((g) => g.state)).toEqual(['passed']);
@@ -173,7 +172,7 @@ describe('gate checks of one stage that land together', () => {
   it('advance the run once: a check queued behind the one that settled the stage skips no deploy and does not end the run', async () => {
     const h = makeDeliveryHarness({ config: QA_ONLY });
     const { run } = await threeItemRun(h);
-    const rec = (body: Parameters<typeof recordQaVerdict>[3]) => recordQaVerdict(h.fleet, run, 'qa', body);
+    const rec = (body: Parameters<typeof recordAs>[3]) => recordAs(h.fleet, run, 'qa', body);
     for (const c of ['cart', 'looks-right']) await rec({ item: 'APP-1', case: c, result: 'pass', evidence: 'ok', source: 'yoke qa case run', by: 'alice' });
     for (const c of ['health', 'flaky']) await rec({ plan: 'smoke', case: c, result: 'pass', evidence: 'ok', source: 'yoke qa plan run', by: 'driver' });
     h.forge.repo(REPO).merged.find((p) => p.number === 101)!.reviews.push({ author: 'bob', state: 'APPROVED', commitId: mergedHead(1) });

@@ -9,7 +9,7 @@ import { checkIn, startExecution } from '../../src/qa/executions.js';
 import { awaitResult, dispatchIdempotent, type DispatchEnvelope } from '../../src/qa/idempotent-dispatch.js';
 import { openStore } from '../../src/store/store.js';
 import { FakeForge } from '../helpers/fake-forge.js';
-import { REPO, makeDeliveryHarness, type DeliveryHarness } from '../helpers/delivery.js';
+import { REPO, makeDeliveryHarness, type DeliveryHarness, actorOf } from '../helpers/delivery.js';
 
 const QA_ONLY = { delivery: { stages: [{ name: 'qa', kind: 'qa' }, { name: 'production', kind: 'deploy', command: './deploy.sh' }] } };
 const instant = async () => {};
@@ -172,7 +172,7 @@ describe('busy answers, each from its contention point, refused before anything 
     const h = await setup({ forge });
     forge.onRead = () => {
       forge.onRead = null;
-      void removeMember(h.fleet, h.run, 'APP-3', 'maint', 'mid-check');
+      void removeMember(h.fleet, actorOf('maint'), h.run, 'APP-3', 'mid-check');
     };
     const r = await send(h, 'busy-members');
     expect(code(r)).toBe('deployment_membership_changed');

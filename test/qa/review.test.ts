@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { dispatchStage } from '../../src/qa/dispatch.js';
-import { recordQaVerdict } from '../../src/qa/verdicts.js';
 import { reviewApprovals } from '../../src/qa/stage.js';
-import { REPO, makeDeliveryHarness, mergedHead, threeItemRun } from '../helpers/delivery.js';
+import { REPO, makeDeliveryHarness, mergedHead, threeItemRun, recordAs } from '../helpers/delivery.js';
 
 // TR09: who may give the independent review a QA case asks for. Someone with
 // write access or more, approving the head yoke merged, who is a person (no
@@ -34,7 +33,7 @@ describe('an independent review', () => {
   it('TR09 the item\'s assignee, its holder and the PR\'s author approving do not settle it; a writer who is none of them does', async () => {
     const h = makeDeliveryHarness({ config: { delivery: { stages: [{ name: 'qa', kind: 'qa' }] } } });
     const { run } = await threeItemRun(h);
-    for (const c of ['cart', 'looks-right']) await recordQaVerdict(h.fleet, run, 'qa', { item: 'APP-1', case: c, result: 'pass', evidence: 'ok', source: 'yoke qa case run', by: 'alice' });
+    for (const c of ['cart', 'looks-right']) await recordAs(h.fleet, run, 'qa', { item: 'APP-1', case: c, result: 'pass', evidence: 'ok', source: 'yoke qa case run', by: 'alice' });
     const pr = h.forge.repo(REPO).merged.find((p) => p.number === 101)!;
     const perms = h.forge.repo(REPO).permissions;
     Object.assign(perms, { alice: 'write', agent: 'write', stranger: 'read', bob: 'write' });
@@ -65,7 +64,7 @@ describe('a replacement (--replaces)', () => {
     };
     const h = makeDeliveryHarness({ config: { delivery: { stages: [{ name: 'qa', kind: 'qa' }] } }, plans });
     const { run } = await threeItemRun(h);
-    const rec = (body: Parameters<typeof recordQaVerdict>[3]) => recordQaVerdict(h.fleet, run, 'qa', body);
+    const rec = (body: Parameters<typeof recordAs>[3]) => recordAs(h.fleet, run, 'qa', body);
     await rec({ plan: 'smoke', case: 'flaky', result: 'fail', evidence: 'timed out', source: 'yoke qa plan run', by: 'driver' });
     const waiver = await rec({ plan: 'smoke', case: 'health', replaces: 'flaky', result: 'pass', source: 'yoke qa case run', by: 'someone' });
     expect(waiver.ok ? 'recorded' : [waiver.refusal.code, waiver.refusal.message, waiver.refusal.recovery]).toEqual([

@@ -28,7 +28,7 @@ const FILES = {
 let ds: DeliverySandbox;
 let sandbox: Sandbox;
 let checkout: string;
-const yoke = (args: string[]) => ds.yoke(args);
+const yoke = (args: string[], as?: string) => ds.yoke(args, as);
 
 async function forgeApi(token: string, method: string, path: string, body: unknown): Promise<void> {
   const res = await fetch(`${sandbox.forge.url}/api/v3/repos/${DEMO_REPO}${path}`, { method, headers: { authorization: `token ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -74,7 +74,7 @@ describe('delivery over real HTTP', () => {
     expect(answer.groups.map((g: { planId: string; covered: string[] }) => [g.planId, g.covered])).toEqual([['smoke', ['DEMO-2', 'DEMO-3']]]);
 
     expect((await yoke(['qa', 'plan', 'run', '--item', 'DEMO-1', '--stage', 'staging-qa'])).out).toContain('DEMO-1 checkout/deployed: pass');
-    expect((await yoke(['qa', 'case', 'run', '--item', 'DEMO-1', '--stage', 'staging-qa', '--case', 'looks-right', '--verdict', 'pass', '--evidence', 'Read "Hello, yoke" on staging.'])).code).toBe(0);
+    expect((await yoke(['qa', 'case', 'run', '--item', 'DEMO-1', '--stage', 'staging-qa', '--case', 'looks-right', '--verdict', 'pass', '--evidence', 'Read "Hello, yoke" on staging.'], MAINTAINER)).code).toBe(0);
 
     const first = await yoke(['qa', 'plan', 'run', '--deployment-run-id', run.id, '--stage', 'staging-qa', '--plan', 'smoke']);
     expect([first.code, first.out]).toEqual([1, `${run.id}-g1 smoke/tests: pass\n${run.id}-g1 smoke/flaky: fail`]);
@@ -96,7 +96,7 @@ describe('delivery over real HTTP', () => {
     const got = await yoke(['deployment-runs', 'get', run.id]);
     expect(got.out).toContain(`${run.id} · ${DEMO_REPO} at ${head.slice(0, 12)} · succeeded`);
     for (const item of ['DEMO-1', 'DEMO-2', 'DEMO-3']) expect(got.out).toMatch(new RegExp(`  ${item} \\(#\\d, PR #\\d+\\): staging-qa settled`));
-    expect(got.out).toContain(`  staging-qa ${run.id}-g1 smoke/flaky: fail (yoke qa plan run, maintainer)\n  staging-qa ${run.id}-g1 smoke/flaky: pass (yoke qa plan run, maintainer)`);
+    expect(got.out).toContain(`  staging-qa ${run.id}-g1 smoke/flaky: fail (yoke qa plan run, operator)\n  staging-qa ${run.id}-g1 smoke/flaky: pass (yoke qa plan run, operator)`);
     expect(readFileSync(join(checkout, '.deployed-production'), 'utf8').trim()).toBe(head);
     // The tracking issue shows where the run ended.
     expect(sandbox.repo.issues.get(run.trackingIssue!)!.body).toContain('**Status:** succeeded');
