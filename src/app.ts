@@ -18,6 +18,7 @@ import { ActionsLauncher } from './launcher/actions.js';
 import { CommandLauncher } from './launcher/command.js';
 import type { Launcher } from './launcher/launcher.js';
 import { sweepCloseouts } from './qa/dispatch.js';
+import { DEFAULT_PROCESS_LEASE, startProcessLease } from './process-lease.js';
 import { openStore, type Store } from './store/store.js';
 import { registerWebhooks } from './webhooks/handlers.js';
 
@@ -95,7 +96,10 @@ function wire(app: Probot, addHandler: (handler: ReturnType<typeof createApiHand
             reapNow();
           },
         });
+  // TR12: this process's lease: what it reserves and claims is its own until the lease lapses.
+  const lease = startProcessLease({ store, clock, timers, log: app.log }, DEFAULT_PROCESS_LEASE);
   engine = new Engine({
+    processId: lease.id,
     store,
     forge,
     launcher,
@@ -130,8 +134,6 @@ function wire(app: Probot, addHandler: (handler: ReturnType<typeof createApiHand
 
   // Always on: Actions runs launched before a switch to the command launcher can still report.
   const oidc = new OidcVerifier({ issuer: settings.oidcIssuer, jwksUrl: settings.oidcJwksUrl, audience: settings.publicUrl, now: () => clock.now() });
-  // What a previous process left in flight can never finish: it may be sent again (DX07).
-  store.dispatchRequests.failOrphans(clock.now());
   addHandler(
     createApiHandler({
       fleet,
@@ -146,21 +148,21 @@ function wire(app: Probot, addHandler: (handler: ReturnType<typeof createApiHand
     }),
   );
 
-  let sweep: ReturnType<Timers['setInterval']> | null = null;
   if (overrides.startTicks !== false) {
     running.start();
     // Recover first: reap what ended while yoke was down, then fill.
     reapNow();
-    // DX04/DX06: skipped and refused close-outs are tried again by themselves, on the reaper's cadence.
-    let sweeping = false;
-    sweep = timers.setInterval(() => {
-      if (sweeping) return;
-      sweeping = true;
-      void sweepCloseouts(fleet)
-        .catch((err) => app.log.warn({ err: String(err) }, 'close-out sweep failed'))
-        .finally(() => (sweeping = false));
-    }, settings.reaperMs);
   }
+  // DX04/DX06: skipped and refused close-outs are tried again by themselves, on the reaper's cadence. The
+  // database door sweeps too: a run it drives past its last stage is closing until they are done (TR12).
+  let sweeping = false;
+  const sweep = timers.setInterval(() => {
+    if (sweeping) return;
+    sweeping = true;
+    void sweepCloseouts(fleet)
+      .catch((err) => app.log.warn({ err: String(err) }, 'close-out sweep failed'))
+      .finally(() => (sweeping = false));
+  }, settings.reaperMs);
   app.log.info({ cap: settings.globalCap, launcher: launcher.name, db: settings.dbPath }, 'yoke is running');
   return {
     engine: running,
@@ -171,7 +173,8 @@ function wire(app: Probot, addHandler: (handler: ReturnType<typeof createApiHand
     cacheStats,
     stop: () => {
       running.stop();
-      if (sweep !== null) timers.clearInterval(sweep);
+      lease.stop();
+      timers.clearInterval(sweep);
       if (launcher instanceof CommandLauncher) launcher.killAll();
     },
   };

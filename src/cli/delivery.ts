@@ -7,6 +7,9 @@ import type { DeploymentView } from '../qa/view.js';
 import { call, CliFailure, type CliIo, type GlobalOptions } from './client.js';
 import { formatDeploymentRun } from './format.js';
 
+/** TR12: how long `yoke qa plan run`'s execution lives without a renewal, and how often it is renewed. */
+export const PLAN_RUN_LEASE = { seconds: 120, renewMs: 30_000 } as const;
+
 // Delivery from a terminal: deployment runs, QA cases and plans, deploy stages.
 // Cases and deploy commands run here, in the caller's checkout of the pinned
 // commit; yoke records what they did.
@@ -121,11 +124,16 @@ export function registerDeliveryCommands(program: Command, io: CliIo, g: () => G
       const work = await workOf(io, g(), run, o);
       checkCheckout(io, work.commit);
       // The run is an execution: on a shared group it defers close-out and notices until it ends (DX05).
-      const execution = (await call(io, g(), 'POST', `${stagePath(run, o.stage)}/executions`, o.item ? { item: o.item, ...(o.plan ? { plan: o.plan } : {}) } : { plan: o.plan })) as { id: string };
+      // TR12: it lives while this command renews it, so a Ctrl-C or a lost answer leaves nothing that blocks the run.
+      const body = { ...(o.item ? { item: o.item, ...(o.plan ? { plan: o.plan } : {}) } : { plan: o.plan }), lease_seconds: PLAN_RUN_LEASE.seconds };
+      const execution = (await call(io, g(), 'POST', `${stagePath(run, o.stage)}/executions`, body, { 'idempotency-key': `plan-run-${randomUUID()}` })) as { id: string };
+      const renew = setInterval(() => void call(io, g(), 'POST', `${runPath(run)}/executions/${execution.id}/renew`, { lease_seconds: PLAN_RUN_LEASE.seconds }).catch(() => {}), PLAN_RUN_LEASE.renewMs);
+      renew.unref();
       let failed = 0;
       try {
         failed = await runPlans(io, g(), run, work, o);
       } finally {
+        clearInterval(renew);
         await call(io, g(), 'POST', `${runPath(run)}/executions/${execution.id}/end`);
       }
       if (failed) throw new CliFailure(`${failed} case(s) did not pass. See \`yoke deployment-runs get ${run}\`.`);

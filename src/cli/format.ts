@@ -9,6 +9,10 @@ export function formatDeploymentRun(v: DeploymentView): string {
     'members:',
     ...v.members.map((m) => `  ${m.item} (#${m.issue}, PR #${m.pr}): ${m.removed ? 'removed' : Object.entries(m.stages).map(([s, st]) => `${s} ${st}`).join(', ') || 'not in QA yet'} · delivery ${m.delivery}`),
   ];
+  if (v.owed.length) {
+    lines.push('closing: every stage is done; these members are still owed their close-out (yoke retries them):');
+    for (const o of v.owed) lines.push(`  ${o.item}: ${o.detail}${o.command ? `\n    ${o.command}` : ''}`);
+  }
   const groups = v.stages.flatMap((s) => s.groups.map((g) => ({ stage: s.name, g })));
   if (groups.length) {
     lines.push('groups:');

@@ -17,6 +17,8 @@ export interface DriverPolicy {
   resultWaits: number;
   resultWaitSeconds: number;
   leaseSeconds: number;
+  /** TR12: how long a capture's plan execution lives without a renewal (renewed before each case). */
+  executionLeaseSeconds: number;
   /** Between gate checks of a QA stage that is still waiting. */
   gatePollMs: number;
 }
@@ -26,6 +28,7 @@ export const DEFAULT_DRIVER_POLICY: DriverPolicy = {
   resultWaits: 10,
   resultWaitSeconds: 60,
   leaseSeconds: 120,
+  executionLeaseSeconds: 120,
   gatePollMs: 15_000,
 };
 
@@ -153,9 +156,13 @@ export class Driver {
     const base = `${runPath(run)}/stages/${encodeURIComponent(stage)}`;
     for (const c of items) {
       const work = (await this.busyRetried(run, () => this.d.transport.send('GET', `${base}/work?plan=${encodeURIComponent(c.planId)}`))).json;
-      const ex = (await this.busyRetried(run, () => this.d.transport.send('POST', `${base}/executions`, { plan: c.planId }))).json;
+      // TR12: one key for this start through every retry and lost answer, so it opens one execution; renewed before each case.
+      const key = `capture-${this.d.newId?.() ?? randomUUID()}`;
+      const lease = { lease_seconds: this.d.policy.executionLeaseSeconds };
+      const ex = (await this.busyRetried(run, () => this.d.transport.send('POST', `${base}/executions`, { plan: c.planId, ...lease }, { 'idempotency-key': key }))).json;
       try {
         for (const kase of work.plans[0].cases.filter((k: { id: string; passed: boolean }) => c.cases.includes(k.id) && !k.passed)) {
+          await this.busyRetried(run, () => this.d.transport.send('POST', `${runPath(run)}/executions/${ex.id}/renew`, lease));
           const res = await this.d.exec(kase.run, { YOKE_DEPLOYMENT_RUN_ID: run, YOKE_STAGE: stage, YOKE_COMMIT: work.commit, YOKE_REPO: work.repo, YOKE_QA_CASE: kase.id });
           const result = res.error ? 'error' : res.code === 0 ? 'pass' : 'fail';
           this.d.emit({ event: 'capture', run, stage, plan: c.planId, case: kase.id, result });
@@ -175,6 +182,14 @@ export class Driver {
     let last = '';
     for (;;) {
       const view = await this.get(runId);
+      // TR12: every stage is done, but some accepted member is still owed its close-out; yoke's sweep retries them.
+      if (view.status === 'closing') {
+        const owed = view.owed.map((o: { item: string; detail: string; command: string | null }) => `${o.item}: ${o.detail}${o.command ? ` (${o.command})` : ''}`).join('; ');
+        if (owed !== last) this.d.emit({ event: 'closing', run: runId, owed: view.owed });
+        last = owed;
+        await this.d.sleep(this.d.policy.gatePollMs);
+        continue;
+      }
       if (view.status !== 'active') {
         this.d.emit({ event: 'done', run: runId, status: view.status });
         if (view.status === 'succeeded') return;

@@ -159,6 +159,11 @@ export const DELIVERY_CODES = {
     message: (p) => `Run ${p.run}'s credential may read and record the QA of the item it holds, nothing else.`,
     recovery: () => 'Send this request with an operator token (YOKE_API_TOKENS) or a person token (YOKE_PERSON_TOKENS).',
   }),
+  execution_ended: code<{ run: string; execution: string }>({
+    status: 409,
+    message: (p) => `Plan execution ${p.execution} of run ${p.run} has ended; it cannot be renewed.`,
+    recovery: (p) => `Start the plan again (\`yoke qa plan run\`); see \`yoke deployment-runs get ${p.run}\` for what the stage waits on.`,
+  }),
   idempotency_key_required: code({
     status: 400,
     message: () => 'A dispatch needs an `Idempotency-Key` header: the request id of this logical dispatch.',

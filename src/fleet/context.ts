@@ -46,6 +46,8 @@ export const DEFAULT_CLOSEOUT_POLICY = { closeoutBudgetMs: 5_000, closeoutOrder:
  * fleet report) may use of the fleet. They ask for passes; they never run one.
  */
 export interface FleetContext {
+  /** TR12: this process's lease id: what it reserves or claims is recorded as its own. */
+  processId: string;
   store: Store;
   forge: Forge;
   clock: Clock;

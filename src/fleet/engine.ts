@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { newProcessId } from '../process-lease.js';
 import type { Clock, Timers } from '../clock.js';
 import type { CommentView, Forge, RepoRef } from '../forge/types.js';
 import type { Launcher } from '../launcher/launcher.js';
@@ -32,6 +33,8 @@ export interface EngineDeps {
   /** Logins whose verdict markers count besides yoke's own bot login. */
   trustedMarkerLogins: readonly string[];
   newRunId?: () => string;
+  /** TR12: this process's lease id (the composition root registers it). */
+  processId?: string;
   /** Commands found by poll (the composition root wires the command handler here). */
   onPolledComments?: (repo: RepoRef, comments: readonly CommentView[]) => Promise<void>;
 }
@@ -51,15 +54,18 @@ export class Engine {
   private readonly activity = new RepoActivity();
   private readonly checkRefusals: CheckRefusals;
   lastPass: PassReport | null = null;
+  readonly processId: string;
 
   constructor(private readonly deps: EngineDeps) {
     this.checkRefusals = new CheckRefusals(deps.policy.checkRetryMs);
+    this.processId = deps.processId ?? newProcessId();
   }
 
   /** What the people-facing edges may use of this fleet. */
   context(): FleetContext {
     const { store, forge, clock, policy, log } = this.deps;
     return {
+      processId: this.processId,
       store,
       forge,
       clock,

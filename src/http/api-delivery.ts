@@ -6,7 +6,7 @@ import { DeployReport, reportDeployStage } from '../qa/deploy-stage.js';
 import { createDeploymentRun, findRunsOfItem, getDeploymentRun, removeMember } from '../qa/deployment-runs.js';
 import { settleAfter } from '../qa/dispatch.js';
 import { awaitResult, DispatchEnvelope, dispatchIdempotent } from '../qa/idempotent-dispatch.js';
-import { CheckinBody, checkIn, endExecution, ExecutionBody, startExecution } from '../qa/executions.js';
+import { CheckinBody, checkIn, endExecution, ExecutionBody, renewExecution, RenewBody, startExecution } from '../qa/executions.js';
 import { QaTarget, qaWork, recordQaVerdict, VerdictBody, waiveQaCase, WaiveBody } from '../qa/verdicts.js';
 
 // Delivery routes under /yoke/api/deployment-runs, for operators (the CLI and
@@ -70,11 +70,15 @@ export async function handleDeliveryRoute(ctx: DeliveryContext, actor: Actor, re
     const r = await awaitResult(ctx, request[1]!, request[2]!, waitMs, dispatch.sleep);
     return io.raw(r.status, r.body);
   }
-  const run = /^\/yoke\/api\/deployment-runs\/([\w-]{1,100})\/(checkin|executions\/([\w-]{1,40})\/end)$/.exec(path);
+  const run = /^\/yoke\/api\/deployment-runs\/([\w-]{1,100})\/(checkin|executions\/([\w-]{1,40})\/(end|renew))$/.exec(path);
   if (run && method === 'POST') {
     if (run[2] === 'checkin') {
       const body = await parse(CheckinBody);
       return body.ok ? answer(await checkIn(ctx, run[1]!, body.data)) : true;
+    }
+    if (run[4] === 'renew') {
+      const body = await parse(RenewBody);
+      return body.ok ? answer(await renewExecution(ctx, run[1]!, run[3]!, body.data.lease_seconds)) : true;
     }
     return answer(await endExecution(ctx, run[1]!, run[3]!));
   }
@@ -108,7 +112,10 @@ export async function handleDeliveryRoute(ctx: DeliveryContext, actor: Actor, re
     }
     if (action === 'executions') {
       const body = await parse(ExecutionBody);
-      return body.ok ? answer(await startExecution(ctx, runId, stage, body.data), 201) : true;
+      if (!body.ok) return true;
+      const key = req.headers['idempotency-key'];
+      if (key !== undefined && (typeof key !== 'string' || !/^[\w.:-]{1,100}$/.test(key))) return io.refuse(makeRefusal('validation_failed', { detail: 'Idempotency-Key: 1-100 letters, digits, _ . : or -' }));
+      return answer(await startExecution(ctx, runId, stage, body.data, key ?? null), 201);
     }
     if (action === 'waive') {
       const body = await parse(WaiveBody);

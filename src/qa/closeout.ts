@@ -20,7 +20,7 @@ export interface CloseoutReport {
 
 /** Members a live deployment-stage execution still delivers: its own item, or every item its group covers. */
 export function deferredItems(ctx: DeliveryContext, run: DeploymentRun, stage: string, item: (n: number) => string): Set<string> {
-  const live = ctx.store.executions.live(run.id, stage).filter((e) => e.kind === 'deployment-stage');
+  const live = ctx.store.executions.live(run.id, stage, ctx.clock.now()).filter((e) => e.kind === 'deployment-stage');
   const groups = new Map(ctx.store.qa.groups([run.id]).map((g) => [g.id, g]));
   const out = new Set<string>();
   for (const e of live) {
@@ -41,6 +41,20 @@ export function closeoutQueue(ctx: DeliveryContext, run: DeploymentRun, stage: s
   return queue.map((m) => m.issueNumber);
 }
 
+/** TR12: the accepted members of a run still owed their close-out, at any of its QA stages. */
+export function owedMembers(ctx: DeliveryContext, run: DeploymentRun): number[] {
+  const owed = new Set<number>();
+  for (const stage of run.settings.stages.filter((s) => s.kind === 'qa')) for (const n of closeoutQueue(ctx, run, stage.name)) owed.add(n);
+  return [...owed].sort((a, b) => a - b);
+}
+
+/** TR12: a run past its last stage succeeds only once no member it accepted is owed; true when it did now. */
+export function finishIfDelivered(ctx: DeliveryContext, runId: string): boolean {
+  const run = ctx.store.deployments.get(runId);
+  if (!run || run.status !== 'active' || run.closingSince === null || owedMembers(ctx, run).length > 0) return false;
+  return ctx.store.deployments.finishClosing(run.id, ctx.clock.now());
+}
+
 export async function closeOutMembers(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string, startedAt: number): Promise<CloseoutReport> {
   const report: CloseoutReport = { closed: [], refused: [], skipped: [], deferred: [] };
   const deferred = deferredItems(ctx, run, stage, dr.item);
@@ -55,7 +69,7 @@ export async function closeOutMembers(ctx: DeliveryContext, dr: DeliveryRepo, ru
       report.skipped.push(item);
       continue;
     }
-    if (!ctx.store.closeouts.claim(run.id, issue, stage, ctx.clock.now(), ctx.policy.closeoutStaleMs)) continue;
+    if (!ctx.store.closeouts.claim(run.id, issue, stage, ctx.clock.now(), ctx.processId, ctx.policy.closeoutStaleMs)) continue;
     const refusal = await closeOut(ctx, dr, run, stage, issue);
     if (refusal) {
       ctx.store.closeouts.finish(run.id, issue, { state: 'refused', refusal }, ctx.clock.now());

@@ -2,7 +2,7 @@ import { makeRefusal } from '../codes.js';
 import { deliverNotices, subjectsOf, type NoticeReport } from '../notices/deliver.js';
 import type { DeploymentRun } from '../store/deployments.js';
 import { BusyError } from './busy.js';
-import { closeOutMembers, closeoutQueue, deferredItems, type CloseoutReport } from './closeout.js';
+import { closeOutMembers, closeoutQueue, deferredItems, finishIfDelivered, type CloseoutReport } from './closeout.js';
 import { deliveryRepo, ok, type DeliveryContext, type DeliveryRepo, type Outcome } from './context.js';
 import { activeRun, runAtStage } from './deployment-runs.js';
 import type { GroupResult, MemberResult, StageEvaluation, Triage, Wait } from './gate.js';
@@ -94,8 +94,9 @@ async function checkGate(ctx: DeliveryContext, dr: DeliveryRepo, run: Deployment
   const liveMembers = () => store.deployments.members(run.id).filter((m) => m.removedAt === null).map((m) => m.issueNumber).join(',');
   const membersRead = liveMembers();
   const evaluation = await evaluateFrozenStage(ctx, dr, run, stage);
+  const now0 = clock.now();
   // DX05: the stage settles once no deployment-stage execution is still delivering to it.
-  const settles = evaluation.settled && !store.executions.live(run.id, stage).some((e) => e.kind === 'deployment-stage');
+  const settles = evaluation.settled && !store.executions.live(run.id, stage, now0).some((e) => e.kind === 'deployment-stage');
   const now = clock.now();
   const holders = new Map(store.qa.memberStages(run.id, stage).map((m) => [dr.item(m.issueNumber), m.holder]));
   const woken = new Map<string, Woken>();
@@ -120,6 +121,7 @@ async function checkGate(ctx: DeliveryContext, dr: DeliveryRepo, run: Deployment
   // Wake the waiting before closing the accepted (QA01); a refused close-out then wakes its owner (DX03).
   const notices = await deliverNotices(ctx, dr, run, stage, subjectsOf(ctx, run, stage, evaluation, closeoutWaits(ctx, run, stage, dr.item)), closedGroups());
   const closeout = await closeOutMembers(ctx, dr, run, stage, startedAt);
+  finishIfDelivered(ctx, run.id);
   if (closeout.refused.length || closeout.closed.length) {
     const after = await deliverNotices(ctx, dr, run, stage, subjectsOf(ctx, run, stage, evaluation, closeoutWaits(ctx, run, stage, dr.item)), closedGroups());
     notices.posted.push(...after.posted);
@@ -183,6 +185,8 @@ const refusalsOf = (ctx: DeliveryContext, runId: string): string =>
 export async function sweepCloseouts(ctx: DeliveryContext): Promise<number> {
   let closed = 0;
   for (const run of ctx.store.deployments.list().filter((r) => r.status === 'active' || r.status === 'succeeded')) {
+    // A closing run whose last close-out landed just before a crash still succeeds.
+    finishIfDelivered(ctx, run.id);
     for (const stage of run.settings.stages.filter((s) => s.kind === 'qa').map((s) => s.name)) {
       if (closeoutQueue(ctx, run, stage).length === 0) continue;
       const dr = await deliveryRepo(ctx, run.repo);
@@ -190,6 +194,8 @@ export async function sweepCloseouts(ctx: DeliveryContext): Promise<number> {
       closed += await serialRun(ctx.store, run.id, async () => {
         const refusedBefore = refusalsOf(ctx, run.id);
         const report = await closeOutMembers(ctx, dr.value, run, stage, ctx.clock.now());
+        // TR12: a closing run succeeds once its last owed member is closed out.
+        finishIfDelivered(ctx, run.id);
         // Nothing closed and the same refusals stand: their notices stand too, so GitHub is not read again.
         if (report.closed.length === 0 && refusalsOf(ctx, run.id) === refusedBefore) return 0;
         const evaluation = await evaluateFrozenStage(ctx, dr.value, run, stage);

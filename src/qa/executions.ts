@@ -10,10 +10,15 @@ import { qaWork } from './verdicts.js';
 // plan's cases; one on the deployment's behalf (a shared group, the driver's
 // capture) defers its members' close-out and notices until it ends (DX05).
 
+/** TR12: how long an execution lives without a renewal, by default and at most. */
+export const EXECUTION_LEASE = { defaultSeconds: 120, maxSeconds: 3600 } as const;
+const leaseSeconds = z.number().int().min(1).max(EXECUTION_LEASE.maxSeconds).optional();
+
 export const ExecutionBody = z.union([
-  z.object({ item: z.string().min(1).max(30), plan: z.string().min(1).max(200).optional(), kind: z.enum(['qa-stage', 'deployment-stage']).optional() }).strict(),
-  z.object({ plan: z.string().min(1).max(200), kind: z.enum(['qa-stage', 'deployment-stage']).optional() }).strict(),
+  z.object({ item: z.string().min(1).max(30), plan: z.string().min(1).max(200).optional(), kind: z.enum(['qa-stage', 'deployment-stage']).optional(), lease_seconds: leaseSeconds }).strict(),
+  z.object({ plan: z.string().min(1).max(200), kind: z.enum(['qa-stage', 'deployment-stage']).optional(), lease_seconds: leaseSeconds }).strict(),
 ]);
+export const RenewBody = z.object({ lease_seconds: leaseSeconds }).strict();
 export type ExecutionBody = z.infer<typeof ExecutionBody>;
 
 export const CheckinBody = z
@@ -21,16 +26,39 @@ export const CheckinBody = z
   .strict();
 export type CheckinBody = z.input<typeof CheckinBody>;
 
-export async function startExecution(ctx: DeliveryContext, runId: string, stage: string, body: ExecutionBody): Promise<Outcome<{ id: string; subject: string; kind: ExecutionKind }>> {
+export interface ExecutionAnswer {
+  id: string;
+  subject: string;
+  kind: ExecutionKind;
+  leaseUntil: number;
+}
+
+/**
+ * Opens a plan execution with a lease its runner renews (TR12). The same
+ * start sent again with its idempotency key (a lost answer, a retry) answers
+ * with the execution it opened, so no second one is left behind.
+ */
+export async function startExecution(ctx: DeliveryContext, runId: string, stage: string, body: ExecutionBody, key: string | null): Promise<Outcome<ExecutionAnswer>> {
   const work = await qaWork(ctx, OPERATOR, runId, stage, 'item' in body ? { item: body.item, ...(body.plan ? { plan: body.plan } : {}) } : { plan: body.plan });
   if (!work.ok) return work;
   const kind: ExecutionKind = body.kind ?? ('item' in body ? 'qa-stage' : 'deployment-stage');
-  const id = `ex-${randomBytes(5).toString('hex')}`;
-  ctx.store.executions.start({ id, runId, stage, subject: work.value.subject, kind, at: ctx.clock.now() });
-  return ok({ id, subject: work.value.subject, kind });
+  const now = ctx.clock.now();
+  const leaseUntil = now + (body.lease_seconds ?? EXECUTION_LEASE.defaultSeconds) * 1000;
+  const e = ctx.store.executions.start({ id: `ex-${randomBytes(5).toString('hex')}`, runId, stage, subject: work.value.subject, kind, at: now, leaseUntil, requestKey: key });
+  if (e.stage !== stage || e.subject !== work.value.subject || e.kind !== kind) return refuse('idempotency_key_reused', { request: key ?? e.id });
+  return ok({ id: e.id, subject: e.subject, kind: e.kind, leaseUntil: e.leaseUntil ?? leaseUntil });
 }
 
-/** Ends an execution; the stage then settles what it delivered (DX05). */
+/** TR12: the runner is still at it: its execution lives on for another lease. */
+export async function renewExecution(ctx: DeliveryContext, runId: string, executionId: string, seconds: number | undefined): Promise<Outcome<{ id: string; leaseUntil: number }>> {
+  const e = ctx.store.executions.get(executionId);
+  if (!e || e.runId !== runId) return refuse('deployment_run_unknown', { run: `${runId} execution ${executionId}` });
+  const until = ctx.clock.now() + (seconds ?? EXECUTION_LEASE.defaultSeconds) * 1000;
+  if (!ctx.store.executions.renew(executionId, until)) return refuse('execution_ended', { run: runId, execution: executionId });
+  return ok({ id: executionId, leaseUntil: until });
+}
+
+/** Ends an execution; the stage then settles what it delivered (DX05). Ending one that already ended answers the same. */
 export async function endExecution(ctx: DeliveryContext, runId: string, executionId: string): Promise<Outcome<{ id: string; state: string }>> {
   const e = ctx.store.executions.get(executionId);
   if (!e || e.runId !== runId) return refuse('deployment_run_unknown', { run: `${runId} execution ${executionId}` });

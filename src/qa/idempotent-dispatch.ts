@@ -63,6 +63,8 @@ export async function dispatchIdempotent(
   try {
     store.write(() => {
       const now = clock.now();
+      // TR12: a reservation whose process is gone can never finish: it is failed here, so this id may run again.
+      store.dispatchRequests.failLapsed(now);
       const known = store.dispatchRequests.get(requestId);
       if (known && (known.envelopeHash !== hash || known.runId !== runId)) throw new BusyError(makeRefusal('idempotency_key_reused', { request: requestId }));
       if (known?.state === 'completed') {
@@ -88,11 +90,11 @@ export async function dispatchIdempotent(
       }
       const other = store.dispatchRequests.inFlightFor(runId, requestId);
       if (other) throw new BusyError(makeRefusal('run_busy', { run: runId, holder: `request ${other.requestId} of ${other.driver}` }));
-      const writing = store.executions.live(runId, stage).find((e) => e.kind === 'deployment-stage');
+      const writing = store.executions.live(runId, stage, now).find((e) => e.kind === 'deployment-stage');
       if (writing) throw new BusyError(makeRefusal('qa_plan_busy', { run: runId, holder: `${writing.id} on ${writing.subject}` }));
       const freezing = store.workLocks.held(`freeze:${runId}:${stage}`, now, 5 * 60_000);
       if (freezing) throw new BusyError(makeRefusal('qa_ownership_busy', { run: runId, stage, holder: freezing.holder }));
-      store.dispatchRequests.reserve({ requestId, runId, stage, envelopeHash: hash, driver: envelope.driver, at: now });
+      store.dispatchRequests.reserve({ requestId, runId, stage, envelopeHash: hash, driver: envelope.driver, owner: ctx.processId, at: now });
     });
   } catch (err) {
     if (err instanceof BusyError) return refusalReply(err.refusal);
@@ -143,6 +145,8 @@ export async function awaitResult(ctx: DeliveryContext, runId: string, requestId
     if (!r || r.runId !== runId) return refusalReply(makeRefusal('dispatch_request_unknown', { request: requestId, run: runId }));
     if (r.state === 'completed') return { status: r.status!, body: r.response!, replayed: true };
     if (r.state === 'failed') return refusalReply(makeRefusal('dispatch_request_failed', { request: requestId, detail: r.detail ?? 'unknown' }));
+    // TR12: in flight under a process that is gone: it never finishes, so it is failed now and may be sent again.
+    if (!ctx.store.processes.alive(r.owner ?? '', ctx.clock.now()) && ctx.store.dispatchRequests.failLapsed(ctx.clock.now()) > 0) continue;
     if (waited >= waitMs) return { status: 202, body: JSON.stringify({ request: requestId, run: runId, stage: r.stage, state: 'in_flight' }), replayed: false };
     await sleep(pollMs);
   }

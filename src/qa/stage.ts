@@ -5,6 +5,7 @@ import { CONFIG_PATH } from '../config/repo-config.js';
 import type { ReviewView } from '../forge/types.js';
 import type { DeploymentRun } from '../store/deployments.js';
 import { BusyError } from './busy.js';
+import { finishIfDelivered } from './closeout.js';
 import type { DeliveryContext, DeliveryRepo } from './context.js';
 import { planFreeze, type EnteringMember, type FreezeInput } from './freeze.js';
 import { evaluateStage, type GateInput, type GateMember, type StageEvaluation } from './gate.js';
@@ -160,7 +161,12 @@ export async function advanceRun(ctx: DeliveryContext, dr: DeliveryRepo, run: De
   const now = ctx.clock.now();
   const last = next >= run.settings.stages.length;
   // Compare-and-set on the stage this move starts from: a second check of a stage already left moves nothing.
-  if (!ctx.store.deployments.advanceFrom(run.id, run.currentStage, last ? null : next, now) || last) return;
+  if (!ctx.store.deployments.advanceFrom(run.id, run.currentStage, last ? null : next, now)) return;
+  // TR12: past its last stage the run is closing; it succeeds once every member it accepted is closed out.
+  if (last) {
+    finishIfDelivered(ctx, run.id);
+    return;
+  }
   const stage = run.settings.stages[next]!;
   if (stage.kind === 'qa') await enterQaStage(ctx, dr, { ...run, currentStage: next }, stage.name);
 }

@@ -1,4 +1,5 @@
 import type { DeploymentRun } from '../store/deployments.js';
+import { owedMembers } from './closeout.js';
 import { qaCommands } from './commands.js';
 import type { DeliveryContext, DeliveryRepo } from './context.js';
 import type { GroupResult, Wait } from './gate.js';
@@ -33,7 +34,10 @@ export interface DeploymentView {
   id: string;
   repo: string;
   commit: string;
-  status: DeploymentRun['status'];
+  /** TR12: `closing` once every stage is done while some accepted member is still owed its close-out. */
+  status: DeploymentRun['status'] | 'closing';
+  /** While closing: the members still owed, and why each is not closed yet. */
+  owed: { item: string; detail: string; command: string | null }[];
   creator: string | null;
   supersedes: string | null;
   trackingIssue: number | null;
@@ -52,7 +56,7 @@ export async function viewDeploymentRun(ctx: DeliveryContext, dr: DeliveryRepo, 
   const stages: StageView[] = [];
   for (const [i, s] of run.settings.stages.entries()) {
     const rec = records.get(s.name);
-    const current = run.status === 'active' && i === run.currentStage;
+    const current = run.status === 'active' && run.closingSince === null && i === run.currentStage;
     const base = { name: s.name, kind: s.kind, current, attempts: rec?.attempts ?? 0, detail: rec?.detail ?? null, waits: [] as Wait[], groups: [] as GroupResult[] };
     if (s.kind === 'deploy') {
       const state = rec ? (rec.state as StageView['state']) : 'pending';
@@ -67,15 +71,26 @@ export async function viewDeploymentRun(ctx: DeliveryContext, dr: DeliveryRepo, 
     for (const m of evaluation.members) memberStates.set(m.issueNumber, { ...(memberStates.get(m.issueNumber) ?? {}), [s.name]: m.state });
     stages.push({ ...base, state: rec.state === 'settled' ? 'settled' : 'waiting', detail: rec.refusal?.message ?? rec.detail, waits: rec.state === 'settled' ? [] : evaluation.waits, groups: evaluation.groups });
   }
-  const currentStage = run.status === 'active' ? (run.settings.stages[run.currentStage]?.name ?? null) : null;
-  const cur = stages.find((s) => s.current);
-  const next: string[] =
-    !cur ? [] : cur.kind === 'deploy' ? [qaCommands(run.repo, run.id, cur.name).deployStage()] : cur.state === 'not_entered' ? [qaCommands(run.repo, run.id, cur.name).get()] : cur.waits.map((w) => w.command);
+  const closing = run.status === 'active' && run.closingSince !== null;
+  const currentStage = run.status === 'active' && !closing ? (run.settings.stages[run.currentStage]?.name ?? null) : null;
+  const cur = closing ? undefined : stages.find((s) => s.current);
+  const claims = new Map(store.closeouts.forRun(run.id).map((c) => [c.issueNumber, c]));
+  const owed = closing
+    ? owedMembers(ctx, run).map((n) => {
+        const c = claims.get(n);
+        const detail = c?.state === 'refused' ? (c.refusal?.message ?? 'its close-out was refused') : c?.state === 'running' ? 'its close-out is running' : 'its close-out has not started';
+        return { item: dr.item(n), detail, command: c?.state === 'refused' ? (c.refusal?.recovery ?? null) : null };
+      })
+    : [];
+  const next: string[] = closing
+    ? owed.flatMap((o) => (o.command ? [o.command] : []))
+    : !cur ? [] : cur.kind === 'deploy' ? [qaCommands(run.repo, run.id, cur.name).deployStage()] : cur.state === 'not_entered' ? [qaCommands(run.repo, run.id, cur.name).get()] : cur.waits.map((w) => w.command);
   return {
     id: run.id,
     repo: run.repo,
     commit: run.commit,
-    status: run.status,
+    status: closing ? 'closing' : run.status,
+    owed,
     creator: run.creator,
     supersedes: run.supersedes,
     trackingIssue: run.trackingIssue,

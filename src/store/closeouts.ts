@@ -43,18 +43,24 @@ export class CloseoutStore {
   constructor(private readonly db: Db) {}
 
   /**
-   * Claims a member's close-out: true when this caller may run it (new, refused
-   * before, or a 'running' one left stale by a crash). A closed member is never claimed again.
+   * Claims a member's close-out for process `owner`: true when it may run it
+   * (new, refused before, or 'running' under a process that is gone: TR12).
+   * A claim left by a process recorded before leases existed goes stale after
+   * `staleMs`. A closed member is never claimed again.
    */
-  claim(runId: string, issueNumber: number, stage: string, at: number, staleMs: number): boolean {
+  claim(runId: string, issueNumber: number, stage: string, at: number, owner: string, staleMs: number): boolean {
     return this.db.transaction(() => {
-      const row = this.db.prepare('SELECT * FROM closeouts WHERE run_id = ? AND issue_number = ?').get(runId, issueNumber) as Row | undefined;
+      const row = this.db.prepare('SELECT * FROM closeouts WHERE run_id = ? AND issue_number = ?').get(runId, issueNumber) as (Row & { owner: string | null }) | undefined;
       if (!row) {
-        this.db.prepare("INSERT INTO closeouts (run_id, issue_number, stage, state, started_at, updated_at) VALUES (?, ?, ?, 'running', ?, ?)").run(runId, issueNumber, stage, at, at);
+        this.db.prepare("INSERT INTO closeouts (run_id, issue_number, stage, state, owner, started_at, updated_at) VALUES (?, ?, ?, 'running', ?, ?, ?)").run(runId, issueNumber, stage, owner, at, at);
         return true;
       }
-      if (row.state === 'closed' || (row.state === 'running' && at - row.updated_at < staleMs)) return false;
-      this.db.prepare("UPDATE closeouts SET state = 'running', attempts = attempts + 1, updated_at = ? WHERE run_id = ? AND issue_number = ?").run(at, runId, issueNumber);
+      if (row.state === 'closed') return false;
+      if (row.state === 'running') {
+        const holderLives = row.owner === null ? at - row.updated_at < staleMs : this.db.prepare('SELECT 1 FROM processes WHERE id = ? AND alive_until > ?').get(row.owner, at) !== undefined;
+        if (holderLives) return false;
+      }
+      this.db.prepare("UPDATE closeouts SET state = 'running', owner = ?, attempts = attempts + 1, updated_at = ? WHERE run_id = ? AND issue_number = ?").run(owner, at, runId, issueNumber);
       return true;
     }).immediate();
   }

@@ -27,6 +27,8 @@ export interface DeploymentRun {
   trackingHash: string | null;
   /** What the last gate check left waiting at its stage (QA23). */
   lastWaits: { stage: string; waits: StoredWait[] } | null;
+  /** TR12: every stage done, and since when; it succeeds once no accepted member is owed its close-out. */
+  closingSince: number | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -80,6 +82,7 @@ interface RunRow {
   waits: string | null;
   lease_token: string | null;
   driver_transport: 'https' | 'db' | null;
+  closing_since: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -100,6 +103,7 @@ const toRun = (r: RunRow): DeploymentRun => ({
   trackingIssue: r.tracking_issue,
   trackingHash: r.tracking_hash,
   lastWaits: r.waits ? (JSON.parse(r.waits) as DeploymentRun['lastWaits']) : null,
+  closingSince: r.closing_since,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -199,16 +203,21 @@ export class DeploymentStore {
   }
 
   /**
-   * Moves an active run from stage `from` to `to` (or, with `to` null, to
-   * succeeded) only if it is still at `from`: two checks of one stage can
-   * advance it once, never skip the next stage.
+   * Moves an active run from stage `from` to `to` (or, with `to` null, past
+   * its last stage: closing) only if it is still at `from`: two checks of one
+   * stage can advance it once, never skip the next stage.
    */
   advanceFrom(id: string, from: number, to: number | null, at: number): boolean {
     const res =
       to === null
-        ? this.db.prepare("UPDATE deployment_runs SET status = 'succeeded', updated_at = ? WHERE id = ? AND current_stage = ? AND status = 'active'").run(at, id, from)
-        : this.db.prepare("UPDATE deployment_runs SET current_stage = ?, updated_at = ? WHERE id = ? AND current_stage = ? AND status = 'active'").run(to, at, id, from);
+        ? this.db.prepare("UPDATE deployment_runs SET closing_since = ?, updated_at = ? WHERE id = ? AND current_stage = ? AND status = 'active' AND closing_since IS NULL").run(at, at, id, from)
+        : this.db.prepare("UPDATE deployment_runs SET current_stage = ?, updated_at = ? WHERE id = ? AND current_stage = ? AND status = 'active' AND closing_since IS NULL").run(to, at, id, from);
     return res.changes === 1;
+  }
+
+  /** TR12: a closing run succeeds (once), when the caller found no accepted member owed. */
+  finishClosing(id: string, at: number): boolean {
+    return this.db.prepare("UPDATE deployment_runs SET status = 'succeeded', updated_at = ? WHERE id = ? AND status = 'active' AND closing_since IS NOT NULL").run(at, id).changes === 1;
   }
 
   /** The driver takes or renews the run's lease; refused (with the holder) while another driver's lease is current. */

@@ -1,4 +1,5 @@
 import type { Db } from './db.js';
+import { ownerGone } from './processes.js';
 
 // DX07/DX10: dispatch request ids. A reservation is made in the transaction
 // that starts the work; a completed one is replayed as recorded; a failed one
@@ -10,6 +11,8 @@ export interface DispatchRequest {
   stage: string;
   envelopeHash: string;
   driver: string;
+  /** TR12: the yoke process running it; only its lapse frees an in-flight reservation. */
+  owner: string | null;
   state: 'in_flight' | 'completed' | 'failed';
   status: number | null;
   response: string | null;
@@ -25,6 +28,7 @@ interface Row {
   stage: string;
   envelope_hash: string;
   driver: string;
+  owner: string | null;
   state: DispatchRequest['state'];
   status: number | null;
   response: string | null;
@@ -40,6 +44,7 @@ const toRequest = (r: Row): DispatchRequest => ({
   stage: r.stage,
   envelopeHash: r.envelope_hash,
   driver: r.driver,
+  owner: r.owner,
   state: r.state,
   status: r.status,
   response: r.response,
@@ -64,11 +69,11 @@ export class DispatchRequestStore {
   }
 
   /** Reserves a new id, or takes a failed one again. The caller holds the write transaction. */
-  reserve(r: { requestId: string; runId: string; stage: string; envelopeHash: string; driver: string; at: number }): void {
+  reserve(r: { requestId: string; runId: string; stage: string; envelopeHash: string; driver: string; owner: string; at: number }): void {
     this.db
       .prepare(
-        `INSERT INTO dispatch_requests (request_id, run_id, stage, envelope_hash, driver, state, created_at, updated_at) VALUES (@requestId, @runId, @stage, @envelopeHash, @driver, 'in_flight', @at, @at)
-         ON CONFLICT (request_id) DO UPDATE SET state = 'in_flight', status = NULL, response = NULL, detail = NULL, attempts = attempts + 1, updated_at = @at`,
+        `INSERT INTO dispatch_requests (request_id, run_id, stage, envelope_hash, driver, owner, state, created_at, updated_at) VALUES (@requestId, @runId, @stage, @envelopeHash, @driver, @owner, 'in_flight', @at, @at)
+         ON CONFLICT (request_id) DO UPDATE SET state = 'in_flight', owner = @owner, status = NULL, response = NULL, detail = NULL, attempts = attempts + 1, updated_at = @at`,
       )
       .run(r);
   }
@@ -81,8 +86,14 @@ export class DispatchRequestStore {
     this.db.prepare("UPDATE dispatch_requests SET state = 'failed', detail = ?, updated_at = ? WHERE request_id = ? AND state = 'in_flight'").run(detail, at, requestId);
   }
 
-  /** At start: what a previous process left in flight can never finish, so it may be tried again. */
-  failOrphans(at: number): number {
-    return this.db.prepare("UPDATE dispatch_requests SET state = 'failed', detail = 'yoke restarted before it recorded a result', updated_at = ? WHERE state = 'in_flight'").run(at).changes;
+  /**
+   * TR12: reservations whose process is gone can never finish, so they may be
+   * tried again. A reservation of a process that still holds its lease (the
+   * live server, seen from the database door, or the other way round) is never touched.
+   */
+  failLapsed(at: number): number {
+    return this.db
+      .prepare(`UPDATE dispatch_requests SET state = 'failed', detail = 'the yoke process running it stopped before it recorded a result', updated_at = @at WHERE state = 'in_flight' AND ${ownerGone('owner', '@at')}`)
+      .run({ at }).changes;
   }
 }

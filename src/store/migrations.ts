@@ -1,4 +1,5 @@
 import { VISIBILITY_MIGRATIONS } from './migrations-visibility.js';
+import { LEASE_MIGRATIONS } from './migrations-leases.js';
 
 // Versioned, forward-only migrations. Plain portable SQL, so a server
 // database can take over the same schema later.
@@ -390,4 +391,5 @@ ALTER TABLE deployment_runs ADD COLUMN driver_transport TEXT;
 `,
   },
   ...VISIBILITY_MIGRATIONS,
+  ...LEASE_MIGRATIONS,
 ];

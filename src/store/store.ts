@@ -11,6 +11,7 @@ import { DispatchRequestStore } from './dispatch-requests.js';
 import { ExecutionStore } from './executions.js';
 import { HttpCacheStore } from './http-cache.js';
 import { MergeStore } from './merges.js';
+import { ProcessStore } from './processes.js';
 import { NoticeStore } from './notices.js';
 import { QaStore } from './qa.js';
 import { RepoStore } from './repos.js';
@@ -38,6 +39,7 @@ export interface Store {
   workLocks: WorkLockStore;
   checkRuns: CheckRunStore;
   dashboardIssues: DashboardIssueStore;
+  processes: ProcessStore;
   /** Runs fn in one IMMEDIATE write transaction (the cross-process backstop). */
   write<T>(fn: () => T): T;
   close(): void;
@@ -68,6 +70,7 @@ export function wrapDb(db: Db): Store {
     workLocks: new WorkLockStore(db),
     checkRuns: new CheckRunStore(db),
     dashboardIssues: new DashboardIssueStore(db),
+    processes: new ProcessStore(db),
     write: <T>(fn: () => T): T => db.transaction(fn).immediate(),
     close: () => db.close(),
   };

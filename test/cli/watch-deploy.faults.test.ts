@@ -60,8 +60,8 @@ describe('the driver against held contention points', () => {
   const holds: [string, (s: Awaited<ReturnType<typeof setup>>) => Promise<void>][] = [
     ['qa_checkin_busy', async ({ h, run }) => void (await checkIn(h.fleet, run.id, { driver: 'another-driver', lease_seconds: 3600 }))],
     ['qa_ownership_busy', async ({ h, run }) => void h.store.workLocks.take(`freeze:${run.id}:qa`, 'freeze-held', h.clock.now(), 3_600_000)],
-    ['run_busy', async ({ h, run }) => h.store.dispatchRequests.reserve({ requestId: 'held-request', runId: run.id, stage: 'qa', envelopeHash: 'x', driver: 'another-driver', at: h.clock.now() })],
-    ['qa_plan_busy', async ({ h, run }) => void (await startExecution(h.fleet, run.id, 'qa', { plan: 'smoke' }))],
+    ['run_busy', async ({ h, run }) => h.store.dispatchRequests.reserve({ requestId: 'held-request', runId: run.id, stage: 'qa', envelopeHash: 'x', driver: 'another-driver', owner: h.fleet.processId, at: h.clock.now() })],
+    ['qa_plan_busy', async ({ h, run }) => void (await startExecution(h.fleet, run.id, 'qa', { plan: 'smoke', lease_seconds: 3600 }, null))],
   ];
   for (const [code, hold] of holds) {
     it(`DX12/DX14 ${code}: retried after 15, 30, then 60 s, six times, then deployment_run_stayed_busy with the run unchanged`, async () => {
@@ -165,9 +165,10 @@ describe('a server cut mid-dispatch', () => {
     closers = [];
     die(new Error('the process died'));
     forge.hold = null;
-    // yoke starts again on the same database and address: what was in flight is freed.
-    s.h.store.dispatchRequests.failOrphans(s.h.clock.now());
-    const again = await startApi(s.h, { tokens: ['op-token'], port });
+    // TR12: its lease is over; yoke starts again, as a new process, on the same database and address, and what the dead one held in flight is freed.
+    s.h.store.processes.end(s.h.fleet.processId);
+    s.h.store.processes.register({ id: 'p-restarted', host: 'test-host', pid: 2, at: s.h.clock.now(), leaseMs: 3_600_000 });
+    const again = await startApi({ ...s.h, fleet: { ...s.h.fleet, processId: 'p-restarted' } }, { tokens: ['op-token'], port });
     closers.push(again.close);
     const answer = await gate;
     expect(answer).toMatchObject({ request: key, state: 'waiting' });

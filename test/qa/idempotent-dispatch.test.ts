@@ -117,11 +117,17 @@ describe('idempotent dispatch', () => {
     expect((await send(h, 'gate-check-5')).body).toBe(result.body);
   });
 
-  it('DX07 a restart frees what was in flight: the same id is then safe to send again', async () => {
+  it('DX07 TR12 what a stopped process left in flight is freed once its lease ends, and the same id is then safe to send again; a live process\'s reservation is never touched', async () => {
     const h = await setup();
-    h.store.dispatchRequests.reserve({ requestId: 'gate-check-7', runId: h.run, stage: 'qa', envelopeHash: 'x', driver: 'drv', at: 0 });
-    expect(h.store.dispatchRequests.failOrphans(1)).toBe(1);
+    h.store.processes.register({ id: 'p-door', host: 'test-host', pid: 2, at: h.clock.now(), leaseMs: 30_000 });
+    h.store.dispatchRequests.reserve({ requestId: 'gate-check-7', runId: h.run, stage: 'qa', envelopeHash: 'x', driver: 'drv', owner: 'p-door', at: 0 });
+    h.store.dispatchRequests.reserve({ requestId: 'gate-check-8', runId: 'dr-other', stage: 'qa', envelopeHash: 'y', driver: 'drv', owner: h.fleet.processId, at: 0 });
+    // Another process's start frees nothing while the holder's lease lives.
+    expect(h.store.dispatchRequests.failLapsed(h.clock.now())).toBe(0);
+    expect(code(await awaitResult(h.fleet, h.run, 'gate-check-7', 0, instant))).toBe('ok');
+    h.clock.advance(30_000);
     expect(code(await awaitResult(h.fleet, h.run, 'gate-check-7', 0, instant))).toBe('dispatch_request_failed');
+    expect(h.store.dispatchRequests.get('gate-check-8')?.state).toBe('in_flight');
   });
 });
 
@@ -146,7 +152,7 @@ describe('busy answers, each from its contention point, refused before anything 
     // A fresh run whose QA entry sees the shared plan.
     const r = await createDeploymentRun(h2.fleet, { repo: REPO, supersedes: h2.run, commit: h2.forge.commit(REPO, { x: 'y' }) });
     if (!r.ok) throw new Error(r.refusal.message);
-    const ex = await startExecution(h2.fleet, r.value.id, 'qa', { plan: 'smoke' });
+    const ex = await startExecution(h2.fleet, r.value.id, 'qa', { plan: 'smoke' }, null);
     expect(ex.ok).toBe(true);
     const busy = await dispatchIdempotent(h2.fleet, r.value.id, 'qa', 'busy-plan', { driver: 'drv', lease: null, stage: 'qa', commit: r.value.commit }, { responseLimitMs: 1 }, never);
     expect(code(busy)).toBe('qa_plan_busy');
