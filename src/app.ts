@@ -4,7 +4,7 @@ import { systemClock, systemTimers, type Clock, type Timers } from './clock.js';
 import { handlePolledComments } from './commands/handle.js';
 import type { OperatorSettings } from './config/env.js';
 import { resolveSettings } from './config/settings.js';
-import { DEFAULT_VISIBILITY_POLICY, DEFAULT_CLOSEOUT_POLICY, DEFAULT_COMMAND_POLICY, type FleetContext } from './fleet/context.js';
+import { DEFAULT_VISIBILITY_POLICY, DEFAULT_CLOSEOUT_POLICY, DEFAULT_LABEL_POLICY, DEFAULT_COMMAND_POLICY, type FleetContext } from './fleet/context.js';
 import { Engine } from './fleet/engine.js';
 import type { BudgetBook } from './forge/budget.js';
 import type { CacheStats } from './forge/conditional-cache.js';
@@ -18,6 +18,7 @@ import { ActionsLauncher } from './launcher/actions.js';
 import { CommandLauncher } from './launcher/command.js';
 import type { Launcher } from './launcher/launcher.js';
 import { sweepCloseouts } from './qa/dispatch.js';
+import { syncQaLabels } from './qa/labels.js';
 import { DEFAULT_PROCESS_LEASE, startProcessLease } from './process-lease.js';
 import { openStore, type Store } from './store/store.js';
 import { registerWebhooks } from './webhooks/handlers.js';
@@ -119,6 +120,7 @@ function wire(app: Probot, addHandler: (handler: ReturnType<typeof createApiHand
       reaperMs: settings.reaperMs,
       ...DEFAULT_COMMAND_POLICY,
       ...DEFAULT_CLOSEOUT_POLICY,
+      ...DEFAULT_LABEL_POLICY,
       ...DEFAULT_VISIBILITY_POLICY,
       dailyUsd: settings.dailyUsd,
     },
@@ -159,7 +161,9 @@ function wire(app: Probot, addHandler: (handler: ReturnType<typeof createApiHand
   const sweep = timers.setInterval(() => {
     if (sweeping) return;
     sweeping = true;
+    // A qa: label whose webhook was lost is found by reading what changed (each repository every few minutes).
     void sweepCloseouts(fleet)
+      .then(() => syncQaLabels(fleet))
       .catch((err) => app.log.warn({ err: String(err) }, 'close-out sweep failed'))
       .finally(() => (sweeping = false));
   }, settings.reaperMs);

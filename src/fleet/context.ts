@@ -31,11 +31,19 @@ export interface FleetPolicy extends CapPolicy {
   dailyUsd: number | null;
   /** Repositories a pass opens (or adopts) a dashboard issue for, at most: a new installation's issues are spread over passes. */
   dashboardIssuesPerPass: number;
+  /** QA: how often the poll reads a delivery repository's issue updates for qa: labels a webhook may have missed. */
+  labelSyncMs: number;
+  /** How far back the first such read looks. */
+  labelLookbackMs: number;
+  /** A label this recent is left to its webhook (so one label is answered once). */
+  labelGraceMs: number;
   /** How long an installation that refused a check run write (no `checks: write` yet) is left before the next try. */
   checkRetryMs: number;
 }
 
 export const DEFAULT_VISIBILITY_POLICY = { dashboardIssuesPerPass: 10, checkRetryMs: 10 * 60_000 } as const;
+
+export const DEFAULT_LABEL_POLICY = { labelSyncMs: 5 * 60_000, labelLookbackMs: 30 * 86_400_000, labelGraceMs: 60_000 } as const;
 
 export const DEFAULT_COMMAND_POLICY = { commandAttempts: 3, commandStaleMs: 10 * 60_000 } as const;
 

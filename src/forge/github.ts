@@ -4,7 +4,7 @@ import type { BudgetBook } from './budget.js';
 import { classifyGitHubError, unlessMissing } from './errors.js';
 import type { Octokit } from './octokit.js';
 import { RepoReader } from './repo-reader.js';
-import { GhBotApp, GhCommit, GhCompare, GhIssue, GhIssueState, GhPermission, GhPullDetail, GhRepository, GhReview, GhTree, GhWorkflowRun } from './schemas.js';
+import { GhBotApp, GhCommit, GhCompare, GhIssue, GhIssueState, GhPermission, GhPullDetail, GhRepository, GhReview, GhTree, GhWorkflowRun, GhIssueEvent, GhIssueUpdate } from './schemas.js';
 import type { CheckRunWrite, FoundWorkflowRun, Forge, IssueDetail, MergeResult, Permission, PullDetail, PushToken, RepoName, RepoRef, RepoView, ReviewView, WorkflowRunView } from './types.js';
 
 // The one module that talks to GitHub: installations, the repository read
@@ -183,6 +183,23 @@ export class GitHubForge implements Forge {
     const o = await this.gh(repo.installationId);
     const res = await unlessMissing(() => o.request('GET /repos/{owner}/{repo}/collaborators/{username}/permission', { ...at(repo), username: user }));
     return res ? GhPermission.parse(res.data) : 'none';
+  }
+
+  async labelledBy(repo: RepoRef, number: number, label: string): Promise<{ login: string; isBot: boolean } | null> {
+    const o = await this.gh(repo.installationId);
+    const events = z.array(GhIssueEvent).parse(await o.paginate('GET /repos/{owner}/{repo}/issues/{issue_number}/events', { ...at(repo), issue_number: number, per_page: 100 }));
+    const last = events.filter((e) => e.event === 'labeled' && e.label?.name === label && e.actor).at(-1);
+    return last?.actor ? { login: last.actor.login, isBot: last.actor.type === 'Bot' || last.actor.login.endsWith('[bot]') } : null;
+  }
+
+  async listIssuesUpdatedSince(repo: RepoRef, since: number): Promise<{ number: number; labels: string[]; updatedAt: number }[]> {
+    const o = await this.gh(repo.installationId);
+    const data = await o.paginate('GET /repos/{owner}/{repo}/issues', { ...at(repo), state: 'all', since: new Date(since).toISOString(), sort: 'updated', direction: 'asc', per_page: 100 });
+    return z
+      .array(GhIssueUpdate)
+      .parse(data)
+      .filter((i) => !i.isPull)
+      .map(({ number, labels, updatedAt }) => ({ number, labels, updatedAt }));
   }
 
   async createComment(repo: RepoRef, number: number, body: string): Promise<number> {

@@ -112,6 +112,19 @@ export const GhRepository = z.object({
 export const GhRepositoryInfo = z.object({ default_branch: z.string() });
 
 /** What yoke reads of one issue or PR by number: is it open, and is it a PR. */
+/** One issue event; only `labeled` ones are read (who added a label). */
+export const GhIssueEvent = z.object({
+  event: z.string(),
+  actor: User,
+  label: z.object({ name: z.string() }).optional(),
+  created_at: z.string().optional(),
+});
+
+/** An issue in the `since` listing: its number, labels and when it last changed. */
+export const GhIssueUpdate = z
+  .object({ number: z.number(), labels: Labels, updated_at: z.string(), pull_request: z.unknown().optional() })
+  .transform((i) => ({ number: i.number, labels: i.labels, updatedAt: Date.parse(i.updated_at), isPull: i.pull_request != null }));
+
 export const GhIssueState = z
   .object({
     number: z.number(),

@@ -176,6 +176,10 @@ export interface Forge {
   /** A comment's standing: gone, or there with the logins who reacted to it. */
   readComment(repo: RepoRef, commentId: number): Promise<{ reactors: string[] } | null>;
   getPermission(repo: RepoRef, user: string): Promise<Permission>;
+  /** TR05: who added a label still on an issue (its newest `labeled` event), or null when no event names anyone. */
+  labelledBy(repo: RepoRef, number: number, label: string): Promise<{ login: string; isBot: boolean } | null>;
+  /** Issues (not PRs), open or closed, updated at or after `since`, oldest update first, with their labels. */
+  listIssuesUpdatedSince(repo: RepoRef, since: number): Promise<{ number: number; labels: string[]; updatedAt: number }[]>;
   createComment(repo: RepoRef, number: number, body: string): Promise<number>;
   addReaction(repo: RepoRef, commentId: number, content: '+1' | '-1' | 'eyes' | 'confused' | 'rocket'): Promise<void>;
   addLabels(repo: RepoRef, number: number, labels: string[]): Promise<void>;

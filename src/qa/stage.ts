@@ -6,6 +6,7 @@ import type { ReviewView } from '../forge/types.js';
 import type { DeploymentRun } from '../store/deployments.js';
 import { BusyError } from './busy.js';
 import { finishIfDelivered } from './closeout.js';
+import { reconcileIssueLabels } from './labels.js';
 import type { DeliveryContext, DeliveryRepo } from './context.js';
 import { planFreeze, type EnteringMember, type FreezeInput } from './freeze.js';
 import { evaluateStage, type GateInput, type GateMember, type StageEvaluation } from './gate.js';
@@ -46,6 +47,8 @@ async function freezeStage(ctx: DeliveryContext, dr: DeliveryRepo, run: Deployme
   const entering: EnteringMember[] = [];
   for (const m of members) {
     const issue = await forge.getIssue(dr.repo, m.issueNumber);
+    // A qa: label whose webhook never came still attaches its plan before the stage freezes what each member owns.
+    if (issue) await reconcileIssueLabels(ctx, dr.repo, m.issueNumber, issue.labels);
     const pull = await forge.getPull(dr.repo, m.prNumber);
     const live = store.runs.listLive().find((r) => r.repo === run.repo && r.issueNumber === m.issueNumber);
     entering.push({

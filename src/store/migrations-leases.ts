@@ -1,5 +1,6 @@
-// Migrations of what must hold across processes: who holds a reservation or a
-// close-out claim, how long a plan execution lives. Appended to MIGRATIONS.
+// Migrations of what must hold across processes and lost deliveries: who holds
+// a reservation or a close-out claim, how long a plan execution lives, which
+// qa: labels have been handled. Appended to MIGRATIONS.
 
 export const LEASE_MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
   {
@@ -27,6 +28,28 @@ CREATE UNIQUE INDEX plan_executions_request ON plan_executions (run_id, request_
 
 -- Every stage done, some accepted member still owed its close-out: the run is closing, not succeeded.
 ALTER TABLE deployment_runs ADD COLUMN closing_since INTEGER;
+`,
+  },
+  {
+    version: 9,
+    name: 'qa label reconciliation',
+    sql: `
+-- A qa: label seen on an issue, by its webhook or by the poll, whichever came first: it is handled once.
+CREATE TABLE qa_label_marks (
+  repo TEXT NOT NULL,
+  issue_number INTEGER NOT NULL,
+  label TEXT NOT NULL,
+  outcome TEXT,
+  marked_at INTEGER NOT NULL,
+  PRIMARY KEY (repo, issue_number, label)
+);
+
+-- How far the poll has read each repository's issue updates.
+CREATE TABLE qa_label_cursors (
+  repo TEXT PRIMARY KEY,
+  read_until INTEGER NOT NULL,
+  read_at INTEGER NOT NULL
+);
 `,
   },
 ];

@@ -12,6 +12,7 @@ import { ExecutionStore } from './executions.js';
 import { HttpCacheStore } from './http-cache.js';
 import { MergeStore } from './merges.js';
 import { ProcessStore } from './processes.js';
+import { QaLabelStore } from './qa-labels.js';
 import { NoticeStore } from './notices.js';
 import { QaStore } from './qa.js';
 import { RepoStore } from './repos.js';
@@ -40,6 +41,7 @@ export interface Store {
   checkRuns: CheckRunStore;
   dashboardIssues: DashboardIssueStore;
   processes: ProcessStore;
+  qaLabels: QaLabelStore;
   /** Runs fn in one IMMEDIATE write transaction (the cross-process backstop). */
   write<T>(fn: () => T): T;
   close(): void;
@@ -71,6 +73,7 @@ export function wrapDb(db: Db): Store {
     checkRuns: new CheckRunStore(db),
     dashboardIssues: new DashboardIssueStore(db),
     processes: new ProcessStore(db),
+    qaLabels: new QaLabelStore(db),
     write: <T>(fn: () => T): T => db.transaction(fn).immediate(),
     close: () => db.close(),
   };

@@ -5,7 +5,7 @@ import { touchesOptInFile } from '../config/repo-config.js';
 import type { FleetContext } from '../fleet/context.js';
 import type { Forge } from '../forge/types.js';
 import type { Store } from '../store/store.js';
-import { handleQaLabel } from '../commands/qa-label.js';
+import { handleQaLabel } from '../qa/labels.js';
 import { IssueCommentPayload, IssueLabeledPayload, PushPayload, RepoNamePayload } from './payloads.js';
 
 // Webhooks only deliver commands and kick an early pass: a missed one costs

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { handleComment } from '../../src/commands/handle.js';
-import { handleQaLabel } from '../../src/commands/qa-label.js';
+import { handleQaLabel } from '../../src/qa/labels.js';
 import type { CommentView } from '../../src/forge/types.js';
 import { createDeploymentRun } from '../../src/qa/deployment-runs.js';
 import { REPO, makeDeliveryHarness, recordAs } from '../helpers/delivery.js';

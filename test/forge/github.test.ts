@@ -51,4 +51,24 @@ describe('GitHubForge, for agent runs', () => {
     expect(await forge.readComment(repo, 6)).toEqual({ reactors: ['bystander', 'alice'] });
     expect(await forge.readComment(repo, 7)).toBeNull();
   });
+
+  it('TR05 reads who added a label from its newest labeled event, and the issues changed since a time without their PRs', async () => {
+    const gh = nock(API, { reqheaders: { authorization: 'token ghs_inst' } });
+    const user = (login: string, type = 'User') => ({ login, type });
+    gh.get('/repos/acme/api/issues/4/events').query({ per_page: '100' }).times(2).reply(200, [
+      { event: 'labeled', actor: user('rita'), label: { name: 'qa:smoke', color: 'ededed' } },
+      { event: 'unlabeled', actor: user('wendy'), label: { name: 'qa:smoke', color: 'ededed' } },
+      { event: 'labeled', actor: user('wendy'), label: { name: 'qa:smoke', color: 'ededed' } },
+      { event: 'labeled', actor: user('yoke[bot]', 'Bot'), label: { name: 'qa:checkout', color: 'ededed' } },
+      { event: 'assigned', actor: user('maint') },
+    ]);
+    gh.get('/repos/acme/api/issues').query({ state: 'all', since: '2026-12-01T10:00:00.000Z', sort: 'updated', direction: 'asc', per_page: '100' }).reply(200, [
+      { number: 4, labels: [{ name: 'qa:smoke' }], updated_at: '2026-12-01T10:05:00Z' },
+      { number: 9, labels: [], updated_at: '2026-12-01T10:06:00Z', pull_request: { url: 'x' } },
+    ]);
+    const forge = new GitHubForge({ appOctokit: async () => client('app-jwt'), installationOctokit: async () => client('ghs_inst'), now: Date.now });
+    expect(await forge.labelledBy(repo, 4, 'qa:smoke')).toEqual({ login: 'wendy', isBot: false });
+    expect(await forge.labelledBy(repo, 4, 'qa:checkout')).toEqual({ login: 'yoke[bot]', isBot: true });
+    expect(await forge.listIssuesUpdatedSince(repo, Date.parse('2026-12-01T10:00:00Z'))).toEqual([{ number: 4, labels: ['qa:smoke'], updatedAt: Date.parse('2026-12-01T10:05:00Z') }]);
+  });
 });

@@ -37,7 +37,20 @@ export interface FakePull {
 export interface FakeRepo {
   ref: RepoRef;
   config: unknown;
-  issues: { number: number; labels: string[]; open: boolean; assignee?: string | null; locked?: boolean; stateReason?: string | null; body?: string; title?: string }[];
+  issues: {
+    number: number;
+    labels: string[];
+    open: boolean;
+    assignee?: string | null;
+    locked?: boolean;
+    stateReason?: string | null;
+    body?: string;
+    title?: string;
+    /** When it last changed (ms); undefined reads as the start of time. */
+    updatedAt?: number;
+    /** TR05: who added each label, as its newest `labeled` event says. */
+    labelledBy?: Record<string, string>;
+  }[];
   pulls: FakePull[];
   permissions: Record<string, Permission>;
   mergeRefusal?: { status: number; message: string };
@@ -352,6 +365,18 @@ export class FakeForge implements Forge {
   cancelled: number[] = [];
   async cancelWorkflowRun(_repo: RepoRef, id: number): Promise<void> {
     this.cancelled.push(id);
+  }
+
+  async labelledBy(repo: RepoRef, number: number, label: string): Promise<{ login: string; isBot: boolean } | null> {
+    const login = this.repo(repo.fullName).issues.find((i) => i.number === number)?.labelledBy?.[label];
+    return login ? { login, isBot: login.endsWith('[bot]') } : null;
+  }
+
+  async listIssuesUpdatedSince(repo: RepoRef, since: number): Promise<{ number: number; labels: string[]; updatedAt: number }[]> {
+    return this.repo(repo.fullName)
+      .issues.filter((i) => (i.updatedAt ?? 0) >= since)
+      .sort((a, b) => (a.updatedAt ?? 0) - (b.updatedAt ?? 0))
+      .map((i) => ({ number: i.number, labels: [...i.labels], updatedAt: i.updatedAt ?? 0 }));
   }
 
   async findOpenIssue(repo: RepoRef, label: string): Promise<number | null> {

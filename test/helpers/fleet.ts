@@ -1,4 +1,4 @@
-import { DEFAULT_VISIBILITY_POLICY, DEFAULT_CLOSEOUT_POLICY, DEFAULT_COMMAND_POLICY, type FleetContext, type FleetPolicy } from '../../src/fleet/context.js';
+import { DEFAULT_VISIBILITY_POLICY, DEFAULT_CLOSEOUT_POLICY, DEFAULT_LABEL_POLICY, DEFAULT_COMMAND_POLICY, type FleetContext, type FleetPolicy } from '../../src/fleet/context.js';
 import { Engine } from '../../src/fleet/engine.js';
 import type { RepoRef } from '../../src/forge/types.js';
 import type { Launcher, LaunchSpec, Liveness } from '../../src/launcher/launcher.js';
@@ -84,6 +84,7 @@ export const defaultPolicy = (over: Partial<FleetPolicy> = {}): FleetPolicy => (
   reaperMs: 30_000,
   ...DEFAULT_COMMAND_POLICY,
   ...DEFAULT_CLOSEOUT_POLICY,
+      ...DEFAULT_LABEL_POLICY,
   ...DEFAULT_VISIBILITY_POLICY,
   dailyUsd: null,
   ...over,

@@ -143,6 +143,9 @@ beforeAll(async () => {
   await call('GET', `/repos/${DEMO_REPO}/git/trees/${head.sha}?recursive=1`);
   await call('PATCH', `/repos/${DEMO_REPO}/issues/${created.number}`, { body: 'Edited body', state: 'closed', state_reason: 'completed' });
   await call('DELETE', `/repos/${DEMO_REPO}/issues/${created.number}/labels/question`);
+  // TR05: who added a label (its labeled events), and what changed since (the poll that reconciles qa: labels).
+  await call('GET', `/repos/${DEMO_REPO}/issues/${created.number}/events`);
+  await call('GET', `/repos/${DEMO_REPO}/issues?state=all&since=${new Date(Date.now() - 3600_000).toISOString()}&sort=updated&direction=asc`);
   await call('GET', `/repos/${DEMO_REPO}/issues/comments/${comment.id}`);
   await call('PUT', `/repos/${DEMO_REPO}/issues/${created.number}/lock`);
   await call('DELETE', `/repos/${DEMO_REPO}/issues/${created.number}/lock`);

@@ -71,6 +71,11 @@ export function registerIssueRoutes(env: RouteEnv): void {
       return { status: 204, body: undefined };
     });
   }
+  http.on('GET', '/repos/{owner}/{repo}/issues/{issue_number}/events', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    const i = issueOf(r, ctx.params.issue_number);
+    return http.page(ctx, (i.events ?? []).map((e) => shapes.issueEventJson(r, i, e)), `/repos/${r.fullName}/issues/${i.number}/events`);
+  });
   http.on('GET', '/repos/{owner}/{repo}/issues/{issue_number}/comments', 'repo', (ctx) => {
     const r = repoOf(env, ctx);
     const i = issueOf(r, ctx.params.issue_number);
@@ -151,6 +156,7 @@ export function registerIssueRoutes(env: RouteEnv): void {
     if (!i.labels.includes(name)) throw new HttpError(404, 'Label does not exist');
     i.labels = i.labels.filter((l) => l !== name);
     i.updatedAt = state.now();
+    (i.events ??= []).push({ id: state.nextId(), event: 'unlabeled', label: name, actor: ctx.actor!, createdAt: i.updatedAt });
     return { status: 200, body: i.labels.map((l) => shapes.labelJson(r, l)) };
   });
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { components } from '@octokit/openapi-types';
 import { revParse } from '../git.js';
 import type { WorkflowRunRecord } from './actions-runner.js';
-import type { CheckRun, Comment, ForgeRepo, ForgeUser, Issue, Review } from './state.js';
+import type { CheckRun, Comment, ForgeRepo, ForgeUser, Issue, IssueEvent, Review } from './state.js';
 
 // The JSON GitHub would answer with, built from the forge's state and typed
 // against GitHub's OpenAPI description (@octokit/openapi-types).
@@ -179,6 +179,21 @@ export class Shapes {
       draft: p.draft,
       merged: p.merged,
     } satisfies Partial<Omit<Schemas['pull-request'], 'head' | 'base'>>;
+  }
+
+  issueEventJson(r: ForgeRepo, i: Issue, e: IssueEvent): Schemas['labeled-issue-event'] {
+    return {
+      id: e.id,
+      node_id: `LE_${e.id}`,
+      url: this.apiUrl(`/repos/${r.fullName}/issues/events/${e.id}`),
+      actor: this.simpleUser(e.actor),
+      event: e.event,
+      commit_id: null,
+      commit_url: null,
+      created_at: isoNow(e.createdAt),
+      performed_via_github_app: null,
+      label: { name: e.label, color: r.labels.get(e.label)?.color ?? 'ededed' },
+    };
   }
 
   commentJson(r: ForgeRepo, c: Comment) {

@@ -49,6 +49,16 @@ export interface Issue {
   pull: PullState | null;
   /** Once edited: the body it was created with, then every body an edit wrote (the tests count writes). */
   bodyEdits?: string[];
+  /** Its timeline's label events, oldest first (GET …/issues/{n}/events). */
+  events?: IssueEvent[];
+}
+
+export interface IssueEvent {
+  id: number;
+  event: 'labeled' | 'unlabeled';
+  label: string;
+  actor: ForgeUser;
+  createdAt: number;
 }
 
 export interface Comment {
@@ -276,6 +286,7 @@ export class ForgeState {
     if (!repo.labels.has(name)) repo.labels.set(name, { name, color: 'ededed' });
     if (!issue.labels.includes(name)) issue.labels.push(name);
     issue.updatedAt = this.now();
+    if (by) (issue.events ??= []).push({ id: this.nextId(), event: 'labeled', label: name, actor: by, createdAt: issue.updatedAt });
     if (by) this.onEvent({ kind: 'labeled', repo, issue, label: name, sender: by });
   }
 
