@@ -19,13 +19,13 @@ export interface DeliverySandbox {
   stop(): Promise<void>;
 }
 
-export async function startDeliverySandbox(files: Record<string, string>, attach: (sandbox: Sandbox) => Promise<void>): Promise<DeliverySandbox> {
+export async function startDeliverySandbox(files: Record<string, string>, attach: (sandbox: Sandbox) => Promise<void>, attachments = 3): Promise<DeliverySandbox> {
   const sandbox = new Sandbox({ launcher: 'command', failAgent: 0, tickSeconds: 1, reaperSeconds: 1, tasks: [DEMO_TASKS[0]!, DEMO_TASKS[1]!, DEMO_TASKS[3]!], files });
   await sandbox.start();
   // Three tasks that merge at their first lander: delivery is what these tests are about.
   await sandbox.waitUntil(() => sandbox.done(), 150_000, 'the three demo issues to merge');
   await attach(sandbox);
-  await sandbox.waitUntil(() => sandbox.runtime.store.qa.attachments(DEMO_REPO).length === 3, 30_000, 'three attachments');
+  await sandbox.waitUntil(() => sandbox.runtime.store.qa.attachments(DEMO_REPO).length === attachments, 30_000, `${attachments} attachments`);
   const checkout = mkdtempSync(join(tmpdir(), 'yoke-checkout-'));
   execFileSync('git', ['clone', '--quiet', sandbox.repo.gitDir, checkout]);
   return {

@@ -46,6 +46,12 @@ export function requireWrite(env: RouteEnv, r: ForgeRepo, ctx: Ctx): void {
   if (!env.state.canWrite(r, ctx)) throw new HttpError(403, 'Resource not accessible by integration');
 }
 
+/** Labels, as GitHub has it: triage is enough for a person (the role exists for it); the app and write-granted jobs may too. */
+export function requireTriage(env: RouteEnv, r: ForgeRepo, ctx: Ctx): void {
+  if (ctx.auth === 'user' && ctx.actor && r.collaborators[ctx.actor.login] === 'triage') return;
+  requireWrite(env, r, ctx);
+}
+
 /** People may comment, react and open PRs without write access; a workflow token may only if its job was granted write. */
 export function requireWorkflowWrite(ctx: Ctx): void {
   if (ctx.auth === 'workflow' && !ctx.writes) throw new HttpError(403, 'Resource not accessible by integration');

@@ -1,6 +1,6 @@
 import type { components } from '@octokit/openapi-types';
 import { HttpError } from '../http-error.js';
-import { issueOf, repoOf, requireWorkflowWrite, requireWrite, type RouteEnv } from './routes-common.js';
+import { issueOf, repoOf, requireTriage, requireWorkflowWrite, requireWrite, type RouteEnv } from './routes-common.js';
 import { isoNow } from './shapes.js';
 import type { Issue } from './state.js';
 
@@ -144,14 +144,14 @@ export function registerIssueRoutes(env: RouteEnv): void {
   http.on('POST', '/repos/{owner}/{repo}/issues/{issue_number}/labels', 'repo', (ctx) => {
     const r = repoOf(env, ctx);
     const i = issueOf(r, ctx.params.issue_number);
-    requireWrite(env, r, ctx);
+    requireTriage(env, r, ctx);
     for (const l of (ctx.body.labels as string[] | undefined) ?? []) state.addLabel(r, i, l, ctx.actor!);
     return { status: 200, body: i.labels.map((l) => shapes.labelJson(r, l)) };
   });
   http.on('DELETE', '/repos/{owner}/{repo}/issues/{issue_number}/labels/{name}', 'repo', (ctx) => {
     const r = repoOf(env, ctx);
     const i = issueOf(r, ctx.params.issue_number);
-    requireWrite(env, r, ctx);
+    requireTriage(env, r, ctx);
     const name = decodeURIComponent(ctx.params.name!);
     if (!i.labels.includes(name)) throw new HttpError(404, 'Label does not exist');
     i.labels = i.labels.filter((l) => l !== name);

@@ -1,0 +1,120 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkoutIo } from '../../src/cli/exec.js';
+import { runCli } from '../../src/cli/main.js';
+import type { DeploymentView } from '../../src/qa/view.js';
+import { DEMO_AGENT, DEMO_ENGINE_CONFIG, DEMO_REPO, MAINTAINER } from '../../src/sandbox/demo-repo.js';
+import type { Sandbox } from '../../src/sandbox/sandbox.js';
+import { startDeliverySandbox, type DeliverySandbox } from '../helpers/delivery-sandbox.js';
+
+// The delivery half read as an attacker, over real HTTP against the sandbox:
+// a merged QA case that prints the CLI's environment, a correction nobody
+// declared, a writer waiving their own failure or speaking as the
+// maintainer, and a triage user's qa: label. Each is refused where it enters.
+
+const FILES = {
+  '.github/yoke.yml': `${DEMO_ENGINE_CONFIG}delivery:
+  stages:
+    - { name: staging, kind: deploy, command: 'true' }
+    - { name: staging-qa, kind: qa }
+    - { name: production, kind: deploy, command: 'true' }
+  steering: ${MAINTAINER}
+`,
+  // A merged PR changed a case into one that prints what its environment holds.
+  '.github/yoke/qa/checkout.yml':
+    'name: checkout\ncases:\n  - {id: leaky, title: Prints its environment, run: \'echo "token=$YOKE_TOKEN key=$PRIVATE_KEY url=$YOKE_URL"\'}\n  - {id: flaky, title: Fails, run: \'exit 1\'}\n  - {id: health, title: Passes, run: \'true\'}\n',
+};
+
+const OPERATOR_SECRET = 'sandbox-operator-token-0123456789abcdef';
+const FAKE_KEY = '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAfakefakefakefakefakefakefake\n-----END RSA PRIVATE KEY-----';
+
+let ds: DeliverySandbox;
+let sandbox: Sandbox;
+let run: DeploymentView;
+
+/** The CLI in the checkout with the environment a person's shell has, as `login` or with the operator token. */
+async function yokeWith(args: string[], token: string, extraEnv: Record<string, string> = {}) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const saved = Object.fromEntries(Object.keys(extraEnv).map((k) => [k, process.env[k]]));
+  // The shell the CLI runs in holds these; the commands it runs must not.
+  Object.assign(process.env, extraEnv);
+  try {
+    const code = await runCli(args, checkoutIo(ds.checkout, { YOKE_URL: sandbox.yokeUrl, YOKE_TOKEN: token }, (l) => out.push(l), (l) => err.push(l)));
+    return { code, out: out.join('\n'), err: err.join('\n') };
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+}
+
+const api = async (method: string, path: string, token: string, body?: unknown) => {
+  const res = await fetch(`${sandbox.yokeUrl}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  return { status: res.status, json: (await res.json()) as { error?: { code: string; message: string } } };
+};
+
+beforeAll(async () => {
+  ds = await startDeliverySandbox(FILES, async (s) => {
+    sandbox = s;
+    await s.comment(1, '/yoke qa attach checkout');
+  }, 1);
+  sandbox = ds.sandbox;
+  const created = await ds.yoke(['deployment-runs', 'create', DEMO_REPO, '--json']);
+  run = JSON.parse(created.out) as DeploymentView;
+  await ds.yoke(['deploy', 'stage', 'run', run.id, 'staging']);
+  await ds.yoke(['deployment-runs', 'dispatch', run.id, 'staging-qa']);
+}, 240_000);
+
+afterAll(async () => {
+  await ds?.stop();
+});
+
+describe('the delivery attack suite, end to end', () => {
+  it("TR06 a QA case that prints the CLI's environment records neither the operator token nor the app key as evidence", async () => {
+    const r = await yokeWith(['qa', 'plan', 'run', '--item', 'DEMO-1', '--stage', 'staging-qa'], OPERATOR_SECRET, { YOKE_TOKEN: OPERATOR_SECRET, PRIVATE_KEY: FAKE_KEY, YOKE_URL: sandbox.yokeUrl });
+    expect(r.out.split('\n')).toEqual(['DEMO-1 checkout/leaky: pass', 'DEMO-1 checkout/flaky: fail', 'DEMO-1 checkout/health: pass']);
+    const evidence = sandbox.runtime.store.qa.verdicts([run.id]).find((v) => v.caseId === 'leaky')!.evidence!;
+    expect(evidence).toContain('token= key= url=');
+    for (const secret of [OPERATOR_SECRET, 'MIIEowIBAAKCAQEA', sandbox.yokeUrl]) expect(evidence).not.toContain(secret);
+  });
+
+  it('TR10 a correction the plan does not declare discharges nothing: the failed case still holds the member', async () => {
+    const r = await yokeWith(['qa', 'case', 'run', '--item', 'DEMO-1', '--stage', 'staging-qa', '--case', 'health', '--replaces', 'flaky'], OPERATOR_SECRET);
+    expect(r.code).toBe(1);
+    expect(r.err.split('\n')[0]).toBe("Plan checkout at the run's pinned commit does not declare health as the replacement of flaky, so its verdict cannot take flaky's place.");
+    const view = JSON.parse((await ds.yoke(['deployment-runs', 'get', run.id, '--json'])).out) as DeploymentView;
+    expect(view.members.find((m) => m.item === 'DEMO-1')!.stages['staging-qa']).toBe('waiting');
+  });
+
+  it("TR11 a writer cannot waive their own failing case or take a member out, nor can any token speak as the maintainer; the maintainer's own token can", async () => {
+    const waive = ['qa', 'waive', '--deployment-run-id', run.id, '--stage', 'staging-qa', '--item', 'DEMO-1', '--plan', 'checkout', '--case', 'flaky', '--reason', 'it is flaky, trust me'];
+    const mine = await yokeWith(waive, sandbox.personToken(DEMO_AGENT));
+    expect([mine.code, mine.err.split('\n')[0]]).toEqual([1, `Waiving case flaky on ${DEMO_REPO} needs maintain or admin access; ${DEMO_AGENT}'s is write.`]);
+    const remove = await api('POST', `/yoke/api/deployment-runs/${run.id}/members/DEMO-1/remove`, sandbox.personToken(DEMO_AGENT), { reason: 'in the way' });
+    expect([remove.status, remove.json.error?.code]).toEqual([403, 'maintain_required']);
+    const asOperator = await yokeWith(waive, OPERATOR_SECRET);
+    expect([asOperator.code, asOperator.err.split('\n')[0]]).toEqual([1, `Waiving case flaky on ${DEMO_REPO} is a person's decision, and this request carries an operator token, which names nobody.`]);
+    const named = await api('POST', `/yoke/api/deployment-runs/${run.id}/stages/staging-qa/verdicts`, sandbox.personToken(DEMO_AGENT), { item: 'DEMO-1', case: 'flaky', result: 'pass', evidence: 'ok', by: MAINTAINER });
+    expect([named.status, named.json.error?.code]).toEqual([403, 'identity_not_yours']);
+    expect(sandbox.runtime.store.qa.verdicts([run.id]).filter((v) => v.result === 'waived' || v.recordedBy === MAINTAINER)).toEqual([]);
+    const theirs = await yokeWith(waive, sandbox.personToken(MAINTAINER));
+    expect(theirs.code).toBe(0);
+    expect(sandbox.runtime.store.qa.verdicts([run.id]).filter((v) => v.result === 'waived').map((v) => [v.caseId, v.recordedBy])).toEqual([['flaky', MAINTAINER]]);
+  });
+
+  it("TR05 a triage user's qa: label attaches nothing, and yoke writes nothing in answer", async () => {
+    sandbox.repo.collaborators.tria = 'triage';
+    const before = sandbox.repo.comments.length;
+    const res = await fetch(`${sandbox.forge.url}/api/v3/repos/${DEMO_REPO}/issues/2/labels`, {
+      method: 'POST',
+      headers: { authorization: `token ${sandbox.forge.personalToken('tria')}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ labels: ['qa:checkout'] }),
+    });
+    expect(res.status).toBe(200);
+    // A few ticks: the webhook and the poll both had their chance.
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(sandbox.runtime.store.qa.attachments(DEMO_REPO).map((a) => a.issueNumber)).toEqual([1]);
+    expect(sandbox.repo.comments.slice(before)).toEqual([]);
+  });
+});
