@@ -73,13 +73,16 @@ export async function dispatchIdempotent(
       }
       if (known?.state === 'in_flight') throw new BusyError(makeRefusal('idempotency_request_in_flight', { request: requestId, run: runId }));
       const fresh = store.deployments.get(runId)!;
-      if (fresh.status !== 'active') throw new BusyError(makeRefusal('deployment_run_not_active', { run: runId, status: fresh.status }));
+      const index = fresh.settings.stages.findIndex((x) => x.name === stage);
+      // A check of a stage the run has just left (another check settled it first) is answered as settled, naming where the run is now.
+      const leftBehind = index >= 0 && (fresh.status === 'succeeded' || (fresh.status === 'active' && (index < fresh.currentStage || fresh.closingSince !== null)));
+      if (fresh.status !== 'active' && !leftBehind) throw new BusyError(makeRefusal('deployment_run_not_active', { run: runId, status: fresh.status }));
       const current = fresh.settings.stages[fresh.currentStage]!;
       if (stage !== envelope.stage) throw new BusyError(makeRefusal('dispatch_envelope_invalid', { run: runId, detail: `the envelope names stage ${envelope.stage}, the route ${stage}` }));
       if (envelope.commit !== fresh.commit) throw new BusyError(makeRefusal('dispatch_envelope_invalid', { run: runId, detail: `the run is pinned at ${fresh.commit}, not ${envelope.commit}` }));
       // A stage the run does not have is named as such, with the run's stages, not as one to wait for.
       if (!fresh.settings.stages.some((x) => x.name === stage)) throw new BusyError(makeRefusal('deployment_stage_unknown', { run: runId, stage, stages: fresh.settings.stages.map((x) => x.name) }));
-      if (current.name !== stage) throw new BusyError(makeRefusal('deployment_stage_not_current', { run: runId, stage, current: current.name, kind: current.kind }));
+      if (current.name !== stage && !leftBehind) throw new BusyError(makeRefusal('deployment_stage_not_current', { run: runId, stage, current: current.name, kind: current.kind }));
       // The contention points, each refused with its holder before anything is reserved (DX12, DX13).
       const leased = fresh.driverId && fresh.leaseUntil !== null && fresh.leaseUntil > now;
       if (leased && fresh.driverId !== envelope.driver) {
