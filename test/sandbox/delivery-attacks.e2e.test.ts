@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkoutIo } from '../../src/cli/exec.js';
 import { runCli } from '../../src/cli/main.js';
 import type { DeploymentView } from '../../src/qa/view.js';
-import { DEMO_AGENT, DEMO_ENGINE_CONFIG, DEMO_REPO, MAINTAINER } from '../../src/sandbox/demo-repo.js';
+import { DEMO_AGENT, DEMO_ENGINE_CONFIG, DEMO_REPO, MAINTAINER, REVIEWER } from '../../src/sandbox/demo-repo.js';
 import type { Sandbox } from '../../src/sandbox/sandbox.js';
 import { startDeliverySandbox, type DeliverySandbox } from '../helpers/delivery-sandbox.js';
 
@@ -22,6 +22,7 @@ const FILES = {
   // A merged PR changed a case into one that prints what its environment holds.
   '.github/yoke/qa/checkout.yml':
     'name: checkout\ncases:\n  - {id: leaky, title: Prints its environment, run: \'echo "token=$YOKE_TOKEN key=$PRIVATE_KEY url=$YOKE_URL"\'}\n  - {id: flaky, title: Fails, run: \'exit 1\'}\n  - {id: health, title: Passes, run: \'true\'}\n',
+  '.github/yoke/qa/reviewed.yml': 'name: reviewed\ncases:\n  - {id: works, title: It works, run: \'true\', review: independent}\n',
 };
 
 const OPERATOR_SECRET = 'sandbox-operator-token-0123456789abcdef';
@@ -58,7 +59,8 @@ beforeAll(async () => {
   ds = await startDeliverySandbox(FILES, async (s) => {
     sandbox = s;
     await s.comment(1, '/yoke qa attach checkout');
-  }, 1);
+    await s.comment(2, '/yoke qa attach reviewed');
+  }, 2);
   sandbox = ds.sandbox;
   const created = await ds.yoke(['deployment-runs', 'create', DEMO_REPO, '--json']);
   run = JSON.parse(created.out) as DeploymentView;
@@ -103,6 +105,25 @@ describe('the delivery attack suite, end to end', () => {
     expect(sandbox.runtime.store.qa.verdicts([run.id]).filter((v) => v.result === 'waived').map((v) => [v.caseId, v.recordedBy])).toEqual([['flaky', MAINTAINER]]);
   });
 
+  it('TR09 an approval by someone without write access, or by a bot, is not the independent review; a maintainer who is none of author, holder or assignee settles it', async () => {
+    expect((await yokeWith(['qa', 'plan', 'run', '--item', 'DEMO-2', '--stage', 'staging-qa'], OPERATOR_SECRET)).out).toBe('DEMO-2 reviewed/works: pass');
+    const pr = [...sandbox.repo.issues.values()].find((i) => i.pull && i.body.includes('Closes #2'))!;
+    const approve = (token: string) =>
+      fetch(`${sandbox.forge.url}/api/v3/repos/${DEMO_REPO}/pulls/${pr.number}/reviews`, { method: 'POST', headers: { authorization: `token ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ event: 'APPROVE', body: 'LGTM' }) });
+    const stateOf = async () => {
+      await ds.yoke(['deployment-runs', 'dispatch', run.id, 'staging-qa']);
+      const view = JSON.parse((await ds.yoke(['deployment-runs', 'get', run.id, '--json'])).out) as DeploymentView;
+      return view.members.find((m) => m.item === 'DEMO-2')!.stages['staging-qa'];
+    };
+    // A sock puppet: anyone on a public repository can approve.
+    expect((await approve(sandbox.forge.personalToken('sock-puppet'))).status).toBe(200);
+    expect(await stateOf()).toBe('waiting');
+    expect((await approve(sandbox.forge.personalToken('helper[bot]'))).status).toBe(200);
+    expect(await stateOf()).toBe('waiting');
+    expect((await approve(sandbox.forge.personalToken(REVIEWER))).status).toBe(200);
+    expect(await stateOf()).toBe('settled');
+  });
+
   it("TR05 a triage user's qa: label attaches nothing, and yoke writes nothing in answer", async () => {
     sandbox.repo.collaborators.tria = 'triage';
     const before = sandbox.repo.comments.length;
@@ -114,7 +135,10 @@ describe('the delivery attack suite, end to end', () => {
     expect(res.status).toBe(200);
     // A few ticks: the webhook and the poll both had their chance.
     await new Promise((r) => setTimeout(r, 3000));
-    expect(sandbox.runtime.store.qa.attachments(DEMO_REPO).map((a) => a.issueNumber)).toEqual([1]);
+    expect(sandbox.runtime.store.qa.attachments(DEMO_REPO).map((a) => [a.issueNumber, a.planId]).sort()).toEqual([
+      [1, 'checkout'],
+      [2, 'reviewed'],
+    ]);
     expect(sandbox.repo.comments.slice(before)).toEqual([]);
   });
 });

@@ -48,6 +48,7 @@ export function registerPullRoutes(env: RouteEnv): void {
     const i = pullOf(r, ctx.params.pull_number);
     requireWorkflowWrite(ctx);
     const event = String(ctx.body.event ?? 'COMMENT');
+    if (event === 'APPROVE' && ctx.actor && ctx.actor.login === i.user.login) throw new HttpError(422, 'Unprocessable Entity: Can not approve your own pull request');
     const verdict = event === 'APPROVE' ? 'APPROVED' : event === 'REQUEST_CHANGES' ? 'CHANGES_REQUESTED' : 'COMMENTED';
     const v: Review = { id: state.nextId(), pr: i.number, user: ctx.actor!, state: verdict, body: String(ctx.body.body ?? ''), commitId: i.pull!.headSha, submittedAt: state.now() };
     r.reviews.push(v);
