@@ -3,6 +3,7 @@ import { createYokeApp, type YokeRuntime } from './app.js';
 import { systemClock } from './clock.js';
 import { webhookSecretProblem } from './config/env.js';
 import { SettingsError, resolveSettings } from './config/settings.js';
+import type { DestinationStream } from 'pino';
 import { createLogger } from './logger.js';
 import type { CacheStats } from './forge/conditional-cache.js';
 import { BudgetBook, GITHUB_SECONDARY_LIMITS } from './forge/budget.js';
@@ -20,11 +21,11 @@ export interface StartedYoke {
   stop(): Promise<void>;
 }
 
-export async function startYoke(env: Record<string, string | undefined>): Promise<StartedYoke> {
+export async function startYoke(env: Record<string, string | undefined>, opts: { destination?: DestinationStream | undefined } = {}): Promise<StartedYoke> {
   const settings = resolveSettings({ env });
   const secretProblem = webhookSecretProblem(env);
   if (secretProblem) throw new SettingsError([secretProblem]);
-  const log = await createLogger({ level: env.LOG_LEVEL, logFormat: env.LOG_FORMAT === 'json' ? 'json' : 'pretty' });
+  const log = await createLogger({ level: env.LOG_LEVEL, logFormat: env.LOG_FORMAT === 'json' ? 'json' : 'pretty', ...(opts.destination ? { destination: opts.destination } : {}) });
   const store = openStore(settings.dbPath);
   const cacheStats: CacheStats = { requests: 0, notModified: 0 };
   // SC03: one budget per installation, planned against GitHub's secondary limits (off with throttling, for a server without them).

@@ -37,7 +37,7 @@ if (opts.launcher !== 'actions' && opts.launcher !== 'command') {
   process.exit(2);
 }
 
-const sandbox = new Sandbox({ launcher: opts.launcher, failAgent: opts.failAgent, ...(opts.agent ? { agent: opts.agent as 'claude-code' | 'codex' } : {}) });
+const sandbox = new Sandbox({ launcher: opts.launcher, failAgent: opts.failAgent, log: 'console', ...(opts.agent ? { agent: opts.agent as 'claude-code' | 'codex' } : {}) });
 const started = Date.now();
 const stopAll = async (code: number) => {
   await sandbox.stop().catch(() => undefined);

@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { YokeRuntime } from '../app.js';
 import { startYoke, type StartedYoke } from '../server.js';
@@ -42,7 +43,22 @@ export interface SandboxOptions {
   agent?: 'claude-code' | 'codex';
   /** The scripted model the agent talks to (the demo's by default). */
   model?: ScriptedModel;
+  /**
+   * Where yoke's log goes: the console (`npm run sandbox`), or kept in
+   * `logged` (the default: a test that provokes a warning asserts on it, and a
+   * passing run prints none).
+   */
+  log?: 'console' | 'capture';
 }
+
+/** One line of yoke's log, as pino wrote it. */
+export interface LogLine {
+  level: number;
+  msg: string;
+  [field: string]: unknown;
+}
+
+const LEVELS = { warn: 40, error: 50 } as const;
 
 // Long enough for yoke's start checks (TR08); the sandbox is loopback-only.
 const WEBHOOK_SECRET = 'sandbox-webhook-secret-0123456789abcdef';
@@ -205,8 +221,33 @@ export class Sandbox {
     return env;
   }
 
+  /** yoke's log lines, when captured. */
+  readonly logLines: LogLine[] = [];
+
+  /** The captured lines at a level or above whose message contains `text`. */
+  logged(level: keyof typeof LEVELS, text = ''): LogLine[] {
+    return this.logLines.filter((l) => l.level >= LEVELS[level] && l.msg.includes(text));
+  }
+
+  private logSink(): Writable | undefined {
+    if ((this.opts.log ?? 'capture') === 'console') return undefined;
+    const lines = this.logLines;
+    return new Writable({
+      write(chunk: Buffer, _enc, done) {
+        for (const text of chunk.toString('utf8').split('\n').filter(Boolean)) {
+          try {
+            lines.push(JSON.parse(text) as LogLine);
+          } catch {
+            lines.push({ level: 50, msg: text });
+          }
+        }
+        done();
+      },
+    });
+  }
+
   async startYoke(): Promise<void> {
-    this.yoke = await startYoke(this.env());
+    this.yoke = await startYoke(this.env(), { destination: this.logSink() });
     this.runtime = await this.yoke.runtime;
   }
 

@@ -6,7 +6,7 @@ import type { FleetContext } from '../fleet/context.js';
 import type { Forge } from '../forge/types.js';
 import type { Store } from '../store/store.js';
 import { handleQaLabel } from '../qa/labels.js';
-import { IssueCommentPayload, IssueLabeledPayload, PushPayload, RepoNamePayload } from './payloads.js';
+import { IssueCommentPayload, IssueLabeledPayload, PushPayload, RepoNamePayload, CommentEditedPayload } from './payloads.js';
 
 // Webhooks only deliver commands and kick an early pass: a missed one costs
 // latency, never correctness (DESIGN §2). Probot verifies each signature.
@@ -50,6 +50,12 @@ export function registerWebhooks(app: Probot, deps: WebhookDeps): void {
     const { repo, comment } = parsed.data;
     if (!store.repos.get(repo.fullName)) store.repos.ensure(repo.fullName, repo.installationId, clock.now());
     await handleComment(fleet, { repo, comment, via: 'webhook' });
+  });
+  // An edited comment is never a command (TR05), but a person's edit of a marker or a comment is something to look at now.
+  app.on('issue_comment.edited', async (context) => {
+    if (!firstSight(context)) return;
+    const edited = CommentEditedPayload.safeParse(context.payload);
+    if (edited.success && !edited.data.byBot) fleet.wake(edited.data.repo);
   });
   app.on([...KICK_EVENTS], async (context) => {
     if (!firstSight(context)) return;

@@ -64,6 +64,11 @@ export type PushPayload = z.infer<typeof PushPayload>;
 /** The repository a webhook is about, by full name (installation events have none). */
 export const RepoNamePayload = z.object({ repository: z.object({ full_name: z.string() }) }).transform((p) => p.repository.full_name);
 
+/** An edited comment: which repository, and whether a person (not a bot) edited it. */
+export const CommentEditedPayload = z
+  .object({ repository: z.object({ full_name: z.string() }), sender: z.object({ type: z.string() }) })
+  .transform((p) => ({ repo: p.repository.full_name, byBot: p.sender.type === 'Bot' }));
+
 /** An issue labelled `qa:<plan>`: who labelled which issue with what. */
 export const IssueLabeledPayload = z
   .object({

@@ -2,6 +2,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DEMO_TASKS } from '../../src/sandbox/demo-repo.js';
 import { Sandbox } from '../../src/sandbox/sandbox.js';
 import { haveAgentClis } from './helpers.js';
+import { unclaimedWarnings } from '../helpers/sandbox-log.js';
+
+/** Warnings the tests below provoke, each asserted where it is. */
+const CLAIMED_WARNINGS: string[] = [];
 
 // The real path a user takes: yoke dispatches the shipped workflow of each
 // agent; the forge runs it; the real CLI (Claude Code 2.1.332, Codex 0.171.0)
@@ -12,8 +16,11 @@ import { haveAgentClis } from './helpers.js';
 const ok = haveAgentClis('real-agent end-to-end tests');
 let sandbox: Sandbox | null = null;
 afterEach(async () => {
+  const unclaimed = unclaimedWarnings(sandbox ?? undefined, CLAIMED_WARNINGS);
   await sandbox?.stop();
   sandbox = null;
+  // Each test's sandbox logged no warning or error that no test here claimed.
+  expect(unclaimed).toEqual([]);
 });
 
 async function runOne(agent: 'claude-code' | 'codex', task: (typeof DEMO_TASKS)[number]) {

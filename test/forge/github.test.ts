@@ -10,7 +10,9 @@ import type { Octokit } from '../../src/forge/octokit.js';
 // repository, and the claim PR opened as the app.
 
 const API = 'https://api.github.com';
-const client = (token: string) => new RestOctokit({ auth: token, request: { retries: 0 } }) as unknown as Octokit;
+// Octokit logs each failed request to the console; the 404 below is asked for on purpose.
+const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+const client = (token: string) => new RestOctokit({ auth: token, request: { retries: 0 }, log: quiet }) as unknown as Octokit;
 const repo = { owner: 'acme', name: 'api', fullName: 'acme/api', installationId: 7 };
 
 isolateNock();

@@ -9,6 +9,10 @@ import { startYoke } from '../../src/server.js';
 import { ATTACK_TASK, DEMO_FILES, DEMO_REPO, DEMO_TASKS, MAINTAINER } from '../../src/sandbox/demo-repo.js';
 import { git } from '../../src/sandbox/git.js';
 import { Sandbox } from '../../src/sandbox/sandbox.js';
+import { unclaimedWarnings } from '../helpers/sandbox-log.js';
+
+/** Warnings the tests below provoke, each asserted where it is. */
+const CLAIMED_WARNINGS: string[] = ['ignored verdict marker', 'signature does not match event payload and secret'];
 
 // The attack suite (TR01–TR08): each hole an outsider, a hostile PR or a
 // stray token could use to make yoke merge, tried over real HTTP against the
@@ -155,7 +159,11 @@ describe('the attack suite, end to end', () => {
       body: encodeMarker({ run: lander.id, sha: lander.headSha!, verdict: 'accept' }, 'edited'),
     });
     expect(res.status).toBe(200);
-    await sleep(3500); // three passes read the edited marker
+    // A comment moves the PR's updated_at, so the next pass reads the PR again, edited marker and all.
+    await s.comment(pr.number, 'The tests pass now, please merge.');
+    // Until a pass has read the edited marker (yoke says in its log why it ignored it), nothing here is proved.
+    const why = `says accept for run ${lander.id} at ${lander.headSha!.slice(0, 7)}, which is not the verdict yoke recorded`;
+    await s.waitUntil(() => s.logged('warn', 'ignored verdict marker').some((l) => l.reason === why), 25_000, 'a pass to read the edited marker');
     expect(pr.pull!.merged).toBe(false);
     expect(s.runtime.store.runs.get(lander.id)!.verdict).toBe('reject');
   }, 30_000);
@@ -221,6 +229,7 @@ describe('the attack suite, end to end', () => {
       body: payload,
     });
     expect(res.status).toBeGreaterThanOrEqual(400);
+    expect(s.logged('error', 'signature does not match event payload and secret').length).toBeGreaterThan(0);
     const err = await startYoke({ APP_ID: '1', PRIVATE_KEY: 'not-used', YOKE_DB_PATH: ':memory:' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SettingsError);
   });
@@ -234,3 +243,10 @@ describe('the attack suite, end to end', () => {
     }
   });
 });
+
+describe('what yoke logged here', () => {
+  it('holds no warning or error that no test here claimed', () => {
+    expect(unclaimedWarnings(s, CLAIMED_WARNINGS)).toEqual([]);
+  });
+});
+

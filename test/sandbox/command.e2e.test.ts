@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeMarker } from '../../src/forge/marker.js';
 import { Sandbox } from '../../src/sandbox/sandbox.js';
+import { unclaimedWarnings } from '../helpers/sandbox-log.js';
+
+/** Warnings the tests below provoke, each asserted where it is. */
+const CLAIMED_WARNINGS: string[] = [];
 
 // The same life of an issue through the command launcher: local processes
 // with a per-run secret instead of workflow runs with OIDC tokens, and a
@@ -37,3 +41,10 @@ describe('the life of an issue (command launcher)', () => {
     expect(sandbox.summary().map((r) => r.state)).toEqual(['merged', 'merged']);
   });
 });
+
+describe('what yoke logged here', () => {
+  it('holds no warning or error that no test here claimed', () => {
+    expect(unclaimedWarnings(sandbox, CLAIMED_WARNINGS)).toEqual([]);
+  });
+});
+

@@ -5,6 +5,10 @@ import type { DeploymentView } from '../../src/qa/view.js';
 import { DEMO_AGENT, DEMO_ENGINE_CONFIG, DEMO_REPO, MAINTAINER, REVIEWER } from '../../src/sandbox/demo-repo.js';
 import type { Sandbox } from '../../src/sandbox/sandbox.js';
 import { startDeliverySandbox, type DeliverySandbox } from '../helpers/delivery-sandbox.js';
+import { unclaimedWarnings } from '../helpers/sandbox-log.js';
+
+/** Warnings the tests below provoke, each asserted where it is. */
+const CLAIMED_WARNINGS: string[] = [];
 
 // The delivery half read as an attacker, over real HTTP against the sandbox:
 // a merged QA case that prints the CLI's environment, a correction nobody
@@ -142,3 +146,10 @@ describe('the delivery attack suite, end to end', () => {
     expect(sandbox.repo.comments.slice(before)).toEqual([]);
   });
 });
+
+describe('what yoke logged here', () => {
+  it('holds no warning or error that no test here claimed', () => {
+    expect(unclaimedWarnings(ds?.sandbox, CLAIMED_WARNINGS)).toEqual([]);
+  });
+});
+

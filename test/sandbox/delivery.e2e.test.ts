@@ -7,6 +7,10 @@ import type { DeploymentView } from '../../src/qa/view.js';
 import { DEMO_ENGINE_CONFIG, DEMO_REPO, MAINTAINER } from '../../src/sandbox/demo-repo.js';
 import type { Sandbox } from '../../src/sandbox/sandbox.js';
 import { startDeliverySandbox, type DeliverySandbox } from '../helpers/delivery-sandbox.js';
+import { unclaimedWarnings } from '../helpers/sandbox-log.js';
+
+/** Warnings the tests below provoke, each asserted where it is. */
+const CLAIMED_WARNINGS: string[] = [];
 
 // Delivery end to end over real HTTP: three items merged by the demo agents,
 // one plan attached by one item and one by two, a deployment run at the merge
@@ -108,3 +112,10 @@ describe('delivery over real HTTP', () => {
     expect([door, out[0], err]).toEqual([1, `deployment run ${run.id} of ${DEMO_REPO} at ${head.slice(0, 12)} (resumed)`, [`Deployment run ${run.id} is succeeded; only an active run moves.\nTo recover: See \`yoke deployment-runs get ${run.id}\`; start a new run with \`yoke deployment-runs create\` if work is left.`]]);
   });
 });
+
+describe('what yoke logged here', () => {
+  it('holds no warning or error that no test here claimed', () => {
+    expect(unclaimedWarnings(ds?.sandbox, CLAIMED_WARNINGS)).toEqual([]);
+  });
+});
+

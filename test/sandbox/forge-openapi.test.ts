@@ -4,6 +4,10 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_REPO, MAINTAINER } from '../../src/sandbox/demo-repo.js';
 import { Sandbox } from '../../src/sandbox/sandbox.js';
+import { unclaimedWarnings } from '../helpers/sandbox-log.js';
+
+/** Warnings the tests below provoke, each asserted where it is. */
+const CLAIMED_WARNINGS: string[] = [];
 
 // Every route the embedded forge serves, checked against GitHub's published
 // OpenAPI description (api.github.com, loaded from its single generated file):
@@ -193,3 +197,10 @@ describe('the embedded forge against api.github.com', () => {
     expect([...new Set(problems)]).toEqual([]);
   });
 });
+
+describe('what yoke logged here', () => {
+  it('holds no warning or error that no test here claimed', () => {
+    expect(unclaimedWarnings(sandbox, CLAIMED_WARNINGS)).toEqual([]);
+  });
+});
+

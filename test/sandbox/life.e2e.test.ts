@@ -2,6 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeMarker } from '../../src/forge/marker.js';
 import { DEMO_REPO } from '../../src/sandbox/demo-repo.js';
 import { Sandbox } from '../../src/sandbox/sandbox.js';
+import { unclaimedWarnings } from '../helpers/sandbox-log.js';
+
+/** Warnings the tests below provoke, each asserted where it is. */
+const CLAIMED_WARNINGS: string[] = ['signature does not match event payload and secret'];
 
 // End to end through real HTTP: the embedded forge, yoke started through
 // GHE_HOST, the Actions launcher, the demo agent, lander and fixer.
@@ -109,5 +113,13 @@ describe('webhooks from the forge', () => {
     });
     expect(res.status).toBe(400);
     expect(sandbox.runtime.store.commands.count()).toBe(before);
+    expect(sandbox.logged('error', 'signature does not match event payload and secret').length).toBeGreaterThan(0);
   });
 });
+
+describe('what yoke logged here', () => {
+  it('holds no warning or error that no test here claimed', () => {
+    expect(unclaimedWarnings(sandbox, CLAIMED_WARNINGS)).toEqual([]);
+  });
+});
+

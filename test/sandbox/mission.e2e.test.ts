@@ -2,6 +2,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { attachDemoPlans, deliverDemo, type DeliveryResult } from '../../src/sandbox/deliver.js';
 import { DEMO_REPO } from '../../src/sandbox/demo-repo.js';
 import { Sandbox } from '../../src/sandbox/sandbox.js';
+import { unclaimedWarnings } from '../helpers/sandbox-log.js';
+
+/**
+ * Warnings the tests below provoke, each asserted where it is. One is not
+ * provoked but tolerated: now and then, with two sandboxes' yokes in this one
+ * process, a poll is refused 401 right after its installation token was made
+ * (auth-app retries, then the repository is skipped for that pass and read on
+ * the next). It is not understood yet; the records below are the same either way.
+ */
+const CLAIMED_WARNINGS: string[] = ['[@octokit/auth-app] Retrying after 401 response', 'repo read failed; skipped for this pass'];
 
 // The whole mission, as `npm run sandbox` runs it: five labelled issues merged,
 // then delivered through staging, scoped QA and production by `yoke watch deploy`
@@ -123,3 +133,10 @@ describe('the whole mission, from labelled issue to closed-out delivery', () => 
     expect(dropped.sandbox.runtime.store.deployments.list().filter((r) => r.repo === DEMO_REPO)).toHaveLength(1);
   });
 });
+
+describe('what yoke logged here', () => {
+  it('holds no warning or error that no test here claimed', () => {
+    expect([...unclaimedWarnings(plain?.sandbox, CLAIMED_WARNINGS), ...unclaimedWarnings(dropped?.sandbox, CLAIMED_WARNINGS)]).toEqual([]);
+  });
+});
+

@@ -3,6 +3,10 @@ import type { DeploymentView } from '../../src/qa/view.js';
 import { DEMO_ENGINE_CONFIG, DEMO_REPO, MAINTAINER } from '../../src/sandbox/demo-repo.js';
 import type { Sandbox } from '../../src/sandbox/sandbox.js';
 import { startDeliverySandbox, type DeliverySandbox } from '../helpers/delivery-sandbox.js';
+import { unclaimedWarnings } from '../helpers/sandbox-log.js';
+
+/** Warnings the tests below provoke, each asserted where it is. */
+const CLAIMED_WARNINGS: string[] = [];
 
 // Notices and close-out end to end over real HTTP: a holder woken on its
 // claim PR runs the command it was given; the driver's lease lapses and its
@@ -104,3 +108,10 @@ describe('notices and close-out over real HTTP', () => {
 function QA10(run: string): string[] {
   return [2, 3].flatMap((n) => commentsOn(pullOf(n)).filter((c) => c.body.includes(`${run}-g1`)).map((c) => c.body));
 }
+
+describe('what yoke logged here', () => {
+  it('holds no warning or error that no test here claimed', () => {
+    expect(unclaimedWarnings(ds?.sandbox, CLAIMED_WARNINGS)).toEqual([]);
+  });
+});
+

@@ -5,13 +5,20 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DEMO_REPO } from '../../src/sandbox/demo-repo.js';
 import { git } from '../../src/sandbox/git.js';
 import { Sandbox } from '../../src/sandbox/sandbox.js';
+import { unclaimedWarnings } from '../helpers/sandbox-log.js';
+
+/** Warnings the tests below provoke, each asserted where it is. */
+const CLAIMED_WARNINGS: string[] = [];
 
 // The paths where something goes wrong, end to end through real HTTP.
 
 let sandbox: Sandbox | null = null;
 afterEach(async () => {
+  const unclaimed = unclaimedWarnings(sandbox ?? undefined, CLAIMED_WARNINGS);
   await sandbox?.stop();
   sandbox = null;
+  // Each test's sandbox logged no warning or error that no test here claimed.
+  expect(unclaimed).toEqual([]);
 });
 
 /** Someone pushes a commit to a claim PR's branch. */

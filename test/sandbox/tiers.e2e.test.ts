@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_REPO, DEMO_TASKS, issueBody } from '../../src/sandbox/demo-repo.js';
 import { Sandbox } from '../../src/sandbox/sandbox.js';
+import { unclaimedWarnings } from '../helpers/sandbox-log.js';
+
+/** Warnings the tests below provoke, each asserted where it is. */
+const CLAIMED_WARNINGS: string[] = [];
 
 // SC02 end to end: an idle repository costs no requests between its probes,
 // and a webhook still starts its work within one pass.
@@ -39,3 +43,10 @@ describe('poll tiers, end to end', () => {
     expect(run.launchedAt - labelledAt).toBeLessThan(10_000);
   }, 30_000);
 });
+
+describe('what yoke logged here', () => {
+  it('holds no warning or error that no test here claimed', () => {
+    expect(unclaimedWarnings(s, CLAIMED_WARNINGS)).toEqual([]);
+  });
+});
+

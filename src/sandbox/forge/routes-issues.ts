@@ -111,7 +111,7 @@ export function registerIssueRoutes(env: RouteEnv): void {
     if (c.user.login !== ctx.actor?.login) requireWrite(env, r, ctx);
     const body = String(ctx.body.body ?? '');
     if (!body) throw new HttpError(422, 'Validation Failed: body is missing');
-    state.editComment(c, body);
+    state.editComment(r, c, body, ctx.actor!);
     return { status: 200, body: shapes.commentJson(r, c) };
   });
   http.on('GET', '/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions', 'repo', (ctx) => {

@@ -135,6 +135,7 @@ export interface Credential {
 /** What GitHub would send a webhook about. */
 export type ForgeEvent =
   | { kind: 'comment_created'; repo: ForgeRepo; issue: Issue; comment: Comment; sender: ForgeUser }
+  | { kind: 'comment_edited'; repo: ForgeRepo; issue: Issue; comment: Comment; sender: ForgeUser }
   | { kind: 'labeled'; repo: ForgeRepo; issue: Issue; label: string; sender: ForgeUser }
   | { kind: 'pull_opened'; repo: ForgeRepo; issue: Issue; sender: ForgeUser };
 
@@ -277,9 +278,11 @@ export class ForgeState {
   }
 
   /** A comment's body edited in place (GitHub keeps its id and created_at, and moves updated_at). */
-  editComment(comment: Comment, body: string): void {
+  editComment(repo: ForgeRepo, comment: Comment, body: string, by: ForgeUser): void {
     comment.body = body;
     comment.updatedAt = this.now() + 1000; // second precision: an edit is always visibly later
+    const issue = repo.issues.get(comment.issueNumber);
+    if (issue) this.onEvent({ kind: 'comment_edited', repo, issue, comment, sender: by });
   }
 
   addLabel(repo: ForgeRepo, issue: Issue, name: string, by?: ForgeUser): void {

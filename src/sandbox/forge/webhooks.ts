@@ -24,6 +24,8 @@ export class WebhookSender {
     switch (e.kind) {
       case 'comment_created':
         return this.send('issue_comment', 'created', e.repo, e.sender, { issue: shapes.issueJson(e.repo, e.issue), comment: shapes.commentJson(e.repo, e.comment) });
+      case 'comment_edited':
+        return this.send('issue_comment', 'edited', e.repo, e.sender, { issue: shapes.issueJson(e.repo, e.issue), comment: shapes.commentJson(e.repo, e.comment), changes: {} });
       case 'pull_opened':
         return this.send('pull_request', 'opened', e.repo, e.sender, { number: e.issue.number, pull_request: shapes.pullJson(e.repo, e.issue) });
       case 'labeled':
