@@ -577,7 +577,7 @@ describe('opt-in and polling (Probot level)', () => {
     await h.rt.engine.schedulerTick();
     const reason = h.rt.store.repos.get(REPO)?.disabledReason;
     expect(reason).toContain('autoland: Invalid input: expected object, received string');
-    expect(reason).toContain('Unrecognized key: "cap"');
+    expect(reason).toContain('.github/yoke.yml: "cap" is not a setting here (the settings are: afk_label, auto, prefix, budget_minutes, autoland, fix_forward, launcher, budget, agent, dashboard_issue, delivery)');
     expect(comments).toEqual([
       `yoke has disabled ${REPO}: ${reason}\n\n**To recover:** Fix \`.github/yoke.yml\` on the default branch of ${REPO}; yoke re-reads it on its next pass.`,
     ]);

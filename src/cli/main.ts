@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { formatFleetReport, type FleetReport } from '../fleet/report.js';
 import { call, CliFailure, type CliIo } from './client.js';
 import { registerDeliveryCommands } from './delivery.js';
+import { registerConfigCommand } from './config-check.js';
 import { registerInitCommand } from './init.js';
 import { DriverExit, registerWatchCommand, type WatchDeps } from './watch.js';
 import { nodeExec, nodeHead, nodeReadFile } from './exec.js';
@@ -45,6 +46,7 @@ export function buildCli(io: CliIo, watch: WatchDeps = {}): Command {
     .description('a manual AFK run for an issue')
     .action(async (name: string, issue: string) => message(await call(io, g(), 'POST', `/yoke/api/repos/${name}/issues/${Number(issue)}/start`)));
   registerInitCommand(program, io);
+  registerConfigCommand(program, io);
   registerDeliveryCommands(program, io, g);
   registerWatchCommand(program, io, g, watch);
   return program;

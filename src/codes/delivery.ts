@@ -8,6 +8,11 @@ export const DELIVERY_CODES = {
     message: (p) => `QA configuration of ${p.repo} is refused: ${p.detail}`,
     recovery: (p) => `Fix \`${p.field}\` in \`${p.file}\` of ${p.repo}; ${p.then}`,
   }),
+  qa_plan_invalid: code<{ ref: string; path: string; field: string; detail: string }>({
+    status: 422,
+    message: (p) => `QA plan ${p.ref} (${p.path}) is there, but yoke refuses it: ${p.detail}`,
+    recovery: (p) => `Fix \`${p.field}\` in \`${p.path}\` (\`yoke config check\` shows what yoke would say before you push), merge it, then attach it again.`,
+  }),
   qa_plan_ambiguous: code<{ ref: string; ids: string[] }>({
     status: 409,
     message: (p) => `The plan name "${p.ref}" matches ${p.ids.length} plans: ${p.ids.join(', ')}.`,

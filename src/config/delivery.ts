@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { refuseRepeats } from './repeats.js';
+import { issueMessage } from './suggest.js';
 import { makeRefusal, type Refusal } from '../codes.js';
 import { CONFIG_PATH } from './repo-config.js';
 
@@ -53,7 +54,7 @@ export function parseDeliverySettings(repo: string, raw: unknown): DeliveryConfi
       repo,
       file: CONFIG_PATH,
       field: fieldOf('delivery', first.path),
-      detail: parsed.error.issues.map((i) => `${fieldOf('delivery', i.path)}: ${i.message}`).join('; '),
+      detail: parsed.error.issues.map((i) => `${fieldOf('delivery', i.path)}: ${issueMessage(DeliverySettings, i)}`).join('; '),
       then: 'yoke reads it again when a deployment run is created. The engine runs on meanwhile.',
     }),
   };

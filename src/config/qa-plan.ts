@@ -1,6 +1,7 @@
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { refuseRepeats } from './repeats.js';
+import { issueMessage } from './suggest.js';
 import { fieldOf } from './delivery.js';
 
 // A QA plan file in the plans folder. Its exact id is its path in that folder
@@ -70,7 +71,7 @@ export function parsePlanFile(plansDir: string, path: string, text: string): Pla
       ok: false,
       path,
       field: fieldOf(path, first.path),
-      detail: parsed.error.issues.map((i) => `${fieldOf(path, i.path)}: ${i.message}`).join('; '),
+      detail: parsed.error.issues.map((i) => `${fieldOf(path, i.path)}: ${issueMessage(QaPlanFile, i)}`).join('; '),
     };
   }
   return { ok: true, plan: { ...parsed.data, id, path } };

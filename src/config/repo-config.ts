@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { issueMessage } from './suggest.js';
 
 // `.github/yoke.yml`: a repository's opt-in. Probot's config loader reads it
 // (so `_extends` brings organisation defaults); this schema decides whether
@@ -83,7 +84,7 @@ export function parseRepoConfig(raw: unknown): RepoConfigResult {
   if (parsed.success) return { state: 'valid', config: parsed.data };
   const reasons = parsed.error.issues.map((issue) => {
     const where = issue.path.length ? issue.path.join('.') : CONFIG_PATH;
-    return `${where}: ${issue.message}`;
+    return `${where}: ${issueMessage(RepoConfig, issue)}`;
   });
   return { state: 'invalid', reason: `${CONFIG_PATH} is not valid: ${reasons.join('; ')}` };
 }

@@ -19,6 +19,9 @@ export async function attachPlan(ctx: DeliveryContext, repo: RepoRef, issue: num
   const plans = await readPlansAt(ctx.forge, repo, head, dr.settings.plans_dir);
   const r = resolvePlanRef(ref, namedPlans(plans));
   if (!r.ok) {
+    // A plan that is there but does not parse is named as such, with its field: never "no such plan".
+    const broken = plans.get(ref.replace(/\.ya?ml$/, ''));
+    if (r.reason === 'unknown' && broken && !broken.ok) return refuse('qa_plan_invalid', { ref, path: broken.path, field: broken.field, detail: broken.detail });
     return r.reason === 'ambiguous'
       ? refuse('qa_plan_ambiguous', { ref, ids: r.ids })
       : refuse('qa_plan_unknown', { ref, known: r.known, where: `${dr.settings.plans_dir} on the default branch of ${repo.fullName}` });

@@ -44,6 +44,16 @@ describe('attaching QA plans', () => {
     expect(h.forge.comments.at(-1)!.body).toBe('@wendy No QA plan is called "nope" in .github/yoke/qa/ on the default branch of acme/api.\n\n**To recover:** Name one of: checkout, smoke.');
   });
 
+  it('a plan that is there but does not parse is named as refused, with its field, not as unknown', async () => {
+    const { h, ref } = setup();
+    h.forge.commit(REPO, { '.github/yoke/qa/broken.yml': 'name: broken\ncases:\n  - {id: a, titel: A, run: ./a.sh}\n' });
+    expect(await handleComment(h.fleet, { repo: ref, comment: comment('wendy', '/yoke qa attach broken'), via: 'webhook' })).toBe('refused');
+    expect(h.forge.comments.at(-1)!.body).toBe(
+      '@wendy QA plan broken (.github/yoke/qa/broken.yml) is there, but yoke refuses it: .github/yoke/qa/broken.yml.cases[0].title: Invalid input: expected string, received undefined; .github/yoke/qa/broken.yml.cases[0]: "titel" is not a setting here; did you mean "title"?\n\n**To recover:** Fix `.github/yoke/qa/broken.yml.cases[0].title` in `.github/yoke/qa/broken.yml` (`yoke config check` shows what yoke would say before you push), merge it, then attach it again.',
+    );
+    expect(h.store.qa.attachments(REPO)).toEqual([]);
+  });
+
   it('TR05 a `qa:` label attaches only when a writer added it; anyone else who can label makes yoke write nothing and nothing is recorded', async () => {
     const { h, ref } = setup();
     const labeled = (sender: string) => ({ repo: ref, issueNumber: 2, isPull: false, label: 'qa:checkout', sender, senderIsBot: false });

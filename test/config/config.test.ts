@@ -58,6 +58,15 @@ describe('the opt-in file', () => {
     expect(parseRepoConfig(null)).toEqual({ state: 'absent' });
   });
 
+  it('GH01 a misspelt setting is answered with the one it is closest to, at any depth', () => {
+    const res = parseRepoConfig({ autolnad: { enabled: true }, fix_forward: { enabeld: true }, budget_minutes: { lnader: 5 } });
+    expect(res).toEqual({
+      state: 'invalid',
+      reason:
+        '.github/yoke.yml is not valid: budget_minutes: "lnader" is not a setting here; did you mean "lander"?; fix_forward: "enabeld" is not a setting here; did you mean "enabled"?; .github/yoke.yml: "autolnad" is not a setting here; did you mean "autoland"?',
+    });
+  });
+
   it('GH01 an invalid file gives a reason a maintainer can act on, naming each field', () => {
     const res = parseRepoConfig({ autoland: { enabled: 'yes' }, prefix: 'app-1', budget_minutes: { afk: 0 }, colour: 'blue', _extends: 'acme/.github' });
     expect(res.state).toBe('invalid');
@@ -66,7 +75,7 @@ describe('the opt-in file', () => {
     expect(res.reason).toContain('autoland.enabled: Invalid input: expected boolean, received string');
     expect(res.reason).toContain('prefix: prefix must be 1-10 capital letters or digits, starting with a letter (e.g. APP)');
     expect(res.reason).toContain('budget_minutes.afk: Too small');
-    expect(res.reason).toContain('Unrecognized key: "colour"');
+    expect(res.reason).toContain('.github/yoke.yml: "colour" is not a setting here (the settings are: afk_label, auto, prefix, budget_minutes, autoland, fix_forward, launcher, budget, agent, dashboard_issue, delivery)');
     expect(res.reason).not.toContain('_extends');
     expect(parseRepoConfig(['a'])).toEqual({ state: 'invalid', reason: '.github/yoke.yml must be a YAML mapping of settings, not a list' });
   });

@@ -1,0 +1,46 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import type { Command } from 'commander';
+import { checkConfig, type CheckFiles } from '../config/check.js';
+import { CliFailure, type CliIo } from './client.js';
+
+// `yoke config check [PATH]`: the checkout's opt-in file and QA plans, offline,
+// with yoke's own messages. Exits 1 when anything is refused: a pre-commit step.
+
+function checkoutFiles(root: string): CheckFiles {
+  return {
+    read: (path) => {
+      const full = join(root, path);
+      return existsSync(full) && statSync(full).isFile() ? readFileSync(full, 'utf8') : null;
+    },
+    list: (dir) => {
+      const out: string[] = [];
+      const walk = (d: string) => {
+        if (!existsSync(d) || !statSync(d).isDirectory()) return;
+        for (const name of readdirSync(d)) {
+          const full = join(d, name);
+          if (statSync(full).isDirectory()) walk(full);
+          else out.push(relative(root, full).split('\\').join('/'));
+        }
+      };
+      walk(join(root, dir));
+      return out;
+    },
+  };
+}
+
+export function registerConfigCommand(program: Command, io: CliIo): void {
+  program
+    .command('config')
+    .description('the opt-in file')
+    .command('check [path]')
+    .description('check .github/yoke.yml and every QA plan of a checkout (default: here), offline')
+    .action(async (path: string | undefined) => {
+      const root = path ?? '.';
+      if (!existsSync(root) || !statSync(root).isDirectory()) throw new CliFailure(`${root} is not a folder. Name the checkout to check, e.g. \`yoke config check .\``);
+      const findings = checkConfig(checkoutFiles(root));
+      for (const f of findings) (f.ok ? io.out : io.err)(`${f.ok ? 'ok' : 'refused'}: ${f.text}`);
+      const refused = findings.filter((f) => !f.ok).length;
+      if (refused) throw new CliFailure(`${refused} problem(s); yoke would refuse what is above. Fix the fields named and run \`yoke config check\` again.`);
+    });
+}
