@@ -53,7 +53,10 @@ export function repoStatusReport(s: StatusFacts): string {
   return [
     `**yoke status for ${s.repo}**`,
     `- auto loop: ${s.autoLoop ? 'on' : 'off'}${paused}`,
-    `- consecutive AFK failures: ${s.failures} of ${s.pauseThreshold}`,
+    // Failures can go on counting while paused: never "4 of 3".
+    s.failures >= s.pauseThreshold
+      ? `- consecutive AFK failures: ${s.failures} (it pauses at ${s.pauseThreshold})`
+      : `- consecutive AFK failures: ${s.failures}; it pauses at ${s.pauseThreshold}`,
     `- cap: ${s.cap}; live runs fleet-wide: ${s.liveFleetWide}`,
     `- autoland: ${s.autoland ? 'on' : 'off'}; fix-forward: ${s.fixForward ? 'on' : 'off'}`,
     ...s.live.map((r) => `- live: \`${r.id}\` ${r.kind} on ${r.subject}, deadline ${new Date(r.deadline).toISOString()}`),

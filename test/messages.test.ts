@@ -78,7 +78,7 @@ describe('the messages yoke writes', () => {
         repo: 'acme/api',
         autoLoop: true,
         pausedSince: at,
-        failures: 3,
+        failures: 4,
         pauseThreshold: 3,
         cap: 2,
         liveFleetWide: 1,
@@ -90,7 +90,7 @@ describe('the messages yoke writes', () => {
       [
         '**yoke status for acme/api**',
         '- auto loop: on (paused since 2026-11-30T10:00:00.000Z; recover with `/yoke reset`)',
-        '- consecutive AFK failures: 3 of 3',
+        '- consecutive AFK failures: 4 (it pauses at 3)',
         '- cap: 2; live runs fleet-wide: 1',
         '- autoland: on; fix-forward: off',
         '- live: `r1` lander on pr#7, deadline 2026-11-30T10:00:00.000Z',

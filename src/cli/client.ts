@@ -30,8 +30,42 @@ export interface GlobalOptions {
   token?: string;
 }
 
+/** yoke's base URL from --url or YOKE_URL, checked before any request: a scheme, and no path of yoke's own. */
+export function baseUrl(io: CliIo, opts: GlobalOptions): string {
+  const given = opts.url ?? io.env.YOKE_URL;
+  const source = opts.url !== undefined ? '--url' : 'YOKE_URL';
+  const raw = (given ?? 'http://localhost:3000').trim().replace(/\/+$/, '');
+  if (!/^https?:\/\//i.test(raw)) throw new CliFailure(`${source} must start with http:// or https://: "${raw}" has neither. Set it to http://${raw}, say.`);
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new CliFailure(`${source} is not a URL: "${raw}". Set it to yoke's base URL, e.g. http://localhost:3000.`);
+  }
+  if (/\/yoke(\/|$)/.test(parsed.pathname)) throw new CliFailure(`${source} is yoke's base URL, without /yoke: set it to ${raw.replace(/\/yoke(\/.*)?$/, '')}.`);
+  return raw;
+}
+
+/** An argument checked before any request, named in the refusal: `owner/repo`. */
+export function repoArg(name: string): string {
+  if (!/^[\w.-]+\/[\w.-]+$/.test(name)) throw new CliFailure(`<owner/repo> is "${name}", which is not owner/repo, e.g. acme/api.`);
+  return name;
+}
+
+/** An issue or PR number argument: a whole number from 1. */
+export function numberArg(what: string, value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new CliFailure(`<${what}> is "${value}", which is not a number: name it by its number, e.g. 12.`);
+  return Number(value);
+}
+
+/** A commit argument: a SHA, 4 to 40 hexadecimal characters. */
+export function commitArg(option: string, value: string): string {
+  if (!/^[0-9a-f]{4,40}$/i.test(value)) throw new CliFailure(`${option} is "${value}", which is not a commit SHA (4 to 40 hexadecimal characters); \`git rev-parse HEAD\` prints one.`);
+  return value;
+}
+
 export async function call(io: CliIo, opts: GlobalOptions, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<unknown> {
-  const url = (opts.url ?? io.env.YOKE_URL ?? 'http://localhost:3000').replace(/\/$/, '');
+  const url = baseUrl(io, opts);
   const token = opts.token ?? io.env.YOKE_TOKEN;
   if (!token) throw new CliFailure('No yoke token. Set YOKE_TOKEN (an operator token from the server\'s YOKE_API_TOKENS, or your own from YOKE_PERSON_TOKENS) or pass --token.');
   let res: Response;
@@ -47,7 +81,9 @@ export async function call(io: CliIo, opts: GlobalOptions, method: string, path:
   const json: unknown = await res.json().catch(() => null);
   if (!res.ok) {
     const parsed = ApiError.safeParse(json);
-    throw new CliFailure(parsed.success ? `${parsed.data.error.message}\nTo recover: ${parsed.data.error.recovery}` : `yoke answered ${res.status}`);
+    if (parsed.success) throw new CliFailure(`${parsed.data.error.message}\nTo recover: ${parsed.data.error.recovery}`);
+    // Not an answer of yoke's: something else is listening there.
+    throw new CliFailure(`${url} answered ${res.status} to ${method} ${path} without yoke's error body: it does not look like yoke. Check YOKE_URL or --url (yoke answers GET /yoke/api/health).`);
   }
   return json;
 }

@@ -4,7 +4,7 @@ import type { DispatchAnswer } from '../qa/dispatch.js';
 import type { DeployStep } from '../qa/deploy-stage.js';
 import type { QaWork } from '../qa/verdicts.js';
 import type { DeploymentView } from '../qa/view.js';
-import { call, CliFailure, type CliIo, type GlobalOptions } from './client.js';
+import { call, CliFailure, commitArg, repoArg, type CliIo, type GlobalOptions } from './client.js';
 import { formatDeploymentRun } from './format.js';
 
 /** TR12: how long `yoke qa plan run`'s execution lives without a renewal, and how often it is renewed. */
@@ -40,13 +40,25 @@ export function registerDeliveryCommands(program: Command, io: CliIo, g: () => G
     .option('--json', 'print the run as JSON')
     .action(async (repo: string, o: { commit?: string; items?: string; supersedes?: string; creator?: string; json?: boolean }) => {
       const view = (await call(io, g(), 'POST', '/yoke/api/deployment-runs', {
-        repo,
-        ...(o.commit ? { commit: o.commit } : {}),
+        repo: repoArg(repo),
+        ...(o.commit ? { commit: commitArg('--commit', o.commit) } : {}),
         ...(o.items ? { items: o.items.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
         ...(o.supersedes ? { supersedes: o.supersedes } : {}),
         ...((o.creator ?? io.env.YOKE_LOGIN) ? { creator: o.creator ?? io.env.YOKE_LOGIN } : {}),
       })) as DeploymentView;
       io.out(o.json ? JSON.stringify(view, null, 2) : formatDeploymentRun(view));
+    });
+  runs
+    .command('list')
+    .description('deployment runs, newest first, with where each is')
+    .option('--repo <owner/repo>', 'only this repository')
+    .option('--json', 'print them as JSON')
+    .action(async (o: { repo?: string; json?: boolean }) => {
+      const q = o.repo ? `?repo=${encodeURIComponent(repoArg(o.repo))}` : '';
+      const { list } = (await call(io, g(), 'GET', `/yoke/api/deployment-runs${q}`)) as { list: { id: string; repo: string; commit: string; status: string; stage: string | null }[] };
+      if (o.json) return io.out(JSON.stringify(list, null, 2));
+      if (list.length === 0) return io.out(`No deployment runs${o.repo ? ` of ${o.repo}` : ''}. Start one with \`yoke deployment-runs create OWNER/REPO\`.`);
+      for (const r of list) io.out(`${r.id} · ${r.repo} at ${r.commit.slice(0, 12)} · ${r.status}${r.stage ? ` at ${r.stage}` : ''}`);
     });
   runs
     .command('get <run>')

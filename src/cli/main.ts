@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { formatFleetReport, type FleetReport } from '../fleet/report.js';
-import { call, CliFailure, type CliIo } from './client.js';
+import { call, CliFailure, numberArg, repoArg, type CliIo } from './client.js';
 import { registerDeliveryCommands } from './delivery.js';
 import { registerConfigCommand } from './config-check.js';
 import { registerInitCommand } from './init.js';
@@ -33,18 +33,23 @@ export function buildCli(io: CliIo, watch: WatchDeps = {}): Command {
   repo
     .command('reset <owner/repo>')
     .description('clear the failure count and lift a pause')
-    .action(async (name: string) => message(await call(io, g(), 'POST', `/yoke/api/repos/${name}/reset`)));
+    .action(async (name: string) => message(await call(io, g(), 'POST', `/yoke/api/repos/${repoArg(name)}/reset`)));
+  repo
+    .command('status <owner/repo>')
+    .description("the repository's state as yoke holds it: enabled, paused or disabled, and why")
+    .action(async (name: string) => message(await call(io, g(), 'GET', `/yoke/api/repos/${repoArg(name)}/status`)));
   repo
     .command('auto <owner/repo> <on|off>')
     .description('turn the auto loop on or off')
     .action(async (name: string, state: string) => {
+      repoArg(name);
       if (state !== 'on' && state !== 'off') throw new CliFailure('Say "on" or "off", e.g. yoke repo auto acme/api on');
       message(await call(io, g(), 'POST', `/yoke/api/repos/${name}/auto`, { enabled: state === 'on' }));
     });
   repo
     .command('start <owner/repo> <issue>')
     .description('a manual AFK run for an issue')
-    .action(async (name: string, issue: string) => message(await call(io, g(), 'POST', `/yoke/api/repos/${name}/issues/${Number(issue)}/start`)));
+    .action(async (name: string, issue: string) => message(await call(io, g(), 'POST', `/yoke/api/repos/${repoArg(name)}/issues/${numberArg('issue', issue)}/start`)));
   registerInitCommand(program, io);
   registerConfigCommand(program, io);
   registerDeliveryCommands(program, io, g);

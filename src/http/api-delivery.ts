@@ -56,8 +56,16 @@ export async function handleDeliveryRoute(ctx: DeliveryContext, actor: Actor, re
 
   if (path === '/yoke/api/deployment-runs' && method === 'GET') {
     const item = url.searchParams.get('item');
-    if (!item) return io.refuse(makeRefusal('validation_failed', { detail: 'name ?item=PREFIX-N' }));
-    return io.send(200, { runs: await findRunsOfItem(ctx, item) });
+    if (item) return io.send(200, { runs: await findRunsOfItem(ctx, item) });
+    // Every run (or one repository's), newest first, with where each is.
+    const repo = url.searchParams.get('repo');
+    const list = ctx.store.deployments
+      .list()
+      .filter((r) => !repo || r.repo.toLowerCase() === repo.toLowerCase())
+      .sort((a, b) => b.createdAt - a.createdAt)
+      .slice(0, 100)
+      .map((r) => ({ id: r.id, repo: r.repo, commit: r.commit, status: r.status === 'active' && r.closingSince !== null ? 'closing' : r.status, stage: r.status === 'active' && r.closingSince === null ? (r.settings.stages[r.currentStage]?.name ?? null) : null }));
+    return io.send(200, { list });
   }
   if (path === '/yoke/api/deployment-runs' && method === 'POST') {
     const body = await parse(CreateBody);

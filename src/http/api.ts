@@ -114,6 +114,12 @@ export function createApiHandler(opts: ApiOptions) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
     const url = new URL(req.url ?? '/', 'http://yoke.local');
     const path = url.pathname.replace(/\/+$/, '');
+    // The server's root is the dashboard, never a blank 404.
+    if (path === '' && (req.method ?? 'GET') === 'GET') {
+      res.writeHead(302, { location: '/yoke', ...NO_REFERRER });
+      res.end();
+      return true;
+    }
     if (path !== '/yoke' && !path.startsWith('/yoke/')) return false;
     const method = req.method ?? 'GET';
     try {

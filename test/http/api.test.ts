@@ -237,6 +237,9 @@ describe('operator routes', () => {
     expect(report.repos[0]).toMatchObject({ repo: 'acme/api', cap: 2, paused: false });
     expect(JSON.stringify(report)).not.toContain('secretHash');
     expect((await fetch(`${base}/yoke`)).status).toBe(401);
+    // The server's root sends a person to the dashboard (its sign-in), not to a blank 404.
+    const root = await fetch(`${base}/`, { redirect: 'manual' });
+    expect([root.status, root.headers.get('location')]).toEqual([302, '/yoke']);
     // TR07: a token in the URL is not accepted; the sign-in form sets an HttpOnly, SameSite=Strict cookie.
     const inUrl = await fetch(`${base}/yoke?token=${TOKEN}`);
     expect(inUrl.status).toBe(401);

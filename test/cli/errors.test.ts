@@ -1,0 +1,76 @@
+import { spawn } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startApi } from '../helpers/api-server.js';
+import { makeHarness } from '../helpers/fleet.js';
+
+// The CLI's errors as a newcomer meets them: the real `yoke` as a child
+// process, whole messages compared. A bad argument is named before any request.
+
+const BIN = resolve(import.meta.dirname, '../../bin/yoke.js');
+const TOKEN = 'op-token-0123456789abcdef0123456789';
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of closers.splice(0)) await c();
+});
+
+function yoke(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', YOKE_TOKEN: TOKEN, ...env } });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    child.on('close', (code) => done({ code, out: out.trimEnd(), err: err.trimEnd() }));
+  });
+}
+
+/** Something on a port that is not yoke: GitHub's own 404 shape. */
+async function notYoke(): Promise<string> {
+  const server: Server = createServer((_req, res) => {
+    res.writeHead(404, { 'content-type': 'application/json' });
+    res.end('{"message":"Not Found"}');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  closers.push(() => new Promise((r) => server.close(() => r())));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+describe('the CLI, as a newcomer meets it', () => {
+  it('names a bad argument before sending anything', async () => {
+    // Nothing listens here: a request would fail differently.
+    const env = { YOKE_URL: 'http://127.0.0.1:9' };
+    expect(await yoke(['repo', 'start', 'acme/demo', 'twelve'], env)).toEqual({ code: 1, out: '', err: '<issue> is "twelve", which is not a number: name it by its number, e.g. 12.' });
+    expect(await yoke(['repo', 'start', 'demo', '1'], env)).toEqual({ code: 1, out: '', err: '<owner/repo> is "demo", which is not owner/repo, e.g. acme/api.' });
+    expect(await yoke(['deployment-runs', 'create', 'acme/demo', '--commit', 'nothex'], env)).toEqual({
+      code: 1,
+      out: '',
+      err: '--commit is "nothex", which is not a commit SHA (4 to 40 hexadecimal characters); `git rev-parse HEAD` prints one.',
+    });
+  });
+
+  it("says what is wrong with YOKE_URL: no scheme, yoke's own path, or a server that is not yoke", async () => {
+    expect(await yoke(['fleet', 'report'], { YOKE_URL: 'localhost:34891' })).toEqual({ code: 1, out: '', err: 'YOKE_URL must start with http:// or https://: "localhost:34891" has neither. Set it to http://localhost:34891, say.' });
+    expect(await yoke(['fleet', 'report'], { YOKE_URL: 'http://localhost:34891/yoke' })).toEqual({ code: 1, out: '', err: "YOKE_URL is yoke's base URL, without /yoke: set it to http://localhost:34891." });
+    const other = await notYoke();
+    expect(await yoke(['fleet', 'report'], { YOKE_URL: other })).toEqual({
+      code: 1,
+      out: '',
+      err: `${other} answered 404 to GET /yoke/api/fleet without yoke's error body: it does not look like yoke. Check YOKE_URL or --url (yoke answers GET /yoke/api/health).`,
+    });
+  });
+
+  it('has `repo status` and `deployment-runs list`', async () => {
+    const h = makeHarness();
+    h.store.repos.ensure('acme/api', 1, h.clock.now());
+    h.forge.addRepo('acme/api', {});
+    const api = await startApi(h, { tokens: [TOKEN] });
+    closers.push(api.close);
+    const status = await yoke(['repo', 'status', 'acme/api'], { YOKE_URL: api.url });
+    expect([status.code, status.err]).toEqual([0, '']);
+    expect(status.out).toContain('acme/api');
+    expect(await yoke(['deployment-runs', 'list'], { YOKE_URL: api.url })).toEqual({ code: 0, out: 'No deployment runs. Start one with `yoke deployment-runs create OWNER/REPO`.', err: '' });
+  });
+});
