@@ -134,6 +134,7 @@ export const GhIssueState = z
     locked: z.boolean().optional(),
     labels: Labels.optional(),
     assignee: z.object({ login: z.string() }).nullable().optional(),
+    user: User,
   })
   .transform(
     (i): IssueDetail => ({
@@ -144,6 +145,7 @@ export const GhIssueState = z
       locked: i.locked ?? false,
       labels: i.labels ?? [],
       assignee: i.assignee?.login ?? null,
+      author: i.user?.login ?? null,
     }),
   );
 

@@ -108,6 +108,8 @@ export interface IssueDetail {
   locked: boolean;
   labels: string[];
   assignee: string | null;
+  /** Who opened it (null when GitHub does not say). */
+  author: string | null;
 }
 
 /** One PR by number, merged or not. */

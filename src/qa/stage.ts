@@ -15,9 +15,20 @@ import { namedPlans, readPlansAt } from './plans.js';
 // A QA stage's edges: entering it (reads, then the pure freeze, then one write
 // transaction), and gathering what its gate evaluation needs.
 
-/** The holder of a member: its live yoke run, else the issue's assignee, else the claim PR's author. */
-function holderOf(liveRun: string | null, assignee: string | null, prAuthor: string | null): string | null {
-  return liveRun ? `run:${liveRun}` : (assignee ?? prAuthor);
+const isBot = (login: string | null): boolean => login !== null && /\[bot\]$/i.test(login);
+
+/**
+ * The holder of a member: its live yoke run, else the issue's assignee, else
+ * the claim PR's author, else the issue's author when a writer. A bot is never
+ * a person to tell (yoke's own app opens claim PRs), so it is passed over; with
+ * nobody left, the member's waits go to the driver, the creator, then steering.
+ */
+async function holderOf(ctx: DeliveryContext, dr: DeliveryRepo, liveRun: string | null, assignee: string | null, prAuthor: string | null, issueAuthor: string | null): Promise<string | null> {
+  if (liveRun) return `run:${liveRun}`;
+  if (assignee && !isBot(assignee)) return assignee;
+  if (prAuthor && !isBot(prAuthor)) return prAuthor;
+  if (issueAuthor && !isBot(issueAuthor) && ['admin', 'maintain', 'write'].includes(await ctx.forge.getPermission(dr.repo, issueAuthor))) return issueAuthor;
+  return null;
 }
 
 /** QA07: freezes ownership for the members entering a QA stage; a stage already entered is left as it froze. */
@@ -55,7 +66,7 @@ async function freezeStage(ctx: DeliveryContext, dr: DeliveryRepo, run: Deployme
       issueNumber: m.issueNumber,
       item: dr.item(m.issueNumber),
       attached: store.qa.attachments(run.repo, m.issueNumber).map((a) => a.planId),
-      holder: holderOf(live?.id ?? null, issue?.assignee ?? null, pull?.author ?? null),
+      holder: await holderOf(ctx, dr, live?.id ?? null, issue?.assignee ?? null, pull?.author ?? null, issue?.author ?? null),
       prAuthor: pull?.author ?? null,
     });
   }

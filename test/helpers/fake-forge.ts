@@ -46,6 +46,8 @@ export interface FakeRepo {
     stateReason?: string | null;
     body?: string;
     title?: string;
+    /** Who opened it. */
+    author?: string;
     /** When it last changed (ms); undefined reads as the start of time. */
     updatedAt?: number;
     /** TR05: who added each label, as its newest `labeled` event says. */
@@ -180,10 +182,10 @@ export class FakeForge implements Forge {
     const r = this.repo(repo.fullName);
     const issue = r.issues.find((i) => i.number === number);
     if (issue) {
-      return { number, state: issue.open ? 'open' : 'closed', stateReason: issue.stateReason ?? null, isPull: false, locked: issue.locked ?? false, labels: [...issue.labels], assignee: issue.assignee ?? null };
+      return { number, state: issue.open ? 'open' : 'closed', stateReason: issue.stateReason ?? null, isPull: false, locked: issue.locked ?? false, labels: [...issue.labels], assignee: issue.assignee ?? null, author: issue.author ?? null };
     }
     const pull = r.pulls.find((p) => p.number === number) ?? r.merged.find((p) => p.number === number);
-    return pull ? { number, state: 'open' in pull ? 'closed' : 'open', stateReason: null, isPull: true, locked: false, labels: [], assignee: null } : null;
+    return pull ? { number, state: 'open' in pull ? 'closed' : 'open', stateReason: null, isPull: true, locked: false, labels: [], assignee: null, author: pull.author } : null;
   }
 
   /** Adds a commit to the default branch with these files changed; returns its SHA. */

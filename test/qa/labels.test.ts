@@ -63,3 +63,28 @@ describe('qa: labels the webhook missed', () => {
     expect(h.forge.comments.filter((c) => c.number === 2).map((c) => c.body)).toEqual(["@wendy Attached QA plan `smoke` to APP-2. It becomes part of APP-2's QA when APP-2 next enters a QA stage."]);
   });
 });
+
+describe('who holds a member', () => {
+  it("QA21 a claim PR opened by yoke's app has no bot for a holder: the issue's author when a writer, else nobody, and the wait goes to the run's creator", async () => {
+    const { h } = setup();
+    for (const pr of h.forge.repo(REPO).merged) pr.author = 'yoke[bot]';
+    const issues = h.forge.repo(REPO).issues;
+    issues.find((i) => i.number === 1)!.author = 'wendy';
+    issues.find((i) => i.number === 2)!.author = 'rita';
+    await h.attach(1, 'checkout');
+    await h.attach(2, 'smoke');
+    const run = await createDeploymentRun(h.fleet, { repo: REPO, creator: 'maint' });
+    if (!run.ok) throw new Error(run.refusal.message);
+    expect(h.store.qa.memberStages(run.value.id, 'qa').map((m) => [m.issueNumber, m.holder])).toEqual([
+      [1, 'wendy'],
+      [2, null],
+      [3, null],
+    ]);
+    const { dispatchStage } = await import('../../src/qa/dispatch.js');
+    await dispatchStage(h.fleet, run.value.id, 'qa');
+    const told = h.store.notices.forRun(run.value.id).map((n) => [n.subject, n.recipientKind, n.recipient]);
+    expect(told).toContainEqual(['APP-1', 'holder', 'wendy']);
+    expect(told).toContainEqual(['APP-2', 'creator', 'maint']);
+    expect(told.some(([, , who]) => String(who).endsWith('[bot]'))).toBe(false);
+  });
+});
