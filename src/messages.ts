@@ -302,3 +302,27 @@ export function claimPullBody(issue: number, runId: string, summary: string): st
   const said = summary.trim().slice(0, 20_000);
   return `Closes #${issue}\n\n${said || '_The agent gave no summary._'}\n\nYoke-Run: ${runId}`;
 }
+
+export interface FailedRunFacts {
+  kind: 'afk' | 'fix';
+  runId: string;
+  outcome: 'failure' | 'timeout';
+  /** What the run reported, or why it ended without a report. */
+  why: string;
+  /** How many runs of this kind on this thread have failed so far. */
+  failures: number;
+  link: string | null;
+}
+
+/** The one comment on an issue (AFK) or claim PR (fix) whose last run failed; edited for each later failure. */
+export function runFailedNotice(f: FailedRunFacts): string {
+  const what = f.kind === 'afk' ? 'AFK run' : 'fix run';
+  const ended = f.outcome === 'timeout' ? 'ran out of time' : 'failed';
+  const run = f.link ? `[\`${f.runId}\`](${f.link})` : `\`${f.runId}\``;
+  const recovery =
+    f.kind === 'afk'
+      ? 'yoke starts another run on a later pass, unless the repository pauses at its failure threshold; to start one now, comment `/yoke start`. If the issue cannot be done as written, change it, or take the AFK label off.'
+      : 'yoke starts another fix run while fix-forward has attempts left; then the PR is labelled stuck. Push a fix to the branch yourself, or comment `/yoke land` to have the head validated again.';
+  const quoted = f.why.trim().split('\n').slice(0, 20).map((l) => `> ${l}`).join('\n');
+  return `yoke's ${what} ${run} ${ended}${f.failures > 1 ? ` (${f.failures} failed runs here so far)` : ''}:\n\n${quoted}\n\n**To recover:** ${recovery}`;
+}

@@ -50,6 +50,26 @@ export function buildCli(io: CliIo, watch: WatchDeps = {}): Command {
     .command('start <owner/repo> <issue>')
     .description('a manual AFK run for an issue')
     .action(async (name: string, issue: string) => message(await call(io, g(), 'POST', `/yoke/api/repos/${repoArg(name)}/issues/${numberArg('issue', issue)}/start`)));
+  const runs = program.command('runs').description("yoke's agent runs: AFK, lander and fix");
+  const runLine = (r: { id: string; repo: string; kind: string; subject: string; status: string; outcome: string | null; summary: string | null; outcomeReason: string | null }) =>
+    `${r.id} · ${r.repo} ${r.kind} ${r.subject} · ${r.status === 'live' ? 'live' : (r.outcome ?? 'ended')}${r.status === 'live' || r.outcome === 'success' ? '' : ` · ${(r.summary ?? r.outcomeReason ?? 'no reason recorded').split('\n')[0]!.slice(0, 160)}`}`;
+  runs
+    .command('list')
+    .description('the newest runs, each with why it failed when it did')
+    .option('--repo <owner/repo>', 'only this repository')
+    .option('--status <status>', 'live, success, failure, timeout or cancelled')
+    .option('--json', 'print them as JSON')
+    .action(async (o: { repo?: string; status?: string; json?: boolean }) => {
+      const q = new URLSearchParams({ ...(o.repo ? { repo: repoArg(o.repo) } : {}), ...(o.status ? { status: o.status } : {}) });
+      const { runs: list } = (await call(io, g(), 'GET', `/yoke/api/runs${q.size ? `?${q}` : ''}`)) as { runs: Parameters<typeof runLine>[0][] };
+      if (o.json) return io.out(JSON.stringify(list, null, 2));
+      if (list.length === 0) return io.out('No runs match.');
+      for (const r of list) io.out(runLine(r));
+    });
+  runs
+    .command('get <run>')
+    .description('one run: what it worked on, how it ended and what it reported')
+    .action(async (id: string) => io.out(JSON.stringify(await call(io, g(), 'GET', `/yoke/api/runs/${encodeURIComponent(id)}`), null, 2)));
   registerInitCommand(program, io);
   registerConfigCommand(program, io);
   registerDeliveryCommands(program, io, g);

@@ -8,6 +8,7 @@ import type { OpenRequest } from '../store/requests.js';
 import type { Store } from '../store/store.js';
 import { executeRepoActions, planRepoActions, postPendingVerdicts } from './autoland.js';
 import { syncLanderChecks, type CheckRefusals } from './check-runs.js';
+import { syncRunNotices } from './run-notices.js';
 import { syncDashboardIssue, viewDashboardIssue, type DashboardIssueDeps } from './dashboard-issue.js';
 import { viewMaxAgeMs, type ActivitySignals, type RepoActivity } from './activity.js';
 import { isAtCap, type LivenessSnapshot } from './cap.js';
@@ -320,6 +321,7 @@ export async function spawnOnce(deps: PassDeps, trigger: PassTrigger, reaped: Re
   await postPendingVerdicts({ store, forge, now, log });
   const checkPolicy = { landerAttemptsPerHead: deps.policy.landerAttemptsPerHead, webUrl: deps.webUrl };
   await syncLanderChecks({ store, forge, now, log, policy: checkPolicy, refusals: deps.checkRefusals });
+  await syncRunNotices({ store, forge, now, log, webUrl: deps.webUrl });
   await syncDashboardIssues({ store, forge, now, log }, [...gathered.facts.values()], waiting, { webUrl: deps.webUrl, firstPerPass: deps.policy.dashboardIssuesPerPass });
 
   return {

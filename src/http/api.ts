@@ -201,6 +201,18 @@ export function createApiHandler(opts: ApiOptions) {
       };
       const dispatch = opts.dispatch ?? { responseLimitMs: 25_000, hostedCapMs: 100_000 };
       if (await handleDeliveryRoute(fleet, actor, req, url, io, { ...dispatch, sleep: dispatch.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))) })) return true;
+      if (path === '/yoke/api/runs' && method === 'GET') {
+        const repo = url.searchParams.get('repo');
+        const status = url.searchParams.get('status');
+        const STATUSES = ['live', 'success', 'failure', 'timeout', 'cancelled'];
+        if (status !== null && !STATUSES.includes(status)) return sendRefusal(res, makeRefusal('validation_failed', { detail: `status is one of ${STATUSES.join(', ')}` }));
+        const runs = fleet.store.runs
+          .listAll(1000)
+          .filter((r) => !repo || r.repo.toLowerCase() === repo.toLowerCase())
+          .filter((r) => status === null || (status === 'live' ? r.status === 'live' : r.outcome === status))
+          .slice(0, 200);
+        return send(res, 200, { runs: runs.map(publicRun) });
+      }
       const runGet = /^\/yoke\/api\/runs\/([\w-]{1,100})$/.exec(path);
       if (runGet && method === 'GET') {
         const run = fleet.store.runs.get(runGet[1]!);

@@ -65,6 +65,13 @@ export function renderWaiting(items: readonly WaitingItem[], webUrl: string): st
   return `<table class="waiting"><tr><th>repo</th><th>work</th><th>stage</th><th>why not now</th><th>to recover</th></tr>\n${rows}</table>`;
 }
 
+/** Why a run that did not succeed ended: yoke's reason, else the first line of what it reported. */
+export function reasonOf(r: Pick<PublicRun, 'status' | 'outcome' | 'outcomeReason' | 'summary'>): string {
+  if (r.status === 'live' || r.outcome === 'success') return r.outcomeReason ?? '';
+  const said = r.outcomeReason ?? r.summary?.trim().split('\n')[0] ?? '';
+  return said.length > 200 ? `${said.slice(0, 199)}…` : said;
+}
+
 export function renderRuns(runs: readonly PublicRun[], webUrl: string): string {
   if (!runs.length) return '<p>No runs yet.</p>';
   const rows = runs
@@ -72,7 +79,7 @@ export function renderRuns(runs: readonly PublicRun[], webUrl: string): string {
       const wf = runUrl(webUrl, r);
       const cost = r.cost ? `${usd(r.cost.usd)} <small>${r.cost.inputTokens}/${r.cost.outputTokens} tok</small>` : '';
       return `<tr class="state-${esc(r.status === 'live' ? 'live' : (r.outcome ?? 'ended'))}"><td><code>${esc(r.id)}</code></td><td>${repoLink(r.repo)}</td><td>${esc(r.kind)}</td><td>${subjectLink(webUrl, r.repo, r.subject)}${r.title !== null ? ` <span class="title">${esc(r.title)}</span>` : ''}</td>
-<td>${esc(r.status === 'live' ? 'live' : r.outcome)}${r.verdict ? ` (${esc(r.verdict)})` : ''}</td><td>${wf ? link(wf, 'workflow run') : ''}</td><td>${time(r.launchedAt)}</td><td>${time(r.endedAt)}</td><td>${cost}</td><td>${esc(r.outcomeReason ?? '')}</td></tr>`;
+<td>${esc(r.status === 'live' ? 'live' : r.outcome)}${r.verdict ? ` (${esc(r.verdict)})` : ''}</td><td>${wf ? link(wf, 'workflow run') : ''}</td><td>${time(r.launchedAt)}</td><td>${time(r.endedAt)}</td><td>${cost}</td><td>${esc(reasonOf(r))}</td></tr>`;
     })
     .join('\n');
   return `<table class="runs"><tr><th>run</th><th>repo</th><th>kind</th><th>work</th><th>outcome</th><th>workflow</th><th>launched</th><th>ended</th><th>cost</th><th>reason</th></tr>\n${rows}</table>`;

@@ -52,4 +52,19 @@ CREATE TABLE qa_label_cursors (
 );
 `,
   },
+  {
+    version: 10,
+    name: 'failed run notices',
+    sql: `
+-- The one comment on an issue (AFK) or claim PR (fix) that says its last run failed: edited for the next attempt.
+CREATE TABLE run_notices (
+  repo TEXT NOT NULL,
+  thread INTEGER NOT NULL,
+  comment_id INTEGER NOT NULL,
+  run_id TEXT NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (repo, thread)
+);
+`,
+  },
 ];

@@ -13,6 +13,7 @@ import { HttpCacheStore } from './http-cache.js';
 import { MergeStore } from './merges.js';
 import { ProcessStore } from './processes.js';
 import { QaLabelStore } from './qa-labels.js';
+import { RunNoticeStore } from './run-notices.js';
 import { NoticeStore } from './notices.js';
 import { QaStore } from './qa.js';
 import { RepoStore } from './repos.js';
@@ -42,6 +43,7 @@ export interface Store {
   dashboardIssues: DashboardIssueStore;
   processes: ProcessStore;
   qaLabels: QaLabelStore;
+  runNotices: RunNoticeStore;
   /** Runs fn in one IMMEDIATE write transaction (the cross-process backstop). */
   write<T>(fn: () => T): T;
   close(): void;
@@ -74,6 +76,7 @@ export function wrapDb(db: Db): Store {
     dashboardIssues: new DashboardIssueStore(db),
     processes: new ProcessStore(db),
     qaLabels: new QaLabelStore(db),
+    runNotices: new RunNoticeStore(db),
     write: <T>(fn: () => T): T => db.transaction(fn).immediate(),
     close: () => db.close(),
   };

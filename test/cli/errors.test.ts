@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startApi } from '../helpers/api-server.js';
 import { makeHarness } from '../helpers/fleet.js';
+import { liveRun } from '../helpers/run-api.js';
 
 // The CLI's errors as a newcomer meets them: the real `yoke` as a child
 // process, whole messages compared. A bad argument is named before any request.
@@ -72,5 +73,18 @@ describe('the CLI, as a newcomer meets it', () => {
     expect([status.code, status.err]).toEqual([0, '']);
     expect(status.out).toContain('acme/api');
     expect(await yoke(['deployment-runs', 'list'], { YOKE_URL: api.url })).toEqual({ code: 0, out: 'No deployment runs. Start one with `yoke deployment-runs create OWNER/REPO`.', err: '' });
+  });
+
+  it('lists runs with why each failed, and gets one', async () => {
+    const h = makeHarness();
+    const id = liveRun(h, { issue: 14, secret: 's' });
+    h.store.runs.recordReport(id, { outcome: 'failure', verdict: null, summary: 'Error: issue #14 names no demo task\nmore detail', cost: null }, h.clock.now());
+    h.store.runs.end(id, 'failure', null, h.clock.now());
+    const api = await startApi(h, { tokens: [TOKEN] });
+    closers.push(api.close);
+    expect(await yoke(['runs', 'list', '--status', 'failure'], { YOKE_URL: api.url })).toEqual({ code: 0, out: `${id} · acme/api afk_auto issue#14 · failure · Error: issue #14 names no demo task`, err: '' });
+    expect(await yoke(['runs', 'list', '--status', 'broken'], { YOKE_URL: api.url })).toEqual({ code: 1, out: '', err: 'The request body is not valid: status is one of live, success, failure, timeout, cancelled\nTo recover: Fix the fields named above and send the request again.' });
+    const got = await yoke(['runs', 'get', id], { YOKE_URL: api.url });
+    expect([got.code, JSON.parse(got.out).summary]).toEqual([0, 'Error: issue #14 names no demo task\nmore detail']);
   });
 });

@@ -11,7 +11,7 @@ import { unclaimedWarnings } from '../helpers/sandbox-log.js';
  * (auth-app retries, then the repository is skipped for that pass and read on
  * the next). It is not understood yet; the records below are the same either way.
  */
-const CLAIMED_WARNINGS: string[] = ['[@octokit/auth-app] Retrying after 401 response', 'repo read failed; skipped for this pass'];
+const CLAIMED_WARNINGS: string[] = ['[@octokit/auth-app] Retrying after 401 response', 'repo read failed; skipped for this pass', 'installation skipped for this pass'];
 
 // The whole mission, as `npm run sandbox` runs it: five labelled issues merged,
 // then delivered through staging, scoped QA and production by `yoke watch deploy`

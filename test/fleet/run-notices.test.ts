@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { planRunNotices, syncRunNotices } from '../../src/fleet/run-notices.js';
+import { silentLog } from '../../src/log.js';
+import { liveRun } from '../helpers/run-api.js';
+import { makeHarness } from '../helpers/fleet.js';
+
+// A failed AFK or fix run says so on its issue or claim PR, once, edited for
+// the next failure there: the summary it reported and the recovery.
+
+function setup() {
+  const h = makeHarness();
+  h.forge.addRepo('acme/api', {});
+  h.forge.addIssue('acme/api', 14);
+  const fail = (over: { kind?: 'afk_auto' | 'fix'; issue?: number; summary?: string | null; outcome?: 'failure' | 'timeout' | 'cancelled' } = {}) => {
+    const id = liveRun(h, { kind: over.kind ?? 'afk_auto', issue: over.issue ?? 14, secret: 's' });
+    if (over.summary !== null) h.store.runs.recordReport(id, { outcome: 'failure', verdict: null, summary: over.summary ?? 'Error: issue #14 names no demo task', cost: null }, h.clock.now());
+    h.store.runs.end(id, over.outcome ?? 'failure', over.outcome === 'timeout' ? 'ran past its 60-minute budget' : null, h.clock.now());
+    h.clock.advance(1000);
+    return id;
+  };
+  const sync = () => syncRunNotices({ store: h.store, forge: h.forge, now: () => h.clock.now(), log: silentLog, webUrl: 'https://github.test' });
+  return { h, fail, sync };
+}
+
+describe('failed run notices', () => {
+  it('a failed AFK run leaves one comment on its issue with what it reported and the recovery; the next failure edits it', async () => {
+    const { h, fail, sync } = setup();
+    const first = fail();
+    expect(await sync()).toBe(1);
+    expect(h.forge.comments.map((c) => [c.number, c.body])).toEqual([
+      [
+        14,
+        `yoke's AFK run \`${first}\` failed:\n\n> Error: issue #14 names no demo task\n\n**To recover:** yoke starts another run on a later pass, unless the repository pauses at its failure threshold; to start one now, comment \`/yoke start\`. If the issue cannot be done as written, change it, or take the AFK label off.`,
+      ],
+    ]);
+    expect(await sync()).toBe(0);
+    const second = fail({ summary: null, outcome: 'timeout' });
+    expect(await sync()).toBe(1);
+    expect(h.forge.comments).toHaveLength(1);
+    expect(h.forge.comments[0]!.body.split('\n\n').slice(0, 2)).toEqual([`yoke's AFK run \`${second}\` ran out of time (2 failed runs here so far):`, '> ran past its 60-minute budget']);
+  });
+
+  it('a fix run goes to its claim PR; a run yoke cancelled itself, or one that succeeded last, posts nothing', () => {
+    const { h, fail } = setup();
+    const fix = fail({ kind: 'fix' });
+    const cancelled = fail({ issue: 15, outcome: 'cancelled' });
+    const plan = planRunNotices(h.store.runs.listAll(), [], { now: h.clock.now(), webUrl: 'https://github.test' });
+    expect(plan.map((a) => [a.thread, a.runId, a.commentId])).toEqual([[7, fix, null]]);
+    expect(plan[0]!.body).toContain("yoke's fix run");
+    expect(cancelled).toBeTruthy();
+  });
+});
