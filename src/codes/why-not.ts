@@ -37,5 +37,5 @@ export const WHY_NOT_CODES = {
 } as const;
 
 /** The codes a piece of waiting work can carry. */
-export const WHY_NOT = ['at_cap', 'in_flight', 'repo_paused', 'lander_attempts_used_up', 'fix_attempts_exhausted', 'request_budget', 'budget_spent'] as const;
+export const WHY_NOT = ['at_cap', 'in_flight', 'repo_paused', 'repo_disabled', 'lander_attempts_used_up', 'fix_attempts_exhausted', 'request_budget', 'budget_spent'] as const;
 export type WhyNot = (typeof WHY_NOT)[number];

@@ -187,7 +187,11 @@ export async function gatherPass(deps: PassDeps): Promise<Gathered> {
     subject: null,
     reason: makeRefusal('request_budget', { repo: d.repo, installation: d.installationId, points: d.points }),
   }));
-  const waiting = [...atCapRepos(ctx), ...unread, ...decided.flatMap((d) => d.waiting)].sort((a, b) => stageRank(a.stage) - stageRank(b.stage));
+  // A disabled repository's work waits, one line for all of it, with its own code and recovery (never "nothing is waiting").
+  const disabled: Waiting[] = housekeeping.flatMap((h) =>
+    h.type === 'disable' ? [{ repo: h.repo.fullName, stage: 'new_work' as const, subject: null, reason: makeRefusal('repo_disabled', { repo: h.repo.fullName, detail: h.reason }) }] : [],
+  );
+  const waiting = [...atCapRepos(ctx), ...unread, ...disabled, ...decided.flatMap((d) => d.waiting)].sort((a, b) => stageRank(a.stage) - stageRank(b.stage));
   return { repos, snapshot, candidates, facts, housekeeping, deferred, waiting, authFailures };
 }
 

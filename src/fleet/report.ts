@@ -59,10 +59,11 @@ export function buildFleetReport(ctx: Pick<FleetContext, 'store' | 'policy' | 'c
       paused: isPaused(r),
       disabledReason: r.disabledReason,
       live: live.filter((l) => l.repo === r.fullName).map(publicRun),
-      recovery: isPaused(r)
-        ? makeRefusal('repo_paused', { repo: r.fullName, threshold: policy.pauseThreshold }).recovery
-        : r.disabledReason
-          ? makeRefusal('repo_disabled', { repo: r.fullName, detail: r.disabledReason }).recovery
+      // Disabled comes first: a reset cannot lift it, only a fixed opt-in file can.
+      recovery: r.disabledReason
+        ? makeRefusal('repo_disabled', { repo: r.fullName, detail: r.disabledReason }).recovery
+        : isPaused(r)
+          ? makeRefusal('repo_paused', { repo: r.fullName, threshold: policy.pauseThreshold }).recovery
           : null,
     })),
     recentRuns: store.runs.listAll(50).map(publicRun),

@@ -30,8 +30,8 @@ function repoRows(d: DashboardData, only: string | null): string {
   const rows = d.report.repos
     .filter((r) => !only || r.repo === only)
     .map(
-      (r) => `<tr class="${r.paused ? 'paused' : r.disabledReason ? 'disabled' : ''}"><td>${repoLink(r.repo)}</td><td>${r.cap}</td><td>${r.autoLoop === null ? 'default' : r.autoLoop ? 'on' : 'off'}</td>
-<td>${r.consecutiveFailures}</td><td>${r.paused ? 'paused' : r.disabledReason ? `disabled: ${esc(r.disabledReason)}` : 'ok'}</td><td>${r.live.length}</td><td>${esc(r.recovery ?? '')}</td></tr>`,
+      (r) => `<tr class="${r.disabledReason ? 'disabled' : r.paused ? 'paused' : ''}"><td>${repoLink(r.repo)}</td><td>${r.cap}</td><td>${r.autoLoop === null ? 'default' : r.autoLoop ? 'on' : 'off'}</td>
+<td>${r.consecutiveFailures}</td><td>${r.disabledReason ? `disabled: ${esc(r.disabledReason)}` : r.paused ? 'paused' : 'ok'}</td><td>${r.live.length}</td><td>${esc(r.recovery ?? '')}</td></tr>`,
     )
     .join('\n');
   return `<table class="repos"><tr><th>repo</th><th>cap</th><th>auto loop</th><th>failures</th><th>state</th><th>live</th><th>to recover</th></tr>\n${rows || '<tr><td colspan="7">No repository has been seen yet.</td></tr>'}</table>`;

@@ -444,5 +444,9 @@ describe('producers, ticks and bad input', () => {
     expect(launchedKinds(h).sort()).toEqual(['afk_auto:issue#9', 'lander:pr#2']);
     expect(h.store.repos.get('acme/broken-config')!.disabledReason).toBe('.github/yoke.yml is not valid: autoland: Invalid input: expected object, received string');
     expect(h.store.repos.get('acme/healthy')!.disabledReason).toBeNull();
+    // Its work waits, one line for all of it, with the code of its own: not silence, and not "paused".
+    expect(h.engine.lastPass!.waiting.filter((w) => w.repo === 'acme/broken-config').map((w) => [w.subject, w.reason.code, w.reason.recovery])).toEqual([
+      [null, 'repo_disabled', 'Fix `.github/yoke.yml` on the default branch of acme/broken-config; yoke re-reads it on its next pass.'],
+    ]);
   });
 });

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { IncomingMessage } from 'node:http';
-import type { Credential, ForgeRepo, ForgeState } from './state.js';
+import { revParse } from '../git.js';
+import type { Credential, ForgeRepo, ForgeState, PushCommit } from './state.js';
 
 // Git over HTTPS, as github.com serves it: `https://host/owner/repo.git`,
 // Basic auth with a token as the password (how actions/checkout and git's
@@ -76,6 +77,7 @@ export async function serveGit(state: ForgeState, req: IncomingMessage, url: URL
     GIT_CONFIG_KEY_1: 'uploadpack.allowAnySHA1InWant',
     GIT_CONFIG_VALUE_1: 'true',
   };
+  const branchBefore = push ? revParse(gitDir, `refs/heads/${repo.defaultBranch}`) : null;
   const out = await new Promise<Buffer>((resolve, reject) => {
     const child = spawn('git', ['http-backend'], { env });
     const chunks: Buffer[] = [];
@@ -98,6 +100,43 @@ export async function serveGit(state: ForgeState, req: IncomingMessage, url: URL
     if (k === 'status') status = Number(v.split(' ')[0]);
     else headers[k] = v;
   }
-  if (push) state.syncPulls(repo);
+  if (push) {
+    state.syncPulls(repo);
+    // GitHub's push webhook for the default branch, with each new commit's added, modified and removed files.
+    const after = revParse(gitDir, `refs/heads/${repo.defaultBranch}`);
+    const pusher = (() => {
+      const t = tokenOf(req);
+      return t ? state.credential(t)?.user : undefined;
+    })();
+    if (after && after !== branchBefore && pusher) state.pushed(repo, `refs/heads/${repo.defaultBranch}`, branchBefore, after, await commitsBetween(gitDir, branchBefore, after), pusher);
+  }
   return { status, headers, body: split >= 0 ? out.subarray(split + 4) : out };
+}
+
+/** The commits a push added (oldest first, at most 20), each with the files it added, modified and removed. */
+async function commitsBetween(gitDir: string, before: string | null, after: string): Promise<PushCommit[]> {
+  const range = before ? [`${before}..${after}`] : ['-1', after];
+  const text = await new Promise<string>((resolve) => {
+    const child = spawn('git', ['--git-dir', gitDir, 'log', '--reverse', '--max-count=20', '--name-status', '--format=commit %H', ...range]);
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.once('error', () => resolve(''));
+    child.once('close', () => resolve(out));
+  });
+  const commits: PushCommit[] = [];
+  for (const line of text.split('\n')) {
+    const c = /^commit ([0-9a-f]{40})$/.exec(line);
+    if (c) {
+      commits.push({ id: c[1]!, added: [], modified: [], removed: [] });
+      continue;
+    }
+    const f = /^([AMDR])\d*\t(.+?)(?:\t(.+))?$/.exec(line);
+    const last = commits.at(-1);
+    if (!f || !last) continue;
+    if (f[1] === 'A') last.added.push(f[2]!);
+    else if (f[1] === 'D') last.removed.push(f[2]!);
+    else if (f[1] === 'R') (last.removed.push(f[2]!), last.added.push(f[3]!));
+    else last.modified.push(f[2]!);
+  }
+  return commits;
 }

@@ -53,6 +53,14 @@ export interface Issue {
   events?: IssueEvent[];
 }
 
+/** One commit of a push, as GitHub's push webhook lists it. */
+export interface PushCommit {
+  id: string;
+  added: string[];
+  modified: string[];
+  removed: string[];
+}
+
 export interface IssueEvent {
   id: number;
   event: 'labeled' | 'unlabeled';
@@ -136,6 +144,7 @@ export interface Credential {
 export type ForgeEvent =
   | { kind: 'comment_created'; repo: ForgeRepo; issue: Issue; comment: Comment; sender: ForgeUser }
   | { kind: 'comment_edited'; repo: ForgeRepo; issue: Issue; comment: Comment; sender: ForgeUser }
+  | { kind: 'push'; repo: ForgeRepo; ref: string; before: string | null; after: string; commits: PushCommit[]; sender: ForgeUser }
   | { kind: 'labeled'; repo: ForgeRepo; issue: Issue; label: string; sender: ForgeUser }
   | { kind: 'pull_opened'; repo: ForgeRepo; issue: Issue; sender: ForgeUser };
 
@@ -291,6 +300,11 @@ export class ForgeState {
     issue.updatedAt = this.now();
     if (by) (issue.events ??= []).push({ id: this.nextId(), event: 'labeled', label: name, actor: by, createdAt: issue.updatedAt });
     if (by) this.onEvent({ kind: 'labeled', repo, issue, label: name, sender: by });
+  }
+
+  /** A push moved a branch: GitHub sends the push webhook. */
+  pushed(repo: ForgeRepo, ref: string, before: string | null, after: string, commits: PushCommit[], by: ForgeUser): void {
+    this.onEvent({ kind: 'push', repo, ref, before, after, commits, sender: by });
   }
 
   /** Follows pushes: a PR's head is its branch; a moved branch is an update. */

@@ -26,6 +26,14 @@ export class WebhookSender {
         return this.send('issue_comment', 'created', e.repo, e.sender, { issue: shapes.issueJson(e.repo, e.issue), comment: shapes.commentJson(e.repo, e.comment) });
       case 'comment_edited':
         return this.send('issue_comment', 'edited', e.repo, e.sender, { issue: shapes.issueJson(e.repo, e.issue), comment: shapes.commentJson(e.repo, e.comment), changes: {} });
+      case 'push':
+        return this.send('push', '', e.repo, e.sender, {
+          ref: e.ref,
+          before: e.before ?? '0'.repeat(40),
+          after: e.after,
+          commits: e.commits.map((c) => ({ id: c.id, added: c.added, modified: c.modified, removed: c.removed })),
+          pusher: { name: e.sender.login },
+        });
       case 'pull_opened':
         return this.send('pull_request', 'opened', e.repo, e.sender, { number: e.issue.number, pull_request: shapes.pullJson(e.repo, e.issue) });
       case 'labeled':
@@ -39,8 +47,9 @@ export class WebhookSender {
   send(event: string, action: string, repo: ForgeRepo, sender: ForgeUser, fields: Record<string, unknown>): void {
     const hook = this.target;
     if (!hook) return;
+    // A push has no action; every other event names one.
     const payload = JSON.stringify({
-      action,
+      ...(action ? { action } : {}),
       ...fields,
       repository: this.shapes.repoJson(repo),
       installation: { id: repo.installationId, node_id: `IN_${repo.installationId}` },
