@@ -1,7 +1,8 @@
 import { run, type Server } from 'probot';
 import { createYokeApp, type YokeRuntime } from './app.js';
 import { systemClock } from './clock.js';
-import { webhookSecretProblem } from './config/env.js';
+import { existsSync } from 'node:fs';
+import { appCredentialProblem, webhookSecretProblem } from './config/env.js';
 import { SettingsError, resolveSettings } from './config/settings.js';
 import type { DestinationStream } from 'pino';
 import { createLogger } from './logger.js';
@@ -23,6 +24,8 @@ export interface StartedYoke {
 
 export async function startYoke(env: Record<string, string | undefined>, opts: { destination?: DestinationStream | undefined } = {}): Promise<StartedYoke> {
   const settings = resolveSettings({ env });
+  const credentialProblem = appCredentialProblem(env, existsSync);
+  if (credentialProblem) throw new SettingsError([credentialProblem]);
   const secretProblem = webhookSecretProblem(env);
   if (secretProblem) throw new SettingsError([secretProblem]);
   const log = await createLogger({ level: env.LOG_LEVEL, logFormat: env.LOG_FORMAT === 'json' ? 'json' : 'pretty', ...(opts.destination ? { destination: opts.destination } : {}) });

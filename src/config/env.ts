@@ -201,6 +201,22 @@ export function settingsWith(over: Partial<OperatorSettings>): OperatorSettings 
 }
 
 /**
+ * The app's credentials, as `npm start` needs them: both (yoke runs), or
+ * neither (Probot's setup page registers the app). Half a pair, or a key file
+ * that is not there, stops yoke with the variable to fix, never a silent
+ * fall into setup mode or a stack trace. Returns the problem, or null.
+ */
+export function appCredentialProblem(env: Record<string, string | undefined>, fileExists: (path: string) => boolean): string | null {
+  const appId = Boolean(env.APP_ID);
+  const keyPath = env.PRIVATE_KEY_PATH;
+  if (keyPath && !env.PRIVATE_KEY && !fileExists(keyPath)) return `PRIVATE_KEY_PATH names ${keyPath}, which is not there. Point it at the .pem file GitHub gave you when the app was created, or set PRIVATE_KEY to its text.`;
+  const key = Boolean(env.PRIVATE_KEY || keyPath);
+  if (appId && !key) return `APP_ID is set (${env.APP_ID}) but the app's private key is not. Set PRIVATE_KEY (the PEM text) or PRIVATE_KEY_PATH (its file); or unset APP_ID to run Probot's setup page, which registers the app and writes both to .env.`;
+  if (key && !appId) return `The app's private key is set but APP_ID is not. Set APP_ID to the app's id (on its settings page on GitHub), or unset PRIVATE_KEY and PRIVATE_KEY_PATH to run the setup page.`;
+  return null;
+}
+
+/**
  * TR08: outside Probot's setup mode (no app credentials yet), a missing or
  * short webhook secret would let anyone sign webhooks (Probot's default is
  * "development"). Returns the problem to report, or null.

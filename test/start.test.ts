@@ -1,0 +1,49 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+// `npm start` as an operator meets it with half a set of app credentials: a
+// child process, whole messages compared. yoke stops and names the variable;
+// it never falls silently into Probot's setup page.
+
+const MAIN = resolve(import.meta.dirname, '../src/main.ts');
+const TSX = createRequire(import.meta.url).resolve('tsx');
+const cwd = mkdtempSync(join(tmpdir(), 'yoke-start-'));
+afterAll(() => rmSync(cwd, { recursive: true, force: true }));
+
+function start(env: Record<string, string>): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, ['--import', TSX, MAIN], { cwd, env: { PATH: process.env.PATH ?? '', HOME: cwd, PORT: '39170', YOKE_DB_PATH: join(cwd, 'yoke.db'), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    const kill = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    child.on('close', (code) => (clearTimeout(kill), done({ code, out: out.trimEnd(), err: err.trimEnd() })));
+  });
+}
+
+const stops = (problem: string) => ({ code: 1, out: '', err: `yoke cannot start; fix these settings:\n  - ${problem}` });
+
+describe('npm start with half the app credentials', () => {
+  it('APP_ID without a key stops with what to set, instead of serving the setup page', async () => {
+    expect(await start({ APP_ID: '123456' })).toEqual(
+      stops("APP_ID is set (123456) but the app's private key is not. Set PRIVATE_KEY (the PEM text) or PRIVATE_KEY_PATH (its file); or unset APP_ID to run Probot's setup page, which registers the app and writes both to .env."),
+    );
+  });
+
+  it('a PRIVATE_KEY_PATH naming a missing file stops with the path, and no stack trace', async () => {
+    expect(await start({ APP_ID: '123456', PRIVATE_KEY_PATH: 'keys/yoke.pem' })).toEqual(
+      stops('PRIVATE_KEY_PATH names keys/yoke.pem, which is not there. Point it at the .pem file GitHub gave you when the app was created, or set PRIVATE_KEY to its text.'),
+    );
+  });
+
+  it('a key without APP_ID stops too', async () => {
+    expect(await start({ PRIVATE_KEY: '-----BEGIN RSA PRIVATE KEY-----\nx\n-----END RSA PRIVATE KEY-----' })).toEqual(
+      stops('The app\'s private key is set but APP_ID is not. Set APP_ID to the app\'s id (on its settings page on GitHub), or unset PRIVATE_KEY and PRIVATE_KEY_PATH to run the setup page.'),
+    );
+  });
+});
