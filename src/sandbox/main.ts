@@ -40,10 +40,13 @@ if (opts.launcher !== 'actions' && opts.launcher !== 'command') {
 const sandbox = new Sandbox({ launcher: opts.launcher, failAgent: opts.failAgent, log: 'console', ...(opts.agent ? { agent: opts.agent as 'claude-code' | 'codex' } : {}) });
 const started = Date.now();
 const stopAll = async (code: number) => {
-  await sandbox.stop().catch(() => undefined);
+  // A stop that hangs (a run mid-exit, say) must not keep the data folder: it is removed whatever happens.
+  await Promise.race([sandbox.stop().catch(() => undefined), new Promise((r) => setTimeout(r, 5000))]);
   process.exit(code);
 };
 process.on('SIGINT', () => void stopAll(130));
+process.on('SIGTERM', () => void stopAll(143));
+process.on('exit', () => sandbox.removeData());
 
 try {
   await sandbox.start();
@@ -54,6 +57,7 @@ try {
 if (opts.deliver) await attachDemoPlans(sandbox);
 console.log(`forge:  ${sandbox.forge.url} (GitHub API at ${sandbox.forge.url}/api/v3, repository ${DEMO_REPO})`);
 console.log(`yoke:   ${sandbox.yokeUrl} (dashboard ${sandbox.dashboardUrl}; sign in with the operator token ${sandbox.apiToken})`);
+console.log(`The CLI, from another terminal while this runs:\n  export YOKE_URL=${sandbox.yokeUrl} YOKE_TOKEN=${sandbox.apiToken}\n  npx yoke fleet report`);
 console.log(`launcher: ${opts.launcher}; cap 2; five issues labelled yoke:afk\n`);
 
 let seen = 0;
@@ -111,8 +115,11 @@ if (sandbox.paused()) {
 if (merged < rows.length || (opts.deliver && delivered < rows.length)) exitCode = exitCode || 1;
 
 if (opts.keepRunning) {
-  console.log(`\nStill running (Ctrl-C to stop). Maintainer token for the forge: ${sandbox.maintainerToken}`);
+  console.log(`\nStill running (Ctrl-C stops it and removes its data folder ${sandbox.dataDir}).`);
   console.log(`Dashboard: ${sandbox.dashboardUrl} (sign in with the operator token ${sandbox.apiToken})`);
+  console.log(`The CLI: export YOKE_URL=${sandbox.yokeUrl} YOKE_TOKEN=${sandbox.apiToken}; then npx yoke fleet report`);
+  console.log(`To act on the forge as @maintainer (label an issue, comment), use their personal token ${sandbox.maintainerToken}:`);
+  console.log(`  curl -H 'Authorization: token ${sandbox.maintainerToken}' -d '{"body":"/yoke status"}' ${sandbox.forge.url}/api/v3/repos/${DEMO_REPO}/issues/1/comments`);
 } else {
   await stopAll(exitCode);
 }

@@ -336,6 +336,11 @@ export class Sandbox {
     await this.yoke?.stop();
     await this.forge?.stop();
     await this.model?.stop();
+    this.removeData();
+  }
+
+  /** Removes the data folder the sandbox made for itself (never one it was given). */
+  removeData(): void {
     if (!this.opts.dataDir) rmSync(this.dataDir, { recursive: true, force: true });
   }
 }

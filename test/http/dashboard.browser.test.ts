@@ -52,7 +52,7 @@ beforeAll(async () => {
   const dash = /^Dashboard: (\S+) \(sign in with the operator token (\S+)\)$/m.exec(printed)!;
   [dashboardUrl, operatorToken] = [dash[1]!, dash[2]!];
   forgeUrl = /^forge:\s+(\S+) /m.exec(printed)![1]!;
-  forgeToken = /Maintainer token for the forge: (\S+)/.exec(printed)![1]!;
+  forgeToken = /use their personal token (\S+):/.exec(printed)![1]!;
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
@@ -75,11 +75,17 @@ afterAll(async () => {
       // already gone
     }
   }
+  // Ctrl-C stops the sandbox and takes its data folder with it.
+  const dataDir = /removes its data folder (\S+)\)/.exec(printed)?.[1];
+  if (child && child.exitCode === null) await new Promise((r) => (child!.once('exit', r), setTimeout(r, 15_000)));
+  if (dataDir) expect(existsSync(dataDir)).toBe(false);
 });
 
 describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
   it('renders the sandbox fleet: the repository, every run, and the deployment run with its stages and members', async () => {
     expect(printed).toMatch(/5 of 5 issues merged, 5 delivered and closed out/);
+    // What the CLI needs to reach this sandbox, as lines to paste.
+    expect(printed).toContain(`export YOKE_URL=${dashboardUrl.replace(/\/yoke$/, '')} YOKE_TOKEN=${operatorToken}`);
     expect(await page.title()).toBe('yoke fleet');
     const fleet = (await (await fetch(`${dashboardUrl}/api/fleet`, { headers: { authorization: `Bearer ${operatorToken}` } })).json()) as { recentRuns: { id: string }[] };
     expect(await page.locator('#repos tr td:first-child a').allTextContents()).toEqual(['acme/demo']);
