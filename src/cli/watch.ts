@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { makeRefusal, type Refusal } from '../codes.js';
-import { CliFailure, type CliIo, type GlobalOptions } from './client.js';
+import { CliFailure, commitArg, type CliIo, type GlobalOptions } from './client.js';
 import { openDatabaseDoor, type Door } from '../door.js';
 import { httpsTransport } from './driver-transport.js';
 import { DEFAULT_DRIVER_POLICY, Driver, DriverStop, EXIT, type DriverEvent, type DriverPolicy } from './watch-deploy.js';
@@ -97,7 +97,7 @@ export function registerWatchCommand(program: Command, io: CliIo, g: () => Globa
         if (target.includes('/')) {
           const view = await driver.create({
             repo: target,
-            ...(o.commit ? { commit: o.commit } : {}),
+            ...(o.commit ? { commit: commitArg('--commit', o.commit) } : {}),
             ...(o.items ? { items: o.items.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
             ...(o.supersedes ? { supersedes: o.supersedes } : {}),
             ...(io.env.YOKE_LOGIN ? { creator: io.env.YOKE_LOGIN } : {}),
