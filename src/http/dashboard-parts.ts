@@ -10,6 +10,9 @@ import type { Timeline } from './timeline.js';
 export const esc = (s: unknown): string =>
   String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
+/** A recovery or message of yoke's own: escaped, then its `code spans` shown as code (never as literal backticks). */
+export const prose = (s: unknown): string => esc(s).replace(/`([^`]+)`/g, '<code>$1</code>');
+
 export const time = (ms: number | null): string => (ms ? new Date(ms).toISOString().replace('T', ' ').slice(0, 19) : '');
 
 const link = (href: string | null, text: string): string => (href ? `<a href="${esc(href)}">${esc(text)}</a>` : esc(text));
@@ -59,7 +62,7 @@ export function renderWaiting(items: readonly WaitingItem[], webUrl: string): st
   const rows = items
     .map(
       (w) => `<tr data-code="${esc(w.code)}"><td>${repoLink(w.repo)}</td><td>${w.subject ? `${subjectLink(webUrl, w.repo, w.subject)}${w.title !== null ? ` <span class="title">${esc(w.title)}</span>` : ''}` : 'all its work'}</td>
-<td>${esc(w.stage)}</td><td><code>${esc(w.code)}</code> ${esc(w.message)}</td><td>${esc(w.recovery)}</td></tr>`,
+<td>${w.subject ? esc(w.stage) : 'every stage'}</td><td><code>${esc(w.code)}</code> ${prose(w.message)}</td><td>${prose(w.recovery)}</td></tr>`,
     )
     .join('\n');
   return `<table class="waiting"><tr><th>repo</th><th>work</th><th>stage</th><th>why not now</th><th>to recover</th></tr>\n${rows}</table>`;

@@ -1,6 +1,6 @@
 import { repoUrl } from '../fleet/links.js';
 import { TIMELINE_SPANS, type DashboardData, type TimelineSpan } from './dashboard-data.js';
-import { esc, time, renderDeployments, renderRuns, renderSpend, renderTimeline, renderWaiting, repoLink } from './dashboard-parts.js';
+import { esc, time, renderDeployments, renderRuns, renderSpend, renderTimeline, renderWaiting, repoLink, prose } from './dashboard-parts.js';
 
 // The web dashboard, rendered on the server: the fleet page and one page per
 // repository. The page fetches its own <main> again every few seconds
@@ -31,7 +31,7 @@ function repoRows(d: DashboardData, only: string | null): string {
     .filter((r) => !only || r.repo === only)
     .map(
       (r) => `<tr class="${r.disabledReason ? 'disabled' : r.paused ? 'paused' : ''}"><td>${repoLink(r.repo)}</td><td>${r.cap}</td><td>${r.autoLoop === null ? 'default' : r.autoLoop ? 'on' : 'off'}</td>
-<td>${r.consecutiveFailures}</td><td>${r.disabledReason ? `disabled: ${esc(r.disabledReason)}` : r.paused ? 'paused' : 'ok'}</td><td>${r.live.length}</td><td>${esc(r.recovery ?? '')}</td></tr>`,
+<td>${r.consecutiveFailures}</td><td>${r.disabledReason ? `disabled: ${esc(r.disabledReason)}` : r.paused ? 'paused' : 'ok'}</td><td>${r.live.length}</td><td>${prose(r.recovery ?? '')}</td></tr>`,
     )
     .join('\n');
   return `<table class="repos"><tr><th>repo</th><th>cap</th><th>auto loop</th><th>failures</th><th>state</th><th>live</th><th>to recover</th></tr>\n${rows || '<tr><td colspan="7">No repository has been seen yet.</td></tr>'}</table>`;
@@ -48,7 +48,7 @@ export function renderDashboardMain(d: DashboardData, page: DashboardPage): stri
   const today = r.generatedAt.slice(0, 10);
   const spentToday = mine(r.spend).filter((s) => s.day === today).reduce((a, s) => a + s.usd, 0);
   const flags = [...mine(r.deliveries).flatMap((x) => x.flags), ...(r.lastPass?.authFailures ?? [])]
-    .map((f) => `<li class="flag">${esc('message' in f ? f.message : f.detail)}<br>${esc(f.recovery)}</li>`)
+    .map((f) => `<li class="flag">${prose('message' in f ? f.message : f.detail)}<br>${prose(f.recovery)}</li>`)
     .join('');
   const heading = only ? `<h2>${esc(only)} <small><a href="${esc(repoUrl(d.webUrl, only))}">on GitHub</a></small></h2>` : '';
   return `${heading}<p id="summary">${r.liveCount} live run(s) of a global cap of ${r.globalCap} · spent today (UTC): $${spentToday.toFixed(2)} · as of ${esc(r.generatedAt)}</p>
