@@ -1,3 +1,4 @@
+import { forgePage } from './forge/pages.js';
 import { workflowLinter } from './forge/workflow-lint.js';
 import { serveGit } from './forge/git-http.js';
 import { join } from 'node:path';
@@ -78,6 +79,7 @@ export class EmbeddedForge {
     registerGitRoutes(env);
     registerCheckRoutes(env);
     this.http.git = (req, url, body) => serveGit(this.state, req, url, body, this.state.now());
+    this.http.pages = (pathname) => forgePage(this.state, this.runner.runs, pathname);
     this.http.onRaw('/_actions/oidc/.well-known/jwks', () => ({ status: 200, body: this.oidc.jwks }));
     this.http.onRaw('/_actions/oidc/token', (url, req) => {
       const token = this.runner.oidcToken(url, req.headers.authorization ?? '');

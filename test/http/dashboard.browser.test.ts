@@ -132,6 +132,28 @@ describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
       const wf = wfRuns.find((w) => w.display_title.endsWith(`(${r.id})`))!;
       expect(r.workflow).toBe(`${forgeUrl}/acme/demo/actions/runs/${wf.id}`);
     }
+    // Every link leads to a page of the forge that shows the thing linked.
+    for (const href of new Set(hrefs.filter((h) => h.startsWith(forgeUrl)))) {
+      const res = await fetch(href);
+      const html = await res.text();
+      expect(res.status, href).toBe(200);
+      const n = href.split('/').pop()!;
+      expect(html, href).toContain(href.includes('/actions/runs/') ? `<small>run ${n}</small>` : `<small>#${n}</small>`);
+    }
+  });
+
+  it("following a claim PR's link shows its verdict marker, its yoke/lander check run and the merge, as a person reads them", async () => {
+    const pr = page.locator('#runs tr td:nth-child(4) a', { hasText: 'pr#' }).first();
+    const href = (await pr.getAttribute('href'))!;
+    const view = await browser.newPage();
+    await view.goto(href);
+    expect(await view.locator('h1 small').textContent()).toBe(`#${href.split('/').pop()}`);
+    expect(await view.locator('.comment pre').allTextContents()).toContainEqual(expect.stringContaining('yoke:verdict'));
+    expect(await view.locator('ul.checks li').allTextContents()).toContainEqual(expect.stringMatching(/^yoke\/lander: completed \((success|failure)\)/));
+    expect(await view.locator('p', { hasText: 'merged' }).count()).toBeGreaterThan(0);
+    await view.goto(`${forgeUrl}/acme/demo/issues`);
+    expect(await view.locator('table tr').count()).toBeGreaterThan(5);
+    await view.close();
   });
 
   it('the timeline shows each run in a slot, and never more at once than the cap', async () => {

@@ -98,6 +98,9 @@ export class ForgeHttp {
   /** Git over HTTP (`/owner/repo.git/...`), answered before the API. */
   git: ((req: IncomingMessage, url: URL, body: Buffer) => Promise<{ status: number; headers: Record<string, string>; body: Buffer } | null>) | null = null;
 
+  /** The web pages people follow links to (issues, PRs, workflow runs), answered after git and the raw routes. */
+  pages: ((pathname: string) => string | null) | null = null;
+
   onRaw(path: string, handler: RawHandler): void {
     this.raw.set(path, handler);
   }
@@ -188,7 +191,16 @@ export class ForgeHttp {
       const answer = rawHandler(url, req);
       return answer ? send(answer.status, answer.body, { 'content-type': 'application/json' }) : send(401, { message: 'Bad credentials' });
     }
-    if (!url.pathname.startsWith('/api/v3/')) return send(404, { message: 'Not Found' }, { 'content-type': 'application/json' });
+    if (!url.pathname.startsWith('/api/v3/')) {
+      const html = method === 'GET' ? (this.pages?.(url.pathname) ?? null) : null;
+      if (html !== null) {
+        this.stats.log.push({ method, path: url.pathname, status: 200 });
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+        res.end(html);
+        return;
+      }
+      return send(404, { message: 'Not Found' }, { 'content-type': 'application/json' });
+    }
     const path = url.pathname.slice('/api/v3'.length);
     // Literal segments win over parameters (issues/comments is not issue "comments").
     const route = this.routes.filter((r) => r.method === method && r.re.test(path)).sort((a, b) => a.keys.length - b.keys.length)[0];
