@@ -1,3 +1,4 @@
+import { needsYou } from './needs-you.js';
 import { repoUrl } from '../fleet/links.js';
 import { TIMELINE_SPANS, type DashboardData, type TimelineSpan } from './dashboard-data.js';
 import { esc, time, renderDeployments, renderRuns, renderSpend, renderTimeline, renderWaiting, repoLink, prose } from './dashboard-parts.js';
@@ -51,7 +52,10 @@ export function renderDashboardMain(d: DashboardData, page: DashboardPage): stri
     .map((f) => `<li class="flag">${prose('message' in f ? f.message : f.detail)}<br>${prose(f.recovery)}</li>`)
     .join('');
   const heading = only ? `<h2>${esc(only)} <small><a href="${esc(repoUrl(d.webUrl, only))}">on GitHub</a></small></h2>` : '';
-  return `${heading}<p id="summary">${r.liveCount} live run(s) of a global cap of ${r.globalCap} · spent today (UTC): $${spentToday.toFixed(2)} · as of ${esc(r.generatedAt)}</p>
+  const needs = mine(needsYou(r, Date.parse(r.generatedAt)));
+  const needsList = needs.length ? `<ul>${needs.map((n) => `<li>${prose(n.what)}<br><b>To move it:</b> ${prose(n.command)}</li>`).join('')}</ul>` : '<p>Nothing needs you.</p>';
+  return `${heading}<section id="needs-you"><h2>Needs you</h2>${needsList}</section>
+<p id="summary">${r.liveCount} live run(s) of a global cap of ${r.globalCap} · spent today (UTC): $${spentToday.toFixed(2)} · as of ${esc(r.generatedAt)}</p>
 ${flags ? `<ul class="flags">${flags}</ul>` : ''}
 <section><h2>Runs against the cap since ${esc(time(d.timeline.from).slice(11))}${d.span === 'fit' ? '' : ` (last ${esc(d.span)})`} <small class="spans">${spanLinks(d.span)}</small></h2>${renderTimeline(d.timeline, d.webUrl, only)}</section>
 <section id="waiting"><h2>Waiting, in the order the next pass takes it</h2>${renderWaiting(mine(r.lastPass?.waiting ?? []), d.webUrl)}</section>
