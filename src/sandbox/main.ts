@@ -41,7 +41,8 @@ const sandbox = new Sandbox({ launcher: opts.launcher, failAgent: opts.failAgent
 const started = Date.now();
 const stopAll = async (code: number) => {
   // A stop that hangs (a run mid-exit, say) must not keep the data folder: it is removed whatever happens.
-  await Promise.race([sandbox.stop().catch(() => undefined), new Promise((r) => setTimeout(r, 5000))]);
+  await Promise.race([sandbox.stop().catch(() => undefined), new Promise((r) => setTimeout(r, 3000))]);
+  sandbox.removeData();
   process.exit(code);
 };
 process.on('SIGINT', () => void stopAll(130));
