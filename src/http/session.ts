@@ -1,5 +1,6 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { credentialOf } from './credentials.js';
 
 // TR07: the dashboard signs in with a form and keeps an HttpOnly,
 // SameSite=Strict session cookie, so no token ever sits in a URL (where
@@ -9,11 +10,9 @@ export const SESSION_COOKIE = 'yoke_session';
 
 const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
 
-/** Constant-time check of a presented token against the operator tokens. */
+/** Constant-time check of a presented token against the operator tokens (TR11's operator role). */
 export function isOperatorToken(token: string | null | undefined, tokens: readonly string[]): boolean {
-  if (!token) return false;
-  const d = digest(token);
-  return tokens.some((t) => timingSafeEqual(digest(t), d));
+  return credentialOf(token, { operator: tokens, people: [] })?.role === 'operator';
 }
 
 export function cookieOf(req: IncomingMessage, name: string): string | null {

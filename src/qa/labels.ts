@@ -39,8 +39,7 @@ export async function handleQaLabel(ctx: LabelCtx, e: IssueLabeledPayload): Prom
   if (!e.label.startsWith(QA_LABEL_PREFIX) || e.isPull || e.senderIsBot) return 'ignored';
   const cfg = await ctx.forge.readConfig(e.repo, { maxAgeMs: ctx.policy.configRefreshMs });
   if (cfg.state === 'absent') return 'ignored';
-  const before = ctx.store.qaLabels.outcomes(e.repo.fullName).find((o) => o.issueNumber === e.issueNumber && o.label === e.label);
-  if (before?.outcome === 'attached') return 'ignored';
+  if (ctx.store.qaLabels.outcome(e.repo.fullName, e.issueNumber, e.label) === 'attached') return 'ignored';
   ctx.store.qaLabels.mark(e.repo.fullName, e.issueNumber, e.label, ctx.clock.now());
   const outcome = await actOnLabel(ctx, e.repo, e.issueNumber, e.label, { login: e.sender, isBot: false });
   ctx.store.qaLabels.setOutcome(e.repo.fullName, e.issueNumber, e.label, outcome);

@@ -19,6 +19,12 @@ export class QaLabelStore {
     this.db.prepare('UPDATE qa_label_marks SET outcome = ? WHERE repo = ? AND issue_number = ? AND label = ?').run(outcome, repo, issueNumber, label);
   }
 
+  /** How a label on an issue was handled, or null when it was not (or not yet). */
+  outcome(repo: string, issueNumber: number, label: string): string | null {
+    const row = this.db.prepare('SELECT outcome FROM qa_label_marks WHERE repo = ? AND issue_number = ? AND label = ?').get(repo, issueNumber, label) as { outcome: string | null } | undefined;
+    return row?.outcome ?? null;
+  }
+
   outcomes(repo: string): { issueNumber: number; label: string; outcome: string | null }[] {
     return (this.db.prepare('SELECT issue_number, label, outcome FROM qa_label_marks WHERE repo = ? ORDER BY issue_number, label').all(repo) as { issue_number: number; label: string; outcome: string | null }[]).map((r) => ({
       issueNumber: r.issue_number,
