@@ -81,7 +81,7 @@ afterAll(async () => {
   // npm may exit before the sandbox under it has finished stopping: give it the time its stop takes.
   for (let i = 0; dataDir && existsSync(dataDir) && i < 100; i++) await new Promise((r) => setTimeout(r, 100));
   if (dataDir) expect(existsSync(dataDir)).toBe(false);
-});
+}, 40_000);
 
 describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
   it('renders the sandbox fleet: the repository, every run, and the deployment run with its stages and members', async () => {
