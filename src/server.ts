@@ -2,7 +2,7 @@ import { run, type Server } from 'probot';
 import { createYokeApp, type YokeRuntime } from './app.js';
 import { systemClock } from './clock.js';
 import { existsSync } from 'node:fs';
-import { appCredentialProblem, webhookSecretProblem } from './config/env.js';
+import { appCredentialProblem, inSetupMode, setupWebhookUrl, webhookProxyProblem, webhookSecretProblem } from './config/env.js';
 import { SettingsError, resolveSettings } from './config/settings.js';
 import type { DestinationStream } from 'pino';
 import { createLogger } from './logger.js';
@@ -26,8 +26,16 @@ export async function startYoke(env: Record<string, string | undefined>, opts: {
   const settings = resolveSettings({ env });
   const credentialProblem = appCredentialProblem(env, existsSync);
   if (credentialProblem) throw new SettingsError([credentialProblem]);
-  const secretProblem = webhookSecretProblem(env);
-  if (secretProblem) throw new SettingsError([secretProblem]);
+  const problems = [webhookSecretProblem(env), webhookProxyProblem(env)].filter((p): p is string => p !== null);
+  if (problems.length) throw new SettingsError(problems);
+  if (inSetupMode(env)) {
+    // Probot's setup page takes the registered app's webhook URL from
+    // WEBHOOK_PROXY_URL (else the root path, where nothing listens) and, with
+    // neither set, makes a smee.io channel it would later install a client for.
+    // yoke's webhook path is the answer to both; the server itself is given no proxy.
+    process.env.WEBHOOK_PROXY_URL = setupWebhookUrl(env);
+    env = { ...env, WEBHOOK_PROXY_URL: undefined };
+  }
   const log = await createLogger({ level: env.LOG_LEVEL, logFormat: env.LOG_FORMAT === 'json' ? 'json' : 'pretty', ...(opts.destination ? { destination: opts.destination } : {}) });
   const store = openStore(settings.dbPath);
   const cacheStats: CacheStats = { requests: 0, notModified: 0 };

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -45,5 +46,40 @@ describe('npm start with half the app credentials', () => {
     expect(await start({ PRIVATE_KEY: '-----BEGIN RSA PRIVATE KEY-----\nx\n-----END RSA PRIVATE KEY-----' })).toEqual(
       stops('The app\'s private key is set but APP_ID is not. Set APP_ID to the app\'s id (on its settings page on GitHub), or unset PRIVATE_KEY and PRIVATE_KEY_PATH to run the setup page.'),
     );
+  });
+});
+
+describe('npm start with no app yet (Probot\'s setup page)', () => {
+  it('registers the app with yoke\'s webhook path, and makes no smee.io channel', async () => {
+    const child = spawn(process.execPath, ['--import', TSX, MAIN], { cwd, env: { PATH: process.env.PATH ?? '', HOME: cwd, PORT: '39171', YOKE_DB_PATH: join(cwd, 'setup.db'), YOKE_PUBLIC_URL: 'https://yoke.example.com/' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+    try {
+      await expect.poll(() => out, { timeout: 20_000, interval: 100 }).toContain('Listening on');
+      const page = await (await fetch('http://localhost:39171/probot')).text();
+      // Probot's page carries the manifest as the register button's value, in single quotes.
+      const manifest = JSON.parse(/id="manifest" value='([^']*)'/.exec(page)?.[1] ?? '{}') as { hook_attributes?: { url?: string } };
+      expect(manifest.hook_attributes?.url).toBe('https://yoke.example.com/api/github/webhooks');
+      expect(out).not.toMatch(/smee/i);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+});
+
+describe('npm start with a webhook proxy', () => {
+  it('WEBHOOK_PROXY_URL in .env stops with how to proxy, instead of installing smee-client while running', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'yoke-start-proxy-'));
+    writeFileSync(join(dir, '.env'), 'WEBHOOK_PROXY_URL=https://smee.io/abc123\n');
+    const child = spawn(process.execPath, ['--import', TSX, MAIN], { cwd: dir, env: { PATH: process.env.PATH ?? '', HOME: dir, PORT: '39172', YOKE_DB_PATH: join(dir, 'yoke.db') }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    const code = await new Promise<number | null>((done) => child.on('close', done));
+    rmSync(dir, { recursive: true, force: true });
+    expect({ code, err: err.trimEnd() }).toEqual({
+      code: 1,
+      err: stops('WEBHOOK_PROXY_URL is set (https://smee.io/abc123), but yoke starts no webhook proxy: Probot would install smee-client from the npm registry while running. Unset it (remove it from .env too), and either point the app\'s webhook URL at yoke itself (https://<your host>/api/github/webhooks) or run the proxy yourself: `npx smee-client@5.0.0 --url https://smee.io/abc123 --path /api/github/webhooks --port 39172`.').err,
+    });
   });
 });

@@ -217,6 +217,27 @@ export function appCredentialProblem(env: Record<string, string | undefined>, fi
 }
 
 /**
+ * Probot starts a smee.io proxy for WEBHOOK_PROXY_URL by installing
+ * smee-client from the npm registry while it runs; yoke installs nothing at
+ * run time, so it stops and says how to proxy instead.
+ */
+export function webhookProxyProblem(env: Record<string, string | undefined>): string | null {
+  const url = env.WEBHOOK_PROXY_URL;
+  if (!url) return null;
+  const port = env.PORT || '3000';
+  return `WEBHOOK_PROXY_URL is set (${url}), but yoke starts no webhook proxy: Probot would install smee-client from the npm registry while running. Unset it (remove it from .env too), and either point the app's webhook URL at yoke itself (https://<your host>/api/github/webhooks) or run the proxy yourself: \`npx smee-client@5.0.0 --url ${url} --path /api/github/webhooks --port ${port}\`.`;
+}
+
+/** Where the app registered by the setup page sends its webhooks: yoke's webhook path under YOKE_PUBLIC_URL, else on localhost. Probot's own default is the root path, where nothing listens. */
+export function setupWebhookUrl(env: Record<string, string | undefined>): string {
+  const base = (env.YOKE_PUBLIC_URL || `http://localhost:${env.PORT || '3000'}`).replace(/\/+$/, '');
+  return `${base}/api/github/webhooks`;
+}
+
+/** Probot's setup mode: no app id and no key yet. */
+export const inSetupMode = (env: Record<string, string | undefined>): boolean => !env.APP_ID && !env.PRIVATE_KEY && !env.PRIVATE_KEY_PATH;
+
+/**
  * TR08: outside Probot's setup mode (no app credentials yet), a missing or
  * short webhook secret would let anyone sign webhooks (Probot's default is
  * "development"). Returns the problem to report, or null.
