@@ -119,6 +119,11 @@ export const DELIVERY_CODES = {
     message: (p) => `Deployment run ${p.run} waits at ${p.stage} for ${p.subject} (${p.detail}) with no live driver, and its notice is ${p.notice}.`,
     recovery: (p) => `Resume the driver with \`yoke watch deploy -- ${p.run}\`, or move the wait yourself: \`${p.command}\`.`,
   }),
+  qa_wait_no_person: code<{ run: string; stage: string; subject: string; detail: string; bots: string; command: string }>({
+    status: 409,
+    message: (p) => `Deployment run ${p.run} waits at ${p.stage} for ${p.subject} (${p.detail}) and nobody is told: ${p.bots ? `its only recipient, ${p.bots}, is a bot` : 'it has no recipient'}, no driver is live, and the opt-in file names no steering.`,
+    recovery: (p) => `Name a person or team as \`steering:\` under \`delivery:\` in .github/yoke.yml so the wait reaches someone, resume the driver with \`yoke watch deploy -- ${p.run}\`, or move the wait yourself: \`${p.command}\`.`,
+  }),
   qa_notice_unknown: code<{ thread: number }>({
     status: 404,
     message: (p) => `No open QA notice of yoke's is on #${p.thread}.`,

@@ -1,4 +1,5 @@
 import type { Wait } from '../qa/gate.js';
+import { isBotLogin } from '../qa/people.js';
 import { OPEN_NOTICE_STATES, type Notice, type RecipientKind } from '../store/notices.js';
 
 // Which notices to post, edit, withdraw or leave alone: a pure decision over
@@ -53,8 +54,9 @@ function chain(s: NoticeSubject, r: Recipients): (Target & { live: boolean })[] 
   if (s.audience === 'holder' && s.holder && s.holderThread !== null) out.push({ kind: 'holder', id: s.holder.id, thread: s.holderThread, live: s.holder.live });
   if (r.trackingIssue !== null) {
     if (r.driver) out.push({ kind: 'driver', id: r.driver.id, thread: r.trackingIssue, live: r.driver.live });
-    if (r.creator) out.push({ kind: 'creator', id: r.creator, thread: r.trackingIssue, live: true });
-    if (r.steering) out.push({ kind: 'steering', id: r.steering, thread: r.trackingIssue, live: true });
+    // A bot that created the run, or is named as steering, is no person to tell (the report flags a wait left with nobody).
+    if (r.creator && !isBotLogin(r.creator)) out.push({ kind: 'creator', id: r.creator, thread: r.trackingIssue, live: true });
+    if (r.steering && !isBotLogin(r.steering)) out.push({ kind: 'steering', id: r.steering, thread: r.trackingIssue, live: true });
   }
   return out;
 }

@@ -1,4 +1,5 @@
 import { makeRefusal } from '../codes.js';
+import { isBotLogin } from './people.js';
 import type { Store } from '../store/store.js';
 
 // QA23: the fleet report's view of delivery: every active run's waiting
@@ -11,7 +12,7 @@ export interface DeliveryReportRun {
   stage: string | null;
   driver: { id: string; live: boolean } | null;
   waits: { subject: string; detail: string; command: string; notice: 'none' | 'undelivered' | 'unanswered' | 'answered' }[];
-  flags: { code: 'qa_wait_unattended'; message: string; recovery: string }[];
+  flags: { code: 'qa_wait_unattended' | 'qa_wait_no_person'; message: string; recovery: string }[];
 }
 
 export function buildDeliveryReport(store: Pick<Store, 'deployments' | 'notices'>, now: number): DeliveryReportRun[] {
@@ -29,13 +30,18 @@ export function buildDeliveryReport(store: Pick<Store, 'deployments' | 'notices'
         const notice = !n ? 'none' : n.state === 'pending' || n.state === 'failed' ? 'undelivered' : n.state === 'answered' ? 'answered' : 'unanswered';
         return { subject: w.subject, detail: w.detail, command: w.command, notice } as const;
       });
+      // A wait nobody was told of, with no person left to tell (a bot creator is passed over), says so rather than "undelivered".
+      const noPerson = (run.creator === null || isBotLogin(run.creator)) && !run.settings.steering;
       const flags = driver?.live
         ? []
         : waits
             .filter((w) => w.notice !== 'answered')
             .map((w) => {
-              const r = makeRefusal('qa_wait_unattended', { run: run.id, stage: stage ?? '', subject: w.subject, detail: w.detail, notice: w.notice === 'none' ? 'undelivered' : w.notice, command: w.command });
-              return { code: 'qa_wait_unattended' as const, message: r.message, recovery: r.recovery };
+              const r =
+                w.notice === 'none' && noPerson
+                  ? makeRefusal('qa_wait_no_person', { run: run.id, stage: stage ?? '', subject: w.subject, detail: w.detail, bots: run.creator ?? '', command: w.command })
+                  : makeRefusal('qa_wait_unattended', { run: run.id, stage: stage ?? '', subject: w.subject, detail: w.detail, notice: w.notice === 'none' ? 'undelivered' : w.notice, command: w.command });
+              return { code: r.code as 'qa_wait_unattended' | 'qa_wait_no_person', message: r.message, recovery: r.recovery };
             });
       return { id: run.id, repo: run.repo, stage, driver, waits, flags };
     });

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { isBotLogin } from './people.js';
 import { makeRefusal } from '../codes.js';
 import { resolvePlanRef } from '../config/qa-plan.js';
 import { CONFIG_PATH } from '../config/repo-config.js';
@@ -15,7 +16,6 @@ import { namedPlans, readPlansAt } from './plans.js';
 // A QA stage's edges: entering it (reads, then the pure freeze, then one write
 // transaction), and gathering what its gate evaluation needs.
 
-const isBot = (login: string | null): boolean => login !== null && /\[bot\]$/i.test(login);
 
 /**
  * The holder of a member: its live yoke run, else the issue's assignee, else
@@ -25,9 +25,9 @@ const isBot = (login: string | null): boolean => login !== null && /\[bot\]$/i.t
  */
 async function holderOf(ctx: DeliveryContext, dr: DeliveryRepo, liveRun: string | null, assignee: string | null, prAuthor: string | null, issueAuthor: string | null): Promise<string | null> {
   if (liveRun) return `run:${liveRun}`;
-  if (assignee && !isBot(assignee)) return assignee;
-  if (prAuthor && !isBot(prAuthor)) return prAuthor;
-  if (issueAuthor && !isBot(issueAuthor) && ['admin', 'maintain', 'write'].includes(await ctx.forge.getPermission(dr.repo, issueAuthor))) return issueAuthor;
+  if (assignee && !isBotLogin(assignee)) return assignee;
+  if (prAuthor && !isBotLogin(prAuthor)) return prAuthor;
+  if (issueAuthor && !isBotLogin(issueAuthor) && ['admin', 'maintain', 'write'].includes(await ctx.forge.getPermission(dr.repo, issueAuthor))) return issueAuthor;
   return null;
 }
 
@@ -120,7 +120,7 @@ export async function reviewApprovals(reviews: readonly ReviewView[], mergedHead
   const out: string[] = [];
   for (const [login, r] of latest) {
     if (r.state !== 'APPROVED' || mergedHead === null || r.commitId !== mergedHead) continue;
-    if (login === 'ghost' || login.endsWith('[bot]')) continue;
+    if (login === 'ghost' || isBotLogin(login)) continue;
     if (await isWriter(login)) out.push(login);
   }
   return out;

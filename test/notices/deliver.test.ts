@@ -5,6 +5,7 @@ import { buildDashboardData } from '../../src/http/dashboard-data.js';
 import { renderDashboard } from '../../src/http/dashboard.js';
 import { dispatchStage } from '../../src/qa/dispatch.js';
 import { checkIn } from '../../src/qa/executions.js';
+import { createDeploymentRun } from '../../src/qa/deployment-runs.js';
 import { REPO, makeDeliveryHarness, threeItemRun, type DeliveryHarness, recordAs } from '../helpers/delivery.js';
 
 const QA_ONLY = { delivery: { stages: [{ name: 'qa', kind: 'qa' }], steering: 'lead' } };
@@ -152,6 +153,27 @@ describe('notices', () => {
     expect(buildFleetReport(h2.fleet, null).deliveries[0]!.flags).not.toEqual([]);
     for (const n of h2.store.notices.forRun(h2.run)) h2.store.notices.update(n.id, { state: 'answered', detail: 'answered in the test', at: h2.clock.now() });
     expect(buildFleetReport(h2.fleet, null).deliveries[0]!.flags).toEqual([]);
+  });
+
+  it('QA21 a run created by a bot, with no steering and no driver, tells nobody of its driver waits, and the report flags that nobody was told', async () => {
+    const h = makeDeliveryHarness({ config: { delivery: { stages: [{ name: 'qa', kind: 'qa' }] } } });
+    h.forge.repo(REPO).permissions = { maint: 'admin', alice: 'write' };
+    await h.attach(2, 'smoke');
+    await h.attach(3, 'smoke');
+    const r = await createDeploymentRun(h.fleet, { repo: REPO, creator: 'github-actions[bot]' });
+    if (!r.ok) throw new Error(r.refusal.message);
+    const d = await dispatchStage(h.fleet, r.value.id, 'qa');
+    if (!d.ok) throw new Error(d.refusal.message);
+    // The members wait on their group, and the group's driver wait reaches nobody.
+    expect(h.store.notices.forRun(r.value.id)).toEqual([]);
+    expect(h.forge.comments.filter((c) => c.body.includes('github-actions[bot]'))).toEqual([]);
+    const flags = buildFleetReport(h.fleet, null).deliveries[0]!.flags;
+    expect(flags.map((f) => f.code)).toEqual(['qa_wait_no_person', 'qa_wait_no_person']);
+    expect(flags[0]).toEqual({
+      code: 'qa_wait_no_person',
+      message: `Deployment run ${r.value.id} waits at qa for ${r.value.id}-g1 (shared plan smoke, case health (Health) has no current pass) and nobody is told: its only recipient, github-actions[bot], is a bot, no driver is live, and the opt-in file names no steering.`,
+      recovery: `Name a person or team as \`steering:\` under \`delivery:\` in .github/yoke.yml so the wait reaches someone, resume the driver with \`yoke watch deploy -- ${r.value.id}\`, or move the wait yourself: \`yoke qa plan run --deployment-run-id ${r.value.id} --stage qa --plan smoke\`.`,
+    });
   });
 
   it('a verdict recorded by a notice\'s recipient answers it; one by someone else does not', async () => {
