@@ -41,7 +41,7 @@ export const CODE_INFO = {
   repo_paused: code<{ repo: string; threshold: number }>({
     status: 409,
     message: (p) => `${p.repo} is paused: it reached ${p.threshold} consecutive AFK failures, and only a reset lifts the pause.`,
-    recovery: (p) => `Comment \`/yoke reset\` on any issue of ${p.repo}, or \`POST /yoke/api/repos/${p.repo}/reset\`.`,
+    recovery: (p) => `Comment \`/yoke reset\` on any issue of ${p.repo}, or run \`yoke repo reset ${p.repo}\`.`,
   }),
   subject_busy: code<{ repo: string; subject: string; run: string }>({
     status: 409,

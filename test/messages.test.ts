@@ -28,7 +28,7 @@ describe('the messages yoke writes', () => {
   it('SP15 the pause notice names the count and the commands that lift the pause', () => {
     expect(pauseNotice('acme/api', 3, 3)).toBe(
       'yoke paused acme/api after 3 consecutive AFK failures: the auto loop is stopped and manual starts are refused until someone resets it.\n\n' +
-        '**To recover:** Comment `/yoke reset` on any issue of acme/api, or `POST /yoke/api/repos/acme/api/reset`.',
+        '**To recover:** Comment `/yoke reset` on any issue of acme/api, or run `yoke repo reset acme/api`.',
     );
   });
 

@@ -21,7 +21,7 @@ import { atCapRepos, fixCandidates, landerCandidates, newWorkCandidates, type Pr
 import { makeRefusal } from '../codes.js';
 import type { Reaped } from './reaper.js';
 import { readClaim } from './claims.js';
-import { CLAIM_LABEL, type RepoFacts } from './repo-facts.js';
+import { CLAIM_LABEL, repoReadOf, type RepoFacts } from './repo-facts.js';
 import { unseenRepoState } from './repo-state.js';
 import { spawnPass, type PassOutcome } from './spawn-pass.js';
 
@@ -308,6 +308,7 @@ export async function spawnOnce(deps: PassDeps, trigger: PassTrigger, reaped: Re
   for (const memo of gathered.facts.values()) {
     const f = await memo;
     if (!f) continue;
+    store.repos.recordRead(f.repo.fullName, repoReadOf(f, now()));
     const fresh: RepoFacts = { ...f, runs: store.runs.listForRepo(f.repo.fullName), claims: new Map(store.claims.listForRepo(f.repo.fullName).map((c) => [c.prNumber, c])) };
     const actions = planRepoActions(fresh, {
       liveSubjects: after.liveSubjects,

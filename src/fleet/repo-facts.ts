@@ -1,7 +1,7 @@
 import type { RepoConfig } from '../config/repo-config.js';
 import type { RepoRef, RepoView } from '../forge/types.js';
 import type { ClaimRecord } from '../store/claims.js';
-import type { RepoState } from '../store/repos.js';
+import type { RepoRead, RepoState } from '../store/repos.js';
 import type { OpenRequest } from '../store/requests.js';
 import type { Run } from '../store/runs.js';
 
@@ -28,6 +28,13 @@ export interface RepoFacts {
   /** Consecutive AFK failures that pause a repository (what a pause notice quotes). */
   pauseThreshold: number;
 }
+
+/** What the repository page shows of a read: the opt-in file as parsed (defaults filled in) and the open claim PRs. */
+export const repoReadOf = (f: Pick<RepoFacts, 'config' | 'view'>, readAt: number): RepoRead => ({
+  readAt,
+  settings: f.config,
+  openClaims: f.view.claims.map((c) => ({ number: c.pull.number, title: c.pull.title, headSha: c.pull.headSha, author: c.pull.author })),
+});
 
 export const CLAIM_LABEL = 'yoke:claim';
 export const STUCK_LABEL = 'yoke:stuck';

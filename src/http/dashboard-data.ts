@@ -1,3 +1,4 @@
+import { stringify } from 'yaml';
 import type { FleetContext } from '../fleet/context.js';
 import type { PassReport } from '../fleet/pass.js';
 import { buildFleetReport, type FleetReport } from '../fleet/report.js';
@@ -35,6 +36,27 @@ export interface DeploymentCard {
   waits: { subject: string; detail: string; command: string; notice: string }[];
 }
 
+/** An open claim PR on the repository page: its head, the yoke/lander check run yoke wrote there, and the lander's verdict for that head. */
+export interface ClaimCard {
+  pr: number;
+  title: string;
+  headSha: string;
+  author: string;
+  issue: number | null;
+  check: { status: string; conclusion: string | null; run: string | null } | null;
+  verdict: { verdict: string; run: string } | null;
+}
+
+/** What only the repository page shows. */
+export interface RepoPageData {
+  repo: string;
+  /** The opt-in file as yoke parsed it, defaults filled in, as YAML; null before any read. */
+  settings: string | null;
+  readAt: number | null;
+  dashboardIssue: number | null;
+  claims: ClaimCard[];
+}
+
 export interface DashboardData {
   report: FleetReport;
   webUrl: string;
@@ -45,9 +67,38 @@ export interface DashboardData {
   deployments: DeploymentCard[];
   /** How often the page fetches itself again. */
   refreshMs: number;
+  /** Only for a repository's page. */
+  repoPage: RepoPageData | null;
 }
 
-export function buildDashboardData(ctx: Pick<FleetContext, 'store' | 'policy' | 'clock'>, last: PassReport | null, opts: { webUrl: string; refreshMs: number; span?: TimelineSpan }): DashboardData {
+function buildRepoPage(store: FleetContext['store'], repo: string): RepoPageData {
+  const read = store.repos.lastRead(repo);
+  const runs = store.runs.listForRepo(repo);
+  const checks = store.checkRuns.list().filter((c) => c.repo === repo);
+  const claims = (read?.openClaims ?? []).map((p): ClaimCard => {
+    const written = checks.find((c) => c.prNumber === p.number && c.headSha === p.headSha)?.written ?? null;
+    const [status, conclusion, run] = written ? written.split(':') : [];
+    const lander = runs.filter((r) => r.kind === 'lander' && r.prNumber === p.number && r.headSha === p.headSha && r.verdict !== null).at(-1);
+    return {
+      pr: p.number,
+      title: p.title,
+      headSha: p.headSha,
+      author: p.author,
+      issue: store.claims.forPull(repo, p.number)?.issueNumber ?? null,
+      check: status ? { status, conclusion: conclusion || null, run: run || null } : null,
+      verdict: lander ? { verdict: lander.verdict!, run: lander.id } : null,
+    };
+  });
+  return {
+    repo,
+    settings: read?.settings ? stringify(read.settings).trimEnd() : null,
+    readAt: read?.readAt ?? null,
+    dashboardIssue: store.dashboardIssues.get(repo)?.issueNumber ?? null,
+    claims,
+  };
+}
+
+export function buildDashboardData(ctx: Pick<FleetContext, 'store' | 'policy' | 'clock'>, last: PassReport | null, opts: { webUrl: string; refreshMs: number; span?: TimelineSpan; repo?: string }): DashboardData {
   const { store, policy, clock } = ctx;
   const now = clock.now();
   const report = buildFleetReport(ctx, last);
@@ -71,7 +122,11 @@ export function buildDashboardData(ctx: Pick<FleetContext, 'store' | 'policy' | 
           state: records.get(s.name)?.state ?? 'pending',
           current: run.status === 'active' && i === run.currentStage,
         })),
-        members: store.deployments.members(run.id).map((m) => ({ issue: m.issueNumber, pr: m.prNumber, removed: m.removedAt !== null })),
+        // In issue order, as a person reads a list of issues (the store keeps them in the order they merged).
+        members: store.deployments
+          .members(run.id)
+          .map((m) => ({ issue: m.issueNumber, pr: m.prNumber, removed: m.removedAt !== null }))
+          .sort((a, b) => a.issue - b.issue),
         waits: waitsOf.get(run.id) ?? [],
       };
     });
@@ -83,5 +138,6 @@ export function buildDashboardData(ctx: Pick<FleetContext, 'store' | 'policy' | 
     runs: new Map(windowRuns.map((r) => [r.id, r])),
     deployments,
     refreshMs: opts.refreshMs,
+    repoPage: opts.repo ? buildRepoPage(store, opts.repo) : null,
   };
 }

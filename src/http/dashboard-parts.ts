@@ -1,7 +1,7 @@
 import { issueUrl, pullUrl, runUrl, subjectUrl } from '../fleet/links.js';
 import type { WaitingItem } from '../fleet/candidate.js';
 import type { PublicRun } from '../fleet/report.js';
-import type { DeploymentCard } from './dashboard-data.js';
+import type { DeploymentCard, RepoPageData } from './dashboard-data.js';
 import type { Timeline } from './timeline.js';
 
 // The pieces of the web dashboard, each a function of data to HTML. Every
@@ -57,13 +57,53 @@ export function renderTimeline(t: Timeline, webUrl: string, focus: string | null
 <p class="legend">${legend}. ${t.bars.length} run(s); at most ${t.slots} at once against a cap of ${t.cap}.</p>`;
 }
 
+/** Codes that hold back a repository's work as a whole: its waiting rows are one line, listing the work, not one long message per issue. */
+const REPO_WIDE = new Set(['repo_paused', 'repo_disabled', 'budget_spent', 'at_cap']);
+
+/** One row of the waiting table: an item, or every item of one repository and stage held back by the same repository-wide reason. */
+export interface WaitingRow {
+  item: WaitingItem;
+  /** The work the row stands for: one subject, or all those the reason holds back. */
+  subjects: { subject: string; title: string | null }[];
+}
+
+/** Folds the waiting items a repository-wide reason holds back into one row per repository, stage and reason, in pass order. */
+export function groupWaiting(items: readonly WaitingItem[]): WaitingRow[] {
+  const rows: WaitingRow[] = [];
+  const wide = new Map<string, WaitingRow>();
+  for (const w of items) {
+    const subjects = w.subject ? [{ subject: w.subject, title: w.title }] : [];
+    if (!REPO_WIDE.has(w.code)) {
+      rows.push({ item: w, subjects });
+      continue;
+    }
+    const key = `${w.repo}\u0000${w.stage}\u0000${w.code}\u0000${w.message}`;
+    const row = wide.get(key);
+    if (row) row.subjects.push(...subjects);
+    else {
+      const fresh = { item: w, subjects };
+      wide.set(key, fresh);
+      rows.push(fresh);
+    }
+  }
+  return rows;
+}
+
+const workCell = (webUrl: string, row: WaitingRow): string => {
+  const { item: w, subjects } = row;
+  if (!w.subject && !subjects.length) return 'all its work';
+  if (subjects.length === 1) return `${subjectLink(webUrl, w.repo, subjects[0]!.subject)}${subjects[0]!.title !== null ? ` <span class="title">${esc(subjects[0]!.title)}</span>` : ''}`;
+  return `${subjects.length} items: ${subjects.map((x) => subjectLink(webUrl, w.repo, x.subject)).join(', ')}`;
+};
+
 export function renderWaiting(items: readonly WaitingItem[], webUrl: string): string {
   if (!items.length) return '<p>Nothing is waiting: every piece of work the last pass found was started.</p>';
-  const rows = items
-    .map(
-      (w) => `<tr data-code="${esc(w.code)}"><td>${repoLink(w.repo)}</td><td>${w.subject ? `${subjectLink(webUrl, w.repo, w.subject)}${w.title !== null ? ` <span class="title">${esc(w.title)}</span>` : ''}` : 'all its work'}</td>
-<td>${w.subject ? esc(w.stage) : 'every stage'}</td><td><code>${esc(w.code)}</code> ${prose(w.message)}</td><td>${prose(w.recovery)}</td></tr>`,
-    )
+  const rows = groupWaiting(items)
+    .map((row) => {
+      const w = row.item;
+      return `<tr data-code="${esc(w.code)}"><td>${repoLink(w.repo)}</td><td>${workCell(webUrl, row)}</td>
+<td>${w.subject || row.subjects.length ? esc(w.stage) : 'every stage'}</td><td><code>${esc(w.code)}</code> ${prose(w.message)}</td><td>${prose(w.recovery)}</td></tr>`;
+    })
     .join('\n');
   return `<table class="waiting"><tr><th>repo</th><th>work</th><th>stage</th><th>why not now</th><th>to recover</th></tr>\n${rows}</table>`;
 }
@@ -82,7 +122,7 @@ export function renderRuns(runs: readonly PublicRun[], webUrl: string): string {
       const wf = runUrl(webUrl, r);
       const cost = r.cost ? `${usd(r.cost.usd)} <small>${r.cost.inputTokens}/${r.cost.outputTokens} tok</small>` : '';
       return `<tr class="state-${esc(r.status === 'live' ? 'live' : (r.outcome ?? 'ended'))}"><td><code>${esc(r.id)}</code></td><td>${repoLink(r.repo)}</td><td>${esc(r.kind)}</td><td>${subjectLink(webUrl, r.repo, r.subject)}${r.title !== null ? ` <span class="title">${esc(r.title)}</span>` : ''}</td>
-<td>${esc(r.status === 'live' ? 'live' : r.outcome)}${r.verdict ? ` (${esc(r.verdict)})` : ''}</td><td>${wf ? link(wf, 'workflow run') : ''}</td><td>${time(r.launchedAt)}</td><td>${time(r.endedAt)}</td><td>${cost}</td><td>${esc(reasonOf(r))}</td></tr>`;
+<td>${esc(r.status === 'live' ? 'live' : r.outcome)}${r.verdict ? ` (${esc(r.verdict)})` : ''}</td><td>${wf ? link(wf, 'workflow run') : ''}</td><td class="time">${time(r.launchedAt)}</td><td class="time">${time(r.endedAt)}</td><td>${cost}</td><td class="reason">${esc(reasonOf(r))}</td></tr>`;
     })
     .join('\n');
   return `<table class="runs"><tr><th>run</th><th>repo</th><th>kind</th><th>work</th><th>outcome</th><th>workflow</th><th>launched</th><th>ended</th><th>cost</th><th>reason</th></tr>\n${rows}</table>`;
@@ -107,4 +147,44 @@ export function renderSpend(spend: readonly { repo: string; day: string; usd: nu
   if (!spend.length) return '<p>No run has reported a cost in the last 7 days.</p>';
   const rows = spend.map((d) => `<tr><td>${esc(d.day)}</td><td>${repoLink(d.repo)}</td><td>${usd(d.usd)}</td><td>${d.runs}</td><td>${d.inputTokens}</td><td>${d.outputTokens}</td></tr>`).join('\n');
   return `<table class="spend"><tr><th>day (UTC)</th><th>repo</th><th>spent</th><th>runs</th><th>input tokens</th><th>output tokens</th></tr>\n${rows}</table>`;
+}
+
+/** "4m 12s", "1h 03m": how long, as a person reads it. */
+export function duration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}
+
+/** The runs holding a slot now: how long each has run and when its deadline falls. */
+export function renderLiveRuns(runs: readonly PublicRun[], now: number, webUrl: string): string {
+  if (!runs.length) return '<p>No run is live.</p>';
+  const rows = [...runs]
+    .sort((a, b) => a.launchedAt - b.launchedAt)
+    .map((r) => {
+      const wf = runUrl(webUrl, r);
+      const left = r.budgetDeadline - now;
+      const deadline = `${time(r.budgetDeadline).slice(11)} <small>(${left >= 0 ? `in ${duration(left)}` : `${duration(-left)} ago: the reaper ends it`})</small>`;
+      return `<tr data-run="${esc(r.id)}"><td><code>${esc(r.id)}</code></td><td>${repoLink(r.repo)}</td><td>${esc(r.kind)}</td><td>${subjectLink(webUrl, r.repo, r.subject)}${r.title !== null ? ` <span class="title">${esc(r.title)}</span>` : ''}</td><td class="elapsed">${duration(now - r.launchedAt)}</td><td class="deadline${left < 0 ? ' flag' : ''}">${deadline}</td><td>${wf ? link(wf, 'workflow run') : ''}</td></tr>`;
+    })
+    .join('\n');
+  return `<table class="live"><tr><th>run</th><th>repo</th><th>kind</th><th>work</th><th>running for</th><th>deadline</th><th>workflow</th></tr>\n${rows}</table>`;
+}
+
+/** What only a repository's page shows: its settings as yoke read them, its dashboard issue, its open claim PRs with their check runs and verdicts. */
+export function renderRepoPage(p: RepoPageData, webUrl: string, disabledReason: string | null): string {
+  const settings = p.settings
+    ? `<p>As the last read found them${p.readAt ? ` (unchanged since ${esc(time(p.readAt))})` : ''}, defaults filled in:</p><pre class="settings">${esc(p.settings)}</pre>`
+    : `<p>${disabledReason ? `Refused: ${esc(disabledReason)}` : 'Not read yet: the next pass reads <code>.github/yoke.yml</code>.'}</p>`;
+  const issue = p.dashboardIssue ? `<p>Dashboard issue: ${link(issueUrl(webUrl, p.repo, p.dashboardIssue), `#${p.dashboardIssue}`)}</p>` : '<p>No dashboard issue yet: the next pass opens one.</p>';
+  const claims = p.claims
+    .map((c) => {
+      const check = c.check ? `${esc(c.check.status)}${c.check.conclusion ? ` · ${esc(c.check.conclusion)}` : ''}${c.check.run ? ` <small>(${esc(c.check.run)})</small>` : ''}` : 'not written yet';
+      const verdict = c.verdict ? `${esc(c.verdict.verdict)} <small>by <code>${esc(c.verdict.run)}</code></small>` : 'none for this head';
+      return `<tr data-pr="${c.pr}"><td>${link(pullUrl(webUrl, p.repo, c.pr), `PR #${c.pr}`)} <span class="title">${esc(c.title)}</span></td><td>${c.issue ? link(issueUrl(webUrl, p.repo, c.issue), `#${c.issue}`) : ''}</td><td><code>${esc(c.headSha.slice(0, 12))}</code></td><td>${esc(c.author)}</td><td class="check">${check}</td><td class="verdict">${verdict}</td></tr>`;
+    })
+    .join('\n');
+  return `<section id="settings"><h2>Settings</h2>${settings}${issue}</section>
+<section id="claims"><h2>Open claim PRs</h2>${claims ? `<table class="claims"><tr><th>PR</th><th>issue</th><th>head</th><th>author</th><th>yoke/lander check</th><th>lander verdict</th></tr>\n${claims}</table>` : '<p>No claim PR is open.</p>'}</section>`;
 }

@@ -1,7 +1,7 @@
 import { needsYou } from './needs-you.js';
 import { repoUrl } from '../fleet/links.js';
 import { TIMELINE_SPANS, type DashboardData, type TimelineSpan } from './dashboard-data.js';
-import { esc, time, renderDeployments, renderRuns, renderSpend, renderTimeline, renderWaiting, repoLink, prose } from './dashboard-parts.js';
+import { esc, time, renderDeployments, renderLiveRuns, renderRepoPage, renderRuns, renderSpend, renderTimeline, renderWaiting, repoLink, prose } from './dashboard-parts.js';
 
 // The web dashboard, rendered on the server: the fleet page and one page per
 // repository. The page fetches its own <main> again every few seconds
@@ -17,13 +17,13 @@ header{display:flex;gap:1rem;align-items:center;padding:.6rem 1.5rem;background:
 header a{color:#fff}header h1{font-size:1.1rem;margin:0}header form{margin-left:auto}
 main{padding:1rem 1.5rem}section{background:#fff;border:1px solid #d0d7de;border-radius:6px;padding:.5rem 1rem;margin-bottom:1rem}
 h2{font-size:1rem}table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #eaeef2;padding:.3rem .5rem;text-align:left;vertical-align:top}
-.title{color:#57606a}code{font-size:12px}.flag{color:#a40e26}tr.paused td{background:#fff1f0}tr.disabled td{background:#fffbe6}
+.title{color:#57606a}td.time{white-space:nowrap}td.reason{min-width:16rem}code{font-size:12px}.flag{color:#a40e26}tr.paused td{background:#fff1f0}pre.settings{background:#f6f8fa;padding:.5rem;font-size:12px}tr.disabled td{background:#fffbe6}
 svg#timeline{width:100%;height:auto}svg text{font-size:11px;fill:#57606a}.lane{fill:#f6f8fa}.over-cap .lane{fill:#ffebe9}.over-cap text{fill:#a40e26}
 .bar{stroke:#fff;stroke-width:1}.bar.other{opacity:.25}.kind-afk_auto{fill:#2da44e;background:#2da44e}.kind-afk_manual{fill:#1a7f37;background:#1a7f37}
 .kind-fix{fill:#bf8700;background:#bf8700}.kind-lander{fill:#0969da;background:#0969da}
-.bar.state-failure,.bar.state-timeout{stroke:#cf222e;stroke-width:3}.bar.state-cancelled{opacity:.5}.bar.state-live{stroke:#24292f;stroke-dasharray:4 2;stroke-width:2}
+.bar.state-failure{stroke:#cf222e;stroke-width:3}.bar.state-timeout{stroke:#8250df;stroke-width:3;stroke-dasharray:3 2}.bar.state-cancelled{opacity:.5}.bar.state-live{stroke:#24292f;stroke-dasharray:4 2;stroke-width:2}
 .key{display:inline-block;width:.8rem;height:.8rem;margin:0 .2rem 0 .6rem;vertical-align:middle;border:2px solid transparent}
-.key.state-live{border:2px dashed #24292f}.key.state-failure,.key.state-timeout{border-color:#cf222e}.key.state-cancelled{opacity:.5;background:#8c959f}
+.key.state-live{border:2px dashed #24292f}.key.state-failure{border-color:#cf222e}.key.state-timeout{border:2px dotted #8250df}.key.state-cancelled{opacity:.5;background:#8c959f}
 .stages{display:flex;gap:.5rem;list-style:none;padding:0}.stage{padding:.2rem .5rem;border-radius:4px;background:#eaeef2}.stage.current{outline:2px solid #0969da}
 .stage.state-succeeded,.stage.state-settled{background:#dafbe1}.stage.state-failed{background:#ffebe9}.removed{text-decoration:line-through}`;
 
@@ -38,31 +38,42 @@ function repoRows(d: DashboardData, only: string | null): string {
   return `<table class="repos"><tr><th>repo</th><th>cap</th><th>auto loop</th><th>failures</th><th>state</th><th>live</th><th>to recover</th></tr>\n${rows || '<tr><td colspan="7">No repository has been seen yet.</td></tr>'}</table>`;
 }
 
+/** A bare command (what a wait names) reads as code; a sentence of yoke's keeps its own code spans. */
+const commandOrProse = (s: string): string => (/^(yoke|npx|git|\/yoke) /.test(s) && !s.includes('`') ? `<code>${esc(s)}</code>` : prose(s));
+
 const spanLinks = (current: TimelineSpan): string =>
   (Object.keys(TIMELINE_SPANS) as TimelineSpan[]).map((s) => (s === current ? `<b>${s}</b>` : `<a href="?span=${s}">${s}</a>`)).join(' · ');
 
-/** The part of the page that updates itself: everything under <main>. */
+/** The part of the page that updates itself: everything under <main>. The fleet page shows every repository; a repository's page shows only its own, with what only it has. */
 export function renderDashboardMain(d: DashboardData, page: DashboardPage): string {
   const only = page.kind === 'repo' ? page.repo : null;
   const mine = <T extends { repo: string }>(xs: readonly T[]) => (only ? xs.filter((x) => x.repo === only) : xs);
   const r = d.report;
+  const now = Date.parse(r.generatedAt);
   const today = r.generatedAt.slice(0, 10);
   const spentToday = mine(r.spend).filter((s) => s.day === today).reduce((a, s) => a + s.usd, 0);
-  const flags = [...mine(r.deliveries).flatMap((x) => x.flags), ...(r.lastPass?.authFailures ?? [])]
+  const flags = [...mine(r.deliveries).flatMap((x) => x.flags), ...(only ? [] : (r.lastPass?.authFailures ?? []))]
     .map((f) => `<li class="flag">${prose('message' in f ? f.message : f.detail)}<br>${prose(f.recovery)}</li>`)
     .join('');
-  const heading = only ? `<h2>${esc(only)} <small><a href="${esc(repoUrl(d.webUrl, only))}">on GitHub</a></small></h2>` : '';
-  const needs = mine(needsYou(r, Date.parse(r.generatedAt)));
-  const needsList = needs.length ? `<ul>${needs.map((n) => `<li>${prose(n.what)}<br><b>To move it:</b> ${prose(n.command)}</li>`).join('')}</ul>` : '<p>Nothing needs you.</p>';
-  return `${heading}<section id="needs-you"><h2>Needs you</h2>${needsList}</section>
-<p id="summary">${r.liveCount} live run(s) of a global cap of ${r.globalCap} · spent today (UTC): $${spentToday.toFixed(2)} · as of ${esc(r.generatedAt)}</p>
-${flags ? `<ul class="flags">${flags}</ul>` : ''}
-<section><h2>Runs against the cap since ${esc(time(d.timeline.from).slice(11))}${d.span === 'fit' ? '' : ` (last ${esc(d.span)})`} <small class="spans">${spanLinks(d.span)}</small></h2>${renderTimeline(d.timeline, d.webUrl, only)}</section>
-<section id="waiting"><h2>Waiting, in the order the next pass takes it</h2>${renderWaiting(mine(r.lastPass?.waiting ?? []), d.webUrl)}</section>
-<section id="repos"><h2>Repositories</h2>${repoRows(d, only)}</section>
-<section id="deployments"><h2>Deployment runs</h2>${renderDeployments(mine(d.deployments), d.webUrl)}</section>
-<section id="runs"><h2>Recent runs</h2>${renderRuns(mine(r.recentRuns), d.webUrl)}</section>
-<section id="spend"><h2>Spend</h2>${renderSpend(mine(r.spend))}</section>`;
+  const needs = mine(needsYou(r, now));
+  const needsList = needs.length ? `<ul>${needs.map((n) => `<li>${prose(n.what)}<br><b>To move it:</b> ${commandOrProse(n.command)}</li>`).join('')}</ul>` : '<p>Nothing needs you.</p>';
+  const live = mine(r.repos).flatMap((x) => x.live);
+  const sections = [
+    `<section id="needs-you"><h2>Needs you</h2>${needsList}</section>`,
+    only
+      ? `<h2>${esc(only)} <small><a href="${esc(repoUrl(d.webUrl, only))}">on GitHub</a></small></h2><section id="repos">${repoRows(d, only)}</section>`
+      : `<p id="summary">${r.liveCount} live run(s) of a global cap of ${r.globalCap} · spent today (UTC): $${spentToday.toFixed(2)} · as of ${esc(r.generatedAt)}</p>`,
+    flags ? `<ul class="flags">${flags}</ul>` : '',
+    only && d.repoPage ? renderRepoPage(d.repoPage, d.webUrl, r.repos.find((x) => x.repo === only)?.disabledReason ?? null) : '',
+    `<section id="live"><h2>Live runs</h2>${renderLiveRuns(live, now, d.webUrl)}</section>`,
+    `<section id="waiting"><h2>Waiting, in the order the next pass takes it</h2>${renderWaiting(mine(r.lastPass?.waiting ?? []), d.webUrl)}</section>`,
+    only ? '' : `<section><h2>Runs against the cap since ${esc(time(d.timeline.from).slice(11))}${d.span === 'fit' ? '' : ` (last ${esc(d.span)})`} <small class="spans">${spanLinks(d.span)}</small></h2>${renderTimeline(d.timeline, d.webUrl, only)}</section>`,
+    only ? '' : `<section id="repos"><h2>Repositories</h2>${repoRows(d, only)}</section>`,
+    `<section id="deployments"><h2>Deployment runs</h2>${renderDeployments(mine(d.deployments), d.webUrl)}</section>`,
+    `<section id="runs"><h2>Recent runs</h2>${renderRuns(mine(r.recentRuns), d.webUrl)}</section>`,
+    `<section id="spend"><h2>Spend</h2>${renderSpend(mine(r.spend))}</section>`,
+  ];
+  return sections.filter(Boolean).join('\n');
 }
 
 export function renderDashboard(d: DashboardData, page: DashboardPage): string {

@@ -22,10 +22,22 @@ export function needsYou(r: FleetReport, now: number): NeedsYou[] {
     for (const w of d.waits) out.push({ repo: d.repo, what: `deployment run ${d.id} waits at ${d.stage ?? 'its end'}: ${w.detail}`, command: w.command });
     for (const f of d.flags) out.push({ repo: d.repo, what: f.message, command: f.recovery });
   }
+  // A failed piece of work is one line however often it failed: its latest run, with the count. Runs are newest first.
+  const failed = new Map<string, { run: (typeof r.recentRuns)[number]; times: number }>();
   for (const run of r.recentRuns) {
     if ((run.outcome !== 'failure' && run.outcome !== 'timeout') || (run.endedAt ?? 0) < now - DAY_MS) continue;
-    const what = `${run.kind} run ${run.id} on ${run.subject} ${run.outcome === 'timeout' ? 'ran out of time' : 'failed'}: ${reasonOf(run)}`;
-    out.push({ repo: run.repo, what, command: run.kind === 'fix' ? `see the failed-run comment on ${run.subject.replace('pr#', '#')}, or push a fix yourself` : `comment \`/yoke start\` on ${run.subject.replace('issue#', '#')} to try again now` });
+    const key = `${run.repo}\u0000${run.kind}\u0000${run.subject}`;
+    const seen = failed.get(key);
+    if (seen) seen.times++;
+    else failed.set(key, { run, times: 1 });
+  }
+  const held = new Set(r.repos.filter((x) => x.paused || x.disabledReason).map((x) => x.repo));
+  for (const { run, times } of failed.values()) {
+    const what = `${run.kind} run ${run.id} on ${run.subject} ${run.outcome === 'timeout' ? 'ran out of time' : 'failed'}${times > 1 ? ` (${times} runs in the last day)` : ''}: ${reasonOf(run)}`;
+    const n = run.subject.replace(/^(issue|pr)#/, '#');
+    const again = run.kind === 'fix' ? `see the failed-run comment on ${n}, or push a fix yourself` : `comment \`/yoke start\` on ${n} to try again now`;
+    // In a paused or disabled repository nothing starts: that is lifted first (its own line above).
+    out.push({ repo: run.repo, what, command: held.has(run.repo) && run.kind !== 'fix' ? `first lift what holds ${run.repo} (above), then ${again}` : again });
   }
   return out;
 }

@@ -22,7 +22,16 @@ export interface DeliveryOptions {
   dropAnswers: number;
   log: (line: string) => void;
   timeoutMs: number;
+  /**
+   * Leave DEMO-1's manual case for a person (`--keep-running`): the run waits
+   * at staging-qa, its notice out, until someone records the case; `onHeld`
+   * is told the command that answers it.
+   */
+  hold?: { onHeld: (command: string) => void };
 }
+
+/** The command that answers the held manual case, as the reviewer runs it from a checkout. */
+export const HELD_CASE_COMMAND = `npx yoke qa case run --item DEMO-1 --stage staging-qa --case reads-well --verdict pass --evidence 'Opened staging: shout("hi") reads "HI!".'`;
 
 export interface DeliveryResult {
   run: string;
@@ -64,8 +73,20 @@ export async function deliverDemo(sandbox: Sandbox, opts: DeliveryOptions): Prom
       const command = /`(yoke qa plan run [^`]+)`/.exec(notice.body)![1]!;
       opts.log(`  ${notice.body.split(' ')[0]} was told on #${pr.number}; the demo agent runs: ${command}`);
       await cli(DEMO_AGENT, command.split(' ').slice(1));
-      opts.log(`  ${REVIEWER} checks staging, records the manual case and approves #${pr.number}`);
-      await cli(REVIEWER, ['qa', 'case', 'run', '--item', 'DEMO-1', '--stage', STAGE, '--case', 'reads-well', '--verdict', 'pass', '--evidence', 'Opened staging: shout("hi") reads "HI!".']);
+      if (opts.hold) {
+        opts.log(`  The manual case reads-well of DEMO-1 waits for ${REVIEWER}: the run stays at ${STAGE} until it is recorded.`);
+        opts.hold.onHeld(HELD_CASE_COMMAND);
+        const run = sandbox.runtime.store.deployments.list().find((r) => r.status === 'active');
+        await sandbox.waitUntil(
+          () => sandbox.runtime.store.qa.verdicts(run ? [run.id] : []).some((v) => v.caseId === 'reads-well' && v.result === 'pass'),
+          24 * 3600_000,
+          'someone to record the manual case reads-well',
+        );
+        opts.log(`  The manual case was recorded; ${REVIEWER} approves #${pr.number}`);
+      } else {
+        opts.log(`  ${REVIEWER} checks staging, records the manual case and approves #${pr.number}`);
+        await cli(REVIEWER, ['qa', 'case', 'run', '--item', 'DEMO-1', '--stage', STAGE, '--case', 'reads-well', '--verdict', 'pass', '--evidence', 'Opened staging: shout("hi") reads "HI!".']);
+      }
       await fetch(`${sandbox.forge.url}/api/v3/repos/${DEMO_REPO}/pulls/${pr.number}/reviews`, {
         method: 'POST',
         headers: { authorization: `token ${sandbox.forge.personalToken(REVIEWER)}`, 'content-type': 'application/json' },
@@ -83,7 +104,9 @@ export async function deliverDemo(sandbox: Sandbox, opts: DeliveryOptions): Prom
     let runId = '';
     try {
       for (let attempt = 0; attempt < 4; attempt++) {
-        const args = runId ? ['watch', 'deploy', '--json', '--driver', 'demo-driver', '--poll-seconds', '0.5', '--', runId] : ['watch', 'deploy', DEMO_REPO, '--json', '--driver', 'demo-driver', '--poll-seconds', '0.5'];
+        // A wait held for a person may last hours: the driver checks it every few seconds, not twice a second.
+        const poll = opts.hold ? '3' : '0.5';
+        const args = runId ? ['watch', 'deploy', '--json', '--driver', 'demo-driver', '--poll-seconds', poll, '--', runId] : ['watch', 'deploy', DEMO_REPO, '--json', '--driver', 'demo-driver', '--poll-seconds', poll];
         opts.log(`  $ yoke ${args.join(' ')}${proxy ? `   (through a proxy that drops ${opts.dropAnswers} dispatch answers)` : ''}`);
         const { code, events } = await driveOnce(args, checkout, { YOKE_URL: yokeUrl, YOKE_TOKEN: sandbox.apiToken, YOKE_LOGIN: MAINTAINER }, opts.log, deadline);
         exits.push(code);
@@ -117,6 +140,12 @@ function driveOnce(args: string[], cwd: string, env: Record<string, string>, log
     const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), CLI, ...args], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     const events: Event[] = [];
     let buffered = '';
+    // A wait held open for a person repeats the same gate check; it is said once.
+    let last = '';
+    const say = (line: string) => {
+      if (line !== last) log(line);
+      last = line;
+    };
     child.stdout.on('data', (chunk: Buffer) => {
       buffered += chunk.toString('utf8');
       const lines = buffered.split('\n');
@@ -125,9 +154,9 @@ function driveOnce(args: string[], cwd: string, env: Record<string, string>, log
         try {
           const e = JSON.parse(line) as Event;
           events.push(e);
-          log(`    driver: ${describeEvent(e)}`);
+          say(`    driver: ${describeEvent(e)}`);
         } catch {
-          log(`    driver: ${line}`);
+          say(`    driver: ${line}`);
         }
       }
     });

@@ -1,5 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { attachDemoPlans, deliverDemo } from './deliver.js';
+import { REVIEWER } from './demo-repo.js';
 import { DEMO_ATTACHMENTS, DEMO_REPO } from './demo-repo.js';
 import { Sandbox, formatSummary } from './sandbox.js';
 
@@ -55,11 +56,27 @@ try {
   console.error(err instanceof Error ? err.message : String(err));
   await stopAll(1);
 }
+// Probot's runner exits on SIGINT as soon as its own server stops; the sandbox
+// has its runs and its forge to stop first, then its folder to remove.
+process.removeAllListeners('SIGINT');
+process.on('SIGINT', () => void stopAll(130));
 if (opts.deliver) await attachDemoPlans(sandbox);
 console.log(`forge:  ${sandbox.forge.url} (GitHub API at ${sandbox.forge.url}/api/v3, repository ${DEMO_REPO})`);
 console.log(`yoke:   ${sandbox.yokeUrl} (dashboard ${sandbox.dashboardUrl}; sign in with the operator token ${sandbox.apiToken})`);
 console.log(`The CLI, from another terminal while this runs:\n  export YOKE_URL=${sandbox.yokeUrl} YOKE_TOKEN=${sandbox.apiToken}\n  npx yoke fleet report`);
 console.log(`launcher: ${opts.launcher}; cap 2; five issues labelled yoke:afk\n`);
+
+let told = false;
+/** With --keep-running: how to reach what stays up, said once (when a wait is held open for a person, or at the end). */
+function printStillRunning(): void {
+  if (told) return;
+  told = true;
+  console.log(`\nStill running (Ctrl-C stops it and removes its data folder ${sandbox.dataDir}).`);
+  console.log(`Dashboard: ${sandbox.dashboardUrl} (sign in with the operator token ${sandbox.apiToken})`);
+  console.log(`The CLI: export YOKE_URL=${sandbox.yokeUrl} YOKE_TOKEN=${sandbox.apiToken}; then npx yoke fleet report`);
+  console.log(`To act on the forge as @maintainer (label an issue, comment), use their personal token ${sandbox.maintainerToken}:`);
+  console.log(`  curl -H 'Authorization: token ${sandbox.maintainerToken}' -d '{"body":"/yoke status"}' ${sandbox.forge.url}/api/v3/repos/${DEMO_REPO}/issues/1/comments`);
+}
 
 let seen = 0;
 const progress = setInterval(() => {
@@ -94,7 +111,18 @@ if (opts.deliver && exitCode === 0 && sandbox.done() && !sandbox.paused()) {
   // After the merges: a deployment run through staging, scoped QA and production, driven by `yoke watch deploy`.
   console.log(`\nDelivery: ${DEMO_ATTACHMENTS.map(([i, p]) => `#${i} attaches ${p}`).join(', ')}; stages staging → staging-qa → production.`);
   try {
-    const d = await deliverDemo(sandbox, { dropAnswers: opts.dropAnswers, log: (l) => console.log(l), timeoutMs: Math.max(10_000, deadline - Date.now()) });
+    // --keep-running holds DEMO-1's manual case open for a person, so the live wait and its notice can be seen.
+    const hold = opts.keepRunning
+      ? {
+          onHeld: (command: string) => {
+            printStillRunning();
+            console.log(`\nDeployment run waiting at staging-qa for DEMO-1's manual case reads-well. The dashboard's "Needs you" shows it; to answer it as @${REVIEWER}, from a checkout of the demo repository:`);
+            console.log(`  YOKE_URL=${sandbox.yokeUrl} YOKE_TOKEN=${sandbox.personToken(REVIEWER)} ${command}`);
+            console.log('Delivery then goes on to production.\n');
+          },
+        }
+      : undefined;
+    const d = await deliverDemo(sandbox, { dropAnswers: opts.dropAnswers, log: (l) => console.log(l), timeoutMs: hold ? 24 * 3600_000 : Math.max(10_000, deadline - Date.now()), ...(hold ? { hold } : {}) });
     console.log(`\ndeployment run ${d.run}: ${d.status}; the driver exited ${d.driverExits.join(', then ')}.`);
     if (opts.dropAnswers) console.log(`${d.dropped} dispatch answers were dropped; ${d.recovered} result waits recovered them.`);
     if (d.status !== 'succeeded') exitCode = 1;
@@ -116,11 +144,7 @@ if (sandbox.paused()) {
 if (merged < rows.length || (opts.deliver && delivered < rows.length)) exitCode = exitCode || 1;
 
 if (opts.keepRunning) {
-  console.log(`\nStill running (Ctrl-C stops it and removes its data folder ${sandbox.dataDir}).`);
-  console.log(`Dashboard: ${sandbox.dashboardUrl} (sign in with the operator token ${sandbox.apiToken})`);
-  console.log(`The CLI: export YOKE_URL=${sandbox.yokeUrl} YOKE_TOKEN=${sandbox.apiToken}; then npx yoke fleet report`);
-  console.log(`To act on the forge as @maintainer (label an issue, comment), use their personal token ${sandbox.maintainerToken}:`);
-  console.log(`  curl -H 'Authorization: token ${sandbox.maintainerToken}' -d '{"body":"/yoke status"}' ${sandbox.forge.url}/api/v3/repos/${DEMO_REPO}/issues/1/comments`);
+  printStillRunning();
 } else {
   await stopAll(exitCode);
 }

@@ -341,7 +341,8 @@ export class Sandbox {
 
   /** Removes the data folder the sandbox made for itself (never one it was given). */
   removeData(): void {
-    if (!this.opts.dataDir) rmSync(this.dataDir, { recursive: true, force: true });
+    // A run's process may still be writing its workspace as the folder goes: retried, not left behind.
+    if (!this.opts.dataDir) rmSync(this.dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
   }
 }
 

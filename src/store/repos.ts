@@ -13,6 +13,14 @@ export interface RepoState {
   updatedAt: number;
 }
 
+/** What a pass last read of a repository: its opt-in file as yoke parsed it, and its open claim PRs. */
+export interface RepoRead {
+  readAt: number;
+  /** The parsed opt-in file (defaults filled in), or null when it was absent or refused. */
+  settings: unknown;
+  openClaims: { number: number; title: string; headSha: string; author: string }[];
+}
+
 interface RepoRow {
   full_name: string;
   installation_id: number | null;
@@ -91,6 +99,22 @@ export class RepoStore {
 
   setDisabled(fullName: string, reason: string | null, now: number): void {
     this.db.prepare('UPDATE repos SET disabled_reason = ?, updated_at = ? WHERE full_name = ?').run(reason, now, fullName);
+  }
+
+  /** Records what a pass read; a read that found the same as the last one writes nothing, so `readAt` is when it was first found so. */
+  recordRead(fullName: string, read: RepoRead): void {
+    const { readAt: _at, ...found } = read;
+    const last = this.lastRead(fullName);
+    if (last) {
+      const { readAt: _was, ...before } = last;
+      if (JSON.stringify(before) === JSON.stringify(found)) return;
+    }
+    this.db.prepare('UPDATE repos SET last_read = ? WHERE full_name = ?').run(JSON.stringify(read), fullName);
+  }
+
+  lastRead(fullName: string): RepoRead | null {
+    const row = this.db.prepare('SELECT last_read FROM repos WHERE full_name = ?').get(fullName) as { last_read: string | null } | undefined;
+    return row?.last_read ? (JSON.parse(row.last_read) as RepoRead) : null;
   }
 
   markDisabledNotified(fullName: string, reason: string): void {

@@ -31,13 +31,13 @@ describe('the yoke CLI', () => {
     expect(report.code).toBe(0);
     expect(report.out).toContain('- acme/api: PAUSED, auto default, failures 3, cap 2');
     expect(report.out).toContain('    live ');
-    expect(report.out).toContain('    to recover: Comment `/yoke reset` on any issue of acme/api, or `POST /yoke/api/repos/acme/api/reset`.');
+    expect(report.out).toContain('    to recover: Comment `/yoke reset` on any issue of acme/api, or run `yoke repo reset acme/api`.');
 
     const refused = await cli(['repo', 'start', 'acme/api', '1'], env);
     expect(refused).toEqual({
       code: 1,
       out: '',
-      err: 'acme/api is paused: it reached 3 consecutive AFK failures, and only a reset lifts the pause.\nTo recover: Comment `/yoke reset` on any issue of acme/api, or `POST /yoke/api/repos/acme/api/reset`.',
+      err: 'acme/api is paused: it reached 3 consecutive AFK failures, and only a reset lifts the pause.\nTo recover: Comment `/yoke reset` on any issue of acme/api, or run `yoke repo reset acme/api`.',
     });
     const reset = await cli(['repo', 'reset', 'acme/api'], env);
     expect([reset.code, reset.out]).toEqual([0, 'Reset acme/api: 3 consecutive failures cleared and the pause lifted.']);

@@ -32,13 +32,14 @@ export async function startRunApi(h: Harness, tokens: string[]): Promise<{ url: 
 /** The head a test lander run was launched to validate. */
 export const LANDER_HEAD = 'abcdef1'.padEnd(40, '0');
 
-export function liveRun(h: Harness, over: { kind?: 'afk_auto' | 'lander' | 'fix'; secret?: string | null; ref?: string; issue?: number } = {}) {
+export function liveRun(h: Harness, over: { kind?: 'afk_auto' | 'lander' | 'fix'; secret?: string | null; ref?: string; issue?: number; repo?: string } = {}) {
   const id = `r${randomBytes(3).toString('hex')}`;
   const onPr = over.kind === 'lander' || over.kind === 'fix';
-  h.store.repos.ensure('acme/api', 1, h.clock.now());
+  const repo = over.repo ?? 'acme/api';
+  h.store.repos.ensure(repo, 1, h.clock.now());
   h.store.runs.insert({
     id,
-    repo: 'acme/api',
+    repo,
     kind: over.kind ?? 'afk_auto',
     subject: onPr ? 'pr#7' : `issue#${over.issue ?? 1}`,
     issueNumber: over.issue ?? 1,

@@ -198,7 +198,7 @@ describe('operator routes', () => {
       error: {
         code: 'repo_paused',
         message: 'acme/api is paused: it reached 3 consecutive AFK failures, and only a reset lifts the pause.',
-        recovery: 'Comment `/yoke reset` on any issue of acme/api, or `POST /yoke/api/repos/acme/api/reset`.',
+        recovery: 'Comment `/yoke reset` on any issue of acme/api, or run `yoke repo reset acme/api`.',
       },
     });
     const reset = await post(`${base}/yoke/api/repos/acme/api/reset`, {}, TOKEN);

@@ -1,6 +1,8 @@
 /// <reference lib="dom" />
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -17,6 +19,49 @@ if (!haveBrowser) {
   if (process.env.YOKE_REQUIRE_BROWSER) throw new Error(`Chromium is not at ${CHROMIUM}: install it with \`apt-get install -y chromium\` (or set CHROMIUM_PATH).`);
   console.warn(`The dashboard browser tests are skipped: no Chromium at ${CHROMIUM}. Install it with \`apt-get install -y chromium\`, or set CHROMIUM_PATH.`);
 }
+
+/** Where the test leaves its screenshots for a person to look at (YOKE_SCREENSHOT_DIR), if anywhere. */
+const SHOTS = process.env.YOKE_SCREENSHOT_DIR;
+const shoot = async (name: string): Promise<void> => {
+  if (!SHOTS) return;
+  mkdirSync(SHOTS, { recursive: true });
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+};
+
+/** A command as a person runs it: a child process, its whole output. */
+const sh = (cmd: string, args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): Promise<{ code: number | null; out: string }> =>
+  new Promise((done) => {
+    const c = spawn(cmd, args, { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    c.stdout!.on('data', (b: Buffer) => (out += b.toString()));
+    c.stderr!.on('data', (b: Buffer) => (out += b.toString()));
+    c.on('close', (code) => done({ code, out }));
+  });
+
+const waitFor = async (what: string, pred: () => boolean | Promise<boolean>, ms = 60_000): Promise<void> => {
+  const until = Date.now() + ms;
+  while (!(await pred())) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+};
+
+/** The maintainer's change to the opt-in file, pushed to main over git as they would. */
+async function pushOptIn(edit: (text: string) => string, message: string): Promise<void> {
+  const work = mkdtempSync(join(tmpdir(), 'yoke-browser-push-'));
+  const auth = ['-c', `http.extraHeader=Authorization: basic ${Buffer.from(`x-access-token:${forgeToken}`).toString('base64')}`, '-c', 'user.name=m', '-c', 'user.email=m@example.com'];
+  try {
+    expect((await sh('git', [...auth, 'clone', '-q', `${forgeUrl}/acme/demo.git`, work])).code).toBe(0);
+    const file = join(work, '.github/yoke.yml');
+    writeFileSync(file, edit(readFileSync(file, 'utf8')));
+    expect((await sh('git', [...auth, 'commit', '-qam', message], { cwd: work })).code).toBe(0);
+    expect((await sh('git', [...auth, 'push', '-q', 'origin', 'HEAD:refs/heads/main'], { cwd: work })).code).toBe(0);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+const needsYou = () => page.locator('#needs-you li').allTextContents();
 
 const HOSTILE = `<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script> & "quotes"`;
 
@@ -78,8 +123,28 @@ afterAll(async () => {
 }, 40_000);
 
 describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
+  it('"Needs you" shows the QA wait the sandbox holds open, with its command; answering it as printed lets delivery finish', async () => {
+    // The sandbox printed its dashboard while the deployment run waits on DEMO-1's manual case.
+    expect(printed).not.toMatch(/issues merged/);
+    await waitFor('the held wait on the dashboard', async () => (await needsYou()).some((t) => t.includes('reads-well')));
+    const held = (await needsYou()).find((t) => t.includes('reads-well'))!;
+    expect(held).toBe(
+      `deployment run ${/deployment run (dr-\w+) waits/.exec(held)![1]} waits at staging-qa: DEMO-1's plan greeting, case reads-well (The shout reads well on staging) has no current passTo move it: yoke qa case run --item DEMO-1 --stage staging-qa --case reads-well --verdict pass --evidence @FILE`,
+    );
+    expect(await page.locator('#needs-you li code', { hasText: 'yoke qa case run --item DEMO-1' }).count()).toBe(1);
+    await shoot('1-needs-you-qa-wait');
+    // The command the sandbox printed for the reviewer, run as they would run it.
+    const line = /^ {2}YOKE_URL=(\S+) YOKE_TOKEN=(\S+) npx yoke (qa case run .+)$/m.exec(printed)!;
+    const args = line[3]!.replace(/'([^']*)'/g, (_m, q: string) => q.replace(/ /g, '\u0000')).split(' ').map((a) => a.replace(/\u0000/g, ' '));
+    const answered = await sh('npx', ['yoke', ...args], { env: { YOKE_URL: line[1]!, YOKE_TOKEN: line[2]! } });
+    expect(answered).toEqual({ code: 0, out: 'DEMO-1 greeting/reads-well: pass\n' });
+    await waitFor('delivery to finish', () => /5 of 5 issues merged, 5 delivered and closed out/.test(printed), 120_000);
+    await waitFor('the wait to leave "Needs you"', async () => !(await needsYou()).some((t) => t.includes('reads-well')));
+  }, 180_000);
+
   it('renders the sandbox fleet: the repository, every run, and the deployment run with its stages and members', async () => {
     expect(printed).toMatch(/5 of 5 issues merged, 5 delivered and closed out/);
+    await page.reload();
     // What the CLI needs to reach this sandbox, as lines to paste.
     expect(printed).toContain(`export YOKE_URL=${dashboardUrl.replace(/\/yoke$/, '')} YOKE_TOKEN=${operatorToken}`);
     expect(await page.title()).toBe('yoke fleet');
@@ -89,7 +154,10 @@ describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
     const deployment = page.locator('#deployments article.deployment');
     expect(await deployment.count()).toBe(1);
     expect(await deployment.locator('.stage').allTextContents()).toEqual(['staging deploy · succeeded', 'staging-qa qa · settled', 'production deploy · succeeded']);
-    expect(await deployment.locator('ul').first().locator('li').count()).toBe(5);
+    // Members in issue order, as a person reads a list of issues (they merged in another).
+    expect((await deployment.locator('ul').first().locator('li').allTextContents()).map((t) => t.split(' ')[0])).toEqual(['#1', '#2', '#3', '#4', '#5']);
+    expect(await page.locator('#live').textContent()).toContain('No run is live.');
+    await shoot('2-fleet');
   });
 
   it('links point where they should: issues, PRs and workflow runs on the forge, repositories to their page', async () => {
@@ -167,6 +235,9 @@ describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
     // Coloured by kind: landers and AFK runs both appear.
     expect(bars.some((b) => b.cls.includes('kind-lander'))).toBe(true);
     expect(bars.some((b) => b.cls.includes('kind-afk_auto'))).toBe(true);
+    // A failure and a timeout never look the same, in the legend or on a bar.
+    const look = (sel: string) => page.locator(sel).first().evaluate((e) => { const c = getComputedStyle(e); return `${c.borderStyle} ${c.borderColor}`; });
+    expect(await look('.legend .key.state-failure')).not.toBe(await look('.legend .key.state-timeout'));
   });
 
   it('updates itself without a reload, and a hostile issue title stays text', async () => {
@@ -181,10 +252,75 @@ describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
     expect(await page.locator('main img, main script').count()).toBe(0);
   });
 
+  it("a failed run's reason shows in its row, and \"Needs you\" names it with the command that tries again", async () => {
+    // The hostile issue names no demo task: its run fails, saying so, and the auto loop tries it until three failures pause the repository.
+    const row = page.locator('#runs tr', { has: page.locator('.title', { hasText: 'window.__pwned' }) }).first();
+    await waitFor('the hostile issue\'s runs to fail and pause the repository', async () => (await row.locator('td').nth(4).textContent()) === 'failure' && (await needsYou()).some((t) => t.startsWith('acme/demo is paused')), 90_000);
+    const reason = (await row.locator('td').last().textContent())!;
+    expect(reason).toMatch(/^Error: issue #\d+ names no demo task$/);
+    const issue = /#(\d+)/.exec(reason)![1];
+    const run = (await row.locator('code').first().textContent())!;
+    // One line for the work however often it failed, its latest run; the pause is lifted before it can start again.
+    expect((await needsYou()).filter((t) => t.includes(`on issue#${issue} failed`))).toEqual([
+      `afk_auto run ${run} on issue#${issue} failed (3 runs in the last day): ${reason}To move it: first lift what holds acme/demo (above), then comment /yoke start on #${issue} to try again now`,
+    ]);
+  }, 100_000);
+
+  it('"Needs you" shows a paused repository with its command, and its waiting work as one line', async () => {
+    // Two more issues, which wait behind the pause.
+    for (const title of ['Tidy the docs', 'Refactor the build']) await forgeApi('POST', '/issues', { title, body: 'Names no demo task.', labels: ['yoke:afk'] });
+    expect(await needsYou()).toContainEqual('acme/demo is paused after 3 AFK failures: no new work startsTo move it: Comment /yoke reset on any issue of acme/demo, or run yoke repo reset acme/demo.');
+    const pausedWork = page.locator('#waiting tr[data-code=repo_paused] td').nth(1);
+    await waitFor('the paused work to wait', async () => (await page.locator('#waiting tr[data-code=repo_paused]').count()) > 0 && /^\d+ items/.test((await pausedWork.textContent()) ?? ''), 60_000);
+    // One line for all of the paused repository's new work, however many issues wait.
+    expect(await page.locator('#waiting tr[data-code=repo_paused]').count()).toBe(1);
+    expect(await pausedWork.textContent()).toMatch(/^\d+ items: issue#\d+(, issue#\d+)+$/);
+    await shoot('3-paused');
+  }, 120_000);
+
+  it('"Needs you" shows a disabled repository, with the fix for its file, once a push breaks it; a push that fixes it clears it', async () => {
+    await pushOptIn((t) => t.replace('autoland:', 'autolnad:'), 'Break the yoke settings');
+    await waitFor('the repository to be disabled', async () => (await needsYou()).some((t) => t.startsWith('acme/demo is disabled')), 30_000);
+    const line = (await needsYou()).find((t) => t.startsWith('acme/demo is disabled'))!;
+    expect(line).toContain('did you mean "autoland"?');
+    expect(line).toContain('To move it: Fix .github/yoke.yml');
+    // Disabled comes first: the pause it also has is not offered as the way out.
+    expect((await needsYou()).some((t) => t.startsWith('acme/demo is paused'))).toBe(false);
+    await shoot('4-disabled');
+    await pushOptIn((t) => t.replace('autolnad:', 'autoland:'), 'Fix the yoke settings');
+    await waitFor('the repository to be enabled', async () => !(await needsYou()).some((t) => t.startsWith('acme/demo is disabled')), 30_000);
+  }, 90_000);
+
   it('has a page per repository, linking to it on GitHub', async () => {
     await Promise.all([page.waitForURL(`${dashboardUrl}/repos/acme/demo`), page.locator('#repos a', { hasText: 'acme/demo' }).click()]);
     expect(await page.title()).toBe('yoke: acme/demo');
     expect(await page.locator('main h2 a', { hasText: 'on GitHub' }).getAttribute('href')).toBe(`${forgeUrl}/acme/demo`);
     expect(await page.locator('#runs tr').count()).toBeGreaterThan(5);
+    // What only this page shows: the settings as yoke read them, its dashboard issue, its claim PRs.
+    expect(await page.locator('#settings pre').textContent()).toContain('autoland:\n  enabled: true');
+    const issue = page.locator('#settings a', { hasText: '#' });
+    const href = (await issue.getAttribute('href'))!;
+    const shown = await (await fetch(href)).text();
+    expect(shown).toContain(`<small>#${href.split('/').pop()}</small>`);
+    expect(shown).toContain('yoke:control');
+    expect(await page.locator('#claims').textContent()).toContain('Open claim PRs');
+    expect(await page.locator('#timeline').count()).toBe(0);
+    await shoot('5-repo');
   });
+
+  it('Ctrl-C stops the sandbox and removes its data folder', async () => {
+    const dataDir = /removes its data folder (\S+)\)/.exec(printed)![1]!;
+    expect(existsSync(dataDir)).toBe(true);
+    process.kill(-child.pid!, 'SIGINT');
+    // Every process of the sandbox (npm, tsx, node) has ended, not only npm.
+    await waitFor('the sandbox to stop', () => {
+      try {
+        process.kill(-child.pid!, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    }, 30_000);
+    expect(existsSync(dataDir)).toBe(false);
+  }, 40_000);
 });

@@ -14,13 +14,23 @@ describe('the dashboard\'s "Needs you"', () => {
     for (let i = 0; i < 3; i++) h.store.repos.addFailure('acme/api', 3, h.clock.now());
     h.store.repos.ensure('acme/web', 1, h.clock.now());
     h.store.repos.setDisabled('acme/web', '.github/yoke.yml is not valid: "autolnad" is not a setting here; did you mean "autoland"?', h.clock.now());
-    const id = liveRun(h, { issue: 14, secret: 's' });
-    h.store.runs.recordReport(id, { outcome: 'failure', verdict: null, summary: 'Error: issue #14 names no demo task', cost: null }, h.clock.now());
-    h.store.runs.end(id, 'failure', null, h.clock.now());
+    h.store.repos.ensure('acme/ops', 1, h.clock.now());
+    const fail = (repo: string) => {
+      const id = liveRun(h, { repo, issue: 14, secret: 's' });
+      h.store.runs.recordReport(id, { outcome: 'failure', verdict: null, summary: 'Error: issue #14 names no demo task', cost: null }, h.clock.now());
+      h.store.runs.end(id, 'failure', null, h.clock.now());
+      h.clock.advance(1000);
+      return id;
+    };
+    fail('acme/api');
+    const id = fail('acme/api');
+    const ops = fail('acme/ops');
     expect(needsYou(buildFleetReport(h.fleet, null), h.clock.now())).toEqual([
       { repo: 'acme/api', what: 'acme/api is paused after 3 AFK failures: no new work starts', command: buildFleetReport(h.fleet, null).repos.find((r) => r.repo === 'acme/api')!.recovery },
       { repo: 'acme/web', what: 'acme/web is disabled: .github/yoke.yml is not valid: "autolnad" is not a setting here; did you mean "autoland"?', command: 'Fix `.github/yoke.yml` on the default branch of acme/web; yoke re-reads it on its next pass.' },
-      { repo: 'acme/api', what: `afk_auto run ${id} on issue#14 failed: Error: issue #14 names no demo task`, command: 'comment `/yoke start` on #14 to try again now' },
+      // The same work failing twice is one line, its latest run; in a paused repository the pause is lifted first.
+      { repo: 'acme/ops', what: `afk_auto run ${ops} on issue#14 failed: Error: issue #14 names no demo task`, command: 'comment `/yoke start` on #14 to try again now' },
+      { repo: 'acme/api', what: `afk_auto run ${id} on issue#14 failed (2 runs in the last day): Error: issue #14 names no demo task`, command: 'first lift what holds acme/api (above), then comment `/yoke start` on #14 to try again now' },
     ]);
     // A failure older than a day no longer needs anyone.
     h.clock.advance(86_400_001);

@@ -68,7 +68,7 @@ describe('recovery, end to end', () => {
     await s.waitUntil(() => Boolean(pauseNotice()), 10_000, 'the pause notice');
     expect(pauseNotice()!.body).toBe(
       'yoke paused acme/demo after 3 consecutive AFK failures: the auto loop is stopped and manual starts are refused until someone resets it.\n\n' +
-        '**To recover:** Comment `/yoke reset` on any issue of acme/demo, or `POST /yoke/api/repos/acme/demo/reset`.',
+        '**To recover:** Comment `/yoke reset` on any issue of acme/demo, or run `yoke repo reset acme/demo`.',
     );
     const refused = await s.api('POST', `/yoke/api/repos/${DEMO_REPO}/issues/1/start`);
     expect(refused).toEqual({
@@ -77,7 +77,7 @@ describe('recovery, end to end', () => {
         error: {
           code: 'repo_paused',
           message: 'acme/demo is paused: it reached 3 consecutive AFK failures, and only a reset lifts the pause.',
-          recovery: 'Comment `/yoke reset` on any issue of acme/demo, or `POST /yoke/api/repos/acme/demo/reset`.',
+          recovery: 'Comment `/yoke reset` on any issue of acme/demo, or run `yoke repo reset acme/demo`.',
         },
       },
     });
