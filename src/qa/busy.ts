@@ -24,11 +24,17 @@ export class BusyError extends Error {
   }
 }
 
-/** SQLite's own contention, as a busy answer: a busy timeout, or an interrupted statement. */
-export function sqliteBusy(err: unknown): Refusal | null {
+/**
+ * The database's own contention, as a busy answer, with the names the source
+ * document uses. SQLite: a busy timeout or a locked table (`SQLITE_BUSY`,
+ * `SQLITE_LOCKED`), an interrupted statement. PostgreSQL: `lock_not_available`
+ * (55P03, from lock_timeout) and `query_canceled` (57014, from
+ * statement_timeout). Anything else is not contention: null.
+ */
+export function storeBusy(err: unknown): Refusal | null {
   const code = (err as { code?: unknown })?.code;
   const detail = err instanceof Error ? err.message : String(err);
-  if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') return makeRefusal('lock_timeout', { detail });
-  if (code === 'SQLITE_INTERRUPT') return makeRefusal('statement_cancelled', { detail });
+  if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || code === '55P03') return makeRefusal('lock_timeout', { detail });
+  if (code === 'SQLITE_INTERRUPT' || code === '57014') return makeRefusal('statement_cancelled', { detail });
   return null;
 }

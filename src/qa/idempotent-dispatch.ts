@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { makeRefusal, type Refusal } from '../codes.js';
-import { BusyError, sqliteBusy } from './busy.js';
+import { BusyError, storeBusy } from './busy.js';
 import { deliveryRepo, type DeliveryContext } from './context.js';
 import { gateCheck } from './dispatch.js';
 
@@ -101,7 +101,7 @@ export async function dispatchIdempotent(
     });
   } catch (err) {
     if (err instanceof BusyError) return refusalReply(err.refusal);
-    const busy = sqliteBusy(err);
+    const busy = storeBusy(err);
     if (busy) return refusalReply(busy);
     throw err;
   }
@@ -130,7 +130,7 @@ async function runReserved(ctx: DeliveryContext, runId: string, stage: string, r
     store.dispatchRequests.complete(requestId, 200, body, clock.now());
     return { status: 200, body, replayed: false };
   } catch (err) {
-    const refusal = err instanceof BusyError ? err.refusal : sqliteBusy(err);
+    const refusal = err instanceof BusyError ? err.refusal : storeBusy(err);
     // An unexpected error's text stays in yoke's log: clients (and replays of this id) get what they can act on.
     const detail = refusal?.message ?? `an internal error; the yoke log has it under request ${requestId}`;
     store.dispatchRequests.fail(requestId, detail, clock.now());

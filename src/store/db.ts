@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { MIGRATIONS } from './migrations.js';
+import { planMigrations } from './schema.js';
 
 export type Db = Database.Database;
 
@@ -19,12 +20,10 @@ export function openDb(path: string, opts: { busyTimeoutMs?: number } = {}): Db 
 
 export function migrate(db: Db): number {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
-  const applied = new Set(
-    (db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version),
-  );
+  const applied = (db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version);
   let count = 0;
-  for (const m of MIGRATIONS) {
-    if (applied.has(m.version)) continue;
+  // A store a newer yoke migrated is refused here (SchemaTooNewError), before anything reads it.
+  for (const m of planMigrations(applied, MIGRATIONS)) {
     db.transaction(() => {
       db.exec(m.sql);
       db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(

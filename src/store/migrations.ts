@@ -1,10 +1,16 @@
 import { VISIBILITY_MIGRATIONS } from './migrations-visibility.js';
 import { LEASE_MIGRATIONS } from './migrations-leases.js';
 
-// Versioned, forward-only migrations. Plain portable SQL, so a server
-// database can take over the same schema later.
+// Versioned, forward-only migrations, written once for both engines in
+// SQLite's types (PostgreSQL's are substituted: see postgresDdl in sql.ts).
 
-export const MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     name: 'fleet engine',
