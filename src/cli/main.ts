@@ -3,6 +3,7 @@ import { formatFleetReport, type FleetReport } from '../fleet/report.js';
 import { call, CliFailure, numberArg, repoArg, type CliIo } from './client.js';
 import { registerDeliveryCommands } from './delivery.js';
 import { registerConfigCommand } from './config-check.js';
+import { registerDbCommands } from './db.js';
 import { registerInitCommand } from './init.js';
 import { DriverExit, registerWatchCommand, type WatchDeps } from './watch.js';
 import { nodeExec, nodeHead, nodeReadFile } from './exec.js';
@@ -72,6 +73,7 @@ export function buildCli(io: CliIo, watch: WatchDeps = {}): Command {
     .action(async (id: string) => io.out(JSON.stringify(await call(io, g(), 'GET', `/yoke/api/runs/${encodeURIComponent(id)}`), null, 2)));
   registerInitCommand(program, io);
   registerConfigCommand(program, io);
+  registerDbCommands(program, io);
   registerDeliveryCommands(program, io, g);
   registerWatchCommand(program, io, g, watch);
   return program;

@@ -7,14 +7,14 @@ import { planMigrations } from './schema.js';
 export type Db = Database.Database;
 
 /** Opens the store (a file in WAL mode, or `:memory:`) and applies pending migrations. */
-export function openDb(path: string, opts: { busyTimeoutMs?: number } = {}): Db {
+export function openDb(path: string, opts: { busyTimeoutMs?: number; migrate?: boolean } = {}): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma(`busy_timeout = ${opts.busyTimeoutMs ?? 5000}`);
   db.pragma('foreign_keys = ON');
-  migrate(db);
+  if (opts.migrate !== false) migrate(db);
   return db;
 }
 

@@ -1,0 +1,73 @@
+import { LATEST_VERSION, migrateSql, schemaVersion } from './schema.js';
+import type { Sql, SqlParam } from './sql.js';
+
+// `yoke db copy`: a SQLite store moved into an empty PostgreSQL, table by
+// table in one transaction, referenced tables first, then every count checked
+// on both sides. Either it all arrives, counted, or nothing does.
+
+export class CopyRefused extends Error {}
+
+export interface CopiedTable {
+  table: string;
+  rows: number;
+}
+
+/** The tables of a migrated SQLite store, each after the tables it references. */
+async function tablesInOrder(from: Sql): Promise<string[]> {
+  const names = (await from.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations' ORDER BY name")).map((t) => t.name);
+  const refs = new Map<string, string[]>();
+  for (const t of names) refs.set(t, (await from.all<{ table: string }>(`SELECT "table" FROM pragma_foreign_key_list('${t}')`)).map((r) => r.table));
+  const out: string[] = [];
+  const visit = (t: string) => {
+    if (out.includes(t)) return;
+    for (const r of refs.get(t) ?? []) if (r !== t) visit(r);
+    out.push(t);
+  };
+  names.forEach(visit);
+  return out;
+}
+
+const BATCH = 500;
+
+export async function copyStore(from: Sql, to: Sql, names: { from: string; to: string }): Promise<CopiedTable[]> {
+  if (from.dialect !== 'sqlite' || to.dialect !== 'postgres') throw new CopyRefused('yoke db copy moves a SQLite store (--from PATH) to PostgreSQL (--to postgres://…).');
+  const version = await schemaVersion(from);
+  if (version !== LATEST_VERSION) {
+    throw new CopyRefused(
+      version > LATEST_VERSION
+        ? `${names.from} is at schema version ${version}, newer than this yoke knows (${LATEST_VERSION}): copy it with the yoke that migrated it.`
+        : `${names.from} is at schema version ${version}; this yoke's is ${LATEST_VERSION}. Bring it up to date first: \`yoke db migrate --db ${names.from}\`, then copy again.`,
+    );
+  }
+  await migrateSql(to);
+  const tables = await tablesInOrder(from);
+  return to.transaction(async (tx) => {
+    for (const t of tables) {
+      const n = (await tx.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${t}`))!.n;
+      if (n > 0) throw new CopyRefused(`${names.to} already holds yoke data (${n} row(s) in ${t}). Copy into an empty database: nothing was copied.`);
+    }
+    const copied: CopiedTable[] = [];
+    for (const t of tables) {
+      const columns = (await from.all<{ name: string }>(`SELECT name FROM pragma_table_info('${t}') ORDER BY cid`)).map((c) => c.name);
+      const list = columns.map((c) => `"${c}"`).join(', ');
+      let rows = 0;
+      for (let offset = 0; ; offset += BATCH) {
+        const batch = await from.all<Record<string, SqlParam>>(`SELECT ${list} FROM ${t} ORDER BY rowid LIMIT ? OFFSET ?`, [BATCH, offset]);
+        if (!batch.length) break;
+        const values = batch.map(() => `(${columns.map(() => '?').join(', ')})`).join(', ');
+        await tx.run(`INSERT INTO ${t} (${list}) VALUES ${values}`, batch.flatMap((r) => columns.map((c) => r[c] ?? null)));
+        rows += batch.length;
+      }
+      // An identity column goes on from the highest id copied, not from 1.
+      const identity = await tx.all<{ column_name: string }>("SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ? AND is_identity = 'YES'", [t]);
+      for (const { column_name } of identity) {
+        await tx.get(`SELECT setval(pg_get_serial_sequence(?, ?), COALESCE((SELECT MAX("${column_name}") FROM ${t}), 0) + 1, false)`, [t, column_name]);
+      }
+      const there = (await tx.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${t}`))!.n;
+      const here = (await from.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${t}`))!.n;
+      if (there !== here || there !== rows) throw new CopyRefused(`${t}: ${here} row(s) in ${names.from} but ${there} in ${names.to} after the copy; nothing was copied.`);
+      copied.push({ table: t, rows });
+    }
+    return copied;
+  });
+}
