@@ -78,8 +78,8 @@ describe('the layout of src/', () => {
     expect(offenders).toEqual([]);
   });
 
-  it('keeps better-sqlite3 inside src/store', () => {
-    const offenders = files.filter((f) => !rel(f).startsWith('store/') && importsOf(f).includes('better-sqlite3')).map(rel);
+  it('keeps the database drivers (better-sqlite3, pg) inside src/store', () => {
+    const offenders = files.filter((f) => !rel(f).startsWith('store/') && importsOf(f).some((s) => s === 'better-sqlite3' || s === 'pg')).map(rel);
     expect(offenders).toEqual([]);
   });
 

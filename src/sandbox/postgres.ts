@@ -3,7 +3,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
+import { postgresSql } from '../store/postgres-sql.js';
 
 // A real PostgreSQL of the machine's own (Debian's `postgresql` package), on a
 // free loopback port in a folder of its own, for the tests and the sandbox:
@@ -77,13 +77,13 @@ export async function startPostgres(opts: { bin?: string } = {}): Promise<LocalP
   const url = (database = 'postgres') => `postgres://yoke@127.0.0.1:${port}/${database}`;
   const until = Date.now() + 30_000;
   for (;;) {
-    const client = new pg.Client({ connectionString: url() });
+    const probe = postgresSql(url(), { max: 1 });
     try {
-      await client.connect();
-      await client.end();
+      await probe.get('SELECT 1');
+      await probe.close();
       break;
     } catch {
-      await client.end().catch(() => undefined);
+      await probe.close().catch(() => undefined);
       if (server.exitCode !== null || Date.now() > until) {
         server.kill('SIGKILL');
         rmSync(dir, { recursive: true, force: true });
@@ -97,12 +97,11 @@ export async function startPostgres(opts: { bin?: string } = {}): Promise<LocalP
     url,
     createDatabase: async (name) => {
       if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a database name: ${name}`);
-      const client = new pg.Client({ connectionString: url() });
-      await client.connect();
+      const admin = postgresSql(url(), { max: 1 });
       try {
-        await client.query(`CREATE DATABASE ${name}`);
+        await admin.exec(`CREATE DATABASE ${name}`);
       } finally {
-        await client.end();
+        await admin.close();
       }
       return url(name);
     },

@@ -4,11 +4,7 @@ import { LEASE_MIGRATIONS } from './migrations-leases.js';
 // Versioned, forward-only migrations, written once for both engines in
 // SQLite's types (PostgreSQL's are substituted: see postgresDdl in sql.ts).
 
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
+export type Migration = { version: number; name: string; sql: string };
 
 export const MIGRATIONS: readonly Migration[] = [
   {
