@@ -50,16 +50,17 @@ process.on('SIGINT', () => void stopAll(130));
 process.on('SIGTERM', () => void stopAll(143));
 process.on('exit', () => sandbox.removeData());
 
+// Probot's runner, started by the sandbox, exits on SIGINT as soon as its own
+// server stops; the sandbox has its runs and its forge to stop first, then its
+// folder to remove. Only that listener goes (tsx's own stays).
+const before = new Set(process.listeners('SIGINT'));
 try {
   await sandbox.start();
 } catch (err) {
   console.error(err instanceof Error ? err.message : String(err));
   await stopAll(1);
 }
-// Probot's runner exits on SIGINT as soon as its own server stops; the sandbox
-// has its runs and its forge to stop first, then its folder to remove.
-process.removeAllListeners('SIGINT');
-process.on('SIGINT', () => void stopAll(130));
+for (const l of process.listeners('SIGINT')) if (!before.has(l)) process.removeListener('SIGINT', l);
 if (opts.deliver) await attachDemoPlans(sandbox);
 console.log(`forge:  ${sandbox.forge.url} (GitHub API at ${sandbox.forge.url}/api/v3, repository ${DEMO_REPO})`);
 console.log(`yoke:   ${sandbox.yokeUrl} (dashboard ${sandbox.dashboardUrl}; sign in with the operator token ${sandbox.apiToken})`);
