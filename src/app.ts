@@ -20,6 +20,7 @@ import type { Launcher } from './launcher/launcher.js';
 import { sweepCloseouts } from './qa/dispatch.js';
 import { syncQaLabels } from './qa/labels.js';
 import { DEFAULT_PROCESS_LEASE, startProcessLease } from './process-lease.js';
+import { DEFAULT_LEADERSHIP, Leadership } from './leadership.js';
 import { openStore, type Store } from './store/store.js';
 import { registerWebhooks } from './webhooks/handlers.js';
 
@@ -99,7 +100,11 @@ function wire(app: Probot, addHandler: (handler: ReturnType<typeof createApiHand
         });
   // TR12: this process's lease: what it reserves and claims is its own until the lease lapses.
   const lease = startProcessLease({ store, clock, timers, log: app.log }, DEFAULT_PROCESS_LEASE);
+  // One leader for the ticks, however many processes share the store.
+  const leadership = new Leadership({ leaders: store.leaders, processId: lease.id, clock, log: app.log, policy: DEFAULT_LEADERSHIP });
+  const ticking = overrides.startTicks !== false;
   engine = new Engine({
+    leads: () => leadership.holds(),
     processId: lease.id,
     store,
     forge,
@@ -150,10 +155,11 @@ function wire(app: Probot, addHandler: (handler: ReturnType<typeof createApiHand
     }),
   );
 
-  if (overrides.startTicks !== false) {
+  const renewing = ticking ? leadership.start(timers) : null;
+  if (ticking) {
     running.start();
-    // Recover first: reap what ended while yoke was down, then fill.
-    reapNow();
+    // Recover first: reap what ended while yoke was down, then fill (the leader does).
+    void leadership.holds().then((lead) => lead && reapNow());
   }
   // DX04/DX06: skipped and refused close-outs are tried again by themselves, on the reaper's cadence. The
   // database door sweeps too: a run it drives past its last stage is closing until they are done (TR12).
@@ -162,8 +168,13 @@ function wire(app: Probot, addHandler: (handler: ReturnType<typeof createApiHand
     if (sweeping) return;
     sweeping = true;
     // A qa: label whose webhook was lost is found by reading what changed (each repository every few minutes).
-    void sweepCloseouts(fleet)
-      .then(() => syncQaLabels(fleet))
+    // The server sweeps when it leads; the database door, which never ticks, sweeps what it drives.
+    void (ticking ? leadership.holds() : Promise.resolve(true))
+      .then(async (lead) => {
+        if (!lead) return;
+        await sweepCloseouts(fleet);
+        await syncQaLabels(fleet);
+      })
       .catch((err) => app.log.warn({ err: String(err) }, 'close-out sweep failed'))
       .finally(() => (sweeping = false));
   }, settings.reaperMs);
@@ -177,6 +188,7 @@ function wire(app: Probot, addHandler: (handler: ReturnType<typeof createApiHand
     cacheStats,
     stop: () => {
       running.stop();
+      void renewing?.stop();
       lease.stop();
       timers.clearInterval(sweep);
       if (launcher instanceof CommandLauncher) launcher.killAll();

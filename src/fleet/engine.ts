@@ -37,6 +37,8 @@ export interface EngineDeps {
   processId?: string;
   /** Commands found by poll (the composition root wires the command handler here). */
   onPolledComments?: (repo: RepoRef, comments: readonly CommentView[]) => Promise<void>;
+  /** Whether this process leads the ticks, asked before each one; without it, this process always does (one yoke). */
+  leads?: () => Promise<boolean>;
 }
 
 export function newRunId(): string {
@@ -118,8 +120,18 @@ export class Engine {
 
   start(): void {
     const { timers, policy } = this.deps;
-    this.handles.push(timers.setInterval(() => void this.schedulerTick().catch((e) => this.logPassError(e)), policy.tickMs));
-    this.handles.push(timers.setInterval(() => void this.reaperTick().catch((e) => this.logPassError(e)), policy.reaperMs));
+    this.handles.push(timers.setInterval(() => void this.led(() => this.schedulerTick()), policy.tickMs));
+    this.handles.push(timers.setInterval(() => void this.led(() => this.reaperTick()), policy.reaperMs));
+  }
+
+  /** A tick runs on the leader only; a follower's tick is a renewal attempt and nothing else. */
+  private async led(tick: () => Promise<PassReport>): Promise<void> {
+    try {
+      if (this.deps.leads && !(await this.deps.leads())) return;
+      await tick();
+    } catch (e) {
+      this.logPassError(e);
+    }
   }
 
   stop(): void {

@@ -75,4 +75,18 @@ CREATE TABLE run_notices (
 ALTER TABLE repos ADD COLUMN last_read TEXT;
 `,
   },
+  {
+    version: 12,
+    name: 'one leader for the ticks',
+    sql: `
+-- The one process that runs the fleet's ticks (the scheduler, the reaper, the close-out sweep, the notice
+-- redelivery): a lease it renews, taken over by another process only once it lapses.
+CREATE TABLE leaders (
+  role TEXT PRIMARY KEY,
+  holder TEXT NOT NULL,
+  lease_until INTEGER NOT NULL,
+  since INTEGER NOT NULL
+);
+`,
+  },
 ];

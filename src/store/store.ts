@@ -20,9 +20,16 @@ import { RepoStore } from './repos.js';
 import { RequestStore } from './requests.js';
 import { RunStore } from './runs.js';
 import { WorkLockStore } from './work-locks.js';
+import { LeaderStore } from './leaders.js';
+import type { Sql } from './sql.js';
+import { sqliteSql } from './sqlite-sql.js';
 
 export interface Store {
   db: Db;
+  /** The same database through the async interface both engines share (what is ported to it so far uses it). */
+  sql: Sql;
+  /** Who leads the fleet's ticks (async, over sql). */
+  leaders: LeaderStore;
   repos: RepoStore;
   runs: RunStore;
   claims: ClaimStore;
@@ -54,8 +61,11 @@ export function openStore(path: string, opts: { busyTimeoutMs?: number } = {}): 
 }
 
 export function wrapDb(db: Db): Store {
+  const sql = sqliteSql(db);
   return {
     db,
+    sql,
+    leaders: new LeaderStore(sql),
     repos: new RepoStore(db),
     runs: new RunStore(db),
     claims: new ClaimStore(db),

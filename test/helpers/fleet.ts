@@ -103,7 +103,7 @@ export interface Harness {
 let seq = 0;
 
 export function makeHarness(
-  opts: { policy?: Partial<FleetPolicy>; store?: Store; forge?: FakeForge; launcher?: FakeLauncher; clock?: ManualClock; timers?: Timers } = {},
+  opts: { policy?: Partial<FleetPolicy>; store?: Store; forge?: FakeForge; launcher?: FakeLauncher; clock?: ManualClock; timers?: Timers; leads?: () => Promise<boolean> } = {},
 ): Harness {
   const store = opts.store ?? openStore(':memory:');
   const forge = opts.forge ?? new FakeForge();
@@ -121,6 +121,7 @@ export function makeHarness(
     webUrl: 'https://github.test',
     trustedMarkerLogins: [],
     newRunId: () => `run${++seq}`,
+    ...(opts.leads ? { leads: opts.leads } : {}),
   });
   // TR12: the test's yoke process holds a lease that outlives any test clock.
   store.processes.register({ id: engine.processId, host: 'test-host', pid: 1, at: clock.now(), leaseMs: 100 * 365 * 86_400_000 });

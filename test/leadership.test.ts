@@ -1,0 +1,129 @@
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DEFAULT_LEADERSHIP, Leadership } from '../src/leadership.js';
+import { silentLog, type Log } from '../src/log.js';
+import { LeaderStore } from '../src/store/leaders.js';
+import { postgresSql } from '../src/store/postgres-sql.js';
+import { migrateSql } from '../src/store/schema.js';
+import type { Sql } from '../src/store/sql.js';
+import { sqliteSql } from '../src/store/sqlite-sql.js';
+import { ManualClock, makeHarness } from './helpers/fleet.js';
+import { havePostgres, usePostgres } from './helpers/postgres.js';
+
+// One leader for the ticks across processes sharing a store: each "process"
+// here has a connection of its own (two SQLite handles on one file, two pg
+// pools on one database), and the clock is the test's.
+
+const pgServer = usePostgres();
+const dir = mkdtempSync(join(tmpdir(), 'yoke-leaders-'));
+const closers: Sql[] = [];
+afterAll(async () => {
+  for (const s of closers) await s.close().catch(() => undefined);
+  rmSync(dir, { recursive: true, force: true });
+});
+let files = 0;
+
+const engines: { name: string; skip: boolean; connect: () => Promise<() => Sql> }[] = [
+  {
+    name: 'SQLite (one file)',
+    skip: false,
+    connect: async () => {
+      const path = join(dir, `leaders-${++files}.db`);
+      await migrateSql(sqliteSql(new Database(path)));
+      return () => sqliteSql(new Database(path));
+    },
+  },
+  {
+    name: 'PostgreSQL',
+    skip: !havePostgres,
+    connect: async () => {
+      const url = await pgServer.db();
+      const first = postgresSql(url);
+      closers.push(first);
+      await migrateSql(first);
+      return () => postgresSql(url);
+    },
+  },
+];
+
+function recordingLog(lines: string[]): Log {
+  return { info: (_o, m) => lines.push(`info: ${m}`), warn: (_o, m) => lines.push(`warn: ${m}`), error: (_o, m) => lines.push(`error: ${m}`) };
+}
+
+for (const engine of engines) {
+  describe.skipIf(engine.skip)(`leadership of the ticks on ${engine.name}`, () => {
+    it('one process leads; when it dies a follower takes over within two of its ticks, and never are there two', async () => {
+      const connection = await engine.connect();
+      const clock = new ManualClock();
+      const process = (id: string, lines: string[] = []) => {
+        const sql = connection();
+        closers.push(sql);
+        return new Leadership({ leaders: new LeaderStore(sql), processId: id, clock, log: recordingLog(lines), policy: DEFAULT_LEADERSHIP });
+      };
+      const aLog: string[] = [];
+      const a = process('p-a', aLog);
+      const b = process('p-b');
+      const c = process('p-c');
+      expect(await a.holds()).toBe(true);
+      expect([await b.holds(), await c.holds()]).toEqual([false, false]);
+      // The leader renews every 10 s; the followers try at every reaper tick (30 s) and never win while it lives.
+      for (let t = 0; t < 12; t++) {
+        clock.advance(10_000);
+        expect(await a.holds()).toBe(true);
+        if (t % 3 === 2) expect([await b.holds(), await c.holds()]).toEqual([false, false]);
+      }
+      // The leader is killed: it renews no more. Followers tick every 30 s.
+      let ticks = 0;
+      let leader: string | null = null;
+      while (!leader) {
+        clock.advance(30_000);
+        ticks++;
+        const won = [await b.holds() ? 'p-b' : null, await c.holds() ? 'p-c' : null].filter(Boolean);
+        expect(won.length).toBeLessThanOrEqual(1);
+        leader = won[0] ?? null;
+        expect(ticks).toBeLessThanOrEqual(2);
+      }
+      // The old leader, back from a stall, learns at its next renewal that it leads no more.
+      expect(await a.holds()).toBe(false);
+      expect(aLog).toEqual(['info: this process leads the ticks', 'warn: another process leads the ticks now']);
+      const other = leader === 'p-b' ? c : b;
+      expect(await other.holds()).toBe(false);
+    });
+
+    it('a clean stop gives the lead up at once: a follower takes it at its next tick, with no lease to wait out', async () => {
+      const connection = await engine.connect();
+      const clock = new ManualClock();
+      const timers = { setInterval: () => 1, clearInterval: () => {} };
+      const a = new Leadership({ leaders: new LeaderStore(connection()), processId: 'p-a', clock, log: silentLog, policy: DEFAULT_LEADERSHIP });
+      const bSql = connection();
+      closers.push(bSql);
+      const b = new Leadership({ leaders: new LeaderStore(bSql), processId: 'p-b', clock, log: silentLog, policy: DEFAULT_LEADERSHIP });
+      const renewing = a.start(timers);
+      expect(await a.holds()).toBe(true);
+      expect(await b.holds()).toBe(false);
+      await renewing.stop();
+      expect(await b.holds()).toBe(true);
+    });
+  });
+}
+
+describe("a follower's ticks", () => {
+  it('launch nothing; the leader\'s do', async () => {
+    let leads = false;
+    const handles: (() => void)[] = [];
+    const h = makeHarness({ timers: { setInterval: (fn) => (handles.push(fn), handles.length), clearInterval: () => {} }, leads: async () => leads });
+    h.forge.addRepo('acme/api', { auto: true });
+    h.forge.addIssue('acme/api', 1);
+    h.engine.start();
+    for (const tick of handles) tick();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(h.launcher.starts).toEqual([]);
+    leads = true;
+    handles[0]!();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(h.launcher.starts.map((s) => s.kind)).toEqual(['afk_auto']);
+  });
+});
