@@ -1,0 +1,63 @@
+import { resolve } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+// No promise is dropped on the floor in src/ or test/: a call whose result is a promise
+// is awaited, returned, handed on, or marked `void` on purpose. The store is
+// becoming asynchronous (both engines share one async interface); a store
+// call left without `await` would run out of order on PostgreSQL, and tsc
+// does not say so. This is that check, with the compiler's own types.
+
+const ROOT = resolve(import.meta.dirname, '..');
+
+function isPromise(checker: ts.TypeChecker, type: ts.Type): boolean {
+  if (type.isUnion()) return type.types.some((t) => isPromise(checker, t));
+  const name = type.getSymbol()?.getName();
+  return name === 'Promise' || (name !== undefined && checker.getPropertyOfType(type, 'then') !== undefined && name !== 'Thenable' && /Promise/.test(name));
+}
+
+/** Every expression statement of src/ and test/ whose value is a promise and is not `void`ed, as file:line text. */
+export function floatingPromises(files?: readonly string[]): string[] {
+  const config = ts.getParsedCommandLineOfConfigFile(resolve(ROOT, 'tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} })!;
+  const program = ts.createProgram({ rootNames: files ? [...files] : config.fileNames.filter((f) => f.includes('/src/') || f.includes('/test/')), options: config.options });
+  const checker = program.getTypeChecker();
+  const found: string[] = [];
+  for (const sf of program.getSourceFiles()) {
+    if (sf.isDeclarationFile || (!files && !sf.fileName.includes('/src/') && !sf.fileName.includes('/test/'))) continue;
+    const visit = (node: ts.Node): void => {
+      if (ts.isExpressionStatement(node)) {
+        const e = node.expression;
+        const assigned = ts.isBinaryExpression(e) && [ts.SyntaxKind.EqualsToken, ts.SyntaxKind.QuestionQuestionEqualsToken, ts.SyntaxKind.BarBarEqualsToken, ts.SyntaxKind.AmpersandAmpersandEqualsToken].includes(e.operatorToken.kind);
+        // A chain that ends in .catch(handler), or .then(ok, failed), has decided what a failure means: it runs on its own on purpose.
+        const end = ts.isCallExpression(e) && ts.isPropertyAccessExpression(e.expression) ? { name: e.expression.name.text, args: e.arguments.length } : null;
+        const caught = end !== null && ((end.name === 'catch' && end.args > 0) || (end.name === 'then' && end.args > 1));
+        const dropped = !ts.isVoidExpression(e) && !ts.isAwaitExpression(e) && !assigned && !caught;
+        if (dropped && isPromise(checker, checker.getTypeAtLocation(e))) {
+          const { line } = sf.getLineAndCharacterOfPosition(node.getStart(sf));
+          found.push(`${sf.fileName.slice(ROOT.length + 1)}:${line + 1}: ${node.getText(sf).split('\n')[0]!.slice(0, 100)}`);
+        }
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(sf);
+  }
+  return found;
+}
+
+describe('promises in src/ and test/', () => {
+  it('none is left floating: each is awaited, returned, handed on or voided', () => {
+    expect(floatingPromises()).toEqual([]);
+  }, 60_000);
+
+  it('finds one that is (the check itself can fail)', async () => {
+    const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
+    const dir = mkdtempSync(resolve(ROOT, 'test/.floating-'));
+    try {
+      const file = resolve(dir, 'sample.ts');
+      writeFileSync(file, 'async function save(): Promise<void> {}\nexport async function f() {\n  save();\n  await save();\n  void save();\n  save().catch(() => {});\n  save().then(() => {});\n  save().then(() => {}, () => {});\n  return save();\n}\n');
+      expect(floatingPromises([file]).map((l) => l.replace(/^.*sample\.ts/, 'sample.ts'))).toEqual(['sample.ts:3: save();', 'sample.ts:7: save().then(() => {});']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
