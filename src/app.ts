@@ -48,7 +48,8 @@ export interface YokeRuntime {
   forge: Forge;
   settings: OperatorSettings;
   cacheStats: CacheStats;
-  stop(): void;
+  /** Stops the ticks and gives up what this process holds (its lead, its lease). */
+  stop(): Promise<void>;
 }
 
 export function createYokeApp(overrides: YokeOverrides = {}): { appFn: ApplicationFunction; runtime: Promise<YokeRuntime> } {
@@ -61,7 +62,7 @@ export function createYokeApp(overrides: YokeOverrides = {}): { appFn: Applicati
 
   const appFn: ApplicationFunction = async (app: Probot, { addHandler }) => {
     try {
-      resolveRuntime(wire(app, addHandler, overrides));
+      resolveRuntime(await wire(app, addHandler, overrides));
     } catch (err) {
       rejectRuntime(err);
       throw err;
@@ -70,7 +71,7 @@ export function createYokeApp(overrides: YokeOverrides = {}): { appFn: Applicati
   return { appFn, runtime };
 }
 
-function wire(app: Probot, addHandler: (handler: ReturnType<typeof createApiHandler>) => void, overrides: YokeOverrides): YokeRuntime {
+async function wire(app: Probot, addHandler: (handler: ReturnType<typeof createApiHandler>) => void, overrides: YokeOverrides): Promise<YokeRuntime> {
   const settings = resolveSettings(overrides);
   const clock = overrides.clock ?? systemClock;
   const timers = overrides.timers ?? systemTimers;
@@ -99,7 +100,7 @@ function wire(app: Probot, addHandler: (handler: ReturnType<typeof createApiHand
           },
         });
   // TR12: this process's lease: what it reserves and claims is its own until the lease lapses.
-  const lease = startProcessLease({ store, clock, timers, log: app.log }, DEFAULT_PROCESS_LEASE);
+  const lease = await startProcessLease({ store, clock, timers, log: app.log }, DEFAULT_PROCESS_LEASE);
   // One leader for the ticks, however many processes share the store.
   const leadership = new Leadership({ leaders: store.leaders, processId: lease.id, clock, log: app.log, policy: DEFAULT_LEADERSHIP });
   const ticking = overrides.startTicks !== false;
@@ -186,10 +187,10 @@ function wire(app: Probot, addHandler: (handler: ReturnType<typeof createApiHand
     forge,
     settings,
     cacheStats,
-    stop: () => {
+    stop: async () => {
       running.stop();
-      void renewing?.stop();
-      lease.stop();
+      await renewing?.stop();
+      await lease.stop();
       timers.clearInterval(sweep);
       if (launcher instanceof CommandLauncher) launcher.killAll();
     },

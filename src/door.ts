@@ -57,7 +57,7 @@ export async function openDatabaseDoor(env: Record<string, string | undefined>, 
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     token,
     close: async () => {
-      rt.stop();
+      await rt.stop();
       await new Promise<void>((r) => server.close(() => r()));
       store.close();
     },

@@ -44,12 +44,12 @@ export interface ProcessLeaseDeps {
 }
 
 /** Ends the leases of this host's processes that are no longer running, and fails what they left in flight. */
-export function reapDeadProcesses(deps: ProcessLeaseDeps, selfId: string): string[] {
+export async function reapDeadProcesses(deps: ProcessLeaseDeps, selfId: string): Promise<string[]> {
   const host = deps.host ?? hostname();
   const alive = deps.isPidAlive ?? pidAlive;
   const now = deps.clock.now();
-  const dead = deps.store.processes.living(now).filter((p) => p.id !== selfId && p.host === host && p.pid !== (deps.pid ?? process.pid) && !alive(p.pid));
-  for (const p of dead) deps.store.processes.end(p.id);
+  const dead = (await deps.store.processes.living(now)).filter((p) => p.id !== selfId && p.host === host && p.pid !== (deps.pid ?? process.pid) && !alive(p.pid));
+  for (const p of dead) await deps.store.processes.end(p.id);
   const failed = deps.store.dispatchRequests.failLapsed(now);
   if (dead.length || failed) deps.log.info({ dead: dead.map((p) => `${p.id} (pid ${p.pid})`), failed }, 'freed what stopped yoke processes held');
   return dead.map((p) => p.id);
@@ -57,26 +57,27 @@ export function reapDeadProcesses(deps: ProcessLeaseDeps, selfId: string): strin
 
 export interface ProcessLease {
   id: string;
-  stop(): void;
+  stop(): Promise<void>;
 }
 
 /** Registers this process, frees what dead ones held, and renews the lease until stopped. */
-export function startProcessLease(deps: ProcessLeaseDeps, policy: ProcessLeasePolicy, id: string = newProcessId()): ProcessLease {
-  deps.store.processes.register({ id, host: deps.host ?? hostname(), pid: deps.pid ?? process.pid, at: deps.clock.now(), leaseMs: policy.leaseMs });
-  reapDeadProcesses(deps, id);
-  const handle = deps.timers.setInterval(() => {
+export async function startProcessLease(deps: ProcessLeaseDeps, policy: ProcessLeasePolicy, id: string = newProcessId()): Promise<ProcessLease> {
+  await deps.store.processes.register({ id, host: deps.host ?? hostname(), pid: deps.pid ?? process.pid, at: deps.clock.now(), leaseMs: policy.leaseMs });
+  await reapDeadProcesses(deps, id);
+  const renew = async () => {
     try {
-      if (!deps.store.processes.renew(id, deps.clock.now(), policy.leaseMs)) deps.log.warn({ process: id }, 'this process\'s lease was ended by another; what it held may be taken over');
-      reapDeadProcesses(deps, id);
+      if (!(await deps.store.processes.renew(id, deps.clock.now(), policy.leaseMs))) deps.log.warn({ process: id }, 'this process\'s lease was ended by another; what it held may be taken over');
+      await reapDeadProcesses(deps, id);
     } catch (err) {
       deps.log.warn({ err: String(err) }, 'could not renew this process\'s lease');
     }
-  }, policy.renewMs);
+  };
+  const handle = deps.timers.setInterval(() => void renew(), policy.renewMs);
   return {
     id,
-    stop: () => {
+    stop: async () => {
       deps.timers.clearInterval(handle);
-      deps.store.processes.end(id);
+      await deps.store.processes.end(id);
     },
   };
 }

@@ -48,7 +48,7 @@ export async function startYoke(env: Record<string, string | undefined>, opts: {
     runtime,
     stop: async () => {
       const rt = await Promise.race([runtime, Promise.resolve(null)]);
-      rt?.stop();
+      await rt?.stop();
       await rt?.engine.lock.run(async () => {});
       await server.stop();
       store.close();

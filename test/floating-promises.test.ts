@@ -37,6 +37,20 @@ export function floatingPromises(files?: readonly string[]): string[] {
           found.push(`${sf.fileName.slice(ROOT.length + 1)}:${line + 1}: ${node.getText(sf).split('\n')[0]!.slice(0, 100)}`);
         }
       }
+      // A promise used as a truth value is always true: `if (store.x())`, `!store.x()`, `a && store.x()`.
+      // (A promise that may be absent, `Promise | null`, is a fair thing to test for.)
+      const maybeAbsent = (t: ts.Type) => t.isUnion() && t.types.some((u) => (u.flags & (ts.TypeFlags.Null | ts.TypeFlags.Undefined | ts.TypeFlags.Void)) !== 0);
+      const truth = (e: ts.Expression | undefined) => {
+        const type = e && checker.getTypeAtLocation(e);
+        if (e && type && isPromise(checker, type) && !maybeAbsent(type) && !ts.isAwaitExpression(e)) {
+          const { line } = sf.getLineAndCharacterOfPosition(e.getStart(sf));
+          found.push(`${sf.fileName.slice(ROOT.length + 1)}:${line + 1}: used as a truth value: ${e.getText(sf).split('\n')[0]!.slice(0, 100)}`);
+        }
+      };
+      if (ts.isIfStatement(node) || ts.isWhileStatement(node) || ts.isDoStatement(node)) truth(node.expression);
+      else if (ts.isConditionalExpression(node)) truth(node.condition);
+      else if (ts.isPrefixUnaryExpression(node) && node.operator === ts.SyntaxKind.ExclamationToken) truth(node.operand);
+      else if (ts.isBinaryExpression(node) && (node.operatorToken.kind === ts.SyntaxKind.AmpersandAmpersandToken || node.operatorToken.kind === ts.SyntaxKind.BarBarToken)) truth(node.left);
       ts.forEachChild(node, visit);
     };
     visit(sf);
@@ -45,6 +59,7 @@ export function floatingPromises(files?: readonly string[]): string[] {
 }
 
 describe('promises in src/ and test/', () => {
+  // (Also: none is used as a truth value, which is always true.)
   it('none is left floating: each is awaited, returned, handed on or voided', () => {
     expect(floatingPromises()).toEqual([]);
   }, 60_000);
@@ -54,8 +69,8 @@ describe('promises in src/ and test/', () => {
     const dir = mkdtempSync(resolve(ROOT, 'test/.floating-'));
     try {
       const file = resolve(dir, 'sample.ts');
-      writeFileSync(file, 'async function save(): Promise<void> {}\nexport async function f() {\n  save();\n  await save();\n  void save();\n  save().catch(() => {});\n  save().then(() => {});\n  save().then(() => {}, () => {});\n  return save();\n}\n');
-      expect(floatingPromises([file]).map((l) => l.replace(/^.*sample\.ts/, 'sample.ts'))).toEqual(['sample.ts:3: save();', 'sample.ts:7: save().then(() => {});']);
+      writeFileSync(file, 'async function save(): Promise<void> {}\nexport async function f() {\n  save();\n  await save();\n  void save();\n  save().catch(() => {});\n  save().then(() => {});\n  save().then(() => {}, () => {});\n  if (!save()) return;\n  return save();\n}\n');
+      expect(floatingPromises([file]).map((l) => l.replace(/^.*sample\.ts/, 'sample.ts'))).toEqual(['sample.ts:3: save();', 'sample.ts:7: save().then(() => {});', 'sample.ts:9: used as a truth value: save()']);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,53 +1,15 @@
-import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEFAULT_LEADERSHIP, Leadership } from '../src/leadership.js';
 import { silentLog, type Log } from '../src/log.js';
 import { LeaderStore } from '../src/store/leaders.js';
-import { postgresSql } from '../src/store/postgres-sql.js';
-import { migrateSql } from '../src/store/schema.js';
-import type { Sql } from '../src/store/sql.js';
-import { sqliteSql } from '../src/store/sqlite-sql.js';
 import { ManualClock, makeHarness } from './helpers/fleet.js';
-import { havePostgres, usePostgres } from './helpers/postgres.js';
+import { useEngines } from './helpers/engines.js';
 
 // One leader for the ticks across processes sharing a store: each "process"
 // here has a connection of its own (two SQLite handles on one file, two pg
 // pools on one database), and the clock is the test's.
 
-const pgServer = usePostgres();
-const dir = mkdtempSync(join(tmpdir(), 'yoke-leaders-'));
-const closers: Sql[] = [];
-afterAll(async () => {
-  for (const s of closers) await s.close().catch(() => undefined);
-  rmSync(dir, { recursive: true, force: true });
-});
-let files = 0;
-
-const engines: { name: string; skip: boolean; connect: () => Promise<() => Sql> }[] = [
-  {
-    name: 'SQLite (one file)',
-    skip: false,
-    connect: async () => {
-      const path = join(dir, `leaders-${++files}.db`);
-      await migrateSql(sqliteSql(new Database(path)));
-      return () => sqliteSql(new Database(path));
-    },
-  },
-  {
-    name: 'PostgreSQL',
-    skip: !havePostgres,
-    connect: async () => {
-      const url = await pgServer.db();
-      const first = postgresSql(url);
-      closers.push(first);
-      await migrateSql(first);
-      return () => postgresSql(url);
-    },
-  },
-];
+const engines = useEngines();
 
 function recordingLog(lines: string[]): Log {
   return { info: (_o, m) => lines.push(`info: ${m}`), warn: (_o, m) => lines.push(`warn: ${m}`), error: (_o, m) => lines.push(`error: ${m}`) };
@@ -56,12 +18,10 @@ function recordingLog(lines: string[]): Log {
 for (const engine of engines) {
   describe.skipIf(engine.skip)(`leadership of the ticks on ${engine.name}`, () => {
     it('one process leads; when it dies a follower takes over within two of its ticks, and never are there two', async () => {
-      const connection = await engine.connect();
+      const connection = await engine.shared();
       const clock = new ManualClock();
       const process = (id: string, lines: string[] = []) => {
-        const sql = connection();
-        closers.push(sql);
-        return new Leadership({ leaders: new LeaderStore(sql), processId: id, clock, log: recordingLog(lines), policy: DEFAULT_LEADERSHIP });
+        return new Leadership({ leaders: new LeaderStore(connection()), processId: id, clock, log: recordingLog(lines), policy: DEFAULT_LEADERSHIP });
       };
       const aLog: string[] = [];
       const a = process('p-a', aLog);
@@ -94,13 +54,11 @@ for (const engine of engines) {
     });
 
     it('a clean stop gives the lead up at once: a follower takes it at its next tick, with no lease to wait out', async () => {
-      const connection = await engine.connect();
+      const connection = await engine.shared();
       const clock = new ManualClock();
       const timers = { setInterval: () => 1, clearInterval: () => {} };
       const a = new Leadership({ leaders: new LeaderStore(connection()), processId: 'p-a', clock, log: silentLog, policy: DEFAULT_LEADERSHIP });
-      const bSql = connection();
-      closers.push(bSql);
-      const b = new Leadership({ leaders: new LeaderStore(bSql), processId: 'p-b', clock, log: silentLog, policy: DEFAULT_LEADERSHIP });
+      const b = new Leadership({ leaders: new LeaderStore(connection()), processId: 'p-b', clock, log: silentLog, policy: DEFAULT_LEADERSHIP });
       const renewing = a.start(timers);
       expect(await a.holds()).toBe(true);
       expect(await b.holds()).toBe(false);

@@ -1,4 +1,4 @@
-import type { Db } from './db.js';
+import type { Sql } from './sql.js';
 
 // TR12: the yoke processes sharing this store, each with a lease it renews.
 // A process is alive while its lease has not lapsed; what it holds (dispatch
@@ -26,33 +26,33 @@ const toProcess = (r: Row): ProcessRow => ({ id: r.id, host: r.host, pid: r.pid,
 export const ownerGone = (col: string, nowParam: string): string => `NOT EXISTS (SELECT 1 FROM processes p WHERE p.id = ${col} AND p.alive_until > ${nowParam})`;
 
 export class ProcessStore {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly sql: Sql) {}
 
-  register(p: { id: string; host: string; pid: number; at: number; leaseMs: number }): void {
-    this.db.prepare('INSERT INTO processes (id, host, pid, started_at, alive_until) VALUES (?, ?, ?, ?, ?)').run(p.id, p.host, p.pid, p.at, p.at + p.leaseMs);
+  async register(p: { id: string; host: string; pid: number; at: number; leaseMs: number }): Promise<void> {
+    await this.sql.run('INSERT INTO processes (id, host, pid, started_at, alive_until) VALUES (?, ?, ?, ?, ?)', [p.id, p.host, p.pid, p.at, p.at + p.leaseMs]);
   }
 
   /** Renews a lease; false when it had already been ended (another process found this one gone). */
-  renew(id: string, at: number, leaseMs: number): boolean {
-    return this.db.prepare('UPDATE processes SET alive_until = ? WHERE id = ? AND alive_until > 0').run(at + leaseMs, id).changes === 1;
+  async renew(id: string, at: number, leaseMs: number): Promise<boolean> {
+    return (await this.sql.run('UPDATE processes SET alive_until = ? WHERE id = ? AND alive_until > 0', [at + leaseMs, id])).changes === 1;
   }
 
   /** Ends a lease at once: the process stopped, or is known dead. */
-  end(id: string): void {
-    this.db.prepare('UPDATE processes SET alive_until = 0 WHERE id = ?').run(id);
+  async end(id: string): Promise<void> {
+    await this.sql.run('UPDATE processes SET alive_until = 0 WHERE id = ?', [id]);
   }
 
-  alive(id: string, at: number): boolean {
-    return this.db.prepare('SELECT 1 FROM processes WHERE id = ? AND alive_until > ?').get(id, at) !== undefined;
+  async alive(id: string, at: number): Promise<boolean> {
+    return (await this.sql.get('SELECT 1 AS one FROM processes WHERE id = ? AND alive_until > ?', [id, at])) !== undefined;
   }
 
   /** Processes still holding a lease. */
-  living(at: number): ProcessRow[] {
-    return (this.db.prepare('SELECT * FROM processes WHERE alive_until > ? ORDER BY started_at').all(at) as Row[]).map(toProcess);
+  async living(at: number): Promise<ProcessRow[]> {
+    return (await this.sql.all<Row>('SELECT * FROM processes WHERE alive_until > ? ORDER BY started_at', [at])).map(toProcess);
   }
 
   /** Forgets processes whose lease lapsed long ago. */
-  prune(before: number): number {
-    return this.db.prepare('DELETE FROM processes WHERE alive_until < ?').run(before).changes;
+  async prune(before: number): Promise<number> {
+    return (await this.sql.run('DELETE FROM processes WHERE alive_until < ?', [before])).changes;
   }
 }

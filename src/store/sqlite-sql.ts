@@ -5,39 +5,65 @@ import type { Sql, SqlParam } from './sql.js';
 // connection; a transaction spans awaits, so every statement from outside it
 // queues behind it (else it would run inside the open transaction).
 
+/**
+ * Statements run at once while nothing is queued, in call order with the
+ * store's other code exactly as before the interface was async; while a
+ * transaction is open they wait their turn behind it.
+ */
 class Queue {
+  private pending = 0;
   private tail: Promise<unknown> = Promise.resolve();
+
   run<T>(fn: () => Promise<T> | T): Promise<T> {
-    const next = this.tail.then(fn, fn);
-    this.tail = next.catch(() => undefined);
-    return next;
+    if (this.pending === 0) {
+      let out: Promise<T> | T;
+      try {
+        out = fn();
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      if (!(out instanceof Promise)) return Promise.resolve(out);
+      return this.hold(out);
+    }
+    return this.hold(this.tail.then(fn, fn));
+  }
+
+  private hold<T>(p: Promise<T>): Promise<T> {
+    this.pending++;
+    const settled = p.finally(() => this.pending--);
+    this.tail = settled.catch(() => undefined);
+    return settled;
   }
 }
 
-function bound(db: Db): Omit<Sql, 'transaction' | 'close'> {
+/** The statements themselves, answered at once (better-sqlite3 is synchronous). */
+function direct(db: Db) {
   return {
-    dialect: 'sqlite',
-    all: async <T>(sql: string, params: readonly SqlParam[] = []) => db.prepare(sql).all(...params) as T[],
-    get: async <T>(sql: string, params: readonly SqlParam[] = []) => db.prepare(sql).get(...params) as T | undefined,
-    run: async (sql: string, params: readonly SqlParam[] = []) => ({ changes: db.prepare(sql).run(...params).changes }),
-    exec: async (sql: string) => void db.exec(sql),
+    all: <T>(sql: string, params: readonly SqlParam[] = []) => db.prepare(sql).all(...params) as T[],
+    get: <T>(sql: string, params: readonly SqlParam[] = []) => db.prepare(sql).get(...params) as T | undefined,
+    run: (sql: string, params: readonly SqlParam[] = []) => ({ changes: db.prepare(sql).run(...params).changes }),
+    exec: (sql: string) => void db.exec(sql),
   };
 }
 
 export function sqliteSql(db: Db): Sql {
   const queue = new Queue();
-  const inside = bound(db);
+  const d = direct(db);
   const tx: Sql = {
-    ...inside,
+    dialect: 'sqlite',
+    all: async (sql, params) => d.all(sql, params),
+    get: async (sql, params) => d.get(sql, params),
+    run: async (sql, params) => d.run(sql, params),
+    exec: async (sql) => d.exec(sql),
     transaction: (fn) => fn(tx), // already inside one: the outer transaction holds
     close: async () => {},
   };
   return {
     dialect: 'sqlite',
-    all: (sql, params) => queue.run(() => inside.all(sql, params)),
-    get: (sql, params) => queue.run(() => inside.get(sql, params)),
-    run: (sql, params) => queue.run(() => inside.run(sql, params)),
-    exec: (sql) => queue.run(() => inside.exec(sql)),
+    all: (sql, params) => queue.run(() => d.all(sql, params)),
+    get: (sql, params) => queue.run(() => d.get(sql, params)),
+    run: (sql, params) => queue.run(() => d.run(sql, params)),
+    exec: (sql) => queue.run(() => d.exec(sql)),
     transaction: (fn) =>
       queue.run(async () => {
         // IMMEDIATE: the write lock is taken at the start, so another process's writer waits (busy_timeout) rather than failing mid-way.

@@ -84,7 +84,7 @@ export function wrapDb(db: Db): Store {
     workLocks: new WorkLockStore(db),
     checkRuns: new CheckRunStore(db),
     dashboardIssues: new DashboardIssueStore(db),
-    processes: new ProcessStore(db),
+    processes: new ProcessStore(sql),
     qaLabels: new QaLabelStore(db),
     runNotices: new RunNoticeStore(db),
     write: <T>(fn: () => T): T => db.transaction(fn).immediate(),

@@ -124,7 +124,7 @@ export function makeHarness(
     ...(opts.leads ? { leads: opts.leads } : {}),
   });
   // TR12: the test's yoke process holds a lease that outlives any test clock.
-  store.processes.register({ id: engine.processId, host: 'test-host', pid: 1, at: clock.now(), leaseMs: 100 * 365 * 86_400_000 });
+  void store.processes.register({ id: engine.processId, host: 'test-host', pid: 1, at: clock.now(), leaseMs: 100 * 365 * 86_400_000 });
   return { engine, fleet: engine.context(), store, forge, launcher, clock };
 }
 
