@@ -389,7 +389,7 @@ describe('verdicts and autoland (Probot level)', () => {
     const s2 = mockListing(github());
     mockRepoRead(s2, { probeEtag: '"probe3"', pulls: [claimPull()], claims: { 7: { comments: [ghComment(2, BOT, fresh, 'Bot')] } } });
     await h.rt.engine.schedulerTick();
-    expect(h.rt.store.merges.get(REPO, 7, HEAD)?.state).toBe('refused');
+    expect((await h.rt.store.merges.get(REPO, 7, HEAD))?.state).toBe('refused');
   });
 });
 

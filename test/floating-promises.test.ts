@@ -50,7 +50,16 @@ export function floatingPromises(files?: readonly string[]): string[] {
       if (ts.isIfStatement(node) || ts.isWhileStatement(node) || ts.isDoStatement(node)) truth(node.expression);
       else if (ts.isConditionalExpression(node)) truth(node.condition);
       else if (ts.isPrefixUnaryExpression(node) && node.operator === ts.SyntaxKind.ExclamationToken) truth(node.operand);
-      else if (ts.isBinaryExpression(node) && (node.operatorToken.kind === ts.SyntaxKind.AmpersandAmpersandToken || node.operatorToken.kind === ts.SyntaxKind.BarBarToken)) truth(node.left);
+      else if (ts.isBinaryExpression(node) && [ts.SyntaxKind.AmpersandAmpersandToken, ts.SyntaxKind.BarBarToken, ts.SyntaxKind.QuestionQuestionToken].includes(node.operatorToken.kind)) truth(node.left);
+      // expect(promise) compares the promise, not what it holds (unless .resolves or .rejects follows).
+      if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'expect' && node.arguments[0]) {
+        const arg = node.arguments[0];
+        const unwrapped = ts.isPropertyAccessExpression(node.parent) && ['resolves', 'rejects'].includes(node.parent.name.text);
+        if (!unwrapped && isPromise(checker, checker.getTypeAtLocation(arg))) {
+          const { line } = sf.getLineAndCharacterOfPosition(arg.getStart(sf));
+          found.push(`${sf.fileName.slice(ROOT.length + 1)}:${line + 1}: expected without await: ${arg.getText(sf).split('\n')[0]!.slice(0, 100)}`);
+        }
+      }
       ts.forEachChild(node, visit);
     };
     visit(sf);
@@ -69,8 +78,8 @@ describe('promises in src/ and test/', () => {
     const dir = mkdtempSync(resolve(ROOT, 'test/.floating-'));
     try {
       const file = resolve(dir, 'sample.ts');
-      writeFileSync(file, 'async function save(): Promise<void> {}\nexport async function f() {\n  save();\n  await save();\n  void save();\n  save().catch(() => {});\n  save().then(() => {});\n  save().then(() => {}, () => {});\n  if (!save()) return;\n  return save();\n}\n');
-      expect(floatingPromises([file]).map((l) => l.replace(/^.*sample\.ts/, 'sample.ts'))).toEqual(['sample.ts:3: save();', 'sample.ts:7: save().then(() => {});', 'sample.ts:9: used as a truth value: save()']);
+      writeFileSync(file, 'async function save(): Promise<void> {}\nexport async function f() {\n  save();\n  await save();\n  void save();\n  save().catch(() => {});\n  save().then(() => {});\n  save().then(() => {}, () => {});\n  if (!save()) return;\n  const x = save() ?? 1;\n  return save();\n}\n');
+      expect(floatingPromises([file]).map((l) => l.replace(/^.*sample\.ts/, 'sample.ts'))).toEqual(['sample.ts:3: save();', 'sample.ts:7: save().then(() => {});', 'sample.ts:9: used as a truth value: save()', 'sample.ts:10: used as a truth value: save()']);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -82,17 +82,17 @@ export async function executeRepoActions(deps: ActionDeps, facts: RepoFacts, act
   for (const a of actions) {
     try {
       if (a.type === 'record_claim') {
-        store.claims.record({ repo: facts.repo.fullName, prNumber: a.pr, runId: a.run, issueNumber: a.issue, recordedAt: deps.now() });
+        await store.claims.record({ repo: facts.repo.fullName, prNumber: a.pr, runId: a.run, issueNumber: a.issue, recordedAt: deps.now() });
       } else if (a.type === 'label_claim') {
         await forge.addLabels(facts.repo, a.pr, [CLAIM_LABEL]);
       } else if (a.type === 'merge') {
         const res = await forge.merge(facts.repo, a.pr, a.sha, a.method);
         if (res.ok) {
-          store.merges.record({ repo: facts.repo.fullName, prNumber: a.pr, headSha: a.sha, state: 'merged', detail: null, at: deps.now(), runId: a.run });
+          await store.merges.record({ repo: facts.repo.fullName, prNumber: a.pr, headSha: a.sha, state: 'merged', detail: null, at: deps.now(), runId: a.run });
           log.info({ repo: facts.repo.fullName, pr: a.pr, sha: a.sha }, 'merged accepted claim PR');
           await recordDeliveryOwed({ ...deps, now: deps.now }, facts.repo, a.pr, res.sha, owedLabelOf(facts.config.delivery));
         } else {
-          store.merges.record({ repo: facts.repo.fullName, prNumber: a.pr, headSha: a.sha, state: 'refused', detail: res.message, at: deps.now(), runId: a.run });
+          await store.merges.record({ repo: facts.repo.fullName, prNumber: a.pr, headSha: a.sha, state: 'refused', detail: res.message, at: deps.now(), runId: a.run });
           await forge.createComment(facts.repo, a.pr, mergeRefusedNotice(a.pr, a.sha, res.message));
         }
       } else if (a.type === 'fix_exhausted') {

@@ -45,7 +45,7 @@ export async function requestLand(ctx: FleetContext, name: RepoName, pr: number,
   const found = await forge.getIssue(got.repo, pr);
   if (!found || found.state !== 'open' || !found.isPull) return refuse('pull_not_found', { repo: name, number: pr });
   // TR04: only a claim yoke recorded can be landed; a request for anything else would never be served.
-  if (!store.claims.forPull(name, pr)) return refuse('pull_not_claim', { repo: name, number: pr });
+  if (!(await store.claims.forPull(name, pr))) return refuse('pull_not_claim', { repo: name, number: pr });
   const live = store.runs.liveForSubject(name, pullSubject(pr));
   if (live) return refuse('subject_busy', { repo: name, subject: `#${pr}`, run: live.id });
   store.requests.add(name, 'land', pr, by, clock.now());

@@ -67,15 +67,15 @@ export async function syncDashboardIssue(deps: DashboardIssueDeps, view: Dashboa
   const { store, forge } = deps;
   const body = dashboardIssueBody(view);
   const digest = digestOf(body);
-  const known = store.dashboardIssues.get(view.repo);
+  const known = await store.dashboardIssues.get(view.repo);
   if (known?.bodyDigest === digest) return 'unchanged';
   let number = known?.issueNumber ?? (await forge.findOpenIssue(facts.repo, CONTROL_LABEL));
   if (number === null) {
     number = await forge.createIssue(facts.repo, { title: dashboardIssueTitle(view.repo), body, labels: [CONTROL_LABEL] });
-    store.dashboardIssues.record(view.repo, number, digest, deps.now());
+    await store.dashboardIssues.record(view.repo, number, digest, deps.now());
     return 'created';
   }
   await forge.updateIssue(facts.repo, number, { body });
-  store.dashboardIssues.record(view.repo, number, digest, deps.now());
+  await store.dashboardIssues.record(view.repo, number, digest, deps.now());
   return 'edited';
 }

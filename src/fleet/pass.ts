@@ -22,6 +22,7 @@ import { makeRefusal } from '../codes.js';
 import type { Reaped } from './reaper.js';
 import { readClaim } from './claims.js';
 import { CLAIM_LABEL, repoReadOf, type RepoFacts } from './repo-facts.js';
+import { wasAttempted } from '../store/merges.js';
 import { unseenRepoState } from './repo-state.js';
 import { spawnPass, type PassOutcome } from './spawn-pass.js';
 
@@ -223,7 +224,7 @@ async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads): Promi
   }
   if (state.disabledReason) reads.housekeeping.push({ type: 'clear_disabled', repo: repo.fullName });
   const runs = store.runs.listForRepo(repo.fullName);
-  const claims = new Map(store.claims.listForRepo(repo.fullName).map((c) => [c.prNumber, c]));
+  const claims = new Map((await store.claims.listForRepo(repo.fullName)).map((c) => [c.prNumber, c]));
   const mine = reads.requests.filter((r) => r.repo === repo.fullName);
   const startableIssues = new Set<number>();
   for (const req of mine) {
@@ -269,7 +270,7 @@ async function syncDashboardIssues(deps: DashboardIssueDeps, memos: Promise<Repo
   for (const memo of memos) {
     const f = await memo;
     if (!f || !f.config.dashboard_issue || forge.remainingPoints(f.repo.installationId) < DASHBOARD_RESERVE_POINTS) continue;
-    if (!store.dashboardIssues.get(f.repo.fullName)) {
+    if (!(await store.dashboardIssues.get(f.repo.fullName))) {
       if (firsts >= opts.firstPerPass || forge.remainingContentWrites(f.repo.installationId) < DASHBOARD_RESERVE_WRITES) continue;
       firsts++;
     }
@@ -309,10 +310,12 @@ export async function spawnOnce(deps: PassDeps, trigger: PassTrigger, reaped: Re
     const f = await memo;
     if (!f) continue;
     store.repos.recordRead(f.repo.fullName, repoReadOf(f, now()));
-    const fresh: RepoFacts = { ...f, runs: store.runs.listForRepo(f.repo.fullName), claims: new Map(store.claims.listForRepo(f.repo.fullName).map((c) => [c.prNumber, c])) };
+    const fresh: RepoFacts = { ...f, runs: store.runs.listForRepo(f.repo.fullName), claims: new Map((await store.claims.listForRepo(f.repo.fullName)).map((c) => [c.prNumber, c])) };
+    // Reads before the decision: the repository's merge attempts, looked up by the planner.
+    const merges = await store.merges.listForRepo(f.repo.fullName);
     const actions = planRepoActions(fresh, {
       liveSubjects: after.liveSubjects,
-      attempted: (pr, sha, run) => store.merges.attempted(f.repo.fullName, pr, sha, run),
+      attempted: (pr, sha, run) => wasAttempted(merges.find((m) => m.prNumber === pr && m.headSha === sha), run),
     });
     await executeRepoActions({ store, forge, now, log }, fresh, actions);
     if (deps.onPolledComments) {

@@ -127,7 +127,7 @@ export function createApiHandler(opts: ApiOptions) {
       if (page) {
         // A token in the URL is never accepted: it would sit in logs and histories.
         if (!sessions.valid(req) && !isOperatorToken(bearerOf(req), opts.apiTokens)) return html(res, 401, renderSignIn(null));
-        const data = buildDashboardData(fleet, opts.lastPass(), { webUrl: opts.webUrl ?? 'https://github.com', refreshMs: opts.dashboardRefreshMs ?? 10_000, span: parseSpan(url.searchParams.get('span')), ...(page.kind === 'repo' ? { repo: page.repo } : {}) });
+        const data = await buildDashboardData(fleet, opts.lastPass(), { webUrl: opts.webUrl ?? 'https://github.com', refreshMs: opts.dashboardRefreshMs ?? 10_000, span: parseSpan(url.searchParams.get('span')), ...(page.kind === 'repo' ? { repo: page.repo } : {}) });
         if (page.kind === 'repo' && !data.report.repos.some((r) => r.repo === page.repo)) {
           return html(res, 404, `<!doctype html><meta charset="utf-8"><title>yoke: not found</title><p>yoke has not seen a repository named ${esc(page.repo)}. <a href="/yoke">Back to the fleet</a></p>`);
         }

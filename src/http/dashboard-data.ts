@@ -71,10 +71,11 @@ export interface DashboardData {
   repoPage: RepoPageData | null;
 }
 
-function buildRepoPage(store: FleetContext['store'], repo: string): RepoPageData {
+async function buildRepoPage(store: FleetContext['store'], repo: string): Promise<RepoPageData> {
   const read = store.repos.lastRead(repo);
   const runs = store.runs.listForRepo(repo);
   const checks = store.checkRuns.list().filter((c) => c.repo === repo);
+  const claimed = new Map((await store.claims.listForRepo(repo)).map((c) => [c.prNumber, c.issueNumber]));
   const claims = (read?.openClaims ?? []).map((p): ClaimCard => {
     const written = checks.find((c) => c.prNumber === p.number && c.headSha === p.headSha)?.written ?? null;
     const [status, conclusion, run] = written ? written.split(':') : [];
@@ -84,7 +85,7 @@ function buildRepoPage(store: FleetContext['store'], repo: string): RepoPageData
       title: p.title,
       headSha: p.headSha,
       author: p.author,
-      issue: store.claims.forPull(repo, p.number)?.issueNumber ?? null,
+      issue: claimed.get(p.number) ?? null,
       check: status ? { status, conclusion: conclusion || null, run: run || null } : null,
       verdict: lander ? { verdict: lander.verdict!, run: lander.id } : null,
     };
@@ -93,12 +94,12 @@ function buildRepoPage(store: FleetContext['store'], repo: string): RepoPageData
     repo,
     settings: read?.settings ? stringify(read.settings).trimEnd() : null,
     readAt: read?.readAt ?? null,
-    dashboardIssue: store.dashboardIssues.get(repo)?.issueNumber ?? null,
+    dashboardIssue: (await store.dashboardIssues.get(repo))?.issueNumber ?? null,
     claims,
   };
 }
 
-export function buildDashboardData(ctx: Pick<FleetContext, 'store' | 'policy' | 'clock'>, last: PassReport | null, opts: { webUrl: string; refreshMs: number; span?: TimelineSpan; repo?: string }): DashboardData {
+export async function buildDashboardData(ctx: Pick<FleetContext, 'store' | 'policy' | 'clock'>, last: PassReport | null, opts: { webUrl: string; refreshMs: number; span?: TimelineSpan; repo?: string }): Promise<DashboardData> {
   const { store, policy, clock } = ctx;
   const now = clock.now();
   const report = buildFleetReport(ctx, last);
@@ -138,6 +139,6 @@ export function buildDashboardData(ctx: Pick<FleetContext, 'store' | 'policy' | 
     runs: new Map(windowRuns.map((r) => [r.id, r])),
     deployments,
     refreshMs: opts.refreshMs,
-    repoPage: opts.repo ? buildRepoPage(store, opts.repo) : null,
+    repoPage: opts.repo ? await buildRepoPage(store, opts.repo) : null,
   };
 }

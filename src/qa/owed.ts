@@ -16,7 +16,7 @@ export interface OwedDeps {
 
 /** Records the owed delivery of a merged claim PR and labels its issue; a failed label is retried later. */
 export async function recordDeliveryOwed(deps: OwedDeps, repo: RepoRef, pr: number, mergeSha: string, label: string): Promise<void> {
-  const claim = deps.store.claims.forPull(repo.fullName, pr);
+  const claim = await deps.store.claims.forPull(repo.fullName, pr);
   if (!claim) return;
   deps.store.deliveryItems.recordOwed({ repo: repo.fullName, issueNumber: claim.issueNumber, prNumber: pr, mergeSha, at: deps.now() });
   await labelOwed(deps, repo, claim.issueNumber, label);
@@ -33,7 +33,7 @@ async function labelOwed(deps: OwedDeps, repo: RepoRef, issue: number, label: st
 
 /** Finds claim PRs merged without yoke (by hand), and labels owed items whose label failed. */
 export async function reconcileOwed(deps: OwedDeps, repo: RepoRef, label: string): Promise<void> {
-  for (const claim of deps.store.claims.listForRepo(repo.fullName)) {
+  for (const claim of await deps.store.claims.listForRepo(repo.fullName)) {
     if (deps.store.deliveryItems.get(repo.fullName, claim.issueNumber)) continue;
     const pull = await deps.forge.getPull(repo, claim.prNumber);
     if (pull?.merged && pull.mergeCommitSha) {

@@ -147,7 +147,7 @@ export async function gatherGate(ctx: DeliveryContext, dr: DeliveryRepo, run: De
       removed: m.removedAt !== null,
       refusal: f.refusal,
       plans: own,
-      approvals: needsReviews ? await reviewApprovals(await forge.listReviews(dr.repo, m.prNumber), store.merges.mergedHead(run.repo, m.prNumber), isWriter) : [],
+      approvals: needsReviews ? await reviewApprovals(await forge.listReviews(dr.repo, m.prNumber), await store.merges.mergedHead(run.repo, m.prNumber), isWriter) : [],
       assignee: needsReviews ? ((await forge.getIssue(dr.repo, m.issueNumber))?.assignee ?? null) : null,
     });
   }

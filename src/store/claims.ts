@@ -1,4 +1,4 @@
-import type { Db } from './db.js';
+import type { Sql } from './sql.js';
 
 // TR04: claims are yoke's own record of which PR delivers which AFK run.
 
@@ -21,22 +21,26 @@ interface ClaimRow {
 const toClaim = (r: ClaimRow): ClaimRecord => ({ repo: r.repo, prNumber: r.pr_number, runId: r.run_id, issueNumber: r.issue_number, recordedAt: r.recorded_at });
 
 export class ClaimStore {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly sql: Sql) {}
 
   /** Records a claim; false when the PR or the run is already claimed. */
-  record(claim: ClaimRecord): boolean {
-    const res = this.db
-      .prepare('INSERT OR IGNORE INTO claims (repo, pr_number, run_id, issue_number, recorded_at) VALUES (?, ?, ?, ?, ?)')
-      .run(claim.repo, claim.prNumber, claim.runId, claim.issueNumber, claim.recordedAt);
+  async record(claim: ClaimRecord): Promise<boolean> {
+    const res = await this.sql.run('INSERT INTO claims (repo, pr_number, run_id, issue_number, recorded_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING', [
+      claim.repo,
+      claim.prNumber,
+      claim.runId,
+      claim.issueNumber,
+      claim.recordedAt,
+    ]);
     return res.changes === 1;
   }
 
-  listForRepo(repo: string): ClaimRecord[] {
-    return (this.db.prepare('SELECT * FROM claims WHERE repo = ? ORDER BY pr_number').all(repo) as ClaimRow[]).map(toClaim);
+  async listForRepo(repo: string): Promise<ClaimRecord[]> {
+    return (await this.sql.all<ClaimRow>('SELECT * FROM claims WHERE repo = ? ORDER BY pr_number', [repo])).map(toClaim);
   }
 
-  forPull(repo: string, pr: number): ClaimRecord | undefined {
-    const row = this.db.prepare('SELECT * FROM claims WHERE repo = ? AND pr_number = ?').get(repo, pr) as ClaimRow | undefined;
+  async forPull(repo: string, pr: number): Promise<ClaimRecord | undefined> {
+    const row = await this.sql.get<ClaimRow>('SELECT * FROM claims WHERE repo = ? AND pr_number = ?', [repo, pr]);
     return row && toClaim(row);
   }
 }

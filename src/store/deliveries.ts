@@ -1,10 +1,10 @@
-import type { Db } from './db.js';
+import type { Sql } from './sql.js';
 
 export class DeliveryStore {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly sql: Sql) {}
 
   /** Records a webhook delivery id; false when it was seen before. */
-  firstSight(id: string, event: string, at: number): boolean {
-    return this.db.prepare('INSERT OR IGNORE INTO deliveries (id, event, received_at) VALUES (?, ?, ?)').run(id, event, at).changes === 1;
+  async firstSight(id: string, event: string, at: number): Promise<boolean> {
+    return (await this.sql.run('INSERT INTO deliveries (id, event, received_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', [id, event, at])).changes === 1;
   }
 }

@@ -1,4 +1,4 @@
-import type { Db } from './db.js';
+import type { Sql } from './sql.js';
 
 export interface MergeRecord {
   repo: string;
@@ -11,35 +11,49 @@ export interface MergeRecord {
   runId: string | null;
 }
 
+/** A merge at this head was attempted for this verdict run: merged, or refused on this same verdict (or before verdicts were recorded). */
+export const wasAttempted = (rec: MergeRecord | undefined, runId: string): boolean => rec !== undefined && (rec.state === 'merged' || rec.runId === runId || rec.runId === null);
+
 /**
  * One merge attempt per (PR, head, verdict): a refused merge is not retried
  * on the same verdict, but a fresh accept (a new lander) may try again.
  */
 export class MergeStore {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly sql: Sql) {}
 
   /** The head a PR was merged at, as yoke merged it (or null). */
-  mergedHead(repo: string, prNumber: number): string | null {
-    const r = this.db.prepare("SELECT head_sha FROM merges WHERE repo = ? AND pr_number = ? AND state = 'merged' ORDER BY at DESC LIMIT 1").get(repo, prNumber) as { head_sha: string } | undefined;
+  async mergedHead(repo: string, prNumber: number): Promise<string | null> {
+    const r = await this.sql.get<{ head_sha: string }>("SELECT head_sha FROM merges WHERE repo = ? AND pr_number = ? AND state = 'merged' ORDER BY at DESC LIMIT 1", [repo, prNumber]);
     return r?.head_sha ?? null;
   }
 
-  get(repo: string, prNumber: number, headSha: string): MergeRecord | undefined {
-    const r = this.db.prepare('SELECT * FROM merges WHERE repo = ? AND pr_number = ? AND head_sha = ?').get(repo, prNumber, headSha) as
-      | { repo: string; pr_number: number; head_sha: string; state: 'merged' | 'refused'; detail: string | null; at: number; run_id: string | null }
-      | undefined;
+  async get(repo: string, prNumber: number, headSha: string): Promise<MergeRecord | undefined> {
+    const r = await this.sql.get<{ repo: string; pr_number: number; head_sha: string; state: 'merged' | 'refused'; detail: string | null; at: number; run_id: string | null }>(
+      'SELECT * FROM merges WHERE repo = ? AND pr_number = ? AND head_sha = ?',
+      [repo, prNumber, headSha],
+    );
     return r && { repo: r.repo, prNumber: r.pr_number, headSha: r.head_sha, state: r.state, detail: r.detail, at: r.at, runId: r.run_id };
   }
 
   /** Whether the merge that this verdict run would lead to was already attempted. */
-  attempted(repo: string, prNumber: number, headSha: string, runId: string): boolean {
-    const rec = this.get(repo, prNumber, headSha);
-    return rec !== undefined && (rec.state === 'merged' || rec.runId === runId || rec.runId === null);
+  async attempted(repo: string, prNumber: number, headSha: string, runId: string): Promise<boolean> {
+    return wasAttempted(await this.get(repo, prNumber, headSha), runId);
   }
 
-  record(rec: MergeRecord): void {
-    this.db
-      .prepare('INSERT OR REPLACE INTO merges (repo, pr_number, head_sha, state, detail, at, run_id) VALUES (?, ?, ?, ?, ?, ?, ?)')
-      .run(rec.repo, rec.prNumber, rec.headSha, rec.state, rec.detail, rec.at, rec.runId);
+  /** Every merge attempt in a repository, for a decision to look them up without asking again. */
+  async listForRepo(repo: string): Promise<MergeRecord[]> {
+    const rows = await this.sql.all<{ repo: string; pr_number: number; head_sha: string; state: 'merged' | 'refused'; detail: string | null; at: number; run_id: string | null }>(
+      'SELECT * FROM merges WHERE repo = ?',
+      [repo],
+    );
+    return rows.map((r) => ({ repo: r.repo, prNumber: r.pr_number, headSha: r.head_sha, state: r.state, detail: r.detail, at: r.at, runId: r.run_id }));
+  }
+
+  async record(rec: MergeRecord): Promise<void> {
+    await this.sql.run(
+      `INSERT INTO merges (repo, pr_number, head_sha, state, detail, at, run_id) VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (repo, pr_number, head_sha) DO UPDATE SET state = excluded.state, detail = excluded.detail, at = excluded.at, run_id = excluded.run_id`,
+      [rec.repo, rec.prNumber, rec.headSha, rec.state, rec.detail, rec.at, rec.runId],
+    );
   }
 }

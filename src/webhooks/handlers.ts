@@ -38,10 +38,10 @@ export interface WebhookDeps {
 export function registerWebhooks(app: Probot, deps: WebhookDeps): void {
   const { fleet, store, forge, clock } = deps;
   // GH06: a repeated delivery id changes nothing.
-  const firstSight = (context: { id: string; name: string }): boolean => store.deliveries.firstSight(context.id, context.name, clock.now());
+  const firstSight = (context: { id: string; name: string }): Promise<boolean> => store.deliveries.firstSight(context.id, context.name, clock.now());
 
   app.on('issue_comment.created', async (context) => {
-    if (!firstSight(context)) return;
+    if (!(await firstSight(context))) return;
     const parsed = IssueCommentPayload.safeParse(context.payload);
     if (!parsed.success) {
       fleet.log.warn({ delivery: context.id, problems: parsed.error.issues.map((i) => i.path.join('.')) }, 'comment webhook without the fields yoke reads; ignored');
@@ -53,12 +53,12 @@ export function registerWebhooks(app: Probot, deps: WebhookDeps): void {
   });
   // An edited comment is never a command (TR05), but a person's edit of a marker or a comment is something to look at now.
   app.on('issue_comment.edited', async (context) => {
-    if (!firstSight(context)) return;
+    if (!(await firstSight(context))) return;
     const edited = CommentEditedPayload.safeParse(context.payload);
     if (edited.success && !edited.data.byBot) fleet.wake(edited.data.repo);
   });
   app.on([...KICK_EVENTS], async (context) => {
-    if (!firstSight(context)) return;
+    if (!(await firstSight(context))) return;
     if (context.name === 'issues') {
       const labeled = IssueLabeledPayload.safeParse(context.payload);
       if (labeled.success) await handleQaLabel(fleet, labeled.data).catch((err) => fleet.log.warn({ delivery: context.id, err: String(err) }, 'could not handle a qa label'));
@@ -69,13 +69,13 @@ export function registerWebhooks(app: Probot, deps: WebhookDeps): void {
     else fleet.kick();
   });
   app.on('push', async (context) => {
-    if (!firstSight(context)) return;
+    if (!(await firstSight(context))) return;
     const parsed = PushPayload.safeParse(context.payload);
     if (!parsed.success || !parsed.data.toDefaultBranch || !touchesOptInFile(parsed.data.commits)) return;
     forge.invalidate(parsed.data.repo);
     fleet.wake(parsed.data.repo);
   });
   app.on('workflow_run.completed', async (context) => {
-    if (firstSight(context)) deps.reap();
+    if (await firstSight(context)) deps.reap();
   });
 }

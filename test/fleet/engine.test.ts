@@ -390,7 +390,7 @@ describe('producers, ticks and bad input', () => {
     expect(h.launcher.starts).toEqual([]);
     expect(h.store.runs.listAll()).toEqual(runsBefore);
     // Previewing reads only: no claim recorded, not even an unseen repository's first row written.
-    expect(h.store.claims.listForRepo('acme/api')).toEqual([]);
+    expect(await h.store.claims.listForRepo('acme/api')).toEqual([]);
     expect(h.store.repos.get('acme/unseen')).toBeUndefined();
   });
 

@@ -15,7 +15,7 @@ describe('claims (TR04)', () => {
     addClaimPull(h, 'acme/api', { number: 7, issue: 1, headSha: 'aaaaaaa', headRepo: 'mallory/api' });
     await h.engine.schedulerTick();
     expect(landers(h)).toEqual([]);
-    expect(h.store.claims.listForRepo('acme/api')).toEqual([]);
+    expect((await h.store.claims.listForRepo('acme/api'))).toEqual([]);
     expect(h.forge.labelsAdded).toEqual([]);
   });
 
@@ -36,11 +36,11 @@ describe('claims (TR04)', () => {
     h.forge.addPull('acme/api', { number: 8, headSha: 'bbbbbbb', labels: [], body: `Closes #2\n\nYoke-Run: ${runId}` });
     h.forge.addPull('acme/api', { number: 9, headSha: 'ccccccc', labels: [], body: `Closes #1\n\nYoke-Run: ${runId}` });
     await h.engine.schedulerTick();
-    expect(h.store.claims.listForRepo('acme/api').map((c) => [c.prNumber, c.runId, c.issueNumber])).toEqual([[7, runId, 1]]);
+    expect((await h.store.claims.listForRepo('acme/api')).map((c) => [c.prNumber, c.runId, c.issueNumber])).toEqual([[7, runId, 1]]);
     expect(landers(h)).toEqual(['pr#7']);
     // A later pass: #9 still names a run that is already claimed.
     await h.engine.schedulerTick();
-    expect(h.store.claims.listForRepo('acme/api')).toHaveLength(1);
+    expect((await h.store.claims.listForRepo('acme/api'))).toHaveLength(1);
     expect(h.forge.labelsAdded).toEqual([{ repo: 'acme/api', number: 7, labels: ['yoke:claim'] }]);
   });
 
@@ -56,7 +56,7 @@ describe('claims (TR04)', () => {
     report(h, afk.runId, 'success');
     const pass = await h.engine.reaperTick();
     expect(pass.outcomes.filter((o) => o.result.kind === 'launched').map((o) => o.candidate.subject)).toEqual(['pr#7']);
-    expect(h.store.claims.forPull('acme/api', 7)?.runId).toBe(afk.runId);
+    expect((await h.store.claims.forPull('acme/api', 7))?.runId).toBe(afk.runId);
   });
 
   it('TR04 /yoke land on a PR that is not a claim is refused with the reason, and nothing is queued', async () => {
@@ -116,7 +116,7 @@ describe('verdicts (TR01)', () => {
     h.launcher.finish(lander.runId);
     await h.engine.reaperTick();
     expect(h.forge.merges).toHaveLength(2);
-    expect(h.store.merges.get('acme/api', 7, 'aaaaaaa')?.state).toBe('merged');
+    expect((await h.store.merges.get('acme/api', 7, 'aaaaaaa'))?.state).toBe('merged');
   });
 });
 

@@ -18,11 +18,11 @@ describe("a repository's dashboard page", () => {
     report(h, lander.runId, 'success', 'reject');
     await h.engine.reaperTick();
 
-    const data = buildDashboardData(h.fleet, h.engine.lastPass, { webUrl: 'https://github.test', refreshMs: 10_000, repo: 'acme/api' });
+    const data = await buildDashboardData(h.fleet, h.engine.lastPass, { webUrl: 'https://github.test', refreshMs: 10_000, repo: 'acme/api' });
     const page = data.repoPage!;
     expect(page.settings).toContain('afk: 45');
     expect(page.settings).toContain('autoland:\n  enabled: true');
-    expect(page.dashboardIssue).toBe(h.store.dashboardIssues.get('acme/api')!.issueNumber);
+    expect(page.dashboardIssue).toBe((await h.store.dashboardIssues.get('acme/api'))!.issueNumber);
     expect(page.claims).toEqual([
       { pr: 7, title: expect.any(String), headSha: 'abc1234def', author: expect.any(String), issue: 3, check: { status: 'completed', conclusion: 'failure', run: lander.runId }, verdict: { verdict: 'reject', run: lander.runId } },
     ]);
@@ -37,7 +37,7 @@ describe("a repository's dashboard page", () => {
     expect(html).not.toContain('id="timeline"');
 
     // The fleet page has no repository's settings, and shows every repository.
-    const fleet = renderDashboardMain(buildDashboardData(h.fleet, h.engine.lastPass, { webUrl: 'https://github.test', refreshMs: 10_000 }), { kind: 'fleet' });
+    const fleet = renderDashboardMain(await buildDashboardData(h.fleet, h.engine.lastPass, { webUrl: 'https://github.test', refreshMs: 10_000 }), { kind: 'fleet' });
     expect(fleet).not.toContain('id="settings"');
     expect(fleet).toContain('acme/web');
   });
@@ -46,7 +46,7 @@ describe("a repository's dashboard page", () => {
     const h = makeHarness();
     h.forge.addRepo('acme/api', { auto: 'sometimes' });
     await h.engine.schedulerTick();
-    const html = renderDashboardMain(buildDashboardData(h.fleet, h.engine.lastPass, { webUrl: 'https://github.test', refreshMs: 10_000, repo: 'acme/api' }), { kind: 'repo', repo: 'acme/api' });
+    const html = renderDashboardMain(await buildDashboardData(h.fleet, h.engine.lastPass, { webUrl: 'https://github.test', refreshMs: 10_000, repo: 'acme/api' }), { kind: 'repo', repo: 'acme/api' });
     expect(html).toMatch(/<section id="settings"><h2>Settings<\/h2><p>Refused: [^<]*auto/);
   });
 
@@ -57,7 +57,7 @@ describe("a repository's dashboard page", () => {
     await h.engine.schedulerTick();
     const run = h.store.runs.listLive()[0]!;
     h.clock.advance(4 * 60_000 + 12_000);
-    const html = renderDashboardMain(buildDashboardData(h.fleet, h.engine.lastPass, { webUrl: 'https://github.test', refreshMs: 10_000 }), { kind: 'fleet' });
+    const html = renderDashboardMain(await buildDashboardData(h.fleet, h.engine.lastPass, { webUrl: 'https://github.test', refreshMs: 10_000 }), { kind: 'fleet' });
     const left = run.budgetDeadline - h.clock.now();
     expect(left).toBeGreaterThan(0);
     expect(html).toContain(`<td class="elapsed">4m 12s</td>`);

@@ -141,7 +141,7 @@ describe('notices', () => {
     // The same flag in the CLI's report and on the dashboard.
     const text = formatFleetReport(buildFleetReport(h.fleet, null));
     expect(text).toContain(`! ${report().flags[0]!.message}\n    to recover: ${report().flags[0]!.recovery}`);
-    const page = renderDashboard(buildDashboardData(h.fleet, null, { webUrl: 'https://github.com', refreshMs: 10_000 }), { kind: 'fleet' });
+    const page = renderDashboard(await buildDashboardData(h.fleet, null, { webUrl: 'https://github.com', refreshMs: 10_000 }), { kind: 'fleet' });
     expect(page).toContain('<h2>Deployment runs</h2>');
     expect(page).toContain(`<code>yoke qa plan run --deployment-run-id ${h.run} --stage qa --plan smoke</code>`);
     expect(page).toContain('Approve PR #101 at its merged head, as someone with write access other than @agent and @alice.');

@@ -188,16 +188,16 @@ describe('the attack suite, end to end', () => {
     const forked = (await opened.json()) as { number: number; head: { repo: { full_name: string } } };
     expect(forked.head.repo.full_name).toBe('mallory/demo');
     await sleep(3500);
-    const state = () => ({
-      claim: s.runtime.store.claims.forPull(DEMO_REPO, forked.number) ?? null,
+    const state = async () => ({
+      claim: (await s.runtime.store.claims.forPull(DEMO_REPO, forked.number)) ?? null,
       landers: s.runs().filter((r) => r.prNumber === forked.number).length,
       labels: s.repo.issues.get(forked.number)!.labels,
     });
-    expect(state()).toEqual({ claim: null, landers: 0, labels: [] });
+    expect(await state()).toEqual({ claim: null, landers: 0, labels: [] });
     // A maintainer (or anyone who can label) marks it as a claim by hand.
     expect((await asUser(s.maintainerToken, 'POST', `/repos/${DEMO_REPO}/issues/${forked.number}/labels`, { labels: ['yoke:claim'] })).status).toBe(200);
     await sleep(3500);
-    expect(state()).toEqual({ claim: null, landers: 0, labels: ['yoke:claim'] });
+    expect(await state()).toEqual({ claim: null, landers: 0, labels: ['yoke:claim'] });
     expect(s.repo.issues.get(forked.number)!.pull!.merged).toBe(false);
   }, 30_000);
 

@@ -54,7 +54,7 @@ describe('recovery, end to end', () => {
     expect(landers[0]!.headSha).not.toBe(landers[1]!.headSha);
     const refusal = s.repo.comments.find((c) => c.issueNumber === pr.number && c.body.startsWith('yoke did not merge this PR.'));
     expect(refusal?.body).toContain(`GitHub refused to merge #${pr.number} at ${landers[0]!.headSha!.slice(0, 7)}: Head branch was modified.`);
-    expect(s.runtime.store.merges.get(DEMO_REPO, pr.number, landers[0]!.headSha!)?.state).toBe('refused');
+    expect((await s.runtime.store.merges.get(DEMO_REPO, pr.number, landers[0]!.headSha!))?.state).toBe('refused');
     expect(pr.pull).toMatchObject({ merged: true, headSha: landers[1]!.headSha });
   }, 150_000);
 
