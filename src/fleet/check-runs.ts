@@ -148,13 +148,13 @@ export interface CheckDeps {
 export async function syncLanderChecks(deps: CheckDeps): Promise<void> {
   const { store, forge, log, refusals } = deps;
   const landers = store.runs.listLanders(deps.now() - FOLLOW_MS);
-  for (const a of planCheckRuns(landers, store.checkRuns.list(), deps.policy)) {
+  for (const a of planCheckRuns(landers, await store.checkRuns.list(), deps.policy)) {
     const repo = repoRefOf(store, a.repo);
     if (!repo || refusals.blocked(repo.installationId, deps.now())) continue;
     try {
       const id = a.checkRunId ?? (await forge.createCheckRun(repo, a.headSha, a.check));
       if (a.checkRunId !== null) await forge.updateCheckRun(repo, a.checkRunId, a.check);
-      store.checkRuns.record({ repo: a.repo, prNumber: a.prNumber, headSha: a.headSha, checkRunId: id, written: a.written }, deps.now());
+      await store.checkRuns.record({ repo: a.repo, prNumber: a.prNumber, headSha: a.headSha, checkRunId: id, written: a.written }, deps.now());
       refusals.cleared(repo.installationId);
     } catch (err) {
       const e = classifyGitHubError(err);

@@ -72,13 +72,13 @@ export async function syncRunNotices(deps: RunNoticeDeps): Promise<number> {
   const since = deps.now() - FOLLOW_MS;
   const runs = store.runs.listAll(2000).filter((r) => (r.endedAt ?? r.launchedAt) >= since);
   let written = 0;
-  for (const a of planRunNotices(runs, store.runNotices.list(), { now: deps.now(), webUrl: deps.webUrl })) {
+  for (const a of planRunNotices(runs, await store.runNotices.list(), { now: deps.now(), webUrl: deps.webUrl })) {
     const repo = repoRefOf(store, a.repo);
     if (!repo) continue;
     try {
       const edited = a.commentId !== null && (await forge.editComment(repo, a.commentId, a.body));
       const commentId = edited ? a.commentId! : await forge.createComment(repo, a.thread, a.body);
-      store.runNotices.record({ repo: a.repo, thread: a.thread, commentId, runId: a.runId }, deps.now());
+      await store.runNotices.record({ repo: a.repo, thread: a.thread, commentId, runId: a.runId }, deps.now());
       written++;
     } catch (err) {
       log.warn({ repo: a.repo, thread: a.thread, run: a.runId, err: String(err) }, 'could not post the failed-run notice; retried next pass');

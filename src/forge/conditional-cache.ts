@@ -43,7 +43,7 @@ export function conditionalCache(cache: HttpCacheStore, now: () => number, stats
       const { url } = o.request.endpoint.parse(opts);
       const accept = opts.headers?.accept ?? '';
       const key = `${scope} ${accept} ${url}`;
-      const cached = cache.get(key);
+      const cached = await cache.get(key);
       if (cached?.etag) opts.headers = { ...opts.headers, 'if-none-match': cached.etag };
       try {
         const res = await request(opts);
@@ -51,7 +51,7 @@ export function conditionalCache(cache: HttpCacheStore, now: () => number, stats
         if (typeof etag === 'string') {
           const headers: Record<string, string> = {};
           for (const h of KEPT_HEADERS) if (res.headers[h] !== undefined) headers[h] = String(res.headers[h]);
-          cache.put(key, { etag, lastModified: (res.headers['last-modified'] as string) ?? null, headers, body: res.data }, now());
+          await cache.put(key, { etag, lastModified: (res.headers['last-modified'] as string) ?? null, headers, body: res.data }, now());
         }
         return res;
       } catch (err) {

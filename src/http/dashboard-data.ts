@@ -74,7 +74,7 @@ export interface DashboardData {
 async function buildRepoPage(store: FleetContext['store'], repo: string): Promise<RepoPageData> {
   const read = store.repos.lastRead(repo);
   const runs = store.runs.listForRepo(repo);
-  const checks = store.checkRuns.list().filter((c) => c.repo === repo);
+  const checks = (await store.checkRuns.list()).filter((c) => c.repo === repo);
   const claimed = new Map((await store.claims.listForRepo(repo)).map((c) => [c.prNumber, c.issueNumber]));
   const claims = (read?.openClaims ?? []).map((p): ClaimCard => {
     const written = checks.find((c) => c.prNumber === p.number && c.headSha === p.headSha)?.written ?? null;

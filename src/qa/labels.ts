@@ -39,10 +39,10 @@ export async function handleQaLabel(ctx: LabelCtx, e: IssueLabeledPayload): Prom
   if (!e.label.startsWith(QA_LABEL_PREFIX) || e.isPull || e.senderIsBot) return 'ignored';
   const cfg = await ctx.forge.readConfig(e.repo, { maxAgeMs: ctx.policy.configRefreshMs });
   if (cfg.state === 'absent') return 'ignored';
-  if (ctx.store.qaLabels.outcome(e.repo.fullName, e.issueNumber, e.label) === 'attached') return 'ignored';
-  ctx.store.qaLabels.mark(e.repo.fullName, e.issueNumber, e.label, ctx.clock.now());
+  if ((await ctx.store.qaLabels.outcome(e.repo.fullName, e.issueNumber, e.label)) === 'attached') return 'ignored';
+  await ctx.store.qaLabels.mark(e.repo.fullName, e.issueNumber, e.label, ctx.clock.now());
   const outcome = await actOnLabel(ctx, e.repo, e.issueNumber, e.label, { login: e.sender, isBot: false });
-  ctx.store.qaLabels.setOutcome(e.repo.fullName, e.issueNumber, e.label, outcome);
+  await ctx.store.qaLabels.setOutcome(e.repo.fullName, e.issueNumber, e.label, outcome);
   return outcome;
 }
 
@@ -55,9 +55,9 @@ export async function reconcileIssueLabels(ctx: LabelCtx, repo: RepoRef, issue: 
   const attached = new Set(ctx.store.qa.attachments(repo.fullName, issue).map((a) => `${QA_LABEL_PREFIX}${a.planId}`));
   const out: { label: string; outcome: LabelOutcome }[] = [];
   for (const label of labels.filter((l) => l.startsWith(QA_LABEL_PREFIX) && !attached.has(l))) {
-    if (ctx.store.qaLabels.marked(repo.fullName, issue, label) || !ctx.store.qaLabels.mark(repo.fullName, issue, label, ctx.clock.now())) continue;
+    if ((await ctx.store.qaLabels.marked(repo.fullName, issue, label)) || !(await ctx.store.qaLabels.mark(repo.fullName, issue, label, ctx.clock.now()))) continue;
     const outcome = await actOnLabel(ctx, repo, issue, label, await ctx.forge.labelledBy(repo, issue, label));
-    ctx.store.qaLabels.setOutcome(repo.fullName, issue, label, outcome);
+    await ctx.store.qaLabels.setOutcome(repo.fullName, issue, label, outcome);
     out.push({ label, outcome });
   }
   return out;
@@ -71,7 +71,7 @@ export async function reconcileIssueLabels(ctx: LabelCtx, repo: RepoRef, issue: 
 export async function reconcileQaLabels(ctx: LabelCtx, repo: RepoRef): Promise<{ issue: number; label: string; outcome: LabelOutcome }[]> {
   const now = ctx.clock.now();
   const settledBefore = now - ctx.policy.labelGraceMs;
-  const cursor = ctx.store.qaLabels.cursor(repo.fullName);
+  const cursor = await ctx.store.qaLabels.cursor(repo.fullName);
   // GitHub's `since` has one-second precision: read a second back, and let the marks drop what was handled.
   const since = cursor ? cursor.readUntil - 1000 : now - ctx.policy.labelLookbackMs;
   const out: { issue: number; label: string; outcome: LabelOutcome }[] = [];
@@ -81,7 +81,7 @@ export async function reconcileQaLabels(ctx: LabelCtx, repo: RepoRef): Promise<{
     for (const r of await reconcileIssueLabels(ctx, repo, i.number, i.labels)) out.push({ issue: i.number, ...r });
     readUntil = Math.max(readUntil, i.updatedAt);
   }
-  ctx.store.qaLabels.setCursor(repo.fullName, readUntil, now);
+  await ctx.store.qaLabels.setCursor(repo.fullName, readUntil, now);
   return out;
 }
 
@@ -89,7 +89,7 @@ export async function reconcileQaLabels(ctx: LabelCtx, repo: RepoRef): Promise<{
 export async function syncQaLabels(ctx: LabelCtx): Promise<number> {
   let handled = 0;
   for (const r of ctx.store.repos.list()) {
-    const cursor = ctx.store.qaLabels.cursor(r.fullName);
+    const cursor = await ctx.store.qaLabels.cursor(r.fullName);
     if (cursor && ctx.clock.now() - cursor.readAt < ctx.policy.labelSyncMs) continue;
     const repo = repoRefOf(ctx.store, r.fullName);
     if (!repo || !(await deliveryRepo(ctx, r.fullName)).ok) continue;

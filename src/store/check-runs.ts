@@ -1,4 +1,4 @@
-import type { Db } from './db.js';
+import type { Sql } from './sql.js';
 
 // The yoke/lander check run of each claim PR head, and what yoke last wrote
 // to it, so a check run is written only when what it should say changes.
@@ -21,10 +21,10 @@ interface Row {
 }
 
 export class CheckRunStore {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly sql: Sql) {}
 
-  list(): CheckRecord[] {
-    return (this.db.prepare('SELECT * FROM check_runs').all() as Row[]).map((r) => ({
+  async list(): Promise<CheckRecord[]> {
+    return (await this.sql.all<Row>('SELECT * FROM check_runs')).map((r) => ({
       repo: r.repo,
       prNumber: r.pr_number,
       headSha: r.head_sha,
@@ -33,12 +33,11 @@ export class CheckRunStore {
     }));
   }
 
-  record(c: CheckRecord, at: number): void {
-    this.db
-      .prepare(
-        `INSERT INTO check_runs (repo, pr_number, head_sha, check_run_id, written, updated_at) VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT (repo, pr_number, head_sha) DO UPDATE SET check_run_id = excluded.check_run_id, written = excluded.written, updated_at = excluded.updated_at`,
-      )
-      .run(c.repo, c.prNumber, c.headSha, c.checkRunId, c.written, at);
+  async record(c: CheckRecord, at: number): Promise<void> {
+    await this.sql.run(
+      `INSERT INTO check_runs (repo, pr_number, head_sha, check_run_id, written, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (repo, pr_number, head_sha) DO UPDATE SET check_run_id = excluded.check_run_id, written = excluded.written, updated_at = excluded.updated_at`,
+      [c.repo, c.prNumber, c.headSha, c.checkRunId, c.written, at],
+    );
   }
 }

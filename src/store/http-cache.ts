@@ -1,4 +1,4 @@
-import type { Db } from './db.js';
+import type { Sql } from './sql.js';
 
 export interface CachedResponse {
   etag: string | null;
@@ -9,19 +9,19 @@ export interface CachedResponse {
 
 /** The conditional-request cache: the last 200 answer of each GET, with its validators. */
 export class HttpCacheStore {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly sql: Sql) {}
 
-  get(key: string): CachedResponse | undefined {
-    const r = this.db.prepare('SELECT * FROM http_cache WHERE key = ?').get(key) as
-      | { etag: string | null; last_modified: string | null; headers: string; body: string }
-      | undefined;
+  async get(key: string): Promise<CachedResponse | undefined> {
+    const r = await this.sql.get<{ etag: string | null; last_modified: string | null; headers: string; body: string }>('SELECT * FROM http_cache WHERE key = ?', [key]);
     if (!r) return undefined;
     return { etag: r.etag, lastModified: r.last_modified, headers: JSON.parse(r.headers), body: JSON.parse(r.body) };
   }
 
-  put(key: string, value: CachedResponse, at: number): void {
-    this.db
-      .prepare('INSERT OR REPLACE INTO http_cache (key, etag, last_modified, headers, body, stored_at) VALUES (?, ?, ?, ?, ?, ?)')
-      .run(key, value.etag, value.lastModified, JSON.stringify(value.headers), JSON.stringify(value.body ?? null), at);
+  async put(key: string, value: CachedResponse, at: number): Promise<void> {
+    await this.sql.run(
+      `INSERT INTO http_cache (key, etag, last_modified, headers, body, stored_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (key) DO UPDATE SET etag = excluded.etag, last_modified = excluded.last_modified, headers = excluded.headers, body = excluded.body, stored_at = excluded.stored_at`,
+      [key, value.etag, value.lastModified, JSON.stringify(value.headers), JSON.stringify(value.body ?? null), at],
+    );
   }
 }

@@ -28,7 +28,7 @@ describe('qa: labels the webhook missed', () => {
     expect(await syncQaLabels(h.fleet)).toBe(3);
     expect(h.store.qa.attachments(REPO).map((a) => [a.issueNumber, a.planId, a.attachedBy, a.source])).toEqual([[1, 'checkout', 'wendy', 'label']]);
     expect(h.forge.comments.map((c) => [c.number, c.body])).toEqual([[1, "@wendy Attached QA plan `checkout` to APP-1. It becomes part of APP-1's QA when APP-1 next enters a QA stage."]]);
-    expect(h.store.qaLabels.outcomes(REPO).map((o) => [o.issueNumber, o.label, o.outcome])).toEqual([
+    expect((await h.store.qaLabels.outcomes(REPO)).map((o) => [o.issueNumber, o.label, o.outcome])).toEqual([
       [1, 'qa:checkout', 'attached'],
       [2, 'qa:smoke', 'refused'],
       [3, 'qa:smoke', 'ignored'],
@@ -51,7 +51,7 @@ describe('qa: labels the webhook missed', () => {
     h.clock.advance(h.fleet.policy.labelSyncMs);
     expect(await syncQaLabels(h.fleet)).toBe(0);
     expect(h.forge.comments).toHaveLength(1);
-    expect(h.store.qaLabels.cursor('acme/plain')).toBeNull();
+    expect(await h.store.qaLabels.cursor('acme/plain')).toBeNull();
   });
 
   it('QA07 a member whose label webhook was lost, labelled moments before the run, has its plan when the QA stage freezes what it owns', async () => {
