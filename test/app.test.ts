@@ -195,7 +195,7 @@ describe('comment commands (Probot level)', () => {
       },
     });
     // Found again by the poll, the same comment is not processed twice.
-    expect(h.rt.store.commands.get(492700400)?.receivedVia).toBe('webhook');
+    expect((await h.rt.store.commands.get(492700400))?.receivedVia).toBe('webhook');
   });
 
   it('TR05 GH04 a user without write access makes yoke write nothing: no reply, no reaction, no effect', async () => {
@@ -211,7 +211,7 @@ describe('comment commands (Probot level)', () => {
     await receiveComment(h, '/yoke frobnicate everything', 'delivery-2');
     await h.settle();
     // Any write would have found no mock and been listed as unmatched after the test.
-    expect(h.rt.store.commands.get(492700400)?.outcome).toBe('command_forbidden');
+    expect((await h.rt.store.commands.get(492700400))?.outcome).toBe('command_forbidden');
     expect(h.rt.store.repos.get(REPO)?.pausedSince).not.toBeNull();
   });
 
@@ -239,7 +239,7 @@ describe('comment commands (Probot level)', () => {
       .reply(404, { message: 'Not Found' });
     await receiveComment(h, '/yoke start');
     await h.settle();
-    expect(h.rt.store.commands.count()).toBe(0);
+    expect((await h.rt.store.commands.count())).toBe(0);
   });
 
   it('GH06 a repeated delivery id changes nothing, and a bad signature is refused before any handler runs', async () => {
@@ -275,7 +275,7 @@ describe('comment commands (Probot level)', () => {
     await expect(
       h.probot.webhooks.verifyAndReceive({ id: 'forged', name: 'issue_comment', payload: text, signature: 'sha256=' + 'f'.repeat(64) } as never),
     ).rejects.toThrow();
-    expect(h.rt.store.commands.get(555)).toBeUndefined();
+    expect((await h.rt.store.commands.get(555))).toBeUndefined();
 
     // The same body signed with the secret is accepted (and refused as a command for want of write access, silently).
     github()
@@ -283,7 +283,7 @@ describe('comment commands (Probot level)', () => {
       .reply(200, { permission: 'none' });
     const signature = 'sha256=' + createHmac('sha256', WEBHOOK_SECRET).update(text).digest('hex');
     await h.probot.webhooks.verifyAndReceive({ id: 'genuine', name: 'issue_comment', payload: text, signature } as never);
-    expect(h.rt.store.commands.get(555)?.outcome).toBe('command_forbidden');
+    expect((await h.rt.store.commands.get(555))?.outcome).toBe('command_forbidden');
   });
 });
 
@@ -458,7 +458,7 @@ describe('commands found by poll (Probot level)', () => {
     await h.rt.engine.schedulerTick();
     expect(replies).toHaveLength(1);
     expect(replies[0]!.startsWith('@Codertocat **yoke status for Codertocat/Hello-World**')).toBe(true);
-    expect(h.rt.store.commands.get(4242)).toMatchObject({ receivedVia: 'poll', state: 'done' });
+    expect((await h.rt.store.commands.get(4242))).toMatchObject({ receivedVia: 'poll', state: 'done' });
   });
 });
 

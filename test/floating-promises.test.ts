@@ -51,6 +51,11 @@ export function floatingPromises(files?: readonly string[]): string[] {
       else if (ts.isConditionalExpression(node)) truth(node.condition);
       else if (ts.isPrefixUnaryExpression(node) && node.operator === ts.SyntaxKind.ExclamationToken) truth(node.operand);
       else if (ts.isBinaryExpression(node) && [ts.SyntaxKind.AmpersandAmpersandToken, ts.SyntaxKind.BarBarToken, ts.SyntaxKind.QuestionQuestionToken].includes(node.operatorToken.kind)) truth(node.left);
+      // A promise compared with a value is never equal to what it will hold (two promises compared are a fair identity test).
+      else if (ts.isBinaryExpression(node) && [ts.SyntaxKind.EqualsEqualsEqualsToken, ts.SyntaxKind.ExclamationEqualsEqualsToken, ts.SyntaxKind.EqualsEqualsToken, ts.SyntaxKind.ExclamationEqualsToken].includes(node.operatorToken.kind)) {
+        const [l, r] = [node.left, node.right].map((x) => isPromise(checker, checker.getTypeAtLocation(x)));
+        if (l !== r) truth(l ? node.left : node.right);
+      }
       // expect(promise) compares the promise, not what it holds (unless .resolves or .rejects follows).
       if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'expect' && node.arguments[0]) {
         const arg = node.arguments[0];
@@ -78,8 +83,8 @@ describe('promises in src/ and test/', () => {
     const dir = mkdtempSync(resolve(ROOT, 'test/.floating-'));
     try {
       const file = resolve(dir, 'sample.ts');
-      writeFileSync(file, 'async function save(): Promise<void> {}\nexport async function f() {\n  save();\n  await save();\n  void save();\n  save().catch(() => {});\n  save().then(() => {});\n  save().then(() => {}, () => {});\n  if (!save()) return;\n  const x = save() ?? 1;\n  return save();\n}\n');
-      expect(floatingPromises([file]).map((l) => l.replace(/^.*sample\.ts/, 'sample.ts'))).toEqual(['sample.ts:3: save();', 'sample.ts:7: save().then(() => {});', 'sample.ts:9: used as a truth value: save()', 'sample.ts:10: used as a truth value: save()']);
+      writeFileSync(file, 'async function save(): Promise<void> {}\nexport async function f() {\n  save();\n  await save();\n  void save();\n  save().catch(() => {});\n  save().then(() => {});\n  save().then(() => {}, () => {});\n  if (!save()) return;\n  const x = save() ?? 1;\n  if (save() === undefined) return;\n  return save();\n}\n');
+      expect(floatingPromises([file]).map((l) => l.replace(/^.*sample\.ts/, 'sample.ts'))).toEqual(['sample.ts:3: save();', 'sample.ts:7: save().then(() => {});', 'sample.ts:9: used as a truth value: save()', 'sample.ts:10: used as a truth value: save()', 'sample.ts:11: used as a truth value: save()']);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

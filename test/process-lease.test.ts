@@ -69,7 +69,7 @@ describe('TR12 process leases', () => {
     const h = await setup();
     // The killed yoke: its lease has not lapsed yet, but its pid is gone. It held APP-2's close-out.
     await h.store.processes.register({ id: 'p-killed', host: hostname(), pid: deadPid(), at: h.clock.now(), leaseMs: DEFAULT_PROCESS_LEASE.leaseMs });
-    expect(h.store.closeouts.claim(h.run, 2, 'qa', h.clock.now(), 'p-killed', h.fleet.policy.closeoutStaleMs)).toBe(true);
+    expect((await h.store.closeouts.claim(h.run, 2, 'qa', h.clock.now(), 'p-killed', h.fleet.policy.closeoutStaleMs))).toBe(true);
     const api = await startApi(h, { tokens: ['op-token'] });
     const out: string[] = [];
     const err: string[] = [];
@@ -88,7 +88,7 @@ describe('TR12 process leases', () => {
         if (restarted) return;
         // While the driver waits on the closing run, nothing has closed APP-2 and the run has not succeeded.
         expect(h.store.deployments.get(h.run)).toMatchObject({ status: 'active' });
-        expect(h.store.closeouts.forRun(h.run).find((c) => c.issueNumber === 2)?.state).toBe('running');
+        expect((await h.store.closeouts.forRun(h.run)).find((c) => c.issueNumber === 2)?.state).toBe('running');
         // yoke starts again on this host: the killed process is known dead, and the sweep takes its claim over.
         restarted = true;
         await startProcessLease(deps(h), DEFAULT_PROCESS_LEASE, 'p-restarted');
@@ -100,7 +100,7 @@ describe('TR12 process leases', () => {
     const events = out.map((l) => JSON.parse(l) as { event: string; owed?: { item: string; detail: string }[] });
     expect(events.find((e) => e.event === 'closing')?.owed).toEqual([{ item: 'APP-2', detail: 'its close-out is running', command: null }]);
     expect(events.at(-1)).toEqual({ event: 'done', run: h.run, status: 'succeeded' });
-    expect(h.store.closeouts.forRun(h.run).map((c) => [c.issueNumber, c.state])).toEqual([
+    expect((await h.store.closeouts.forRun(h.run)).map((c) => [c.issueNumber, c.state])).toEqual([
       [1, 'closed'],
       [2, 'closed'],
       [3, 'closed'],

@@ -42,10 +42,10 @@ export async function handleComment(ctx: FleetContext, { repo, comment: c, via }
   // GH01: a repository without the opt-in file is not touched, not even by a reply.
   const cfg = await forge.readConfig(repo, { maxAgeMs: policy.configRefreshMs });
   if (cfg.state === 'absent') return 'not_opted_in';
-  const claimed = store.commands.claim(
+  const claimed = (await store.commands.claim(
     { commentId: c.id, repo: repo.fullName, issueNumber: c.issueNumber, author: c.author, body: c.body.slice(0, 200), receivedVia: via, processedAt: clock.now() },
     { maxAttempts: policy.commandAttempts, staleMs: policy.commandStaleMs },
-  );
+  ));
   if (!claimed) return 'duplicate';
 
   let permission: Permission;
@@ -53,7 +53,7 @@ export async function handleComment(ctx: FleetContext, { repo, comment: c, via }
   try {
     permission = await forge.getPermission(repo, c.author);
     if (!WRITE.has(permission)) {
-      store.commands.finish(c.id, 'command_forbidden');
+      await store.commands.finish(c.id, 'command_forbidden');
       ctx.log.info({ repo: repo.fullName, comment: c.id, author: c.author, permission }, 'command from a user without write access; not answered');
       return 'ignored';
     }
@@ -68,7 +68,7 @@ export async function handleComment(ctx: FleetContext, { repo, comment: c, via }
   } catch (err) {
     return failed(ctx, repo, c, err);
   }
-  store.commands.finish(c.id, result.ok ? 'done' : result.refusal.code);
+  await store.commands.finish(c.id, result.ok ? 'done' : result.refusal.code);
   return result.ok ? 'done' : 'refused';
 }
 
@@ -81,15 +81,15 @@ function decide(ctx: FleetContext, repo: RepoRef, c: CommentView, parsed: Exclud
 /** Marks the command failed so a later poll tries it again; the last attempt answers the commenter. */
 async function failed(ctx: FleetContext, repo: RepoRef, c: CommentView, err: unknown): Promise<CommandOutcome> {
   const detail = err instanceof Error ? err.message : String(err);
-  ctx.store.commands.fail(c.id, detail);
-  const attempts = ctx.store.commands.get(c.id)?.attempts ?? 1;
+  await ctx.store.commands.fail(c.id, detail);
+  const attempts = (await ctx.store.commands.get(c.id))?.attempts ?? 1;
   ctx.log.warn({ repo: repo.fullName, comment: c.id, attempts, err: detail }, 'command failed; a later poll tries it again');
   if (attempts < ctx.policy.commandAttempts) return 'failed';
   const command = c.body.trimStart().split(/\r?\n/, 1)[0]!.slice(0, 80);
   try {
     await ctx.forge.addReaction(repo, c.id, 'confused');
     await ctx.forge.createComment(repo, c.issueNumber, commandReply(c.author, refusalText(makeRefusal('command_failed', { command, attempts, detail }))));
-    ctx.store.commands.finish(c.id, 'command_failed');
+    await ctx.store.commands.finish(c.id, 'command_failed');
   } catch (replyErr) {
     ctx.log.warn({ repo: repo.fullName, comment: c.id, err: String(replyErr) }, 'could not answer a failed command');
   }
@@ -128,7 +128,7 @@ export async function handlePolledComments(ctx: FleetContext, repo: RepoRef, com
   if (!state) return;
   for (const c of comments) {
     if (!isPollable(c, state)) continue;
-    const known = ctx.store.commands.get(c.id);
+    const known = (await ctx.store.commands.get(c.id));
     if (!known || known.state !== 'done') await handleComment(ctx, { repo, comment: c, via: 'poll' });
   }
 }

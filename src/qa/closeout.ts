@@ -32,8 +32,8 @@ export function deferredItems(ctx: DeliveryContext, run: DeploymentRun, stage: s
 }
 
 /** The accepted members of a stage not yet closed out, in the policy's order. */
-export function closeoutQueue(ctx: DeliveryContext, run: DeploymentRun, stage: string): number[] {
-  const closed = new Set(ctx.store.closeouts.forRun(run.id).filter((c) => c.state === 'closed').map((c) => c.issueNumber));
+export async function closeoutQueue(ctx: DeliveryContext, run: DeploymentRun, stage: string): Promise<number[]> {
+  const closed = new Set((await ctx.store.closeouts.forRun(run.id)).filter((c) => c.state === 'closed').map((c) => c.issueNumber));
   const members = ctx.store.deployments.members(run.id).filter((m) => m.removedAt === null);
   const settled = new Set(ctx.store.qa.memberStages(run.id, stage).filter((m) => m.settledAt !== null).map((m) => m.issueNumber));
   const queue = members.filter((m) => settled.has(m.issueNumber) && !closed.has(m.issueNumber));
@@ -42,23 +42,23 @@ export function closeoutQueue(ctx: DeliveryContext, run: DeploymentRun, stage: s
 }
 
 /** TR12: the accepted members of a run still owed their close-out, at any of its QA stages. */
-export function owedMembers(ctx: DeliveryContext, run: DeploymentRun): number[] {
+export async function owedMembers(ctx: DeliveryContext, run: DeploymentRun): Promise<number[]> {
   const owed = new Set<number>();
-  for (const stage of run.settings.stages.filter((s) => s.kind === 'qa')) for (const n of closeoutQueue(ctx, run, stage.name)) owed.add(n);
+  for (const stage of run.settings.stages.filter((s) => s.kind === 'qa')) for (const n of await closeoutQueue(ctx, run, stage.name)) owed.add(n);
   return [...owed].sort((a, b) => a - b);
 }
 
 /** TR12: a run past its last stage succeeds only once no member it accepted is owed; true when it did now. */
-export function finishIfDelivered(ctx: DeliveryContext, runId: string): boolean {
+export async function finishIfDelivered(ctx: DeliveryContext, runId: string): Promise<boolean> {
   const run = ctx.store.deployments.get(runId);
-  if (!run || run.status !== 'active' || run.closingSince === null || owedMembers(ctx, run).length > 0) return false;
+  if (!run || run.status !== 'active' || run.closingSince === null || (await owedMembers(ctx, run)).length > 0) return false;
   return ctx.store.deployments.finishClosing(run.id, ctx.clock.now());
 }
 
 export async function closeOutMembers(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string, startedAt: number): Promise<CloseoutReport> {
   const report: CloseoutReport = { closed: [], refused: [], skipped: [], deferred: [] };
   const deferred = deferredItems(ctx, run, stage, dr.item);
-  for (const issue of closeoutQueue(ctx, run, stage)) {
+  for (const issue of await closeoutQueue(ctx, run, stage)) {
     const item = dr.item(issue);
     if (deferred.has(item)) {
       report.deferred.push(item);
@@ -69,10 +69,10 @@ export async function closeOutMembers(ctx: DeliveryContext, dr: DeliveryRepo, ru
       report.skipped.push(item);
       continue;
     }
-    if (!ctx.store.closeouts.claim(run.id, issue, stage, ctx.clock.now(), ctx.processId, ctx.policy.closeoutStaleMs)) continue;
+    if (!(await ctx.store.closeouts.claim(run.id, issue, stage, ctx.clock.now(), ctx.processId, ctx.policy.closeoutStaleMs))) continue;
     const refusal = await closeOut(ctx, dr, run, stage, issue);
     if (refusal) {
-      ctx.store.closeouts.finish(run.id, issue, { state: 'refused', refusal }, ctx.clock.now());
+      await ctx.store.closeouts.finish(run.id, issue, { state: 'refused', refusal }, ctx.clock.now());
       report.refused.push({ item, refusal });
     } else report.closed.push(item);
   }
@@ -102,7 +102,7 @@ async function closeOut(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentR
     const holder = store.qa.memberStages(run.id, stage).find((m) => m.issueNumber === issue)?.holder ?? null;
     const comment = await forge.createComment(dr.repo, member.prNumber, closeoutNotice({ holder, item, issue, run: run.id, stage, commit: run.commit, label: dr.settings.delivered_label, spend: spendLine(`#${issue}`, store.runs.spendOfWork(run.repo, issue, member.prNumber)) }));
     store.deliveryItems.markDelivered(run.repo, issue, clock.now());
-    store.closeouts.finish(run.id, issue, { state: 'closed', noticeCommentId: comment }, clock.now());
+    await store.closeouts.finish(run.id, issue, { state: 'closed', noticeCommentId: comment }, clock.now());
     return null;
   } catch (err) {
     const e = classifyGitHubError(err);

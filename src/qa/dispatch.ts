@@ -70,9 +70,9 @@ function movedOn(run: DeploymentRun, stage: string, index: number): DispatchAnsw
 }
 
 /** The waits a refused close-out adds to its member's holder notice (DX03). */
-function closeoutWaits(ctx: DeliveryContext, run: DeploymentRun, stage: string, item: (n: number) => string): Map<string, Wait[]> {
+async function closeoutWaits(ctx: DeliveryContext, run: DeploymentRun, stage: string, item: (n: number) => string): Promise<Map<string, Wait[]>> {
   const out = new Map<string, Wait[]>();
-  for (const c of ctx.store.closeouts.forRun(run.id).filter((x) => x.stage === stage && x.state === 'refused' && x.refusal)) {
+  for (const c of (await ctx.store.closeouts.forRun(run.id)).filter((x) => x.stage === stage && x.state === 'refused' && x.refusal)) {
     const subject = item(c.issueNumber);
     out.set(subject, [{ key: `${subject}:closeout_refused:${c.refusal!.message}`, code: 'closeout_refused', recipient: 'holder', subject, detail: c.refusal!.message, command: c.refusal!.recovery }]);
   }
@@ -119,11 +119,11 @@ async function checkGate(ctx: DeliveryContext, dr: DeliveryRepo, run: Deployment
   });
   const closedGroups = () => new Set(store.qa.groups([run.id]).filter((g) => g.stage === stage && g.state === 'closed').map((g) => g.id));
   // Wake the waiting before closing the accepted (QA01); a refused close-out then wakes its owner (DX03).
-  const notices = await deliverNotices(ctx, dr, run, stage, subjectsOf(ctx, run, stage, evaluation, closeoutWaits(ctx, run, stage, dr.item)), closedGroups());
+  const notices = await deliverNotices(ctx, dr, run, stage, subjectsOf(ctx, run, stage, evaluation, await closeoutWaits(ctx, run, stage, dr.item)), closedGroups());
   const closeout = await closeOutMembers(ctx, dr, run, stage, startedAt);
-  finishIfDelivered(ctx, run.id);
+  await finishIfDelivered(ctx, run.id);
   if (closeout.refused.length || closeout.closed.length) {
-    const after = await deliverNotices(ctx, dr, run, stage, subjectsOf(ctx, run, stage, evaluation, closeoutWaits(ctx, run, stage, dr.item)), closedGroups());
+    const after = await deliverNotices(ctx, dr, run, stage, subjectsOf(ctx, run, stage, evaluation, await closeoutWaits(ctx, run, stage, dr.item)), closedGroups());
     notices.posted.push(...after.posted);
     notices.edited += after.edited;
     notices.resolved += after.resolved;
@@ -171,9 +171,8 @@ export async function settleAfter(ctx: DeliveryContext, runId: string, stage: st
   }
 }
 
-const refusalsOf = (ctx: DeliveryContext, runId: string): string =>
-  ctx.store.closeouts
-    .forRun(runId)
+const refusalsOf = async (ctx: DeliveryContext, runId: string): Promise<string> =>
+  (await ctx.store.closeouts.forRun(runId))
     .filter((c) => c.state === 'refused')
     .map((c) => `${c.issueNumber}:${c.refusal?.message ?? ''}`)
     .join('|');
@@ -186,21 +185,21 @@ export async function sweepCloseouts(ctx: DeliveryContext): Promise<number> {
   let closed = 0;
   for (const run of ctx.store.deployments.list().filter((r) => r.status === 'active' || r.status === 'succeeded')) {
     // A closing run whose last close-out landed just before a crash still succeeds.
-    finishIfDelivered(ctx, run.id);
+    await finishIfDelivered(ctx, run.id);
     for (const stage of run.settings.stages.filter((s) => s.kind === 'qa').map((s) => s.name)) {
-      if (closeoutQueue(ctx, run, stage).length === 0) continue;
+      if ((await closeoutQueue(ctx, run, stage)).length === 0) continue;
       const dr = await deliveryRepo(ctx, run.repo);
       if (!dr.ok) continue;
       closed += await serialRun(ctx.store, run.id, async () => {
-        const refusedBefore = refusalsOf(ctx, run.id);
+        const refusedBefore = await refusalsOf(ctx, run.id);
         const report = await closeOutMembers(ctx, dr.value, run, stage, ctx.clock.now());
         // TR12: a closing run succeeds once its last owed member is closed out.
-        finishIfDelivered(ctx, run.id);
+        await finishIfDelivered(ctx, run.id);
         // Nothing closed and the same refusals stand: their notices stand too, so GitHub is not read again.
-        if (report.closed.length === 0 && refusalsOf(ctx, run.id) === refusedBefore) return 0;
+        if (report.closed.length === 0 && (await refusalsOf(ctx, run.id)) === refusedBefore) return 0;
         const evaluation = await evaluateFrozenStage(ctx, dr.value, run, stage);
         const groups = new Set(ctx.store.qa.groups([run.id]).filter((g) => g.stage === stage && g.state === 'closed').map((g) => g.id));
-        await deliverNotices(ctx, dr.value, run, stage, subjectsOf(ctx, run, stage, evaluation, closeoutWaits(ctx, run, stage, dr.value.item)), groups);
+        await deliverNotices(ctx, dr.value, run, stage, subjectsOf(ctx, run, stage, evaluation, await closeoutWaits(ctx, run, stage, dr.value.item)), groups);
         await syncTrackingIssue(ctx, dr.value, run.id);
         return report.closed.length;
       });

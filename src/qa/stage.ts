@@ -178,7 +178,7 @@ export async function advanceRun(ctx: DeliveryContext, dr: DeliveryRepo, run: De
   if (!ctx.store.deployments.advanceFrom(run.id, run.currentStage, last ? null : next, now)) return;
   // TR12: past its last stage the run is closing; it succeeds once every member it accepted is closed out.
   if (last) {
-    finishIfDelivered(ctx, run.id);
+    await finishIfDelivered(ctx, run.id);
     return;
   }
   const stage = run.settings.stages[next]!;

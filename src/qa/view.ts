@@ -74,9 +74,9 @@ export async function viewDeploymentRun(ctx: DeliveryContext, dr: DeliveryRepo, 
   const closing = run.status === 'active' && run.closingSince !== null;
   const currentStage = run.status === 'active' && !closing ? (run.settings.stages[run.currentStage]?.name ?? null) : null;
   const cur = closing ? undefined : stages.find((s) => s.current);
-  const claims = new Map(store.closeouts.forRun(run.id).map((c) => [c.issueNumber, c]));
+  const claims = new Map((await store.closeouts.forRun(run.id)).map((c) => [c.issueNumber, c]));
   const owed = closing
-    ? owedMembers(ctx, run).map((n) => {
+    ? (await owedMembers(ctx, run)).map((n) => {
         const c = claims.get(n);
         const detail = c?.state === 'refused' ? (c.refusal?.message ?? 'its close-out was refused') : c?.state === 'running' ? 'its close-out is running' : 'its close-out has not started';
         return { item: dr.item(n), detail, command: c?.state === 'refused' ? (c.refusal?.recovery ?? null) : null };

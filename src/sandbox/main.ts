@@ -133,7 +133,7 @@ if (opts.deliver && exitCode === 0 && sandbox.done() && !sandbox.paused()) {
   }
 }
 
-const rows = sandbox.summary();
+const rows = await sandbox.summary();
 console.log(`\n${formatSummary(rows)}\n`);
 const merged = rows.filter((r) => r.state === 'merged').length;
 const delivered = rows.filter((r) => r.closeout.startsWith('delivered')).length;

@@ -1,3 +1,4 @@
+import type { Closeout } from '../store/closeouts.js';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -305,8 +306,10 @@ export class Sandbox {
     }
   }
 
-  summary(): IssueSummary[] {
+  async summary(): Promise<IssueSummary[]> {
     const runs = this.runs();
+    const closeouts = new Map<string, Closeout[]>();
+    for (const r of this.runtime.store.deployments.list()) closeouts.set(r.id, await this.runtime.store.closeouts.forRun(r.id));
     return this.tasks.map((task, idx) => {
       const number = idx + 1;
       const issue = this.repo.issues.get(number)!;
@@ -317,7 +320,7 @@ export class Sandbox {
       const { store } = this.runtime;
       const run = store.deployments.list().find((r) => store.deployments.members(r.id).some((m) => m.issueNumber === number && m.removedAt === null));
       const qa = run ? store.qa.memberStages(run.id, 'staging-qa').find((m) => m.issueNumber === number) : undefined;
-      const closed = run ? store.closeouts.forRun(run.id).find((c) => c.issueNumber === number) : undefined;
+      const closed = run ? closeouts.get(run.id)?.find((c) => c.issueNumber === number) : undefined;
       return {
         number,
         title: issue.title,

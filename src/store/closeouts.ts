@@ -1,5 +1,6 @@
 import type { Refusal } from '../codes.js';
-import type { Db } from './db.js';
+import { ownerGone } from './processes.js';
+import type { Sql } from './sql.js';
 
 // DX01-DX06: the close-out of each member of a run, exactly once.
 
@@ -40,43 +41,50 @@ const toCloseout = (r: Row): Closeout => ({
 });
 
 export class CloseoutStore {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly sql: Sql) {}
 
   /**
    * Claims a member's close-out for process `owner`: true when it may run it
    * (new, refused before, or 'running' under a process that is gone: TR12).
    * A claim left by a process recorded before leases existed goes stale after
-   * `staleMs`. A closed member is never claimed again.
+   * `staleMs`. A closed member is never claimed again. Each step is one
+   * statement, so two processes claiming at once cannot both win.
    */
-  claim(runId: string, issueNumber: number, stage: string, at: number, owner: string, staleMs: number): boolean {
-    return this.db.transaction(() => {
-      const row = this.db.prepare('SELECT * FROM closeouts WHERE run_id = ? AND issue_number = ?').get(runId, issueNumber) as (Row & { owner: string | null }) | undefined;
-      if (!row) {
-        this.db.prepare("INSERT INTO closeouts (run_id, issue_number, stage, state, owner, started_at, updated_at) VALUES (?, ?, ?, 'running', ?, ?, ?)").run(runId, issueNumber, stage, owner, at, at);
-        return true;
-      }
-      if (row.state === 'closed') return false;
-      if (row.state === 'running') {
-        const holderLives = row.owner === null ? at - row.updated_at < staleMs : this.db.prepare('SELECT 1 FROM processes WHERE id = ? AND alive_until > ?').get(row.owner, at) !== undefined;
-        if (holderLives) return false;
-      }
-      this.db.prepare("UPDATE closeouts SET state = 'running', owner = ?, attempts = attempts + 1, updated_at = ? WHERE run_id = ? AND issue_number = ?").run(owner, at, runId, issueNumber);
-      return true;
-    }).immediate();
+  async claim(runId: string, issueNumber: number, stage: string, at: number, owner: string, staleMs: number): Promise<boolean> {
+    const fresh = await this.sql.run(
+      "INSERT INTO closeouts (run_id, issue_number, stage, state, owner, started_at, updated_at) VALUES (?, ?, ?, 'running', ?, ?, ?) ON CONFLICT DO NOTHING",
+      [runId, issueNumber, stage, owner, at, at],
+    );
+    if (fresh.changes === 1) return true;
+    const taken = await this.sql.run(
+      `UPDATE closeouts SET state = 'running', owner = ?, attempts = attempts + 1, updated_at = ?
+       WHERE run_id = ? AND issue_number = ? AND (
+         state = 'refused'
+         OR (state = 'running' AND owner IS NULL AND ? - updated_at >= ?)
+         OR (state = 'running' AND owner IS NOT NULL AND ${ownerGone('closeouts.owner', '?')})
+       )`,
+      [owner, at, runId, issueNumber, at, staleMs, at],
+    );
+    return taken.changes === 1;
   }
 
-  finish(runId: string, issueNumber: number, outcome: { state: 'closed'; noticeCommentId: number | null } | { state: 'refused'; refusal: Refusal }, at: number): void {
-    this.db
-      .prepare('UPDATE closeouts SET state = ?, refusal = ?, notice_comment_id = COALESCE(?, notice_comment_id), updated_at = ? WHERE run_id = ? AND issue_number = ?')
-      .run(outcome.state, outcome.state === 'refused' ? JSON.stringify(outcome.refusal) : null, outcome.state === 'closed' ? outcome.noticeCommentId : null, at, runId, issueNumber);
+  async finish(runId: string, issueNumber: number, outcome: { state: 'closed'; noticeCommentId: number | null } | { state: 'refused'; refusal: Refusal }, at: number): Promise<void> {
+    await this.sql.run('UPDATE closeouts SET state = ?, refusal = ?, notice_comment_id = COALESCE(?, notice_comment_id), updated_at = ? WHERE run_id = ? AND issue_number = ?', [
+      outcome.state,
+      outcome.state === 'refused' ? JSON.stringify(outcome.refusal) : null,
+      outcome.state === 'closed' ? outcome.noticeCommentId : null,
+      at,
+      runId,
+      issueNumber,
+    ]);
   }
 
-  forRun(runId: string): Closeout[] {
-    return (this.db.prepare('SELECT * FROM closeouts WHERE run_id = ? ORDER BY started_at, issue_number').all(runId) as Row[]).map(toCloseout);
+  async forRun(runId: string): Promise<Closeout[]> {
+    return (await this.sql.all<Row>('SELECT * FROM closeouts WHERE run_id = ? ORDER BY started_at, issue_number', [runId])).map(toCloseout);
   }
 
   /** Runs with a refused close-out (DX04: they are retried until the blocking record settles). */
-  refusedRuns(): string[] {
-    return (this.db.prepare("SELECT DISTINCT run_id FROM closeouts WHERE state = 'refused'").all() as { run_id: string }[]).map((r) => r.run_id);
+  async refusedRuns(): Promise<string[]> {
+    return (await this.sql.all<{ run_id: string }>("SELECT DISTINCT run_id FROM closeouts WHERE state = 'refused'")).map((r) => r.run_id);
   }
 }

@@ -1,4 +1,4 @@
-import type { Db } from './db.js';
+import type { Sql } from './sql.js';
 
 export type CommandState = 'processing' | 'done' | 'failed';
 
@@ -42,47 +42,44 @@ const toRecord = (r: CommandRow): CommandRecord => ({
 });
 
 export class CommandStore {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly sql: Sql) {}
 
   /**
    * Claims a comment id for processing: the first sight (webhook or poll), or
    * a retry of one that failed, or of one a crash left processing longer than
-   * staleMs. False when another handler has it or it is settled.
+   * staleMs. False when another handler has it or it is settled. Each step is
+   * one statement, so the webhook and the poll cannot both win.
    */
-  claim(rec: Omit<CommandRecord, 'state' | 'outcome' | 'attempts'>, retry: { maxAttempts: number; staleMs: number }): boolean {
-    return this.db.transaction(() => {
-      const inserted = this.db
-        .prepare(
-          `INSERT OR IGNORE INTO commands (comment_id, repo, issue_number, author, body, state, received_via, processed_at, attempts)
-           VALUES (?, ?, ?, ?, ?, 'processing', ?, ?, 1)`,
-        )
-        .run(rec.commentId, rec.repo, rec.issueNumber, rec.author, rec.body, rec.receivedVia, rec.processedAt);
-      if (inserted.changes === 1) return true;
-      const retried = this.db
-        .prepare(
-          `UPDATE commands SET state = 'processing', attempts = attempts + 1, processed_at = ?
-           WHERE comment_id = ? AND attempts < ? AND (state = 'failed' OR (state = 'processing' AND processed_at <= ?))`,
-        )
-        .run(rec.processedAt, rec.commentId, retry.maxAttempts, rec.processedAt - retry.staleMs);
-      return retried.changes === 1;
-    })();
+  async claim(rec: Omit<CommandRecord, 'state' | 'outcome' | 'attempts'>, retry: { maxAttempts: number; staleMs: number }): Promise<boolean> {
+    const inserted = await this.sql.run(
+      `INSERT INTO commands (comment_id, repo, issue_number, author, body, state, received_via, processed_at, attempts)
+       VALUES (?, ?, ?, ?, ?, 'processing', ?, ?, 1) ON CONFLICT DO NOTHING`,
+      [rec.commentId, rec.repo, rec.issueNumber, rec.author, rec.body, rec.receivedVia, rec.processedAt],
+    );
+    if (inserted.changes === 1) return true;
+    const retried = await this.sql.run(
+      `UPDATE commands SET state = 'processing', attempts = attempts + 1, processed_at = ?
+       WHERE comment_id = ? AND attempts < ? AND (state = 'failed' OR (state = 'processing' AND processed_at <= ?))`,
+      [rec.processedAt, rec.commentId, retry.maxAttempts, rec.processedAt - retry.staleMs],
+    );
+    return retried.changes === 1;
   }
 
-  finish(commentId: number, outcome: string): void {
-    this.db.prepare("UPDATE commands SET state = 'done', outcome = ? WHERE comment_id = ?").run(outcome, commentId);
+  async finish(commentId: number, outcome: string): Promise<void> {
+    await this.sql.run("UPDATE commands SET state = 'done', outcome = ? WHERE comment_id = ?", [outcome, commentId]);
   }
 
   /** The handling threw: retried on a later poll while attempts remain. */
-  fail(commentId: number, detail: string): void {
-    this.db.prepare("UPDATE commands SET state = 'failed', outcome = ? WHERE comment_id = ?").run(detail.slice(0, 500), commentId);
+  async fail(commentId: number, detail: string): Promise<void> {
+    await this.sql.run("UPDATE commands SET state = 'failed', outcome = ? WHERE comment_id = ?", [detail.slice(0, 500), commentId]);
   }
 
-  get(commentId: number): CommandRecord | undefined {
-    const r = this.db.prepare('SELECT * FROM commands WHERE comment_id = ?').get(commentId) as CommandRow | undefined;
+  async get(commentId: number): Promise<CommandRecord | undefined> {
+    const r = await this.sql.get<CommandRow>('SELECT * FROM commands WHERE comment_id = ?', [commentId]);
     return r && toRecord(r);
   }
 
-  count(): number {
-    return (this.db.prepare('SELECT COUNT(*) AS n FROM commands').get() as { n: number }).n;
+  async count(): Promise<number> {
+    return (await this.sql.get<{ n: number }>('SELECT COUNT(*) AS n FROM commands'))!.n;
   }
 }

@@ -34,7 +34,7 @@ describe.skipIf(!ok)('real agents through the shipped workflows', () => {
   for (const agent of ['claude-code', 'codex'] as const) {
     it(`a labelled issue becomes a claim PR made by the real ${agent} CLI, validated by the lander and merged; yoke records the cost the CLI printed`, async () => {
       const s = await runOne(agent, DEMO_TASKS[0]!);
-      const [row] = s.summary();
+      const [row] = await s.summary();
       expect(row!.state).toBe('merged');
       const afk = s.runs().find((r) => r.kind === 'afk_auto')!;
       expect(afk.outcome).toBe('success');
@@ -58,7 +58,7 @@ describe.skipIf(!ok)('real agents through the shipped workflows', () => {
   it('a rejected PR gets a fix run whose prompt carries the failing validation output, and the repaired PR merges', async () => {
     const counter = DEMO_TASKS.find((t) => t.broken)!;
     const s = await runOne('claude-code', counter);
-    expect(s.summary()[0]!.state).toBe('merged');
+    expect((await s.summary())[0]!.state).toBe('merged');
     const kinds = s.runs().map((r) => `${r.kind}:${r.verdict ?? r.outcome}`);
     expect(kinds).toEqual(['afk_auto:success', 'lander:reject', 'fix:success', 'lander:accept']);
     const fixPrompt = s.model!.prompts().find((p) => p.includes('You are repairing pull request'))!;

@@ -111,7 +111,7 @@ describe('yoke watch deploy over HTTP', () => {
       ['qa', 'settled', 0],
       ['production', 'succeeded', 1],
     ]);
-    expect(h.store.closeouts.forRun(run).map((c) => [c.issueNumber, c.state, c.attempts])).toEqual([
+    expect((await h.store.closeouts.forRun(run)).map((c) => [c.issueNumber, c.state, c.attempts])).toEqual([
       [1, 'closed', 1],
       [2, 'closed', 1],
       [3, 'closed', 1],

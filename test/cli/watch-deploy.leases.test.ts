@@ -92,7 +92,7 @@ describe('TR12 plan execution leases', () => {
     // Busy while its lease lived (120 s), then not: after the busy retries at 15, 30, 60 and 60 s (165 s) it has lapsed.
     expect(events.filter((e) => e.event === 'retry').map((e) => e.code)).toEqual(['qa_plan_busy', 'qa_plan_busy', 'qa_plan_busy', 'qa_plan_busy']);
     expect(h.store.deployments.get(run.id)!.status).toBe('succeeded');
-    expect(h.store.closeouts.forRun(run.id).map((x) => [x.issueNumber, x.state])).toEqual([
+    expect((await h.store.closeouts.forRun(run.id)).map((x) => [x.issueNumber, x.state])).toEqual([
       [1, 'closed'],
       [2, 'closed'],
       [3, 'closed'],

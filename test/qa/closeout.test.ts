@@ -56,7 +56,7 @@ describe('close-out', () => {
     expect(second).toBe(2);
     expect(await sweepCloseouts(h.fleet)).toBe(0);
     expect(closeoutComments(h).map((c) => c.number)).toEqual([101, 102, 103, 104, 105]);
-    expect(h.store.closeouts.forRun(run.value.id).map((c) => [c.issueNumber, c.state, c.attempts])).toEqual([1, 2, 3, 4, 5].map((n) => [n, 'closed', 1]));
+    expect((await h.store.closeouts.forRun(run.value.id)).map((c) => [c.issueNumber, c.state, c.attempts])).toEqual([1, 2, 3, 4, 5].map((n) => [n, 'closed', 1]));
   });
 
   it('DX03 a locked issue refuses its close-out, wakes its owner with the refusal, the next member still closes, and it closes by itself once unlocked (DX04)', async () => {
@@ -124,10 +124,10 @@ describe('close-out', () => {
     const issue = h.forge.repo(REPO).issues.find((i) => i.number === 2)!;
     issue.locked = true;
     await dispatchStage(h.fleet, run.value.id, 'qa');
-    expect(h.store.closeouts.forRun(run.value.id).find((c) => c.issueNumber === 2)!.state).toBe('refused');
+    expect((await h.store.closeouts.forRun(run.value.id)).find((c) => c.issueNumber === 2)!.state).toBe('refused');
     issue.locked = false;
     expect(await sweepCloseouts(h.fleet)).toBe(1);
-    expect(h.store.closeouts.forRun(run.value.id).find((c) => c.issueNumber === 2)!.state).toBe('closed');
+    expect((await h.store.closeouts.forRun(run.value.id)).find((c) => c.issueNumber === 2)!.state).toBe('closed');
   });
 
   it('DX05 while a deployment-stage execution is live, verdict callbacks close nothing and notify nobody; its end settles the stage', async () => {
@@ -145,7 +145,7 @@ describe('close-out', () => {
       expect(await settleAfter(h.fleet, id, 'qa', `${id}-g1`)).toBeNull();
     }
     expect(h.forge.comments.length).toBe(before);
-    expect(h.store.closeouts.forRun(id)).toEqual([]);
+    expect((await h.store.closeouts.forRun(id))).toEqual([]);
     // A gate check meanwhile closes the members the execution does not deliver, and defers the rest.
     const d = await dispatchStage(h.fleet, id, 'qa');
     expect(d.ok && d.value.closeout).toEqual({ closed: ['APP-3'], refused: [], skipped: [], deferred: ['APP-1', 'APP-2'] });

@@ -40,7 +40,7 @@ describe('the life of an issue (command launcher)', () => {
     expect(pr.pull?.merged).toBe(true);
     expect(sandbox.repo.issues.get(1)!.state).toBe('closed');
     expect(sandbox.forge.runner.runs).toEqual([]); // nothing went through Actions
-    expect(sandbox.summary().map((r) => r.state)).toEqual(['merged', 'merged']);
+    expect((await sandbox.summary()).map((r) => r.state)).toEqual(['merged', 'merged']);
   });
 });
 

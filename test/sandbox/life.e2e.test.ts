@@ -81,7 +81,7 @@ describe('the life of an issue (actions launcher)', () => {
     expect(checkOf(accept!.headSha!).map((c) => [c.status, c.conclusion, c.externalId, c.title])).toEqual([['completed', 'success', accept!.id, `Accepted at ${accept!.headSha!.slice(0, 7)}`]]);
   });
 
-  it('SP05 a cap of 2 is never exceeded over the whole demo: by the forge’s workflow runs and by the runs store', () => {
+  it('SP05 a cap of 2 is never exceeded over the whole demo: by the forge’s workflow runs and by the runs store', async () => {
     const spans = sandbox.forge.runner.runs.map((w) => [w.startedAt ?? w.createdAt, w.completedAt ?? Date.now()] as const);
     expect(spans.length).toBe(sandbox.runs().length);
     const maxOverlap = (xs: (readonly [number, number])[]) =>
@@ -89,7 +89,7 @@ describe('the life of an issue (actions launcher)', () => {
     expect(maxOverlap(spans)).toBeLessThanOrEqual(2);
     expect(maxOverlap(sandbox.runs().map((r) => [r.launchedAt, r.endedAt ?? Date.now()] as const))).toBeLessThanOrEqual(2);
     expect(sandbox.runs().every((r) => r.liveAtLaunch <= 2 && r.capAtLaunch === 2)).toBe(true);
-    expect(sandbox.summary().map((r) => r.state)).toEqual(['merged', 'merged', 'merged', 'merged', 'merged']);
+    expect((await sandbox.summary()).map((r) => r.state)).toEqual(['merged', 'merged', 'merged', 'merged', 'merged']);
   });
 });
 
@@ -100,7 +100,7 @@ describe('webhooks from the forge', () => {
     // Deliveries are fire and forget: one sent a moment ago may still be on its way.
     await sandbox.waitUntil(() => sandbox.forge.deliveries.every((d) => d.status !== 0), 10_000, 'the deliveries in flight to be answered');
     expect(sandbox.forge.deliveries.filter((d) => d.status !== 200)).toEqual([]);
-    const before = sandbox.runtime.store.commands.count();
+    const before = (await sandbox.runtime.store.commands.count());
     const payload = JSON.stringify({
       action: 'created',
       issue: { number: 1 },
@@ -114,7 +114,7 @@ describe('webhooks from the forge', () => {
       body: payload,
     });
     expect(res.status).toBe(400);
-    expect(sandbox.runtime.store.commands.count()).toBe(before);
+    expect((await sandbox.runtime.store.commands.count())).toBe(before);
     expect(sandbox.logged('error', 'signature does not match event payload and secret').length).toBeGreaterThan(0);
   });
 });

@@ -87,7 +87,7 @@ describe('recovery, end to end', () => {
     await s.waitUntil(() => Boolean(reply()), 10_000, 'the reply');
     expect(reply()!.body).toContain('and the pause lifted');
     await s.waitUntil(() => s.done(), 90_000, 'both issues to merge');
-    expect(s.summary().map((r) => r.state)).toEqual(['merged', 'merged']);
+    expect((await s.summary()).map((r) => r.state)).toEqual(['merged', 'merged']);
   }, 180_000);
 
   it('SP17 yoke restarted in the middle of a run loses nothing: the run is still live after the restart and is reaped when it ends', async () => {
