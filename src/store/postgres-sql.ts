@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import { numberPlaceholders, type Sql, type SqlParam } from './sql.js';
 
@@ -41,15 +42,24 @@ export function postgresSql(url: string, opts: PostgresOptions = {}): Sql {
   const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10, ...(options.length ? { options: options.join(' ') } : {}) });
   // An idle connection the server dropped is replaced by the pool; it must not crash the process.
   pool.on('error', () => {});
+  // Code running inside a transaction (however deep, across awaits) uses its connection, so it joins the transaction.
+  const inTx = new AsyncLocalStorage<Sql>();
+  const outside = bound(pool);
+  const via = <K extends 'all' | 'get' | 'run' | 'exec'>(k: K): Sql[K] => ((...args: unknown[]) => ((inTx.getStore() ?? outside)[k] as (...a: unknown[]) => unknown)(...args)) as Sql[K];
   return {
-    ...bound(pool),
+    dialect: 'postgres',
+    all: via('all'),
+    get: via('get'),
+    run: via('run'),
+    exec: via('exec'),
     transaction: async (fn) => {
+      const open = inTx.getStore();
+      if (open) return fn(open); // already inside one: the outer transaction holds
       const client = await pool.connect();
-      const inside = bound(client);
-      const tx: Sql = { ...inside, transaction: (f) => f(tx), close: async () => {} };
+      const tx: Sql = { ...bound(client), transaction: (f) => f(tx), close: async () => {} };
       try {
         await client.query('BEGIN');
-        const out = await fn(tx);
+        const out = await inTx.run(tx, () => fn(tx));
         await client.query('COMMIT');
         return out;
       } catch (err) {

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Db } from './db.js';
 import type { Sql, SqlParam } from './sql.js';
 
@@ -49,6 +50,18 @@ function direct(db: Db) {
 export function sqliteSql(db: Db): Sql {
   const queue = new Queue();
   const d = direct(db);
+  // Code running inside a transaction (however deep, across awaits) reaches
+  // it directly: its statements join the transaction instead of queueing
+  // behind it, which would wait forever.
+  const inTx = new AsyncLocalStorage<true>();
+  const now = <T>(fn: () => T): Promise<T> => {
+    try {
+      return Promise.resolve(fn());
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  };
+  const run = <T>(fn: () => T): Promise<T> => (inTx.getStore() ? now(fn) : queue.run(fn));
   const tx: Sql = {
     dialect: 'sqlite',
     all: async (sql, params) => d.all(sql, params),
@@ -60,12 +73,14 @@ export function sqliteSql(db: Db): Sql {
   };
   return {
     dialect: 'sqlite',
-    all: (sql, params) => queue.run(() => d.all(sql, params)),
-    get: (sql, params) => queue.run(() => d.get(sql, params)),
-    run: (sql, params) => queue.run(() => d.run(sql, params)),
-    exec: (sql) => queue.run(() => d.exec(sql)),
+    all: (sql, params) => run(() => d.all(sql, params)),
+    get: (sql, params) => run(() => d.get(sql, params)),
+    run: (sql, params) => run(() => d.run(sql, params)),
+    exec: (sql) => run(() => d.exec(sql)),
     transaction: (fn) =>
-      queue.run(async () => {
+      inTx.getStore()
+        ? fn(tx) // already inside one: the outer transaction holds
+        : queue.run(() => inTx.run(true, async () => {
         // IMMEDIATE: the write lock is taken at the start, so another process's writer waits (busy_timeout) rather than failing mid-way.
         db.exec('BEGIN IMMEDIATE');
         try {
@@ -76,7 +91,7 @@ export function sqliteSql(db: Db): Sql {
           if (db.inTransaction) db.exec('ROLLBACK');
           throw err;
         }
-      }),
+      })),
     close: async () => void db.close(),
   };
 }

@@ -80,6 +80,26 @@ for (const engine of engines) {
       ).rejects.toThrow('changed my mind');
       expect((await sql.all<{ full_name: string }>('SELECT full_name FROM repos ORDER BY full_name')).map((r) => r.full_name)).toEqual(['a/kept']);
     });
+
+    it('code inside a transaction that uses the outer handle joins the transaction, and a statement from outside waits for it', async () => {
+      const sql = await make();
+      await migrateSql(sql);
+      const insert = (name: string) => sql.run('INSERT INTO repos (full_name, first_seen_at, updated_at) VALUES (?, 1, 1)', [name]);
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      const failing = sql.transaction(async () => {
+        await insert('a/inside'); // the outer handle, as store code deep inside a write uses it
+        await sql.transaction(async () => void (await insert('a/nested')));
+        await held;
+        throw new Error('rolled back');
+      });
+      // From outside: not part of the transaction, and not lost when it rolls back.
+      const outsider = insert('a/outside');
+      release();
+      await expect(failing).rejects.toThrow('rolled back');
+      await outsider;
+      expect((await sql.all<{ full_name: string }>('SELECT full_name FROM repos ORDER BY full_name')).map((r) => r.full_name)).toEqual(['a/outside']);
+    });
   });
 }
 
