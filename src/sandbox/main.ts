@@ -52,7 +52,9 @@ process.on('exit', () => sandbox.removeData());
 
 // Probot's runner, started by the sandbox, exits on SIGINT as soon as its own
 // server stops; the sandbox has its runs and its forge to stop first, then its
-// folder to remove. Only that listener goes (tsx's own stays).
+// folder to remove. Only that listener goes. (npm runs this with `node
+// --import tsx`, not the tsx command: its parent process SIGKILLs a child that
+// does not acknowledge a signal within 30 ms, which a loaded machine misses.)
 const before = new Set(process.listeners('SIGINT'));
 try {
   await sandbox.start();
