@@ -61,7 +61,7 @@ async function benchSpawnPass(): Promise<void> {
     const deps = { store, launcher: noopLauncher, now: () => Date.now(), newRunId: () => `b${++n}` };
     const t0 = performance.now();
     await spawnPass(candidates, { liveCount: 0, liveSubjects: new Set() }, policy, async (c, cap) => {
-      const rec = recordLaunch(deps, c, cap);
+      const rec = await recordLaunch(deps, c, cap);
       return rec.kind === 'recorded' ? { kind: 'launched', runId: rec.runId } : rec;
     });
     times.push(performance.now() - t0);
@@ -171,7 +171,7 @@ async function benchFairShare(): Promise<void> {
   print('fair_share_spread', Math.max(...counts) - Math.min(...counts), 'launches');
 }
 
-function benchLockedLaunches(): void {
+async function benchLockedLaunches(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'yoke-bench-'));
   try {
     const store = openStore(join(dir, 'launch.db'));
@@ -193,7 +193,7 @@ function benchLockedLaunches(): void {
         requestId: null,
         why: 'bench',
       };
-      const rec = recordLaunch(deps, c, 1_000_000);
+      const rec = await recordLaunch(deps, c, 1_000_000);
       if (rec.kind !== 'recorded') throw new Error(`unexpected ${rec.kind}`);
     }
     const secs = (performance.now() - t0) / 1000;

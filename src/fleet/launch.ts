@@ -31,19 +31,19 @@ export function recordLaunch(
   c: Candidate,
   cap: number,
   pendingRef: string | null = null,
-): Recorded | { kind: 'over_cap'; freshCount: number } | { kind: 'subject_busy' } | { kind: 'paused' } {
-  return deps.store.write(() => {
-    const fresh = deps.store.runs.countLive();
+): Promise<Recorded | { kind: 'over_cap'; freshCount: number } | { kind: 'subject_busy' } | { kind: 'paused' }> {
+  return deps.store.write((t) => {
+    const fresh = t.runs.countLive();
     if (fresh >= cap) return { kind: 'over_cap' as const, freshCount: fresh };
-    if (deps.store.runs.liveForSubject(c.repo, c.subject)) return { kind: 'subject_busy' as const };
+    if (t.runs.liveForSubject(c.repo, c.subject)) return { kind: 'subject_busy' as const };
     // SP15: a repository paused earlier in this same pass launches no more AFK work.
-    const repo = deps.store.repos.get(c.repo);
+    const repo = t.repos.get(c.repo);
     if (isAfkKind(c.kind) && repo && isPaused(repo)) return { kind: 'paused' as const };
     const now = deps.now();
     const runId = deps.newRunId();
     const secret = deps.launcher.usesSecret(c.kind) ? randomBytes(32).toString('base64url') : null;
     const deadline = now + c.budgetMinutes * 60_000;
-    deps.store.runs.insert({
+    t.runs.insert({
       id: runId,
       repo: c.repo,
       kind: c.kind,
@@ -60,7 +60,7 @@ export function recordLaunch(
       liveAtLaunch: fresh + 1,
       title: c.title ?? null,
     });
-    if (c.requestId !== null) deps.store.requests.consume(c.requestId, runId);
+    if (c.requestId !== null) t.requests.consume(c.requestId, runId);
     return { kind: 'recorded' as const, runId, secret, deadline, liveAfter: fresh + 1 };
   });
 }
@@ -72,9 +72,9 @@ export async function lockedLaunch(
   cap: number,
   where: { workflow: string; ref: string },
   spec: (rec: Recorded) => LaunchSpec,
-  onLaunchFailed: (runId: string, detail: string) => void,
+  onLaunchFailed: (runId: string, detail: string) => Promise<void>,
 ): Promise<LaunchAttempt> {
-  const rec = recordLaunch(deps, c, cap, deps.launcher.pendingRef(where));
+  const rec = await recordLaunch(deps, c, cap, deps.launcher.pendingRef(where));
   if (rec.kind !== 'recorded') return rec;
   try {
     const { ref } = await deps.launcher.start(spec(rec));
@@ -82,7 +82,7 @@ export async function lockedLaunch(
     return { kind: 'launched', runId: rec.runId };
   } catch (err) {
     const detail = err instanceof Error ? err.message : String(err);
-    onLaunchFailed(rec.runId, detail);
+    await onLaunchFailed(rec.runId, detail);
     return { kind: 'launch_failed', runId: rec.runId, detail };
   }
 }
@@ -150,9 +150,9 @@ export async function launchCandidate(deps: LaunchDeps, c: Candidate, cap: numbe
     cap,
     { workflow, ref },
     (rec) => buildLaunchSpec(c, rec, repo, { workflow, ref }, deps.apiUrl, { limits: runLimits(facts, c.kind), rejection: rejectionFor(c, facts.runs) }),
-    (runId, detail) => {
+    async (runId, detail) => {
       const run = deps.store.runs.get(runId);
-      if (run) endRun(deps.store, run, 'cancelled', `launch failed: ${detail}`, deps.now(), deps.pauseThreshold);
+      if (run) await endRun(deps.store, run, 'cancelled', `launch failed: ${detail}`, deps.now(), deps.pauseThreshold);
     },
   );
   deps.log.info({ repo: c.repo, kind: c.kind, subject: c.subject, cap, result: result.kind, why: c.why }, 'launch decision');

@@ -64,12 +64,12 @@ export async function reapRuns(deps: ReapDeps): Promise<Reaped[]> {
     }
     // Decide from the run as it is now, inside the write that ends it: a report that landed while this tick
     // read other runs' liveness (or this one's) is seen, and a recorded result always wins.
-    const done = deps.store.write(() => {
-      const fresh = deps.store.runs.get(run.id);
+    const done = await deps.store.write(async (t) => {
+      const fresh = t.runs.get(run.id);
       if (!fresh || fresh.status !== 'live') return null;
       const decision = decideReap(fresh, now, liveness);
       if (!decision) return null;
-      const ended = endRun(deps.store, fresh, decision.outcome, decision.reason, now, deps.pauseThreshold);
+      const ended = await endRun(t, fresh, decision.outcome, decision.reason, now, deps.pauseThreshold);
       return ended && { run: fresh, ...decision, effect: ended.effect };
     });
     if (done) reaped.push(done);

@@ -24,20 +24,20 @@ export function endRun(
   reason: string | null,
   now: number,
   pauseThreshold: number,
-): { effect: StrikeEffect; repo: RepoState | undefined } | null {
-  return store.write(() => {
-    if (!store.runs.end(run.id, outcome, reason, now)) return null;
+): Promise<{ effect: StrikeEffect; repo: RepoState | undefined } | null> {
+  return store.write((t): { effect: StrikeEffect; repo: RepoState | undefined } | null => {
+    if (!t.runs.end(run.id, outcome, reason, now)) return null;
     const effect = strikeEffect(run, outcome);
     if (effect === 'add') {
-      const before = store.repos.get(run.repo);
-      const after = store.repos.addFailure(run.repo, pauseThreshold, now);
+      const before = t.repos.get(run.repo);
+      const after = t.repos.addFailure(run.repo, pauseThreshold, now);
       const paused = before !== undefined && !isPaused(before) && isPaused(after);
       return { effect: paused ? 'paused' : 'failure_added', repo: after };
     }
     if (effect === 'reset') {
-      store.repos.resetFailures(run.repo, now);
-      return { effect: 'reset', repo: store.repos.get(run.repo) };
+      t.repos.resetFailures(run.repo, now);
+      return { effect: 'reset', repo: t.repos.get(run.repo) };
     }
-    return { effect: 'none', repo: store.repos.get(run.repo) };
+    return { effect: 'none', repo: t.repos.get(run.repo) };
   });
 }

@@ -114,14 +114,14 @@ async function startDeploymentRun(ctx: DeliveryContext, req: CreateRequest): Pro
 
   const id = newDeploymentRunId();
   const now = clock.now();
-  const created = store.write(() => {
-    const current = store.deployments.activeFor(req.repo);
+  const created = await store.write((t) => {
+    const current = t.deployments.activeFor(req.repo);
     if (current && current.id !== old?.id) return refuse('deployment_run_active', { repo: req.repo, run: current.id });
     if (old) {
-      store.deployments.setStatus(old.id, 'superseded', now);
-      store.qa.closeOpenGroupsOf(old.id, 'superseded', now);
+      t.deployments.setStatus(old.id, 'superseded', now);
+      t.qa.closeOpenGroupsOf(old.id, 'superseded', now);
     }
-    store.deployments.create({ id, repo: req.repo, commit, settings: dr.settings, creator: req.creator ?? null, supersedes: old?.id ?? null, members, at: now });
+    t.deployments.create({ id, repo: req.repo, commit, settings: dr.settings, creator: req.creator ?? null, supersedes: old?.id ?? null, members, at: now });
     return ok(id);
   });
   if (!created.ok) return created;
@@ -145,10 +145,10 @@ export async function removeMember(ctx: DeliveryContext, actor: Actor, runId: st
   const n = dr.parseItem(ref);
   const members = ctx.store.deployments.members(run.id).filter((m) => m.removedAt === null);
   if (n === null || !members.some((m) => m.issueNumber === n)) return refuse('deployment_item_unknown', { run: run.id, item: ref, members: members.map((m) => dr.item(m.issueNumber)) });
-  ctx.store.write(() => {
-    ctx.store.deployments.removeMember(run.id, n, by, reason, ctx.clock.now());
-    for (const g of ctx.store.qa.groups([run.id]).filter((x) => x.state === 'open' && x.coveredItemIds.includes(n))) {
-      ctx.store.qa.setCovered(g.id, g.coveredItemIds.filter((i) => i !== n));
+  await ctx.store.write((t) => {
+    t.deployments.removeMember(run.id, n, by, reason, ctx.clock.now());
+    for (const g of t.qa.groups([run.id]).filter((x) => x.state === 'open' && x.coveredItemIds.includes(n))) {
+      t.qa.setCovered(g.id, g.coveredItemIds.filter((i) => i !== n));
     }
   });
   await syncTrackingIssue(ctx, dr, run.id);

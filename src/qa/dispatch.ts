@@ -100,22 +100,22 @@ async function checkGate(ctx: DeliveryContext, dr: DeliveryRepo, run: Deployment
   const now = clock.now();
   const holders = new Map(store.qa.memberStages(run.id, stage).map((m) => [dr.item(m.issueNumber), m.holder]));
   const woken = new Map<string, Woken>();
-  store.write(() => {
+  await store.write((t) => {
     // DX12: members removed between the read and this write: the check is stale, nothing is written.
     if (liveMembers() !== membersRead) throw new BusyError(makeRefusal('deployment_membership_changed', { run: run.id }));
-    for (const f of evaluation.failureReviews) store.qa.openFailureReview({ ...f, runId: run.id, stage, at: now });
+    for (const f of evaluation.failureReviews) t.qa.openFailureReview({ ...f, runId: run.id, stage, at: now });
     // QA01/QA02/QA10: only item QA and refusals wake a member's holder, once per wait.
     for (const w of evaluation.waits.filter((x) => x.recipient === 'holder')) {
       const recipient = holders.get(w.subject) ?? 'unknown';
-      if (!store.qa.recordWake({ runId: run.id, stage, recipient, subject: w.subject, waitKey: w.key, reason: w.code, wokenAt: now })) continue;
+      if (!t.qa.recordWake({ runId: run.id, stage, recipient, subject: w.subject, waitKey: w.key, reason: w.code, wokenAt: now })) continue;
       const key = `${recipient}\u0000${w.subject}`;
       woken.set(key, { recipient, subject: w.subject, waits: [...(woken.get(key)?.waits ?? []), w] });
     }
-    for (const m of evaluation.members.filter((x) => x.state === 'settled')) store.qa.markSettled(run.id, stage, m.issueNumber, now);
+    for (const m of evaluation.members.filter((x) => x.state === 'settled')) t.qa.markSettled(run.id, stage, m.issueNumber, now);
     // A group closes as soon as it passes; its notice is withdrawn (QA22).
-    for (const g of evaluation.groups.filter((x) => x.state === 'passed')) store.qa.closeGroup(g.id, 'passed', now);
-    if (settles) store.deployments.setStage({ runId: run.id, stage, state: 'settled', at: now });
-    store.deployments.setWaits(run.id, stage, evaluation.waits);
+    for (const g of evaluation.groups.filter((x) => x.state === 'passed')) t.qa.closeGroup(g.id, 'passed', now);
+    if (settles) t.deployments.setStage({ runId: run.id, stage, state: 'settled', at: now });
+    t.deployments.setWaits(run.id, stage, evaluation.waits);
   });
   const closedGroups = () => new Set(store.qa.groups([run.id]).filter((g) => g.stage === stage && g.state === 'closed').map((g) => g.id));
   // Wake the waiting before closing the accepted (QA01); a refused close-out then wakes its owner (DX03).

@@ -61,18 +61,18 @@ export async function dispatchIdempotent(
 
   let replay: WireReply | null = null;
   try {
-    store.write(() => {
+    await store.write((t) => {
       const now = clock.now();
       // TR12: a reservation whose process is gone can never finish: it is failed here, so this id may run again.
-      store.dispatchRequests.failLapsed(now);
-      const known = store.dispatchRequests.get(requestId);
+      t.dispatchRequests.failLapsed(now);
+      const known = t.dispatchRequests.get(requestId);
       if (known && (known.envelopeHash !== hash || known.runId !== runId)) throw new BusyError(makeRefusal('idempotency_key_reused', { request: requestId }));
       if (known?.state === 'completed') {
         replay = { status: known.status!, body: known.response!, replayed: true };
         return;
       }
       if (known?.state === 'in_flight') throw new BusyError(makeRefusal('idempotency_request_in_flight', { request: requestId, run: runId }));
-      const fresh = store.deployments.get(runId)!;
+      const fresh = t.deployments.get(runId)!;
       const index = fresh.settings.stages.findIndex((x) => x.name === stage);
       // A check of a stage the run has just left (another check settled it first) is answered as settled, naming where the run is now.
       const leftBehind = index >= 0 && (fresh.status === 'succeeded' || (fresh.status === 'active' && (index < fresh.currentStage || fresh.closingSince !== null)));
@@ -91,13 +91,13 @@ export async function dispatchIdempotent(
       if (envelope.lease !== null && envelope.lease !== fresh.leaseToken) {
         throw new BusyError(makeRefusal('dispatch_envelope_invalid', { run: runId, detail: 'the lease it names is no longer the run\'s; check in again' }));
       }
-      const other = store.dispatchRequests.inFlightFor(runId, requestId);
+      const other = t.dispatchRequests.inFlightFor(runId, requestId);
       if (other) throw new BusyError(makeRefusal('run_busy', { run: runId, holder: `request ${other.requestId} of ${other.driver}` }));
-      const writing = store.executions.live(runId, stage, now).find((e) => e.kind === 'deployment-stage');
+      const writing = t.executions.live(runId, stage, now).find((e) => e.kind === 'deployment-stage');
       if (writing) throw new BusyError(makeRefusal('qa_plan_busy', { run: runId, holder: `${writing.id} on ${writing.subject}` }));
-      const freezing = store.workLocks.held(`freeze:${runId}:${stage}`, now, 5 * 60_000);
+      const freezing = t.workLocks.held(`freeze:${runId}:${stage}`, now, 5 * 60_000);
       if (freezing) throw new BusyError(makeRefusal('qa_ownership_busy', { run: runId, stage, holder: freezing.holder }));
-      store.dispatchRequests.reserve({ requestId, runId, stage, envelopeHash: hash, driver: envelope.driver, owner: ctx.processId, at: now });
+      t.dispatchRequests.reserve({ requestId, runId, stage, envelopeHash: hash, driver: envelope.driver, owner: ctx.processId, at: now });
     });
   } catch (err) {
     if (err instanceof BusyError) return refusalReply(err.refusal);

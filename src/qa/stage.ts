@@ -97,14 +97,14 @@ async function freezeStage(ctx: DeliveryContext, dr: DeliveryRepo, run: Deployme
     groupCount: store.qa.groups([run.id]).length,
     now: clock.now(),
   });
-  store.write(() => {
-    if (store.deployments.stage(run.id, stage)) return; // another entry won the race
-    for (const s of plan.snapshots) store.qa.saveSnapshot({ runId: run.id, planId: s.planId, name: s.name, commit: run.commit, cases: s.cases });
-    for (const g of plan.groups) store.qa.openGroup(g);
+  await store.write((t) => {
+    if (t.deployments.stage(run.id, stage)) return; // another entry won the race
+    for (const s of plan.snapshots) t.qa.saveSnapshot({ runId: run.id, planId: s.planId, name: s.name, commit: run.commit, cases: s.cases });
+    for (const g of plan.groups) t.qa.openGroup(g);
     for (const m of plan.members) {
-      store.qa.freezeMember({ runId: run.id, stage, issueNumber: m.issueNumber, holder: m.holder, prAuthor: m.prAuthor, refusal: m.refusal, frozenAt: clock.now(), settledAt: null }, m.plans);
+      t.qa.freezeMember({ runId: run.id, stage, issueNumber: m.issueNumber, holder: m.holder, prAuthor: m.prAuthor, refusal: m.refusal, frozenAt: clock.now(), settledAt: null }, m.plans);
     }
-    store.deployments.setStage({ runId: run.id, stage, state: 'frozen', refusal: plan.stageRefusal, at: clock.now() });
+    t.deployments.setStage({ runId: run.id, stage, state: 'frozen', refusal: plan.stageRefusal, at: clock.now() });
   });
 }
 

@@ -1,9 +1,9 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import { numberPlaceholders, type Sql, type SqlParam } from './sql.js';
 
 // PostgreSQL under the async interface, through a pg pool. A transaction has
-// a connection of its own for its whole life; everything else takes any.
+// a connection of its own for its whole life, reached through the `tx` it
+// hands its code; everything else takes any connection.
 
 const INT8 = 20;
 
@@ -42,24 +42,14 @@ export function postgresSql(url: string, opts: PostgresOptions = {}): Sql {
   const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10, ...(options.length ? { options: options.join(' ') } : {}) });
   // An idle connection the server dropped is replaced by the pool; it must not crash the process.
   pool.on('error', () => {});
-  // Code running inside a transaction (however deep, across awaits) uses its connection, so it joins the transaction.
-  const inTx = new AsyncLocalStorage<Sql>();
-  const outside = bound(pool);
-  const via = <K extends 'all' | 'get' | 'run' | 'exec'>(k: K): Sql[K] => ((...args: unknown[]) => ((inTx.getStore() ?? outside)[k] as (...a: unknown[]) => unknown)(...args)) as Sql[K];
   return {
-    dialect: 'postgres',
-    all: via('all'),
-    get: via('get'),
-    run: via('run'),
-    exec: via('exec'),
+    ...bound(pool),
     transaction: async (fn) => {
-      const open = inTx.getStore();
-      if (open) return fn(open); // already inside one: the outer transaction holds
       const client = await pool.connect();
       const tx: Sql = { ...bound(client), transaction: (f) => f(tx), close: async () => {} };
       try {
         await client.query('BEGIN');
-        const out = await inTx.run(tx, () => fn(tx));
+        const out = await fn(tx);
         await client.query('COMMIT');
         return out;
       } catch (err) {

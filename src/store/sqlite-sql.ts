@@ -1,10 +1,15 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Statement } from 'better-sqlite3';
 import type { Db } from './db.js';
 import type { Sql, SqlParam } from './sql.js';
 
 // SQLite under the async interface. better-sqlite3 answers at once, on one
 // connection; a transaction spans awaits, so every statement from outside it
-// queues behind it (else it would run inside the open transaction).
+// queues behind it (else it would run inside the open transaction). Code
+// inside a transaction goes through the `tx` it is given. A transaction only
+// ever waits on its own statements, which answer within the same turn: one
+// still open when the turn ends is waiting on something else (a statement
+// through the outer handle, which would wait for it forever, or I/O), and is
+// rolled back with an error that says so.
 
 /**
  * Statements run at once while nothing is queued, in call order with the
@@ -37,12 +42,25 @@ class Queue {
   }
 }
 
-/** The statements themselves, answered at once (better-sqlite3 is synchronous). */
+/** A transaction that waited past the end of its turn: see the module comment. */
+export class StuckTransaction extends Error {
+  constructor() {
+    super('A store transaction waited on something other than its own statements (a statement through the outer store instead of the transaction\'s, or I/O) and was rolled back. Inside store.write, use the store it hands you, and do no I/O.');
+  }
+}
+
+/** The statements themselves, answered at once (better-sqlite3 is synchronous); each is prepared once and kept. */
 function direct(db: Db) {
+  const prepared = new Map<string, Statement>();
+  const statement = (sql: string): Statement => {
+    let st = prepared.get(sql);
+    if (!st) prepared.set(sql, (st = db.prepare(sql)));
+    return st;
+  };
   return {
-    all: <T>(sql: string, params: readonly SqlParam[] = []) => db.prepare(sql).all(...params) as T[],
-    get: <T>(sql: string, params: readonly SqlParam[] = []) => db.prepare(sql).get(...params) as T | undefined,
-    run: (sql: string, params: readonly SqlParam[] = []) => ({ changes: db.prepare(sql).run(...params).changes }),
+    all: <T>(sql: string, params: readonly SqlParam[] = []) => statement(sql).all(...params) as T[],
+    get: <T>(sql: string, params: readonly SqlParam[] = []) => statement(sql).get(...params) as T | undefined,
+    run: (sql: string, params: readonly SqlParam[] = []) => ({ changes: statement(sql).run(...params).changes }),
     exec: (sql: string) => void db.exec(sql),
   };
 }
@@ -50,18 +68,22 @@ function direct(db: Db) {
 export function sqliteSql(db: Db): Sql {
   const queue = new Queue();
   const d = direct(db);
-  // Code running inside a transaction (however deep, across awaits) reaches
-  // it directly: its statements join the transaction instead of queueing
-  // behind it, which would wait forever.
-  const inTx = new AsyncLocalStorage<true>();
-  const now = <T>(fn: () => T): Promise<T> => {
-    try {
-      return Promise.resolve(fn());
-    } catch (err) {
-      return Promise.reject(err);
-    }
+  // Prepared once: a launch is one short transaction, and parsing BEGIN each time shows in the figures.
+  const [begin, commit, rollback] = ['BEGIN IMMEDIATE', 'COMMIT', 'ROLLBACK'].map((q) => db.prepare(q)) as [Statement, Statement, Statement];
+  const run = <T>(fn: () => T): Promise<T> => queue.run(fn);
+  // The open transaction's way to fail, and one check at the end of the turn for whichever is open then.
+  let open: ((err: Error) => void) | null = null;
+  let armed = false;
+  const watch = (fail: (err: Error) => void) => {
+    open = fail;
+    if (armed) return;
+    armed = true;
+    setImmediate(() => {
+      armed = false;
+      if (open === fail) fail(new StuckTransaction());
+      else if (open) watch(open);
+    });
   };
-  const run = <T>(fn: () => T): Promise<T> => (inTx.getStore() ? now(fn) : queue.run(fn));
   const tx: Sql = {
     dialect: 'sqlite',
     all: async (sql, params) => d.all(sql, params),
@@ -77,21 +99,24 @@ export function sqliteSql(db: Db): Sql {
     get: (sql, params) => run(() => d.get(sql, params)),
     run: (sql, params) => run(() => d.run(sql, params)),
     exec: (sql) => run(() => d.exec(sql)),
-    transaction: (fn) =>
-      inTx.getStore()
-        ? fn(tx) // already inside one: the outer transaction holds
-        : queue.run(() => inTx.run(true, async () => {
+    transaction: <T>(fn: (tx: Sql) => Promise<T>) =>
+      queue.run(async () => {
         // IMMEDIATE: the write lock is taken at the start, so another process's writer waits (busy_timeout) rather than failing mid-way.
-        db.exec('BEGIN IMMEDIATE');
+        begin.run();
         try {
-          const out = await fn(tx);
-          db.exec('COMMIT');
+          const out = await new Promise<T>((resolve, reject) => {
+            watch(reject);
+            fn(tx).then(resolve, reject);
+          });
+          commit.run();
           return out;
         } catch (err) {
-          if (db.inTransaction) db.exec('ROLLBACK');
+          if (db.inTransaction) rollback.run();
           throw err;
+        } finally {
+          open = null;
         }
-      })),
+      }),
     close: async () => void db.close(),
   };
 }

@@ -51,8 +51,8 @@ export interface Store {
   processes: ProcessStore;
   qaLabels: QaLabelStore;
   runNotices: RunNoticeStore;
-  /** Runs fn in one IMMEDIATE write transaction (the cross-process backstop). */
-  write<T>(fn: () => T): T;
+  /** Runs fn in one write transaction (the cross-process backstop), handing it the store bound to that transaction: everything inside goes through it. */
+  write<T>(fn: (s: Store) => T | Promise<T>): Promise<T>;
   close(): void;
 }
 
@@ -60,8 +60,12 @@ export function openStore(path: string, opts: { busyTimeoutMs?: number } = {}): 
   return wrapDb(openDb(path, opts));
 }
 
-export function wrapDb(db: Db): Store {
-  const sql = sqliteSql(db);
+/** The store over a database; `within` binds it to an open transaction instead. */
+export function wrapDb(db: Db, within?: Sql): Store {
+  const sql = within ?? sqliteSql(db);
+  // SQLite's transaction handle is one and the same each time: so is the store bound to it.
+  let bound: { tx: Sql; store: Store } | null = null;
+  const storeIn = (tx: Sql): Store => (bound?.tx === tx ? bound.store : (bound = { tx, store: wrapDb(db, tx) }).store);
   return {
     db,
     sql,
@@ -87,7 +91,7 @@ export function wrapDb(db: Db): Store {
     processes: new ProcessStore(sql),
     qaLabels: new QaLabelStore(sql),
     runNotices: new RunNoticeStore(sql),
-    write: <T>(fn: () => T): T => db.transaction(fn).immediate(),
+    write: <T>(fn: (s: Store) => T | Promise<T>): Promise<T> => sql.transaction(async (tx) => fn(storeIn(tx))),
     close: () => db.close(),
   };
 }

@@ -52,11 +52,11 @@ describe('spawnPass', () => {
     const deps = { store, launcher: { name: 'command', usesSecret: () => false } as never, now: () => Date.UTC(2026, 10, 30), newRunId: () => `run${++n}` };
     // Another process fills the fleet to the cap after this pass took its snapshot of 0 live runs.
     for (const subject of ['issue#90', 'issue#91']) {
-      const rec = recordLaunch(deps, { ...cand('new_work', 'b/b', 0), subject }, 2);
+      const rec = await recordLaunch(deps, { ...cand('new_work', 'b/b', 0), subject }, 2);
       expect(rec.kind).toBe('recorded');
     }
     const out = await spawnPass([cand('lander', 'a/a', 1), cand('fix', 'a/a', 2)], { liveCount: 0, liveSubjects: new Set() }, { globalCap: 2, repoCaps: {}, pauseThreshold: 3 }, async (c, cap) => {
-      const rec = recordLaunch(deps, c, cap);
+      const rec = await recordLaunch(deps, c, cap);
       return rec.kind === 'recorded' ? { kind: 'launched', runId: rec.runId } : rec;
     });
     expect(out.outcomes.map((o) => o.result)).toEqual([

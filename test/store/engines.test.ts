@@ -9,7 +9,7 @@ import { MIGRATIONS } from '../../src/store/migrations.js';
 import { postgresSql } from '../../src/store/postgres-sql.js';
 import { LATEST_VERSION, SchemaTooNewError, migrateSql, schemaVersion } from '../../src/store/schema.js';
 import { numberPlaceholders, postgresDdl, type Sql } from '../../src/store/sql.js';
-import { sqliteSql } from '../../src/store/sqlite-sql.js';
+import { StuckTransaction, sqliteSql } from '../../src/store/sqlite-sql.js';
 import { havePostgres, usePostgres } from '../helpers/postgres.js';
 
 // The store's one SQL interface on both engines: SQLite (`:memory:`) and a
@@ -81,20 +81,24 @@ for (const engine of engines) {
       expect((await sql.all<{ full_name: string }>('SELECT full_name FROM repos ORDER BY full_name')).map((r) => r.full_name)).toEqual(['a/kept']);
     });
 
-    it('code inside a transaction that uses the outer handle joins the transaction, and a statement from outside waits for it', async () => {
+    it('a statement from outside an open transaction is not part of it: it is kept when the transaction rolls back', async () => {
       const sql = await make();
       await migrateSql(sql);
-      const insert = (name: string) => sql.run('INSERT INTO repos (full_name, first_seen_at, updated_at) VALUES (?, 1, 1)', [name]);
+      const insert = (via: Sql, name: string) => via.run('INSERT INTO repos (full_name, first_seen_at, updated_at) VALUES (?, 1, 1)', [name]);
       let release!: () => void;
+      let opened!: () => void;
       const held = new Promise<void>((r) => (release = r));
-      const failing = sql.transaction(async () => {
-        await insert('a/inside'); // the outer handle, as store code deep inside a write uses it
-        await sql.transaction(async () => void (await insert('a/nested')));
-        await held;
+      const open = new Promise<void>((r) => (opened = r));
+      const failing = sql.transaction(async (tx) => {
+        await insert(tx, 'a/inside');
+        await tx.transaction(async (inner) => void (await insert(inner, 'a/nested')));
+        opened();
+        // (PostgreSQL may wait on anything; SQLite's transaction must end within its turn, so it is held only there.)
+        if (tx.dialect === 'postgres') await held;
         throw new Error('rolled back');
       });
-      // From outside: not part of the transaction, and not lost when it rolls back.
-      const outsider = insert('a/outside');
+      await open;
+      const outsider = insert(sql, 'a/outside');
       release();
       await expect(failing).rejects.toThrow('rolled back');
       await outsider;
@@ -162,6 +166,25 @@ describe.skipIf(!havePostgres)("PostgreSQL's busy answers", () => {
     expect((err as { code?: string }).code).toBe('57014');
     expect(storeBusy(err)?.code).toBe('statement_cancelled');
     expect(storeBusy(new Error('syntax error'))).toBeNull();
+  });
+});
+
+describe('SQLite transactions', () => {
+  it('one that waits on anything but its own statements (here the outer handle, which would wait for it forever) is rolled back with an error that says so', async () => {
+    const sql = sqliteSql(new Database(':memory:'));
+    open.push(sql);
+    await migrateSql(sql);
+    const err = await sql
+      .transaction(async (tx) => {
+        await tx.run("INSERT INTO repos (full_name, first_seen_at, updated_at) VALUES ('a/in', 1, 1)");
+        await sql.run("INSERT INTO repos (full_name, first_seen_at, updated_at) VALUES ('a/outer', 1, 1)");
+      })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StuckTransaction);
+    expect((err as Error).message).toBe("A store transaction waited on something other than its own statements (a statement through the outer store instead of the transaction's, or I/O) and was rolled back. Inside store.write, use the store it hands you, and do no I/O.");
+    // The outer statement ran once the transaction was out of its way; the transaction's own did not stay.
+    await new Promise((r) => setTimeout(r, 10));
+    expect((await sql.all<{ full_name: string }>('SELECT full_name FROM repos')).map((r) => r.full_name)).toEqual(['a/outer']);
   });
 });
 
