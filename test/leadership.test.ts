@@ -17,7 +17,7 @@ function recordingLog(lines: string[]): Log {
 
 for (const engine of engines) {
   describe.skipIf(engine.skip)(`leadership of the ticks on ${engine.name}`, () => {
-    it('one process leads; when it dies a follower takes over within two of its ticks, and never are there two', async () => {
+    it('TR13 one process leads; when it dies a follower takes over within two of its ticks, and never are there two', async () => {
       const connection = await engine.shared();
       const clock = new ManualClock();
       const process = (id: string, lines: string[] = []) => {
@@ -53,7 +53,7 @@ for (const engine of engines) {
       expect(await other.holds()).toBe(false);
     });
 
-    it('a clean stop gives the lead up at once: a follower takes it at its next tick, with no lease to wait out', async () => {
+    it('TR13 a clean stop gives the lead up at once: a follower takes it at its next tick, with no lease to wait out', async () => {
       const connection = await engine.shared();
       const clock = new ManualClock();
       const timers = { setInterval: () => 1, clearInterval: () => {} };
@@ -69,7 +69,7 @@ for (const engine of engines) {
 }
 
 describe("a follower's ticks", () => {
-  it('launch nothing; the leader\'s do', async () => {
+  it('TR13 launch nothing; the leader\'s do', async () => {
     let leads = false;
     const handles: (() => void)[] = [];
     const h = makeHarness({ timers: { setInterval: (fn) => (handles.push(fn), handles.length), clearInterval: () => {} }, leads: async () => leads });
