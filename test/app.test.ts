@@ -364,7 +364,7 @@ describe('verdicts and autoland (Probot level)', () => {
         output: { title: 'Accepted at abc1234', summary: `Lander run \`${lander.id}\` accepted this head.\n\ntests pass` },
       },
     });
-    expect(h.rt.store.deliveryItems.get(REPO, 1)).toMatchObject({ state: 'owed', prNumber: 7, mergeSha: 'mergedsha', labelled: true });
+    expect((await h.rt.store.deliveryItems.get(REPO, 1))).toMatchObject({ state: 'owed', prNumber: 7, mergeSha: 'mergedsha', labelled: true });
   });
 
   it('GH03 a merge GitHub refuses (the head moved) is reported on the PR once and not retried blindly', async () => {

@@ -275,7 +275,7 @@ async function syncDashboardIssues(deps: DashboardIssueDeps, memos: Promise<Repo
       firsts++;
     }
     const fresh = { ...f, runs: store.runs.listForRepo(f.repo.fullName) };
-    const mine = { waiting: waitingOf.get(f.repo.fullName) ?? [], owed: store.deliveryItems.listOwed(f.repo.fullName) };
+    const mine = { waiting: waitingOf.get(f.repo.fullName) ?? [], owed: await store.deliveryItems.listOwed(f.repo.fullName) };
     const view = viewDashboardIssue({ facts: fresh, runs: fresh.runs, ...mine, webUrl: opts.webUrl });
     try {
       await syncDashboardIssue(deps, view, fresh);

@@ -101,7 +101,7 @@ async function closeOut(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentR
     if (!found.labels.includes(dr.settings.delivered_label)) await forge.addLabels(dr.repo, issue, [dr.settings.delivered_label]);
     const holder = store.qa.memberStages(run.id, stage).find((m) => m.issueNumber === issue)?.holder ?? null;
     const comment = await forge.createComment(dr.repo, member.prNumber, closeoutNotice({ holder, item, issue, run: run.id, stage, commit: run.commit, label: dr.settings.delivered_label, spend: spendLine(`#${issue}`, store.runs.spendOfWork(run.repo, issue, member.prNumber)) }));
-    store.deliveryItems.markDelivered(run.repo, issue, clock.now());
+    await store.deliveryItems.markDelivered(run.repo, issue, clock.now());
     await store.closeouts.finish(run.id, issue, { state: 'closed', noticeCommentId: comment }, clock.now());
     return null;
   } catch (err) {

@@ -89,7 +89,7 @@ async function startDeploymentRun(ctx: DeliveryContext, req: CreateRequest): Pro
   if (active && active.id !== old?.id) return refuse('deployment_run_active', { repo: req.repo, run: active.id });
 
   await reconcileOwed({ store, forge, now: () => clock.now(), log: ctx.log }, dr.repo, dr.settings.owed_label);
-  const owed = store.deliveryItems.listOwed(req.repo);
+  const owed = await store.deliveryItems.listOwed(req.repo);
   const eligible: { issueNumber: number; prNumber: number }[] = [];
   const why = new Map<number, string>();
   for (const item of owed) {
@@ -104,7 +104,7 @@ async function startDeploymentRun(ctx: DeliveryContext, req: CreateRequest): Pro
       if (n === null) return refuse('item_ref_invalid', { ref, example: dr.item(12) });
       const found = eligible.find((e) => e.issueNumber === n);
       if (!found) {
-        const delivered = store.deliveryItems.get(req.repo, n)?.state === 'delivered';
+        const delivered = (await store.deliveryItems.get(req.repo, n))?.state === 'delivered';
         return refuse('deployment_item_refused', { repo: req.repo, item: dr.item(n), detail: why.get(n) ?? (delivered ? 'it is already delivered' : 'no merged claim PR of it is known, so its delivery is not owed') });
       }
       if (!members.includes(found)) members.push(found);

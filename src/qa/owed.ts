@@ -18,14 +18,14 @@ export interface OwedDeps {
 export async function recordDeliveryOwed(deps: OwedDeps, repo: RepoRef, pr: number, mergeSha: string, label: string): Promise<void> {
   const claim = await deps.store.claims.forPull(repo.fullName, pr);
   if (!claim) return;
-  deps.store.deliveryItems.recordOwed({ repo: repo.fullName, issueNumber: claim.issueNumber, prNumber: pr, mergeSha, at: deps.now() });
+  await deps.store.deliveryItems.recordOwed({ repo: repo.fullName, issueNumber: claim.issueNumber, prNumber: pr, mergeSha, at: deps.now() });
   await labelOwed(deps, repo, claim.issueNumber, label);
 }
 
 async function labelOwed(deps: OwedDeps, repo: RepoRef, issue: number, label: string): Promise<void> {
   try {
     await deps.forge.addLabels(repo, issue, [label]);
-    deps.store.deliveryItems.markLabelled(repo.fullName, issue);
+    await deps.store.deliveryItems.markLabelled(repo.fullName, issue);
   } catch (err) {
     deps.log.warn({ repo: repo.fullName, issue, err: String(err) }, 'could not label the owed delivery; tried again later');
   }
@@ -34,11 +34,11 @@ async function labelOwed(deps: OwedDeps, repo: RepoRef, issue: number, label: st
 /** Finds claim PRs merged without yoke (by hand), and labels owed items whose label failed. */
 export async function reconcileOwed(deps: OwedDeps, repo: RepoRef, label: string): Promise<void> {
   for (const claim of await deps.store.claims.listForRepo(repo.fullName)) {
-    if (deps.store.deliveryItems.get(repo.fullName, claim.issueNumber)) continue;
+    if (await deps.store.deliveryItems.get(repo.fullName, claim.issueNumber)) continue;
     const pull = await deps.forge.getPull(repo, claim.prNumber);
     if (pull?.merged && pull.mergeCommitSha) {
-      deps.store.deliveryItems.recordOwed({ repo: repo.fullName, issueNumber: claim.issueNumber, prNumber: claim.prNumber, mergeSha: pull.mergeCommitSha, at: deps.now() });
+      await deps.store.deliveryItems.recordOwed({ repo: repo.fullName, issueNumber: claim.issueNumber, prNumber: claim.prNumber, mergeSha: pull.mergeCommitSha, at: deps.now() });
     }
   }
-  for (const item of deps.store.deliveryItems.listUnlabelled().filter((i) => i.repo === repo.fullName)) await labelOwed(deps, repo, item.issueNumber, label);
+  for (const item of (await deps.store.deliveryItems.listUnlabelled()).filter((i) => i.repo === repo.fullName)) await labelOwed(deps, repo, item.issueNumber, label);
 }

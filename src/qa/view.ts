@@ -96,13 +96,13 @@ export async function viewDeploymentRun(ctx: DeliveryContext, dr: DeliveryRepo, 
     trackingIssue: run.trackingIssue,
     currentStage,
     stages,
-    members: store.deployments.members(run.id).map((m) => ({
+    members: (await Promise.all(store.deployments.members(run.id).map(async (m) => ({ m, delivery: (await store.deliveryItems.get(run.repo, m.issueNumber))?.state ?? 'owed' })))).map(({ m, delivery }) => ({
       item: dr.item(m.issueNumber),
       issue: m.issueNumber,
       pr: m.prNumber,
       removed: m.removedAt === null ? null : { by: m.removedBy, reason: m.removedReason },
       stages: memberStates.get(m.issueNumber) ?? {},
-      delivery: store.deliveryItems.get(run.repo, m.issueNumber)?.state ?? 'owed',
+      delivery,
     })),
     verdicts: store.qa.verdicts([run.id]).map((v) => ({
       stage: v.stage,

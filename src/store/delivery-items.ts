@@ -1,4 +1,4 @@
-import type { Db } from './db.js';
+import type { Sql } from './sql.js';
 
 // Items whose delivery is owed: from the merge of the claim PR until close-out.
 
@@ -36,34 +36,35 @@ const toItem = (r: Row): DeliveryItem => ({
 });
 
 export class DeliveryItemStore {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly sql: Sql) {}
 
   /** Records that an item's delivery is owed; false when it was already known. */
-  recordOwed(item: { repo: string; issueNumber: number; prNumber: number; mergeSha: string; at: number }): boolean {
-    const res = this.db
-      .prepare("INSERT OR IGNORE INTO delivery_items (repo, issue_number, pr_number, merge_sha, state, owed_at) VALUES (?, ?, ?, ?, 'owed', ?)")
-      .run(item.repo, item.issueNumber, item.prNumber, item.mergeSha, item.at);
+  async recordOwed(item: { repo: string; issueNumber: number; prNumber: number; mergeSha: string; at: number }): Promise<boolean> {
+    const res = await this.sql.run(
+      "INSERT INTO delivery_items (repo, issue_number, pr_number, merge_sha, state, owed_at) VALUES (?, ?, ?, ?, 'owed', ?) ON CONFLICT DO NOTHING",
+      [item.repo, item.issueNumber, item.prNumber, item.mergeSha, item.at],
+    );
     return res.changes === 1;
   }
 
-  markLabelled(repo: string, issueNumber: number): void {
-    this.db.prepare('UPDATE delivery_items SET labelled = 1 WHERE repo = ? AND issue_number = ?').run(repo, issueNumber);
+  async markLabelled(repo: string, issueNumber: number): Promise<void> {
+    await this.sql.run('UPDATE delivery_items SET labelled = 1 WHERE repo = ? AND issue_number = ?', [repo, issueNumber]);
   }
 
-  markDelivered(repo: string, issueNumber: number, at: number): void {
-    this.db.prepare("UPDATE delivery_items SET state = 'delivered', delivered_at = ? WHERE repo = ? AND issue_number = ?").run(at, repo, issueNumber);
+  async markDelivered(repo: string, issueNumber: number, at: number): Promise<void> {
+    await this.sql.run("UPDATE delivery_items SET state = 'delivered', delivered_at = ? WHERE repo = ? AND issue_number = ?", [at, repo, issueNumber]);
   }
 
-  get(repo: string, issueNumber: number): DeliveryItem | undefined {
-    const row = this.db.prepare('SELECT * FROM delivery_items WHERE repo = ? AND issue_number = ?').get(repo, issueNumber) as Row | undefined;
+  async get(repo: string, issueNumber: number): Promise<DeliveryItem | undefined> {
+    const row = await this.sql.get<Row>('SELECT * FROM delivery_items WHERE repo = ? AND issue_number = ?', [repo, issueNumber]);
     return row && toItem(row);
   }
 
-  listOwed(repo: string): DeliveryItem[] {
-    return (this.db.prepare("SELECT * FROM delivery_items WHERE repo = ? AND state = 'owed' ORDER BY owed_at, issue_number").all(repo) as Row[]).map(toItem);
+  async listOwed(repo: string): Promise<DeliveryItem[]> {
+    return (await this.sql.all<Row>("SELECT * FROM delivery_items WHERE repo = ? AND state = 'owed' ORDER BY owed_at, issue_number", [repo])).map(toItem);
   }
 
-  listUnlabelled(): DeliveryItem[] {
-    return (this.db.prepare("SELECT * FROM delivery_items WHERE state = 'owed' AND labelled = 0").all() as Row[]).map(toItem);
+  async listUnlabelled(): Promise<DeliveryItem[]> {
+    return (await this.sql.all<Row>("SELECT * FROM delivery_items WHERE state = 'owed' AND labelled = 0")).map(toItem);
   }
 }

@@ -78,7 +78,7 @@ export function wrapDb(db: Db, within?: Sql): Store {
     merges: new MergeStore(sql),
     httpCache: new HttpCacheStore(sql),
     deliveries: new DeliveryStore(sql),
-    deliveryItems: new DeliveryItemStore(db),
+    deliveryItems: new DeliveryItemStore(sql),
     deployments: new DeploymentStore(db),
     qa: new QaStore(db),
     notices: new NoticeStore(db),

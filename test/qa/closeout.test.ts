@@ -38,7 +38,7 @@ describe('close-out', () => {
       [102, expect.stringContaining('APP-2 is delivered')],
       [103, expect.stringContaining('APP-3 is delivered')],
     ]);
-    expect(h.store.deliveryItems.listOwed(REPO)).toEqual([]);
+    expect((await h.store.deliveryItems.listOwed(REPO))).toEqual([]);
   });
 
   it('DX06 with a slow forge no close-out starts after five seconds (DX01); the skipped close later, and none twice', async () => {

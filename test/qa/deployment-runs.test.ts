@@ -17,7 +17,7 @@ describe('deployment runs', () => {
     expect([r.value.commit, r.value.status, r.value.currentStage, r.value.creator]).toEqual([at, 'active', 'staging', 'maint']);
     expect(r.value.next).toEqual([`yoke deploy stage run ${r.value.id} staging`]);
     // Hand-merged claims are found, recorded owed and labelled (DESIGN §5: owed from merge to close-out).
-    expect(h.store.deliveryItems.listOwed(REPO).map((i) => i.issueNumber)).toEqual([1, 2, 3]);
+    expect((await h.store.deliveryItems.listOwed(REPO)).map((i) => i.issueNumber)).toEqual([1, 2, 3]);
     expect(h.forge.repo(REPO).issues.filter((i) => i.labels.includes('yoke:delivery-owed')).map((i) => i.number)).toEqual([1, 2, 3]);
     const [tracking] = h.forge.createdIssues;
     expect(tracking).toMatchObject({ repo: REPO, title: `Deployment run ${r.value.id}: ${REPO} at ${at}`, labels: ['yoke:deploy'] });
@@ -83,7 +83,7 @@ describe('deployment runs', () => {
     const removed = await removeMember(h.fleet, actorOf('maint'), run.value.id, 'APP-2', 'needs a code fix');
     expect(removed.ok && removed.value.members.find((m) => m.item === 'APP-2')).toMatchObject({ removed: { by: 'maint', reason: 'needs a code fix' }, delivery: 'owed' });
     expect(h.store.qa.groups([run.value.id])[0]!.coveredItemIds).toEqual([1]);
-    expect(h.store.deliveryItems.get(REPO, 2)!.state).toBe('owed');
+    expect((await h.store.deliveryItems.get(REPO, 2))!.state).toBe('owed');
     expect(await removeMember(h.fleet, actorOf('maint'), run.value.id, 'APP-2', 'again')).toMatchObject({ ok: false, refusal: { code: 'deployment_item_unknown' } });
   });
 
