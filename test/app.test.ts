@@ -239,7 +239,7 @@ describe('comment commands (Probot level)', () => {
       .reply(404, { message: 'Not Found' });
     await receiveComment(h, '/yoke start');
     await h.settle();
-    expect((await h.rt.store.commands.count())).toBe(0);
+    expect(await h.rt.store.commands.count()).toBe(0);
   });
 
   it('GH06 a repeated delivery id changes nothing, and a bad signature is refused before any handler runs', async () => {
@@ -275,7 +275,7 @@ describe('comment commands (Probot level)', () => {
     await expect(
       h.probot.webhooks.verifyAndReceive({ id: 'forged', name: 'issue_comment', payload: text, signature: 'sha256=' + 'f'.repeat(64) } as never),
     ).rejects.toThrow();
-    expect((await h.rt.store.commands.get(555))).toBeUndefined();
+    expect(await h.rt.store.commands.get(555)).toBeUndefined();
 
     // The same body signed with the secret is accepted (and refused as a command for want of write access, silently).
     github()
@@ -364,7 +364,7 @@ describe('verdicts and autoland (Probot level)', () => {
         output: { title: 'Accepted at abc1234', summary: `Lander run \`${lander.id}\` accepted this head.\n\ntests pass` },
       },
     });
-    expect((await h.rt.store.deliveryItems.get(REPO, 1))).toMatchObject({ state: 'owed', prNumber: 7, mergeSha: 'mergedsha', labelled: true });
+    expect(await h.rt.store.deliveryItems.get(REPO, 1)).toMatchObject({ state: 'owed', prNumber: 7, mergeSha: 'mergedsha', labelled: true });
   });
 
   it('GH03 a merge GitHub refuses (the head moved) is reported on the PR once and not retried blindly', async () => {
@@ -458,7 +458,7 @@ describe('commands found by poll (Probot level)', () => {
     await h.rt.engine.schedulerTick();
     expect(replies).toHaveLength(1);
     expect(replies[0]!.startsWith('@Codertocat **yoke status for Codertocat/Hello-World**')).toBe(true);
-    expect((await h.rt.store.commands.get(4242))).toMatchObject({ receivedVia: 'poll', state: 'done' });
+    expect(await h.rt.store.commands.get(4242)).toMatchObject({ receivedVia: 'poll', state: 'done' });
   });
 });
 

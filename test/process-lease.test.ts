@@ -69,7 +69,7 @@ describe('TR12 process leases', () => {
     const h = await setup();
     // The killed yoke: its lease has not lapsed yet, but its pid is gone. It held APP-2's close-out.
     await h.store.processes.register({ id: 'p-killed', host: hostname(), pid: deadPid(), at: h.clock.now(), leaseMs: DEFAULT_PROCESS_LEASE.leaseMs });
-    expect((await h.store.closeouts.claim(h.run, 2, 'qa', h.clock.now(), 'p-killed', h.fleet.policy.closeoutStaleMs))).toBe(true);
+    expect(await h.store.closeouts.claim(h.run, 2, 'qa', h.clock.now(), 'p-killed', h.fleet.policy.closeoutStaleMs)).toBe(true);
     const api = await startApi(h, { tokens: ['op-token'] });
     const out: string[] = [];
     const err: string[] = [];

@@ -33,7 +33,7 @@ describe('comment commands', () => {
     expect(await handleComment(h.fleet, { repo: ref, comment: edited, via: 'poll' })).toBe('edited');
     expect(h.store.repos.get('acme/api')!.pausedSince).not.toBeNull();
     expect(h.forge.comments).toEqual([]);
-    expect((await h.store.commands.get(11))).toBeUndefined();
+    expect(await h.store.commands.get(11)).toBeUndefined();
   });
 
   it('TR05 a command whose handling fails is tried again on later polls, then answered, never left processing', async () => {
@@ -45,13 +45,13 @@ describe('comment commands', () => {
     };
     const c = comment({ id: 12, body: '/yoke status' });
     expect(await handleComment(h.fleet, { repo: ref, comment: c, via: 'webhook' })).toBe('failed');
-    expect((await h.store.commands.get(12))).toMatchObject({ state: 'failed', attempts: 1 });
+    expect(await h.store.commands.get(12)).toMatchObject({ state: 'failed', attempts: 1 });
     expect(h.forge.comments).toEqual([]);
     await handlePolledComments(h.fleet, ref, [c]);
-    expect((await h.store.commands.get(12))).toMatchObject({ state: 'failed', attempts: 2 });
+    expect(await h.store.commands.get(12)).toMatchObject({ state: 'failed', attempts: 2 });
     await handlePolledComments(h.fleet, ref, [c]);
     expect(permissionCalls).toBe(3);
-    expect((await h.store.commands.get(12))).toMatchObject({ state: 'done', outcome: 'command_failed', attempts: 3 });
+    expect(await h.store.commands.get(12)).toMatchObject({ state: 'done', outcome: 'command_failed', attempts: 3 });
     expect(h.forge.comments.map((x) => x.body)).toEqual([
       '@maint yoke could not complete `/yoke status` after 3 attempts: GitHub answered 502\n\n**To recover:** Post the command again in a new comment; if it fails again, the yoke log has the cause.',
     ]);
@@ -68,7 +68,7 @@ describe('comment commands', () => {
     expect(h.forge.comments).toEqual([]); // still fresh: another handler may be on it
     h.clock.advance(600_000);
     await handlePolledComments(h.fleet, ref, [c]);
-    expect((await h.store.commands.get(13))).toMatchObject({ state: 'done', outcome: 'done' });
+    expect(await h.store.commands.get(13)).toMatchObject({ state: 'done', outcome: 'done' });
     expect(h.forge.comments).toHaveLength(1);
   });
 

@@ -15,7 +15,7 @@ describe('claims (TR04)', () => {
     addClaimPull(h, 'acme/api', { number: 7, issue: 1, headSha: 'aaaaaaa', headRepo: 'mallory/api' });
     await h.engine.schedulerTick();
     expect(landers(h)).toEqual([]);
-    expect((await h.store.claims.listForRepo('acme/api'))).toEqual([]);
+    expect(await h.store.claims.listForRepo('acme/api')).toEqual([]);
     expect(h.forge.labelsAdded).toEqual([]);
   });
 
@@ -40,7 +40,7 @@ describe('claims (TR04)', () => {
     expect(landers(h)).toEqual(['pr#7']);
     // A later pass: #9 still names a run that is already claimed.
     await h.engine.schedulerTick();
-    expect((await h.store.claims.listForRepo('acme/api'))).toHaveLength(1);
+    expect(await h.store.claims.listForRepo('acme/api')).toHaveLength(1);
     expect(h.forge.labelsAdded).toEqual([{ repo: 'acme/api', number: 7, labels: ['yoke:claim'] }]);
   });
 

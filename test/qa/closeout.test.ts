@@ -38,7 +38,7 @@ describe('close-out', () => {
       [102, expect.stringContaining('APP-2 is delivered')],
       [103, expect.stringContaining('APP-3 is delivered')],
     ]);
-    expect((await h.store.deliveryItems.listOwed(REPO))).toEqual([]);
+    expect(await h.store.deliveryItems.listOwed(REPO)).toEqual([]);
   });
 
   it('DX06 with a slow forge no close-out starts after five seconds (DX01); the skipped close later, and none twice', async () => {
@@ -145,7 +145,7 @@ describe('close-out', () => {
       expect(await settleAfter(h.fleet, id, 'qa', `${id}-g1`)).toBeNull();
     }
     expect(h.forge.comments.length).toBe(before);
-    expect((await h.store.closeouts.forRun(id))).toEqual([]);
+    expect(await h.store.closeouts.forRun(id)).toEqual([]);
     // A gate check meanwhile closes the members the execution does not deliver, and defers the rest.
     const d = await dispatchStage(h.fleet, id, 'qa');
     expect(d.ok && d.value.closeout).toEqual({ closed: ['APP-3'], refused: [], skipped: [], deferred: ['APP-1', 'APP-2'] });

@@ -114,7 +114,7 @@ describe('webhooks from the forge', () => {
       body: payload,
     });
     expect(res.status).toBe(400);
-    expect((await sandbox.runtime.store.commands.count())).toBe(before);
+    expect(await sandbox.runtime.store.commands.count()).toBe(before);
     expect(sandbox.logged('error', 'signature does not match event payload and secret').length).toBeGreaterThan(0);
   });
 });
