@@ -70,7 +70,6 @@ export function sqliteSql(db: Db): Sql {
   const d = direct(db);
   // Prepared once: a launch is one short transaction, and parsing BEGIN each time shows in the figures.
   const [begin, commit, rollback] = ['BEGIN IMMEDIATE', 'COMMIT', 'ROLLBACK'].map((q) => db.prepare(q)) as [Statement, Statement, Statement];
-  const run = <T>(fn: () => T): Promise<T> => queue.run(fn);
   // The open transaction's way to fail, and one check at the end of the turn for whichever is open then.
   let open: ((err: Error) => void) | null = null;
   let armed = false;
@@ -95,10 +94,10 @@ export function sqliteSql(db: Db): Sql {
   };
   return {
     dialect: 'sqlite',
-    all: (sql, params) => run(() => d.all(sql, params)),
-    get: (sql, params) => run(() => d.get(sql, params)),
-    run: (sql, params) => run(() => d.run(sql, params)),
-    exec: (sql) => run(() => d.exec(sql)),
+    all: (sql, params) => queue.run(() => d.all(sql, params)),
+    get: (sql, params) => queue.run(() => d.get(sql, params)),
+    run: (sql, params) => queue.run(() => d.run(sql, params)),
+    exec: (sql) => queue.run(() => d.exec(sql)),
     transaction: <T>(fn: (tx: Sql) => Promise<T>) =>
       queue.run(async () => {
         // IMMEDIATE: the write lock is taken at the start, so another process's writer waits (busy_timeout) rather than failing mid-way.
