@@ -50,7 +50,7 @@ export async function reapDeadProcesses(deps: ProcessLeaseDeps, selfId: string):
   const now = deps.clock.now();
   const dead = (await deps.store.processes.living(now)).filter((p) => p.id !== selfId && p.host === host && p.pid !== (deps.pid ?? process.pid) && !alive(p.pid));
   for (const p of dead) await deps.store.processes.end(p.id);
-  const failed = deps.store.dispatchRequests.failLapsed(now);
+  const failed = await deps.store.dispatchRequests.failLapsed(now);
   if (dead.length || failed) deps.log.info({ dead: dead.map((p) => `${p.id} (pid ${p.pid})`), failed }, 'freed what stopped yoke processes held');
   return dead.map((p) => p.id);
 }

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 // does not say so. This is that check, with the compiler's own types.
 
 const ROOT = resolve(import.meta.dirname, '..');
+const PREDICATES = new Set(['filter', 'find', 'findIndex', 'findLast', 'some', 'every', 'sort', 'toSorted']);
 
 function isPromise(checker: ts.TypeChecker, type: ts.Type): boolean {
   if (type.isUnion()) return type.types.some((t) => isPromise(checker, t));
@@ -65,6 +66,14 @@ export function floatingPromises(files?: readonly string[]): string[] {
           found.push(`${sf.fileName.slice(ROOT.length + 1)}:${line + 1}: expected without await: ${arg.getText(sf).split('\n')[0]!.slice(0, 100)}`);
         }
       }
+      // An async predicate (filter, find, some, every, sort) answers a promise, which is always true: every element passes.
+      if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && PREDICATES.has(node.expression.name.text) && node.arguments[0]) {
+        const cb = node.arguments[0];
+        if ((ts.isArrowFunction(cb) || ts.isFunctionExpression(cb)) && isPromise(checker, checker.getSignatureFromDeclaration(cb)!.getReturnType())) {
+          const { line } = sf.getLineAndCharacterOfPosition(cb.getStart(sf));
+          found.push(`${sf.fileName.slice(ROOT.length + 1)}:${line + 1}: a predicate that answers a promise: ${node.getText(sf).split('\n')[0]!.slice(0, 100)}`);
+        }
+      }
       ts.forEachChild(node, visit);
     };
     visit(sf);
@@ -83,8 +92,8 @@ describe('promises in src/ and test/', () => {
     const dir = mkdtempSync(resolve(ROOT, 'test/.floating-'));
     try {
       const file = resolve(dir, 'sample.ts');
-      writeFileSync(file, 'async function save(): Promise<void> {}\nexport async function f() {\n  save();\n  await save();\n  void save();\n  save().catch(() => {});\n  save().then(() => {});\n  save().then(() => {}, () => {});\n  if (!save()) return;\n  const x = save() ?? 1;\n  if (save() === undefined) return;\n  return save();\n}\n');
-      expect(floatingPromises([file]).map((l) => l.replace(/^.*sample\.ts/, 'sample.ts'))).toEqual(['sample.ts:3: save();', 'sample.ts:7: save().then(() => {});', 'sample.ts:9: used as a truth value: save()', 'sample.ts:10: used as a truth value: save()', 'sample.ts:11: used as a truth value: save()']);
+      writeFileSync(file, 'async function save(): Promise<void> {}\nexport async function f() {\n  save();\n  await save();\n  void save();\n  save().catch(() => {});\n  save().then(() => {});\n  save().then(() => {}, () => {});\n  if (!save()) return;\n  const x = save() ?? 1;\n  if (save() === undefined) return;\n  [1].filter(async () => save());\n  return save();\n}\n');
+      expect(floatingPromises([file]).map((l) => l.replace(/^.*sample\.ts/, 'sample.ts'))).toEqual(['sample.ts:3: save();', 'sample.ts:7: save().then(() => {});', 'sample.ts:9: used as a truth value: save()', 'sample.ts:10: used as a truth value: save()', 'sample.ts:11: used as a truth value: save()', 'sample.ts:12: a predicate that answers a promise: [1].filter(async () => save())']);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -38,31 +38,31 @@ describe('TR12 process leases', () => {
     const h = await setup();
     // The server (this test's harness process) has a gate check in flight; it never answers here.
     void dispatchIdempotent(h.fleet, h.run, 'qa', 'gate-check-1', h.env, { responseLimitMs: 25_000 }, held);
-    expect(h.store.dispatchRequests.get('gate-check-1')).toMatchObject({ state: 'in_flight', owner: h.fleet.processId });
+    expect(await h.store.dispatchRequests.get('gate-check-1')).toMatchObject({ state: 'in_flight', owner: h.fleet.processId });
     // The door opens on the same database, as its own process (its parent, the driver, runs).
     const door = await startProcessLease(deps(h, { pid: process.ppid }), DEFAULT_PROCESS_LEASE, 'p-door');
-    expect(h.store.dispatchRequests.get('gate-check-1')?.state).toBe('in_flight');
+    expect((await h.store.dispatchRequests.get('gate-check-1'))?.state).toBe('in_flight');
     const copy = await dispatchIdempotent({ ...h.fleet, processId: door.id }, h.run, 'qa', 'gate-check-1', h.env, { responseLimitMs: 25_000 }, held);
     expect(JSON.parse(copy.body).error.code).toBe('idempotency_request_in_flight');
-    expect(h.store.dispatchRequests.get('gate-check-1')).toMatchObject({ state: 'in_flight', attempts: 1 });
+    expect(await h.store.dispatchRequests.get('gate-check-1')).toMatchObject({ state: 'in_flight', attempts: 1 });
   });
 
   it("TR12 a crashed door's reservation is freed by the server's next renewal, with no restart; a process on another host only once its lease lapses", async () => {
     const h = await setup();
     await h.store.processes.register({ id: 'p-door', host: hostname(), pid: deadPid(), at: h.clock.now(), leaseMs: DEFAULT_PROCESS_LEASE.leaseMs });
     await h.store.processes.register({ id: 'p-far', host: 'another-host', pid: 4242, at: h.clock.now(), leaseMs: DEFAULT_PROCESS_LEASE.leaseMs });
-    h.store.dispatchRequests.reserve({ requestId: 'door-check', runId: h.run, stage: 'qa', envelopeHash: envelopeHash(h.run, h.env), driver: 'drv', owner: 'p-door', at: h.clock.now() });
-    h.store.dispatchRequests.reserve({ requestId: 'far-check', runId: 'dr-elsewhere', stage: 'qa', envelopeHash: 'y', driver: 'drv', owner: 'p-far', at: h.clock.now() });
+    await h.store.dispatchRequests.reserve({ requestId: 'door-check', runId: h.run, stage: 'qa', envelopeHash: envelopeHash(h.run, h.env), driver: 'drv', owner: 'p-door', at: h.clock.now() });
+    await h.store.dispatchRequests.reserve({ requestId: 'far-check', runId: 'dr-elsewhere', stage: 'qa', envelopeHash: 'y', driver: 'drv', owner: 'p-far', at: h.clock.now() });
     // The server's renewal looks at this host's processes: the door's pid is gone.
     expect(await reapDeadProcesses(deps(h), h.fleet.processId)).toEqual(['p-door']);
-    expect([h.store.dispatchRequests.get('door-check')?.state, h.store.dispatchRequests.get('far-check')?.state]).toEqual(['failed', 'in_flight']);
+    expect([(await h.store.dispatchRequests.get('door-check'))?.state, (await h.store.dispatchRequests.get('far-check'))?.state]).toEqual(['failed', 'in_flight']);
     h.clock.advance(DEFAULT_PROCESS_LEASE.leaseMs);
     await reapDeadProcesses(deps(h), h.fleet.processId);
-    expect(h.store.dispatchRequests.get('far-check')?.state).toBe('failed');
+    expect((await h.store.dispatchRequests.get('far-check'))?.state).toBe('failed');
     // The id that was freed runs again, once, and is then replayed as recorded.
     const again = await dispatchIdempotent(h.fleet, h.run, 'qa', 'door-check', h.env, { responseLimitMs: 25_000 }, held);
     expect([again.status, JSON.parse(again.body).state]).toEqual([200, 'settled']);
-    expect(h.store.dispatchRequests.get('door-check')).toMatchObject({ state: 'completed', attempts: 2, owner: h.fleet.processId });
+    expect(await h.store.dispatchRequests.get('door-check')).toMatchObject({ state: 'completed', attempts: 2, owner: h.fleet.processId });
   });
 
   it('TR12 a yoke killed mid close-out: the run is closing, not succeeded, and the driver waits; the restart takes the claim over at once, and only then does the run succeed', async () => {

@@ -35,17 +35,17 @@ export const isPollable = (comment: Pick<CommentView, 'createdAt' | 'updatedAt'>
 export async function handleComment(ctx: FleetContext, { repo, comment: c, via }: IncomingComment): Promise<CommandOutcome> {
   const parsed = parseComment(c.body);
   // A reply or a command on a notice's thread by its recipient answers it.
-  if (!c.authorIsBot && c.updatedAt <= c.createdAt) noteReply(ctx, repo, c);
+  if (!c.authorIsBot && c.updatedAt <= c.createdAt) await noteReply(ctx, repo, c);
   if (parsed.kind === 'none' || c.authorIsBot) return 'not_a_command';
   if (c.updatedAt > c.createdAt) return 'edited';
   const { store, forge, clock, policy } = ctx;
   // GH01: a repository without the opt-in file is not touched, not even by a reply.
   const cfg = await forge.readConfig(repo, { maxAgeMs: policy.configRefreshMs });
   if (cfg.state === 'absent') return 'not_opted_in';
-  const claimed = (await store.commands.claim(
+  const claimed = await store.commands.claim(
     { commentId: c.id, repo: repo.fullName, issueNumber: c.issueNumber, author: c.author, body: c.body.slice(0, 200), receivedVia: via, processedAt: clock.now() },
     { maxAttempts: policy.commandAttempts, staleMs: policy.commandStaleMs },
-  ));
+  );
   if (!claimed) return 'duplicate';
 
   let permission: Permission;
@@ -128,7 +128,7 @@ export async function handlePolledComments(ctx: FleetContext, repo: RepoRef, com
   if (!state) return;
   for (const c of comments) {
     if (!isPollable(c, state)) continue;
-    const known = (await ctx.store.commands.get(c.id));
+    const known = await ctx.store.commands.get(c.id);
     if (!known || known.state !== 'done') await handleComment(ctx, { repo, comment: c, via: 'poll' });
   }
 }

@@ -39,26 +39,26 @@ export async function waiveByComment(ctx: FleetContext, repo: RepoRef, c: Commen
 }
 
 /** Open notices on a thread: the ones addressed to this person, else (a writer speaking for the thread) all of them. */
-function noticesFor(ctx: FleetContext, repo: RepoRef, thread: number, author: string) {
+async function noticesFor(ctx: FleetContext, repo: RepoRef, thread: number, author: string) {
   const runs = ctx.store.deployments.list().filter((r) => r.repo === repo.fullName).map((r) => r.id);
-  const open = ctx.store.notices.onThread(runs, thread).filter((n) => ['posted', 'edited', 'answered'].includes(n.state));
+  const open = (await ctx.store.notices.onThread(runs, thread)).filter((n) => ['posted', 'edited', 'answered'].includes(n.state));
   const mine = open.filter((n) => n.recipient.toLowerCase() === author.toLowerCase());
   return { mine, open };
 }
 
 /** QA21: `/yoke qa decline` cancels the notice, which is redelivered: the live driver, then the run's creator, then steering. */
 export async function declineByComment(ctx: FleetContext, repo: RepoRef, c: CommentView): Promise<ControlResult> {
-  const { mine, open } = noticesFor(ctx, repo, c.issueNumber, c.author);
+  const { mine, open } = await noticesFor(ctx, repo, c.issueNumber, c.author);
   const declined = mine.length ? mine : open;
   if (declined.length === 0) return { ok: false, refusal: makeRefusal('qa_notice_unknown', { thread: c.issueNumber }) };
-  for (const n of declined) ctx.store.notices.update(n.id, { state: 'cancelled', detail: `declined by ${c.author}`, at: ctx.clock.now() });
+  for (const n of declined) await ctx.store.notices.update(n.id, { state: 'cancelled', detail: `declined by ${c.author}`, at: ctx.clock.now() });
   for (const n of declined) await settleAfter(ctx, n.runId, n.stage, n.subject);
   return { ok: true, message: qaDeclined(declined.length) };
 }
 
 /** A reply on a notice's thread by its recipient answers it. */
-export function noteReply(ctx: FleetContext, repo: RepoRef, c: CommentView): void {
-  for (const n of noticesFor(ctx, repo, c.issueNumber, c.author).mine) {
-    if (n.state !== 'answered' && c.createdAt >= n.createdAt) ctx.store.notices.update(n.id, { state: 'answered', detail: `${c.author} replied`, at: ctx.clock.now() });
+export async function noteReply(ctx: FleetContext, repo: RepoRef, c: CommentView): Promise<void> {
+  for (const n of (await noticesFor(ctx, repo, c.issueNumber, c.author)).mine) {
+    if (n.state !== 'answered' && c.createdAt >= n.createdAt) await ctx.store.notices.update(n.id, { state: 'answered', detail: `${c.author} replied`, at: ctx.clock.now() });
   }
 }

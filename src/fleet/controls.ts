@@ -33,7 +33,7 @@ export async function requestStart(ctx: FleetContext, name: RepoName, issue: num
   if (!found || found.state !== 'open' || found.isPull) return refuse('issue_not_found', { repo: name, number: issue });
   const live = store.runs.liveForSubject(name, issueSubject(issue));
   if (live) return refuse('subject_busy', { repo: name, subject: `#${issue}`, run: live.id });
-  store.requests.add(name, 'start', issue, by, clock.now());
+  await store.requests.add(name, 'start', issue, by, clock.now());
   ctx.wake(name);
   return { ok: true, message: startQueued(issue) };
 }
@@ -48,7 +48,7 @@ export async function requestLand(ctx: FleetContext, name: RepoName, pr: number,
   if (!(await store.claims.forPull(name, pr))) return refuse('pull_not_claim', { repo: name, number: pr });
   const live = store.runs.liveForSubject(name, pullSubject(pr));
   if (live) return refuse('subject_busy', { repo: name, subject: `#${pr}`, run: live.id });
-  store.requests.add(name, 'land', pr, by, clock.now());
+  await store.requests.add(name, 'land', pr, by, clock.now());
   ctx.wake(name);
   return { ok: true, message: landQueued(pr) };
 }

@@ -34,7 +34,7 @@ export async function executeHousekeeping(deps: HousekeepingDeps, planned: reado
         store.repos.setDisabled(h.repo, null, deps.now());
         break;
       case 'drop_request':
-        store.requests.drop(h.requestId);
+        await store.requests.drop(h.requestId);
         break;
       case 'disable': {
         store.repos.setDisabled(h.repo.fullName, h.reason, deps.now());

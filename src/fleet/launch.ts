@@ -32,7 +32,7 @@ export function recordLaunch(
   cap: number,
   pendingRef: string | null = null,
 ): Promise<Recorded | { kind: 'over_cap'; freshCount: number } | { kind: 'subject_busy' } | { kind: 'paused' }> {
-  return deps.store.write((t) => {
+  return deps.store.write(async (t) => {
     const fresh = t.runs.countLive();
     if (fresh >= cap) return { kind: 'over_cap' as const, freshCount: fresh };
     if (t.runs.liveForSubject(c.repo, c.subject)) return { kind: 'subject_busy' as const };
@@ -60,7 +60,7 @@ export function recordLaunch(
       liveAtLaunch: fresh + 1,
       title: c.title ?? null,
     });
-    if (c.requestId !== null) t.requests.consume(c.requestId, runId);
+    if (c.requestId !== null) await t.requests.consume(c.requestId, runId);
     return { kind: 'recorded' as const, runId, secret, deadline, liveAfter: fresh + 1 };
   });
 }

@@ -122,7 +122,7 @@ export async function gatherPass(deps: PassDeps): Promise<Gathered> {
   // One liveness snapshot.
   const live = store.runs.listLive();
   const snapshot: LivenessSnapshot = { liveCount: live.length, liveSubjects: new Set(live.map((r) => subjectKey(r.repo, r.subject))) };
-  const requests = store.requests.listOpen();
+  const requests = await store.requests.listOpen();
   const dayStart = utcDayStart(deps.clock.now());
   const spend = new Map<string, number>();
   for (const d of store.runs.listSpend(dayStart, dayStart + 86_400_000)) spend.set(d.repo, d.usd);

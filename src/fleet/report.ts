@@ -44,7 +44,7 @@ export type PublicRun = Omit<Run, 'secretHash'>;
 
 export const publicRun = ({ secretHash: _s, ...rest }: Run): PublicRun => rest;
 
-export function buildFleetReport(ctx: Pick<FleetContext, 'store' | 'policy' | 'clock'>, last: PassReport | null): FleetReport {
+export async function buildFleetReport(ctx: Pick<FleetContext, 'store' | 'policy' | 'clock'>, last: PassReport | null): Promise<FleetReport> {
   const { store, policy, clock } = ctx;
   const live = store.runs.listLive();
   return {
@@ -67,7 +67,7 @@ export function buildFleetReport(ctx: Pick<FleetContext, 'store' | 'policy' | 'c
           : null,
     })),
     recentRuns: store.runs.listAll(50).map(publicRun),
-    deliveries: buildDeliveryReport(store, clock.now()),
+    deliveries: await buildDeliveryReport(store, clock.now()),
     spend: store.runs.listSpend(utcDayStart(clock.now()) - 6 * 86_400_000, clock.now() + 1),
     lastPass: last && {
       trigger: last.trigger,

@@ -102,7 +102,7 @@ async function buildRepoPage(store: FleetContext['store'], repo: string): Promis
 export async function buildDashboardData(ctx: Pick<FleetContext, 'store' | 'policy' | 'clock'>, last: PassReport | null, opts: { webUrl: string; refreshMs: number; span?: TimelineSpan; repo?: string }): Promise<DashboardData> {
   const { store, policy, clock } = ctx;
   const now = clock.now();
-  const report = buildFleetReport(ctx, last);
+  const report = await buildFleetReport(ctx, last);
   const windowRuns = store.runs.listSince(now - TIMELINE_MS);
   const cap = Math.max(policy.globalCap, ...Object.values(policy.repoCaps));
   const waitsOf = new Map(report.deliveries.map((d) => [d.id, d.waits]));

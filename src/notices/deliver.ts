@@ -59,14 +59,14 @@ export async function deliverNotices(ctx: DeliveryContext, dr: DeliveryRepo, run
   const report: NoticeReport = { posted: [], edited: 0, kept: 0, withdrawn: 0, resolved: 0 };
   const { store, forge, clock } = ctx;
   // What became of the notices out there: a deleted comment cancels its notice (QA21); a reaction answers it.
-  for (const n of store.notices.forRun(run.id).filter((x) => x.stage === stage && x.commentId !== null && ['posted', 'edited'].includes(x.state))) {
+  for (const n of (await store.notices.forRun(run.id)).filter((x) => x.stage === stage && x.commentId !== null && ['posted', 'edited'].includes(x.state))) {
     const seen = await forge.readComment(dr.repo, n.commentId!);
-    if (!seen) store.notices.update(n.id, { state: 'cancelled', detail: 'the comment was deleted', at: clock.now() });
+    if (!seen) await store.notices.update(n.id, { state: 'cancelled', detail: 'the comment was deleted', at: clock.now() });
     // Only the recipient's own reaction answers its notice; anyone else's changes nothing (QA23 still flags it).
-    else if (seen.reactors.includes(n.recipient)) store.notices.update(n.id, { state: 'answered', detail: 'the recipient reacted', at: clock.now() });
+    else if (seen.reactors.includes(n.recipient)) await store.notices.update(n.id, { state: 'answered', detail: 'the recipient reacted', at: clock.now() });
   }
   for (let round = 0; round < 2; round++) {
-    const existing = store.notices.forRun(run.id).filter((n) => n.stage === stage);
+    const existing = (await store.notices.forRun(run.id)).filter((n) => n.stage === stage);
     const actions = planNotices({ subjects, existing, recipients: recipientsOf(ctx, run), closedGroups });
     let cancelled = false;
     for (const a of actions) cancelled = (await execute(ctx, dr, run, stage, a, report)) || cancelled;
@@ -84,15 +84,15 @@ async function execute(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRu
     return false;
   }
   if (a.type === 'post') {
-    if (a.supersedes !== null) store.notices.update(a.supersedes, { state: 'superseded', at: clock.now() });
-    const id = store.notices.create({ runId: run.id, stage, subject: a.subject, audience: a.audience, recipientKind: a.to.kind, recipient: a.to.id, waitKey: a.waitKey, thread: a.to.thread, at: clock.now() });
+    if (a.supersedes !== null) await store.notices.update(a.supersedes, { state: 'superseded', at: clock.now() });
+    const id = await store.notices.create({ runId: run.id, stage, subject: a.subject, audience: a.audience, recipientKind: a.to.kind, recipient: a.to.id, waitKey: a.waitKey, thread: a.to.thread, at: clock.now() });
     const body = text(a.to.kind, a.to.id, a.subject, a.waits);
     try {
       const commentId = await forge.createComment(dr.repo, a.to.thread, body);
-      store.notices.update(id, { state: 'posted', commentId, bodyHash: hash(body), at: clock.now() });
+      await store.notices.update(id, { state: 'posted', commentId, bodyHash: hash(body), at: clock.now() });
       report.posted.push({ subject: a.subject, to: a.to.id, kind: a.to.kind });
     } catch (err) {
-      store.notices.update(id, { state: 'failed', detail: String(err).slice(0, 300), at: clock.now() });
+      await store.notices.update(id, { state: 'failed', detail: String(err).slice(0, 300), at: clock.now() });
     }
     return false;
   }
@@ -101,7 +101,7 @@ async function execute(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRu
     a.type === 'edit' ? text(n.recipientKind, n.recipient, n.subject, a.waits) : a.type === 'withdraw' ? qaNoticeWithdrawn(n.recipientKind, n.recipient, run.id, a.group) : qaNoticeResolved(n.recipientKind, n.recipient, run.id, n.subject, stage);
   try {
     if (!(await forge.editComment(dr.repo, n.commentId!, body))) {
-      store.notices.update(n.id, { state: 'cancelled', detail: 'the comment was deleted', at: clock.now() });
+      await store.notices.update(n.id, { state: 'cancelled', detail: 'the comment was deleted', at: clock.now() });
       return a.type === 'edit';
     }
   } catch (err) {
@@ -109,13 +109,13 @@ async function execute(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRu
     return false;
   }
   if (a.type === 'edit') {
-    store.notices.update(n.id, { state: 'edited', waitKey: a.waitKey, bodyHash: hash(body), at: clock.now() });
+    await store.notices.update(n.id, { state: 'edited', waitKey: a.waitKey, bodyHash: hash(body), at: clock.now() });
     report.edited++;
   } else if (a.type === 'withdraw') {
-    store.notices.update(n.id, { state: 'withdrawn', bodyHash: hash(body), at: clock.now() });
+    await store.notices.update(n.id, { state: 'withdrawn', bodyHash: hash(body), at: clock.now() });
     report.withdrawn++;
   } else {
-    store.notices.update(n.id, { state: 'resolved', bodyHash: hash(body), at: clock.now() });
+    await store.notices.update(n.id, { state: 'resolved', bodyHash: hash(body), at: clock.now() });
     report.resolved++;
   }
   return false;

@@ -19,8 +19,8 @@ export interface CloseoutReport {
 }
 
 /** Members a live deployment-stage execution still delivers: its own item, or every item its group covers. */
-export function deferredItems(ctx: DeliveryContext, run: DeploymentRun, stage: string, item: (n: number) => string): Set<string> {
-  const live = ctx.store.executions.live(run.id, stage, ctx.clock.now()).filter((e) => e.kind === 'deployment-stage');
+export async function deferredItems(ctx: DeliveryContext, run: DeploymentRun, stage: string, item: (n: number) => string): Promise<Set<string>> {
+  const live = (await ctx.store.executions.live(run.id, stage, ctx.clock.now())).filter((e) => e.kind === 'deployment-stage');
   const groups = new Map(ctx.store.qa.groups([run.id]).map((g) => [g.id, g]));
   const out = new Set<string>();
   for (const e of live) {
@@ -57,7 +57,7 @@ export async function finishIfDelivered(ctx: DeliveryContext, runId: string): Pr
 
 export async function closeOutMembers(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string, startedAt: number): Promise<CloseoutReport> {
   const report: CloseoutReport = { closed: [], refused: [], skipped: [], deferred: [] };
-  const deferred = deferredItems(ctx, run, stage, dr.item);
+  const deferred = await deferredItems(ctx, run, stage, dr.item);
   for (const issue of await closeoutQueue(ctx, run, stage)) {
     const item = dr.item(issue);
     if (deferred.has(item)) {

@@ -56,12 +56,12 @@ export async function createDeploymentRun(ctx: DeliveryContext, req: CreateReque
   // DX12: one start per project at a time; another meanwhile is told deployment_start_lock_busy.
   const lock = `start:${req.repo}`;
   const me = `start-${randomBytes(4).toString('hex')}`;
-  const held = ctx.store.workLocks.take(lock, me, ctx.clock.now(), START_STALE_MS);
+  const held = await ctx.store.workLocks.take(lock, me, ctx.clock.now(), START_STALE_MS);
   if (held) return refuse('deployment_start_lock_busy', { repo: req.repo, holder: held.holder });
   try {
     return await startDeploymentRun(ctx, req);
   } finally {
-    ctx.store.workLocks.release(lock, me);
+    await ctx.store.workLocks.release(lock, me);
   }
 }
 

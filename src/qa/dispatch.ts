@@ -96,7 +96,7 @@ async function checkGate(ctx: DeliveryContext, dr: DeliveryRepo, run: Deployment
   const evaluation = await evaluateFrozenStage(ctx, dr, run, stage);
   const now0 = clock.now();
   // DX05: the stage settles once no deployment-stage execution is still delivering to it.
-  const settles = evaluation.settled && !store.executions.live(run.id, stage, now0).some((e) => e.kind === 'deployment-stage');
+  const settles = evaluation.settled && !(await store.executions.live(run.id, stage, now0)).some((e) => e.kind === 'deployment-stage');
   const now = clock.now();
   const holders = new Map(store.qa.memberStages(run.id, stage).map((m) => [dr.item(m.issueNumber), m.holder]));
   const woken = new Map<string, Woken>();
@@ -158,7 +158,7 @@ export async function settleAfter(ctx: DeliveryContext, runId: string, stage: st
   if (!got.ok) return null;
   const { run, dr } = got.value;
   if (run.settings.stages[run.currentStage]?.name !== stage) return null;
-  const deferred = deferredItems(ctx, run, stage, dr.item);
+  const deferred = await deferredItems(ctx, run, stage, dr.item);
   const group = ctx.store.qa.groups([run.id]).find((g) => g.id === subject);
   const items = group ? group.coveredItemIds.map(dr.item) : [subject];
   if (items.some((i) => deferred.has(i))) return null;

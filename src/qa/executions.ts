@@ -44,25 +44,25 @@ export async function startExecution(ctx: DeliveryContext, runId: string, stage:
   const kind: ExecutionKind = body.kind ?? ('item' in body ? 'qa-stage' : 'deployment-stage');
   const now = ctx.clock.now();
   const leaseUntil = now + (body.lease_seconds ?? EXECUTION_LEASE.defaultSeconds) * 1000;
-  const e = ctx.store.executions.start({ id: `ex-${randomBytes(5).toString('hex')}`, runId, stage, subject: work.value.subject, kind, at: now, leaseUntil, requestKey: key });
+  const e = await ctx.store.executions.start({ id: `ex-${randomBytes(5).toString('hex')}`, runId, stage, subject: work.value.subject, kind, at: now, leaseUntil, requestKey: key });
   if (e.stage !== stage || e.subject !== work.value.subject || e.kind !== kind) return refuse('idempotency_key_reused', { request: key ?? e.id });
   return ok({ id: e.id, subject: e.subject, kind: e.kind, leaseUntil: e.leaseUntil ?? leaseUntil });
 }
 
 /** TR12: the runner is still at it: its execution lives on for another lease. */
 export async function renewExecution(ctx: DeliveryContext, runId: string, executionId: string, seconds: number | undefined): Promise<Outcome<{ id: string; leaseUntil: number }>> {
-  const e = ctx.store.executions.get(executionId);
+  const e = await ctx.store.executions.get(executionId);
   if (!e || e.runId !== runId) return refuse('deployment_run_unknown', { run: `${runId} execution ${executionId}` });
   const until = ctx.clock.now() + (seconds ?? EXECUTION_LEASE.defaultSeconds) * 1000;
-  if (!ctx.store.executions.renew(executionId, until)) return refuse('execution_ended', { run: runId, execution: executionId });
+  if (!(await ctx.store.executions.renew(executionId, until))) return refuse('execution_ended', { run: runId, execution: executionId });
   return ok({ id: executionId, leaseUntil: until });
 }
 
 /** Ends an execution; the stage then settles what it delivered (DX05). Ending one that already ended answers the same. */
 export async function endExecution(ctx: DeliveryContext, runId: string, executionId: string): Promise<Outcome<{ id: string; state: string }>> {
-  const e = ctx.store.executions.get(executionId);
+  const e = await ctx.store.executions.get(executionId);
   if (!e || e.runId !== runId) return refuse('deployment_run_unknown', { run: `${runId} execution ${executionId}` });
-  ctx.store.executions.end(executionId, ctx.clock.now());
+  await ctx.store.executions.end(executionId, ctx.clock.now());
   const answer = await settleAfter(ctx, runId, e.stage, e.subject);
   return ok({ id: executionId, state: answer?.state ?? 'ended' });
 }

@@ -56,16 +56,16 @@ export async function dispatchIdempotent(
   if (!run) return refusalReply(makeRefusal('deployment_run_unknown', { run: runId }));
   const hash = envelopeHash(runId, envelope);
   // A completed result is replayed without a write transaction: replays must stay cheap.
-  const recorded = store.dispatchRequests.get(requestId);
+  const recorded = await store.dispatchRequests.get(requestId);
   if (recorded?.state === 'completed' && recorded.envelopeHash === hash && recorded.runId === runId) return { status: recorded.status!, body: recorded.response!, replayed: true };
 
   let replay: WireReply | null = null;
   try {
-    await store.write((t) => {
+    await store.write(async (t) => {
       const now = clock.now();
       // TR12: a reservation whose process is gone can never finish: it is failed here, so this id may run again.
-      t.dispatchRequests.failLapsed(now);
-      const known = t.dispatchRequests.get(requestId);
+      await t.dispatchRequests.failLapsed(now);
+      const known = await t.dispatchRequests.get(requestId);
       if (known && (known.envelopeHash !== hash || known.runId !== runId)) throw new BusyError(makeRefusal('idempotency_key_reused', { request: requestId }));
       if (known?.state === 'completed') {
         replay = { status: known.status!, body: known.response!, replayed: true };
@@ -91,13 +91,13 @@ export async function dispatchIdempotent(
       if (envelope.lease !== null && envelope.lease !== fresh.leaseToken) {
         throw new BusyError(makeRefusal('dispatch_envelope_invalid', { run: runId, detail: 'the lease it names is no longer the run\'s; check in again' }));
       }
-      const other = t.dispatchRequests.inFlightFor(runId, requestId);
+      const other = await t.dispatchRequests.inFlightFor(runId, requestId);
       if (other) throw new BusyError(makeRefusal('run_busy', { run: runId, holder: `request ${other.requestId} of ${other.driver}` }));
-      const writing = t.executions.live(runId, stage, now).find((e) => e.kind === 'deployment-stage');
+      const writing = (await t.executions.live(runId, stage, now)).find((e) => e.kind === 'deployment-stage');
       if (writing) throw new BusyError(makeRefusal('qa_plan_busy', { run: runId, holder: `${writing.id} on ${writing.subject}` }));
-      const freezing = t.workLocks.held(`freeze:${runId}:${stage}`, now, 5 * 60_000);
+      const freezing = await t.workLocks.held(`freeze:${runId}:${stage}`, now, 5 * 60_000);
       if (freezing) throw new BusyError(makeRefusal('qa_ownership_busy', { run: runId, stage, holder: freezing.holder }));
-      t.dispatchRequests.reserve({ requestId, runId, stage, envelopeHash: hash, driver: envelope.driver, owner: ctx.processId, at: now });
+      await t.dispatchRequests.reserve({ requestId, runId, stage, envelopeHash: hash, driver: envelope.driver, owner: ctx.processId, at: now });
     });
   } catch (err) {
     if (err instanceof BusyError) return refusalReply(err.refusal);
@@ -122,18 +122,18 @@ async function runReserved(ctx: DeliveryContext, runId: string, stage: string, r
     const run = store.deployments.get(runId)!;
     const dr = await deliveryRepo(ctx, run.repo);
     if (!dr.ok) {
-      store.dispatchRequests.fail(requestId, dr.refusal.message, clock.now());
+      await store.dispatchRequests.fail(requestId, dr.refusal.message, clock.now());
       return refusalReply(dr.refusal);
     }
     const answer = await gateCheck(ctx, dr.value, run, stage);
     const body = JSON.stringify({ request: requestId, ...answer });
-    store.dispatchRequests.complete(requestId, 200, body, clock.now());
+    await store.dispatchRequests.complete(requestId, 200, body, clock.now());
     return { status: 200, body, replayed: false };
   } catch (err) {
     const refusal = err instanceof BusyError ? err.refusal : storeBusy(err);
     // An unexpected error's text stays in yoke's log: clients (and replays of this id) get what they can act on.
     const detail = refusal?.message ?? `an internal error; the yoke log has it under request ${requestId}`;
-    store.dispatchRequests.fail(requestId, detail, clock.now());
+    await store.dispatchRequests.fail(requestId, detail, clock.now());
     if (refusal) return refusalReply(refusal);
     ctx.log.error({ run: runId, request: requestId, err: err instanceof Error ? err.stack : String(err) }, 'dispatch failed before recording a result');
     return refusalReply(makeRefusal('dispatch_request_failed', { request: requestId, detail }));
@@ -144,12 +144,12 @@ async function runReserved(ctx: DeliveryContext, runId: string, stage: string, r
 export async function awaitResult(ctx: DeliveryContext, runId: string, requestId: string, waitMs: number, sleep: (ms: number) => Promise<void>, pollMs = 100): Promise<WireReply> {
   // Time waited is counted in polls, so the cap holds whatever clock the store runs on.
   for (let waited = 0; ; waited += pollMs) {
-    const r = ctx.store.dispatchRequests.get(requestId);
+    const r = await ctx.store.dispatchRequests.get(requestId);
     if (!r || r.runId !== runId) return refusalReply(makeRefusal('dispatch_request_unknown', { request: requestId, run: runId }));
     if (r.state === 'completed') return { status: r.status!, body: r.response!, replayed: true };
     if (r.state === 'failed') return refusalReply(makeRefusal('dispatch_request_failed', { request: requestId, detail: r.detail ?? 'unknown' }));
     // TR12: in flight under a process that is gone: it never finishes, so it is failed now and may be sent again.
-    if (!(await ctx.store.processes.alive(r.owner ?? '', ctx.clock.now())) && ctx.store.dispatchRequests.failLapsed(ctx.clock.now()) > 0) continue;
+    if (!(await ctx.store.processes.alive(r.owner ?? '', ctx.clock.now())) && (await ctx.store.dispatchRequests.failLapsed(ctx.clock.now())) > 0) continue;
     if (waited >= waitMs) return { status: 202, body: JSON.stringify({ request: requestId, run: runId, stage: r.stage, state: 'in_flight' }), replayed: false };
     await sleep(pollMs);
   }

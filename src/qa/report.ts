@@ -15,14 +15,13 @@ export interface DeliveryReportRun {
   flags: { code: 'qa_wait_unattended' | 'qa_wait_no_person'; message: string; recovery: string }[];
 }
 
-export function buildDeliveryReport(store: Pick<Store, 'deployments' | 'notices'>, now: number): DeliveryReportRun[] {
-  return store.deployments
-    .list()
-    .filter((r) => r.status === 'active')
-    .map((run) => {
+export async function buildDeliveryReport(store: Pick<Store, 'deployments' | 'notices'>, now: number): Promise<DeliveryReportRun[]> {
+  const active = store.deployments.list().filter((r) => r.status === 'active');
+  const noticesOf = await Promise.all(active.map((run) => store.notices.forRun(run.id)));
+  return active.map((run, i) => {
       const stage = run.settings.stages[run.currentStage]?.name ?? null;
       const driver = run.driverId ? { id: run.driverId, live: run.leaseUntil !== null && run.leaseUntil > now } : null;
-      const notices = store.notices.forRun(run.id).filter((n) => n.stage === stage);
+      const notices = noticesOf[i]!.filter((n) => n.stage === stage);
       // A member's wait on a group is the group's line; it is not repeated per member.
       const waits = (run.lastWaits?.stage === stage ? run.lastWaits.waits : []).filter((w) => w.code !== 'awaits_group').map((w) => {
         const audience = w.recipient === 'holder' ? 'holder' : 'driver';
@@ -44,5 +43,5 @@ export function buildDeliveryReport(store: Pick<Store, 'deployments' | 'notices'
               return { code: r.code as 'qa_wait_unattended' | 'qa_wait_no_person', message: r.message, recovery: r.recovery };
             });
       return { id: run.id, repo: run.repo, stage, driver, waits, flags };
-    });
+  });
 }

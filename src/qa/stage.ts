@@ -38,12 +38,12 @@ export async function enterQaStage(ctx: DeliveryContext, dr: DeliveryRepo, run: 
   // DX12: one freeze at a time; another caller meanwhile is told qa_ownership_busy.
   const lock = `freeze:${run.id}:${stage}`;
   const me = `freeze-${randomBytes(4).toString('hex')}`;
-  const held = store.workLocks.take(lock, me, clock.now(), FREEZE_STALE_MS);
+  const held = await store.workLocks.take(lock, me, clock.now(), FREEZE_STALE_MS);
   if (held) throw new BusyError(makeRefusal('qa_ownership_busy', { run: run.id, stage, holder: held.holder }));
   try {
     await freezeStage(ctx, dr, run, stage);
   } finally {
-    store.workLocks.release(lock, me);
+    await store.workLocks.release(lock, me);
   }
 }
 

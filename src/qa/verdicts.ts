@@ -232,8 +232,8 @@ async function record(
   });
   // A command that addresses a notice answers it: a verdict or waiver recorded by its recipient.
   const subject = s.kind === 'group' ? s.group.id : s.item;
-  for (const n of ctx.store.notices.forRun(run.id).filter((x) => x.stage === stage && x.subject === subject && x.recipient === by && ['posted', 'edited'].includes(x.state))) {
-    ctx.store.notices.update(n.id, { state: 'answered', detail: `${by} recorded ${v.case}`, at: ctx.clock.now() });
+  for (const n of (await ctx.store.notices.forRun(run.id)).filter((x) => x.stage === stage && x.subject === subject && x.recipient === by && ['posted', 'edited'].includes(x.state))) {
+    await ctx.store.notices.update(n.id, { state: 'answered', detail: `${by} recorded ${v.case}`, at: ctx.clock.now() });
   }
   await syncTrackingIssue(ctx, dr, run.id);
   return ok({ id, subject: s.kind === 'group' ? s.group.id : s.item, plan: plan.planId, case: v.case, result: v.result });

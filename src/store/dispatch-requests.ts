@@ -1,4 +1,4 @@
-import type { Db } from './db.js';
+import type { Sql } from './sql.js';
 import { ownerGone } from './processes.js';
 
 // DX07/DX10: dispatch request ids. A reservation is made in the transaction
@@ -55,35 +55,35 @@ const toRequest = (r: Row): DispatchRequest => ({
 });
 
 export class DispatchRequestStore {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly sql: Sql) {}
 
-  get(requestId: string): DispatchRequest | undefined {
-    const row = this.db.prepare('SELECT * FROM dispatch_requests WHERE request_id = ?').get(requestId) as Row | undefined;
+  async get(requestId: string): Promise<DispatchRequest | undefined> {
+    const row = await this.sql.get<Row>('SELECT * FROM dispatch_requests WHERE request_id = ?', [requestId]);
     return row && toRequest(row);
   }
 
   /** Another request of the run still in flight (run_busy), if any. */
-  inFlightFor(runId: string, except: string): DispatchRequest | undefined {
-    const row = this.db.prepare("SELECT * FROM dispatch_requests WHERE run_id = ? AND state = 'in_flight' AND request_id <> ?").get(runId, except) as Row | undefined;
+  async inFlightFor(runId: string, except: string): Promise<DispatchRequest | undefined> {
+    const row = await this.sql.get<Row>("SELECT * FROM dispatch_requests WHERE run_id = ? AND state = 'in_flight' AND request_id <> ?", [runId, except]);
     return row && toRequest(row);
   }
 
   /** Reserves a new id, or takes a failed one again. The caller holds the write transaction. */
-  reserve(r: { requestId: string; runId: string; stage: string; envelopeHash: string; driver: string; owner: string; at: number }): void {
-    this.db
-      .prepare(
-        `INSERT INTO dispatch_requests (request_id, run_id, stage, envelope_hash, driver, owner, state, created_at, updated_at) VALUES (@requestId, @runId, @stage, @envelopeHash, @driver, @owner, 'in_flight', @at, @at)
-         ON CONFLICT (request_id) DO UPDATE SET state = 'in_flight', owner = @owner, status = NULL, response = NULL, detail = NULL, attempts = attempts + 1, updated_at = @at`,
-      )
-      .run(r);
+  async reserve(r: { requestId: string; runId: string; stage: string; envelopeHash: string; driver: string; owner: string; at: number }): Promise<void> {
+    await this.sql.run(
+      `INSERT INTO dispatch_requests (request_id, run_id, stage, envelope_hash, driver, owner, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'in_flight', ?, ?)
+       ON CONFLICT (request_id) DO UPDATE SET state = 'in_flight', owner = excluded.owner, status = NULL, response = NULL, detail = NULL,
+         attempts = dispatch_requests.attempts + 1, updated_at = excluded.updated_at`,
+      [r.requestId, r.runId, r.stage, r.envelopeHash, r.driver, r.owner, r.at, r.at],
+    );
   }
 
-  complete(requestId: string, status: number, response: string, at: number): void {
-    this.db.prepare("UPDATE dispatch_requests SET state = 'completed', status = ?, response = ?, updated_at = ? WHERE request_id = ?").run(status, response, at, requestId);
+  async complete(requestId: string, status: number, response: string, at: number): Promise<void> {
+    await this.sql.run("UPDATE dispatch_requests SET state = 'completed', status = ?, response = ?, updated_at = ? WHERE request_id = ?", [status, response, at, requestId]);
   }
 
-  fail(requestId: string, detail: string, at: number): void {
-    this.db.prepare("UPDATE dispatch_requests SET state = 'failed', detail = ?, updated_at = ? WHERE request_id = ? AND state = 'in_flight'").run(detail, at, requestId);
+  async fail(requestId: string, detail: string, at: number): Promise<void> {
+    await this.sql.run("UPDATE dispatch_requests SET state = 'failed', detail = ?, updated_at = ? WHERE request_id = ? AND state = 'in_flight'", [detail, at, requestId]);
   }
 
   /**
@@ -91,9 +91,12 @@ export class DispatchRequestStore {
    * tried again. A reservation of a process that still holds its lease (the
    * live server, seen from the database door, or the other way round) is never touched.
    */
-  failLapsed(at: number): number {
-    return this.db
-      .prepare(`UPDATE dispatch_requests SET state = 'failed', detail = 'the yoke process running it stopped before it recorded a result', updated_at = @at WHERE state = 'in_flight' AND ${ownerGone('owner', '@at')}`)
-      .run({ at }).changes;
+  async failLapsed(at: number): Promise<number> {
+    return (
+      await this.sql.run(
+        `UPDATE dispatch_requests SET state = 'failed', detail = 'the yoke process running it stopped before it recorded a result', updated_at = ? WHERE state = 'in_flight' AND ${ownerGone('owner', '?')}`,
+        [at, at],
+      )
+    ).changes;
   }
 }

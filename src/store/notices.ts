@@ -1,4 +1,4 @@
-import type { Db } from './db.js';
+import type { Sql } from './sql.js';
 
 // Notices and their delivery state (QA20-QA23).
 
@@ -67,49 +67,45 @@ const toNotice = (r: Row): Notice => ({
 export const OPEN_NOTICE_STATES: readonly NoticeState[] = ['pending', 'posted', 'edited', 'failed', 'answered'];
 
 export class NoticeStore {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly sql: Sql) {}
 
-  create(n: Pick<Notice, 'runId' | 'stage' | 'subject' | 'audience' | 'recipientKind' | 'recipient' | 'waitKey' | 'thread'> & { at: number }): number {
-    const res = this.db
-      .prepare(
-        "INSERT INTO notices (run_id, stage, subject, audience, recipient_kind, recipient, wait_key, thread, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
-      )
-      .run(n.runId, n.stage, n.subject, n.audience, n.recipientKind, n.recipient, n.waitKey, n.thread, n.at, n.at);
-    return Number(res.lastInsertRowid);
+  async create(n: Pick<Notice, 'runId' | 'stage' | 'subject' | 'audience' | 'recipientKind' | 'recipient' | 'waitKey' | 'thread'> & { at: number }): Promise<number> {
+    const row = await this.sql.get<{ id: number }>(
+      "INSERT INTO notices (run_id, stage, subject, audience, recipient_kind, recipient, wait_key, thread, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?) RETURNING id",
+      [n.runId, n.stage, n.subject, n.audience, n.recipientKind, n.recipient, n.waitKey, n.thread, n.at, n.at],
+    );
+    return row!.id;
   }
 
-  update(id: number, change: { state?: NoticeState; commentId?: number; bodyHash?: string; waitKey?: string; detail?: string | null; at: number }): void {
-    this.db
-      .prepare(
-        `UPDATE notices SET state = COALESCE(@state, state), comment_id = COALESCE(@commentId, comment_id), body_hash = COALESCE(@bodyHash, body_hash),
-           wait_key = COALESCE(@waitKey, wait_key), detail = CASE WHEN @setDetail THEN @detail ELSE detail END, updated_at = @at WHERE id = @id`,
-      )
-      .run({
+  async update(id: number, change: { state?: NoticeState; commentId?: number; bodyHash?: string; waitKey?: string; detail?: string | null; at: number }): Promise<void> {
+    await this.sql.run(
+      `UPDATE notices SET state = COALESCE(?, state), comment_id = COALESCE(?, comment_id), body_hash = COALESCE(?, body_hash),
+         wait_key = COALESCE(?, wait_key), detail = CASE WHEN ? = 1 THEN ? ELSE detail END, updated_at = ? WHERE id = ?`,
+      [
+        change.state ?? null,
+        change.commentId ?? null,
+        change.bodyHash ?? null,
+        change.waitKey ?? null,
+        change.detail === undefined ? 0 : 1,
+        change.detail ?? null,
+        change.at,
         id,
-        state: change.state ?? null,
-        commentId: change.commentId ?? null,
-        bodyHash: change.bodyHash ?? null,
-        waitKey: change.waitKey ?? null,
-        setDetail: change.detail === undefined ? 0 : 1,
-        detail: change.detail ?? null,
-        at: change.at,
-      });
+      ],
+    );
   }
 
-  forRun(runId: string): Notice[] {
-    return (this.db.prepare('SELECT * FROM notices WHERE run_id = ? ORDER BY id').all(runId) as Row[]).map(toNotice);
+  async forRun(runId: string): Promise<Notice[]> {
+    return (await this.sql.all<Row>('SELECT * FROM notices WHERE run_id = ? ORDER BY id', [runId])).map(toNotice);
   }
 
-  get(id: number): Notice | undefined {
-    const row = this.db.prepare('SELECT * FROM notices WHERE id = ?').get(id) as Row | undefined;
+  async get(id: number): Promise<Notice | undefined> {
+    const row = await this.sql.get<Row>('SELECT * FROM notices WHERE id = ?', [id]);
     return row && toNotice(row);
   }
 
   /** Open notices on a thread, for replies and declines found there. */
-  onThread(runIds: readonly string[], thread: number): Notice[] {
+  async onThread(runIds: readonly string[], thread: number): Promise<Notice[]> {
     if (runIds.length === 0) return [];
-    return (
-      this.db.prepare(`SELECT * FROM notices WHERE thread = ? AND run_id IN (${runIds.map(() => '?').join(', ')}) ORDER BY id`).all(thread, ...runIds) as Row[]
-    ).map(toNotice);
+    return (await this.sql.all<Row>(`SELECT * FROM notices WHERE thread = ? AND run_id IN (${runIds.map(() => '?').join(', ')}) ORDER BY id`, [thread, ...runIds])).map(toNotice);
   }
 }

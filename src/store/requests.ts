@@ -1,4 +1,4 @@
-import type { Db } from './db.js';
+import type { Sql } from './sql.js';
 
 // Durable asks from people (`/yoke start`, `/yoke land`, the API). They are
 // facts, like a label; the spawn pass derives candidates from them and the
@@ -15,35 +15,49 @@ export interface OpenRequest {
   requestedAt: number;
 }
 
+interface Row {
+  id: number;
+  repo: string;
+  kind: RequestKind;
+  number: number;
+  requested_by: string;
+  requested_at: number;
+}
+
 export class RequestStore {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly sql: Sql) {}
 
-  add(repo: string, kind: RequestKind, number: number, requestedBy: string, at: number): number {
-    const open = this.db
-      .prepare('SELECT id FROM requests WHERE repo = ? AND kind = ? AND number = ? AND consumed_by_run IS NULL')
-      .get(repo, kind, number) as { id: number } | undefined;
+  /** Records an ask, or returns the open one for the same thing. The caller holds the write transaction (one open ask per thing). */
+  async add(repo: string, kind: RequestKind, number: number, requestedBy: string, at: number): Promise<number> {
+    const open = await this.sql.get<{ id: number }>('SELECT id FROM requests WHERE repo = ? AND kind = ? AND number = ? AND consumed_by_run IS NULL', [repo, kind, number]);
     if (open) return open.id;
-    return Number(
-      this.db
-        .prepare('INSERT INTO requests (repo, kind, number, requested_by, requested_at) VALUES (?, ?, ?, ?, ?)')
-        .run(repo, kind, number, requestedBy, at).lastInsertRowid,
-    );
+    const row = await this.sql.get<{ id: number }>('INSERT INTO requests (repo, kind, number, requested_by, requested_at) VALUES (?, ?, ?, ?, ?) RETURNING id', [
+      repo,
+      kind,
+      number,
+      requestedBy,
+      at,
+    ]);
+    return row!.id;
   }
 
-  listOpen(): OpenRequest[] {
-    return (
-      this.db
-        .prepare('SELECT * FROM requests WHERE consumed_by_run IS NULL ORDER BY requested_at, id')
-        .all() as { id: number; repo: string; kind: RequestKind; number: number; requested_by: string; requested_at: number }[]
-    ).map((r) => ({ id: r.id, repo: r.repo, kind: r.kind, number: r.number, requestedBy: r.requested_by, requestedAt: r.requested_at }));
+  async listOpen(): Promise<OpenRequest[]> {
+    return (await this.sql.all<Row>('SELECT * FROM requests WHERE consumed_by_run IS NULL ORDER BY requested_at, id')).map((r) => ({
+      id: r.id,
+      repo: r.repo,
+      kind: r.kind,
+      number: r.number,
+      requestedBy: r.requested_by,
+      requestedAt: r.requested_at,
+    }));
   }
 
-  consume(id: number, runId: string): void {
-    this.db.prepare('UPDATE requests SET consumed_by_run = ? WHERE id = ? AND consumed_by_run IS NULL').run(runId, id);
+  async consume(id: number, runId: string): Promise<void> {
+    await this.sql.run('UPDATE requests SET consumed_by_run = ? WHERE id = ? AND consumed_by_run IS NULL', [runId, id]);
   }
 
   /** Drops open requests that can no longer be served (issue closed, PR gone). */
-  drop(id: number): void {
-    this.db.prepare("UPDATE requests SET consumed_by_run = 'dropped' WHERE id = ? AND consumed_by_run IS NULL").run(id);
+  async drop(id: number): Promise<void> {
+    await this.sql.run("UPDATE requests SET consumed_by_run = 'dropped' WHERE id = ? AND consumed_by_run IS NULL", [id]);
   }
 }

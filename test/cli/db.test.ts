@@ -27,14 +27,14 @@ async function yoke(args: string[], env: Record<string, string> = {}): Promise<{
 }
 
 /** A SQLite store with some of everything yoke keeps, written through the store itself. */
-function storeWithData(path: string): void {
+async function storeWithData(path: string): Promise<void> {
   const s = openStore(path);
   const at = Date.UTC(2026, 11, 1);
   s.repos.ensure('acme/api', 7, at);
   s.repos.addFailure('acme/api', 3, at);
   for (let i = 1; i <= 3; i++) s.runs.insert({ id: `r${i}`, repo: 'acme/api', kind: 'afk_auto', subject: `issue#${i}`, issueNumber: i, prNumber: null, headSha: null, launchedAt: at + i, budgetDeadline: at + 3600_000, launcher: 'command', launcherRef: null, secretHash: null, capAtLaunch: 2, liveAtLaunch: 1 });
   s.runs.end('r1', 'failure', 'ran out of budget', at + 10);
-  for (let i = 1; i <= 2; i++) s.requests.add('acme/api', 'start', i, 'maint', at);
+  for (let i = 1; i <= 2; i++) await s.requests.add('acme/api', 'start', i, 'maint', at);
   s.close();
 }
 
@@ -75,7 +75,7 @@ describe('yoke db migrate', () => {
 describe.skipIf(!havePostgres)('yoke db copy', () => {
   it('moves a SQLite store into an empty PostgreSQL, counts every table, and ids go on after the copied ones', async () => {
     const from = file();
-    storeWithData(from);
+    await storeWithData(from);
     const to = await pgServer.db();
     const r = await yoke(['db', 'copy', '--from', from, '--to', to]);
     expect(r.err).toEqual([]);

@@ -60,7 +60,7 @@ describe('the driver against held contention points', () => {
   const holds: [string, (s: Awaited<ReturnType<typeof setup>>) => Promise<void>][] = [
     ['qa_checkin_busy', async ({ h, run }) => void (await checkIn(h.fleet, run.id, { driver: 'another-driver', lease_seconds: 3600 }))],
     ['qa_ownership_busy', async ({ h, run }) => void h.store.workLocks.take(`freeze:${run.id}:qa`, 'freeze-held', h.clock.now(), 3_600_000)],
-    ['run_busy', async ({ h, run }) => h.store.dispatchRequests.reserve({ requestId: 'held-request', runId: run.id, stage: 'qa', envelopeHash: 'x', driver: 'another-driver', owner: h.fleet.processId, at: h.clock.now() })],
+    ['run_busy', async ({ h, run }) => (await h.store.dispatchRequests.reserve({ requestId: 'held-request', runId: run.id, stage: 'qa', envelopeHash: 'x', driver: 'another-driver', owner: h.fleet.processId, at: h.clock.now() }))],
     ['qa_plan_busy', async ({ h, run }) => void (await startExecution(h.fleet, run.id, 'qa', { plan: 'smoke', lease_seconds: 3600 }, null))],
   ];
   for (const [code, hold] of holds) {
@@ -86,7 +86,7 @@ describe('the driver against held contention points', () => {
     const h = makeDeliveryHarness({ config: QA_ONLY });
     const api = await startApi(h, { tokens: ['op-token'] });
     closers.push(api.close);
-    h.store.workLocks.take(`start:${REPO}`, 'start-held', h.clock.now(), 3_600_000);
+    await h.store.workLocks.take(`start:${REPO}`, 'start-held', h.clock.now(), 3_600_000);
     const { d, slept } = driverFor(api.url);
     const stop = (await d.create({ repo: REPO }).catch((err: unknown) => err)) as DriverStop;
     expect([stop.exitCode, stop.refusal.code, slept]).toEqual([EXIT.stayedBusy, 'deployment_run_stayed_busy', [15_000, 30_000, 60_000, 60_000, 60_000, 60_000]]);
@@ -118,7 +118,7 @@ describe('the driver against held contention points', () => {
     const stop2 = (await cancelled.d.gateCheck(run.value.id, 'qa', run.value.commit).catch((err: unknown) => err)) as DriverStop;
     expect([stop2.refusal.code, cancelled.slept.length, new Set(cancelled.events.filter((e) => e.event === 'retry').map((e) => e.code))]).toEqual(['deployment_run_stayed_busy', 6, new Set(['statement_cancelled'])]);
     store.write = write;
-    expect(store.dispatchRequests.inFlightFor(run.value.id, '')).toBeUndefined();
+    expect(await store.dispatchRequests.inFlightFor(run.value.id, '')).toBeUndefined();
     expect((await driverFor(api.url).d.gateCheck(run.value.id, 'qa', run.value.commit)).state).toBe('waiting');
     store.close();
   });
@@ -145,7 +145,7 @@ describe('a dispatch slower than the response limit', () => {
     expect(events.filter((e) => e.event === 'recover').length).toBeGreaterThanOrEqual(2);
     expect(slept).toEqual([]);
     expect(Date.now() - t0).toBeLessThan(5_000);
-    expect(s.h.store.dispatchRequests.get(answer.request)).toMatchObject({ state: 'completed', attempts: 1 });
+    expect(await s.h.store.dispatchRequests.get(answer.request)).toMatchObject({ state: 'completed', attempts: 1 });
   });
 });
 
@@ -157,8 +157,8 @@ describe('a server cut mid-dispatch', () => {
     forge.hold = new Promise((_, reject) => (die = reject));
     const { d, events } = driverFor(s.api.url);
     const gate = d.gateCheck(s.run.id, 'qa', s.run.commit);
-    while (!s.h.store.dispatchRequests.inFlightFor(s.run.id, '')) await new Promise((r) => setTimeout(r, 5));
-    const key = s.h.store.dispatchRequests.inFlightFor(s.run.id, '')!.requestId;
+    while (!(await s.h.store.dispatchRequests.inFlightFor(s.run.id, ''))) await new Promise((r) => setTimeout(r, 5));
+    const key = (await s.h.store.dispatchRequests.inFlightFor(s.run.id, ''))!.requestId;
     // The process dies: its connections are cut and its work never records a result.
     const port = Number(new URL(s.api.url).port);
     await s.api.close();
@@ -173,10 +173,10 @@ describe('a server cut mid-dispatch', () => {
     const answer = await gate;
     expect(answer).toMatchObject({ request: key, state: 'waiting' });
     expect(events.filter((e) => e.event === 'recover').length).toBeGreaterThanOrEqual(1);
-    expect(s.h.store.dispatchRequests.get(key)).toMatchObject({ state: 'completed', attempts: 2 });
+    expect(await s.h.store.dispatchRequests.get(key)).toMatchObject({ state: 'completed', attempts: 2 });
     // Acted once: one wake per wait, one notice per subject.
     expect(s.h.store.qa.wakes(s.run.id).map((w) => w.waitKey).sort()).toEqual(['APP-1:item_case_pending:checkout/cart', 'APP-1:item_case_pending:checkout/looks-right']);
-    const notices = s.h.store.notices.forRun(s.run.id);
+    const notices = await s.h.store.notices.forRun(s.run.id);
     expect(new Set(notices.map((n) => `${n.audience}/${n.subject}`)).size).toBe(notices.length);
   });
 });

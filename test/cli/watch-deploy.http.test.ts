@@ -117,14 +117,14 @@ describe('yoke watch deploy over HTTP', () => {
       [3, 'closed', 1],
     ]);
     expect([101, 102, 103].map((pr) => h.forge.comments.filter((c) => c.number === pr && c.body.includes('is delivered')).length)).toEqual([1, 1, 1]);
-    const notices = h.store.notices.forRun(run);
+    const notices = await h.store.notices.forRun(run);
     expect(new Set(notices.map((n) => `${n.subject}/${n.waitKey}/${n.recipient}`)).size).toBe(notices.length);
 
     // Every gate check's id was its own, and every recorded answer replays identically.
     const requests = [...new Set(faults.seen)];
     expect(requests.length).toBeGreaterThanOrEqual(2);
     for (const id of requests) {
-      const recorded = h.store.dispatchRequests.get(id)!;
+      const recorded = (await h.store.dispatchRequests.get(id))!;
       expect(recorded.state).toBe('completed');
       const replay = await fetch(`${api.url}/yoke/api/deployment-runs/${run}/requests/${id}`, { headers: { authorization: 'Bearer op-token' } });
       expect(await replay.text()).toBe(recorded.response);

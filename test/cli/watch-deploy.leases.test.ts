@@ -72,7 +72,7 @@ describe('TR12 plan execution leases', () => {
     expect(drops).toBe(0);
     const run = h.store.deployments.list()[0]!;
     expect(run.status).toBe('succeeded');
-    expect(h.store.executions.forRun(run.id).map((e) => [e.subject, e.kind, e.state])).toEqual([[`${run.id}-g1`, 'deployment-stage', 'ended']]);
+    expect((await h.store.executions.forRun(run.id)).map((e) => [e.subject, e.kind, e.state])).toEqual([[`${run.id}-g1`, 'deployment-stage', 'ended']]);
     expect(c.ran).toEqual(['./qa/health.sh', './qa/flaky.sh', './deploy.sh production']);
   });
 
@@ -83,7 +83,7 @@ describe('TR12 plan execution leases', () => {
     // The plan run starts its cases, and is killed in the middle: its execution is never ended.
     const killed = io(api.url, h, { head: () => run.commit, exec: () => new Promise(() => {}) });
     void runCli(['qa', 'plan', 'run', '--deployment-run-id', run.id, '--stage', 'qa', '--plan', 'smoke'], killed.io);
-    while (h.store.executions.live(run.id, 'qa', h.clock.now()).length === 0) await new Promise((r) => setTimeout(r, 5));
+    while ((await h.store.executions.live(run.id, 'qa', h.clock.now())).length === 0) await new Promise((r) => setTimeout(r, 5));
 
     const c = io(api.url, h);
     const code = await runCli(['watch', 'deploy', '--json', '--driver', 'ci-7', '--', run.id], c.io, { policy: DEFAULT_DRIVER_POLICY, sleep: c.sleep });
@@ -97,6 +97,6 @@ describe('TR12 plan execution leases', () => {
       [2, 'closed'],
       [3, 'closed'],
     ]);
-    expect(h.store.executions.forRun(run.id).map((e) => e.state)).toEqual(['live', 'ended']);
+    expect((await h.store.executions.forRun(run.id)).map((e) => e.state)).toEqual(['live', 'ended']);
   });
 });

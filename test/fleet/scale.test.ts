@@ -170,7 +170,7 @@ describe('the request budget', () => {
     const pass = await h.engine.schedulerTick();
     expect(reads()).toEqual([claimsBefore! + 1, backlogBefore]); // the claim's repository was read; the backlog's was not
     expect(pass.deferred).toEqual([{ repo: 'acme/backlog', installationId: 2, points: 3 }]);
-    const report = buildFleetReport(h.fleet, pass);
+    const report = await buildFleetReport(h.fleet, pass);
     expect(report.lastPass!.deferred[0]).toMatchObject({ repo: 'acme/backlog', code: 'request_budget' });
     expect(formatFleetReport(report)).toContain(
       '~ acme/backlog (all its work): request_budget: acme/backlog was not read this pass: installation 2 has 3 points left of this minute\'s request budget, and work further down the pipeline went first.',

@@ -52,7 +52,7 @@ describe('spend', () => {
     );
     // No strike: spending is not failing.
     expect(h.store.repos.get('acme/api')!.consecutiveFailures).toBe(0);
-    const fleetReport = buildFleetReport(h.fleet, pass);
+    const fleetReport = await buildFleetReport(h.fleet, pass);
     expect(fleetReport.spend).toEqual([{ repo: 'acme/api', day: '2026-11-30', usd: 5.5, inputTokens: 2000, outputTokens: 400, runs: 2 }]);
     expect(formatFleetReport(fleetReport)).toContain('$ 2026-11-30 acme/api: $5.50 over 2 run(s), 2000 input and 400 output tokens');
     expect(formatFleetReport(fleetReport)).toContain('~ acme/api issue#3 (new_work): budget_spent:');

@@ -67,7 +67,7 @@ describe('claims (TR04)', () => {
     const res = await requestLand(h.fleet, 'acme/api', 7, 'maint');
     expect(res.ok).toBe(false);
     expect(!res.ok && res.refusal.code).toBe('pull_not_claim');
-    expect(h.store.requests.listOpen()).toEqual([]);
+    expect(await h.store.requests.listOpen()).toEqual([]);
   });
 });
 

@@ -7,10 +7,10 @@ import { liveRun } from '../helpers/run-api.js';
 // What a maintainer who keeps the dashboard open must act on, with the command for each.
 
 describe('the dashboard\'s "Needs you"', () => {
-  it('lists a paused repository, a disabled one and a failed run of the last day, each with what moves it; a healthy fleet needs nothing', () => {
+  it('lists a paused repository, a disabled one and a failed run of the last day, each with what moves it; a healthy fleet needs nothing', async () => {
     const h = makeHarness();
     h.store.repos.ensure('acme/api', 1, h.clock.now());
-    expect(needsYou(buildFleetReport(h.fleet, null), h.clock.now())).toEqual([]);
+    expect(needsYou(await buildFleetReport(h.fleet, null), h.clock.now())).toEqual([]);
     for (let i = 0; i < 3; i++) h.store.repos.addFailure('acme/api', 3, h.clock.now());
     h.store.repos.ensure('acme/web', 1, h.clock.now());
     h.store.repos.setDisabled('acme/web', '.github/yoke.yml is not valid: "autolnad" is not a setting here; did you mean "autoland"?', h.clock.now());
@@ -25,8 +25,8 @@ describe('the dashboard\'s "Needs you"', () => {
     fail('acme/api');
     const id = fail('acme/api');
     const ops = fail('acme/ops');
-    expect(needsYou(buildFleetReport(h.fleet, null), h.clock.now())).toEqual([
-      { repo: 'acme/api', what: 'acme/api is paused after 3 AFK failures: no new work starts', command: buildFleetReport(h.fleet, null).repos.find((r) => r.repo === 'acme/api')!.recovery },
+    expect(needsYou(await buildFleetReport(h.fleet, null), h.clock.now())).toEqual([
+      { repo: 'acme/api', what: 'acme/api is paused after 3 AFK failures: no new work starts', command: (await buildFleetReport(h.fleet, null)).repos.find((r) => r.repo === 'acme/api')!.recovery },
       { repo: 'acme/web', what: 'acme/web is disabled: .github/yoke.yml is not valid: "autolnad" is not a setting here; did you mean "autoland"?', command: 'Fix `.github/yoke.yml` on the default branch of acme/web; yoke re-reads it on its next pass.' },
       // The same work failing twice is one line, its latest run; in a paused repository the pause is lifted first.
       { repo: 'acme/ops', what: `afk_auto run ${ops} on issue#14 failed: Error: issue #14 names no demo task`, command: 'comment `/yoke start` on #14 to try again now' },
@@ -34,6 +34,6 @@ describe('the dashboard\'s "Needs you"', () => {
     ]);
     // A failure older than a day no longer needs anyone.
     h.clock.advance(86_400_001);
-    expect(needsYou(buildFleetReport(h.fleet, null), h.clock.now()).map((n) => n.repo)).toEqual(['acme/api', 'acme/web']);
+    expect(needsYou(await buildFleetReport(h.fleet, null), h.clock.now()).map((n) => n.repo)).toEqual(['acme/api', 'acme/web']);
   });
 });

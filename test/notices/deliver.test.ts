@@ -77,7 +77,7 @@ describe('notices', () => {
     const decline = { id: 7001, issueNumber: h.tracking, isPull: false, author: 'maint', authorIsBot: false, body: '/yoke qa decline', createdAt: h.clock.now(), updatedAt: h.clock.now() };
     expect(await handleComment(h.fleet, { repo: h.forge.repo(REPO).ref, comment: decline, via: 'webhook' })).toBe('done');
     expect(group()).toEqual(['driver `ci-driver`', '@maint', '@lead']);
-    expect(h.store.notices.forRun(h.run).filter((n) => n.subject === `${h.run}-g1`).map((n) => [n.recipientKind, n.state])).toEqual([
+    expect((await h.store.notices.forRun(h.run)).filter((n) => n.subject === `${h.run}-g1`).map((n) => [n.recipientKind, n.state])).toEqual([
       ['driver', 'superseded'],
       ['creator', 'cancelled'],
       ['steering', 'posted'],
@@ -94,20 +94,20 @@ describe('notices', () => {
     expect(noticesOn(h, h.tracking).filter((c) => c.body.includes('for APP-1.')).length).toBe(2); // creator: the APP-1 review wait, and now APP-1's item QA
     const reply = { id: 7002, issueNumber: h.tracking, isPull: false, author: 'maint', authorIsBot: false, body: 'On it.', createdAt: h.clock.now(), updatedAt: h.clock.now() };
     await handleComment(h.fleet, { repo: h.forge.repo(REPO).ref, comment: reply, via: 'webhook' });
-    expect(h.store.notices.forRun(h.run).filter((n) => n.recipient === 'maint').map((n) => n.state)).toEqual(['answered', 'answered', 'answered']);
-    const g = h.store.notices.forRun(h.run).find((n) => n.subject === `${h.run}-g1`)!;
+    expect((await h.store.notices.forRun(h.run)).filter((n) => n.recipient === 'maint').map((n) => n.state)).toEqual(['answered', 'answered', 'answered']);
+    const g = (await h.store.notices.forRun(h.run)).find((n) => n.subject === `${h.run}-g1`)!;
     expect(g.state).toBe('answered');
     // A reaction answers too: steering's notice, once it reacts.
     const h2 = await setup();
     await dispatch(h2);
-    const holderNotice = h2.store.notices.forRun(h2.run).find((n) => n.recipient === 'alice')!;
+    const holderNotice = (await h2.store.notices.forRun(h2.run)).find((n) => n.recipient === 'alice')!;
     // QA21: someone else's reaction answers nothing; the recipient's own does.
     h2.forge.commentReactions.set(holderNotice.commentId!, ['bystander']);
     await dispatch(h2);
-    expect(h2.store.notices.get(holderNotice.id)!.state).not.toBe('answered');
+    expect((await h2.store.notices.get(holderNotice.id))!.state).not.toBe('answered');
     h2.forge.commentReactions.set(holderNotice.commentId!, ['bystander', 'alice']);
     await dispatch(h2);
-    expect(h2.store.notices.get(holderNotice.id)!.state).toBe('answered');
+    expect((await h2.store.notices.get(holderNotice.id))!.state).toBe('answered');
   });
 
   it('QA22 closing a group withdraws its notice, edited to say so', async () => {
@@ -115,44 +115,44 @@ describe('notices', () => {
     await dispatch(h);
     for (const c of ['health', 'flaky']) await recordAs(h.fleet, h.run, 'qa', { plan: 'smoke', case: c, result: 'pass', evidence: 'ok', source: 'capture', by: 'driver' });
     await dispatch(h);
-    const group = h.store.notices.forRun(h.run).find((n) => n.subject === `${h.run}-g1`)!;
+    const group = (await h.store.notices.forRun(h.run)).find((n) => n.subject === `${h.run}-g1`)!;
     expect(h.forge.edits.filter((e) => e.commentId === group.commentId).map((e) => e.body)).toEqual([
       `@maint withdrawn: group \`${h.run}-g1\` of deployment run \`${h.run}\` closed, so nothing waits on it any more.`,
     ]);
-    expect(h.store.notices.forRun(h.run).find((n) => n.subject === `${h.run}-g1`)!.state).toBe('withdrawn');
+    expect((await h.store.notices.forRun(h.run)).find((n) => n.subject === `${h.run}-g1`)!.state).toBe('withdrawn');
   });
 
   it('QA23 the fleet report names each wait with its command, and flags those with no live driver and an unanswered or undelivered notice', async () => {
     const h = await setup();
     await dispatch(h);
-    const report = () => buildFleetReport(h.fleet, null).deliveries[0]!;
-    expect(report().waits.map((w) => [w.subject, w.notice, w.command])).toEqual([
+    const report = async () => (await buildFleetReport(h.fleet, null)).deliveries[0]!;
+    expect((await report()).waits.map((w) => [w.subject, w.notice, w.command])).toEqual([
       [`${h.run}-g1`, 'unanswered', `yoke qa plan run --deployment-run-id ${h.run} --stage qa --plan smoke`],
       [`${h.run}-g1`, 'unanswered', `yoke qa plan run --deployment-run-id ${h.run} --stage qa --plan smoke`],
       ['APP-1', 'unanswered', 'yoke qa plan run --item APP-1 --stage qa'],
       ['APP-1', 'unanswered', 'yoke qa case run --item APP-1 --stage qa --case looks-right --verdict pass --evidence @FILE'],
       ['APP-1', 'unanswered', 'Approve PR #101 at its merged head, as someone with write access other than @agent and @alice.'],
     ]);
-    expect(report().flags[0]).toEqual({
+    expect((await report()).flags[0]).toEqual({
       code: 'qa_wait_unattended',
       message: `Deployment run ${h.run} waits at qa for ${h.run}-g1 (shared plan smoke, case health (Health) has no current pass) with no live driver, and its notice is unanswered.`,
       recovery: `Resume the driver with \`yoke watch deploy -- ${h.run}\`, or move the wait yourself: \`yoke qa plan run --deployment-run-id ${h.run} --stage qa --plan smoke\`.`,
     });
     // The same flag in the CLI's report and on the dashboard.
-    const text = formatFleetReport(buildFleetReport(h.fleet, null));
-    expect(text).toContain(`! ${report().flags[0]!.message}\n    to recover: ${report().flags[0]!.recovery}`);
+    const text = formatFleetReport(await buildFleetReport(h.fleet, null));
+    expect(text).toContain(`! ${(await report()).flags[0]!.message}\n    to recover: ${(await report()).flags[0]!.recovery}`);
     const page = renderDashboard(await buildDashboardData(h.fleet, null, { webUrl: 'https://github.com', refreshMs: 10_000 }), { kind: 'fleet' });
     expect(page).toContain('<h2>Deployment runs</h2>');
     expect(page).toContain(`<code>yoke qa plan run --deployment-run-id ${h.run} --stage qa --plan smoke</code>`);
     expect(page).toContain('Approve PR #101 at its merged head, as someone with write access other than @agent and @alice.');
     await checkIn(h.fleet, h.run, { driver: 'ci-driver', lease_seconds: 60 });
-    expect(report().flags).toEqual([]);
+    expect((await report()).flags).toEqual([]);
     // With no live driver, waits whose notices are all answered are not flagged either.
     const h2 = await setup();
     await dispatch(h2);
-    expect(buildFleetReport(h2.fleet, null).deliveries[0]!.flags).not.toEqual([]);
-    for (const n of h2.store.notices.forRun(h2.run)) h2.store.notices.update(n.id, { state: 'answered', detail: 'answered in the test', at: h2.clock.now() });
-    expect(buildFleetReport(h2.fleet, null).deliveries[0]!.flags).toEqual([]);
+    expect((await buildFleetReport(h2.fleet, null)).deliveries[0]!.flags).not.toEqual([]);
+    for (const n of (await h2.store.notices.forRun(h2.run))) await h2.store.notices.update(n.id, { state: 'answered', detail: 'answered in the test', at: h2.clock.now() });
+    expect((await buildFleetReport(h2.fleet, null)).deliveries[0]!.flags).toEqual([]);
   });
 
   it('QA21 a run created by a bot, with no steering and no driver, tells nobody of its driver waits, and the report flags that nobody was told', async () => {
@@ -165,9 +165,9 @@ describe('notices', () => {
     const d = await dispatchStage(h.fleet, r.value.id, 'qa');
     if (!d.ok) throw new Error(d.refusal.message);
     // The members wait on their group, and the group's driver wait reaches nobody.
-    expect(h.store.notices.forRun(r.value.id)).toEqual([]);
+    expect(await h.store.notices.forRun(r.value.id)).toEqual([]);
     expect(h.forge.comments.filter((c) => c.body.includes('github-actions[bot]'))).toEqual([]);
-    const flags = buildFleetReport(h.fleet, null).deliveries[0]!.flags;
+    const flags = (await buildFleetReport(h.fleet, null)).deliveries[0]!.flags;
     expect(flags.map((f) => f.code)).toEqual(['qa_wait_no_person', 'qa_wait_no_person']);
     expect(flags[0]).toEqual({
       code: 'qa_wait_no_person',
@@ -179,10 +179,10 @@ describe('notices', () => {
   it('a verdict recorded by a notice\'s recipient answers it; one by someone else does not', async () => {
     const h = await setup();
     await dispatch(h);
-    const holder = () => h.store.notices.forRun(h.run).find((n) => n.recipient === 'alice')!.state;
+    const holder = async () => (await h.store.notices.forRun(h.run)).find((n) => n.recipient === 'alice')!.state;
     await recordAs(h.fleet, h.run, 'qa', { item: 'APP-1', case: 'cart', result: 'fail', evidence: 'x', source: 'yoke qa case run', by: 'bob' });
-    expect(holder()).toBe('posted');
+    expect(await holder()).toBe('posted');
     await recordAs(h.fleet, h.run, 'qa', { item: 'APP-1', case: 'cart', result: 'pass', evidence: 'x', source: 'yoke qa case run', by: 'alice' });
-    expect(holder()).toBe('answered');
+    expect(await holder()).toBe('answered');
   });
 });

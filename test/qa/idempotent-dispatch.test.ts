@@ -70,10 +70,10 @@ describe('idempotent dispatch', () => {
     // The error's own text stays in yoke's log; the client is told where to look.
     expect(JSON.parse(failed.body).error.message).toBe('Dispatch gate-check-2 failed before it recorded a result: an internal error; the yoke log has it under request gate-check-2');
     expect(failed.body).not.toContain('502');
-    expect(h.store.dispatchRequests.get('gate-check-2')!.state).toBe('failed');
+    expect((await h.store.dispatchRequests.get('gate-check-2'))!.state).toBe('failed');
     const retried = await send(h, 'gate-check-2');
     expect([retried.status, retried.replayed, JSON.parse(retried.body).state]).toEqual([200, false, 'waiting']);
-    expect(h.store.dispatchRequests.get('gate-check-2')!.attempts).toBe(2);
+    expect((await h.store.dispatchRequests.get('gate-check-2'))!.attempts).toBe(2);
   });
 
   it('refuses the same id with another envelope, and a dispatch without an id', async () => {
@@ -120,26 +120,26 @@ describe('idempotent dispatch', () => {
   it('DX07 TR12 what a stopped process left in flight is freed once its lease ends, and the same id is then safe to send again; a live process\'s reservation is never touched', async () => {
     const h = await setup();
     await h.store.processes.register({ id: 'p-door', host: 'test-host', pid: 2, at: h.clock.now(), leaseMs: 30_000 });
-    h.store.dispatchRequests.reserve({ requestId: 'gate-check-7', runId: h.run, stage: 'qa', envelopeHash: 'x', driver: 'drv', owner: 'p-door', at: 0 });
-    h.store.dispatchRequests.reserve({ requestId: 'gate-check-8', runId: 'dr-other', stage: 'qa', envelopeHash: 'y', driver: 'drv', owner: h.fleet.processId, at: 0 });
+    await h.store.dispatchRequests.reserve({ requestId: 'gate-check-7', runId: h.run, stage: 'qa', envelopeHash: 'x', driver: 'drv', owner: 'p-door', at: 0 });
+    await h.store.dispatchRequests.reserve({ requestId: 'gate-check-8', runId: 'dr-other', stage: 'qa', envelopeHash: 'y', driver: 'drv', owner: h.fleet.processId, at: 0 });
     // Another process's start frees nothing while the holder's lease lives.
-    expect(h.store.dispatchRequests.failLapsed(h.clock.now())).toBe(0);
+    expect(await h.store.dispatchRequests.failLapsed(h.clock.now())).toBe(0);
     expect(code(await awaitResult(h.fleet, h.run, 'gate-check-7', 0, instant))).toBe('ok');
     h.clock.advance(30_000);
     expect(code(await awaitResult(h.fleet, h.run, 'gate-check-7', 0, instant))).toBe('dispatch_request_failed');
-    expect(h.store.dispatchRequests.get('gate-check-8')?.state).toBe('in_flight');
+    expect((await h.store.dispatchRequests.get('gate-check-8'))?.state).toBe('in_flight');
   });
 });
 
 describe('busy answers, each from its contention point, refused before anything is reserved', () => {
-  const unreserved = (h: DeliveryHarness, key: string) => expect(h.store.dispatchRequests.get(key)).toBeUndefined();
+  const unreserved = async (h: DeliveryHarness, key: string) => expect(await h.store.dispatchRequests.get(key)).toBeUndefined();
 
   it('DX12/DX13 qa_checkin_busy: another driver holds the lease', async () => {
     const h = await setup();
     await checkIn(h.fleet, h.run, { driver: 'other', lease_seconds: 60 });
     const r = await send(h, 'busy-checkin');
     expect([r.status, code(r), JSON.parse(r.body).error.message]).toEqual([409, 'qa_checkin_busy', `Deployment run ${h.run} is driven by other, whose lease runs 60 s more.`]);
-    unreserved(h, 'busy-checkin');
+    await unreserved(h, 'busy-checkin');
   });
 
   it('DX12/DX13 qa_plan_busy: a deployment-stage plan execution is writing', async () => {
@@ -156,19 +156,19 @@ describe('busy answers, each from its contention point, refused before anything 
     expect(ex.ok).toBe(true);
     const busy = await dispatchIdempotent(h2.fleet, r.value.id, 'qa', 'busy-plan', { driver: 'drv', lease: null, stage: 'qa', commit: r.value.commit }, { responseLimitMs: 1 }, never);
     expect(code(busy)).toBe('qa_plan_busy');
-    unreserved(h2, 'busy-plan');
+    await unreserved(h2, 'busy-plan');
   });
 
   it('DX12/DX13 qa_ownership_busy: an ownership freeze is in progress', async () => {
     const h = await setup();
-    h.store.workLocks.take(`freeze:${h.run}:qa`, 'freeze-elsewhere', h.clock.now(), 60_000);
+    await h.store.workLocks.take(`freeze:${h.run}:qa`, 'freeze-elsewhere', h.clock.now(), 60_000);
     expect(code(await send(h, 'busy-freeze'))).toBe('qa_ownership_busy');
-    unreserved(h, 'busy-freeze');
+    await unreserved(h, 'busy-freeze');
   });
 
   it('DX12 deployment_start_lock_busy: another start in the project', async () => {
     const h = makeDeliveryHarness({ config: QA_ONLY });
-    h.store.workLocks.take(`start:${REPO}`, 'start-elsewhere', h.clock.now(), 60_000);
+    await h.store.workLocks.take(`start:${REPO}`, 'start-elsewhere', h.clock.now(), 60_000);
     expect(await createDeploymentRun(h.fleet, { repo: REPO })).toMatchObject({ ok: false, refusal: { code: 'deployment_start_lock_busy', message: `Another deployment run of ${REPO} is being started (start-elsewhere).` } });
     expect(h.store.deployments.list()).toEqual([]);
   });
@@ -183,7 +183,7 @@ describe('busy answers, each from its contention point, refused before anything 
     const r = await send(h, 'busy-members');
     expect(code(r)).toBe('deployment_membership_changed');
     expect(h.store.qa.wakes(h.run)).toEqual([]);
-    expect(h.store.dispatchRequests.get('busy-members')!.state).toBe('failed');
+    expect((await h.store.dispatchRequests.get('busy-members'))!.state).toBe('failed');
     expect((await send(h, 'busy-members')).status).toBe(200);
   });
 
@@ -202,7 +202,7 @@ describe('busy answers, each from its contention point, refused before anything 
     expect([r.status, code(r)]).toEqual([503, 'lock_timeout']);
     other.exec('ROLLBACK');
     other.close();
-    expect(store.dispatchRequests.get('busy-sqlite')).toBeUndefined();
+    expect(await store.dispatchRequests.get('busy-sqlite')).toBeUndefined();
     const write = store.write;
     store.write = () => {
       throw Object.assign(new Error('interrupted'), { code: 'SQLITE_INTERRUPT' });

@@ -82,7 +82,7 @@ describe('who holds a member', () => {
     ]);
     const { dispatchStage } = await import('../../src/qa/dispatch.js');
     await dispatchStage(h.fleet, run.value.id, 'qa');
-    const told = h.store.notices.forRun(run.value.id).map((n) => [n.subject, n.recipientKind, n.recipient]);
+    const told = (await h.store.notices.forRun(run.value.id)).map((n) => [n.subject, n.recipientKind, n.recipient]);
     expect(told).toContainEqual(['APP-1', 'holder', 'wendy']);
     expect(told).toContainEqual(['APP-2', 'creator', 'maint']);
     expect(told.some(([, , who]) => String(who).endsWith('[bot]'))).toBe(false);

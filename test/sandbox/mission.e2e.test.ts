@@ -48,12 +48,12 @@ async function runMission(dropAnswers: number): Promise<Mission> {
 }
 
 /** What the forge holds of the delivery, with run ids and SHAs taken out, in a comparable shape. */
-function records(m: Mission) {
+async function records(m: Mission) {
   const { sandbox, result } = m;
   const strip = (s: string) => s.replaceAll(result.run, 'RUN').replace(/\b[0-9a-f]{40}\b/g, 'SHA');
   const pullOf = (n: number) => [...sandbox.repo.issues.values()].find((i) => i.pull && i.body.includes(`Closes #${n}`))!.number;
   const prs = new Map([1, 2, 3, 4, 5].map((n) => [pullOf(n), n]));
-  const notices = sandbox.runtime.store.notices.forRun(result.run).map((n) => `${n.recipientKind}:${strip(n.subject)}:${n.state}`).sort();
+  const notices = (await sandbox.runtime.store.notices.forRun(result.run)).map((n) => `${n.recipientKind}:${strip(n.subject)}:${n.state}`).sort();
   const closeouts = sandbox.repo.comments.filter((c) => prs.has(c.issueNumber) && c.body.includes('is delivered: deployment run')).map((c) => prs.get(c.issueNumber)!);
   const holderNoticesAboutShared = sandbox.repo.comments.filter((c) => prs.has(c.issueNumber) && c.body.includes(`${result.run}-g`)).length;
   const issues = [1, 2, 3, 4, 5].map((n) => {
@@ -101,8 +101,8 @@ describe('the dashboard issue through the whole mission', () => {
 });
 
 describe('the whole mission, from labelled issue to closed-out delivery', () => {
-  it('delivers every merged issue: the driver stops at the flaky triage, the pinned commit is retried, and it resumes to production', () => {
-    const r = records(plain);
+  it('delivers every merged issue: the driver stops at the flaky triage, the pinned commit is retried, and it resumes to production', async () => {
+    const r = await records(plain);
     expect([r.status, r.exits]).toEqual(['succeeded', [3, 0]]);
     expect(r.issues).toEqual([1, 2, 3, 4, 5].map((n) => [n, 'closed', 'completed', ['yoke:delivered']]));
     // Exactly one close-out per member; DEMO-5 (no plan) first, in the first gate check.
@@ -118,17 +118,17 @@ describe('the whole mission, from labelled issue to closed-out delivery', () => 
     // The driver's triage, which it printed before it stopped, named the pinned commit.
     expect(plain.lines.some((l) => l.includes(`stopped: Shared plan smoke failed at ${plain.sandbox.runtime.store.deployments.get(plain.result.run)!.commit}`))).toBe(true);
     // The group's notice was posted, edited when its wait changed, and withdrawn in place: one comment throughout.
-    const group = plain.sandbox.runtime.store.notices.forRun(plain.result.run).find((n) => n.subject.endsWith('-g1'))!;
+    const group = (await plain.sandbox.runtime.store.notices.forRun(plain.result.run)).find((n) => n.subject.endsWith('-g1'))!;
     const comment = plain.sandbox.repo.comments.find((c) => c.id === group.commentId)!;
     expect([comment.issueNumber, comment.updatedAt > comment.createdAt, comment.body.includes('withdrawn: group')]).toEqual([tracking, true, true]);
     expect(plain.sandbox.repo.comments.filter((c) => c.issueNumber === tracking && c.body.includes(`for ${plain.result.run}-g1.`)).length).toBe(0);
   });
 
-  it('with two dispatch answers dropped, the driver recovers through its result waits and the records are the same', () => {
+  it('with two dispatch answers dropped, the driver recovers through its result waits and the records are the same', async () => {
     expect(dropped.result.dropped).toBe(2);
     expect(dropped.result.recovered).toBeGreaterThanOrEqual(2);
-    const a = records(plain);
-    const b = records(dropped);
+    const a = await records(plain);
+    const b = await records(dropped);
     expect({ ...b, closeouts: [...b.closeouts].sort() }).toEqual({ ...a, closeouts: [...a.closeouts].sort() });
     expect(dropped.sandbox.runtime.store.deployments.list().filter((r) => r.repo === DEMO_REPO)).toHaveLength(1);
   });
