@@ -20,7 +20,7 @@ export async function benchDelivery(print: Print, median: (xs: number[]) => numb
     const plan = (name: string) => `name: ${name}\ncases:\n  - {id: a, title: A, run: "true"}\n  - {id: b, title: B, run: "true"}\n  - {id: c, title: C, manual: true}\n`;
     const plans: Record<string, string> = { '.github/yoke/qa/smoke.yml': plan('smoke'), '.github/yoke/qa/perf.yml': plan('perf') };
     for (const n of members) plans[`.github/yoke/qa/own-${n}.yml`] = plan(`own-${n}`);
-    const h = makeDeliveryHarness({ config: { delivery: { stages: [{ name: 'qa', kind: 'qa' }] } }, items: members, plans, store });
+    const h = await makeDeliveryHarness({ config: { delivery: { stages: [{ name: 'qa', kind: 'qa' }] } }, items: members, plans, store });
     // Each member: its own plan, and two plans every member shares.
     for (const n of members) for (const p of [`own-${n}`, 'smoke', 'perf']) store.qa.attach({ repo: REPO, issueNumber: n, planId: p, attachedBy: 'bench', source: 'api', attachedAt: 0 });
     const run = await createDeploymentRun(h.fleet, { repo: REPO });

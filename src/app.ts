@@ -21,7 +21,8 @@ import { sweepCloseouts } from './qa/dispatch.js';
 import { syncQaLabels } from './qa/labels.js';
 import { DEFAULT_PROCESS_LEASE, startProcessLease } from './process-lease.js';
 import { DEFAULT_LEADERSHIP, Leadership } from './leadership.js';
-import { openStore, type Store } from './store/store.js';
+import { openStoreAt, type Store } from './store/store.js';
+import { printable } from './store/open-sql.js';
 import { registerWebhooks } from './webhooks/handlers.js';
 
 // The composition root: builds the store, forge, launcher and engine from the
@@ -75,7 +76,7 @@ async function wire(app: Probot, addHandler: (handler: ReturnType<typeof createA
   const settings = resolveSettings(overrides);
   const clock = overrides.clock ?? systemClock;
   const timers = overrides.timers ?? systemTimers;
-  const store = overrides.store ?? openStore(settings.dbPath);
+  const store = overrides.store ?? (await openStoreAt(settings.database));
   const cacheStats: CacheStats = overrides.cacheStats ?? { requests: 0, notModified: 0 };
   const forge = new GitHubForge({
     appOctokit: async () => (await app.auth()) as unknown as Octokit,
@@ -94,8 +95,8 @@ async function wire(app: Probot, addHandler: (handler: ReturnType<typeof createA
       : new CommandLauncher({
           command: settings.command!,
           logDir: `${settings.dbPath}.runs`,
-          onExit: (runId, kind, exit) => {
-            if (kind === 'lander') recordLanderExit(fleet, runId, exit);
+          onExit: async (runId, kind, exit) => {
+            if (kind === 'lander') await recordLanderExit(fleet, runId, exit);
             reapNow();
           },
         });
@@ -179,7 +180,7 @@ async function wire(app: Probot, addHandler: (handler: ReturnType<typeof createA
       .catch((err) => app.log.warn({ err: String(err) }, 'close-out sweep failed'))
       .finally(() => (sweeping = false));
   }, settings.reaperMs);
-  app.log.info({ cap: settings.globalCap, launcher: launcher.name, db: settings.dbPath }, 'yoke is running');
+  app.log.info({ cap: settings.globalCap, launcher: launcher.name, db: printable(settings.database) }, 'yoke is running');
   return {
     engine: running,
     fleet,

@@ -9,11 +9,12 @@ import { resolveSettings } from './config/settings.js';
 import { createLogger } from './logger.js';
 import type { CacheStats } from './forge/conditional-cache.js';
 import { clientPolicy, yokeOctokit } from './forge/octokit.js';
-import { openStore } from './store/store.js';
+import { isPostgresUrl } from './store/open-sql.js';
+import { openStoreAt } from './store/store.js';
 
 // The database door: for when yoke deploys itself and its server is down.
-// The driver runs the same dispatch code in this process, against the SQLite
-// file, through yoke's own API handler on a loopback port that only this
+// The driver runs the same dispatch code in this process, against yoke's
+// store (its SQLite file, or its PostgreSQL URL), through yoke's own API handler on a loopback port that only this
 // process knows the token of. It needs the app's credentials (APP_ID,
 // PRIVATE_KEY, GHE_HOST for a GitHub Enterprise Server) to read and write GitHub.
 
@@ -23,11 +24,12 @@ export interface Door {
   close(): Promise<void>;
 }
 
-export async function openDatabaseDoor(env: Record<string, string | undefined>, dbPath: string): Promise<Door> {
+export async function openDatabaseDoor(env: Record<string, string | undefined>, database: string): Promise<Door> {
   const token = `door-${randomBytes(24).toString('hex')}`;
-  const settings = { ...resolveSettings({ env: { ...env, YOKE_DB_PATH: dbPath } }), apiTokens: [token] };
+  const where = isPostgresUrl(database) ? { YOKE_DATABASE_URL: database } : { YOKE_DB_PATH: database, YOKE_DATABASE_URL: undefined };
+  const settings = { ...resolveSettings({ env: { ...env, ...where } }), apiTokens: [token] };
   if (!env.APP_ID || !env.PRIVATE_KEY) throw new Error('The database door needs the app\'s credentials: set APP_ID and PRIVATE_KEY as the server has them.');
-  const store = openStore(dbPath);
+  const store = await openStoreAt(database, { mustExist: true });
   const cacheStats: CacheStats = { requests: 0, notModified: 0 };
   const baseUrl = env.GHE_HOST ? `${env.GHE_PROTOCOL ?? 'https'}://${env.GHE_HOST}/api/v3` : undefined;
   // The door's log goes to stderr at warn: the driver's own lines are what a person reads.
@@ -59,7 +61,7 @@ export async function openDatabaseDoor(env: Record<string, string | undefined>, 
     close: async () => {
       await rt.stop();
       await new Promise<void>((r) => server.close(() => r()));
-      store.close();
+      await store.close();
     },
   };
 }

@@ -9,7 +9,7 @@ import { createLogger } from './logger.js';
 import type { CacheStats } from './forge/conditional-cache.js';
 import { BudgetBook, GITHUB_SECONDARY_LIMITS } from './forge/budget.js';
 import { clientPolicy, yokeOctokit } from './forge/octokit.js';
-import { openStore } from './store/store.js';
+import { openStoreAt } from './store/store.js';
 
 // Starts yoke the way `npm start` does: Probot's runner, configured from an
 // environment (APP_ID, PRIVATE_KEY, GHE_HOST, PORT, YOKE_*). The sandbox uses
@@ -37,7 +37,7 @@ export async function startYoke(env: Record<string, string | undefined>, opts: {
     env = { ...env, WEBHOOK_PROXY_URL: undefined };
   }
   const log = await createLogger({ level: env.LOG_LEVEL, logFormat: env.LOG_FORMAT === 'json' ? 'json' : 'pretty', ...(opts.destination ? { destination: opts.destination } : {}) });
-  const store = openStore(settings.dbPath);
+  const store = await openStoreAt(settings.database);
   const cacheStats: CacheStats = { requests: 0, notModified: 0 };
   // SC03: one budget per installation, planned against GitHub's secondary limits (off with throttling, for a server without them).
   const budget = settings.throttle ? new BudgetBook(GITHUB_SECONDARY_LIMITS, () => systemClock.now()) : null;
@@ -51,7 +51,7 @@ export async function startYoke(env: Record<string, string | undefined>, opts: {
       await rt?.stop();
       await rt?.engine.lock.run(async () => {});
       await server.stop();
-      store.close();
+      await store.close();
     },
   };
 }

@@ -91,20 +91,20 @@ function mockCheckRuns(scope: nock.Scope, writes: { method: string; body: Record
 
 /** The AFK run that opened claim PR #7 for issue #1, as yoke recorded it (ended). */
 const AFK_RUN = 'r-afk-1';
-function seedAfkRun(h: ProbotHarness): void {
+async function seedAfkRun(h: ProbotHarness): Promise<void> {
   const at = h.clock.now() - 60_000;
-  h.rt.store.repos.ensure(REPO, 1, at);
-  h.rt.store.runs.insert({ id: AFK_RUN, repo: REPO, kind: 'afk_auto', subject: 'issue#1', issueNumber: 1, prNumber: null, headSha: null, launchedAt: at, budgetDeadline: at + 60_000, launcher: 'actions', launcherRef: null, secretHash: null, capAtLaunch: 1, liveAtLaunch: 1 });
-  h.rt.store.runs.end(AFK_RUN, 'success', null, at);
+  await h.rt.store.repos.ensure(REPO, 1, at);
+  await h.rt.store.runs.insert({ id: AFK_RUN, repo: REPO, kind: 'afk_auto', subject: 'issue#1', issueNumber: 1, prNumber: null, headSha: null, launchedAt: at, budgetDeadline: at + 60_000, launcher: 'actions', launcherRef: null, secretHash: null, capAtLaunch: 1, liveAtLaunch: 1 });
+  await h.rt.store.runs.end(AFK_RUN, 'success', null, at);
 }
 
 /** A lander run of yoke's that reported this verdict for #7 at this head, and ended. */
-function seedVerdict(h: ProbotHarness, id: string, verdict: 'accept' | 'reject', sha = HEAD): void {
+async function seedVerdict(h: ProbotHarness, id: string, verdict: 'accept' | 'reject', sha = HEAD): Promise<void> {
   const at = h.clock.now() - 30_000;
-  h.rt.store.runs.insert({ id, repo: REPO, kind: 'lander', subject: 'pr#7', issueNumber: 1, prNumber: 7, headSha: sha, launchedAt: at, budgetDeadline: at + 60_000, launcher: 'actions', launcherRef: null, secretHash: null, capAtLaunch: 1, liveAtLaunch: 1 });
-  h.rt.store.runs.recordReport(id, { outcome: 'success', verdict, summary: 'tests' }, 0);
-  h.rt.store.runs.setVerdictComment(id, 2); // its marker is already on the PR
-  h.rt.store.runs.end(id, 'success', null, at);
+  await h.rt.store.runs.insert({ id, repo: REPO, kind: 'lander', subject: 'pr#7', issueNumber: 1, prNumber: 7, headSha: sha, launchedAt: at, budgetDeadline: at + 60_000, launcher: 'actions', launcherRef: null, secretHash: null, capAtLaunch: 1, liveAtLaunch: 1 });
+  await h.rt.store.runs.recordReport(id, { outcome: 'success', verdict, summary: 'tests' }, 0);
+  await h.rt.store.runs.setVerdictComment(id, 2); // its marker is already on the PR
+  await h.rt.store.runs.end(id, 'success', null, at);
 }
 
 const claimPull = (sha = HEAD) => ({
@@ -179,7 +179,7 @@ describe('comment commands (Probot level)', () => {
     await h.settle();
     expect(replies).toEqual(['@Codertocat Queued a manual AFK run for #1; it launches on the next pass with a free slot.']);
     expect(dispatched).toHaveLength(1);
-    const run = h.rt.store.runs.listLive()[0]!;
+    const run = (await h.rt.store.runs.listLive())[0]!;
     expect(dispatched[0]).toEqual({
       ref: 'main',
       inputs: {
@@ -205,14 +205,14 @@ describe('comment commands (Probot level)', () => {
       .reply(...yamlConfig('auto: true\ndashboard_issue: false\n'))
       .get('/repos/Codertocat/Hello-World/collaborators/Codertocat/permission')
       .reply(200, { permission: 'read', role_name: 'read' });
-    h.rt.store.repos.ensure(REPO, 1, h.clock.now());
-    h.rt.store.repos.addFailure(REPO, 1, h.clock.now());
+    await h.rt.store.repos.ensure(REPO, 1, h.clock.now());
+    await h.rt.store.repos.addFailure(REPO, 1, h.clock.now());
     await receiveComment(h, '/yoke reset');
     await receiveComment(h, '/yoke frobnicate everything', 'delivery-2');
     await h.settle();
     // Any write would have found no mock and been listed as unmatched after the test.
     expect((await h.rt.store.commands.get(492700400))?.outcome).toBe('command_forbidden');
-    expect(h.rt.store.repos.get(REPO)?.pausedSince).not.toBeNull();
+    expect((await h.rt.store.repos.get(REPO))?.pausedSince).not.toBeNull();
   });
 
   it('GH04 an unknown command word from a writer is answered with the commands that exist', async () => {
@@ -293,7 +293,7 @@ describe('verdicts and autoland (Probot level)', () => {
 
   it('GH02 TR01 a verdict marker written by another login is ignored: the PR still gets a lander and is not merged', async () => {
     const h = await makeProbot();
-    seedAfkRun(h);
+    await seedAfkRun(h);
     const dispatched: Record<string, any>[] = [];
     const scope = mockListing(mockToken(github())).get(CONFIG_RE).reply(...yamlConfig(AUTOLAND_YML));
     const forged = encodeMarker({ run: 'r-fake', sha: HEAD, verdict: 'accept' }, 'trust me');
@@ -305,7 +305,7 @@ describe('verdicts and autoland (Probot level)', () => {
     await h.rt.engine.schedulerTick();
     expect(dispatched.map((d) => [d.inputs.kind, d.inputs.subject, d.inputs.head_sha])).toEqual([['lander', 'pr#7', HEAD]]);
     // The lander shows on the PR as the yoke/lander check, in progress on the head it validates; the forged marker completes nothing.
-    const lander = h.rt.store.runs.listLive().find((r) => r.kind === 'lander')!;
+    const lander = (await h.rt.store.runs.listLive()).find((r) => r.kind === 'lander')!;
     expect(checks).toEqual([
       {
         method: 'POST',
@@ -322,7 +322,7 @@ describe('verdicts and autoland (Probot level)', () => {
 
   it('GH02 a marker for an older head is stale; GH03 a fresh accept merges naming the head it validated', async () => {
     const h = await makeProbot();
-    seedAfkRun(h);
+    await seedAfkRun(h);
     const merges: Record<string, unknown>[] = [];
     const dispatched: Record<string, any>[] = [];
     const stale = encodeMarker({ run: 'r1', sha: 'aaaaaaa', verdict: 'accept' }, 'old head');
@@ -337,9 +337,9 @@ describe('verdicts and autoland (Probot level)', () => {
     expect(checks.map((c) => [c.method, c.body.status, c.body.conclusion])).toEqual([['POST', 'in_progress', undefined]]);
 
     // The lander reports accept (recorded in the store, its marker posted); the next pass merges at that sha.
-    const lander = h.rt.store.runs.listLive().find((r) => r.kind === 'lander')!;
-    h.rt.store.runs.recordReport(lander.id, { outcome: 'success', verdict: 'accept', summary: 'tests pass' }, 0);
-    h.rt.store.runs.setVerdictComment(lander.id, 2);
+    const lander = (await h.rt.store.runs.listLive()).find((r) => r.kind === 'lander')!;
+    await h.rt.store.runs.recordReport(lander.id, { outcome: 'success', verdict: 'accept', summary: 'tests pass' }, 0);
+    await h.rt.store.runs.setVerdictComment(lander.id, 2);
     const fresh = encodeMarker({ run: lander.id, sha: HEAD, verdict: 'accept' }, 'tests pass');
     const s2 = mockListing(github());
     mockRepoRead(s2, { probeEtag: '"probe2"', pulls: [claimPull()], claims: { 7: { comments: [ghComment(1, BOT, stale, 'Bot'), ghComment(2, BOT, fresh, 'Bot')] } } })
@@ -349,7 +349,7 @@ describe('verdicts and autoland (Probot level)', () => {
       .post('/repos/Codertocat/Hello-World/issues/1/labels', { labels: ['yoke:delivery-owed'] })
       .reply(200, []);
     mockCheckRuns(s2, checks, { update: 1 });
-    h.rt.store.db.prepare("UPDATE runs SET status = 'ended', outcome = 'success'").run();
+    await h.rt.store.sql.run("UPDATE runs SET status = 'ended', outcome = 'success'");
     await h.rt.engine.schedulerTick();
     expect(merges).toEqual([{ sha: HEAD, merge_method: 'squash' }]);
     // The same check run completes with the verdict yoke recorded.
@@ -369,8 +369,8 @@ describe('verdicts and autoland (Probot level)', () => {
 
   it('GH03 a merge GitHub refuses (the head moved) is reported on the PR once and not retried blindly', async () => {
     const h = await makeProbot();
-    seedAfkRun(h);
-    seedVerdict(h, 'r2', 'accept');
+    await seedAfkRun(h);
+    await seedVerdict(h, 'r2', 'accept');
     const comments: string[] = [];
     const fresh = encodeMarker({ run: 'r2', sha: HEAD, verdict: 'accept' }, 'tests pass');
     const scope = mockListing(mockToken(github())).get(CONFIG_RE).reply(...yamlConfig(AUTOLAND_YML));
@@ -396,8 +396,8 @@ describe('verdicts and autoland (Probot level)', () => {
 describe('a refused merge and the client retry policy', () => {
   it('GH03 with retries on, GitHub\'s 409 to a merge is an answer: one PUT, one notice, no retry', async () => {
     const h = await makeProbot({ retry: true });
-    seedAfkRun(h);
-    seedVerdict(h, 'r2', 'accept');
+    await seedAfkRun(h);
+    await seedVerdict(h, 'r2', 'accept');
     const comments: string[] = [];
     const fresh = encodeMarker({ run: 'r2', sha: HEAD, verdict: 'accept' }, 'tests pass');
     const scope = mockListing(mockToken(github())).get(CONFIG_RE).reply(...yamlConfig('autoland:\n  enabled: true\ndashboard_issue: false\n'));
@@ -560,7 +560,7 @@ describe('opt-in and polling (Probot level)', () => {
       .reply(404, { message: 'Not Found' });
     const pass = await h.rt.engine.schedulerTick();
     expect(pass.candidates).toEqual([]);
-    expect(h.rt.store.repos.get(REPO)?.disabledReason).toBeNull();
+    expect((await h.rt.store.repos.get(REPO))?.disabledReason).toBeNull();
   });
 
   it('GH01 an invalid opt-in file disables the repo with a readable reason, told once on the control issue', async () => {
@@ -575,7 +575,7 @@ describe('opt-in and polling (Probot level)', () => {
       .post('/repos/Codertocat/Hello-World/issues/42/comments', (b) => (comments.push(b.body), true))
       .reply(201, { id: 1 });
     await h.rt.engine.schedulerTick();
-    const reason = h.rt.store.repos.get(REPO)?.disabledReason;
+    const reason = (await h.rt.store.repos.get(REPO))?.disabledReason;
     expect(reason).toContain('autoland: Invalid input: expected object, received string');
     expect(reason).toContain('.github/yoke.yml: "cap" is not a setting here (the settings are: afk_label, auto, prefix, budget_minutes, autoland, fix_forward, launcher, budget, agent, dashboard_issue, delivery)');
     expect(comments).toEqual([

@@ -61,10 +61,24 @@ export function floatingPromises(files?: readonly string[]): string[] {
       if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'expect' && node.arguments[0]) {
         const arg = node.arguments[0];
         const unwrapped = ts.isPropertyAccessExpression(node.parent) && ['resolves', 'rejects'].includes(node.parent.name.text);
-        if (!unwrapped && isPromise(checker, checker.getTypeAtLocation(arg))) {
+        // expect(async () => …).toThrow() never sees the throw: the function answers a rejected promise.
+        const asyncFn = (ts.isArrowFunction(arg) || ts.isFunctionExpression(arg)) && isPromise(checker, checker.getSignatureFromDeclaration(arg)!.getReturnType());
+        if (!unwrapped && (asyncFn || isPromise(checker, checker.getTypeAtLocation(arg)))) {
           const { line } = sf.getLineAndCharacterOfPosition(arg.getStart(sf));
           found.push(`${sf.fileName.slice(ROOT.length + 1)}:${line + 1}: expected without await: ${arg.getText(sf).split('\n')[0]!.slice(0, 100)}`);
         }
+      }
+      // A promise handed to a parameter that takes anything (`unknown`, `any`) is kept or sent as a promise: JSON of it is {}.
+      if (ts.isCallExpression(node) && !(ts.isIdentifier(node.expression) && node.expression.text === 'expect')) {
+        const sig = checker.getResolvedSignature(node);
+        node.arguments.forEach((arg, i) => {
+          const param = sig?.parameters[Math.min(i, sig.parameters.length - 1)];
+          const type = param && checker.getTypeOfSymbolAtLocation(param, node);
+          if (type && (type.flags & (ts.TypeFlags.Unknown | ts.TypeFlags.Any)) !== 0 && isPromise(checker, checker.getTypeAtLocation(arg))) {
+            const { line } = sf.getLineAndCharacterOfPosition(arg.getStart(sf));
+            found.push(`${sf.fileName.slice(ROOT.length + 1)}:${line + 1}: a promise passed as any value: ${arg.getText(sf).split('\n')[0]!.slice(0, 100)}`);
+          }
+        });
       }
       // An async predicate (filter, find, some, every, sort) answers a promise, which is always true: every element passes.
       if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && PREDICATES.has(node.expression.name.text) && node.arguments[0]) {
@@ -92,8 +106,8 @@ describe('promises in src/ and test/', () => {
     const dir = mkdtempSync(resolve(ROOT, 'test/.floating-'));
     try {
       const file = resolve(dir, 'sample.ts');
-      writeFileSync(file, 'async function save(): Promise<void> {}\nexport async function f() {\n  save();\n  await save();\n  void save();\n  save().catch(() => {});\n  save().then(() => {});\n  save().then(() => {}, () => {});\n  if (!save()) return;\n  const x = save() ?? 1;\n  if (save() === undefined) return;\n  [1].filter(async () => save());\n  return save();\n}\n');
-      expect(floatingPromises([file]).map((l) => l.replace(/^.*sample\.ts/, 'sample.ts'))).toEqual(['sample.ts:3: save();', 'sample.ts:7: save().then(() => {});', 'sample.ts:9: used as a truth value: save()', 'sample.ts:10: used as a truth value: save()', 'sample.ts:11: used as a truth value: save()', 'sample.ts:12: a predicate that answers a promise: [1].filter(async () => save())']);
+      writeFileSync(file, 'async function save(): Promise<void> {}\nexport async function f() {\n  save();\n  await save();\n  void save();\n  save().catch(() => {});\n  save().then(() => {});\n  save().then(() => {}, () => {});\n  if (!save()) return;\n  const x = save() ?? 1;\n  if (save() === undefined) return;\n  [1].filter(async () => save());\n  JSON.stringify(save());\n  expect(async () => save());\n  return save();\n}\n');
+      expect(floatingPromises([file]).map((l) => l.replace(/^.*sample\.ts/, 'sample.ts'))).toEqual(['sample.ts:3: save();', 'sample.ts:7: save().then(() => {});', 'sample.ts:9: used as a truth value: save()', 'sample.ts:10: used as a truth value: save()', 'sample.ts:11: used as a truth value: save()', 'sample.ts:12: a predicate that answers a promise: [1].filter(async () => save())', 'sample.ts:13: a promise passed as any value: save()', 'sample.ts:14: expected without await: async () => save()']);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

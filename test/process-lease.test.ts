@@ -24,7 +24,7 @@ const QA_ONLY = { delivery: { stages: [{ name: 'qa', kind: 'qa' }, { name: 'prod
 const deadPid = (): number => spawnSync(process.execPath, ['-e', '0']).pid!;
 
 async function setup() {
-  const h = makeDeliveryHarness({ config: QA_ONLY });
+  const h = await makeDeliveryHarness({ config: QA_ONLY });
   const r = await createDeploymentRun(h.fleet, { repo: REPO, creator: 'maint' });
   if (!r.ok) throw new Error(r.refusal.message);
   return { ...h, run: r.value.id, env: { driver: 'drv', lease: null, stage: 'qa', commit: r.value.commit } };
@@ -36,8 +36,8 @@ const held = () => new Promise<void>(() => {});
 describe('TR12 process leases', () => {
   it('TR12 the database door starting beside the live server fails none of its reservations, so one request id never runs twice at once', async () => {
     const h = await setup();
-    // The server (this test's harness process) has a gate check in flight; it never answers here.
-    void dispatchIdempotent(h.fleet, h.run, 'qa', 'gate-check-1', h.env, { responseLimitMs: 25_000 }, held);
+    // The server (this test's harness process) has a gate check in flight: its reservation, as dispatch writes it before the check runs.
+    await h.store.dispatchRequests.reserve({ requestId: 'gate-check-1', runId: h.run, stage: 'qa', envelopeHash: envelopeHash(h.run, h.env), driver: 'drv', owner: h.fleet.processId, at: h.clock.now() });
     expect(await h.store.dispatchRequests.get('gate-check-1')).toMatchObject({ state: 'in_flight', owner: h.fleet.processId });
     // The door opens on the same database, as its own process (its parent, the driver, runs).
     const door = await startProcessLease(deps(h, { pid: process.ppid }), DEFAULT_PROCESS_LEASE, 'p-door');
@@ -87,7 +87,7 @@ describe('TR12 process leases', () => {
         h.clock.advance(ms);
         if (restarted) return;
         // While the driver waits on the closing run, nothing has closed APP-2 and the run has not succeeded.
-        expect(h.store.deployments.get(h.run)).toMatchObject({ status: 'active' });
+        expect(await h.store.deployments.get(h.run)).toMatchObject({ status: 'active' });
         expect((await h.store.closeouts.forRun(h.run)).find((c) => c.issueNumber === 2)?.state).toBe('running');
         // yoke starts again on this host: the killed process is known dead, and the sweep takes its claim over.
         restarted = true;

@@ -65,7 +65,7 @@ export function registerWatchCommand(program: Command, io: CliIo, g: () => Globa
     .option('--driver <id>', 'this driver\'s id (default $YOKE_LOGIN, else the host)')
     .option('--json', 'one JSON event per line')
     .option('--poll-seconds <n>', 'between gate checks of a QA stage that still waits (default 15)')
-    .option('--db <path>', 'the database door: run the dispatch in this process against yoke\'s SQLite file (when yoke deploys itself)')
+    .option('--db <path-or-url>', 'the database door: run the dispatch in this process against yoke\'s store, its SQLite file or postgres:// URL (when yoke deploys itself)')
     .action(async (target: string | undefined, o: { commit?: string; items?: string; supersedes?: string; fresh?: boolean; driver?: string; json?: boolean; db?: string; pollSeconds?: string }) => {
       if (!target) throw new CliFailure('Name owner/repo to start a run, or `-- RUN-ID` to resume one.');
       const poll = o.pollSeconds === undefined ? null : Number(o.pollSeconds);

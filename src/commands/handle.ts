@@ -124,7 +124,7 @@ function runCommand(ctx: FleetContext, repo: RepoRef, c: CommentView, cmd: Comma
 
 /** Commands found by the pass's poll of a repository's comments; failed ones are tried again. */
 export async function handlePolledComments(ctx: FleetContext, repo: RepoRef, comments: readonly CommentView[]): Promise<void> {
-  const state = ctx.store.repos.get(repo.fullName);
+  const state = await ctx.store.repos.get(repo.fullName);
   if (!state) return;
   for (const c of comments) {
     if (!isPollable(c, state)) continue;

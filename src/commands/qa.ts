@@ -18,18 +18,18 @@ export const asControl = (r: Outcome<{ message: string }>): ControlResult => (r.
 /** `/yoke qa waive <case> [--plan PLAN] --reason "..."` on a deployment run's tracking issue, at its current stage. */
 export async function waiveByComment(ctx: FleetContext, repo: RepoRef, c: CommentView, cmd: Extract<CommandWord, { name: 'qa_waive' }>, permission: Permission): Promise<ControlResult> {
   if (!MAINTAINERS.has(permission)) return { ok: false, refusal: makeRefusal('qa_waive_forbidden', { repo: repo.fullName, permission }) };
-  const run = ctx.store.deployments.list().find((r) => r.repo === repo.fullName && r.trackingIssue === c.issueNumber);
+  const run = (await ctx.store.deployments.list()).find((r) => r.repo === repo.fullName && r.trackingIssue === c.issueNumber);
   if (!run) return { ok: false, refusal: makeRefusal('deployment_run_unknown', { run: `with tracking issue #${c.issueNumber}` }) };
   const stage = run.settings.stages[run.currentStage]?.name ?? '';
   let plan = cmd.plan;
   if (!plan) {
-    const holding = ctx.store.qa.groups([run.id]).filter((g) => g.stage === stage && g.state === 'open' && g.cases.some((x) => x.id === cmd.case));
+    const holding = (await ctx.store.qa.groups([run.id])).filter((g) => g.stage === stage && g.state === 'open' && g.cases.some((x) => x.id === cmd.case));
     if (holding.length !== 1) {
       return {
         ok: false,
         refusal: holding.length
           ? makeRefusal('qa_plan_ambiguous', { ref: `case ${cmd.case}`, ids: holding.map((g) => g.planId) })
-          : makeRefusal('qa_case_unknown', { plan: 'the open groups', case: cmd.case, cases: ctx.store.qa.groups([run.id]).filter((g) => g.state === 'open').flatMap((g) => g.cases.map((x) => `${g.planId}/${x.id}`)) }),
+          : makeRefusal('qa_case_unknown', { plan: 'the open groups', case: cmd.case, cases: (await ctx.store.qa.groups([run.id])).filter((g) => g.state === 'open').flatMap((g) => g.cases.map((x) => `${g.planId}/${x.id}`)) }),
       };
     }
     plan = holding[0]!.planId;
@@ -40,7 +40,7 @@ export async function waiveByComment(ctx: FleetContext, repo: RepoRef, c: Commen
 
 /** Open notices on a thread: the ones addressed to this person, else (a writer speaking for the thread) all of them. */
 async function noticesFor(ctx: FleetContext, repo: RepoRef, thread: number, author: string) {
-  const runs = ctx.store.deployments.list().filter((r) => r.repo === repo.fullName).map((r) => r.id);
+  const runs = (await ctx.store.deployments.list()).filter((r) => r.repo === repo.fullName).map((r) => r.id);
   const open = (await ctx.store.notices.onThread(runs, thread)).filter((n) => ['posted', 'edited', 'answered'].includes(n.state));
   const mine = open.filter((n) => n.recipient.toLowerCase() === author.toLowerCase());
   return { mine, open };

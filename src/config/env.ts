@@ -41,6 +41,10 @@ export const SECRET_MIN_LENGTH = 32;
 
 export const OperatorEnv = z.object({
   YOKE_DB_PATH: z.string().min(1).default('.yoke/yoke.db'),
+  YOKE_DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//i, { message: 'YOKE_DATABASE_URL is a PostgreSQL URL (postgres://user:password@host:5432/yoke); unset it to keep the SQLite file at YOKE_DB_PATH' })
+    .optional(),
   YOKE_GLOBAL_CAP: positiveInt('YOKE_GLOBAL_CAP').default(2),
   YOKE_REPO_CAPS: repoCaps.default({}),
   YOKE_TICK_SECONDS: positiveInt('YOKE_TICK_SECONDS').default(60),
@@ -99,6 +103,8 @@ export type OperatorEnv = z.infer<typeof OperatorEnv>;
 
 export interface OperatorSettings {
   dbPath: string;
+  /** Where the store is: YOKE_DATABASE_URL (PostgreSQL) when set, else the SQLite file at dbPath. */
+  database: string;
   globalCap: number;
   repoCaps: Record<string, number>;
   tickMs: number;
@@ -163,6 +169,7 @@ export function parseOperatorEnv(env: Record<string, string | undefined>): EnvRe
     ok: true,
     settings: {
       dbPath: e.YOKE_DB_PATH,
+      database: e.YOKE_DATABASE_URL ?? e.YOKE_DB_PATH,
       globalCap: e.YOKE_GLOBAL_CAP,
       repoCaps: e.YOKE_REPO_CAPS,
       tickMs: e.YOKE_TICK_SECONDS * 1000,

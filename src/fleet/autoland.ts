@@ -111,15 +111,15 @@ export async function executeRepoActions(deps: ActionDeps, facts: RepoFacts, act
 /** Posts lander verdicts as marker comments; idempotent through runs.verdict_comment_id. */
 export async function postVerdict(deps: ActionDeps, run: Run, repo: Parameters<Forge['createComment']>[0]): Promise<void> {
   if (!run.verdict || run.verdictCommentId !== null || run.prNumber === null || !run.headSha) return;
-  const spend = spendLine(run.issueNumber ? `#${run.issueNumber}` : `#${run.prNumber}`, deps.store.runs.spendOfWork(run.repo, run.issueNumber, run.prNumber));
+  const spend = spendLine(run.issueNumber ? `#${run.issueNumber}` : `#${run.prNumber}`, await deps.store.runs.spendOfWork(run.repo, run.issueNumber, run.prNumber));
   const id = await deps.forge.createComment(repo, run.prNumber, verdictComment({ run: run.id, sha: run.headSha, verdict: run.verdict }, run.summary, spend));
-  deps.store.runs.setVerdictComment(run.id, id);
+  await deps.store.runs.setVerdictComment(run.id, id);
 }
 
 /** Every reported verdict whose marker is not yet posted; a failure is retried next pass. Call under the pass lock. */
 export async function postPendingVerdicts(deps: ActionDeps): Promise<void> {
-  for (const run of deps.store.runs.listUnpostedVerdicts()) {
-    const repo = repoRefOf(deps.store, run.repo);
+  for (const run of (await deps.store.runs.listUnpostedVerdicts())) {
+    const repo = await repoRefOf(deps.store, run.repo);
     if (!repo) continue;
     try {
       await postVerdict(deps, run, repo);

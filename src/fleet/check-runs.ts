@@ -147,9 +147,9 @@ export interface CheckDeps {
 /** Writes the planned check runs; one that fails is planned again next time. */
 export async function syncLanderChecks(deps: CheckDeps): Promise<void> {
   const { store, forge, log, refusals } = deps;
-  const landers = store.runs.listLanders(deps.now() - FOLLOW_MS);
+  const landers = await store.runs.listLanders(deps.now() - FOLLOW_MS);
   for (const a of planCheckRuns(landers, await store.checkRuns.list(), deps.policy)) {
-    const repo = repoRefOf(store, a.repo);
+    const repo = await repoRefOf(store, a.repo);
     if (!repo || refusals.blocked(repo.installationId, deps.now())) continue;
     try {
       const id = a.checkRunId ?? (await forge.createCheckRun(repo, a.headSha, a.check));

@@ -15,7 +15,7 @@ export type ControlResult = { ok: true; message: string } | { ok: false; refusal
 const refuse = (...args: Parameters<typeof makeRefusal>): ControlResult => ({ ok: false, refusal: makeRefusal(...args) });
 
 async function optedIn(ctx: FleetContext, name: RepoName): Promise<{ repo: RepoRef; config: RepoConfig } | { refusal: ControlResult }> {
-  const repo = repoRefOf(ctx.store, name);
+  const repo = await repoRefOf(ctx.store, name);
   if (!repo) return { refusal: refuse('repo_not_opted_in', { repo: name }) };
   const cfg = await ctx.forge.readConfig(repo, { maxAgeMs: ctx.policy.configRefreshMs });
   if (cfg.state === 'absent') return { refusal: refuse('repo_not_opted_in', { repo: name }) };
@@ -28,10 +28,10 @@ export async function requestStart(ctx: FleetContext, name: RepoName, issue: num
   const got = await optedIn(ctx, name);
   if ('refusal' in got) return got.refusal;
   const { store, forge, clock } = ctx;
-  if (isPaused(store.repos.get(name)!)) return refuse('repo_paused', { repo: name, threshold: ctx.policy.pauseThreshold });
+  if (isPaused((await store.repos.get(name))!)) return refuse('repo_paused', { repo: name, threshold: ctx.policy.pauseThreshold });
   const found = await forge.getIssue(got.repo, issue);
   if (!found || found.state !== 'open' || found.isPull) return refuse('issue_not_found', { repo: name, number: issue });
-  const live = store.runs.liveForSubject(name, issueSubject(issue));
+  const live = await store.runs.liveForSubject(name, issueSubject(issue));
   if (live) return refuse('subject_busy', { repo: name, subject: `#${issue}`, run: live.id });
   await store.requests.add(name, 'start', issue, by, clock.now());
   ctx.wake(name);
@@ -46,7 +46,7 @@ export async function requestLand(ctx: FleetContext, name: RepoName, pr: number,
   if (!found || found.state !== 'open' || !found.isPull) return refuse('pull_not_found', { repo: name, number: pr });
   // TR04: only a claim yoke recorded can be landed; a request for anything else would never be served.
   if (!(await store.claims.forPull(name, pr))) return refuse('pull_not_claim', { repo: name, number: pr });
-  const live = store.runs.liveForSubject(name, pullSubject(pr));
+  const live = await store.runs.liveForSubject(name, pullSubject(pr));
   if (live) return refuse('subject_busy', { repo: name, subject: `#${pr}`, run: live.id });
   await store.requests.add(name, 'land', pr, by, clock.now());
   ctx.wake(name);
@@ -56,17 +56,17 @@ export async function requestLand(ctx: FleetContext, name: RepoName, pr: number,
 export async function setAutoLoop(ctx: FleetContext, name: RepoName, on: boolean): Promise<ControlResult> {
   const got = await optedIn(ctx, name);
   if ('refusal' in got) return got.refusal;
-  ctx.store.repos.setAutoLoop(name, on, ctx.clock.now());
+  await ctx.store.repos.setAutoLoop(name, on, ctx.clock.now());
   if (on) ctx.wake(name);
-  return { ok: true, message: autoLoopSet(name, on, isPaused(ctx.store.repos.get(name)!)) };
+  return { ok: true, message: autoLoopSet(name, on, isPaused((await ctx.store.repos.get(name))!)) };
 }
 
 /** SP15: the only way out of a pause. */
 export async function resetRepo(ctx: FleetContext, name: RepoName): Promise<ControlResult> {
   const got = await optedIn(ctx, name);
   if ('refusal' in got) return got.refusal;
-  const before = ctx.store.repos.get(name)!;
-  ctx.store.repos.unpause(name, ctx.clock.now());
+  const before = (await ctx.store.repos.get(name))!;
+  await ctx.store.repos.unpause(name, ctx.clock.now());
   ctx.wake(name);
   return { ok: true, message: repoReset(name, before.consecutiveFailures, isPaused(before)) };
 }
@@ -75,8 +75,8 @@ export async function repoStatus(ctx: FleetContext, name: RepoName): Promise<Con
   const got = await optedIn(ctx, name);
   if ('refusal' in got) return got.refusal;
   const { store, policy } = ctx;
-  const state = store.repos.get(name)!;
-  const live = store.runs.listLive();
+  const state = (await store.repos.get(name))!;
+  const live = await store.runs.listLive();
   return {
     ok: true,
     message: repoStatusReport({

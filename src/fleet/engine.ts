@@ -79,7 +79,7 @@ export class Engine {
         void this.kick().catch((err) => log.error({ err: String(err) }, 'kicked pass failed'));
       },
       postVerdicts: () =>
-        void this.lock.run(async () => {
+        void this.serial(async () => {
           await postPendingVerdicts({ store, forge, now: () => clock.now(), log });
           const checkPolicy = { landerAttemptsPerHead: policy.landerAttemptsPerHead, webUrl: this.deps.webUrl };
           await syncLanderChecks({ store, forge, now: () => clock.now(), log, policy: checkPolicy, refusals: this.checkRefusals });
@@ -146,7 +146,7 @@ export class Engine {
   private queue(trigger: PassTrigger, pass: () => Promise<PassReport>): Promise<PassReport> {
     const already = this.waiting.get(trigger);
     if (already) return already;
-    const queued = this.lock.run(async () => {
+    const queued = this.serial(async () => {
       this.waiting.delete(trigger);
       const report = await pass();
       this.lastPass = report;
@@ -154,6 +154,22 @@ export class Engine {
     });
     this.waiting.set(trigger, queued);
     return queued;
+  }
+
+  /**
+   * SP08: one pass at a time, in this process (the queue) and across every
+   * process on the database (the store's pass lock, held for the whole pass).
+   * A kick on a follower runs under the same lock as the leader's ticks.
+   */
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    return this.lock.run(async () => {
+      const release = await this.deps.store.holdPassLock();
+      try {
+        return await fn();
+      } finally {
+        await release();
+      }
+    });
   }
 
   /** The scheduler's fill heartbeat. */
@@ -173,12 +189,12 @@ export class Engine {
 
   /** What a pass would launch now, in pipeline order, without launching or writing anything. */
   previewCandidates(): Promise<Candidate[]> {
-    return this.lock.run(async () => (await gatherPass(this.passDeps())).candidates);
+    return this.serial(async () => (await gatherPass(this.passDeps())).candidates);
   }
 
   /** Reaps what ended (after a restart, say) without filling. */
   recover(): Promise<Reaped[]> {
-    return this.lock.run(() => this.reap());
+    return this.serial(() => this.reap());
   }
 
   private async reap(): Promise<Reaped[]> {

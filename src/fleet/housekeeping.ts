@@ -28,16 +28,16 @@ export async function executeHousekeeping(deps: HousekeepingDeps, planned: reado
   for (const h of planned) {
     switch (h.type) {
       case 'ensure_repo':
-        store.repos.ensure(h.repo, h.installationId, deps.now());
+        await store.repos.ensure(h.repo, h.installationId, deps.now());
         break;
       case 'clear_disabled':
-        store.repos.setDisabled(h.repo, null, deps.now());
+        await store.repos.setDisabled(h.repo, null, deps.now());
         break;
       case 'drop_request':
         await store.requests.drop(h.requestId);
         break;
       case 'disable': {
-        store.repos.setDisabled(h.repo.fullName, h.reason, deps.now());
+        await store.repos.setDisabled(h.repo.fullName, h.reason, deps.now());
         if (!h.notify) break;
         log.warn({ repo: h.repo.fullName, reason: h.reason }, 'repo disabled by its opt-in file');
         if (h.controlIssue !== null) {
@@ -48,7 +48,7 @@ export async function executeHousekeeping(deps: HousekeepingDeps, planned: reado
             break;
           }
         }
-        store.repos.markDisabledNotified(h.repo.fullName, h.reason);
+        await store.repos.markDisabledNotified(h.repo.fullName, h.reason);
         break;
       }
     }
@@ -57,8 +57,8 @@ export async function executeHousekeeping(deps: HousekeepingDeps, planned: reado
 
 /** SP15: tells the issue whose AFK failure paused its repository. */
 export async function postPauseNotice(deps: HousekeepingDeps & { pauseThreshold: number }, name: RepoName, issue: number | null): Promise<void> {
-  const repo = repoRefOf(deps.store, name);
-  const state = deps.store.repos.get(name);
+  const repo = await repoRefOf(deps.store, name);
+  const state = await deps.store.repos.get(name);
   if (!repo || !state || issue === null) return;
   try {
     await deps.forge.createComment(repo, issue, pauseNotice(name, state.consecutiveFailures, deps.pauseThreshold));

@@ -33,17 +33,17 @@ export function recordLaunch(
   pendingRef: string | null = null,
 ): Promise<Recorded | { kind: 'over_cap'; freshCount: number } | { kind: 'subject_busy' } | { kind: 'paused' }> {
   return deps.store.write(async (t) => {
-    const fresh = t.runs.countLive();
+    const fresh = await t.runs.countLive();
     if (fresh >= cap) return { kind: 'over_cap' as const, freshCount: fresh };
-    if (t.runs.liveForSubject(c.repo, c.subject)) return { kind: 'subject_busy' as const };
+    if ((await t.runs.liveForSubject(c.repo, c.subject))) return { kind: 'subject_busy' as const };
     // SP15: a repository paused earlier in this same pass launches no more AFK work.
-    const repo = t.repos.get(c.repo);
+    const repo = await t.repos.get(c.repo);
     if (isAfkKind(c.kind) && repo && isPaused(repo)) return { kind: 'paused' as const };
     const now = deps.now();
     const runId = deps.newRunId();
     const secret = deps.launcher.usesSecret(c.kind) ? randomBytes(32).toString('base64url') : null;
     const deadline = now + c.budgetMinutes * 60_000;
-    t.runs.insert({
+    await t.runs.insert({
       id: runId,
       repo: c.repo,
       kind: c.kind,
@@ -78,7 +78,7 @@ export async function lockedLaunch(
   if (rec.kind !== 'recorded') return rec;
   try {
     const { ref } = await deps.launcher.start(spec(rec));
-    if (ref) deps.store.runs.setLauncherRef(rec.runId, ref);
+    if (ref) await deps.store.runs.setLauncherRef(rec.runId, ref);
     return { kind: 'launched', runId: rec.runId };
   } catch (err) {
     const detail = err instanceof Error ? err.message : String(err);
@@ -151,7 +151,7 @@ export async function launchCandidate(deps: LaunchDeps, c: Candidate, cap: numbe
     { workflow, ref },
     (rec) => buildLaunchSpec(c, rec, repo, { workflow, ref }, deps.apiUrl, { limits: runLimits(facts, c.kind), rejection: rejectionFor(c, facts.runs) }),
     async (runId, detail) => {
-      const run = deps.store.runs.get(runId);
+      const run = await deps.store.runs.get(runId);
       if (run) await endRun(deps.store, run, 'cancelled', `launch failed: ${detail}`, deps.now(), deps.pauseThreshold);
     },
   );

@@ -113,19 +113,19 @@ export async function gatherPass(deps: PassDeps): Promise<Gathered> {
     }
   }
   for (const repo of repos) {
-    const known = store.repos.get(repo.fullName);
+    const known = await store.repos.get(repo.fullName);
     if (!known || known.installationId !== repo.installationId) {
       housekeeping.push({ type: 'ensure_repo', repo: repo.fullName, installationId: repo.installationId });
     }
   }
 
   // One liveness snapshot.
-  const live = store.runs.listLive();
+  const live = await store.runs.listLive();
   const snapshot: LivenessSnapshot = { liveCount: live.length, liveSubjects: new Set(live.map((r) => subjectKey(r.repo, r.subject))) };
   const requests = await store.requests.listOpen();
   const dayStart = utcDayStart(deps.clock.now());
   const spend = new Map<string, number>();
-  for (const d of store.runs.listSpend(dayStart, dayStart + 86_400_000)) spend.set(d.repo, d.usd);
+  for (const d of (await store.runs.listSpend(dayStart, dayStart + 86_400_000))) spend.set(d.repo, d.usd);
   const fleetSpend = [...spend.values()].reduce((a, b) => a + b, 0);
 
   const facts = new Map<string, Promise<RepoFacts | null>>();
@@ -211,7 +211,7 @@ async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads): Promi
   const { store, forge, policy, clock } = deps;
   const view = await forge.readRepo(repo, { claimLabel: CLAIM_LABEL, configMaxAgeMs: policy.configRefreshMs, maxViewAgeMs: reads.maxViewAgeMs });
   deps.activity?.setOpenClaims(repo.fullName, view.claims.length > 0);
-  const state = store.repos.get(repo.fullName) ?? unseenRepoState(repo, clock.now());
+  const state = (await store.repos.get(repo.fullName)) ?? unseenRepoState(repo, clock.now());
   if (view.config.state !== 'valid') {
     if (view.config.state === 'invalid') {
       const reason = view.config.reason;
@@ -223,7 +223,7 @@ async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads): Promi
     return null;
   }
   if (state.disabledReason) reads.housekeeping.push({ type: 'clear_disabled', repo: repo.fullName });
-  const runs = store.runs.listForRepo(repo.fullName);
+  const runs = await store.runs.listForRepo(repo.fullName);
   const claims = new Map((await store.claims.listForRepo(repo.fullName)).map((c) => [c.prNumber, c]));
   const mine = reads.requests.filter((r) => r.repo === repo.fullName);
   const startableIssues = new Set<number>();
@@ -274,7 +274,7 @@ async function syncDashboardIssues(deps: DashboardIssueDeps, memos: Promise<Repo
       if (firsts >= opts.firstPerPass || forge.remainingContentWrites(f.repo.installationId) < DASHBOARD_RESERVE_WRITES) continue;
       firsts++;
     }
-    const fresh = { ...f, runs: store.runs.listForRepo(f.repo.fullName) };
+    const fresh = { ...f, runs: await store.runs.listForRepo(f.repo.fullName) };
     const mine = { waiting: waitingOf.get(f.repo.fullName) ?? [], owed: await store.deliveryItems.listOwed(f.repo.fullName) };
     const view = viewDashboardIssue({ facts: fresh, runs: fresh.runs, ...mine, webUrl: opts.webUrl });
     try {
@@ -309,8 +309,8 @@ export async function spawnOnce(deps: PassDeps, trigger: PassTrigger, reaped: Re
   for (const memo of gathered.facts.values()) {
     const f = await memo;
     if (!f) continue;
-    store.repos.recordRead(f.repo.fullName, repoReadOf(f, now()));
-    const fresh: RepoFacts = { ...f, runs: store.runs.listForRepo(f.repo.fullName), claims: new Map((await store.claims.listForRepo(f.repo.fullName)).map((c) => [c.prNumber, c])) };
+    await store.repos.recordRead(f.repo.fullName, repoReadOf(f, now()));
+    const fresh: RepoFacts = { ...f, runs: await store.runs.listForRepo(f.repo.fullName), claims: new Map((await store.claims.listForRepo(f.repo.fullName)).map((c) => [c.prNumber, c])) };
     // Reads before the decision: the repository's merge attempts, looked up by the planner.
     const merges = await store.merges.listForRepo(f.repo.fullName);
     const actions = planRepoActions(fresh, {

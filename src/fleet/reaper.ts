@@ -10,7 +10,7 @@ export interface ReapDeps {
   launcher: Launcher;
   now: () => number;
   pauseThreshold: number;
-  repoRef: (fullName: string) => RepoRef | null;
+  repoRef: (fullName: string) => Promise<RepoRef | null>;
   log: Log;
 }
 
@@ -40,8 +40,8 @@ export function decideReap(run: Run, now: number, liveness: Liveness | null): { 
 /** Ends every live run that is past its deadline or no longer alive (SP17). */
 export async function reapRuns(deps: ReapDeps): Promise<Reaped[]> {
   const reaped: Reaped[] = [];
-  for (const run of deps.store.runs.listLive()) {
-    const repo = deps.repoRef(run.repo);
+  for (const run of (await deps.store.runs.listLive())) {
+    const repo = await deps.repoRef(run.repo);
     let liveness: Liveness | null = null;
     const now = deps.now();
     if (now >= run.budgetDeadline) {
@@ -59,13 +59,13 @@ export async function reapRuns(deps: ReapDeps): Promise<Reaped[]> {
         deps.log.warn({ run: run.id, err: String(err) }, 'liveness check failed; the next reaper tick asks again');
       }
       if (liveness && 'ref' in liveness && liveness.ref && liveness.ref !== run.launcherRef) {
-        deps.store.runs.setLauncherRef(run.id, liveness.ref);
+        await deps.store.runs.setLauncherRef(run.id, liveness.ref);
       }
     }
     // Decide from the run as it is now, inside the write that ends it: a report that landed while this tick
     // read other runs' liveness (or this one's) is seen, and a recorded result always wins.
     const done = await deps.store.write(async (t) => {
-      const fresh = t.runs.get(run.id);
+      const fresh = await t.runs.get(run.id);
       if (!fresh || fresh.status !== 'live') return null;
       const decision = decideReap(fresh, now, liveness);
       if (!decision) return null;

@@ -12,8 +12,8 @@ export const isPaused = (state: Pick<RepoState, 'pausedSince'>): boolean => stat
 export const autoLoopOn = (state: Pick<RepoState, 'autoLoop'>, config: Pick<RepoConfig, 'auto'>): boolean => state.autoLoop ?? config.auto;
 
 /** A repository yoke has seen with an installation, as a reference the forge takes. */
-export function repoRefOf(store: Store, name: RepoName): RepoRef | null {
-  const state = store.repos.get(name);
+export async function repoRefOf(store: Store, name: RepoName): Promise<RepoRef | null> {
+  const state = await store.repos.get(name);
   const [owner, repo] = name.split('/');
   if (!state || state.installationId === null || !owner || !repo) return null;
   return { owner, name: repo, fullName: name, installationId: state.installationId };

@@ -46,12 +46,12 @@ export const publicRun = ({ secretHash: _s, ...rest }: Run): PublicRun => rest;
 
 export async function buildFleetReport(ctx: Pick<FleetContext, 'store' | 'policy' | 'clock'>, last: PassReport | null): Promise<FleetReport> {
   const { store, policy, clock } = ctx;
-  const live = store.runs.listLive();
+  const live = await store.runs.listLive();
   return {
     generatedAt: new Date(clock.now()).toISOString(),
     globalCap: policy.globalCap,
     liveCount: live.length,
-    repos: store.repos.list().map((r) => ({
+    repos: (await store.repos.list()).map((r) => ({
       repo: r.fullName,
       cap: effectiveCap(policy, r.fullName),
       autoLoop: r.autoLoop,
@@ -66,9 +66,9 @@ export async function buildFleetReport(ctx: Pick<FleetContext, 'store' | 'policy
           ? makeRefusal('repo_paused', { repo: r.fullName, threshold: policy.pauseThreshold }).recovery
           : null,
     })),
-    recentRuns: store.runs.listAll(50).map(publicRun),
+    recentRuns: (await store.runs.listAll(50)).map(publicRun),
     deliveries: await buildDeliveryReport(store, clock.now()),
-    spend: store.runs.listSpend(utcDayStart(clock.now()) - 6 * 86_400_000, clock.now() + 1),
+    spend: await store.runs.listSpend(utcDayStart(clock.now()) - 6 * 86_400_000, clock.now() + 1),
     lastPass: last && {
       trigger: last.trigger,
       candidates: last.candidates.length,

@@ -70,10 +70,10 @@ export interface RunNoticeDeps {
 export async function syncRunNotices(deps: RunNoticeDeps): Promise<number> {
   const { store, forge, log } = deps;
   const since = deps.now() - FOLLOW_MS;
-  const runs = store.runs.listAll(2000).filter((r) => (r.endedAt ?? r.launchedAt) >= since);
+  const runs = (await store.runs.listAll(2000)).filter((r) => (r.endedAt ?? r.launchedAt) >= since);
   let written = 0;
   for (const a of planRunNotices(runs, await store.runNotices.list(), { now: deps.now(), webUrl: deps.webUrl })) {
-    const repo = repoRefOf(store, a.repo);
+    const repo = await repoRefOf(store, a.repo);
     if (!repo) continue;
     try {
       const edited = a.commentId !== null && (await forge.editComment(repo, a.commentId, a.body));

@@ -61,7 +61,7 @@ async function authenticateRun(ctx: FleetContext, run: Run, bearer: string | nul
   const dispatched = parseActionsRef(run.launcherRef);
   if (!dispatched) return refuse(`run ${run.id} was not dispatched as a workflow run, so no OIDC token can report for it`);
   if (claims.repository?.toLowerCase() !== run.repo.toLowerCase()) return refuse(`the token is for ${claims.repository ?? 'no repository'}, not ${run.repo}`);
-  const repo = repoRefOf(ctx.store, run.repo);
+  const repo = await repoRefOf(ctx.store, run.repo);
   if (!repo) return refuse(`${run.repo} is not known to yoke`);
   let id = dispatched.id;
   if (id === null) {
@@ -70,7 +70,7 @@ async function authenticateRun(ctx: FleetContext, run: Run, bearer: string | nul
     if (found.kind === 'none') return refuse(`the ${dispatched.workflow} run yoke dispatched for ${run.id} is not listed yet; report again in a moment`);
     if (found.kind === 'many') return refuse(`${found.ids.length} ${dispatched.workflow} runs that yoke dispatched carry the name ${run.id} (${found.ids.join(', ')}); yoke binds none of them`);
     id = found.run.id;
-    ctx.store.runs.setLauncherRef(run.id, formatActionsRef({ ...dispatched, id }));
+    await ctx.store.runs.setLauncherRef(run.id, formatActionsRef({ ...dispatched, id }));
   }
   if (claims.run_id !== String(id)) return refuse(`the token is from workflow run ${claims.run_id ?? 'none'}, not ${id}`);
   const wfRun = await ctx.forge.getWorkflowRun(repo, id);
@@ -104,7 +104,7 @@ export interface RunAuth {
 
 export async function reportRunResult(ctx: FleetContext, auth: RunAuth, { runId, bearer, body }: RunReport): Promise<ReportAnswer> {
   const { store } = ctx;
-  const run = store.runs.get(runId);
+  const run = await store.runs.get(runId);
   if (!run) return fail('run_unknown', { run: runId });
   const denied = await authenticateRun(ctx, run, bearer, auth);
   if (denied) return { ok: false, refusal: denied };
@@ -123,12 +123,12 @@ export async function reportRunResult(ctx: FleetContext, auth: RunAuth, { runId,
   const cost = r.cost ? { usd: r.cost.usd, inputTokens: r.cost.input_tokens, outputTokens: r.cost.output_tokens } : null;
   // A summary is published (verdict comments, check runs, the dashboard): no secret shape survives.
   const report = { outcome: r.outcome, verdict: r.outcome === 'success' ? (r.verdict ?? null) : null, summary: r.summary === undefined ? null : redactSecrets(r.summary), cost };
-  if (!store.runs.recordReport(run.id, report, ctx.clock.now())) {
+  if (!(await store.runs.recordReport(run.id, report, ctx.clock.now()))) {
     // The reaper ended it (or another report landed) while this one was checked.
-    const now = store.runs.get(run.id)!;
+    const now = (await store.runs.get(run.id))!;
     return now.status !== 'live' ? fail('run_not_live', { run: run.id, outcome: now.outcome ?? 'ended' }) : fail('run_already_reported', { run: run.id });
   }
-  const updated = store.runs.get(run.id)!;
+  const updated = (await store.runs.get(run.id))!;
   // Posted under the pass lock so a pass posting the same verdict cannot race it.
   if (updated.verdict) ctx.postVerdicts();
   return { ok: true, run: updated };
@@ -140,14 +140,14 @@ export async function reportRunResult(ctx: FleetContext, auth: RunAuth, { runId,
  * being judged never holds a secret to report with. Any other exit is no
  * verdict: the reaper ends the run as a failure.
  */
-export function recordLanderExit(ctx: Pick<FleetContext, 'store' | 'log' | 'postVerdicts' | 'clock'>, runId: string, exit: { code: number | null; outputTail: string }): boolean {
-  const run = ctx.store.runs.get(runId);
+export async function recordLanderExit(ctx: Pick<FleetContext, 'store' | 'log' | 'postVerdicts' | 'clock'>, runId: string, exit: { code: number | null; outputTail: string }): Promise<boolean> {
+  const run = await ctx.store.runs.get(runId);
   if (!run || run.kind !== 'lander' || (exit.code !== 0 && exit.code !== 1)) return false;
   const verdict = exit.code === 0 ? 'accept' : 'reject';
   const tail = tailOf(redactSecrets(exit.outputTail));
   // The judged code wrote this output: an inert, collapsed block, as the Actions lander's report shows it.
   const summary = `The validation exited with code ${exit.code}.${tail ? `\n\n${collapsedOutput('The end of the validation output', tail)}` : ''}`;
-  if (!ctx.store.runs.recordReport(runId, { outcome: 'success', verdict, summary }, ctx.clock.now())) return false;
+  if (!(await ctx.store.runs.recordReport(runId, { outcome: 'success', verdict, summary }, ctx.clock.now()))) return false;
   ctx.log.info({ run: runId, verdict }, 'lander verdict from its exit code');
   ctx.postVerdicts();
   return true;
@@ -160,7 +160,7 @@ const ClaimBody = z.object({ title: z.string().max(1000), summary: z.string().ma
 
 /** TR11: a live run that authenticates as itself (its OIDC token or run secret), whatever its kind. */
 export async function authenticateLiveRun(ctx: FleetContext, auth: RunAuth, runId: string, bearer: string | null): Promise<{ ok: true; run: Run } | { ok: false; refusal: Refusal }> {
-  const run = ctx.store.runs.get(runId);
+  const run = await ctx.store.runs.get(runId);
   if (!run) return { ok: false, refusal: makeRefusal('run_unknown', { run: runId }) };
   const denied = await authenticateRun(ctx, run, bearer, auth);
   if (denied) return { ok: false, refusal: denied };
@@ -188,7 +188,7 @@ export async function grantPush(ctx: FleetContext, auth: RunAuth, runId: string,
   const found = await liveWorkRun(ctx, auth, runId, bearer);
   if (!found.ok) return found;
   const run = found.run;
-  const repo = repoRefOf(ctx.store, run.repo);
+  const repo = await repoRefOf(ctx.store, run.repo);
   if (!repo) return { ok: false, refusal: makeRefusal('run_cannot_push', { run: run.id, kind: run.kind, detail: `${run.repo} is not known to yoke` }) };
   let branch: string;
   if (run.kind === 'fix') {
@@ -213,7 +213,7 @@ export async function openClaim(ctx: FleetContext, auth: RunAuth, runId: string,
   if (run.kind === 'fix' || run.issueNumber === null) return { ok: false, refusal: makeRefusal('run_cannot_push', { run: run.id, kind: run.kind, detail: 'only an AFK run opens a claim PR; a fix pushes to the one it repairs' }) };
   const parsed = ClaimBody.safeParse(body);
   if (!parsed.success) return { ok: false, refusal: makeRefusal('validation_failed', { detail: parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ') }) };
-  const repo = repoRefOf(ctx.store, run.repo);
+  const repo = await repoRefOf(ctx.store, run.repo);
   if (!repo) return { ok: false, refusal: makeRefusal('run_cannot_push', { run: run.id, kind: run.kind, detail: `${run.repo} is not known to yoke` }) };
   // The branch yoke dispatched the run on (the default branch, or launcher.ref); a command run names its own.
   const base = parseActionsRef(run.launcherRef)?.ref ?? parsed.data.base ?? 'main';

@@ -25,19 +25,19 @@ export function endRun(
   now: number,
   pauseThreshold: number,
 ): Promise<{ effect: StrikeEffect; repo: RepoState | undefined } | null> {
-  return store.write((t): { effect: StrikeEffect; repo: RepoState | undefined } | null => {
-    if (!t.runs.end(run.id, outcome, reason, now)) return null;
+  return store.write(async (t): Promise<{ effect: StrikeEffect; repo: RepoState | undefined } | null> => {
+    if (!(await t.runs.end(run.id, outcome, reason, now))) return null;
     const effect = strikeEffect(run, outcome);
     if (effect === 'add') {
-      const before = t.repos.get(run.repo);
-      const after = t.repos.addFailure(run.repo, pauseThreshold, now);
+      const before = await t.repos.get(run.repo);
+      const after = await t.repos.addFailure(run.repo, pauseThreshold, now);
       const paused = before !== undefined && !isPaused(before) && isPaused(after);
       return { effect: paused ? 'paused' : 'failure_added', repo: after };
     }
     if (effect === 'reset') {
-      t.repos.resetFailures(run.repo, now);
-      return { effect: 'reset', repo: t.repos.get(run.repo) };
+      await t.repos.resetFailures(run.repo, now);
+      return { effect: 'reset', repo: await t.repos.get(run.repo) };
     }
-    return { effect: 'none', repo: t.repos.get(run.repo) };
+    return { effect: 'none', repo: await t.repos.get(run.repo) };
   });
 }

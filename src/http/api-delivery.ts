@@ -59,8 +59,7 @@ export async function handleDeliveryRoute(ctx: DeliveryContext, actor: Actor, re
     if (item) return io.send(200, { runs: await findRunsOfItem(ctx, item) });
     // Every run (or one repository's), newest first, with where each is.
     const repo = url.searchParams.get('repo');
-    const list = ctx.store.deployments
-      .list()
+    const list = (await ctx.store.deployments.list())
       .filter((r) => !repo || r.repo.toLowerCase() === repo.toLowerCase())
       .sort((a, b) => b.createdAt - a.createdAt)
       .slice(0, 100)

@@ -188,7 +188,7 @@ export function createApiHandler(opts: ApiOptions) {
       if (!actor) return sendRefusal(res, makeRefusal('unauthorized'));
       if (actor.role === 'run' && !path.startsWith('/yoke/api/deployment-runs/')) return sendRefusal(res, makeRefusal('run_role_forbidden', { run: actor.runId }));
 
-      if (path === '/yoke/api/fleet' && method === 'GET') return send(res, 200, report());
+      if (path === '/yoke/api/fleet' && method === 'GET') return send(res, 200, await report());
       const io = {
         readJson: () => readJson(req),
         send: (status: number, body: unknown) => send(res, status, body),
@@ -206,8 +206,7 @@ export function createApiHandler(opts: ApiOptions) {
         const status = url.searchParams.get('status');
         const STATUSES = ['live', 'success', 'failure', 'timeout', 'cancelled'];
         if (status !== null && !STATUSES.includes(status)) return sendRefusal(res, makeRefusal('validation_failed', { detail: `status is one of ${STATUSES.join(', ')}` }));
-        const runs = fleet.store.runs
-          .listAll(1000)
+        const runs = (await fleet.store.runs.listAll(1000))
           .filter((r) => !repo || r.repo.toLowerCase() === repo.toLowerCase())
           .filter((r) => status === null || (status === 'live' ? r.status === 'live' : r.outcome === status))
           .slice(0, 200);
@@ -215,7 +214,7 @@ export function createApiHandler(opts: ApiOptions) {
       }
       const runGet = /^\/yoke\/api\/runs\/([\w-]{1,100})$/.exec(path);
       if (runGet && method === 'GET') {
-        const run = fleet.store.runs.get(runGet[1]!);
+        const run = await fleet.store.runs.get(runGet[1]!);
         return run ? send(res, 200, publicRun(run)) : sendRefusal(res, makeRefusal('run_unknown', { run: runGet[1]! }));
       }
       const repoRoute = /^\/yoke\/api\/repos\/([\w.-]+)\/([\w.-]+)\/(auto|reset|status|issues\/(\d+)\/start|pulls\/(\d+)\/land)$/.exec(path);

@@ -72,8 +72,8 @@ export interface DashboardData {
 }
 
 async function buildRepoPage(store: FleetContext['store'], repo: string): Promise<RepoPageData> {
-  const read = store.repos.lastRead(repo);
-  const runs = store.runs.listForRepo(repo);
+  const read = await store.repos.lastRead(repo);
+  const runs = await store.runs.listForRepo(repo);
   const checks = (await store.checkRuns.list()).filter((c) => c.repo === repo);
   const claimed = new Map((await store.claims.listForRepo(repo)).map((c) => [c.prNumber, c.issueNumber]));
   const claims = (read?.openClaims ?? []).map((p): ClaimCard => {
@@ -103,14 +103,15 @@ export async function buildDashboardData(ctx: Pick<FleetContext, 'store' | 'poli
   const { store, policy, clock } = ctx;
   const now = clock.now();
   const report = await buildFleetReport(ctx, last);
-  const windowRuns = store.runs.listSince(now - TIMELINE_MS);
+  const windowRuns = await store.runs.listSince(now - TIMELINE_MS);
   const cap = Math.max(policy.globalCap, ...Object.values(policy.repoCaps));
   const waitsOf = new Map(report.deliveries.map((d) => [d.id, d.waits]));
-  const deployments = store.deployments
-    .list()
-    .filter((r) => r.status === 'active' || r.updatedAt >= now - TIMELINE_MS)
-    .map((run): DeploymentCard => {
-      const records = new Map(store.deployments.stages(run.id).map((s) => [s.stage, s]));
+  const shown = (await store.deployments.list()).filter((r) => r.status === 'active' || r.updatedAt >= now - TIMELINE_MS);
+  const stagesOf = await Promise.all(shown.map((run) => store.deployments.stages(run.id)));
+  const membersOf = await Promise.all(shown.map((run) => store.deployments.members(run.id)));
+  const deployments = shown
+    .map((run, i): DeploymentCard => {
+      const records = new Map(stagesOf[i]!.map((s) => [s.stage, s]));
       return {
         id: run.id,
         repo: run.repo,
@@ -124,8 +125,7 @@ export async function buildDashboardData(ctx: Pick<FleetContext, 'store' | 'poli
           current: run.status === 'active' && i === run.currentStage,
         })),
         // In issue order, as a person reads a list of issues (the store keeps them in the order they merged).
-        members: store.deployments
-          .members(run.id)
+        members: membersOf[i]!
           .map((m) => ({ issue: m.issueNumber, pr: m.prNumber, removed: m.removedAt !== null }))
           .sort((a, b) => a.issue - b.issue),
         waits: waitsOf.get(run.id) ?? [],

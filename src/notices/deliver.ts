@@ -20,8 +20,8 @@ export interface NoticeReport {
 const hash = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 16);
 
 /** A holder is live while it still holds the member: a yoke run while it runs; a person always. */
-function holderLive(ctx: DeliveryContext, holder: string): boolean {
-  return holder.startsWith('run:') ? ctx.store.runs.get(holder.slice(4))?.status === 'live' : true;
+async function holderLive(ctx: DeliveryContext, holder: string): Promise<boolean> {
+  return holder.startsWith('run:') ? (await ctx.store.runs.get(holder.slice(4)))?.status === 'live' : true;
 }
 
 export function recipientsOf(ctx: DeliveryContext, run: DeploymentRun): Recipients {
@@ -35,9 +35,9 @@ export function recipientsOf(ctx: DeliveryContext, run: DeploymentRun): Recipien
 }
 
 /** The notice subjects of a stage: each member's holder waits, and the driver's (groups, reviews, stage refusals). */
-export function subjectsOf(ctx: DeliveryContext, run: DeploymentRun, stage: string, evaluation: StageEvaluation, extra: ReadonlyMap<string, Wait[]>): NoticeSubject[] {
-  const frozen = new Map(ctx.store.qa.memberStages(run.id, stage).map((m) => [m.issueNumber, m]));
-  const prs = new Map(ctx.store.deployments.members(run.id).map((m) => [m.issueNumber, m.prNumber]));
+export async function subjectsOf(ctx: DeliveryContext, run: DeploymentRun, stage: string, evaluation: StageEvaluation, extra: ReadonlyMap<string, Wait[]>): Promise<NoticeSubject[]> {
+  const frozen = new Map((await ctx.store.qa.memberStages(run.id, stage)).map((m) => [m.issueNumber, m]));
+  const prs = new Map((await ctx.store.deployments.members(run.id)).map((m) => [m.issueNumber, m.prNumber]));
   const subjects: NoticeSubject[] = [];
   const driver = new Map<string, Wait[]>();
   for (const w of evaluation.waits) {
@@ -49,7 +49,7 @@ export function subjectsOf(ctx: DeliveryContext, run: DeploymentRun, stage: stri
     const waits = [...m.waits.filter((w) => w.recipient === 'holder'), ...(extra.get(m.item) ?? [])];
     const f = frozen.get(m.issueNumber);
     const holder = f?.holder ?? null;
-    subjects.push({ subject: m.item, audience: 'holder', waits, holderThread: prs.get(m.issueNumber) ?? null, holder: holder ? { id: holder, live: holderLive(ctx, holder) } : null });
+    subjects.push({ subject: m.item, audience: 'holder', waits, holderThread: prs.get(m.issueNumber) ?? null, holder: holder ? { id: holder, live: await holderLive(ctx, holder) } : null });
   }
   for (const [subject, waits] of driver) subjects.push({ subject, audience: 'driver', waits, holderThread: null, holder: null });
   return subjects;

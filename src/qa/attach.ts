@@ -26,7 +26,7 @@ export async function attachPlan(ctx: DeliveryContext, repo: RepoRef, issue: num
       ? refuse('qa_plan_ambiguous', { ref, ids: r.ids })
       : refuse('qa_plan_unknown', { ref, known: r.known, where: `${dr.settings.plans_dir} on the default branch of ${repo.fullName}` });
   }
-  const fresh = ctx.store.qa.attach({ repo: repo.fullName, issueNumber: issue, planId: r.id, attachedBy: by, source, attachedAt: ctx.clock.now() });
+  const fresh = await ctx.store.qa.attach({ repo: repo.fullName, issueNumber: issue, planId: r.id, attachedBy: by, source, attachedAt: ctx.clock.now() });
   if (source !== 'label' && fresh) {
     try {
       await ctx.forge.addLabels(repo, issue, [`${QA_LABEL_PREFIX}${r.id}`]);

@@ -21,7 +21,7 @@ export interface CloseoutReport {
 /** Members a live deployment-stage execution still delivers: its own item, or every item its group covers. */
 export async function deferredItems(ctx: DeliveryContext, run: DeploymentRun, stage: string, item: (n: number) => string): Promise<Set<string>> {
   const live = (await ctx.store.executions.live(run.id, stage, ctx.clock.now())).filter((e) => e.kind === 'deployment-stage');
-  const groups = new Map(ctx.store.qa.groups([run.id]).map((g) => [g.id, g]));
+  const groups = new Map((await ctx.store.qa.groups([run.id])).map((g) => [g.id, g]));
   const out = new Set<string>();
   for (const e of live) {
     const g = groups.get(e.subject);
@@ -34,8 +34,8 @@ export async function deferredItems(ctx: DeliveryContext, run: DeploymentRun, st
 /** The accepted members of a stage not yet closed out, in the policy's order. */
 export async function closeoutQueue(ctx: DeliveryContext, run: DeploymentRun, stage: string): Promise<number[]> {
   const closed = new Set((await ctx.store.closeouts.forRun(run.id)).filter((c) => c.state === 'closed').map((c) => c.issueNumber));
-  const members = ctx.store.deployments.members(run.id).filter((m) => m.removedAt === null);
-  const settled = new Set(ctx.store.qa.memberStages(run.id, stage).filter((m) => m.settledAt !== null).map((m) => m.issueNumber));
+  const members = (await ctx.store.deployments.members(run.id)).filter((m) => m.removedAt === null);
+  const settled = new Set((await ctx.store.qa.memberStages(run.id, stage)).filter((m) => m.settledAt !== null).map((m) => m.issueNumber));
   const queue = members.filter((m) => settled.has(m.issueNumber) && !closed.has(m.issueNumber));
   if (ctx.policy.closeoutOrder === 'item') queue.sort((a, b) => a.issueNumber - b.issueNumber);
   return queue.map((m) => m.issueNumber);
@@ -50,9 +50,9 @@ export async function owedMembers(ctx: DeliveryContext, run: DeploymentRun): Pro
 
 /** TR12: a run past its last stage succeeds only once no member it accepted is owed; true when it did now. */
 export async function finishIfDelivered(ctx: DeliveryContext, runId: string): Promise<boolean> {
-  const run = ctx.store.deployments.get(runId);
+  const run = await ctx.store.deployments.get(runId);
   if (!run || run.status !== 'active' || run.closingSince === null || (await owedMembers(ctx, run)).length > 0) return false;
-  return ctx.store.deployments.finishClosing(run.id, ctx.clock.now());
+  return await ctx.store.deployments.finishClosing(run.id, ctx.clock.now());
 }
 
 export async function closeOutMembers(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string, startedAt: number): Promise<CloseoutReport> {
@@ -83,7 +83,7 @@ export async function closeOutMembers(ctx: DeliveryContext, dr: DeliveryRepo, ru
 async function closeOut(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string, issue: number): Promise<Refusal | null> {
   const { forge, store, clock } = ctx;
   const item = dr.item(issue);
-  const member = store.deployments.members(run.id).find((m) => m.issueNumber === issue)!;
+  const member = (await store.deployments.members(run.id)).find((m) => m.issueNumber === issue)!;
   const refuse = (detail: string, fix: string) => makeRefusal('closeout_refused', { item, issue, detail, fix });
   try {
     // DX02: the route is read fresh, right before acting.
@@ -99,8 +99,8 @@ async function closeOut(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentR
     if (found.state !== 'closed' || found.stateReason !== 'completed') await forge.updateIssue(dr.repo, issue, { state: 'closed', stateReason: 'completed' });
     if (found.labels.includes(dr.settings.owed_label)) await forge.removeLabel(dr.repo, issue, dr.settings.owed_label);
     if (!found.labels.includes(dr.settings.delivered_label)) await forge.addLabels(dr.repo, issue, [dr.settings.delivered_label]);
-    const holder = store.qa.memberStages(run.id, stage).find((m) => m.issueNumber === issue)?.holder ?? null;
-    const comment = await forge.createComment(dr.repo, member.prNumber, closeoutNotice({ holder, item, issue, run: run.id, stage, commit: run.commit, label: dr.settings.delivered_label, spend: spendLine(`#${issue}`, store.runs.spendOfWork(run.repo, issue, member.prNumber)) }));
+    const holder = (await store.qa.memberStages(run.id, stage)).find((m) => m.issueNumber === issue)?.holder ?? null;
+    const comment = await forge.createComment(dr.repo, member.prNumber, closeoutNotice({ holder, item, issue, run: run.id, stage, commit: run.commit, label: dr.settings.delivered_label, spend: spendLine(`#${issue}`, await store.runs.spendOfWork(run.repo, issue, member.prNumber)) }));
     await store.deliveryItems.markDelivered(run.repo, issue, clock.now());
     await store.closeouts.finish(run.id, issue, { state: 'closed', noticeCommentId: comment }, clock.now());
     return null;

@@ -35,7 +35,7 @@ export interface DeliveryRepo {
 
 /** An opted-in repository with valid delivery settings, or the refusal that says what to fix. */
 export async function deliveryRepo(ctx: DeliveryContext, name: RepoName): Promise<Outcome<DeliveryRepo>> {
-  const repo = repoRefOf(ctx.store, name);
+  const repo = await repoRefOf(ctx.store, name);
   if (!repo) return refuse('repo_not_opted_in', { repo: name });
   const cfg = await ctx.forge.readConfig(repo, { maxAgeMs: ctx.policy.configRefreshMs });
   if (cfg.state === 'absent') return refuse('repo_not_opted_in', { repo: name });

@@ -30,17 +30,17 @@ export interface DeployStep {
 
 export async function reportDeployStage(ctx: DeliveryContext, runId: string, stageName: string, report: DeployReport): Promise<Outcome<DeployStep>> {
   // A repeat of a recorded success (its first answer was lost) answers as the first did, and changes nothing.
-  const repeat = report.phase === 'end' && report.outcome === 'succeeded' ? recordedSuccess(ctx, runId, stageName) : null;
+  const repeat = report.phase === 'end' && report.outcome === 'succeeded' ? (await recordedSuccess(ctx, runId, stageName)) : null;
   if (repeat) return ok(repeat);
   const got = await runAtStage(ctx, runId, stageName, 'deploy');
   if (!got.ok) return got;
   const { run, dr, stage } = got.value;
   const now = ctx.clock.now();
   const state = report.phase === 'start' ? 'running' : report.outcome;
-  ctx.store.deployments.setStage({ runId: run.id, stage: stageName, state, detail: report.phase === 'end' ? tail(report.output) : `started by ${report.by}`, bumpAttempts: report.phase === 'start', at: now });
+  await ctx.store.deployments.setStage({ runId: run.id, stage: stageName, state, detail: report.phase === 'end' ? tail(report.output) : `started by ${report.by}`, bumpAttempts: report.phase === 'start', at: now });
   if (state === 'succeeded') await advanceRun(ctx, dr, run);
   await syncTrackingIssue(ctx, dr, run.id);
-  return ok(deployStep(ctx.store.deployments.get(run.id)!, stageName, stage.command, state));
+  return ok(deployStep((await ctx.store.deployments.get(run.id))!, stageName, stage.command, state));
 }
 
 /** What a report of a deploy stage answers: its command and environment, its state, and where the run is now. */
@@ -58,12 +58,12 @@ function deployStep(run: DeploymentRun, stageName: string, command: string, stat
 }
 
 /** The answer a deploy stage's success got, when that stage is done and the run has moved past it. */
-function recordedSuccess(ctx: DeliveryContext, runId: string, stageName: string): DeployStep | null {
-  const run = ctx.store.deployments.get(runId);
+async function recordedSuccess(ctx: DeliveryContext, runId: string, stageName: string): Promise<DeployStep | null> {
+  const run = await ctx.store.deployments.get(runId);
   if (!run) return null;
   const index = run.settings.stages.findIndex((x) => x.name === stageName);
   const stage = run.settings.stages[index];
-  if (!stage || stage.kind !== 'deploy' || ctx.store.deployments.stage(run.id, stageName)?.state !== 'succeeded') return null;
+  if (!stage || stage.kind !== 'deploy' || (await ctx.store.deployments.stage(run.id, stageName))?.state !== 'succeeded') return null;
   if (run.status === 'active' && run.currentStage <= index) return null;
   return deployStep(run, stageName, stage.command, 'succeeded');
 }

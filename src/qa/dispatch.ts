@@ -81,7 +81,7 @@ async function closeoutWaits(ctx: DeliveryContext, run: DeploymentRun, stage: st
 
 /** The gate check itself, shared by dispatch, verdict callbacks and the end of a plan execution. */
 export function gateCheck(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string): Promise<DispatchAnswer> {
-  return serialRun(ctx.store, run.id, () => checkGate(ctx, dr, ctx.store.deployments.get(run.id) ?? run, stage));
+  return serialRun(ctx.store, run.id, async () => checkGate(ctx, dr, (await ctx.store.deployments.get(run.id)) ?? run, stage));
 }
 
 async function checkGate(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string): Promise<DispatchAnswer> {
@@ -91,46 +91,46 @@ async function checkGate(ctx: DeliveryContext, dr: DeliveryRepo, run: Deployment
   if (run.status !== 'active' || run.currentStage !== index) return movedOn(run, stage, index);
   const startedAt = clock.now();
   await enterQaStage(ctx, dr, run, stage);
-  const liveMembers = () => store.deployments.members(run.id).filter((m) => m.removedAt === null).map((m) => m.issueNumber).join(',');
-  const membersRead = liveMembers();
+  const liveMembers = async () => (await store.deployments.members(run.id)).filter((m) => m.removedAt === null).map((m) => m.issueNumber).join(',');
+  const membersRead = await liveMembers();
   const evaluation = await evaluateFrozenStage(ctx, dr, run, stage);
   const now0 = clock.now();
   // DX05: the stage settles once no deployment-stage execution is still delivering to it.
   const settles = evaluation.settled && !(await store.executions.live(run.id, stage, now0)).some((e) => e.kind === 'deployment-stage');
   const now = clock.now();
-  const holders = new Map(store.qa.memberStages(run.id, stage).map((m) => [dr.item(m.issueNumber), m.holder]));
+  const holders = new Map((await store.qa.memberStages(run.id, stage)).map((m) => [dr.item(m.issueNumber), m.holder]));
   const woken = new Map<string, Woken>();
-  await store.write((t) => {
+  await store.write(async (t) => {
     // DX12: members removed between the read and this write: the check is stale, nothing is written.
-    if (liveMembers() !== membersRead) throw new BusyError(makeRefusal('deployment_membership_changed', { run: run.id }));
-    for (const f of evaluation.failureReviews) t.qa.openFailureReview({ ...f, runId: run.id, stage, at: now });
+    if ((await liveMembers()) !== membersRead) throw new BusyError(makeRefusal('deployment_membership_changed', { run: run.id }));
+    for (const f of evaluation.failureReviews) await t.qa.openFailureReview({ ...f, runId: run.id, stage, at: now });
     // QA01/QA02/QA10: only item QA and refusals wake a member's holder, once per wait.
     for (const w of evaluation.waits.filter((x) => x.recipient === 'holder')) {
       const recipient = holders.get(w.subject) ?? 'unknown';
-      if (!t.qa.recordWake({ runId: run.id, stage, recipient, subject: w.subject, waitKey: w.key, reason: w.code, wokenAt: now })) continue;
+      if (!(await t.qa.recordWake({ runId: run.id, stage, recipient, subject: w.subject, waitKey: w.key, reason: w.code, wokenAt: now }))) continue;
       const key = `${recipient}\u0000${w.subject}`;
       woken.set(key, { recipient, subject: w.subject, waits: [...(woken.get(key)?.waits ?? []), w] });
     }
-    for (const m of evaluation.members.filter((x) => x.state === 'settled')) t.qa.markSettled(run.id, stage, m.issueNumber, now);
+    for (const m of evaluation.members.filter((x) => x.state === 'settled')) await t.qa.markSettled(run.id, stage, m.issueNumber, now);
     // A group closes as soon as it passes; its notice is withdrawn (QA22).
-    for (const g of evaluation.groups.filter((x) => x.state === 'passed')) t.qa.closeGroup(g.id, 'passed', now);
-    if (settles) t.deployments.setStage({ runId: run.id, stage, state: 'settled', at: now });
-    t.deployments.setWaits(run.id, stage, evaluation.waits);
+    for (const g of evaluation.groups.filter((x) => x.state === 'passed')) await t.qa.closeGroup(g.id, 'passed', now);
+    if (settles) await t.deployments.setStage({ runId: run.id, stage, state: 'settled', at: now });
+    await t.deployments.setWaits(run.id, stage, evaluation.waits);
   });
-  const closedGroups = () => new Set(store.qa.groups([run.id]).filter((g) => g.stage === stage && g.state === 'closed').map((g) => g.id));
+  const closedGroups = async () => new Set((await store.qa.groups([run.id])).filter((g) => g.stage === stage && g.state === 'closed').map((g) => g.id));
   // Wake the waiting before closing the accepted (QA01); a refused close-out then wakes its owner (DX03).
-  const notices = await deliverNotices(ctx, dr, run, stage, subjectsOf(ctx, run, stage, evaluation, await closeoutWaits(ctx, run, stage, dr.item)), closedGroups());
+  const notices = await deliverNotices(ctx, dr, run, stage, await subjectsOf(ctx, run, stage, evaluation, await closeoutWaits(ctx, run, stage, dr.item)), await closedGroups());
   const closeout = await closeOutMembers(ctx, dr, run, stage, startedAt);
   await finishIfDelivered(ctx, run.id);
   if (closeout.refused.length || closeout.closed.length) {
-    const after = await deliverNotices(ctx, dr, run, stage, subjectsOf(ctx, run, stage, evaluation, await closeoutWaits(ctx, run, stage, dr.item)), closedGroups());
+    const after = await deliverNotices(ctx, dr, run, stage, await subjectsOf(ctx, run, stage, evaluation, await closeoutWaits(ctx, run, stage, dr.item)), await closedGroups());
     notices.posted.push(...after.posted);
     notices.edited += after.edited;
     notices.resolved += after.resolved;
   }
-  if (settles) await advanceRun(ctx, dr, store.deployments.get(run.id)!);
+  if (settles) await advanceRun(ctx, dr, (await store.deployments.get(run.id))!);
   await syncTrackingIssue(ctx, dr, run.id);
-  const after = store.deployments.get(run.id)!;
+  const after = (await store.deployments.get(run.id))!;
   return {
     run: run.id,
     stage,
@@ -159,7 +159,7 @@ export async function settleAfter(ctx: DeliveryContext, runId: string, stage: st
   const { run, dr } = got.value;
   if (run.settings.stages[run.currentStage]?.name !== stage) return null;
   const deferred = await deferredItems(ctx, run, stage, dr.item);
-  const group = ctx.store.qa.groups([run.id]).find((g) => g.id === subject);
+  const group = (await ctx.store.qa.groups([run.id])).find((g) => g.id === subject);
   const items = group ? group.coveredItemIds.map(dr.item) : [subject];
   if (items.some((i) => deferred.has(i))) return null;
   try {
@@ -183,7 +183,7 @@ const refusalsOf = async (ctx: DeliveryContext, runId: string): Promise<string> 
  */
 export async function sweepCloseouts(ctx: DeliveryContext): Promise<number> {
   let closed = 0;
-  for (const run of ctx.store.deployments.list().filter((r) => r.status === 'active' || r.status === 'succeeded')) {
+  for (const run of (await ctx.store.deployments.list()).filter((r) => r.status === 'active' || r.status === 'succeeded')) {
     // A closing run whose last close-out landed just before a crash still succeeds.
     await finishIfDelivered(ctx, run.id);
     for (const stage of run.settings.stages.filter((s) => s.kind === 'qa').map((s) => s.name)) {
@@ -198,8 +198,8 @@ export async function sweepCloseouts(ctx: DeliveryContext): Promise<number> {
         // Nothing closed and the same refusals stand: their notices stand too, so GitHub is not read again.
         if (report.closed.length === 0 && (await refusalsOf(ctx, run.id)) === refusedBefore) return 0;
         const evaluation = await evaluateFrozenStage(ctx, dr.value, run, stage);
-        const groups = new Set(ctx.store.qa.groups([run.id]).filter((g) => g.stage === stage && g.state === 'closed').map((g) => g.id));
-        await deliverNotices(ctx, dr.value, run, stage, subjectsOf(ctx, run, stage, evaluation, await closeoutWaits(ctx, run, stage, dr.value.item)), groups);
+        const groups = new Set((await ctx.store.qa.groups([run.id])).filter((g) => g.stage === stage && g.state === 'closed').map((g) => g.id));
+        await deliverNotices(ctx, dr.value, run, stage, await subjectsOf(ctx, run, stage, evaluation, await closeoutWaits(ctx, run, stage, dr.value.item)), groups);
         await syncTrackingIssue(ctx, dr.value, run.id);
         return report.closed.length;
       });

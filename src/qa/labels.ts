@@ -52,7 +52,7 @@ export async function handleQaLabel(ctx: LabelCtx, e: IssueLabeledPayload): Prom
  * whoever its newest `labeled` event names.
  */
 export async function reconcileIssueLabels(ctx: LabelCtx, repo: RepoRef, issue: number, labels: readonly string[]): Promise<{ label: string; outcome: LabelOutcome }[]> {
-  const attached = new Set(ctx.store.qa.attachments(repo.fullName, issue).map((a) => `${QA_LABEL_PREFIX}${a.planId}`));
+  const attached = new Set((await ctx.store.qa.attachments(repo.fullName, issue)).map((a) => `${QA_LABEL_PREFIX}${a.planId}`));
   const out: { label: string; outcome: LabelOutcome }[] = [];
   for (const label of labels.filter((l) => l.startsWith(QA_LABEL_PREFIX) && !attached.has(l))) {
     if ((await ctx.store.qaLabels.marked(repo.fullName, issue, label)) || !(await ctx.store.qaLabels.mark(repo.fullName, issue, label, ctx.clock.now()))) continue;
@@ -88,10 +88,10 @@ export async function reconcileQaLabels(ctx: LabelCtx, repo: RepoRef): Promise<{
 /** Every repository with a delivery section, each read at most once per `labelSyncMs`. */
 export async function syncQaLabels(ctx: LabelCtx): Promise<number> {
   let handled = 0;
-  for (const r of ctx.store.repos.list()) {
+  for (const r of (await ctx.store.repos.list())) {
     const cursor = await ctx.store.qaLabels.cursor(r.fullName);
     if (cursor && ctx.clock.now() - cursor.readAt < ctx.policy.labelSyncMs) continue;
-    const repo = repoRefOf(ctx.store, r.fullName);
+    const repo = await repoRefOf(ctx.store, r.fullName);
     if (!repo || !(await deliveryRepo(ctx, r.fullName)).ok) continue;
     try {
       handled += (await reconcileQaLabels(ctx, repo)).length;

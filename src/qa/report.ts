@@ -16,7 +16,7 @@ export interface DeliveryReportRun {
 }
 
 export async function buildDeliveryReport(store: Pick<Store, 'deployments' | 'notices'>, now: number): Promise<DeliveryReportRun[]> {
-  const active = store.deployments.list().filter((r) => r.status === 'active');
+  const active = (await store.deployments.list()).filter((r) => r.status === 'active');
   const noticesOf = await Promise.all(active.map((run) => store.notices.forRun(run.id)));
   return active.map((run, i) => {
       const stage = run.settings.stages[run.currentStage]?.name ?? null;

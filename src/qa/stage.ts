@@ -34,7 +34,7 @@ async function holderOf(ctx: DeliveryContext, dr: DeliveryRepo, liveRun: string 
 /** QA07: freezes ownership for the members entering a QA stage; a stage already entered is left as it froze. */
 export async function enterQaStage(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string): Promise<void> {
   const { store, clock } = ctx;
-  if (store.deployments.stage(run.id, stage)) return;
+  if ((await store.deployments.stage(run.id, stage))) return;
   // DX12: one freeze at a time; another caller meanwhile is told qa_ownership_busy.
   const lock = `freeze:${run.id}:${stage}`;
   const me = `freeze-${randomBytes(4).toString('hex')}`;
@@ -52,8 +52,8 @@ const FREEZE_STALE_MS = 5 * 60_000;
 
 async function freezeStage(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string): Promise<void> {
   const { store, forge, clock } = ctx;
-  const frozen = new Set(store.qa.memberStages(run.id, stage).map((m) => m.issueNumber));
-  const members = store.deployments.members(run.id).filter((m) => m.removedAt === null && !frozen.has(m.issueNumber));
+  const frozen = new Set((await store.qa.memberStages(run.id, stage)).map((m) => m.issueNumber));
+  const members = (await store.deployments.members(run.id)).filter((m) => m.removedAt === null && !frozen.has(m.issueNumber));
   const plans = await readPlansAt(forge, dr.repo, run.commit, run.settings.plans_dir);
   const entering: EnteringMember[] = [];
   for (const m of members) {
@@ -61,11 +61,11 @@ async function freezeStage(ctx: DeliveryContext, dr: DeliveryRepo, run: Deployme
     // A qa: label whose webhook never came still attaches its plan before the stage freezes what each member owns.
     if (issue) await reconcileIssueLabels(ctx, dr.repo, m.issueNumber, issue.labels);
     const pull = await forge.getPull(dr.repo, m.prNumber);
-    const live = store.runs.listLive().find((r) => r.repo === run.repo && r.issueNumber === m.issueNumber);
+    const live = (await store.runs.listLive()).find((r) => r.repo === run.repo && r.issueNumber === m.issueNumber);
     entering.push({
       issueNumber: m.issueNumber,
       item: dr.item(m.issueNumber),
-      attached: store.qa.attachments(run.repo, m.issueNumber).map((a) => a.planId),
+      attached: (await store.qa.attachments(run.repo, m.issueNumber)).map((a) => a.planId),
       holder: await holderOf(ctx, dr, live?.id ?? null, issue?.assignee ?? null, pull?.author ?? null, issue?.author ?? null),
       prAuthor: pull?.author ?? null,
     });
@@ -85,7 +85,7 @@ async function freezeStage(ctx: DeliveryContext, dr: DeliveryRepo, run: Deployme
     }
     return { ok: true as const, ids };
   })();
-  const lineage = store.deployments.lineage(run.id).map((r) => r.id);
+  const lineage = (await store.deployments.lineage(run.id)).map((r) => r.id);
   const plan = planFreeze({
     repo: run.repo,
     run: { id: run.id, commit: run.commit, stage },
@@ -93,18 +93,18 @@ async function freezeStage(ctx: DeliveryContext, dr: DeliveryRepo, run: Deployme
     members: entering,
     plans,
     runPlans,
-    lineageGroups: store.qa.groups(lineage),
-    groupCount: store.qa.groups([run.id]).length,
+    lineageGroups: await store.qa.groups(lineage),
+    groupCount: (await store.qa.groups([run.id])).length,
     now: clock.now(),
   });
-  await store.write((t) => {
-    if (t.deployments.stage(run.id, stage)) return; // another entry won the race
-    for (const s of plan.snapshots) t.qa.saveSnapshot({ runId: run.id, planId: s.planId, name: s.name, commit: run.commit, cases: s.cases });
-    for (const g of plan.groups) t.qa.openGroup(g);
+  await store.write(async (t) => {
+    if ((await t.deployments.stage(run.id, stage))) return; // another entry won the race
+    for (const s of plan.snapshots) await t.qa.saveSnapshot({ runId: run.id, planId: s.planId, name: s.name, commit: run.commit, cases: s.cases });
+    for (const g of plan.groups) await t.qa.openGroup(g);
     for (const m of plan.members) {
-      t.qa.freezeMember({ runId: run.id, stage, issueNumber: m.issueNumber, holder: m.holder, prAuthor: m.prAuthor, refusal: m.refusal, frozenAt: clock.now(), settledAt: null }, m.plans);
+      await t.qa.freezeMember({ runId: run.id, stage, issueNumber: m.issueNumber, holder: m.holder, prAuthor: m.prAuthor, refusal: m.refusal, frozenAt: clock.now(), settledAt: null }, m.plans);
     }
-    t.deployments.setStage({ runId: run.id, stage, state: 'frozen', refusal: plan.stageRefusal, at: clock.now() });
+    await t.deployments.setStage({ runId: run.id, stage, state: 'frozen', refusal: plan.stageRefusal, at: clock.now() });
   });
 }
 
@@ -129,11 +129,11 @@ export async function reviewApprovals(reviews: readonly ReviewView[], mergedHead
 /** Everything the gate of a frozen QA stage looks at; reviews are read fresh from GitHub. */
 export async function gatherGate(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string): Promise<GateInput> {
   const { store, forge } = ctx;
-  const frozen = new Map(store.qa.memberStages(run.id, stage).map((m) => [m.issueNumber, m]));
-  const plans = store.qa.memberPlans(run.id, stage);
+  const frozen = new Map((await store.qa.memberStages(run.id, stage)).map((m) => [m.issueNumber, m]));
+  const plans = await store.qa.memberPlans(run.id, stage);
   const members: GateMember[] = [];
   const isWriter = async (login: string) => ['admin', 'maintain', 'write'].includes(await forge.getPermission(dr.repo, login));
-  for (const m of store.deployments.members(run.id)) {
+  for (const m of (await store.deployments.members(run.id))) {
     const f = frozen.get(m.issueNumber);
     if (!f) continue;
     const own = plans.filter((p) => p.issueNumber === m.issueNumber);
@@ -151,17 +151,17 @@ export async function gatherGate(ctx: DeliveryContext, dr: DeliveryRepo, run: De
       assignee: needsReviews ? ((await forge.getIssue(dr.repo, m.issueNumber))?.assignee ?? null) : null,
     });
   }
-  const lineage = store.deployments.lineage(run.id).map((r) => r.id);
-  const reviewed = new Set(store.qa.failureReviews(run.id).map((r) => r.verdictId));
+  const lineage = (await store.deployments.lineage(run.id)).map((r) => r.id);
+  const reviewed = new Set((await store.qa.failureReviews(run.id)).map((r) => r.verdictId));
   return {
     repo: run.repo,
     run: { id: run.id, commit: run.commit, stage },
     members,
-    snapshots: new Map(store.qa.snapshots(run.id).map((s) => [s.planId, { name: s.name, cases: s.cases }])),
-    groups: store.qa.groups(lineage).filter((g) => g.stage === stage),
-    verdicts: store.qa.verdicts([run.id]).filter((v) => v.stage === stage),
+    snapshots: new Map((await store.qa.snapshots(run.id)).map((s) => [s.planId, { name: s.name, cases: s.cases }])),
+    groups: (await store.qa.groups(lineage)).filter((g) => g.stage === stage),
+    verdicts: (await store.qa.verdicts([run.id])).filter((v) => v.stage === stage),
     reviewedFailures: reviewed,
-    stageRefusal: store.deployments.stage(run.id, stage)?.refusal ?? null,
+    stageRefusal: (await store.deployments.stage(run.id, stage))?.refusal ?? null,
   };
 }
 
@@ -175,7 +175,7 @@ export async function advanceRun(ctx: DeliveryContext, dr: DeliveryRepo, run: De
   const now = ctx.clock.now();
   const last = next >= run.settings.stages.length;
   // Compare-and-set on the stage this move starts from: a second check of a stage already left moves nothing.
-  if (!ctx.store.deployments.advanceFrom(run.id, run.currentStage, last ? null : next, now)) return;
+  if (!(await ctx.store.deployments.advanceFrom(run.id, run.currentStage, last ? null : next, now))) return;
   // TR12: past its last stage the run is closing; it succeeds once every member it accepted is closed out.
   if (last) {
     await finishIfDelivered(ctx, run.id);

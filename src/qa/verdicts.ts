@@ -65,26 +65,27 @@ async function scopeAt(ctx: DeliveryContext, runId: string, stage: string, targe
   if (!got.ok) return got;
   const { run, dr } = got.value;
   await enterQaStage(ctx, dr, run, stage);
-  const scope = resolveScope(ctx, dr, run, stage, target);
+  const scope = await resolveScope(ctx, dr, run, stage, target);
   return scope.ok ? ok({ run, dr, scope: scope.value }) : scope;
 }
 
 /** QA17–QA19: the scope a target names: an item's own plans, or the open group of a shared plan. */
-function resolveScope(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string, target: QaTarget): Outcome<Scope> {
+async function resolveScope(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string, target: QaTarget): Promise<Outcome<Scope>> {
   const { store } = ctx;
   if ('item' in target) {
     const n = dr.parseItem(target.item);
-    const frozen = store.qa.memberStages(run.id, stage);
-    const live = store.deployments.members(run.id).filter((m) => m.removedAt === null);
+    const frozen = await store.qa.memberStages(run.id, stage);
+    const live = (await store.deployments.members(run.id)).filter((m) => m.removedAt === null);
     if (n === null || !live.some((m) => m.issueNumber === n) || !frozen.some((f) => f.issueNumber === n)) {
       return refuse('deployment_item_unknown', { run: run.id, item: target.item, members: live.map((m) => dr.item(m.issueNumber)) });
     }
     const item = dr.item(n);
-    const mine = store.qa.memberPlans(run.id, stage).filter((p) => p.issueNumber === n);
-    const snapshots = new Map(store.qa.snapshots(run.id).map((s) => [s.planId, s]));
+    const mine = (await store.qa.memberPlans(run.id, stage)).filter((p) => p.issueNumber === n);
+    const snapshots = new Map((await store.qa.snapshots(run.id)).map((s) => [s.planId, s]));
     let chosen = mine;
     if (target.plan) {
-      const names = mine.map((p) => ({ id: p.planId, name: snapshots.get(p.planId)?.name ?? store.qa.groups([run.id]).find((g) => g.id === p.groupId)?.planName ?? p.planId }));
+      const groups = await store.qa.groups([run.id]);
+      const names = mine.map((p) => ({ id: p.planId, name: snapshots.get(p.planId)?.name ?? groups.find((g) => g.id === p.groupId)?.planName ?? p.planId }));
       const r = resolvePlanRef(target.plan, names);
       if (!r.ok) return r.reason === 'ambiguous' ? refuse('qa_plan_ambiguous', { ref: target.plan, ids: r.ids }) : refuse('qa_plan_unknown', { ref: target.plan, known: r.known, where: `${item}'s plans at ${stage}` });
       chosen = mine.filter((p) => p.planId === r.id);
@@ -93,7 +94,7 @@ function resolveScope(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun
     const plans = chosen.filter((p) => p.owner === 'member').map((p) => ({ planId: p.planId, cases: snapshots.get(p.planId)?.cases ?? [] }));
     return ok({ kind: 'item', issueNumber: n, item, plans });
   }
-  const groups = store.qa.groups([run.id]).filter((g) => g.stage === stage);
+  const groups = (await store.qa.groups([run.id])).filter((g) => g.stage === stage);
   const plans = [...new Map(groups.map((g) => [g.planId, { id: g.planId, name: g.planName }])).values()];
   const r = resolvePlanRef(target.plan, plans);
   if (!r.ok) {
@@ -104,16 +105,14 @@ function resolveScope(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun
   return ok({ kind: 'group', group: open });
 }
 
-function scopeVerdicts(ctx: DeliveryContext, run: DeploymentRun, stage: string, scope: Scope, planId: string) {
-  return ctx.store.qa
-    .verdicts([run.id])
-    .filter((v) => v.stage === stage && v.planId === planId && (scope.kind === 'group' ? v.groupId === scope.group.id && v.commit === scope.group.targetCommit : v.issueNumber === scope.issueNumber && v.groupId === null && v.commit === run.commit));
+async function scopeVerdicts(ctx: DeliveryContext, run: DeploymentRun, stage: string, scope: Scope, planId: string) {
+  return (await ctx.store.qa.verdicts([run.id])).filter((v) => v.stage === stage && v.planId === planId && (scope.kind === 'group' ? v.groupId === scope.group.id && v.commit === scope.group.targetCommit : v.issueNumber === scope.issueNumber && v.groupId === null && v.commit === run.commit));
 }
 
 /** TR11: a run's credential reaches only the item it holds at this stage. */
-function runHolds(ctx: DeliveryContext, actor: Actor, run: DeploymentRun, stage: string, s: Scope): Outcome<true> {
+async function runHolds(ctx: DeliveryContext, actor: Actor, run: DeploymentRun, stage: string, s: Scope): Promise<Outcome<true>> {
   if (actor.role !== 'run') return ok(true);
-  const holder = s.kind === 'item' ? (ctx.store.qa.memberStages(run.id, stage).find((f) => f.issueNumber === s.issueNumber)?.holder ?? null) : null;
+  const holder = s.kind === 'item' ? ((await ctx.store.qa.memberStages(run.id, stage)).find((f) => f.issueNumber === s.issueNumber)?.holder ?? null) : null;
   if (holder === `run:${actor.runId}`) return ok(true);
   return refuse('run_not_holder', { run: actor.runId, item: s.kind === 'item' ? s.item : s.group.id, holder: holder ?? (s.kind === 'group' ? "the run's driver" : 'nobody') });
 }
@@ -123,11 +122,12 @@ export async function qaWork(ctx: DeliveryContext, actor: Actor, runId: string, 
   const got = await scopeAt(ctx, runId, stage, target);
   if (!got.ok) return got;
   const { run, scope: s } = got.value;
-  const holds = runHolds(ctx, actor, run, stage, s);
+  const holds = await runHolds(ctx, actor, run, stage, s);
   if (!holds.ok) return holds;
   const raw = s.kind === 'group' ? [{ planId: s.group.planId, groupId: s.group.id, cases: s.group.cases }] : s.plans.map((p) => ({ ...p, groupId: null }));
-  const plans = raw.map((p) => {
-    const states = new Map(evaluateCases(p.cases, scopeVerdicts(ctx, run, stage, s, p.planId)).map((c) => [c.caseId, c.passed]));
+  const verdictsOf = await Promise.all(raw.map((p) => scopeVerdicts(ctx, run, stage, s, p.planId)));
+  const plans = raw.map((p, i) => {
+    const states = new Map(evaluateCases(p.cases, verdictsOf[i]!).map((c) => [c.caseId, c.passed]));
     return { planId: p.planId, groupId: p.groupId, cases: p.cases.filter((c) => states.has(c.id)).map((c) => ({ ...c, passed: states.get(c.id)! })) };
   });
   return ok({ run: run.id, repo: run.repo, stage, commit: s.kind === 'group' ? s.group.targetCommit : run.commit, subject: s.kind === 'group' ? s.group.id : s.item, plans });
@@ -186,7 +186,7 @@ async function record(
     if (!who.ok) return who;
     by = who.value;
   }
-  const holds = runHolds(ctx, actor, run, stage, s);
+  const holds = await runHolds(ctx, actor, run, stage, s);
   if (!holds.ok) return holds;
   const plans = s.kind === 'group' ? [{ planId: s.group.planId, cases: s.group.cases }] : s.plans;
   const holding = plans.filter((p) => p.cases.some((c) => c.id === v.case));
@@ -214,7 +214,7 @@ async function record(
     const again = s.kind === 'group' ? cmd.groupManualCase(plan.planId, v.case) : cmd.itemManualCase(s.item, v.case);
     return refuse('qa_evidence_required', { case: v.case, command: again });
   }
-  const id = ctx.store.qa.recordVerdict({
+  const id = await ctx.store.qa.recordVerdict({
     runId: run.id,
     stage,
     issueNumber: s.kind === 'item' ? s.issueNumber : null,

@@ -51,7 +51,7 @@ export interface DeploymentView {
 
 export async function viewDeploymentRun(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun): Promise<DeploymentView> {
   const { store } = ctx;
-  const records = new Map(store.deployments.stages(run.id).map((s) => [s.stage, s]));
+  const records = new Map((await store.deployments.stages(run.id)).map((s) => [s.stage, s]));
   const memberStates = new Map<number, Record<string, string>>();
   const stages: StageView[] = [];
   for (const [i, s] of run.settings.stages.entries()) {
@@ -96,7 +96,7 @@ export async function viewDeploymentRun(ctx: DeliveryContext, dr: DeliveryRepo, 
     trackingIssue: run.trackingIssue,
     currentStage,
     stages,
-    members: (await Promise.all(store.deployments.members(run.id).map(async (m) => ({ m, delivery: (await store.deliveryItems.get(run.repo, m.issueNumber))?.state ?? 'owed' })))).map(({ m, delivery }) => ({
+    members: (await Promise.all((await store.deployments.members(run.id)).map(async (m) => ({ m, delivery: (await store.deliveryItems.get(run.repo, m.issueNumber))?.state ?? 'owed' })))).map(({ m, delivery }) => ({
       item: dr.item(m.issueNumber),
       issue: m.issueNumber,
       pr: m.prNumber,
@@ -104,7 +104,7 @@ export async function viewDeploymentRun(ctx: DeliveryContext, dr: DeliveryRepo, 
       stages: memberStates.get(m.issueNumber) ?? {},
       delivery,
     })),
-    verdicts: store.qa.verdicts([run.id]).map((v) => ({
+    verdicts: (await store.qa.verdicts([run.id])).map((v) => ({
       stage: v.stage,
       subject: v.groupId ?? dr.item(v.issueNumber!),
       plan: v.planId,

@@ -50,7 +50,7 @@ export async function attachDemoPlans(sandbox: Sandbox): Promise<void> {
 
 export async function deliverDemo(sandbox: Sandbox, opts: DeliveryOptions): Promise<DeliveryResult> {
   const deadline = Date.now() + opts.timeoutMs;
-  await sandbox.waitUntil(() => sandbox.runtime.store.qa.attachments(DEMO_REPO).length === DEMO_ATTACHMENTS.length, deadline - Date.now(), 'the QA plans to be attached');
+  await sandbox.waitUntil(async () => (await sandbox.runtime.store.qa.attachments(DEMO_REPO)).length === DEMO_ATTACHMENTS.length, deadline - Date.now(), 'the QA plans to be attached');
   const checkout = mkdtempSync(join(tmpdir(), 'yoke-demo-checkout-'));
   const proxy = opts.dropAnswers > 0 ? await startDropProxy(sandbox.yokeUrl, opts.dropAnswers) : null;
   const yokeUrl = proxy?.url ?? sandbox.yokeUrl;
@@ -76,9 +76,9 @@ export async function deliverDemo(sandbox: Sandbox, opts: DeliveryOptions): Prom
       if (opts.hold) {
         opts.log(`  The manual case reads-well of DEMO-1 waits for ${REVIEWER}: the run stays at ${STAGE} until it is recorded.`);
         opts.hold.onHeld(HELD_CASE_COMMAND);
-        const run = sandbox.runtime.store.deployments.list().find((r) => r.status === 'active');
+        const run = (await sandbox.runtime.store.deployments.list()).find((r) => r.status === 'active');
         await sandbox.waitUntil(
-          () => sandbox.runtime.store.qa.verdicts(run ? [run.id] : []).some((v) => v.caseId === 'reads-well' && v.result === 'pass'),
+          async () => (await sandbox.runtime.store.qa.verdicts(run ? [run.id] : [])).some((v) => v.caseId === 'reads-well' && v.result === 'pass'),
           24 * 3600_000,
           'someone to record the manual case reads-well',
         );
@@ -124,7 +124,7 @@ export async function deliverDemo(sandbox: Sandbox, opts: DeliveryOptions): Prom
     } finally {
       clearInterval(watcher);
     }
-    const run = sandbox.runtime.store.deployments.get(runId);
+    const run = await sandbox.runtime.store.deployments.get(runId);
     return { run: runId, status: run?.status ?? 'none', driverExits: exits, dropped: proxy?.dropped ?? 0, recovered: recovered.count };
   } finally {
     await proxy?.close();

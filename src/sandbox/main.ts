@@ -82,8 +82,8 @@ function printStillRunning(): void {
 }
 
 let seen = 0;
-const progress = setInterval(() => {
-  const runs = sandbox.runs();
+const progress = setInterval(async () => {
+  const runs = await sandbox.runs();
   for (const r of runs.slice(seen)) console.log(`  ${((r.launchedAt - started) / 1000).toFixed(1).padStart(5)}s  launched ${r.kind.padEnd(10)} ${r.subject}`);
   seen = runs.length;
 }, 250);
@@ -91,16 +91,16 @@ const progress = setInterval(() => {
 let exitCode = 0;
 const deadline = started + opts.timeout * 1000;
 try {
-  await sandbox.waitUntil(() => sandbox.done() || (opts.failAgent > 0 && sandbox.paused()), deadline - Date.now(), 'every demo issue to be merged or stuck');
-  if (!sandbox.done() && sandbox.paused()) {
+  await sandbox.waitUntil(async () => (await sandbox.done()) || (opts.failAgent > 0 && (await sandbox.paused())), deadline - Date.now(), 'every demo issue to be merged or stuck');
+  if (!(await sandbox.done()) && (await sandbox.paused())) {
     // Show the three-strikes pause and its recovery, as a maintainer would meet them.
-    const state = sandbox.runtime.store.repos.get(DEMO_REPO)!;
+    const state = (await sandbox.runtime.store.repos.get(DEMO_REPO))!;
     console.log(`\n${DEMO_REPO} paused after ${state.consecutiveFailures} consecutive AFK failures.`);
     const refused = await sandbox.api('POST', `/yoke/api/repos/${DEMO_REPO}/issues/1/start`);
     console.log(`A manual start is refused: HTTP ${refused.status} ${JSON.stringify(refused.body)}`);
     console.log('The maintainer comments "/yoke reset" on #1 ...');
     await sandbox.comment(1, '/yoke reset');
-    await sandbox.waitUntil(() => !sandbox.paused(), deadline - Date.now(), 'yoke to process /yoke reset');
+    await sandbox.waitUntil(async () => !(await sandbox.paused()), deadline - Date.now(), 'yoke to process /yoke reset');
     console.log('... and yoke un-pauses the repository.\n');
     await sandbox.waitUntil(() => sandbox.done(), deadline - Date.now(), 'every demo issue to be merged or stuck');
   }
@@ -110,7 +110,7 @@ try {
 }
 clearInterval(progress);
 
-if (opts.deliver && exitCode === 0 && sandbox.done() && !sandbox.paused()) {
+if (opts.deliver && exitCode === 0 && (await sandbox.done()) && !(await sandbox.paused())) {
   // After the merges: a deployment run through staging, scoped QA and production, driven by `yoke watch deploy`.
   console.log(`\nDelivery: ${DEMO_ATTACHMENTS.map(([i, p]) => `#${i} attaches ${p}`).join(', ')}; stages staging → staging-qa → production.`);
   try {
@@ -140,7 +140,7 @@ console.log(`\n${formatSummary(rows)}\n`);
 const merged = rows.filter((r) => r.state === 'merged').length;
 const delivered = rows.filter((r) => r.closeout.startsWith('delivered')).length;
 console.log(`${merged} of ${rows.length} issues merged${opts.deliver ? `, ${delivered} delivered and closed out` : ''} in ${((Date.now() - started) / 1000).toFixed(1)}s.`);
-if (sandbox.paused()) {
+if ((await sandbox.paused())) {
   console.log(`${DEMO_REPO} is paused. To recover: comment "/yoke reset" on an issue, or`);
   console.log(`  curl -X POST -H 'Authorization: Bearer ${sandbox.apiToken}' ${sandbox.yokeUrl}/yoke/api/repos/${DEMO_REPO}/reset`);
 }

@@ -12,8 +12,8 @@ import { postgresSql } from '../store/postgres-sql.js';
 export interface LocalPostgres {
   /** postgres://… for a database of its own (see createDatabase). */
   url(database?: string): string;
-  /** A fresh, empty database; returns its URL. */
-  createDatabase(name: string): Promise<string>;
+  /** A fresh database, empty or a copy of `template` (which nothing may be connected to); returns its URL. */
+  createDatabase(name: string, template?: string): Promise<string>;
   /** Ends the server (as a crash would with `kill: true`) and removes its folder. */
   stop(): Promise<void>;
   /** The server process, for tests that must see it die. */
@@ -52,7 +52,7 @@ function runAs(): { uid: number; gid: number } | null {
   return { uid, gid };
 }
 
-export async function startPostgres(opts: { bin?: string } = {}): Promise<LocalPostgres> {
+export async function startPostgres(opts: { bin?: string; maxConnections?: number } = {}): Promise<LocalPostgres> {
   const bin = opts.bin ?? findPostgresBin();
   if (!bin) throw new Error('PostgreSQL is not installed: `apt-get install -y postgresql`.');
   const dir = mkdtempSync(join(tmpdir(), 'yoke-pg-'));
@@ -69,7 +69,7 @@ export async function startPostgres(opts: { bin?: string } = {}): Promise<LocalP
   // Durability is not what these databases are for: speed is.
   const server: ChildProcess = spawn(
     join(bin, 'postgres'),
-    ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200'],
+    ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', `max_connections=${opts.maxConnections ?? 200}`],
     { stdio: ['ignore', 'ignore', 'pipe'], ...as },
   );
   let log = '';
@@ -95,11 +95,11 @@ export async function startPostgres(opts: { bin?: string } = {}): Promise<LocalP
   return {
     pid: server.pid!,
     url,
-    createDatabase: async (name) => {
-      if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a database name: ${name}`);
+    createDatabase: async (name, template) => {
+      for (const n of [name, template ?? 'template1']) if (!/^[a-z_][a-z0-9_]*$/.test(n)) throw new Error(`not a database name: ${n}`);
       const admin = postgresSql(url(), { max: 1 });
       try {
-        await admin.exec(`CREATE DATABASE ${name}`);
+        await admin.exec(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
       } finally {
         await admin.close();
       }

@@ -268,23 +268,23 @@ export class Sandbox {
     if (!res.ok) throw new Error(`comment failed: ${res.status}`);
   }
 
-  runs(): Run[] {
-    return this.runtime.store.runs.listAll(10_000).reverse();
+  async runs(): Promise<Run[]> {
+    return (await this.runtime.store.runs.listAll(10_000)).reverse();
   }
 
-  paused(): boolean {
-    const state = this.runtime.store.repos.get(DEMO_REPO);
+  async paused(): Promise<boolean> {
+    const state = await this.runtime.store.repos.get(DEMO_REPO);
     return state !== undefined && isPaused(state);
   }
 
   /** Merged; stuck (fix-forward gave up, or the repo is paused with nothing left in flight for it); or still open. */
-  issueState(number: number): IssueSummary['state'] {
+  async issueState(number: number): Promise<IssueSummary['state']> {
     const issue = this.repo.issues.get(number)!;
     if (issue.state === 'closed') return 'merged';
     const pulls = [...this.repo.issues.values()].filter((i) => i.pull && i.state === 'open' && new RegExp(`Closes #${number}\\b`).test(i.body));
     if (pulls.some((p) => p.labels.includes('yoke:stuck'))) return 'stuck';
     // Landers and fixes go on while paused: only an issue without a claim PR is stuck by a pause.
-    if (this.paused() && pulls.length === 0 && !this.runtime.store.runs.listLive().some((r) => r.issueNumber === number)) return 'stuck';
+    if ((await this.paused()) && pulls.length === 0 && !(await this.runtime.store.runs.listLive()).some((r) => r.issueNumber === number)) return 'stuck';
     return 'open';
   }
 
@@ -294,22 +294,28 @@ export class Sandbox {
     return { status: res.status, body: await res.json() };
   }
 
-  done(): boolean {
-    return this.tasks.every((_, i) => this.issueState(i + 1) !== 'open');
+  async done(): Promise<boolean> {
+    const states = await Promise.all(this.tasks.map((_, i) => this.issueState(i + 1)));
+    return states.every((s) => s !== 'open');
   }
 
-  async waitUntil(pred: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  async waitUntil(pred: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
     const until = Date.now() + timeoutMs;
-    while (!pred()) {
+    while (!(await pred())) {
       if (Date.now() > until) throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}`);
       await new Promise((r) => setTimeout(r, 200));
     }
   }
 
   async summary(): Promise<IssueSummary[]> {
-    const runs = this.runs();
+    const runs = await this.runs();
     const closeouts = new Map<string, Closeout[]>();
-    for (const r of this.runtime.store.deployments.list()) closeouts.set(r.id, await this.runtime.store.closeouts.forRun(r.id));
+    for (const r of (await this.runtime.store.deployments.list())) closeouts.set(r.id, await this.runtime.store.closeouts.forRun(r.id));
+    const states = await Promise.all(this.tasks.map((_, idx) => this.issueState(idx + 1)));
+    const { store } = this.runtime;
+    const deliveries = await Promise.all(
+      (await store.deployments.list()).map(async (run) => ({ run, members: await store.deployments.members(run.id), qa: await store.qa.memberStages(run.id, 'staging-qa') })),
+    );
     return this.tasks.map((task, idx) => {
       const number = idx + 1;
       const issue = this.repo.issues.get(number)!;
@@ -317,14 +323,14 @@ export class Sandbox {
       const prNumbers = new Set(pulls.map((p) => p.number));
       const mine = runs.filter((r) => r.issueNumber === number || (r.prNumber !== null && prNumbers.has(r.prNumber)));
       const merged = pulls.find((p) => p.pull?.merged);
-      const { store } = this.runtime;
-      const run = store.deployments.list().find((r) => store.deployments.members(r.id).some((m) => m.issueNumber === number && m.removedAt === null));
-      const qa = run ? store.qa.memberStages(run.id, 'staging-qa').find((m) => m.issueNumber === number) : undefined;
+      const delivery = deliveries.find((d) => d.members.some((m) => m.issueNumber === number && m.removedAt === null));
+      const run = delivery?.run;
+      const qa = delivery?.qa.find((m) => m.issueNumber === number);
       const closed = run ? closeouts.get(run.id)?.find((c) => c.issueNumber === number) : undefined;
       return {
         number,
         title: issue.title,
-        state: this.issueState(number),
+        state: states[idx]!,
         runs: mine.map((r) => ({ id: r.id, kind: r.kind, outcome: r.outcome ?? r.status })),
         verdicts: mine.filter((r) => r.verdict).map((r) => `${r.verdict}@${r.headSha?.slice(0, 7)}`),
         merge: merged ? `#${merged.number} → ${merged.pull!.mergeCommitSha!.slice(0, 7)}` : '-',

@@ -1,6 +1,6 @@
 import type { Refusal } from '../codes.js';
 import type { DeliverySettings } from '../config/delivery.js';
-import type { Db } from './db.js';
+import type { Sql } from './sql.js';
 
 // Deployment runs, their members and their stages.
 
@@ -160,46 +160,41 @@ export interface NewDeploymentRun {
 }
 
 export class DeploymentStore {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly sql: Sql) {}
 
   /** Creates the run with its members; the caller holds the write transaction (and supersedes the old run first). */
-  create(run: NewDeploymentRun): void {
-    this.db
-      .prepare(
-        "INSERT INTO deployment_runs (id, repo, commit_sha, settings, status, creator, supersedes, created_at, updated_at) VALUES (?, ?, ?, ?, 'active', ?, ?, ?, ?)",
-      )
-      .run(run.id, run.repo, run.commit, JSON.stringify(run.settings), run.creator, run.supersedes, run.at, run.at);
-    const add = this.db.prepare('INSERT INTO deployment_members (run_id, issue_number, pr_number, position) VALUES (?, ?, ?, ?)');
-    run.members.forEach((m, i) => add.run(run.id, m.issueNumber, m.prNumber, i));
+  async create(run: NewDeploymentRun): Promise<void> {
+    await this.sql.run("INSERT INTO deployment_runs (id, repo, commit_sha, settings, status, creator, supersedes, created_at, updated_at) VALUES (?, ?, ?, ?, 'active', ?, ?, ?, ?)", [run.id, run.repo, run.commit, JSON.stringify(run.settings), run.creator, run.supersedes, run.at, run.at]);
+    for (const [i, m] of run.members.entries()) await this.sql.run('INSERT INTO deployment_members (run_id, issue_number, pr_number, position) VALUES (?, ?, ?, ?)', [run.id, m.issueNumber, m.prNumber, i]);
   }
 
-  get(id: string): DeploymentRun | undefined {
-    const row = this.db.prepare('SELECT * FROM deployment_runs WHERE id = ?').get(id) as RunRow | undefined;
+  async get(id: string): Promise<DeploymentRun | undefined> {
+    const row = await this.sql.get<RunRow>('SELECT * FROM deployment_runs WHERE id = ?', [id]);
     return row && toRun(row);
   }
 
-  activeFor(repo: string): DeploymentRun | undefined {
-    const row = this.db.prepare("SELECT * FROM deployment_runs WHERE repo = ? AND status = 'active'").get(repo) as RunRow | undefined;
+  async activeFor(repo: string): Promise<DeploymentRun | undefined> {
+    const row = await this.sql.get<RunRow>("SELECT * FROM deployment_runs WHERE repo = ? AND status = 'active'", [repo]);
     return row && toRun(row);
   }
 
-  list(): DeploymentRun[] {
-    return (this.db.prepare('SELECT * FROM deployment_runs ORDER BY created_at DESC, id').all() as RunRow[]).map(toRun);
+  async list(): Promise<DeploymentRun[]> {
+    return (await this.sql.all<RunRow>('SELECT * FROM deployment_runs ORDER BY created_at DESC, id')).map(toRun);
   }
 
   /** The run and every run it took over, newest first (QA14's lineage). */
-  lineage(id: string): DeploymentRun[] {
+  async lineage(id: string): Promise<DeploymentRun[]> {
     const out: DeploymentRun[] = [];
     const seen = new Set<string>();
-    for (let run = this.get(id); run && !seen.has(run.id); run = run.supersedes ? this.get(run.supersedes) : undefined) {
+    for (let run = await this.get(id); run && !seen.has(run.id); run = run.supersedes ? await this.get(run.supersedes) : undefined) {
       seen.add(run.id);
       out.push(run);
     }
     return out;
   }
 
-  setStatus(id: string, status: DeploymentStatus, at: number): void {
-    this.db.prepare('UPDATE deployment_runs SET status = ?, updated_at = ? WHERE id = ?').run(status, at, id);
+  async setStatus(id: string, status: DeploymentStatus, at: number): Promise<void> {
+    await this.sql.run('UPDATE deployment_runs SET status = ?, updated_at = ? WHERE id = ?', [status, at, id]);
   }
 
   /**
@@ -207,75 +202,66 @@ export class DeploymentStore {
    * its last stage: closing) only if it is still at `from`: two checks of one
    * stage can advance it once, never skip the next stage.
    */
-  advanceFrom(id: string, from: number, to: number | null, at: number): boolean {
+  async advanceFrom(id: string, from: number, to: number | null, at: number): Promise<boolean> {
     const res =
       to === null
-        ? this.db.prepare("UPDATE deployment_runs SET closing_since = ?, updated_at = ? WHERE id = ? AND current_stage = ? AND status = 'active' AND closing_since IS NULL").run(at, at, id, from)
-        : this.db.prepare("UPDATE deployment_runs SET current_stage = ?, updated_at = ? WHERE id = ? AND current_stage = ? AND status = 'active' AND closing_since IS NULL").run(to, at, id, from);
+        ? (await this.sql.run("UPDATE deployment_runs SET closing_since = ?, updated_at = ? WHERE id = ? AND current_stage = ? AND status = 'active' AND closing_since IS NULL", [at, at, id, from]))
+        : (await this.sql.run("UPDATE deployment_runs SET current_stage = ?, updated_at = ? WHERE id = ? AND current_stage = ? AND status = 'active' AND closing_since IS NULL", [to, at, id, from]));
     return res.changes === 1;
   }
 
   /** TR12: a closing run succeeds (once), when the caller found no accepted member owed. */
-  finishClosing(id: string, at: number): boolean {
-    return this.db.prepare("UPDATE deployment_runs SET status = 'succeeded', updated_at = ? WHERE id = ? AND status = 'active' AND closing_since IS NOT NULL").run(at, id).changes === 1;
+  async finishClosing(id: string, at: number): Promise<boolean> {
+    return (await this.sql.run("UPDATE deployment_runs SET status = 'succeeded', updated_at = ? WHERE id = ? AND status = 'active' AND closing_since IS NOT NULL", [at, id])).changes === 1;
   }
 
   /** The driver takes or renews the run's lease; refused (with the holder) while another driver's lease is current. */
-  checkIn(id: string, driverId: string, leaseUntil: number, now: number, newToken: string, transport: 'https' | 'db' = 'https'): { ok: true; token: string; tookOver: boolean } | { ok: false; holder: string; until: number } {
-    return this.db.transaction(() => {
-      const run = this.get(id);
+  checkIn(id: string, driverId: string, leaseUntil: number, now: number, newToken: string, transport: 'https' | 'db' = 'https'): Promise<{ ok: true; token: string; tookOver: boolean } | { ok: false; holder: string; until: number }> {
+    return this.sql.transaction(async (tx) => {
+      const row = await tx.get<RunRow>('SELECT * FROM deployment_runs WHERE id = ?', [id]);
+      const run = row && toRun(row);
       if (run && run.driverId && run.driverId !== driverId && run.leaseUntil !== null && run.leaseUntil > now) return { ok: false as const, holder: run.driverId, until: run.leaseUntil };
       // A renewal keeps the tenure; a new driver (or one whose lease lapsed) starts a new one.
       const renewing = run?.driverId === driverId && run.leaseToken !== null && run.leaseUntil !== null && run.leaseUntil > now;
       const token = renewing ? run!.leaseToken! : newToken;
-      this.db.prepare('UPDATE deployment_runs SET driver_id = ?, lease_until = ?, lease_token = ?, driver_transport = COALESCE(driver_transport, ?), updated_at = ? WHERE id = ?').run(driverId, leaseUntil, token, transport, now, id);
+      await tx.run('UPDATE deployment_runs SET driver_id = ?, lease_until = ?, lease_token = ?, driver_transport = COALESCE(driver_transport, ?), updated_at = ? WHERE id = ?', [driverId, leaseUntil, token, transport, now, id]);
       return { ok: true as const, token, tookOver: Boolean(run?.driverId && run.driverId !== driverId) };
-    }).immediate();
+    });
   }
 
-  setWaits(id: string, stage: string, waits: readonly StoredWait[]): void {
-    this.db.prepare('UPDATE deployment_runs SET waits = ? WHERE id = ?').run(JSON.stringify({ stage, waits }), id);
+  async setWaits(id: string, stage: string, waits: readonly StoredWait[]): Promise<void> {
+    await this.sql.run('UPDATE deployment_runs SET waits = ? WHERE id = ?', [JSON.stringify({ stage, waits }), id]);
   }
 
-  setTracking(id: string, issue: number | null, hash: string | null): void {
-    this.db.prepare('UPDATE deployment_runs SET tracking_issue = COALESCE(?, tracking_issue), tracking_hash = ? WHERE id = ?').run(issue, hash, id);
+  async setTracking(id: string, issue: number | null, hash: string | null): Promise<void> {
+    await this.sql.run('UPDATE deployment_runs SET tracking_issue = COALESCE(?, tracking_issue), tracking_hash = ? WHERE id = ?', [issue, hash, id]);
   }
 
-  members(runId: string): Member[] {
-    return (this.db.prepare('SELECT * FROM deployment_members WHERE run_id = ? ORDER BY position').all(runId) as MemberRow[]).map(toMember);
+  async members(runId: string): Promise<Member[]> {
+    return (await this.sql.all<MemberRow>('SELECT * FROM deployment_members WHERE run_id = ? ORDER BY position', [runId])).map(toMember);
   }
 
-  removeMember(runId: string, issueNumber: number, by: string, reason: string, at: number): boolean {
+  async removeMember(runId: string, issueNumber: number, by: string, reason: string, at: number): Promise<boolean> {
     return (
-      this.db
-        .prepare('UPDATE deployment_members SET removed_at = ?, removed_by = ?, removed_reason = ? WHERE run_id = ? AND issue_number = ? AND removed_at IS NULL')
-        .run(at, by, reason, runId, issueNumber).changes === 1
+      (await this.sql.run('UPDATE deployment_members SET removed_at = ?, removed_by = ?, removed_reason = ? WHERE run_id = ? AND issue_number = ? AND removed_at IS NULL', [at, by, reason, runId, issueNumber])).changes === 1
     );
   }
 
-  stage(runId: string, stage: string): StageRecord | undefined {
-    const row = this.db.prepare('SELECT * FROM deployment_stages WHERE run_id = ? AND stage = ?').get(runId, stage) as StageRow | undefined;
+  async stage(runId: string, stage: string): Promise<StageRecord | undefined> {
+    const row = await this.sql.get<StageRow>('SELECT * FROM deployment_stages WHERE run_id = ? AND stage = ?', [runId, stage]);
     return row && toStage(row);
   }
 
-  stages(runId: string): StageRecord[] {
-    return (this.db.prepare('SELECT * FROM deployment_stages WHERE run_id = ?').all(runId) as StageRow[]).map(toStage);
+  async stages(runId: string): Promise<StageRecord[]> {
+    return (await this.sql.all<StageRow>('SELECT * FROM deployment_stages WHERE run_id = ?', [runId])).map(toStage);
   }
 
-  setStage(rec: { runId: string; stage: string; state: StageState; detail?: string | null; refusal?: Refusal | null; bumpAttempts?: boolean; at: number }): void {
-    this.db
-      .prepare(
-        `INSERT INTO deployment_stages (run_id, stage, state, attempts, detail, refusal, updated_at) VALUES (@run, @stage, @state, @bump, @detail, @refusal, @at)
-         ON CONFLICT (run_id, stage) DO UPDATE SET state = @state, attempts = attempts + @bump, detail = @detail, refusal = @refusal, updated_at = @at`,
-      )
-      .run({
-        run: rec.runId,
-        stage: rec.stage,
-        state: rec.state,
-        bump: rec.bumpAttempts ? 1 : 0,
-        detail: rec.detail ?? null,
-        refusal: rec.refusal ? JSON.stringify(rec.refusal) : null,
-        at: rec.at,
-      });
+  async setStage(rec: { runId: string; stage: string; state: StageState; detail?: string | null; refusal?: Refusal | null; bumpAttempts?: boolean; at: number }): Promise<void> {
+    await this.sql.run(
+      `INSERT INTO deployment_stages (run_id, stage, state, attempts, detail, refusal, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (run_id, stage) DO UPDATE SET state = excluded.state, attempts = deployment_stages.attempts + excluded.attempts,
+         detail = excluded.detail, refusal = excluded.refusal, updated_at = excluded.updated_at`,
+      [rec.runId, rec.stage, rec.state, rec.bumpAttempts ? 1 : 0, rec.detail ?? null, rec.refusal ? JSON.stringify(rec.refusal) : null, rec.at],
+    );
   }
 }

@@ -1,6 +1,6 @@
 import type { Refusal } from '../codes.js';
 import type { QaCase } from '../config/qa-plan.js';
-import type { Db } from './db.js';
+import type { Sql } from './sql.js';
 
 // Scoped-QA records: attachments, what froze at QA entry, plan snapshots and
 // groups, verdicts, failure reviews and wakes.
@@ -91,42 +91,46 @@ export interface Wake {
   wokenAt: number;
 }
 
+interface AttachmentRow {
+  repo: string;
+  issue_number: number;
+  plan_id: string;
+  attached_by: string;
+  source: Attachment['source'];
+  attached_at: number;
+}
+
 const json = <T>(s: string): T => JSON.parse(s) as T;
 
 export class QaStore {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly sql: Sql) {}
 
   // Attachments
 
-  attach(a: Attachment): boolean {
+  async attach(a: Attachment): Promise<boolean> {
     return (
-      this.db
-        .prepare('INSERT OR IGNORE INTO qa_attachments (repo, issue_number, plan_id, attached_by, source, attached_at) VALUES (?, ?, ?, ?, ?, ?)')
-        .run(a.repo, a.issueNumber, a.planId, a.attachedBy, a.source, a.attachedAt).changes === 1
+      (await this.sql.run('INSERT INTO qa_attachments (repo, issue_number, plan_id, attached_by, source, attached_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING', [a.repo, a.issueNumber, a.planId, a.attachedBy, a.source, a.attachedAt])).changes === 1
     );
   }
 
-  attachments(repo: string, issueNumber?: number): Attachment[] {
+  async attachments(repo: string, issueNumber?: number): Promise<Attachment[]> {
     const rows = (
       issueNumber === undefined
-        ? this.db.prepare('SELECT * FROM qa_attachments WHERE repo = ? ORDER BY attached_at, issue_number, plan_id').all(repo)
-        : this.db.prepare('SELECT * FROM qa_attachments WHERE repo = ? AND issue_number = ? ORDER BY attached_at, plan_id').all(repo, issueNumber)
-    ) as { repo: string; issue_number: number; plan_id: string; attached_by: string; source: Attachment['source']; attached_at: number }[];
+        ? (await this.sql.all<AttachmentRow>('SELECT * FROM qa_attachments WHERE repo = ? ORDER BY attached_at, issue_number, plan_id', [repo]))
+        : (await this.sql.all<AttachmentRow>('SELECT * FROM qa_attachments WHERE repo = ? AND issue_number = ? ORDER BY attached_at, plan_id', [repo, issueNumber]))
+    );
     return rows.map((r) => ({ repo: r.repo, issueNumber: r.issue_number, planId: r.plan_id, attachedBy: r.attached_by, source: r.source, attachedAt: r.attached_at }));
   }
 
   // What froze at QA entry
 
-  freezeMember(m: MemberStage, plans: readonly MemberPlan[]): void {
-    this.db
-      .prepare('INSERT INTO member_stages (run_id, stage, issue_number, holder, pr_author, refusal, frozen_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
-      .run(m.runId, m.stage, m.issueNumber, m.holder, m.prAuthor, m.refusal ? JSON.stringify(m.refusal) : null, m.frozenAt);
-    const add = this.db.prepare('INSERT INTO member_plans (run_id, stage, issue_number, plan_id, owner, group_id) VALUES (?, ?, ?, ?, ?, ?)');
-    for (const p of plans) add.run(p.runId, p.stage, p.issueNumber, p.planId, p.owner, p.groupId);
+  async freezeMember(m: MemberStage, plans: readonly MemberPlan[]): Promise<void> {
+    await this.sql.run('INSERT INTO member_stages (run_id, stage, issue_number, holder, pr_author, refusal, frozen_at) VALUES (?, ?, ?, ?, ?, ?, ?)', [m.runId, m.stage, m.issueNumber, m.holder, m.prAuthor, m.refusal ? JSON.stringify(m.refusal) : null, m.frozenAt]);
+    for (const p of plans) await this.sql.run('INSERT INTO member_plans (run_id, stage, issue_number, plan_id, owner, group_id) VALUES (?, ?, ?, ?, ?, ?)', [p.runId, p.stage, p.issueNumber, p.planId, p.owner, p.groupId]);
   }
 
-  memberStages(runId: string, stage: string): MemberStage[] {
-    const rows = this.db.prepare('SELECT * FROM member_stages WHERE run_id = ? AND stage = ? ORDER BY issue_number').all(runId, stage) as {
+  async memberStages(runId: string, stage: string): Promise<MemberStage[]> {
+    const rows = await this.sql.all<{
       run_id: string;
       stage: string;
       issue_number: number;
@@ -135,7 +139,7 @@ export class QaStore {
       refusal: string | null;
       frozen_at: number;
       settled_at: number | null;
-    }[];
+    }>('SELECT * FROM member_stages WHERE run_id = ? AND stage = ? ORDER BY issue_number', [runId, stage]);
     return rows.map((r) => ({
       runId: r.run_id,
       stage: r.stage,
@@ -148,49 +152,41 @@ export class QaStore {
     }));
   }
 
-  markSettled(runId: string, stage: string, issueNumber: number, at: number): void {
-    this.db.prepare('UPDATE member_stages SET settled_at = ? WHERE run_id = ? AND stage = ? AND issue_number = ? AND settled_at IS NULL').run(at, runId, stage, issueNumber);
+  async markSettled(runId: string, stage: string, issueNumber: number, at: number): Promise<void> {
+    await this.sql.run('UPDATE member_stages SET settled_at = ? WHERE run_id = ? AND stage = ? AND issue_number = ? AND settled_at IS NULL', [at, runId, stage, issueNumber]);
   }
 
-  memberPlans(runId: string, stage: string): MemberPlan[] {
-    const rows = this.db.prepare('SELECT * FROM member_plans WHERE run_id = ? AND stage = ? ORDER BY issue_number, plan_id').all(runId, stage) as {
+  async memberPlans(runId: string, stage: string): Promise<MemberPlan[]> {
+    const rows = await this.sql.all<{
       run_id: string;
       stage: string;
       issue_number: number;
       plan_id: string;
       owner: 'member' | 'group';
       group_id: string | null;
-    }[];
+    }>('SELECT * FROM member_plans WHERE run_id = ? AND stage = ? ORDER BY issue_number, plan_id', [runId, stage]);
     return rows.map((r) => ({ runId: r.run_id, stage: r.stage, issueNumber: r.issue_number, planId: r.plan_id, owner: r.owner, groupId: r.group_id }));
   }
 
   // Plans and groups
 
-  saveSnapshot(s: PlanSnapshot): void {
-    this.db
-      .prepare('INSERT OR IGNORE INTO plan_snapshots (run_id, plan_id, name, commit_sha, cases) VALUES (?, ?, ?, ?, ?)')
-      .run(s.runId, s.planId, s.name, s.commit, JSON.stringify(s.cases));
+  async saveSnapshot(s: PlanSnapshot): Promise<void> {
+    await this.sql.run('INSERT INTO plan_snapshots (run_id, plan_id, name, commit_sha, cases) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING', [s.runId, s.planId, s.name, s.commit, JSON.stringify(s.cases)]);
   }
 
-  snapshots(runId: string): PlanSnapshot[] {
-    const rows = this.db.prepare('SELECT * FROM plan_snapshots WHERE run_id = ? ORDER BY plan_id').all(runId) as { run_id: string; plan_id: string; name: string; commit_sha: string; cases: string }[];
+  async snapshots(runId: string): Promise<PlanSnapshot[]> {
+    const rows = await this.sql.all<{ run_id: string; plan_id: string; name: string; commit_sha: string; cases: string }>('SELECT * FROM plan_snapshots WHERE run_id = ? ORDER BY plan_id', [runId]);
     return rows.map((r) => ({ runId: r.run_id, planId: r.plan_id, name: r.name, commit: r.commit_sha, cases: json<QaCase[]>(r.cases) }));
   }
 
-  openGroup(g: Omit<PlanGroup, 'state' | 'outcome' | 'closedAt'>): void {
-    this.db
-      .prepare(
-        "INSERT INTO plan_groups (id, run_id, stage, plan_id, plan_name, cases, target_commit, covered_item_ids, run_level, state, opened_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?)",
-      )
-      .run(g.id, g.runId, g.stage, g.planId, g.planName, JSON.stringify(g.cases), g.targetCommit, JSON.stringify(g.coveredItemIds), g.runLevel ? 1 : 0, g.openedAt);
+  async openGroup(g: Omit<PlanGroup, 'state' | 'outcome' | 'closedAt'>): Promise<void> {
+    await this.sql.run("INSERT INTO plan_groups (id, run_id, stage, plan_id, plan_name, cases, target_commit, covered_item_ids, run_level, state, opened_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?)", [g.id, g.runId, g.stage, g.planId, g.planName, JSON.stringify(g.cases), g.targetCommit, JSON.stringify(g.coveredItemIds), g.runLevel ? 1 : 0, g.openedAt]);
   }
 
   /** Groups of these runs, oldest first. */
-  groups(runIds: readonly string[]): PlanGroup[] {
+  async groups(runIds: readonly string[]): Promise<PlanGroup[]> {
     if (runIds.length === 0) return [];
-    const rows = this.db
-      .prepare(`SELECT * FROM plan_groups WHERE run_id IN (${runIds.map(() => '?').join(', ')}) ORDER BY opened_at, id`)
-      .all(...runIds) as {
+    const rows = await this.sql.all<{
       id: string;
       run_id: string;
       stage: string;
@@ -204,7 +200,7 @@ export class QaStore {
       outcome: 'passed' | 'superseded' | null;
       opened_at: number;
       closed_at: number | null;
-    }[];
+    }>(`SELECT * FROM plan_groups WHERE run_id IN (${runIds.map(() => '?').join(', ')}) ORDER BY opened_at, id`, [...runIds]);
     return rows.map((r) => ({
       id: r.id,
       runId: r.run_id,
@@ -222,34 +218,33 @@ export class QaStore {
     }));
   }
 
-  closeGroup(id: string, outcome: 'passed' | 'superseded', at: number): void {
-    this.db.prepare("UPDATE plan_groups SET state = 'closed', outcome = ?, closed_at = ? WHERE id = ? AND state = 'open'").run(outcome, at, id);
+  async closeGroup(id: string, outcome: 'passed' | 'superseded', at: number): Promise<void> {
+    await this.sql.run("UPDATE plan_groups SET state = 'closed', outcome = ?, closed_at = ? WHERE id = ? AND state = 'open'", [outcome, at, id]);
   }
 
-  closeOpenGroupsOf(runId: string, outcome: 'superseded', at: number): void {
-    this.db.prepare("UPDATE plan_groups SET state = 'closed', outcome = ?, closed_at = ? WHERE run_id = ? AND state = 'open'").run(outcome, at, runId);
+  async closeOpenGroupsOf(runId: string, outcome: 'superseded', at: number): Promise<void> {
+    await this.sql.run("UPDATE plan_groups SET state = 'closed', outcome = ?, closed_at = ? WHERE run_id = ? AND state = 'open'", [outcome, at, runId]);
   }
 
-  setCovered(id: string, covered: readonly number[]): void {
-    this.db.prepare('UPDATE plan_groups SET covered_item_ids = ? WHERE id = ?').run(JSON.stringify(covered), id);
+  async setCovered(id: string, covered: readonly number[]): Promise<void> {
+    await this.sql.run('UPDATE plan_groups SET covered_item_ids = ? WHERE id = ?', [JSON.stringify(covered), id]);
   }
 
   // Verdicts and failure reviews
 
-  recordVerdict(v: NewQaVerdict): number {
-    const res = this.db
-      .prepare(
-        `INSERT INTO qa_verdicts (run_id, stage, issue_number, group_id, plan_id, case_id, commit_sha, result, evidence, source, replaces, recorded_by, recorded_at)
-         VALUES (@runId, @stage, @issueNumber, @groupId, @planId, @caseId, @commit, @result, @evidence, @source, @replaces, @recordedBy, @recordedAt)`,
-      )
-      .run(v);
-    return Number(res.lastInsertRowid);
+  async recordVerdict(v: NewQaVerdict): Promise<number> {
+    const row = await this.sql.get<{ id: number }>(
+      `INSERT INTO qa_verdicts (run_id, stage, issue_number, group_id, plan_id, case_id, commit_sha, result, evidence, source, replaces, recorded_by, recorded_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+      [v.runId, v.stage, v.issueNumber, v.groupId, v.planId, v.caseId, v.commit, v.result, v.evidence, v.source, v.replaces, v.recordedBy, v.recordedAt],
+    );
+    return row!.id;
   }
 
   /** Verdicts recorded for these runs, in the order they were recorded. */
-  verdicts(runIds: readonly string[]): QaVerdict[] {
+  async verdicts(runIds: readonly string[]): Promise<QaVerdict[]> {
     if (runIds.length === 0) return [];
-    const rows = this.db.prepare(`SELECT * FROM qa_verdicts WHERE run_id IN (${runIds.map(() => '?').join(', ')}) ORDER BY id`).all(...runIds) as {
+    const rows = await this.sql.all<{
       id: number;
       run_id: string;
       stage: string;
@@ -264,7 +259,7 @@ export class QaStore {
       replaces: string | null;
       recorded_by: string;
       recorded_at: number;
-    }[];
+    }>(`SELECT * FROM qa_verdicts WHERE run_id IN (${runIds.map(() => '?').join(', ')}) ORDER BY id`, [...runIds]);
     return rows.map((r) => ({
       id: r.id,
       runId: r.run_id,
@@ -284,38 +279,34 @@ export class QaStore {
   }
 
   /** Opens the failure review of a failing verdict; false when it already has one (QA05). */
-  openFailureReview(r: { verdictId: number; runId: string; stage: string; subject: string; caseId: string; at: number }): boolean {
+  async openFailureReview(r: { verdictId: number; runId: string; stage: string; subject: string; caseId: string; at: number }): Promise<boolean> {
     return (
-      this.db
-        .prepare('INSERT OR IGNORE INTO failure_reviews (verdict_id, run_id, stage, subject, case_id, opened_at) VALUES (?, ?, ?, ?, ?, ?)')
-        .run(r.verdictId, r.runId, r.stage, r.subject, r.caseId, r.at).changes === 1
+      (await this.sql.run('INSERT INTO failure_reviews (verdict_id, run_id, stage, subject, case_id, opened_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING', [r.verdictId, r.runId, r.stage, r.subject, r.caseId, r.at])).changes === 1
     );
   }
 
-  failureReviews(runId: string): { verdictId: number; stage: string; subject: string; caseId: string; openedAt: number }[] {
-    const rows = this.db.prepare('SELECT * FROM failure_reviews WHERE run_id = ? ORDER BY verdict_id').all(runId) as {
+  async failureReviews(runId: string): Promise<{ verdictId: number; stage: string; subject: string; caseId: string; openedAt: number }[]> {
+    const rows = await this.sql.all<{
       verdict_id: number;
       stage: string;
       subject: string;
       case_id: string;
       opened_at: number;
-    }[];
+    }>('SELECT * FROM failure_reviews WHERE run_id = ? ORDER BY verdict_id', [runId]);
     return rows.map((r) => ({ verdictId: r.verdict_id, stage: r.stage, subject: r.subject, caseId: r.case_id, openedAt: r.opened_at }));
   }
 
   // Wakes
 
   /** Records a wake; false when this wait already woke its recipient. */
-  recordWake(w: Wake): boolean {
+  async recordWake(w: Wake): Promise<boolean> {
     return (
-      this.db
-        .prepare('INSERT OR IGNORE INTO qa_wakes (run_id, stage, recipient, subject, wait_key, reason, woken_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
-        .run(w.runId, w.stage, w.recipient, w.subject, w.waitKey, w.reason, w.wokenAt).changes === 1
+      (await this.sql.run('INSERT INTO qa_wakes (run_id, stage, recipient, subject, wait_key, reason, woken_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING', [w.runId, w.stage, w.recipient, w.subject, w.waitKey, w.reason, w.wokenAt])).changes === 1
     );
   }
 
-  wakes(runId: string): Wake[] {
-    const rows = this.db.prepare('SELECT * FROM qa_wakes WHERE run_id = ? ORDER BY woken_at, subject').all(runId) as {
+  async wakes(runId: string): Promise<Wake[]> {
+    const rows = await this.sql.all<{
       run_id: string;
       stage: string;
       recipient: string;
@@ -323,7 +314,7 @@ export class QaStore {
       wait_key: string;
       reason: string;
       woken_at: number;
-    }[];
+    }>('SELECT * FROM qa_wakes WHERE run_id = ? ORDER BY woken_at, subject', [runId]);
     return rows.map((r) => ({ runId: r.run_id, stage: r.stage, recipient: r.recipient, subject: r.subject, waitKey: r.wait_key, reason: r.reason, wokenAt: r.woken_at }));
   }
 }

@@ -1,4 +1,4 @@
-import type { Db } from './db.js';
+import type { Sql } from './sql.js';
 
 export interface RepoState {
   fullName: string;
@@ -46,78 +46,74 @@ const toState = (r: RepoRow): RepoState => ({
 });
 
 export class RepoStore {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly sql: Sql) {}
 
   /** The repo's state, created on first sight. */
-  ensure(fullName: string, installationId: number | null, now: number): RepoState {
-    this.db
-      .prepare(
-        `INSERT INTO repos (full_name, installation_id, first_seen_at, updated_at) VALUES (?, ?, ?, ?)
-         ON CONFLICT(full_name) DO UPDATE SET installation_id = COALESCE(excluded.installation_id, repos.installation_id)`,
-      )
-      .run(fullName, installationId, now, now);
-    return this.get(fullName)!;
+  async ensure(fullName: string, installationId: number | null, now: number): Promise<RepoState> {
+    await this.sql.run(
+      `INSERT INTO repos (full_name, installation_id, first_seen_at, updated_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT(full_name) DO UPDATE SET installation_id = COALESCE(excluded.installation_id, repos.installation_id)`,
+      [fullName, installationId, now, now],
+    );
+    return (await this.get(fullName))!;
   }
 
-  get(fullName: string): RepoState | undefined {
-    const row = this.db.prepare('SELECT * FROM repos WHERE full_name = ?').get(fullName) as RepoRow | undefined;
+  async get(fullName: string): Promise<RepoState | undefined> {
+    const row = await this.sql.get<RepoRow>('SELECT * FROM repos WHERE full_name = ?', [fullName]);
     return row && toState(row);
   }
 
-  list(): RepoState[] {
-    return (this.db.prepare('SELECT * FROM repos ORDER BY full_name').all() as RepoRow[]).map(toState);
+  async list(): Promise<RepoState[]> {
+    return (await this.sql.all<RepoRow>('SELECT * FROM repos ORDER BY full_name')).map(toState);
   }
 
-  setAutoLoop(fullName: string, on: boolean, now: number): void {
-    this.db.prepare('UPDATE repos SET auto_loop = ?, updated_at = ? WHERE full_name = ?').run(on ? 1 : 0, now, fullName);
+  async setAutoLoop(fullName: string, on: boolean, now: number): Promise<void> {
+    await this.sql.run('UPDATE repos SET auto_loop = ?, updated_at = ? WHERE full_name = ?', [on ? 1 : 0, now, fullName]);
   }
 
   /** +1 failure; pauses at the threshold. Returns the new state. */
-  addFailure(fullName: string, threshold: number, now: number): RepoState {
-    this.db
-      .prepare(
-        `UPDATE repos SET consecutive_failures = consecutive_failures + 1,
-           paused_since = CASE WHEN paused_since IS NULL AND consecutive_failures + 1 >= ? THEN ? ELSE paused_since END,
-           updated_at = ?
-         WHERE full_name = ?`,
-      )
-      .run(threshold, now, now, fullName);
-    return this.get(fullName)!;
+  async addFailure(fullName: string, threshold: number, now: number): Promise<RepoState> {
+    await this.sql.run(
+      `UPDATE repos SET consecutive_failures = consecutive_failures + 1,
+         paused_since = CASE WHEN paused_since IS NULL AND consecutive_failures + 1 >= ? THEN ? ELSE paused_since END,
+         updated_at = ?
+       WHERE full_name = ?`,
+      [threshold, now, now, fullName],
+    );
+    return (await this.get(fullName))!;
   }
 
   /** A success resets the counter; it never un-pauses (only an explicit reset does). */
-  resetFailures(fullName: string, now: number): void {
-    this.db.prepare('UPDATE repos SET consecutive_failures = 0, updated_at = ? WHERE full_name = ?').run(now, fullName);
+  async resetFailures(fullName: string, now: number): Promise<void> {
+    await this.sql.run('UPDATE repos SET consecutive_failures = 0, updated_at = ? WHERE full_name = ?', [now, fullName]);
   }
 
   /** The explicit reset: clears the counter and the pause. */
-  unpause(fullName: string, now: number): void {
-    this.db
-      .prepare('UPDATE repos SET consecutive_failures = 0, paused_since = NULL, updated_at = ? WHERE full_name = ?')
-      .run(now, fullName);
+  async unpause(fullName: string, now: number): Promise<void> {
+    await this.sql.run('UPDATE repos SET consecutive_failures = 0, paused_since = NULL, updated_at = ? WHERE full_name = ?', [now, fullName]);
   }
 
-  setDisabled(fullName: string, reason: string | null, now: number): void {
-    this.db.prepare('UPDATE repos SET disabled_reason = ?, updated_at = ? WHERE full_name = ?').run(reason, now, fullName);
+  async setDisabled(fullName: string, reason: string | null, now: number): Promise<void> {
+    await this.sql.run('UPDATE repos SET disabled_reason = ?, updated_at = ? WHERE full_name = ?', [reason, now, fullName]);
   }
 
   /** Records what a pass read; a read that found the same as the last one writes nothing, so `readAt` is when it was first found so. */
-  recordRead(fullName: string, read: RepoRead): void {
+  async recordRead(fullName: string, read: RepoRead): Promise<void> {
     const { readAt: _at, ...found } = read;
-    const last = this.lastRead(fullName);
+    const last = await this.lastRead(fullName);
     if (last) {
       const { readAt: _was, ...before } = last;
       if (JSON.stringify(before) === JSON.stringify(found)) return;
     }
-    this.db.prepare('UPDATE repos SET last_read = ? WHERE full_name = ?').run(JSON.stringify(read), fullName);
+    await this.sql.run('UPDATE repos SET last_read = ? WHERE full_name = ?', [JSON.stringify(read), fullName]);
   }
 
-  lastRead(fullName: string): RepoRead | null {
-    const row = this.db.prepare('SELECT last_read FROM repos WHERE full_name = ?').get(fullName) as { last_read: string | null } | undefined;
+  async lastRead(fullName: string): Promise<RepoRead | null> {
+    const row = await this.sql.get<{ last_read: string | null }>('SELECT last_read FROM repos WHERE full_name = ?', [fullName]);
     return row?.last_read ? (JSON.parse(row.last_read) as RepoRead) : null;
   }
 
-  markDisabledNotified(fullName: string, reason: string): void {
-    this.db.prepare('UPDATE repos SET disabled_notified = ? WHERE full_name = ?').run(reason, fullName);
+  async markDisabledNotified(fullName: string, reason: string): Promise<void> {
+    await this.sql.run('UPDATE repos SET disabled_notified = ? WHERE full_name = ?', [reason, fullName]);
   }
 }

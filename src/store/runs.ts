@@ -1,4 +1,4 @@
-import type { Db } from './db.js';
+import { utcDay, type Sql } from './sql.js';
 
 export const RUN_KINDS = ['afk_manual', 'afk_auto', 'lander', 'fix'] as const;
 export type RunKind = (typeof RUN_KINDS)[number];
@@ -142,127 +142,127 @@ function toRun(r: RunRow): Run {
 }
 
 export class RunStore {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly sql: Sql) {}
 
-  countLive(): number {
-    return (this.db.prepare("SELECT COUNT(*) AS n FROM runs WHERE status = 'live'").get() as { n: number }).n;
+  async countLive(): Promise<number> {
+    return (await this.sql.get<{ n: number }>("SELECT COUNT(*) AS n FROM runs WHERE status = 'live'"))!.n;
   }
 
-  listLive(): Run[] {
-    return (this.db.prepare("SELECT * FROM runs WHERE status = 'live' ORDER BY launched_at, id").all() as RunRow[]).map(toRun);
+  async listLive(): Promise<Run[]> {
+    return (await this.sql.all<RunRow>("SELECT * FROM runs WHERE status = 'live' ORDER BY launched_at, id")).map(toRun);
   }
 
-  liveForSubject(repo: string, subject: string): Run | undefined {
-    const row = this.db
-      .prepare("SELECT * FROM runs WHERE repo = ? AND subject = ? AND status = 'live'")
-      .get(repo, subject) as RunRow | undefined;
+  async liveForSubject(repo: string, subject: string): Promise<Run | undefined> {
+    const row = await this.sql.get<RunRow>("SELECT * FROM runs WHERE repo = ? AND subject = ? AND status = 'live'", [repo, subject]);
     return row && toRun(row);
   }
 
-  get(id: string): Run | undefined {
-    const row = this.db.prepare('SELECT * FROM runs WHERE id = ?').get(id) as RunRow | undefined;
+  async get(id: string): Promise<Run | undefined> {
+    const row = await this.sql.get<RunRow>('SELECT * FROM runs WHERE id = ?', [id]);
     return row && toRun(row);
   }
 
-  listForRepo(repo: string): Run[] {
-    return (this.db.prepare('SELECT * FROM runs WHERE repo = ? ORDER BY launched_at, id').all(repo) as RunRow[]).map(toRun);
+  async listForRepo(repo: string): Promise<Run[]> {
+    return (await this.sql.all<RunRow>('SELECT * FROM runs WHERE repo = ? ORDER BY launched_at, id', [repo])).map(toRun);
   }
 
   /** Runs live now, or launched or ended at or after `since` (a timeline's window), oldest launch first. */
-  listSince(since: number): Run[] {
-    return (
-      this.db
-        .prepare("SELECT * FROM runs WHERE status = 'live' OR launched_at >= ? OR ended_at >= ? ORDER BY launched_at, id")
-        .all(since, since) as RunRow[]
-    ).map(toRun);
+  async listSince(since: number): Promise<Run[]> {
+    return (await this.sql.all<RunRow>("SELECT * FROM runs WHERE status = 'live' OR launched_at >= ? OR ended_at >= ? ORDER BY launched_at, id", [since, since])).map(toRun);
   }
 
-  listAll(limit = 1000): Run[] {
-    return (this.db.prepare('SELECT * FROM runs ORDER BY launched_at DESC, id LIMIT ?').all(limit) as RunRow[]).map(toRun);
+  async listAll(limit = 1000): Promise<Run[]> {
+    return (await this.sql.all<RunRow>('SELECT * FROM runs ORDER BY launched_at DESC, id LIMIT ?', [limit])).map(toRun);
   }
 
-  insert(run: NewRun): void {
-    this.db
-      .prepare(
-        `INSERT INTO runs (id, repo, kind, subject, issue_number, pr_number, head_sha, status, launched_at,
-           budget_deadline, launcher, launcher_ref, secret_hash, cap_at_launch, live_at_launch, title)
-         VALUES (@id, @repo, @kind, @subject, @issueNumber, @prNumber, @headSha, 'live', @launchedAt,
-           @budgetDeadline, @launcher, @launcherRef, @secretHash, @capAtLaunch, @liveAtLaunch, @title)`,
-      )
-      .run({ ...run, title: run.title ?? null });
+  async insert(run: NewRun): Promise<void> {
+    await this.sql.run(
+      `INSERT INTO runs (id, repo, kind, subject, issue_number, pr_number, head_sha, status, launched_at,
+         budget_deadline, launcher, launcher_ref, secret_hash, cap_at_launch, live_at_launch, title)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'live', ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        run.id,
+        run.repo,
+        run.kind,
+        run.subject,
+        run.issueNumber,
+        run.prNumber,
+        run.headSha,
+        run.launchedAt,
+        run.budgetDeadline,
+        run.launcher,
+        run.launcherRef,
+        run.secretHash,
+        run.capAtLaunch,
+        run.liveAtLaunch,
+        run.title ?? null,
+      ],
+    );
   }
 
-  setLauncherRef(id: string, ref: string): void {
-    this.db.prepare('UPDATE runs SET launcher_ref = ? WHERE id = ?').run(ref, id);
+  async setLauncherRef(id: string, ref: string): Promise<void> {
+    await this.sql.run('UPDATE runs SET launcher_ref = ? WHERE id = ?', [ref, id]);
   }
 
   /** Records a live run's first report; false when the run has ended or already reported (a report racing the reaper loses). */
-  recordReport(id: string, report: { outcome: 'success' | 'failure'; verdict: Verdict | null; summary: string | null; cost?: RunCost | null }, at: number): boolean {
+  async recordReport(id: string, report: { outcome: 'success' | 'failure'; verdict: Verdict | null; summary: string | null; cost?: RunCost | null }, at: number): Promise<boolean> {
     const cost = report.cost ?? null;
-    const res = this.db
-      .prepare(
-        `UPDATE runs SET reported_outcome = ?, verdict = ?, summary = ?, reported_at = ?, cost_usd = ?, input_tokens = ?, output_tokens = ?
-         WHERE id = ? AND reported_outcome IS NULL AND status = 'live'`,
-      )
-      .run(report.outcome, report.verdict, report.summary, at, cost?.usd ?? null, cost?.inputTokens ?? null, cost?.outputTokens ?? null, id);
+    const res = await this.sql.run(
+      `UPDATE runs SET reported_outcome = ?, verdict = ?, summary = ?, reported_at = ?, cost_usd = ?, input_tokens = ?, output_tokens = ?
+       WHERE id = ? AND reported_outcome IS NULL AND status = 'live'`,
+      [report.outcome, report.verdict, report.summary, at, cost?.usd ?? null, cost?.inputTokens ?? null, cost?.outputTokens ?? null, id],
+    );
     return res.changes === 1;
   }
 
   /** What the runs on one piece of work (its issue, its claim PR) reported they cost. */
-  spendOfWork(repo: string, issueNumber: number | null, prNumber: number | null): WorkSpend {
-    return this.db
-      .prepare(
-        `SELECT COALESCE(SUM(cost_usd), 0) AS usd, COALESCE(SUM(input_tokens), 0) AS inputTokens, COALESCE(SUM(output_tokens), 0) AS outputTokens, COUNT(*) AS runs
-         FROM runs WHERE repo = ? AND cost_usd IS NOT NULL AND (issue_number = ? OR pr_number = ?)`,
-      )
-      .get(repo, issueNumber ?? -1, prNumber ?? -1) as WorkSpend;
+  async spendOfWork(repo: string, issueNumber: number | null, prNumber: number | null): Promise<WorkSpend> {
+    // Sums of 64-bit columns are cast back to 64 bits (PostgreSQL's SUM of a BIGINT is NUMERIC); names are quoted to keep their case.
+    return (await this.sql.get<WorkSpend>(
+      `SELECT COALESCE(SUM(cost_usd), 0) AS usd, CAST(COALESCE(SUM(input_tokens), 0) AS BIGINT) AS "inputTokens",
+         CAST(COALESCE(SUM(output_tokens), 0) AS BIGINT) AS "outputTokens", COUNT(*) AS runs
+       FROM runs WHERE repo = ? AND cost_usd IS NOT NULL AND (issue_number = ? OR pr_number = ?)`,
+      [repo, issueNumber ?? -1, prNumber ?? -1],
+    ))!;
   }
 
   /** Spend reported in [from, to), per repository and UTC day, newest day first. */
-  listSpend(from: number, to: number): DailySpend[] {
-    return this.db
-      .prepare(
-        `SELECT repo, strftime('%Y-%m-%d', reported_at / 1000, 'unixepoch') AS day, SUM(cost_usd) AS usd,
-           SUM(COALESCE(input_tokens, 0)) AS inputTokens, SUM(COALESCE(output_tokens, 0)) AS outputTokens, COUNT(*) AS runs
-         FROM runs WHERE cost_usd IS NOT NULL AND reported_at >= ? AND reported_at < ?
-         GROUP BY repo, day ORDER BY day DESC, repo`,
-      )
-      .all(from, to) as DailySpend[];
+  async listSpend(from: number, to: number): Promise<DailySpend[]> {
+    return this.sql.all<DailySpend>(
+      `SELECT repo, ${utcDay(this.sql.dialect, 'reported_at')} AS day, SUM(cost_usd) AS usd,
+         CAST(SUM(COALESCE(input_tokens, 0)) AS BIGINT) AS "inputTokens", CAST(SUM(COALESCE(output_tokens, 0)) AS BIGINT) AS "outputTokens", COUNT(*) AS runs
+       FROM runs WHERE cost_usd IS NOT NULL AND reported_at >= ? AND reported_at < ?
+       GROUP BY repo, day ORDER BY day DESC, repo`,
+      [from, to],
+    );
   }
 
-  setVerdictComment(id: string, commentId: number): void {
-    this.db.prepare('UPDATE runs SET verdict_comment_id = ? WHERE id = ?').run(commentId, id);
+  async setVerdictComment(id: string, commentId: number): Promise<void> {
+    await this.sql.run('UPDATE runs SET verdict_comment_id = ? WHERE id = ?', [commentId, id]);
   }
 
   /** Ends a live run; returns false when it had already ended (so callers apply strikes once). */
-  end(id: string, outcome: Outcome, reason: string | null, at: number): boolean {
-    const res = this.db
-      .prepare("UPDATE runs SET status = 'ended', outcome = ?, outcome_reason = ?, ended_at = ? WHERE id = ? AND status = 'live'")
-      .run(outcome, reason, at, id);
+  async end(id: string, outcome: Outcome, reason: string | null, at: number): Promise<boolean> {
+    const res = await this.sql.run("UPDATE runs SET status = 'ended', outcome = ?, outcome_reason = ?, ended_at = ? WHERE id = ? AND status = 'live'", [outcome, reason, at, id]);
     return res.changes === 1;
   }
 
   /** Every lander run of the claim PRs that had one live, or ended, since `since` (what check runs still follow). */
-  listLanders(since: number): Run[] {
+  async listLanders(since: number): Promise<Run[]> {
     return (
-      this.db
-        .prepare(
-          `SELECT r.* FROM runs r
-           WHERE r.kind = 'lander' AND EXISTS (
-             SELECT 1 FROM runs q WHERE q.kind = 'lander' AND q.repo = r.repo AND q.pr_number = r.pr_number
-               AND (q.status = 'live' OR q.ended_at >= ? OR q.launched_at >= ?))
-           ORDER BY r.launched_at, r.id`,
-        )
-        .all(since, since) as RunRow[]
+      await this.sql.all<RunRow>(
+        `SELECT r.* FROM runs r
+         WHERE r.kind = 'lander' AND EXISTS (
+           SELECT 1 FROM runs q WHERE q.kind = 'lander' AND q.repo = r.repo AND q.pr_number = r.pr_number
+             AND (q.status = 'live' OR q.ended_at >= ? OR q.launched_at >= ?))
+         ORDER BY r.launched_at, r.id`,
+        [since, since],
+      )
     ).map(toRun);
   }
 
   /** Reported lander verdicts whose marker comment is not yet posted. */
-  listUnpostedVerdicts(): Run[] {
-    return (
-      this.db
-        .prepare("SELECT * FROM runs WHERE kind = 'lander' AND verdict IS NOT NULL AND verdict_comment_id IS NULL ORDER BY launched_at")
-        .all() as RunRow[]
-    ).map(toRun);
+  async listUnpostedVerdicts(): Promise<Run[]> {
+    return (await this.sql.all<RunRow>("SELECT * FROM runs WHERE kind = 'lander' AND verdict IS NOT NULL AND verdict_comment_id IS NULL ORDER BY launched_at")).map(toRun);
   }
 }

@@ -90,6 +90,7 @@ export function sqliteSql(db: Db): Sql {
     run: async (sql, params) => d.run(sql, params),
     exec: async (sql) => d.exec(sql),
     transaction: (fn) => fn(tx), // already inside one: the outer transaction holds
+    hold: async () => async () => {},
     close: async () => {},
   };
   return {
@@ -116,6 +117,7 @@ export function sqliteSql(db: Db): Sql {
           open = null;
         }
       }),
+    hold: async () => async () => {},
     close: async () => void db.close(),
   };
 }

@@ -1,4 +1,8 @@
+import { existsSync } from 'node:fs';
 import { openDb, type Db } from './db.js';
+import { isPostgresUrl, printable } from './open-sql.js';
+import { postgresSql, type PostgresOptions } from './postgres-sql.js';
+import { migrateSql, SchemaTooNewError } from './schema.js';
 import { CheckRunStore } from './check-runs.js';
 import { DashboardIssueStore } from './dashboard-issues.js';
 import { ClaimStore } from './claims.js';
@@ -21,12 +25,11 @@ import { RequestStore } from './requests.js';
 import { RunStore } from './runs.js';
 import { WorkLockStore } from './work-locks.js';
 import { LeaderStore } from './leaders.js';
-import type { Sql } from './sql.js';
+import { LOCKS, type Sql } from './sql.js';
 import { sqliteSql } from './sqlite-sql.js';
 
 export interface Store {
-  db: Db;
-  /** The same database through the async interface both engines share (what is ported to it so far uses it). */
+  /** The database, through the async interface both engines share. */
   sql: Sql;
   /** Who leads the fleet's ticks (async, over sql). */
   leaders: LeaderStore;
@@ -53,25 +56,56 @@ export interface Store {
   runNotices: RunNoticeStore;
   /** Runs fn in one write transaction (the cross-process backstop), handing it the store bound to that transaction: everything inside goes through it. */
   write<T>(fn: (s: Store) => T | Promise<T>): Promise<T>;
-  close(): void;
+  /** SP08: holds the fleet's one pass lock (every process on the database) until the release is called. */
+  holdPassLock(): Promise<() => Promise<void>>;
+  close(): Promise<void>;
 }
 
+/** The embedded store: a SQLite file (or `:memory:`), migrated as it opens; a newer yoke's file is refused (SchemaTooNewError). */
 export function openStore(path: string, opts: { busyTimeoutMs?: number } = {}): Store {
   return wrapDb(openDb(path, opts));
 }
 
+/**
+ * The store a database names: a postgres:// URL is PostgreSQL, anything else a
+ * SQLite file. Either is migrated before it is used, and a schema newer than
+ * this yoke knows is refused (SchemaTooNewError) before anything reads it.
+ */
+/** What the server's PostgreSQL connections wait at most: for a lock (the busy answer lock_timeout), and for a statement (statement_cancelled). */
+export const POSTGRES_DEFAULTS: PostgresOptions = { lockTimeoutMs: 5_000, statementTimeoutMs: 30_000 };
+
+export async function openStoreAt(target: string, opts: { busyTimeoutMs?: number; postgres?: PostgresOptions; mustExist?: boolean } = {}): Promise<Store> {
+  if (!isPostgresUrl(target)) {
+    if (opts.mustExist && target !== ':memory:' && !existsSync(target)) throw new Error(`There is no SQLite store at ${target}. Name yoke's database file (YOKE_DB_PATH; .yoke/yoke.db by default), or its postgres:// URL.`);
+    return openStore(target, opts);
+  }
+  // As SQLite's busy timeout bounds a wait for its write lock, lock_timeout bounds PostgreSQL's; a statement that runs away is cancelled.
+  const sql = postgresSql(target, { ...POSTGRES_DEFAULTS, ...opts.postgres });
+  try {
+    await migrateSql(sql);
+  } catch (err) {
+    await sql.close();
+    if (err instanceof SchemaTooNewError) throw err;
+    throw new Error(`yoke could not open its PostgreSQL store at ${printable(target)}: ${err instanceof Error ? err.message : String(err)}. Check YOKE_DATABASE_URL, and that the server is up and takes that user.`);
+  }
+  return storeOver(sql);
+}
+
+export function wrapDb(db: Db): Store {
+  return storeOver(sqliteSql(db));
+}
+
 /** The store over a database; `within` binds it to an open transaction instead. */
-export function wrapDb(db: Db, within?: Sql): Store {
-  const sql = within ?? sqliteSql(db);
+export function storeOver(outer: Sql, within?: Sql): Store {
+  const sql = within ?? outer;
   // SQLite's transaction handle is one and the same each time: so is the store bound to it.
   let bound: { tx: Sql; store: Store } | null = null;
-  const storeIn = (tx: Sql): Store => (bound?.tx === tx ? bound.store : (bound = { tx, store: wrapDb(db, tx) }).store);
+  const storeIn = (tx: Sql): Store => (bound?.tx === tx ? bound.store : (bound = { tx, store: storeOver(outer, tx) }).store);
   return {
-    db,
     sql,
     leaders: new LeaderStore(sql),
-    repos: new RepoStore(db),
-    runs: new RunStore(db),
+    repos: new RepoStore(sql),
+    runs: new RunStore(sql),
     claims: new ClaimStore(sql),
     commands: new CommandStore(sql),
     requests: new RequestStore(sql),
@@ -79,8 +113,8 @@ export function wrapDb(db: Db, within?: Sql): Store {
     httpCache: new HttpCacheStore(sql),
     deliveries: new DeliveryStore(sql),
     deliveryItems: new DeliveryItemStore(sql),
-    deployments: new DeploymentStore(db),
-    qa: new QaStore(db),
+    deployments: new DeploymentStore(sql),
+    qa: new QaStore(sql),
     notices: new NoticeStore(sql),
     closeouts: new CloseoutStore(sql),
     executions: new ExecutionStore(sql),
@@ -92,6 +126,7 @@ export function wrapDb(db: Db, within?: Sql): Store {
     qaLabels: new QaLabelStore(sql),
     runNotices: new RunNoticeStore(sql),
     write: <T>(fn: (s: Store) => T | Promise<T>): Promise<T> => sql.transaction(async (tx) => fn(storeIn(tx))),
-    close: () => db.close(),
+    holdPassLock: () => outer.hold(LOCKS.pass),
+    close: () => outer.close(),
   };
 }

@@ -48,7 +48,7 @@ export function registerWebhooks(app: Probot, deps: WebhookDeps): void {
       return;
     }
     const { repo, comment } = parsed.data;
-    if (!store.repos.get(repo.fullName)) store.repos.ensure(repo.fullName, repo.installationId, clock.now());
+    if (!(await store.repos.get(repo.fullName))) await store.repos.ensure(repo.fullName, repo.installationId, clock.now());
     await handleComment(fleet, { repo, comment, via: 'webhook' });
   });
   // An edited comment is never a command (TR05), but a person's edit of a marker or a comment is something to look at now.

@@ -36,7 +36,7 @@ describe.skipIf(!ok)('real agents through the shipped workflows', () => {
       const s = await runOne(agent, DEMO_TASKS[0]!);
       const [row] = await s.summary();
       expect(row!.state).toBe('merged');
-      const afk = s.runs().find((r) => r.kind === 'afk_auto')!;
+      const afk = (await s.runs()).find((r) => r.kind === 'afk_auto')!;
       expect(afk.outcome).toBe('success');
       // The claim PR is the app's, from the branch yoke named, closing the issue with the run's trailer.
       const pr = [...s.repo.issues.values()].find((i) => i.pull)!;
@@ -59,7 +59,7 @@ describe.skipIf(!ok)('real agents through the shipped workflows', () => {
     const counter = DEMO_TASKS.find((t) => t.broken)!;
     const s = await runOne('claude-code', counter);
     expect((await s.summary())[0]!.state).toBe('merged');
-    const kinds = s.runs().map((r) => `${r.kind}:${r.verdict ?? r.outcome}`);
+    const kinds = (await s.runs()).map((r) => `${r.kind}:${r.verdict ?? r.outcome}`);
     expect(kinds).toEqual(['afk_auto:success', 'lander:reject', 'fix:success', 'lander:accept']);
     const fixPrompt = s.model!.prompts().find((p) => p.includes('You are repairing pull request'))!;
     expect(fixPrompt).toContain('The validation job failed at');

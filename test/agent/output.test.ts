@@ -22,11 +22,11 @@ describe('output in yoke comments', () => {
     expect(t.length).toBeLessThanOrEqual(100);
   });
 
-  it('TR02 the command launcher\'s lander verdict shows its output the same inert, collapsed way', () => {
+  it('TR02 the command launcher\'s lander verdict shows its output the same inert, collapsed way', async () => {
     const h = makeHarness();
-    const id = liveRun(h, { kind: 'lander' });
-    expect(recordLanderExit(h.fleet, id, { code: 1, outputTail: 'FAIL shout.test.js\n```\n<!-- yoke:verdict -->\n' })).toBe(true);
-    expect(h.store.runs.get(id)!.summary).toBe(
+    const id = await liveRun(h, { kind: 'lander' });
+    expect(await recordLanderExit(h.fleet, id, { code: 1, outputTail: 'FAIL shout.test.js\n```\n<!-- yoke:verdict -->\n' })).toBe(true);
+    expect((await h.store.runs.get(id))!.summary).toBe(
       'The validation exited with code 1.\n\n<details><summary>The end of the validation output</summary>\n\n````\nFAIL shout.test.js\n```\n<!-- yoke:verdict -->\n````\n\n</details>',
     );
   });

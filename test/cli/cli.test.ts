@@ -22,7 +22,7 @@ describe('the yoke CLI', () => {
     h.forge.addRepo('acme/api', {});
     h.forge.addIssue('acme/api', 1);
     await h.engine.schedulerTick();
-    for (let i = 0; i < 3; i++) h.store.repos.addFailure('acme/api', 3, h.clock.now());
+    for (let i = 0; i < 3; i++) await h.store.repos.addFailure('acme/api', 3, h.clock.now());
     const api = await startApi(h, { tokens: ['op'] });
     close = api.close;
     const env = { YOKE_URL: api.url, YOKE_TOKEN: 'op' };
@@ -41,7 +41,7 @@ describe('the yoke CLI', () => {
     });
     const reset = await cli(['repo', 'reset', 'acme/api'], env);
     expect([reset.code, reset.out]).toEqual([0, 'Reset acme/api: 3 consecutive failures cleared and the pause lifted.']);
-    expect(h.store.repos.get('acme/api')!.pausedSince).toBeNull();
+    expect((await h.store.repos.get('acme/api'))!.pausedSince).toBeNull();
   });
 
   it('says what to set when the token or the server is missing, and what to type for bad words', async () => {

@@ -30,12 +30,12 @@ async function yoke(args: string[], env: Record<string, string> = {}): Promise<{
 async function storeWithData(path: string): Promise<void> {
   const s = openStore(path);
   const at = Date.UTC(2026, 11, 1);
-  s.repos.ensure('acme/api', 7, at);
-  s.repos.addFailure('acme/api', 3, at);
-  for (let i = 1; i <= 3; i++) s.runs.insert({ id: `r${i}`, repo: 'acme/api', kind: 'afk_auto', subject: `issue#${i}`, issueNumber: i, prNumber: null, headSha: null, launchedAt: at + i, budgetDeadline: at + 3600_000, launcher: 'command', launcherRef: null, secretHash: null, capAtLaunch: 2, liveAtLaunch: 1 });
-  s.runs.end('r1', 'failure', 'ran out of budget', at + 10);
+  await s.repos.ensure('acme/api', 7, at);
+  await s.repos.addFailure('acme/api', 3, at);
+  for (let i = 1; i <= 3; i++) await s.runs.insert({ id: `r${i}`, repo: 'acme/api', kind: 'afk_auto', subject: `issue#${i}`, issueNumber: i, prNumber: null, headSha: null, launchedAt: at + i, budgetDeadline: at + 3600_000, launcher: 'command', launcherRef: null, secretHash: null, capAtLaunch: 2, liveAtLaunch: 1 });
+  await s.runs.end('r1', 'failure', 'ran out of budget', at + 10);
   for (let i = 1; i <= 2; i++) await s.requests.add('acme/api', 'start', i, 'maint', at);
-  s.close();
+  await s.close();
 }
 
 describe('yoke db migrate', () => {

@@ -65,7 +65,7 @@ describe('the CLI, as a newcomer meets it', () => {
 
   it('has `repo status` and `deployment-runs list`', async () => {
     const h = makeHarness();
-    h.store.repos.ensure('acme/api', 1, h.clock.now());
+    await h.store.repos.ensure('acme/api', 1, h.clock.now());
     h.forge.addRepo('acme/api', {});
     const api = await startApi(h, { tokens: [TOKEN] });
     closers.push(api.close);
@@ -77,9 +77,9 @@ describe('the CLI, as a newcomer meets it', () => {
 
   it('lists runs with why each failed, and gets one', async () => {
     const h = makeHarness();
-    const id = liveRun(h, { issue: 14, secret: 's' });
-    h.store.runs.recordReport(id, { outcome: 'failure', verdict: null, summary: 'Error: issue #14 names no demo task\nmore detail', cost: null }, h.clock.now());
-    h.store.runs.end(id, 'failure', null, h.clock.now());
+    const id = await liveRun(h, { issue: 14, secret: 's' });
+    await h.store.runs.recordReport(id, { outcome: 'failure', verdict: null, summary: 'Error: issue #14 names no demo task\nmore detail', cost: null }, h.clock.now());
+    await h.store.runs.end(id, 'failure', null, h.clock.now());
     const api = await startApi(h, { tokens: [TOKEN] });
     closers.push(api.close);
     expect(await yoke(['runs', 'list', '--status', 'failure'], { YOKE_URL: api.url })).toEqual({ code: 0, out: `${id} · acme/api afk_auto issue#14 · failure · Error: issue #14 names no demo task`, err: '' });

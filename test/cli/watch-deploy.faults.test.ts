@@ -31,7 +31,7 @@ class HeldForge extends FakeForge {
 }
 
 async function setup(forge?: FakeForge, dispatch?: { responseLimitMs: number; hostedCapMs: number }) {
-  const h = makeDeliveryHarness({ config: QA_ONLY, forge });
+  const h = await makeDeliveryHarness({ config: QA_ONLY, forge });
   await h.attach(1, 'checkout');
   await h.attach(2, 'smoke');
   await h.attach(3, 'smoke');
@@ -67,7 +67,7 @@ describe('the driver against held contention points', () => {
     it(`DX12/DX14 ${code}: retried after 15, 30, then 60 s, six times, then deployment_run_stayed_busy with the run unchanged`, async () => {
       const s = await setup();
       await hold(s);
-      const before = JSON.stringify([s.h.store.deployments.get(s.run.id), s.h.store.deployments.stages(s.run.id), s.h.store.qa.wakes(s.run.id), s.h.forge.comments.length]);
+      const before = JSON.stringify([await s.h.store.deployments.get(s.run.id), await s.h.store.deployments.stages(s.run.id), await s.h.store.qa.wakes(s.run.id), s.h.forge.comments.length]);
       const { d, slept, events } = driverFor(s.api.url);
       let stop: DriverStop | null = null;
       try {
@@ -78,26 +78,26 @@ describe('the driver against held contention points', () => {
       expect([stop?.exitCode, stop?.refusal.code]).toEqual([EXIT.stayedBusy, 'deployment_run_stayed_busy']);
       expect(slept).toEqual([15_000, 30_000, 60_000, 60_000, 60_000, 60_000]);
       expect(new Set(events.filter((e) => e.event === 'retry').map((e) => e.code))).toEqual(new Set([code]));
-      expect(JSON.stringify([s.h.store.deployments.get(s.run.id), s.h.store.deployments.stages(s.run.id), s.h.store.qa.wakes(s.run.id), s.h.forge.comments.length])).toBe(before);
+      expect(JSON.stringify([await s.h.store.deployments.get(s.run.id), await s.h.store.deployments.stages(s.run.id), await s.h.store.qa.wakes(s.run.id), s.h.forge.comments.length])).toBe(before);
     });
   }
 
   it('DX12/DX14 deployment_start_lock_busy: a start is retried on the same schedule, and no run is created', async () => {
-    const h = makeDeliveryHarness({ config: QA_ONLY });
+    const h = await makeDeliveryHarness({ config: QA_ONLY });
     const api = await startApi(h, { tokens: ['op-token'] });
     closers.push(api.close);
     await h.store.workLocks.take(`start:${REPO}`, 'start-held', h.clock.now(), 3_600_000);
     const { d, slept } = driverFor(api.url);
     const stop = (await d.create({ repo: REPO }).catch((err: unknown) => err)) as DriverStop;
     expect([stop.exitCode, stop.refusal.code, slept]).toEqual([EXIT.stayedBusy, 'deployment_run_stayed_busy', [15_000, 30_000, 60_000, 60_000, 60_000, 60_000]]);
-    expect(h.store.deployments.list()).toEqual([]);
+    expect(await h.store.deployments.list()).toEqual([]);
   });
 
   it('DX12/DX14 lock_timeout and statement_cancelled: SQLite\'s own contention is retried on the same schedule', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'yoke-driver-busy-'));
     closers.push(async () => rmSync(dir, { recursive: true, force: true }));
     const store = openStore(join(dir, 'yoke.db'), { busyTimeoutMs: 10 });
-    const h = makeDeliveryHarness({ config: QA_ONLY, store });
+    const h = await makeDeliveryHarness({ config: QA_ONLY, store });
     await h.attach(1, 'checkout');
     const run = await createDeploymentRun(h.fleet, { repo: REPO });
     if (!run.ok) throw new Error(run.refusal.message);
@@ -120,7 +120,7 @@ describe('the driver against held contention points', () => {
     store.write = write;
     expect(await store.dispatchRequests.inFlightFor(run.value.id, '')).toBeUndefined();
     expect((await driverFor(api.url).d.gateCheck(run.value.id, 'qa', run.value.commit)).state).toBe('waiting');
-    store.close();
+    await store.close();
   });
 
   it('a lapsed lease is taken over: the new driver gets a new tenure', async () => {
@@ -175,7 +175,7 @@ describe('a server cut mid-dispatch', () => {
     expect(events.filter((e) => e.event === 'recover').length).toBeGreaterThanOrEqual(1);
     expect(await s.h.store.dispatchRequests.get(key)).toMatchObject({ state: 'completed', attempts: 2 });
     // Acted once: one wake per wait, one notice per subject.
-    expect(s.h.store.qa.wakes(s.run.id).map((w) => w.waitKey).sort()).toEqual(['APP-1:item_case_pending:checkout/cart', 'APP-1:item_case_pending:checkout/looks-right']);
+    expect((await s.h.store.qa.wakes(s.run.id)).map((w) => w.waitKey).sort()).toEqual(['APP-1:item_case_pending:checkout/cart', 'APP-1:item_case_pending:checkout/looks-right']);
     const notices = await s.h.store.notices.forRun(s.run.id);
     expect(new Set(notices.map((n) => `${n.audience}/${n.subject}`)).size).toBe(notices.length);
   });

@@ -25,7 +25,7 @@ const STAGES = {
 };
 
 async function setup() {
-  const h = makeDeliveryHarness({ config: STAGES });
+  const h = await makeDeliveryHarness({ config: STAGES });
   await h.attach(2, 'smoke');
   await h.attach(3, 'smoke');
   const api = await startApi(h, { tokens: ['op-token'] });
@@ -34,7 +34,7 @@ async function setup() {
 }
 
 /** The CLI's io: the driver's sleeps move the harness clock, as waiting would. */
-function io(url: string, h: ReturnType<typeof makeDeliveryHarness>, over: Partial<CliIo> = {}) {
+function io(url: string, h: Awaited<ReturnType<typeof makeDeliveryHarness>>, over: Partial<CliIo> = {}) {
   const out: string[] = [];
   const err: string[] = [];
   const ran: string[] = [];
@@ -70,7 +70,7 @@ describe('TR12 plan execution leases', () => {
     const code = await runCli(['watch', 'deploy', REPO, '--json', '--driver', 'ci-7'], c.io, { policy: DEFAULT_DRIVER_POLICY, sleep: c.sleep });
     expect([code, c.err]).toEqual([0, []]);
     expect(drops).toBe(0);
-    const run = h.store.deployments.list()[0]!;
+    const run = (await h.store.deployments.list())[0]!;
     expect(run.status).toBe('succeeded');
     expect((await h.store.executions.forRun(run.id)).map((e) => [e.subject, e.kind, e.state])).toEqual([[`${run.id}-g1`, 'deployment-stage', 'ended']]);
     expect(c.ran).toEqual(['./qa/health.sh', './qa/flaky.sh', './deploy.sh production']);
@@ -91,7 +91,7 @@ describe('TR12 plan execution leases', () => {
     const events = c.out.map((l) => JSON.parse(l) as { event: string; code?: string });
     // Busy while its lease lived (120 s), then not: after the busy retries at 15, 30, 60 and 60 s (165 s) it has lapsed.
     expect(events.filter((e) => e.event === 'retry').map((e) => e.code)).toEqual(['qa_plan_busy', 'qa_plan_busy', 'qa_plan_busy', 'qa_plan_busy']);
-    expect(h.store.deployments.get(run.id)!.status).toBe('succeeded');
+    expect((await h.store.deployments.get(run.id))!.status).toBe('succeeded');
     expect((await h.store.closeouts.forRun(run.id)).map((x) => [x.issueNumber, x.state])).toEqual([
       [1, 'closed'],
       [2, 'closed'],

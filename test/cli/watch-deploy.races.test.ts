@@ -27,7 +27,7 @@ const CONFIG = {
 const PLANS = { '.github/yoke/qa/solo.yml': 'name: solo\ncases:\n  - {id: ok, title: It works, run: ./qa/ok.sh}\n' };
 
 async function setup() {
-  const h = makeDeliveryHarness({ config: CONFIG, plans: PLANS });
+  const h = await makeDeliveryHarness({ config: CONFIG, plans: PLANS });
   await h.attach(1, 'solo');
   const api = await startApi(h, { tokens: ['op-token'] });
   close = api.close;
@@ -77,8 +77,8 @@ describe('the driver through races and lost answers', () => {
       policy: DEFAULT_DRIVER_POLICY,
       sleep: async (ms) => {
         h.clock.advance(ms);
-        const run = h.store.deployments.list()[0]!.id;
-        if (!holderDone && h.store.deployments.stage(run, 'qa')) {
+        const run = (await h.store.deployments.list())[0]!.id;
+        if (!holderDone && (await h.store.deployments.stage(run, 'qa'))) {
           holderDone = true;
           await verdict(api.url, run);
         }
@@ -86,8 +86,8 @@ describe('the driver through races and lost answers', () => {
     });
     expect([code, d.err]).toEqual([0, []]);
     expect(dropped).toBe(1);
-    const run = h.store.deployments.list()[0]!.id;
-    expect(h.store.deployments.stages(run).filter((s) => s.stage !== 'qa').map((s) => [s.stage, s.state, s.attempts]).sort()).toEqual([
+    const run = (await h.store.deployments.list())[0]!.id;
+    expect((await h.store.deployments.stages(run)).filter((s) => s.stage !== 'qa').map((s) => [s.stage, s.state, s.attempts]).sort()).toEqual([
       ['production', 'succeeded', 1],
       ['staging', 'succeeded', 1],
     ]);
@@ -99,9 +99,9 @@ describe('the driver through races and lost answers', () => {
     let callback: Promise<Response> | null = null;
     // The holder's verdict goes out just as the driver sends its next gate check: two checks of one stage at once.
     const racing = (async (input: string | URL | Request, init?: RequestInit) => {
-      if (init?.method === 'POST' && String(input).endsWith('/stages/qa/dispatch') && !callback && h.store.deployments.stage(h.store.deployments.list()[0]!.id, 'qa')) {
-        const run = h.store.deployments.list()[0]!.id;
-        const wake = h.store.qa.wakes(run).length;
+      if (init?.method === 'POST' && String(input).endsWith('/stages/qa/dispatch') && !callback && (await h.store.deployments.stage((await h.store.deployments.list())[0]!.id, 'qa'))) {
+        const run = (await h.store.deployments.list())[0]!.id;
+        const wake = (await h.store.qa.wakes(run)).length;
         if (wake > 0) callback = verdict(api.url, run);
       }
       return fetch(input, init);
@@ -111,13 +111,13 @@ describe('the driver through races and lost answers', () => {
     expect(callback).not.toBeNull();
     expect((await callback!).status).toBe(201);
     expect([code, d.err]).toEqual([0, []]);
-    const run = h.store.deployments.list()[0]!.id;
+    const run = (await h.store.deployments.list())[0]!.id;
     expect(d.ran).toEqual(['./deploy.sh staging', './deploy.sh production']);
-    expect(h.store.deployments.stages(run).map((s) => [s.stage, s.state, s.attempts]).sort()).toEqual([
+    expect((await h.store.deployments.stages(run)).map((s) => [s.stage, s.state, s.attempts]).sort()).toEqual([
       ['production', 'succeeded', 1],
       ['qa', 'settled', 0],
       ['staging', 'succeeded', 1],
     ]);
-    expect(h.store.deployments.get(run)!.status).toBe('succeeded');
+    expect((await h.store.deployments.get(run))!.status).toBe('succeeded');
   });
 });

@@ -5,12 +5,12 @@ import { makeHarness } from '../helpers/fleet.js';
 
 // TR05: comment commands count as first written, from writers only, and are never stranded.
 
-function setup() {
+async function setup() {
   const h = makeHarness();
   const repo = h.forge.addRepo('acme/api', {});
   repo.permissions = { maint: 'write', rita: 'read' };
   h.forge.addIssue('acme/api', 1);
-  h.store.repos.ensure('acme/api', 1, h.clock.now() - 60_000);
+  await h.store.repos.ensure('acme/api', 1, h.clock.now() - 60_000);
   return { h, ref: repo.ref };
 }
 
@@ -26,18 +26,18 @@ const comment = (over: Partial<CommentView> & { id: number; body: string }): Com
 
 describe('comment commands', () => {
   it('TR05 a comment edited into a command does nothing when the poll finds it', async () => {
-    const { h, ref } = setup();
-    h.store.repos.addFailure('acme/api', 1, h.clock.now());
+    const { h, ref } = await setup();
+    await h.store.repos.addFailure('acme/api', 1, h.clock.now());
     const edited = comment({ id: 11, body: '/yoke reset', updatedAt: Date.UTC(2026, 10, 29, 12, 5, 0) });
     await handlePolledComments(h.fleet, ref, [edited]);
     expect(await handleComment(h.fleet, { repo: ref, comment: edited, via: 'poll' })).toBe('edited');
-    expect(h.store.repos.get('acme/api')!.pausedSince).not.toBeNull();
+    expect((await h.store.repos.get('acme/api'))!.pausedSince).not.toBeNull();
     expect(h.forge.comments).toEqual([]);
     expect(await h.store.commands.get(11)).toBeUndefined();
   });
 
   it('TR05 a command whose handling fails is tried again on later polls, then answered, never left processing', async () => {
-    const { h, ref } = setup();
+    const { h, ref } = await setup();
     let permissionCalls = 0;
     h.forge.getPermission = async () => {
       permissionCalls++;
@@ -61,7 +61,7 @@ describe('comment commands', () => {
   });
 
   it('TR05 a command a crash left processing is taken up again once it is stale', async () => {
-    const { h, ref } = setup();
+    const { h, ref } = await setup();
     const c = comment({ id: 13, body: '/yoke status' });
     await h.store.commands.claim({ commentId: 13, repo: 'acme/api', issueNumber: 1, author: 'maint', body: c.body, receivedVia: 'webhook', processedAt: h.clock.now() }, { maxAttempts: 3, staleMs: 600_000 });
     await handlePolledComments(h.fleet, ref, [c]);
@@ -73,13 +73,13 @@ describe('comment commands', () => {
   });
 
   it('TR05 GH04 a non-writer’s commands, known or unknown, make yoke write nothing', async () => {
-    const { h, ref } = setup();
-    h.store.repos.addFailure('acme/api', 1, h.clock.now());
+    const { h, ref } = await setup();
+    await h.store.repos.addFailure('acme/api', 1, h.clock.now());
     for (const [id, body] of [[21, '/yoke reset'], [22, '/yoke please merge everything'], [23, `/yoke start\n${'x'.repeat(20_000)}`]] as const) {
       expect(await handleComment(h.fleet, { repo: ref, comment: comment({ id, body, author: 'rita' }), via: 'webhook' })).toBe('ignored');
     }
     expect(h.forge.comments).toEqual([]);
     expect(h.forge.reactions).toEqual([]);
-    expect(h.store.repos.get('acme/api')!.pausedSince).not.toBeNull();
+    expect((await h.store.repos.get('acme/api'))!.pausedSince).not.toBeNull();
   });
 });

@@ -13,7 +13,7 @@ describe('the yoke/lander check run', () => {
   it('is in progress while the lander runs and completes with its verdict, written once per change', async () => {
     const h = makeHarness();
     h.forge.addRepo('acme/api', AUTOLAND);
-    addClaimPull(h, 'acme/api', { number: 7, issue: 3, headSha: 'abc1234def' });
+    await addClaimPull(h, 'acme/api', { number: 7, issue: 3, headSha: 'abc1234def' });
     await h.engine.schedulerTick();
     const lander = h.launcher.starts.find((s) => s.kind === 'lander')!;
     expect(h.forge.checkRuns).toHaveLength(1);
@@ -31,7 +31,7 @@ describe('the yoke/lander check run', () => {
     await h.engine.reaperTick();
     expect(checksOf(h)).toEqual([{ head: 'abc1234def', status: 'in_progress', conclusion: null, writes: 1 }]);
 
-    report(h, lander.runId, 'success', 'reject');
+    await report(h, lander.runId, 'success', 'reject');
     await h.engine.reaperTick();
     expect(checksOf(h)).toEqual([{ head: 'abc1234def', status: 'completed', conclusion: 'failure', writes: 2 }]);
     expect(h.forge.checkRuns[0]!.current.title).toBe('Rejected at abc1234');
@@ -43,7 +43,7 @@ describe('the yoke/lander check run', () => {
   it('is neutral when yoke gives up on a head: its lander attempts ended without a verdict', async () => {
     const h = makeHarness({ policy: { landerAttemptsPerHead: 2 } });
     h.forge.addRepo('acme/api', AUTOLAND);
-    addClaimPull(h, 'acme/api', { number: 7, issue: 3, headSha: 'abc1234def' });
+    await addClaimPull(h, 'acme/api', { number: 7, issue: 3, headSha: 'abc1234def' });
     for (let attempt = 0; attempt < 2; attempt++) {
       await h.engine.schedulerTick();
       h.launcher.finish(h.launcher.starts.filter((s) => s.kind === 'lander').at(-1)!.runId); // exits without reporting
@@ -63,7 +63,7 @@ describe('the yoke/lander check run', () => {
   it('is neutral on a head the PR moved past, and the new head gets a check run of its own', async () => {
     const h = makeHarness();
     h.forge.addRepo('acme/api', AUTOLAND);
-    const { pull } = addClaimPull(h, 'acme/api', { number: 7, issue: 3, headSha: 'aaaaaaa111' });
+    const { pull } = await addClaimPull(h, 'acme/api', { number: 7, issue: 3, headSha: 'aaaaaaa111' });
     await h.engine.schedulerTick();
     pull.headSha = 'bbbbbbb222';
     // The lander of the old head ends without a verdict; the next pass validates the new head.
@@ -78,7 +78,7 @@ describe('the yoke/lander check run', () => {
   it('an installation that refuses check runs (no checks: write yet) is left for a while, not asked every pass', async () => {
     const h = makeHarness({ policy: { checkRetryMs: 600_000 } });
     h.forge.addRepo('acme/api', AUTOLAND);
-    addClaimPull(h, 'acme/api', { number: 7, issue: 3, headSha: 'abc1234def' });
+    await addClaimPull(h, 'acme/api', { number: 7, issue: 3, headSha: 'abc1234def' });
     let attempts = 0;
     const create = h.forge.createCheckRun.bind(h.forge);
     let granted = false;

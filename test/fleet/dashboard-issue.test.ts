@@ -39,7 +39,7 @@ describe('the dashboard issue', () => {
     expect([created.length, edits]).toEqual([1, []]);
     expect(h.forge.calls.readRepo).toBeGreaterThanOrEqual(3); // it was read each time, and found the same
     // A claim PR gets a lander: one edit shows it live.
-    addClaimPull(h, 'acme/api', { number: 10, issue: 5, headSha: 'abc1234' });
+    await addClaimPull(h, 'acme/api', { number: 10, issue: 5, headSha: 'abc1234' });
     await h.engine.schedulerTick();
     await h.engine.schedulerTick();
     const after = bodiesOf(h, 'acme/api').edits;

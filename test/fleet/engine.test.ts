@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { encodeMarker } from '../../src/forge/marker.js';
 import { requestStart, resetRepo } from '../../src/fleet/controls.js';
-import { AUTOLAND, addClaimPull, makeHarness, recordVerdict, report, type Harness } from '../helpers/fleet.js';
+import { AUTOLAND, addClaimPull, makeHarness, recordVerdict, report, until, type Harness } from '../helpers/fleet.js';
 
 const launchedKinds = (h: Harness) => h.launcher.starts.map((s) => `${s.kind}:${s.subject}`);
 
@@ -50,11 +50,12 @@ describe('the spawn engine', () => {
     h.launcher.gate = new Promise((r) => (release = r));
     const passes = [h.engine.schedulerTick(), h.engine.reaperTick(), h.engine.kick(), h.engine.schedulerTick(), h.engine.kick()];
     // The first pass is held inside its first launch: no other pass may have started reading.
+    await until(() => h.launcher.waiting > 0);
     await new Promise((r) => setTimeout(r, 20));
     expect(h.forge.calls.listInstallations).toBe(1);
     release();
     await Promise.all(passes);
-    expect(h.store.runs.countLive()).toBe(3);
+    expect(await h.store.runs.countLive()).toBe(3);
     expect(Math.max(...h.launcher.table.log.map((e) => e.concurrent))).toBe(3);
     // Serialized: the later passes each saw the cap already reached and launched nothing.
     expect(h.launcher.starts).toHaveLength(3);
@@ -67,7 +68,7 @@ describe('the spawn engine', () => {
     let release!: () => void;
     h.launcher.gate = new Promise((r) => (release = r));
     const first = h.engine.schedulerTick();
-    await new Promise((r) => setTimeout(r, 5)); // the first pass is now inside the lock, held at its launch
+    await until(() => h.launcher.waiting > 0); // the first pass is now inside the lock, held at its launch
     const piled = Array.from({ length: 10 }, () => h.engine.schedulerTick());
     const kicks = Array.from({ length: 10 }, () => h.engine.kick());
     release();
@@ -83,21 +84,21 @@ describe('the spawn engine', () => {
     h.forge.addIssue('acme/api', 1);
     h.forge.addIssue('acme/api', 2);
     await h.engine.schedulerTick();
-    expect(h.store.runs.countLive()).toBe(1);
+    expect(await h.store.runs.countLive()).toBe(1);
     // Produced with the cap lifted, the same state yields issue 2 as a candidate.
     const { decideNewWork } = await import('../../src/fleet/producers.js');
     const snap = await h.forge.readRepo(h.forge.repo('acme/api').ref);
     const facts = {
       repo: snap.repo,
-      state: h.store.repos.get('acme/api')!,
+      state: (await h.store.repos.get('acme/api'))!,
       config: (snap.config as unknown as { config: never }).config,
       view: snap,
-      runs: h.store.runs.listForRepo('acme/api'),
+      runs: await h.store.runs.listForRepo('acme/api'),
       claims: new Map(),
       requests: [],
       startableIssues: new Set<number>(),
       trustedLogins: new Set(['yoke[bot]']),
-      liveSubjects: new Set(h.store.runs.listLive().map((r) => `${r.repo}:${r.subject}`)),
+      liveSubjects: new Set((await h.store.runs.listLive()).map((r) => `${r.repo}:${r.subject}`)),
       spentToday: { repo: 0, fleet: 0 },
       fleetDailyUsd: null,
       pauseThreshold: 3,
@@ -113,7 +114,7 @@ describe('the spawn engine', () => {
     h.forge.addRepo('acme/api', AUTOLAND);
     h.forge.addIssue('acme/api', 1);
     h.forge.addIssue('acme/api', 2);
-    addClaimPull(h, 'acme/api', { number: 10, issue: 3, headSha: 'aaaaaaa' });
+    await addClaimPull(h, 'acme/api', { number: 10, issue: 3, headSha: 'aaaaaaa' });
     const first = await h.engine.schedulerTick();
     const again = makeHarness({ store: h.store, forge: h.forge, launcher: h.launcher, clock: h.clock, policy: { globalCap: 1 } });
     const second = await again.engine.schedulerTick();
@@ -134,7 +135,7 @@ describe('the spawn engine', () => {
     expect(launchedKinds(h)).toEqual(['afk_auto:issue#1']);
     const runId = h.launcher.starts[0]!.runId;
     h.forge.addPull('acme/api', { number: 7, headSha: 'bbbbbbb', body: `Closes #1\n\nYoke-Run: ${runId}` });
-    report(h, runId, 'success');
+    await report(h, runId, 'success');
     const pass = await h.engine.reaperTick();
     expect(pass.reaped.map((r) => r.run.id)).toEqual([runId]);
     expect(launchedKinds(h)).toEqual(['afk_auto:issue#1', 'lander:pr#7']);
@@ -147,7 +148,7 @@ describe('the spawn engine', () => {
     h.forge.addRepo('wide/repo', {});
     h.forge.addIssue('narrow/repo', 1);
     await h.engine.schedulerTick();
-    expect(h.store.runs.countLive()).toBe(1);
+    expect(await h.store.runs.countLive()).toBe(1);
     h.forge.readsByRepo.clear();
     h.forge.calls.readConfig = 0;
     await h.engine.schedulerTick();
@@ -185,9 +186,9 @@ describe('the spawn engine', () => {
     const h = makeHarness({ policy: { globalCap: 3 } });
     h.forge.addRepo('acme/api', { ...AUTOLAND, budget_minutes: { afk: 30, lander: 10, fix: 20 } });
     h.forge.addIssue('acme/api', 1);
-    addClaimPull(h, 'acme/api', { number: 9, issue: 4, headSha: 'ccccccc' });
+    await addClaimPull(h, 'acme/api', { number: 9, issue: 4, headSha: 'ccccccc' });
     await h.engine.schedulerTick();
-    const runs = h.store.runs.listLive();
+    const runs = await h.store.runs.listLive();
     expect(runs.map((r) => [r.kind, (r.budgetDeadline - r.launchedAt) / 60_000])).toEqual([
       ['lander', 10],
       ['afk_auto', 30],
@@ -204,8 +205,8 @@ describe('the spawn engine', () => {
   it('SP18 autoland is off by default: a claim PR gets no lander and an accept is never merged', async () => {
     const h = makeHarness();
     h.forge.addRepo('acme/api', {});
-    addClaimPull(h, 'acme/api', { number: 3, issue: 2, headSha: 'ddddddd' });
-    recordVerdict(h, 'acme/api', 3, 'ddddddd', 'accept');
+    await addClaimPull(h, 'acme/api', { number: 3, issue: 2, headSha: 'ddddddd' });
+    await recordVerdict(h, 'acme/api', 3, 'ddddddd', 'accept');
     await h.engine.schedulerTick();
     expect(h.launcher.starts).toHaveLength(0);
     expect(h.forge.merges).toHaveLength(0);
@@ -214,11 +215,11 @@ describe('the spawn engine', () => {
   it('SP18 with autoland on, a lander verdict becomes a marker comment and an accept at the head merges with that sha', async () => {
     const h = makeHarness();
     h.forge.addRepo('acme/api', AUTOLAND);
-    addClaimPull(h, 'acme/api', { number: 3, issue: 2, headSha: 'ddddddd' });
+    await addClaimPull(h, 'acme/api', { number: 3, issue: 2, headSha: 'ddddddd' });
     await h.engine.schedulerTick();
     const lander = h.launcher.starts[0]!;
     expect([lander.kind, lander.headSha]).toEqual(['lander', 'ddddddd']);
-    h.store.runs.recordReport(lander.runId, { outcome: 'success', verdict: 'accept', summary: 'tests pass' }, 0);
+    await h.store.runs.recordReport(lander.runId, { outcome: 'success', verdict: 'accept', summary: 'tests pass' }, 0);
     h.fleet.postVerdicts();
     await h.engine.lock.run(async () => {});
     expect(h.forge.comments.at(-1)!.body).toContain('<!-- yoke:verdict v1 {"run":"' + lander.runId + '","sha":"ddddddd","verdict":"accept"} -->');
@@ -230,8 +231,8 @@ describe('the spawn engine', () => {
   it('SP18 a reviewer\'s "changes requested" holds the merge of an accepted head until that reviewer approves', async () => {
     const h = makeHarness();
     h.forge.addRepo('acme/api', AUTOLAND);
-    const { pull: pr } = addClaimPull(h, 'acme/api', { number: 3, issue: 2, headSha: 'ddddddd' });
-    recordVerdict(h, 'acme/api', 3, 'ddddddd', 'accept');
+    const { pull: pr } = await addClaimPull(h, 'acme/api', { number: 3, issue: 2, headSha: 'ddddddd' });
+    await recordVerdict(h, 'acme/api', 3, 'ddddddd', 'accept');
     pr.reviews.push({ author: 'maint', state: 'CHANGES_REQUESTED', commitId: 'ddddddd' }, { author: 'agent', state: 'APPROVED', commitId: 'ddddddd' });
     await h.engine.schedulerTick();
     expect(h.forge.merges).toEqual([]);
@@ -243,15 +244,15 @@ describe('the spawn engine', () => {
   it('SP19 a reject at the head gives a fix run at StageFix; its new head needs a new lander', async () => {
     const h = makeHarness({ policy: { globalCap: 1 } });
     h.forge.addRepo('acme/api', AUTOLAND);
-    const { pull: pr } = addClaimPull(h, 'acme/api', { number: 4, issue: 2, headSha: 'eeeeeee' });
-    recordVerdict(h, 'acme/api', 4, 'eeeeeee', 'reject');
+    const { pull: pr } = await addClaimPull(h, 'acme/api', { number: 4, issue: 2, headSha: 'eeeeeee' });
+    await recordVerdict(h, 'acme/api', 4, 'eeeeeee', 'reject');
     h.forge.addIssue('acme/api', 1);
     const pass = await h.engine.schedulerTick();
     expect(pass.candidates.map((c) => `${c.stage}:${c.subject}`)).toEqual(['fix:pr#4', 'new_work:issue#1']);
     expect(launchedKinds(h)).toEqual(['fix:pr#4']);
     // The fix pushes a repair and ends.
     pr.headSha = 'fffffff';
-    report(h, h.launcher.starts[0]!.runId, 'success');
+    await report(h, h.launcher.starts[0]!.runId, 'success');
     await h.engine.reaperTick();
     expect(launchedKinds(h)).toEqual(['fix:pr#4', 'lander:pr#4']);
     expect(h.launcher.starts[1]!.headSha).toBe('fffffff');
@@ -260,13 +261,13 @@ describe('the spawn engine', () => {
   it('SP19 when fix attempts run out the PR is labelled and the maintainers told once', async () => {
     const h = makeHarness({ policy: { globalCap: 1 } });
     h.forge.addRepo('acme/api', { autoland: { enabled: true }, fix_forward: { enabled: true, max_attempts: 1 } });
-    addClaimPull(h, 'acme/api', { number: 4, issue: 2, headSha: 'eeeeeee' });
-    recordVerdict(h, 'acme/api', 4, 'eeeeeee', 'reject');
+    await addClaimPull(h, 'acme/api', { number: 4, issue: 2, headSha: 'eeeeeee' });
+    await recordVerdict(h, 'acme/api', 4, 'eeeeeee', 'reject');
     await h.engine.schedulerTick();
     // The last attempt is still running: it has not used the attempt up, and the PR is not stuck yet.
     await h.engine.schedulerTick();
     expect(h.forge.labelsAdded.filter((l) => l.labels.includes('yoke:stuck'))).toEqual([]);
-    report(h, h.launcher.starts[0]!.runId, 'failure'); // the fix did not push anything
+    await report(h, h.launcher.starts[0]!.runId, 'failure'); // the fix did not push anything
     await h.engine.reaperTick();
     await h.engine.schedulerTick();
     expect(launchedKinds(h)).toEqual(['fix:pr#4']);
@@ -280,8 +281,8 @@ describe('the spawn engine', () => {
 describe('three strikes', () => {
   async function failAfk(h: Harness, outcome: 'failure' | 'timeout') {
     await h.engine.kick();
-    const run = h.store.runs.listLive().find((r) => r.kind === 'afk_auto')!;
-    if (outcome === 'failure') report(h, run.id, 'failure');
+    const run = (await h.store.runs.listLive()).find((r) => r.kind === 'afk_auto')!;
+    if (outcome === 'failure') await report(h, run.id, 'failure');
     else h.clock.advance(61 * 60_000);
     await h.engine.reaperTick();
   }
@@ -291,13 +292,13 @@ describe('three strikes', () => {
     h.forge.addRepo('acme/api', {});
     h.forge.addIssue('acme/api', 1);
     await failAfk(h, 'failure');
-    expect(h.store.repos.get('acme/api')!.consecutiveFailures).toBe(1);
+    expect((await h.store.repos.get('acme/api'))!.consecutiveFailures).toBe(1);
     await failAfk(h, 'timeout');
-    expect(h.store.repos.get('acme/api')!.consecutiveFailures).toBe(2);
-    const run = h.store.runs.listLive()[0] ?? (await h.engine.kick(), h.store.runs.listLive()[0]!);
-    report(h, run.id, 'success');
+    expect((await h.store.repos.get('acme/api'))!.consecutiveFailures).toBe(2);
+    const run = (await h.store.runs.listLive())[0] ?? (await h.engine.kick(), (await h.store.runs.listLive())[0]!);
+    await report(h, run.id, 'success');
     await h.engine.reaperTick();
-    expect(h.store.repos.get('acme/api')!.consecutiveFailures).toBe(0);
+    expect((await h.store.repos.get('acme/api'))!.consecutiveFailures).toBe(0);
   });
 
   it('SP14 lander and fix outcomes never move the counter; a lander that posts reject resets nothing', async () => {
@@ -306,21 +307,21 @@ describe('three strikes', () => {
     h.forge.addIssue('acme/api', 1);
     await failAfk(h, 'failure');
     await failAfk(h, 'failure');
-    expect(h.store.repos.get('acme/api')!.consecutiveFailures).toBe(2);
-    addClaimPull(h, 'acme/api', { number: 8, issue: 9, headSha: '1111111' });
+    expect((await h.store.repos.get('acme/api'))!.consecutiveFailures).toBe(2);
+    await addClaimPull(h, 'acme/api', { number: 8, issue: 9, headSha: '1111111' });
     await h.engine.kick();
-    const lander = h.store.runs.listLive().find((r) => r.kind === 'lander')!;
-    report(h, lander.id, 'success', 'reject');
+    const lander = (await h.store.runs.listLive()).find((r) => r.kind === 'lander')!;
+    await report(h, lander.id, 'success', 'reject');
     h.fleet.postVerdicts();
     await h.engine.lock.run(async () => {});
     await h.engine.reaperTick();
-    expect(h.store.runs.get(lander.id)!.outcome).toBe('success');
-    expect(h.store.repos.get('acme/api')!.consecutiveFailures).toBe(2);
-    const fix = h.store.runs.listLive().find((r) => r.kind === 'fix')!;
+    expect((await h.store.runs.get(lander.id))!.outcome).toBe('success');
+    expect((await h.store.repos.get('acme/api'))!.consecutiveFailures).toBe(2);
+    const fix = (await h.store.runs.listLive()).find((r) => r.kind === 'fix')!;
     h.clock.advance(46 * 60_000); // the fix times out; the AFK run is still within its hour
     await h.engine.reaperTick();
-    expect(h.store.runs.get(fix.id)!.outcome).toBe('timeout');
-    expect(h.store.repos.get('acme/api')!.consecutiveFailures).toBe(2);
+    expect((await h.store.runs.get(fix.id))!.outcome).toBe('timeout');
+    expect((await h.store.repos.get('acme/api'))!.consecutiveFailures).toBe(2);
   });
 
   it('SP15 at the threshold the auto loop pauses, manual starts answer 409, nothing un-pauses but a reset', async () => {
@@ -329,7 +330,7 @@ describe('three strikes', () => {
     h.forge.addIssue('acme/api', 1);
     h.forge.addIssue('acme/api', 2);
     for (let i = 0; i < 3; i++) await failAfk(h, 'failure');
-    const state = h.store.repos.get('acme/api')!;
+    const state = (await h.store.repos.get('acme/api'))!;
     expect(state.pausedSince).not.toBeNull();
     expect(h.forge.comments.at(-1)!.body).toContain('`/yoke reset`');
     const starts = h.launcher.starts.length;
@@ -348,23 +349,23 @@ describe('three strikes', () => {
     expect(reset.ok).toBe(true);
     await h.engine.kick();
     expect(h.launcher.starts.length).toBe(starts + 1);
-    expect(h.store.repos.get('acme/api')!.pausedSince).toBeNull();
+    expect((await h.store.repos.get('acme/api'))!.pausedSince).toBeNull();
   });
 
   it('SP16 landers have no counter of their own: repeated lander deaths pause nothing', async () => {
     const h = makeHarness({ policy: { globalCap: 1, landerAttemptsPerHead: 5 } });
     h.forge.addRepo('acme/api', AUTOLAND);
-    addClaimPull(h, 'acme/api', { number: 8, issue: 2, headSha: '2222222' });
+    await addClaimPull(h, 'acme/api', { number: 8, issue: 2, headSha: '2222222' });
     for (let i = 0; i < 4; i++) {
       await h.engine.kick();
-      const lander = h.store.runs.listLive()[0]!;
+      const lander = (await h.store.runs.listLive())[0]!;
       expect(lander.kind).toBe('lander');
-      report(h, lander.id, 'failure');
+      await report(h, lander.id, 'failure');
       await h.engine.reaperTick();
     }
-    const state = h.store.repos.get('acme/api')!;
+    const state = (await h.store.repos.get('acme/api'))!;
     expect([state.consecutiveFailures, state.pausedSince]).toEqual([0, null]);
-    const cols = (h.store.db.prepare('PRAGMA table_info(repos)').all() as { name: string }[]).map((c) => c.name);
+    const cols = Object.keys((await h.store.sql.get<Record<string, unknown>>('SELECT * FROM repos LIMIT 1'))!);
     expect(cols.filter((c) => c.includes('lander'))).toEqual([]);
   });
 });
@@ -376,10 +377,10 @@ describe('producers, ticks and bad input', () => {
     h.forge.addIssue('acme/api', 1);
     h.forge.addRepo('acme/unseen', {});
     h.forge.addIssue('acme/unseen', 1);
-    addClaimPull(h, 'acme/api', { number: 5, issue: 5, headSha: '3333333' });
-    addClaimPull(h, 'acme/api', { number: 6, issue: 6, headSha: '4444444' });
-    recordVerdict(h, 'acme/api', 6, '4444444', 'reject');
-    const runsBefore = h.store.runs.listAll();
+    await addClaimPull(h, 'acme/api', { number: 5, issue: 5, headSha: '3333333' });
+    await addClaimPull(h, 'acme/api', { number: 6, issue: 6, headSha: '4444444' });
+    await recordVerdict(h, 'acme/api', 6, '4444444', 'reject');
+    const runsBefore = await h.store.runs.listAll();
     const preview = await h.engine.previewCandidates();
     expect(preview.map((c) => `${c.repo} ${c.stage}:${c.subject}`)).toEqual([
       'acme/api lander:pr#5',
@@ -388,10 +389,10 @@ describe('producers, ticks and bad input', () => {
       'acme/unseen new_work:issue#1',
     ]);
     expect(h.launcher.starts).toEqual([]);
-    expect(h.store.runs.listAll()).toEqual(runsBefore);
+    expect(await h.store.runs.listAll()).toEqual(runsBefore);
     // Previewing reads only: no claim recorded, not even an unseen repository's first row written.
     expect(await h.store.claims.listForRepo('acme/api')).toEqual([]);
-    expect(h.store.repos.get('acme/unseen')).toBeUndefined();
+    expect(await h.store.repos.get('acme/unseen')).toBeUndefined();
   });
 
   it('SP11 the scheduler ticks every 60 s and the reaper every 30 s, on injected timers', async () => {
@@ -418,11 +419,11 @@ describe('producers, ticks and bad input', () => {
     h.forge.addRepo('acme/api', {});
     h.forge.addIssue('acme/api', 1);
     await h.engine.schedulerTick();
-    const run = h.store.runs.listLive()[0]!;
+    const run = (await h.store.runs.listLive())[0]!;
     h.launcher.finish(run.id); // exits without POSTing a result
     await h.engine.recover();
-    expect(h.store.runs.get(run.id)).toMatchObject({ status: 'ended', outcome: 'failure', outcomeReason: 'ended without reporting a result (exit code 0)' });
-    expect(h.store.repos.get('acme/api')!.consecutiveFailures).toBe(1);
+    expect(await h.store.runs.get(run.id)).toMatchObject({ status: 'ended', outcome: 'failure', outcomeReason: 'ended without reporting a result (exit code 0)' });
+    expect((await h.store.repos.get('acme/api'))!.consecutiveFailures).toBe(1);
   });
 
   it('GH01 a bad opt-in file, a failing repo read and a marker with bad JSON stop nothing else in the pass', async () => {
@@ -431,7 +432,7 @@ describe('producers, ticks and bad input', () => {
     h.forge.addIssue('acme/broken-config', 1);
     h.forge.addRepo('acme/unreachable', {});
     h.forge.addRepo('acme/bad-marker', AUTOLAND);
-    addClaimPull(h, 'acme/bad-marker', { number: 2, issue: 2, headSha: '5555555' });
+    await addClaimPull(h, 'acme/bad-marker', { number: 2, issue: 2, headSha: '5555555' });
     h.forge.comment('acme/bad-marker', 2, 'yoke[bot]', '<!-- yoke:verdict v1 {"run": oops} -->');
     h.forge.addRepo('acme/healthy', {});
     h.forge.addIssue('acme/healthy', 9);
@@ -442,8 +443,8 @@ describe('producers, ticks and bad input', () => {
     };
     await h.engine.schedulerTick();
     expect(launchedKinds(h).sort()).toEqual(['afk_auto:issue#9', 'lander:pr#2']);
-    expect(h.store.repos.get('acme/broken-config')!.disabledReason).toBe('.github/yoke.yml is not valid: autoland: Invalid input: expected object, received string');
-    expect(h.store.repos.get('acme/healthy')!.disabledReason).toBeNull();
+    expect((await h.store.repos.get('acme/broken-config'))!.disabledReason).toBe('.github/yoke.yml is not valid: autoland: Invalid input: expected object, received string');
+    expect((await h.store.repos.get('acme/healthy'))!.disabledReason).toBeNull();
     // Its work waits, one line for all of it, with the code of its own: not silence, and not "paused".
     expect(h.engine.lastPass!.waiting.filter((w) => w.repo === 'acme/broken-config').map((w) => [w.subject, w.reason.code, w.reason.recovery])).toEqual([
       [null, 'repo_disabled', 'Fix `.github/yoke.yml` on the default branch of acme/broken-config; yoke re-reads it on its next pass.'],

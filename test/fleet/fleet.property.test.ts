@@ -44,9 +44,9 @@ function instrument(h: Harness): Ledger {
   const ledger: Ledger = { events: [] };
   const runs = h.store.runs;
   const end = runs.end.bind(runs);
-  runs.end = (id, outcome, reason, at) => {
-    const run = runs.get(id)!;
-    const changed = end(id, outcome, reason, at);
+  runs.end = async (id, outcome, reason, at) => {
+    const run = (await runs.get(id))!;
+    const changed = await end(id, outcome, reason, at);
     if (changed) ledger.events.push({ e: 'end', run, outcome });
     return changed;
   };
@@ -73,13 +73,13 @@ let shaSeq = 0;
 const nextSha = () => (++shaSeq).toString(16).padStart(7, '0');
 
 /** A live run finishes: its process reports and exits, and its effect lands on the forge. */
-function complete(h: Harness, step: Extract<Step, { t: 'complete' }>): void {
-  const live = h.store.runs.listLive().filter((r) => h.launcher.table.running.has(r.id));
+async function complete(h: Harness, step: Extract<Step, { t: 'complete' }>): Promise<void> {
+  const live = (await h.store.runs.listLive()).filter((r) => h.launcher.table.running.has(r.id));
   if (live.length === 0) return;
   const run = live[step.pick % live.length]!;
   const outcome = step.ok ? 'success' : 'failure';
   const verdict = run.kind === 'lander' && step.ok ? (step.accept ? 'accept' : 'reject') : null;
-  h.store.runs.recordReport(run.id, { outcome, verdict, summary: null }, 0);
+  await h.store.runs.recordReport(run.id, { outcome, verdict, summary: null }, 0);
   if (step.ok && isAfkKind(run.kind) && run.issueNumber !== null) {
     const repo = h.forge.repo(run.repo);
     const number = 100 + repo.pulls.length + Math.floor(Math.random() * 1e6);
@@ -108,9 +108,9 @@ function checkPass(p: PassReport): void {
   });
 }
 
-function checkInvariants(h: Harness, ledger: Ledger): void {
+async function checkInvariants(h: Harness, ledger: Ledger): Promise<void> {
   // The fleet-wide live count never exceeded the cap of the repo each run was launched for.
-  for (const run of h.store.runs.listAll(10_000)) {
+  for (const run of (await h.store.runs.listAll(10_000))) {
     expect(run.capAtLaunch).toBe(effectiveCap(POLICY, run.repo));
     expect(run.liveAtLaunch).toBeLessThanOrEqual(run.capAtLaunch);
   }
@@ -118,7 +118,7 @@ function checkInvariants(h: Harness, ledger: Ledger): void {
     if (e.event === 'start') expect(e.concurrent).toBeLessThanOrEqual(effectiveCap(POLICY, e.repo));
   }
   // No subject has two live runs, in the store or out there.
-  const live = h.store.runs.listLive();
+  const live = await h.store.runs.listLive();
   expect(new Set(live.map((r) => `${r.repo}:${r.subject}`)).size).toBe(live.length);
   const running = [...h.launcher.table.running.values()];
   expect(new Set(running.map((s) => `${s.repo.fullName}:${s.subject}`)).size).toBe(running.length);
@@ -166,7 +166,7 @@ describe('the fleet under random interleavings', () => {
               break;
             }
             case 'complete':
-              complete(h, step);
+              await complete(h, step);
               break;
             case 'expire':
               h.clock.advance(step.minutes * 60_000);
@@ -181,12 +181,12 @@ describe('the fleet under random interleavings', () => {
           }
           await h.engine.lock.run(async () => {});
           for (const p of passes.splice(0)) checkPass(p);
-          checkInvariants(h, ledger);
+          await checkInvariants(h, ledger);
           // A paused repo never gets a new AFK launch.
           for (const r of REPOS) {
-            const state = h.store.repos.get(r);
+            const state = await h.store.repos.get(r);
             if (state?.pausedSince == null) continue;
-            const afterPause = h.store.runs.listForRepo(r).filter((run) => isAfkKind(run.kind) && run.launchedAt > state.pausedSince!);
+            const afterPause = (await h.store.runs.listForRepo(r)).filter((run) => isAfkKind(run.kind) && run.launchedAt > state.pausedSince!);
             expect(afterPause).toEqual([]);
           }
         }

@@ -11,10 +11,10 @@ function setup() {
   const h = makeHarness();
   h.forge.addRepo('acme/api', {});
   h.forge.addIssue('acme/api', 14);
-  const fail = (over: { kind?: 'afk_auto' | 'fix'; issue?: number; summary?: string | null; outcome?: 'failure' | 'timeout' | 'cancelled' } = {}) => {
-    const id = liveRun(h, { kind: over.kind ?? 'afk_auto', issue: over.issue ?? 14, secret: 's' });
-    if (over.summary !== null) h.store.runs.recordReport(id, { outcome: 'failure', verdict: null, summary: over.summary ?? 'Error: issue #14 names no demo task', cost: null }, h.clock.now());
-    h.store.runs.end(id, over.outcome ?? 'failure', over.outcome === 'timeout' ? 'ran past its 60-minute budget' : null, h.clock.now());
+  const fail = async (over: { kind?: 'afk_auto' | 'fix'; issue?: number; summary?: string | null; outcome?: 'failure' | 'timeout' | 'cancelled' } = {}) => {
+    const id = await liveRun(h, { kind: over.kind ?? 'afk_auto', issue: over.issue ?? 14, secret: 's' });
+    if (over.summary !== null) await h.store.runs.recordReport(id, { outcome: 'failure', verdict: null, summary: over.summary ?? 'Error: issue #14 names no demo task', cost: null }, h.clock.now());
+    await h.store.runs.end(id, over.outcome ?? 'failure', over.outcome === 'timeout' ? 'ran past its 60-minute budget' : null, h.clock.now());
     h.clock.advance(1000);
     return id;
   };
@@ -25,7 +25,7 @@ function setup() {
 describe('failed run notices', () => {
   it('a failed AFK run leaves one comment on its issue with what it reported and the recovery; the next failure edits it', async () => {
     const { h, fail, sync } = setup();
-    const first = fail();
+    const first = await fail();
     expect(await sync()).toBe(1);
     expect(h.forge.comments.map((c) => [c.number, c.body])).toEqual([
       [
@@ -34,17 +34,17 @@ describe('failed run notices', () => {
       ],
     ]);
     expect(await sync()).toBe(0);
-    const second = fail({ summary: null, outcome: 'timeout' });
+    const second = await fail({ summary: null, outcome: 'timeout' });
     expect(await sync()).toBe(1);
     expect(h.forge.comments).toHaveLength(1);
     expect(h.forge.comments[0]!.body.split('\n\n').slice(0, 2)).toEqual([`yoke's AFK run \`${second}\` ran out of time (2 failed runs here so far):`, '> ran past its 60-minute budget']);
   });
 
-  it('a fix run goes to its claim PR; a run yoke cancelled itself, or one that succeeded last, posts nothing', () => {
+  it('a fix run goes to its claim PR; a run yoke cancelled itself, or one that succeeded last, posts nothing', async () => {
     const { h, fail } = setup();
-    const fix = fail({ kind: 'fix' });
-    const cancelled = fail({ issue: 15, outcome: 'cancelled' });
-    const plan = planRunNotices(h.store.runs.listAll(), [], { now: h.clock.now(), webUrl: 'https://github.test' });
+    const fix = await fail({ kind: 'fix' });
+    const cancelled = await fail({ issue: 15, outcome: 'cancelled' });
+    const plan = planRunNotices(await h.store.runs.listAll(), [], { now: h.clock.now(), webUrl: 'https://github.test' });
     expect(plan.map((a) => [a.thread, a.runId, a.commentId])).toEqual([[7, fix, null]]);
     expect(plan[0]!.body).toContain("yoke's fix run");
     expect(cancelled).toBeTruthy();

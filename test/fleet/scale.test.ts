@@ -37,8 +37,9 @@ describe('concurrent, bounded reads', () => {
       return read(repo);
     };
     const pass = h.engine.schedulerTick();
-    // Let every read that may start, start.
-    for (let i = 0; i < 20; i++) await Promise.resolve();
+    // Let every read that may start, start (the pass reads the store before it reads GitHub).
+    for (let i = 0; i < 200 && reading < 3; i++) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 20));
     expect(reading).toBe(3);
     held.open();
     const report = await pass;
@@ -162,7 +163,7 @@ describe('the request budget', () => {
     h.forge.addRepo('acme/claims', AUTOLAND);
     h.forge.addRepo('acme/backlog', {}, 2);
     h.forge.addIssue('acme/backlog', 1);
-    addClaimPull(h, 'acme/claims', { number: 7, issue: 1, headSha: 'aaaaaaa' });
+    await addClaimPull(h, 'acme/claims', { number: 7, issue: 1, headSha: 'aaaaaaa' });
     await h.engine.schedulerTick(); // both read; the claim's lander launches
     h.forge.points.set(2, 3); // installation 2 has 3 points left this minute
     const reads = () => [h.forge.readsByRepo.get('acme/claims'), h.forge.readsByRepo.get('acme/backlog')];

@@ -63,8 +63,8 @@ describe('spawnPass', () => {
       { kind: 'over_cap', freshCount: 2 },
       { kind: 'shed', liveCount: 2, cap: 2 },
     ]);
-    expect(store.runs.countLive()).toBe(2);
-    expect(store.runs.listAll().map((r) => r.subject).sort()).toEqual(['issue#90', 'issue#91']);
+    expect(await store.runs.countLive()).toBe(2);
+    expect((await store.runs.listAll()).map((r) => r.subject).sort()).toEqual(['issue#90', 'issue#91']);
   });
 
   it('SP07 raises the snapshot to the repo cap on ErrOverCap and skips only that candidate', async () => {

@@ -40,7 +40,7 @@ describe('spend', () => {
     await reportCost(h, two!.runId, 2.4);
     await h.engine.reaperTick();
     h.forge.addIssue('acme/api', 3);
-    addClaimPull(h, 'acme/api', { number: 10, issue: 1, headSha: 'aaaaaaa1' });
+    await addClaimPull(h, 'acme/api', { number: 10, issue: 1, headSha: 'aaaaaaa1' });
     const pass = await h.engine.schedulerTick();
     // The lander starts; issue 3 waits, and says why.
     expect(h.launcher.starts.filter((s) => s.kind === 'lander').map((s) => s.subject)).toEqual(['pr#10']);
@@ -51,7 +51,7 @@ describe('spend', () => {
       'New AFK work in acme/api waits until 00:00 UTC: it spent $5.50 of its $5.00 daily budget today. Landers and fixes still run.',
     );
     // No strike: spending is not failing.
-    expect(h.store.repos.get('acme/api')!.consecutiveFailures).toBe(0);
+    expect((await h.store.repos.get('acme/api'))!.consecutiveFailures).toBe(0);
     const fleetReport = await buildFleetReport(h.fleet, pass);
     expect(fleetReport.spend).toEqual([{ repo: 'acme/api', day: '2026-11-30', usd: 5.5, inputTokens: 2000, outputTokens: 400, runs: 2 }]);
     expect(formatFleetReport(fleetReport)).toContain('$ 2026-11-30 acme/api: $5.50 over 2 run(s), 2000 input and 400 output tokens');
@@ -59,7 +59,7 @@ describe('spend', () => {
 
     // The lander's verdict comment on the claim PR says what issue #1 has cost.
     const lander = h.launcher.starts.find((s) => s.kind === 'lander')!;
-    report(h, lander.runId, 'success', 'accept');
+    await report(h, lander.runId, 'success', 'accept');
     await h.engine.reaperTick();
     expect(h.forge.comments.find((c) => c.number === 10)!.body).toMatch(/\n\n_Spend on #1 so far: \$3\.10 over 1 run \(1000 input and 200 output tokens\)\._$/);
 
@@ -99,6 +99,6 @@ describe('spend', () => {
     const answer = await reportRunResult(h.fleet, noAuth, { runId: spec.runId, bearer: spec.secret, body: { outcome: 'success', cost: { usd: -1, input_tokens: 1, output_tokens: 1 } } });
     expect(answer.ok).toBe(false);
     if (!answer.ok) expect(answer.refusal.message).toContain('cost.usd');
-    expect(h.store.runs.get(spec.runId)!.reportedOutcome).toBeNull();
+    expect((await h.store.runs.get(spec.runId))!.reportedOutcome).toBeNull();
   });
 });

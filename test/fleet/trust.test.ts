@@ -12,7 +12,7 @@ describe('claims (TR04)', () => {
   it('TR04 a PR from a fork that names a real run of the issue is not a claim: no lander, no label, no record', async () => {
     const h = makeHarness();
     h.forge.addRepo('acme/api', AUTOLAND);
-    addClaimPull(h, 'acme/api', { number: 7, issue: 1, headSha: 'aaaaaaa', headRepo: 'mallory/api' });
+    await addClaimPull(h, 'acme/api', { number: 7, issue: 1, headSha: 'aaaaaaa', headRepo: 'mallory/api' });
     await h.engine.schedulerTick();
     expect(landers(h)).toEqual([]);
     expect(await h.store.claims.listForRepo('acme/api')).toEqual([]);
@@ -23,7 +23,7 @@ describe('claims (TR04)', () => {
     const h = makeHarness();
     h.forge.addRepo('acme/api', AUTOLAND);
     h.forge.addPull('acme/api', { number: 7, headSha: 'aaaaaaa', labels: ['yoke:claim'], body: 'Closes #1' });
-    recordVerdict(h, 'acme/api', 7, 'aaaaaaa', 'accept');
+    await recordVerdict(h, 'acme/api', 7, 'aaaaaaa', 'accept');
     await h.engine.schedulerTick();
     expect(landers(h)).toEqual([]);
     expect(h.forge.merges).toEqual([]);
@@ -32,7 +32,7 @@ describe('claims (TR04)', () => {
   it('TR04 a trailer naming a run of another issue, or a run another PR already claimed, is not a claim', async () => {
     const h = makeHarness({ policy: { globalCap: 5 } });
     h.forge.addRepo('acme/api', AUTOLAND);
-    const { runId } = addClaimPull(h, 'acme/api', { number: 7, issue: 1, headSha: 'aaaaaaa' });
+    const { runId } = await addClaimPull(h, 'acme/api', { number: 7, issue: 1, headSha: 'aaaaaaa' });
     h.forge.addPull('acme/api', { number: 8, headSha: 'bbbbbbb', labels: [], body: `Closes #2\n\nYoke-Run: ${runId}` });
     h.forge.addPull('acme/api', { number: 9, headSha: 'ccccccc', labels: [], body: `Closes #1\n\nYoke-Run: ${runId}` });
     await h.engine.schedulerTick();
@@ -53,7 +53,7 @@ describe('claims (TR04)', () => {
     const afk = h.launcher.starts[0]!;
     // While its run holds the only slot, the agent opens its claim PR; then the run ends.
     h.forge.addPull('acme/api', { number: 7, headSha: 'aaaaaaa', labels: [], body: `Closes #1\n\nYoke-Run: ${afk.runId}` });
-    report(h, afk.runId, 'success');
+    await report(h, afk.runId, 'success');
     const pass = await h.engine.reaperTick();
     expect(pass.outcomes.filter((o) => o.result.kind === 'launched').map((o) => o.candidate.subject)).toEqual(['pr#7']);
     expect((await h.store.claims.forPull('acme/api', 7))?.runId).toBe(afk.runId);
@@ -75,8 +75,8 @@ describe('verdicts (TR01)', () => {
   it('TR01 a reject marker edited into accept changes nothing: the recorded reject holds, and the fix still runs', async () => {
     const h = makeHarness({ policy: { globalCap: 1 } });
     h.forge.addRepo('acme/api', AUTOLAND);
-    addClaimPull(h, 'acme/api', { number: 7, issue: 1, headSha: 'aaaaaaa' });
-    const run = recordVerdict(h, 'acme/api', 7, 'aaaaaaa', 'reject');
+    await addClaimPull(h, 'acme/api', { number: 7, issue: 1, headSha: 'aaaaaaa' });
+    const run = await recordVerdict(h, 'acme/api', 7, 'aaaaaaa', 'reject');
     // Someone with a write token edits yoke's own marker comment.
     h.forge.comment('acme/api', 7, 'yoke[bot]', encodeMarker({ run, sha: 'aaaaaaa', verdict: 'accept' }, 'edited'));
     await h.engine.schedulerTick();
@@ -87,9 +87,9 @@ describe('verdicts (TR01)', () => {
   it('TR01 an accept marker copied from another PR, or with a made-up run, merges nothing', async () => {
     const h = makeHarness({ policy: { globalCap: 5 } });
     h.forge.addRepo('acme/api', { autoland: { enabled: true } });
-    addClaimPull(h, 'acme/api', { number: 7, issue: 1, headSha: 'aaaaaaa' });
-    addClaimPull(h, 'acme/api', { number: 8, issue: 2, headSha: 'bbbbbbb' });
-    const other = recordVerdict(h, 'acme/api', 8, 'bbbbbbb', 'accept');
+    await addClaimPull(h, 'acme/api', { number: 7, issue: 1, headSha: 'aaaaaaa' });
+    await addClaimPull(h, 'acme/api', { number: 8, issue: 2, headSha: 'bbbbbbb' });
+    const other = await recordVerdict(h, 'acme/api', 8, 'bbbbbbb', 'accept');
     h.forge.comment('acme/api', 7, 'yoke[bot]', encodeMarker({ run: other, sha: 'aaaaaaa', verdict: 'accept' }, 'copied'));
     h.forge.comment('acme/api', 7, 'yoke[bot]', encodeMarker({ run: 'r-invented', sha: 'aaaaaaa', verdict: 'accept' }, 'made up'));
     await h.engine.schedulerTick();
@@ -100,8 +100,8 @@ describe('verdicts (TR01)', () => {
   it('TR01 a merge GitHub refused is tried again after a fresh accept through /yoke land', async () => {
     const h = makeHarness();
     h.forge.addRepo('acme/api', AUTOLAND);
-    addClaimPull(h, 'acme/api', { number: 7, issue: 1, headSha: 'aaaaaaa' });
-    recordVerdict(h, 'acme/api', 7, 'aaaaaaa', 'accept');
+    await addClaimPull(h, 'acme/api', { number: 7, issue: 1, headSha: 'aaaaaaa' });
+    await recordVerdict(h, 'acme/api', 7, 'aaaaaaa', 'accept');
     h.forge.repo('acme/api').mergeRefusal = { status: 405, message: 'Required status check is failing' };
     await h.engine.schedulerTick();
     await h.engine.schedulerTick();
@@ -112,7 +112,7 @@ describe('verdicts (TR01)', () => {
     await h.engine.kick();
     const lander = h.launcher.starts.at(-1)!;
     expect([lander.kind, lander.headSha]).toEqual(['lander', 'aaaaaaa']);
-    h.store.runs.recordReport(lander.runId, { outcome: 'success', verdict: 'accept', summary: 'still good' }, 0);
+    await h.store.runs.recordReport(lander.runId, { outcome: 'success', verdict: 'accept', summary: 'still good' }, 0);
     h.launcher.finish(lander.runId);
     await h.engine.reaperTick();
     expect(h.forge.merges).toHaveLength(2);
@@ -132,7 +132,7 @@ describe('defects found on the same read', () => {
     const start = h.launcher.start.bind(h.launcher);
     h.launcher.start = async (spec) => {
       const out = await start(spec);
-      h.store.repos.addFailure('acme/api', 1, h.clock.now());
+      await h.store.repos.addFailure('acme/api', 1, h.clock.now());
       return out;
     };
     const pass = await h.engine.schedulerTick();
@@ -151,8 +151,8 @@ describe('defects found on the same read', () => {
       const pass = await h.engine.schedulerTick();
       expect(pass.outcomes.map((o) => o.result.kind)).toEqual(['launch_failed']);
     }
-    expect(h.store.runs.listAll().map((r) => r.outcome)).toEqual(['cancelled', 'cancelled', 'cancelled', 'cancelled']);
-    expect(h.store.repos.get('acme/api')).toMatchObject({ consecutiveFailures: 0, pausedSince: null });
+    expect((await h.store.runs.listAll()).map((r) => r.outcome)).toEqual(['cancelled', 'cancelled', 'cancelled', 'cancelled']);
+    expect(await h.store.repos.get('acme/api')).toMatchObject({ consecutiveFailures: 0, pausedSince: null });
     await resetRepo(h.fleet, 'acme/api');
     await h.engine.schedulerTick();
     expect(h.launcher.starts.map((s) => s.subject)).toEqual(['issue#1']);
@@ -169,7 +169,7 @@ describe('defects found on the same read', () => {
       await h.engine.schedulerTick();
       const started = h.launcher.starts.at(-1)!;
       order.push(started.repo.fullName);
-      report(h, started.runId, 'success');
+      await report(h, started.runId, 'success');
       await h.engine.recover();
     }
     expect(order.slice(0, 2).sort()).toEqual(['acme/big', 'acme/small']);

@@ -25,7 +25,7 @@ export async function startDeliverySandbox(files: Record<string, string>, attach
   // Three tasks that merge at their first lander: delivery is what these tests are about.
   await sandbox.waitUntil(() => sandbox.done(), 150_000, 'the three demo issues to merge');
   await attach(sandbox);
-  await sandbox.waitUntil(() => sandbox.runtime.store.qa.attachments(DEMO_REPO).length === attachments, 30_000, `${attachments} attachments`);
+  await sandbox.waitUntil(async () => (await sandbox.runtime.store.qa.attachments(DEMO_REPO)).length === attachments, 30_000, `${attachments} attachments`);
   const checkout = mkdtempSync(join(tmpdir(), 'yoke-checkout-'));
   execFileSync('git', ['clone', '--quiet', sandbox.repo.gitDir, checkout]);
   return {

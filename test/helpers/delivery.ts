@@ -40,10 +40,10 @@ export interface DeliveryHarness extends Harness {
 }
 
 /** Items 1-3 merged (PRs 101-103); the harness knows them as claims, GitHub as merged PRs. */
-export function makeDeliveryHarness(opts: { config?: Record<string, unknown>; items?: number[]; plans?: Record<string, string>; forge?: FakeForge; clock?: ManualClock; store?: Store } = {}): DeliveryHarness {
+export async function makeDeliveryHarness(opts: { config?: Record<string, unknown>; items?: number[]; plans?: Record<string, string>; forge?: FakeForge; clock?: ManualClock; store?: Store } = {}): Promise<DeliveryHarness> {
   const h = makeHarness({ forge: opts.forge, clock: opts.clock, store: opts.store });
   h.forge.addRepo(REPO, { prefix: 'APP', delivery: DELIVERY, ...opts.config });
-  h.store.repos.ensure(REPO, 1, h.clock.now() - 1);
+  await h.store.repos.ensure(REPO, 1, h.clock.now() - 1);
   // TR11: the steering maintainer waives and removes; alice, a writer, approves manual cases.
   Object.assign(h.forge.repo(REPO).permissions, { maint: 'maintain', alice: 'write' });
   h.forge.commit(REPO, opts.plans ?? PLANS);

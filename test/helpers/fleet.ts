@@ -5,8 +5,17 @@ import type { Launcher, LaunchSpec, Liveness } from '../../src/launcher/launcher
 import type { Timers } from '../../src/clock.js';
 import { silentLog } from '../../src/log.js';
 import type { NewRun, Run } from '../../src/store/runs.js';
-import { openStore, type Store } from '../../src/store/store.js';
+import type { Store } from '../../src/store/store.js';
+import { testStore } from './test-store.js';
 import { FakeForge, type FakePull } from './fake-forge.js';
+
+/** Waits (in real time, a few ms at a time, for at most 5 s) until cond holds. */
+export async function until(cond: () => boolean | Promise<boolean>, what = 'the condition'): Promise<void> {
+  for (const stop = Date.now() + 5000; !(await cond()); ) {
+    if (Date.now() > stop) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
 
 export class ManualClock {
   constructor(public t = Date.UTC(2026, 10, 29, 12, 0, 0)) {}
@@ -32,6 +41,8 @@ export class FakeLauncher implements Launcher {
   starts: LaunchSpec[] = [];
   /** Resolves each start only when released, to hold launches open across interleavings. */
   gate: Promise<void> | null = null;
+  /** Starts held at the gate now. */
+  waiting = 0;
 
   constructor(readonly table = new ProcessTable()) {}
 
@@ -40,7 +51,11 @@ export class FakeLauncher implements Launcher {
   }
 
   async start(spec: LaunchSpec): Promise<{ ref: string | null }> {
-    if (this.gate) await this.gate;
+    if (this.gate) {
+      this.waiting++;
+      await this.gate;
+      this.waiting--;
+    }
     if (this.failNext > 0) {
       this.failNext--;
       throw new Error('the launcher refused the start');
@@ -103,9 +118,9 @@ export interface Harness {
 let seq = 0;
 
 export function makeHarness(
-  opts: { policy?: Partial<FleetPolicy>; store?: Store; forge?: FakeForge; launcher?: FakeLauncher; clock?: ManualClock; timers?: Timers; leads?: () => Promise<boolean> } = {},
+  opts: { policy?: Partial<FleetPolicy>; store?: Store; forge?: FakeForge; launcher?: FakeLauncher; clock?: ManualClock; timers?: Timers; leads?: () => Promise<boolean>; newRunId?: () => string } = {},
 ): Harness {
-  const store = opts.store ?? openStore(':memory:');
+  const store = opts.store ?? testStore();
   const forge = opts.forge ?? new FakeForge();
   const launcher = opts.launcher ?? new FakeLauncher();
   const clock = opts.clock ?? new ManualClock();
@@ -120,7 +135,7 @@ export function makeHarness(
     apiUrl: 'http://yoke.test',
     webUrl: 'https://github.test',
     trustedMarkerLogins: [],
-    newRunId: () => `run${++seq}`,
+    newRunId: opts.newRunId ?? (() => `run${++seq}`),
     ...(opts.leads ? { leads: opts.leads } : {}),
   });
   // TR12: the test's yoke process holds a lease that outlives any test clock.
@@ -131,8 +146,8 @@ export function makeHarness(
 export const AUTOLAND = { autoland: { enabled: true }, fix_forward: { enabled: true, max_attempts: 2 } };
 
 /** Reports a run's result the way a run would, through the store. */
-export function report(h: Harness, runId: string, outcome: 'success' | 'failure', verdict?: 'accept' | 'reject'): void {
-  h.store.runs.recordReport(runId, { outcome, verdict: verdict ?? null, summary: 'test' }, 0);
+export async function report(h: Harness, runId: string, outcome: 'success' | 'failure', verdict?: 'accept' | 'reject'): Promise<void> {
+  await h.store.runs.recordReport(runId, { outcome, verdict: verdict ?? null, summary: 'test' }, 0);
   h.launcher.finish(runId);
 }
 
@@ -140,14 +155,14 @@ export function report(h: Harness, runId: string, outcome: 'success' | 'failure'
  * A claim PR as yoke's own AFK run would open it: from a branch of the repo,
  * closing its issue, naming the run (which this records as ended).
  */
-export function addClaimPull(
+export async function addClaimPull(
   h: Harness,
   repo: string,
   pull: { number: number; issue: number; headSha: string; draft?: boolean; headRepo?: string; labels?: string[] },
-): { runId: string; pull: FakePull } {
+): Promise<{ runId: string; pull: FakePull }> {
   const runId = `afk-${repo.replace('/', '-')}-${pull.issue}-${++seq}`;
-  h.store.repos.ensure(repo, h.forge.repo(repo).ref.installationId, h.clock.now());
-  endedRun(h, { id: runId, repo, kind: 'afk_auto', subject: `issue#${pull.issue}`, issueNumber: pull.issue, prNumber: null, headSha: null });
+  await h.store.repos.ensure(repo, h.forge.repo(repo).ref.installationId, h.clock.now());
+  await endedRun(h, { id: runId, repo, kind: 'afk_auto', subject: `issue#${pull.issue}`, issueNumber: pull.issue, prNumber: null, headSha: null });
   const fake = h.forge.addPull(repo, {
     number: pull.number,
     headSha: pull.headSha,
@@ -160,16 +175,16 @@ export function addClaimPull(
 }
 
 /** A lander run of yoke's that reported this verdict for the PR at this head, and ended. */
-export function recordVerdict(h: Harness, repo: string, pr: number, headSha: string, verdict: 'accept' | 'reject'): string {
+export async function recordVerdict(h: Harness, repo: string, pr: number, headSha: string, verdict: 'accept' | 'reject'): Promise<string> {
   const runId = `lander-${pr}-${headSha.slice(0, 7)}-${++seq}`;
-  endedRun(h, { id: runId, repo, kind: 'lander', subject: `pr#${pr}`, issueNumber: null, prNumber: pr, headSha }, verdict);
+  await endedRun(h, { id: runId, repo, kind: 'lander', subject: `pr#${pr}`, issueNumber: null, prNumber: pr, headSha }, verdict);
   return runId;
 }
 
 /** A run that ran and ended successfully before the test's story starts (with its verdict, for a lander). */
-function endedRun(h: Harness, run: Pick<NewRun, 'id' | 'repo' | 'kind' | 'subject' | 'issueNumber' | 'prNumber' | 'headSha'>, verdict?: 'accept' | 'reject'): void {
+async function endedRun(h: Harness, run: Pick<NewRun, 'id' | 'repo' | 'kind' | 'subject' | 'issueNumber' | 'prNumber' | 'headSha'>, verdict?: 'accept' | 'reject'): Promise<void> {
   const at = h.clock.now();
-  h.store.runs.insert({ ...run, launchedAt: at, budgetDeadline: at + 60_000, launcher: 'command', launcherRef: null, secretHash: null, capAtLaunch: 1, liveAtLaunch: 1 });
-  if (verdict) h.store.runs.recordReport(run.id, { outcome: 'success', verdict, summary: 'recorded by the test' }, 0);
-  h.store.runs.end(run.id, 'success', null, at);
+  await h.store.runs.insert({ ...run, launchedAt: at, budgetDeadline: at + 60_000, launcher: 'command', launcherRef: null, secretHash: null, capAtLaunch: 1, liveAtLaunch: 1 });
+  if (verdict) await h.store.runs.recordReport(run.id, { outcome: 'success', verdict, summary: 'recorded by the test' }, 0);
+  await h.store.runs.end(run.id, 'success', null, at);
 }

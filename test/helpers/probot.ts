@@ -6,7 +6,7 @@ import { createYokeApp, type YokeRuntime } from '../../src/app.js';
 import { DEFAULT_CLIENT_POLICY, yokeOctokit } from '../../src/forge/octokit.js';
 import { settingsWith, type OperatorSettings } from '../../src/config/env.js';
 import type { CacheStats } from '../../src/forge/conditional-cache.js';
-import { openStore } from '../../src/store/store.js';
+import { testStore } from './test-store.js';
 import { ManualClock, noTimers } from './fleet.js';
 
 const examples = createRequire(import.meta.url)('@octokit/webhooks-examples') as unknown;
@@ -39,7 +39,7 @@ export async function makeProbot(
   opts: { settings?: Partial<OperatorSettings>; throttle?: boolean; baseUrl?: string; retry?: boolean } = {},
 ): Promise<ProbotHarness> {
   const clock = new ManualClock(Date.now());
-  const store = openStore(':memory:');
+  const store = testStore();
   const stats: CacheStats = { requests: 0, notModified: 0 };
   const Octokit = yokeOctokit(store, clock, stats, {
     maxInFlight: 10,

@@ -32,12 +32,12 @@ export async function startRunApi(h: Harness, tokens: string[]): Promise<{ url: 
 /** The head a test lander run was launched to validate. */
 export const LANDER_HEAD = 'abcdef1'.padEnd(40, '0');
 
-export function liveRun(h: Harness, over: { kind?: 'afk_auto' | 'lander' | 'fix'; secret?: string | null; ref?: string; issue?: number; repo?: string } = {}) {
+export async function liveRun(h: Harness, over: { kind?: 'afk_auto' | 'lander' | 'fix'; secret?: string | null; ref?: string; issue?: number; repo?: string } = {}) {
   const id = `r${randomBytes(3).toString('hex')}`;
   const onPr = over.kind === 'lander' || over.kind === 'fix';
   const repo = over.repo ?? 'acme/api';
-  h.store.repos.ensure(repo, 1, h.clock.now());
-  h.store.runs.insert({
+  await h.store.repos.ensure(repo, 1, h.clock.now());
+  await h.store.runs.insert({
     id,
     repo,
     kind: over.kind ?? 'afk_auto',

@@ -18,7 +18,7 @@ const PEOPLE = [
 ];
 
 async function setup() {
-  const h = makeDeliveryHarness({ config: { delivery: { stages: [{ name: 'qa', kind: 'qa' }] } } });
+  const h = await makeDeliveryHarness({ config: { delivery: { stages: [{ name: 'qa', kind: 'qa' }] } } });
   await h.attach(1, 'checkout');
   const api = await startApi(h, { tokens: ['op-token'], people: PEOPLE });
   close = api.close;
@@ -48,8 +48,8 @@ describe('the deployment-run API', () => {
       await call('GET', `/yoke/api/deployment-runs/${id}`, undefined, null),
     ];
     expect(strangers.map((r) => [r.status, r.json.error.code])).toEqual(Array(5).fill([401, 'unauthorized']));
-    expect(h.store.qa.verdicts([id])).toEqual([]);
-    expect(h.store.deployments.list()).toHaveLength(1);
+    expect(await h.store.qa.verdicts([id])).toEqual([]);
+    expect(await h.store.deployments.list()).toHaveLength(1);
     const dispatched = await call('POST', `/yoke/api/deployment-runs/${id}/stages/qa/dispatch`, { driver: 'op', stage: 'qa', commit: created.json.commit }, 'op-token', { 'idempotency-key': 'gate-check-0001' });
     expect([dispatched.status, dispatched.json.state, dispatched.json.woken.map((w: { subject: string }) => w.subject)]).toEqual([200, 'waiting', ['APP-1']]);
   });
@@ -91,10 +91,10 @@ describe('TR11 token roles', () => {
       message: 'This token may not record as maint: who recorded a verdict comes from the token, not the request.',
       recovery: "Leave `by` out (it records as alice), or send the request with maint's own token.",
     });
-    expect(h.store.qa.verdicts([id])).toEqual([]);
+    expect(await h.store.qa.verdicts([id])).toEqual([]);
     expect(codes(await call('POST', verdicts, cart, 'alice-token'))).toEqual([201, 'ok']);
     expect(codes(await call('POST', verdicts, { ...cart, result: 'fail' }))).toEqual([201, 'ok']);
-    expect(h.store.qa.verdicts([id]).map((v) => [v.caseId, v.result, v.recordedBy])).toEqual([
+    expect((await h.store.qa.verdicts([id])).map((v) => [v.caseId, v.result, v.recordedBy])).toEqual([
       ['cart', 'pass', 'alice'],
       ['cart', 'fail', 'operator'],
     ]);
@@ -122,27 +122,27 @@ describe('TR11 token roles', () => {
     expect(codes(await call('POST', remove, { reason: 'needs a fix' }, 'mallory-token'))).toEqual([403, 'maintain_required']);
     // A body may no longer say who removed it.
     expect(codes(await call('POST', remove, { reason: 'needs a fix', by: 'maint' }))).toEqual([400, 'validation_failed']);
-    expect(h.store.qa.verdicts([id])).toEqual([]);
-    expect(h.store.deployments.members(id).filter((m) => m.removedAt !== null)).toEqual([]);
+    expect(await h.store.qa.verdicts([id])).toEqual([]);
+    expect((await h.store.deployments.members(id)).filter((m) => m.removedAt !== null)).toEqual([]);
 
     expect(codes(await call('POST', `${stage}/verdicts`, manual, 'alice-token'))).toEqual([201, 'ok']);
     expect(codes(await call('POST', `${stage}/waive`, waive, 'maint-token'))).toEqual([201, 'ok']);
     expect(codes(await call('POST', remove, { reason: 'needs a fix' }, 'maint-token'))).toEqual([200, 'ok']);
-    expect(h.store.qa.verdicts([id]).map((v) => [v.caseId, v.result, v.recordedBy])).toEqual([
+    expect((await h.store.qa.verdicts([id])).map((v) => [v.caseId, v.result, v.recordedBy])).toEqual([
       ['looks-right', 'pass', 'alice'],
       ['cart', 'waived', 'maint'],
     ]);
-    expect(h.store.deployments.members(id).filter((m) => m.removedAt !== null).map((m) => [m.issueNumber, m.removedBy])).toEqual([[2, 'maint']]);
+    expect((await h.store.deployments.members(id)).filter((m) => m.removedAt !== null).map((m) => [m.issueNumber, m.removedBy])).toEqual([[2, 'maint']]);
   });
 
   it('TR11 a live run\'s own credential records only the automated QA of the item it holds, and reaches nothing else', async () => {
     const { h, call } = await setup();
-    const runId = liveRun(h, { kind: 'fix', issue: 1, secret: 'fix-run-secret' });
+    const runId = await liveRun(h, { kind: 'fix', issue: 1, secret: 'fix-run-secret' });
     const id = (await call('POST', '/yoke/api/deployment-runs', { repo: REPO })).json.id as string;
     const stage = `/yoke/api/deployment-runs/${id}/stages/qa`;
     const asRun = (method: string, path: string, body?: unknown, secret = 'fix-run-secret') => call(method, path, body, secret, { 'x-yoke-run': runId });
     expect(codes(await asRun('GET', `${stage}/work?item=APP-1`))).toEqual([200, 'ok']);
-    expect(h.store.qa.memberStages(id, 'qa').find((m) => m.issueNumber === 1)?.holder).toBe(`run:${runId}`);
+    expect((await h.store.qa.memberStages(id, 'qa')).find((m) => m.issueNumber === 1)?.holder).toBe(`run:${runId}`);
     expect(codes(await asRun('POST', `${stage}/verdicts`, { item: 'APP-1', case: 'cart', result: 'pass', evidence: 'ok' }, 'a-guess'))).toEqual([401, 'run_secret_invalid']);
     expect(codes(await asRun('POST', `${stage}/verdicts`, { item: 'APP-2', case: 'health', result: 'pass', evidence: 'ok' }))).toEqual([403, 'run_not_holder']);
     expect(codes(await asRun('POST', `${stage}/verdicts`, { item: 'APP-1', case: 'looks-right', result: 'pass', evidence: 'looks fine to me' }))).toEqual([403, 'person_token_required']);
@@ -150,9 +150,9 @@ describe('TR11 token roles', () => {
     expect(codes(await asRun('GET', `/yoke/api/deployment-runs/${id}`))).toEqual([403, 'run_role_forbidden']);
     expect(codes(await asRun('POST', `${stage}/dispatch`, { driver: 'x', stage: 'qa', commit: 'abc1' }))).toEqual([403, 'run_role_forbidden']);
     expect(codes(await asRun('GET', '/yoke/api/fleet'))).toEqual([403, 'run_role_forbidden']);
-    expect(h.store.qa.verdicts([id])).toEqual([]);
+    expect(await h.store.qa.verdicts([id])).toEqual([]);
     expect(codes(await asRun('POST', `${stage}/verdicts`, { item: 'APP-1', case: 'cart', result: 'pass', evidence: 'ok' }))).toEqual([201, 'ok']);
-    expect(h.store.qa.verdicts([id]).map((v) => [v.caseId, v.recordedBy])).toEqual([['cart', `run:${runId}`]]);
+    expect((await h.store.qa.verdicts([id])).map((v) => [v.caseId, v.recordedBy])).toEqual([['cart', `run:${runId}`]]);
   });
 });
 
@@ -181,7 +181,7 @@ describe('the delivery CLI', () => {
   it('runs cases only in a checkout of the pinned commit, and says how to get there (not elsewhere, not outside a checkout)', async () => {
     const { h, api, call } = await setup();
     const id = (await call('POST', '/yoke/api/deployment-runs', { repo: REPO })).json.id as string;
-    const commit = h.store.deployments.get(id)!.commit;
+    const commit = (await h.store.deployments.get(id))!.commit;
     const wrong = await cli(api.url, ['qa', 'plan', 'run', '--item', 'APP-1', '--stage', 'qa'], { head: 'c1' });
     expect([wrong.code, wrong.err, wrong.ran]).toEqual([1, `This checkout is at c1, but the run is pinned at ${commit}.\nTo recover: git checkout ${commit}`, []]);
     // Outside any checkout: nothing here is the pinned commit, so nothing runs and no verdict is recorded.
@@ -191,14 +191,14 @@ describe('the delivery CLI', () => {
       `This directory is not a git checkout, so nothing here is the run's pinned commit ${commit.slice(0, 12)}.\nTo recover: run it in a clone of the repository, at git checkout ${commit}`,
       [],
     ]);
-    expect(h.store.qa.verdicts([id])).toEqual([]);
+    expect(await h.store.qa.verdicts([id])).toEqual([]);
     const right = await cli(api.url, ['qa', 'plan', 'run', '--item', 'APP-1', '--stage', 'qa'], { head: commit });
     expect([right.code, right.ran, right.out]).toEqual([
       0,
       ['./qa/cart.sh'],
       'APP-1 checkout/cart: pass\ncheckout/looks-right is manual: yoke qa case run --item APP-1 --stage qa --case looks-right --verdict pass --evidence @FILE',
     ]);
-    expect(h.store.qa.verdicts([id]).map((v) => [v.caseId, v.result, v.source, v.evidence])).toEqual([['cart', 'pass', 'yoke qa plan run', '$ ./qa/cart.sh\nok\n(exit 0)']]);
+    expect((await h.store.qa.verdicts([id])).map((v) => [v.caseId, v.result, v.source, v.evidence])).toEqual([['cart', 'pass', 'yoke qa plan run', '$ ./qa/cart.sh\nok\n(exit 0)']]);
   });
 
   it('refuses a manual verdict without its evidence, or with an unreadable evidence file, and records nothing', async () => {
@@ -215,7 +215,7 @@ describe('the delivery CLI', () => {
     expect([missing.code, missing.err]).toEqual([1, 'Cannot read the evidence file shot.txt: ENOENT: no such file']);
     const odd = await cli(api.url, ['qa', 'case', 'run', '--item', 'APP-1', '--stage', 'qa', '--case', 'looks-right', '--verdict', 'maybe']);
     expect([odd.code, odd.err]).toEqual([1, 'Say --verdict pass or --verdict fail.']);
-    expect(h.store.qa.verdicts([id])).toEqual([]);
+    expect(await h.store.qa.verdicts([id])).toEqual([]);
     const unknown = await cli(api.url, ['qa', 'plan', 'run', '--item', 'APP-9', '--stage', 'qa']);
     expect([unknown.code, unknown.err]).toEqual([1, 'APP-9 is not a member of an active deployment run. See `yoke deployment-runs create`.']);
   });

@@ -29,7 +29,7 @@ describe('POST /yoke/api/runs/:id/push and /claim', () => {
   it('TR03 an AFK run with its own secret gets a push token for yoke/<issue>-<run> and its claim PR, opened as the app with the closing keyword and trailer', async () => {
     const h = makeHarness();
     const base = await start(h);
-    const id = liveRun(h);
+    const id = await liveRun(h);
     const push = await post(`${base}/yoke/api/runs/${id}/push`, {}, 'the-secret');
     expect(push.status).toBe(200);
     expect(await push.json()).toMatchObject({ token: 'ghs_push_1', branch: `yoke/1-${id}` });
@@ -45,7 +45,7 @@ describe('POST /yoke/api/runs/:id/push and /claim', () => {
     const h = makeHarness();
     const base = await start(h);
     h.forge.addPull('acme/api', { number: 7, headSha: 'abcdef1', headRef: 'yoke/1-rolder' });
-    const id = liveRun(h, { kind: 'fix' });
+    const id = await liveRun(h, { kind: 'fix' });
     const push = await post(`${base}/yoke/api/runs/${id}/push`, { branch: 'main' }, 'the-secret');
     expect(await push.json()).toMatchObject({ branch: 'yoke/1-rolder' });
     expect(await answer(await post(`${base}/yoke/api/runs/${id}/claim`, { title: 't', summary: 's' }, 'the-secret'))).toEqual([409, 'run_cannot_push']);
@@ -56,11 +56,11 @@ describe('POST /yoke/api/runs/:id/push and /claim', () => {
     const h = makeHarness();
     const base = await start(h);
     h.forge.addPull('acme/api', { number: 7, headSha: 'abcdef1', headRepo: 'mallory/api' });
-    const id = liveRun(h, { kind: 'fix' });
+    const id = await liveRun(h, { kind: 'fix' });
     const res = await post(`${base}/yoke/api/runs/${id}/push`, {}, 'the-secret');
     expect(((await res.json()) as { error: { message: string } }).error.message).toBe(`Run ${id} (fix) cannot push: PR #7 comes from a fork.`);
-    h.store.runs.end(id, 'failure', 'refused', h.clock.now());
-    const gone = liveRun(h, { kind: 'fix' });
+    await h.store.runs.end(id, 'failure', 'refused', h.clock.now());
+    const gone = await liveRun(h, { kind: 'fix' });
     h.forge.repos.get('acme/api')!.pulls = [];
     expect(await answer(await post(`${base}/yoke/api/runs/${gone}/push`, {}, 'the-secret'))).toEqual([409, 'run_cannot_push']);
     expect(h.forge.pushTokens).toEqual([]);
@@ -69,14 +69,14 @@ describe('POST /yoke/api/runs/:id/push and /claim', () => {
   it('TR03 nobody else gets a push token or a claim PR: another run\'s secret, no credential, a lander, an ended or reported run, another workflow run\'s OIDC token', async () => {
     const h = makeHarness();
     const base = await start(h);
-    const mine = liveRun(h);
-    const theirs = liveRun(h, { secret: 'their-secret', issue: 2 });
-    const lander = liveRun(h, { kind: 'lander' });
-    const ended = liveRun(h, { issue: 3 });
-    h.store.runs.end(ended, 'failure', 'timed out', h.clock.now());
-    const reported = liveRun(h, { issue: 4 });
+    const mine = await liveRun(h);
+    const theirs = await liveRun(h, { secret: 'their-secret', issue: 2 });
+    const lander = await liveRun(h, { kind: 'lander' });
+    const ended = await liveRun(h, { issue: 3 });
+    await h.store.runs.end(ended, 'failure', 'timed out', h.clock.now());
+    const reported = await liveRun(h, { issue: 4 });
     expect((await post(`${base}/yoke/api/runs/${reported}/result`, { outcome: 'failure', summary: 'gave up' }, 'the-secret')).status).toBe(200);
-    const actions = liveRun(h, { secret: null, ref: 'yoke-run.yml@main#4242', issue: 5 });
+    const actions = await liveRun(h, { secret: null, ref: 'yoke-run.yml@main#4242', issue: 5 });
     h.forge.workflowRuns.set(actions, WF);
     const now = Math.floor(h.clock.now() / 1000);
     const cases: [string, string | undefined, number, string][] = [
@@ -105,7 +105,7 @@ describe('POST /yoke/api/runs/:id/push and /claim', () => {
   it('refuses a claim body it cannot read, naming the field', async () => {
     const h = makeHarness();
     const base = await start(h);
-    const id = liveRun(h);
+    const id = await liveRun(h);
     const res = await post(`${base}/yoke/api/runs/${id}/claim`, { title: 7, summary: 's', extra: true }, 'the-secret');
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: { message: string } }).error.message).toContain('title: Invalid input: expected string, received number');

@@ -23,10 +23,10 @@ describe('POST /yoke/api/runs/:id/result', () => {
   it('accepts a command run report with its per-run secret, and refuses a second one', async () => {
     const h = makeHarness();
     const base = await start(h);
-    const id = liveRun(h);
+    const id = await liveRun(h);
     const ok = await post(`${base}/yoke/api/runs/${id}/result`, { outcome: 'failure', summary: 'tests would not build' }, 'the-secret');
     expect(ok.status).toBe(200);
-    expect(h.store.runs.get(id)).toMatchObject({ reportedOutcome: 'failure', summary: 'tests would not build', status: 'live' });
+    expect(await h.store.runs.get(id)).toMatchObject({ reportedOutcome: 'failure', summary: 'tests would not build', status: 'live' });
     const again = await post(`${base}/yoke/api/runs/${id}/result`, { outcome: 'success' }, 'the-secret');
     expect(again.status).toBe(409);
     expect(((await again.json()) as any).error.code).toBe('run_already_reported');
@@ -35,7 +35,7 @@ describe('POST /yoke/api/runs/:id/result', () => {
   it('refuses unknown run ids, wrong secrets, bad JSON, oversized bodies and missing verdicts, and loses no run record', async () => {
     const h = makeHarness();
     const base = await start(h);
-    const id = liveRun(h, { kind: 'lander' });
+    const id = await liveRun(h, { kind: 'lander' });
     const cases: [string, unknown, string | undefined, number, string][] = [
       [`/yoke/api/runs/nope/result`, { outcome: 'success' }, 'the-secret', 404, 'run_unknown'],
       [`/yoke/api/runs/${id}/result`, { outcome: 'success', verdict: 'accept' }, 'wrong', 401, 'run_secret_invalid'],
@@ -55,10 +55,10 @@ describe('POST /yoke/api/runs/:id/result', () => {
       expect([res.status, json.error.code], path + JSON.stringify(body).slice(0, 40)).toEqual([status, code]);
       expect(json.error.recovery.length).toBeGreaterThan(10);
     }
-    expect(h.store.runs.get(id)).toMatchObject({ status: 'live', reportedOutcome: null, verdict: null });
+    expect(await h.store.runs.get(id)).toMatchObject({ status: 'live', reportedOutcome: null, verdict: null });
     const good = await post(`${base}/yoke/api/runs/${id}/result`, { outcome: 'success', verdict: 'reject', head_sha: LANDER_HEAD, summary: '2 tests fail' }, 'the-secret');
     expect(good.status).toBe(200);
-    expect(h.store.runs.get(id)).toMatchObject({ verdict: 'reject', reportedOutcome: 'success' });
+    expect(await h.store.runs.get(id)).toMatchObject({ verdict: 'reject', reportedOutcome: 'success' });
   });
 
   const refusal = async (base: string, id: string, token: string) => {
@@ -71,7 +71,7 @@ describe('POST /yoke/api/runs/:id/result', () => {
     const h = makeHarness();
     h.forge.addRepo('acme/api', {});
     const base = await start(h);
-    const id = liveRun(h, { secret: null, ref: 'yoke-run.yml@main#4242' });
+    const id = await liveRun(h, { secret: null, ref: 'yoke-run.yml@main#4242' });
     h.forge.workflowRuns.set(id, WF);
     const now = Math.floor(h.clock.now() / 1000);
     const claims = good(now);
@@ -95,17 +95,17 @@ describe('POST /yoke/api/runs/:id/result', () => {
       ['not-a-token', 'the token was refused (ERR_JWS_INVALID)'],
     ];
     for (const [token, detail] of refusals) expect(await refusal(base, id, token)).toEqual([401, 'run_token_invalid', `The OIDC token was refused: ${detail}`]);
-    expect(h.store.runs.get(id)?.reportedOutcome).toBeNull();
+    expect((await h.store.runs.get(id))?.reportedOutcome).toBeNull();
     const ok = await post(`${base}/yoke/api/runs/${id}/result`, { outcome: 'success' }, jwt(claims));
     expect(ok.status).toBe(200);
-    expect(h.store.runs.get(id)?.reportedOutcome).toBe('success');
+    expect((await h.store.runs.get(id))?.reportedOutcome).toBe('success');
   });
 
   it('TR03 a workflow run that a writer started or re-ran reports nothing, nor a token naming another actor', async () => {
     const h = makeHarness();
     h.forge.addRepo('acme/api', {});
     const base = await start(h);
-    const id = liveRun(h, { secret: null, ref: 'yoke-run.yml@main#4242' });
+    const id = await liveRun(h, { secret: null, ref: 'yoke-run.yml@main#4242' });
     const now = Math.floor(h.clock.now() / 1000);
     h.forge.workflowRuns.set(id, { ...WF, actor: 'mallory', triggeringActor: 'mallory' });
     expect(await refusal(base, id, jwt(good(now)))).toEqual([401, 'run_token_invalid', 'The OIDC token was refused: workflow run 4242 was started by mallory, not by yoke[bot]']);
@@ -113,7 +113,7 @@ describe('POST /yoke/api/runs/:id/result', () => {
     expect(await refusal(base, id, jwt(good(now)))).toEqual([401, 'run_token_invalid', 'The OIDC token was refused: workflow run 4242 was re-run by mallory, not by yoke[bot]']);
     h.forge.workflowRuns.set(id, WF);
     expect(await refusal(base, id, jwt({ ...good(now), actor: 'mallory' }))).toEqual([401, 'run_token_invalid', 'The OIDC token was refused: the token is from a run started by mallory, not by yoke[bot]']);
-    expect(h.store.runs.get(id)?.reportedOutcome).toBeNull();
+    expect((await h.store.runs.get(id))?.reportedOutcome).toBeNull();
     expect((await post(`${base}/yoke/api/runs/${id}/result`, { outcome: 'success' }, jwt(good(now)))).status).toBe(200);
   });
 
@@ -121,7 +121,7 @@ describe('POST /yoke/api/runs/:id/result', () => {
     const h = makeHarness();
     h.forge.addRepo('acme/api', {});
     const base = await start(h);
-    const id = liveRun(h, { secret: null, ref: 'pending:yoke-run.yml@main' });
+    const id = await liveRun(h, { secret: null, ref: 'pending:yoke-run.yml@main' });
     const now = Math.floor(h.clock.now() / 1000);
     // Not listed yet: refused, not waved through.
     expect(await refusal(base, id, jwt(good(now)))).toEqual([
@@ -132,7 +132,7 @@ describe('POST /yoke/api/runs/:id/result', () => {
     h.forge.workflowRuns.set(id, WF);
     // Another workflow run of the same repository and workflow (another yoke run, say) cannot report for this one.
     expect(await refusal(base, id, jwt({ ...good(now), run_id: '5000' }))).toEqual([401, 'run_token_invalid', 'The OIDC token was refused: the token is from workflow run 5000, not 4242']);
-    expect(h.store.runs.get(id)?.launcherRef).toBe('yoke-run.yml@main#4242');
+    expect((await h.store.runs.get(id))?.launcherRef).toBe('yoke-run.yml@main#4242');
     expect((await post(`${base}/yoke/api/runs/${id}/result`, { outcome: 'success' }, jwt(good(now)))).status).toBe(200);
   });
 
@@ -185,12 +185,12 @@ describe('operator routes', () => {
     h.forge.addRepo('acme/api', AUTOLAND);
     h.forge.addIssue('acme/api', 3);
     await h.engine.schedulerTick();
-    for (const r of h.store.runs.listLive()) {
-      h.store.runs.recordReport(r.id, { outcome: 'success', verdict: null, summary: null }, 0);
+    for (const r of (await h.store.runs.listLive())) {
+      await h.store.runs.recordReport(r.id, { outcome: 'success', verdict: null, summary: null }, 0);
       h.launcher.finish(r.id);
     }
     await h.engine.recover();
-    for (let i = 0; i < 3; i++) h.store.repos.addFailure('acme/api', 3, h.clock.now());
+    for (let i = 0; i < 3; i++) await h.store.repos.addFailure('acme/api', 3, h.clock.now());
     const base = await start(h);
     const refused = await post(`${base}/yoke/api/repos/acme/api/issues/3/start`, {}, TOKEN);
     expect(refused.status).toBe(409);
@@ -207,7 +207,7 @@ describe('operator routes', () => {
     const started = await post(`${base}/yoke/api/repos/acme/api/issues/3/start`, {}, TOKEN);
     expect(started.status).toBe(200);
     await h.engine.lock.run(async () => {});
-    expect(h.store.runs.listLive().map((r) => [r.kind, r.subject])).toEqual([['afk_manual', 'issue#3']]);
+    expect((await h.store.runs.listLive()).map((r) => [r.kind, r.subject])).toEqual([['afk_manual', 'issue#3']]);
   });
 
   it('toggles the auto loop, with toggle-on kicking a pass', async () => {
@@ -221,7 +221,7 @@ describe('operator routes', () => {
     const on = await post(`${base}/yoke/api/repos/acme/api/auto`, { enabled: true }, TOKEN);
     expect(await on.json()).toEqual({ ok: true, message: 'The auto loop of acme/api is on.' });
     await h.engine.lock.run(async () => {});
-    expect(h.store.runs.listLive().map((r) => r.kind)).toEqual(['afk_auto']);
+    expect((await h.store.runs.listLive()).map((r) => r.kind)).toEqual(['afk_auto']);
     const unknown = await post(`${base}/yoke/api/repos/acme/nope/reset`, {}, TOKEN);
     expect([unknown.status, ((await unknown.json()) as any).error.code]).toEqual([409, 'repo_not_opted_in']);
   });

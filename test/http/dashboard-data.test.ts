@@ -12,10 +12,10 @@ describe("a repository's dashboard page", () => {
     const h = makeHarness();
     h.forge.addRepo('acme/api', { ...AUTOLAND, budget_minutes: { afk: 45 } });
     h.forge.addRepo('acme/web', AUTOLAND);
-    addClaimPull(h, 'acme/api', { number: 7, issue: 3, headSha: 'abc1234def' });
+    await addClaimPull(h, 'acme/api', { number: 7, issue: 3, headSha: 'abc1234def' });
     await h.engine.schedulerTick();
     const lander = h.launcher.starts.find((s) => s.kind === 'lander')!;
-    report(h, lander.runId, 'success', 'reject');
+    await report(h, lander.runId, 'success', 'reject');
     await h.engine.reaperTick();
 
     const data = await buildDashboardData(h.fleet, h.engine.lastPass, { webUrl: 'https://github.test', refreshMs: 10_000, repo: 'acme/api' });
@@ -53,9 +53,9 @@ describe("a repository's dashboard page", () => {
   it('shows live runs with how long each has run and when its deadline falls', async () => {
     const h = makeHarness();
     h.forge.addRepo('acme/api', AUTOLAND);
-    addClaimPull(h, 'acme/api', { number: 7, issue: 3, headSha: 'abc1234def' });
+    await addClaimPull(h, 'acme/api', { number: 7, issue: 3, headSha: 'abc1234def' });
     await h.engine.schedulerTick();
-    const run = h.store.runs.listLive()[0]!;
+    const run = (await h.store.runs.listLive())[0]!;
     h.clock.advance(4 * 60_000 + 12_000);
     const html = renderDashboardMain(await buildDashboardData(h.fleet, h.engine.lastPass, { webUrl: 'https://github.test', refreshMs: 10_000 }), { kind: 'fleet' });
     const left = run.budgetDeadline - h.clock.now();

@@ -9,22 +9,22 @@ import { liveRun } from '../helpers/run-api.js';
 describe('the dashboard\'s "Needs you"', () => {
   it('lists a paused repository, a disabled one and a failed run of the last day, each with what moves it; a healthy fleet needs nothing', async () => {
     const h = makeHarness();
-    h.store.repos.ensure('acme/api', 1, h.clock.now());
+    await h.store.repos.ensure('acme/api', 1, h.clock.now());
     expect(needsYou(await buildFleetReport(h.fleet, null), h.clock.now())).toEqual([]);
-    for (let i = 0; i < 3; i++) h.store.repos.addFailure('acme/api', 3, h.clock.now());
-    h.store.repos.ensure('acme/web', 1, h.clock.now());
-    h.store.repos.setDisabled('acme/web', '.github/yoke.yml is not valid: "autolnad" is not a setting here; did you mean "autoland"?', h.clock.now());
-    h.store.repos.ensure('acme/ops', 1, h.clock.now());
-    const fail = (repo: string) => {
-      const id = liveRun(h, { repo, issue: 14, secret: 's' });
-      h.store.runs.recordReport(id, { outcome: 'failure', verdict: null, summary: 'Error: issue #14 names no demo task', cost: null }, h.clock.now());
-      h.store.runs.end(id, 'failure', null, h.clock.now());
+    for (let i = 0; i < 3; i++) await h.store.repos.addFailure('acme/api', 3, h.clock.now());
+    await h.store.repos.ensure('acme/web', 1, h.clock.now());
+    await h.store.repos.setDisabled('acme/web', '.github/yoke.yml is not valid: "autolnad" is not a setting here; did you mean "autoland"?', h.clock.now());
+    await h.store.repos.ensure('acme/ops', 1, h.clock.now());
+    const fail = async (repo: string) => {
+      const id = await liveRun(h, { repo, issue: 14, secret: 's' });
+      await h.store.runs.recordReport(id, { outcome: 'failure', verdict: null, summary: 'Error: issue #14 names no demo task', cost: null }, h.clock.now());
+      await h.store.runs.end(id, 'failure', null, h.clock.now());
       h.clock.advance(1000);
       return id;
     };
-    fail('acme/api');
-    const id = fail('acme/api');
-    const ops = fail('acme/ops');
+    await fail('acme/api');
+    const id = await fail('acme/api');
+    const ops = await fail('acme/ops');
     expect(needsYou(await buildFleetReport(h.fleet, null), h.clock.now())).toEqual([
       { repo: 'acme/api', what: 'acme/api is paused after 3 AFK failures: no new work starts', command: (await buildFleetReport(h.fleet, null)).repos.find((r) => r.repo === 'acme/api')!.recovery },
       { repo: 'acme/web', what: 'acme/web is disabled: .github/yoke.yml is not valid: "autolnad" is not a setting here; did you mean "autoland"?', command: 'Fix `.github/yoke.yml` on the default branch of acme/web; yoke re-reads it on its next pass.' },

@@ -12,7 +12,7 @@ const QA_ONLY = { delivery: { stages: [{ name: 'qa', kind: 'qa' }], steering: 'l
 
 /** APP-1 owns checkout (holder alice), APP-2 and APP-3 share smoke; created by maint. */
 async function setup(): Promise<DeliveryHarness & { run: string; tracking: number }> {
-  const h = makeDeliveryHarness({ config: QA_ONLY });
+  const h = await makeDeliveryHarness({ config: QA_ONLY });
   h.forge.repo(REPO).permissions = { maint: 'admin', alice: 'write', lead: 'admin' };
   const { run, tracking } = await threeItemRun(h);
   return { ...h, run, tracking: tracking! };
@@ -37,7 +37,7 @@ describe('notices', () => {
         "- APP-1's plan checkout, case cart (Cart total) has no current pass: `yoke qa plan run --item APP-1 --stage qa`",
         "- APP-1's plan checkout, case looks-right (Looks right) has no current pass: `yoke qa case run --item APP-1 --stage qa --case looks-right --verdict pass --evidence @FILE`",
         '',
-        `Run QA commands in a checkout of \`${h.store.deployments.get(h.run)!.commit}\`. To hand this back, comment \`/yoke qa decline\`.`,
+        `Run QA commands in a checkout of \`${(await h.store.deployments.get(h.run))!.commit}\`. To hand this back, comment \`/yoke qa decline\`.`,
       ].join('\n'),
     ]);
     expect(h.forge.edits.filter((e) => e.commentId === onPr[0]!.id)).toEqual([]);
@@ -156,7 +156,7 @@ describe('notices', () => {
   });
 
   it('QA21 a run created by a bot, with no steering and no driver, tells nobody of its driver waits, and the report flags that nobody was told', async () => {
-    const h = makeDeliveryHarness({ config: { delivery: { stages: [{ name: 'qa', kind: 'qa' }] } } });
+    const h = await makeDeliveryHarness({ config: { delivery: { stages: [{ name: 'qa', kind: 'qa' }] } } });
     h.forge.repo(REPO).permissions = { maint: 'admin', alice: 'write' };
     await h.attach(2, 'smoke');
     await h.attach(3, 'smoke');

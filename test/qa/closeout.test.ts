@@ -24,7 +24,7 @@ const closeoutComments = (h: { forge: FakeForge }) => h.forge.comments.filter((c
 
 describe('close-out', () => {
   it('DX01 closes accepted members in order: the issue closed as completed, delivered replacing owed, a close-out notice on the claim PR', async () => {
-    const h = makeDeliveryHarness({ config: QA_ONLY });
+    const h = await makeDeliveryHarness({ config: QA_ONLY });
     // Open issues (closed without a keyword), so the close-out closes them itself.
     for (const i of h.forge.repo(REPO).issues) Object.assign(i, { open: true, stateReason: null });
     const run = await createDeploymentRun(h.fleet, { repo: REPO });
@@ -43,7 +43,7 @@ describe('close-out', () => {
 
   it('DX06 with a slow forge no close-out starts after five seconds (DX01); the skipped close later, and none twice', async () => {
     const clock = new ManualClock();
-    const h = makeDeliveryHarness({ config: QA_ONLY, items: [1, 2, 3, 4, 5], forge: new SlowForge(clock), clock });
+    const h = await makeDeliveryHarness({ config: QA_ONLY, items: [1, 2, 3, 4, 5], forge: new SlowForge(clock), clock });
     for (const i of h.forge.repo(REPO).issues) Object.assign(i, { open: true, stateReason: null });
     const run = await createDeploymentRun(h.fleet, { repo: REPO });
     if (!run.ok) throw new Error(run.refusal.message);
@@ -60,7 +60,7 @@ describe('close-out', () => {
   });
 
   it('DX03 a locked issue refuses its close-out, wakes its owner with the refusal, the next member still closes, and it closes by itself once unlocked (DX04)', async () => {
-    const h = makeDeliveryHarness({ config: QA_ONLY });
+    const h = await makeDeliveryHarness({ config: QA_ONLY });
     const run = await createDeploymentRun(h.fleet, { repo: REPO });
     if (!run.ok) throw new Error(run.refusal.message);
     // Locked after the run was created: only a fresh read right before acting sees it.
@@ -86,7 +86,7 @@ describe('close-out', () => {
   });
 
   it('DX02 the route is read fresh right before acting: a lock set after the run was created, and a reopened issue, refuse', async () => {
-    const h = makeDeliveryHarness({ config: QA_ONLY });
+    const h = await makeDeliveryHarness({ config: QA_ONLY });
     const run = await createDeploymentRun(h.fleet, { repo: REPO });
     if (!run.ok) throw new Error(run.refusal.message);
     Object.assign(h.forge.repo(REPO).issues.find((i) => i.number === 1)!, { open: true, stateReason: 'reopened' });
@@ -106,7 +106,7 @@ describe('close-out', () => {
         if (number === 1 && change.state === 'closed') this.repo(REPO).issues.find((i) => i.number === 3)!.locked = true;
       }
     }
-    const h = makeDeliveryHarness({ config: QA_ONLY, forge: new LockingForge() });
+    const h = await makeDeliveryHarness({ config: QA_ONLY, forge: new LockingForge() });
     for (const i of h.forge.repo(REPO).issues) Object.assign(i, { open: true, stateReason: null });
     const run = await createDeploymentRun(h.fleet, { repo: REPO });
     if (!run.ok) throw new Error(run.refusal.message);
@@ -118,7 +118,7 @@ describe('close-out', () => {
   });
 
   it('DX04 a refused close-out closes by itself once the record blocking it settles, with no one asking', async () => {
-    const h = makeDeliveryHarness({ config: QA_ONLY });
+    const h = await makeDeliveryHarness({ config: QA_ONLY });
     const run = await createDeploymentRun(h.fleet, { repo: REPO });
     if (!run.ok) throw new Error(run.refusal.message);
     const issue = h.forge.repo(REPO).issues.find((i) => i.number === 2)!;
@@ -131,7 +131,7 @@ describe('close-out', () => {
   });
 
   it('DX05 while a deployment-stage execution is live, verdict callbacks close nothing and notify nobody; its end settles the stage', async () => {
-    const h = makeDeliveryHarness({ config: QA_ONLY });
+    const h = await makeDeliveryHarness({ config: QA_ONLY });
     await h.attach(1, 'smoke');
     await h.attach(2, 'smoke');
     const run = await createDeploymentRun(h.fleet, { repo: REPO });

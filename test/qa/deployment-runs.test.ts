@@ -5,7 +5,7 @@ import { REPO, makeDeliveryHarness, actorOf } from '../helpers/delivery.js';
 
 describe('deployment runs', () => {
   it('default members are the items whose claim PR merged at or before the commit and whose delivery is owed; a tracking issue shows the run', async () => {
-    const h = makeDeliveryHarness();
+    const h = await makeDeliveryHarness();
     const at = h.merged.get(2)!; // items 1 and 2 merged at or before; 3 after
     const r = await createDeploymentRun(h.fleet, { repo: REPO, commit: at, creator: 'maint' });
     expect(r.ok).toBe(true);
@@ -26,11 +26,11 @@ describe('deployment runs', () => {
   });
 
   it('--items takes only the items named, and refuses one that cannot join with why and what to do', async () => {
-    const h = makeDeliveryHarness();
+    const h = await makeDeliveryHarness();
     const at = h.merged.get(2)!;
     const some = await createDeploymentRun(h.fleet, { repo: REPO, commit: at, items: ['APP-2'] });
     expect(some.ok && some.value.members.map((m) => m.item)).toEqual(['APP-2']);
-    const h2 = makeDeliveryHarness();
+    const h2 = await makeDeliveryHarness();
     const late = await createDeploymentRun(h2.fleet, { repo: REPO, commit: h2.merged.get(2)!, items: ['APP-3'] });
     expect(late).toEqual({
       ok: false,
@@ -44,24 +44,24 @@ describe('deployment runs', () => {
     expect((await createDeploymentRun(h2.fleet, { repo: REPO, items: ['APP-9'] })).ok || 'refused').toBe('refused');
     const bad = await createDeploymentRun(h2.fleet, { repo: REPO, items: ['WEB-1'] });
     expect(!bad.ok && bad.refusal.message + ' ' + bad.refusal.recovery).toBe('"WEB-1" is not an item. Name an item as PREFIX-N with the repository\'s prefix, e.g. APP-12.');
-    expect(h2.store.deployments.list()).toEqual([]);
+    expect(await h2.store.deployments.list()).toEqual([]);
   });
 
   it('refuses without a delivery section, with a bad one, at an unknown commit, and beside an active run', async () => {
-    const none = makeDeliveryHarness({ config: { delivery: undefined } });
+    const none = await makeDeliveryHarness({ config: { delivery: undefined } });
     expect(await createDeploymentRun(none.fleet, { repo: REPO })).toMatchObject({ ok: false, refusal: { code: 'delivery_not_configured' } });
-    const bad = makeDeliveryHarness({ config: { delivery: { stages: [] } } });
+    const bad = await makeDeliveryHarness({ config: { delivery: { stages: [] } } });
     expect(await createDeploymentRun(bad.fleet, { repo: REPO })).toMatchObject({ ok: false, refusal: { code: 'qa_configuration_refused', recovery: expect.stringContaining('`delivery.stages`') } });
-    const h = makeDeliveryHarness();
+    const h = await makeDeliveryHarness();
     expect(await createDeploymentRun(h.fleet, { repo: REPO, commit: 'deadbeef' })).toMatchObject({ ok: false, refusal: { code: 'deployment_commit_unknown' } });
     const first = await createDeploymentRun(h.fleet, { repo: REPO });
     const second = await createDeploymentRun(h.fleet, { repo: REPO });
     expect(second).toMatchObject({ ok: false, refusal: { code: 'deployment_run_active', message: `${REPO} already has an active deployment run, ${first.ok && first.value.id}.` } });
-    expect(h.store.deployments.list()).toHaveLength(1);
+    expect(await h.store.deployments.list()).toHaveLength(1);
   });
 
   it('QA12 a rework run takes over the failed run only on a later commit; the old run is superseded and its open groups close', async () => {
-    const h = makeDeliveryHarness({ config: { delivery: { stages: [{ name: 'qa', kind: 'qa' }] } } });
+    const h = await makeDeliveryHarness({ config: { delivery: { stages: [{ name: 'qa', kind: 'qa' }] } } });
     await h.attach(1, 'smoke');
     await h.attach(2, 'smoke');
     const first = await createDeploymentRun(h.fleet, { repo: REPO, commit: h.merged.get(3)! });
@@ -70,25 +70,25 @@ describe('deployment runs', () => {
     const fix = h.forge.commit(REPO, { 'src/fix.ts': 'fixed' });
     const rework = await createDeploymentRun(h.fleet, { repo: REPO, commit: fix, supersedes: first.value.id });
     expect(rework.ok && [rework.value.supersedes, rework.value.commit]).toEqual([first.value.id, fix]);
-    expect(h.store.deployments.get(first.value.id)!.status).toBe('superseded');
-    expect(h.store.qa.groups([first.value.id]).map((g) => [g.state, g.outcome])).toEqual([['closed', 'superseded']]);
+    expect((await h.store.deployments.get(first.value.id))!.status).toBe('superseded');
+    expect((await h.store.qa.groups([first.value.id])).map((g) => [g.state, g.outcome])).toEqual([['closed', 'superseded']]);
   });
 
   it('QA13 a removed member leaves the run and the groups it waited on; its delivery stays owed', async () => {
-    const h = makeDeliveryHarness({ config: { delivery: { stages: [{ name: 'qa', kind: 'qa' }] } } });
+    const h = await makeDeliveryHarness({ config: { delivery: { stages: [{ name: 'qa', kind: 'qa' }] } } });
     await h.attach(1, 'smoke');
     await h.attach(2, 'smoke');
     const run = await createDeploymentRun(h.fleet, { repo: REPO });
     if (!run.ok) throw new Error(run.refusal.message);
     const removed = await removeMember(h.fleet, actorOf('maint'), run.value.id, 'APP-2', 'needs a code fix');
     expect(removed.ok && removed.value.members.find((m) => m.item === 'APP-2')).toMatchObject({ removed: { by: 'maint', reason: 'needs a code fix' }, delivery: 'owed' });
-    expect(h.store.qa.groups([run.value.id])[0]!.coveredItemIds).toEqual([1]);
+    expect((await h.store.qa.groups([run.value.id]))[0]!.coveredItemIds).toEqual([1]);
     expect((await h.store.deliveryItems.get(REPO, 2))!.state).toBe('owed');
     expect(await removeMember(h.fleet, actorOf('maint'), run.value.id, 'APP-2', 'again')).toMatchObject({ ok: false, refusal: { code: 'deployment_item_unknown' } });
   });
 
   it('QA07 ownership freezes when the run enters its QA stage, after a deploy stage records its outcome and moves the run on', async () => {
-    const h = makeDeliveryHarness();
+    const h = await makeDeliveryHarness();
     await h.attach(1, 'checkout');
     const run = await createDeploymentRun(h.fleet, { repo: REPO });
     if (!run.ok) throw new Error(run.refusal.message);
@@ -99,22 +99,22 @@ describe('deployment runs', () => {
     const failed = await reportDeployStage(h.fleet, id, 'staging', { phase: 'end', outcome: 'failed', output: 'auth with ghs_abcdefghijklmnopqrstuvwx1234 failed\nboom', by: 'op' });
     expect(failed.ok && failed.value.nextStage).toBe('staging');
     // TR07: the output goes to the tracking issue; a token it printed does not.
-    expect(h.store.deployments.stage(id, 'staging')?.detail).toBe('auth with [redacted] failed / boom');
+    expect((await h.store.deployments.stage(id, 'staging'))?.detail).toBe('auth with [redacted] failed / boom');
     await reportDeployStage(h.fleet, id, 'staging', { phase: 'start', by: 'op' });
     const ok = await reportDeployStage(h.fleet, id, 'staging', { phase: 'end', outcome: 'succeeded', output: 'deployed', by: 'op' });
     expect(ok.ok && ok.value.nextStage).toBe('staging-qa');
     // Its answer lost, the driver reports the same end again: answered as the first time, nothing moves.
     const repeat = await reportDeployStage(h.fleet, id, 'staging', { phase: 'end', outcome: 'succeeded', output: 'deployed', by: 'op' });
     expect(repeat).toEqual(ok);
-    expect(h.store.deployments.get(id)!.currentStage).toBe(1);
+    expect((await h.store.deployments.get(id))!.currentStage).toBe(1);
     // A failure report for a stage already done is still refused: only a repeat of the recorded end is answered so.
     expect(await reportDeployStage(h.fleet, id, 'staging', { phase: 'end', outcome: 'failed', output: 'late', by: 'op' })).toMatchObject({ ok: false, refusal: { code: 'deployment_stage_not_current' } });
-    expect(h.store.deployments.stage(id, 'staging')).toMatchObject({ state: 'succeeded', attempts: 2 });
-    expect(h.store.qa.memberPlans(id, 'staging-qa').map((p) => [p.issueNumber, p.planId, p.owner])).toEqual([[1, 'checkout', 'member']]);
+    expect(await h.store.deployments.stage(id, 'staging')).toMatchObject({ state: 'succeeded', attempts: 2 });
+    expect((await h.store.qa.memberPlans(id, 'staging-qa')).map((p) => [p.issueNumber, p.planId, p.owner])).toEqual([[1, 'checkout', 'member']]);
     // QA07: a later attachment changes nothing frozen.
     await h.attach(2, 'checkout');
     const view = await getDeploymentRun(h.fleet, id);
-    expect(h.store.qa.memberPlans(id, 'staging-qa').map((p) => [p.issueNumber, p.planId, p.owner])).toEqual([[1, 'checkout', 'member']]);
+    expect((await h.store.qa.memberPlans(id, 'staging-qa')).map((p) => [p.issueNumber, p.planId, p.owner])).toEqual([[1, 'checkout', 'member']]);
     expect(view.ok && view.value.members.map((m) => [m.item, m.stages])).toEqual([
       ['APP-1', { 'staging-qa': 'waiting' }],
       ['APP-2', { 'staging-qa': 'settled' }],

@@ -7,7 +7,7 @@ const QA_ONLY = { delivery: { stages: [{ name: 'qa', kind: 'qa' }, { name: 'prod
 
 /** Items 1-3 in one run at its QA stage: 1 owns checkout, 2 and 3 share smoke. */
 async function atQa(extraPlans: Record<string, string> = {}): Promise<DeliveryHarness & { run: string }> {
-  const h = makeDeliveryHarness({ config: QA_ONLY });
+  const h = await makeDeliveryHarness({ config: QA_ONLY });
   if (Object.keys(extraPlans).length) h.forge.commit(REPO, extraPlans);
   const { run } = await threeItemRun(h);
   return { ...h, run };
@@ -34,7 +34,7 @@ describe('a dispatch of a QA stage', () => {
   });
 
   it('QA02 a member held by qa_configuration_refused is woken once per wait, with the refusal and its recovery', async () => {
-    const h = makeDeliveryHarness({ config: QA_ONLY });
+    const h = await makeDeliveryHarness({ config: QA_ONLY });
     await h.attach(1, 'checkout');
     // The plan breaks on the default branch after it was attached; the run pins that commit.
     h.forge.commit(REPO, { '.github/yoke/qa/checkout.yml': 'name: checkout\ncases: []\n' });
@@ -59,19 +59,19 @@ describe('a dispatch of a QA stage', () => {
       },
     ]);
     expect((await dispatchStage(h.fleet, r.value.id, 'qa')).ok).toBe(true);
-    expect(h.store.qa.wakes(r.value.id)).toHaveLength(1);
+    expect(await h.store.qa.wakes(r.value.id)).toHaveLength(1);
   });
 
   it('QA05 a failure opens one failure review however often dispatch repeats, and capture stops for that plan', async () => {
     const h = await atQa();
     await pass(h, { plan: 'smoke', case: 'flaky', result: 'fail', evidence: 'timeout; PRIVATE_KEY=-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----', source: 'capture', by: 'driver' });
     // TR07: evidence is kept and shown; a key the case printed is not.
-    expect(h.store.qa.verdicts([h.run]).map((v) => v.evidence)).toEqual(['timeout; PRIVATE_KEY=[redacted]']);
+    expect((await h.store.qa.verdicts([h.run])).map((v) => v.evidence)).toEqual(['timeout; PRIVATE_KEY=[redacted]']);
     for (let i = 0; i < 3; i++) {
       const d = await dispatchStage(h.fleet, h.run, 'qa');
       expect(d.ok && [d.value.state, d.value.capture]).toEqual(['failed', []]);
     }
-    expect(h.store.qa.failureReviews(h.run).map((r) => [r.subject, r.caseId])).toEqual([[`${h.run}-g1`, 'flaky']]);
+    expect((await h.store.qa.failureReviews(h.run)).map((r) => [r.subject, r.caseId])).toEqual([[`${h.run}-g1`, 'flaky']]);
   });
 
   it('settles when every member settles: item QA with evidence and an independent review, the shared group after a retry; then the run moves on', async () => {
@@ -81,7 +81,7 @@ describe('a dispatch of a QA stage', () => {
     await pass(h, { plan: 'smoke', case: 'health', result: 'pass', evidence: 'ok', source: 'yoke qa plan run', by: 'driver' });
     await pass(h, { plan: 'smoke', case: 'flaky', result: 'fail', evidence: 'first try', source: 'yoke qa plan run', by: 'driver' });
     let d = await dispatchStage(h.fleet, h.run, 'qa');
-    expect(d.ok && d.value.triage.map((t) => t.retry)).toEqual([`git checkout ${h.store.deployments.get(h.run)!.commit} && yoke qa plan run --deployment-run-id ${h.run} --stage qa --plan smoke`]);
+    expect(d.ok && d.value.triage.map((t) => t.retry)).toEqual([`git checkout ${(await h.store.deployments.get(h.run))!.commit} && yoke qa plan run --deployment-run-id ${h.run} --stage qa --plan smoke`]);
     await pass(h, { plan: 'smoke', case: 'flaky', result: 'pass', evidence: 'retry', source: 'yoke qa plan run', by: 'driver' });
     d = await dispatchStage(h.fleet, h.run, 'qa');
     // QA04: still waiting on an independent review of APP-1's claim PR.
@@ -90,7 +90,7 @@ describe('a dispatch of a QA stage', () => {
     h.forge.repo(REPO).permissions.bob = 'write';
     d = await dispatchStage(h.fleet, h.run, 'qa');
     expect(d.ok && [d.value.state, d.value.nextStage, d.value.members.map((m) => m.state)]).toEqual(['settled', 'production', ['settled', 'settled', 'settled']]);
-    expect(h.store.qa.groups([h.run]).map((g) => [g.state, g.outcome])).toEqual([['closed', 'passed']]);
+    expect((await h.store.qa.groups([h.run])).map((g) => [g.state, g.outcome])).toEqual([['closed', 'passed']]);
   });
 });
 
@@ -103,7 +103,7 @@ describe('recording verdicts', () => {
 
   it('QA18 with no open group refuses plan_group_not_open, naming the closed groups', async () => {
     const h = await atQa();
-    h.store.qa.closeGroup(`${h.run}-g1`, 'passed', h.clock.now());
+    await h.store.qa.closeGroup(`${h.run}-g1`, 'passed', h.clock.now());
     expect(await workOf(h.fleet, h.run, 'qa', { plan: 'smoke' })).toEqual({
       ok: false,
       refusal: {
@@ -116,7 +116,7 @@ describe('recording verdicts', () => {
   });
 
   it('QA19 an ambiguous plan name refuses with the matching ids; the exact id selects', async () => {
-    const h = makeDeliveryHarness({ config: QA_ONLY });
+    const h = await makeDeliveryHarness({ config: QA_ONLY });
     const sanity = (id: string) => `name: sanity\ncases:\n  - {id: ${id}, title: ${id}, run: "true"}\n`;
     h.forge.commit(REPO, { '.github/yoke/qa/web/sanity.yml': sanity('web'), '.github/yoke/qa/api/sanity.yml': sanity('api') });
     await expect(h.attach(2, 'sanity')).rejects.toThrow('The plan name "sanity" matches 2 plans: api/sanity, web/sanity.');
@@ -154,7 +154,7 @@ describe('recording verdicts', () => {
       `qa_plan_not_member_owned: Run it as the driver: \`yoke qa plan run --deployment-run-id ${h.run} --stage qa --plan smoke\`.`,
       'qa_case_unknown: Name one of its cases: looks-right.',
     ]);
-    expect(h.store.qa.verdicts([h.run])).toEqual([]);
+    expect(await h.store.qa.verdicts([h.run])).toEqual([]);
   });
 
   it('QA13 a waiver discharges a shared case', async () => {
@@ -170,7 +170,7 @@ describe('recording verdicts', () => {
 
 describe('gate checks of one stage that land together', () => {
   it('advance the run once: a check queued behind the one that settled the stage skips no deploy and does not end the run', async () => {
-    const h = makeDeliveryHarness({ config: QA_ONLY });
+    const h = await makeDeliveryHarness({ config: QA_ONLY });
     const { run } = await threeItemRun(h);
     const rec = (body: Parameters<typeof recordAs>[3]) => recordAs(h.fleet, run, 'qa', body);
     for (const c of ['cart', 'looks-right']) await rec({ item: 'APP-1', case: c, result: 'pass', evidence: 'ok', source: 'yoke qa case run', by: 'alice' });
@@ -181,11 +181,11 @@ describe('gate checks of one stage that land together', () => {
     const [a, b] = await Promise.all([dispatchStage(h.fleet, run, 'qa'), settleAfter(h.fleet, run, 'qa', 'APP-1')]);
     expect(a.ok && [a.value.state, a.value.nextStage]).toEqual(['settled', 'production']);
     expect(b && [b.state, b.nextStage]).toEqual(['settled', 'production']);
-    expect(h.store.deployments.get(run)).toMatchObject({ status: 'active', currentStage: 1 });
+    expect(await h.store.deployments.get(run)).toMatchObject({ status: 'active', currentStage: 1 });
     // And again, later: still at production, whose deploy has not run.
     const again = await dispatchStage(h.fleet, run, 'qa');
     expect(again.ok ? 'answered' : again.refusal.code).toBe('deployment_stage_not_current');
-    expect(h.store.deployments.get(run)).toMatchObject({ status: 'active', currentStage: 1 });
+    expect(await h.store.deployments.get(run)).toMatchObject({ status: 'active', currentStage: 1 });
   });
 });
 

@@ -38,7 +38,7 @@ afterEach(() => {
 });
 
 async function setup(opts: { forge?: FakeForge; store?: ReturnType<typeof openStore> } = {}): Promise<DeliveryHarness & { run: string; env: DispatchEnvelope }> {
-  const h = makeDeliveryHarness({ config: QA_ONLY, forge: opts.forge, store: opts.store });
+  const h = await makeDeliveryHarness({ config: QA_ONLY, forge: opts.forge, store: opts.store });
   await h.attach(1, 'checkout');
   const r = await createDeploymentRun(h.fleet, { repo: REPO, creator: 'maint' });
   if (!r.ok) throw new Error(r.refusal.message);
@@ -167,10 +167,10 @@ describe('busy answers, each from its contention point, refused before anything 
   });
 
   it('DX12 deployment_start_lock_busy: another start in the project', async () => {
-    const h = makeDeliveryHarness({ config: QA_ONLY });
+    const h = await makeDeliveryHarness({ config: QA_ONLY });
     await h.store.workLocks.take(`start:${REPO}`, 'start-elsewhere', h.clock.now(), 60_000);
     expect(await createDeploymentRun(h.fleet, { repo: REPO })).toMatchObject({ ok: false, refusal: { code: 'deployment_start_lock_busy', message: `Another deployment run of ${REPO} is being started (start-elsewhere).` } });
-    expect(h.store.deployments.list()).toEqual([]);
+    expect(await h.store.deployments.list()).toEqual([]);
   });
 
   it('DX13 deployment_membership_changed: a member removed while the gate was read; nothing of the check is written (DX12)', async () => {
@@ -182,7 +182,7 @@ describe('busy answers, each from its contention point, refused before anything 
     };
     const r = await send(h, 'busy-members');
     expect(code(r)).toBe('deployment_membership_changed');
-    expect(h.store.qa.wakes(h.run)).toEqual([]);
+    expect(await h.store.qa.wakes(h.run)).toEqual([]);
     expect((await h.store.dispatchRequests.get('busy-members'))!.state).toBe('failed');
     expect((await send(h, 'busy-members')).status).toBe(200);
   });
@@ -191,7 +191,7 @@ describe('busy answers, each from its contention point, refused before anything 
     const dir = mkdtempSync(join(tmpdir(), 'yoke-busy-'));
     cleanup = () => rmSync(dir, { recursive: true, force: true });
     const store = openStore(join(dir, 'yoke.db'), { busyTimeoutMs: 20 });
-    const h = makeDeliveryHarness({ config: QA_ONLY, store });
+    const h = await makeDeliveryHarness({ config: QA_ONLY, store });
     await h.attach(1, 'checkout');
     const run = await createDeploymentRun(h.fleet, { repo: REPO });
     if (!run.ok) throw new Error(run.refusal.message);
@@ -210,6 +210,6 @@ describe('busy answers, each from its contention point, refused before anything 
     expect(code(await dispatchIdempotent(h.fleet, run.value.id, 'qa', 'busy-sqlite', env, { responseLimitMs: 1 }, never))).toBe('statement_cancelled');
     store.write = write;
     expect((await dispatchIdempotent(h.fleet, run.value.id, 'qa', 'busy-sqlite', env, { responseLimitMs: 60_000 }, never)).status).toBe(200);
-    store.close();
+    await store.close();
   });
 });

@@ -31,7 +31,7 @@ describe('an independent review', () => {
   });
 
   it('TR09 the item\'s assignee, its holder and the PR\'s author approving do not settle it; a writer who is none of them does', async () => {
-    const h = makeDeliveryHarness({ config: { delivery: { stages: [{ name: 'qa', kind: 'qa' }] } } });
+    const h = await makeDeliveryHarness({ config: { delivery: { stages: [{ name: 'qa', kind: 'qa' }] } } });
     const { run } = await threeItemRun(h);
     for (const c of ['cart', 'looks-right']) await recordAs(h.fleet, run, 'qa', { item: 'APP-1', case: c, result: 'pass', evidence: 'ok', source: 'yoke qa case run', by: 'alice' });
     const pr = h.forge.repo(REPO).merged.find((p) => p.number === 101)!;
@@ -62,7 +62,7 @@ describe('a replacement (--replaces)', () => {
       '.github/yoke/qa/checkout.yml': 'name: checkout\ncases:\n  - {id: cart, title: Cart total, run: ./qa/cart.sh}\n  - {id: looks-right, title: Looks right, manual: true}\n',
       '.github/yoke/qa/smoke.yml': 'name: smoke\ncases:\n  - {id: flaky, title: Flaky, run: ./qa/flaky.sh}\n  - {id: health, title: Health, run: ./qa/health.sh}\n  - {id: health-v2, title: "Health, retried", run: "./qa/health.sh --retry", replaces: health}\n',
     };
-    const h = makeDeliveryHarness({ config: { delivery: { stages: [{ name: 'qa', kind: 'qa' }] } }, plans });
+    const h = await makeDeliveryHarness({ config: { delivery: { stages: [{ name: 'qa', kind: 'qa' }] } }, plans });
     const { run } = await threeItemRun(h);
     const rec = (body: Parameters<typeof recordAs>[3]) => recordAs(h.fleet, run, 'qa', body);
     await rec({ plan: 'smoke', case: 'flaky', result: 'fail', evidence: 'timed out', source: 'yoke qa plan run', by: 'driver' });
@@ -72,7 +72,7 @@ describe('a replacement (--replaces)', () => {
       "Plan smoke at the run's pinned commit does not declare health as the replacement of flaky, so its verdict cannot take flaky's place.",
       `Declare it in the plan (\`replaces: flaky\` on case health), merge, and take the run over on that commit; or have a maintainer discharge flaky with a reason: \`yoke qa waive --deployment-run-id ${run} --stage qa --plan smoke --case flaky --reason "..."\`.`,
     ]);
-    expect(h.store.qa.verdicts([run]).map((v) => v.caseId)).toEqual(['flaky']);
+    expect((await h.store.qa.verdicts([run])).map((v) => v.caseId)).toEqual(['flaky']);
     // The declared one is recorded and counts; flaky still fails the group until then.
     await rec({ plan: 'smoke', case: 'health', result: 'fail', evidence: 'down', source: 'yoke qa plan run', by: 'driver' });
     expect((await rec({ plan: 'smoke', case: 'health-v2', replaces: 'health', result: 'pass', source: 'yoke qa plan run', by: 'driver' })).ok).toBe(true);

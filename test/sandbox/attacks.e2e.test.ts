@@ -20,7 +20,7 @@ const CLAIMED_WARNINGS: string[] = ['ignored verdict marker', 'signature does no
 // lander of yoke's did not validate.
 
 let s: Sandbox;
-const afkOf = (issue: number) => s.runs().find((r) => r.kind === 'afk_auto' && r.issueNumber === issue);
+const afkOf = async (issue: number) => (await s.runs()).find((r) => r.kind === 'afk_auto' && r.issueNumber === issue);
 const pullFor = (issue: number) => [...s.repo.issues.values()].find((i) => i.pull && i.body.includes(`Closes #${issue}`));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -80,29 +80,36 @@ afterAll(async () => {
 
 describe('the attack suite, end to end', () => {
   it('TR03 an OIDC token from another workflow of the same repository reports for no run, before the run is bound or after', async () => {
-    await s.waitUntil(() => afkOf(1)?.status === 'live' && s.forge.runner.runs.some((w) => w.inputs.run_id === afkOf(1)!.id), 20_000, 'the AFK run of #1');
-    const run = afkOf(1)!;
+    await s.waitUntil(
+      async () => {
+        const afk = await afkOf(1);
+        return afk?.status === 'live' && s.forge.runner.runs.some((w) => w.inputs.run_id === afk.id);
+      },
+      20_000,
+      'the AFK run of #1',
+    );
+    const run = (await afkOf(1))!;
     expect(run.launcherRef).toBe('pending:yoke-run.yml@main');
     const wf = s.forge.runner.runs.find((w) => w.inputs.run_id === run.id)!;
     // Before: the report resolves the dispatched workflow run first, and the token is not from it.
     expect(await report(run.id, otherWorkflowToken())).toEqual([401, `The OIDC token was refused: the token is from workflow run 999999, not ${wf.id}`]);
-    expect(s.runtime.store.runs.get(run.id)!.launcherRef).toBe(`yoke-run.yml@main#${wf.id}`);
+    expect((await s.runtime.store.runs.get(run.id))!.launcherRef).toBe(`yoke-run.yml@main#${wf.id}`);
     // After: neither another run's token nor one naming this run id from another workflow file.
     expect(await report(run.id, otherWorkflowToken())).toEqual([401, `The OIDC token was refused: the token is from workflow run 999999, not ${wf.id}`]);
     expect(await report(run.id, otherWorkflowToken({ run_id: String(wf.id) }))).toEqual([
       401,
       `The OIDC token was refused: the token is from ${DEMO_REPO}/.github/workflows/other.yml@refs/heads/main, not ${DEMO_REPO}/.github/workflows/yoke-run.yml@refs/heads/main`,
     ]);
-    expect(s.runtime.store.runs.get(run.id)!.reportedOutcome).toBeNull();
+    expect((await s.runtime.store.runs.get(run.id))!.reportedOutcome).toBeNull();
     // The run's own report, from its own workflow run, is accepted, and #1 goes on to merge.
     await s.waitUntil(() => s.repo.issues.get(1)!.state === 'closed', 60_000, '#1 to merge');
   }, 90_000);
 
   it("TR01 TR03 a writer who dispatches the workflow under a live lander's run id, on main, is bound to nothing: the real lander's reject is recorded and nothing merges", async () => {
-    const landerOf = (pr: number) => s.runs().find((r) => r.kind === 'lander' && r.prNumber === pr);
-    await s.waitUntil(() => pullFor(2) !== undefined && landerOf(pullFor(2)!.number)?.status === 'live', 60_000, 'the lander of the attack PR');
+    const landerOf = async (pr: number) => (await s.runs()).find((r) => r.kind === 'lander' && r.prNumber === pr);
+    await s.waitUntil(async () => pullFor(2) !== undefined && (await landerOf(pullFor(2)!.number))?.status === 'live', 60_000, 'the lander of the attack PR');
     const pr = pullFor(2)!;
-    const lander = landerOf(pr.number)!;
+    const lander = (await landerOf(pr.number))!;
     const main = git(s.repo.gitDir, ['rev-parse', 'refs/heads/main']);
     // The writer's own run validates main (which passes) and reports accept for the lander's run id.
     const res = await asUser(s.maintainerToken, 'POST', `/repos/${DEMO_REPO}/actions/workflows/yoke-run.yml/dispatches`, {
@@ -115,10 +122,10 @@ describe('the attack suite, end to end', () => {
     await s.waitUntil(() => forged.status === 'completed', 60_000, 'the forged run to end');
     // Only now may the real lander finish: the forged report came first.
     writeFileSync(join(s.dataDir, 'state', 'release-lander'), '');
-    await s.waitUntil(() => s.runtime.store.runs.get(lander.id)!.verdict !== null, 60_000, 'the real verdict');
+    await s.waitUntil(async () => (await s.runtime.store.runs.get(lander.id))!.verdict !== null, 60_000, 'the real verdict');
     // yoke refused the forged run's report (its report job failed on yoke's 401) and bound the lander to its own dispatch.
     expect(forged.jobs).toMatchObject({ validate: 'success', report: 'failure' });
-    expect(s.runtime.store.runs.get(lander.id)).toMatchObject({ verdict: 'reject', launcherRef: `yoke-run.yml@main#${real.id}` });
+    expect(await s.runtime.store.runs.get(lander.id)).toMatchObject({ verdict: 'reject', launcherRef: `yoke-run.yml@main#${real.id}` });
     await sleep(2500);
     expect(pr.state).toBe('open');
     expect(pr.pull!.merged).toBe(false);
@@ -126,10 +133,10 @@ describe('the attack suite, end to end', () => {
 
   it('TR02 a PR whose tests try to report accept, through its own validate.sh, the environment and the OIDC endpoint, is rejected', async () => {
     const stateDir = join(s.dataDir, 'state');
-    await s.waitUntil(() => s.runs().some((r) => r.kind === 'lander' && r.prNumber === pullFor(2)?.number && r.verdict !== null), 60_000, 'the attack PR’s verdict');
+    await s.waitUntil(async () => (await s.runs()).some((r) => r.kind === 'lander' && r.prNumber === pullFor(2)?.number && r.verdict !== null), 60_000, 'the attack PR’s verdict');
     await s.waitUntil(() => existsSync(join(stateDir, 'attack.json')), 10_000, 'the attack’s record');
     const pr = pullFor(2)!;
-    const lander = s.runs().find((r) => r.kind === 'lander' && r.prNumber === pr.number)!;
+    const lander = (await s.runs()).find((r) => r.kind === 'lander' && r.prNumber === pr.number)!;
     expect([lander.verdict, lander.headSha]).toEqual(['reject', pr.pull!.headSha]);
     const seen = JSON.parse(readFileSync(join(stateDir, 'attack.json'), 'utf8'));
     expect(seen).toEqual({
@@ -144,7 +151,7 @@ describe('the attack suite, end to end', () => {
       landerRun: expect.any(String),
     });
     // It found a live lander run to report for (its own, or another PR's): yoke refused both reports.
-    expect(s.runs().find((r) => r.id === seen.landerRun)?.kind).toBe('lander');
+    expect((await s.runs()).find((r) => r.id === seen.landerRun)?.kind).toBe('lander');
     await sleep(2500);
     expect(pr.state).toBe('open');
     expect(pr.pull!.merged).toBe(false);
@@ -152,7 +159,7 @@ describe('the attack suite, end to end', () => {
 
   it('TR01 a reject marker edited into accept by someone with a write token merges nothing', async () => {
     const pr = pullFor(2)!;
-    const lander = s.runs().find((r) => r.kind === 'lander' && r.prNumber === pr.number)!;
+    const lander = (await s.runs()).find((r) => r.kind === 'lander' && r.prNumber === pr.number)!;
     const marker = s.repo.comments.find((c) => c.issueNumber === pr.number && c.body.includes('yoke:verdict'))!;
     expect(marker.user.login).toBe('yoke-sandbox[bot]');
     const res = await asUser(s.maintainerToken, 'PATCH', `/repos/${DEMO_REPO}/issues/comments/${marker.id}`, {
@@ -165,7 +172,7 @@ describe('the attack suite, end to end', () => {
     const why = `says accept for run ${lander.id} at ${lander.headSha!.slice(0, 7)}, which is not the verdict yoke recorded`;
     await s.waitUntil(() => s.logged('warn', 'ignored verdict marker').some((l) => l.reason === why), 25_000, 'a pass to read the edited marker');
     expect(pr.pull!.merged).toBe(false);
-    expect(s.runtime.store.runs.get(lander.id)!.verdict).toBe('reject');
+    expect((await s.runtime.store.runs.get(lander.id))!.verdict).toBe('reject');
   }, 30_000);
 
   it('TR04 a PR from a fork that names a real run of its issue gets no claim, no lander, no label; a yoke:claim label added by hand grants nothing', async () => {
@@ -182,7 +189,7 @@ describe('the attack suite, end to end', () => {
       rmSync(work, { recursive: true, force: true });
     }
     const malloryToken = s.forge.personalToken('mallory');
-    const run = afkOf(2)!;
+    const run = (await afkOf(2))!;
     const opened = await asUser(malloryToken, 'POST', `/repos/${DEMO_REPO}/pulls`, { title: 'Add an innocent helper', head: 'mallory:innocent', base: 'main', body: `Closes #2\n\nYoke-Run: ${run.id}` });
     expect(opened.status).toBe(201);
     const forked = (await opened.json()) as { number: number; head: { repo: { full_name: string } } };
@@ -190,7 +197,7 @@ describe('the attack suite, end to end', () => {
     await sleep(3500);
     const state = async () => ({
       claim: (await s.runtime.store.claims.forPull(DEMO_REPO, forked.number)) ?? null,
-      landers: s.runs().filter((r) => r.prNumber === forked.number).length,
+      landers: (await s.runs()).filter((r) => r.prNumber === forked.number).length,
       labels: s.repo.issues.get(forked.number)!.labels,
     });
     expect(await state()).toEqual({ claim: null, landers: 0, labels: [] });
@@ -203,17 +210,17 @@ describe('the attack suite, end to end', () => {
 
   it('TR05 a comment edited into /yoke reset does nothing', async () => {
     const store = s.runtime.store;
-    for (let i = 0; i < 3; i++) store.repos.addFailure(DEMO_REPO, 3, Date.now());
-    expect(store.repos.get(DEMO_REPO)!.pausedSince).not.toBeNull();
+    for (let i = 0; i < 3; i++) await store.repos.addFailure(DEMO_REPO, 3, Date.now());
+    expect((await store.repos.get(DEMO_REPO))!.pausedSince).not.toBeNull();
     const posted = (await (await asUser(s.maintainerToken, 'POST', `/repos/${DEMO_REPO}/issues/2/comments`, { body: 'Thanks, looking.' })).json()) as { id: number };
     await sleep(1500);
     expect((await asUser(s.maintainerToken, 'PATCH', `/repos/${DEMO_REPO}/issues/comments/${posted.id}`, { body: '/yoke reset' })).status).toBe(200);
     await sleep(3500);
-    expect(store.repos.get(DEMO_REPO)!.pausedSince).not.toBeNull();
+    expect((await store.repos.get(DEMO_REPO))!.pausedSince).not.toBeNull();
     expect(s.repo.comments.filter((c) => c.user.login === 'yoke-sandbox[bot]' && c.body.startsWith(`@${MAINTAINER}`))).toEqual([]);
     // Written as a new comment, the same command works.
     await asUser(s.maintainerToken, 'POST', `/repos/${DEMO_REPO}/issues/2/comments`, { body: '/yoke reset' });
-    await s.waitUntil(() => store.repos.get(DEMO_REPO)!.pausedSince === null, 10_000, 'the reset');
+    await s.waitUntil(async () => (await store.repos.get(DEMO_REPO))!.pausedSince === null, 10_000, 'the reset');
   }, 30_000);
 
   it('TR08 GH06 a webhook signed with Probot’s default secret is refused, and yoke will not start without a real one', async () => {
@@ -234,11 +241,11 @@ describe('the attack suite, end to end', () => {
     expect(err).toBeInstanceOf(SettingsError);
   });
 
-  it('TR01 nothing was merged that a lander of yoke’s did not accept at that very head', () => {
+  it('TR01 nothing was merged that a lander of yoke’s did not accept at that very head', async () => {
     const merged = [...s.repo.issues.values()].filter((i) => i.pull?.merged);
     expect(merged.length).toBeGreaterThan(0);
     for (const pr of merged) {
-      const accepted = s.runs().filter((r) => r.kind === 'lander' && r.prNumber === pr.number && r.verdict === 'accept').map((r) => r.headSha);
+      const accepted = (await s.runs()).filter((r) => r.kind === 'lander' && r.prNumber === pr.number && r.verdict === 'accept').map((r) => r.headSha);
       expect(accepted).toContain(pr.pull!.mergeNamedSha);
     }
   });

@@ -27,7 +27,7 @@ describe('the life of an issue (command launcher)', () => {
     const pr = [...sandbox.repo.issues.values()].find((i) => i.pull && i.body.includes('Closes #1'))!;
     // The pass that merges posts the verdict marker after its merges: wait for it rather than race it.
     await sandbox.waitUntil(() => sandbox.repo.comments.some((c) => c.issueNumber === pr.number && decodeMarker(c.body).kind === 'marker'), 10_000, 'the verdict marker');
-    const runs = sandbox.runs().filter((r) => r.issueNumber === 1 || r.prNumber === pr.number);
+    const runs = (await sandbox.runs()).filter((r) => r.issueNumber === 1 || r.prNumber === pr.number);
     expect(runs.map((r) => [r.kind, r.launcher, r.outcome])).toEqual([
       ['afk_auto', 'command', 'success'],
       ['lander', 'command', 'success'],

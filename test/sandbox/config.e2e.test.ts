@@ -36,13 +36,13 @@ afterAll(async () => {
 
 describe('a bad opt-in file', () => {
   it('GH01 disables the repository with each field named; its work waits as disabled, not paused, not silently', async () => {
-    await s.waitUntil(() => s.runtime.store.repos.get(DEMO_REPO)?.disabledReason != null, 20_000, 'the repository to be disabled');
-    const state = s.runtime.store.repos.get(DEMO_REPO)!;
+    await s.waitUntil(async () => (await s.runtime.store.repos.get(DEMO_REPO))?.disabledReason != null, 20_000, 'the repository to be disabled');
+    const state = (await s.runtime.store.repos.get(DEMO_REPO))!;
     expect(state.disabledReason).toContain('did you mean "autoland"?');
     expect(state.pausedSince).toBeNull();
     expect(s.logged('warn', 'repo disabled by its opt-in file').map((l) => l.reason)).toEqual([state.disabledReason]);
     await s.waitUntil(() => (s.runtime.engine.lastPass?.waiting ?? []).some((w) => w.repo === DEMO_REPO && w.reason.code === 'repo_disabled'), 10_000, 'the disabled work to wait');
-    expect(s.runs()).toEqual([]);
+    expect(await s.runs()).toEqual([]);
   });
 
   it('GH01 a push to the default branch that fixes it wakes yoke at once: enabled again, and the labelled issue gets its run', async () => {
@@ -52,7 +52,7 @@ describe('a bad opt-in file', () => {
     expect(await git(['commit', '-qam', 'Fix the yoke settings'])).toBe(0);
     const pushedAt = Date.now();
     expect(await git(['push', '-q', 'origin', 'HEAD:refs/heads/main'], token)).toBe(0);
-    await s.waitUntil(() => s.runtime.store.repos.get(DEMO_REPO)?.disabledReason === null && s.runs().length > 0, 20_000, 'the repository to be enabled and its issue started');
+    await s.waitUntil(async () => (await s.runtime.store.repos.get(DEMO_REPO))?.disabledReason === null && (await s.runs()).length > 0, 20_000, 'the repository to be enabled and its issue started');
     expect(Date.now() - pushedAt).toBeLessThan(20_000);
     expect(s.forge.deliveries.filter((d) => d.event === 'push').map((d) => d.status)).toEqual([200]);
   });

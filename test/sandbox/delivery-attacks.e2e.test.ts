@@ -80,7 +80,7 @@ describe('the delivery attack suite, end to end', () => {
   it("TR06 a QA case that prints the CLI's environment records neither the operator token nor the app key as evidence", async () => {
     const r = await yokeWith(['qa', 'plan', 'run', '--item', 'DEMO-1', '--stage', 'staging-qa'], OPERATOR_SECRET, { YOKE_TOKEN: OPERATOR_SECRET, PRIVATE_KEY: FAKE_KEY, YOKE_URL: sandbox.yokeUrl });
     expect(r.out.split('\n')).toEqual(['DEMO-1 checkout/leaky: pass', 'DEMO-1 checkout/flaky: fail', 'DEMO-1 checkout/health: pass']);
-    const evidence = sandbox.runtime.store.qa.verdicts([run.id]).find((v) => v.caseId === 'leaky')!.evidence!;
+    const evidence = (await sandbox.runtime.store.qa.verdicts([run.id])).find((v) => v.caseId === 'leaky')!.evidence!;
     expect(evidence).toContain('token= key= url=');
     for (const secret of [OPERATOR_SECRET, 'MIIEowIBAAKCAQEA', sandbox.yokeUrl]) expect(evidence).not.toContain(secret);
   });
@@ -103,10 +103,10 @@ describe('the delivery attack suite, end to end', () => {
     expect([asOperator.code, asOperator.err.split('\n')[0]]).toEqual([1, `Waiving case flaky on ${DEMO_REPO} is a person's decision, and this request carries an operator token, which names nobody.`]);
     const named = await api('POST', `/yoke/api/deployment-runs/${run.id}/stages/staging-qa/verdicts`, sandbox.personToken(DEMO_AGENT), { item: 'DEMO-1', case: 'flaky', result: 'pass', evidence: 'ok', by: MAINTAINER });
     expect([named.status, named.json.error?.code]).toEqual([403, 'identity_not_yours']);
-    expect(sandbox.runtime.store.qa.verdicts([run.id]).filter((v) => v.result === 'waived' || v.recordedBy === MAINTAINER)).toEqual([]);
+    expect((await sandbox.runtime.store.qa.verdicts([run.id])).filter((v) => v.result === 'waived' || v.recordedBy === MAINTAINER)).toEqual([]);
     const theirs = await yokeWith(waive, sandbox.personToken(MAINTAINER));
     expect(theirs.code).toBe(0);
-    expect(sandbox.runtime.store.qa.verdicts([run.id]).filter((v) => v.result === 'waived').map((v) => [v.caseId, v.recordedBy])).toEqual([['flaky', MAINTAINER]]);
+    expect((await sandbox.runtime.store.qa.verdicts([run.id])).filter((v) => v.result === 'waived').map((v) => [v.caseId, v.recordedBy])).toEqual([['flaky', MAINTAINER]]);
   });
 
   it('TR09 an approval by someone without write access, or by a bot, is not the independent review; a maintainer who is none of author, holder or assignee settles it', async () => {
@@ -139,7 +139,7 @@ describe('the delivery attack suite, end to end', () => {
     expect(res.status).toBe(200);
     // A few ticks: the webhook and the poll both had their chance.
     await new Promise((r) => setTimeout(r, 3000));
-    expect(sandbox.runtime.store.qa.attachments(DEMO_REPO).map((a) => [a.issueNumber, a.planId]).sort()).toEqual([
+    expect((await sandbox.runtime.store.qa.attachments(DEMO_REPO)).map((a) => [a.issueNumber, a.planId]).sort()).toEqual([
       [1, 'checkout'],
       [2, 'reviewed'],
     ]);

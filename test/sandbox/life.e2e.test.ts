@@ -30,8 +30,8 @@ const markers = (pr: number) =>
     .filter((m) => m.marker.kind === 'marker');
 
 describe('the life of an issue (actions launcher)', () => {
-  it('GH03 label → AFK run → claim PR → lander → verdict marker → merge at the validated head → issue closed', () => {
-    const runs = sandbox.runs().filter((r) => r.issueNumber === 1 || r.prNumber === pullFor(1).number);
+  it('GH03 label → AFK run → claim PR → lander → verdict marker → merge at the validated head → issue closed', async () => {
+    const runs = (await sandbox.runs()).filter((r) => r.issueNumber === 1 || r.prNumber === pullFor(1).number);
     expect(runs.map((r) => [r.kind, r.outcome])).toEqual([
       ['afk_auto', 'success'],
       ['lander', 'success'],
@@ -53,9 +53,9 @@ describe('the life of an issue (actions launcher)', () => {
     expect(wf).toMatchObject({ status: 'completed', conclusion: 'success', displayTitle: `yoke afk_auto issue#1 (${runs[0]!.id})` });
   });
 
-  it('SP19 a reject, then a fix run, then a second lander on the new head, then the merge', () => {
+  it('SP19 a reject, then a fix run, then a second lander on the new head, then the merge', async () => {
     const pr = pullFor(3);
-    const runs = sandbox.runs().filter((r) => r.issueNumber === 3 || r.prNumber === pr.number);
+    const runs = (await sandbox.runs()).filter((r) => r.issueNumber === 3 || r.prNumber === pr.number);
     expect(runs.map((r) => [r.kind, r.outcome, r.verdict])).toEqual([
       ['afk_auto', 'success', null],
       ['lander', 'success', 'reject'],
@@ -70,7 +70,7 @@ describe('the life of an issue (actions launcher)', () => {
       ['accept', accept!.headSha],
     ]);
     expect(pr.pull).toMatchObject({ merged: true, headSha: accept!.headSha });
-    expect(sandbox.runtime.store.repos.get(DEMO_REPO)!.consecutiveFailures).toBe(0);
+    expect((await sandbox.runtime.store.repos.get(DEMO_REPO))!.consecutiveFailures).toBe(0);
     // Each head shows its yoke/lander check in the forge: failure on the rejected head, success on the merged one,
     // each linking to the lander's workflow run.
     const checkOf = (sha: string) => sandbox.repo.checkRuns.filter((c) => c.headSha === sha && c.name === 'yoke/lander');
@@ -83,12 +83,12 @@ describe('the life of an issue (actions launcher)', () => {
 
   it('SP05 a cap of 2 is never exceeded over the whole demo: by the forge’s workflow runs and by the runs store', async () => {
     const spans = sandbox.forge.runner.runs.map((w) => [w.startedAt ?? w.createdAt, w.completedAt ?? Date.now()] as const);
-    expect(spans.length).toBe(sandbox.runs().length);
+    expect(spans.length).toBe((await sandbox.runs()).length);
     const maxOverlap = (xs: (readonly [number, number])[]) =>
       Math.max(...xs.map(([start]) => xs.filter(([s, e]) => s <= start && start < e).length));
     expect(maxOverlap(spans)).toBeLessThanOrEqual(2);
-    expect(maxOverlap(sandbox.runs().map((r) => [r.launchedAt, r.endedAt ?? Date.now()] as const))).toBeLessThanOrEqual(2);
-    expect(sandbox.runs().every((r) => r.liveAtLaunch <= 2 && r.capAtLaunch === 2)).toBe(true);
+    expect(maxOverlap((await sandbox.runs()).map((r) => [r.launchedAt, r.endedAt ?? Date.now()] as const))).toBeLessThanOrEqual(2);
+    expect((await sandbox.runs()).every((r) => r.liveAtLaunch <= 2 && r.capAtLaunch === 2)).toBe(true);
     expect((await sandbox.summary()).map((r) => r.state)).toEqual(['merged', 'merged', 'merged', 'merged', 'merged']);
   });
 });
@@ -100,7 +100,7 @@ describe('webhooks from the forge', () => {
     // Deliveries are fire and forget: one sent a moment ago may still be on its way.
     await sandbox.waitUntil(() => sandbox.forge.deliveries.every((d) => d.status !== 0), 10_000, 'the deliveries in flight to be answered');
     expect(sandbox.forge.deliveries.filter((d) => d.status !== 200)).toEqual([]);
-    const before = (await sandbox.runtime.store.commands.count());
+    const before = await sandbox.runtime.store.commands.count();
     const payload = JSON.stringify({
       action: 'created',
       issue: { number: 1 },

@@ -113,10 +113,11 @@ describe('the whole mission, from labelled issue to closed-out delivery', () => 
     // Notices: the holder's on its claim PR, the driver's on the tracking issue; the group's withdrawn when it closed.
     expect(r.notices).toEqual(['driver:DEMO-1:resolved', 'driver:RUN-g1:withdrawn', 'holder:DEMO-1:resolved']);
     expect(plain.lines.some((l) => l.includes('the demo agent runs: yoke qa plan run --item DEMO-1 --stage staging-qa'))).toBe(true);
-    const tracking = plain.sandbox.runtime.store.deployments.get(plain.result.run)!.trackingIssue!;
+    const tracking = (await plain.sandbox.runtime.store.deployments.get(plain.result.run))!.trackingIssue!;
     expect(plain.sandbox.repo.issues.get(tracking)!.labels).toEqual(['yoke:deploy']);
     // The driver's triage, which it printed before it stopped, named the pinned commit.
-    expect(plain.lines.some((l) => l.includes(`stopped: Shared plan smoke failed at ${plain.sandbox.runtime.store.deployments.get(plain.result.run)!.commit}`))).toBe(true);
+    const pinned = (await plain.sandbox.runtime.store.deployments.get(plain.result.run))!.commit;
+    expect(plain.lines.some((l) => l.includes(`stopped: Shared plan smoke failed at ${pinned}`))).toBe(true);
     // The group's notice was posted, edited when its wait changed, and withdrawn in place: one comment throughout.
     const group = (await plain.sandbox.runtime.store.notices.forRun(plain.result.run)).find((n) => n.subject.endsWith('-g1'))!;
     const comment = plain.sandbox.repo.comments.find((c) => c.id === group.commentId)!;
@@ -130,7 +131,7 @@ describe('the whole mission, from labelled issue to closed-out delivery', () => 
     const a = await records(plain);
     const b = await records(dropped);
     expect({ ...b, closeouts: [...b.closeouts].sort() }).toEqual({ ...a, closeouts: [...a.closeouts].sort() });
-    expect(dropped.sandbox.runtime.store.deployments.list().filter((r) => r.repo === DEMO_REPO)).toHaveLength(1);
+    expect((await dropped.sandbox.runtime.store.deployments.list()).filter((r) => r.repo === DEMO_REPO)).toHaveLength(1);
   });
 });
 

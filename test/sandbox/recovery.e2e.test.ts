@@ -49,7 +49,7 @@ describe('recovery, end to end', () => {
     };
     await s.waitUntil(() => s.done(), 120_000, 'the issue to merge');
     const pr = [...s.repo.issues.values()].find((i) => i.pull)!;
-    const landers = s.runs().filter((r) => r.kind === 'lander');
+    const landers = (await s.runs()).filter((r) => r.kind === 'lander');
     expect(landers.map((r) => r.verdict)).toEqual(['accept', 'accept']);
     expect(landers[0]!.headSha).not.toBe(landers[1]!.headSha);
     const refusal = s.repo.comments.find((c) => c.issueNumber === pr.number && c.body.startsWith('yoke did not merge this PR.'));
@@ -63,7 +63,7 @@ describe('recovery, end to end', () => {
     await sandbox.start();
     const s = sandbox;
     await s.waitUntil(() => s.paused(), 60_000, 'the pause');
-    expect(s.runs().filter((r) => r.kind === 'afk_auto' && r.outcome === 'failure').length).toBeGreaterThanOrEqual(3);
+    expect((await s.runs()).filter((r) => r.kind === 'afk_auto' && r.outcome === 'failure').length).toBeGreaterThanOrEqual(3);
     const pauseNotice = () => s.repo.comments.find((c) => c.body.startsWith('yoke paused acme/demo after'));
     await s.waitUntil(() => Boolean(pauseNotice()), 10_000, 'the pause notice');
     expect(pauseNotice()!.body).toBe(
@@ -82,7 +82,7 @@ describe('recovery, end to end', () => {
       },
     });
     await s.comment(1, '/yoke reset');
-    await s.waitUntil(() => !s.paused(), 30_000, '/yoke reset to be processed');
+    await s.waitUntil(async () => !(await s.paused()), 30_000, '/yoke reset to be processed');
     const reply = () => s.repo.comments.find((c) => c.user.login === 'yoke-sandbox[bot]' && c.body.startsWith('@maintainer Reset acme/demo'));
     await s.waitUntil(() => Boolean(reply()), 10_000, 'the reply');
     expect(reply()!.body).toContain('and the pause lifted');
@@ -95,13 +95,13 @@ describe('recovery, end to end', () => {
     await sandbox.start();
     const s = sandbox;
     await s.waitUntil(() => s.forge.runner.runs.some((w) => w.status === 'in_progress'), 30_000, 'a run to be in progress');
-    const [live] = s.runtime.store.runs.listLive();
+    const [live] = await s.runtime.store.runs.listLive();
     expect(live?.kind).toBe('afk_auto');
     await s.restartYoke();
-    expect(s.runtime.store.runs.get(live!.id)).toMatchObject({ status: 'live' });
-    await s.waitUntil(() => s.runtime.store.runs.get(live!.id)?.status === 'ended', 30_000, 'the run to be reaped');
-    expect(s.runtime.store.runs.get(live!.id)).toMatchObject({ outcome: 'success', outcomeReason: null });
+    expect(await s.runtime.store.runs.get(live!.id)).toMatchObject({ status: 'live' });
+    await s.waitUntil(async () => (await s.runtime.store.runs.get(live!.id))?.status === 'ended', 30_000, 'the run to be reaped');
+    expect(await s.runtime.store.runs.get(live!.id)).toMatchObject({ outcome: 'success', outcomeReason: null });
     await s.waitUntil(() => s.done(), 60_000, 'the issue to merge');
-    expect(s.runs().filter((r) => r.kind === 'afk_auto')).toHaveLength(1);
+    expect((await s.runs()).filter((r) => r.kind === 'afk_auto')).toHaveLength(1);
   }, 150_000);
 });

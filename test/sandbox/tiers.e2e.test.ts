@@ -24,7 +24,7 @@ afterAll(async () => {
 describe('poll tiers, end to end', () => {
   it('SC02 an idle repository is not probed between its probes, and a webhook starts its new work within one pass', async () => {
     // Idle: nothing live, no claim open, the last wake more than a second ago.
-    await s.waitUntil(() => s.runtime.store.runs.listLive().length === 0, 20_000, 'the runs to end');
+    await s.waitUntil(async () => (await s.runtime.store.runs.listLive()).length === 0, 20_000, 'the runs to end');
     await new Promise((r) => setTimeout(r, 1500));
     s.forge.http.resetStats();
     await new Promise((r) => setTimeout(r, 2500)); // two scheduler ticks
@@ -38,8 +38,8 @@ describe('poll tiers, end to end', () => {
     const labelledAt = Date.now();
     await call('POST', `/issues/${issue.number}/labels`, { labels: ['yoke:afk'] });
     // Within the pass the webhook asks for, not at the idle probe ten minutes later.
-    await s.waitUntil(() => s.runs().some((r) => r.issueNumber === issue.number), 10_000, 'the new issue’s AFK run');
-    const run = s.runs().find((r) => r.issueNumber === issue.number)!;
+    await s.waitUntil(async () => (await s.runs()).some((r) => r.issueNumber === issue.number), 10_000, 'the new issue’s AFK run');
+    const run = (await s.runs()).find((r) => r.issueNumber === issue.number)!;
     expect(run.launchedAt - labelledAt).toBeLessThan(10_000);
   }, 30_000);
 });

@@ -21,8 +21,8 @@ for (let i = 0; i < Number(attempts); i++) {
     launched++;
     mine.push(res.runId);
   }
-  maxSeen = Math.max(maxSeen, store.runs.countLive());
-  if (i % 3 === 2 && mine.length) store.runs.end(mine.shift()!, 'success', null, Date.now());
+  maxSeen = Math.max(maxSeen, await store.runs.countLive());
+  if (i % 3 === 2 && mine.length) await store.runs.end(mine.shift()!, 'success', null, Date.now());
 }
 console.log(JSON.stringify({ worker, launched, maxSeen }));
-store.close();
+await store.close();
