@@ -1,0 +1,122 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { postgresSql } from '../../src/store/postgres-sql.js';
+import { migrateSql } from '../../src/store/schema.js';
+import type { Sql } from '../../src/store/sql.js';
+import { havePostgres, usePostgres } from '../helpers/postgres.js';
+
+// SP06/SP08/TR13 across processes: three yoke processes on one PostgreSQL,
+// each ticking (when it leads) and kicked at random, never pass the cap
+// between them; and when the leader is killed mid-pass, nothing is lost and
+// another process leads within two ticks. See fleet-worker.ts.
+
+const pg = usePostgres();
+const CAP = 3;
+
+interface Worker {
+  name: string;
+  child: ChildProcess;
+  lines: Record<string, unknown>[];
+  exit: Promise<number | null>;
+}
+
+function worker(url: string, name: string, seed: number, iterations: number, forever = false): Worker {
+  const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), join(import.meta.dirname, 'fleet-worker.ts'), url, name, String(seed), String(iterations), String(CAP), ...(forever ? ['--forever'] : [])], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: Record<string, unknown>[] = [];
+  let buf = '';
+  child.stdout!.on('data', (c: Buffer) => {
+    buf += c.toString();
+    for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      if (line.startsWith('{')) lines.push(JSON.parse(line) as Record<string, unknown>);
+    }
+  });
+  let err = '';
+  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => (code !== 0 && code !== null && console.error(err), resolve(code))));
+  return { name, child, lines, exit };
+}
+
+async function until(cond: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
+  for (const stop = Date.now() + ms; !(await cond()); ) {
+    if (Date.now() > stop) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** What holds whatever interleaving ran: the cap, one live run per subject, no run lost. */
+async function checkFleet(sql: Sql): Promise<{ launched: number }> {
+  const runs = await sql.all<{ id: string; repo: string; subject: string; status: string; live_at_launch: number; cap_at_launch: number }>('SELECT * FROM runs');
+  for (const r of runs) expect(r.live_at_launch, `run ${r.id} was launched with ${r.live_at_launch} live`).toBeLessThanOrEqual(CAP);
+  const live = runs.filter((r) => r.status === 'live');
+  expect(live.length).toBeLessThanOrEqual(CAP);
+  expect(new Set(live.map((r) => `${r.repo}:${r.subject}`)).size).toBe(live.length);
+  // Every process running out there is tracked by its run; every run still live is running out there or not yet reaped.
+  const world = await sql.all<{ run_id: string; state: string }>('SELECT * FROM world_runs');
+  const byId = new Map(runs.map((r) => [r.id, r]));
+  for (const w of world) expect(byId.has(w.run_id), `process ${w.run_id} out there has no run`).toBe(true);
+  for (const w of world.filter((x) => x.state === 'running')) expect(byId.get(w.run_id)!.status, `run ${w.run_id} runs out there`).toBe('live');
+  return { launched: runs.length };
+}
+
+describe.skipIf(!havePostgres)('three yoke processes on one PostgreSQL', () => {
+  it('SP06 SP08 TR13 random ticks, kicks and finishing runs in three processes never pass the cap between them', async () => {
+    const url = await pg.db();
+    const sql = postgresSql(url);
+    await migrateSql(sql);
+    try {
+      const workers = [worker(url, 'yoke-a', 11, 160), worker(url, 'yoke-b', 23, 160), worker(url, 'yoke-c', 37, 160)];
+      expect(await Promise.all(workers.map((w) => w.exit))).toEqual([0, 0, 0]);
+      const summaries = workers.map((w) => w.lines.find((l) => l.event === 'summary') as { maxSeen: number; passes: number; errors: string[] });
+      const { launched } = await checkFleet(sql);
+      expect(Math.max(...summaries.map((s) => s.maxSeen))).toBeLessThanOrEqual(CAP);
+      // No pass met the database refusing a second live run of a subject: the locks kept them apart before it had to.
+      expect(summaries.map((s) => s.errors)).toEqual([[], [], []]);
+      // Every process ran passes, and together they crossed the cap many times over.
+      for (const s of summaries) expect(s.passes).toBeGreaterThan(10);
+      expect(launched).toBeGreaterThan(4 * CAP);
+      expect((await sql.get<{ n: number }>('SELECT MAX(live_at_launch) AS n FROM runs'))!.n).toBe(CAP);
+    } finally {
+      await sql.close();
+    }
+  }, 120_000);
+
+  it('TR13 the leader killed mid-pass (SIGKILL): the cap holds, no run is lost, and another process leads within two ticks', async () => {
+    const url = await pg.db();
+    const sql = postgresSql(url);
+    await migrateSql(sql);
+    const workers = [worker(url, 'yoke-a', 5, 0, true), worker(url, 'yoke-b', 7, 0, true), worker(url, 'yoke-c', 9, 0, true)];
+    try {
+      const leader = async () => (await sql.get<{ holder: string }>("SELECT holder FROM leaders WHERE role = 'ticks'"))?.holder ?? null;
+      await until(async () => (await leader()) !== null, 20_000, 'a leader');
+      const first = (await leader())!;
+      const doomed = workers.find((w) => w.name === first)!;
+      // Kill it while it is inside a pass, at a launch.
+      const seen = doomed.lines.length;
+      await until(() => doomed.lines.slice(seen).some((l) => l.event === 'pass'), 20_000, 'the leader to be mid-pass');
+      doomed.child.kill('SIGKILL');
+      const killedAt = Date.now();
+      expect(await doomed.exit).toBe(null);
+      // Its lease (1 s, renewed every 300 ms) lapses; a follower takes it at its next tick.
+      await until(async () => ![null, first].includes(await leader()), 10_000, 'another process to lead');
+      const tookMs = Date.now() - killedAt;
+      expect(tookMs).toBeLessThan(1_000 + 2 * 1_000);
+      // The fleet goes on: runs keep launching after the kill.
+      const before = (await sql.get<{ n: number }>('SELECT COUNT(*) AS n FROM runs'))!.n;
+      await until(async () => (await sql.get<{ n: number }>('SELECT COUNT(*) AS n FROM runs'))!.n > before + CAP, 30_000, 'launches after the kill');
+      for (const w of workers.filter((x) => x !== doomed)) w.child.kill('SIGTERM');
+      expect(await Promise.all(workers.filter((x) => x !== doomed).map((w) => w.exit))).toEqual([0, 0]);
+      await checkFleet(sql);
+      // Nothing the dead leader recorded is left live without a process: the new leader's reaper closed what never started.
+      const orphans = await sql.all<{ id: string }>("SELECT id FROM runs WHERE status = 'live' AND id NOT IN (SELECT run_id FROM world_runs)");
+      expect(orphans).toEqual([]);
+    } finally {
+      for (const w of workers) if (w.child.exitCode === null) w.child.kill('SIGKILL');
+      await sql.close();
+    }
+  }, 120_000);
+});
