@@ -1,28 +1,24 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createDeploymentRun } from '../src/qa/deployment-runs.js';
 import { dispatchStage } from '../src/qa/dispatch.js';
 import { dispatchIdempotent } from '../src/qa/idempotent-dispatch.js';
-import { openStore } from '../src/store/store.js';
+import type { BenchEngine } from './engines.js';
 import { makeDeliveryHarness, REPO } from '../test/helpers/delivery.js';
 
-// Delivery figures on the file database: one gate check over 50 members with
+// Delivery figures on each engine (SQLite's file database, PostgreSQL on loopback): one gate check over 50 members with
 // 3 plans each, and replays of a recorded dispatch result.
 
 type Print = (name: string, value: number, unit: string) => void;
 
-export async function benchDelivery(print: Print, median: (xs: number[]) => number): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'yoke-bench-qa-'));
-  try {
-    const store = openStore(join(dir, 'yoke.db'));
+export async function benchDelivery(print: Print, median: (xs: number[]) => number, engine: BenchEngine): Promise<void> {
+  {
+    const store = await engine.open({ file: true });
     const members = Array.from({ length: 50 }, (_, i) => i + 1);
     const plan = (name: string) => `name: ${name}\ncases:\n  - {id: a, title: A, run: "true"}\n  - {id: b, title: B, run: "true"}\n  - {id: c, title: C, manual: true}\n`;
     const plans: Record<string, string> = { '.github/yoke/qa/smoke.yml': plan('smoke'), '.github/yoke/qa/perf.yml': plan('perf') };
     for (const n of members) plans[`.github/yoke/qa/own-${n}.yml`] = plan(`own-${n}`);
     const h = await makeDeliveryHarness({ config: { delivery: { stages: [{ name: 'qa', kind: 'qa' }] } }, items: members, plans, store });
     // Each member: its own plan, and two plans every member shares.
-    for (const n of members) for (const p of [`own-${n}`, 'smoke', 'perf']) store.qa.attach({ repo: REPO, issueNumber: n, planId: p, attachedBy: 'bench', source: 'api', attachedAt: 0 });
+    for (const n of members) for (const p of [`own-${n}`, 'smoke', 'perf']) await store.qa.attach({ repo: REPO, issueNumber: n, planId: p, attachedBy: 'bench', source: 'api', attachedAt: 0 });
     const run = await createDeploymentRun(h.fleet, { repo: REPO });
     if (!run.ok) throw new Error(run.refusal.message);
     const times: number[] = [];
@@ -32,7 +28,7 @@ export async function benchDelivery(print: Print, median: (xs: number[]) => numb
       times.push(performance.now() - t0);
       if (!d.ok) throw new Error(d.refusal.message);
     }
-    print('gate_check_50_members_ms', median(times.slice(1)), 'ms (50 members, 3 plans each, file database)');
+    print(`gate_check_50_members_ms${engine.suffix}`, median(times.slice(1)), `ms (50 members, 3 plans each, ${engine.name === 'sqlite' ? 'file database' : 'PostgreSQL on loopback'})`);
 
     const env = { driver: 'bench', lease: null, stage: 'qa', commit: run.value.commit };
     const never = () => new Promise<void>(() => {});
@@ -43,9 +39,7 @@ export async function benchDelivery(print: Print, median: (xs: number[]) => numb
       const r = await dispatchIdempotent(h.fleet, run.value.id, 'qa', 'bench-replay-1', env, { responseLimitMs: 60_000 }, never);
       if (!r.replayed) throw new Error('not a replay');
     }
-    print('dispatch_replays_per_s', Math.round(n / ((performance.now() - t0) / 1000)), 'replays/s');
-    store.close();
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
+    print(`dispatch_replays_per_s${engine.suffix}`, Math.round(n / ((performance.now() - t0) / 1000)), 'replays/s');
+    await store.close();
   }
 }

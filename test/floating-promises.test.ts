@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
-// No promise is dropped on the floor in src/ or test/: a call whose result is a promise
+// No promise is dropped on the floor in src/, test/ or bench/: a call whose result is a promise
 // is awaited, returned, handed on, or marked `void` on purpose. The store is
 // becoming asynchronous (both engines share one async interface); a store
 // call left without `await` would run out of order on PostgreSQL, and tsc
@@ -20,11 +20,11 @@ function isPromise(checker: ts.TypeChecker, type: ts.Type): boolean {
 /** Every expression statement of src/ and test/ whose value is a promise and is not `void`ed, as file:line text. */
 export function floatingPromises(files?: readonly string[]): string[] {
   const config = ts.getParsedCommandLineOfConfigFile(resolve(ROOT, 'tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} })!;
-  const program = ts.createProgram({ rootNames: files ? [...files] : config.fileNames.filter((f) => f.includes('/src/') || f.includes('/test/')), options: config.options });
+  const program = ts.createProgram({ rootNames: files ? [...files] : config.fileNames.filter((f) => /\/(src|test|bench)\//.test(f)), options: config.options });
   const checker = program.getTypeChecker();
   const found: string[] = [];
   for (const sf of program.getSourceFiles()) {
-    if (sf.isDeclarationFile || (!files && !sf.fileName.includes('/src/') && !sf.fileName.includes('/test/'))) continue;
+    if (sf.isDeclarationFile || (!files && !/\/(src|test|bench)\//.test(sf.fileName))) continue;
     const visit = (node: ts.Node): void => {
       if (ts.isExpressionStatement(node)) {
         const e = node.expression;
@@ -95,7 +95,7 @@ export function floatingPromises(files?: readonly string[]): string[] {
   return found;
 }
 
-describe('promises in src/ and test/', () => {
+describe('promises in src/, test/ and bench/', () => {
   // (Also: none is used as a truth value, which is always true.)
   it('none is left floating: each is awaited, returned, handed on or voided', () => {
     expect(floatingPromises()).toEqual([]);

@@ -6,7 +6,6 @@ import { isAfkKind, type Run, type RunKind } from '../store/runs.js';
 import type { Store } from '../store/store.js';
 import type { Candidate } from './candidate.js';
 import type { RepoFacts } from './repo-facts.js';
-import { isPaused } from './repo-state.js';
 import type { LaunchAttempt } from './spawn-pass.js';
 import { endRun } from './strikes.js';
 
@@ -33,35 +32,41 @@ export function recordLaunch(
   pendingRef: string | null = null,
 ): Promise<Recorded | { kind: 'over_cap'; freshCount: number } | { kind: 'subject_busy' } | { kind: 'paused' }> {
   return deps.store.write(async (t) => {
-    const fresh = await t.runs.countLive();
-    if (fresh >= cap) return { kind: 'over_cap' as const, freshCount: fresh };
-    if ((await t.runs.liveForSubject(c.repo, c.subject))) return { kind: 'subject_busy' as const };
-    // SP15: a repository paused earlier in this same pass launches no more AFK work.
-    const repo = await t.repos.get(c.repo);
-    if (isAfkKind(c.kind) && repo && isPaused(repo)) return { kind: 'paused' as const };
     const now = deps.now();
     const runId = deps.newRunId();
     const secret = deps.launcher.usesSecret(c.kind) ? randomBytes(32).toString('base64url') : null;
     const deadline = now + c.budgetMinutes * 60_000;
-    await t.runs.insert({
-      id: runId,
-      repo: c.repo,
-      kind: c.kind,
-      subject: c.subject,
-      issueNumber: c.issueNumber,
-      prNumber: c.prNumber,
-      headSha: c.headSha,
-      launchedAt: now,
-      budgetDeadline: deadline,
-      launcher: deps.launcher.name,
-      launcherRef: pendingRef,
-      secretHash: secret ? hashSecret(secret) : null,
-      capAtLaunch: cap,
-      liveAtLaunch: fresh + 1,
-      title: c.title ?? null,
-    });
+    // The count, the checks and the record are one statement: a launch is one round trip inside its transaction.
+    const live = await t.runs.insertIfRoom(
+      {
+        id: runId,
+        repo: c.repo,
+        kind: c.kind,
+        subject: c.subject,
+        issueNumber: c.issueNumber,
+        prNumber: c.prNumber,
+        headSha: c.headSha,
+        launchedAt: now,
+        budgetDeadline: deadline,
+        launcher: deps.launcher.name,
+        launcherRef: pendingRef,
+        secretHash: secret ? hashSecret(secret) : null,
+        capAtLaunch: cap,
+        title: c.title ?? null,
+      },
+      cap,
+      // SP15: a repository paused earlier in this same pass launches no more AFK work.
+      isAfkKind(c.kind),
+    );
+    if (live === null) {
+      // Refused: why, read in the same transaction, so the answer is what the statement saw.
+      const fresh = await t.runs.countLive();
+      if (fresh >= cap) return { kind: 'over_cap' as const, freshCount: fresh };
+      if (await t.runs.liveForSubject(c.repo, c.subject)) return { kind: 'subject_busy' as const };
+      return { kind: 'paused' as const };
+    }
     if (c.requestId !== null) await t.requests.consume(c.requestId, runId);
-    return { kind: 'recorded' as const, runId, secret, deadline, liveAfter: fresh + 1 };
+    return { kind: 'recorded' as const, runId, secret, deadline, liveAfter: live };
   });
 }
 

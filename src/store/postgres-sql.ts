@@ -24,8 +24,16 @@ const types = {
 
 type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
 
+/** Each statement's text, numbered once, under a name of its own: each connection parses and plans it once, then only binds it. */
+const prepared = new Map<string, { name: string; text: string }>();
+const statement = (sql: string) => {
+  let st = prepared.get(sql);
+  if (!st) prepared.set(sql, (st = { name: `y${prepared.size + 1}`, text: numberPlaceholders(sql) }));
+  return st;
+};
+
 function bound(q: Queryable): Omit<Sql, 'transaction' | 'hold' | 'close'> {
-  const query = async (sql: string, params: readonly SqlParam[] = []) => q.query({ text: numberPlaceholders(sql), values: [...params], types });
+  const query = async (sql: string, params: readonly SqlParam[] = []) => q.query({ ...statement(sql), values: [...params], types });
   return {
     dialect: 'postgres',
     all: async <T>(sql: string, params?: readonly SqlParam[]) => (await query(sql, params)).rows as T[],

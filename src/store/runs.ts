@@ -81,6 +81,9 @@ export type NewRun = Pick<
   | 'liveAtLaunch'
 > & { title?: string | null };
 
+/** A run to record where the store counts its live runs itself (insertIfRoom). */
+export type CountedRun = Omit<NewRun, 'liveAtLaunch'>;
+
 interface RunRow {
   id: string;
   repo: string;
@@ -198,6 +201,48 @@ export class RunStore {
         run.title ?? null,
       ],
     );
+  }
+
+  /**
+   * SP06 in one statement: records the run only if, counted inside the
+   * statement, fewer than `cap` runs are live, its subject has none, and (for
+   * AFK work, `pausable`) its repository is not paused. Returns the live count
+   * it recorded, the run included; null when it recorded nothing. The caller
+   * holds the write transaction, which keeps the count true until it commits.
+   */
+  async insertIfRoom(run: CountedRun, cap: number, pausable: boolean): Promise<number | null> {
+    const row = await this.sql.get<{ live_at_launch: number }>(
+      `INSERT INTO runs (id, repo, kind, subject, issue_number, pr_number, head_sha, status, launched_at,
+         budget_deadline, launcher, launcher_ref, secret_hash, cap_at_launch, live_at_launch, title)
+       SELECT ?, ?, ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT), ?, 'live', CAST(? AS BIGINT), CAST(? AS BIGINT), ?, ?, ?, CAST(? AS BIGINT), live.n + 1, ?
+       FROM (SELECT COUNT(*) AS n FROM runs WHERE status = 'live') live
+       WHERE live.n < ?
+         AND NOT EXISTS (SELECT 1 FROM runs WHERE repo = ? AND subject = ? AND status = 'live')
+         AND NOT (? = 1 AND EXISTS (SELECT 1 FROM repos WHERE full_name = ? AND paused_since IS NOT NULL))
+       RETURNING live_at_launch`,
+      [
+        run.id,
+        run.repo,
+        run.kind,
+        run.subject,
+        run.issueNumber,
+        run.prNumber,
+        run.headSha,
+        run.launchedAt,
+        run.budgetDeadline,
+        run.launcher,
+        run.launcherRef,
+        run.secretHash,
+        run.capAtLaunch,
+        run.title ?? null,
+        cap,
+        run.repo,
+        run.subject,
+        pausable ? 1 : 0,
+        run.repo,
+      ],
+    );
+    return row ? row.live_at_launch : null;
   }
 
   async setLauncherRef(id: string, ref: string): Promise<void> {
