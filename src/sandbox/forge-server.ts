@@ -108,6 +108,10 @@ export class EmbeddedForge {
   }
 
   /** Where webhooks go, signed with the secret. */
+  get webhook(): { url: string; secret: string } | null {
+    return this.webhooks.target;
+  }
+
   set webhook(target: { url: string; secret: string } | null) {
     this.webhooks.target = target;
   }

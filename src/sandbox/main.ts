@@ -21,10 +21,11 @@ const program = new Command('sandbox')
   .option('--timeout <seconds>', 'give up waiting after this long', count, 170)
   .option('--no-deliver', 'stop at the merges (the shorter run): no deployment run, QA or close-out')
   .option('--drop-answers <n>', 'a proxy between the deploy driver and yoke drops the first N dispatch answers', count, 0)
+  .option('--postgres', 'two yoke processes on a PostgreSQL started here (apt-get install -y postgresql): webhooks go to one, run reports to the other', false)
   .option('--agent <name>', 'run the real agent CLI (claude-code or codex) through its shipped workflow, against a scripted local model')
   .parse();
 
-const opts = program.opts<{ launcher: string; failAgent: number; keepRunning: boolean; timeout: number; deliver: boolean; dropAnswers: number; agent?: string }>();
+const opts = program.opts<{ launcher: string; failAgent: number; keepRunning: boolean; timeout: number; deliver: boolean; dropAnswers: number; agent?: string; postgres: boolean }>();
 if (opts.agent !== undefined && opts.agent !== 'claude-code' && opts.agent !== 'codex') {
   console.error(`--agent must be "claude-code" or "codex", not "${opts.agent}"`);
   process.exit(2);
@@ -38,7 +39,7 @@ if (opts.launcher !== 'actions' && opts.launcher !== 'command') {
   process.exit(2);
 }
 
-const sandbox = new Sandbox({ launcher: opts.launcher, failAgent: opts.failAgent, log: 'console', ...(opts.agent ? { agent: opts.agent as 'claude-code' | 'codex' } : {}) });
+const sandbox = new Sandbox({ launcher: opts.launcher, failAgent: opts.failAgent, log: 'console', postgres: opts.postgres, ...(opts.agent ? { agent: opts.agent as 'claude-code' | 'codex' } : {}) });
 const started = Date.now();
 const stopAll = async (code: number) => {
   // A stop that hangs (a run mid-exit, say) must not keep the data folder: it is removed whatever happens.
@@ -67,6 +68,7 @@ if (opts.deliver) await attachDemoPlans(sandbox);
 console.log(`forge:  ${sandbox.forge.url} (GitHub API at ${sandbox.forge.url}/api/v3, repository ${DEMO_REPO})`);
 console.log(`yoke:   ${sandbox.yokeUrl} (dashboard ${sandbox.dashboardUrl}; sign in with the operator token ${sandbox.apiToken})`);
 console.log(`The CLI, from another terminal while this runs:\n  export YOKE_URL=${sandbox.yokeUrl} YOKE_TOKEN=${sandbox.apiToken}\n  npx yoke fleet report`);
+if (opts.postgres) console.log(`store:  PostgreSQL ${sandbox.databaseUrl}; two yoke processes: webhooks go to ${sandbox.yokeUrl}, run reports to ${sandbox.reportUrl}`);
 console.log(`launcher: ${opts.launcher}; cap 2; five issues labelled yoke:afk\n`);
 
 let told = false;

@@ -1,4 +1,5 @@
 import type { Closeout } from '../store/closeouts.js';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -14,6 +15,7 @@ import { DEMO_AGENT, DEMO_FILES, DEMO_REPO, DEMO_TASKS, MAINTAINER, REVIEWER, is
 import { AGENT_CLI_DIR, agentCliBin, demoScript } from './agent-clis.js';
 import { ScriptedModel } from './models/scripted-model.js';
 import { EmbeddedForge, type ForgeRepo } from './forge-server.js';
+import { findPostgresBin, startPostgres, type LocalPostgres } from './postgres.js';
 
 // The whole pipeline on one machine: an embedded forge seeded with the demo
 // repository, and yoke started against it through GHE_HOST, exactly as a
@@ -21,6 +23,8 @@ import { EmbeddedForge, type ForgeRepo } from './forge-server.js';
 
 export interface SandboxOptions {
   launcher: 'actions' | 'command';
+  /** Two yoke processes on a PostgreSQL started here: webhooks go to this one, run reports to the other. */
+  postgres?: boolean;
   failAgent: number;
   dataDir?: string;
   tickSeconds?: number;
@@ -126,6 +130,16 @@ export class Sandbox {
     return `http://127.0.0.1:${this.yokePort}`;
   }
 
+  /** With `postgres`: the server, yoke's database on it, and the second yoke process (where runs report). */
+  private pg: LocalPostgres | null = null;
+  databaseUrl: string | null = null;
+  private second: ChildProcess | null = null;
+  private secondPort = 0;
+  /** Where runs send their reports: the second yoke with `postgres`, else this one. */
+  get reportUrl(): string {
+    return this.opts.postgres ? `http://127.0.0.1:${this.secondPort}` : this.yokeUrl;
+  }
+
   /** The scripted model a real agent talks to (with `agent`). */
   model: ScriptedModel | null = null;
 
@@ -144,6 +158,13 @@ export class Sandbox {
 
   async start(): Promise<void> {
     this.yokePort = await freePort();
+    if (this.opts.postgres) {
+      const bin = findPostgresBin();
+      if (!bin) throw new Error('--postgres needs PostgreSQL: `apt-get install -y postgresql` (its programs are looked for on PATH and in /usr/lib/postgresql/*/bin).');
+      this.pg = await startPostgres({ bin });
+      this.databaseUrl = await this.pg.createDatabase('yoke');
+      this.secondPort = await freePort();
+    }
     const agent = await this.agentSetup();
     mkdirSync(join(this.dataDir, 'state'), { recursive: true });
     this.forge = new EmbeddedForge({
@@ -194,10 +215,12 @@ export class Sandbox {
       LOG_LEVEL: this.opts.logLevel ?? 'warn',
       NODE_ENV: 'development',
       YOKE_DB_PATH: join(this.dataDir, 'yoke.db'),
+      ...(this.databaseUrl ? { YOKE_DATABASE_URL: this.databaseUrl } : {}),
       YOKE_GLOBAL_CAP: '2',
       YOKE_TICK_SECONDS: String(this.opts.tickSeconds ?? 2),
       YOKE_REAPER_SECONDS: String(this.opts.reaperSeconds ?? 1),
-      YOKE_PUBLIC_URL: this.yokeUrl,
+      // Runs report where yoke's public URL says: with --postgres, the second process.
+      YOKE_PUBLIC_URL: this.reportUrl,
       YOKE_API_TOKENS: this.apiToken,
       YOKE_PERSON_TOKENS: [MAINTAINER, DEMO_AGENT, REVIEWER].map((l) => `${l}:${this.personToken(l)}`).join(','),
       YOKE_DASHBOARD_REFRESH_SECONDS: '1',
@@ -248,8 +271,27 @@ export class Sandbox {
   }
 
   async startYoke(): Promise<void> {
+    // The second yoke first: it is where runs report, and the first launches as soon as it is up.
+    if (this.opts.postgres && !this.second) await this.startSecondYoke();
     this.yoke = await startYoke(this.env(), { destination: this.logSink() });
     this.runtime = await this.yoke.runtime;
+  }
+
+  /** The second yoke: its own process (`npm start`'s entry), on the same PostgreSQL, another port. */
+  private async startSecondYoke(): Promise<void> {
+    const env = { ...process.env, ...this.env(), PORT: String(this.secondPort), LOG_FORMAT: 'json' as const };
+    const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', 'main.ts')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.second = child;
+    let err = '';
+    child.stderr!.on('data', (c: Buffer) => (err = (err + c.toString()).slice(-4000)));
+    child.stdout!.resume();
+    for (const until = Date.now() + 30_000; ; ) {
+      if (child.exitCode !== null) throw new Error(`the second yoke process exited ${child.exitCode}: ${err}`);
+      const up = await fetch(`${this.reportUrl}/yoke/api/health`).then((r) => r.ok, () => false);
+      if (up) return;
+      if (Date.now() > until) throw new Error(`the second yoke process did not answer within 30 s: ${err}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
 
   /** Stops yoke (not the forge, nor the runs out there) and starts it again on the same database. */
@@ -342,9 +384,16 @@ export class Sandbox {
   }
 
   async stop(): Promise<void> {
+    if (this.second && this.second.exitCode === null) {
+      const gone = new Promise((r) => this.second!.once('exit', r));
+      this.second.kill('SIGTERM');
+      await Promise.race([gone, new Promise((r) => setTimeout(r, 5000))]);
+      this.second.kill('SIGKILL');
+    }
     await this.yoke?.stop();
     await this.forge?.stop();
     await this.model?.stop();
+    await this.pg?.stop();
     this.removeData();
   }
 
