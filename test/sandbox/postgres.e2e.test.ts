@@ -1,7 +1,11 @@
+import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { attachDemoPlans, deliverDemo } from '../../src/sandbox/deliver.js';
 import { Sandbox } from '../../src/sandbox/sandbox.js';
+import { runCli } from '../../src/cli/main.js';
+import { startYoke } from '../../src/server.js';
 import { postgresSql } from '../../src/store/postgres-sql.js';
+import { LATEST_VERSION, migrateSql } from '../../src/store/schema.js';
 import { havePostgres } from '../helpers/postgres.js';
 
 // `npm run sandbox -- --postgres`: the whole mission on PostgreSQL, with two
@@ -45,5 +49,31 @@ describe.skipIf(!havePostgres)('the sandbox on PostgreSQL', () => {
     } finally {
       await sql.close();
     }
+    // The database door opens on the same PostgreSQL (--db URL) and reaches the run through yoke's own code.
+    const out: string[] = [];
+    const err: string[] = [];
+    const door = await runCli(['watch', 'deploy', '--db', s.databaseUrl!, '--', result.run], { out: (l) => out.push(l), err: (l) => err.push(l), env: s.appEnv(), fetch });
+    expect([door, err]).toEqual([1, [`Deployment run ${result.run} is succeeded; only an active run moves.\nTo recover: See \`yoke deployment-runs get ${result.run}\`; start a new run with \`yoke deployment-runs create\` if work is left.`]]);
   }, 240_000);
+
+  it('a yoke refuses to start on a PostgreSQL store a newer yoke migrated, naming both versions', async () => {
+    const s = sandbox!;
+    const sql = postgresSql(s.databaseUrl!.replace(/\/yoke$/, '/postgres'), { max: 1 });
+    await sql.exec('CREATE DATABASE newer');
+    await sql.close();
+    const url = s.databaseUrl!.replace(/\/yoke$/, '/newer');
+    const newer = postgresSql(url, { max: 1 });
+    await migrateSql(newer);
+    await newer.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [LATEST_VERSION + 1, 'from a newer yoke', new Date().toISOString()]);
+    await newer.close();
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port: p } = probe.address() as AddressInfo;
+        probe.close(() => resolve(p));
+      });
+    });
+    await expect(startYoke({ ...s.appEnv(), PORT: String(port), YOKE_DATABASE_URL: url })).rejects.toThrow(
+      `The store's schema is at version ${LATEST_VERSION + 1}, newer than this yoke knows (${LATEST_VERSION}): a newer yoke migrated it. Run that version of yoke (or newer) against it, or restore a backup taken before the upgrade.`,
+    );
+  }, 60_000);
 });
