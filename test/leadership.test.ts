@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_LEADERSHIP, Leadership } from '../src/leadership.js';
 import { silentLog, type Log } from '../src/log.js';
 import { LeaderStore } from '../src/store/leaders.js';
-import { ManualClock, makeHarness } from './helpers/fleet.js';
+import { ManualClock, makeHarness, until } from './helpers/fleet.js';
 import { useEngines } from './helpers/engines.js';
 
 // One leader for the ticks across processes sharing a store: each "process"
@@ -81,7 +81,7 @@ describe("a follower's ticks", () => {
     expect(h.launcher.starts).toEqual([]);
     leads = true;
     handles[0]!();
-    await new Promise((r) => setTimeout(r, 50));
+    await until(() => h.launcher.starts.length > 0, 'the leader\'s tick to launch');
     expect(h.launcher.starts.map((s) => s.kind)).toEqual(['afk_auto']);
   });
 });
