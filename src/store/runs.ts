@@ -1,4 +1,4 @@
-import { utcDay, type Sql } from './sql.js';
+import { utcDay, type Sql, type SqlParam } from './sql.js';
 
 export const RUN_KINDS = ['afk_manual', 'afk_auto', 'lander', 'fix'] as const;
 export type RunKind = (typeof RUN_KINDS)[number];
@@ -144,6 +144,23 @@ function toRun(r: RunRow): Run {
   };
 }
 
+/** A new run's columns from id to cap_at_launch, in the order both INSERTs name them. */
+const launchValues = (run: CountedRun): SqlParam[] => [
+  run.id,
+  run.repo,
+  run.kind,
+  run.subject,
+  run.issueNumber,
+  run.prNumber,
+  run.headSha,
+  run.launchedAt,
+  run.budgetDeadline,
+  run.launcher,
+  run.launcherRef,
+  run.secretHash,
+  run.capAtLaunch,
+];
+
 export class RunStore {
   constructor(private readonly sql: Sql) {}
 
@@ -183,23 +200,7 @@ export class RunStore {
       `INSERT INTO runs (id, repo, kind, subject, issue_number, pr_number, head_sha, status, launched_at,
          budget_deadline, launcher, launcher_ref, secret_hash, cap_at_launch, live_at_launch, title)
        VALUES (?, ?, ?, ?, ?, ?, ?, 'live', ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [
-        run.id,
-        run.repo,
-        run.kind,
-        run.subject,
-        run.issueNumber,
-        run.prNumber,
-        run.headSha,
-        run.launchedAt,
-        run.budgetDeadline,
-        run.launcher,
-        run.launcherRef,
-        run.secretHash,
-        run.capAtLaunch,
-        run.liveAtLaunch,
-        run.title ?? null,
-      ],
+      [...launchValues(run), run.liveAtLaunch, run.title ?? null],
     );
   }
 
@@ -221,19 +222,7 @@ export class RunStore {
          AND NOT (? = 1 AND EXISTS (SELECT 1 FROM repos WHERE full_name = ? AND paused_since IS NOT NULL))
        RETURNING live_at_launch`,
       [
-        run.id,
-        run.repo,
-        run.kind,
-        run.subject,
-        run.issueNumber,
-        run.prNumber,
-        run.headSha,
-        run.launchedAt,
-        run.budgetDeadline,
-        run.launcher,
-        run.launcherRef,
-        run.secretHash,
-        run.capAtLaunch,
+        ...launchValues(run),
         run.title ?? null,
         cap,
         run.repo,
