@@ -154,7 +154,9 @@ describe('a server cut mid-dispatch', () => {
     const forge = new HeldForge();
     const s = await setup(forge);
     let die!: (err: Error) => void;
-    forge.hold = new Promise((_, reject) => (die = reject));
+    const hold = new Promise<void>((_, reject) => (die = reject));
+    hold.catch(() => undefined); // its death is met by the dispatch holding on it, or by none if none reached it yet
+    forge.hold = hold;
     const { d, events } = driverFor(s.api.url);
     const gate = d.gateCheck(s.run.id, 'qa', s.run.commit);
     while (!(await s.h.store.dispatchRequests.inFlightFor(s.run.id, ''))) await new Promise((r) => setTimeout(r, 5));

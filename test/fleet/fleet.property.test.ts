@@ -6,6 +6,7 @@ import { requestStart, resetRepo } from '../../src/fleet/controls.js';
 import type { PassReport } from '../../src/fleet/pass.js';
 import { isAfkKind, type Outcome, type Run } from '../../src/store/runs.js';
 import { AUTOLAND, makeHarness, type Harness } from '../helpers/fleet.js';
+import { testEngine } from '../helpers/test-store.js';
 
 // Random interleavings of ticks, kicks, manual starts, run completions,
 // deadline expiries and launcher failures over repos with different caps.
@@ -191,7 +192,8 @@ describe('the fleet under random interleavings', () => {
           }
         }
       }),
-      { numRuns: 150 },
+      // On PostgreSQL (YOKE_TEST_ENGINE=postgres) each world is a database of its own: fewer, in the same time.
+      { numRuns: testEngine === 'PostgreSQL' ? 25 : 150 },
     );
   });
 });

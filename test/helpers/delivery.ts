@@ -50,11 +50,10 @@ export async function makeDeliveryHarness(opts: { config?: Record<string, unknow
   const merged = new Map<number, string>();
   for (const n of opts.items ?? [1, 2, 3]) {
     h.forge.repo(REPO).issues.push({ number: n, labels: [], open: false, stateReason: 'completed' });
-    // (The harness's SQLite store answers at once while nothing else runs: these are written before it returns.)
-    void h.store.claims.record({ repo: REPO, prNumber: 100 + n, runId: `afk-${n}`, issueNumber: n, recordedAt: h.clock.now() });
+    await h.store.claims.record({ repo: REPO, prNumber: 100 + n, runId: `afk-${n}`, issueNumber: n, recordedAt: h.clock.now() });
     merged.set(n, h.forge.mergePull(REPO, { number: 100 + n, author: 'agent' }));
     // yoke merged it at its validated head, which an independent review must approve.
-    void h.store.merges.record({ repo: REPO, prNumber: 100 + n, headSha: mergedHead(n), state: 'merged', detail: null, at: h.clock.now(), runId: `lander-${n}` });
+    await h.store.merges.record({ repo: REPO, prNumber: 100 + n, headSha: mergedHead(n), state: 'merged', detail: null, at: h.clock.now(), runId: `lander-${n}` });
   }
   const attach = async (issue: number, ref: string, by = 'maint') => {
     const r = await attachPlan(h.fleet, h.forge.repo(REPO).ref, issue, ref, by, 'command');

@@ -32,16 +32,32 @@ export function testStore(): Store {
   return storeOver(lazySql(ready));
 }
 
-/** An Sql whose database is still being made: every statement waits for it. */
+/**
+ * An Sql whose database is still being made: every statement waits for it,
+ * and those sent meanwhile run one after another in the order they were sent
+ * (the harness registers its process lease first, without waiting), until
+ * they have all run.
+ */
 function lazySql(ready: Promise<Sql>): Sql {
+  let tail: Promise<unknown> = ready;
+  let queued = 0;
+  const inOrder = <T>(fn: (sql: Sql) => Promise<T>): Promise<T> => {
+    queued++;
+    const next = tail.then(async () => fn(await ready));
+    tail = next.catch(() => undefined).finally(() => queued--);
+    return next;
+  };
+  let direct: Sql | null = null;
+  void ready.then((sql) => (direct = sql), () => undefined);
+  const run = <T>(fn: (sql: Sql) => Promise<T>): Promise<T> => (direct && queued === 0 ? fn(direct) : inOrder(fn));
   return {
     dialect: 'postgres',
-    all: async (q, p) => (await ready).all(q, p),
-    get: async (q, p) => (await ready).get(q, p),
-    run: async (q, p) => (await ready).run(q, p),
-    exec: async (q) => (await ready).exec(q),
-    transaction: async (fn) => (await ready).transaction(fn),
-    hold: async (key) => (await ready).hold(key),
-    close: async () => (await ready).close(),
+    all: (q, p) => run((s) => s.all(q, p)),
+    get: (q, p) => run((s) => s.get(q, p)),
+    run: (q, p) => run((s) => s.run(q, p)),
+    exec: (q) => run((s) => s.exec(q)),
+    transaction: (fn) => run((s) => s.transaction(fn)),
+    hold: (key) => run((s) => s.hold(key)),
+    close: () => run((s) => s.close()),
   };
 }
