@@ -80,6 +80,15 @@ export function floatingPromises(files?: readonly string[]): string[] {
           }
         });
       }
+      // A store call voided is a write nobody waits for: on PostgreSQL it may land after what follows it.
+      if (ts.isVoidExpression(node) && ts.isCallExpression(node.expression)) {
+        const decl = checker.getResolvedSignature(node.expression)?.getDeclaration();
+        const file = decl?.getSourceFile().fileName ?? '';
+        if (/\/src\/store\/[^/]+\.ts$/.test(file) && isPromise(checker, checker.getTypeAtLocation(node.expression))) {
+          const { line } = sf.getLineAndCharacterOfPosition(node.getStart(sf));
+          found.push(`${sf.fileName.slice(ROOT.length + 1)}:${line + 1}: a store call voided: ${node.getText(sf).split('\n')[0]!.slice(0, 100)}`);
+        }
+      }
       // An async predicate (filter, find, some, every, sort) answers a promise, which is always true: every element passes.
       if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && PREDICATES.has(node.expression.name.text) && node.arguments[0]) {
         const cb = node.arguments[0];

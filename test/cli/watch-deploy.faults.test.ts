@@ -59,7 +59,7 @@ function driverFor(url: string, id = 'ci-7') {
 describe('the driver against held contention points', () => {
   const holds: [string, (s: Awaited<ReturnType<typeof setup>>) => Promise<void>][] = [
     ['qa_checkin_busy', async ({ h, run }) => void (await checkIn(h.fleet, run.id, { driver: 'another-driver', lease_seconds: 3600 }))],
-    ['qa_ownership_busy', async ({ h, run }) => void h.store.workLocks.take(`freeze:${run.id}:qa`, 'freeze-held', h.clock.now(), 3_600_000)],
+    ['qa_ownership_busy', async ({ h, run }) => void (await h.store.workLocks.take(`freeze:${run.id}:qa`, 'freeze-held', h.clock.now(), 3_600_000))],
     ['run_busy', async ({ h, run }) => (await h.store.dispatchRequests.reserve({ requestId: 'held-request', runId: run.id, stage: 'qa', envelopeHash: 'x', driver: 'another-driver', owner: h.fleet.processId, at: h.clock.now() }))],
     ['qa_plan_busy', async ({ h, run }) => void (await startExecution(h.fleet, run.id, 'qa', { plan: 'smoke', lease_seconds: 3600 }, null))],
   ];

@@ -139,7 +139,11 @@ export function makeHarness(
     ...(opts.leads ? { leads: opts.leads } : {}),
   });
   // TR12: the test's yoke process holds a lease that outlives any test clock.
-  void store.processes.register({ id: engine.processId, host: 'test-host', pid: 1, at: clock.now(), leaseMs: 100 * 365 * 86_400_000 });
+  // Not awaited (the harness is built synchronously), yet written before anything the test does: SQLite answers at once, and a
+  // PostgreSQL test store runs its first statements in the order they were sent. A failure fails the test run loudly.
+  store.processes.register({ id: engine.processId, host: 'test-host', pid: 1, at: clock.now(), leaseMs: 100 * 365 * 86_400_000 }).catch((err: unknown) => {
+    throw err;
+  });
   return { engine, fleet: engine.context(), store, forge, launcher, clock };
 }
 
