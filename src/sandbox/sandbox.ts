@@ -1,5 +1,5 @@
 import type { Closeout } from '../store/closeouts.js';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -16,6 +16,7 @@ import { AGENT_CLI_DIR, agentCliBin, demoScript } from './agent-clis.js';
 import { ScriptedModel } from './models/scripted-model.js';
 import { EmbeddedForge, type ForgeRepo } from './forge-server.js';
 import { findPostgresBin, startPostgres, type LocalPostgres } from './postgres.js';
+import { startYokeProcess, stopYokeProcess } from './yoke-process.js';
 
 // The whole pipeline on one machine: an embedded forge seeded with the demo
 // repository, and yoke started against it through GHE_HOST, exactly as a
@@ -279,19 +280,7 @@ export class Sandbox {
 
   /** The second yoke: its own process (`npm start`'s entry), on the same PostgreSQL, another port. */
   private async startSecondYoke(): Promise<void> {
-    const env = { ...process.env, ...this.env(), PORT: String(this.secondPort), LOG_FORMAT: 'json' as const };
-    const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', 'main.ts')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    this.second = child;
-    let err = '';
-    child.stderr!.on('data', (c: Buffer) => (err = (err + c.toString()).slice(-4000)));
-    child.stdout!.resume();
-    for (const until = Date.now() + 30_000; ; ) {
-      if (child.exitCode !== null) throw new Error(`the second yoke process exited ${child.exitCode}: ${err}`);
-      const up = await fetch(`${this.reportUrl}/yoke/api/health`).then((r) => r.ok, () => false);
-      if (up) return;
-      if (Date.now() > until) throw new Error(`the second yoke process did not answer within 30 s: ${err}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    this.second = await startYokeProcess({ ...this.env(), PORT: String(this.secondPort) }, this.reportUrl);
   }
 
   /** Stops yoke (not the forge, nor the runs out there) and starts it again on the same database. */
@@ -384,12 +373,7 @@ export class Sandbox {
   }
 
   async stop(): Promise<void> {
-    if (this.second && this.second.exitCode === null) {
-      const gone = new Promise((r) => this.second!.once('exit', r));
-      this.second.kill('SIGTERM');
-      await Promise.race([gone, new Promise((r) => setTimeout(r, 5000))]);
-      this.second.kill('SIGKILL');
-    }
+    if (this.second) await stopYokeProcess(this.second);
     await this.yoke?.stop();
     await this.forge?.stop();
     await this.model?.stop();

@@ -1,0 +1,34 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+
+// A yoke of its own process, as `npm start` runs it (the sandbox's second yoke
+// with --postgres): started with the environment given, ready once its health
+// route answers at `url`.
+
+export async function startYokeProcess(env: Record<string, string>, url: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', 'main.ts')], {
+    env: { ...process.env, ...env, LOG_FORMAT: 'json' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let err = '';
+  child.stderr!.on('data', (c: Buffer) => (err = (err + c.toString()).slice(-4000)));
+  child.stdout!.resume();
+  for (const until = Date.now() + 30_000; ; ) {
+    if (child.exitCode !== null) throw new Error(`the second yoke process exited ${child.exitCode}: ${err}`);
+    if (await fetch(`${url}/yoke/api/health`).then((r) => r.ok, () => false)) return child;
+    if (Date.now() > until) {
+      child.kill('SIGKILL');
+      throw new Error(`the second yoke process did not answer within 30 s: ${err}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** A clean stop (SIGTERM, so it hands its lead over), then SIGKILL after 5 s. */
+export async function stopYokeProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const gone = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await Promise.race([gone, new Promise((r) => setTimeout(r, 5000))]);
+  child.kill('SIGKILL');
+}
