@@ -66,14 +66,14 @@ export function openStore(path: string, opts: { busyTimeoutMs?: number } = {}): 
   return wrapDb(openDb(path, opts));
 }
 
+/** What the server's PostgreSQL connections wait at most: for a lock (the busy answer lock_timeout), and for a statement (statement_cancelled). */
+export const POSTGRES_DEFAULTS: PostgresOptions = { lockTimeoutMs: 5_000, statementTimeoutMs: 30_000 };
+
 /**
  * The store a database names: a postgres:// URL is PostgreSQL, anything else a
  * SQLite file. Either is migrated before it is used, and a schema newer than
  * this yoke knows is refused (SchemaTooNewError) before anything reads it.
  */
-/** What the server's PostgreSQL connections wait at most: for a lock (the busy answer lock_timeout), and for a statement (statement_cancelled). */
-export const POSTGRES_DEFAULTS: PostgresOptions = { lockTimeoutMs: 5_000, statementTimeoutMs: 30_000 };
-
 export async function openStoreAt(target: string, opts: { busyTimeoutMs?: number; postgres?: PostgresOptions; mustExist?: boolean } = {}): Promise<Store> {
   if (!isPostgresUrl(target)) {
     if (opts.mustExist && target !== ':memory:' && !existsSync(target)) throw new Error(`There is no SQLite store at ${target}. Name yoke's database file (YOKE_DB_PATH; .yoke/yoke.db by default), or its postgres:// URL.`);
