@@ -6,6 +6,7 @@ import { isAfkKind, type Run, type RunKind } from '../store/runs.js';
 import type { Store } from '../store/store.js';
 import type { Candidate } from './candidate.js';
 import type { RepoFacts } from './repo-facts.js';
+import { isPaused } from './repo-state.js';
 import type { LaunchAttempt } from './spawn-pass.js';
 import { endRun } from './strikes.js';
 
@@ -21,53 +22,51 @@ export interface LockedLaunchDeps {
 export type Recorded = { kind: 'recorded'; runId: string; secret: string | null; deadline: number; liveAfter: number };
 
 /**
- * The authoritative cap check (SP06): inside one write transaction, re-count
- * live runs fleet-wide, refuse at or above the repo's cap, and otherwise
- * record the run (and consume its request) before any launcher is called.
+ * The authoritative cap check (SP06): in one write (store.runs.recordLaunch),
+ * re-count live runs fleet-wide, refuse at or above the repo's cap, and
+ * otherwise record the run (and consume its request) before any launcher is called.
  */
-export function recordLaunch(
+export async function recordLaunch(
   deps: LockedLaunchDeps,
   c: Candidate,
   cap: number,
   pendingRef: string | null = null,
 ): Promise<Recorded | { kind: 'over_cap'; freshCount: number } | { kind: 'subject_busy' } | { kind: 'paused' }> {
-  return deps.store.write(async (t) => {
-    const now = deps.now();
-    const runId = deps.newRunId();
-    const secret = deps.launcher.usesSecret(c.kind) ? randomBytes(32).toString('base64url') : null;
-    const deadline = now + c.budgetMinutes * 60_000;
-    // The count, the checks and the record are one statement: a launch is one round trip inside its transaction.
-    const live = await t.runs.insertIfRoom(
-      {
-        id: runId,
-        repo: c.repo,
-        kind: c.kind,
-        subject: c.subject,
-        issueNumber: c.issueNumber,
-        prNumber: c.prNumber,
-        headSha: c.headSha,
-        launchedAt: now,
-        budgetDeadline: deadline,
-        launcher: deps.launcher.name,
-        launcherRef: pendingRef,
-        secretHash: secret ? hashSecret(secret) : null,
-        capAtLaunch: cap,
-        title: c.title ?? null,
-      },
-      cap,
-      // SP15: a repository paused earlier in this same pass launches no more AFK work.
-      isAfkKind(c.kind),
-    );
-    if (live === null) {
-      // Refused: why, read in the same transaction, so the answer is what the statement saw.
-      const fresh = await t.runs.countLive();
-      if (fresh >= cap) return { kind: 'over_cap' as const, freshCount: fresh };
-      if (await t.runs.liveForSubject(c.repo, c.subject)) return { kind: 'subject_busy' as const };
-      return { kind: 'paused' as const };
-    }
-    if (c.requestId !== null) await t.requests.consume(c.requestId, runId);
-    return { kind: 'recorded' as const, runId, secret, deadline, liveAfter: live };
-  });
+  const now = deps.now();
+  const runId = deps.newRunId();
+  const secret = deps.launcher.usesSecret(c.kind) ? randomBytes(32).toString('base64url') : null;
+  const deadline = now + c.budgetMinutes * 60_000;
+  // The count, the checks, the record and the request it consumes are one write (one round trip on PostgreSQL).
+  const live = await deps.store.runs.recordLaunch(
+    {
+      id: runId,
+      repo: c.repo,
+      kind: c.kind,
+      subject: c.subject,
+      issueNumber: c.issueNumber,
+      prNumber: c.prNumber,
+      headSha: c.headSha,
+      launchedAt: now,
+      budgetDeadline: deadline,
+      launcher: deps.launcher.name,
+      launcherRef: pendingRef,
+      secretHash: secret ? hashSecret(secret) : null,
+      capAtLaunch: cap,
+      title: c.title ?? null,
+    },
+    cap,
+    // SP15: a repository paused earlier in this same pass launches no more AFK work.
+    isAfkKind(c.kind),
+    c.requestId,
+  );
+  if (live !== null) return { kind: 'recorded' as const, runId, secret, deadline, liveAfter: live };
+  // Refused: why, read just after (what changed in between only changes the reason given).
+  const fresh = await deps.store.runs.countLive();
+  if (fresh >= cap) return { kind: 'over_cap' as const, freshCount: fresh };
+  if (await deps.store.runs.liveForSubject(c.repo, c.subject)) return { kind: 'subject_busy' as const };
+  const repo = await deps.store.repos.get(c.repo);
+  if (isAfkKind(c.kind) && repo && isPaused(repo)) return { kind: 'paused' as const };
+  return { kind: 'over_cap' as const, freshCount: fresh }; // it was at the cap; a run has ended since
 }
 
 /** Records, then starts. A launcher that throws leaves an ended run, never a lost one. */

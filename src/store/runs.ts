@@ -234,6 +234,31 @@ export class RunStore {
     return row ? row.live_at_launch : null;
   }
 
+  /**
+   * SP06, the locked launch: records the run if there is room (insertIfRoom's
+   * rules) and consumes the request it serves, as one write. SQLite: one
+   * transaction of its own. PostgreSQL: one call of yoke_record_launch
+   * (migration 13), which takes the write lock and then does the same, in one
+   * round trip. Returns the live count it recorded, or null.
+   */
+  async recordLaunch(run: CountedRun, cap: number, pausable: boolean, requestId: number | null): Promise<number | null> {
+    if (this.sql.dialect === 'postgres') {
+      const row = await this.sql.get<{ live: number | null }>('SELECT yoke_record_launch(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) AS live', [
+        ...launchValues(run),
+        run.title ?? null,
+        cap,
+        pausable ? 1 : 0,
+        requestId,
+      ]);
+      return row?.live ?? null;
+    }
+    return this.sql.transaction(async (tx) => {
+      const live = await new RunStore(tx).insertIfRoom(run, cap, pausable);
+      if (live !== null && requestId !== null) await tx.run('UPDATE requests SET consumed_by_run = ? WHERE id = ? AND consumed_by_run IS NULL', [run.id, requestId]);
+      return live;
+    });
+  }
+
   async setLauncherRef(id: string, ref: string): Promise<void> {
     await this.sql.run('UPDATE runs SET launcher_ref = ? WHERE id = ?', [ref, id]);
   }

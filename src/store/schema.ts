@@ -43,7 +43,7 @@ export async function migrateSql(sql: Sql, known: readonly Migration[] = MIGRATI
       const versions = (await tx.all<{ version: number }>('SELECT version FROM schema_migrations')).map((r) => r.version);
       const next = planMigrations(versions, known)[0];
       if (!next) return false;
-      await tx.exec(ddl(next.sql));
+      await tx.exec(tx.dialect === 'postgres' && next.postgres !== undefined ? next.postgres : ddl(next.sql));
       await tx.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [next.version, next.name, new Date().toISOString()]);
       return true;
     });

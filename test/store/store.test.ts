@@ -24,7 +24,7 @@ describe('the store', () => {
   it('applies its migrations once, in order, and records them', () => {
     const db = openDb(':memory:');
     const applied = db.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as { version: number }[];
-    expect(applied.map((a) => a.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    expect(applied.map((a) => a.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
     expect(migrate(db)).toBe(0);
   });
 
@@ -79,6 +79,18 @@ for (const engine of useEngines()) {
       for (let i = 0; i < 3; i++) await store.repos.addFailure('acme/api', 3, 10);
       expect(await store.runs.insertIfRoom(counted('e', 'issue#3'), 2, true)).toBe(null); // paused: no AFK work
       expect(await store.runs.insertIfRoom({ ...counted('f', 'pr#7'), kind: 'lander' }, 2, false)).toBe(2); // a lander still runs
+    });
+
+    it('SP06 the locked launch records the run and consumes the request it serves in one write, or neither', async () => {
+      const store = await open();
+      const { liveAtLaunch: _live, ...run } = newRun('l1', 'issue#1');
+      const asked = await store.requests.add('acme/api', 'start', 1, 'maint', 0);
+      expect(await store.runs.recordLaunch(run, 1, true, asked)).toBe(1);
+      expect(await store.requests.listOpen()).toEqual([]);
+      const again = await store.requests.add('acme/api', 'start', 2, 'maint', 0);
+      expect(await store.runs.recordLaunch({ ...run, id: 'l2', subject: 'issue#2' }, 1, true, again)).toBe(null); // at the cap
+      expect((await store.requests.listOpen()).map((r) => r.id)).toEqual([again]);
+      expect((await store.runs.listLive()).map((r) => r.id)).toEqual(['l1']);
     });
 
     it('sums spend per repository and UTC day, with 64-bit sums and names kept in their case', async () => {
