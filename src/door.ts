@@ -14,9 +14,10 @@ import { openStoreAt } from './store/store.js';
 
 // The database door: for when yoke deploys itself and its server is down.
 // The driver runs the same dispatch code in this process, against yoke's
-// store (its SQLite file, or its PostgreSQL URL), through yoke's own API handler on a loopback port that only this
-// process knows the token of. It needs the app's credentials (APP_ID,
-// PRIVATE_KEY, GHE_HOST for a GitHub Enterprise Server) to read and write GitHub.
+// store (its SQLite file, or its PostgreSQL URL), through yoke's own API
+// handler on a loopback port that only this process knows the token of. It
+// needs the app's credentials (APP_ID, PRIVATE_KEY, GHE_HOST for a GitHub
+// Enterprise Server) to read and write GitHub.
 
 export interface Door {
   url: string;
