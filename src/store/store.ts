@@ -1,6 +1,5 @@
-import { existsSync } from 'node:fs';
 import { openDb, type Db } from './db.js';
-import { isPostgresUrl, printable } from './open-sql.js';
+import { isPostgresUrl, printable, requireSqliteFile } from './open-sql.js';
 import { postgresSql, type PostgresOptions } from './postgres-sql.js';
 import { migrateSql, SchemaTooNewError } from './schema.js';
 import { CheckRunStore } from './check-runs.js';
@@ -76,7 +75,7 @@ export const POSTGRES_DEFAULTS: PostgresOptions = { lockTimeoutMs: 5_000, statem
  */
 export async function openStoreAt(target: string, opts: { busyTimeoutMs?: number; postgres?: PostgresOptions; mustExist?: boolean } = {}): Promise<Store> {
   if (!isPostgresUrl(target)) {
-    if (opts.mustExist && target !== ':memory:' && !existsSync(target)) throw new Error(`There is no SQLite store at ${target}. Name yoke's database file (YOKE_DB_PATH; .yoke/yoke.db by default), or its postgres:// URL.`);
+    if (opts.mustExist) requireSqliteFile(target, ', or its postgres:// URL');
     return openStore(target, opts);
   }
   // As SQLite's busy timeout bounds a wait for its write lock, lock_timeout bounds PostgreSQL's; a statement that runs away is cancelled.

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { postgresSql } from '../../src/store/postgres-sql.js';
 import { migrateSql } from '../../src/store/schema.js';
 import type { Sql } from '../../src/store/sql.js';
+import { until } from '../helpers/fleet.js';
 import { havePostgres, usePostgres } from '../helpers/postgres.js';
 
 // SP06/SP08/TR13 across processes: three yoke processes on one PostgreSQL,
@@ -39,13 +40,6 @@ function worker(url: string, name: string, seed: number, iterations: number, for
   child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => (code !== 0 && code !== null && console.error(err), resolve(code))));
   return { name, child, lines, exit };
-}
-
-async function until(cond: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
-  for (const stop = Date.now() + ms; !(await cond()); ) {
-    if (Date.now() > stop) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 /** What holds whatever interleaving ran: the cap, one live run per subject, no run lost. */
@@ -92,22 +86,22 @@ describe.skipIf(!havePostgres)('three yoke processes on one PostgreSQL', () => {
     const workers = [worker(url, 'yoke-a', 5, 0, true), worker(url, 'yoke-b', 7, 0, true), worker(url, 'yoke-c', 9, 0, true)];
     try {
       const leader = async () => (await sql.get<{ holder: string }>("SELECT holder FROM leaders WHERE role = 'ticks'"))?.holder ?? null;
-      await until(async () => (await leader()) !== null, 20_000, 'a leader');
+      await until(async () => (await leader()) !== null, 'a leader', 20_000);
       const first = (await leader())!;
       const doomed = workers.find((w) => w.name === first)!;
       // Kill it while it is inside a pass, at a launch.
       const seen = doomed.lines.length;
-      await until(() => doomed.lines.slice(seen).some((l) => l.event === 'pass'), 20_000, 'the leader to be mid-pass');
+      await until(() => doomed.lines.slice(seen).some((l) => l.event === 'pass'), 'the leader to be mid-pass', 20_000);
       doomed.child.kill('SIGKILL');
       const killedAt = Date.now();
       expect(await doomed.exit).toBe(null);
       // Its lease (1 s, renewed every 300 ms) lapses; a follower takes it at its next tick.
-      await until(async () => ![null, first].includes(await leader()), 10_000, 'another process to lead');
+      await until(async () => ![null, first].includes(await leader()), 'another process to lead', 10_000);
       const tookMs = Date.now() - killedAt;
       expect(tookMs).toBeLessThan(1_000 + 2 * 1_000);
       // The fleet goes on: runs keep launching after the kill.
       const before = (await sql.get<{ n: number }>('SELECT COUNT(*) AS n FROM runs'))!.n;
-      await until(async () => (await sql.get<{ n: number }>('SELECT COUNT(*) AS n FROM runs'))!.n > before + CAP, 30_000, 'launches after the kill');
+      await until(async () => (await sql.get<{ n: number }>('SELECT COUNT(*) AS n FROM runs'))!.n > before + CAP, 'launches after the kill', 30_000);
       for (const w of workers.filter((x) => x !== doomed)) w.child.kill('SIGTERM');
       expect(await Promise.all(workers.filter((x) => x !== doomed).map((w) => w.exit))).toEqual([0, 0]);
       await checkFleet(sql);

@@ -9,10 +9,10 @@ import type { Store } from '../../src/store/store.js';
 import { testStore } from './test-store.js';
 import { FakeForge, type FakePull } from './fake-forge.js';
 
-/** Waits (in real time, a few ms at a time, for at most 5 s) until cond holds. */
-export async function until(cond: () => boolean | Promise<boolean>, what = 'the condition'): Promise<void> {
-  for (const stop = Date.now() + 5000; !(await cond()); ) {
-    if (Date.now() > stop) throw new Error(`timed out waiting for ${what}`);
+/** Waits (in real time, a few ms at a time, for at most `ms`) until cond holds. */
+export async function until(cond: () => boolean | Promise<boolean>, what = 'the condition', ms = 5000): Promise<void> {
+  for (const stop = Date.now() + ms; !(await cond()); ) {
+    if (Date.now() > stop) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 5));
   }
 }
