@@ -172,6 +172,12 @@ export function registerDeliveryCommands(program: Command, io: CliIo, g: () => G
     .description("run a deploy stage's command here, with the run id, stage and pinned commit in its environment")
     .action(async (run: string, stage: string) => {
       const step = (await call(io, g(), 'POST', `${stagePath(run, stage)}/deploy`, { phase: 'start' })) as DeployStep;
+      if (step.state === 'failed') throw new CliFailure(`${stage} could not start: ${step.detail}. Fix it and run \`yoke deploy stage run ${run} ${stage}\` again.`);
+      if (step.command === null) {
+        // DP02: a workflow stage runs on Actions; its outcome is read from GitHub, not reported from here.
+        io.out(`Deploying ${step.repo} at ${step.commit.slice(0, 12)} to ${stage} on GitHub Actions (${step.workflow}, deployment ${step.deployment?.id}). Follow it: \`yoke watch deploy -- ${run}\`.`);
+        return;
+      }
       io.out(`Deploying ${step.repo} at ${step.commit.slice(0, 12)} to ${stage}: ${step.command}`);
       const res = await exec(io)(step.command, step.env);
       const outcome = res.code === 0 ? 'succeeded' : 'failed';

@@ -139,16 +139,30 @@ export class Driver {
     return (await this.busyRetried(String(body.repo), () => this.d.transport.send('POST', '/yoke/api/deployment-runs', body))).json;
   }
 
-  /** A deploy stage: its command runs here with the run id, stage and pinned commit in its environment. */
+  /** A deploy stage: its command runs here with the run id, stage and pinned commit in its environment, or its workflow runs on Actions and is followed (DP02). */
   async deploy(run: string, stage: string): Promise<void> {
     const path = `${runPath(run)}/stages/${encodeURIComponent(stage)}/deploy`;
     const step = (await this.busyRetried(run, () => this.d.transport.send('POST', path, { phase: 'start', by: this.d.driverId }))).json;
+    const failed = (detail: string) => new DriverStop(EXIT.deployFailed, makeRefusal('deploy_stage_failed', { run, stage, detail }));
+    if (step.state === 'failed') throw failed(step.detail);
+    if (step.command === null) {
+      this.d.emit({ event: 'deploy', run, stage, workflow: step.workflow, deployment: step.deployment?.id ?? null });
+      let now = step;
+      // The outcome is yoke's reading of GitHub (the workflow run's conclusion, the deployment's statuses), never the driver's.
+      while (now.state === 'running') {
+        await this.d.sleep(this.d.policy.gatePollMs);
+        now = (await this.busyRetried(run, () => this.d.transport.send('POST', path, { phase: 'follow' }))).json;
+      }
+      this.d.emit({ event: 'deployed', run, stage, outcome: now.state, detail: now.detail });
+      if (now.state === 'failed') throw failed(now.detail);
+      return;
+    }
     this.d.emit({ event: 'deploy', run, stage, command: step.command });
     const res = await this.d.exec(step.command, step.env);
     const outcome = res.code === 0 ? 'succeeded' : 'failed';
     await this.busyRetried(run, () => this.d.transport.send('POST', path, { phase: 'end', outcome, output: `${res.output}${res.error ? `\n${res.error}` : ''}`.slice(-16_000), by: this.d.driverId }));
     this.d.emit({ event: 'deployed', run, stage, outcome });
-    if (outcome === 'failed') throw new DriverStop(EXIT.deployFailed, makeRefusal('deploy_stage_failed', { run, stage, detail: `exit ${res.code ?? res.error}` }));
+    if (outcome === 'failed') throw failed(`exit ${res.code ?? res.error}`);
   }
 
   /** QA05: the driver's side of dispatch: the automated cases of the plans it owns, as a deployment-stage execution. */

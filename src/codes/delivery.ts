@@ -250,9 +250,19 @@ export const DELIVERY_CODES = {
     recovery: (p) =>
       `Read \`yoke deployment-runs get ${p.run}\` and the driver capture, then re-drive the same run with \`yoke watch deploy -- ${p.run}\`. Do not use --fresh or the database door to recover an unknown result.`,
   }),
+  deploy_stage_is_workflow: code<{ run: string; stage: string; workflow: string }>({
+    status: 409,
+    message: (p) => `Stage ${p.stage} of run ${p.run} runs on GitHub Actions (${p.workflow}): its outcome is read from the workflow run, never reported.`,
+    recovery: (p) => `Follow it with \`yoke watch deploy -- ${p.run}\`.`,
+  }),
+  deploy_stage_not_started: code<{ run: string; stage: string }>({
+    status: 409,
+    message: (p) => `Stage ${p.stage} of run ${p.run} has no deployment to follow: it was never started.`,
+    recovery: (p) => `Start it: \`yoke watch deploy -- ${p.run}\`.`,
+  }),
   deploy_stage_failed: code<{ run: string; stage: string; detail: string }>({
     status: 500,
-    message: (p) => `The ${p.stage} command of run ${p.run} failed: ${p.detail}`,
+    message: (p) => `Deploy stage ${p.stage} of run ${p.run} failed: ${p.detail}`,
     recovery: (p) => `Fix it, then resume: \`yoke watch deploy -- ${p.run}\` (or \`yoke deploy stage run ${p.run} ${p.stage}\`).`,
   }),
   qa_stage_failed: code<{ run: string; plan: string; commit: string; items: string; commands: string }>({

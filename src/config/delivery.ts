@@ -13,10 +13,31 @@ const StageName = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,39}$/, 'a stage name i
 const Login = z.string().regex(/^@?[A-Za-z0-9][A-Za-z0-9-]{0,38}(\/[A-Za-z0-9._-]{1,100})?$/, 'steering is a GitHub login (maint) or a team (acme/release)');
 const PlanRef = z.string().min(1).max(200);
 
-export const DeployStage = z.object({ name: StageName, kind: z.literal('deploy'), command: z.string().min(1, 'a deploy stage needs the command that deploys') }).strict();
+// GitHub's environment names: up to 255 characters, no slash at either end.
+const EnvironmentName = z.string().regex(/^[\w.-][\w .\/-]{0,253}[\w.-]$|^[\w.-]$/, 'an environment is a GitHub environment name, e.g. production');
+const WorkflowFile = z.string().regex(/^[\w.-]+\.ya?ml$/, 'workflow is a file name under .github/workflows/, e.g. deploy.yml');
+
+/** A deploy stage runs `command:` where the driver is, or `workflow:` on GitHub Actions; either way it is a GitHub deployment to `environment:` (its name by default). */
+export const DeployStage = z
+  .object({ name: StageName, kind: z.literal('deploy'), command: z.string().min(1, 'a deploy stage needs the command that deploys').optional(), workflow: WorkflowFile.optional(), environment: EnvironmentName.optional() })
+  .strict()
+  .superRefine((s, ctx) => {
+    if ((s.command === undefined) === (s.workflow === undefined)) ctx.addIssue({ code: 'custom', path: ['command'], message: 'a deploy stage names either the command that deploys or the workflow (deploy.yml) that does, not both' });
+  });
+export type DeployStage = z.infer<typeof DeployStage>;
 export const QaStage = z.object({ name: StageName, kind: z.literal('qa') }).strict();
 export const Stage = z.discriminatedUnion('kind', [DeployStage, QaStage]);
 export type Stage = z.infer<typeof Stage>;
+
+/** How deploy stages meet GitHub's deployments and yoke's protection rule. */
+export const DeploymentSettings = z
+  .object({
+    /** The commit statuses GitHub must see pass before it accepts a stage's deployment (none by default). */
+    required_contexts: z.array(z.string().min(1).max(200)).default([]),
+    /** A protection-rule request for an environment no stage names: approved, or left for someone else to answer. */
+    unruled_environments: z.enum(['approve', 'ignore']).default('approve'),
+  })
+  .strict();
 
 export const DeliverySettings = z
   .object({
@@ -30,6 +51,7 @@ export const DeliverySettings = z
     steering: Login.transform((l) => l.replace(/^@/, '')).optional(),
     owed_label: z.string().min(1).max(50).default('yoke:delivery-owed'),
     delivered_label: z.string().min(1).max(50).default('yoke:delivered'),
+    deployments: DeploymentSettings.default({ required_contexts: [], unruled_environments: 'approve' }),
   })
   .strict()
   .superRefine((d, ctx) => refuseRepeats(ctx, d.stages, { list: 'stages', field: 'name', what: 'stage name' }, (s) => s.name));
@@ -65,3 +87,9 @@ export function owedLabelOf(raw: unknown): string {
   const parsed = z.object({ owed_label: z.string().min(1).max(50) }).partial().safeParse(raw ?? {});
   return (parsed.success && parsed.data.owed_label) || 'yoke:delivery-owed';
 }
+
+/** The GitHub environment a deploy stage deploys to. */
+export const environmentOf = (stage: DeployStage): string => stage.environment ?? stage.name;
+
+/** A run's deployment settings; runs created before they existed read the defaults. */
+export const deploymentSettingsOf = (settings: DeliverySettings): z.output<typeof DeploymentSettings> => settings.deployments ?? { required_contexts: [], unruled_environments: 'approve' };

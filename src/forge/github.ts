@@ -5,7 +5,8 @@ import { classifyGitHubError, unlessMissing } from './errors.js';
 import type { Octokit } from './octokit.js';
 import { RepoReader } from './repo-reader.js';
 import { GhBotApp, GhCommit, GhCompare, GhIssue, GhIssueState, GhPermission, GhPullDetail, GhRepository, GhReview, GhTree, GhWorkflowRun, GhIssueEvent, GhIssueUpdate } from './schemas.js';
-import type { CheckRunWrite, FoundWorkflowRun, Forge, IssueDetail, MergeResult, Permission, PullDetail, PushToken, RepoName, RepoRef, RepoView, ReviewView, WorkflowRunView } from './types.js';
+import * as deployments from './github-deployments.js';
+import type { CheckRunWrite, DeploymentCreated, DeploymentStatusView, DeploymentStatusWrite, DeploymentWrite, EnvironmentRules, ProtectionAnswer, FoundWorkflowRun, Forge, IssueDetail, MergeResult, Permission, PullDetail, PushToken, RepoName, RepoRef, RepoView, ReviewView, WorkflowRunView } from './types.js';
 
 // The one module that talks to GitHub: installations, the repository read
 // (RepoReader), and every write yoke makes.
@@ -19,7 +20,7 @@ export interface GitHubForgeOptions {
   budget?: BudgetBook;
 }
 
-const viewOf = ({ id, status, conclusion, repositoryId, event, actor, triggeringActor }: z.output<typeof GhWorkflowRun>): WorkflowRunView => ({ id, status, conclusion, repositoryId, event, actor, triggeringActor });
+const viewOf = ({ id, status, conclusion, repositoryId, event, actor, triggeringActor, htmlUrl }: z.output<typeof GhWorkflowRun>): WorkflowRunView => ({ id, status, conclusion, repositoryId, event, actor, triggeringActor, htmlUrl });
 
 /** The owner/repo path parameters of a repository. */
 const at = (repo: RepoRef) => ({ owner: repo.owner, repo: repo.name });
@@ -298,6 +299,30 @@ export class GitHubForge implements Forge {
   async updateCheckRun(repo: RepoRef, id: number, check: CheckRunWrite): Promise<void> {
     const o = await this.gh(repo.installationId);
     await o.request('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', { ...at(repo), check_run_id: id, ...checkRunBody(check, this.opts.now()) });
+  }
+
+  async createDeployment(repo: RepoRef, d: DeploymentWrite): Promise<DeploymentCreated> {
+    return deployments.createDeployment(await this.gh(repo.installationId), repo, d);
+  }
+
+  async createDeploymentStatus(repo: RepoRef, id: number, s: DeploymentStatusWrite): Promise<void> {
+    await deployments.createDeploymentStatus(await this.gh(repo.installationId), repo, id, s);
+  }
+
+  async listDeploymentStatuses(repo: RepoRef, id: number): Promise<DeploymentStatusView[]> {
+    return deployments.listDeploymentStatuses(await this.gh(repo.installationId), repo, id);
+  }
+
+  async pinBranch(repo: RepoRef, branch: string, sha: string): Promise<void> {
+    await deployments.pinBranch(await this.gh(repo.installationId), repo, branch, sha);
+  }
+
+  async readEnvironmentRules(repo: RepoRef, environment: string): Promise<EnvironmentRules> {
+    return deployments.readEnvironmentRules(await this.gh(repo.installationId), repo, environment);
+  }
+
+  async reviewProtectionRule(repo: RepoRef, workflowRunId: number, answer: ProtectionAnswer): Promise<{ ok: true } | { ok: false; status: number | null; message: string }> {
+    return deployments.reviewProtectionRule(await this.gh(repo.installationId), repo, workflowRunId, answer);
   }
 }
 

@@ -87,6 +87,7 @@ export const GhWorkflowRun = z
     repository: z.object({ id: z.number() }).optional(),
     actor: z.object({ login: z.string() }).nullable().optional(),
     triggering_actor: z.object({ login: z.string() }).nullable().optional(),
+    html_url: z.string().optional(),
   })
   .transform((w): WorkflowRunView & { title: string } => ({
     id: w.id,
@@ -97,6 +98,7 @@ export const GhWorkflowRun = z
     actor: w.actor?.login ?? null,
     triggeringActor: w.triggering_actor?.login ?? w.actor?.login ?? null,
     title: w.display_title ?? w.name ?? '',
+    htmlUrl: w.html_url ?? null,
   }));
 
 /** A repository as the installation's listing gives it. */

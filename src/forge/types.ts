@@ -94,6 +94,8 @@ export interface WorkflowRunView {
   /** Who started it, and who started its newest attempt (a re-run); yoke's own runs name its bot for both. */
   actor?: string | null;
   triggeringActor?: string | null;
+  /** Its page on GitHub, as a deployment's log_url links it. */
+  htmlUrl?: string | null;
 }
 
 /** The workflow runs whose run-name names a yoke run: TR03 binds a run only to the one yoke's app dispatched. */
@@ -139,6 +141,45 @@ export interface CheckRunWrite {
   detailsUrl: string | null;
   title: string;
   summary: string;
+}
+
+/** DP01: a deployment yoke creates for a deploy stage, at the run's pinned commit. */
+export interface DeploymentWrite {
+  sha: string;
+  environment: string;
+  description: string;
+  payload: Record<string, unknown>;
+  requiredContexts: string[];
+}
+
+export type DeploymentCreated = { ok: true; id: number } | { ok: false; status: number | null; message: string };
+
+export type DeploymentStatusState = 'in_progress' | 'success' | 'failure' | 'error' | 'inactive';
+
+export interface DeploymentStatusWrite {
+  state: DeploymentStatusState;
+  description: string;
+  logUrl?: string | null;
+  environmentUrl?: string | null;
+}
+
+/** One status of a deployment, newest first as GitHub lists them. */
+export interface DeploymentStatusView {
+  state: string;
+  /** Who wrote it: yoke's bot, or a workflow's `github-actions[bot]`. */
+  creator: string | null;
+  logUrl: string | null;
+  environmentUrl: string | null;
+}
+
+/** An environment as the protection rule needs it: whether it exists, and the apps whose custom rules it has enabled. */
+export type EnvironmentRules = { exists: false } | { exists: true; ruleApps: string[] };
+
+/** DP03: yoke's answer to a deployment_protection_rule request. */
+export interface ProtectionAnswer {
+  environment: string;
+  state: 'approved' | 'rejected';
+  comment: string;
 }
 
 export interface Forge {
@@ -202,6 +243,15 @@ export interface Forge {
   /** Creates a check run on a commit; returns its id. */
   createCheckRun(repo: RepoRef, headSha: string, check: CheckRunWrite): Promise<number>;
   updateCheckRun(repo: RepoRef, id: number, check: CheckRunWrite): Promise<void>;
+  /** DP01: a deployment; GitHub's refusal (409 when a required context has not passed) comes back as data. */
+  createDeployment(repo: RepoRef, d: DeploymentWrite): Promise<DeploymentCreated>;
+  createDeploymentStatus(repo: RepoRef, deploymentId: number, s: DeploymentStatusWrite): Promise<void>;
+  listDeploymentStatuses(repo: RepoRef, deploymentId: number): Promise<DeploymentStatusView[]>;
+  /** Points a branch at a commit (creating it, or moving it there), so a workflow can be dispatched at exactly that commit. */
+  pinBranch(repo: RepoRef, branch: string, sha: string): Promise<void>;
+  readEnvironmentRules(repo: RepoRef, environment: string): Promise<EnvironmentRules>;
+  /** DP03: answers a protection-rule request of a workflow run of this repository (never a URL the event names). */
+  reviewProtectionRule(repo: RepoRef, workflowRunId: number, answer: ProtectionAnswer): Promise<{ ok: true } | { ok: false; status: number | null; message: string }>;
 }
 
 export const CONTROL_LABEL = 'yoke:control';

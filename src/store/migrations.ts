@@ -1,4 +1,5 @@
 import { VISIBILITY_MIGRATIONS } from './migrations-visibility.js';
+import { DEPLOYMENT_MIGRATIONS } from './migrations-deployments.js';
 import { LEASE_MIGRATIONS } from './migrations-leases.js';
 
 // Versioned, forward-only migrations, written once for both engines in
@@ -395,4 +396,5 @@ ALTER TABLE deployment_runs ADD COLUMN driver_transport TEXT;
   },
   ...VISIBILITY_MIGRATIONS,
   ...LEASE_MIGRATIONS,
+  ...DEPLOYMENT_MIGRATIONS,
 ];

@@ -22,6 +22,7 @@ import { QaStore } from './qa.js';
 import { RepoStore } from './repos.js';
 import { RequestStore } from './requests.js';
 import { RunStore } from './runs.js';
+import { StageDeploymentStore } from './stage-deployments.js';
 import { WorkLockStore } from './work-locks.js';
 import { LeaderStore } from './leaders.js';
 import { LOCKS, type Sql } from './sql.js';
@@ -53,6 +54,8 @@ export interface Store {
   processes: ProcessStore;
   qaLabels: QaLabelStore;
   runNotices: RunNoticeStore;
+  /** DP01, DP03: stages' GitHub deployments, and the protection rule's answers. */
+  stageDeployments: StageDeploymentStore;
   /** Runs fn in one write transaction (the cross-process backstop), handing it the store bound to that transaction: everything inside goes through it. */
   write<T>(fn: (s: Store) => T | Promise<T>): Promise<T>;
   /** SP08: holds the fleet's one pass lock (every process on the database) until the release is called. */
@@ -124,6 +127,7 @@ export function storeOver(outer: Sql, within?: Sql): Store {
     processes: new ProcessStore(sql),
     qaLabels: new QaLabelStore(sql),
     runNotices: new RunNoticeStore(sql),
+    stageDeployments: new StageDeploymentStore(sql),
     write: <T>(fn: (s: Store) => T | Promise<T>): Promise<T> => sql.transaction(async (tx) => fn(storeIn(tx))),
     holdPassLock: () => outer.hold(LOCKS.pass),
     close: () => outer.close(),

@@ -13,8 +13,33 @@ describe('the delivery section of the opt-in file', () => {
     const r = parseDeliverySettings('acme/api', { stages: STAGES, steering: '@maint' });
     expect(r).toEqual({
       state: 'valid',
-      settings: { stages: STAGES, plans_dir: '.github/yoke/qa/', run_plans: [], steering: 'maint', owed_label: 'yoke:delivery-owed', delivered_label: 'yoke:delivered' },
+      settings: {
+        stages: STAGES,
+        plans_dir: '.github/yoke/qa/',
+        run_plans: [],
+        steering: 'maint',
+        owed_label: 'yoke:delivery-owed',
+        delivered_label: 'yoke:delivered',
+        deployments: { required_contexts: [], unruled_environments: 'approve' },
+      },
     });
+  });
+
+  it('DP02 takes a deploy stage that runs a workflow on Actions, to an environment of its own; never both a command and a workflow', () => {
+    const stages = [
+      { name: 'staging', kind: 'deploy', workflow: 'deploy.yml' },
+      { name: 'staging-qa', kind: 'qa' },
+      { name: 'prod', kind: 'deploy', workflow: 'deploy.yml', environment: 'production' },
+    ];
+    const r = parseDeliverySettings('acme/api', { stages, deployments: { required_contexts: ['ci'], unruled_environments: 'ignore' } });
+    expect(r.state === 'valid' && r.settings.stages).toEqual(stages);
+    expect(r.state === 'valid' && r.settings.deployments).toEqual({ required_contexts: ['ci'], unruled_environments: 'ignore' });
+    const both = parseDeliverySettings('acme/api', { stages: [{ name: 'staging', kind: 'deploy', command: './deploy.sh', workflow: 'deploy.yml' }] });
+    expect(both.state === 'refused' && both.refusal.message).toBe(
+      'QA configuration of acme/api is refused: delivery.stages[0].command: a deploy stage names either the command that deploys or the workflow (deploy.yml) that does, not both',
+    );
+    const path = parseDeliverySettings('acme/api', { stages: [{ name: 'staging', kind: 'deploy', workflow: '.github/workflows/deploy.yml' }] });
+    expect(path.state === 'refused' && path.refusal.recovery).toBe('Fix `delivery.stages[0].workflow` in `.github/yoke.yml` of acme/api; yoke reads it again when a deployment run is created. The engine runs on meanwhile.');
   });
 
   it('refuses bad delivery settings with qa_configuration_refused naming the field, while the rest of the file stays valid', () => {
@@ -28,7 +53,7 @@ describe('the delivery section of the opt-in file', () => {
       code: 'qa_configuration_refused',
       status: 422,
       message:
-        'QA configuration of acme/api is refused: delivery.stages[0].command: Invalid input: expected string, received undefined',
+        'QA configuration of acme/api is refused: delivery.stages[0].command: a deploy stage names either the command that deploys or the workflow (deploy.yml) that does, not both; delivery.stages[1].name: the stage name staging is used twice',
       recovery: 'Fix `delivery.stages[0].command` in `.github/yoke.yml` of acme/api; yoke reads it again when a deployment run is created. The engine runs on meanwhile.',
     });
     const twice = parseDeliverySettings('acme/api', { stages: [STAGES[0], { name: 'staging', kind: 'qa' }] });

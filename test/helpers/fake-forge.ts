@@ -14,6 +14,12 @@ import {
   type RepoView,
   type WorkflowRunView,
   type FoundWorkflowRun,
+  type DeploymentCreated,
+  type DeploymentStatusView,
+  type DeploymentStatusWrite,
+  type DeploymentWrite,
+  type EnvironmentRules,
+  type ProtectionAnswer,
 } from '../../src/forge/types.js';
 
 // An in-memory Forge for engine tests: the same interface the GitHub forge
@@ -362,6 +368,50 @@ export class FakeForge implements Forge {
   async getWorkflowRun(_repo: RepoRef, id: number): Promise<WorkflowRunView | null> {
     const w = [...this.workflowRuns.values()].find((r) => r.id === id);
     return w ? { actor: this.bot, triggeringActor: this.bot, ...w } : null;
+  }
+
+  /** DP01: deployments as GitHub keeps them; statuses newest first. */
+  deployments: { id: number; repo: string; sha: string; environment: string; payload: Record<string, unknown>; requiredContexts: string[]; statuses: (DeploymentStatusWrite & { creator: string })[] }[] = [];
+  deploymentRefusal?: { status: number; message: string };
+  pinned: { repo: string; branch: string; sha: string }[] = [];
+  environments = new Map<string, EnvironmentRules>();
+  protectionAnswers: { repo: string; workflowRunId: number; answer: ProtectionAnswer }[] = [];
+  /** Workflow runs whose protection request was already answered: GitHub refuses a second answer. */
+  answered = new Set<number>();
+
+  async createDeployment(repo: RepoRef, d: DeploymentWrite): Promise<DeploymentCreated> {
+    if (this.deploymentRefusal) return { ok: false, ...this.deploymentRefusal };
+    const id = this.nextId++;
+    this.deployments.push({ id, repo: repo.fullName, sha: d.sha, environment: d.environment, payload: d.payload, requiredContexts: d.requiredContexts, statuses: [] });
+    return { ok: true, id };
+  }
+
+  async createDeploymentStatus(repo: RepoRef, id: number, s: DeploymentStatusWrite): Promise<void> {
+    const d = this.deployments.find((x) => x.id === id && x.repo === repo.fullName);
+    if (!d) throw Object.assign(new Error('Not Found'), { status: 404 });
+    d.statuses.unshift({ ...s, creator: this.bot });
+    // GitHub's auto_inactive: a success makes the environment's earlier successful deployments inactive.
+    if (s.state === 'success') for (const o of this.deployments) if (o !== d && o.repo === d.repo && o.environment === d.environment && o.statuses[0]?.state === 'success') o.statuses.unshift({ state: 'inactive', description: '', creator: this.bot });
+  }
+
+  async listDeploymentStatuses(repo: RepoRef, id: number): Promise<DeploymentStatusView[]> {
+    const d = this.deployments.find((x) => x.id === id && x.repo === repo.fullName);
+    return (d?.statuses ?? []).map((s) => ({ state: s.state, creator: s.creator, logUrl: s.logUrl ?? null, environmentUrl: s.environmentUrl ?? null }));
+  }
+
+  async pinBranch(repo: RepoRef, branch: string, sha: string): Promise<void> {
+    this.pinned.push({ repo: repo.fullName, branch, sha });
+  }
+
+  async readEnvironmentRules(repo: RepoRef, environment: string): Promise<EnvironmentRules> {
+    return this.environments.get(`${repo.fullName}:${environment}`) ?? { exists: false };
+  }
+
+  async reviewProtectionRule(repo: RepoRef, workflowRunId: number, answer: ProtectionAnswer): Promise<{ ok: true } | { ok: false; status: number | null; message: string }> {
+    if (this.answered.has(workflowRunId)) return { ok: false, status: 422, message: 'No pending deployment protection rule' };
+    this.answered.add(workflowRunId);
+    this.protectionAnswers.push({ repo: repo.fullName, workflowRunId, answer });
+    return { ok: true };
   }
 
   cancelled: number[] = [];

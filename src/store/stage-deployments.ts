@@ -1,0 +1,130 @@
+import type { Sql } from './sql.js';
+
+// DP01: each deploy stage's GitHub deployments (one per start), and DP03:
+// what yoke answered as the environments' protection rule.
+
+export const DEPLOYMENT_STATES = ['in_progress', 'success', 'failure', 'error'] as const;
+export type DeploymentState = (typeof DEPLOYMENT_STATES)[number];
+
+export interface StageDeployment {
+  deploymentId: number;
+  runId: string;
+  stage: string;
+  environment: string;
+  commit: string;
+  /** A stage run on Actions: its workflow file, and the workflow run once found. */
+  workflow: string | null;
+  workflowRunId: number | null;
+  state: DeploymentState;
+  logUrl: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+interface Row {
+  deployment_id: number;
+  run_id: string;
+  stage: string;
+  environment: string;
+  commit_sha: string;
+  workflow: string | null;
+  workflow_run_id: number | null;
+  state: DeploymentState;
+  log_url: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+const toDeployment = (r: Row): StageDeployment => ({
+  deploymentId: r.deployment_id,
+  runId: r.run_id,
+  stage: r.stage,
+  environment: r.environment,
+  commit: r.commit_sha,
+  workflow: r.workflow,
+  workflowRunId: r.workflow_run_id,
+  state: r.state,
+  logUrl: r.log_url,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export type ProtectionDecision = 'approved' | 'rejected' | 'ignored';
+
+export interface ProtectionReview {
+  repo: string;
+  workflowRunId: number;
+  environment: string;
+  sha: string;
+  decision: ProtectionDecision;
+  code: string;
+  deploymentRun: string | null;
+  /** Whether GitHub took the answer (a request left for others, or a callback GitHub refused, is not). */
+  answered: boolean;
+  createdAt: number;
+}
+
+interface ReviewRow {
+  repo: string;
+  workflow_run_id: number;
+  environment: string;
+  sha: string;
+  decision: ProtectionDecision;
+  code: string;
+  deployment_run: string | null;
+  answered: number;
+  created_at: number;
+}
+
+export class StageDeploymentStore {
+  constructor(private readonly sql: Sql) {}
+
+  async record(d: Omit<StageDeployment, 'workflowRunId' | 'logUrl' | 'updatedAt'>): Promise<void> {
+    await this.sql.run(
+      'INSERT INTO stage_deployments (deployment_id, run_id, stage, environment, commit_sha, workflow, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (deployment_id) DO NOTHING',
+      [d.deploymentId, d.runId, d.stage, d.environment, d.commit, d.workflow, d.state, d.createdAt, d.createdAt],
+    );
+  }
+
+  /** The stage's newest deployment (its current start), if any. */
+  async latest(runId: string, stage: string): Promise<StageDeployment | undefined> {
+    const row = await this.sql.get<Row>('SELECT * FROM stage_deployments WHERE run_id = ? AND stage = ? ORDER BY created_at DESC, deployment_id DESC LIMIT 1', [runId, stage]);
+    return row && toDeployment(row);
+  }
+
+  async forRun(runId: string): Promise<StageDeployment[]> {
+    return (await this.sql.all<Row>('SELECT * FROM stage_deployments WHERE run_id = ? ORDER BY created_at, deployment_id', [runId])).map(toDeployment);
+  }
+
+  async setState(deploymentId: number, state: DeploymentState, logUrl: string | null, at: number): Promise<void> {
+    await this.sql.run('UPDATE stage_deployments SET state = ?, log_url = COALESCE(?, log_url), updated_at = ? WHERE deployment_id = ?', [state, logUrl, at, deploymentId]);
+  }
+
+  async setWorkflowRun(deploymentId: number, workflowRunId: number, at: number): Promise<void> {
+    await this.sql.run('UPDATE stage_deployments SET workflow_run_id = ?, updated_at = ? WHERE deployment_id = ?', [workflowRunId, at, deploymentId]);
+  }
+
+  /** Records an answer; a later request for the same workflow run and environment (a re-run) replaces it. */
+  async recordReview(r: ProtectionReview): Promise<void> {
+    await this.sql.run(
+      `INSERT INTO protection_reviews (repo, workflow_run_id, environment, sha, decision, code, deployment_run, answered, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (repo, workflow_run_id, environment) DO UPDATE SET sha = excluded.sha, decision = excluded.decision, code = excluded.code,
+         deployment_run = excluded.deployment_run, answered = excluded.answered, created_at = excluded.created_at`,
+      [r.repo, r.workflowRunId, r.environment, r.sha, r.decision, r.code, r.deploymentRun, r.answered ? 1 : 0, r.createdAt],
+    );
+  }
+
+  async reviews(repo: string): Promise<ProtectionReview[]> {
+    return (await this.sql.all<ReviewRow>('SELECT * FROM protection_reviews WHERE repo = ? ORDER BY created_at, workflow_run_id', [repo])).map((r) => ({
+      repo: r.repo,
+      workflowRunId: r.workflow_run_id,
+      environment: r.environment,
+      sha: r.sha,
+      decision: r.decision,
+      code: r.code,
+      deploymentRun: r.deployment_run,
+      answered: r.answered === 1,
+      createdAt: r.created_at,
+    }));
+  }
+}
