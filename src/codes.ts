@@ -5,6 +5,7 @@
 
 import { code, type CodeDef } from './codes/define.js';
 import { DELIVERY_CODES } from './codes/delivery.js';
+import { PROTECTION_CODES } from './codes/protection.js';
 import { WHY_NOT_CODES } from './codes/why-not.js';
 
 export const CODE_INFO = {
@@ -146,6 +147,7 @@ export const CODE_INFO = {
     recovery: () => 'Check the app is still installed and its private key is current (APP_ID, PRIVATE_KEY).',
   }),
   ...DELIVERY_CODES,
+  ...PROTECTION_CODES,
   ...WHY_NOT_CODES,
 } as const;
 

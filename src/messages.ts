@@ -14,6 +14,11 @@ export function refusalText(r: Refusal): string {
   return `${r.message}\n\n**To recover:** ${r.recovery}`;
 }
 
+/** DP03: yoke's answer to a protection-rule request, as GitHub shows it on the waiting workflow run. */
+export function protectionComment(why: Refusal): string {
+  return why.recovery === 'Nothing to do.' ? `yoke: ${why.message}` : `yoke: ${why.message} To move it: ${why.recovery}`;
+}
+
 /** The reply to a comment command: it mentions the commenter once. */
 export function commandReply(author: string, text: string): string {
   return `@${author} ${text}`;

@@ -6,7 +6,8 @@ import type { FleetContext } from '../fleet/context.js';
 import type { Forge } from '../forge/types.js';
 import type { Store } from '../store/store.js';
 import { handleQaLabel } from '../qa/labels.js';
-import { IssueCommentPayload, IssueLabeledPayload, PushPayload, RepoNamePayload, CommentEditedPayload } from './payloads.js';
+import { reviewProtectionRequest } from '../qa/protection-rule.js';
+import { IssueCommentPayload, IssueLabeledPayload, PushPayload, RepoNamePayload, CommentEditedPayload, ProtectionRulePayload } from './payloads.js';
 
 // Webhooks only deliver commands and kick an early pass: a missed one costs
 // latency, never correctness (DESIGN §2). Probot verifies each signature.
@@ -74,6 +75,22 @@ export function registerWebhooks(app: Probot, deps: WebhookDeps): void {
     if (!parsed.success || !parsed.data.toDefaultBranch || !touchesOptInFile(parsed.data.commits)) return;
     forge.invalidate(parsed.data.repo);
     fleet.wake(parsed.data.repo);
+  });
+  // DP03, DP04: a job waits on an environment with yoke's rule. Verified (Probot), once per delivery id (GH06), answered only for a run of the event's own repository.
+  app.on('deployment_protection_rule.requested', async (context) => {
+    if (!(await firstSight(context))) return;
+    const parsed = ProtectionRulePayload.safeParse(context.payload);
+    if (!parsed.success) {
+      fleet.log.warn({ delivery: context.id, problems: parsed.error.issues.map((i) => i.path.join('.')) }, 'protection rule request without the fields yoke reads; ignored');
+      return;
+    }
+    const { workflowRunId, callbackUrl, ...request } = parsed.data;
+    if (workflowRunId === null) {
+      fleet.log.warn({ delivery: context.id, repo: request.repo.fullName, callbackUrl }, 'protection rule request whose callback is not a workflow run of its own repository; ignored');
+      return;
+    }
+    if (!(await store.repos.get(request.repo.fullName))) await store.repos.ensure(request.repo.fullName, request.repo.installationId, clock.now());
+    await reviewProtectionRequest(fleet, { ...request, workflowRunId });
   });
   app.on('workflow_run.completed', async (context) => {
     if (await firstSight(context)) deps.reap();

@@ -87,3 +87,36 @@ export const IssueLabeledPayload = z
     senderIsBot: p.sender?.type === 'Bot',
   }));
 export type IssueLabeledPayload = z.infer<typeof IssueLabeledPayload>;
+
+/** GitHub's callback for a waiting workflow run: `…/repos/OWNER/REPO/actions/runs/ID/deployment_protection_rule` (after `/api/v3` on a GitHub Enterprise host). */
+const CALLBACK_PATH = /^(?:\/api\/v3)?\/repos\/([^/]+)\/([^/]+)\/actions\/runs\/(\d+)\/deployment_protection_rule$/;
+
+/** The workflow run a callback URL names, only when it is a run of this very repository; else null. */
+export function callbackRunOf(url: string, repo: RepoRef): number | null {
+  let path: string;
+  try {
+    path = new URL(url).pathname;
+  } catch {
+    return null;
+  }
+  const m = CALLBACK_PATH.exec(path);
+  if (!m || m[1]!.toLowerCase() !== repo.owner.toLowerCase() || m[2]!.toLowerCase() !== repo.name.toLowerCase()) return null;
+  return Number(m[3]);
+}
+
+/** DP03: a `deployment_protection_rule.requested` event. yoke answers through its own API client at the run the URL names, never by posting to the URL. */
+export const ProtectionRulePayload = z
+  .object({
+    action: z.literal('requested'),
+    environment: z.string().min(1),
+    event: z.string().optional(),
+    deployment_callback_url: z.string(),
+    deployment: z.object({ sha: z.string().regex(/^[0-9a-f]{40}$/) }).nullable().optional(),
+    repository: Repository,
+    installation: Installation,
+    sender: User,
+  })
+  .transform((p) => {
+    const repo = toRepoRef(p.repository, p.installation);
+    return { repo, environment: p.environment, sha: p.deployment?.sha ?? null, workflowRunId: callbackRunOf(p.deployment_callback_url, repo), sender: p.sender?.login ?? null, callbackUrl: p.deployment_callback_url };
+  });

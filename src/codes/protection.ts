@@ -1,0 +1,48 @@
+import { code } from './define.js';
+
+// DP03: why yoke, as an environment's deployment protection rule, approved,
+// rejected or left a request. Part of the one table in src/codes.ts; the
+// message and recovery are the comment GitHub shows on the waiting workflow run.
+
+export const PROTECTION_CODES = {
+  protection_settled: code<{ run: string; environment: string; commit: string; gates: string; stage: string }>({
+    status: 200,
+    message: (p) => `Deployment run ${p.run} settled ${p.gates} at ${p.commit}: ${p.environment} (stage ${p.stage}) may deploy it.`,
+    recovery: () => 'Nothing to do.',
+  }),
+  protection_no_qa: code<{ repo: string; environment: string; stage: string }>({
+    status: 200,
+    message: (p) => `Stage ${p.stage} of ${p.repo} deploys to ${p.environment} with no QA stage before it: yoke's rule has nothing to hold it for.`,
+    recovery: () => 'Put a QA stage before it in `.github/yoke.yml` to gate it.',
+  }),
+  protection_unruled: code<{ repo: string; environment: string; answer: string }>({
+    status: 200,
+    message: (p) => `No deploy stage of ${p.repo} deploys to ${p.environment}: yoke ${p.answer} (delivery.deployments.unruled_environments).`,
+    recovery: (p) => `Name ${p.environment} as a stage's environment in \`.github/yoke.yml\` to gate it, or take yoke's rule off the environment.`,
+  }),
+  protection_no_commit: code<{ repo: string; environment: string }>({
+    status: 409,
+    message: (p) => `GitHub asked yoke about a deployment to ${p.environment} of ${p.repo} without naming its commit: yoke approves only a commit it knows QA settled.`,
+    recovery: () => 'Re-run the workflow; if GitHub still names no commit, approve it by hand in the environment.',
+  }),
+  protection_no_run: code<{ repo: string; environment: string; commit: string; sha: string; gate: string }>({
+    status: 409,
+    message: (p) => `No deployment run of ${p.repo} is pinned at ${p.commit}, so no ${p.gate} settled for it: ${p.environment} may not deploy it.`,
+    recovery: (p) => `Deliver that commit through yoke: \`yoke deployment-runs create ${p.repo} --commit ${p.sha}\`, then \`yoke watch deploy -- RUN-ID\`; or deploy a commit whose ${p.gate} settled.`,
+  }),
+  protection_not_settled: code<{ run: string; environment: string; commit: string; gate: string; wait: string; command: string }>({
+    status: 409,
+    message: (p) => `Deployment run ${p.run} has not settled ${p.gate} at ${p.commit}, so ${p.environment} may not deploy it yet: ${p.wait}.`,
+    recovery: (p) => `\`${p.command}\`; once ${p.gate} settles, yoke's driver deploys it (\`yoke watch deploy -- ${p.run}\`).`,
+  }),
+  protection_member_removed: code<{ repo: string; run: string; environment: string; commit: string; issue: number; by: string; gate: string }>({
+    status: 409,
+    message: (p) => `#${p.issue} left deployment run ${p.run} (removed by ${p.by}) after ${p.gate} settled at ${p.commit}: what QA accepted is not what ${p.environment} would get.`,
+    recovery: (p) => `Deliver a later commit: \`yoke deployment-runs create ${p.repo} --commit LATER_SHA --supersedes ${p.run}\`.`,
+  }),
+  protection_delivery_refused: code<{ repo: string; environment: string; detail: string; fix: string }>({
+    status: 409,
+    message: (p) => `yoke cannot read the delivery settings of ${p.repo}, so it approves nothing to ${p.environment}: ${p.detail}`,
+    recovery: (p) => p.fix,
+  }),
+};

@@ -1,0 +1,127 @@
+import { describe, expect, it } from 'vitest';
+import { makeRefusal } from '../../src/codes.js';
+import { parseDeliverySettings } from '../../src/config/delivery.js';
+import { protectionComment } from '../../src/messages.js';
+import { reportDeployStage } from '../../src/qa/deploy-stage.js';
+import { createDeploymentRun } from '../../src/qa/deployment-runs.js';
+import { dispatchStage } from '../../src/qa/dispatch.js';
+import { decideProtection, reviewProtectionRequest, type ProtectionRequest } from '../../src/qa/protection-rule.js';
+import { DELIVERY, REPO, makeDeliveryHarness, type DeliveryHarness } from '../helpers/delivery.js';
+
+const request = (h: DeliveryHarness, over: Partial<ProtectionRequest> = {}): ProtectionRequest => ({ repo: h.forge.repo(REPO).ref, environment: 'production', sha: null, workflowRunId: 900, sender: 'mallory', ...over });
+
+/** A run whose staging is deployed and whose staging-qa settled (no plans attached: nothing to wait for). */
+async function settledRun(h: DeliveryHarness): Promise<{ id: string; commit: string }> {
+  const run = await createDeploymentRun(h.fleet, { repo: REPO });
+  if (!run.ok) throw new Error(run.refusal.message);
+  const id = run.value.id;
+  await reportDeployStage(h.fleet, id, 'staging', { phase: 'start', by: 'op' });
+  await reportDeployStage(h.fleet, id, 'staging', { phase: 'end', outcome: 'succeeded', output: '', by: 'op' });
+  const d = await dispatchStage(h.fleet, id, 'staging-qa');
+  expect(d.ok && d.value.state).toBe('settled');
+  return { id, commit: run.value.commit };
+}
+
+describe("yoke's QA as an environment's deployment protection rule", () => {
+  it('DP03 a commit no run pinned, or whose QA has not settled, is rejected with the run, the wait and the command; once settled it is approved', async () => {
+    const h = await makeDeliveryHarness();
+    const unknown = 'a'.repeat(40);
+    const none = await reviewProtectionRequest(h.fleet, request(h, { sha: unknown }));
+    expect([none.decision, none.why.code, none.answered]).toEqual(['rejected', 'protection_no_run', true]);
+    expect(h.forge.protectionAnswers[0]!.answer).toEqual({
+      environment: 'production',
+      state: 'rejected',
+      comment: `yoke: No deployment run of acme/api is pinned at aaaaaaaaaaaa, so no staging-qa settled for it: production may not deploy it. To move it: Deliver that commit through yoke: \`yoke deployment-runs create acme/api --commit ${unknown}\`, then \`yoke watch deploy -- RUN-ID\`; or deploy a commit whose staging-qa settled.`,
+    });
+    // A hand-started production deploy while the run is still at staging.
+    const run = await createDeploymentRun(h.fleet, { repo: REPO });
+    if (!run.ok) throw new Error(run.refusal.message);
+    const early = await reviewProtectionRequest(h.fleet, request(h, { sha: run.value.commit, workflowRunId: 901 }));
+    expect([early.decision, early.why.code, early.run]).toEqual(['rejected', 'protection_not_settled', run.value.id]);
+    expect(h.forge.protectionAnswers[1]!.answer.comment).toBe(
+      `yoke: Deployment run ${run.value.id} has not settled staging-qa at ${run.value.commit.slice(0, 12)}, so production may not deploy it yet: the run is at staging. To move it: \`yoke watch deploy -- ${run.value.id}\`; once staging-qa settles, yoke's driver deploys it (\`yoke watch deploy -- ${run.value.id}\`).`,
+    );
+    await reportDeployStage(h.fleet, run.value.id, 'staging', { phase: 'start', by: 'op' });
+    await reportDeployStage(h.fleet, run.value.id, 'staging', { phase: 'end', outcome: 'succeeded', output: '', by: 'op' });
+    await dispatchStage(h.fleet, run.value.id, 'staging-qa');
+    const settled = await reviewProtectionRequest(h.fleet, request(h, { sha: run.value.commit, workflowRunId: 902 }));
+    expect([settled.decision, settled.why.code, settled.run]).toEqual(['approved', 'protection_settled', run.value.id]);
+    expect(h.forge.protectionAnswers[2]!.answer).toEqual({ environment: 'production', state: 'approved', comment: `yoke: Deployment run ${run.value.id} settled staging-qa at ${run.value.commit.slice(0, 12)}: production (stage production) may deploy it.` });
+    // Another commit is still not settled, whoever asks.
+    expect((await reviewProtectionRequest(h.fleet, request(h, { sha: 'b'.repeat(40), workflowRunId: 903 }))).decision).toBe('rejected');
+    expect((await h.store.stageDeployments.reviews(REPO)).map((r) => [r.workflowRunId, r.decision, r.code])).toEqual([
+      [900, 'rejected', 'protection_no_run'],
+      [901, 'rejected', 'protection_not_settled'],
+      [902, 'approved', 'protection_settled'],
+      [903, 'rejected', 'protection_no_run'],
+    ]);
+  });
+
+  it('DP03 a waiting QA stage is named by what it waits on and the command that moves it', async () => {
+    const h = await makeDeliveryHarness();
+    await h.attach(1, 'checkout');
+    const run = await createDeploymentRun(h.fleet, { repo: REPO });
+    if (!run.ok) throw new Error(run.refusal.message);
+    await reportDeployStage(h.fleet, run.value.id, 'staging', { phase: 'start', by: 'op' });
+    await reportDeployStage(h.fleet, run.value.id, 'staging', { phase: 'end', outcome: 'succeeded', output: '', by: 'op' });
+    const d = await dispatchStage(h.fleet, run.value.id, 'staging-qa');
+    expect(d.ok && d.value.state).toBe('waiting');
+    const wait = d.ok ? d.value.waits[0]! : null;
+    const v = await reviewProtectionRequest(h.fleet, request(h, { sha: run.value.commit }));
+    expect(v.why).toMatchObject({ code: 'protection_not_settled' });
+    expect(v.why.message).toContain(`: ${wait!.detail}.`);
+    expect(v.why.recovery.startsWith(`\`${wait!.command}\``)).toBe(true);
+  });
+
+  it('DP03 an environment with no QA before it is approved; one no stage names is approved or left, as the opt-in file says', async () => {
+    const h = await makeDeliveryHarness();
+    const staging = await reviewProtectionRequest(h.fleet, request(h, { environment: 'staging', sha: 'c'.repeat(40) }));
+    expect([staging.decision, staging.why.code]).toEqual(['approved', 'protection_no_qa']);
+    const preview = await reviewProtectionRequest(h.fleet, request(h, { environment: 'preview', workflowRunId: 910 }));
+    expect([preview.decision, preview.why.code]).toEqual(['approved', 'protection_unruled']);
+    const left = await makeDeliveryHarness({ config: { delivery: { ...DELIVERY, deployments: { unruled_environments: 'ignore' } } } });
+    const ignored = await reviewProtectionRequest(left.fleet, request(left, { environment: 'preview' }));
+    expect([ignored.decision, ignored.answered]).toEqual(['ignored', false]);
+    expect(left.forge.protectionAnswers).toEqual([]);
+    expect(await left.store.stageDeployments.reviews(REPO)).toMatchObject([{ decision: 'ignored', code: 'protection_unruled', answered: false }]);
+  });
+
+  it('DP03 fails closed: delivery settings yoke cannot read, or a request that names no commit, are rejected', async () => {
+    const h = await makeDeliveryHarness({ config: { delivery: { stages: [{ name: 'production', kind: 'deploy' }] } } });
+    const v = await reviewProtectionRequest(h.fleet, request(h, { sha: 'c'.repeat(40) }));
+    expect([v.decision, v.why.code]).toEqual(['rejected', 'protection_delivery_refused']);
+    const ok = await makeDeliveryHarness();
+    expect((await reviewProtectionRequest(ok.fleet, request(ok, { sha: null }))).why.code).toBe('protection_no_commit');
+  });
+
+  it('DP03 a member removed after its QA settled makes that commit unfit: rejected, naming who removed what', () => {
+    const settings = parseDeliverySettings(REPO, DELIVERY);
+    if (settings.state !== 'valid') throw new Error('bad fixture');
+    const repo = { owner: 'acme', name: 'api', fullName: REPO, installationId: 1 };
+    const sha = 'd'.repeat(40);
+    const run = { id: 'dr-1', repo: REPO, commit: sha, settings: settings.settings, currentStage: 2, status: 'active', lastWaits: null } as never;
+    const stages = [{ runId: 'dr-1', stage: 'staging-qa', state: 'settled' as const, attempts: 1, detail: null, refusal: null, updatedAt: 1_000 }];
+    const member = (removedAt: number | null) => ({ runId: 'dr-1', issueNumber: 2, prNumber: 102, position: 1, removedAt, removedBy: removedAt ? 'maint' : null, removedReason: null });
+    const decide = (removedAt: number | null) => decideProtection({ request: { repo, environment: 'production', sha, workflowRunId: 1, sender: null }, settings: { ok: true, value: settings.settings }, runs: [{ run, stages, members: [member(removedAt)] }] });
+    expect(decide(null).decision).toBe('approved');
+    // Removed before it settled: the settlement already left it out.
+    expect(decide(500).decision).toBe('approved');
+    const after = decide(2_000);
+    expect([after.decision, after.why.message]).toEqual(['rejected', '#2 left deployment run dr-1 (removed by maint) after staging-qa settled at dddddddddddd: what QA accepted is not what production would get.']);
+  });
+
+  it('DP04 a repeated request is harmless: GitHub refuses the second answer, and the decision stands', async () => {
+    const h = await makeDeliveryHarness();
+    const { commit } = await settledRun(h);
+    const first = await reviewProtectionRequest(h.fleet, request(h, { sha: commit }));
+    const again = await reviewProtectionRequest(h.fleet, request(h, { sha: commit }));
+    expect([first.answered, again.answered, again.decision]).toEqual([true, false, 'approved']);
+    expect(h.forge.protectionAnswers).toHaveLength(1);
+  });
+
+  it('renders an approval without a recovery, and a rejection with the command that moves it', () => {
+    expect(protectionComment(makeRefusal('protection_no_qa', { repo: 'acme/api', environment: 'staging', stage: 'staging' }))).toBe(
+      "yoke: Stage staging of acme/api deploys to staging with no QA stage before it: yoke's rule has nothing to hold it for. To move it: Put a QA stage before it in `.github/yoke.yml` to gate it.",
+    );
+  });
+});
