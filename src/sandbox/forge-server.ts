@@ -8,6 +8,8 @@ import { OidcIssuer } from './forge/oidc-issuer.js';
 import { registerActionsRoutes } from './forge/routes-actions.js';
 import { registerAppRoutes } from './forge/routes-app.js';
 import { registerCheckRoutes } from './forge/routes-checks.js';
+import { ForgeDeployments } from './forge/deployments.js';
+import { deploymentJson, registerDeploymentRoutes } from './forge/routes-deployments.js';
 import { registerGitRoutes } from './forge/routes-git.js';
 import type { ForgeHooks } from './forge/routes-common.js';
 import { registerIssueRoutes } from './forge/routes-issues.js';
@@ -41,6 +43,8 @@ export class EmbeddedForge {
   readonly http: ForgeHttp;
   readonly runner: ActionsRunner;
   readonly oidc: OidcIssuer;
+  /** Deployments, environments and the jobs waiting at their protection rules. */
+  readonly deployments: ForgeDeployments;
   /** Test hooks: run just before GitHub would act. */
   readonly hooks: ForgeHooks = {};
   private readonly shapes: Shapes;
@@ -54,6 +58,19 @@ export class EmbeddedForge {
     this.state = new ForgeState(opts.dataDir, `${opts.appSlug}[bot]`, this.now, (e) => this.webhooks.fromEvent(e));
     this.http = new ForgeHttp({ appId: opts.appId, appPublicKey: opts.appPublicKey, credentials: this.state, now: this.now, latencyMs: opts.latencyMs });
     this.oidc = new OidcIssuer('http://placeholder');
+    const actions = () => this.state.user('github-actions[bot]', 'Bot');
+    this.deployments = new ForgeDeployments({
+      nextId: () => this.state.nextId(),
+      now: this.now,
+      requestReview: (repo, d, runId) =>
+        this.webhooks.send('deployment_protection_rule', 'requested', repo, actions(), {
+          environment: d.environment,
+          event: 'workflow_dispatch',
+          deployment_callback_url: this.shapes.apiUrl(`/repos/${repo.fullName}/actions/runs/${runId}/deployment_protection_rule`),
+          deployment: deploymentJson(this.shapes, repo, d),
+          pull_requests: [],
+        }),
+    });
     this.runner = new ActionsRunner({
       workDir: join(opts.dataDir, 'runner'),
       extraEnv: opts.runnerEnv ?? {},
@@ -65,21 +82,33 @@ export class EmbeddedForge {
         workflowToken: (repo, write) => this.state.workflowToken(repo, write),
         repoId: (name) => this.state.repos.get(name)?.id ?? 0,
         mintOidc: (claims) => this.oidc.mint(claims),
+        environmentGate: async (repo, run, environment) => {
+          const { approved, deployment } = await this.deployments.gate(repo, run, environment, actions());
+          if (approved) this.deployments.addStatus(deployment, { state: 'in_progress', logUrl: `${this.http.url}/${repo.fullName}/actions/runs/${run.id}`, creator: actions() });
+          else this.deployments.addStatus(deployment, { state: 'failure', description: 'Rejected by a deployment protection rule', creator: actions() });
+          return { approved, deploymentId: deployment.id };
+        },
+        environmentEnded: (repo, deploymentId, result) => {
+          const d = this.deployments.deployments.find((x) => x.id === deploymentId && x.repo === repo.fullName);
+          if (d) this.deployments.addStatus(d, { state: result === 'success' ? 'success' : 'failure', logUrl: d.statuses[0]?.logUrl, creator: actions() });
+        },
+        cancelGates: (runId) => this.deployments.cancelGates(runId),
         runCompleted: (run) => {
           const repo = this.state.repos.get(run.repo);
           if (repo) this.webhooks.send('workflow_run', 'completed', repo, this.state.user('github-actions[bot]', 'Bot'), { workflow_run: this.shapes.workflowRunJson(repo, run) });
         },
       },
     });
-    const env = { http: this.http, state: this.state, shapes: this.shapes, runner: this.runner, hooks: this.hooks, app: { id: opts.appId, slug: opts.appSlug } };
+    const env = { http: this.http, state: this.state, shapes: this.shapes, runner: this.runner, deployments: this.deployments, hooks: this.hooks, app: { id: opts.appId, slug: opts.appSlug } };
     registerAppRoutes(env);
     registerIssueRoutes(env);
     registerPullRoutes(env);
     registerActionsRoutes(env);
     registerGitRoutes(env);
     registerCheckRoutes(env);
+    registerDeploymentRoutes(env);
     this.http.git = (req, url, body) => serveGit(this.state, req, url, body, this.state.now());
-    this.http.pages = (pathname) => forgePage(this.state, this.runner.runs, pathname);
+    this.http.pages = (pathname) => forgePage(this.state, this.runner.runs, pathname, this.deployments);
     this.http.onRaw('/_actions/oidc/.well-known/jwks', () => ({ status: 200, body: this.oidc.jwks }));
     this.http.onRaw('/_actions/oidc/token', (url, req) => {
       const token = this.runner.oidcToken(url, req.headers.authorization ?? '');

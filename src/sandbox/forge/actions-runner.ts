@@ -64,6 +64,7 @@ const Job = z
     permissions: Permissions.optional(),
     env: z.record(z.string(), z.unknown()).optional(),
     outputs: z.record(z.string(), z.string()).optional(),
+    environment: z.union([z.string(), z.object({ name: z.string(), url: z.string().optional() })]).optional(),
     steps: z.array(Step),
   })
   .passthrough();
@@ -125,6 +126,12 @@ export interface RunnerHost {
   mintOidc(claims: OidcClaims): string;
   /** The repository's numeric id, as tokens carry it. */
   repoId(fullName: string): number;
+  /** DP03: a job targets an environment: its deployment is made, and the job waits until the environment's protection rules approve (or one rejects). */
+  environmentGate(repo: ForgeRepo, run: WorkflowRunRecord, environment: string): Promise<{ approved: boolean; deploymentId: number }>;
+  /** The job's deployment gets its outcome, as Actions writes it. */
+  environmentEnded(repo: ForgeRepo, deploymentId: number, result: 'success' | 'failure' | 'cancelled'): void;
+  /** A cancelled run's jobs stop waiting at protection rules. */
+  cancelGates(runId: number): void;
   /** A run completed: GitHub sends `workflow_run.completed`. */
   runCompleted(run: WorkflowRunRecord): void;
 }
@@ -245,7 +252,17 @@ export class ActionsRunner {
           run.jobs[name] = 'skipped';
           continue;
         }
+        // A job that targets an environment waits at its protection rules; a rejection fails the job, and its steps never run.
+        const environment = job.environment === undefined ? null : substitute(typeof job.environment === 'string' ? job.environment : job.environment.name, condCtx);
+        const gate = environment ? await this.opts.host.environmentGate(repo, run, environment) : null;
+        if (this.isDone(run)) break;
+        if (gate && !gate.approved) {
+          log.write(`job ${name}: the deployment to ${environment} was rejected by a protection rule\n`);
+          run.jobs[name] = 'failure';
+          continue;
+        }
         run.jobs[name] = await this.runJob(repo, run, wf, name, job, condCtx, log);
+        if (gate) this.opts.host.environmentEnded(repo, gate.deploymentId, run.jobs[name] as 'success' | 'failure' | 'cancelled');
       }
       const results = Object.values(run.jobs);
       this.finish(run, results.includes('failure') ? 'failure' : 'success');
@@ -360,6 +377,7 @@ export class ActionsRunner {
   cancel(run: WorkflowRunRecord): void {
     const child = this.children.get(run.id);
     this.finish(run, 'cancelled');
+    this.opts.host.cancelGates(run.id);
     if (child?.pid) {
       try {
         process.kill(-child.pid, 'SIGTERM');

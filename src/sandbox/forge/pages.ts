@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { WorkflowRunRecord } from './actions-runner.js';
+import type { ForgeDeployments } from './deployments.js';
 import type { ForgeRepo, ForgeState, Issue } from './state.js';
 
 // The embedded forge's web pages: plain HTML for what yoke links to (an issue
@@ -52,8 +53,34 @@ function listPage(r: ForgeRepo): string {
   return page(`Issues · ${r.fullName}`, `<h1>${esc(r.fullName)}</h1><table>${rows}</table>`);
 }
 
+/** The repository's deployments by environment, newest first, each with its statuses, and the protection rules jobs waited at. */
+function deploymentsPage(r: ForgeRepo, deployments: ForgeDeployments): string {
+  const envs = [...deployments.environmentsOf(r).values()];
+  const sections = envs
+    .map((e) => {
+      const rules = e.rules.filter((x) => x.enabled).map((x) => esc(x.app.slug)).join(', ');
+      const rows = deployments.deployments
+        .filter((d) => d.repo === r.fullName && d.environment === e.name)
+        .sort((a, b) => b.id - a.id)
+        .map((d) => {
+          const statuses = d.statuses.map((s) => `${esc(s.state)} by ${esc(s.creator.login)}${s.logUrl ? ` (<a href="${esc(s.logUrl)}">log</a>)` : ''}`).join(' ← ');
+          const gate = deployments.gates.find((g) => g.deploymentId === d.id);
+          const answers = gate ? gate.answers.map((a) => `${esc(a.app)} ${esc(a.state)}: ${esc(a.comment)}`).join('; ') || `waiting for ${[...gate.pending].map(esc).join(', ')}` : '';
+          return `<tr class="deployment" id="deployment-${d.id}"><td>${d.id}</td><td><code>${esc(d.sha.slice(0, 12))}</code> (${esc(d.ref)})</td><td>${esc(d.creator.login)}</td><td>${statuses || 'no status'}</td><td>${answers}</td></tr>`;
+        })
+        .join('');
+      return `<h2 id="${esc(e.name)}">${esc(e.name)}</h2><p>Protection rules: ${rules || 'none'}</p><table><tr><th>id</th><th>commit</th><th>by</th><th>statuses, newest first</th><th>protection rule</th></tr>${rows}</table>`;
+    })
+    .join('');
+  return page(`Deployments · ${r.fullName}`, `<p><a href="/${esc(r.fullName)}/issues">${esc(r.fullName)}</a></p><h1>Deployments</h1>${sections || '<p>none</p>'}`);
+}
+
 /** The HTML page for a web path, or null when there is none. */
-export function forgePage(state: ForgeState, runs: readonly WorkflowRunRecord[], pathname: string): string | null {
+export function forgePage(state: ForgeState, runs: readonly WorkflowRunRecord[], pathname: string, deployments?: ForgeDeployments): string | null {
+  // GitHub's environment pages are /OWNER/REPO/deployments/ENVIRONMENT; here one page shows every environment.
+  const dep = /^\/([\w.-]+\/[\w.-]+)\/deployments(?:\/[\w. %-]+)?\/?$/.exec(pathname);
+  const deploymentsOf = dep ? state.repos.get(dep[1]!) : undefined;
+  if (deploymentsOf) return deployments ? deploymentsPage(deploymentsOf, deployments) : null;
   const m = /^\/([\w.-]+\/[\w.-]+)(?:\/(issues|pull|actions\/runs)(?:\/(\d+))?)?\/?$/.exec(pathname);
   if (!m) return null;
   const r = state.repos.get(m[1]!);

@@ -1,5 +1,6 @@
 import { HttpError } from '../http-error.js';
 import type { ActionsRunner } from './actions-runner.js';
+import type { ForgeDeployments } from './deployments.js';
 import type { Ctx, ForgeHttp } from './http.js';
 import type { Shapes } from './shapes.js';
 import type { ForgeRepo, ForgeState, Issue } from './state.js';
@@ -16,6 +17,7 @@ export interface RouteEnv {
   state: ForgeState;
   shapes: Shapes;
   runner: ActionsRunner;
+  deployments: ForgeDeployments;
   hooks: ForgeHooks;
   app: { id: number; slug: string };
 }
