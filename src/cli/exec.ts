@@ -61,7 +61,8 @@ export function checkoutIo(dir: string, env: CliIo['env'], out: CliIo['out'], er
     err,
     env,
     fetch,
-    exec: (command, more) => nodeExec(command, more, dir),
+    // As in a person's shell: what the CLI was started with is what its commands may be passed (YOKE_PASS_ENV).
+    exec: (command, more) => nodeExec(command, more, dir, { ...process.env, ...env }),
     head: () => nodeHead(dir),
     readFile: (p) => readFileSync(join(dir, p), 'utf8'),
   };

@@ -75,16 +75,18 @@ export async function followWorkflowStage(ctx: DeliveryContext, repo: RepoRef, d
   const found = d.workflowRunId !== null ? await boundRun(ctx, repo, d.workflowRunId) : await ctx.forge.findWorkflowRun(repo, d.workflow!, String(d.deploymentId), d.createdAt);
   if (found.kind === 'one' && d.workflowRunId === null) {
     await ctx.store.stageDeployments.setWorkflowRun(d.deploymentId, found.run.id, ctx.clock.now());
-    if (found.run.htmlUrl) await mirror(ctx, repo, d, 'in_progress', `workflow run ${found.run.id}`, found.run.htmlUrl);
+    // While it runs, the deployment links its log.
+    if (found.run.htmlUrl && found.run.status !== 'completed') await mirror(ctx, repo, d, 'in_progress', `workflow run ${found.run.id}`, found.run.htmlUrl);
   }
+  const bot = await ctx.forge.botLogin();
   const statuses = found.kind === 'one' && found.run.status === 'completed' ? await ctx.forge.listDeploymentStatuses(repo, d.deploymentId) : [];
-  const judged = judgeWorkflowStage(found, statuses, await ctx.forge.botLogin());
+  const judged = judgeWorkflowStage(found, statuses, bot);
   if (judged.state === 'running') return judged;
   const logUrl = found.kind === 'one' ? (found.run.htmlUrl ?? null) : null;
-  const wrote = statuses.find((s) => s.state !== 'inactive');
   const want: DeploymentStatusState = judged.state === 'succeeded' ? 'success' : 'failure';
   // The workflow's own status stands when it says what yoke concluded; otherwise yoke writes the outcome.
-  if (wrote?.state === want) await ctx.store.stageDeployments.setState(d.deploymentId, want, logUrl, ctx.clock.now());
+  const reported = statuses.find((s) => s.creator !== bot && s.state !== 'inactive');
+  if (reported?.state === want) await ctx.store.stageDeployments.setState(d.deploymentId, want, logUrl, ctx.clock.now());
   else await mirror(ctx, repo, d, want, judged.detail, logUrl);
   return judged;
 }

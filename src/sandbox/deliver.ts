@@ -5,7 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkoutIo } from '../cli/exec.js';
 import { runCli } from '../cli/main.js';
-import { DEMO_AGENT, DEMO_ATTACHMENTS, DEMO_REPO, MAINTAINER, REVIEWER } from './demo-repo.js';
+import { DEMO_AGENT, DEMO_ATTACHMENTS, DEMO_REPO, HOSTING_ENV, MAINTAINER, REVIEWER } from './demo-repo.js';
 import { startDropProxy } from './drop-proxy.js';
 import type { Sandbox } from './sandbox.js';
 
@@ -59,10 +59,12 @@ export async function deliverDemo(sandbox: Sandbox, opts: DeliveryOptions): Prom
   try {
     execFileSync('git', ['clone', '--quiet', sandbox.repo.gitDir, checkout]);
     // The people and the agent, each through the CLI in the checkout, as they would on their machines.
+    // The QA cases read the demo's hosting back: its folder is passed to their commands, as an operator passes a KUBECONFIG.
+    const hosting = { [HOSTING_ENV]: join(sandbox.dataDir, 'state'), YOKE_PASS_ENV: HOSTING_ENV };
     const cli = (login: string, args: string[]) =>
       runCli(
         args,
-        checkoutIo(checkout, { YOKE_URL: sandbox.yokeUrl, YOKE_TOKEN: sandbox.personToken(login), YOKE_LOGIN: login }, (l) => opts.log(`    ${login}$ ${l}`), (l) => opts.log(`    ${login}! ${l}`)),
+        checkoutIo(checkout, { YOKE_URL: sandbox.yokeUrl, YOKE_TOKEN: sandbox.personToken(login), YOKE_LOGIN: login, ...hosting }, (l) => opts.log(`    ${login}$ ${l}`), (l) => opts.log(`    ${login}! ${l}`)),
       );
     const answerNotice = async (): Promise<void> => {
       const pr = [...sandbox.repo.issues.values()].find((i) => i.pull && i.body.includes('Closes #1'));
@@ -108,7 +110,7 @@ export async function deliverDemo(sandbox: Sandbox, opts: DeliveryOptions): Prom
         const poll = opts.hold ? '3' : '0.5';
         const args = runId ? ['watch', 'deploy', '--json', '--driver', 'demo-driver', '--poll-seconds', poll, '--', runId] : ['watch', 'deploy', DEMO_REPO, '--json', '--driver', 'demo-driver', '--poll-seconds', poll];
         opts.log(`  $ yoke ${args.join(' ')}${proxy ? `   (through a proxy that drops ${opts.dropAnswers} dispatch answers)` : ''}`);
-        const { code, events } = await driveOnce(args, checkout, { YOKE_URL: yokeUrl, YOKE_TOKEN: sandbox.apiToken, YOKE_LOGIN: MAINTAINER }, opts.log, deadline);
+        const { code, events } = await driveOnce(args, checkout, { YOKE_URL: yokeUrl, YOKE_TOKEN: sandbox.apiToken, YOKE_LOGIN: MAINTAINER, ...hosting }, opts.log, deadline);
         exits.push(code);
         runId ||= String(events.find((e) => e.event === 'run')?.run ?? '');
         recovered.count += events.filter((e) => e.event === 'recover').length;

@@ -110,8 +110,8 @@ export function issueBody(t: DemoTask): string {
 }
 
 /** The workflows yoke ships (templates/), which the sandbox dispatches as a user's repository would. */
-export function shippedWorkflow(name: 'yoke-run' | 'claude-code' | 'codex'): string {
-  const path = name === 'yoke-run' ? '../../templates/yoke-run.yml' : `../../templates/agents/${name}.yml`;
+export function shippedWorkflow(name: 'yoke-run' | 'deploy' | 'claude-code' | 'codex'): string {
+  const path = name === 'yoke-run' || name === 'deploy' ? `../../templates/${name}.yml` : `../../templates/agents/${name}.yml`;
   return readFileSync(new URL(path, import.meta.url), 'utf8');
 }
 
@@ -122,9 +122,23 @@ const DEMO_RUN_SH = '#!/usr/bin/env bash\n# The sandbox\'s demo agent; a real re
 export const STEERING = 'release-lead';
 export const REVIEWER = 'second-maintainer';
 
-/** Each deploy writes what it deployed to a file per stage; the QA cases read it back. */
-const DEPLOY_COMMAND = 'echo "$YOKE_COMMIT" > .deployed-$YOKE_STAGE && echo "deployed $YOKE_COMMIT to $YOKE_STAGE"';
-const STAGED = `'test "$(cat .deployed-staging)" = "$YOKE_COMMIT"'`;
+/**
+ * The demo's hosting: each environment is a file under the sandbox's state
+ * saying which commit it runs. templates/deploy.yml's job writes it (through
+ * .github/yoke/deploy.sh) on the sandbox's Actions; the QA cases, run by the
+ * driver, read it back.
+ */
+export const HOSTING_ENV = 'YOKE_SANDBOX_STATE';
+const DEMO_DEPLOY_SH = [
+  '#!/usr/bin/env bash',
+  "# The demo's deploy, which templates/deploy.yml runs: a real repository deploys here.",
+  'set -euo pipefail',
+  `mkdir -p "$${HOSTING_ENV}/hosting"`,
+  `echo "$YOKE_COMMIT" > "$${HOSTING_ENV}/hosting/$YOKE_ENVIRONMENT"`,
+  'echo "deployed $YOKE_COMMIT to $YOKE_ENVIRONMENT"',
+  '',
+].join('\n');
+const STAGED = `'test "$(cat "$${HOSTING_ENV}/hosting/staging")" = "$YOKE_COMMIT"'`;
 
 /** The demo's QA plans: one of one issue (with a manual, independently reviewed case), one shared by three (with a flaky case). */
 export const DEMO_PLANS: Record<string, string> = {
@@ -168,9 +182,9 @@ export const DEMO_ENGINE_CONFIG = [
 const DEMO_DELIVERY_CONFIG = [
   'delivery:',
   '  stages:',
-  `    - { name: staging, kind: deploy, command: '${DEPLOY_COMMAND}' }`,
+  '    - { name: staging, kind: deploy, workflow: deploy.yml }',
   '    - { name: staging-qa, kind: qa }',
-  `    - { name: production, kind: deploy, command: '${DEPLOY_COMMAND}' }`,
+  '    - { name: production, kind: deploy, workflow: deploy.yml }',
   `  steering: ${STEERING}`,
   '',
 ].join('\n');
@@ -194,6 +208,16 @@ export const DEMO_FILES: Record<string, string> = {
   '.github/yoke.yml': `${DEMO_ENGINE_CONFIG}${DEMO_DELIVERY_CONFIG}`,
   ...DEMO_PLANS,
   '.github/workflows/yoke-run.yml': shippedWorkflow('yoke-run'),
+  '.github/workflows/deploy.yml': shippedWorkflow('deploy'),
+  '.github/yoke/deploy.sh': DEMO_DEPLOY_SH,
   '.github/yoke/run.sh': DEMO_RUN_SH,
   '.github/yoke/validate.sh': '#!/usr/bin/env bash\n# The lander\'s validation, taken from the default branch: a PR cannot change it.\nset -e\nnode test/run.js\n',
 };
+
+/** The demo's environments, as its maintainer set them up: production holds every job for yoke's rule (DP03); staging has none. */
+export function demoEnvironments(appSlug: string): { name: string; ruleApps: { id: number; slug: string }[] }[] {
+  return [
+    { name: 'staging', ruleApps: [] },
+    { name: 'production', ruleApps: [{ id: 1, slug: appSlug }] },
+  ];
+}

@@ -11,7 +11,7 @@ import type { YokeRuntime } from '../app.js';
 import { startYoke, type StartedYoke } from '../server.js';
 import { isPaused } from '../fleet/repo-state.js';
 import type { Run } from '../store/runs.js';
-import { DEMO_AGENT, DEMO_FILES, DEMO_REPO, DEMO_TASKS, MAINTAINER, REVIEWER, issueBody, shippedWorkflow, type DemoTask } from './demo-repo.js';
+import { DEMO_AGENT, DEMO_FILES, DEMO_REPO, DEMO_TASKS, MAINTAINER, REVIEWER, demoEnvironments, issueBody, shippedWorkflow, type DemoTask } from './demo-repo.js';
 import { AGENT_CLI_DIR, agentCliBin, demoScript } from './agent-clis.js';
 import { ScriptedModel } from './models/scripted-model.js';
 import { EmbeddedForge, type ForgeRepo } from './forge-server.js';
@@ -193,6 +193,7 @@ export class Sandbox {
       collaborators: { [MAINTAINER]: 'admin', [DEMO_AGENT]: 'write', [REVIEWER]: 'maintain' },
     });
     Object.assign(this.repo.secrets, agent.secrets);
+    for (const e of demoEnvironments(this.forge.opts.appSlug)) this.forge.deployments.setEnvironment(this.repo, e.name, e.ruleApps);
     for (const task of this.tasks) this.forge.createIssue(this.repo, this.forge.user(MAINTAINER), task.title, issueBody(task), ['yoke:afk']);
     this.forge.webhook = { url: `${this.yokeUrl}/api/github/webhooks`, secret: WEBHOOK_SECRET };
     await this.startYoke();

@@ -135,6 +135,41 @@ describe('the whole mission, from labelled issue to closed-out delivery', () => 
   });
 });
 
+describe('the delivery where GitHub shows deployments', () => {
+  it('DP01 DP02 DP03 staging and production run as templates/deploy.yml on Actions, each a deployment with its statuses; production waited for yoke, which approved the settled commit', async () => {
+    const { sandbox, result } = plain;
+    const pinned = (await sandbox.runtime.store.deployments.get(result.run))!.commit;
+    const mine = await sandbox.runtime.store.stageDeployments.forRun(result.run);
+    expect(mine.map((d) => [d.stage, d.environment, d.workflow, d.state, d.commit])).toEqual([
+      ['staging', 'staging', 'deploy.yml', 'success', pinned],
+      ['production', 'production', 'deploy.yml', 'success', pinned],
+    ]);
+    const forge = sandbox.forge.deployments;
+    const ofEnv = (env: string) => forge.deployments.filter((d) => d.repo === DEMO_REPO && d.environment === env);
+    // Per environment: yoke's deployment (its payload names the run), written by the workflow, and the job's own (Actions'), both at the pinned commit.
+    for (const env of ['staging', 'production']) {
+      const [yokes, jobs] = [ofEnv(env).filter((d) => d.creator.login === 'yoke-sandbox[bot]'), ofEnv(env).filter((d) => d.creator.login === 'github-actions[bot]')];
+      expect(yokes.map((d) => [d.sha, (d.payload as Record<string, unknown>).yoke_deployment_run])).toEqual([[pinned, result.run]]);
+      // Oldest first: yoke's start, then the workflow's own statuses (yoke adds the log link if it saw the run still going; a later success elsewhere in the environment makes it inactive).
+      const said = (d: (typeof yokes)[number], who: string) => d.statuses.filter((st) => st.creator.login === who && st.state !== 'inactive').map((st) => st.state).reverse();
+      expect(said(yokes[0]!, 'github-actions[bot]')).toEqual(['in_progress', 'success']);
+      expect(said(yokes[0]!, 'yoke-sandbox[bot]').filter((st, i) => i === 0 || st !== 'in_progress')).toEqual(['in_progress']);
+      expect(said(jobs[0]!, 'github-actions[bot]')).toEqual(env === 'production' ? ['waiting', 'in_progress', 'success'] : ['in_progress', 'success']);
+      expect(yokes[0]!.statuses.some((st) => st.state === 'success' && st.creator.login === 'github-actions[bot]')).toBe(true);
+      expect(jobs.map((d) => d.sha)).toEqual([pinned]);
+    }
+    // Staging has no rule: nothing waited. Production's job waited at yoke's rule, which approved once staging-qa settled.
+    const gates = forge.gates.filter((g) => g.repo === DEMO_REPO);
+    expect(gates.map((g) => [g.environment, g.answers.map((a) => `${a.app}:${a.state}`)])).toEqual([['production', ['yoke-sandbox:approved']]]);
+    expect(gates[0]!.answers[0]!.comment).toBe(`yoke: Deployment run ${result.run} settled staging-qa at ${pinned.slice(0, 12)}: production (stage production) may deploy it.`);
+    expect(await sandbox.runtime.store.stageDeployments.reviews(DEMO_REPO)).toMatchObject([{ environment: 'production', sha: pinned, decision: 'approved', code: 'protection_settled', deploymentRun: result.run, answered: true }]);
+    // The forge's page shows them.
+    const html = await (await fetch(`${sandbox.forge.url}/${DEMO_REPO}/deployments`)).text();
+    expect(html).toContain('<h2 id="production">production</h2><p>Protection rules: yoke-sandbox</p>');
+    expect(html).toContain(`yoke-sandbox approved: yoke: Deployment run ${result.run} settled staging-qa`);
+  });
+});
+
 describe('what yoke logged here', () => {
   it('holds no warning or error that no test here claimed', () => {
     expect([...unclaimedWarnings(plain?.sandbox, CLAIMED_WARNINGS), ...unclaimedWarnings(dropped?.sandbox, CLAIMED_WARNINGS)]).toEqual([]);
