@@ -24,7 +24,7 @@ function scripted(dispatches: Sent[], waits: Sent[] = []): DriverTransport & { l
   };
 }
 
-function driver(transport: DriverTransport) {
+function driver(transport: DriverTransport, exec: (command: string) => Promise<{ code: number; output: string }> = async () => ({ code: 0, output: '' })) {
   const slept: number[] = [];
   const events: DriverEvent[] = [];
   let n = 0;
@@ -32,7 +32,7 @@ function driver(transport: DriverTransport) {
     transport,
     policy: DEFAULT_DRIVER_POLICY,
     sleep: async (ms) => void slept.push(ms),
-    exec: async () => ({ code: 0, output: '' }),
+    exec,
     emit: (e) => events.push(e),
     newId: () => `gc-${++n}`,
     driverId: 'ci-7',
@@ -100,5 +100,29 @@ describe('the deploy driver', () => {
     const { d, slept } = driver(t);
     const stop = await stopOf(d.gateCheck('dr-1', 'qa', 'c9'));
     expect([stop.exitCode, stop.refusal.code, slept]).toEqual([EXIT.refused, 'deployment_stage_not_current', []]);
+  });
+
+  it('DP02 a workflow stage is followed to its end by asking yoke, never run here; its failure stops the driver with exit 6', async () => {
+    const bodies: unknown[] = [];
+    const answers = [
+      ok({ state: 'running', command: null, workflow: 'deploy.yml', deployment: { id: 5 }, detail: 'started by ci-7' }),
+      ok({ state: 'running', command: null, workflow: 'deploy.yml', deployment: { id: 5 }, detail: 'workflow run 9 is in_progress' }),
+      ok({ state: 'failed', command: null, workflow: 'deploy.yml', deployment: { id: 5 }, detail: 'workflow run 9 ended failure' }),
+    ];
+    const t: DriverTransport = { kind: 'https', send: async (_m, _p, body) => (bodies.push(body), answers.shift()!) };
+    const execs: string[] = [];
+    const { d, slept, events } = driver(t, async (c) => (execs.push(c), { code: 0, output: '' }));
+    const stop = await stopOf(d.deploy('dr-1', 'staging'));
+    expect([stop.exitCode, stop.refusal.code, stop.refusal.message]).toEqual([EXIT.deployFailed, 'deploy_stage_failed', 'Deploy stage staging of run dr-1 failed: workflow run 9 ended failure']);
+    expect(bodies).toEqual([{ phase: 'start', by: 'ci-7' }, { phase: 'follow' }, { phase: 'follow' }]);
+    expect([execs, slept]).toEqual([[], [DEFAULT_DRIVER_POLICY.gatePollMs, DEFAULT_DRIVER_POLICY.gatePollMs]]);
+    expect(events.at(-1)).toEqual({ event: 'deployed', run: 'dr-1', stage: 'staging', outcome: 'failed', detail: 'workflow run 9 ended failure' });
+  });
+
+  it('DP01 a start GitHub refused (no deployment made) stops the driver with exit 6 and the reason, running nothing', async () => {
+    const t: DriverTransport = { kind: 'https', send: async () => ok({ state: 'failed', command: './deploy.sh', workflow: null, deployment: null, detail: 'GitHub made no deployment to staging: Conflict (409)' }) };
+    const { d } = driver(t);
+    const stop = await stopOf(d.deploy('dr-1', 'staging'));
+    expect([stop.exitCode, stop.refusal.message]).toEqual([EXIT.deployFailed, 'Deploy stage staging of run dr-1 failed: GitHub made no deployment to staging: Conflict (409)']);
   });
 });

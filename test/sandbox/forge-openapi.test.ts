@@ -151,6 +151,16 @@ beforeAll(async () => {
   await call('GET', `/repos/${DEMO_REPO}/issues/${created.number}/events`);
   await call('GET', `/repos/${DEMO_REPO}/issues?state=all&since=${new Date(Date.now() - 3600_000).toISOString()}&sort=updated&direction=asc`);
   await call('GET', `/repos/${DEMO_REPO}/issues/comments/${comment.id}`);
+  // DP01-DP03: a branch pinned and moved, a deployment with its statuses, an environment and its rules, the protection rule's callback.
+  await call('POST', `/repos/${DEMO_REPO}/git/refs`, { ref: 'refs/heads/yoke/deploy/conformance', sha: head.sha });
+  await call('PATCH', `/repos/${DEMO_REPO}/git/refs/heads%2Fyoke%2Fdeploy%2Fconformance`, { sha: head.sha, force: true });
+  const dep = (await (await call('POST', `/repos/${DEMO_REPO}/deployments`, { ref: head.sha, environment: 'staging', auto_merge: false, required_contexts: [], payload: { yoke_deployment_run: 'dr-x' }, description: 'conformance' })).json()) as { id: number };
+  await call('POST', `/repos/${DEMO_REPO}/deployments/${dep.id}/statuses`, { state: 'success', log_url: `${sandbox.forge.url}/${DEMO_REPO}/actions/runs/1`, description: 'deployed', auto_inactive: true });
+  await call('GET', `/repos/${DEMO_REPO}/deployments/${dep.id}/statuses`);
+  await call('GET', `/repos/${DEMO_REPO}/deployments?environment=staging`);
+  await call('GET', `/repos/${DEMO_REPO}/environments/production`);
+  await call('GET', `/repos/${DEMO_REPO}/environments/production/deployment_protection_rules`);
+  await call('POST', `/repos/${DEMO_REPO}/actions/runs/${wf.id}/deployment_protection_rule`, { environment_name: 'production', state: 'approved', comment: 'not the app' });
   await call('PUT', `/repos/${DEMO_REPO}/issues/${created.number}/lock`);
   await call('DELETE', `/repos/${DEMO_REPO}/issues/${created.number}/lock`);
 }, 150_000);
