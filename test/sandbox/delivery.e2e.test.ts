@@ -102,6 +102,12 @@ describe('delivery over real HTTP', () => {
     for (const item of ['DEMO-1', 'DEMO-2', 'DEMO-3']) expect(got.out).toMatch(new RegExp(`  ${item} \\(#\\d, PR #\\d+\\): staging-qa settled`));
     expect(got.out).toContain(`  staging-qa ${run.id}-g1 smoke/flaky: fail (yoke qa plan run, operator)\n  staging-qa ${run.id}-g1 smoke/flaky: pass (yoke qa plan run, operator)`);
     expect(readFileSync(join(checkout, '.deployed-production'), 'utf8').trim()).toBe(head);
+    // DP01: the command stages are GitHub deployments too, each written by yoke from start to end.
+    const deployed = sandbox.forge.deployments.deployments.filter((d) => d.repo === DEMO_REPO).map((d) => [d.environment, d.sha, d.creator.login, d.statuses.map((st) => st.state).reverse()]);
+    expect(deployed).toEqual([
+      ['staging', head, 'yoke-sandbox[bot]', ['in_progress', 'success']],
+      ['production', head, 'yoke-sandbox[bot]', ['in_progress', 'success']],
+    ]);
     // The tracking issue shows where the run ended.
     expect(sandbox.repo.issues.get(run.trackingIssue!)!.body).toContain('**Status:** succeeded');
 

@@ -10,6 +10,9 @@ export interface Delivery {
   event: string;
   action: string;
   status: number;
+  /** The exact bytes sent and their signature, so a test can replay a delivery as an attacker would. */
+  payload: string;
+  signature: string;
 }
 
 export class WebhookSender {
@@ -56,7 +59,8 @@ export class WebhookSender {
       sender: this.shapes.simpleUser(sender),
     });
     const id = randomUUID();
-    const record: Delivery = { id, event, action, status: 0 };
+    const signature = `sha256=${createHmac('sha256', hook.secret).update(payload).digest('hex')}`;
+    const record: Delivery = { id, event, action, status: 0, payload, signature };
     this.deliveries.push(record);
     fetch(hook.url, {
       method: 'POST',
@@ -64,7 +68,7 @@ export class WebhookSender {
         'content-type': 'application/json',
         'x-github-event': event,
         'x-github-delivery': id,
-        'x-hub-signature-256': `sha256=${createHmac('sha256', hook.secret).update(payload).digest('hex')}`,
+        'x-hub-signature-256': signature,
         'user-agent': 'GitHub-Hookshot/yoke-sandbox',
       },
       body: payload,
