@@ -19,6 +19,7 @@ import { CommandLauncher } from './launcher/command.js';
 import type { Launcher } from './launcher/launcher.js';
 import { sweepCloseouts } from './qa/dispatch.js';
 import { syncQaLabels } from './qa/labels.js';
+import { sweepEnvironments } from './qa/environment-check.js';
 import { DEFAULT_PROCESS_LEASE, startProcessLease } from './process-lease.js';
 import { DEFAULT_LEADERSHIP, Leadership } from './leadership.js';
 import { openStoreAt, type Store } from './store/store.js';
@@ -28,6 +29,9 @@ import { registerWebhooks } from './webhooks/handlers.js';
 // The composition root: builds the store, forge, launcher and engine from the
 // operator settings, and wires webhooks, the two ticks and the HTTP routes.
 // No rule lives here.
+
+/** DP05: how often each repository's gated environments are read again for yoke's rule. */
+const ENVIRONMENT_CHECK_MS = 10 * 60_000;
 
 export interface YokeOverrides {
   settings?: OperatorSettings;
@@ -176,6 +180,7 @@ async function wire(app: Probot, addHandler: (handler: ReturnType<typeof createA
         if (!lead) return;
         await sweepCloseouts(fleet);
         await syncQaLabels(fleet);
+        await sweepEnvironments(fleet, ENVIRONMENT_CHECK_MS);
       })
       .catch((err) => app.log.warn({ err: String(err) }, 'close-out sweep failed'))
       .finally(() => (sweeping = false));

@@ -115,7 +115,10 @@ export function trackingIssueBody(v: TrackingView): string {
     `**Status:** ${v.status}${v.currentStage ? ` at stage \`${v.currentStage}\`` : ''}${v.creator ? ` · created by @${v.creator}` : ''}${v.supersedes ? ` · takes over \`${v.supersedes}\`` : ''}`,
     '',
     '### Stages',
-    ...v.stages.map((s) => `- ${STAGE_MARK[s.state] ?? '·'} \`${s.name}\` (${s.kind}): ${s.state.replace('_', ' ')}${s.current ? ' ← current' : ''}${s.detail ? ` · ${s.detail}` : ''}`),
+    ...v.stages.flatMap((s) => [
+      `- ${STAGE_MARK[s.state] ?? '·'} \`${s.name}\` (${s.kind}): ${s.state.replace('_', ' ')}${s.current ? ' ← current' : ''}${s.detail ? ` · ${s.detail}` : ''}`,
+      ...(s.deployments ?? []).map((d) => `  - deployment [${d.id}](${d.url}) to \`${d.environment}\`: ${d.state.replace('_', ' ')}${d.logUrl ? ` · [log](${d.logUrl})` : ''}`),
+    ]),
     '',
     '### Members',
     '| item | claim PR | QA | delivery |',
@@ -144,7 +147,7 @@ export interface TrackingView {
   creator: string | null;
   supersedes: string | null;
   currentStage: string | null;
-  stages: { name: string; kind: string; state: string; current: boolean; detail: string | null; waits: { detail: string; command: string }[] }[];
+  stages: { name: string; kind: string; state: string; current: boolean; detail: string | null; waits: { detail: string; command: string }[]; deployments?: { id: number; environment: string; state: string; logUrl: string | null; url: string }[] }[];
   members: { item: string; issue: number; pr: number; removed: { reason: string | null } | null; stages: Record<string, string>; delivery: string }[];
   next: string[];
 }

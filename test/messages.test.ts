@@ -24,6 +24,8 @@ import {
 
 // Every comment yoke writes, compared whole: a change of wording is a change of this file.
 
+const YES_CODES = new Set(['protection_settled', 'protection_no_qa', 'protection_unruled', 'environment_protected']);
+
 describe('the messages yoke writes', () => {
   it('SP15 the pause notice names the count and the commands that lift the pause', () => {
     expect(pauseNotice('acme/api', 3, 3)).toBe(
@@ -118,7 +120,9 @@ describe('the messages yoke writes', () => {
   it('has a status, a message and a recovery for every code', () => {
     for (const code of CODES) {
       const info = CODE_INFO[code];
-      expect(info.status, code).toBeGreaterThanOrEqual(400);
+      // A decision that says yes names why too (DP03, DP05: the GitHub comment, the report): those answer 200; every other code is a refusal.
+      if (YES_CODES.has(code)) expect(info.status, code).toBe(200);
+      else expect(info.status, code).toBeGreaterThanOrEqual(400);
     }
     expect(makeRefusal('run_unknown', { run: 'r9' })).toEqual({
       code: 'run_unknown',

@@ -45,4 +45,19 @@ export const PROTECTION_CODES = {
     message: (p) => `yoke cannot read the delivery settings of ${p.repo}, so it approves nothing to ${p.environment}: ${p.detail}`,
     recovery: (p) => p.fix,
   }),
+  environment_protected: code<{ repo: string; stage: string; environment: string }>({
+    status: 200,
+    message: (p) => `${p.environment} of ${p.repo} (stage ${p.stage}) holds every job for yoke's rule.`,
+    recovery: () => 'Nothing to do.',
+  }),
+  environment_missing: code<{ repo: string; stage: string; environment: string; app: string }>({
+    status: 409,
+    message: (p) => `${p.repo} has no environment ${p.environment} (stage ${p.stage}): GitHub makes one on the first deploy, with no protection rule, so the QA gate before it is advisory only.`,
+    recovery: (p) => `Create it and enable yoke's rule: Settings, Environments, New environment \`${p.environment}\`, then under Deployment protection rules tick \`${p.app}\`.`,
+  }),
+  environment_rule_missing: code<{ repo: string; stage: string; environment: string; app: string }>({
+    status: 409,
+    message: (p) => `Environment ${p.environment} of ${p.repo} (stage ${p.stage}) does not have yoke's protection rule: anyone who can run its deploy can ship a commit whose QA never settled.`,
+    recovery: (p) => `Enable it: Settings, Environments, \`${p.environment}\`, Deployment protection rules, tick \`${p.app}\`, Save protection rules.`,
+  }),
 };

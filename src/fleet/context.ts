@@ -61,6 +61,8 @@ export interface FleetContext {
   clock: Clock;
   policy: FleetPolicy;
   log: Log;
+  /** GitHub's web pages (github.com, a GitHub Enterprise host, the sandbox's forge): where yoke's comments link. */
+  webUrl: string;
   /** Asks for an early pass; does not wait for it. */
   kick(): void;
   /** Something happened in this repository (a webhook, a command): it is active now, and a pass is asked for. */

@@ -73,6 +73,7 @@ export class Engine {
       clock,
       policy,
       log,
+      webUrl: this.deps.webUrl,
       kick: () => void this.kick().catch((err) => log.error({ err: String(err) }, 'kicked pass failed')),
       wake: (repo) => {
         this.activity.wake(repo, clock.now());

@@ -2,6 +2,7 @@ import { makeRefusal } from '../codes.js';
 import { waitingItem, type WaitingItem } from './candidate.js';
 import { utcDayStart } from '../clock.js';
 import { buildDeliveryReport, type DeliveryReportRun } from '../qa/report.js';
+import { environmentWarning } from '../qa/environment-check.js';
 import type { DailySpend, Run } from '../store/runs.js';
 import { effectiveCap } from './cap.js';
 import type { FleetContext } from './context.js';
@@ -37,6 +38,8 @@ export interface FleetReport {
   } | null;
   /** Spend reported in the last 7 days, per repository and UTC day, newest first. */
   spend: DailySpend[];
+  /** DP05: gated stages whose environment does not hold jobs for yoke's rule (the gate is advisory there), each with the setting to make. */
+  environments: { repo: string; stage: string; environment: string; code: string; message: string; recovery: string }[];
 }
 
 
@@ -69,6 +72,12 @@ export async function buildFleetReport(ctx: Pick<FleetContext, 'store' | 'policy
     recentRuns: (await store.runs.listAll(50)).map(publicRun),
     deliveries: await buildDeliveryReport(store, clock.now()),
     spend: await store.runs.listSpend(utcDayStart(clock.now()) - 6 * 86_400_000, clock.now() + 1),
+    environments: (await store.stageDeployments.environmentChecks())
+      .filter((c) => c.code !== 'environment_protected')
+      .map((c) => {
+        const w = environmentWarning(c);
+        return { repo: c.repo, stage: c.stage, environment: c.environment, code: w.code, message: w.message, recovery: w.recovery };
+      }),
     lastPass: last && {
       trigger: last.trigger,
       candidates: last.candidates.length,

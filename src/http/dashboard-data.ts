@@ -31,7 +31,7 @@ export interface DeploymentCard {
   commit: string;
   status: string;
   trackingIssue: number | null;
-  stages: { name: string; kind: string; state: string; current: boolean }[];
+  stages: { name: string; kind: string; state: string; current: boolean; deployment: { id: number; environment: string; state: string; logUrl: string | null } | null }[];
   members: { issue: number; pr: number; removed: boolean }[];
   waits: { subject: string; detail: string; command: string; notice: string }[];
 }
@@ -109,6 +109,7 @@ export async function buildDashboardData(ctx: Pick<FleetContext, 'store' | 'poli
   const shown = (await store.deployments.list()).filter((r) => r.status === 'active' || r.updatedAt >= now - TIMELINE_MS);
   const stagesOf = await Promise.all(shown.map((run) => store.deployments.stages(run.id)));
   const membersOf = await Promise.all(shown.map((run) => store.deployments.members(run.id)));
+  const deploymentsOf = await Promise.all(shown.map((run) => store.stageDeployments.forRun(run.id)));
   const deployments = shown
     .map((run, i): DeploymentCard => {
       const records = new Map(stagesOf[i]!.map((s) => [s.stage, s]));
@@ -123,6 +124,8 @@ export async function buildDashboardData(ctx: Pick<FleetContext, 'store' | 'poli
           kind: s.kind,
           state: records.get(s.name)?.state ?? 'pending',
           current: run.status === 'active' && i === run.currentStage,
+          // DP01: the stage's newest GitHub deployment.
+          deployment: ((d) => (d ? { id: d.deploymentId, environment: d.environment, state: d.state, logUrl: d.logUrl } : null))(deploymentsOf[i]!.filter((d) => d.stage === s.name).at(-1)),
         })),
         // In issue order, as a person reads a list of issues (the store keeps them in the order they merged).
         members: membersOf[i]!

@@ -1,4 +1,4 @@
-import { issueUrl, pullUrl, runUrl, subjectUrl } from '../fleet/links.js';
+import { environmentUrl, issueUrl, pullUrl, runUrl, subjectUrl } from '../fleet/links.js';
 import type { WaitingItem } from '../fleet/candidate.js';
 import type { PublicRun } from '../fleet/report.js';
 import type { DeploymentCard, RepoPageData } from './dashboard-data.js';
@@ -132,7 +132,9 @@ export function renderDeployments(cards: readonly DeploymentCard[], webUrl: stri
   if (!cards.length) return '<p>No deployment run in the last 24 hours.</p>';
   return cards
     .map((d) => {
-      const stages = d.stages.map((s) => `<li class="stage state-${esc(s.state)}${s.current ? ' current' : ''}">${esc(s.name)} <small>${esc(s.kind)} · ${esc(s.state)}</small></li>`).join('');
+      const deployed = (s: DeploymentCard['stages'][number]) =>
+        s.deployment ? ` · ${link(environmentUrl(webUrl, d.repo, s.deployment.environment), `deployment ${s.deployment.id}`)} to ${esc(s.deployment.environment)}: ${esc(s.deployment.state)}${s.deployment.logUrl ? ` (${link(s.deployment.logUrl, 'log')})` : ''}` : '';
+      const stages = d.stages.map((s) => `<li class="stage state-${esc(s.state)}${s.current ? ' current' : ''}">${esc(s.name)} <small>${esc(s.kind)} · ${esc(s.state)}${deployed(s)}</small></li>`).join('');
       const members = d.members
         .map((m) => `<li${m.removed ? ' class="removed"' : ''}>${link(issueUrl(webUrl, d.repo, m.issue), `#${m.issue}`)} via ${link(pullUrl(webUrl, d.repo, m.pr), `PR #${m.pr}`)}${m.removed ? ' (removed)' : ''}</li>`)
         .join('');

@@ -18,6 +18,8 @@ export function needsYou(r: FleetReport, now: number): NeedsYou[] {
     if (repo.disabledReason) out.push({ repo: repo.repo, what: `${repo.repo} is disabled: ${repo.disabledReason}`, command: repo.recovery ?? '' });
     else if (repo.paused) out.push({ repo: repo.repo, what: `${repo.repo} is paused after ${repo.consecutiveFailures} AFK failures: no new work starts`, command: repo.recovery ?? '' });
   }
+  // DP05: a QA gate GitHub does not enforce is advisory only.
+  for (const e of r.environments ?? []) out.push({ repo: e.repo, what: e.message, command: e.recovery });
   for (const d of r.deliveries) {
     for (const w of d.waits) out.push({ repo: d.repo, what: `deployment run ${d.id} waits at ${d.stage ?? 'its end'}: ${w.detail}`, command: w.command });
     for (const f of d.flags) out.push({ repo: d.repo, what: f.message, command: f.recovery });

@@ -9,7 +9,7 @@ import { formatItem, parseItem } from './items.js';
 // What delivery code gets of the fleet: the store, the forge, the clock, the
 // log and the config refresh policy. Results are data: a value or a refusal.
 
-export type DeliveryContext = Pick<FleetContext, 'processId' | 'store' | 'forge' | 'clock' | 'log' | 'policy'>;
+export type DeliveryContext = Pick<FleetContext, 'processId' | 'store' | 'forge' | 'clock' | 'log' | 'policy'> & Partial<Pick<FleetContext, 'webUrl'>>;
 
 /**
  * TR11: who makes a delivery request, from its credential (never from a body).

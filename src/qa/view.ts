@@ -1,3 +1,5 @@
+import { environmentUrl } from '../fleet/links.js';
+import type { StageDeployment } from '../store/stage-deployments.js';
 import type { DeploymentRun } from '../store/deployments.js';
 import { owedMembers } from './closeout.js';
 import { qaCommands } from './commands.js';
@@ -18,6 +20,8 @@ export interface StageView {
   detail: string | null;
   waits: Wait[];
   groups: GroupResult[];
+  /** DP01: a deploy stage's GitHub deployments, one per start, oldest first, each with its environment's page. */
+  deployments: { id: number; environment: string; state: string; workflowRunId: number | null; logUrl: string | null; url: string }[];
 }
 
 export interface MemberView {
@@ -52,15 +56,18 @@ export interface DeploymentView {
 export async function viewDeploymentRun(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun): Promise<DeploymentView> {
   const { store } = ctx;
   const records = new Map((await store.deployments.stages(run.id)).map((s) => [s.stage, s]));
+  const byStage = new Map<string, StageDeployment[]>();
+  for (const d of await store.stageDeployments.forRun(run.id)) byStage.set(d.stage, [...(byStage.get(d.stage) ?? []), d]);
   const memberStates = new Map<number, Record<string, string>>();
   const stages: StageView[] = [];
   for (const [i, s] of run.settings.stages.entries()) {
     const rec = records.get(s.name);
     const current = run.status === 'active' && run.closingSince === null && i === run.currentStage;
-    const base = { name: s.name, kind: s.kind, current, attempts: rec?.attempts ?? 0, detail: rec?.detail ?? null, waits: [] as Wait[], groups: [] as GroupResult[] };
+    const base = { name: s.name, kind: s.kind, current, attempts: rec?.attempts ?? 0, detail: rec?.detail ?? null, waits: [] as Wait[], groups: [] as GroupResult[], deployments: [] as StageView['deployments'] };
     if (s.kind === 'deploy') {
       const state = rec ? (rec.state as StageView['state']) : 'pending';
-      stages.push({ ...base, state });
+      const deployments = (byStage.get(s.name) ?? []).map((d) => ({ id: d.deploymentId, environment: d.environment, state: d.state, workflowRunId: d.workflowRunId, logUrl: d.logUrl, url: environmentUrl(ctx.webUrl ?? 'https://github.com', run.repo, d.environment) }));
+      stages.push({ ...base, state, deployments });
       continue;
     }
     if (!rec) {

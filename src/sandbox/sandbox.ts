@@ -18,9 +18,8 @@ import { EmbeddedForge, type ForgeRepo } from './forge-server.js';
 import { findPostgresBin, startPostgres, type LocalPostgres } from './postgres.js';
 import { startYokeProcess, stopYokeProcess } from './yoke-process.js';
 
-// The whole pipeline on one machine: an embedded forge seeded with the demo
-// repository, and yoke started against it through GHE_HOST, exactly as a
-// GitHub Enterprise Server deployment would be.
+// The whole pipeline on one machine: an embedded forge seeded with the demo repository,
+// and yoke started against it through GHE_HOST, as a GitHub Enterprise Server deployment would be.
 
 export interface SandboxOptions {
   launcher: 'actions' | 'command';

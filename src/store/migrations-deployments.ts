@@ -36,6 +36,17 @@ CREATE TABLE protection_reviews (
   created_at INTEGER NOT NULL,
   PRIMARY KEY (repo, workflow_run_id, environment)
 );
+
+-- DP05: what the last read of each gated stage's environment found (its rule missing makes the gate advisory only).
+CREATE TABLE environment_checks (
+  repo TEXT NOT NULL,
+  stage TEXT NOT NULL,
+  environment TEXT NOT NULL,
+  code TEXT NOT NULL,
+  app TEXT NOT NULL,
+  checked_at INTEGER NOT NULL,
+  PRIMARY KEY (repo, stage)
+);
 `,
   },
 ];

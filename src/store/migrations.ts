@@ -4,7 +4,6 @@ import { LEASE_MIGRATIONS } from './migrations-leases.js';
 
 // Versioned, forward-only migrations, written once for both engines in
 // SQLite's types (PostgreSQL's are substituted: see postgresDdl in sql.ts).
-
 /** `postgres`: what PostgreSQL runs instead of `sql` with its types substituted (a function SQLite has no need of). */
 export type Migration = { version: number; name: string; sql: string; postgres?: string };
 

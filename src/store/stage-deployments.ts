@@ -76,6 +76,17 @@ interface ReviewRow {
   created_at: number;
 }
 
+/** DP05: what the last read of a gated stage's environment found. */
+export interface EnvironmentCheck {
+  repo: string;
+  stage: string;
+  environment: string;
+  code: string;
+  /** The app whose rule was looked for (yoke's slug). */
+  app: string;
+  checkedAt: number;
+}
+
 export class StageDeploymentStore {
   constructor(private readonly sql: Sql) {}
 
@@ -126,5 +137,18 @@ export class StageDeploymentStore {
       answered: r.answered === 1,
       createdAt: r.created_at,
     }));
+  }
+
+  /** Replaces what the last read of a repository's gated environments found. */
+  async recordEnvironmentChecks(repo: string, checks: readonly Omit<EnvironmentCheck, 'repo'>[]): Promise<void> {
+    await this.sql.transaction(async (tx) => {
+      await tx.run('DELETE FROM environment_checks WHERE repo = ?', [repo]);
+      for (const c of checks) await tx.run('INSERT INTO environment_checks (repo, stage, environment, code, app, checked_at) VALUES (?, ?, ?, ?, ?, ?)', [repo, c.stage, c.environment, c.code, c.app, c.checkedAt]);
+    });
+  }
+
+  async environmentChecks(): Promise<EnvironmentCheck[]> {
+    const rows = await this.sql.all<{ repo: string; stage: string; environment: string; code: string; app: string; checked_at: number }>('SELECT * FROM environment_checks ORDER BY repo, stage');
+    return rows.map((r) => ({ repo: r.repo, stage: r.stage, environment: r.environment, code: r.code, app: r.app, checkedAt: r.checked_at }));
   }
 }

@@ -34,7 +34,8 @@ describe.skipIf(!havePostgres)('the sandbox on PostgreSQL', () => {
     const summary = await s.summary();
     expect(summary.map((r) => [r.number, r.state, r.closeout])).toEqual([1, 2, 3, 4, 5].map((n) => [n, 'merged', `delivered #${n}`]));
     // Every run was told to report to the second process, and every AFK run's report landed there (none ended unreported).
-    const dispatched = s.forge.runner.runs.map((w) => w.inputs.api_url);
+    // The agent runs (the deploy stages' workflow runs report nothing: yoke reads them from GitHub).
+    const dispatched = s.forge.runner.runs.filter((w) => w.workflow === 'yoke-run.yml').map((w) => w.inputs.api_url);
     expect(dispatched.length).toBeGreaterThan(0);
     expect(new Set(dispatched)).toEqual(new Set([s.reportUrl]));
     const runs = await s.runs();
