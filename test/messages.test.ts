@@ -132,7 +132,7 @@ describe('the messages yoke writes', () => {
     });
   });
 
-  it('the tracking issue of a deployment run: stages, members and what moves it, with hostile text kept out of the table', () => {
+  it('DP01 the tracking issue of a deployment run: stages with their deployments, members and what moves it, with hostile text kept out of the table', () => {
     const view: TrackingView = {
       id: 'dr-1',
       repo: 'acme/api',
@@ -142,7 +142,19 @@ describe('the messages yoke writes', () => {
       supersedes: null,
       currentStage: 'staging-qa',
       stages: [
-        { name: 'staging', kind: 'deploy', state: 'succeeded', current: false, detail: 'deployed', waits: [] },
+        {
+          name: 'staging',
+          kind: 'deploy',
+          state: 'succeeded',
+          current: false,
+          detail: 'deployed',
+          waits: [],
+          // DP01: each start's GitHub deployment, linked to its environment's page (and its workflow run's log, on Actions).
+          deployments: [
+            { id: 41, environment: 'staging', state: 'failure', logUrl: null, url: 'https://github.com/acme/api/deployments/staging' },
+            { id: 42, environment: 'staging', state: 'success', logUrl: 'https://github.com/acme/api/actions/runs/9', url: 'https://github.com/acme/api/deployments/staging' },
+          ],
+        },
         { name: 'staging-qa', kind: 'qa', state: 'waiting', current: true, detail: null, waits: [{ detail: 'APP-1 needs an independent review of its claim PR #101', command: 'Approve PR #101 at its merged head, as someone with write access other than @agent.' }] },
         { name: 'production', kind: 'deploy', state: 'pending', current: false, detail: null, waits: [] },
       ],
@@ -161,6 +173,8 @@ describe('the messages yoke writes', () => {
         '',
         '### Stages',
         '- ✅ `staging` (deploy): succeeded · deployed',
+        '  - deployment [41](https://github.com/acme/api/deployments/staging) to `staging`: failure',
+        '  - deployment [42](https://github.com/acme/api/deployments/staging) to `staging`: success · [log](https://github.com/acme/api/actions/runs/9)',
         '- ⏳ `staging-qa` (qa): waiting ← current',
         '- · `production` (deploy): pending',
         '',

@@ -113,6 +113,7 @@ export async function buildDashboardData(ctx: Pick<FleetContext, 'store' | 'poli
   const deployments = shown
     .map((run, i): DeploymentCard => {
       const records = new Map(stagesOf[i]!.map((s) => [s.stage, s]));
+      const latest = (stage: string) => deploymentsOf[i]!.filter((d) => d.stage === stage).at(-1);
       return {
         id: run.id,
         repo: run.repo,
@@ -125,7 +126,7 @@ export async function buildDashboardData(ctx: Pick<FleetContext, 'store' | 'poli
           state: records.get(s.name)?.state ?? 'pending',
           current: run.status === 'active' && i === run.currentStage,
           // DP01: the stage's newest GitHub deployment.
-          deployment: ((d) => (d ? { id: d.deploymentId, environment: d.environment, state: d.state, logUrl: d.logUrl } : null))(deploymentsOf[i]!.filter((d) => d.stage === s.name).at(-1)),
+          deployment: ((d) => (d ? { id: d.deploymentId, environment: d.environment, state: d.state, logUrl: d.logUrl } : null))(latest(s.name)),
         })),
         // In issue order, as a person reads a list of issues (the store keeps them in the order they merged).
         members: membersOf[i]!

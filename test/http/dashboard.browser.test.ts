@@ -153,7 +153,11 @@ describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
     expect(await page.locator('#runs tr code').allTextContents()).toEqual(fleet.recentRuns.map((r) => r.id));
     const deployment = page.locator('#deployments article.deployment');
     expect(await deployment.count()).toBe(1);
-    expect(await deployment.locator('.stage').allTextContents()).toEqual(['staging deploy · succeeded', 'staging-qa qa · settled', 'production deploy · succeeded']);
+    // DP01: each deploy stage links its GitHub deployment (the environment's page) and the workflow run that deployed it.
+    const stages = await deployment.locator('.stage').allTextContents();
+    expect(stages[1]).toBe('staging-qa qa · settled');
+    expect(stages[0]).toMatch(/^staging deploy · succeeded · deployment \d+ to staging: success \(log\)$/);
+    expect(stages[2]).toMatch(/^production deploy · succeeded · deployment \d+ to production: success \(log\)$/);
     // Members in issue order, as a person reads a list of issues (they merged in another).
     expect((await deployment.locator('ul').first().locator('li').allTextContents()).map((t) => t.split(' ')[0])).toEqual(['#1', '#2', '#3', '#4', '#5']);
     expect(await page.locator('#live').textContent()).toContain('No run is live.');
@@ -164,6 +168,7 @@ describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
     const issues = await forgeApi<{ number: number; pull_request?: unknown }[]>('GET', '/issues?state=all&per_page=100');
     const kinds = new Map(issues.map((i) => [i.number, i.pull_request ? 'pull' : 'issues']));
     const wfRuns = (await forgeApi<{ workflow_runs: { id: number; display_title: string }[] }>('GET', '/actions/workflows/yoke-run.yml/runs?per_page=100')).workflow_runs;
+    const deployRuns = (await forgeApi<{ workflow_runs: { id: number; display_title: string }[] }>('GET', '/actions/workflows/deploy.yml/runs?per_page=100')).workflow_runs;
     const hrefs = await page.locator('main a').evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).getAttribute('href')!));
     expect(hrefs.length).toBeGreaterThan(20);
     for (const href of hrefs) {
@@ -175,10 +180,11 @@ describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
         expect(href).toBe('/yoke/repos/acme/demo');
         continue;
       }
-      const m = new RegExp(`^${forgeUrl}/acme/demo/(issues|pull|actions/runs)/(\\d+)$`).exec(href);
+      const m = new RegExp(`^${forgeUrl}/acme/demo/(issues|pull|actions/runs|deployments)/(\\w+)$`).exec(href);
       expect(m, href).not.toBeNull();
       const [, kind, n] = m!;
-      if (kind === 'actions/runs') expect(wfRuns.some((w) => w.id === Number(n)), href).toBe(true);
+      if (kind === 'deployments') expect(['staging', 'production'], href).toContain(n);
+      else if (kind === 'actions/runs') expect([...wfRuns, ...deployRuns].some((w) => w.id === Number(n)), href).toBe(true);
       else expect(kinds.get(Number(n)), href).toBe(kind);
     }
     // Each run's row links its own work and its own workflow run.
@@ -202,7 +208,7 @@ describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
       const html = await res.text();
       expect(res.status, href).toBe(200);
       const n = href.split('/').pop()!;
-      expect(html, href).toContain(href.includes('/actions/runs/') ? `<small>run ${n}</small>` : `<small>#${n}</small>`);
+      expect(html, href).toContain(href.includes('/deployments/') ? `<h2 id="${n}">${n}</h2>` : href.includes('/actions/runs/') ? `<small>run ${n}</small>` : `<small>#${n}</small>`);
     }
   });
 
