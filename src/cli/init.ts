@@ -1,14 +1,16 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { AGENTS } from '../agent/registry.js';
 import type { AgentName } from '../agent/adapter.js';
 import { CONFIG_PATH } from '../config/repo-config.js';
 import { CliFailure, type CliIo } from './client.js';
+import { DELIVERY_SECTION, deliveryInitReport, planDeliveryInit } from './init-delivery.js';
 
 // `yoke init --agent claude-code|codex [DIR]`: in a checkout of the user's
 // repository, with no network, writes the opt-in file, the agent's workflow
 // and a validate.sh that runs the project's tests, found from its files.
+// `--delivery` sets up the delivery half too (init-delivery.ts).
 // It never overwrites a file that is there: a second run changes nothing.
 // Deciding is pure (planInit); writing is the caller's.
 
@@ -115,26 +117,44 @@ export function initReport(agent: AgentName, plan: InitPlan): string {
   ].join('\n');
 }
 
-function readTemplate(agent: AgentName): string {
-  return readFileSync(new URL(`../../templates/agents/${agent}.yml`, import.meta.url), 'utf8');
+function readTemplate(name: string): string {
+  return readFileSync(new URL(`../../templates/${name}.yml`, import.meta.url), 'utf8');
 }
+
+const writeAll = (root: string, writes: readonly { path: string; content: string; executable: boolean }[]) => {
+  for (const w of writes) {
+    mkdirSync(dirname(join(root, w.path)), { recursive: true });
+    writeFileSync(join(root, w.path), w.content, { mode: w.executable ? 0o755 : 0o644 });
+  }
+};
 
 export function registerInitCommand(program: Command, io: CliIo): void {
   program
     .command('init [dir]')
-    .description("set a checkout of your repository up for yoke: the opt-in file, the agent's workflow and validate.sh (offline; never overwrites)")
-    .requiredOption('--agent <name>', `the agent: ${Object.keys(AGENTS).join(' or ')}`)
-    .action((dir: string | undefined, opts: { agent: string }) => {
-      if (!(opts.agent in AGENTS)) throw new CliFailure(`--agent is ${JSON.stringify(opts.agent)}; yoke knows ${Object.keys(AGENTS).join(' and ')}, e.g. yoke init --agent claude-code`);
-      const agent = opts.agent as AgentName;
+    .description("set a checkout of your repository up for yoke: the opt-in file, the agent's workflow and validate.sh; with --delivery, the deploy workflow and the delivery stages (offline; never overwrites)")
+    .option('--agent <name>', `the agent: ${Object.keys(AGENTS).join(' or ')}`)
+    .option('--delivery', 'also (or only) the delivery half: templates/deploy.yml, deploy.sh, the delivery: section and the environment settings to make')
+    .option('--app <slug>', "yoke's GitHub App as it is named where you installed it", 'yoke')
+    .action((dir: string | undefined, opts: { agent?: string; delivery?: boolean; app: string }) => {
+      if (opts.agent === undefined && !opts.delivery) throw new CliFailure('Name what to set up: yoke init --agent claude-code (or codex), yoke init --delivery, or both.');
+      if (opts.agent !== undefined && !(opts.agent in AGENTS)) throw new CliFailure(`--agent is ${JSON.stringify(opts.agent)}; yoke knows ${Object.keys(AGENTS).join(' and ')}, e.g. yoke init --agent claude-code`);
+      const agent = opts.agent as AgentName | undefined;
       const root = resolve(dir ?? '.');
-      if (!existsSync(join(root, '.git'))) throw new CliFailure(`${root} is not a git checkout: run yoke init in a clone of your repository, or name one: yoke init --agent ${agent} PATH`);
+      if (!existsSync(join(root, '.git'))) throw new CliFailure(`${root} is not a git checkout: run yoke init in a clone of your repository, or name one: yoke init ${agent ? `--agent ${agent}` : '--delivery'} PATH`);
       const view: CheckoutView = { exists: (p) => existsSync(join(root, p)), read: (p) => (existsSync(join(root, p)) ? readFileSync(join(root, p), 'utf8') : null) };
-      const plan = planInit(agent, readTemplate(agent), view);
-      for (const w of plan.writes) {
-        mkdirSync(dirname(join(root, w.path)), { recursive: true });
-        writeFileSync(join(root, w.path), w.content, { mode: w.executable ? 0o755 : 0o644 });
+      const optInExisted = view.exists(CONFIG_PATH);
+      const delivery = opts.delivery ? planDeliveryInit(readTemplate('deploy'), view, agent !== undefined && !optInExisted) : null;
+      const out: string[] = [];
+      if (agent) {
+        const plan = planInit(agent, readTemplate(`agents/${agent}`), view);
+        writeAll(root, plan.writes);
+        out.push(initReport(agent, plan));
       }
-      io.out(initReport(agent, plan));
+      if (delivery) {
+        writeAll(root, delivery.writes);
+        if (delivery.appendsDelivery) appendFileSync(join(root, CONFIG_PATH), DELIVERY_SECTION);
+        out.push(deliveryInitReport(delivery, view.exists(CONFIG_PATH), opts.app));
+      }
+      io.out(out.join('\n\n'));
     });
 }

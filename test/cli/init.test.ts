@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parseDeliverySettings } from '../../src/config/delivery.js';
 import { parseRepoConfig } from '../../src/config/repo-config.js';
 import { parse } from 'yaml';
 
@@ -102,7 +103,49 @@ describe('yoke init', () => {
     expect(init(d, '--agent', 'claude-code')).toEqual({ code: 1, out: '', err: `${d} is not a git checkout: run yoke init in a clone of your repository, or name one: yoke init --agent claude-code PATH` });
     const c = checkout({});
     expect(init(c, '--agent', 'aider')).toEqual({ code: 1, out: '', err: '--agent is "aider"; yoke knows claude-code and codex, e.g. yoke init --agent claude-code' });
-    expect(init(c).err).toBe("error: required option '--agent <name>' not specified");
+    expect(init(c).err).toBe('Name what to set up: yoke init --agent claude-code (or codex), yoke init --delivery, or both.');
     expect(spawnSync('git', ['status', '--porcelain'], { cwd: c, encoding: 'utf8' }).stdout).toBe('');
   }, 30_000);
+
+  it('DP05 --delivery writes the deploy workflow and deploy.sh, adds the delivery stages to an opt-in file without them, and prints the environment settings to make', () => {
+    const c = checkout({ 'package.json': '{"scripts":{"test":"vitest run"}}' });
+    const first = init(c, '--agent', 'claude-code', '--delivery', '--app', 'yoke-acme');
+    expect(first.code).toBe(0);
+    expect(first.out).toContain('wrote .github/workflows/deploy.yml\nwrote .github/yoke/deploy.sh\nadded delivery: (staging, staging-qa, production) to .github/yoke.yml');
+    expect(first.out.split('Then, on GitHub (Settings, Environments):\n')[1]).toBe(
+      [
+        "1. production: New environment, then under Deployment protection rules tick `yoke-acme` (yoke's app) and save. Without it yoke's QA gate is advisory only: the fleet report warns until it is on.",
+        '2. production and staging, Deployment branches and tags: allow `yoke/deploy/*` (yoke runs each deploy on a branch pinned to the commit it delivers) and any branch you deploy from by hand.',
+        "3. Put your deploy in .github/yoke/deploy.sh; it runs in the environment's job, with the environment's secrets.",
+        '4. Attach QA plans (.github/yoke/qa/), commit and push, then deliver: `yoke deployment-runs create OWNER/REPO` and `yoke watch deploy -- RUN-ID`.',
+      ].join('\n'),
+    );
+    expect(readFileSync(join(c, '.github/workflows/deploy.yml'), 'utf8')).toBe(readFileSync('templates/deploy.yml', 'utf8'));
+    expect(statSync(join(c, '.github/yoke/deploy.sh')).mode & 0o111).not.toBe(0);
+    // The opt-in file is yoke's own, with the delivery stages yoke's parser takes.
+    const cfg = parseRepoConfig(parse(readFileSync(join(c, '.github/yoke.yml'), 'utf8')));
+    expect(cfg.state).toBe('valid');
+    const d = parseDeliverySettings('acme/app', (cfg as { config: { delivery: unknown } }).config.delivery);
+    expect(d.state === 'valid' && d.settings.stages.map((st) => [st.name, st.kind, st.kind === 'deploy' ? st.workflow : null])).toEqual([
+      ['staging', 'deploy', 'deploy.yml'],
+      ['staging-qa', 'qa', null],
+      ['production', 'deploy', 'deploy.yml'],
+    ]);
+    // Again: nothing is overwritten, and no second delivery section is added.
+    const before = readFileSync(join(c, '.github/yoke.yml'), 'utf8');
+    const again = init(c, '--delivery');
+    expect(again.out.split('\n').slice(0, 3)).toEqual([
+      'kept  .github/workflows/deploy.yml (it is there already; yoke init never overwrites)',
+      'kept  .github/yoke/deploy.sh (it is there already; yoke init never overwrites)',
+      'kept  .github/yoke.yml (delivery:) (it is there already; yoke init never overwrites)',
+    ]);
+    expect(readFileSync(join(c, '.github/yoke.yml'), 'utf8')).toBe(before);
+  });
+
+  it('--delivery alone adds the section to an opt-in file that has none; with neither flag it names what to ask for', () => {
+    const c = checkout({ '.github/yoke.yml': 'auto: true\n' });
+    expect(init(c, '--delivery').out).toContain('added delivery: (staging, staging-qa, production) to .github/yoke.yml');
+    expect(readFileSync(join(c, '.github/yoke.yml'), 'utf8').startsWith('auto: true\n\n# Delivery (written by yoke init --delivery)')).toBe(true);
+    expect(init(c)).toEqual({ code: 1, out: '', err: 'Name what to set up: yoke init --agent claude-code (or codex), yoke init --delivery, or both.' });
+  });
 });
