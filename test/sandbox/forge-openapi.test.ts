@@ -18,7 +18,7 @@ const CLAIMED_WARNINGS: string[] = [];
 
 type Schema = Record<string, any>;
 const docPath = join(dirname(createRequire(import.meta.url).resolve('@octokit/openapi/package.json')), 'generated', 'api.github.com.json');
-let doc: { paths: Record<string, Record<string, any>>; components: { schemas: Record<string, Schema> } };
+let doc: { paths: Record<string, Record<string, any>>; components: { schemas: Record<string, Schema> }; 'x-webhooks': Record<string, Record<string, any>> };
 
 /**
  * Routes whose bodies the forge fills only in part: repositories, pulls,
@@ -161,6 +161,10 @@ beforeAll(async () => {
   await call('GET', `/repos/${DEMO_REPO}/environments/production`);
   await call('GET', `/repos/${DEMO_REPO}/environments/production/deployment_protection_rules`);
   await call('POST', `/repos/${DEMO_REPO}/actions/runs/${wf.id}/deployment_protection_rule`, { environment_name: 'production', state: 'approved', comment: 'not the app' });
+  // DP03: a deploy to production by hand: its job waits at yoke's rule, the forge sends deployment_protection_rule, and yoke answers at the callback.
+  const waiting = sandbox.forge.runner.runs.length;
+  await call('POST', `/repos/${DEMO_REPO}/actions/workflows/deploy.yml/dispatches`, { ref: 'main', inputs: { environment: 'production' } });
+  await sandbox.waitUntil(() => sandbox.forge.runner.runs[waiting]?.status === 'completed', 30_000, 'the hand-started deploy to be answered');
   await call('PUT', `/repos/${DEMO_REPO}/issues/${created.number}/lock`);
   await call('DELETE', `/repos/${DEMO_REPO}/issues/${created.number}/lock`);
 }, 150_000);
@@ -204,6 +208,20 @@ describe('the embedded forge against api.github.com', () => {
       if (!schema) problems.push(`${s.method} ${s.route}: takes no documented body`);
       else check(schema, s.request, `${s.method} ${s.route} request`, false, problems);
     }
+    expect([...new Set(problems)]).toEqual([]);
+  });
+});
+
+describe("the embedded forge's webhooks against GitHub's description", () => {
+  it('DP04 sends a deployment_protection_rule payload of documented fields and types, with every required one', () => {
+    const sent = sandbox.forge.deliveries.filter((d) => d.event === 'deployment_protection_rule');
+    expect(sent.length).toBeGreaterThan(0);
+    const schema = doc['x-webhooks']['deployment-protection-rule-requested']!.post.requestBody.content['application/json'].schema;
+    const problems: string[] = [];
+    // Repositories and the deployment run to dozens of URL fields no client reads: names and types are checked, and the event's own required fields.
+    for (const d of sent) check(schema, JSON.parse(d.payload), 'deployment_protection_rule', false, problems);
+    const top = resolve(schema).schema;
+    for (const d of sent) for (const k of top.required ?? []) if (!(k in JSON.parse(d.payload))) problems.push(`deployment_protection_rule.${k}: required, missing`);
     expect([...new Set(problems)]).toEqual([]);
   });
 });
