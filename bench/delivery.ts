@@ -1,6 +1,8 @@
+import { parseDeliverySettings } from '../src/config/delivery.js';
 import { createDeploymentRun } from '../src/qa/deployment-runs.js';
 import { dispatchStage } from '../src/qa/dispatch.js';
 import { dispatchIdempotent } from '../src/qa/idempotent-dispatch.js';
+import { reviewProtectionRequest } from '../src/qa/protection-rule.js';
 import type { BenchEngine } from './engines.js';
 import { makeDeliveryHarness, REPO } from '../test/helpers/delivery.js';
 
@@ -40,6 +42,32 @@ export async function benchDelivery(print: Print, median: (xs: number[]) => numb
       if (!r.replayed) throw new Error('not a replay');
     }
     print(`dispatch_replays_per_s${engine.suffix}`, Math.round(n / ((performance.now() - t0) / 1000)), 'replays/s');
+    await store.close();
+  }
+
+  {
+    // DP03: protection-rule answers, each read, decided and recorded, with 500 deployment runs of the repository in the store.
+    const store = await engine.open({ file: true });
+    const delivery = { stages: [{ name: 'staging', kind: 'deploy', command: 'true' }, { name: 'qa', kind: 'qa' }, { name: 'production', kind: 'deploy', command: 'true' }] };
+    const h = await makeDeliveryHarness({ config: { delivery }, store });
+    const parsed = parseDeliverySettings(REPO, delivery);
+    if (parsed.state !== 'valid') throw new Error('bad bench settings');
+    const { settings } = parsed;
+    // Earlier runs at other commits, all finished (one run of a repository is active at a time).
+    for (let i = 0; i < 500; i++) {
+      await store.deployments.create({ id: `dr-bench-${i}`, repo: REPO, commit: `${i}`.padStart(40, 'f'), settings, creator: null, supersedes: null, members: [{ issueNumber: 1, prNumber: 101 }], at: i });
+      await store.deployments.setStatus(`dr-bench-${i}`, 'succeeded', i);
+    }
+    const run = await createDeploymentRun(h.fleet, { repo: REPO });
+    if (!run.ok) throw new Error(run.refusal.message);
+    await store.deployments.setStage({ runId: run.value.id, stage: 'qa', state: 'settled', at: 1 });
+    const n = 1_000;
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) {
+      const v = await reviewProtectionRequest(h.fleet, { repo: h.forge.repo(REPO).ref, environment: 'production', sha: run.value.commit, workflowRunId: i + 1, sender: null });
+      if (v.decision !== 'approved') throw new Error(`unexpected ${v.decision}`);
+    }
+    print(`protection_reviews_per_s${engine.suffix}`, Math.round(n / ((performance.now() - t0) / 1000)), 'answers/s (read, decide, answer, record; 500 runs in the store)');
     await store.close();
   }
 }

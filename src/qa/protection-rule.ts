@@ -96,7 +96,7 @@ function notSettled(x: RunAtCommit, gate: string, environment: string, commit: s
 /** The runs of a repository pinned at a commit, with their stages and members: what decideProtection reads. */
 export async function readRunsAt(ctx: DeliveryContext, repo: string, sha: string | null): Promise<RunAtCommit[]> {
   if (!sha) return [];
-  const runs = (await ctx.store.deployments.list()).filter((r) => r.repo === repo && r.commit === sha);
+  const runs = await ctx.store.deployments.atCommit(repo, sha);
   return Promise.all(runs.map(async (run) => ({ run, stages: await ctx.store.deployments.stages(run.id), members: await ctx.store.deployments.members(run.id) })));
 }
 

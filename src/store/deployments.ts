@@ -178,6 +178,11 @@ export class DeploymentStore {
     return row && toRun(row);
   }
 
+  /** DP03: the runs of a repository pinned at one commit, whatever their status. */
+  async atCommit(repo: string, commit: string): Promise<DeploymentRun[]> {
+    return (await this.sql.all<RunRow>('SELECT * FROM deployment_runs WHERE repo = ? AND commit_sha = ? ORDER BY created_at DESC, id', [repo, commit])).map(toRun);
+  }
+
   async list(): Promise<DeploymentRun[]> {
     return (await this.sql.all<RunRow>('SELECT * FROM deployment_runs ORDER BY created_at DESC, id')).map(toRun);
   }
