@@ -129,6 +129,7 @@ if (opts.deliver && exitCode === 0 && (await sandbox.done()) && !(await sandbox.
       : undefined;
     const d = await deliverDemo(sandbox, { dropAnswers: opts.dropAnswers, log: (l) => console.log(l), timeoutMs: hold ? 24 * 3600_000 : Math.max(10_000, deadline - Date.now()), ...(hold ? { hold } : {}) });
     console.log(`\ndeployment run ${d.run}: ${d.status}; the driver exited ${d.driverExits.join(', then ')}.`);
+    console.log(`Deployments, their statuses and yoke's answer to production's protection rule: ${sandbox.forge.url}/${DEMO_REPO}/deployments`);
     if (opts.dropAnswers) console.log(`${d.dropped} dispatch answers were dropped; ${d.recovered} result waits recovered them.`);
     if (d.status !== 'succeeded') exitCode = 1;
   } catch (err) {
