@@ -1,6 +1,6 @@
 import { parse as parseYaml } from 'yaml';
 import { CONFIG_PATH } from '../config/repo-config.js';
-import type { CheckoutView } from './init.js';
+import type { CheckoutView } from './checkout.js';
 
 // `yoke init --delivery`: the delivery half, offline, in a checkout. It writes
 // templates/deploy.yml as the deploy workflow and a deploy.sh to fill in,

@@ -5,6 +5,7 @@ import { AGENTS } from '../agent/registry.js';
 import type { AgentName } from '../agent/adapter.js';
 import { CONFIG_PATH } from '../config/repo-config.js';
 import { CliFailure, type CliIo } from './client.js';
+import type { CheckoutView } from './checkout.js';
 import { DELIVERY_SECTION, deliveryInitReport, planDeliveryInit } from './init-delivery.js';
 
 // `yoke init --agent claude-code|codex [DIR]`: in a checkout of the user's
@@ -23,11 +24,6 @@ export interface TestCommand {
   lines: string[];
 }
 
-/** Where the files of the checkout are, as planInit needs them. */
-export interface CheckoutView {
-  exists(path: string): boolean;
-  read(path: string): string | null;
-}
 
 const NPM_NO_TEST = /no test specified/;
 
