@@ -33,7 +33,10 @@ export const PROTECTION_CODES = {
   protection_not_settled: code<{ run: string; environment: string; commit: string; gate: string; wait: string; command: string }>({
     status: 409,
     message: (p) => `Deployment run ${p.run} has not settled ${p.gate} at ${p.commit}, so ${p.environment} may not deploy it yet: ${p.wait}.`,
-    recovery: (p) => `\`${p.command}\`; once ${p.gate} settles, yoke's driver deploys it (\`yoke watch deploy -- ${p.run}\`).`,
+    recovery: (p) =>
+      p.command.startsWith('yoke watch deploy')
+        ? `Run \`${p.command}\`: once ${p.gate} settles, it deploys ${p.environment} itself.`
+        : `\`${p.command}\`, then \`yoke watch deploy -- ${p.run}\` deploys ${p.environment} once ${p.gate} settles.`,
   }),
   protection_member_removed: code<{ repo: string; run: string; environment: string; commit: string; issue: number; by: string; gate: string }>({
     status: 409,

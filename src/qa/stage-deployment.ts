@@ -53,18 +53,22 @@ export async function endStageDeployment(ctx: DeliveryContext, repo: RepoRef, d:
 
 export type FollowedWorkflow = { state: 'running'; detail: string } | { state: 'succeeded' | 'failed'; detail: string };
 
+/** Who a workflow's own GITHUB_TOKEN writes as: the only author of a status that is the workflow's word. */
+export const WORKFLOW_LOGIN = 'github-actions[bot]';
+
 /**
  * DP02, a pure decision: where a workflow stage stands, from its workflow run
  * (null while GitHub lists none) and its deployment's statuses, newest first.
- * Success needs both the run's `success` conclusion and a success status that
- * someone other than yoke (the workflow) wrote on the deployment.
+ * Success needs both the run's `success` conclusion and a success status the
+ * workflow wrote on the deployment with its GITHUB_TOKEN: not yoke's own, and
+ * not one a writer posted by hand.
  */
-export function judgeWorkflowStage(found: { kind: 'none' } | { kind: 'many'; ids: number[] } | { kind: 'one'; run: WorkflowRunView }, statuses: readonly DeploymentStatusView[], yokeBot: string): FollowedWorkflow {
+export function judgeWorkflowStage(found: { kind: 'none' } | { kind: 'many'; ids: number[] } | { kind: 'one'; run: WorkflowRunView }, statuses: readonly DeploymentStatusView[]): FollowedWorkflow {
   if (found.kind === 'many') return { state: 'failed', detail: `more than one workflow run of yoke's names this deployment (${found.ids.join(', ')}); yoke binds none of them` };
   if (found.kind === 'none') return { state: 'running', detail: 'the workflow run has not started yet' };
   const run = found.run;
   if (run.status !== 'completed') return { state: 'running', detail: `workflow run ${run.id} is ${run.status}` };
-  const reported = statuses.find((s) => s.creator !== yokeBot && s.state !== 'inactive');
+  const reported = statuses.find((s) => s.creator === WORKFLOW_LOGIN && s.state !== 'inactive');
   if (run.conclusion !== 'success') return { state: 'failed', detail: `workflow run ${run.id} ended ${run.conclusion ?? 'without a conclusion'}` };
   if (reported?.state !== 'success') return { state: 'failed', detail: `workflow run ${run.id} succeeded, but wrote ${reported ? `"${reported.state}"` : 'no status'} to its deployment, not "success"` };
   return { state: 'succeeded', detail: `workflow run ${run.id} succeeded` };
@@ -78,14 +82,13 @@ export async function followWorkflowStage(ctx: DeliveryContext, repo: RepoRef, d
     // While it runs, the deployment links its log.
     if (found.run.htmlUrl && found.run.status !== 'completed') await mirror(ctx, repo, d, 'in_progress', `workflow run ${found.run.id}`, found.run.htmlUrl);
   }
-  const bot = await ctx.forge.botLogin();
   const statuses = found.kind === 'one' && found.run.status === 'completed' ? await ctx.forge.listDeploymentStatuses(repo, d.deploymentId) : [];
-  const judged = judgeWorkflowStage(found, statuses, bot);
+  const judged = judgeWorkflowStage(found, statuses);
   if (judged.state === 'running') return judged;
   const logUrl = found.kind === 'one' ? (found.run.htmlUrl ?? null) : null;
   const want: DeploymentStatusState = judged.state === 'succeeded' ? 'success' : 'failure';
   // The workflow's own status stands when it says what yoke concluded; otherwise yoke writes the outcome.
-  const reported = statuses.find((s) => s.creator !== bot && s.state !== 'inactive');
+  const reported = statuses.find((s) => s.creator === WORKFLOW_LOGIN && s.state !== 'inactive');
   if (reported?.state === want) await ctx.store.stageDeployments.setState(d.deploymentId, want, logUrl, ctx.clock.now());
   else await mirror(ctx, repo, d, want, judged.detail, logUrl);
   return judged;

@@ -39,7 +39,7 @@ describe("yoke's QA as an environment's deployment protection rule", () => {
     const early = await reviewProtectionRequest(h.fleet, request(h, { sha: run.value.commit, workflowRunId: 901 }));
     expect([early.decision, early.why.code, early.run]).toEqual(['rejected', 'protection_not_settled', run.value.id]);
     expect(h.forge.protectionAnswers[1]!.answer.comment).toBe(
-      `yoke: Deployment run ${run.value.id} has not settled staging-qa at ${run.value.commit.slice(0, 12)}, so production may not deploy it yet: the run is at staging. To move it: \`yoke watch deploy -- ${run.value.id}\`; once staging-qa settles, yoke's driver deploys it (\`yoke watch deploy -- ${run.value.id}\`).`,
+      `yoke: Deployment run ${run.value.id} has not settled staging-qa at ${run.value.commit.slice(0, 12)}, so production may not deploy it yet: the run is at staging. To move it: Run \`yoke watch deploy -- ${run.value.id}\`: once staging-qa settles, it deploys production itself.`,
     );
     await reportDeployStage(h.fleet, run.value.id, 'staging', { phase: 'start', by: 'op' });
     await reportDeployStage(h.fleet, run.value.id, 'staging', { phase: 'end', outcome: 'succeeded', output: '', by: 'op' });
@@ -70,7 +70,7 @@ describe("yoke's QA as an environment's deployment protection rule", () => {
     const v = await reviewProtectionRequest(h.fleet, request(h, { sha: run.value.commit }));
     expect(v.why).toMatchObject({ code: 'protection_not_settled' });
     expect(v.why.message).toContain(`: ${wait!.detail}.`);
-    expect(v.why.recovery.startsWith(`\`${wait!.command}\``)).toBe(true);
+    expect(v.why.recovery).toBe(`\`${wait!.command}\`, then \`yoke watch deploy -- ${run.value.id}\` deploys production once staging-qa settles.`);
   });
 
   it('DP03 an environment with no QA before it is approved; one no stage names is approved or left, as the opt-in file says', async () => {

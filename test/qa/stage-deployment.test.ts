@@ -113,14 +113,14 @@ describe('deploy stages as GitHub deployments', () => {
     expect(await h.store.deployments.stage(id, 'staging')).toMatchObject({ state: 'failed', attempts: 2 });
   });
 
-  it('DP02 judges only what GitHub says: the conclusion and a status by someone other than yoke', () => {
+  it("DP02 judges only what GitHub says: the conclusion and a status the workflow's own token wrote", () => {
     const done = (conclusion: string) => ({ kind: 'one' as const, run: { id: 5, status: 'completed', conclusion, repositoryId: 1, event: 'workflow_dispatch' } });
-    const byYoke = [{ state: 'success', creator: 'yoke[bot]', logUrl: null, environmentUrl: null }];
-    const byWorkflow = [{ state: 'success', creator: 'github-actions[bot]', logUrl: null, environmentUrl: null }];
-    expect(judgeWorkflowStage(done('success'), byWorkflow, 'yoke[bot]').state).toBe('succeeded');
-    // yoke's own status is never the workflow's word.
-    expect(judgeWorkflowStage(done('success'), byYoke, 'yoke[bot]').state).toBe('failed');
-    expect(judgeWorkflowStage(done('cancelled'), byWorkflow, 'yoke[bot]')).toEqual({ state: 'failed', detail: 'workflow run 5 ended cancelled' });
-    expect(judgeWorkflowStage({ kind: 'many', ids: [5, 6] }, [], 'yoke[bot]').state).toBe('failed');
+    const by = (creator: string) => [{ state: 'success', creator, logUrl: null, environmentUrl: null }];
+    expect(judgeWorkflowStage(done('success'), by('github-actions[bot]')).state).toBe('succeeded');
+    // yoke's own status is never the workflow's word, nor is one a writer posted by hand on yoke's deployment.
+    expect(judgeWorkflowStage(done('success'), by('yoke[bot]')).state).toBe('failed');
+    expect(judgeWorkflowStage(done('success'), [...by('mallory'), ...by('yoke[bot]')])).toEqual({ state: 'failed', detail: 'workflow run 5 succeeded, but wrote no status to its deployment, not "success"' });
+    expect(judgeWorkflowStage(done('cancelled'), by('github-actions[bot]'))).toEqual({ state: 'failed', detail: 'workflow run 5 ended cancelled' });
+    expect(judgeWorkflowStage({ kind: 'many', ids: [5, 6] }, [])).toEqual({ state: 'failed', detail: "more than one workflow run of yoke's names this deployment (5, 6); yoke binds none of them" });
   });
 });

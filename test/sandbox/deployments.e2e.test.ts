@@ -83,7 +83,7 @@ describe('deploy stages on Actions, behind yoke’s protection rule', () => {
     expect(existsSync(join(state(), 'on-production'))).toBe(false);
   });
 
-  it('DP02 a deploy workflow that fails marks the stage failed and the driver exits 6; once fixed, the driver resumes and production waits for yoke, which approves', async () => {
+  it('DP02 DP03 a deploy workflow that fails marks the stage failed and the driver exits 6; a hand-started production deploy meanwhile is rejected with the wait; once fixed, the driver resumes and production waits for yoke, which approves', async () => {
     const created = JSON.parse((await ds.yoke(['deployment-runs', 'create', DEMO_REPO, '--commit', head, '--json'])).out);
     const drive = () => ds.yoke(['watch', 'deploy', '--json', '--driver', 'e2e', '--poll-seconds', '0.5', '--', created.id]);
     const failed = await drive();
@@ -94,6 +94,13 @@ describe('deploy stages on Actions, behind yoke’s protection rule', () => {
     expect(first.state).toBe('failure');
     // The workflow wrote the failure to yoke's deployment itself.
     expect(sandbox.forge.deployments.deployments.find((d) => d.id === first.deploymentId)!.statuses[0]).toMatchObject({ state: 'failure', creator: { login: 'github-actions[bot]' } });
+
+    // Meanwhile someone deploys production by hand at the run's commit: rejected, naming the run, where it is and what moves it.
+    const early = await deployByHand('production');
+    expect(early.conclusion).toBe('failure');
+    expect(gateOf(early).answers[0]!.comment).toBe(
+      `yoke: Deployment run ${created.id} has not settled staging-qa at ${head.slice(0, 12)}, so production may not deploy it yet: the run is at staging. To move it: Run \`yoke watch deploy -- ${created.id}\`: once staging-qa settles, it deploys production itself.`,
+    );
 
     writeFileSync(join(state(), 'staging-up'), '');
     const done = await drive();
