@@ -20,6 +20,7 @@ import type { Launcher } from './launcher/launcher.js';
 import { sweepCloseouts } from './qa/dispatch.js';
 import { syncQaLabels } from './qa/labels.js';
 import { sweepEnvironments } from './qa/environment-check.js';
+import { sweepProtectionReviews } from './qa/protection-rule.js';
 import { DEFAULT_PROCESS_LEASE, startProcessLease } from './process-lease.js';
 import { DEFAULT_LEADERSHIP, Leadership } from './leadership.js';
 import { openStoreAt, type Store } from './store/store.js';
@@ -181,6 +182,7 @@ async function wire(app: Probot, addHandler: (handler: ReturnType<typeof createA
         await sweepCloseouts(fleet);
         await syncQaLabels(fleet);
         await sweepEnvironments(fleet, ENVIRONMENT_CHECK_MS);
+        await sweepProtectionReviews(fleet);
       })
       .catch((err) => app.log.warn({ err: String(err) }, 'close-out sweep failed'))
       .finally(() => (sweeping = false));

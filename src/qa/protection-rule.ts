@@ -3,7 +3,8 @@ import { environmentOf, type DeliverySettings } from '../config/delivery.js';
 import type { RepoRef } from '../forge/types.js';
 import { protectionComment } from '../messages.js';
 import type { DeploymentRun, Member, StageRecord } from '../store/deployments.js';
-import type { ProtectionDecision } from '../store/stage-deployments.js';
+import type { ProtectionAnswerState, ProtectionDecision } from '../store/stage-deployments.js';
+import { repoRefOf } from '../fleet/repo-state.js';
 import { deliveryRepo, type DeliveryContext } from './context.js';
 
 // DP03: yoke as a custom deployment protection rule. A job that targets an
@@ -105,12 +106,18 @@ export async function reviewProtectionRequest(ctx: DeliveryContext, request: Pro
   const dr = await deliveryRepo(ctx, request.repo.fullName);
   const settings = dr.ok ? ({ ok: true, value: dr.value.settings } as const) : ({ ok: false, refusal: dr.refusal } as const);
   const v = decideProtection({ request, settings, runs: await readRunsAt(ctx, request.repo.fullName, request.sha) });
-  let answered = false;
+  let answer: ProtectionAnswerState = 'left';
   if (v.decision !== 'ignored') {
-    const res = await ctx.forge.reviewProtectionRule(request.repo, request.workflowRunId, { environment: request.environment, state: v.decision, comment: protectionComment(v.why) });
-    answered = res.ok;
-    // A repeated request GitHub already has an answer for is refused by GitHub, and harmless.
-    if (!res.ok) ctx.log.info({ repo: request.repo.fullName, workflowRun: request.workflowRunId, status: res.status, detail: res.message }, 'GitHub did not take the protection rule answer; it has one already');
+    try {
+      const res = await ctx.forge.reviewProtectionRule(request.repo, request.workflowRunId, { environment: request.environment, state: v.decision, comment: protectionComment(v.why) });
+      answer = res.ok ? 'answered' : 'refused';
+      // A repeated request GitHub already has an answer for is refused by GitHub, and harmless.
+      if (!res.ok) ctx.log.info({ repo: request.repo.fullName, workflowRun: request.workflowRunId, status: res.status, detail: res.message }, 'GitHub did not take the protection rule answer; it has one already');
+    } catch (err) {
+      // GitHub could not be reached: the job waits on, and the sweep decides and sends again.
+      answer = 'unsent';
+      ctx.log.warn({ repo: request.repo.fullName, workflowRun: request.workflowRunId, err: String(err) }, 'could not answer a protection rule request; the sweep sends it again');
+    }
   }
   await ctx.store.stageDeployments.recordReview({
     repo: request.repo.fullName,
@@ -120,9 +127,21 @@ export async function reviewProtectionRequest(ctx: DeliveryContext, request: Pro
     decision: v.decision,
     code: v.why.code,
     deploymentRun: v.run,
-    answered,
+    answer,
     createdAt: ctx.clock.now(),
   });
   ctx.log.info({ repo: request.repo.fullName, environment: request.environment, sha: request.sha, workflowRun: request.workflowRunId, sender: request.sender, decision: v.decision, code: v.why.code, run: v.run }, `protection rule: ${v.decision}`);
-  return { ...v, answered };
+  return { ...v, answered: answer === 'answered' };
+}
+
+/** DP03: requests whose answer GitHub could not be sent are decided again, on what the store says now, and sent. */
+export async function sweepProtectionReviews(ctx: DeliveryContext): Promise<number> {
+  let sent = 0;
+  for (const r of await ctx.store.stageDeployments.unsentReviews()) {
+    const repo = await repoRefOf(ctx.store, r.repo);
+    if (!repo) continue;
+    const again = await reviewProtectionRequest(ctx, { repo, environment: r.environment, sha: r.sha || null, workflowRunId: r.workflowRunId, sender: null });
+    if (again.answered) sent++;
+  }
+  return sent;
 }

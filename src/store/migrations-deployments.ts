@@ -32,7 +32,8 @@ CREATE TABLE protection_reviews (
   decision TEXT NOT NULL,
   code TEXT NOT NULL,
   deployment_run TEXT,
-  answered INTEGER NOT NULL,
+  -- answered: GitHub took it; refused: GitHub had an answer already; unsent: GitHub could not be reached (sent again); left: for others.
+  answer TEXT NOT NULL CHECK (answer IN ('answered', 'refused', 'unsent', 'left')),
   created_at INTEGER NOT NULL,
   PRIMARY KEY (repo, workflow_run_id, environment)
 );

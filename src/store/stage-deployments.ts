@@ -50,6 +50,7 @@ const toDeployment = (r: Row): StageDeployment => ({
 });
 
 export type ProtectionDecision = 'approved' | 'rejected' | 'ignored';
+export type ProtectionAnswerState = 'answered' | 'refused' | 'unsent' | 'left';
 
 export interface ProtectionReview {
   repo: string;
@@ -59,8 +60,8 @@ export interface ProtectionReview {
   decision: ProtectionDecision;
   code: string;
   deploymentRun: string | null;
-  /** Whether GitHub took the answer (a request left for others, or a callback GitHub refused, is not). */
-  answered: boolean;
+  /** What became of the answer: GitHub took it, refused it (it had one), could not be reached (it is sent again), or it was left for others. */
+  answer: ProtectionAnswerState;
   createdAt: number;
 }
 
@@ -72,7 +73,7 @@ interface ReviewRow {
   decision: ProtectionDecision;
   code: string;
   deployment_run: string | null;
-  answered: number;
+  answer: ProtectionAnswerState;
   created_at: number;
 }
 
@@ -86,6 +87,18 @@ export interface EnvironmentCheck {
   app: string;
   checkedAt: number;
 }
+
+const toReview = (r: ReviewRow): ProtectionReview => ({
+  repo: r.repo,
+  workflowRunId: r.workflow_run_id,
+  environment: r.environment,
+  sha: r.sha,
+  decision: r.decision,
+  code: r.code,
+  deploymentRun: r.deployment_run,
+  answer: r.answer,
+  createdAt: r.created_at,
+});
 
 export class StageDeploymentStore {
   constructor(private readonly sql: Sql) {}
@@ -118,25 +131,20 @@ export class StageDeploymentStore {
   /** Records an answer; a later request for the same workflow run and environment (a re-run) replaces it. */
   async recordReview(r: ProtectionReview): Promise<void> {
     await this.sql.run(
-      `INSERT INTO protection_reviews (repo, workflow_run_id, environment, sha, decision, code, deployment_run, answered, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO protection_reviews (repo, workflow_run_id, environment, sha, decision, code, deployment_run, answer, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (repo, workflow_run_id, environment) DO UPDATE SET sha = excluded.sha, decision = excluded.decision, code = excluded.code,
-         deployment_run = excluded.deployment_run, answered = excluded.answered, created_at = excluded.created_at`,
-      [r.repo, r.workflowRunId, r.environment, r.sha, r.decision, r.code, r.deploymentRun, r.answered ? 1 : 0, r.createdAt],
+         deployment_run = excluded.deployment_run, answer = excluded.answer, created_at = excluded.created_at`,
+      [r.repo, r.workflowRunId, r.environment, r.sha, r.decision, r.code, r.deploymentRun, r.answer, r.createdAt],
     );
   }
 
   async reviews(repo: string): Promise<ProtectionReview[]> {
-    return (await this.sql.all<ReviewRow>('SELECT * FROM protection_reviews WHERE repo = ? ORDER BY created_at, workflow_run_id', [repo])).map((r) => ({
-      repo: r.repo,
-      workflowRunId: r.workflow_run_id,
-      environment: r.environment,
-      sha: r.sha,
-      decision: r.decision,
-      code: r.code,
-      deploymentRun: r.deployment_run,
-      answered: r.answered === 1,
-      createdAt: r.created_at,
-    }));
+    return (await this.sql.all<ReviewRow>('SELECT * FROM protection_reviews WHERE repo = ? ORDER BY created_at, workflow_run_id', [repo])).map(toReview);
+  }
+
+  /** Answers GitHub could not be sent, oldest first: the sweep sends them again. */
+  async unsentReviews(): Promise<ProtectionReview[]> {
+    return (await this.sql.all<ReviewRow>("SELECT * FROM protection_reviews WHERE answer = 'unsent' ORDER BY created_at, workflow_run_id")).map(toReview);
   }
 
   /** Replaces what the last read of a repository's gated environments found. */

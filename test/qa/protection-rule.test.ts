@@ -1,11 +1,11 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { makeRefusal } from '../../src/codes.js';
 import { parseDeliverySettings } from '../../src/config/delivery.js';
 import { protectionComment } from '../../src/messages.js';
 import { reportDeployStage } from '../../src/qa/deploy-stage.js';
 import { createDeploymentRun } from '../../src/qa/deployment-runs.js';
 import { dispatchStage } from '../../src/qa/dispatch.js';
-import { decideProtection, reviewProtectionRequest, type ProtectionRequest } from '../../src/qa/protection-rule.js';
+import { decideProtection, reviewProtectionRequest, sweepProtectionReviews, type ProtectionRequest } from '../../src/qa/protection-rule.js';
 import { DELIVERY, REPO, makeDeliveryHarness, type DeliveryHarness } from '../helpers/delivery.js';
 
 const request = (h: DeliveryHarness, over: Partial<ProtectionRequest> = {}): ProtectionRequest => ({ repo: h.forge.repo(REPO).ref, environment: 'production', sha: null, workflowRunId: 900, sender: 'mallory', ...over });
@@ -83,7 +83,7 @@ describe("yoke's QA as an environment's deployment protection rule", () => {
     const ignored = await reviewProtectionRequest(left.fleet, request(left, { environment: 'preview' }));
     expect([ignored.decision, ignored.answered]).toEqual(['ignored', false]);
     expect(left.forge.protectionAnswers).toEqual([]);
-    expect(await left.store.stageDeployments.reviews(REPO)).toMatchObject([{ decision: 'ignored', code: 'protection_unruled', answered: false }]);
+    expect(await left.store.stageDeployments.reviews(REPO)).toMatchObject([{ decision: 'ignored', code: 'protection_unruled', answer: 'left' }]);
   });
 
   it('DP03 fails closed: delivery settings yoke cannot read, or a request that names no commit, are rejected', async () => {
@@ -123,5 +123,24 @@ describe("yoke's QA as an environment's deployment protection rule", () => {
     expect(protectionComment(makeRefusal('protection_no_qa', { repo: 'acme/api', environment: 'staging', stage: 'staging' }))).toBe(
       "yoke: Stage staging of acme/api deploys to staging with no QA stage before it: yoke's rule has nothing to hold it for. To move it: Put a QA stage before it in `.github/yoke.yml` to gate it.",
     );
+  });
+
+  it('DP03 an answer GitHub could not take (a fault) is kept unsent; the sweep decides again on what the store says now, and sends it', async () => {
+    const h = await makeDeliveryHarness();
+    const run = await createDeploymentRun(h.fleet, { repo: REPO });
+    if (!run.ok) throw new Error(run.refusal.message);
+    const down = vi.spyOn(h.forge, 'reviewProtectionRule').mockRejectedValueOnce(Object.assign(new Error('Service Unavailable'), { status: 503 }));
+    const first = await reviewProtectionRequest(h.fleet, request(h, { sha: run.value.commit, workflowRunId: 920 }));
+    expect([first.decision, first.answered]).toEqual(['rejected', false]);
+    expect(await h.store.stageDeployments.reviews(REPO)).toMatchObject([{ workflowRunId: 920, decision: 'rejected', answer: 'unsent' }]);
+    // Meanwhile staging-qa settles at that commit: the sweep's answer is the one true now.
+    await reportDeployStage(h.fleet, run.value.id, 'staging', { phase: 'start', by: 'op' });
+    await reportDeployStage(h.fleet, run.value.id, 'staging', { phase: 'end', outcome: 'succeeded', output: '', by: 'op' });
+    await dispatchStage(h.fleet, run.value.id, 'staging-qa');
+    expect(await sweepProtectionReviews(h.fleet)).toBe(1);
+    expect(h.forge.protectionAnswers.map((a) => [a.workflowRunId, a.answer.state])).toEqual([[920, 'approved']]);
+    expect(await h.store.stageDeployments.reviews(REPO)).toMatchObject([{ workflowRunId: 920, decision: 'approved', answer: 'answered' }]);
+    expect(await sweepProtectionReviews(h.fleet)).toBe(0);
+    expect(down).toHaveBeenCalledTimes(2);
   });
 });

@@ -162,7 +162,7 @@ describe('the delivery where GitHub shows deployments', () => {
     const gates = forge.gates.filter((g) => g.repo === DEMO_REPO);
     expect(gates.map((g) => [g.environment, g.answers.map((a) => `${a.app}:${a.state}`)])).toEqual([['production', ['yoke-sandbox:approved']]]);
     expect(gates[0]!.answers[0]!.comment).toBe(`yoke: Deployment run ${result.run} settled staging-qa at ${pinned.slice(0, 12)}: production (stage production) may deploy it.`);
-    expect(await sandbox.runtime.store.stageDeployments.reviews(DEMO_REPO)).toMatchObject([{ environment: 'production', sha: pinned, decision: 'approved', code: 'protection_settled', deploymentRun: result.run, answered: true }]);
+    expect(await sandbox.runtime.store.stageDeployments.reviews(DEMO_REPO)).toMatchObject([{ environment: 'production', sha: pinned, decision: 'approved', code: 'protection_settled', deploymentRun: result.run, answer: 'answered' }]);
     // The tracking issue links each deployment to its environment's page, and its workflow run.
     const tracking = sandbox.repo.issues.get((await sandbox.runtime.store.deployments.get(result.run))!.trackingIssue!)!.body;
     for (const d of mine) expect(tracking).toContain(`  - deployment [${d.deploymentId}](${sandbox.forge.url}/${DEMO_REPO}/deployments/${d.environment}) to \`${d.environment}\`: success · [log](${sandbox.forge.url}/${DEMO_REPO}/actions/runs/${d.workflowRunId})`);

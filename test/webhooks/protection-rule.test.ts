@@ -86,7 +86,7 @@ describe('the deployment_protection_rule webhook', () => {
     // GH06: the same delivery again (a replay, a redelivery) is not even read.
     await h.probot.webhooks.verifyAndReceive({ id: 'dpr-1', name: 'deployment_protection_rule', payload: text, signature } as never);
     expect(answers).toHaveLength(1);
-    expect(await h.rt.store.stageDeployments.reviews(REPO)).toMatchObject([{ workflowRunId: 4242, decision: 'approved', code: 'protection_settled', deploymentRun: 'dr-settled', answered: true }]);
+    expect(await h.rt.store.stageDeployments.reviews(REPO)).toMatchObject([{ workflowRunId: 4242, decision: 'approved', code: 'protection_settled', deploymentRun: 'dr-settled', answer: 'answered' }]);
   });
 
   it('DP04 a forged event (bad signature) or one whose callback is another repository changes nothing and answers nothing', async () => {
