@@ -1,30 +1,17 @@
 import { runnerBundle } from '../src/agent/bundle.js';
 import { createHmac } from 'node:crypto';
 import nock from 'nock';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { encodeMarker } from '../src/forge/marker.js';
-import { BOT, REPO, WEBHOOK_SECRET, github, makeProbot, mockToken, publishedPayload, resetNock, yamlConfig, type ProbotHarness } from './helpers/probot.js';
+import { BOT, REPO, WEBHOOK_SECRET, github, makeProbot, mockToken, publishedPayload, yamlConfig, type ProbotHarness } from './helpers/probot.js';
+import { isolateNock } from './helpers/nock.js';
 
 // Probot-level tests: published webhook payloads in, the exact GitHub calls out.
 
 const CONFIG_RE = /^\/repos\/Codertocat\/Hello-World\/contents\/\.github(%2F|\/)yoke\.yml/;
 const HEAD = 'abc1234def5678abc1234def5678abc1234def56';
 
-let unmatched: string[] = [];
-const onNoMatch = (req: { method?: string; path?: string; href?: string }) => unmatched.push(`${req.method} ${req.path ?? req.href}`);
-
-beforeEach(() => {
-  resetNock();
-  unmatched = [];
-  nock.emitter.on('no match', onNoMatch);
-});
-
-afterEach(() => {
-  nock.emitter.removeListener('no match', onNoMatch);
-  expect(unmatched).toEqual([]);
-  expect(nock.pendingMocks()).toEqual([]);
-  nock.cleanAll();
-});
+isolateNock({ unmatched: true });
 
 function mockListing(scope: nock.Scope): nock.Scope {
   return scope

@@ -1,9 +1,9 @@
 import { createHmac } from 'node:crypto';
-import nock from 'nock';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { parseDeliverySettings } from '../../src/config/delivery.js';
 import { ProtectionRulePayload } from '../../src/webhooks/payloads.js';
-import { REPO, WEBHOOK_SECRET, github, makeProbot, mockToken, publishedPayload, resetNock, yamlConfig, type ProbotHarness } from '../helpers/probot.js';
+import { REPO, WEBHOOK_SECRET, github, makeProbot, mockToken, publishedPayload, yamlConfig, type ProbotHarness } from '../helpers/probot.js';
+import { isolateNock } from '../helpers/nock.js';
 
 // DP03, DP04 at the Probot level: a signed deployment_protection_rule event
 // in, the one callback GitHub documents out (through yoke's own client, at
@@ -14,21 +14,7 @@ const SETTLED = 'abc1234def5678abc1234def5678abc1234def56';
 const YOKE_YML = ['auto: false', 'dashboard_issue: false', 'delivery:', '  stages:', '    - { name: staging, kind: deploy, workflow: deploy.yml }', '    - { name: staging-qa, kind: qa }', '    - { name: production, kind: deploy, workflow: deploy.yml }', ''].join('\n');
 const CALLBACK = (repo = REPO, run = 4242) => `https://api.github.com/repos/${repo}/actions/runs/${run}/deployment_protection_rule`;
 
-let unmatched: string[] = [];
-const onNoMatch = (req: { method?: string; path?: string; href?: string }) => unmatched.push(`${req.method} ${req.path ?? req.href}`);
-
-beforeEach(() => {
-  resetNock();
-  unmatched = [];
-  nock.emitter.on('no match', onNoMatch);
-});
-
-afterEach(() => {
-  nock.emitter.removeListener('no match', onNoMatch);
-  expect(unmatched).toEqual([]);
-  expect(nock.pendingMocks()).toEqual([]);
-  nock.cleanAll();
-});
+isolateNock({ unmatched: true });
 
 /** GitHub's event, built on its published deployment payload (its repository, installation, sender and deployment shapes). */
 function protectionEvent(over: { sha?: string; callback?: string; environment?: string } = {}): Record<string, any> {
