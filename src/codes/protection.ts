@@ -43,6 +43,11 @@ export const PROTECTION_CODES = {
     message: (p) => `#${p.issue} left deployment run ${p.run} (removed by ${p.by}) after ${p.gate} settled at ${p.commit}: what QA accepted is not what ${p.environment} would get.`,
     recovery: (p) => `Deliver a later commit: \`yoke deployment-runs create ${p.repo} --commit LATER_SHA --supersedes ${p.run}\`.`,
   }),
+  protection_read_failed: code<{ repo: string; environment: string; detail: string }>({
+    status: 503,
+    message: (p) => `yoke could not read what it needs to answer a deployment to ${p.environment} of ${p.repo}: ${p.detail}`,
+    recovery: () => 'Nothing to do: the job waits, and yoke decides and answers it again on its next sweep.',
+  }),
   protection_delivery_refused: code<{ repo: string; environment: string; detail: string; fix: string }>({
     status: 409,
     message: (p) => `yoke cannot read the delivery settings of ${p.repo}, so it approves nothing to ${p.environment}: ${p.detail}`,

@@ -103,11 +103,19 @@ export async function readRunsAt(ctx: DeliveryContext, repo: string, sha: string
 
 /** DP03: reads, decides, answers GitHub (unless the answer is to leave it), and records what it answered and why. */
 export async function reviewProtectionRequest(ctx: DeliveryContext, request: ProtectionRequest): Promise<ProtectionVerdict & { answered: boolean }> {
-  const dr = await deliveryRepo(ctx, request.repo.fullName);
-  const settings = dr.ok ? ({ ok: true, value: dr.value.settings } as const) : ({ ok: false, refusal: dr.refusal } as const);
-  const v = decideProtection({ request, settings, runs: await readRunsAt(ctx, request.repo.fullName, request.sha) });
+  let v: ProtectionVerdict;
   let answer: ProtectionAnswerState = 'left';
-  if (v.decision !== 'ignored') {
+  try {
+    const dr = await deliveryRepo(ctx, request.repo.fullName);
+    const settings = dr.ok ? ({ ok: true, value: dr.value.settings } as const) : ({ ok: false, refusal: dr.refusal } as const);
+    v = decideProtection({ request, settings, runs: await readRunsAt(ctx, request.repo.fullName, request.sha) });
+  } catch (err) {
+    // The opt-in file or the store could not be read: nothing is answered now, and the request is kept for the sweep.
+    v = verdict('rejected', null, 'protection_read_failed', { repo: request.repo.fullName, environment: request.environment, detail: err instanceof Error ? err.message : String(err) });
+    answer = 'unsent';
+    ctx.log.warn({ repo: request.repo.fullName, workflowRun: request.workflowRunId, err: String(err) }, 'could not read what a protection rule request needs; the sweep decides it again');
+  }
+  if (v.decision !== 'ignored' && answer !== 'unsent') {
     try {
       const res = await ctx.forge.reviewProtectionRule(request.repo, request.workflowRunId, { environment: request.environment, state: v.decision, comment: protectionComment(v.why) });
       answer = res.ok ? 'answered' : 'refused';

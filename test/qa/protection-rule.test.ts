@@ -142,5 +142,11 @@ describe("yoke's QA as an environment's deployment protection rule", () => {
     expect(await h.store.stageDeployments.reviews(REPO)).toMatchObject([{ workflowRunId: 920, decision: 'approved', answer: 'answered' }]);
     expect(await sweepProtectionReviews(h.fleet)).toBe(0);
     expect(down).toHaveBeenCalledTimes(2);
+    // The opt-in file unreadable for a moment (GitHub's 502): nothing is answered, the request is kept, and the sweep answers it.
+    vi.spyOn(h.forge, 'readConfig').mockRejectedValueOnce(Object.assign(new Error('Bad Gateway'), { status: 502 }));
+    const unread = await reviewProtectionRequest(h.fleet, request(h, { sha: run.value.commit, workflowRunId: 921 }));
+    expect([unread.why.code, unread.answered, h.forge.protectionAnswers.length]).toEqual(['protection_read_failed', false, 1]);
+    expect(await sweepProtectionReviews(h.fleet)).toBe(1);
+    expect(h.forge.protectionAnswers.map((a) => [a.workflowRunId, a.answer.state])).toEqual([[920, 'approved'], [921, 'approved']]);
   });
 });
