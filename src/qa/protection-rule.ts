@@ -1,5 +1,5 @@
 import { makeRefusal, type Refusal } from '../codes.js';
-import { environmentOf, type DeliverySettings } from '../config/delivery.js';
+import { deploymentSettingsOf, environmentOf, type DeliverySettings } from '../config/delivery.js';
 import type { RepoRef } from '../forge/types.js';
 import { protectionComment } from '../messages.js';
 import type { DeploymentRun, Member, StageRecord } from '../store/deployments.js';
@@ -57,7 +57,7 @@ export function decideProtection(s: ProtectionSnapshot): ProtectionVerdict {
   const stages = s.settings.value.stages;
   const index = stages.findIndex((x) => x.kind === 'deploy' && environmentOf(x) === environment);
   if (index < 0) {
-    const approve = (s.settings.value.deployments?.unruled_environments ?? 'approve') === 'approve';
+    const approve = deploymentSettingsOf(s.settings.value).unruled_environments === 'approve';
     return verdict(approve ? 'approved' : 'ignored', null, 'protection_unruled', { repo: r, environment, answer: approve ? 'approves' : 'leaves it to others' });
   }
   const stage = stages[index]!.name;
