@@ -62,10 +62,9 @@ export async function reportDeployStage(ctx: DeliveryContext, runId: string, sta
 async function moveStage(ctx: DeliveryContext, repo: RepoRef, run: DeploymentRun, stage: DeployStage, report: DeployReport): Promise<Outcome<{ state: DeployStep['state']; detail: string | null }>> {
   const current = await ctx.store.stageDeployments.latest(run.id, stage.name);
   if (report.phase === 'start') {
-    const rec = await ctx.store.deployments.stage(run.id, stage.name);
     // A workflow already under way is followed, never dispatched again (a repeated start, a driver that took over).
-    if (stage.workflow && current?.state === 'in_progress' && rec?.state === 'running') return ok({ state: 'running', detail: `following deployment ${current.deploymentId}` });
-    const attempt = (rec?.attempts ?? 0) + 1;
+    if (stage.workflow && current?.state === 'in_progress' && (await ctx.store.deployments.stage(run.id, stage.name))?.state === 'running') return ok({ state: 'running', detail: `following deployment ${current.deploymentId}` });
+    const attempt = ((await ctx.store.deployments.stage(run.id, stage.name))?.attempts ?? 0) + 1;
     const started = await startStageDeployment(ctx, repo, run, stage, attempt, report.by);
     return ok(started.ok ? { state: 'running', detail: `started by ${report.by}` } : { state: 'failed', detail: started.detail });
   }

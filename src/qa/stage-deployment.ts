@@ -1,5 +1,5 @@
 import { deploymentSettingsOf, environmentOf, type DeployStage } from '../config/delivery.js';
-import type { DeploymentStatusState, DeploymentStatusView, FoundWorkflowRun, RepoRef } from '../forge/types.js';
+import type { DeploymentStatusState, DeploymentStatusView, RepoRef, WorkflowRunView } from '../forge/types.js';
 import type { DeploymentRun } from '../store/deployments.js';
 import type { StageDeployment } from '../store/stage-deployments.js';
 import type { DeliveryContext } from './context.js';
@@ -51,27 +51,24 @@ export async function endStageDeployment(ctx: DeliveryContext, repo: RepoRef, d:
   if (d?.state === 'in_progress') await mirror(ctx, repo, d, succeeded ? 'success' : 'failure', detail, null);
 }
 
-export type FollowedWorkflow = { state: 'running' | 'succeeded' | 'failed'; detail: string };
+export type FollowedWorkflow = { state: 'running'; detail: string } | { state: 'succeeded' | 'failed'; detail: string };
 
 /** Who a workflow's own GITHUB_TOKEN writes as: the only author of a status that is the workflow's word. */
 export const WORKFLOW_LOGIN = 'github-actions[bot]';
 
-/** The newest status the workflow itself wrote on the deployment (GitHub's own `inactive` marks aside). */
-const workflowSaid = (statuses: readonly DeploymentStatusView[]) => statuses.find((s) => s.creator === WORKFLOW_LOGIN && s.state !== 'inactive');
-
 /**
  * DP02, a pure decision: where a workflow stage stands, from its workflow run
- * (none while GitHub lists none) and its deployment's statuses, newest first.
+ * (null while GitHub lists none) and its deployment's statuses, newest first.
  * Success needs both the run's `success` conclusion and a success status the
  * workflow wrote on the deployment with its GITHUB_TOKEN: not yoke's own, and
  * not one a writer posted by hand.
  */
-export function judgeWorkflowStage(found: FoundWorkflowRun, statuses: readonly DeploymentStatusView[]): FollowedWorkflow {
+export function judgeWorkflowStage(found: { kind: 'none' } | { kind: 'many'; ids: number[] } | { kind: 'one'; run: WorkflowRunView }, statuses: readonly DeploymentStatusView[]): FollowedWorkflow {
   if (found.kind === 'many') return { state: 'failed', detail: `more than one workflow run of yoke's names this deployment (${found.ids.join(', ')}); yoke binds none of them` };
   if (found.kind === 'none') return { state: 'running', detail: 'the workflow run has not started yet' };
   const run = found.run;
   if (run.status !== 'completed') return { state: 'running', detail: `workflow run ${run.id} is ${run.status}` };
-  const reported = workflowSaid(statuses);
+  const reported = statuses.find((s) => s.creator === WORKFLOW_LOGIN && s.state !== 'inactive');
   if (run.conclusion !== 'success') return { state: 'failed', detail: `workflow run ${run.id} ended ${run.conclusion ?? 'without a conclusion'}` };
   if (reported?.state !== 'success') return { state: 'failed', detail: `workflow run ${run.id} succeeded, but wrote ${reported ? `"${reported.state}"` : 'no status'} to its deployment, not "success"` };
   return { state: 'succeeded', detail: `workflow run ${run.id} succeeded` };
@@ -91,12 +88,13 @@ export async function followWorkflowStage(ctx: DeliveryContext, repo: RepoRef, d
   const logUrl = found.kind === 'one' ? (found.run.htmlUrl ?? null) : null;
   const want: DeploymentStatusState = judged.state === 'succeeded' ? 'success' : 'failure';
   // The workflow's own status stands when it says what yoke concluded; otherwise yoke writes the outcome.
-  if (workflowSaid(statuses)?.state === want) await ctx.store.stageDeployments.setState(d.deploymentId, want, logUrl, ctx.clock.now());
+  const reported = statuses.find((s) => s.creator === WORKFLOW_LOGIN && s.state !== 'inactive');
+  if (reported?.state === want) await ctx.store.stageDeployments.setState(d.deploymentId, want, logUrl, ctx.clock.now());
   else await mirror(ctx, repo, d, want, judged.detail, logUrl);
   return judged;
 }
 
-async function boundRun(ctx: DeliveryContext, repo: RepoRef, id: number): Promise<FoundWorkflowRun> {
+async function boundRun(ctx: DeliveryContext, repo: RepoRef, id: number): Promise<{ kind: 'none' } | { kind: 'one'; run: WorkflowRunView }> {
   const run = await ctx.forge.getWorkflowRun(repo, id);
   return run ? { kind: 'one', run } : { kind: 'none' };
 }
