@@ -136,6 +136,12 @@ export const CODE_INFO = {
     message: (p) => `GitHub refused to merge #${p.number} at ${p.sha}: ${p.detail}`,
     recovery: (p) => `Resolve the refusal, then comment \`/yoke land\` on #${p.number} for a fresh lander.`,
   }),
+  protected_paths_changed: code<{ number: number; sha: string; files: string }>({
+    status: 409,
+    message: (p) => `#${p.number} changes files yoke trusts (${p.files}), so the lander's accept at ${p.sha} does not merge it: a person must approve this head.`,
+    recovery: (p) =>
+      `Review the change to those files; if it is right, approve #${p.number} at ${p.sha} as a writer who is not its author (Files changed → Review changes → Approve), and yoke merges it at that head. If not, close it or push a change that leaves them alone.`,
+  }),
   fix_attempts_exhausted: code<{ number: number; attempts: number }>({
     status: 409,
     message: (p) => `#${p.number} was rejected again after ${p.attempts} fix runs.`,

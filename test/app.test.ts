@@ -27,7 +27,8 @@ interface Read {
   probeEtag?: string;
   issues?: object[];
   pulls?: object[];
-  claims?: Record<number, { comments: object[]; reviews?: object[] }>;
+  /** A claim's files are read once per head: `cached` on a later read of the same head. */
+  claims?: Record<number, { comments: object[]; reviews?: object[]; files?: object[] | 'cached' }>;
   recent?: object[];
 }
 
@@ -52,6 +53,7 @@ function mockRepoRead(scope: nock.Scope, r: Read): nock.Scope {
       .get(`/repos/Codertocat/Hello-World/pulls/${n}/reviews`)
       .query({ per_page: '100' })
       .reply(200, c.reviews ?? []);
+    if (c.files !== 'cached') scope.get(`/repos/Codertocat/Hello-World/pulls/${n}/files`).query({ per_page: '100' }).reply(200, c.files ?? [{ filename: 'src/app.js' }]);
   }
   return scope
     .get('/repos/Codertocat/Hello-World/issues/comments')
@@ -329,7 +331,7 @@ describe('verdicts and autoland (Probot level)', () => {
     await h.rt.store.runs.setVerdictComment(lander.id, 2);
     const fresh = encodeMarker({ run: lander.id, sha: HEAD, verdict: 'accept' }, 'tests pass');
     const s2 = mockListing(github());
-    mockRepoRead(s2, { probeEtag: '"probe2"', pulls: [claimPull()], claims: { 7: { comments: [ghComment(1, BOT, stale, 'Bot'), ghComment(2, BOT, fresh, 'Bot')] } } })
+    mockRepoRead(s2, { probeEtag: '"probe2"', pulls: [claimPull()], claims: { 7: { comments: [ghComment(1, BOT, stale, 'Bot'), ghComment(2, BOT, fresh, 'Bot')], files: 'cached' } } })
       .put('/repos/Codertocat/Hello-World/pulls/7/merge', (b) => (merges.push(b), true))
       .reply(200, { merged: true, sha: 'mergedsha' })
       // The merged claim's issue now owes delivery, and shows it.
@@ -374,7 +376,7 @@ describe('verdicts and autoland (Probot level)', () => {
 
     // Next pass: same head, same accept: no second PUT, no second comment.
     const s2 = mockListing(github());
-    mockRepoRead(s2, { probeEtag: '"probe3"', pulls: [claimPull()], claims: { 7: { comments: [ghComment(2, BOT, fresh, 'Bot')] } } });
+    mockRepoRead(s2, { probeEtag: '"probe3"', pulls: [claimPull()], claims: { 7: { comments: [ghComment(2, BOT, fresh, 'Bot')], files: 'cached' } } });
     await h.rt.engine.schedulerTick();
     expect((await h.rt.store.merges.get(REPO, 7, HEAD))?.state).toBe('refused');
   });
@@ -564,7 +566,7 @@ describe('opt-in and polling (Probot level)', () => {
     await h.rt.engine.schedulerTick();
     const reason = (await h.rt.store.repos.get(REPO))?.disabledReason;
     expect(reason).toContain('autoland: Invalid input: expected object, received string');
-    expect(reason).toContain('.github/yoke.yml: "cap" is not a setting here (the settings are: afk_label, auto, prefix, budget_minutes, autoland, fix_forward, launcher, budget, agent, dashboard_issue, delivery)');
+    expect(reason).toContain('.github/yoke.yml: "cap" is not a setting here (the settings are: afk_label, auto, prefix, budget_minutes, autoland, fix_forward, launcher, budget, agent, protected_paths, dashboard_issue, delivery)');
     expect(comments).toEqual([
       `yoke has disabled ${REPO}: ${reason}\n\n**To recover:** Fix \`.github/yoke.yml\` on the default branch of ${REPO}; yoke re-reads it on its next pass.`,
     ]);

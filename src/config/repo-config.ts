@@ -60,6 +60,14 @@ export const RepoConfig = z
       })
       .strict()
       .default({ max_turns: 60 }),
+    /**
+     * TR14: globs of files a claim PR may not change without a person's approval, on top of the
+     * defaults (`.github/**`, the agents' settings), which cannot be taken away.
+     */
+    protected_paths: z
+      .array(z.string().min(1).max(200).regex(/^[^\s]+$/, 'protected_paths are globs without spaces, e.g. "deploy/**"'))
+      .max(100)
+      .default([]),
     /** Whether yoke keeps a dashboard issue (labelled yoke:control) for the repository. */
     dashboard_issue: z.boolean().default(true),
     // Parsed on its own (config/delivery.ts): a bad delivery section refuses delivery, never the engine.

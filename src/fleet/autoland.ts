@@ -1,8 +1,10 @@
-import type { Forge, ReviewView } from '../forge/types.js';
+import type { ClaimView, Forge, ReviewView } from '../forge/types.js';
 import type { Log } from '../log.js';
 import { owedLabelOf } from '../config/delivery.js';
 import { recordDeliveryOwed } from '../qa/owed.js';
-import { fixExhaustedNotice, mergeRefusedNotice, spendLine, verdictComment } from '../messages.js';
+import { fixExhaustedNotice, mergeRefusedNotice, protectedApprovedNotice, protectedHoldNotice, spendLine, verdictComment } from '../messages.js';
+import type { ProtectedHold } from '../store/protected-holds.js';
+import { headApprovers, protectedFilesOf, protectedGlobs } from './protected-paths.js';
 import type { Store } from '../store/store.js';
 import type { Run } from '../store/runs.js';
 import { pullSubject, subjectKey } from './candidate.js';
@@ -22,6 +24,8 @@ export type RepoAction =
   | { type: 'label_claim'; pr: number; run: string }
   | { type: 'merge'; pr: number; sha: string; method: 'merge' | 'squash' | 'rebase'; run: string }
   | { type: 'fix_exhausted'; pr: number; attempts: number }
+  | { type: 'hold_protected'; pr: number; sha: string; files: string[] }
+  | { type: 'approve_hold'; pr: number; sha: string; files: string[]; by: string }
   | { type: 'ignored_marker'; pr: number; commentId: number; author: string; reason: string };
 
 export interface AfterLaunch {
@@ -31,7 +35,26 @@ export interface AfterLaunch {
   attempted(pr: number, sha: string, verdictRun: string): boolean;
 }
 
-export function planRepoActions(facts: RepoFacts, after: AfterLaunch): RepoAction[] {
+/** TR14: what the pass read about held heads before deciding. */
+export interface HoldReads {
+  /** Held heads already recorded, by `pr@sha`. */
+  holds: ReadonlyMap<string, ProtectedHold>;
+  /** Of each claim's approvers of its head (headApprovers), those GitHub says can write now. */
+  writerApprovers: ReadonlyMap<number, readonly string[]>;
+}
+
+export const NO_HOLD_READS: HoldReads = { holds: new Map(), writerApprovers: new Map() };
+
+/** What GitHub could not list stands for a protected change: yoke fails closed. */
+export const UNLISTED_FILES = '(GitHub did not list the files of this change)';
+
+/** The protected paths a claim's change touches at its head (TR14). */
+export function protectedChangeOf(facts: Pick<RepoFacts, 'config'>, claim: Pick<ClaimView, 'files'>): string[] {
+  if (claim.files === null) return [UNLISTED_FILES];
+  return protectedFilesOf(claim.files, protectedGlobs(facts.config.protected_paths));
+}
+
+export function planRepoActions(facts: RepoFacts, after: AfterLaunch, reads: HoldReads = NO_HOLD_READS): RepoAction[] {
   const actions: RepoAction[] = [];
   for (const pull of facts.view.pulls) {
     const claim = readClaim(facts, pull);
@@ -44,8 +67,21 @@ export function planRepoActions(facts: RepoFacts, after: AfterLaunch): RepoActio
     if (!isLandable(facts, claim)) continue;
     const n = claim.pull.number;
     const current = verdictAtHead(facts.runs, claim.pull);
+    // TR14: an accepted head that changes what yoke trusts waits for a writer's approval of that head.
+    let released = true;
+    if (current?.verdict === 'accept') {
+      const files = protectedChangeOf(facts, claim);
+      if (files.length) {
+        const held = reads.holds.get(`${n}@${claim.pull.headSha}`);
+        const by = held?.approvedBy ?? reads.writerApprovers.get(n)?.[0] ?? null;
+        if (!held || held.commentId === null) actions.push({ type: 'hold_protected', pr: n, sha: claim.pull.headSha, files });
+        else if (!held.approvedBy && by) actions.push({ type: 'approve_hold', pr: n, sha: claim.pull.headSha, files: held.files, by });
+        released = Boolean(held && by);
+      }
+    }
     if (
       current?.verdict === 'accept' &&
+      released &&
       facts.config.autoland.enabled &&
       !after.liveSubjects.has(subjectKey(facts.repo.fullName, pullSubject(n))) &&
       !after.attempted(n, claim.pull.headSha, current.runId) &&
@@ -95,6 +131,13 @@ export async function executeRepoActions(deps: ActionDeps, facts: RepoFacts, act
           await store.merges.record({ repo: facts.repo.fullName, prNumber: a.pr, headSha: a.sha, state: 'refused', detail: res.message, at: deps.now(), runId: a.run });
           await forge.createComment(facts.repo, a.pr, mergeRefusedNotice(a.pr, a.sha, res.message));
         }
+      } else if (a.type === 'hold_protected') {
+        await holdProtected(deps, facts, a);
+      } else if (a.type === 'approve_hold') {
+        await store.protectedHolds.approve(facts.repo.fullName, a.pr, a.sha, a.by);
+        const hold = (await store.protectedHolds.list(facts.repo.fullName)).find((h) => h.prNumber === a.pr && h.headSha === a.sha);
+        if (hold?.commentId) await forge.editComment(facts.repo, hold.commentId, protectedApprovedNotice(a.pr, a.sha, a.files, a.by));
+        log.info({ repo: facts.repo.fullName, pr: a.pr, sha: a.sha, by: a.by }, 'a writer approved a held head');
       } else if (a.type === 'fix_exhausted') {
         await forge.addLabels(facts.repo, a.pr, [STUCK_LABEL]);
         const author = facts.view.claims.find((c) => c.pull.number === a.pr)?.pull.author ?? null;
@@ -106,6 +149,39 @@ export async function executeRepoActions(deps: ActionDeps, facts: RepoFacts, act
       log.warn({ repo: facts.repo.fullName, action: a.type, err: String(err) }, 'repo action failed; the next pass re-derives it');
     }
   }
+}
+
+/** Records the hold, then says so in the PR's one hold comment: a newer head's hold edits the comment an older one posted. */
+async function holdProtected(deps: ActionDeps, facts: RepoFacts, a: Extract<RepoAction, { type: 'hold_protected' }>): Promise<void> {
+  const { store, forge, log } = deps;
+  const repo = facts.repo.fullName;
+  const earlier = (await store.protectedHolds.list(repo)).filter((h) => h.prNumber === a.pr && h.commentId !== null).at(-1);
+  await store.protectedHolds.hold({ repo, prNumber: a.pr, headSha: a.sha, files: a.files, recordedAt: deps.now() });
+  log.info({ repo, pr: a.pr, sha: a.sha, files: a.files }, 'held an accepted head that changes protected paths');
+  const text = protectedHoldNotice(a.pr, a.sha, a.files);
+  const id = earlier?.commentId && (await forge.editComment(facts.repo, earlier.commentId, text)) ? earlier.commentId : await forge.createComment(facts.repo, a.pr, text);
+  await store.protectedHolds.setComment(repo, a.pr, a.sha, id);
+}
+
+/**
+ * TR14's reads, before the decision: the held heads on record, and for each accepted claim head that
+ * changes a protected path and is not yet released, which of its approvers GitHub says can write.
+ */
+export async function readHolds(deps: Pick<ActionDeps, 'store' | 'forge'>, facts: RepoFacts): Promise<HoldReads> {
+  const holds = new Map((await deps.store.protectedHolds.list(facts.repo.fullName)).map((h) => [`${h.prNumber}@${h.headSha}`, h]));
+  const writerApprovers = new Map<number, string[]>();
+  for (const claim of facts.view.claims) {
+    if (verdictAtHead(facts.runs, claim.pull)?.verdict !== 'accept' || !protectedChangeOf(facts, claim).length) continue;
+    if (holds.get(`${claim.pull.number}@${claim.pull.headSha}`)?.approvedBy) continue;
+    const writers: string[] = [];
+    for (const login of headApprovers(claim.reviews, claim.pull.headSha, claim.pull.author)) {
+      // A permission GitHub would not tell is no approval: the head stays held.
+      const permission = await deps.forge.getPermission(facts.repo, login).catch(() => 'none' as const);
+      if (['admin', 'maintain', 'write'].includes(permission)) writers.push(login);
+    }
+    writerApprovers.set(claim.pull.number, writers);
+  }
+  return { holds, writerApprovers };
 }
 
 /** Posts lander verdicts as marker comments; idempotent through runs.verdict_comment_id. */

@@ -5,6 +5,8 @@ import type { Log } from '../log.js';
 import type { CheckRecord } from '../store/check-runs.js';
 import type { Run } from '../store/runs.js';
 import type { Store } from '../store/store.js';
+import type { ProtectedHold } from '../store/protected-holds.js';
+import { protectedFileList } from '../messages.js';
 import { runUrl } from './links.js';
 import { repoRefOf } from './repo-state.js';
 
@@ -37,15 +39,32 @@ export interface CheckAction {
 const short = (sha: string) => sha.slice(0, 7);
 
 /** What the check run of one head should say, from the lander runs at that head (oldest first) and whether the PR has moved past it. */
-export function checkFor(runs: readonly Run[], superseded: boolean, policy: CheckPlanPolicy): { written: string; check: CheckRunWrite } {
+export function checkFor(runs: readonly Run[], superseded: boolean, policy: CheckPlanPolicy, hold: ProtectedHold | null = null): { written: string; check: CheckRunWrite } {
   const last = runs.at(-1)!;
   const head = last.headSha!;
   const base = { name: CHECK_NAME, externalId: last.id, detailsUrl: runUrl(policy.webUrl, last) };
   const judged = [...runs].reverse().find((r) => r.verdict !== null);
+  if (judged?.verdict === 'accept' && hold && !hold.approvedBy) {
+    // TR14: accepted, but the change touches what yoke trusts: it blocks a required check until a person approves.
+    const why = makeRefusal('protected_paths_changed', { number: last.prNumber!, sha: short(head), files: protectedFileList(hold.files) });
+    return {
+      written: `completed:action_required:${judged.id}`,
+      check: {
+        ...base,
+        externalId: judged.id,
+        detailsUrl: runUrl(policy.webUrl, judged) ?? `${policy.webUrl}/${last.repo}/pull/${last.prNumber}`,
+        status: 'completed',
+        conclusion: 'action_required',
+        title: `Accepted at ${short(head)}; a person must approve`,
+        summary: `${why.message}\n\nLander run \`${judged.id}\` accepted this head.\n\n**To recover:** ${why.recovery}`,
+      },
+    };
+  }
   if (judged) {
     const accepted = judged.verdict === 'accept';
+    const approved = accepted && hold?.approvedBy ? `\n\nIt changes ${protectedFileList(hold.files)}; ${hold.approvedBy} approved this head.` : '';
     return {
-      written: `completed:${accepted ? 'success' : 'failure'}:${judged.id}`,
+      written: `completed:${accepted ? 'success' : 'failure'}:${judged.id}${approved ? ':approved' : ''}`,
       check: {
         ...base,
         externalId: judged.id,
@@ -53,7 +72,7 @@ export function checkFor(runs: readonly Run[], superseded: boolean, policy: Chec
         status: 'completed',
         conclusion: accepted ? 'success' : 'failure',
         title: `${accepted ? 'Accepted' : 'Rejected'} at ${short(head)}`,
-        summary: `Lander run \`${judged.id}\` ${accepted ? 'accepted' : 'rejected'} this head.\n\n${judged.summary?.trim() || '_The lander gave no summary._'}`,
+        summary: `Lander run \`${judged.id}\` ${accepted ? 'accepted' : 'rejected'} this head.${approved}\n\n${judged.summary?.trim() || '_The lander gave no summary._'}`,
       },
     };
   }
@@ -89,7 +108,8 @@ export function checkFor(runs: readonly Run[], superseded: boolean, policy: Chec
 }
 
 /** The check run writes the store says are owed: one per lander head whose check says something new. */
-export function planCheckRuns(landers: readonly Run[], records: readonly CheckRecord[], policy: CheckPlanPolicy): CheckAction[] {
+export function planCheckRuns(landers: readonly Run[], records: readonly CheckRecord[], policy: CheckPlanPolicy, holds: readonly ProtectedHold[] = []): CheckAction[] {
+  const held = new Map(holds.map((h) => [`${h.repo}#${h.prNumber}@${h.headSha}`, h]));
   const heads = new Map<string, Run[]>();
   const latestHead = new Map<string, string>();
   for (const run of [...landers].sort((a, b) => a.launchedAt - b.launchedAt)) {
@@ -106,7 +126,7 @@ export function planCheckRuns(landers: readonly Run[], records: readonly CheckRe
     const record = known.get(key);
     // A head superseded before yoke ever wrote its check needs none.
     if (!record && superseded) continue;
-    const { written, check } = checkFor(runs, superseded, policy);
+    const { written, check } = checkFor(runs, superseded, policy, held.get(key) ?? null);
     if (record?.written === written) continue;
     out.push({ repo: first.repo, prNumber: first.prNumber!, headSha: first.headSha!, checkRunId: record?.checkRunId ?? null, written, check });
   }
@@ -148,7 +168,7 @@ export interface CheckDeps {
 export async function syncLanderChecks(deps: CheckDeps): Promise<void> {
   const { store, forge, log, refusals } = deps;
   const landers = await store.runs.listLanders(deps.now() - FOLLOW_MS);
-  for (const a of planCheckRuns(landers, await store.checkRuns.list(), deps.policy)) {
+  for (const a of planCheckRuns(landers, await store.checkRuns.list(), deps.policy, await store.protectedHolds.list())) {
     const repo = await repoRefOf(store, a.repo);
     if (!repo || refusals.blocked(repo.installationId, deps.now())) continue;
     try {

@@ -6,7 +6,7 @@ import type { Launcher } from '../launcher/launcher.js';
 import type { Log } from '../log.js';
 import type { OpenRequest } from '../store/requests.js';
 import type { Store } from '../store/store.js';
-import { executeRepoActions, planRepoActions, postPendingVerdicts } from './autoland.js';
+import { executeRepoActions, planRepoActions, postPendingVerdicts, readHolds } from './autoland.js';
 import { syncLanderChecks, type CheckRefusals } from './check-runs.js';
 import { syncRunNotices } from './run-notices.js';
 import { syncDashboardIssue, viewDashboardIssue, type DashboardIssueDeps } from './dashboard-issue.js';
@@ -313,10 +313,11 @@ export async function spawnOnce(deps: PassDeps, trigger: PassTrigger, reaped: Re
     const fresh: RepoFacts = { ...f, runs: await store.runs.listForRepo(f.repo.fullName), claims: new Map((await store.claims.listForRepo(f.repo.fullName)).map((c) => [c.prNumber, c])) };
     // Reads before the decision: the repository's merge attempts, looked up by the planner.
     const merges = await store.merges.listForRepo(f.repo.fullName);
+    const holds = await readHolds({ store, forge }, fresh);
     const actions = planRepoActions(fresh, {
       liveSubjects: after.liveSubjects,
       attempted: (pr, sha, run) => wasAttempted(merges.find((m) => m.prNumber === pr && m.headSha === sha), run),
-    });
+    }, holds);
     await executeRepoActions({ store, forge, now, log }, fresh, actions);
     if (deps.onPolledComments) {
       try {

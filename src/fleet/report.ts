@@ -8,6 +8,7 @@ import { effectiveCap } from './cap.js';
 import type { FleetContext } from './context.js';
 import type { PassReport } from './pass.js';
 import { isPaused } from './repo-state.js';
+import { protectedFileList } from '../messages.js';
 
 export interface FleetReport {
   generatedAt: string;
@@ -40,6 +41,22 @@ export interface FleetReport {
   spend: DailySpend[];
   /** DP05: gated stages whose environment does not hold jobs for yoke's rule (the gate is advisory there), each with the setting to make. */
   environments: { repo: string; stage: string; environment: string; code: string; message: string; recovery: string }[];
+  /** TR14: open claim PRs whose accepted head changes a protected path, waiting for a person's approval. */
+  held: { repo: string; pr: number; headSha: string; files: string[]; code: 'protected_paths_changed'; message: string; recovery: string }[];
+}
+
+/** Holds not yet approved whose head is still the open claim PR's head, as the last read saw it. */
+async function openHolds(store: FleetContext['store']): Promise<FleetReport['held']> {
+  const out: FleetReport['held'] = [];
+  const reads = new Map<string, Awaited<ReturnType<FleetContext['store']['repos']['lastRead']>>>();
+  for (const h of await store.protectedHolds.list()) {
+    if (h.approvedBy) continue;
+    if (!reads.has(h.repo)) reads.set(h.repo, await store.repos.lastRead(h.repo));
+    if (!reads.get(h.repo)?.openClaims.some((c) => c.number === h.prNumber && c.headSha === h.headSha)) continue;
+    const r = makeRefusal('protected_paths_changed', { number: h.prNumber, sha: h.headSha.slice(0, 7), files: protectedFileList(h.files) });
+    out.push({ repo: h.repo, pr: h.prNumber, headSha: h.headSha, files: h.files, code: 'protected_paths_changed', message: r.message, recovery: r.recovery });
+  }
+  return out;
 }
 
 
@@ -78,6 +95,7 @@ export async function buildFleetReport(ctx: Pick<FleetContext, 'store' | 'policy
         const w = environmentWarning(c);
         return { repo: c.repo, stage: c.stage, environment: c.environment, code: w.code, message: w.message, recovery: w.recovery };
       }),
+    held: await openHolds(store),
     lastPass: last && {
       trigger: last.trigger,
       candidates: last.candidates.length,

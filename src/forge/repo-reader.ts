@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { CONFIG_PATH, parseRepoConfig, type RepoConfigResult } from '../config/repo-config.js';
 import { CACHE_HIT_HEADER } from './conditional-cache.js';
 import type { Octokit } from './octokit.js';
-import { GhComment, GhIssue, GhPull, GhRepositoryInfo, GhReview } from './schemas.js';
+import { GhComment, GhIssue, GhPull, GhPullFile, GhRepositoryInfo, GhReview } from './schemas.js';
 import { CONTROL_LABEL, type ClaimView, type IssueView, type RepoName, type RepoRef, type RepoView } from './types.js';
 
 // The read half of the forge: a repository's opt-in file and its open work,
@@ -38,6 +38,8 @@ export class RepoReader {
   private views = new Map<RepoName, CachedView>();
   /** Per repository, the newest comment update seen: the next read asks for everything since (commands found by poll). */
   private commentsSince = new Map<RepoName, string>();
+  /** TR14: the files of a PR at a head never change, so each head's listing is read once. */
+  private pullFiles = new Map<string, string[]>();
 
   constructor(private readonly now: () => number) {}
 
@@ -125,11 +127,12 @@ export class RepoReader {
       pulls
         .filter((pull) => pull.labels.includes(opts.claimLabel) || pull.yokeRun)
         .map(async (pull) => {
-          const [comments, reviews] = await Promise.all([
+          const [comments, reviews, files] = await Promise.all([
             o.paginate('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', { ...at, issue_number: pull.number, per_page: 100 }),
             o.paginate('GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews', { ...at, pull_number: pull.number, per_page: 100 }),
+            this.filesOf(o, repo, pull.number, pull.headSha),
           ]);
-          return { pull, comments: list(GhComment, comments), reviews: list(GhReview, reviews) };
+          return { pull, comments: list(GhComment, comments), reviews: list(GhReview, reviews), files };
         }),
     );
     const view: Omit<RepoView, 'config'> = {
@@ -146,11 +149,29 @@ export class RepoReader {
     return { ...view, config };
   }
 
+  /**
+   * The paths a PR's change touches at its head, renames' old paths too. GitHub lists at most 3,000
+   * files; a listing that long may be cut, so it is no answer (null), and yoke treats it as protected.
+   */
+  private async filesOf(o: Octokit, repo: RepoRef, pr: number, head: string): Promise<string[] | null> {
+    const key = `${repo.fullName}#${pr}@${head}`;
+    const known = this.pullFiles.get(key);
+    if (known) return known;
+    const listed = list(GhPullFile, await o.paginate('GET /repos/{owner}/{repo}/pulls/{pull_number}/files', { owner: repo.owner, repo: repo.name, pull_number: pr, per_page: 100 }));
+    if (listed.length >= MAX_LISTED_FILES) return null;
+    const files = listed.flat();
+    this.pullFiles.set(key, files);
+    return files;
+  }
+
   /** The open issue labelled yoke:control, where notices about the repo itself go. */
   private async controlIssues(o: Octokit, repo: RepoRef): Promise<IssueView[]> {
     const { data } = await o.request('GET /repos/{owner}/{repo}/issues', { owner: repo.owner, repo: repo.name, state: 'open', labels: CONTROL_LABEL, per_page: 1 });
     return list(GhIssue, data).filter((i) => !i.isPull).map(toIssueView);
   }
 }
+
+/** GitHub's limit on a PR's file listing. */
+const MAX_LISTED_FILES = 3000;
 
 const toIssueView = ({ number, title, labels, author, assignee }: z.output<typeof GhIssue>): IssueView => ({ number, title, labels, author, assignee });

@@ -72,6 +72,12 @@ export const GhComment = z
     updatedAt: Date.parse(c.updated_at ?? c.created_at),
   }));
 
+/** One file of a PR's change (`GET /repos/{owner}/{repo}/pulls/{pull_number}/files`): its path, and the one it was renamed from. */
+export const GhPullFile = z
+  .object({ filename: z.string(), previous_filename: z.string().optional() })
+  .passthrough()
+  .transform((f) => (f.previous_filename ? [f.filename, f.previous_filename] : [f.filename]));
+
 export const GhReview = z
   .object({ user: User, state: z.string(), commit_id: z.string().nullable().optional() })
   .transform((r): ReviewView => ({ author: r.user?.login ?? 'ghost', state: r.state, commitId: r.commit_id ?? null }));

@@ -20,6 +20,8 @@ export function needsYou(r: FleetReport, now: number): NeedsYou[] {
   }
   // DP05: a QA gate GitHub does not enforce is advisory only.
   for (const e of r.environments ?? []) out.push({ repo: e.repo, what: e.message, command: e.recovery });
+  // TR14: a claim PR that changes what yoke trusts merges only once a person approves it.
+  for (const h of r.held ?? []) out.push({ repo: h.repo, what: `${h.repo}: ${h.message}`, command: h.recovery });
   for (const d of r.deliveries) {
     for (const w of d.waits) out.push({ repo: d.repo, what: `deployment run ${d.id} waits at ${d.stage ?? 'its end'}: ${w.detail}`, command: w.command });
     for (const f of d.flags) out.push({ repo: d.repo, what: f.message, command: f.recovery });

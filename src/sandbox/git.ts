@@ -89,3 +89,32 @@ export function squashMerge(gitDir: string, base: string, headSha: string, messa
   git(gitDir, ['update-ref', `refs/heads/${base}`, commit, baseSha]);
   return { ok: true, sha: commit };
 }
+
+export interface ChangedFile {
+  path: string;
+  /** Where a rename came from. */
+  previous: string | null;
+  status: 'added' | 'removed' | 'modified' | 'renamed';
+  blob: string;
+}
+
+/** What a PR changes, as GitHub's files listing has it: the diff from the merge base of `base` and `head` to `head`. */
+export function changedFiles(gitDir: string, base: string, head: string): ChangedFile[] {
+  const from = git(gitDir, ['merge-base', `refs/heads/${base}`, head]);
+  const out = git(gitDir, ['diff', '--raw', '-z', '-M', '--no-abbrev', from, head, '--']);
+  const parts = out ? out.split('\0') : [];
+  if (parts.at(-1) === '') parts.pop();
+  const files: ChangedFile[] = [];
+  for (let i = 0; i < parts.length; ) {
+    const meta = parts[i++]!.replace(/^:/, '').split(' ');
+    const code = meta[4] ?? 'M';
+    const blob = meta[3] ?? '';
+    if (code.startsWith('R') || code.startsWith('C')) {
+      const previous = parts[i++]!;
+      files.push({ path: parts[i++]!, previous, status: 'renamed', blob });
+    } else {
+      files.push({ path: parts[i++]!, previous: null, status: code === 'A' ? 'added' : code === 'D' ? 'removed' : 'modified', blob });
+    }
+  }
+  return files.filter((f) => f.path);
+}

@@ -1,10 +1,9 @@
 import { VISIBILITY_MIGRATIONS } from './migrations-visibility.js';
 import { DEPLOYMENT_MIGRATIONS } from './migrations-deployments.js';
 import { LEASE_MIGRATIONS } from './migrations-leases.js';
+import { CONTAINMENT_MIGRATIONS } from './migrations-containment.js';
 
-// Versioned, forward-only migrations, written once for both engines in
-// SQLite's types (PostgreSQL's are substituted: see postgresDdl in sql.ts).
-/** `postgres`: what PostgreSQL runs instead of `sql` with its types substituted (a function SQLite has no need of). */
+/** Versioned, forward-only migrations, in SQLite's types for both engines (PostgreSQL's: postgresDdl in sql.ts). `postgres`: what PostgreSQL runs instead of `sql` with its types substituted (a function SQLite has no need of). */
 export type Migration = { version: number; name: string; sql: string; postgres?: string };
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -396,4 +395,5 @@ ALTER TABLE deployment_runs ADD COLUMN driver_transport TEXT;
   ...VISIBILITY_MIGRATIONS,
   ...LEASE_MIGRATIONS,
   ...DEPLOYMENT_MIGRATIONS,
+  ...CONTAINMENT_MIGRATIONS,
 ];

@@ -3,6 +3,7 @@ import { isPostgresUrl, printable, requireSqliteFile } from './open-sql.js';
 import { postgresSql, type PostgresOptions } from './postgres-sql.js';
 import { migrateSql, SchemaTooNewError } from './schema.js';
 import { CheckRunStore } from './check-runs.js';
+import { ProtectedHoldStore } from './protected-holds.js';
 import { DashboardIssueStore } from './dashboard-issues.js';
 import { ClaimStore } from './claims.js';
 import { CloseoutStore } from './closeouts.js';
@@ -50,6 +51,8 @@ export interface Store {
   dispatchRequests: DispatchRequestStore;
   workLocks: WorkLockStore;
   checkRuns: CheckRunStore;
+  /** TR14: claim heads that change a protected path, held for a person. */
+  protectedHolds: ProtectedHoldStore;
   dashboardIssues: DashboardIssueStore;
   processes: ProcessStore;
   qaLabels: QaLabelStore;
@@ -123,6 +126,7 @@ export function storeOver(outer: Sql, within?: Sql): Store {
     dispatchRequests: new DispatchRequestStore(sql),
     workLocks: new WorkLockStore(sql),
     checkRuns: new CheckRunStore(sql),
+    protectedHolds: new ProtectedHoldStore(sql),
     dashboardIssues: new DashboardIssueStore(sql),
     processes: new ProcessStore(sql),
     qaLabels: new QaLabelStore(sql),

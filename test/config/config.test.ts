@@ -3,6 +3,12 @@ import { parseOperatorEnv } from '../../src/config/env.js';
 import { parseRepoConfig } from '../../src/config/repo-config.js';
 
 describe('operator settings', () => {
+  it('TR17 YOKE_PUBLIC_URL is https, or plain http only on loopback: run secrets and tokens travel over it', () => {
+    const msg = 'YOKE_PUBLIC_URL: YOKE_PUBLIC_URL must be https (run secrets, OIDC tokens and push tokens travel over it); plain http is allowed only for loopback (localhost, 127.0.0.1, [::1]). Put yoke behind a TLS endpoint and set YOKE_PUBLIC_URL=https://…';
+    for (const bad of ['http://yoke.example.com', 'http://10.0.0.5:3000', 'ftp://yoke.example.com']) expect(parseOperatorEnv({ YOKE_PUBLIC_URL: bad })).toEqual({ ok: false, problems: [msg] });
+    for (const good of ['https://yoke.example.com', 'http://127.0.0.1:3000', 'http://localhost:3000', 'http://[::1]:3000']) expect(parseOperatorEnv({ YOKE_PUBLIC_URL: good }).ok).toBe(true);
+  });
+
   it('has embedded defaults that need no GitHub account: SQLite file, cap 2, 60 s and 30 s ticks', () => {
     const res = parseOperatorEnv({});
     expect(res.ok).toBe(true);
@@ -52,6 +58,7 @@ describe('the opt-in file', () => {
         fix_forward: { enabled: false, max_attempts: 2 },
         launcher: { workflow: 'yoke-run.yml' },
         agent: { max_turns: 60 },
+        protected_paths: [],
         dashboard_issue: true,
       },
     });
@@ -75,7 +82,7 @@ describe('the opt-in file', () => {
     expect(res.reason).toContain('autoland.enabled: Invalid input: expected boolean, received string');
     expect(res.reason).toContain('prefix: prefix must be 1-10 capital letters or digits, starting with a letter (e.g. APP)');
     expect(res.reason).toContain('budget_minutes.afk: Too small');
-    expect(res.reason).toContain('.github/yoke.yml: "colour" is not a setting here (the settings are: afk_label, auto, prefix, budget_minutes, autoland, fix_forward, launcher, budget, agent, dashboard_issue, delivery)');
+    expect(res.reason).toContain('.github/yoke.yml: "colour" is not a setting here (the settings are: afk_label, auto, prefix, budget_minutes, autoland, fix_forward, launcher, budget, agent, protected_paths, dashboard_issue, delivery)');
     expect(res.reason).not.toContain('_extends');
     expect(parseRepoConfig(['a'])).toEqual({ state: 'invalid', reason: '.github/yoke.yml must be a YAML mapping of settings, not a list' });
   });

@@ -38,6 +38,8 @@ export interface FakePull {
   headRef?: string;
   comments: CommentView[];
   reviews: { author: string; state: string; commitId: string | null }[];
+  /** The paths the PR changes (none by default). */
+  files?: string[] | null;
 }
 
 export interface FakeRepo {
@@ -179,7 +181,7 @@ export class FakeForge implements Forge {
       pulls,
       claims: r.pulls
         .filter((p) => p.labels.includes('yoke:claim') || parseYokeRunTrailer(p.body))
-        .map((p) => ({ pull: pulls.find((x) => x.number === p.number)!, comments: [...p.comments], reviews: [...p.reviews] })),
+        .map((p) => ({ pull: pulls.find((x) => x.number === p.number)!, comments: [...p.comments], reviews: [...p.reviews], files: p.files === null ? null : [...(p.files ?? [])] })),
       recentComments: [],
     };
   }

@@ -1,6 +1,6 @@
 import type { components } from '@octokit/openapi-types';
 import { parseClosingRefs } from '../../forge/types.js';
-import { revParse, squashMerge } from '../git.js';
+import { changedFiles, revParse, squashMerge } from '../git.js';
 import { HttpError } from '../http-error.js';
 import { pullOf, repoOf, requireWorkflowWrite, requireWrite, type RouteEnv } from './routes-common.js';
 import type { Review } from './state.js';
@@ -42,6 +42,24 @@ export function registerPullRoutes(env: RouteEnv): void {
     const r = repoOf(env, ctx);
     const i = pullOf(r, ctx.params.pull_number);
     return http.page(ctx, r.reviews.filter((v) => v.pr === i.number).map((v) => shapes.reviewJson(r, v)), `/repos/${r.fullName}/pulls/${i.number}/reviews`);
+  });
+  // GitHub's diff of the PR: from where its head left the base branch to its head; a rename names both paths.
+  http.on('GET', '/repos/{owner}/{repo}/pulls/{pull_number}/files', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    const i = pullOf(r, ctx.params.pull_number);
+    const files = changedFiles(r.gitDir, i.pull!.baseRef, i.pull!.headSha).map((f) => ({
+      sha: f.blob,
+      filename: f.path,
+      status: f.status,
+      additions: 0,
+      deletions: 0,
+      changes: 0,
+      blob_url: `${shapes.url}/${r.fullName}/blob/${i.pull!.headSha}/${f.path}`,
+      raw_url: `${shapes.url}/${r.fullName}/raw/${i.pull!.headSha}/${f.path}`,
+      contents_url: shapes.apiUrl(`/repos/${r.fullName}/contents/${f.path}?ref=${i.pull!.headSha}`),
+      ...(f.previous ? { previous_filename: f.previous } : {}),
+    }) satisfies Schemas['diff-entry']);
+    return http.page(ctx, files, `/repos/${r.fullName}/pulls/${i.number}/files`);
   });
   http.on('POST', '/repos/{owner}/{repo}/pulls/{pull_number}/reviews', 'repo', (ctx) => {
     const r = repoOf(env, ctx);

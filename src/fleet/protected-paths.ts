@@ -1,0 +1,64 @@
+import type { ReviewView } from '../forge/types.js';
+
+// TR14: what yoke trusts lives in the repository: its workflows, its opt-in
+// file, the lander's validate.sh, and the agents' own settings. A claim PR
+// that changes any of them is never merged without a person: the lander may
+// accept it, but the merge waits for an approving review of that very head by
+// a writer who is neither the PR's author nor a bot.
+
+/** Always protected; a repository adds its own globs under `protected_paths:`. */
+export const DEFAULT_PROTECTED_PATHS: readonly string[] = ['.github/**', '**/CLAUDE.md', '**/CLAUDE.local.md', '**/AGENTS.md', '.claude/**', '.mcp.json', '.codex/**'];
+
+/** A glob as a regular expression: `**` spans folders, `*` and `?` stay within one; a glob with no `/` matches at the root. */
+export function globToRegExp(glob: string): RegExp {
+  let re = '';
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!;
+    if (c === '*' && glob[i + 1] === '*') {
+      // `**/` is any number of folders (none included); a trailing `**` is everything below.
+      if (glob[i + 2] === '/') {
+        re += '(?:.*/)?';
+        i += 2;
+      } else {
+        re += '.*';
+        i += 1;
+      }
+    } else if (c === '*') re += '[^/]*';
+    else if (c === '?') re += '[^/]';
+    else re += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+  }
+  // Case-insensitive: a near miss (`.Claude/`) is held too, failing closed.
+  return new RegExp(`^${re}$`, 'i');
+}
+
+/** The protected globs in force: the defaults, then the repository's own. */
+export function protectedGlobs(extra: readonly string[]): string[] {
+  return [...new Set([...DEFAULT_PROTECTED_PATHS, ...extra])];
+}
+
+/** The files of a change that a glob protects, in the order given. A folder the glob names protects all below it. */
+export function protectedFilesOf(files: readonly string[], globs: readonly string[]): string[] {
+  const res = globs.map(globToRegExp);
+  // Git paths never start with `/`; compare without one so `/CLAUDE.md` in a glob is CLAUDE.md.
+  return [...new Set(files)].filter((f) => res.some((re) => re.test(f.replace(/^\/+/, ''))));
+}
+
+const BOT = /\[bot\]$/i;
+
+/**
+ * Who approved this head as TR09 counts a person: the latest review of each
+ * login that is not a comment, an approval of exactly `head`, by someone who
+ * is not the PR's author, not a bot and not `ghost`. Whether they can write is
+ * asked of GitHub by the caller, at the time.
+ */
+export function headApprovers(reviews: readonly ReviewView[], head: string, author: string): string[] {
+  const latest = new Map<string, ReviewView>();
+  for (const r of reviews) if (r.state !== 'COMMENTED') latest.set(r.author.toLowerCase(), r);
+  const out: string[] = [];
+  for (const r of latest.values()) {
+    if (r.state !== 'APPROVED' || r.commitId !== head) continue;
+    if (r.author.toLowerCase() === author.toLowerCase() || r.author === 'ghost' || BOT.test(r.author)) continue;
+    out.push(r.author);
+  }
+  return out;
+}

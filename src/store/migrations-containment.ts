@@ -1,0 +1,21 @@
+// TR14 and the containment that came with it. Appended to MIGRATIONS.
+export const CONTAINMENT_MIGRATIONS: readonly { version: number; name: string; sql: string; postgres?: string }[] = [
+  {
+    version: 15,
+    name: 'claim heads held for a person',
+    sql: `
+-- TR14: a claim PR head the lander accepted that changes a protected path; it merges only after a
+-- writer who is not its author approves that head. One comment per PR says so (carried to newer heads).
+CREATE TABLE protected_holds (
+  repo TEXT NOT NULL,
+  pr_number INTEGER NOT NULL,
+  head_sha TEXT NOT NULL,
+  files TEXT NOT NULL,
+  comment_id INTEGER,
+  approved_by TEXT,
+  recorded_at INTEGER NOT NULL,
+  PRIMARY KEY (repo, pr_number, head_sha)
+);
+`,
+  },
+];
