@@ -4,6 +4,8 @@ import { encodeMarker, type MarkerPayload } from './forge/marker.js';
 import type { WorkSpend } from './store/runs.js';
 import type { WaitingItem } from './fleet/candidate.js';
 import { subjectUrl } from './fleet/links.js';
+import { inertBlock, inertInline } from './agent/output.js';
+import { redactSecrets } from './redact.js';
 
 // Every comment yoke writes, and every "To recover" line, comes from here.
 // Refusals take their wording from the code table; tests compare whole texts,
@@ -83,6 +85,25 @@ export function mergeRefusedNotice(pr: number, sha: string, detail: string): str
   return `yoke did not merge this PR. ${refusalText(makeRefusal('merge_refused', { number: pr, sha: sha.slice(0, 7), detail }))}`;
 }
 
+const MAX_LISTED = 20;
+
+/** The protected files of a change, as a short list in code spans. */
+export function protectedFileList(files: readonly string[]): string {
+  const shown = files.slice(0, MAX_LISTED).map((f) => `\`${f.replace(/`/g, "'")}\``);
+  return files.length > MAX_LISTED ? `${shown.join(', ')} and ${files.length - MAX_LISTED} more` : shown.join(', ');
+}
+
+/** TR14: the one comment on a claim PR whose accepted head changes a protected path. */
+export function protectedHoldNotice(pr: number, sha: string, files: readonly string[]): string {
+  const r = makeRefusal('protected_paths_changed', { number: pr, sha: sha.slice(0, 7), files: protectedFileList(files) });
+  return `yoke did not merge this PR. ${r.message}\n\nThese paths are protected by default (\`.github/**\`, \`CLAUDE.md\`, \`AGENTS.md\`, \`.claude/**\`, \`.mcp.json\`, \`.codex/**\`) or by \`protected_paths:\` in \`.github/yoke.yml\`: an agent that could change them unseen could change what yoke checks.\n\n**To recover:** ${r.recovery}`;
+}
+
+/** TR14: the same comment once a writer approved the held head. */
+export function protectedApprovedNotice(pr: number, sha: string, files: readonly string[], by: string): string {
+  return `${by} approved #${pr} at \`${sha.slice(0, 7)}\`, which changes ${protectedFileList(files)}; yoke merges it at that head.`;
+}
+
 export function fixExhaustedNotice(author: string | null, pr: number, attempts: number): string {
   const r = makeRefusal('fix_attempts_exhausted', { number: pr, attempts });
   return `@${author ?? 'maintainers'} ${r.message} yoke has stopped fixing it and labelled it \`${STUCK_LABEL}\`.\n\n**To recover:** ${r.recovery}`;
@@ -116,7 +137,7 @@ export function trackingIssueBody(v: TrackingView): string {
     '',
     '### Stages',
     ...v.stages.flatMap((s) => [
-      `- ${STAGE_MARK[s.state] ?? '·'} \`${s.name}\` (${s.kind}): ${s.state.replace('_', ' ')}${s.current ? ' ← current' : ''}${s.detail ? ` · ${s.detail}` : ''}`,
+      `- ${STAGE_MARK[s.state] ?? '·'} \`${s.name}\` (${s.kind}): ${s.state.replace('_', ' ')}${s.current ? ' ← current' : ''}${s.detail ? ` · ${inertInline(s.detail)}` : ''}`,
       ...(s.deployments ?? []).map((d) => `  - deployment [${d.id}](${d.url}) to \`${d.environment}\`: ${d.state.replace('_', ' ')}${d.logUrl ? ` · [log](${d.logUrl})` : ''}`),
     ]),
     '',
@@ -305,10 +326,14 @@ export function claimPullTitle(title: string): string {
   return t.length > 200 ? `${t.slice(0, 199)}…` : t;
 }
 
-/** The claim PR's body: the closing keyword, what the agent said, and the trailer that binds it to its run (TR04). */
+/**
+ * The claim PR's body: the closing keyword, what the agent said, and the trailer that binds it to its run (TR04).
+ * TR15: the agent's words are redacted and quoted inert, so no mention, link, closing keyword or trailer in them acts.
+ */
 export function claimPullBody(issue: number, runId: string, summary: string): string {
-  const said = summary.trim().slice(0, 20_000);
-  return `Closes #${issue}\n\n${said || '_The agent gave no summary._'}\n\nYoke-Run: ${runId}`;
+  const said = redactSecrets(summary).trim().slice(0, 20_000);
+  const quoted = said ? `The agent's summary, quoted as it wrote it:\n\n${inertBlock(said)}` : '_The agent gave no summary._';
+  return `Closes #${issue}\n\n${quoted}\n\nYoke-Run: ${runId}`;
 }
 
 export interface FailedRunFacts {
@@ -331,6 +356,7 @@ export function runFailedNotice(f: FailedRunFacts): string {
     f.kind === 'afk'
       ? 'yoke starts another run on a later pass, unless the repository pauses at its failure threshold; to start one now, comment `/yoke start`. If the issue cannot be done as written, change it, or take the AFK label off.'
       : 'yoke starts another fix run while fix-forward has attempts left; then the PR is labelled stuck. Push a fix to the branch yourself, or comment `/yoke land` to have the head validated again.';
-  const quoted = f.why.trim().split('\n').slice(0, 20).map((l) => `> ${l}`).join('\n');
+  // The run's own words: redacted and inert (TR15), so nothing it printed mentions, links or poses as yoke's recovery.
+  const quoted = inertBlock(redactSecrets(f.why).trim().split('\n').slice(0, 20).join('\n'));
   return `yoke's ${what} ${run} ${ended}${f.failures > 1 ? ` (${f.failures} failed runs here so far)` : ''}:\n\n${quoted}\n\n**To recover:** ${recovery}`;
 }

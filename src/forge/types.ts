@@ -63,6 +63,8 @@ export interface ClaimView {
   pull: PullView;
   comments: CommentView[];
   reviews: ReviewView[];
+  /** TR14: the paths its change touches at its head (a rename's old path too); null when GitHub did not list them. */
+  files: string[] | null;
 }
 
 /** One repository as one pass read it from GitHub. */
@@ -136,7 +138,7 @@ export interface PushToken {
 export interface CheckRunWrite {
   name: string;
   status: 'in_progress' | 'completed';
-  conclusion: 'success' | 'failure' | 'neutral' | null;
+  conclusion: 'success' | 'failure' | 'neutral' | 'action_required' | null;
   externalId: string;
   detailsUrl: string | null;
   title: string;
@@ -258,14 +260,28 @@ export const CONTROL_LABEL = 'yoke:control';
 
 const CLOSING_RE = /\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s+#(\d+)\b/gi;
 
+/** A body without its fenced code blocks: what is quoted inside one (an agent's summary, say) says nothing. */
+export function outsideFences(body: string): string {
+  const out: string[] = [];
+  let fence: string | null = null;
+  for (const line of body.split('\n')) {
+    const open = /^ {0,3}(`{3,}|~{3,})/.exec(line)?.[1];
+    if (fence === null && open) fence = open;
+    else if (fence !== null && open && open[0] === fence[0] && open.length >= fence.length && line.trim() === open) fence = null;
+    else if (fence === null) out.push(line);
+  }
+  return out.join('\n');
+}
+
 export function parseClosingRefs(body: string): number[] {
   const out = new Set<number>();
-  for (const m of body.matchAll(CLOSING_RE)) out.add(Number(m[1]));
+  for (const m of outsideFences(body).matchAll(CLOSING_RE)) out.add(Number(m[1]));
   return [...out].sort((a, b) => a - b);
 }
 
-const TRAILER_RE = /^Yoke-Run:\s*([\w-]{1,100})\s*$/m;
+const TRAILER_RE = /^Yoke-Run:\s*([\w-]{1,100})\s*$/gm;
 
+/** The `Yoke-Run:` trailer: the last one outside fenced blocks, as git reads a trailer from a message's end. */
 export function parseYokeRunTrailer(body: string): string | null {
-  return TRAILER_RE.exec(body)?.[1] ?? null;
+  return [...outsideFences(body).matchAll(TRAILER_RE)].at(-1)?.[1] ?? null;
 }

@@ -30,14 +30,14 @@ describe('failed run notices', () => {
     expect(h.forge.comments.map((c) => [c.number, c.body])).toEqual([
       [
         14,
-        `yoke's AFK run \`${first}\` failed:\n\n> Error: issue #14 names no demo task\n\n**To recover:** yoke starts another run on a later pass, unless the repository pauses at its failure threshold; to start one now, comment \`/yoke start\`. If the issue cannot be done as written, change it, or take the AFK label off.`,
+        `yoke's AFK run \`${first}\` failed:\n\n\`\`\`\nError: issue #\u200b14 names no demo task\n\`\`\`\n\n**To recover:** yoke starts another run on a later pass, unless the repository pauses at its failure threshold; to start one now, comment \`/yoke start\`. If the issue cannot be done as written, change it, or take the AFK label off.`,
       ],
     ]);
     expect(await sync()).toBe(0);
     const second = await fail({ summary: null, outcome: 'timeout' });
     expect(await sync()).toBe(1);
     expect(h.forge.comments).toHaveLength(1);
-    expect(h.forge.comments[0]!.body.split('\n\n').slice(0, 2)).toEqual([`yoke's AFK run \`${second}\` ran out of time (2 failed runs here so far):`, '> ran past its 60-minute budget']);
+    expect(h.forge.comments[0]!.body.split('\n\n').slice(0, 2)).toEqual([`yoke's AFK run \`${second}\` ran out of time (2 failed runs here so far):`, '```\nran past its 60-minute budget\n```']);
   });
 
   it('a fix run goes to its claim PR; a run yoke cancelled itself, or one that succeeded last, posts nothing', async () => {

@@ -38,7 +38,7 @@ describe('POST /yoke/api/runs/:id/push and /claim', () => {
     expect(claim.status).toBe(201);
     expect(await claim.json()).toEqual({ number: 1001 });
     // A command run names its base; an Actions run's is the ref yoke dispatched it on.
-    expect(h.forge.openedPulls).toEqual([{ repo: 'acme/api', head: `yoke/1-${id}`, base: 'trunk', title: 'Add a shout helper', body: `Closes #1\n\nclaude-code finished.\n\nYoke-Run: ${id}` }]);
+    expect(h.forge.openedPulls).toEqual([{ repo: 'acme/api', head: `yoke/1-${id}`, base: 'trunk', title: 'Add a shout helper', body: `Closes #1\n\nThe agent's summary, quoted as it wrote it:\n\n\`\`\`\nclaude-code finished.\n\`\`\`\n\nYoke-Run: ${id}` }]);
   });
 
   it('TR03 a fix run pushes to the claim PR\'s own branch, never to one of its choosing, and opens no PR', async () => {
