@@ -9,6 +9,7 @@ const SHAPES: RegExp[] = [
   /\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})\b/g,
   /\beyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]{8,}\b/g,
   /\bsk-(?:ant-)?[A-Za-z0-9_-]{16,}\b/g,
+  /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g,
   /\b(Bearer|token|basic)\s+[\w.~+/-]{16,}=*/gi,
 ];
 

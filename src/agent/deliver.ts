@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { readRunFacts } from './facts.js';
 import { collapsedOutput, tailOf } from './output.js';
 import { BUNDLE_FILE, readAgentResult, type RunnerIo } from './run.js';
+import { jobSecretValues, scanChange, secretRefusal } from './secret-scan.js';
 
 // `yoke agent deliver`: the deliver job of an AFK or fix run, which runs
 // none of the agent's code. With the run's own credential (the job's OIDC
@@ -56,19 +57,49 @@ function git(cwd: string, args: string[], token?: string): string {
   return r.stdout.trim();
 }
 
-/** Pushes the bundle's commit to the granted branch: fetches its base by id, then the bundle, then pushes. */
-function pushBundle(bundle: string, remote: string, grant: z.infer<typeof PushGrant>, base: string, commit: string): void {
+const SHA = /^[0-9a-f]{40}$/;
+
+/**
+ * Pushes the bundle's commit to the granted branch, in a fresh repository of its own (no hook, fsmonitor or
+ * config the agent planted is there): fetches its base by id, verifies and fetches the bundle, refuses a change
+ * that holds a secret (TR16), then pushes.
+ */
+function pushBundle(bundle: string, remote: string, grant: z.infer<typeof PushGrant>, base: string, commit: string, secrets: readonly string[]): void {
   const dir = mkdtempSync(join(tmpdir(), 'yoke-deliver-'));
   try {
     git(dir, ['init', '--quiet']);
-    git(dir, ['fetch', '--quiet', '--depth=1', remote, base], grant.token);
-    git(dir, ['fetch', '--quiet', bundle, 'HEAD:refs/yoke/work']);
-    const got = git(dir, ['rev-parse', 'refs/yoke/work']);
+    git(dir, ['fetch', '--quiet', '--depth=1', '--', remote, base], grant.token);
+    git(dir, ['bundle', 'verify', '--quiet', bundle]);
+    git(dir, ['fetch', '--quiet', '--', bundle, 'HEAD:refs/yoke/work']);
+    const got = git(dir, ['rev-parse', '--verify', 'refs/yoke/work^{commit}']);
     if (got !== commit) throw new YokeRefused(`the bundle holds ${got.slice(0, 7)}, not the agent's ${commit.slice(0, 7)}`);
-    git(dir, ['push', '--quiet', remote, `refs/yoke/work:refs/heads/${grant.branch}`], grant.token);
+    const found = scanChange(dir, base, commit, secrets);
+    if (found.length) throw new YokeRefused(secretRefusal(found));
+    git(dir, ['push', '--quiet', '--', remote, `refs/yoke/work:refs/heads/${grant.branch}`], grant.token);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * TR17: a push token is revoked as soon as its push is done (`DELETE /installation/token`), so a copy of it
+ * taken from this job is worth nothing. Installation tokens reach every branch and tag otherwise, for an hour.
+ */
+async function revokePushToken(f: Fetch, apiUrl: string | undefined, token: string, out: (l: string) => void): Promise<void> {
+  if (!apiUrl) {
+    out('GITHUB_API_URL is not set, so the push token was not revoked; it lapses within the hour.');
+    return;
+  }
+  const res = await f(`${apiUrl.replace(/\/+$/, '')}/installation/token`, { method: 'DELETE', headers: { authorization: `token ${token}`, accept: 'application/vnd.github+json' } }).catch(() => null);
+  out(res?.status === 204 ? 'revoked the push token' : `could not revoke the push token (${res ? res.status : 'no answer'}); it lapses within the hour`);
+}
+
+/** TR17: what the agent job handed over is checked before anything is pushed: both commits are ids, and the base is the head yoke dispatched. */
+export function checkHandover(result: { base?: string | undefined; commit?: string | undefined }, dispatched: string | null): string | null {
+  if (!result.base || !SHA.test(result.base)) return `result.json's base is not a 40-hex commit id`;
+  if (!result.commit || !SHA.test(result.commit)) return `result.json's commit is not a 40-hex commit id`;
+  if (dispatched && result.base !== dispatched) return `result.json's base ${result.base.slice(0, 7)} is not the commit yoke dispatched the run on (${dispatched.slice(0, 7)})`;
+  return null;
 }
 
 export async function agentDeliver(io: RunnerIo): Promise<number> {
@@ -104,11 +135,14 @@ export async function agentDeliver(io: RunnerIo): Promise<number> {
       return 1;
     }
     const bundle = join(out, BUNDLE_FILE);
-    if (!existsSync(bundle) || !result.base || !result.commit) throw new YokeRefused('the agent job reported success but left no bundle');
+    if (!existsSync(bundle)) throw new YokeRefused('the agent job reported success but left no bundle');
+    const bad = checkHandover(result, facts.facts.headSha ?? io.env.GITHUB_SHA ?? null);
+    if (bad) throw new YokeRefused(bad);
     const grant = await callYoke(f, apiUrl, bearer, `/yoke/api/runs/${runId}/push`, {}, PushGrant);
     const server = (io.env.GITHUB_SERVER_URL ?? 'https://github.com').replace(/\/+$/, '');
-    pushBundle(bundle, `${server}/${repo}.git`, grant, result.base, result.commit);
-    io.out(`pushed ${result.commit.slice(0, 7)} to ${grant.branch}`);
+    pushBundle(bundle, `${server}/${repo}.git`, grant, result.base!, result.commit!, [...jobSecretValues(io.env), grant.token]);
+    io.out(`pushed ${result.commit!.slice(0, 7)} to ${grant.branch}`);
+    await revokePushToken(f, io.env.GITHUB_API_URL, grant.token, io.out);
     let summary = result.summary;
     if (kind !== 'fix') {
       const pr = await callYoke(f, apiUrl, bearer, `/yoke/api/runs/${runId}/claim`, { title: result.title ?? `yoke: ${facts.facts.issueNumber}`, summary: result.summary }, Claim);

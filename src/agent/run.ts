@@ -8,6 +8,8 @@ import { defaultPrompt, fillPromptTemplate, PROMPT_PATH, type PromptFacts } from
 import type { AgentAdapter, AgentCost, AgentLimits, AgentOutcome } from './adapter.js';
 import { readRunFacts, type RunFacts } from './facts.js';
 import { tailOf } from './output.js';
+import { jobSecretValues, scanChange, secretRefusal } from './secret-scan.js';
+import { redactSecrets } from '../redact.js';
 import { agentNamed } from './registry.js';
 
 // `yoke agent run`: the agent job of an AFK or fix run. It reads the work,
@@ -93,6 +95,7 @@ export async function runAgent(agent: AgentAdapter, prompt: string, limits: Agen
     let stdout = '';
     let pending = '';
     let turns = 0;
+    const answers = new Set<string>();
     let stoppedFor: AgentExit['stoppedFor'] = null;
     const stop = (why: NonNullable<AgentExit['stoppedFor']>) => {
       if (stoppedFor) return;
@@ -119,7 +122,11 @@ export async function runAgent(agent: AgentAdapter, prompt: string, limits: Agen
       pending = lines.pop() ?? '';
       for (const line of lines) {
         const ev = agent.parseLine(line);
-        if (ev?.turn && ++turns > limits.maxTurns) stop('turn_limit');
+        // E: a turn is one model answer, however many events (content blocks) it came in.
+        if (ev?.turn && !(ev.turnId && answers.has(ev.turnId))) {
+          if (ev.turnId) answers.add(ev.turnId);
+          if (++turns > limits.maxTurns) stop('turn_limit');
+        }
         // An agent with no spend limit of its own (Codex) is checked whenever its cost so far is known.
         if (ev?.priced && limits.maxUsd !== null) {
           const so = agent.outcome(stdout, { code: 0, signal: null }, opts.env).cost;
@@ -238,22 +245,59 @@ export async function agentRun(io: RunnerIo): Promise<number> {
   io.out(`${agent.name}: ${f.kind} on ${f.kind === 'fix' ? `PR #${f.prNumber}` : `issue #${work.issue}`}, at most ${f.limits.maxTurns} turns${f.limits.maxUsd !== null ? ` and $${f.limits.maxUsd}` : ''}, stopping by ${new Date(f.deadline - DEADLINE_RESERVE_MS).toISOString()}`);
   const ran = await runAgent(agent, work.prompt, f.limits, { cwd, env: io.env, stopAt: f.deadline - DEADLINE_RESERVE_MS, now: io.now, log: io.out });
   const o = ran.outcome;
+  // TR15, TR16: whatever the agent printed or wrote is checked for the values this job was given.
+  const secrets = jobSecretValues(io.env);
+  o.message = redactSecrets(o.message, secrets);
   const cost = o.cost ? { usd: o.cost.usd, input_tokens: o.cost.inputTokens, output_tokens: o.cost.outputTokens, note: o.cost.note } : null;
   if (!o.ok) return fail(runSummary(agent.name, o), cost);
-  const changed = git(cwd, ['status', '--porcelain']) !== '' || git(cwd, ['rev-parse', 'HEAD']) !== base;
-  if (!changed) return fail(runSummary(agent.name, { ...o, ok: false, reason: 'it changed nothing' }), cost);
-  const id = ['-c', 'user.name=yoke', '-c', 'user.email=yoke@users.noreply.github.com'];
-  git(cwd, ['add', '-A']);
-  if (git(cwd, ['status', '--porcelain']) !== '') {
-    const subject = f.kind === 'fix' ? `Fix the lander's rejection of #${f.prNumber}` : `${work.title} (#${work.issue})`;
-    git(cwd, [...id, 'commit', '--quiet', '--no-verify', '-m', `${subject}\n\nYoke-Run: ${f.runId}`]);
-  }
-  const commit = git(cwd, ['rev-parse', 'HEAD']);
   mkdirSync(out, { recursive: true });
-  git(cwd, ["bundle", "create", "--quiet", join(out, BUNDLE_FILE), `${base}..HEAD`]);
-  writeResult(out, { outcome: 'success', summary: runSummary(agent.name, o), title: work.title, cost, base, commit });
+  const subject = f.kind === 'fix' ? `Fix the lander's rejection of #${f.prNumber}` : `${work.title} (#${work.issue})`;
+  const snap = snapshotWorkTree(cwd, base, `${subject}\n\nYoke-Run: ${f.runId}`, join(out, BUNDLE_FILE), secrets);
+  if (snap.kind === 'unchanged') return fail(runSummary(agent.name, { ...o, ok: false, reason: 'it changed nothing' }), cost);
+  if (snap.kind === 'secret') return fail(runSummary(agent.name, { ...o, ok: false, reason: snap.why }), cost);
+  const commit = snap.commit;
+  writeResult(out, { outcome: 'success', summary: redactSecrets(runSummary(agent.name, o), secrets), title: redactSecrets(work.title, secrets), cost, base, commit });
   io.out(`${agent.name} changed the tree: ${commit.slice(0, 7)} on ${base.slice(0, 7)}, bundled for delivery.`);
   return 0;
+}
+
+/**
+ * TR18: the agent's work tree as one commit on `base`, made in a fresh git directory of the runner's own
+ * (the checkout's objects borrowed read-only), so no hook, fsmonitor, filter or other setting the agent
+ * planted in the checkout's .git runs; then searched for secrets (TR16) and bundled.
+ */
+export function snapshotWorkTree(cwd: string, base: string, message: string, bundle: string, secrets: readonly string[]): { kind: 'unchanged' } | { kind: 'secret'; why: string } | { kind: 'bundled'; commit: string } {
+  const gitDir = mkdtempSync(join(tmpdir(), 'yoke-snapshot-'));
+  const home = mkdtempSync(join(tmpdir(), 'yoke-snapshot-home-'));
+  try {
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0', GIT_DIR: gitDir, GIT_WORK_TREE: cwd };
+    const g = (args: string[]) => {
+      const r = spawnSync('git', ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', ...args], { cwd, env, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+      if (r.status !== 0) throw new Error(`git ${args[0]} failed: ${(r.stderr || r.stdout).trim()}`);
+      return r.stdout.trim();
+    };
+    const { GIT_DIR: _d, GIT_WORK_TREE: _w, ...bare } = env;
+    if (spawnSync('git', ['init', '--quiet', '--bare', gitDir], { env: bare }).status !== 0) throw new Error('git init failed');
+    writeFileSync(join(gitDir, 'objects', 'info', 'alternates'), `${join(cwd, '.git', 'objects')}\n`);
+    g(['read-tree', base]);
+    g(['add', '-A', '--', '.']);
+    const tree = g(['write-tree']);
+    if (tree === g(['rev-parse', `${base}^{tree}`])) return { kind: 'unchanged' };
+    const who = { GIT_AUTHOR_NAME: 'yoke', GIT_AUTHOR_EMAIL: 'yoke@users.noreply.github.com', GIT_COMMITTER_NAME: 'yoke', GIT_COMMITTER_EMAIL: 'yoke@users.noreply.github.com' };
+    const made = spawnSync('git', ['commit-tree', tree, '-p', base, '-F', '-'], { cwd, env: { ...env, ...who }, input: message, encoding: 'utf8' });
+    if (made.status !== 0) throw new Error(`git commit-tree failed: ${made.stderr.trim()}`);
+    const commit = made.stdout.trim();
+    const found = scanChange(cwd, base, commit, secrets, env);
+    if (found.length) return { kind: 'secret', why: secretRefusal(found) };
+    g(['update-ref', 'refs/heads/yoke-work', commit]);
+    g(['symbolic-ref', 'HEAD', 'refs/heads/yoke-work']);
+    // The deliver job takes the bundle's HEAD.
+    g(['bundle', 'create', '--quiet', bundle, `${base}..HEAD`]);
+    return { kind: 'bundled', commit };
+  } finally {
+    rmSync(gitDir, { recursive: true, force: true });
+    rmSync(home, { recursive: true, force: true });
+  }
 }
 
 export function readAgentResult(out: string): AgentResultFile | { error: string } {

@@ -11,6 +11,9 @@ const positiveInt = (name: string) =>
     .transform(Number)
     .refine((n) => n >= 1, `${name} must be at least 1`);
 
+/** Hosts that are this machine: a URL to one never crosses a network. */
+export const isLoopbackHost = (host: string): boolean => host === 'localhost' || host === '[::1]' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+
 const commaList = z
   .string()
   .transform((s) =>
@@ -84,7 +87,13 @@ export const OperatorEnv = z.object({
     }
     return people;
   }).default([]),
-  YOKE_PUBLIC_URL: z.url({ message: 'YOKE_PUBLIC_URL must be a URL such as https://yoke.example.com' }).optional(),
+  // TR17: run secrets, OIDC tokens and push tokens travel over it, so plain http only on this machine.
+  YOKE_PUBLIC_URL: z
+    .url({ message: 'YOKE_PUBLIC_URL must be a URL such as https://yoke.example.com' })
+    .refine((u) => !URL.canParse(u) || new URL(u).protocol === 'https:' || (new URL(u).protocol === 'http:' && isLoopbackHost(new URL(u).hostname)), {
+      message: 'YOKE_PUBLIC_URL must be https (run secrets, OIDC tokens and push tokens travel over it); plain http is allowed only for loopback (localhost, 127.0.0.1, [::1]). Put yoke behind a TLS endpoint and set YOKE_PUBLIC_URL=https://…',
+    })
+    .optional(),
   YOKE_OIDC_ISSUER: z.url().default('https://token.actions.githubusercontent.com'),
   YOKE_OIDC_JWKS_URL: z.url().optional(),
   YOKE_TRUSTED_MARKER_LOGINS: commaList.default([]),

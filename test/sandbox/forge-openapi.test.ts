@@ -135,6 +135,9 @@ beforeAll(async () => {
   await call('GET', `/repos/${DEMO_REPO}/contents/README.md`);
   // yoke reads a repository itself only when the installation's listing lacks its default branch.
   await call('GET', `/repos/${DEMO_REPO}`);
+  // TR17: a run's push token revoked by the deliver job once its push is done.
+  const push = sandbox.forge.state.installationToken(1, { repos: ['demo'], permissions: { contents: 'write', metadata: 'read' } });
+  await fetch(`${api}/installation/token`, { method: 'DELETE', headers: { authorization: `token ${push.token}`, accept: 'application/vnd.github+json' } });
   const wf = sandbox.forge.runner.runs[0]!;
   // yoke reads one workflow run by id only when a run outlives its first liveness check: read it here too.
   await call('GET', `/repos/${DEMO_REPO}/actions/runs/${wf.id}`);

@@ -23,6 +23,8 @@ export interface Ctx {
   /** Whether a workflow token may write (its job's permissions). */
   writes: boolean;
   accept: string;
+  /** The bearer the request came with (DELETE /installation/token revokes it). */
+  token: string | null;
 }
 
 export type Answer = { status: number; body?: unknown; headers?: Record<string, string>; raw?: string };
@@ -211,7 +213,8 @@ export class ForgeHttp {
       if (route.auth === 'app' && who.auth !== 'app') throw new HttpError(401, 'A JSON web token could not be decoded');
       if (route.auth === 'repo' && (who.auth === 'none' || who.auth === 'app')) throw new HttpError(401, 'Requires authentication');
       // A token scoped to `contents: write` (a run's push token) writes git, never issues, PRs or workflows.
-      if (who.scoped && method !== 'GET') throw new HttpError(403, 'Resource not accessible by integration');
+      // Any installation token may revoke itself.
+      if (who.scoped && method !== 'GET' && !(method === 'DELETE' && path === '/installation/token')) throw new HttpError(403, 'Resource not accessible by integration');
       const m = route.re.exec(path)!;
       const params = Object.fromEntries(route.keys.map((k, i) => [k, decodeURIComponent(m[i + 1]!)]));
       let body: Record<string, unknown> = {};
@@ -222,7 +225,8 @@ export class ForgeHttp {
           throw new HttpError(400, 'Problems parsing JSON');
         }
       }
-      const answer = await route.handler({ params, query: url.searchParams, body, ...who, accept: String(req.headers.accept ?? '') });
+      const bearer = /^(?:token|bearer)\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim() ?? null;
+      const answer = await route.handler({ params, query: url.searchParams, body, ...who, accept: String(req.headers.accept ?? ''), token: bearer });
       const key = req.headers.authorization ?? 'anon';
       const used = this.rate.get(key) ?? 0;
       const payload = answer.raw ?? (answer.body === undefined ? '' : JSON.stringify(answer.body));

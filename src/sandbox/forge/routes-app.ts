@@ -43,6 +43,11 @@ export function registerAppRoutes(env: RouteEnv): void {
       } satisfies Partial<Schemas['installation-token']>,
     };
   });
+  http.on('DELETE', '/installation/token', 'repo', (ctx) => {
+    if (ctx.auth !== 'installation' || !ctx.token) throw new HttpError(403, 'This endpoint needs an installation access token');
+    state.revoke(ctx.token);
+    return { status: 204 };
+  });
   http.on('GET', '/installation/repositories', 'repo', (ctx) => {
     if (ctx.auth !== 'installation') throw new HttpError(403, 'This endpoint needs an installation access token');
     const repos = [...state.repos.values()].filter((r) => r.installationId === ctx.installationId).map((r) => shapes.repoJson(r));

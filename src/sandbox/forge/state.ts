@@ -186,6 +186,16 @@ export class ForgeState {
     return this.tokens.get(token);
   }
 
+  /** Push tokens (scoped to contents) that still work: a delivery that revokes its own leaves none. */
+  livePushTokens(): number {
+    return [...this.tokens.values()].filter((c) => c.kind === 'installation' && c.scope?.permissions.contents === 'write' && c.expiresAt > this.now()).length;
+  }
+
+  /** DELETE /installation/token: the token stops working at once, as GitHub's does. */
+  revoke(token: string): void {
+    this.tokens.delete(token);
+  }
+
   /** A personal access token for a user (maintainers, the demo agent on the command launcher). */
   personalToken(login: string): string {
     const token = `ghp_${randomBytes(12).toString('hex')}`;
