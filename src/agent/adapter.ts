@@ -31,6 +31,8 @@ export interface AgentOutcome {
 export interface AgentEvent {
   /** A model turn ended (the runner counts these against maxTurns). */
   turn?: boolean;
+  /** The model answer it belongs to: events of one answer (one per content block) are one turn. */
+  turnId?: string;
   /** A message of the agent's, the newest of which is its last word. */
   message?: string;
   /** The cost so far is known now (an agent without a spend limit of its own has it checked here). */

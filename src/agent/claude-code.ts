@@ -25,12 +25,19 @@ const Result = z
     total_cost_usd: z.number().optional(),
     usage: Usage.optional(),
     num_turns: z.number().optional(),
+    /** Per model, the whole run's tokens: `usage` is only the last answer's when the run stops on a limit. */
+    modelUsage: z
+      .record(
+        z.string(),
+        z.object({ inputTokens: z.number().default(0), outputTokens: z.number().default(0), cacheReadInputTokens: z.number().default(0), cacheCreationInputTokens: z.number().default(0) }).passthrough(),
+      )
+      .optional(),
   })
   .passthrough();
 
 const Assistant = z.object({
   type: z.literal('assistant'),
-  message: z.object({ content: z.array(z.object({ type: z.string(), text: z.string().optional() }).passthrough()) }).passthrough(),
+  message: z.object({ id: z.string().optional(), content: z.array(z.object({ type: z.string(), text: z.string().optional() }).passthrough()) }).passthrough(),
 });
 
 /** The tools the agent may use: it edits files and runs commands in its checkout, nothing else. */
@@ -54,7 +61,7 @@ export const claudeCode: AgentAdapter = {
     const a = Assistant.safeParse(j);
     if (a.success) {
       const text = a.data.message.content.filter((c) => c.type === 'text' && c.text).map((c) => c.text).join('\n').trim();
-      return { turn: true, ...(text ? { message: text } : {}) };
+      return { turn: true, ...(a.data.message.id ? { turnId: a.data.message.id } : {}), ...(text ? { message: text } : {}) };
     }
     return null;
   },
@@ -75,10 +82,12 @@ export const claudeCode: AgentAdapter = {
       return { ok: false, reason: 'no_result', message: last || `Claude Code ${how} before printing its result.`, cost: null };
     }
     const u = result.usage;
+    const models = Object.values(result.modelUsage ?? {});
+    const sum = (f: (m: (typeof models)[number]) => number) => models.reduce((t, m) => t + f(m), 0);
     const cost = {
       usd: result.total_cost_usd ?? null,
-      inputTokens: u ? u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens : 0,
-      outputTokens: u?.output_tokens ?? 0,
+      inputTokens: models.length ? sum((m) => m.inputTokens + m.cacheReadInputTokens + m.cacheCreationInputTokens) : u ? u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens : 0,
+      outputTokens: models.length ? sum((m) => m.outputTokens) : (u?.output_tokens ?? 0),
       note: result.total_cost_usd === undefined ? 'Claude Code printed no total_cost_usd' : null,
     };
     const message = (result.result ?? '').trim() || (result.errors ?? []).join('; ') || last;

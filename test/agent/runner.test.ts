@@ -57,6 +57,33 @@ describe.skipIf(!ok)('the runner with real agent CLIs', () => {
     expect(r.outcome).toMatchObject({ ok: false, reason: 'turn limit: stopped after 3 turns' });
   }, 60_000);
 
+  it('TR19 a turn is one model answer: answers of a text and a tool call each count once, so a limit of 3 lets three answers through', async () => {
+    const chatty = new ScriptedModel({ script: () => ({ note: 'Let me try once more.', run: 'echo again >> loop.txt' }) });
+    await chatty.start();
+    try {
+      const r = await runAgent(claudeCode, 'loop', { maxTurns: 3, maxUsd: null }, { cwd: checkout(), env: { PATH: path(), ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: chatty.url }, stopAt: Date.now() + 60_000, now: Date.now, log: () => undefined });
+      expect(r.stoppedFor).toBe('turn_limit');
+      expect(r.turns).toBe(4);
+      expect(chatty.requests.length).toBeGreaterThanOrEqual(4);
+    } finally {
+      await chatty.stop();
+    }
+  }, 60_000);
+
+  it('TR19 a run Claude Code stops at its spend limit records the tokens of every answer (modelUsage), not only the last one', async () => {
+    const costly = new ScriptedModel({ script: () => ({ run: 'echo again >> loop.txt' }), usage: { input: 60_000, output: 2_000 } });
+    await costly.start();
+    try {
+      const r = await runAgent(claudeCode, 'loop', { maxTurns: 50, maxUsd: 0.5 }, { cwd: checkout(), env: { PATH: path(), ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: costly.url }, stopAt: Date.now() + 60_000, now: Date.now, log: () => undefined });
+      expect(r.outcome.reason).toMatch(/^error_max_budget_usd/);
+      const answered = costly.requests.length;
+      expect(answered).toBeGreaterThan(1);
+      expect(r.outcome.cost).toMatchObject({ inputTokens: answered * 60_000, outputTokens: answered * 2_000 });
+    } finally {
+      await costly.stop();
+    }
+  }, 60_000);
+
   it('Codex on a model that never stops is cut off at the turn limit', async () => {
     const cwd = checkout();
     const env = { PATH: `${agentCliBin('codex')}:${process.env.PATH}`, CODEX_API_KEY: 'sk-test', OPENAI_BASE_URL: `${forever.url}/v1` };

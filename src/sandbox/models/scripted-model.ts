@@ -7,7 +7,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 // or a final message. Every request is kept, so tests can assert on what the
 // agent was told.
 
-export type ModelStep = { run: string } | { say: string };
+/** A tool call (with `note`, a text block before it in the same answer, as models often send), or a final message. */
+export type ModelStep = { run: string; note?: string } | { say: string };
 
 export interface ModelRequest {
   api: 'anthropic' | 'openai';
@@ -88,13 +89,20 @@ export class ScriptedModel {
     const { step, n, u, ev } = this.answer(r, res);
     ev('message_start', { message: { id: `msg_${n}`, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: u.input, output_tokens: 0 } } });
     if ('run' in step) {
-      ev('content_block_start', { index: 0, content_block: { type: 'tool_use', id: `toolu_${n}`, name: 'Bash', input: {} } });
-      ev('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: JSON.stringify({ command: step.run, description: 'scripted step' }) } });
+      const at = step.note ? 1 : 0;
+      if (step.note) {
+        ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } });
+        ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: step.note } });
+        ev('content_block_stop', { index: 0 });
+      }
+      ev('content_block_start', { index: at, content_block: { type: 'tool_use', id: `toolu_${n}`, name: 'Bash', input: {} } });
+      ev('content_block_delta', { index: at, delta: { type: 'input_json_delta', partial_json: JSON.stringify({ command: step.run, description: 'scripted step' }) } });
+      ev('content_block_stop', { index: at });
     } else {
       ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } });
       ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: step.say } });
+      ev('content_block_stop', { index: 0 });
     }
-    ev('content_block_stop', { index: 0 });
     ev('message_delta', { delta: { stop_reason: 'run' in step ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: { output_tokens: u.output } });
     ev('message_stop', {});
     res.end();
