@@ -18,6 +18,8 @@ export interface DemoTask {
   test: string;
   /** More files the first attempt writes (an attack test's, say). */
   extraFiles?: Record<string, string>;
+  /** Text anyone could have written, added to the issue's body (the containment suite's planted instructions). */
+  injection?: string;
 }
 
 export const DEMO_TASKS: DemoTask[] = [
@@ -106,7 +108,7 @@ export const ATTACK_TASK: DemoTask = {
 export const taskMarker = (t: DemoTask): string => `demo-task: ${t.name}`;
 
 export function issueBody(t: DemoTask): string {
-  return `${t.title} in \`lib/${t.name}.js\`, with a test in \`test/${t.name}.test.js\`.\n\n<!-- ${taskMarker(t)} -->`;
+  return `${t.title} in \`lib/${t.name}.js\`, with a test in \`test/${t.name}.test.js\`.\n\n<!-- ${taskMarker(t)} -->${t.injection ? `\n\n${t.injection}` : ''}`;
 }
 
 /** The workflows yoke ships (templates/), which the sandbox dispatches as a user's repository would. */

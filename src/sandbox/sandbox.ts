@@ -103,7 +103,6 @@ export class Sandbox {
   runtime!: YokeRuntime;
   readonly dataDir: string;
   readonly apiToken = 'sandbox-operator-token-0123456789abcdef';
-
   /** TR11: a person's own yoke token (YOKE_PERSON_TOKENS): what they record is recorded as them. */
   personToken(login: string): string {
     return `sandbox-${login}-token-0123456789abcdef0123`;
@@ -151,8 +150,9 @@ export class Sandbox {
     if (!bin) throw new Error(`The ${agent} CLI is not installed: run \`bash bin/install-agents\` (it fills ${AGENT_CLI_DIR}).`);
     this.model = this.opts.model ?? new ScriptedModel({ script: demoScript(this.tasks) });
     const url = await this.model.start();
+    // Shaped as real keys are, so what finds a real one (TR16) finds these.
     const secrets: Record<string, string> =
-      agent === 'claude-code' ? { ANTHROPIC_API_KEY: 'sk-ant-sandbox', ANTHROPIC_BASE_URL: url } : { CODEX_API_KEY: 'sk-sandbox', OPENAI_BASE_URL: `${url}/v1`, CODEX_MODEL: 'gpt-5.5' };
+      agent === 'claude-code' ? { ANTHROPIC_API_KEY: 'sk-ant-sandbox-key-0123456789', ANTHROPIC_BASE_URL: url } : { CODEX_API_KEY: 'sk-sandbox-key-0123456789abcdef', OPENAI_BASE_URL: `${url}/v1`, CODEX_MODEL: 'gpt-5.5' };
     return { files: { '.github/workflows/yoke-run.yml': shippedWorkflow(agent) }, env: { PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}` }, secrets };
   }
 
