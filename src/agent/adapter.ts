@@ -57,6 +57,10 @@ export interface AgentAdapter {
   readonly credentials: readonly string[];
   /** Other variables of the job the agent may see (its API base URL, say). */
   readonly passthrough: readonly string[];
+  /** TR20: the vendor's hosts the contained agent may reach (its model's API). */
+  readonly modelHosts: readonly string[];
+  /** The variable that points it at another model endpoint, which it may reach instead. */
+  readonly modelUrlVariable: string;
   invocation(prompt: string, limits: AgentLimits, home: string, env: Record<string, string | undefined>): AgentInvocation;
   parseLine(line: string): AgentEvent | null;
   /** The outcome from everything it printed and how it exited. */

@@ -49,6 +49,8 @@ export const claudeCode: AgentAdapter = {
   pkg: '@anthropic-ai/claude-code@2.1.332',
   credentials: ['ANTHROPIC_API_KEY', 'CLAUDE_CODE_OAUTH_TOKEN'],
   passthrough: ['ANTHROPIC_BASE_URL', 'ANTHROPIC_MODEL'],
+  modelHosts: ['api.anthropic.com'],
+  modelUrlVariable: 'ANTHROPIC_BASE_URL',
   invocation(prompt, limits) {
     const args = ['-p', prompt, '--output-format', 'stream-json', '--verbose', '--permission-mode', 'acceptEdits', '--allowedTools', CLAUDE_TOOLS, '--no-session-persistence'];
     if (limits.maxUsd !== null) args.push('--max-budget-usd', String(limits.maxUsd));

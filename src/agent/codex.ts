@@ -33,8 +33,11 @@ export const codex: AgentAdapter = {
   pkg: '@openai/codex@0.171.0',
   credentials: ['CODEX_API_KEY'],
   passthrough: ['CODEX_MODEL'],
+  modelHosts: ['api.openai.com'],
+  modelUrlVariable: 'OPENAI_BASE_URL',
   invocation(prompt, _limits, home, env) {
-    const args = ['exec', '--json', '--skip-git-repo-check', '--ephemeral', '-s', 'workspace-write', '-m', modelOf(env)];
+    // Its own sandbox stays on; its network switch is opened because yoke's sandbox (contain.ts) filters every connection.
+    const args = ['exec', '--json', '--skip-git-repo-check', '--ephemeral', '-s', 'workspace-write', '-c', 'sandbox_workspace_write.network_access=true', '-m', modelOf(env)];
     const files: Record<string, string> = {};
     const base = env.OPENAI_BASE_URL;
     if (base) {

@@ -7,7 +7,7 @@ import { z } from 'zod';
 export const LIMIT_DEFAULTS = { max_turns: 60 } as const;
 
 const Limits = z
-  .object({ max_turns: z.number().int().min(1).max(10_000).default(LIMIT_DEFAULTS.max_turns), max_usd: z.number().min(0).nullable().default(null) })
+  .object({ max_turns: z.number().int().min(1).max(10_000).default(LIMIT_DEFAULTS.max_turns), max_usd: z.number().min(0).nullable().default(null), network_allow: z.array(z.string().max(253)).max(100).default([]) })
   .strict();
 
 const Facts = z.object({
@@ -32,7 +32,7 @@ export interface RunFacts {
   headSha: string | null;
   deadline: number;
   apiUrl: string;
-  limits: { maxTurns: number; maxUsd: number | null };
+  limits: { maxTurns: number; maxUsd: number | null; networkAllow: string[] };
   rejection: string | null;
 }
 
@@ -67,7 +67,7 @@ export function readRunFacts(env: Record<string, string | undefined>): FactsResu
       headSha: e.YOKE_HEAD_SHA || null,
       deadline: Date.parse(e.YOKE_DEADLINE),
       apiUrl: e.YOKE_API_URL.replace(/\/+$/, ''),
-      limits: { maxTurns: limits.data.max_turns, maxUsd: limits.data.max_usd },
+      limits: { maxTurns: limits.data.max_turns, maxUsd: limits.data.max_usd, networkAllow: limits.data.network_allow },
       rejection: e.YOKE_REJECTION ?? null,
     },
   };

@@ -9,6 +9,9 @@ import type { AgentAdapter, AgentCost, AgentLimits, AgentOutcome } from './adapt
 import { readRunFacts, type RunFacts } from './facts.js';
 import { tailOf } from './output.js';
 import { jobSecretValues, scanChange, secretRefusal } from './secret-scan.js';
+import { containAgent, containmentProblem, type BlockedAttempt, type Contained } from './contain.js';
+import { writeHandover } from './handover.js';
+import { installTrustedSettings, restoreSettings, type SettingsSwap } from './settings-swap.js';
 import { redactSecrets } from '../redact.js';
 import { agentNamed } from './registry.js';
 
@@ -80,18 +83,39 @@ export function agentEnv(agent: AgentAdapter, env: Record<string, string | undef
 export interface AgentExit {
   outcome: AgentOutcome;
   turns: number;
-  stoppedFor: 'turn_limit' | 'deadline' | 'spend_limit' | null;
+  stoppedFor: 'turn_limit' | 'deadline' | 'spend_limit' | 'cancelled' | null;
+  /** TR20: connections the sandbox refused, with the command that tried. */
+  blocked: BlockedAttempt[];
+}
+
+/** TR20: how the agent's tools are contained: the hosts they may reach besides the model's. */
+export interface ContainSettings {
+  allow: readonly string[];
+  bwrap?: string;
 }
 
 /** Runs the agent to its end or to a limit; the whole process group goes when it stops. */
-export async function runAgent(agent: AgentAdapter, prompt: string, limits: AgentLimits, opts: { cwd: string; env: Record<string, string | undefined>; stopAt: number; now: () => number; log: (l: string) => void }): Promise<AgentExit> {
+export async function runAgent(
+  agent: AgentAdapter,
+  prompt: string,
+  limits: AgentLimits,
+  opts: { cwd: string; env: Record<string, string | undefined>; stopAt: number; now: () => number; log: (l: string) => void; contain?: ContainSettings | null },
+): Promise<AgentExit> {
   const home = mkdtempSync(join(tmpdir(), 'yoke-agent-home-'));
   mkdirSync(join(home, 'tmp'), { recursive: true });
+  let contained: Contained | null = null;
+  let onTerm: (() => void) | null = null;
   try {
     const inv = agent.invocation(prompt, limits, home, opts.env);
     for (const [file, text] of Object.entries(inv.files ?? {})) writeFileSync(join(home, file), text);
     const env = agentEnv(agent, opts.env, home, inv.env);
-    const child = spawn(agent.binary, inv.args, { cwd: opts.cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    if (opts.contain) {
+      contained = await containAgent({ workspace: opts.cwd, home, env: opts.env, modelUrl: opts.env[agent.modelUrlVariable] || null, modelHosts: agent.modelHosts, allow: opts.contain.allow, ...(opts.contain.bwrap ? { bwrap: opts.contain.bwrap } : {}) }, agent.binary, inv.args);
+      Object.assign(env, contained.env);
+    }
+    const child = contained
+      ? spawn(contained.command, contained.args, { cwd: opts.cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn(agent.binary, inv.args, { cwd: opts.cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let pending = '';
     let turns = 0;
@@ -139,6 +163,10 @@ export async function runAgent(agent: AgentAdapter, prompt: string, limits: Agen
       stderr = (stderr + c.toString('utf8')).slice(-4000);
     });
     const timer = setTimeout(() => stop('deadline'), Math.max(0, opts.stopAt - opts.now()));
+    // A cancelled or timed-out job sends the runner SIGINT, then SIGTERM: the agent goes with it, never left calling the model.
+    onTerm = () => stop('cancelled');
+    process.once('SIGTERM', onTerm);
+    process.once('SIGINT', onTerm);
     const exit = await new Promise<{ code: number | null; signal: string | null }>((resolve) => {
       child.once('error', () => resolve({ code: 127, signal: null }));
       child.once('close', (code, signal) => resolve({ code, signal }));
@@ -151,28 +179,46 @@ export async function runAgent(agent: AgentAdapter, prompt: string, limits: Agen
     }
     const outcome = agent.outcome(stdout, exit, opts.env);
     if (!outcome.ok && !outcome.message && stderr.trim()) outcome.message = tailOf(stderr, 1500);
-    if (stoppedFor === 'turn_limit') return { outcome: { ...outcome, ok: false, reason: `turn limit: stopped after ${limits.maxTurns} turns` }, turns, stoppedFor };
-    if (stoppedFor === 'deadline') return { outcome: { ...outcome, ok: false, reason: 'deadline: stopped before the run\'s budget deadline' }, turns, stoppedFor };
-    if (stoppedFor === 'spend_limit') return { outcome: { ...outcome, ok: false, reason: `spend limit: stopped past $${limits.maxUsd}` }, turns, stoppedFor };
-    return { outcome, turns, stoppedFor };
+    const blocked = contained?.blocked() ?? [];
+    const why = { turn_limit: `turn limit: stopped after ${limits.maxTurns} turns`, deadline: "deadline: stopped before the run's budget deadline", spend_limit: `spend limit: stopped past $${limits.maxUsd}`, cancelled: 'cancelled: the job was stopped' } as const;
+    if (stoppedFor) return { outcome: { ...outcome, ok: false, reason: why[stoppedFor] }, turns, stoppedFor, blocked };
+    return { outcome, turns, stoppedFor, blocked };
   } finally {
+    if (onTerm) {
+      process.off('SIGTERM', onTerm);
+      process.off('SIGINT', onTerm);
+    }
+    await contained?.close();
     rmSync(home, { recursive: true, force: true });
   }
 }
 
 const usd = (c: AgentCost | null) => (c?.usd != null ? `$${c.usd.toFixed(4)}` : 'no price');
 
-/** The summary yoke shows for a run: what the agent said, and why it failed. */
-export function runSummary(agent: string, o: AgentOutcome, extra: string | null = null): string {
+/** TR20: the connections the agent's sandbox refused, as the summary lists them. */
+export function blockedLines(blocked: readonly BlockedAttempt[]): string {
+  if (!blocked.length) return '';
+  const shown = blocked.slice(0, 20).map((b) => `- ${b.host}, by: ${b.command}`);
+  const more = blocked.length > 20 ? `\n- and ${blocked.length - 20} more` : '';
+  return `\n\nThe agent's sandbox refused ${blocked.length === 1 ? 'this connection' : 'these connections'} (if the agent needs a host, add it to agent.network.allow in .github/yoke.yml):\n${shown.join('\n')}${more}`;
+}
+
+/** The summary yoke shows for a run: what the agent said, why it failed, and what its sandbox refused. */
+export function runSummary(agent: string, o: AgentOutcome, extra: string | null = null, blocked: readonly BlockedAttempt[] = []): string {
   const head = o.ok ? `${agent} finished` : `${agent} failed: ${o.reason ?? 'unknown reason'}`;
   const message = o.message.trim() ? `\n\nThe agent's last message:\n\n${tailOf(o.message, 3000)}` : '';
   const cost = o.cost ? `\n\nCost: ${usd(o.cost)} (${o.cost.inputTokens} input, ${o.cost.outputTokens} output tokens)${o.cost.note ? `; ${o.cost.note}` : ''}.` : '';
-  return `${head}.${extra ? ` ${extra}` : ''}${message}${cost}`;
+  return `${head}.${extra ? ` ${extra}` : ''}${message}${blockedLines(blocked)}${cost}`;
 }
 
-function writeResult(out: string, r: AgentResultFile): void {
+/** Writes result.json (and, on Actions, hands it and the bundle over as job outputs); an error when the bundle cannot be handed over. */
+function writeResult(out: string, r: AgentResultFile, outputs?: string): string | null {
   mkdirSync(out, { recursive: true });
-  writeFileSync(join(out, RESULT_FILE), JSON.stringify(AgentResultFile.parse(r), null, 2));
+  const json = JSON.stringify(AgentResultFile.parse(r), null, 2);
+  writeFileSync(join(out, RESULT_FILE), json);
+  if (!outputs) return null;
+  const bundle = r.outcome === 'success' && existsSync(join(out, BUNDLE_FILE)) ? readFileSync(join(out, BUNDLE_FILE)) : null;
+  return writeHandover(outputs, json, bundle);
 }
 
 async function promptFor(facts: RunFacts, reader: WorkReader, cwd: string, env: Record<string, string | undefined>): Promise<{ prompt: string; title: string; issue: number }> {
@@ -216,7 +262,7 @@ export async function agentRun(io: RunnerIo): Promise<number> {
   }
   const fail = (summary: string, cost: AgentResultFile['cost'] = null) => {
     io.out(summary);
-    writeResult(out, { outcome: 'failure', summary, cost });
+    writeResult(out, { outcome: 'failure', summary, cost }, io.env.GITHUB_OUTPUT);
     return 1;
   };
   const facts = readRunFacts(io.env);
@@ -243,20 +289,38 @@ export async function agentRun(io: RunnerIo): Promise<number> {
   }
   const f = facts.facts;
   io.out(`${agent.name}: ${f.kind} on ${f.kind === 'fix' ? `PR #${f.prNumber}` : `issue #${work.issue}`}, at most ${f.limits.maxTurns} turns${f.limits.maxUsd !== null ? ` and $${f.limits.maxUsd}` : ''}, stopping by ${new Date(f.deadline - DEADLINE_RESERVE_MS).toISOString()}`);
-  const ran = await runAgent(agent, work.prompt, f.limits, { cwd, env: io.env, stopAt: f.deadline - DEADLINE_RESERVE_MS, now: io.now, log: io.out });
+  // TR20: the agent's tools run contained, or not at all.
+  const cannot = containmentProblem(io.env.YOKE_BWRAP || 'bwrap');
+  if (cannot) return fail(`The agent's sandbox cannot start: ${cannot}`);
+  const modelUrl = io.env[agent.modelUrlVariable];
+  io.out(`network: the agent's tools may reach ${[...(modelUrl ? [new URL(modelUrl).host] : agent.modelHosts), ...f.limits.networkAllow].join(', ')}; nothing else`);
+  // TR23: a fix run's agent loads the default branch's agent settings, never the ones the PR's previous agent wrote.
+  let swap: SettingsSwap | null = null;
+  if (f.kind === 'fix' && io.env.GITHUB_SHA) {
+    try {
+      swap = installTrustedSettings(cwd, base, io.env.GITHUB_SHA);
+    } catch (err) {
+      return fail(`The runner could not set the agent's settings from the default branch: ${err instanceof Error ? err.message : String(err)}.`);
+    }
+    if (swap.installed.size) io.out(`agent settings from the default branch: ${[...swap.installed.keys()].join(', ')}`);
+  }
+  const ran = await runAgent(agent, work.prompt, f.limits, { cwd, env: io.env, stopAt: f.deadline - DEADLINE_RESERVE_MS, now: io.now, log: io.out, contain: { allow: f.limits.networkAllow, ...(io.env.YOKE_BWRAP ? { bwrap: io.env.YOKE_BWRAP } : {}) } });
+  for (const b of ran.blocked) io.out(`network: refused ${b.host} (${b.command})`);
+  if (swap) restoreSettings(cwd, swap);
   const o = ran.outcome;
   // TR15, TR16: whatever the agent printed or wrote is checked for the values this job was given.
   const secrets = jobSecretValues(io.env);
   o.message = redactSecrets(o.message, secrets);
   const cost = o.cost ? { usd: o.cost.usd, input_tokens: o.cost.inputTokens, output_tokens: o.cost.outputTokens, note: o.cost.note } : null;
-  if (!o.ok) return fail(runSummary(agent.name, o), cost);
+  if (!o.ok) return fail(runSummary(agent.name, o, null, ran.blocked), cost);
   mkdirSync(out, { recursive: true });
   const subject = f.kind === 'fix' ? `Fix the lander's rejection of #${f.prNumber}` : `${work.title} (#${work.issue})`;
   const snap = snapshotWorkTree(cwd, base, `${subject}\n\nYoke-Run: ${f.runId}`, join(out, BUNDLE_FILE), secrets);
-  if (snap.kind === 'unchanged') return fail(runSummary(agent.name, { ...o, ok: false, reason: 'it changed nothing' }), cost);
-  if (snap.kind === 'secret') return fail(runSummary(agent.name, { ...o, ok: false, reason: snap.why }), cost);
+  if (snap.kind === 'unchanged') return fail(runSummary(agent.name, { ...o, ok: false, reason: 'it changed nothing' }, null, ran.blocked), cost);
+  if (snap.kind === 'secret') return fail(runSummary(agent.name, { ...o, ok: false, reason: snap.why }, null, ran.blocked), cost);
   const commit = snap.commit;
-  writeResult(out, { outcome: 'success', summary: redactSecrets(runSummary(agent.name, o), secrets), title: redactSecrets(work.title, secrets), cost, base, commit });
+  const tooLarge = writeResult(out, { outcome: 'success', summary: redactSecrets(runSummary(agent.name, o, null, ran.blocked), secrets), title: redactSecrets(work.title, secrets), cost, base, commit }, io.env.GITHUB_OUTPUT);
+  if (tooLarge) return fail(runSummary(agent.name, { ...o, ok: false, reason: tooLarge }, null, ran.blocked), cost);
   io.out(`${agent.name} changed the tree: ${commit.slice(0, 7)} on ${base.slice(0, 7)}, bundled for delivery.`);
   return 0;
 }

@@ -14,6 +14,8 @@ export function touchesOptInFile(commits: readonly { added?: readonly string[]; 
 
 const minutes = z.number().int().min(1).max(24 * 60);
 
+const HOST_GLOB = /^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/i;
+
 export const RepoConfig = z
   .object({
     afk_label: z.string().min(1).max(50).default('yoke:afk'),
@@ -57,9 +59,14 @@ export const RepoConfig = z
       .object({
         max_turns: z.number().int().min(1).max(10_000).default(60),
         max_usd: z.number().positive('agent.max_usd is a positive number of US dollars per run, e.g. 5').optional(),
+        /** TR20: hosts the agent's tools may reach besides the model's (package registries, say); `*.` allows subdomains. */
+        network: z
+          .object({ allow: z.array(z.string().regex(HOST_GLOB, 'agent.network.allow lists host names such as registry.npmjs.org or *.pythonhosted.org')).max(100).default([]) })
+          .strict()
+          .default({ allow: [] }),
       })
       .strict()
-      .default({ max_turns: 60 }),
+      .default({ max_turns: 60, network: { allow: [] } }),
     /**
      * TR14: globs of files a claim PR may not change without a person's approval, on top of the
      * defaults (`.github/**`, the agents' settings), which cannot be taken away.

@@ -108,7 +108,8 @@ export function runLimits(facts: Pick<RepoFacts, 'config' | 'spentToday' | 'flee
     ? [facts.config.budget ? facts.config.budget.daily_usd - facts.spentToday.repo : undefined, facts.fleetDailyUsd !== null ? facts.fleetDailyUsd - facts.spentToday.fleet : undefined]
     : [];
   const left = [facts.config.agent.max_usd, ...daily].filter((n): n is number => n !== undefined);
-  return { maxTurns: facts.config.agent.max_turns, maxUsd: left.length ? Math.max(0, Math.round(Math.min(...left) * 100) / 100) : null };
+  const allow = facts.config.agent.network.allow;
+  return { maxTurns: facts.config.agent.max_turns, maxUsd: left.length ? Math.max(0, Math.round(Math.min(...left) * 100) / 100) : null, ...(allow.length ? { networkAllow: allow } : {}) };
 }
 
 /** The newest rejection of the PR a fix repairs: its summary carries the failing output (its end, where the failure is). */

@@ -17,7 +17,7 @@ export interface LaunchSpec {
   workflow: string;
   ref: string;
   /** The agent's turn and spend limits (AFK and fix runs). */
-  limits: { maxTurns: number; maxUsd: number | null };
+  limits: { maxTurns: number; maxUsd: number | null; networkAllow?: string[] };
   /** For a fix run: the lander's rejection it repairs, with the failing output. */
   rejection: string | null;
 }
@@ -26,7 +26,7 @@ export interface LaunchSpec {
 export const REJECTION_LIMIT = 8000;
 
 export function limitsJson(l: LaunchSpec['limits']): string {
-  return JSON.stringify({ max_turns: l.maxTurns, ...(l.maxUsd !== null ? { max_usd: l.maxUsd } : {}) });
+  return JSON.stringify({ max_turns: l.maxTurns, ...(l.maxUsd !== null ? { max_usd: l.maxUsd } : {}), ...(l.networkAllow?.length ? { network_allow: l.networkAllow } : {}) });
 }
 
 export type Liveness =

@@ -57,7 +57,7 @@ describe('the opt-in file', () => {
         autoland: { enabled: false, merge_method: 'squash' },
         fix_forward: { enabled: false, max_attempts: 2 },
         launcher: { workflow: 'yoke-run.yml' },
-        agent: { max_turns: 60 },
+        agent: { max_turns: 60, network: { allow: [] } },
         protected_paths: [],
         dashboard_issue: true,
       },

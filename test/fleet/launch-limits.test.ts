@@ -3,7 +3,7 @@ import { defaultRepoConfig, parseRepoConfig, type RepoConfig } from '../../src/c
 import { readRunFacts } from '../../src/agent/facts.js';
 import type { Candidate } from '../../src/fleet/candidate.js';
 import { rejectionFor, runLimits } from '../../src/fleet/launch.js';
-import { launchEnv, type LaunchSpec } from '../../src/launcher/launcher.js';
+import { launchEnv, limitsJson, type LaunchSpec } from '../../src/launcher/launcher.js';
 import type { Run } from '../../src/store/runs.js';
 
 // What an agent run is handed at launch: its turn and spend limits, and for a
@@ -28,6 +28,15 @@ describe('an agent run\'s limits', () => {
     expect(runLimits(facts(c, 12, 40, 30), 'fix')).toEqual({ maxTurns: 25, maxUsd: 5 });
   });
 
+  it('TR20 the opt-in file\'s agent.network.allow goes out with the limits; a host that is not one is refused naming the field', () => {
+    const facts = (c: RepoConfig) => ({ config: c, spentToday: { repo: 0, fleet: 0 }, fleetDailyUsd: null });
+    const c = config({ agent: { network: { allow: ['registry.npmjs.org', '*.pythonhosted.org'] } } });
+    expect(runLimits(facts(c), 'afk_auto')).toEqual({ maxTurns: 60, maxUsd: null, networkAllow: ['registry.npmjs.org', '*.pythonhosted.org'] });
+    expect(limitsJson(runLimits(facts(c), 'afk_auto'))).toBe('{"max_turns":60,"network_allow":["registry.npmjs.org","*.pythonhosted.org"]}');
+    const bad = parseRepoConfig({ agent: { network: { allow: ['https://evil.example/x'] } } });
+    expect(bad).toEqual({ state: 'invalid', reason: expect.stringContaining('agent.network.allow lists host names such as registry.npmjs.org or *.pythonhosted.org') });
+  });
+
   it('a fix carries the newest rejection of its PR, cut to its end', () => {
     const c = { kind: 'fix', prNumber: 9 } as Candidate;
     const lander = (summary: string | null, verdict: 'accept' | 'reject', pr = 9) => ({ kind: 'lander', prNumber: pr, verdict, summary, headSha: 'cd2cfd2' }) as Run;
@@ -43,13 +52,13 @@ describe('an agent run\'s limits', () => {
     const spec: LaunchSpec = {
       runId: 'r-fix', kind: 'fix', repo: { owner: 'acme', name: 'api', fullName: 'acme/api', installationId: 1 }, subject: 'pr#9', issueNumber: 3, prNumber: 9,
       headSha: 'a'.repeat(40), deadline: Date.UTC(2026, 11, 1, 12), secret: 's3cret', apiUrl: 'https://yoke.example.test/', workflow: 'yoke-run.yml', ref: 'main',
-      limits: { maxTurns: 25, maxUsd: 2.5 }, rejection: 'FAIL count-words.test.js',
+      limits: { maxTurns: 25, maxUsd: 2.5, networkAllow: ['registry.npmjs.org'] }, rejection: 'FAIL count-words.test.js',
     };
     expect(readRunFacts(launchEnv(spec))).toEqual({
       ok: true,
       facts: {
         runId: 'r-fix', kind: 'fix', repo: 'acme/api', issueNumber: null, prNumber: 9, headSha: 'a'.repeat(40), deadline: Date.UTC(2026, 11, 1, 12),
-        apiUrl: 'https://yoke.example.test', limits: { maxTurns: 25, maxUsd: 2.5 }, rejection: 'FAIL count-words.test.js',
+        apiUrl: 'https://yoke.example.test', limits: { maxTurns: 25, maxUsd: 2.5, networkAllow: ['registry.npmjs.org'] }, rejection: 'FAIL count-words.test.js',
       },
     });
     expect(readRunFacts({ ...launchEnv(spec), YOKE_SUBJECT: 'issue#3' })).toEqual({ ok: false, error: 'YOKE_SUBJECT issue#3 does not fit a fix run (an AFK run works on issue#N, a fix on pr#N)' });

@@ -1,0 +1,290 @@
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { homedir, tmpdir } from 'node:os';
+import { basename, delimiter, dirname, join, resolve } from 'node:path';
+
+// TR20: the agent's tools run contained. The agent CLI and every command it
+// starts run under bubblewrap: a pid namespace of their own (no other
+// process's /proc is there to read), a network namespace with nothing but
+// its own loopback, the runner's home, temp folder and credentials out of
+// sight, and only the checkout and the agent's own home writable. The one
+// way out is a filtering proxy the runner keeps outside: a forwarder inside
+// relays each connection over a unix socket, and the proxy lets through
+// only the model's endpoint and the hosts the opt-in file allows
+// (`agent.network.allow`). Every refused attempt is kept, with the command
+// that made it, for the claim PR or the failure notice.
+
+/** A refused connection: where to, and which command tried. */
+export interface BlockedAttempt {
+  host: string;
+  command: string;
+}
+
+export interface ContainPlan {
+  /** The agent's checkout: writable. */
+  workspace: string;
+  /** The agent's private home: writable. */
+  home: string;
+  /** Folders to hide (the runner's home, its temp folder): an empty tmpfs over each. */
+  hide: string[];
+  /** Folders on PATH inside a hidden one (the CLI's install, say): bound back read-only. */
+  keep: string[];
+  /** Where the forwarder's script and the proxy's socket live (bound read-only). */
+  bridge: string;
+  proxyPort: number;
+  /** The model's endpoint when it is on this machine's loopback (the sandbox's scripted model): relayed as is. */
+  loopbackModel: { port: number } | null;
+}
+
+/** bubblewrap's arguments for a plan, then the command. Pure: the tests read it. */
+export function bwrapArgs(plan: ContainPlan, command: string, args: readonly string[]): string[] {
+  const out = ['--die-with-parent', '--new-session', '--unshare-all', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
+  for (const h of plan.hide) out.push('--tmpfs', h);
+  for (const k of plan.keep) out.push('--ro-bind', k, k);
+  out.push('--bind', plan.workspace, plan.workspace, '--bind', plan.home, plan.home, '--ro-bind', plan.bridge, plan.bridge, '--chdir', plan.workspace);
+  const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+  const forward = [process.execPath, join(plan.bridge, 'forward.cjs'), String(plan.proxyPort), plan.loopbackModel ? String(plan.loopbackModel.port) : '-', join(plan.bridge, 'proxy.sock')].map(q).join(' ');
+  // The forwarder starts first and the agent replaces the shell; when the agent ends, bwrap ends the namespace and all left in it.
+  const script = `${forward} & i=0; while [ ! -e "$YOKE_FORWARD_READY" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; exec "$@"`;
+  out.push('--', '/bin/sh', '-c', script, 'contain', command, ...args);
+  return out;
+}
+
+/** Hosts a glob list allows: `registry.npmjs.org`, or `*.pythonhosted.org` for any subdomain. */
+export function hostAllowed(host: string, allow: readonly string[]): boolean {
+  const h = host.toLowerCase().replace(/\.$/, '');
+  return allow.some((a) => {
+    const p = a.toLowerCase();
+    return p.startsWith('*.') ? h.endsWith(p.slice(1)) && h.length > p.length - 1 : h === p;
+  });
+}
+
+/** The folders on PATH that lie inside a hidden folder; a `node_modules/.bin` brings its `node_modules`. */
+export function keptPathDirs(path: string | undefined, hide: readonly string[]): string[] {
+  const out = new Set<string>();
+  for (const dir of (path ?? '').split(delimiter).filter(Boolean)) {
+    const abs = resolve(dir);
+    if (!hide.some((h) => abs === h || abs.startsWith(`${h}/`)) || !existsSync(abs)) continue;
+    out.add(basename(abs) === '.bin' && basename(dirname(abs)) === 'node_modules' ? dirname(abs) : abs);
+  }
+  return [...out];
+}
+
+/** Why containment cannot run here, naming the fix; null when it can. */
+export function containmentProblem(bwrap = 'bwrap'): string | null {
+  const probe = spawnSync(bwrap, ['--die-with-parent', '--unshare-all', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--', '/bin/true'], { encoding: 'utf8', timeout: 10_000 });
+  if (probe.error && (probe.error as NodeJS.ErrnoException).code === 'ENOENT') {
+    return "bubblewrap is not installed: add a step `sudo apt-get install -y bubblewrap` before yoke's runner (Debian and Ubuntu package it).";
+  }
+  if (probe.status !== 0) {
+    const said = (probe.stderr || '').trim().split('\n')[0] ?? '';
+    return `bubblewrap cannot make its namespaces here (${said || `exit ${probe.status}`}). On Ubuntu 24.04, AppArmor limits unprivileged user namespaces: add a step \`sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0\` before yoke's runner.`;
+  }
+  return null;
+}
+
+/**
+ * The forwarder, run inside the sandbox by the runner's own node: it listens on the sandbox's loopback
+ * (the proxy port, and the model's port when the model is on loopback), finds which command opened each
+ * connection (its socket's inode, through /proc), and relays it over the unix socket, headed by one line.
+ */
+const FORWARDER = `
+const net = require('node:net');
+const fs = require('node:fs');
+const [proxyPort, modelPort, sock] = process.argv.slice(2);
+function commandOf(port) {
+  try {
+    const line = fs.readFileSync('/proc/net/tcp', 'utf8').split('\\n').find((l) => { const f = l.trim().split(/\\s+/); return f[1] && parseInt(f[1].split(':')[1], 16) === port && f[2] && parseInt(f[2].split(':')[1], 16) !== port; });
+    const inode = line && line.trim().split(/\\s+/)[9];
+    for (const pid of fs.readdirSync('/proc').filter((p) => /^\\d+$/.test(p))) {
+      if (Number(pid) === process.pid) continue;
+      let fds = [];
+      try { fds = fs.readdirSync('/proc/' + pid + '/fd'); } catch { continue; }
+      for (const fd of fds) {
+        let t = '';
+        try { t = fs.readlinkSync('/proc/' + pid + '/fd/' + fd); } catch { continue; }
+        if (t === 'socket:[' + inode + ']') return fs.readFileSync('/proc/' + pid + '/cmdline', 'utf8').split('\\0').filter(Boolean).join(' ').slice(0, 160);
+      }
+    }
+  } catch {}
+  return 'unknown';
+}
+function relay(kind) {
+  return (client) => {
+    client.pause();
+    const command = commandOf(client.remotePort);
+    const up = net.connect(sock, () => {
+      up.write(JSON.stringify({ kind, command }) + '\\n');
+      client.pipe(up).pipe(client);
+      client.resume();
+    });
+    up.on('error', () => client.destroy());
+    client.on('error', () => up.destroy());
+  };
+}
+let ready = 0;
+const want = modelPort === '-' ? 1 : 2;
+const up = () => { if (++ready === want) fs.writeFileSync(process.env.YOKE_FORWARD_READY, ''); };
+net.createServer(relay('proxy')).listen(Number(proxyPort), '127.0.0.1', up);
+if (modelPort !== '-') net.createServer(relay('model')).listen(Number(modelPort), '127.0.0.1', up);
+`;
+
+export interface ProxyOptions {
+  /** Hosts (globs) connections may go to. */
+  allow: readonly string[];
+  /** The model's endpoint on loopback, relayed as is. */
+  loopbackModel: { host: string; port: number } | null;
+}
+
+/** The proxy outside the sandbox, on a unix socket: CONNECT and plain-HTTP requests to allowed hosts go through, the rest get 403 and are kept. */
+export class ContainProxy {
+  readonly blocked: BlockedAttempt[] = [];
+  private server: Server | null = null;
+  private readonly sockets = new Set<Socket>();
+
+  constructor(private readonly opts: ProxyOptions) {}
+
+  async listen(path: string): Promise<void> {
+    this.server = createServer((s) => this.handle(s));
+    await new Promise<void>((r) => this.server!.listen(path, r));
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
+  }
+
+  private refuse(client: Socket, host: string, command: string): void {
+    if (!this.blocked.some((b) => b.host === host && b.command === command)) this.blocked.push({ host, command });
+    client.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\nyoke's agent sandbox does not allow ${host}: add it to agent.network.allow in .github/yoke.yml if the agent needs it.\n`);
+  }
+
+  private handle(client: Socket): void {
+    this.sockets.add(client);
+    client.on('close', () => this.sockets.delete(client));
+    client.on('error', () => client.destroy());
+    let buf = Buffer.alloc(0);
+    let header: { kind: string; command: string } | null = null;
+    const onData = (chunk: Buffer) => {
+      buf = Buffer.concat([buf, chunk]);
+      if (!header) {
+        const nl = buf.indexOf(10);
+        if (nl < 0) return;
+        try {
+          header = JSON.parse(buf.subarray(0, nl).toString('utf8')) as { kind: string; command: string };
+        } catch {
+          client.destroy();
+          return;
+        }
+        buf = buf.subarray(nl + 1);
+        if (header.kind === 'model' && this.opts.loopbackModel) {
+          // Paused until the upstream is there: a stream with no data listener would drop what comes meanwhile.
+          client.pause();
+          client.off('data', onData);
+          this.pipeTo(client, this.opts.loopbackModel.host, this.opts.loopbackModel.port, buf, null);
+          return;
+        }
+      }
+      const end = buf.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      client.pause();
+      client.off('data', onData);
+      const head = buf.subarray(0, end).toString('latin1');
+      const rest = buf.subarray(end + 4);
+      const [method = '', target = ''] = head.split('\r\n')[0]!.split(' ');
+      const command = header.command || 'unknown';
+      if (method === 'CONNECT') {
+        const [host = '', port = '443'] = target.split(':');
+        if (!hostAllowed(host, this.opts.allow)) return this.refuse(client, host, command);
+        this.pipeTo(client, host, Number(port), rest, 'HTTP/1.1 200 Connection Established\r\n\r\n');
+        return;
+      }
+      let url: URL;
+      try {
+        url = new URL(target);
+      } catch {
+        client.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
+        return;
+      }
+      if (!hostAllowed(url.hostname, this.opts.allow)) return this.refuse(client, url.hostname, command);
+      // Plain http through the proxy: the request goes on in origin form.
+      const lines = head.split('\r\n');
+      lines[0] = `${method} ${url.pathname}${url.search} ${lines[0]!.split(' ')[2] ?? 'HTTP/1.1'}`;
+      this.pipeTo(client, url.hostname, Number(url.port || 80), Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), rest]), null);
+    };
+    client.on('data', onData);
+  }
+
+  private pipeTo(client: Socket, host: string, port: number, first: Buffer, reply: string | null): void {
+    const up = connect(port, host, () => {
+      if (reply) client.write(reply);
+      if (first.length) up.write(first);
+      client.pipe(up).pipe(client);
+    });
+    this.sockets.add(up);
+    up.on('close', () => this.sockets.delete(up));
+    up.on('error', () => client.destroy());
+  }
+}
+
+export interface Contained {
+  command: string;
+  args: string[];
+  /** Variables the contained process gets on top of the agent's own. */
+  env: Record<string, string>;
+  blocked(): BlockedAttempt[];
+  close(): Promise<void>;
+}
+
+export interface ContainOptions {
+  workspace: string;
+  home: string;
+  /** The runner's environment (HOME, RUNNER_TEMP, PATH). */
+  env: Record<string, string | undefined>;
+  /** The model's base URL, when it is not the vendor's default. */
+  modelUrl: string | null;
+  /** The model vendor's own hosts. */
+  modelHosts: readonly string[];
+  /** `agent.network.allow`. */
+  allow: readonly string[];
+  bwrap?: string;
+}
+
+const isLoopback = (host: string) => host === 'localhost' || host === '::1' || host === '[::1]' || /^127\./.test(host);
+
+/** Starts the proxy and builds the contained command for an agent. */
+export async function containAgent(opts: ContainOptions, command: string, args: readonly string[]): Promise<Contained> {
+  const bridge = mkdtempSync(join(tmpdir(), 'yoke-contain-'));
+  chmodSync(bridge, 0o755);
+  writeFileSync(join(bridge, 'forward.cjs'), FORWARDER);
+  const model = opts.modelUrl ? new URL(opts.modelUrl) : null;
+  const loopbackModel = model && isLoopback(model.hostname) ? { host: model.hostname.replace(/^\[|\]$/g, ''), port: Number(model.port || (model.protocol === 'https:' ? 443 : 80)) } : null;
+  const allow = [...opts.modelHosts, ...(model && !loopbackModel ? [model.hostname] : []), ...opts.allow];
+  const proxy = new ContainProxy({ allow, loopbackModel });
+  await proxy.listen(join(bridge, 'proxy.sock'));
+  const proxyPort = loopbackModel?.port === 8877 ? 8878 : 8877;
+  const hide = [...new Set([opts.env.HOME || homedir(), opts.env.RUNNER_TEMP].filter((h): h is string => Boolean(h)).map((h) => resolve(h)))];
+  const plan: ContainPlan = { workspace: resolve(opts.workspace), home: resolve(opts.home), hide, keep: keptPathDirs(opts.env.PATH, hide), bridge, proxyPort, loopbackModel: loopbackModel && { port: loopbackModel.port } };
+  const proxyUrl = `http://127.0.0.1:${proxyPort}`;
+  return {
+    command: opts.bwrap ?? 'bwrap',
+    args: bwrapArgs(plan, command, args),
+    env: {
+      HTTPS_PROXY: proxyUrl,
+      HTTP_PROXY: proxyUrl,
+      https_proxy: proxyUrl,
+      http_proxy: proxyUrl,
+      ALL_PROXY: proxyUrl,
+      // Only the model on loopback is reached directly (through the forwarder); every other host goes through the proxy.
+      NO_PROXY: loopbackModel?.host ?? '',
+      no_proxy: loopbackModel?.host ?? '',
+      YOKE_FORWARD_READY: join(opts.home, '.yoke-forward-ready'),
+    },
+    blocked: () => [...proxy.blocked],
+    async close() {
+      await proxy.close();
+      rmSync(bridge, { recursive: true, force: true });
+    },
+  };
+}
