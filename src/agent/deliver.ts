@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { readRunFacts } from './facts.js';
 import { collapsedOutput, tailOf } from './output.js';
-import { BUNDLE_FILE, readAgentResult, type RunnerIo } from './run.js';
+import { BUNDLE_FILE, RESULT_FILE, readAgentResult, type RunnerIo } from './run.js';
+import { readHandover } from './handover.js';
 import { jobSecretValues, scanChange, secretRefusal } from './secret-scan.js';
 
 // `yoke agent deliver`: the deliver job of an AFK or fix run, which runs
@@ -122,6 +123,8 @@ export async function agentDeliver(io: RunnerIo): Promise<number> {
     await callYoke(f, apiUrl, bearer, `/yoke/api/runs/${runId}/result`, body, z.unknown());
     io.out(`reported ${body.outcome} for ${runId}`);
   };
+  // TR21: on Actions the agent job hands over through job outputs, never an artifact.
+  readHandover(io.env, out, RESULT_FILE, BUNDLE_FILE);
   const result = readAgentResult(out);
   try {
     if ('error' in result) {

@@ -1,0 +1,49 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+
+// TR21: what the shipped workflows give each job, read from the files
+// themselves. Each job asks for exactly its permissions; every action is
+// pinned by commit; and no job that runs untrusted code (the agent, the
+// PR's code under validation) runs any JavaScript action at all, since an
+// action's main or post step there would hold the job's runtime token
+// after that code ran.
+
+interface Step { uses?: string; run?: string; name?: string; id?: string }
+interface Job { permissions?: Record<string, string>; steps: Step[] }
+const read = (file: string) => parse(readFileSync(file, 'utf8')) as { permissions?: unknown; jobs: Record<string, Job> };
+
+const AGENTS = ['templates/agents/claude-code.yml', 'templates/agents/codex.yml'];
+const ALL = [...AGENTS, 'templates/deploy.yml', 'templates/yoke-run.yml'];
+
+describe('the shipped workflows (TR21)', () => {
+  for (const file of AGENTS) {
+    it(`TR21 ${file}: each job has exactly its permissions, and the jobs that run the agent or the PR's code use no action`, () => {
+      const wf = read(file);
+      expect(wf.permissions).toEqual({});
+      expect(Object.fromEntries(Object.entries(wf.jobs).map(([name, j]) => [name, j.permissions]))).toEqual({
+        agent: { contents: 'read', issues: 'read', 'pull-requests': 'read' },
+        deliver: { 'id-token': 'write' },
+        validate: { contents: 'read' },
+        report: { 'id-token': 'write' },
+      });
+      for (const untrusted of ['agent', 'validate']) expect(wf.jobs[untrusted]!.steps.filter((s) => s.uses).map((s) => s.uses), `${file} ${untrusted}`).toEqual([]);
+      // The agent's tools are contained before it starts; the agent is the job's last step.
+      const agent = wf.jobs.agent!.steps;
+      expect(agent.findIndex((s) => s.name === "Contain the agent's tools")).toBeLessThan(agent.findIndex((s) => s.id === 'work'));
+      expect(agent.at(-1)!.id).toBe('work');
+      // No token is written into the checkout's git config for the agent to find.
+      expect(agent[0]!.run).not.toMatch(/git config|remote add|persist/);
+      // The result reaches deliver as job outputs, never as an uploaded file.
+      expect(JSON.stringify(wf)).not.toMatch(/artifact/i);
+    });
+  }
+
+  it('TR21 every action in every shipped workflow is pinned by a full commit id', () => {
+    for (const file of ALL) {
+      for (const [name, job] of Object.entries(read(file).jobs)) {
+        for (const s of job.steps) if (s.uses) expect(s.uses, `${file} ${name}`).toMatch(/^[\w.-]+\/[\w.-]+@[0-9a-f]{40}$/);
+      }
+    }
+  });
+});
