@@ -43,6 +43,23 @@ async function tokenFor(body: Record<string, unknown>): Promise<string> {
 }
 
 describe('git over HTTP', () => {
+  it("TR22 an app's push token, like GitHub's, may not push a change to .github/workflows (the app has no workflows permission); a writer may", async () => {
+    const token = await tokenFor({ repositories: ['api'], permissions: { contents: 'write' } });
+    const work = mkdtempSync(join(dir, 'wf-'));
+    expect((await git(work, ['clone', '-q', `${forge.url}/acme/api.git`, '.'], token)).code).toBe(0);
+    spawnSync('mkdir', ['-p', join(work, '.github/workflows')]);
+    writeFileSync(join(work, '.github/workflows/yoke-run.yml'), 'permissions: write-all\n');
+    await git(work, ['add', '-A']);
+    await git(work, ['commit', '-qm', 'widen']);
+    const refused = await git(work, ['push', '-q', 'origin', 'HEAD:refs/heads/yoke/9-r9'], token);
+    expect(refused.code).not.toBe(0);
+    expect(refused.err).toContain('refusing to allow a GitHub App to create or update workflow `.github/workflows/yoke-run.yml` without `workflows` permission');
+    expect(revParse(forge.repos.get('acme/api')!.gitDir, 'refs/heads/yoke/9-r9')).toBeNull();
+    // A change elsewhere still goes, and a person with write access may push the workflow.
+    forge.repos.get('acme/api')!.collaborators.maint = 'write';
+    expect((await git(work, ['push', '-q', 'origin', 'HEAD:refs/heads/maint-wf'], forge.personalToken('maint'))).code).toBe(0);
+  }, 60_000);
+
   it("a run's push token clones and pushes a large pack to the branch it names", async () => {
     const token = await tokenFor({ repositories: ['api'], permissions: { contents: 'write' } });
     const work = mkdtempSync(join(dir, 'work-'));

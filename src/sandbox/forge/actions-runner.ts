@@ -274,6 +274,9 @@ export class ActionsRunner {
           const dir = join(workspace, substitute(String(step.with?.path ?? ''), ctx));
           git(this.opts.workDir, ['clone', '--quiet', repo.gitDir, dir]);
           git(dir, ['checkout', '--quiet', ref]);
+          // As on GitHub: origin is the repository's URL, reached only with the job's own token, and only if checkout persisted it.
+          git(dir, ['remote', 'set-url', 'origin', `${forgeUrl}/${repo.fullName}.git`]);
+          if (step.with?.['persist-credentials'] !== false) git(dir, ['config', 'http.extraheader', `AUTHORIZATION: basic ${Buffer.from(`x-access-token:${github.token}`).toString('base64')}`]);
           continue;
         }
         if (!step.run) continue;
@@ -293,7 +296,6 @@ export class ActionsRunner {
           GITHUB_SHA: run.headSha,
           GITHUB_WORKSPACE: workspace,
           RUNNER_TEMP: runnerTemp,
-          YOKE_SANDBOX_GIT_URL: repo.gitDir,
         };
         const outputFile = join(runnerTemp, `output-${this.seq}-${Math.random().toString(36).slice(2)}`);
         writeFileSync(outputFile, '');

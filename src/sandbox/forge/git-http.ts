@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { IncomingMessage } from 'node:http';
 import { revParse } from '../git.js';
 import type { Credential, ForgeRepo, ForgeState, PushCommit } from './state.js';
@@ -43,6 +45,30 @@ export function gitAccess(state: ForgeState, repo: ForgeRepo, cred: Credential |
   return role === 'admin' || role === 'maintain' || role === 'write' ? 'ok' : 'denied';
 }
 
+/** GitHub's refusal of a workflow change pushed without the `workflows` permission, as a pre-receive hook. */
+const PRE_RECEIVE = `#!/bin/sh
+[ "$FORGE_NO_WORKFLOWS" = 1 ] || exit 0
+z=0000000000000000000000000000000000000000
+while read old new ref; do
+  [ "$new" = "$z" ] && continue
+  if [ "$old" = "$z" ]; then set -- "$new" --not --all; else set -- "$old..$new"; fi
+  f=$(git rev-list "$@" | while read c; do git diff-tree --no-commit-id --name-only -r --root "$c" -- .github/workflows; done | head -n 1)
+  if [ -n "$f" ]; then
+    echo "refusing to allow a GitHub App to create or update workflow \\\`$f\\\` without \\\`workflows\\\` permission" >&2
+    exit 1
+  fi
+done
+`;
+
+function forgeHooks(root: string): string {
+  const dir = join(root, '.forge-hooks');
+  if (!existsSync(join(dir, 'pre-receive'))) {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'pre-receive'), PRE_RECEIVE, { mode: 0o755 });
+  }
+  return dir;
+}
+
 export async function serveGit(state: ForgeState, req: IncomingMessage, url: URL, body: Buffer, now: number): Promise<GitAnswer | null> {
   const m = GIT_PATH.exec(url.pathname);
   if (!m) return null;
@@ -50,10 +76,11 @@ export async function serveGit(state: ForgeState, req: IncomingMessage, url: URL
   const text = (status: number, msg: string, headers: Record<string, string> = {}) => ({ status, headers: { 'content-type': 'text/plain', ...headers }, body: Buffer.from(`${msg}\n`) });
   if (!repo) return text(404, 'Repository not found.');
   const push = m[3] === 'git-receive-pack' || url.searchParams.get('service') === 'git-receive-pack';
-  const access = gitAccess(state, repo, (() => {
+  const cred = (() => {
     const t = tokenOf(req);
     return t ? state.credential(t) : undefined;
-  })(), push, now);
+  })();
+  const access = gitAccess(state, repo, cred, push, now);
   if (access === 'unauthenticated') return text(401, 'Invalid username or token.', { 'www-authenticate': 'Basic realm="GitHub"' });
   if (access === 'denied') return text(403, `Permission to ${repo.fullName}.git denied.`);
   const gitDir = repo.gitDir;
@@ -71,11 +98,15 @@ export async function serveGit(state: ForgeState, req: IncomingMessage, url: URL
     GIT_PROTOCOL: String(req.headers['git-protocol'] ?? ''),
     CONTENT_LENGTH: String(body.length),
     REMOTE_USER: 'x-access-token',
-    GIT_CONFIG_COUNT: '2',
+    GIT_CONFIG_COUNT: '3',
     GIT_CONFIG_KEY_0: 'http.receivepack',
     GIT_CONFIG_VALUE_0: 'true',
     GIT_CONFIG_KEY_1: 'uploadpack.allowAnySHA1InWant',
     GIT_CONFIG_VALUE_1: 'true',
+    GIT_CONFIG_KEY_2: 'core.hooksPath',
+    GIT_CONFIG_VALUE_2: forgeHooks(root),
+    // An app's token (and a job's GITHUB_TOKEN) has no `workflows` permission: GitHub refuses its push of a workflow change.
+    FORGE_NO_WORKFLOWS: push && cred && (cred.kind === 'installation' || cred.kind === 'workflow') ? '1' : '0',
   };
   const branchBefore = push ? revParse(gitDir, `refs/heads/${repo.defaultBranch}`) : null;
   const out = await new Promise<Buffer>((resolve, reject) => {
