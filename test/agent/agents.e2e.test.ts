@@ -45,7 +45,8 @@ describe.skipIf(!ok)('real agents through the shipped workflows', () => {
       expect(pr.body).toContain('Closes #1');
       expect(pr.body).toContain(`Yoke-Run: ${afk.id}`);
       // The model got the issue as the prompt.
-      expect(s.model!.prompts()[0]).toContain('You are resolving issue #1 of acme/demo: Add a shout helper');
+      expect(s.model!.prompts()[0]).toContain('You are resolving issue #1 of acme/demo.');
+      expect(s.model!.prompts()[0]).toContain('~~~data (the title)\nAdd a shout helper\n~~~');
       // The cost is what the CLI printed (its own line in the run's summary), not an estimate of yoke's.
       const printed = Number(/Cost: \$([\d.]+)/.exec(afk.summary ?? '')?.[1]);
       expect(afk.cost?.usd).toBeGreaterThan(0);
