@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import { attachDemoPlans, deliverDemo } from './deliver.js';
 import { REVIEWER } from './demo-repo.js';
@@ -111,6 +112,14 @@ try {
   exitCode = 1;
 }
 clearInterval(progress);
+if (opts.agent) {
+  // TR20: what the agent's sandbox let its tools reach, and what it refused, as the runner logged it.
+  const said = new Set<string>();
+  for (const r of sandbox.forge.runner.runs) {
+    for (const line of (existsSync(r.logPath) ? readFileSync(r.logPath, 'utf8') : '').split('\n')) if (line.startsWith('network: ')) said.add(line.slice('network: '.length));
+  }
+  console.log(`\nThe agent's tools ran under bubblewrap. Network: ${[...said].join('; ') || 'no run logged its allowlist'}`);
+}
 
 if (opts.deliver && exitCode === 0 && (await sandbox.done()) && !(await sandbox.paused())) {
   // After the merges: a deployment run through staging, scoped QA and production, driven by `yoke watch deploy`.
