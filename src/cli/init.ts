@@ -69,13 +69,18 @@ export function validateScript(t: TestCommand | null): string {
 export function optInFile(agent: AgentName): string {
   return [
     `# yoke's opt-in (see "The opt-in file" in yoke's README). Written by yoke init --agent ${agent}.`,
-    '# Label an issue yoke:afk and yoke works on it; autoland validates and merges its PR.',
+    '# Label an issue yoke:afk and yoke works on it.',
     'afk_label: yoke:afk',
     'auto: true',
+    "# Autoland merges a claim PR once yoke's lander accepts its head, with nobody looking. A PR that",
+    '# changes a protected path waits for a writer\'s approval instead. Set enabled: false to merge by hand.',
     'autoland: { enabled: true, merge_method: squash }',
     'fix_forward: { enabled: true, max_attempts: 2 }',
     'launcher: { workflow: yoke-run.yml }',
-    'agent: { max_turns: 60, max_usd: 5 }',
+    "# The agent's tools reach only the model's endpoint and these hosts (e.g. registry.npmjs.org).",
+    'agent: { max_turns: 60, max_usd: 5, network: { allow: [] } }',
+    '# Always protected: .github/** and the agents\' settings (CLAUDE.md, AGENTS.md, .claude/**, .mcp.json, .codex/**). Add your own globs.',
+    'protected_paths: []',
     '',
   ].join('\n');
 }
@@ -109,9 +114,22 @@ export function initReport(agent: AgentName, plan: InitPlan): string {
     `1. Add the repository secret ${a.credentials.join(' (or ')}${a.credentials.length > 1 ? ')' : ''}: Settings → Secrets and variables → Actions.`,
     '2. Install yoke\'s GitHub App on the repository; its server must be reachable by GitHub\'s runners at YOKE_PUBLIC_URL.',
     "3. No repository setting needs switching on: yoke opens the claim PR itself, so \"Allow GitHub Actions to create and approve pull requests\" can stay off, and your CI runs on the PR.",
-    '4. Commit and push these files to the default branch, then label an issue yoke:afk.',
+    '4. Protect the default branch (Settings → Rules → Rulesets, or branch protection): require the status check yoke/lander, and leave yoke\'s app off the bypass list, so nothing merges that its lander did not accept at that head. As a ruleset:',
+    `   gh api repos/OWNER/REPO/rulesets --input - <<'JSON'\n   ${LANDER_RULESET}\n   JSON`,
+    '5. Autoland is on in .github/yoke.yml: accepted PRs merge unattended, except those that change a protected path (.github/**, the agents\' settings, protected_paths), which wait for a writer\'s approval. Set autoland.enabled: false to merge by hand.',
+    '6. Commit and push these files to the default branch, then label an issue yoke:afk.',
   ].join('\n');
 }
+
+/** TR14: the ruleset that makes yoke/lander required on the default branch, with nobody (yoke's app included) bypassing it. */
+export const LANDER_RULESET = JSON.stringify({
+  name: 'yoke: require yoke/lander',
+  target: 'branch',
+  enforcement: 'active',
+  bypass_actors: [],
+  conditions: { ref_name: { include: ['~DEFAULT_BRANCH'], exclude: [] } },
+  rules: [{ type: 'required_status_checks', parameters: { strict_required_status_checks_policy: false, required_status_checks: [{ context: 'yoke/lander' }] } }],
+});
 
 function readTemplate(name: string): string {
   return readFileSync(new URL(`../../templates/${name}.yml`, import.meta.url), 'utf8');

@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseDeliverySettings } from '../../src/config/delivery.js';
 import { parseRepoConfig } from '../../src/config/repo-config.js';
 import { parse } from 'yaml';
+import { LANDER_RULESET } from '../../src/cli/init.js';
 
 // `yoke init` as a maintainer meets it: the CLI as a child process, in fresh
 // checkouts of each kind of project, run twice, offline.
@@ -34,7 +35,12 @@ const NEXT = (secret: string) => `Next:
 1. Add the repository secret ${secret}: Settings → Secrets and variables → Actions.
 2. Install yoke's GitHub App on the repository; its server must be reachable by GitHub's runners at YOKE_PUBLIC_URL.
 3. No repository setting needs switching on: yoke opens the claim PR itself, so "Allow GitHub Actions to create and approve pull requests" can stay off, and your CI runs on the PR.
-4. Commit and push these files to the default branch, then label an issue yoke:afk.`;
+4. Protect the default branch (Settings → Rules → Rulesets, or branch protection): require the status check yoke/lander, and leave yoke's app off the bypass list, so nothing merges that its lander did not accept at that head. As a ruleset:
+   gh api repos/OWNER/REPO/rulesets --input - <<'JSON'
+   {"name":"yoke: require yoke/lander","target":"branch","enforcement":"active","bypass_actors":[],"conditions":{"ref_name":{"include":["~DEFAULT_BRANCH"],"exclude":[]}},"rules":[{"type":"required_status_checks","parameters":{"strict_required_status_checks_policy":false,"required_status_checks":[{"context":"yoke/lander"}]}}]}
+   JSON
+5. Autoland is on in .github/yoke.yml: accepted PRs merge unattended, except those that change a protected path (.github/**, the agents' settings, protected_paths), which wait for a writer's approval. Set autoland.enabled: false to merge by hand.
+6. Commit and push these files to the default branch, then label an issue yoke:afk.`;
 
 const KINDS: [string, Record<string, string>, string[]][] = [
   ['npm', { 'package.json': '{"scripts":{"test":"vitest run"}}', 'package-lock.json': '{}' }, ['npm ci', 'npm test']],
@@ -45,6 +51,22 @@ const KINDS: [string, Record<string, string>, string[]][] = [
 ];
 
 describe('yoke init', () => {
+  it('TR14 the ruleset it prints is one GitHub takes: the request body of POST /repos/{owner}/{repo}/rulesets, requiring yoke/lander, bypassed by nobody', async () => {
+    const { createRequire } = await import('node:module');
+    const doc = createRequire(import.meta.url)('@octokit/openapi/generated/api.github.com.json') as { paths: Record<string, any>; components: { schemas: Record<string, any> } };
+    const body = doc.paths['/repos/{owner}/{repo}/rulesets'].post.requestBody.content['application/json'].schema;
+    const ruleset = JSON.parse(LANDER_RULESET) as Record<string, any>;
+    expect(Object.keys(ruleset).every((k) => k in body.properties)).toBe(true);
+    for (const k of body.required) expect(ruleset).toHaveProperty(k);
+    expect(body.properties.target.enum).toContain(ruleset.target);
+    expect(doc.components.schemas['repository-rule-enforcement'].enum).toContain(ruleset.enforcement);
+    const check = doc.components.schemas['repository-rule-required-status-checks'];
+    expect(check.properties.type.enum).toEqual([ruleset.rules[0].type]);
+    for (const k of check.properties.parameters.required) expect(ruleset.rules[0].parameters).toHaveProperty(k);
+    expect(ruleset.rules[0].parameters.required_status_checks).toEqual([{ context: 'yoke/lander' }]);
+    expect(ruleset.bypass_actors).toEqual([]);
+  });
+
   for (const [kind, files, lines] of KINDS) {
     it(`on a fresh ${kind} project writes the opt-in file, the workflow and a validate.sh that runs its tests; a second run changes nothing`, () => {
       const d = checkout(files);
