@@ -104,6 +104,11 @@ export function protectedApprovedNotice(pr: number, sha: string, files: readonly
   return `${by} approved #${pr} at \`${sha.slice(0, 7)}\`, which changes ${protectedFileList(files)}; yoke merges it at that head.`;
 }
 
+/** TR24: posted once per edit on an AFK issue whose body changed after yoke saw its label. */
+export function issueEditedNotice(repo: string, issue: number, label: string): string {
+  return `yoke has not started on this issue. ${refusalText(makeRefusal('issue_edited_since_label', { repo, number: issue, label }))}`;
+}
+
 export function fixExhaustedNotice(author: string | null, pr: number, attempts: number): string {
   const r = makeRefusal('fix_attempts_exhausted', { number: pr, attempts });
   return `@${author ?? 'maintainers'} ${r.message} yoke has stopped fixing it and labelled it \`${STUCK_LABEL}\`.\n\n**To recover:** ${r.recovery}`;

@@ -29,6 +29,11 @@ export const WHY_NOT_CODES = {
         ? 'Nothing to do: work resumes tomorrow (UTC). To allow more today, raise YOKE_DAILY_USD and restart yoke.'
         : `Nothing to do: work resumes tomorrow (UTC). To allow more today, raise \`budget.daily_usd\` in .github/yoke.yml of ${p.repo}.`,
   }),
+  issue_edited_since_label: code<{ repo: string; number: number; label: string }>({
+    status: 409,
+    message: (p) => `#${p.number} of ${p.repo} was edited after yoke saw its ${p.label} label, so yoke does not start on it unseen: anyone who can edit an issue could have changed what the agent is told.`,
+    recovery: (p) => `Read #${p.number} as it is now; if it is what the agent should do, comment \`/yoke start\` on it (you need write access): that confirms it, and yoke starts.`,
+  }),
   request_budget: code<{ repo: string; installation: number; points: number }>({
     status: 429,
     message: (p) => `${p.repo} was not read this pass: installation ${p.installation} has ${p.points} points left of this minute's request budget, and work further down the pipeline went first.`,
@@ -37,5 +42,5 @@ export const WHY_NOT_CODES = {
 } as const;
 
 /** The codes a piece of waiting work can carry. */
-export const WHY_NOT = ['at_cap', 'in_flight', 'repo_paused', 'repo_disabled', 'lander_attempts_used_up', 'fix_attempts_exhausted', 'request_budget', 'budget_spent'] as const;
+export const WHY_NOT = ['at_cap', 'in_flight', 'repo_paused', 'repo_disabled', 'lander_attempts_used_up', 'fix_attempts_exhausted', 'request_budget', 'budget_spent', 'issue_edited_since_label'] as const;
 export type WhyNot = (typeof WHY_NOT)[number];

@@ -1,6 +1,6 @@
 import type { Forge, RepoName, RepoRef } from '../forge/types.js';
 import type { Log } from '../log.js';
-import { disabledNotice, pauseNotice } from '../messages.js';
+import { disabledNotice, pauseNotice, issueEditedNotice } from '../messages.js';
 import type { Store } from '../store/store.js';
 import { repoRefOf } from './repo-state.js';
 
@@ -14,7 +14,11 @@ export type Housekeeping =
   | { type: 'clear_disabled'; repo: RepoName }
   /** GH01: disable, and say why once per reason on the control issue (if there is one). */
   | { type: 'disable'; repo: RepoRef; reason: string; controlIssue: number | null; notify: boolean }
-  | { type: 'drop_request'; requestId: number };
+  | { type: 'drop_request'; requestId: number }
+  /** TR24: the body as yoke first saw the AFK label (or as a writer's start confirmed it). */
+  | { type: 'record_afk_label'; repo: RepoName; issue: number; digest: string; labelledBy: string | null }
+  /** TR24: say once per edit that the issue is not worked unseen. */
+  | { type: 'notify_issue_edited'; repo: RepoRef; issue: number; digest: string; label: string };
 
 export interface HousekeepingDeps {
   store: Store;
@@ -35,6 +39,17 @@ export async function executeHousekeeping(deps: HousekeepingDeps, planned: reado
         break;
       case 'drop_request':
         await store.requests.drop(h.requestId);
+        break;
+      case 'record_afk_label':
+        await store.afkLabels.record({ repo: h.repo, issueNumber: h.issue, bodyDigest: h.digest, labelledBy: h.labelledBy, recordedAt: deps.now() });
+        break;
+      case 'notify_issue_edited':
+        try {
+          await forge.createComment(h.repo, h.issue, issueEditedNotice(h.repo.fullName, h.issue, h.label));
+          await store.afkLabels.setNotified(h.repo.fullName, h.issue, h.digest);
+        } catch (err) {
+          log.warn({ repo: h.repo.fullName, issue: h.issue, err: String(err) }, 'could not say that an edited issue waits; retried next pass');
+        }
         break;
       case 'disable': {
         await store.repos.setDisabled(h.repo.fullName, h.reason, deps.now());

@@ -1,11 +1,13 @@
 import { utcDayStart, type Clock } from '../clock.js';
 import type { RepoConfig } from '../config/repo-config.js';
-import type { CommentView, Forge, RepoRef } from '../forge/types.js';
+import type { CommentView, Forge, RepoRef, RepoView } from '../forge/types.js';
 import { CONTROL_LABEL } from '../forge/types.js';
 import type { Launcher } from '../launcher/launcher.js';
 import type { Log } from '../log.js';
 import type { OpenRequest } from '../store/requests.js';
 import type { Store } from '../store/store.js';
+import type { Run } from '../store/runs.js';
+import type { AfkLabel } from '../store/afk-labels.js';
 import { executeRepoActions, planRepoActions, postPendingVerdicts, readHolds } from './autoland.js';
 import { syncLanderChecks, type CheckRefusals } from './check-runs.js';
 import { syncRunNotices } from './run-notices.js';
@@ -207,6 +209,33 @@ interface PassReads {
   spentToday: RepoFacts['spentToday'];
 }
 
+/**
+ * TR24's reads: the body each AFK issue had when yoke first saw its label (recorded now on first sight,
+ * with who applied the label), confirmed anew by a writer's start (an afk_manual run launched since); an
+ * edited one that nothing confirmed is said once to wait.
+ */
+async function readAfkLabels(deps: PassDeps, repo: RepoRef, view: RepoView, runs: readonly Run[], claimedIssues: readonly number[], reads: PassReads): Promise<Map<number, AfkLabel>> {
+  const config = view.config.state === 'valid' ? view.config.config : null;
+  const out = new Map((await deps.store.afkLabels.listForRepo(repo.fullName)).map((l) => [l.issueNumber, l]));
+  if (!config) return out;
+  const now = deps.clock.now();
+  for (const issue of view.issues) {
+    if (!issue.labels.includes(config.afk_label)) continue;
+    const seen = out.get(issue.number);
+    const confirmed = seen && seen.bodyDigest !== issue.bodyDigest && runs.some((r) => r.issueNumber === issue.number && r.kind === 'afk_manual' && r.launchedAt >= seen.recordedAt);
+    if (!seen || confirmed) {
+      const by = seen ? seen.labelledBy : ((await deps.forge.labelledBy(repo, issue.number, config.afk_label).catch(() => null))?.login ?? null);
+      reads.housekeeping.push({ type: 'record_afk_label', repo: repo.fullName, issue: issue.number, digest: issue.bodyDigest, labelledBy: by });
+      out.set(issue.number, { repo: repo.fullName, issueNumber: issue.number, bodyDigest: issue.bodyDigest, labelledBy: by, recordedAt: now, notifiedDigest: null });
+      continue;
+    }
+    if (seen.bodyDigest === issue.bodyDigest || seen.notifiedDigest === issue.bodyDigest) continue;
+    if (claimedIssues.includes(issue.number) || runs.some((r) => r.issueNumber === issue.number && r.status === 'live')) continue;
+    reads.housekeeping.push({ type: 'notify_issue_edited', repo, issue: issue.number, digest: issue.bodyDigest, label: config.afk_label });
+  }
+  return out;
+}
+
 async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads): Promise<RepoFacts | null> {
   const { store, forge, policy, clock } = deps;
   const view = await forge.readRepo(repo, { claimLabel: CLAIM_LABEL, configMaxAgeMs: policy.configRefreshMs, maxViewAgeMs: reads.maxViewAgeMs });
@@ -225,6 +254,7 @@ async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads): Promi
   if (state.disabledReason) reads.housekeeping.push({ type: 'clear_disabled', repo: repo.fullName });
   const runs = await store.runs.listForRepo(repo.fullName);
   const claims = new Map((await store.claims.listForRepo(repo.fullName)).map((c) => [c.prNumber, c]));
+  const afkLabels = await readAfkLabels(deps, repo, view, runs, [...claims.values()].map((c) => c.issueNumber), reads);
   const mine = reads.requests.filter((r) => r.repo === repo.fullName);
   const startableIssues = new Set<number>();
   for (const req of mine) {
@@ -246,6 +276,7 @@ async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads): Promi
     view,
     runs,
     claims,
+    afkLabels,
     requests: mine,
     startableIssues,
     trustedLogins: reads.trusted,

@@ -193,7 +193,15 @@ export function shouldLaunchAuto(facts: RepoFacts, issue: IssueView): true | 'no
   if (afkRuns.at(-1)?.outcome === 'success' && !live(facts, issueSubject(issue.number))) return 'no';
   // Its own AFK run is live: that is the work, running.
   if (live(facts, issueSubject(issue.number))) return 'no';
+  // TR24: a body edited since the label was seen is not worked unseen; a writer's /yoke start confirms it.
+  if (issueEditedSinceLabel(facts, issue)) return makeRefusal('issue_edited_since_label', { repo: facts.repo.fullName, number: issue.number, label: facts.config.afk_label });
   return newWorkStop(facts) ?? true;
+}
+
+/** TR24: whether the issue's body differs from what it was when yoke first saw its label. */
+export function issueEditedSinceLabel(facts: Pick<RepoFacts, 'afkLabels'>, issue: Pick<IssueView, 'number' | 'bodyDigest'>): boolean {
+  const seen = facts.afkLabels?.get(issue.number);
+  return seen !== undefined && seen.bodyDigest !== issue.bodyDigest;
 }
 
 /** What holds back all new work of a repository: a pause, or the day's spend. */

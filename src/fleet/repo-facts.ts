@@ -1,6 +1,7 @@
 import type { RepoConfig } from '../config/repo-config.js';
 import type { RepoRef, RepoView } from '../forge/types.js';
 import type { ClaimRecord } from '../store/claims.js';
+import type { AfkLabel } from '../store/afk-labels.js';
 import type { RepoRead, RepoState } from '../store/repos.js';
 import type { OpenRequest } from '../store/requests.js';
 import type { Run } from '../store/runs.js';
@@ -14,6 +15,8 @@ export interface RepoFacts {
   runs: readonly Run[];
   /** Claims recorded in the store for this repository, by PR number (TR04). */
   claims: ReadonlyMap<number, ClaimRecord>;
+  /** TR24: AFK issues' bodies as yoke first saw them labelled, by issue number. */
+  afkLabels?: ReadonlyMap<number, AfkLabel>;
   requests: readonly OpenRequest[];
   /** Open issues named by open start requests (they need not carry the AFK label). */
   startableIssues: ReadonlySet<number>;

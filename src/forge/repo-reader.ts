@@ -174,4 +174,4 @@ export class RepoReader {
 /** GitHub's limit on a PR's file listing. */
 const MAX_LISTED_FILES = 3000;
 
-const toIssueView = ({ number, title, labels, author, assignee }: z.output<typeof GhIssue>): IssueView => ({ number, title, labels, author, assignee });
+const toIssueView = ({ number, title, labels, author, assignee, bodyDigest }: z.output<typeof GhIssue>): IssueView => ({ number, title, labels, author, assignee, bodyDigest });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { parseClosingRefs, parseYokeRunTrailer, type CommentView, type IssueDetail, type IssueView, type PullDetail, type Permission, type PullView, type ReviewView, type WorkflowRunView } from './types.js';
 
@@ -9,6 +10,9 @@ const Labels = z
   .array(z.union([z.string(), z.object({ name: z.string().optional() })]))
   .transform((labels) => labels.map((l) => (typeof l === 'string' ? l : (l.name ?? ''))).filter(Boolean));
 
+/** TR24: what an issue's body is, for telling whether it changed (not for reading it back). */
+export const bodyDigest = (body: string): string => createHash('sha256').update(body.replace(/\r\n/g, '\n')).digest('hex').slice(0, 32);
+
 export const GhIssue = z
   .object({
     number: z.number(),
@@ -16,6 +20,7 @@ export const GhIssue = z
     labels: Labels,
     user: User,
     assignee: z.object({ login: z.string() }).nullable().optional(),
+    body: z.string().nullable().optional(),
     pull_request: z.unknown().optional(),
   })
   .transform((i): IssueView & { isPull: boolean } => ({
@@ -24,6 +29,7 @@ export const GhIssue = z
     labels: i.labels,
     author: i.user?.login ?? 'ghost',
     assignee: i.assignee?.login ?? null,
+    bodyDigest: bodyDigest(i.body ?? ''),
     isPull: i.pull_request != null,
   }));
 

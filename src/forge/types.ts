@@ -22,6 +22,8 @@ export interface IssueView {
   labels: string[];
   author: string;
   assignee: string | null;
+  /** TR24: a digest of the body, to tell an edit since the label was seen. */
+  bodyDigest: string;
 }
 
 export interface PullView {

@@ -16,6 +16,18 @@ CREATE TABLE protected_holds (
   recorded_at INTEGER NOT NULL,
   PRIMARY KEY (repo, pr_number, head_sha)
 );
+
+-- TR24: an AFK issue's body as it was when yoke first saw its label, and who applied the label; a body
+-- edited since is not worked until a writer's /yoke start (or a new label) confirms it.
+CREATE TABLE afk_labels (
+  repo TEXT NOT NULL,
+  issue_number INTEGER NOT NULL,
+  body_digest TEXT NOT NULL,
+  labelled_by TEXT,
+  recorded_at INTEGER NOT NULL,
+  notified_digest TEXT,
+  PRIMARY KEY (repo, issue_number)
+);
 `,
   },
 ];

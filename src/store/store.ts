@@ -4,6 +4,7 @@ import { postgresSql, type PostgresOptions } from './postgres-sql.js';
 import { migrateSql, SchemaTooNewError } from './schema.js';
 import { CheckRunStore } from './check-runs.js';
 import { ProtectedHoldStore } from './protected-holds.js';
+import { AfkLabelStore } from './afk-labels.js';
 import { DashboardIssueStore } from './dashboard-issues.js';
 import { ClaimStore } from './claims.js';
 import { CloseoutStore } from './closeouts.js';
@@ -53,6 +54,8 @@ export interface Store {
   checkRuns: CheckRunStore;
   /** TR14: claim heads that change a protected path, held for a person. */
   protectedHolds: ProtectedHoldStore;
+  /** TR24: AFK issues' bodies as first seen labelled. */
+  afkLabels: AfkLabelStore;
   dashboardIssues: DashboardIssueStore;
   processes: ProcessStore;
   qaLabels: QaLabelStore;
@@ -127,6 +130,7 @@ export function storeOver(outer: Sql, within?: Sql): Store {
     workLocks: new WorkLockStore(sql),
     checkRuns: new CheckRunStore(sql),
     protectedHolds: new ProtectedHoldStore(sql),
+    afkLabels: new AfkLabelStore(sql),
     dashboardIssues: new DashboardIssueStore(sql),
     processes: new ProcessStore(sql),
     qaLabels: new QaLabelStore(sql),

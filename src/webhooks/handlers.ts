@@ -66,6 +66,8 @@ export function registerWebhooks(app: Probot, deps: WebhookDeps): void {
     }
     // SC02: the repository is active from now, so the pass this asks for probes it.
     const repo = RepoNamePayload.safeParse(context.payload);
+    // A review leaves the issue listing the probe reads unchanged within its second: read the repository afresh (TR14's approvals).
+    if (repo.success && context.name === 'pull_request_review') forge.invalidate(repo.data);
     if (repo.success) fleet.wake(repo.data);
     else fleet.kick();
   });

@@ -1,3 +1,4 @@
+import { bodyDigest } from '../../src/forge/schemas.js';
 import { parseRepoConfig, type RepoConfigResult } from '../../src/config/repo-config.js';
 import {
   type CheckRunWrite,
@@ -177,7 +178,7 @@ export class FakeForge implements Forge {
       repo: r.ref,
       defaultBranch: 'main',
       config: parseRepoConfig(r.config),
-      issues: r.issues.filter((i) => i.open).map((i) => ({ number: i.number, title: `Issue ${i.number}`, labels: [...i.labels], author: 'maint', assignee: null })),
+      issues: r.issues.filter((i) => i.open).map((i) => ({ number: i.number, title: `Issue ${i.number}`, labels: [...i.labels], author: 'maint', assignee: null, bodyDigest: bodyDigest(i.body ?? '') })),
       pulls,
       claims: r.pulls
         .filter((p) => p.labels.includes('yoke:claim') || parseYokeRunTrailer(p.body))

@@ -71,6 +71,7 @@ export function registerPullRoutes(env: RouteEnv): void {
     const v: Review = { id: state.nextId(), pr: i.number, user: ctx.actor!, state: verdict, body: String(ctx.body.body ?? ''), commitId: i.pull!.headSha, submittedAt: state.now() };
     r.reviews.push(v);
     i.updatedAt = state.now();
+    state.reviewed(r, i, v);
     return { status: 200, body: shapes.reviewJson(r, v) };
   });
   http.on('PUT', '/repos/{owner}/{repo}/pulls/{pull_number}/merge', 'repo', (ctx) => {

@@ -146,7 +146,8 @@ export type ForgeEvent =
   | { kind: 'comment_edited'; repo: ForgeRepo; issue: Issue; comment: Comment; sender: ForgeUser }
   | { kind: 'push'; repo: ForgeRepo; ref: string; before: string | null; after: string; commits: PushCommit[]; sender: ForgeUser }
   | { kind: 'labeled'; repo: ForgeRepo; issue: Issue; label: string; sender: ForgeUser }
-  | { kind: 'pull_opened'; repo: ForgeRepo; issue: Issue; sender: ForgeUser };
+  | { kind: 'pull_opened'; repo: ForgeRepo; issue: Issue; sender: ForgeUser }
+  | { kind: 'review_submitted'; repo: ForgeRepo; issue: Issue; review: Review; sender: ForgeUser };
 
 export class ForgeState {
   readonly repos = new Map<string, ForgeRepo>();
@@ -189,6 +190,11 @@ export class ForgeState {
   /** Push tokens (scoped to contents) that still work: a delivery that revokes its own leaves none. */
   livePushTokens(): number {
     return [...this.tokens.values()].filter((c) => c.kind === 'installation' && c.scope?.permissions.contents === 'write' && c.expiresAt > this.now()).length;
+  }
+
+  /** A review was submitted: GitHub sends pull_request_review.submitted. */
+  reviewed(repo: ForgeRepo, issue: Issue, review: Review): void {
+    this.onEvent({ kind: 'review_submitted', repo, issue, review, sender: review.user });
   }
 
   /** DELETE /installation/token: the token stops working at once, as GitHub's does. */

@@ -39,6 +39,8 @@ export class WebhookSender {
         });
       case 'pull_opened':
         return this.send('pull_request', 'opened', e.repo, e.sender, { number: e.issue.number, pull_request: shapes.pullJson(e.repo, e.issue) });
+      case 'review_submitted':
+        return this.send('pull_request_review', 'submitted', e.repo, e.sender, { review: shapes.reviewJson(e.repo, e.review), pull_request: shapes.pullJson(e.repo, e.issue) });
       case 'labeled':
         if (e.issue.pull) {
           return this.send('pull_request', 'labeled', e.repo, e.sender, { number: e.issue.number, pull_request: shapes.pullJson(e.repo, e.issue), label: shapes.labelJson(e.repo, e.label) });
