@@ -25,6 +25,8 @@ export type RepoAction =
   | { type: 'merge'; pr: number; sha: string; method: 'merge' | 'squash' | 'rebase'; run: string }
   | { type: 'fix_exhausted'; pr: number; attempts: number }
   | { type: 'hold_protected'; pr: number; sha: string; files: string[] }
+  /** TR14: an accepted head whose change touches no protected path: its check may now say success. */
+  | { type: 'clear_head'; pr: number; sha: string }
   | { type: 'approve_hold'; pr: number; sha: string; files: string[]; by: string }
   | { type: 'ignored_marker'; pr: number; commentId: number; author: string; reason: string };
 
@@ -71,6 +73,7 @@ export function planRepoActions(facts: RepoFacts, after: AfterLaunch, reads: Hol
     let released = true;
     if (current?.verdict === 'accept') {
       const files = protectedChangeOf(facts, claim);
+      if (!files.length && !reads.holds.has(`${n}@${claim.pull.headSha}`)) actions.push({ type: 'clear_head', pr: n, sha: claim.pull.headSha });
       if (files.length) {
         const held = reads.holds.get(`${n}@${claim.pull.headSha}`);
         const by = held?.approvedBy ?? reads.writerApprovers.get(n)?.[0] ?? null;
@@ -131,6 +134,8 @@ export async function executeRepoActions(deps: ActionDeps, facts: RepoFacts, act
           await store.merges.record({ repo: facts.repo.fullName, prNumber: a.pr, headSha: a.sha, state: 'refused', detail: res.message, at: deps.now(), runId: a.run });
           await forge.createComment(facts.repo, a.pr, mergeRefusedNotice(a.pr, a.sha, res.message));
         }
+      } else if (a.type === 'clear_head') {
+        await store.protectedHolds.hold({ repo: facts.repo.fullName, prNumber: a.pr, headSha: a.sha, files: [], recordedAt: deps.now() });
       } else if (a.type === 'hold_protected') {
         await holdProtected(deps, facts, a);
       } else if (a.type === 'approve_hold') {

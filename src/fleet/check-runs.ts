@@ -44,7 +44,14 @@ export function checkFor(runs: readonly Run[], superseded: boolean, policy: Chec
   const head = last.headSha!;
   const base = { name: CHECK_NAME, externalId: last.id, detailsUrl: runUrl(policy.webUrl, last) };
   const judged = [...runs].reverse().find((r) => r.verdict !== null);
-  if (judged?.verdict === 'accept' && hold && !hold.approvedBy) {
+  if (judged?.verdict === 'accept' && !hold) {
+    // TR14: accepted, but until a pass has read what the change touches the check does not say success.
+    return {
+      written: `in_progress:checking:${judged.id}`,
+      check: { ...base, externalId: judged.id, detailsUrl: runUrl(policy.webUrl, judged), status: 'in_progress', conclusion: null, title: `Accepted at ${short(head)}; checking what it changes`, summary: `Lander run \`${judged.id}\` accepted this head. yoke is reading which files it changes: one that touches a protected path waits for a person's approval.` },
+    };
+  }
+  if (judged?.verdict === 'accept' && hold && hold.files.length && !hold.approvedBy) {
     // TR14: accepted, but the change touches what yoke trusts: it blocks a required check until a person approves.
     const why = makeRefusal('protected_paths_changed', { number: last.prNumber!, sha: short(head), files: protectedFileList(hold.files) });
     return {
@@ -62,7 +69,7 @@ export function checkFor(runs: readonly Run[], superseded: boolean, policy: Chec
   }
   if (judged) {
     const accepted = judged.verdict === 'accept';
-    const approved = accepted && hold?.approvedBy ? `\n\nIt changes ${protectedFileList(hold.files)}; ${hold.approvedBy} approved this head.` : '';
+    const approved = accepted && hold?.approvedBy && hold.files.length ? `\n\nIt changes ${protectedFileList(hold.files)}; ${hold.approvedBy} approved this head.` : '';
     return {
       written: `completed:${accepted ? 'success' : 'failure'}:${judged.id}${approved ? ':approved' : ''}`,
       check: {

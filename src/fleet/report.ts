@@ -50,7 +50,7 @@ async function openHolds(store: FleetContext['store']): Promise<FleetReport['hel
   const out: FleetReport['held'] = [];
   const reads = new Map<string, Awaited<ReturnType<FleetContext['store']['repos']['lastRead']>>>();
   for (const h of await store.protectedHolds.list()) {
-    if (h.approvedBy) continue;
+    if (h.approvedBy || !h.files.length) continue;
     if (!reads.has(h.repo)) reads.set(h.repo, await store.repos.lastRead(h.repo));
     if (!reads.get(h.repo)?.openClaims.some((c) => c.number === h.prNumber && c.headSha === h.headSha)) continue;
     const r = makeRefusal('protected_paths_changed', { number: h.prNumber, sha: h.headSha.slice(0, 7), files: protectedFileList(h.files) });

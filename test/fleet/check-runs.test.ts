@@ -104,7 +104,22 @@ describe('the yoke/lander check run', () => {
       id: 'r1', repo: 'acme/api', kind: 'lander', subject: 'pr#7', prNumber: 7, headSha: 'abc1234def', status: 'ended', outcome: 'success',
       outcomeReason: null, verdict: 'accept', summary: 'All green.', launcher: 'actions', launcherRef: 'yoke-run.yml@main#4242', launchedAt: 1,
     } as unknown as Run;
-    const { check } = checkFor([run], false, { landerAttemptsPerHead: 2, webUrl: 'https://github.com' });
+    const cleared = { repo: 'acme/api', prNumber: 7, headSha: 'abc1234def', files: [], commentId: null, approvedBy: null, recordedAt: 1 };
+    const { check } = checkFor([run], false, { landerAttemptsPerHead: 2, webUrl: 'https://github.com' }, cleared);
     expect(check).toMatchObject({ status: 'completed', conclusion: 'success', detailsUrl: 'https://github.com/acme/api/actions/runs/4242', title: 'Accepted at abc1234' });
+  });
+
+  it('TR14 an accept says success only once a pass has read what the head changes: before, it is still in progress', () => {
+    const run = {
+      id: 'r1', repo: 'acme/api', kind: 'lander', subject: 'pr#7', prNumber: 7, headSha: 'abc1234def', status: 'ended', outcome: 'success',
+      outcomeReason: null, verdict: 'accept', summary: 'All green.', launcher: 'command', launcherRef: null, launchedAt: 1,
+    } as unknown as Run;
+    expect(checkFor([run], false, { landerAttemptsPerHead: 2, webUrl: 'https://github.com' }, null)).toEqual({
+      written: 'in_progress:checking:r1',
+      check: {
+        name: 'yoke/lander', externalId: 'r1', detailsUrl: null, status: 'in_progress', conclusion: null, title: 'Accepted at abc1234; checking what it changes',
+        summary: "Lander run `r1` accepted this head. yoke is reading which files it changes: one that touches a protected path waits for a person's approval.",
+      },
+    });
   });
 });

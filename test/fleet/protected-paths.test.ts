@@ -111,6 +111,6 @@ describe('protected paths (TR14)', () => {
     await recordVerdict(h, 'acme/api', 8, 'd'.repeat(40), 'accept');
     await h.engine.schedulerTick();
     expect(h.forge.merges.map((m) => m.number)).toEqual([8]);
-    expect((await h.store.protectedHolds.list()).map((x) => [x.prNumber, x.files])).toEqual([[7, ['(GitHub did not list the files of this change)']]]);
+    expect((await h.store.protectedHolds.list()).map((x) => [x.prNumber, x.files])).toEqual([[7, ['(GitHub did not list the files of this change)']], [8, []]]);
   });
 });
