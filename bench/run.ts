@@ -1,6 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { containAgent, containmentProblem } from '../src/agent/contain.js';
+import { scanDiff } from '../src/agent/secret-scan.js';
 import { generateKeyPairSync } from 'node:crypto';
 import { Probot } from 'probot';
 import { createYokeApp } from '../src/app.js';
@@ -212,6 +215,31 @@ async function benchTwoProcessLaunches(engine: BenchEngine): Promise<void> {
   print(`two_process_launches_per_s${engine.suffix}`, await concurrentLaunches(await engine.target(), 2, 3000), 'launches/s (both together)');
 }
 
+/** TR20: what containment adds to an agent's start (bubblewrap, the forwarder inside, the proxy outside), and what a secret scan of a change costs. */
+async function benchContainment(): Promise<void> {
+  if (containmentProblem() !== null) {
+    console.log(`contain: skipped (${containmentProblem()})`);
+    return;
+  }
+  const ws = mkdtempSync(join(tmpdir(), 'yoke-bench-ws-'));
+  const starts: number[] = [];
+  for (let i = 0; i < 15; i++) {
+    const home = mkdtempSync(join(tmpdir(), 'yoke-bench-home-'));
+    const t0 = performance.now();
+    const c = await containAgent({ workspace: ws, home, env: process.env, modelUrl: null, modelHosts: ['api.anthropic.com'], allow: [] }, 'true', []);
+    await new Promise<void>((r) => spawn(c.command, c.args, { env: { ...process.env, ...c.env } }).on('exit', () => r()));
+    starts.push(performance.now() - t0);
+    await c.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+  print('contained_start_ms', median(starts), 'ms (median of 15: bubblewrap, forwarder and proxy, a command that exits at once)');
+  const diff = Array.from({ length: 200 }, (_, f) => [`+++ b/src/f${f}.js`, '@@ -0,0 +1,50 @@', ...Array.from({ length: 50 }, (_, l) => `+export const v${l} = 'value ${f}-${l}';`)].join('\n')).join('\n');
+  const t0 = performance.now();
+  scanDiff(diff, ['a-job-secret-value-0123456789', 'another-secret-0123456789abcdef']);
+  print('secret_scan_lines_per_s', Math.round(10_000 / ((performance.now() - t0) / 1000)), 'added lines/s (two job values, six shapes)');
+  rmSync(ws, { recursive: true, force: true });
+}
+
 // BENCH_ONLY=fleet (a comma-separated list) runs some of them.
 const only = process.env.BENCH_ONLY?.split(',');
 const { engines, stop } = await benchEngines();
@@ -224,6 +252,7 @@ try {
     ['fair', benchFairShare],
     ['fleet', benchFleet],
     ['delivery', () => each((engine) => benchDelivery(print, median, engine))],
+    ['contain', benchContainment],
   ];
   for (const [name, bench] of benches) if (!only || only.includes(name)) await bench();
 } finally {
