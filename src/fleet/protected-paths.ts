@@ -1,4 +1,5 @@
 import type { ReviewView } from '../forge/types.js';
+import { globToRegExp } from '../glob.js';
 
 // TR14: what yoke trusts lives in the repository: its workflows, its opt-in
 // file, the lander's validate.sh, and the agents' own settings. A claim PR
@@ -8,28 +9,6 @@ import type { ReviewView } from '../forge/types.js';
 
 /** Always protected; a repository adds its own globs under `protected_paths:`. */
 export const DEFAULT_PROTECTED_PATHS: readonly string[] = ['.github/**', '**/CLAUDE.md', '**/CLAUDE.local.md', '**/AGENTS.md', '.claude/**', '.mcp.json', '.codex/**'];
-
-/** A glob as a regular expression: `**` spans folders, `*` and `?` stay within one; a glob with no `/` matches at the root. */
-export function globToRegExp(glob: string): RegExp {
-  let re = '';
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i]!;
-    if (c === '*' && glob[i + 1] === '*') {
-      // `**/` is any number of folders (none included); a trailing `**` is everything below.
-      if (glob[i + 2] === '/') {
-        re += '(?:.*/)?';
-        i += 2;
-      } else {
-        re += '.*';
-        i += 1;
-      }
-    } else if (c === '*') re += '[^/]*';
-    else if (c === '?') re += '[^/]';
-    else re += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
-  }
-  // Case-insensitive: a near miss (`.Claude/`) is held too, failing closed.
-  return new RegExp(`^${re}$`, 'i');
-}
 
 /** The protected globs in force: the defaults, then the repository's own. */
 export function protectedGlobs(extra: readonly string[]): string[] {

@@ -1,29 +1,23 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { bwrapArgs, containmentProblem, hostAllowed, keptPathDirs } from '../../src/agent/contain.js';
 import { claudeCode } from '../../src/agent/claude-code.js';
 import { codex } from '../../src/agent/codex.js';
 import { runAgent, runSummary } from '../../src/agent/run.js';
 import { agentCliBin } from '../../src/sandbox/agent-clis.js';
 import { ScriptedModel } from '../../src/sandbox/models/scripted-model.js';
-import { haveAgentClis } from './helpers.js';
+import { haveAgentClis, tempFolders } from './helpers.js';
 
 // TR20: the agent's tools run contained. A real CLI, driven to run what an
 // attacker would, reads every /proc/*/environ it can see, the runner's git
 // credentials and temp files, and tries the network: it finds no credential
 // but its own model key, and reaches only the model and the allowed hosts.
 
-const dirs: string[] = [];
-const tmp = (p: string) => {
-  const d = mkdtempSync(join(tmpdir(), p));
-  dirs.push(d);
-  return d;
-};
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+const tmp = tempFolders();
 
 const haveBwrap = containmentProblem() === null;
 if (!haveBwrap) {

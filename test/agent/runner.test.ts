@@ -1,6 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claudeCode } from '../../src/agent/claude-code.js';
@@ -8,20 +7,14 @@ import { codex } from '../../src/agent/codex.js';
 import { agentPrerequisite, agentRun, runAgent } from '../../src/agent/run.js';
 import { agentCliBin } from '../../src/sandbox/agent-clis.js';
 import { ScriptedModel } from '../../src/sandbox/models/scripted-model.js';
-import { haveAgentClis } from './helpers.js';
+import { haveAgentClis, tempFolders } from './helpers.js';
 
 // `yoke agent run` with the real CLIs against a scripted model: the limits
 // cut a model that never stops, an agent that changes nothing fails with its
 // own message, and a missing CLI or key names what to install or set.
 
 const ok = haveAgentClis('runner tests with real CLIs');
-const dirs: string[] = [];
-const tmp = (p: string) => {
-  const d = mkdtempSync(join(tmpdir(), p));
-  dirs.push(d);
-  return d;
-};
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+const tmp = tempFolders();
 
 function checkout(): string {
   const d = tmp('yoke-runner-co-');

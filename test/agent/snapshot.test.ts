@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { tempFolders } from './helpers.js';
+import { describe, expect, it } from 'vitest';
 import { snapshotWorkTree } from '../../src/agent/run.js';
 import { jobSecretValues, scanDiff, secretRefusal } from '../../src/agent/secret-scan.js';
 import { checkHandover } from '../../src/agent/deliver.js';
@@ -11,13 +11,7 @@ import { checkHandover } from '../../src/agent/deliver.js';
 // planted in .git runs), TR16 (no secret leaves in a commit), TR17 (the
 // handover is checked).
 
-const dirs: string[] = [];
-const tmp = (p: string) => {
-  const d = mkdtempSync(join(tmpdir(), p));
-  dirs.push(d);
-  return d;
-};
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+const tmp = tempFolders();
 
 function checkout(): { cwd: string; base: string } {
   const cwd = tmp('yoke-snap-co-');
