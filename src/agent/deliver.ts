@@ -143,9 +143,13 @@ export async function agentDeliver(io: RunnerIo): Promise<number> {
     if (bad) throw new YokeRefused(bad);
     const grant = await callYoke(f, apiUrl, bearer, `/yoke/api/runs/${runId}/push`, {}, PushGrant);
     const server = (io.env.GITHUB_SERVER_URL ?? 'https://github.com').replace(/\/+$/, '');
-    pushBundle(bundle, `${server}/${repo}.git`, grant, result.base!, result.commit!, [...jobSecretValues(io.env), grant.token]);
-    io.out(`pushed ${result.commit!.slice(0, 7)} to ${grant.branch}`);
-    await revokePushToken(f, io.env.GITHUB_API_URL, grant.token, io.out);
+    try {
+      pushBundle(bundle, `${server}/${repo}.git`, grant, result.base!, result.commit!, [...jobSecretValues(io.env), grant.token]);
+      io.out(`pushed ${result.commit!.slice(0, 7)} to ${grant.branch}`);
+    } finally {
+      // Whether or not the push went through, the token is done with.
+      await revokePushToken(f, io.env.GITHUB_API_URL, grant.token, io.out);
+    }
     let summary = result.summary;
     if (kind !== 'fix') {
       const pr = await callYoke(f, apiUrl, bearer, `/yoke/api/runs/${runId}/claim`, { title: result.title ?? `yoke: ${facts.facts.issueNumber}`, summary: result.summary }, Claim);

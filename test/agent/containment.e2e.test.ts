@@ -67,6 +67,8 @@ describe.skipIf(!ok)('an issue can steer the agent, never yoke', () => {
     expect(run.outcome).toBe('failure');
     expect(run.summary).toContain('refusing to allow a GitHub App to create or update workflow `.github/workflows/yoke-run.yml` without `workflows` permission');
     expect(pulls(sb)).toEqual([]);
+    // TR17: the push token it was granted is revoked although its push was refused.
+    expect(sb.forge.state.livePushTokens()).toBe(0);
     expect(revParse(sb.repo.gitDir, `refs/heads/yoke/1-${run.id}`)).toBeNull();
   }, 150_000);
 
