@@ -43,9 +43,12 @@ export class ProtectedHoldStore {
     return rows.map(toHold);
   }
 
-  /** Records a held head once; a second call for the same head changes nothing. */
+  /**
+   * Records a head once (files: [] when nothing it changes is protected). A second call changes nothing,
+   * except that a head first found clear takes the files found later (protected_paths grew meanwhile).
+   */
   async hold(h: Omit<ProtectedHold, 'approvedBy' | 'commentId'>): Promise<void> {
-    await this.sql.run('INSERT INTO protected_holds (repo, pr_number, head_sha, files, recorded_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (repo, pr_number, head_sha) DO NOTHING', [
+    await this.sql.run("INSERT INTO protected_holds (repo, pr_number, head_sha, files, recorded_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (repo, pr_number, head_sha) DO UPDATE SET files = excluded.files WHERE protected_holds.files = '[]'", [
       h.repo,
       h.prNumber,
       h.headSha,

@@ -113,4 +113,18 @@ describe('protected paths (TR14)', () => {
     expect(h.forge.merges.map((m) => m.number)).toEqual([8]);
     expect((await h.store.protectedHolds.list()).map((x) => [x.prNumber, x.files])).toEqual([[7, ['(GitHub did not list the files of this change)']], [8, []]]);
   });
+
+  it('TR14 a head found clear is held after all when protected_paths grows to cover what it changes, and its check says so', async () => {
+    const h = makeHarness();
+    const repo = h.forge.addRepo('acme/api', { autoland: { enabled: false } });
+    const { pull } = await addClaimPull(h, 'acme/api', { number: 7, issue: 1, headSha: SHA });
+    pull.files = ['deploy/prod.sh'];
+    await recordVerdict(h, 'acme/api', 7, SHA, 'accept');
+    await h.engine.schedulerTick();
+    expect(h.forge.checkRuns.find((c) => c.headSha === SHA)!.current.conclusion).toBe('success');
+    repo.config = { autoland: { enabled: false }, protected_paths: ['deploy/**'] };
+    await h.engine.schedulerTick();
+    expect((await h.store.protectedHolds.list()).map((x) => x.files)).toEqual([['deploy/prod.sh']]);
+    expect(h.forge.checkRuns.find((c) => c.headSha === SHA)!.current.conclusion).toBe('action_required');
+  });
 });
