@@ -4,14 +4,17 @@
 // replaced exactly; known shapes (GitHub tokens, private keys, JWTs, model
 // API keys, bearer headers) by pattern.
 
-const SHAPES: RegExp[] = [
-  /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)/g,
-  /\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})\b/g,
-  /\beyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]{8,}\b/g,
-  /\bsk-(?:ant-)?[A-Za-z0-9_-]{16,}\b/g,
-  /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g,
-  /\b(Bearer|token|basic)\s+[\w.~+/-]{16,}=*/gi,
+/** Known secret shapes, each with the name a finding gives it (the secret scan, TR16, reads them too). */
+export const SECRET_SHAPES: readonly { kind: string; re: RegExp }[] = [
+  { kind: 'a private key', re: /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)/g },
+  { kind: 'a GitHub token', re: /\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})\b/g },
+  { kind: 'a JSON web token', re: /\beyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]{8,}\b/g },
+  { kind: 'an Anthropic key', re: /\bsk-ant-[A-Za-z0-9_-]{16,}\b/g },
+  { kind: 'an OpenAI key', re: /\bsk-[A-Za-z0-9_-]{16,}\b/g },
+  { kind: 'an AWS access key', re: /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g },
 ];
+
+const SHAPES: RegExp[] = [...SECRET_SHAPES.map((s) => s.re), /\b(Bearer|token|basic)\s+[\w.~+/-]{16,}=*/gi];
 
 export const REDACTED = '[redacted]';
 

@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { SECRET_SHAPES } from '../redact.js';
 
 // TR16: no secret leaves in a commit. Before a bundle is made (the agent job)
 // and again before it is pushed (the deliver job, which runs none of the
@@ -6,15 +7,8 @@ import { spawnSync } from 'node:child_process';
 // the values the job was given and for known token shapes. A find names the
 // file, the line and the kind of secret, never the value.
 
-/** Known token shapes, each with the name a finding gives it. */
-export const TOKEN_SHAPES: readonly { kind: string; re: RegExp }[] = [
-  { kind: 'a private key', re: /-----BEGIN [A-Z ]*PRIVATE KEY-----/ },
-  { kind: 'a GitHub token', re: /\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})\b/ },
-  { kind: 'an Anthropic key', re: /\bsk-ant-[A-Za-z0-9_-]{16,}/ },
-  { kind: 'an OpenAI key', re: /\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}/ },
-  { kind: 'an AWS access key', re: /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/ },
-  { kind: 'a JSON web token', re: /\beyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]{8,}/ },
-];
+/** The shapes redaction knows, without the global flag (a test of one line at a time keeps no state). */
+const TOKEN_SHAPES = SECRET_SHAPES.map((s) => ({ kind: s.kind, re: new RegExp(s.re.source, s.re.flags.replace('g', '')) }));
 
 /** Variables whose values are secrets by their name, whatever the job called them. */
 const SECRET_NAME = /(TOKEN|SECRET|KEY|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE)/i;

@@ -1,4 +1,4 @@
-import type { ClaimView, Forge, ReviewView } from '../forge/types.js';
+import { canWrite, type ClaimView, type Forge, type ReviewView } from '../forge/types.js';
 import type { Log } from '../log.js';
 import { owedLabelOf } from '../config/delivery.js';
 import { recordDeliveryOwed } from '../qa/owed.js';
@@ -27,7 +27,7 @@ export type RepoAction =
   | { type: 'hold_protected'; pr: number; sha: string; files: string[] }
   /** TR14: an accepted head whose change touches no protected path: its check may now say success. */
   | { type: 'clear_head'; pr: number; sha: string }
-  | { type: 'approve_hold'; pr: number; sha: string; files: string[]; by: string }
+  | { type: 'approve_hold'; pr: number; sha: string; files: string[]; by: string; commentId: number | null }
   | { type: 'ignored_marker'; pr: number; commentId: number; author: string; reason: string };
 
 export interface AfterLaunch {
@@ -78,7 +78,7 @@ export function planRepoActions(facts: RepoFacts, after: AfterLaunch, reads: Hol
         const held = reads.holds.get(`${n}@${claim.pull.headSha}`);
         const by = held?.approvedBy ?? reads.writerApprovers.get(n)?.[0] ?? null;
         if (!held || held.commentId === null) actions.push({ type: 'hold_protected', pr: n, sha: claim.pull.headSha, files });
-        else if (!held.approvedBy && by) actions.push({ type: 'approve_hold', pr: n, sha: claim.pull.headSha, files: held.files, by });
+        else if (!held.approvedBy && by) actions.push({ type: 'approve_hold', pr: n, sha: claim.pull.headSha, files: held.files, by, commentId: held.commentId });
         released = Boolean(held && by);
       }
     }
@@ -140,8 +140,7 @@ export async function executeRepoActions(deps: ActionDeps, facts: RepoFacts, act
         await holdProtected(deps, facts, a);
       } else if (a.type === 'approve_hold') {
         await store.protectedHolds.approve(facts.repo.fullName, a.pr, a.sha, a.by);
-        const hold = (await store.protectedHolds.list(facts.repo.fullName)).find((h) => h.prNumber === a.pr && h.headSha === a.sha);
-        if (hold?.commentId) await forge.editComment(facts.repo, hold.commentId, protectedApprovedNotice(a.pr, a.sha, a.files, a.by));
+        if (a.commentId !== null) await forge.editComment(facts.repo, a.commentId, protectedApprovedNotice(a.pr, a.sha, a.files, a.by));
         log.info({ repo: facts.repo.fullName, pr: a.pr, sha: a.sha, by: a.by }, 'a writer approved a held head');
       } else if (a.type === 'fix_exhausted') {
         await forge.addLabels(facts.repo, a.pr, [STUCK_LABEL]);
@@ -182,7 +181,7 @@ export async function readHolds(deps: Pick<ActionDeps, 'store' | 'forge'>, facts
     for (const login of headApprovers(claim.reviews, claim.pull.headSha, claim.pull.author)) {
       // A permission GitHub would not tell is no approval: the head stays held.
       const permission = await deps.forge.getPermission(facts.repo, login).catch(() => 'none' as const);
-      if (['admin', 'maintain', 'write'].includes(permission)) writers.push(login);
+      if (canWrite(permission)) writers.push(login);
     }
     writerApprovers.set(claim.pull.number, writers);
   }

@@ -86,6 +86,9 @@ export interface RepoView {
 
 export type Permission = 'admin' | 'maintain' | 'write' | 'triage' | 'read' | 'none';
 
+/** Whether a permission is write access or more (what GitHub lets push and merge). */
+export const canWrite = (p: Permission): boolean => p === 'admin' || p === 'maintain' || p === 'write';
+
 export type MergeResult = { ok: true; sha: string } | { ok: false; status: number; message: string };
 
 export interface WorkflowRunView {
