@@ -48,12 +48,13 @@ export interface AgentInvocation {
 }
 
 export interface AgentAdapter {
-  readonly name: AgentName;
+  /** A shipped agent's name, or `command` for an agent of your own (.github/yoke/run.sh). */
+  readonly name: AgentName | 'command';
   /** The command on PATH. */
   readonly binary: string;
   /** The npm package and version the templates install and the tests pin. */
   readonly pkg: string;
-  /** Credential variables the agent reads; one of them must be set. */
+  /** Credential variables the agent reads; one of them must be set (an agent of your own may need none). */
   readonly credentials: readonly string[];
   /** Other variables of the job the agent may see (its API base URL, say). */
   readonly passthrough: readonly string[];

@@ -14,6 +14,7 @@ import { writeHandover } from './handover.js';
 import { installTrustedSettings, restoreSettings, type SettingsSwap } from './settings-swap.js';
 import { redactSecrets } from '../redact.js';
 import { agentNamed } from './registry.js';
+import { commandAgent, RUN_SCRIPT_PATH, secretNames } from './command.js';
 
 // `yoke agent run`: the agent job of an AFK or fix run. It reads the work,
 // builds the prompt, runs the agent headless within the run's limits, and
@@ -67,7 +68,7 @@ export function agentPrerequisite(agent: AgentAdapter, env: Record<string, strin
   if (!onPath(agent.binary, env.PATH)) {
     return `${agent.binary} is not on PATH: install ${agent.pkg} (npm install -g ${agent.pkg}) in a step before yoke's runner.`;
   }
-  if (!agent.credentials.some((c) => env[c])) {
+  if (agent.credentials.length && !agent.credentials.some((c) => env[c])) {
     return `No credential for ${agent.name}: set ${agent.credentials.join(' or ')} as a repository secret (Settings → Secrets and variables → Actions) and pass it to the step's env.`;
   }
   return null;
@@ -253,6 +254,16 @@ async function promptFor(facts: RunFacts, reader: WorkReader, cwd: string, env: 
   return { prompt: filled.prompt, title: issue.title, issue: issue.number };
 }
 
+/** An agent of your own: .github/yoke/run.sh from the commit the workflow was dispatched on, never a PR's edit of it. */
+function ownAgent(cwd: string, env: Record<string, string | undefined>): AgentAdapter | { error: string } {
+  if (!env.GITHUB_SHA) return { error: `GITHUB_SHA is not set: the runner reads ${RUN_SCRIPT_PATH} from the commit the workflow was dispatched on` };
+  const shown = spawnSync('git', ['show', `${env.GITHUB_SHA}:${RUN_SCRIPT_PATH}`], { cwd, encoding: 'utf8' });
+  if (shown.status !== 0) return { error: `${RUN_SCRIPT_PATH} is not on the default branch at ${env.GITHUB_SHA.slice(0, 7)}: commit your agent's script there (or name a shipped agent: claude-code or codex)` };
+  const names = secretNames(env.YOKE_AGENT_SECRETS);
+  if ('error' in names) return names;
+  return commandAgent(shown.stdout, names.names);
+}
+
 /** `yoke agent run`. Exit 0 with changes bundled; 1 with a failure result written (the deliver job reports either). */
 export async function agentRun(io: RunnerIo): Promise<number> {
   const out = io.env.YOKE_OUT;
@@ -267,10 +278,6 @@ export async function agentRun(io: RunnerIo): Promise<number> {
   };
   const facts = readRunFacts(io.env);
   if (!facts.ok) return fail(`The runner cannot start: ${facts.error}.`);
-  const agent = agentNamed(io.env.YOKE_AGENT);
-  if ('error' in agent) return fail(`The runner cannot start: ${agent.error}.`);
-  const missing = agentPrerequisite(agent, io.env);
-  if (missing) return fail(missing);
   const cwd = io.env.GITHUB_WORKSPACE || io.cwd;
   let base: string;
   try {
@@ -278,6 +285,11 @@ export async function agentRun(io: RunnerIo): Promise<number> {
   } catch {
     return fail(`${cwd} is not a git checkout: check the repository out (actions/checkout) before yoke's runner.`);
   }
+  const agent = io.env.YOKE_AGENT === 'command' ? ownAgent(cwd, io.env) : agentNamed(io.env.YOKE_AGENT);
+  if ('error' in agent) return fail(`The runner cannot start: ${agent.error}.`);
+  const missing = agentPrerequisite(agent, io.env);
+  if (missing) return fail(missing);
+  const label = agent.name === 'command' ? RUN_SCRIPT_PATH : agent.name;
   const token = io.env.GITHUB_TOKEN;
   const apiUrl = io.env.GITHUB_API_URL ?? 'https://api.github.com';
   if (!token) return fail('GITHUB_TOKEN is not set: give the agent step `GITHUB_TOKEN: ${{ github.token }}` (read-only; the job needs `issues: read`).');
@@ -288,12 +300,13 @@ export async function agentRun(io: RunnerIo): Promise<number> {
     return fail(`The runner could not read the work: ${err instanceof Error ? err.message : String(err)}.`);
   }
   const f = facts.facts;
-  io.out(`${agent.name}: ${f.kind} on ${f.kind === 'fix' ? `PR #${f.prNumber}` : `issue #${work.issue}`}, at most ${f.limits.maxTurns} turns${f.limits.maxUsd !== null ? ` and $${f.limits.maxUsd}` : ''}, stopping by ${new Date(f.deadline - DEADLINE_RESERVE_MS).toISOString()}`);
+  io.out(`${label}: ${f.kind} on ${f.kind === 'fix' ? `PR #${f.prNumber}` : `issue #${work.issue}`}, at most ${f.limits.maxTurns} turns${f.limits.maxUsd !== null ? ` and $${f.limits.maxUsd}` : ''}, stopping by ${new Date(f.deadline - DEADLINE_RESERVE_MS).toISOString()}`);
   // TR20: the agent's tools run contained, or not at all.
   const cannot = containmentProblem(io.env.YOKE_BWRAP || 'bwrap');
   if (cannot) return fail(`The agent's sandbox cannot start: ${cannot}`);
   const modelUrl = io.env[agent.modelUrlVariable];
-  io.out(`network: the agent's tools may reach ${[...(modelUrl ? [new URL(modelUrl).host] : agent.modelHosts), ...f.limits.networkAllow].join(', ')}; nothing else`);
+  const reachable = [...(modelUrl ? [new URL(modelUrl).host] : agent.modelHosts), ...f.limits.networkAllow];
+  io.out(reachable.length ? `network: the agent's tools may reach ${reachable.join(', ')}; nothing else` : "network: the agent's tools may reach no host (add your model's host to agent.network.allow in .github/yoke.yml)");
   // TR23: a fix run's agent loads the default branch's agent settings, never the ones the PR's previous agent wrote.
   let swap: SettingsSwap | null = null;
   if (f.kind === 'fix' && io.env.GITHUB_SHA) {
@@ -312,16 +325,16 @@ export async function agentRun(io: RunnerIo): Promise<number> {
   const secrets = jobSecretValues(io.env);
   o.message = redactSecrets(o.message, secrets);
   const cost = o.cost ? { usd: o.cost.usd, input_tokens: o.cost.inputTokens, output_tokens: o.cost.outputTokens, note: o.cost.note } : null;
-  if (!o.ok) return fail(runSummary(agent.name, o, null, ran.blocked), cost);
+  if (!o.ok) return fail(runSummary(label, o, null, ran.blocked), cost);
   mkdirSync(out, { recursive: true });
   const subject = f.kind === 'fix' ? `Fix the lander's rejection of #${f.prNumber}` : `${work.title} (#${work.issue})`;
   const snap = snapshotWorkTree(cwd, base, `${subject}\n\nYoke-Run: ${f.runId}`, join(out, BUNDLE_FILE), secrets);
-  if (snap.kind === 'unchanged') return fail(runSummary(agent.name, { ...o, ok: false, reason: 'it changed nothing' }, null, ran.blocked), cost);
-  if (snap.kind === 'secret') return fail(runSummary(agent.name, { ...o, ok: false, reason: snap.why }, null, ran.blocked), cost);
+  if (snap.kind === 'unchanged') return fail(runSummary(label, { ...o, ok: false, reason: 'it changed nothing' }, null, ran.blocked), cost);
+  if (snap.kind === 'secret') return fail(runSummary(label, { ...o, ok: false, reason: snap.why }, null, ran.blocked), cost);
   const commit = snap.commit;
-  const tooLarge = writeResult(out, { outcome: 'success', summary: redactSecrets(runSummary(agent.name, o, null, ran.blocked), secrets), title: redactSecrets(work.title, secrets), cost, base, commit }, io.env.GITHUB_OUTPUT);
-  if (tooLarge) return fail(runSummary(agent.name, { ...o, ok: false, reason: tooLarge }, null, ran.blocked), cost);
-  io.out(`${agent.name} changed the tree: ${commit.slice(0, 7)} on ${base.slice(0, 7)}, bundled for delivery.`);
+  const tooLarge = writeResult(out, { outcome: 'success', summary: redactSecrets(runSummary(label, o, null, ran.blocked), secrets), title: redactSecrets(work.title, secrets), cost, base, commit }, io.env.GITHUB_OUTPUT);
+  if (tooLarge) return fail(runSummary(label, { ...o, ok: false, reason: tooLarge }, null, ran.blocked), cost);
+  io.out(`${label} changed the tree: ${commit.slice(0, 7)} on ${base.slice(0, 7)}, bundled for delivery.`);
   return 0;
 }
 

@@ -1,5 +1,10 @@
 import { readFileSync } from 'node:fs';
 
+/** In the demo's files and tasks, where the sandbox's state folder goes (a job's environment has no variable of the sandbox's). */
+export const STATE_TOKEN = '__SANDBOX_STATE__';
+/** In the attack task's files, where yoke's URL goes. */
+export const YOKE_URL_TOKEN = '__YOKE_URL__';
+
 // The demo repository the sandbox seeds: a small project with a test
 // command, opted in with cap 2, autoland and fix-forward on, and five issues
 // labelled for AFK work. One task's first attempt breaks the tests.
@@ -86,19 +91,19 @@ export const ATTACK_TASK: DemoTask = {
       "  const runId = lander && lander.display_title.slice(lander.display_title.lastIndexOf('(') + 1, -1);",
       "  seen.landerRun = runId;",
       "  const accept = JSON.stringify({ outcome: 'success', verdict: 'accept', summary: 'trust me' });",
-      "  if (env.YOKE_ATTACK_TARGET && runId) {",
-      "    const url = env.YOKE_ATTACK_TARGET + '/yoke/api/runs/' + runId + '/result';",
+      "  if (runId) {",
+      "    const url = '__YOKE_URL__/yoke/api/runs/' + runId + '/result';",
       "    seen.attempts.reportWithoutToken = await status(fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: accept }));",
       "    seen.attempts.reportWithGithubToken = await status(fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer ' + env.GITHUB_TOKEN }, body: accept }));",
       '  }',
       "  } catch (e) { seen.error = String(e && e.stack || e); }",
-      "  fs.writeFileSync(env.YOKE_SANDBOX_STATE + '/attack.json', JSON.stringify(seen));",
+      "  fs.writeFileSync('__SANDBOX_STATE__/attack.json', JSON.stringify(seen));",
       '})();',
       '`;',
       "spawnSync(process.execPath, ['-e', script], { stdio: 'inherit', env: process.env });",
       '// The attack suite holds this lander live (up to 30 s) until it has tried to forge its verdict.',
-      "const hold = require('node:path').join(process.env.YOKE_SANDBOX_STATE || '', 'release-lander');",
-      "for (let i = 0; i < 300 && process.env.YOKE_SANDBOX_STATE && !require('node:fs').existsSync(hold); i++) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);",
+      "const hold = '__SANDBOX_STATE__/release-lander';",
+      "for (let i = 0; i < 300 && !require('node:fs').existsSync(hold); i++) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);",
       "throw new Error('this PR does not pass its own tests');",
       '',
     ].join('\n'),
@@ -117,8 +122,32 @@ export function shippedWorkflow(name: 'yoke-run' | 'deploy' | 'claude-code' | 'c
   return readFileSync(new URL(path, import.meta.url), 'utf8');
 }
 
-/** The demo's own agent, behind the bring-your-own-agent template's `.github/yoke/run.sh`. */
-const DEMO_RUN_SH = '#!/usr/bin/env bash\n# The sandbox\'s demo agent; a real repository runs its own agent here.\neval "$YOKE_SANDBOX_AGENT"\n';
+/** What the demo's own agent is told when the sandbox writes it into run.sh. */
+export interface DemoAgentSettings {
+  tasks: readonly DemoTask[];
+  /** --fail-agent N: the first N runs of the workflow fail. */
+  failFirst: number;
+  /** How long each AFK run takes, in ms. */
+  delayMs: number;
+}
+
+/**
+ * The demo's own agent, as the bring-your-own-agent template runs it: `.github/yoke/run.sh`, holding the
+ * demo agent (src/sandbox/agents/demo-agent.mjs) and its settings, run contained by yoke's runner.
+ */
+export function demoRunScript(settings: DemoAgentSettings): string {
+  const agent = readFileSync(new URL('./agents/demo-agent.mjs', import.meta.url), 'utf8');
+  const demo = { tasks: settings.tasks.map(({ name, impl, broken, test, extraFiles }) => ({ name, impl, broken, test, extraFiles })), failFirst: settings.failFirst, delayMs: settings.delayMs };
+  return [
+    '#!/usr/bin/env bash',
+    "# The sandbox's demo agent: a real repository runs its own agent here (see templates/yoke-run.yml).",
+    "exec node --input-type=module - <<'YOKE_DEMO_AGENT'",
+    `const DEMO = ${JSON.stringify(demo)};`,
+    agent.trimEnd(),
+    'YOKE_DEMO_AGENT',
+    '',
+  ].join('\n');
+}
 
 /** Who steers the demo's deliveries, and who reviews independently. */
 export const STEERING = 'release-lead';
@@ -135,8 +164,8 @@ const DEMO_DEPLOY_SH = [
   '#!/usr/bin/env bash',
   "# The demo's deploy, which templates/deploy.yml runs: a real repository deploys here.",
   'set -euo pipefail',
-  `mkdir -p "$${HOSTING_ENV}/hosting"`,
-  `echo "$YOKE_COMMIT" > "$${HOSTING_ENV}/hosting/$YOKE_ENVIRONMENT"`,
+  `mkdir -p "${STATE_TOKEN}/hosting"`,
+  `echo "$YOKE_COMMIT" > "${STATE_TOKEN}/hosting/$YOKE_ENVIRONMENT"`,
   'echo "deployed $YOKE_COMMIT to $YOKE_ENVIRONMENT"',
   '',
 ].join('\n');
@@ -212,7 +241,7 @@ export const DEMO_FILES: Record<string, string> = {
   '.github/workflows/yoke-run.yml': shippedWorkflow('yoke-run'),
   '.github/workflows/deploy.yml': shippedWorkflow('deploy'),
   '.github/yoke/deploy.sh': DEMO_DEPLOY_SH,
-  '.github/yoke/run.sh': DEMO_RUN_SH,
+  '.github/yoke/run.sh': demoRunScript({ tasks: DEMO_TASKS, failFirst: 0, delayMs: 0 }),
   '.github/yoke/validate.sh': '#!/usr/bin/env bash\n# The lander\'s validation, taken from the default branch: a PR cannot change it.\nset -e\nnode test/run.js\n',
 };
 

@@ -11,7 +11,7 @@ import type { YokeRuntime } from '../app.js';
 import { startYoke, type StartedYoke } from '../server.js';
 import { isPaused } from '../fleet/repo-state.js';
 import type { Run } from '../store/runs.js';
-import { DEMO_AGENT, DEMO_FILES, DEMO_REPO, DEMO_TASKS, MAINTAINER, REVIEWER, demoEnvironments, issueBody, shippedWorkflow, type DemoTask } from './demo-repo.js';
+import { DEMO_AGENT, DEMO_FILES, DEMO_REPO, DEMO_TASKS, MAINTAINER, REVIEWER, STATE_TOKEN, YOKE_URL_TOKEN, demoEnvironments, demoRunScript, issueBody, shippedWorkflow, type DemoTask } from './demo-repo.js';
 import { AGENT_CLI_DIR, agentCliBin, demoScript } from './agent-clis.js';
 import { ScriptedModel } from './models/scripted-model.js';
 import { EmbeddedForge, type ForgeRepo } from './forge-server.js';
@@ -42,8 +42,6 @@ export interface SandboxOptions {
   files?: Record<string, string>;
   /** yoke's own settings to change (YOKE_IDLE_PROBE_SECONDS, say). */
   env?: Record<string, string>;
-  /** More environment for the forge's workflow runs, given yoke's URL. */
-  runnerEnv?: (yokeUrl: string) => Record<string, string>;
   /** A real agent CLI instead of the demo agent, through its shipped workflow and a scripted model. */
   agent?: 'claude-code' | 'codex';
   /** The scripted model the agent talks to (the demo's by default). */
@@ -172,14 +170,8 @@ export class Sandbox {
       appId: 1,
       appSlug: 'yoke-sandbox',
       appPublicKey: this.appKey.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
-      runnerEnv: {
-        YOKE_SANDBOX_AGENT: AGENT_COMMAND,
-        YOKE_SANDBOX_STATE: join(this.dataDir, 'state'),
-        YOKE_SANDBOX_FAIL_AGENT: String(this.opts.failAgent),
-        YOKE_SANDBOX_AGENT_DELAY_MS: String(this.opts.agentDelayMs ?? 0),
-        ...agent.env,
-        ...this.opts.runnerEnv?.(`http://127.0.0.1:${this.yokePort}`),
-      },
+      // What a runner has installed (the agent CLI on PATH); nothing of the sandbox's own: the demo's files carry it.
+      runnerEnv: agent.env,
     });
     this.forge.recordResponses = this.opts.recordResponses ?? false;
     await this.forge.start();
@@ -187,7 +179,7 @@ export class Sandbox {
     this.agentToken = this.forge.personalToken(DEMO_AGENT);
     this.forge.user(MAINTAINER);
     this.repo = this.forge.createRepo(DEMO_REPO, {
-      files: { ...DEMO_FILES, ...agent.files, ...this.opts.files },
+      files: this.seededFiles(agent.files),
       installationId: 1,
       collaborators: { [MAINTAINER]: 'admin', [DEMO_AGENT]: 'write', [REVIEWER]: 'maintain' },
     });
@@ -196,6 +188,17 @@ export class Sandbox {
     for (const task of this.tasks) this.forge.createIssue(this.repo, this.forge.user(MAINTAINER), task.title, issueBody(task), ['yoke:afk']);
     this.forge.webhook = { url: `${this.yokeUrl}/api/github/webhooks`, secret: WEBHOOK_SECRET };
     await this.startYoke();
+  }
+
+  /**
+   * The demo repository's files: the demo's, its own agent in run.sh (this sandbox's tasks and settings), a
+   * real agent's workflow, the test's own; the sandbox's state folder and yoke's URL written where named.
+   */
+  private seededFiles(agentFiles: Record<string, string>): Record<string, string> {
+    const runSh = demoRunScript({ tasks: this.tasks, failFirst: this.opts.failAgent, delayMs: this.opts.agentDelayMs ?? 0 });
+    const files = { ...DEMO_FILES, '.github/yoke/run.sh': runSh, ...agentFiles, ...this.opts.files };
+    const state = join(this.dataDir, 'state');
+    return Object.fromEntries(Object.entries(files).map(([path, text]) => [path, text.replaceAll(STATE_TOKEN, state).replaceAll(YOKE_URL_TOKEN, this.yokeUrl)]));
   }
 
   /** yoke's environment here: what a database door on this machine would be given. */

@@ -69,7 +69,6 @@ beforeAll(async () => {
     reaperSeconds: 600,
     agentDelayMs: 2500,
     files: { '.github/yoke.yml': optIn },
-    runnerEnv: (yokeUrl) => ({ YOKE_ATTACK_TARGET: yokeUrl }),
   });
   await s.start();
 }, 60_000);

@@ -2,7 +2,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revParse } from '../../src/sandbox/git.js';
-import { DEMO_ENGINE_CONFIG, DEMO_REPO, MAINTAINER, shippedWorkflow } from '../../src/sandbox/demo-repo.js';
+import { DEMO_ENGINE_CONFIG, DEMO_REPO, MAINTAINER, STATE_TOKEN, shippedWorkflow } from '../../src/sandbox/demo-repo.js';
 import type { Sandbox } from '../../src/sandbox/sandbox.js';
 import type { WorkflowRunRecord } from '../../src/sandbox/forge/actions-runner.js';
 import { startDeliverySandbox, type DeliverySandbox } from '../helpers/delivery-sandbox.js';
@@ -22,8 +22,8 @@ const DEPLOY_SH = [
   '#!/usr/bin/env bash',
   'set -euo pipefail',
   // Staging is down until the operator brings it back (a file in the sandbox state says so).
-  'if [ "$YOKE_ENVIRONMENT" = staging ] && [ ! -f "$YOKE_SANDBOX_STATE/staging-up" ]; then echo "staging is down"; exit 1; fi',
-  'echo "$YOKE_COMMIT" > "$YOKE_SANDBOX_STATE/on-$YOKE_ENVIRONMENT"',
+  `if [ "$YOKE_ENVIRONMENT" = staging ] && [ ! -f "${STATE_TOKEN}/staging-up" ]; then echo "staging is down"; exit 1; fi`,
+  `echo "$YOKE_COMMIT" > "${STATE_TOKEN}/on-$YOKE_ENVIRONMENT"`,
   '',
 ].join('\n');
 

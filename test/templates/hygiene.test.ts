@@ -13,8 +13,9 @@ interface Step { uses?: string; run?: string; name?: string; id?: string }
 interface Job { permissions?: Record<string, string>; steps: Step[] }
 const read = (file: string) => parse(readFileSync(file, 'utf8')) as { permissions?: unknown; jobs: Record<string, Job> };
 
-const AGENTS = ['templates/agents/claude-code.yml', 'templates/agents/codex.yml'];
-const ALL = [...AGENTS, 'templates/deploy.yml', 'templates/yoke-run.yml'];
+// yoke-run.yml is the one for an agent of your own (.github/yoke/run.sh): the same split as the shipped agents.
+const AGENTS = ['templates/agents/claude-code.yml', 'templates/agents/codex.yml', 'templates/yoke-run.yml'];
+const ALL = [...AGENTS, 'templates/deploy.yml'];
 
 describe('the shipped workflows (TR21)', () => {
   for (const file of AGENTS) {
@@ -38,6 +39,22 @@ describe('the shipped workflows (TR21)', () => {
       expect(JSON.stringify(wf)).not.toMatch(/artifact/i);
     });
   }
+
+  it('TR21 the jobs that deliver, validate and report are the same in every agent workflow: only the agent differs', () => {
+    const [first, ...rest] = AGENTS.map(read);
+    for (const [i, wf] of rest.entries()) {
+      for (const job of ['deliver', 'validate', 'report']) expect(wf.jobs[job], `${AGENTS[i + 1]} ${job}`).toEqual(first!.jobs[job]);
+      expect((wf as { on?: unknown }).on).toEqual((first as { on?: unknown }).on);
+    }
+  });
+
+  it("TR21 templates/yoke-run.yml runs your own agent through yoke's runner, contained, and hands it no secret it did not name", () => {
+    const work = read('templates/yoke-run.yml').jobs.agent!.steps.find((s) => s.id === 'work') as Step & { env: Record<string, string> };
+    expect(work.run).toBe('node "$RUNNER_TEMP/yoke-runner.mjs" agent run');
+    expect(work.env.YOKE_AGENT).toBe('command');
+    expect(work.env.YOKE_AGENT_SECRETS).toBe('');
+    expect(Object.values(work.env).filter((v) => String(v).includes('secrets.'))).toEqual([]);
+  });
 
   it('TR21 every action in every shipped workflow is pinned by a full commit id', () => {
     for (const file of ALL) {

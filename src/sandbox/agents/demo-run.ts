@@ -5,9 +5,10 @@ import { join } from 'node:path';
 import { ATTACK_TASK, DEMO_TASKS, type DemoTask } from '../demo-repo.js';
 import { requireEnv } from './env.js';
 
-// The demo agent, lander and fixer: what a real agent would do, in miniature.
-// It runs inside a sandbox workflow run (a checkout, GITHUB_TOKEN, OIDC) or
-// as a command-launcher process (a per-run secret; it clones by itself).
+// The command launcher's demo agent, lander and fixer: what a real agent
+// would do, in miniature, as a local process with a per-run secret (it clones
+// by itself). On Actions the demo runs demo-agent.mjs behind
+// templates/yoke-run.yml instead, contained, and yoke's runner delivers.
 
 const env = requireEnv;
 
@@ -41,13 +42,7 @@ const DEMO_COST = {
 type Cost = (typeof DEMO_COST)[keyof typeof DEMO_COST];
 
 async function report(result: { outcome: 'success' | 'failure'; verdict?: 'accept' | 'reject'; summary: string; cost?: Cost }): Promise<void> {
-  const bearer = process.env.YOKE_RUN_SECRET;
-  if (!bearer) {
-    // In a workflow run (templates/yoke-run.yml), the job's own report step posts result.json.
-    writeFileSync(join(env('GITHUB_WORKSPACE'), 'result.json'), JSON.stringify(result));
-    log(`wrote result.json: ${result.outcome}`);
-    return;
-  }
+  const bearer = env('YOKE_RUN_SECRET');
   const res = await fetch(`${apiUrl}/yoke/api/runs/${runId}/result`, {
     method: 'POST',
     headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
@@ -61,10 +56,8 @@ const sh = (cwd: string, cmd: string, args: string[]) => execFileSync(cmd, args,
 
 const GIT_ID = ['-c', 'user.name=demo-agent', '-c', 'user.email=agent@yoke.invalid'];
 
-/** The working copy: the runner's checkout, or a fresh clone for the command launcher. */
+/** The working copy: a fresh clone. */
 function workingCopy(ref: string | undefined): string {
-  const ws = process.env.GITHUB_WORKSPACE;
-  if (ws && existsSync(join(ws, '.git'))) return ws;
   const dir = mkdtempSync(join(tmpdir(), `yoke-${runId}-`));
   sh(dir, 'git', ['clone', '--quiet', env('YOKE_SANDBOX_GIT_URL'), '.']);
   if (ref) sh(dir, 'git', ['checkout', '--quiet', ref]);

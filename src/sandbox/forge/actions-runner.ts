@@ -115,6 +115,8 @@ export class ActionsRunner {
   readonly runs: WorkflowRunRecord[] = [];
   private children = new Map<number, ChildProcess>();
   private seq = 0;
+  /** As on GitHub, a run's number counts the runs of its own workflow. */
+  private runNumbers = new Map<string, number>();
   private workflowIds = new Map<string, number>();
   /** GitHub refuses a workflow file it cannot parse: this says why, or null (set when the forge starts). */
   lint: ((text: string, path: string) => string | null) | null = null;
@@ -151,6 +153,8 @@ export class ActionsRunner {
     if (!this.workflowIds.has(key)) this.workflowIds.set(key, this.opts.host.nextId());
     const now = this.opts.host.now();
     const id = this.opts.host.nextId();
+    this.runNumbers.set(key, (this.runNumbers.get(key) ?? 0) + 1);
+    this.seq++;
     const run: WorkflowRunRecord = {
       id,
       repo: repo.fullName,
@@ -158,7 +162,7 @@ export class ActionsRunner {
       workflowId: this.workflowIds.get(key)!,
       workflowName: wf.name ?? file,
       displayTitle: substitute(wf['run-name'] ?? wf.name ?? file, { inputs: allInputs }),
-      runNumber: ++this.seq,
+      runNumber: this.runNumbers.get(key)!,
       ref,
       headSha: sha,
       inputs: allInputs,
@@ -292,6 +296,7 @@ export class ActionsRunner {
           GITHUB_SERVER_URL: forgeUrl,
           GITHUB_REPOSITORY: repo.fullName,
           GITHUB_RUN_ID: github.run_id,
+          GITHUB_RUN_NUMBER: String(run.runNumber),
           GITHUB_REF: github.ref,
           GITHUB_SHA: run.headSha,
           GITHUB_WORKSPACE: workspace,

@@ -1,0 +1,39 @@
+// The sandbox's demo agent behind templates/yoke-run.yml: an agent of your
+// own (.github/yoke/run.sh) in miniature. yoke's runner starts it contained,
+// in the checkout, with the prompt in $YOKE_PROMPT_FILE. It writes its change
+// and exits; the runner commits it, the deliver job pushes it and yoke opens
+// the claim PR. It holds no token and reaches no host.
+// The sandbox writes it into the demo's run.sh after `const DEMO = {…}`: the
+// tasks, how many of the first runs of the workflow fail (--fail-agent) and
+// how long each AFK run takes.
+/* global DEMO */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+const env = process.env;
+const say = (yoke) => console.log(JSON.stringify({ yoke }));
+const prompt = readFileSync(env.YOKE_PROMPT_FILE, 'utf8');
+const name = /demo-task: ([\w-]+)/.exec(prompt)?.[1];
+const task = DEMO.tasks.find((t) => t.name === name);
+if (!task) {
+  say({ message: 'The prompt names no demo task.' });
+  process.exit(1);
+}
+const fix = env.YOKE_RUN_KIND === 'fix';
+if (!fix && DEMO.delayMs) await new Promise((r) => setTimeout(r, DEMO.delayMs));
+// --fail-agent N: the first N runs of the workflow are AFK runs (nothing else has a PR yet), and they fail.
+if (!fix && Number(env.GITHUB_RUN_NUMBER) <= DEMO.failFirst) {
+  say({ message: 'The demo agent was told to fail (--fail-agent).' });
+  process.exit(1);
+}
+say({ turn: true });
+const write = (file, text) => {
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, text);
+};
+write(`lib/${task.name}.js`, fix ? task.impl : (task.broken ?? task.impl));
+write(`test/${task.name}.test.js`, task.test);
+if (!fix) for (const [file, text] of Object.entries(task.extraFiles ?? {})) write(file, text);
+// What a metered model would bill for the work: a fixed price per kind.
+say({ cost: fix ? { usd: 0.17, input_tokens: 7500, output_tokens: 900 } : { usd: 0.42, input_tokens: 18000, output_tokens: 2400 } });
+say({ message: fix ? `Fixed lib/${task.name}.js after the lander's reject.` : `Added lib/${task.name}.js and its test.` });
