@@ -54,16 +54,16 @@ function commentsText(f: PromptFacts): string {
   return kept ? `${kept}\n\n${note}` : `There are no comments from people with write access. ${note}`;
 }
 
-/** The values each placeholder of a prompt file takes. */
+/** The values each placeholder of a prompt file takes: TR23, whatever someone else wrote is fenced as data there too. */
 export function placeholders(f: PromptFacts): Record<string, string> {
   return {
     repo: f.repo,
     issue_number: String(f.issueNumber),
-    issue_title: f.issueTitle,
+    issue_title: fencedData('data (the title)', f.issueTitle),
     issue_body: issueText(f),
     comments: commentsText(f),
     pr_number: f.prNumber === null ? '' : String(f.prNumber),
-    rejection: f.rejection ?? '',
+    rejection: f.rejection === null ? '' : fencedData("output (the lander's report of the PR's own code)", f.rejection.trim() || '(the lander gave no reason)'),
   };
 }
 
