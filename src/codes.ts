@@ -14,6 +14,16 @@ export const CODE_INFO = {
     message: () => 'This request carries no valid bearer token.',
     recovery: () => 'Send `Authorization: Bearer <token>` with a token listed in YOKE_API_TOKENS.',
   }),
+  permission_required: code<{ what: string; repo: string; login: string; permission: string; need: string }>({
+    status: 403,
+    message: (p) => `${p.what} on ${p.repo} needs ${p.need} access or more; GitHub says ${p.login}'s is ${p.permission}.`,
+    recovery: (p) => `Ask someone with ${p.need} access to ${p.repo} to do it with their own token, or ask an admin of ${p.repo} to give ${p.login} ${p.need} access.`,
+  }),
+  operator_token_required: code<{ what: string }>({
+    status: 403,
+    message: (p) => `${p.what} is for yoke's operators, and this request carries a person token.`,
+    recovery: () => "Send it with an operator token from YOKE_API_TOKENS; a person token reaches one repository's routes (`yoke repo status OWNER/REPO`, `yoke runs list --repo OWNER/REPO`).",
+  }),
   not_found: code({
     status: 404,
     message: () => 'There is no such route.',

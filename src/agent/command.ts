@@ -92,8 +92,11 @@ export function commandAgent(script: string, secrets: readonly string[]): AgentA
         if (r.cost) cost = { usd: r.cost.usd, inputTokens: r.cost.input_tokens, outputTokens: r.cost.output_tokens, note: r.cost.usd === null ? 'the agent gave no price' : null };
       }
       const ok = exit.code === 0 && !exit.signal;
-      const reason = ok ? null : exit.signal ? `${SCRIPT_FILE} was ended by ${exit.signal}` : `${SCRIPT_FILE} exited ${exit.code}`;
-      return { ok, reason, message: message ?? tailOf(plain.join('\n'), 1500), cost };
+      const last = message ?? tailOf(plain.join('\n'), 1500);
+      // Its own first line says why, where the dashboard shows one line.
+      const said = (last.trim().split('\n')[0] ?? '').slice(0, 160).replace(/[.\s]+$/, '');
+      const reason = ok ? null : `${exit.signal ? `${SCRIPT_FILE} was ended by ${exit.signal}` : `${SCRIPT_FILE} exited ${exit.code}`}${said ? `: ${said}` : ''}`;
+      return { ok, reason, message: last, cost };
     },
   };
 }

@@ -164,6 +164,11 @@ export const DELIVERY_CODES = {
     message: (p) => `Run ${p.run} does not hold ${p.item} (${p.holder} does); a run's credential records QA only for the item it holds.`,
     recovery: (p) => `Have ${p.holder} record it, or the run's driver with an operator token.`,
   }),
+  identity_field_not_yours: code<{ field: string; named: string; allowed: string }>({
+    status: 403,
+    message: (p) => `This token may not name ${p.named} as the ${p.field}: who that is comes from the token, not the request.`,
+    recovery: (p) => `Leave \`${p.field}\` out (it is ${p.allowed}), or send the request with ${p.named}'s own token.`,
+  }),
   run_role_forbidden: code<{ run: string }>({
     status: 403,
     message: (p) => `Run ${p.run}'s credential may read and record the QA of the item it holds, nothing else.`,

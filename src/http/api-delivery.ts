@@ -24,6 +24,8 @@ const CreateBody = z
 const RemoveBody = z.object({ reason: z.string().min(1).max(2000) }).strict();
 
 export interface DeliveryIo {
+  /** TR25: whether this credential may see a repository's rows in a listing. */
+  mayRead: (repo: string) => Promise<boolean>;
   readJson: () => Promise<unknown>;
   send: (status: number, body: unknown) => true;
   /** A body exactly as recorded: a replayed dispatch answers byte for byte. */
@@ -54,12 +56,21 @@ export async function handleDeliveryRoute(ctx: DeliveryContext, actor: Actor, re
     return { ok: false };
   };
 
+  const seen = async <R extends { repo: string }>(rows: readonly R[]): Promise<R[]> => {
+    const out: R[] = [];
+    for (const r of rows) if (await io.mayRead(r.repo)) out.push(r);
+    return out;
+  };
   if (path === '/yoke/api/deployment-runs' && method === 'GET') {
     const item = url.searchParams.get('item');
-    if (item) return io.send(200, { runs: await findRunsOfItem(ctx, item) });
+    if (item) {
+      const ids = await findRunsOfItem(ctx, item);
+      const rows = await seen((await ctx.store.deployments.list()).filter((r) => ids.includes(r.id)));
+      return io.send(200, { runs: ids.filter((id) => rows.some((r) => r.id === id)) });
+    }
     // Every run (or one repository's), newest first, with where each is.
     const repo = url.searchParams.get('repo');
-    const list = (await ctx.store.deployments.list())
+    const list = (await seen(await ctx.store.deployments.list()))
       .filter((r) => !repo || r.repo.toLowerCase() === repo.toLowerCase())
       .sort((a, b) => b.createdAt - a.createdAt)
       .slice(0, 100)
@@ -68,7 +79,13 @@ export async function handleDeliveryRoute(ctx: DeliveryContext, actor: Actor, re
   }
   if (path === '/yoke/api/deployment-runs' && method === 'POST') {
     const body = await parse(CreateBody);
-    return body.ok ? answer(await createDeploymentRun(ctx, body.data), 201) : true;
+    if (!body.ok) return true;
+    // TR25: a person creates as themselves; only an operator token names someone else.
+    if (actor.role === 'person') {
+      if (body.data.creator !== undefined && body.data.creator !== actor.login) return io.refuse(makeRefusal('identity_field_not_yours', { field: 'creator', named: body.data.creator, allowed: actor.login }));
+      body.data.creator = actor.login;
+    }
+    return answer(await createDeploymentRun(ctx, body.data), 201);
   }
   const request = /^\/yoke\/api\/deployment-runs\/([\w-]{1,100})\/requests\/([\w.:-]{1,100})$/.exec(path);
   if (request && method === 'GET') {
@@ -81,7 +98,9 @@ export async function handleDeliveryRoute(ctx: DeliveryContext, actor: Actor, re
   if (run && method === 'POST') {
     if (run[2] === 'checkin') {
       const body = await parse(CheckinBody);
-      return body.ok ? answer(await checkIn(ctx, run[1]!, body.data)) : true;
+      if (!body.ok) return true;
+      if (actor.role === 'person' && body.data.driver !== actor.login) return io.refuse(makeRefusal('identity_field_not_yours', { field: 'driver', named: body.data.driver, allowed: actor.login }));
+      return answer(await checkIn(ctx, run[1]!, body.data));
     }
     if (run[4] === 'renew') {
       const body = await parse(RenewBody);

@@ -11,6 +11,8 @@ import { credentialOf, type TokenTable } from './credentials.js';
 import { runnerBundle } from '../agent/bundle.js';
 import type { OidcVerifier } from './oidc.js';
 import { handleDeliveryRoute } from './api-delivery.js';
+import { gateRoute } from './route-gate.js';
+import { matchRoute } from './routes.js';
 import { DASHBOARD_SCRIPT, renderDashboard, renderDashboardMain, renderSignIn, type DashboardPage } from './dashboard.js';
 import { buildDashboardData, parseSpan } from './dashboard-data.js';
 import { Sessions, isOperatorToken } from './session.js';
@@ -186,11 +188,18 @@ export function createApiHandler(opts: ApiOptions) {
         actor = { role: 'run', runId: runHeader };
       }
       if (!actor) return sendRefusal(res, makeRefusal('unauthorized'));
-      if (actor.role === 'run' && !path.startsWith('/yoke/api/deployment-runs/')) return sendRefusal(res, makeRefusal('run_role_forbidden', { run: actor.runId }));
+      // TR25: every route declares its role; a person may do what GitHub says their login may on its repository.
+      const route = matchRoute(method, path);
+      if (!route) return sendRefusal(res, makeRefusal('not_found'));
+      let bodyOnce: Promise<unknown> | null = null;
+      const body = () => (bodyOnce ??= readJson(req));
+      const gate = await gateRoute(fleet, route, actor, body);
+      if (!gate.ok) return sendRefusal(res, gate.refusal);
 
       if (path === '/yoke/api/fleet' && method === 'GET') return send(res, 200, await report());
       const io = {
-        readJson: () => readJson(req),
+        mayRead: gate.mayRead,
+        readJson: body,
         send: (status: number, body: unknown) => send(res, status, body),
         raw: (status: number, body: string) => {
           res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...NO_REFERRER });
@@ -206,10 +215,11 @@ export function createApiHandler(opts: ApiOptions) {
         const status = url.searchParams.get('status');
         const STATUSES = ['live', 'success', 'failure', 'timeout', 'cancelled'];
         if (status !== null && !STATUSES.includes(status)) return sendRefusal(res, makeRefusal('validation_failed', { detail: `status is one of ${STATUSES.join(', ')}` }));
-        const runs = (await fleet.store.runs.listAll(1000))
+        const listed = (await fleet.store.runs.listAll(1000))
           .filter((r) => !repo || r.repo.toLowerCase() === repo.toLowerCase())
-          .filter((r) => status === null || (status === 'live' ? r.status === 'live' : r.outcome === status))
-          .slice(0, 200);
+          .filter((r) => status === null || (status === 'live' ? r.status === 'live' : r.outcome === status));
+        const runs = [];
+        for (const r of listed) if (runs.length < 200 && (await gate.mayRead(r.repo))) runs.push(r);
         return send(res, 200, { runs: runs.map(publicRun) });
       }
       const runGet = /^\/yoke\/api\/runs\/([\w-]{1,100})$/.exec(path);
@@ -224,7 +234,7 @@ export function createApiHandler(opts: ApiOptions) {
         if (action === 'status' && method === 'GET') return sendControl(res, await repoStatus(fleet, fullName));
         if (method !== 'POST') return sendRefusal(res, makeRefusal('not_found'));
         if (action === 'auto') {
-          const parsed = AutoBody.safeParse(await readJson(req));
+          const parsed = AutoBody.safeParse(await body());
           if (!parsed.success) return sendRefusal(res, makeRefusal('validation_failed', { detail: 'send {"enabled": true} or {"enabled": false}' }));
           return sendControl(res, await setAutoLoop(fleet, fullName, parsed.data.enabled));
         }

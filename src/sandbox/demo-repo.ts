@@ -152,6 +152,8 @@ export function demoRunScript(settings: DemoAgentSettings): string {
 /** Who steers the demo's deliveries, and who reviews independently. */
 export const STEERING = 'release-lead';
 export const REVIEWER = 'second-maintainer';
+/** Someone who may read the demo and nothing more (the attack suites try their token on every route). */
+export const ONLOOKER = 'onlooker';
 
 /**
  * The demo's hosting: each environment is a file under the sandbox's state

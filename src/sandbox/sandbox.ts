@@ -11,7 +11,7 @@ import type { YokeRuntime } from '../app.js';
 import { startYoke, type StartedYoke } from '../server.js';
 import { isPaused } from '../fleet/repo-state.js';
 import type { Run } from '../store/runs.js';
-import { DEMO_AGENT, DEMO_FILES, DEMO_REPO, DEMO_TASKS, MAINTAINER, REVIEWER, STATE_TOKEN, YOKE_URL_TOKEN, demoEnvironments, demoRunScript, issueBody, shippedWorkflow, type DemoTask } from './demo-repo.js';
+import { DEMO_AGENT, DEMO_FILES, DEMO_REPO, DEMO_TASKS, MAINTAINER, ONLOOKER, REVIEWER, STATE_TOKEN, YOKE_URL_TOKEN, demoEnvironments, demoRunScript, issueBody, shippedWorkflow, type DemoTask } from './demo-repo.js';
 import { AGENT_CLI_DIR, agentCliBin, demoScript } from './agent-clis.js';
 import { ScriptedModel } from './models/scripted-model.js';
 import { EmbeddedForge, type ForgeRepo } from './forge-server.js';
@@ -170,8 +170,7 @@ export class Sandbox {
       appId: 1,
       appSlug: 'yoke-sandbox',
       appPublicKey: this.appKey.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
-      // What a runner has installed (the agent CLI on PATH); nothing of the sandbox's own: the demo's files carry it.
-      runnerEnv: agent.env,
+      runnerEnv: agent.env, // what a runner has installed (an agent CLI on PATH); nothing of the sandbox's own
     });
     this.forge.recordResponses = this.opts.recordResponses ?? false;
     await this.forge.start();
@@ -181,7 +180,7 @@ export class Sandbox {
     this.repo = this.forge.createRepo(DEMO_REPO, {
       files: this.seededFiles(agent.files),
       installationId: 1,
-      collaborators: { [MAINTAINER]: 'admin', [DEMO_AGENT]: 'write', [REVIEWER]: 'maintain' },
+      collaborators: { [MAINTAINER]: 'admin', [DEMO_AGENT]: 'write', [REVIEWER]: 'maintain', [ONLOOKER]: 'read' },
     });
     Object.assign(this.repo.secrets, agent.secrets);
     for (const e of demoEnvironments(this.forge.opts.appSlug)) this.forge.deployments.setEnvironment(this.repo, e.name, e.ruleApps);
@@ -190,10 +189,7 @@ export class Sandbox {
     await this.startYoke();
   }
 
-  /**
-   * The demo repository's files: the demo's, its own agent in run.sh (this sandbox's tasks and settings), a
-   * real agent's workflow, the test's own; the sandbox's state folder and yoke's URL written where named.
-   */
+  /** The demo's files, its agent in run.sh (this sandbox's tasks), a real agent's workflow, the test's own; the state folder and yoke's URL filled in. */
   private seededFiles(agentFiles: Record<string, string>): Record<string, string> {
     const runSh = demoRunScript({ tasks: this.tasks, failFirst: this.opts.failAgent, delayMs: this.opts.agentDelayMs ?? 0 });
     const files = { ...DEMO_FILES, '.github/yoke/run.sh': runSh, ...agentFiles, ...this.opts.files };
@@ -226,7 +222,7 @@ export class Sandbox {
       // Runs report where yoke's public URL says: with --postgres, the second process.
       YOKE_PUBLIC_URL: this.reportUrl,
       YOKE_API_TOKENS: this.apiToken,
-      YOKE_PERSON_TOKENS: [MAINTAINER, DEMO_AGENT, REVIEWER].map((l) => `${l}:${this.personToken(l)}`).join(','),
+      YOKE_PERSON_TOKENS: [MAINTAINER, DEMO_AGENT, REVIEWER, ONLOOKER].map((l) => `${l}:${this.personToken(l)}`).join(','),
       YOKE_DASHBOARD_REFRESH_SECONDS: '1',
       YOKE_OIDC_ISSUER: `${this.forge.url}/_actions/oidc`,
       YOKE_LAUNCHER: this.opts.launcher,

@@ -49,7 +49,7 @@ describe('an agent of your own, as data', () => {
     const out = ['working', '{"yoke":{"turn":true}}', '{"yoke":{"cost":{"usd":0.42,"input_tokens":18000,"output_tokens":2400}}}', '{"yoke":{"message":"Added lib/shout.js."}}', '{"not":"a report"}', 'bye'].join('\n');
     expect(out.split('\n').map((l) => agent.parseLine(l))).toEqual([null, { turn: true }, { priced: true }, { message: 'Added lib/shout.js.' }, null, null]);
     expect(agent.outcome(out, { code: 0, signal: null }, {})).toEqual({ ok: true, reason: null, message: 'Added lib/shout.js.', cost: { usd: 0.42, inputTokens: 18000, outputTokens: 2400, note: null } });
-    expect(agent.outcome('tried\nno luck', { code: 3, signal: null }, {})).toEqual({ ok: false, reason: 'run.sh exited 3', message: 'tried\nno luck', cost: null });
+    expect(agent.outcome('tried\nno luck', { code: 3, signal: null }, {})).toEqual({ ok: false, reason: 'run.sh exited 3: tried', message: 'tried\nno luck', cost: null });
     expect(agent.outcome('', { code: null, signal: 'SIGKILL' }, {}).reason).toBe('run.sh was ended by SIGKILL');
   });
 

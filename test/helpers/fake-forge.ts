@@ -77,7 +77,7 @@ export class FakeForge implements Forge {
   installations: number[] = [1];
   failingAuth = new Set<number>();
   bot = 'yoke[bot]';
-  calls = { auth: 0, listInstallations: 0, listRepos: 0, readRepo: 0, readConfig: 0 };
+  calls = { auth: 0, listInstallations: 0, listRepos: 0, readRepo: 0, readConfig: 0, getPermission: 0 };
   readsByRepo = new Map<string, number>();
   comments: { repo: string; number: number; body: string; id: number }[] = [];
   reactions: { repo: string; commentId: number; content: string }[] = [];
@@ -303,6 +303,7 @@ export class FakeForge implements Forge {
   }
 
   async getPermission(repo: RepoRef, user: string): Promise<Permission> {
+    this.calls.getPermission++;
     return this.repo(repo.fullName).permissions[user] ?? 'none';
   }
 

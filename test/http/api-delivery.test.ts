@@ -48,6 +48,14 @@ describe('the deployment-run API', () => {
       await call('GET', `/yoke/api/deployment-runs/${id}`, undefined, null),
     ];
     expect(strangers.map((r) => [r.status, r.json.error.code])).toEqual(Array(5).fill([401, 'unauthorized']));
+    // TR25: a person token whose login may only read is refused too.
+    h.forge.repo(REPO).permissions.mallory = 'read';
+    const reader = [
+      await call('POST', '/yoke/api/deployment-runs', { repo: REPO }, 'mallory-token'),
+      await call('POST', `/yoke/api/deployment-runs/${id}/stages/qa/verdicts`, { item: 'APP-1', case: 'cart', result: 'pass' }, 'mallory-token'),
+      await call('POST', `/yoke/api/deployment-runs/${id}/stages/qa/dispatch`, { driver: 'mallory', stage: 'qa', commit: created.json.commit }, 'mallory-token', { 'idempotency-key': 'gate-check-0002' }),
+    ];
+    expect(reader.map((r) => [r.status, r.json.error.code])).toEqual(Array(3).fill([403, 'permission_required']));
     expect(await h.store.qa.verdicts([id])).toEqual([]);
     expect(await h.store.deployments.list()).toHaveLength(1);
     const dispatched = await call('POST', `/yoke/api/deployment-runs/${id}/stages/qa/dispatch`, { driver: 'op', stage: 'qa', commit: created.json.commit }, 'op-token', { 'idempotency-key': 'gate-check-0001' });
@@ -100,6 +108,22 @@ describe('TR11 token roles', () => {
     ]);
   });
 
+  it('TR25 a person creates and drives a deployment run as themselves: naming another creator or driver is refused', async () => {
+    const { h, call } = await setup();
+    const other = await call('POST', '/yoke/api/deployment-runs', { repo: REPO, creator: 'maint' }, 'alice-token');
+    expect(other.json.error).toEqual({
+      code: 'identity_field_not_yours',
+      message: 'This token may not name maint as the creator: who that is comes from the token, not the request.',
+      recovery: "Leave `creator` out (it is alice), or send the request with maint's own token.",
+    });
+    expect(await h.store.deployments.list()).toEqual([]);
+    const created = await call('POST', '/yoke/api/deployment-runs', { repo: REPO }, 'alice-token');
+    expect(created.status).toBe(201);
+    expect((await h.store.deployments.get(created.json.id))?.creator).toBe('alice');
+    expect(codes(await call('POST', `/yoke/api/deployment-runs/${created.json.id}/checkin`, { driver: 'maint' }, 'alice-token'))).toEqual([403, 'identity_field_not_yours']);
+    expect(codes(await call('POST', `/yoke/api/deployment-runs/${created.json.id}/checkin`, { driver: 'alice' }, 'alice-token'))).toEqual([200, 'ok']);
+  });
+
   it('TR11 a manual case is a writer\'s approval; a waiver and a removal are a maintainer\'s, each with their own token', async () => {
     const { h, call } = await setup();
     h.forge.repo(REPO).permissions.mallory = 'read';
@@ -108,18 +132,23 @@ describe('TR11 token roles', () => {
     const manual = { item: 'APP-1', case: 'looks-right', result: 'pass', evidence: 'screenshot' };
     expect(codes(await call('POST', `${stage}/verdicts`, manual))).toEqual([403, 'person_token_required']);
     const reader = await call('POST', `${stage}/verdicts`, manual, 'mallory-token');
-    expect(reader.json.error.message).toBe("Case looks-right is manual: its verdict is an approval, which needs write access to acme/api or more; mallory's is read.");
+    // TR25: the route's role is checked first, against what GitHub says of the login now.
+    expect(reader.json.error).toEqual({
+      code: 'permission_required',
+      message: "Recording a QA verdict on acme/api needs write access or more; GitHub says mallory's is read.",
+      recovery: 'Ask someone with write access to acme/api to do it with their own token, or ask an admin of acme/api to give mallory write access.',
+    });
     const waive = { item: 'APP-1', plan: 'checkout', case: 'cart', reason: 'covered by the e2e suite' };
     expect(codes(await call('POST', `${stage}/waive`, waive))).toEqual([403, 'person_token_required']);
     const writer = await call('POST', `${stage}/waive`, waive, 'alice-token');
     expect(writer.json.error).toEqual({
-      code: 'maintain_required',
-      message: "Waiving case cart on acme/api needs maintain or admin access; alice's is write.",
-      recovery: 'Ask a maintainer of acme/api to do it with their own token (YOKE_PERSON_TOKENS), or by comment on the tracking issue.',
+      code: 'permission_required',
+      message: "Waiving a QA case on acme/api needs maintain access or more; GitHub says alice's is write.",
+      recovery: 'Ask someone with maintain access to acme/api to do it with their own token, or ask an admin of acme/api to give alice maintain access.',
     });
     const remove = `/yoke/api/deployment-runs/${id}/members/APP-2/remove`;
     expect(codes(await call('POST', remove, { reason: 'needs a fix' }))).toEqual([403, 'person_token_required']);
-    expect(codes(await call('POST', remove, { reason: 'needs a fix' }, 'mallory-token'))).toEqual([403, 'maintain_required']);
+    expect(codes(await call('POST', remove, { reason: 'needs a fix' }, 'mallory-token'))).toEqual([403, 'permission_required']);
     // A body may no longer say who removed it.
     expect(codes(await call('POST', remove, { reason: 'needs a fix', by: 'maint' }))).toEqual([400, 'validation_failed']);
     expect(await h.store.qa.verdicts([id])).toEqual([]);

@@ -263,7 +263,7 @@ describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
     const row = page.locator('#runs tr', { has: page.locator('.title', { hasText: 'window.__pwned' }) }).first();
     await waitFor('the hostile issue\'s runs to fail and pause the repository', async () => (await row.locator('td').nth(4).textContent()) === 'failure' && (await needsYou()).some((t) => t.startsWith('acme/demo is paused')), 90_000);
     const reason = (await row.locator('td').last().textContent())!;
-    expect(reason).toMatch(/^Error: issue #\d+ names no demo task$/);
+    expect(reason).toMatch(/^\.github\/yoke\/run\.sh failed: run\.sh exited 1: Issue #\d+ names no demo task\.$/);
     const issue = /#(\d+)/.exec(reason)![1];
     const run = (await row.locator('code').first().textContent())!;
     // One line for the work however often it failed, its latest run; the pause is lifted before it can start again.

@@ -16,7 +16,7 @@ const prompt = readFileSync(env.YOKE_PROMPT_FILE, 'utf8');
 const name = /demo-task: ([\w-]+)/.exec(prompt)?.[1];
 const task = DEMO.tasks.find((t) => t.name === name);
 if (!task) {
-  say({ message: 'The prompt names no demo task.' });
+  say({ message: `Issue ${(env.YOKE_SUBJECT ?? '').replace('issue', '')} names no demo task.` });
   process.exit(1);
 }
 const fix = env.YOKE_RUN_KIND === 'fix';

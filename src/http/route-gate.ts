@@ -1,0 +1,67 @@
+import { makeRefusal, type Refusal } from '../codes.js';
+import type { FleetContext } from '../fleet/context.js';
+import { repoRefOf } from '../fleet/repo-state.js';
+import type { Permission } from '../forge/types.js';
+import type { Actor } from '../qa/context.js';
+import { permits, type MatchedRoute } from './routes.js';
+
+// TR25: the check every route passes before its handler runs. An operator
+// token may call every route; a run's own credential only the routes that
+// name it; a person what GitHub says their login may do on the route's
+// repository, asked now (never remembered from an earlier request).
+
+export type GateAnswer =
+  | {
+      ok: true;
+      /** For a listing: whether this credential may see a repository's rows (a person: read access or more). */
+      mayRead: (repo: string) => Promise<boolean>;
+    }
+  | { ok: false; refusal: Refusal };
+
+type Deps = Pick<FleetContext, 'store' | 'forge'>;
+
+/** The repository a route acts on, by name, or null when the route names none yoke knows (its handler refuses it). */
+async function routeRepo(deps: Deps, route: MatchedRoute, body: () => Promise<unknown>): Promise<string | null> {
+  const p = route.params;
+  switch (route.def.repo) {
+    case 'path':
+      return `${p.owner}/${p.name}`;
+    case 'deployment-run':
+      return (await deps.store.deployments.get(p.run!))?.repo ?? null;
+    case 'yoke-run':
+      return (await deps.store.runs.get(p.run!))?.repo ?? null;
+    case 'body': {
+      const b = await body();
+      const repo = b && typeof b === 'object' ? (b as { repo?: unknown }).repo : undefined;
+      return typeof repo === 'string' ? repo : null;
+    }
+    default:
+      return null;
+  }
+}
+
+export async function gateRoute(deps: Deps, route: MatchedRoute, actor: Actor, body: () => Promise<unknown>): Promise<GateAnswer> {
+  const all = { ok: true as const, mayRead: async () => true };
+  const { def } = route;
+  if (def.role === 'public' || actor.role === 'operator') return all;
+  if (actor.role === 'run') return def.run ? all : { ok: false, refusal: makeRefusal('run_role_forbidden', { run: actor.runId }) };
+  if (def.role === 'operator' || def.role === 'run-report') return { ok: false, refusal: makeRefusal('operator_token_required', { what: def.what }) };
+  // Asked once per repository per request; null for a repository yoke has never seen (its handler refuses it).
+  const asked = new Map<string, Promise<Permission | null>>();
+  const permissionOn = (repo: string): Promise<Permission | null> => {
+    const key = repo.toLowerCase();
+    if (!asked.has(key)) asked.set(key, repoRefOf(deps.store, repo).then((ref) => (ref ? deps.forge.getPermission(ref, actor.login) : null)));
+    return asked.get(key)!;
+  };
+  const mayRead = async (repo: string) => {
+    const p = await permissionOn(repo);
+    return p !== null && permits(p, 'read');
+  };
+  if (def.repo === 'listing') return { ok: true, mayRead };
+  const repo = await routeRepo(deps, route, body);
+  const permission = repo === null ? null : await permissionOn(repo);
+  if (repo === null || permission === null) return { ok: true, mayRead };
+  const need = def.role;
+  if (!permits(permission, need)) return { ok: false, refusal: makeRefusal('permission_required', { what: def.what, repo, login: actor.login, permission, need }) };
+  return { ok: true, mayRead };
+}

@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { matchRoute, permits, ROUTES, type RouteDef } from '../../src/http/routes.js';
+import { startApi } from '../helpers/api-server.js';
+import { REPO, makeDeliveryHarness } from '../helpers/delivery.js';
+import { liveRun } from '../helpers/run-api.js';
+
+// TR25: every route yoke serves is declared once with its role, and a walk
+// over all of them with each kind of credential finds each one let through
+// exactly when its role says: an operator everywhere; a person by what
+// GitHub says their login may do on the route's repository; a run's own
+// credential on its QA routes only; nobody without a token.
+
+const AUTH_CODES = new Set(['unauthorized', 'permission_required', 'operator_token_required', 'run_role_forbidden']);
+
+const PEOPLE = [
+  { login: 'ada', token: 'ada-person-token', permission: 'admin' },
+  { login: 'mo', token: 'mo-person-token', permission: 'maintain' },
+  { login: 'wes', token: 'wes-person-token', permission: 'write' },
+  { login: 'tri', token: 'tri-person-token', permission: 'triage' },
+  { login: 'rea', token: 'rea-person-token', permission: 'read' },
+  { login: 'non', token: 'non-person-token', permission: 'none' },
+] as const;
+
+type Kind = 'nobody' | 'operator' | 'run' | (typeof PEOPLE)[number]['login'];
+
+/** Whether a credential of this kind may call the route, from its declared role alone. */
+function expected(def: RouteDef, kind: Kind): boolean {
+  if (def.role === 'public') return true;
+  if (kind === 'nobody') return false;
+  if (def.role === 'run-report') return kind === 'run'; // its handler's own check: only that run's credential
+  if (kind === 'operator') return true;
+  if (kind === 'run') return def.run === true;
+  if (def.role === 'operator') return false;
+  // A listing answers everyone with a role, showing a person only the rows of repositories they may read.
+  if (def.repo === 'listing') return true;
+  return permits(PEOPLE.find((p) => p.login === kind)!.permission, def.role);
+}
+
+describe('TR25 the route table', () => {
+  it('declares each route once, with a role and what it does, and matches the paths yoke serves', () => {
+    const keys = ROUTES.map((r) => `${r.method} ${r.path}`);
+    expect(new Set(keys).size).toBe(keys.length);
+    for (const r of ROUTES) expect(r.what, r.path).toMatch(/^[A-Z]/);
+    expect(matchRoute('POST', '/yoke/api/deployment-runs/dr-1/stages/qa/waive')).toEqual({ def: ROUTES.find((r) => r.path.endsWith('/waive')), params: { run: 'dr-1', stage: 'qa' } });
+    expect(matchRoute('GET', '/yoke/api/deployment-runs/dr-1/stages/qa/waive')).toBeNull();
+    expect(matchRoute('POST', '/yoke/api/repos/acme/api/issues/x/start')).toBeNull();
+  });
+
+  it('TR25 a walk over every API route with every kind of credential lets each through exactly as its role says, asking GitHub for people', async () => {
+    const h = await makeDeliveryHarness({ config: { delivery: { stages: [{ name: 'qa', kind: 'qa' }] } } });
+    Object.assign(h.forge.repo(REPO).permissions, Object.fromEntries(PEOPLE.map((p) => [p.login, p.permission])));
+    const api = await startApi(h, { tokens: ['op-token-0123456789'], people: PEOPLE.map(({ login, token }) => ({ login, token })) });
+    try {
+      const created = await fetch(`${api.url}/yoke/api/deployment-runs`, { method: 'POST', headers: { authorization: 'Bearer op-token-0123456789', 'content-type': 'application/json' }, body: JSON.stringify({ repo: REPO }) });
+      const dr = ((await created.json()) as { id: string }).id;
+      const runId = await liveRun(h, { kind: 'fix', issue: 1, secret: 'fix-run-secret-0123456789' });
+      const params: Record<string, string> = { owner: 'acme', name: 'api', number: '1', stage: 'qa', item: 'APP-1', execution: 'ex-1', request: 'req-1' };
+      const headersOf = (kind: Kind): Record<string, string> =>
+        kind === 'nobody' ? {} : kind === 'operator' ? { authorization: 'Bearer op-token-0123456789' } : kind === 'run' ? { authorization: 'Bearer fix-run-secret-0123456789', 'x-yoke-run': runId } : { authorization: `Bearer ${PEOPLE.find((p) => p.login === kind)!.token}` };
+      const kinds: Kind[] = ['nobody', 'operator', 'run', ...PEOPLE.map((p) => p.login)];
+      const wrong: string[] = [];
+      let asked = 0;
+      for (const def of ROUTES.filter((r) => r.path.startsWith('/yoke/api/') || r.path === '/yoke/runner.mjs')) {
+        for (const kind of kinds) {
+          const path = def.path.replace(/:(\w+)/g, (_m, n: string) => (n === 'run' ? (def.path.startsWith('/yoke/api/runs') ? runId : dr) : params[n]!));
+          // Bodies that name the repository where the route reads it from; the rest may well be refused as invalid, which is not an auth refusal.
+          const body = def.method === 'POST' ? JSON.stringify(def.repo === 'body' ? { repo: REPO, items: ['APP-9'] } : {}) : undefined;
+          const before = h.forge.calls.getPermission;
+          const res = await fetch(`${api.url}${path}`, { method: def.method, headers: { ...headersOf(kind), 'content-type': 'application/json' }, body });
+          const text = await res.text();
+          let code = 'ok';
+          try {
+            code = (JSON.parse(text) as { error?: { code: string } }).error?.code ?? 'ok';
+          } catch {
+            /* the runner's script */
+          }
+          const passed = def.role === 'run-report' ? ![401, 403].includes(res.status) : !AUTH_CODES.has(code);
+          if (passed !== expected(def, kind)) wrong.push(`${def.method} ${def.path} as ${kind}: ${res.status} ${code}`);
+          if (def.repo === 'listing' && passed) {
+            const rows = Object.values(JSON.parse(text) as Record<string, unknown[]>)[0]!;
+            const mayRead = kind === 'operator' || permits(PEOPLE.find((p) => p.login === kind)?.permission ?? 'none', 'read');
+            if ((rows.length > 0) !== mayRead) wrong.push(`${def.method} ${def.path} as ${kind} lists ${rows.length} rows`);
+          }
+          if (PEOPLE.some((p) => p.login === kind) && ['read', 'write', 'maintain'].includes(def.role) && def.repo !== 'listing') asked += h.forge.calls.getPermission > before ? 1 : 0;
+        }
+      }
+      expect(wrong).toEqual([]);
+      // Each person's request on a repository's route asked GitHub then, not from an earlier answer.
+      expect(asked).toBe(ROUTES.filter((r) => ['read', 'write', 'maintain'].includes(r.role) && r.repo !== 'listing').length * PEOPLE.length);
+    } finally {
+      await api.close();
+    }
+  });
+});
