@@ -18,7 +18,7 @@ export const PROTECTION_CODES = {
   protection_unruled: code<{ repo: string; environment: string; answer: string }>({
     status: 200,
     message: (p) => `No deploy stage of ${p.repo} deploys to ${p.environment}: yoke ${p.answer} (delivery.deployments.unruled_environments).`,
-    recovery: (p) => `Name ${p.environment} as a stage's environment in \`.github/yoke.yml\` to gate it, or take yoke's rule off the environment.`,
+    recovery: (p) => `Name ${p.environment} as a stage's environment in \`.github/yoke.yml\` to gate it, set \`delivery.deployments.unruled_environments\` to approve or ignore, or take yoke's rule off the environment.`,
   }),
   protection_no_commit: code<{ repo: string; environment: string }>({
     status: 409,
@@ -29,6 +29,11 @@ export const PROTECTION_CODES = {
     status: 409,
     message: (p) => `No deployment run of ${p.repo} is pinned at ${p.commit}, so no ${p.gate} settled for it: ${p.environment} may not deploy it.`,
     recovery: (p) => `Deliver that commit through yoke: \`yoke deployment-runs create ${p.repo} --commit ${p.sha}\`, then \`yoke watch deploy -- RUN-ID\`; or deploy a commit whose ${p.gate} settled.`,
+  }),
+  protection_run_over: code<{ run: string; status: string; repo: string; environment: string; commit: string; sha: string }>({
+    status: 409,
+    message: (p) => `Deployment run ${p.run} at ${p.commit} is ${p.status}: a run that failed or was superseded approves nothing, so ${p.environment} may not deploy it.`,
+    recovery: (p) => `Deliver that commit through a new run: \`yoke deployment-runs create ${p.repo} --commit ${p.sha}\`, then \`yoke watch deploy -- RUN-ID\`.`,
   }),
   protection_not_settled: code<{ run: string; environment: string; commit: string; gate: string; wait: string; command: string }>({
     status: 409,

@@ -34,8 +34,8 @@ export const DeploymentSettings = z
   .object({
     /** The commit statuses GitHub must see pass before it accepts a stage's deployment (none by default). */
     required_contexts: z.array(z.string().min(1).max(200)).default([]),
-    /** A protection-rule request for an environment no stage names: approved, or left for someone else to answer. */
-    unruled_environments: z.enum(['approve', 'ignore']).default('approve'),
+    /** A protection-rule request for an environment no stage names: rejected (fails closed), approved, or left for someone else to answer. */
+    unruled_environments: z.enum(['reject', 'approve', 'ignore']).default('reject'),
   })
   .strict();
 
@@ -51,7 +51,7 @@ export const DeliverySettings = z
     steering: Login.transform((l) => l.replace(/^@/, '')).optional(),
     owed_label: z.string().min(1).max(50).default('yoke:delivery-owed'),
     delivered_label: z.string().min(1).max(50).default('yoke:delivered'),
-    deployments: DeploymentSettings.default({ required_contexts: [], unruled_environments: 'approve' }),
+    deployments: DeploymentSettings.default({ required_contexts: [], unruled_environments: 'reject' }),
   })
   .strict()
   .superRefine((d, ctx) => refuseRepeats(ctx, d.stages, { list: 'stages', field: 'name', what: 'stage name' }, (s) => s.name));
@@ -91,5 +91,8 @@ export function owedLabelOf(raw: unknown): string {
 /** The GitHub environment a deploy stage deploys to. */
 export const environmentOf = (stage: DeployStage): string => stage.environment ?? stage.name;
 
-/** A run's deployment settings; runs created before they existed read the defaults. */
-export const deploymentSettingsOf = (settings: DeliverySettings): z.output<typeof DeploymentSettings> => settings.deployments ?? { required_contexts: [], unruled_environments: 'approve' };
+/** Whether a stage deploys to an environment: GitHub's environment names are case-insensitive. */
+export const deploysTo = (stage: Stage, environment: string): boolean => stage.kind === 'deploy' && environmentOf(stage).toLowerCase() === environment.toLowerCase();
+
+/** A run's deployment settings; runs created before they existed read the defaults, which fail closed. */
+export const deploymentSettingsOf = (settings: DeliverySettings): z.output<typeof DeploymentSettings> => settings.deployments ?? { required_contexts: [], unruled_environments: 'reject' };

@@ -20,7 +20,7 @@ export interface GitHubForgeOptions {
   budget?: BudgetBook;
 }
 
-const viewOf = ({ id, status, conclusion, repositoryId, event, actor, triggeringActor, htmlUrl }: z.output<typeof GhWorkflowRun>): WorkflowRunView => ({ id, status, conclusion, repositoryId, event, actor, triggeringActor, htmlUrl });
+const viewOf = ({ id, status, conclusion, repositoryId, event, actor, triggeringActor, htmlUrl, headSha }: z.output<typeof GhWorkflowRun>): WorkflowRunView => ({ id, status, conclusion, repositoryId, event, actor, triggeringActor, htmlUrl, headSha });
 
 /** The owner/repo path parameters of a repository. */
 const at = (repo: RepoRef) => ({ owner: repo.owner, repo: repo.name });

@@ -100,6 +100,7 @@ export const GhWorkflowRun = z
     actor: z.object({ login: z.string() }).nullable().optional(),
     triggering_actor: z.object({ login: z.string() }).nullable().optional(),
     html_url: z.string().optional(),
+    head_sha: z.string().nullable().optional(),
   })
   .transform((w): WorkflowRunView & { title: string } => ({
     id: w.id,
@@ -111,6 +112,7 @@ export const GhWorkflowRun = z
     triggeringActor: w.triggering_actor?.login ?? w.actor?.login ?? null,
     title: w.display_title ?? w.name ?? '',
     htmlUrl: w.html_url ?? null,
+    headSha: w.head_sha ?? null,
   }));
 
 /** A repository as the installation's listing gives it. */

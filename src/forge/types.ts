@@ -103,6 +103,8 @@ export interface WorkflowRunView {
   triggeringActor?: string | null;
   /** Its page on GitHub, as a deployment's log_url links it. */
   htmlUrl?: string | null;
+  /** The commit it ran (GitHub's head_sha). */
+  headSha?: string | null;
 }
 
 /** The workflow runs whose run-name names a yoke run: TR03 binds a run only to the one yoke's app dispatched. */

@@ -1,5 +1,5 @@
 import { makeRefusal, type Refusal } from '../codes.js';
-import { deploymentSettingsOf, environmentOf, type DeliverySettings } from '../config/delivery.js';
+import { deploymentSettingsOf, deploysTo, type DeliverySettings } from '../config/delivery.js';
 import type { RepoRef } from '../forge/types.js';
 import { protectionComment } from '../messages.js';
 import type { DeploymentRun, Member, StageRecord } from '../store/deployments.js';
@@ -54,21 +54,27 @@ export function decideProtection(s: ProtectionSnapshot): ProtectionVerdict {
   const r = repo.fullName;
   // A gate that cannot read its rules fails closed.
   if (!s.settings.ok) return verdict('rejected', null, 'protection_delivery_refused', { repo: r, environment, detail: s.settings.refusal.message, fix: s.settings.refusal.recovery });
-  const stages = s.settings.value.stages;
-  const index = stages.findIndex((x) => x.kind === 'deploy' && environmentOf(x) === environment);
-  if (index < 0) {
-    const approve = deploymentSettingsOf(s.settings.value).unruled_environments === 'approve';
-    return verdict(approve ? 'approved' : 'ignored', null, 'protection_unruled', { repo: r, environment, answer: approve ? 'approves' : 'leaves it to others' });
+  // The policy a run froze decides for its commit; what the default branch says now decides only where no run froze one.
+  const atCommit = sha ? s.runs.filter((x) => x.run.commit === sha && x.run.repo === r && gatesBefore(x.run.settings, environment) !== null) : [];
+  const now = gatesBefore(s.settings.value, environment);
+  if (!now && atCommit.length === 0) {
+    const answer = deploymentSettingsOf(s.settings.value).unruled_environments;
+    const decision = answer === 'approve' ? 'approved' : answer === 'ignore' ? 'ignored' : 'rejected';
+    return verdict(decision, null, 'protection_unruled', { repo: r, environment, answer: { approved: 'approves', ignored: 'leaves it to others', rejected: 'rejects it' }[decision] });
   }
-  const stage = stages[index]!.name;
-  const gates = stages.slice(0, index).filter((x) => x.kind === 'qa').map((x) => x.name);
-  if (gates.length === 0) return verdict('approved', null, 'protection_no_qa', { repo: r, environment, stage });
+  if (now && now.gates.length === 0 && atCommit.length === 0) return verdict('approved', null, 'protection_no_qa', { repo: r, environment, stage: now.stage });
   if (!sha) return verdict('rejected', null, 'protection_no_commit', { repo: r, environment });
   const short = sha.slice(0, 12);
-  const atCommit = s.runs.filter((x) => x.run.commit === sha && x.run.repo === r);
-  if (atCommit.length === 0) return verdict('rejected', null, 'protection_no_run', { repo: r, environment, commit: short, sha, gate: gates[gates.length - 1]! });
+  if (atCommit.length === 0) return verdict('rejected', null, 'protection_no_run', { repo: r, environment, commit: short, sha, gate: now!.gates[now!.gates.length - 1]! });
   let blocked: ProtectionVerdict | null = null;
   for (const x of atCommit) {
+    // TR27: only a run still in force speaks for its commit; one that failed or was superseded once settled, and says nothing now.
+    if (x.run.status === 'failed' || x.run.status === 'superseded') {
+      blocked ??= verdict('rejected', x.run.id, 'protection_run_over', { run: x.run.id, status: x.run.status, repo: r, environment, commit: short, sha });
+      continue;
+    }
+    const { stage, gates } = gatesBefore(x.run.settings, environment)!;
+    if (gates.length === 0) return verdict('approved', x.run.id, 'protection_no_qa', { repo: r, environment, stage });
     const unsettled = gates.find((g) => x.stages.find((st) => st.stage === g)?.state !== 'settled');
     if (unsettled) {
       blocked ??= notSettled(x, unsettled, environment, short);
@@ -84,6 +90,13 @@ export function decideProtection(s: ProtectionSnapshot): ProtectionVerdict {
     return verdict('approved', x.run.id, 'protection_settled', { run: x.run.id, environment, commit: short, gates: gates.join(', '), stage });
   }
   return blocked!;
+}
+
+/** The stage that deploys to an environment and the QA stages before it, under a policy; null when no stage does. */
+function gatesBefore(settings: DeliverySettings, environment: string): { stage: string; gates: string[] } | null {
+  const index = settings.stages.findIndex((x) => deploysTo(x, environment));
+  if (index < 0) return null;
+  return { stage: settings.stages[index]!.name, gates: settings.stages.slice(0, index).filter((x) => x.kind === 'qa').map((x) => x.name) };
 }
 
 function notSettled(x: RunAtCommit, gate: string, environment: string, commit: string): ProtectionVerdict {

@@ -61,9 +61,9 @@ export const WORKFLOW_LOGIN = 'github-actions[bot]';
  * (null while GitHub lists none) and its deployment's statuses, newest first.
  * Success needs both the run's `success` conclusion and a success status the
  * workflow wrote on the deployment with its GITHUB_TOKEN: not yoke's own, and
- * not one a writer posted by hand.
+ * not one a writer posted by hand; and the run must have run the pinned commit.
  */
-export function judgeWorkflowStage(found: { kind: 'none' } | { kind: 'many'; ids: number[] } | { kind: 'one'; run: WorkflowRunView }, statuses: readonly DeploymentStatusView[]): FollowedWorkflow {
+export function judgeWorkflowStage(found: { kind: 'none' } | { kind: 'many'; ids: number[] } | { kind: 'one'; run: WorkflowRunView }, statuses: readonly DeploymentStatusView[], pinned: string): FollowedWorkflow {
   if (found.kind === 'many') return { state: 'failed', detail: `more than one workflow run of yoke's names this deployment (${found.ids.join(', ')}); yoke binds none of them` };
   if (found.kind === 'none') return { state: 'running', detail: 'the workflow run has not started yet' };
   const run = found.run;
@@ -71,6 +71,8 @@ export function judgeWorkflowStage(found: { kind: 'none' } | { kind: 'many'; ids
   const reported = statuses.find((s) => s.creator === WORKFLOW_LOGIN && s.state !== 'inactive');
   if (run.conclusion !== 'success') return { state: 'failed', detail: `workflow run ${run.id} ended ${run.conclusion ?? 'without a conclusion'}` };
   if (reported?.state !== 'success') return { state: 'failed', detail: `workflow run ${run.id} succeeded, but wrote ${reported ? `"${reported.state}"` : 'no status'} to its deployment, not "success"` };
+  // TR27: a deploy is bound to what it deployed: the run must have run the pinned commit itself.
+  if (run.headSha !== pinned) return { state: 'failed', detail: `workflow run ${run.id} ran ${run.headSha ? run.headSha.slice(0, 12) : 'no commit GitHub names'}, not the pinned commit ${pinned.slice(0, 12)}` };
   return { state: 'succeeded', detail: `workflow run ${run.id} succeeded` };
 }
 
@@ -83,7 +85,7 @@ export async function followWorkflowStage(ctx: DeliveryContext, repo: RepoRef, d
     if (found.run.htmlUrl && found.run.status !== 'completed') await mirror(ctx, repo, d, 'in_progress', `workflow run ${found.run.id}`, found.run.htmlUrl);
   }
   const statuses = found.kind === 'one' && found.run.status === 'completed' ? await ctx.forge.listDeploymentStatuses(repo, d.deploymentId) : [];
-  const judged = judgeWorkflowStage(found, statuses);
+  const judged = judgeWorkflowStage(found, statuses, d.commit);
   if (judged.state === 'running') return judged;
   const logUrl = found.kind === 'one' ? (found.run.htmlUrl ?? null) : null;
   const want: DeploymentStatusState = judged.state === 'succeeded' ? 'success' : 'failure';

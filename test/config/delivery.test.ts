@@ -20,7 +20,7 @@ describe('the delivery section of the opt-in file', () => {
         steering: 'maint',
         owed_label: 'yoke:delivery-owed',
         delivered_label: 'yoke:delivered',
-        deployments: { required_contexts: [], unruled_environments: 'approve' },
+        deployments: { required_contexts: [], unruled_environments: 'reject' },
       },
     });
   });

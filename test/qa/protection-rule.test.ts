@@ -73,17 +73,49 @@ describe("yoke's QA as an environment's deployment protection rule", () => {
     expect(v.why.recovery).toBe(`\`${wait!.command}\`, then \`yoke watch deploy -- ${run.value.id}\` deploys production once staging-qa settles.`);
   });
 
-  it('DP03 an environment with no QA before it is approved; one no stage names is approved or left, as the opt-in file says', async () => {
+  it('DP03 TR26 an environment with no QA before it is approved; one no stage names is rejected unless the opt-in file says to approve or leave it', async () => {
     const h = await makeDeliveryHarness();
     const staging = await reviewProtectionRequest(h.fleet, request(h, { environment: 'staging', sha: 'c'.repeat(40) }));
     expect([staging.decision, staging.why.code]).toEqual(['approved', 'protection_no_qa']);
     const preview = await reviewProtectionRequest(h.fleet, request(h, { environment: 'preview', workflowRunId: 910 }));
-    expect([preview.decision, preview.why.code]).toEqual(['approved', 'protection_unruled']);
+    expect([preview.decision, preview.why.code]).toEqual(['rejected', 'protection_unruled']);
+    expect(protectionComment(preview.why)).toBe(
+      "yoke: No deploy stage of acme/api deploys to preview: yoke rejects it (delivery.deployments.unruled_environments). To move it: Name preview as a stage's environment in `.github/yoke.yml` to gate it, set `delivery.deployments.unruled_environments` to approve or ignore, or take yoke's rule off the environment.",
+    );
+    const approving = await makeDeliveryHarness({ config: { delivery: { ...DELIVERY, deployments: { unruled_environments: 'approve' } } } });
+    expect((await reviewProtectionRequest(approving.fleet, request(approving, { environment: 'preview' }))).decision).toBe('approved');
     const left = await makeDeliveryHarness({ config: { delivery: { ...DELIVERY, deployments: { unruled_environments: 'ignore' } } } });
     const ignored = await reviewProtectionRequest(left.fleet, request(left, { environment: 'preview' }));
     expect([ignored.decision, ignored.answered]).toEqual(['ignored', false]);
     expect(left.forge.protectionAnswers).toEqual([]);
     expect(await left.store.stageDeployments.reviews(REPO)).toMatchObject([{ decision: 'ignored', code: 'protection_unruled', answer: 'left' }]);
+  });
+
+  it('TR26 GitHub compares environment names without case: a request for Production at a commit no run pinned is rejected, never taken for an unruled one', async () => {
+    const h = await makeDeliveryHarness({ config: { delivery: { ...DELIVERY, deployments: { unruled_environments: 'approve' } } } });
+    const v = await reviewProtectionRequest(h.fleet, request(h, { environment: 'Production', sha: 'e'.repeat(40) }));
+    expect([v.decision, v.why.code]).toEqual(['rejected', 'protection_no_run']);
+  });
+
+  it('TR26 the policy a run froze decides for its commit: QA taken out of the opt-in file since does not approve a commit whose frozen gate has not settled', () => {
+    const frozen = parseDeliverySettings(REPO, DELIVERY);
+    const now = parseDeliverySettings(REPO, { stages: [{ name: 'staging', kind: 'deploy', command: 'true' }, { name: 'production', kind: 'deploy', command: 'true' }] });
+    if (frozen.state !== 'valid' || now.state !== 'valid') throw new Error('bad fixture');
+    const repo = { owner: 'acme', name: 'api', fullName: REPO, installationId: 1 };
+    const sha = 'f'.repeat(40);
+    const run = { id: 'dr-1', repo: REPO, commit: sha, settings: frozen.settings, currentStage: 1, status: 'active', lastWaits: null } as never;
+    const decide = (state: 'waiting' | 'settled') =>
+      decideProtection({ request: { repo, environment: 'production', sha, workflowRunId: 1, sender: null }, settings: { ok: true, value: now.settings }, runs: [{ run, stages: [{ runId: 'dr-1', stage: 'staging-qa', state, attempts: 1, detail: null, refusal: null, updatedAt: 1 }] as never, members: [] }] });
+    expect([decide('waiting').decision, decide('waiting').why.code]).toEqual(['rejected', 'protection_not_settled']);
+    expect(decide('settled').decision).toBe('approved');
+    // TR27: a run that failed or was superseded once settled, and approves nothing now.
+    for (const status of ['failed', 'superseded']) {
+      const over = decideProtection({ request: { repo, environment: 'production', sha, workflowRunId: 3, sender: null }, settings: { ok: true, value: now.settings }, runs: [{ run: { ...(run as object), status } as never, stages: [{ runId: 'dr-1', stage: 'staging-qa', state: 'settled', attempts: 1, detail: null, refusal: null, updatedAt: 1 }] as never, members: [] }] });
+      expect([over.decision, over.why.message]).toEqual(['rejected', `Deployment run dr-1 at ffffffffffff is ${status}: a run that failed or was superseded approves nothing, so production may not deploy it.`]);
+    }
+    // Where no run froze a policy, today's decides: production has no QA before it now.
+    const other = decideProtection({ request: { repo, environment: 'production', sha: 'a'.repeat(40), workflowRunId: 2, sender: null }, settings: { ok: true, value: now.settings }, runs: [] });
+    expect([other.decision, other.why.code]).toEqual(['approved', 'protection_no_qa']);
   });
 
   it('DP03 fails closed: delivery settings yoke cannot read, or a request that names no commit, are rejected', async () => {

@@ -86,7 +86,7 @@ describe('deploy stages as GitHub deployments', () => {
     expect(d.statuses[0]).toMatchObject({ state: 'in_progress', logUrl: 'https://github.com/acme/api/actions/runs/77' });
     // The workflow writes its own success, then its run completes.
     d.statuses.unshift({ state: 'success', description: 'deployed', creator: 'github-actions[bot]' });
-    h.forge.workflowRuns.set(String(d.id), { id: 77, status: 'completed', conclusion: 'success', repositoryId: 1, event: 'workflow_dispatch' });
+    h.forge.workflowRuns.set(String(d.id), { id: 77, status: 'completed', conclusion: 'success', repositoryId: 1, event: 'workflow_dispatch', headSha: commit });
     const done = await follow();
     expect(done.ok && [done.value.state, done.value.nextStage]).toEqual(['succeeded', 'staging-qa']);
     expect(await h.store.stageDeployments.latest(id, 'staging')).toMatchObject({ state: 'success', workflowRunId: 77 });
@@ -113,14 +113,17 @@ describe('deploy stages as GitHub deployments', () => {
     expect(await h.store.deployments.stage(id, 'staging')).toMatchObject({ state: 'failed', attempts: 2 });
   });
 
-  it("DP02 judges only what GitHub says: the conclusion and a status the workflow's own token wrote", () => {
-    const done = (conclusion: string) => ({ kind: 'one' as const, run: { id: 5, status: 'completed', conclusion, repositoryId: 1, event: 'workflow_dispatch' } });
+  it("DP02 TR27 judges only what GitHub says: the conclusion, a status the workflow's own token wrote, and the commit the run ran", () => {
+    const pinned = 'c'.repeat(40);
+    const done = (conclusion: string, headSha = pinned) => ({ kind: 'one' as const, run: { id: 5, status: 'completed', conclusion, repositoryId: 1, event: 'workflow_dispatch', headSha } });
     const by = (creator: string) => [{ state: 'success', creator, logUrl: null, environmentUrl: null }];
-    expect(judgeWorkflowStage(done('success'), by('github-actions[bot]')).state).toBe('succeeded');
+    expect(judgeWorkflowStage(done('success'), by('github-actions[bot]'), pinned).state).toBe('succeeded');
     // yoke's own status is never the workflow's word, nor is one a writer posted by hand on yoke's deployment.
-    expect(judgeWorkflowStage(done('success'), by('yoke[bot]')).state).toBe('failed');
-    expect(judgeWorkflowStage(done('success'), [...by('mallory'), ...by('yoke[bot]')])).toEqual({ state: 'failed', detail: 'workflow run 5 succeeded, but wrote no status to its deployment, not "success"' });
-    expect(judgeWorkflowStage(done('cancelled'), by('github-actions[bot]'))).toEqual({ state: 'failed', detail: 'workflow run 5 ended cancelled' });
-    expect(judgeWorkflowStage({ kind: 'many', ids: [5, 6] }, [])).toEqual({ state: 'failed', detail: "more than one workflow run of yoke's names this deployment (5, 6); yoke binds none of them" });
+    expect(judgeWorkflowStage(done('success'), by('yoke[bot]'), pinned).state).toBe('failed');
+    expect(judgeWorkflowStage(done('success'), [...by('mallory'), ...by('yoke[bot]')], pinned)).toEqual({ state: 'failed', detail: 'workflow run 5 succeeded, but wrote no status to its deployment, not "success"' });
+    expect(judgeWorkflowStage(done('cancelled'), by('github-actions[bot]'), pinned)).toEqual({ state: 'failed', detail: 'workflow run 5 ended cancelled' });
+    // TR27: a run of another commit (the branch moved under it) deployed something else.
+    expect(judgeWorkflowStage(done('success', 'd'.repeat(40)), by('github-actions[bot]'), pinned)).toEqual({ state: 'failed', detail: 'workflow run 5 ran dddddddddddd, not the pinned commit cccccccccccc' });
+    expect(judgeWorkflowStage({ kind: 'many', ids: [5, 6] }, [], pinned)).toEqual({ state: 'failed', detail: "more than one workflow run of yoke's names this deployment (5, 6); yoke binds none of them" });
   });
 });
