@@ -74,8 +74,11 @@ export class RepoReader {
     let result: RepoConfigResult;
     try {
       const { config, files } = await o.config.get({ owner: repo.owner, repo: repo.name, path: CONFIG_PATH });
+      // TR28: `_extends` brings defaults from the same owner's repositories only, never from anyone else's.
+      const foreign = files.find((f) => f.owner.toLowerCase() !== repo.owner.toLowerCase());
       // GH01: the repo's own file opts it in; an organisation's .github repo only supplies defaults.
-      result = files[0]?.config == null ? { state: 'absent' } : parseRepoConfig(config);
+      if (foreign) result = { state: 'invalid', reason: `${CONFIG_PATH} extends ${foreign.owner}/${foreign.repo} (through _extends): yoke takes settings only from ${repo.owner}'s own repositories; name one of them, or copy the settings in` };
+      else result = files[0]?.config == null ? { state: 'absent' } : parseRepoConfig(config);
     } catch (err) {
       const message = err instanceof Error ? err.message.replace('[@probot/octokit-plugin-config] ', '') : String(err);
       result = { state: 'invalid', reason: `${CONFIG_PATH} could not be read: ${message}` };

@@ -43,9 +43,24 @@ export function numberPlaceholders(sql: string): string {
   let n = 0;
   for (let i = 0; i < sql.length; i++) {
     const c = sql[i]!;
+    const dollar = c === '$' ? /^\$([A-Za-z_]\w*)?\$/.exec(sql.slice(i)) : null;
     if (c === "'" || c === '"') {
-      const end = sql.indexOf(c, i + 1);
-      const stop = end === -1 ? sql.length : end + 1;
+      // A quote doubled inside is part of the text; E'' strings also escape with a backslash.
+      const escapes = c === "'" && /[eE]/.test(sql[i - 1] ?? '') && !/\w/.test(sql[i - 2] ?? '');
+      let j = i + 1;
+      while (j < sql.length && !(sql[j] === c && sql[j + 1] !== c)) j += sql[j] === c || (escapes && sql[j] === '\\') ? 2 : 1;
+      const stop = Math.min(sql.length, j + 1);
+      out += sql.slice(i, stop);
+      i = stop - 1;
+    } else if (dollar) {
+      // A dollar-quoted string runs to the same tag.
+      const end = sql.indexOf(dollar[0], i + dollar[0].length);
+      const stop = end === -1 ? sql.length : end + dollar[0].length;
+      out += sql.slice(i, stop);
+      i = stop - 1;
+    } else if (c === '/' && sql[i + 1] === '*') {
+      const end = sql.indexOf('*/', i + 2);
+      const stop = end === -1 ? sql.length : end + 2;
       out += sql.slice(i, stop);
       i = stop - 1;
     } else if (c === '-' && sql[i + 1] === '-') {

@@ -98,6 +98,29 @@ describe.skipIf(!havePostgres)('yoke db copy', () => {
     expect(again).toEqual({ code: 1, out: [], err: [expect.stringMatching(/^.+ already holds yoke data \(\d+ row\(s\) in \w+\)\. Copy into an empty database: nothing was copied\.$/)] });
   });
 
+  it('TR28 refuses a store file that names a table or column yoke did not make, so nothing it names reaches SQL as text', async () => {
+    for (const [sql, said] of [
+      ['CREATE TABLE "runs; DROP TABLE repos; --" (a TEXT)', 'a table "runs; DROP TABLE repos; --" that yoke\'s schema does not'],
+      ['ALTER TABLE repos ADD COLUMN "x"", (SELECT 1)) --" TEXT', 'table repos has a column "x\\", (SELECT 1)) --" that yoke\'s schema does not'],
+    ] as const) {
+      const from = file();
+      await storeWithData(from);
+      const db = openDb(from, { migrate: false });
+      db.exec(sql);
+      db.close();
+      const to = await pgServer.db();
+      const r = await yoke(['db', 'copy', '--from', from, '--to', to]);
+      expect(r.code).toBe(1);
+      expect(r.err).toEqual([`${from}${said.startsWith('table') ? "'s " : ' has '}${said}: it is not a store yoke wrote. Nothing was copied.`]);
+      const pg = postgresSql(to);
+      try {
+        expect(await pg.get<{ n: number }>('SELECT COUNT(*) AS n FROM repos')).toEqual({ n: 0 });
+      } finally {
+        await pg.close();
+      }
+    }
+  });
+
   it('refuses a store that is not up to date, with the command that brings it up', async () => {
     const from = file();
     const old = sqliteSql(openDb(from, { migrate: false }));

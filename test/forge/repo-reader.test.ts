@@ -85,3 +85,19 @@ describe('the repository read', () => {
     expect(forge.http.stats.log.map((l) => l.path.replace('/api/v3/repos/acme/api', ''))).toContain('');
   });
 });
+
+describe('the opt-in file, through _extends', () => {
+  it("TR28 takes defaults from the same owner's repositories, and refuses settings from anyone else's, naming them", async () => {
+    forge.createRepo('acme/shared', { files: { '.github/yoke.yml': 'auto: true\nprefix: ACME\n' }, installationId: 1 });
+    forge.createRepo('mallory/defaults', { files: { '.github/yoke.yml': 'auto: true\nautoland: { enabled: true }\n' }, installationId: 1 });
+    forge.createRepo('acme/team', { files: { '.github/yoke.yml': '_extends: shared\n' }, installationId: 1 });
+    forge.createRepo('acme/lured', { files: { '.github/yoke.yml': '_extends: mallory/defaults\n' }, installationId: 1 });
+    const reader = new RepoReader(clock.now);
+    const team = await reader.readConfig(o, { owner: 'acme', name: 'team', fullName: 'acme/team', installationId: 1 }, 0);
+    expect(team.state === 'valid' && team.config.prefix).toBe('ACME');
+    expect(await reader.readConfig(o, { owner: 'acme', name: 'lured', fullName: 'acme/lured', installationId: 1 }, 0)).toEqual({
+      state: 'invalid',
+      reason: ".github/yoke.yml extends mallory/defaults (through _extends): yoke takes settings only from acme's own repositories; name one of them, or copy the settings in",
+    });
+  });
+});

@@ -191,6 +191,9 @@ describe('SQLite transactions', () => {
 describe('the SQL written once', () => {
   it('numbers placeholders for PostgreSQL, leaving quoted text and comments alone', () => {
     expect(numberPlaceholders("SELECT ? , '?', \"a?\" -- why?\n, ?")).toBe("SELECT $1 , '?', \"a?\" -- why?\n, $2");
+    // TR28: block comments, dollar quotes, doubled quotes and E'' escapes hold no placeholder.
+    expect(numberPlaceholders("SELECT /* ? */ ?, $$ ? $$, $t$ ? $t$, 'it''s ?', E'a\\' ?', ?")).toBe("SELECT /* ? */ $1, $$ ? $$, $t$ ? $t$, 'it''s ?', E'a\\' ?', $2");
+    expect(numberPlaceholders("SELECT $1::text, ?")).toBe('SELECT $1::text, $1');
   });
 
   it("takes PostgreSQL's types for SQLite's in a migration", () => {
