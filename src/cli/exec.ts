@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CHILD_ENV_ALLOWLIST } from '../launcher/command.js';
@@ -29,10 +29,40 @@ export function commandEnv(parent: Record<string, string | undefined>, facts: Re
   return { ...env, ...facts };
 }
 
+/** TR30: bubblewrap's arguments that give a command a pid namespace of its own (the CLI's process, and its environ, out of sight). */
+export function containedArgv(bwrap: string, command: string): string[] {
+  return [bwrap, '--die-with-parent', '--new-session', '--unshare-pid', '--unshare-ipc', '--dev-bind', '/', '/', '--proc', '/proc', '--', 'sh', '-c', command];
+}
+
+const probed = new Map<string, string | null>();
+/** Why bubblewrap cannot contain a command here, or null when it can (asked once per process). */
+export function commandContainmentProblem(bwrap = 'bwrap'): string | null {
+  if (!probed.has(bwrap)) {
+    const r = spawnSync(bwrap, containedArgv(bwrap, 'true').slice(1), { encoding: 'utf8', timeout: 10_000 });
+    probed.set(bwrap, r.status === 0 ? null : r.error ? 'bubblewrap is not installed' : `bubblewrap cannot make a pid namespace here (${(r.stderr || '').trim().split('\n')[0] || `exit ${r.status}`})`);
+  }
+  return probed.get(bwrap)!;
+}
+
+/**
+ * How a repository's command starts: contained (TR30), or not at all. The operator may choose to run it
+ * without with YOKE_COMMANDS_UNCONTAINED=1, knowing the command can then read the CLI's own environment.
+ */
+export function commandLaunch(command: string, parent: Record<string, string | undefined>): { argv: string[] } | { error: string } {
+  const bwrap = parent.YOKE_BWRAP || 'bwrap';
+  const problem = commandContainmentProblem(bwrap);
+  if (!problem) return { argv: containedArgv(bwrap, command) };
+  if (parent.YOKE_COMMANDS_UNCONTAINED === '1') return { argv: ['sh', '-c', command] };
+  return { error: `${problem}: yoke runs a repository's QA and deploy commands in a pid namespace of their own, so that they cannot read the CLI's token. Install it (\`sudo apt-get install -y bubblewrap\`; on Ubuntu 24.04 also \`sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0\`), or set YOKE_COMMANDS_UNCONTAINED=1 to run them without.` };
+}
+
 export function nodeExec(command: string, env: Record<string, string>, cwd = process.cwd(), parent: Record<string, string | undefined> = process.env): Promise<ExecResult> {
   const known = secretValues(parent, SECRET_VARIABLES);
+  const launch = commandLaunch(command, parent);
+  if ('error' in launch) return Promise.resolve({ code: null, output: '', error: launch.error });
   return new Promise((resolve) => {
-    const child = spawn('sh', ['-c', command], { cwd, env: commandEnv(parent, env), stdio: ['ignore', 'pipe', 'pipe'] });
+    // bubblewrap itself gets only the command's environment: it is the one process the command can see besides its own.
+    const child = spawn(launch.argv[0]!, launch.argv.slice(1), { cwd, env: commandEnv(parent, env), stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     const keep = (chunk: Buffer) => {
       output = (output + chunk.toString('utf8')).slice(-OUTPUT_LIMIT);

@@ -74,6 +74,16 @@ export const DELIVERY_CODES = {
     message: (p) => `${p.repo} has no commit ${p.commit}.`,
     recovery: (p) => `Name a commit of ${p.repo}'s default branch, or leave out --commit to take its head.`,
   }),
+  qa_stage_empty: code<{ repo: string; stage: string }>({
+    status: 409,
+    message: (p) => `Stage ${p.stage} of ${p.repo} has nothing to check: no member has a QA plan and no run-level plan applies, so it does not settle.`,
+    recovery: (p) => `Attach a plan to a member (label \`qa:PLAN\` or \`/yoke qa attach PLAN\`), list one in \`delivery.run_plans\`, or say \`allow_empty: true\` on stage ${p.stage} in \`.github/yoke.yml\` if it may pass with nothing checked.`,
+  }),
+  deployment_commit_off_branch: code<{ repo: string; commit: string; branches: string }>({
+    status: 409,
+    message: (p) => `${p.commit} is not on ${p.repo}'s ${p.branches}: a deployment run's QA plans are read at its pinned commit, so it must be one the repository's maintainers merged.`,
+    recovery: (p) => `Merge it first, then deliver it: \`yoke deployment-runs create ${p.repo} --commit SHA\` with a commit of the default branch (or add its branch to \`delivery.release_branches\`).`,
+  }),
   deployment_item_refused: code<{ repo: string; item: string; detail: string }>({
     status: 409,
     message: (p) => `${p.item} cannot join a deployment run of ${p.repo}: ${p.detail}`,

@@ -25,7 +25,8 @@ export const DeployStage = z
     if ((s.command === undefined) === (s.workflow === undefined)) ctx.addIssue({ code: 'custom', path: ['command'], message: 'a deploy stage names either the command that deploys or the workflow (deploy.yml) that does, not both' });
   });
 export type DeployStage = z.infer<typeof DeployStage>;
-export const QaStage = z.object({ name: StageName, kind: z.literal('qa') }).strict();
+/** A QA stage; with nothing to check it settles only when it says so (TR29). */
+export const QaStage = z.object({ name: StageName, kind: z.literal('qa'), allow_empty: z.boolean().optional() }).strict();
 export const Stage = z.discriminatedUnion('kind', [DeployStage, QaStage]);
 export type Stage = z.infer<typeof Stage>;
 
@@ -51,6 +52,8 @@ export const DeliverySettings = z
     steering: Login.transform((l) => l.replace(/^@/, '')).optional(),
     owed_label: z.string().min(1).max(50).default('yoke:delivery-owed'),
     delivered_label: z.string().min(1).max(50).default('yoke:delivered'),
+    /** TR29: besides the default branch, the (protected) branches a deployment run may pin a commit of. */
+    release_branches: z.array(z.string().regex(/^[\w./-]{1,200}$/, 'a release branch is a branch name, e.g. release/1.x')).max(20).default([]),
     deployments: DeploymentSettings.default({ required_contexts: [], unruled_environments: 'reject' }),
   })
   .strict()

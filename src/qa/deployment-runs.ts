@@ -65,6 +65,15 @@ export async function createDeploymentRun(ctx: DeliveryContext, req: CreateReque
   }
 }
 
+/** Whether a commit is on the default branch, or on a release branch the opt-in file names. */
+async function onTrustedBranch(ctx: DeliveryContext, dr: DeliveryRepo, commit: string): Promise<boolean> {
+  for (const branch of ['HEAD', ...(dr.settings.release_branches ?? [])]) {
+    const head = await ctx.forge.resolveCommit(dr.repo, branch);
+    if (head && (head === commit || (await ctx.forge.isAncestor(dr.repo, commit, head)) === true)) return true;
+  }
+  return false;
+}
+
 /** A start older than this was left by a crash. */
 const START_STALE_MS = 5 * 60_000;
 
@@ -75,6 +84,10 @@ async function startDeploymentRun(ctx: DeliveryContext, req: CreateRequest): Pro
   const dr = got.value;
   const commit = await forge.resolveCommit(dr.repo, req.commit ?? 'HEAD');
   if (!commit) return refuse('deployment_commit_unknown', { repo: req.repo, commit: req.commit ?? 'HEAD' });
+  // TR29: the QA gate is defined by the default branch (or a release branch the opt-in file names), never by the commit under test.
+  if (!(await onTrustedBranch(ctx, dr, commit))) {
+    return refuse('deployment_commit_off_branch', { repo: req.repo, commit: commit.slice(0, 12), branches: ['default branch', ...(dr.settings.release_branches ?? [])].join(' or ') });
+  }
 
   let old: DeploymentRun | undefined;
   if (req.supersedes) {

@@ -1,4 +1,4 @@
-import type { Refusal } from '../codes.js';
+import { makeRefusal, type Refusal } from '../codes.js';
 import type { QaCase } from '../config/qa-plan.js';
 import type { MemberPlan, PlanGroup, QaVerdict } from '../store/qa.js';
 import { qaCommands } from './commands.js';
@@ -8,7 +8,7 @@ import { qaCommands } from './commands.js';
 // settlement, each group's state, and every wait with the command that moves
 // it come out. Dispatch, the CLI and the tracking issue all read this answer.
 
-export const WAIT_CODES = ['item_case_pending', 'item_case_failed', 'review_pending', 'group_pending', 'group_failed', 'awaits_group', 'qa_configuration_refused', 'closeout_refused'] as const;
+export const WAIT_CODES = ['item_case_pending', 'item_case_failed', 'review_pending', 'group_pending', 'group_failed', 'awaits_group', 'qa_configuration_refused', 'qa_stage_empty', 'closeout_refused'] as const;
 export type WaitCode = (typeof WAIT_CODES)[number];
 
 export interface Wait {
@@ -51,6 +51,8 @@ export interface GateInput {
   /** Failing verdicts that already have their failure review (QA05). */
   reviewedFailures: ReadonlySet<number>;
   stageRefusal: Refusal | null;
+  /** TR29: the stage says it may settle with no case to check (`allow_empty: true`). */
+  allowEmpty: boolean;
 }
 
 export interface CaseState {
@@ -273,9 +275,11 @@ export function evaluateStage(input: GateInput): StageEvaluation {
     return { issueNumber: m.issueNumber, item: m.item, state: m.refusal ? 'refused' : waits.length ? 'waiting' : 'settled', plans, waits };
   });
 
-  const stageWaits: Wait[] = input.stageRefusal
-    ? [{ key: `stage:qa_configuration_refused:${input.stageRefusal.message}`, code: 'qa_configuration_refused', recipient: 'driver', subject: run.stage, detail: input.stageRefusal.message, command: input.stageRefusal.recovery }]
-    : [];
+  // TR29: a stage with nothing to check settles only when it says so; otherwise it is refused, naming why.
+  // What entry froze counts (a member removed since, or one whose plans were refused, had something to check).
+  const empty = input.groups.length === 0 && input.members.every((m) => m.plans.length === 0 && !m.refusal);
+  const refusal = input.stageRefusal ?? (empty && !input.allowEmpty ? makeRefusal('qa_stage_empty', { repo: input.repo, stage: run.stage }) : null);
+  const stageWaits: Wait[] = refusal ? [{ key: `stage:${refusal.code}:${refusal.message}`, code: refusal.code === 'qa_stage_empty' ? 'qa_stage_empty' : 'qa_configuration_refused', recipient: 'driver', subject: run.stage, detail: refusal.message, command: refusal.recovery }] : [];
   const waits = [...stageWaits, ...groupWaits, ...members.flatMap((m) => m.waits)];
   return {
     members,
@@ -283,7 +287,7 @@ export function evaluateStage(input: GateInput): StageEvaluation {
     capture,
     failureReviews,
     waits,
-    settled: !input.stageRefusal && groups.every((g) => g.state === 'passed') && members.every((m) => m.state === 'settled' || m.state === 'removed'),
+    settled: !refusal && groups.every((g) => g.state === 'passed') && members.every((m) => m.state === 'settled' || m.state === 'removed'),
     failed: groups.some((g) => g.state === 'failed'),
   };
 }

@@ -162,6 +162,7 @@ export async function gatherGate(ctx: DeliveryContext, dr: DeliveryRepo, run: De
     verdicts: (await store.qa.verdicts([run.id])).filter((v) => v.stage === stage),
     reviewedFailures: reviewed,
     stageRefusal: (await store.deployments.stage(run.id, stage))?.refusal ?? null,
+    allowEmpty: run.settings.stages.some((s) => s.name === stage && s.kind === 'qa' && s.allow_empty === true),
   };
 }
 

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { checkoutIo } from '../cli/exec.js';
+import { checkoutIo, commandContainmentProblem } from '../cli/exec.js';
 import { runCli } from '../cli/main.js';
 import { DEMO_AGENT, DEMO_ATTACHMENTS, DEMO_REPO, HOSTING_ENV, MAINTAINER, REVIEWER } from './demo-repo.js';
 import { startDropProxy } from './drop-proxy.js';
@@ -17,6 +17,14 @@ import type { Sandbox } from './sandbox.js';
 const here = dirname(fileURLToPath(import.meta.url));
 const CLI = resolve(here, '..', 'cli', 'main.ts');
 const STAGE = 'staging-qa';
+
+/** TR30: on a machine without bubblewrap the demo's QA cases run uncontained, and the sandbox says so; an operator's CLI would refuse. */
+function uncontainedHere(log: (l: string) => void): Record<string, string> {
+  const problem = commandContainmentProblem(process.env.YOKE_BWRAP || 'bwrap');
+  if (!problem) return {};
+  log(`  (${problem}: the demo's QA cases run without a pid namespace of their own; install bubblewrap to see them contained)`);
+  return { YOKE_COMMANDS_UNCONTAINED: '1' };
+}
 
 export interface DeliveryOptions {
   dropAnswers: number;
@@ -60,7 +68,7 @@ export async function deliverDemo(sandbox: Sandbox, opts: DeliveryOptions): Prom
     execFileSync('git', ['clone', '--quiet', sandbox.repo.gitDir, checkout]);
     // The people and the agent, each through the CLI in the checkout, as they would on their machines.
     // The QA cases read the demo's hosting back: its folder is passed to their commands, as an operator passes a KUBECONFIG.
-    const hosting = { [HOSTING_ENV]: join(sandbox.dataDir, 'state'), YOKE_PASS_ENV: HOSTING_ENV };
+    const hosting = { [HOSTING_ENV]: join(sandbox.dataDir, 'state'), YOKE_PASS_ENV: HOSTING_ENV, ...uncontainedHere(opts.log) };
     const cli = (login: string, args: string[]) =>
       runCli(
         args,

@@ -1,8 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { commandEnv, nodeExec } from '../../src/cli/exec.js';
+import { commandContainmentProblem, commandEnv, nodeExec } from '../../src/cli/exec.js';
 import { redactSecrets } from '../../src/redact.js';
 
 // A QA case or deploy command is the repository's: a merged PR can change it
@@ -38,6 +39,30 @@ describe('commands the repository controls', () => {
     expect(res.output).toContain('YOKE_STAGE=staging');
     expect(res.output).toContain('printed by hand: [redacted] [redacted]');
     for (const secret of ['operator-token-0123456789abcdef0123', 'second-operator-token', 'BEGIN RSA PRIVATE KEY', 'webhook-secret', '/var/lib/yoke', 'ghs_abcdef']) expect(res.output).not.toContain(secret);
+  });
+
+  it.skipIf(commandContainmentProblem() !== null)("TR30 a case run by the real CLI process, which holds the token and the app key in its own environment, reads every /proc/*/environ it can see and finds neither", () => {
+    const seen = join(dir, 'seen.txt');
+    const probe = `for f in /proc/$PPID/environ /proc/[0-9]*/environ; do tr '\\0' '\\n' < "$f"; done > ${seen} 2>/dev/null; ps -eo args >> ${seen}; true`;
+    // A child process whose real environment holds the secrets (not a variable a test assigned): as the CLI runs on an operator's machine.
+    const script = `import { nodeExec } from ${JSON.stringify(new URL('../../src/cli/exec.ts', import.meta.url).pathname)}; const r = await nodeExec(${JSON.stringify(probe)}, { YOKE_STAGE: 'staging' }); console.log(JSON.stringify(r));`;
+    const run = (extra: Record<string, string>) => {
+      const r = spawnSync(process.execPath, ['--import', import.meta.resolve('tsx'), '--input-type=module', '-e', script], { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, YOKE_TOKEN: 'operator-token-0123456789abcdef0123', PRIVATE_KEY: KEY, ...extra } });
+      expect(r.status, r.stderr).toBe(0);
+      return { result: JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { code: number }, seen: readFileSync(seen, 'utf8') };
+    };
+    const contained = run({});
+    expect(contained.result.code).toBe(0);
+    expect(contained.seen).toContain('YOKE_STAGE=staging');
+    for (const secret of ['operator-token-0123456789abcdef0123', 'MIIEowIBAAKCAQEAx0bQ']) expect(contained.seen).not.toContain(secret);
+    // The same probe run uncontained, as the operator may choose: the CLI's environment is there to read (the test can fail).
+    const open = run({ YOKE_COMMANDS_UNCONTAINED: '1', YOKE_BWRAP: '/nonexistent/bwrap' });
+    expect(open.seen).toContain('operator-token-0123456789abcdef0123');
+  });
+
+  it('TR30 without bubblewrap a command is not run, and the refusal names the fix', async () => {
+    const res = await nodeExec('true', {}, dir, { PATH: process.env.PATH, YOKE_BWRAP: '/nonexistent/bwrap' });
+    expect(res).toEqual({ code: null, output: '', error: "bubblewrap is not installed: yoke runs a repository's QA and deploy commands in a pid namespace of their own, so that they cannot read the CLI's token. Install it (`sudo apt-get install -y bubblewrap`; on Ubuntu 24.04 also `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`), or set YOKE_COMMANDS_UNCONTAINED=1 to run them without." });
   });
 
   it('TR07 known secret shapes are taken out of published text, and ordinary output is left alone', () => {

@@ -20,6 +20,7 @@ describe('the delivery section of the opt-in file', () => {
         steering: 'maint',
         owed_label: 'yoke:delivery-owed',
         delivered_label: 'yoke:delivered',
+        release_branches: [],
         deployments: { required_contexts: [], unruled_environments: 'reject' },
       },
     });

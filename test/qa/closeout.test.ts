@@ -8,6 +8,8 @@ import { ManualClock } from '../helpers/fleet.js';
 import { REPO, makeDeliveryHarness, recordAs } from '../helpers/delivery.js';
 
 const QA_ONLY = { delivery: { stages: [{ name: 'qa', kind: 'qa' }] } };
+/** TR29: the same stage, said to settle with nothing to check (its members attach no plan). */
+const QA_EMPTY_OK = { delivery: { stages: [{ name: 'qa', kind: 'qa', allow_empty: true }] } };
 
 /** A forge whose issue writes take two seconds of the injected clock. */
 class SlowForge extends FakeForge {
@@ -43,7 +45,7 @@ describe('close-out', () => {
 
   it('DX06 with a slow forge no close-out starts after five seconds (DX01); the skipped close later, and none twice', async () => {
     const clock = new ManualClock();
-    const h = await makeDeliveryHarness({ config: QA_ONLY, items: [1, 2, 3, 4, 5], forge: new SlowForge(clock), clock });
+    const h = await makeDeliveryHarness({ config: QA_EMPTY_OK, items: [1, 2, 3, 4, 5], forge: new SlowForge(clock), clock });
     for (const i of h.forge.repo(REPO).issues) Object.assign(i, { open: true, stateReason: null });
     const run = await createDeploymentRun(h.fleet, { repo: REPO });
     if (!run.ok) throw new Error(run.refusal.message);

@@ -62,6 +62,7 @@ function gate(over: Partial<GateInput>): ReturnType<typeof evaluateStage> {
     verdicts: [],
     reviewedFailures: new Set(),
     stageRefusal: null,
+    allowEmpty: false,
     ...over,
   });
 }
@@ -253,5 +254,24 @@ describe('gate evaluation of driver-owned plan groups', () => {
   it('QA13 a removed member no longer holds the stage', () => {
     const out = gate({ members: [member(1, [own(1, 'checkout')], { removed: true })], snapshots: new Map([['checkout', checkout]]) });
     expect([out.members[0]!.state, out.settled]).toEqual(['removed', true]);
+  });
+});
+
+describe('TR29 a stage with nothing to check', () => {
+  const member = { issueNumber: 1, item: 'APP-1', prNumber: 101, prAuthor: 'dev', holder: null, removed: false, refusal: null, plans: [], approvals: [], assignee: null };
+  it('TR29 does not settle unless it says allow_empty: it is refused with the ways to give it something to check', () => {
+    const refused = gate({ members: [member] });
+    expect(refused.settled).toBe(false);
+    expect(refused.waits).toEqual([
+      {
+        key: 'stage:qa_stage_empty:Stage staging-qa of acme/api has nothing to check: no member has a QA plan and no run-level plan applies, so it does not settle.',
+        code: 'qa_stage_empty',
+        recipient: 'driver',
+        subject: 'staging-qa',
+        detail: 'Stage staging-qa of acme/api has nothing to check: no member has a QA plan and no run-level plan applies, so it does not settle.',
+        command: 'Attach a plan to a member (label `qa:PLAN` or `/yoke qa attach PLAN`), list one in `delivery.run_plans`, or say `allow_empty: true` on stage staging-qa in `.github/yoke.yml` if it may pass with nothing checked.',
+      },
+    ]);
+    expect(gate({ members: [member], allowEmpty: true }).settled).toBe(true);
   });
 });

@@ -10,7 +10,10 @@ import { DELIVERY, REPO, makeDeliveryHarness, type DeliveryHarness } from '../he
 
 const request = (h: DeliveryHarness, over: Partial<ProtectionRequest> = {}): ProtectionRequest => ({ repo: h.forge.repo(REPO).ref, environment: 'production', sha: null, workflowRunId: 900, sender: 'mallory', ...over });
 
-/** A run whose staging is deployed and whose staging-qa settled (no plans attached: nothing to wait for). */
+/** TR29: staging-qa may settle with nothing to check, as these runs attach no plan. */
+const EMPTY_OK = { delivery: { ...DELIVERY, stages: DELIVERY.stages.map((s) => (s.kind === 'qa' ? { ...s, allow_empty: true } : s)) } };
+
+/** A run whose staging is deployed and whose staging-qa settled (no plans attached, and the stage allows it: nothing to wait for). */
 async function settledRun(h: DeliveryHarness): Promise<{ id: string; commit: string }> {
   const run = await createDeploymentRun(h.fleet, { repo: REPO });
   if (!run.ok) throw new Error(run.refusal.message);
@@ -24,7 +27,7 @@ async function settledRun(h: DeliveryHarness): Promise<{ id: string; commit: str
 
 describe("yoke's QA as an environment's deployment protection rule", () => {
   it('DP03 a commit no run pinned, or whose QA has not settled, is rejected with the run, the wait and the command; once settled it is approved', async () => {
-    const h = await makeDeliveryHarness();
+    const h = await makeDeliveryHarness({ config: EMPTY_OK });
     const unknown = 'a'.repeat(40);
     const none = await reviewProtectionRequest(h.fleet, request(h, { sha: unknown }));
     expect([none.decision, none.why.code, none.answered]).toEqual(['rejected', 'protection_no_run', true]);
@@ -143,7 +146,7 @@ describe("yoke's QA as an environment's deployment protection rule", () => {
   });
 
   it('DP04 a repeated request is harmless: GitHub refuses the second answer, and the decision stands', async () => {
-    const h = await makeDeliveryHarness();
+    const h = await makeDeliveryHarness({ config: EMPTY_OK });
     const { commit } = await settledRun(h);
     const first = await reviewProtectionRequest(h.fleet, request(h, { sha: commit }));
     const again = await reviewProtectionRequest(h.fleet, request(h, { sha: commit }));
@@ -158,7 +161,7 @@ describe("yoke's QA as an environment's deployment protection rule", () => {
   });
 
   it('DP03 an answer GitHub could not take (a fault) is kept unsent; the sweep decides again on what the store says now, and sends it', async () => {
-    const h = await makeDeliveryHarness();
+    const h = await makeDeliveryHarness({ config: EMPTY_OK });
     const run = await createDeploymentRun(h.fleet, { repo: REPO });
     if (!run.ok) throw new Error(run.refusal.message);
     const down = vi.spyOn(h.forge, 'reviewProtectionRule').mockRejectedValueOnce(Object.assign(new Error('Service Unavailable'), { status: 503 }));

@@ -1,4 +1,5 @@
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkoutIo } from '../../src/cli/exec.js';
@@ -142,6 +143,20 @@ describe('the delivery attack suite, end to end', () => {
     // What the onlooker may do, they can: read the repository's status.
     expect((await cli(['repo', 'status', DEMO_REPO])).code).toBe(0);
   }, 60_000);
+
+  it("TR29 a deployment run pinned at a branch's commit, whose plans weaken every case, is refused: the gate is the default branch's", async () => {
+    const git = (args: string[]) => execFileSync('git', args, { cwd: ds.checkout, encoding: 'utf8' }).trim();
+    git(['checkout', '-q', '-b', 'weaker']);
+    writeFileSync(join(ds.checkout, '.github/yoke/qa/checkout.yml'), "name: checkout\ncases:\n  - {id: flaky, title: Fails, run: 'true'}\n");
+    git(['-c', 'user.name=mallory', '-c', 'user.email=m@example.invalid', 'commit', '-qam', 'Every case passes now']);
+    const sha = git(['rev-parse', 'HEAD']);
+    git(['push', '-q', sandbox.repo.gitDir, 'HEAD:refs/heads/weaker']);
+    git(['checkout', '-q', '-']);
+    const runs = (await sandbox.runtime.store.deployments.list()).length;
+    const r = await yokeWith(['deployment-runs', 'create', DEMO_REPO, '--commit', sha], OPERATOR_SECRET);
+    expect([r.code, r.err.split('\n')[0]]).toEqual([1, `${sha.slice(0, 12)} is not on ${DEMO_REPO}'s default branch: a deployment run's QA plans are read at its pinned commit, so it must be one the repository's maintainers merged.`]);
+    expect((await sandbox.runtime.store.deployments.list()).length).toBe(runs);
+  });
 
   it('TR09 an approval by someone without write access, or by a bot, is not the independent review; a maintainer who is none of author, holder or assignee settles it', async () => {
     expect((await yokeWith(['qa', 'plan', 'run', '--item', 'DEMO-2', '--stage', 'staging-qa'], OPERATOR_SECRET)).out).toBe('DEMO-2 reviewed/works: pass');

@@ -31,7 +31,7 @@ const FILES = {
   '.github/yoke.yml': `${DEMO_ENGINE_CONFIG}delivery:
   stages:
     - { name: staging, kind: deploy, workflow: deploy.yml }
-    - { name: staging-qa, kind: qa }
+    - { name: staging-qa, kind: qa, allow_empty: true }
     - { name: production, kind: deploy, workflow: deploy.yml }
   steering: ${MAINTAINER}
 `,
