@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -85,25 +85,36 @@ describe.skipIf(!ok)('the runner with real agent CLIs', () => {
     expect(r.outcome.ok).toBe(false);
   }, 60_000);
 
-  it("TR06 the agent's process sees its model credential and the allowlist, never the job's GitHub token, OIDC request token or a run secret", async () => {
-    const dump = new ScriptedModel({ script: (r) => (r.toolResults === 0 ? { run: 'env > agent-env.txt; cat /proc/$PPID/environ 2>/dev/null | tr "\\0" "\\n" > parent-env.txt; true' } : { say: 'done' }) });
+  it("TR06 the agent's process sees its model credential and the allowlist, never the job's GitHub token, OIDC request token or a run secret: the runner holds them in its real environment, and the agent reads its parent's", async () => {
+    const dump = new ScriptedModel({ script: (r) => (r.toolResults === 0 ? { run: 'env > agent-env.txt; for f in /proc/$PPID/environ /proc/[0-9]*/environ; do tr "\\0" "\\n" < "$f"; done > parent-env.txt 2>/dev/null; true' } : { say: 'done' }) });
     await dump.start();
     try {
+      // The runner as a process of its own, whose environment holds what a job's runner holds (not values a test passed in).
+      const runner = (cwd: string, contain: boolean) =>
+        new Promise<{ ok: boolean }>((resolve, reject) => {
+          const script = `import { runAgent } from ${JSON.stringify(new URL('../../src/agent/run.ts', import.meta.url).pathname)}; import { claudeCode } from ${JSON.stringify(new URL('../../src/agent/claude-code.ts', import.meta.url).pathname)};
+const r = await runAgent(claudeCode, 'dump', { maxTurns: 5, maxUsd: null }, { cwd: ${JSON.stringify(cwd)}, env: process.env, stopAt: Date.now() + 60_000, now: Date.now, log: () => undefined, contain: ${contain ? "{ allow: [] }" : 'null'} });
+console.log(JSON.stringify({ ok: r.outcome.ok }));`;
+          const env = {
+            PATH: path(), HOME: cwd, ANTHROPIC_API_KEY: 'sk-ant-mine', ANTHROPIC_BASE_URL: dump.url,
+            GITHUB_TOKEN: 'ghs_job_token', GH_TOKEN: 'ghs_job_token', ACTIONS_ID_TOKEN_REQUEST_TOKEN: 'oidc-request', ACTIONS_ID_TOKEN_REQUEST_URL: 'http://runner/oidc',
+            ACTIONS_RUNTIME_TOKEN: 'runtime', YOKE_RUN_SECRET: 'run-secret', PRIVATE_KEY: 'app-key', YOKE_API_TOKENS: 'operator',
+          };
+          execFile(process.execPath, ['--import', import.meta.resolve('tsx'), '--input-type=module', '-e', script], { cwd, env, encoding: 'utf8' }, (err, stdout, stderr) => (err ? reject(new Error(stderr)) : resolve(JSON.parse(stdout.trim().split('\n').at(-1)!))));
+        });
+      const seen = (cwd: string) => readFileSync(join(cwd, 'agent-env.txt'), 'utf8') + readFileSync(join(cwd, 'parent-env.txt'), 'utf8');
       const cwd = checkout();
-      const env = {
-        PATH: path(), ANTHROPIC_API_KEY: 'sk-ant-mine', ANTHROPIC_BASE_URL: dump.url,
-        GITHUB_TOKEN: 'ghs_job_token', GH_TOKEN: 'ghs_job_token', ACTIONS_ID_TOKEN_REQUEST_TOKEN: 'oidc-request', ACTIONS_ID_TOKEN_REQUEST_URL: 'http://runner/oidc',
-        ACTIONS_RUNTIME_TOKEN: 'runtime', YOKE_RUN_SECRET: 'run-secret', PRIVATE_KEY: 'app-key', YOKE_API_TOKENS: 'operator',
-      };
-      const r = await runAgent(claudeCode, 'dump', { maxTurns: 5, maxUsd: null }, { cwd, env, stopAt: Date.now() + 60_000, now: Date.now, log: () => undefined });
-      expect(r.outcome.ok).toBe(true);
-      const seen = readFileSync(join(cwd, 'agent-env.txt'), 'utf8') + readFileSync(join(cwd, 'parent-env.txt'), 'utf8');
-      expect(seen).toContain('ANTHROPIC_API_KEY=sk-ant-mine');
-      for (const secret of ['ghs_job_token', 'oidc-request', 'runtime', 'run-secret', 'app-key', 'operator']) expect(seen).not.toContain(secret);
+      expect((await runner(cwd, true)).ok).toBe(true);
+      expect(seen(cwd)).toContain('ANTHROPIC_API_KEY=sk-ant-mine');
+      for (const secret of ['ghs_job_token', 'oidc-request', 'runtime', 'run-secret', 'app-key', 'operator']) expect(seen(cwd)).not.toContain(secret);
+      // Uncontained, the same agent reads them from its parent: the check above can fail.
+      const open = checkout();
+      expect((await runner(open, false)).ok).toBe(true);
+      expect(seen(open)).toContain('ghs_job_token');
     } finally {
       await dump.stop();
     }
-  }, 60_000);
+  }, 90_000);
 
   it('an agent that changes nothing ends the run as a failure carrying its own last message; its prompt left out the comment of someone without write access', async () => {
     const quiet = new ScriptedModel({ script: () => ({ say: 'This issue needs a decision from a person; I changed nothing.' }) });

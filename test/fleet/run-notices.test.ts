@@ -47,6 +47,8 @@ describe('failed run notices', () => {
     const plan = planRunNotices(await h.store.runs.listAll(), [], { now: h.clock.now(), webUrl: 'https://github.test' });
     expect(plan.map((a) => [a.thread, a.runId, a.commentId])).toEqual([[7, fix, null]]);
     expect(plan[0]!.body).toContain("yoke's fix run");
-    expect(cancelled).toBeTruthy();
+    // The cancelled run did end as cancelled, and posts nothing.
+    expect((await h.store.runs.get(cancelled))?.outcome).toBe('cancelled');
+    expect(plan.map((a) => a.runId)).not.toContain(cancelled);
   });
 });
