@@ -174,11 +174,12 @@ export const GhPullDetail = z
     merged_at: z.string().nullable().optional(),
     merge_commit_sha: z.string().nullable().optional(),
     user: User,
-    head: z.object({ ref: z.string(), repo: z.object({ full_name: z.string() }).nullable().optional() }).optional(),
+    head: z.object({ ref: z.string(), sha: z.string().optional(), repo: z.object({ full_name: z.string() }).nullable().optional() }).optional(),
   })
   .transform(
     (p): PullDetail => ({
       headRef: p.head?.ref ?? null,
+      headSha: p.head?.sha ?? null,
       headRepo: p.head?.repo?.full_name ?? null,
       number: p.number,
       state: p.state,

@@ -133,6 +133,8 @@ export interface PullDetail {
   /** The head branch, and the repository it lives in (null when the fork is gone). */
   headRef?: string | null;
   headRepo?: string | null;
+  /** Its head commit; for a merged PR, the head it was merged at (GitHub's record of the merge). */
+  headSha?: string | null;
 }
 
 /** A short-lived token that may push to one repository (contents: write, nothing else). */

@@ -126,6 +126,14 @@ export async function reviewApprovals(reviews: readonly ReviewView[], mergedHead
   return out;
 }
 
+/** The head a claim PR merged at: yoke's own record of its merge, else GitHub's (a person merged it). */
+async function mergedHeadOf(ctx: DeliveryContext, dr: DeliveryRepo, pr: number): Promise<string | null> {
+  const mine = await ctx.store.merges.mergedHead(dr.repo.fullName, pr);
+  if (mine) return mine;
+  const pull = await ctx.forge.getPull(dr.repo, pr);
+  return pull?.merged ? (pull.headSha ?? null) : null;
+}
+
 /** Everything the gate of a frozen QA stage looks at; reviews are read fresh from GitHub. */
 export async function gatherGate(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string): Promise<GateInput> {
   const { store, forge } = ctx;
@@ -147,7 +155,7 @@ export async function gatherGate(ctx: DeliveryContext, dr: DeliveryRepo, run: De
       removed: m.removedAt !== null,
       refusal: f.refusal,
       plans: own,
-      approvals: needsReviews ? await reviewApprovals(await forge.listReviews(dr.repo, m.prNumber), await store.merges.mergedHead(run.repo, m.prNumber), isWriter) : [],
+      approvals: needsReviews ? await reviewApprovals(await forge.listReviews(dr.repo, m.prNumber), await mergedHeadOf(ctx, dr, m.prNumber), isWriter) : [],
       assignee: needsReviews ? ((await forge.getIssue(dr.repo, m.issueNumber))?.assignee ?? null) : null,
     });
   }

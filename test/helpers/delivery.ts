@@ -40,7 +40,7 @@ export interface DeliveryHarness extends Harness {
 }
 
 /** Items 1-3 merged (PRs 101-103); the harness knows them as claims, GitHub as merged PRs. */
-export async function makeDeliveryHarness(opts: { config?: Record<string, unknown>; items?: number[]; plans?: Record<string, string>; forge?: FakeForge; clock?: ManualClock; store?: Store } = {}): Promise<DeliveryHarness> {
+export async function makeDeliveryHarness(opts: { config?: Record<string, unknown>; items?: number[]; mergedByHand?: number[]; plans?: Record<string, string>; forge?: FakeForge; clock?: ManualClock; store?: Store } = {}): Promise<DeliveryHarness> {
   const h = makeHarness({ forge: opts.forge, clock: opts.clock, store: opts.store });
   h.forge.addRepo(REPO, { prefix: 'APP', delivery: DELIVERY, ...opts.config });
   await h.store.repos.ensure(REPO, 1, h.clock.now() - 1);
@@ -51,9 +51,9 @@ export async function makeDeliveryHarness(opts: { config?: Record<string, unknow
   for (const n of opts.items ?? [1, 2, 3]) {
     h.forge.repo(REPO).issues.push({ number: n, labels: [], open: false, stateReason: 'completed' });
     await h.store.claims.record({ repo: REPO, prNumber: 100 + n, runId: `afk-${n}`, issueNumber: n, recordedAt: h.clock.now() });
-    merged.set(n, h.forge.mergePull(REPO, { number: 100 + n, author: 'agent' }));
-    // yoke merged it at its validated head, which an independent review must approve.
-    await h.store.merges.record({ repo: REPO, prNumber: 100 + n, headSha: mergedHead(n), state: 'merged', detail: null, at: h.clock.now(), runId: `lander-${n}` });
+    merged.set(n, h.forge.mergePull(REPO, { number: 100 + n, author: 'agent', headSha: mergedHead(n) }));
+    // yoke merged it at its validated head, which an independent review must approve (unless a person merged it by hand).
+    if (!opts.mergedByHand?.includes(n)) await h.store.merges.record({ repo: REPO, prNumber: 100 + n, headSha: mergedHead(n), state: 'merged', detail: null, at: h.clock.now(), runId: `lander-${n}` });
   }
   const attach = async (issue: number, ref: string, by = 'maint') => {
     const r = await attachPlan(h.fleet, h.forge.repo(REPO).ref, issue, ref, by, 'command');

@@ -213,16 +213,16 @@ export class FakeForge implements Forge {
   }
 
   /** A claim PR that GitHub merged (by yoke or by hand), landing as a new commit. */
-  mergePull(fullName: string, pr: { number: number; author?: string; files?: Record<string, string | null> }): string {
+  mergePull(fullName: string, pr: { number: number; author?: string; files?: Record<string, string | null>; headSha?: string }): string {
     const sha = this.commit(fullName, pr.files ?? {});
-    this.repo(fullName).merged.push({ number: pr.number, state: 'closed', merged: true, mergeCommitSha: sha, author: pr.author ?? 'agent', reviews: [] });
+    this.repo(fullName).merged.push({ number: pr.number, state: 'closed', merged: true, mergeCommitSha: sha, author: pr.author ?? 'agent', headSha: pr.headSha ?? null, reviews: [] });
     return sha;
   }
 
   async getPull(repo: RepoRef, number: number): Promise<PullDetail | null> {
     const r = this.repo(repo.fullName);
     const m = r.merged.find((p) => p.number === number);
-    if (m) return { number, state: m.state, merged: m.merged, mergeCommitSha: m.mergeCommitSha, author: m.author };
+    if (m) return { number, state: m.state, merged: m.merged, mergeCommitSha: m.mergeCommitSha, author: m.author, headSha: m.headSha ?? null };
     const open = r.pulls.find((p) => p.number === number);
     return open ? { number, state: 'open', merged: false, mergeCommitSha: null, author: open.author, headRef: open.headRef ?? `pr-${number}`, headRepo: open.headRepo ?? repo.fullName } : null;
   }
@@ -336,7 +336,7 @@ export class FakeForge implements Forge {
     if (!pull || pull.headSha !== sha) return { ok: false, status: 409, message: 'Head branch was modified. Review and try the merge again.' };
     r.pulls = r.pulls.filter((p) => p.number !== number);
     const mergeSha = this.commit(repo.fullName, {});
-    r.merged.push({ number, state: 'closed', merged: true, mergeCommitSha: mergeSha, author: pull.author, reviews: [...pull.reviews] });
+    r.merged.push({ number, state: 'closed', merged: true, mergeCommitSha: mergeSha, author: pull.author, headSha: sha, reviews: [...pull.reviews] });
     // GitHub closes the issues the PR names with closing keywords.
     for (const n of parseClosingRefs(pull.body)) {
       const issue = r.issues.find((i) => i.number === n);

@@ -57,6 +57,16 @@ describe('an independent review', () => {
 });
 
 describe('a replacement (--replaces)', () => {
+  it('TR09 a claim PR a person merged takes its merged head from GitHub: a writer approving that head is the independent review', async () => {
+    const h = await makeDeliveryHarness({ config: { delivery: { stages: [{ name: 'qa', kind: 'qa' }] } }, mergedByHand: [1] });
+    const { run } = await threeItemRun(h);
+    for (const c of ['cart', 'looks-right']) await recordAs(h.fleet, run, 'qa', { item: 'APP-1', case: c, result: 'pass', evidence: 'ok', source: 'yoke qa case run', by: 'alice' });
+    h.forge.repo(REPO).permissions.bob = 'write';
+    h.forge.repo(REPO).merged.find((p) => p.number === 101)!.reviews.push({ author: 'bob', state: 'APPROVED', commitId: mergedHead(1) });
+    const d = await dispatchStage(h.fleet, run, 'qa');
+    expect(d.ok && d.value.members.find((m) => m.item === 'APP-1')!.state).toBe('settled');
+  });
+
   it('TR10 one the pinned plan does not declare is refused with what to do, and records nothing; a declared one takes over the failed case', async () => {
     const plans = {
       '.github/yoke/qa/checkout.yml': 'name: checkout\ncases:\n  - {id: cart, title: Cart total, run: ./qa/cart.sh}\n  - {id: looks-right, title: Looks right, manual: true}\n',
