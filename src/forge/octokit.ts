@@ -54,6 +54,71 @@ export function budgeted(book: BudgetBook, sleep: (ms: number) => Promise<void>)
   };
 }
 
+/**
+ * Until when GitHub told an installation to send nothing, from this process's own answers and the store's
+ * (every process's): a secondary limit's retry-after, or a spent primary limit's reset. GitHub's rule is no
+ * request at all until then, not only no retry of the one it refused.
+ */
+export class RateHolds {
+  private readonly local = new Map<string, number>();
+  constructor(
+    private readonly store: Pick<Store['rateHolds'], 'hold' | 'until'> | null,
+    readonly now: () => number,
+    private readonly sleep: (ms: number) => Promise<void>,
+  ) {}
+
+  /** Returns once the scope is not held. */
+  async wait(scope: string): Promise<void> {
+    for (;;) {
+      const until = Math.max(this.local.get(scope) ?? 0, this.store ? await this.store.until(scope) : 0);
+      const left = until - this.now();
+      if (left <= 0) return;
+      await this.sleep(left);
+    }
+  }
+
+  async hold(scope: string, until: number): Promise<void> {
+    if ((this.local.get(scope) ?? 0) < until) this.local.set(scope, until);
+    await this.store?.hold(scope, until);
+  }
+}
+
+/** When a response says to send nothing until later, or null. */
+export function holdUntil(status: number, headers: Headers, now: number): number | null {
+  if (status !== 403 && status !== 429) return null;
+  const retryAfter = headers.get('retry-after');
+  if (retryAfter && /^\d+$/.test(retryAfter)) return now + Number(retryAfter) * 1000;
+  const reset = Number(headers.get('x-ratelimit-reset'));
+  return headers.get('x-ratelimit-remaining') === '0' && reset > 0 ? reset * 1000 : null;
+}
+
+/**
+ * An Octokit plugin that holds every request of an installation while GitHub says so. It watches each
+ * attempt at the fetch (the throttling plugin's own retries included) and waits before taking an in-flight slot.
+ */
+export function rateHeld(holds: RateHolds) {
+  return (octokit: unknown, options: { auth?: { installationId?: number | string } }) => {
+    const o = octokit as { hook: { wrap(name: 'request', fn: (request: (o: Record<string, unknown>) => Promise<unknown>, o: Record<string, unknown>) => Promise<unknown>): void } };
+    const scope = options.auth?.installationId !== undefined ? `i${options.auth.installationId}` : 'app';
+    o.hook.wrap('request', async (request, opts) => {
+      await holds.wait(scope);
+      const given = opts.request as { fetch?: typeof fetch } | undefined;
+      const inner = given?.fetch ?? globalThis.fetch;
+      const held: typeof fetch = async (url, init) => {
+        await holds.wait(scope);
+        const res = await inner(url, init);
+        const until = holdUntil(res.status, res.headers, holds.now());
+        if (until !== null) await holds.hold(scope, until);
+        return res;
+      };
+      // The hooks share one options object (each is bound to it), so the fetch is set on it, not on a copy.
+      opts.request = { ...given, fetch: held };
+      return request(opts);
+    });
+    return {};
+  };
+}
+
 /** An Octokit plugin that holds every request until fewer than the limiter's bound are in flight. */
 export function inFlightLimit(limiter: Limiter) {
   return (octokit: unknown) => {
@@ -71,14 +136,17 @@ export function inFlightLimit(limiter: Limiter) {
  * says, within the policy's bounds, then retry (Probot's own default gives up
  * on secondary limits).
  */
-export function yokeOctokit(store: Store, clock: Clock, stats: CacheStats, policy: GitHubClientPolicy = DEFAULT_CLIENT_POLICY, budget: BudgetBook | null = null) {
+export function yokeOctokit(store: Store, clock: Clock, stats: CacheStats, policy: GitHubClientPolicy = DEFAULT_CLIENT_POLICY, budget: BudgetBook | null = null, holds: RateHolds | null = null) {
   const { maxRetries, maxWaitSeconds } = policy.throttle;
   const honour = (retryAfter: number, options: { request?: { retryCount?: number } }) =>
     (options.request?.retryCount ?? 0) < maxRetries && retryAfter <= maxWaitSeconds;
   // One limiter for every Octokit the app makes: the bound holds across installations.
   const limiter = createLimiter(policy.maxInFlight);
   const plugins = [conditionalCache(store.httpCache, () => clock.now(), stats), inFlightLimit(limiter)];
-  if (budget) plugins.push(budgeted(budget, (ms) => new Promise((r) => setTimeout(r, ms))));
+  const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+  if (budget) plugins.push(budgeted(budget, sleep));
+  // Outermost: a held installation waits before it takes an in-flight slot from the others.
+  plugins.push(rateHeld(holds ?? new RateHolds(store.rateHolds, () => clock.now(), sleep)));
   return ProbotOctokit.plugin(...plugins).defaults((options: Record<string, any>) => ({
     ...options,
     // Probot hands the app-auth strategy a request function without the

@@ -1,7 +1,7 @@
 import { VISIBILITY_MIGRATIONS } from './migrations-visibility.js';
 import { DEPLOYMENT_MIGRATIONS } from './migrations-deployments.js';
 import { LEASE_MIGRATIONS } from './migrations-leases.js';
-import { CONTAINMENT_MIGRATIONS } from './migrations-containment.js';
+import { TRUST_MIGRATIONS } from './migrations-authority.js';
 
 /** Versioned, forward-only migrations, in SQLite's types for both engines (PostgreSQL's: postgresDdl in sql.ts). `postgres`: what PostgreSQL runs instead of `sql` with its types substituted (a function SQLite has no need of). */
 export type Migration = { version: number; name: string; sql: string; postgres?: string };
@@ -395,5 +395,5 @@ ALTER TABLE deployment_runs ADD COLUMN driver_transport TEXT;
   ...VISIBILITY_MIGRATIONS,
   ...LEASE_MIGRATIONS,
   ...DEPLOYMENT_MIGRATIONS,
-  ...CONTAINMENT_MIGRATIONS,
+  ...TRUST_MIGRATIONS,
 ];

@@ -27,6 +27,7 @@ import { RunStore } from './runs.js';
 import { StageDeploymentStore } from './stage-deployments.js';
 import { WorkLockStore } from './work-locks.js';
 import { LeaderStore } from './leaders.js';
+import { RateHoldStore } from './rate-holds.js';
 import { LOCKS, type Sql } from './sql.js';
 import { sqliteSql } from './sqlite-sql.js';
 
@@ -35,6 +36,7 @@ export interface Store {
   sql: Sql;
   /** Who leads the fleet's ticks (async, over sql). */
   leaders: LeaderStore;
+  rateHolds: RateHoldStore;
   repos: RepoStore;
   runs: RunStore;
   claims: ClaimStore;
@@ -112,6 +114,7 @@ export function storeOver(outer: Sql, within?: Sql): Store {
   return {
     sql,
     leaders: new LeaderStore(sql),
+    rateHolds: new RateHoldStore(sql),
     repos: new RepoStore(sql),
     runs: new RunStore(sql),
     claims: new ClaimStore(sql),
