@@ -35,7 +35,16 @@ export interface Sql {
 export const LOCKS = {
   /** SP08: every spawn pass, whichever process runs it. */
   pass: 7_079_002,
+  /** DX01: a deployment run's gate checks and close-out sweeps, whichever process runs them: 16 keys, a run hashed to one. */
+  runs: 7_079_100,
 } as const;
+
+/** The lock of one deployment run's gate checks (runs that share a key wait on each other too, which is harmless). */
+export function runLockKey(runId: string): number {
+  let h = 2166136261;
+  for (const c of runId) h = Math.imul(h ^ c.charCodeAt(0), 16777619) >>> 0;
+  return LOCKS.runs + (h % 16);
+}
 
 /** `?` placeholders as PostgreSQL's `$1, $2, …`, leaving quoted text and comments alone. */
 export function numberPlaceholders(sql: string): string {
