@@ -470,7 +470,7 @@ describe('finding a dispatched workflow run (Probot level)', () => {
     const repo = { owner: 'Codertocat', name: 'Hello-World', fullName: REPO, installationId: 1 };
     expect(await h.rt.forge.findWorkflowRun(repo, 'yoke-run.yml', 'r1', h.clock.now())).toEqual({
       kind: 'one',
-      run: { id: 7777, status: 'queued', conclusion: null, repositoryId: 1296269, event: 'workflow_dispatch', actor: BOT, triggeringActor: BOT, htmlUrl: null },
+      run: { id: 7777, status: 'queued', conclusion: null, repositoryId: 1296269, event: 'workflow_dispatch', actor: BOT, triggeringActor: BOT, htmlUrl: null, headSha: null },
     });
     // Two of the app's own under one name bind neither.
     github()

@@ -69,11 +69,14 @@ export class RateHolds {
 
   /** Returns once the scope is not held. */
   async wait(scope: string): Promise<void> {
+    // Each hold is waited out once; only a later one (another refusal meanwhile) is waited for again.
+    let served = 0;
     for (;;) {
       const until = Math.max(this.local.get(scope) ?? 0, this.store ? await this.store.until(scope) : 0);
       const left = until - this.now();
-      if (left <= 0) return;
+      if (until <= served || left <= 0) return;
       await this.sleep(left);
+      served = until;
     }
   }
 
