@@ -89,12 +89,19 @@ export async function buildFleetReport(ctx: Pick<FleetContext, 'store' | 'policy
     recentRuns: (await store.runs.listAll(50)).map(publicRun),
     deliveries: await buildDeliveryReport(store, clock.now()),
     spend: await store.runs.listSpend(utcDayStart(clock.now()) - 6 * 86_400_000, clock.now() + 1),
-    environments: (await store.stageDeployments.environmentChecks())
-      .filter((c) => c.code !== 'environment_protected')
-      .map((c) => {
-        const w = environmentWarning(c);
-        return { repo: c.repo, stage: c.stage, environment: c.environment, code: w.code, message: w.message, recovery: w.recovery };
+    environments: [
+      ...(await store.stageDeployments.environmentChecks())
+        .filter((c) => c.code !== 'environment_protected')
+        .map((c) => {
+          const w = environmentWarning(c);
+          return { repo: c.repo, stage: c.stage, environment: c.environment, code: w.code, message: w.message, recovery: w.recovery };
+        }),
+      // TR26: an environment with yoke's rule that lost its stage: its jobs are rejected until someone decides.
+      ...(await store.stageDeployments.unruledRejections(clock.now() - 86_400_000)).map((u) => {
+        const w = makeRefusal('protection_unruled', { repo: u.repo, environment: u.environment, answer: 'rejects its jobs' });
+        return { repo: u.repo, stage: '', environment: u.environment, code: w.code, message: w.message, recovery: w.recovery };
       }),
+    ],
     held: await openHolds(store),
     lastPass: last && {
       trigger: last.trigger,

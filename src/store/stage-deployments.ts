@@ -142,6 +142,14 @@ export class StageDeploymentStore {
     return (await this.sql.all<ReviewRow>('SELECT * FROM protection_reviews WHERE repo = ? ORDER BY created_at, workflow_run_id', [repo])).map(toReview);
   }
 
+  /** TR26: environments whose newest protection-rule answer, since `since`, was a rejection because no stage names them. */
+  async unruledRejections(since: number): Promise<{ repo: string; environment: string; at: number }[]> {
+    const rows = await this.sql.all<ReviewRow>('SELECT * FROM protection_reviews WHERE created_at >= ? ORDER BY repo, environment, created_at, workflow_run_id', [since]);
+    const newest = new Map<string, ReviewRow>();
+    for (const r of rows) newest.set(`${r.repo}\u0000${r.environment.toLowerCase()}`, r);
+    return [...newest.values()].filter((r) => r.code === 'protection_unruled' && r.decision === 'rejected').map((r) => ({ repo: r.repo, environment: r.environment, at: r.created_at }));
+  }
+
   /** Answers GitHub could not be sent, oldest first: the sweep sends them again. */
   async unsentReviews(): Promise<ProtectionReview[]> {
     return (await this.sql.all<ReviewRow>("SELECT * FROM protection_reviews WHERE answer = 'unsent' ORDER BY created_at, workflow_run_id")).map(toReview);

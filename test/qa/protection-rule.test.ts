@@ -2,6 +2,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { makeRefusal } from '../../src/codes.js';
 import { parseDeliverySettings } from '../../src/config/delivery.js';
 import { protectionComment } from '../../src/messages.js';
+import { buildFleetReport } from '../../src/fleet/report.js';
+import { needsYou } from '../../src/http/needs-you.js';
 import { reportDeployStage } from '../../src/qa/deploy-stage.js';
 import { createDeploymentRun } from '../../src/qa/deployment-runs.js';
 import { dispatchStage } from '../../src/qa/dispatch.js';
@@ -85,6 +87,18 @@ describe("yoke's QA as an environment's deployment protection rule", () => {
     expect(protectionComment(preview.why)).toBe(
       "yoke: No deploy stage of acme/api deploys to preview: yoke rejects it (delivery.deployments.unruled_environments). To move it: Name preview as a stage's environment in `.github/yoke.yml` to gate it, set `delivery.deployments.unruled_environments` to approve or ignore, or take yoke's rule off the environment.",
     );
+    // The environment lost its stage (or never had one): that reaches "Needs you" until its newest answer is another.
+    const lines = async () => needsYou(await buildFleetReport(h.fleet, null), h.clock.now()).filter((n) => n.what.includes('preview'));
+    expect(await lines()).toEqual([
+      {
+        repo: REPO,
+        what: 'No deploy stage of acme/api deploys to preview: yoke rejects its jobs (delivery.deployments.unruled_environments).',
+        command: "Name preview as a stage's environment in `.github/yoke.yml` to gate it, set `delivery.deployments.unruled_environments` to approve or ignore, or take yoke's rule off the environment.",
+      },
+    ]);
+    h.clock.advance(1000);
+    await h.store.stageDeployments.recordReview({ repo: REPO, workflowRunId: 911, environment: 'preview', sha: 'c'.repeat(40), decision: 'approved', code: 'protection_no_qa', deploymentRun: null, answer: 'answered', createdAt: h.clock.now() });
+    expect(await lines()).toEqual([]);
     const approving = await makeDeliveryHarness({ config: { delivery: { ...DELIVERY, deployments: { unruled_environments: 'approve' } } } });
     expect((await reviewProtectionRequest(approving.fleet, request(approving, { environment: 'preview' }))).decision).toBe('approved');
     const left = await makeDeliveryHarness({ config: { delivery: { ...DELIVERY, deployments: { unruled_environments: 'ignore' } } } });
