@@ -144,7 +144,9 @@ async function wire(app: Probot, addHandler: (handler: ReturnType<typeof createA
   fleet = engine.context();
   const running = engine;
 
-  registerWebhooks(app, { fleet, store, forge, clock, reap: reapNow });
+  // TR13: a webhook asks for a reap; only the leader reaps (a follower's pass would launch too).
+  const reapIfLeading = () => void leadership.holds().then((lead) => lead && reapNow(), (err: unknown) => app.log.error({ err: String(err) }, 'could not ask who leads'));
+  registerWebhooks(app, { fleet, store, forge, clock, reap: reapIfLeading });
 
   // Always on: Actions runs launched before a switch to the command launcher can still report.
   const oidc = new OidcVerifier({ issuer: settings.oidcIssuer, jwksUrl: settings.oidcJwksUrl, audience: settings.publicUrl, now: () => clock.now() });

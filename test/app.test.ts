@@ -647,3 +647,23 @@ describe('GitHub Enterprise Server', () => {
     expect([pass.repos, pass.authFailures]).toEqual([1, []]);
   });
 });
+
+describe('leadership of what a webhook asks for (Probot level)', () => {
+  it("TR13 a follower reaps nothing when a workflow_run webhook asks: only the leader's pass reaps and launches; the leader's does", async () => {
+    const h = await makeProbot();
+    // Another yoke process leads the ticks, its lease live.
+    await h.rt.store.leaders.claim('ticks', 'another-yoke', h.clock.now(), 60_000);
+    await h.probot.receive({ id: 'delivery-run-1', name: 'workflow_run', payload: publishedPayload('workflow_run', 'completed') } as never);
+    await new Promise((r) => setTimeout(r, 50));
+    await h.settle();
+    // No pass ran here: it would have asked GitHub for the installations, which nothing here answers.
+    expect(h.rt.engine.lastPass).toBeNull();
+    // Once that lease has lapsed this process leads, and the same ask reaps (and reads the fleet).
+    h.clock.advance(61_000);
+    github().get('/app/installations').query(true).reply(200, []);
+    await h.probot.receive({ id: 'delivery-run-2', name: 'workflow_run', payload: publishedPayload('workflow_run', 'completed') } as never);
+    await new Promise((r) => setTimeout(r, 50));
+    await h.settle();
+    expect(h.rt.engine.lastPass?.trigger).toBe('reaper');
+  });
+});
