@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -29,7 +30,15 @@ export async function openDatabaseDoor(env: Record<string, string | undefined>, 
   const token = `door-${randomBytes(24).toString('hex')}`;
   const where = isPostgresUrl(database) ? { YOKE_DATABASE_URL: database } : { YOKE_DB_PATH: database, YOKE_DATABASE_URL: undefined };
   const settings = { ...resolveSettings({ env: { ...env, ...where } }), apiTokens: [token] };
-  if (!env.APP_ID || !env.PRIVATE_KEY) throw new Error('The database door needs the app\'s credentials: set APP_ID and PRIVATE_KEY as the server has them.');
+  // TR30: the key is read from its file and kept in no environment, so nothing the door's driver runs can read it from /proc.
+  if (env.PRIVATE_KEY) throw new Error('The database door reads the app\'s key from its file, never from the environment, where the commands it runs could read it: unset PRIVATE_KEY and set PRIVATE_KEY_PATH to the .pem file.');
+  if (!env.APP_ID || !env.PRIVATE_KEY_PATH) throw new Error('The database door needs the app\'s credentials: set APP_ID, and PRIVATE_KEY_PATH to the app\'s .pem file, as the server has them.');
+  let privateKey: string;
+  try {
+    privateKey = readFileSync(env.PRIVATE_KEY_PATH, 'utf8');
+  } catch {
+    throw new Error(`The database door could not read PRIVATE_KEY_PATH (${env.PRIVATE_KEY_PATH}): point it at the app's .pem file.`);
+  }
   const store = await openStoreAt(database, { mustExist: true });
   const cacheStats: CacheStats = { requests: 0, notModified: 0 };
   const baseUrl = env.GHE_HOST ? `${env.GHE_PROTOCOL ?? 'https'}://${env.GHE_HOST}/api/v3` : undefined;
@@ -38,7 +47,7 @@ export async function openDatabaseDoor(env: Record<string, string | undefined>, 
   const probot = new Probot({
     log,
     appId: env.APP_ID,
-    privateKey: env.PRIVATE_KEY.replace(/\\n/g, '\n'),
+    privateKey,
     ...(baseUrl ? { baseUrl } : {}),
     Octokit: yokeOctokit(store, systemClock, cacheStats, clientPolicy(settings.throttle, settings.maxRequestsInFlight), null),
   } as ConstructorParameters<typeof Probot>[0]);

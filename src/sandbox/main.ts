@@ -3,7 +3,8 @@ import { Command, InvalidArgumentError } from 'commander';
 import { attachDemoPlans, deliverDemo } from './deliver.js';
 import { REVIEWER } from './demo-repo.js';
 import { DEMO_ATTACHMENTS, DEMO_REPO } from './demo-repo.js';
-import { Sandbox, formatSummary } from './sandbox.js';
+import { Sandbox } from './sandbox.js';
+import { formatSummary } from './summary.js';
 
 // `npm run sandbox`: the whole life of five demo issues on this machine, with
 // no GitHub account. It ends by itself when every issue is merged or stuck.

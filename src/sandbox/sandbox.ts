@@ -1,7 +1,7 @@
 import type { Closeout } from '../store/closeouts.js';
 import type { ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -202,6 +202,14 @@ export class Sandbox {
     return this.env();
   }
 
+  /** What the database door is given on this machine: the app key as a file (TR30), never in its environment. */
+  doorEnv(): Record<string, string> {
+    const { PRIVATE_KEY: key, ...env } = this.env();
+    const path = join(this.dataDir, 'app-key.pem');
+    writeFileSync(path, key!, { mode: 0o600 });
+    return { ...env, PRIVATE_KEY_PATH: path };
+  }
+
   private env(): Record<string, string> {
     const forgeHost = new URL(this.forge.url).host;
     const env: Record<string, string> = {
@@ -385,14 +393,4 @@ export class Sandbox {
     // A run's process may still be writing its workspace as the folder goes: retried, not left behind.
     if (!this.opts.dataDir) rmSync(this.dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
   }
-}
-
-export function formatSummary(rows: IssueSummary[]): string {
-  const delivered = rows.some((r) => r.deployment !== '-');
-  const table = [['issue', 'title', 'state', 'runs', 'verdicts', 'merge', ...(delivered ? ['deployment run', 'QA', 'close-out'] : [])]];
-  for (const r of rows) {
-    table.push([`#${r.number}`, r.title, r.state, r.runs.map((x) => `${x.kind}:${x.outcome}`).join(' ') || '-', r.verdicts.join(' ') || '-', r.merge, ...(delivered ? [r.deployment, r.qa, r.closeout] : [])]);
-  }
-  const widths = table[0]!.map((_, c) => Math.max(...table.map((row) => row[c]!.length)));
-  return table.map((row) => row.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd()).join('\n');
 }

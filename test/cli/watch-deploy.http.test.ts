@@ -165,6 +165,6 @@ describe('yoke watch deploy over HTTP', () => {
   it('the database door without the app\'s credentials says what to set, and exits 1', async () => {
     const err: string[] = [];
     const code = await runCli(['watch', 'deploy', '--db', '/tmp/yoke-door-test.db', '--', 'dr-1'], { out: () => {}, err: (l) => err.push(l), env: {}, fetch });
-    expect([code, err]).toEqual([1, ["The database door did not open: The database door needs the app's credentials: set APP_ID and PRIVATE_KEY as the server has them."]]);
+    expect([code, err]).toEqual([1, ["The database door did not open: The database door needs the app's credentials: set APP_ID, and PRIVATE_KEY_PATH to the app's .pem file, as the server has them."]]);
   });
 });

@@ -114,7 +114,7 @@ describe('delivery over real HTTP', () => {
     // The database door reaches the same run through yoke's own code in-process, against the SQLite file and the forge.
     const err: string[] = [];
     const out: string[] = [];
-    const door = await runCli(['watch', 'deploy', '--db', join(sandbox.dataDir, 'yoke.db'), '--', run.id], { out: (l) => out.push(l), err: (l) => err.push(l), env: sandbox.appEnv(), fetch });
+    const door = await runCli(['watch', 'deploy', '--db', join(sandbox.dataDir, 'yoke.db'), '--', run.id], { out: (l) => out.push(l), err: (l) => err.push(l), env: sandbox.doorEnv(), fetch });
     expect([door, out[0], err]).toEqual([1, `deployment run ${run.id} of ${DEMO_REPO} at ${head.slice(0, 12)} (resumed)`, [`Deployment run ${run.id} is succeeded; only an active run moves.\nTo recover: See \`yoke deployment-runs get ${run.id}\`; start a new run with \`yoke deployment-runs create\` if work is left.`]]);
   });
 });

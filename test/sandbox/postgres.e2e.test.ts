@@ -53,7 +53,7 @@ describe.skipIf(!havePostgres)('the sandbox on PostgreSQL', () => {
     // The database door opens on the same PostgreSQL (--db URL) and reaches the run through yoke's own code.
     const out: string[] = [];
     const err: string[] = [];
-    const door = await runCli(['watch', 'deploy', '--db', s.databaseUrl!, '--', result.run], { out: (l) => out.push(l), err: (l) => err.push(l), env: s.appEnv(), fetch });
+    const door = await runCli(['watch', 'deploy', '--db', s.databaseUrl!, '--', result.run], { out: (l) => out.push(l), err: (l) => err.push(l), env: s.doorEnv(), fetch });
     expect([door, err]).toEqual([1, [`Deployment run ${result.run} is succeeded; only an active run moves.\nTo recover: See \`yoke deployment-runs get ${result.run}\`; start a new run with \`yoke deployment-runs create\` if work is left.`]]);
   }, 240_000);
 
