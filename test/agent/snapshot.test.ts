@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempFolders } from './helpers.js';
@@ -56,8 +56,10 @@ describe('the runner snapshots the agent\u2019s work', () => {
     expect(execFileSync('git', ['show', `${commit}:lib.js`], { cwd: verify, encoding: 'utf8' })).toBe('export const x = 1;\n');
     expect(execFileSync('git', ['rev-parse', `${commit}^`], { cwd: verify, encoding: 'utf8' }).trim()).toBe(base);
     // The checkout's own git, as the old runner called it, does run what was planted: the test can fail.
-    execFileSync('git', ['status', '--porcelain'], { cwd });
+    const old = spawnSync('git', ['status', '--porcelain'], { cwd, encoding: 'utf8' });
     expect(existsSync(mark)).toBe(true);
+    // git's own word on the planted fsmonitor, which printed nothing it understood.
+    expect(old.stderr).toContain('Empty last update token');
   });
 
   it('TR16 a change that holds a value the job was given, or a token shape, is refused naming the file and line, never the value', () => {
