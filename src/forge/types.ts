@@ -89,6 +89,14 @@ export type Permission = 'admin' | 'maintain' | 'write' | 'triage' | 'read' | 'n
 /** Whether a permission is write access or more (what GitHub lets push and merge). */
 export const canWrite = (p: Permission): boolean => p === 'admin' || p === 'maintain' || p === 'write';
 
+/** GitHub's permission ladder, lowest first. */
+const LADDER: readonly Permission[] = ['none', 'read', 'triage', 'write', 'maintain', 'admin'];
+
+/** TR25: whether a permission GitHub gave is at least what a route needs. */
+export function permits(have: Permission, need: 'read' | 'write' | 'maintain'): boolean {
+  return LADDER.indexOf(have) >= LADDER.indexOf(need);
+}
+
 export type MergeResult = { ok: true; sha: string } | { ok: false; status: number; message: string };
 
 export interface WorkflowRunView {

@@ -1,4 +1,6 @@
-import type { Permission } from '../forge/types.js';
+import { permits } from '../forge/types.js';
+
+export { permits };
 
 // Every route yoke serves, once, with who may call it (TR25). The handlers
 // dispatch as before; before any of them runs, the route's role is checked
@@ -110,12 +112,4 @@ export function matchRoute(method: string, path: string): MatchedRoute | null {
     if (m) return { def: c.def, params: Object.fromEntries(c.names.map((n, i) => [n, m[i + 1]!])) };
   }
   return null;
-}
-
-/** GitHub's permission ladder, lowest first. */
-const LADDER: readonly Permission[] = ['none', 'read', 'triage', 'write', 'maintain', 'admin'];
-
-/** Whether a permission GitHub gave is at least what a route needs. */
-export function permits(have: Permission, need: 'read' | 'write' | 'maintain'): boolean {
-  return LADDER.indexOf(have) >= LADDER.indexOf(need);
 }
