@@ -46,8 +46,6 @@ export async function handleDeliveryRoute(ctx: DeliveryContext, actor: Actor, re
   const path = url.pathname.replace(/\/+$/, '');
   if (!path.startsWith('/yoke/api/deployment-runs')) return false;
   const method = req.method ?? 'GET';
-  // TR11: a run's own credential reads and records the QA of the item it holds, and nothing else.
-  if (actor.role === 'run' && !/^\/yoke\/api\/deployment-runs\/[\w-]{1,100}\/stages\/[\w-]{1,40}\/(work|verdicts)$/.test(path)) return io.refuse(makeRefusal('run_role_forbidden', { run: actor.runId }));
   const answer = <T>(r: Outcome<T>, status = 200) => (r.ok ? io.send(status, r.value) : io.refuse(r.refusal));
   const parse = async <S extends z.ZodType>(schema: S): Promise<{ ok: true; data: z.output<S> } | { ok: false }> => {
     const parsed = schema.safeParse(await io.readJson());
