@@ -23,6 +23,8 @@ import { sweepEnvironments } from './qa/environment-check.js';
 import { sweepProtectionReviews } from './qa/protection-rule.js';
 import { DEFAULT_PROCESS_LEASE, startProcessLease } from './process-lease.js';
 import { DEFAULT_LEADERSHIP, Leadership } from './leadership.js';
+import { LeadershipLost, OPEN_FENCE, type Fence } from './fence.js';
+import { fencedForge } from './forge/fenced.js';
 import { openStoreAt, type Store } from './store/store.js';
 import { printable } from './store/open-sql.js';
 import { registerWebhooks } from './webhooks/handlers.js';
@@ -108,10 +110,10 @@ async function wire(app: Probot, addHandler: (handler: ReturnType<typeof createA
   // TR12: this process's lease: what it reserves and claims is its own until the lease lapses.
   const lease = await startProcessLease({ store, clock, timers, log: app.log }, DEFAULT_PROCESS_LEASE);
   // One leader for the ticks, however many processes share the store.
-  const leadership = new Leadership({ leaders: store.leaders, processId: lease.id, clock, log: app.log, policy: DEFAULT_LEADERSHIP });
+  const leadership = new Leadership({ leaders: store.leaders, processId: lease.id, log: app.log, policy: DEFAULT_LEADERSHIP });
   const ticking = overrides.startTicks !== false;
   engine = new Engine({
-    leads: () => leadership.holds(),
+    lead: () => leadership.fence(),
     processId: lease.id,
     store,
     forge,
@@ -144,8 +146,9 @@ async function wire(app: Probot, addHandler: (handler: ReturnType<typeof createA
   fleet = engine.context();
   const running = engine;
 
-  // TR13: a webhook asks for a reap; only the leader reaps (a follower's pass would launch too).
-  const reapIfLeading = () => void leadership.holds().then((lead) => lead && reapNow(), (err: unknown) => app.log.error({ err: String(err) }, 'could not ask who leads'));
+  // TR13: a webhook asks for a reap; only the leader reaps (a follower's pass would launch too), behind its fence (TR31).
+  const reapLed = (fence: Fence | null) => void (fence && engine?.reaperTick(fence).catch((err: unknown) => err instanceof LeadershipLost || app.log.error({ err: String(err) }, 'reaper pass failed')));
+  const reapIfLeading = () => void leadership.fence().then(reapLed, (err: unknown) => app.log.error({ err: String(err) }, 'could not ask who leads'));
   registerWebhooks(app, { fleet, store, forge, clock, reap: reapIfLeading });
 
   // Always on: Actions runs launched before a switch to the command launcher can still report.
@@ -168,7 +171,7 @@ async function wire(app: Probot, addHandler: (handler: ReturnType<typeof createA
   if (ticking) {
     running.start();
     // Recover first: reap what ended while yoke was down, then fill (the leader does).
-    void leadership.holds().then((lead) => lead && reapNow());
+    void leadership.fence().then(reapLed);
   }
   // DX04/DX06: skipped and refused close-outs are tried again by themselves, on the reaper's cadence. The
   // database door sweeps too: a run it drives past its last stage is closing until they are done (TR12).
@@ -178,15 +181,17 @@ async function wire(app: Probot, addHandler: (handler: ReturnType<typeof createA
     sweeping = true;
     // A qa: label whose webhook was lost is found by reading what changed (each repository every few minutes).
     // The server sweeps when it leads; the database door, which never ticks, sweeps what it drives.
-    void (ticking ? leadership.holds() : Promise.resolve(true))
-      .then(async (lead) => {
-        if (!lead) return;
-        await sweepCloseouts(fleet);
-        await syncQaLabels(fleet);
-        await sweepEnvironments(fleet, ENVIRONMENT_CHECK_MS);
-        await sweepProtectionReviews(fleet);
+    // The leader's sweeps write to GitHub through its fence (TR31).
+    void (ticking ? leadership.fence() : Promise.resolve(OPEN_FENCE))
+      .then(async (fence) => {
+        if (!fence) return;
+        const fenced = { ...fleet, forge: fencedForge(fleet.forge, fence) };
+        await sweepCloseouts(fenced);
+        await syncQaLabels(fenced);
+        await sweepEnvironments(fenced, ENVIRONMENT_CHECK_MS);
+        await sweepProtectionReviews(fenced);
       })
-      .catch((err) => app.log.warn({ err: String(err) }, 'close-out sweep failed'))
+      .catch((err) => err instanceof LeadershipLost || app.log.warn({ err: String(err) }, 'close-out sweep failed'))
       .finally(() => (sweeping = false));
   }, settings.reaperMs);
   app.log.info({ cap: settings.globalCap, launcher: launcher.name, db: printable(settings.database) }, 'yoke is running');

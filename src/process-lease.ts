@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { Clock, Timers } from './clock.js';
 import type { Log } from './log.js';
@@ -7,8 +8,10 @@ import type { Store } from './store/store.js';
 // TR12: each yoke process (the server, the database door) holds a lease in
 // the store and renews it. What a process holds (dispatch reservations,
 // close-out claims) belongs to it while the lease lives, and is freed when
-// the lease lapses, never by another process's start. On one host a process
-// whose pid is gone is known dead at once, so a restart takes over what it held.
+// the lease lapses, never by another process's start. A process that can see
+// another's pid (TR31: the same kernel boot and the same pid namespace, not
+// merely the same hostname) knows it dead at once when that pid no longer runs,
+// or runs a process started at another time, so a restart takes over what it held.
 
 export interface ProcessLeasePolicy {
   /** How long a lease lasts without renewal. */
@@ -21,15 +24,42 @@ export const DEFAULT_PROCESS_LEASE: ProcessLeasePolicy = { leaseMs: 30_000, rene
 
 export const newProcessId = (): string => `p-${randomBytes(6).toString('hex')}`;
 
-/** Whether a pid names a running process on this host. */
-export function pidAlive(pid: number): boolean {
+/** Who a process is, as far as another process may judge it by its pid. */
+export interface ProcessIdentity {
+  /** For people reading the table; never used to judge. */
+  host: string;
+  pid: number;
+  /** This kernel boot and pid namespace; '' where they cannot be read (then the lease alone judges). */
+  machine: string;
+  /** The pid's start time, in clock ticks since boot; '' where unknown. */
+  pidStart: string;
+}
+
+const readOr = (read: () => string): string => {
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it runs, as another user.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    return read().trim();
+  } catch {
+    return '';
   }
+};
+
+/** The kernel boot and pid namespace this process sees pids in. */
+export function localMachine(): string {
+  const boot = readOr(() => readFileSync('/proc/sys/kernel/random/boot_id', 'utf8'));
+  const pidNs = readOr(() => readlinkSync('/proc/self/ns/pid'));
+  return boot && pidNs ? `${boot}/${pidNs}` : '';
+}
+
+/** When a pid here started (field 22 of /proc/<pid>/stat), or null when no such process runs. */
+export function pidStartOf(pid: number): string | null {
+  const stat = readOr(() => readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  if (!stat) return null;
+  // The command name, in parentheses, may hold spaces: the fields after it are counted from its close.
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? '';
+}
+
+export function localIdentity(pid: number = process.pid): ProcessIdentity {
+  return { host: hostname(), pid, machine: localMachine(), pidStart: pidStartOf(pid) ?? '' };
 }
 
 export interface ProcessLeaseDeps {
@@ -37,20 +67,24 @@ export interface ProcessLeaseDeps {
   clock: Clock;
   timers: Timers;
   log: Log;
-  /** This host's name and pid, and how to tell whether another pid here runs (injected in tests). */
-  host?: string;
-  pid?: number;
-  isPidAlive?: (pid: number) => boolean;
+  /** This process's identity, and how to read a pid's start here (injected in tests). */
+  identity?: ProcessIdentity;
+  pidStart?: (pid: number) => string | null;
 }
 
-/** Ends the leases of this host's processes that are no longer running, and fails what they left in flight. */
+/** Whether a recorded process is known dead from here: the same boot and pid namespace, and its pid gone or reused. */
+function knownDead(p: { machine: string; pid: number; pidStart: string }, self: ProcessIdentity, pidStart: (pid: number) => string | null): boolean {
+  if (!self.machine || p.machine !== self.machine || p.pid === self.pid) return false;
+  const now = pidStart(p.pid);
+  return now === null || (p.pidStart !== '' && now !== p.pidStart);
+}
+
+/** Ends the leases of the processes known dead from here, and fails what they left in flight. */
 export async function reapDeadProcesses(deps: ProcessLeaseDeps, selfId: string): Promise<string[]> {
-  const host = deps.host ?? hostname();
-  const alive = deps.isPidAlive ?? pidAlive;
-  const now = deps.clock.now();
-  const dead = (await deps.store.processes.living(now)).filter((p) => p.id !== selfId && p.host === host && p.pid !== (deps.pid ?? process.pid) && !alive(p.pid));
+  const self = deps.identity ?? localIdentity();
+  const dead = (await deps.store.processes.living()).filter((p) => p.id !== selfId && knownDead(p, self, deps.pidStart ?? pidStartOf));
   for (const p of dead) await deps.store.processes.end(p.id);
-  const failed = await deps.store.dispatchRequests.failLapsed(now);
+  const failed = await deps.store.dispatchRequests.failLapsed(deps.clock.now());
   if (dead.length || failed) deps.log.info({ dead: dead.map((p) => `${p.id} (pid ${p.pid})`), failed }, 'freed what stopped yoke processes held');
   return dead.map((p) => p.id);
 }
@@ -62,11 +96,11 @@ export interface ProcessLease {
 
 /** Registers this process, frees what dead ones held, and renews the lease until stopped. */
 export async function startProcessLease(deps: ProcessLeaseDeps, policy: ProcessLeasePolicy, id: string = newProcessId()): Promise<ProcessLease> {
-  await deps.store.processes.register({ id, host: deps.host ?? hostname(), pid: deps.pid ?? process.pid, at: deps.clock.now(), leaseMs: policy.leaseMs });
+  await deps.store.processes.register({ id, ...(deps.identity ?? localIdentity()), leaseMs: policy.leaseMs });
   await reapDeadProcesses(deps, id);
   const renew = async () => {
     try {
-      if (!(await deps.store.processes.renew(id, deps.clock.now(), policy.leaseMs))) deps.log.warn({ process: id }, 'this process\'s lease was ended by another; what it held may be taken over');
+      if (!(await deps.store.processes.renew(id, policy.leaseMs))) deps.log.warn({ process: id }, 'this process\'s lease was ended by another; what it held may be taken over');
       await reapDeadProcesses(deps, id);
     } catch (err) {
       deps.log.warn({ err: String(err) }, 'could not renew this process\'s lease');

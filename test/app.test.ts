@@ -652,7 +652,7 @@ describe('leadership of what a webhook asks for (Probot level)', () => {
   it("TR13 a follower reaps nothing when a workflow_run webhook asks: only the leader's pass reaps and launches; the leader's does", async () => {
     const h = await makeProbot();
     // Another yoke process leads the ticks, its lease live.
-    await h.rt.store.leaders.claim('ticks', 'another-yoke', h.clock.now(), 60_000);
+    await h.rt.store.leaders.claim('ticks', 'another-yoke', 60_000);
     await h.probot.receive({ id: 'delivery-run-1', name: 'workflow_run', payload: publishedPayload('workflow_run', 'completed') } as never);
     await new Promise((r) => setTimeout(r, 50));
     await h.settle();

@@ -84,6 +84,11 @@ export const DELIVERY_CODES = {
     message: (p) => `${p.commit} is not on ${p.repo}'s ${p.branches}: a deployment run's QA plans are read at its pinned commit, so it must be one the repository's maintainers merged.`,
     recovery: (p) => `Merge it first, then deliver it: \`yoke deployment-runs create ${p.repo} --commit SHA\` with a commit of the default branch (or add its branch to \`delivery.release_branches\`).`,
   }),
+  deployment_branch_unprotected: code<{ repo: string; commit: string; branch: string }>({
+    status: 409,
+    message: (p) => `${p.commit} is on ${p.repo}'s release branch ${p.branch}, but GitHub does not protect that branch: whoever can push to it could rewrite the QA plans a deployment run reads at its pinned commit.`,
+    recovery: (p) => `Protect ${p.branch} on GitHub (a branch protection rule or a ruleset that restricts who may push), then run \`yoke deployment-runs create ${p.repo} --commit ${p.commit}\` again; or deliver a commit of the default branch.`,
+  }),
   deployment_item_refused: code<{ repo: string; item: string; detail: string }>({
     status: 409,
     message: (p) => `${p.item} cannot join a deployment run of ${p.repo}: ${p.detail}`,

@@ -1,7 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { newProcessId } from '../process-lease.js';
 import type { Clock, Timers } from '../clock.js';
+import { LeadershipLost, type Fence } from '../fence.js';
+import { fencedForge } from '../forge/fenced.js';
 import type { CommentView, Forge, RepoRef } from '../forge/types.js';
+import { fencedLauncher } from '../launcher/fenced.js';
 import type { Launcher } from '../launcher/launcher.js';
 import type { Log } from '../log.js';
 import type { Store } from '../store/store.js';
@@ -37,8 +40,11 @@ export interface EngineDeps {
   processId?: string;
   /** Commands found by poll (the composition root wires the command handler here). */
   onPolledComments?: (repo: RepoRef, comments: readonly CommentView[]) => Promise<void>;
-  /** Whether this process leads the ticks, asked before each one; without it, this process always does (one yoke). */
-  leads?: () => Promise<boolean>;
+  /**
+   * Whether this process leads the ticks, asked before each one: the fence of
+   * its epoch, or null for a follower. Without it, this process always leads (one yoke).
+   */
+  lead?: () => Promise<Fence | null>;
 }
 
 export function newRunId(): string {
@@ -88,12 +94,13 @@ export class Engine {
     };
   }
 
-  private passDeps(): PassDeps {
+  /** A pass's dependencies; a leader's tick works through its fence (TR31). */
+  private passDeps(fence?: Fence): PassDeps {
     const d = this.deps;
     return {
       store: d.store,
-      forge: d.forge,
-      launcher: d.launcher,
+      forge: fence ? fencedForge(d.forge, fence) : d.forge,
+      launcher: fence ? fencedLauncher(d.launcher, fence) : d.launcher,
       clock: d.clock,
       log: d.log,
       policy: d.policy,
@@ -121,17 +128,22 @@ export class Engine {
 
   start(): void {
     const { timers, policy } = this.deps;
-    this.handles.push(timers.setInterval(() => void this.led(() => this.schedulerTick()), policy.tickMs));
-    this.handles.push(timers.setInterval(() => void this.led(() => this.reaperTick()), policy.reaperMs));
+    this.handles.push(timers.setInterval(() => void this.led((fence) => this.schedulerTick(fence)), policy.tickMs));
+    this.handles.push(timers.setInterval(() => void this.led((fence) => this.reaperTick(fence)), policy.reaperMs));
   }
 
-  /** A tick runs on the leader only; a follower's tick is a renewal attempt and nothing else. */
-  private async led(tick: () => Promise<PassReport>): Promise<void> {
+  /**
+   * A tick runs on the leader only, behind the fence of its epoch; a
+   * follower's tick is a renewal attempt and nothing else. A tick fenced out
+   * mid-way has already said so (the fence logs); the new leader re-derives it.
+   */
+  private async led(tick: (fence?: Fence) => Promise<PassReport>): Promise<void> {
     try {
-      if (this.deps.leads && !(await this.deps.leads())) return;
-      await tick();
+      const fence = this.deps.lead ? await this.deps.lead() : undefined;
+      if (fence === null) return;
+      await tick(fence);
     } catch (e) {
-      this.logPassError(e);
+      if (!(e instanceof LeadershipLost)) this.logPassError(e);
     }
   }
 
@@ -173,14 +185,17 @@ export class Engine {
     });
   }
 
-  /** The scheduler's fill heartbeat. */
-  schedulerTick(): Promise<PassReport> {
-    return this.queue('scheduler', () => spawnOnce(this.passDeps(), 'scheduler', []));
+  /** The scheduler's fill heartbeat; a leader's goes through its fence. */
+  schedulerTick(fence?: Fence): Promise<PassReport> {
+    return this.queue('scheduler', () => spawnOnce(this.passDeps(fence), 'scheduler', []));
   }
 
-  /** Reap, then fill the freed slots in the same pass (SP11). */
-  reaperTick(): Promise<PassReport> {
-    return this.queue('reaper', async () => spawnOnce(this.passDeps(), 'reaper', await this.reap()));
+  /** Reap, then fill the freed slots in the same pass (SP11); a leader's goes through its fence. */
+  reaperTick(fence?: Fence): Promise<PassReport> {
+    return this.queue('reaper', async () => {
+      const deps = this.passDeps(fence);
+      return spawnOnce(deps, 'reaper', await this.reap(deps));
+    });
   }
 
   /** An early pass (toggle-on, reset, start, a webhook). */
@@ -198,8 +213,9 @@ export class Engine {
     return this.serial(() => this.reap());
   }
 
-  private async reap(): Promise<Reaped[]> {
-    const { store, launcher, clock, policy, log, forge } = this.deps;
+  private async reap(deps: Pick<PassDeps, 'forge' | 'launcher'> = this.deps): Promise<Reaped[]> {
+    const { store, clock, policy, log } = this.deps;
+    const { launcher, forge } = deps;
     const reaped = await reapRuns({
       store,
       launcher,

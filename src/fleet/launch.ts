@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { LeadershipLost } from '../fence.js';
 import type { RepoRef } from '../forge/types.js';
 import { REJECTION_LIMIT, type Launcher, type LaunchSpec } from '../launcher/launcher.js';
 import type { Log } from '../log.js';
@@ -87,6 +88,8 @@ export async function lockedLaunch(
   } catch (err) {
     const detail = err instanceof Error ? err.message : String(err);
     await onLaunchFailed(rec.runId, detail);
+    // TR31: fenced out, the whole pass stops; the new leader's pass re-derives it.
+    if (err instanceof LeadershipLost) throw err;
     return { kind: 'launch_failed', runId: rec.runId, detail };
   }
 }

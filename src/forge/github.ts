@@ -4,7 +4,7 @@ import type { BudgetBook } from './budget.js';
 import { classifyGitHubError, unlessMissing } from './errors.js';
 import type { Octokit } from './octokit.js';
 import { RepoReader } from './repo-reader.js';
-import { GhBotApp, GhCommit, GhCompare, GhIssue, GhIssueState, GhPermission, GhPullDetail, GhRepository, GhReview, GhTree, GhWorkflowRun, GhIssueEvent, GhIssueUpdate } from './schemas.js';
+import { GhBotApp, GhBranch, GhCommit, GhCompare, GhIssue, GhIssueState, GhPermission, GhPullDetail, GhRepository, GhReview, GhTree, GhWorkflowRun, GhIssueEvent, GhIssueUpdate } from './schemas.js';
 import * as deployments from './github-deployments.js';
 import type { CheckRunWrite, DeploymentCreated, DeploymentStatusView, DeploymentStatusWrite, DeploymentWrite, EnvironmentRules, ProtectionAnswer, FoundWorkflowRun, Forge, IssueDetail, MergeResult, Permission, PullDetail, PushToken, RepoName, RepoRef, RepoView, ReviewView, WorkflowRunView } from './types.js';
 
@@ -119,6 +119,12 @@ export class GitHubForge implements Forge {
     const o = await this.gh(repo.installationId);
     const res = await unlessMissing(() => o.request('GET /repos/{owner}/{repo}/commits/{ref}', { ...at(repo), ref }), [404, 422]);
     return res && GhCommit.parse(res.data).sha;
+  }
+
+  async isBranchProtected(repo: RepoRef, branch: string): Promise<boolean | null> {
+    const o = await this.gh(repo.installationId);
+    const res = await unlessMissing(() => o.request('GET /repos/{owner}/{repo}/branches/{branch}', { ...at(repo), branch }));
+    return res && GhBranch.parse(res.data).protected;
   }
 
   async isAncestor(repo: RepoRef, ancestor: string, commit: string): Promise<boolean | null> {

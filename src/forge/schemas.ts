@@ -190,6 +190,7 @@ export const GhPullDetail = z
   );
 
 export const GhCommit = z.object({ sha: z.string() });
+export const GhBranch = z.object({ name: z.string(), protected: z.boolean() });
 export const GhCompare = z.object({ status: z.enum(['ahead', 'behind', 'identical', 'diverged']) });
 export const GhTree = z.object({ tree: z.array(z.object({ path: z.string(), type: z.string() })), truncated: z.boolean().optional() });
 

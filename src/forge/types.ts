@@ -225,6 +225,8 @@ export interface Forge {
   listReviews(repo: RepoRef, pr: number): Promise<ReviewView[]>;
   /** The commit a branch, tag or SHA names, or null. */
   resolveCommit(repo: RepoRef, ref: string): Promise<string | null>;
+  /** TR29: whether GitHub protects a branch (branch protection or a ruleset); null when there is no such branch. */
+  isBranchProtected(repo: RepoRef, branch: string): Promise<boolean | null>;
   /** Whether `ancestor` is `commit` or comes before it; null when either is unknown. */
   isAncestor(repo: RepoRef, ancestor: string, commit: string): Promise<boolean | null>;
   /** Paths of the files under `dir` at a commit. */

@@ -65,13 +65,19 @@ export async function createDeploymentRun(ctx: DeliveryContext, req: CreateReque
   }
 }
 
-/** Whether a commit is on the default branch, or on a release branch the opt-in file names. */
-async function onTrustedBranch(ctx: DeliveryContext, dr: DeliveryRepo, commit: string): Promise<boolean> {
+/**
+ * TR29: whether a commit is on the default branch, or on a release branch the
+ * opt-in file names that GitHub protects; else which branch holds it unprotected, or none.
+ */
+async function trustedBranchOf(ctx: DeliveryContext, dr: DeliveryRepo, commit: string): Promise<{ trusted: true } | { trusted: false; unprotected: string | null }> {
+  let unprotected: string | null = null;
   for (const branch of ['HEAD', ...(dr.settings.release_branches ?? [])]) {
     const head = await ctx.forge.resolveCommit(dr.repo, branch);
-    if (head && (head === commit || (await ctx.forge.isAncestor(dr.repo, commit, head)) === true)) return true;
+    if (!head || !(head === commit || (await ctx.forge.isAncestor(dr.repo, commit, head)) === true)) continue;
+    if (branch === 'HEAD' || (await ctx.forge.isBranchProtected(dr.repo, branch)) === true) return { trusted: true };
+    unprotected ??= branch;
   }
-  return false;
+  return { trusted: false, unprotected };
 }
 
 /** A start older than this was left by a crash. */
@@ -85,7 +91,9 @@ async function startDeploymentRun(ctx: DeliveryContext, req: CreateRequest): Pro
   const commit = await forge.resolveCommit(dr.repo, req.commit ?? 'HEAD');
   if (!commit) return refuse('deployment_commit_unknown', { repo: req.repo, commit: req.commit ?? 'HEAD' });
   // TR29: the QA gate is defined by the default branch (or a release branch the opt-in file names), never by the commit under test.
-  if (!(await onTrustedBranch(ctx, dr, commit))) {
+  const branch = await trustedBranchOf(ctx, dr, commit);
+  if (!branch.trusted && branch.unprotected) return refuse('deployment_branch_unprotected', { repo: req.repo, commit: commit.slice(0, 12), branch: branch.unprotected });
+  if (!branch.trusted) {
     return refuse('deployment_commit_off_branch', { repo: req.repo, commit: commit.slice(0, 12), branches: ['default branch', ...(dr.settings.release_branches ?? [])].join(' or ') });
   }
 

@@ -149,7 +149,7 @@ export async function awaitResult(ctx: DeliveryContext, runId: string, requestId
     if (r.state === 'completed') return { status: r.status!, body: r.response!, replayed: true };
     if (r.state === 'failed') return refusalReply(makeRefusal('dispatch_request_failed', { request: requestId, detail: r.detail ?? 'unknown' }));
     // TR12: in flight under a process that is gone: it never finishes, so it is failed now and may be sent again.
-    if (!(await ctx.store.processes.alive(r.owner ?? '', ctx.clock.now())) && (await ctx.store.dispatchRequests.failLapsed(ctx.clock.now())) > 0) continue;
+    if (!(await ctx.store.processes.alive(r.owner ?? '')) && (await ctx.store.dispatchRequests.failLapsed(ctx.clock.now())) > 0) continue;
     if (waited >= waitMs) return { status: 202, body: JSON.stringify({ request: requestId, run: runId, stage: r.stage, state: 'in_flight' }), replayed: false };
     await sleep(pollMs);
   }

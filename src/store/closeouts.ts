@@ -41,7 +41,11 @@ const toCloseout = (r: Row): Closeout => ({
 });
 
 export class CloseoutStore {
-  constructor(private readonly sql: Sql) {}
+  constructor(
+    private readonly sql: Sql,
+    /** The database's clock, which process leases compare (TR31). */
+    private readonly leaseNow: () => Promise<number>,
+  ) {}
 
   /**
    * Claims a member's close-out for process `owner`: true when it may run it
@@ -63,7 +67,7 @@ export class CloseoutStore {
          OR (state = 'running' AND owner IS NULL AND ? - updated_at >= ?)
          OR (state = 'running' AND owner IS NOT NULL AND ${ownerGone('closeouts.owner', '?')})
        )`,
-      [owner, at, runId, issueNumber, at, staleMs, at],
+      [owner, at, runId, issueNumber, at, staleMs, await this.leaseNow()],
     );
     return taken.changes === 1;
   }

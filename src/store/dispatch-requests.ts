@@ -55,7 +55,11 @@ const toRequest = (r: Row): DispatchRequest => ({
 });
 
 export class DispatchRequestStore {
-  constructor(private readonly sql: Sql) {}
+  constructor(
+    private readonly sql: Sql,
+    /** The database's clock, which process leases compare (TR31). */
+    private readonly leaseNow: () => Promise<number>,
+  ) {}
 
   async get(requestId: string): Promise<DispatchRequest | undefined> {
     const row = await this.sql.get<Row>('SELECT * FROM dispatch_requests WHERE request_id = ?', [requestId]);
@@ -95,7 +99,7 @@ export class DispatchRequestStore {
     return (
       await this.sql.run(
         `UPDATE dispatch_requests SET state = 'failed', detail = 'the yoke process running it stopped before it recorded a result', updated_at = ? WHERE state = 'in_flight' AND ${ownerGone('owner', '?')}`,
-        [at, at],
+        [at, await this.leaseNow()],
       )
     ).changes;
   }

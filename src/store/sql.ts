@@ -100,3 +100,18 @@ export function postgresDdl(sql: string): string {
 export function utcDay(dialect: Dialect, column: string): string {
   return dialect === 'postgres' ? `to_char(to_timestamp(${column} / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD')` : `strftime('%Y-%m-%d', ${column} / 1000, 'unixepoch')`;
 }
+
+/**
+ * The clock every lease compares (TR31): the database's own, read in one
+ * statement, so processes whose clocks disagree still agree on who holds what.
+ */
+export type LeaseClock = (sql: Sql) => Promise<number>;
+
+export const databaseClock: LeaseClock = async (sql) => {
+  const text =
+    sql.dialect === 'postgres'
+      ? 'SELECT FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::float8 AS now'
+      : "SELECT CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER) AS now";
+  const row = await sql.get<{ now: number | string }>(text);
+  return Number(row!.now);
+};

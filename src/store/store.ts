@@ -28,7 +28,7 @@ import { StageDeploymentStore } from './stage-deployments.js';
 import { WorkLockStore } from './work-locks.js';
 import { LeaderStore } from './leaders.js';
 import { RateHoldStore } from './rate-holds.js';
-import { LOCKS, type Sql } from './sql.js';
+import { databaseClock, LOCKS, type LeaseClock, type Sql } from './sql.js';
 import { sqliteSql } from './sqlite-sql.js';
 
 export interface Store {
@@ -72,8 +72,8 @@ export interface Store {
 }
 
 /** The embedded store: a SQLite file (or `:memory:`), migrated as it opens; a newer yoke's file is refused (SchemaTooNewError). */
-export function openStore(path: string, opts: { busyTimeoutMs?: number } = {}): Store {
-  return wrapDb(openDb(path, opts));
+export function openStore(path: string, opts: { busyTimeoutMs?: number; leaseClock?: LeaseClock } = {}): Store {
+  return storeOver(sqliteSql(openDb(path, opts)), undefined, opts.leaseClock);
 }
 
 /** What the server's PostgreSQL connections wait at most: for a lock (the busy answer lock_timeout), and for a statement (statement_cancelled). */
@@ -105,15 +105,19 @@ export function wrapDb(db: Db): Store {
   return storeOver(sqliteSql(db));
 }
 
-/** The store over a database; `within` binds it to an open transaction instead. */
-export function storeOver(outer: Sql, within?: Sql): Store {
+/**
+ * The store over a database; `within` binds it to an open transaction instead.
+ * Leases read `leaseClock`: the database's own, or a test's stand-in for it.
+ */
+export function storeOver(outer: Sql, within?: Sql, leaseClock: LeaseClock = databaseClock): Store {
   const sql = within ?? outer;
   // SQLite's transaction handle is one and the same each time: so is the store bound to it.
   let bound: { tx: Sql; store: Store } | null = null;
-  const storeIn = (tx: Sql): Store => (bound?.tx === tx ? bound.store : (bound = { tx, store: storeOver(outer, tx) }).store);
+  const storeIn = (tx: Sql): Store => (bound?.tx === tx ? bound.store : (bound = { tx, store: storeOver(outer, tx, leaseClock) }).store);
+  const leaseNow = () => leaseClock(sql);
   return {
     sql,
-    leaders: new LeaderStore(sql),
+    leaders: new LeaderStore(sql, leaseNow),
     rateHolds: new RateHoldStore(sql),
     repos: new RepoStore(sql),
     runs: new RunStore(sql),
@@ -127,15 +131,15 @@ export function storeOver(outer: Sql, within?: Sql): Store {
     deployments: new DeploymentStore(sql),
     qa: new QaStore(sql),
     notices: new NoticeStore(sql),
-    closeouts: new CloseoutStore(sql),
+    closeouts: new CloseoutStore(sql, leaseNow),
     executions: new ExecutionStore(sql),
-    dispatchRequests: new DispatchRequestStore(sql),
+    dispatchRequests: new DispatchRequestStore(sql, leaseNow),
     workLocks: new WorkLockStore(sql),
     checkRuns: new CheckRunStore(sql),
     protectedHolds: new ProtectedHoldStore(sql),
     afkLabels: new AfkLabelStore(sql),
     dashboardIssues: new DashboardIssueStore(sql),
-    processes: new ProcessStore(sql),
+    processes: new ProcessStore(sql, leaseNow),
     qaLabels: new QaLabelStore(sql),
     runNotices: new RunNoticeStore(sql),
     stageDeployments: new StageDeploymentStore(sql),

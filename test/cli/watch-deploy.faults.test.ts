@@ -169,7 +169,7 @@ describe('a server cut mid-dispatch', () => {
     forge.hold = null;
     // TR12: its lease is over; yoke starts again, as a new process, on the same database and address, and what the dead one held in flight is freed.
     await s.h.store.processes.end(s.h.fleet.processId);
-    await s.h.store.processes.register({ id: 'p-restarted', host: 'test-host', pid: 2, at: s.h.clock.now(), leaseMs: 3_600_000 });
+    await s.h.store.processes.register({ id: 'p-restarted', host: 'test-host', pid: 2, leaseMs: 3_600_000 });
     const again = await startApi({ ...s.h, fleet: { ...s.h.fleet, processId: 'p-restarted' } }, { tokens: ['op-token'], port });
     closers.push(again.close);
     const answer = await gate;

@@ -39,6 +39,16 @@ describe('GitHubForge, for agent runs', () => {
     expect(bodies).toEqual([pull]);
   });
 
+  it("TR29 reads whether GitHub protects a branch (a rule or a ruleset), and knows a missing branch", async () => {
+    const gh = nock(API, { reqheaders: { authorization: 'token ghs_inst' } });
+    const branch = (name: string, covered: boolean) => ({ name, commit: { sha: 'a'.repeat(40) }, protected: covered, protection_url: `https://api.github.com/repos/acme/api/branches/${name}/protection` });
+    gh.get('/repos/acme/api/branches/release%2F1.x').reply(200, branch('release/1.x', true));
+    gh.get('/repos/acme/api/branches/hotfix').reply(200, branch('hotfix', false));
+    gh.get('/repos/acme/api/branches/gone').reply(404, { message: 'Branch not found' });
+    const forge = new GitHubForge({ appOctokit: async () => client('app-jwt'), installationOctokit: async () => client('ghs_inst'), now: Date.now });
+    expect([await forge.isBranchProtected(repo, 'release/1.x'), await forge.isBranchProtected(repo, 'hotfix'), await forge.isBranchProtected(repo, 'gone')]).toEqual([true, false, null]);
+  });
+
   it('QA21 reads who reacted to a notice, asking for the list only when someone did', async () => {
     const gh = nock(API, { reqheaders: { authorization: 'token ghs_inst' } });
     gh.get('/repos/acme/api/issues/comments/5').reply(200, { id: 5, body: 'notice', reactions: { total_count: 0 } });

@@ -70,6 +70,8 @@ export interface FakeRepo {
   files: Map<string, Record<string, string>>;
   /** Merged PRs: GitHub keeps them, the open listing does not. */
   merged: (PullDetail & { reviews: ReviewView[] })[];
+  /** Branches besides the default one: each a head commit off it, and whether GitHub protects the branch. */
+  branches: Record<string, { head: string; protected: boolean; base: string }>;
 }
 
 export class FakeForge implements Forge {
@@ -88,7 +90,7 @@ export class FakeForge implements Forge {
 
   addRepo(fullName: string, config: unknown, installationId = 1): FakeRepo {
     const [owner, name] = fullName.split('/') as [string, string];
-    const repo: FakeRepo = { ref: { owner, name, fullName, installationId }, config, issues: [], pulls: [], permissions: {}, history: ['c0'], files: new Map([['c0', {}]]), merged: [] };
+    const repo: FakeRepo = { ref: { owner, name, fullName, installationId }, config, issues: [], pulls: [], permissions: {}, history: ['c0'], files: new Map([['c0', {}]]), merged: [], branches: {} };
     this.repos.set(fullName, repo);
     if (!this.installations.includes(installationId)) this.installations.push(installationId);
     return repo;
@@ -235,11 +237,30 @@ export class FakeForge implements Forge {
   async resolveCommit(repo: RepoRef, ref: string): Promise<string | null> {
     const r = this.repo(repo.fullName);
     if (ref === 'main' || ref === 'HEAD') return r.history.at(-1)!;
-    return r.history.includes(ref) ? ref : null;
+    if (r.branches[ref]) return r.branches[ref].head;
+    return r.history.includes(ref) || Object.values(r.branches).some((b) => b.head === ref) ? ref : null;
+  }
+
+  async isBranchProtected(repo: RepoRef, branch: string): Promise<boolean | null> {
+    const r = this.repo(repo.fullName);
+    return branch === 'main' ? false : (r.branches[branch]?.protected ?? null);
+  }
+
+  /** A branch off the default branch's head with one commit of its own (the files as there, changed as given); returns that commit. */
+  branch(fullName: string, name: string, opts: { protected: boolean; files?: Record<string, string> }): string {
+    const r = this.repo(fullName);
+    const head = `b-${name.replace(/\W/g, '-')}-${Object.keys(r.branches).length + 1}`;
+    r.files.set(head, { ...r.files.get(r.history.at(-1)!), ...opts.files });
+    r.branches[name] = { head, protected: opts.protected, base: r.history.at(-1)! };
+    return head;
   }
 
   async isAncestor(repo: RepoRef, ancestor: string, commit: string): Promise<boolean | null> {
-    const h = this.repo(repo.fullName).history;
+    const r = this.repo(repo.fullName);
+    const h = r.history;
+    // A branch's own commit comes after the default branch's commit it branched from.
+    const off = Object.values(r.branches).find((b) => b.head === commit);
+    if (off) return ancestor === commit || (h.includes(ancestor) ? h.indexOf(ancestor) <= h.indexOf(off.base) : null);
     const [a, c] = [h.indexOf(ancestor), h.indexOf(commit)];
     return a < 0 || c < 0 ? null : a <= c;
   }

@@ -7,6 +7,7 @@ import { silentLog } from '../../src/log.js';
 import type { NewRun, Run } from '../../src/store/runs.js';
 import type { Store } from '../../src/store/store.js';
 import { testStore } from './test-store.js';
+import { OPEN_FENCE, type Fence } from '../../src/fence.js';
 import { FakeForge, type FakePull } from './fake-forge.js';
 
 /** Waits (in real time, a few ms at a time, for at most `ms`) until cond holds. */
@@ -118,12 +119,13 @@ export interface Harness {
 let seq = 0;
 
 export function makeHarness(
-  opts: { policy?: Partial<FleetPolicy>; store?: Store; forge?: FakeForge; launcher?: FakeLauncher; clock?: ManualClock; timers?: Timers; leads?: () => Promise<boolean>; newRunId?: () => string } = {},
+  opts: { policy?: Partial<FleetPolicy>; store?: Store; forge?: FakeForge; launcher?: FakeLauncher; clock?: ManualClock; timers?: Timers; leads?: () => Promise<boolean>; lead?: () => Promise<Fence | null>; newRunId?: () => string } = {},
 ): Harness {
-  const store = opts.store ?? testStore();
+  const clock = opts.clock ?? new ManualClock();
+  // Leases read the test's clock as the database's (TR31).
+  const store = opts.store ?? testStore(clock);
   const forge = opts.forge ?? new FakeForge();
   const launcher = opts.launcher ?? new FakeLauncher();
-  const clock = opts.clock ?? new ManualClock();
   const engine = new Engine({
     store,
     forge,
@@ -136,12 +138,12 @@ export function makeHarness(
     webUrl: 'https://github.test',
     trustedMarkerLogins: [],
     newRunId: opts.newRunId ?? (() => `run${++seq}`),
-    ...(opts.leads ? { leads: opts.leads } : {}),
+    ...(opts.lead ? { lead: opts.lead } : opts.leads ? { lead: async () => ((await opts.leads!()) ? OPEN_FENCE : null) } : {}),
   });
   // TR12: the test's yoke process holds a lease that outlives any test clock.
   // Not awaited (the harness is built synchronously), yet written before anything the test does: SQLite answers at once, and a
   // PostgreSQL test store runs its first statements in the order they were sent. A failure fails the test run loudly.
-  store.processes.register({ id: engine.processId, host: 'test-host', pid: 1, at: clock.now(), leaseMs: 100 * 365 * 86_400_000 }).catch((err: unknown) => {
+  store.processes.register({ id: engine.processId, host: 'test-host', pid: 1, leaseMs: 100 * 365 * 86_400_000 }).catch((err: unknown) => {
     throw err;
   });
   return { engine, fleet: engine.context(), store, forge, launcher, clock };

@@ -39,7 +39,7 @@ export async function makeProbot(
   opts: { settings?: Partial<OperatorSettings>; throttle?: boolean; baseUrl?: string; retry?: boolean } = {},
 ): Promise<ProbotHarness> {
   const clock = new ManualClock(Date.now());
-  const store = testStore();
+  const store = testStore(clock);
   const stats: CacheStats = { requests: 0, notModified: 0 };
   const Octokit = yokeOctokit(store, clock, stats, {
     maxInFlight: 10,

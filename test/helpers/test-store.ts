@@ -1,6 +1,6 @@
 import { inject } from 'vitest';
 import { postgresSql } from '../../src/store/postgres-sql.js';
-import type { Sql } from '../../src/store/sql.js';
+import type { LeaseClock, Sql } from '../../src/store/sql.js';
 import { openStore, storeOver, type Store } from '../../src/store/store.js';
 
 // The store a test harness runs on: SQLite's :memory: by default, or, with
@@ -21,15 +21,17 @@ let seq = 0;
 
 export const testEngine = template ? 'PostgreSQL' : 'SQLite';
 
-export function testStore(): Store {
-  if (!template) return openStore(':memory:');
+/** `clock`, when given, stands in for the database's clock that leases read (a test's fake time). */
+export function testStore(clock?: { now(): number }): Store {
+  const leaseClock: LeaseClock | undefined = clock ? async () => clock.now() : undefined;
+  if (!template) return openStore(':memory:', { leaseClock });
   const name = `t${process.pid}_${++seq}`;
   const ready = (async () => {
     admin ??= postgresSql(template.replace(/\/yoke_template$/, '/postgres'), { max: 1 });
     await admin.exec(`CREATE DATABASE ${name} TEMPLATE yoke_template`);
     return postgresSql(template.replace(/\/yoke_template$/, `/${name}`), { max: 4, idleMs: 100 });
   })();
-  return storeOver(lazySql(ready));
+  return storeOver(lazySql(ready), undefined, leaseClock);
 }
 
 /**

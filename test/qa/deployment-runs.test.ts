@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createDeploymentRun, getDeploymentRun, removeMember } from '../../src/qa/deployment-runs.js';
 import { reportDeployStage } from '../../src/qa/deploy-stage.js';
-import { REPO, makeDeliveryHarness, actorOf } from '../helpers/delivery.js';
+import { DELIVERY, REPO, makeDeliveryHarness, actorOf } from '../helpers/delivery.js';
 
 describe('deployment runs', () => {
   it('default members are the items whose claim PR merged at or before the commit and whose delivery is owed; a tracking issue shows the run', async () => {
@@ -58,6 +58,28 @@ describe('deployment runs', () => {
     const second = await createDeploymentRun(h.fleet, { repo: REPO });
     expect(second).toMatchObject({ ok: false, refusal: { code: 'deployment_run_active', message: `${REPO} already has an active deployment run, ${first.ok && first.value.id}.` } });
     expect(await h.store.deployments.list()).toHaveLength(1);
+  });
+
+  it('TR29 a release branch the opt-in file names pins a run only while GitHub protects it; a protected branch it does not name never does', async () => {
+    const h = await makeDeliveryHarness({ config: { delivery: { ...DELIVERY, release_branches: ['release/1.x'] } } });
+    // Anyone who can push to an unprotected branch could make its plans pass everything.
+    const weak = h.forge.branch(REPO, 'release/1.x', { protected: false, files: { '.github/yoke/qa/smoke.yml': "name: smoke\ncases:\n  - {id: health, title: Health, run: 'true'}" } });
+    const other = h.forge.branch(REPO, 'feature', { protected: true });
+    const refused = await createDeploymentRun(h.fleet, { repo: REPO, commit: weak });
+    expect(refused).toEqual({
+      ok: false,
+      refusal: expect.objectContaining({
+        code: 'deployment_branch_unprotected',
+        message: `${weak.slice(0, 12)} is on ${REPO}'s release branch release/1.x, but GitHub does not protect that branch: whoever can push to it could rewrite the QA plans a deployment run reads at its pinned commit.`,
+        recovery: `Protect release/1.x on GitHub (a branch protection rule or a ruleset that restricts who may push), then run \`yoke deployment-runs create ${REPO} --commit ${weak.slice(0, 12)}\` again; or deliver a commit of the default branch.`,
+      }),
+    });
+    expect(await createDeploymentRun(h.fleet, { repo: REPO, commit: other })).toMatchObject({ ok: false, refusal: { code: 'deployment_commit_off_branch' } });
+    expect(await h.store.deployments.list()).toHaveLength(0);
+    // Protected, the release branch's commit pins a run.
+    h.forge.repo(REPO).branches['release/1.x']!.protected = true;
+    const r = await createDeploymentRun(h.fleet, { repo: REPO, commit: weak });
+    expect(r.ok ? r.value.commit : r.refusal.message).toBe(weak);
   });
 
   it('QA12 a rework run takes over the failed run only on a later commit; the old run is superseded and its open groups close', async () => {

@@ -119,7 +119,7 @@ describe('idempotent dispatch', () => {
 
   it('DX07 TR12 what a stopped process left in flight is freed once its lease ends, and the same id is then safe to send again; a live process\'s reservation is never touched', async () => {
     const h = await setup();
-    await h.store.processes.register({ id: 'p-door', host: 'test-host', pid: 2, at: h.clock.now(), leaseMs: 30_000 });
+    await h.store.processes.register({ id: 'p-door', host: 'test-host', pid: 2, leaseMs: 30_000 });
     await h.store.dispatchRequests.reserve({ requestId: 'gate-check-7', runId: h.run, stage: 'qa', envelopeHash: 'x', driver: 'drv', owner: 'p-door', at: 0 });
     await h.store.dispatchRequests.reserve({ requestId: 'gate-check-8', runId: 'dr-other', stage: 'qa', envelopeHash: 'y', driver: 'drv', owner: h.fleet.processId, at: 0 });
     // Another process's start frees nothing while the holder's lease lives.

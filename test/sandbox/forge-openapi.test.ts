@@ -41,6 +41,7 @@ const PARTIAL_ROUTES = new Set([
   'GET /repos/{owner}/{repo}/actions/runs/{run_id}',
   'GET /repos/{owner}/{repo}/commits/{ref}',
   'GET /repos/{owner}/{repo}/compare/{basehead}',
+  'GET /repos/{owner}/{repo}/branches/{branch}',
 ]);
 
 function resolve(s: Schema): { schema: Schema; name: string | null } {
@@ -161,6 +162,7 @@ beforeAll(async () => {
   await call('POST', `/repos/${DEMO_REPO}/deployments/${dep.id}/statuses`, { state: 'success', log_url: `${sandbox.forge.url}/${DEMO_REPO}/actions/runs/1`, description: 'deployed', auto_inactive: true });
   await call('GET', `/repos/${DEMO_REPO}/deployments/${dep.id}/statuses`);
   await call('GET', `/repos/${DEMO_REPO}/deployments?environment=staging`);
+  await call('GET', `/repos/${DEMO_REPO}/branches/main`);
   await call('GET', `/repos/${DEMO_REPO}/environments/production`);
   await call('GET', `/repos/${DEMO_REPO}/environments/production/deployment_protection_rules`);
   await call('POST', `/repos/${DEMO_REPO}/actions/runs/${wf.id}/deployment_protection_rule`, { environment_name: 'production', state: 'approved', comment: 'not the app' });

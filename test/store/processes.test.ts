@@ -1,26 +1,71 @@
 import { describe, expect, it } from 'vitest';
 import { ProcessStore } from '../../src/store/processes.js';
+import { LeaderStore } from '../../src/store/leaders.js';
+import { databaseClock } from '../../src/store/sql.js';
+import { storeOver } from '../../src/store/store.js';
 import { useEngines } from '../helpers/engines.js';
 
-// TR12's process leases, on both engines.
+// TR12's process leases and TR31's clock, on both engines. `db` stands in for
+// the database's clock where a test moves time; the last test reads the real one.
 
 for (const engine of useEngines()) {
   describe.skipIf(engine.skip)(`process leases on ${engine.name}`, () => {
     it('TR12 a process is alive while its lease lasts and renews it; an ended lease is not renewed, and lapsed ones are pruned', async () => {
-      const p = new ProcessStore(await engine.fresh());
-      const at = Date.UTC(2026, 11, 1);
-      await p.register({ id: 'p-a', host: 'h1', pid: 10, at, leaseMs: 30_000 });
-      await p.register({ id: 'p-b', host: 'h2', pid: 11, at: at + 1, leaseMs: 30_000 });
-      expect(await p.alive('p-a', at + 29_999)).toBe(true);
-      expect(await p.alive('p-a', at + 30_000)).toBe(false);
-      expect(await p.renew('p-a', at + 20_000, 30_000)).toBe(true);
-      expect(await p.alive('p-a', at + 49_999)).toBe(true);
-      expect((await p.living(at + 40_000)).map((x) => [x.id, x.host, x.pid, x.aliveUntil])).toEqual([['p-a', 'h1', 10, at + 50_000]]);
+      let db = Date.UTC(2026, 11, 1);
+      const at = db;
+      const p = new ProcessStore(await engine.fresh(), async () => db);
+      await p.register({ id: 'p-a', host: 'h1', pid: 10, machine: 'boot/pid:[1]', pidStart: '77', leaseMs: 30_000 });
+      db += 1;
+      await p.register({ id: 'p-b', host: 'h2', pid: 11, leaseMs: 30_000 });
+      db = at + 29_999;
+      expect(await p.alive('p-a')).toBe(true);
+      db = at + 30_000;
+      expect(await p.alive('p-a')).toBe(false);
+      db = at + 20_000;
+      expect(await p.renew('p-a', 30_000)).toBe(true);
+      db = at + 49_999;
+      expect(await p.alive('p-a')).toBe(true);
+      db = at + 40_000;
+      expect((await p.living()).map((x) => [x.id, x.host, x.pid, x.machine, x.pidStart, x.aliveUntil])).toEqual([['p-a', 'h1', 10, 'boot/pid:[1]', '77', at + 50_000]]);
       await p.end('p-a');
-      expect(await p.renew('p-a', at + 41_000, 30_000)).toBe(false);
-      expect(await p.alive('p-a', at + 41_000)).toBe(false);
-      expect(await p.prune(at + 40_000)).toBe(2);
-      expect(await p.living(0)).toEqual([]);
+      db = at + 41_000;
+      expect(await p.renew('p-a', 30_000)).toBe(false);
+      expect(await p.alive('p-a')).toBe(false);
+      db = at + 40_000;
+      expect(await p.prune(0)).toBe(2);
+      db = 0;
+      expect(await p.living()).toEqual([]);
+    });
+
+    it("TR31 leases read the database's clock: a store given none asks the database, and a lease taken now lasts its length from the database's now", async () => {
+      const sql = await engine.fresh();
+      const before = Date.now();
+      const now = await databaseClock(sql);
+      // The database runs on this machine here: its clock and this process's agree to within the statement's time.
+      expect(Math.abs(now - before)).toBeLessThan(5_000);
+      const store = storeOver(sql);
+      const leader = await store.leaders.claim('ticks', 'p-a', 60_000);
+      expect(leader.leaseUntil - leader.since).toBe(60_000);
+      expect(Math.abs(leader.since - now)).toBeLessThan(5_000);
+      await store.processes.register({ id: 'p-a', host: 'h', pid: 1, leaseMs: 60_000 });
+      expect(await store.processes.alive('p-a')).toBe(true);
+    });
+
+    it('TR31 each change of holder raises the epoch, a renewal keeps it, and a release keeps it too, so an old fence never passes again', async () => {
+      let db = Date.UTC(2026, 11, 1);
+      const l = new LeaderStore(await engine.fresh(), async () => db);
+      expect(await l.claim('ticks', 'p-a', 30_000)).toMatchObject({ holder: 'p-a', epoch: 1 });
+      db += 10_000;
+      expect(await l.claim('ticks', 'p-a', 30_000)).toMatchObject({ holder: 'p-a', epoch: 1 });
+      expect(await l.stillLeads('ticks', 'p-a', 1)).toBe(true);
+      // p-a stalls past its lease: p-b takes over.
+      db += 40_000;
+      expect(await l.stillLeads('ticks', 'p-a', 1)).toBe(false);
+      expect(await l.claim('ticks', 'p-b', 30_000)).toMatchObject({ holder: 'p-b', epoch: 2 });
+      await l.release('ticks', 'p-b');
+      // p-a is back and leads again, in a new epoch: its stalled tick's fence (epoch 1) stays shut.
+      expect(await l.claim('ticks', 'p-a', 30_000)).toMatchObject({ holder: 'p-a', epoch: 3 });
+      expect([await l.stillLeads('ticks', 'p-a', 1), await l.stillLeads('ticks', 'p-a', 3), await l.stillLeads('ticks', 'p-b', 2)]).toEqual([false, true, false]);
     });
   });
 }

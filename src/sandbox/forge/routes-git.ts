@@ -43,6 +43,25 @@ export function registerGitRoutes(env: RouteEnv): void {
       },
     };
   });
+  http.on('GET', '/repos/{owner}/{repo}/branches/{branch}', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    const name = decodeURIComponent(ctx.params.branch!);
+    const sha = /^[\w./-]+$/.test(name) ? revParse(r.gitDir, `refs/heads/${name}`) : null;
+    if (!sha) throw new HttpError(404, 'Branch not found');
+    const covered = r.protectedBranches.has(name);
+    const self = shapes.apiUrl(`/repos/${r.fullName}/branches/${encodeURIComponent(name)}`);
+    return {
+      status: 200,
+      body: {
+        name,
+        commit: { sha, node_id: `C_${sha}`, url: shapes.apiUrl(`/repos/${r.fullName}/commits/${sha}`), html_url: `${shapes.url}/${r.fullName}/commit/${sha}` },
+        _links: { self, html: `${shapes.url}/${r.fullName}/tree/${name}` },
+        protected: covered,
+        protection: { enabled: covered, required_status_checks: { enforcement_level: 'off', contexts: [], checks: [] } },
+        protection_url: `${self}/protection`,
+      },
+    };
+  });
   http.on('GET', '/repos/{owner}/{repo}/compare/{basehead}', 'repo', (ctx) => {
     const r = repoOf(env, ctx);
     const [baseRef, headRef] = decodeURIComponent(ctx.params.basehead!).split('...') as [string, string | undefined];

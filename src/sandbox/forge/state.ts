@@ -109,6 +109,8 @@ export interface ForgeRepo {
   checkRuns: CheckRun[];
   /** Actions secrets, as `secrets.<NAME>` reads them in a workflow. */
   secrets: Record<string, string>;
+  /** Branches a protection rule or ruleset covers (GET branch says `protected`). */
+  protectedBranches: Set<string>;
 }
 
 /** A check run an app wrote on a commit, as it now stands. */
@@ -256,6 +258,7 @@ export class ForgeState {
       createdAt: this.now(),
       checkRuns: [],
       secrets: {},
+      protectedBranches: new Set(),
     };
     this.repos.set(r.fullName, repo);
     return repo;

@@ -1,0 +1,72 @@
+import type { Fence } from '../fence.js';
+import type { Forge } from './types.js';
+
+// TR31: the forge a leader's tick works through. Every method that changes
+// something on GitHub passes the tick's fence first; reads go straight
+// through. The table names every method, so a new one must be sorted here.
+
+const FORGE_ACCESS: Record<keyof Forge, 'read' | 'write'> = {
+  botLogin: 'read',
+  listInstallations: 'read',
+  authenticate: 'read',
+  listRepos: 'read',
+  readConfig: 'read',
+  readRepo: 'read',
+  remainingPoints: 'read',
+  remainingContentWrites: 'read',
+  invalidate: 'read',
+  getIssue: 'read',
+  findOpenIssue: 'read',
+  getPull: 'read',
+  listReviews: 'read',
+  resolveCommit: 'read',
+  isAncestor: 'read',
+  isBranchProtected: 'read',
+  listFiles: 'read',
+  readFileAt: 'read',
+  readComment: 'read',
+  getPermission: 'read',
+  labelledBy: 'read',
+  listIssuesUpdatedSince: 'read',
+  findWorkflowRun: 'read',
+  getWorkflowRun: 'read',
+  listDeploymentStatuses: 'read',
+  readEnvironmentRules: 'read',
+  createIssue: 'write',
+  updateIssue: 'write',
+  removeLabel: 'write',
+  editComment: 'write',
+  createComment: 'write',
+  addReaction: 'write',
+  addLabels: 'write',
+  merge: 'write',
+  mintPushToken: 'write',
+  openPull: 'write',
+  dispatchWorkflow: 'write',
+  cancelWorkflowRun: 'write',
+  createCheckRun: 'write',
+  updateCheckRun: 'write',
+  createDeployment: 'write',
+  createDeploymentStatus: 'write',
+  pinBranch: 'write',
+  reviewProtectionRule: 'write',
+};
+
+/** The names of the forge's methods that change something on GitHub. */
+export const FORGE_WRITES = (Object.keys(FORGE_ACCESS) as (keyof Forge)[]).filter((k) => FORGE_ACCESS[k] === 'write');
+
+/** `forge`, with every write checked against `fence` before it is sent. */
+export function fencedForge(forge: Forge, fence: Fence): Forge {
+  const out: Record<string, unknown> = {};
+  for (const name of Object.keys(FORGE_ACCESS) as (keyof Forge)[]) {
+    const method = (forge[name] as (...args: unknown[]) => unknown).bind(forge);
+    out[name] =
+      FORGE_ACCESS[name] === 'write'
+        ? async (...args: unknown[]) => {
+            await fence.check(name);
+            return method(...args);
+          }
+        : method;
+  }
+  return out as unknown as Forge;
+}
