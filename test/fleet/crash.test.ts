@@ -119,6 +119,7 @@ describe('a pass killed between store writes', () => {
       await seed(db);
       const doomed = makeHarness({ store: wrapDb(crashAt(db, k, state)), forge, launcher: new DyingLauncher(table, state), clock, policy: POLICY });
       // Counting starts with the pass: the harness's own process registration is not one of its writes.
+      await doomed.registered;
       Object.assign(state, { writes: 0, at: k });
       await doomed.engine.schedulerTick().catch((err) => {
         if (!(err instanceof Crash)) throw err;

@@ -114,6 +114,8 @@ export interface Harness {
   forge: FakeForge;
   launcher: FakeLauncher;
   clock: ManualClock;
+  /** The harness's process lease, once written (a test that counts the store's writes waits for it). */
+  registered: Promise<void>;
 }
 
 let seq = 0;
@@ -141,12 +143,13 @@ export function makeHarness(
     ...(opts.lead ? { lead: opts.lead } : opts.leads ? { lead: async () => ((await opts.leads!()) ? OPEN_FENCE : null) } : {}),
   });
   // TR12: the test's yoke process holds a lease that outlives any test clock.
-  // Not awaited (the harness is built synchronously), yet written before anything the test does: SQLite answers at once, and a
-  // PostgreSQL test store runs its first statements in the order they were sent. A failure fails the test run loudly.
-  store.processes.register({ id: engine.processId, host: 'test-host', pid: 1, leaseMs: 100 * 365 * 86_400_000 }).catch((err: unknown) => {
+  // Not awaited (the harness is built synchronously): the lease reads its clock first, then is written, before a pass
+  // or a claim can ask for it. A failure fails the test run loudly.
+  const registered = store.processes.register({ id: engine.processId, host: 'test-host', pid: 1, leaseMs: 100 * 365 * 86_400_000 });
+  registered.catch((err: unknown) => {
     throw err;
   });
-  return { engine, fleet: engine.context(), store, forge, launcher, clock };
+  return { engine, fleet: engine.context(), store, forge, launcher, clock, registered };
 }
 
 export const AUTOLAND = { autoland: { enabled: true }, fix_forward: { enabled: true, max_attempts: 2 } };
