@@ -39,23 +39,25 @@ let ds: DeliverySandbox;
 let sandbox: Sandbox;
 let run: DeploymentView;
 
-/** The CLI in the checkout with the environment a person's shell has, as `login` or with the operator token. */
-async function yokeWith(args: string[], token: string, extraEnv: Record<string, string> = {}) {
+/** The CLI in the checkout, in this process, as `login` or with the operator token. */
+async function yokeWith(args: string[], token: string) {
   const out: string[] = [];
   const err: string[] = [];
-  const saved = Object.fromEntries(Object.keys(extraEnv).map((k) => [k, process.env[k]]));
-  // The shell the CLI runs in holds these; the commands it runs must not.
-  Object.assign(process.env, extraEnv);
-  try {
-    const code = await runCli(args, checkoutIo(ds.checkout, { YOKE_URL: sandbox.yokeUrl, YOKE_TOKEN: token }, (l) => out.push(l), (l) => err.push(l)));
-    return { code, out: out.join('\n'), err: err.join('\n') };
-  } finally {
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  }
+  const code = await runCli(args, checkoutIo(ds.checkout, { YOKE_URL: sandbox.yokeUrl, YOKE_TOKEN: token }, (l) => out.push(l), (l) => err.push(l)));
+  return { code, out: out.join('\n'), err: err.join('\n') };
 }
+
+/**
+ * The real CLI as a child process, as a person's shell runs it, with `env` in its real environment
+ * (asynchronously: yoke answers from this very process).
+ */
+const childCli = (args: string[], env: Record<string, string>) =>
+  new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+    const uncontained = process.env.YOKE_COMMANDS_UNCONTAINED ? { YOKE_COMMANDS_UNCONTAINED: process.env.YOKE_COMMANDS_UNCONTAINED } : {};
+    execFile(process.execPath, [join(process.cwd(), 'bin', 'yoke.js'), ...args], { cwd: ds.checkout, encoding: 'utf8', timeout: 60_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: ds.checkout, YOKE_URL: sandbox.yokeUrl, ...uncontained, ...env } }, (error, out, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, out: out.trim(), err: stderr });
+    });
+  });
 
 const api = async (method: string, path: string, token: string, body?: unknown) => {
   const res = await fetch(`${sandbox.yokeUrl}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -81,7 +83,8 @@ afterAll(async () => {
 
 describe('the delivery attack suite, end to end', () => {
   it("TR06 a QA case that prints the CLI's environment records neither the operator token nor the app key as evidence", async () => {
-    const r = await yokeWith(['qa', 'plan', 'run', '--item', 'DEMO-1', '--stage', 'staging-qa'], OPERATOR_SECRET, { YOKE_TOKEN: OPERATOR_SECRET, PRIVATE_KEY: FAKE_KEY, YOKE_URL: sandbox.yokeUrl });
+    // The CLI's own process holds both in its real environment, as an operator's shell would.
+    const r = await childCli(['qa', 'plan', 'run', '--item', 'DEMO-1', '--stage', 'staging-qa'], { YOKE_TOKEN: OPERATOR_SECRET, PRIVATE_KEY: FAKE_KEY });
     expect(r.out.split('\n')).toEqual(['DEMO-1 checkout/leaky: pass', 'DEMO-1 checkout/flaky: fail', 'DEMO-1 checkout/health: pass']);
     const evidence = (await sandbox.runtime.store.qa.verdicts([run.id])).find((v) => v.caseId === 'leaky')!.evidence!;
     expect(evidence).toContain('token= key= url=');
@@ -114,12 +117,10 @@ describe('the delivery attack suite, end to end', () => {
 
   it('TR25 a read-only person token, through the real CLI as a child process, is refused on every route that acts: create, deploy, record, gate-check, drive, start, reset, auto', async () => {
     // A child process, as a person's shell runs it (asynchronously: yoke answers from this very process).
-    const cli = (args: string[]) =>
-      new Promise<{ code: number | null; err: string }>((resolve) => {
-        execFile(process.execPath, [join(process.cwd(), 'bin', 'yoke.js'), ...args], { cwd: ds.checkout, encoding: 'utf8', timeout: 30_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: ds.checkout, YOKE_URL: sandbox.yokeUrl, YOKE_TOKEN: sandbox.personToken(ONLOOKER), YOKE_LOGIN: ONLOOKER } }, (error, _out, stderr) => {
-          resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, err: stderr.split('\n')[0] ?? '' });
-        });
-      });
+    const cli = async (args: string[]) => {
+      const r = await childCli(args, { YOKE_TOKEN: sandbox.personToken(ONLOOKER), YOKE_LOGIN: ONLOOKER });
+      return { code: r.code, err: r.err.split('\n')[0] ?? '' };
+    };
     const runs = (await sandbox.runtime.store.deployments.list()).length;
     const verdicts = (await sandbox.runtime.store.qa.verdicts([run.id])).length;
     const needs = (what: string, need = 'write') => `${what} on ${DEMO_REPO} needs ${need} access or more; GitHub says ${ONLOOKER}'s is read.`;

@@ -60,6 +60,28 @@ describe('git over HTTP', () => {
     expect((await git(work, ['push', '-q', 'origin', 'HEAD:refs/heads/maint-wf'], forge.personalToken('maint'))).code).toBe(0);
   }, 60_000);
 
+  it("TR03 with the default branch protected (a ruleset, as the README recommends), a run's push token cannot reach it: only its own branch takes the push, and GitHub says the branch is protected", async () => {
+    const token = await tokenFor({ repositories: ['api'], permissions: { contents: 'write' } });
+    const repo = forge.repos.get('acme/api')!;
+    repo.protectedBranches.add('main');
+    try {
+      const work = mkdtempSync(join(dir, 'main-'));
+      expect((await git(work, ['clone', '-q', `${forge.url}/acme/api.git`, '.'], token)).code).toBe(0);
+      writeFileSync(join(work, 'README.md'), '# taken over\n');
+      await git(work, ['commit', '-qam', 'straight to main']);
+      const before = revParse(repo.gitDir, 'refs/heads/main');
+      const refused = await git(work, ['push', '-q', 'origin', 'HEAD:refs/heads/main'], token);
+      expect(refused.code).not.toBe(0);
+      expect(refused.err).toContain('GH013: Repository rule violations found for refs/heads/main.');
+      expect(revParse(repo.gitDir, 'refs/heads/main')).toBe(before);
+      expect((await git(work, ['push', '-q', 'origin', 'HEAD:refs/heads/yoke/4-r4'], token)).code).toBe(0);
+      const branch = async (name: string) => (await (await fetch(`${forge.url}/api/v3/repos/acme/api/branches/${encodeURIComponent(name)}`, { headers: { authorization: `token ${token}` } })).json()) as { protected: boolean };
+      expect([(await branch('main')).protected, (await branch('yoke/4-r4')).protected]).toEqual([true, false]);
+    } finally {
+      repo.protectedBranches.delete('main');
+    }
+  }, 60_000);
+
   it("a run's push token clones and pushes a large pack to the branch it names", async () => {
     const token = await tokenFor({ repositories: ['api'], permissions: { contents: 'write' } });
     const work = mkdtempSync(join(dir, 'work-'));

@@ -45,11 +45,22 @@ export function gitAccess(state: ForgeState, repo: ForgeRepo, cred: Credential |
   return role === 'admin' || role === 'maintain' || role === 'write' ? 'ok' : 'denied';
 }
 
-/** GitHub's refusal of a workflow change pushed without the `workflows` permission, as a pre-receive hook. */
+/**
+ * GitHub's refusals as a pre-receive hook: a push to a branch a protection
+ * rule or ruleset covers (it takes changes through a pull request only), and
+ * a workflow change pushed without the `workflows` permission.
+ */
 const PRE_RECEIVE = `#!/bin/sh
-[ "$FORGE_NO_WORKFLOWS" = 1 ] || exit 0
 z=0000000000000000000000000000000000000000
 while read old new ref; do
+  for b in $FORGE_PROTECTED; do
+    if [ "$ref" = "refs/heads/$b" ]; then
+      echo "GH013: Repository rule violations found for $ref." >&2
+      echo "- Changes must be made through a pull request." >&2
+      exit 1
+    fi
+  done
+  [ "$FORGE_NO_WORKFLOWS" = 1 ] || continue
   [ "$new" = "$z" ] && continue
   if [ "$old" = "$z" ]; then set -- "$new" --not --all; else set -- "$old..$new"; fi
   f=$(git rev-list "$@" | while read c; do git diff-tree --no-commit-id --name-only -r --root "$c" -- .github/workflows; done | head -n 1)
@@ -107,6 +118,8 @@ export async function serveGit(state: ForgeState, req: IncomingMessage, url: URL
     GIT_CONFIG_VALUE_2: forgeHooks(root),
     // An app's token (and a job's GITHUB_TOKEN) has no `workflows` permission: GitHub refuses its push of a workflow change.
     FORGE_NO_WORKFLOWS: push && cred && (cred.kind === 'installation' || cred.kind === 'workflow') ? '1' : '0',
+    // Branch names the forge's own state holds (never a request's), one word each.
+    FORGE_PROTECTED: push ? [...repo.protectedBranches].join(' ') : '',
   };
   const branchBefore = push ? revParse(gitDir, `refs/heads/${repo.defaultBranch}`) : null;
   const out = await new Promise<Buffer>((resolve, reject) => {
