@@ -11,7 +11,7 @@ import type { CacheStats } from './forge/conditional-cache.js';
 import { GitHubForge } from './forge/github.js';
 import type { Octokit } from './forge/octokit.js';
 import type { Forge } from './forge/types.js';
-import { recordLanderExit } from './fleet/run-report.js';
+import { recordLanderExit } from './http/run-report.js';
 import { createApiHandler } from './http/api.js';
 import { OidcVerifier } from './http/oidc.js';
 import { ActionsLauncher } from './launcher/actions.js';
@@ -22,6 +22,7 @@ import { syncQaLabels } from './qa/labels.js';
 import { sweepEnvironments } from './qa/environment-check.js';
 import { sweepProtectionReviews } from './qa/protection-rule.js';
 import { DEFAULT_PROCESS_LEASE, startProcessLease } from './process-lease.js';
+import { recordOwedOnMerge } from './qa/owed.js';
 import { DEFAULT_LEADERSHIP, Leadership } from './leadership.js';
 import { LeadershipLost, OPEN_FENCE, type Fence } from './fence.js';
 import { fencedForge } from './forge/fenced.js';
@@ -142,6 +143,8 @@ async function wire(app: Probot, addHandler: (handler: ReturnType<typeof createA
     webUrl: settings.webUrl,
     trustedMarkerLogins: settings.trustedMarkerLogins,
     onPolledComments: (repo, comments) => handlePolledComments(fleet, repo, comments),
+    // Delivery listens to the fleet's merges: an item's delivery is owed from its claim PR's merge.
+    onMerged: recordOwedOnMerge,
   });
   fleet = engine.context();
   const running = engine;

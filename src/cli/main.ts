@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { formatFleetReport, type FleetReport } from '../fleet/report.js';
+import { formatFleetReport, type FleetReport } from '../http/report.js';
 import { call, CliFailure, numberArg, repoArg, type CliIo } from './client.js';
 import { registerDeliveryCommands } from './delivery.js';
 import { registerConfigCommand } from './config-check.js';

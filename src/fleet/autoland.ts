@@ -1,7 +1,6 @@
-import { canWrite, type ClaimView, type Forge, type ReviewView } from '../forge/types.js';
+import { canWrite, type ClaimView, type Forge, type RepoRef, type ReviewView } from '../forge/types.js';
 import type { Log } from '../log.js';
-import { owedLabelOf } from '../config/delivery.js';
-import { recordDeliveryOwed } from '../qa/owed.js';
+import type { RepoConfig } from '../config/repo-config.js';
 import { fixExhaustedNotice, mergeRefusedNotice, protectedApprovedNotice, protectedHoldNotice, spendLine, verdictComment } from '../messages.js';
 import type { ProtectedHold } from '../store/protected-holds.js';
 import { headApprovers, protectedFilesOf, protectedGlobs } from './protected-paths.js';
@@ -114,7 +113,20 @@ export interface ActionDeps {
   forge: Forge;
   now: () => number;
   log: Log;
+  /** Told of each claim PR yoke merged (delivery listens: the item's delivery is owed from then). */
+  onMerged?: MergeListener;
 }
+
+/** A claim PR yoke merged, at the commit GitHub made of it. */
+export interface MergedClaim {
+  repo: RepoRef;
+  pr: number;
+  mergeSha: string;
+  config: RepoConfig;
+}
+
+/** The port through which the fleet says "merged at sha"; it gets the same forge and store the merge used. */
+export type MergeListener = (deps: Pick<ActionDeps, 'store' | 'forge' | 'now' | 'log'>, merged: MergedClaim) => Promise<void>;
 
 export async function executeRepoActions(deps: ActionDeps, facts: RepoFacts, actions: readonly RepoAction[]): Promise<void> {
   const { forge, store, log } = deps;
@@ -129,7 +141,7 @@ export async function executeRepoActions(deps: ActionDeps, facts: RepoFacts, act
         if (res.ok) {
           await store.merges.record({ repo: facts.repo.fullName, prNumber: a.pr, headSha: a.sha, state: 'merged', detail: null, at: deps.now(), runId: a.run });
           log.info({ repo: facts.repo.fullName, pr: a.pr, sha: a.sha }, 'merged accepted claim PR');
-          await recordDeliveryOwed({ ...deps, now: deps.now }, facts.repo, a.pr, res.sha, owedLabelOf(facts.config.delivery));
+          await deps.onMerged?.(deps, { repo: facts.repo, pr: a.pr, mergeSha: res.sha, config: facts.config });
         } else {
           await store.merges.record({ repo: facts.repo.fullName, prNumber: a.pr, headSha: a.sha, state: 'refused', detail: res.message, at: deps.now(), runId: a.run });
           await forge.createComment(facts.repo, a.pr, mergeRefusedNotice(a.pr, a.sha, res.message));

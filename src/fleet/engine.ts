@@ -8,7 +8,7 @@ import { fencedLauncher } from '../launcher/fenced.js';
 import type { Launcher } from '../launcher/launcher.js';
 import type { Log } from '../log.js';
 import type { Store } from '../store/store.js';
-import { postPendingVerdicts } from './autoland.js';
+import { postPendingVerdicts, type MergeListener } from './autoland.js';
 import { CheckRefusals, syncLanderChecks } from './check-runs.js';
 import type { Candidate } from './candidate.js';
 import type { FleetContext, FleetPolicy } from './context.js';
@@ -38,6 +38,8 @@ export interface EngineDeps {
   newRunId?: () => string;
   /** TR12: this process's lease id (the composition root registers it). */
   processId?: string;
+  /** Told of each claim PR a pass merged (the composition root subscribes delivery here). */
+  onMerged?: MergeListener;
   /** Commands found by poll (the composition root wires the command handler here). */
   onPolledComments?: (repo: RepoRef, comments: readonly CommentView[]) => Promise<void>;
   /**
@@ -112,6 +114,7 @@ export class Engine {
       rotation: this.passes++,
       activity: this.activity,
       onPolledComments: d.onPolledComments,
+      onMerged: d.onMerged,
     };
   }
 

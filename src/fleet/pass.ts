@@ -8,7 +8,7 @@ import type { OpenRequest } from '../store/requests.js';
 import type { Store } from '../store/store.js';
 import type { Run } from '../store/runs.js';
 import type { AfkLabel } from '../store/afk-labels.js';
-import { executeRepoActions, planRepoActions, postPendingVerdicts, readHolds } from './autoland.js';
+import { executeRepoActions, planRepoActions, postPendingVerdicts, readHolds, type MergeListener } from './autoland.js';
 import { syncLanderChecks, type CheckRefusals } from './check-runs.js';
 import { syncRunNotices } from './run-notices.js';
 import { syncDashboardIssue, viewDashboardIssue, type DashboardIssueDeps } from './dashboard-issue.js';
@@ -80,6 +80,8 @@ export interface PassDeps {
   activity?: RepoActivity;
   /** Commands found by poll, handed the newest comments of each repo the pass read. */
   onPolledComments?: (repo: RepoRef, comments: readonly CommentView[]) => Promise<void>;
+  /** Told of each claim PR the pass merged. */
+  onMerged?: MergeListener;
 }
 
 export interface Gathered {
@@ -349,7 +351,7 @@ export async function spawnOnce(deps: PassDeps, trigger: PassTrigger, reaped: Re
       liveSubjects: after.liveSubjects,
       attempted: (pr, sha, run) => wasAttempted(merges.find((m) => m.prNumber === pr && m.headSha === sha), run),
     }, holds);
-    await executeRepoActions({ store, forge, now, log }, fresh, actions);
+    await executeRepoActions({ store, forge, now, log, onMerged: deps.onMerged }, fresh, actions);
     if (deps.onPolledComments) {
       try {
         await deps.onPolledComments(f.repo, f.view.recentComments);

@@ -1,7 +1,7 @@
 import { stringify } from 'yaml';
 import type { FleetContext } from '../fleet/context.js';
 import type { PassReport } from '../fleet/pass.js';
-import { buildFleetReport, type FleetReport } from '../fleet/report.js';
+import { buildFleetReport, type FleetReport } from './report.js';
 import type { Run } from '../store/runs.js';
 import { layoutTimeline, type Timeline } from './timeline.js';
 

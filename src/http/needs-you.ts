@@ -1,4 +1,4 @@
-import type { FleetReport } from '../fleet/report.js';
+import type { FleetReport } from './report.js';
 import { reasonOf } from './dashboard-parts.js';
 
 // The dashboard's "Needs you": what a maintainer must act on, each with the

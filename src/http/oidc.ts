@@ -5,7 +5,7 @@ import { z } from 'zod';
 // published keys: fetched with a timeout, at most once per cooldown for an
 // unknown key id, and kept when a fetch fails, so an unreachable issuer
 // does not turn genuine reports into failures (TR03). Which run a token may
-// report for is decided in fleet/run-report.ts.
+// report for is decided in http/run-report.ts.
 
 export interface OidcOptions {
   issuer: string;

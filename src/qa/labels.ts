@@ -3,7 +3,6 @@ import { commandReply, refusalText } from '../messages.js';
 import { attachPlan, QA_LABEL_PREFIX } from './attach.js';
 import { deliveryRepo, type DeliveryContext } from './context.js';
 import { repoRefOf } from '../fleet/repo-state.js';
-import type { IssueLabeledPayload } from '../webhooks/payloads.js';
 
 // A `qa:<id-or-name>` label attaches a plan only when a writer added it, and
 // the writer gets a reply. A non-writer's label makes yoke write nothing
@@ -14,6 +13,16 @@ import type { IssueLabeledPayload } from '../webhooks/payloads.js';
 const WRITE: ReadonlySet<Permission> = new Set(['admin', 'maintain', 'write']);
 
 export type LabelOutcome = 'ignored' | 'attached' | 'refused';
+
+/** What an `issues.labeled` delivery says, as the webhook edge parsed it. */
+export interface LabelEvent {
+  repo: RepoRef;
+  issueNumber: number;
+  isPull: boolean;
+  label: string;
+  sender: string;
+  senderIsBot: boolean;
+}
 
 type LabelCtx = DeliveryContext;
 
@@ -35,7 +44,7 @@ async function actOnLabel(ctx: LabelCtx, repo: RepoRef, issue: number, label: st
  * poll already attached is not answered twice; one it refused (a non-writer's)
  * is acted on again, for this event may be a writer adding it anew.
  */
-export async function handleQaLabel(ctx: LabelCtx, e: IssueLabeledPayload): Promise<LabelOutcome> {
+export async function handleQaLabel(ctx: LabelCtx, e: LabelEvent): Promise<LabelOutcome> {
   if (!e.label.startsWith(QA_LABEL_PREFIX) || e.isPull || e.senderIsBot) return 'ignored';
   const cfg = await ctx.forge.readConfig(e.repo, { maxAgeMs: ctx.policy.configRefreshMs });
   if (cfg.state === 'absent') return 'ignored';

@@ -1,3 +1,5 @@
+import { owedLabelOf } from '../config/delivery.js';
+import type { MergeListener } from '../fleet/autoland.js';
 import type { Forge, RepoRef } from '../forge/types.js';
 import type { Log } from '../log.js';
 import type { Store } from '../store/store.js';
@@ -13,6 +15,9 @@ export interface OwedDeps {
   now: () => number;
   log: Log;
 }
+
+/** Delivery's subscription to the fleet's merges: each claim PR yoke merges owes its item's delivery. */
+export const recordOwedOnMerge: MergeListener = (deps, merged) => recordDeliveryOwed(deps, merged.repo, merged.pr, merged.mergeSha, owedLabelOf(merged.config.delivery));
 
 /** Records the owed delivery of a merged claim PR and labels its issue; a failed label is retried later. */
 export async function recordDeliveryOwed(deps: OwedDeps, repo: RepoRef, pr: number, mergeSha: string, label: string): Promise<void> {

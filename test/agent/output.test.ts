@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { collapsedOutput, fenced, tailOf } from '../../src/agent/output.js';
-import { recordLanderExit } from '../../src/fleet/run-report.js';
+import { recordLanderExit } from '../../src/http/run-report.js';
 import { makeHarness } from '../helpers/fleet.js';
 import { liveRun } from '../helpers/run-api.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildFleetReport } from '../../src/fleet/report.js';
+import { buildFleetReport } from '../../src/http/report.js';
 import { headApprovers, protectedFilesOf, protectedGlobs } from '../../src/fleet/protected-paths.js';
 import { needsYou } from '../../src/http/needs-you.js';
 import { protectedApprovedNotice, protectedHoldNotice } from '../../src/messages.js';

@@ -158,7 +158,7 @@ describe('the request budget', () => {
 
   it('SC03 when the budget is short a pass reads lander and merge work first and defers the rest, saying why', async () => {
     const { addClaimPull, AUTOLAND } = await import('../helpers/fleet.js');
-    const { buildFleetReport, formatFleetReport } = await import('../../src/fleet/report.js');
+    const { buildFleetReport, formatFleetReport } = await import('../../src/http/report.js');
     const h = makeHarness({ policy: { globalCap: 5 } });
     h.forge.addRepo('acme/claims', AUTOLAND);
     h.forge.addRepo('acme/backlog', {}, 2);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildFleetReport, formatFleetReport } from '../../src/fleet/report.js';
-import { reportRunResult } from '../../src/fleet/run-report.js';
+import { buildFleetReport, formatFleetReport } from '../../src/http/report.js';
+import { reportRunResult } from '../../src/http/run-report.js';
 import { AUTOLAND, ManualClock, addClaimPull, makeHarness, report, type Harness } from '../helpers/fleet.js';
 
 // Spend: runs report what they cost with their result; a repository's

@@ -7,6 +7,7 @@ import { silentLog } from '../../src/log.js';
 import type { NewRun, Run } from '../../src/store/runs.js';
 import type { Store } from '../../src/store/store.js';
 import { testStore } from './test-store.js';
+import { recordOwedOnMerge } from '../../src/qa/owed.js';
 import { OPEN_FENCE, type Fence } from '../../src/fence.js';
 import { FakeForge, type FakePull } from './fake-forge.js';
 
@@ -140,6 +141,8 @@ export function makeHarness(
     webUrl: 'https://github.test',
     trustedMarkerLogins: [],
     newRunId: opts.newRunId ?? (() => `run${++seq}`),
+    // As the composition root does: delivery listens to the fleet's merges.
+    onMerged: recordOwedOnMerge,
     ...(opts.lead ? { lead: opts.lead } : opts.leads ? { lead: async () => ((await opts.leads!()) ? OPEN_FENCE : null) } : {}),
   });
   // TR12: the test's yoke process holds a lease that outlives any test clock.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildFleetReport } from '../../src/fleet/report.js';
+import { buildFleetReport } from '../../src/http/report.js';
 import { needsYou } from '../../src/http/needs-you.js';
 import { makeHarness } from '../helpers/fleet.js';
 import { liveRun } from '../helpers/run-api.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { handleComment } from '../../src/commands/handle.js';
-import { buildFleetReport, formatFleetReport } from '../../src/fleet/report.js';
+import { buildFleetReport, formatFleetReport } from '../../src/http/report.js';
 import { buildDashboardData } from '../../src/http/dashboard-data.js';
 import { renderDashboard } from '../../src/http/dashboard.js';
 import { dispatchStage } from '../../src/qa/dispatch.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { parseDeliverySettings } from '../../src/config/delivery.js';
-import { buildFleetReport } from '../../src/fleet/report.js';
+import { buildFleetReport } from '../../src/http/report.js';
 import { needsYou } from '../../src/http/needs-you.js';
 import { gatedStages, judgeEnvironments, sweepEnvironments } from '../../src/qa/environment-check.js';
 import { DELIVERY, REPO, makeDeliveryHarness } from '../helpers/delivery.js';

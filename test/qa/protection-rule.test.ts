@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { makeRefusal } from '../../src/codes.js';
 import { parseDeliverySettings } from '../../src/config/delivery.js';
 import { protectionComment } from '../../src/messages.js';
-import { buildFleetReport } from '../../src/fleet/report.js';
+import { buildFleetReport } from '../../src/http/report.js';
 import { needsYou } from '../../src/http/needs-you.js';
 import { reportDeployStage } from '../../src/qa/deploy-stage.js';
 import { createDeploymentRun } from '../../src/qa/deployment-runs.js';

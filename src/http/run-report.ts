@@ -4,12 +4,12 @@ import { z } from 'zod';
 import { makeRefusal, type Refusal } from '../codes.js';
 import { claimBranch, claimPullBody, claimPullTitle } from '../messages.js';
 import { collapsedOutput, tailOf } from '../agent/output.js';
-import type { OidcVerifier } from '../http/oidc.js';
+import type { OidcVerifier } from './oidc.js';
 import { formatActionsRef, parseActionsRef } from '../launcher/actions.js';
 import type { Run } from '../store/runs.js';
-import type { FleetContext } from './context.js';
-import { hashSecret } from './launch.js';
-import { repoRefOf } from './repo-state.js';
+import type { FleetContext } from '../fleet/context.js';
+import { hashSecret } from '../fleet/launch.js';
+import { repoRefOf } from '../fleet/repo-state.js';
 
 // A run's report of its result: `POST /yoke/api/runs/:id/result`.
 

@@ -1,0 +1,77 @@
+// The floors of src/ (docs/architecture.md), held by dependency-cruiser: a
+// module imports only from its own floor or the floors below it. `npm test`
+// runs it (npm run lint:layers); an import that climbs a floor fails it.
+// Edges that climbed when the rule came in are listed in
+// .dependency-cruiser-known-violations.json, each to be cut (target: none).
+
+/** Floors, lowest first: a path pattern each (anchored at the repository's root). */
+const FLOORS = [
+  { name: 'kernel', path: '^src/(clock|log|logger|codes|glob|limit|redact|fence)\\.ts$|^src/codes/' },
+  { name: 'infrastructure', path: '^src/(config|store|forge|launcher|agent)/|^src/prompts\\.ts$' },
+  { name: 'domain', path: '^src/(fleet|qa|notices)/|^src/(leadership|process-lease|messages)\\.ts$' },
+  { name: 'edges', path: '^src/(commands|webhooks|http)/' },
+  { name: 'roots', path: '^src/(cli|sandbox)/|^src/(app|server|door|main)\\.ts$' },
+];
+
+const climbs = FLOORS.slice(0, -1).map((floor, i) => ({
+  name: `${floor.name}-climbs`,
+  comment: `The ${floor.name} floor imports only from itself or below: ${FLOORS.slice(0, i + 1).map((f) => f.name).join(', ')}.`,
+  severity: 'error',
+  from: { path: floor.path },
+  to: { path: FLOORS.slice(i + 1).map((f) => f.path).join('|') },
+}));
+
+module.exports = {
+  forbidden: [
+    ...climbs,
+    {
+      name: 'unfloored',
+      comment: 'Every file of src/ sits on a floor: add a new folder or top-level file to FLOORS in .dependency-cruiser.cjs.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: FLOORS.map((f) => f.path).join('|') },
+      to: {},
+    },
+    {
+      name: 'fleet-imports-delivery',
+      comment: 'The fleet never imports the delivery half (qa/, notices/): delivery listens to the fleet, not the other way round.',
+      severity: 'error',
+      from: { path: '^src/fleet/' },
+      to: { path: '^src/(qa|notices)/' },
+    },
+    {
+      name: 'no-circular',
+      comment: 'No import cycles, type-only imports included.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'drivers-outside-store',
+      comment: 'Only src/store talks to a database driver.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/store/' },
+      to: { path: 'node_modules/(better-sqlite3|pg)/' },
+    },
+    {
+      name: 'octokit-outside-forge',
+      comment: 'Only src/forge (and the composition roots that hand Probot its class) imports Octokit or Probot.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(forge|sandbox)/|^src/(app|server|door)\\.ts$|^src/webhooks/handlers\\.ts$' },
+      to: { path: 'node_modules/(@octokit|probot)/' },
+    },
+    {
+      name: 'production-imports-sandbox',
+      comment: 'The sandbox is not shipped: nothing else in src/ imports it.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/sandbox/' },
+      to: { path: '^src/sandbox/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'], extensions: ['.ts', '.js', '.json'] },
+    exclude: { path: '^src/.*\\.d\\.ts$' },
+  },
+};
