@@ -103,9 +103,10 @@ async function wire(app: Probot, addHandler: (handler: ReturnType<typeof createA
       : new CommandLauncher({
           command: settings.command!,
           logDir: `${settings.dbPath}.runs`,
-          onExit: async (runId, kind, exit) => {
-            if (kind === 'lander') await recordLanderExit(fleet, runId, exit);
-            reapNow();
+          onExit: (runId, kind, exit) => {
+            // A lander's exit is its verdict's last word; the reaper runs after it either way (and ends a run it could not record).
+            const recorded = kind === 'lander' ? recordLanderExit(fleet, runId, exit) : Promise.resolve();
+            void recorded.catch((err: unknown) => app.log.error({ run: runId, err: String(err) }, 'could not record the lander exit')).finally(reapNow);
           },
         });
   // TR12: this process's lease: what it reserves and claims is its own until the lease lapses.

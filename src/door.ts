@@ -57,13 +57,15 @@ export async function openDatabaseDoor(env: Record<string, string | undefined>, 
   let handler: Handler | null = null;
   await appFn(probot, { addHandler: (h: Handler) => (handler = h) } as never);
   const rt = await runtime;
-  const server = createServer(async (req, res) => {
+  const serve = async (req: IncomingMessage, res: ServerResponse) => {
     const h = handler as Handler | null;
     if (!h || !(await h(req, res))) {
       res.writeHead(404);
       res.end();
     }
-  });
+  };
+  // A handler that throws answers 500 rather than leaving the request hanging and the rejection unhandled.
+  const server = createServer((req, res) => void serve(req, res).catch(() => (res.headersSent ? res.destroy() : (res.writeHead(500), res.end()))));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,

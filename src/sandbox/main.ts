@@ -86,11 +86,13 @@ function printStillRunning(): void {
 }
 
 let seen = 0;
-const progress = setInterval(async () => {
+const showLaunches = async () => {
   const runs = await sandbox.runs();
   for (const r of runs.slice(seen)) console.log(`  ${((r.launchedAt - started) / 1000).toFixed(1).padStart(5)}s  launched ${r.kind.padEnd(10)} ${r.subject}`);
   seen = runs.length;
-}, 250);
+};
+// A read that fails (the store closing at the end) shows nothing this time.
+const progress = setInterval(() => void showLaunches().catch(() => undefined), 250);
 
 let exitCode = 0;
 const deadline = started + opts.timeout * 1000;
