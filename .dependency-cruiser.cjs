@@ -6,8 +6,8 @@
 
 /** Floors, lowest first: a path pattern each (anchored at the repository's root). */
 const FLOORS = [
-  { name: 'kernel', path: '^src/(clock|log|logger|codes|glob|limit|redact|fence)\\.ts$|^src/codes/' },
-  { name: 'infrastructure', path: '^src/(config|store|forge|launcher|agent)/|^src/prompts\\.ts$' },
+  { name: 'kernel', path: '^src/kernel/' },
+  { name: 'infrastructure', path: '^src/(config|store|forge|launcher|agent)/' },
   { name: 'domain', path: '^src/(fleet|qa|notices)/|^src/(leadership|process-lease|messages)\\.ts$' },
   { name: 'edges', path: '^src/(commands|webhooks|http)/' },
   { name: 'roots', path: '^src/(cli|sandbox)/|^src/(app|server|door|main)\\.ts$' },

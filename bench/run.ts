@@ -14,7 +14,7 @@ import type { Candidate, SpawnStage } from '../src/fleet/candidate.js';
 import { recordLaunch } from '../src/fleet/launch.js';
 import { spawnPass } from '../src/fleet/spawn-pass.js';
 import type { Launcher } from '../src/launcher/launcher.js';
-import { systemClock } from '../src/clock.js';
+import { systemClock } from '../src/kernel/clock.js';
 import { openStore } from '../src/store/store.js';
 import { EmbeddedForge } from '../src/sandbox/forge-server.js';
 import { benchDelivery } from './delivery.js';

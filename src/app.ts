@@ -1,6 +1,6 @@
 import { runnerBundle } from './agent/bundle.js';
 import type { ApplicationFunction, Probot } from 'probot';
-import { systemClock, systemTimers, type Clock, type Timers } from './clock.js';
+import { systemClock, systemTimers, type Clock, type Timers } from './kernel/clock.js';
 import { handlePolledComments } from './commands/handle.js';
 import type { OperatorSettings } from './config/env.js';
 import { resolveSettings } from './config/settings.js';
@@ -24,7 +24,7 @@ import { sweepProtectionReviews } from './qa/protection-rule.js';
 import { DEFAULT_PROCESS_LEASE, startProcessLease } from './process-lease.js';
 import { recordOwedOnMerge } from './qa/owed.js';
 import { DEFAULT_LEADERSHIP, Leadership } from './leadership.js';
-import { LeadershipLost, OPEN_FENCE, type Fence } from './fence.js';
+import { LeadershipLost, OPEN_FENCE, type Fence } from './kernel/fence.js';
 import { fencedForge } from './forge/fenced.js';
 import { openStoreAt, type Store } from './store/store.js';
 import { printable } from './store/open-sql.js';

@@ -1,6 +1,6 @@
-import type { Timers } from './clock.js';
-import { LeadershipLost, type Fence } from './fence.js';
-import type { Log } from './log.js';
+import type { Timers } from './kernel/clock.js';
+import { LeadershipLost, type Fence } from './kernel/fence.js';
+import type { Log } from './kernel/log.js';
 import type { LeaderStore } from './store/leaders.js';
 
 // One leader for the fleet's ticks: however many yoke processes share the

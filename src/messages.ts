@@ -1,11 +1,11 @@
-import { makeRefusal, type Refusal } from './codes.js';
+import { makeRefusal, type Refusal } from './kernel/codes/table.js';
 import { STUCK_LABEL } from './fleet/repo-facts.js';
 import { encodeMarker, type MarkerPayload } from './forge/marker.js';
 import type { WorkSpend } from './store/runs.js';
 import type { WaitingItem } from './fleet/candidate.js';
 import { subjectUrl } from './fleet/links.js';
 import { inertBlock, inertInline } from './agent/output.js';
-import { redactSecrets } from './redact.js';
+import { redactSecrets } from './kernel/redact.js';
 
 // Every comment yoke writes, and every "To recover" line, comes from here.
 // Refusals take their wording from the code table; tests compare whole texts,

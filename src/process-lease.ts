@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
-import type { Clock, Timers } from './clock.js';
-import type { Log } from './log.js';
+import type { Clock, Timers } from './kernel/clock.js';
+import type { Log } from './kernel/log.js';
 import type { Store } from './store/store.js';
 
 // TR12: each yoke process (the server, the database door) holds a lease in

@@ -1,11 +1,11 @@
 import { run, type Server } from 'probot';
 import { createYokeApp, type YokeRuntime } from './app.js';
-import { systemClock } from './clock.js';
+import { systemClock } from './kernel/clock.js';
 import { existsSync } from 'node:fs';
 import { appCredentialProblem, inSetupMode, setupWebhookUrl, webhookProxyProblem, webhookSecretProblem } from './config/env.js';
 import { SettingsError, resolveSettings } from './config/settings.js';
 import type { DestinationStream } from 'pino';
-import { createLogger } from './logger.js';
+import { createLogger } from './kernel/log.js';
 import type { CacheStats } from './forge/conditional-cache.js';
 import { BudgetBook, GITHUB_SECONDARY_LIMITS } from './forge/budget.js';
 import { clientPolicy, yokeOctokit } from './forge/octokit.js';

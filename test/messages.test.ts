@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CODE_INFO, CODES, makeRefusal } from '../src/codes.js';
+import { CODE_INFO, CODES, makeRefusal } from '../src/kernel/codes/table.js';
 import {
   autoLoopSet,
   commandReply,

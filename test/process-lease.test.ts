@@ -10,7 +10,7 @@ import { openStoreAt } from '../src/store/store.js';
 import type { CliIo } from '../src/cli/client.js';
 import { runCli } from '../src/cli/main.js';
 import { DEFAULT_DRIVER_POLICY } from '../src/cli/watch-deploy.js';
-import { silentLog } from '../src/log.js';
+import { silentLog } from '../src/kernel/log.js';
 import { DEFAULT_PROCESS_LEASE, localIdentity, localMachine, reapDeadProcesses, startProcessLease } from '../src/process-lease.js';
 import { createDeploymentRun } from '../src/qa/deployment-runs.js';
 import { sweepCloseouts } from '../src/qa/dispatch.js';

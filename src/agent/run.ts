@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { z } from 'zod';
 import { WorkReader, WorkReaderError } from '../forge/work-reader.js';
-import { defaultPrompt, fillPromptTemplate, PROMPT_PATH, type PromptFacts } from '../prompts.js';
+import { defaultPrompt, fillPromptTemplate, PROMPT_PATH, type PromptFacts } from './prompts.js';
 import type { AgentAdapter, AgentCost, AgentLimits, AgentOutcome } from './adapter.js';
 import { readRunFacts, type RunFacts } from './facts.js';
 import { tailOf } from './output.js';
@@ -12,7 +12,7 @@ import { jobSecretValues, scanChange, secretRefusal } from './secret-scan.js';
 import { containAgent, containmentProblem, type BlockedAttempt, type Contained } from './contain.js';
 import { writeHandover } from './handover.js';
 import { installTrustedSettings, restoreSettings, type SettingsSwap } from './settings-swap.js';
-import { redactSecrets } from '../redact.js';
+import { redactSecrets } from '../kernel/redact.js';
 import { agentNamed } from './registry.js';
 import { commandAgent, RUN_SCRIPT_PATH, secretNames } from './command.js';
 

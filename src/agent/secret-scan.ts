@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { SECRET_SHAPES } from '../redact.js';
+import { SECRET_SHAPES } from '../kernel/redact.js';
 
 // TR16: no secret leaves in a commit. Before a bundle is made (the agent job)
 // and again before it is pushed (the deliver job, which runs none of the

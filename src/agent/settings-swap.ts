@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { globToRegExp } from '../glob.js';
+import { globToRegExp } from '../kernel/glob.js';
 
 // TR23: a fix run works on a PR head the previous agent wrote, and an agent
 // CLI loads its settings from the checkout: CLAUDE.md and AGENTS.md as

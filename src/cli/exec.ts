@@ -2,7 +2,7 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CHILD_ENV_ALLOWLIST } from '../launcher/command.js';
-import { redactSecrets, secretValues, SECRET_VARIABLES } from '../redact.js';
+import { redactSecrets, secretValues, SECRET_VARIABLES } from '../kernel/redact.js';
 import type { CliIo, ExecResult } from './client.js';
 
 // How the CLI runs a QA case or a deploy command: `sh -c` in the current

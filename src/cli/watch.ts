@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { makeRefusal, type Refusal } from '../codes.js';
+import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
 import { CliFailure, commitArg, type CliIo, type GlobalOptions } from './client.js';
 import { openDatabaseDoor, type Door } from '../door.js';
 import { httpsTransport } from './driver-transport.js';

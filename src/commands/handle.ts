@@ -1,7 +1,9 @@
-import { makeRefusal } from '../codes.js';
+import { makeRefusal } from '../kernel/codes/table.js';
 import type { FleetContext } from '../fleet/context.js';
-import { repoStatus, requestLand, requestStart, resetRepo, setAutoLoop, type ControlResult } from '../fleet/controls.js';
-import type { CommentView, Permission, RepoRef } from '../forge/types.js';
+import { repoStatus, requestLand, requestStart, resetRepo, setAutoLoop } from '../fleet/controls.js';
+import type { Result } from '../kernel/result.js';
+import type { CommentView, RepoRef } from '../forge/types.js';
+import { canWrite, type Permission } from '../kernel/permission.js';
 import { commandReply, refusalText } from '../messages.js';
 import type { RepoState } from '../store/repos.js';
 import { attachPlan } from '../qa/attach.js';
@@ -14,7 +16,6 @@ export interface IncomingComment {
   via: 'webhook' | 'poll';
 }
 
-const WRITE: ReadonlySet<Permission> = new Set(['admin', 'maintain', 'write']);
 
 export type CommandOutcome = 'not_a_command' | 'not_opted_in' | 'duplicate' | 'edited' | 'done' | 'refused' | 'ignored' | 'failed';
 
@@ -49,10 +50,10 @@ export async function handleComment(ctx: FleetContext, { repo, comment: c, via }
   if (!claimed) return 'duplicate';
 
   let permission: Permission;
-  let result: ControlResult;
+  let result: Result<string>;
   try {
     permission = await forge.getPermission(repo, c.author);
-    if (!WRITE.has(permission)) {
+    if (!canWrite(permission)) {
       await store.commands.finish(c.id, 'command_forbidden');
       ctx.log.info({ repo: repo.fullName, comment: c.id, author: c.author, permission }, 'command from a user without write access; not answered');
       return 'ignored';
@@ -64,7 +65,7 @@ export async function handleComment(ctx: FleetContext, { repo, comment: c, via }
   // The answer is written once the command took effect; if writing it fails, the poll answers it again.
   try {
     await forge.addReaction(repo, c.id, result.ok ? '+1' : 'confused');
-    await forge.createComment(repo, c.issueNumber, commandReply(c.author, result.ok ? result.message : refusalText(result.refusal)));
+    await forge.createComment(repo, c.issueNumber, commandReply(c.author, result.ok ? result.value : refusalText(result.refusal)));
   } catch (err) {
     return failed(ctx, repo, c, err);
   }
@@ -72,7 +73,7 @@ export async function handleComment(ctx: FleetContext, { repo, comment: c, via }
   return result.ok ? 'done' : 'refused';
 }
 
-function decide(ctx: FleetContext, repo: RepoRef, c: CommentView, parsed: Exclude<ParsedComment, { kind: 'none' }>, permission: Permission): Promise<ControlResult> {
+function decide(ctx: FleetContext, repo: RepoRef, c: CommentView, parsed: Exclude<ParsedComment, { kind: 'none' }>, permission: Permission): Promise<Result<string>> {
   if (parsed.kind === 'too_large') return Promise.resolve({ ok: false, refusal: makeRefusal('comment_too_large', { limit: COMMENT_LIMIT }) });
   if (parsed.kind === 'unknown') return Promise.resolve({ ok: false, refusal: makeRefusal('command_unknown', { command: parsed.text }) });
   return runCommand(ctx, repo, c, parsed.command, permission);
@@ -96,7 +97,7 @@ async function failed(ctx: FleetContext, repo: RepoRef, c: CommentView, err: unk
   return 'failed';
 }
 
-function runCommand(ctx: FleetContext, repo: RepoRef, c: CommentView, cmd: CommandWord, permission: Permission): Promise<ControlResult> {
+function runCommand(ctx: FleetContext, repo: RepoRef, c: CommentView, cmd: CommandWord, permission: Permission): Promise<Result<string>> {
   const name = repo.fullName;
   switch (cmd.name) {
     case 'start':

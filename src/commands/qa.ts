@@ -1,23 +1,22 @@
-import { makeRefusal } from '../codes.js';
-import type { ControlResult } from '../fleet/controls.js';
+import { makeRefusal } from '../kernel/codes/table.js';
 import type { FleetContext } from '../fleet/context.js';
-import type { CommentView, Permission, RepoRef } from '../forge/types.js';
+import type { CommentView, RepoRef } from '../forge/types.js';
+import { canMaintain, type Permission } from '../kernel/permission.js';
 import { qaDeclined, qaWaived } from '../messages.js';
 import { settleAfter } from '../qa/dispatch.js';
-import type { Outcome } from '../qa/context.js';
+import { ok, type Result } from '../kernel/result.js';
 import { waiveQaCase } from '../qa/verdicts.js';
 import type { CommandWord } from './command.js';
 
 // The QA comment commands' edges: their answers as control results, and the
 // waiver, which only maintainers may give (QA13).
 
-const MAINTAINERS: ReadonlySet<Permission> = new Set(['admin', 'maintain']);
 
-export const asControl = (r: Outcome<{ message: string }>): ControlResult => (r.ok ? { ok: true, message: r.value.message } : r);
+export const asControl = (r: Result<{ message: string }>): Result<string> => (r.ok ? ok(r.value.message) : r);
 
 /** `/yoke qa waive <case> [--plan PLAN] --reason "..."` on a deployment run's tracking issue, at its current stage. */
-export async function waiveByComment(ctx: FleetContext, repo: RepoRef, c: CommentView, cmd: Extract<CommandWord, { name: 'qa_waive' }>, permission: Permission): Promise<ControlResult> {
-  if (!MAINTAINERS.has(permission)) return { ok: false, refusal: makeRefusal('qa_waive_forbidden', { repo: repo.fullName, permission }) };
+export async function waiveByComment(ctx: FleetContext, repo: RepoRef, c: CommentView, cmd: Extract<CommandWord, { name: 'qa_waive' }>, permission: Permission): Promise<Result<string>> {
+  if (!canMaintain(permission)) return { ok: false, refusal: makeRefusal('qa_waive_forbidden', { repo: repo.fullName, permission }) };
   const run = (await ctx.store.deployments.list()).find((r) => r.repo === repo.fullName && r.trackingIssue === c.issueNumber);
   if (!run) return { ok: false, refusal: makeRefusal('deployment_run_unknown', { run: `with tracking issue #${c.issueNumber}` }) };
   const stage = run.settings.stages[run.currentStage]?.name ?? '';
@@ -35,7 +34,7 @@ export async function waiveByComment(ctx: FleetContext, repo: RepoRef, c: Commen
     plan = holding[0]!.planId;
   }
   const r = await waiveQaCase(ctx, { role: 'person', login: c.author }, run.id, stage, { plan, case: cmd.case, reason: cmd.reason });
-  return r.ok ? { ok: true, message: qaWaived(r.value.subject, r.value.plan, r.value.case, cmd.reason) } : r;
+  return r.ok ? ok(qaWaived(r.value.subject, r.value.plan, r.value.case, cmd.reason)) : r;
 }
 
 /** Open notices on a thread: the ones addressed to this person, else (a writer speaking for the thread) all of them. */
@@ -47,13 +46,13 @@ async function noticesFor(ctx: FleetContext, repo: RepoRef, thread: number, auth
 }
 
 /** QA21: `/yoke qa decline` cancels the notice, which is redelivered: the live driver, then the run's creator, then steering. */
-export async function declineByComment(ctx: FleetContext, repo: RepoRef, c: CommentView): Promise<ControlResult> {
+export async function declineByComment(ctx: FleetContext, repo: RepoRef, c: CommentView): Promise<Result<string>> {
   const { mine, open } = await noticesFor(ctx, repo, c.issueNumber, c.author);
   const declined = mine.length ? mine : open;
   if (declined.length === 0) return { ok: false, refusal: makeRefusal('qa_notice_unknown', { thread: c.issueNumber }) };
   for (const n of declined) await ctx.store.notices.update(n.id, { state: 'cancelled', detail: `declined by ${c.author}`, at: ctx.clock.now() });
   for (const n of declined) await settleAfter(ctx, n.runId, n.stage, n.subject);
-  return { ok: true, message: qaDeclined(declined.length) };
+  return ok(qaDeclined(declined.length));
 }
 
 /** A reply on a notice's thread by its recipient answers it. */

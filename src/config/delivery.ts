@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { refuseRepeats } from './repeats.js';
 import { issueMessage } from './suggest.js';
-import { makeRefusal, type Refusal } from '../codes.js';
+import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
 import { CONFIG_PATH } from './repo-config.js';
 
 // The `delivery:` section of `.github/yoke.yml`: ordered stages, where the QA

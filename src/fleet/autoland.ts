@@ -1,5 +1,6 @@
-import { canWrite, type ClaimView, type Forge, type RepoRef, type ReviewView } from '../forge/types.js';
-import type { Log } from '../log.js';
+import type { ClaimView, Forge, RepoRef, ReviewView } from '../forge/types.js';
+import { canWrite } from '../kernel/permission.js';
+import type { Log } from '../kernel/log.js';
 import type { RepoConfig } from '../config/repo-config.js';
 import { fixExhaustedNotice, mergeRefusedNotice, protectedApprovedNotice, protectedHoldNotice, spendLine, verdictComment } from '../messages.js';
 import type { ProtectedHold } from '../store/protected-holds.js';

@@ -1,4 +1,4 @@
-import type { Code, Refusal } from '../codes.js';
+import type { Code, Refusal } from '../kernel/codes/table.js';
 import type { RunKind } from '../store/runs.js';
 
 // Priority is data: a stage rank on the candidate, and the only sort key.

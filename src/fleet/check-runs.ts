@@ -1,7 +1,7 @@
-import { makeRefusal } from '../codes.js';
+import { makeRefusal } from '../kernel/codes/table.js';
 import { classifyGitHubError } from '../forge/errors.js';
 import type { CheckRunWrite, Forge } from '../forge/types.js';
-import type { Log } from '../log.js';
+import type { Log } from '../kernel/log.js';
 import type { CheckRecord } from '../store/check-runs.js';
 import type { Run } from '../store/runs.js';
 import type { Store } from '../store/store.js';

@@ -1,6 +1,6 @@
-import type { Clock } from '../clock.js';
+import type { Clock } from '../kernel/clock.js';
 import type { Forge, RepoName } from '../forge/types.js';
-import type { Log } from '../log.js';
+import type { Log } from '../kernel/log.js';
 import type { Store } from '../store/store.js';
 import type { CapPolicy } from './cap.js';
 

@@ -1,4 +1,4 @@
-import { makeRefusal, type Refusal } from '../codes.js';
+import { ok, refuse, type Result } from '../kernel/result.js';
 import type { RepoConfig } from '../config/repo-config.js';
 import type { RepoName, RepoRef } from '../forge/types.js';
 import { autoLoopSet, landQueued, repoReset, repoStatusReport, startQueued } from '../messages.js';
@@ -10,11 +10,9 @@ import { autoLoopOn, isPaused, repoRefOf } from './repo-state.js';
 // The actions people take, shared by comment commands and the HTTP API.
 // Each answers with data: what happened, or a refusal with its recovery.
 
-export type ControlResult = { ok: true; message: string } | { ok: false; refusal: Refusal };
 
-const refuse = (...args: Parameters<typeof makeRefusal>): ControlResult => ({ ok: false, refusal: makeRefusal(...args) });
 
-async function optedIn(ctx: FleetContext, name: RepoName): Promise<{ repo: RepoRef; config: RepoConfig } | { refusal: ControlResult }> {
+async function optedIn(ctx: FleetContext, name: RepoName): Promise<{ repo: RepoRef; config: RepoConfig } | { refusal: Result<string> }> {
   const repo = await repoRefOf(ctx.store, name);
   if (!repo) return { refusal: refuse('repo_not_opted_in', { repo: name }) };
   const cfg = await ctx.forge.readConfig(repo, { maxAgeMs: ctx.policy.configRefreshMs });
@@ -24,7 +22,7 @@ async function optedIn(ctx: FleetContext, name: RepoName): Promise<{ repo: RepoR
 }
 
 /** A manual AFK start: recorded as a request the next pass launches (SP01), refused while paused (SP15). */
-export async function requestStart(ctx: FleetContext, name: RepoName, issue: number, by: string): Promise<ControlResult> {
+export async function requestStart(ctx: FleetContext, name: RepoName, issue: number, by: string): Promise<Result<string>> {
   const got = await optedIn(ctx, name);
   if ('refusal' in got) return got.refusal;
   const { store, forge, clock } = ctx;
@@ -35,10 +33,10 @@ export async function requestStart(ctx: FleetContext, name: RepoName, issue: num
   if (live) return refuse('subject_busy', { repo: name, subject: `#${issue}`, run: live.id });
   await store.requests.add(name, 'start', issue, by, clock.now());
   ctx.wake(name);
-  return { ok: true, message: startQueued(issue) };
+  return ok(startQueued(issue));
 }
 
-export async function requestLand(ctx: FleetContext, name: RepoName, pr: number, by: string): Promise<ControlResult> {
+export async function requestLand(ctx: FleetContext, name: RepoName, pr: number, by: string): Promise<Result<string>> {
   const got = await optedIn(ctx, name);
   if ('refusal' in got) return got.refusal;
   const { store, forge, clock } = ctx;
@@ -50,36 +48,35 @@ export async function requestLand(ctx: FleetContext, name: RepoName, pr: number,
   if (live) return refuse('subject_busy', { repo: name, subject: `#${pr}`, run: live.id });
   await store.requests.add(name, 'land', pr, by, clock.now());
   ctx.wake(name);
-  return { ok: true, message: landQueued(pr) };
+  return ok(landQueued(pr));
 }
 
-export async function setAutoLoop(ctx: FleetContext, name: RepoName, on: boolean): Promise<ControlResult> {
+export async function setAutoLoop(ctx: FleetContext, name: RepoName, on: boolean): Promise<Result<string>> {
   const got = await optedIn(ctx, name);
   if ('refusal' in got) return got.refusal;
   await ctx.store.repos.setAutoLoop(name, on, ctx.clock.now());
   if (on) ctx.wake(name);
-  return { ok: true, message: autoLoopSet(name, on, isPaused((await ctx.store.repos.get(name))!)) };
+  return ok(autoLoopSet(name, on, isPaused((await ctx.store.repos.get(name))!)));
 }
 
 /** SP15: the only way out of a pause. */
-export async function resetRepo(ctx: FleetContext, name: RepoName): Promise<ControlResult> {
+export async function resetRepo(ctx: FleetContext, name: RepoName): Promise<Result<string>> {
   const got = await optedIn(ctx, name);
   if ('refusal' in got) return got.refusal;
   const before = (await ctx.store.repos.get(name))!;
   await ctx.store.repos.unpause(name, ctx.clock.now());
   ctx.wake(name);
-  return { ok: true, message: repoReset(name, before.consecutiveFailures, isPaused(before)) };
+  return ok(repoReset(name, before.consecutiveFailures, isPaused(before)));
 }
 
-export async function repoStatus(ctx: FleetContext, name: RepoName): Promise<ControlResult> {
+export async function repoStatus(ctx: FleetContext, name: RepoName): Promise<Result<string>> {
   const got = await optedIn(ctx, name);
   if ('refusal' in got) return got.refusal;
   const { store, policy } = ctx;
   const state = (await store.repos.get(name))!;
   const live = await store.runs.listLive();
-  return {
-    ok: true,
-    message: repoStatusReport({
+  return ok(
+    repoStatusReport({
       repo: name,
       autoLoop: autoLoopOn(state, got.config),
       pausedSince: state.pausedSince,
@@ -91,5 +88,5 @@ export async function repoStatus(ctx: FleetContext, name: RepoName): Promise<Con
       fixForward: got.config.fix_forward.enabled,
       live: live.filter((r) => r.repo === name).map((r) => ({ id: r.id, kind: r.kind, subject: r.subject, deadline: r.budgetDeadline })),
     }),
-  };
+  );
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { CONTROL_LABEL } from '../forge/types.js';
 import type { Forge } from '../forge/types.js';
-import type { Log } from '../log.js';
+import type { Log } from '../kernel/log.js';
 import { dashboardIssueBody, dashboardIssueTitle, type DashboardIssueView } from '../messages.js';
 import type { DeliveryItem } from '../store/delivery-items.js';
 import type { Run } from '../store/runs.js';

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { newProcessId } from '../process-lease.js';
-import type { Clock, Timers } from '../clock.js';
-import { LeadershipLost, type Fence } from '../fence.js';
+import type { Clock, Timers } from '../kernel/clock.js';
+import { LeadershipLost, type Fence } from '../kernel/fence.js';
 import { fencedForge } from '../forge/fenced.js';
 import type { CommentView, Forge, RepoRef } from '../forge/types.js';
 import { fencedLauncher } from '../launcher/fenced.js';
 import type { Launcher } from '../launcher/launcher.js';
-import type { Log } from '../log.js';
+import type { Log } from '../kernel/log.js';
 import type { Store } from '../store/store.js';
 import { postPendingVerdicts, type MergeListener } from './autoland.js';
 import { CheckRefusals, syncLanderChecks } from './check-runs.js';

@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { LeadershipLost } from '../fence.js';
+import { LeadershipLost } from '../kernel/fence.js';
 import type { RepoRef } from '../forge/types.js';
 import { REJECTION_LIMIT, type Launcher, type LaunchSpec } from '../launcher/launcher.js';
-import type { Log } from '../log.js';
+import type { Log } from '../kernel/log.js';
 import { isAfkKind, type Run, type RunKind } from '../store/runs.js';
 import type { Store } from '../store/store.js';
 import type { Candidate } from './candidate.js';

@@ -1,9 +1,9 @@
-import { utcDayStart, type Clock } from '../clock.js';
+import { utcDayStart, type Clock } from '../kernel/clock.js';
 import type { RepoConfig } from '../config/repo-config.js';
 import type { CommentView, Forge, RepoRef, RepoView } from '../forge/types.js';
 import { CONTROL_LABEL } from '../forge/types.js';
 import type { Launcher } from '../launcher/launcher.js';
-import type { Log } from '../log.js';
+import type { Log } from '../kernel/log.js';
 import type { OpenRequest } from '../store/requests.js';
 import type { Store } from '../store/store.js';
 import type { Run } from '../store/runs.js';
@@ -18,9 +18,9 @@ import { stageRank, subjectKey, type Candidate, type Waiting } from './candidate
 import type { FleetPolicy } from './context.js';
 import { executeHousekeeping, type Housekeeping } from './housekeeping.js';
 import { launchCandidate } from './launch.js';
-import { forEachLimited } from '../limit.js';
+import { forEachLimited } from '../kernel/limit.js';
 import { atCapRepos, fixCandidates, landerCandidates, newWorkCandidates, type ProducerContext } from './producers.js';
-import { makeRefusal } from '../codes.js';
+import { makeRefusal } from '../kernel/codes/table.js';
 import type { Reaped } from './reaper.js';
 import { readClaim } from './claims.js';
 import { CLAIM_LABEL, repoReadOf, type RepoFacts } from './repo-facts.js';

@@ -1,4 +1,4 @@
-import { makeRefusal } from '../codes.js';
+import { makeRefusal } from '../kernel/codes/table.js';
 import { effectiveCap, isAtCap, type CapPolicy, type LivenessSnapshot } from './cap.js';
 import { issueSubject, pullSubject, subjectKey, type Candidate, type Decided, type SpawnStage, type Waiting } from './candidate.js';
 import { readClaim } from './claims.js';

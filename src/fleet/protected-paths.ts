@@ -1,5 +1,5 @@
 import type { ReviewView } from '../forge/types.js';
-import { globToRegExp } from '../glob.js';
+import { globToRegExp } from '../kernel/glob.js';
 
 // TR14: what yoke trusts lives in the repository: its workflows, its opt-in
 // file, the lander's validate.sh, and the agents' own settings. A claim PR

@@ -1,5 +1,5 @@
 import type { Launcher, Liveness } from '../launcher/launcher.js';
-import type { Log } from '../log.js';
+import type { Log } from '../kernel/log.js';
 import type { RepoRef } from '../forge/types.js';
 import type { Outcome, Run } from '../store/runs.js';
 import type { Store } from '../store/store.js';

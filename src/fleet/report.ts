@@ -1,6 +1,6 @@
-import { makeRefusal } from '../codes.js';
+import { makeRefusal } from '../kernel/codes/table.js';
 import { waitingItem, type WaitingItem } from './candidate.js';
-import { utcDayStart } from '../clock.js';
+import { utcDayStart } from '../kernel/clock.js';
 import type { DailySpend, Run } from '../store/runs.js';
 import { effectiveCap } from './cap.js';
 import type { FleetContext } from './context.js';

@@ -1,4 +1,4 @@
-import { makeRefusal } from '../codes.js';
+import { makeRefusal } from '../kernel/codes/table.js';
 import { effectiveCap, type CapPolicy, type LivenessSnapshot } from './cap.js';
 import { stageRank, subjectKey, type Candidate, type Waiting } from './candidate.js';
 

@@ -1,4 +1,4 @@
-import type { Fence } from '../fence.js';
+import type { Fence } from '../kernel/fence.js';
 import type { Forge } from './types.js';
 
 // TR31: the forge a leader's tick works through. Every method that changes

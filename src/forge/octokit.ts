@@ -1,7 +1,7 @@
 import { ProbotOctokit } from 'probot';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../kernel/clock.js';
 import type { Store } from '../store/store.js';
-import { createLimiter, type Limiter } from '../limit.js';
+import { createLimiter, type Limiter } from '../kernel/limit.js';
 import { costOf, type BudgetBook } from './budget.js';
 import { conditionalCache, type CacheStats } from './conditional-cache.js';
 

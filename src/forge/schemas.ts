@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { PERMISSIONS } from '../kernel/permission.js';
 import { parseClosingRefs, parseYokeRunTrailer, type CommentView, type IssueDetail, type IssueView, type PullDetail, type Permission, type PullView, type ReviewView, type WorkflowRunView } from './types.js';
 
 // GitHub's REST shapes, as far as yoke reads them, each turned into yoke's
@@ -193,8 +194,6 @@ export const GhCommit = z.object({ sha: z.string() });
 export const GhBranch = z.object({ name: z.string(), protected: z.boolean() });
 export const GhCompare = z.object({ status: z.enum(['ahead', 'behind', 'identical', 'diverged']) });
 export const GhTree = z.object({ tree: z.array(z.object({ path: z.string(), type: z.string() })), truncated: z.boolean().optional() });
-
-const PERMISSIONS = ['admin', 'maintain', 'write', 'triage', 'read', 'none'] as const;
 
 /** The collaborator permission answer: the fine-grained role when GitHub gives one, else the classic level. */
 export const GhPermission = z

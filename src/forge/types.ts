@@ -1,4 +1,5 @@
 import type { RepoConfigResult } from '../config/repo-config.js';
+import type { Permission } from '../kernel/permission.js';
 
 // What the engine knows of GitHub: plain data, read through the Forge.
 // Engine code never sees Octokit.
@@ -84,18 +85,8 @@ export interface RepoView {
   recentComments: CommentView[];
 }
 
-export type Permission = 'admin' | 'maintain' | 'write' | 'triage' | 'read' | 'none';
-
-/** Whether a permission is write access or more (what GitHub lets push and merge). */
-export const canWrite = (p: Permission): boolean => p === 'admin' || p === 'maintain' || p === 'write';
-
-/** GitHub's permission ladder, lowest first. */
-const LADDER: readonly Permission[] = ['none', 'read', 'triage', 'write', 'maintain', 'admin'];
-
-/** TR25: whether a permission GitHub gave is at least what a route needs. */
-export function permits(have: Permission, need: 'read' | 'write' | 'maintain'): boolean {
-  return LADDER.indexOf(have) >= LADDER.indexOf(need);
-}
+/** What GitHub answers for a login on a repository (the ladder is the kernel's). */
+export type { Permission };
 
 export type MergeResult = { ok: true; sha: string } | { ok: false; status: number; message: string };
 

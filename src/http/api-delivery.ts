@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { makeRefusal, type Refusal } from '../codes.js';
-import type { Actor, Outcome, DeliveryContext } from '../qa/context.js';
+import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
+import type { Actor, DeliveryContext } from '../qa/context.js';
+import type { Result } from '../kernel/result.js';
 import { DeployReport, reportDeployStage } from '../qa/deploy-stage.js';
 import { createDeploymentRun, findRunsOfItem, getDeploymentRun, removeMember } from '../qa/deployment-runs.js';
 import { settleAfter } from '../qa/dispatch.js';
@@ -46,7 +47,7 @@ export async function handleDeliveryRoute(ctx: DeliveryContext, actor: Actor, re
   const path = url.pathname.replace(/\/+$/, '');
   if (!path.startsWith('/yoke/api/deployment-runs')) return false;
   const method = req.method ?? 'GET';
-  const answer = <T>(r: Outcome<T>, status = 200) => (r.ok ? io.send(status, r.value) : io.refuse(r.refusal));
+  const answer = <T>(r: Result<T>, status = 200) => (r.ok ? io.send(status, r.value) : io.refuse(r.refusal));
   const parse = async <S extends z.ZodType>(schema: S): Promise<{ ok: true; data: z.output<S> } | { ok: false }> => {
     const parsed = schema.safeParse(await io.readJson());
     if (parsed.success) return { ok: true, data: parsed.data };

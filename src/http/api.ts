@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { makeRefusal, type Refusal } from '../codes.js';
+import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
 import type { FleetContext } from '../fleet/context.js';
-import { requestLand, requestStart, resetRepo, setAutoLoop, repoStatus, type ControlResult } from '../fleet/controls.js';
+import { requestLand, requestStart, resetRepo, setAutoLoop, repoStatus } from '../fleet/controls.js';
+import type { Result } from '../kernel/result.js';
 import type { PassReport } from '../fleet/pass.js';
 import { publicRun } from '../fleet/report.js';
 import { buildFleetReport } from './report.js';
@@ -57,7 +58,7 @@ function send(res: ServerResponse, status: number, body: unknown): true {
 const sendRefusal = (res: ServerResponse, r: Refusal): true =>
   send(res, r.status, { error: { code: r.code, message: r.message, recovery: r.recovery } });
 
-const sendControl = (res: ServerResponse, r: ControlResult): true => (r.ok ? send(res, 200, { ok: true, message: r.message }) : sendRefusal(res, r.refusal));
+const sendControl = (res: ServerResponse, r: Result<string>): true => (r.ok ? send(res, 200, { ok: true, message: r.value }) : sendRefusal(res, r.refusal));
 
 class BodyError extends Error {
   constructor(readonly refusal: Refusal) {
@@ -168,16 +169,16 @@ export function createApiHandler(opts: ApiOptions) {
       if (push && method === 'POST') {
         if (push[2] === 'push') {
           const answer = await grantPush(fleet, runAuth, push[1]!, bearerOf(req));
-          return answer.ok ? send(res, 200, { token: answer.token, branch: answer.branch, expires_at: answer.expiresAt }) : sendRefusal(res, answer.refusal);
+          return answer.ok ? send(res, 200, { token: answer.value.token, branch: answer.value.branch, expires_at: answer.value.expiresAt }) : sendRefusal(res, answer.refusal);
         }
         const answer = await openClaim(fleet, runAuth, push[1]!, bearerOf(req), await readJson(req));
-        return answer.ok ? send(res, 201, { number: answer.number }) : sendRefusal(res, answer.refusal);
+        return answer.ok ? send(res, 201, { number: answer.value }) : sendRefusal(res, answer.refusal);
       }
       const result = /^\/yoke\/api\/runs\/([\w-]{1,100})\/result$/.exec(path);
       if (result && method === 'POST') {
         const body = await readJson(req);
         const answer = await reportRunResult(fleet, runAuth, { runId: result[1]!, bearer: bearerOf(req), body });
-        return answer.ok ? send(res, 200, { ok: true, run: publicRun(answer.run) }) : sendRefusal(res, answer.refusal);
+        return answer.ok ? send(res, 200, { ok: true, run: publicRun(answer.value) }) : sendRefusal(res, answer.refusal);
       }
 
       // TR11: everything else needs a credential with a role; a run's own one (named by X-Yoke-Run) reaches only its QA.

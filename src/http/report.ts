@@ -1,4 +1,4 @@
-import { makeRefusal } from '../codes.js';
+import { makeRefusal } from '../kernel/codes/table.js';
 import { buildFleetPart, type FleetPart } from '../fleet/report.js';
 import type { FleetContext } from '../fleet/context.js';
 import type { PassReport } from '../fleet/pass.js';

@@ -1,9 +1,10 @@
-import { makeRefusal, type Refusal } from '../codes.js';
+import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
 import type { FleetContext } from '../fleet/context.js';
 import { repoRefOf } from '../fleet/repo-state.js';
-import type { Permission } from '../forge/types.js';
+import type { Permission } from '../kernel/permission.js';
 import type { Actor } from '../qa/context.js';
-import { permits, type MatchedRoute } from './routes.js';
+import { permits } from '../kernel/permission.js';
+import type { MatchedRoute } from './routes.js';
 
 // TR25: the check every route passes before its handler runs. An operator
 // token may call every route; a run's own credential only the routes that

@@ -1,6 +1,5 @@
-import { permits } from '../forge/types.js';
+import { permits } from '../kernel/permission.js';
 
-export { permits };
 
 // Every route yoke serves, once, with who may call it (TR25). The handlers
 // dispatch as before; before any of them runs, the route's role is checked

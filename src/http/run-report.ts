@@ -1,7 +1,8 @@
-import { redactSecrets } from '../redact.js';
+import { redactSecrets } from '../kernel/redact.js';
 import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { makeRefusal, type Refusal } from '../codes.js';
+import { ok, refuse, refused, type Result } from '../kernel/result.js';
+import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
 import { claimBranch, claimPullBody, claimPullTitle } from '../messages.js';
 import { collapsedOutput, tailOf } from '../agent/output.js';
 import type { OidcVerifier } from './oidc.js';
@@ -35,9 +36,7 @@ export const RunResult = z
   .strict();
 export type RunResult = z.infer<typeof RunResult>;
 
-export type ReportAnswer = { ok: true; run: Run } | { ok: false; refusal: Refusal };
 
-const fail = (...a: Parameters<typeof makeRefusal>): ReportAnswer => ({ ok: false, refusal: makeRefusal(...a) });
 
 /**
  * TR03: a report is bound to its run. With the command launcher, the per-run
@@ -53,41 +52,41 @@ async function authenticateRun(ctx: FleetContext, run: Run, bearer: string | nul
     const want = Buffer.from(run.secretHash, 'hex');
     return given.length === want.length && timingSafeEqual(given, want) ? null : makeRefusal('run_secret_invalid', { run: run.id });
   }
-  const refuse = (detail: string) => makeRefusal('run_token_invalid', { detail, audience });
-  if (!oidc || !bearer) return refuse('no OIDC token was sent');
+  const invalid = (detail: string) => makeRefusal('run_token_invalid', { detail, audience });
+  if (!oidc || !bearer) return invalid('no OIDC token was sent');
   const res = await oidc.verify(bearer);
-  if (!res.ok) return refuse(res.detail);
+  if (!res.ok) return invalid(res.detail);
   const claims = res.claims;
   const dispatched = parseActionsRef(run.launcherRef);
-  if (!dispatched) return refuse(`run ${run.id} was not dispatched as a workflow run, so no OIDC token can report for it`);
-  if (claims.repository?.toLowerCase() !== run.repo.toLowerCase()) return refuse(`the token is for ${claims.repository ?? 'no repository'}, not ${run.repo}`);
+  if (!dispatched) return invalid(`run ${run.id} was not dispatched as a workflow run, so no OIDC token can report for it`);
+  if (claims.repository?.toLowerCase() !== run.repo.toLowerCase()) return invalid(`the token is for ${claims.repository ?? 'no repository'}, not ${run.repo}`);
   const repo = await repoRefOf(ctx.store, run.repo);
-  if (!repo) return refuse(`${run.repo} is not known to yoke`);
+  if (!repo) return invalid(`${run.repo} is not known to yoke`);
   let id = dispatched.id;
   if (id === null) {
     // Not bound yet: find the dispatched workflow run now, never wave the token through.
     const found = await ctx.forge.findWorkflowRun(repo, dispatched.workflow, run.id, run.launchedAt);
-    if (found.kind === 'none') return refuse(`the ${dispatched.workflow} run yoke dispatched for ${run.id} is not listed yet; report again in a moment`);
-    if (found.kind === 'many') return refuse(`${found.ids.length} ${dispatched.workflow} runs that yoke dispatched carry the name ${run.id} (${found.ids.join(', ')}); yoke binds none of them`);
+    if (found.kind === 'none') return invalid(`the ${dispatched.workflow} run yoke dispatched for ${run.id} is not listed yet; report again in a moment`);
+    if (found.kind === 'many') return invalid(`${found.ids.length} ${dispatched.workflow} runs that yoke dispatched carry the name ${run.id} (${found.ids.join(', ')}); yoke binds none of them`);
     id = found.run.id;
     await ctx.store.runs.setLauncherRef(run.id, formatActionsRef({ ...dispatched, id }));
   }
-  if (claims.run_id !== String(id)) return refuse(`the token is from workflow run ${claims.run_id ?? 'none'}, not ${id}`);
+  if (claims.run_id !== String(id)) return invalid(`the token is from workflow run ${claims.run_id ?? 'none'}, not ${id}`);
   const wfRun = await ctx.forge.getWorkflowRun(repo, id);
-  if (!wfRun) return refuse(`workflow run ${id} is gone`);
+  if (!wfRun) return invalid(`workflow run ${id} is gone`);
   // Only a run yoke's app started, and that nobody re-ran, reports: a writer's own dispatch or re-run never does.
   const bot = await ctx.forge.botLogin();
   if (wfRun.actor !== bot || (wfRun.triggeringActor ?? wfRun.actor) !== bot) {
-    return refuse(`workflow run ${id} was ${wfRun.triggeringActor && wfRun.triggeringActor !== wfRun.actor ? `re-run by ${wfRun.triggeringActor}` : `started by ${wfRun.actor ?? 'someone unknown'}`}, not by ${bot}`);
+    return invalid(`workflow run ${id} was ${wfRun.triggeringActor && wfRun.triggeringActor !== wfRun.actor ? `re-run by ${wfRun.triggeringActor}` : `started by ${wfRun.actor ?? 'someone unknown'}`}, not by ${bot}`);
   }
-  if (claims.actor !== bot) return refuse(`the token is from a run started by ${claims.actor ?? 'someone unknown'}, not by ${bot}`);
+  if (claims.actor !== bot) return invalid(`the token is from a run started by ${claims.actor ?? 'someone unknown'}, not by ${bot}`);
   if (wfRun.repositoryId === null || claims.repository_id !== String(wfRun.repositoryId)) {
-    return refuse(`the token is for repository id ${claims.repository_id ?? 'none'}, not ${wfRun.repositoryId ?? 'unknown'}`);
+    return invalid(`the token is for repository id ${claims.repository_id ?? 'none'}, not ${wfRun.repositoryId ?? 'unknown'}`);
   }
-  if (claims.event_name !== 'workflow_dispatch') return refuse(`the token is from a ${claims.event_name ?? 'unknown'} event, not workflow_dispatch`);
-  if (dispatched.ref === null) return refuse(`yoke did not keep the ref it dispatched run ${run.id} on`);
+  if (claims.event_name !== 'workflow_dispatch') return invalid(`the token is from a ${claims.event_name ?? 'unknown'} event, not workflow_dispatch`);
+  if (dispatched.ref === null) return invalid(`yoke did not keep the ref it dispatched run ${run.id} on`);
   const expected = `${run.repo}/.github/workflows/${dispatched.workflow}@refs/heads/${dispatched.ref}`;
-  if (claims.workflow_ref?.toLowerCase() !== expected.toLowerCase()) return refuse(`the token is from ${claims.workflow_ref ?? 'no workflow'}, not ${expected}`);
+  if (claims.workflow_ref?.toLowerCase() !== expected.toLowerCase()) return invalid(`the token is from ${claims.workflow_ref ?? 'no workflow'}, not ${expected}`);
   return null;
 }
 
@@ -102,36 +101,36 @@ export interface RunAuth {
   audience: string;
 }
 
-export async function reportRunResult(ctx: FleetContext, auth: RunAuth, { runId, bearer, body }: RunReport): Promise<ReportAnswer> {
+export async function reportRunResult(ctx: FleetContext, auth: RunAuth, { runId, bearer, body }: RunReport): Promise<Result<Run>> {
   const { store } = ctx;
   const run = await store.runs.get(runId);
-  if (!run) return fail('run_unknown', { run: runId });
+  if (!run) return refuse('run_unknown', { run: runId });
   const denied = await authenticateRun(ctx, run, bearer, auth);
-  if (denied) return { ok: false, refusal: denied };
-  if (run.status !== 'live') return fail('run_not_live', { run: run.id, outcome: run.outcome ?? 'ended' });
-  if (run.reportedOutcome) return fail('run_already_reported', { run: run.id });
+  if (denied) return refused(denied);
+  if (run.status !== 'live') return refuse('run_not_live', { run: run.id, outcome: run.outcome ?? 'ended' });
+  if (run.reportedOutcome) return refuse('run_already_reported', { run: run.id });
   const parsed = RunResult.safeParse(body);
   if (!parsed.success) {
-    return fail('validation_failed', { detail: parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ') });
+    return refuse('validation_failed', { detail: parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ') });
   }
   const r = parsed.data;
-  if (run.kind === 'lander' && r.outcome === 'success' && !r.verdict) return fail('verdict_required');
+  if (run.kind === 'lander' && r.outcome === 'success' && !r.verdict) return refuse('verdict_required');
   if (run.kind === 'lander' && r.verdict && r.head_sha?.toLowerCase() !== run.headSha?.toLowerCase()) {
-    return fail('report_head_mismatch', { run: run.id, judged: r.head_sha ?? 'no head', head: run.headSha ?? 'unknown' });
+    return refuse('report_head_mismatch', { run: run.id, judged: r.head_sha ?? 'no head', head: run.headSha ?? 'unknown' });
   }
-  if (run.kind !== 'lander' && r.verdict) return fail('validation_failed', { detail: `verdict: only a lander reports a verdict; this is a ${run.kind} run` });
+  if (run.kind !== 'lander' && r.verdict) return refuse('validation_failed', { detail: `verdict: only a lander reports a verdict; this is a ${run.kind} run` });
   const cost = r.cost ? { usd: r.cost.usd, inputTokens: r.cost.input_tokens, outputTokens: r.cost.output_tokens } : null;
   // A summary is published (verdict comments, check runs, the dashboard): no secret shape survives.
   const report = { outcome: r.outcome, verdict: r.outcome === 'success' ? (r.verdict ?? null) : null, summary: r.summary === undefined ? null : redactSecrets(r.summary), cost };
   if (!(await store.runs.recordReport(run.id, report, ctx.clock.now()))) {
     // The reaper ended it (or another report landed) while this one was checked.
     const now = (await store.runs.get(run.id))!;
-    return now.status !== 'live' ? fail('run_not_live', { run: run.id, outcome: now.outcome ?? 'ended' }) : fail('run_already_reported', { run: run.id });
+    return now.status !== 'live' ? refuse('run_not_live', { run: run.id, outcome: now.outcome ?? 'ended' }) : refuse('run_already_reported', { run: run.id });
   }
   const updated = (await store.runs.get(run.id))!;
   // Posted under the pass lock so a pass posting the same verdict cannot race it.
   if (updated.verdict) ctx.postVerdicts();
-  return { ok: true, run: updated };
+  return ok(updated);
 }
 
 /**
@@ -153,29 +152,33 @@ export async function recordLanderExit(ctx: Pick<FleetContext, 'store' | 'log' |
   return true;
 }
 
-export type PushAnswer = { ok: true; token: string; branch: string; expiresAt: string } | { ok: false; refusal: Refusal };
-export type ClaimAnswer = { ok: true; number: number } | { ok: false; refusal: Refusal };
+/** A push token for one run's branch. */
+export interface PushGrant {
+  token: string;
+  branch: string;
+  expiresAt: string;
+}
 
 const ClaimBody = z.object({ title: z.string().max(1000), summary: z.string().max(SUMMARY_LIMIT), base: z.string().regex(/^[\w./-]{1,200}$/).optional() }).strict();
 
 /** TR11: a live run that authenticates as itself (its OIDC token or run secret), whatever its kind. */
-export async function authenticateLiveRun(ctx: FleetContext, auth: RunAuth, runId: string, bearer: string | null): Promise<{ ok: true; run: Run } | { ok: false; refusal: Refusal }> {
+export async function authenticateLiveRun(ctx: FleetContext, auth: RunAuth, runId: string, bearer: string | null): Promise<Result<Run>> {
   const run = await ctx.store.runs.get(runId);
-  if (!run) return { ok: false, refusal: makeRefusal('run_unknown', { run: runId }) };
+  if (!run) return refuse('run_unknown', { run: runId });
   const denied = await authenticateRun(ctx, run, bearer, auth);
-  if (denied) return { ok: false, refusal: denied };
-  if (run.status !== 'live') return { ok: false, refusal: makeRefusal('run_not_live', { run: run.id, outcome: run.outcome ?? 'ended' }) };
-  return { ok: true, run };
+  if (denied) return refused(denied);
+  if (run.status !== 'live') return refuse('run_not_live', { run: run.id, outcome: run.outcome ?? 'ended' });
+  return ok(run);
 }
 
 /** The run behind a request of its own (push, claim): known, authenticated as itself, live, not yet reported, AFK or fix. */
-async function liveWorkRun(ctx: FleetContext, auth: RunAuth, runId: string, bearer: string | null): Promise<{ ok: true; run: Run } | { ok: false; refusal: Refusal }> {
+async function liveWorkRun(ctx: FleetContext, auth: RunAuth, runId: string, bearer: string | null): Promise<Result<Run>> {
   const live = await authenticateLiveRun(ctx, auth, runId, bearer);
   if (!live.ok) return live;
-  const run = live.run;
-  if (run.reportedOutcome) return { ok: false, refusal: makeRefusal('run_already_reported', { run: run.id }) };
-  if (run.kind === 'lander') return { ok: false, refusal: makeRefusal('run_cannot_push', { run: run.id, kind: run.kind, detail: 'a lander judges a PR and never pushes' }) };
-  return { ok: true, run };
+  const run = live.value;
+  if (run.reportedOutcome) return refuse('run_already_reported', { run: run.id });
+  if (run.kind === 'lander') return refuse('run_cannot_push', { run: run.id, kind: run.kind, detail: 'a lander judges a PR and never pushes' });
+  return ok(run);
 }
 
 /**
@@ -184,44 +187,44 @@ async function liveWorkRun(ctx: FleetContext, auth: RunAuth, runId: string, bear
  * run, the claim PR's own branch for a fix. Pushed with an app token (not
  * GITHUB_TOKEN), the push starts the repository's own workflows.
  */
-export async function grantPush(ctx: FleetContext, auth: RunAuth, runId: string, bearer: string | null): Promise<PushAnswer> {
+export async function grantPush(ctx: FleetContext, auth: RunAuth, runId: string, bearer: string | null): Promise<Result<PushGrant>> {
   const found = await liveWorkRun(ctx, auth, runId, bearer);
   if (!found.ok) return found;
-  const run = found.run;
+  const run = found.value;
   const repo = await repoRefOf(ctx.store, run.repo);
-  if (!repo) return { ok: false, refusal: makeRefusal('run_cannot_push', { run: run.id, kind: run.kind, detail: `${run.repo} is not known to yoke` }) };
+  if (!repo) return refuse('run_cannot_push', { run: run.id, kind: run.kind, detail: `${run.repo} is not known to yoke` });
   let branch: string;
   if (run.kind === 'fix') {
     const pull = run.prNumber === null ? null : await ctx.forge.getPull(repo, run.prNumber);
-    if (!pull || pull.state !== 'open' || !pull.headRef) return { ok: false, refusal: makeRefusal('run_cannot_push', { run: run.id, kind: run.kind, detail: `PR #${run.prNumber} is not open` }) };
-    if (pull.headRepo && pull.headRepo.toLowerCase() !== run.repo.toLowerCase()) return { ok: false, refusal: makeRefusal('run_cannot_push', { run: run.id, kind: run.kind, detail: `PR #${run.prNumber} comes from a fork` }) };
+    if (!pull || pull.state !== 'open' || !pull.headRef) return refuse('run_cannot_push', { run: run.id, kind: run.kind, detail: `PR #${run.prNumber} is not open` });
+    if (pull.headRepo && pull.headRepo.toLowerCase() !== run.repo.toLowerCase()) return refuse('run_cannot_push', { run: run.id, kind: run.kind, detail: `PR #${run.prNumber} comes from a fork` });
     branch = pull.headRef;
   } else {
-    if (run.issueNumber === null) return { ok: false, refusal: makeRefusal('run_cannot_push', { run: run.id, kind: run.kind, detail: 'it has no issue' }) };
+    if (run.issueNumber === null) return refuse('run_cannot_push', { run: run.id, kind: run.kind, detail: 'it has no issue' });
     branch = claimBranch(run.issueNumber, run.id);
   }
   const t = await ctx.forge.mintPushToken(repo);
   ctx.log.info({ run: run.id, branch }, 'push token granted');
-  return { ok: true, token: t.token, branch, expiresAt: t.expiresAt };
+  return ok({ token: t.token, branch, expiresAt: t.expiresAt });
 }
 
 /** `POST /yoke/api/runs/:id/claim`: yoke opens the AFK run's claim PR from its branch, as the app, with the closing keyword and trailer. */
-export async function openClaim(ctx: FleetContext, auth: RunAuth, runId: string, bearer: string | null, body: unknown): Promise<ClaimAnswer> {
+export async function openClaim(ctx: FleetContext, auth: RunAuth, runId: string, bearer: string | null, body: unknown): Promise<Result<number>> {
   const found = await liveWorkRun(ctx, auth, runId, bearer);
   if (!found.ok) return found;
-  const run = found.run;
-  if (run.kind === 'fix' || run.issueNumber === null) return { ok: false, refusal: makeRefusal('run_cannot_push', { run: run.id, kind: run.kind, detail: 'only an AFK run opens a claim PR; a fix pushes to the one it repairs' }) };
+  const run = found.value;
+  if (run.kind === 'fix' || run.issueNumber === null) return refuse('run_cannot_push', { run: run.id, kind: run.kind, detail: 'only an AFK run opens a claim PR; a fix pushes to the one it repairs' });
   const parsed = ClaimBody.safeParse(body);
-  if (!parsed.success) return { ok: false, refusal: makeRefusal('validation_failed', { detail: parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ') }) };
+  if (!parsed.success) return refuse('validation_failed', { detail: parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ') });
   const repo = await repoRefOf(ctx.store, run.repo);
-  if (!repo) return { ok: false, refusal: makeRefusal('run_cannot_push', { run: run.id, kind: run.kind, detail: `${run.repo} is not known to yoke` }) };
+  if (!repo) return refuse('run_cannot_push', { run: run.id, kind: run.kind, detail: `${run.repo} is not known to yoke` });
   // The branch yoke dispatched the run on (the default branch, or launcher.ref); a command run names its own.
   const base = parseActionsRef(run.launcherRef)?.ref ?? parsed.data.base ?? 'main';
   try {
     const number = await ctx.forge.openPull(repo, { head: claimBranch(run.issueNumber, run.id), base, title: claimPullTitle(parsed.data.title), body: claimPullBody(run.issueNumber, run.id, parsed.data.summary) });
     ctx.wake(run.repo);
-    return { ok: true, number };
+    return ok(number);
   } catch (err) {
-    return { ok: false, refusal: makeRefusal('claim_open_failed', { run: run.id, detail: err instanceof Error ? err.message.split('\n')[0]! : String(err) }) };
+    return refuse('claim_open_failed', { run: run.id, detail: err instanceof Error ? err.message.split('\n')[0]! : String(err) });
   }
 }

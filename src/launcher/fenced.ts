@@ -1,4 +1,4 @@
-import type { Fence } from '../fence.js';
+import type { Fence } from '../kernel/fence.js';
 import type { Launcher } from './launcher.js';
 
 // TR31: the launcher a leader's tick works through: a start or a cancel

@@ -1,7 +1,8 @@
 import { resolvePlanRef } from '../config/qa-plan.js';
 import type { RepoRef } from '../forge/types.js';
 import { qaAttached } from '../messages.js';
-import { deliveryRepo, ok, refuse, type DeliveryContext, type Outcome } from './context.js';
+import { deliveryRepo, type DeliveryContext } from './context.js';
+import { ok, refuse, type Result } from '../kernel/result.js';
 import { namedPlans, readPlansAt } from './plans.js';
 
 // Attaching a QA plan to an item: by a writer's `qa:<id-or-name>` label or
@@ -10,7 +11,7 @@ import { namedPlans, readPlansAt } from './plans.js';
 
 export const QA_LABEL_PREFIX = 'qa:';
 
-export async function attachPlan(ctx: DeliveryContext, repo: RepoRef, issue: number, ref: string, by: string, source: 'label' | 'command' | 'api'): Promise<Outcome<{ planId: string; message: string }>> {
+export async function attachPlan(ctx: DeliveryContext, repo: RepoRef, issue: number, ref: string, by: string, source: 'label' | 'command' | 'api'): Promise<Result<{ planId: string; message: string }>> {
   const got = await deliveryRepo(ctx, repo.fullName);
   if (!got.ok) return got;
   const dr = got.value;

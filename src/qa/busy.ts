@@ -1,4 +1,4 @@
-import { makeRefusal, type Refusal } from '../codes.js';
+import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
 
 // Busy answers (DX12): each raised at a real contention point, inside the
 // transaction that met it, so the refusal is answered after it rolled back (DX13).

@@ -1,4 +1,4 @@
-import { makeRefusal, type Refusal } from '../codes.js';
+import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
 import { classifyGitHubError } from '../forge/errors.js';
 import { closeoutNotice, spendLine } from '../messages.js';
 import type { DeploymentRun } from '../store/deployments.js';

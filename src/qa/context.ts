@@ -1,4 +1,4 @@
-import { makeRefusal, type Refusal } from '../codes.js';
+import { ok, refuse, type Result } from '../kernel/result.js';
 import { parseDeliverySettings, type DeliverySettings } from '../config/delivery.js';
 import type { RepoConfig } from '../config/repo-config.js';
 import type { FleetContext } from '../fleet/context.js';
@@ -20,10 +20,6 @@ export type Actor = { role: 'operator' } | { role: 'person'; login: string } | {
 
 export const OPERATOR: Actor = { role: 'operator' };
 
-export type Outcome<T> = { ok: true; value: T } | { ok: false; refusal: Refusal };
-
-export const ok = <T>(value: T): Outcome<T> => ({ ok: true, value });
-export const refuse = <T = never>(...args: Parameters<typeof makeRefusal>): Outcome<T> => ({ ok: false, refusal: makeRefusal(...args) });
 
 export interface DeliveryRepo {
   repo: RepoRef;
@@ -34,7 +30,7 @@ export interface DeliveryRepo {
 }
 
 /** An opted-in repository with valid delivery settings, or the refusal that says what to fix. */
-export async function deliveryRepo(ctx: DeliveryContext, name: RepoName): Promise<Outcome<DeliveryRepo>> {
+export async function deliveryRepo(ctx: DeliveryContext, name: RepoName): Promise<Result<DeliveryRepo>> {
   const repo = await repoRefOf(ctx.store, name);
   if (!repo) return refuse('repo_not_opted_in', { repo: name });
   const cfg = await ctx.forge.readConfig(repo, { maxAgeMs: ctx.policy.configRefreshMs });

@@ -1,8 +1,9 @@
-import { redactSecrets } from '../redact.js';
+import { redactSecrets } from '../kernel/redact.js';
 import { z } from 'zod';
 import type { DeployStage } from '../config/delivery.js';
 import type { RepoRef } from '../forge/types.js';
-import { ok, refuse, type DeliveryContext, type Outcome } from './context.js';
+import { type DeliveryContext } from './context.js';
+import { ok, refuse, type Result } from '../kernel/result.js';
 import { endStageDeployment, followWorkflowStage, startStageDeployment } from './stage-deployment.js';
 import { runAtStage } from './deployment-runs.js';
 import { advanceRun } from './stage.js';
@@ -42,7 +43,7 @@ export interface DeployStep {
   nextStage: string | null;
 }
 
-export async function reportDeployStage(ctx: DeliveryContext, runId: string, stageName: string, report: DeployReport): Promise<Outcome<DeployStep>> {
+export async function reportDeployStage(ctx: DeliveryContext, runId: string, stageName: string, report: DeployReport): Promise<Result<DeployStep>> {
   // A repeat of a recorded success (its first answer was lost) answers as the first did, and changes nothing.
   const repeat = (report.phase === 'end' && report.outcome === 'succeeded') || report.phase === 'follow' ? await recordedSuccess(ctx, runId, stageName) : null;
   if (repeat) return ok(repeat);
@@ -59,7 +60,7 @@ export async function reportDeployStage(ctx: DeliveryContext, runId: string, sta
 }
 
 /** What one report does to the stage and its GitHub deployment: the state it leaves, and why. */
-async function moveStage(ctx: DeliveryContext, repo: RepoRef, run: DeploymentRun, stage: DeployStage, report: DeployReport): Promise<Outcome<{ state: DeployStep['state']; detail: string | null }>> {
+async function moveStage(ctx: DeliveryContext, repo: RepoRef, run: DeploymentRun, stage: DeployStage, report: DeployReport): Promise<Result<{ state: DeployStep['state']; detail: string | null }>> {
   const current = await ctx.store.stageDeployments.latest(run.id, stage.name);
   if (report.phase === 'start') {
     // A workflow already under way is followed, never dispatched again (a repeated start, a driver that took over).

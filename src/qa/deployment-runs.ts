@@ -3,7 +3,8 @@ import type { Stage } from '../config/delivery.js';
 import type { RepoName } from '../forge/types.js';
 import type { DeploymentRun } from '../store/deployments.js';
 import { authorizeMaintainer } from './authority.js';
-import { deliveryRepo, ok, refuse, type Actor, type DeliveryContext, type DeliveryRepo, type Outcome } from './context.js';
+import { deliveryRepo, type Actor, type DeliveryContext, type DeliveryRepo } from './context.js';
+import { ok, refuse, type Result } from '../kernel/result.js';
 import { reconcileOwed } from './owed.js';
 import { enterQaStage } from './stage.js';
 import { syncTrackingIssue } from './tracking.js';
@@ -22,7 +23,7 @@ export interface CreateRequest {
 const newDeploymentRunId = () => `dr-${randomBytes(5).toString('hex')}`;
 
 /** The run, its delivery repository, and whether it may still move; or the refusal that says why not. */
-export async function activeRun(ctx: DeliveryContext, id: string): Promise<Outcome<{ run: DeploymentRun; dr: DeliveryRepo }>> {
+export async function activeRun(ctx: DeliveryContext, id: string): Promise<Result<{ run: DeploymentRun; dr: DeliveryRepo }>> {
   const run = await ctx.store.deployments.get(id);
   if (!run) return refuse('deployment_run_unknown', { run: id });
   if (run.status !== 'active') return refuse('deployment_run_not_active', { run: id, status: run.status });
@@ -40,7 +41,7 @@ export async function runAtStage<K extends Stage['kind'] = Stage['kind']>(
   id: string,
   stage: string,
   kind: K | null,
-): Promise<Outcome<{ run: DeploymentRun; dr: DeliveryRepo; stage: Extract<Stage, { kind: K }> }>> {
+): Promise<Result<{ run: DeploymentRun; dr: DeliveryRepo; stage: Extract<Stage, { kind: K }> }>> {
   const got = await activeRun(ctx, id);
   if (!got.ok) return got;
   const { run, dr } = got.value;
@@ -52,7 +53,7 @@ export async function runAtStage<K extends Stage['kind'] = Stage['kind']>(
   return ok({ run, dr, stage: current as Extract<Stage, { kind: K }> });
 }
 
-export async function createDeploymentRun(ctx: DeliveryContext, req: CreateRequest): Promise<Outcome<DeploymentView>> {
+export async function createDeploymentRun(ctx: DeliveryContext, req: CreateRequest): Promise<Result<DeploymentView>> {
   // DX12: one start per project at a time; another meanwhile is told deployment_start_lock_busy.
   const lock = `start:${req.repo}`;
   const me = `start-${randomBytes(4).toString('hex')}`;
@@ -83,7 +84,7 @@ async function trustedBranchOf(ctx: DeliveryContext, dr: DeliveryRepo, commit: s
 /** A start older than this was left by a crash. */
 const START_STALE_MS = 5 * 60_000;
 
-async function startDeploymentRun(ctx: DeliveryContext, req: CreateRequest): Promise<Outcome<DeploymentView>> {
+async function startDeploymentRun(ctx: DeliveryContext, req: CreateRequest): Promise<Result<DeploymentView>> {
   const { store, forge, clock } = ctx;
   const got = await deliveryRepo(ctx, req.repo);
   if (!got.ok) return got;
@@ -155,7 +156,7 @@ async function startDeploymentRun(ctx: DeliveryContext, req: CreateRequest): Pro
 }
 
 /** QA13: removes an item from the run; its delivery stays owed, and it leaves the groups it was waiting on. */
-export async function removeMember(ctx: DeliveryContext, actor: Actor, runId: string, ref: string, reason: string): Promise<Outcome<DeploymentView>> {
+export async function removeMember(ctx: DeliveryContext, actor: Actor, runId: string, ref: string, reason: string): Promise<Result<DeploymentView>> {
   const got = await activeRun(ctx, runId);
   if (!got.ok) return got;
   const { run, dr } = got.value;
@@ -176,7 +177,7 @@ export async function removeMember(ctx: DeliveryContext, actor: Actor, runId: st
   return ok(await viewDeploymentRun(ctx, dr, (await ctx.store.deployments.get(run.id))!));
 }
 
-export async function getDeploymentRun(ctx: DeliveryContext, id: string): Promise<Outcome<DeploymentView>> {
+export async function getDeploymentRun(ctx: DeliveryContext, id: string): Promise<Result<DeploymentView>> {
   const run = await ctx.store.deployments.get(id);
   if (!run) return refuse('deployment_run_unknown', { run: id });
   const dr = await deliveryRepo(ctx, run.repo);

@@ -1,9 +1,10 @@
-import { makeRefusal } from '../codes.js';
+import { makeRefusal } from '../kernel/codes/table.js';
 import { deliverNotices, subjectsOf, type NoticeReport } from '../notices/deliver.js';
 import type { DeploymentRun } from '../store/deployments.js';
 import { BusyError } from './busy.js';
 import { closeOutMembers, closeoutQueue, deferredItems, finishIfDelivered, type CloseoutReport } from './closeout.js';
-import { deliveryRepo, ok, type DeliveryContext, type DeliveryRepo, type Outcome } from './context.js';
+import { deliveryRepo, type DeliveryContext, type DeliveryRepo } from './context.js';
+import { ok, type Result } from '../kernel/result.js';
 import { activeRun, runAtStage } from './deployment-runs.js';
 import type { GroupResult, MemberResult, StageEvaluation, Triage, Wait } from './gate.js';
 import { advanceRun, enterQaStage, evaluateFrozenStage } from './stage.js';
@@ -39,7 +40,7 @@ export interface DispatchAnswer {
   nextStage: string | null;
 }
 
-export async function dispatchStage(ctx: DeliveryContext, runId: string, stageName: string): Promise<Outcome<DispatchAnswer>> {
+export async function dispatchStage(ctx: DeliveryContext, runId: string, stageName: string): Promise<Result<DispatchAnswer>> {
   const got = await runAtStage(ctx, runId, stageName, null);
   if (!got.ok) return got;
   const { run, dr, stage: current } = got.value;

@@ -1,4 +1,4 @@
-import { makeRefusal, type Refusal } from '../codes.js';
+import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
 import { environmentOf, type DeliverySettings } from '../config/delivery.js';
 import { repoRefOf } from '../fleet/repo-state.js';
 import type { EnvironmentRules, RepoRef } from '../forge/types.js';

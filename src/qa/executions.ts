@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { ExecutionKind } from '../store/executions.js';
-import { OPERATOR, ok, refuse, type DeliveryContext, type Outcome } from './context.js';
+import { OPERATOR, type DeliveryContext } from './context.js';
+import { ok, refuse, type Result } from '../kernel/result.js';
 import { activeRun } from './deployment-runs.js';
 import { settleAfter } from './dispatch.js';
 import { qaWork } from './verdicts.js';
@@ -38,7 +39,7 @@ export interface ExecutionAnswer {
  * start sent again with its idempotency key (a lost answer, a retry) answers
  * with the execution it opened, so no second one is left behind.
  */
-export async function startExecution(ctx: DeliveryContext, runId: string, stage: string, body: ExecutionBody, key: string | null): Promise<Outcome<ExecutionAnswer>> {
+export async function startExecution(ctx: DeliveryContext, runId: string, stage: string, body: ExecutionBody, key: string | null): Promise<Result<ExecutionAnswer>> {
   const work = await qaWork(ctx, OPERATOR, runId, stage, 'item' in body ? { item: body.item, ...(body.plan ? { plan: body.plan } : {}) } : { plan: body.plan });
   if (!work.ok) return work;
   const kind: ExecutionKind = body.kind ?? ('item' in body ? 'qa-stage' : 'deployment-stage');
@@ -50,7 +51,7 @@ export async function startExecution(ctx: DeliveryContext, runId: string, stage:
 }
 
 /** TR12: the runner is still at it: its execution lives on for another lease. */
-export async function renewExecution(ctx: DeliveryContext, runId: string, executionId: string, seconds: number | undefined): Promise<Outcome<{ id: string; leaseUntil: number }>> {
+export async function renewExecution(ctx: DeliveryContext, runId: string, executionId: string, seconds: number | undefined): Promise<Result<{ id: string; leaseUntil: number }>> {
   const e = await ctx.store.executions.get(executionId);
   if (!e || e.runId !== runId) return refuse('deployment_run_unknown', { run: `${runId} execution ${executionId}` });
   const until = ctx.clock.now() + (seconds ?? EXECUTION_LEASE.defaultSeconds) * 1000;
@@ -59,7 +60,7 @@ export async function renewExecution(ctx: DeliveryContext, runId: string, execut
 }
 
 /** Ends an execution; the stage then settles what it delivered (DX05). Ending one that already ended answers the same. */
-export async function endExecution(ctx: DeliveryContext, runId: string, executionId: string): Promise<Outcome<{ id: string; state: string }>> {
+export async function endExecution(ctx: DeliveryContext, runId: string, executionId: string): Promise<Result<{ id: string; state: string }>> {
   const e = await ctx.store.executions.get(executionId);
   if (!e || e.runId !== runId) return refuse('deployment_run_unknown', { run: `${runId} execution ${executionId}` });
   await ctx.store.executions.end(executionId, ctx.clock.now());
@@ -68,7 +69,7 @@ export async function endExecution(ctx: DeliveryContext, runId: string, executio
 }
 
 /** The driver checks in: it takes the lease, or renews its own; another driver's current lease refuses it. */
-export async function checkIn(ctx: DeliveryContext, runId: string, body: CheckinBody): Promise<Outcome<{ run: string; driver: string; lease: string; leaseUntil: number; tookOver: boolean }>> {
+export async function checkIn(ctx: DeliveryContext, runId: string, body: CheckinBody): Promise<Result<{ run: string; driver: string; lease: string; leaseUntil: number; tookOver: boolean }>> {
   const got = await activeRun(ctx, runId);
   if (!got.ok) return got;
   const now = ctx.clock.now();

@@ -1,4 +1,4 @@
-import { makeRefusal, type Refusal } from '../codes.js';
+import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
 import type { QaPlan } from '../config/qa-plan.js';
 import type { MemberPlan, PlanGroup } from '../store/qa.js';
 

@@ -1,4 +1,4 @@
-import { makeRefusal, type Refusal } from '../codes.js';
+import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
 import type { QaCase } from '../config/qa-plan.js';
 import type { MemberPlan, PlanGroup, QaVerdict } from '../store/qa.js';
 import { qaCommands } from './commands.js';

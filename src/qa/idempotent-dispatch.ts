@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { makeRefusal, type Refusal } from '../codes.js';
+import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
 import { BusyError, storeBusy } from './busy.js';
 import { deliveryRepo, type DeliveryContext } from './context.js';
 import { gateCheck } from './dispatch.js';

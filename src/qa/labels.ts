@@ -1,4 +1,5 @@
-import type { Permission, RepoRef } from '../forge/types.js';
+import type { RepoRef } from '../forge/types.js';
+import { canWrite } from '../kernel/permission.js';
 import { commandReply, refusalText } from '../messages.js';
 import { attachPlan, QA_LABEL_PREFIX } from './attach.js';
 import { deliveryRepo, type DeliveryContext } from './context.js';
@@ -9,8 +10,6 @@ import { repoRefOf } from '../fleet/repo-state.js';
 // (TR05), as a non-writer's command does. yoke's own labels (it adds one for
 // every command attachment) are displays, not attachments. The webhook is one
 // way yoke sees a label; the poll is the other, so a lost delivery loses no QA.
-
-const WRITE: ReadonlySet<Permission> = new Set(['admin', 'maintain', 'write']);
 
 export type LabelOutcome = 'ignored' | 'attached' | 'refused';
 
@@ -30,7 +29,7 @@ type LabelCtx = DeliveryContext;
 async function actOnLabel(ctx: LabelCtx, repo: RepoRef, issue: number, label: string, sender: { login: string; isBot: boolean } | null): Promise<LabelOutcome> {
   if (!sender || sender.isBot) return 'ignored';
   const permission = await ctx.forge.getPermission(repo, sender.login);
-  if (!WRITE.has(permission)) {
+  if (!canWrite(permission)) {
     ctx.log.info({ repo: repo.fullName, issue, sender: sender.login, permission }, 'qa label from a non-writer ignored');
     return 'refused';
   }

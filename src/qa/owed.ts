@@ -1,7 +1,7 @@
 import { owedLabelOf } from '../config/delivery.js';
 import type { MergeListener } from '../fleet/autoland.js';
 import type { Forge, RepoRef } from '../forge/types.js';
-import type { Log } from '../log.js';
+import type { Log } from '../kernel/log.js';
 import type { Store } from '../store/store.js';
 
 // An item's delivery is owed from the merge of its claim PR until its

@@ -1,4 +1,4 @@
-import { makeRefusal, type Refusal } from '../codes.js';
+import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
 import { deploymentSettingsOf, deploysTo, type DeliverySettings } from '../config/delivery.js';
 import type { RepoRef } from '../forge/types.js';
 import { protectionComment } from '../messages.js';

@@ -1,4 +1,4 @@
-import { makeRefusal } from '../codes.js';
+import { makeRefusal } from '../kernel/codes/table.js';
 import { isBotLogin } from './people.js';
 import type { Store } from '../store/store.js';
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { canWrite } from '../kernel/permission.js';
 import { isBotLogin } from './people.js';
-import { makeRefusal } from '../codes.js';
+import { makeRefusal } from '../kernel/codes/table.js';
 import { resolvePlanRef } from '../config/qa-plan.js';
 import { CONFIG_PATH } from '../config/repo-config.js';
 import type { ReviewView } from '../forge/types.js';
@@ -27,7 +28,7 @@ async function holderOf(ctx: DeliveryContext, dr: DeliveryRepo, liveRun: string 
   if (liveRun) return `run:${liveRun}`;
   if (assignee && !isBotLogin(assignee)) return assignee;
   if (prAuthor && !isBotLogin(prAuthor)) return prAuthor;
-  if (issueAuthor && !isBotLogin(issueAuthor) && ['admin', 'maintain', 'write'].includes(await ctx.forge.getPermission(dr.repo, issueAuthor))) return issueAuthor;
+  if (issueAuthor && !isBotLogin(issueAuthor) && canWrite(await ctx.forge.getPermission(dr.repo, issueAuthor))) return issueAuthor;
   return null;
 }
 
@@ -140,7 +141,7 @@ export async function gatherGate(ctx: DeliveryContext, dr: DeliveryRepo, run: De
   const frozen = new Map((await store.qa.memberStages(run.id, stage)).map((m) => [m.issueNumber, m]));
   const plans = await store.qa.memberPlans(run.id, stage);
   const members: GateMember[] = [];
-  const isWriter = async (login: string) => ['admin', 'maintain', 'write'].includes(await forge.getPermission(dr.repo, login));
+  const isWriter = async (login: string) => canWrite(await forge.getPermission(dr.repo, login));
   for (const m of (await store.deployments.members(run.id))) {
     const f = frozen.get(m.issueNumber);
     if (!f) continue;

@@ -1,12 +1,14 @@
-import { redactSecrets } from '../redact.js';
+import { redactSecrets } from '../kernel/redact.js';
 import { z } from 'zod';
 import type { QaCase } from '../config/qa-plan.js';
 import { resolvePlanRef } from '../config/qa-plan.js';
 import type { DeploymentRun } from '../store/deployments.js';
 import type { PlanGroup } from '../store/qa.js';
 import { qaCommands } from './commands.js';
-import { authorizeMaintainer, WRITERS } from './authority.js';
-import { ok, refuse, type Actor, type DeliveryContext, type DeliveryRepo, type Outcome } from './context.js';
+import { canWrite } from '../kernel/permission.js';
+import { authorizeMaintainer } from './authority.js';
+import { type Actor, type DeliveryContext, type DeliveryRepo } from './context.js';
+import { ok, refuse, type Result } from '../kernel/result.js';
 import { runAtStage } from './deployment-runs.js';
 import { evaluateCases } from './gate.js';
 import { enterQaStage } from './stage.js';
@@ -60,7 +62,7 @@ export interface QaWork {
 type Scope = { kind: 'item'; issueNumber: number; item: string; plans: { planId: string; cases: QaCase[] }[] } | { kind: 'group'; group: PlanGroup };
 
 /** The current QA stage of an active run, entered (frozen) if it was not yet, and the scope a target names there. */
-async function scopeAt(ctx: DeliveryContext, runId: string, stage: string, target: QaTarget): Promise<Outcome<{ run: DeploymentRun; dr: DeliveryRepo; scope: Scope }>> {
+async function scopeAt(ctx: DeliveryContext, runId: string, stage: string, target: QaTarget): Promise<Result<{ run: DeploymentRun; dr: DeliveryRepo; scope: Scope }>> {
   const got = await runAtStage(ctx, runId, stage, 'qa');
   if (!got.ok) return got;
   const { run, dr } = got.value;
@@ -70,7 +72,7 @@ async function scopeAt(ctx: DeliveryContext, runId: string, stage: string, targe
 }
 
 /** QA17–QA19: the scope a target names: an item's own plans, or the open group of a shared plan. */
-async function resolveScope(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string, target: QaTarget): Promise<Outcome<Scope>> {
+async function resolveScope(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string, target: QaTarget): Promise<Result<Scope>> {
   const { store } = ctx;
   if ('item' in target) {
     const n = dr.parseItem(target.item);
@@ -110,7 +112,7 @@ async function scopeVerdicts(ctx: DeliveryContext, run: DeploymentRun, stage: st
 }
 
 /** TR11: a run's credential reaches only the item it holds at this stage. */
-async function runHolds(ctx: DeliveryContext, actor: Actor, run: DeploymentRun, stage: string, s: Scope): Promise<Outcome<true>> {
+async function runHolds(ctx: DeliveryContext, actor: Actor, run: DeploymentRun, stage: string, s: Scope): Promise<Result<true>> {
   if (actor.role !== 'run') return ok(true);
   const holder = s.kind === 'item' ? ((await ctx.store.qa.memberStages(run.id, stage)).find((f) => f.issueNumber === s.issueNumber)?.holder ?? null) : null;
   if (holder === `run:${actor.runId}`) return ok(true);
@@ -118,7 +120,7 @@ async function runHolds(ctx: DeliveryContext, actor: Actor, run: DeploymentRun, 
 }
 
 /** The cases a target runs, each with whether it already has a current pass. */
-export async function qaWork(ctx: DeliveryContext, actor: Actor, runId: string, stage: string, target: QaTarget): Promise<Outcome<QaWork>> {
+export async function qaWork(ctx: DeliveryContext, actor: Actor, runId: string, stage: string, target: QaTarget): Promise<Result<QaWork>> {
   const got = await scopeAt(ctx, runId, stage, target);
   if (!got.ok) return got;
   const { run, scope: s } = got.value;
@@ -142,13 +144,13 @@ export interface RecordedVerdict {
 }
 
 /** Records one case's verdict (QA03, QA06); evidence where the case requires it. */
-export async function recordQaVerdict(ctx: DeliveryContext, actor: Actor, runId: string, stage: string, body: VerdictBody): Promise<Outcome<RecordedVerdict>> {
+export async function recordQaVerdict(ctx: DeliveryContext, actor: Actor, runId: string, stage: string, body: VerdictBody): Promise<Result<RecordedVerdict>> {
   const { by: named, ...v } = body;
   return record(ctx, actor, runId, stage, body.item !== undefined ? { item: body.item, ...(body.plan ? { plan: body.plan } : {}) } : { plan: body.plan! }, { ...v, named });
 }
 
 /** QA13: a maintainer discharges a case with a reason. */
-export async function waiveQaCase(ctx: DeliveryContext, actor: Actor, runId: string, stage: string, body: WaiveBody): Promise<Outcome<RecordedVerdict>> {
+export async function waiveQaCase(ctx: DeliveryContext, actor: Actor, runId: string, stage: string, body: WaiveBody): Promise<Result<RecordedVerdict>> {
   const target: QaTarget = body.item !== undefined ? { item: body.item, plan: body.plan } : { plan: body.plan };
   return record(ctx, actor, runId, stage, target, { case: body.case, result: 'waived', evidence: body.reason, source: 'waiver' });
 }
@@ -158,7 +160,7 @@ export async function waiveQaCase(ctx: DeliveryContext, actor: Actor, runId: str
  * operator records as `operator`, or as the run's driver when it names it;
  * a person as their login; a run as `run:<id>`. Naming anyone else is refused.
  */
-function recorderOf(actor: Actor, run: DeploymentRun, named: string | undefined): Outcome<string> {
+function recorderOf(actor: Actor, run: DeploymentRun, named: string | undefined): Result<string> {
   const own = actor.role === 'operator' ? 'operator' : actor.role === 'person' ? actor.login : `run:${actor.runId}`;
   if (named === undefined || named.toLowerCase() === own.toLowerCase()) return ok(own);
   if (actor.role === 'operator' && run.driverId !== null && named === run.driverId) return ok(named);
@@ -172,7 +174,7 @@ async function record(
   stage: string,
   target: QaTarget,
   v: { case: string; result: 'pass' | 'fail' | 'error' | 'waived'; evidence?: string | undefined; replaces?: string | undefined; source: string; named?: string | undefined },
-): Promise<Outcome<RecordedVerdict>> {
+): Promise<Result<RecordedVerdict>> {
   const got = await scopeAt(ctx, runId, stage, target);
   if (!got.ok) return got;
   const { run, dr, scope: s } = got.value;
@@ -208,7 +210,7 @@ async function record(
   if (theCase.manual && v.result !== 'waived') {
     if (actor.role !== 'person') return refuse('person_token_required', { action: `Recording manual case ${v.case}`, repo: dr.repo.fullName });
     const permission = await ctx.forge.getPermission(dr.repo, actor.login);
-    if (!WRITERS.has(permission)) return refuse('qa_approval_forbidden', { repo: dr.repo.fullName, login: actor.login, permission, case: v.case });
+    if (!canWrite(permission)) return refuse('qa_approval_forbidden', { repo: dr.repo.fullName, login: actor.login, permission, case: v.case });
   }
   if (v.result === 'pass' && theCase.evidence === 'required' && !v.evidence?.trim()) {
     const again = s.kind === 'group' ? cmd.groupManualCase(plan.planId, v.case) : cmd.itemManualCase(s.item, v.case);

@@ -1,4 +1,4 @@
-import type { Refusal } from '../codes.js';
+import type { Refusal } from '../kernel/codes/table.js';
 import { ownerGone } from './processes.js';
 import type { Sql } from './sql.js';
 

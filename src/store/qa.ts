@@ -1,4 +1,4 @@
-import type { Refusal } from '../codes.js';
+import type { Refusal } from '../kernel/codes/table.js';
 import type { QaCase } from '../config/qa-plan.js';
 import type { Sql } from './sql.js';
 

@@ -1,5 +1,5 @@
 import type { Probot } from 'probot';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../kernel/clock.js';
 import { handleComment } from '../commands/handle.js';
 import { touchesOptInFile } from '../config/repo-config.js';
 import type { FleetContext } from '../fleet/context.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultPrompt, fillPromptTemplate, untrusted, type PromptFacts } from '../../src/prompts.js';
+import { defaultPrompt, fillPromptTemplate, untrusted, type PromptFacts } from '../../src/agent/prompts.js';
 
 // The prompts an agent gets, compared as whole texts. An issue is a public
 // place to inject instructions: text by people without write access is left

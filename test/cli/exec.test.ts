@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { commandContainmentProblem, commandEnv, nodeExec } from '../../src/cli/exec.js';
-import { redactSecrets } from '../../src/redact.js';
+import { redactSecrets } from '../../src/kernel/redact.js';
 
 // A QA case or deploy command is the repository's: a merged PR can change it
 // to print whatever reaches it. It gets the launcher's allowlist and the run

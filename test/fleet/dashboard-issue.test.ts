@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { dashboardIssueBody, type DashboardIssueView } from '../../src/messages.js';
-import { makeRefusal } from '../../src/codes.js';
+import { makeRefusal } from '../../src/kernel/codes/table.js';
 import { AUTOLAND, addClaimPull, makeHarness } from '../helpers/fleet.js';
 
 // The dashboard issue of each repository: its body is a pure function of what

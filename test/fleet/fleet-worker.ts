@@ -1,6 +1,6 @@
-import { LeadershipLost } from '../../src/fence.js';
+import { LeadershipLost } from '../../src/kernel/fence.js';
 import { Leadership } from '../../src/leadership.js';
-import { silentLog } from '../../src/log.js';
+import { silentLog } from '../../src/kernel/log.js';
 import type { Liveness } from '../../src/launcher/launcher.js';
 import type { Run } from '../../src/store/runs.js';
 import { openStoreAt } from '../../src/store/store.js';

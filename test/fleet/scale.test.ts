@@ -1,6 +1,6 @@
 import nock from 'nock';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLimiter } from '../../src/limit.js';
+import { createLimiter } from '../../src/kernel/limit.js';
 import { yokeOctokit, DEFAULT_CLIENT_POLICY } from '../../src/forge/octokit.js';
 import { openStore } from '../../src/store/store.js';
 import { makeHarness, ManualClock } from '../helpers/fleet.js';

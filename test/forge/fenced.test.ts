@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LeadershipLost, type Fence } from '../../src/fence.js';
+import { LeadershipLost, type Fence } from '../../src/kernel/fence.js';
 import { FORGE_WRITES, fencedForge } from '../../src/forge/fenced.js';
 import type { Forge } from '../../src/forge/types.js';
 import { fencedLauncher } from '../../src/launcher/fenced.js';

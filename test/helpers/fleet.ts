@@ -2,13 +2,13 @@ import { DEFAULT_VISIBILITY_POLICY, DEFAULT_CLOSEOUT_POLICY, DEFAULT_LABEL_POLIC
 import { Engine } from '../../src/fleet/engine.js';
 import type { RepoRef } from '../../src/forge/types.js';
 import type { Launcher, LaunchSpec, Liveness } from '../../src/launcher/launcher.js';
-import type { Timers } from '../../src/clock.js';
-import { silentLog } from '../../src/log.js';
+import type { Timers } from '../../src/kernel/clock.js';
+import { silentLog } from '../../src/kernel/log.js';
 import type { NewRun, Run } from '../../src/store/runs.js';
 import type { Store } from '../../src/store/store.js';
 import { testStore } from './test-store.js';
 import { recordOwedOnMerge } from '../../src/qa/owed.js';
-import { OPEN_FENCE, type Fence } from '../../src/fence.js';
+import { OPEN_FENCE, type Fence } from '../../src/kernel/fence.js';
 import { FakeForge, type FakePull } from './fake-forge.js';
 
 /** Waits (in real time, a few ms at a time, for at most `ms`) until cond holds. */

@@ -1,5 +1,5 @@
 import { createInterface } from 'node:readline';
-import { silentLog } from '../../src/log.js';
+import { silentLog } from '../../src/kernel/log.js';
 import { DEFAULT_PROCESS_LEASE, localIdentity, reapDeadProcesses, startProcessLease } from '../../src/process-lease.js';
 import { openStoreAt } from '../../src/store/store.js';
 

@@ -1,5 +1,5 @@
 import { Leadership } from '../../src/leadership.js';
-import { silentLog } from '../../src/log.js';
+import { silentLog } from '../../src/kernel/log.js';
 import { openStoreAt } from '../../src/store/store.js';
 
 // A yoke process whose own clock is wrong (test/leadership.test.ts, TR31):

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { matchRoute, permits, ROUTES, type RouteDef } from '../../src/http/routes.js';
+import { permits } from '../../src/kernel/permission.js';
+import { matchRoute, ROUTES, type RouteDef } from '../../src/http/routes.js';
 import { startApi } from '../helpers/api-server.js';
 import { REPO, makeDeliveryHarness } from '../helpers/delivery.js';
 import { liveRun } from '../helpers/run-api.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { makeRefusal } from '../../src/codes.js';
+import { makeRefusal } from '../../src/kernel/codes/table.js';
 import { parseDeliverySettings } from '../../src/config/delivery.js';
 import { protectionComment } from '../../src/messages.js';
 import { buildFleetReport } from '../../src/http/report.js';

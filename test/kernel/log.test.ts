@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createLogger, scrubSecrets } from '../src/logger.js';
+import { createLogger, scrubSecrets } from '../../src/kernel/log.js';
 
 // TR07: what yoke's logger writes carries no token, whatever the caller logs.
 

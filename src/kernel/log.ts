@@ -1,6 +1,17 @@
 import { getTransformStream } from '@probot/pino';
 import pino, { type DestinationStream, type Logger } from 'pino';
 
+// The slice of a logger yoke's modules take (Log), and the process logger Probot is given.
+
+/** The slice of a pino logger yoke uses, so tests can pass a silent one. */
+export interface Log {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export const silentLog: Log = { info: () => {}, warn: () => {}, error: () => {} };
+
 // The process logger Probot is given. TR07: secrets never reach the log:
 // authorization headers, cookies and webhook signatures are redacted, and a
 // token in a URL's query (`?token=`, `access_token=`, `code=`) is scrubbed

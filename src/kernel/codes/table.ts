@@ -3,10 +3,10 @@
 // all read it. Each code declares the placeholders its texts need, so a caller
 // that forgets one does not compile.
 
-import { code, type CodeDef } from './codes/define.js';
-import { DELIVERY_CODES } from './codes/delivery.js';
-import { PROTECTION_CODES } from './codes/protection.js';
-import { WHY_NOT_CODES } from './codes/why-not.js';
+import { code, type CodeDef } from './define.js';
+import { DELIVERY_CODES } from './delivery.js';
+import { PROTECTION_CODES } from './protection.js';
+import { WHY_NOT_CODES } from './why-not.js';
 
 export const CODE_INFO = {
   unauthorized: code({
