@@ -8,7 +8,7 @@
 const FLOORS = [
   { name: 'kernel', path: '^src/kernel/' },
   { name: 'infrastructure', path: '^src/(config|store|forge|launcher|agent)/' },
-  { name: 'domain', path: '^src/(fleet|qa|notices)/|^src/(leadership|process-lease|messages)\\.ts$' },
+  { name: 'domain', path: '^src/(fleet|delivery)/|^src/(leadership|process-lease|messages)\\.ts$' },
   { name: 'edges', path: '^src/(commands|webhooks|http)/' },
   { name: 'roots', path: '^src/(cli|sandbox)/|^src/(app|server|door|main)\\.ts$' },
 ];
@@ -33,10 +33,10 @@ module.exports = {
     },
     {
       name: 'fleet-imports-delivery',
-      comment: 'The fleet never imports the delivery half (qa/, notices/): delivery listens to the fleet, not the other way round.',
+      comment: 'The fleet never imports the delivery half (delivery/): delivery listens to the fleet, not the other way round.',
       severity: 'error',
       from: { path: '^src/fleet/' },
-      to: { path: '^src/(qa|notices)/' },
+      to: { path: '^src/delivery/' },
     },
     {
       name: 'no-circular',

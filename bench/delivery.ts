@@ -1,8 +1,8 @@
 import { parseDeliverySettings } from '../src/config/delivery.js';
-import { createDeploymentRun } from '../src/qa/deployment-runs.js';
-import { dispatchStage } from '../src/qa/dispatch.js';
-import { dispatchIdempotent } from '../src/qa/idempotent-dispatch.js';
-import { reviewProtectionRequest } from '../src/qa/protection-rule.js';
+import { createDeploymentRun } from '../src/delivery/runs/deployment-runs.js';
+import { dispatchStage } from '../src/delivery/gate/check.js';
+import { dispatchIdempotent } from '../src/delivery/gate/idempotent-check.js';
+import { reviewProtectionRequest } from '../src/delivery/deployments/protection-rule.js';
 import type { BenchEngine } from './engines.js';
 import { makeDeliveryHarness, REPO } from '../test/helpers/delivery.js';
 

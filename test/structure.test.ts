@@ -44,8 +44,8 @@ describe('the floors of src/ (dependency-cruiser, .dependency-cruiser.cjs)', () 
 
   it('an import that climbs a floor fails it (planted in test/fixtures/layers)', async () => {
     expect(await violations(join(ROOT, 'test/fixtures/layers'))).toEqual([
-      'domain-climbs: src/qa/labels.ts -> src/webhooks/payloads.ts',
-      'fleet-imports-delivery: src/fleet/autoland.ts -> src/qa/owed.ts',
+      'domain-climbs: src/delivery/gate/labels.ts -> src/webhooks/payloads.ts',
+      'fleet-imports-delivery: src/fleet/autoland.ts -> src/delivery/runs/owed.ts',
       'infrastructure-climbs: src/store/runs.ts -> src/http/routes.ts',
       'kernel-climbs: src/kernel/clock.ts -> src/store/runs.ts',
     ]);

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
-import type { DispatchAnswer } from '../qa/dispatch.js';
-import type { DeployStep } from '../qa/deploy-stage.js';
-import type { QaWork } from '../qa/verdicts.js';
-import type { DeploymentView } from '../qa/view.js';
+import type { DispatchAnswer } from '../delivery/gate/check.js';
+import type { DeployStep } from '../delivery/deployments/deploy-stage.js';
+import type { QaWork } from '../delivery/gate/verdicts.js';
+import type { DeploymentView } from '../delivery/runs/view.js';
 import { call, CliFailure, commitArg, repoArg, type CliIo, type GlobalOptions } from './client.js';
 import { formatDeploymentRun } from './format.js';
 

@@ -1,4 +1,4 @@
-import type { DeploymentView } from '../qa/view.js';
+import type { DeploymentView } from '../delivery/runs/view.js';
 
 /** A deployment run as a person reads it in a terminal. */
 export function formatDeploymentRun(v: DeploymentView): string {

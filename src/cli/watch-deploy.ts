@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
-import { isBusyCode } from '../qa/busy.js';
+import { isBusyCode } from '../delivery/gate/busy.js';
 import type { ExecResult } from './client.js';
 import type { Answer, DriverTransport, Sent } from './driver-transport.js';
 

@@ -6,7 +6,7 @@ import type { CommentView, RepoRef } from '../forge/types.js';
 import { canWrite, type Permission } from '../kernel/permission.js';
 import { commandReply, refusalText } from '../messages.js';
 import type { RepoState } from '../store/repos.js';
-import { attachPlan } from '../qa/attach.js';
+import { attachPlan } from '../delivery/gate/attach.js';
 import { COMMENT_LIMIT, parseComment, type CommandWord, type ParsedComment } from './command.js';
 import { asControl, declineByComment, noteReply, waiveByComment } from './qa.js';
 

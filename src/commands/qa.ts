@@ -3,9 +3,9 @@ import type { FleetContext } from '../fleet/context.js';
 import type { CommentView, RepoRef } from '../forge/types.js';
 import { canMaintain, type Permission } from '../kernel/permission.js';
 import { qaDeclined, qaWaived } from '../messages.js';
-import { settleAfter } from '../qa/dispatch.js';
+import { settleAfter } from '../delivery/gate/check.js';
 import { ok, type Result } from '../kernel/result.js';
-import { waiveQaCase } from '../qa/verdicts.js';
+import { waiveQaCase } from '../delivery/gate/verdicts.js';
 import type { CommandWord } from './command.js';
 
 // The QA comment commands' edges: their answers as control results, and the

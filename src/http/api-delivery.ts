@@ -1,14 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
-import type { Actor, DeliveryContext } from '../qa/context.js';
+import type { Actor, DeliveryContext } from '../delivery/context.js';
 import type { Result } from '../kernel/result.js';
-import { DeployReport, reportDeployStage } from '../qa/deploy-stage.js';
-import { createDeploymentRun, findRunsOfItem, getDeploymentRun, removeMember } from '../qa/deployment-runs.js';
-import { settleAfter } from '../qa/dispatch.js';
-import { awaitResult, DispatchEnvelope, dispatchIdempotent } from '../qa/idempotent-dispatch.js';
-import { CheckinBody, checkIn, endExecution, ExecutionBody, renewExecution, RenewBody, startExecution } from '../qa/executions.js';
-import { QaTarget, qaWork, recordQaVerdict, VerdictBody, waiveQaCase, WaiveBody } from '../qa/verdicts.js';
+import { DeployReport, reportDeployStage } from '../delivery/deployments/deploy-stage.js';
+import { createDeploymentRun, findRunsOfItem, getDeploymentRun, removeMember } from '../delivery/runs/deployment-runs.js';
+import { settleAfter } from '../delivery/gate/check.js';
+import { awaitResult, DispatchEnvelope, dispatchIdempotent } from '../delivery/gate/idempotent-check.js';
+import { CheckinBody, checkIn, endExecution, ExecutionBody, renewExecution, RenewBody, startExecution } from '../delivery/runs/executions.js';
+import { QaTarget, qaWork, recordQaVerdict, VerdictBody, waiveQaCase, WaiveBody } from '../delivery/gate/verdicts.js';
 
 // Delivery routes under /yoke/api/deployment-runs, for operators (the CLI and
 // the deploy driver). Every body is parsed with zod where it enters.

@@ -8,7 +8,7 @@ import type { PassReport } from '../fleet/pass.js';
 import { publicRun } from '../fleet/report.js';
 import { buildFleetReport } from './report.js';
 import { authenticateLiveRun, grantPush, openClaim, reportRunResult } from './run-report.js';
-import type { Actor } from '../qa/context.js';
+import type { Actor } from '../delivery/context.js';
 import { credentialOf, type TokenTable } from './credentials.js';
 import { runnerBundle } from '../agent/bundle.js';
 import type { OidcVerifier } from './oidc.js';

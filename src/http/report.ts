@@ -2,8 +2,8 @@ import { makeRefusal } from '../kernel/codes/table.js';
 import { buildFleetPart, type FleetPart } from '../fleet/report.js';
 import type { FleetContext } from '../fleet/context.js';
 import type { PassReport } from '../fleet/pass.js';
-import { environmentWarning } from '../qa/environment-check.js';
-import { buildDeliveryReport, type DeliveryReportRun } from '../qa/report.js';
+import { environmentWarning } from '../delivery/deployments/environment-check.js';
+import { buildDeliveryReport, type DeliveryReportRun } from '../delivery/runs/report.js';
 
 // The fleet report the CLI, the API and the dashboard show: the fleet's part
 // and the delivery half's, composed here above both (the fleet never reads

@@ -2,7 +2,7 @@ import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
 import type { FleetContext } from '../fleet/context.js';
 import { repoRefOf } from '../fleet/repo-state.js';
 import type { Permission } from '../kernel/permission.js';
-import type { Actor } from '../qa/context.js';
+import type { Actor } from '../delivery/context.js';
 import { permits } from '../kernel/permission.js';
 import type { MatchedRoute } from './routes.js';
 

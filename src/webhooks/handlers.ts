@@ -5,8 +5,8 @@ import { touchesOptInFile } from '../config/repo-config.js';
 import type { FleetContext } from '../fleet/context.js';
 import type { Forge } from '../forge/types.js';
 import type { Store } from '../store/store.js';
-import { handleQaLabel } from '../qa/labels.js';
-import { reviewProtectionRequest } from '../qa/protection-rule.js';
+import { handleQaLabel } from '../delivery/gate/labels.js';
+import { reviewProtectionRequest } from '../delivery/deployments/protection-rule.js';
 import { IssueCommentPayload, IssueLabeledPayload, PushPayload, RepoNamePayload, CommentEditedPayload, ProtectionRulePayload } from './payloads.js';
 
 // Webhooks only deliver commands and kick an early pass: a missed one costs

@@ -2,8 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import { DEFAULT_DRIVER_POLICY } from '../../src/cli/watch-deploy.js';
 import { startApi } from '../helpers/api-server.js';
-import { createDeploymentRun } from '../../src/qa/deployment-runs.js';
-import { checkIn } from '../../src/qa/executions.js';
+import { createDeploymentRun } from '../../src/delivery/runs/deployment-runs.js';
+import { checkIn } from '../../src/delivery/runs/executions.js';
 import { REPO, makeDeliveryHarness, mergedHead, recordAs } from '../helpers/delivery.js';
 
 // The driver against a real yoke API over loopback HTTP, with faults injected

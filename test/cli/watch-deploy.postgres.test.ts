@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { httpsTransport } from '../../src/cli/driver-transport.js';
 import { DEFAULT_DRIVER_POLICY, Driver, type DriverEvent } from '../../src/cli/watch-deploy.js';
-import { createDeploymentRun } from '../../src/qa/deployment-runs.js';
+import { createDeploymentRun } from '../../src/delivery/runs/deployment-runs.js';
 import { postgresSql } from '../../src/store/postgres-sql.js';
 import { openStoreAt } from '../../src/store/store.js';
 import { startApi } from '../helpers/api-server.js';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { handleComment } from '../../src/commands/handle.js';
-import { handleQaLabel } from '../../src/qa/labels.js';
+import { handleQaLabel } from '../../src/delivery/gate/labels.js';
 import type { CommentView } from '../../src/forge/types.js';
-import { createDeploymentRun } from '../../src/qa/deployment-runs.js';
+import { createDeploymentRun } from '../../src/delivery/runs/deployment-runs.js';
 import { REPO, makeDeliveryHarness, recordAs } from '../helpers/delivery.js';
 
 // QA attachments and waivers from comments and labels: writers attach,

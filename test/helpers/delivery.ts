@@ -1,7 +1,7 @@
-import { attachPlan } from '../../src/qa/attach.js';
-import { OPERATOR, type Actor, type DeliveryContext } from '../../src/qa/context.js';
-import { qaWork, recordQaVerdict, waiveQaCase, type VerdictBody, type WaiveBody } from '../../src/qa/verdicts.js';
-import { createDeploymentRun } from '../../src/qa/deployment-runs.js';
+import { attachPlan } from '../../src/delivery/gate/attach.js';
+import { OPERATOR, type Actor, type DeliveryContext } from '../../src/delivery/context.js';
+import { qaWork, recordQaVerdict, waiveQaCase, type VerdictBody, type WaiveBody } from '../../src/delivery/gate/verdicts.js';
+import { createDeploymentRun } from '../../src/delivery/runs/deployment-runs.js';
 import type { Store } from '../../src/store/store.js';
 import type { FakeForge } from './fake-forge.js';
 import { makeHarness, type Harness, type ManualClock } from './fleet.js';

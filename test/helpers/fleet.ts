@@ -7,7 +7,7 @@ import { silentLog } from '../../src/kernel/log.js';
 import type { NewRun, Run } from '../../src/store/runs.js';
 import type { Store } from '../../src/store/store.js';
 import { testStore } from './test-store.js';
-import { recordOwedOnMerge } from '../../src/qa/owed.js';
+import { recordOwedOnMerge } from '../../src/delivery/runs/owed.js';
 import { OPEN_FENCE, type Fence } from '../../src/kernel/fence.js';
 import { FakeForge, type FakePull } from './fake-forge.js';
 

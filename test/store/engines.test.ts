@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { storeBusy } from '../../src/qa/busy.js';
+import { storeBusy } from '../../src/delivery/gate/busy.js';
 import { openDb } from '../../src/store/db.js';
 import { MIGRATIONS } from '../../src/store/migrations.js';
 import { postgresSql } from '../../src/store/postgres-sql.js';

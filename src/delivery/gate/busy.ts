@@ -1,0 +1,40 @@
+import { makeRefusal, type Refusal } from '../../kernel/codes/table.js';
+
+// Busy answers (DX12): each raised at a real contention point, inside the
+// transaction that met it, so the refusal is answered after it rolled back (DX13).
+
+export const BUSY_CODES = [
+  'run_busy',
+  'qa_plan_busy',
+  'qa_checkin_busy',
+  'qa_ownership_busy',
+  'deployment_start_lock_busy',
+  'deployment_membership_changed',
+  'lock_timeout',
+  'statement_cancelled',
+  'idempotency_request_in_flight',
+] as const;
+export type BusyCode = (typeof BUSY_CODES)[number];
+
+export const isBusyCode = (code: string): code is BusyCode => (BUSY_CODES as readonly string[]).includes(code);
+
+export class BusyError extends Error {
+  constructor(readonly refusal: Refusal) {
+    super(refusal.message);
+  }
+}
+
+/**
+ * The database's own contention, as a busy answer, with the names the source
+ * document uses. SQLite: a busy timeout or a locked table (`SQLITE_BUSY`,
+ * `SQLITE_LOCKED`), an interrupted statement. PostgreSQL: `lock_not_available`
+ * (55P03, from lock_timeout) and `query_canceled` (57014, from
+ * statement_timeout). Anything else is not contention: null.
+ */
+export function storeBusy(err: unknown): Refusal | null {
+  const code = (err as { code?: unknown })?.code;
+  const detail = err instanceof Error ? err.message : String(err);
+  if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || code === '55P03') return makeRefusal('lock_timeout', { detail });
+  if (code === 'SQLITE_INTERRUPT' || code === '57014') return makeRefusal('statement_cancelled', { detail });
+  return null;
+}

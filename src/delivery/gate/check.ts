@@ -1,0 +1,210 @@
+import { makeRefusal } from '../../kernel/codes/table.js';
+import { deliverNotices, subjectsOf, type NoticeReport } from '../notices/deliver.js';
+import type { DeploymentRun } from '../../store/deployments.js';
+import { BusyError } from './busy.js';
+import { closeOutMembers, closeoutQueue, deferredItems, finishIfDelivered, type CloseoutReport } from '../closeout/closeout.js';
+import { deliveryRepo, type DeliveryContext, type DeliveryRepo } from '../context.js';
+import { ok, type Result } from '../../kernel/result.js';
+import { activeRun, runAtStage } from '../runs/deployment-runs.js';
+import type { GroupResult, MemberResult, StageEvaluation, Triage, Wait } from './evaluate.js';
+import { advanceRun, enterQaStage, evaluateFrozenStage } from './stage.js';
+import { serialRun } from '../runs/run-lock.js';
+import { syncTrackingIssue } from '../runs/tracking.js';
+
+// One dispatch: the gate check of one QA stage of one run. In order: freeze
+// ownership for entering members, evaluate every member, wake the waiting
+// ones (notices), close accepted members within the budget, and answer with
+// what waits and the command that moves it.
+
+export interface Woken {
+  recipient: string;
+  subject: string;
+  /** Why: the waits that woke it, each once (QA01, QA02). */
+  waits: Wait[];
+}
+
+export interface DispatchAnswer {
+  run: string;
+  stage: string;
+  commit: string;
+  state: 'settled' | 'waiting' | 'failed' | 'deploy';
+  woken: Woken[];
+  waits: Wait[];
+  members: Pick<MemberResult, 'item' | 'state'>[];
+  groups: Pick<GroupResult, 'id' | 'planId' | 'state' | 'covered'>[];
+  capture: StageEvaluation['capture'];
+  triage: Triage[];
+  notices: NoticeReport | null;
+  closeout: CloseoutReport | null;
+  /** The stage the run is at after this dispatch. */
+  nextStage: string | null;
+}
+
+export async function dispatchStage(ctx: DeliveryContext, runId: string, stageName: string): Promise<Result<DispatchAnswer>> {
+  const got = await runAtStage(ctx, runId, stageName, null);
+  if (!got.ok) return got;
+  const { run, dr, stage: current } = got.value;
+  if (current.kind === 'deploy') {
+    return ok({ run: run.id, stage: stageName, commit: run.commit, state: 'deploy', woken: [], waits: [], members: [], groups: [], capture: [], triage: [], notices: null, closeout: null, nextStage: stageName });
+  }
+  return ok(await gateCheck(ctx, dr, run, stageName));
+}
+
+/** The answer to a check of a stage the run has already left: settled, naming where the run is now. */
+function movedOn(run: DeploymentRun, stage: string, index: number): DispatchAnswer {
+  const passed = run.status === 'succeeded' || (index >= 0 && run.currentStage > index);
+  return {
+    run: run.id,
+    stage,
+    commit: run.commit,
+    state: passed ? 'settled' : 'waiting',
+    woken: [],
+    waits: [],
+    members: [],
+    groups: [],
+    capture: [],
+    triage: [],
+    notices: null,
+    closeout: null,
+    nextStage: run.status === 'active' ? (run.settings.stages[run.currentStage]?.name ?? null) : null,
+  };
+}
+
+/** The waits a refused close-out adds to its member's holder notice (DX03). */
+async function closeoutWaits(ctx: DeliveryContext, run: DeploymentRun, stage: string, item: (n: number) => string): Promise<Map<string, Wait[]>> {
+  const out = new Map<string, Wait[]>();
+  for (const c of (await ctx.store.closeouts.forRun(run.id)).filter((x) => x.stage === stage && x.state === 'refused' && x.refusal)) {
+    const subject = item(c.issueNumber);
+    out.set(subject, [{ key: `${subject}:closeout_refused:${c.refusal!.message}`, code: 'closeout_refused', recipient: 'holder', subject, detail: c.refusal!.message, command: c.refusal!.recovery }]);
+  }
+  return out;
+}
+
+/** The gate check itself, shared by dispatch, verdict callbacks and the end of a plan execution. */
+export function gateCheck(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string): Promise<DispatchAnswer> {
+  return serialRun(ctx.store, run.id, async () => checkGate(ctx, dr, (await ctx.store.deployments.get(run.id)) ?? run, stage));
+}
+
+async function checkGate(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string): Promise<DispatchAnswer> {
+  const { store, clock } = ctx;
+  // A check queued behind another that settled this stage finds the run moved on: it answers so, and changes nothing.
+  const index = run.settings.stages.findIndex((s) => s.name === stage);
+  if (run.status !== 'active' || run.currentStage !== index) return movedOn(run, stage, index);
+  const startedAt = clock.now();
+  await enterQaStage(ctx, dr, run, stage);
+  const liveMembers = async () => (await store.deployments.members(run.id)).filter((m) => m.removedAt === null).map((m) => m.issueNumber).join(',');
+  const membersRead = await liveMembers();
+  const evaluation = await evaluateFrozenStage(ctx, dr, run, stage);
+  const now0 = clock.now();
+  // DX05: the stage settles once no deployment-stage execution is still delivering to it.
+  const settles = evaluation.settled && !(await store.executions.live(run.id, stage, now0)).some((e) => e.kind === 'deployment-stage');
+  const now = clock.now();
+  const holders = new Map((await store.qa.memberStages(run.id, stage)).map((m) => [dr.item(m.issueNumber), m.holder]));
+  const woken = new Map<string, Woken>();
+  await store.write(async (t) => {
+    // DX12: members removed between the read and this write: the check is stale, nothing is written.
+    if ((await liveMembers()) !== membersRead) throw new BusyError(makeRefusal('deployment_membership_changed', { run: run.id }));
+    for (const f of evaluation.failureReviews) await t.qa.openFailureReview({ ...f, runId: run.id, stage, at: now });
+    // QA01/QA02/QA10: only item QA and refusals wake a member's holder, once per wait.
+    for (const w of evaluation.waits.filter((x) => x.recipient === 'holder')) {
+      const recipient = holders.get(w.subject) ?? 'unknown';
+      if (!(await t.qa.recordWake({ runId: run.id, stage, recipient, subject: w.subject, waitKey: w.key, reason: w.code, wokenAt: now }))) continue;
+      const key = `${recipient}\u0000${w.subject}`;
+      woken.set(key, { recipient, subject: w.subject, waits: [...(woken.get(key)?.waits ?? []), w] });
+    }
+    for (const m of evaluation.members.filter((x) => x.state === 'settled')) await t.qa.markSettled(run.id, stage, m.issueNumber, now);
+    // A group closes as soon as it passes; its notice is withdrawn (QA22).
+    for (const g of evaluation.groups.filter((x) => x.state === 'passed')) await t.qa.closeGroup(g.id, 'passed', now);
+    if (settles) await t.deployments.setStage({ runId: run.id, stage, state: 'settled', at: now });
+    await t.deployments.setWaits(run.id, stage, evaluation.waits);
+  });
+  const closedGroups = async () => new Set((await store.qa.groups([run.id])).filter((g) => g.stage === stage && g.state === 'closed').map((g) => g.id));
+  // Wake the waiting before closing the accepted (QA01); a refused close-out then wakes its owner (DX03).
+  const notices = await deliverNotices(ctx, dr, run, stage, await subjectsOf(ctx, run, stage, evaluation, await closeoutWaits(ctx, run, stage, dr.item)), await closedGroups());
+  const closeout = await closeOutMembers(ctx, dr, run, stage, startedAt);
+  await finishIfDelivered(ctx, run.id);
+  if (closeout.refused.length || closeout.closed.length) {
+    const after = await deliverNotices(ctx, dr, run, stage, await subjectsOf(ctx, run, stage, evaluation, await closeoutWaits(ctx, run, stage, dr.item)), await closedGroups());
+    notices.posted.push(...after.posted);
+    notices.edited += after.edited;
+    notices.resolved += after.resolved;
+  }
+  if (settles) await advanceRun(ctx, dr, (await store.deployments.get(run.id))!);
+  await syncTrackingIssue(ctx, dr, run.id);
+  const after = (await store.deployments.get(run.id))!;
+  return {
+    run: run.id,
+    stage,
+    commit: run.commit,
+    state: settles ? 'settled' : evaluation.failed ? 'failed' : 'waiting',
+    woken: [...woken.values()],
+    waits: evaluation.waits,
+    members: evaluation.members.map((m) => ({ item: m.item, state: m.state })),
+    groups: evaluation.groups.map((g) => ({ id: g.id, planId: g.planId, state: g.state, covered: g.covered })),
+    capture: evaluation.capture,
+    triage: evaluation.groups.flatMap((g) => (g.triage ? [g.triage] : [])),
+    notices,
+    closeout,
+    nextStage: after.status === 'active' ? (after.settings.stages[after.currentStage]?.name ?? null) : null,
+  };
+}
+
+/**
+ * A verdict callback or the end of a plan execution: a gate check, unless a
+ * live deployment-stage execution still delivers the subject (DX05): then
+ * nothing is closed and nobody is notified until it ends.
+ */
+export async function settleAfter(ctx: DeliveryContext, runId: string, stage: string, subject: string): Promise<DispatchAnswer | null> {
+  const got = await activeRun(ctx, runId);
+  if (!got.ok) return null;
+  const { run, dr } = got.value;
+  if (run.settings.stages[run.currentStage]?.name !== stage) return null;
+  const deferred = await deferredItems(ctx, run, stage, dr.item);
+  const group = (await ctx.store.qa.groups([run.id])).find((g) => g.id === subject);
+  const items = group ? group.coveredItemIds.map(dr.item) : [subject];
+  if (items.some((i) => deferred.has(i))) return null;
+  try {
+    return await gateCheck(ctx, dr, run, stage);
+  } catch (err) {
+    // Busy: the next gate check (the driver's, the sweep's) settles it instead.
+    if (err instanceof BusyError) return null;
+    throw err;
+  }
+}
+
+const refusalsOf = async (ctx: DeliveryContext, runId: string): Promise<string> =>
+  (await ctx.store.closeouts.forRun(runId))
+    .filter((c) => c.state === 'refused')
+    .map((c) => `${c.issueNumber}:${c.refusal?.message ?? ''}`)
+    .join('|');
+
+/**
+ * DX04/DX06: close-outs the budget skipped or a refusal held are tried again
+ * by themselves, whatever stage the run has reached since.
+ */
+export async function sweepCloseouts(ctx: DeliveryContext): Promise<number> {
+  let closed = 0;
+  for (const run of (await ctx.store.deployments.list()).filter((r) => r.status === 'active' || r.status === 'succeeded')) {
+    // A closing run whose last close-out landed just before a crash still succeeds.
+    await finishIfDelivered(ctx, run.id);
+    for (const stage of run.settings.stages.filter((s) => s.kind === 'qa').map((s) => s.name)) {
+      if ((await closeoutQueue(ctx, run, stage)).length === 0) continue;
+      const dr = await deliveryRepo(ctx, run.repo);
+      if (!dr.ok) continue;
+      closed += await serialRun(ctx.store, run.id, async () => {
+        const refusedBefore = await refusalsOf(ctx, run.id);
+        const report = await closeOutMembers(ctx, dr.value, run, stage, ctx.clock.now());
+        // TR12: a closing run succeeds once its last owed member is closed out.
+        await finishIfDelivered(ctx, run.id);
+        // Nothing closed and the same refusals stand: their notices stand too, so GitHub is not read again.
+        if (report.closed.length === 0 && (await refusalsOf(ctx, run.id)) === refusedBefore) return 0;
+        const evaluation = await evaluateFrozenStage(ctx, dr.value, run, stage);
+        const groups = new Set((await ctx.store.qa.groups([run.id])).filter((g) => g.stage === stage && g.state === 'closed').map((g) => g.id));
+        await deliverNotices(ctx, dr.value, run, stage, await subjectsOf(ctx, run, stage, evaluation, await closeoutWaits(ctx, run, stage, dr.value.item)), groups);
+        await syncTrackingIssue(ctx, dr.value, run.id);
+        return report.closed.length;
+      });
+    }
+  }
+  return closed;
+}
