@@ -57,11 +57,15 @@ async function checkFleet(sql: Sql): Promise<{ launched: number }> {
   return { launched: runs.length };
 }
 
+const WORLD_TABLE = "CREATE TABLE IF NOT EXISTS world_runs (run_id TEXT PRIMARY KEY, state TEXT NOT NULL, started_by TEXT NOT NULL)";
+
 describe.skipIf(!havePostgres)('three yoke processes on one PostgreSQL', () => {
   it('SP06 SP08 TR13 random ticks, kicks and finishing runs in three processes never pass the cap between them', async () => {
     const url = await pg.db();
     const sql = postgresSql(url);
     await migrateSql(sql);
+    // The world table, made once before the workers start: three CREATE TABLE IF NOT EXISTS at once can race on PostgreSQL.
+    await sql.exec(WORLD_TABLE);
     try {
       const workers = [worker(url, 'yoke-a', 11, 160), worker(url, 'yoke-b', 23, 160), worker(url, 'yoke-c', 37, 160)];
       expect(await Promise.all(workers.map((w) => w.exit))).toEqual([0, 0, 0]);
@@ -83,6 +87,8 @@ describe.skipIf(!havePostgres)('three yoke processes on one PostgreSQL', () => {
     const url = await pg.db();
     const sql = postgresSql(url);
     await migrateSql(sql);
+    // The world table, made once before the workers start: three CREATE TABLE IF NOT EXISTS at once can race on PostgreSQL.
+    await sql.exec(WORLD_TABLE);
     const workers = [worker(url, 'yoke-a', 5, 0, true), worker(url, 'yoke-b', 7, 0, true), worker(url, 'yoke-c', 9, 0, true)];
     try {
       const leader = async () => (await sql.get<{ holder: string }>("SELECT holder FROM leaders WHERE role = 'ticks'"))?.holder ?? null;
