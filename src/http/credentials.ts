@@ -29,7 +29,3 @@ export function credentialOf(token: string | null | undefined, table: TokenTable
   return found;
 }
 
-/** How a credential is named in what yoke records. */
-export function credentialName(c: Credential): string {
-  return c.role === 'operator' ? 'operator' : c.role === 'person' ? c.login : `run:${c.runId}`;
-}

@@ -10,7 +10,8 @@ import { reviewProtectionRequest } from '../delivery/deployments/protection-rule
 import { IssueCommentPayload, IssueLabeledPayload, PushPayload, RepoNamePayload, CommentEditedPayload, ProtectionRulePayload } from './payloads.js';
 
 // Webhooks only deliver commands and kick an early pass: a missed one costs
-// latency, never correctness (DESIGN §2). Probot verifies each signature.
+// latency, never correctness, for the poll reads the same state again.
+// Probot verifies each signature.
 
 /** Events whose only meaning to yoke is "something changed; look again soon". */
 export const KICK_EVENTS = [

@@ -43,4 +43,3 @@ export const WHY_NOT_CODES = {
 
 /** The codes a piece of waiting work can carry. */
 export const WHY_NOT = ['at_cap', 'in_flight', 'repo_paused', 'repo_disabled', 'lander_attempts_used_up', 'fix_attempts_exhausted', 'request_budget', 'budget_spent', 'issue_edited_since_label'] as const;
-export type WhyNot = (typeof WHY_NOT)[number];
