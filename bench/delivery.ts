@@ -76,12 +76,12 @@ export async function benchDelivery(print: Print, median: (xs: number[]) => numb
     const { settings } = parsed;
     // Earlier runs at other commits, all finished (one run of a repository is active at a time).
     for (let i = 0; i < 500; i++) {
-      await store.deployments.create({ id: `dr-bench-${i}`, repo: REPO, commit: `${i}`.padStart(40, 'f'), settings, creator: null, supersedes: null, members: [{ issueNumber: 1, prNumber: 101 }], at: i });
-      await store.deployments.setStatus(`dr-bench-${i}`, 'succeeded', i);
+      await store.deploymentRuns.create({ id: `dr-bench-${i}`, repo: REPO, commit: `${i}`.padStart(40, 'f'), settings, creator: null, supersedes: null, members: [{ issueNumber: 1, prNumber: 101 }], at: i });
+      await store.deploymentRuns.setStatus(`dr-bench-${i}`, 'succeeded', i);
     }
     const run = await createDeploymentRun(h.fleet, { repo: REPO });
     if (!run.ok) throw new Error(run.refusal.message);
-    await store.deployments.setStage({ runId: run.value.id, stage: 'qa', state: 'settled', at: 1 });
+    await store.deploymentRuns.setStage({ runId: run.value.id, stage: 'qa', state: 'settled', at: 1 });
     const n = 1_000;
     const t0 = performance.now();
     for (let i = 0; i < n; i++) {

@@ -94,7 +94,7 @@ describe('TR12 process leases', () => {
         h.clock.advance(ms);
         if (restarted) return;
         // While the driver waits on the closing run, nothing has closed APP-2 and the run has not succeeded.
-        expect(await h.store.deployments.get(h.run)).toMatchObject({ status: 'active' });
+        expect(await h.store.deploymentRuns.get(h.run)).toMatchObject({ status: 'active' });
         expect((await h.store.closeouts.forRun(h.run)).find((c) => c.issueNumber === 2)?.state).toBe('running');
         // yoke starts again on this host: the killed process is known dead, and the sweep takes its claim over.
         restarted = true;

@@ -17,7 +17,7 @@ export const asControl = (r: Result<{ message: string }>): Result<string> => (r.
 /** `/yoke qa waive <case> [--plan PLAN] --reason "..."` on a deployment run's tracking issue, at its current stage. */
 export async function waiveByComment(ctx: FleetContext, repo: RepoRef, c: CommentView, cmd: Extract<CommandWord, { name: 'qa_waive' }>, permission: Permission): Promise<Result<string>> {
   if (!canMaintain(permission)) return { ok: false, refusal: makeRefusal('qa_waive_forbidden', { repo: repo.fullName, permission }) };
-  const run = (await ctx.store.deployments.list()).find((r) => r.repo === repo.fullName && r.trackingIssue === c.issueNumber);
+  const run = (await ctx.store.deploymentRuns.list()).find((r) => r.repo === repo.fullName && r.trackingIssue === c.issueNumber);
   if (!run) return { ok: false, refusal: makeRefusal('deployment_run_unknown', { run: `with tracking issue #${c.issueNumber}` }) };
   const stage = run.settings.stages[run.currentStage]?.name ?? '';
   let plan = cmd.plan;
@@ -39,7 +39,7 @@ export async function waiveByComment(ctx: FleetContext, repo: RepoRef, c: Commen
 
 /** Open notices on a thread: the ones addressed to this person, else (a writer speaking for the thread) all of them. */
 async function noticesFor(ctx: FleetContext, repo: RepoRef, thread: number, author: string) {
-  const runs = (await ctx.store.deployments.list()).filter((r) => r.repo === repo.fullName).map((r) => r.id);
+  const runs = (await ctx.store.deploymentRuns.list()).filter((r) => r.repo === repo.fullName).map((r) => r.id);
   const open = (await ctx.store.notices.onThread(runs, thread)).filter((n) => ['posted', 'edited', 'answered'].includes(n.state));
   const mine = open.filter((n) => n.recipient.toLowerCase() === author.toLowerCase());
   return { mine, open };

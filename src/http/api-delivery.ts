@@ -64,12 +64,12 @@ export async function handleDeliveryRoute(ctx: DeliveryContext, actor: Actor, re
     const item = url.searchParams.get('item');
     if (item) {
       const ids = await findRunsOfItem(ctx, item);
-      const rows = await seen((await ctx.store.deployments.list()).filter((r) => ids.includes(r.id)));
+      const rows = await seen((await ctx.store.deploymentRuns.list()).filter((r) => ids.includes(r.id)));
       return io.send(200, { runs: ids.filter((id) => rows.some((r) => r.id === id)) });
     }
     // Every run (or one repository's), newest first, with where each is.
     const repo = url.searchParams.get('repo');
-    const list = (await seen(await ctx.store.deployments.list()))
+    const list = (await seen(await ctx.store.deploymentRuns.list()))
       .filter((r) => !repo || r.repo.toLowerCase() === repo.toLowerCase())
       .sort((a, b) => b.createdAt - a.createdAt)
       .slice(0, 100)

@@ -106,9 +106,9 @@ export async function buildDashboardData(ctx: Pick<FleetContext, 'store' | 'poli
   const windowRuns = await store.runs.listSince(now - TIMELINE_MS);
   const cap = Math.max(policy.globalCap, ...Object.values(policy.repoCaps));
   const waitsOf = new Map(report.deliveries.map((d) => [d.id, d.waits]));
-  const shown = (await store.deployments.list()).filter((r) => r.status === 'active' || r.updatedAt >= now - TIMELINE_MS);
-  const stagesOf = await Promise.all(shown.map((run) => store.deployments.stages(run.id)));
-  const membersOf = await Promise.all(shown.map((run) => store.deployments.members(run.id)));
+  const shown = (await store.deploymentRuns.list()).filter((r) => r.status === 'active' || r.updatedAt >= now - TIMELINE_MS);
+  const stagesOf = await Promise.all(shown.map((run) => store.deploymentRuns.stages(run.id)));
+  const membersOf = await Promise.all(shown.map((run) => store.deploymentRuns.members(run.id)));
   const deploymentsOf = await Promise.all(shown.map((run) => store.stageDeployments.forRun(run.id)));
   const deployments = shown
     .map((run, i): DeploymentCard => {

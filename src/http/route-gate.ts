@@ -28,7 +28,7 @@ async function routeRepo(deps: Deps, route: MatchedRoute, body: () => Promise<un
     case 'path':
       return `${p.owner}/${p.name}`;
     case 'deployment-run':
-      return (await deps.store.deployments.get(p.run!))?.repo ?? null;
+      return (await deps.store.deploymentRuns.get(p.run!))?.repo ?? null;
     case 'yoke-run':
       return (await deps.store.runs.get(p.run!))?.repo ?? null;
     case 'body': {

@@ -86,7 +86,7 @@ export async function deliverDemo(sandbox: Sandbox, opts: DeliveryOptions): Prom
       if (opts.hold) {
         opts.log(`  The manual case reads-well of DEMO-1 waits for ${REVIEWER}: the run stays at ${STAGE} until it is recorded.`);
         opts.hold.onHeld(HELD_CASE_COMMAND);
-        const run = (await sandbox.runtime.store.deployments.list()).find((r) => r.status === 'active');
+        const run = (await sandbox.runtime.store.deploymentRuns.list()).find((r) => r.status === 'active');
         await sandbox.waitUntil(
           async () => (await sandbox.runtime.store.qa.verdicts(run ? [run.id] : [])).some((v) => v.caseId === 'reads-well' && v.result === 'pass'),
           24 * 3600_000,
@@ -134,7 +134,7 @@ export async function deliverDemo(sandbox: Sandbox, opts: DeliveryOptions): Prom
     } finally {
       clearInterval(watcher);
     }
-    const run = await sandbox.runtime.store.deployments.get(runId);
+    const run = await sandbox.runtime.store.deploymentRuns.get(runId);
     return { run: runId, status: run?.status ?? 'none', driverExits: exits, dropped: proxy?.dropped ?? 0, recovered: recovered.count };
   } finally {
     await proxy?.close();

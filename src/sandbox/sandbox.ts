@@ -348,11 +348,11 @@ export class Sandbox {
   async summary(): Promise<IssueSummary[]> {
     const runs = await this.runs();
     const closeouts = new Map<string, Closeout[]>();
-    for (const r of (await this.runtime.store.deployments.list())) closeouts.set(r.id, await this.runtime.store.closeouts.forRun(r.id));
+    for (const r of (await this.runtime.store.deploymentRuns.list())) closeouts.set(r.id, await this.runtime.store.closeouts.forRun(r.id));
     const states = await Promise.all(this.tasks.map((_, idx) => this.issueState(idx + 1)));
     const { store } = this.runtime;
     const deliveries = await Promise.all(
-      (await store.deployments.list()).map(async (run) => ({ run, members: await store.deployments.members(run.id), qa: await store.qa.memberStages(run.id, 'staging-qa') })),
+      (await store.deploymentRuns.list()).map(async (run) => ({ run, members: await store.deploymentRuns.members(run.id), qa: await store.qa.memberStages(run.id, 'staging-qa') })),
     );
     return this.tasks.map((task, idx) => {
       const number = idx + 1;

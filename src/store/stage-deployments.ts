@@ -100,7 +100,7 @@ const toReview = (r: ReviewRow): ProtectionReview => ({
   createdAt: r.created_at,
 });
 
-export class StageDeploymentStore {
+export class StageDeploymentRunStore {
   constructor(private readonly sql: Sql) {}
 
   async record(d: Omit<StageDeployment, 'workflowRunId' | 'logUrl' | 'updatedAt'>): Promise<void> {

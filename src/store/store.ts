@@ -11,7 +11,7 @@ import { CloseoutStore } from './closeouts.js';
 import { CommandStore } from './commands.js';
 import { DeliveryStore } from './deliveries.js';
 import { DeliveryItemStore } from './delivery-items.js';
-import { DeploymentStore } from './deployments.js';
+import { DeploymentRunStore } from './deployment-runs.js';
 import { DispatchRequestStore } from './dispatch-requests.js';
 import { ExecutionStore } from './executions.js';
 import { HttpCacheStore } from './http-cache.js';
@@ -24,7 +24,7 @@ import { QaStore } from './qa.js';
 import { RepoStore } from './repos.js';
 import { RequestStore } from './requests.js';
 import { RunStore } from './runs.js';
-import { StageDeploymentStore } from './stage-deployments.js';
+import { StageDeploymentRunStore } from './stage-deployments.js';
 import { WorkLockStore } from './work-locks.js';
 import { LeaderStore } from './leaders.js';
 import { RateHoldStore } from './rate-holds.js';
@@ -46,7 +46,8 @@ export interface Store {
   httpCache: HttpCacheStore;
   deliveries: DeliveryStore;
   deliveryItems: DeliveryItemStore;
-  deployments: DeploymentStore;
+  /** Deployment runs (QA09 and on): their stages, members and the driver's lease. */
+  deploymentRuns: DeploymentRunStore;
   qa: QaStore;
   notices: NoticeStore;
   closeouts: CloseoutStore;
@@ -63,7 +64,7 @@ export interface Store {
   qaLabels: QaLabelStore;
   runNotices: RunNoticeStore;
   /** DP01, DP03: stages' GitHub deployments, and the protection rule's answers. */
-  stageDeployments: StageDeploymentStore;
+  stageDeployments: StageDeploymentRunStore;
   /** Runs fn in one write transaction (the cross-process backstop), handing it the store bound to that transaction: everything inside goes through it. */
   write<T>(fn: (s: Store) => T | Promise<T>): Promise<T>;
   /** SP08: holds the fleet's one pass lock (every process on the database) until the release is called. */
@@ -128,7 +129,7 @@ export function storeOver(outer: Sql, within?: Sql, leaseClock: LeaseClock = dat
     httpCache: new HttpCacheStore(sql),
     deliveries: new DeliveryStore(sql),
     deliveryItems: new DeliveryItemStore(sql),
-    deployments: new DeploymentStore(sql),
+    deploymentRuns: new DeploymentRunStore(sql),
     qa: new QaStore(sql),
     notices: new NoticeStore(sql),
     closeouts: new CloseoutStore(sql, leaseNow),
@@ -142,7 +143,7 @@ export function storeOver(outer: Sql, within?: Sql, leaseClock: LeaseClock = dat
     processes: new ProcessStore(sql, leaseNow),
     qaLabels: new QaLabelStore(sql),
     runNotices: new RunNoticeStore(sql),
-    stageDeployments: new StageDeploymentStore(sql),
+    stageDeployments: new StageDeploymentRunStore(sql),
     write: <T>(fn: (s: Store) => T | Promise<T>): Promise<T> => sql.transaction(async (tx) => fn(storeIn(tx))),
     holdPassLock: () => outer.hold(LOCKS.pass),
     close: () => outer.close(),

@@ -67,7 +67,7 @@ describe('the driver against held contention points', () => {
     it(`DX12/DX14 ${code}: retried after 15, 30, then 60 s, six times, then deployment_run_stayed_busy with the run unchanged`, async () => {
       const s = await setup();
       await hold(s);
-      const before = JSON.stringify([await s.h.store.deployments.get(s.run.id), await s.h.store.deployments.stages(s.run.id), await s.h.store.qa.wakes(s.run.id), s.h.forge.comments.length]);
+      const before = JSON.stringify([await s.h.store.deploymentRuns.get(s.run.id), await s.h.store.deploymentRuns.stages(s.run.id), await s.h.store.qa.wakes(s.run.id), s.h.forge.comments.length]);
       const { d, slept, events } = driverFor(s.api.url);
       let stop: DriverStop | null = null;
       try {
@@ -78,7 +78,7 @@ describe('the driver against held contention points', () => {
       expect([stop?.exitCode, stop?.refusal.code]).toEqual([EXIT.stayedBusy, 'deployment_run_stayed_busy']);
       expect(slept).toEqual([15_000, 30_000, 60_000, 60_000, 60_000, 60_000]);
       expect(new Set(events.filter((e) => e.event === 'retry').map((e) => e.code))).toEqual(new Set([code]));
-      expect(JSON.stringify([await s.h.store.deployments.get(s.run.id), await s.h.store.deployments.stages(s.run.id), await s.h.store.qa.wakes(s.run.id), s.h.forge.comments.length])).toBe(before);
+      expect(JSON.stringify([await s.h.store.deploymentRuns.get(s.run.id), await s.h.store.deploymentRuns.stages(s.run.id), await s.h.store.qa.wakes(s.run.id), s.h.forge.comments.length])).toBe(before);
     });
   }
 
@@ -90,7 +90,7 @@ describe('the driver against held contention points', () => {
     const { d, slept } = driverFor(api.url);
     const stop = (await d.create({ repo: REPO }).catch((err: unknown) => err)) as DriverStop;
     expect([stop.exitCode, stop.refusal.code, slept]).toEqual([EXIT.stayedBusy, 'deployment_run_stayed_busy', [15_000, 30_000, 60_000, 60_000, 60_000, 60_000]]);
-    expect(await h.store.deployments.list()).toEqual([]);
+    expect(await h.store.deploymentRuns.list()).toEqual([]);
   });
 
   it('DX12/DX14 lock_timeout and statement_cancelled: SQLite\'s own contention is retried on the same schedule', async () => {

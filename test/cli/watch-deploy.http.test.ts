@@ -86,7 +86,7 @@ describe('yoke watch deploy over HTTP', () => {
         sleep: async (ms) => {
           if (ms !== 15_000 || holderDone) return;
           holderDone = true;
-          const run = (await h.store.deployments.list())[0]!.id;
+          const run = (await h.store.deploymentRuns.list())[0]!.id;
           for (const [c, evidence] of [['cart', 'ok'], ['looks-right', 'screenshot']] as const) {
             // TR11: the manual case is a writer's approval, recorded with alice's own token.
             const ok = await recordAs(h.fleet, run, 'qa', { item: 'APP-1', case: c, result: 'pass', evidence, source: 'yoke qa case run', by: c === 'looks-right' ? 'alice' : 'agent' });
@@ -106,7 +106,7 @@ describe('yoke watch deploy over HTTP', () => {
 
     // One effect per logical dispatch: each stage once, each member closed once, each notice once.
     const order = ['staging', 'qa', 'production'];
-    expect((await h.store.deployments.stages(run)).sort((a, b) => order.indexOf(a.stage) - order.indexOf(b.stage)).map((s) => [s.stage, s.state, s.attempts])).toEqual([
+    expect((await h.store.deploymentRuns.stages(run)).sort((a, b) => order.indexOf(a.stage) - order.indexOf(b.stage)).map((s) => [s.stage, s.state, s.attempts])).toEqual([
       ['staging', 'succeeded', 1],
       ['qa', 'settled', 0],
       ['production', 'succeeded', 1],
@@ -159,7 +159,7 @@ describe('yoke watch deploy over HTTP', () => {
     expect(err).toEqual([
       `Run ${run.value.id} is driven over HTTPS; the database door does not take it over, so an HTTPS timeout is never recovered through it.\nTo recover: Resume it over HTTPS: \`yoke watch deploy -- ${run.value.id}\` with YOKE_URL set; read \`yoke deployment-runs get ${run.value.id}\` first.`,
     ]);
-    expect((await h.store.deployments.get(run.value.id))!.driverTransport).toBe('https');
+    expect((await h.store.deploymentRuns.get(run.value.id))!.driverTransport).toBe('https');
   });
 
   it('the database door without the app\'s credentials says what to set, and exits 1', async () => {

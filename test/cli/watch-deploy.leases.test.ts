@@ -70,7 +70,7 @@ describe('TR12 plan execution leases', () => {
     const code = await runCli(['watch', 'deploy', REPO, '--json', '--driver', 'ci-7'], c.io, { policy: DEFAULT_DRIVER_POLICY, sleep: c.sleep });
     expect([code, c.err]).toEqual([0, []]);
     expect(drops).toBe(0);
-    const run = (await h.store.deployments.list())[0]!;
+    const run = (await h.store.deploymentRuns.list())[0]!;
     expect(run.status).toBe('succeeded');
     expect((await h.store.executions.forRun(run.id)).map((e) => [e.subject, e.kind, e.state])).toEqual([[`${run.id}-g1`, 'deployment-stage', 'ended']]);
     expect(c.ran).toEqual(['./qa/health.sh', './qa/flaky.sh', './deploy.sh production']);
@@ -91,7 +91,7 @@ describe('TR12 plan execution leases', () => {
     const events = c.out.map((l) => JSON.parse(l) as { event: string; code?: string });
     // Busy while its lease lived (120 s), then not: after the busy retries at 15, 30, 60 and 60 s (165 s) it has lapsed.
     expect(events.filter((e) => e.event === 'retry').map((e) => e.code)).toEqual(['qa_plan_busy', 'qa_plan_busy', 'qa_plan_busy', 'qa_plan_busy']);
-    expect((await h.store.deployments.get(run.id))!.status).toBe('succeeded');
+    expect((await h.store.deploymentRuns.get(run.id))!.status).toBe('succeeded');
     expect((await h.store.closeouts.forRun(run.id)).map((x) => [x.issueNumber, x.state])).toEqual([
       [1, 'closed'],
       [2, 'closed'],

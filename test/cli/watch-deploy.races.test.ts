@@ -77,8 +77,8 @@ describe('the driver through races and lost answers', () => {
       policy: DEFAULT_DRIVER_POLICY,
       sleep: async (ms) => {
         h.clock.advance(ms);
-        const run = (await h.store.deployments.list())[0]!.id;
-        if (!holderDone && (await h.store.deployments.stage(run, 'qa'))) {
+        const run = (await h.store.deploymentRuns.list())[0]!.id;
+        if (!holderDone && (await h.store.deploymentRuns.stage(run, 'qa'))) {
           holderDone = true;
           await verdict(api.url, run);
         }
@@ -86,8 +86,8 @@ describe('the driver through races and lost answers', () => {
     });
     expect([code, d.err]).toEqual([0, []]);
     expect(dropped).toBe(1);
-    const run = (await h.store.deployments.list())[0]!.id;
-    expect((await h.store.deployments.stages(run)).filter((s) => s.stage !== 'qa').map((s) => [s.stage, s.state, s.attempts]).sort()).toEqual([
+    const run = (await h.store.deploymentRuns.list())[0]!.id;
+    expect((await h.store.deploymentRuns.stages(run)).filter((s) => s.stage !== 'qa').map((s) => [s.stage, s.state, s.attempts]).sort()).toEqual([
       ['production', 'succeeded', 1],
       ['staging', 'succeeded', 1],
     ]);
@@ -99,8 +99,8 @@ describe('the driver through races and lost answers', () => {
     let callback: Promise<Response> | null = null;
     // The holder's verdict goes out just as the driver sends its next gate check: two checks of one stage at once.
     const racing = (async (input: string | URL | Request, init?: RequestInit) => {
-      if (init?.method === 'POST' && String(input).endsWith('/stages/qa/dispatch') && !callback && (await h.store.deployments.stage((await h.store.deployments.list())[0]!.id, 'qa'))) {
-        const run = (await h.store.deployments.list())[0]!.id;
+      if (init?.method === 'POST' && String(input).endsWith('/stages/qa/dispatch') && !callback && (await h.store.deploymentRuns.stage((await h.store.deploymentRuns.list())[0]!.id, 'qa'))) {
+        const run = (await h.store.deploymentRuns.list())[0]!.id;
         const wake = (await h.store.qa.wakes(run)).length;
         if (wake > 0) callback = verdict(api.url, run);
       }
@@ -111,13 +111,13 @@ describe('the driver through races and lost answers', () => {
     expect(callback).not.toBeNull();
     expect((await callback!).status).toBe(201);
     expect([code, d.err]).toEqual([0, []]);
-    const run = (await h.store.deployments.list())[0]!.id;
+    const run = (await h.store.deploymentRuns.list())[0]!.id;
     expect(d.ran).toEqual(['./deploy.sh staging', './deploy.sh production']);
-    expect((await h.store.deployments.stages(run)).map((s) => [s.stage, s.state, s.attempts]).sort()).toEqual([
+    expect((await h.store.deploymentRuns.stages(run)).map((s) => [s.stage, s.state, s.attempts]).sort()).toEqual([
       ['production', 'succeeded', 1],
       ['qa', 'settled', 0],
       ['staging', 'succeeded', 1],
     ]);
-    expect((await h.store.deployments.get(run))!.status).toBe('succeeded');
+    expect((await h.store.deploymentRuns.get(run))!.status).toBe('succeeded');
   });
 });

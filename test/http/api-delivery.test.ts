@@ -57,7 +57,7 @@ describe('the deployment-run API', () => {
     ];
     expect(reader.map((r) => [r.status, r.json.error.code])).toEqual(Array(3).fill([403, 'permission_required']));
     expect(await h.store.qa.verdicts([id])).toEqual([]);
-    expect(await h.store.deployments.list()).toHaveLength(1);
+    expect(await h.store.deploymentRuns.list()).toHaveLength(1);
     const dispatched = await call('POST', `/yoke/api/deployment-runs/${id}/stages/qa/dispatch`, { driver: 'op', stage: 'qa', commit: created.json.commit }, 'op-token', { 'idempotency-key': 'gate-check-0001' });
     expect([dispatched.status, dispatched.json.state, dispatched.json.woken.map((w: { subject: string }) => w.subject)]).toEqual([200, 'waiting', ['APP-1']]);
   });
@@ -116,10 +116,10 @@ describe('TR11 token roles', () => {
       message: 'This token may not name maint as the creator: who that is comes from the token, not the request.',
       recovery: "Leave `creator` out (it is alice), or send the request with maint's own token.",
     });
-    expect(await h.store.deployments.list()).toEqual([]);
+    expect(await h.store.deploymentRuns.list()).toEqual([]);
     const created = await call('POST', '/yoke/api/deployment-runs', { repo: REPO }, 'alice-token');
     expect(created.status).toBe(201);
-    expect((await h.store.deployments.get(created.json.id))?.creator).toBe('alice');
+    expect((await h.store.deploymentRuns.get(created.json.id))?.creator).toBe('alice');
     expect(codes(await call('POST', `/yoke/api/deployment-runs/${created.json.id}/checkin`, { driver: 'maint' }, 'alice-token'))).toEqual([403, 'identity_field_not_yours']);
     expect(codes(await call('POST', `/yoke/api/deployment-runs/${created.json.id}/checkin`, { driver: 'alice' }, 'alice-token'))).toEqual([200, 'ok']);
   });
@@ -152,7 +152,7 @@ describe('TR11 token roles', () => {
     // A body may no longer say who removed it.
     expect(codes(await call('POST', remove, { reason: 'needs a fix', by: 'maint' }))).toEqual([400, 'validation_failed']);
     expect(await h.store.qa.verdicts([id])).toEqual([]);
-    expect((await h.store.deployments.members(id)).filter((m) => m.removedAt !== null)).toEqual([]);
+    expect((await h.store.deploymentRuns.members(id)).filter((m) => m.removedAt !== null)).toEqual([]);
 
     expect(codes(await call('POST', `${stage}/verdicts`, manual, 'alice-token'))).toEqual([201, 'ok']);
     expect(codes(await call('POST', `${stage}/waive`, waive, 'maint-token'))).toEqual([201, 'ok']);
@@ -161,7 +161,7 @@ describe('TR11 token roles', () => {
       ['looks-right', 'pass', 'alice'],
       ['cart', 'waived', 'maint'],
     ]);
-    expect((await h.store.deployments.members(id)).filter((m) => m.removedAt !== null).map((m) => [m.issueNumber, m.removedBy])).toEqual([[2, 'maint']]);
+    expect((await h.store.deploymentRuns.members(id)).filter((m) => m.removedAt !== null).map((m) => [m.issueNumber, m.removedBy])).toEqual([[2, 'maint']]);
   });
 
   it('TR11 a live run\'s own credential records only the automated QA of the item it holds, and reaches nothing else', async () => {
@@ -210,7 +210,7 @@ describe('the delivery CLI', () => {
   it('runs cases only in a checkout of the pinned commit, and says how to get there (not elsewhere, not outside a checkout)', async () => {
     const { h, api, call } = await setup();
     const id = (await call('POST', '/yoke/api/deployment-runs', { repo: REPO })).json.id as string;
-    const commit = (await h.store.deployments.get(id))!.commit;
+    const commit = (await h.store.deploymentRuns.get(id))!.commit;
     const wrong = await cli(api.url, ['qa', 'plan', 'run', '--item', 'APP-1', '--stage', 'qa'], { head: 'c1' });
     expect([wrong.code, wrong.err, wrong.ran]).toEqual([1, `This checkout is at c1, but the run is pinned at ${commit}.\nTo recover: git checkout ${commit}`, []]);
     // Outside any checkout: nothing here is the pinned commit, so nothing runs and no verdict is recorded.

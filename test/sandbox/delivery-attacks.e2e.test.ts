@@ -121,7 +121,7 @@ describe('the delivery attack suite, end to end', () => {
       const r = await childCli(args, { YOKE_TOKEN: sandbox.personToken(ONLOOKER), YOKE_LOGIN: ONLOOKER });
       return { code: r.code, err: r.err.split('\n')[0] ?? '' };
     };
-    const runs = (await sandbox.runtime.store.deployments.list()).length;
+    const runs = (await sandbox.runtime.store.deploymentRuns.list()).length;
     const verdicts = (await sandbox.runtime.store.qa.verdicts([run.id])).length;
     const needs = (what: string, need = 'write') => `${what} on ${DEMO_REPO} needs ${need} access or more; GitHub says ${ONLOOKER}'s is read.`;
     const tries: [string[], string][] = [
@@ -139,7 +139,7 @@ describe('the delivery attack suite, end to end', () => {
     for (const [args] of tries) got.push(await cli(args));
     expect(got.map((g) => g.code !== 0)).toEqual(tries.map(() => true));
     expect(got.map((g) => g.err)).toEqual(tries.map(([, said]) => said));
-    expect((await sandbox.runtime.store.deployments.list()).length).toBe(runs);
+    expect((await sandbox.runtime.store.deploymentRuns.list()).length).toBe(runs);
     expect((await sandbox.runtime.store.qa.verdicts([run.id])).length).toBe(verdicts);
     // What the onlooker may do, they can: read the repository's status.
     expect((await cli(['repo', 'status', DEMO_REPO])).code).toBe(0);
@@ -153,10 +153,10 @@ describe('the delivery attack suite, end to end', () => {
     const sha = git(['rev-parse', 'HEAD']);
     git(['push', '-q', sandbox.repo.gitDir, 'HEAD:refs/heads/weaker']);
     git(['checkout', '-q', '-']);
-    const runs = (await sandbox.runtime.store.deployments.list()).length;
+    const runs = (await sandbox.runtime.store.deploymentRuns.list()).length;
     const r = await yokeWith(['deployment-runs', 'create', DEMO_REPO, '--commit', sha], OPERATOR_SECRET);
     expect([r.code, r.err.split('\n')[0]]).toEqual([1, `${sha.slice(0, 12)} is not on ${DEMO_REPO}'s default branch: a deployment run's QA plans are read at its pinned commit, so it must be one the repository's maintainers merged.`]);
-    expect((await sandbox.runtime.store.deployments.list()).length).toBe(runs);
+    expect((await sandbox.runtime.store.deploymentRuns.list()).length).toBe(runs);
   });
 
   it('TR09 an approval by someone without write access, or by a bot, is not the independent review; a maintainer who is none of author, holder or assignee settles it', async () => {

@@ -89,7 +89,7 @@ describe('deploy stages on Actions, behind yoke’s protection rule', () => {
     const failed = await drive();
     expect(failed.code).toBe(6);
     expect(failed.err).toContain(`Deploy stage staging of run ${created.id} failed: workflow run`);
-    expect(await sandbox.runtime.store.deployments.stage(created.id, 'staging')).toMatchObject({ state: 'failed' });
+    expect(await sandbox.runtime.store.deploymentRuns.stage(created.id, 'staging')).toMatchObject({ state: 'failed' });
     const first = (await sandbox.runtime.store.stageDeployments.forRun(created.id))[0]!;
     expect(first.state).toBe('failure');
     // The workflow wrote the failure to yoke's deployment itself.
@@ -105,7 +105,7 @@ describe('deploy stages on Actions, behind yoke’s protection rule', () => {
     writeFileSync(join(state(), 'staging-up'), '');
     const done = await drive();
     expect(done.code).toBe(0);
-    expect((await sandbox.runtime.store.deployments.get(created.id))!.status).toBe('succeeded');
+    expect((await sandbox.runtime.store.deploymentRuns.get(created.id))!.status).toBe('succeeded');
     expect((await sandbox.runtime.store.stageDeployments.forRun(created.id)).map((d) => [d.stage, d.state])).toEqual([
       ['staging', 'failure'],
       ['staging', 'success'],

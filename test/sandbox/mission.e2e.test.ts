@@ -113,10 +113,10 @@ describe('the whole mission, from labelled issue to closed-out delivery', () => 
     // Notices: the holder's on its claim PR, the driver's on the tracking issue; the group's withdrawn when it closed.
     expect(r.notices).toEqual(['driver:DEMO-1:resolved', 'driver:RUN-g1:withdrawn', 'holder:DEMO-1:resolved']);
     expect(plain.lines.some((l) => l.includes('the demo agent runs: yoke qa plan run --item DEMO-1 --stage staging-qa'))).toBe(true);
-    const tracking = (await plain.sandbox.runtime.store.deployments.get(plain.result.run))!.trackingIssue!;
+    const tracking = (await plain.sandbox.runtime.store.deploymentRuns.get(plain.result.run))!.trackingIssue!;
     expect(plain.sandbox.repo.issues.get(tracking)!.labels).toEqual(['yoke:deploy']);
     // The driver's triage, which it printed before it stopped, named the pinned commit.
-    const pinned = (await plain.sandbox.runtime.store.deployments.get(plain.result.run))!.commit;
+    const pinned = (await plain.sandbox.runtime.store.deploymentRuns.get(plain.result.run))!.commit;
     expect(plain.lines.some((l) => l.includes(`stopped: Shared plan smoke failed at ${pinned}`))).toBe(true);
     // The group's notice was posted, edited when its wait changed, and withdrawn in place: one comment throughout.
     const group = (await plain.sandbox.runtime.store.notices.forRun(plain.result.run)).find((n) => n.subject.endsWith('-g1'))!;
@@ -131,14 +131,14 @@ describe('the whole mission, from labelled issue to closed-out delivery', () => 
     const a = await records(plain);
     const b = await records(dropped);
     expect({ ...b, closeouts: [...b.closeouts].sort() }).toEqual({ ...a, closeouts: [...a.closeouts].sort() });
-    expect((await dropped.sandbox.runtime.store.deployments.list()).filter((r) => r.repo === DEMO_REPO)).toHaveLength(1);
+    expect((await dropped.sandbox.runtime.store.deploymentRuns.list()).filter((r) => r.repo === DEMO_REPO)).toHaveLength(1);
   });
 });
 
 describe('the delivery where GitHub shows deployments', () => {
   it('DP01 DP02 DP03 staging and production run as templates/deploy.yml on Actions, each a deployment with its statuses; production waited for yoke, which approved the settled commit', async () => {
     const { sandbox, result } = plain;
-    const pinned = (await sandbox.runtime.store.deployments.get(result.run))!.commit;
+    const pinned = (await sandbox.runtime.store.deploymentRuns.get(result.run))!.commit;
     const mine = await sandbox.runtime.store.stageDeployments.forRun(result.run);
     expect(mine.map((d) => [d.stage, d.environment, d.workflow, d.state, d.commit])).toEqual([
       ['staging', 'staging', 'deploy.yml', 'success', pinned],
@@ -164,7 +164,7 @@ describe('the delivery where GitHub shows deployments', () => {
     expect(gates[0]!.answers[0]!.comment).toBe(`yoke: Deployment run ${result.run} settled staging-qa at ${pinned.slice(0, 12)}: production (stage production) may deploy it.`);
     expect(await sandbox.runtime.store.stageDeployments.reviews(DEMO_REPO)).toMatchObject([{ environment: 'production', sha: pinned, decision: 'approved', code: 'protection_settled', deploymentRun: result.run, answer: 'answered' }]);
     // The tracking issue links each deployment to its environment's page, and its workflow run.
-    const tracking = sandbox.repo.issues.get((await sandbox.runtime.store.deployments.get(result.run))!.trackingIssue!)!.body;
+    const tracking = sandbox.repo.issues.get((await sandbox.runtime.store.deploymentRuns.get(result.run))!.trackingIssue!)!.body;
     for (const d of mine) expect(tracking).toContain(`  - deployment [${d.deploymentId}](${sandbox.forge.url}/${DEMO_REPO}/deployments/${d.environment}) to \`${d.environment}\`: success · [log](${sandbox.forge.url}/${DEMO_REPO}/actions/runs/${d.workflowRunId})`);
     // The forge's page shows them.
     const html = await (await fetch(`${sandbox.forge.url}/${DEMO_REPO}/deployments`)).text();

@@ -38,8 +38,8 @@ async function seedSettledRun(h: ProbotHarness): Promise<void> {
   if (settings.state !== 'valid') throw new Error('bad fixture');
   const now = h.clock.now();
   await h.rt.store.repos.ensure(REPO, 1, now);
-  await h.rt.store.deployments.create({ id: 'dr-settled', repo: REPO, commit: SETTLED, settings: settings.settings, creator: 'maint', supersedes: null, members: [{ issueNumber: 1, prNumber: 101 }], at: now });
-  await h.rt.store.deployments.setStage({ runId: 'dr-settled', stage: 'staging-qa', state: 'settled', at: now });
+  await h.rt.store.deploymentRuns.create({ id: 'dr-settled', repo: REPO, commit: SETTLED, settings: settings.settings, creator: 'maint', supersedes: null, members: [{ issueNumber: 1, prNumber: 101 }], at: now });
+  await h.rt.store.deploymentRuns.setStage({ runId: 'dr-settled', stage: 'staging-qa', state: 'settled', at: now });
 }
 
 const signed = (payload: unknown) => {

@@ -1,7 +1,7 @@
 import { makeRefusal, type Refusal } from '../../kernel/codes/table.js';
 import { classifyGitHubError } from '../../forge/errors.js';
 import { closeoutNotice, spendLine } from '../../messages.js';
-import type { DeploymentRun } from '../../store/deployments.js';
+import type { DeploymentRun } from '../../store/deployment-runs.js';
 import { qaCommands } from '../gate/commands.js';
 import type { DeliveryContext, DeliveryRepo } from '../context.js';
 
@@ -34,7 +34,7 @@ export async function deferredItems(ctx: DeliveryContext, run: DeploymentRun, st
 /** The accepted members of a stage not yet closed out, in the policy's order. */
 export async function closeoutQueue(ctx: DeliveryContext, run: DeploymentRun, stage: string): Promise<number[]> {
   const closed = new Set((await ctx.store.closeouts.forRun(run.id)).filter((c) => c.state === 'closed').map((c) => c.issueNumber));
-  const members = (await ctx.store.deployments.members(run.id)).filter((m) => m.removedAt === null);
+  const members = (await ctx.store.deploymentRuns.members(run.id)).filter((m) => m.removedAt === null);
   const settled = new Set((await ctx.store.qa.memberStages(run.id, stage)).filter((m) => m.settledAt !== null).map((m) => m.issueNumber));
   const queue = members.filter((m) => settled.has(m.issueNumber) && !closed.has(m.issueNumber));
   if (ctx.policy.closeoutOrder === 'item') queue.sort((a, b) => a.issueNumber - b.issueNumber);
@@ -50,9 +50,9 @@ export async function owedMembers(ctx: DeliveryContext, run: DeploymentRun): Pro
 
 /** TR12: a run past its last stage succeeds only once no member it accepted is owed; true when it did now. */
 export async function finishIfDelivered(ctx: DeliveryContext, runId: string): Promise<boolean> {
-  const run = await ctx.store.deployments.get(runId);
+  const run = await ctx.store.deploymentRuns.get(runId);
   if (!run || run.status !== 'active' || run.closingSince === null || (await owedMembers(ctx, run)).length > 0) return false;
-  return await ctx.store.deployments.finishClosing(run.id, ctx.clock.now());
+  return await ctx.store.deploymentRuns.finishClosing(run.id, ctx.clock.now());
 }
 
 export async function closeOutMembers(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string, startedAt: number): Promise<CloseoutReport> {
@@ -83,7 +83,7 @@ export async function closeOutMembers(ctx: DeliveryContext, dr: DeliveryRepo, ru
 async function closeOut(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string, issue: number): Promise<Refusal | null> {
   const { forge, store, clock } = ctx;
   const item = dr.item(issue);
-  const member = (await store.deployments.members(run.id)).find((m) => m.issueNumber === issue)!;
+  const member = (await store.deploymentRuns.members(run.id)).find((m) => m.issueNumber === issue)!;
   const refuse = (detail: string, fix: string) => makeRefusal('closeout_refused', { item, issue, detail, fix });
   try {
     // DX02: the route is read fresh, right before acting.

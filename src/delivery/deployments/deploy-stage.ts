@@ -7,7 +7,7 @@ import { ok, refuse, type Result } from '../../kernel/result.js';
 import { endStageDeployment, followWorkflowStage, startStageDeployment } from './stage-deployment.js';
 import { runAtStage } from '../runs/deployment-runs.js';
 import { advanceRun } from '../gate/stage.js';
-import type { DeploymentRun } from '../../store/deployments.js';
+import type { DeploymentRun } from '../../store/deployment-runs.js';
 import { syncTrackingIssue } from '../runs/tracking.js';
 
 // A deploy stage: whoever runs it (`yoke deploy stage run`, the driver) starts
@@ -53,10 +53,10 @@ export async function reportDeployStage(ctx: DeliveryContext, runId: string, sta
   const outcome = await moveStage(ctx, dr.repo, run, stage, report);
   if (!outcome.ok) return outcome;
   const { state, detail } = outcome.value;
-  if (state !== 'running' || report.phase === 'start') await ctx.store.deployments.setStage({ runId: run.id, stage: stageName, state, detail, bumpAttempts: report.phase === 'start', at: ctx.clock.now() });
+  if (state !== 'running' || report.phase === 'start') await ctx.store.deploymentRuns.setStage({ runId: run.id, stage: stageName, state, detail, bumpAttempts: report.phase === 'start', at: ctx.clock.now() });
   if (state === 'succeeded') await advanceRun(ctx, dr, run);
   await syncTrackingIssue(ctx, dr, run.id);
-  return ok(await deployStep(ctx, (await ctx.store.deployments.get(run.id))!, stage, state, detail));
+  return ok(await deployStep(ctx, (await ctx.store.deploymentRuns.get(run.id))!, stage, state, detail));
 }
 
 /** What one report does to the stage and its GitHub deployment: the state it leaves, and why. */
@@ -64,8 +64,8 @@ async function moveStage(ctx: DeliveryContext, repo: RepoRef, run: DeploymentRun
   const current = await ctx.store.stageDeployments.latest(run.id, stage.name);
   if (report.phase === 'start') {
     // A workflow already under way is followed, never dispatched again (a repeated start, a driver that took over).
-    if (stage.workflow && current?.state === 'in_progress' && (await ctx.store.deployments.stage(run.id, stage.name))?.state === 'running') return ok({ state: 'running', detail: `following deployment ${current.deploymentId}` });
-    const attempt = ((await ctx.store.deployments.stage(run.id, stage.name))?.attempts ?? 0) + 1;
+    if (stage.workflow && current?.state === 'in_progress' && (await ctx.store.deploymentRuns.stage(run.id, stage.name))?.state === 'running') return ok({ state: 'running', detail: `following deployment ${current.deploymentId}` });
+    const attempt = ((await ctx.store.deploymentRuns.stage(run.id, stage.name))?.attempts ?? 0) + 1;
     const started = await startStageDeployment(ctx, repo, run, stage, attempt, report.by);
     return ok(started.ok ? { state: 'running', detail: `started by ${report.by}` } : { state: 'failed', detail: started.detail });
   }
@@ -100,11 +100,11 @@ async function deployStep(ctx: DeliveryContext, run: DeploymentRun, stage: Deplo
 
 /** The answer a deploy stage's success got, when that stage is done and the run has moved past it. */
 async function recordedSuccess(ctx: DeliveryContext, runId: string, stageName: string): Promise<DeployStep | null> {
-  const run = await ctx.store.deployments.get(runId);
+  const run = await ctx.store.deploymentRuns.get(runId);
   if (!run) return null;
   const index = run.settings.stages.findIndex((x) => x.name === stageName);
   const stage = run.settings.stages[index];
-  const rec = await ctx.store.deployments.stage(run.id, stageName);
+  const rec = await ctx.store.deploymentRuns.stage(run.id, stageName);
   if (!stage || stage.kind !== 'deploy' || rec?.state !== 'succeeded') return null;
   if (run.status === 'active' && run.currentStage <= index) return null;
   return deployStep(ctx, run, stage, 'succeeded', rec.detail);

@@ -2,7 +2,7 @@ import { makeRefusal, type Refusal } from '../../kernel/codes/table.js';
 import { deploymentSettingsOf, deploysTo, type DeliverySettings } from '../../config/delivery.js';
 import type { RepoRef } from '../../forge/types.js';
 import { protectionComment } from '../../messages.js';
-import type { DeploymentRun, Member, StageRecord } from '../../store/deployments.js';
+import type { DeploymentRun, Member, StageRecord } from '../../store/deployment-runs.js';
 import type { ProtectionAnswerState, ProtectionDecision } from '../../store/stage-deployments.js';
 import { repoRefOf } from '../../fleet/repo-state.js';
 import { deliveryRepo, type DeliveryContext } from '../context.js';
@@ -110,8 +110,8 @@ function notSettled(x: RunAtCommit, gate: string, environment: string, commit: s
 /** The runs of a repository pinned at a commit, with their stages and members: what decideProtection reads. */
 export async function readRunsAt(ctx: DeliveryContext, repo: string, sha: string | null): Promise<RunAtCommit[]> {
   if (!sha) return [];
-  const runs = await ctx.store.deployments.atCommit(repo, sha);
-  return Promise.all(runs.map(async (run) => ({ run, stages: await ctx.store.deployments.stages(run.id), members: await ctx.store.deployments.members(run.id) })));
+  const runs = await ctx.store.deploymentRuns.atCommit(repo, sha);
+  return Promise.all(runs.map(async (run) => ({ run, stages: await ctx.store.deploymentRuns.stages(run.id), members: await ctx.store.deploymentRuns.members(run.id) })));
 }
 
 /** DP03: reads, decides, answers GitHub (unless the answer is to leave it), and records what it answered and why. */

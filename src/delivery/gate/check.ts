@@ -1,6 +1,6 @@
 import { makeRefusal } from '../../kernel/codes/table.js';
 import { deliverNotices, subjectsOf, type NoticeReport } from '../notices/deliver.js';
-import type { DeploymentRun } from '../../store/deployments.js';
+import type { DeploymentRun } from '../../store/deployment-runs.js';
 import { BusyError } from './busy.js';
 import { closeOutMembers, closeoutQueue, deferredItems, finishIfDelivered, type CloseoutReport } from '../closeout/closeout.js';
 import { deliveryRepo, type DeliveryContext, type DeliveryRepo } from '../context.js';
@@ -82,7 +82,7 @@ async function closeoutWaits(ctx: DeliveryContext, run: DeploymentRun, stage: st
 
 /** The gate check itself, shared by dispatch, verdict callbacks and the end of a plan execution. */
 export function gateCheck(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string): Promise<DispatchAnswer> {
-  return serialRun(ctx.store, run.id, async () => checkGate(ctx, dr, (await ctx.store.deployments.get(run.id)) ?? run, stage));
+  return serialRun(ctx.store, run.id, async () => checkGate(ctx, dr, (await ctx.store.deploymentRuns.get(run.id)) ?? run, stage));
 }
 
 async function checkGate(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string): Promise<DispatchAnswer> {
@@ -92,7 +92,7 @@ async function checkGate(ctx: DeliveryContext, dr: DeliveryRepo, run: Deployment
   if (run.status !== 'active' || run.currentStage !== index) return movedOn(run, stage, index);
   const startedAt = clock.now();
   await enterQaStage(ctx, dr, run, stage);
-  const liveMembers = async () => (await store.deployments.members(run.id)).filter((m) => m.removedAt === null).map((m) => m.issueNumber).join(',');
+  const liveMembers = async () => (await store.deploymentRuns.members(run.id)).filter((m) => m.removedAt === null).map((m) => m.issueNumber).join(',');
   const membersRead = await liveMembers();
   const evaluation = await evaluateFrozenStage(ctx, dr, run, stage);
   const now0 = clock.now();
@@ -115,8 +115,8 @@ async function checkGate(ctx: DeliveryContext, dr: DeliveryRepo, run: Deployment
     for (const m of evaluation.members.filter((x) => x.state === 'settled')) await t.qa.markSettled(run.id, stage, m.issueNumber, now);
     // A group closes as soon as it passes; its notice is withdrawn (QA22).
     for (const g of evaluation.groups.filter((x) => x.state === 'passed')) await t.qa.closeGroup(g.id, 'passed', now);
-    if (settles) await t.deployments.setStage({ runId: run.id, stage, state: 'settled', at: now });
-    await t.deployments.setWaits(run.id, stage, evaluation.waits);
+    if (settles) await t.deploymentRuns.setStage({ runId: run.id, stage, state: 'settled', at: now });
+    await t.deploymentRuns.setWaits(run.id, stage, evaluation.waits);
   });
   const closedGroups = async () => new Set((await store.qa.groups([run.id])).filter((g) => g.stage === stage && g.state === 'closed').map((g) => g.id));
   // Wake the waiting before closing the accepted (QA01); a refused close-out then wakes its owner (DX03).
@@ -129,9 +129,9 @@ async function checkGate(ctx: DeliveryContext, dr: DeliveryRepo, run: Deployment
     notices.edited += after.edited;
     notices.resolved += after.resolved;
   }
-  if (settles) await advanceRun(ctx, dr, (await store.deployments.get(run.id))!);
+  if (settles) await advanceRun(ctx, dr, (await store.deploymentRuns.get(run.id))!);
   await syncTrackingIssue(ctx, dr, run.id);
-  const after = (await store.deployments.get(run.id))!;
+  const after = (await store.deploymentRuns.get(run.id))!;
   return {
     run: run.id,
     stage,
@@ -184,7 +184,7 @@ const refusalsOf = async (ctx: DeliveryContext, runId: string): Promise<string> 
  */
 export async function sweepCloseouts(ctx: DeliveryContext): Promise<number> {
   let closed = 0;
-  for (const run of (await ctx.store.deployments.list()).filter((r) => r.status === 'active' || r.status === 'succeeded')) {
+  for (const run of (await ctx.store.deploymentRuns.list()).filter((r) => r.status === 'active' || r.status === 'succeeded')) {
     // A closing run whose last close-out landed just before a crash still succeeds.
     await finishIfDelivered(ctx, run.id);
     for (const stage of run.settings.stages.filter((s) => s.kind === 'qa').map((s) => s.name)) {

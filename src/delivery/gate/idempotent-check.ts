@@ -52,7 +52,7 @@ export async function dispatchIdempotent(
 ): Promise<WireReply> {
   if (!requestId || !REQUEST_ID.test(requestId)) return refusalReply(makeRefusal('idempotency_key_required'));
   const { store, clock } = ctx;
-  const run = await store.deployments.get(runId);
+  const run = await store.deploymentRuns.get(runId);
   if (!run) return refusalReply(makeRefusal('deployment_run_unknown', { run: runId }));
   const hash = envelopeHash(runId, envelope);
   // A completed result is replayed without a write transaction: replays must stay cheap.
@@ -72,7 +72,7 @@ export async function dispatchIdempotent(
         return;
       }
       if (known?.state === 'in_flight') throw new BusyError(makeRefusal('idempotency_request_in_flight', { request: requestId, run: runId }));
-      const fresh = (await t.deployments.get(runId))!;
+      const fresh = (await t.deploymentRuns.get(runId))!;
       const index = fresh.settings.stages.findIndex((x) => x.name === stage);
       // A check of a stage the run has just left (another check settled it first) is answered as settled, naming where the run is now.
       const leftBehind = index >= 0 && (fresh.status === 'succeeded' || (fresh.status === 'active' && (index < fresh.currentStage || fresh.closingSince !== null)));
@@ -119,7 +119,7 @@ export async function dispatchIdempotent(
 async function runReserved(ctx: DeliveryContext, runId: string, stage: string, requestId: string): Promise<WireReply> {
   const { store, clock } = ctx;
   try {
-    const run = (await store.deployments.get(runId))!;
+    const run = (await store.deploymentRuns.get(runId))!;
     const dr = await deliveryRepo(ctx, run.repo);
     if (!dr.ok) {
       await store.dispatchRequests.fail(requestId, dr.refusal.message, clock.now());

@@ -5,7 +5,7 @@ import { makeRefusal } from '../../kernel/codes/table.js';
 import { resolvePlanRef } from '../../config/qa-plan.js';
 import { CONFIG_PATH } from '../../config/repo-config.js';
 import type { ReviewView } from '../../forge/types.js';
-import type { DeploymentRun } from '../../store/deployments.js';
+import type { DeploymentRun } from '../../store/deployment-runs.js';
 import { BusyError } from './busy.js';
 import { finishIfDelivered } from '../closeout/closeout.js';
 import { reconcileIssueLabels } from './labels.js';
@@ -35,7 +35,7 @@ async function holderOf(ctx: DeliveryContext, dr: DeliveryRepo, liveRun: string 
 /** QA07: freezes ownership for the members entering a QA stage; a stage already entered is left as it froze. */
 export async function enterQaStage(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string): Promise<void> {
   const { store, clock } = ctx;
-  if ((await store.deployments.stage(run.id, stage))) return;
+  if ((await store.deploymentRuns.stage(run.id, stage))) return;
   // DX12: one freeze at a time; another caller meanwhile is told qa_ownership_busy.
   const lock = `freeze:${run.id}:${stage}`;
   const me = `freeze-${randomBytes(4).toString('hex')}`;
@@ -54,7 +54,7 @@ const FREEZE_STALE_MS = 5 * 60_000;
 async function freezeStage(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string): Promise<void> {
   const { store, forge, clock } = ctx;
   const frozen = new Set((await store.qa.memberStages(run.id, stage)).map((m) => m.issueNumber));
-  const members = (await store.deployments.members(run.id)).filter((m) => m.removedAt === null && !frozen.has(m.issueNumber));
+  const members = (await store.deploymentRuns.members(run.id)).filter((m) => m.removedAt === null && !frozen.has(m.issueNumber));
   const plans = await readPlansAt(forge, dr.repo, run.commit, run.settings.plans_dir);
   const entering: EnteringMember[] = [];
   for (const m of members) {
@@ -86,7 +86,7 @@ async function freezeStage(ctx: DeliveryContext, dr: DeliveryRepo, run: Deployme
     }
     return { ok: true as const, ids };
   })();
-  const lineage = (await store.deployments.lineage(run.id)).map((r) => r.id);
+  const lineage = (await store.deploymentRuns.lineage(run.id)).map((r) => r.id);
   const plan = planFreeze({
     repo: run.repo,
     run: { id: run.id, commit: run.commit, stage },
@@ -99,13 +99,13 @@ async function freezeStage(ctx: DeliveryContext, dr: DeliveryRepo, run: Deployme
     now: clock.now(),
   });
   await store.write(async (t) => {
-    if ((await t.deployments.stage(run.id, stage))) return; // another entry won the race
+    if ((await t.deploymentRuns.stage(run.id, stage))) return; // another entry won the race
     for (const s of plan.snapshots) await t.qa.saveSnapshot({ runId: run.id, planId: s.planId, name: s.name, commit: run.commit, cases: s.cases });
     for (const g of plan.groups) await t.qa.openGroup(g);
     for (const m of plan.members) {
       await t.qa.freezeMember({ runId: run.id, stage, issueNumber: m.issueNumber, holder: m.holder, prAuthor: m.prAuthor, refusal: m.refusal, frozenAt: clock.now(), settledAt: null }, m.plans);
     }
-    await t.deployments.setStage({ runId: run.id, stage, state: 'frozen', refusal: plan.stageRefusal, at: clock.now() });
+    await t.deploymentRuns.setStage({ runId: run.id, stage, state: 'frozen', refusal: plan.stageRefusal, at: clock.now() });
   });
 }
 
@@ -142,7 +142,7 @@ export async function gatherGate(ctx: DeliveryContext, dr: DeliveryRepo, run: De
   const plans = await store.qa.memberPlans(run.id, stage);
   const members: GateMember[] = [];
   const isWriter = async (login: string) => canWrite(await forge.getPermission(dr.repo, login));
-  for (const m of (await store.deployments.members(run.id))) {
+  for (const m of (await store.deploymentRuns.members(run.id))) {
     const f = frozen.get(m.issueNumber);
     if (!f) continue;
     const own = plans.filter((p) => p.issueNumber === m.issueNumber);
@@ -160,7 +160,7 @@ export async function gatherGate(ctx: DeliveryContext, dr: DeliveryRepo, run: De
       assignee: needsReviews ? ((await forge.getIssue(dr.repo, m.issueNumber))?.assignee ?? null) : null,
     });
   }
-  const lineage = (await store.deployments.lineage(run.id)).map((r) => r.id);
+  const lineage = (await store.deploymentRuns.lineage(run.id)).map((r) => r.id);
   const reviewed = new Set((await store.qa.failureReviews(run.id)).map((r) => r.verdictId));
   return {
     repo: run.repo,
@@ -170,7 +170,7 @@ export async function gatherGate(ctx: DeliveryContext, dr: DeliveryRepo, run: De
     groups: (await store.qa.groups(lineage)).filter((g) => g.stage === stage),
     verdicts: (await store.qa.verdicts([run.id])).filter((v) => v.stage === stage),
     reviewedFailures: reviewed,
-    stageRefusal: (await store.deployments.stage(run.id, stage))?.refusal ?? null,
+    stageRefusal: (await store.deploymentRuns.stage(run.id, stage))?.refusal ?? null,
     allowEmpty: run.settings.stages.some((s) => s.name === stage && s.kind === 'qa' && s.allow_empty === true),
   };
 }
@@ -185,7 +185,7 @@ export async function advanceRun(ctx: DeliveryContext, dr: DeliveryRepo, run: De
   const now = ctx.clock.now();
   const last = next >= run.settings.stages.length;
   // Compare-and-set on the stage this move starts from: a second check of a stage already left moves nothing.
-  if (!(await ctx.store.deployments.advanceFrom(run.id, run.currentStage, last ? null : next, now))) return;
+  if (!(await ctx.store.deploymentRuns.advanceFrom(run.id, run.currentStage, last ? null : next, now))) return;
   // TR12: past its last stage the run is closing; it succeeds once every member it accepted is closed out.
   if (last) {
     await finishIfDelivered(ctx, run.id);

@@ -2,7 +2,7 @@ import { redactSecrets } from '../../kernel/redact.js';
 import { z } from 'zod';
 import type { QaCase } from '../../config/qa-plan.js';
 import { resolvePlanRef } from '../../config/qa-plan.js';
-import type { DeploymentRun } from '../../store/deployments.js';
+import type { DeploymentRun } from '../../store/deployment-runs.js';
 import type { PlanGroup } from '../../store/qa.js';
 import { qaCommands } from './commands.js';
 import { canWrite } from '../../kernel/permission.js';
@@ -77,7 +77,7 @@ async function resolveScope(ctx: DeliveryContext, dr: DeliveryRepo, run: Deploym
   if ('item' in target) {
     const n = dr.parseItem(target.item);
     const frozen = await store.qa.memberStages(run.id, stage);
-    const live = (await store.deployments.members(run.id)).filter((m) => m.removedAt === null);
+    const live = (await store.deploymentRuns.members(run.id)).filter((m) => m.removedAt === null);
     if (n === null || !live.some((m) => m.issueNumber === n) || !frozen.some((f) => f.issueNumber === n)) {
       return refuse('deployment_item_unknown', { run: run.id, item: target.item, members: live.map((m) => dr.item(m.issueNumber)) });
     }

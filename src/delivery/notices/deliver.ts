@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { qaNotice, qaNoticeResolved, qaNoticeWithdrawn } from '../../messages.js';
 import type { DeliveryContext, DeliveryRepo } from '../context.js';
 import type { StageEvaluation, Wait } from '../gate/evaluate.js';
-import type { DeploymentRun } from '../../store/deployments.js';
+import type { DeploymentRun } from '../../store/deployment-runs.js';
 import { planNotices, type NoticeAction, type NoticeSubject, type Recipients } from './plan.js';
 
 // Notices' edges: read the standing of the notices out (deleted comments are
@@ -37,7 +37,7 @@ export function recipientsOf(ctx: DeliveryContext, run: DeploymentRun): Recipien
 /** The notice subjects of a stage: each member's holder waits, and the driver's (groups, reviews, stage refusals). */
 export async function subjectsOf(ctx: DeliveryContext, run: DeploymentRun, stage: string, evaluation: StageEvaluation, extra: ReadonlyMap<string, Wait[]>): Promise<NoticeSubject[]> {
   const frozen = new Map((await ctx.store.qa.memberStages(run.id, stage)).map((m) => [m.issueNumber, m]));
-  const prs = new Map((await ctx.store.deployments.members(run.id)).map((m) => [m.issueNumber, m.prNumber]));
+  const prs = new Map((await ctx.store.deploymentRuns.members(run.id)).map((m) => [m.issueNumber, m.prNumber]));
   const subjects: NoticeSubject[] = [];
   const driver = new Map<string, Wait[]>();
   for (const w of evaluation.waits) {

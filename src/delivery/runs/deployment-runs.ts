@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Stage } from '../../config/delivery.js';
 import type { RepoName } from '../../forge/types.js';
-import type { DeploymentRun } from '../../store/deployments.js';
+import type { DeploymentRun } from '../../store/deployment-runs.js';
 import { authorizeMaintainer } from '../gate/authority.js';
 import { deliveryRepo, type Actor, type DeliveryContext, type DeliveryRepo } from '../context.js';
 import { ok, refuse, type Result } from '../../kernel/result.js';
@@ -24,7 +24,7 @@ const newDeploymentRunId = () => `dr-${randomBytes(5).toString('hex')}`;
 
 /** The run, its delivery repository, and whether it may still move; or the refusal that says why not. */
 export async function activeRun(ctx: DeliveryContext, id: string): Promise<Result<{ run: DeploymentRun; dr: DeliveryRepo }>> {
-  const run = await ctx.store.deployments.get(id);
+  const run = await ctx.store.deploymentRuns.get(id);
   if (!run) return refuse('deployment_run_unknown', { run: id });
   if (run.status !== 'active') return refuse('deployment_run_not_active', { run: id, status: run.status });
   const dr = await deliveryRepo(ctx, run.repo);
@@ -100,14 +100,14 @@ async function startDeploymentRun(ctx: DeliveryContext, req: CreateRequest): Pro
 
   let old: DeploymentRun | undefined;
   if (req.supersedes) {
-    old = await store.deployments.get(req.supersedes);
+    old = await store.deploymentRuns.get(req.supersedes);
     if (!old || old.repo !== req.repo) return refuse('deployment_supersedes_refused', { run: req.supersedes, detail: `it is not a deployment run of ${req.repo}` });
     if (old.status !== 'active' && old.status !== 'failed') return refuse('deployment_supersedes_refused', { run: old.id, detail: `it is ${old.status}` });
     if (old.commit === commit || !(await forge.isAncestor(dr.repo, old.commit, commit))) {
       return refuse('deployment_supersedes_refused', { run: old.id, detail: `${commit.slice(0, 12)} is not later than its pinned commit ${old.commit.slice(0, 12)}` });
     }
   }
-  const active = await store.deployments.activeFor(req.repo);
+  const active = await store.deploymentRuns.activeFor(req.repo);
   if (active && active.id !== old?.id) return refuse('deployment_run_active', { repo: req.repo, run: active.id });
 
   await reconcileOwed({ store, forge, now: () => clock.now(), log: ctx.log }, dr.repo, dr.settings.owed_label);
@@ -137,22 +137,22 @@ async function startDeploymentRun(ctx: DeliveryContext, req: CreateRequest): Pro
   const id = newDeploymentRunId();
   const now = clock.now();
   const created = await store.write(async (t) => {
-    const current = await t.deployments.activeFor(req.repo);
+    const current = await t.deploymentRuns.activeFor(req.repo);
     if (current && current.id !== old?.id) return refuse('deployment_run_active', { repo: req.repo, run: current.id });
     if (old) {
-      await t.deployments.setStatus(old.id, 'superseded', now);
+      await t.deploymentRuns.setStatus(old.id, 'superseded', now);
       await t.qa.closeOpenGroupsOf(old.id, 'superseded', now);
     }
-    await t.deployments.create({ id, repo: req.repo, commit, settings: dr.settings, creator: req.creator ?? null, supersedes: old?.id ?? null, members, at: now });
+    await t.deploymentRuns.create({ id, repo: req.repo, commit, settings: dr.settings, creator: req.creator ?? null, supersedes: old?.id ?? null, members, at: now });
     return ok(id);
   });
   if (!created.ok) return created;
-  const run = (await store.deployments.get(id))!;
+  const run = (await store.deploymentRuns.get(id))!;
   const first = run.settings.stages[0]!;
   if (first.kind === 'qa') await enterQaStage(ctx, dr, run, first.name);
   await syncTrackingIssue(ctx, dr, id);
   if (old) await syncTrackingIssue(ctx, dr, old.id);
-  return ok(await viewDeploymentRun(ctx, dr, (await store.deployments.get(id))!));
+  return ok(await viewDeploymentRun(ctx, dr, (await store.deploymentRuns.get(id))!));
 }
 
 /** QA13: removes an item from the run; its delivery stays owed, and it leaves the groups it was waiting on. */
@@ -165,20 +165,20 @@ export async function removeMember(ctx: DeliveryContext, actor: Actor, runId: st
   if (!who.ok) return who;
   const by = who.value;
   const n = dr.parseItem(ref);
-  const members = (await ctx.store.deployments.members(run.id)).filter((m) => m.removedAt === null);
+  const members = (await ctx.store.deploymentRuns.members(run.id)).filter((m) => m.removedAt === null);
   if (n === null || !members.some((m) => m.issueNumber === n)) return refuse('deployment_item_unknown', { run: run.id, item: ref, members: members.map((m) => dr.item(m.issueNumber)) });
   await ctx.store.write(async (t) => {
-    await t.deployments.removeMember(run.id, n, by, reason, ctx.clock.now());
+    await t.deploymentRuns.removeMember(run.id, n, by, reason, ctx.clock.now());
     for (const g of (await t.qa.groups([run.id])).filter((x) => x.state === 'open' && x.coveredItemIds.includes(n))) {
       await t.qa.setCovered(g.id, g.coveredItemIds.filter((i) => i !== n));
     }
   });
   await syncTrackingIssue(ctx, dr, run.id);
-  return ok(await viewDeploymentRun(ctx, dr, (await ctx.store.deployments.get(run.id))!));
+  return ok(await viewDeploymentRun(ctx, dr, (await ctx.store.deploymentRuns.get(run.id))!));
 }
 
 export async function getDeploymentRun(ctx: DeliveryContext, id: string): Promise<Result<DeploymentView>> {
-  const run = await ctx.store.deployments.get(id);
+  const run = await ctx.store.deploymentRuns.get(id);
   if (!run) return refuse('deployment_run_unknown', { run: id });
   const dr = await deliveryRepo(ctx, run.repo);
   if (!dr.ok) return dr;
@@ -188,11 +188,11 @@ export async function getDeploymentRun(ctx: DeliveryContext, id: string): Promis
 /** Active runs that have this item (PREFIX-N) as a live member. */
 export async function findRunsOfItem(ctx: DeliveryContext, ref: string): Promise<string[]> {
   const out: string[] = [];
-  for (const run of (await ctx.store.deployments.list()).filter((r) => r.status === 'active')) {
+  for (const run of (await ctx.store.deploymentRuns.list()).filter((r) => r.status === 'active')) {
     const dr = await deliveryRepo(ctx, run.repo);
     if (!dr.ok) continue;
     const n = dr.value.parseItem(ref);
-    if (n !== null && (await ctx.store.deployments.members(run.id)).some((m) => m.issueNumber === n && m.removedAt === null)) out.push(run.id);
+    if (n !== null && (await ctx.store.deploymentRuns.members(run.id)).some((m) => m.issueNumber === n && m.removedAt === null)) out.push(run.id);
   }
   return out;
 }

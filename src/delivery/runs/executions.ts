@@ -77,7 +77,7 @@ export async function checkIn(ctx: DeliveryContext, runId: string, body: Checkin
   const transport = body.transport ?? 'https';
   if (got.value.run.driverTransport === 'https' && transport === 'db') return refuse('transport_switch_refused', { run: runId });
   const until = now + (body.lease_seconds ?? 60) * 1000;
-  const r = await ctx.store.deployments.checkIn(runId, body.driver, until, now, `ls-${randomBytes(6).toString('hex')}`, transport);
+  const r = await ctx.store.deploymentRuns.checkIn(runId, body.driver, until, now, `ls-${randomBytes(6).toString('hex')}`, transport);
   // DX13: contention is answered after the check-in transaction rolled back; the driver retries.
   if (!r.ok) return refuse('qa_checkin_busy', { run: runId, holder: r.holder, seconds: Math.ceil((r.until - now) / 1000) });
   return ok({ run: runId, driver: body.driver, lease: r.token, leaseUntil: until, tookOver: r.tookOver });

@@ -15,8 +15,8 @@ export interface DeliveryReportRun {
   flags: { code: 'qa_wait_unattended' | 'qa_wait_no_person'; message: string; recovery: string }[];
 }
 
-export async function buildDeliveryReport(store: Pick<Store, 'deployments' | 'notices'>, now: number): Promise<DeliveryReportRun[]> {
-  const active = (await store.deployments.list()).filter((r) => r.status === 'active');
+export async function buildDeliveryReport(store: Pick<Store, 'deploymentRuns' | 'notices'>, now: number): Promise<DeliveryReportRun[]> {
+  const active = (await store.deploymentRuns.list()).filter((r) => r.status === 'active');
   const noticesOf = await Promise.all(active.map((run) => store.notices.forRun(run.id)));
   return active.map((run, i) => {
       const stage = run.settings.stages[run.currentStage]?.name ?? null;

@@ -10,7 +10,7 @@ import { viewDeploymentRun } from './view.js';
 export const DEPLOY_LABEL = 'yoke:deploy';
 
 export async function syncTrackingIssue(ctx: DeliveryContext, dr: DeliveryRepo, runId: string): Promise<void> {
-  const run = await ctx.store.deployments.get(runId);
+  const run = await ctx.store.deploymentRuns.get(runId);
   if (!run) return;
   try {
     const view = await viewDeploymentRun(ctx, dr, run);
@@ -18,10 +18,10 @@ export async function syncTrackingIssue(ctx: DeliveryContext, dr: DeliveryRepo, 
     const hash = createHash('sha256').update(body).digest('hex');
     if (run.trackingIssue === null) {
       const number = await ctx.forge.createIssue(dr.repo, { title: trackingIssueTitle(view), body, labels: [DEPLOY_LABEL] });
-      await ctx.store.deployments.setTracking(run.id, number, hash);
+      await ctx.store.deploymentRuns.setTracking(run.id, number, hash);
     } else if (run.trackingHash !== hash) {
       await ctx.forge.updateIssue(dr.repo, run.trackingIssue, { body });
-      await ctx.store.deployments.setTracking(run.id, null, hash);
+      await ctx.store.deploymentRuns.setTracking(run.id, null, hash);
     }
   } catch (err) {
     ctx.log.warn({ run: runId, err: String(err) }, 'could not update the tracking issue; the next change tries again');

@@ -1,6 +1,6 @@
 import { environmentUrl } from '../../fleet/links.js';
 import type { StageDeployment } from '../../store/stage-deployments.js';
-import type { DeploymentRun } from '../../store/deployments.js';
+import type { DeploymentRun } from '../../store/deployment-runs.js';
 import { owedMembers } from '../closeout/closeout.js';
 import { qaCommands } from '../gate/commands.js';
 import type { DeliveryContext, DeliveryRepo } from '../context.js';
@@ -55,7 +55,7 @@ export interface DeploymentView {
 
 export async function viewDeploymentRun(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun): Promise<DeploymentView> {
   const { store } = ctx;
-  const records = new Map((await store.deployments.stages(run.id)).map((s) => [s.stage, s]));
+  const records = new Map((await store.deploymentRuns.stages(run.id)).map((s) => [s.stage, s]));
   const byStage = new Map<string, StageDeployment[]>();
   for (const d of await store.stageDeployments.forRun(run.id)) byStage.set(d.stage, [...(byStage.get(d.stage) ?? []), d]);
   const memberStates = new Map<number, Record<string, string>>();
@@ -103,7 +103,7 @@ export async function viewDeploymentRun(ctx: DeliveryContext, dr: DeliveryRepo, 
     trackingIssue: run.trackingIssue,
     currentStage,
     stages,
-    members: (await Promise.all((await store.deployments.members(run.id)).map(async (m) => ({ m, delivery: (await store.deliveryItems.get(run.repo, m.issueNumber))?.state ?? 'owed' })))).map(({ m, delivery }) => ({
+    members: (await Promise.all((await store.deploymentRuns.members(run.id)).map(async (m) => ({ m, delivery: (await store.deliveryItems.get(run.repo, m.issueNumber))?.state ?? 'owed' })))).map(({ m, delivery }) => ({
       item: dr.item(m.issueNumber),
       issue: m.issueNumber,
       pr: m.prNumber,

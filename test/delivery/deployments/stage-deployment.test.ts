@@ -60,7 +60,7 @@ describe('deploy stages as GitHub deployments', () => {
     h.forge.deploymentRefusal = { status: 409, message: 'Conflict: Commit status checks failed for c0.' };
     const start = await reportDeployStage(h.fleet, id, 'staging', { phase: 'start', by: 'op' });
     expect(start.ok && [start.value.state, start.value.detail]).toEqual(['failed', 'GitHub made no deployment to staging: Conflict: Commit status checks failed for c0. (409)']);
-    expect(await h.store.deployments.stage(id, 'staging')).toMatchObject({ state: 'failed' });
+    expect(await h.store.deploymentRuns.stage(id, 'staging')).toMatchObject({ state: 'failed' });
     h.forge.deploymentRefusal = undefined;
     await reportDeployStage(h.fleet, id, 'staging', { phase: 'start', by: 'op' });
     expect(h.forge.deployments[0]!.requiredContexts).toEqual(['ci/test']);
@@ -110,7 +110,7 @@ describe('deploy stages as GitHub deployments', () => {
     h.forge.workflowRuns.set(String(again.id), { id: 79, status: 'completed', conclusion: 'failure', repositoryId: 1, event: 'workflow_dispatch' });
     const failed = await reportDeployStage(h.fleet, id, 'staging', { phase: 'follow' });
     expect(failed.ok && [failed.value.state, failed.value.detail, failed.value.nextStage]).toEqual(['failed', 'workflow run 79 ended failure', 'staging']);
-    expect(await h.store.deployments.stage(id, 'staging')).toMatchObject({ state: 'failed', attempts: 2 });
+    expect(await h.store.deploymentRuns.stage(id, 'staging')).toMatchObject({ state: 'failed', attempts: 2 });
   });
 
   it("DP02 TR27 judges only what GitHub says: the conclusion, a status the workflow's own token wrote, and the commit the run ran", () => {

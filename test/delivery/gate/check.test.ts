@@ -81,7 +81,7 @@ describe('a dispatch of a QA stage', () => {
     await pass(h, { plan: 'smoke', case: 'health', result: 'pass', evidence: 'ok', source: 'yoke qa plan run', by: 'driver' });
     await pass(h, { plan: 'smoke', case: 'flaky', result: 'fail', evidence: 'first try', source: 'yoke qa plan run', by: 'driver' });
     let d = await dispatchStage(h.fleet, h.run, 'qa');
-    expect(d.ok && d.value.triage.map((t) => t.retry)).toEqual([`git checkout ${(await h.store.deployments.get(h.run))!.commit} && yoke qa plan run --deployment-run-id ${h.run} --stage qa --plan smoke`]);
+    expect(d.ok && d.value.triage.map((t) => t.retry)).toEqual([`git checkout ${(await h.store.deploymentRuns.get(h.run))!.commit} && yoke qa plan run --deployment-run-id ${h.run} --stage qa --plan smoke`]);
     await pass(h, { plan: 'smoke', case: 'flaky', result: 'pass', evidence: 'retry', source: 'yoke qa plan run', by: 'driver' });
     d = await dispatchStage(h.fleet, h.run, 'qa');
     // QA04: still waiting on an independent review of APP-1's claim PR.
@@ -181,11 +181,11 @@ describe('gate checks of one stage that land together', () => {
     const [a, b] = await Promise.all([dispatchStage(h.fleet, run, 'qa'), settleAfter(h.fleet, run, 'qa', 'APP-1')]);
     expect(a.ok && [a.value.state, a.value.nextStage]).toEqual(['settled', 'production']);
     expect(b && [b.state, b.nextStage]).toEqual(['settled', 'production']);
-    expect(await h.store.deployments.get(run)).toMatchObject({ status: 'active', currentStage: 1 });
+    expect(await h.store.deploymentRuns.get(run)).toMatchObject({ status: 'active', currentStage: 1 });
     // And again, later: still at production, whose deploy has not run.
     const again = await dispatchStage(h.fleet, run, 'qa');
     expect(again.ok ? 'answered' : again.refusal.code).toBe('deployment_stage_not_current');
-    expect(await h.store.deployments.get(run)).toMatchObject({ status: 'active', currentStage: 1 });
+    expect(await h.store.deploymentRuns.get(run)).toMatchObject({ status: 'active', currentStage: 1 });
   });
 });
 

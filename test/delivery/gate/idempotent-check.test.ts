@@ -170,7 +170,7 @@ describe('busy answers, each from its contention point, refused before anything 
     const h = await makeDeliveryHarness({ config: QA_ONLY });
     await h.store.workLocks.take(`start:${REPO}`, 'start-elsewhere', h.clock.now(), 60_000);
     expect(await createDeploymentRun(h.fleet, { repo: REPO })).toMatchObject({ ok: false, refusal: { code: 'deployment_start_lock_busy', message: `Another deployment run of ${REPO} is being started (start-elsewhere).` } });
-    expect(await h.store.deployments.list()).toEqual([]);
+    expect(await h.store.deploymentRuns.list()).toEqual([]);
   });
 
   it('DX13 deployment_membership_changed: a member removed while the gate was read; nothing of the check is written (DX12)', async () => {

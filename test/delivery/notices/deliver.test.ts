@@ -37,7 +37,7 @@ describe('notices', () => {
         "- APP-1's plan checkout, case cart (Cart total) has no current pass: `yoke qa plan run --item APP-1 --stage qa`",
         "- APP-1's plan checkout, case looks-right (Looks right) has no current pass: `yoke qa case run --item APP-1 --stage qa --case looks-right --verdict pass --evidence @FILE`",
         '',
-        `Run QA commands in a checkout of \`${(await h.store.deployments.get(h.run))!.commit}\`. To hand this back, comment \`/yoke qa decline\`.`,
+        `Run QA commands in a checkout of \`${(await h.store.deploymentRuns.get(h.run))!.commit}\`. To hand this back, comment \`/yoke qa decline\`.`,
       ].join('\n'),
     ]);
     expect(h.forge.edits.filter((e) => e.commentId === onPr[0]!.id)).toEqual([]);

@@ -44,7 +44,7 @@ describe('deployment runs', () => {
     expect((await createDeploymentRun(h2.fleet, { repo: REPO, items: ['APP-9'] })).ok || 'refused').toBe('refused');
     const bad = await createDeploymentRun(h2.fleet, { repo: REPO, items: ['WEB-1'] });
     expect(!bad.ok && bad.refusal.message + ' ' + bad.refusal.recovery).toBe('"WEB-1" is not an item. Name an item as PREFIX-N with the repository\'s prefix, e.g. APP-12.');
-    expect(await h2.store.deployments.list()).toEqual([]);
+    expect(await h2.store.deploymentRuns.list()).toEqual([]);
   });
 
   it('refuses without a delivery section, with a bad one, at an unknown commit, and beside an active run', async () => {
@@ -57,7 +57,7 @@ describe('deployment runs', () => {
     const first = await createDeploymentRun(h.fleet, { repo: REPO });
     const second = await createDeploymentRun(h.fleet, { repo: REPO });
     expect(second).toMatchObject({ ok: false, refusal: { code: 'deployment_run_active', message: `${REPO} already has an active deployment run, ${first.ok && first.value.id}.` } });
-    expect(await h.store.deployments.list()).toHaveLength(1);
+    expect(await h.store.deploymentRuns.list()).toHaveLength(1);
   });
 
   it('TR29 a release branch the opt-in file names pins a run only while GitHub protects it; a protected branch it does not name never does', async () => {
@@ -75,7 +75,7 @@ describe('deployment runs', () => {
       }),
     });
     expect(await createDeploymentRun(h.fleet, { repo: REPO, commit: other })).toMatchObject({ ok: false, refusal: { code: 'deployment_commit_off_branch' } });
-    expect(await h.store.deployments.list()).toHaveLength(0);
+    expect(await h.store.deploymentRuns.list()).toHaveLength(0);
     // Protected, the release branch's commit pins a run.
     h.forge.repo(REPO).branches['release/1.x']!.protected = true;
     const r = await createDeploymentRun(h.fleet, { repo: REPO, commit: weak });
@@ -92,7 +92,7 @@ describe('deployment runs', () => {
     const fix = h.forge.commit(REPO, { 'src/fix.ts': 'fixed' });
     const rework = await createDeploymentRun(h.fleet, { repo: REPO, commit: fix, supersedes: first.value.id });
     expect(rework.ok && [rework.value.supersedes, rework.value.commit]).toEqual([first.value.id, fix]);
-    expect((await h.store.deployments.get(first.value.id))!.status).toBe('superseded');
+    expect((await h.store.deploymentRuns.get(first.value.id))!.status).toBe('superseded');
     expect((await h.store.qa.groups([first.value.id])).map((g) => [g.state, g.outcome])).toEqual([['closed', 'superseded']]);
   });
 
@@ -121,17 +121,17 @@ describe('deployment runs', () => {
     const failed = await reportDeployStage(h.fleet, id, 'staging', { phase: 'end', outcome: 'failed', output: 'auth with ghs_abcdefghijklmnopqrstuvwx1234 failed\nboom', by: 'op' });
     expect(failed.ok && failed.value.nextStage).toBe('staging');
     // TR07: the output goes to the tracking issue; a token it printed does not.
-    expect((await h.store.deployments.stage(id, 'staging'))?.detail).toBe('auth with [redacted] failed / boom');
+    expect((await h.store.deploymentRuns.stage(id, 'staging'))?.detail).toBe('auth with [redacted] failed / boom');
     await reportDeployStage(h.fleet, id, 'staging', { phase: 'start', by: 'op' });
     const ok = await reportDeployStage(h.fleet, id, 'staging', { phase: 'end', outcome: 'succeeded', output: 'deployed', by: 'op' });
     expect(ok.ok && ok.value.nextStage).toBe('staging-qa');
     // Its answer lost, the driver reports the same end again: answered as the first time, nothing moves.
     const repeat = await reportDeployStage(h.fleet, id, 'staging', { phase: 'end', outcome: 'succeeded', output: 'deployed', by: 'op' });
     expect(repeat).toEqual(ok);
-    expect((await h.store.deployments.get(id))!.currentStage).toBe(1);
+    expect((await h.store.deploymentRuns.get(id))!.currentStage).toBe(1);
     // A failure report for a stage already done is still refused: only a repeat of the recorded end is answered so.
     expect(await reportDeployStage(h.fleet, id, 'staging', { phase: 'end', outcome: 'failed', output: 'late', by: 'op' })).toMatchObject({ ok: false, refusal: { code: 'deployment_stage_not_current' } });
-    expect(await h.store.deployments.stage(id, 'staging')).toMatchObject({ state: 'succeeded', attempts: 2 });
+    expect(await h.store.deploymentRuns.stage(id, 'staging')).toMatchObject({ state: 'succeeded', attempts: 2 });
     expect((await h.store.qa.memberPlans(id, 'staging-qa')).map((p) => [p.issueNumber, p.planId, p.owner])).toEqual([[1, 'checkout', 'member']]);
     // QA07: a later attachment changes nothing frozen.
     await h.attach(2, 'checkout');

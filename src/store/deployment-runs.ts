@@ -159,7 +159,7 @@ export interface NewDeploymentRun {
   at: number;
 }
 
-export class DeploymentStore {
+export class DeploymentRunStore {
   constructor(private readonly sql: Sql) {}
 
   /** Creates the run with its members; the caller holds the write transaction (and supersedes the old run first). */
