@@ -1,5 +1,3 @@
-import { permits } from '../kernel/permission.js';
-
 
 // Every route yoke serves, once, with who may call it (TR25). The handlers
 // dispatch as before; before any of them runs, the route's role is checked
