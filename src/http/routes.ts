@@ -1,4 +1,3 @@
-
 // Every route yoke serves, once, with who may call it (TR25). The handlers
 // dispatch as before; before any of them runs, the route's role is checked
 // against the credential, and a person's against what GitHub says their
