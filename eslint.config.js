@@ -8,7 +8,7 @@ import promises from './eslint-rules/promises.js';
 export default tseslint.config(
   { ignores: ['node_modules/**', 'coverage/**', '**/*.d.ts', 'test/fixtures/**'] },
   {
-    files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'],
+    files: ['src/**/*.ts', 'sandbox/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'],
     languageOptions: {
       parser: tseslint.parser,
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },

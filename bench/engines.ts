@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findPostgresBin, startPostgres, type LocalPostgres } from '../src/sandbox/postgres.js';
+import { findPostgresBin, startPostgres, type LocalPostgres } from '../sandbox/postgres.js';
 import { openStoreAt, type Store } from '../src/store/store.js';
 
 // The store engines a figure is measured on: SQLite (a file, or :memory:),

@@ -16,7 +16,7 @@ import { spawnPass } from '../src/fleet/spawn-pass.js';
 import type { Launcher } from '../src/launcher/launcher.js';
 import { systemClock } from '../src/kernel/clock.js';
 import { openStore } from '../src/store/store.js';
-import { EmbeddedForge } from '../src/sandbox/forge-server.js';
+import { EmbeddedForge } from '../sandbox/forge-server.js';
 import { benchDelivery } from './delivery.js';
 import { benchEngines, concurrentLaunches, type BenchEngine } from './engines.js';
 

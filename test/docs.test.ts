@@ -5,17 +5,18 @@ import { describe, expect, it } from 'vitest';
 // The docs point at files that exist: every yoke source path docs/rules.md,
 // docs/architecture.md and the README name (a `.ts` file, or a path under one
 // of yoke's own folders) is there, under src/ or from the repository's root;
-// a bare file name (a list inside a folder's paragraph) is somewhere in src/.
+// a bare file name (a list inside a folder's paragraph) is somewhere in src/
+// or sandbox/.
 
 const ROOT = resolve(import.meta.dirname, '..');
-const OWN = /^(src|test|bench|templates|bin|docs|eslint-rules)\//;
+const OWN = /^(src|sandbox|test|bench|templates|bin|docs|eslint-rules)\//;
 
 /** The paths a page names in backticks that must exist, as written. */
 export function namedPaths(text: string): string[] {
   return [...text.matchAll(/`([\w./-]+\.(?:ts|cjs|js|md|yml|sh))`/g)].map((m) => m[1]!).filter((p) => p.endsWith('.ts') || OWN.test(p));
 }
 
-const SRC_NAMES = new Set(readdirSync(resolve(ROOT, 'src'), { recursive: true }).map((f) => basename(String(f))));
+const SRC_NAMES = new Set(['src', 'sandbox'].flatMap((d) => readdirSync(resolve(ROOT, d), { recursive: true }).map((f) => basename(String(f)))));
 const exists = (p: string) => existsSync(resolve(ROOT, p)) || existsSync(resolve(ROOT, 'src', p)) || (!p.includes('/') && SRC_NAMES.has(p));
 const missing = (page: string) => namedPaths(readFileSync(resolve(ROOT, page), 'utf8')).filter((p) => !exists(p));
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEMO_TASKS } from '../../src/sandbox/demo-repo.js';
-import { Sandbox } from '../../src/sandbox/sandbox.js';
+import { DEMO_TASKS } from '../../sandbox/demo-repo.js';
+import { Sandbox } from '../../sandbox/sandbox.js';
 import { haveAgentClis } from './helpers.js';
 import { unclaimedWarnings } from '../helpers/sandbox-log.js';
 

@@ -8,8 +8,8 @@ import { bwrapArgs, containmentProblem, hostAllowed, keptPathDirs } from '../../
 import { claudeCode } from '../../src/agent/claude-code.js';
 import { codex } from '../../src/agent/codex.js';
 import { runAgent, runSummary } from '../../src/agent/run.js';
-import { agentCliBin } from '../../src/sandbox/agent-clis.js';
-import { ScriptedModel } from '../../src/sandbox/models/scripted-model.js';
+import { agentCliBin } from '../../sandbox/agent-clis.js';
+import { ScriptedModel } from '../../sandbox/models/scripted-model.js';
 import { JOB_SECRETS, haveAgentClis, runnerWithSecrets, tempFolders } from './helpers.js';
 
 // TR20: the agent's tools run contained. A real CLI, driven to run what an

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEMO_REPO, DEMO_TASKS, MAINTAINER, REVIEWER, type DemoTask } from '../../src/sandbox/demo-repo.js';
-import { obedientScript, plantedInstructions } from '../../src/sandbox/agent-clis.js';
-import { ScriptedModel } from '../../src/sandbox/models/scripted-model.js';
-import { Sandbox } from '../../src/sandbox/sandbox.js';
-import { git, revParse } from '../../src/sandbox/git.js';
+import { DEMO_REPO, DEMO_TASKS, MAINTAINER, REVIEWER, type DemoTask } from '../../sandbox/demo-repo.js';
+import { obedientScript, plantedInstructions } from '../../sandbox/agent-clis.js';
+import { ScriptedModel } from '../../sandbox/models/scripted-model.js';
+import { Sandbox } from '../../sandbox/sandbox.js';
+import { git, revParse } from '../../sandbox/git.js';
 import { unclaimedWarnings } from '../helpers/sandbox-log.js';
 import { haveAgentClis } from './helpers.js';
 

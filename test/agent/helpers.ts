@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
-import { agentCliBin } from '../../src/sandbox/agent-clis.js';
+import { agentCliBin } from '../../sandbox/agent-clis.js';
 
 // The real agent CLIs are installed outside `npm ci` (bash bin/install-agents);
 // without them these tests skip with a message, and CI (YOKE_REQUIRE_AGENTS) requires them.

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claudeCode } from '../../src/agent/claude-code.js';
 import { codex } from '../../src/agent/codex.js';
 import { agentPrerequisite, agentRun, runAgent } from '../../src/agent/run.js';
-import { agentCliBin } from '../../src/sandbox/agent-clis.js';
-import { ScriptedModel } from '../../src/sandbox/models/scripted-model.js';
+import { agentCliBin } from '../../sandbox/agent-clis.js';
+import { ScriptedModel } from '../../sandbox/models/scripted-model.js';
 import { haveAgentClis, tempFolders } from './helpers.js';
 
 // `yoke agent run` with the real CLIs against a scripted model: the limits

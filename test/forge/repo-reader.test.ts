@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CLIENT_POLICY, yokeOctokit, type Octokit } from '../../src/forge/octokit.js';
 import { RepoReader } from '../../src/forge/repo-reader.js';
-import { EmbeddedForge } from '../../src/sandbox/forge-server.js';
-import type { ForgeRepo, Issue } from '../../src/sandbox/forge/state.js';
+import { EmbeddedForge } from '../../sandbox/forge-server.js';
+import type { ForgeRepo, Issue } from '../../sandbox/forge/state.js';
 import { openStore } from '../../src/store/store.js';
 import { ManualClock } from '../helpers/fleet.js';
 

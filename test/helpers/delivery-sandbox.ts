@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkoutIo } from '../../src/cli/exec.js';
 import { runCli } from '../../src/cli/main.js';
-import { DEMO_REPO, DEMO_TASKS, MAINTAINER } from '../../src/sandbox/demo-repo.js';
-import { Sandbox } from '../../src/sandbox/sandbox.js';
+import { DEMO_REPO, DEMO_TASKS, MAINTAINER } from '../../sandbox/demo-repo.js';
+import { Sandbox } from '../../sandbox/sandbox.js';
 
 // The sandbox the delivery end-to-end tests start from: three demo items that
 // merge at their first lander, their plans attached, and a checkout of the

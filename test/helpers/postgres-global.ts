@@ -1,5 +1,5 @@
 import type { TestProject } from 'vitest/node';
-import { findPostgresBin, startPostgres } from '../../src/sandbox/postgres.js';
+import { findPostgresBin, startPostgres } from '../../sandbox/postgres.js';
 import { postgresSql } from '../../src/store/postgres-sql.js';
 import { migrateSql } from '../../src/store/schema.js';
 

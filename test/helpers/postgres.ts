@@ -1,5 +1,5 @@
 import { afterAll, beforeAll } from 'vitest';
-import { findPostgresBin, startPostgres, type LocalPostgres } from '../../src/sandbox/postgres.js';
+import { findPostgresBin, startPostgres, type LocalPostgres } from '../../sandbox/postgres.js';
 
 // A real PostgreSQL for the tests that need one: Debian's package, started in
 // a temporary folder on a free port. Absent, those tests skip with a message;

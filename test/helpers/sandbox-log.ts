@@ -1,4 +1,4 @@
-import type { Sandbox } from '../../src/sandbox/sandbox.js';
+import type { Sandbox } from '../../sandbox/sandbox.js';
 
 /**
  * yoke's warnings and errors in a sandbox that no test claimed: each test

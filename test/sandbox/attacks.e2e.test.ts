@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SettingsError } from '../../src/config/settings.js';
 import { encodeMarker } from '../../src/forge/marker.js';
 import { startYoke } from '../../src/server.js';
-import { ATTACK_TASK, DEMO_FILES, DEMO_REPO, DEMO_TASKS, MAINTAINER } from '../../src/sandbox/demo-repo.js';
-import { git } from '../../src/sandbox/git.js';
-import { Sandbox } from '../../src/sandbox/sandbox.js';
+import { ATTACK_TASK, DEMO_FILES, DEMO_REPO, DEMO_TASKS, MAINTAINER } from '../../sandbox/demo-repo.js';
+import { git } from '../../sandbox/git.js';
+import { Sandbox } from '../../sandbox/sandbox.js';
 import { unclaimedWarnings } from '../helpers/sandbox-log.js';
 
 /** Warnings the tests below provoke, each asserted where it is. */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeMarker } from '../../src/forge/marker.js';
-import { Sandbox } from '../../src/sandbox/sandbox.js';
+import { Sandbox } from '../../sandbox/sandbox.js';
 import { unclaimedWarnings } from '../helpers/sandbox-log.js';
 
 /** Warnings the tests below provoke, each asserted where it is. */

@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_ENGINE_CONFIG, DEMO_REPO } from '../../src/sandbox/demo-repo.js';
-import { Sandbox } from '../../src/sandbox/sandbox.js';
+import { DEMO_ENGINE_CONFIG, DEMO_REPO } from '../../sandbox/demo-repo.js';
+import { Sandbox } from '../../sandbox/sandbox.js';
 import { unclaimedWarnings } from '../helpers/sandbox-log.js';
 
 // A newcomer's bad opt-in file, end to end: the repository is disabled (not

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkoutIo } from '../../src/cli/exec.js';
 import { runCli } from '../../src/cli/main.js';
 import type { DeploymentView } from '../../src/delivery/runs/view.js';
-import { DEMO_AGENT, DEMO_ENGINE_CONFIG, DEMO_REPO, MAINTAINER, ONLOOKER, REVIEWER } from '../../src/sandbox/demo-repo.js';
-import type { Sandbox } from '../../src/sandbox/sandbox.js';
+import { DEMO_AGENT, DEMO_ENGINE_CONFIG, DEMO_REPO, MAINTAINER, ONLOOKER, REVIEWER } from '../../sandbox/demo-repo.js';
+import type { Sandbox } from '../../sandbox/sandbox.js';
 import { startDeliverySandbox, type DeliverySandbox } from '../helpers/delivery-sandbox.js';
 import { unclaimedWarnings } from '../helpers/sandbox-log.js';
 

@@ -1,10 +1,10 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { revParse } from '../../src/sandbox/git.js';
-import { DEMO_ENGINE_CONFIG, DEMO_REPO, MAINTAINER, STATE_TOKEN, shippedWorkflow } from '../../src/sandbox/demo-repo.js';
-import type { Sandbox } from '../../src/sandbox/sandbox.js';
-import type { WorkflowRunRecord } from '../../src/sandbox/forge/actions-runner.js';
+import { revParse } from '../../sandbox/git.js';
+import { DEMO_ENGINE_CONFIG, DEMO_REPO, MAINTAINER, STATE_TOKEN, shippedWorkflow } from '../../sandbox/demo-repo.js';
+import type { Sandbox } from '../../sandbox/sandbox.js';
+import type { WorkflowRunRecord } from '../../sandbox/forge/actions-runner.js';
 import { startDeliverySandbox, type DeliverySandbox } from '../helpers/delivery-sandbox.js';
 import { unclaimedWarnings } from '../helpers/sandbox-log.js';
 

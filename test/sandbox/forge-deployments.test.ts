@@ -5,8 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EmbeddedForge } from '../../src/sandbox/forge-server.js';
-import type { ForgeRepo } from '../../src/sandbox/forge/state.js';
+import { EmbeddedForge } from '../../sandbox/forge-server.js';
+import type { ForgeRepo } from '../../sandbox/forge/state.js';
 
 // The embedded forge's deployments on their own, as GitHub behaves: a job
 // that targets an environment with an app's protection rule gets a

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EmbeddedForge } from '../../src/sandbox/forge-server.js';
+import { EmbeddedForge } from '../../sandbox/forge-server.js';
 
 // The embedded forge's HTTP behaviour on its own: app JWT checks, tokens,
 // ETags and 304s, pagination links and rate-limit headers.

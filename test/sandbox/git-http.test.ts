@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EmbeddedForge } from '../../src/sandbox/forge-server.js';
-import { revParse } from '../../src/sandbox/git.js';
+import { EmbeddedForge } from '../../sandbox/forge-server.js';
+import { revParse } from '../../sandbox/git.js';
 
 // The embedded forge's git over HTTP, as github.com serves it: a token as
 // the Basic password, and GitHub's refusals. A run's push token (one

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { attachDemoPlans, deliverDemo, type DeliveryResult } from '../../src/sandbox/deliver.js';
-import { DEMO_REPO } from '../../src/sandbox/demo-repo.js';
-import { Sandbox } from '../../src/sandbox/sandbox.js';
+import { attachDemoPlans, deliverDemo, type DeliveryResult } from '../../sandbox/deliver.js';
+import { DEMO_REPO } from '../../sandbox/demo-repo.js';
+import { Sandbox } from '../../sandbox/sandbox.js';
 import { unclaimedWarnings } from '../helpers/sandbox-log.js';
 
 /**

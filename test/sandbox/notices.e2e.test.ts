@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeploymentView } from '../../src/delivery/runs/view.js';
-import { DEMO_ENGINE_CONFIG, DEMO_REPO, MAINTAINER } from '../../src/sandbox/demo-repo.js';
-import type { Sandbox } from '../../src/sandbox/sandbox.js';
+import { DEMO_ENGINE_CONFIG, DEMO_REPO, MAINTAINER } from '../../sandbox/demo-repo.js';
+import type { Sandbox } from '../../sandbox/sandbox.js';
 import { startDeliverySandbox, type DeliverySandbox } from '../helpers/delivery-sandbox.js';
 import { unclaimedWarnings } from '../helpers/sandbox-log.js';
 

@@ -1,7 +1,7 @@
 import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { attachDemoPlans, deliverDemo } from '../../src/sandbox/deliver.js';
-import { Sandbox } from '../../src/sandbox/sandbox.js';
+import { attachDemoPlans, deliverDemo } from '../../sandbox/deliver.js';
+import { Sandbox } from '../../sandbox/sandbox.js';
 import { runCli } from '../../src/cli/main.js';
 import { startYoke } from '../../src/server.js';
 import { postgresSql } from '../../src/store/postgres-sql.js';

@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEMO_REPO } from '../../src/sandbox/demo-repo.js';
-import { git } from '../../src/sandbox/git.js';
-import { Sandbox } from '../../src/sandbox/sandbox.js';
+import { DEMO_REPO } from '../../sandbox/demo-repo.js';
+import { git } from '../../sandbox/git.js';
+import { Sandbox } from '../../sandbox/sandbox.js';
 import { unclaimedWarnings } from '../helpers/sandbox-log.js';
 
 /** Warnings the tests below provoke, each asserted where it is. */

@@ -3,9 +3,9 @@ import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { retryingLinter } from '../../src/sandbox/forge/workflow-lint.js';
+import { retryingLinter } from '../../sandbox/forge/workflow-lint.js';
 import { afterAll, describe, expect, it } from 'vitest';
-import { EmbeddedForge } from '../../src/sandbox/forge-server.js';
+import { EmbeddedForge } from '../../sandbox/forge-server.js';
 
 // Every workflow template yoke ships passes actionlint, and the embedded
 // forge refuses, as GitHub does, a workflow file GitHub would refuse.

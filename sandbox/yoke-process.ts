@@ -6,7 +6,7 @@ import { join } from 'node:path';
 // route answers at `url`.
 
 export async function startYokeProcess(env: Record<string, string>, url: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', 'main.ts')], {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', 'src', 'main.ts')], {
     env: { ...process.env, ...env, LOG_FORMAT: 'json' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { checkoutIo, commandContainmentProblem } from '../cli/exec.js';
-import { runCli } from '../cli/main.js';
+import { checkoutIo, commandContainmentProblem } from '../src/cli/exec.js';
+import { runCli } from '../src/cli/main.js';
 import { DEMO_AGENT, DEMO_ATTACHMENTS, DEMO_REPO, HOSTING_ENV, MAINTAINER, REVIEWER } from './demo-repo.js';
 import { startDropProxy } from './drop-proxy.js';
 import type { Sandbox } from './sandbox.js';
@@ -15,7 +15,7 @@ import type { Sandbox } from './sandbox.js';
 // shared case retried at the pinned commit once the driver stops with its triage.
 
 const here = dirname(fileURLToPath(import.meta.url));
-const CLI = resolve(here, '..', 'cli', 'main.ts');
+const CLI = resolve(here, '..', 'src', 'cli', 'main.ts');
 const STAGE = 'staging-qa';
 
 /** TR30: on a machine without bubblewrap the demo's QA cases run uncontained, and the sandbox says so; an operator's CLI would refuse. */

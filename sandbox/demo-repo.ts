@@ -118,7 +118,7 @@ export function issueBody(t: DemoTask): string {
 
 /** The workflows yoke ships (templates/), which the sandbox dispatches as a user's repository would. */
 export function shippedWorkflow(name: 'yoke-run' | 'deploy' | 'claude-code' | 'codex'): string {
-  const path = name === 'yoke-run' || name === 'deploy' ? `../../templates/${name}.yml` : `../../templates/agents/${name}.yml`;
+  const path = name === 'yoke-run' || name === 'deploy' ? `../templates/${name}.yml` : `../templates/agents/${name}.yml`;
   return readFileSync(new URL(path, import.meta.url), 'utf8');
 }
 
@@ -133,7 +133,7 @@ export interface DemoAgentSettings {
 
 /**
  * The demo's own agent, as the bring-your-own-agent template runs it: `.github/yoke/run.sh`, holding the
- * demo agent (src/sandbox/agents/demo-agent.mjs) and its settings, run contained by yoke's runner.
+ * demo agent (sandbox/agents/demo-agent.mjs) and its settings, run contained by yoke's runner.
  */
 export function demoRunScript(settings: DemoAgentSettings): string {
   const agent = readFileSync(new URL('./agents/demo-agent.mjs', import.meta.url), 'utf8');
