@@ -1,9 +1,11 @@
-import { z } from 'zod';
+import type { z } from 'zod';
+import { ApiError } from '../http/answers.js';
+import { routePath, type RouteDef } from '../http/routes.js';
 
-// The CLI's side of yoke's HTTP API: one call with the operator token, and
-// the failure a person reads (the refusal's message, then its recovery).
-
-const ApiError = z.object({ error: z.object({ code: z.string(), message: z.string(), recovery: z.string() }) });
+// The CLI's side of yoke's HTTP API: one call of a route declared in
+// http/routes.ts with the caller's token, its answer parsed by the route's
+// schema, and the failure a person reads (the refusal's message, then its
+// recovery).
 
 export interface ExecResult {
   code: number | null;
@@ -64,7 +66,7 @@ export function commitArg(option: string, value: string): string {
   return value;
 }
 
-export async function call(io: CliIo, opts: GlobalOptions, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<unknown> {
+async function call(io: CliIo, opts: GlobalOptions, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<unknown> {
   const url = baseUrl(io, opts);
   const token = opts.token ?? io.env.YOKE_TOKEN;
   if (!token) throw new CliFailure('No yoke token. Set YOKE_TOKEN (an operator token from the server\'s YOKE_API_TOKENS, or your own from YOKE_PERSON_TOKENS) or pass --token.');
@@ -86,4 +88,36 @@ export async function call(io: CliIo, opts: GlobalOptions, method: string, path:
     throw new CliFailure(`${url} answered ${res.status} to ${method} ${path} without yoke's error body: it does not look like yoke. Check YOKE_URL or --url (yoke answers GET /yoke/api/health).`);
   }
   return json;
+}
+
+/** A JSON route, as the CLI calls it. */
+export type ApiRoute = RouteDef & { answer: z.ZodType };
+
+export interface RouteArgs<R extends ApiRoute> {
+  params?: Record<string, string | number>;
+  query?: Record<string, string | undefined>;
+  body?: R['body'] extends z.ZodType ? z.input<R['body']> : undefined;
+  headers?: Record<string, string>;
+}
+
+/** A route's path with its parameters and query filled in. */
+export function routeUrl(def: RouteDef, params: Record<string, string | number> = {}, query: Record<string, string | undefined> = {}): string {
+  const q = new URLSearchParams(Object.entries(query).filter((e): e is [string, string] => e[1] !== undefined));
+  return `${routePath(def, params)}${q.size ? `?${q}` : ''}`;
+}
+
+/** Calls a route and reads its answer by the route's schema: never `any`, and a stranger answer says so. */
+export async function callRoute<R extends ApiRoute>(io: CliIo, opts: GlobalOptions, def: R, args: RouteArgs<R> = {}): Promise<z.output<R['answer']>> {
+  const path = routeUrl(def, args.params, args.query);
+  const json = await call(io, opts, def.method, path, args.body, args.headers);
+  const parsed = def.answer.safeParse(json);
+  if (!parsed.success) throw new CliFailure(`yoke's answer to ${def.method} ${path} is not one this CLI reads (${parsed.error.issues.map((i) => `${i.path.join('.') || 'answer'}: ${i.message}`).join('; ')}).\nTo recover: run a yoke CLI from the same release as the server.`);
+  // Checked, and handed on as sent: the answers carry no defaults or transforms, and --json keeps the server's key order.
+  return json as z.output<R['answer']>;
+}
+
+/** `owner/repo` as a route's :owner and :name. */
+export function repoParams(name: string): { owner: string; name: string } {
+  const [owner, repo] = repoArg(name).split('/') as [string, string];
+  return { owner, name: repo };
 }

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
-import type { DispatchAnswer } from '../delivery/gate/check.js';
-import type { DeployStep } from '../delivery/deployments/deploy-stage.js';
+import type { z } from 'zod';
 import type { QaWork } from '../delivery/gate/verdicts.js';
-import type { DeploymentView } from '../delivery/runs/view.js';
-import { call, CliFailure, commitArg, repoArg, type CliIo, type GlobalOptions } from './client.js';
+import { ROUTE } from '../http/routes.js';
+import type { VerdictBody } from '../delivery/gate/verdicts.js';
+import { callRoute, CliFailure, commitArg, repoArg, type CliIo, type GlobalOptions } from './client.js';
 import { formatDeploymentRun } from './format.js';
 
 /** TR12: how long `yoke qa plan run`'s execution lives without a renewal, and how often it is renewed. */
@@ -14,8 +14,6 @@ export const PLAN_RUN_LEASE = { seconds: 120, renewMs: 30_000 } as const;
 // Cases and deploy commands run here, in the caller's checkout of the pinned
 // commit; yoke records what they did.
 
-const runPath = (run: string) => `/yoke/api/deployment-runs/${encodeURIComponent(run)}`;
-const stagePath = (run: string, stage: string) => `${runPath(run)}/stages/${encodeURIComponent(stage)}`;
 
 interface QaOpts {
   item?: string;
@@ -39,13 +37,16 @@ export function registerDeliveryCommands(program: Command, io: CliIo, g: () => G
     .option('--creator <login>', 'the GitHub login told about the run (default $YOKE_LOGIN)')
     .option('--json', 'print the run as JSON')
     .action(async (repo: string, o: { commit?: string; items?: string; supersedes?: string; creator?: string; json?: boolean }) => {
-      const view = (await call(io, g(), 'POST', '/yoke/api/deployment-runs', {
-        repo: repoArg(repo),
-        ...(o.commit ? { commit: commitArg('--commit', o.commit) } : {}),
-        ...(o.items ? { items: o.items.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
-        ...(o.supersedes ? { supersedes: o.supersedes } : {}),
-        ...((o.creator ?? io.env.YOKE_LOGIN) ? { creator: o.creator ?? io.env.YOKE_LOGIN } : {}),
-      })) as DeploymentView;
+      const creator = o.creator ?? io.env.YOKE_LOGIN;
+      const view = await callRoute(io, g(), ROUTE.createDeploymentRun, {
+        body: {
+          repo: repoArg(repo),
+          ...(o.commit ? { commit: commitArg('--commit', o.commit) } : {}),
+          ...(o.items ? { items: o.items.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
+          ...(o.supersedes ? { supersedes: o.supersedes } : {}),
+          ...(creator ? { creator } : {}),
+        },
+      });
       io.out(o.json ? JSON.stringify(view, null, 2) : formatDeploymentRun(view));
     });
   runs
@@ -54,8 +55,8 @@ export function registerDeliveryCommands(program: Command, io: CliIo, g: () => G
     .option('--repo <owner/repo>', 'only this repository')
     .option('--json', 'print them as JSON')
     .action(async (o: { repo?: string; json?: boolean }) => {
-      const q = o.repo ? `?repo=${encodeURIComponent(repoArg(o.repo))}` : '';
-      const { list } = (await call(io, g(), 'GET', `/yoke/api/deployment-runs${q}`)) as { list: { id: string; repo: string; commit: string; status: string; stage: string | null }[] };
+      const answer = await callRoute(io, g(), ROUTE.deploymentRuns, { query: { repo: o.repo === undefined ? undefined : repoArg(o.repo) } });
+      const list = 'list' in answer ? answer.list : [];
       if (o.json) return io.out(JSON.stringify(list, null, 2));
       if (list.length === 0) return io.out(`No deployment runs${o.repo ? ` of ${o.repo}` : ''}. Start one with \`yoke deployment-runs create OWNER/REPO\`.`);
       for (const r of list) io.out(`${r.id} · ${r.repo} at ${r.commit.slice(0, 12)} · ${r.status}${r.stage ? ` at ${r.stage}` : ''}`);
@@ -65,7 +66,7 @@ export function registerDeliveryCommands(program: Command, io: CliIo, g: () => G
     .description('stages, members, waits with their commands, groups and verdicts')
     .option('--json', 'print the run as JSON')
     .action(async (run: string, o: { json?: boolean }) => {
-      const view = (await call(io, g(), 'GET', runPath(run))) as DeploymentView;
+      const view = await callRoute(io, g(), ROUTE.deploymentRun, { params: { run } });
       io.out(o.json ? JSON.stringify(view, null, 2) : formatDeploymentRun(view));
     });
   runs
@@ -74,7 +75,7 @@ export function registerDeliveryCommands(program: Command, io: CliIo, g: () => G
     .requiredOption('--item <item>', 'the item, e.g. APP-12')
     .requiredOption('--reason <text>', 'why, for the record')
     .action(async (run: string, o: { item: string; reason: string }) => {
-      const view = (await call(io, g(), 'POST', `${runPath(run)}/members/${encodeURIComponent(o.item)}/remove`, { reason: o.reason })) as DeploymentView;
+      const view = await callRoute(io, g(), ROUTE.removeMember, { params: { run, item: o.item }, body: { reason: o.reason } });
       io.out(`Removed ${o.item} from ${view.id}; its delivery stays owed.`);
     });
   runs
@@ -84,10 +85,12 @@ export function registerDeliveryCommands(program: Command, io: CliIo, g: () => G
     .option('--json', 'print the answer as JSON')
     .action(async (run: string, stage: string, o: { json?: boolean; driver?: string }) => {
       // One gate check: a fresh request id, and the envelope of the run as it stands.
-      const view = (await call(io, g(), 'GET', runPath(run))) as DeploymentView;
+      const view = await callRoute(io, g(), ROUTE.deploymentRun, { params: { run } });
       const envelope = { driver: o.driver ?? io.env.YOKE_LOGIN ?? 'cli', stage, commit: view.commit };
-      const a = (await call(io, g(), 'POST', `${stagePath(run, stage)}/dispatch`, envelope, { 'idempotency-key': `cli-${randomUUID()}` })) as DispatchAnswer;
+      const a = await callRoute(io, g(), ROUTE.gateCheck, { params: { run, stage }, body: envelope, headers: { 'idempotency-key': `cli-${randomUUID()}` } });
       if (o.json) return io.out(JSON.stringify(a, null, 2));
+      // DX08: past the response limit the check goes on; its result is read back by its request id.
+      if (a.state === 'in_flight') return io.out(`${a.run} ${a.stage}: the gate check ${a.request} is still running; run \`yoke deployment-runs dispatch ${run} ${stage}\` again to see where it stands.`);
       io.out(`${a.run} ${a.stage}: ${a.state}${a.nextStage && a.nextStage !== a.stage ? ` → now at ${a.nextStage}` : ''}`);
       for (const w of a.woken) io.out(`  woke ${w.recipient} for ${w.subject}: ${w.waits.map((x) => x.code).join(', ')}`);
       for (const w of a.waits) io.out(`  waits: ${w.detail}\n    ${w.command}`);
@@ -137,16 +140,16 @@ export function registerDeliveryCommands(program: Command, io: CliIo, g: () => G
       checkCheckout(io, work.commit);
       // The run is an execution: on a shared group it defers close-out and notices until it ends (DX05).
       // TR12: it lives while this command renews it, so a Ctrl-C or a lost answer leaves nothing that blocks the run.
-      const body = { ...(o.item ? { item: o.item, ...(o.plan ? { plan: o.plan } : {}) } : { plan: o.plan }), lease_seconds: PLAN_RUN_LEASE.seconds };
-      const execution = (await call(io, g(), 'POST', `${stagePath(run, o.stage)}/executions`, body, { 'idempotency-key': `plan-run-${randomUUID()}` })) as { id: string };
-      const renew = setInterval(() => void call(io, g(), 'POST', `${runPath(run)}/executions/${execution.id}/renew`, { lease_seconds: PLAN_RUN_LEASE.seconds }).catch(() => {}), PLAN_RUN_LEASE.renewMs);
+      const body = { ...(o.item ? { item: o.item, ...(o.plan ? { plan: o.plan } : {}) } : { plan: o.plan! }), lease_seconds: PLAN_RUN_LEASE.seconds };
+      const execution = await callRoute(io, g(), ROUTE.startExecution, { params: { run, stage: o.stage }, body, headers: { 'idempotency-key': `plan-run-${randomUUID()}` } });
+      const renew = setInterval(() => void callRoute(io, g(), ROUTE.renewExecution, { params: { run, execution: execution.id }, body: { lease_seconds: PLAN_RUN_LEASE.seconds } }).catch(() => {}), PLAN_RUN_LEASE.renewMs);
       renew.unref();
       let failed = 0;
       try {
         failed = await runPlans(io, g(), run, work, o);
       } finally {
         clearInterval(renew);
-        await call(io, g(), 'POST', `${runPath(run)}/executions/${execution.id}/end`);
+        await callRoute(io, g(), ROUTE.endExecution, { params: { run, execution: execution.id } });
       }
       if (failed) throw new CliFailure(`${failed} case(s) did not pass. See \`yoke deployment-runs get ${run}\`.`);
     });
@@ -159,7 +162,7 @@ export function registerDeliveryCommands(program: Command, io: CliIo, g: () => G
     .option('--item <item>', "for a member's own plan, the member")
     .requiredOption('--reason <text>', 'why it may be waived')
     .action(async (o: QaOpts & { reason: string }) => {
-      await call(io, g(), 'POST', `${stagePath(o.deploymentRunId!, o.stage)}/waive`, { plan: o.plan, case: o.case, reason: o.reason, ...(o.item ? { item: o.item } : {}) });
+      await callRoute(io, g(), ROUTE.waive, { params: { run: o.deploymentRunId!, stage: o.stage }, body: { plan: o.plan!, case: o.case!, reason: o.reason, ...(o.item ? { item: o.item } : {}) } });
       io.out(`Waived ${o.plan}/${o.case} in ${o.deploymentRunId} at ${o.stage}.`);
     });
 
@@ -171,7 +174,7 @@ export function registerDeliveryCommands(program: Command, io: CliIo, g: () => G
     .command('run <run> <stage>')
     .description("run a deploy stage's command here, with the run id, stage and pinned commit in its environment")
     .action(async (run: string, stage: string) => {
-      const step = (await call(io, g(), 'POST', `${stagePath(run, stage)}/deploy`, { phase: 'start' })) as DeployStep;
+      const step = await callRoute(io, g(), ROUTE.deploy, { params: { run, stage }, body: { phase: 'start' } });
       if (step.state === 'failed') throw new CliFailure(`${stage} could not start: ${step.detail}. Fix it and run \`yoke deploy stage run ${run} ${stage}\` again.`);
       if (step.command === null) {
         // DP02: a workflow stage runs on Actions; its outcome is read from GitHub, not reported from here.
@@ -181,7 +184,7 @@ export function registerDeliveryCommands(program: Command, io: CliIo, g: () => G
       io.out(`Deploying ${step.repo} at ${step.commit.slice(0, 12)} to ${stage}: ${step.command}`);
       const res = await exec(io)(step.command, step.env);
       const outcome = res.code === 0 ? 'succeeded' : 'failed';
-      const after = (await call(io, g(), 'POST', `${stagePath(run, stage)}/deploy`, { phase: 'end', outcome, output: res.output + (res.error ? `\n${res.error}` : '') })) as DeployStep;
+      const after = await callRoute(io, g(), ROUTE.deploy, { params: { run, stage }, body: { phase: 'end', outcome, output: res.output + (res.error ? `\n${res.error}` : '') } });
       if (outcome === 'failed') throw new CliFailure(`The ${stage} command failed (exit ${res.code ?? res.error}). Fix it and run \`yoke deploy stage run ${run} ${stage}\` again.\n${res.output.trim().split('\n').slice(-5).join('\n')}`);
       io.out(`${stage} succeeded; the run is ${after.nextStage ? `at ${after.nextStage}` : 'through its last stage'}.`);
     });
@@ -227,24 +230,25 @@ async function runPlans(io: CliIo, g: GlobalOptions, run: string, work: QaWork, 
 async function runOf(io: CliIo, g: GlobalOptions, o: QaOpts): Promise<string> {
   if (o.deploymentRunId) return o.deploymentRunId;
   if (!o.item) throw new CliFailure('Name --item PREFIX-N or --deployment-run-id RUN.');
-  const found = (await call(io, g, 'GET', `/yoke/api/deployment-runs?item=${encodeURIComponent(o.item)}`)) as { runs: string[] };
+  const answer = await callRoute(io, g, ROUTE.deploymentRuns, { query: { item: o.item } });
+  const found = { runs: 'runs' in answer ? answer.runs : [] };
   if (found.runs.length !== 1) throw new CliFailure(found.runs.length ? `${o.item} is in several active runs (${found.runs.join(', ')}); add --deployment-run-id.` : `${o.item} is not a member of an active deployment run. See \`yoke deployment-runs create\`.`);
   return found.runs[0]!;
 }
 
 async function workOf(io: CliIo, g: GlobalOptions, run: string, o: QaOpts): Promise<QaWork> {
-  const q = new URLSearchParams(o.item ? { item: o.item, ...(o.plan ? { plan: o.plan } : {}) } : { plan: o.plan ?? '' });
-  return (await call(io, g, 'GET', `${stagePath(run, o.stage)}/work?${q}`)) as QaWork;
+  const query = o.item ? { item: o.item, plan: o.plan } : { plan: o.plan ?? '' };
+  return callRoute(io, g, ROUTE.qaWork, { params: { run, stage: o.stage }, query });
 }
 
-async function record(io: CliIo, g: GlobalOptions, run: string, stage: string, body: Record<string, unknown>): Promise<string> {
+async function record(io: CliIo, g: GlobalOptions, run: string, stage: string, body: z.input<typeof VerdictBody>): Promise<string> {
   // TR11: who records it is the token's own identity (a person token records as its login), never a name sent along.
-  const v = (await call(io, g, 'POST', `${stagePath(run, stage)}/verdicts`, body)) as { subject: string; plan: string; case: string; result: string };
+  const v = await callRoute(io, g, ROUTE.verdict, { params: { run, stage }, body });
   io.out(`${v.subject} ${v.plan}/${v.case}: ${v.result}`);
   return v.result;
 }
 
-async function runCase(io: CliIo, g: GlobalOptions, work: QaWork, target: { item?: string; plan?: string }, c: QaWork['plans'][number]['cases'][number], replaces?: string, source = 'yoke qa case run'): Promise<string> {
+async function runCase(io: CliIo, g: GlobalOptions, work: QaWork, target: { item?: string; plan?: string }, c: QaWork['plans'][number]['cases'][number], replaces?: string, source: VerdictBody['source'] = 'yoke qa case run'): Promise<string> {
   const env = { YOKE_DEPLOYMENT_RUN_ID: work.run, YOKE_STAGE: work.stage, YOKE_COMMIT: work.commit, YOKE_REPO: work.repo, YOKE_QA_CASE: c.id };
   const res = await exec(io)(c.run!, env);
   const result = res.error ? 'error' : res.code === 0 ? 'pass' : 'fail';

@@ -1,6 +1,8 @@
 import { Command } from 'commander';
-import { formatFleetReport, type FleetReport } from '../http/report.js';
-import { call, CliFailure, numberArg, repoArg, type CliIo } from './client.js';
+import { formatFleetReport } from '../http/report.js';
+import { ROUTE } from '../http/routes.js';
+import type { PublicRun } from '../fleet/report.js';
+import { callRoute, CliFailure, numberArg, repoArg, repoParams, type CliIo } from './client.js';
 import { registerDeliveryCommands } from './delivery.js';
 import { registerConfigCommand } from './config-check.js';
 import { registerDbCommands } from './db.js';
@@ -18,7 +20,7 @@ export function buildCli(io: CliIo, watch: WatchDeps = {}): Command {
   program.option('--url <url>', 'yoke\'s URL (default $YOKE_URL, else http://localhost:3000)').option('--token <token>', 'your yoke token: an operator token, or your own person token (default $YOKE_TOKEN)');
   program.configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
   const g = () => program.opts<{ url?: string; token?: string }>();
-  const message = (json: unknown) => io.out((json as { message: string }).message);
+  const message = (answer: { message: string }) => io.out(answer.message);
 
   program
     .command('fleet')
@@ -27,32 +29,32 @@ export function buildCli(io: CliIo, watch: WatchDeps = {}): Command {
     .description('every repository, its cap, pause and live runs, with what recovers it')
     .option('--json', 'print the report as JSON')
     .action(async (opts: { json?: boolean }) => {
-      const report = (await call(io, g(), 'GET', '/yoke/api/fleet')) as FleetReport;
+      const report = await callRoute(io, g(), ROUTE.fleet);
       io.out(opts.json ? JSON.stringify(report, null, 2) : formatFleetReport(report));
     });
   const repo = program.command('repo').description('one repository');
   repo
     .command('reset <owner/repo>')
     .description('clear the failure count and lift a pause')
-    .action(async (name: string) => message(await call(io, g(), 'POST', `/yoke/api/repos/${repoArg(name)}/reset`)));
+    .action(async (name: string) => message(await callRoute(io, g(), ROUTE.reset, { params: repoParams(name) })));
   repo
     .command('status <owner/repo>')
     .description("the repository's state as yoke holds it: enabled, paused or disabled, and why")
-    .action(async (name: string) => message(await call(io, g(), 'GET', `/yoke/api/repos/${repoArg(name)}/status`)));
+    .action(async (name: string) => message(await callRoute(io, g(), ROUTE.repoStatus, { params: repoParams(name) })));
   repo
     .command('auto <owner/repo> <on|off>')
     .description('turn the auto loop on or off')
     .action(async (name: string, state: string) => {
-      repoArg(name);
+      const params = repoParams(name);
       if (state !== 'on' && state !== 'off') throw new CliFailure('Say "on" or "off", e.g. yoke repo auto acme/api on');
-      message(await call(io, g(), 'POST', `/yoke/api/repos/${name}/auto`, { enabled: state === 'on' }));
+      message(await callRoute(io, g(), ROUTE.auto, { params, body: { enabled: state === 'on' } }));
     });
   repo
     .command('start <owner/repo> <issue>')
     .description('a manual AFK run for an issue')
-    .action(async (name: string, issue: string) => message(await call(io, g(), 'POST', `/yoke/api/repos/${repoArg(name)}/issues/${numberArg('issue', issue)}/start`)));
+    .action(async (name: string, issue: string) => message(await callRoute(io, g(), ROUTE.start, { params: { ...repoParams(name), number: numberArg('issue', issue) } })));
   const runs = program.command('runs').description("yoke's agent runs: AFK, lander and fix");
-  const runLine = (r: { id: string; repo: string; kind: string; subject: string; status: string; outcome: string | null; summary: string | null; outcomeReason: string | null }) =>
+  const runLine = (r: Pick<PublicRun, 'id' | 'repo' | 'kind' | 'subject' | 'status' | 'outcome' | 'summary' | 'outcomeReason'>) =>
     `${r.id} · ${r.repo} ${r.kind} ${r.subject} · ${r.status === 'live' ? 'live' : (r.outcome ?? 'ended')}${r.status === 'live' || r.outcome === 'success' ? '' : ` · ${(r.summary ?? r.outcomeReason ?? 'no reason recorded').split('\n')[0]!.slice(0, 160)}`}`;
   runs
     .command('list')
@@ -61,8 +63,7 @@ export function buildCli(io: CliIo, watch: WatchDeps = {}): Command {
     .option('--status <status>', 'live, success, failure, timeout or cancelled')
     .option('--json', 'print them as JSON')
     .action(async (o: { repo?: string; status?: string; json?: boolean }) => {
-      const q = new URLSearchParams({ ...(o.repo ? { repo: repoArg(o.repo) } : {}), ...(o.status ? { status: o.status } : {}) });
-      const { runs: list } = (await call(io, g(), 'GET', `/yoke/api/runs${q.size ? `?${q}` : ''}`)) as { runs: Parameters<typeof runLine>[0][] };
+      const { runs: list } = await callRoute(io, g(), ROUTE.runs, { query: { repo: o.repo === undefined ? undefined : repoArg(o.repo), status: o.status } });
       if (o.json) return io.out(JSON.stringify(list, null, 2));
       if (list.length === 0) return io.out('No runs match.');
       for (const r of list) io.out(runLine(r));
@@ -70,7 +71,7 @@ export function buildCli(io: CliIo, watch: WatchDeps = {}): Command {
   runs
     .command('get <run>')
     .description('one run: what it worked on, how it ended and what it reported')
-    .action(async (id: string) => io.out(JSON.stringify(await call(io, g(), 'GET', `/yoke/api/runs/${encodeURIComponent(id)}`), null, 2)));
+    .action(async (id: string) => io.out(JSON.stringify(await callRoute(io, g(), ROUTE.run, { params: { run: id } }), null, 2)));
   registerInitCommand(program, io);
   registerConfigCommand(program, io);
   registerDbCommands(program, io);

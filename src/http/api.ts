@@ -1,27 +1,30 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
 import type { FleetContext } from '../fleet/context.js';
-import { requestLand, requestStart, resetRepo, setAutoLoop, repoStatus } from '../fleet/controls.js';
-import type { Result } from '../kernel/result.js';
 import type { PassReport } from '../fleet/pass.js';
-import { publicRun } from '../fleet/report.js';
-import { buildFleetReport } from './report.js';
-import { authenticateLiveRun, grantPush, openClaim, reportRunResult } from './run-report.js';
+import { authenticateLiveRun } from './run-report.js';
 import type { Actor } from '../delivery/context.js';
 import { credentialOf, type TokenTable } from './credentials.js';
 import { runnerBundle } from '../agent/bundle.js';
 import type { OidcVerifier } from './oidc.js';
-import { handleDeliveryRoute } from './api-delivery.js';
+import { deliveryHandlers } from './handlers-delivery.js';
+import { fleetHandlers } from './handlers-fleet.js';
+import { isJsonRoute, type Call, type JsonHandlers, type Reply } from './handler.js';
 import { gateRoute } from './route-gate.js';
-import { matchRoute } from './routes.js';
+import { matchRoute, type MatchedRoute, type RouteDef, type RouteName } from './routes.js';
 import { DASHBOARD_SCRIPT, renderDashboard, renderDashboardMain, renderSignIn, type DashboardPage } from './dashboard.js';
 import { buildDashboardData, parseSpan } from './dashboard-data.js';
 import { Sessions, isOperatorToken } from './session.js';
 import { esc } from './dashboard-parts.js';
 
-// yoke's HTTP API under /yoke/api, served as a plain node:http handler
-// (Probot 14's addHandler). Errors are {"error":{code,message,recovery}}.
+// yoke's HTTP server under /yoke, a plain node:http handler (Probot 14's
+// addHandler). Every route is declared once in routes.ts; a request is
+// matched there (find-my-way), its credential checked against the route's
+// role (TR25), its query and body parsed by the route's schemas, and then its
+// handler runs: the JSON routes' in handlers-fleet.ts and handlers-delivery.ts,
+// the pages', the script's and the sign-in's here. Errors are
+// {"error":{code,message,recovery}}.
 
 export const BODY_LIMIT = 64 * 1024;
 
@@ -47,8 +50,6 @@ export interface ApiOptions {
   dispatch?: { responseLimitMs: number; hostedCapMs: number; sleep?: (ms: number) => Promise<void> };
 }
 
-const AutoBody = z.object({ enabled: z.boolean() }).strict();
-
 function send(res: ServerResponse, status: number, body: unknown): true {
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...NO_REFERRER });
   res.end(JSON.stringify(body));
@@ -58,7 +59,8 @@ function send(res: ServerResponse, status: number, body: unknown): true {
 const sendRefusal = (res: ServerResponse, r: Refusal): true =>
   send(res, r.status, { error: { code: r.code, message: r.message, recovery: r.recovery } });
 
-const sendControl = (res: ServerResponse, r: Result<string>): true => (r.ok ? send(res, 200, { ok: true, message: r.value }) : sendRefusal(res, r.refusal));
+const invalid = (error: z.ZodError, hint: string | undefined): Refusal =>
+  makeRefusal('validation_failed', { detail: hint ?? error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ') });
 
 class BodyError extends Error {
   constructor(readonly refusal: Refusal) {
@@ -103,18 +105,80 @@ function html(res: ServerResponse, status: number, body: string, headers: Record
   return true;
 }
 
-/** `/yoke` and `/yoke/dashboard` are the fleet; `/yoke/repos/owner/name` one repository. */
-function dashboardPage(path: string): DashboardPage | null {
-  if (path === '/yoke' || path === '/yoke/dashboard') return { kind: 'fleet' };
-  const m = /^\/yoke\/repos\/([\w.-]+\/[\w.-]+)$/.exec(path);
-  return m ? { kind: 'repo', repo: m[1]! } : null;
-}
+type WebRouteName = Exclude<RouteName, keyof JsonHandlers>;
+type WebHandler = (req: IncomingMessage, res: ServerResponse, route: MatchedRoute, url: URL) => Promise<true>;
 
 export function createApiHandler(opts: ApiOptions) {
   const { fleet } = opts;
   const tokens: TokenTable = { operator: opts.apiTokens, people: opts.personTokens ?? [] };
-  const report = () => buildFleetReport(fleet, opts.lastPass());
   const sessions = new Sessions({ ttlMs: opts.sessionTtlMs ?? 12 * 3600_000, secure: opts.audience.startsWith('https:') }, () => fleet.clock.now());
+  const runAuth = { oidc: opts.oidc, audience: opts.audience };
+  const dispatch = opts.dispatch ?? { responseLimitMs: 25_000, hostedCapMs: 100_000 };
+  const handlers: JsonHandlers = {
+    ...fleetHandlers({ fleet, runAuth, lastPass: opts.lastPass }),
+    ...deliveryHandlers(fleet, { ...dispatch, sleep: dispatch.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))) }),
+  };
+
+  const page = (kind: DashboardPage): WebHandler => async (req, res, route, url) => {
+    // A token in the URL is never accepted: it would sit in logs and histories.
+    if (!sessions.valid(req) && !isOperatorToken(bearerOf(req), opts.apiTokens)) return html(res, 401, renderSignIn(null));
+    const p = kind.kind === 'repo' ? { kind: 'repo' as const, repo: `${route.params.owner}/${route.params.name}` } : kind;
+    const data = await buildDashboardData(fleet, opts.lastPass(), { webUrl: opts.webUrl ?? 'https://github.com', refreshMs: opts.dashboardRefreshMs ?? 10_000, span: parseSpan(url.searchParams.get('span')), ...(p.kind === 'repo' ? { repo: p.repo } : {}) });
+    if (p.kind === 'repo' && !data.report.repos.some((r) => r.repo === p.repo)) {
+      return html(res, 404, `<!doctype html><meta charset="utf-8"><title>yoke: not found</title><p>yoke has not seen a repository named ${esc(p.repo)}. <a href="/yoke">Back to the fleet</a></p>`);
+    }
+    return html(res, 200, url.searchParams.get('part') === 'main' ? renderDashboardMain(data, p) : renderDashboard(data, p));
+  };
+  const web: Record<WebRouteName, WebHandler> = {
+    dashboard: page({ kind: 'fleet' }),
+    dashboardAlias: page({ kind: 'fleet' }),
+    repoDashboard: page({ kind: 'repo', repo: '' }),
+    async dashboardScript(_req, res) {
+      res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache', ...NO_REFERRER });
+      res.end(DASHBOARD_SCRIPT);
+      return true;
+    },
+    async signIn(req, res) {
+      const token = new URLSearchParams(await readText(req)).get('token');
+      if (!isOperatorToken(token, opts.apiTokens)) return html(res, 401, renderSignIn('That is not one of the operator tokens in YOKE_API_TOKENS.'));
+      const { cookie } = sessions.open();
+      res.writeHead(303, { location: '/yoke', 'set-cookie': cookie, 'cache-control': 'no-store', ...NO_REFERRER });
+      res.end();
+      return true;
+    },
+    async signOut(req, res) {
+      res.writeHead(303, { location: '/yoke', 'set-cookie': sessions.close(req), ...NO_REFERRER });
+      res.end();
+      return true;
+    },
+    // The runner a workflow job fetches: public, holds no secret; the job checks its sha256 against the dispatch's.
+    async runner(_req, res) {
+      const b = await runnerBundle();
+      res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8', 'x-yoke-runner-sha256': b.sha256, 'cache-control': 'no-cache', ...NO_REFERRER });
+      res.end(b.code);
+      return true;
+    },
+  };
+
+  /** A JSON route: its query and body parsed by its schemas, then its handler, then its reply. */
+  async function serveJson(req: IncomingMessage, res: ServerResponse, route: MatchedRoute, url: URL, actor: Actor | null, mayRead: (repo: string) => Promise<boolean>, body: () => Promise<unknown>): Promise<true> {
+    const { def } = route;
+    const query = def.query ? def.query.safeParse(Object.fromEntries(url.searchParams)) : { success: true as const, data: Object.fromEntries(url.searchParams) };
+    if (!query.success) return sendRefusal(res, invalid(query.error, def.hint));
+    const parsedBody = def.body ? def.body.safeParse(await body()) : { success: true as const, data: undefined };
+    if (!parsedBody.success) return sendRefusal(res, invalid(parsedBody.error, def.hint));
+    const call: Call<RouteDef> = { params: route.params, query: query.data as Record<string, string>, body: parsedBody.data as never, actor: actor as never, headers: req.headers, bearer: bearerOf(req), readJson: body, mayRead };
+    const handler = handlers[route.name as keyof JsonHandlers] as unknown as (call: Call<RouteDef>) => Promise<Reply<RouteDef>>;
+    const reply = await handler(call);
+    if ('refusal' in reply) return sendRefusal(res, reply.refusal);
+    if ('recorded' in reply) {
+      res.writeHead(reply.status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...NO_REFERRER });
+      res.end(reply.recorded);
+      return true;
+    }
+    return send(res, reply.status, reply.json);
+  }
+
   return async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
     const url = new URL(req.url ?? '/', 'http://yoke.local');
     const path = url.pathname.replace(/\/+$/, '');
@@ -127,59 +191,13 @@ export function createApiHandler(opts: ApiOptions) {
     if (path !== '/yoke' && !path.startsWith('/yoke/')) return false;
     const method = req.method ?? 'GET';
     try {
-      const page = method === 'GET' ? dashboardPage(path) : null;
-      if (page) {
-        // A token in the URL is never accepted: it would sit in logs and histories.
-        if (!sessions.valid(req) && !isOperatorToken(bearerOf(req), opts.apiTokens)) return html(res, 401, renderSignIn(null));
-        const data = await buildDashboardData(fleet, opts.lastPass(), { webUrl: opts.webUrl ?? 'https://github.com', refreshMs: opts.dashboardRefreshMs ?? 10_000, span: parseSpan(url.searchParams.get('span')), ...(page.kind === 'repo' ? { repo: page.repo } : {}) });
-        if (page.kind === 'repo' && !data.report.repos.some((r) => r.repo === page.repo)) {
-          return html(res, 404, `<!doctype html><meta charset="utf-8"><title>yoke: not found</title><p>yoke has not seen a repository named ${esc(page.repo)}. <a href="/yoke">Back to the fleet</a></p>`);
-        }
-        return html(res, 200, url.searchParams.get('part') === 'main' ? renderDashboardMain(data, page) : renderDashboard(data, page));
-      }
-      if (path === '/yoke/dashboard.js' && method === 'GET') {
-        res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache', ...NO_REFERRER });
-        res.end(DASHBOARD_SCRIPT);
-        return true;
-      }
-      if (path === '/yoke/session' && method === 'POST') {
-        const token = new URLSearchParams(await readText(req)).get('token');
-        if (!isOperatorToken(token, opts.apiTokens)) return html(res, 401, renderSignIn('That is not one of the operator tokens in YOKE_API_TOKENS.'));
-        const { cookie } = sessions.open();
-        res.writeHead(303, { location: '/yoke', 'set-cookie': cookie, 'cache-control': 'no-store', ...NO_REFERRER });
-        res.end();
-        return true;
-      }
-      if (path === '/yoke/session/end' && method === 'POST') {
-        res.writeHead(303, { location: '/yoke', 'set-cookie': sessions.close(req), ...NO_REFERRER });
-        res.end();
-        return true;
-      }
-      if (path === '/yoke/api/health') return send(res, 200, { ok: true });
-
-      // The runner a workflow job fetches: public, holds no secret; the job checks its sha256 against the dispatch's.
-      if (path === '/yoke/runner.mjs' && method === 'GET') {
-        const b = await runnerBundle();
-        res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8', 'x-yoke-runner-sha256': b.sha256, 'cache-control': 'no-cache', ...NO_REFERRER });
-        res.end(b.code);
-        return true;
-      }
-      const runAuth = { oidc: opts.oidc, audience: opts.audience };
-      const push = /^\/yoke\/api\/runs\/([\w-]{1,100})\/(push|claim)$/.exec(path);
-      if (push && method === 'POST') {
-        if (push[2] === 'push') {
-          const answer = await grantPush(fleet, runAuth, push[1]!, bearerOf(req));
-          return answer.ok ? send(res, 200, { token: answer.value.token, branch: answer.value.branch, expires_at: answer.value.expiresAt }) : sendRefusal(res, answer.refusal);
-        }
-        const answer = await openClaim(fleet, runAuth, push[1]!, bearerOf(req), await readJson(req));
-        return answer.ok ? send(res, 201, { number: answer.value }) : sendRefusal(res, answer.refusal);
-      }
-      const result = /^\/yoke\/api\/runs\/([\w-]{1,100})\/result$/.exec(path);
-      if (result && method === 'POST') {
-        const body = await readJson(req);
-        const answer = await reportRunResult(fleet, runAuth, { runId: result[1]!, bearer: bearerOf(req), body });
-        return answer.ok ? send(res, 200, { ok: true, run: publicRun(answer.value) }) : sendRefusal(res, answer.refusal);
-      }
+      const route = matchRoute(method, path);
+      let bodyOnce: Promise<unknown> | null = null;
+      const body = () => (bodyOnce ??= readJson(req));
+      const everyone = async () => true;
+      if (route && !isJsonRoute(route.name)) return await web[route.name as WebRouteName](req, res, route, url);
+      // Public routes, and a run's own reports, which check the run's credential against that run.
+      if (route && (route.def.role === 'public' || route.def.role === 'run-report')) return await serveJson(req, res, route, url, null, everyone, body);
 
       // TR11: everything else needs a credential with a role; a run's own one (named by X-Yoke-Run) reaches only its QA.
       let actor: Actor | null = credentialOf(bearerOf(req), tokens);
@@ -190,61 +208,11 @@ export function createApiHandler(opts: ApiOptions) {
         actor = { role: 'run', runId: runHeader };
       }
       if (!actor) return sendRefusal(res, makeRefusal('unauthorized'));
-      // TR25: every route declares its role; a person may do what GitHub says their login may on its repository.
-      const route = matchRoute(method, path);
       if (!route) return sendRefusal(res, makeRefusal('not_found'));
-      let bodyOnce: Promise<unknown> | null = null;
-      const body = () => (bodyOnce ??= readJson(req));
+      // TR25: every route declares its role; a person may do what GitHub says their login may on its repository.
       const gate = await gateRoute(fleet, route, actor, body);
       if (!gate.ok) return sendRefusal(res, gate.refusal);
-
-      if (path === '/yoke/api/fleet' && method === 'GET') return send(res, 200, await report());
-      const io = {
-        mayRead: gate.mayRead,
-        readJson: body,
-        send: (status: number, body: unknown) => send(res, status, body),
-        raw: (status: number, body: string) => {
-          res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...NO_REFERRER });
-          res.end(body);
-          return true as const;
-        },
-        refuse: (r: Refusal) => sendRefusal(res, r),
-      };
-      const dispatch = opts.dispatch ?? { responseLimitMs: 25_000, hostedCapMs: 100_000 };
-      if (await handleDeliveryRoute(fleet, actor, req, url, io, { ...dispatch, sleep: dispatch.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))) })) return true;
-      if (path === '/yoke/api/runs' && method === 'GET') {
-        const repo = url.searchParams.get('repo');
-        const status = url.searchParams.get('status');
-        const STATUSES = ['live', 'success', 'failure', 'timeout', 'cancelled'];
-        if (status !== null && !STATUSES.includes(status)) return sendRefusal(res, makeRefusal('validation_failed', { detail: `status is one of ${STATUSES.join(', ')}` }));
-        const listed = (await fleet.store.runs.listAll(1000))
-          .filter((r) => !repo || r.repo.toLowerCase() === repo.toLowerCase())
-          .filter((r) => status === null || (status === 'live' ? r.status === 'live' : r.outcome === status));
-        const runs = [];
-        for (const r of listed) if (runs.length < 200 && (await gate.mayRead(r.repo))) runs.push(r);
-        return send(res, 200, { runs: runs.map(publicRun) });
-      }
-      const runGet = /^\/yoke\/api\/runs\/([\w-]{1,100})$/.exec(path);
-      if (runGet && method === 'GET') {
-        const run = await fleet.store.runs.get(runGet[1]!);
-        return run ? send(res, 200, publicRun(run)) : sendRefusal(res, makeRefusal('run_unknown', { run: runGet[1]! }));
-      }
-      const repoRoute = /^\/yoke\/api\/repos\/([\w.-]+)\/([\w.-]+)\/(auto|reset|status|issues\/(\d+)\/start|pulls\/(\d+)\/land)$/.exec(path);
-      if (repoRoute) {
-        const fullName = `${repoRoute[1]}/${repoRoute[2]}`;
-        const action = repoRoute[3]!;
-        if (action === 'status' && method === 'GET') return sendControl(res, await repoStatus(fleet, fullName));
-        if (method !== 'POST') return sendRefusal(res, makeRefusal('not_found'));
-        if (action === 'auto') {
-          const parsed = AutoBody.safeParse(await body());
-          if (!parsed.success) return sendRefusal(res, makeRefusal('validation_failed', { detail: 'send {"enabled": true} or {"enabled": false}' }));
-          return sendControl(res, await setAutoLoop(fleet, fullName, parsed.data.enabled));
-        }
-        if (action === 'reset') return sendControl(res, await resetRepo(fleet, fullName));
-        if (repoRoute[4]) return sendControl(res, await requestStart(fleet, fullName, Number(repoRoute[4]), 'api'));
-        if (repoRoute[5]) return sendControl(res, await requestLand(fleet, fullName, Number(repoRoute[5]), 'api'));
-      }
-      return sendRefusal(res, makeRefusal('not_found'));
+      return await serveJson(req, res, route, url, actor, gate.mayRead, body);
     } catch (err) {
       if (err instanceof BodyError) return sendRefusal(res, err.refusal);
       fleet.log.error({ err: err instanceof Error ? err.stack : String(err), path }, 'API request failed');

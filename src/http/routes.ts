@@ -1,3 +1,11 @@
+import FindMyWay from 'find-my-way';
+import { z } from 'zod';
+import { DispatchEnvelope } from '../delivery/gate/idempotent-check.js';
+import { CheckinBody, ExecutionBody, RenewBody } from '../delivery/runs/executions.js';
+import { DeployReport } from '../delivery/deployments/deploy-stage.js';
+import { QaTarget, VerdictBody, WaiveBody } from '../delivery/gate/verdicts.js';
+import * as A from './answers.js';
+
 // Every route yoke serves, once, with who may call it (TR25). The handlers
 // dispatch as before; before any of them runs, the route's role is checked
 // against the credential, and a person's against what GitHub says their
@@ -21,7 +29,7 @@ export type RepoFrom = 'path' | 'deployment-run' | 'yoke-run' | 'body' | 'listin
 
 export interface RouteDef {
   method: 'GET' | 'POST';
-  /** The path, with `:name` for each parameter (`:owner/:name` for a repository). */
+  /** The path, with `:name` for each parameter (`:owner/:name` for a repository), as find-my-way reads it. */
   path: string;
   role: RouteRole;
   repo: RepoFrom;
@@ -29,45 +37,109 @@ export interface RouteDef {
   run?: true;
   /** What the route does, in words a refusal can use ("Creating a deployment run"). */
   what: string;
+  /** The JSON body, parsed before the handler runs (after the route's role is checked). */
+  body?: z.ZodType;
+  /** The query string's parameters, parsed before the handler runs. */
+  query?: z.ZodType;
+  /** The refusal's detail when the body or query does not parse, instead of zod's (a hint that names the fix). */
+  hint?: string;
+  /** The JSON answer; null for a page, a script or a redirect, which the web handlers serve. */
+  answer: z.ZodType | null;
 }
 
-const DR = '/yoke/api/deployment-runs/:run';
+const route = <const R extends RouteDef>(r: R): R => r;
 
-export const ROUTES: readonly RouteDef[] = [
-  { method: 'GET', path: '/yoke', role: 'operator', repo: 'none', what: 'Reading the dashboard' },
-  { method: 'GET', path: '/yoke/dashboard', role: 'operator', repo: 'none', what: 'Reading the dashboard' },
-  { method: 'GET', path: '/yoke/repos/:owner/:name', role: 'operator', repo: 'none', what: "Reading a repository's dashboard" },
-  { method: 'GET', path: '/yoke/dashboard.js', role: 'public', repo: 'none', what: "Loading the dashboard's script" },
-  { method: 'POST', path: '/yoke/session', role: 'public', repo: 'none', what: 'Signing in' },
-  { method: 'POST', path: '/yoke/session/end', role: 'public', repo: 'none', what: 'Signing out' },
-  { method: 'GET', path: '/yoke/api/health', role: 'public', repo: 'none', what: 'Asking whether yoke is up' },
-  { method: 'GET', path: '/yoke/runner.mjs', role: 'public', repo: 'none', what: "Fetching yoke's runner" },
-  { method: 'POST', path: '/yoke/api/runs/:run/push', role: 'run-report', repo: 'none', what: 'Asking for a push token' },
-  { method: 'POST', path: '/yoke/api/runs/:run/claim', role: 'run-report', repo: 'none', what: 'Opening a claim PR' },
-  { method: 'POST', path: '/yoke/api/runs/:run/result', role: 'run-report', repo: 'none', what: "Reporting a run's result" },
-  { method: 'GET', path: '/yoke/api/fleet', role: 'operator', repo: 'none', what: 'Reading the fleet report' },
-  { method: 'GET', path: '/yoke/api/runs', role: 'read', repo: 'listing', what: 'Listing runs' },
-  { method: 'GET', path: '/yoke/api/runs/:run', role: 'read', repo: 'yoke-run', what: 'Reading a run' },
-  { method: 'GET', path: '/yoke/api/repos/:owner/:name/status', role: 'read', repo: 'path', what: "Reading a repository's status" },
-  { method: 'POST', path: '/yoke/api/repos/:owner/:name/auto', role: 'write', repo: 'path', what: 'Switching the auto loop' },
-  { method: 'POST', path: '/yoke/api/repos/:owner/:name/reset', role: 'write', repo: 'path', what: 'Resetting a repository' },
-  { method: 'POST', path: '/yoke/api/repos/:owner/:name/issues/:number/start', role: 'write', repo: 'path', what: 'Starting work on an issue' },
-  { method: 'POST', path: '/yoke/api/repos/:owner/:name/pulls/:number/land', role: 'write', repo: 'path', what: 'Landing a claim PR' },
-  { method: 'GET', path: '/yoke/api/deployment-runs', role: 'read', repo: 'listing', what: 'Listing deployment runs' },
-  { method: 'POST', path: '/yoke/api/deployment-runs', role: 'write', repo: 'body', what: 'Creating a deployment run' },
-  { method: 'GET', path: DR, role: 'read', repo: 'deployment-run', what: 'Reading a deployment run' },
-  { method: 'GET', path: `${DR}/requests/:request`, role: 'read', repo: 'deployment-run', what: "Reading a gate check's result" },
-  { method: 'POST', path: `${DR}/checkin`, role: 'write', repo: 'deployment-run', what: 'Driving a deployment run' },
-  { method: 'POST', path: `${DR}/executions/:execution/end`, role: 'write', repo: 'deployment-run', what: 'Ending a plan execution' },
-  { method: 'POST', path: `${DR}/executions/:execution/renew`, role: 'write', repo: 'deployment-run', what: 'Renewing a plan execution' },
-  { method: 'POST', path: `${DR}/members/:item/remove`, role: 'maintain', repo: 'deployment-run', what: 'Removing a member' },
-  { method: 'GET', path: `${DR}/stages/:stage/work`, role: 'read', repo: 'deployment-run', run: true, what: "Reading a stage's QA work" },
-  { method: 'POST', path: `${DR}/stages/:stage/dispatch`, role: 'write', repo: 'deployment-run', what: 'Gate-checking a stage' },
-  { method: 'POST', path: `${DR}/stages/:stage/verdicts`, role: 'write', repo: 'deployment-run', run: true, what: 'Recording a QA verdict' },
-  { method: 'POST', path: `${DR}/stages/:stage/waive`, role: 'maintain', repo: 'deployment-run', what: 'Waiving a QA case' },
-  { method: 'POST', path: `${DR}/stages/:stage/deploy`, role: 'write', repo: 'deployment-run', what: 'Reporting a deploy stage' },
-  { method: 'POST', path: `${DR}/stages/:stage/executions`, role: 'write', repo: 'deployment-run', what: 'Starting a plan execution' },
-];
+const DR = '/yoke/api/deployment-runs/:run';
+const STAGE = `${DR}/stages/:stage`;
+const RUN_STATUSES = ['live', 'success', 'failure', 'timeout', 'cancelled'] as const;
+
+export const AutoBody = z.object({ enabled: z.boolean() }).strict();
+export const CreateBody = z
+  .object({
+    repo: z.string().regex(/^[\w.-]+\/[\w.-]+$/, 'repo is owner/name'),
+    commit: z.string().regex(/^[0-9a-f]{4,40}$/i, 'commit is a SHA').optional(),
+    items: z.array(z.string().min(1).max(30)).max(500).optional(),
+    supersedes: z.string().min(1).max(100).optional(),
+    creator: z.string().min(1).max(100).optional(),
+  })
+  .strict();
+export const RemoveBody = z.object({ reason: z.string().min(1).max(2000) }).strict();
+
+/** Every route yoke serves, by name; the CLI calls them by the same names. */
+export const ROUTE = {
+  dashboard: route({ method: 'GET', path: '/yoke', role: 'operator', repo: 'none', what: 'Reading the dashboard', answer: null }),
+  dashboardAlias: route({ method: 'GET', path: '/yoke/dashboard', role: 'operator', repo: 'none', what: 'Reading the dashboard', answer: null }),
+  repoDashboard: route({ method: 'GET', path: '/yoke/repos/:owner/:name', role: 'operator', repo: 'none', what: "Reading a repository's dashboard", answer: null }),
+  dashboardScript: route({ method: 'GET', path: '/yoke/dashboard.js', role: 'public', repo: 'none', what: "Loading the dashboard's script", answer: null }),
+  signIn: route({ method: 'POST', path: '/yoke/session', role: 'public', repo: 'none', what: 'Signing in', answer: null }),
+  signOut: route({ method: 'POST', path: '/yoke/session/end', role: 'public', repo: 'none', what: 'Signing out', answer: null }),
+  health: route({ method: 'GET', path: '/yoke/api/health', role: 'public', repo: 'none', what: 'Asking whether yoke is up', answer: A.OkAnswer }),
+  runner: route({ method: 'GET', path: '/yoke/runner.mjs', role: 'public', repo: 'none', what: "Fetching yoke's runner", answer: null }),
+  // A run's own reports parse their bodies after the run is authenticated, in http/run-report.ts.
+  push: route({ method: 'POST', path: '/yoke/api/runs/:run/push', role: 'run-report', repo: 'none', what: 'Asking for a push token', answer: A.PushAnswer }),
+  claim: route({ method: 'POST', path: '/yoke/api/runs/:run/claim', role: 'run-report', repo: 'none', what: 'Opening a claim PR', answer: A.ClaimAnswer }),
+  result: route({ method: 'POST', path: '/yoke/api/runs/:run/result', role: 'run-report', repo: 'none', what: "Reporting a run's result", answer: A.RunReportedAnswer }),
+  fleet: route({ method: 'GET', path: '/yoke/api/fleet', role: 'operator', repo: 'none', what: 'Reading the fleet report', answer: A.FleetReportAnswer }),
+  runs: route({
+    method: 'GET',
+    path: '/yoke/api/runs',
+    role: 'read',
+    repo: 'listing',
+    what: 'Listing runs',
+    query: z.looseObject({ repo: z.string().optional(), status: z.enum(RUN_STATUSES).optional() }),
+    hint: `status is one of ${RUN_STATUSES.join(', ')}`,
+    answer: A.RunListAnswer,
+  }),
+  run: route({ method: 'GET', path: '/yoke/api/runs/:run', role: 'read', repo: 'yoke-run', what: 'Reading a run', answer: A.RunAnswer }),
+  repoStatus: route({ method: 'GET', path: '/yoke/api/repos/:owner/:name/status', role: 'read', repo: 'path', what: "Reading a repository's status", answer: A.MessageAnswer }),
+  auto: route({
+    method: 'POST',
+    path: '/yoke/api/repos/:owner/:name/auto',
+    role: 'write',
+    repo: 'path',
+    what: 'Switching the auto loop',
+    body: AutoBody,
+    hint: 'send {"enabled": true} or {"enabled": false}',
+    answer: A.MessageAnswer,
+  }),
+  reset: route({ method: 'POST', path: '/yoke/api/repos/:owner/:name/reset', role: 'write', repo: 'path', what: 'Resetting a repository', answer: A.MessageAnswer }),
+  start: route({ method: 'POST', path: '/yoke/api/repos/:owner/:name/issues/:number/start', role: 'write', repo: 'path', what: 'Starting work on an issue', answer: A.MessageAnswer }),
+  land: route({ method: 'POST', path: '/yoke/api/repos/:owner/:name/pulls/:number/land', role: 'write', repo: 'path', what: 'Landing a claim PR', answer: A.MessageAnswer }),
+  deploymentRuns: route({
+    method: 'GET',
+    path: '/yoke/api/deployment-runs',
+    role: 'read',
+    repo: 'listing',
+    what: 'Listing deployment runs',
+    query: z.looseObject({ repo: z.string().optional(), item: z.string().optional() }),
+    answer: A.DeploymentRunListAnswer,
+  }),
+  createDeploymentRun: route({ method: 'POST', path: '/yoke/api/deployment-runs', role: 'write', repo: 'body', what: 'Creating a deployment run', body: CreateBody, answer: A.DeploymentViewAnswer }),
+  deploymentRun: route({ method: 'GET', path: DR, role: 'read', repo: 'deployment-run', what: 'Reading a deployment run', answer: A.DeploymentViewAnswer }),
+  // A recorded gate check's answer, replayed byte for byte: what was recorded is the gate check's answer or a refusal.
+  gateCheckResult: route({
+    method: 'GET',
+    path: `${DR}/requests/:request`,
+    role: 'read',
+    repo: 'deployment-run',
+    what: "Reading a gate check's result",
+    query: z.looseObject({ wait: z.string().optional() }),
+    answer: A.GateCheckAnswer,
+  }),
+  checkin: route({ method: 'POST', path: `${DR}/checkin`, role: 'write', repo: 'deployment-run', what: 'Driving a deployment run', body: CheckinBody, answer: A.CheckinAnswer }),
+  endExecution: route({ method: 'POST', path: `${DR}/executions/:execution/end`, role: 'write', repo: 'deployment-run', what: 'Ending a plan execution', answer: A.ExecutionEnded }),
+  renewExecution: route({ method: 'POST', path: `${DR}/executions/:execution/renew`, role: 'write', repo: 'deployment-run', what: 'Renewing a plan execution', body: RenewBody, answer: A.ExecutionRenewed }),
+  removeMember: route({ method: 'POST', path: `${DR}/members/:item/remove`, role: 'maintain', repo: 'deployment-run', what: 'Removing a member', body: RemoveBody, answer: A.DeploymentViewAnswer }),
+  qaWork: route({ method: 'GET', path: `${STAGE}/work`, role: 'read', repo: 'deployment-run', run: true, what: "Reading a stage's QA work", query: QaTarget, answer: A.QaWorkAnswer }),
+  gateCheck: route({ method: 'POST', path: `${STAGE}/dispatch`, role: 'write', repo: 'deployment-run', what: 'Gate-checking a stage', body: DispatchEnvelope, answer: A.GateCheckAnswer }),
+  verdict: route({ method: 'POST', path: `${STAGE}/verdicts`, role: 'write', repo: 'deployment-run', run: true, what: 'Recording a QA verdict', body: VerdictBody, answer: A.VerdictRecorded }),
+  waive: route({ method: 'POST', path: `${STAGE}/waive`, role: 'maintain', repo: 'deployment-run', what: 'Waiving a QA case', body: WaiveBody, answer: A.VerdictRecorded }),
+  deploy: route({ method: 'POST', path: `${STAGE}/deploy`, role: 'write', repo: 'deployment-run', what: 'Reporting a deploy stage', body: DeployReport, answer: A.DeployStepAnswer }),
+  startExecution: route({ method: 'POST', path: `${STAGE}/executions`, role: 'write', repo: 'deployment-run', what: 'Starting a plan execution', body: ExecutionBody, answer: A.ExecutionStarted }),
+} as const;
+
+export type RouteName = keyof typeof ROUTE;
+export const ROUTES: readonly RouteDef[] = Object.values(ROUTE);
 
 const PARAM: Record<string, string> = {
   owner: '[\\w.-]+',
@@ -80,32 +152,32 @@ const PARAM: Record<string, string> = {
   stage: '[\\w-]{1,40}',
 };
 
-interface Compiled {
-  def: RouteDef;
-  re: RegExp;
-  names: string[];
-}
-
-const COMPILED: Compiled[] = ROUTES.map((def) => {
-  const names: string[] = [];
-  const re = def.path.replace(/[.]/g, '\\.').replace(/:(\w+)/g, (_m, n: string) => {
-    names.push(n);
-    return `(${PARAM[n] ?? '[^/]+'})`;
-  });
-  return { def, re: new RegExp(`^${re}$`), names };
-});
-
 export interface MatchedRoute {
+  name: RouteName;
   def: RouteDef;
   params: Record<string, string>;
 }
 
+/** One router for the whole table; a parameter must also match its pattern, or the route is not found. */
+const ROUTER = FindMyWay({ ignoreTrailingSlash: true, ignoreDuplicateSlashes: false });
+for (const [name, def] of Object.entries(ROUTE)) ROUTER.on(def.method, def.path, () => undefined, { name });
+const PARAM_RE = Object.fromEntries(Object.entries(PARAM).map(([n, p]) => [n, new RegExp(`^(?:${p})$`)]));
+
 /** The route a request is for, with its parameters; null when yoke serves no such route. */
 export function matchRoute(method: string, path: string): MatchedRoute | null {
-  for (const c of COMPILED) {
-    if (c.def.method !== method) continue;
-    const m = c.re.exec(path);
-    if (m) return { def: c.def, params: Object.fromEntries(c.names.map((n, i) => [n, m[i + 1]!])) };
-  }
-  return null;
+  if (method !== 'GET' && method !== 'POST') return null;
+  const found = ROUTER.find(method, path);
+  if (!found) return null;
+  const params = { ...(found.params as Record<string, string | undefined>) } as Record<string, string>;
+  if (Object.entries(params).some(([n, v]) => v === undefined || !(PARAM_RE[n] ?? /^[^/]+$/).test(v))) return null;
+  const name = (found.store as { name: RouteName }).name;
+  return { name, def: ROUTE[name], params };
+}
+
+/** A route's path with its parameters filled in, each encoded. */
+export function routePath(def: RouteDef, params: Record<string, string | number> = {}): string {
+  return def.path.replace(/:(\w+)/g, (_m, n: string) => {
+    if (params[n] === undefined) throw new Error(`${def.path} needs :${n}`);
+    return encodeURIComponent(String(params[n]));
+  });
 }

@@ -7,7 +7,9 @@ import { DEFAULT_DRIVER_POLICY, Driver, DriverStop, EXIT, type DriverEvent } fro
 const ok = (json: unknown): Answer => ({ status: 200, json });
 const busy = (code: string): Answer => ({ status: 409, json: { error: { code, message: `${code} (held by ci-7)`, recovery: 'retry' } } });
 const inFlight: Answer = { status: 202, json: { state: 'in_flight' } };
-const settled = (request: string) => ok({ request, state: 'settled', nextStage: null, waits: [], capture: [], triage: [], notices: { posted: [] }, closeout: { closed: [] } });
+const settled = (request: string) => ok({ request, run: 'dr-1', stage: 'qa', commit: 'c9', state: 'settled', nextStage: null, woken: [], waits: [], members: [], groups: [], capture: [], triage: [], notices: { posted: [] }, closeout: { closed: [] } });
+/** A deploy stage's answer (DeployStep). */
+const step = (s: { state: string; command: string | null; workflow: string | null; deployment: { id: number } | null; detail: string }) => ok({ run: 'dr-1', repo: 'acme/api', stage: 'staging', commit: 'c9', env: {}, nextStage: null, ...s });
 
 /** A transport that answers dispatches and result waits from a script, and records every request. */
 function scripted(dispatches: Sent[], waits: Sent[] = []): DriverTransport & { log: { method: string; path: string; key?: string }[] } {
@@ -105,9 +107,9 @@ describe('the deploy driver', () => {
   it('DP02 a workflow stage is followed to its end by asking yoke, never run here; its failure stops the driver with exit 6', async () => {
     const bodies: unknown[] = [];
     const answers = [
-      ok({ state: 'running', command: null, workflow: 'deploy.yml', deployment: { id: 5 }, detail: 'started by ci-7' }),
-      ok({ state: 'running', command: null, workflow: 'deploy.yml', deployment: { id: 5 }, detail: 'workflow run 9 is in_progress' }),
-      ok({ state: 'failed', command: null, workflow: 'deploy.yml', deployment: { id: 5 }, detail: 'workflow run 9 ended failure' }),
+      step({ state: 'running', command: null, workflow: 'deploy.yml', deployment: { id: 5 }, detail: 'started by ci-7' }),
+      step({ state: 'running', command: null, workflow: 'deploy.yml', deployment: { id: 5 }, detail: 'workflow run 9 is in_progress' }),
+      step({ state: 'failed', command: null, workflow: 'deploy.yml', deployment: { id: 5 }, detail: 'workflow run 9 ended failure' }),
     ];
     const t: DriverTransport = { kind: 'https', send: async (_m, _p, body) => (bodies.push(body), answers.shift()!) };
     const execs: string[] = [];
@@ -120,9 +122,17 @@ describe('the deploy driver', () => {
   });
 
   it('DP01 a start GitHub refused (no deployment made) stops the driver with exit 6 and the reason, running nothing', async () => {
-    const t: DriverTransport = { kind: 'https', send: async () => ok({ state: 'failed', command: './deploy.sh', workflow: null, deployment: null, detail: 'GitHub made no deployment to staging: Conflict (409)' }) };
+    const t: DriverTransport = { kind: 'https', send: async () => step({ state: 'failed', command: './deploy.sh', workflow: null, deployment: null, detail: 'GitHub made no deployment to staging: Conflict (409)' }) };
     const { d } = driver(t);
     const stop = await stopOf(d.deploy('dr-1', 'staging'));
     expect([stop.exitCode, stop.refusal.message]).toEqual([EXIT.deployFailed, 'Deploy stage staging of run dr-1 failed: GitHub made no deployment to staging: Conflict (409)']);
+  });
+
+  it('reads every answer by its route\'s schema: one it cannot read stops it with answer_unreadable, naming the route and the field', async () => {
+    const t: DriverTransport = { kind: 'https', send: async () => ok({ state: 'exploded', command: null }) };
+    const { d } = driver(t);
+    const stop = await stopOf(d.deploy('dr-1', 'staging'));
+    expect([stop.exitCode, stop.refusal.code]).toEqual([EXIT.refused, 'answer_unreadable']);
+    expect(stop.refusal.message).toMatch(/^yoke's answer to POST \/yoke\/api\/deployment-runs\/:run\/stages\/:stage\/deploy is not one this CLI reads: state: /);
   });
 });

@@ -42,7 +42,7 @@ describe('TR25 the route table', () => {
     const keys = ROUTES.map((r) => `${r.method} ${r.path}`);
     expect(new Set(keys).size).toBe(keys.length);
     for (const r of ROUTES) expect(r.what, r.path).toMatch(/^[A-Z]/);
-    expect(matchRoute('POST', '/yoke/api/deployment-runs/dr-1/stages/qa/waive')).toEqual({ def: ROUTES.find((r) => r.path.endsWith('/waive')), params: { run: 'dr-1', stage: 'qa' } });
+    expect(matchRoute('POST', '/yoke/api/deployment-runs/dr-1/stages/qa/waive')).toEqual({ name: 'waive', def: ROUTES.find((r) => r.path.endsWith('/waive')), params: { run: 'dr-1', stage: 'qa' } });
     expect(matchRoute('GET', '/yoke/api/deployment-runs/dr-1/stages/qa/waive')).toBeNull();
     expect(matchRoute('POST', '/yoke/api/repos/acme/api/issues/x/start')).toBeNull();
   });

@@ -29,6 +29,11 @@ export const CODE_INFO = {
     message: () => 'There is no such route.',
     recovery: () => 'See the HTTP API section of the README for the routes yoke serves.',
   }),
+  answer_unreadable: code<{ what: string; detail: string }>({
+    status: 502,
+    message: (p) => `yoke's answer to ${p.what} is not one this CLI reads: ${p.detail}.`,
+    recovery: () => "Run a yoke CLI from the same release as the server (the CLI and the server share one route table); if they match, report this message.",
+  }),
   validation_failed: code<{ detail: string }>({
     status: 400,
     message: (p) => `The request body is not valid: ${p.detail}`,

@@ -1,0 +1,75 @@
+import { makeRefusal } from '../kernel/codes/table.js';
+import type { FleetContext } from '../fleet/context.js';
+import { requestLand, requestStart, resetRepo, setAutoLoop, repoStatus } from '../fleet/controls.js';
+import type { Result } from '../kernel/result.js';
+import type { PassReport } from '../fleet/pass.js';
+import { publicRun } from '../fleet/report.js';
+import { buildFleetReport } from './report.js';
+import { grantPush, openClaim, reportRunResult, type RunAuth } from './run-report.js';
+import type { JsonHandlers } from './handler.js';
+
+// The fleet's routes: a run's own reports (its push token, its claim PR, its
+// result), the fleet report, runs, and the controls of a repository.
+
+export type FleetRouteName = 'health' | 'push' | 'claim' | 'result' | 'fleet' | 'runs' | 'run' | 'repoStatus' | 'auto' | 'reset' | 'start' | 'land';
+
+export interface FleetRouteDeps {
+  fleet: FleetContext;
+  runAuth: RunAuth;
+  /** The last pass's report, for the fleet report. */
+  lastPass: () => PassReport | null;
+}
+
+const message = (r: Result<string>) => (r.ok ? { status: 200, json: { ok: true as const, message: r.value } } : { refusal: r.refusal });
+
+export function fleetHandlers({ fleet, runAuth, lastPass }: FleetRouteDeps): JsonHandlers<FleetRouteName> {
+  const repoOf = (p: Record<string, string>) => `${p.owner}/${p.name}`;
+  return {
+    async health() {
+      return { status: 200, json: { ok: true } };
+    },
+    async push({ params, bearer }) {
+      const r = await grantPush(fleet, runAuth, params.run!, bearer);
+      return r.ok ? { status: 200, json: { token: r.value.token, branch: r.value.branch, expires_at: r.value.expiresAt } } : { refusal: r.refusal };
+    },
+    async claim({ params, bearer, readJson }) {
+      const r = await openClaim(fleet, runAuth, params.run!, bearer, await readJson());
+      return r.ok ? { status: 201, json: { number: r.value } } : { refusal: r.refusal };
+    },
+    async result({ params, bearer, readJson }) {
+      const r = await reportRunResult(fleet, runAuth, { runId: params.run!, bearer, body: await readJson() });
+      return r.ok ? { status: 200, json: { ok: true, run: publicRun(r.value) } } : { refusal: r.refusal };
+    },
+    async fleet() {
+      return { status: 200, json: await buildFleetReport(fleet, lastPass()) };
+    },
+    async runs({ query, mayRead }) {
+      const { repo, status } = query;
+      const listed = (await fleet.store.runs.listAll(1000))
+        .filter((r) => !repo || r.repo.toLowerCase() === repo.toLowerCase())
+        .filter((r) => status === undefined || (status === 'live' ? r.status === 'live' : r.outcome === status));
+      const runs = [];
+      for (const r of listed) if (runs.length < 200 && (await mayRead(r.repo))) runs.push(r);
+      return { status: 200, json: { runs: runs.map(publicRun) } };
+    },
+    async run({ params }) {
+      const run = await fleet.store.runs.get(params.run!);
+      return run ? { status: 200, json: publicRun(run) } : { refusal: makeRefusal('run_unknown', { run: params.run! }) };
+    },
+    async repoStatus({ params }) {
+      return message(await repoStatus(fleet, repoOf(params)));
+    },
+    async auto({ params, body }) {
+      return message(await setAutoLoop(fleet, repoOf(params), body.enabled));
+    },
+    async reset({ params }) {
+      return message(await resetRepo(fleet, repoOf(params)));
+    },
+    async start({ params }) {
+      return message(await requestStart(fleet, repoOf(params), Number(params.number), 'api'));
+    },
+    async land({ params }) {
+      return message(await requestLand(fleet, repoOf(params), Number(params.number), 'api'));
+    },
+  };
+}
