@@ -1,31 +1,27 @@
 import { describe, expect, it } from 'vitest';
 import { CODE_INFO, CODES, makeRefusal } from '../src/kernel/codes/table.js';
+import { commandReply, refusalText } from '../src/kernel/reply.js';
 import {
   autoLoopSet,
-  commandReply,
+  claimPullBody,
   disabledNotice,
   fixExhaustedNotice,
   landQueued,
   mergeRefusedNotice,
   pauseNotice,
-  refusalText,
   repoReset,
   repoStatusReport,
-  startQueued,
-  qaAttached,
-  qaWaived,
-  trackingIssueBody,
-  trackingIssueTitle,
-  verdictComment,
-  spendLine,
-  closeoutNotice,
-  claimPullBody,
   runFailedNotice,
-  type TrackingView,
-} from '../src/messages.js';
+  spendLine,
+  startQueued,
+  verdictComment,
+} from '../src/fleet/messages.js';
+import { closeoutNotice, qaAttached, qaWaived, trackingIssueBody, trackingIssueTitle, type TrackingView } from '../src/delivery/messages.js';
 import { parseClosingRefs, parseYokeRunTrailer } from '../src/forge/types.js';
 
-// Every comment yoke writes, compared whole: a change of wording is a change of this file.
+// Every comment yoke writes (kernel/reply.ts, fleet/messages.ts,
+// delivery/messages.ts), compared whole: a change of wording is a change of
+// those files.
 
 const YES_CODES = new Set(['protection_settled', 'protection_no_qa', 'protection_unruled', 'environment_protected']);
 

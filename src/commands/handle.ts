@@ -4,7 +4,7 @@ import { repoStatus, requestLand, requestStart, resetRepo, setAutoLoop } from '.
 import type { Result } from '../kernel/result.js';
 import type { CommentView, RepoRef } from '../forge/types.js';
 import { canWrite, type Permission } from '../kernel/permission.js';
-import { commandReply, refusalText } from '../messages.js';
+import { commandReply, refusalText } from '../kernel/reply.js';
 import type { RepoState } from '../store/repos.js';
 import { attachPlan } from '../delivery/gate/attach.js';
 import { COMMENT_LIMIT, parseComment, type CommandWord, type ParsedComment } from './command.js';

@@ -2,7 +2,7 @@ import { makeRefusal } from '../kernel/codes/table.js';
 import type { FleetContext } from '../fleet/context.js';
 import type { CommentView, RepoRef } from '../forge/types.js';
 import { canMaintain, type Permission } from '../kernel/permission.js';
-import { qaDeclined, qaWaived } from '../messages.js';
+import { qaDeclined, qaWaived } from '../delivery/messages.js';
 import { settleAfter } from '../delivery/gate/check.js';
 import { ok, type Result } from '../kernel/result.js';
 import { waiveQaCase } from '../delivery/gate/verdicts.js';

@@ -2,7 +2,7 @@ import type { ClaimView, Forge, RepoRef, ReviewView } from '../forge/types.js';
 import { canWrite } from '../kernel/permission.js';
 import type { Log } from '../kernel/log.js';
 import type { RepoConfig } from '../config/repo-config.js';
-import { fixExhaustedNotice, mergeRefusedNotice, protectedApprovedNotice, protectedHoldNotice, spendLine, verdictComment } from '../messages.js';
+import { fixExhaustedNotice, mergeRefusedNotice, protectedApprovedNotice, protectedHoldNotice, spendLine, verdictComment } from './messages.js';
 import type { ProtectedHold } from '../store/protected-holds.js';
 import { headApprovers, protectedFilesOf, protectedGlobs } from './protected-paths.js';
 import type { Store } from '../store/store.js';

@@ -6,7 +6,7 @@ import type { CheckRecord } from '../store/check-runs.js';
 import type { Run } from '../store/runs.js';
 import type { Store } from '../store/store.js';
 import type { ProtectedHold } from '../store/protected-holds.js';
-import { protectedFileList } from '../messages.js';
+import { protectedFileList } from './messages.js';
 import { runUrl } from './links.js';
 import { repoRefOf } from './repo-state.js';
 

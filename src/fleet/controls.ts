@@ -1,7 +1,7 @@
 import { ok, refuse, type Result } from '../kernel/result.js';
 import type { RepoConfig } from '../config/repo-config.js';
 import type { RepoName, RepoRef } from '../forge/types.js';
-import { autoLoopSet, landQueued, repoReset, repoStatusReport, startQueued } from '../messages.js';
+import { autoLoopSet, landQueued, repoReset, repoStatusReport, startQueued } from './messages.js';
 import { effectiveCap } from './cap.js';
 import { issueSubject, pullSubject } from './candidate.js';
 import type { FleetContext } from './context.js';

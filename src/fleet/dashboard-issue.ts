@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { CONTROL_LABEL } from '../forge/types.js';
 import type { Forge } from '../forge/types.js';
 import type { Log } from '../kernel/log.js';
-import { dashboardIssueBody, dashboardIssueTitle, type DashboardIssueView } from '../messages.js';
+import { dashboardIssueBody, dashboardIssueTitle, type DashboardIssueView } from './messages.js';
 import type { DeliveryItem } from '../store/delivery-items.js';
 import type { Run } from '../store/runs.js';
 import type { Store } from '../store/store.js';

@@ -1,6 +1,6 @@
 import type { Forge, RepoName, RepoRef } from '../forge/types.js';
 import type { Log } from '../kernel/log.js';
-import { disabledNotice, pauseNotice, issueEditedNotice } from '../messages.js';
+import { disabledNotice, pauseNotice, issueEditedNotice } from './messages.js';
 import type { Store } from '../store/store.js';
 import { repoRefOf } from './repo-state.js';
 

@@ -6,7 +6,7 @@ import { effectiveCap } from './cap.js';
 import type { FleetContext } from './context.js';
 import type { PassReport } from './pass.js';
 import { isPaused } from './repo-state.js';
-import { protectedFileList } from '../messages.js';
+import { protectedFileList } from './messages.js';
 
 /** The fleet's part of the report (the delivery half adds its own above both: http/report.ts). */
 export interface FleetPart {

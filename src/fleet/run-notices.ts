@@ -1,7 +1,7 @@
 import { redactSecrets } from '../kernel/redact.js';
 import type { Forge } from '../forge/types.js';
 import type { Log } from '../kernel/log.js';
-import { runFailedNotice } from '../messages.js';
+import { runFailedNotice } from './messages.js';
 import type { RunNoticeRecord } from '../store/run-notices.js';
 import { isAfkKind, type Run } from '../store/runs.js';
 import type { Store } from '../store/store.js';

@@ -3,7 +3,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { ok, refuse, refused, type Result } from '../kernel/result.js';
 import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
-import { claimBranch, claimPullBody, claimPullTitle } from '../messages.js';
+import { claimBranch, claimPullBody, claimPullTitle } from '../fleet/messages.js';
 import { collapsedOutput, tailOf } from '../agent/output.js';
 import type { OidcVerifier } from './oidc.js';
 import { formatActionsRef, parseActionsRef } from '../launcher/actions.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { requestStart } from '../../src/fleet/controls.js';
-import { issueEditedNotice } from '../../src/messages.js';
+import { issueEditedNotice } from '../../src/fleet/messages.js';
 import { makeHarness } from '../helpers/fleet.js';
 
 // TR24: an issue edited after its AFK label was seen is not worked unseen:

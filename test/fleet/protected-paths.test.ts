@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buildFleetReport } from '../../src/http/report.js';
 import { headApprovers, protectedFilesOf, protectedGlobs } from '../../src/fleet/protected-paths.js';
 import { needsYou } from '../../src/http/needs-you.js';
-import { protectedApprovedNotice, protectedHoldNotice } from '../../src/messages.js';
+import { protectedApprovedNotice, protectedHoldNotice } from '../../src/fleet/messages.js';
 import { AUTOLAND, addClaimPull, makeHarness, recordVerdict } from '../helpers/fleet.js';
 
 // TR14: a claim PR that changes what yoke trusts (its workflows, its opt-in

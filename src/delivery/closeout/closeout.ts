@@ -1,6 +1,7 @@
 import { makeRefusal, type Refusal } from '../../kernel/codes/table.js';
 import { classifyGitHubError } from '../../forge/errors.js';
-import { closeoutNotice, spendLine } from '../../messages.js';
+import { spendLine } from '../../fleet/messages.js';
+import { closeoutNotice } from '../messages.js';
 import type { DeploymentRun } from '../../store/deployment-runs.js';
 import { qaCommands } from '../gate/commands.js';
 import type { DeliveryContext, DeliveryRepo } from '../context.js';

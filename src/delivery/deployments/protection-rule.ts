@@ -1,7 +1,7 @@
 import { makeRefusal, type Refusal } from '../../kernel/codes/table.js';
 import { deploymentSettingsOf, deploysTo, type DeliverySettings } from '../../config/delivery.js';
 import type { RepoRef } from '../../forge/types.js';
-import { protectionComment } from '../../messages.js';
+import { protectionComment } from '../messages.js';
 import type { DeploymentRun, Member, StageRecord } from '../../store/deployment-runs.js';
 import type { ProtectionAnswerState, ProtectionDecision } from '../../store/stage-deployments.js';
 import { repoRefOf } from '../../fleet/repo-state.js';

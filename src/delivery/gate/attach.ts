@@ -1,6 +1,6 @@
 import { resolvePlanRef } from '../../config/qa-plan.js';
 import type { RepoRef } from '../../forge/types.js';
-import { qaAttached } from '../../messages.js';
+import { qaAttached } from '../messages.js';
 import { deliveryRepo, type DeliveryContext } from '../context.js';
 import { ok, refuse, type Result } from '../../kernel/result.js';
 import { namedPlans, readPlansAt } from './plans.js';

@@ -1,6 +1,6 @@
 import type { RepoRef } from '../../forge/types.js';
 import { canWrite } from '../../kernel/permission.js';
-import { commandReply, refusalText } from '../../messages.js';
+import { commandReply, refusalText } from '../../kernel/reply.js';
 import { attachPlan, QA_LABEL_PREFIX } from './attach.js';
 import { deliveryRepo, type DeliveryContext } from '../context.js';
 import { repoRefOf } from '../../fleet/repo-state.js';

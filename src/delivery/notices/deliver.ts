@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { qaNotice, qaNoticeResolved, qaNoticeWithdrawn } from '../../messages.js';
+import { qaNotice, qaNoticeResolved, qaNoticeWithdrawn } from '../messages.js';
 import type { DeliveryContext, DeliveryRepo } from '../context.js';
 import type { StageEvaluation, Wait } from '../gate/evaluate.js';
 import type { DeploymentRun } from '../../store/deployment-runs.js';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { trackingIssueBody, trackingIssueTitle } from '../../messages.js';
+import { trackingIssueBody, trackingIssueTitle } from '../messages.js';
 import type { DeliveryContext, DeliveryRepo } from '../context.js';
 import { viewDeploymentRun } from './view.js';
 

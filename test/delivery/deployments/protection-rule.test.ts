@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { makeRefusal } from '../../../src/kernel/codes/table.js';
 import { parseDeliverySettings } from '../../../src/config/delivery.js';
-import { protectionComment } from '../../../src/messages.js';
+import { protectionComment } from '../../../src/delivery/messages.js';
 import { buildFleetReport } from '../../../src/http/report.js';
 import { needsYou } from '../../../src/http/needs-you.js';
 import { reportDeployStage } from '../../../src/delivery/deployments/deploy-stage.js';
