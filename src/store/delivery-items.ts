@@ -60,6 +60,13 @@ export class DeliveryItemStore {
     return row && toItem(row);
   }
 
+  /** These issues' items, in one statement; an issue with no item is absent. */
+  async forIssues(repo: string, issueNumbers: readonly number[]): Promise<Map<number, DeliveryItem>> {
+    if (issueNumbers.length === 0) return new Map();
+    const rows = await this.sql.all<Row>(`SELECT * FROM delivery_items WHERE repo = ? AND issue_number IN (${issueNumbers.map(() => '?').join(', ')})`, [repo, ...issueNumbers]);
+    return new Map(rows.map(toItem).map((i) => [i.issueNumber, i]));
+  }
+
   async listOwed(repo: string): Promise<DeliveryItem[]> {
     return (await this.sql.all<Row>("SELECT * FROM delivery_items WHERE repo = ? AND state = 'owed' ORDER BY owed_at, issue_number", [repo])).map(toItem);
   }

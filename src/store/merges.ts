@@ -27,6 +27,19 @@ export class MergeStore {
     return r?.head_sha ?? null;
   }
 
+  /** The heads these PRs were merged at, as yoke merged them, in one statement; a PR yoke did not merge is absent. */
+  async mergedHeads(repo: string, prNumbers: readonly number[]): Promise<Map<number, string>> {
+    const out = new Map<number, string>();
+    if (prNumbers.length === 0) return out;
+    const rows = await this.sql.all<{ pr_number: number; head_sha: string }>(
+      `SELECT pr_number, head_sha FROM merges WHERE repo = ? AND state = 'merged' AND pr_number IN (${prNumbers.map(() => '?').join(', ')}) ORDER BY at`,
+      [repo, ...prNumbers],
+    );
+    // Oldest first, so the newest merge of a PR is the one kept.
+    for (const r of rows) out.set(Number(r.pr_number), r.head_sha);
+    return out;
+  }
+
   async get(repo: string, prNumber: number, headSha: string): Promise<MergeRecord | undefined> {
     const r = await this.sql.get<{ repo: string; pr_number: number; head_sha: string; state: 'merged' | 'refused'; detail: string | null; at: number; run_id: string | null }>(
       'SELECT * FROM merges WHERE repo = ? AND pr_number = ? AND head_sha = ?',

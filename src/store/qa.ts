@@ -152,8 +152,10 @@ export class QaStore {
     }));
   }
 
-  async markSettled(runId: string, stage: string, issueNumber: number, at: number): Promise<void> {
-    await this.sql.run('UPDATE member_stages SET settled_at = ? WHERE run_id = ? AND stage = ? AND issue_number = ? AND settled_at IS NULL', [at, runId, stage, issueNumber]);
+  /** Marks members settled at a stage, in one statement; one settled before keeps its time. */
+  async markSettled(runId: string, stage: string, issueNumbers: readonly number[], at: number): Promise<void> {
+    if (issueNumbers.length === 0) return;
+    await this.sql.run(`UPDATE member_stages SET settled_at = ? WHERE run_id = ? AND stage = ? AND issue_number IN (${issueNumbers.map(() => '?').join(', ')}) AND settled_at IS NULL`, [at, runId, stage, ...issueNumbers]);
   }
 
   async memberPlans(runId: string, stage: string): Promise<MemberPlan[]> {
@@ -298,11 +300,25 @@ export class QaStore {
 
   // Wakes
 
-  /** Records a wake; false when this wait already woke its recipient. */
-  async recordWake(w: Wake): Promise<boolean> {
-    return (
-      (await this.sql.run('INSERT INTO qa_wakes (run_id, stage, recipient, subject, wait_key, reason, woken_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING', [w.runId, w.stage, w.recipient, w.subject, w.waitKey, w.reason, w.wokenAt])).changes === 1
-    );
+  /**
+   * Records wakes in one statement per 200 and answers with those that are new: a wait already recorded for its
+   * recipient woke them before (QA01/QA02), so it is left out.
+   */
+  async recordWakes(wakes: readonly Wake[]): Promise<Wake[]> {
+    // A wake is one per (run, stage, subject, wait), the table's key: a repeat within the list is not new either.
+    const key = (w: { subject: string; waitKey: string }) => `${w.subject}\u0000${w.waitKey}`;
+    const once = [...new Map(wakes.map((w) => [`${w.runId}\u0000${w.stage}\u0000${key(w)}`, w])).values()];
+    const fresh: Wake[] = [];
+    for (let i = 0; i < once.length; i += 200) {
+      const chunk = once.slice(i, i + 200);
+      const rows = await this.sql.all<{ run_id: string; stage: string; subject: string; wait_key: string }>(
+        `INSERT INTO qa_wakes (run_id, stage, recipient, subject, wait_key, reason, woken_at) VALUES ${chunk.map(() => '(?, ?, ?, ?, ?, ?, ?)').join(', ')} ON CONFLICT DO NOTHING RETURNING run_id, stage, subject, wait_key`,
+        chunk.flatMap((w) => [w.runId, w.stage, w.recipient, w.subject, w.waitKey, w.reason, w.wokenAt]),
+      );
+      const inserted = new Set(rows.map((r) => `${r.run_id}\u0000${r.stage}\u0000${key({ subject: r.subject, waitKey: r.wait_key })}`));
+      fresh.push(...chunk.filter((w) => inserted.has(`${w.runId}\u0000${w.stage}\u0000${key(w)}`)));
+    }
+    return fresh;
   }
 
   async wakes(runId: string): Promise<Wake[]> {

@@ -34,6 +34,17 @@ for (const engine of useEngines()) {
   describe.skipIf(engine.skip)(`the store on ${engine.name}`, () => {
     const open = async (): Promise<Store> => storeOver(await engine.fresh());
 
+    it('QA01 records a holder\'s wakes in one statement and answers with the new ones only: a wait already recorded, or repeated, wakes nobody again', async () => {
+      const store = await open();
+      const wake = (subject: string, waitKey: string, recipient = 'ada') => ({ runId: 'dr-1', stage: 'qa', recipient, subject, waitKey, reason: 'qa_case_missing', wokenAt: 1 });
+      const first = [wake('APP-1', 'k1'), wake('APP-2', 'k2')];
+      expect(await store.qa.recordWakes(first)).toEqual(first);
+      const again = [wake('APP-1', 'k1'), wake('APP-1', 'k9'), wake('APP-1', 'k9'), wake('APP-2', 'k2', 'bo')];
+      expect(await store.qa.recordWakes(again)).toEqual([wake('APP-1', 'k9')]);
+      expect((await store.qa.wakes('dr-1')).map((w) => `${w.subject}/${w.waitKey}/${w.recipient}`).sort()).toEqual(['APP-1/k1/ada', 'APP-1/k9/ada', 'APP-2/k2/ada']);
+      expect(await store.qa.recordWakes([])).toEqual([]);
+    });
+
     it('SP08 refuses a second live run for one subject at the database level, and allows it once the first has ended', async () => {
       const store = await open();
       await store.runs.insert(newRun('a', 'issue#1'));

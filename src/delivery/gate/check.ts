@@ -7,7 +7,9 @@ import { deliveryRepo, type DeliveryContext, type DeliveryRepo } from '../contex
 import { ok, type Result } from '../../kernel/result.js';
 import { activeRun, runAtStage } from '../runs/deployment-runs.js';
 import type { GroupResult, MemberResult, StageEvaluation, Triage, Wait } from './evaluate.js';
-import { advanceRun, enterQaStage, evaluateFrozenStage } from './stage.js';
+import { advanceRun, enterQaStage, evaluateFrozenStage, gatherGate } from './stage.js';
+import { evaluateStage } from './evaluate.js';
+import { decideGateStep } from './step.js';
 import { serialRun } from '../runs/run-lock.js';
 import { syncTrackingIssue } from '../runs/tracking.js';
 
@@ -92,31 +94,31 @@ async function checkGate(ctx: DeliveryContext, dr: DeliveryRepo, run: Deployment
   if (run.status !== 'active' || run.currentStage !== index) return movedOn(run, stage, index);
   const startedAt = clock.now();
   await enterQaStage(ctx, dr, run, stage);
+  // Gather once.
   const liveMembers = async () => (await store.deploymentRuns.members(run.id)).filter((m) => m.removedAt === null).map((m) => m.issueNumber).join(',');
   const membersRead = await liveMembers();
-  const evaluation = await evaluateFrozenStage(ctx, dr, run, stage);
-  const now0 = clock.now();
-  // DX05: the stage settles once no deployment-stage execution is still delivering to it.
-  const settles = evaluation.settled && !(await store.executions.live(run.id, stage, now0)).some((e) => e.kind === 'deployment-stage');
-  const now = clock.now();
-  const holders = new Map((await store.qa.memberStages(run.id, stage)).map((m) => [dr.item(m.issueNumber), m.holder]));
+  const gate = await gatherGate(ctx, dr, run, stage);
+  const deliveringExecution = (await store.executions.live(run.id, stage, clock.now())).some((e) => e.kind === 'deployment-stage');
+  // Decide, purely.
+  const evaluation = evaluateStage(gate);
+  const step = decideGateStep({ runId: run.id, stage, gate, evaluation, deliveringExecution, now: clock.now() });
+  const { settles } = step;
+  // Write once.
   const woken = new Map<string, Woken>();
   await store.write(async (t) => {
     // DX12: members removed between the read and this write: the check is stale, nothing is written.
     if ((await liveMembers()) !== membersRead) throw new BusyError(makeRefusal('deployment_membership_changed', { run: run.id }));
-    for (const f of evaluation.failureReviews) await t.qa.openFailureReview({ ...f, runId: run.id, stage, at: now });
-    // QA01/QA02/QA10: only item QA and refusals wake a member's holder, once per wait.
-    for (const w of evaluation.waits.filter((x) => x.recipient === 'holder')) {
-      const recipient = holders.get(w.subject) ?? 'unknown';
-      if (!(await t.qa.recordWake({ runId: run.id, stage, recipient, subject: w.subject, waitKey: w.key, reason: w.code, wokenAt: now }))) continue;
-      const key = `${recipient}\u0000${w.subject}`;
-      woken.set(key, { recipient, subject: w.subject, waits: [...(woken.get(key)?.waits ?? []), w] });
+    for (const f of step.failureReviews) await t.qa.openFailureReview(f);
+    const fresh = new Set(await t.qa.recordWakes(step.wakes.map((w) => w.wake)));
+    for (const { wake, wait } of step.wakes) {
+      if (!fresh.has(wake)) continue;
+      const key = `${wake.recipient}\u0000${wake.subject}`;
+      woken.set(key, { recipient: wake.recipient, subject: wake.subject, waits: [...(woken.get(key)?.waits ?? []), wait] });
     }
-    for (const m of evaluation.members.filter((x) => x.state === 'settled')) await t.qa.markSettled(run.id, stage, m.issueNumber, now);
-    // A group closes as soon as it passes; its notice is withdrawn (QA22).
-    for (const g of evaluation.groups.filter((x) => x.state === 'passed')) await t.qa.closeGroup(g.id, 'passed', now);
-    if (settles) await t.deploymentRuns.setStage({ runId: run.id, stage, state: 'settled', at: now });
-    await t.deploymentRuns.setWaits(run.id, stage, evaluation.waits);
+    await t.qa.markSettled(run.id, stage, step.settledMembers, step.at);
+    for (const g of step.passedGroups) await t.qa.closeGroup(g, 'passed', step.at);
+    if (settles) await t.deploymentRuns.setStage({ runId: run.id, stage, state: 'settled', at: step.at });
+    await t.deploymentRuns.setWaits(run.id, stage, step.waits);
   });
   const closedGroups = async () => new Set((await store.qa.groups([run.id])).filter((g) => g.stage === stage && g.state === 'closed').map((g) => g.id));
   // Wake the waiting before closing the accepted (QA01); a refused close-out then wakes its owner (DX03).
@@ -130,7 +132,7 @@ async function checkGate(ctx: DeliveryContext, dr: DeliveryRepo, run: Deployment
     notices.resolved += after.resolved;
   }
   if (settles) await advanceRun(ctx, dr, (await store.deploymentRuns.get(run.id))!);
-  await syncTrackingIssue(ctx, dr, run.id);
+  await syncTrackingIssue(ctx, dr, run.id, { stage, evaluation });
   const after = (await store.deploymentRuns.get(run.id))!;
   return {
     run: run.id,

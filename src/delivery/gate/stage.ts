@@ -127,10 +127,10 @@ export async function reviewApprovals(reviews: readonly ReviewView[], mergedHead
   return out;
 }
 
-/** The head a claim PR merged at: yoke's own record of its merge, else GitHub's (a person merged it). */
-async function mergedHeadOf(ctx: DeliveryContext, dr: DeliveryRepo, pr: number): Promise<string | null> {
-  const mine = await ctx.store.merges.mergedHead(dr.repo.fullName, pr);
-  if (mine) return mine;
+/** The head a claim PR merged at: yoke's own record of its merge (read for every member at once), else GitHub's (a person merged it). */
+async function mergedHeadOf(ctx: DeliveryContext, dr: DeliveryRepo, pr: number, mine: ReadonlyMap<number, string>): Promise<string | null> {
+  const head = mine.get(pr);
+  if (head) return head;
   const pull = await ctx.forge.getPull(dr.repo, pr);
   return pull?.merged ? (pull.headSha ?? null) : null;
 }
@@ -142,7 +142,9 @@ export async function gatherGate(ctx: DeliveryContext, dr: DeliveryRepo, run: De
   const plans = await store.qa.memberPlans(run.id, stage);
   const members: GateMember[] = [];
   const isWriter = async (login: string) => canWrite(await forge.getPermission(dr.repo, login));
-  for (const m of (await store.deploymentRuns.members(run.id))) {
+  const runMembers = await store.deploymentRuns.members(run.id);
+  const merged = await store.merges.mergedHeads(dr.repo.fullName, runMembers.map((m) => m.prNumber));
+  for (const m of runMembers) {
     const f = frozen.get(m.issueNumber);
     if (!f) continue;
     const own = plans.filter((p) => p.issueNumber === m.issueNumber);
@@ -156,7 +158,7 @@ export async function gatherGate(ctx: DeliveryContext, dr: DeliveryRepo, run: De
       removed: m.removedAt !== null,
       refusal: f.refusal,
       plans: own,
-      approvals: needsReviews ? await reviewApprovals(await forge.listReviews(dr.repo, m.prNumber), await mergedHeadOf(ctx, dr, m.prNumber), isWriter) : [],
+      approvals: needsReviews ? await reviewApprovals(await forge.listReviews(dr.repo, m.prNumber), await mergedHeadOf(ctx, dr, m.prNumber, merged), isWriter) : [],
       assignee: needsReviews ? ((await forge.getIssue(dr.repo, m.issueNumber))?.assignee ?? null) : null,
     });
   }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { trackingIssueBody, trackingIssueTitle } from '../messages.js';
 import type { DeliveryContext, DeliveryRepo } from '../context.js';
-import { viewDeploymentRun } from './view.js';
+import { viewDeploymentRun, type KnownEvaluation } from './view.js';
 
 // Each deployment run has a tracking issue (label yoke:deploy) whose body
 // yoke keeps current. The body is written only when it changes; a failed
@@ -9,11 +9,12 @@ import { viewDeploymentRun } from './view.js';
 
 export const DEPLOY_LABEL = 'yoke:deploy';
 
-export async function syncTrackingIssue(ctx: DeliveryContext, dr: DeliveryRepo, runId: string): Promise<void> {
+/** `known`: a stage's evaluation the caller has just made (a gate check's), so the view does not gather it again. */
+export async function syncTrackingIssue(ctx: DeliveryContext, dr: DeliveryRepo, runId: string, known?: KnownEvaluation): Promise<void> {
   const run = await ctx.store.deploymentRuns.get(runId);
   if (!run) return;
   try {
-    const view = await viewDeploymentRun(ctx, dr, run);
+    const view = await viewDeploymentRun(ctx, dr, run, known);
     const body = trackingIssueBody(view);
     const hash = createHash('sha256').update(body).digest('hex');
     if (run.trackingIssue === null) {

@@ -4,7 +4,7 @@ import type { DeploymentRun } from '../../store/deployment-runs.js';
 import { owedMembers } from '../closeout/closeout.js';
 import { qaCommands } from '../gate/commands.js';
 import type { DeliveryContext, DeliveryRepo } from '../context.js';
-import type { GroupResult, Wait } from '../gate/evaluate.js';
+import type { GroupResult, StageEvaluation, Wait } from '../gate/evaluate.js';
 import { evaluateFrozenStage } from '../gate/stage.js';
 
 // What `yoke deployment-runs get` and GET /yoke/api/deployment-runs/:id show:
@@ -53,7 +53,13 @@ export interface DeploymentView {
   next: string[];
 }
 
-export async function viewDeploymentRun(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun): Promise<DeploymentView> {
+/** A stage's evaluation already made by the caller (a gate check's, after its writes): the view uses it rather than gathering the stage again. */
+export interface KnownEvaluation {
+  stage: string;
+  evaluation: StageEvaluation;
+}
+
+export async function viewDeploymentRun(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, known?: KnownEvaluation): Promise<DeploymentView> {
   const { store } = ctx;
   const records = new Map((await store.deploymentRuns.stages(run.id)).map((s) => [s.stage, s]));
   const byStage = new Map<string, StageDeployment[]>();
@@ -74,7 +80,7 @@ export async function viewDeploymentRun(ctx: DeliveryContext, dr: DeliveryRepo, 
       stages.push({ ...base, state: i < run.currentStage ? 'settled' : 'not_entered' });
       continue;
     }
-    const evaluation = await evaluateFrozenStage(ctx, dr, run, s.name);
+    const evaluation = known?.stage === s.name ? known.evaluation : await evaluateFrozenStage(ctx, dr, run, s.name);
     for (const m of evaluation.members) memberStates.set(m.issueNumber, { ...(memberStates.get(m.issueNumber) ?? {}), [s.name]: m.state });
     stages.push({ ...base, state: rec.state === 'settled' ? 'settled' : 'waiting', detail: rec.refusal?.message ?? rec.detail, waits: rec.state === 'settled' ? [] : evaluation.waits, groups: evaluation.groups });
   }
@@ -92,6 +98,8 @@ export async function viewDeploymentRun(ctx: DeliveryContext, dr: DeliveryRepo, 
   const next: string[] = closing
     ? owed.flatMap((o) => (o.command ? [o.command] : []))
     : !cur ? [] : cur.kind === 'deploy' ? [qaCommands(run.repo, run.id, cur.name).deployStage()] : cur.state === 'not_entered' ? [qaCommands(run.repo, run.id, cur.name).get()] : cur.waits.map((w) => w.command);
+  const runMembers = await store.deploymentRuns.members(run.id);
+  const items = await store.deliveryItems.forIssues(run.repo, runMembers.map((m) => m.issueNumber));
   return {
     id: run.id,
     repo: run.repo,
@@ -103,7 +111,7 @@ export async function viewDeploymentRun(ctx: DeliveryContext, dr: DeliveryRepo, 
     trackingIssue: run.trackingIssue,
     currentStage,
     stages,
-    members: (await Promise.all((await store.deploymentRuns.members(run.id)).map(async (m) => ({ m, delivery: (await store.deliveryItems.get(run.repo, m.issueNumber))?.state ?? 'owed' })))).map(({ m, delivery }) => ({
+    members: runMembers.map((m) => ({ m, delivery: items.get(m.issueNumber)?.state ?? 'owed' })).map(({ m, delivery }) => ({
       item: dr.item(m.issueNumber),
       issue: m.issueNumber,
       pr: m.prNumber,
