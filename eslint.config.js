@@ -3,7 +3,8 @@ import promises from './eslint-rules/promises.js';
 
 // ESLint guards what the compiler does not: a promise dropped on the floor or
 // misused (typescript-eslint's rules, with the compiler's types, and yoke's
-// own in eslint-rules/ for the misuses those let through). `npm test`
+// own in eslint-rules/ for the misuses those let through), and an import or
+// variable nothing reads. `npm test`
 // runs it (test/lint.test.ts). Formatting is not its business.
 export default tseslint.config(
   { ignores: ['node_modules/**', 'coverage/**', '**/*.d.ts', 'test/fixtures/**'] },
@@ -22,6 +23,8 @@ export default tseslint.config(
       'yoke/promise-as-any': 'error',
       'yoke/expect-promise': 'error',
       'yoke/store-call-voided': 'error',
+      // An import or variable nothing reads is left over from a change: it goes.
+      '@typescript-eslint/no-unused-vars': ['error', { args: 'none', caughtErrors: 'none', ignoreRestSiblings: true, varsIgnorePattern: '^_' }],
     },
   },
 );

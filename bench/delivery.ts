@@ -1,6 +1,6 @@
 import { parseDeliverySettings } from '../src/config/delivery.js';
 import { createDeploymentRun } from '../src/delivery/runs/deployment-runs.js';
-import { dispatchStage } from '../src/delivery/gate/check.js';
+import { dispatchStage } from '../test/helpers/gate-check.js';
 import { dispatchIdempotent } from '../src/delivery/gate/idempotent-check.js';
 import { reviewProtectionRequest } from '../src/delivery/deployments/protection-rule.js';
 import type { Sql } from '../src/store/sql.js';

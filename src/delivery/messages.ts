@@ -1,5 +1,4 @@
-import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
-import { refusalText } from '../kernel/reply.js';
+import type { Refusal } from '../kernel/codes/table.js';
 import { inertInline } from '../agent/output.js';
 
 // Every comment the delivery half writes: tracking issues, QA notices,

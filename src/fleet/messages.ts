@@ -5,7 +5,7 @@ import { encodeMarker, type MarkerPayload } from '../forge/marker.js';
 import type { WorkSpend } from '../store/runs.js';
 import type { WaitingItem } from './candidate.js';
 import { subjectUrl } from './links.js';
-import { inertBlock, inertInline } from '../agent/output.js';
+import { inertBlock } from '../agent/output.js';
 import { redactSecrets } from '../kernel/redact.js';
 
 // Every comment the fleet writes, and its replies to commands and controls.

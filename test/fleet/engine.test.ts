@@ -1,13 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { encodeMarker } from '../../src/forge/marker.js';
 import { requestStart, resetRepo } from '../../src/fleet/controls.js';
 import { AUTOLAND, addClaimPull, makeHarness, recordVerdict, report, until, type Harness } from '../helpers/fleet.js';
 
 const launchedKinds = (h: Harness) => h.launcher.starts.map((s) => `${s.kind}:${s.subject}`);
-
-function acceptMarker(h: Harness, repo: string, pr: number, sha: string, verdict: 'accept' | 'reject', author = 'yoke[bot]') {
-  h.forge.comment(repo, pr, author, encodeMarker({ run: 'rX', sha, verdict }, 'looks good'));
-}
 
 describe('the spawn engine', () => {
   it('SP01 launches only from SpawnOnce: a manual start is a request the next pass launches', async () => {

@@ -27,7 +27,6 @@ const FILES = {
 
 let ds: DeliverySandbox;
 let sandbox: Sandbox;
-let checkout: string;
 const yoke = (args: string[]) => ds.yoke(args);
 
 async function api(base: string, token: string, method: string, path: string, body?: unknown): Promise<Response> {
@@ -47,7 +46,7 @@ beforeAll(async () => {
     await s.comment(2, '/yoke qa attach smoke');
     await s.comment(3, '/yoke qa attach smoke');
   });
-  ({ sandbox, checkout } = ds);
+  ({ sandbox } = ds);
 }, 200_000);
 
 afterAll(async () => {

@@ -4,8 +4,7 @@ import type { DeploymentRun } from '../../store/deployment-runs.js';
 import { BusyError } from './busy.js';
 import { closeOutMembers, closeoutQueue, deferredItems, finishIfDelivered, type CloseoutReport } from '../closeout/closeout.js';
 import { deliveryRepo, type DeliveryContext, type DeliveryRepo } from '../context.js';
-import { ok, type Result } from '../../kernel/result.js';
-import { activeRun, runAtStage } from '../runs/deployment-runs.js';
+import { activeRun } from '../runs/deployment-runs.js';
 import type { GroupResult, MemberResult, StageEvaluation, Triage, Wait } from './evaluate.js';
 import { advanceRun, enterQaStage, evaluateFrozenStage, gatherGate } from './stage.js';
 import { evaluateStage } from './evaluate.js';
@@ -40,16 +39,6 @@ export interface DispatchAnswer {
   closeout: CloseoutReport | null;
   /** The stage the run is at after this dispatch. */
   nextStage: string | null;
-}
-
-export async function dispatchStage(ctx: DeliveryContext, runId: string, stageName: string): Promise<Result<DispatchAnswer>> {
-  const got = await runAtStage(ctx, runId, stageName, null);
-  if (!got.ok) return got;
-  const { run, dr, stage: current } = got.value;
-  if (current.kind === 'deploy') {
-    return ok({ run: run.id, stage: stageName, commit: run.commit, state: 'deploy', woken: [], waits: [], members: [], groups: [], capture: [], triage: [], notices: null, closeout: null, nextStage: stageName });
-  }
-  return ok(await gateCheck(ctx, dr, run, stageName));
 }
 
 /** The answer to a check of a stage the run has already left: settled, naming where the run is now. */

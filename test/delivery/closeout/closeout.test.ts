@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { RepoRef } from '../../../src/forge/types.js';
 import { createDeploymentRun } from '../../../src/delivery/runs/deployment-runs.js';
-import { dispatchStage, settleAfter, sweepCloseouts } from '../../../src/delivery/gate/check.js';
+import { settleAfter, sweepCloseouts } from '../../../src/delivery/gate/check.js';
+import { dispatchStage } from '../../helpers/gate-check.js';
 import { endExecution, startExecution } from '../../../src/delivery/runs/executions.js';
 import { FakeForge } from '../../helpers/fake-forge.js';
 import { ManualClock } from '../../helpers/fleet.js';

@@ -6,7 +6,7 @@ import { buildFleetReport } from '../../../src/http/report.js';
 import { needsYou } from '../../../src/http/needs-you.js';
 import { reportDeployStage } from '../../../src/delivery/deployments/deploy-stage.js';
 import { createDeploymentRun } from '../../../src/delivery/runs/deployment-runs.js';
-import { dispatchStage } from '../../../src/delivery/gate/check.js';
+import { dispatchStage } from '../../helpers/gate-check.js';
 import { decideProtection, reviewProtectionRequest, sweepProtectionReviews, type ProtectionRequest } from '../../../src/delivery/deployments/protection-rule.js';
 import { DELIVERY, REPO, makeDeliveryHarness, type DeliveryHarness } from '../../helpers/delivery.js';
 

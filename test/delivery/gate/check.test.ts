@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createDeploymentRun } from '../../../src/delivery/runs/deployment-runs.js';
-import { dispatchStage, settleAfter } from '../../../src/delivery/gate/check.js';
+import { settleAfter } from '../../../src/delivery/gate/check.js';
+import { dispatchStage } from '../../helpers/gate-check.js';
 import { REPO, makeDeliveryHarness, mergedHead, threeItemRun, type DeliveryHarness, recordAs, waiveAs, workOf } from '../../helpers/delivery.js';
 
 const QA_ONLY = { delivery: { stages: [{ name: 'qa', kind: 'qa' }, { name: 'production', kind: 'deploy', command: './deploy.sh' }] } };

@@ -80,7 +80,7 @@ describe('who holds a member', () => {
       [2, null],
       [3, null],
     ]);
-    const { dispatchStage } = await import('../../../src/delivery/gate/check.js');
+    const { dispatchStage } = await import('../../helpers/gate-check.js');
     await dispatchStage(h.fleet, run.value.id, 'qa');
     const told = (await h.store.notices.forRun(run.value.id)).map((n) => [n.subject, n.recipientKind, n.recipient]);
     expect(told).toContainEqual(['APP-1', 'holder', 'wendy']);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dispatchStage } from '../../../src/delivery/gate/check.js';
+import { dispatchStage } from '../../helpers/gate-check.js';
 import { reviewApprovals } from '../../../src/delivery/gate/stage.js';
 import { REPO, makeDeliveryHarness, mergedHead, threeItemRun, recordAs } from '../../helpers/delivery.js';
 

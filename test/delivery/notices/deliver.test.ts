@@ -3,7 +3,7 @@ import { handleComment } from '../../../src/commands/handle.js';
 import { buildFleetReport, formatFleetReport } from '../../../src/http/report.js';
 import { buildDashboardData } from '../../../src/http/dashboard-data.js';
 import { renderDashboard } from '../../../src/http/dashboard.js';
-import { dispatchStage } from '../../../src/delivery/gate/check.js';
+import { dispatchStage } from '../../helpers/gate-check.js';
 import { checkIn } from '../../../src/delivery/runs/executions.js';
 import { createDeploymentRun } from '../../../src/delivery/runs/deployment-runs.js';
 import { REPO, makeDeliveryHarness, threeItemRun, type DeliveryHarness, recordAs } from '../../helpers/delivery.js';
