@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { MIGRATIONS } from './migrations.js';
+import { MIGRATIONS } from './migrations/index.js';
 import { planMigrations } from './schema.js';
 
 export type Db = Database.Database;

@@ -1,4 +1,4 @@
-import { MIGRATIONS, type Migration } from './migrations.js';
+import { MIGRATIONS, type Migration } from './migrations/index.js';
 import { postgresDdl, type Sql } from './sql.js';
 
 // One set of migrations for both engines. Which of them a store still needs

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import { openDb } from '../../src/store/db.js';
-import { MIGRATIONS } from '../../src/store/migrations.js';
+import { MIGRATIONS } from '../../src/store/migrations/index.js';
 import { postgresSql } from '../../src/store/postgres-sql.js';
 import { LATEST_VERSION, migrateSql } from '../../src/store/schema.js';
 import { sqliteSql } from '../../src/store/sqlite-sql.js';

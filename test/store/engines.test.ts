@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { storeBusy } from '../../src/delivery/gate/busy.js';
 import { openDb } from '../../src/store/db.js';
-import { MIGRATIONS } from '../../src/store/migrations.js';
+import { MIGRATIONS } from '../../src/store/migrations/index.js';
 import { postgresSql } from '../../src/store/postgres-sql.js';
 import { LATEST_VERSION, SchemaTooNewError, migrateSql, schemaVersion } from '../../src/store/schema.js';
 import { numberPlaceholders, postgresDdl, type Sql } from '../../src/store/sql.js';

@@ -1,12 +1,9 @@
-// Migrations of what GitHub shows of a delivery: each deploy stage's GitHub
-// deployment, and yoke's answers as a deployment protection rule.
-// Appended to MIGRATIONS in migrations.ts.
+import type { Migration } from './migration.js';
 
-export const DEPLOYMENT_MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
-  {
-    version: 14,
-    name: 'github deployments, protection reviews',
-    sql: `
+export const migration: Migration = {
+  version: 14,
+  name: 'github deployments, protection reviews',
+  sql: `
 -- DP01: every start of a deploy stage is one GitHub deployment at the run's pinned commit; its state mirrors the stage's.
 CREATE TABLE stage_deployments (
   deployment_id INTEGER PRIMARY KEY,
@@ -49,5 +46,4 @@ CREATE TABLE environment_checks (
   PRIMARY KEY (repo, stage)
 );
 `,
-  },
-];
+};

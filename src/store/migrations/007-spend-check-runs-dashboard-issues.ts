@@ -1,11 +1,9 @@
-// Migrations of what maintainers see: spend, check runs, the dashboard issue.
-// Appended to MIGRATIONS in migrations.ts.
+import type { Migration } from './migration.js';
 
-export const VISIBILITY_MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
-  {
-    version: 7,
-    name: 'spend, check runs, dashboard issues',
-    sql: `
+export const migration: Migration = {
+  version: 7,
+  name: 'spend, check runs, dashboard issues',
+  sql: `
 -- What a run reported it cost, with its result; totals are per repository and UTC day of the report.
 ALTER TABLE runs ADD COLUMN reported_at INTEGER;
 ALTER TABLE runs ADD COLUMN cost_usd REAL;
@@ -34,5 +32,4 @@ CREATE TABLE dashboard_issues (
   written_at INTEGER NOT NULL
 );
 `,
-  },
-];
+};

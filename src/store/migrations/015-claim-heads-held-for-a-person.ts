@@ -1,9 +1,9 @@
-// TR14 and the containment that came with it. Appended to MIGRATIONS.
-export const CONTAINMENT_MIGRATIONS: readonly { version: number; name: string; sql: string; postgres?: string }[] = [
-  {
-    version: 15,
-    name: 'claim heads held for a person',
-    sql: `
+import type { Migration } from './migration.js';
+
+export const migration: Migration = {
+  version: 15,
+  name: 'claim heads held for a person',
+  sql: `
 -- TR14: a claim PR head the lander accepted that changes a protected path; it merges only after a
 -- writer who is not its author approves that head. One comment per PR says so (carried to newer heads).
 CREATE TABLE protected_holds (
@@ -29,5 +29,4 @@ CREATE TABLE afk_labels (
   PRIMARY KEY (repo, issue_number)
 );
 `,
-  },
-];
+};

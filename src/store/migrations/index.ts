@@ -1,0 +1,26 @@
+import type { Migration } from './migration.js';
+import { migration as m001 } from './001-fleet-engine.js';
+import { migration as m002 } from './002-trust-boundaries.js';
+import { migration as m003 } from './003-delivery.js';
+import { migration as m004 } from './004-notices-and-close-out.js';
+import { migration as m005 } from './005-idempotent-dispatch.js';
+import { migration as m006 } from './006-driver-transport.js';
+import { migration as m007 } from './007-spend-check-runs-dashboard-issues.js';
+import { migration as m008 } from './008-process-leases.js';
+import { migration as m009 } from './009-qa-label-reconciliation.js';
+import { migration as m010 } from './010-failed-run-notices.js';
+import { migration as m011 } from './011-what-the-last-read-of-a-repository-found.js';
+import { migration as m012 } from './012-one-leader-for-the-ticks.js';
+import { migration as m013 } from './013-the-locked-launch-in-one-round-trip.js';
+import { migration as m014 } from './014-github-deployments-protection-reviews.js';
+import { migration as m015 } from './015-claim-heads-held-for-a-person.js';
+import { migration as m016 } from './016-rate-limit-holds.js';
+import { migration as m017 } from './017-fenced-leaders-and-process-identity.js';
+
+// yoke's schema, one file per migration, applied in version order and never
+// edited once shipped: a change is a new file with the next version, added
+// here.
+
+export type { Migration } from './migration.js';
+
+export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012, m013, m014, m015, m016, m017];
