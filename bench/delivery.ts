@@ -21,23 +21,46 @@ function countStatements(sql: Sql): { count: () => number; reset: () => void } {
       (target as unknown as Record<string, unknown>)[m] = (...args: unknown[]) => (n++, original(...args));
     }
     const transaction = target.transaction.bind(target);
-    target.transaction = (fn) => transaction((tx) => (tx === target ? fn(tx) : (patched.has(tx) || (patch(tx), patched.add(tx)), fn(tx))));
+    target.transaction = (fn) =>
+      transaction((tx) => (tx === target ? fn(tx) : (patched.has(tx) || (patch(tx), patched.add(tx)), fn(tx))));
   };
   const patched = new WeakSet<Sql>();
   patch(sql);
   return { count: () => n, reset: () => (n = 0) };
 }
 
-export async function benchDelivery(print: Print, median: (xs: number[]) => number, engine: BenchEngine): Promise<void> {
+export async function benchDelivery(
+  print: Print,
+  median: (xs: number[]) => number,
+  engine: BenchEngine,
+): Promise<void> {
   {
     const store = await engine.open({ file: true });
     const members = Array.from({ length: 50 }, (_, i) => i + 1);
-    const plan = (name: string) => `name: ${name}\ncases:\n  - {id: a, title: A, run: "true"}\n  - {id: b, title: B, run: "true"}\n  - {id: c, title: C, manual: true}\n`;
-    const plans: Record<string, string> = { '.github/yoke/qa/smoke.yml': plan('smoke'), '.github/yoke/qa/perf.yml': plan('perf') };
+    const plan = (name: string) =>
+      `name: ${name}\ncases:\n  - {id: a, title: A, run: "true"}\n  - {id: b, title: B, run: "true"}\n  - {id: c, title: C, manual: true}\n`;
+    const plans: Record<string, string> = {
+      '.github/yoke/qa/smoke.yml': plan('smoke'),
+      '.github/yoke/qa/perf.yml': plan('perf'),
+    };
     for (const n of members) plans[`.github/yoke/qa/own-${n}.yml`] = plan(`own-${n}`);
-    const h = await makeDeliveryHarness({ config: { delivery: { stages: [{ name: 'qa', kind: 'qa' }] } }, items: members, plans, store });
+    const h = await makeDeliveryHarness({
+      config: { delivery: { stages: [{ name: 'qa', kind: 'qa' }] } },
+      items: members,
+      plans,
+      store,
+    });
     // Each member: its own plan, and two plans every member shares.
-    for (const n of members) for (const p of [`own-${n}`, 'smoke', 'perf']) await store.qa.attach({ repo: REPO, issueNumber: n, planId: p, attachedBy: 'bench', source: 'api', attachedAt: 0 });
+    for (const n of members)
+      for (const p of [`own-${n}`, 'smoke', 'perf'])
+        await store.qa.attach({
+          repo: REPO,
+          issueNumber: n,
+          planId: p,
+          attachedBy: 'bench',
+          source: 'api',
+          attachedAt: 0,
+        });
     const run = await createDeploymentRun(h.fleet, { repo: REPO });
     if (!run.ok) throw new Error(run.refusal.message);
     const times: number[] = [];
@@ -49,7 +72,11 @@ export async function benchDelivery(print: Print, median: (xs: number[]) => numb
       times.push(performance.now() - t0);
       if (!d.ok) throw new Error(d.refusal.message);
     }
-    print(`gate_check_50_members_ms${engine.suffix}`, median(times.slice(1)), `ms (50 members, 3 plans each, ${engine.name === 'sqlite' ? 'file database' : 'PostgreSQL on loopback'})`);
+    print(
+      `gate_check_50_members_ms${engine.suffix}`,
+      median(times.slice(1)),
+      `ms (50 members, 3 plans each, ${engine.name === 'sqlite' ? 'file database' : 'PostgreSQL on loopback'})`,
+    );
     // What the issue on structure asks to bring down: the gate step's round trips to the database, per check (the last one's).
     print(`gate_check_50_members_statements${engine.suffix}`, statements.count(), 'statements per check');
 
@@ -59,7 +86,15 @@ export async function benchDelivery(print: Print, median: (xs: number[]) => numb
     const n = 5_000;
     const t0 = performance.now();
     for (let i = 0; i < n; i++) {
-      const r = await dispatchIdempotent(h.fleet, run.value.id, 'qa', 'bench-replay-1', env, { responseLimitMs: 60_000 }, never);
+      const r = await dispatchIdempotent(
+        h.fleet,
+        run.value.id,
+        'qa',
+        'bench-replay-1',
+        env,
+        { responseLimitMs: 60_000 },
+        never,
+      );
       if (!r.replayed) throw new Error('not a replay');
     }
     print(`dispatch_replays_per_s${engine.suffix}`, Math.round(n / ((performance.now() - t0) / 1000)), 'replays/s');
@@ -69,14 +104,29 @@ export async function benchDelivery(print: Print, median: (xs: number[]) => numb
   {
     // DP03: protection-rule answers, each read, decided and recorded, with 500 deployment runs of the repository in the store.
     const store = await engine.open({ file: true });
-    const delivery = { stages: [{ name: 'staging', kind: 'deploy', command: 'true' }, { name: 'qa', kind: 'qa' }, { name: 'production', kind: 'deploy', command: 'true' }] };
+    const delivery = {
+      stages: [
+        { name: 'staging', kind: 'deploy', command: 'true' },
+        { name: 'qa', kind: 'qa' },
+        { name: 'production', kind: 'deploy', command: 'true' },
+      ],
+    };
     const h = await makeDeliveryHarness({ config: { delivery }, store });
     const parsed = parseDeliverySettings(REPO, delivery);
     if (parsed.state !== 'valid') throw new Error('bad bench settings');
     const { settings } = parsed;
     // Earlier runs at other commits, all finished (one run of a repository is active at a time).
     for (let i = 0; i < 500; i++) {
-      await store.deploymentRuns.create({ id: `dr-bench-${i}`, repo: REPO, commit: `${i}`.padStart(40, 'f'), settings, creator: null, supersedes: null, members: [{ issueNumber: 1, prNumber: 101 }], at: i });
+      await store.deploymentRuns.create({
+        id: `dr-bench-${i}`,
+        repo: REPO,
+        commit: `${i}`.padStart(40, 'f'),
+        settings,
+        creator: null,
+        supersedes: null,
+        members: [{ issueNumber: 1, prNumber: 101 }],
+        at: i,
+      });
       await store.deploymentRuns.setStatus(`dr-bench-${i}`, 'succeeded', i);
     }
     const run = await createDeploymentRun(h.fleet, { repo: REPO });
@@ -85,10 +135,20 @@ export async function benchDelivery(print: Print, median: (xs: number[]) => numb
     const n = 1_000;
     const t0 = performance.now();
     for (let i = 0; i < n; i++) {
-      const v = await reviewProtectionRequest(h.fleet, { repo: h.forge.repo(REPO).ref, environment: 'production', sha: run.value.commit, workflowRunId: i + 1, sender: null });
+      const v = await reviewProtectionRequest(h.fleet, {
+        repo: h.forge.repo(REPO).ref,
+        environment: 'production',
+        sha: run.value.commit,
+        workflowRunId: i + 1,
+        sender: null,
+      });
       if (v.decision !== 'approved') throw new Error(`unexpected ${v.decision}`);
     }
-    print(`protection_reviews_per_s${engine.suffix}`, Math.round(n / ((performance.now() - t0) / 1000)), 'answers/s (read, decide, answer, record; 500 runs in the store)');
+    print(
+      `protection_reviews_per_s${engine.suffix}`,
+      Math.round(n / ((performance.now() - t0) / 1000)),
+      'answers/s (read, decide, answer, record; 500 runs in the store)',
+    );
     await store.close();
   }
 }

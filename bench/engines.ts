@@ -59,13 +59,30 @@ export async function benchEngines(): Promise<{ engines: BenchEngine[]; stop: ()
 export async function concurrentLaunches(target: string, processes: number, each: number): Promise<number> {
   const t0 = performance.now();
   const outs = await Promise.all(
-    Array.from({ length: processes }, (_, i) =>
-      new Promise<{ launched: number }>((resolve, reject) => {
-        const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), join(import.meta.dirname, 'launch-worker.ts'), target, `w${i}`, String(each)], { stdio: ['ignore', 'pipe', 'inherit'] });
-        let out = '';
-        child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-        child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').at(-1)!) as { launched: number }) : reject(new Error(`launch worker exited ${code}`))));
-      }),
+    Array.from(
+      { length: processes },
+      (_, i) =>
+        new Promise<{ launched: number }>((resolve, reject) => {
+          const child = spawn(
+            process.execPath,
+            [
+              '--import',
+              import.meta.resolve('tsx'),
+              join(import.meta.dirname, 'launch-worker.ts'),
+              target,
+              `w${i}`,
+              String(each),
+            ],
+            { stdio: ['ignore', 'pipe', 'inherit'] },
+          );
+          let out = '';
+          child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+          child.on('exit', (code) =>
+            code === 0
+              ? resolve(JSON.parse(out.trim().split('\n').at(-1)!) as { launched: number })
+              : reject(new Error(`launch worker exited ${code}`)),
+          );
+        }),
     ),
   );
   const secs = (performance.now() - t0) / 1000;

@@ -12,7 +12,19 @@ const launcher = { name: 'command', usesSecret: () => false } as never;
 for (let i = 0; i < Number(count); i++) {
   const res = await recordLaunch(
     { store, launcher, now: () => Date.now(), newRunId: () => `${worker}-${++n}` },
-    { stage: 'new_work', repo: `bench/repo-${i % 50}`, installationId: 1, kind: 'afk_auto', subject: `issue#${worker}-${i}`, issueNumber: i, prNumber: null, headSha: null, budgetMinutes: 30, requestId: null, why: 'bench' },
+    {
+      stage: 'new_work',
+      repo: `bench/repo-${i % 50}`,
+      installationId: 1,
+      kind: 'afk_auto',
+      subject: `issue#${worker}-${i}`,
+      issueNumber: i,
+      prNumber: null,
+      headSha: null,
+      budgetMinutes: 30,
+      requestId: null,
+      why: 'bench',
+    },
     1_000_000,
   );
   if (res.kind === 'recorded') launched++;

@@ -22,7 +22,8 @@ import { benchEngines, concurrentLaunches, type BenchEngine } from './engines.js
 
 // `npm run bench`: each figure on its own line as `name: value unit`.
 
-const print = (name: string, value: number, unit: string) => console.log(`${name}: ${Number.isInteger(value) ? value : value.toFixed(3)} ${unit}`);
+const print = (name: string, value: number, unit: string) =>
+  console.log(`${name}: ${Number.isInteger(value) ? value : value.toFixed(3)} ${unit}`);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 const noopLauncher: Launcher = {
@@ -86,14 +87,23 @@ interface FleetFigures {
 async function pollFleet(opts: { repos: number; latencyMs: number; maxInFlight: number }): Promise<FleetFigures> {
   const dir = mkdtempSync(join(tmpdir(), 'yoke-bench-'));
   const keys = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const forge = new EmbeddedForge({ dataDir: dir, appId: 1, appSlug: 'yoke-bench', appPublicKey: keys.publicKey.export({ type: 'spki', format: 'pem' }).toString(), latencyMs: opts.latencyMs });
+  const forge = new EmbeddedForge({
+    dataDir: dir,
+    appId: 1,
+    appSlug: 'yoke-bench',
+    appPublicKey: keys.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+    latencyMs: opts.latencyMs,
+  });
   try {
     await forge.start();
     for (let i = 0; i < opts.repos; i++) {
       // The figures are the cost of reading a fleet. A new installation's dashboard issues are opened a few a
       // pass (DEFAULT_VISIBILITY_POLICY), a one-time write spread over many passes, so they are left out here;
       // once open, an unchanged dashboard costs no request (test/app.test.ts).
-      const repo = forge.createRepo(`bench/repo-${String(i).padStart(4, '0')}`, { files: { '.github/yoke.yml': 'auto: true\nautoland:\n  enabled: true\ndashboard_issue: false\n' }, installationId: 1 });
+      const repo = forge.createRepo(`bench/repo-${String(i).padStart(4, '0')}`, {
+        files: { '.github/yoke.yml': 'auto: true\nautoland:\n  enabled: true\ndashboard_issue: false\n' },
+        installationId: 1,
+      });
       forge.createIssue(repo, forge.user('bench'), 'An issue nobody labelled', 'Nothing to do here.');
     }
     const store = openStore(join(dir, 'idle.db'));
@@ -105,21 +115,33 @@ async function pollFleet(opts: { repos: number; latencyMs: number; maxInFlight: 
       store,
       cacheStats: stats,
       startTicks: false,
-      settings: settingsWith({ dbPath: join(dir, 'idle.db'), publicUrl: 'http://127.0.0.1:1', botLogin: 'yoke-bench[bot]', maxRequestsInFlight: opts.maxInFlight }),
+      settings: settingsWith({
+        dbPath: join(dir, 'idle.db'),
+        publicUrl: 'http://127.0.0.1:1',
+        botLogin: 'yoke-bench[bot]',
+        maxRequestsInFlight: opts.maxInFlight,
+      }),
     });
     await probot.load(appFn, { cwd: process.cwd(), addHandler: () => {} });
     const rt = await runtime;
     let t0 = performance.now();
     const cold = await rt.engine.schedulerTick(); // cold: reads everything once
     const coldMs = performance.now() - t0;
-    if (cold.repos !== opts.repos || cold.authFailures.length) throw new Error(`cold pass saw ${cold.repos} repos: ${JSON.stringify(cold.authFailures)}`);
+    if (cold.repos !== opts.repos || cold.authFailures.length)
+      throw new Error(`cold pass saw ${cold.repos} repos: ${JSON.stringify(cold.authFailures)}`);
     const coldRepoRequests = forge.http.stats.log.filter((l) => l.path.includes('/repos/')).length;
     const coldMaxInFlight = forge.http.stats.maxInFlight;
     forge.http.resetStats();
     t0 = performance.now();
     await rt.engine.schedulerTick(); // idle: nothing changed
     const idleMs = performance.now() - t0;
-    const figures = { coldMs, idleMs, coldRepoRequests, idleLog: [...forge.http.stats.log], maxInFlight: Math.max(coldMaxInFlight, forge.http.stats.maxInFlight) };
+    const figures = {
+      coldMs,
+      idleMs,
+      coldRepoRequests,
+      idleLog: [...forge.http.stats.log],
+      maxInFlight: Math.max(coldMaxInFlight, forge.http.stats.maxInFlight),
+    };
     await rt.stop();
     await store.close();
     return figures;
@@ -135,7 +157,11 @@ async function benchIdlePoll(): Promise<void> {
   const repoScoped = f.idleLog.filter((l) => l.path.includes('/repos/'));
   const listing = f.idleLog.filter((l) => !l.path.includes('/repos/'));
   print('idle_poll_requests_per_repo', repoScoped.length / repos, 'requests');
-  print('idle_poll_rate_limited_requests_per_repo', repoScoped.filter((l) => l.status !== 304).length / repos, 'requests');
+  print(
+    'idle_poll_rate_limited_requests_per_repo',
+    repoScoped.filter((l) => l.status !== 304).length / repos,
+    'requests',
+  );
   print('idle_poll_fleet_listing_requests', listing.length, 'requests');
   print('idle_poll_fleet_listing_rate_limited_requests', listing.filter((l) => l.status !== 304).length, 'requests');
   print('cold_poll_requests_per_repo', f.coldRepoRequests / repos, 'requests');
@@ -163,13 +189,31 @@ async function benchFairShare(): Promise<void> {
     const candidates: Candidate[] = [];
     for (let r = 0; r < 20; r++) {
       for (let i = 0; i < 5; i++) {
-        candidates.push({ stage: 'new_work', repo: `fair/r${r}`, installationId: 1, kind: 'afk_auto', subject: `issue#${i}`, issueNumber: i, prNumber: null, headSha: null, budgetMinutes: 30, requestId: null, why: 'bench' });
+        candidates.push({
+          stage: 'new_work',
+          repo: `fair/r${r}`,
+          installationId: 1,
+          kind: 'afk_auto',
+          subject: `issue#${i}`,
+          issueNumber: i,
+          prNumber: null,
+          headSha: null,
+          budgetMinutes: 30,
+          requestId: null,
+          why: 'bench',
+        });
       }
     }
-    await spawnPass(candidates, { liveCount: 0, liveSubjects: new Set() }, { globalCap: 4, repoCaps: {}, pauseThreshold: 3 }, async (c) => {
-      launches.set(c.repo, (launches.get(c.repo) ?? 0) + 1);
-      return { kind: 'launched', runId: 'x' };
-    }, pass);
+    await spawnPass(
+      candidates,
+      { liveCount: 0, liveSubjects: new Set() },
+      { globalCap: 4, repoCaps: {}, pauseThreshold: 3 },
+      async (c) => {
+        launches.set(c.repo, (launches.get(c.repo) ?? 0) + 1);
+        return { kind: 'launched', runId: 'x' };
+      },
+      pass,
+    );
   }
   const counts = [...launches.values()];
   print('fair_share_spread', Math.max(...counts) - Math.min(...counts), 'launches');
@@ -212,7 +256,11 @@ async function benchLockedLaunches(engine: BenchEngine): Promise<void> {
 
 /** Two yoke processes launching at once on one store: what they record together, per second. */
 async function benchTwoProcessLaunches(engine: BenchEngine): Promise<void> {
-  print(`two_process_launches_per_s${engine.suffix}`, await concurrentLaunches(await engine.target(), 2, 3000), 'launches/s (both together)');
+  print(
+    `two_process_launches_per_s${engine.suffix}`,
+    await concurrentLaunches(await engine.target(), 2, 3000),
+    'launches/s (both together)',
+  );
 }
 
 /** TR20: what containment adds to an agent's start (bubblewrap, the forwarder inside, the proxy outside), and what a secret scan of a change costs. */
@@ -226,17 +274,37 @@ async function benchContainment(): Promise<void> {
   for (let i = 0; i < 15; i++) {
     const home = mkdtempSync(join(tmpdir(), 'yoke-bench-home-'));
     const t0 = performance.now();
-    const c = await containAgent({ workspace: ws, home, env: process.env, modelUrl: null, modelHosts: ['api.anthropic.com'], allow: [] }, 'true', []);
-    await new Promise<void>((r) => spawn(c.command, c.args, { env: { ...process.env, ...c.env } }).on('exit', () => r()));
+    const c = await containAgent(
+      { workspace: ws, home, env: process.env, modelUrl: null, modelHosts: ['api.anthropic.com'], allow: [] },
+      'true',
+      [],
+    );
+    await new Promise<void>((r) =>
+      spawn(c.command, c.args, { env: { ...process.env, ...c.env } }).on('exit', () => r()),
+    );
     starts.push(performance.now() - t0);
     await c.close();
     rmSync(home, { recursive: true, force: true });
   }
-  print('contained_start_ms', median(starts), 'ms (median of 15: bubblewrap, forwarder and proxy, a command that exits at once)');
-  const diff = Array.from({ length: 200 }, (_, f) => [`+++ b/src/f${f}.js`, '@@ -0,0 +1,50 @@', ...Array.from({ length: 50 }, (_, l) => `+export const v${l} = 'value ${f}-${l}';`)].join('\n')).join('\n');
+  print(
+    'contained_start_ms',
+    median(starts),
+    'ms (median of 15: bubblewrap, forwarder and proxy, a command that exits at once)',
+  );
+  const diff = Array.from({ length: 200 }, (_, f) =>
+    [
+      `+++ b/src/f${f}.js`,
+      '@@ -0,0 +1,50 @@',
+      ...Array.from({ length: 50 }, (_, l) => `+export const v${l} = 'value ${f}-${l}';`),
+    ].join('\n'),
+  ).join('\n');
   const t0 = performance.now();
   scanDiff(diff, ['a-job-secret-value-0123456789', 'another-secret-0123456789abcdef']);
-  print('secret_scan_lines_per_s', Math.round(10_000 / ((performance.now() - t0) / 1000)), 'added lines/s (two job values, six shapes)');
+  print(
+    'secret_scan_lines_per_s',
+    Math.round(10_000 / ((performance.now() - t0) / 1000)),
+    'added lines/s (two job values, six shapes)',
+  );
   rmSync(ws, { recursive: true, force: true });
 }
 

@@ -19,7 +19,11 @@ export function agentCliBin(name: 'claude' | 'codex'): string | null {
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
 function writeTask(task: DemoTask, impl: string): string {
-  return [`mkdir -p lib test`, `echo ${b64(impl)} | base64 -d > lib/${task.name}.js`, `echo ${b64(task.test)} | base64 -d > test/${task.name}.test.js`].join(' && ');
+  return [
+    `mkdir -p lib test`,
+    `echo ${b64(impl)} | base64 -d > lib/${task.name}.js`,
+    `echo ${b64(task.test)} | base64 -d > test/${task.name}.test.js`,
+  ].join(' && ');
 }
 
 /** The demo task a prompt is about (the issue body carries its marker). */
@@ -39,7 +43,11 @@ export function demoScript(tasks: readonly DemoTask[] = DEMO_TASKS): ModelScript
     if (!task) return { say: 'I found no task I know in this issue, so I changed nothing.' };
     const fix = /You are repairing pull request/.test(req.prompt);
     if (req.toolResults === 0) return { run: writeTask(task, fix ? task.impl : (task.broken ?? task.impl)) };
-    return { say: fix ? `Repaired lib/${task.name}.js so its test passes.` : `Added lib/${task.name}.js with a test in test/${task.name}.test.js.` };
+    return {
+      say: fix
+        ? `Repaired lib/${task.name}.js so its test passes.`
+        : `Added lib/${task.name}.js with a test in test/${task.name}.test.js.`,
+    };
   };
 }
 
@@ -59,7 +67,9 @@ export function plantedInstructions(commands: readonly string[], say: string): s
 export function obedientScript(tasks: readonly DemoTask[] = DEMO_TASKS): ModelScript {
   const demo = demoScript(tasks);
   return (req): ModelStep => {
-    const planted = [...req.prompt.matchAll(/<!-- obey: ([A-Za-z0-9+/=]+) -->/g)].map((m) => Buffer.from(m[1]!, 'base64').toString('utf8'));
+    const planted = [...req.prompt.matchAll(/<!-- obey: ([A-Za-z0-9+/=]+) -->/g)].map((m) =>
+      Buffer.from(m[1]!, 'base64').toString('utf8'),
+    );
     const say = /<!-- then say: ([A-Za-z0-9+/=]+) -->/.exec(req.prompt)?.[1];
     if (req.toolResults === 0) return demo(req);
     const next = planted[req.toolResults - 1];

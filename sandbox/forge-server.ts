@@ -53,10 +53,19 @@ export class EmbeddedForge {
 
   constructor(readonly opts: ForgeOptions) {
     this.now = opts.now ?? (() => Date.now());
-    this.shapes = new Shapes(() => this.http.url, (name) => this.state.repos.get(name));
+    this.shapes = new Shapes(
+      () => this.http.url,
+      (name) => this.state.repos.get(name),
+    );
     this.webhooks = new WebhookSender(this.shapes);
     this.state = new ForgeState(opts.dataDir, `${opts.appSlug}[bot]`, this.now, (e) => this.webhooks.fromEvent(e));
-    this.http = new ForgeHttp({ appId: opts.appId, appPublicKey: opts.appPublicKey, credentials: this.state, now: this.now, latencyMs: opts.latencyMs });
+    this.http = new ForgeHttp({
+      appId: opts.appId,
+      appPublicKey: opts.appPublicKey,
+      credentials: this.state,
+      now: this.now,
+      latencyMs: opts.latencyMs,
+    });
     this.oidc = new OidcIssuer('http://placeholder');
     const actions = () => this.state.user('github-actions[bot]', 'Bot');
     this.deployments = new ForgeDeployments({
@@ -66,7 +75,9 @@ export class EmbeddedForge {
         this.webhooks.send('deployment_protection_rule', 'requested', repo, actions(), {
           environment: d.environment,
           event: 'workflow_dispatch',
-          deployment_callback_url: this.shapes.apiUrl(`/repos/${repo.fullName}/actions/runs/${runId}/deployment_protection_rule`),
+          deployment_callback_url: this.shapes.apiUrl(
+            `/repos/${repo.fullName}/actions/runs/${runId}/deployment_protection_rule`,
+          ),
           deployment: deploymentJson(this.shapes, repo, d),
           pull_requests: [],
         }),
@@ -84,22 +95,48 @@ export class EmbeddedForge {
         mintOidc: (claims) => this.oidc.mint(claims),
         environmentGate: async (repo, run, environment) => {
           const { approved, deployment } = await this.deployments.gate(repo, run, environment, actions());
-          if (approved) this.deployments.addStatus(deployment, { state: 'in_progress', logUrl: `${this.http.url}/${repo.fullName}/actions/runs/${run.id}`, creator: actions() });
-          else this.deployments.addStatus(deployment, { state: 'failure', description: 'Rejected by a deployment protection rule', creator: actions() });
+          if (approved)
+            this.deployments.addStatus(deployment, {
+              state: 'in_progress',
+              logUrl: `${this.http.url}/${repo.fullName}/actions/runs/${run.id}`,
+              creator: actions(),
+            });
+          else
+            this.deployments.addStatus(deployment, {
+              state: 'failure',
+              description: 'Rejected by a deployment protection rule',
+              creator: actions(),
+            });
           return { approved, deploymentId: deployment.id };
         },
         environmentEnded: (repo, deploymentId, result) => {
           const d = this.deployments.deployments.find((x) => x.id === deploymentId && x.repo === repo.fullName);
-          if (d) this.deployments.addStatus(d, { state: result === 'success' ? 'success' : 'failure', logUrl: d.statuses[0]?.logUrl, creator: actions() });
+          if (d)
+            this.deployments.addStatus(d, {
+              state: result === 'success' ? 'success' : 'failure',
+              logUrl: d.statuses[0]?.logUrl,
+              creator: actions(),
+            });
         },
         cancelGates: (runId) => this.deployments.cancelGates(runId),
         runCompleted: (run) => {
           const repo = this.state.repos.get(run.repo);
-          if (repo) this.webhooks.send('workflow_run', 'completed', repo, this.state.user('github-actions[bot]', 'Bot'), { workflow_run: this.shapes.workflowRunJson(repo, run) });
+          if (repo)
+            this.webhooks.send('workflow_run', 'completed', repo, this.state.user('github-actions[bot]', 'Bot'), {
+              workflow_run: this.shapes.workflowRunJson(repo, run),
+            });
         },
       },
     });
-    const env = { http: this.http, state: this.state, shapes: this.shapes, runner: this.runner, deployments: this.deployments, hooks: this.hooks, app: { id: opts.appId, slug: opts.appSlug } };
+    const env = {
+      http: this.http,
+      state: this.state,
+      shapes: this.shapes,
+      runner: this.runner,
+      deployments: this.deployments,
+      hooks: this.hooks,
+      app: { id: opts.appId, slug: opts.appSlug },
+    };
     registerAppRoutes(env);
     registerIssueRoutes(env);
     registerPullRoutes(env);

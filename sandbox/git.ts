@@ -16,7 +16,13 @@ const GIT_ENV = {
 };
 
 export function git(cwd: string, args: string[], input?: string): string {
-  return execFileSync('git', args, { cwd, input, env: { ...process.env, ...GIT_ENV }, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] }).trim();
+  return execFileSync('git', args, {
+    cwd,
+    input,
+    env: { ...process.env, ...GIT_ENV },
+    encoding: 'utf8',
+    stdio: ['pipe', 'pipe', 'pipe'],
+  }).trim();
 }
 
 /** The files of commits the forge seeded itself, by sha: a sha names one tree in any repository (copies included), so reads of them need no git process. */
@@ -57,7 +63,11 @@ export function revParse(gitDir: string, ref: string): string | null {
 
 export function readFileAt(gitDir: string, ref: string, path: string): string | null {
   try {
-    return execFileSync('git', ['show', `${ref}:${path}`], { cwd: gitDir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    return execFileSync('git', ['show', `${ref}:${path}`], {
+      cwd: gitDir,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
   } catch {
     return null;
   }
@@ -65,11 +75,17 @@ export function readFileAt(gitDir: string, ref: string, path: string): string | 
 
 /** As readFileAt, without holding the event loop while git runs: the contents route serves a whole fleet's reads at once. */
 export function readFileAtAsync(gitDir: string, ref: string, path: string): Promise<string | null> {
-  const sha = /^[0-9a-f]{40}$/.test(ref) ? ref : existsSync(join(gitDir, 'refs/heads', ref)) ? revParse(gitDir, `refs/heads/${ref}`) : null;
+  const sha = /^[0-9a-f]{40}$/.test(ref)
+    ? ref
+    : existsSync(join(gitDir, 'refs/heads', ref))
+      ? revParse(gitDir, `refs/heads/${ref}`)
+      : null;
   const files = sha ? seeded.get(sha) : undefined;
   if (files) return Promise.resolve(files[path] ?? null);
   return new Promise((resolve) => {
-    execFile('git', ['show', `${ref}:${path}`], { cwd: gitDir, encoding: 'utf8' }, (err, stdout) => resolve(err ? null : stdout));
+    execFile('git', ['show', `${ref}:${path}`], { cwd: gitDir, encoding: 'utf8' }, (err, stdout) =>
+      resolve(err ? null : stdout),
+    );
   });
 }
 
@@ -105,7 +121,7 @@ export function changedFiles(gitDir: string, base: string, head: string): Change
   const parts = out ? out.split('\0') : [];
   if (parts.at(-1) === '') parts.pop();
   const files: ChangedFile[] = [];
-  for (let i = 0; i < parts.length; ) {
+  for (let i = 0; i < parts.length;) {
     const meta = parts[i++]!.replace(/^:/, '').split(' ');
     const code = meta[4] ?? 'M';
     const blob = meta[3] ?? '';
@@ -113,7 +129,12 @@ export function changedFiles(gitDir: string, base: string, head: string): Change
       const previous = parts[i++]!;
       files.push({ path: parts[i++]!, previous, status: 'renamed', blob });
     } else {
-      files.push({ path: parts[i++]!, previous: null, status: code === 'A' ? 'added' : code === 'D' ? 'removed' : 'modified', blob });
+      files.push({
+        path: parts[i++]!,
+        previous: null,
+        status: code === 'A' ? 'added' : code === 'D' ? 'removed' : 'modified',
+        blob,
+      });
     }
   }
   return files.filter((f) => f.path);

@@ -18,16 +18,42 @@ const count = (v: string): number => {
 const program = new Command('sandbox')
   .description('Run yoke end to end against an embedded forge seeded with a demo repository.')
   .option('--launcher <kind>', 'actions (workflow runs, as in production) or command (local processes)', 'actions')
-  .option('--fail-agent <n>', 'make the demo agent fail its first N runs (shows three strikes and /yoke reset)', count, 0)
+  .option(
+    '--fail-agent <n>',
+    'make the demo agent fail its first N runs (shows three strikes and /yoke reset)',
+    count,
+    0,
+  )
   .option('--keep-running', 'stay up after the demo for the dashboard and the API', false)
   .option('--timeout <seconds>', 'give up waiting after this long', count, 170)
   .option('--no-deliver', 'stop at the merges (the shorter run): no deployment run, QA or close-out')
-  .option('--drop-answers <n>', 'a proxy between the deploy driver and yoke drops the first N dispatch answers', count, 0)
-  .option('--postgres', 'two yoke processes on a PostgreSQL started here (apt-get install -y postgresql): webhooks go to one, run reports to the other', false)
-  .option('--agent <name>', 'run the real agent CLI (claude-code or codex) through its shipped workflow, against a scripted local model')
+  .option(
+    '--drop-answers <n>',
+    'a proxy between the deploy driver and yoke drops the first N dispatch answers',
+    count,
+    0,
+  )
+  .option(
+    '--postgres',
+    'two yoke processes on a PostgreSQL started here (apt-get install -y postgresql): webhooks go to one, run reports to the other',
+    false,
+  )
+  .option(
+    '--agent <name>',
+    'run the real agent CLI (claude-code or codex) through its shipped workflow, against a scripted local model',
+  )
   .parse();
 
-const opts = program.opts<{ launcher: string; failAgent: number; keepRunning: boolean; timeout: number; deliver: boolean; dropAnswers: number; agent?: string; postgres: boolean }>();
+const opts = program.opts<{
+  launcher: string;
+  failAgent: number;
+  keepRunning: boolean;
+  timeout: number;
+  deliver: boolean;
+  dropAnswers: number;
+  agent?: string;
+  postgres: boolean;
+}>();
 if (opts.agent !== undefined && opts.agent !== 'claude-code' && opts.agent !== 'codex') {
   console.error(`--agent must be "claude-code" or "codex", not "${opts.agent}"`);
   process.exit(2);
@@ -41,7 +67,13 @@ if (opts.launcher !== 'actions' && opts.launcher !== 'command') {
   process.exit(2);
 }
 
-const sandbox = new Sandbox({ launcher: opts.launcher, failAgent: opts.failAgent, log: 'console', postgres: opts.postgres, ...(opts.agent ? { agent: opts.agent as 'claude-code' | 'codex' } : {}) });
+const sandbox = new Sandbox({
+  launcher: opts.launcher,
+  failAgent: opts.failAgent,
+  log: 'console',
+  postgres: opts.postgres,
+  ...(opts.agent ? { agent: opts.agent as 'claude-code' | 'codex' } : {}),
+});
 const started = Date.now();
 const stopAll = async (code: number) => {
   // A stop that hangs (a run mid-exit, say) must not keep the data folder: it is removed whatever happens.
@@ -68,9 +100,16 @@ try {
 for (const l of process.listeners('SIGINT')) if (!before.has(l)) process.removeListener('SIGINT', l);
 if (opts.deliver) await attachDemoPlans(sandbox);
 console.log(`forge:  ${sandbox.forge.url} (GitHub API at ${sandbox.forge.url}/api/v3, repository ${DEMO_REPO})`);
-console.log(`yoke:   ${sandbox.yokeUrl} (dashboard ${sandbox.dashboardUrl}; sign in with the operator token ${sandbox.apiToken})`);
-console.log(`The CLI, from another terminal while this runs:\n  export YOKE_URL=${sandbox.yokeUrl} YOKE_TOKEN=${sandbox.apiToken}\n  npx yoke fleet report`);
-if (opts.postgres) console.log(`store:  PostgreSQL ${sandbox.databaseUrl}; two yoke processes: webhooks go to ${sandbox.yokeUrl}, run reports to ${sandbox.reportUrl}`);
+console.log(
+  `yoke:   ${sandbox.yokeUrl} (dashboard ${sandbox.dashboardUrl}; sign in with the operator token ${sandbox.apiToken})`,
+);
+console.log(
+  `The CLI, from another terminal while this runs:\n  export YOKE_URL=${sandbox.yokeUrl} YOKE_TOKEN=${sandbox.apiToken}\n  npx yoke fleet report`,
+);
+if (opts.postgres)
+  console.log(
+    `store:  PostgreSQL ${sandbox.databaseUrl}; two yoke processes: webhooks go to ${sandbox.yokeUrl}, run reports to ${sandbox.reportUrl}`,
+  );
 console.log(`launcher: ${opts.launcher}; cap 2; five issues labelled yoke:afk\n`);
 
 let told = false;
@@ -81,14 +120,21 @@ function printStillRunning(): void {
   console.log(`\nStill running (Ctrl-C stops it and removes its data folder ${sandbox.dataDir}).`);
   console.log(`Dashboard: ${sandbox.dashboardUrl} (sign in with the operator token ${sandbox.apiToken})`);
   console.log(`The CLI: export YOKE_URL=${sandbox.yokeUrl} YOKE_TOKEN=${sandbox.apiToken}; then npx yoke fleet report`);
-  console.log(`To act on the forge as @maintainer (label an issue, comment), use their personal token ${sandbox.maintainerToken}:`);
-  console.log(`  curl -H 'Authorization: token ${sandbox.maintainerToken}' -d '{"body":"/yoke status"}' ${sandbox.forge.url}/api/v3/repos/${DEMO_REPO}/issues/1/comments`);
+  console.log(
+    `To act on the forge as @maintainer (label an issue, comment), use their personal token ${sandbox.maintainerToken}:`,
+  );
+  console.log(
+    `  curl -H 'Authorization: token ${sandbox.maintainerToken}' -d '{"body":"/yoke status"}' ${sandbox.forge.url}/api/v3/repos/${DEMO_REPO}/issues/1/comments`,
+  );
 }
 
 let seen = 0;
 const showLaunches = async () => {
   const runs = await sandbox.runs();
-  for (const r of runs.slice(seen)) console.log(`  ${((r.launchedAt - started) / 1000).toFixed(1).padStart(5)}s  launched ${r.kind.padEnd(10)} ${r.subject}`);
+  for (const r of runs.slice(seen))
+    console.log(
+      `  ${((r.launchedAt - started) / 1000).toFixed(1).padStart(5)}s  launched ${r.kind.padEnd(10)} ${r.subject}`,
+    );
   seen = runs.length;
 };
 // A read that fails (the store closing at the end) shows nothing this time.
@@ -97,7 +143,11 @@ const progress = setInterval(() => void showLaunches().catch(() => undefined), 2
 let exitCode = 0;
 const deadline = started + opts.timeout * 1000;
 try {
-  await sandbox.waitUntil(async () => (await sandbox.done()) || (opts.failAgent > 0 && (await sandbox.paused())), deadline - Date.now(), 'every demo issue to be merged or stuck');
+  await sandbox.waitUntil(
+    async () => (await sandbox.done()) || (opts.failAgent > 0 && (await sandbox.paused())),
+    deadline - Date.now(),
+    'every demo issue to be merged or stuck',
+  );
   if (!(await sandbox.done()) && (await sandbox.paused())) {
     // Show the three-strikes pause and its recovery, as a maintainer would meet them.
     const state = (await sandbox.runtime.store.repos.get(DEMO_REPO))!;
@@ -106,7 +156,11 @@ try {
     console.log(`A manual start is refused: HTTP ${refused.status} ${JSON.stringify(refused.body)}`);
     console.log('The maintainer comments "/yoke reset" on #1 ...');
     await sandbox.comment(1, '/yoke reset');
-    await sandbox.waitUntil(async () => !(await sandbox.paused()), deadline - Date.now(), 'yoke to process /yoke reset');
+    await sandbox.waitUntil(
+      async () => !(await sandbox.paused()),
+      deadline - Date.now(),
+      'yoke to process /yoke reset',
+    );
     console.log('... and yoke un-pauses the repository.\n');
     await sandbox.waitUntil(() => sandbox.done(), deadline - Date.now(), 'every demo issue to be merged or stuck');
   }
@@ -119,30 +173,45 @@ if (opts.agent) {
   // TR20: what the agent's sandbox let its tools reach, and what it refused, as the runner logged it.
   const said = new Set<string>();
   for (const r of sandbox.forge.runner.runs) {
-    for (const line of (existsSync(r.logPath) ? readFileSync(r.logPath, 'utf8') : '').split('\n')) if (line.startsWith('network: ')) said.add(line.slice('network: '.length));
+    for (const line of (existsSync(r.logPath) ? readFileSync(r.logPath, 'utf8') : '').split('\n'))
+      if (line.startsWith('network: ')) said.add(line.slice('network: '.length));
   }
-  console.log(`\nThe agent's tools ran under bubblewrap. Network: ${[...said].join('; ') || 'no run logged its allowlist'}`);
+  console.log(
+    `\nThe agent's tools ran under bubblewrap. Network: ${[...said].join('; ') || 'no run logged its allowlist'}`,
+  );
 }
 
 if (opts.deliver && exitCode === 0 && (await sandbox.done()) && !(await sandbox.paused())) {
   // After the merges: a deployment run through staging, scoped QA and production, driven by `yoke watch deploy`.
-  console.log(`\nDelivery: ${DEMO_ATTACHMENTS.map(([i, p]) => `#${i} attaches ${p}`).join(', ')}; stages staging → staging-qa → production.`);
+  console.log(
+    `\nDelivery: ${DEMO_ATTACHMENTS.map(([i, p]) => `#${i} attaches ${p}`).join(', ')}; stages staging → staging-qa → production.`,
+  );
   try {
     // --keep-running holds DEMO-1's manual case open for a person, so the live wait and its notice can be seen.
     const hold = opts.keepRunning
       ? {
           onHeld: (command: string) => {
             printStillRunning();
-            console.log(`\nDeployment run waiting at staging-qa for DEMO-1's manual case reads-well. The dashboard's "Needs you" shows it; to answer it as @${REVIEWER}, from a checkout of the demo repository:`);
+            console.log(
+              `\nDeployment run waiting at staging-qa for DEMO-1's manual case reads-well. The dashboard's "Needs you" shows it; to answer it as @${REVIEWER}, from a checkout of the demo repository:`,
+            );
             console.log(`  YOKE_URL=${sandbox.yokeUrl} YOKE_TOKEN=${sandbox.personToken(REVIEWER)} ${command}`);
             console.log('Delivery then goes on to production.\n');
           },
         }
       : undefined;
-    const d = await deliverDemo(sandbox, { dropAnswers: opts.dropAnswers, log: (l) => console.log(l), timeoutMs: hold ? 24 * 3600_000 : Math.max(10_000, deadline - Date.now()), ...(hold ? { hold } : {}) });
+    const d = await deliverDemo(sandbox, {
+      dropAnswers: opts.dropAnswers,
+      log: (l) => console.log(l),
+      timeoutMs: hold ? 24 * 3600_000 : Math.max(10_000, deadline - Date.now()),
+      ...(hold ? { hold } : {}),
+    });
     console.log(`\ndeployment run ${d.run}: ${d.status}; the driver exited ${d.driverExits.join(', then ')}.`);
-    console.log(`Deployments, their statuses and yoke's answer to production's protection rule: ${sandbox.forge.url}/${DEMO_REPO}/deployments`);
-    if (opts.dropAnswers) console.log(`${d.dropped} dispatch answers were dropped; ${d.recovered} result waits recovered them.`);
+    console.log(
+      `Deployments, their statuses and yoke's answer to production's protection rule: ${sandbox.forge.url}/${DEMO_REPO}/deployments`,
+    );
+    if (opts.dropAnswers)
+      console.log(`${d.dropped} dispatch answers were dropped; ${d.recovered} result waits recovered them.`);
     if (d.status !== 'succeeded') exitCode = 1;
   } catch (err) {
     console.error(`\n${err instanceof Error ? err.message : err}`);
@@ -154,10 +223,14 @@ const rows = await sandbox.summary();
 console.log(`\n${formatSummary(rows)}\n`);
 const merged = rows.filter((r) => r.state === 'merged').length;
 const delivered = rows.filter((r) => r.closeout.startsWith('delivered')).length;
-console.log(`${merged} of ${rows.length} issues merged${opts.deliver ? `, ${delivered} delivered and closed out` : ''} in ${((Date.now() - started) / 1000).toFixed(1)}s.`);
-if ((await sandbox.paused())) {
+console.log(
+  `${merged} of ${rows.length} issues merged${opts.deliver ? `, ${delivered} delivered and closed out` : ''} in ${((Date.now() - started) / 1000).toFixed(1)}s.`,
+);
+if (await sandbox.paused()) {
   console.log(`${DEMO_REPO} is paused. To recover: comment "/yoke reset" on an issue, or`);
-  console.log(`  curl -X POST -H 'Authorization: Bearer ${sandbox.apiToken}' ${sandbox.yokeUrl}/yoke/api/repos/${DEMO_REPO}/reset`);
+  console.log(
+    `  curl -X POST -H 'Authorization: Bearer ${sandbox.apiToken}' ${sandbox.yokeUrl}/yoke/api/repos/${DEMO_REPO}/reset`,
+  );
 }
 if (merged < rows.length || (opts.deliver && delivered < rows.length)) exitCode = exitCode || 1;
 

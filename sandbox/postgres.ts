@@ -48,7 +48,10 @@ function runAs(): { uid: number; gid: number } | null {
   const id = (flag: string) => Number(spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' }).stdout.trim());
   const uid = id('-u');
   const gid = id('-g');
-  if (!Number.isInteger(uid) || uid <= 0) throw new Error('PostgreSQL cannot run as root, and there is no `postgres` user to run it as: install Debian\'s `postgresql` package, or run as another user.');
+  if (!Number.isInteger(uid) || uid <= 0)
+    throw new Error(
+      "PostgreSQL cannot run as root, and there is no `postgres` user to run it as: install Debian's `postgresql` package, or run as another user.",
+    );
   return { uid, gid };
 }
 
@@ -60,7 +63,11 @@ export async function startPostgres(opts: { bin?: string; maxConnections?: numbe
   if (user) chownSync(dir, user.uid, user.gid);
   const as = user ? { uid: user.uid, gid: user.gid } : {};
   const data = join(dir, 'data');
-  const init = spawnSync(join(bin, 'initdb'), ['-D', data, '-U', 'yoke', '--auth=trust', '-E', 'UTF8', '--no-locale', '--no-sync'], { encoding: 'utf8', ...as });
+  const init = spawnSync(
+    join(bin, 'initdb'),
+    ['-D', data, '-U', 'yoke', '--auth=trust', '-E', 'UTF8', '--no-locale', '--no-sync'],
+    { encoding: 'utf8', ...as },
+  );
   if (init.status !== 0) {
     rmSync(dir, { recursive: true, force: true });
     throw new Error(`initdb failed: ${init.stderr || init.stdout}`);
@@ -69,7 +76,24 @@ export async function startPostgres(opts: { bin?: string; maxConnections?: numbe
   // Durability is not what these databases are for: speed is.
   const server: ChildProcess = spawn(
     join(bin, 'postgres'),
-    ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', `max_connections=${opts.maxConnections ?? 200}`],
+    [
+      '-D',
+      data,
+      '-p',
+      String(port),
+      '-k',
+      dir,
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'fsync=off',
+      '-c',
+      'synchronous_commit=off',
+      '-c',
+      'full_page_writes=off',
+      '-c',
+      `max_connections=${opts.maxConnections ?? 200}`,
+    ],
     { stdio: ['ignore', 'ignore', 'pipe'], ...as },
   );
   let log = '';
@@ -96,7 +120,8 @@ export async function startPostgres(opts: { bin?: string; maxConnections?: numbe
     pid: server.pid!,
     url,
     createDatabase: async (name, template) => {
-      for (const n of [name, template ?? 'template1']) if (!/^[a-z_][a-z0-9_]*$/.test(n)) throw new Error(`not a database name: ${n}`);
+      for (const n of [name, template ?? 'template1'])
+        if (!/^[a-z_][a-z0-9_]*$/.test(n)) throw new Error(`not a database name: ${n}`);
       const admin = postgresSql(url(), { max: 1 });
       try {
         await admin.exec(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);

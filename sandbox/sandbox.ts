@@ -1,8 +1,6 @@
-import type { Closeout } from '../src/store/closeouts.js';
 import type { ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
@@ -11,48 +9,34 @@ import type { YokeRuntime } from '../src/app.js';
 import { startYoke, type StartedYoke } from '../src/server.js';
 import { isPaused } from '../src/fleet/repo-state.js';
 import type { Run } from '../src/store/runs.js';
-import { DEMO_AGENT, DEMO_FILES, DEMO_REPO, DEMO_TASKS, MAINTAINER, ONLOOKER, REVIEWER, STATE_TOKEN, YOKE_URL_TOKEN, demoEnvironments, demoRunScript, issueBody, shippedWorkflow, type DemoTask } from './demo-repo.js';
+import {
+  DEMO_AGENT,
+  DEMO_FILES,
+  DEMO_REPO,
+  DEMO_TASKS,
+  MAINTAINER,
+  ONLOOKER,
+  REVIEWER,
+  STATE_TOKEN,
+  YOKE_URL_TOKEN,
+  demoEnvironments,
+  demoRunScript,
+  issueBody,
+  shippedWorkflow,
+} from './demo-repo.js';
 import { AGENT_CLI_DIR, agentCliBin, demoScript } from './agent-clis.js';
 import { ScriptedModel } from './models/scripted-model.js';
 import { EmbeddedForge, type ForgeRepo } from './forge-server.js';
 import { findPostgresBin, startPostgres, type LocalPostgres } from './postgres.js';
 import { startYokeProcess, stopYokeProcess } from './yoke-process.js';
+import { summarizeIssues, type IssueSummary } from './summary.js';
+import type { SandboxOptions } from './options.js';
+import { freePort } from './yoke-process.js';
 
 // The whole pipeline on one machine: an embedded forge seeded with the demo repository,
 // and yoke started against it through GHE_HOST, as a GitHub Enterprise Server deployment would be.
 
-export interface SandboxOptions {
-  launcher: 'actions' | 'command';
-  /** Two yoke processes on a PostgreSQL started here: webhooks go to this one, run reports to the other. */
-  postgres?: boolean;
-  failAgent: number;
-  dataDir?: string;
-  tickSeconds?: number;
-  reaperSeconds?: number;
-  logLevel?: string;
-  /** How many of the demo issues to open (all five by default). */
-  issues?: number;
-  /** Makes each AFK run take this much longer (to catch one live). */
-  agentDelayMs?: number;
-  /** Keep every response the forge serves, from its first (for the conformance test). */
-  recordResponses?: boolean;
-  /** The issues to open instead of the demo's (the attack suite adds its own). */
-  tasks?: DemoTask[];
-  /** Files of the demo repository to replace (the attack suite turns fix-forward off, say). */
-  files?: Record<string, string>;
-  /** yoke's own settings to change (YOKE_IDLE_PROBE_SECONDS, say). */
-  env?: Record<string, string>;
-  /** A real agent CLI instead of the demo agent, through its shipped workflow and a scripted model. */
-  agent?: 'claude-code' | 'codex';
-  /** The scripted model the agent talks to (the demo's by default). */
-  model?: ScriptedModel;
-  /**
-   * Where yoke's log goes: the console (`npm run sandbox`), or kept in
-   * `logged` (the default: a test that provokes a warning asserts on it, and a
-   * passing run prints none).
-   */
-  log?: 'console' | 'capture';
-}
+export type { SandboxOptions } from './options.js';
 
 /** One line of yoke's log, as pino wrote it. */
 export interface LogLine {
@@ -69,30 +53,6 @@ const here = dirname(fileURLToPath(import.meta.url));
 const AGENT = resolve(here, 'agents', 'demo-run.ts');
 /** How the demo agent is started: node with tsx's loader (resolved here, so any working directory will do). */
 export const AGENT_COMMAND = `node --import ${JSON.stringify(import.meta.resolve('tsx'))} ${JSON.stringify(AGENT)}`;
-
-async function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.once('error', rej);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => res(port));
-    });
-  });
-}
-
-export interface IssueSummary {
-  number: number;
-  title: string;
-  state: 'merged' | 'stuck' | 'open';
-  runs: { id: string; kind: string; outcome: string }[];
-  verdicts: string[];
-  merge: string;
-  /** The deployment run that took it, its QA result, and its close-out ('-' before delivery). */
-  deployment: string;
-  qa: string;
-  closeout: string;
-}
 
 export class Sandbox {
   forge!: EmbeddedForge;
@@ -141,24 +101,40 @@ export class Sandbox {
   model: ScriptedModel | null = null;
 
   /** With a real agent: its shipped workflow, its CLI on the runner's PATH, and repository secrets pointing it at the scripted model. */
-  private async agentSetup(): Promise<{ files: Record<string, string>; env: Record<string, string>; secrets: Record<string, string> }> {
+  private async agentSetup(): Promise<{
+    files: Record<string, string>;
+    env: Record<string, string>;
+    secrets: Record<string, string>;
+  }> {
     const agent = this.opts.agent;
     if (!agent) return { files: {}, env: {}, secrets: {} };
     const bin = agentCliBin(agent === 'claude-code' ? 'claude' : 'codex');
-    if (!bin) throw new Error(`The ${agent} CLI is not installed: run \`bash bin/install-agents\` (it fills ${AGENT_CLI_DIR}).`);
+    if (!bin)
+      throw new Error(
+        `The ${agent} CLI is not installed: run \`bash bin/install-agents\` (it fills ${AGENT_CLI_DIR}).`,
+      );
     this.model = this.opts.model ?? new ScriptedModel({ script: demoScript(this.tasks) });
     const url = await this.model.start();
     // Shaped as real keys are, so what finds a real one (TR16) finds these.
     const secrets: Record<string, string> =
-      agent === 'claude-code' ? { ANTHROPIC_API_KEY: 'sk-ant-sandbox-key-0123456789', ANTHROPIC_BASE_URL: url } : { CODEX_API_KEY: 'sk-sandbox-key-0123456789abcdef', OPENAI_BASE_URL: `${url}/v1`, CODEX_MODEL: 'gpt-5.5' };
-    return { files: { '.github/workflows/yoke-run.yml': shippedWorkflow(agent) }, env: { PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}` }, secrets };
+      agent === 'claude-code'
+        ? { ANTHROPIC_API_KEY: 'sk-ant-sandbox-key-0123456789', ANTHROPIC_BASE_URL: url }
+        : { CODEX_API_KEY: 'sk-sandbox-key-0123456789abcdef', OPENAI_BASE_URL: `${url}/v1`, CODEX_MODEL: 'gpt-5.5' };
+    return {
+      files: { '.github/workflows/yoke-run.yml': shippedWorkflow(agent) },
+      env: { PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}` },
+      secrets,
+    };
   }
 
   async start(): Promise<void> {
     this.yokePort = await freePort();
     if (this.opts.postgres) {
       const bin = findPostgresBin();
-      if (!bin) throw new Error('--postgres needs PostgreSQL: `apt-get install -y postgresql` (its programs are looked for on PATH and in /usr/lib/postgresql/*/bin).');
+      if (!bin)
+        throw new Error(
+          '--postgres needs PostgreSQL: `apt-get install -y postgresql` (its programs are looked for on PATH and in /usr/lib/postgresql/*/bin).',
+        );
       this.pg = await startPostgres({ bin });
       this.databaseUrl = await this.pg.createDatabase('yoke');
       this.secondPort = await freePort();
@@ -183,18 +159,29 @@ export class Sandbox {
       collaborators: { [MAINTAINER]: 'admin', [DEMO_AGENT]: 'write', [REVIEWER]: 'maintain', [ONLOOKER]: 'read' },
     });
     Object.assign(this.repo.secrets, agent.secrets);
-    for (const e of demoEnvironments(this.forge.opts.appSlug)) this.forge.deployments.setEnvironment(this.repo, e.name, e.ruleApps);
-    for (const task of this.tasks) this.forge.createIssue(this.repo, this.forge.user(MAINTAINER), task.title, issueBody(task), ['yoke:afk']);
+    for (const e of demoEnvironments(this.forge.opts.appSlug))
+      this.forge.deployments.setEnvironment(this.repo, e.name, e.ruleApps);
+    for (const task of this.tasks)
+      this.forge.createIssue(this.repo, this.forge.user(MAINTAINER), task.title, issueBody(task), ['yoke:afk']);
     this.forge.webhook = { url: `${this.yokeUrl}/api/github/webhooks`, secret: WEBHOOK_SECRET };
     await this.startYoke();
   }
 
   /** The demo's files, its agent in run.sh (this sandbox's tasks), a real agent's workflow, the test's own; the state folder and yoke's URL filled in. */
   private seededFiles(agentFiles: Record<string, string>): Record<string, string> {
-    const runSh = demoRunScript({ tasks: this.tasks, failFirst: this.opts.failAgent, delayMs: this.opts.agentDelayMs ?? 0 });
+    const runSh = demoRunScript({
+      tasks: this.tasks,
+      failFirst: this.opts.failAgent,
+      delayMs: this.opts.agentDelayMs ?? 0,
+    });
     const files = { ...DEMO_FILES, '.github/yoke/run.sh': runSh, ...agentFiles, ...this.opts.files };
     const state = join(this.dataDir, 'state');
-    return Object.fromEntries(Object.entries(files).map(([path, text]) => [path, text.replaceAll(STATE_TOKEN, state).replaceAll(YOKE_URL_TOKEN, this.yokeUrl)]));
+    return Object.fromEntries(
+      Object.entries(files).map(([path, text]) => [
+        path,
+        text.replaceAll(STATE_TOKEN, state).replaceAll(YOKE_URL_TOKEN, this.yokeUrl),
+      ]),
+    );
   }
 
   /** yoke's environment here: what a database door on this machine would be given. */
@@ -230,7 +217,9 @@ export class Sandbox {
       // Runs report where yoke's public URL says: with --postgres, the second process.
       YOKE_PUBLIC_URL: this.reportUrl,
       YOKE_API_TOKENS: this.apiToken,
-      YOKE_PERSON_TOKENS: [MAINTAINER, DEMO_AGENT, REVIEWER, ONLOOKER].map((l) => `${l}:${this.personToken(l)}`).join(','),
+      YOKE_PERSON_TOKENS: [MAINTAINER, DEMO_AGENT, REVIEWER, ONLOOKER]
+        .map((l) => `${l}:${this.personToken(l)}`)
+        .join(','),
       YOKE_DASHBOARD_REFRESH_SECONDS: '1',
       YOKE_OIDC_ISSUER: `${this.forge.url}/_actions/oidc`,
       YOKE_LAUNCHER: this.opts.launcher,
@@ -248,7 +237,9 @@ export class Sandbox {
         YOKE_SANDBOX_FAIL_AGENT: String(this.opts.failAgent),
         YOKE_SANDBOX_AGENT_DELAY_MS: String(this.opts.agentDelayMs ?? 0),
       };
-      env.YOKE_COMMAND = `${Object.entries(runEnv).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(' ')} ${AGENT_COMMAND}`;
+      env.YOKE_COMMAND = `${Object.entries(runEnv)
+        .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+        .join(' ')} ${AGENT_COMMAND}`;
     }
     return env;
   }
@@ -319,16 +310,26 @@ export class Sandbox {
   async issueState(number: number): Promise<IssueSummary['state']> {
     const issue = this.repo.issues.get(number)!;
     if (issue.state === 'closed') return 'merged';
-    const pulls = [...this.repo.issues.values()].filter((i) => i.pull && i.state === 'open' && new RegExp(`Closes #${number}\\b`).test(i.body));
+    const pulls = [...this.repo.issues.values()].filter(
+      (i) => i.pull && i.state === 'open' && new RegExp(`Closes #${number}\\b`).test(i.body),
+    );
     if (pulls.some((p) => p.labels.includes('yoke:stuck'))) return 'stuck';
     // Landers and fixes go on while paused: only an issue without a claim PR is stuck by a pause.
-    if ((await this.paused()) && pulls.length === 0 && !(await this.runtime.store.runs.listLive()).some((r) => r.issueNumber === number)) return 'stuck';
+    if (
+      (await this.paused()) &&
+      pulls.length === 0 &&
+      !(await this.runtime.store.runs.listLive()).some((r) => r.issueNumber === number)
+    )
+      return 'stuck';
     return 'open';
   }
 
   /** What the operator API answers; the sandbox shows it. */
   async api(method: string, path: string): Promise<{ status: number; body: unknown }> {
-    const res = await fetch(`${this.yokeUrl}${path}`, { method, headers: { authorization: `Bearer ${this.apiToken}` } });
+    const res = await fetch(`${this.yokeUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${this.apiToken}` },
+    });
     return { status: res.status, body: await res.json() };
   }
 
@@ -346,36 +347,12 @@ export class Sandbox {
   }
 
   async summary(): Promise<IssueSummary[]> {
-    const runs = await this.runs();
-    const closeouts = new Map<string, Closeout[]>();
-    for (const r of (await this.runtime.store.deploymentRuns.list())) closeouts.set(r.id, await this.runtime.store.closeouts.forRun(r.id));
-    const states = await Promise.all(this.tasks.map((_, idx) => this.issueState(idx + 1)));
-    const { store } = this.runtime;
-    const deliveries = await Promise.all(
-      (await store.deploymentRuns.list()).map(async (run) => ({ run, members: await store.deploymentRuns.members(run.id), qa: await store.qa.memberStages(run.id, 'staging-qa') })),
-    );
-    return this.tasks.map((task, idx) => {
-      const number = idx + 1;
-      const issue = this.repo.issues.get(number)!;
-      const pulls = [...this.repo.issues.values()].filter((i) => i.pull && new RegExp(`Closes #${number}\\b`).test(i.body));
-      const prNumbers = new Set(pulls.map((p) => p.number));
-      const mine = runs.filter((r) => r.issueNumber === number || (r.prNumber !== null && prNumbers.has(r.prNumber)));
-      const merged = pulls.find((p) => p.pull?.merged);
-      const delivery = deliveries.find((d) => d.members.some((m) => m.issueNumber === number && m.removedAt === null));
-      const run = delivery?.run;
-      const qa = delivery?.qa.find((m) => m.issueNumber === number);
-      const closed = run ? closeouts.get(run.id)?.find((c) => c.issueNumber === number) : undefined;
-      return {
-        number,
-        title: issue.title,
-        state: states[idx]!,
-        runs: mine.map((r) => ({ id: r.id, kind: r.kind, outcome: r.outcome ?? r.status })),
-        verdicts: mine.filter((r) => r.verdict).map((r) => `${r.verdict}@${r.headSha?.slice(0, 7)}`),
-        merge: merged ? `#${merged.number} → ${merged.pull!.mergeCommitSha!.slice(0, 7)}` : '-',
-        deployment: run ? `${run.id} (${run.status})` : '-',
-        qa: qa ? (qa.settledAt !== null ? 'accepted' : qa.refusal ? 'refused' : 'waiting') : '-',
-        closeout: closed ? (closed.state === 'closed' ? `delivered #${number}` : closed.state) : '-',
-      };
+    return summarizeIssues({
+      runs: await this.runs(),
+      store: this.runtime.store,
+      tasks: this.tasks,
+      repo: this.repo,
+      issueState: (n) => this.issueState(n),
     });
   }
 

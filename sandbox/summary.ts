@@ -1,13 +1,105 @@
-import type { IssueSummary } from './sandbox.js';
+import type { Closeout } from '../src/store/closeouts.js';
+import type { Run } from '../src/store/runs.js';
+import type { Store } from '../src/store/store.js';
+import type { DemoTask } from './demo-repo.js';
+import type { ForgeRepo } from './forge-server.js';
 
 // The sandbox's end table: for each issue, its runs, verdicts, merge and delivery.
 
+export interface IssueSummary {
+  number: number;
+  title: string;
+  state: 'merged' | 'stuck' | 'open';
+  runs: { id: string; kind: string; outcome: string }[];
+  verdicts: string[];
+  merge: string;
+  /** The deployment run that took it, its QA result, and its close-out ('-' before delivery). */
+  deployment: string;
+  qa: string;
+  closeout: string;
+}
+
+export interface SummaryDeps {
+  runs: readonly Run[];
+  store: Store;
+  tasks: readonly DemoTask[];
+  repo: ForgeRepo;
+  issueState: (number: number) => Promise<IssueSummary['state']>;
+}
+
+/** Each demo issue as the end table shows it, read from yoke's store and the forge. */
+export async function summarizeIssues(deps: SummaryDeps): Promise<IssueSummary[]> {
+  const closeouts = new Map<string, Closeout[]>();
+  for (const r of await deps.store.deploymentRuns.list()) closeouts.set(r.id, await deps.store.closeouts.forRun(r.id));
+  const states = await Promise.all(deps.tasks.map((_, idx) => deps.issueState(idx + 1)));
+  const { store } = deps;
+  const deliveries = await Promise.all(
+    (await store.deploymentRuns.list()).map(async (run) => ({
+      run,
+      members: await store.deploymentRuns.members(run.id),
+      qa: await store.qa.memberStages(run.id, 'staging-qa'),
+    })),
+  );
+  return deps.tasks.map((task, idx) => {
+    const number = idx + 1;
+    const issue = deps.repo.issues.get(number)!;
+    const pulls = [...deps.repo.issues.values()].filter(
+      (i) => i.pull && new RegExp(`Closes #${number}\\b`).test(i.body),
+    );
+    const prNumbers = new Set(pulls.map((p) => p.number));
+    const mine = deps.runs.filter(
+      (r) => r.issueNumber === number || (r.prNumber !== null && prNumbers.has(r.prNumber)),
+    );
+    const merged = pulls.find((p) => p.pull?.merged);
+    const delivery = deliveries.find((d) => d.members.some((m) => m.issueNumber === number && m.removedAt === null));
+    const run = delivery?.run;
+    const qa = delivery?.qa.find((m) => m.issueNumber === number);
+    const closed = run ? closeouts.get(run.id)?.find((c) => c.issueNumber === number) : undefined;
+    return {
+      number,
+      title: issue.title,
+      state: states[idx]!,
+      runs: mine.map((r) => ({ id: r.id, kind: r.kind, outcome: r.outcome ?? r.status })),
+      verdicts: mine.filter((r) => r.verdict).map((r) => `${r.verdict}@${r.headSha?.slice(0, 7)}`),
+      merge: merged ? `#${merged.number} → ${merged.pull!.mergeCommitSha!.slice(0, 7)}` : '-',
+      deployment: run ? `${run.id} (${run.status})` : '-',
+      qa: qa ? (qa.settledAt !== null ? 'accepted' : qa.refusal ? 'refused' : 'waiting') : '-',
+      closeout: closed ? (closed.state === 'closed' ? `delivered #${number}` : closed.state) : '-',
+    };
+  });
+}
+
 export function formatSummary(rows: IssueSummary[]): string {
   const delivered = rows.some((r) => r.deployment !== '-');
-  const table = [['issue', 'title', 'state', 'runs', 'verdicts', 'merge', ...(delivered ? ['deployment run', 'QA', 'close-out'] : [])]];
+  const table = [
+    [
+      'issue',
+      'title',
+      'state',
+      'runs',
+      'verdicts',
+      'merge',
+      ...(delivered ? ['deployment run', 'QA', 'close-out'] : []),
+    ],
+  ];
   for (const r of rows) {
-    table.push([`#${r.number}`, r.title, r.state, r.runs.map((x) => `${x.kind}:${x.outcome}`).join(' ') || '-', r.verdicts.join(' ') || '-', r.merge, ...(delivered ? [r.deployment, r.qa, r.closeout] : [])]);
+    table.push([
+      `#${r.number}`,
+      r.title,
+      r.state,
+      r.runs.map((x) => `${x.kind}:${x.outcome}`).join(' ') || '-',
+      r.verdicts.join(' ') || '-',
+      r.merge,
+      ...(delivered ? [r.deployment, r.qa, r.closeout] : []),
+    ]);
   }
   const widths = table[0]!.map((_, c) => Math.max(...table.map((row) => row[c]!.length)));
-  return table.map((row) => row.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd()).join('\n');
+  return table
+    .map((row) =>
+      row
+        .map((cell, c) => cell.padEnd(widths[c]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }

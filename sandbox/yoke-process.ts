@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 
@@ -13,9 +14,15 @@ export async function startYokeProcess(env: Record<string, string>, url: string)
   let err = '';
   child.stderr!.on('data', (c: Buffer) => (err = (err + c.toString()).slice(-4000)));
   child.stdout!.resume();
-  for (const until = Date.now() + 30_000; ; ) {
+  for (const until = Date.now() + 30_000; ;) {
     if (child.exitCode !== null) throw new Error(`the second yoke process exited ${child.exitCode}: ${err}`);
-    if (await fetch(`${url}/yoke/api/health`).then((r) => r.ok, () => false)) return child;
+    if (
+      await fetch(`${url}/yoke/api/health`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return child;
     if (Date.now() > until) {
       child.kill('SIGKILL');
       throw new Error(`the second yoke process did not answer within 30 s: ${err}`);
@@ -31,4 +38,16 @@ export async function stopYokeProcess(child: ChildProcess): Promise<void> {
   child.kill('SIGTERM');
   await Promise.race([gone, new Promise((r) => setTimeout(r, 5000))]);
   child.kill('SIGKILL');
+}
+
+/** A free port on loopback, for a yoke process the sandbox starts. */
+export async function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.once('error', rej);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => res(port));
+    });
+  });
 }

@@ -4,7 +4,13 @@ import { systemClock, systemTimers, type Clock, type Timers } from './kernel/clo
 import { handlePolledComments } from './commands/handle.js';
 import type { OperatorSettings } from './config/env.js';
 import { resolveSettings } from './config/settings.js';
-import { DEFAULT_VISIBILITY_POLICY, DEFAULT_CLOSEOUT_POLICY, DEFAULT_LABEL_POLICY, DEFAULT_COMMAND_POLICY, type FleetContext } from './fleet/context.js';
+import {
+  DEFAULT_VISIBILITY_POLICY,
+  DEFAULT_CLOSEOUT_POLICY,
+  DEFAULT_LABEL_POLICY,
+  DEFAULT_COMMAND_POLICY,
+  type FleetContext,
+} from './fleet/context.js';
 import { Engine } from './fleet/engine.js';
 import type { BudgetBook } from './forge/budget.js';
 import type { CacheStats } from './forge/conditional-cache.js';
@@ -61,7 +67,10 @@ export interface YokeRuntime {
   stop(): Promise<void>;
 }
 
-export function createYokeApp(overrides: YokeOverrides = {}): { appFn: ApplicationFunction; runtime: Promise<YokeRuntime> } {
+export function createYokeApp(overrides: YokeOverrides = {}): {
+  appFn: ApplicationFunction;
+  runtime: Promise<YokeRuntime>;
+} {
   let resolveRuntime!: (r: YokeRuntime) => void;
   let rejectRuntime!: (e: unknown) => void;
   const runtime = new Promise<YokeRuntime>((res, rej) => {
@@ -80,7 +89,11 @@ export function createYokeApp(overrides: YokeOverrides = {}): { appFn: Applicati
   return { appFn, runtime };
 }
 
-async function wire(app: Probot, addHandler: (handler: ReturnType<typeof createApiHandler>) => void, overrides: YokeOverrides): Promise<YokeRuntime> {
+async function wire(
+  app: Probot,
+  addHandler: (handler: ReturnType<typeof createApiHandler>) => void,
+  overrides: YokeOverrides,
+): Promise<YokeRuntime> {
   const settings = resolveSettings(overrides);
   const clock = overrides.clock ?? systemClock;
   const timers = overrides.timers ?? systemTimers;
@@ -96,23 +109,38 @@ async function wire(app: Probot, addHandler: (handler: ReturnType<typeof createA
   // The launcher tells the engine when a child exits, so it is built before the engine exists.
   let engine: Engine | null = null;
   let fleet!: FleetContext;
-  const reapNow = () => void engine?.reaperTick().catch((err) => app.log.error({ err: String(err) }, 'reaper pass failed'));
+  const reapNow = () =>
+    void engine?.reaperTick().catch((err) => app.log.error({ err: String(err) }, 'reaper pass failed'));
   const launcher: Launcher =
     settings.launcher === 'actions'
-      ? new ActionsLauncher({ forge, now: () => clock.now(), unseenGraceMs: settings.dispatchGraceMs, runnerSha256: async () => (await runnerBundle()).sha256 })
+      ? new ActionsLauncher({
+          forge,
+          now: () => clock.now(),
+          unseenGraceMs: settings.dispatchGraceMs,
+          runnerSha256: async () => (await runnerBundle()).sha256,
+        })
       : new CommandLauncher({
           command: settings.command!,
           logDir: `${settings.dbPath}.runs`,
           onExit: (runId, kind, exit) => {
             // A lander's exit is its verdict's last word; the reaper runs after it either way (and ends a run it could not record).
             const recorded = kind === 'lander' ? recordLanderExit(fleet, runId, exit) : Promise.resolve();
-            void recorded.catch((err: unknown) => app.log.error({ run: runId, err: String(err) }, 'could not record the lander exit')).finally(reapNow);
+            void recorded
+              .catch((err: unknown) =>
+                app.log.error({ run: runId, err: String(err) }, 'could not record the lander exit'),
+              )
+              .finally(reapNow);
           },
         });
   // TR12: this process's lease: what it reserves and claims is its own until the lease lapses.
   const lease = await startProcessLease({ store, clock, timers, log: app.log }, DEFAULT_PROCESS_LEASE);
   // One leader for the ticks, however many processes share the store.
-  const leadership = new Leadership({ leaders: store.leaders, processId: lease.id, log: app.log, policy: DEFAULT_LEADERSHIP });
+  const leadership = new Leadership({
+    leaders: store.leaders,
+    processId: lease.id,
+    log: app.log,
+    policy: DEFAULT_LEADERSHIP,
+  });
   const ticking = overrides.startTicks !== false;
   engine = new Engine({
     lead: () => leadership.fence(),
@@ -151,12 +179,28 @@ async function wire(app: Probot, addHandler: (handler: ReturnType<typeof createA
   const running = engine;
 
   // TR13: a webhook asks for a reap; only the leader reaps (a follower's pass would launch too), behind its fence (TR31).
-  const reapLed = (fence: Fence | null) => void (fence && engine?.reaperTick(fence).catch((err: unknown) => err instanceof LeadershipLost || app.log.error({ err: String(err) }, 'reaper pass failed')));
-  const reapIfLeading = () => void leadership.fence().then(reapLed, (err: unknown) => app.log.error({ err: String(err) }, 'could not ask who leads'));
+  const reapLed = (fence: Fence | null) =>
+    void (
+      fence &&
+      engine
+        ?.reaperTick(fence)
+        .catch(
+          (err: unknown) => err instanceof LeadershipLost || app.log.error({ err: String(err) }, 'reaper pass failed'),
+        )
+    );
+  const reapIfLeading = () =>
+    void leadership
+      .fence()
+      .then(reapLed, (err: unknown) => app.log.error({ err: String(err) }, 'could not ask who leads'));
   registerWebhooks(app, { fleet, store, forge, clock, reap: reapIfLeading });
 
   // Always on: Actions runs launched before a switch to the command launcher can still report.
-  const oidc = new OidcVerifier({ issuer: settings.oidcIssuer, jwksUrl: settings.oidcJwksUrl, audience: settings.publicUrl, now: () => clock.now() });
+  const oidc = new OidcVerifier({
+    issuer: settings.oidcIssuer,
+    jwksUrl: settings.oidcJwksUrl,
+    audience: settings.publicUrl,
+    now: () => clock.now(),
+  });
   addHandler(
     createApiHandler({
       fleet,
@@ -198,7 +242,10 @@ async function wire(app: Probot, addHandler: (handler: ReturnType<typeof createA
       .catch((err) => err instanceof LeadershipLost || app.log.warn({ err: String(err) }, 'close-out sweep failed'))
       .finally(() => (sweeping = false));
   }, settings.reaperMs);
-  app.log.info({ cap: settings.globalCap, launcher: launcher.name, db: printable(settings.database) }, 'yoke is running');
+  app.log.info(
+    { cap: settings.globalCap, launcher: launcher.name, db: printable(settings.database) },
+    'yoke is running',
+  );
   return {
     engine: running,
     fleet,

@@ -28,16 +28,26 @@ export interface Door {
 
 export async function openDatabaseDoor(env: Record<string, string | undefined>, database: string): Promise<Door> {
   const token = `door-${randomBytes(24).toString('hex')}`;
-  const where = isPostgresUrl(database) ? { YOKE_DATABASE_URL: database } : { YOKE_DB_PATH: database, YOKE_DATABASE_URL: undefined };
+  const where = isPostgresUrl(database)
+    ? { YOKE_DATABASE_URL: database }
+    : { YOKE_DB_PATH: database, YOKE_DATABASE_URL: undefined };
   const settings = { ...resolveSettings({ env: { ...env, ...where } }), apiTokens: [token] };
   // TR30: the key is read from its file and kept in no environment, so nothing the door's driver runs can read it from /proc.
-  if (env.PRIVATE_KEY) throw new Error('The database door reads the app\'s key from its file, never from the environment, where the commands it runs could read it: unset PRIVATE_KEY and set PRIVATE_KEY_PATH to the .pem file.');
-  if (!env.APP_ID || !env.PRIVATE_KEY_PATH) throw new Error('The database door needs the app\'s credentials: set APP_ID, and PRIVATE_KEY_PATH to the app\'s .pem file, as the server has them.');
+  if (env.PRIVATE_KEY)
+    throw new Error(
+      "The database door reads the app's key from its file, never from the environment, where the commands it runs could read it: unset PRIVATE_KEY and set PRIVATE_KEY_PATH to the .pem file.",
+    );
+  if (!env.APP_ID || !env.PRIVATE_KEY_PATH)
+    throw new Error(
+      "The database door needs the app's credentials: set APP_ID, and PRIVATE_KEY_PATH to the app's .pem file, as the server has them.",
+    );
   let privateKey: string;
   try {
     privateKey = readFileSync(env.PRIVATE_KEY_PATH, 'utf8');
   } catch {
-    throw new Error(`The database door could not read PRIVATE_KEY_PATH (${env.PRIVATE_KEY_PATH}): point it at the app's .pem file.`);
+    throw new Error(
+      `The database door could not read PRIVATE_KEY_PATH (${env.PRIVATE_KEY_PATH}): point it at the app's .pem file.`,
+    );
   }
   const store = await openStoreAt(database, { mustExist: true });
   const cacheStats: CacheStats = { requests: 0, notModified: 0 };
@@ -49,7 +59,13 @@ export async function openDatabaseDoor(env: Record<string, string | undefined>, 
     appId: env.APP_ID,
     privateKey,
     ...(baseUrl ? { baseUrl } : {}),
-    Octokit: yokeOctokit(store, systemClock, cacheStats, clientPolicy(settings.throttle, settings.maxRequestsInFlight), null),
+    Octokit: yokeOctokit(
+      store,
+      systemClock,
+      cacheStats,
+      clientPolicy(settings.throttle, settings.maxRequestsInFlight),
+      null,
+    ),
   } as ConstructorParameters<typeof Probot>[0]);
   // No ticks: the door dispatches; the server (when it is back) runs the fleet.
   const { appFn, runtime } = createYokeApp({ settings, store, cacheStats, startTicks: false });
@@ -65,7 +81,9 @@ export async function openDatabaseDoor(env: Record<string, string | undefined>, 
     }
   };
   // A handler that throws answers 500 rather than leaving the request hanging and the rejection unhandled.
-  const server = createServer((req, res) => void serve(req, res).catch(() => (res.headersSent ? res.destroy() : (res.writeHead(500), res.end()))));
+  const server = createServer(
+    (req, res) => void serve(req, res).catch(() => (res.headersSent ? res.destroy() : (res.writeHead(500), res.end()))),
+  );
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,

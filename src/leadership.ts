@@ -51,10 +51,15 @@ export class Leadership {
       holder = leader.holder;
       if (lead) this.epoch = leader.epoch;
     } catch (err) {
-      if (this.leading) log.warn({ process: processId, err: String(err) }, 'could not renew the lead of the ticks; this process stops ticking until it can');
+      if (this.leading)
+        log.warn(
+          { process: processId, err: String(err) },
+          'could not renew the lead of the ticks; this process stops ticking until it can',
+        );
     }
     if (lead && !this.leading) log.info({ process: processId }, 'this process leads the ticks');
-    if (!lead && this.leading && holder) log.warn({ process: processId, leader: holder }, 'another process leads the ticks now');
+    if (!lead && this.leading && holder)
+      log.warn({ process: processId, leader: holder }, 'another process leads the ticks now');
     this.leading = lead;
     return lead;
   }
@@ -73,7 +78,11 @@ export class Leadership {
       epoch,
       check: async (step) => {
         if (!lost && (await leaders.stillLeads(TICKS_ROLE, processId, epoch).catch(() => false))) return;
-        if (!lost) log.warn({ process: processId, epoch, step }, 'this process lost the lead mid-tick; the rest of the tick writes nothing outside the store');
+        if (!lost)
+          log.warn(
+            { process: processId, epoch, step },
+            'this process lost the lead mid-tick; the rest of the tick writes nothing outside the store',
+          );
         lost = true;
         throw new LeadershipLost(epoch, step);
       },

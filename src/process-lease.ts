@@ -73,7 +73,11 @@ export interface ProcessLeaseDeps {
 }
 
 /** Whether a recorded process is known dead from here: the same boot and pid namespace, and its pid gone or reused. */
-function knownDead(p: { machine: string; pid: number; pidStart: string }, self: ProcessIdentity, pidStart: (pid: number) => string | null): boolean {
+function knownDead(
+  p: { machine: string; pid: number; pidStart: string },
+  self: ProcessIdentity,
+  pidStart: (pid: number) => string | null,
+): boolean {
   if (!self.machine || p.machine !== self.machine || p.pid === self.pid) return false;
   const now = pidStart(p.pid);
   return now === null || (p.pidStart !== '' && now !== p.pidStart);
@@ -82,10 +86,16 @@ function knownDead(p: { machine: string; pid: number; pidStart: string }, self: 
 /** Ends the leases of the processes known dead from here, and fails what they left in flight. */
 export async function reapDeadProcesses(deps: ProcessLeaseDeps, selfId: string): Promise<string[]> {
   const self = deps.identity ?? localIdentity();
-  const dead = (await deps.store.processes.living()).filter((p) => p.id !== selfId && knownDead(p, self, deps.pidStart ?? pidStartOf));
+  const dead = (await deps.store.processes.living()).filter(
+    (p) => p.id !== selfId && knownDead(p, self, deps.pidStart ?? pidStartOf),
+  );
   for (const p of dead) await deps.store.processes.end(p.id);
   const failed = await deps.store.dispatchRequests.failLapsed(deps.clock.now());
-  if (dead.length || failed) deps.log.info({ dead: dead.map((p) => `${p.id} (pid ${p.pid})`), failed }, 'freed what stopped yoke processes held');
+  if (dead.length || failed)
+    deps.log.info(
+      { dead: dead.map((p) => `${p.id} (pid ${p.pid})`), failed },
+      'freed what stopped yoke processes held',
+    );
   return dead.map((p) => p.id);
 }
 
@@ -95,15 +105,20 @@ export interface ProcessLease {
 }
 
 /** Registers this process, frees what dead ones held, and renews the lease until stopped. */
-export async function startProcessLease(deps: ProcessLeaseDeps, policy: ProcessLeasePolicy, id: string = newProcessId()): Promise<ProcessLease> {
+export async function startProcessLease(
+  deps: ProcessLeaseDeps,
+  policy: ProcessLeasePolicy,
+  id: string = newProcessId(),
+): Promise<ProcessLease> {
   await deps.store.processes.register({ id, ...(deps.identity ?? localIdentity()), leaseMs: policy.leaseMs });
   await reapDeadProcesses(deps, id);
   const renew = async () => {
     try {
-      if (!(await deps.store.processes.renew(id, policy.leaseMs))) deps.log.warn({ process: id }, 'this process\'s lease was ended by another; what it held may be taken over');
+      if (!(await deps.store.processes.renew(id, policy.leaseMs)))
+        deps.log.warn({ process: id }, "this process's lease was ended by another; what it held may be taken over");
       await reapDeadProcesses(deps, id);
     } catch (err) {
-      deps.log.warn({ err: String(err) }, 'could not renew this process\'s lease');
+      deps.log.warn({ err: String(err) }, "could not renew this process's lease");
     }
   };
   const handle = deps.timers.setInterval(() => void renew(), policy.renewMs);

@@ -2,7 +2,13 @@ import { run, type Server } from 'probot';
 import { createYokeApp, type YokeRuntime } from './app.js';
 import { systemClock } from './kernel/clock.js';
 import { existsSync } from 'node:fs';
-import { appCredentialProblem, inSetupMode, setupWebhookUrl, webhookProxyProblem, webhookSecretProblem } from './config/env.js';
+import {
+  appCredentialProblem,
+  inSetupMode,
+  setupWebhookUrl,
+  webhookProxyProblem,
+  webhookSecretProblem,
+} from './config/env.js';
 import { SettingsError, resolveSettings } from './config/settings.js';
 import type { DestinationStream } from 'pino';
 import { createLogger } from './kernel/log.js';
@@ -22,7 +28,10 @@ export interface StartedYoke {
   stop(): Promise<void>;
 }
 
-export async function startYoke(env: Record<string, string | undefined>, opts: { destination?: DestinationStream | undefined } = {}): Promise<StartedYoke> {
+export async function startYoke(
+  env: Record<string, string | undefined>,
+  opts: { destination?: DestinationStream | undefined } = {},
+): Promise<StartedYoke> {
   const settings = resolveSettings({ env });
   const credentialProblem = appCredentialProblem(env, existsSync);
   if (credentialProblem) throw new SettingsError([credentialProblem]);
@@ -36,13 +45,27 @@ export async function startYoke(env: Record<string, string | undefined>, opts: {
     process.env.WEBHOOK_PROXY_URL = setupWebhookUrl(env);
     env = { ...env, WEBHOOK_PROXY_URL: undefined };
   }
-  const log = await createLogger({ level: env.LOG_LEVEL, logFormat: env.LOG_FORMAT === 'json' ? 'json' : 'pretty', ...(opts.destination ? { destination: opts.destination } : {}) });
+  const log = await createLogger({
+    level: env.LOG_LEVEL,
+    logFormat: env.LOG_FORMAT === 'json' ? 'json' : 'pretty',
+    ...(opts.destination ? { destination: opts.destination } : {}),
+  });
   const store = await openStoreAt(settings.database);
   const cacheStats: CacheStats = { requests: 0, notModified: 0 };
   // SC03: one budget per installation, planned against GitHub's secondary limits (off with throttling, for a server without them).
   const budget = settings.throttle ? new BudgetBook(GITHUB_SECONDARY_LIMITS, () => systemClock.now()) : null;
   const { appFn, runtime } = createYokeApp({ settings, store, cacheStats, budget: budget ?? undefined });
-  const server = await run(appFn, { env, log, Octokit: yokeOctokit(store, systemClock, cacheStats, clientPolicy(settings.throttle, settings.maxRequestsInFlight), budget) } as Parameters<typeof run>[1]);
+  const server = await run(appFn, {
+    env,
+    log,
+    Octokit: yokeOctokit(
+      store,
+      systemClock,
+      cacheStats,
+      clientPolicy(settings.throttle, settings.maxRequestsInFlight),
+      budget,
+    ),
+  } as Parameters<typeof run>[1]);
   return {
     server,
     runtime,

@@ -3,7 +3,17 @@ import { createHmac } from 'node:crypto';
 import nock from 'nock';
 import { describe, expect, it, vi } from 'vitest';
 import { encodeMarker } from '../src/forge/marker.js';
-import { BOT, REPO, WEBHOOK_SECRET, github, makeProbot, mockToken, publishedPayload, yamlConfig, type ProbotHarness } from './helpers/probot.js';
+import {
+  BOT,
+  REPO,
+  WEBHOOK_SECRET,
+  github,
+  makeProbot,
+  mockToken,
+  publishedPayload,
+  yamlConfig,
+  type ProbotHarness,
+} from './helpers/probot.js';
 import { isolateNock } from './helpers/nock.js';
 
 // Probot-level tests: published webhook payloads in, the exact GitHub calls out.
@@ -20,7 +30,16 @@ function mockListing(scope: nock.Scope): nock.Scope {
     .reply(200, [{ id: 1, account: { login: 'Codertocat' } }], { etag: '"inst1"' })
     .get('/installation/repositories')
     .query(true)
-    .reply(200, { total_count: 1, repositories: [{ id: 1296269, name: 'Hello-World', full_name: REPO, owner: { login: 'Codertocat' }, archived: false }] }, { etag: '"repos1"' });
+    .reply(
+      200,
+      {
+        total_count: 1,
+        repositories: [
+          { id: 1296269, name: 'Hello-World', full_name: REPO, owner: { login: 'Codertocat' }, archived: false },
+        ],
+      },
+      { etag: '"repos1"' },
+    );
 }
 
 interface Read {
@@ -53,7 +72,11 @@ function mockRepoRead(scope: nock.Scope, r: Read): nock.Scope {
       .get(`/repos/Codertocat/Hello-World/pulls/${n}/reviews`)
       .query({ per_page: '100' })
       .reply(200, c.reviews ?? []);
-    if (c.files !== 'cached') scope.get(`/repos/Codertocat/Hello-World/pulls/${n}/files`).query({ per_page: '100' }).reply(200, c.files ?? [{ filename: 'src/app.js' }]);
+    if (c.files !== 'cached')
+      scope
+        .get(`/repos/Codertocat/Hello-World/pulls/${n}/files`)
+        .query({ per_page: '100' })
+        .reply(200, c.files ?? [{ filename: 'src/app.js' }]);
   }
   return scope
     .get('/repos/Codertocat/Hello-World/issues/comments')
@@ -62,7 +85,11 @@ function mockRepoRead(scope: nock.Scope, r: Read): nock.Scope {
 }
 
 /** The yoke/lander check run writes a pass makes: creates answered with id 5555, updates of it. */
-function mockCheckRuns(scope: nock.Scope, writes: { method: string; body: Record<string, any> }[], calls: { create?: number; update?: number }): nock.Scope {
+function mockCheckRuns(
+  scope: nock.Scope,
+  writes: { method: string; body: Record<string, any> }[],
+  calls: { create?: number; update?: number },
+): nock.Scope {
   if (calls.create) {
     scope
       .post('/repos/Codertocat/Hello-World/check-runs', (b) => (writes.push({ method: 'POST', body: b }), true))
@@ -83,14 +110,44 @@ const AFK_RUN = 'r-afk-1';
 async function seedAfkRun(h: ProbotHarness): Promise<void> {
   const at = h.clock.now() - 60_000;
   await h.rt.store.repos.ensure(REPO, 1, at);
-  await h.rt.store.runs.insert({ id: AFK_RUN, repo: REPO, kind: 'afk_auto', subject: 'issue#1', issueNumber: 1, prNumber: null, headSha: null, launchedAt: at, budgetDeadline: at + 60_000, launcher: 'actions', launcherRef: null, secretHash: null, capAtLaunch: 1, liveAtLaunch: 1 });
+  await h.rt.store.runs.insert({
+    id: AFK_RUN,
+    repo: REPO,
+    kind: 'afk_auto',
+    subject: 'issue#1',
+    issueNumber: 1,
+    prNumber: null,
+    headSha: null,
+    launchedAt: at,
+    budgetDeadline: at + 60_000,
+    launcher: 'actions',
+    launcherRef: null,
+    secretHash: null,
+    capAtLaunch: 1,
+    liveAtLaunch: 1,
+  });
   await h.rt.store.runs.end(AFK_RUN, 'success', null, at);
 }
 
 /** A lander run of yoke's that reported this verdict for #7 at this head, and ended. */
 async function seedVerdict(h: ProbotHarness, id: string, verdict: 'accept' | 'reject', sha = HEAD): Promise<void> {
   const at = h.clock.now() - 30_000;
-  await h.rt.store.runs.insert({ id, repo: REPO, kind: 'lander', subject: 'pr#7', issueNumber: 1, prNumber: 7, headSha: sha, launchedAt: at, budgetDeadline: at + 60_000, launcher: 'actions', launcherRef: null, secretHash: null, capAtLaunch: 1, liveAtLaunch: 1 });
+  await h.rt.store.runs.insert({
+    id,
+    repo: REPO,
+    kind: 'lander',
+    subject: 'pr#7',
+    issueNumber: 1,
+    prNumber: 7,
+    headSha: sha,
+    launchedAt: at,
+    budgetDeadline: at + 60_000,
+    launcher: 'actions',
+    launcherRef: null,
+    secretHash: null,
+    capAtLaunch: 1,
+    liveAtLaunch: 1,
+  });
   await h.rt.store.runs.recordReport(id, { outcome: 'success', verdict, summary: 'tests' }, 0);
   await h.rt.store.runs.setVerdictComment(id, 2); // its marker is already on the PR
   await h.rt.store.runs.end(id, 'success', null, at);
@@ -157,16 +214,26 @@ describe('comment commands (Probot level)', () => {
     mockListing(scope);
     const payload = publishedPayload('issue_comment', 'created');
     mockRepoRead(scope, {
-      recent: [{ ...ghComment(492700400, 'Codertocat', '/yoke start'), created_at: new Date(h.clock.now() + 1000).toISOString() }],
+      recent: [
+        {
+          ...ghComment(492700400, 'Codertocat', '/yoke start'),
+          created_at: new Date(h.clock.now() + 1000).toISOString(),
+        },
+      ],
     })
       .get('/repos/Codertocat/Hello-World/issues/1')
       .reply(200, { number: 1, state: 'open' })
-      .post('/repos/Codertocat/Hello-World/actions/workflows/yoke-run.yml/dispatches', (b) => (dispatched.push(b), true))
+      .post(
+        '/repos/Codertocat/Hello-World/actions/workflows/yoke-run.yml/dispatches',
+        (b) => (dispatched.push(b), true),
+      )
       .reply(204);
     void payload;
     await receiveComment(h, '/yoke start');
     await h.settle();
-    expect(replies).toEqual(['@Codertocat Queued a manual AFK run for #1; it launches on the next pass with a free slot.']);
+    expect(replies).toEqual([
+      '@Codertocat Queued a manual AFK run for #1; it launches on the next pass with a free slot.',
+    ]);
     expect(dispatched).toHaveLength(1);
     const run = (await h.rt.store.runs.listLive())[0]!;
     expect(dispatched[0]).toEqual({
@@ -262,7 +329,12 @@ describe('comment commands (Probot level)', () => {
     payload.comment.body = '/yoke reset';
     const text = JSON.stringify(payload);
     await expect(
-      h.probot.webhooks.verifyAndReceive({ id: 'forged', name: 'issue_comment', payload: text, signature: 'sha256=' + 'f'.repeat(64) } as never),
+      h.probot.webhooks.verifyAndReceive({
+        id: 'forged',
+        name: 'issue_comment',
+        payload: text,
+        signature: 'sha256=' + 'f'.repeat(64),
+      } as never),
     ).rejects.toThrow();
     expect(await h.rt.store.commands.get(555)).toBeUndefined();
 
@@ -271,28 +343,41 @@ describe('comment commands (Probot level)', () => {
       .get('/repos/Codertocat/Hello-World/collaborators/Codertocat/permission')
       .reply(200, { permission: 'none' });
     const signature = 'sha256=' + createHmac('sha256', WEBHOOK_SECRET).update(text).digest('hex');
-    await h.probot.webhooks.verifyAndReceive({ id: 'genuine', name: 'issue_comment', payload: text, signature } as never);
+    await h.probot.webhooks.verifyAndReceive({
+      id: 'genuine',
+      name: 'issue_comment',
+      payload: text,
+      signature,
+    } as never);
     expect((await h.rt.store.commands.get(555))?.outcome).toBe('command_forbidden');
   });
 });
 
 describe('verdicts and autoland (Probot level)', () => {
   // The dashboard issue has a test of its own; here it would only add calls.
-  const AUTOLAND_YML = 'autoland:\n  enabled: true\n  merge_method: squash\nfix_forward:\n  enabled: true\ndashboard_issue: false\n';
+  const AUTOLAND_YML =
+    'autoland:\n  enabled: true\n  merge_method: squash\nfix_forward:\n  enabled: true\ndashboard_issue: false\n';
 
   it('GH02 TR01 a verdict marker written by another login is ignored: the PR still gets a lander and is not merged', async () => {
     const h = await makeProbot();
     await seedAfkRun(h);
     const dispatched: Record<string, any>[] = [];
-    const scope = mockListing(mockToken(github())).get(CONFIG_RE).reply(...yamlConfig(AUTOLAND_YML));
+    const scope = mockListing(mockToken(github()))
+      .get(CONFIG_RE)
+      .reply(...yamlConfig(AUTOLAND_YML));
     const forged = encodeMarker({ run: 'r-fake', sha: HEAD, verdict: 'accept' }, 'trust me');
     const checks: { method: string; body: Record<string, any> }[] = [];
     mockRepoRead(scope, { pulls: [claimPull()], claims: { 7: { comments: [ghComment(1, 'mallory', forged)] } } })
-      .post('/repos/Codertocat/Hello-World/actions/workflows/yoke-run.yml/dispatches', (b) => (dispatched.push(b), true))
+      .post(
+        '/repos/Codertocat/Hello-World/actions/workflows/yoke-run.yml/dispatches',
+        (b) => (dispatched.push(b), true),
+      )
       .reply(204);
     mockCheckRuns(scope, checks, { create: 1 });
     await h.rt.engine.schedulerTick();
-    expect(dispatched.map((d) => [d.inputs.kind, d.inputs.subject, d.inputs.head_sha])).toEqual([['lander', 'pr#7', HEAD]]);
+    expect(dispatched.map((d) => [d.inputs.kind, d.inputs.subject, d.inputs.head_sha])).toEqual([
+      ['lander', 'pr#7', HEAD],
+    ]);
     // The lander shows on the PR as the yoke/lander check, in progress on the head it validates; the forged marker completes nothing.
     const lander = (await h.rt.store.runs.listLive()).find((r) => r.kind === 'lander')!;
     expect(checks).toEqual([
@@ -303,7 +388,10 @@ describe('verdicts and autoland (Probot level)', () => {
           head_sha: HEAD,
           status: 'in_progress',
           external_id: lander.id,
-          output: { title: 'Validating abc1234', summary: `Lander run \`${lander.id}\` is validating this head (attempt 1 of 2).` },
+          output: {
+            title: 'Validating abc1234',
+            summary: `Lander run \`${lander.id}\` is validating this head (attempt 1 of 2).`,
+          },
         },
       },
     ]);
@@ -315,15 +403,22 @@ describe('verdicts and autoland (Probot level)', () => {
     const merges: Record<string, unknown>[] = [];
     const dispatched: Record<string, any>[] = [];
     const stale = encodeMarker({ run: 'r1', sha: 'aaaaaaa', verdict: 'accept' }, 'old head');
-    const scope = mockListing(mockToken(github())).get(CONFIG_RE).reply(...yamlConfig(AUTOLAND_YML));
+    const scope = mockListing(mockToken(github()))
+      .get(CONFIG_RE)
+      .reply(...yamlConfig(AUTOLAND_YML));
     const checks: { method: string; body: Record<string, any> }[] = [];
     mockRepoRead(scope, { pulls: [claimPull()], claims: { 7: { comments: [ghComment(1, BOT, stale, 'Bot')] } } })
-      .post('/repos/Codertocat/Hello-World/actions/workflows/yoke-run.yml/dispatches', (b) => (dispatched.push(b), true))
+      .post(
+        '/repos/Codertocat/Hello-World/actions/workflows/yoke-run.yml/dispatches',
+        (b) => (dispatched.push(b), true),
+      )
       .reply(204);
     mockCheckRuns(scope, checks, { create: 1 });
     await h.rt.engine.schedulerTick();
     expect(dispatched).toHaveLength(1);
-    expect(checks.map((c) => [c.method, c.body.status, c.body.conclusion])).toEqual([['POST', 'in_progress', undefined]]);
+    expect(checks.map((c) => [c.method, c.body.status, c.body.conclusion])).toEqual([
+      ['POST', 'in_progress', undefined],
+    ]);
 
     // The lander reports accept (recorded in the store, its marker posted); the next pass merges at that sha.
     const lander = (await h.rt.store.runs.listLive()).find((r) => r.kind === 'lander')!;
@@ -331,7 +426,11 @@ describe('verdicts and autoland (Probot level)', () => {
     await h.rt.store.runs.setVerdictComment(lander.id, 2);
     const fresh = encodeMarker({ run: lander.id, sha: HEAD, verdict: 'accept' }, 'tests pass');
     const s2 = mockListing(github());
-    mockRepoRead(s2, { probeEtag: '"probe2"', pulls: [claimPull()], claims: { 7: { comments: [ghComment(1, BOT, stale, 'Bot'), ghComment(2, BOT, fresh, 'Bot')], files: 'cached' } } })
+    mockRepoRead(s2, {
+      probeEtag: '"probe2"',
+      pulls: [claimPull()],
+      claims: { 7: { comments: [ghComment(1, BOT, stale, 'Bot'), ghComment(2, BOT, fresh, 'Bot')], files: 'cached' } },
+    })
       .put('/repos/Codertocat/Hello-World/pulls/7/merge', (b) => (merges.push(b), true))
       .reply(200, { merged: true, sha: 'mergedsha' })
       // The merged claim's issue now owes delivery, and shows it.
@@ -350,10 +449,18 @@ describe('verdicts and autoland (Probot level)', () => {
         conclusion: 'success',
         completed_at: new Date(h.clock.now()).toISOString(),
         external_id: lander.id,
-        output: { title: 'Accepted at abc1234', summary: `Lander run \`${lander.id}\` accepted this head.\n\ntests pass` },
+        output: {
+          title: 'Accepted at abc1234',
+          summary: `Lander run \`${lander.id}\` accepted this head.\n\ntests pass`,
+        },
       },
     });
-    expect(await h.rt.store.deliveryItems.get(REPO, 1)).toMatchObject({ state: 'owed', prNumber: 7, mergeSha: 'mergedsha', labelled: true });
+    expect(await h.rt.store.deliveryItems.get(REPO, 1)).toMatchObject({
+      state: 'owed',
+      prNumber: 7,
+      mergeSha: 'mergedsha',
+      labelled: true,
+    });
   });
 
   it('GH03 a merge GitHub refuses (the head moved) is reported on the PR once and not retried blindly', async () => {
@@ -362,7 +469,9 @@ describe('verdicts and autoland (Probot level)', () => {
     await seedVerdict(h, 'r2', 'accept');
     const comments: string[] = [];
     const fresh = encodeMarker({ run: 'r2', sha: HEAD, verdict: 'accept' }, 'tests pass');
-    const scope = mockListing(mockToken(github())).get(CONFIG_RE).reply(...yamlConfig(AUTOLAND_YML));
+    const scope = mockListing(mockToken(github()))
+      .get(CONFIG_RE)
+      .reply(...yamlConfig(AUTOLAND_YML));
     mockRepoRead(scope, { pulls: [claimPull()], claims: { 7: { comments: [ghComment(2, BOT, fresh, 'Bot')] } } })
       .put('/repos/Codertocat/Hello-World/pulls/7/merge', { sha: HEAD, merge_method: 'squash' })
       .reply(409, { message: 'Head branch was modified. Review and try the merge again.' })
@@ -376,20 +485,26 @@ describe('verdicts and autoland (Probot level)', () => {
 
     // Next pass: same head, same accept: no second PUT, no second comment.
     const s2 = mockListing(github());
-    mockRepoRead(s2, { probeEtag: '"probe3"', pulls: [claimPull()], claims: { 7: { comments: [ghComment(2, BOT, fresh, 'Bot')], files: 'cached' } } });
+    mockRepoRead(s2, {
+      probeEtag: '"probe3"',
+      pulls: [claimPull()],
+      claims: { 7: { comments: [ghComment(2, BOT, fresh, 'Bot')], files: 'cached' } },
+    });
     await h.rt.engine.schedulerTick();
     expect((await h.rt.store.merges.get(REPO, 7, HEAD))?.state).toBe('refused');
   });
 });
 
 describe('a refused merge and the client retry policy', () => {
-  it('GH03 with retries on, GitHub\'s 409 to a merge is an answer: one PUT, one notice, no retry', async () => {
+  it("GH03 with retries on, GitHub's 409 to a merge is an answer: one PUT, one notice, no retry", async () => {
     const h = await makeProbot({ retry: true });
     await seedAfkRun(h);
     await seedVerdict(h, 'r2', 'accept');
     const comments: string[] = [];
     const fresh = encodeMarker({ run: 'r2', sha: HEAD, verdict: 'accept' }, 'tests pass');
-    const scope = mockListing(mockToken(github())).get(CONFIG_RE).reply(...yamlConfig('autoland:\n  enabled: true\ndashboard_issue: false\n'));
+    const scope = mockListing(mockToken(github()))
+      .get(CONFIG_RE)
+      .reply(...yamlConfig('autoland:\n  enabled: true\ndashboard_issue: false\n'));
     mockRepoRead(scope, { pulls: [claimPull()], claims: { 7: { comments: [ghComment(2, BOT, fresh, 'Bot')] } } })
       .put('/repos/Codertocat/Hello-World/pulls/7/merge')
       .once()
@@ -408,16 +523,25 @@ describe('commands found by poll (Probot level)', () => {
     const h = await makeProbot();
     const at = (ms: number) => new Date(h.clock.now() + ms).toISOString();
     const chatter = (from: number, n: number, ms: number) =>
-      Array.from({ length: n }, (_, i) => ({ ...ghComment(from + i, 'someone', `Comment ${from + i}`), created_at: at(ms), updated_at: at(ms) }));
+      Array.from({ length: n }, (_, i) => ({
+        ...ghComment(from + i, 'someone', `Comment ${from + i}`),
+        created_at: at(ms),
+        updated_at: at(ms),
+      }));
     // First read: the newest 100, nothing but chatter.
-    const first = mockListing(mockToken(github())).get(CONFIG_RE).reply(...yamlConfig('auto: false\ndashboard_issue: false\n'));
+    const first = mockListing(mockToken(github()))
+      .get(CONFIG_RE)
+      .reply(...yamlConfig('auto: false\ndashboard_issue: false\n'));
     mockRepoRead(first, { recent: chatter(1000, 100, 1000).reverse() });
     await h.rt.engine.schedulerTick();
     // Then 150 comments arrive; the command is on the second page.
     const since = at(1000);
     h.clock.advance(h.rt.settings.idleProbeMs); // the idle repository's probe is due
     const page1 = chatter(2000, 100, 5000);
-    const page2 = [...chatter(3000, 49, 6000), { ...ghComment(4242, 'Codertocat', '/yoke status'), created_at: at(7000), updated_at: at(7000) }];
+    const page2 = [
+      ...chatter(3000, 49, 6000),
+      { ...ghComment(4242, 'Codertocat', '/yoke status'), created_at: at(7000), updated_at: at(7000) },
+    ];
     const replies: string[] = [];
     const scope = mockListing(github());
     scope
@@ -434,7 +558,9 @@ describe('commands found by poll (Probot level)', () => {
       .reply(200, [])
       .get('/repos/Codertocat/Hello-World/issues/comments')
       .query({ since, sort: 'updated', direction: 'asc', per_page: '100' })
-      .reply(200, page1, { link: `<${'https://api.github.com'}/repositories/1/issues/comments?since=${encodeURIComponent(since)}&sort=updated&direction=asc&per_page=100&page=2>; rel="next"` })
+      .reply(200, page1, {
+        link: `<${'https://api.github.com'}/repositories/1/issues/comments?since=${encodeURIComponent(since)}&sort=updated&direction=asc&per_page=100&page=2>; rel="next"`,
+      })
       .get('/repositories/1/issues/comments')
       .query(true)
       .reply(200, page2)
@@ -452,32 +578,60 @@ describe('commands found by poll (Probot level)', () => {
 });
 
 describe('finding a dispatched workflow run (Probot level)', () => {
-  it('TR03 follows every page and matches the run-name exactly (r1 is not r10), and only runs yoke\'s app dispatched count', async () => {
+  it("TR03 follows every page and matches the run-name exactly (r1 is not r10), and only runs yoke's app dispatched count", async () => {
     const h = await makeProbot();
     const title = (id: string) => `yoke afk_auto issue#5 (${id})`;
     const by = (login: string) => ({ login, id: 1, type: login.endsWith('[bot]') ? 'Bot' : 'User' });
-    const run = (id: number, name: string, actor = BOT) => ({ id, status: 'queued', conclusion: null, display_title: title(name), event: 'workflow_dispatch', repository: { id: 1296269 }, actor: by(actor), triggering_actor: by(actor) });
+    const run = (id: number, name: string, actor = BOT) => ({
+      id,
+      status: 'queued',
+      conclusion: null,
+      display_title: title(name),
+      event: 'workflow_dispatch',
+      repository: { id: 1296269 },
+      actor: by(actor),
+      triggering_actor: by(actor),
+    });
     const page1 = Array.from({ length: 100 }, (_, i) => ({ ...run(5000 + i, `r1${i}`), status: 'in_progress' }));
     // A writer dispatched the workflow under the same name, later: it is never a candidate.
     const page2 = [run(7777, 'r1'), run(7778, 'r1', 'mallory')];
     mockToken(github())
       .get('/repos/Codertocat/Hello-World/actions/workflows/yoke-run.yml/runs')
       .query((q) => q.page === undefined)
-      .reply(200, { total_count: 102, workflow_runs: page1 }, { link: '<https://api.github.com/repositories/1296269/actions/workflows/yoke-run.yml/runs?page=2>; rel="next"' })
+      .reply(
+        200,
+        { total_count: 102, workflow_runs: page1 },
+        {
+          link: '<https://api.github.com/repositories/1296269/actions/workflows/yoke-run.yml/runs?page=2>; rel="next"',
+        },
+      )
       .get('/repositories/1296269/actions/workflows/yoke-run.yml/runs')
       .query({ page: '2' })
       .reply(200, { total_count: 102, workflow_runs: page2 });
     const repo = { owner: 'Codertocat', name: 'Hello-World', fullName: REPO, installationId: 1 };
     expect(await h.rt.forge.findWorkflowRun(repo, 'yoke-run.yml', 'r1', h.clock.now())).toEqual({
       kind: 'one',
-      run: { id: 7777, status: 'queued', conclusion: null, repositoryId: 1296269, event: 'workflow_dispatch', actor: BOT, triggeringActor: BOT, htmlUrl: null, headSha: null },
+      run: {
+        id: 7777,
+        status: 'queued',
+        conclusion: null,
+        repositoryId: 1296269,
+        event: 'workflow_dispatch',
+        actor: BOT,
+        triggeringActor: BOT,
+        htmlUrl: null,
+        headSha: null,
+      },
     });
     // Two of the app's own under one name bind neither.
     github()
       .get('/repos/Codertocat/Hello-World/actions/workflows/yoke-run.yml/runs')
       .query(true)
       .reply(200, { total_count: 2, workflow_runs: [run(8001, 'r2'), run(8002, 'r2')] });
-    expect(await h.rt.forge.findWorkflowRun(repo, 'yoke-run.yml', 'r2', h.clock.now())).toEqual({ kind: 'many', ids: [8001, 8002] });
+    expect(await h.rt.forge.findWorkflowRun(repo, 'yoke-run.yml', 'r2', h.clock.now())).toEqual({
+      kind: 'many',
+      ids: [8001, 8002],
+    });
   });
 });
 
@@ -508,7 +662,12 @@ describe('the dashboard issue (Probot level)', () => {
 
   /** A pass over an opted-in repository with nothing to do, up to its lookup of the open yoke:control issues. */
   const firstPassFinding = (controlIssues: object[]): nock.Scope =>
-    mockRepoRead(mockListing(mockToken(github())).get(CONFIG_RE).reply(...yamlConfig('auto: false\n')), {})
+    mockRepoRead(
+      mockListing(mockToken(github()))
+        .get(CONFIG_RE)
+        .reply(...yamlConfig('auto: false\n')),
+      {},
+    )
       .get('/repos/Codertocat/Hello-World/issues')
       .query({ state: 'open', labels: 'yoke:control', sort: 'created', direction: 'asc', per_page: '100' })
       .reply(200, controlIssues);
@@ -520,7 +679,9 @@ describe('the dashboard issue (Probot level)', () => {
       .post('/repos/Codertocat/Hello-World/issues', (b) => (created.push(b), true))
       .reply(201, { number: 77 });
     await h.rt.engine.schedulerTick();
-    expect(created).toEqual([{ title: 'yoke dashboard for Codertocat/Hello-World', body: EMPTY_BODY, labels: ['yoke:control'] }]);
+    expect(created).toEqual([
+      { title: 'yoke dashboard for Codertocat/Hello-World', body: EMPTY_BODY, labels: ['yoke:control'] },
+    ]);
     // Next pass: the repository is unchanged, so is the body: nothing is read of it, nothing is written.
     mockListing(github());
     const before = h.stats.requests;
@@ -531,7 +692,9 @@ describe('the dashboard issue (Probot level)', () => {
   it('finds the repository’s open yoke:control issue and edits its body instead of opening another', async () => {
     const h = await makeProbot();
     const edits: Record<string, unknown>[] = [];
-    firstPassFinding([{ number: 42, title: 'yoke control', labels: [{ name: 'yoke:control' }], user: { login: 'Codertocat' } }])
+    firstPassFinding([
+      { number: 42, title: 'yoke control', labels: [{ name: 'yoke:control' }], user: { login: 'Codertocat' } },
+    ])
       .patch('/repos/Codertocat/Hello-World/issues/42', (b) => (edits.push(b), true))
       .reply(200, { number: 42 });
     await h.rt.engine.schedulerTick();
@@ -560,13 +723,19 @@ describe('opt-in and polling (Probot level)', () => {
       .reply(...yamlConfig('autoland: yes-please\ncap: 9\n'))
       .get('/repos/Codertocat/Hello-World/issues')
       .query({ state: 'open', labels: 'yoke:control', per_page: '1' })
-      .reply(200, [{ number: 42, title: 'yoke control', labels: [{ name: 'yoke:control' }], user: { login: 'Codertocat' } }], { etag: '"ctl"' })
+      .reply(
+        200,
+        [{ number: 42, title: 'yoke control', labels: [{ name: 'yoke:control' }], user: { login: 'Codertocat' } }],
+        { etag: '"ctl"' },
+      )
       .post('/repos/Codertocat/Hello-World/issues/42/comments', (b) => (comments.push(b.body), true))
       .reply(201, { id: 1 });
     await h.rt.engine.schedulerTick();
     const reason = (await h.rt.store.repos.get(REPO))?.disabledReason;
     expect(reason).toContain('autoland: Invalid input: expected object, received string');
-    expect(reason).toContain('.github/yoke.yml: "cap" is not a setting here (the settings are: afk_label, auto, prefix, budget_minutes, autoland, fix_forward, launcher, budget, agent, protected_paths, dashboard_issue, delivery)');
+    expect(reason).toContain(
+      '.github/yoke.yml: "cap" is not a setting here (the settings are: afk_label, auto, prefix, budget_minutes, autoland, fix_forward, launcher, budget, agent, protected_paths, dashboard_issue, delivery)',
+    );
     expect(comments).toEqual([
       `yoke has disabled ${REPO}: ${reason}\n\n**To recover:** Fix \`.github/yoke.yml\` on the default branch of ${REPO}; yoke re-reads it on its next pass.`,
     ]);
@@ -583,7 +752,9 @@ describe('opt-in and polling (Probot level)', () => {
 
   it('GH05 SC02 an unchanged idle repository costs nothing until its probe is due, then one conditional request, answered 304', async () => {
     const h = await makeProbot();
-    const scope = mockListing(mockToken(github())).get(CONFIG_RE).reply(...yamlConfig('auto: true\ndashboard_issue: false\n'));
+    const scope = mockListing(mockToken(github()))
+      .get(CONFIG_RE)
+      .reply(...yamlConfig('auto: true\ndashboard_issue: false\n'));
     mockRepoRead(scope, {});
     await h.rt.engine.schedulerTick();
     // Idle (no run, claim, request or recent webhook): within the idle probe interval the last view stands in.
@@ -618,7 +789,11 @@ describe('opt-in and polling (Probot level)', () => {
     github()
       .get('/app/installations')
       .query(true)
-      .reply(403, { message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.' }, { 'retry-after': '1' })
+      .reply(
+        403,
+        { message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.' },
+        { 'retry-after': '1' },
+      )
       .get('/app/installations')
       .query(true)
       .reply(200, []);
@@ -638,7 +813,12 @@ describe('GitHub Enterprise Server', () => {
       .reply(201, { token: 'ghs_ghe', expires_at: new Date(Date.now() + 3600_000).toISOString() })
       .get('/api/v3/installation/repositories')
       .query(true)
-      .reply(200, { total_count: 1, repositories: [{ id: 1, name: 'Hello-World', full_name: REPO, owner: { login: 'Codertocat' }, archived: false }] })
+      .reply(200, {
+        total_count: 1,
+        repositories: [
+          { id: 1, name: 'Hello-World', full_name: REPO, owner: { login: 'Codertocat' }, archived: false },
+        ],
+      })
       .get(/^\/api\/v3\/repos\/Codertocat\/Hello-World\/contents\/\.github(%2F|\/)yoke\.yml/)
       .reply(404, {})
       .get(/^\/api\/v3\/repos\/Codertocat\/\.github\/contents\/\.github(%2F|\/)yoke\.yml/)
@@ -653,7 +833,11 @@ describe('leadership of what a webhook asks for (Probot level)', () => {
     const h = await makeProbot();
     // Another yoke process leads the ticks, its lease live.
     await h.rt.store.leaders.claim('ticks', 'another-yoke', 60_000);
-    await h.probot.receive({ id: 'delivery-run-1', name: 'workflow_run', payload: publishedPayload('workflow_run', 'completed') } as never);
+    await h.probot.receive({
+      id: 'delivery-run-1',
+      name: 'workflow_run',
+      payload: publishedPayload('workflow_run', 'completed'),
+    } as never);
     await new Promise((r) => setTimeout(r, 50));
     await h.settle();
     // No pass ran here: it would have asked GitHub for the installations, which nothing here answers.
@@ -661,7 +845,11 @@ describe('leadership of what a webhook asks for (Probot level)', () => {
     // Once that lease has lapsed this process leads, and the same ask reaps (and reads the fleet).
     h.clock.advance(61_000);
     github().get('/app/installations').query(true).reply(200, []);
-    await h.probot.receive({ id: 'delivery-run-2', name: 'workflow_run', payload: publishedPayload('workflow_run', 'completed') } as never);
+    await h.probot.receive({
+      id: 'delivery-run-2',
+      name: 'workflow_run',
+      payload: publishedPayload('workflow_run', 'completed'),
+    } as never);
     await new Promise((r) => setTimeout(r, 50));
     await h.settle();
     expect(h.rt.engine.lastPass?.trigger).toBe('reaper');

@@ -29,7 +29,9 @@ describe('the compose example', () => {
     expect(Object.keys(yokes)).toEqual(['yoke-a', 'yoke-b']);
     expect(yokes['yoke-b']).toEqual(yokes['yoke-a']);
     const pg = postgres!.environment!;
-    expect(yokes['yoke-a']!.environment!.YOKE_DATABASE_URL).toBe(`postgres://${pg.POSTGRES_USER}:${pg.POSTGRES_PASSWORD}@postgres:5432/${pg.POSTGRES_DB}`);
+    expect(yokes['yoke-a']!.environment!.YOKE_DATABASE_URL).toBe(
+      `postgres://${pg.POSTGRES_USER}:${pg.POSTGRES_PASSWORD}@postgres:5432/${pg.POSTGRES_DB}`,
+    );
     expect(yokes['yoke-a']!.depends_on).toEqual({ postgres: { condition: 'service_healthy' } });
   });
 
@@ -47,7 +49,10 @@ describe('the compose example', () => {
   it('balances across both yokes on the port they listen on', () => {
     const port = yokes['yoke-a']!.environment!.PORT;
     const upstream = /upstream yoke \{([^}]*)\}/.exec(read('nginx.conf'))![1]!;
-    expect([...upstream.matchAll(/server (\S+?)(?: |;)/g)].map((m) => m[1])).toEqual([`yoke-a:${port}`, `yoke-b:${port}`]);
+    expect([...upstream.matchAll(/server (\S+?)(?: |;)/g)].map((m) => m[1])).toEqual([
+      `yoke-a:${port}`,
+      `yoke-b:${port}`,
+    ]);
     expect(lb!.depends_on).toEqual(['yoke-a', 'yoke-b']);
   });
 

@@ -13,11 +13,16 @@ const OWN = /^(src|sandbox|test|bench|templates|bin|docs|eslint-rules)\//;
 
 /** The paths a page names in backticks that must exist, as written. */
 export function namedPaths(text: string): string[] {
-  return [...text.matchAll(/`([\w./-]+\.(?:ts|cjs|js|md|yml|sh))`/g)].map((m) => m[1]!).filter((p) => p.endsWith('.ts') || OWN.test(p));
+  return [...text.matchAll(/`([\w./-]+\.(?:ts|cjs|js|md|yml|sh))`/g)]
+    .map((m) => m[1]!)
+    .filter((p) => p.endsWith('.ts') || OWN.test(p));
 }
 
-const SRC_NAMES = new Set(['src', 'sandbox'].flatMap((d) => readdirSync(resolve(ROOT, d), { recursive: true }).map((f) => basename(String(f)))));
-const exists = (p: string) => existsSync(resolve(ROOT, p)) || existsSync(resolve(ROOT, 'src', p)) || (!p.includes('/') && SRC_NAMES.has(p));
+const SRC_NAMES = new Set(
+  ['src', 'sandbox'].flatMap((d) => readdirSync(resolve(ROOT, d), { recursive: true }).map((f) => basename(String(f)))),
+);
+const exists = (p: string) =>
+  existsSync(resolve(ROOT, p)) || existsSync(resolve(ROOT, 'src', p)) || (!p.includes('/') && SRC_NAMES.has(p));
 const missing = (page: string) => namedPaths(readFileSync(resolve(ROOT, page), 'utf8')).filter((p) => !exists(p));
 
 describe('the docs name files that exist', () => {
@@ -28,7 +33,14 @@ describe('the docs name files that exist', () => {
   }
 
   it('finds a file that is not there (the check itself can fail)', () => {
-    expect(namedPaths('`fleet/pass.ts`, `codes.ts` and `.github/yoke.yml`, `test/nowhere.test.ts`')).toEqual(['fleet/pass.ts', 'codes.ts', 'test/nowhere.test.ts']);
-    expect(['fleet/pass.ts', 'pass.ts', 'codes.ts', 'codes/protection.ts'].filter((p) => !exists(p))).toEqual(['codes.ts', 'codes/protection.ts']);
+    expect(namedPaths('`fleet/pass.ts`, `codes.ts` and `.github/yoke.yml`, `test/nowhere.test.ts`')).toEqual([
+      'fleet/pass.ts',
+      'codes.ts',
+      'test/nowhere.test.ts',
+    ]);
+    expect(['fleet/pass.ts', 'pass.ts', 'codes.ts', 'codes/protection.ts'].filter((p) => !exists(p))).toEqual([
+      'codes.ts',
+      'codes/protection.ts',
+    ]);
   });
 });

@@ -8,23 +8,42 @@ import { describe, expect, it } from 'vitest';
 // Node 22: it is overridden to 2.1.0, which has the same parse and format).
 
 const ROOT = resolve(import.meta.dirname, '..');
-const lock = JSON.parse(readFileSync(resolve(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { engines?: { node?: string }; version?: string }> };
-const declared = (JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node;
+const lock = JSON.parse(readFileSync(resolve(ROOT, 'package-lock.json'), 'utf8')) as {
+  packages: Record<string, { engines?: { node?: string }; version?: string }>;
+};
+const declared = (JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } })
+  .engines.node;
 
 type Version = [number, number, number];
 const parse = (v: string): Version => {
-  const [a = 0, b = 0, c = 0] = v.replace(/^[=v]+/, '').split('.').map((p) => (/^\d+$/.test(p) ? Number(p) : 0));
+  const [a = 0, b = 0, c = 0] = v
+    .replace(/^[=v]+/, '')
+    .split('.')
+    .map((p) => (/^\d+$/.test(p) ? Number(p) : 0));
   return [a, b, c];
 };
 const cmp = (a: Version, b: Version): number => a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
 /** How many leading parts a partial version names (`20` → 1, `20.19` → 2, `*`/`x` parts stop it). */
-const named = (v: string): number => v.replace(/^[=v]+/, '').split('.').findIndex((p) => !/^\d+$/.test(p)) === -1 ? v.split('.').length : v.replace(/^[=v]+/, '').split('.').findIndex((p) => !/^\d+$/.test(p));
+const named = (v: string): number =>
+  v
+    .replace(/^[=v]+/, '')
+    .split('.')
+    .findIndex((p) => !/^\d+$/.test(p)) === -1
+    ? v.split('.').length
+    : v
+        .replace(/^[=v]+/, '')
+        .split('.')
+        .findIndex((p) => !/^\d+$/.test(p));
 
 /** npm's range grammar, as far as engines fields in this lock use it: ||, spaces, >= > <= < =, ^, ~, x and *. */
 export function satisfies(version: string, range: string): boolean {
   const v = parse(version);
   return range.split('||').some((alt) => {
-    const parts = alt.trim().replace(/(>=|<=|>|<|=|\^|~)\s+/g, '$1').split(/\s+/).filter(Boolean);
+    const parts = alt
+      .trim()
+      .replace(/(>=|<=|>|<|=|\^|~)\s+/g, '$1')
+      .split(/\s+/)
+      .filter(Boolean);
     return parts.every((p) => {
       const m = /^(>=|<=|>|<|=|\^|~)?(.*)$/.exec(p)!;
       const op = m[1] ?? '';
@@ -44,7 +63,17 @@ export function satisfies(version: string, range: string): boolean {
 
 describe('Node engines', () => {
   it('reads ranges as npm does', () => {
-    expect(['>=22', '^20.19.0 || >=22.12.0', '20.x || 22.x', '6.* || 8.* || >= 10.*', '>=18.20.0 <20 || >=20.12.1', '*', '>= 0.6'].map((r) => satisfies('20.19.0', r))).toEqual([false, true, true, true, true, true, true]);
+    expect(
+      [
+        '>=22',
+        '^20.19.0 || >=22.12.0',
+        '20.x || 22.x',
+        '6.* || 8.* || >= 10.*',
+        '>=18.20.0 <20 || >=20.12.1',
+        '*',
+        '>= 0.6',
+      ].map((r) => satisfies('20.19.0', r)),
+    ).toEqual([false, true, true, true, true, true, true]);
     expect(satisfies('20.18.1', '^20.19.0 || >=22.12.0')).toBe(false);
   });
 

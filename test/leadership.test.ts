@@ -25,7 +25,11 @@ const pg = usePostgres();
 const run = promisify(execFile);
 
 function recordingLog(lines: string[]): Log {
-  return { info: (_o, m) => lines.push(`info: ${m}`), warn: (_o, m) => lines.push(`warn: ${m}`), error: (_o, m) => lines.push(`error: ${m}`) };
+  return {
+    info: (_o, m) => lines.push(`info: ${m}`),
+    warn: (_o, m) => lines.push(`warn: ${m}`),
+    error: (_o, m) => lines.push(`error: ${m}`),
+  };
 }
 
 for (const engine of engines) {
@@ -34,7 +38,12 @@ for (const engine of engines) {
       const connection = await engine.shared();
       const db = new ManualClock();
       const process = (id: string, lines: string[] = []) => {
-        return new Leadership({ leaders: new LeaderStore(connection(), async () => db.now()), processId: id, log: recordingLog(lines), policy: DEFAULT_LEADERSHIP });
+        return new Leadership({
+          leaders: new LeaderStore(connection(), async () => db.now()),
+          processId: id,
+          log: recordingLog(lines),
+          policy: DEFAULT_LEADERSHIP,
+        });
       };
       const aLog: string[] = [];
       const a = process('p-a', aLog);
@@ -54,7 +63,7 @@ for (const engine of engines) {
       while (!leader) {
         db.advance(30_000);
         ticks++;
-        const won = [await b.holds() ? 'p-b' : null, await c.holds() ? 'p-c' : null].filter(Boolean);
+        const won = [(await b.holds()) ? 'p-b' : null, (await c.holds()) ? 'p-c' : null].filter(Boolean);
         expect(won.length).toBeLessThanOrEqual(1);
         leader = won[0] ?? null;
         expect(ticks).toBeLessThanOrEqual(2);
@@ -70,8 +79,18 @@ for (const engine of engines) {
       const connection = await engine.shared();
       const db = new ManualClock();
       const timers = { setInterval: () => 1, clearInterval: () => {} };
-      const a = new Leadership({ leaders: new LeaderStore(connection(), async () => db.now()), processId: 'p-a', log: silentLog, policy: DEFAULT_LEADERSHIP });
-      const b = new Leadership({ leaders: new LeaderStore(connection(), async () => db.now()), processId: 'p-b', log: silentLog, policy: DEFAULT_LEADERSHIP });
+      const a = new Leadership({
+        leaders: new LeaderStore(connection(), async () => db.now()),
+        processId: 'p-a',
+        log: silentLog,
+        policy: DEFAULT_LEADERSHIP,
+      });
+      const b = new Leadership({
+        leaders: new LeaderStore(connection(), async () => db.now()),
+        processId: 'p-b',
+        log: silentLog,
+        policy: DEFAULT_LEADERSHIP,
+      });
       const renewing = a.start(timers);
       expect(await a.holds()).toBe(true);
       expect(await b.holds()).toBe(false);
@@ -83,8 +102,18 @@ for (const engine of engines) {
       const connection = await engine.shared();
       const db = new ManualClock();
       const aLog: string[] = [];
-      const a = new Leadership({ leaders: new LeaderStore(connection(), async () => db.now()), processId: 'p-a', log: recordingLog(aLog), policy: DEFAULT_LEADERSHIP });
-      const b = new Leadership({ leaders: new LeaderStore(connection(), async () => db.now()), processId: 'p-b', log: silentLog, policy: DEFAULT_LEADERSHIP });
+      const a = new Leadership({
+        leaders: new LeaderStore(connection(), async () => db.now()),
+        processId: 'p-a',
+        log: recordingLog(aLog),
+        policy: DEFAULT_LEADERSHIP,
+      });
+      const b = new Leadership({
+        leaders: new LeaderStore(connection(), async () => db.now()),
+        processId: 'p-b',
+        log: silentLog,
+        policy: DEFAULT_LEADERSHIP,
+      });
       const fence = (await a.fence())!;
       await fence.check('a first write');
       // p-a stalls for a minute, twice its lease; p-b takes the lead.
@@ -97,12 +126,14 @@ for (const engine of engines) {
       expect(again.epoch).toBe(3);
       await expect(fence.check('commenting on #4')).rejects.toBeInstanceOf(LeadershipLost);
       await again.check('a write of the new tick');
-      expect(aLog.filter((l) => l.startsWith('warn'))).toEqual(['warn: this process lost the lead mid-tick; the rest of the tick writes nothing outside the store']);
+      expect(aLog.filter((l) => l.startsWith('warn'))).toEqual([
+        'warn: this process lost the lead mid-tick; the rest of the tick writes nothing outside the store',
+      ]);
     });
   });
 }
 
-describe("leadership across processes whose clocks disagree (TR31)", () => {
+describe('leadership across processes whose clocks disagree (TR31)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'yoke-skew-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const targets: { name: string; skip: boolean; target: () => Promise<string> }[] = [
@@ -110,36 +141,49 @@ describe("leadership across processes whose clocks disagree (TR31)", () => {
     { name: 'PostgreSQL', skip: !havePostgres, target: () => pg.db() },
   ];
   for (const t of targets) {
-    it.skipIf(t.skip)(`TR31 on ${t.name}, a process whose clock runs an hour ahead never takes a live lead, and one an hour behind renews a lease as long as the database's clock says`, async () => {
-      const target = await t.target();
-      await (await openStoreAt(target)).close();
-      const ask = async (holder: string, skewMs: number) => {
-        const { stdout } = await run(process.execPath, ['--import', import.meta.resolve('tsx'), join(import.meta.dirname, 'helpers/skewed-leader.ts'), target, holder, String(skewMs)]);
-        return JSON.parse(stdout.trim()) as { leads: boolean; ownClock: string };
-      };
-      // p-right's clock is right; it leads for a minute by the database's clock.
-      expect(await ask('p-right', 0)).toMatchObject({ leads: true });
-      // p-ahead believes it is an hour later: by its own clock p-right's lease lapsed long ago.
-      const ahead = await ask('p-ahead', 3_600_000);
-      expect(new Date(ahead.ownClock).getTime() - Date.now()).toBeGreaterThan(3_500_000);
-      expect(ahead.leads).toBe(false);
-      // p-right, its clock now an hour behind, renews: it still leads, in the same epoch.
-      const store = await openStoreAt(target);
-      const before = await store.leaders.current('ticks');
-      expect(await ask('p-right', -3_600_000)).toMatchObject({ leads: true });
-      expect((await store.leaders.current('ticks'))!.epoch).toBe(before!.epoch);
-      // Its lease lasts a minute from the database's now, not from its own clock's.
-      expect((await store.leaders.current('ticks'))!.leaseUntil).toBeGreaterThan(Date.now() + 50_000);
-      await store.close();
-    });
+    it.skipIf(t.skip)(
+      `TR31 on ${t.name}, a process whose clock runs an hour ahead never takes a live lead, and one an hour behind renews a lease as long as the database's clock says`,
+      async () => {
+        const target = await t.target();
+        await (await openStoreAt(target)).close();
+        const ask = async (holder: string, skewMs: number) => {
+          const { stdout } = await run(process.execPath, [
+            '--import',
+            import.meta.resolve('tsx'),
+            join(import.meta.dirname, 'helpers/skewed-leader.ts'),
+            target,
+            holder,
+            String(skewMs),
+          ]);
+          return JSON.parse(stdout.trim()) as { leads: boolean; ownClock: string };
+        };
+        // p-right's clock is right; it leads for a minute by the database's clock.
+        expect(await ask('p-right', 0)).toMatchObject({ leads: true });
+        // p-ahead believes it is an hour later: by its own clock p-right's lease lapsed long ago.
+        const ahead = await ask('p-ahead', 3_600_000);
+        expect(new Date(ahead.ownClock).getTime() - Date.now()).toBeGreaterThan(3_500_000);
+        expect(ahead.leads).toBe(false);
+        // p-right, its clock now an hour behind, renews: it still leads, in the same epoch.
+        const store = await openStoreAt(target);
+        const before = await store.leaders.current('ticks');
+        expect(await ask('p-right', -3_600_000)).toMatchObject({ leads: true });
+        expect((await store.leaders.current('ticks'))!.epoch).toBe(before!.epoch);
+        // Its lease lasts a minute from the database's now, not from its own clock's.
+        expect((await store.leaders.current('ticks'))!.leaseUntil).toBeGreaterThan(Date.now() + 50_000);
+        await store.close();
+      },
+    );
   }
 });
 
 describe("a follower's ticks", () => {
-  it('TR13 launch nothing; the leader\'s do', async () => {
+  it("TR13 launch nothing; the leader's do", async () => {
     let leads = false;
     const handles: (() => void)[] = [];
-    const h = makeHarness({ timers: { setInterval: (fn) => (handles.push(fn), handles.length), clearInterval: () => {} }, leads: async () => leads });
+    const h = makeHarness({
+      timers: { setInterval: (fn) => (handles.push(fn), handles.length), clearInterval: () => {} },
+      leads: async () => leads,
+    });
     h.forge.addRepo('acme/api', { auto: true });
     h.forge.addIssue('acme/api', 1);
     h.engine.start();
@@ -148,7 +192,7 @@ describe("a follower's ticks", () => {
     expect(h.launcher.starts).toEqual([]);
     leads = true;
     handles[0]!();
-    await until(() => h.launcher.starts.length > 0, 'the leader\'s tick to launch');
+    await until(() => h.launcher.starts.length > 0, "the leader's tick to launch");
     expect(h.launcher.starts.map((s) => s.kind)).toEqual(['afk_auto']);
   });
 });
@@ -164,13 +208,14 @@ class StallingForge extends FakeForge {
 }
 
 describe("a stalled leader's tick (TR31)", () => {
-  it("TR31 a leader that stalls past its lease and wakes mid-tick launches nothing: its recorded run ends with the reason and no strike, and the new leader launches the work", async () => {
+  it('TR31 a leader that stalls past its lease and wakes mid-tick launches nothing: its recorded run ends with the reason and no strike, and the new leader launches the work', async () => {
     const db = new ManualClock();
     const forge = new StallingForge();
     const aLog: string[] = [];
     // Two yoke processes on one store and one GitHub, p-a and p-b: each its engine, launcher and leadership.
     const store = makeHarness({ forge, clock: db }).store;
-    const leadership = (id: string, log: Log = silentLog) => new Leadership({ leaders: store.leaders, processId: id, log, policy: DEFAULT_LEADERSHIP });
+    const leadership = (id: string, log: Log = silentLog) =>
+      new Leadership({ leaders: store.leaders, processId: id, log, policy: DEFAULT_LEADERSHIP });
     const aLead = leadership('p-a', recordingLog(aLog));
     const bLead = leadership('p-b');
     const a = makeHarness({ forge, clock: db, store, launcher: new FakeLauncher() });
@@ -191,9 +236,16 @@ describe("a stalled leader's tick (TR31)", () => {
     wake();
     await expect(aTick).rejects.toBeInstanceOf(LeadershipLost);
     expect(a.launcher.starts).toEqual([]);
-    expect(aLog).toEqual(['info: this process leads the ticks', 'warn: this process lost the lead mid-tick; the rest of the tick writes nothing outside the store']);
+    expect(aLog).toEqual([
+      'info: this process leads the ticks',
+      'warn: this process lost the lead mid-tick; the rest of the tick writes nothing outside the store',
+    ]);
     const [fenced] = await store.runs.listForRepo('acme/api');
-    expect([fenced!.status, fenced!.outcome, fenced!.outcomeReason]).toEqual(['ended', 'cancelled', `launch failed: this process no longer leads the ticks (it started this tick in epoch 1); it stopped before launching run ${fenced!.id}`]);
+    expect([fenced!.status, fenced!.outcome, fenced!.outcomeReason]).toEqual([
+      'ended',
+      'cancelled',
+      `launch failed: this process no longer leads the ticks (it started this tick in epoch 1); it stopped before launching run ${fenced!.id}`,
+    ]);
     expect((await store.repos.get('acme/api'))!.consecutiveFailures).toBe(0);
     // p-b's tick launches #1, once.
     await b.engine.schedulerTick(bFence);

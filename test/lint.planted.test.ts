@@ -13,7 +13,13 @@ describe('the lint of promises, planted', () => {
     const eslint = new ESLint({
       cwd: ROOT,
       ignore: false,
-      overrideConfig: { languageOptions: { parserOptions: { projectService: { allowDefaultProject: ['test/fixtures/promises/*.ts'], defaultProject: 'tsconfig.json' } } } },
+      overrideConfig: {
+        languageOptions: {
+          parserOptions: {
+            projectService: { allowDefaultProject: ['test/fixtures/promises/*.ts'], defaultProject: 'tsconfig.json' },
+          },
+        },
+      },
     });
     const [result] = await eslint.lintFiles(['test/fixtures/promises/sample.ts']);
     expect(result!.messages.map((m) => `${m.line}: ${m.ruleId}`)).toEqual([

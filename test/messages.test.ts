@@ -16,7 +16,14 @@ import {
   startQueued,
   verdictComment,
 } from '../src/fleet/messages.js';
-import { closeoutNotice, qaAttached, qaWaived, trackingIssueBody, trackingIssueTitle, type TrackingView } from '../src/delivery/messages.js';
+import {
+  closeoutNotice,
+  qaAttached,
+  qaWaived,
+  trackingIssueBody,
+  trackingIssueTitle,
+  type TrackingView,
+} from '../src/delivery/messages.js';
 import { parseClosingRefs, parseYokeRunTrailer } from '../src/forge/types.js';
 
 // Every comment yoke writes (kernel/reply.ts, fleet/messages.ts,
@@ -56,7 +63,10 @@ describe('the messages yoke writes', () => {
   });
 
   it('GH04 a refused command mentions the commenter exactly once', () => {
-    const text = commandReply('rita', refusalText(makeRefusal('command_forbidden', { repo: 'acme/api', permission: 'read' })));
+    const text = commandReply(
+      'rita',
+      refusalText(makeRefusal('command_forbidden', { repo: 'acme/api', permission: 'read' })),
+    );
     expect(text).toBe(
       '@rita yoke commands need write access to acme/api; yours is read.\n\n**To recover:** Ask a maintainer with write access to comment the command.',
     );
@@ -65,8 +75,12 @@ describe('the messages yoke writes', () => {
 
   it('answers the controls in whole sentences', () => {
     expect(startQueued(5)).toBe('Queued a manual AFK run for #5; it launches on the next pass with a free slot.');
-    expect(landQueued(7)).toBe('Queued a lander for #7 at its current head; it launches on the next pass with a free slot.');
-    expect(autoLoopSet('acme/api', true, true)).toBe('The auto loop of acme/api is on. It stays paused until `/yoke reset`.');
+    expect(landQueued(7)).toBe(
+      'Queued a lander for #7 at its current head; it launches on the next pass with a free slot.',
+    );
+    expect(autoLoopSet('acme/api', true, true)).toBe(
+      'The auto loop of acme/api is on. It stays paused until `/yoke reset`.',
+    );
     expect(autoLoopSet('acme/api', false, false)).toBe('The auto loop of acme/api is off.');
     expect(repoReset('acme/api', 3, true)).toBe('Reset acme/api: 3 consecutive failures cleared and the pause lifted.');
     expect(repoReset('acme/api', 1, false)).toBe('Reset acme/api: 1 consecutive failures cleared.');
@@ -110,7 +124,18 @@ describe('the messages yoke writes', () => {
     expect(verdictComment({ run: 'r1', sha: 'abcdef0123', verdict: 'accept' }, 'Tests pass.', spend)).toBe(
       '<!-- yoke:verdict v1 {"run":"r1","sha":"abcdef0123","verdict":"accept"} -->\n**yoke lander accepted** this PR at `abcdef0` (run `r1`).\n\nTests pass.\n\n_Spend on #4 so far: $3.50 over 2 runs (1200 input and 340 output tokens)._',
     );
-    expect(closeoutNotice({ holder: null, item: 'acme/api#4', issue: 4, run: 'dr1', stage: 'production', commit: 'abc123', label: 'yoke:delivered', spend })).toBe(
+    expect(
+      closeoutNotice({
+        holder: null,
+        item: 'acme/api#4',
+        issue: 4,
+        run: 'dr1',
+        stage: 'production',
+        commit: 'abc123',
+        label: 'yoke:delivered',
+        spend,
+      }),
+    ).toBe(
       'acme/api#4 is delivered: deployment run `dr1` accepted it at stage `production` on `abc123`. Issue #4 is closed as completed and labelled `yoke:delivered`.\n\n_Spend on #4 so far: $3.50 over 2 runs (1200 input and 340 output tokens)._',
     );
     expect(spendLine('#4', { usd: 0, runs: 0, inputTokens: 0, outputTokens: 0 })).toBeNull();
@@ -150,11 +175,35 @@ describe('the messages yoke writes', () => {
           waits: [],
           // DP01: each start's GitHub deployment, linked to its environment's page (and its workflow run's log, on Actions).
           deployments: [
-            { id: 41, environment: 'staging', state: 'failure', logUrl: null, url: 'https://github.com/acme/api/deployments/staging' },
-            { id: 42, environment: 'staging', state: 'success', logUrl: 'https://github.com/acme/api/actions/runs/9', url: 'https://github.com/acme/api/deployments/staging' },
+            {
+              id: 41,
+              environment: 'staging',
+              state: 'failure',
+              logUrl: null,
+              url: 'https://github.com/acme/api/deployments/staging',
+            },
+            {
+              id: 42,
+              environment: 'staging',
+              state: 'success',
+              logUrl: 'https://github.com/acme/api/actions/runs/9',
+              url: 'https://github.com/acme/api/deployments/staging',
+            },
           ],
         },
-        { name: 'staging-qa', kind: 'qa', state: 'waiting', current: true, detail: null, waits: [{ detail: 'APP-1 needs an independent review of its claim PR #101', command: 'Approve PR #101 at its merged head, as someone with write access other than @agent.' }] },
+        {
+          name: 'staging-qa',
+          kind: 'qa',
+          state: 'waiting',
+          current: true,
+          detail: null,
+          waits: [
+            {
+              detail: 'APP-1 needs an independent review of its claim PR #101',
+              command: 'Approve PR #101 at its merged head, as someone with write access other than @agent.',
+            },
+          ],
+        },
         { name: 'production', kind: 'deploy', state: 'pending', current: false, detail: null, waits: [] },
       ],
       members: [
@@ -190,9 +239,13 @@ describe('the messages yoke writes', () => {
   });
 
   it('QA attachments and waivers are answered in plain words', () => {
-    expect(qaAttached('APP-1', 'checkout', true)).toBe("Attached QA plan `checkout` to APP-1. It becomes part of APP-1's QA when APP-1 next enters a QA stage.");
+    expect(qaAttached('APP-1', 'checkout', true)).toBe(
+      "Attached QA plan `checkout` to APP-1. It becomes part of APP-1's QA when APP-1 next enters a QA stage.",
+    );
     expect(qaAttached('APP-1', 'checkout', false)).toBe('QA plan `checkout` was already attached to APP-1.');
-    expect(qaWaived('dr-1-g1', 'smoke', 'flaky', 'known flake')).toBe('Waived case `flaky` of plan `smoke` for dr-1-g1: known flake');
+    expect(qaWaived('dr-1-g1', 'smoke', 'flaky', 'known flake')).toBe(
+      'Waived case `flaky` of plan `smoke` for dr-1-g1: known flake',
+    );
   });
 });
 
@@ -244,7 +297,14 @@ describe('what yoke quotes of an agent (TR15)', () => {
   });
 
   it('TR15 a failed-run notice quotes what the run said inert and redacted, under yoke\u2019s own recovery line', () => {
-    const text = runFailedNotice({ kind: 'afk', runId: 'afk-r1', outcome: 'failure', why: injected, failures: 1, link: null });
+    const text = runFailedNotice({
+      kind: 'afk',
+      runId: 'afk-r1',
+      outcome: 'failure',
+      why: injected,
+      failures: 1,
+      link: null,
+    });
     expect(text).toBe(
       [
         "yoke's AFK run `afk-r1` failed:",
@@ -268,10 +328,28 @@ describe('what yoke quotes of an agent (TR15)', () => {
 
   it('TR15 a deploy stage\u2019s output tail in the tracking issue is a code span: no mention, link or image acts', () => {
     const body = trackingIssueBody({
-      id: 'dr1', repo: 'acme/demo', commit: 'c'.repeat(40), status: 'failed', creator: null, supersedes: null, currentStage: 'staging',
-      stages: [{ name: 'staging', kind: 'deploy', state: 'failed', current: true, detail: 'boom @maintainer ![x](https://evil.example/x.png) `tick`', waits: [] }],
-      members: [], next: [],
+      id: 'dr1',
+      repo: 'acme/demo',
+      commit: 'c'.repeat(40),
+      status: 'failed',
+      creator: null,
+      supersedes: null,
+      currentStage: 'staging',
+      stages: [
+        {
+          name: 'staging',
+          kind: 'deploy',
+          state: 'failed',
+          current: true,
+          detail: 'boom @maintainer ![x](https://evil.example/x.png) `tick`',
+          waits: [],
+        },
+      ],
+      members: [],
+      next: [],
     });
-    expect(body).toContain('- ❌ `staging` (deploy): failed ← current · `` boom @maintainer ![x](https://evil.example/x.png) `tick` ``');
+    expect(body).toContain(
+      '- ❌ `staging` (deploy): failed ← current · `` boom @maintainer ![x](https://evil.example/x.png) `tick` ``',
+    );
   });
 });

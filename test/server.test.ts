@@ -6,7 +6,8 @@ import { startYoke } from '../src/server.js';
 
 // TR08: yoke refuses to start with a weak webhook secret or operator token, naming the fix.
 
-const privateKey = () => generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+const privateKey = () =>
+  generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
 
 describe('start', () => {
   it('TR08 refuses a missing webhook secret once the app has credentials, naming the fix', async () => {
@@ -19,8 +20,12 @@ describe('start', () => {
   });
 
   it('TR08 refuses a short webhook secret, and accepts none only in setup mode (no app credentials yet)', () => {
-    expect(webhookSecretProblem({ APP_ID: '1', PRIVATE_KEY: 'k', WEBHOOK_SECRET: 'development' })).toContain('is 11 characters; it must be at least 32');
-    expect(webhookSecretProblem({ APP_ID: '1', PRIVATE_KEY_PATH: 'key.pem', WEBHOOK_SECRET: 'x'.repeat(32) })).toBeNull();
+    expect(webhookSecretProblem({ APP_ID: '1', PRIVATE_KEY: 'k', WEBHOOK_SECRET: 'development' })).toContain(
+      'is 11 characters; it must be at least 32',
+    );
+    expect(
+      webhookSecretProblem({ APP_ID: '1', PRIVATE_KEY_PATH: 'key.pem', WEBHOOK_SECRET: 'x'.repeat(32) }),
+    ).toBeNull();
     expect(webhookSecretProblem({})).toBeNull();
   });
 
@@ -28,7 +33,9 @@ describe('start', () => {
     const parsed = parseOperatorEnv({ YOKE_API_TOKENS: `${'a'.repeat(40)},short` });
     expect(parsed).toEqual({
       ok: false,
-      problems: ['YOKE_API_TOKENS: every operator token must be at least 32 characters; make one with `openssl rand -hex 32`'],
+      problems: [
+        'YOKE_API_TOKENS: every operator token must be at least 32 characters; make one with `openssl rand -hex 32`',
+      ],
     });
     expect(parseOperatorEnv({ YOKE_API_TOKENS: 'a'.repeat(32) }).ok).toBe(true);
   });

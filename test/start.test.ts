@@ -17,7 +17,11 @@ afterAll(() => rmSync(cwd, { recursive: true, force: true }));
 
 function start(env: Record<string, string>): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, ['--import', TSX, MAIN], { cwd, env: { PATH: process.env.PATH ?? '', HOME: cwd, PORT: '39170', YOKE_DB_PATH: join(cwd, 'yoke.db'), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', TSX, MAIN], {
+      cwd,
+      env: { PATH: process.env.PATH ?? '', HOME: cwd, PORT: '39170', YOKE_DB_PATH: join(cwd, 'yoke.db'), ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
@@ -27,31 +31,51 @@ function start(env: Record<string, string>): Promise<{ code: number | null; out:
   });
 }
 
-const stops = (problem: string) => ({ code: 1, out: '', err: `yoke cannot start; fix these settings:\n  - ${problem}` });
+const stops = (problem: string) => ({
+  code: 1,
+  out: '',
+  err: `yoke cannot start; fix these settings:\n  - ${problem}`,
+});
 
 describe('npm start with half the app credentials', () => {
   it('APP_ID without a key stops with what to set, instead of serving the setup page', async () => {
     expect(await start({ APP_ID: '123456' })).toEqual(
-      stops("APP_ID is set (123456) but the app's private key is not. Set PRIVATE_KEY (the PEM text) or PRIVATE_KEY_PATH (its file); or unset APP_ID to run Probot's setup page, which registers the app and writes both to .env."),
+      stops(
+        "APP_ID is set (123456) but the app's private key is not. Set PRIVATE_KEY (the PEM text) or PRIVATE_KEY_PATH (its file); or unset APP_ID to run Probot's setup page, which registers the app and writes both to .env.",
+      ),
     );
   });
 
   it('a PRIVATE_KEY_PATH naming a missing file stops with the path, and no stack trace', async () => {
     expect(await start({ APP_ID: '123456', PRIVATE_KEY_PATH: 'keys/yoke.pem' })).toEqual(
-      stops('PRIVATE_KEY_PATH names keys/yoke.pem, which is not there. Point it at the .pem file GitHub gave you when the app was created, or set PRIVATE_KEY to its text.'),
+      stops(
+        'PRIVATE_KEY_PATH names keys/yoke.pem, which is not there. Point it at the .pem file GitHub gave you when the app was created, or set PRIVATE_KEY to its text.',
+      ),
     );
   });
 
   it('a key without APP_ID stops too', async () => {
     expect(await start({ PRIVATE_KEY: '-----BEGIN RSA PRIVATE KEY-----\nx\n-----END RSA PRIVATE KEY-----' })).toEqual(
-      stops('The app\'s private key is set but APP_ID is not. Set APP_ID to the app\'s id (on its settings page on GitHub), or unset PRIVATE_KEY and PRIVATE_KEY_PATH to run the setup page.'),
+      stops(
+        "The app's private key is set but APP_ID is not. Set APP_ID to the app's id (on its settings page on GitHub), or unset PRIVATE_KEY and PRIVATE_KEY_PATH to run the setup page.",
+      ),
     );
   });
 });
 
-describe('npm start with no app yet (Probot\'s setup page)', () => {
-  it('registers the app with yoke\'s webhook path, and makes no smee.io channel', async () => {
-    const child = spawn(process.execPath, ['--import', TSX, MAIN], { cwd, env: { PATH: process.env.PATH ?? '', HOME: cwd, PORT: '39171', YOKE_DB_PATH: join(cwd, 'setup.db'), YOKE_PUBLIC_URL: 'https://yoke.example.com/' }, stdio: ['ignore', 'pipe', 'pipe'] });
+describe("npm start with no app yet (Probot's setup page)", () => {
+  it("registers the app with yoke's webhook path, and makes no smee.io channel", async () => {
+    const child = spawn(process.execPath, ['--import', TSX, MAIN], {
+      cwd,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: cwd,
+        PORT: '39171',
+        YOKE_DB_PATH: join(cwd, 'setup.db'),
+        YOKE_PUBLIC_URL: 'https://yoke.example.com/',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr.on('data', (c: Buffer) => (out += c.toString()));
@@ -59,7 +83,9 @@ describe('npm start with no app yet (Probot\'s setup page)', () => {
       await expect.poll(() => out, { timeout: 20_000, interval: 100 }).toContain('Listening on');
       const page = await (await fetch('http://localhost:39171/probot')).text();
       // Probot's page carries the manifest as the register button's value, in single quotes.
-      const manifest = JSON.parse(/id="manifest" value='([^']*)'/.exec(page)?.[1] ?? '{}') as { hook_attributes?: { url?: string } };
+      const manifest = JSON.parse(/id="manifest" value='([^']*)'/.exec(page)?.[1] ?? '{}') as {
+        hook_attributes?: { url?: string };
+      };
       expect(manifest.hook_attributes?.url).toBe('https://yoke.example.com/api/github/webhooks');
       expect(out).not.toMatch(/smee/i);
     } finally {
@@ -72,14 +98,20 @@ describe('npm start with a webhook proxy', () => {
   it('WEBHOOK_PROXY_URL in .env stops with how to proxy, instead of installing smee-client while running', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'yoke-start-proxy-'));
     writeFileSync(join(dir, '.env'), 'WEBHOOK_PROXY_URL=https://smee.io/abc123\n');
-    const child = spawn(process.execPath, ['--import', TSX, MAIN], { cwd: dir, env: { PATH: process.env.PATH ?? '', HOME: dir, PORT: '39172', YOKE_DB_PATH: join(dir, 'yoke.db') }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', TSX, MAIN], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? '', HOME: dir, PORT: '39172', YOKE_DB_PATH: join(dir, 'yoke.db') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let err = '';
     child.stderr.on('data', (c: Buffer) => (err += c.toString()));
     const code = await new Promise<number | null>((done) => child.on('close', done));
     rmSync(dir, { recursive: true, force: true });
     expect({ code, err: err.trimEnd() }).toEqual({
       code: 1,
-      err: stops('WEBHOOK_PROXY_URL is set (https://smee.io/abc123), but yoke starts no webhook proxy: Probot would install smee-client from the npm registry while running. Unset it (remove it from .env too), and either point the app\'s webhook URL at yoke itself (https://<your host>/api/github/webhooks) or run the proxy yourself: `npx smee-client@5.0.0 --url https://smee.io/abc123 --path /api/github/webhooks --port 39172`.').err,
+      err: stops(
+        "WEBHOOK_PROXY_URL is set (https://smee.io/abc123), but yoke starts no webhook proxy: Probot would install smee-client from the npm registry while running. Unset it (remove it from .env too), and either point the app's webhook URL at yoke itself (https://<your host>/api/github/webhooks) or run the proxy yourself: `npx smee-client@5.0.0 --url https://smee.io/abc123 --path /api/github/webhooks --port 39172`.",
+      ).err,
     });
   });
 });

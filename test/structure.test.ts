@@ -29,8 +29,19 @@ async function violations(root: string): Promise<string[]> {
   const cwd = process.cwd();
   process.chdir(root);
   try {
-    const r = await cruise(['src', 'sandbox'].filter((d) => existsSync(join(root, d))), { validate: true, ruleSet: { forbidden: layers.forbidden }, doNotFollow: { path: 'node_modules' }, tsPreCompilationDeps: true, outputType: 'json' } as never);
-    const out = JSON.parse(r.output as string) as { summary: { violations: { rule: { name: string }; from: string; to: string }[] } };
+    const r = await cruise(
+      ['src', 'sandbox'].filter((d) => existsSync(join(root, d))),
+      {
+        validate: true,
+        ruleSet: { forbidden: layers.forbidden },
+        doNotFollow: { path: 'node_modules' },
+        tsPreCompilationDeps: true,
+        outputType: 'json',
+      } as never,
+    );
+    const out = JSON.parse(r.output as string) as {
+      summary: { violations: { rule: { name: string }; from: string; to: string }[] };
+    };
     return out.summary.violations.map((v) => `${v.rule.name}: ${v.from} -> ${v.to}`).sort();
   } finally {
     process.chdir(cwd);
@@ -55,17 +66,24 @@ describe('the floors of src/ (dependency-cruiser, .dependency-cruiser.cjs)', () 
 
 describe('the layout of src/', () => {
   it('keeps every source file at 400 lines or fewer', () => {
-    const long = [...files, ...sourceFiles(resolve(ROOT, 'sandbox'))].map((f) => ({ file: rel(f), lines: readFileSync(f, 'utf8').split('\n').length })).filter((f) => f.lines > 400);
+    const long = [...files, ...sourceFiles(resolve(ROOT, 'sandbox'))]
+      .map((f) => ({ file: rel(f), lines: readFileSync(f, 'utf8').split('\n').length }))
+      .filter((f) => f.lines > 400);
     expect(long).toEqual([]);
   });
 
   it('reads the engine dependencies only inside src/fleet', () => {
-    const offenders = files.filter((f) => !rel(f).startsWith('fleet/') && /\bengine\.deps\b/.test(readFileSync(f, 'utf8'))).map(rel);
+    const offenders = files
+      .filter((f) => !rel(f).startsWith('fleet/') && /\bengine\.deps\b/.test(readFileSync(f, 'utf8')))
+      .map(rel);
     expect(offenders).toEqual([]);
   });
 
   it('has no code in the code table that nothing refuses with', () => {
-    const elsewhere = files.filter((f) => rel(f) !== 'kernel/codes/table.ts').map((f) => readFileSync(f, 'utf8')).join('\n');
+    const elsewhere = files
+      .filter((f) => rel(f) !== 'kernel/codes/table.ts')
+      .map((f) => readFileSync(f, 'utf8'))
+      .join('\n');
     expect(CODES.filter((code) => !elsewhere.includes(`'${code}'`))).toEqual([]);
   });
 });

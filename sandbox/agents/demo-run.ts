@@ -26,7 +26,11 @@ const log = (msg: string) => console.log(`[${kind} ${runId}] ${msg}`);
 async function gh<T>(method: string, path: string, body?: unknown): Promise<T> {
   const res = await fetch(`${ghApi}${path}`, {
     method,
-    headers: { authorization: `token ${ghToken}`, accept: 'application/vnd.github+json', 'content-type': 'application/json' },
+    headers: {
+      authorization: `token ${ghToken}`,
+      accept: 'application/vnd.github+json',
+      'content-type': 'application/json',
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
@@ -41,7 +45,12 @@ const DEMO_COST = {
 
 type Cost = (typeof DEMO_COST)[keyof typeof DEMO_COST];
 
-async function report(result: { outcome: 'success' | 'failure'; verdict?: 'accept' | 'reject'; summary: string; cost?: Cost }): Promise<void> {
+async function report(result: {
+  outcome: 'success' | 'failure';
+  verdict?: 'accept' | 'reject';
+  summary: string;
+  cost?: Cost;
+}): Promise<void> {
   const bearer = env('YOKE_RUN_SECRET');
   const res = await fetch(`${apiUrl}/yoke/api/runs/${runId}/result`, {
     method: 'POST',
@@ -52,7 +61,8 @@ async function report(result: { outcome: 'success' | 'failure'; verdict?: 'accep
   log(`reported ${result.outcome}${result.verdict ? ` (${result.verdict})` : ''}`);
 }
 
-const sh = (cwd: string, cmd: string, args: string[]) => execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+const sh = (cwd: string, cmd: string, args: string[]) =>
+  execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
 
 const GIT_ID = ['-c', 'user.name=demo-agent', '-c', 'user.email=agent@yoke.invalid'];
 
@@ -131,7 +141,14 @@ async function lander(): Promise<void> {
   try {
     // The judged code gets no token of any kind: only PATH and HOME cross.
     const clean = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? dir };
-    console.log(execFileSync('bash', ['-c', script], { cwd: dir, env: clean, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim());
+    console.log(
+      execFileSync('bash', ['-c', script], {
+        cwd: dir,
+        env: clean,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }).trim(),
+    );
     process.exit(0);
   } catch (err) {
     console.log(String((err as { stdout?: string }).stdout ?? err).trim());

@@ -3,11 +3,11 @@ import { cpSync, createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSyn
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
-import { z } from 'zod';
 import { git, readFileAt, revParse } from '../git.js';
 import { readOutputs } from './step-outputs.js';
 import { evaluateCondition, grants, substitute, type ExprCtx } from './runner-expressions.js';
 import { HttpError } from '../http-error.js';
+import { needsOf, Workflow, type Job } from './workflow-file.js';
 import type { OidcClaims } from './oidc-issuer.js';
 import type { ForgeRepo, ForgeUser } from './state.js';
 
@@ -46,40 +46,6 @@ export interface WorkflowRunRecord {
   logPath: string;
 }
 
-const Step = z.object({
-  id: z.string().optional(),
-  name: z.string().optional(),
-  'continue-on-error': z.boolean().optional(),
-  uses: z.string().optional(),
-  run: z.string().optional(),
-  if: z.string().optional(),
-  'working-directory': z.string().optional(),
-  with: z.record(z.string(), z.unknown()).optional(),
-  env: z.record(z.string(), z.unknown()).optional(),
-});
-const Permissions = z.union([z.record(z.string(), z.string()), z.enum(['read-all', 'write-all'])]);
-const Job = z
-  .object({
-    if: z.string().optional(),
-    needs: z.union([z.string(), z.array(z.string())]).optional(),
-    permissions: Permissions.optional(),
-    env: z.record(z.string(), z.unknown()).optional(),
-    outputs: z.record(z.string(), z.string()).optional(),
-    environment: z.union([z.string(), z.object({ name: z.string(), url: z.string().optional() })]).optional(),
-    steps: z.array(Step),
-  })
-  .passthrough();
-const Workflow = z.object({
-  name: z.string().optional(),
-  'run-name': z.string().optional(),
-  permissions: Permissions.optional(),
-  on: z.object({ workflow_dispatch: z.object({ inputs: z.record(z.string(), z.object({ required: z.boolean().optional(), default: z.string().optional() }).passthrough()).optional() }).nullable() }).passthrough(),
-  jobs: z.record(z.string(), Job),
-});
-type Workflow = z.infer<typeof Workflow>;
-type Job = z.infer<typeof Job>;
-type Permissions = z.infer<typeof Permissions>;
-
 /** What the runner needs of the forge it runs for, and nothing more. */
 export interface RunnerHost {
   /** The forge's base URL (API, OIDC endpoints). */
@@ -94,7 +60,11 @@ export interface RunnerHost {
   /** The repository's numeric id, as tokens carry it. */
   repoId(fullName: string): number;
   /** DP03: a job targets an environment: its deployment is made, and the job waits until the environment's protection rules approve (or one rejects). */
-  environmentGate(repo: ForgeRepo, run: WorkflowRunRecord, environment: string): Promise<{ approved: boolean; deploymentId: number }>;
+  environmentGate(
+    repo: ForgeRepo,
+    run: WorkflowRunRecord,
+    environment: string,
+  ): Promise<{ approved: boolean; deploymentId: number }>;
   /** The job's deployment gets its outcome, as Actions writes it. */
   environmentEnded(repo: ForgeRepo, deploymentId: number, result: 'success' | 'failure' | 'cancelled'): void;
   /** A cancelled run's jobs stop waiting at protection rules. */
@@ -108,8 +78,6 @@ export interface RunnerOptions {
   workDir: string;
   extraEnv: Record<string, string>;
 }
-
-const needsOf = (job: Job): string[] => (job.needs === undefined ? [] : Array.isArray(job.needs) ? job.needs : [job.needs]);
 
 export class ActionsRunner {
   readonly runs: WorkflowRunRecord[] = [];
@@ -125,7 +93,13 @@ export class ActionsRunner {
     mkdirSync(opts.workDir, { recursive: true });
   }
 
-  dispatch(repo: ForgeRepo, file: string, ref: string, inputs: Record<string, string>, actor: ForgeUser): WorkflowRunRecord {
+  dispatch(
+    repo: ForgeRepo,
+    file: string,
+    ref: string,
+    inputs: Record<string, string>,
+    actor: ForgeUser,
+  ): WorkflowRunRecord {
     const sha = revParse(repo.gitDir, `refs/heads/${ref}`);
     if (!sha) throw new HttpError(422, `No ref found for: ${ref}`);
     const text = readFileAt(repo.gitDir, sha, `.github/workflows/${file}`);
@@ -139,10 +113,12 @@ export class ActionsRunner {
       throw new HttpError(422, `Invalid workflow file: ${err instanceof Error ? err.message.split('\n')[0] : err}`);
     }
     const parsed = Workflow.safeParse(yaml);
-    if (!parsed.success || !parsed.data.on.workflow_dispatch) throw new HttpError(422, "Workflow does not have 'workflow_dispatch' trigger");
+    if (!parsed.success || !parsed.data.on.workflow_dispatch)
+      throw new HttpError(422, "Workflow does not have 'workflow_dispatch' trigger");
     const wf = parsed.data;
     const declared = wf.on.workflow_dispatch?.inputs ?? {};
-    for (const name of Object.keys(inputs)) if (!(name in declared)) throw new HttpError(422, `Unexpected inputs provided: ["${name}"]`);
+    for (const name of Object.keys(inputs))
+      if (!(name in declared)) throw new HttpError(422, `Unexpected inputs provided: ["${name}"]`);
     const allInputs: Record<string, string> = {};
     for (const [name, spec] of Object.entries(declared)) {
       const value = inputs[name] ?? spec.default ?? '';
@@ -206,13 +182,21 @@ export class ActionsRunner {
         pending.delete(name);
         const needs = Object.fromEntries(needsOf(job).map((n) => [n, run.jobs[n]!]));
         const needsFailed = Object.values(needs).some((r) => r !== 'success');
-        const condCtx = { inputs: run.inputs, needs: Object.fromEntries(Object.entries(needs).map(([n, r]) => [n, { result: r, outputs: run.jobOutputs[n] ?? {} }])) } as unknown as ExprCtx;
+        const condCtx = {
+          inputs: run.inputs,
+          needs: Object.fromEntries(
+            Object.entries(needs).map(([n, r]) => [n, { result: r, outputs: run.jobOutputs[n] ?? {} }]),
+          ),
+        } as unknown as ExprCtx;
         if (!evaluateCondition(job.if, condCtx, needsFailed)) {
           run.jobs[name] = 'skipped';
           continue;
         }
         // A job that targets an environment waits at its protection rules; a rejection fails the job, and its steps never run.
-        const environment = job.environment === undefined ? null : substitute(typeof job.environment === 'string' ? job.environment : job.environment.name, condCtx);
+        const environment =
+          job.environment === undefined
+            ? null
+            : substitute(typeof job.environment === 'string' ? job.environment : job.environment.name, condCtx);
         const gate = environment ? await this.opts.host.environmentGate(repo, run, environment) : null;
         if (this.isDone(run)) break;
         if (gate && !gate.approved) {
@@ -221,7 +205,12 @@ export class ActionsRunner {
           continue;
         }
         run.jobs[name] = await this.runJob(repo, run, wf, name, job, condCtx, log);
-        if (gate) this.opts.host.environmentEnded(repo, gate.deploymentId, run.jobs[name] as 'success' | 'failure' | 'cancelled');
+        if (gate)
+          this.opts.host.environmentEnded(
+            repo,
+            gate.deploymentId,
+            run.jobs[name] as 'success' | 'failure' | 'cancelled',
+          );
       }
       const results = Object.values(run.jobs);
       this.finish(run, results.includes('failure') ? 'failure' : 'success');
@@ -230,7 +219,15 @@ export class ActionsRunner {
     }
   }
 
-  private async runJob(repo: ForgeRepo, run: WorkflowRunRecord, wf: Workflow, jobName: string, job: Job, exprCtx: ExprCtx, log: NodeJS.WritableStream): Promise<'success' | 'failure' | 'cancelled'> {
+  private async runJob(
+    repo: ForgeRepo,
+    run: WorkflowRunRecord,
+    wf: Workflow,
+    jobName: string,
+    job: Job,
+    exprCtx: ExprCtx,
+    log: NodeJS.WritableStream,
+  ): Promise<'success' | 'failure' | 'cancelled'> {
     const workspace = mkdtempSync(join(this.opts.workDir, `ws-${run.id}-`));
     const runnerTemp = mkdtempSync(join(this.opts.workDir, `tmp-${run.id}-`));
     const stepOutputs: Record<string, { outputs: Record<string, string> }> = {};
@@ -248,7 +245,13 @@ export class ActionsRunner {
     };
     // Only a job granted `id-token: write` can ask the runner for an OIDC token.
     run.oidcRequestToken = may.idToken ? randomBytes(16).toString('hex') : null;
-    const ctx = { ...exprCtx, github, runner: { temp: runnerTemp }, secrets: repo.secrets, steps: stepOutputs } as unknown as ExprCtx;
+    const ctx = {
+      ...exprCtx,
+      github,
+      runner: { temp: runnerTemp },
+      secrets: repo.secrets,
+      steps: stepOutputs,
+    } as unknown as ExprCtx;
     let failed = false;
     try {
       for (const step of job.steps) {
@@ -280,7 +283,12 @@ export class ActionsRunner {
           git(dir, ['checkout', '--quiet', ref]);
           // As on GitHub: origin is the repository's URL, reached only with the job's own token, and only if checkout persisted it.
           git(dir, ['remote', 'set-url', 'origin', `${forgeUrl}/${repo.fullName}.git`]);
-          if (step.with?.['persist-credentials'] !== false) git(dir, ['config', 'http.extraheader', `AUTHORIZATION: basic ${Buffer.from(`x-access-token:${github.token}`).toString('base64')}`]);
+          if (step.with?.['persist-credentials'] !== false)
+            git(dir, [
+              'config',
+              'http.extraheader',
+              `AUTHORIZATION: basic ${Buffer.from(`x-access-token:${github.token}`).toString('base64')}`,
+            ]);
           continue;
         }
         if (!step.run) continue;
@@ -312,7 +320,12 @@ export class ActionsRunner {
         for (const [k, v] of Object.entries({ ...job.env, ...step.env })) env[k] = substitute(String(v), ctx);
         const cwd = join(workspace, step['working-directory'] ?? '');
         const code = await new Promise<number>((resolve) => {
-          const child = spawn('bash', ['-e', '-c', substitute(step.run!, ctx)], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+          const child = spawn('bash', ['-e', '-c', substitute(step.run!, ctx)], {
+            cwd,
+            env,
+            detached: true,
+            stdio: ['ignore', 'pipe', 'pipe'],
+          });
           this.children.set(run.id, child);
           child.stdout?.pipe(log, { end: false });
           child.stderr?.pipe(log, { end: false });
@@ -323,7 +336,9 @@ export class ActionsRunner {
         if (step.id) stepOutputs[step.id] = { outputs: readOutputs(outputFile) };
         if (code !== 0 && !step['continue-on-error']) failed = true;
       }
-      run.jobOutputs[jobName] = Object.fromEntries(Object.entries(job.outputs ?? {}).map(([k, v]) => [k, substitute(v, ctx)]));
+      run.jobOutputs[jobName] = Object.fromEntries(
+        Object.entries(job.outputs ?? {}).map(([k, v]) => [k, substitute(v, ctx)]),
+      );
       return failed ? 'failure' : 'success';
     } finally {
       run.oidcRequestToken = null;

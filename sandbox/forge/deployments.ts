@@ -8,7 +8,16 @@ import type { ForgeRepo, ForgeUser } from './state.js';
 // an environment waits at until every rule's app has answered. Plain data and
 // operations; the JSON shapes and routes live in routes-deployments.ts.
 
-export const STATUS_STATES = ['error', 'failure', 'inactive', 'in_progress', 'queued', 'pending', 'success', 'waiting'] as const;
+export const STATUS_STATES = [
+  'error',
+  'failure',
+  'inactive',
+  'in_progress',
+  'queued',
+  'pending',
+  'success',
+  'waiting',
+] as const;
 export type StatusState = (typeof STATUS_STATES)[number];
 
 export interface DeploymentStatus {
@@ -80,7 +89,13 @@ export class ForgeDeployments {
   /** A maintainer creates an environment, with custom rules of the apps named (yoke's, say). */
   setEnvironment(repo: ForgeRepo, name: string, ruleApps: { id: number; slug: string }[] = []): Environment {
     const now = this.host.now();
-    const env: Environment = { id: this.host.nextId(), name, createdAt: now, updatedAt: now, rules: ruleApps.map((app) => ({ id: this.host.nextId(), app, enabled: true })) };
+    const env: Environment = {
+      id: this.host.nextId(),
+      name,
+      createdAt: now,
+      updatedAt: now,
+      rules: ruleApps.map((app) => ({ id: this.host.nextId(), app, enabled: true })),
+    };
     this.environmentsOf(repo).set(name, env);
     return env;
   }
@@ -89,7 +104,14 @@ export class ForgeDeployments {
     const now = this.host.now();
     // GitHub creates an environment the first time a deployment names it.
     if (!this.environmentsOf(repo).has(d.environment)) this.setEnvironment(repo, d.environment);
-    const dep: Deployment = { ...d, id: this.host.nextId(), repo: repo.fullName, createdAt: now, updatedAt: now, statuses: [] };
+    const dep: Deployment = {
+      ...d,
+      id: this.host.nextId(),
+      repo: repo.fullName,
+      createdAt: now,
+      updatedAt: now,
+      statuses: [],
+    };
     this.deployments.push(dep);
     return dep;
   }
@@ -100,15 +122,41 @@ export class ForgeDeployments {
     return d;
   }
 
-  addStatus(d: Deployment, s: { state: StatusState; description?: string; logUrl?: string; environmentUrl?: string; creator: ForgeUser; autoInactive?: boolean }): DeploymentStatus {
+  addStatus(
+    d: Deployment,
+    s: {
+      state: StatusState;
+      description?: string;
+      logUrl?: string;
+      environmentUrl?: string;
+      creator: ForgeUser;
+      autoInactive?: boolean;
+    },
+  ): DeploymentStatus {
     const now = this.host.now();
-    const status: DeploymentStatus = { id: this.host.nextId(), state: s.state, description: s.description ?? '', logUrl: s.logUrl ?? '', environmentUrl: s.environmentUrl ?? '', creator: s.creator, createdAt: now };
+    const status: DeploymentStatus = {
+      id: this.host.nextId(),
+      state: s.state,
+      description: s.description ?? '',
+      logUrl: s.logUrl ?? '',
+      environmentUrl: s.environmentUrl ?? '',
+      creator: s.creator,
+      createdAt: now,
+    };
     d.statuses.unshift(status);
     d.updatedAt = now;
     if (s.state === 'success' && s.autoInactive !== false) {
       for (const o of this.deployments) {
-        if (o === d || o.repo !== d.repo || o.environment !== d.environment || o.statuses[0]?.state !== 'success') continue;
-        o.statuses.unshift({ ...status, id: this.host.nextId(), state: 'inactive', description: '', logUrl: '', environmentUrl: '' });
+        if (o === d || o.repo !== d.repo || o.environment !== d.environment || o.statuses[0]?.state !== 'success')
+          continue;
+        o.statuses.unshift({
+          ...status,
+          id: this.host.nextId(),
+          state: 'inactive',
+          description: '',
+          logUrl: '',
+          environmentUrl: '',
+        });
         o.updatedAt = now;
       }
     }
@@ -120,22 +168,56 @@ export class ForgeDeployments {
    * the run's commit; if the environment has enabled custom rules, each app is
    * asked and the job waits until all approve (or one rejects).
    */
-  async gate(repo: ForgeRepo, run: { id: number; headSha: string; ref: string; actor: ForgeUser }, environment: string, actions: ForgeUser): Promise<{ approved: boolean; deployment: Deployment }> {
-    const d = this.create(repo, { sha: run.headSha, ref: run.ref, task: 'deploy', environment, description: null, payload: {}, creator: actions });
+  async gate(
+    repo: ForgeRepo,
+    run: { id: number; headSha: string; ref: string; actor: ForgeUser },
+    environment: string,
+    actions: ForgeUser,
+  ): Promise<{ approved: boolean; deployment: Deployment }> {
+    const d = this.create(repo, {
+      sha: run.headSha,
+      ref: run.ref,
+      task: 'deploy',
+      environment,
+      description: null,
+      payload: {},
+      creator: actions,
+    });
     const env = this.environmentsOf(repo).get(environment)!;
     const apps = env.rules.filter((r) => r.enabled).map((r) => r.app.slug);
     if (apps.length === 0) return { approved: true, deployment: d };
     this.addStatus(d, { state: 'waiting', creator: actions });
     const approved = await new Promise<boolean>((settle) => {
-      this.gates.push({ repo: repo.fullName, workflowRunId: run.id, environment, deploymentId: d.id, pending: new Set(apps), answers: [], settle });
+      this.gates.push({
+        repo: repo.fullName,
+        workflowRunId: run.id,
+        environment,
+        deploymentId: d.id,
+        pending: new Set(apps),
+        answers: [],
+        settle,
+      });
       this.host.requestReview(repo, d, run.id);
     });
     return { approved, deployment: d };
   }
 
   /** An app answers a waiting job's rule (the deployment_callback_url); false when nothing of this app is pending there. */
-  answer(repo: ForgeRepo, workflowRunId: number, environment: string, app: string, state: 'approved' | 'rejected', comment: string): boolean {
-    const g = this.gates.find((x) => x.repo === repo.fullName && x.workflowRunId === workflowRunId && x.environment === environment && x.pending.has(app));
+  answer(
+    repo: ForgeRepo,
+    workflowRunId: number,
+    environment: string,
+    app: string,
+    state: 'approved' | 'rejected',
+    comment: string,
+  ): boolean {
+    const g = this.gates.find(
+      (x) =>
+        x.repo === repo.fullName &&
+        x.workflowRunId === workflowRunId &&
+        x.environment === environment &&
+        x.pending.has(app),
+    );
     if (!g) return false;
     g.pending.delete(app);
     g.answers.push({ app, state, comment });

@@ -31,7 +31,13 @@ function tokenOf(req: IncomingMessage): string | null {
 }
 
 /** Whether a credential may read, or push to, a repository. */
-export function gitAccess(state: ForgeState, repo: ForgeRepo, cred: Credential | undefined, push: boolean, now: number): 'ok' | 'unauthenticated' | 'denied' {
+export function gitAccess(
+  state: ForgeState,
+  repo: ForgeRepo,
+  cred: Credential | undefined,
+  push: boolean,
+  now: number,
+): 'ok' | 'unauthenticated' | 'denied' {
   if (!cred || cred.expiresAt < now) return 'unauthenticated';
   if (cred.kind === 'workflow') return cred.repo === repo.fullName && (!push || cred.write) ? 'ok' : 'denied';
   if (cred.kind === 'installation') {
@@ -80,11 +86,21 @@ function forgeHooks(root: string): string {
   return dir;
 }
 
-export async function serveGit(state: ForgeState, req: IncomingMessage, url: URL, body: Buffer, now: number): Promise<GitAnswer | null> {
+export async function serveGit(
+  state: ForgeState,
+  req: IncomingMessage,
+  url: URL,
+  body: Buffer,
+  now: number,
+): Promise<GitAnswer | null> {
   const m = GIT_PATH.exec(url.pathname);
   if (!m) return null;
   const repo = state.repos.get(`${m[1]}/${m[2]}`);
-  const text = (status: number, msg: string, headers: Record<string, string> = {}) => ({ status, headers: { 'content-type': 'text/plain', ...headers }, body: Buffer.from(`${msg}\n`) });
+  const text = (status: number, msg: string, headers: Record<string, string> = {}) => ({
+    status,
+    headers: { 'content-type': 'text/plain', ...headers },
+    body: Buffer.from(`${msg}\n`),
+  });
   if (!repo) return text(404, 'Repository not found.');
   const push = m[3] === 'git-receive-pack' || url.searchParams.get('service') === 'git-receive-pack';
   const cred = (() => {
@@ -92,7 +108,8 @@ export async function serveGit(state: ForgeState, req: IncomingMessage, url: URL
     return t ? state.credential(t) : undefined;
   })();
   const access = gitAccess(state, repo, cred, push, now);
-  if (access === 'unauthenticated') return text(401, 'Invalid username or token.', { 'www-authenticate': 'Basic realm="GitHub"' });
+  if (access === 'unauthenticated')
+    return text(401, 'Invalid username or token.', { 'www-authenticate': 'Basic realm="GitHub"' });
   if (access === 'denied') return text(403, `Permission to ${repo.fullName}.git denied.`);
   const gitDir = repo.gitDir;
   const root = gitDir.slice(0, gitDir.lastIndexOf('/'));
@@ -152,7 +169,15 @@ export async function serveGit(state: ForgeState, req: IncomingMessage, url: URL
       const t = tokenOf(req);
       return t ? state.credential(t)?.user : undefined;
     })();
-    if (after && after !== branchBefore && pusher) state.pushed(repo, `refs/heads/${repo.defaultBranch}`, branchBefore, after, await commitsBetween(gitDir, branchBefore, after), pusher);
+    if (after && after !== branchBefore && pusher)
+      state.pushed(
+        repo,
+        `refs/heads/${repo.defaultBranch}`,
+        branchBefore,
+        after,
+        await commitsBetween(gitDir, branchBefore, after),
+        pusher,
+      );
   }
   return { status, headers, body: split >= 0 ? out.subarray(split + 4) : out };
 }
@@ -161,7 +186,16 @@ export async function serveGit(state: ForgeState, req: IncomingMessage, url: URL
 async function commitsBetween(gitDir: string, before: string | null, after: string): Promise<PushCommit[]> {
   const range = before ? [`${before}..${after}`] : ['-1', after];
   const text = await new Promise<string>((resolve) => {
-    const child = spawn('git', ['--git-dir', gitDir, 'log', '--reverse', '--max-count=20', '--name-status', '--format=commit %H', ...range]);
+    const child = spawn('git', [
+      '--git-dir',
+      gitDir,
+      'log',
+      '--reverse',
+      '--max-count=20',
+      '--name-status',
+      '--format=commit %H',
+      ...range,
+    ]);
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.once('error', () => resolve(''));

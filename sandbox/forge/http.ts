@@ -41,7 +41,17 @@ export type RawHandler = (url: URL, req: IncomingMessage) => { status: number; b
 
 export interface Credentials {
   /** A stored token's holder, or undefined. */
-  credential(token: string): { kind: 'installation' | 'user' | 'workflow'; user: ForgeUser; installationId: number | null; expiresAt: number; repo?: string; write?: boolean; scope?: { repos: string[]; permissions: Record<string, string> } } | undefined;
+  credential(token: string):
+    | {
+        kind: 'installation' | 'user' | 'workflow';
+        user: ForgeUser;
+        installationId: number | null;
+        expiresAt: number;
+        repo?: string;
+        write?: boolean;
+        scope?: { repos: string[]; permissions: Record<string, string> };
+      }
+    | undefined;
 }
 
 export interface ForgeHttpOptions {
@@ -69,7 +79,14 @@ export class ForgeHttp {
   /** Every response served, for tests that check shapes against GitHub's description. */
   readonly served: { method: string; route: string; status: number; body: unknown; request: unknown }[] = [];
   recordResponses = false;
-  readonly stats: ForgeHttpStats = { requests: 0, inFlight: 0, maxInFlight: 0, notModified: 0, rateLimited: 0, log: [] };
+  readonly stats: ForgeHttpStats = {
+    requests: 0,
+    inFlight: 0,
+    maxInFlight: 0,
+    notModified: 0,
+    rateLimited: 0,
+    log: [],
+  };
   private raw = new Map<string, RawHandler>();
   private rate = new Map<string, number>();
   private appKey: KeyObject;
@@ -98,7 +115,13 @@ export class ForgeHttp {
   }
 
   /** Git over HTTP (`/owner/repo.git/...`), answered before the API. */
-  git: ((req: IncomingMessage, url: URL, body: Buffer) => Promise<{ status: number; headers: Record<string, string>; body: Buffer } | null>) | null = null;
+  git:
+    | ((
+        req: IncomingMessage,
+        url: URL,
+        body: Buffer,
+      ) => Promise<{ status: number; headers: Record<string, string>; body: Buffer } | null>)
+    | null = null;
 
   /** The web pages people follow links to (issues, PRs, workflow runs), answered after git and the raw routes. */
   pages: ((pathname: string) => string | null) | null = null;
@@ -130,7 +153,9 @@ export class ForgeHttp {
     Object.assign(this.stats, { requests: 0, inFlight: 0, maxInFlight: 0, notModified: 0, rateLimited: 0, log: [] });
   }
 
-  private authenticate(req: IncomingMessage): Pick<Ctx, 'actor' | 'auth' | 'installationId' | 'tokenRepo' | 'writes'> & { scoped?: boolean } {
+  private authenticate(
+    req: IncomingMessage,
+  ): Pick<Ctx, 'actor' | 'auth' | 'installationId' | 'tokenRepo' | 'writes'> & { scoped?: boolean } {
     const h = req.headers.authorization ?? '';
     const m = /^(?:token|bearer)\s+(.+)$/i.exec(h);
     const none = { tokenRepo: null, writes: false };
@@ -139,9 +164,20 @@ export class ForgeHttp {
     const stored = this.opts.credentials.credential(cred);
     if (stored) {
       if (stored.expiresAt < this.opts.now()) throw new HttpError(401, 'Bad credentials');
-      return { actor: stored.user, auth: stored.kind, installationId: stored.installationId, tokenRepo: stored.repo ?? null, writes: stored.write ?? false, scoped: stored.scope !== undefined && stored.scope.permissions.contents === 'write' && Object.keys(stored.scope.permissions).every((k) => k === 'contents' || k === 'metadata') };
+      return {
+        actor: stored.user,
+        auth: stored.kind,
+        installationId: stored.installationId,
+        tokenRepo: stored.repo ?? null,
+        writes: stored.write ?? false,
+        scoped:
+          stored.scope !== undefined &&
+          stored.scope.permissions.contents === 'write' &&
+          Object.keys(stored.scope.permissions).every((k) => k === 'contents' || k === 'metadata'),
+      };
     }
-    if (cred.split('.').length === 3 && this.verifyAppJwt(cred)) return { actor: null, auth: 'app', installationId: null, ...none };
+    if (cred.split('.').length === 3 && this.verifyAppJwt(cred))
+      return { actor: null, auth: 'app', installationId: null, ...none };
     throw new HttpError(401, 'Bad credentials');
   }
 
@@ -191,7 +227,9 @@ export class ForgeHttp {
     const rawHandler = this.raw.get(url.pathname);
     if (rawHandler) {
       const answer = rawHandler(url, req);
-      return answer ? send(answer.status, answer.body, { 'content-type': 'application/json' }) : send(401, { message: 'Bad credentials' });
+      return answer
+        ? send(answer.status, answer.body, { 'content-type': 'application/json' })
+        : send(401, { message: 'Bad credentials' });
     }
     if (!url.pathname.startsWith('/api/v3/')) {
       const html = method === 'GET' ? (this.pages?.(url.pathname) ?? null) : null;
@@ -205,16 +243,23 @@ export class ForgeHttp {
     }
     const path = url.pathname.slice('/api/v3'.length);
     // Literal segments win over parameters (issues/comments is not issue "comments").
-    const route = this.routes.filter((r) => r.method === method && r.re.test(path)).sort((a, b) => a.keys.length - b.keys.length)[0];
-    const common: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', 'x-github-media-type': 'github.v3; format=json' };
+    const route = this.routes
+      .filter((r) => r.method === method && r.re.test(path))
+      .sort((a, b) => a.keys.length - b.keys.length)[0];
+    const common: Record<string, string> = {
+      'content-type': 'application/json; charset=utf-8',
+      'x-github-media-type': 'github.v3; format=json',
+    };
     try {
       if (!route) throw new HttpError(404, 'Not Found');
       const who = this.authenticate(req);
       if (route.auth === 'app' && who.auth !== 'app') throw new HttpError(401, 'A JSON web token could not be decoded');
-      if (route.auth === 'repo' && (who.auth === 'none' || who.auth === 'app')) throw new HttpError(401, 'Requires authentication');
+      if (route.auth === 'repo' && (who.auth === 'none' || who.auth === 'app'))
+        throw new HttpError(401, 'Requires authentication');
       // A token scoped to `contents: write` (a run's push token) writes git, never issues, PRs or workflows.
       // Any installation token may revoke itself.
-      if (who.scoped && method !== 'GET' && !(method === 'DELETE' && path === '/installation/token')) throw new HttpError(403, 'Resource not accessible by integration');
+      if (who.scoped && method !== 'GET' && !(method === 'DELETE' && path === '/installation/token'))
+        throw new HttpError(403, 'Resource not accessible by integration');
       const m = route.re.exec(path)!;
       const params = Object.fromEntries(route.keys.map((k, i) => [k, decodeURIComponent(m[i + 1]!)]));
       let body: Record<string, unknown> = {};
@@ -226,12 +271,26 @@ export class ForgeHttp {
         }
       }
       const bearer = /^(?:token|bearer)\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim() ?? null;
-      const answer = await route.handler({ params, query: url.searchParams, body, ...who, accept: String(req.headers.accept ?? ''), token: bearer });
+      const answer = await route.handler({
+        params,
+        query: url.searchParams,
+        body,
+        ...who,
+        accept: String(req.headers.accept ?? ''),
+        token: bearer,
+      });
       const key = req.headers.authorization ?? 'anon';
       const used = this.rate.get(key) ?? 0;
       const payload = answer.raw ?? (answer.body === undefined ? '' : JSON.stringify(answer.body));
       const etag = `"${createHash('sha1').update(payload).digest('hex')}"`;
-      if (this.recordResponses) this.served.push({ method, route: route.path, status: answer.status, body: answer.raw ?? answer.body, request: text ? body : undefined });
+      if (this.recordResponses)
+        this.served.push({
+          method,
+          route: route.path,
+          status: answer.status,
+          body: answer.raw ?? answer.body,
+          request: text ? body : undefined,
+        });
       if (method === 'GET' && answer.status === 200 && req.headers['if-none-match'] === etag) {
         // A 304 does not count against the rate limit.
         this.stats.notModified++;
@@ -240,12 +299,24 @@ export class ForgeHttp {
       this.rate.set(key, used + 1);
       this.stats.rateLimited++;
       if (answer.status === 204) return send(204, undefined, this.rateHeaders(used + 1));
-      send(answer.status, answer.body, { ...common, ...this.rateHeaders(used + 1), ...(method === 'GET' ? { etag } : {}), ...answer.headers }, answer.raw);
+      send(
+        answer.status,
+        answer.body,
+        { ...common, ...this.rateHeaders(used + 1), ...(method === 'GET' ? { etag } : {}), ...answer.headers },
+        answer.raw,
+      );
     } catch (err) {
-      const status = err instanceof HttpError ? err.status : typeof (err as { status?: unknown }).status === 'number' ? (err as { status: number }).status : 500;
+      const status =
+        err instanceof HttpError
+          ? err.status
+          : typeof (err as { status?: unknown }).status === 'number'
+            ? (err as { status: number }).status
+            : 500;
       const message = err instanceof Error ? err.message : String(err);
-      if (this.recordResponses && route) this.served.push({ method, route: route.path, status, body: { message }, request: undefined });
-      if (process.env.YOKE_FORGE_DEBUG) console.error(`forge: ${method} ${url.pathname}${url.search} -> ${status} ${message}`);
+      if (this.recordResponses && route)
+        this.served.push({ method, route: route.path, status, body: { message }, request: undefined });
+      if (process.env.YOKE_FORGE_DEBUG)
+        console.error(`forge: ${method} ${url.pathname}${url.search} -> ${status} ${message}`);
       send(status, { message, documentation_url: 'https://docs.github.com/rest', status: String(status) }, common);
     }
   }

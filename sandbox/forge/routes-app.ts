@@ -12,7 +12,13 @@ export function registerAppRoutes(env: RouteEnv): void {
   const { http, state, shapes, app } = env;
   http.on('GET', '/app', 'app', () => ({
     status: 200,
-    body: { id: app.id, slug: app.slug, node_id: `A_${app.id}`, name: app.slug, owner: shapes.simpleUser(state.user('sandbox')) },
+    body: {
+      id: app.id,
+      slug: app.slug,
+      node_id: `A_${app.id}`,
+      name: app.slug,
+      owner: shapes.simpleUser(state.user('sandbox')),
+    },
   }));
   http.on('GET', '/app/installations', 'app', (ctx) => {
     const repos = [...state.repos.values()];
@@ -25,13 +31,30 @@ export function registerAppRoutes(env: RouteEnv): void {
   http.on('POST', '/app/installations/{installation_id}/access_tokens', 'app', (ctx) => {
     const id = Number(ctx.params.installation_id);
     if (!state.installationIds().includes(id)) throw new HttpError(404, 'Not Found');
-    const all = { contents: 'write', issues: 'write', pull_requests: 'write', actions: 'write', checks: 'write', metadata: 'read' } as Record<string, string>;
+    const all = {
+      contents: 'write',
+      issues: 'write',
+      pull_requests: 'write',
+      actions: 'write',
+      checks: 'write',
+      metadata: 'read',
+    } as Record<string, string>;
     const asked = ctx.body.permissions as Record<string, string> | undefined;
     const names = ctx.body.repositories as string[] | undefined;
-    if (asked) for (const [k, v] of Object.entries(asked)) if (!all[k] || (v === 'write' && all[k] !== 'write')) throw new HttpError(422, `The permissions requested are not granted to this installation.`);
+    if (asked)
+      for (const [k, v] of Object.entries(asked))
+        if (!all[k] || (v === 'write' && all[k] !== 'write'))
+          throw new HttpError(422, `The permissions requested are not granted to this installation.`);
     const mine = [...state.repos.values()].filter((r) => r.installationId === id).map((r) => r.name);
-    if (names) for (const n of names) if (!mine.includes(n)) throw new HttpError(422, `There is at least one repository that does not exist or is not accessible to the parent installation.`);
-    const scope = asked || names ? { repos: names ?? mine, permissions: { metadata: 'read', ...(asked ?? all) } } : undefined;
+    if (names)
+      for (const n of names)
+        if (!mine.includes(n))
+          throw new HttpError(
+            422,
+            `There is at least one repository that does not exist or is not accessible to the parent installation.`,
+          );
+    const scope =
+      asked || names ? { repos: names ?? mine, permissions: { metadata: 'read', ...(asked ?? all) } } : undefined;
     const { token, expiresAt } = state.installationToken(id, scope);
     return {
       status: 201,
@@ -44,13 +67,16 @@ export function registerAppRoutes(env: RouteEnv): void {
     };
   });
   http.on('DELETE', '/installation/token', 'repo', (ctx) => {
-    if (ctx.auth !== 'installation' || !ctx.token) throw new HttpError(403, 'This endpoint needs an installation access token');
+    if (ctx.auth !== 'installation' || !ctx.token)
+      throw new HttpError(403, 'This endpoint needs an installation access token');
     state.revoke(ctx.token);
     return { status: 204 };
   });
   http.on('GET', '/installation/repositories', 'repo', (ctx) => {
     if (ctx.auth !== 'installation') throw new HttpError(403, 'This endpoint needs an installation access token');
-    const repos = [...state.repos.values()].filter((r) => r.installationId === ctx.installationId).map((r) => shapes.repoJson(r));
+    const repos = [...state.repos.values()]
+      .filter((r) => r.installationId === ctx.installationId)
+      .map((r) => shapes.repoJson(r));
     const answer = http.page(ctx, repos, '/installation/repositories');
     return { ...answer, body: { total_count: repos.length, repositories: answer.body } };
   });
@@ -61,7 +87,8 @@ export function registerAppRoutes(env: RouteEnv): void {
     const path = decodeURIComponent(ctx.params.path!);
     const content = await readFileAtAsync(r.gitDir, ref, path);
     if (content === null) throw new HttpError(404, 'Not Found');
-    if (ctx.accept.includes('raw')) return { status: 200, raw: content, headers: { 'content-type': 'text/plain; charset=utf-8' } };
+    if (ctx.accept.includes('raw'))
+      return { status: 200, raw: content, headers: { 'content-type': 'text/plain; charset=utf-8' } };
     return { status: 200, body: shapes.contentJson(r, path, content) };
   });
   http.on('GET', '/repos/{owner}/{repo}/collaborators/{username}/permission', 'repo', (ctx) => {
@@ -72,9 +99,11 @@ export function registerAppRoutes(env: RouteEnv): void {
     const permission = role === 'maintain' ? 'write' : role === 'triage' ? 'read' : (role ?? 'none');
     return {
       status: 200,
-      body: { permission, role_name: role ?? 'none', user: { ...shapes.simpleUser(state.user(login)), role_name: role ?? 'none' } } satisfies Partial<
-        Schemas['repository-collaborator-permission']
-      >,
+      body: {
+        permission,
+        role_name: role ?? 'none',
+        user: { ...shapes.simpleUser(state.user(login)), role_name: role ?? 'none' },
+      } satisfies Partial<Schemas['repository-collaborator-permission']>,
     };
   });
 }

@@ -7,7 +7,16 @@ import type { CheckRun } from './state.js';
 // read the repository lists them. As on GitHub, only a GitHub App writes them.
 
 const STATUSES = ['queued', 'in_progress', 'completed'] as const;
-const CONCLUSIONS = ['action_required', 'cancelled', 'failure', 'neutral', 'success', 'skipped', 'stale', 'timed_out'] as const;
+const CONCLUSIONS = [
+  'action_required',
+  'cancelled',
+  'failure',
+  'neutral',
+  'success',
+  'skipped',
+  'stale',
+  'timed_out',
+] as const;
 
 function requireApp(ctx: Ctx): void {
   if (ctx.auth !== 'installation') throw new HttpError(403, 'You must authenticate via a GitHub App.');
@@ -17,21 +26,25 @@ function requireApp(ctx: Ctx): void {
 function apply(c: CheckRun, body: Record<string, unknown>, now: number): void {
   if (body.name !== undefined) c.name = String(body.name);
   if (body.status !== undefined) {
-    if (!STATUSES.includes(body.status as (typeof STATUSES)[number])) throw new HttpError(422, `status is not one of ${STATUSES.join(', ')}`);
+    if (!STATUSES.includes(body.status as (typeof STATUSES)[number]))
+      throw new HttpError(422, `status is not one of ${STATUSES.join(', ')}`);
     c.status = body.status as CheckRun['status'];
   }
   if (body.conclusion !== undefined) {
-    if (!CONCLUSIONS.includes(body.conclusion as (typeof CONCLUSIONS)[number])) throw new HttpError(422, `conclusion is not one of ${CONCLUSIONS.join(', ')}`);
+    if (!CONCLUSIONS.includes(body.conclusion as (typeof CONCLUSIONS)[number]))
+      throw new HttpError(422, `conclusion is not one of ${CONCLUSIONS.join(', ')}`);
     c.conclusion = String(body.conclusion);
     c.status = 'completed';
   }
-  if (c.status === 'completed' && !c.conclusion) throw new HttpError(422, 'conclusion is required when status is completed');
+  if (c.status === 'completed' && !c.conclusion)
+    throw new HttpError(422, 'conclusion is required when status is completed');
   if (c.status === 'completed') c.completedAt = body.completed_at ? Date.parse(String(body.completed_at)) : now;
   if (body.external_id !== undefined) c.externalId = String(body.external_id);
   if (body.details_url !== undefined) c.detailsUrl = String(body.details_url);
   const output = body.output as { title?: string; summary?: string } | undefined;
   if (output) {
-    if (typeof output.title !== 'string' || typeof output.summary !== 'string') throw new HttpError(422, 'output needs a title and a summary');
+    if (typeof output.title !== 'string' || typeof output.summary !== 'string')
+      throw new HttpError(422, 'output needs a title and a summary');
     if (output.summary.length > 65_535) throw new HttpError(422, 'output.summary is longer than 65535 characters');
     c.title = output.title;
     c.summary = output.summary;

@@ -1,7 +1,13 @@
 import { git, revParse } from '../git.js';
 import { HttpError } from '../http-error.js';
 import type { Ctx } from './http.js';
-import { STATUS_STATES, type Deployment, type DeploymentStatus, type Environment, type StatusState } from './deployments.js';
+import {
+  STATUS_STATES,
+  type Deployment,
+  type DeploymentStatus,
+  type Environment,
+  type StatusState,
+} from './deployments.js';
 import { repoOf, requireWrite, type RouteEnv } from './routes-common.js';
 import type { ForgeRepo } from './state.js';
 import type { Shapes } from './shapes.js';
@@ -70,12 +76,23 @@ function environmentJson(shapes: Shapes, r: ForgeRepo, e: Environment) {
 }
 
 function ruleJson(shapes: Shapes, rule: Environment['rules'][number]) {
-  return { id: rule.id, node_id: `DPR_${rule.id}`, enabled: rule.enabled, app: { id: rule.app.id, slug: rule.app.slug, integration_url: shapes.apiUrl(`/apps/${rule.app.slug}`), node_id: `A_${rule.app.id}` } };
+  return {
+    id: rule.id,
+    node_id: `DPR_${rule.id}`,
+    enabled: rule.enabled,
+    app: {
+      id: rule.app.id,
+      slug: rule.app.slug,
+      integration_url: shapes.apiUrl(`/apps/${rule.app.slug}`),
+      node_id: `A_${rule.app.id}`,
+    },
+  };
 }
 
 const text = (v: unknown, field: string, max = 140): string => {
   if (v === undefined || v === null) return '';
-  if (typeof v !== 'string' || v.length > max) throw new HttpError(422, `${field} must be a string of at most ${max} characters`);
+  if (typeof v !== 'string' || v.length > max)
+    throw new HttpError(422, `${field} must be a string of at most ${max} characters`);
   return v;
 };
 
@@ -92,11 +109,14 @@ export function registerDeploymentRoutes(env: RouteEnv): void {
     const sha = SHA.test(ref) ? revParse(r.gitDir, ref) : revParse(r.gitDir, `refs/heads/${ref}`);
     if (!ref || !sha) throw new HttpError(422, `No ref found for: ${ref}`);
     const contexts = ctx.body.required_contexts;
-    if (contexts !== undefined && !(Array.isArray(contexts) && contexts.every((c) => typeof c === 'string'))) throw new HttpError(422, 'required_contexts must be an array of strings');
+    if (contexts !== undefined && !(Array.isArray(contexts) && contexts.every((c) => typeof c === 'string')))
+      throw new HttpError(422, 'required_contexts must be an array of strings');
     // The forge keeps no commit statuses: a required context has never passed.
-    if (Array.isArray(contexts) && contexts.length) throw new HttpError(409, `Conflict: Commit status checks failed for ${ref}.`);
+    if (Array.isArray(contexts) && contexts.length)
+      throw new HttpError(409, `Conflict: Commit status checks failed for ${ref}.`);
     const payload = ctx.body.payload ?? {};
-    if (typeof payload !== 'string' && (typeof payload !== 'object' || Array.isArray(payload))) throw new HttpError(422, 'payload must be an object or a string');
+    if (typeof payload !== 'string' && (typeof payload !== 'object' || Array.isArray(payload)))
+      throw new HttpError(422, 'payload must be an object or a string');
     const d = deployments.create(r, {
       sha,
       ref,
@@ -112,7 +132,13 @@ export function registerDeploymentRoutes(env: RouteEnv): void {
     const r = repoOf(env, ctx);
     const q = (k: string) => ctx.query.get(k);
     const list = deployments.deployments
-      .filter((d) => d.repo === r.fullName && (!q('environment') || d.environment === q('environment')) && (!q('sha') || d.sha === q('sha')) && (!q('ref') || d.ref === q('ref')))
+      .filter(
+        (d) =>
+          d.repo === r.fullName &&
+          (!q('environment') || d.environment === q('environment')) &&
+          (!q('sha') || d.sha === q('sha')) &&
+          (!q('ref') || d.ref === q('ref')),
+      )
       .sort((a, b) => b.id - a.id)
       .map((d) => deploymentJson(shapes, r, d));
     return http.page(ctx, list, `/repos/${r.fullName}/deployments`);
@@ -122,7 +148,8 @@ export function registerDeploymentRoutes(env: RouteEnv): void {
     requireWrite(env, r, ctx);
     const d = deployments.find(r, Number(ctx.params.deployment_id));
     const st = ctx.body.state as StatusState;
-    if (!STATUS_STATES.includes(st) || st === 'waiting') throw new HttpError(422, `state is not one of ${STATUS_STATES.filter((s) => s !== 'waiting').join(', ')}`);
+    if (!STATUS_STATES.includes(st) || st === 'waiting')
+      throw new HttpError(422, `state is not one of ${STATUS_STATES.filter((s) => s !== 'waiting').join(', ')}`);
     const s = deployments.addStatus(d, {
       state: st,
       description: text(ctx.body.description, 'description'),
@@ -136,7 +163,11 @@ export function registerDeploymentRoutes(env: RouteEnv): void {
   http.on('GET', '/repos/{owner}/{repo}/deployments/{deployment_id}/statuses', 'repo', (ctx) => {
     const r = repoOf(env, ctx);
     const d = deployments.find(r, Number(ctx.params.deployment_id));
-    return http.page(ctx, d.statuses.map((s) => statusJson(shapes, r, d, s)), `/repos/${r.fullName}/deployments/${d.id}/statuses`);
+    return http.page(
+      ctx,
+      d.statuses.map((s) => statusJson(shapes, r, d, s)),
+      `/repos/${r.fullName}/deployments/${d.id}/statuses`,
+    );
   });
   http.on('GET', '/repos/{owner}/{repo}/environments/{environment_name}', 'repo', (ctx) => {
     const r = repoOf(env, ctx);
@@ -149,7 +180,10 @@ export function registerDeploymentRoutes(env: RouteEnv): void {
     const e = deployments.environmentsOf(r).get(ctx.params.environment_name!);
     if (!e) throw new HttpError(404, 'Not Found');
     const rules = e.rules.filter((x) => x.enabled);
-    return { status: 200, body: { total_count: rules.length, custom_deployment_protection_rules: e.rules.map((x) => ruleJson(shapes, x)) } };
+    return {
+      status: 200,
+      body: { total_count: rules.length, custom_deployment_protection_rules: e.rules.map((x) => ruleJson(shapes, x)) },
+    };
   });
   // Only the app whose rule a waiting job is held by may answer it, and only once.
   http.on('POST', '/repos/{owner}/{repo}/actions/runs/{run_id}/deployment_protection_rule', 'repo', (ctx) => {
@@ -157,8 +191,19 @@ export function registerDeploymentRoutes(env: RouteEnv): void {
     requireApp(ctx);
     const state = ctx.body.state;
     if (state !== 'approved' && state !== 'rejected') throw new HttpError(422, 'state must be approved or rejected');
-    const answered = deployments.answer(r, Number(ctx.params.run_id), String(ctx.body.environment_name ?? ''), app.slug, state, text(ctx.body.comment, 'comment', 1000));
-    if (!answered) throw new HttpError(422, `No pending deployment protection rule of ${app.slug} for ${String(ctx.body.environment_name)} in run ${ctx.params.run_id}.`);
+    const answered = deployments.answer(
+      r,
+      Number(ctx.params.run_id),
+      String(ctx.body.environment_name ?? ''),
+      app.slug,
+      state,
+      text(ctx.body.comment, 'comment', 1000),
+    );
+    if (!answered)
+      throw new HttpError(
+        422,
+        `No pending deployment protection rule of ${app.slug} for ${String(ctx.body.environment_name)} in run ${ctx.params.run_id}.`,
+      );
     return { status: 204 };
   });
   http.on('POST', '/repos/{owner}/{repo}/git/refs', 'repo', (ctx) => {
@@ -166,7 +211,8 @@ export function registerDeploymentRoutes(env: RouteEnv): void {
     requireWrite(env, r, ctx);
     const ref = String(ctx.body.ref ?? '');
     const sha = String(ctx.body.sha ?? '');
-    if (!/^refs\/(heads|tags)\/[\w./-]+$/.test(ref) || ref.split('/').length < 3) throw new HttpError(422, 'Reference name is not valid');
+    if (!/^refs\/(heads|tags)\/[\w./-]+$/.test(ref) || ref.split('/').length < 3)
+      throw new HttpError(422, 'Reference name is not valid');
     if (!SHA.test(sha) || !revParse(r.gitDir, sha)) throw new HttpError(422, 'Object does not exist');
     if (revParse(r.gitDir, ref)) throw new HttpError(422, 'Reference already exists');
     git(r.gitDir, ['update-ref', ref, sha]);
@@ -196,5 +242,10 @@ export function registerDeploymentRoutes(env: RouteEnv): void {
 }
 
 function refJson(shapes: Shapes, r: ForgeRepo, ref: string, sha: string) {
-  return { ref, node_id: `REF_${sha.slice(0, 8)}`, url: shapes.apiUrl(`/repos/${r.fullName}/git/${ref}`), object: { type: 'commit', sha, url: shapes.apiUrl(`/repos/${r.fullName}/git/commits/${sha}`) } };
+  return {
+    ref,
+    node_id: `REF_${sha.slice(0, 8)}`,
+    url: shapes.apiUrl(`/repos/${r.fullName}/git/${ref}`),
+    object: { type: 'commit', sha, url: shapes.apiUrl(`/repos/${r.fullName}/git/commits/${sha}`) },
+  };
 }

@@ -38,7 +38,12 @@ export function registerGitRoutes(env: RouteEnv): void {
         url: shapes.apiUrl(`/repos/${r.fullName}/commits/${sha}`),
         html_url: `${shapes.url}/${r.fullName}/commit/${sha}`,
         comments_url: shapes.apiUrl(`/repos/${r.fullName}/commits/${sha}/comments`),
-        commit: { message, tree: { sha: tree, url: shapes.apiUrl(`/repos/${r.fullName}/git/trees/${tree}`) }, url: shapes.apiUrl(`/repos/${r.fullName}/git/commits/${sha}`), comment_count: 0 },
+        commit: {
+          message,
+          tree: { sha: tree, url: shapes.apiUrl(`/repos/${r.fullName}/git/trees/${tree}`) },
+          url: shapes.apiUrl(`/repos/${r.fullName}/git/commits/${sha}`),
+          comment_count: 0,
+        },
         parents: [],
       },
     };
@@ -54,10 +59,18 @@ export function registerGitRoutes(env: RouteEnv): void {
       status: 200,
       body: {
         name,
-        commit: { sha, node_id: `C_${sha}`, url: shapes.apiUrl(`/repos/${r.fullName}/commits/${sha}`), html_url: `${shapes.url}/${r.fullName}/commit/${sha}` },
+        commit: {
+          sha,
+          node_id: `C_${sha}`,
+          url: shapes.apiUrl(`/repos/${r.fullName}/commits/${sha}`),
+          html_url: `${shapes.url}/${r.fullName}/commit/${sha}`,
+        },
         _links: { self, html: `${shapes.url}/${r.fullName}/tree/${name}` },
         protected: covered,
-        protection: { enabled: covered, required_status_checks: { enforcement_level: 'off', contexts: [], checks: [] } },
+        protection: {
+          enabled: covered,
+          required_status_checks: { enforcement_level: 'off', contexts: [], checks: [] },
+        },
         protection_url: `${self}/protection`,
       },
     };
@@ -68,7 +81,14 @@ export function registerGitRoutes(env: RouteEnv): void {
     const base = commitOf(r, baseRef);
     const head = headRef === undefined ? null : commitOf(r, headRef);
     if (!base || !head) throw new HttpError(404, 'Not Found');
-    const status = base === head ? 'identical' : isAncestor(r.gitDir, base, head) ? 'ahead' : isAncestor(r.gitDir, head, base) ? 'behind' : 'diverged';
+    const status =
+      base === head
+        ? 'identical'
+        : isAncestor(r.gitDir, base, head)
+          ? 'ahead'
+          : isAncestor(r.gitDir, head, base)
+            ? 'behind'
+            : 'diverged';
     const count = (a: string, b: string) => Number(git(r.gitDir, ['rev-list', '--count', `${a}..${b}`]));
     return {
       status: 200,
@@ -100,6 +120,9 @@ export function registerGitRoutes(env: RouteEnv): void {
         const [mode, type, object] = meta.split(' ') as [string, string, string];
         return { path, mode, type, sha: object, url: shapes.apiUrl(`/repos/${r.fullName}/git/${type}s/${object}`) };
       });
-    return { status: 200, body: { sha, url: shapes.apiUrl(`/repos/${r.fullName}/git/trees/${sha}`), tree: entries, truncated: false } };
+    return {
+      status: 200,
+      body: { sha, url: shapes.apiUrl(`/repos/${r.fullName}/git/trees/${sha}`), tree: entries, truncated: false },
+    };
   });
 }

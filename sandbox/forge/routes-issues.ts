@@ -25,14 +25,24 @@ export function registerIssueRoutes(env: RouteEnv): void {
       .filter((i) => labels.every((l) => i.labels.includes(l)))
       .filter((i) => !since || Math.floor(i.updatedAt / 1000) * 1000 >= Date.parse(since))
       .sort((a, b) => (dir === 'asc' ? key(a) - key(b) : key(b) - key(a)));
-    return http.page(ctx, items.map((i) => shapes.issueJson(r, i)), `/repos/${r.fullName}/issues`);
+    return http.page(
+      ctx,
+      items.map((i) => shapes.issueJson(r, i)),
+      `/repos/${r.fullName}/issues`,
+    );
   });
   http.on('POST', '/repos/{owner}/{repo}/issues', 'repo', (ctx) => {
     const r = repoOf(env, ctx);
     requireWorkflowWrite(ctx);
     const title = String(ctx.body.title ?? '');
     if (!title) throw new HttpError(422, 'Validation Failed: title is missing');
-    const issue = state.createIssue(r, ctx.actor!, title, String(ctx.body.body ?? ''), (ctx.body.labels as string[] | undefined) ?? []);
+    const issue = state.createIssue(
+      r,
+      ctx.actor!,
+      title,
+      String(ctx.body.body ?? ''),
+      (ctx.body.labels as string[] | undefined) ?? [],
+    );
     return { status: 201, body: shapes.issueJson(r, issue) };
   });
   http.on('GET', '/repos/{owner}/{repo}/issues/{issue_number}', 'repo', (ctx) => {
@@ -56,12 +66,16 @@ export function registerIssueRoutes(env: RouteEnv): void {
       const closing = ctx.body.state === 'closed' && i.state === 'open';
       i.state = ctx.body.state;
       i.closedAt = ctx.body.state === 'closed' ? (closing ? t : i.closedAt) : null;
-      i.stateReason = ctx.body.state === 'closed' ? ((ctx.body.state_reason as Issue['stateReason']) ?? 'completed') : null;
+      i.stateReason =
+        ctx.body.state === 'closed' ? ((ctx.body.state_reason as Issue['stateReason']) ?? 'completed') : null;
     }
     i.updatedAt = t;
     return { status: 200, body: shapes.issueJson(r, i) };
   });
-  for (const [method, locked] of [['PUT', true], ['DELETE', false]] as const) {
+  for (const [method, locked] of [
+    ['PUT', true],
+    ['DELETE', false],
+  ] as const) {
     http.on(method, '/repos/{owner}/{repo}/issues/{issue_number}/lock', 'repo', (ctx) => {
       const r = repoOf(env, ctx);
       const i = issueOf(r, ctx.params.issue_number);
@@ -74,7 +88,11 @@ export function registerIssueRoutes(env: RouteEnv): void {
   http.on('GET', '/repos/{owner}/{repo}/issues/{issue_number}/events', 'repo', (ctx) => {
     const r = repoOf(env, ctx);
     const i = issueOf(r, ctx.params.issue_number);
-    return http.page(ctx, (i.events ?? []).map((e) => shapes.issueEventJson(r, i, e)), `/repos/${r.fullName}/issues/${i.number}/events`);
+    return http.page(
+      ctx,
+      (i.events ?? []).map((e) => shapes.issueEventJson(r, i, e)),
+      `/repos/${r.fullName}/issues/${i.number}/events`,
+    );
   });
   http.on('GET', '/repos/{owner}/{repo}/issues/{issue_number}/comments', 'repo', (ctx) => {
     const r = repoOf(env, ctx);
@@ -93,8 +111,14 @@ export function registerIssueRoutes(env: RouteEnv): void {
   http.on('GET', '/repos/{owner}/{repo}/issues/comments', 'repo', (ctx) => {
     const r = repoOf(env, ctx);
     const dir = ctx.query.get('direction') ?? 'asc';
-    const sorted = [...r.comments].sort((a, b) => (dir === 'desc' ? b.createdAt - a.createdAt || b.id - a.id : a.createdAt - b.createdAt || a.id - b.id));
-    return http.page(ctx, sorted.map((c) => shapes.commentJson(r, c)), `/repos/${r.fullName}/issues/comments`);
+    const sorted = [...r.comments].sort((a, b) =>
+      dir === 'desc' ? b.createdAt - a.createdAt || b.id - a.id : a.createdAt - b.createdAt || a.id - b.id,
+    );
+    return http.page(
+      ctx,
+      sorted.map((c) => shapes.commentJson(r, c)),
+      `/repos/${r.fullName}/issues/comments`,
+    );
   });
   http.on('GET', '/repos/{owner}/{repo}/issues/comments/{comment_id}', 'repo', (ctx) => {
     const r = repoOf(env, ctx);
@@ -118,7 +142,13 @@ export function registerIssueRoutes(env: RouteEnv): void {
     const r = repoOf(env, ctx);
     const c = r.comments.find((x) => x.id === Number(ctx.params.comment_id));
     if (!c) throw new HttpError(404, 'Not Found');
-    const items = c.reactions.map((x) => ({ id: x.id, node_id: `REA_${x.id}`, user: shapes.simpleUser(x.user), content: x.content, created_at: new Date(x.createdAt).toISOString() }));
+    const items = c.reactions.map((x) => ({
+      id: x.id,
+      node_id: `REA_${x.id}`,
+      user: shapes.simpleUser(x.user),
+      content: x.content,
+      created_at: new Date(x.createdAt).toISOString(),
+    }));
     return http.page(ctx, items, `/repos/${r.fullName}/issues/comments/${c.id}/reactions`);
   });
   http.on('POST', '/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions', 'repo', (ctx) => {
@@ -156,7 +186,13 @@ export function registerIssueRoutes(env: RouteEnv): void {
     if (!i.labels.includes(name)) throw new HttpError(404, 'Label does not exist');
     i.labels = i.labels.filter((l) => l !== name);
     i.updatedAt = state.now();
-    (i.events ??= []).push({ id: state.nextId(), event: 'unlabeled', label: name, actor: ctx.actor!, createdAt: i.updatedAt });
+    (i.events ??= []).push({
+      id: state.nextId(),
+      event: 'unlabeled',
+      label: name,
+      actor: ctx.actor!,
+      createdAt: i.updatedAt,
+    });
     return { status: 200, body: i.labels.map((l) => shapes.labelJson(r, l)) };
   });
 }

@@ -14,24 +14,42 @@ export function registerPullRoutes(env: RouteEnv): void {
   http.on('GET', '/repos/{owner}/{repo}/pulls', 'repo', (ctx) => {
     const r = repoOf(env, ctx);
     const wanted = ctx.query.get('state') ?? 'open';
-    const items = [...r.issues.values()].filter((i) => i.pull && (wanted === 'all' || i.state === wanted)).sort((a, b) => b.number - a.number);
+    const items = [...r.issues.values()]
+      .filter((i) => i.pull && (wanted === 'all' || i.state === wanted))
+      .sort((a, b) => b.number - a.number);
     // The listing is GitHub's pull-request-simple: no merge state.
-    return http.page(ctx, items.map((i) => ({ ...shapes.pullJson(r, i), merged: undefined })), `/repos/${r.fullName}/pulls`);
+    return http.page(
+      ctx,
+      items.map((i) => ({ ...shapes.pullJson(r, i), merged: undefined })),
+      `/repos/${r.fullName}/pulls`,
+    );
   });
   http.on('POST', '/repos/{owner}/{repo}/pulls', 'repo', (ctx) => {
     const r = repoOf(env, ctx);
     requireWorkflowWrite(ctx);
     // `head` is a branch of this repository, or `owner:branch` of a fork.
-    const [headOwner, head] = String(ctx.body.head ?? '').includes(':') ? String(ctx.body.head).split(':', 2) as [string, string] : [r.owner.login, String(ctx.body.head ?? '')];
+    const [headOwner, head] = String(ctx.body.head ?? '').includes(':')
+      ? (String(ctx.body.head).split(':', 2) as [string, string])
+      : [r.owner.login, String(ctx.body.head ?? '')];
     const home = headOwner === r.owner.login ? r : state.repos.get(`${headOwner}/${r.name}`);
     if (!home) throw new HttpError(422, `Validation Failed: ${headOwner} has no fork of ${r.fullName}`);
     const base = String(ctx.body.base ?? r.defaultBranch);
     const sha = revParse(home.gitDir, `refs/heads/${head}`);
     if (!sha) throw new HttpError(422, `Validation Failed: head branch ${head} does not exist`);
-    if ([...r.issues.values()].some((i) => i.pull && i.state === 'open' && i.pull.headRef === head && i.pull.headRepo === home.fullName)) {
+    if (
+      [...r.issues.values()].some(
+        (i) => i.pull && i.state === 'open' && i.pull.headRef === head && i.pull.headRepo === home.fullName,
+      )
+    ) {
       throw new HttpError(422, `A pull request already exists for ${head}.`);
     }
-    const issue = state.openPull(r, ctx.actor!, String(ctx.body.title ?? head), String(ctx.body.body ?? ''), { headRef: head, headRepo: home.fullName, headSha: sha, baseRef: base, draft: Boolean(ctx.body.draft) });
+    const issue = state.openPull(r, ctx.actor!, String(ctx.body.title ?? head), String(ctx.body.body ?? ''), {
+      headRef: head,
+      headRepo: home.fullName,
+      headSha: sha,
+      baseRef: base,
+      draft: Boolean(ctx.body.draft),
+    });
     return { status: 201, body: shapes.pullJson(r, issue) };
   });
   http.on('GET', '/repos/{owner}/{repo}/pulls/{pull_number}', 'repo', (ctx) => {
@@ -41,24 +59,31 @@ export function registerPullRoutes(env: RouteEnv): void {
   http.on('GET', '/repos/{owner}/{repo}/pulls/{pull_number}/reviews', 'repo', (ctx) => {
     const r = repoOf(env, ctx);
     const i = pullOf(r, ctx.params.pull_number);
-    return http.page(ctx, r.reviews.filter((v) => v.pr === i.number).map((v) => shapes.reviewJson(r, v)), `/repos/${r.fullName}/pulls/${i.number}/reviews`);
+    return http.page(
+      ctx,
+      r.reviews.filter((v) => v.pr === i.number).map((v) => shapes.reviewJson(r, v)),
+      `/repos/${r.fullName}/pulls/${i.number}/reviews`,
+    );
   });
   // GitHub's diff of the PR: from where its head left the base branch to its head; a rename names both paths.
   http.on('GET', '/repos/{owner}/{repo}/pulls/{pull_number}/files', 'repo', (ctx) => {
     const r = repoOf(env, ctx);
     const i = pullOf(r, ctx.params.pull_number);
-    const files = changedFiles(r.gitDir, i.pull!.baseRef, i.pull!.headSha).map((f) => ({
-      sha: f.blob,
-      filename: f.path,
-      status: f.status,
-      additions: 0,
-      deletions: 0,
-      changes: 0,
-      blob_url: `${shapes.url}/${r.fullName}/blob/${i.pull!.headSha}/${f.path}`,
-      raw_url: `${shapes.url}/${r.fullName}/raw/${i.pull!.headSha}/${f.path}`,
-      contents_url: shapes.apiUrl(`/repos/${r.fullName}/contents/${f.path}?ref=${i.pull!.headSha}`),
-      ...(f.previous ? { previous_filename: f.previous } : {}),
-    }) satisfies Schemas['diff-entry']);
+    const files = changedFiles(r.gitDir, i.pull!.baseRef, i.pull!.headSha).map(
+      (f) =>
+        ({
+          sha: f.blob,
+          filename: f.path,
+          status: f.status,
+          additions: 0,
+          deletions: 0,
+          changes: 0,
+          blob_url: `${shapes.url}/${r.fullName}/blob/${i.pull!.headSha}/${f.path}`,
+          raw_url: `${shapes.url}/${r.fullName}/raw/${i.pull!.headSha}/${f.path}`,
+          contents_url: shapes.apiUrl(`/repos/${r.fullName}/contents/${f.path}?ref=${i.pull!.headSha}`),
+          ...(f.previous ? { previous_filename: f.previous } : {}),
+        }) satisfies Schemas['diff-entry'],
+    );
     return http.page(ctx, files, `/repos/${r.fullName}/pulls/${i.number}/files`);
   });
   http.on('POST', '/repos/{owner}/{repo}/pulls/{pull_number}/reviews', 'repo', (ctx) => {
@@ -66,9 +91,18 @@ export function registerPullRoutes(env: RouteEnv): void {
     const i = pullOf(r, ctx.params.pull_number);
     requireWorkflowWrite(ctx);
     const event = String(ctx.body.event ?? 'COMMENT');
-    if (event === 'APPROVE' && ctx.actor && ctx.actor.login === i.user.login) throw new HttpError(422, 'Unprocessable Entity: Can not approve your own pull request');
+    if (event === 'APPROVE' && ctx.actor && ctx.actor.login === i.user.login)
+      throw new HttpError(422, 'Unprocessable Entity: Can not approve your own pull request');
     const verdict = event === 'APPROVE' ? 'APPROVED' : event === 'REQUEST_CHANGES' ? 'CHANGES_REQUESTED' : 'COMMENTED';
-    const v: Review = { id: state.nextId(), pr: i.number, user: ctx.actor!, state: verdict, body: String(ctx.body.body ?? ''), commitId: i.pull!.headSha, submittedAt: state.now() };
+    const v: Review = {
+      id: state.nextId(),
+      pr: i.number,
+      user: ctx.actor!,
+      state: verdict,
+      body: String(ctx.body.body ?? ''),
+      commitId: i.pull!.headSha,
+      submittedAt: state.now(),
+    };
     r.reviews.push(v);
     i.updatedAt = state.now();
     state.reviewed(r, i, v);
@@ -82,7 +116,8 @@ export function registerPullRoutes(env: RouteEnv): void {
     env.hooks.beforeMerge?.(r, i.number);
     state.syncPulls(r);
     const sha = ctx.body.sha as string | undefined;
-    if (sha && sha !== i.pull!.headSha) throw new HttpError(409, 'Head branch was modified. Review and try the merge again.');
+    if (sha && sha !== i.pull!.headSha)
+      throw new HttpError(409, 'Head branch was modified. Review and try the merge again.');
     const message = `${String(ctx.body.commit_title ?? i.title)} (#${i.number})`;
     const merged = squashMerge(r.gitDir, i.pull!.baseRef, i.pull!.headSha, message);
     if (!merged.ok) throw new HttpError(405, merged.reason);
@@ -92,8 +127,16 @@ export function registerPullRoutes(env: RouteEnv): void {
     // Closing keywords close the issues the PR names.
     for (const n of parseClosingRefs(i.body)) {
       const target = r.issues.get(n);
-      if (target && !target.pull && target.state === 'open') Object.assign(target, { state: 'closed', stateReason: 'completed', closedAt: t, updatedAt: t });
+      if (target && !target.pull && target.state === 'open')
+        Object.assign(target, { state: 'closed', stateReason: 'completed', closedAt: t, updatedAt: t });
     }
-    return { status: 200, body: { sha: merged.sha, merged: true, message: 'Pull Request successfully merged' } satisfies Schemas['pull-request-merge-result'] };
+    return {
+      status: 200,
+      body: {
+        sha: merged.sha,
+        merged: true,
+        message: 'Pull Request successfully merged',
+      } satisfies Schemas['pull-request-merge-result'],
+    };
   });
 }

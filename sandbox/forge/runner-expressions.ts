@@ -15,7 +15,8 @@ export function grants(perms: Permissions | undefined): { write: boolean; idToke
 
 export type ExprCtx = Record<string, Record<string, string>>;
 
-const lookup = (path: string, ctx: ExprCtx): unknown => path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], ctx);
+const lookup = (path: string, ctx: ExprCtx): unknown =>
+  path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], ctx);
 
 /** A job or step `if:`: `always()`, `success()`, `failure()`, `a == 'b'`, `a != 'b'`, joined by `&&`. */
 export function evaluateCondition(expr: string | undefined, ctx: ExprCtx, failed: boolean): boolean {
@@ -23,7 +24,10 @@ export function evaluateCondition(expr: string | undefined, ctx: ExprCtx, failed
   const body = expr.replace(/^\$\{\{\s*|\s*\}\}$/g, '').trim();
   const terms = body.split('&&').map((t) => t.trim());
   const statusTerms = terms.filter((t) => /^(always|success|failure)\(\)$/.test(t));
-  const statusOk = statusTerms.length === 0 ? !failed : statusTerms.every((t) => (t === 'always()' ? true : t === 'failure()' ? failed : !failed));
+  const statusOk =
+    statusTerms.length === 0
+      ? !failed
+      : statusTerms.every((t) => (t === 'always()' ? true : t === 'failure()' ? failed : !failed));
   return (
     statusOk &&
     terms
@@ -42,7 +46,9 @@ export function substitute(text: string, ctx: Record<string, Record<string, stri
   return text.replace(/\$\{\{\s*(.+?)\s*\}\}/g, (_m, expr: string) => {
     for (const term of expr.split('||').map((t) => t.trim())) {
       const lit = /^'(.*)'$/.exec(term);
-      const value = lit ? lit[1]! : term.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], ctx);
+      const value = lit
+        ? lit[1]!
+        : term.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], ctx);
       if (value) return String(value);
     }
     return '';

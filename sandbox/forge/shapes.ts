@@ -9,7 +9,8 @@ import type { CheckRun, Comment, ForgeRepo, ForgeUser, Issue, IssueEvent, Review
 
 type Schemas = components['schemas'];
 
-export const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z'));
+export const iso = (ms: number | null): string | null =>
+  ms === null ? null : new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 export const isoNow = (ms: number): string => iso(ms)!;
 
 export class Shapes {
@@ -138,12 +139,18 @@ export class Shapes {
 
   pullJson(r: ForgeRepo, i: Issue) {
     const p = i.pull!;
-    return { ...this.pullFields(r, i), head: this.branchJson(this.repoNamed(p.headRepo) ?? r, p.headRef, p.headSha), base: this.branchJson(r, p.baseRef, revParse(r.gitDir, `refs/heads/${p.baseRef}`) ?? '') };
+    return {
+      ...this.pullFields(r, i),
+      head: this.branchJson(this.repoNamed(p.headRepo) ?? r, p.headRef, p.headSha),
+      base: this.branchJson(r, p.baseRef, revParse(r.gitDir, `refs/heads/${p.baseRef}`) ?? ''),
+    };
   }
 
   branchJson(r: ForgeRepo, ref: string, sha: string) {
     return {
-      ...({ label: `${r.owner.login}:${ref}`, ref, sha, user: this.simpleUser(r.owner) } satisfies Partial<Schemas['pull-request']['head']>),
+      ...({ label: `${r.owner.login}:${ref}`, ref, sha, user: this.simpleUser(r.owner) } satisfies Partial<
+        Schemas['pull-request']['head']
+      >),
       repo: this.repoJson(r),
     };
   }
@@ -237,7 +244,10 @@ export class Shapes {
       state: v.state,
       html_url: `${this.url}/${r.fullName}/pull/${v.pr}#pullrequestreview-${v.id}`,
       pull_request_url: this.apiUrl(`/repos/${r.fullName}/pulls/${v.pr}`),
-      _links: { html: { href: `${this.url}/${r.fullName}/pull/${v.pr}` }, pull_request: { href: this.apiUrl(`/repos/${r.fullName}/pulls/${v.pr}`) } },
+      _links: {
+        html: { href: `${this.url}/${r.fullName}/pull/${v.pr}` },
+        pull_request: { href: this.apiUrl(`/repos/${r.fullName}/pulls/${v.pr}`) },
+      },
       submitted_at: isoNow(v.submittedAt),
       commit_id: v.commitId,
       author_association: this.association(r, v.user),
@@ -284,7 +294,13 @@ export class Shapes {
       conclusion: c.conclusion as Schemas['check-run']['conclusion'],
       started_at: isoNow(c.startedAt),
       completed_at: iso(c.completedAt),
-      output: { title: c.title, summary: c.summary, text: null, annotations_count: 0, annotations_url: this.apiUrl(`/repos/${r.fullName}/check-runs/${c.id}/annotations`) },
+      output: {
+        title: c.title,
+        summary: c.summary,
+        text: null,
+        annotations_count: 0,
+        annotations_url: this.apiUrl(`/repos/${r.fullName}/check-runs/${c.id}/annotations`),
+      },
       name: c.name,
       check_suite: null,
       app: null,

@@ -2,154 +2,24 @@ import { randomBytes } from 'node:crypto';
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { createBareRepo, git, revParse } from '../git.js';
+import type {
+  ForgeUser,
+  PullState,
+  Issue,
+  PushCommit,
+  Comment,
+  Review,
+  ForgeRepo,
+  Credential,
+  ForgeEvent,
+} from './records.js';
 
 // What the embedded forge knows: users, tokens, repositories with their
 // issues, PRs, comments, reviews and labels. Plain data and the operations
 // GitHub would perform on it; no HTTP and no JSON shapes here. Changes that
 // GitHub would announce by webhook are reported as ForgeEvents.
 
-export interface ForgeUser {
-  login: string;
-  id: number;
-  type: 'User' | 'Bot';
-}
-
-export interface Label {
-  name: string;
-  color: string;
-}
-
-export interface PullState {
-  headRef: string;
-  /** The repository the head branch lives in: this one, or a fork. */
-  headRepo: string;
-  headSha: string;
-  baseRef: string;
-  draft: boolean;
-  merged: boolean;
-  mergedAt: number | null;
-  mergeCommitSha: string | null;
-  /** The head the merge request named (`sha`), or null when it named none. */
-  mergeNamedSha: string | null;
-}
-
-export interface Issue {
-  number: number;
-  title: string;
-  body: string;
-  user: ForgeUser;
-  state: 'open' | 'closed';
-  stateReason: 'completed' | 'not_planned' | null;
-  labels: string[];
-  createdAt: number;
-  updatedAt: number;
-  closedAt: number | null;
-  /** Locked conversations take no comments from the app, and yoke will not close them out. */
-  locked?: boolean;
-  pull: PullState | null;
-  /** Once edited: the body it was created with, then every body an edit wrote (the tests count writes). */
-  bodyEdits?: string[];
-  /** Its timeline's label events, oldest first (GET …/issues/{n}/events). */
-  events?: IssueEvent[];
-}
-
-/** One commit of a push, as GitHub's push webhook lists it. */
-export interface PushCommit {
-  id: string;
-  added: string[];
-  modified: string[];
-  removed: string[];
-}
-
-export interface IssueEvent {
-  id: number;
-  event: 'labeled' | 'unlabeled';
-  label: string;
-  actor: ForgeUser;
-  createdAt: number;
-}
-
-export interface Comment {
-  id: number;
-  issueNumber: number;
-  user: ForgeUser;
-  body: string;
-  createdAt: number;
-  updatedAt: number;
-  reactions: { id: number; content: string; user: ForgeUser; createdAt: number }[];
-}
-
-export interface Review {
-  id: number;
-  pr: number;
-  user: ForgeUser;
-  state: 'APPROVED' | 'CHANGES_REQUESTED' | 'COMMENTED';
-  body: string;
-  commitId: string;
-  submittedAt: number;
-}
-
-export type RepoRole = 'admin' | 'maintain' | 'write' | 'triage' | 'read';
-
-export interface ForgeRepo {
-  id: number;
-  owner: ForgeUser;
-  name: string;
-  fullName: string;
-  defaultBranch: string;
-  gitDir: string;
-  installationId: number;
-  collaborators: Record<string, RepoRole>;
-  issues: Map<number, Issue>;
-  nextNumber: number;
-  comments: Comment[];
-  reviews: Review[];
-  labels: Map<string, Label>;
-  createdAt: number;
-  checkRuns: CheckRun[];
-  /** Actions secrets, as `secrets.<NAME>` reads them in a workflow. */
-  secrets: Record<string, string>;
-  /** Branches a protection rule or ruleset covers (GET branch says `protected`). */
-  protectedBranches: Set<string>;
-}
-
-/** A check run an app wrote on a commit, as it now stands. */
-export interface CheckRun {
-  id: number;
-  headSha: string;
-  name: string;
-  status: 'queued' | 'in_progress' | 'completed';
-  conclusion: string | null;
-  externalId: string | null;
-  detailsUrl: string | null;
-  title: string | null;
-  summary: string | null;
-  startedAt: number;
-  completedAt: number | null;
-  /** Every write it received, oldest first (the sandbox's checks show them). */
-  writes: number;
-}
-
-export interface Credential {
-  kind: 'installation' | 'user' | 'workflow';
-  user: ForgeUser;
-  installationId: number | null;
-  expiresAt: number;
-  /** A workflow token reaches only its own repository, and writes only if its job may. */
-  repo?: string;
-  write?: boolean;
-  /** An installation token asked for with `repositories` and `permissions`: only those. */
-  scope?: { repos: string[]; permissions: Record<string, string> };
-}
-
-/** What GitHub would send a webhook about. */
-export type ForgeEvent =
-  | { kind: 'comment_created'; repo: ForgeRepo; issue: Issue; comment: Comment; sender: ForgeUser }
-  | { kind: 'comment_edited'; repo: ForgeRepo; issue: Issue; comment: Comment; sender: ForgeUser }
-  | { kind: 'push'; repo: ForgeRepo; ref: string; before: string | null; after: string; commits: PushCommit[]; sender: ForgeUser }
-  | { kind: 'labeled'; repo: ForgeRepo; issue: Issue; label: string; sender: ForgeUser }
-  | { kind: 'pull_opened'; repo: ForgeRepo; issue: Issue; sender: ForgeUser }
-  | { kind: 'review_submitted'; repo: ForgeRepo; issue: Issue; review: Review; sender: ForgeUser };
+export * from './records.js';
 
 export class ForgeState {
   readonly repos = new Map<string, ForgeRepo>();
@@ -191,7 +61,9 @@ export class ForgeState {
 
   /** Push tokens (scoped to contents) that still work: a delivery that revokes its own leaves none. */
   livePushTokens(): number {
-    return [...this.tokens.values()].filter((c) => c.kind === 'installation' && c.scope?.permissions.contents === 'write' && c.expiresAt > this.now()).length;
+    return [...this.tokens.values()].filter(
+      (c) => c.kind === 'installation' && c.scope?.permissions.contents === 'write' && c.expiresAt > this.now(),
+    ).length;
   }
 
   /** A review was submitted: GitHub sends pull_request_review.submitted. */
@@ -207,14 +79,26 @@ export class ForgeState {
   /** A personal access token for a user (maintainers, the demo agent on the command launcher). */
   personalToken(login: string): string {
     const token = `ghp_${randomBytes(12).toString('hex')}`;
-    this.tokens.set(token, { kind: 'user', user: this.user(login), installationId: null, expiresAt: Number.MAX_SAFE_INTEGER });
+    this.tokens.set(token, {
+      kind: 'user',
+      user: this.user(login),
+      installationId: null,
+      expiresAt: Number.MAX_SAFE_INTEGER,
+    });
     return token;
   }
 
   /** The GITHUB_TOKEN of one workflow job. */
   workflowToken(repo: string, write: boolean): string {
     const token = `ghs_wf${randomBytes(12).toString('hex')}`;
-    this.tokens.set(token, { kind: 'workflow', user: this.user('github-actions[bot]', 'Bot'), installationId: null, expiresAt: this.now() + 6 * 3600_000, repo, write });
+    this.tokens.set(token, {
+      kind: 'workflow',
+      user: this.user('github-actions[bot]', 'Bot'),
+      installationId: null,
+      expiresAt: this.now() + 6 * 3600_000,
+      repo,
+      write,
+    });
     return token;
   }
 
@@ -222,13 +106,21 @@ export class ForgeState {
   installationToken(installationId: number, scope?: Credential['scope']): { token: string; expiresAt: number } {
     const token = `ghs_${randomBytes(16).toString('hex')}`;
     const expiresAt = this.now() + 3600_000;
-    this.tokens.set(token, { kind: 'installation', user: this.botUser, installationId, expiresAt, ...(scope ? { scope } : {}) });
+    this.tokens.set(token, {
+      kind: 'installation',
+      user: this.botUser,
+      installationId,
+      expiresAt,
+      ...(scope ? { scope } : {}),
+    });
     return { token, expiresAt };
   }
 
   /** The app's installations (a fork outside them has installationId -1). */
   installationIds(): number[] {
-    return [...new Set([...this.repos.values()].map((r) => r.installationId))].filter((id) => id >= 0).sort((a, b) => a - b);
+    return [...new Set([...this.repos.values()].map((r) => r.installationId))]
+      .filter((id) => id >= 0)
+      .sort((a, b) => a - b);
   }
 
   /** Someone forks a repository: a copy of its git history under their name, outside the app's installation. */
@@ -236,10 +128,22 @@ export class ForgeState {
     const fullName = `${ownerLogin}/${source.name}`;
     const gitDir = join(this.dataDir, 'git', `${fullName}.git`);
     git(this.dataDir, ['clone', '--quiet', '--bare', source.gitDir, gitDir]);
-    return this.addRepo({ fullName, gitDir, defaultBranch: source.defaultBranch, installationId: -1, collaborators: {} });
+    return this.addRepo({
+      fullName,
+      gitDir,
+      defaultBranch: source.defaultBranch,
+      installationId: -1,
+      collaborators: {},
+    });
   }
 
-  private addRepo(r: { fullName: string; gitDir: string; defaultBranch: string; installationId: number; collaborators: ForgeRepo['collaborators'] }): ForgeRepo {
+  private addRepo(r: {
+    fullName: string;
+    gitDir: string;
+    defaultBranch: string;
+    installationId: number;
+    collaborators: ForgeRepo['collaborators'];
+  }): ForgeRepo {
     const [ownerLogin, name] = r.fullName.split('/') as [string, string];
     const repo: ForgeRepo = {
       id: this.nextId(),
@@ -264,7 +168,15 @@ export class ForgeState {
     return repo;
   }
 
-  createRepo(fullName: string, opts: { files: Record<string, string>; installationId: number; defaultBranch?: string; collaborators?: ForgeRepo['collaborators'] }): ForgeRepo {
+  createRepo(
+    fullName: string,
+    opts: {
+      files: Record<string, string>;
+      installationId: number;
+      defaultBranch?: string;
+      collaborators?: ForgeRepo['collaborators'];
+    },
+  ): ForgeRepo {
     const gitDir = join(this.dataDir, 'git', `${fullName}.git`);
     const branch = opts.defaultBranch ?? 'main';
     // A repository seeded with the same files as an earlier one is a copy of it (a fleet of a thousand is seconds, not minutes).
@@ -275,30 +187,63 @@ export class ForgeState {
       createBareRepo(gitDir, branch, opts.files, 'Initial commit');
       this.seeded.set(key, gitDir);
     }
-    return this.addRepo({ fullName, gitDir, defaultBranch: branch, installationId: opts.installationId, collaborators: opts.collaborators ?? {} });
+    return this.addRepo({
+      fullName,
+      gitDir,
+      defaultBranch: branch,
+      installationId: opts.installationId,
+      collaborators: opts.collaborators ?? {},
+    });
   }
 
   createIssue(repo: ForgeRepo, by: ForgeUser, title: string, body: string, labels: string[] = []): Issue {
     const t = this.now();
-    const issue: Issue = { number: repo.nextNumber++, title, body, user: by, state: 'open', stateReason: null, labels: [], createdAt: t, updatedAt: t, closedAt: null, pull: null };
+    const issue: Issue = {
+      number: repo.nextNumber++,
+      title,
+      body,
+      user: by,
+      state: 'open',
+      stateReason: null,
+      labels: [],
+      createdAt: t,
+      updatedAt: t,
+      closedAt: null,
+      pull: null,
+    };
     for (const l of labels) this.addLabel(repo, issue, l);
     repo.issues.set(issue.number, issue);
     return issue;
   }
 
-  openPull(repo: ForgeRepo, by: ForgeUser, title: string, body: string, pull: Pick<PullState, 'headRef' | 'headRepo' | 'headSha' | 'baseRef' | 'draft'>): Issue {
+  openPull(
+    repo: ForgeRepo,
+    by: ForgeUser,
+    title: string,
+    body: string,
+    pull: Pick<PullState, 'headRef' | 'headRepo' | 'headSha' | 'baseRef' | 'draft'>,
+  ): Issue {
     const issue = this.createIssue(repo, by, title, body);
     issue.pull = { ...pull, merged: false, mergedAt: null, mergeCommitSha: null, mergeNamedSha: null };
     const home = this.repos.get(pull.headRepo);
     // As GitHub does, the base repository keeps the head as refs/pull/N/head (a fork's commits included).
-    if (home && home !== repo) git(repo.gitDir, ['fetch', '--quiet', home.gitDir, `refs/heads/${pull.headRef}:refs/pull/${issue.number}/head`]);
+    if (home && home !== repo)
+      git(repo.gitDir, ['fetch', '--quiet', home.gitDir, `refs/heads/${pull.headRef}:refs/pull/${issue.number}/head`]);
     this.onEvent({ kind: 'pull_opened', repo, issue, sender: by });
     return issue;
   }
 
   addComment(repo: ForgeRepo, issue: Issue, by: ForgeUser, body: string): Comment {
     const t = this.now();
-    const c: Comment = { id: this.nextId(), issueNumber: issue.number, user: by, body, createdAt: t, updatedAt: t, reactions: [] };
+    const c: Comment = {
+      id: this.nextId(),
+      issueNumber: issue.number,
+      user: by,
+      body,
+      createdAt: t,
+      updatedAt: t,
+      reactions: [],
+    };
     repo.comments.push(c);
     issue.updatedAt = t;
     this.onEvent({ kind: 'comment_created', repo, issue, comment: c, sender: by });
@@ -317,12 +262,26 @@ export class ForgeState {
     if (!repo.labels.has(name)) repo.labels.set(name, { name, color: 'ededed' });
     if (!issue.labels.includes(name)) issue.labels.push(name);
     issue.updatedAt = this.now();
-    if (by) (issue.events ??= []).push({ id: this.nextId(), event: 'labeled', label: name, actor: by, createdAt: issue.updatedAt });
+    if (by)
+      (issue.events ??= []).push({
+        id: this.nextId(),
+        event: 'labeled',
+        label: name,
+        actor: by,
+        createdAt: issue.updatedAt,
+      });
     if (by) this.onEvent({ kind: 'labeled', repo, issue, label: name, sender: by });
   }
 
   /** A push moved a branch: GitHub sends the push webhook. */
-  pushed(repo: ForgeRepo, ref: string, before: string | null, after: string, commits: PushCommit[], by: ForgeUser): void {
+  pushed(
+    repo: ForgeRepo,
+    ref: string,
+    before: string | null,
+    after: string,
+    commits: PushCommit[],
+    by: ForgeUser,
+  ): void {
     this.onEvent({ kind: 'push', repo, ref, before, after, commits, sender: by });
   }
 

@@ -25,4 +25,3 @@ export function readOutputs(file: string): Record<string, string> {
   }
   return out;
 }
-

@@ -26,9 +26,16 @@ export class WebhookSender {
     const { shapes } = this;
     switch (e.kind) {
       case 'comment_created':
-        return this.send('issue_comment', 'created', e.repo, e.sender, { issue: shapes.issueJson(e.repo, e.issue), comment: shapes.commentJson(e.repo, e.comment) });
+        return this.send('issue_comment', 'created', e.repo, e.sender, {
+          issue: shapes.issueJson(e.repo, e.issue),
+          comment: shapes.commentJson(e.repo, e.comment),
+        });
       case 'comment_edited':
-        return this.send('issue_comment', 'edited', e.repo, e.sender, { issue: shapes.issueJson(e.repo, e.issue), comment: shapes.commentJson(e.repo, e.comment), changes: {} });
+        return this.send('issue_comment', 'edited', e.repo, e.sender, {
+          issue: shapes.issueJson(e.repo, e.issue),
+          comment: shapes.commentJson(e.repo, e.comment),
+          changes: {},
+        });
       case 'push':
         return this.send('push', '', e.repo, e.sender, {
           ref: e.ref,
@@ -38,14 +45,27 @@ export class WebhookSender {
           pusher: { name: e.sender.login },
         });
       case 'pull_opened':
-        return this.send('pull_request', 'opened', e.repo, e.sender, { number: e.issue.number, pull_request: shapes.pullJson(e.repo, e.issue) });
+        return this.send('pull_request', 'opened', e.repo, e.sender, {
+          number: e.issue.number,
+          pull_request: shapes.pullJson(e.repo, e.issue),
+        });
       case 'review_submitted':
-        return this.send('pull_request_review', 'submitted', e.repo, e.sender, { review: shapes.reviewJson(e.repo, e.review), pull_request: shapes.pullJson(e.repo, e.issue) });
+        return this.send('pull_request_review', 'submitted', e.repo, e.sender, {
+          review: shapes.reviewJson(e.repo, e.review),
+          pull_request: shapes.pullJson(e.repo, e.issue),
+        });
       case 'labeled':
         if (e.issue.pull) {
-          return this.send('pull_request', 'labeled', e.repo, e.sender, { number: e.issue.number, pull_request: shapes.pullJson(e.repo, e.issue), label: shapes.labelJson(e.repo, e.label) });
+          return this.send('pull_request', 'labeled', e.repo, e.sender, {
+            number: e.issue.number,
+            pull_request: shapes.pullJson(e.repo, e.issue),
+            label: shapes.labelJson(e.repo, e.label),
+          });
         }
-        return this.send('issues', 'labeled', e.repo, e.sender, { issue: shapes.issueJson(e.repo, e.issue), label: shapes.labelJson(e.repo, e.label) });
+        return this.send('issues', 'labeled', e.repo, e.sender, {
+          issue: shapes.issueJson(e.repo, e.issue),
+          label: shapes.labelJson(e.repo, e.label),
+        });
     }
   }
 

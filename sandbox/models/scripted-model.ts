@@ -77,17 +77,31 @@ export class ScriptedModel {
     this.requests.push(r);
     const step = this.opts.script(r);
     res.writeHead(200, { 'content-type': 'text/event-stream' });
-    const ev = (type: string, data: object) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+    const ev = (type: string, data: object) =>
+      res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
     return { step, n: this.requests.length, u: this.opts.usage ?? { input: 1200, output: 150 }, ev };
   }
 
   private anthropic(body: Record<string, unknown>, res: ServerResponse): void {
     const messages = (body.messages ?? []) as { role: string; content: unknown }[];
     const firstUser = messages.find((m) => m.role === 'user');
-    const toolResults = messages.filter((m) => Array.isArray(m.content) && (m.content as { type?: string }[]).some((c) => c.type === 'tool_result')).length;
+    const toolResults = messages.filter(
+      (m) => Array.isArray(m.content) && (m.content as { type?: string }[]).some((c) => c.type === 'tool_result'),
+    ).length;
     const r: ModelRequest = { api: 'anthropic', prompt: textOf(firstUser?.content), toolResults, body };
     const { step, n, u, ev } = this.answer(r, res);
-    ev('message_start', { message: { id: `msg_${n}`, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: u.input, output_tokens: 0 } } });
+    ev('message_start', {
+      message: {
+        id: `msg_${n}`,
+        type: 'message',
+        role: 'assistant',
+        model: body.model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: u.input, output_tokens: 0 },
+      },
+    });
     if ('run' in step) {
       const at = step.note ? 1 : 0;
       if (step.note) {
@@ -95,15 +109,27 @@ export class ScriptedModel {
         ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: step.note } });
         ev('content_block_stop', { index: 0 });
       }
-      ev('content_block_start', { index: at, content_block: { type: 'tool_use', id: `toolu_${n}`, name: 'Bash', input: {} } });
-      ev('content_block_delta', { index: at, delta: { type: 'input_json_delta', partial_json: JSON.stringify({ command: step.run, description: 'scripted step' }) } });
+      ev('content_block_start', {
+        index: at,
+        content_block: { type: 'tool_use', id: `toolu_${n}`, name: 'Bash', input: {} },
+      });
+      ev('content_block_delta', {
+        index: at,
+        delta: {
+          type: 'input_json_delta',
+          partial_json: JSON.stringify({ command: step.run, description: 'scripted step' }),
+        },
+      });
       ev('content_block_stop', { index: at });
     } else {
       ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } });
       ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: step.say } });
       ev('content_block_stop', { index: 0 });
     }
-    ev('message_delta', { delta: { stop_reason: 'run' in step ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: { output_tokens: u.output } });
+    ev('message_delta', {
+      delta: { stop_reason: 'run' in step ? 'tool_use' : 'end_turn', stop_sequence: null },
+      usage: { output_tokens: u.output },
+    });
     ev('message_stop', {});
     res.end();
   }
@@ -118,12 +144,32 @@ export class ScriptedModel {
     ev('response.created', { response: { id: `resp_${n}` } });
     const item =
       'run' in step
-        ? { type: 'function_call', id: `fc_${n}`, call_id: `call_${n}`, name: 'exec_command', arguments: JSON.stringify({ cmd: step.run }) }
-        : { type: 'message', id: `msg_${n}`, role: 'assistant', content: [{ type: 'output_text', text: step.say, annotations: [] }] };
+        ? {
+            type: 'function_call',
+            id: `fc_${n}`,
+            call_id: `call_${n}`,
+            name: 'exec_command',
+            arguments: JSON.stringify({ cmd: step.run }),
+          }
+        : {
+            type: 'message',
+            id: `msg_${n}`,
+            role: 'assistant',
+            content: [{ type: 'output_text', text: step.say, annotations: [] }],
+          };
     ev('response.output_item.added', { output_index: 0, item });
     ev('response.output_item.done', { output_index: 0, item });
     ev('response.completed', {
-      response: { id: `resp_${n}`, usage: { input_tokens: u.input, input_tokens_details: { cached_tokens: 0 }, output_tokens: u.output, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: u.input + u.output } },
+      response: {
+        id: `resp_${n}`,
+        usage: {
+          input_tokens: u.input,
+          input_tokens_details: { cached_tokens: 0 },
+          output_tokens: u.output,
+          output_tokens_details: { reasoning_tokens: 0 },
+          total_tokens: u.input + u.output,
+        },
+      },
     });
     res.end();
   }

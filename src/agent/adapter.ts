@@ -62,10 +62,19 @@ export interface AgentAdapter {
   readonly modelHosts: readonly string[];
   /** The variable that points it at another model endpoint, which it may reach instead. */
   readonly modelUrlVariable: string;
-  invocation(prompt: string, limits: AgentLimits, home: string, env: Record<string, string | undefined>): AgentInvocation;
+  invocation(
+    prompt: string,
+    limits: AgentLimits,
+    home: string,
+    env: Record<string, string | undefined>,
+  ): AgentInvocation;
   parseLine(line: string): AgentEvent | null;
   /** The outcome from everything it printed and how it exited. */
-  outcome(stdout: string, exit: { code: number | null; signal: string | null }, env: Record<string, string | undefined>): AgentOutcome;
+  outcome(
+    stdout: string,
+    exit: { code: number | null; signal: string | null },
+    env: Record<string, string | undefined>,
+  ): AgentOutcome;
 }
 
 export type AgentName = 'claude-code' | 'codex';

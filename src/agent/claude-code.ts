@@ -29,7 +29,14 @@ const Result = z
     modelUsage: z
       .record(
         z.string(),
-        z.object({ inputTokens: z.number().default(0), outputTokens: z.number().default(0), cacheReadInputTokens: z.number().default(0), cacheCreationInputTokens: z.number().default(0) }).passthrough(),
+        z
+          .object({
+            inputTokens: z.number().default(0),
+            outputTokens: z.number().default(0),
+            cacheReadInputTokens: z.number().default(0),
+            cacheCreationInputTokens: z.number().default(0),
+          })
+          .passthrough(),
       )
       .optional(),
   })
@@ -37,7 +44,12 @@ const Result = z
 
 const Assistant = z.object({
   type: z.literal('assistant'),
-  message: z.object({ id: z.string().optional(), content: z.array(z.object({ type: z.string(), text: z.string().optional() }).passthrough()) }).passthrough(),
+  message: z
+    .object({
+      id: z.string().optional(),
+      content: z.array(z.object({ type: z.string(), text: z.string().optional() }).passthrough()),
+    })
+    .passthrough(),
 });
 
 /** The tools the agent may use: it edits files and runs commands in its checkout, nothing else. */
@@ -52,7 +64,18 @@ export const claudeCode: AgentAdapter = {
   modelHosts: ['api.anthropic.com'],
   modelUrlVariable: 'ANTHROPIC_BASE_URL',
   invocation(prompt, limits) {
-    const args = ['-p', prompt, '--output-format', 'stream-json', '--verbose', '--permission-mode', 'acceptEdits', '--allowedTools', CLAUDE_TOOLS, '--no-session-persistence'];
+    const args = [
+      '-p',
+      prompt,
+      '--output-format',
+      'stream-json',
+      '--verbose',
+      '--permission-mode',
+      'acceptEdits',
+      '--allowedTools',
+      CLAUDE_TOOLS,
+      '--no-session-persistence',
+    ];
     if (limits.maxUsd !== null) args.push('--max-budget-usd', String(limits.maxUsd));
     // No telemetry or update checks from a CI job.
     return { args, env: { DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' } };
@@ -62,8 +85,16 @@ export const claudeCode: AgentAdapter = {
     if (!j) return null;
     const a = Assistant.safeParse(j);
     if (a.success) {
-      const text = a.data.message.content.filter((c) => c.type === 'text' && c.text).map((c) => c.text).join('\n').trim();
-      return { turn: true, ...(a.data.message.id ? { turnId: a.data.message.id } : {}), ...(text ? { message: text } : {}) };
+      const text = a.data.message.content
+        .filter((c) => c.type === 'text' && c.text)
+        .map((c) => c.text)
+        .join('\n')
+        .trim();
+      return {
+        turn: true,
+        ...(a.data.message.id ? { turnId: a.data.message.id } : {}),
+        ...(text ? { message: text } : {}),
+      };
     }
     return null;
   },
@@ -81,20 +112,31 @@ export const claudeCode: AgentAdapter = {
     }
     if (!result) {
       const how = exit.signal ? `was stopped (${exit.signal})` : `exited with code ${exit.code}`;
-      return { ok: false, reason: 'no_result', message: last || `Claude Code ${how} before printing its result.`, cost: null };
+      return {
+        ok: false,
+        reason: 'no_result',
+        message: last || `Claude Code ${how} before printing its result.`,
+        cost: null,
+      };
     }
     const u = result.usage;
     const models = Object.values(result.modelUsage ?? {});
     const sum = (f: (m: (typeof models)[number]) => number) => models.reduce((t, m) => t + f(m), 0);
     const cost = {
       usd: result.total_cost_usd ?? null,
-      inputTokens: models.length ? sum((m) => m.inputTokens + m.cacheReadInputTokens + m.cacheCreationInputTokens) : u ? u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens : 0,
+      inputTokens: models.length
+        ? sum((m) => m.inputTokens + m.cacheReadInputTokens + m.cacheCreationInputTokens)
+        : u
+          ? u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens
+          : 0,
       outputTokens: models.length ? sum((m) => m.outputTokens) : (u?.output_tokens ?? 0),
       note: result.total_cost_usd === undefined ? 'Claude Code printed no total_cost_usd' : null,
     };
     const message = (result.result ?? '').trim() || (result.errors ?? []).join('; ') || last;
     const failed = result.is_error || result.subtype !== 'success' || exit.code !== 0;
-    const reason = failed ? [result.subtype !== 'success' ? result.subtype : 'is_error', ...(result.errors ?? [])].join(': ') : null;
+    const reason = failed
+      ? [result.subtype !== 'success' ? result.subtype : 'is_error', ...(result.errors ?? [])].join(': ')
+      : null;
     return { ok: !failed, reason, message, cost };
   },
 };

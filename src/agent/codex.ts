@@ -16,7 +16,13 @@ const Event = z.discriminatedUnion('type', [
   z.object({ type: z.literal('item.completed'), item: Item }).passthrough(),
   z.object({
     type: z.literal('turn.completed'),
-    usage: z.object({ input_tokens: z.number().default(0), cached_input_tokens: z.number().default(0), output_tokens: z.number().default(0) }).passthrough(),
+    usage: z
+      .object({
+        input_tokens: z.number().default(0),
+        cached_input_tokens: z.number().default(0),
+        output_tokens: z.number().default(0),
+      })
+      .passthrough(),
   }),
   z.object({ type: z.literal('turn.failed'), error: z.object({ message: z.string() }).passthrough() }).passthrough(),
   z.object({ type: z.literal('error'), message: z.string() }).passthrough(),
@@ -37,12 +43,30 @@ export const codex: AgentAdapter = {
   modelUrlVariable: 'OPENAI_BASE_URL',
   invocation(prompt, _limits, home, env) {
     // Its own sandbox stays on; its network switch is opened because yoke's sandbox (contain.ts) filters every connection.
-    const args = ['exec', '--json', '--skip-git-repo-check', '--ephemeral', '-s', 'workspace-write', '-c', 'sandbox_workspace_write.network_access=true', '-m', modelOf(env)];
+    const args = [
+      'exec',
+      '--json',
+      '--skip-git-repo-check',
+      '--ephemeral',
+      '-s',
+      'workspace-write',
+      '-c',
+      'sandbox_workspace_write.network_access=true',
+      '-m',
+      modelOf(env),
+    ];
     const files: Record<string, string> = {};
     const base = env.OPENAI_BASE_URL;
     if (base) {
       args.push('-c', 'model_provider="yoke"');
-      files['config.toml'] = ['[model_providers.yoke]', 'name = "yoke"', `base_url = ${JSON.stringify(base)}`, 'env_key = "CODEX_API_KEY"', 'wire_api = "responses"', ''].join('\n');
+      files['config.toml'] = [
+        '[model_providers.yoke]',
+        'name = "yoke"',
+        `base_url = ${JSON.stringify(base)}`,
+        'env_key = "CODEX_API_KEY"',
+        'wire_api = "responses"',
+        '',
+      ].join('\n');
     }
     args.push(prompt);
     return { args, env: { CODEX_HOME: home }, files };
@@ -81,9 +105,16 @@ export const codex: AgentAdapter = {
     const prices = priceTable(env.YOKE_MODEL_PRICES);
     const model = modelOf(env);
     const usd = prices.ok ? priceTokens(prices.table, model, { input, cachedInput: cached, output }) : null;
-    const note = !prices.ok ? prices.error : usd === null ? `no price is known for ${model}: tokens only (set YOKE_MODEL_PRICES to price it)` : null;
+    const note = !prices.ok
+      ? prices.error
+      : usd === null
+        ? `no price is known for ${model}: tokens only (set YOKE_MODEL_PRICES to price it)`
+        : null;
     const cost = turns || input || output ? { usd, inputTokens: input, outputTokens: output, note } : null;
-    if (!failure && turns === 0) failure = exit.signal ? `stopped (${exit.signal}) before its turn completed` : `exited with code ${exit.code} before its turn completed`;
+    if (!failure && turns === 0)
+      failure = exit.signal
+        ? `stopped (${exit.signal}) before its turn completed`
+        : `exited with code ${exit.code} before its turn completed`;
     if (!failure && exit.code !== 0) failure = `exited with code ${exit.code}`;
     return { ok: failure === null, reason: failure, message: last || failure || '', cost };
   },

@@ -29,7 +29,13 @@ const Report = z
       .object({
         turn: z.literal(true).optional(),
         message: z.string().max(20_000).optional(),
-        cost: z.object({ usd: z.number().min(0).nullable(), input_tokens: z.number().int().min(0).default(0), output_tokens: z.number().int().min(0).default(0) }).optional(),
+        cost: z
+          .object({
+            usd: z.number().min(0).nullable(),
+            input_tokens: z.number().int().min(0).default(0),
+            output_tokens: z.number().int().min(0).default(0),
+          })
+          .optional(),
       })
       .strict(),
   })
@@ -47,12 +53,23 @@ function reportOf(line: string): Report | null {
 export function secretNames(list: string | undefined): { names: string[] } | { error: string } {
   const names = (list ?? '').split(/[\s,]+/).filter(Boolean);
   const bad = names.find((n) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(n) || /^(GITHUB|ACTIONS|RUNNER|YOKE)_/.test(n));
-  if (bad) return { error: `YOKE_AGENT_SECRETS names ${JSON.stringify(bad)}, which is not a variable your agent's secret can be passed in (use a name like MY_MODEL_KEY; GITHUB_*, ACTIONS_*, RUNNER_* and YOKE_* stay with the runner)` };
+  if (bad)
+    return {
+      error: `YOKE_AGENT_SECRETS names ${JSON.stringify(bad)}, which is not a variable your agent's secret can be passed in (use a name like MY_MODEL_KEY; GITHUB_*, ACTIONS_*, RUNNER_* and YOKE_* stay with the runner)`,
+    };
   return { names };
 }
 
 /** The facts of the run the script sees, besides its prompt file. */
-const FACTS = ['YOKE_RUN_ID', 'YOKE_RUN_KIND', 'YOKE_SUBJECT', 'YOKE_HEAD_SHA', 'GITHUB_REPOSITORY', 'GITHUB_RUN_ID', 'GITHUB_RUN_NUMBER'] as const;
+const FACTS = [
+  'YOKE_RUN_ID',
+  'YOKE_RUN_KIND',
+  'YOKE_SUBJECT',
+  'YOKE_HEAD_SHA',
+  'GITHUB_REPOSITORY',
+  'GITHUB_RUN_ID',
+  'GITHUB_RUN_NUMBER',
+] as const;
 
 export function commandAgent(script: string, secrets: readonly string[]): AgentAdapter {
   return {
@@ -69,14 +86,24 @@ export function commandAgent(script: string, secrets: readonly string[]): AgentA
       for (const name of FACTS) if (env[name]) facts[name] = env[name]!;
       return {
         args: [`${home}/${SCRIPT_FILE}`],
-        env: { ...facts, YOKE_PROMPT_FILE: `${home}/${PROMPT_FILE}`, YOKE_MAX_TURNS: String(limits.maxTurns), YOKE_MAX_USD: limits.maxUsd === null ? '' : String(limits.maxUsd), ...(env.YOKE_AGENT_MODEL_URL ? { YOKE_AGENT_MODEL_URL: env.YOKE_AGENT_MODEL_URL } : {}) },
+        env: {
+          ...facts,
+          YOKE_PROMPT_FILE: `${home}/${PROMPT_FILE}`,
+          YOKE_MAX_TURNS: String(limits.maxTurns),
+          YOKE_MAX_USD: limits.maxUsd === null ? '' : String(limits.maxUsd),
+          ...(env.YOKE_AGENT_MODEL_URL ? { YOKE_AGENT_MODEL_URL: env.YOKE_AGENT_MODEL_URL } : {}),
+        },
         files: { [PROMPT_FILE]: prompt, [SCRIPT_FILE]: script },
       };
     },
     parseLine(line) {
       const r = reportOf(line);
       if (!r) return null;
-      return { ...(r.turn ? { turn: true } : {}), ...(r.message !== undefined ? { message: r.message } : {}), ...(r.cost ? { priced: true } : {}) };
+      return {
+        ...(r.turn ? { turn: true } : {}),
+        ...(r.message !== undefined ? { message: r.message } : {}),
+        ...(r.cost ? { priced: true } : {}),
+      };
     },
     outcome(stdout, exit): AgentOutcome {
       let message: string | null = null;
@@ -89,13 +116,21 @@ export function commandAgent(script: string, secrets: readonly string[]): AgentA
           continue;
         }
         if (r.message !== undefined) message = r.message;
-        if (r.cost) cost = { usd: r.cost.usd, inputTokens: r.cost.input_tokens, outputTokens: r.cost.output_tokens, note: r.cost.usd === null ? 'the agent gave no price' : null };
+        if (r.cost)
+          cost = {
+            usd: r.cost.usd,
+            inputTokens: r.cost.input_tokens,
+            outputTokens: r.cost.output_tokens,
+            note: r.cost.usd === null ? 'the agent gave no price' : null,
+          };
       }
       const ok = exit.code === 0 && !exit.signal;
       const last = message ?? tailOf(plain.join('\n'), 1500);
       // Its own first line says why, where the dashboard shows one line.
       const said = (last.trim().split('\n')[0] ?? '').slice(0, 160).replace(/[.\s]+$/, '');
-      const reason = ok ? null : `${exit.signal ? `${SCRIPT_FILE} was ended by ${exit.signal}` : `${SCRIPT_FILE} exited ${exit.code}`}${said ? `: ${said}` : ''}`;
+      const reason = ok
+        ? null
+        : `${exit.signal ? `${SCRIPT_FILE} was ended by ${exit.signal}` : `${SCRIPT_FILE} exited ${exit.code}`}${said ? `: ${said}` : ''}`;
       return { ok, reason, message: last, cost };
     },
   };

@@ -39,12 +39,45 @@ export interface ContainPlan {
 
 /** bubblewrap's arguments for a plan, then the command. Pure: the tests read it. */
 export function bwrapArgs(plan: ContainPlan, command: string, args: readonly string[]): string[] {
-  const out = ['--die-with-parent', '--new-session', '--unshare-all', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
+  const out = [
+    '--die-with-parent',
+    '--new-session',
+    '--unshare-all',
+    '--ro-bind',
+    '/',
+    '/',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
+    '--tmpfs',
+    '/tmp',
+  ];
   for (const h of plan.hide) out.push('--tmpfs', h);
   for (const k of plan.keep) out.push('--ro-bind', k, k);
-  out.push('--bind', plan.workspace, plan.workspace, '--bind', plan.home, plan.home, '--ro-bind', plan.bridge, plan.bridge, '--chdir', plan.workspace);
+  out.push(
+    '--bind',
+    plan.workspace,
+    plan.workspace,
+    '--bind',
+    plan.home,
+    plan.home,
+    '--ro-bind',
+    plan.bridge,
+    plan.bridge,
+    '--chdir',
+    plan.workspace,
+  );
   const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-  const forward = [process.execPath, join(plan.bridge, 'forward.cjs'), String(plan.proxyPort), plan.loopbackModel ? String(plan.loopbackModel.port) : '-', join(plan.bridge, 'proxy.sock')].map(q).join(' ');
+  const forward = [
+    process.execPath,
+    join(plan.bridge, 'forward.cjs'),
+    String(plan.proxyPort),
+    plan.loopbackModel ? String(plan.loopbackModel.port) : '-',
+    join(plan.bridge, 'proxy.sock'),
+  ]
+    .map(q)
+    .join(' ');
   // The forwarder starts first and the agent replaces the shell; when the agent ends, bwrap ends the namespace and all left in it.
   const script = `${forward} & i=0; while [ ! -e "$YOKE_FORWARD_READY" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; exec "$@"`;
   out.push('--', '/bin/sh', '-c', script, 'contain', command, ...args);
@@ -73,7 +106,23 @@ export function keptPathDirs(path: string | undefined, hide: readonly string[]):
 
 /** Why containment cannot run here, naming the fix; null when it can. */
 export function containmentProblem(bwrap = 'bwrap'): string | null {
-  const probe = spawnSync(bwrap, ['--die-with-parent', '--unshare-all', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--', '/bin/true'], { encoding: 'utf8', timeout: 10_000 });
+  const probe = spawnSync(
+    bwrap,
+    [
+      '--die-with-parent',
+      '--unshare-all',
+      '--ro-bind',
+      '/',
+      '/',
+      '--proc',
+      '/proc',
+      '--dev',
+      '/dev',
+      '--',
+      '/bin/true',
+    ],
+    { encoding: 'utf8', timeout: 10_000 },
+  );
   if (probe.error && (probe.error as NodeJS.ErrnoException).code === 'ENOENT') {
     return "bubblewrap is not installed: add a step `sudo apt-get install -y bubblewrap` before yoke's runner (Debian and Ubuntu package it).";
   }
@@ -157,7 +206,9 @@ export class ContainProxy {
 
   private refuse(client: Socket, host: string, command: string): void {
     if (!this.blocked.some((b) => b.host === host && b.command === command)) this.blocked.push({ host, command });
-    client.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\nyoke's agent sandbox does not allow ${host}: add it to agent.network.allow in .github/yoke.yml if the agent needs it.\n`);
+    client.end(
+      `HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\nyoke's agent sandbox does not allow ${host}: add it to agent.network.allow in .github/yoke.yml if the agent needs it.\n`,
+    );
   }
 
   private handle(client: Socket): void {
@@ -211,7 +262,13 @@ export class ContainProxy {
       // Plain http through the proxy: the request goes on in origin form.
       const lines = head.split('\r\n');
       lines[0] = `${method} ${url.pathname}${url.search} ${lines[0]!.split(' ')[2] ?? 'HTTP/1.1'}`;
-      this.pipeTo(client, url.hostname, Number(url.port || 80), Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), rest]), null);
+      this.pipeTo(
+        client,
+        url.hostname,
+        Number(url.port || 80),
+        Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), rest]),
+        null,
+      );
     };
     client.on('data', onData);
   }
@@ -259,13 +316,31 @@ export async function containAgent(opts: ContainOptions, command: string, args: 
   chmodSync(bridge, 0o755);
   writeFileSync(join(bridge, 'forward.cjs'), FORWARDER);
   const model = opts.modelUrl ? new URL(opts.modelUrl) : null;
-  const loopbackModel = model && isLoopback(model.hostname) ? { host: model.hostname.replace(/^\[|\]$/g, ''), port: Number(model.port || (model.protocol === 'https:' ? 443 : 80)) } : null;
+  const loopbackModel =
+    model && isLoopback(model.hostname)
+      ? {
+          host: model.hostname.replace(/^\[|\]$/g, ''),
+          port: Number(model.port || (model.protocol === 'https:' ? 443 : 80)),
+        }
+      : null;
   const allow = [...opts.modelHosts, ...(model && !loopbackModel ? [model.hostname] : []), ...opts.allow];
   const proxy = new ContainProxy({ allow, loopbackModel });
   await proxy.listen(join(bridge, 'proxy.sock'));
   const proxyPort = loopbackModel?.port === 8877 ? 8878 : 8877;
-  const hide = [...new Set([opts.env.HOME || homedir(), opts.env.RUNNER_TEMP].filter((h): h is string => Boolean(h)).map((h) => resolve(h)))];
-  const plan: ContainPlan = { workspace: resolve(opts.workspace), home: resolve(opts.home), hide, keep: keptPathDirs(opts.env.PATH, hide), bridge, proxyPort, loopbackModel: loopbackModel && { port: loopbackModel.port } };
+  const hide = [
+    ...new Set(
+      [opts.env.HOME || homedir(), opts.env.RUNNER_TEMP].filter((h): h is string => Boolean(h)).map((h) => resolve(h)),
+    ),
+  ];
+  const plan: ContainPlan = {
+    workspace: resolve(opts.workspace),
+    home: resolve(opts.home),
+    hide,
+    keep: keptPathDirs(opts.env.PATH, hide),
+    bridge,
+    proxyPort,
+    loopbackModel: loopbackModel && { port: loopbackModel.port },
+  };
   const proxyUrl = `http://127.0.0.1:${proxyPort}`;
   return {
     command: opts.bwrap ?? 'bwrap',

@@ -29,14 +29,30 @@ export async function runBearer(env: Record<string, string | undefined>, audienc
   if (env.YOKE_RUN_SECRET) return env.YOKE_RUN_SECRET;
   const url = env.ACTIONS_ID_TOKEN_REQUEST_URL;
   const token = env.ACTIONS_ID_TOKEN_REQUEST_TOKEN;
-  if (!url || !token) throw new YokeRefused('This job cannot get an OIDC token: give it `permissions: id-token: write` (or, under the command launcher, YOKE_RUN_SECRET).');
-  const res = await f(`${url}&audience=${encodeURIComponent(audience)}`, { headers: { authorization: `bearer ${token}` } });
+  if (!url || !token)
+    throw new YokeRefused(
+      'This job cannot get an OIDC token: give it `permissions: id-token: write` (or, under the command launcher, YOKE_RUN_SECRET).',
+    );
+  const res = await f(`${url}&audience=${encodeURIComponent(audience)}`, {
+    headers: { authorization: `bearer ${token}` },
+  });
   if (!res.ok) throw new YokeRefused(`The runner gave no OIDC token (${res.status}).`);
   return z.object({ value: z.string() }).parse(await res.json()).value;
 }
 
-async function callYoke<T>(f: Fetch, apiUrl: string, bearer: string, path: string, body: unknown, schema: z.ZodType<T>): Promise<T> {
-  const res = await f(`${apiUrl}${path}`, { method: 'POST', headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+async function callYoke<T>(
+  f: Fetch,
+  apiUrl: string,
+  bearer: string,
+  path: string,
+  body: unknown,
+  schema: z.ZodType<T>,
+): Promise<T> {
+  const res = await f(`${apiUrl}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const text = await res.text();
   if (!res.ok) {
     let said = text;
@@ -52,9 +68,16 @@ async function callYoke<T>(f: Fetch, apiUrl: string, bearer: string, path: strin
 }
 
 function git(cwd: string, args: string[], token?: string): string {
-  const auth = token ? ['-c', `http.extraHeader=Authorization: basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`] : [];
-  const r = spawnSync('git', [...auth, ...args], { cwd, encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cwd, GIT_TERMINAL_PROMPT: '0' } });
-  if (r.status !== 0) throw new YokeRefused(`git ${args[0]} failed: ${(r.stderr || r.stdout).trim().replaceAll(token ?? '\0', '***')}`);
+  const auth = token
+    ? ['-c', `http.extraHeader=Authorization: basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`]
+    : [];
+  const r = spawnSync('git', [...auth, ...args], {
+    cwd,
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cwd, GIT_TERMINAL_PROMPT: '0' },
+  });
+  if (r.status !== 0)
+    throw new YokeRefused(`git ${args[0]} failed: ${(r.stderr || r.stdout).trim().replaceAll(token ?? '\0', '***')}`);
   return r.stdout.trim();
 }
 
@@ -65,7 +88,14 @@ const SHA = /^[0-9a-f]{40}$/;
  * config the agent planted is there): fetches its base by id, verifies and fetches the bundle, refuses a change
  * that holds a secret (TR16), then pushes.
  */
-function pushBundle(bundle: string, remote: string, grant: z.infer<typeof PushGrant>, base: string, commit: string, secrets: readonly string[]): void {
+function pushBundle(
+  bundle: string,
+  remote: string,
+  grant: z.infer<typeof PushGrant>,
+  base: string,
+  commit: string,
+  secrets: readonly string[],
+): void {
   const dir = mkdtempSync(join(tmpdir(), 'yoke-deliver-'));
   try {
     git(dir, ['init', '--quiet']);
@@ -73,7 +103,8 @@ function pushBundle(bundle: string, remote: string, grant: z.infer<typeof PushGr
     git(dir, ['bundle', 'verify', '--quiet', bundle]);
     git(dir, ['fetch', '--quiet', '--', bundle, 'HEAD:refs/yoke/work']);
     const got = git(dir, ['rev-parse', '--verify', 'refs/yoke/work^{commit}']);
-    if (got !== commit) throw new YokeRefused(`the bundle holds ${got.slice(0, 7)}, not the agent's ${commit.slice(0, 7)}`);
+    if (got !== commit)
+      throw new YokeRefused(`the bundle holds ${got.slice(0, 7)}, not the agent's ${commit.slice(0, 7)}`);
     const found = scanChange(dir, base, commit, secrets);
     if (found.length) throw new YokeRefused(secretRefusal(found));
     git(dir, ['push', '--quiet', '--', remote, `refs/yoke/work:refs/heads/${grant.branch}`], grant.token);
@@ -86,20 +117,36 @@ function pushBundle(bundle: string, remote: string, grant: z.infer<typeof PushGr
  * TR17: a push token is revoked as soon as its push is done (`DELETE /installation/token`), so a copy of it
  * taken from this job is worth nothing. Installation tokens reach every branch and tag otherwise, for an hour.
  */
-async function revokePushToken(f: Fetch, apiUrl: string | undefined, token: string, out: (l: string) => void): Promise<void> {
+async function revokePushToken(
+  f: Fetch,
+  apiUrl: string | undefined,
+  token: string,
+  out: (l: string) => void,
+): Promise<void> {
   if (!apiUrl) {
     out('GITHUB_API_URL is not set, so the push token was not revoked; it lapses within the hour.');
     return;
   }
-  const res = await f(`${apiUrl.replace(/\/+$/, '')}/installation/token`, { method: 'DELETE', headers: { authorization: `token ${token}`, accept: 'application/vnd.github+json' } }).catch(() => null);
-  out(res?.status === 204 ? 'revoked the push token' : `could not revoke the push token (${res ? res.status : 'no answer'}); it lapses within the hour`);
+  const res = await f(`${apiUrl.replace(/\/+$/, '')}/installation/token`, {
+    method: 'DELETE',
+    headers: { authorization: `token ${token}`, accept: 'application/vnd.github+json' },
+  }).catch(() => null);
+  out(
+    res?.status === 204
+      ? 'revoked the push token'
+      : `could not revoke the push token (${res ? res.status : 'no answer'}); it lapses within the hour`,
+  );
 }
 
 /** TR17: what the agent job handed over is checked before anything is pushed: both commits are ids, and the base is the head yoke dispatched. */
-export function checkHandover(result: { base?: string | undefined; commit?: string | undefined }, dispatched: string | null): string | null {
+export function checkHandover(
+  result: { base?: string | undefined; commit?: string | undefined },
+  dispatched: string | null,
+): string | null {
   if (!result.base || !SHA.test(result.base)) return `result.json's base is not a 40-hex commit id`;
   if (!result.commit || !SHA.test(result.commit)) return `result.json's commit is not a 40-hex commit id`;
-  if (dispatched && result.base !== dispatched) return `result.json's base ${result.base.slice(0, 7)} is not the commit yoke dispatched the run on (${dispatched.slice(0, 7)})`;
+  if (dispatched && result.base !== dispatched)
+    return `result.json's base ${result.base.slice(0, 7)} is not the commit yoke dispatched the run on (${dispatched.slice(0, 7)})`;
   return null;
 }
 
@@ -129,10 +176,16 @@ export async function agentDeliver(io: RunnerIo): Promise<number> {
   try {
     if ('error' in result) {
       const ended = io.env.AGENT_RESULT ? ` (the agent job ended ${io.env.AGENT_RESULT})` : '';
-      await report({ outcome: 'failure', summary: `The agent job left no result${ended}: ${result.error === 'missing' ? 'see its log' : result.error}.` });
+      await report({
+        outcome: 'failure',
+        summary: `The agent job left no result${ended}: ${result.error === 'missing' ? 'see its log' : result.error}.`,
+      });
       return 1;
     }
-    const cost = result.cost && result.cost.usd !== null ? { usd: result.cost.usd, input_tokens: result.cost.input_tokens, output_tokens: result.cost.output_tokens } : undefined;
+    const cost =
+      result.cost && result.cost.usd !== null
+        ? { usd: result.cost.usd, input_tokens: result.cost.input_tokens, output_tokens: result.cost.output_tokens }
+        : undefined;
     if (result.outcome === 'failure') {
       await report({ outcome: 'failure', summary: result.summary, ...(cost ? { cost } : {}) });
       return 1;
@@ -144,7 +197,10 @@ export async function agentDeliver(io: RunnerIo): Promise<number> {
     const grant = await callYoke(f, apiUrl, bearer, `/yoke/api/runs/${runId}/push`, {}, PushGrant);
     const server = (io.env.GITHUB_SERVER_URL ?? 'https://github.com').replace(/\/+$/, '');
     try {
-      pushBundle(bundle, `${server}/${repo}.git`, grant, result.base!, result.commit!, [...jobSecretValues(io.env), grant.token]);
+      pushBundle(bundle, `${server}/${repo}.git`, grant, result.base!, result.commit!, [
+        ...jobSecretValues(io.env),
+        grant.token,
+      ]);
       io.out(`pushed ${result.commit!.slice(0, 7)} to ${grant.branch}`);
     } finally {
       // Whether or not the push went through, the token is done with.
@@ -152,7 +208,14 @@ export async function agentDeliver(io: RunnerIo): Promise<number> {
     }
     let summary = result.summary;
     if (kind !== 'fix') {
-      const pr = await callYoke(f, apiUrl, bearer, `/yoke/api/runs/${runId}/claim`, { title: result.title ?? `yoke: ${facts.facts.issueNumber}`, summary: result.summary }, Claim);
+      const pr = await callYoke(
+        f,
+        apiUrl,
+        bearer,
+        `/yoke/api/runs/${runId}/claim`,
+        { title: result.title ?? `yoke: ${facts.facts.issueNumber}`, summary: result.summary },
+        Claim,
+      );
       io.out(`yoke opened claim PR #${pr.number}`);
       summary = `Opened #${pr.number}. ${summary}`;
     }
@@ -190,7 +253,12 @@ export async function landerVerdict(io: RunnerIo): Promise<number> {
   const output = tail ? `\n\n${collapsedOutput('The end of the validation output', tail)}` : '';
   const body =
     validation === 'success' || validation === 'failure'
-      ? { outcome: 'success', verdict: validation === 'success' ? 'accept' : 'reject', head_sha: io.env.YOKE_HEAD_SHA ?? '', summary: `The validation job ${validation === 'success' ? 'passed' : 'failed'} at \`${head}\`.${output}` }
+      ? {
+          outcome: 'success',
+          verdict: validation === 'success' ? 'accept' : 'reject',
+          head_sha: io.env.YOKE_HEAD_SHA ?? '',
+          summary: `The validation job ${validation === 'success' ? 'passed' : 'failed'} at \`${head}\`.${output}`,
+        }
       : { outcome: 'failure', summary: `The validation job ended ${validation}.${output}` };
   try {
     const bearer = await runBearer(io.env, apiUrl, f);

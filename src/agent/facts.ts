@@ -7,20 +7,37 @@ import { z } from 'zod';
 export const LIMIT_DEFAULTS = { max_turns: 60 } as const;
 
 const Limits = z
-  .object({ max_turns: z.number().int().min(1).max(10_000).default(LIMIT_DEFAULTS.max_turns), max_usd: z.number().min(0).nullable().default(null), network_allow: z.array(z.string().max(253)).max(100).default([]) })
+  .object({
+    max_turns: z.number().int().min(1).max(10_000).default(LIMIT_DEFAULTS.max_turns),
+    max_usd: z.number().min(0).nullable().default(null),
+    network_allow: z.array(z.string().max(253)).max(100).default([]),
+  })
   .strict();
 
 const Facts = z.object({
-  YOKE_RUN_ID: z.string().regex(/^[\w-]{1,100}$/, 'YOKE_RUN_ID is the run id yoke dispatched (letters, digits, - and _)'),
-  YOKE_RUN_KIND: z.enum(['afk_manual', 'afk_auto', 'fix'], { message: 'YOKE_RUN_KIND is afk_manual, afk_auto or fix (a lander runs no agent)' }),
+  YOKE_RUN_ID: z
+    .string()
+    .regex(/^[\w-]{1,100}$/, 'YOKE_RUN_ID is the run id yoke dispatched (letters, digits, - and _)'),
+  YOKE_RUN_KIND: z.enum(['afk_manual', 'afk_auto', 'fix'], {
+    message: 'YOKE_RUN_KIND is afk_manual, afk_auto or fix (a lander runs no agent)',
+  }),
   YOKE_SUBJECT: z.string().regex(/^(issue|pr)#\d+$/, 'YOKE_SUBJECT is issue#N or pr#N'),
   YOKE_DEADLINE: z.iso.datetime({ offset: true, message: 'YOKE_DEADLINE is the budget deadline in ISO 8601' }),
   YOKE_API_URL: z.url({ message: "YOKE_API_URL is yoke's public URL" }),
-  YOKE_HEAD_SHA: z.string().regex(/^([0-9a-f]{40})?$/, 'YOKE_HEAD_SHA is a 40-hex commit id').optional(),
+  YOKE_HEAD_SHA: z
+    .string()
+    .regex(/^([0-9a-f]{40})?$/, 'YOKE_HEAD_SHA is a 40-hex commit id')
+    .optional(),
   YOKE_LIMITS: z.string().optional(),
   YOKE_REJECTION: z.string().optional(),
-  YOKE_REPO: z.string().regex(/^[\w.-]+\/[\w.-]+$/).optional(),
-  GITHUB_REPOSITORY: z.string().regex(/^[\w.-]+\/[\w.-]+$/).optional(),
+  YOKE_REPO: z
+    .string()
+    .regex(/^[\w.-]+\/[\w.-]+$/)
+    .optional(),
+  GITHUB_REPOSITORY: z
+    .string()
+    .regex(/^[\w.-]+\/[\w.-]+$/)
+    .optional(),
 });
 
 export interface RunFacts {
@@ -41,10 +58,22 @@ export type FactsResult = { ok: true; facts: RunFacts } | { ok: false; error: st
 export function readRunFacts(env: Record<string, string | undefined>): FactsResult {
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const parsed = Facts.safeParse(present);
-  if (!parsed.success) return { ok: false, error: parsed.error.issues.map((i) => (i.code === 'invalid_type' && i.input === undefined ? `${String(i.path[0])} is not set` : i.message)).join('; ') };
+  if (!parsed.success)
+    return {
+      ok: false,
+      error: parsed.error.issues
+        .map((i) =>
+          i.code === 'invalid_type' && i.input === undefined ? `${String(i.path[0])} is not set` : i.message,
+        )
+        .join('; '),
+    };
   const e = parsed.data;
   const repo = e.YOKE_REPO ?? e.GITHUB_REPOSITORY;
-  if (!repo) return { ok: false, error: 'neither YOKE_REPO nor GITHUB_REPOSITORY is set: the runner does not know its repository' };
+  if (!repo)
+    return {
+      ok: false,
+      error: 'neither YOKE_REPO nor GITHUB_REPOSITORY is set: the runner does not know its repository',
+    };
   let limitsJson: unknown = {};
   try {
     limitsJson = e.YOKE_LIMITS ? JSON.parse(e.YOKE_LIMITS) : {};
@@ -52,10 +81,19 @@ export function readRunFacts(env: Record<string, string | undefined>): FactsResu
     return { ok: false, error: 'YOKE_LIMITS is not JSON (yoke sends {"max_turns":N,"max_usd":N})' };
   }
   const limits = Limits.safeParse(limitsJson);
-  if (!limits.success) return { ok: false, error: `YOKE_LIMITS: ${limits.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}` };
+  if (!limits.success)
+    return {
+      ok: false,
+      error: `YOKE_LIMITS: ${limits.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    };
   const [what, n] = e.YOKE_SUBJECT.split('#') as ['issue' | 'pr', string];
-  if ((e.YOKE_RUN_KIND === 'fix') !== (what === 'pr')) return { ok: false, error: `YOKE_SUBJECT ${e.YOKE_SUBJECT} does not fit a ${e.YOKE_RUN_KIND} run (an AFK run works on issue#N, a fix on pr#N)` };
-  if (e.YOKE_RUN_KIND === 'fix' && !e.YOKE_HEAD_SHA) return { ok: false, error: 'YOKE_HEAD_SHA is not set: a fix run works from the claim PR head it was launched for' };
+  if ((e.YOKE_RUN_KIND === 'fix') !== (what === 'pr'))
+    return {
+      ok: false,
+      error: `YOKE_SUBJECT ${e.YOKE_SUBJECT} does not fit a ${e.YOKE_RUN_KIND} run (an AFK run works on issue#N, a fix on pr#N)`,
+    };
+  if (e.YOKE_RUN_KIND === 'fix' && !e.YOKE_HEAD_SHA)
+    return { ok: false, error: 'YOKE_HEAD_SHA is not set: a fix run works from the claim PR head it was launched for' };
   return {
     ok: true,
     facts: {

@@ -21,7 +21,8 @@ export function writeHandover(outputFile: string, result: string, bundle: Buffer
   }
   const b64 = bundle ? bundle.toString('base64') : '';
   const lines = [`result=${Buffer.from(result).toString('base64')}`];
-  for (let i = 0; i < HANDOVER_CHUNKS; i++) lines.push(`bundle_${i}=${b64.slice(i * CHUNK_CHARS, (i + 1) * CHUNK_CHARS)}`);
+  for (let i = 0; i < HANDOVER_CHUNKS; i++)
+    lines.push(`bundle_${i}=${b64.slice(i * CHUNK_CHARS, (i + 1) * CHUNK_CHARS)}`);
   appendFileSync(outputFile, `${lines.join('\n')}\n`);
   return null;
 }
@@ -29,7 +30,12 @@ export function writeHandover(outputFile: string, result: string, bundle: Buffer
 const B64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /** The deliver job's side: YOKE_HANDOVER_RESULT and YOKE_HANDOVER_BUNDLE_0…7 into files in `out`; false when none was handed over. */
-export function readHandover(env: Record<string, string | undefined>, out: string, resultFile: string, bundleFile: string): boolean {
+export function readHandover(
+  env: Record<string, string | undefined>,
+  out: string,
+  resultFile: string,
+  bundleFile: string,
+): boolean {
   const result = env.YOKE_HANDOVER_RESULT;
   if (!result) return false;
   const parts = Array.from({ length: HANDOVER_CHUNKS }, (_, i) => env[`YOKE_HANDOVER_BUNDLE_${i}`] ?? '');
@@ -40,4 +46,3 @@ export function readHandover(env: Record<string, string | undefined>, out: strin
   if (bundle) writeFileSync(join(out, bundleFile), Buffer.from(bundle, 'base64'));
   return true;
 }
-

@@ -5,7 +5,11 @@ import { agentRun, type RunnerIo } from './run.js';
 // (`GET /yoke/runner.mjs`, hash-checked), so its version is always the
 // server's. `yoke agent …` in the CLI runs the same functions.
 
-export const RUNNER_COMMANDS: Record<string, (io: RunnerIo) => Promise<number>> = { run: agentRun, deliver: agentDeliver, verdict: landerVerdict };
+export const RUNNER_COMMANDS: Record<string, (io: RunnerIo) => Promise<number>> = {
+  run: agentRun,
+  deliver: agentDeliver,
+  verdict: landerVerdict,
+};
 
 export async function runnerMain(argv: string[], io: RunnerIo): Promise<number> {
   const [group, cmd] = argv;

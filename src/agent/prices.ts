@@ -4,7 +4,9 @@ import { z } from 'zod';
 // (Codex). Prices are US dollars per million tokens; the operator replaces
 // the table with YOKE_MODEL_PRICES (JSON of the same shape) when they change.
 
-export const ModelPrice = z.object({ input: z.number().min(0), cached_input: z.number().min(0).optional(), output: z.number().min(0) }).strict();
+export const ModelPrice = z
+  .object({ input: z.number().min(0), cached_input: z.number().min(0).optional(), output: z.number().min(0) })
+  .strict();
 export const PriceTable = z.record(z.string(), ModelPrice);
 export type PriceTable = z.infer<typeof PriceTable>;
 
@@ -21,10 +23,18 @@ export function priceTable(raw: string | undefined): { ok: true; table: PriceTab
   try {
     json = JSON.parse(raw);
   } catch {
-    return { ok: false, error: 'YOKE_MODEL_PRICES is not JSON; give {"<model>": {"input": 1.25, "output": 10}} in dollars per million tokens' };
+    return {
+      ok: false,
+      error:
+        'YOKE_MODEL_PRICES is not JSON; give {"<model>": {"input": 1.25, "output": 10}} in dollars per million tokens',
+    };
   }
   const parsed = PriceTable.safeParse(json);
-  if (!parsed.success) return { ok: false, error: `YOKE_MODEL_PRICES: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'table'}: ${i.message}`).join('; ')}` };
+  if (!parsed.success)
+    return {
+      ok: false,
+      error: `YOKE_MODEL_PRICES: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'table'}: ${i.message}`).join('; ')}`,
+    };
   return { ok: true, table: parsed.data };
 }
 

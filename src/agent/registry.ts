@@ -7,5 +7,9 @@ export const AGENTS: Record<AgentName, AgentAdapter> = { 'claude-code': claudeCo
 export function agentNamed(name: string | undefined): AgentAdapter | { error: string } {
   const known = Object.keys(AGENTS).join(' or ');
   if (!name) return { error: `YOKE_AGENT is not set: name the agent (${known})` };
-  return (AGENTS as Record<string, AgentAdapter>)[name] ?? { error: `YOKE_AGENT is ${JSON.stringify(name)}; yoke knows ${known}` };
+  return (
+    (AGENTS as Record<string, AgentAdapter>)[name] ?? {
+      error: `YOKE_AGENT is ${JSON.stringify(name)}; yoke knows ${known}`,
+    }
+  );
 }

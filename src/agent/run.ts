@@ -1,20 +1,21 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { WorkReader, WorkReaderError } from '../forge/work-reader.js';
 import { defaultPrompt, fillPromptTemplate, PROMPT_PATH, type PromptFacts } from './prompts.js';
-import type { AgentAdapter, AgentCost, AgentLimits, AgentOutcome } from './adapter.js';
+import type { AgentAdapter, AgentCost, AgentOutcome } from './adapter.js';
 import { readRunFacts, type RunFacts } from './facts.js';
 import { tailOf } from './output.js';
 import { jobSecretValues, scanChange, secretRefusal } from './secret-scan.js';
-import { containAgent, containmentProblem, type BlockedAttempt, type Contained } from './contain.js';
+import { containmentProblem, type BlockedAttempt } from './contain.js';
 import { writeHandover } from './handover.js';
 import { installTrustedSettings, restoreSettings, type SettingsSwap } from './settings-swap.js';
 import { redactSecrets } from '../kernel/redact.js';
 import { agentNamed } from './registry.js';
 import { commandAgent, RUN_SCRIPT_PATH, secretNames } from './command.js';
+import { agentPrerequisite, runAgent } from './agent-process.js';
 
 // `yoke agent run`: the agent job of an AFK or fix run. It reads the work,
 // builds the prompt, runs the agent headless within the run's limits, and
@@ -37,7 +38,14 @@ export const AgentResultFile = z
     outcome: z.enum(['success', 'failure']),
     summary: z.string(),
     title: z.string().optional(),
-    cost: z.object({ usd: z.number().nullable(), input_tokens: z.number(), output_tokens: z.number(), note: z.string().nullable() }).nullable(),
+    cost: z
+      .object({
+        usd: z.number().nullable(),
+        input_tokens: z.number(),
+        output_tokens: z.number(),
+        note: z.string().nullable(),
+      })
+      .nullable(),
     base: z.string().optional(),
     commit: z.string().optional(),
   })
@@ -47,9 +55,6 @@ export type AgentResultFile = z.infer<typeof AgentResultFile>;
 export const RESULT_FILE = 'result.json';
 export const BUNDLE_FILE = 'work.bundle';
 
-/** Variables of the job the agent's process may inherit; nothing else crosses (no GITHUB_TOKEN, no ACTIONS_* request tokens). */
-export const AGENT_ENV_ALLOWLIST = ['PATH', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'USER', 'LOGNAME', 'SHELL', 'TERM', 'CI'] as const;
-
 /** How long before the budget deadline the agent is stopped, so the run can still report. */
 export const DEADLINE_RESERVE_MS = 90_000;
 
@@ -58,141 +63,6 @@ const git = (cwd: string, args: string[]) => {
   if (r.status !== 0) throw new Error(`git ${args[0]} failed: ${(r.stderr || r.stdout).trim()}`);
   return r.stdout.trim();
 };
-
-function onPath(binary: string, path: string | undefined): boolean {
-  return (path ?? '').split(delimiter).some((dir) => dir && existsSync(join(dir, binary)));
-}
-
-/** Why the agent cannot start here, naming what to install or set; null when it can. */
-export function agentPrerequisite(agent: AgentAdapter, env: Record<string, string | undefined>): string | null {
-  if (!onPath(agent.binary, env.PATH)) {
-    return `${agent.binary} is not on PATH: install ${agent.pkg} (npm install -g ${agent.pkg}) in a step before yoke's runner.`;
-  }
-  if (agent.credentials.length && !agent.credentials.some((c) => env[c])) {
-    return `No credential for ${agent.name}: set ${agent.credentials.join(' or ')} as a repository secret (Settings → Secrets and variables → Actions) and pass it to the step's env.`;
-  }
-  return null;
-}
-
-/** The agent's environment: the allowlist, its credentials and passthrough variables (empty ones dropped), its own home. */
-export function agentEnv(agent: AgentAdapter, env: Record<string, string | undefined>, home: string, extra: Record<string, string>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const name of [...AGENT_ENV_ALLOWLIST, ...agent.credentials, ...agent.passthrough]) if (env[name]) out[name] = env[name]!;
-  return { ...out, HOME: home, TMPDIR: join(home, 'tmp'), ...extra };
-}
-
-export interface AgentExit {
-  outcome: AgentOutcome;
-  turns: number;
-  stoppedFor: 'turn_limit' | 'deadline' | 'spend_limit' | 'cancelled' | null;
-  /** TR20: connections the sandbox refused, with the command that tried. */
-  blocked: BlockedAttempt[];
-}
-
-/** TR20: how the agent's tools are contained: the hosts they may reach besides the model's. */
-export interface ContainSettings {
-  allow: readonly string[];
-  bwrap?: string;
-}
-
-/** Runs the agent to its end or to a limit; the whole process group goes when it stops. */
-export async function runAgent(
-  agent: AgentAdapter,
-  prompt: string,
-  limits: AgentLimits,
-  opts: { cwd: string; env: Record<string, string | undefined>; stopAt: number; now: () => number; log: (l: string) => void; contain?: ContainSettings | null },
-): Promise<AgentExit> {
-  const home = mkdtempSync(join(tmpdir(), 'yoke-agent-home-'));
-  mkdirSync(join(home, 'tmp'), { recursive: true });
-  let contained: Contained | null = null;
-  let onTerm: (() => void) | null = null;
-  try {
-    const inv = agent.invocation(prompt, limits, home, opts.env);
-    for (const [file, text] of Object.entries(inv.files ?? {})) writeFileSync(join(home, file), text);
-    const env = agentEnv(agent, opts.env, home, inv.env);
-    if (opts.contain) {
-      contained = await containAgent({ workspace: opts.cwd, home, env: opts.env, modelUrl: opts.env[agent.modelUrlVariable] || null, modelHosts: agent.modelHosts, allow: opts.contain.allow, ...(opts.contain.bwrap ? { bwrap: opts.contain.bwrap } : {}) }, agent.binary, inv.args);
-      Object.assign(env, contained.env);
-    }
-    const child = contained
-      ? spawn(contained.command, contained.args, { cwd: opts.cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
-      : spawn(agent.binary, inv.args, { cwd: opts.cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let pending = '';
-    let turns = 0;
-    const answers = new Set<string>();
-    let stoppedFor: AgentExit['stoppedFor'] = null;
-    const stop = (why: NonNullable<AgentExit['stoppedFor']>) => {
-      if (stoppedFor) return;
-      stoppedFor = why;
-      opts.log(`stopping ${agent.name}: ${why.replace('_', ' ')}`);
-      try {
-        process.kill(-child.pid!, 'SIGTERM');
-      } catch {
-        /* gone */
-      }
-      setTimeout(() => {
-        try {
-          process.kill(-child.pid!, 'SIGKILL');
-        } catch {
-          /* gone */
-        }
-      }, 5000).unref();
-    };
-    child.stdout.on('data', (chunk: Buffer) => {
-      const text = chunk.toString('utf8');
-      stdout += text;
-      pending += text;
-      const lines = pending.split('\n');
-      pending = lines.pop() ?? '';
-      for (const line of lines) {
-        const ev = agent.parseLine(line);
-        // E: a turn is one model answer, however many events (content blocks) it came in.
-        if (ev?.turn && !(ev.turnId && answers.has(ev.turnId))) {
-          if (ev.turnId) answers.add(ev.turnId);
-          if (++turns > limits.maxTurns) stop('turn_limit');
-        }
-        // An agent with no spend limit of its own (Codex) is checked whenever its cost so far is known.
-        if (ev?.priced && limits.maxUsd !== null) {
-          const so = agent.outcome(stdout, { code: 0, signal: null }, opts.env).cost;
-          if (so?.usd != null && so.usd > limits.maxUsd) stop('spend_limit');
-        }
-      }
-    });
-    let stderr = '';
-    child.stderr.on('data', (c: Buffer) => {
-      stderr = (stderr + c.toString('utf8')).slice(-4000);
-    });
-    const timer = setTimeout(() => stop('deadline'), Math.max(0, opts.stopAt - opts.now()));
-    // A cancelled or timed-out job sends the runner SIGINT, then SIGTERM: the agent goes with it, never left calling the model.
-    onTerm = () => stop('cancelled');
-    process.once('SIGTERM', onTerm);
-    process.once('SIGINT', onTerm);
-    const exit = await new Promise<{ code: number | null; signal: string | null }>((resolve) => {
-      child.once('error', () => resolve({ code: 127, signal: null }));
-      child.once('close', (code, signal) => resolve({ code, signal }));
-    });
-    clearTimeout(timer);
-    try {
-      process.kill(-child.pid!, 'SIGKILL'); // nothing it started outlives it
-    } catch {
-      /* gone */
-    }
-    const outcome = agent.outcome(stdout, exit, opts.env);
-    if (!outcome.ok && !outcome.message && stderr.trim()) outcome.message = tailOf(stderr, 1500);
-    const blocked = contained?.blocked() ?? [];
-    const why = { turn_limit: `turn limit: stopped after ${limits.maxTurns} turns`, deadline: "deadline: stopped before the run's budget deadline", spend_limit: `spend limit: stopped past $${limits.maxUsd}`, cancelled: 'cancelled: the job was stopped' } as const;
-    if (stoppedFor) return { outcome: { ...outcome, ok: false, reason: why[stoppedFor] }, turns, stoppedFor, blocked };
-    return { outcome, turns, stoppedFor, blocked };
-  } finally {
-    if (onTerm) {
-      process.off('SIGTERM', onTerm);
-      process.off('SIGINT', onTerm);
-    }
-    await contained?.close();
-    rmSync(home, { recursive: true, force: true });
-  }
-}
 
 const usd = (c: AgentCost | null) => (c?.usd != null ? `$${c.usd.toFixed(4)}` : 'no price');
 
@@ -205,10 +75,17 @@ export function blockedLines(blocked: readonly BlockedAttempt[]): string {
 }
 
 /** The summary yoke shows for a run: what the agent said, why it failed, and what its sandbox refused. */
-export function runSummary(agent: string, o: AgentOutcome, extra: string | null = null, blocked: readonly BlockedAttempt[] = []): string {
+export function runSummary(
+  agent: string,
+  o: AgentOutcome,
+  extra: string | null = null,
+  blocked: readonly BlockedAttempt[] = [],
+): string {
   const head = o.ok ? `${agent} finished` : `${agent} failed: ${o.reason ?? 'unknown reason'}`;
   const message = o.message.trim() ? `\n\nThe agent's last message:\n\n${tailOf(o.message, 3000)}` : '';
-  const cost = o.cost ? `\n\nCost: ${usd(o.cost)} (${o.cost.inputTokens} input, ${o.cost.outputTokens} output tokens)${o.cost.note ? `; ${o.cost.note}` : ''}.` : '';
+  const cost = o.cost
+    ? `\n\nCost: ${usd(o.cost)} (${o.cost.inputTokens} input, ${o.cost.outputTokens} output tokens)${o.cost.note ? `; ${o.cost.note}` : ''}.`
+    : '';
   return `${head}.${extra ? ` ${extra}` : ''}${message}${blockedLines(blocked)}${cost}`;
 }
 
@@ -218,18 +95,25 @@ function writeResult(out: string, r: AgentResultFile, outputs?: string): string 
   const json = JSON.stringify(AgentResultFile.parse(r), null, 2);
   writeFileSync(join(out, RESULT_FILE), json);
   if (!outputs) return null;
-  const bundle = r.outcome === 'success' && existsSync(join(out, BUNDLE_FILE)) ? readFileSync(join(out, BUNDLE_FILE)) : null;
+  const bundle =
+    r.outcome === 'success' && existsSync(join(out, BUNDLE_FILE)) ? readFileSync(join(out, BUNDLE_FILE)) : null;
   return writeHandover(outputs, json, bundle);
 }
 
-async function promptFor(facts: RunFacts, reader: WorkReader, cwd: string, env: Record<string, string | undefined>): Promise<{ prompt: string; title: string; issue: number }> {
+async function promptFor(
+  facts: RunFacts,
+  reader: WorkReader,
+  cwd: string,
+  env: Record<string, string | undefined>,
+): Promise<{ prompt: string; title: string; issue: number }> {
   let prNumber: number | null = null;
   let issueNumber = facts.issueNumber;
   if (facts.kind === 'fix') {
     const pull = await reader.pull(facts.prNumber!);
     prNumber = pull.number;
     issueNumber = pull.closes[0] ?? null;
-    if (issueNumber === null) throw new WorkReaderError(`PR #${pull.number} closes no issue ("Closes #N" is missing from its body)`);
+    if (issueNumber === null)
+      throw new WorkReaderError(`PR #${pull.number} closes no issue ("Closes #N" is missing from its body)`);
   }
   const issue = await reader.issue(issueNumber!);
   const pf: PromptFacts = {
@@ -246,7 +130,9 @@ async function promptFor(facts: RunFacts, reader: WorkReader, cwd: string, env: 
     rejection: facts.rejection,
   };
   // The repository's prompt, from the commit the workflow was dispatched on (never the PR's own edit of it).
-  const trusted = env.GITHUB_SHA ? spawnSync('git', ['show', `${env.GITHUB_SHA}:${PROMPT_PATH}`], { cwd, encoding: 'utf8' }) : null;
+  const trusted = env.GITHUB_SHA
+    ? spawnSync('git', ['show', `${env.GITHUB_SHA}:${PROMPT_PATH}`], { cwd, encoding: 'utf8' })
+    : null;
   const template = trusted?.status === 0 ? trusted.stdout : null;
   if (template === null) return { prompt: defaultPrompt(pf), title: issue.title, issue: issue.number };
   const filled = fillPromptTemplate(template, pf);
@@ -256,9 +142,15 @@ async function promptFor(facts: RunFacts, reader: WorkReader, cwd: string, env: 
 
 /** An agent of your own: .github/yoke/run.sh from the commit the workflow was dispatched on, never a PR's edit of it. */
 function ownAgent(cwd: string, env: Record<string, string | undefined>): AgentAdapter | { error: string } {
-  if (!env.GITHUB_SHA) return { error: `GITHUB_SHA is not set: the runner reads ${RUN_SCRIPT_PATH} from the commit the workflow was dispatched on` };
+  if (!env.GITHUB_SHA)
+    return {
+      error: `GITHUB_SHA is not set: the runner reads ${RUN_SCRIPT_PATH} from the commit the workflow was dispatched on`,
+    };
   const shown = spawnSync('git', ['show', `${env.GITHUB_SHA}:${RUN_SCRIPT_PATH}`], { cwd, encoding: 'utf8' });
-  if (shown.status !== 0) return { error: `${RUN_SCRIPT_PATH} is not on the default branch at ${env.GITHUB_SHA.slice(0, 7)}: commit your agent's script there (or name a shipped agent: claude-code or codex)` };
+  if (shown.status !== 0)
+    return {
+      error: `${RUN_SCRIPT_PATH} is not on the default branch at ${env.GITHUB_SHA.slice(0, 7)}: commit your agent's script there (or name a shipped agent: claude-code or codex)`,
+    };
   const names = secretNames(env.YOKE_AGENT_SECRETS);
   if ('error' in names) return names;
   return commandAgent(shown.stdout, names.names);
@@ -268,7 +160,9 @@ function ownAgent(cwd: string, env: Record<string, string | undefined>): AgentAd
 export async function agentRun(io: RunnerIo): Promise<number> {
   const out = io.env.YOKE_OUT;
   if (!out) {
-    io.out('YOKE_OUT is not set: name the folder the deliver job picks the result up from (the templates use $RUNNER_TEMP/yoke-out).');
+    io.out(
+      'YOKE_OUT is not set: name the folder the deliver job picks the result up from (the templates use $RUNNER_TEMP/yoke-out).',
+    );
     return 2;
   }
   const fail = (summary: string, cost: AgentResultFile['cost'] = null) => {
@@ -292,47 +186,85 @@ export async function agentRun(io: RunnerIo): Promise<number> {
   const label = agent.name === 'command' ? RUN_SCRIPT_PATH : agent.name;
   const token = io.env.GITHUB_TOKEN;
   const apiUrl = io.env.GITHUB_API_URL ?? 'https://api.github.com';
-  if (!token) return fail('GITHUB_TOKEN is not set: give the agent step `GITHUB_TOKEN: ${{ github.token }}` (read-only; the job needs `issues: read`).');
+  if (!token)
+    return fail(
+      'GITHUB_TOKEN is not set: give the agent step `GITHUB_TOKEN: ${{ github.token }}` (read-only; the job needs `issues: read`).',
+    );
   let work: { prompt: string; title: string; issue: number };
   try {
-    work = await promptFor(facts.facts, new WorkReader({ apiUrl, token, repo: facts.facts.repo, ...(io.fetch ? { fetch: io.fetch } : {}) }), cwd, io.env);
+    work = await promptFor(
+      facts.facts,
+      new WorkReader({ apiUrl, token, repo: facts.facts.repo, ...(io.fetch ? { fetch: io.fetch } : {}) }),
+      cwd,
+      io.env,
+    );
   } catch (err) {
     return fail(`The runner could not read the work: ${err instanceof Error ? err.message : String(err)}.`);
   }
   const f = facts.facts;
-  io.out(`${label}: ${f.kind} on ${f.kind === 'fix' ? `PR #${f.prNumber}` : `issue #${work.issue}`}, at most ${f.limits.maxTurns} turns${f.limits.maxUsd !== null ? ` and $${f.limits.maxUsd}` : ''}, stopping by ${new Date(f.deadline - DEADLINE_RESERVE_MS).toISOString()}`);
+  io.out(
+    `${label}: ${f.kind} on ${f.kind === 'fix' ? `PR #${f.prNumber}` : `issue #${work.issue}`}, at most ${f.limits.maxTurns} turns${f.limits.maxUsd !== null ? ` and $${f.limits.maxUsd}` : ''}, stopping by ${new Date(f.deadline - DEADLINE_RESERVE_MS).toISOString()}`,
+  );
   // TR20: the agent's tools run contained, or not at all.
   const cannot = containmentProblem(io.env.YOKE_BWRAP || 'bwrap');
   if (cannot) return fail(`The agent's sandbox cannot start: ${cannot}`);
   const modelUrl = io.env[agent.modelUrlVariable];
   const reachable = [...(modelUrl ? [new URL(modelUrl).host] : agent.modelHosts), ...f.limits.networkAllow];
-  io.out(reachable.length ? `network: the agent's tools may reach ${reachable.join(', ')}; nothing else` : "network: the agent's tools may reach no host (add your model's host to agent.network.allow in .github/yoke.yml)");
+  io.out(
+    reachable.length
+      ? `network: the agent's tools may reach ${reachable.join(', ')}; nothing else`
+      : "network: the agent's tools may reach no host (add your model's host to agent.network.allow in .github/yoke.yml)",
+  );
   // TR23: a fix run's agent loads the default branch's agent settings, never the ones the PR's previous agent wrote.
   let swap: SettingsSwap | null = null;
   if (f.kind === 'fix' && io.env.GITHUB_SHA) {
     try {
       swap = installTrustedSettings(cwd, base, io.env.GITHUB_SHA);
     } catch (err) {
-      return fail(`The runner could not set the agent's settings from the default branch: ${err instanceof Error ? err.message : String(err)}.`);
+      return fail(
+        `The runner could not set the agent's settings from the default branch: ${err instanceof Error ? err.message : String(err)}.`,
+      );
     }
     if (swap.installed.size) io.out(`agent settings from the default branch: ${[...swap.installed.keys()].join(', ')}`);
   }
-  const ran = await runAgent(agent, work.prompt, f.limits, { cwd, env: io.env, stopAt: f.deadline - DEADLINE_RESERVE_MS, now: io.now, log: io.out, contain: { allow: f.limits.networkAllow, ...(io.env.YOKE_BWRAP ? { bwrap: io.env.YOKE_BWRAP } : {}) } });
+  const ran = await runAgent(agent, work.prompt, f.limits, {
+    cwd,
+    env: io.env,
+    stopAt: f.deadline - DEADLINE_RESERVE_MS,
+    now: io.now,
+    log: io.out,
+    contain: { allow: f.limits.networkAllow, ...(io.env.YOKE_BWRAP ? { bwrap: io.env.YOKE_BWRAP } : {}) },
+  });
   for (const b of ran.blocked) io.out(`network: refused ${b.host} (${b.command})`);
   if (swap) restoreSettings(cwd, swap);
   const o = ran.outcome;
   // TR15, TR16: whatever the agent printed or wrote is checked for the values this job was given.
   const secrets = jobSecretValues(io.env);
   o.message = redactSecrets(o.message, secrets);
-  const cost = o.cost ? { usd: o.cost.usd, input_tokens: o.cost.inputTokens, output_tokens: o.cost.outputTokens, note: o.cost.note } : null;
+  const cost = o.cost
+    ? { usd: o.cost.usd, input_tokens: o.cost.inputTokens, output_tokens: o.cost.outputTokens, note: o.cost.note }
+    : null;
   if (!o.ok) return fail(runSummary(label, o, null, ran.blocked), cost);
   mkdirSync(out, { recursive: true });
   const subject = f.kind === 'fix' ? `Fix the lander's rejection of #${f.prNumber}` : `${work.title} (#${work.issue})`;
   const snap = snapshotWorkTree(cwd, base, `${subject}\n\nYoke-Run: ${f.runId}`, join(out, BUNDLE_FILE), secrets);
-  if (snap.kind === 'unchanged') return fail(runSummary(label, { ...o, ok: false, reason: 'it changed nothing' }, null, ran.blocked), cost);
-  if (snap.kind === 'secret') return fail(runSummary(label, { ...o, ok: false, reason: snap.why }, null, ran.blocked), cost);
+  if (snap.kind === 'unchanged')
+    return fail(runSummary(label, { ...o, ok: false, reason: 'it changed nothing' }, null, ran.blocked), cost);
+  if (snap.kind === 'secret')
+    return fail(runSummary(label, { ...o, ok: false, reason: snap.why }, null, ran.blocked), cost);
   const commit = snap.commit;
-  const tooLarge = writeResult(out, { outcome: 'success', summary: redactSecrets(runSummary(label, o, null, ran.blocked), secrets), title: redactSecrets(work.title, secrets), cost, base, commit }, io.env.GITHUB_OUTPUT);
+  const tooLarge = writeResult(
+    out,
+    {
+      outcome: 'success',
+      summary: redactSecrets(runSummary(label, o, null, ran.blocked), secrets),
+      title: redactSecrets(work.title, secrets),
+      cost,
+      base,
+      commit,
+    },
+    io.env.GITHUB_OUTPUT,
+  );
   if (tooLarge) return fail(runSummary(label, { ...o, ok: false, reason: tooLarge }, null, ran.blocked), cost);
   io.out(`${label} changed the tree: ${commit.slice(0, 7)} on ${base.slice(0, 7)}, bundled for delivery.`);
   return 0;
@@ -343,25 +275,55 @@ export async function agentRun(io: RunnerIo): Promise<number> {
  * (the checkout's objects borrowed read-only), so no hook, fsmonitor, filter or other setting the agent
  * planted in the checkout's .git runs; then searched for secrets (TR16) and bundled.
  */
-export function snapshotWorkTree(cwd: string, base: string, message: string, bundle: string, secrets: readonly string[]): { kind: 'unchanged' } | { kind: 'secret'; why: string } | { kind: 'bundled'; commit: string } {
+export function snapshotWorkTree(
+  cwd: string,
+  base: string,
+  message: string,
+  bundle: string,
+  secrets: readonly string[],
+): { kind: 'unchanged' } | { kind: 'secret'; why: string } | { kind: 'bundled'; commit: string } {
   const gitDir = mkdtempSync(join(tmpdir(), 'yoke-snapshot-'));
   const home = mkdtempSync(join(tmpdir(), 'yoke-snapshot-home-'));
   try {
-    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0', GIT_DIR: gitDir, GIT_WORK_TREE: cwd };
+    const env = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: home,
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_CONFIG_GLOBAL: '/dev/null',
+      GIT_TERMINAL_PROMPT: '0',
+      GIT_DIR: gitDir,
+      GIT_WORK_TREE: cwd,
+    };
     const g = (args: string[]) => {
-      const r = spawnSync('git', ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', ...args], { cwd, env, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+      const r = spawnSync('git', ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', ...args], {
+        cwd,
+        env,
+        encoding: 'utf8',
+        maxBuffer: 256 * 1024 * 1024,
+      });
       if (r.status !== 0) throw new Error(`git ${args[0]} failed: ${(r.stderr || r.stdout).trim()}`);
       return r.stdout.trim();
     };
     const { GIT_DIR: _d, GIT_WORK_TREE: _w, ...bare } = env;
-    if (spawnSync('git', ['init', '--quiet', '--bare', gitDir], { env: bare }).status !== 0) throw new Error('git init failed');
+    if (spawnSync('git', ['init', '--quiet', '--bare', gitDir], { env: bare }).status !== 0)
+      throw new Error('git init failed');
     writeFileSync(join(gitDir, 'objects', 'info', 'alternates'), `${join(cwd, '.git', 'objects')}\n`);
     g(['read-tree', base]);
     g(['add', '-A', '--', '.']);
     const tree = g(['write-tree']);
     if (tree === g(['rev-parse', `${base}^{tree}`])) return { kind: 'unchanged' };
-    const who = { GIT_AUTHOR_NAME: 'yoke', GIT_AUTHOR_EMAIL: 'yoke@users.noreply.github.com', GIT_COMMITTER_NAME: 'yoke', GIT_COMMITTER_EMAIL: 'yoke@users.noreply.github.com' };
-    const made = spawnSync('git', ['commit-tree', tree, '-p', base, '-F', '-'], { cwd, env: { ...env, ...who }, input: message, encoding: 'utf8' });
+    const who = {
+      GIT_AUTHOR_NAME: 'yoke',
+      GIT_AUTHOR_EMAIL: 'yoke@users.noreply.github.com',
+      GIT_COMMITTER_NAME: 'yoke',
+      GIT_COMMITTER_EMAIL: 'yoke@users.noreply.github.com',
+    };
+    const made = spawnSync('git', ['commit-tree', tree, '-p', base, '-F', '-'], {
+      cwd,
+      env: { ...env, ...who },
+      input: message,
+      encoding: 'utf8',
+    });
     if (made.status !== 0) throw new Error(`git commit-tree failed: ${made.stderr.trim()}`);
     const commit = made.stdout.trim();
     const found = scanChange(cwd, base, commit, secrets, env);
@@ -382,9 +344,10 @@ export function readAgentResult(out: string): AgentResultFile | { error: string 
   if (!existsSync(path)) return { error: 'missing' };
   try {
     const parsed = AgentResultFile.safeParse(JSON.parse(readFileSync(path, 'utf8')));
-    return parsed.success ? parsed.data : { error: `${RESULT_FILE} is not the runner's shape: ${parsed.error.issues[0]?.message}` };
+    return parsed.success
+      ? parsed.data
+      : { error: `${RESULT_FILE} is not the runner's shape: ${parsed.error.issues[0]?.message}` };
   } catch {
     return { error: `${RESULT_FILE} is not JSON` };
   }
 }
-

@@ -8,7 +8,10 @@ import { SECRET_SHAPES } from '../kernel/redact.js';
 // file, the line and the kind of secret, never the value.
 
 /** The shapes redaction knows, without the global flag (a test of one line at a time keeps no state). */
-const TOKEN_SHAPES = SECRET_SHAPES.map((s) => ({ kind: s.kind, re: new RegExp(s.re.source, s.re.flags.replace('g', '')) }));
+const TOKEN_SHAPES = SECRET_SHAPES.map((s) => ({
+  kind: s.kind,
+  re: new RegExp(s.re.source, s.re.flags.replace('g', '')),
+}));
 
 /** Variables whose values are secrets by their name, whatever the job called them. */
 const SECRET_NAME = /(TOKEN|SECRET|KEY|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE)/i;
@@ -63,15 +66,39 @@ export function scanDiff(diff: string, values: readonly string[]): SecretFinding
 }
 
 /** The change from `base` to `commit` in a repository, searched. */
-export function scanChange(cwd: string, base: string, commit: string, values: readonly string[], env?: NodeJS.ProcessEnv): SecretFinding[] {
-  const r = spawnSync('git', ['-c', 'core.quotePath=false', 'diff', '--no-ext-diff', '--no-textconv', '--text', '--no-renames', '-U0', base, commit, '--'], { cwd, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, ...(env ? { env } : {}) });
+export function scanChange(
+  cwd: string,
+  base: string,
+  commit: string,
+  values: readonly string[],
+  env?: NodeJS.ProcessEnv,
+): SecretFinding[] {
+  const r = spawnSync(
+    'git',
+    [
+      '-c',
+      'core.quotePath=false',
+      'diff',
+      '--no-ext-diff',
+      '--no-textconv',
+      '--text',
+      '--no-renames',
+      '-U0',
+      base,
+      commit,
+      '--',
+    ],
+    { cwd, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, ...(env ? { env } : {}) },
+  );
   if (r.status !== 0) throw new Error(`git diff failed: ${(r.stderr || '').trim()}`);
   return scanDiff(r.stdout, values);
 }
 
 /** The refusal people read: where each secret is, never what it is. */
 export function secretRefusal(findings: readonly SecretFinding[]): string {
-  const where = findings.slice(0, 10).map((f) => `${f.line === null ? f.file : `${f.file} line ${f.line}`} (${f.kind})`);
+  const where = findings
+    .slice(0, 10)
+    .map((f) => `${f.line === null ? f.file : `${f.file} line ${f.line}`} (${f.kind})`);
   const more = findings.length > 10 ? `, and ${findings.length - 10} more` : '';
   return `the agent's change holds a secret, so nothing was pushed: ${where.join('; ')}${more}. Remove it from the change (and rotate the secret if it was real), then start the work again.`;
 }

@@ -10,13 +10,24 @@ import { globToRegExp } from '../kernel/glob.js';
 // the default branch has them; afterwards, the PR's own versions return
 // (unless the agent changed them, which the protected paths then hold).
 
-export const AGENT_SETTINGS: readonly string[] = ['**/CLAUDE.md', '**/CLAUDE.local.md', '**/AGENTS.md', '.claude/**', '.mcp.json', '.codex/**'];
+export const AGENT_SETTINGS: readonly string[] = [
+  '**/CLAUDE.md',
+  '**/CLAUDE.local.md',
+  '**/AGENTS.md',
+  '.claude/**',
+  '.mcp.json',
+  '.codex/**',
+];
 
-const git = (cwd: string, args: string[]) => spawnSync('git', args, { cwd, encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 });
+const git = (cwd: string, args: string[]) =>
+  spawnSync('git', args, { cwd, encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 });
 
 const listAt = (cwd: string, commit: string): string[] => {
   const r = git(cwd, ['ls-tree', '-r', '-z', '--name-only', commit]);
-  if (r.status !== 0) throw new Error(`the default branch's commit ${commit.slice(0, 7)} is not in the checkout: fetch it (${r.stderr.toString().trim()})`);
+  if (r.status !== 0)
+    throw new Error(
+      `the default branch's commit ${commit.slice(0, 7)} is not in the checkout: fetch it (${r.stderr.toString().trim()})`,
+    );
   return r.stdout.toString('utf8').split('\0').filter(Boolean);
 };
 

@@ -37,39 +37,60 @@ export function baseUrl(io: CliIo, opts: GlobalOptions): string {
   const given = opts.url ?? io.env.YOKE_URL;
   const source = opts.url !== undefined ? '--url' : 'YOKE_URL';
   const raw = (given ?? 'http://localhost:3000').trim().replace(/\/+$/, '');
-  if (!/^https?:\/\//i.test(raw)) throw new CliFailure(`${source} must start with http:// or https://: "${raw}" has neither. Set it to http://${raw}, say.`);
+  if (!/^https?:\/\//i.test(raw))
+    throw new CliFailure(
+      `${source} must start with http:// or https://: "${raw}" has neither. Set it to http://${raw}, say.`,
+    );
   let parsed: URL;
   try {
     parsed = new URL(raw);
   } catch {
     throw new CliFailure(`${source} is not a URL: "${raw}". Set it to yoke's base URL, e.g. http://localhost:3000.`);
   }
-  if (/\/yoke(\/|$)/.test(parsed.pathname)) throw new CliFailure(`${source} is yoke's base URL, without /yoke: set it to ${raw.replace(/\/yoke(\/.*)?$/, '')}.`);
+  if (/\/yoke(\/|$)/.test(parsed.pathname))
+    throw new CliFailure(
+      `${source} is yoke's base URL, without /yoke: set it to ${raw.replace(/\/yoke(\/.*)?$/, '')}.`,
+    );
   return raw;
 }
 
 /** An argument checked before any request, named in the refusal: `owner/repo`. */
 export function repoArg(name: string): string {
-  if (!/^[\w.-]+\/[\w.-]+$/.test(name)) throw new CliFailure(`<owner/repo> is "${name}", which is not owner/repo, e.g. acme/api.`);
+  if (!/^[\w.-]+\/[\w.-]+$/.test(name))
+    throw new CliFailure(`<owner/repo> is "${name}", which is not owner/repo, e.g. acme/api.`);
   return name;
 }
 
 /** An issue or PR number argument: a whole number from 1. */
 export function numberArg(what: string, value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) < 1) throw new CliFailure(`<${what}> is "${value}", which is not a number: name it by its number, e.g. 12.`);
+  if (!/^\d+$/.test(value) || Number(value) < 1)
+    throw new CliFailure(`<${what}> is "${value}", which is not a number: name it by its number, e.g. 12.`);
   return Number(value);
 }
 
 /** A commit argument: a SHA, 4 to 40 hexadecimal characters. */
 export function commitArg(option: string, value: string): string {
-  if (!/^[0-9a-f]{4,40}$/i.test(value)) throw new CliFailure(`${option} is "${value}", which is not a commit SHA (4 to 40 hexadecimal characters); \`git rev-parse HEAD\` prints one.`);
+  if (!/^[0-9a-f]{4,40}$/i.test(value))
+    throw new CliFailure(
+      `${option} is "${value}", which is not a commit SHA (4 to 40 hexadecimal characters); \`git rev-parse HEAD\` prints one.`,
+    );
   return value;
 }
 
-async function call(io: CliIo, opts: GlobalOptions, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<unknown> {
+async function call(
+  io: CliIo,
+  opts: GlobalOptions,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<unknown> {
   const url = baseUrl(io, opts);
   const token = opts.token ?? io.env.YOKE_TOKEN;
-  if (!token) throw new CliFailure('No yoke token. Set YOKE_TOKEN (an operator token from the server\'s YOKE_API_TOKENS, or your own from YOKE_PERSON_TOKENS) or pass --token.');
+  if (!token)
+    throw new CliFailure(
+      "No yoke token. Set YOKE_TOKEN (an operator token from the server's YOKE_API_TOKENS, or your own from YOKE_PERSON_TOKENS) or pass --token.",
+    );
   let res: Response;
   try {
     res = await io.fetch(`${url}${path}`, {
@@ -78,14 +99,18 @@ async function call(io: CliIo, opts: GlobalOptions, method: string, path: string
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch (err) {
-    throw new CliFailure(`yoke at ${url} did not answer (${err instanceof Error ? err.message : err}). Check YOKE_URL or --url.`);
+    throw new CliFailure(
+      `yoke at ${url} did not answer (${err instanceof Error ? err.message : err}). Check YOKE_URL or --url.`,
+    );
   }
   const json: unknown = await res.json().catch(() => null);
   if (!res.ok) {
     const parsed = ApiError.safeParse(json);
     if (parsed.success) throw new CliFailure(`${parsed.data.error.message}\nTo recover: ${parsed.data.error.recovery}`);
     // Not an answer of yoke's: something else is listening there.
-    throw new CliFailure(`${url} answered ${res.status} to ${method} ${path} without yoke's error body: it does not look like yoke. Check YOKE_URL or --url (yoke answers GET /yoke/api/health).`);
+    throw new CliFailure(
+      `${url} answered ${res.status} to ${method} ${path} without yoke's error body: it does not look like yoke. Check YOKE_URL or --url (yoke answers GET /yoke/api/health).`,
+    );
   }
   return json;
 }
@@ -101,17 +126,29 @@ export interface RouteArgs<R extends ApiRoute> {
 }
 
 /** A route's path with its parameters and query filled in. */
-export function routeUrl(def: RouteDef, params: Record<string, string | number> = {}, query: Record<string, string | undefined> = {}): string {
+export function routeUrl(
+  def: RouteDef,
+  params: Record<string, string | number> = {},
+  query: Record<string, string | undefined> = {},
+): string {
   const q = new URLSearchParams(Object.entries(query).filter((e): e is [string, string] => e[1] !== undefined));
   return `${routePath(def, params)}${q.size ? `?${q}` : ''}`;
 }
 
 /** Calls a route and reads its answer by the route's schema: never `any`, and a stranger answer says so. */
-export async function callRoute<R extends ApiRoute>(io: CliIo, opts: GlobalOptions, def: R, args: RouteArgs<R> = {}): Promise<z.output<R['answer']>> {
+export async function callRoute<R extends ApiRoute>(
+  io: CliIo,
+  opts: GlobalOptions,
+  def: R,
+  args: RouteArgs<R> = {},
+): Promise<z.output<R['answer']>> {
   const path = routeUrl(def, args.params, args.query);
   const json = await call(io, opts, def.method, path, args.body, args.headers);
   const parsed = def.answer.safeParse(json);
-  if (!parsed.success) throw new CliFailure(`yoke's answer to ${def.method} ${path} is not one this CLI reads (${parsed.error.issues.map((i) => `${i.path.join('.') || 'answer'}: ${i.message}`).join('; ')}).\nTo recover: run a yoke CLI from the same release as the server.`);
+  if (!parsed.success)
+    throw new CliFailure(
+      `yoke's answer to ${def.method} ${path} is not one this CLI reads (${parsed.error.issues.map((i) => `${i.path.join('.') || 'answer'}: ${i.message}`).join('; ')}).\nTo recover: run a yoke CLI from the same release as the server.`,
+    );
   // Checked, and handed on as sent: the answers carry no defaults or transforms, and --json keeps the server's key order.
   return json as z.output<R['answer']>;
 }

@@ -37,10 +37,14 @@ export function registerConfigCommand(program: Command, io: CliIo): void {
     .description('check .github/yoke.yml and every QA plan of a checkout (default: here), offline')
     .action(async (path: string | undefined) => {
       const root = path ?? '.';
-      if (!existsSync(root) || !statSync(root).isDirectory()) throw new CliFailure(`${root} is not a folder. Name the checkout to check, e.g. \`yoke config check .\``);
+      if (!existsSync(root) || !statSync(root).isDirectory())
+        throw new CliFailure(`${root} is not a folder. Name the checkout to check, e.g. \`yoke config check .\``);
       const findings = checkConfig(checkoutFiles(root));
       for (const f of findings) (f.ok ? io.out : io.err)(`${f.ok ? 'ok' : 'refused'}: ${f.text}`);
       const refused = findings.filter((f) => !f.ok).length;
-      if (refused) throw new CliFailure(`${refused} problem(s); yoke would refuse what is above. Fix the fields named and run \`yoke config check\` again.`);
+      if (refused)
+        throw new CliFailure(
+          `${refused} problem(s); yoke would refuse what is above. Fix the fields named and run \`yoke config check\` again.`,
+        );
     });
 }

@@ -18,7 +18,12 @@ export interface DriverTransport {
   send(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Sent>;
 }
 
-export function httpsTransport(io: CliIo, opts: GlobalOptions, timeoutMs: number, kind: 'https' | 'db' = 'https'): DriverTransport {
+export function httpsTransport(
+  io: CliIo,
+  opts: GlobalOptions,
+  timeoutMs: number,
+  kind: 'https' | 'db' = 'https',
+): DriverTransport {
   const url = (opts.url ?? io.env.YOKE_URL ?? 'http://localhost:3000').replace(/\/$/, '');
   const token = opts.token ?? io.env.YOKE_TOKEN ?? '';
   return {

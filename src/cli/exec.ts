@@ -15,23 +15,53 @@ import type { CliIo, ExecResult } from './client.js';
 const OUTPUT_LIMIT = 16_000;
 
 /** Variables that never cross to a repository's command, whatever YOKE_PASS_ENV says. */
-const NEVER_PASSED = new Set(['YOKE_TOKEN', 'YOKE_API_TOKENS', 'PRIVATE_KEY', 'PRIVATE_KEY_PATH', 'WEBHOOK_SECRET', 'YOKE_DATABASE_URL', 'YOKE_DB_PATH', 'YOKE_URL']);
+const NEVER_PASSED = new Set([
+  'YOKE_TOKEN',
+  'YOKE_API_TOKENS',
+  'PRIVATE_KEY',
+  'PRIVATE_KEY_PATH',
+  'WEBHOOK_SECRET',
+  'YOKE_DATABASE_URL',
+  'YOKE_DB_PATH',
+  'YOKE_URL',
+]);
 
 /**
  * A repository command's environment: the allowlist of yoke's own, the
  * variables the operator names in YOKE_PASS_ENV (a deploy's KUBECONFIG, say),
  * and the run facts.
  */
-export function commandEnv(parent: Record<string, string | undefined>, facts: Record<string, string>): Record<string, string> {
+export function commandEnv(
+  parent: Record<string, string | undefined>,
+  facts: Record<string, string>,
+): Record<string, string> {
   const env: Record<string, string> = {};
-  const passed = (parent.YOKE_PASS_ENV ?? '').split(',').map((n) => n.trim()).filter((n) => n && !NEVER_PASSED.has(n));
+  const passed = (parent.YOKE_PASS_ENV ?? '')
+    .split(',')
+    .map((n) => n.trim())
+    .filter((n) => n && !NEVER_PASSED.has(n));
   for (const name of [...CHILD_ENV_ALLOWLIST, ...passed]) if (parent[name] !== undefined) env[name] = parent[name]!;
   return { ...env, ...facts };
 }
 
 /** TR30: bubblewrap's arguments that give a command a pid namespace of its own (the CLI's process, and its environ, out of sight). */
 export function containedArgv(bwrap: string, command: string): string[] {
-  return [bwrap, '--die-with-parent', '--new-session', '--unshare-pid', '--unshare-ipc', '--dev-bind', '/', '/', '--proc', '/proc', '--', 'sh', '-c', command];
+  return [
+    bwrap,
+    '--die-with-parent',
+    '--new-session',
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--dev-bind',
+    '/',
+    '/',
+    '--proc',
+    '/proc',
+    '--',
+    'sh',
+    '-c',
+    command,
+  ];
 }
 
 const probed = new Map<string, string | null>();
@@ -39,7 +69,14 @@ const probed = new Map<string, string | null>();
 export function commandContainmentProblem(bwrap = 'bwrap'): string | null {
   if (!probed.has(bwrap)) {
     const r = spawnSync(bwrap, containedArgv(bwrap, 'true').slice(1), { encoding: 'utf8', timeout: 10_000 });
-    probed.set(bwrap, r.status === 0 ? null : r.error ? 'bubblewrap is not installed' : `bubblewrap cannot make a pid namespace here (${(r.stderr || '').trim().split('\n')[0] || `exit ${r.status}`})`);
+    probed.set(
+      bwrap,
+      r.status === 0
+        ? null
+        : r.error
+          ? 'bubblewrap is not installed'
+          : `bubblewrap cannot make a pid namespace here (${(r.stderr || '').trim().split('\n')[0] || `exit ${r.status}`})`,
+    );
   }
   return probed.get(bwrap)!;
 }
@@ -48,21 +85,35 @@ export function commandContainmentProblem(bwrap = 'bwrap'): string | null {
  * How a repository's command starts: contained (TR30), or not at all. The operator may choose to run it
  * without with YOKE_COMMANDS_UNCONTAINED=1, knowing the command can then read the CLI's own environment.
  */
-export function commandLaunch(command: string, parent: Record<string, string | undefined>): { argv: string[] } | { error: string } {
+export function commandLaunch(
+  command: string,
+  parent: Record<string, string | undefined>,
+): { argv: string[] } | { error: string } {
   const bwrap = parent.YOKE_BWRAP || 'bwrap';
   const problem = commandContainmentProblem(bwrap);
   if (!problem) return { argv: containedArgv(bwrap, command) };
   if (parent.YOKE_COMMANDS_UNCONTAINED === '1') return { argv: ['sh', '-c', command] };
-  return { error: `${problem}: yoke runs a repository's QA and deploy commands in a pid namespace of their own, so that they cannot read the CLI's token. Install it (\`sudo apt-get install -y bubblewrap\`; on Ubuntu 24.04 also \`sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0\`), or set YOKE_COMMANDS_UNCONTAINED=1 to run them without.` };
+  return {
+    error: `${problem}: yoke runs a repository's QA and deploy commands in a pid namespace of their own, so that they cannot read the CLI's token. Install it (\`sudo apt-get install -y bubblewrap\`; on Ubuntu 24.04 also \`sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0\`), or set YOKE_COMMANDS_UNCONTAINED=1 to run them without.`,
+  };
 }
 
-export function nodeExec(command: string, env: Record<string, string>, cwd = process.cwd(), parent: Record<string, string | undefined> = process.env): Promise<ExecResult> {
+export function nodeExec(
+  command: string,
+  env: Record<string, string>,
+  cwd = process.cwd(),
+  parent: Record<string, string | undefined> = process.env,
+): Promise<ExecResult> {
   const known = secretValues(parent, SECRET_VARIABLES);
   const launch = commandLaunch(command, parent);
   if ('error' in launch) return Promise.resolve({ code: null, output: '', error: launch.error });
   return new Promise((resolve) => {
     // bubblewrap itself gets only the command's environment: it is the one process the command can see besides its own.
-    const child = spawn(launch.argv[0]!, launch.argv.slice(1), { cwd, env: commandEnv(parent, env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(launch.argv[0]!, launch.argv.slice(1), {
+      cwd,
+      env: commandEnv(parent, env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     const keep = (chunk: Buffer) => {
       output = (output + chunk.toString('utf8')).slice(-OUTPUT_LIMIT);
@@ -76,7 +127,11 @@ export function nodeExec(command: string, env: Record<string, string>, cwd = pro
 
 export function nodeHead(cwd = process.cwd()): string | null {
   try {
-    return execFileSync('git', ['rev-parse', 'HEAD'], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return execFileSync('git', ['rev-parse', 'HEAD'], {
+      cwd,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
   } catch {
     return null;
   }

@@ -59,7 +59,10 @@ export function planDeliveryInit(workflow: string, c: CheckoutView, writesOptIn:
   return {
     writes: wanted.filter((w) => !c.exists(w.path)),
     appendsDelivery: writesOptIn || (optIn !== null && !hasDelivery),
-    kept: [...wanted.filter((w) => c.exists(w.path)).map((w) => w.path), ...(optIn !== null && hasDelivery ? [`${CONFIG_PATH} (delivery:)`] : [])],
+    kept: [
+      ...wanted.filter((w) => c.exists(w.path)).map((w) => w.path),
+      ...(optIn !== null && hasDelivery ? [`${CONFIG_PATH} (delivery:)`] : []),
+    ],
   };
 }
 
@@ -69,7 +72,11 @@ export function deliveryInitReport(plan: DeliveryInitPlan, optInExists: boolean,
     ...plan.writes.map((w) => `wrote ${w.path}`),
     ...(plan.appendsDelivery ? [`added delivery: (staging, staging-qa, production) to ${CONFIG_PATH}`] : []),
     ...plan.kept.map((p) => `kept  ${p} (it is there already; yoke init never overwrites)`),
-    ...(!optInExists && !plan.appendsDelivery ? [`No ${CONFIG_PATH} yet: run yoke init --agent … --delivery, or add the delivery: section to it once it is there.`] : []),
+    ...(!optInExists && !plan.appendsDelivery
+      ? [
+          `No ${CONFIG_PATH} yet: run yoke init --agent … --delivery, or add the delivery: section to it once it is there.`,
+        ]
+      : []),
     '',
     'Then, on GitHub (Settings, Environments):',
     `1. production: New environment, then under Deployment protection rules tick \`${app}\` (yoke's app) and save. Without it yoke's QA gate is advisory only: the fleet report warns until it is on.`,

@@ -24,7 +24,6 @@ export interface TestCommand {
   lines: string[];
 }
 
-
 const NPM_NO_TEST = /no test specified/;
 
 /** The project's tests, from its files: npm, pytest, go, cargo, then make. */
@@ -42,9 +41,15 @@ export function detectTestCommand(c: CheckoutView): TestCommand | null {
       return { found: 'package.json with a test script', lines: [install, 'npm test'] };
     }
   }
-  const py = ['pyproject.toml', 'setup.py', 'setup.cfg', 'pytest.ini', 'tox.ini', 'requirements.txt'].find((f) => c.exists(f));
+  const py = ['pyproject.toml', 'setup.py', 'setup.cfg', 'pytest.ini', 'tox.ini', 'requirements.txt'].find((f) =>
+    c.exists(f),
+  );
   if (py) {
-    const install = c.exists('requirements.txt') ? ['python -m pip install -r requirements.txt'] : c.exists('pyproject.toml') || c.exists('setup.py') ? ['python -m pip install -e .'] : [];
+    const install = c.exists('requirements.txt')
+      ? ['python -m pip install -r requirements.txt']
+      : c.exists('pyproject.toml') || c.exists('setup.py')
+        ? ['python -m pip install -e .']
+        : [];
     return { found: `${py} (Python)`, lines: [...install, 'python -m pip install pytest', 'python -m pytest'] };
   }
   if (c.exists('go.mod')) return { found: 'go.mod', lines: ['go test ./...'] };
@@ -61,7 +66,14 @@ export function validateScript(t: TestCommand | null): string {
     '# exit 0 accepts the PR, anything else rejects it. A PR cannot change it.',
   ];
   if (!t) {
-    return [...head, '# yoke init found no test command (npm, pytest, go, cargo or make): write yours here.', 'set -euo pipefail', 'echo "Edit .github/yoke/validate.sh to run this project\'s tests." >&2', 'exit 1', ''].join('\n');
+    return [
+      ...head,
+      '# yoke init found no test command (npm, pytest, go, cargo or make): write yours here.',
+      'set -euo pipefail',
+      'echo "Edit .github/yoke/validate.sh to run this project\'s tests." >&2',
+      'exit 1',
+      '',
+    ].join('\n');
   }
   return [...head, `# Written by yoke init, which found ${t.found}.`, 'set -euo pipefail', ...t.lines, ''].join('\n');
 }
@@ -73,13 +85,13 @@ export function optInFile(agent: AgentName): string {
     'afk_label: yoke:afk',
     'auto: true',
     "# Autoland merges a claim PR once yoke's lander accepts its head, with nobody looking. A PR that",
-    '# changes a protected path waits for a writer\'s approval instead. Set enabled: false to merge by hand.',
+    "# changes a protected path waits for a writer's approval instead. Set enabled: false to merge by hand.",
     'autoland: { enabled: true, merge_method: squash }',
     'fix_forward: { enabled: true, max_attempts: 2 }',
     'launcher: { workflow: yoke-run.yml }',
     "# The agent's tools reach only the model's endpoint and these hosts (e.g. registry.npmjs.org).",
     'agent: { max_turns: 60, max_usd: 5, network: { allow: [] } }',
-    '# Always protected: .github/** and the agents\' settings (CLAUDE.md, AGENTS.md, .claude/**, .mcp.json, .codex/**). Add your own globs.',
+    "# Always protected: .github/** and the agents' settings (CLAUDE.md, AGENTS.md, .claude/**, .mcp.json, .codex/**). Add your own globs.",
     'protected_paths: []',
     '',
   ].join('\n');
@@ -98,7 +110,11 @@ export function planInit(agent: AgentName, workflow: string, c: CheckoutView): I
     { path: WORKFLOW_PATH, content: workflow, executable: false },
     { path: VALIDATE_PATH, content: validateScript(tests), executable: true },
   ];
-  return { writes: wanted.filter((w) => !c.exists(w.path)), kept: wanted.filter((w) => c.exists(w.path)).map((w) => w.path), tests };
+  return {
+    writes: wanted.filter((w) => !c.exists(w.path)),
+    kept: wanted.filter((w) => c.exists(w.path)).map((w) => w.path),
+    tests,
+  };
 }
 
 /** What yoke init says: what it wrote and kept, then the secrets and settings the repository needs. */
@@ -108,15 +124,17 @@ export function initReport(agent: AgentName, plan: InitPlan): string {
     ...plan.writes.map((w) => `wrote ${w.path}`),
     ...plan.kept.map((p) => `kept  ${p} (it is there already; yoke init never overwrites)`),
     ...(plan.writes.length === 0 ? ['Nothing changed.'] : []),
-    plan.tests ? `validate.sh runs: ${plan.tests.lines.join(' && ')} (found ${plan.tests.found}).` : 'No test command was found: edit .github/yoke/validate.sh to run your tests.',
+    plan.tests
+      ? `validate.sh runs: ${plan.tests.lines.join(' && ')} (found ${plan.tests.found}).`
+      : 'No test command was found: edit .github/yoke/validate.sh to run your tests.',
     '',
     'Next:',
     `1. Add the repository secret ${a.credentials.join(' (or ')}${a.credentials.length > 1 ? ')' : ''}: Settings → Secrets and variables → Actions.`,
-    '2. Install yoke\'s GitHub App on the repository; its server must be reachable by GitHub\'s runners at YOKE_PUBLIC_URL.',
-    "3. No repository setting needs switching on: yoke opens the claim PR itself, so \"Allow GitHub Actions to create and approve pull requests\" can stay off, and your CI runs on the PR.",
-    '4. Protect the default branch (Settings → Rules → Rulesets, or branch protection): require the status check yoke/lander, and leave yoke\'s app off the bypass list, so nothing merges that its lander did not accept at that head. As a ruleset:',
+    "2. Install yoke's GitHub App on the repository; its server must be reachable by GitHub's runners at YOKE_PUBLIC_URL.",
+    '3. No repository setting needs switching on: yoke opens the claim PR itself, so "Allow GitHub Actions to create and approve pull requests" can stay off, and your CI runs on the PR.',
+    "4. Protect the default branch (Settings → Rules → Rulesets, or branch protection): require the status check yoke/lander, and leave yoke's app off the bypass list, so nothing merges that its lander did not accept at that head. As a ruleset:",
     `   gh api repos/OWNER/REPO/rulesets --input - <<'JSON'\n   ${LANDER_RULESET}\n   JSON`,
-    '5. Autoland is on in .github/yoke.yml: accepted PRs merge unattended, except those that change a protected path (.github/**, the agents\' settings, protected_paths), which wait for a writer\'s approval. Set autoland.enabled: false to merge by hand.',
+    "5. Autoland is on in .github/yoke.yml: accepted PRs merge unattended, except those that change a protected path (.github/**, the agents' settings, protected_paths), which wait for a writer's approval. Set autoland.enabled: false to merge by hand.",
     '6. Commit and push these files to the default branch, then label an issue yoke:afk.',
   ].join('\n');
 }
@@ -128,7 +146,12 @@ export const LANDER_RULESET = JSON.stringify({
   enforcement: 'active',
   bypass_actors: [],
   conditions: { ref_name: { include: ['~DEFAULT_BRANCH'], exclude: [] } },
-  rules: [{ type: 'required_status_checks', parameters: { strict_required_status_checks_policy: false, required_status_checks: [{ context: 'yoke/lander' }] } }],
+  rules: [
+    {
+      type: 'required_status_checks',
+      parameters: { strict_required_status_checks_policy: false, required_status_checks: [{ context: 'yoke/lander' }] },
+    },
+  ],
 });
 
 function readTemplate(name: string): string {
@@ -145,19 +168,38 @@ const writeAll = (root: string, writes: readonly { path: string; content: string
 export function registerInitCommand(program: Command, io: CliIo): void {
   program
     .command('init [dir]')
-    .description("set a checkout of your repository up for yoke: the opt-in file, the agent's workflow and validate.sh; with --delivery, the deploy workflow and the delivery stages (offline; never overwrites)")
+    .description(
+      "set a checkout of your repository up for yoke: the opt-in file, the agent's workflow and validate.sh; with --delivery, the deploy workflow and the delivery stages (offline; never overwrites)",
+    )
     .option('--agent <name>', `the agent: ${Object.keys(AGENTS).join(' or ')}`)
-    .option('--delivery', 'also (or only) the delivery half: templates/deploy.yml, deploy.sh, the delivery: section and the environment settings to make')
+    .option(
+      '--delivery',
+      'also (or only) the delivery half: templates/deploy.yml, deploy.sh, the delivery: section and the environment settings to make',
+    )
     .option('--app <slug>', "yoke's GitHub App as it is named where you installed it", 'yoke')
     .action((dir: string | undefined, opts: { agent?: string; delivery?: boolean; app: string }) => {
-      if (opts.agent === undefined && !opts.delivery) throw new CliFailure('Name what to set up: yoke init --agent claude-code (or codex), yoke init --delivery, or both.');
-      if (opts.agent !== undefined && !(opts.agent in AGENTS)) throw new CliFailure(`--agent is ${JSON.stringify(opts.agent)}; yoke knows ${Object.keys(AGENTS).join(' and ')}, e.g. yoke init --agent claude-code`);
+      if (opts.agent === undefined && !opts.delivery)
+        throw new CliFailure(
+          'Name what to set up: yoke init --agent claude-code (or codex), yoke init --delivery, or both.',
+        );
+      if (opts.agent !== undefined && !(opts.agent in AGENTS))
+        throw new CliFailure(
+          `--agent is ${JSON.stringify(opts.agent)}; yoke knows ${Object.keys(AGENTS).join(' and ')}, e.g. yoke init --agent claude-code`,
+        );
       const agent = opts.agent as AgentName | undefined;
       const root = resolve(dir ?? '.');
-      if (!existsSync(join(root, '.git'))) throw new CliFailure(`${root} is not a git checkout: run yoke init in a clone of your repository, or name one: yoke init ${agent ? `--agent ${agent}` : '--delivery'} PATH`);
-      const view: CheckoutView = { exists: (p) => existsSync(join(root, p)), read: (p) => (existsSync(join(root, p)) ? readFileSync(join(root, p), 'utf8') : null) };
+      if (!existsSync(join(root, '.git')))
+        throw new CliFailure(
+          `${root} is not a git checkout: run yoke init in a clone of your repository, or name one: yoke init ${agent ? `--agent ${agent}` : '--delivery'} PATH`,
+        );
+      const view: CheckoutView = {
+        exists: (p) => existsSync(join(root, p)),
+        read: (p) => (existsSync(join(root, p)) ? readFileSync(join(root, p), 'utf8') : null),
+      };
       const optInExisted = view.exists(CONFIG_PATH);
-      const delivery = opts.delivery ? planDeliveryInit(readTemplate('deploy'), view, agent !== undefined && !optInExisted) : null;
+      const delivery = opts.delivery
+        ? planDeliveryInit(readTemplate('deploy'), view, agent !== undefined && !optInExisted)
+        : null;
       const out: string[] = [];
       if (agent) {
         const plan = planInit(agent, readTemplate(`agents/${agent}`), view);

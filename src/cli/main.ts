@@ -17,7 +17,9 @@ export type { CliIo } from './client.js';
 
 export function buildCli(io: CliIo, watch: WatchDeps = {}): Command {
   const program = new Command('yoke').description('Operate a yoke fleet through its HTTP API.').exitOverride();
-  program.option('--url <url>', 'yoke\'s URL (default $YOKE_URL, else http://localhost:3000)').option('--token <token>', 'your yoke token: an operator token, or your own person token (default $YOKE_TOKEN)');
+  program
+    .option('--url <url>', "yoke's URL (default $YOKE_URL, else http://localhost:3000)")
+    .option('--token <token>', 'your yoke token: an operator token, or your own person token (default $YOKE_TOKEN)');
   program.configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
   const g = () => program.opts<{ url?: string; token?: string }>();
   const message = (answer: { message: string }) => io.out(answer.message);
@@ -52,9 +54,15 @@ export function buildCli(io: CliIo, watch: WatchDeps = {}): Command {
   repo
     .command('start <owner/repo> <issue>')
     .description('a manual AFK run for an issue')
-    .action(async (name: string, issue: string) => message(await callRoute(io, g(), ROUTE.start, { params: { ...repoParams(name), number: numberArg('issue', issue) } })));
+    .action(async (name: string, issue: string) =>
+      message(
+        await callRoute(io, g(), ROUTE.start, { params: { ...repoParams(name), number: numberArg('issue', issue) } }),
+      ),
+    );
   const runs = program.command('runs').description("yoke's agent runs: AFK, lander and fix");
-  const runLine = (r: Pick<PublicRun, 'id' | 'repo' | 'kind' | 'subject' | 'status' | 'outcome' | 'summary' | 'outcomeReason'>) =>
+  const runLine = (
+    r: Pick<PublicRun, 'id' | 'repo' | 'kind' | 'subject' | 'status' | 'outcome' | 'summary' | 'outcomeReason'>,
+  ) =>
     `${r.id} · ${r.repo} ${r.kind} ${r.subject} · ${r.status === 'live' ? 'live' : (r.outcome ?? 'ended')}${r.status === 'live' || r.outcome === 'success' ? '' : ` · ${(r.summary ?? r.outcomeReason ?? 'no reason recorded').split('\n')[0]!.slice(0, 160)}`}`;
   runs
     .command('list')
@@ -63,7 +71,9 @@ export function buildCli(io: CliIo, watch: WatchDeps = {}): Command {
     .option('--status <status>', 'live, success, failure, timeout or cancelled')
     .option('--json', 'print them as JSON')
     .action(async (o: { repo?: string; status?: string; json?: boolean }) => {
-      const { runs: list } = await callRoute(io, g(), ROUTE.runs, { query: { repo: o.repo === undefined ? undefined : repoArg(o.repo), status: o.status } });
+      const { runs: list } = await callRoute(io, g(), ROUTE.runs, {
+        query: { repo: o.repo === undefined ? undefined : repoArg(o.repo), status: o.status },
+      });
       if (o.json) return io.out(JSON.stringify(list, null, 2));
       if (list.length === 0) return io.out('No runs match.');
       for (const r of list) io.out(runLine(r));
@@ -71,7 +81,9 @@ export function buildCli(io: CliIo, watch: WatchDeps = {}): Command {
   runs
     .command('get <run>')
     .description('one run: what it worked on, how it ended and what it reported')
-    .action(async (id: string) => io.out(JSON.stringify(await callRoute(io, g(), ROUTE.run, { params: { run: id } }), null, 2)));
+    .action(async (id: string) =>
+      io.out(JSON.stringify(await callRoute(io, g(), ROUTE.run, { params: { run: id } }), null, 2)),
+    );
   registerInitCommand(program, io);
   registerConfigCommand(program, io);
   registerDbCommands(program, io);
@@ -98,6 +110,14 @@ export async function runCli(argv: string[], io: CliIo, watch: WatchDeps = {}): 
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const code = await runCli(process.argv.slice(2), { out: (l) => console.log(l), err: (l) => console.error(l), env: process.env, fetch, exec: nodeExec, head: nodeHead, readFile: nodeReadFile });
+  const code = await runCli(process.argv.slice(2), {
+    out: (l) => console.log(l),
+    err: (l) => console.error(l),
+    env: process.env,
+    fetch,
+    exec: nodeExec,
+    head: nodeHead,
+    readFile: nodeReadFile,
+  });
   process.exit(code);
 }

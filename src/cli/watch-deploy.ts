@@ -37,7 +37,15 @@ export const DEFAULT_DRIVER_POLICY: DriverPolicy = {
 };
 
 /** Exit codes, documented in the README. */
-export const EXIT = { delivered: 0, refused: 1, usage: 2, qaFailed: 3, stayedBusy: 4, resultUnconfirmed: 5, deployFailed: 6 } as const;
+export const EXIT = {
+  delivered: 0,
+  refused: 1,
+  usage: 2,
+  qaFailed: 3,
+  stayedBusy: 4,
+  resultUnconfirmed: 5,
+  deployFailed: 6,
+} as const;
 
 export type DriverEvent = { event: string } & Record<string, unknown>;
 
@@ -63,7 +71,14 @@ export class DriverStop extends Error {
 const refusalOf = (a: Answer): Refusal | null => {
   const e = ApiError.safeParse(a.json);
   // A code this CLI does not know is still shown with its message and recovery.
-  return e.success ? { code: e.data.error.code as Refusal['code'], status: a.status, message: e.data.error.message, recovery: e.data.error.recovery } : null;
+  return e.success
+    ? {
+        code: e.data.error.code as Refusal['code'],
+        status: a.status,
+        message: e.data.error.message,
+        recovery: e.data.error.recovery,
+      }
+    : null;
 };
 
 /** A gate check's answer once it is no longer in flight: what was recorded for the request. */
@@ -91,7 +106,15 @@ export class Driver {
         return a;
       }
       if (retry >= this.d.policy.busyDelaysMs.length) {
-        throw new DriverStop(EXIT.stayedBusy, makeRefusal('deployment_run_stayed_busy', { run: what, code: refusal?.code ?? 'no answer', holder: refusal?.message ?? 'yoke did not answer', retries: retry }));
+        throw new DriverStop(
+          EXIT.stayedBusy,
+          makeRefusal('deployment_run_stayed_busy', {
+            run: what,
+            code: refusal?.code ?? 'no answer',
+            holder: refusal?.message ?? 'yoke did not answer',
+            retries: retry,
+          }),
+        );
       }
       const delayMs = this.d.policy.busyDelaysMs[retry]!;
       this.d.emit({ event: 'retry', what, code: refusal?.code ?? 'lost', attempt: retry + 1, delayMs });
@@ -105,12 +128,19 @@ export class Driver {
   }
 
   /** One route's call on the busy schedule, its answer read by the route's schema. */
-  private async called<R extends ApiRoute>(what: string, def: R, args: RouteArgs<R> = {}): Promise<z.output<R['answer']>> {
+  private async called<R extends ApiRoute>(
+    what: string,
+    def: R,
+    args: RouteArgs<R> = {},
+  ): Promise<z.output<R['answer']>> {
     return read(def, await this.busyRetried(what, () => this.send(def, args)));
   }
 
   async checkIn(run: string): Promise<void> {
-    const a = await this.called(run, ROUTE.checkin, { params: { run }, body: { driver: this.d.driverId, lease_seconds: this.d.policy.leaseSeconds, transport: this.d.transport.kind } });
+    const a = await this.called(run, ROUTE.checkin, {
+      params: { run },
+      body: { driver: this.d.driverId, lease_seconds: this.d.policy.leaseSeconds, transport: this.d.transport.kind },
+    });
     if (this.lease !== a.lease) this.d.emit({ event: 'checkin', run, lease: a.lease, tookOver: a.tookOver });
     this.lease = a.lease;
   }
@@ -124,7 +154,11 @@ export class Driver {
     const key = this.d.newId?.() ?? `gc-${randomUUID()}`;
     const envelope = { driver: this.d.driverId, lease: this.lease, stage, commit };
     for (let retry = 0; ; retry++) {
-      let a: Sent | 'resend' = await this.send(ROUTE.gateCheck, { params: { run, stage }, body: envelope, headers: { 'idempotency-key': key } });
+      let a: Sent | 'resend' = await this.send(ROUTE.gateCheck, {
+        params: { run, stage },
+        body: envelope,
+        headers: { 'idempotency-key': key },
+      });
       if (a === 'lost' || a.status === 202) a = await this.recover(run, key);
       const refusal = a === 'resend' ? null : refusalOf(a);
       if (a !== 'resend' && !refusal) return read(GATE_CHECKED, a);
@@ -133,10 +167,24 @@ export class Driver {
       if (refusal && !again && !isBusyCode(refusal.code)) throw new DriverStop(EXIT.refused, refusal);
       if (retry >= this.d.policy.busyDelaysMs.length) {
         // DX14: the run and its QA stage are left as they are.
-        throw new DriverStop(EXIT.stayedBusy, makeRefusal('deployment_run_stayed_busy', { run, code: refusal?.code ?? 'no answer', holder: refusal?.message ?? 'the dispatch was never reserved', retries: retry }));
+        throw new DriverStop(
+          EXIT.stayedBusy,
+          makeRefusal('deployment_run_stayed_busy', {
+            run,
+            code: refusal?.code ?? 'no answer',
+            holder: refusal?.message ?? 'the dispatch was never reserved',
+            retries: retry,
+          }),
+        );
       }
       const delayMs = this.d.policy.busyDelaysMs[retry]!;
-      this.d.emit({ event: 'retry', what: `gate check ${key}`, code: refusal?.code ?? 'resend', attempt: retry + 1, delayMs });
+      this.d.emit({
+        event: 'retry',
+        what: `gate check ${key}`,
+        code: refusal?.code ?? 'resend',
+        attempt: retry + 1,
+        delayMs,
+      });
       await this.d.sleep(delayMs);
     }
   }
@@ -145,14 +193,20 @@ export class Driver {
   private async recover(run: string, key: string): Promise<Answer | 'resend'> {
     for (let wait = 1; wait <= this.d.policy.resultWaits; wait++) {
       this.d.emit({ event: 'recover', request: key, wait });
-      const a = await this.send(ROUTE.gateCheckResult, { params: { run, request: key }, query: { wait: String(this.d.policy.resultWaitSeconds) } });
+      const a = await this.send(ROUTE.gateCheckResult, {
+        params: { run, request: key },
+        query: { wait: String(this.d.policy.resultWaitSeconds) },
+      });
       if (a === 'lost' || a.status === 202) continue;
       const refusal = refusalOf(a);
       // Never reserved: the dispatch never ran, so it is sent again with the same id.
       if (refusal?.code === 'dispatch_request_unknown') return 'resend';
       return a;
     }
-    throw new DriverStop(EXIT.resultUnconfirmed, makeRefusal('qa_dispatch_result_unconfirmed', { run, request: key, waits: this.d.policy.resultWaits }));
+    throw new DriverStop(
+      EXIT.resultUnconfirmed,
+      makeRefusal('qa_dispatch_result_unconfirmed', { run, request: key, waits: this.d.policy.resultWaits }),
+    );
   }
 
   async get(run: string): Promise<DeploymentView> {
@@ -167,7 +221,8 @@ export class Driver {
   async deploy(run: string, stage: string): Promise<void> {
     const params = { run, stage };
     const step = await this.called(run, ROUTE.deploy, { params, body: { phase: 'start', by: this.d.driverId } });
-    const failed = (detail: string) => new DriverStop(EXIT.deployFailed, makeRefusal('deploy_stage_failed', { run, stage, detail }));
+    const failed = (detail: string) =>
+      new DriverStop(EXIT.deployFailed, makeRefusal('deploy_stage_failed', { run, stage, detail }));
     if (step.state === 'failed') throw failed(step.detail ?? 'it failed');
     if (step.command === null) {
       this.d.emit({ event: 'deploy', run, stage, workflow: step.workflow, deployment: step.deployment?.id ?? null });
@@ -184,7 +239,15 @@ export class Driver {
     this.d.emit({ event: 'deploy', run, stage, command: step.command });
     const res = await this.d.exec(step.command, step.env);
     const outcome = res.code === 0 ? 'succeeded' : 'failed';
-    await this.called(run, ROUTE.deploy, { params, body: { phase: 'end', outcome, output: `${res.output}${res.error ? `\n${res.error}` : ''}`.slice(-16_000), by: this.d.driverId } });
+    await this.called(run, ROUTE.deploy, {
+      params,
+      body: {
+        phase: 'end',
+        outcome,
+        output: `${res.output}${res.error ? `\n${res.error}` : ''}`.slice(-16_000),
+        by: this.d.driverId,
+      },
+    });
     this.d.emit({ event: 'deployed', run, stage, outcome });
     if (outcome === 'failed') throw failed(`exit ${res.code ?? res.error}`);
   }
@@ -197,15 +260,31 @@ export class Driver {
       // TR12: one key for this start through every retry and lost answer, so it opens one execution; renewed before each case.
       const key = `capture-${this.d.newId?.() ?? randomUUID()}`;
       const lease = { lease_seconds: this.d.policy.executionLeaseSeconds };
-      const ex = await this.called(run, ROUTE.startExecution, { params, body: { plan: c.planId, ...lease }, headers: { 'idempotency-key': key } });
+      const ex = await this.called(run, ROUTE.startExecution, {
+        params,
+        body: { plan: c.planId, ...lease },
+        headers: { 'idempotency-key': key },
+      });
       try {
         for (const kase of (work.plans[0]?.cases ?? []).filter((k) => c.cases.includes(k.id) && !k.passed)) {
           await this.called(run, ROUTE.renewExecution, { params: { run, execution: ex.id }, body: lease });
-          const res = await this.d.exec(kase.run ?? '', { YOKE_DEPLOYMENT_RUN_ID: run, YOKE_STAGE: stage, YOKE_COMMIT: work.commit, YOKE_REPO: work.repo, YOKE_QA_CASE: kase.id });
+          const res = await this.d.exec(kase.run ?? '', {
+            YOKE_DEPLOYMENT_RUN_ID: run,
+            YOKE_STAGE: stage,
+            YOKE_COMMIT: work.commit,
+            YOKE_REPO: work.repo,
+            YOKE_QA_CASE: kase.id,
+          });
           const result = res.error ? 'error' : res.code === 0 ? 'pass' : 'fail';
           this.d.emit({ event: 'capture', run, stage, plan: c.planId, case: kase.id, result });
-          const evidence = `$ ${kase.run}\n${res.output}${res.error ? `\n${res.error}` : ''}\n(exit ${res.code ?? 'none'})`.slice(-16_000);
-          await this.called(run, ROUTE.verdict, { params, body: { plan: c.planId, case: kase.id, result, evidence, source: 'capture', by: this.d.driverId } });
+          const evidence =
+            `$ ${kase.run}\n${res.output}${res.error ? `\n${res.error}` : ''}\n(exit ${res.code ?? 'none'})`.slice(
+              -16_000,
+            );
+          await this.called(run, ROUTE.verdict, {
+            params,
+            body: { plan: c.planId, case: kase.id, result, evidence, source: 'capture', by: this.d.driverId },
+          });
           if (result !== 'pass') break; // QA05: capture of a plan stops at a failure
         }
       } finally {
@@ -231,10 +310,20 @@ export class Driver {
       if (view.status !== 'active') {
         this.d.emit({ event: 'done', run: runId, status: view.status });
         if (view.status === 'succeeded') return;
-        throw new DriverStop(EXIT.refused, makeRefusal('deployment_run_not_active', { run: runId, status: view.status }));
+        throw new DriverStop(
+          EXIT.refused,
+          makeRefusal('deployment_run_not_active', { run: runId, status: view.status }),
+        );
       }
       const stage = view.stages.find((s) => s.current);
-      if (!stage) throw new DriverStop(EXIT.refused, makeRefusal('answer_unreadable', { what: `GET ${ROUTE.deploymentRun.path}`, detail: `the active run ${runId} has no current stage` }));
+      if (!stage)
+        throw new DriverStop(
+          EXIT.refused,
+          makeRefusal('answer_unreadable', {
+            what: `GET ${ROUTE.deploymentRun.path}`,
+            detail: `the active run ${runId} has no current stage`,
+          }),
+        );
       if (stage.name !== last) this.d.emit({ event: 'stage', run: runId, stage: stage.name, kind: stage.kind });
       last = stage.name;
       if (stage.kind === 'deploy') {
@@ -243,13 +332,46 @@ export class Driver {
       }
       await this.checkIn(runId);
       const a = await this.gateCheck(runId, stage.name, view.commit);
-      this.d.emit({ event: 'gate', run: runId, stage: stage.name, request: a.request, state: a.state, waits: a.waits.map((w) => ({ detail: w.detail, command: w.command })), notices: a.notices?.posted ?? [], closed: a.closeout?.closed ?? [] });
+      this.d.emit({
+        event: 'gate',
+        run: runId,
+        stage: stage.name,
+        request: a.request,
+        state: a.state,
+        waits: a.waits.map((w) => ({ detail: w.detail, command: w.command })),
+        notices: a.notices?.posted ?? [],
+        closed: a.closeout?.closed ?? [],
+      });
       if (a.state === 'settled' || a.nextStage !== stage.name) continue;
       if (a.state === 'failed') {
         const t = a.triage[0];
-        if (!t) throw new DriverStop(EXIT.qaFailed, makeRefusal('qa_stage_failed', { run: runId, plan: 'unknown', commit: view.commit, items: '', commands: `yoke deployment-runs get ${runId}` }));
-        const commands = [`retry: ${t.retry}`, `rework: ${t.rework}`, ...t.waive.map((w) => `waive: ${w}`), ...t.remove.map((r) => `remove: ${r}`)].join('\n');
-        throw new DriverStop(EXIT.qaFailed, makeRefusal('qa_stage_failed', { run: runId, plan: t.plan, commit: t.commit, items: t.items.join(', '), commands }));
+        if (!t)
+          throw new DriverStop(
+            EXIT.qaFailed,
+            makeRefusal('qa_stage_failed', {
+              run: runId,
+              plan: 'unknown',
+              commit: view.commit,
+              items: '',
+              commands: `yoke deployment-runs get ${runId}`,
+            }),
+          );
+        const commands = [
+          `retry: ${t.retry}`,
+          `rework: ${t.rework}`,
+          ...t.waive.map((w) => `waive: ${w}`),
+          ...t.remove.map((r) => `remove: ${r}`),
+        ].join('\n');
+        throw new DriverStop(
+          EXIT.qaFailed,
+          makeRefusal('qa_stage_failed', {
+            run: runId,
+            plan: t.plan,
+            commit: t.commit,
+            items: t.items.join(', '),
+            commands,
+          }),
+        );
       }
       // Capture may settle the stage by itself (its end is a settlement): the run is read again either way.
       if (a.capture.length) await this.capture(runId, stage.name, a.capture);

@@ -3,7 +3,14 @@ import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
 import { CliFailure, commitArg, type CliIo, type GlobalOptions } from './client.js';
 import { openDatabaseDoor, type Door } from '../door.js';
 import { httpsTransport } from './driver-transport.js';
-import { DEFAULT_DRIVER_POLICY, Driver, DriverStop, EXIT, type DriverEvent, type DriverPolicy } from './watch-deploy.js';
+import {
+  DEFAULT_DRIVER_POLICY,
+  Driver,
+  DriverStop,
+  EXIT,
+  type DriverEvent,
+  type DriverPolicy,
+} from './watch-deploy.js';
 
 // `yoke watch deploy`: start a deployment run (or resume one) and drive it to
 // its end. Progress lines a person can follow, or one JSON event per line.
@@ -34,8 +41,12 @@ function describe(e: DriverEvent): string {
     case 'deployed':
       return `  ${e.stage}: ${e.outcome}`;
     case 'gate': {
-      const waits = (e.waits as { detail: string; command: string }[]).map((w) => `    waits: ${w.detail}\n      ${w.command}`);
-      const notices = (e.notices as { subject: string; to: string }[]).map((n) => `    told ${n.to} about ${n.subject}`);
+      const waits = (e.waits as { detail: string; command: string }[]).map(
+        (w) => `    waits: ${w.detail}\n      ${w.command}`,
+      );
+      const notices = (e.notices as { subject: string; to: string }[]).map(
+        (n) => `    told ${n.to} about ${n.subject}`,
+      );
       const closed = (e.closed as string[]).map((c) => `    closed out ${c}`);
       return [`  gate check ${e.request}: ${e.state}`, ...notices, ...closed, ...waits].join('\n');
     }
@@ -57,66 +68,103 @@ export function registerWatchCommand(program: Command, io: CliIo, g: () => Globa
     .command('watch')
     .description('drive deliveries')
     .command('deploy [target]')
-    .description('start a deployment run of owner/repo and drive it to its end; `yoke watch deploy -- RUN-ID` resumes one')
+    .description(
+      'start a deployment run of owner/repo and drive it to its end; `yoke watch deploy -- RUN-ID` resumes one',
+    )
     .option('--commit <sha>', 'the commit to pin (a new run)')
     .option('--items <items>', 'only these items (a new run), e.g. APP-12,APP-14')
     .option('--supersedes <run>', 'take over this failed run, on a later commit')
     .option('--fresh', 'start a new run even if the repository has an active one (never to recover a run)')
-    .option('--driver <id>', 'this driver\'s id (default $YOKE_LOGIN, else the host)')
+    .option('--driver <id>', "this driver's id (default $YOKE_LOGIN, else the host)")
     .option('--json', 'one JSON event per line')
     .option('--poll-seconds <n>', 'between gate checks of a QA stage that still waits (default 15)')
-    .option('--db <path-or-url>', 'the database door: run the dispatch in this process against yoke\'s store, its SQLite file or postgres:// URL (when yoke deploys itself)')
-    .action(async (target: string | undefined, o: { commit?: string; items?: string; supersedes?: string; fresh?: boolean; driver?: string; json?: boolean; db?: string; pollSeconds?: string }) => {
-      if (!target) throw new CliFailure('Name owner/repo to start a run, or `-- RUN-ID` to resume one.');
-      const poll = o.pollSeconds === undefined ? null : Number(o.pollSeconds);
-      if (poll !== null && !(Number.isFinite(poll) && poll > 0 && poll <= 3600)) throw new CliFailure('--poll-seconds is a number of seconds, e.g. --poll-seconds 5');
-      const policy = { ...(deps.policy ?? DEFAULT_DRIVER_POLICY), ...(poll !== null ? { gatePollMs: poll * 1000 } : {}) };
-      const emit = (e: DriverEvent) => io.out(o.json ? JSON.stringify(e) : describe(e));
-      // Bad input to the door (no credentials, no database) is a message that names the fix, never a stack trace.
-      const door = o.db
-        ? await (deps.openDoor ?? openDatabaseDoor)(io.env, o.db).catch((err: unknown) => {
-            throw new CliFailure(`The database door did not open: ${err instanceof Error ? err.message : String(err)}`);
-          })
-        : null;
-      const timeoutMs = (policy.resultWaitSeconds + 30) * 1000;
-      const driver = new Driver({
-        transport: door ? httpsTransport(io, { url: door.url, token: door.token }, timeoutMs, 'db') : httpsTransport(io, g(), timeoutMs),
-        policy,
-        sleep: deps.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))),
-        exec: io.exec ?? (() => Promise.resolve({ code: null, output: '', error: 'this yoke cannot run commands' })),
-        emit,
-        driverId: o.driver ?? io.env.YOKE_LOGIN ?? `driver-${process.pid}`,
-      });
-      const stop = (r: Refusal, code: number): never => {
-        if (o.json) io.out(JSON.stringify({ event: 'stop', code: r.code, exit: code, message: r.message, recovery: r.recovery }));
-        io.err(`${r.message}\nTo recover: ${r.recovery}`);
-        throw new DriverExit(code);
-      };
-      try {
-        let runId: string;
-        if (target.includes('/')) {
-          const view = await driver.create({
-            repo: target,
-            ...(o.commit ? { commit: commitArg('--commit', o.commit) } : {}),
-            ...(o.items ? { items: o.items.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
-            ...(o.supersedes ? { supersedes: o.supersedes } : {}),
-            ...(io.env.YOKE_LOGIN ? { creator: io.env.YOKE_LOGIN } : {}),
-          });
-          runId = view.id;
-          emit({ event: 'run', run: view.id, repo: view.repo, commit: view.commit, resumed: false });
-        } else {
-          // DX15: a run is recovered by resuming it, never by starting afresh.
-          if (o.fresh) return stop(makeRefusal('fresh_refused', { run: target }), EXIT.usage);
-          const view = await driver.get(target);
-          runId = view.id;
-          emit({ event: 'run', run: view.id, repo: view.repo, commit: view.commit, resumed: true });
+    .option(
+      '--db <path-or-url>',
+      "the database door: run the dispatch in this process against yoke's store, its SQLite file or postgres:// URL (when yoke deploys itself)",
+    )
+    .action(
+      async (
+        target: string | undefined,
+        o: {
+          commit?: string;
+          items?: string;
+          supersedes?: string;
+          fresh?: boolean;
+          driver?: string;
+          json?: boolean;
+          db?: string;
+          pollSeconds?: string;
+        },
+      ) => {
+        if (!target) throw new CliFailure('Name owner/repo to start a run, or `-- RUN-ID` to resume one.');
+        const poll = o.pollSeconds === undefined ? null : Number(o.pollSeconds);
+        if (poll !== null && !(Number.isFinite(poll) && poll > 0 && poll <= 3600))
+          throw new CliFailure('--poll-seconds is a number of seconds, e.g. --poll-seconds 5');
+        const policy = {
+          ...(deps.policy ?? DEFAULT_DRIVER_POLICY),
+          ...(poll !== null ? { gatePollMs: poll * 1000 } : {}),
+        };
+        const emit = (e: DriverEvent) => io.out(o.json ? JSON.stringify(e) : describe(e));
+        // Bad input to the door (no credentials, no database) is a message that names the fix, never a stack trace.
+        const door = o.db
+          ? await (deps.openDoor ?? openDatabaseDoor)(io.env, o.db).catch((err: unknown) => {
+              throw new CliFailure(
+                `The database door did not open: ${err instanceof Error ? err.message : String(err)}`,
+              );
+            })
+          : null;
+        const timeoutMs = (policy.resultWaitSeconds + 30) * 1000;
+        const driver = new Driver({
+          transport: door
+            ? httpsTransport(io, { url: door.url, token: door.token }, timeoutMs, 'db')
+            : httpsTransport(io, g(), timeoutMs),
+          policy,
+          sleep: deps.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))),
+          exec: io.exec ?? (() => Promise.resolve({ code: null, output: '', error: 'this yoke cannot run commands' })),
+          emit,
+          driverId: o.driver ?? io.env.YOKE_LOGIN ?? `driver-${process.pid}`,
+        });
+        const stop = (r: Refusal, code: number): never => {
+          if (o.json)
+            io.out(
+              JSON.stringify({ event: 'stop', code: r.code, exit: code, message: r.message, recovery: r.recovery }),
+            );
+          io.err(`${r.message}\nTo recover: ${r.recovery}`);
+          throw new DriverExit(code);
+        };
+        try {
+          let runId: string;
+          if (target.includes('/')) {
+            const view = await driver.create({
+              repo: target,
+              ...(o.commit ? { commit: commitArg('--commit', o.commit) } : {}),
+              ...(o.items
+                ? {
+                    items: o.items
+                      .split(',')
+                      .map((s) => s.trim())
+                      .filter(Boolean),
+                  }
+                : {}),
+              ...(o.supersedes ? { supersedes: o.supersedes } : {}),
+              ...(io.env.YOKE_LOGIN ? { creator: io.env.YOKE_LOGIN } : {}),
+            });
+            runId = view.id;
+            emit({ event: 'run', run: view.id, repo: view.repo, commit: view.commit, resumed: false });
+          } else {
+            // DX15: a run is recovered by resuming it, never by starting afresh.
+            if (o.fresh) return stop(makeRefusal('fresh_refused', { run: target }), EXIT.usage);
+            const view = await driver.get(target);
+            runId = view.id;
+            emit({ event: 'run', run: view.id, repo: view.repo, commit: view.commit, resumed: true });
+          }
+          await driver.drive(runId);
+        } catch (err) {
+          if (err instanceof DriverStop) return stop(err.refusal, err.exitCode);
+          throw err;
+        } finally {
+          await door?.close();
         }
-        await driver.drive(runId);
-      } catch (err) {
-        if (err instanceof DriverStop) return stop(err.refusal, err.exitCode);
-        throw err;
-      } finally {
-        await door?.close();
-      }
-    });
+      },
+    );
 }

@@ -13,7 +13,12 @@ export const CommandWord = z.discriminatedUnion('name', [
   z.object({ name: z.literal('status') }),
   z.object({ name: z.literal('qa_attach'), ref: z.string().min(1).max(200) }),
   z.object({ name: z.literal('qa_decline') }),
-  z.object({ name: z.literal('qa_waive'), case: z.string().min(1).max(64), plan: z.string().min(1).max(200).optional(), reason: z.string().min(1).max(2000) }),
+  z.object({
+    name: z.literal('qa_waive'),
+    case: z.string().min(1).max(64),
+    plan: z.string().min(1).max(200).optional(),
+    reason: z.string().min(1).max(2000),
+  }),
 ]);
 export type CommandWord = z.infer<typeof CommandWord>;
 
@@ -34,12 +39,18 @@ export function parseComment(body: string): ParsedComment {
   if (verb === 'land' && arg === undefined) return { kind: 'command', command: { name: 'land' } };
   if (verb === 'reset' && arg === undefined) return { kind: 'command', command: { name: 'reset' } };
   if (verb === 'status' && arg === undefined) return { kind: 'command', command: { name: 'status' } };
-  if (verb === 'qa' && arg === 'decline' && rest.length === 0) return { kind: 'command', command: { name: 'qa_decline' } };
-  if (verb === 'qa' && arg === 'attach' && rest.length === 1) return { kind: 'command', command: { name: 'qa_attach', ref: rest[0]! } };
+  if (verb === 'qa' && arg === 'decline' && rest.length === 0)
+    return { kind: 'command', command: { name: 'qa_decline' } };
+  if (verb === 'qa' && arg === 'attach' && rest.length === 1)
+    return { kind: 'command', command: { name: 'qa_attach', ref: rest[0]! } };
   if (verb === 'qa' && arg === 'waive') {
     // /yoke qa waive <case> [--plan PLAN] --reason "why"
     const m = /^\/yoke\s+qa\s+waive\s+(\S+)(?:\s+--plan\s+(\S+))?\s+--reason\s+"([^"]+)"\s*$/.exec(first);
-    if (m) return { kind: 'command', command: { name: 'qa_waive', case: m[1]!, ...(m[2] ? { plan: m[2] } : {}), reason: m[3]! } };
+    if (m)
+      return {
+        kind: 'command',
+        command: { name: 'qa_waive', case: m[1]!, ...(m[2] ? { plan: m[2] } : {}), reason: m[3]! },
+      };
   }
   if (verb === 'auto' && (arg === 'on' || arg === 'off') && rest.length === 0) {
     return { kind: 'command', command: { name: 'auto', on: arg === 'on' } };

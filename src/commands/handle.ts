@@ -16,15 +16,17 @@ export interface IncomingComment {
   via: 'webhook' | 'poll';
 }
 
-
-export type CommandOutcome = 'not_a_command' | 'not_opted_in' | 'duplicate' | 'edited' | 'done' | 'refused' | 'ignored' | 'failed';
+export type CommandOutcome =
+  'not_a_command' | 'not_opted_in' | 'duplicate' | 'edited' | 'done' | 'refused' | 'ignored' | 'failed';
 
 /**
  * Found by poll, a comment counts only as first written (TR05: an edit does not
  * make a command) and only if written since yoke first saw the repository.
  */
-export const isPollable = (comment: Pick<CommentView, 'createdAt' | 'updatedAt'>, state: Pick<RepoState, 'firstSeenAt'>): boolean =>
-  comment.createdAt >= state.firstSeenAt && comment.updatedAt <= comment.createdAt;
+export const isPollable = (
+  comment: Pick<CommentView, 'createdAt' | 'updatedAt'>,
+  state: Pick<RepoState, 'firstSeenAt'>,
+): boolean => comment.createdAt >= state.firstSeenAt && comment.updatedAt <= comment.createdAt;
 
 /**
  * GH04/TR05: a command counts only from users with write access or more,
@@ -33,7 +35,10 @@ export const isPollable = (comment: Pick<CommentView, 'createdAt' | 'updatedAt'>
  * makes yoke write nothing at all. A command whose handling throws is tried
  * again on a later poll and, once its attempts are spent, answered.
  */
-export async function handleComment(ctx: FleetContext, { repo, comment: c, via }: IncomingComment): Promise<CommandOutcome> {
+export async function handleComment(
+  ctx: FleetContext,
+  { repo, comment: c, via }: IncomingComment,
+): Promise<CommandOutcome> {
   const parsed = parseComment(c.body);
   // A reply or a command on a notice's thread by its recipient answers it.
   if (!c.authorIsBot && c.updatedAt <= c.createdAt) await noteReply(ctx, repo, c);
@@ -44,7 +49,15 @@ export async function handleComment(ctx: FleetContext, { repo, comment: c, via }
   const cfg = await forge.readConfig(repo, { maxAgeMs: policy.configRefreshMs });
   if (cfg.state === 'absent') return 'not_opted_in';
   const claimed = await store.commands.claim(
-    { commentId: c.id, repo: repo.fullName, issueNumber: c.issueNumber, author: c.author, body: c.body.slice(0, 200), receivedVia: via, processedAt: clock.now() },
+    {
+      commentId: c.id,
+      repo: repo.fullName,
+      issueNumber: c.issueNumber,
+      author: c.author,
+      body: c.body.slice(0, 200),
+      receivedVia: via,
+      processedAt: clock.now(),
+    },
     { maxAttempts: policy.commandAttempts, staleMs: policy.commandStaleMs },
   );
   if (!claimed) return 'duplicate';
@@ -55,7 +68,10 @@ export async function handleComment(ctx: FleetContext, { repo, comment: c, via }
     permission = await forge.getPermission(repo, c.author);
     if (!canWrite(permission)) {
       await store.commands.finish(c.id, 'command_forbidden');
-      ctx.log.info({ repo: repo.fullName, comment: c.id, author: c.author, permission }, 'command from a user without write access; not answered');
+      ctx.log.info(
+        { repo: repo.fullName, comment: c.id, author: c.author, permission },
+        'command from a user without write access; not answered',
+      );
       return 'ignored';
     }
     result = await decide(ctx, repo, c, parsed, permission);
@@ -65,7 +81,11 @@ export async function handleComment(ctx: FleetContext, { repo, comment: c, via }
   // The answer is written once the command took effect; if writing it fails, the poll answers it again.
   try {
     await forge.addReaction(repo, c.id, result.ok ? '+1' : 'confused');
-    await forge.createComment(repo, c.issueNumber, commandReply(c.author, result.ok ? result.value : refusalText(result.refusal)));
+    await forge.createComment(
+      repo,
+      c.issueNumber,
+      commandReply(c.author, result.ok ? result.value : refusalText(result.refusal)),
+    );
   } catch (err) {
     return failed(ctx, repo, c, err);
   }
@@ -73,9 +93,17 @@ export async function handleComment(ctx: FleetContext, { repo, comment: c, via }
   return result.ok ? 'done' : 'refused';
 }
 
-function decide(ctx: FleetContext, repo: RepoRef, c: CommentView, parsed: Exclude<ParsedComment, { kind: 'none' }>, permission: Permission): Promise<Result<string>> {
-  if (parsed.kind === 'too_large') return Promise.resolve({ ok: false, refusal: makeRefusal('comment_too_large', { limit: COMMENT_LIMIT }) });
-  if (parsed.kind === 'unknown') return Promise.resolve({ ok: false, refusal: makeRefusal('command_unknown', { command: parsed.text }) });
+function decide(
+  ctx: FleetContext,
+  repo: RepoRef,
+  c: CommentView,
+  parsed: Exclude<ParsedComment, { kind: 'none' }>,
+  permission: Permission,
+): Promise<Result<string>> {
+  if (parsed.kind === 'too_large')
+    return Promise.resolve({ ok: false, refusal: makeRefusal('comment_too_large', { limit: COMMENT_LIMIT }) });
+  if (parsed.kind === 'unknown')
+    return Promise.resolve({ ok: false, refusal: makeRefusal('command_unknown', { command: parsed.text }) });
   return runCommand(ctx, repo, c, parsed.command, permission);
 }
 
@@ -84,12 +112,19 @@ async function failed(ctx: FleetContext, repo: RepoRef, c: CommentView, err: unk
   const detail = err instanceof Error ? err.message : String(err);
   await ctx.store.commands.fail(c.id, detail);
   const attempts = (await ctx.store.commands.get(c.id))?.attempts ?? 1;
-  ctx.log.warn({ repo: repo.fullName, comment: c.id, attempts, err: detail }, 'command failed; a later poll tries it again');
+  ctx.log.warn(
+    { repo: repo.fullName, comment: c.id, attempts, err: detail },
+    'command failed; a later poll tries it again',
+  );
   if (attempts < ctx.policy.commandAttempts) return 'failed';
   const command = c.body.trimStart().split(/\r?\n/, 1)[0]!.slice(0, 80);
   try {
     await ctx.forge.addReaction(repo, c.id, 'confused');
-    await ctx.forge.createComment(repo, c.issueNumber, commandReply(c.author, refusalText(makeRefusal('command_failed', { command, attempts, detail }))));
+    await ctx.forge.createComment(
+      repo,
+      c.issueNumber,
+      commandReply(c.author, refusalText(makeRefusal('command_failed', { command, attempts, detail }))),
+    );
     await ctx.store.commands.finish(c.id, 'command_failed');
   } catch (replyErr) {
     ctx.log.warn({ repo: repo.fullName, comment: c.id, err: String(replyErr) }, 'could not answer a failed command');
@@ -97,7 +132,13 @@ async function failed(ctx: FleetContext, repo: RepoRef, c: CommentView, err: unk
   return 'failed';
 }
 
-function runCommand(ctx: FleetContext, repo: RepoRef, c: CommentView, cmd: CommandWord, permission: Permission): Promise<Result<string>> {
+function runCommand(
+  ctx: FleetContext,
+  repo: RepoRef,
+  c: CommentView,
+  cmd: CommandWord,
+  permission: Permission,
+): Promise<Result<string>> {
   const name = repo.fullName;
   switch (cmd.name) {
     case 'start':
@@ -124,7 +165,11 @@ function runCommand(ctx: FleetContext, repo: RepoRef, c: CommentView, cmd: Comma
 }
 
 /** Commands found by the pass's poll of a repository's comments; failed ones are tried again. */
-export async function handlePolledComments(ctx: FleetContext, repo: RepoRef, comments: readonly CommentView[]): Promise<void> {
+export async function handlePolledComments(
+  ctx: FleetContext,
+  repo: RepoRef,
+  comments: readonly CommentView[],
+): Promise<void> {
   const state = await ctx.store.repos.get(repo.fullName);
   if (!state) return;
   for (const c of comments) {

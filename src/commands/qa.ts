@@ -11,36 +11,62 @@ import type { CommandWord } from './command.js';
 // The QA comment commands' edges: their answers as control results, and the
 // waiver, which only maintainers may give (QA13).
 
-
 export const asControl = (r: Result<{ message: string }>): Result<string> => (r.ok ? ok(r.value.message) : r);
 
 /** `/yoke qa waive <case> [--plan PLAN] --reason "..."` on a deployment run's tracking issue, at its current stage. */
-export async function waiveByComment(ctx: FleetContext, repo: RepoRef, c: CommentView, cmd: Extract<CommandWord, { name: 'qa_waive' }>, permission: Permission): Promise<Result<string>> {
-  if (!canMaintain(permission)) return { ok: false, refusal: makeRefusal('qa_waive_forbidden', { repo: repo.fullName, permission }) };
-  const run = (await ctx.store.deploymentRuns.list()).find((r) => r.repo === repo.fullName && r.trackingIssue === c.issueNumber);
-  if (!run) return { ok: false, refusal: makeRefusal('deployment_run_unknown', { run: `with tracking issue #${c.issueNumber}` }) };
+export async function waiveByComment(
+  ctx: FleetContext,
+  repo: RepoRef,
+  c: CommentView,
+  cmd: Extract<CommandWord, { name: 'qa_waive' }>,
+  permission: Permission,
+): Promise<Result<string>> {
+  if (!canMaintain(permission))
+    return { ok: false, refusal: makeRefusal('qa_waive_forbidden', { repo: repo.fullName, permission }) };
+  const run = (await ctx.store.deploymentRuns.list()).find(
+    (r) => r.repo === repo.fullName && r.trackingIssue === c.issueNumber,
+  );
+  if (!run)
+    return {
+      ok: false,
+      refusal: makeRefusal('deployment_run_unknown', { run: `with tracking issue #${c.issueNumber}` }),
+    };
   const stage = run.settings.stages[run.currentStage]?.name ?? '';
   let plan = cmd.plan;
   if (!plan) {
-    const holding = (await ctx.store.qa.groups([run.id])).filter((g) => g.stage === stage && g.state === 'open' && g.cases.some((x) => x.id === cmd.case));
+    const holding = (await ctx.store.qa.groups([run.id])).filter(
+      (g) => g.stage === stage && g.state === 'open' && g.cases.some((x) => x.id === cmd.case),
+    );
     if (holding.length !== 1) {
       return {
         ok: false,
         refusal: holding.length
           ? makeRefusal('qa_plan_ambiguous', { ref: `case ${cmd.case}`, ids: holding.map((g) => g.planId) })
-          : makeRefusal('qa_case_unknown', { plan: 'the open groups', case: cmd.case, cases: (await ctx.store.qa.groups([run.id])).filter((g) => g.state === 'open').flatMap((g) => g.cases.map((x) => `${g.planId}/${x.id}`)) }),
+          : makeRefusal('qa_case_unknown', {
+              plan: 'the open groups',
+              case: cmd.case,
+              cases: (await ctx.store.qa.groups([run.id]))
+                .filter((g) => g.state === 'open')
+                .flatMap((g) => g.cases.map((x) => `${g.planId}/${x.id}`)),
+            }),
       };
     }
     plan = holding[0]!.planId;
   }
-  const r = await waiveQaCase(ctx, { role: 'person', login: c.author }, run.id, stage, { plan, case: cmd.case, reason: cmd.reason });
+  const r = await waiveQaCase(ctx, { role: 'person', login: c.author }, run.id, stage, {
+    plan,
+    case: cmd.case,
+    reason: cmd.reason,
+  });
   return r.ok ? ok(qaWaived(r.value.subject, r.value.plan, r.value.case, cmd.reason)) : r;
 }
 
 /** Open notices on a thread: the ones addressed to this person, else (a writer speaking for the thread) all of them. */
 async function noticesFor(ctx: FleetContext, repo: RepoRef, thread: number, author: string) {
   const runs = (await ctx.store.deploymentRuns.list()).filter((r) => r.repo === repo.fullName).map((r) => r.id);
-  const open = (await ctx.store.notices.onThread(runs, thread)).filter((n) => ['posted', 'edited', 'answered'].includes(n.state));
+  const open = (await ctx.store.notices.onThread(runs, thread)).filter((n) =>
+    ['posted', 'edited', 'answered'].includes(n.state),
+  );
   const mine = open.filter((n) => n.recipient.toLowerCase() === author.toLowerCase());
   return { mine, open };
 }
@@ -50,7 +76,12 @@ export async function declineByComment(ctx: FleetContext, repo: RepoRef, c: Comm
   const { mine, open } = await noticesFor(ctx, repo, c.issueNumber, c.author);
   const declined = mine.length ? mine : open;
   if (declined.length === 0) return { ok: false, refusal: makeRefusal('qa_notice_unknown', { thread: c.issueNumber }) };
-  for (const n of declined) await ctx.store.notices.update(n.id, { state: 'cancelled', detail: `declined by ${c.author}`, at: ctx.clock.now() });
+  for (const n of declined)
+    await ctx.store.notices.update(n.id, {
+      state: 'cancelled',
+      detail: `declined by ${c.author}`,
+      at: ctx.clock.now(),
+    });
   for (const n of declined) await settleAfter(ctx, n.runId, n.stage, n.subject);
   return ok(qaDeclined(declined.length));
 }
@@ -58,6 +89,7 @@ export async function declineByComment(ctx: FleetContext, repo: RepoRef, c: Comm
 /** A reply on a notice's thread by its recipient answers it. */
 export async function noteReply(ctx: FleetContext, repo: RepoRef, c: CommentView): Promise<void> {
   for (const n of (await noticesFor(ctx, repo, c.issueNumber, c.author)).mine) {
-    if (n.state !== 'answered' && c.createdAt >= n.createdAt) await ctx.store.notices.update(n.id, { state: 'answered', detail: `${c.author} replied`, at: ctx.clock.now() });
+    if (n.state !== 'answered' && c.createdAt >= n.createdAt)
+      await ctx.store.notices.update(n.id, { state: 'answered', detail: `${c.author} replied`, at: ctx.clock.now() });
   }
 }

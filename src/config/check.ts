@@ -23,27 +23,62 @@ export interface Finding {
 /** Every finding for a checkout: the opt-in file, its delivery section, then each plan file. */
 export function checkConfig(files: CheckFiles): Finding[] {
   const text = files.read(CONFIG_PATH);
-  if (text === null) return [{ file: CONFIG_PATH, ok: false, text: `${CONFIG_PATH} is not here: this checkout has not opted in to yoke (see the README for its fields)` }];
+  if (text === null)
+    return [
+      {
+        file: CONFIG_PATH,
+        ok: false,
+        text: `${CONFIG_PATH} is not here: this checkout has not opted in to yoke (see the README for its fields)`,
+      },
+    ];
   let raw: unknown;
   try {
     raw = parseYaml(text);
   } catch (err) {
-    return [{ file: CONFIG_PATH, ok: false, text: `${CONFIG_PATH} is not YAML: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}` }];
+    return [
+      {
+        file: CONFIG_PATH,
+        ok: false,
+        text: `${CONFIG_PATH} is not YAML: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`,
+      },
+    ];
   }
   const cfg = parseRepoConfig(raw ?? {});
-  const out: Finding[] = [cfg.state === 'invalid' ? { file: CONFIG_PATH, ok: false, text: cfg.reason } : { file: CONFIG_PATH, ok: true, text: `${CONFIG_PATH} is valid` }];
+  const out: Finding[] = [
+    cfg.state === 'invalid'
+      ? { file: CONFIG_PATH, ok: false, text: cfg.reason }
+      : { file: CONFIG_PATH, ok: true, text: `${CONFIG_PATH} is valid` },
+  ];
   const delivery = parseDeliverySettings('this repository', (raw as Record<string, unknown> | null)?.delivery);
   if (delivery.state === 'refused') {
-    out.push({ file: CONFIG_PATH, ok: false, text: delivery.refusal.message.replace('QA configuration of this repository is refused: ', 'delivery is refused: ') });
+    out.push({
+      file: CONFIG_PATH,
+      ok: false,
+      text: delivery.refusal.message.replace(
+        'QA configuration of this repository is refused: ',
+        'delivery is refused: ',
+      ),
+    });
     return out;
   }
   if (delivery.state === 'absent') return out;
   const dir = delivery.settings.plans_dir;
-  const plans = files.list(dir).filter((p) => PLAN_EXTENSION.test(p)).sort();
+  const plans = files
+    .list(dir)
+    .filter((p) => PLAN_EXTENSION.test(p))
+    .sort();
   if (plans.length === 0) out.push({ file: dir, ok: true, text: `${dir} has no QA plans` });
   for (const path of plans) {
     const r = parsePlanFile(dir, path, files.read(path) ?? '');
-    out.push(r.ok ? { file: path, ok: true, text: `${path}: plan ${r.plan.id} (${r.plan.name}) is valid, ${r.plan.cases.length} case(s)` } : { file: path, ok: false, text: r.detail });
+    out.push(
+      r.ok
+        ? {
+            file: path,
+            ok: true,
+            text: `${path}: plan ${r.plan.id} (${r.plan.name}) is valid, ${r.plan.cases.length} case(s)`,
+          }
+        : { file: path, ok: false, text: r.detail },
+    );
   }
   return out;
 }

@@ -9,24 +9,49 @@ import { CONFIG_PATH } from './repo-config.js';
 // rest of the file: a mistake here refuses delivery with
 // qa_configuration_refused and the field to fix, and never stops the engine.
 
-const StageName = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,39}$/, 'a stage name is 1-40 lower-case letters, digits, - or _ (e.g. staging-qa)');
-const Login = z.string().regex(/^@?[A-Za-z0-9][A-Za-z0-9-]{0,38}(\/[A-Za-z0-9._-]{1,100})?$/, 'steering is a GitHub login (maint) or a team (acme/release)');
+const StageName = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_-]{0,39}$/, 'a stage name is 1-40 lower-case letters, digits, - or _ (e.g. staging-qa)');
+const Login = z
+  .string()
+  .regex(
+    /^@?[A-Za-z0-9][A-Za-z0-9-]{0,38}(\/[A-Za-z0-9._-]{1,100})?$/,
+    'steering is a GitHub login (maint) or a team (acme/release)',
+  );
 const PlanRef = z.string().min(1).max(200);
 
 // GitHub's environment names: up to 255 characters, no slash at either end.
-const EnvironmentName = z.string().regex(/^[\w.-][\w .\/-]{0,253}[\w.-]$|^[\w.-]$/, 'an environment is a GitHub environment name, e.g. production');
-const WorkflowFile = z.string().regex(/^[\w.-]+\.ya?ml$/, 'workflow is a file name under .github/workflows/, e.g. deploy.yml');
+const EnvironmentName = z
+  .string()
+  .regex(/^[\w.-][\w .\/-]{0,253}[\w.-]$|^[\w.-]$/, 'an environment is a GitHub environment name, e.g. production');
+const WorkflowFile = z
+  .string()
+  .regex(/^[\w.-]+\.ya?ml$/, 'workflow is a file name under .github/workflows/, e.g. deploy.yml');
 
 /** A deploy stage runs `command:` where the driver is, or `workflow:` on GitHub Actions; either way it is a GitHub deployment to `environment:` (its name by default). */
 export const DeployStage = z
-  .object({ name: StageName, kind: z.literal('deploy'), command: z.string().min(1, 'a deploy stage needs the command that deploys').optional(), workflow: WorkflowFile.optional(), environment: EnvironmentName.optional() })
+  .object({
+    name: StageName,
+    kind: z.literal('deploy'),
+    command: z.string().min(1, 'a deploy stage needs the command that deploys').optional(),
+    workflow: WorkflowFile.optional(),
+    environment: EnvironmentName.optional(),
+  })
   .strict()
   .superRefine((s, ctx) => {
-    if ((s.command === undefined) === (s.workflow === undefined)) ctx.addIssue({ code: 'custom', path: ['command'], message: 'a deploy stage names either the command that deploys or the workflow (deploy.yml) that does, not both' });
+    if ((s.command === undefined) === (s.workflow === undefined))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['command'],
+        message:
+          'a deploy stage names either the command that deploys or the workflow (deploy.yml) that does, not both',
+      });
   });
 export type DeployStage = z.infer<typeof DeployStage>;
 /** A QA stage; with nothing to check it settles only when it says so (TR29). */
-export const QaStage = z.object({ name: StageName, kind: z.literal('qa'), allow_empty: z.boolean().optional() }).strict();
+export const QaStage = z
+  .object({ name: StageName, kind: z.literal('qa'), allow_empty: z.boolean().optional() })
+  .strict();
 export const Stage = z.discriminatedUnion('kind', [DeployStage, QaStage]);
 export type Stage = z.infer<typeof Stage>;
 
@@ -53,14 +78,20 @@ export const DeliverySettings = z
     owed_label: z.string().min(1).max(50).default('yoke:delivery-owed'),
     delivered_label: z.string().min(1).max(50).default('yoke:delivered'),
     /** TR29: besides the default branch, the (protected) branches a deployment run may pin a commit of. */
-    release_branches: z.array(z.string().regex(/^[\w./-]{1,200}$/, 'a release branch is a branch name, e.g. release/1.x')).max(20).default([]),
+    release_branches: z
+      .array(z.string().regex(/^[\w./-]{1,200}$/, 'a release branch is a branch name, e.g. release/1.x'))
+      .max(20)
+      .default([]),
     deployments: DeploymentSettings.default({ required_contexts: [], unruled_environments: 'reject' }),
   })
   .strict()
-  .superRefine((d, ctx) => refuseRepeats(ctx, d.stages, { list: 'stages', field: 'name', what: 'stage name' }, (s) => s.name));
+  .superRefine((d, ctx) =>
+    refuseRepeats(ctx, d.stages, { list: 'stages', field: 'name', what: 'stage name' }, (s) => s.name),
+  );
 export type DeliverySettings = z.infer<typeof DeliverySettings>;
 
-export type DeliveryConfigResult = { state: 'absent' } | { state: 'valid'; settings: DeliverySettings } | { state: 'refused'; refusal: Refusal };
+export type DeliveryConfigResult =
+  { state: 'absent' } | { state: 'valid'; settings: DeliverySettings } | { state: 'refused'; refusal: Refusal };
 
 /** The field a zod issue points at, as a person writes it in the file: `delivery.stages[1].command`. */
 export function fieldOf(prefix: string, path: readonly PropertyKey[]): string {
@@ -79,7 +110,9 @@ export function parseDeliverySettings(repo: string, raw: unknown): DeliveryConfi
       repo,
       file: CONFIG_PATH,
       field: fieldOf('delivery', first.path),
-      detail: parsed.error.issues.map((i) => `${fieldOf('delivery', i.path)}: ${issueMessage(DeliverySettings, i)}`).join('; '),
+      detail: parsed.error.issues
+        .map((i) => `${fieldOf('delivery', i.path)}: ${issueMessage(DeliverySettings, i)}`)
+        .join('; '),
       then: 'yoke reads it again when a deployment run is created. The engine runs on meanwhile.',
     }),
   };
@@ -87,7 +120,10 @@ export function parseDeliverySettings(repo: string, raw: unknown): DeliveryConfi
 
 /** The label that shows an item's delivery is owed: the delivery section's, else the default (even when that section is refused). */
 export function owedLabelOf(raw: unknown): string {
-  const parsed = z.object({ owed_label: z.string().min(1).max(50) }).partial().safeParse(raw ?? {});
+  const parsed = z
+    .object({ owed_label: z.string().min(1).max(50) })
+    .partial()
+    .safeParse(raw ?? {});
   return (parsed.success && parsed.data.owed_label) || 'yoke:delivery-owed';
 }
 
@@ -95,7 +131,9 @@ export function owedLabelOf(raw: unknown): string {
 export const environmentOf = (stage: DeployStage): string => stage.environment ?? stage.name;
 
 /** Whether a stage deploys to an environment: GitHub's environment names are case-insensitive. */
-export const deploysTo = (stage: Stage, environment: string): boolean => stage.kind === 'deploy' && environmentOf(stage).toLowerCase() === environment.toLowerCase();
+export const deploysTo = (stage: Stage, environment: string): boolean =>
+  stage.kind === 'deploy' && environmentOf(stage).toLowerCase() === environment.toLowerCase();
 
 /** A run's deployment settings; runs created before they existed read the defaults, which fail closed. */
-export const deploymentSettingsOf = (settings: DeliverySettings): z.output<typeof DeploymentSettings> => settings.deployments ?? { required_contexts: [], unruled_environments: 'reject' };
+export const deploymentSettingsOf = (settings: DeliverySettings): z.output<typeof DeploymentSettings> =>
+  settings.deployments ?? { required_contexts: [], unruled_environments: 'reject' };

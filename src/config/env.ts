@@ -12,20 +12,22 @@ const positiveInt = (name: string) =>
     .refine((n) => n >= 1, `${name} must be at least 1`);
 
 /** Hosts that are this machine: a URL to one never crosses a network. */
-export const isLoopbackHost = (host: string): boolean => host === 'localhost' || host === '[::1]' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+export const isLoopbackHost = (host: string): boolean =>
+  host === 'localhost' || host === '[::1]' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 
-const commaList = z
-  .string()
-  .transform((s) =>
-    s
-      .split(',')
-      .map((part) => part.trim())
-      .filter((part) => part.length > 0),
-  );
+const commaList = z.string().transform((s) =>
+  s
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part.length > 0),
+);
 
 const repoCaps = z.string().transform((s, ctx) => {
   const caps: Record<string, number> = {};
-  for (const part of s.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of s
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const match = /^([\w.-]+\/[\w.-]+)=(\d+)$/.exec(part);
     if (!match || Number(match[2]) < 1) {
       ctx.addIssue({
@@ -46,7 +48,10 @@ export const OperatorEnv = z.object({
   YOKE_DB_PATH: z.string().min(1).default('.yoke/yoke.db'),
   YOKE_DATABASE_URL: z
     .string()
-    .regex(/^postgres(ql)?:\/\//i, { message: 'YOKE_DATABASE_URL is a PostgreSQL URL (postgres://user:password@host:5432/yoke); unset it to keep the SQLite file at YOKE_DB_PATH' })
+    .regex(/^postgres(ql)?:\/\//i, {
+      message:
+        'YOKE_DATABASE_URL is a PostgreSQL URL (postgres://user:password@host:5432/yoke); unset it to keep the SQLite file at YOKE_DB_PATH',
+    })
     .optional(),
   YOKE_GLOBAL_CAP: positiveInt('YOKE_GLOBAL_CAP').default(2),
   YOKE_REPO_CAPS: repoCaps.default({}),
@@ -61,38 +66,59 @@ export const OperatorEnv = z.object({
   YOKE_HOSTED_CAP_SECONDS: positiveInt('YOKE_HOSTED_CAP_SECONDS').default(100),
   YOKE_ACTIVE_SECONDS: positiveInt('YOKE_ACTIVE_SECONDS').default(600),
   YOKE_MAX_REQUESTS_IN_FLIGHT: positiveInt('YOKE_MAX_REQUESTS_IN_FLIGHT')
-    .refine((n) => n <= 100, 'YOKE_MAX_REQUESTS_IN_FLIGHT must be at most 100, GitHub\'s limit on concurrent requests')
+    .refine((n) => n <= 100, "YOKE_MAX_REQUESTS_IN_FLIGHT must be at most 100, GitHub's limit on concurrent requests")
     .default(20),
   YOKE_THROTTLE: z.enum(['on', 'off'], { message: 'YOKE_THROTTLE must be "on" or "off"' }).default('on'),
-  YOKE_LAUNCHER: z.enum(['actions', 'command'], { message: 'YOKE_LAUNCHER must be "actions" or "command"' }).default('actions'),
+  YOKE_LAUNCHER: z
+    .enum(['actions', 'command'], { message: 'YOKE_LAUNCHER must be "actions" or "command"' })
+    .default('actions'),
   YOKE_COMMAND: z.string().optional(),
   YOKE_API_TOKENS: commaList
     .refine((tokens) => tokens.every((t) => t.length >= SECRET_MIN_LENGTH), {
       message: `every operator token must be at least ${SECRET_MIN_LENGTH} characters; make one with \`openssl rand -hex 32\``,
     })
     .default([]),
-  YOKE_PERSON_TOKENS: z.string().transform((s, ctx) => {
-    const people: { login: string; token: string }[] = [];
-    for (const part of s.split(',').map((p) => p.trim()).filter(Boolean)) {
-      const m = /^([A-Za-z0-9](?:[A-Za-z0-9-]{0,38})):(.+)$/.exec(part);
-      if (!m) {
-        ctx.addIssue({ code: 'custom', message: `an entry is not login:token (example: YOKE_PERSON_TOKENS=alice:$(openssl rand -hex 32))` });
-        return z.NEVER;
+  YOKE_PERSON_TOKENS: z
+    .string()
+    .transform((s, ctx) => {
+      const people: { login: string; token: string }[] = [];
+      for (const part of s
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean)) {
+        const m = /^([A-Za-z0-9](?:[A-Za-z0-9-]{0,38})):(.+)$/.exec(part);
+        if (!m) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `an entry is not login:token (example: YOKE_PERSON_TOKENS=alice:$(openssl rand -hex 32))`,
+          });
+          return z.NEVER;
+        }
+        if (m[2]!.length < SECRET_MIN_LENGTH) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `${m[1]}'s token must be at least ${SECRET_MIN_LENGTH} characters; make one with \`openssl rand -hex 32\``,
+          });
+          return z.NEVER;
+        }
+        people.push({ login: m[1]!, token: m[2]! });
       }
-      if (m[2]!.length < SECRET_MIN_LENGTH) {
-        ctx.addIssue({ code: 'custom', message: `${m[1]}'s token must be at least ${SECRET_MIN_LENGTH} characters; make one with \`openssl rand -hex 32\`` });
-        return z.NEVER;
-      }
-      people.push({ login: m[1]!, token: m[2]! });
-    }
-    return people;
-  }).default([]),
+      return people;
+    })
+    .default([]),
   // TR17: run secrets, OIDC tokens and push tokens travel over it, so plain http only on this machine.
   YOKE_PUBLIC_URL: z
     .url({ message: 'YOKE_PUBLIC_URL must be a URL such as https://yoke.example.com' })
-    .refine((u) => !URL.canParse(u) || new URL(u).protocol === 'https:' || (new URL(u).protocol === 'http:' && isLoopbackHost(new URL(u).hostname)), {
-      message: 'YOKE_PUBLIC_URL must be https (run secrets, OIDC tokens and push tokens travel over it); plain http is allowed only for loopback (localhost, 127.0.0.1, [::1]). Put yoke behind a TLS endpoint and set YOKE_PUBLIC_URL=https://…',
-    })
+    .refine(
+      (u) =>
+        !URL.canParse(u) ||
+        new URL(u).protocol === 'https:' ||
+        (new URL(u).protocol === 'http:' && isLoopbackHost(new URL(u).hostname)),
+      {
+        message:
+          'YOKE_PUBLIC_URL must be https (run secrets, OIDC tokens and push tokens travel over it); plain http is allowed only for loopback (localhost, 127.0.0.1, [::1]). Put yoke behind a TLS endpoint and set YOKE_PUBLIC_URL=https://…',
+      },
+    )
     .optional(),
   YOKE_OIDC_ISSUER: z.url().default('https://token.actions.githubusercontent.com'),
   YOKE_OIDC_JWKS_URL: z.url().optional(),
@@ -170,7 +196,10 @@ export function parseOperatorEnv(env: Record<string, string | undefined>): EnvRe
   }
   const e = parsed.data;
   if (e.YOKE_LAUNCHER === 'command' && !e.YOKE_COMMAND) {
-    return { ok: false, problems: ['YOKE_COMMAND: the command launcher needs the command to start, e.g. YOKE_COMMAND="node agent.js"'] };
+    return {
+      ok: false,
+      problems: ['YOKE_COMMAND: the command launcher needs the command to start, e.g. YOKE_COMMAND="node agent.js"'],
+    };
   }
   const publicUrl = (e.YOKE_PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, '');
   const issuer = e.YOKE_OIDC_ISSUER.replace(/\/$/, '');
@@ -222,13 +251,19 @@ export function settingsWith(over: Partial<OperatorSettings>): OperatorSettings 
  * that is not there, stops yoke with the variable to fix, never a silent
  * fall into setup mode or a stack trace. Returns the problem, or null.
  */
-export function appCredentialProblem(env: Record<string, string | undefined>, fileExists: (path: string) => boolean): string | null {
+export function appCredentialProblem(
+  env: Record<string, string | undefined>,
+  fileExists: (path: string) => boolean,
+): string | null {
   const appId = Boolean(env.APP_ID);
   const keyPath = env.PRIVATE_KEY_PATH;
-  if (keyPath && !env.PRIVATE_KEY && !fileExists(keyPath)) return `PRIVATE_KEY_PATH names ${keyPath}, which is not there. Point it at the .pem file GitHub gave you when the app was created, or set PRIVATE_KEY to its text.`;
+  if (keyPath && !env.PRIVATE_KEY && !fileExists(keyPath))
+    return `PRIVATE_KEY_PATH names ${keyPath}, which is not there. Point it at the .pem file GitHub gave you when the app was created, or set PRIVATE_KEY to its text.`;
   const key = Boolean(env.PRIVATE_KEY || keyPath);
-  if (appId && !key) return `APP_ID is set (${env.APP_ID}) but the app's private key is not. Set PRIVATE_KEY (the PEM text) or PRIVATE_KEY_PATH (its file); or unset APP_ID to run Probot's setup page, which registers the app and writes both to .env.`;
-  if (key && !appId) return `The app's private key is set but APP_ID is not. Set APP_ID to the app's id (on its settings page on GitHub), or unset PRIVATE_KEY and PRIVATE_KEY_PATH to run the setup page.`;
+  if (appId && !key)
+    return `APP_ID is set (${env.APP_ID}) but the app's private key is not. Set PRIVATE_KEY (the PEM text) or PRIVATE_KEY_PATH (its file); or unset APP_ID to run Probot's setup page, which registers the app and writes both to .env.`;
+  if (key && !appId)
+    return `The app's private key is set but APP_ID is not. Set APP_ID to the app's id (on its settings page on GitHub), or unset PRIVATE_KEY and PRIVATE_KEY_PATH to run the setup page.`;
   return null;
 }
 
@@ -251,7 +286,8 @@ export function setupWebhookUrl(env: Record<string, string | undefined>): string
 }
 
 /** Probot's setup mode: no app id and no key yet. */
-export const inSetupMode = (env: Record<string, string | undefined>): boolean => !env.APP_ID && !env.PRIVATE_KEY && !env.PRIVATE_KEY_PATH;
+export const inSetupMode = (env: Record<string, string | undefined>): boolean =>
+  !env.APP_ID && !env.PRIVATE_KEY && !env.PRIVATE_KEY_PATH;
 
 /**
  * TR08: outside Probot's setup mode (no app credentials yet), a missing or

@@ -7,7 +7,9 @@ import { fieldOf } from './delivery.js';
 // A QA plan file in the plans folder. Its exact id is its path in that folder
 // without the extension; its name may be shared by several files.
 
-const CaseId = z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, 'a case id is 1-64 lower-case letters, digits, ., - or _');
+const CaseId = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, 'a case id is 1-64 lower-case letters, digits, ., - or _');
 
 export const QaCase = z
   .object({
@@ -21,7 +23,9 @@ export const QaCase = z
     replaces: CaseId.optional(),
   })
   .strict()
-  .refine((c) => (c.run === undefined) !== (c.manual === undefined), { message: 'a case has either `run:` (a command) or `manual: true`, not both and not neither' })
+  .refine((c) => (c.run === undefined) !== (c.manual === undefined), {
+    message: 'a case has either `run:` (a command) or `manual: true`, not both and not neither',
+  })
   // A manual case is only as good as what it shows, so it needs evidence unless the plan says otherwise.
   .transform((c) => ({ ...c, evidence: c.evidence ?? (c.manual ? 'required' : 'optional') }));
 export type QaCase = z.infer<typeof QaCase>;
@@ -33,7 +37,11 @@ export const QaPlanFile = z
     refuseRepeats(ctx, p.cases, { list: 'cases', field: 'id', what: 'case id' }, (c) => c.id);
     p.cases.forEach((c, i) => {
       if (c.replaces !== undefined && (c.replaces === c.id || !p.cases.some((o) => o.id === c.replaces))) {
-        ctx.addIssue({ code: 'custom', path: ['cases', i, 'replaces'], message: `case ${c.id} replaces ${c.replaces}, which is not another case of this plan` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['cases', i, 'replaces'],
+          message: `case ${c.id} replaces ${c.replaces}, which is not another case of this plan`,
+        });
       }
     });
   });
@@ -62,7 +70,12 @@ export function parsePlanFile(plansDir: string, path: string, text: string): Pla
   try {
     raw = parseYaml(text);
   } catch (err) {
-    return { ok: false, path, field: path, detail: `${path} is not YAML: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}` };
+    return {
+      ok: false,
+      path,
+      field: path,
+      detail: `${path} is not YAML: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`,
+    };
   }
   const parsed = QaPlanFile.safeParse(raw);
   if (!parsed.success) {
@@ -77,7 +90,10 @@ export function parsePlanFile(plansDir: string, path: string, text: string): Pla
   return { ok: true, plan: { ...parsed.data, id, path } };
 }
 
-export type PlanResolution = { ok: true; id: string } | { ok: false; reason: 'ambiguous'; ids: string[] } | { ok: false; reason: 'unknown'; known: string[] };
+export type PlanResolution =
+  | { ok: true; id: string }
+  | { ok: false; reason: 'ambiguous'; ids: string[] }
+  | { ok: false; reason: 'unknown'; known: string[] };
 
 /**
  * QA19: a reference names a plan by its exact id, or by a name exactly one
@@ -85,7 +101,10 @@ export type PlanResolution = { ok: true; id: string } | { ok: false; reason: 'am
  */
 export function resolvePlanRef(ref: string, plans: readonly { id: string; name: string }[]): PlanResolution {
   if (plans.some((p) => p.id === ref)) return { ok: true, id: ref };
-  const named = plans.filter((p) => p.name === ref).map((p) => p.id).sort();
+  const named = plans
+    .filter((p) => p.name === ref)
+    .map((p) => p.id)
+    .sort();
   if (named.length === 1) return { ok: true, id: named[0]! };
   if (named.length > 1) return { ok: false, reason: 'ambiguous', ids: named };
   return { ok: false, reason: 'unknown', known: plans.map((p) => p.id).sort() };

@@ -8,11 +8,17 @@ import { issueMessage } from './suggest.js';
 export const CONFIG_PATH = '.github/yoke.yml';
 
 /** Whether a push's commits added, changed or removed the opt-in file (so its cached reading is stale). */
-export function touchesOptInFile(commits: readonly { added?: readonly string[]; modified?: readonly string[]; removed?: readonly string[] }[]): boolean {
+export function touchesOptInFile(
+  commits: readonly { added?: readonly string[]; modified?: readonly string[]; removed?: readonly string[] }[],
+): boolean {
   return commits.some((c) => [...(c.added ?? []), ...(c.modified ?? []), ...(c.removed ?? [])].includes(CONFIG_PATH));
 }
 
-const minutes = z.number().int().min(1).max(24 * 60);
+const minutes = z
+  .number()
+  .int()
+  .min(1)
+  .max(24 * 60);
 
 const HOST_GLOB = /^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/i;
 
@@ -61,7 +67,19 @@ export const RepoConfig = z
         max_usd: z.number().positive('agent.max_usd is a positive number of US dollars per run, e.g. 5').optional(),
         /** TR20: hosts the agent's tools may reach besides the model's (package registries, say); `*.` allows subdomains. */
         network: z
-          .object({ allow: z.array(z.string().regex(HOST_GLOB, 'agent.network.allow lists host names such as registry.npmjs.org or *.pythonhosted.org')).max(100).default([]) })
+          .object({
+            allow: z
+              .array(
+                z
+                  .string()
+                  .regex(
+                    HOST_GLOB,
+                    'agent.network.allow lists host names such as registry.npmjs.org or *.pythonhosted.org',
+                  ),
+              )
+              .max(100)
+              .default([]),
+          })
           .strict()
           .default({ allow: [] }),
       })
@@ -72,7 +90,13 @@ export const RepoConfig = z
      * defaults (`.github/**`, the agents' settings), which cannot be taken away.
      */
     protected_paths: z
-      .array(z.string().min(1).max(200).regex(/^[^\s]+$/, 'protected_paths are globs without spaces, e.g. "deploy/**"'))
+      .array(
+        z
+          .string()
+          .min(1)
+          .max(200)
+          .regex(/^[^\s]+$/, 'protected_paths are globs without spaces, e.g. "deploy/**"'),
+      )
       .max(100)
       .default([]),
     /** Whether yoke keeps a dashboard issue (labelled yoke:control) for the repository. */
@@ -84,15 +108,16 @@ export const RepoConfig = z
 export type RepoConfig = z.infer<typeof RepoConfig>;
 
 export type RepoConfigResult =
-  | { state: 'absent' }
-  | { state: 'valid'; config: RepoConfig }
-  | { state: 'invalid'; reason: string };
+  { state: 'absent' } | { state: 'valid'; config: RepoConfig } | { state: 'invalid'; reason: string };
 
 /** Turns what the config loader returned into a usable config or a readable reason. */
 export function parseRepoConfig(raw: unknown): RepoConfigResult {
   if (raw === null || raw === undefined) return { state: 'absent' };
   if (typeof raw !== 'object' || Array.isArray(raw)) {
-    return { state: 'invalid', reason: `${CONFIG_PATH} must be a YAML mapping of settings, not ${Array.isArray(raw) ? 'a list' : typeof raw}` };
+    return {
+      state: 'invalid',
+      reason: `${CONFIG_PATH} must be a YAML mapping of settings, not ${Array.isArray(raw) ? 'a list' : typeof raw}`,
+    };
   }
   const { _extends: _ignored, ...rest } = raw as Record<string, unknown>;
   const parsed = RepoConfig.safeParse(rest);

@@ -9,7 +9,10 @@ export class SettingsError extends Error {
   }
 }
 
-export function resolveSettings(from: { settings?: OperatorSettings; env?: Record<string, string | undefined> }): OperatorSettings {
+export function resolveSettings(from: {
+  settings?: OperatorSettings;
+  env?: Record<string, string | undefined>;
+}): OperatorSettings {
   if (from.settings) return from.settings;
   const parsed = parseOperatorEnv(from.env ?? process.env);
   if (!parsed.ok) throw new SettingsError(parsed.problems);

@@ -6,12 +6,15 @@ import type { z } from 'zod';
 
 /** Edit distance between two short strings (insertions, deletions, substitutions, adjacent swaps). */
 export function editDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
     }
   }
   return d[a.length]![b.length]!;
@@ -28,7 +31,14 @@ export function closest(word: string, known: readonly string[]): string | null {
   return best?.key ?? null;
 }
 
-type Def = { type?: string; shape?: Record<string, z.ZodType>; innerType?: z.ZodType; in?: z.ZodType; element?: z.ZodType; options?: z.ZodType[] };
+type Def = {
+  type?: string;
+  shape?: Record<string, z.ZodType>;
+  innerType?: z.ZodType;
+  in?: z.ZodType;
+  element?: z.ZodType;
+  options?: z.ZodType[];
+};
 const defOf = (s: z.ZodType): Def => (s as unknown as { def: Def }).def;
 
 /** The object keys a schema knows at a path (through defaults, optionals, pipes, arrays and unions). */
@@ -51,7 +61,9 @@ export function issueMessage(schema: z.ZodType, issue: z.core.$ZodIssue): string
   return issue.keys
     .map((k) => {
       const near = closest(k, known);
-      return near ? `"${k}" is not a setting here; did you mean "${near}"?` : `"${k}" is not a setting here${known.length ? ` (the settings are: ${known.join(', ')})` : ''}`;
+      return near
+        ? `"${k}" is not a setting here; did you mean "${near}"?`
+        : `"${k}" is not a setting here${known.length ? ` (the settings are: ${known.join(', ')})` : ''}`;
     })
     .join('; ');
 }

@@ -9,7 +9,8 @@ import { formatItem, parseItem } from './runs/items.js';
 // What delivery code gets of the fleet: the store, the forge, the clock, the
 // log and the config refresh policy. Results are data: a value or a refusal.
 
-export type DeliveryContext = Pick<FleetContext, 'processId' | 'store' | 'forge' | 'clock' | 'log' | 'policy'> & Partial<Pick<FleetContext, 'webUrl'>>;
+export type DeliveryContext = Pick<FleetContext, 'processId' | 'store' | 'forge' | 'clock' | 'log' | 'policy'> &
+  Partial<Pick<FleetContext, 'webUrl'>>;
 
 /**
  * TR11: who makes a delivery request, from its credential (never from a body).
@@ -19,7 +20,6 @@ export type DeliveryContext = Pick<FleetContext, 'processId' | 'store' | 'forge'
 export type Actor = { role: 'operator' } | { role: 'person'; login: string } | { role: 'run'; runId: string };
 
 export const OPERATOR: Actor = { role: 'operator' };
-
 
 export interface DeliveryRepo {
   repo: RepoRef;
@@ -40,5 +40,11 @@ export async function deliveryRepo(ctx: DeliveryContext, name: RepoName): Promis
   if (delivery.state === 'absent') return refuse('delivery_not_configured', { repo: name });
   if (delivery.state === 'refused') return { ok: false, refusal: delivery.refusal };
   const prefix = cfg.config.prefix;
-  return ok({ repo, config: cfg.config, settings: delivery.settings, item: (n) => formatItem(prefix, n), parseItem: (ref) => parseItem(prefix, ref) });
+  return ok({
+    repo,
+    config: cfg.config,
+    settings: delivery.settings,
+    item: (n) => formatItem(prefix, n),
+    parseItem: (ref) => parseItem(prefix, ref),
+  });
 }

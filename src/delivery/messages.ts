@@ -7,7 +7,9 @@ import { inertInline } from '../agent/output.js';
 
 /** DP03: yoke's answer to a protection-rule request, as GitHub shows it on the waiting workflow run. */
 export function protectionComment(why: Refusal): string {
-  return why.recovery === 'Nothing to do.' ? `yoke: ${why.message}` : `yoke: ${why.message} To move it: ${why.recovery}`;
+  return why.recovery === 'Nothing to do.'
+    ? `yoke: ${why.message}`
+    : `yoke: ${why.message} To move it: ${why.recovery}`;
 }
 
 // Deployment runs
@@ -16,7 +18,15 @@ export function trackingIssueTitle(v: { id: string; repo: string; commit: string
   return `Deployment run ${v.id}: ${v.repo} at ${v.commit.slice(0, 12)}`;
 }
 
-const STAGE_MARK: Record<string, string> = { succeeded: '✅', settled: '✅', failed: '❌', running: '⏳', waiting: '⏳', pending: '·', not_entered: '·' };
+const STAGE_MARK: Record<string, string> = {
+  succeeded: '✅',
+  settled: '✅',
+  failed: '❌',
+  running: '⏳',
+  waiting: '⏳',
+  pending: '·',
+  not_entered: '·',
+};
 
 /** The tracking issue's body: stages, members, and what moves the run now. Everything comes from the run's view. */
 export function trackingIssueBody(v: TrackingView): string {
@@ -28,7 +38,10 @@ export function trackingIssueBody(v: TrackingView): string {
     '### Stages',
     ...v.stages.flatMap((s) => [
       `- ${STAGE_MARK[s.state] ?? '·'} \`${s.name}\` (${s.kind}): ${s.state.replace('_', ' ')}${s.current ? ' ← current' : ''}${s.detail ? ` · ${inertInline(s.detail)}` : ''}`,
-      ...(s.deployments ?? []).map((d) => `  - deployment [${d.id}](${d.url}) to \`${d.environment}\`: ${d.state.replace('_', ' ')}${d.logUrl ? ` · [log](${d.logUrl})` : ''}`),
+      ...(s.deployments ?? []).map(
+        (d) =>
+          `  - deployment [${d.id}](${d.url}) to \`${d.environment}\`: ${d.state.replace('_', ' ')}${d.logUrl ? ` · [log](${d.logUrl})` : ''}`,
+      ),
     ]),
     '',
     '### Members',
@@ -36,7 +49,13 @@ export function trackingIssueBody(v: TrackingView): string {
     '|---|---|---|---|',
     ...v.members.map(
       (m) =>
-        `| ${m.item} (#${m.issue}) | #${m.pr} | ${m.removed ? `removed${m.removed.reason ? `: ${escapeCell(m.removed.reason)}` : ''}` : Object.entries(m.stages).map(([s, st]) => `${s}: ${st}`).join(', ') || '—'} | ${m.delivery} |`,
+        `| ${m.item} (#${m.issue}) | #${m.pr} | ${
+          m.removed
+            ? `removed${m.removed.reason ? `: ${escapeCell(m.removed.reason)}` : ''}`
+            : Object.entries(m.stages)
+                .map(([s, st]) => `${s}: ${st}`)
+                .join(', ') || '—'
+        } | ${m.delivery} |`,
     ),
   ];
   const waits = v.stages.find((s) => s.current)?.waits ?? [];
@@ -58,8 +77,23 @@ export interface TrackingView {
   creator: string | null;
   supersedes: string | null;
   currentStage: string | null;
-  stages: { name: string; kind: string; state: string; current: boolean; detail: string | null; waits: { detail: string; command: string }[]; deployments?: { id: number; environment: string; state: string; logUrl: string | null; url: string }[] }[];
-  members: { item: string; issue: number; pr: number; removed: { reason: string | null } | null; stages: Record<string, string>; delivery: string }[];
+  stages: {
+    name: string;
+    kind: string;
+    state: string;
+    current: boolean;
+    detail: string | null;
+    waits: { detail: string; command: string }[];
+    deployments?: { id: number; environment: string; state: string; logUrl: string | null; url: string }[];
+  }[];
+  members: {
+    item: string;
+    issue: number;
+    pr: number;
+    removed: { reason: string | null } | null;
+    stages: Record<string, string>;
+    delivery: string;
+  }[];
   next: string[];
 }
 
@@ -120,7 +154,16 @@ export function qaNoticeResolved(kind: string, recipient: string, run: string, s
   return `${recipientMention(kind, recipient)} resolved: ${subject} no longer waits at stage \`${stage}\` of deployment run \`${run}\`.`;
 }
 
-export function closeoutNotice(f: { holder: string | null; item: string; issue: number; run: string; stage: string; commit: string; label: string; spend?: string | null }): string {
+export function closeoutNotice(f: {
+  holder: string | null;
+  item: string;
+  issue: number;
+  run: string;
+  stage: string;
+  commit: string;
+  label: string;
+  spend?: string | null;
+}): string {
   const who = f.holder ? `${recipientMention('holder', f.holder)} ` : '';
   const text = `${who}${f.item} is delivered: deployment run \`${f.run}\` accepted it at stage \`${f.stage}\` on \`${f.commit}\`. Issue #${f.issue} is closed as completed and labelled \`${f.label}\`.`;
   return f.spend ? `${text}\n\n${f.spend}` : text;

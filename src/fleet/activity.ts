@@ -20,7 +20,12 @@ export interface TierPolicy {
 }
 
 export function isActive(s: ActivitySignals, now: number, policy: TierPolicy): boolean {
-  return s.liveRuns > 0 || s.openRequests > 0 || s.openClaims || (s.wokenAt !== null && now - s.wokenAt < policy.activeWindowMs);
+  return (
+    s.liveRuns > 0 ||
+    s.openRequests > 0 ||
+    s.openClaims ||
+    (s.wokenAt !== null && now - s.wokenAt < policy.activeWindowMs)
+  );
 }
 
 /** How old a cached view of this repository may be and still be used instead of a probe. */

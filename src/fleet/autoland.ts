@@ -2,7 +2,14 @@ import type { ClaimView, Forge, RepoRef, ReviewView } from '../forge/types.js';
 import { canWrite } from '../kernel/permission.js';
 import type { Log } from '../kernel/log.js';
 import type { RepoConfig } from '../config/repo-config.js';
-import { fixExhaustedNotice, mergeRefusedNotice, protectedApprovedNotice, protectedHoldNotice, spendLine, verdictComment } from './messages.js';
+import {
+  fixExhaustedNotice,
+  mergeRefusedNotice,
+  protectedApprovedNotice,
+  protectedHoldNotice,
+  spendLine,
+  verdictComment,
+} from './messages.js';
 import type { ProtectedHold } from '../store/protected-holds.js';
 import { headApprovers, protectedFilesOf, protectedGlobs } from './protected-paths.js';
 import type { Store } from '../store/store.js';
@@ -61,11 +68,13 @@ export function planRepoActions(facts: RepoFacts, after: AfterLaunch, reads: Hol
   for (const pull of facts.view.pulls) {
     const claim = readClaim(facts, pull);
     if (!claim.claimed) continue;
-    if (!claim.recorded) actions.push({ type: 'record_claim', pr: pull.number, run: claim.runId, issue: claim.issueNumber });
+    if (!claim.recorded)
+      actions.push({ type: 'record_claim', pr: pull.number, run: claim.runId, issue: claim.issueNumber });
     if (!pull.labels.includes(CLAIM_LABEL)) actions.push({ type: 'label_claim', pr: pull.number, run: claim.runId });
   }
   for (const claim of facts.view.claims) {
-    for (const ig of untrustedMarkers(facts, claim.pull.number, claim.comments)) actions.push({ type: 'ignored_marker', pr: claim.pull.number, ...ig });
+    for (const ig of untrustedMarkers(facts, claim.pull.number, claim.comments))
+      actions.push({ type: 'ignored_marker', pr: claim.pull.number, ...ig });
     if (!isLandable(facts, claim)) continue;
     const n = claim.pull.number;
     const current = verdictAtHead(facts.runs, claim.pull);
@@ -73,12 +82,22 @@ export function planRepoActions(facts: RepoFacts, after: AfterLaunch, reads: Hol
     let released = true;
     if (current?.verdict === 'accept') {
       const files = protectedChangeOf(facts, claim);
-      if (!files.length && !reads.holds.has(`${n}@${claim.pull.headSha}`)) actions.push({ type: 'clear_head', pr: n, sha: claim.pull.headSha });
+      if (!files.length && !reads.holds.has(`${n}@${claim.pull.headSha}`))
+        actions.push({ type: 'clear_head', pr: n, sha: claim.pull.headSha });
       if (files.length) {
         const held = reads.holds.get(`${n}@${claim.pull.headSha}`);
         const by = held?.approvedBy ?? reads.writerApprovers.get(n)?.[0] ?? null;
-        if (!held || held.commentId === null) actions.push({ type: 'hold_protected', pr: n, sha: claim.pull.headSha, files });
-        else if (!held.approvedBy && by) actions.push({ type: 'approve_hold', pr: n, sha: claim.pull.headSha, files: held.files, by, commentId: held.commentId });
+        if (!held || held.commentId === null)
+          actions.push({ type: 'hold_protected', pr: n, sha: claim.pull.headSha, files });
+        else if (!held.approvedBy && by)
+          actions.push({
+            type: 'approve_hold',
+            pr: n,
+            sha: claim.pull.headSha,
+            files: held.files,
+            by,
+            commentId: held.commentId,
+          });
         released = Boolean(held && by);
       }
     }
@@ -90,7 +109,13 @@ export function planRepoActions(facts: RepoFacts, after: AfterLaunch, reads: Hol
       !after.attempted(n, claim.pull.headSha, current.runId) &&
       !hasBlockingReview(facts, claim.reviews, claim.pull.author)
     ) {
-      actions.push({ type: 'merge', pr: n, sha: claim.pull.headSha, method: facts.config.autoland.merge_method, run: current.runId });
+      actions.push({
+        type: 'merge',
+        pr: n,
+        sha: claim.pull.headSha,
+        method: facts.config.autoland.merge_method,
+        run: current.runId,
+      });
     }
     if (shouldSpawnFix(facts, claim) === 'exhausted' && !claim.pull.labels.includes(STUCK_LABEL)) {
       actions.push({ type: 'fix_exhausted', pr: n, attempts: facts.config.fix_forward.max_attempts });
@@ -127,56 +152,107 @@ export interface MergedClaim {
 }
 
 /** The port through which the fleet says "merged at sha"; it gets the same forge and store the merge used. */
-export type MergeListener = (deps: Pick<ActionDeps, 'store' | 'forge' | 'now' | 'log'>, merged: MergedClaim) => Promise<void>;
+export type MergeListener = (
+  deps: Pick<ActionDeps, 'store' | 'forge' | 'now' | 'log'>,
+  merged: MergedClaim,
+) => Promise<void>;
 
-export async function executeRepoActions(deps: ActionDeps, facts: RepoFacts, actions: readonly RepoAction[]): Promise<void> {
+export async function executeRepoActions(
+  deps: ActionDeps,
+  facts: RepoFacts,
+  actions: readonly RepoAction[],
+): Promise<void> {
   const { forge, store, log } = deps;
   for (const a of actions) {
     try {
       if (a.type === 'record_claim') {
-        await store.claims.record({ repo: facts.repo.fullName, prNumber: a.pr, runId: a.run, issueNumber: a.issue, recordedAt: deps.now() });
+        await store.claims.record({
+          repo: facts.repo.fullName,
+          prNumber: a.pr,
+          runId: a.run,
+          issueNumber: a.issue,
+          recordedAt: deps.now(),
+        });
       } else if (a.type === 'label_claim') {
         await forge.addLabels(facts.repo, a.pr, [CLAIM_LABEL]);
       } else if (a.type === 'merge') {
         const res = await forge.merge(facts.repo, a.pr, a.sha, a.method);
         if (res.ok) {
-          await store.merges.record({ repo: facts.repo.fullName, prNumber: a.pr, headSha: a.sha, state: 'merged', detail: null, at: deps.now(), runId: a.run });
+          await store.merges.record({
+            repo: facts.repo.fullName,
+            prNumber: a.pr,
+            headSha: a.sha,
+            state: 'merged',
+            detail: null,
+            at: deps.now(),
+            runId: a.run,
+          });
           log.info({ repo: facts.repo.fullName, pr: a.pr, sha: a.sha }, 'merged accepted claim PR');
           await deps.onMerged?.(deps, { repo: facts.repo, pr: a.pr, mergeSha: res.sha, config: facts.config });
         } else {
-          await store.merges.record({ repo: facts.repo.fullName, prNumber: a.pr, headSha: a.sha, state: 'refused', detail: res.message, at: deps.now(), runId: a.run });
+          await store.merges.record({
+            repo: facts.repo.fullName,
+            prNumber: a.pr,
+            headSha: a.sha,
+            state: 'refused',
+            detail: res.message,
+            at: deps.now(),
+            runId: a.run,
+          });
           await forge.createComment(facts.repo, a.pr, mergeRefusedNotice(a.pr, a.sha, res.message));
         }
       } else if (a.type === 'clear_head') {
-        await store.protectedHolds.hold({ repo: facts.repo.fullName, prNumber: a.pr, headSha: a.sha, files: [], recordedAt: deps.now() });
+        await store.protectedHolds.hold({
+          repo: facts.repo.fullName,
+          prNumber: a.pr,
+          headSha: a.sha,
+          files: [],
+          recordedAt: deps.now(),
+        });
       } else if (a.type === 'hold_protected') {
         await holdProtected(deps, facts, a);
       } else if (a.type === 'approve_hold') {
         await store.protectedHolds.approve(facts.repo.fullName, a.pr, a.sha, a.by);
-        if (a.commentId !== null) await forge.editComment(facts.repo, a.commentId, protectedApprovedNotice(a.pr, a.sha, a.files, a.by));
+        if (a.commentId !== null)
+          await forge.editComment(facts.repo, a.commentId, protectedApprovedNotice(a.pr, a.sha, a.files, a.by));
         log.info({ repo: facts.repo.fullName, pr: a.pr, sha: a.sha, by: a.by }, 'a writer approved a held head');
       } else if (a.type === 'fix_exhausted') {
         await forge.addLabels(facts.repo, a.pr, [STUCK_LABEL]);
         const author = facts.view.claims.find((c) => c.pull.number === a.pr)?.pull.author ?? null;
         await forge.createComment(facts.repo, a.pr, fixExhaustedNotice(author, a.pr, a.attempts));
       } else {
-        log.warn({ repo: facts.repo.fullName, pr: a.pr, comment: a.commentId, author: a.author, reason: a.reason }, 'ignored verdict marker');
+        log.warn(
+          { repo: facts.repo.fullName, pr: a.pr, comment: a.commentId, author: a.author, reason: a.reason },
+          'ignored verdict marker',
+        );
       }
     } catch (err) {
-      log.warn({ repo: facts.repo.fullName, action: a.type, err: String(err) }, 'repo action failed; the next pass re-derives it');
+      log.warn(
+        { repo: facts.repo.fullName, action: a.type, err: String(err) },
+        'repo action failed; the next pass re-derives it',
+      );
     }
   }
 }
 
 /** Records the hold, then says so in the PR's one hold comment: a newer head's hold edits the comment an older one posted. */
-async function holdProtected(deps: ActionDeps, facts: RepoFacts, a: Extract<RepoAction, { type: 'hold_protected' }>): Promise<void> {
+async function holdProtected(
+  deps: ActionDeps,
+  facts: RepoFacts,
+  a: Extract<RepoAction, { type: 'hold_protected' }>,
+): Promise<void> {
   const { store, forge, log } = deps;
   const repo = facts.repo.fullName;
-  const earlier = (await store.protectedHolds.list(repo)).filter((h) => h.prNumber === a.pr && h.commentId !== null).at(-1);
+  const earlier = (await store.protectedHolds.list(repo))
+    .filter((h) => h.prNumber === a.pr && h.commentId !== null)
+    .at(-1);
   await store.protectedHolds.hold({ repo, prNumber: a.pr, headSha: a.sha, files: a.files, recordedAt: deps.now() });
   log.info({ repo, pr: a.pr, sha: a.sha, files: a.files }, 'held an accepted head that changes protected paths');
   const text = protectedHoldNotice(a.pr, a.sha, a.files);
-  const id = earlier?.commentId && (await forge.editComment(facts.repo, earlier.commentId, text)) ? earlier.commentId : await forge.createComment(facts.repo, a.pr, text);
+  const id =
+    earlier?.commentId && (await forge.editComment(facts.repo, earlier.commentId, text))
+      ? earlier.commentId
+      : await forge.createComment(facts.repo, a.pr, text);
   await store.protectedHolds.setComment(repo, a.pr, a.sha, id);
 }
 
@@ -185,10 +261,13 @@ async function holdProtected(deps: ActionDeps, facts: RepoFacts, a: Extract<Repo
  * changes a protected path and is not yet released, which of its approvers GitHub says can write.
  */
 export async function readHolds(deps: Pick<ActionDeps, 'store' | 'forge'>, facts: RepoFacts): Promise<HoldReads> {
-  const holds = new Map((await deps.store.protectedHolds.list(facts.repo.fullName)).map((h) => [`${h.prNumber}@${h.headSha}`, h]));
+  const holds = new Map(
+    (await deps.store.protectedHolds.list(facts.repo.fullName)).map((h) => [`${h.prNumber}@${h.headSha}`, h]),
+  );
   const writerApprovers = new Map<number, string[]>();
   for (const claim of facts.view.claims) {
-    if (verdictAtHead(facts.runs, claim.pull)?.verdict !== 'accept' || !protectedChangeOf(facts, claim).length) continue;
+    if (verdictAtHead(facts.runs, claim.pull)?.verdict !== 'accept' || !protectedChangeOf(facts, claim).length)
+      continue;
     if (holds.get(`${claim.pull.number}@${claim.pull.headSha}`)?.approvedBy) continue;
     const writers: string[] = [];
     for (const login of headApprovers(claim.reviews, claim.pull.headSha, claim.pull.author)) {
@@ -202,16 +281,27 @@ export async function readHolds(deps: Pick<ActionDeps, 'store' | 'forge'>, facts
 }
 
 /** Posts lander verdicts as marker comments; idempotent through runs.verdict_comment_id. */
-export async function postVerdict(deps: ActionDeps, run: Run, repo: Parameters<Forge['createComment']>[0]): Promise<void> {
+export async function postVerdict(
+  deps: ActionDeps,
+  run: Run,
+  repo: Parameters<Forge['createComment']>[0],
+): Promise<void> {
   if (!run.verdict || run.verdictCommentId !== null || run.prNumber === null || !run.headSha) return;
-  const spend = spendLine(run.issueNumber ? `#${run.issueNumber}` : `#${run.prNumber}`, await deps.store.runs.spendOfWork(run.repo, run.issueNumber, run.prNumber));
-  const id = await deps.forge.createComment(repo, run.prNumber, verdictComment({ run: run.id, sha: run.headSha, verdict: run.verdict }, run.summary, spend));
+  const spend = spendLine(
+    run.issueNumber ? `#${run.issueNumber}` : `#${run.prNumber}`,
+    await deps.store.runs.spendOfWork(run.repo, run.issueNumber, run.prNumber),
+  );
+  const id = await deps.forge.createComment(
+    repo,
+    run.prNumber,
+    verdictComment({ run: run.id, sha: run.headSha, verdict: run.verdict }, run.summary, spend),
+  );
   await deps.store.runs.setVerdictComment(run.id, id);
 }
 
 /** Every reported verdict whose marker is not yet posted; a failure is retried next pass. Call under the pass lock. */
 export async function postPendingVerdicts(deps: ActionDeps): Promise<void> {
-  for (const run of (await deps.store.runs.listUnpostedVerdicts())) {
+  for (const run of await deps.store.runs.listUnpostedVerdicts()) {
     const repo = await repoRefOf(deps.store, run.repo);
     if (!repo) continue;
     try {

@@ -60,4 +60,12 @@ export interface WaitingItem {
   recovery: string;
 }
 
-export const waitingItem = (w: Waiting): WaitingItem => ({ repo: w.repo, stage: w.stage, subject: w.subject, title: w.title ?? null, code: w.reason.code, message: w.reason.message, recovery: w.reason.recovery });
+export const waitingItem = (w: Waiting): WaitingItem => ({
+  repo: w.repo,
+  stage: w.stage,
+  subject: w.subject,
+  title: w.title ?? null,
+  code: w.reason.code,
+  message: w.reason.message,
+  recovery: w.reason.recovery,
+});

@@ -39,7 +39,12 @@ export interface CheckAction {
 const short = (sha: string) => sha.slice(0, 7);
 
 /** What the check run of one head should say, from the lander runs at that head (oldest first) and whether the PR has moved past it. */
-export function checkFor(runs: readonly Run[], superseded: boolean, policy: CheckPlanPolicy, hold: ProtectedHold | null = null): { written: string; check: CheckRunWrite } {
+export function checkFor(
+  runs: readonly Run[],
+  superseded: boolean,
+  policy: CheckPlanPolicy,
+  hold: ProtectedHold | null = null,
+): { written: string; check: CheckRunWrite } {
   const last = runs.at(-1)!;
   const head = last.headSha!;
   const base = { name: CHECK_NAME, externalId: last.id, detailsUrl: runUrl(policy.webUrl, last) };
@@ -48,12 +53,24 @@ export function checkFor(runs: readonly Run[], superseded: boolean, policy: Chec
     // TR14: accepted, but until a pass has read what the change touches the check does not say success.
     return {
       written: `in_progress:checking:${judged.id}`,
-      check: { ...base, externalId: judged.id, detailsUrl: runUrl(policy.webUrl, judged), status: 'in_progress', conclusion: null, title: `Accepted at ${short(head)}; checking what it changes`, summary: `Lander run \`${judged.id}\` accepted this head. yoke is reading which files it changes: one that touches a protected path waits for a person's approval.` },
+      check: {
+        ...base,
+        externalId: judged.id,
+        detailsUrl: runUrl(policy.webUrl, judged),
+        status: 'in_progress',
+        conclusion: null,
+        title: `Accepted at ${short(head)}; checking what it changes`,
+        summary: `Lander run \`${judged.id}\` accepted this head. yoke is reading which files it changes: one that touches a protected path waits for a person's approval.`,
+      },
     };
   }
   if (judged?.verdict === 'accept' && hold && hold.files.length && !hold.approvedBy) {
     // TR14: accepted, but the change touches what yoke trusts: it blocks a required check until a person approves.
-    const why = makeRefusal('protected_paths_changed', { number: last.prNumber!, sha: short(head), files: protectedFileList(hold.files) });
+    const why = makeRefusal('protected_paths_changed', {
+      number: last.prNumber!,
+      sha: short(head),
+      files: protectedFileList(hold.files),
+    });
     return {
       written: `completed:action_required:${judged.id}`,
       check: {
@@ -69,7 +86,10 @@ export function checkFor(runs: readonly Run[], superseded: boolean, policy: Chec
   }
   if (judged) {
     const accepted = judged.verdict === 'accept';
-    const approved = accepted && hold?.approvedBy && hold.files.length ? `\n\nIt changes ${protectedFileList(hold.files)}; ${hold.approvedBy} approved this head.` : '';
+    const approved =
+      accepted && hold?.approvedBy && hold.files.length
+        ? `\n\nIt changes ${protectedFileList(hold.files)}; ${hold.approvedBy} approved this head.`
+        : '';
     return {
       written: `completed:${accepted ? 'success' : 'failure'}:${judged.id}${approved ? ':approved' : ''}`,
       check: {
@@ -87,12 +107,23 @@ export function checkFor(runs: readonly Run[], superseded: boolean, policy: Chec
   const attempts = runs.length;
   if (!live && (superseded || attempts >= policy.landerAttemptsPerHead)) {
     const why = superseded
-      ? { message: `The PR moved past ${short(head)} before a lander gave a verdict; yoke validates its newer head instead.`, recovery: 'Nothing to do here: see the check run on the newer head.' }
+      ? {
+          message: `The PR moved past ${short(head)} before a lander gave a verdict; yoke validates its newer head instead.`,
+          recovery: 'Nothing to do here: see the check run on the newer head.',
+        }
       : makeRefusal('lander_attempts_used_up', { repo: last.repo, number: last.prNumber!, sha: head, attempts });
-    const outcomes = runs.map((r) => `- \`${r.id}\`: ${r.outcome ?? 'ended'}${r.outcomeReason ? ` (${r.outcomeReason})` : ''}`).join('\n');
+    const outcomes = runs
+      .map((r) => `- \`${r.id}\`: ${r.outcome ?? 'ended'}${r.outcomeReason ? ` (${r.outcomeReason})` : ''}`)
+      .join('\n');
     return {
       written: `completed:neutral:${last.id}`,
-      check: { ...base, status: 'completed', conclusion: 'neutral', title: `yoke gave up on ${short(head)}`, summary: `${why.message}\n\n${outcomes}\n\nTo recover: ${why.recovery}` },
+      check: {
+        ...base,
+        status: 'completed',
+        conclusion: 'neutral',
+        title: `yoke gave up on ${short(head)}`,
+        summary: `${why.message}\n\n${outcomes}\n\nTo recover: ${why.recovery}`,
+      },
     };
   }
   const current = live ?? last;
@@ -115,7 +146,12 @@ export function checkFor(runs: readonly Run[], superseded: boolean, policy: Chec
 }
 
 /** The check run writes the store says are owed: one per lander head whose check says something new. */
-export function planCheckRuns(landers: readonly Run[], records: readonly CheckRecord[], policy: CheckPlanPolicy, holds: readonly ProtectedHold[] = []): CheckAction[] {
+export function planCheckRuns(
+  landers: readonly Run[],
+  records: readonly CheckRecord[],
+  policy: CheckPlanPolicy,
+  holds: readonly ProtectedHold[] = [],
+): CheckAction[] {
   const held = new Map(holds.map((h) => [`${h.repo}#${h.prNumber}@${h.headSha}`, h]));
   const heads = new Map<string, Run[]>();
   const latestHead = new Map<string, string>();
@@ -135,7 +171,14 @@ export function planCheckRuns(landers: readonly Run[], records: readonly CheckRe
     if (!record && superseded) continue;
     const { written, check } = checkFor(runs, superseded, policy, held.get(key) ?? null);
     if (record?.written === written) continue;
-    out.push({ repo: first.repo, prNumber: first.prNumber!, headSha: first.headSha!, checkRunId: record?.checkRunId ?? null, written, check });
+    out.push({
+      repo: first.repo,
+      prNumber: first.prNumber!,
+      headSha: first.headSha!,
+      checkRunId: record?.checkRunId ?? null,
+      written,
+      check,
+    });
   }
   return out;
 }
@@ -175,18 +218,31 @@ export interface CheckDeps {
 export async function syncLanderChecks(deps: CheckDeps): Promise<void> {
   const { store, forge, log, refusals } = deps;
   const landers = await store.runs.listLanders(deps.now() - FOLLOW_MS);
-  for (const a of planCheckRuns(landers, await store.checkRuns.list(), deps.policy, await store.protectedHolds.list())) {
+  for (const a of planCheckRuns(
+    landers,
+    await store.checkRuns.list(),
+    deps.policy,
+    await store.protectedHolds.list(),
+  )) {
     const repo = await repoRefOf(store, a.repo);
     if (!repo || refusals.blocked(repo.installationId, deps.now())) continue;
     try {
       const id = a.checkRunId ?? (await forge.createCheckRun(repo, a.headSha, a.check));
       if (a.checkRunId !== null) await forge.updateCheckRun(repo, a.checkRunId, a.check);
-      await store.checkRuns.record({ repo: a.repo, prNumber: a.prNumber, headSha: a.headSha, checkRunId: id, written: a.written }, deps.now());
+      await store.checkRuns.record(
+        { repo: a.repo, prNumber: a.prNumber, headSha: a.headSha, checkRunId: id, written: a.written },
+        deps.now(),
+      );
       refusals.cleared(repo.installationId);
     } catch (err) {
       const e = classifyGitHubError(err);
       if (e.status === 403) refusals.refused(repo.installationId, deps.now());
-      log.warn({ repo: a.repo, pr: a.prNumber, head: a.headSha, err: e.message }, e.status === 403 ? 'the installation refused a check run (is checks: write granted?); tried again later' : 'could not write the yoke/lander check run; retried next pass');
+      log.warn(
+        { repo: a.repo, pr: a.prNumber, head: a.headSha, err: e.message },
+        e.status === 403
+          ? 'the installation refused a check run (is checks: write granted?); tried again later'
+          : 'could not write the yoke/lander check run; retried next pass',
+      );
     }
   }
 }

@@ -7,10 +7,18 @@ import { isAfkKind, type Run } from '../store/runs.js';
 // its `Yoke-Run:` trailer, an unclaimed AFK run of the issue it closes. The
 // `yoke:claim` label only displays it: a label added by hand grants nothing.
 
-export const CLAIM_REFUSALS = ['no_trailer', 'head_elsewhere', 'unknown_run', 'not_afk_run', 'wrong_issue', 'run_claimed'] as const;
+export const CLAIM_REFUSALS = [
+  'no_trailer',
+  'head_elsewhere',
+  'unknown_run',
+  'not_afk_run',
+  'wrong_issue',
+  'run_claimed',
+] as const;
 export type ClaimRefusal = (typeof CLAIM_REFUSALS)[number];
 
-export type ClaimReading = { claimed: true; runId: string; issueNumber: number; recorded: boolean } | { claimed: false; why: ClaimRefusal };
+export type ClaimReading =
+  { claimed: true; runId: string; issueNumber: number; recorded: boolean } | { claimed: false; why: ClaimRefusal };
 
 export interface ClaimFacts {
   repo: { fullName: string };
@@ -26,13 +34,20 @@ export function readClaim(facts: ClaimFacts, pull: PullView): ClaimReading {
   const recorded = facts.claims.get(pull.number);
   if (recorded) return { claimed: true, runId: recorded.runId, issueNumber: recorded.issueNumber, recorded: true };
   if (pull.yokeRun === null) return { claimed: false, why: 'no_trailer' };
-  if (pull.headRepo?.toLowerCase() !== facts.repo.fullName.toLowerCase()) return { claimed: false, why: 'head_elsewhere' };
+  if (pull.headRepo?.toLowerCase() !== facts.repo.fullName.toLowerCase())
+    return { claimed: false, why: 'head_elsewhere' };
   const run = facts.runs.find((r) => r.id === pull.yokeRun);
   if (!run) return { claimed: false, why: 'unknown_run' };
   if (!isAfkKind(run.kind) || run.issueNumber === null) return { claimed: false, why: 'not_afk_run' };
   if (!pull.closes.includes(run.issueNumber)) return { claimed: false, why: 'wrong_issue' };
   if ([...facts.claims.values()].some((c) => c.runId === run.id)) return { claimed: false, why: 'run_claimed' };
-  const earlier = facts.view.pulls.some((p) => p.number < pull.number && p.yokeRun === run.id && p.headRepo?.toLowerCase() === facts.repo.fullName.toLowerCase() && p.closes.includes(run.issueNumber!));
+  const earlier = facts.view.pulls.some(
+    (p) =>
+      p.number < pull.number &&
+      p.yokeRun === run.id &&
+      p.headRepo?.toLowerCase() === facts.repo.fullName.toLowerCase() &&
+      p.closes.includes(run.issueNumber!),
+  );
   if (earlier) return { claimed: false, why: 'run_claimed' };
   return { claimed: true, runId: run.id, issueNumber: run.issueNumber, recorded: false };
 }

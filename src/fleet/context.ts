@@ -43,11 +43,19 @@ export interface FleetPolicy extends CapPolicy {
 
 export const DEFAULT_VISIBILITY_POLICY = { dashboardIssuesPerPass: 10, checkRetryMs: 10 * 60_000 } as const;
 
-export const DEFAULT_LABEL_POLICY = { labelSyncMs: 5 * 60_000, labelLookbackMs: 30 * 86_400_000, labelGraceMs: 60_000 } as const;
+export const DEFAULT_LABEL_POLICY = {
+  labelSyncMs: 5 * 60_000,
+  labelLookbackMs: 30 * 86_400_000,
+  labelGraceMs: 60_000,
+} as const;
 
 export const DEFAULT_COMMAND_POLICY = { commandAttempts: 3, commandStaleMs: 10 * 60_000 } as const;
 
-export const DEFAULT_CLOSEOUT_POLICY = { closeoutBudgetMs: 5_000, closeoutOrder: 'run', closeoutStaleMs: 10 * 60_000 } as const;
+export const DEFAULT_CLOSEOUT_POLICY = {
+  closeoutBudgetMs: 5_000,
+  closeoutOrder: 'run',
+  closeoutStaleMs: 10 * 60_000,
+} as const;
 
 /**
  * What the people-facing edges (commands, the HTTP API, run reports, the

@@ -10,9 +10,10 @@ import { autoLoopOn, isPaused, repoRefOf } from './repo-state.js';
 // The actions people take, shared by comment commands and the HTTP API.
 // Each answers with data: what happened, or a refusal with its recovery.
 
-
-
-async function optedIn(ctx: FleetContext, name: RepoName): Promise<{ repo: RepoRef; config: RepoConfig } | { refusal: Result<string> }> {
+async function optedIn(
+  ctx: FleetContext,
+  name: RepoName,
+): Promise<{ repo: RepoRef; config: RepoConfig } | { refusal: Result<string> }> {
   const repo = await repoRefOf(ctx.store, name);
   if (!repo) return { refusal: refuse('repo_not_opted_in', { repo: name }) };
   const cfg = await ctx.forge.readConfig(repo, { maxAgeMs: ctx.policy.configRefreshMs });
@@ -22,11 +23,17 @@ async function optedIn(ctx: FleetContext, name: RepoName): Promise<{ repo: RepoR
 }
 
 /** A manual AFK start: recorded as a request the next pass launches (SP01), refused while paused (SP15). */
-export async function requestStart(ctx: FleetContext, name: RepoName, issue: number, by: string): Promise<Result<string>> {
+export async function requestStart(
+  ctx: FleetContext,
+  name: RepoName,
+  issue: number,
+  by: string,
+): Promise<Result<string>> {
   const got = await optedIn(ctx, name);
   if ('refusal' in got) return got.refusal;
   const { store, forge, clock } = ctx;
-  if (isPaused((await store.repos.get(name))!)) return refuse('repo_paused', { repo: name, threshold: ctx.policy.pauseThreshold });
+  if (isPaused((await store.repos.get(name))!))
+    return refuse('repo_paused', { repo: name, threshold: ctx.policy.pauseThreshold });
   const found = await forge.getIssue(got.repo, issue);
   if (!found || found.state !== 'open' || found.isPull) return refuse('issue_not_found', { repo: name, number: issue });
   const live = await store.runs.liveForSubject(name, issueSubject(issue));
@@ -86,7 +93,9 @@ export async function repoStatus(ctx: FleetContext, name: RepoName): Promise<Res
       liveFleetWide: live.length,
       autoland: got.config.autoland.enabled,
       fixForward: got.config.fix_forward.enabled,
-      live: live.filter((r) => r.repo === name).map((r) => ({ id: r.id, kind: r.kind, subject: r.subject, deadline: r.budgetDeadline })),
+      live: live
+        .filter((r) => r.repo === name)
+        .map((r) => ({ id: r.id, kind: r.kind, subject: r.subject, deadline: r.budgetDeadline })),
     }),
   );
 }

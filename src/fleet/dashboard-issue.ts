@@ -42,7 +42,9 @@ export function viewDashboardIssue(i: DashboardIssueInputs): DashboardIssueView 
       .filter((r) => r.status === 'live')
       .map((r) => ({ id: r.id, kind: r.kind, subject: r.subject, title: r.title, workflowUrl: runUrl(i.webUrl, r) })),
     waiting: i.waiting.map(waitingItem),
-    stuck: facts.view.pulls.filter((p) => p.labels.includes(STUCK_LABEL)).map((p) => ({ number: p.number, title: p.title })),
+    stuck: facts.view.pulls
+      .filter((p) => p.labels.includes(STUCK_LABEL))
+      .map((p) => ({ number: p.number, title: p.title })),
     owed: i.owed.map((o) => ({ issue: o.issueNumber, pr: o.prNumber })),
     spentToday: facts.spentToday.repo,
     dailyUsd: facts.config.budget?.daily_usd ?? null,
@@ -63,7 +65,11 @@ export interface DashboardIssueDeps {
  * creates one) the first time, then edits its body only when the text changes.
  * Returns what it wrote, for the pass log.
  */
-export async function syncDashboardIssue(deps: DashboardIssueDeps, view: DashboardIssueView, facts: RepoFacts): Promise<'created' | 'edited' | 'unchanged'> {
+export async function syncDashboardIssue(
+  deps: DashboardIssueDeps,
+  view: DashboardIssueView,
+  facts: RepoFacts,
+): Promise<'created' | 'edited' | 'unchanged'> {
   const { store, forge } = deps;
   const body = dashboardIssueBody(view);
   const digest = digestOf(body);
@@ -71,7 +77,11 @@ export async function syncDashboardIssue(deps: DashboardIssueDeps, view: Dashboa
   if (known?.bodyDigest === digest) return 'unchanged';
   let number = known?.issueNumber ?? (await forge.findOpenIssue(facts.repo, CONTROL_LABEL));
   if (number === null) {
-    number = await forge.createIssue(facts.repo, { title: dashboardIssueTitle(view.repo), body, labels: [CONTROL_LABEL] });
+    number = await forge.createIssue(facts.repo, {
+      title: dashboardIssueTitle(view.repo),
+      body,
+      labels: [CONTROL_LABEL],
+    });
     await store.dashboardIssues.record(view.repo, number, digest, deps.now());
     return 'created';
   }

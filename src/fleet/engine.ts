@@ -14,7 +14,8 @@ import type { Candidate } from './candidate.js';
 import type { FleetContext, FleetPolicy } from './context.js';
 import { postPauseNotice } from './housekeeping.js';
 import { SerialLock } from './lock.js';
-import { gatherPass, spawnOnce, type PassDeps, type PassReport, type PassTrigger } from './pass.js';
+import { spawnOnce, type PassReport, type PassTrigger } from './pass.js';
+import { gatherPass, type PassDeps } from './gather.js';
 import { RepoActivity } from './activity.js';
 import { reapRuns, type Reaped } from './reaper.js';
 import { repoRefOf } from './repo-state.js';
@@ -91,7 +92,14 @@ export class Engine {
         void this.serial(async () => {
           await postPendingVerdicts({ store, forge, now: () => clock.now(), log });
           const checkPolicy = { landerAttemptsPerHead: policy.landerAttemptsPerHead, webUrl: this.deps.webUrl };
-          await syncLanderChecks({ store, forge, now: () => clock.now(), log, policy: checkPolicy, refusals: this.checkRefusals });
+          await syncLanderChecks({
+            store,
+            forge,
+            now: () => clock.now(),
+            log,
+            policy: checkPolicy,
+            refusals: this.checkRefusals,
+          });
         }),
     };
   }
@@ -156,7 +164,10 @@ export class Engine {
   }
 
   private logPassError(err: unknown): void {
-    this.deps.log.error({ err: err instanceof Error ? err.stack : String(err) }, 'spawn pass failed; the next tick re-derives everything');
+    this.deps.log.error(
+      { err: err instanceof Error ? err.stack : String(err) },
+      'spawn pass failed; the next tick re-derives everything',
+    );
   }
 
   private queue(trigger: PassTrigger, pass: () => Promise<PassReport>): Promise<PassReport> {
@@ -230,9 +241,16 @@ export class Engine {
     for (const r of reaped) {
       // A run that just ended may have left work behind (its claim PR): its repository is probed next.
       this.activity.wake(r.run.repo, clock.now());
-      log.info({ run: r.run.id, kind: r.run.kind, repo: r.run.repo, outcome: r.outcome, reason: r.reason }, 'reaped run');
+      log.info(
+        { run: r.run.id, kind: r.run.kind, repo: r.run.repo, outcome: r.outcome, reason: r.reason },
+        'reaped run',
+      );
       if (r.effect === 'paused') {
-        await postPauseNotice({ store, forge, log, now: () => clock.now(), pauseThreshold: policy.pauseThreshold }, r.run.repo, r.run.issueNumber);
+        await postPauseNotice(
+          { store, forge, log, now: () => clock.now(), pauseThreshold: policy.pauseThreshold },
+          r.run.repo,
+          r.run.issueNumber,
+        );
       }
     }
     return reaped;

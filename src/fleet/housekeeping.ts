@@ -41,14 +41,23 @@ export async function executeHousekeeping(deps: HousekeepingDeps, planned: reado
         await store.requests.drop(h.requestId);
         break;
       case 'record_afk_label':
-        await store.afkLabels.record({ repo: h.repo, issueNumber: h.issue, bodyDigest: h.digest, labelledBy: h.labelledBy, recordedAt: deps.now() });
+        await store.afkLabels.record({
+          repo: h.repo,
+          issueNumber: h.issue,
+          bodyDigest: h.digest,
+          labelledBy: h.labelledBy,
+          recordedAt: deps.now(),
+        });
         break;
       case 'notify_issue_edited':
         try {
           await forge.createComment(h.repo, h.issue, issueEditedNotice(h.repo.fullName, h.issue, h.label));
           await store.afkLabels.setNotified(h.repo.fullName, h.issue, h.digest);
         } catch (err) {
-          log.warn({ repo: h.repo.fullName, issue: h.issue, err: String(err) }, 'could not say that an edited issue waits; retried next pass');
+          log.warn(
+            { repo: h.repo.fullName, issue: h.issue, err: String(err) },
+            'could not say that an edited issue waits; retried next pass',
+          );
         }
         break;
       case 'disable': {
@@ -59,7 +68,10 @@ export async function executeHousekeeping(deps: HousekeepingDeps, planned: reado
           try {
             await forge.createComment(h.repo, h.controlIssue, disabledNotice(h.repo.fullName, h.reason));
           } catch (err) {
-            log.warn({ repo: h.repo.fullName, err: String(err) }, 'could not post the disabled notice; retried next pass');
+            log.warn(
+              { repo: h.repo.fullName, err: String(err) },
+              'could not post the disabled notice; retried next pass',
+            );
             break;
           }
         }
@@ -71,7 +83,11 @@ export async function executeHousekeeping(deps: HousekeepingDeps, planned: reado
 }
 
 /** SP15: tells the issue whose AFK failure paused its repository. */
-export async function postPauseNotice(deps: HousekeepingDeps & { pauseThreshold: number }, name: RepoName, issue: number | null): Promise<void> {
+export async function postPauseNotice(
+  deps: HousekeepingDeps & { pauseThreshold: number },
+  name: RepoName,
+  issue: number | null,
+): Promise<void> {
   const repo = await repoRefOf(deps.store, name);
   const state = await deps.store.repos.get(name);
   if (!repo || !state || issue === null) return;

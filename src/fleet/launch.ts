@@ -106,26 +106,45 @@ export interface LaunchDeps extends LockedLaunchDeps {
  * repository's and the fleet's); a fix's are not, since the daily budget
  * never stops finishing work in flight.
  */
-export function runLimits(facts: Pick<RepoFacts, 'config' | 'spentToday' | 'fleetDailyUsd'>, kind: RunKind): LaunchSpec['limits'] {
+export function runLimits(
+  facts: Pick<RepoFacts, 'config' | 'spentToday' | 'fleetDailyUsd'>,
+  kind: RunKind,
+): LaunchSpec['limits'] {
   const daily = isAfkKind(kind)
-    ? [facts.config.budget ? facts.config.budget.daily_usd - facts.spentToday.repo : undefined, facts.fleetDailyUsd !== null ? facts.fleetDailyUsd - facts.spentToday.fleet : undefined]
+    ? [
+        facts.config.budget ? facts.config.budget.daily_usd - facts.spentToday.repo : undefined,
+        facts.fleetDailyUsd !== null ? facts.fleetDailyUsd - facts.spentToday.fleet : undefined,
+      ]
     : [];
   const left = [facts.config.agent.max_usd, ...daily].filter((n): n is number => n !== undefined);
   const allow = facts.config.agent.network.allow;
-  return { maxTurns: facts.config.agent.max_turns, maxUsd: left.length ? Math.max(0, Math.round(Math.min(...left) * 100) / 100) : null, ...(allow.length ? { networkAllow: allow } : {}) };
+  return {
+    maxTurns: facts.config.agent.max_turns,
+    maxUsd: left.length ? Math.max(0, Math.round(Math.min(...left) * 100) / 100) : null,
+    ...(allow.length ? { networkAllow: allow } : {}),
+  };
 }
 
 /** The newest rejection of the PR a fix repairs: its summary carries the failing output (its end, where the failure is). */
 export function rejectionFor(c: Candidate, runs: readonly Run[]): string | null {
   if (c.kind !== 'fix' || c.prNumber === null) return null;
-  const lander = [...runs].reverse().find((r) => r.kind === 'lander' && r.prNumber === c.prNumber && r.verdict === 'reject');
+  const lander = [...runs]
+    .reverse()
+    .find((r) => r.kind === 'lander' && r.prNumber === c.prNumber && r.verdict === 'reject');
   if (!lander) return null;
   const text = lander.summary ?? `The lander rejected #${c.prNumber} at ${lander.headSha ?? 'its head'}.`;
   return text.length > REJECTION_LIMIT ? `…${text.slice(-REJECTION_LIMIT)}` : text;
 }
 
 /** The facts a run starts with: its candidate, its recorded id and secret, where its workflow lives, and the agent's limits and rejection. */
-export function buildLaunchSpec(c: Candidate, rec: Recorded, repo: RepoRef, where: { workflow: string; ref: string }, apiUrl: string, extra: Pick<LaunchSpec, 'limits' | 'rejection'>): LaunchSpec {
+export function buildLaunchSpec(
+  c: Candidate,
+  rec: Recorded,
+  repo: RepoRef,
+  where: { workflow: string; ref: string },
+  apiUrl: string,
+  extra: Pick<LaunchSpec, 'limits' | 'rejection'>,
+): LaunchSpec {
   return {
     runId: rec.runId,
     kind: c.kind,
@@ -148,7 +167,12 @@ export function buildLaunchSpec(c: Candidate, rec: Recorded, repo: RepoRef, wher
  * started, so it has no outcome: it ends cancelled and moves no strike count
  * (a GitHub outage must not pause the fleet). The failure is in the pass report.
  */
-export async function launchCandidate(deps: LaunchDeps, c: Candidate, cap: number, facts: RepoFacts): Promise<LaunchAttempt> {
+export async function launchCandidate(
+  deps: LaunchDeps,
+  c: Candidate,
+  cap: number,
+  facts: RepoFacts,
+): Promise<LaunchAttempt> {
   const repo = facts.repo;
   const workflow = facts.config.launcher.workflow;
   const ref = facts.config.launcher.ref ?? facts.view.defaultBranch ?? 'main';
@@ -157,12 +181,19 @@ export async function launchCandidate(deps: LaunchDeps, c: Candidate, cap: numbe
     c,
     cap,
     { workflow, ref },
-    (rec) => buildLaunchSpec(c, rec, repo, { workflow, ref }, deps.apiUrl, { limits: runLimits(facts, c.kind), rejection: rejectionFor(c, facts.runs) }),
+    (rec) =>
+      buildLaunchSpec(c, rec, repo, { workflow, ref }, deps.apiUrl, {
+        limits: runLimits(facts, c.kind),
+        rejection: rejectionFor(c, facts.runs),
+      }),
     async (runId, detail) => {
       const run = await deps.store.runs.get(runId);
       if (run) await endRun(deps.store, run, 'cancelled', `launch failed: ${detail}`, deps.now(), deps.pauseThreshold);
     },
   );
-  deps.log.info({ repo: c.repo, kind: c.kind, subject: c.subject, cap, result: result.kind, why: c.why }, 'launch decision');
+  deps.log.info(
+    { repo: c.repo, kind: c.kind, subject: c.subject, cap, result: result.kind, why: c.why },
+    'launch decision',
+  );
   return result;
 }

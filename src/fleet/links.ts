@@ -11,7 +11,8 @@ export const issueUrl = (webUrl: string, repo: string, n: number): string => `${
 export const pullUrl = (webUrl: string, repo: string, n: number): string => `${webUrl}/${repo}/pull/${n}`;
 
 /** An environment's deployments page (DP01): where GitHub shows each deployment to it with its statuses. */
-export const environmentUrl = (webUrl: string, repo: string, environment: string): string => `${webUrl}/${repo}/deployments/${encodeURIComponent(environment)}`;
+export const environmentUrl = (webUrl: string, repo: string, environment: string): string =>
+  `${webUrl}/${repo}/deployments/${encodeURIComponent(environment)}`;
 
 /** `issue#N` or `pr#N`, as a link to its page. */
 export function subjectUrl(webUrl: string, repo: string, subject: string): string | null {

@@ -42,7 +42,10 @@ export interface StatusFacts {
 }
 
 export function repoStatusReport(s: StatusFacts): string {
-  const paused = s.pausedSince !== null ? ` (paused since ${new Date(s.pausedSince).toISOString()}; recover with \`/yoke reset\`)` : '';
+  const paused =
+    s.pausedSince !== null
+      ? ` (paused since ${new Date(s.pausedSince).toISOString()}; recover with \`/yoke reset\`)`
+      : '';
   return [
     `**yoke status for ${s.repo}**`,
     `- auto loop: ${s.autoLoop ? 'on' : 'off'}${paused}`,
@@ -52,7 +55,9 @@ export function repoStatusReport(s: StatusFacts): string {
       : `- consecutive AFK failures: ${s.failures}; it pauses at ${s.pauseThreshold}`,
     `- cap: ${s.cap}; live runs fleet-wide: ${s.liveFleetWide}`,
     `- autoland: ${s.autoland ? 'on' : 'off'}; fix-forward: ${s.fixForward ? 'on' : 'off'}`,
-    ...s.live.map((r) => `- live: \`${r.id}\` ${r.kind} on ${r.subject}, deadline ${new Date(r.deadline).toISOString()}`),
+    ...s.live.map(
+      (r) => `- live: \`${r.id}\` ${r.kind} on ${r.subject}, deadline ${new Date(r.deadline).toISOString()}`,
+    ),
   ].join('\n');
 }
 
@@ -81,7 +86,11 @@ export function protectedFileList(files: readonly string[]): string {
 
 /** TR14: the one comment on a claim PR whose accepted head changes a protected path. */
 export function protectedHoldNotice(pr: number, sha: string, files: readonly string[]): string {
-  const r = makeRefusal('protected_paths_changed', { number: pr, sha: sha.slice(0, 7), files: protectedFileList(files) });
+  const r = makeRefusal('protected_paths_changed', {
+    number: pr,
+    sha: sha.slice(0, 7),
+    files: protectedFileList(files),
+  });
   return `yoke did not merge this PR. ${r.message}\n\nThese paths are protected by default (\`.github/**\`, \`CLAUDE.md\`, \`AGENTS.md\`, \`.claude/**\`, \`.mcp.json\`, \`.codex/**\`) or by \`protected_paths:\` in \`.github/yoke.yml\`: an agent that could change them unseen could change what yoke checks.\n\n**To recover:** ${r.recovery}`;
 }
 
@@ -138,7 +147,8 @@ export function dashboardIssueTitle(repo: string): string {
 const plain = (s: string): string => s.replace(/[\\`*_{}[\]()<>#+\-!|~@&]/g, (c) => `\\${c}`).replace(/\s+/g, ' ');
 
 /** `issue#N` or `pr#N` as a link on GitHub. */
-const workLink = (webUrl: string, repo: string, subject: string): string => `[#${subject.split('#')[1]}](${subjectUrl(webUrl, repo, subject)})`;
+const workLink = (webUrl: string, repo: string, subject: string): string =>
+  `[#${subject.split('#')[1]}](${subjectUrl(webUrl, repo, subject)})`;
 
 /** The body yoke keeps current. It has no time in it, so it changes only when what it shows does. */
 export function dashboardIssueBody(v: DashboardIssueView): string {
@@ -149,7 +159,10 @@ export function dashboardIssueBody(v: DashboardIssueView): string {
     ? `**Paused:** ${refusalText(makeRefusal('repo_paused', { repo: v.repo, threshold: v.threshold }))}`
     : `**Failures:** ${v.failures} in a row; ${v.threshold} pause new work.${v.failures ? ' A success clears them, or comment `/yoke reset` here.' : ''}`;
   const live = v.live.length
-    ? v.live.map((r) => `- \`${r.id}\` ${r.kind} ${workLink(v.webUrl, v.repo, r.subject)}${r.title ? ` ${plain(r.title)}` : ''}${r.workflowUrl ? ` · [workflow run](${r.workflowUrl})` : ''}`)
+    ? v.live.map(
+        (r) =>
+          `- \`${r.id}\` ${r.kind} ${workLink(v.webUrl, v.repo, r.subject)}${r.title ? ` ${plain(r.title)}` : ''}${r.workflowUrl ? ` · [workflow run](${r.workflowUrl})` : ''}`,
+      )
     : ['_None._'];
   const waiting = v.waiting.length
     ? v.waiting.map(
@@ -158,9 +171,17 @@ export function dashboardIssueBody(v: DashboardIssueView): string {
       )
     : ['_Nothing is waiting: the last pass started everything it found._'];
   const stuck = v.stuck.length
-    ? v.stuck.map((p) => `- ${workLink(v.webUrl, v.repo, `pr#${p.number}`)} ${plain(p.title)}: its fix attempts are used up. Repair it by hand, then comment \`/yoke land\` on it.`)
+    ? v.stuck.map(
+        (p) =>
+          `- ${workLink(v.webUrl, v.repo, `pr#${p.number}`)} ${plain(p.title)}: its fix attempts are used up. Repair it by hand, then comment \`/yoke land\` on it.`,
+      )
     : ['_None._'];
-  const owed = v.owed.length ? v.owed.map((o) => `- ${workLink(v.webUrl, v.repo, `issue#${o.issue}`)}, merged in ${workLink(v.webUrl, v.repo, `pr#${o.pr}`)}`) : ['_None._'];
+  const owed = v.owed.length
+    ? v.owed.map(
+        (o) =>
+          `- ${workLink(v.webUrl, v.repo, `issue#${o.issue}`)}, merged in ${workLink(v.webUrl, v.repo, `pr#${o.pr}`)}`,
+      )
+    : ['_None._'];
   const spend = `$${v.spentToday.toFixed(2)} reported today (UTC)${v.dailyUsd !== null ? ` of a daily budget of $${v.dailyUsd.toFixed(2)} (\`budget.daily_usd\`)` : ''}.`;
   return [
     `yoke keeps this issue current for ${v.repo}: it rewrites this text when what it shows changes. Comment \`/yoke status\` for more, or close the issue and set \`dashboard_issue: false\` in \`.github/yoke.yml\` to stop it.`,
@@ -203,7 +224,9 @@ export function claimPullTitle(title: string): string {
  */
 export function claimPullBody(issue: number, runId: string, summary: string): string {
   const said = redactSecrets(summary).trim().slice(0, 20_000);
-  const quoted = said ? `The agent's summary, quoted as it wrote it:\n\n${inertBlock(said)}` : '_The agent gave no summary._';
+  const quoted = said
+    ? `The agent's summary, quoted as it wrote it:\n\n${inertBlock(said)}`
+    : '_The agent gave no summary._';
   return `Closes #${issue}\n\n${quoted}\n\nYoke-Run: ${runId}`;
 }
 

@@ -1,6 +1,14 @@
 import { makeRefusal } from '../kernel/codes/table.js';
 import { effectiveCap, isAtCap, type CapPolicy, type LivenessSnapshot } from './cap.js';
-import { issueSubject, pullSubject, subjectKey, type Candidate, type Decided, type SpawnStage, type Waiting } from './candidate.js';
+import {
+  issueSubject,
+  pullSubject,
+  subjectKey,
+  type Candidate,
+  type Decided,
+  type SpawnStage,
+  type Waiting,
+} from './candidate.js';
 import { readClaim } from './claims.js';
 import type { RepoFacts } from './repo-facts.js';
 import { isLandable, verdictAtHead } from './verdicts.js';
@@ -29,7 +37,8 @@ const claimedIssue = (facts: RepoFacts, claim: ClaimView): number | null => {
   return reading.claimed ? reading.issueNumber : null;
 };
 
-const live = (facts: RepoFacts, subject: string): boolean => facts.liveSubjects.has(subjectKey(facts.repo.fullName, subject));
+const live = (facts: RepoFacts, subject: string): boolean =>
+  facts.liveSubjects.has(subjectKey(facts.repo.fullName, subject));
 
 /**
  * A live subject holds back work of another kind, which then waits `in_flight`.
@@ -56,7 +65,8 @@ const titled = (facts: RepoFacts, c: Candidate): Candidate => {
   return title !== undefined ? { ...c, title } : c;
 };
 
-export type LanderDecision = { launch: true; requestId: number | null } | { launch: false; why: Waiting['reason'] | null };
+export type LanderDecision =
+  { launch: true; requestId: number | null } | { launch: false; why: Waiting['reason'] | null };
 
 /**
  * SP09: no cap term. A claim PR (TR04) at a head with no recorded verdict, nothing in flight; or a land request for a claim PR.
@@ -69,7 +79,12 @@ export function shouldSpawnLander(facts: RepoFacts, claim: ClaimView, attemptsPe
   if (!wanted.launch) return wanted;
   // Wanted, but its subject is live: its own lander is that work, running; another kind holds it back.
   if (live(facts, pullSubject(n))) {
-    return { launch: false, why: heldBack(facts, pullSubject(n), 'lander') ? makeRefusal('in_flight', { repo: facts.repo.fullName, subject: pullSubject(n) }) : null };
+    return {
+      launch: false,
+      why: heldBack(facts, pullSubject(n), 'lander')
+        ? makeRefusal('in_flight', { repo: facts.repo.fullName, subject: pullSubject(n) })
+        : null,
+    };
   }
   return wanted;
 }
@@ -83,7 +98,15 @@ function wantsLander(facts: RepoFacts, claim: ClaimView, attemptsPerHead: number
   if (verdictAtHead(facts.runs, claim.pull)) return { launch: false, why: null };
   const atHead = facts.runs.filter((r) => r.kind === 'lander' && r.prNumber === n && r.headSha === claim.pull.headSha);
   if (atHead.length < attemptsPerHead) return { launch: true, requestId: null };
-  return { launch: false, why: makeRefusal('lander_attempts_used_up', { repo: facts.repo.fullName, number: n, sha: claim.pull.headSha, attempts: atHead.length }) };
+  return {
+    launch: false,
+    why: makeRefusal('lander_attempts_used_up', {
+      repo: facts.repo.fullName,
+      number: n,
+      sha: claim.pull.headSha,
+      attempts: atHead.length,
+    }),
+  };
 }
 
 export function decideLanders(facts: RepoFacts, attemptsPerHead: number): Decided {
@@ -135,7 +158,10 @@ export function decideFixes(facts: RepoFacts): Decided {
     const n = claim.pull.number;
     const subject = pullSubject(n);
     const decision = shouldSpawnFix(facts, claim);
-    if (decision === 'in_flight') out.waiting.push(waiting(facts, 'fix', subject, makeRefusal('in_flight', { repo: facts.repo.fullName, subject })));
+    if (decision === 'in_flight')
+      out.waiting.push(
+        waiting(facts, 'fix', subject, makeRefusal('in_flight', { repo: facts.repo.fullName, subject })),
+      );
     if (decision === 'exhausted') {
       const attempts = facts.runs.filter((r) => r.kind === 'fix' && r.prNumber === n).length;
       out.waiting.push(waiting(facts, 'fix', subject, makeRefusal('fix_attempts_exhausted', { number: n, attempts })));
@@ -171,10 +197,20 @@ export function spendStop(facts: RepoFacts): Waiting['reason'] | null {
   const usd = (n: number) => n.toFixed(2);
   const repoLimit = facts.config.budget?.daily_usd;
   if (repoLimit !== undefined && facts.spentToday.repo >= repoLimit) {
-    return makeRefusal('budget_spent', { repo: facts.repo.fullName, scope: 'it', spent: usd(facts.spentToday.repo), limit: usd(repoLimit) });
+    return makeRefusal('budget_spent', {
+      repo: facts.repo.fullName,
+      scope: 'it',
+      spent: usd(facts.spentToday.repo),
+      limit: usd(repoLimit),
+    });
   }
   if (facts.fleetDailyUsd !== null && facts.spentToday.fleet >= facts.fleetDailyUsd) {
-    return makeRefusal('budget_spent', { repo: facts.repo.fullName, scope: 'the fleet', spent: usd(facts.spentToday.fleet), limit: usd(facts.fleetDailyUsd) });
+    return makeRefusal('budget_spent', {
+      repo: facts.repo.fullName,
+      scope: 'the fleet',
+      spent: usd(facts.spentToday.fleet),
+      limit: usd(facts.fleetDailyUsd),
+    });
   }
   return null;
 }
@@ -194,19 +230,29 @@ export function shouldLaunchAuto(facts: RepoFacts, issue: IssueView): true | 'no
   // Its own AFK run is live: that is the work, running.
   if (live(facts, issueSubject(issue.number))) return 'no';
   // TR24: a body edited since the label was seen is not worked unseen; a writer's /yoke start confirms it.
-  if (issueEditedSinceLabel(facts, issue)) return makeRefusal('issue_edited_since_label', { repo: facts.repo.fullName, number: issue.number, label: facts.config.afk_label });
+  if (issueEditedSinceLabel(facts, issue))
+    return makeRefusal('issue_edited_since_label', {
+      repo: facts.repo.fullName,
+      number: issue.number,
+      label: facts.config.afk_label,
+    });
   return newWorkStop(facts) ?? true;
 }
 
 /** TR24: whether the issue's body differs from what it was when yoke first saw its label. */
-export function issueEditedSinceLabel(facts: Pick<RepoFacts, 'afkLabels'>, issue: Pick<IssueView, 'number' | 'bodyDigest'>): boolean {
+export function issueEditedSinceLabel(
+  facts: Pick<RepoFacts, 'afkLabels'>,
+  issue: Pick<IssueView, 'number' | 'bodyDigest'>,
+): boolean {
   const seen = facts.afkLabels?.get(issue.number);
   return seen !== undefined && seen.bodyDigest !== issue.bodyDigest;
 }
 
 /** What holds back all new work of a repository: a pause, or the day's spend. */
 const newWorkStop = (facts: RepoFacts): Waiting['reason'] | null =>
-  isPaused(facts.state) ? makeRefusal('repo_paused', { repo: facts.repo.fullName, threshold: facts.pauseThreshold }) : spendStop(facts);
+  isPaused(facts.state)
+    ? makeRefusal('repo_paused', { repo: facts.repo.fullName, threshold: facts.pauseThreshold })
+    : spendStop(facts);
 
 export function decideNewWork(facts: RepoFacts): Decided {
   const out: Candidate[] = [];
@@ -231,7 +277,10 @@ export function decideNewWork(facts: RepoFacts): Decided {
     if (req.kind !== 'start' || !open.has(req.number) || taken.has(req.number)) continue;
     taken.add(req.number);
     const subject = issueSubject(req.number);
-    if (live(facts, subject)) passed.push(waiting(facts, 'new_work', subject, makeRefusal('in_flight', { repo: facts.repo.fullName, subject })));
+    if (live(facts, subject))
+      passed.push(
+        waiting(facts, 'new_work', subject, makeRefusal('in_flight', { repo: facts.repo.fullName, subject })),
+      );
     else if (stop) passed.push(waiting(facts, 'new_work', subject, stop));
     else out.push(make(req.number, 'afk_manual', req.id, `started by @${req.requestedBy}`));
   }
@@ -270,14 +319,19 @@ export function atCapRepos(ctx: Pick<ProducerContext, 'repos' | 'snapshot' | 'po
       repo: repo.fullName,
       stage: 'lander' as const,
       subject: null,
-      reason: makeRefusal('at_cap', { repo: repo.fullName, live: ctx.snapshot.liveCount, cap: effectiveCap(ctx.policy, repo.fullName) }),
+      reason: makeRefusal('at_cap', {
+        repo: repo.fullName,
+        live: ctx.snapshot.liveCount,
+        cap: effectiveCap(ctx.policy, repo.fullName),
+      }),
     }));
 }
 
 export const landerCandidates = (ctx: ProducerContext): Promise<Decided> =>
   collectCandidates(ctx, ctx.wantsLanders, (f) => decideLanders(f, ctx.policy.landerAttemptsPerHead));
 
-export const fixCandidates = (ctx: ProducerContext): Promise<Decided> => collectCandidates(ctx, ctx.wantsFixes, decideFixes);
+export const fixCandidates = (ctx: ProducerContext): Promise<Decided> =>
+  collectCandidates(ctx, ctx.wantsFixes, decideFixes);
 
-export const newWorkCandidates = (ctx: ProducerContext): Promise<Decided> => collectCandidates(ctx, async () => true, decideNewWork);
-
+export const newWorkCandidates = (ctx: ProducerContext): Promise<Decided> =>
+  collectCandidates(ctx, async () => true, decideNewWork);

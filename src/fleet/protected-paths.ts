@@ -8,7 +8,15 @@ import { globToRegExp } from '../kernel/glob.js';
 // a writer who is neither the PR's author nor a bot.
 
 /** Always protected; a repository adds its own globs under `protected_paths:`. */
-export const DEFAULT_PROTECTED_PATHS: readonly string[] = ['.github/**', '**/CLAUDE.md', '**/CLAUDE.local.md', '**/AGENTS.md', '.claude/**', '.mcp.json', '.codex/**'];
+export const DEFAULT_PROTECTED_PATHS: readonly string[] = [
+  '.github/**',
+  '**/CLAUDE.md',
+  '**/CLAUDE.local.md',
+  '**/AGENTS.md',
+  '.claude/**',
+  '.mcp.json',
+  '.codex/**',
+];
 
 /** The protected globs in force: the defaults, then the repository's own. */
 export function protectedGlobs(extra: readonly string[]): string[] {

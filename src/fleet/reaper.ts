@@ -22,16 +22,24 @@ export interface Reaped {
 }
 
 /** What the reaper does with one live run, decided from its row and its liveness. */
-export function decideReap(run: Run, now: number, liveness: Liveness | null): { outcome: Outcome; reason: string | null } | null {
+export function decideReap(
+  run: Run,
+  now: number,
+  liveness: Liveness | null,
+): { outcome: Outcome; reason: string | null } | null {
   if (now >= run.budgetDeadline) {
     // A run that reported within its budget keeps its outcome; the cancel only cleans up.
-    if (run.reportedOutcome) return { outcome: run.reportedOutcome, reason: 'reported, then cancelled at the budget deadline' };
+    if (run.reportedOutcome)
+      return { outcome: run.reportedOutcome, reason: 'reported, then cancelled at the budget deadline' };
     return { outcome: 'timeout', reason: 'budget deadline passed' };
   }
   if (!liveness) return null;
   if (liveness.state === 'ended') {
     if (run.reportedOutcome) return { outcome: run.reportedOutcome, reason: null };
-    return { outcome: 'failure', reason: `ended without reporting a result${liveness.detail ? ` (${liveness.detail})` : ''}` };
+    return {
+      outcome: 'failure',
+      reason: `ended without reporting a result${liveness.detail ? ` (${liveness.detail})` : ''}`,
+    };
   }
   if (liveness.state === 'never_started') return { outcome: 'cancelled', reason: liveness.detail };
   return null;
@@ -40,7 +48,7 @@ export function decideReap(run: Run, now: number, liveness: Liveness | null): { 
 /** Ends every live run that is past its deadline or no longer alive (SP17). */
 export async function reapRuns(deps: ReapDeps): Promise<Reaped[]> {
   const reaped: Reaped[] = [];
-  for (const run of (await deps.store.runs.listLive())) {
+  for (const run of await deps.store.runs.listLive()) {
     const repo = await deps.repoRef(run.repo);
     let liveness: Liveness | null = null;
     const now = deps.now();

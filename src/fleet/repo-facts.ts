@@ -36,7 +36,12 @@ export interface RepoFacts {
 export const repoReadOf = (f: Pick<RepoFacts, 'config' | 'view'>, readAt: number): RepoRead => ({
   readAt,
   settings: f.config,
-  openClaims: f.view.claims.map((c) => ({ number: c.pull.number, title: c.pull.title, headSha: c.pull.headSha, author: c.pull.author })),
+  openClaims: f.view.claims.map((c) => ({
+    number: c.pull.number,
+    title: c.pull.title,
+    headSha: c.pull.headSha,
+    author: c.pull.author,
+  })),
 });
 
 export const CLAIM_LABEL = 'yoke:claim';

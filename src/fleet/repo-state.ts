@@ -9,7 +9,8 @@ import type { Store } from '../store/store.js';
 export const isPaused = (state: Pick<RepoState, 'pausedSince'>): boolean => state.pausedSince !== null;
 
 /** The operator's switch wins; otherwise the opt-in file's `auto`. */
-export const autoLoopOn = (state: Pick<RepoState, 'autoLoop'>, config: Pick<RepoConfig, 'auto'>): boolean => state.autoLoop ?? config.auto;
+export const autoLoopOn = (state: Pick<RepoState, 'autoLoop'>, config: Pick<RepoConfig, 'auto'>): boolean =>
+  state.autoLoop ?? config.auto;
 
 /** A repository yoke has seen with an installation, as a reference the forge takes. */
 export async function repoRefOf(store: Store, name: RepoName): Promise<RepoRef | null> {

@@ -37,7 +37,15 @@ export interface FleetPart {
   /** Spend reported in the last 7 days, per repository and UTC day, newest first. */
   spend: DailySpend[];
   /** TR14: open claim PRs whose accepted head changes a protected path, waiting for a person's approval. */
-  held: { repo: string; pr: number; headSha: string; files: string[]; code: 'protected_paths_changed'; message: string; recovery: string }[];
+  held: {
+    repo: string;
+    pr: number;
+    headSha: string;
+    files: string[];
+    code: 'protected_paths_changed';
+    message: string;
+    recovery: string;
+  }[];
 }
 
 /** Holds not yet approved whose head is still the open claim PR's head, as the last read saw it. */
@@ -48,18 +56,32 @@ async function openHolds(store: FleetContext['store']): Promise<FleetPart['held'
     if (h.approvedBy || !h.files.length) continue;
     if (!reads.has(h.repo)) reads.set(h.repo, await store.repos.lastRead(h.repo));
     if (!reads.get(h.repo)?.openClaims.some((c) => c.number === h.prNumber && c.headSha === h.headSha)) continue;
-    const r = makeRefusal('protected_paths_changed', { number: h.prNumber, sha: h.headSha.slice(0, 7), files: protectedFileList(h.files) });
-    out.push({ repo: h.repo, pr: h.prNumber, headSha: h.headSha, files: h.files, code: 'protected_paths_changed', message: r.message, recovery: r.recovery });
+    const r = makeRefusal('protected_paths_changed', {
+      number: h.prNumber,
+      sha: h.headSha.slice(0, 7),
+      files: protectedFileList(h.files),
+    });
+    out.push({
+      repo: h.repo,
+      pr: h.prNumber,
+      headSha: h.headSha,
+      files: h.files,
+      code: 'protected_paths_changed',
+      message: r.message,
+      recovery: r.recovery,
+    });
   }
   return out;
 }
-
 
 export type PublicRun = Omit<Run, 'secretHash'>;
 
 export const publicRun = ({ secretHash: _s, ...rest }: Run): PublicRun => rest;
 
-export async function buildFleetPart(ctx: Pick<FleetContext, 'store' | 'policy' | 'clock'>, last: PassReport | null): Promise<FleetPart> {
+export async function buildFleetPart(
+  ctx: Pick<FleetContext, 'store' | 'policy' | 'clock'>,
+  last: PassReport | null,
+): Promise<FleetPart> {
   const { store, policy, clock } = ctx;
   const live = await store.runs.listLive();
   return {
@@ -95,7 +117,8 @@ export async function buildFleetPart(ctx: Pick<FleetContext, 'store' | 'policy' 
       }),
       authFailures: last.authFailures.map((f) => ({
         ...f,
-        recovery: makeRefusal('installation_auth_failed', { installation: f.installationId, detail: f.detail }).recovery,
+        recovery: makeRefusal('installation_auth_failed', { installation: f.installationId, detail: f.detail })
+          .recovery,
       })),
     },
   };

@@ -27,7 +27,11 @@ export interface RunNoticeAction {
 const threadOf = (r: Run): number | null => (isAfkKind(r.kind) ? r.issueNumber : r.kind === 'fix' ? r.prNumber : null);
 
 /** Pure: the comments to create or edit, from every run and the notices already written. */
-export function planRunNotices(runs: readonly Run[], written: readonly RunNoticeRecord[], opts: { now: number; webUrl: string }): RunNoticeAction[] {
+export function planRunNotices(
+  runs: readonly Run[],
+  written: readonly RunNoticeRecord[],
+  opts: { now: number; webUrl: string },
+): RunNoticeAction[] {
   const byThread = new Map<string, Run[]>();
   for (const r of runs) {
     const t = threadOf(r);
@@ -41,7 +45,8 @@ export function planRunNotices(runs: readonly Run[], written: readonly RunNotice
     const ended = [...list].sort((a, b) => (a.endedAt ?? 0) - (b.endedAt ?? 0));
     const last = ended.at(-1)!;
     // A run cancelled by yoke itself (never started, say) is not a failure to announce.
-    if ((last.outcome !== 'failure' && last.outcome !== 'timeout') || opts.now - (last.endedAt ?? 0) > FOLLOW_MS) continue;
+    if ((last.outcome !== 'failure' && last.outcome !== 'timeout') || opts.now - (last.endedAt ?? 0) > FOLLOW_MS)
+      continue;
     const thread = threadOf(last)!;
     const prior = shown.get(`${last.repo}#${thread}`);
     if (prior?.runId === last.id) continue;
@@ -52,7 +57,14 @@ export function planRunNotices(runs: readonly Run[], written: readonly RunNotice
       thread,
       runId: last.id,
       commentId: prior?.commentId ?? null,
-      body: runFailedNotice({ kind: isAfkKind(last.kind) ? 'afk' : 'fix', runId: last.id, outcome: last.outcome as 'failure' | 'timeout', why, failures, link: runUrl(opts.webUrl, last) }),
+      body: runFailedNotice({
+        kind: isAfkKind(last.kind) ? 'afk' : 'fix',
+        runId: last.id,
+        outcome: last.outcome as 'failure' | 'timeout',
+        why,
+        failures,
+        link: runUrl(opts.webUrl, last),
+      }),
     });
   }
   return out;
@@ -81,7 +93,10 @@ export async function syncRunNotices(deps: RunNoticeDeps): Promise<number> {
       await store.runNotices.record({ repo: a.repo, thread: a.thread, commentId, runId: a.runId }, deps.now());
       written++;
     } catch (err) {
-      log.warn({ repo: a.repo, thread: a.thread, run: a.runId, err: String(err) }, 'could not post the failed-run notice; retried next pass');
+      log.warn(
+        { repo: a.repo, thread: a.thread, run: a.runId, err: String(err) },
+        'could not post the failed-run notice; retried next pass',
+      );
     }
   }
   return written;

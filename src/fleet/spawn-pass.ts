@@ -27,7 +27,7 @@ export interface PassOutcome {
 export function orderCandidates(candidates: readonly Candidate[], rotation = 0): Candidate[] {
   const byStage = [...candidates].sort((a, b) => stageRank(a.stage) - stageRank(b.stage));
   const out: Candidate[] = [];
-  for (let i = 0; i < byStage.length; ) {
+  for (let i = 0; i < byStage.length;) {
     let j = i;
     while (j < byStage.length && byStage[j]!.stage === byStage[i]!.stage) j++;
     out.push(...interleave(byStage.slice(i, j), rotation));
@@ -48,7 +48,8 @@ function interleave(stage: readonly Candidate[], rotation: number): Candidate[] 
   const start = ((rotation % lanes.length) + lanes.length) % lanes.length;
   const order = [...lanes.slice(start), ...lanes.slice(0, start)];
   const out: Candidate[] = [];
-  for (let round = 0; out.length < stage.length; round++) for (const lane of order) if (round < lane.length) out.push(lane[round]!);
+  for (let round = 0; out.length < stage.length; round++)
+    for (const lane of order) if (round < lane.length) out.push(lane[round]!);
   return out;
 }
 
@@ -93,7 +94,11 @@ export async function spawnPass(
       continue;
     }
     if (snapshot.liveCount >= cap) {
-      outcomes.push({ candidate, result: { kind: 'shed', liveCount: snapshot.liveCount, cap }, why: atCap(candidate.repo, snapshot.liveCount, cap) });
+      outcomes.push({
+        candidate,
+        result: { kind: 'shed', liveCount: snapshot.liveCount, cap },
+        why: atCap(candidate.repo, snapshot.liveCount, cap),
+      });
       continue;
     }
     const result = await launch(candidate, cap);

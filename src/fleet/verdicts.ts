@@ -15,8 +15,13 @@ export interface RecordedVerdict {
 }
 
 /** The latest verdict recorded by a lander run of this PR at its current head. */
-export function verdictAtHead(runs: readonly Run[], pull: Pick<PullView, 'number' | 'headSha'>): RecordedVerdict | null {
-  const reported = runs.filter((r) => r.kind === 'lander' && r.prNumber === pull.number && r.headSha === pull.headSha && r.verdict !== null);
+export function verdictAtHead(
+  runs: readonly Run[],
+  pull: Pick<PullView, 'number' | 'headSha'>,
+): RecordedVerdict | null {
+  const reported = runs.filter(
+    (r) => r.kind === 'lander' && r.prNumber === pull.number && r.headSha === pull.headSha && r.verdict !== null,
+  );
   const last = reported.at(-1);
   return last ? { verdict: last.verdict!, runId: last.id } : null;
 }
@@ -28,7 +33,11 @@ export interface IgnoredMarker {
 }
 
 /** Marker comments that are not a faithful record of a verdict yoke holds. */
-export function untrustedMarkers(facts: Pick<RepoFacts, 'runs' | 'trustedLogins'>, pr: number, comments: readonly CommentView[]): IgnoredMarker[] {
+export function untrustedMarkers(
+  facts: Pick<RepoFacts, 'runs' | 'trustedLogins'>,
+  pr: number,
+  comments: readonly CommentView[],
+): IgnoredMarker[] {
   const out: IgnoredMarker[] = [];
   for (const c of comments) {
     const decoded = decodeMarker(c.body);
@@ -44,11 +53,16 @@ export function untrustedMarkers(facts: Pick<RepoFacts, 'runs' | 'trustedLogins'
     const { run: runId, sha, verdict } = decoded.payload;
     const run = facts.runs.find((r) => r.id === runId);
     if (!run || run.kind !== 'lander' || run.prNumber !== pr || run.headSha !== sha || run.verdict !== verdict) {
-      out.push({ commentId: c.id, author: c.author, reason: `says ${verdict} for run ${runId} at ${sha.slice(0, 7)}, which is not the verdict yoke recorded` });
+      out.push({
+        commentId: c.id,
+        author: c.author,
+        reason: `says ${verdict} for run ${runId} at ${sha.slice(0, 7)}, which is not the verdict yoke recorded`,
+      });
     }
   }
   return out;
 }
 
 /** A claim PR that may be landed: claimed (TR04) and not a draft. */
-export const isLandable = (facts: RepoFacts, claim: ClaimView): boolean => !claim.pull.draft && readClaim(facts, claim.pull).claimed;
+export const isLandable = (facts: RepoFacts, claim: ClaimView): boolean =>
+  !claim.pull.draft && readClaim(facts, claim.pull).claimed;

@@ -11,7 +11,11 @@ export interface BudgetPolicy {
 }
 
 /** GitHub's documented secondary limits for REST. */
-export const GITHUB_SECONDARY_LIMITS: BudgetPolicy = { pointsPerMinute: 900, contentWritesPerMinute: 80, headroom: 0.8 };
+export const GITHUB_SECONDARY_LIMITS: BudgetPolicy = {
+  pointsPerMinute: 900,
+  contentWritesPerMinute: 80,
+  headroom: 0.8,
+};
 
 export interface RequestCost {
   points: number;

@@ -22,7 +22,12 @@ interface RequestOptions {
 }
 
 type OctokitLike = {
-  hook: { wrap(name: 'request', fn: (request: (o: RequestOptions) => Promise<Response>, o: RequestOptions) => Promise<Response>): void };
+  hook: {
+    wrap(
+      name: 'request',
+      fn: (request: (o: RequestOptions) => Promise<Response>, o: RequestOptions) => Promise<Response>,
+    ): void;
+  };
   request: { endpoint: { parse(o: RequestOptions): { url: string; method: string } } };
 };
 
@@ -33,7 +38,11 @@ interface Response {
   data: unknown;
 }
 
-export function conditionalCache(cache: HttpCacheStore, now: () => number, stats: CacheStats = { requests: 0, notModified: 0 }) {
+export function conditionalCache(
+  cache: HttpCacheStore,
+  now: () => number,
+  stats: CacheStats = { requests: 0, notModified: 0 },
+) {
   const plugin = (octokit: unknown, options: { auth?: { installationId?: number | string } }) => {
     const o = octokit as OctokitLike;
     const scope = options.auth?.installationId !== undefined ? `i${options.auth.installationId}` : 'app';
@@ -51,7 +60,11 @@ export function conditionalCache(cache: HttpCacheStore, now: () => number, stats
         if (typeof etag === 'string') {
           const headers: Record<string, string> = {};
           for (const h of KEPT_HEADERS) if (res.headers[h] !== undefined) headers[h] = String(res.headers[h]);
-          await cache.put(key, { etag, lastModified: (res.headers['last-modified'] as string) ?? null, headers, body: res.data }, now());
+          await cache.put(
+            key,
+            { etag, lastModified: (res.headers['last-modified'] as string) ?? null, headers, body: res.data },
+            now(),
+          );
         }
         return res;
       } catch (err) {

@@ -17,7 +17,12 @@ export interface ClassifiedError {
 export function classifyGitHubError(err: unknown): ClassifiedError {
   const e = err as { status?: unknown; message?: unknown; response?: { data?: { message?: unknown } } };
   const status = typeof e?.status === 'number' ? e.status : null;
-  const message = typeof e?.response?.data?.message === 'string' ? e.response.data.message : typeof e?.message === 'string' ? e.message : String(err);
+  const message =
+    typeof e?.response?.data?.message === 'string'
+      ? e.response.data.message
+      : typeof e?.message === 'string'
+        ? e.message
+        : String(err);
   if (status === 404 || status === 410) return { kind: 'missing', status, message };
   if (status === 403 || status === 405 || status === 409 || status === 422) return { kind: 'refused', status, message };
   return { kind: 'fault', status, message };

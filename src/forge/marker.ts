@@ -22,7 +22,10 @@ const SUMMARY_LIMIT = 4000;
 export function encodeMarker(payload: MarkerPayload, summary: string): string {
   const verdictWord = payload.verdict === 'accept' ? 'accepted' : 'rejected';
   const short = payload.sha.slice(0, 7);
-  const text = summary.length > SUMMARY_LIMIT ? `${summary.slice(0, SUMMARY_LIMIT)}\n\n(summary cut at ${SUMMARY_LIMIT} characters)` : summary;
+  const text =
+    summary.length > SUMMARY_LIMIT
+      ? `${summary.slice(0, SUMMARY_LIMIT)}\n\n(summary cut at ${SUMMARY_LIMIT} characters)`
+      : summary;
   return [
     `<!-- yoke:verdict v${MARKER_VERSION} ${JSON.stringify(payload)} -->`,
     `**yoke lander ${verdictWord}** this PR at \`${short}\` (run \`${payload.run}\`).`,
@@ -32,9 +35,7 @@ export function encodeMarker(payload: MarkerPayload, summary: string): string {
 }
 
 export type DecodedMarker =
-  | { kind: 'none' }
-  | { kind: 'marker'; payload: MarkerPayload }
-  | { kind: 'invalid'; reason: string };
+  { kind: 'none' } | { kind: 'marker'; payload: MarkerPayload } | { kind: 'invalid'; reason: string };
 
 export function decodeMarker(body: string): DecodedMarker {
   const m = MARKER_RE.exec(body);
@@ -48,7 +49,8 @@ export function decodeMarker(body: string): DecodedMarker {
     return { kind: 'invalid', reason: 'marker JSON does not parse' };
   }
   const parsed = MarkerPayload.safeParse(json);
-  if (!parsed.success) return { kind: 'invalid', reason: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') };
+  if (!parsed.success)
+    return { kind: 'invalid', reason: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') };
   return { kind: 'marker', payload: parsed.data };
 }
 
@@ -68,7 +70,11 @@ export interface VerdictReading {
 }
 
 /** Reads the verdict for `headSha` from a PR's comments (oldest first). */
-export function readVerdict(comments: readonly MarkerComment[], headSha: string, trustedLogins: ReadonlySet<string>): VerdictReading {
+export function readVerdict(
+  comments: readonly MarkerComment[],
+  headSha: string,
+  trustedLogins: ReadonlySet<string>,
+): VerdictReading {
   const reading: VerdictReading = { current: null, stale: 0, ignored: [] };
   for (const c of comments) {
     const decoded = decodeMarker(c.body);

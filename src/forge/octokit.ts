@@ -24,7 +24,10 @@ export const DEFAULT_CLIENT_POLICY: GitHubClientPolicy = {
 };
 
 /** The default policy, with request throttling on or off (an operator setting). */
-export const clientPolicy = (throttle: boolean, maxInFlight = DEFAULT_CLIENT_POLICY.maxInFlight): GitHubClientPolicy => ({
+export const clientPolicy = (
+  throttle: boolean,
+  maxInFlight = DEFAULT_CLIENT_POLICY.maxInFlight,
+): GitHubClientPolicy => ({
   ...DEFAULT_CLIENT_POLICY,
   maxInFlight,
   throttle: { ...DEFAULT_CLIENT_POLICY.throttle, enabled: throttle },
@@ -37,7 +40,15 @@ export const clientPolicy = (throttle: boolean, maxInFlight = DEFAULT_CLIENT_POL
 export function budgeted(book: BudgetBook, sleep: (ms: number) => Promise<void>) {
   return (octokit: unknown, options: { auth?: { installationId?: number | string } }) => {
     const o = octokit as {
-      hook: { wrap(name: 'request', fn: (request: (o: Record<string, unknown>) => Promise<unknown>, o: Record<string, unknown>) => Promise<unknown>): void };
+      hook: {
+        wrap(
+          name: 'request',
+          fn: (
+            request: (o: Record<string, unknown>) => Promise<unknown>,
+            o: Record<string, unknown>,
+          ) => Promise<unknown>,
+        ): void;
+      };
       request: { endpoint: { parse(o: Record<string, unknown>): { url: string; method: string } } };
     };
     const scope = options.auth?.installationId !== undefined ? `i${options.auth.installationId}` : 'app';
@@ -101,7 +112,17 @@ export function holdUntil(status: number, headers: Headers, now: number): number
  */
 export function rateHeld(holds: RateHolds) {
   return (octokit: unknown, options: { auth?: { installationId?: number | string } }) => {
-    const o = octokit as { hook: { wrap(name: 'request', fn: (request: (o: Record<string, unknown>) => Promise<unknown>, o: Record<string, unknown>) => Promise<unknown>): void } };
+    const o = octokit as {
+      hook: {
+        wrap(
+          name: 'request',
+          fn: (
+            request: (o: Record<string, unknown>) => Promise<unknown>,
+            o: Record<string, unknown>,
+          ) => Promise<unknown>,
+        ): void;
+      };
+    };
     const scope = options.auth?.installationId !== undefined ? `i${options.auth.installationId}` : 'app';
     o.hook.wrap('request', async (request, opts) => {
       await holds.wait(scope);
@@ -125,10 +146,13 @@ export function rateHeld(holds: RateHolds) {
 /** An Octokit plugin that holds every request until fewer than the limiter's bound are in flight. */
 export function inFlightLimit(limiter: Limiter) {
   return (octokit: unknown) => {
-    (octokit as { hook: { wrap(name: 'request', fn: (request: (o: unknown) => Promise<unknown>, o: unknown) => Promise<unknown>): void } }).hook.wrap(
-      'request',
-      (request, options) => limiter.run(() => request(options)),
-    );
+    (
+      octokit as {
+        hook: {
+          wrap(name: 'request', fn: (request: (o: unknown) => Promise<unknown>, o: unknown) => Promise<unknown>): void;
+        };
+      }
+    ).hook.wrap('request', (request, options) => limiter.run(() => request(options)));
     return {};
   };
 }
@@ -139,7 +163,14 @@ export function inFlightLimit(limiter: Limiter) {
  * says, within the policy's bounds, then retry (Probot's own default gives up
  * on secondary limits).
  */
-export function yokeOctokit(store: Store, clock: Clock, stats: CacheStats, policy: GitHubClientPolicy = DEFAULT_CLIENT_POLICY, budget: BudgetBook | null = null, holds: RateHolds | null = null) {
+export function yokeOctokit(
+  store: Store,
+  clock: Clock,
+  stats: CacheStats,
+  policy: GitHubClientPolicy = DEFAULT_CLIENT_POLICY,
+  budget: BudgetBook | null = null,
+  holds: RateHolds | null = null,
+) {
   const { maxRetries, maxWaitSeconds } = policy.throttle;
   const honour = (retryAfter: number, options: { request?: { retryCount?: number } }) =>
     (options.request?.retryCount ?? 0) < maxRetries && retryAfter <= maxWaitSeconds;

@@ -58,10 +58,24 @@ export class RepoReader {
     const since = this.commentsSince.get(repo.fullName);
     let comments: z.output<typeof GhComment>[];
     if (since === undefined) {
-      const recent = await o.request('GET /repos/{owner}/{repo}/issues/comments', { ...at, sort: 'created', direction: 'desc', per_page: 100 });
+      const recent = await o.request('GET /repos/{owner}/{repo}/issues/comments', {
+        ...at,
+        sort: 'created',
+        direction: 'desc',
+        per_page: 100,
+      });
       comments = list(GhComment, recent.data).reverse();
     } else {
-      comments = list(GhComment, await o.paginate('GET /repos/{owner}/{repo}/issues/comments', { ...at, since, sort: 'updated', direction: 'asc', per_page: 100 }));
+      comments = list(
+        GhComment,
+        await o.paginate('GET /repos/{owner}/{repo}/issues/comments', {
+          ...at,
+          since,
+          sort: 'updated',
+          direction: 'asc',
+          per_page: 100,
+        }),
+      );
     }
     const newest = Math.max(...comments.map((c) => c.updatedAt), since ? Date.parse(since) : 0);
     if (newest > 0) this.commentsSince.set(repo.fullName, new Date(newest).toISOString());
@@ -77,7 +91,11 @@ export class RepoReader {
       // TR28: `_extends` brings defaults from the same owner's repositories only, never from anyone else's.
       const foreign = files.find((f) => f.owner.toLowerCase() !== repo.owner.toLowerCase());
       // GH01: the repo's own file opts it in; an organisation's .github repo only supplies defaults.
-      if (foreign) result = { state: 'invalid', reason: `${CONFIG_PATH} extends ${foreign.owner}/${foreign.repo} (through _extends): yoke takes settings only from ${repo.owner}'s own repositories; name one of them, or copy the settings in` };
+      if (foreign)
+        result = {
+          state: 'invalid',
+          reason: `${CONFIG_PATH} extends ${foreign.owner}/${foreign.repo} (through _extends): yoke takes settings only from ${repo.owner}'s own repositories; name one of them, or copy the settings in`,
+        };
       else result = files[0]?.config == null ? { state: 'absent' } : parseRepoConfig(config);
     } catch (err) {
       const message = err instanceof Error ? err.message.replace('[@probot/octokit-plugin-config] ', '') : String(err);
@@ -87,7 +105,11 @@ export class RepoReader {
     return result;
   }
 
-  async readRepo(o: Octokit, repo: RepoRef, opts: { claimLabel: string; configMaxAgeMs: number; maxViewAgeMs?: number }): Promise<RepoView> {
+  async readRepo(
+    o: Octokit,
+    repo: RepoRef,
+    opts: { claimLabel: string; configMaxAgeMs: number; maxViewAgeMs?: number },
+  ): Promise<RepoView> {
     const at = { owner: repo.owner, repo: repo.name };
     const config = await this.readConfig(o, repo, opts.configMaxAgeMs);
     const empty = { repo, defaultBranch: '', config, issues: [], pulls: [], claims: [], recentComments: [] };
@@ -96,19 +118,37 @@ export class RepoReader {
     if (config.state === 'invalid') return { ...empty, issues: await this.controlIssues(o, repo) };
     const cached = this.views.get(repo.fullName);
     // SC02: an idle repository's last view stands in until its next probe is due.
-    if (cached && opts.maxViewAgeMs && this.now() - cached.probedAt < opts.maxViewAgeMs && this.now() - cached.at < opts.configMaxAgeMs) {
+    if (
+      cached &&
+      opts.maxViewAgeMs &&
+      this.now() - cached.probedAt < opts.maxViewAgeMs &&
+      this.now() - cached.at < opts.configMaxAgeMs
+    ) {
       return { ...cached.view, config };
     }
     // The probe: any comment, label, push or close anywhere in the repo changes it. It lists everything
     // updated since the newest change it saw, inclusive, so a change in that same second is not missed.
     const since = cached?.since;
-    const probe = await o.request('GET /repos/{owner}/{repo}/issues', since ? { ...at, state: 'all', sort: 'updated', direction: 'desc', since, per_page: 100 } : { ...at, state: 'all', sort: 'updated', direction: 'desc', per_page: 1 });
+    const probe = await o.request(
+      'GET /repos/{owner}/{repo}/issues',
+      since
+        ? { ...at, state: 'all', sort: 'updated', direction: 'desc', since, per_page: 100 }
+        : { ...at, state: 'all', sort: 'updated', direction: 'desc', per_page: 1 },
+    );
     const probeEtag = String(probe.headers.etag ?? '');
     const hit = (probe.headers as Record<string, unknown>)[CACHE_HIT_HEADER] === 'hit';
     const items = z.array(ProbeItem).parse(probe.data);
-    const newest = items.map((i) => i.updated_at).filter((u): u is string => Boolean(u)).sort().at(-1) ?? since ?? null;
+    const newest =
+      items
+        .map((i) => i.updated_at)
+        .filter((u): u is string => Boolean(u))
+        .sort()
+        .at(-1) ??
+      since ??
+      null;
     const fingerprint = digestOf(items);
-    const unchanged = cached !== undefined && (since ? fingerprint === cached.fingerprint : hit && cached.probeEtag === probeEtag);
+    const unchanged =
+      cached !== undefined && (since ? fingerprint === cached.fingerprint : hit && cached.probeEtag === probeEtag);
     if (cached && unchanged && this.now() - cached.at < opts.configMaxAgeMs) {
       cached.probedAt = this.now();
       return { ...cached.view, config };
@@ -117,13 +157,18 @@ export class RepoReader {
     // SC01: a full read's requests go out together; the client's in-flight bound paces them.
     const afkLabel = config.config.afk_label;
     const [defaultBranch, issues, pulls, recentComments] = await Promise.all([
-      repo.defaultBranch ?? o.request('GET /repos/{owner}/{repo}', at).then((r) => GhRepositoryInfo.parse(r.data).default_branch),
-      o.paginate('GET /repos/{owner}/{repo}/issues', { ...at, state: 'open', labels: afkLabel, per_page: 100 }).then((data) =>
-        list(GhIssue, data)
-          .filter((i) => !i.isPull)
-          .map(toIssueView),
-      ),
-      o.paginate('GET /repos/{owner}/{repo}/pulls', { ...at, state: 'open', per_page: 100 }).then((data) => list(GhPull, data)),
+      repo.defaultBranch ??
+        o.request('GET /repos/{owner}/{repo}', at).then((r) => GhRepositoryInfo.parse(r.data).default_branch),
+      o
+        .paginate('GET /repos/{owner}/{repo}/issues', { ...at, state: 'open', labels: afkLabel, per_page: 100 })
+        .then((data) =>
+          list(GhIssue, data)
+            .filter((i) => !i.isPull)
+            .map(toIssueView),
+        ),
+      o
+        .paginate('GET /repos/{owner}/{repo}/pulls', { ...at, state: 'open', per_page: 100 })
+        .then((data) => list(GhPull, data)),
       this.newComments(o, repo),
     ]);
     const claims: ClaimView[] = await Promise.all(
@@ -131,8 +176,16 @@ export class RepoReader {
         .filter((pull) => pull.labels.includes(opts.claimLabel) || pull.yokeRun)
         .map(async (pull) => {
           const [comments, reviews, files] = await Promise.all([
-            o.paginate('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', { ...at, issue_number: pull.number, per_page: 100 }),
-            o.paginate('GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews', { ...at, pull_number: pull.number, per_page: 100 }),
+            o.paginate('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+              ...at,
+              issue_number: pull.number,
+              per_page: 100,
+            }),
+            o.paginate('GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews', {
+              ...at,
+              pull_number: pull.number,
+              per_page: 100,
+            }),
             this.filesOf(o, repo, pull.number, pull.headSha),
           ]);
           return { pull, comments: list(GhComment, comments), reviews: list(GhReview, reviews), files };
@@ -148,7 +201,14 @@ export class RepoReader {
     };
     // What a probe from the new `since` would list, so the next one can tell whether anything changed.
     const settled = newest ? items.filter((i) => (i.updated_at ?? '') >= newest) : items;
-    this.views.set(repo.fullName, { probeEtag, at: this.now(), probedAt: this.now(), since: newest, fingerprint: digestOf(settled), view });
+    this.views.set(repo.fullName, {
+      probeEtag,
+      at: this.now(),
+      probedAt: this.now(),
+      since: newest,
+      fingerprint: digestOf(settled),
+      view,
+    });
     return { ...view, config };
   }
 
@@ -160,7 +220,15 @@ export class RepoReader {
     const key = `${repo.fullName}#${pr}@${head}`;
     const known = this.pullFiles.get(key);
     if (known) return known;
-    const listed = list(GhPullFile, await o.paginate('GET /repos/{owner}/{repo}/pulls/{pull_number}/files', { owner: repo.owner, repo: repo.name, pull_number: pr, per_page: 100 }));
+    const listed = list(
+      GhPullFile,
+      await o.paginate('GET /repos/{owner}/{repo}/pulls/{pull_number}/files', {
+        owner: repo.owner,
+        repo: repo.name,
+        pull_number: pr,
+        per_page: 100,
+      }),
+    );
     if (listed.length >= MAX_LISTED_FILES) return null;
     const files = listed.flat();
     this.pullFiles.set(key, files);
@@ -169,12 +237,27 @@ export class RepoReader {
 
   /** The open issue labelled yoke:control, where notices about the repo itself go. */
   private async controlIssues(o: Octokit, repo: RepoRef): Promise<IssueView[]> {
-    const { data } = await o.request('GET /repos/{owner}/{repo}/issues', { owner: repo.owner, repo: repo.name, state: 'open', labels: CONTROL_LABEL, per_page: 1 });
-    return list(GhIssue, data).filter((i) => !i.isPull).map(toIssueView);
+    const { data } = await o.request('GET /repos/{owner}/{repo}/issues', {
+      owner: repo.owner,
+      repo: repo.name,
+      state: 'open',
+      labels: CONTROL_LABEL,
+      per_page: 1,
+    });
+    return list(GhIssue, data)
+      .filter((i) => !i.isPull)
+      .map(toIssueView);
   }
 }
 
 /** GitHub's limit on a PR's file listing. */
 const MAX_LISTED_FILES = 3000;
 
-const toIssueView = ({ number, title, labels, author, assignee, bodyDigest }: z.output<typeof GhIssue>): IssueView => ({ number, title, labels, author, assignee, bodyDigest });
+const toIssueView = ({ number, title, labels, author, assignee, bodyDigest }: z.output<typeof GhIssue>): IssueView => ({
+  number,
+  title,
+  labels,
+  author,
+  assignee,
+  bodyDigest,
+});

@@ -1,7 +1,18 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { PERMISSIONS } from '../kernel/permission.js';
-import { parseClosingRefs, parseYokeRunTrailer, type CommentView, type IssueDetail, type IssueView, type PullDetail, type Permission, type PullView, type ReviewView, type WorkflowRunView } from './types.js';
+import {
+  parseClosingRefs,
+  parseYokeRunTrailer,
+  type CommentView,
+  type IssueDetail,
+  type IssueView,
+  type PullDetail,
+  type Permission,
+  type PullView,
+  type ReviewView,
+  type WorkflowRunView,
+} from './types.js';
 
 // GitHub's REST shapes, as far as yoke reads them, each turned into yoke's
 // own view in the same step. Fields yoke does not read are not described.
@@ -12,7 +23,8 @@ const Labels = z
   .transform((labels) => labels.map((l) => (typeof l === 'string' ? l : (l.name ?? ''))).filter(Boolean));
 
 /** TR24: what an issue's body is, for telling whether it changed (not for reading it back). */
-export const bodyDigest = (body: string): string => createHash('sha256').update(body.replace(/\r\n/g, '\n')).digest('hex').slice(0, 32);
+export const bodyDigest = (body: string): string =>
+  createHash('sha256').update(body.replace(/\r\n/g, '\n')).digest('hex').slice(0, 32);
 
 export const GhIssue = z
   .object({
@@ -39,7 +51,11 @@ export const GhPull = z
     number: z.number(),
     title: z.string(),
     body: z.string().nullable().optional(),
-    head: z.object({ sha: z.string(), ref: z.string(), repo: z.object({ full_name: z.string() }).nullable().optional() }),
+    head: z.object({
+      sha: z.string(),
+      ref: z.string(),
+      repo: z.object({ full_name: z.string() }).nullable().optional(),
+    }),
     labels: Labels,
     draft: z.boolean().optional(),
     user: User,
@@ -140,7 +156,12 @@ export const GhIssueEvent = z.object({
 /** An issue in the `since` listing: its number, labels and when it last changed. */
 export const GhIssueUpdate = z
   .object({ number: z.number(), labels: Labels, updated_at: z.string(), pull_request: z.unknown().optional() })
-  .transform((i) => ({ number: i.number, labels: i.labels, updatedAt: Date.parse(i.updated_at), isPull: i.pull_request != null }));
+  .transform((i) => ({
+    number: i.number,
+    labels: i.labels,
+    updatedAt: Date.parse(i.updated_at),
+    isPull: i.pull_request != null,
+  }));
 
 export const GhIssueState = z
   .object({
@@ -153,18 +174,16 @@ export const GhIssueState = z
     assignee: z.object({ login: z.string() }).nullable().optional(),
     user: User,
   })
-  .transform(
-    (i): IssueDetail => ({
-      number: i.number,
-      state: i.state,
-      stateReason: i.state_reason ?? null,
-      isPull: i.pull_request != null,
-      locked: i.locked ?? false,
-      labels: i.labels ?? [],
-      assignee: i.assignee?.login ?? null,
-      author: i.user?.login ?? null,
-    }),
-  );
+  .transform((i): IssueDetail => ({
+    number: i.number,
+    state: i.state,
+    stateReason: i.state_reason ?? null,
+    isPull: i.pull_request != null,
+    locked: i.locked ?? false,
+    labels: i.labels ?? [],
+    assignee: i.assignee?.login ?? null,
+    author: i.user?.login ?? null,
+  }));
 
 /** One PR by number, merged or not. */
 export const GhPullDetail = z
@@ -175,25 +194,32 @@ export const GhPullDetail = z
     merged_at: z.string().nullable().optional(),
     merge_commit_sha: z.string().nullable().optional(),
     user: User,
-    head: z.object({ ref: z.string(), sha: z.string().optional(), repo: z.object({ full_name: z.string() }).nullable().optional() }).optional(),
+    head: z
+      .object({
+        ref: z.string(),
+        sha: z.string().optional(),
+        repo: z.object({ full_name: z.string() }).nullable().optional(),
+      })
+      .optional(),
   })
-  .transform(
-    (p): PullDetail => ({
-      headRef: p.head?.ref ?? null,
-      headSha: p.head?.sha ?? null,
-      headRepo: p.head?.repo?.full_name ?? null,
-      number: p.number,
-      state: p.state,
-      merged: Boolean(p.merged ?? p.merged_at),
-      mergeCommitSha: p.merge_commit_sha ?? null,
-      author: p.user?.login ?? 'ghost',
-    }),
-  );
+  .transform((p): PullDetail => ({
+    headRef: p.head?.ref ?? null,
+    headSha: p.head?.sha ?? null,
+    headRepo: p.head?.repo?.full_name ?? null,
+    number: p.number,
+    state: p.state,
+    merged: Boolean(p.merged ?? p.merged_at),
+    mergeCommitSha: p.merge_commit_sha ?? null,
+    author: p.user?.login ?? 'ghost',
+  }));
 
 export const GhCommit = z.object({ sha: z.string() });
 export const GhBranch = z.object({ name: z.string(), protected: z.boolean() });
 export const GhCompare = z.object({ status: z.enum(['ahead', 'behind', 'identical', 'diverged']) });
-export const GhTree = z.object({ tree: z.array(z.object({ path: z.string(), type: z.string() })), truncated: z.boolean().optional() });
+export const GhTree = z.object({
+  tree: z.array(z.object({ path: z.string(), type: z.string() })),
+  truncated: z.boolean().optional(),
+});
 
 /** The collaborator permission answer: the fine-grained role when GitHub gives one, else the classic level. */
 export const GhPermission = z

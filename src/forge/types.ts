@@ -107,7 +107,8 @@ export interface WorkflowRunView {
 }
 
 /** The workflow runs whose run-name names a yoke run: TR03 binds a run only to the one yoke's app dispatched. */
-export type FoundWorkflowRun = { kind: 'none' } | { kind: 'one'; run: WorkflowRunView } | { kind: 'many'; ids: number[] };
+export type FoundWorkflowRun =
+  { kind: 'none' } | { kind: 'one'; run: WorkflowRunView } | { kind: 'many'; ids: number[] };
 
 /** One issue or PR by number, as delivery reads it fresh. */
 export interface IssueDetail {
@@ -202,7 +203,10 @@ export interface Forge {
   /** The opt-in file, re-read at most every maxAgeMs (or after invalidate). */
   readConfig(repo: RepoRef, opts: { maxAgeMs: number }): Promise<RepoConfigResult>;
   /** The repository's open work; a view probed less than maxViewAgeMs ago is returned without any request (SC02). */
-  readRepo(repo: RepoRef, opts: { claimLabel: string; configMaxAgeMs: number; maxViewAgeMs?: number }): Promise<RepoView>;
+  readRepo(
+    repo: RepoRef,
+    opts: { claimLabel: string; configMaxAgeMs: number; maxViewAgeMs?: number },
+  ): Promise<RepoView>;
   /** SC03: points left in this minute's request budget of an installation (Infinity without a budget). */
   remainingPoints(installationId: number): number;
   /** SC03: content-creating writes left in this minute's budget of an installation (Infinity without a budget). */
@@ -224,7 +228,11 @@ export interface Forge {
   listFiles(repo: RepoRef, commit: string, dir: string): Promise<string[]>;
   readFileAt(repo: RepoRef, path: string, commit: string): Promise<string | null>;
   createIssue(repo: RepoRef, issue: { title: string; body: string; labels: string[] }): Promise<number>;
-  updateIssue(repo: RepoRef, number: number, change: { body?: string; state?: 'open' | 'closed'; stateReason?: 'completed' | 'not_planned' }): Promise<void>;
+  updateIssue(
+    repo: RepoRef,
+    number: number,
+    change: { body?: string; state?: 'open' | 'closed'; stateReason?: 'completed' | 'not_planned' },
+  ): Promise<void>;
   removeLabel(repo: RepoRef, number: number, label: string): Promise<void>;
   /** Edits a comment; false when it is gone (deleted). */
   editComment(repo: RepoRef, commentId: number, body: string): Promise<boolean>;
@@ -234,7 +242,10 @@ export interface Forge {
   /** TR05: who added a label still on an issue (its newest `labeled` event), or null when no event names anyone. */
   labelledBy(repo: RepoRef, number: number, label: string): Promise<{ login: string; isBot: boolean } | null>;
   /** Issues (not PRs), open or closed, updated at or after `since`, oldest update first, with their labels. */
-  listIssuesUpdatedSince(repo: RepoRef, since: number): Promise<{ number: number; labels: string[]; updatedAt: number }[]>;
+  listIssuesUpdatedSince(
+    repo: RepoRef,
+    since: number,
+  ): Promise<{ number: number; labels: string[]; updatedAt: number }[]>;
   createComment(repo: RepoRef, number: number, body: string): Promise<number>;
   addReaction(repo: RepoRef, commentId: number, content: '+1' | '-1' | 'eyes' | 'confused' | 'rocket'): Promise<void>;
   addLabels(repo: RepoRef, number: number, labels: string[]): Promise<void>;
@@ -263,7 +274,11 @@ export interface Forge {
   pinBranch(repo: RepoRef, branch: string, sha: string): Promise<void>;
   readEnvironmentRules(repo: RepoRef, environment: string): Promise<EnvironmentRules>;
   /** DP03: answers a protection-rule request of a workflow run of this repository (never a URL the event names). */
-  reviewProtectionRule(repo: RepoRef, workflowRunId: number, answer: ProtectionAnswer): Promise<{ ok: true } | { ok: false; status: number | null; message: string }>;
+  reviewProtectionRule(
+    repo: RepoRef,
+    workflowRunId: number,
+    answer: ProtectionAnswer,
+  ): Promise<{ ok: true } | { ok: false; status: number | null; message: string }>;
 }
 
 export const CONTROL_LABEL = 'yoke:control';
@@ -277,7 +292,8 @@ export function outsideFences(body: string): string {
   for (const line of body.split('\n')) {
     const open = /^ {0,3}(`{3,}|~{3,})/.exec(line)?.[1];
     if (fence === null && open) fence = open;
-    else if (fence !== null && open && open[0] === fence[0] && open.length >= fence.length && line.trim() === open) fence = null;
+    else if (fence !== null && open && open[0] === fence[0] && open.length >= fence.length && line.trim() === open)
+      fence = null;
     else if (fence === null) out.push(line);
   }
   return out.join('\n');

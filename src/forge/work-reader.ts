@@ -8,9 +8,20 @@ import { parseClosingRefs } from './types.js';
 // instruction.
 
 const User = z.object({ login: z.string(), type: z.string().optional() });
-const Issue = z.object({ number: z.number(), title: z.string(), body: z.string().nullable(), user: User.nullable(), pull_request: z.unknown().optional() });
+const Issue = z.object({
+  number: z.number(),
+  title: z.string(),
+  body: z.string().nullable(),
+  user: User.nullable(),
+  pull_request: z.unknown().optional(),
+});
 const Comment = z.object({ id: z.number(), body: z.string().nullable(), user: User.nullable() });
-const Pull = z.object({ number: z.number(), title: z.string(), body: z.string().nullable(), head: z.object({ ref: z.string(), sha: z.string() }) });
+const Pull = z.object({
+  number: z.number(),
+  title: z.string(),
+  body: z.string().nullable(),
+  head: z.object({ ref: z.string(), sha: z.string() }),
+});
 const Permission = z.object({ permission: z.string() });
 
 export interface WorkComment {
@@ -52,14 +63,24 @@ export class WorkReader {
 
   private async get<T>(path: string, schema: z.ZodType<T>): Promise<T> {
     const res = await (this.opts.fetch ?? fetch)(`${this.opts.apiUrl.replace(/\/+$/, '')}${path}`, {
-      headers: { authorization: `token ${this.opts.token}`, accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28' },
+      headers: {
+        authorization: `token ${this.opts.token}`,
+        accept: 'application/vnd.github+json',
+        'x-github-api-version': '2022-11-28',
+      },
     });
     if (!res.ok) {
-      const hint = res.status === 401 || res.status === 403 || res.status === 404 ? ' (does the job grant `issues: read` and `pull-requests: read`?)' : '';
+      const hint =
+        res.status === 401 || res.status === 403 || res.status === 404
+          ? ' (does the job grant `issues: read` and `pull-requests: read`?)'
+          : '';
       throw new WorkReaderError(`GET ${path} answered ${res.status}${hint}`);
     }
     const parsed = schema.safeParse(await res.json());
-    if (!parsed.success) throw new WorkReaderError(`GET ${path} answered something that is not GitHub's shape: ${parsed.error.issues[0]?.message}`);
+    if (!parsed.success)
+      throw new WorkReaderError(
+        `GET ${path} answered something that is not GitHub's shape: ${parsed.error.issues[0]?.message}`,
+      );
     return parsed.data;
   }
 
@@ -68,7 +89,10 @@ export class WorkReader {
     let known = this.perms.get(login);
     if (known === undefined) {
       try {
-        const p = await this.get(`/repos/${this.opts.repo}/collaborators/${encodeURIComponent(login)}/permission`, Permission);
+        const p = await this.get(
+          `/repos/${this.opts.repo}/collaborators/${encodeURIComponent(login)}/permission`,
+          Permission,
+        );
         known = p.permission === 'admin' || p.permission === 'write' || p.permission === 'maintain';
       } catch {
         known = false;
@@ -82,7 +106,10 @@ export class WorkReader {
     const i = await this.get(`/repos/${this.opts.repo}/issues/${number}`, Issue);
     const comments: WorkComment[] = [];
     for (let page = 1; page <= 10; page++) {
-      const batch = await this.get(`/repos/${this.opts.repo}/issues/${number}/comments?per_page=100&page=${page}`, z.array(Comment));
+      const batch = await this.get(
+        `/repos/${this.opts.repo}/issues/${number}/comments?per_page=100&page=${page}`,
+        z.array(Comment),
+      );
       for (const c of batch) {
         const author = c.user?.login ?? 'ghost';
         // Bots (yoke's own replies among them) are not people whose words steer the agent.
@@ -92,11 +119,25 @@ export class WorkReader {
       if (batch.length < 100) break;
     }
     const author = i.user?.login ?? 'ghost';
-    return { number: i.number, title: i.title, body: i.body ?? '', author, authorTrusted: await this.isWriter(author), comments };
+    return {
+      number: i.number,
+      title: i.title,
+      body: i.body ?? '',
+      author,
+      authorTrusted: await this.isWriter(author),
+      comments,
+    };
   }
 
   async pull(number: number): Promise<PullWork> {
     const p = await this.get(`/repos/${this.opts.repo}/pulls/${number}`, Pull);
-    return { number: p.number, title: p.title, body: p.body ?? '', branch: p.head.ref, headSha: p.head.sha, closes: parseClosingRefs(p.body ?? '') };
+    return {
+      number: p.number,
+      title: p.title,
+      body: p.body ?? '',
+      branch: p.head.ref,
+      headSha: p.head.sha,
+      closes: parseClosingRefs(p.body ?? ''),
+    };
   }
 }

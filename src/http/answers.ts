@@ -31,17 +31,36 @@ export const PushAnswer = z.object({ token: z.string(), branch: z.string(), expi
 export const ClaimAnswer = z.object({ number: z.number().int() });
 
 export const RunAnswer = viewOf<PublicRun>()(
-  z.looseObject({ id: z.string(), repo: z.string(), kind: z.string(), subject: z.string(), status: z.string(), outcome: nullableString, summary: nullableString, outcomeReason: nullableString }),
+  z.looseObject({
+    id: z.string(),
+    repo: z.string(),
+    kind: z.string(),
+    subject: z.string(),
+    status: z.string(),
+    outcome: nullableString,
+    summary: nullableString,
+    outcomeReason: nullableString,
+  }),
 );
 export const RunReportedAnswer = z.object({ ok: z.literal(true), run: RunAnswer });
 export const RunListAnswer = z.object({ runs: z.array(RunAnswer) });
 
 export const FleetReportAnswer = viewOf<FleetReport>()(
-  z.looseObject({ generatedAt: z.string(), liveCount: z.number(), globalCap: z.number(), repos: z.array(z.looseObject({ repo: z.string() })), deliveries: z.array(z.looseObject({ id: z.string() })) }),
+  z.looseObject({
+    generatedAt: z.string(),
+    liveCount: z.number(),
+    globalCap: z.number(),
+    repos: z.array(z.looseObject({ repo: z.string() })),
+    deliveries: z.array(z.looseObject({ id: z.string() })),
+  }),
 );
 
 export const DeploymentRunListAnswer = z.union([
-  z.object({ list: z.array(z.object({ id: z.string(), repo: z.string(), commit: z.string(), status: z.string(), stage: nullableString })) }),
+  z.object({
+    list: z.array(
+      z.object({ id: z.string(), repo: z.string(), commit: z.string(), status: z.string(), stage: nullableString }),
+    ),
+  }),
   z.object({ runs: z.array(z.string()) }),
 ]);
 
@@ -69,21 +88,51 @@ export const GateChecked = viewOf<DispatchAnswer & { request: string }>()(
     state: z.enum(['settled', 'waiting', 'failed', 'deploy']),
     waits: z.array(WaitAnswer),
     capture: z.array(z.object({ groupId: z.string(), planId: z.string(), cases: z.array(z.string()) })),
-    triage: z.array(z.looseObject({ plan: z.string(), commit: z.string(), items: z.array(z.string()), retry: z.string(), rework: z.string(), waive: z.array(z.string()), remove: z.array(z.string()) })),
+    triage: z.array(
+      z.looseObject({
+        plan: z.string(),
+        commit: z.string(),
+        items: z.array(z.string()),
+        retry: z.string(),
+        rework: z.string(),
+        waive: z.array(z.string()),
+        remove: z.array(z.string()),
+      }),
+    ),
     notices: z.looseObject({ posted: z.array(z.looseObject({ subject: z.string(), to: z.string() })) }).nullable(),
     closeout: z.looseObject({ closed: z.array(z.string()) }).nullable(),
     nextStage: nullableString,
   }),
 );
 /** DX08: the gate check is still running (202); its result is read back by its request id. */
-export const GateCheckInFlight = z.object({ request: z.string(), run: z.string(), stage: z.string(), state: z.literal('in_flight'), wait: z.string().optional() });
+export const GateCheckInFlight = z.object({
+  request: z.string(),
+  run: z.string(),
+  stage: z.string(),
+  state: z.literal('in_flight'),
+  wait: z.string().optional(),
+});
 export const GateCheckAnswer = z.union([GateChecked, GateCheckInFlight]);
 
-export const CheckinAnswer = z.object({ run: z.string(), driver: z.string(), lease: z.string(), leaseUntil: z.number(), tookOver: z.boolean() });
-export const ExecutionStarted = viewOf<ExecutionAnswer>()(z.looseObject({ id: z.string(), subject: z.string(), leaseUntil: z.number() }));
+export const CheckinAnswer = z.object({
+  run: z.string(),
+  driver: z.string(),
+  lease: z.string(),
+  leaseUntil: z.number(),
+  tookOver: z.boolean(),
+});
+export const ExecutionStarted = viewOf<ExecutionAnswer>()(
+  z.looseObject({ id: z.string(), subject: z.string(), leaseUntil: z.number() }),
+);
 export const ExecutionRenewed = z.object({ id: z.string(), leaseUntil: z.number() });
 export const ExecutionEnded = z.object({ id: z.string(), state: z.string() });
-export const VerdictRecorded = z.object({ id: z.number(), subject: z.string(), plan: z.string(), case: z.string(), result: z.string() });
+export const VerdictRecorded = z.object({
+  id: z.number(),
+  subject: z.string(),
+  plan: z.string(),
+  case: z.string(),
+  result: z.string(),
+});
 
 export const QaWorkAnswer = viewOf<QaWork>()(
   z.looseObject({
@@ -92,7 +141,9 @@ export const QaWorkAnswer = viewOf<QaWork>()(
     stage: z.string(),
     commit: z.string(),
     subject: z.string(),
-    plans: z.array(z.looseObject({ planId: z.string(), cases: z.array(z.looseObject({ id: z.string(), passed: z.boolean() })) })),
+    plans: z.array(
+      z.looseObject({ planId: z.string(), cases: z.array(z.looseObject({ id: z.string(), passed: z.boolean() })) }),
+    ),
   }),
 );
 

@@ -13,7 +13,13 @@ import { fleetHandlers } from './handlers-fleet.js';
 import { isJsonRoute, type Call, type JsonHandlers, type Reply } from './handler.js';
 import { gateRoute } from './route-gate.js';
 import { matchRoute, type MatchedRoute, type RouteDef, type RouteName } from './routes.js';
-import { DASHBOARD_SCRIPT, renderDashboard, renderDashboardMain, renderSignIn, type DashboardPage } from './dashboard.js';
+import {
+  DASHBOARD_SCRIPT,
+  renderDashboard,
+  renderDashboardMain,
+  renderSignIn,
+  type DashboardPage,
+} from './dashboard.js';
 import { buildDashboardData, parseSpan } from './dashboard-data.js';
 import { Sessions, isOperatorToken } from './session.js';
 import { esc } from './dashboard-parts.js';
@@ -51,7 +57,11 @@ export interface ApiOptions {
 }
 
 function send(res: ServerResponse, status: number, body: unknown): true {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...NO_REFERRER });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'cache-control': 'no-store',
+    ...NO_REFERRER,
+  });
   res.end(JSON.stringify(body));
   return true;
 }
@@ -60,7 +70,9 @@ const sendRefusal = (res: ServerResponse, r: Refusal): true =>
   send(res, r.status, { error: { code: r.code, message: r.message, recovery: r.recovery } });
 
 const invalid = (error: z.ZodError, hint: string | undefined): Refusal =>
-  makeRefusal('validation_failed', { detail: hint ?? error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ') });
+  makeRefusal('validation_failed', {
+    detail: hint ?? error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '),
+  });
 
 class BodyError extends Error {
   constructor(readonly refusal: Refusal) {
@@ -100,7 +112,13 @@ const PAGE_POLICY =
   "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 function html(res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}): true {
-  res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'content-security-policy': PAGE_POLICY, ...NO_REFERRER, ...headers });
+  res.writeHead(status, {
+    'content-type': 'text/html; charset=utf-8',
+    'cache-control': 'no-store',
+    'content-security-policy': PAGE_POLICY,
+    ...NO_REFERRER,
+    ...headers,
+  });
   res.end(body);
   return true;
 }
@@ -111,36 +129,64 @@ type WebHandler = (req: IncomingMessage, res: ServerResponse, route: MatchedRout
 export function createApiHandler(opts: ApiOptions) {
   const { fleet } = opts;
   const tokens: TokenTable = { operator: opts.apiTokens, people: opts.personTokens ?? [] };
-  const sessions = new Sessions({ ttlMs: opts.sessionTtlMs ?? 12 * 3600_000, secure: opts.audience.startsWith('https:') }, () => fleet.clock.now());
+  const sessions = new Sessions(
+    { ttlMs: opts.sessionTtlMs ?? 12 * 3600_000, secure: opts.audience.startsWith('https:') },
+    () => fleet.clock.now(),
+  );
   const runAuth = { oidc: opts.oidc, audience: opts.audience };
   const dispatch = opts.dispatch ?? { responseLimitMs: 25_000, hostedCapMs: 100_000 };
   const handlers: JsonHandlers = {
     ...fleetHandlers({ fleet, runAuth, lastPass: opts.lastPass }),
-    ...deliveryHandlers(fleet, { ...dispatch, sleep: dispatch.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))) }),
+    ...deliveryHandlers(fleet, {
+      ...dispatch,
+      sleep: dispatch.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))),
+    }),
   };
 
-  const page = (kind: DashboardPage): WebHandler => async (req, res, route, url) => {
-    // A token in the URL is never accepted: it would sit in logs and histories.
-    if (!sessions.valid(req) && !isOperatorToken(bearerOf(req), opts.apiTokens)) return html(res, 401, renderSignIn(null));
-    const p = kind.kind === 'repo' ? { kind: 'repo' as const, repo: `${route.params.owner}/${route.params.name}` } : kind;
-    const data = await buildDashboardData(fleet, opts.lastPass(), { webUrl: opts.webUrl ?? 'https://github.com', refreshMs: opts.dashboardRefreshMs ?? 10_000, span: parseSpan(url.searchParams.get('span')), ...(p.kind === 'repo' ? { repo: p.repo } : {}) });
-    if (p.kind === 'repo' && !data.report.repos.some((r) => r.repo === p.repo)) {
-      return html(res, 404, `<!doctype html><meta charset="utf-8"><title>yoke: not found</title><p>yoke has not seen a repository named ${esc(p.repo)}. <a href="/yoke">Back to the fleet</a></p>`);
-    }
-    return html(res, 200, url.searchParams.get('part') === 'main' ? renderDashboardMain(data, p) : renderDashboard(data, p));
-  };
+  const page =
+    (kind: DashboardPage): WebHandler =>
+    async (req, res, route, url) => {
+      // A token in the URL is never accepted: it would sit in logs and histories.
+      if (!sessions.valid(req) && !isOperatorToken(bearerOf(req), opts.apiTokens))
+        return html(res, 401, renderSignIn(null));
+      const p =
+        kind.kind === 'repo' ? { kind: 'repo' as const, repo: `${route.params.owner}/${route.params.name}` } : kind;
+      const data = await buildDashboardData(fleet, opts.lastPass(), {
+        webUrl: opts.webUrl ?? 'https://github.com',
+        refreshMs: opts.dashboardRefreshMs ?? 10_000,
+        span: parseSpan(url.searchParams.get('span')),
+        ...(p.kind === 'repo' ? { repo: p.repo } : {}),
+      });
+      if (p.kind === 'repo' && !data.report.repos.some((r) => r.repo === p.repo)) {
+        return html(
+          res,
+          404,
+          `<!doctype html><meta charset="utf-8"><title>yoke: not found</title><p>yoke has not seen a repository named ${esc(p.repo)}. <a href="/yoke">Back to the fleet</a></p>`,
+        );
+      }
+      return html(
+        res,
+        200,
+        url.searchParams.get('part') === 'main' ? renderDashboardMain(data, p) : renderDashboard(data, p),
+      );
+    };
   const web: Record<WebRouteName, WebHandler> = {
     dashboard: page({ kind: 'fleet' }),
     dashboardAlias: page({ kind: 'fleet' }),
     repoDashboard: page({ kind: 'repo', repo: '' }),
     async dashboardScript(_req, res) {
-      res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache', ...NO_REFERRER });
+      res.writeHead(200, {
+        'content-type': 'text/javascript; charset=utf-8',
+        'cache-control': 'no-cache',
+        ...NO_REFERRER,
+      });
       res.end(DASHBOARD_SCRIPT);
       return true;
     },
     async signIn(req, res) {
       const token = new URLSearchParams(await readText(req)).get('token');
-      if (!isOperatorToken(token, opts.apiTokens)) return html(res, 401, renderSignIn('That is not one of the operator tokens in YOKE_API_TOKENS.'));
+      if (!isOperatorToken(token, opts.apiTokens))
+        return html(res, 401, renderSignIn('That is not one of the operator tokens in YOKE_API_TOKENS.'));
       const { cookie } = sessions.open();
       res.writeHead(303, { location: '/yoke', 'set-cookie': cookie, 'cache-control': 'no-store', ...NO_REFERRER });
       res.end();
@@ -154,25 +200,55 @@ export function createApiHandler(opts: ApiOptions) {
     // The runner a workflow job fetches: public, holds no secret; the job checks its sha256 against the dispatch's.
     async runner(_req, res) {
       const b = await runnerBundle();
-      res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8', 'x-yoke-runner-sha256': b.sha256, 'cache-control': 'no-cache', ...NO_REFERRER });
+      res.writeHead(200, {
+        'content-type': 'text/javascript; charset=utf-8',
+        'x-yoke-runner-sha256': b.sha256,
+        'cache-control': 'no-cache',
+        ...NO_REFERRER,
+      });
       res.end(b.code);
       return true;
     },
   };
 
   /** A JSON route: its query and body parsed by its schemas, then its handler, then its reply. */
-  async function serveJson(req: IncomingMessage, res: ServerResponse, route: MatchedRoute, url: URL, actor: Actor | null, mayRead: (repo: string) => Promise<boolean>, body: () => Promise<unknown>): Promise<true> {
+  async function serveJson(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: MatchedRoute,
+    url: URL,
+    actor: Actor | null,
+    mayRead: (repo: string) => Promise<boolean>,
+    body: () => Promise<unknown>,
+  ): Promise<true> {
     const { def } = route;
-    const query = def.query ? def.query.safeParse(Object.fromEntries(url.searchParams)) : { success: true as const, data: Object.fromEntries(url.searchParams) };
+    const query = def.query
+      ? def.query.safeParse(Object.fromEntries(url.searchParams))
+      : { success: true as const, data: Object.fromEntries(url.searchParams) };
     if (!query.success) return sendRefusal(res, invalid(query.error, def.hint));
     const parsedBody = def.body ? def.body.safeParse(await body()) : { success: true as const, data: undefined };
     if (!parsedBody.success) return sendRefusal(res, invalid(parsedBody.error, def.hint));
-    const call: Call<RouteDef> = { params: route.params, query: query.data as Record<string, string>, body: parsedBody.data as never, actor: actor as never, headers: req.headers, bearer: bearerOf(req), readJson: body, mayRead };
-    const handler = handlers[route.name as keyof JsonHandlers] as unknown as (call: Call<RouteDef>) => Promise<Reply<RouteDef>>;
+    const call: Call<RouteDef> = {
+      params: route.params,
+      query: query.data as Record<string, string>,
+      body: parsedBody.data as never,
+      actor: actor as never,
+      headers: req.headers,
+      bearer: bearerOf(req),
+      readJson: body,
+      mayRead,
+    };
+    const handler = handlers[route.name as keyof JsonHandlers] as unknown as (
+      call: Call<RouteDef>,
+    ) => Promise<Reply<RouteDef>>;
     const reply = await handler(call);
     if ('refusal' in reply) return sendRefusal(res, reply.refusal);
     if ('recorded' in reply) {
-      res.writeHead(reply.status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...NO_REFERRER });
+      res.writeHead(reply.status, {
+        'content-type': 'application/json; charset=utf-8',
+        'cache-control': 'no-store',
+        ...NO_REFERRER,
+      });
       res.end(reply.recorded);
       return true;
     }
@@ -197,7 +273,8 @@ export function createApiHandler(opts: ApiOptions) {
       const everyone = async () => true;
       if (route && !isJsonRoute(route.name)) return await web[route.name as WebRouteName](req, res, route, url);
       // Public routes, and a run's own reports, which check the run's credential against that run.
-      if (route && (route.def.role === 'public' || route.def.role === 'run-report')) return await serveJson(req, res, route, url, null, everyone, body);
+      if (route && (route.def.role === 'public' || route.def.role === 'run-report'))
+        return await serveJson(req, res, route, url, null, everyone, body);
 
       // TR11: everything else needs a credential with a role; a run's own one (named by X-Yoke-Run) reaches only its QA.
       let actor: Actor | null = credentialOf(bearerOf(req), tokens);
@@ -216,7 +293,13 @@ export function createApiHandler(opts: ApiOptions) {
     } catch (err) {
       if (err instanceof BodyError) return sendRefusal(res, err.refusal);
       fleet.log.error({ err: err instanceof Error ? err.stack : String(err), path }, 'API request failed');
-      return send(res, 500, { error: { code: 'internal_error', message: 'yoke could not complete the request.', recovery: 'Retry; if it persists, see the yoke log.' } });
+      return send(res, 500, {
+        error: {
+          code: 'internal_error',
+          message: 'yoke could not complete the request.',
+          recovery: 'Retry; if it persists, see the yoke log.',
+        },
+      });
     }
   };
 }

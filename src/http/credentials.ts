@@ -28,4 +28,3 @@ export function credentialOf(token: string | null | undefined, table: TokenTable
   for (const p of table.people) if (timingSafeEqual(digest(p.token), d)) found ??= { role: 'person', login: p.login };
   return found;
 }
-

@@ -12,7 +12,13 @@ import { layoutTimeline, type Timeline } from './timeline.js';
 export const TIMELINE_MS = 24 * 3600_000;
 
 /** The spans the timeline can show. `fit`, the default, is the last 24 hours from its first run on, so short runs stay visible. */
-export const TIMELINE_SPANS = { fit: TIMELINE_MS, '24h': TIMELINE_MS, '6h': 6 * 3600_000, '1h': 3600_000, '10m': 600_000 } as const;
+export const TIMELINE_SPANS = {
+  fit: TIMELINE_MS,
+  '24h': TIMELINE_MS,
+  '6h': 6 * 3600_000,
+  '1h': 3600_000,
+  '10m': 600_000,
+} as const;
 export type TimelineSpan = keyof typeof TIMELINE_SPANS;
 
 export const parseSpan = (s: string | null): TimelineSpan => (s && s in TIMELINE_SPANS ? (s as TimelineSpan) : 'fit');
@@ -31,7 +37,13 @@ export interface DeploymentCard {
   commit: string;
   status: string;
   trackingIssue: number | null;
-  stages: { name: string; kind: string; state: string; current: boolean; deployment: { id: number; environment: string; state: string; logUrl: string | null } | null }[];
+  stages: {
+    name: string;
+    kind: string;
+    state: string;
+    current: boolean;
+    deployment: { id: number; environment: string; state: string; logUrl: string | null } | null;
+  }[];
   members: { issue: number; pr: number; removed: boolean }[];
   waits: { subject: string; detail: string; command: string; notice: string }[];
 }
@@ -79,7 +91,9 @@ async function buildRepoPage(store: FleetContext['store'], repo: string): Promis
   const claims = (read?.openClaims ?? []).map((p): ClaimCard => {
     const written = checks.find((c) => c.prNumber === p.number && c.headSha === p.headSha)?.written ?? null;
     const [status, conclusion, run] = written ? written.split(':') : [];
-    const lander = runs.filter((r) => r.kind === 'lander' && r.prNumber === p.number && r.headSha === p.headSha && r.verdict !== null).at(-1);
+    const lander = runs
+      .filter((r) => r.kind === 'lander' && r.prNumber === p.number && r.headSha === p.headSha && r.verdict !== null)
+      .at(-1);
     return {
       pr: p.number,
       title: p.title,
@@ -99,42 +113,50 @@ async function buildRepoPage(store: FleetContext['store'], repo: string): Promis
   };
 }
 
-export async function buildDashboardData(ctx: Pick<FleetContext, 'store' | 'policy' | 'clock'>, last: PassReport | null, opts: { webUrl: string; refreshMs: number; span?: TimelineSpan; repo?: string }): Promise<DashboardData> {
+export async function buildDashboardData(
+  ctx: Pick<FleetContext, 'store' | 'policy' | 'clock'>,
+  last: PassReport | null,
+  opts: { webUrl: string; refreshMs: number; span?: TimelineSpan; repo?: string },
+): Promise<DashboardData> {
   const { store, policy, clock } = ctx;
   const now = clock.now();
   const report = await buildFleetReport(ctx, last);
   const windowRuns = await store.runs.listSince(now - TIMELINE_MS);
   const cap = Math.max(policy.globalCap, ...Object.values(policy.repoCaps));
   const waitsOf = new Map(report.deliveries.map((d) => [d.id, d.waits]));
-  const shown = (await store.deploymentRuns.list()).filter((r) => r.status === 'active' || r.updatedAt >= now - TIMELINE_MS);
+  const shown = (await store.deploymentRuns.list()).filter(
+    (r) => r.status === 'active' || r.updatedAt >= now - TIMELINE_MS,
+  );
   const stagesOf = await Promise.all(shown.map((run) => store.deploymentRuns.stages(run.id)));
   const membersOf = await Promise.all(shown.map((run) => store.deploymentRuns.members(run.id)));
   const deploymentsOf = await Promise.all(shown.map((run) => store.stageDeployments.forRun(run.id)));
-  const deployments = shown
-    .map((run, i): DeploymentCard => {
-      const records = new Map(stagesOf[i]!.map((s) => [s.stage, s]));
-      const latest = (stage: string) => deploymentsOf[i]!.filter((d) => d.stage === stage).at(-1);
-      return {
-        id: run.id,
-        repo: run.repo,
-        commit: run.commit,
-        status: run.status,
-        trackingIssue: run.trackingIssue,
-        stages: run.settings.stages.map((s, i) => ({
-          name: s.name,
-          kind: s.kind,
-          state: records.get(s.name)?.state ?? 'pending',
-          current: run.status === 'active' && i === run.currentStage,
-          // DP01: the stage's newest GitHub deployment.
-          deployment: ((d) => (d ? { id: d.deploymentId, environment: d.environment, state: d.state, logUrl: d.logUrl } : null))(latest(s.name)),
-        })),
-        // In issue order, as a person reads a list of issues (the store keeps them in the order they merged).
-        members: membersOf[i]!
-          .map((m) => ({ issue: m.issueNumber, pr: m.prNumber, removed: m.removedAt !== null }))
-          .sort((a, b) => a.issue - b.issue),
-        waits: waitsOf.get(run.id) ?? [],
-      };
-    });
+  const deployments = shown.map((run, i): DeploymentCard => {
+    const records = new Map(stagesOf[i]!.map((s) => [s.stage, s]));
+    const latest = (stage: string) => deploymentsOf[i]!.filter((d) => d.stage === stage).at(-1);
+    return {
+      id: run.id,
+      repo: run.repo,
+      commit: run.commit,
+      status: run.status,
+      trackingIssue: run.trackingIssue,
+      stages: run.settings.stages.map((s, i) => ({
+        name: s.name,
+        kind: s.kind,
+        state: records.get(s.name)?.state ?? 'pending',
+        current: run.status === 'active' && i === run.currentStage,
+        // DP01: the stage's newest GitHub deployment.
+        deployment: ((d) =>
+          d ? { id: d.deploymentId, environment: d.environment, state: d.state, logUrl: d.logUrl } : null)(
+          latest(s.name),
+        ),
+      })),
+      // In issue order, as a person reads a list of issues (the store keeps them in the order they merged).
+      members: membersOf[i]!.map((m) => ({ issue: m.issueNumber, pr: m.prNumber, removed: m.removedAt !== null })).sort(
+        (a, b) => a.issue - b.issue,
+      ),
+      waits: waitsOf.get(run.id) ?? [],
+    };
+  });
   return {
     report,
     webUrl: opts.webUrl,

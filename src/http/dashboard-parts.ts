@@ -8,18 +8,24 @@ import type { Timeline } from './timeline.js';
 // value that came from outside (titles, summaries, names) goes through esc().
 
 export const esc = (s: unknown): string =>
-  String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+  String(s ?? '').replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
+  );
 
 /** A recovery or message of yoke's own: escaped, then its `code spans` shown as code (never as literal backticks). */
 export const prose = (s: unknown): string => esc(s).replace(/`([^`]+)`/g, '<code>$1</code>');
 
-export const time = (ms: number | null): string => (ms ? new Date(ms).toISOString().replace('T', ' ').slice(0, 19) : '');
+export const time = (ms: number | null): string =>
+  ms ? new Date(ms).toISOString().replace('T', ' ').slice(0, 19) : '';
 
-const link = (href: string | null, text: string): string => (href ? `<a href="${esc(href)}">${esc(text)}</a>` : esc(text));
+const link = (href: string | null, text: string): string =>
+  href ? `<a href="${esc(href)}">${esc(text)}</a>` : esc(text);
 
 export const repoLink = (repo: string): string => `<a href="/yoke/repos/${esc(repo)}">${esc(repo)}</a>`;
 
-export const subjectLink = (webUrl: string, repo: string, subject: string): string => link(subjectUrl(webUrl, repo, subject), subject);
+export const subjectLink = (webUrl: string, repo: string, subject: string): string =>
+  link(subjectUrl(webUrl, repo, subject), subject);
 
 const usd = (n: number): string => `$${n.toFixed(2)}`;
 
@@ -92,7 +98,8 @@ export function groupWaiting(items: readonly WaitingItem[]): WaitingRow[] {
 const workCell = (webUrl: string, row: WaitingRow): string => {
   const { item: w, subjects } = row;
   if (!w.subject && !subjects.length) return 'all its work';
-  if (subjects.length === 1) return `${subjectLink(webUrl, w.repo, subjects[0]!.subject)}${subjects[0]!.title !== null ? ` <span class="title">${esc(subjects[0]!.title)}</span>` : ''}`;
+  if (subjects.length === 1)
+    return `${subjectLink(webUrl, w.repo, subjects[0]!.subject)}${subjects[0]!.title !== null ? ` <span class="title">${esc(subjects[0]!.title)}</span>` : ''}`;
   return `${subjects.length} items: ${subjects.map((x) => subjectLink(webUrl, w.repo, x.subject)).join(', ')}`;
 };
 
@@ -133,21 +140,40 @@ export function renderDeployments(cards: readonly DeploymentCard[], webUrl: stri
   return cards
     .map((d) => {
       const deployed = (s: DeploymentCard['stages'][number]) =>
-        s.deployment ? ` · ${link(environmentUrl(webUrl, d.repo, s.deployment.environment), `deployment ${s.deployment.id}`)} to ${esc(s.deployment.environment)}: ${esc(s.deployment.state)}${s.deployment.logUrl ? ` (${link(s.deployment.logUrl, 'log')})` : ''}` : '';
-      const stages = d.stages.map((s) => `<li class="stage state-${esc(s.state)}${s.current ? ' current' : ''}">${esc(s.name)} <small>${esc(s.kind)} · ${esc(s.state)}${deployed(s)}</small></li>`).join('');
-      const members = d.members
-        .map((m) => `<li${m.removed ? ' class="removed"' : ''}>${link(issueUrl(webUrl, d.repo, m.issue), `#${m.issue}`)} via ${link(pullUrl(webUrl, d.repo, m.pr), `PR #${m.pr}`)}${m.removed ? ' (removed)' : ''}</li>`)
+        s.deployment
+          ? ` · ${link(environmentUrl(webUrl, d.repo, s.deployment.environment), `deployment ${s.deployment.id}`)} to ${esc(s.deployment.environment)}: ${esc(s.deployment.state)}${s.deployment.logUrl ? ` (${link(s.deployment.logUrl, 'log')})` : ''}`
+          : '';
+      const stages = d.stages
+        .map(
+          (s) =>
+            `<li class="stage state-${esc(s.state)}${s.current ? ' current' : ''}">${esc(s.name)} <small>${esc(s.kind)} · ${esc(s.state)}${deployed(s)}</small></li>`,
+        )
         .join('');
-      const waits = d.waits.map((w) => `<li>${esc(w.detail)} · notice ${esc(w.notice)}<br><code>${esc(w.command)}</code></li>`).join('');
+      const members = d.members
+        .map(
+          (m) =>
+            `<li${m.removed ? ' class="removed"' : ''}>${link(issueUrl(webUrl, d.repo, m.issue), `#${m.issue}`)} via ${link(pullUrl(webUrl, d.repo, m.pr), `PR #${m.pr}`)}${m.removed ? ' (removed)' : ''}</li>`,
+        )
+        .join('');
+      const waits = d.waits
+        .map((w) => `<li>${esc(w.detail)} · notice ${esc(w.notice)}<br><code>${esc(w.command)}</code></li>`)
+        .join('');
       return `<article class="deployment" id="dr-${esc(d.id)}"><h3><code>${esc(d.id)}</code> of ${repoLink(d.repo)} at <code>${esc(d.commit.slice(0, 12))}</code>: ${esc(d.status)}${d.trackingIssue ? ` · ${link(issueUrl(webUrl, d.repo, d.trackingIssue), `tracking issue #${d.trackingIssue}`)}` : ''}</h3>
 <ol class="stages">${stages}</ol><p>Members</p><ul>${members || '<li>none</li>'}</ul>${waits ? `<p>Waiting on</p><ul class="waits">${waits}</ul>` : ''}</article>`;
     })
     .join('\n');
 }
 
-export function renderSpend(spend: readonly { repo: string; day: string; usd: number; inputTokens: number; outputTokens: number; runs: number }[]): string {
+export function renderSpend(
+  spend: readonly { repo: string; day: string; usd: number; inputTokens: number; outputTokens: number; runs: number }[],
+): string {
   if (!spend.length) return '<p>No run has reported a cost in the last 7 days.</p>';
-  const rows = spend.map((d) => `<tr><td>${esc(d.day)}</td><td>${repoLink(d.repo)}</td><td>${usd(d.usd)}</td><td>${d.runs}</td><td>${d.inputTokens}</td><td>${d.outputTokens}</td></tr>`).join('\n');
+  const rows = spend
+    .map(
+      (d) =>
+        `<tr><td>${esc(d.day)}</td><td>${repoLink(d.repo)}</td><td>${usd(d.usd)}</td><td>${d.runs}</td><td>${d.inputTokens}</td><td>${d.outputTokens}</td></tr>`,
+    )
+    .join('\n');
   return `<table class="spend"><tr><th>day (UTC)</th><th>repo</th><th>spent</th><th>runs</th><th>input tokens</th><th>output tokens</th></tr>\n${rows}</table>`;
 }
 
@@ -179,11 +205,17 @@ export function renderRepoPage(p: RepoPageData, webUrl: string, disabledReason: 
   const settings = p.settings
     ? `<p>As the last read found them${p.readAt ? ` (unchanged since ${esc(time(p.readAt))})` : ''}, defaults filled in:</p><pre class="settings">${esc(p.settings)}</pre>`
     : `<p>${disabledReason ? `Refused: ${esc(disabledReason)}` : 'Not read yet: the next pass reads <code>.github/yoke.yml</code>.'}</p>`;
-  const issue = p.dashboardIssue ? `<p>Dashboard issue: ${link(issueUrl(webUrl, p.repo, p.dashboardIssue), `#${p.dashboardIssue}`)}</p>` : '<p>No dashboard issue yet: the next pass opens one.</p>';
+  const issue = p.dashboardIssue
+    ? `<p>Dashboard issue: ${link(issueUrl(webUrl, p.repo, p.dashboardIssue), `#${p.dashboardIssue}`)}</p>`
+    : '<p>No dashboard issue yet: the next pass opens one.</p>';
   const claims = p.claims
     .map((c) => {
-      const check = c.check ? `${esc(c.check.status)}${c.check.conclusion ? ` · ${esc(c.check.conclusion)}` : ''}${c.check.run ? ` <small>(${esc(c.check.run)})</small>` : ''}` : 'not written yet';
-      const verdict = c.verdict ? `${esc(c.verdict.verdict)} <small>by <code>${esc(c.verdict.run)}</code></small>` : 'none for this head';
+      const check = c.check
+        ? `${esc(c.check.status)}${c.check.conclusion ? ` · ${esc(c.check.conclusion)}` : ''}${c.check.run ? ` <small>(${esc(c.check.run)})</small>` : ''}`
+        : 'not written yet';
+      const verdict = c.verdict
+        ? `${esc(c.verdict.verdict)} <small>by <code>${esc(c.verdict.run)}</code></small>`
+        : 'none for this head';
       return `<tr data-pr="${c.pr}"><td>${link(pullUrl(webUrl, p.repo, c.pr), `PR #${c.pr}`)} <span class="title">${esc(c.title)}</span></td><td>${c.issue ? link(issueUrl(webUrl, p.repo, c.issue), `#${c.issue}`) : ''}</td><td><code>${esc(c.headSha.slice(0, 12))}</code></td><td>${esc(c.author)}</td><td class="check">${check}</td><td class="verdict">${verdict}</td></tr>`;
     })
     .join('\n');

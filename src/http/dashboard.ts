@@ -1,7 +1,19 @@
 import { needsYou } from './needs-you.js';
 import { repoUrl } from '../fleet/links.js';
 import { TIMELINE_SPANS, type DashboardData, type TimelineSpan } from './dashboard-data.js';
-import { esc, time, renderDeployments, renderLiveRuns, renderRepoPage, renderRuns, renderSpend, renderTimeline, renderWaiting, repoLink, prose } from './dashboard-parts.js';
+import {
+  esc,
+  time,
+  renderDeployments,
+  renderLiveRuns,
+  renderRepoPage,
+  renderRuns,
+  renderSpend,
+  renderTimeline,
+  renderWaiting,
+  repoLink,
+  prose,
+} from './dashboard-parts.js';
 
 // The web dashboard, rendered on the server: the fleet page and one page per
 // repository. The page fetches its own <main> again every few seconds
@@ -31,7 +43,9 @@ function repoRows(d: DashboardData, only: string | null): string {
   const rows = d.report.repos
     .filter((r) => !only || r.repo === only)
     .map(
-      (r) => `<tr class="${r.disabledReason ? 'disabled' : r.paused ? 'paused' : ''}"><td>${repoLink(r.repo)}</td><td>${r.cap}</td><td>${r.autoLoop === null ? 'default' : r.autoLoop ? 'on' : 'off'}</td>
+      (
+        r,
+      ) => `<tr class="${r.disabledReason ? 'disabled' : r.paused ? 'paused' : ''}"><td>${repoLink(r.repo)}</td><td>${r.cap}</td><td>${r.autoLoop === null ? 'default' : r.autoLoop ? 'on' : 'off'}</td>
 <td>${r.consecutiveFailures}</td><td>${r.disabledReason ? `disabled: ${esc(r.disabledReason)}` : r.paused ? 'paused' : 'ok'}</td><td>${r.live.length}</td><td>${prose(r.recovery ?? '')}</td></tr>`,
     )
     .join('\n');
@@ -39,10 +53,13 @@ function repoRows(d: DashboardData, only: string | null): string {
 }
 
 /** A bare command (what a wait names) reads as code; a sentence of yoke's keeps its own code spans. */
-const commandOrProse = (s: string): string => (/^(yoke|npx|git|\/yoke) /.test(s) && !s.includes('`') ? `<code>${esc(s)}</code>` : prose(s));
+const commandOrProse = (s: string): string =>
+  /^(yoke|npx|git|\/yoke) /.test(s) && !s.includes('`') ? `<code>${esc(s)}</code>` : prose(s);
 
 const spanLinks = (current: TimelineSpan): string =>
-  (Object.keys(TIMELINE_SPANS) as TimelineSpan[]).map((s) => (s === current ? `<b>${s}</b>` : `<a href="?span=${s}">${s}</a>`)).join(' · ');
+  (Object.keys(TIMELINE_SPANS) as TimelineSpan[])
+    .map((s) => (s === current ? `<b>${s}</b>` : `<a href="?span=${s}">${s}</a>`))
+    .join(' · ');
 
 /** The part of the page that updates itself: everything under <main>. The fleet page shows every repository; a repository's page shows only its own, with what only it has. */
 export function renderDashboardMain(d: DashboardData, page: DashboardPage): string {
@@ -51,12 +68,16 @@ export function renderDashboardMain(d: DashboardData, page: DashboardPage): stri
   const r = d.report;
   const now = Date.parse(r.generatedAt);
   const today = r.generatedAt.slice(0, 10);
-  const spentToday = mine(r.spend).filter((s) => s.day === today).reduce((a, s) => a + s.usd, 0);
+  const spentToday = mine(r.spend)
+    .filter((s) => s.day === today)
+    .reduce((a, s) => a + s.usd, 0);
   const flags = [...mine(r.deliveries).flatMap((x) => x.flags), ...(only ? [] : (r.lastPass?.authFailures ?? []))]
     .map((f) => `<li class="flag">${prose('message' in f ? f.message : f.detail)}<br>${prose(f.recovery)}</li>`)
     .join('');
   const needs = mine(needsYou(r, now));
-  const needsList = needs.length ? `<ul>${needs.map((n) => `<li>${prose(n.what)}<br><b>To move it:</b> ${commandOrProse(n.command)}</li>`).join('')}</ul>` : '<p>Nothing needs you.</p>';
+  const needsList = needs.length
+    ? `<ul>${needs.map((n) => `<li>${prose(n.what)}<br><b>To move it:</b> ${commandOrProse(n.command)}</li>`).join('')}</ul>`
+    : '<p>Nothing needs you.</p>';
   const live = mine(r.repos).flatMap((x) => x.live);
   const sections = [
     `<section id="needs-you"><h2>Needs you</h2>${needsList}</section>`,
@@ -64,10 +85,14 @@ export function renderDashboardMain(d: DashboardData, page: DashboardPage): stri
       ? `<h2>${esc(only)} <small><a href="${esc(repoUrl(d.webUrl, only))}">on GitHub</a></small></h2><section id="repos">${repoRows(d, only)}</section>`
       : `<p id="summary">${r.liveCount} live run(s) of a global cap of ${r.globalCap} · spent today (UTC): $${spentToday.toFixed(2)} · as of ${esc(r.generatedAt)}</p>`,
     flags ? `<ul class="flags">${flags}</ul>` : '',
-    only && d.repoPage ? renderRepoPage(d.repoPage, d.webUrl, r.repos.find((x) => x.repo === only)?.disabledReason ?? null) : '',
+    only && d.repoPage
+      ? renderRepoPage(d.repoPage, d.webUrl, r.repos.find((x) => x.repo === only)?.disabledReason ?? null)
+      : '',
     `<section id="live"><h2>Live runs</h2>${renderLiveRuns(live, now, d.webUrl)}</section>`,
     `<section id="waiting"><h2>Waiting, in the order the next pass takes it</h2>${renderWaiting(mine(r.lastPass?.waiting ?? []), d.webUrl)}</section>`,
-    only ? '' : `<section><h2>Runs against the cap since ${esc(time(d.timeline.from).slice(11))}${d.span === 'fit' ? '' : ` (last ${esc(d.span)})`} <small class="spans">${spanLinks(d.span)}</small></h2>${renderTimeline(d.timeline, d.webUrl, only)}</section>`,
+    only
+      ? ''
+      : `<section><h2>Runs against the cap since ${esc(time(d.timeline.from).slice(11))}${d.span === 'fit' ? '' : ` (last ${esc(d.span)})`} <small class="spans">${spanLinks(d.span)}</small></h2>${renderTimeline(d.timeline, d.webUrl, only)}</section>`,
     only ? '' : `<section id="repos"><h2>Repositories</h2>${repoRows(d, only)}</section>`,
     `<section id="deployments"><h2>Deployment runs</h2>${renderDeployments(mine(d.deployments), d.webUrl)}</section>`,
     `<section id="runs"><h2>Recent runs</h2>${renderRuns(mine(r.recentRuns), d.webUrl)}</section>`,

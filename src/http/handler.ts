@@ -41,6 +41,7 @@ export type JsonHandler<K extends JsonRouteName> = (call: Call<(typeof ROUTE)[K]
 export type JsonHandlers<K extends JsonRouteName = JsonRouteName> = { [N in K]: JsonHandler<N> };
 
 /** A result as a reply: its value with the status given, or its refusal. */
-export const replyWith = <T>(r: Result<T>, status = 200): { status: number; json: T } | { refusal: Refusal } => (r.ok ? { status, json: r.value } : { refusal: r.refusal });
+export const replyWith = <T>(r: Result<T>, status = 200): { status: number; json: T } | { refusal: Refusal } =>
+  r.ok ? { status, json: r.value } : { refusal: r.refusal };
 
 export const isJsonRoute = (name: RouteName): name is JsonRouteName => ROUTE[name].answer !== null;

@@ -1,7 +1,12 @@
 import { makeRefusal } from '../kernel/codes/table.js';
 import type { DeliveryContext } from '../delivery/context.js';
 import { reportDeployStage } from '../delivery/deployments/deploy-stage.js';
-import { createDeploymentRun, findRunsOfItem, getDeploymentRun, removeMember } from '../delivery/runs/deployment-runs.js';
+import {
+  createDeploymentRun,
+  findRunsOfItem,
+  getDeploymentRun,
+  removeMember,
+} from '../delivery/runs/deployment-runs.js';
 import { settleAfter } from '../delivery/gate/check.js';
 import { awaitResult, dispatchIdempotent } from '../delivery/gate/idempotent-check.js';
 import { checkIn, endExecution, renewExecution, startExecution } from '../delivery/runs/executions.js';
@@ -37,7 +42,10 @@ export type DeliveryRouteName =
 const IDEMPOTENCY_KEY = /^[\w.:-]{1,100}$/;
 
 export function deliveryHandlers(ctx: DeliveryContext, dispatch: DispatchOptions): JsonHandlers<DeliveryRouteName> {
-  const seen = async <R extends { repo: string }>(rows: readonly R[], mayRead: (repo: string) => Promise<boolean>): Promise<R[]> => {
+  const seen = async <R extends { repo: string }>(
+    rows: readonly R[],
+    mayRead: (repo: string) => Promise<boolean>,
+  ): Promise<R[]> => {
     const out: R[] = [];
     for (const r of rows) if (await mayRead(r.repo)) out.push(r);
     return out;
@@ -46,7 +54,10 @@ export function deliveryHandlers(ctx: DeliveryContext, dispatch: DispatchOptions
     async deploymentRuns({ query, mayRead }) {
       if (query.item) {
         const ids = await findRunsOfItem(ctx, query.item);
-        const rows = await seen((await ctx.store.deploymentRuns.list()).filter((r) => ids.includes(r.id)), mayRead);
+        const rows = await seen(
+          (await ctx.store.deploymentRuns.list()).filter((r) => ids.includes(r.id)),
+          mayRead,
+        );
         return { status: 200, json: { runs: ids.filter((id) => rows.some((r) => r.id === id)) } };
       }
       // Every run (or one repository's), newest first, with where each is.
@@ -55,13 +66,27 @@ export function deliveryHandlers(ctx: DeliveryContext, dispatch: DispatchOptions
         .filter((r) => !repo || r.repo.toLowerCase() === repo.toLowerCase())
         .sort((a, b) => b.createdAt - a.createdAt)
         .slice(0, 100)
-        .map((r) => ({ id: r.id, repo: r.repo, commit: r.commit, status: r.status === 'active' && r.closingSince !== null ? 'closing' : r.status, stage: r.status === 'active' && r.closingSince === null ? (r.settings.stages[r.currentStage]?.name ?? null) : null }));
+        .map((r) => ({
+          id: r.id,
+          repo: r.repo,
+          commit: r.commit,
+          status: r.status === 'active' && r.closingSince !== null ? 'closing' : r.status,
+          stage:
+            r.status === 'active' && r.closingSince === null ? (r.settings.stages[r.currentStage]?.name ?? null) : null,
+        }));
       return { status: 200, json: { list } };
     },
     async createDeploymentRun({ body, actor }) {
       // TR25: a person creates as themselves; only an operator token names someone else.
       if (actor.role === 'person') {
-        if (body.creator !== undefined && body.creator !== actor.login) return { refusal: makeRefusal('identity_field_not_yours', { field: 'creator', named: body.creator, allowed: actor.login }) };
+        if (body.creator !== undefined && body.creator !== actor.login)
+          return {
+            refusal: makeRefusal('identity_field_not_yours', {
+              field: 'creator',
+              named: body.creator,
+              allowed: actor.login,
+            }),
+          };
         body.creator = actor.login;
       }
       return replyWith(await createDeploymentRun(ctx, body), 201);
@@ -76,7 +101,14 @@ export function deliveryHandlers(ctx: DeliveryContext, dispatch: DispatchOptions
       return { status: r.status, recorded: r.body };
     },
     async checkin({ params, body, actor }) {
-      if (actor.role === 'person' && body.driver !== actor.login) return { refusal: makeRefusal('identity_field_not_yours', { field: 'driver', named: body.driver, allowed: actor.login }) };
+      if (actor.role === 'person' && body.driver !== actor.login)
+        return {
+          refusal: makeRefusal('identity_field_not_yours', {
+            field: 'driver',
+            named: body.driver,
+            allowed: actor.login,
+          }),
+        };
       return replyWith(await checkIn(ctx, params.run!, body));
     },
     async renewExecution({ params, body }) {
@@ -93,7 +125,15 @@ export function deliveryHandlers(ctx: DeliveryContext, dispatch: DispatchOptions
     },
     async gateCheck({ params, body, headers }) {
       const key = headers['idempotency-key'];
-      const r = await dispatchIdempotent(ctx, params.run!, params.stage!, typeof key === 'string' ? key : null, body, { responseLimitMs: dispatch.responseLimitMs }, dispatch.sleep);
+      const r = await dispatchIdempotent(
+        ctx,
+        params.run!,
+        params.stage!,
+        typeof key === 'string' ? key : null,
+        body,
+        { responseLimitMs: dispatch.responseLimitMs },
+        dispatch.sleep,
+      );
       return { status: r.status, recorded: r.body };
     },
     async verdict({ params, body, actor }) {
@@ -104,7 +144,10 @@ export function deliveryHandlers(ctx: DeliveryContext, dispatch: DispatchOptions
     },
     async startExecution({ params, body, headers }) {
       const key = headers['idempotency-key'];
-      if (key !== undefined && (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key))) return { refusal: makeRefusal('validation_failed', { detail: 'Idempotency-Key: 1-100 letters, digits, _ . : or -' }) };
+      if (key !== undefined && (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)))
+        return {
+          refusal: makeRefusal('validation_failed', { detail: 'Idempotency-Key: 1-100 letters, digits, _ . : or -' }),
+        };
       return replyWith(await startExecution(ctx, params.run!, params.stage!, body, key ?? null), 201);
     },
     async waive({ params, body, actor }) {

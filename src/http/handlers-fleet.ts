@@ -11,7 +11,19 @@ import type { JsonHandlers } from './handler.js';
 // The fleet's routes: a run's own reports (its push token, its claim PR, its
 // result), the fleet report, runs, and the controls of a repository.
 
-export type FleetRouteName = 'health' | 'push' | 'claim' | 'result' | 'fleet' | 'runs' | 'run' | 'repoStatus' | 'auto' | 'reset' | 'start' | 'land';
+export type FleetRouteName =
+  | 'health'
+  | 'push'
+  | 'claim'
+  | 'result'
+  | 'fleet'
+  | 'runs'
+  | 'run'
+  | 'repoStatus'
+  | 'auto'
+  | 'reset'
+  | 'start'
+  | 'land';
 
 export interface FleetRouteDeps {
   fleet: FleetContext;
@@ -20,7 +32,8 @@ export interface FleetRouteDeps {
   lastPass: () => PassReport | null;
 }
 
-const message = (r: Result<string>) => (r.ok ? { status: 200, json: { ok: true as const, message: r.value } } : { refusal: r.refusal });
+const message = (r: Result<string>) =>
+  r.ok ? { status: 200, json: { ok: true as const, message: r.value } } : { refusal: r.refusal };
 
 export function fleetHandlers({ fleet, runAuth, lastPass }: FleetRouteDeps): JsonHandlers<FleetRouteName> {
   const repoOf = (p: Record<string, string>) => `${p.owner}/${p.name}`;
@@ -30,7 +43,9 @@ export function fleetHandlers({ fleet, runAuth, lastPass }: FleetRouteDeps): Jso
     },
     async push({ params, bearer }) {
       const r = await grantPush(fleet, runAuth, params.run!, bearer);
-      return r.ok ? { status: 200, json: { token: r.value.token, branch: r.value.branch, expires_at: r.value.expiresAt } } : { refusal: r.refusal };
+      return r.ok
+        ? { status: 200, json: { token: r.value.token, branch: r.value.branch, expires_at: r.value.expiresAt } }
+        : { refusal: r.refusal };
     },
     async claim({ params, bearer, readJson }) {
       const r = await openClaim(fleet, runAuth, params.run!, bearer, await readJson());
@@ -54,7 +69,9 @@ export function fleetHandlers({ fleet, runAuth, lastPass }: FleetRouteDeps): Jso
     },
     async run({ params }) {
       const run = await fleet.store.runs.get(params.run!);
-      return run ? { status: 200, json: publicRun(run) } : { refusal: makeRefusal('run_unknown', { run: params.run! }) };
+      return run
+        ? { status: 200, json: publicRun(run) }
+        : { refusal: makeRefusal('run_unknown', { run: params.run! }) };
     },
     async repoStatus({ params }) {
       return message(await repoStatus(fleet, repoOf(params)));

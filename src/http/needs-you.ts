@@ -15,15 +15,30 @@ const DAY_MS = 86_400_000;
 export function needsYou(r: FleetReport, now: number): NeedsYou[] {
   const out: NeedsYou[] = [];
   for (const repo of r.repos) {
-    if (repo.disabledReason) out.push({ repo: repo.repo, what: `${repo.repo} is disabled: ${repo.disabledReason}`, command: repo.recovery ?? '' });
-    else if (repo.paused) out.push({ repo: repo.repo, what: `${repo.repo} is paused after ${repo.consecutiveFailures} AFK failures: no new work starts`, command: repo.recovery ?? '' });
+    if (repo.disabledReason)
+      out.push({
+        repo: repo.repo,
+        what: `${repo.repo} is disabled: ${repo.disabledReason}`,
+        command: repo.recovery ?? '',
+      });
+    else if (repo.paused)
+      out.push({
+        repo: repo.repo,
+        what: `${repo.repo} is paused after ${repo.consecutiveFailures} AFK failures: no new work starts`,
+        command: repo.recovery ?? '',
+      });
   }
   // DP05: a QA gate GitHub does not enforce is advisory only.
   for (const e of r.environments ?? []) out.push({ repo: e.repo, what: e.message, command: e.recovery });
   // TR14: a claim PR that changes what yoke trusts merges only once a person approves it.
   for (const h of r.held ?? []) out.push({ repo: h.repo, what: `${h.repo}: ${h.message}`, command: h.recovery });
   for (const d of r.deliveries) {
-    for (const w of d.waits) out.push({ repo: d.repo, what: `deployment run ${d.id} waits at ${d.stage ?? 'its end'}: ${w.detail}`, command: w.command });
+    for (const w of d.waits)
+      out.push({
+        repo: d.repo,
+        what: `deployment run ${d.id} waits at ${d.stage ?? 'its end'}: ${w.detail}`,
+        command: w.command,
+      });
     for (const f of d.flags) out.push({ repo: d.repo, what: f.message, command: f.recovery });
   }
   // A failed piece of work is one line however often it failed: its latest run, with the count. Runs are newest first.
@@ -39,9 +54,17 @@ export function needsYou(r: FleetReport, now: number): NeedsYou[] {
   for (const { run, times } of failed.values()) {
     const what = `${run.kind} run ${run.id} on ${run.subject} ${run.outcome === 'timeout' ? 'ran out of time' : 'failed'}${times > 1 ? ` (${times} runs in the last day)` : ''}: ${reasonOf(run)}`;
     const n = run.subject.replace(/^(issue|pr)#/, '#');
-    const again = run.kind === 'fix' ? `see the failed-run comment on ${n}, or push a fix yourself` : `comment \`/yoke start\` on ${n} to try again now`;
+    const again =
+      run.kind === 'fix'
+        ? `see the failed-run comment on ${n}, or push a fix yourself`
+        : `comment \`/yoke start\` on ${n} to try again now`;
     // In a paused or disabled repository nothing starts: that is lifted first (its own line above).
-    out.push({ repo: run.repo, what, command: held.has(run.repo) && run.kind !== 'fix' ? `first lift what holds ${run.repo} (above), then ${again}` : again });
+    out.push({
+      repo: run.repo,
+      what,
+      command:
+        held.has(run.repo) && run.kind !== 'fix' ? `first lift what holds ${run.repo} (above), then ${again}` : again,
+    });
   }
   return out;
 }

@@ -1,4 +1,14 @@
-import { createLocalJWKSet, createRemoteJWKSet, customFetch, errors, jwksCache, jwtVerify, type JWKSCacheInput, type JWTHeaderParameters, type FlattenedJWSInput } from 'jose';
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  customFetch,
+  errors,
+  jwksCache,
+  jwtVerify,
+  type JWKSCacheInput,
+  type JWTHeaderParameters,
+  type FlattenedJWSInput,
+} from 'jose';
 import { z } from 'zod';
 
 // Verifies GitHub Actions OIDC tokens with jose against the issuer's
@@ -39,7 +49,10 @@ export type OidcClaims = z.infer<typeof OidcClaims>;
 
 export type OidcResult = { ok: true; claims: OidcClaims } | { ok: false; detail: string };
 
-type KeyResolver = (header: JWTHeaderParameters, token: FlattenedJWSInput) => ReturnType<ReturnType<typeof createLocalJWKSet>>;
+type KeyResolver = (
+  header: JWTHeaderParameters,
+  token: FlattenedJWSInput,
+) => ReturnType<ReturnType<typeof createLocalJWKSet>>;
 
 export class OidcVerifier {
   private readonly cache = {} as JWKSCacheInput;
@@ -90,7 +103,9 @@ export class OidcVerifier {
         clockTolerance: 30,
       });
       const claims = OidcClaims.safeParse(payload);
-      return claims.success ? { ok: true, claims: claims.data } : { ok: false, detail: 'the token claims are malformed' };
+      return claims.success
+        ? { ok: true, claims: claims.data }
+        : { ok: false, detail: 'the token claims are malformed' };
     } catch (err) {
       return { ok: false, detail: describe(err) };
     }
@@ -99,7 +114,8 @@ export class OidcVerifier {
 
 function describe(err: unknown): string {
   if (err instanceof errors.JWTExpired) return 'the token has expired';
-  if (err instanceof errors.JWTClaimValidationFailed) return `the token's ${err.claim} claim is not accepted (${err.reason})`;
+  if (err instanceof errors.JWTClaimValidationFailed)
+    return `the token's ${err.claim} claim is not accepted (${err.reason})`;
   if (err instanceof errors.JWSSignatureVerificationFailed) return 'the signature does not verify';
   if (err instanceof errors.JWKSNoMatchingKey) return 'no published key matches the token';
   if (err instanceof errors.JWKSTimeout) return "the issuer's keys could not be fetched in time";

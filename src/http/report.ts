@@ -16,7 +16,10 @@ export interface FleetReport extends FleetPart {
   environments: { repo: string; stage: string; environment: string; code: string; message: string; recovery: string }[];
 }
 
-export async function buildFleetReport(ctx: Pick<FleetContext, 'store' | 'policy' | 'clock'>, last: PassReport | null): Promise<FleetReport> {
+export async function buildFleetReport(
+  ctx: Pick<FleetContext, 'store' | 'policy' | 'clock'>,
+  last: PassReport | null,
+): Promise<FleetReport> {
   const { store, clock } = ctx;
   const fleet = await buildFleetPart(ctx, last);
   return {
@@ -27,12 +30,30 @@ export async function buildFleetReport(ctx: Pick<FleetContext, 'store' | 'policy
         .filter((c) => c.code !== 'environment_protected')
         .map((c) => {
           const w = environmentWarning(c);
-          return { repo: c.repo, stage: c.stage, environment: c.environment, code: w.code, message: w.message, recovery: w.recovery };
+          return {
+            repo: c.repo,
+            stage: c.stage,
+            environment: c.environment,
+            code: w.code,
+            message: w.message,
+            recovery: w.recovery,
+          };
         }),
       // TR26: an environment with yoke's rule that lost its stage: its jobs are rejected until someone decides.
       ...(await store.stageDeployments.unruledRejections(clock.now() - 86_400_000)).map((u) => {
-        const w = makeRefusal('protection_unruled', { repo: u.repo, environment: u.environment, answer: 'rejects its jobs' });
-        return { repo: u.repo, stage: '', environment: u.environment, code: w.code, message: w.message, recovery: w.recovery };
+        const w = makeRefusal('protection_unruled', {
+          repo: u.repo,
+          environment: u.environment,
+          answer: 'rejects its jobs',
+        });
+        return {
+          repo: u.repo,
+          stage: '',
+          environment: u.environment,
+          code: w.code,
+          message: w.message,
+          recovery: w.recovery,
+        };
       }),
     ],
   };
@@ -53,7 +74,9 @@ export function formatFleetReport(r: FleetReport): string {
     if (repo.recovery) lines.push(`    to recover: ${repo.recovery}`);
   }
   for (const d of r.deliveries) {
-    lines.push(`- deployment run ${d.id} of ${d.repo} at ${d.stage ?? 'its end'}: driver ${d.driver ? `${d.driver.id}${d.driver.live ? '' : ' (lease lapsed)'}` : 'none'}`);
+    lines.push(
+      `- deployment run ${d.id} of ${d.repo} at ${d.stage ?? 'its end'}: driver ${d.driver ? `${d.driver.id}${d.driver.live ? '' : ' (lease lapsed)'}` : 'none'}`,
+    );
     for (const w of d.waits) lines.push(`    waits: ${w.detail} · notice ${w.notice}\n      ${w.command}`);
     for (const f of d.flags) {
       lines.push(`! ${f.message}`);
@@ -65,7 +88,10 @@ export function formatFleetReport(r: FleetReport): string {
     lines.push(`~ ${w.repo} ${w.subject ? `${w.subject} (${w.stage})` : '(all its work)'}: ${w.code}: ${w.message}`);
     lines.push(`    to recover: ${w.recovery}`);
   }
-  for (const d of r.spend) lines.push(`$ ${d.day} ${d.repo}: $${d.usd.toFixed(2)} over ${d.runs} run(s), ${d.inputTokens} input and ${d.outputTokens} output tokens`);
+  for (const d of r.spend)
+    lines.push(
+      `$ ${d.day} ${d.repo}: $${d.usd.toFixed(2)} over ${d.runs} run(s), ${d.inputTokens} input and ${d.outputTokens} output tokens`,
+    );
   for (const f of r.lastPass?.authFailures ?? []) {
     lines.push(`! installation ${f.installationId} could not authenticate: ${f.detail}`);
     lines.push(`    to recover: ${f.recovery}`);

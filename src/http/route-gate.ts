@@ -41,17 +41,28 @@ async function routeRepo(deps: Deps, route: MatchedRoute, body: () => Promise<un
   }
 }
 
-export async function gateRoute(deps: Deps, route: MatchedRoute, actor: Actor, body: () => Promise<unknown>): Promise<GateAnswer> {
+export async function gateRoute(
+  deps: Deps,
+  route: MatchedRoute,
+  actor: Actor,
+  body: () => Promise<unknown>,
+): Promise<GateAnswer> {
   const all = { ok: true as const, mayRead: async () => true };
   const { def } = route;
   if (def.role === 'public' || actor.role === 'operator') return all;
-  if (actor.role === 'run') return def.run ? all : { ok: false, refusal: makeRefusal('run_role_forbidden', { run: actor.runId }) };
-  if (def.role === 'operator' || def.role === 'run-report') return { ok: false, refusal: makeRefusal('operator_token_required', { what: def.what }) };
+  if (actor.role === 'run')
+    return def.run ? all : { ok: false, refusal: makeRefusal('run_role_forbidden', { run: actor.runId }) };
+  if (def.role === 'operator' || def.role === 'run-report')
+    return { ok: false, refusal: makeRefusal('operator_token_required', { what: def.what }) };
   // Asked once per repository per request; null for a repository yoke has never seen (its handler refuses it).
   const asked = new Map<string, Promise<Permission | null>>();
   const permissionOn = (repo: string): Promise<Permission | null> => {
     const key = repo.toLowerCase();
-    if (!asked.has(key)) asked.set(key, repoRefOf(deps.store, repo).then((ref) => (ref ? deps.forge.getPermission(ref, actor.login) : null)));
+    if (!asked.has(key))
+      asked.set(
+        key,
+        repoRefOf(deps.store, repo).then((ref) => (ref ? deps.forge.getPermission(ref, actor.login) : null)),
+      );
     return asked.get(key)!;
   };
   const mayRead = async (repo: string) => {
@@ -63,6 +74,10 @@ export async function gateRoute(deps: Deps, route: MatchedRoute, actor: Actor, b
   const permission = repo === null ? null : await permissionOn(repo);
   if (repo === null || permission === null) return { ok: true, mayRead };
   const need = def.role;
-  if (!permits(permission, need)) return { ok: false, refusal: makeRefusal('permission_required', { what: def.what, repo, login: actor.login, permission, need }) };
+  if (!permits(permission, need))
+    return {
+      ok: false,
+      refusal: makeRefusal('permission_required', { what: def.what, repo, login: actor.login, permission, need }),
+    };
   return { ok: true, mayRead };
 }

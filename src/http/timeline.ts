@@ -38,7 +38,17 @@ export function layoutTimeline(runs: readonly Run[], window: { from: number; to:
     let slot = ends.findIndex((e) => e <= start);
     if (slot === -1) slot = ends.push(end) - 1;
     else ends[slot] = end;
-    bars.push({ run: run.id, repo: run.repo, kind: run.kind, subject: run.subject, title: run.title, state: run.status === 'live' ? 'live' : (run.outcome ?? 'ended'), slot, start, end });
+    bars.push({
+      run: run.id,
+      repo: run.repo,
+      kind: run.kind,
+      subject: run.subject,
+      title: run.title,
+      state: run.status === 'live' ? 'live' : (run.outcome ?? 'ended'),
+      slot,
+      start,
+      end,
+    });
   }
   return { ...window, slots: ends.length, bars };
 }

@@ -33,7 +33,11 @@ export function createLimiter(max: number): Limiter {
 }
 
 /** Runs fn over every item, at most `max` at once; resolves when all have settled. */
-export async function forEachLimited<T>(items: readonly T[], max: number, fn: (item: T) => Promise<unknown>): Promise<void> {
+export async function forEachLimited<T>(
+  items: readonly T[],
+  max: number,
+  fn: (item: T) => Promise<unknown>,
+): Promise<void> {
   const limiter = createLimiter(max);
   await Promise.all(items.map((item) => limiter.run(async () => fn(item))));
 }

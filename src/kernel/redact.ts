@@ -28,11 +28,27 @@ export function secretValues(env: Record<string, string | undefined>, names: rea
 }
 
 /** The variables yoke's own secrets live in. */
-export const SECRET_VARIABLES = ['YOKE_TOKEN', 'YOKE_API_TOKENS', 'PRIVATE_KEY', 'WEBHOOK_SECRET', 'GITHUB_TOKEN', 'GH_TOKEN', 'YOKE_RUN_SECRET', 'ANTHROPIC_API_KEY', 'CLAUDE_CODE_OAUTH_TOKEN', 'CODEX_API_KEY', 'OPENAI_API_KEY', 'YOKE_DATABASE_URL'] as const;
+export const SECRET_VARIABLES = [
+  'YOKE_TOKEN',
+  'YOKE_API_TOKENS',
+  'PRIVATE_KEY',
+  'WEBHOOK_SECRET',
+  'GITHUB_TOKEN',
+  'GH_TOKEN',
+  'YOKE_RUN_SECRET',
+  'ANTHROPIC_API_KEY',
+  'CLAUDE_CODE_OAUTH_TOKEN',
+  'CODEX_API_KEY',
+  'OPENAI_API_KEY',
+  'YOKE_DATABASE_URL',
+] as const;
 
 export function redactSecrets(text: string, known: readonly string[] = []): string {
   let out = text;
   for (const v of known) if (v) out = out.split(v).join(REDACTED);
-  for (const re of SHAPES) out = out.replace(re, (_m, word?: string) => (typeof word === 'string' && /^(bearer|token|basic)$/i.test(word) ? `${word} ${REDACTED}` : REDACTED));
+  for (const re of SHAPES)
+    out = out.replace(re, (_m, word?: string) =>
+      typeof word === 'string' && /^(bearer|token|basic)$/i.test(word) ? `${word} ${REDACTED}` : REDACTED,
+    );
   return out;
 }

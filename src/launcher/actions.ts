@@ -75,7 +75,11 @@ export class ActionsLauncher implements Launcher {
           : { state: 'running' };
       }
       // yoke dispatches once: two of its runs under one name bind to neither, and the deadline ends the run.
-      if (found.kind === 'many') return { state: 'unknown', detail: `${found.ids.length} ${ref.workflow} runs of yoke's name ${run.id} (${found.ids.join(', ')}); none is bound` };
+      if (found.kind === 'many')
+        return {
+          state: 'unknown',
+          detail: `${found.ids.length} ${ref.workflow} runs of yoke's name ${run.id} (${found.ids.join(', ')}); none is bound`,
+        };
       const newRef = formatActionsRef({ ...ref, id: found.run.id });
       return found.run.status === 'completed'
         ? { state: 'ended', ref: newRef, detail: `workflow run ${found.run.id} ${found.run.conclusion ?? 'completed'}` }
@@ -83,7 +87,9 @@ export class ActionsLauncher implements Launcher {
     }
     const wr = await this.opts.forge.getWorkflowRun(repo, ref.id);
     if (!wr) return { state: 'ended', detail: `workflow run ${ref.id} is gone` };
-    return wr.status === 'completed' ? { state: 'ended', detail: `workflow run ${wr.id} ${wr.conclusion ?? 'completed'}` } : { state: 'running' };
+    return wr.status === 'completed'
+      ? { state: 'ended', detail: `workflow run ${wr.id} ${wr.conclusion ?? 'completed'}` }
+      : { state: 'running' };
   }
 
   async cancel(run: Run, repo: RepoRef): Promise<void> {

@@ -14,7 +14,19 @@ import { launchEnv, type Launcher, type LaunchSpec, type Liveness } from './laun
 // holds the power to report.
 
 /** The variables a child inherits from yoke's environment; nothing else crosses. */
-export const CHILD_ENV_ALLOWLIST = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR', 'USER', 'LOGNAME', 'SHELL', 'TERM'] as const;
+export const CHILD_ENV_ALLOWLIST = [
+  'PATH',
+  'HOME',
+  'LANG',
+  'LC_ALL',
+  'LC_CTYPE',
+  'TZ',
+  'TMPDIR',
+  'USER',
+  'LOGNAME',
+  'SHELL',
+  'TERM',
+] as const;
 
 export interface ProcessExit {
   code: number | null;
@@ -158,7 +170,8 @@ export class CommandLauncher implements Launcher {
     // Started by an earlier yoke process: the pid counts only if it is still the same process.
     const now = processStartTime(ref.pid);
     if (now === null) return { state: 'ended', detail: 'process is gone' };
-    if (ref.startTime !== null && ref.startTime !== '0' && now !== ref.startTime) return { state: 'ended', detail: `pid ${ref.pid} now belongs to another process` };
+    if (ref.startTime !== null && ref.startTime !== '0' && now !== ref.startTime)
+      return { state: 'ended', detail: `pid ${ref.pid} now belongs to another process` };
     return { state: 'running' };
   }
 

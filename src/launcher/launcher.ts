@@ -26,7 +26,11 @@ export interface LaunchSpec {
 export const REJECTION_LIMIT = 8000;
 
 export function limitsJson(l: LaunchSpec['limits']): string {
-  return JSON.stringify({ max_turns: l.maxTurns, ...(l.maxUsd !== null ? { max_usd: l.maxUsd } : {}), ...(l.networkAllow?.length ? { network_allow: l.networkAllow } : {}) });
+  return JSON.stringify({
+    max_turns: l.maxTurns,
+    ...(l.maxUsd !== null ? { max_usd: l.maxUsd } : {}),
+    ...(l.networkAllow?.length ? { network_allow: l.networkAllow } : {}),
+  });
 }
 
 export type Liveness =

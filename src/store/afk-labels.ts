@@ -46,6 +46,10 @@ export class AfkLabelStore {
   }
 
   async setNotified(repo: string, issue: number, digest: string): Promise<void> {
-    await this.sql.run('UPDATE afk_labels SET notified_digest = ? WHERE repo = ? AND issue_number = ?', [digest, repo, issue]);
+    await this.sql.run('UPDATE afk_labels SET notified_digest = ? WHERE repo = ? AND issue_number = ?', [
+      digest,
+      repo,
+      issue,
+    ]);
   }
 }

@@ -18,25 +18,30 @@ interface ClaimRow {
   recorded_at: number;
 }
 
-const toClaim = (r: ClaimRow): ClaimRecord => ({ repo: r.repo, prNumber: r.pr_number, runId: r.run_id, issueNumber: r.issue_number, recordedAt: r.recorded_at });
+const toClaim = (r: ClaimRow): ClaimRecord => ({
+  repo: r.repo,
+  prNumber: r.pr_number,
+  runId: r.run_id,
+  issueNumber: r.issue_number,
+  recordedAt: r.recorded_at,
+});
 
 export class ClaimStore {
   constructor(private readonly sql: Sql) {}
 
   /** Records a claim; false when the PR or the run is already claimed. */
   async record(claim: ClaimRecord): Promise<boolean> {
-    const res = await this.sql.run('INSERT INTO claims (repo, pr_number, run_id, issue_number, recorded_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING', [
-      claim.repo,
-      claim.prNumber,
-      claim.runId,
-      claim.issueNumber,
-      claim.recordedAt,
-    ]);
+    const res = await this.sql.run(
+      'INSERT INTO claims (repo, pr_number, run_id, issue_number, recorded_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
+      [claim.repo, claim.prNumber, claim.runId, claim.issueNumber, claim.recordedAt],
+    );
     return res.changes === 1;
   }
 
   async listForRepo(repo: string): Promise<ClaimRecord[]> {
-    return (await this.sql.all<ClaimRow>('SELECT * FROM claims WHERE repo = ? ORDER BY pr_number', [repo])).map(toClaim);
+    return (await this.sql.all<ClaimRow>('SELECT * FROM claims WHERE repo = ? ORDER BY pr_number', [repo])).map(
+      toClaim,
+    );
   }
 
   async forPull(repo: string, pr: number): Promise<ClaimRecord | undefined> {

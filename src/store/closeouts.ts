@@ -54,7 +54,14 @@ export class CloseoutStore {
    * `staleMs`. A closed member is never claimed again. Each step is one
    * statement, so two processes claiming at once cannot both win.
    */
-  async claim(runId: string, issueNumber: number, stage: string, at: number, owner: string, staleMs: number): Promise<boolean> {
+  async claim(
+    runId: string,
+    issueNumber: number,
+    stage: string,
+    at: number,
+    owner: string,
+    staleMs: number,
+  ): Promise<boolean> {
     const fresh = await this.sql.run(
       "INSERT INTO closeouts (run_id, issue_number, stage, state, owner, started_at, updated_at) VALUES (?, ?, ?, 'running', ?, ?, ?) ON CONFLICT DO NOTHING",
       [runId, issueNumber, stage, owner, at, at],
@@ -72,23 +79,35 @@ export class CloseoutStore {
     return taken.changes === 1;
   }
 
-  async finish(runId: string, issueNumber: number, outcome: { state: 'closed'; noticeCommentId: number | null } | { state: 'refused'; refusal: Refusal }, at: number): Promise<void> {
-    await this.sql.run('UPDATE closeouts SET state = ?, refusal = ?, notice_comment_id = COALESCE(?, notice_comment_id), updated_at = ? WHERE run_id = ? AND issue_number = ?', [
-      outcome.state,
-      outcome.state === 'refused' ? JSON.stringify(outcome.refusal) : null,
-      outcome.state === 'closed' ? outcome.noticeCommentId : null,
-      at,
-      runId,
-      issueNumber,
-    ]);
+  async finish(
+    runId: string,
+    issueNumber: number,
+    outcome: { state: 'closed'; noticeCommentId: number | null } | { state: 'refused'; refusal: Refusal },
+    at: number,
+  ): Promise<void> {
+    await this.sql.run(
+      'UPDATE closeouts SET state = ?, refusal = ?, notice_comment_id = COALESCE(?, notice_comment_id), updated_at = ? WHERE run_id = ? AND issue_number = ?',
+      [
+        outcome.state,
+        outcome.state === 'refused' ? JSON.stringify(outcome.refusal) : null,
+        outcome.state === 'closed' ? outcome.noticeCommentId : null,
+        at,
+        runId,
+        issueNumber,
+      ],
+    );
   }
 
   async forRun(runId: string): Promise<Closeout[]> {
-    return (await this.sql.all<Row>('SELECT * FROM closeouts WHERE run_id = ? ORDER BY started_at, issue_number', [runId])).map(toCloseout);
+    return (
+      await this.sql.all<Row>('SELECT * FROM closeouts WHERE run_id = ? ORDER BY started_at, issue_number', [runId])
+    ).map(toCloseout);
   }
 
   /** Runs with a refused close-out (DX04: they are retried until the blocking record settles). */
   async refusedRuns(): Promise<string[]> {
-    return (await this.sql.all<{ run_id: string }>("SELECT DISTINCT run_id FROM closeouts WHERE state = 'refused'")).map((r) => r.run_id);
+    return (
+      await this.sql.all<{ run_id: string }>("SELECT DISTINCT run_id FROM closeouts WHERE state = 'refused'")
+    ).map((r) => r.run_id);
   }
 }

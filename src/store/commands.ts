@@ -50,7 +50,10 @@ export class CommandStore {
    * staleMs. False when another handler has it or it is settled. Each step is
    * one statement, so the webhook and the poll cannot both win.
    */
-  async claim(rec: Omit<CommandRecord, 'state' | 'outcome' | 'attempts'>, retry: { maxAttempts: number; staleMs: number }): Promise<boolean> {
+  async claim(
+    rec: Omit<CommandRecord, 'state' | 'outcome' | 'attempts'>,
+    retry: { maxAttempts: number; staleMs: number },
+  ): Promise<boolean> {
     const inserted = await this.sql.run(
       `INSERT INTO commands (comment_id, repo, issue_number, author, body, state, received_via, processed_at, attempts)
        VALUES (?, ?, ?, ?, ?, 'processing', ?, ?, 1) ON CONFLICT DO NOTHING`,
@@ -71,7 +74,10 @@ export class CommandStore {
 
   /** The handling threw: retried on a later poll while attempts remain. */
   async fail(commentId: number, detail: string): Promise<void> {
-    await this.sql.run("UPDATE commands SET state = 'failed', outcome = ? WHERE comment_id = ?", [detail.slice(0, 500), commentId]);
+    await this.sql.run("UPDATE commands SET state = 'failed', outcome = ? WHERE comment_id = ?", [
+      detail.slice(0, 500),
+      commentId,
+    ]);
   }
 
   async get(commentId: number): Promise<CommandRecord | undefined> {

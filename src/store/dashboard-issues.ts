@@ -13,7 +13,10 @@ export class DashboardIssueStore {
   constructor(private readonly sql: Sql) {}
 
   async get(repo: string): Promise<DashboardIssue | undefined> {
-    const row = await this.sql.get<{ repo: string; issue_number: number; body_digest: string }>('SELECT repo, issue_number, body_digest FROM dashboard_issues WHERE repo = ?', [repo]);
+    const row = await this.sql.get<{ repo: string; issue_number: number; body_digest: string }>(
+      'SELECT repo, issue_number, body_digest FROM dashboard_issues WHERE repo = ?',
+      [repo],
+    );
     return row && { repo: row.repo, issueNumber: row.issue_number, bodyDigest: row.body_digest };
   }
 

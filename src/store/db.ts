@@ -19,8 +19,12 @@ export function openDb(path: string, opts: { busyTimeoutMs?: number; migrate?: b
 }
 
 export function migrate(db: Db): number {
-  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
-  const applied = (db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version);
+  db.exec(
+    'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
+  );
+  const applied = (db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map(
+    (r) => r.version,
+  );
   let count = 0;
   // A store a newer yoke migrated is refused here (SchemaTooNewError), before anything reads it.
   for (const m of planMigrations(applied, MIGRATIONS)) {

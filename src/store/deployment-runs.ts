@@ -164,8 +164,15 @@ export class DeploymentRunStore {
 
   /** Creates the run with its members; the caller holds the write transaction (and supersedes the old run first). */
   async create(run: NewDeploymentRun): Promise<void> {
-    await this.sql.run("INSERT INTO deployment_runs (id, repo, commit_sha, settings, status, creator, supersedes, created_at, updated_at) VALUES (?, ?, ?, ?, 'active', ?, ?, ?, ?)", [run.id, run.repo, run.commit, JSON.stringify(run.settings), run.creator, run.supersedes, run.at, run.at]);
-    for (const [i, m] of run.members.entries()) await this.sql.run('INSERT INTO deployment_members (run_id, issue_number, pr_number, position) VALUES (?, ?, ?, ?)', [run.id, m.issueNumber, m.prNumber, i]);
+    await this.sql.run(
+      "INSERT INTO deployment_runs (id, repo, commit_sha, settings, status, creator, supersedes, created_at, updated_at) VALUES (?, ?, ?, ?, 'active', ?, ?, ?, ?)",
+      [run.id, run.repo, run.commit, JSON.stringify(run.settings), run.creator, run.supersedes, run.at, run.at],
+    );
+    for (const [i, m] of run.members.entries())
+      await this.sql.run(
+        'INSERT INTO deployment_members (run_id, issue_number, pr_number, position) VALUES (?, ?, ?, ?)',
+        [run.id, m.issueNumber, m.prNumber, i],
+      );
   }
 
   async get(id: string): Promise<DeploymentRun | undefined> {
@@ -174,13 +181,20 @@ export class DeploymentRunStore {
   }
 
   async activeFor(repo: string): Promise<DeploymentRun | undefined> {
-    const row = await this.sql.get<RunRow>("SELECT * FROM deployment_runs WHERE repo = ? AND status = 'active'", [repo]);
+    const row = await this.sql.get<RunRow>("SELECT * FROM deployment_runs WHERE repo = ? AND status = 'active'", [
+      repo,
+    ]);
     return row && toRun(row);
   }
 
   /** DP03: the runs of a repository pinned at one commit, whatever their status. */
   async atCommit(repo: string, commit: string): Promise<DeploymentRun[]> {
-    return (await this.sql.all<RunRow>('SELECT * FROM deployment_runs WHERE repo = ? AND commit_sha = ? ORDER BY created_at DESC, id', [repo, commit])).map(toRun);
+    return (
+      await this.sql.all<RunRow>(
+        'SELECT * FROM deployment_runs WHERE repo = ? AND commit_sha = ? ORDER BY created_at DESC, id',
+        [repo, commit],
+      )
+    ).map(toRun);
   }
 
   async list(): Promise<DeploymentRun[]> {
@@ -191,7 +205,11 @@ export class DeploymentRunStore {
   async lineage(id: string): Promise<DeploymentRun[]> {
     const out: DeploymentRun[] = [];
     const seen = new Set<string>();
-    for (let run = await this.get(id); run && !seen.has(run.id); run = run.supersedes ? await this.get(run.supersedes) : undefined) {
+    for (
+      let run = await this.get(id);
+      run && !seen.has(run.id);
+      run = run.supersedes ? await this.get(run.supersedes) : undefined
+    ) {
       seen.add(run.id);
       out.push(run);
     }
@@ -210,26 +228,51 @@ export class DeploymentRunStore {
   async advanceFrom(id: string, from: number, to: number | null, at: number): Promise<boolean> {
     const res =
       to === null
-        ? (await this.sql.run("UPDATE deployment_runs SET closing_since = ?, updated_at = ? WHERE id = ? AND current_stage = ? AND status = 'active' AND closing_since IS NULL", [at, at, id, from]))
-        : (await this.sql.run("UPDATE deployment_runs SET current_stage = ?, updated_at = ? WHERE id = ? AND current_stage = ? AND status = 'active' AND closing_since IS NULL", [to, at, id, from]));
+        ? await this.sql.run(
+            "UPDATE deployment_runs SET closing_since = ?, updated_at = ? WHERE id = ? AND current_stage = ? AND status = 'active' AND closing_since IS NULL",
+            [at, at, id, from],
+          )
+        : await this.sql.run(
+            "UPDATE deployment_runs SET current_stage = ?, updated_at = ? WHERE id = ? AND current_stage = ? AND status = 'active' AND closing_since IS NULL",
+            [to, at, id, from],
+          );
     return res.changes === 1;
   }
 
   /** TR12: a closing run succeeds (once), when the caller found no accepted member owed. */
   async finishClosing(id: string, at: number): Promise<boolean> {
-    return (await this.sql.run("UPDATE deployment_runs SET status = 'succeeded', updated_at = ? WHERE id = ? AND status = 'active' AND closing_since IS NOT NULL", [at, id])).changes === 1;
+    return (
+      (
+        await this.sql.run(
+          "UPDATE deployment_runs SET status = 'succeeded', updated_at = ? WHERE id = ? AND status = 'active' AND closing_since IS NOT NULL",
+          [at, id],
+        )
+      ).changes === 1
+    );
   }
 
   /** The driver takes or renews the run's lease; refused (with the holder) while another driver's lease is current. */
-  checkIn(id: string, driverId: string, leaseUntil: number, now: number, newToken: string, transport: 'https' | 'db' = 'https'): Promise<{ ok: true; token: string; tookOver: boolean } | { ok: false; holder: string; until: number }> {
+  checkIn(
+    id: string,
+    driverId: string,
+    leaseUntil: number,
+    now: number,
+    newToken: string,
+    transport: 'https' | 'db' = 'https',
+  ): Promise<{ ok: true; token: string; tookOver: boolean } | { ok: false; holder: string; until: number }> {
     return this.sql.transaction(async (tx) => {
       const row = await tx.get<RunRow>('SELECT * FROM deployment_runs WHERE id = ?', [id]);
       const run = row && toRun(row);
-      if (run && run.driverId && run.driverId !== driverId && run.leaseUntil !== null && run.leaseUntil > now) return { ok: false as const, holder: run.driverId, until: run.leaseUntil };
+      if (run && run.driverId && run.driverId !== driverId && run.leaseUntil !== null && run.leaseUntil > now)
+        return { ok: false as const, holder: run.driverId, until: run.leaseUntil };
       // A renewal keeps the tenure; a new driver (or one whose lease lapsed) starts a new one.
-      const renewing = run?.driverId === driverId && run.leaseToken !== null && run.leaseUntil !== null && run.leaseUntil > now;
+      const renewing =
+        run?.driverId === driverId && run.leaseToken !== null && run.leaseUntil !== null && run.leaseUntil > now;
       const token = renewing ? run!.leaseToken! : newToken;
-      await tx.run('UPDATE deployment_runs SET driver_id = ?, lease_until = ?, lease_token = ?, driver_transport = COALESCE(driver_transport, ?), updated_at = ? WHERE id = ?', [driverId, leaseUntil, token, transport, now, id]);
+      await tx.run(
+        'UPDATE deployment_runs SET driver_id = ?, lease_until = ?, lease_token = ?, driver_transport = COALESCE(driver_transport, ?), updated_at = ? WHERE id = ?',
+        [driverId, leaseUntil, token, transport, now, id],
+      );
       return { ok: true as const, token, tookOver: Boolean(run?.driverId && run.driverId !== driverId) };
     });
   }
@@ -239,21 +282,34 @@ export class DeploymentRunStore {
   }
 
   async setTracking(id: string, issue: number | null, hash: string | null): Promise<void> {
-    await this.sql.run('UPDATE deployment_runs SET tracking_issue = COALESCE(?, tracking_issue), tracking_hash = ? WHERE id = ?', [issue, hash, id]);
+    await this.sql.run(
+      'UPDATE deployment_runs SET tracking_issue = COALESCE(?, tracking_issue), tracking_hash = ? WHERE id = ?',
+      [issue, hash, id],
+    );
   }
 
   async members(runId: string): Promise<Member[]> {
-    return (await this.sql.all<MemberRow>('SELECT * FROM deployment_members WHERE run_id = ? ORDER BY position', [runId])).map(toMember);
+    return (
+      await this.sql.all<MemberRow>('SELECT * FROM deployment_members WHERE run_id = ? ORDER BY position', [runId])
+    ).map(toMember);
   }
 
   async removeMember(runId: string, issueNumber: number, by: string, reason: string, at: number): Promise<boolean> {
     return (
-      (await this.sql.run('UPDATE deployment_members SET removed_at = ?, removed_by = ?, removed_reason = ? WHERE run_id = ? AND issue_number = ? AND removed_at IS NULL', [at, by, reason, runId, issueNumber])).changes === 1
+      (
+        await this.sql.run(
+          'UPDATE deployment_members SET removed_at = ?, removed_by = ?, removed_reason = ? WHERE run_id = ? AND issue_number = ? AND removed_at IS NULL',
+          [at, by, reason, runId, issueNumber],
+        )
+      ).changes === 1
     );
   }
 
   async stage(runId: string, stage: string): Promise<StageRecord | undefined> {
-    const row = await this.sql.get<StageRow>('SELECT * FROM deployment_stages WHERE run_id = ? AND stage = ?', [runId, stage]);
+    const row = await this.sql.get<StageRow>('SELECT * FROM deployment_stages WHERE run_id = ? AND stage = ?', [
+      runId,
+      stage,
+    ]);
     return row && toStage(row);
   }
 
@@ -261,12 +317,28 @@ export class DeploymentRunStore {
     return (await this.sql.all<StageRow>('SELECT * FROM deployment_stages WHERE run_id = ?', [runId])).map(toStage);
   }
 
-  async setStage(rec: { runId: string; stage: string; state: StageState; detail?: string | null; refusal?: Refusal | null; bumpAttempts?: boolean; at: number }): Promise<void> {
+  async setStage(rec: {
+    runId: string;
+    stage: string;
+    state: StageState;
+    detail?: string | null;
+    refusal?: Refusal | null;
+    bumpAttempts?: boolean;
+    at: number;
+  }): Promise<void> {
     await this.sql.run(
       `INSERT INTO deployment_stages (run_id, stage, state, attempts, detail, refusal, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (run_id, stage) DO UPDATE SET state = excluded.state, attempts = deployment_stages.attempts + excluded.attempts,
          detail = excluded.detail, refusal = excluded.refusal, updated_at = excluded.updated_at`,
-      [rec.runId, rec.stage, rec.state, rec.bumpAttempts ? 1 : 0, rec.detail ?? null, rec.refusal ? JSON.stringify(rec.refusal) : null, rec.at],
+      [
+        rec.runId,
+        rec.stage,
+        rec.state,
+        rec.bumpAttempts ? 1 : 0,
+        rec.detail ?? null,
+        rec.refusal ? JSON.stringify(rec.refusal) : null,
+        rec.at,
+      ],
     );
   }
 }

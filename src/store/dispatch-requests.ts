@@ -68,12 +68,23 @@ export class DispatchRequestStore {
 
   /** Another request of the run still in flight (run_busy), if any. */
   async inFlightFor(runId: string, except: string): Promise<DispatchRequest | undefined> {
-    const row = await this.sql.get<Row>("SELECT * FROM dispatch_requests WHERE run_id = ? AND state = 'in_flight' AND request_id <> ?", [runId, except]);
+    const row = await this.sql.get<Row>(
+      "SELECT * FROM dispatch_requests WHERE run_id = ? AND state = 'in_flight' AND request_id <> ?",
+      [runId, except],
+    );
     return row && toRequest(row);
   }
 
   /** Reserves a new id, or takes a failed one again. The caller holds the write transaction. */
-  async reserve(r: { requestId: string; runId: string; stage: string; envelopeHash: string; driver: string; owner: string; at: number }): Promise<void> {
+  async reserve(r: {
+    requestId: string;
+    runId: string;
+    stage: string;
+    envelopeHash: string;
+    driver: string;
+    owner: string;
+    at: number;
+  }): Promise<void> {
     await this.sql.run(
       `INSERT INTO dispatch_requests (request_id, run_id, stage, envelope_hash, driver, owner, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'in_flight', ?, ?)
        ON CONFLICT (request_id) DO UPDATE SET state = 'in_flight', owner = excluded.owner, status = NULL, response = NULL, detail = NULL,
@@ -83,11 +94,17 @@ export class DispatchRequestStore {
   }
 
   async complete(requestId: string, status: number, response: string, at: number): Promise<void> {
-    await this.sql.run("UPDATE dispatch_requests SET state = 'completed', status = ?, response = ?, updated_at = ? WHERE request_id = ?", [status, response, at, requestId]);
+    await this.sql.run(
+      "UPDATE dispatch_requests SET state = 'completed', status = ?, response = ?, updated_at = ? WHERE request_id = ?",
+      [status, response, at, requestId],
+    );
   }
 
   async fail(requestId: string, detail: string, at: number): Promise<void> {
-    await this.sql.run("UPDATE dispatch_requests SET state = 'failed', detail = ?, updated_at = ? WHERE request_id = ? AND state = 'in_flight'", [detail, at, requestId]);
+    await this.sql.run(
+      "UPDATE dispatch_requests SET state = 'failed', detail = ?, updated_at = ? WHERE request_id = ? AND state = 'in_flight'",
+      [detail, at, requestId],
+    );
   }
 
   /**

@@ -12,7 +12,10 @@ export class HttpCacheStore {
   constructor(private readonly sql: Sql) {}
 
   async get(key: string): Promise<CachedResponse | undefined> {
-    const r = await this.sql.get<{ etag: string | null; last_modified: string | null; headers: string; body: string }>('SELECT * FROM http_cache WHERE key = ?', [key]);
+    const r = await this.sql.get<{ etag: string | null; last_modified: string | null; headers: string; body: string }>(
+      'SELECT * FROM http_cache WHERE key = ?',
+      [key],
+    );
     if (!r) return undefined;
     return { etag: r.etag, lastModified: r.last_modified, headers: JSON.parse(r.headers), body: JSON.parse(r.body) };
   }

@@ -24,7 +24,13 @@ interface Row {
   epoch: number;
 }
 
-const toLeader = (r: Row): Leader => ({ role: r.role, holder: r.holder, leaseUntil: Number(r.lease_until), since: Number(r.since), epoch: Number(r.epoch) });
+const toLeader = (r: Row): Leader => ({
+  role: r.role,
+  holder: r.holder,
+  leaseUntil: Number(r.lease_until),
+  since: Number(r.since),
+  epoch: Number(r.epoch),
+});
 
 export class LeaderStore {
   constructor(
@@ -55,12 +61,24 @@ export class LeaderStore {
    */
   async stillLeads(role: string, holder: string, epoch: number): Promise<boolean> {
     const now = await this.now();
-    return (await this.sql.get('SELECT 1 AS one FROM leaders WHERE role = ? AND holder = ? AND epoch = ? AND lease_until > ?', [role, holder, epoch, now])) !== undefined;
+    return (
+      (await this.sql.get(
+        'SELECT 1 AS one FROM leaders WHERE role = ? AND holder = ? AND epoch = ? AND lease_until > ?',
+        [role, holder, epoch, now],
+      )) !== undefined
+    );
   }
 
   /** Gives the role up at once (a clean stop), so a follower need not wait out the lease; the epoch stays. */
   async release(role: string, holder: string): Promise<boolean> {
-    return (await this.sql.run('UPDATE leaders SET lease_until = 0 WHERE role = ? AND holder = ? AND lease_until > 0', [role, holder])).changes === 1;
+    return (
+      (
+        await this.sql.run('UPDATE leaders SET lease_until = 0 WHERE role = ? AND holder = ? AND lease_until > 0', [
+          role,
+          holder,
+        ])
+      ).changes === 1
+    );
   }
 
   async current(role: string): Promise<Leader | null> {

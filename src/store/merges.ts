@@ -12,7 +12,8 @@ export interface MergeRecord {
 }
 
 /** A merge at this head was attempted for this verdict run: merged, or refused on this same verdict (or before verdicts were recorded). */
-export const wasAttempted = (rec: MergeRecord | undefined, runId: string): boolean => rec !== undefined && (rec.state === 'merged' || rec.runId === runId || rec.runId === null);
+export const wasAttempted = (rec: MergeRecord | undefined, runId: string): boolean =>
+  rec !== undefined && (rec.state === 'merged' || rec.runId === runId || rec.runId === null);
 
 /**
  * One merge attempt per (PR, head, verdict): a refused merge is not retried
@@ -23,7 +24,10 @@ export class MergeStore {
 
   /** The head a PR was merged at, as yoke merged it (or null). */
   async mergedHead(repo: string, prNumber: number): Promise<string | null> {
-    const r = await this.sql.get<{ head_sha: string }>("SELECT head_sha FROM merges WHERE repo = ? AND pr_number = ? AND state = 'merged' ORDER BY at DESC LIMIT 1", [repo, prNumber]);
+    const r = await this.sql.get<{ head_sha: string }>(
+      "SELECT head_sha FROM merges WHERE repo = ? AND pr_number = ? AND state = 'merged' ORDER BY at DESC LIMIT 1",
+      [repo, prNumber],
+    );
     return r?.head_sha ?? null;
   }
 
@@ -41,11 +45,26 @@ export class MergeStore {
   }
 
   async get(repo: string, prNumber: number, headSha: string): Promise<MergeRecord | undefined> {
-    const r = await this.sql.get<{ repo: string; pr_number: number; head_sha: string; state: 'merged' | 'refused'; detail: string | null; at: number; run_id: string | null }>(
-      'SELECT * FROM merges WHERE repo = ? AND pr_number = ? AND head_sha = ?',
-      [repo, prNumber, headSha],
+    const r = await this.sql.get<{
+      repo: string;
+      pr_number: number;
+      head_sha: string;
+      state: 'merged' | 'refused';
+      detail: string | null;
+      at: number;
+      run_id: string | null;
+    }>('SELECT * FROM merges WHERE repo = ? AND pr_number = ? AND head_sha = ?', [repo, prNumber, headSha]);
+    return (
+      r && {
+        repo: r.repo,
+        prNumber: r.pr_number,
+        headSha: r.head_sha,
+        state: r.state,
+        detail: r.detail,
+        at: r.at,
+        runId: r.run_id,
+      }
     );
-    return r && { repo: r.repo, prNumber: r.pr_number, headSha: r.head_sha, state: r.state, detail: r.detail, at: r.at, runId: r.run_id };
   }
 
   /** Whether the merge that this verdict run would lead to was already attempted. */
@@ -55,11 +74,24 @@ export class MergeStore {
 
   /** Every merge attempt in a repository, for a decision to look them up without asking again. */
   async listForRepo(repo: string): Promise<MergeRecord[]> {
-    const rows = await this.sql.all<{ repo: string; pr_number: number; head_sha: string; state: 'merged' | 'refused'; detail: string | null; at: number; run_id: string | null }>(
-      'SELECT * FROM merges WHERE repo = ?',
-      [repo],
-    );
-    return rows.map((r) => ({ repo: r.repo, prNumber: r.pr_number, headSha: r.head_sha, state: r.state, detail: r.detail, at: r.at, runId: r.run_id }));
+    const rows = await this.sql.all<{
+      repo: string;
+      pr_number: number;
+      head_sha: string;
+      state: 'merged' | 'refused';
+      detail: string | null;
+      at: number;
+      run_id: string | null;
+    }>('SELECT * FROM merges WHERE repo = ?', [repo]);
+    return rows.map((r) => ({
+      repo: r.repo,
+      prNumber: r.pr_number,
+      headSha: r.head_sha,
+      state: r.state,
+      detail: r.detail,
+      at: r.at,
+      runId: r.run_id,
+    }));
   }
 
   async record(rec: MergeRecord): Promise<void> {

@@ -2,7 +2,17 @@ import type { Sql } from './sql.js';
 
 // Notices and their delivery state (QA20-QA23).
 
-export const NOTICE_STATES = ['pending', 'posted', 'edited', 'withdrawn', 'cancelled', 'failed', 'answered', 'resolved', 'superseded'] as const;
+export const NOTICE_STATES = [
+  'pending',
+  'posted',
+  'edited',
+  'withdrawn',
+  'cancelled',
+  'failed',
+  'answered',
+  'resolved',
+  'superseded',
+] as const;
 export type NoticeState = (typeof NOTICE_STATES)[number];
 export type RecipientKind = 'holder' | 'driver' | 'creator' | 'steering';
 
@@ -69,7 +79,12 @@ export const OPEN_NOTICE_STATES: readonly NoticeState[] = ['pending', 'posted', 
 export class NoticeStore {
   constructor(private readonly sql: Sql) {}
 
-  async create(n: Pick<Notice, 'runId' | 'stage' | 'subject' | 'audience' | 'recipientKind' | 'recipient' | 'waitKey' | 'thread'> & { at: number }): Promise<number> {
+  async create(
+    n: Pick<
+      Notice,
+      'runId' | 'stage' | 'subject' | 'audience' | 'recipientKind' | 'recipient' | 'waitKey' | 'thread'
+    > & { at: number },
+  ): Promise<number> {
     const row = await this.sql.get<{ id: number }>(
       "INSERT INTO notices (run_id, stage, subject, audience, recipient_kind, recipient, wait_key, thread, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?) RETURNING id",
       [n.runId, n.stage, n.subject, n.audience, n.recipientKind, n.recipient, n.waitKey, n.thread, n.at, n.at],
@@ -77,7 +92,17 @@ export class NoticeStore {
     return row!.id;
   }
 
-  async update(id: number, change: { state?: NoticeState; commentId?: number; bodyHash?: string; waitKey?: string; detail?: string | null; at: number }): Promise<void> {
+  async update(
+    id: number,
+    change: {
+      state?: NoticeState;
+      commentId?: number;
+      bodyHash?: string;
+      waitKey?: string;
+      detail?: string | null;
+      at: number;
+    },
+  ): Promise<void> {
     await this.sql.run(
       `UPDATE notices SET state = COALESCE(?, state), comment_id = COALESCE(?, comment_id), body_hash = COALESCE(?, body_hash),
          wait_key = COALESCE(?, wait_key), detail = CASE WHEN ? = 1 THEN ? ELSE detail END, updated_at = ? WHERE id = ?`,
@@ -106,6 +131,11 @@ export class NoticeStore {
   /** Open notices on a thread, for replies and declines found there. */
   async onThread(runIds: readonly string[], thread: number): Promise<Notice[]> {
     if (runIds.length === 0) return [];
-    return (await this.sql.all<Row>(`SELECT * FROM notices WHERE thread = ? AND run_id IN (${runIds.map(() => '?').join(', ')}) ORDER BY id`, [thread, ...runIds])).map(toNotice);
+    return (
+      await this.sql.all<Row>(
+        `SELECT * FROM notices WHERE thread = ? AND run_id IN (${runIds.map(() => '?').join(', ')}) ORDER BY id`,
+        [thread, ...runIds],
+      )
+    ).map(toNotice);
   }
 }

@@ -19,7 +19,8 @@ const WRITE_LOCK = 7_079_000;
 
 /** 64-bit whole numbers (milliseconds, counts) come back as numbers, as SQLite gives them: every value yoke keeps is far below 2^53. */
 const types = {
-  getTypeParser: (oid: number, format?: 'text' | 'binary') => (oid === INT8 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format)),
+  getTypeParser: (oid: number, format?: 'text' | 'binary') =>
+    oid === INT8 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format),
 };
 
 type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
@@ -33,7 +34,8 @@ const statement = (sql: string) => {
 };
 
 function bound(q: Queryable): Omit<Sql, 'transaction' | 'hold' | 'close'> {
-  const query = async (sql: string, params: readonly SqlParam[] = []) => q.query({ ...statement(sql), values: [...params], types });
+  const query = async (sql: string, params: readonly SqlParam[] = []) =>
+    q.query({ ...statement(sql), values: [...params], types });
   return {
     dialect: 'postgres',
     all: async <T>(sql: string, params?: readonly SqlParam[]) => (await query(sql, params)).rows as T[],
@@ -59,7 +61,12 @@ export function postgresSql(url: string, opts: PostgresOptions = {}): Sql {
     opts.lockTimeoutMs !== undefined ? `-c lock_timeout=${opts.lockTimeoutMs}` : '',
     opts.statementTimeoutMs !== undefined ? `-c statement_timeout=${opts.statementTimeoutMs}` : '',
   ].filter(Boolean);
-  const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10, ...(opts.idleMs !== undefined ? { idleTimeoutMillis: opts.idleMs } : {}), ...(options.length ? { options: options.join(' ') } : {}) });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: opts.max ?? 10,
+    ...(opts.idleMs !== undefined ? { idleTimeoutMillis: opts.idleMs } : {}),
+    ...(options.length ? { options: options.join(' ') } : {}),
+  });
   // An idle connection the server dropped is replaced by the pool; it must not crash the process.
   pool.on('error', () => {});
   const holders = new Map<number, pg.Client>();
@@ -67,7 +74,12 @@ export function postgresSql(url: string, opts: PostgresOptions = {}): Sql {
     ...bound(pool),
     transaction: async (fn) => {
       const client = await pool.connect();
-      const tx: Sql = { ...bound(client), transaction: (f) => f(tx), hold: () => Promise.reject(new Error('a lock is held outside a transaction')), close: async () => {} };
+      const tx: Sql = {
+        ...bound(client),
+        transaction: (f) => f(tx),
+        hold: () => Promise.reject(new Error('a lock is held outside a transaction')),
+        close: async () => {},
+      };
       try {
         // One round trip: the transaction and its write lock (lock_timeout bounds the wait for it).
         await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK})`);

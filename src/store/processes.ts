@@ -37,7 +37,8 @@ const toProcess = (r: Row): ProcessRow => ({
 });
 
 /** SQL true when the process named by `col` holds no current lease (gone, or never registered); `nowParam` is the database's clock. */
-export const ownerGone = (col: string, nowParam: string): string => `NOT EXISTS (SELECT 1 FROM processes p WHERE p.id = ${col} AND p.alive_until > ${nowParam})`;
+export const ownerGone = (col: string, nowParam: string): string =>
+  `NOT EXISTS (SELECT 1 FROM processes p WHERE p.id = ${col} AND p.alive_until > ${nowParam})`;
 
 export class ProcessStore {
   constructor(
@@ -45,22 +46,31 @@ export class ProcessStore {
     private readonly now: () => Promise<number>,
   ) {}
 
-  async register(p: { id: string; host: string; pid: number; machine?: string; pidStart?: string; leaseMs: number }): Promise<void> {
+  async register(p: {
+    id: string;
+    host: string;
+    pid: number;
+    machine?: string;
+    pidStart?: string;
+    leaseMs: number;
+  }): Promise<void> {
     const at = await this.now();
-    await this.sql.run('INSERT INTO processes (id, host, pid, machine, pid_start, started_at, alive_until) VALUES (?, ?, ?, ?, ?, ?, ?)', [
-      p.id,
-      p.host,
-      p.pid,
-      p.machine ?? '',
-      p.pidStart ?? '',
-      at,
-      at + p.leaseMs,
-    ]);
+    await this.sql.run(
+      'INSERT INTO processes (id, host, pid, machine, pid_start, started_at, alive_until) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      [p.id, p.host, p.pid, p.machine ?? '', p.pidStart ?? '', at, at + p.leaseMs],
+    );
   }
 
   /** Renews a lease; false when it had already been ended (another process found this one gone). */
   async renew(id: string, leaseMs: number): Promise<boolean> {
-    return (await this.sql.run('UPDATE processes SET alive_until = ? WHERE id = ? AND alive_until > 0', [(await this.now()) + leaseMs, id])).changes === 1;
+    return (
+      (
+        await this.sql.run('UPDATE processes SET alive_until = ? WHERE id = ? AND alive_until > 0', [
+          (await this.now()) + leaseMs,
+          id,
+        ])
+      ).changes === 1
+    );
   }
 
   /** Ends a lease at once: the process stopped, or is known dead. */
@@ -69,12 +79,19 @@ export class ProcessStore {
   }
 
   async alive(id: string): Promise<boolean> {
-    return (await this.sql.get('SELECT 1 AS one FROM processes WHERE id = ? AND alive_until > ?', [id, await this.now()])) !== undefined;
+    return (
+      (await this.sql.get('SELECT 1 AS one FROM processes WHERE id = ? AND alive_until > ?', [
+        id,
+        await this.now(),
+      ])) !== undefined
+    );
   }
 
   /** Processes still holding a lease. */
   async living(): Promise<ProcessRow[]> {
-    return (await this.sql.all<Row>('SELECT * FROM processes WHERE alive_until > ? ORDER BY started_at', [await this.now()])).map(toProcess);
+    return (
+      await this.sql.all<Row>('SELECT * FROM processes WHERE alive_until > ? ORDER BY started_at', [await this.now()])
+    ).map(toProcess);
   }
 
   /** Forgets processes whose lease lapsed more than `keepMs` ago. */

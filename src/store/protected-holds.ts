@@ -39,7 +39,10 @@ export class ProtectedHoldStore {
   constructor(private readonly sql: Sql) {}
 
   async list(repo?: string): Promise<ProtectedHold[]> {
-    const rows = repo === undefined ? await this.sql.all<Row>('SELECT * FROM protected_holds ORDER BY recorded_at') : await this.sql.all<Row>('SELECT * FROM protected_holds WHERE repo = ? ORDER BY recorded_at', [repo]);
+    const rows =
+      repo === undefined
+        ? await this.sql.all<Row>('SELECT * FROM protected_holds ORDER BY recorded_at')
+        : await this.sql.all<Row>('SELECT * FROM protected_holds WHERE repo = ? ORDER BY recorded_at', [repo]);
     return rows.map(toHold);
   }
 
@@ -48,20 +51,25 @@ export class ProtectedHoldStore {
    * except that a head first found clear takes the files found later (protected_paths grew meanwhile).
    */
   async hold(h: Omit<ProtectedHold, 'approvedBy' | 'commentId'>): Promise<void> {
-    await this.sql.run("INSERT INTO protected_holds (repo, pr_number, head_sha, files, recorded_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (repo, pr_number, head_sha) DO UPDATE SET files = excluded.files WHERE protected_holds.files = '[]'", [
-      h.repo,
-      h.prNumber,
-      h.headSha,
-      JSON.stringify(h.files),
-      h.recordedAt,
-    ]);
+    await this.sql.run(
+      "INSERT INTO protected_holds (repo, pr_number, head_sha, files, recorded_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (repo, pr_number, head_sha) DO UPDATE SET files = excluded.files WHERE protected_holds.files = '[]'",
+      [h.repo, h.prNumber, h.headSha, JSON.stringify(h.files), h.recordedAt],
+    );
   }
 
   async setComment(repo: string, prNumber: number, headSha: string, commentId: number): Promise<void> {
-    await this.sql.run('UPDATE protected_holds SET comment_id = ? WHERE repo = ? AND pr_number = ? AND head_sha = ?', [commentId, repo, prNumber, headSha]);
+    await this.sql.run('UPDATE protected_holds SET comment_id = ? WHERE repo = ? AND pr_number = ? AND head_sha = ?', [
+      commentId,
+      repo,
+      prNumber,
+      headSha,
+    ]);
   }
 
   async approve(repo: string, prNumber: number, headSha: string, by: string): Promise<void> {
-    await this.sql.run('UPDATE protected_holds SET approved_by = ? WHERE repo = ? AND pr_number = ? AND head_sha = ? AND approved_by IS NULL', [by, repo, prNumber, headSha]);
+    await this.sql.run(
+      'UPDATE protected_holds SET approved_by = ? WHERE repo = ? AND pr_number = ? AND head_sha = ? AND approved_by IS NULL',
+      [by, repo, prNumber, headSha],
+    );
   }
 }

@@ -8,30 +8,57 @@ export class QaLabelStore {
 
   /** Marks a label on an issue as being handled; false when someone already did. */
   async mark(repo: string, issueNumber: number, label: string, at: number): Promise<boolean> {
-    return (await this.sql.run('INSERT INTO qa_label_marks (repo, issue_number, label, marked_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING', [repo, issueNumber, label, at])).changes === 1;
+    return (
+      (
+        await this.sql.run(
+          'INSERT INTO qa_label_marks (repo, issue_number, label, marked_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+          [repo, issueNumber, label, at],
+        )
+      ).changes === 1
+    );
   }
 
   async marked(repo: string, issueNumber: number, label: string): Promise<boolean> {
-    return (await this.sql.get('SELECT 1 AS one FROM qa_label_marks WHERE repo = ? AND issue_number = ? AND label = ?', [repo, issueNumber, label])) !== undefined;
+    return (
+      (await this.sql.get('SELECT 1 AS one FROM qa_label_marks WHERE repo = ? AND issue_number = ? AND label = ?', [
+        repo,
+        issueNumber,
+        label,
+      ])) !== undefined
+    );
   }
 
   async setOutcome(repo: string, issueNumber: number, label: string, outcome: string): Promise<void> {
-    await this.sql.run('UPDATE qa_label_marks SET outcome = ? WHERE repo = ? AND issue_number = ? AND label = ?', [outcome, repo, issueNumber, label]);
+    await this.sql.run('UPDATE qa_label_marks SET outcome = ? WHERE repo = ? AND issue_number = ? AND label = ?', [
+      outcome,
+      repo,
+      issueNumber,
+      label,
+    ]);
   }
 
   /** How a label on an issue was handled, or null when it was not (or not yet). */
   async outcome(repo: string, issueNumber: number, label: string): Promise<string | null> {
-    const row = await this.sql.get<{ outcome: string | null }>('SELECT outcome FROM qa_label_marks WHERE repo = ? AND issue_number = ? AND label = ?', [repo, issueNumber, label]);
+    const row = await this.sql.get<{ outcome: string | null }>(
+      'SELECT outcome FROM qa_label_marks WHERE repo = ? AND issue_number = ? AND label = ?',
+      [repo, issueNumber, label],
+    );
     return row?.outcome ?? null;
   }
 
   async outcomes(repo: string): Promise<{ issueNumber: number; label: string; outcome: string | null }[]> {
-    const rows = await this.sql.all<{ issue_number: number; label: string; outcome: string | null }>('SELECT issue_number, label, outcome FROM qa_label_marks WHERE repo = ? ORDER BY issue_number, label', [repo]);
+    const rows = await this.sql.all<{ issue_number: number; label: string; outcome: string | null }>(
+      'SELECT issue_number, label, outcome FROM qa_label_marks WHERE repo = ? ORDER BY issue_number, label',
+      [repo],
+    );
     return rows.map((r) => ({ issueNumber: r.issue_number, label: r.label, outcome: r.outcome }));
   }
 
   async cursor(repo: string): Promise<{ readUntil: number; readAt: number } | null> {
-    const row = await this.sql.get<{ read_until: number; read_at: number }>('SELECT read_until, read_at FROM qa_label_cursors WHERE repo = ?', [repo]);
+    const row = await this.sql.get<{ read_until: number; read_at: number }>(
+      'SELECT read_until, read_at FROM qa_label_cursors WHERE repo = ?',
+      [repo],
+    );
     return row ? { readUntil: row.read_until, readAt: row.read_at } : null;
   }
 

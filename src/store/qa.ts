@@ -1,95 +1,22 @@
 import type { Refusal } from '../kernel/codes/table.js';
 import type { QaCase } from '../config/qa-plan.js';
 import type { Sql } from './sql.js';
+import type {
+  Attachment,
+  MemberPlan,
+  MemberStage,
+  NewQaVerdict,
+  PlanGroup,
+  PlanSnapshot,
+  QaResult,
+  QaVerdict,
+  Wake,
+} from './qa-records.js';
 
 // Scoped-QA records: attachments, what froze at QA entry, plan snapshots and
-// groups, verdicts, failure reviews and wakes.
+// groups, verdicts, failure reviews and wakes (each record's shape: qa-records.ts).
 
-export interface Attachment {
-  repo: string;
-  issueNumber: number;
-  planId: string;
-  attachedBy: string;
-  source: 'label' | 'command' | 'api';
-  attachedAt: number;
-}
-
-export interface MemberStage {
-  runId: string;
-  stage: string;
-  issueNumber: number;
-  holder: string | null;
-  prAuthor: string | null;
-  refusal: Refusal | null;
-  frozenAt: number;
-  settledAt: number | null;
-}
-
-export interface MemberPlan {
-  runId: string;
-  stage: string;
-  issueNumber: number;
-  planId: string;
-  owner: 'member' | 'group';
-  groupId: string | null;
-}
-
-export interface PlanSnapshot {
-  runId: string;
-  planId: string;
-  name: string;
-  commit: string;
-  cases: QaCase[];
-}
-
-export interface PlanGroup {
-  id: string;
-  runId: string;
-  stage: string;
-  planId: string;
-  planName: string;
-  /** QA16: pinned at creation; later plan edits never change them. */
-  cases: QaCase[];
-  targetCommit: string;
-  coveredItemIds: number[];
-  runLevel: boolean;
-  state: 'open' | 'closed';
-  outcome: 'passed' | 'superseded' | null;
-  openedAt: number;
-  closedAt: number | null;
-}
-
-export const QA_RESULTS = ['pass', 'fail', 'error', 'waived'] as const;
-export type QaResult = (typeof QA_RESULTS)[number];
-
-export interface QaVerdict {
-  id: number;
-  runId: string;
-  stage: string;
-  issueNumber: number | null;
-  groupId: string | null;
-  planId: string;
-  caseId: string;
-  commit: string;
-  result: QaResult;
-  evidence: string | null;
-  source: string;
-  replaces: string | null;
-  recordedBy: string;
-  recordedAt: number;
-}
-
-export type NewQaVerdict = Omit<QaVerdict, 'id'>;
-
-export interface Wake {
-  runId: string;
-  stage: string;
-  recipient: string;
-  subject: string;
-  waitKey: string;
-  reason: string;
-  wokenAt: number;
-}
+export * from './qa-records.js';
 
 interface AttachmentRow {
   repo: string;
@@ -109,24 +36,48 @@ export class QaStore {
 
   async attach(a: Attachment): Promise<boolean> {
     return (
-      (await this.sql.run('INSERT INTO qa_attachments (repo, issue_number, plan_id, attached_by, source, attached_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING', [a.repo, a.issueNumber, a.planId, a.attachedBy, a.source, a.attachedAt])).changes === 1
+      (
+        await this.sql.run(
+          'INSERT INTO qa_attachments (repo, issue_number, plan_id, attached_by, source, attached_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
+          [a.repo, a.issueNumber, a.planId, a.attachedBy, a.source, a.attachedAt],
+        )
+      ).changes === 1
     );
   }
 
   async attachments(repo: string, issueNumber?: number): Promise<Attachment[]> {
-    const rows = (
+    const rows =
       issueNumber === undefined
-        ? (await this.sql.all<AttachmentRow>('SELECT * FROM qa_attachments WHERE repo = ? ORDER BY attached_at, issue_number, plan_id', [repo]))
-        : (await this.sql.all<AttachmentRow>('SELECT * FROM qa_attachments WHERE repo = ? AND issue_number = ? ORDER BY attached_at, plan_id', [repo, issueNumber]))
-    );
-    return rows.map((r) => ({ repo: r.repo, issueNumber: r.issue_number, planId: r.plan_id, attachedBy: r.attached_by, source: r.source, attachedAt: r.attached_at }));
+        ? await this.sql.all<AttachmentRow>(
+            'SELECT * FROM qa_attachments WHERE repo = ? ORDER BY attached_at, issue_number, plan_id',
+            [repo],
+          )
+        : await this.sql.all<AttachmentRow>(
+            'SELECT * FROM qa_attachments WHERE repo = ? AND issue_number = ? ORDER BY attached_at, plan_id',
+            [repo, issueNumber],
+          );
+    return rows.map((r) => ({
+      repo: r.repo,
+      issueNumber: r.issue_number,
+      planId: r.plan_id,
+      attachedBy: r.attached_by,
+      source: r.source,
+      attachedAt: r.attached_at,
+    }));
   }
 
   // What froze at QA entry
 
   async freezeMember(m: MemberStage, plans: readonly MemberPlan[]): Promise<void> {
-    await this.sql.run('INSERT INTO member_stages (run_id, stage, issue_number, holder, pr_author, refusal, frozen_at) VALUES (?, ?, ?, ?, ?, ?, ?)', [m.runId, m.stage, m.issueNumber, m.holder, m.prAuthor, m.refusal ? JSON.stringify(m.refusal) : null, m.frozenAt]);
-    for (const p of plans) await this.sql.run('INSERT INTO member_plans (run_id, stage, issue_number, plan_id, owner, group_id) VALUES (?, ?, ?, ?, ?, ?)', [p.runId, p.stage, p.issueNumber, p.planId, p.owner, p.groupId]);
+    await this.sql.run(
+      'INSERT INTO member_stages (run_id, stage, issue_number, holder, pr_author, refusal, frozen_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      [m.runId, m.stage, m.issueNumber, m.holder, m.prAuthor, m.refusal ? JSON.stringify(m.refusal) : null, m.frozenAt],
+    );
+    for (const p of plans)
+      await this.sql.run(
+        'INSERT INTO member_plans (run_id, stage, issue_number, plan_id, owner, group_id) VALUES (?, ?, ?, ?, ?, ?)',
+        [p.runId, p.stage, p.issueNumber, p.planId, p.owner, p.groupId],
+      );
   }
 
   async memberStages(runId: string, stage: string): Promise<MemberStage[]> {
@@ -155,7 +106,10 @@ export class QaStore {
   /** Marks members settled at a stage, in one statement; one settled before keeps its time. */
   async markSettled(runId: string, stage: string, issueNumbers: readonly number[], at: number): Promise<void> {
     if (issueNumbers.length === 0) return;
-    await this.sql.run(`UPDATE member_stages SET settled_at = ? WHERE run_id = ? AND stage = ? AND issue_number IN (${issueNumbers.map(() => '?').join(', ')}) AND settled_at IS NULL`, [at, runId, stage, ...issueNumbers]);
+    await this.sql.run(
+      `UPDATE member_stages SET settled_at = ? WHERE run_id = ? AND stage = ? AND issue_number IN (${issueNumbers.map(() => '?').join(', ')}) AND settled_at IS NULL`,
+      [at, runId, stage, ...issueNumbers],
+    );
   }
 
   async memberPlans(runId: string, stage: string): Promise<MemberPlan[]> {
@@ -167,22 +121,58 @@ export class QaStore {
       owner: 'member' | 'group';
       group_id: string | null;
     }>('SELECT * FROM member_plans WHERE run_id = ? AND stage = ? ORDER BY issue_number, plan_id', [runId, stage]);
-    return rows.map((r) => ({ runId: r.run_id, stage: r.stage, issueNumber: r.issue_number, planId: r.plan_id, owner: r.owner, groupId: r.group_id }));
+    return rows.map((r) => ({
+      runId: r.run_id,
+      stage: r.stage,
+      issueNumber: r.issue_number,
+      planId: r.plan_id,
+      owner: r.owner,
+      groupId: r.group_id,
+    }));
   }
 
   // Plans and groups
 
   async saveSnapshot(s: PlanSnapshot): Promise<void> {
-    await this.sql.run('INSERT INTO plan_snapshots (run_id, plan_id, name, commit_sha, cases) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING', [s.runId, s.planId, s.name, s.commit, JSON.stringify(s.cases)]);
+    await this.sql.run(
+      'INSERT INTO plan_snapshots (run_id, plan_id, name, commit_sha, cases) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
+      [s.runId, s.planId, s.name, s.commit, JSON.stringify(s.cases)],
+    );
   }
 
   async snapshots(runId: string): Promise<PlanSnapshot[]> {
-    const rows = await this.sql.all<{ run_id: string; plan_id: string; name: string; commit_sha: string; cases: string }>('SELECT * FROM plan_snapshots WHERE run_id = ? ORDER BY plan_id', [runId]);
-    return rows.map((r) => ({ runId: r.run_id, planId: r.plan_id, name: r.name, commit: r.commit_sha, cases: json<QaCase[]>(r.cases) }));
+    const rows = await this.sql.all<{
+      run_id: string;
+      plan_id: string;
+      name: string;
+      commit_sha: string;
+      cases: string;
+    }>('SELECT * FROM plan_snapshots WHERE run_id = ? ORDER BY plan_id', [runId]);
+    return rows.map((r) => ({
+      runId: r.run_id,
+      planId: r.plan_id,
+      name: r.name,
+      commit: r.commit_sha,
+      cases: json<QaCase[]>(r.cases),
+    }));
   }
 
   async openGroup(g: Omit<PlanGroup, 'state' | 'outcome' | 'closedAt'>): Promise<void> {
-    await this.sql.run("INSERT INTO plan_groups (id, run_id, stage, plan_id, plan_name, cases, target_commit, covered_item_ids, run_level, state, opened_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?)", [g.id, g.runId, g.stage, g.planId, g.planName, JSON.stringify(g.cases), g.targetCommit, JSON.stringify(g.coveredItemIds), g.runLevel ? 1 : 0, g.openedAt]);
+    await this.sql.run(
+      "INSERT INTO plan_groups (id, run_id, stage, plan_id, plan_name, cases, target_commit, covered_item_ids, run_level, state, opened_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?)",
+      [
+        g.id,
+        g.runId,
+        g.stage,
+        g.planId,
+        g.planName,
+        JSON.stringify(g.cases),
+        g.targetCommit,
+        JSON.stringify(g.coveredItemIds),
+        g.runLevel ? 1 : 0,
+        g.openedAt,
+      ],
+    );
   }
 
   /** Groups of these runs, oldest first. */
@@ -202,7 +192,9 @@ export class QaStore {
       outcome: 'passed' | 'superseded' | null;
       opened_at: number;
       closed_at: number | null;
-    }>(`SELECT * FROM plan_groups WHERE run_id IN (${runIds.map(() => '?').join(', ')}) ORDER BY opened_at, id`, [...runIds]);
+    }>(`SELECT * FROM plan_groups WHERE run_id IN (${runIds.map(() => '?').join(', ')}) ORDER BY opened_at, id`, [
+      ...runIds,
+    ]);
     return rows.map((r) => ({
       id: r.id,
       runId: r.run_id,
@@ -221,11 +213,17 @@ export class QaStore {
   }
 
   async closeGroup(id: string, outcome: 'passed' | 'superseded', at: number): Promise<void> {
-    await this.sql.run("UPDATE plan_groups SET state = 'closed', outcome = ?, closed_at = ? WHERE id = ? AND state = 'open'", [outcome, at, id]);
+    await this.sql.run(
+      "UPDATE plan_groups SET state = 'closed', outcome = ?, closed_at = ? WHERE id = ? AND state = 'open'",
+      [outcome, at, id],
+    );
   }
 
   async closeOpenGroupsOf(runId: string, outcome: 'superseded', at: number): Promise<void> {
-    await this.sql.run("UPDATE plan_groups SET state = 'closed', outcome = ?, closed_at = ? WHERE run_id = ? AND state = 'open'", [outcome, at, runId]);
+    await this.sql.run(
+      "UPDATE plan_groups SET state = 'closed', outcome = ?, closed_at = ? WHERE run_id = ? AND state = 'open'",
+      [outcome, at, runId],
+    );
   }
 
   async setCovered(id: string, covered: readonly number[]): Promise<void> {
@@ -238,7 +236,21 @@ export class QaStore {
     const row = await this.sql.get<{ id: number }>(
       `INSERT INTO qa_verdicts (run_id, stage, issue_number, group_id, plan_id, case_id, commit_sha, result, evidence, source, replaces, recorded_by, recorded_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-      [v.runId, v.stage, v.issueNumber, v.groupId, v.planId, v.caseId, v.commit, v.result, v.evidence, v.source, v.replaces, v.recordedBy, v.recordedAt],
+      [
+        v.runId,
+        v.stage,
+        v.issueNumber,
+        v.groupId,
+        v.planId,
+        v.caseId,
+        v.commit,
+        v.result,
+        v.evidence,
+        v.source,
+        v.replaces,
+        v.recordedBy,
+        v.recordedAt,
+      ],
     );
     return row!.id;
   }
@@ -281,13 +293,27 @@ export class QaStore {
   }
 
   /** Opens the failure review of a failing verdict; false when it already has one (QA05). */
-  async openFailureReview(r: { verdictId: number; runId: string; stage: string; subject: string; caseId: string; at: number }): Promise<boolean> {
+  async openFailureReview(r: {
+    verdictId: number;
+    runId: string;
+    stage: string;
+    subject: string;
+    caseId: string;
+    at: number;
+  }): Promise<boolean> {
     return (
-      (await this.sql.run('INSERT INTO failure_reviews (verdict_id, run_id, stage, subject, case_id, opened_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING', [r.verdictId, r.runId, r.stage, r.subject, r.caseId, r.at])).changes === 1
+      (
+        await this.sql.run(
+          'INSERT INTO failure_reviews (verdict_id, run_id, stage, subject, case_id, opened_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
+          [r.verdictId, r.runId, r.stage, r.subject, r.caseId, r.at],
+        )
+      ).changes === 1
     );
   }
 
-  async failureReviews(runId: string): Promise<{ verdictId: number; stage: string; subject: string; caseId: string; openedAt: number }[]> {
+  async failureReviews(
+    runId: string,
+  ): Promise<{ verdictId: number; stage: string; subject: string; caseId: string; openedAt: number }[]> {
     const rows = await this.sql.all<{
       verdict_id: number;
       stage: string;
@@ -295,7 +321,13 @@ export class QaStore {
       case_id: string;
       opened_at: number;
     }>('SELECT * FROM failure_reviews WHERE run_id = ? ORDER BY verdict_id', [runId]);
-    return rows.map((r) => ({ verdictId: r.verdict_id, stage: r.stage, subject: r.subject, caseId: r.case_id, openedAt: r.opened_at }));
+    return rows.map((r) => ({
+      verdictId: r.verdict_id,
+      stage: r.stage,
+      subject: r.subject,
+      caseId: r.case_id,
+      openedAt: r.opened_at,
+    }));
   }
 
   // Wakes
@@ -315,7 +347,9 @@ export class QaStore {
         `INSERT INTO qa_wakes (run_id, stage, recipient, subject, wait_key, reason, woken_at) VALUES ${chunk.map(() => '(?, ?, ?, ?, ?, ?, ?)').join(', ')} ON CONFLICT DO NOTHING RETURNING run_id, stage, subject, wait_key`,
         chunk.flatMap((w) => [w.runId, w.stage, w.recipient, w.subject, w.waitKey, w.reason, w.wokenAt]),
       );
-      const inserted = new Set(rows.map((r) => `${r.run_id}\u0000${r.stage}\u0000${key({ subject: r.subject, waitKey: r.wait_key })}`));
+      const inserted = new Set(
+        rows.map((r) => `${r.run_id}\u0000${r.stage}\u0000${key({ subject: r.subject, waitKey: r.wait_key })}`),
+      );
       fresh.push(...chunk.filter((w) => inserted.has(`${w.runId}\u0000${w.stage}\u0000${key(w)}`)));
     }
     return fresh;
@@ -331,6 +365,14 @@ export class QaStore {
       reason: string;
       woken_at: number;
     }>('SELECT * FROM qa_wakes WHERE run_id = ? ORDER BY woken_at, subject', [runId]);
-    return rows.map((r) => ({ runId: r.run_id, stage: r.stage, recipient: r.recipient, subject: r.subject, waitKey: r.wait_key, reason: r.reason, wokenAt: r.woken_at }));
+    return rows.map((r) => ({
+      runId: r.run_id,
+      stage: r.stage,
+      recipient: r.recipient,
+      subject: r.subject,
+      waitKey: r.wait_key,
+      reason: r.reason,
+      wokenAt: r.woken_at,
+    }));
   }
 }

@@ -7,11 +7,17 @@ export class RateHoldStore {
   constructor(private readonly sql: Sql) {}
 
   async hold(scope: string, until: number): Promise<void> {
-    await this.sql.run('INSERT INTO rate_holds (scope, until_ms) VALUES (?, ?) ON CONFLICT (scope) DO UPDATE SET until_ms = excluded.until_ms WHERE rate_holds.until_ms < excluded.until_ms', [scope, until]);
+    await this.sql.run(
+      'INSERT INTO rate_holds (scope, until_ms) VALUES (?, ?) ON CONFLICT (scope) DO UPDATE SET until_ms = excluded.until_ms WHERE rate_holds.until_ms < excluded.until_ms',
+      [scope, until],
+    );
   }
 
   /** Until when the scope is held, or 0. */
   async until(scope: string): Promise<number> {
-    return (await this.sql.get<{ until_ms: number }>('SELECT until_ms FROM rate_holds WHERE scope = ?', [scope]))?.until_ms ?? 0;
+    return (
+      (await this.sql.get<{ until_ms: number }>('SELECT until_ms FROM rate_holds WHERE scope = ?', [scope]))
+        ?.until_ms ?? 0
+    );
   }
 }

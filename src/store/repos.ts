@@ -68,7 +68,11 @@ export class RepoStore {
   }
 
   async setAutoLoop(fullName: string, on: boolean, now: number): Promise<void> {
-    await this.sql.run('UPDATE repos SET auto_loop = ?, updated_at = ? WHERE full_name = ?', [on ? 1 : 0, now, fullName]);
+    await this.sql.run('UPDATE repos SET auto_loop = ?, updated_at = ? WHERE full_name = ?', [
+      on ? 1 : 0,
+      now,
+      fullName,
+    ]);
   }
 
   /** +1 failure; pauses at the threshold. Returns the new state. */
@@ -85,16 +89,26 @@ export class RepoStore {
 
   /** A success resets the counter; it never un-pauses (only an explicit reset does). */
   async resetFailures(fullName: string, now: number): Promise<void> {
-    await this.sql.run('UPDATE repos SET consecutive_failures = 0, updated_at = ? WHERE full_name = ?', [now, fullName]);
+    await this.sql.run('UPDATE repos SET consecutive_failures = 0, updated_at = ? WHERE full_name = ?', [
+      now,
+      fullName,
+    ]);
   }
 
   /** The explicit reset: clears the counter and the pause. */
   async unpause(fullName: string, now: number): Promise<void> {
-    await this.sql.run('UPDATE repos SET consecutive_failures = 0, paused_since = NULL, updated_at = ? WHERE full_name = ?', [now, fullName]);
+    await this.sql.run(
+      'UPDATE repos SET consecutive_failures = 0, paused_since = NULL, updated_at = ? WHERE full_name = ?',
+      [now, fullName],
+    );
   }
 
   async setDisabled(fullName: string, reason: string | null, now: number): Promise<void> {
-    await this.sql.run('UPDATE repos SET disabled_reason = ?, updated_at = ? WHERE full_name = ?', [reason, now, fullName]);
+    await this.sql.run('UPDATE repos SET disabled_reason = ?, updated_at = ? WHERE full_name = ?', [
+      reason,
+      now,
+      fullName,
+    ]);
   }
 
   /** Records what a pass read; a read that found the same as the last one writes nothing, so `readAt` is when it was first found so. */
@@ -109,7 +123,9 @@ export class RepoStore {
   }
 
   async lastRead(fullName: string): Promise<RepoRead | null> {
-    const row = await this.sql.get<{ last_read: string | null }>('SELECT last_read FROM repos WHERE full_name = ?', [fullName]);
+    const row = await this.sql.get<{ last_read: string | null }>('SELECT last_read FROM repos WHERE full_name = ?', [
+      fullName,
+    ]);
     return row?.last_read ? (JSON.parse(row.last_read) as RepoRead) : null;
   }
 

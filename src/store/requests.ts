@@ -29,20 +29,22 @@ export class RequestStore {
 
   /** Records an ask, or returns the open one for the same thing. The caller holds the write transaction (one open ask per thing). */
   async add(repo: string, kind: RequestKind, number: number, requestedBy: string, at: number): Promise<number> {
-    const open = await this.sql.get<{ id: number }>('SELECT id FROM requests WHERE repo = ? AND kind = ? AND number = ? AND consumed_by_run IS NULL', [repo, kind, number]);
+    const open = await this.sql.get<{ id: number }>(
+      'SELECT id FROM requests WHERE repo = ? AND kind = ? AND number = ? AND consumed_by_run IS NULL',
+      [repo, kind, number],
+    );
     if (open) return open.id;
-    const row = await this.sql.get<{ id: number }>('INSERT INTO requests (repo, kind, number, requested_by, requested_at) VALUES (?, ?, ?, ?, ?) RETURNING id', [
-      repo,
-      kind,
-      number,
-      requestedBy,
-      at,
-    ]);
+    const row = await this.sql.get<{ id: number }>(
+      'INSERT INTO requests (repo, kind, number, requested_by, requested_at) VALUES (?, ?, ?, ?, ?) RETURNING id',
+      [repo, kind, number, requestedBy, at],
+    );
     return row!.id;
   }
 
   async listOpen(): Promise<OpenRequest[]> {
-    return (await this.sql.all<Row>('SELECT * FROM requests WHERE consumed_by_run IS NULL ORDER BY requested_at, id')).map((r) => ({
+    return (
+      await this.sql.all<Row>('SELECT * FROM requests WHERE consumed_by_run IS NULL ORDER BY requested_at, id')
+    ).map((r) => ({
       id: r.id,
       repo: r.repo,
       kind: r.kind,
@@ -58,6 +60,8 @@ export class RequestStore {
 
   /** Drops open requests that can no longer be served (issue closed, PR gone). */
   async drop(id: number): Promise<void> {
-    await this.sql.run("UPDATE requests SET consumed_by_run = 'dropped' WHERE id = ? AND consumed_by_run IS NULL", [id]);
+    await this.sql.run("UPDATE requests SET consumed_by_run = 'dropped' WHERE id = ? AND consumed_by_run IS NULL", [
+      id,
+    ]);
   }
 }

@@ -14,7 +14,9 @@ export class RunNoticeStore {
   constructor(private readonly sql: Sql) {}
 
   async list(): Promise<RunNoticeRecord[]> {
-    const rows = await this.sql.all<{ repo: string; thread: number; comment_id: number; run_id: string }>('SELECT repo, thread, comment_id, run_id FROM run_notices');
+    const rows = await this.sql.all<{ repo: string; thread: number; comment_id: number; run_id: string }>(
+      'SELECT repo, thread, comment_id, run_id FROM run_notices',
+    );
     return rows.map((r) => ({ repo: r.repo, thread: r.thread, commentId: r.comment_id, runId: r.run_id }));
   }
 

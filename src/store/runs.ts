@@ -139,7 +139,10 @@ function toRun(r: RunRow): Run {
     capAtLaunch: r.cap_at_launch,
     liveAtLaunch: r.live_at_launch,
     reportedAt: r.reported_at,
-    cost: r.cost_usd === null ? null : { usd: r.cost_usd, inputTokens: r.input_tokens ?? 0, outputTokens: r.output_tokens ?? 0 },
+    cost:
+      r.cost_usd === null
+        ? null
+        : { usd: r.cost_usd, inputTokens: r.input_tokens ?? 0, outputTokens: r.output_tokens ?? 0 },
     title: r.title,
   };
 }
@@ -173,7 +176,10 @@ export class RunStore {
   }
 
   async liveForSubject(repo: string, subject: string): Promise<Run | undefined> {
-    const row = await this.sql.get<RunRow>("SELECT * FROM runs WHERE repo = ? AND subject = ? AND status = 'live'", [repo, subject]);
+    const row = await this.sql.get<RunRow>("SELECT * FROM runs WHERE repo = ? AND subject = ? AND status = 'live'", [
+      repo,
+      subject,
+    ]);
     return row && toRun(row);
   }
 
@@ -183,12 +189,19 @@ export class RunStore {
   }
 
   async listForRepo(repo: string): Promise<Run[]> {
-    return (await this.sql.all<RunRow>('SELECT * FROM runs WHERE repo = ? ORDER BY launched_at, id', [repo])).map(toRun);
+    return (await this.sql.all<RunRow>('SELECT * FROM runs WHERE repo = ? ORDER BY launched_at, id', [repo])).map(
+      toRun,
+    );
   }
 
   /** Runs live now, or launched or ended at or after `since` (a timeline's window), oldest launch first. */
   async listSince(since: number): Promise<Run[]> {
-    return (await this.sql.all<RunRow>("SELECT * FROM runs WHERE status = 'live' OR launched_at >= ? OR ended_at >= ? ORDER BY launched_at, id", [since, since])).map(toRun);
+    return (
+      await this.sql.all<RunRow>(
+        "SELECT * FROM runs WHERE status = 'live' OR launched_at >= ? OR ended_at >= ? ORDER BY launched_at, id",
+        [since, since],
+      )
+    ).map(toRun);
   }
 
   async listAll(limit = 1000): Promise<Run[]> {
@@ -221,15 +234,7 @@ export class RunStore {
          AND NOT EXISTS (SELECT 1 FROM runs WHERE repo = ? AND subject = ? AND status = 'live')
          AND NOT (? = 1 AND EXISTS (SELECT 1 FROM repos WHERE full_name = ? AND paused_since IS NOT NULL))
        RETURNING live_at_launch`,
-      [
-        ...launchValues(run),
-        run.title ?? null,
-        cap,
-        run.repo,
-        run.subject,
-        pausable ? 1 : 0,
-        run.repo,
-      ],
+      [...launchValues(run), run.title ?? null, cap, run.repo, run.subject, pausable ? 1 : 0, run.repo],
     );
     return row ? row.live_at_launch : null;
   }
@@ -241,20 +246,26 @@ export class RunStore {
    * (migration 13), which takes the write lock and then does the same, in one
    * round trip. Returns the live count it recorded, or null.
    */
-  async recordLaunch(run: CountedRun, cap: number, pausable: boolean, requestId: number | null): Promise<number | null> {
+  async recordLaunch(
+    run: CountedRun,
+    cap: number,
+    pausable: boolean,
+    requestId: number | null,
+  ): Promise<number | null> {
     if (this.sql.dialect === 'postgres') {
-      const row = await this.sql.get<{ live: number | null }>('SELECT yoke_record_launch(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) AS live', [
-        ...launchValues(run),
-        run.title ?? null,
-        cap,
-        pausable ? 1 : 0,
-        requestId,
-      ]);
+      const row = await this.sql.get<{ live: number | null }>(
+        'SELECT yoke_record_launch(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) AS live',
+        [...launchValues(run), run.title ?? null, cap, pausable ? 1 : 0, requestId],
+      );
       return row?.live ?? null;
     }
     return this.sql.transaction(async (tx) => {
       const live = await new RunStore(tx).insertIfRoom(run, cap, pausable);
-      if (live !== null && requestId !== null) await tx.run('UPDATE requests SET consumed_by_run = ? WHERE id = ? AND consumed_by_run IS NULL', [run.id, requestId]);
+      if (live !== null && requestId !== null)
+        await tx.run('UPDATE requests SET consumed_by_run = ? WHERE id = ? AND consumed_by_run IS NULL', [
+          run.id,
+          requestId,
+        ]);
       return live;
     });
   }
@@ -264,12 +275,25 @@ export class RunStore {
   }
 
   /** Records a live run's first report; false when the run has ended or already reported (a report racing the reaper loses). */
-  async recordReport(id: string, report: { outcome: 'success' | 'failure'; verdict: Verdict | null; summary: string | null; cost?: RunCost | null }, at: number): Promise<boolean> {
+  async recordReport(
+    id: string,
+    report: { outcome: 'success' | 'failure'; verdict: Verdict | null; summary: string | null; cost?: RunCost | null },
+    at: number,
+  ): Promise<boolean> {
     const cost = report.cost ?? null;
     const res = await this.sql.run(
       `UPDATE runs SET reported_outcome = ?, verdict = ?, summary = ?, reported_at = ?, cost_usd = ?, input_tokens = ?, output_tokens = ?
        WHERE id = ? AND reported_outcome IS NULL AND status = 'live'`,
-      [report.outcome, report.verdict, report.summary, at, cost?.usd ?? null, cost?.inputTokens ?? null, cost?.outputTokens ?? null, id],
+      [
+        report.outcome,
+        report.verdict,
+        report.summary,
+        at,
+        cost?.usd ?? null,
+        cost?.inputTokens ?? null,
+        cost?.outputTokens ?? null,
+        id,
+      ],
     );
     return res.changes === 1;
   }
@@ -302,7 +326,10 @@ export class RunStore {
 
   /** Ends a live run; returns false when it had already ended (so callers apply strikes once). */
   async end(id: string, outcome: Outcome, reason: string | null, at: number): Promise<boolean> {
-    const res = await this.sql.run("UPDATE runs SET status = 'ended', outcome = ?, outcome_reason = ?, ended_at = ? WHERE id = ? AND status = 'live'", [outcome, reason, at, id]);
+    const res = await this.sql.run(
+      "UPDATE runs SET status = 'ended', outcome = ?, outcome_reason = ?, ended_at = ? WHERE id = ? AND status = 'live'",
+      [outcome, reason, at, id],
+    );
     return res.changes === 1;
   }
 
@@ -322,6 +349,10 @@ export class RunStore {
 
   /** Reported lander verdicts whose marker comment is not yet posted. */
   async listUnpostedVerdicts(): Promise<Run[]> {
-    return (await this.sql.all<RunRow>("SELECT * FROM runs WHERE kind = 'lander' AND verdict IS NOT NULL AND verdict_comment_id IS NULL ORDER BY launched_at")).map(toRun);
+    return (
+      await this.sql.all<RunRow>(
+        "SELECT * FROM runs WHERE kind = 'lander' AND verdict IS NOT NULL AND verdict_comment_id IS NULL ORDER BY launched_at",
+      )
+    ).map(toRun);
   }
 }

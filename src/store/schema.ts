@@ -30,7 +30,8 @@ export const LATEST_VERSION = Math.max(...MIGRATIONS.map((m) => m.version));
 /** PostgreSQL: one transaction lock for every migrating process, so two starting at once apply each migration once. */
 const MIGRATION_LOCK = 7_079_001;
 
-const SCHEMA_TABLE = 'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)';
+const SCHEMA_TABLE =
+  'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)';
 
 /** Applies what the store still needs, each migration in its own transaction; returns how many. */
 export async function migrateSql(sql: Sql, known: readonly Migration[] = MIGRATIONS): Promise<number> {
@@ -40,11 +41,17 @@ export async function migrateSql(sql: Sql, known: readonly Migration[] = MIGRATI
     const applied = await sql.transaction(async (tx) => {
       if (tx.dialect === 'postgres') await tx.get('SELECT pg_advisory_xact_lock(?)', [MIGRATION_LOCK]);
       await tx.exec(ddl(SCHEMA_TABLE));
-      const versions = (await tx.all<{ version: number }>('SELECT version FROM schema_migrations')).map((r) => r.version);
+      const versions = (await tx.all<{ version: number }>('SELECT version FROM schema_migrations')).map(
+        (r) => r.version,
+      );
       const next = planMigrations(versions, known)[0];
       if (!next) return false;
       await tx.exec(tx.dialect === 'postgres' && next.postgres !== undefined ? next.postgres : ddl(next.sql));
-      await tx.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [next.version, next.name, new Date().toISOString()]);
+      await tx.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [
+        next.version,
+        next.name,
+        new Date().toISOString(),
+      ]);
       return true;
     });
     if (!applied) return count;

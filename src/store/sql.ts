@@ -57,7 +57,8 @@ export function numberPlaceholders(sql: string): string {
       // A quote doubled inside is part of the text; E'' strings also escape with a backslash.
       const escapes = c === "'" && /[eE]/.test(sql[i - 1] ?? '') && !/\w/.test(sql[i - 2] ?? '');
       let j = i + 1;
-      while (j < sql.length && !(sql[j] === c && sql[j + 1] !== c)) j += sql[j] === c || (escapes && sql[j] === '\\') ? 2 : 1;
+      while (j < sql.length && !(sql[j] === c && sql[j + 1] !== c))
+        j += sql[j] === c || (escapes && sql[j] === '\\') ? 2 : 1;
       const stop = Math.min(sql.length, j + 1);
       out += sql.slice(i, stop);
       i = stop - 1;
@@ -98,7 +99,9 @@ export function postgresDdl(sql: string): string {
 
 /** A millisecond timestamp column as its UTC day, YYYY-MM-DD (the one expression the engines spell differently). */
 export function utcDay(dialect: Dialect, column: string): string {
-  return dialect === 'postgres' ? `to_char(to_timestamp(${column} / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD')` : `strftime('%Y-%m-%d', ${column} / 1000, 'unixepoch')`;
+  return dialect === 'postgres'
+    ? `to_char(to_timestamp(${column} / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD')`
+    : `strftime('%Y-%m-%d', ${column} / 1000, 'unixepoch')`;
 }
 
 /**

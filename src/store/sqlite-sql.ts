@@ -45,7 +45,9 @@ class Queue {
 /** A transaction that waited past the end of its turn: see the module comment. */
 export class StuckTransaction extends Error {
   constructor() {
-    super('A store transaction waited on something other than its own statements (a statement through the outer store instead of the transaction\'s, or I/O) and was rolled back. Inside store.write, use the store it hands you, and do no I/O.');
+    super(
+      "A store transaction waited on something other than its own statements (a statement through the outer store instead of the transaction's, or I/O) and was rolled back. Inside store.write, use the store it hands you, and do no I/O.",
+    );
   }
 }
 
@@ -69,7 +71,11 @@ export function sqliteSql(db: Db): Sql {
   const queue = new Queue();
   const d = direct(db);
   // Prepared once: a launch is one short transaction, and parsing BEGIN each time shows in the figures.
-  const [begin, commit, rollback] = ['BEGIN IMMEDIATE', 'COMMIT', 'ROLLBACK'].map((q) => db.prepare(q)) as [Statement, Statement, Statement];
+  const [begin, commit, rollback] = ['BEGIN IMMEDIATE', 'COMMIT', 'ROLLBACK'].map((q) => db.prepare(q)) as [
+    Statement,
+    Statement,
+    Statement,
+  ];
   // The open transaction's way to fail, and one check at the end of the turn for whichever is open then.
   let open: ((err: Error) => void) | null = null;
   let armed = false;

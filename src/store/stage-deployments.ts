@@ -112,20 +112,34 @@ export class StageDeploymentRunStore {
 
   /** The stage's newest deployment (its current start), if any. */
   async latest(runId: string, stage: string): Promise<StageDeployment | undefined> {
-    const row = await this.sql.get<Row>('SELECT * FROM stage_deployments WHERE run_id = ? AND stage = ? ORDER BY created_at DESC, deployment_id DESC LIMIT 1', [runId, stage]);
+    const row = await this.sql.get<Row>(
+      'SELECT * FROM stage_deployments WHERE run_id = ? AND stage = ? ORDER BY created_at DESC, deployment_id DESC LIMIT 1',
+      [runId, stage],
+    );
     return row && toDeployment(row);
   }
 
   async forRun(runId: string): Promise<StageDeployment[]> {
-    return (await this.sql.all<Row>('SELECT * FROM stage_deployments WHERE run_id = ? ORDER BY created_at, deployment_id', [runId])).map(toDeployment);
+    return (
+      await this.sql.all<Row>('SELECT * FROM stage_deployments WHERE run_id = ? ORDER BY created_at, deployment_id', [
+        runId,
+      ])
+    ).map(toDeployment);
   }
 
   async setState(deploymentId: number, state: DeploymentState, logUrl: string | null, at: number): Promise<void> {
-    await this.sql.run('UPDATE stage_deployments SET state = ?, log_url = COALESCE(?, log_url), updated_at = ? WHERE deployment_id = ?', [state, logUrl, at, deploymentId]);
+    await this.sql.run(
+      'UPDATE stage_deployments SET state = ?, log_url = COALESCE(?, log_url), updated_at = ? WHERE deployment_id = ?',
+      [state, logUrl, at, deploymentId],
+    );
   }
 
   async setWorkflowRun(deploymentId: number, workflowRunId: number, at: number): Promise<void> {
-    await this.sql.run('UPDATE stage_deployments SET workflow_run_id = ?, updated_at = ? WHERE deployment_id = ?', [workflowRunId, at, deploymentId]);
+    await this.sql.run('UPDATE stage_deployments SET workflow_run_id = ?, updated_at = ? WHERE deployment_id = ?', [
+      workflowRunId,
+      at,
+      deploymentId,
+    ]);
   }
 
   /** Records an answer; a later request for the same workflow run and environment (a re-run) replaces it. */
@@ -139,32 +153,64 @@ export class StageDeploymentRunStore {
   }
 
   async reviews(repo: string): Promise<ProtectionReview[]> {
-    return (await this.sql.all<ReviewRow>('SELECT * FROM protection_reviews WHERE repo = ? ORDER BY created_at, workflow_run_id', [repo])).map(toReview);
+    return (
+      await this.sql.all<ReviewRow>(
+        'SELECT * FROM protection_reviews WHERE repo = ? ORDER BY created_at, workflow_run_id',
+        [repo],
+      )
+    ).map(toReview);
   }
 
   /** TR26: environments whose newest protection-rule answer, since `since`, was a rejection because no stage names them. */
   async unruledRejections(since: number): Promise<{ repo: string; environment: string; at: number }[]> {
-    const rows = await this.sql.all<ReviewRow>('SELECT * FROM protection_reviews WHERE created_at >= ? ORDER BY repo, environment, created_at, workflow_run_id', [since]);
+    const rows = await this.sql.all<ReviewRow>(
+      'SELECT * FROM protection_reviews WHERE created_at >= ? ORDER BY repo, environment, created_at, workflow_run_id',
+      [since],
+    );
     const newest = new Map<string, ReviewRow>();
     for (const r of rows) newest.set(`${r.repo}\u0000${r.environment.toLowerCase()}`, r);
-    return [...newest.values()].filter((r) => r.code === 'protection_unruled' && r.decision === 'rejected').map((r) => ({ repo: r.repo, environment: r.environment, at: r.created_at }));
+    return [...newest.values()]
+      .filter((r) => r.code === 'protection_unruled' && r.decision === 'rejected')
+      .map((r) => ({ repo: r.repo, environment: r.environment, at: r.created_at }));
   }
 
   /** Answers GitHub could not be sent, oldest first: the sweep sends them again. */
   async unsentReviews(): Promise<ProtectionReview[]> {
-    return (await this.sql.all<ReviewRow>("SELECT * FROM protection_reviews WHERE answer = 'unsent' ORDER BY created_at, workflow_run_id")).map(toReview);
+    return (
+      await this.sql.all<ReviewRow>(
+        "SELECT * FROM protection_reviews WHERE answer = 'unsent' ORDER BY created_at, workflow_run_id",
+      )
+    ).map(toReview);
   }
 
   /** Replaces what the last read of a repository's gated environments found. */
   async recordEnvironmentChecks(repo: string, checks: readonly Omit<EnvironmentCheck, 'repo'>[]): Promise<void> {
     await this.sql.transaction(async (tx) => {
       await tx.run('DELETE FROM environment_checks WHERE repo = ?', [repo]);
-      for (const c of checks) await tx.run('INSERT INTO environment_checks (repo, stage, environment, code, app, checked_at) VALUES (?, ?, ?, ?, ?, ?)', [repo, c.stage, c.environment, c.code, c.app, c.checkedAt]);
+      for (const c of checks)
+        await tx.run(
+          'INSERT INTO environment_checks (repo, stage, environment, code, app, checked_at) VALUES (?, ?, ?, ?, ?, ?)',
+          [repo, c.stage, c.environment, c.code, c.app, c.checkedAt],
+        );
     });
   }
 
   async environmentChecks(): Promise<EnvironmentCheck[]> {
-    const rows = await this.sql.all<{ repo: string; stage: string; environment: string; code: string; app: string; checked_at: number }>('SELECT * FROM environment_checks ORDER BY repo, stage');
-    return rows.map((r) => ({ repo: r.repo, stage: r.stage, environment: r.environment, code: r.code, app: r.app, checkedAt: r.checked_at }));
+    const rows = await this.sql.all<{
+      repo: string;
+      stage: string;
+      environment: string;
+      code: string;
+      app: string;
+      checked_at: number;
+    }>('SELECT * FROM environment_checks ORDER BY repo, stage');
+    return rows.map((r) => ({
+      repo: r.repo,
+      stage: r.stage,
+      environment: r.environment,
+      code: r.code,
+      app: r.app,
+      checkedAt: r.checked_at,
+    }));
   }
 }

@@ -85,7 +85,10 @@ export const POSTGRES_DEFAULTS: PostgresOptions = { lockTimeoutMs: 5_000, statem
  * SQLite file. Either is migrated before it is used, and a schema newer than
  * this yoke knows is refused (SchemaTooNewError) before anything reads it.
  */
-export async function openStoreAt(target: string, opts: { busyTimeoutMs?: number; postgres?: PostgresOptions; mustExist?: boolean } = {}): Promise<Store> {
+export async function openStoreAt(
+  target: string,
+  opts: { busyTimeoutMs?: number; postgres?: PostgresOptions; mustExist?: boolean } = {},
+): Promise<Store> {
   if (!isPostgresUrl(target)) {
     if (opts.mustExist) requireSqliteFile(target, ', or its postgres:// URL');
     return openStore(target, opts);
@@ -97,7 +100,9 @@ export async function openStoreAt(target: string, opts: { busyTimeoutMs?: number
   } catch (err) {
     await sql.close();
     if (err instanceof SchemaTooNewError) throw err;
-    throw new Error(`yoke could not open its PostgreSQL store at ${printable(target)}: ${err instanceof Error ? err.message : String(err)}. Check YOKE_DATABASE_URL, and that the server is up and takes that user.`);
+    throw new Error(
+      `yoke could not open its PostgreSQL store at ${printable(target)}: ${err instanceof Error ? err.message : String(err)}. Check YOKE_DATABASE_URL, and that the server is up and takes that user.`,
+    );
   }
   return storeOver(sql);
 }
@@ -114,7 +119,8 @@ export function storeOver(outer: Sql, within?: Sql, leaseClock: LeaseClock = dat
   const sql = within ?? outer;
   // SQLite's transaction handle is one and the same each time: so is the store bound to it.
   let bound: { tx: Sql; store: Store } | null = null;
-  const storeIn = (tx: Sql): Store => (bound?.tx === tx ? bound.store : (bound = { tx, store: storeOver(outer, tx, leaseClock) }).store);
+  const storeIn = (tx: Sql): Store =>
+    bound?.tx === tx ? bound.store : (bound = { tx, store: storeOver(outer, tx, leaseClock) }).store;
   const leaseNow = () => leaseClock(sql);
   return {
     sql,

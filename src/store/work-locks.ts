@@ -9,7 +9,12 @@ export class WorkLockStore {
   constructor(private readonly sql: Sql) {}
 
   /** Takes the lock; null when taken, else who holds it and since when. One statement, so two processes cannot both take it. */
-  async take(name: string, holder: string, now: number, staleMs: number): Promise<{ holder: string; since: number } | null> {
+  async take(
+    name: string,
+    holder: string,
+    now: number,
+    staleMs: number,
+  ): Promise<{ holder: string; since: number } | null> {
     for (;;) {
       const res = await this.sql.run(
         `INSERT INTO work_locks (name, holder, since) VALUES (?, ?, ?)
@@ -18,13 +23,19 @@ export class WorkLockStore {
         [name, holder, now, now - staleMs],
       );
       if (res.changes === 1) return null;
-      const other = await this.sql.get<{ holder: string; since: number }>('SELECT holder, since FROM work_locks WHERE name = ?', [name]);
+      const other = await this.sql.get<{ holder: string; since: number }>(
+        'SELECT holder, since FROM work_locks WHERE name = ?',
+        [name],
+      );
       if (other) return other; // else its holder released it in between: try again
     }
   }
 
   async held(name: string, now: number, staleMs: number): Promise<{ holder: string; since: number } | null> {
-    const row = await this.sql.get<{ holder: string; since: number }>('SELECT holder, since FROM work_locks WHERE name = ?', [name]);
+    const row = await this.sql.get<{ holder: string; since: number }>(
+      'SELECT holder, since FROM work_locks WHERE name = ?',
+      [name],
+    );
     return row && now - row.since < staleMs ? row : null;
   }
 

@@ -7,7 +7,14 @@ import type { Forge } from '../forge/types.js';
 import type { Store } from '../store/store.js';
 import { handleQaLabel } from '../delivery/gate/labels.js';
 import { reviewProtectionRequest } from '../delivery/deployments/protection-rule.js';
-import { IssueCommentPayload, IssueLabeledPayload, PushPayload, RepoNamePayload, CommentEditedPayload, ProtectionRulePayload } from './payloads.js';
+import {
+  IssueCommentPayload,
+  IssueLabeledPayload,
+  PushPayload,
+  RepoNamePayload,
+  CommentEditedPayload,
+  ProtectionRulePayload,
+} from './payloads.js';
 
 // Webhooks only deliver commands and kick an early pass: a missed one costs
 // latency, never correctness, for the poll reads the same state again.
@@ -40,17 +47,22 @@ export interface WebhookDeps {
 export function registerWebhooks(app: Probot, deps: WebhookDeps): void {
   const { fleet, store, forge, clock } = deps;
   // GH06: a repeated delivery id changes nothing.
-  const firstSight = (context: { id: string; name: string }): Promise<boolean> => store.deliveries.firstSight(context.id, context.name, clock.now());
+  const firstSight = (context: { id: string; name: string }): Promise<boolean> =>
+    store.deliveries.firstSight(context.id, context.name, clock.now());
 
   app.on('issue_comment.created', async (context) => {
     if (!(await firstSight(context))) return;
     const parsed = IssueCommentPayload.safeParse(context.payload);
     if (!parsed.success) {
-      fleet.log.warn({ delivery: context.id, problems: parsed.error.issues.map((i) => i.path.join('.')) }, 'comment webhook without the fields yoke reads; ignored');
+      fleet.log.warn(
+        { delivery: context.id, problems: parsed.error.issues.map((i) => i.path.join('.')) },
+        'comment webhook without the fields yoke reads; ignored',
+      );
       return;
     }
     const { repo, comment } = parsed.data;
-    if (!(await store.repos.get(repo.fullName))) await store.repos.ensure(repo.fullName, repo.installationId, clock.now());
+    if (!(await store.repos.get(repo.fullName)))
+      await store.repos.ensure(repo.fullName, repo.installationId, clock.now());
     await handleComment(fleet, { repo, comment, via: 'webhook' });
   });
   // An edited comment is never a command (TR05), but a person's edit of a marker or a comment is something to look at now.
@@ -63,7 +75,10 @@ export function registerWebhooks(app: Probot, deps: WebhookDeps): void {
     if (!(await firstSight(context))) return;
     if (context.name === 'issues') {
       const labeled = IssueLabeledPayload.safeParse(context.payload);
-      if (labeled.success) await handleQaLabel(fleet, labeled.data).catch((err) => fleet.log.warn({ delivery: context.id, err: String(err) }, 'could not handle a qa label'));
+      if (labeled.success)
+        await handleQaLabel(fleet, labeled.data).catch((err) =>
+          fleet.log.warn({ delivery: context.id, err: String(err) }, 'could not handle a qa label'),
+        );
     }
     // SC02: the repository is active from now, so the pass this asks for probes it.
     const repo = RepoNamePayload.safeParse(context.payload);
@@ -84,15 +99,22 @@ export function registerWebhooks(app: Probot, deps: WebhookDeps): void {
     if (!(await firstSight(context))) return;
     const parsed = ProtectionRulePayload.safeParse(context.payload);
     if (!parsed.success) {
-      fleet.log.warn({ delivery: context.id, problems: parsed.error.issues.map((i) => i.path.join('.')) }, 'protection rule request without the fields yoke reads; ignored');
+      fleet.log.warn(
+        { delivery: context.id, problems: parsed.error.issues.map((i) => i.path.join('.')) },
+        'protection rule request without the fields yoke reads; ignored',
+      );
       return;
     }
     const { workflowRunId, callbackUrl, ...request } = parsed.data;
     if (workflowRunId === null) {
-      fleet.log.warn({ delivery: context.id, repo: request.repo.fullName, callbackUrl }, 'protection rule request whose callback is not a workflow run of its own repository; ignored');
+      fleet.log.warn(
+        { delivery: context.id, repo: request.repo.fullName, callbackUrl },
+        'protection rule request whose callback is not a workflow run of its own repository; ignored',
+      );
       return;
     }
-    if (!(await store.repos.get(request.repo.fullName))) await store.repos.ensure(request.repo.fullName, request.repo.installationId, clock.now());
+    if (!(await store.repos.get(request.repo.fullName)))
+      await store.repos.ensure(request.repo.fullName, request.repo.installationId, clock.now());
     await reviewProtectionRequest(fleet, { ...request, workflowRunId });
   });
   app.on('workflow_run.completed', async (context) => {

@@ -25,7 +25,13 @@ export const IssueCommentPayload = z
     repository: Repository,
     installation: Installation,
     issue: z.object({ number: z.number(), pull_request: z.unknown().optional() }),
-    comment: z.object({ id: z.number(), body: z.string().nullable().optional(), user: User, created_at: z.string(), updated_at: z.string().optional() }),
+    comment: z.object({
+      id: z.number(),
+      body: z.string().nullable().optional(),
+      user: User,
+      created_at: z.string(),
+      updated_at: z.string().optional(),
+    }),
   })
   .transform((p): { repo: RepoRef; comment: CommentView } => ({
     repo: toRepoRef(p.repository, p.installation),
@@ -62,7 +68,9 @@ export const PushPayload = z
 export type PushPayload = z.infer<typeof PushPayload>;
 
 /** The repository a webhook is about, by full name (installation events have none). */
-export const RepoNamePayload = z.object({ repository: z.object({ full_name: z.string() }) }).transform((p) => p.repository.full_name);
+export const RepoNamePayload = z
+  .object({ repository: z.object({ full_name: z.string() }) })
+  .transform((p) => p.repository.full_name);
 
 /** An edited comment: which repository, and whether a person (not a bot) edited it. */
 export const CommentEditedPayload = z
@@ -100,7 +108,8 @@ export function callbackRunOf(url: string, repo: RepoRef): number | null {
     return null;
   }
   const m = CALLBACK_PATH.exec(path);
-  if (!m || m[1]!.toLowerCase() !== repo.owner.toLowerCase() || m[2]!.toLowerCase() !== repo.name.toLowerCase()) return null;
+  if (!m || m[1]!.toLowerCase() !== repo.owner.toLowerCase() || m[2]!.toLowerCase() !== repo.name.toLowerCase())
+    return null;
   return Number(m[3]);
 }
 
@@ -111,12 +120,22 @@ export const ProtectionRulePayload = z
     environment: z.string().min(1),
     event: z.string().optional(),
     deployment_callback_url: z.string(),
-    deployment: z.object({ sha: z.string().regex(/^[0-9a-f]{40}$/) }).nullable().optional(),
+    deployment: z
+      .object({ sha: z.string().regex(/^[0-9a-f]{40}$/) })
+      .nullable()
+      .optional(),
     repository: Repository,
     installation: Installation,
     sender: User,
   })
   .transform((p) => {
     const repo = toRepoRef(p.repository, p.installation);
-    return { repo, environment: p.environment, sha: p.deployment?.sha ?? null, workflowRunId: callbackRunOf(p.deployment_callback_url, repo), sender: p.sender?.login ?? null, callbackUrl: p.deployment_callback_url };
+    return {
+      repo,
+      environment: p.environment,
+      sha: p.deployment?.sha ?? null,
+      workflowRunId: callbackRunOf(p.deployment_callback_url, repo),
+      sender: p.sender?.login ?? null,
+      callbackUrl: p.deployment_callback_url,
+    };
   });

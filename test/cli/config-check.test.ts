@@ -35,18 +35,26 @@ function yoke(args: string[]): Promise<{ code: number | null; out: string; err: 
 }
 
 const GOOD = {
-  '.github/yoke.yml': 'prefix: APP\nautoland:\n  enabled: true\nfix_forward:\n  enabled: true\n  max_attempts: 2\ndelivery:\n  stages:\n    - { name: staging, kind: deploy, command: ./deploy.sh staging }\n    - { name: staging-qa, kind: qa }\n',
+  '.github/yoke.yml':
+    'prefix: APP\nautoland:\n  enabled: true\nfix_forward:\n  enabled: true\n  max_attempts: 2\ndelivery:\n  stages:\n    - { name: staging, kind: deploy, command: ./deploy.sh staging }\n    - { name: staging-qa, kind: qa }\n',
   '.github/yoke/qa/smoke.yml': 'name: smoke\ncases:\n  - { id: health, title: Health, run: ./qa/health.sh }\n',
 };
 
 describe('yoke config check', () => {
   it('passes a good checkout, naming each file it read', async () => {
     const r = await yoke(['config', 'check', checkout(GOOD)]);
-    expect(r).toEqual({ code: 0, out: 'ok: .github/yoke.yml is valid\nok: .github/yoke/qa/smoke.yml: plan smoke (smoke) is valid, 1 case(s)', err: '' });
+    expect(r).toEqual({
+      code: 0,
+      out: 'ok: .github/yoke.yml is valid\nok: .github/yoke/qa/smoke.yml: plan smoke (smoke) is valid, 1 case(s)',
+      err: '',
+    });
   });
 
   it('refuses the bad opt-in file a newcomer wrote, naming each field, with did-you-mean, and exits 1', async () => {
-    const bad = { ...GOOD, '.github/yoke.yml': 'auto: sometimes\nautolnad:\n  enabled: true\nfix_forward:\n  max_attempts: two\n' };
+    const bad = {
+      ...GOOD,
+      '.github/yoke.yml': 'auto: sometimes\nautolnad:\n  enabled: true\nfix_forward:\n  max_attempts: two\n',
+    };
     const r = await yoke(['config', 'check', checkout(bad)]);
     expect(r.code).toBe(1);
     expect(r.out).toBe('');
@@ -72,13 +80,28 @@ describe('yoke config check', () => {
         '1 problem(s); yoke would refuse what is above. Fix the fields named and run `yoke config check` again.',
       ].join('\n'),
     );
-    const plan = await yoke(['config', 'check', checkout({ ...GOOD, '.github/yoke/qa/broken.yml': bad['.github/yoke/qa/broken.yml'] })]);
-    expect([plan.code, plan.out]).toEqual([1, 'ok: .github/yoke.yml is valid\nok: .github/yoke/qa/smoke.yml: plan smoke (smoke) is valid, 1 case(s)']);
-    expect(plan.err.split('\n')[0]).toBe('refused: .github/yoke/qa/broken.yml.cases[0].title: Invalid input: expected string, received undefined; .github/yoke/qa/broken.yml.cases[0]: "titel" is not a setting here; did you mean "title"?');
+    const plan = await yoke([
+      'config',
+      'check',
+      checkout({ ...GOOD, '.github/yoke/qa/broken.yml': bad['.github/yoke/qa/broken.yml'] }),
+    ]);
+    expect([plan.code, plan.out]).toEqual([
+      1,
+      'ok: .github/yoke.yml is valid\nok: .github/yoke/qa/smoke.yml: plan smoke (smoke) is valid, 1 case(s)',
+    ]);
+    expect(plan.err.split('\n')[0]).toBe(
+      'refused: .github/yoke/qa/broken.yml.cases[0].title: Invalid input: expected string, received undefined; .github/yoke/qa/broken.yml.cases[0]: "titel" is not a setting here; did you mean "title"?',
+    );
   });
 
   it('says so when the folder has no opt-in file, or is not a folder', async () => {
-    expect(await yoke(['config', 'check', checkout({})])).toMatchObject({ code: 1, err: 'refused: .github/yoke.yml is not here: this checkout has not opted in to yoke (see the README for its fields)\n1 problem(s); yoke would refuse what is above. Fix the fields named and run `yoke config check` again.' });
-    expect(await yoke(['config', 'check', '/nonexistent/place'])).toMatchObject({ code: 1, err: '/nonexistent/place is not a folder. Name the checkout to check, e.g. `yoke config check .`' });
+    expect(await yoke(['config', 'check', checkout({})])).toMatchObject({
+      code: 1,
+      err: 'refused: .github/yoke.yml is not here: this checkout has not opted in to yoke (see the README for its fields)\n1 problem(s); yoke would refuse what is above. Fix the fields named and run `yoke config check` again.',
+    });
+    expect(await yoke(['config', 'check', '/nonexistent/place'])).toMatchObject({
+      code: 1,
+      err: '/nonexistent/place is not a folder. Name the checkout to check, e.g. `yoke config check .`',
+    });
   });
 });

@@ -17,9 +17,15 @@ afterEach(async () => {
   for (const c of closers.splice(0)) await c();
 });
 
-function yoke(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
+function yoke(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', YOKE_TOKEN: TOKEN, ...env } });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', YOKE_TOKEN: TOKEN, ...env },
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
@@ -43,8 +49,16 @@ describe('the CLI, as a newcomer meets it', () => {
   it('names a bad argument before sending anything', async () => {
     // Nothing listens here: a request would fail differently.
     const env = { YOKE_URL: 'http://127.0.0.1:9' };
-    expect(await yoke(['repo', 'start', 'acme/demo', 'twelve'], env)).toEqual({ code: 1, out: '', err: '<issue> is "twelve", which is not a number: name it by its number, e.g. 12.' });
-    expect(await yoke(['repo', 'start', 'demo', '1'], env)).toEqual({ code: 1, out: '', err: '<owner/repo> is "demo", which is not owner/repo, e.g. acme/api.' });
+    expect(await yoke(['repo', 'start', 'acme/demo', 'twelve'], env)).toEqual({
+      code: 1,
+      out: '',
+      err: '<issue> is "twelve", which is not a number: name it by its number, e.g. 12.',
+    });
+    expect(await yoke(['repo', 'start', 'demo', '1'], env)).toEqual({
+      code: 1,
+      out: '',
+      err: '<owner/repo> is "demo", which is not owner/repo, e.g. acme/api.',
+    });
     expect(await yoke(['deployment-runs', 'create', 'acme/demo', '--commit', 'nothex'], env)).toEqual({
       code: 1,
       out: '',
@@ -53,8 +67,16 @@ describe('the CLI, as a newcomer meets it', () => {
   });
 
   it("says what is wrong with YOKE_URL: no scheme, yoke's own path, or a server that is not yoke", async () => {
-    expect(await yoke(['fleet', 'report'], { YOKE_URL: 'localhost:34891' })).toEqual({ code: 1, out: '', err: 'YOKE_URL must start with http:// or https://: "localhost:34891" has neither. Set it to http://localhost:34891, say.' });
-    expect(await yoke(['fleet', 'report'], { YOKE_URL: 'http://localhost:34891/yoke' })).toEqual({ code: 1, out: '', err: "YOKE_URL is yoke's base URL, without /yoke: set it to http://localhost:34891." });
+    expect(await yoke(['fleet', 'report'], { YOKE_URL: 'localhost:34891' })).toEqual({
+      code: 1,
+      out: '',
+      err: 'YOKE_URL must start with http:// or https://: "localhost:34891" has neither. Set it to http://localhost:34891, say.',
+    });
+    expect(await yoke(['fleet', 'report'], { YOKE_URL: 'http://localhost:34891/yoke' })).toEqual({
+      code: 1,
+      out: '',
+      err: "YOKE_URL is yoke's base URL, without /yoke: set it to http://localhost:34891.",
+    });
     const other = await notYoke();
     expect(await yoke(['fleet', 'report'], { YOKE_URL: other })).toEqual({
       code: 1,
@@ -72,18 +94,34 @@ describe('the CLI, as a newcomer meets it', () => {
     const status = await yoke(['repo', 'status', 'acme/api'], { YOKE_URL: api.url });
     expect([status.code, status.err]).toEqual([0, '']);
     expect(status.out).toContain('acme/api');
-    expect(await yoke(['deployment-runs', 'list'], { YOKE_URL: api.url })).toEqual({ code: 0, out: 'No deployment runs. Start one with `yoke deployment-runs create OWNER/REPO`.', err: '' });
+    expect(await yoke(['deployment-runs', 'list'], { YOKE_URL: api.url })).toEqual({
+      code: 0,
+      out: 'No deployment runs. Start one with `yoke deployment-runs create OWNER/REPO`.',
+      err: '',
+    });
   });
 
   it('lists runs with why each failed, and gets one', async () => {
     const h = makeHarness();
     const id = await liveRun(h, { issue: 14, secret: 's' });
-    await h.store.runs.recordReport(id, { outcome: 'failure', verdict: null, summary: 'Error: issue #14 names no demo task\nmore detail', cost: null }, h.clock.now());
+    await h.store.runs.recordReport(
+      id,
+      { outcome: 'failure', verdict: null, summary: 'Error: issue #14 names no demo task\nmore detail', cost: null },
+      h.clock.now(),
+    );
     await h.store.runs.end(id, 'failure', null, h.clock.now());
     const api = await startApi(h, { tokens: [TOKEN] });
     closers.push(api.close);
-    expect(await yoke(['runs', 'list', '--status', 'failure'], { YOKE_URL: api.url })).toEqual({ code: 0, out: `${id} · acme/api afk_auto issue#14 · failure · Error: issue #14 names no demo task`, err: '' });
-    expect(await yoke(['runs', 'list', '--status', 'broken'], { YOKE_URL: api.url })).toEqual({ code: 1, out: '', err: 'The request body is not valid: status is one of live, success, failure, timeout, cancelled\nTo recover: Fix the fields named above and send the request again.' });
+    expect(await yoke(['runs', 'list', '--status', 'failure'], { YOKE_URL: api.url })).toEqual({
+      code: 0,
+      out: `${id} · acme/api afk_auto issue#14 · failure · Error: issue #14 names no demo task`,
+      err: '',
+    });
+    expect(await yoke(['runs', 'list', '--status', 'broken'], { YOKE_URL: api.url })).toEqual({
+      code: 1,
+      out: '',
+      err: 'The request body is not valid: status is one of live, success, failure, timeout, cancelled\nTo recover: Fix the fields named above and send the request again.',
+    });
     const got = await yoke(['runs', 'get', id], { YOKE_URL: api.url });
     expect([got.code, JSON.parse(got.out).summary]).toEqual([0, 'Error: issue #14 names no demo task\nmore detail']);
   });

@@ -28,47 +28,95 @@ const PARENT = {
 };
 
 describe('commands the repository controls', () => {
-  it('TR06 get the allowlist, the variables the operator passes (never yoke\'s own secrets) and the run facts', () => {
-    expect(commandEnv(PARENT, { YOKE_STAGE: 'staging' })).toEqual({ PATH: process.env.PATH, HOME: dir, KUBECONFIG: '/etc/deploy/kubeconfig', YOKE_STAGE: 'staging' });
+  it("TR06 get the allowlist, the variables the operator passes (never yoke's own secrets) and the run facts", () => {
+    expect(commandEnv(PARENT, { YOKE_STAGE: 'staging' })).toEqual({
+      PATH: process.env.PATH,
+      HOME: dir,
+      KUBECONFIG: '/etc/deploy/kubeconfig',
+      YOKE_STAGE: 'staging',
+    });
   });
 
   it('TR06 TR07 a case that prints the operator token, the app key and its whole environment records none of them', async () => {
-    const res = await nodeExec('echo "token=$YOKE_TOKEN key=$PRIVATE_KEY db=$YOKE_DB_PATH"; env | sort; echo "printed by hand: operator-token-0123456789abcdef0123 ghs_abcdefghijklmnopqrstuvwx1234"', { YOKE_STAGE: 'staging' }, dir, PARENT);
+    const res = await nodeExec(
+      'echo "token=$YOKE_TOKEN key=$PRIVATE_KEY db=$YOKE_DB_PATH"; env | sort; echo "printed by hand: operator-token-0123456789abcdef0123 ghs_abcdefghijklmnopqrstuvwx1234"',
+      { YOKE_STAGE: 'staging' },
+      dir,
+      PARENT,
+    );
     expect(res.code).toBe(0);
     expect(res.output).toContain('token= key= db=');
     expect(res.output).toContain('YOKE_STAGE=staging');
     expect(res.output).toContain('printed by hand: [redacted] [redacted]');
-    for (const secret of ['operator-token-0123456789abcdef0123', 'second-operator-token', 'BEGIN RSA PRIVATE KEY', 'webhook-secret', '/var/lib/yoke', 'ghs_abcdef']) expect(res.output).not.toContain(secret);
+    for (const secret of [
+      'operator-token-0123456789abcdef0123',
+      'second-operator-token',
+      'BEGIN RSA PRIVATE KEY',
+      'webhook-secret',
+      '/var/lib/yoke',
+      'ghs_abcdef',
+    ])
+      expect(res.output).not.toContain(secret);
   });
 
-  it.skipIf(commandContainmentProblem() !== null)("TR30 a case run by the real CLI process, which holds the token and the app key in its own environment, reads every /proc/*/environ it can see and finds neither", () => {
-    const seen = join(dir, 'seen.txt');
-    const probe = `for f in /proc/$PPID/environ /proc/[0-9]*/environ; do tr '\\0' '\\n' < "$f"; done > ${seen} 2>/dev/null; ps -eo args >> ${seen}; true`;
-    // A child process whose real environment holds the secrets (not a variable a test assigned): as the CLI runs on an operator's machine.
-    const script = `import { nodeExec } from ${JSON.stringify(new URL('../../src/cli/exec.ts', import.meta.url).pathname)}; const r = await nodeExec(${JSON.stringify(probe)}, { YOKE_STAGE: 'staging' }); console.log(JSON.stringify(r));`;
-    const run = (extra: Record<string, string>) => {
-      const r = spawnSync(process.execPath, ['--import', import.meta.resolve('tsx'), '--input-type=module', '-e', script], { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, YOKE_TOKEN: 'operator-token-0123456789abcdef0123', PRIVATE_KEY: KEY, ...extra } });
-      expect(r.status, r.stderr).toBe(0);
-      return { result: JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { code: number }, seen: readFileSync(seen, 'utf8') };
-    };
-    const contained = run({});
-    expect(contained.result.code).toBe(0);
-    expect(contained.seen).toContain('YOKE_STAGE=staging');
-    for (const secret of ['operator-token-0123456789abcdef0123', 'MIIEowIBAAKCAQEAx0bQ']) expect(contained.seen).not.toContain(secret);
-    // The same probe run uncontained, as the operator may choose: the CLI's environment is there to read (the test can fail).
-    const open = run({ YOKE_COMMANDS_UNCONTAINED: '1', YOKE_BWRAP: '/nonexistent/bwrap' });
-    expect(open.seen).toContain('operator-token-0123456789abcdef0123');
-  });
+  it.skipIf(commandContainmentProblem() !== null)(
+    'TR30 a case run by the real CLI process, which holds the token and the app key in its own environment, reads every /proc/*/environ it can see and finds neither',
+    () => {
+      const seen = join(dir, 'seen.txt');
+      const probe = `for f in /proc/$PPID/environ /proc/[0-9]*/environ; do tr '\\0' '\\n' < "$f"; done > ${seen} 2>/dev/null; ps -eo args >> ${seen}; true`;
+      // A child process whose real environment holds the secrets (not a variable a test assigned): as the CLI runs on an operator's machine.
+      const script = `import { nodeExec } from ${JSON.stringify(new URL('../../src/cli/exec.ts', import.meta.url).pathname)}; const r = await nodeExec(${JSON.stringify(probe)}, { YOKE_STAGE: 'staging' }); console.log(JSON.stringify(r));`;
+      const run = (extra: Record<string, string>) => {
+        const r = spawnSync(
+          process.execPath,
+          ['--import', import.meta.resolve('tsx'), '--input-type=module', '-e', script],
+          {
+            cwd: dir,
+            encoding: 'utf8',
+            env: {
+              PATH: process.env.PATH ?? '/usr/bin:/bin',
+              HOME: dir,
+              YOKE_TOKEN: 'operator-token-0123456789abcdef0123',
+              PRIVATE_KEY: KEY,
+              ...extra,
+            },
+          },
+        );
+        expect(r.status, r.stderr).toBe(0);
+        return {
+          result: JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { code: number },
+          seen: readFileSync(seen, 'utf8'),
+        };
+      };
+      const contained = run({});
+      expect(contained.result.code).toBe(0);
+      expect(contained.seen).toContain('YOKE_STAGE=staging');
+      for (const secret of ['operator-token-0123456789abcdef0123', 'MIIEowIBAAKCAQEAx0bQ'])
+        expect(contained.seen).not.toContain(secret);
+      // The same probe run uncontained, as the operator may choose: the CLI's environment is there to read (the test can fail).
+      const open = run({ YOKE_COMMANDS_UNCONTAINED: '1', YOKE_BWRAP: '/nonexistent/bwrap' });
+      expect(open.seen).toContain('operator-token-0123456789abcdef0123');
+    },
+  );
 
   it('TR30 without bubblewrap a command is not run, and the refusal names the fix', async () => {
     const res = await nodeExec('true', {}, dir, { PATH: process.env.PATH, YOKE_BWRAP: '/nonexistent/bwrap' });
-    expect(res).toEqual({ code: null, output: '', error: "bubblewrap is not installed: yoke runs a repository's QA and deploy commands in a pid namespace of their own, so that they cannot read the CLI's token. Install it (`sudo apt-get install -y bubblewrap`; on Ubuntu 24.04 also `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`), or set YOKE_COMMANDS_UNCONTAINED=1 to run them without." });
+    expect(res).toEqual({
+      code: null,
+      output: '',
+      error:
+        "bubblewrap is not installed: yoke runs a repository's QA and deploy commands in a pid namespace of their own, so that they cannot read the CLI's token. Install it (`sudo apt-get install -y bubblewrap`; on Ubuntu 24.04 also `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`), or set YOKE_COMMANDS_UNCONTAINED=1 to run them without.",
+    });
   });
 
   it('TR07 known secret shapes are taken out of published text, and ordinary output is left alone', () => {
-    expect(redactSecrets(`deployed abc123 to staging\n${KEY}\nAuthorization: Bearer eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJlLXRleHQ\ngh token github_pat_11ABCDEFG0123456789_abcdefghijklmnop sk-ant-api03-abcdefghijklmnop`)).toBe(
-      'deployed abc123 to staging\n[redacted]\nAuthorization: Bearer [redacted]\ngh token [redacted] [redacted]',
+    expect(
+      redactSecrets(
+        `deployed abc123 to staging\n${KEY}\nAuthorization: Bearer eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJlLXRleHQ\ngh token github_pat_11ABCDEFG0123456789_abcdefghijklmnop sk-ant-api03-abcdefghijklmnop`,
+      ),
+    ).toBe('deployed abc123 to staging\n[redacted]\nAuthorization: Bearer [redacted]\ngh token [redacted] [redacted]');
+    expect(redactSecrets('all 12 tests passed in 3.2s (sha 0123456789abcdef0123456789abcdef01234567)')).toBe(
+      'all 12 tests passed in 3.2s (sha 0123456789abcdef0123456789abcdef01234567)',
     );
-    expect(redactSecrets('all 12 tests passed in 3.2s (sha 0123456789abcdef0123456789abcdef01234567)')).toBe('all 12 tests passed in 3.2s (sha 0123456789abcdef0123456789abcdef01234567)');
   });
 });

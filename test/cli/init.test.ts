@@ -27,7 +27,11 @@ function checkout(files: Record<string, string>): string {
 }
 
 function init(cwd: string, ...args: string[]) {
-  const r = spawnSync(process.execPath, [YOKE, 'init', ...args], { cwd, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: process.env.HOME } });
+  const r = spawnSync(process.execPath, [YOKE, 'init', ...args], {
+    cwd,
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH, HOME: process.env.HOME },
+  });
   return { code: r.status, out: r.stdout.trim(), err: r.stderr.trim() };
 }
 
@@ -44,7 +48,11 @@ const NEXT = (secret: string) => `Next:
 
 const KINDS: [string, Record<string, string>, string[]][] = [
   ['npm', { 'package.json': '{"scripts":{"test":"vitest run"}}', 'package-lock.json': '{}' }, ['npm ci', 'npm test']],
-  ['pytest', { 'pyproject.toml': '[project]\nname = "x"\n' }, ['python -m pip install -e .', 'python -m pip install pytest', 'python -m pytest']],
+  [
+    'pytest',
+    { 'pyproject.toml': '[project]\nname = "x"\n' },
+    ['python -m pip install -e .', 'python -m pip install pytest', 'python -m pytest'],
+  ],
   ['go', { 'go.mod': 'module x\n' }, ['go test ./...']],
   ['cargo', { 'Cargo.toml': '[package]\nname = "x"\n' }, ['cargo test']],
   ['make', { Makefile: 'build:\n\ttrue\ntest:\n\ttrue\n' }, ['make test']],
@@ -53,7 +61,10 @@ const KINDS: [string, Record<string, string>, string[]][] = [
 describe('yoke init', () => {
   it('TR14 the ruleset it prints is one GitHub takes: the request body of POST /repos/{owner}/{repo}/rulesets, requiring yoke/lander, bypassed by nobody', async () => {
     const { createRequire } = await import('node:module');
-    const doc = createRequire(import.meta.url)('@octokit/openapi/generated/api.github.com.json') as { paths: Record<string, any>; components: { schemas: Record<string, any> } };
+    const doc = createRequire(import.meta.url)('@octokit/openapi/generated/api.github.com.json') as {
+      paths: Record<string, any>;
+      components: { schemas: Record<string, any> };
+    };
     const body = doc.paths['/repos/{owner}/{repo}/rulesets'].post.requestBody.content['application/json'].schema;
     const ruleset = JSON.parse(LANDER_RULESET) as Record<string, any>;
     expect(Object.keys(ruleset).every((k) => k in body.properties)).toBe(true);
@@ -72,15 +83,23 @@ describe('yoke init', () => {
       const d = checkout(files);
       const first = init(d, '--agent', 'claude-code');
       expect(first.code).toBe(0);
-      expect(first.out.split('\n').slice(0, 3)).toEqual(['wrote .github/yoke.yml', 'wrote .github/workflows/yoke-run.yml', 'wrote .github/yoke/validate.sh']);
+      expect(first.out.split('\n').slice(0, 3)).toEqual([
+        'wrote .github/yoke.yml',
+        'wrote .github/workflows/yoke-run.yml',
+        'wrote .github/yoke/validate.sh',
+      ]);
       expect(first.out).toContain(`validate.sh runs: ${lines.join(' && ')}`);
       expect(first.out.endsWith(NEXT('ANTHROPIC_API_KEY (or CLAUDE_CODE_OAUTH_TOKEN)'))).toBe(true);
       const validate = readFileSync(join(d, '.github/yoke/validate.sh'), 'utf8');
       expect(validate.trimEnd().split('\n').slice(-lines.length)).toEqual(lines);
       expect(statSync(join(d, '.github/yoke/validate.sh')).mode & 0o111).not.toBe(0);
-      expect(readFileSync(join(d, '.github/workflows/yoke-run.yml'), 'utf8')).toBe(readFileSync('templates/agents/claude-code.yml', 'utf8'));
+      expect(readFileSync(join(d, '.github/workflows/yoke-run.yml'), 'utf8')).toBe(
+        readFileSync('templates/agents/claude-code.yml', 'utf8'),
+      );
       expect(parseRepoConfig(parse(readFileSync(join(d, '.github/yoke.yml'), 'utf8'))).state).toBe('valid');
-      const before = ['.github/yoke.yml', '.github/workflows/yoke-run.yml', '.github/yoke/validate.sh'].map((p) => readFileSync(join(d, p), 'utf8'));
+      const before = ['.github/yoke.yml', '.github/workflows/yoke-run.yml', '.github/yoke/validate.sh'].map((p) =>
+        readFileSync(join(d, p), 'utf8'),
+      );
       const second = init(d, '--agent', 'claude-code');
       expect(second.code).toBe(0);
       expect(second.out.split('\n').slice(0, 4)).toEqual([
@@ -89,7 +108,11 @@ describe('yoke init', () => {
         'kept  .github/yoke/validate.sh (it is there already; yoke init never overwrites)',
         'Nothing changed.',
       ]);
-      expect(['.github/yoke.yml', '.github/workflows/yoke-run.yml', '.github/yoke/validate.sh'].map((p) => readFileSync(join(d, p), 'utf8'))).toEqual(before);
+      expect(
+        ['.github/yoke.yml', '.github/workflows/yoke-run.yml', '.github/yoke/validate.sh'].map((p) =>
+          readFileSync(join(d, p), 'utf8'),
+        ),
+      ).toEqual(before);
     }, 30_000);
   }
 
@@ -109,11 +132,16 @@ describe('yoke init', () => {
       ].join('\n'),
     );
     expect(readFileSync(join(d, '.github/yoke.yml'), 'utf8')).toBe(mine);
-    expect(readFileSync(join(d, '.github/workflows/yoke-run.yml'), 'utf8')).toBe(readFileSync('templates/agents/codex.yml', 'utf8'));
+    expect(readFileSync(join(d, '.github/workflows/yoke-run.yml'), 'utf8')).toBe(
+      readFileSync('templates/agents/codex.yml', 'utf8'),
+    );
   }, 30_000);
 
   it('with no test command it writes a validate.sh that rejects until edited, and says so', () => {
-    const d = checkout({ 'README.md': '# x\n', 'package.json': '{"scripts":{"test":"echo \\"Error: no test specified\\" && exit 1"}}' });
+    const d = checkout({
+      'README.md': '# x\n',
+      'package.json': '{"scripts":{"test":"echo \\"Error: no test specified\\" && exit 1"}}',
+    });
     const r = init(d, '--agent', 'claude-code');
     expect(r.out).toContain('No test command was found: edit .github/yoke/validate.sh to run your tests.');
     expect(spawnSync('bash', ['.github/yoke/validate.sh'], { cwd: d }).status).toBe(1);
@@ -122,10 +150,20 @@ describe('yoke init', () => {
   it('refuses outside a checkout and for an agent it does not know, naming the fix, writing nothing', () => {
     const d = mkdtempSync(join(tmpdir(), 'yoke-init-bare-'));
     dirs.push(d);
-    expect(init(d, '--agent', 'claude-code')).toEqual({ code: 1, out: '', err: `${d} is not a git checkout: run yoke init in a clone of your repository, or name one: yoke init --agent claude-code PATH` });
+    expect(init(d, '--agent', 'claude-code')).toEqual({
+      code: 1,
+      out: '',
+      err: `${d} is not a git checkout: run yoke init in a clone of your repository, or name one: yoke init --agent claude-code PATH`,
+    });
     const c = checkout({});
-    expect(init(c, '--agent', 'aider')).toEqual({ code: 1, out: '', err: '--agent is "aider"; yoke knows claude-code and codex, e.g. yoke init --agent claude-code' });
-    expect(init(c).err).toBe('Name what to set up: yoke init --agent claude-code (or codex), yoke init --delivery, or both.');
+    expect(init(c, '--agent', 'aider')).toEqual({
+      code: 1,
+      out: '',
+      err: '--agent is "aider"; yoke knows claude-code and codex, e.g. yoke init --agent claude-code',
+    });
+    expect(init(c).err).toBe(
+      'Name what to set up: yoke init --agent claude-code (or codex), yoke init --delivery, or both.',
+    );
     expect(spawnSync('git', ['status', '--porcelain'], { cwd: c, encoding: 'utf8' }).stdout).toBe('');
   }, 30_000);
 
@@ -133,7 +171,9 @@ describe('yoke init', () => {
     const c = checkout({ 'package.json': '{"scripts":{"test":"vitest run"}}' });
     const first = init(c, '--agent', 'claude-code', '--delivery', '--app', 'yoke-acme');
     expect(first.code).toBe(0);
-    expect(first.out).toContain('wrote .github/workflows/deploy.yml\nwrote .github/yoke/deploy.sh\nadded delivery: (staging, staging-qa, production) to .github/yoke.yml');
+    expect(first.out).toContain(
+      'wrote .github/workflows/deploy.yml\nwrote .github/yoke/deploy.sh\nadded delivery: (staging, staging-qa, production) to .github/yoke.yml',
+    );
     expect(first.out.split('Then, on GitHub (Settings, Environments):\n')[1]).toBe(
       [
         "1. production: New environment, then under Deployment protection rules tick `yoke-acme` (yoke's app) and save. Without it yoke's QA gate is advisory only: the fleet report warns until it is on.",
@@ -142,13 +182,18 @@ describe('yoke init', () => {
         '4. Attach QA plans (.github/yoke/qa/), commit and push, then deliver: `yoke deployment-runs create OWNER/REPO` and `yoke watch deploy -- RUN-ID`.',
       ].join('\n'),
     );
-    expect(readFileSync(join(c, '.github/workflows/deploy.yml'), 'utf8')).toBe(readFileSync('templates/deploy.yml', 'utf8'));
+    expect(readFileSync(join(c, '.github/workflows/deploy.yml'), 'utf8')).toBe(
+      readFileSync('templates/deploy.yml', 'utf8'),
+    );
     expect(statSync(join(c, '.github/yoke/deploy.sh')).mode & 0o111).not.toBe(0);
     // The opt-in file is yoke's own, with the delivery stages yoke's parser takes.
     const cfg = parseRepoConfig(parse(readFileSync(join(c, '.github/yoke.yml'), 'utf8')));
     expect(cfg.state).toBe('valid');
     const d = parseDeliverySettings('acme/app', (cfg as { config: { delivery: unknown } }).config.delivery);
-    expect(d.state === 'valid' && d.settings.stages.map((st) => [st.name, st.kind, st.kind === 'deploy' ? st.workflow : null])).toEqual([
+    expect(
+      d.state === 'valid' &&
+        d.settings.stages.map((st) => [st.name, st.kind, st.kind === 'deploy' ? st.workflow : null]),
+    ).toEqual([
       ['staging', 'deploy', 'deploy.yml'],
       ['staging-qa', 'qa', null],
       ['production', 'deploy', 'deploy.yml'],
@@ -166,8 +211,18 @@ describe('yoke init', () => {
 
   it('--delivery alone adds the section to an opt-in file that has none; with neither flag it names what to ask for', () => {
     const c = checkout({ '.github/yoke.yml': 'auto: true\n' });
-    expect(init(c, '--delivery').out).toContain('added delivery: (staging, staging-qa, production) to .github/yoke.yml');
-    expect(readFileSync(join(c, '.github/yoke.yml'), 'utf8').startsWith('auto: true\n\n# Delivery (written by yoke init --delivery)')).toBe(true);
-    expect(init(c)).toEqual({ code: 1, out: '', err: 'Name what to set up: yoke init --agent claude-code (or codex), yoke init --delivery, or both.' });
+    expect(init(c, '--delivery').out).toContain(
+      'added delivery: (staging, staging-qa, production) to .github/yoke.yml',
+    );
+    expect(
+      readFileSync(join(c, '.github/yoke.yml'), 'utf8').startsWith(
+        'auto: true\n\n# Delivery (written by yoke init --delivery)',
+      ),
+    ).toBe(true);
+    expect(init(c)).toEqual({
+      code: 1,
+      out: '',
+      err: 'Name what to set up: yoke init --agent claude-code (or codex), yoke init --delivery, or both.',
+    });
   });
 });

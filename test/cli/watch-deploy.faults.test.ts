@@ -58,16 +58,44 @@ function driverFor(url: string, id = 'ci-7') {
 
 describe('the driver against held contention points', () => {
   const holds: [string, (s: Awaited<ReturnType<typeof setup>>) => Promise<void>][] = [
-    ['qa_checkin_busy', async ({ h, run }) => void (await checkIn(h.fleet, run.id, { driver: 'another-driver', lease_seconds: 3600 }))],
-    ['qa_ownership_busy', async ({ h, run }) => void (await h.store.workLocks.take(`freeze:${run.id}:qa`, 'freeze-held', h.clock.now(), 3_600_000))],
-    ['run_busy', async ({ h, run }) => (await h.store.dispatchRequests.reserve({ requestId: 'held-request', runId: run.id, stage: 'qa', envelopeHash: 'x', driver: 'another-driver', owner: h.fleet.processId, at: h.clock.now() }))],
-    ['qa_plan_busy', async ({ h, run }) => void (await startExecution(h.fleet, run.id, 'qa', { plan: 'smoke', lease_seconds: 3600 }, null))],
+    [
+      'qa_checkin_busy',
+      async ({ h, run }) => void (await checkIn(h.fleet, run.id, { driver: 'another-driver', lease_seconds: 3600 })),
+    ],
+    [
+      'qa_ownership_busy',
+      async ({ h, run }) =>
+        void (await h.store.workLocks.take(`freeze:${run.id}:qa`, 'freeze-held', h.clock.now(), 3_600_000)),
+    ],
+    [
+      'run_busy',
+      async ({ h, run }) =>
+        await h.store.dispatchRequests.reserve({
+          requestId: 'held-request',
+          runId: run.id,
+          stage: 'qa',
+          envelopeHash: 'x',
+          driver: 'another-driver',
+          owner: h.fleet.processId,
+          at: h.clock.now(),
+        }),
+    ],
+    [
+      'qa_plan_busy',
+      async ({ h, run }) =>
+        void (await startExecution(h.fleet, run.id, 'qa', { plan: 'smoke', lease_seconds: 3600 }, null)),
+    ],
   ];
   for (const [code, hold] of holds) {
     it(`DX12/DX14 ${code}: retried after 15, 30, then 60 s, six times, then deployment_run_stayed_busy with the run unchanged`, async () => {
       const s = await setup();
       await hold(s);
-      const before = JSON.stringify([await s.h.store.deploymentRuns.get(s.run.id), await s.h.store.deploymentRuns.stages(s.run.id), await s.h.store.qa.wakes(s.run.id), s.h.forge.comments.length]);
+      const before = JSON.stringify([
+        await s.h.store.deploymentRuns.get(s.run.id),
+        await s.h.store.deploymentRuns.stages(s.run.id),
+        await s.h.store.qa.wakes(s.run.id),
+        s.h.forge.comments.length,
+      ]);
       const { d, slept, events } = driverFor(s.api.url);
       let stop: DriverStop | null = null;
       try {
@@ -78,7 +106,14 @@ describe('the driver against held contention points', () => {
       expect([stop?.exitCode, stop?.refusal.code]).toEqual([EXIT.stayedBusy, 'deployment_run_stayed_busy']);
       expect(slept).toEqual([15_000, 30_000, 60_000, 60_000, 60_000, 60_000]);
       expect(new Set(events.filter((e) => e.event === 'retry').map((e) => e.code))).toEqual(new Set([code]));
-      expect(JSON.stringify([await s.h.store.deploymentRuns.get(s.run.id), await s.h.store.deploymentRuns.stages(s.run.id), await s.h.store.qa.wakes(s.run.id), s.h.forge.comments.length])).toBe(before);
+      expect(
+        JSON.stringify([
+          await s.h.store.deploymentRuns.get(s.run.id),
+          await s.h.store.deploymentRuns.stages(s.run.id),
+          await s.h.store.qa.wakes(s.run.id),
+          s.h.forge.comments.length,
+        ]),
+      ).toBe(before);
     });
   }
 
@@ -89,11 +124,15 @@ describe('the driver against held contention points', () => {
     await h.store.workLocks.take(`start:${REPO}`, 'start-held', h.clock.now(), 3_600_000);
     const { d, slept } = driverFor(api.url);
     const stop = (await d.create({ repo: REPO }).catch((err: unknown) => err)) as DriverStop;
-    expect([stop.exitCode, stop.refusal.code, slept]).toEqual([EXIT.stayedBusy, 'deployment_run_stayed_busy', [15_000, 30_000, 60_000, 60_000, 60_000, 60_000]]);
+    expect([stop.exitCode, stop.refusal.code, slept]).toEqual([
+      EXIT.stayedBusy,
+      'deployment_run_stayed_busy',
+      [15_000, 30_000, 60_000, 60_000, 60_000, 60_000],
+    ]);
     expect(await h.store.deploymentRuns.list()).toEqual([]);
   });
 
-  it('DX12/DX14 lock_timeout and statement_cancelled: SQLite\'s own contention is retried on the same schedule', async () => {
+  it("DX12/DX14 lock_timeout and statement_cancelled: SQLite's own contention is retried on the same schedule", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'yoke-driver-busy-'));
     closers.push(async () => rmSync(dir, { recursive: true, force: true }));
     const store = openStore(join(dir, 'yoke.db'), { busyTimeoutMs: 10 });
@@ -106,8 +145,14 @@ describe('the driver against held contention points', () => {
     const other = new Database(join(dir, 'yoke.db'));
     other.exec('BEGIN IMMEDIATE');
     const locked = driverFor(api.url);
-    const stop = (await locked.d.gateCheck(run.value.id, 'qa', run.value.commit).catch((err: unknown) => err)) as DriverStop;
-    expect([stop.refusal.code, locked.slept.length, new Set(locked.events.filter((e) => e.event === 'retry').map((e) => e.code))]).toEqual(['deployment_run_stayed_busy', 6, new Set(['lock_timeout'])]);
+    const stop = (await locked.d
+      .gateCheck(run.value.id, 'qa', run.value.commit)
+      .catch((err: unknown) => err)) as DriverStop;
+    expect([
+      stop.refusal.code,
+      locked.slept.length,
+      new Set(locked.events.filter((e) => e.event === 'retry').map((e) => e.code)),
+    ]).toEqual(['deployment_run_stayed_busy', 6, new Set(['lock_timeout'])]);
     other.exec('ROLLBACK');
     other.close();
     const write = store.write;
@@ -115,8 +160,14 @@ describe('the driver against held contention points', () => {
       throw Object.assign(new Error('interrupted'), { code: 'SQLITE_INTERRUPT' });
     };
     const cancelled = driverFor(api.url);
-    const stop2 = (await cancelled.d.gateCheck(run.value.id, 'qa', run.value.commit).catch((err: unknown) => err)) as DriverStop;
-    expect([stop2.refusal.code, cancelled.slept.length, new Set(cancelled.events.filter((e) => e.event === 'retry').map((e) => e.code))]).toEqual(['deployment_run_stayed_busy', 6, new Set(['statement_cancelled'])]);
+    const stop2 = (await cancelled.d
+      .gateCheck(run.value.id, 'qa', run.value.commit)
+      .catch((err: unknown) => err)) as DriverStop;
+    expect([
+      stop2.refusal.code,
+      cancelled.slept.length,
+      new Set(cancelled.events.filter((e) => e.event === 'retry').map((e) => e.code)),
+    ]).toEqual(['deployment_run_stayed_busy', 6, new Set(['statement_cancelled'])]);
     store.write = write;
     expect(await store.dispatchRequests.inFlightFor(run.value.id, '')).toBeUndefined();
     expect((await driverFor(api.url).d.gateCheck(run.value.id, 'qa', run.value.commit)).state).toBe('waiting');
@@ -128,7 +179,11 @@ describe('the driver against held contention points', () => {
     const a = await checkIn(s.h.fleet, s.run.id, { driver: 'old-driver', lease_seconds: 1 });
     s.h.clock.advance(2_000);
     const b = await checkIn(s.h.fleet, s.run.id, { driver: 'new-driver', lease_seconds: 60 });
-    expect([a.ok && a.value.tookOver, b.ok && b.value.tookOver, a.ok && b.ok && a.value.lease !== b.value.lease]).toEqual([false, true, true]);
+    expect([
+      a.ok && a.value.tookOver,
+      b.ok && b.value.tookOver,
+      a.ok && b.ok && a.value.lease !== b.value.lease,
+    ]).toEqual([false, true, true]);
   });
 });
 
@@ -150,7 +205,7 @@ describe('a dispatch slower than the response limit', () => {
 });
 
 describe('a server cut mid-dispatch', () => {
-  it('DX07/DX08 yoke goes down mid-dispatch and starts again: the driver\'s result waits find the id freed, send it again, and it acts once', async () => {
+  it("DX07/DX08 yoke goes down mid-dispatch and starts again: the driver's result waits find the id freed, send it again, and it acts once", async () => {
     const forge = new HeldForge();
     const s = await setup(forge);
     let die!: (err: Error) => void;
@@ -170,14 +225,20 @@ describe('a server cut mid-dispatch', () => {
     // TR12: its lease is over; yoke starts again, as a new process, on the same database and address, and what the dead one held in flight is freed.
     await s.h.store.processes.end(s.h.fleet.processId);
     await s.h.store.processes.register({ id: 'p-restarted', host: 'test-host', pid: 2, leaseMs: 3_600_000 });
-    const again = await startApi({ ...s.h, fleet: { ...s.h.fleet, processId: 'p-restarted' } }, { tokens: ['op-token'], port });
+    const again = await startApi(
+      { ...s.h, fleet: { ...s.h.fleet, processId: 'p-restarted' } },
+      { tokens: ['op-token'], port },
+    );
     closers.push(again.close);
     const answer = await gate;
     expect(answer).toMatchObject({ request: key, state: 'waiting' });
     expect(events.filter((e) => e.event === 'recover').length).toBeGreaterThanOrEqual(1);
     expect(await s.h.store.dispatchRequests.get(key)).toMatchObject({ state: 'completed', attempts: 2 });
     // Acted once: one wake per wait, one notice per subject.
-    expect((await s.h.store.qa.wakes(s.run.id)).map((w) => w.waitKey).sort()).toEqual(['APP-1:item_case_pending:checkout/cart', 'APP-1:item_case_pending:checkout/looks-right']);
+    expect((await s.h.store.qa.wakes(s.run.id)).map((w) => w.waitKey).sort()).toEqual([
+      'APP-1:item_case_pending:checkout/cart',
+      'APP-1:item_case_pending:checkout/looks-right',
+    ]);
     const notices = await s.h.store.notices.forRun(s.run.id);
     expect(new Set(notices.map((n) => `${n.audience}/${n.subject}`)).size).toBe(notices.length);
   });

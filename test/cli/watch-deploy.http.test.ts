@@ -45,7 +45,10 @@ function faultyFetch(drop: number) {
       const key = (init.headers as Record<string, string>)['idempotency-key']!;
       seen.push(key);
       // A duplicate sent alongside: the server answers one of them in flight, and acts once.
-      const [a, b] = await Promise.all([fetch(input, { ...init, signal: undefined }), fetch(input, { ...init, signal: undefined })]);
+      const [a, b] = await Promise.all([
+        fetch(input, { ...init, signal: undefined }),
+        fetch(input, { ...init, signal: undefined }),
+      ]);
       const answers = [a, b];
       const real = answers.find((r) => r.status !== 409) ?? a;
       if (drop > 0) {
@@ -87,12 +90,25 @@ describe('yoke watch deploy over HTTP', () => {
           if (ms !== 15_000 || holderDone) return;
           holderDone = true;
           const run = (await h.store.deploymentRuns.list())[0]!.id;
-          for (const [c, evidence] of [['cart', 'ok'], ['looks-right', 'screenshot']] as const) {
+          for (const [c, evidence] of [
+            ['cart', 'ok'],
+            ['looks-right', 'screenshot'],
+          ] as const) {
             // TR11: the manual case is a writer's approval, recorded with alice's own token.
-            const ok = await recordAs(h.fleet, run, 'qa', { item: 'APP-1', case: c, result: 'pass', evidence, source: 'yoke qa case run', by: c === 'looks-right' ? 'alice' : 'agent' });
+            const ok = await recordAs(h.fleet, run, 'qa', {
+              item: 'APP-1',
+              case: c,
+              result: 'pass',
+              evidence,
+              source: 'yoke qa case run',
+              by: c === 'looks-right' ? 'alice' : 'agent',
+            });
             expect(ok.ok).toBe(true);
           }
-          h.forge.repo(REPO).merged.find((p) => p.number === 101)!.reviews.push({ author: 'bob', state: 'APPROVED', commitId: mergedHead(1) });
+          h.forge
+            .repo(REPO)
+            .merged.find((p) => p.number === 101)!
+            .reviews.push({ author: 'bob', state: 'APPROVED', commitId: mergedHead(1) });
           h.forge.repo(REPO).permissions.bob = 'write';
         },
       },
@@ -106,7 +122,11 @@ describe('yoke watch deploy over HTTP', () => {
 
     // One effect per logical dispatch: each stage once, each member closed once, each notice once.
     const order = ['staging', 'qa', 'production'];
-    expect((await h.store.deploymentRuns.stages(run)).sort((a, b) => order.indexOf(a.stage) - order.indexOf(b.stage)).map((s) => [s.stage, s.state, s.attempts])).toEqual([
+    expect(
+      (await h.store.deploymentRuns.stages(run))
+        .sort((a, b) => order.indexOf(a.stage) - order.indexOf(b.stage))
+        .map((s) => [s.stage, s.state, s.attempts]),
+    ).toEqual([
       ['staging', 'succeeded', 1],
       ['qa', 'settled', 0],
       ['production', 'succeeded', 1],
@@ -116,7 +136,11 @@ describe('yoke watch deploy over HTTP', () => {
       [2, 'closed', 1],
       [3, 'closed', 1],
     ]);
-    expect([101, 102, 103].map((pr) => h.forge.comments.filter((c) => c.number === pr && c.body.includes('is delivered')).length)).toEqual([1, 1, 1]);
+    expect(
+      [101, 102, 103].map(
+        (pr) => h.forge.comments.filter((c) => c.number === pr && c.body.includes('is delivered')).length,
+      ),
+    ).toEqual([1, 1, 1]);
     const notices = await h.store.notices.forRun(run);
     expect(new Set(notices.map((n) => `${n.subject}/${n.waitKey}/${n.recipient}`)).size).toBe(notices.length);
 
@@ -126,7 +150,9 @@ describe('yoke watch deploy over HTTP', () => {
     for (const id of requests) {
       const recorded = (await h.store.dispatchRequests.get(id))!;
       expect(recorded.state).toBe('completed');
-      const replay = await fetch(`${api.url}/yoke/api/deployment-runs/${run}/requests/${id}`, { headers: { authorization: 'Bearer op-token' } });
+      const replay = await fetch(`${api.url}/yoke/api/deployment-runs/${run}/requests/${id}`, {
+        headers: { authorization: 'Bearer op-token' },
+      });
       expect(await replay.text()).toBe(recorded.response);
     }
   });
@@ -134,11 +160,20 @@ describe('yoke watch deploy over HTTP', () => {
   it('DX15 --fresh never recovers a run; a refusal exits 1 and says what recovers it', async () => {
     const { api } = await setup();
     const err: string[] = [];
-    const io = { out: () => {}, err: (l: string) => err.push(l), env: { YOKE_URL: api.url, YOKE_TOKEN: 'op-token' }, fetch };
+    const io = {
+      out: () => {},
+      err: (l: string) => err.push(l),
+      env: { YOKE_URL: api.url, YOKE_TOKEN: 'op-token' },
+      fetch,
+    };
     expect(await runCli(['watch', 'deploy', '--fresh', '--', 'dr-123'], io)).toBe(2);
-    expect(err).toEqual(['--fresh does not recover run dr-123: a fresh start would lose track of what it did.\nTo recover: Read `yoke deployment-runs get dr-123` and resume it with `yoke watch deploy -- dr-123`.']);
+    expect(err).toEqual([
+      '--fresh does not recover run dr-123: a fresh start would lose track of what it did.\nTo recover: Read `yoke deployment-runs get dr-123` and resume it with `yoke watch deploy -- dr-123`.',
+    ]);
     expect(await runCli(['watch', 'deploy', '--', 'dr-404'], io)).toBe(1);
-    expect(err.at(-1)).toBe('There is no deployment run dr-404.\nTo recover: Name a run yoke created (its tracking issue and `yoke deployment-runs create` print its id).');
+    expect(err.at(-1)).toBe(
+      'There is no deployment run dr-404.\nTo recover: Name a run yoke created (its tracking issue and `yoke deployment-runs create` print its id).',
+    );
   });
 
   it('DX09 a run driven over HTTPS is never taken over through the database door; told to, the driver refuses and says why', async () => {
@@ -153,8 +188,19 @@ describe('yoke watch deploy over HTTP', () => {
       opened++;
       return { url: api.url, token: 'op-token', close: async () => {} };
     };
-    const io = { out: () => {}, err: (l: string) => err.push(l), env: {}, fetch, exec: async () => ({ code: 0, output: '' }) };
-    expect(await runCli(['watch', 'deploy', '--db', '/tmp/yoke.db', '--', run.value.id], io, { openDoor: door, sleep: async () => {} })).toBe(1);
+    const io = {
+      out: () => {},
+      err: (l: string) => err.push(l),
+      env: {},
+      fetch,
+      exec: async () => ({ code: 0, output: '' }),
+    };
+    expect(
+      await runCli(['watch', 'deploy', '--db', '/tmp/yoke.db', '--', run.value.id], io, {
+        openDoor: door,
+        sleep: async () => {},
+      }),
+    ).toBe(1);
     expect(opened).toBe(1);
     expect(err).toEqual([
       `Run ${run.value.id} is driven over HTTPS; the database door does not take it over, so an HTTPS timeout is never recovered through it.\nTo recover: Resume it over HTTPS: \`yoke watch deploy -- ${run.value.id}\` with YOKE_URL set; read \`yoke deployment-runs get ${run.value.id}\` first.`,
@@ -162,9 +208,19 @@ describe('yoke watch deploy over HTTP', () => {
     expect((await h.store.deploymentRuns.get(run.value.id))!.driverTransport).toBe('https');
   });
 
-  it('the database door without the app\'s credentials says what to set, and exits 1', async () => {
+  it("the database door without the app's credentials says what to set, and exits 1", async () => {
     const err: string[] = [];
-    const code = await runCli(['watch', 'deploy', '--db', '/tmp/yoke-door-test.db', '--', 'dr-1'], { out: () => {}, err: (l) => err.push(l), env: {}, fetch });
-    expect([code, err]).toEqual([1, ["The database door did not open: The database door needs the app's credentials: set APP_ID, and PRIVATE_KEY_PATH to the app's .pem file, as the server has them."]]);
+    const code = await runCli(['watch', 'deploy', '--db', '/tmp/yoke-door-test.db', '--', 'dr-1'], {
+      out: () => {},
+      err: (l) => err.push(l),
+      env: {},
+      fetch,
+    });
+    expect([code, err]).toEqual([
+      1,
+      [
+        "The database door did not open: The database door needs the app's credentials: set APP_ID, and PRIVATE_KEY_PATH to the app's .pem file, as the server has them.",
+      ],
+    ]);
   });
 });

@@ -67,30 +67,48 @@ describe('TR12 plan execution leases', () => {
       return res;
     }) as typeof fetch;
     const c = io(api.url, h, { fetch: lossy });
-    const code = await runCli(['watch', 'deploy', REPO, '--json', '--driver', 'ci-7'], c.io, { policy: DEFAULT_DRIVER_POLICY, sleep: c.sleep });
+    const code = await runCli(['watch', 'deploy', REPO, '--json', '--driver', 'ci-7'], c.io, {
+      policy: DEFAULT_DRIVER_POLICY,
+      sleep: c.sleep,
+    });
     expect([code, c.err]).toEqual([0, []]);
     expect(drops).toBe(0);
     const run = (await h.store.deploymentRuns.list())[0]!;
     expect(run.status).toBe('succeeded');
-    expect((await h.store.executions.forRun(run.id)).map((e) => [e.subject, e.kind, e.state])).toEqual([[`${run.id}-g1`, 'deployment-stage', 'ended']]);
+    expect((await h.store.executions.forRun(run.id)).map((e) => [e.subject, e.kind, e.state])).toEqual([
+      [`${run.id}-g1`, 'deployment-stage', 'ended'],
+    ]);
     expect(c.ran).toEqual(['./qa/health.sh', './qa/flaky.sh', './deploy.sh production']);
   });
 
-  it('TR12 a Ctrl-C\'d `yoke qa plan run --plan` leaves an execution that lapses with its lease: the driver then settles the stage and delivers', async () => {
+  it("TR12 a Ctrl-C'd `yoke qa plan run --plan` leaves an execution that lapses with its lease: the driver then settles the stage and delivers", async () => {
     const { h, api } = await setup();
-    const created = await fetch(`${api.url}/yoke/api/deployment-runs`, { method: 'POST', headers: { authorization: 'Bearer op-token', 'content-type': 'application/json' }, body: JSON.stringify({ repo: REPO }) });
-    const run = ((await created.json()) as { id: string; commit: string });
+    const created = await fetch(`${api.url}/yoke/api/deployment-runs`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer op-token', 'content-type': 'application/json' },
+      body: JSON.stringify({ repo: REPO }),
+    });
+    const run = (await created.json()) as { id: string; commit: string };
     // The plan run starts its cases, and is killed in the middle: its execution is never ended.
     const killed = io(api.url, h, { head: () => run.commit, exec: () => new Promise(() => {}) });
     void runCli(['qa', 'plan', 'run', '--deployment-run-id', run.id, '--stage', 'qa', '--plan', 'smoke'], killed.io);
-    while ((await h.store.executions.live(run.id, 'qa', h.clock.now())).length === 0) await new Promise((r) => setTimeout(r, 5));
+    while ((await h.store.executions.live(run.id, 'qa', h.clock.now())).length === 0)
+      await new Promise((r) => setTimeout(r, 5));
 
     const c = io(api.url, h);
-    const code = await runCli(['watch', 'deploy', '--json', '--driver', 'ci-7', '--', run.id], c.io, { policy: DEFAULT_DRIVER_POLICY, sleep: c.sleep });
+    const code = await runCli(['watch', 'deploy', '--json', '--driver', 'ci-7', '--', run.id], c.io, {
+      policy: DEFAULT_DRIVER_POLICY,
+      sleep: c.sleep,
+    });
     expect([code, c.err]).toEqual([0, []]);
     const events = c.out.map((l) => JSON.parse(l) as { event: string; code?: string });
     // Busy while its lease lived (120 s), then not: after the busy retries at 15, 30, 60 and 60 s (165 s) it has lapsed.
-    expect(events.filter((e) => e.event === 'retry').map((e) => e.code)).toEqual(['qa_plan_busy', 'qa_plan_busy', 'qa_plan_busy', 'qa_plan_busy']);
+    expect(events.filter((e) => e.event === 'retry').map((e) => e.code)).toEqual([
+      'qa_plan_busy',
+      'qa_plan_busy',
+      'qa_plan_busy',
+      'qa_plan_busy',
+    ]);
     expect((await h.store.deploymentRuns.get(run.id))!.status).toBe('succeeded');
     expect((await h.store.closeouts.forRun(run.id)).map((x) => [x.issueNumber, x.state])).toEqual([
       [1, 'closed'],

@@ -40,11 +40,16 @@ for (const [code, timeouts] of [
       const requests: string[] = [];
       const seen: typeof fetch = async (input, init) => {
         const u = String(input);
-        if (init?.method === 'POST' && u.endsWith('/dispatch')) requests.push(new Headers(init.headers).get('idempotency-key') ?? '?');
+        if (init?.method === 'POST' && u.endsWith('/dispatch'))
+          requests.push(new Headers(init.headers).get('idempotency-key') ?? '?');
         return fetch(input, init);
       };
       const d = new Driver({
-        transport: httpsTransport({ out: () => {}, err: () => {}, env: {}, fetch: seen }, { url: api.url, token: 'op-token' }, 5_000),
+        transport: httpsTransport(
+          { out: () => {}, err: () => {}, env: {}, fetch: seen },
+          { url: api.url, token: 'op-token' },
+          5_000,
+        ),
         policy: DEFAULT_DRIVER_POLICY,
         sleep: async (ms) => {
           slept.push(ms);

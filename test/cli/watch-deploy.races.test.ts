@@ -64,7 +64,12 @@ describe('the driver through races and lost answers', () => {
     let dropped = 0;
     const lossy = (async (input: string | URL | Request, init?: RequestInit) => {
       const res = await fetch(input, init);
-      if (init?.method === 'POST' && String(input).endsWith('/stages/staging/deploy') && String(init.body).includes('"phase":"end"') && dropped === 0) {
+      if (
+        init?.method === 'POST' &&
+        String(input).endsWith('/stages/staging/deploy') &&
+        String(init.body).includes('"phase":"end"') &&
+        dropped === 0
+      ) {
         dropped++;
         await res.text();
         throw new TypeError('fetch failed: the answer was lost');
@@ -87,7 +92,12 @@ describe('the driver through races and lost answers', () => {
     expect([code, d.err]).toEqual([0, []]);
     expect(dropped).toBe(1);
     const run = (await h.store.deploymentRuns.list())[0]!.id;
-    expect((await h.store.deploymentRuns.stages(run)).filter((s) => s.stage !== 'qa').map((s) => [s.stage, s.state, s.attempts]).sort()).toEqual([
+    expect(
+      (await h.store.deploymentRuns.stages(run))
+        .filter((s) => s.stage !== 'qa')
+        .map((s) => [s.stage, s.state, s.attempts])
+        .sort(),
+    ).toEqual([
       ['production', 'succeeded', 1],
       ['staging', 'succeeded', 1],
     ]);
@@ -99,7 +109,12 @@ describe('the driver through races and lost answers', () => {
     let callback: Promise<Response> | null = null;
     // The holder's verdict goes out just as the driver sends its next gate check: two checks of one stage at once.
     const racing = (async (input: string | URL | Request, init?: RequestInit) => {
-      if (init?.method === 'POST' && String(input).endsWith('/stages/qa/dispatch') && !callback && (await h.store.deploymentRuns.stage((await h.store.deploymentRuns.list())[0]!.id, 'qa'))) {
+      if (
+        init?.method === 'POST' &&
+        String(input).endsWith('/stages/qa/dispatch') &&
+        !callback &&
+        (await h.store.deploymentRuns.stage((await h.store.deploymentRuns.list())[0]!.id, 'qa'))
+      ) {
         const run = (await h.store.deploymentRuns.list())[0]!.id;
         const wake = (await h.store.qa.wakes(run)).length;
         if (wake > 0) callback = verdict(api.url, run);
@@ -107,7 +122,10 @@ describe('the driver through races and lost answers', () => {
       return fetch(input, init);
     }) as typeof fetch;
     const d = driverIo(api.url, racing);
-    const code = await runCli(['watch', 'deploy', REPO, '--json', '--driver', 'ci-7'], d.io, { policy: DEFAULT_DRIVER_POLICY, sleep: async (ms) => h.clock.advance(ms) });
+    const code = await runCli(['watch', 'deploy', REPO, '--json', '--driver', 'ci-7'], d.io, {
+      policy: DEFAULT_DRIVER_POLICY,
+      sleep: async (ms) => h.clock.advance(ms),
+    });
     expect(callback).not.toBeNull();
     expect((await callback!).status).toBe(201);
     expect([code, d.err]).toEqual([0, []]);

@@ -63,7 +63,18 @@ describe('comment commands', () => {
   it('TR05 a command a crash left processing is taken up again once it is stale', async () => {
     const { h, ref } = await setup();
     const c = comment({ id: 13, body: '/yoke status' });
-    await h.store.commands.claim({ commentId: 13, repo: 'acme/api', issueNumber: 1, author: 'maint', body: c.body, receivedVia: 'webhook', processedAt: h.clock.now() }, { maxAttempts: 3, staleMs: 600_000 });
+    await h.store.commands.claim(
+      {
+        commentId: 13,
+        repo: 'acme/api',
+        issueNumber: 1,
+        author: 'maint',
+        body: c.body,
+        receivedVia: 'webhook',
+        processedAt: h.clock.now(),
+      },
+      { maxAttempts: 3, staleMs: 600_000 },
+    );
     await handlePolledComments(h.fleet, ref, [c]);
     expect(h.forge.comments).toEqual([]); // still fresh: another handler may be on it
     h.clock.advance(600_000);
@@ -75,8 +86,14 @@ describe('comment commands', () => {
   it('TR05 GH04 a non-writer’s commands, known or unknown, make yoke write nothing', async () => {
     const { h, ref } = await setup();
     await h.store.repos.addFailure('acme/api', 1, h.clock.now());
-    for (const [id, body] of [[21, '/yoke reset'], [22, '/yoke please merge everything'], [23, `/yoke start\n${'x'.repeat(20_000)}`]] as const) {
-      expect(await handleComment(h.fleet, { repo: ref, comment: comment({ id, body, author: 'rita' }), via: 'webhook' })).toBe('ignored');
+    for (const [id, body] of [
+      [21, '/yoke reset'],
+      [22, '/yoke please merge everything'],
+      [23, `/yoke start\n${'x'.repeat(20_000)}`],
+    ] as const) {
+      expect(
+        await handleComment(h.fleet, { repo: ref, comment: comment({ id, body, author: 'rita' }), via: 'webhook' }),
+      ).toBe('ignored');
     }
     expect(h.forge.comments).toEqual([]);
     expect(h.forge.reactions).toEqual([]);

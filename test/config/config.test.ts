@@ -4,16 +4,32 @@ import { parseRepoConfig } from '../../src/config/repo-config.js';
 
 describe('operator settings', () => {
   it('TR17 YOKE_PUBLIC_URL is https, or plain http only on loopback: run secrets and tokens travel over it', () => {
-    const msg = 'YOKE_PUBLIC_URL: YOKE_PUBLIC_URL must be https (run secrets, OIDC tokens and push tokens travel over it); plain http is allowed only for loopback (localhost, 127.0.0.1, [::1]). Put yoke behind a TLS endpoint and set YOKE_PUBLIC_URL=https://…';
-    for (const bad of ['http://yoke.example.com', 'http://10.0.0.5:3000', 'ftp://yoke.example.com']) expect(parseOperatorEnv({ YOKE_PUBLIC_URL: bad })).toEqual({ ok: false, problems: [msg] });
-    for (const good of ['https://yoke.example.com', 'http://127.0.0.1:3000', 'http://localhost:3000', 'http://[::1]:3000']) expect(parseOperatorEnv({ YOKE_PUBLIC_URL: good }).ok).toBe(true);
+    const msg =
+      'YOKE_PUBLIC_URL: YOKE_PUBLIC_URL must be https (run secrets, OIDC tokens and push tokens travel over it); plain http is allowed only for loopback (localhost, 127.0.0.1, [::1]). Put yoke behind a TLS endpoint and set YOKE_PUBLIC_URL=https://…';
+    for (const bad of ['http://yoke.example.com', 'http://10.0.0.5:3000', 'ftp://yoke.example.com'])
+      expect(parseOperatorEnv({ YOKE_PUBLIC_URL: bad })).toEqual({ ok: false, problems: [msg] });
+    for (const good of [
+      'https://yoke.example.com',
+      'http://127.0.0.1:3000',
+      'http://localhost:3000',
+      'http://[::1]:3000',
+    ])
+      expect(parseOperatorEnv({ YOKE_PUBLIC_URL: good }).ok).toBe(true);
   });
 
   it('has embedded defaults that need no GitHub account: SQLite file, cap 2, 60 s and 30 s ticks', () => {
     const res = parseOperatorEnv({});
     expect(res.ok).toBe(true);
     if (!res.ok) return;
-    expect(res.settings).toMatchObject({ dbPath: '.yoke/yoke.db', globalCap: 2, tickMs: 60_000, reaperMs: 30_000, pauseThreshold: 3, launcher: 'actions', publicUrl: 'http://localhost:3000' });
+    expect(res.settings).toMatchObject({
+      dbPath: '.yoke/yoke.db',
+      globalCap: 2,
+      tickMs: 60_000,
+      reaperMs: 30_000,
+      pauseThreshold: 3,
+      launcher: 'actions',
+      publicUrl: 'http://localhost:3000',
+    });
   });
 
   it('GH05 keeps request throttling on unless the operator turns it off', () => {
@@ -31,7 +47,12 @@ describe('operator settings', () => {
   });
 
   it('names every bad value with its fix', () => {
-    const res = parseOperatorEnv({ YOKE_GLOBAL_CAP: 'two', YOKE_REPO_CAPS: 'acme=3', YOKE_LAUNCHER: 'docker', YOKE_PUBLIC_URL: 'not a url' });
+    const res = parseOperatorEnv({
+      YOKE_GLOBAL_CAP: 'two',
+      YOKE_REPO_CAPS: 'acme=3',
+      YOKE_LAUNCHER: 'docker',
+      YOKE_PUBLIC_URL: 'not a url',
+    });
     expect(res.ok).toBe(false);
     if (res.ok) return;
     expect(res.problems).toEqual([
@@ -41,7 +62,9 @@ describe('operator settings', () => {
       'YOKE_PUBLIC_URL: YOKE_PUBLIC_URL must be a URL such as https://yoke.example.com',
     ]);
     const cmd = parseOperatorEnv({ YOKE_LAUNCHER: 'command' });
-    expect(cmd.ok ? [] : cmd.problems).toEqual(['YOKE_COMMAND: the command launcher needs the command to start, e.g. YOKE_COMMAND="node agent.js"']);
+    expect(cmd.ok ? [] : cmd.problems).toEqual([
+      'YOKE_COMMAND: the command launcher needs the command to start, e.g. YOKE_COMMAND="node agent.js"',
+    ]);
   });
 });
 
@@ -66,7 +89,11 @@ describe('the opt-in file', () => {
   });
 
   it('GH01 a misspelt setting is answered with the one it is closest to, at any depth', () => {
-    const res = parseRepoConfig({ autolnad: { enabled: true }, fix_forward: { enabeld: true }, budget_minutes: { lnader: 5 } });
+    const res = parseRepoConfig({
+      autolnad: { enabled: true },
+      fix_forward: { enabeld: true },
+      budget_minutes: { lnader: 5 },
+    });
     expect(res).toEqual({
       state: 'invalid',
       reason:
@@ -75,16 +102,29 @@ describe('the opt-in file', () => {
   });
 
   it('GH01 an invalid file gives a reason a maintainer can act on, naming each field', () => {
-    const res = parseRepoConfig({ autoland: { enabled: 'yes' }, prefix: 'app-1', budget_minutes: { afk: 0 }, colour: 'blue', _extends: 'acme/.github' });
+    const res = parseRepoConfig({
+      autoland: { enabled: 'yes' },
+      prefix: 'app-1',
+      budget_minutes: { afk: 0 },
+      colour: 'blue',
+      _extends: 'acme/.github',
+    });
     expect(res.state).toBe('invalid');
     if (res.state !== 'invalid') return;
     expect(res.reason).toContain('.github/yoke.yml is not valid:');
     expect(res.reason).toContain('autoland.enabled: Invalid input: expected boolean, received string');
-    expect(res.reason).toContain('prefix: prefix must be 1-10 capital letters or digits, starting with a letter (e.g. APP)');
+    expect(res.reason).toContain(
+      'prefix: prefix must be 1-10 capital letters or digits, starting with a letter (e.g. APP)',
+    );
     expect(res.reason).toContain('budget_minutes.afk: Too small');
-    expect(res.reason).toContain('.github/yoke.yml: "colour" is not a setting here (the settings are: afk_label, auto, prefix, budget_minutes, autoland, fix_forward, launcher, budget, agent, protected_paths, dashboard_issue, delivery)');
+    expect(res.reason).toContain(
+      '.github/yoke.yml: "colour" is not a setting here (the settings are: afk_label, auto, prefix, budget_minutes, autoland, fix_forward, launcher, budget, agent, protected_paths, dashboard_issue, delivery)',
+    );
     expect(res.reason).not.toContain('_extends');
-    expect(parseRepoConfig(['a'])).toEqual({ state: 'invalid', reason: '.github/yoke.yml must be a YAML mapping of settings, not a list' });
+    expect(parseRepoConfig(['a'])).toEqual({
+      state: 'invalid',
+      reason: '.github/yoke.yml must be a YAML mapping of settings, not a list',
+    });
   });
 });
 

@@ -32,19 +32,39 @@ describe('the delivery section of the opt-in file', () => {
       { name: 'staging-qa', kind: 'qa' },
       { name: 'prod', kind: 'deploy', workflow: 'deploy.yml', environment: 'production' },
     ];
-    const r = parseDeliverySettings('acme/api', { stages, deployments: { required_contexts: ['ci'], unruled_environments: 'ignore' } });
+    const r = parseDeliverySettings('acme/api', {
+      stages,
+      deployments: { required_contexts: ['ci'], unruled_environments: 'ignore' },
+    });
     expect(r.state === 'valid' && r.settings.stages).toEqual(stages);
-    expect(r.state === 'valid' && r.settings.deployments).toEqual({ required_contexts: ['ci'], unruled_environments: 'ignore' });
-    const both = parseDeliverySettings('acme/api', { stages: [{ name: 'staging', kind: 'deploy', command: './deploy.sh', workflow: 'deploy.yml' }] });
+    expect(r.state === 'valid' && r.settings.deployments).toEqual({
+      required_contexts: ['ci'],
+      unruled_environments: 'ignore',
+    });
+    const both = parseDeliverySettings('acme/api', {
+      stages: [{ name: 'staging', kind: 'deploy', command: './deploy.sh', workflow: 'deploy.yml' }],
+    });
     expect(both.state === 'refused' && both.refusal.message).toBe(
       'QA configuration of acme/api is refused: delivery.stages[0].command: a deploy stage names either the command that deploys or the workflow (deploy.yml) that does, not both',
     );
-    const path = parseDeliverySettings('acme/api', { stages: [{ name: 'staging', kind: 'deploy', workflow: '.github/workflows/deploy.yml' }] });
-    expect(path.state === 'refused' && path.refusal.recovery).toBe('Fix `delivery.stages[0].workflow` in `.github/yoke.yml` of acme/api; yoke reads it again when a deployment run is created. The engine runs on meanwhile.');
+    const path = parseDeliverySettings('acme/api', {
+      stages: [{ name: 'staging', kind: 'deploy', workflow: '.github/workflows/deploy.yml' }],
+    });
+    expect(path.state === 'refused' && path.refusal.recovery).toBe(
+      'Fix `delivery.stages[0].workflow` in `.github/yoke.yml` of acme/api; yoke reads it again when a deployment run is created. The engine runs on meanwhile.',
+    );
   });
 
   it('refuses bad delivery settings with qa_configuration_refused naming the field, while the rest of the file stays valid', () => {
-    const raw = { auto: true, delivery: { stages: [{ name: 'staging', kind: 'deploy' }, { name: 'staging', kind: 'qa' }] } };
+    const raw = {
+      auto: true,
+      delivery: {
+        stages: [
+          { name: 'staging', kind: 'deploy' },
+          { name: 'staging', kind: 'qa' },
+        ],
+      },
+    };
     const repo = parseRepoConfig(raw);
     expect(repo.state).toBe('valid'); // the engine keeps running
     const r = parseDeliverySettings('acme/api', (repo as { config: { delivery: unknown } }).config.delivery);
@@ -55,10 +75,13 @@ describe('the delivery section of the opt-in file', () => {
       status: 422,
       message:
         'QA configuration of acme/api is refused: delivery.stages[0].command: a deploy stage names either the command that deploys or the workflow (deploy.yml) that does, not both; delivery.stages[1].name: the stage name staging is used twice',
-      recovery: 'Fix `delivery.stages[0].command` in `.github/yoke.yml` of acme/api; yoke reads it again when a deployment run is created. The engine runs on meanwhile.',
+      recovery:
+        'Fix `delivery.stages[0].command` in `.github/yoke.yml` of acme/api; yoke reads it again when a deployment run is created. The engine runs on meanwhile.',
     });
     const twice = parseDeliverySettings('acme/api', { stages: [STAGES[0], { name: 'staging', kind: 'qa' }] });
-    expect(twice.state === 'refused' && twice.refusal.message).toBe('QA configuration of acme/api is refused: delivery.stages[1].name: the stage name staging is used twice');
+    expect(twice.state === 'refused' && twice.refusal.message).toBe(
+      'QA configuration of acme/api is refused: delivery.stages[1].name: the stage name staging is used twice',
+    );
   });
 
   it('a missing section is absent, not an error; the owed label falls back to the default', () => {
@@ -71,7 +94,11 @@ describe('the delivery section of the opt-in file', () => {
 describe('QA plan files', () => {
   const DIR = '.github/yoke/qa/';
   it('takes its exact id from its path in the plans folder; a manual case requires evidence unless it says otherwise', () => {
-    const r = parsePlanFile(DIR, '.github/yoke/qa/web/checkout.yml', 'name: checkout\ncases:\n  - {id: cart, title: Cart, run: ./qa/cart.sh}\n  - {id: look, title: Looks right, manual: true, review: independent}\n');
+    const r = parsePlanFile(
+      DIR,
+      '.github/yoke/qa/web/checkout.yml',
+      'name: checkout\ncases:\n  - {id: cart, title: Cart, run: ./qa/cart.sh}\n  - {id: look, title: Looks right, manual: true, review: independent}\n',
+    );
     expect(r).toEqual({
       ok: true,
       plan: {
@@ -87,14 +114,26 @@ describe('QA plan files', () => {
   });
 
   it('refuses a malformed plan with the field to fix', () => {
-    expect(parsePlanFile(DIR, '.github/yoke/qa/p.yml', 'name: p\ncases:\n  - {id: a, title: A, run: x, manual: true}\n')).toEqual({
+    expect(
+      parsePlanFile(DIR, '.github/yoke/qa/p.yml', 'name: p\ncases:\n  - {id: a, title: A, run: x, manual: true}\n'),
+    ).toEqual({
       ok: false,
       path: '.github/yoke/qa/p.yml',
       field: '.github/yoke/qa/p.yml.cases[0]',
-      detail: '.github/yoke/qa/p.yml.cases[0]: a case has either `run:` (a command) or `manual: true`, not both and not neither',
+      detail:
+        '.github/yoke/qa/p.yml.cases[0]: a case has either `run:` (a command) or `manual: true`, not both and not neither',
     });
-    expect(parsePlanFile(DIR, '.github/yoke/qa/q.yml', 'name: [unclosed')).toMatchObject({ ok: false, detail: expect.stringContaining('is not YAML') });
-    expect(parsePlanFile(DIR, '.github/yoke/qa/r.yml', 'name: r\ncases:\n  - {id: a, title: A, run: x}\n  - {id: a, title: B, run: y}\n')).toMatchObject({ ok: false, field: '.github/yoke/qa/r.yml.cases[1].id' });
+    expect(parsePlanFile(DIR, '.github/yoke/qa/q.yml', 'name: [unclosed')).toMatchObject({
+      ok: false,
+      detail: expect.stringContaining('is not YAML'),
+    });
+    expect(
+      parsePlanFile(
+        DIR,
+        '.github/yoke/qa/r.yml',
+        'name: r\ncases:\n  - {id: a, title: A, run: x}\n  - {id: a, title: B, run: y}\n',
+      ),
+    ).toMatchObject({ ok: false, field: '.github/yoke/qa/r.yml.cases[1].id' });
   });
 
   it('QA19 an ambiguous plan name refuses with the matching plan ids; an exact id selects', () => {
@@ -106,6 +145,10 @@ describe('QA plan files', () => {
     expect(resolvePlanRef('smoke', plans)).toEqual({ ok: false, reason: 'ambiguous', ids: ['api/smoke', 'web/smoke'] });
     expect(resolvePlanRef('web/smoke', plans)).toEqual({ ok: true, id: 'web/smoke' });
     expect(resolvePlanRef('checkout', plans)).toEqual({ ok: true, id: 'checkout' });
-    expect(resolvePlanRef('nope', plans)).toEqual({ ok: false, reason: 'unknown', known: ['api/smoke', 'checkout', 'web/smoke'] });
+    expect(resolvePlanRef('nope', plans)).toEqual({
+      ok: false,
+      reason: 'unknown',
+      known: ['api/smoke', 'checkout', 'web/smoke'],
+    });
   });
 });

@@ -7,7 +7,13 @@ import { AUTOLAND, addClaimPull, makeHarness, report } from '../helpers/fleet.js
 // progress while it runs, completed with the recorded verdict, neutral when
 // yoke gives up on the head. Written only when what it says changes.
 
-const checksOf = (h: ReturnType<typeof makeHarness>) => h.forge.checkRuns.map((c) => ({ head: c.headSha, status: c.current.status, conclusion: c.current.conclusion, writes: c.writes.length }));
+const checksOf = (h: ReturnType<typeof makeHarness>) =>
+  h.forge.checkRuns.map((c) => ({
+    head: c.headSha,
+    status: c.current.status,
+    conclusion: c.current.conclusion,
+    writes: c.writes.length,
+  }));
 
 describe('the yoke/lander check run', () => {
   it('is in progress while the lander runs and completes with its verdict, written once per change', async () => {
@@ -56,8 +62,12 @@ describe('the yoke/lander check run', () => {
     expect(checksOf(h)).toEqual([{ head: 'abc1234def', status: 'completed', conclusion: 'neutral', writes: 3 }]);
     const check = h.forge.checkRuns[0]!.current;
     expect(check.title).toBe('yoke gave up on abc1234');
-    expect(check.summary).toContain('yoke gave up validating #7 of acme/api at abc1234: 2 lander run(s) ended without a verdict.');
-    expect(check.summary).toContain('To recover: Push a new commit to #7, or comment `/yoke land` on it to try this head again.');
+    expect(check.summary).toContain(
+      'yoke gave up validating #7 of acme/api at abc1234: 2 lander run(s) ended without a verdict.',
+    );
+    expect(check.summary).toContain(
+      'To recover: Push a new commit to #7, or comment `/yoke land` on it to try this head again.',
+    );
   });
 
   it('is neutral on a head the PR moved past, and the new head gets a check run of its own', async () => {
@@ -101,24 +111,67 @@ describe('the yoke/lander check run', () => {
 
   it('links to the workflow run of a lander launched on Actions', () => {
     const run = {
-      id: 'r1', repo: 'acme/api', kind: 'lander', subject: 'pr#7', prNumber: 7, headSha: 'abc1234def', status: 'ended', outcome: 'success',
-      outcomeReason: null, verdict: 'accept', summary: 'All green.', launcher: 'actions', launcherRef: 'yoke-run.yml@main#4242', launchedAt: 1,
+      id: 'r1',
+      repo: 'acme/api',
+      kind: 'lander',
+      subject: 'pr#7',
+      prNumber: 7,
+      headSha: 'abc1234def',
+      status: 'ended',
+      outcome: 'success',
+      outcomeReason: null,
+      verdict: 'accept',
+      summary: 'All green.',
+      launcher: 'actions',
+      launcherRef: 'yoke-run.yml@main#4242',
+      launchedAt: 1,
     } as unknown as Run;
-    const cleared = { repo: 'acme/api', prNumber: 7, headSha: 'abc1234def', files: [], commentId: null, approvedBy: null, recordedAt: 1 };
+    const cleared = {
+      repo: 'acme/api',
+      prNumber: 7,
+      headSha: 'abc1234def',
+      files: [],
+      commentId: null,
+      approvedBy: null,
+      recordedAt: 1,
+    };
     const { check } = checkFor([run], false, { landerAttemptsPerHead: 2, webUrl: 'https://github.com' }, cleared);
-    expect(check).toMatchObject({ status: 'completed', conclusion: 'success', detailsUrl: 'https://github.com/acme/api/actions/runs/4242', title: 'Accepted at abc1234' });
+    expect(check).toMatchObject({
+      status: 'completed',
+      conclusion: 'success',
+      detailsUrl: 'https://github.com/acme/api/actions/runs/4242',
+      title: 'Accepted at abc1234',
+    });
   });
 
   it('TR14 an accept says success only once a pass has read what the head changes: before, it is still in progress', () => {
     const run = {
-      id: 'r1', repo: 'acme/api', kind: 'lander', subject: 'pr#7', prNumber: 7, headSha: 'abc1234def', status: 'ended', outcome: 'success',
-      outcomeReason: null, verdict: 'accept', summary: 'All green.', launcher: 'command', launcherRef: null, launchedAt: 1,
+      id: 'r1',
+      repo: 'acme/api',
+      kind: 'lander',
+      subject: 'pr#7',
+      prNumber: 7,
+      headSha: 'abc1234def',
+      status: 'ended',
+      outcome: 'success',
+      outcomeReason: null,
+      verdict: 'accept',
+      summary: 'All green.',
+      launcher: 'command',
+      launcherRef: null,
+      launchedAt: 1,
     } as unknown as Run;
     expect(checkFor([run], false, { landerAttemptsPerHead: 2, webUrl: 'https://github.com' }, null)).toEqual({
       written: 'in_progress:checking:r1',
       check: {
-        name: 'yoke/lander', externalId: 'r1', detailsUrl: null, status: 'in_progress', conclusion: null, title: 'Accepted at abc1234; checking what it changes',
-        summary: "Lander run `r1` accepted this head. yoke is reading which files it changes: one that touches a protected path waits for a person's approval.",
+        name: 'yoke/lander',
+        externalId: 'r1',
+        detailsUrl: null,
+        status: 'in_progress',
+        conclusion: null,
+        title: 'Accepted at abc1234; checking what it changes',
+        summary:
+          "Lander run `r1` accepted this head. yoke is reading which files it changes: one that touches a protected path waits for a person's approval.",
       },
     });
   });

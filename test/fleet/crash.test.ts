@@ -49,7 +49,10 @@ function crashAt(db: Db, k: number, state: CrashState): Db {
 }
 
 class DyingLauncher extends FakeLauncher {
-  constructor(table: ProcessTable, private readonly state: CrashState) {
+  constructor(
+    table: ProcessTable,
+    private readonly state: CrashState,
+  ) {
     super(table);
   }
   override async start(spec: LaunchSpec) {
@@ -76,10 +79,25 @@ function world(): FakeForge {
 const SEED_RUN = 'seed-afk-7';
 async function seed(db: ReturnType<typeof openDb>): Promise<void> {
   const store = wrapDb(db);
-  if ((await store.runs.get(SEED_RUN))) return;
+  if (await store.runs.get(SEED_RUN)) return;
   const at = new ManualClock().now() - 60_000;
   await store.repos.ensure('acme/api', 1, at);
-  await store.runs.insert({ id: SEED_RUN, repo: 'acme/api', kind: 'afk_auto', subject: 'issue#7', issueNumber: 7, prNumber: null, headSha: null, launchedAt: at, budgetDeadline: at + 60_000, launcher: 'command', launcherRef: null, secretHash: null, capAtLaunch: 1, liveAtLaunch: 1 });
+  await store.runs.insert({
+    id: SEED_RUN,
+    repo: 'acme/api',
+    kind: 'afk_auto',
+    subject: 'issue#7',
+    issueNumber: 7,
+    prNumber: null,
+    headSha: null,
+    launchedAt: at,
+    budgetDeadline: at + 60_000,
+    launcher: 'command',
+    launcherRef: null,
+    secretHash: null,
+    capAtLaunch: 1,
+    liveAtLaunch: 1,
+  });
   await store.runs.end(SEED_RUN, 'success', null, at);
 }
 
@@ -117,7 +135,13 @@ describe('a pass killed between store writes', () => {
       const state: CrashState = { writes: 0, crashed: false, at: Number.MAX_SAFE_INTEGER };
       const db = openDb(path);
       await seed(db);
-      const doomed = makeHarness({ store: wrapDb(crashAt(db, k, state)), forge, launcher: new DyingLauncher(table, state), clock, policy: POLICY });
+      const doomed = makeHarness({
+        store: wrapDb(crashAt(db, k, state)),
+        forge,
+        launcher: new DyingLauncher(table, state),
+        clock,
+        policy: POLICY,
+      });
       // Counting starts with the pass: the harness's own process registration is not one of its writes.
       await doomed.registered;
       Object.assign(state, { writes: 0, at: k });
@@ -130,22 +154,33 @@ describe('a pass killed between store writes', () => {
       // Restart: the same file, the same world out there, a new yoke.
       const reopened = wrapDb(openDb(path));
       const before = new Set((await reopened.runs.listAll()).map((r) => r.id).filter((id) => id !== SEED_RUN));
-      const fresh = makeHarness({ store: reopened, forge, launcher: new FakeLauncher(table), clock, policy: { globalCap: 100 } });
+      const fresh = makeHarness({
+        store: reopened,
+        forge,
+        launcher: new FakeLauncher(table),
+        clock,
+        policy: { globalCap: 100 },
+      });
       await fresh.engine.recover();
       const candidates = await fresh.engine.previewCandidates();
 
       const survivors = await reopened.runs.listLive();
       const liveSubjects = survivors.map((r) => `${r.repo}:${r.subject}`);
       const candidateSubjects = candidates.map((c) => `${c.repo}:${c.subject}`);
-      expect(candidateSubjects.filter((c) => liveSubjects.includes(c)), `crash at write ${k}`).toEqual([]);
+      expect(
+        candidateSubjects.filter((c) => liveSubjects.includes(c)),
+        `crash at write ${k}`,
+      ).toEqual([]);
       expect([...candidateSubjects, ...liveSubjects].sort(), `crash at write ${k}`).toEqual(expected);
 
       // Every process started before the crash is tracked by exactly one live run.
-      for (const [runId] of table.running) expect((await reopened.runs.get(runId))?.status, `process ${runId} after crash at ${k}`).toBe('live');
+      for (const [runId] of table.running)
+        expect((await reopened.runs.get(runId))?.status, `process ${runId} after crash at ${k}`).toBe('live');
       // Every run recorded before the crash is either running out there or was closed as never started.
       for (const id of before) {
         const run = (await reopened.runs.get(id))!;
-        if (!table.running.has(id)) expect([run.status, run.outcome], `run ${id} after crash at ${k}`).toEqual(['ended', 'cancelled']);
+        if (!table.running.has(id))
+          expect([run.status, run.outcome], `run ${id} after crash at ${k}`).toEqual(['ended', 'cancelled']);
       }
       // Nothing doubled: one live run and one process per subject.
       const live = await reopened.runs.listLive();

@@ -9,7 +9,12 @@ import { AUTOLAND, addClaimPull, makeHarness } from '../helpers/fleet.js';
 const bodiesOf = (h: ReturnType<typeof makeHarness>, repo: string) => {
   const created = h.forge.createdIssues.filter((i) => i.repo === repo && i.labels.includes('yoke:control'));
   const number = created[0]?.number;
-  return { created, edits: h.forge.issueUpdates.filter((u) => u.repo === repo && u.number === number && u.change.body !== undefined).map((u) => u.change.body!) };
+  return {
+    created,
+    edits: h.forge.issueUpdates
+      .filter((u) => u.repo === repo && u.number === number && u.change.body !== undefined)
+      .map((u) => u.change.body!),
+  };
 };
 
 describe('the dashboard issue', () => {
@@ -22,7 +27,11 @@ describe('the dashboard issue', () => {
     const first = bodiesOf(h, 'acme/api');
     expect(first.created).toHaveLength(1);
     const body = first.created[0]!.body;
-    expect(body).toContain('### Live runs\n- `' + h.launcher.starts[0]!.runId + '` afk_auto [#1](https://github.test/acme/api/issues/1) Issue 1');
+    expect(body).toContain(
+      '### Live runs\n- `' +
+        h.launcher.starts[0]!.runId +
+        '` afk_auto [#1](https://github.test/acme/api/issues/1) Issue 1',
+    );
     expect(body).toContain(
       '### Waiting, in the order the next pass takes it\n- [#2](https://github.test/acme/api/issues/2) Issue 2 (new work): `at_cap` Waits for a slot: 1 run(s) are live and acme/api may have at most 1 at once.',
     );
@@ -80,9 +89,25 @@ describe('the dashboard issue', () => {
       failures: 3,
       threshold: 3,
       paused: true,
-      live: [{ id: 'r1', kind: 'lander', subject: 'pr#8', title: 'Fix [it](https://evil.test) @everyone <b>now</b>', workflowUrl: 'https://github.com/acme/api/actions/runs/5' }],
+      live: [
+        {
+          id: 'r1',
+          kind: 'lander',
+          subject: 'pr#8',
+          title: 'Fix [it](https://evil.test) @everyone <b>now</b>',
+          workflowUrl: 'https://github.com/acme/api/actions/runs/5',
+        },
+      ],
       waiting: [
-        { repo: 'acme/api', stage: 'new_work', subject: 'issue#4', title: '# heading', ...(({ code, message, recovery }) => ({ code, message, recovery }))(makeRefusal('repo_paused', { repo: 'acme/api', threshold: 3 })) },
+        {
+          repo: 'acme/api',
+          stage: 'new_work',
+          subject: 'issue#4',
+          title: '# heading',
+          ...(({ code, message, recovery }) => ({ code, message, recovery }))(
+            makeRefusal('repo_paused', { repo: 'acme/api', threshold: 3 }),
+          ),
+        },
       ],
       stuck: [{ number: 6, title: 'Add a parser' }],
       owed: [{ issue: 2, pr: 5 }],

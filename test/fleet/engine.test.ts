@@ -43,7 +43,13 @@ describe('the spawn engine', () => {
     }
     let release!: () => void;
     h.launcher.gate = new Promise((r) => (release = r));
-    const passes = [h.engine.schedulerTick(), h.engine.reaperTick(), h.engine.kick(), h.engine.schedulerTick(), h.engine.kick()];
+    const passes = [
+      h.engine.schedulerTick(),
+      h.engine.reaperTick(),
+      h.engine.kick(),
+      h.engine.schedulerTick(),
+      h.engine.kick(),
+    ];
     // The first pass is held inside its first launch: no other pass may have started reading.
     await until(() => h.launcher.waiting > 0);
     await new Promise((r) => setTimeout(r, 20));
@@ -111,7 +117,13 @@ describe('the spawn engine', () => {
     h.forge.addIssue('acme/api', 2);
     await addClaimPull(h, 'acme/api', { number: 10, issue: 3, headSha: 'aaaaaaa' });
     const first = await h.engine.schedulerTick();
-    const again = makeHarness({ store: h.store, forge: h.forge, launcher: h.launcher, clock: h.clock, policy: { globalCap: 1 } });
+    const again = makeHarness({
+      store: h.store,
+      forge: h.forge,
+      launcher: h.launcher,
+      clock: h.clock,
+      policy: { globalCap: 1 },
+    });
     const second = await again.engine.schedulerTick();
     const subjects = (p: typeof first) => p.candidates.map((c) => `${c.stage}:${c.subject}`);
     expect(subjects(first)).toEqual(['lander:pr#10', 'new_work:issue#1', 'new_work:issue#2']);
@@ -217,7 +229,9 @@ describe('the spawn engine', () => {
     await h.store.runs.recordReport(lander.runId, { outcome: 'success', verdict: 'accept', summary: 'tests pass' }, 0);
     h.fleet.postVerdicts();
     await h.engine.lock.run(async () => {});
-    expect(h.forge.comments.at(-1)!.body).toContain('<!-- yoke:verdict v1 {"run":"' + lander.runId + '","sha":"ddddddd","verdict":"accept"} -->');
+    expect(h.forge.comments.at(-1)!.body).toContain(
+      '<!-- yoke:verdict v1 {"run":"' + lander.runId + '","sha":"ddddddd","verdict":"accept"} -->',
+    );
     h.launcher.finish(lander.runId);
     await h.engine.reaperTick();
     expect(h.forge.merges).toEqual([{ repo: 'acme/api', number: 3, sha: 'ddddddd', method: 'squash' }]);
@@ -228,7 +242,10 @@ describe('the spawn engine', () => {
     h.forge.addRepo('acme/api', AUTOLAND);
     const { pull: pr } = await addClaimPull(h, 'acme/api', { number: 3, issue: 2, headSha: 'ddddddd' });
     await recordVerdict(h, 'acme/api', 3, 'ddddddd', 'accept');
-    pr.reviews.push({ author: 'maint', state: 'CHANGES_REQUESTED', commitId: 'ddddddd' }, { author: 'agent', state: 'APPROVED', commitId: 'ddddddd' });
+    pr.reviews.push(
+      { author: 'maint', state: 'CHANGES_REQUESTED', commitId: 'ddddddd' },
+      { author: 'agent', state: 'APPROVED', commitId: 'ddddddd' },
+    );
     await h.engine.schedulerTick();
     expect(h.forge.merges).toEqual([]);
     pr.reviews.push({ author: 'maint', state: 'APPROVED', commitId: 'ddddddd' });
@@ -266,7 +283,9 @@ describe('the spawn engine', () => {
     await h.engine.reaperTick();
     await h.engine.schedulerTick();
     expect(launchedKinds(h)).toEqual(['fix:pr#4']);
-    expect(h.forge.labelsAdded.filter((l) => l.labels.includes('yoke:stuck'))).toEqual([{ repo: 'acme/api', number: 4, labels: ['yoke:stuck'] }]);
+    expect(h.forge.labelsAdded.filter((l) => l.labels.includes('yoke:stuck'))).toEqual([
+      { repo: 'acme/api', number: 4, labels: ['yoke:stuck'] },
+    ]);
     const notices = h.forge.comments.filter((c) => c.body.includes('fix runs'));
     expect(notices).toHaveLength(1);
     expect(notices[0]!.body).toContain('comment `/yoke land` on #4');
@@ -392,7 +411,9 @@ describe('producers, ticks and bad input', () => {
 
   it('SP11 the scheduler ticks every 60 s and the reaper every 30 s, on injected timers', async () => {
     const intervals: { fn: () => void; ms: number }[] = [];
-    const h = makeHarness({ timers: { setInterval: (fn: () => void, ms: number) => intervals.push({ fn, ms }), clearInterval: () => {} } });
+    const h = makeHarness({
+      timers: { setInterval: (fn: () => void, ms: number) => intervals.push({ fn, ms }), clearInterval: () => {} },
+    });
     h.forge.addRepo('acme/api', {});
     h.forge.addIssue('acme/api', 1);
     h.engine.start();
@@ -417,7 +438,11 @@ describe('producers, ticks and bad input', () => {
     const run = (await h.store.runs.listLive())[0]!;
     h.launcher.finish(run.id); // exits without POSTing a result
     await h.engine.recover();
-    expect(await h.store.runs.get(run.id)).toMatchObject({ status: 'ended', outcome: 'failure', outcomeReason: 'ended without reporting a result (exit code 0)' });
+    expect(await h.store.runs.get(run.id)).toMatchObject({
+      status: 'ended',
+      outcome: 'failure',
+      outcomeReason: 'ended without reporting a result (exit code 0)',
+    });
     expect((await h.store.repos.get('acme/api'))!.consecutiveFailures).toBe(1);
   });
 
@@ -438,11 +463,21 @@ describe('producers, ticks and bad input', () => {
     };
     await h.engine.schedulerTick();
     expect(launchedKinds(h).sort()).toEqual(['afk_auto:issue#9', 'lander:pr#2']);
-    expect((await h.store.repos.get('acme/broken-config'))!.disabledReason).toBe('.github/yoke.yml is not valid: autoland: Invalid input: expected object, received string');
+    expect((await h.store.repos.get('acme/broken-config'))!.disabledReason).toBe(
+      '.github/yoke.yml is not valid: autoland: Invalid input: expected object, received string',
+    );
     expect((await h.store.repos.get('acme/healthy'))!.disabledReason).toBeNull();
     // Its work waits, one line for all of it, with the code of its own: not silence, and not "paused".
-    expect(h.engine.lastPass!.waiting.filter((w) => w.repo === 'acme/broken-config').map((w) => [w.subject, w.reason.code, w.reason.recovery])).toEqual([
-      [null, 'repo_disabled', 'Fix `.github/yoke.yml` on the default branch of acme/broken-config; yoke re-reads it on its next pass.'],
+    expect(
+      h.engine
+        .lastPass!.waiting.filter((w) => w.repo === 'acme/broken-config')
+        .map((w) => [w.subject, w.reason.code, w.reason.recovery]),
+    ).toEqual([
+      [
+        null,
+        'repo_disabled',
+        'Fix `.github/yoke.yml` on the default branch of acme/broken-config; yoke re-reads it on its next pass.',
+      ],
     ]);
   });
 });

@@ -15,19 +15,31 @@ import { FakeLauncher, makeHarness } from '../helpers/fleet.js';
 //
 // argv: url name seed iterations cap [--forever]. Prints one JSON line per pass start ("pass"), and a summary at the end.
 
-const [url, name, seedArg, itersArg, capArg, forever] = process.argv.slice(2) as [string, string, string, string, string, string | undefined];
+const [url, name, seedArg, itersArg, capArg, forever] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  string,
+  string,
+  string | undefined,
+];
 let seed = Number(seedArg);
-const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 const cap = Number(capArg);
 const store = await openStoreAt(url);
-await store.sql.exec("CREATE TABLE IF NOT EXISTS world_runs (run_id TEXT PRIMARY KEY, state TEXT NOT NULL, started_by TEXT NOT NULL)");
+await store.sql.exec(
+  'CREATE TABLE IF NOT EXISTS world_runs (run_id TEXT PRIMARY KEY, state TEXT NOT NULL, started_by TEXT NOT NULL)',
+);
 
 /** A launcher whose processes live in the shared world table: started here, finished by whichever process. */
 class WorldLauncher extends FakeLauncher {
   override async start(spec: Parameters<FakeLauncher['start']>[0]): Promise<{ ref: string | null }> {
     console.log(JSON.stringify({ event: 'pass', worker: name }));
     await new Promise((r) => setTimeout(r, forever ? 40 : 1)); // a launch takes a while: passes overlap in time across processes
-    await store.sql.run("INSERT INTO world_runs (run_id, state, started_by) VALUES (?, 'running', ?)", [spec.runId, name]);
+    await store.sql.run("INSERT INTO world_runs (run_id, state, started_by) VALUES (?, 'running', ?)", [
+      spec.runId,
+      name,
+    ]);
     return { ref: `world:${spec.runId}` };
   }
   override async liveness(run: Run): Promise<Liveness> {
@@ -38,12 +50,22 @@ class WorldLauncher extends FakeLauncher {
 }
 
 let runs = 0;
-const h = makeHarness({ store, launcher: new WorldLauncher(), policy: { globalCap: cap, repoCaps: {} }, newRunId: () => `${name}-${++runs}` });
+const h = makeHarness({
+  store,
+  launcher: new WorldLauncher(),
+  policy: { globalCap: cap, repoCaps: {} },
+  newRunId: () => `${name}-${++runs}`,
+});
 for (let r = 0; r < 4; r++) {
   h.forge.addRepo(`fleet/r${r}`, { auto: true });
   for (let i = 1; i <= 5; i++) h.forge.addIssue(`fleet/r${r}`, i);
 }
-const leadership = new Leadership({ leaders: store.leaders, processId: name, log: silentLog, policy: { leaseMs: 1_000, renewMs: 300 } });
+const leadership = new Leadership({
+  leaders: store.leaders,
+  processId: name,
+  log: silentLog,
+  policy: { leaseMs: 1_000, renewMs: 300 },
+});
 let maxSeen = 0;
 let passes = 0;
 let fenced = 0;
@@ -66,10 +88,16 @@ for (let i = 0; forever ? !stopping : i < Number(itersArg); i++) {
       passes++;
     } else {
       // A run out there finishes: it reports, and its process exits.
-      const running = await store.sql.all<{ run_id: string }>("SELECT run_id FROM world_runs WHERE state = 'running' ORDER BY run_id");
+      const running = await store.sql.all<{ run_id: string }>(
+        "SELECT run_id FROM world_runs WHERE state = 'running' ORDER BY run_id",
+      );
       const done = running[Math.floor(random() * running.length)];
       if (done) {
-        await store.runs.recordReport(done.run_id, { outcome: random() < 0.8 ? 'success' : 'failure', verdict: null, summary: null }, Date.now());
+        await store.runs.recordReport(
+          done.run_id,
+          { outcome: random() < 0.8 ? 'success' : 'failure', verdict: null, summary: null },
+          Date.now(),
+        );
         await store.sql.run("UPDATE world_runs SET state = 'ended' WHERE run_id = ?", [done.run_id]);
       }
     }

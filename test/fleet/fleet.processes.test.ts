@@ -23,9 +23,23 @@ interface Worker {
 }
 
 function worker(url: string, name: string, seed: number, iterations: number, forever = false): Worker {
-  const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), join(import.meta.dirname, 'fleet-worker.ts'), url, name, String(seed), String(iterations), String(CAP), ...(forever ? ['--forever'] : [])], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      import.meta.resolve('tsx'),
+      join(import.meta.dirname, 'fleet-worker.ts'),
+      url,
+      name,
+      String(seed),
+      String(iterations),
+      String(CAP),
+      ...(forever ? ['--forever'] : []),
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const lines: Record<string, unknown>[] = [];
   let buf = '';
   child.stdout!.on('data', (c: Buffer) => {
@@ -38,14 +52,24 @@ function worker(url: string, name: string, seed: number, iterations: number, for
   });
   let err = '';
   child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
-  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => (code !== 0 && code !== null && console.error(err), resolve(code))));
+  const exit = new Promise<number | null>((resolve) =>
+    child.on('exit', (code) => (code !== 0 && code !== null && console.error(err), resolve(code))),
+  );
   return { name, child, lines, exit };
 }
 
 /** What holds whatever interleaving ran: the cap, one live run per subject, no run lost. */
 async function checkFleet(sql: Sql): Promise<{ launched: number }> {
-  const runs = await sql.all<{ id: string; repo: string; subject: string; status: string; live_at_launch: number; cap_at_launch: number }>('SELECT * FROM runs');
-  for (const r of runs) expect(r.live_at_launch, `run ${r.id} was launched with ${r.live_at_launch} live`).toBeLessThanOrEqual(CAP);
+  const runs = await sql.all<{
+    id: string;
+    repo: string;
+    subject: string;
+    status: string;
+    live_at_launch: number;
+    cap_at_launch: number;
+  }>('SELECT * FROM runs');
+  for (const r of runs)
+    expect(r.live_at_launch, `run ${r.id} was launched with ${r.live_at_launch} live`).toBeLessThanOrEqual(CAP);
   const live = runs.filter((r) => r.status === 'live');
   expect(live.length).toBeLessThanOrEqual(CAP);
   expect(new Set(live.map((r) => `${r.repo}:${r.subject}`)).size).toBe(live.length);
@@ -53,11 +77,13 @@ async function checkFleet(sql: Sql): Promise<{ launched: number }> {
   const world = await sql.all<{ run_id: string; state: string }>('SELECT * FROM world_runs');
   const byId = new Map(runs.map((r) => [r.id, r]));
   for (const w of world) expect(byId.has(w.run_id), `process ${w.run_id} out there has no run`).toBe(true);
-  for (const w of world.filter((x) => x.state === 'running')) expect(byId.get(w.run_id)!.status, `run ${w.run_id} runs out there`).toBe('live');
+  for (const w of world.filter((x) => x.state === 'running'))
+    expect(byId.get(w.run_id)!.status, `run ${w.run_id} runs out there`).toBe('live');
   return { launched: runs.length };
 }
 
-const WORLD_TABLE = "CREATE TABLE IF NOT EXISTS world_runs (run_id TEXT PRIMARY KEY, state TEXT NOT NULL, started_by TEXT NOT NULL)";
+const WORLD_TABLE =
+  'CREATE TABLE IF NOT EXISTS world_runs (run_id TEXT PRIMARY KEY, state TEXT NOT NULL, started_by TEXT NOT NULL)';
 
 describe.skipIf(!havePostgres)('three yoke processes on one PostgreSQL', () => {
   it('SP06 SP08 TR13 random ticks, kicks and finishing runs in three processes never pass the cap between them', async () => {
@@ -69,7 +95,9 @@ describe.skipIf(!havePostgres)('three yoke processes on one PostgreSQL', () => {
     try {
       const workers = [worker(url, 'yoke-a', 11, 160), worker(url, 'yoke-b', 23, 160), worker(url, 'yoke-c', 37, 160)];
       expect(await Promise.all(workers.map((w) => w.exit))).toEqual([0, 0, 0]);
-      const summaries = workers.map((w) => w.lines.find((l) => l.event === 'summary') as { maxSeen: number; passes: number; errors: string[] });
+      const summaries = workers.map(
+        (w) => w.lines.find((l) => l.event === 'summary') as { maxSeen: number; passes: number; errors: string[] },
+      );
       const { launched } = await checkFleet(sql);
       expect(Math.max(...summaries.map((s) => s.maxSeen))).toBeLessThanOrEqual(CAP);
       // No pass met the database refusing a second live run of a subject: the locks kept them apart before it had to.
@@ -89,9 +117,14 @@ describe.skipIf(!havePostgres)('three yoke processes on one PostgreSQL', () => {
     await migrateSql(sql);
     // The world table, made once before the workers start: three CREATE TABLE IF NOT EXISTS at once can race on PostgreSQL.
     await sql.exec(WORLD_TABLE);
-    const workers = [worker(url, 'yoke-a', 5, 0, true), worker(url, 'yoke-b', 7, 0, true), worker(url, 'yoke-c', 9, 0, true)];
+    const workers = [
+      worker(url, 'yoke-a', 5, 0, true),
+      worker(url, 'yoke-b', 7, 0, true),
+      worker(url, 'yoke-c', 9, 0, true),
+    ];
     try {
-      const leader = async () => (await sql.get<{ holder: string }>("SELECT holder FROM leaders WHERE role = 'ticks'"))?.holder ?? null;
+      const leader = async () =>
+        (await sql.get<{ holder: string }>("SELECT holder FROM leaders WHERE role = 'ticks'"))?.holder ?? null;
       await until(async () => (await leader()) !== null, 'a leader', 20_000);
       const first = (await leader())!;
       const doomed = workers.find((w) => w.name === first)!;
@@ -107,12 +140,18 @@ describe.skipIf(!havePostgres)('three yoke processes on one PostgreSQL', () => {
       expect(tookMs).toBeLessThan(1_000 + 2 * 1_000);
       // The fleet goes on: runs keep launching after the kill.
       const before = (await sql.get<{ n: number }>('SELECT COUNT(*) AS n FROM runs'))!.n;
-      await until(async () => (await sql.get<{ n: number }>('SELECT COUNT(*) AS n FROM runs'))!.n > before + CAP, 'launches after the kill', 30_000);
+      await until(
+        async () => (await sql.get<{ n: number }>('SELECT COUNT(*) AS n FROM runs'))!.n > before + CAP,
+        'launches after the kill',
+        30_000,
+      );
       for (const w of workers.filter((x) => x !== doomed)) w.child.kill('SIGTERM');
       expect(await Promise.all(workers.filter((x) => x !== doomed).map((w) => w.exit))).toEqual([0, 0]);
       await checkFleet(sql);
       // Nothing the dead leader recorded is left live without a process: the new leader's reaper closed what never started.
-      const orphans = await sql.all<{ id: string }>("SELECT id FROM runs WHERE status = 'live' AND id NOT IN (SELECT run_id FROM world_runs)");
+      const orphans = await sql.all<{ id: string }>(
+        "SELECT id FROM runs WHERE status = 'live' AND id NOT IN (SELECT run_id FROM world_runs)",
+      );
       expect(orphans).toEqual([]);
     } finally {
       for (const w of workers) if (w.child.exitCode === null) w.child.kill('SIGKILL');

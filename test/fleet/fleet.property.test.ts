@@ -12,7 +12,12 @@ import { testEngine } from '../helpers/test-store.js';
 // deadline expiries and launcher failures over repos with different caps.
 
 const REPOS = ['acme/wide', 'acme/narrow', 'acme/plain'] as const;
-const POLICY = { globalCap: 2, repoCaps: { 'acme/wide': 4, 'acme/narrow': 1 }, pauseThreshold: 3, landerAttemptsPerHead: 2 };
+const POLICY = {
+  globalCap: 2,
+  repoCaps: { 'acme/wide': 4, 'acme/narrow': 1 },
+  pauseThreshold: 3,
+  landerAttemptsPerHead: 2,
+};
 
 type Step =
   | { t: 'scheduler' }
@@ -30,15 +35,28 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 3, arbitrary: fc.constant({ t: 'reaper' as const }) },
   { weight: 2, arbitrary: fc.constant({ t: 'kick' as const }) },
   { weight: 2, arbitrary: fc.constant({ t: 'concurrent' as const }) },
-  { weight: 2, arbitrary: fc.record({ t: fc.constant('start' as const), repo: fc.nat(2), issue: fc.integer({ min: 1, max: 4 }) }) },
-  { weight: 5, arbitrary: fc.record({ t: fc.constant('complete' as const), pick: fc.nat(10), ok: fc.boolean(), accept: fc.boolean() }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ t: fc.constant('start' as const), repo: fc.nat(2), issue: fc.integer({ min: 1, max: 4 }) }),
+  },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      t: fc.constant('complete' as const),
+      pick: fc.nat(10),
+      ok: fc.boolean(),
+      accept: fc.boolean(),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('expire' as const), minutes: fc.integer({ min: 1, max: 90 }) }) },
   { weight: 1, arbitrary: fc.constant({ t: 'launcherFail' as const }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('reset' as const), repo: fc.nat(2) }) },
 );
 
 interface Ledger {
-  events: ({ e: 'end'; run: Run; outcome: Outcome } | { e: 'add' | 'reset'; repo: string } | { e: 'unpause'; repo: string })[];
+  events: (
+    { e: 'end'; run: Run; outcome: Outcome } | { e: 'add' | 'reset'; repo: string } | { e: 'unpause'; repo: string }
+  )[];
 }
 
 function instrument(h: Harness): Ledger {
@@ -53,7 +71,10 @@ function instrument(h: Harness): Ledger {
   };
   const repos = h.store.repos;
   const add = repos.addFailure.bind(repos);
-  repos.addFailure = (name, threshold, now) => (ledger.events.push({ e: 'add', repo: name }), add(name, threshold, now));
+  repos.addFailure = (name, threshold, now) => (
+    ledger.events.push({ e: 'add', repo: name }),
+    add(name, threshold, now)
+  );
   const reset = repos.resetFailures.bind(repos);
   repos.resetFailures = (name, now) => (ledger.events.push({ e: 'reset', repo: name }), reset(name, now));
   const unpause = repos.unpause.bind(repos);
@@ -84,7 +105,12 @@ async function complete(h: Harness, step: Extract<Step, { t: 'complete' }>): Pro
   if (step.ok && isAfkKind(run.kind) && run.issueNumber !== null) {
     const repo = h.forge.repo(run.repo);
     const number = 100 + repo.pulls.length + Math.floor(Math.random() * 1e6);
-    h.forge.addPull(run.repo, { number, headSha: nextSha(), labels: [], body: `Closes #${run.issueNumber}\n\nYoke-Run: ${run.id}` });
+    h.forge.addPull(run.repo, {
+      number,
+      headSha: nextSha(),
+      labels: [],
+      body: `Closes #${run.issueNumber}\n\nYoke-Run: ${run.id}`,
+    });
   }
   if (step.ok && run.kind === 'fix' && run.prNumber !== null) {
     const pull = h.forge.repo(run.repo).pulls.find((p) => p.number === run.prNumber);
@@ -102,7 +128,10 @@ function checkPass(p: PassReport): void {
     if (o.result.kind !== 'launched') return;
     const capL = effectiveCap(POLICY, o.candidate.repo);
     for (const e of p.outcomes.slice(0, i)) {
-      if ((e.result.kind === 'shed' || e.result.kind === 'over_cap') && stageRank(e.candidate.stage) < stageRank(o.candidate.stage)) {
+      if (
+        (e.result.kind === 'shed' || e.result.kind === 'over_cap') &&
+        stageRank(e.candidate.stage) < stageRank(o.candidate.stage)
+      ) {
         expect(effectiveCap(POLICY, e.candidate.repo)).toBeLessThan(capL);
       }
     }
@@ -111,7 +140,7 @@ function checkPass(p: PassReport): void {
 
 async function checkInvariants(h: Harness, ledger: Ledger): Promise<void> {
   // The fleet-wide live count never exceeded the cap of the repo each run was launched for.
-  for (const run of (await h.store.runs.listAll(10_000))) {
+  for (const run of await h.store.runs.listAll(10_000)) {
     expect(run.capAtLaunch).toBe(effectiveCap(POLICY, run.repo));
     expect(run.liveAtLaunch).toBeLessThanOrEqual(run.capAtLaunch);
   }
@@ -158,11 +187,21 @@ describe('the fleet under random interleavings', () => {
               passes.push(await h.engine.kick());
               break;
             case 'concurrent':
-              passes.push(...(await Promise.all([h.engine.schedulerTick(), h.engine.reaperTick(), h.engine.kick(), h.engine.schedulerTick()])));
+              passes.push(
+                ...(await Promise.all([
+                  h.engine.schedulerTick(),
+                  h.engine.reaperTick(),
+                  h.engine.kick(),
+                  h.engine.schedulerTick(),
+                ])),
+              );
               break;
             case 'start': {
               const res = await requestStart(h.fleet, REPOS[step.repo]!, step.issue, 'maint');
-              if (!res.ok) expect(['repo_paused', 'subject_busy', 'issue_not_found', 'repo_not_opted_in']).toContain(res.refusal.code);
+              if (!res.ok)
+                expect(['repo_paused', 'subject_busy', 'issue_not_found', 'repo_not_opted_in']).toContain(
+                  res.refusal.code,
+                );
               passes.push(await h.engine.kick());
               break;
             }
@@ -187,7 +226,9 @@ describe('the fleet under random interleavings', () => {
           for (const r of REPOS) {
             const state = await h.store.repos.get(r);
             if (state?.pausedSince == null) continue;
-            const afterPause = (await h.store.runs.listForRepo(r)).filter((run) => isAfkKind(run.kind) && run.launchedAt > state.pausedSince!);
+            const afterPause = (await h.store.runs.listForRepo(r)).filter(
+              (run) => isAfkKind(run.kind) && run.launchedAt > state.pausedSince!,
+            );
             expect(afterPause).toEqual([]);
           }
         }

@@ -16,9 +16,13 @@ const config = (yaml: Record<string, unknown>): RepoConfig => {
   return r.config;
 };
 
-describe('an agent run\'s limits', () => {
-  it('take the opt-in file\'s turns and dollars; an AFK run\'s dollars are capped by what is left of the day\'s budgets, a fix\'s are not', () => {
-    const facts = (c: RepoConfig, repo: number, fleet: number, fleetDailyUsd: number | null) => ({ config: c, spentToday: { repo, fleet }, fleetDailyUsd });
+describe("an agent run's limits", () => {
+  it("take the opt-in file's turns and dollars; an AFK run's dollars are capped by what is left of the day's budgets, a fix's are not", () => {
+    const facts = (c: RepoConfig, repo: number, fleet: number, fleetDailyUsd: number | null) => ({
+      config: c,
+      spentToday: { repo, fleet },
+      fleetDailyUsd,
+    });
     expect(runLimits(facts(defaultRepoConfig(), 0, 0, null), 'afk_auto')).toEqual({ maxTurns: 60, maxUsd: null });
     const c = config({ agent: { max_turns: 25, max_usd: 5 }, budget: { daily_usd: 10 } });
     expect(runLimits(facts(c, 2, 2, null), 'afk_auto')).toEqual({ maxTurns: 25, maxUsd: 5 });
@@ -28,19 +32,37 @@ describe('an agent run\'s limits', () => {
     expect(runLimits(facts(c, 12, 40, 30), 'fix')).toEqual({ maxTurns: 25, maxUsd: 5 });
   });
 
-  it('TR20 the opt-in file\'s agent.network.allow goes out with the limits; a host that is not one is refused naming the field', () => {
+  it("TR20 the opt-in file's agent.network.allow goes out with the limits; a host that is not one is refused naming the field", () => {
     const facts = (c: RepoConfig) => ({ config: c, spentToday: { repo: 0, fleet: 0 }, fleetDailyUsd: null });
     const c = config({ agent: { network: { allow: ['registry.npmjs.org', '*.pythonhosted.org'] } } });
-    expect(runLimits(facts(c), 'afk_auto')).toEqual({ maxTurns: 60, maxUsd: null, networkAllow: ['registry.npmjs.org', '*.pythonhosted.org'] });
-    expect(limitsJson(runLimits(facts(c), 'afk_auto'))).toBe('{"max_turns":60,"network_allow":["registry.npmjs.org","*.pythonhosted.org"]}');
+    expect(runLimits(facts(c), 'afk_auto')).toEqual({
+      maxTurns: 60,
+      maxUsd: null,
+      networkAllow: ['registry.npmjs.org', '*.pythonhosted.org'],
+    });
+    expect(limitsJson(runLimits(facts(c), 'afk_auto'))).toBe(
+      '{"max_turns":60,"network_allow":["registry.npmjs.org","*.pythonhosted.org"]}',
+    );
     const bad = parseRepoConfig({ agent: { network: { allow: ['https://evil.example/x'] } } });
-    expect(bad).toEqual({ state: 'invalid', reason: expect.stringContaining('agent.network.allow lists host names such as registry.npmjs.org or *.pythonhosted.org') });
+    expect(bad).toEqual({
+      state: 'invalid',
+      reason: expect.stringContaining(
+        'agent.network.allow lists host names such as registry.npmjs.org or *.pythonhosted.org',
+      ),
+    });
   });
 
   it('a fix carries the newest rejection of its PR, cut to its end', () => {
     const c = { kind: 'fix', prNumber: 9 } as Candidate;
-    const lander = (summary: string | null, verdict: 'accept' | 'reject', pr = 9) => ({ kind: 'lander', prNumber: pr, verdict, summary, headSha: 'cd2cfd2' }) as Run;
-    expect(rejectionFor(c, [lander('old failure', 'reject'), lander('other PR', 'reject', 8), lander('newer failure', 'reject')])).toBe('newer failure');
+    const lander = (summary: string | null, verdict: 'accept' | 'reject', pr = 9) =>
+      ({ kind: 'lander', prNumber: pr, verdict, summary, headSha: 'cd2cfd2' }) as Run;
+    expect(
+      rejectionFor(c, [
+        lander('old failure', 'reject'),
+        lander('other PR', 'reject', 8),
+        lander('newer failure', 'reject'),
+      ]),
+    ).toBe('newer failure');
     expect(rejectionFor(c, [lander(null, 'reject')])).toBe('The lander rejected #9 at cd2cfd2.');
     expect(rejectionFor({ ...c, kind: 'afk_auto' } as Candidate, [lander('x', 'reject')])).toBeNull();
     const long = rejectionFor(c, [lander(`${'x'.repeat(9000)}FAIL at the end`, 'reject')])!;
@@ -48,23 +70,46 @@ describe('an agent run\'s limits', () => {
     expect(long.endsWith('FAIL at the end')).toBe(true);
   });
 
-  it('the runner reads the command launcher\'s environment as yoke writes it', () => {
+  it("the runner reads the command launcher's environment as yoke writes it", () => {
     const spec: LaunchSpec = {
-      runId: 'r-fix', kind: 'fix', repo: { owner: 'acme', name: 'api', fullName: 'acme/api', installationId: 1 }, subject: 'pr#9', issueNumber: 3, prNumber: 9,
-      headSha: 'a'.repeat(40), deadline: Date.UTC(2026, 11, 1, 12), secret: 's3cret', apiUrl: 'https://yoke.example.test/', workflow: 'yoke-run.yml', ref: 'main',
-      limits: { maxTurns: 25, maxUsd: 2.5, networkAllow: ['registry.npmjs.org'] }, rejection: 'FAIL count-words.test.js',
+      runId: 'r-fix',
+      kind: 'fix',
+      repo: { owner: 'acme', name: 'api', fullName: 'acme/api', installationId: 1 },
+      subject: 'pr#9',
+      issueNumber: 3,
+      prNumber: 9,
+      headSha: 'a'.repeat(40),
+      deadline: Date.UTC(2026, 11, 1, 12),
+      secret: 's3cret',
+      apiUrl: 'https://yoke.example.test/',
+      workflow: 'yoke-run.yml',
+      ref: 'main',
+      limits: { maxTurns: 25, maxUsd: 2.5, networkAllow: ['registry.npmjs.org'] },
+      rejection: 'FAIL count-words.test.js',
     };
     expect(readRunFacts(launchEnv(spec))).toEqual({
       ok: true,
       facts: {
-        runId: 'r-fix', kind: 'fix', repo: 'acme/api', issueNumber: null, prNumber: 9, headSha: 'a'.repeat(40), deadline: Date.UTC(2026, 11, 1, 12),
-        apiUrl: 'https://yoke.example.test', limits: { maxTurns: 25, maxUsd: 2.5, networkAllow: ['registry.npmjs.org'] }, rejection: 'FAIL count-words.test.js',
+        runId: 'r-fix',
+        kind: 'fix',
+        repo: 'acme/api',
+        issueNumber: null,
+        prNumber: 9,
+        headSha: 'a'.repeat(40),
+        deadline: Date.UTC(2026, 11, 1, 12),
+        apiUrl: 'https://yoke.example.test',
+        limits: { maxTurns: 25, maxUsd: 2.5, networkAllow: ['registry.npmjs.org'] },
+        rejection: 'FAIL count-words.test.js',
       },
     });
-    expect(readRunFacts({ ...launchEnv(spec), YOKE_SUBJECT: 'issue#3' })).toEqual({ ok: false, error: 'YOKE_SUBJECT issue#3 does not fit a fix run (an AFK run works on issue#N, a fix on pr#N)' });
+    expect(readRunFacts({ ...launchEnv(spec), YOKE_SUBJECT: 'issue#3' })).toEqual({
+      ok: false,
+      error: 'YOKE_SUBJECT issue#3 does not fit a fix run (an AFK run works on issue#N, a fix on pr#N)',
+    });
     expect(readRunFacts({ YOKE_RUN_KIND: 'lander' })).toEqual({
       ok: false,
-      error: 'YOKE_RUN_ID is not set; YOKE_RUN_KIND is afk_manual, afk_auto or fix (a lander runs no agent); YOKE_SUBJECT is not set; YOKE_DEADLINE is not set; YOKE_API_URL is not set',
+      error:
+        'YOKE_RUN_ID is not set; YOKE_RUN_KIND is afk_manual, afk_auto or fix (a lander runs no agent); YOKE_SUBJECT is not set; YOKE_DEADLINE is not set; YOKE_API_URL is not set',
     });
   });
 });

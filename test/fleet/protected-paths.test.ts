@@ -59,18 +59,37 @@ describe('protected paths (TR14)', () => {
     await h.engine.schedulerTick();
     expect(h.forge.merges).toEqual([]);
     const holdComments = h.forge.comments.filter((c) => !c.body.includes('yoke:verdict'));
-    expect(holdComments.map((c) => [c.number, c.body])).toEqual([[7, protectedHoldNotice(7, SHA, ['.github/yoke/validate.sh'])]]);
+    expect(holdComments.map((c) => [c.number, c.body])).toEqual([
+      [7, protectedHoldNotice(7, SHA, ['.github/yoke/validate.sh'])],
+    ]);
     expect(holdComments[0]!.body).toBe(
-      'yoke did not merge this PR. #7 changes files yoke trusts (`.github/yoke/validate.sh`), so the lander\u2019s accept at aaaaaaa does not merge it: a person must approve this head.'.replace('\u2019', "'") +
+      'yoke did not merge this PR. #7 changes files yoke trusts (`.github/yoke/validate.sh`), so the lander\u2019s accept at aaaaaaa does not merge it: a person must approve this head.'.replace(
+        '\u2019',
+        "'",
+      ) +
         '\n\nThese paths are protected by default (`.github/**`, `CLAUDE.md`, `AGENTS.md`, `.claude/**`, `.mcp.json`, `.codex/**`) or by `protected_paths:` in `.github/yoke.yml`: an agent that could change them unseen could change what yoke checks.' +
         '\n\n**To recover:** Review the change to those files; if it is right, approve #7 at aaaaaaa as a writer who is not its author (Files changed → Review changes → Approve), and yoke merges it at that head. If not, close it or push a change that leaves them alone.',
     );
     const check = h.forge.checkRuns.find((c) => c.headSha === SHA)!.current;
-    expect(check).toMatchObject({ status: 'completed', conclusion: 'action_required', title: 'Accepted at aaaaaaa; a person must approve', externalId: lander });
+    expect(check).toMatchObject({
+      status: 'completed',
+      conclusion: 'action_required',
+      title: 'Accepted at aaaaaaa; a person must approve',
+      externalId: lander,
+    });
     expect(check.summary).toContain('`.github/yoke/validate.sh`');
-    await h.store.repos.recordRead('acme/api', { readAt: 0, settings: {} as never, openClaims: [{ number: 7, title: 'PR 7', headSha: SHA, author: 'agent' }] });
+    await h.store.repos.recordRead('acme/api', {
+      readAt: 0,
+      settings: {} as never,
+      openClaims: [{ number: 7, title: 'PR 7', headSha: SHA, author: 'agent' }],
+    });
     const items = needsYou(await buildFleetReport(h.fleet, null), h.clock.now());
-    expect(items).toEqual([expect.objectContaining({ repo: 'acme/api', what: expect.stringContaining('#7 changes files yoke trusts (`.github/yoke/validate.sh`)') })]);
+    expect(items).toEqual([
+      expect.objectContaining({
+        repo: 'acme/api',
+        what: expect.stringContaining('#7 changes files yoke trusts (`.github/yoke/validate.sh`)'),
+      }),
+    ]);
   });
 
   it('TR14 the author\u2019s own approval, a bot\u2019s, a non-writer\u2019s and one of an older head release nothing; a writer\u2019s approval of the head merges it at that head', async () => {
@@ -94,7 +113,9 @@ describe('protected paths (TR14)', () => {
     expect(h.forge.merges).toEqual([{ repo: 'acme/api', number: 7, sha: SHA, method: 'squash' }]);
     const holds = await h.store.protectedHolds.list('acme/api');
     expect(holds.map((x) => x.approvedBy)).toEqual(['maint']);
-    expect(h.forge.comments.find((c) => !c.body.includes('yoke:verdict'))!.body).toBe(protectedApprovedNotice(7, SHA, ['.github/workflows/yoke-run.yml'], 'maint'));
+    expect(h.forge.comments.find((c) => !c.body.includes('yoke:verdict'))!.body).toBe(
+      protectedApprovedNotice(7, SHA, ['.github/workflows/yoke-run.yml'], 'maint'),
+    );
     const check = h.forge.checkRuns.find((c) => c.headSha === SHA)!.current;
     expect(check).toMatchObject({ conclusion: 'success', title: 'Accepted at aaaaaaa' });
     expect(check.summary).toContain('maint approved this head');
@@ -111,7 +132,10 @@ describe('protected paths (TR14)', () => {
     await recordVerdict(h, 'acme/api', 8, 'd'.repeat(40), 'accept');
     await h.engine.schedulerTick();
     expect(h.forge.merges.map((m) => m.number)).toEqual([8]);
-    expect((await h.store.protectedHolds.list()).map((x) => [x.prNumber, x.files])).toEqual([[7, ['(GitHub did not list the files of this change)']], [8, []]]);
+    expect((await h.store.protectedHolds.list()).map((x) => [x.prNumber, x.files])).toEqual([
+      [7, ['(GitHub did not list the files of this change)']],
+      [8, []],
+    ]);
   });
 
   it('TR14 a head found clear is held after all when protected_paths grows to cover what it changes, and its check says so', async () => {

@@ -19,22 +19,50 @@ class SlowLauncher extends FakeLauncher {
 }
 
 describe('the reaper', () => {
-  it('SP13 a run that reported while the tick read another run\'s liveness ends with its report: no failure, no strike', async () => {
+  it("SP13 a run that reported while the tick read another run's liveness ends with its report: no failure, no strike", async () => {
     const launcher = new SlowLauncher();
     const h = makeHarness({ launcher });
     await h.store.repos.ensure('acme/api', 1, h.clock.now());
     const insert = async (id: string, issue: number) =>
-      await h.store.runs.insert({ id, repo: 'acme/api', kind: 'afk_auto', subject: `issue#${issue}`, issueNumber: issue, prNumber: null, headSha: null, launchedAt: h.clock.now(), budgetDeadline: h.clock.now() + 3600_000, launcher: 'command', launcherRef: `fake:${id}`, secretHash: null, capAtLaunch: 2, liveAtLaunch: 1 });
+      await h.store.runs.insert({
+        id,
+        repo: 'acme/api',
+        kind: 'afk_auto',
+        subject: `issue#${issue}`,
+        issueNumber: issue,
+        prNumber: null,
+        headSha: null,
+        launchedAt: h.clock.now(),
+        budgetDeadline: h.clock.now() + 3600_000,
+        launcher: 'command',
+        launcherRef: `fake:${id}`,
+        secretHash: null,
+        capAtLaunch: 2,
+        liveAtLaunch: 1,
+      });
     await insert('r-a', 1);
     await insert('r-b', 2);
     launcher.table.running.set('r-a', {} as never);
     launcher.table.ended.add('r-b'); // its process already exited; its report is on its way
     let release!: () => void;
     launcher.held.set('r-a', new Promise<void>((r) => (release = r)));
-    const tick = reapRuns({ store: h.store, launcher, now: h.clock.now, pauseThreshold: 3, repoRef: async () => ({ owner: 'acme', name: 'api', fullName: 'acme/api', installationId: 1 }), log: h.fleet.log });
+    const tick = reapRuns({
+      store: h.store,
+      launcher,
+      now: h.clock.now,
+      pauseThreshold: 3,
+      repoRef: async () => ({ owner: 'acme', name: 'api', fullName: 'acme/api', installationId: 1 }),
+      log: h.fleet.log,
+    });
     // While the tick waits on r-a, r-b's report lands (answered 200).
     await new Promise((r) => setTimeout(r, 10));
-    expect(await h.store.runs.recordReport('r-b', { outcome: 'success', verdict: null, summary: 'opened #9' }, h.clock.now())).toBe(true);
+    expect(
+      await h.store.runs.recordReport(
+        'r-b',
+        { outcome: 'success', verdict: null, summary: 'opened #9' },
+        h.clock.now(),
+      ),
+    ).toBe(true);
     release();
     const reaped = await tick;
     expect(reaped.map((r) => [r.run.id, r.outcome, r.reason])).toEqual([['r-b', 'success', null]]);

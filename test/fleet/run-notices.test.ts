@@ -11,14 +11,43 @@ function setup() {
   const h = makeHarness();
   h.forge.addRepo('acme/api', {});
   h.forge.addIssue('acme/api', 14);
-  const fail = async (over: { kind?: 'afk_auto' | 'fix'; issue?: number; summary?: string | null; outcome?: 'failure' | 'timeout' | 'cancelled' } = {}) => {
+  const fail = async (
+    over: {
+      kind?: 'afk_auto' | 'fix';
+      issue?: number;
+      summary?: string | null;
+      outcome?: 'failure' | 'timeout' | 'cancelled';
+    } = {},
+  ) => {
     const id = await liveRun(h, { kind: over.kind ?? 'afk_auto', issue: over.issue ?? 14, secret: 's' });
-    if (over.summary !== null) await h.store.runs.recordReport(id, { outcome: 'failure', verdict: null, summary: over.summary ?? 'Error: issue #14 names no demo task', cost: null }, h.clock.now());
-    await h.store.runs.end(id, over.outcome ?? 'failure', over.outcome === 'timeout' ? 'ran past its 60-minute budget' : null, h.clock.now());
+    if (over.summary !== null)
+      await h.store.runs.recordReport(
+        id,
+        {
+          outcome: 'failure',
+          verdict: null,
+          summary: over.summary ?? 'Error: issue #14 names no demo task',
+          cost: null,
+        },
+        h.clock.now(),
+      );
+    await h.store.runs.end(
+      id,
+      over.outcome ?? 'failure',
+      over.outcome === 'timeout' ? 'ran past its 60-minute budget' : null,
+      h.clock.now(),
+    );
     h.clock.advance(1000);
     return id;
   };
-  const sync = () => syncRunNotices({ store: h.store, forge: h.forge, now: () => h.clock.now(), log: silentLog, webUrl: 'https://github.test' });
+  const sync = () =>
+    syncRunNotices({
+      store: h.store,
+      forge: h.forge,
+      now: () => h.clock.now(),
+      log: silentLog,
+      webUrl: 'https://github.test',
+    });
   return { h, fail, sync };
 }
 
@@ -37,14 +66,20 @@ describe('failed run notices', () => {
     const second = await fail({ summary: null, outcome: 'timeout' });
     expect(await sync()).toBe(1);
     expect(h.forge.comments).toHaveLength(1);
-    expect(h.forge.comments[0]!.body.split('\n\n').slice(0, 2)).toEqual([`yoke's AFK run \`${second}\` ran out of time (2 failed runs here so far):`, '```\nran past its 60-minute budget\n```']);
+    expect(h.forge.comments[0]!.body.split('\n\n').slice(0, 2)).toEqual([
+      `yoke's AFK run \`${second}\` ran out of time (2 failed runs here so far):`,
+      '```\nran past its 60-minute budget\n```',
+    ]);
   });
 
   it('a fix run goes to its claim PR; a run yoke cancelled itself, or one that succeeded last, posts nothing', async () => {
     const { h, fail } = setup();
     const fix = await fail({ kind: 'fix' });
     const cancelled = await fail({ issue: 15, outcome: 'cancelled' });
-    const plan = planRunNotices(await h.store.runs.listAll(), [], { now: h.clock.now(), webUrl: 'https://github.test' });
+    const plan = planRunNotices(await h.store.runs.listAll(), [], {
+      now: h.clock.now(),
+      webUrl: 'https://github.test',
+    });
     expect(plan.map((a) => [a.thread, a.runId, a.commentId])).toEqual([[7, fix, null]]);
     expect(plan[0]!.body).toContain("yoke's fix run");
     // The cancelled run did end as cancelled, and posts nothing.

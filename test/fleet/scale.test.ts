@@ -52,11 +52,13 @@ describe('concurrent, bounded reads', () => {
     const limiter = createLimiter(2);
     const gates = Array.from({ length: 5 }, gate);
     let running = 0;
-    const done = gates.map((g) => limiter.run(async () => {
-      running++;
-      await g.opened;
-      running--;
-    }));
+    const done = gates.map((g) =>
+      limiter.run(async () => {
+        running++;
+        await g.opened;
+        running--;
+      }),
+    );
     await Promise.resolve();
     expect(running).toBe(2);
     gates[0]!.open();
@@ -69,12 +71,17 @@ describe('concurrent, bounded reads', () => {
 
   it('SC01 the GitHub client holds requests beyond its bound in flight, across every Octokit it makes', async () => {
     nock.disableNetConnect();
-    const Octokit = yokeOctokit(openStore(':memory:'), new ManualClock(), { requests: 0, notModified: 0 }, {
-      ...DEFAULT_CLIENT_POLICY,
-      maxInFlight: 2,
-      retry: { enabled: false, doNotRetry: [] },
-      throttle: { enabled: false, maxRetries: 0, maxWaitSeconds: 0 },
-    });
+    const Octokit = yokeOctokit(
+      openStore(':memory:'),
+      new ManualClock(),
+      { requests: 0, notModified: 0 },
+      {
+        ...DEFAULT_CLIENT_POLICY,
+        maxInFlight: 2,
+        retry: { enabled: false, doNotRetry: [] },
+        throttle: { enabled: false, maxRetries: 0, maxWaitSeconds: 0 },
+      },
+    );
     const held = gate();
     let arrived = 0;
     nock('https://api.github.com')
@@ -86,7 +93,9 @@ describe('concurrent, bounded reads', () => {
       });
     const a = new Octokit({ auth: 'token-a' });
     const b = new Octokit({ auth: 'token-b' });
-    const calls = Array.from({ length: 6 }, (_, i) => (i % 2 ? a : b).request('GET /repos/acme/{repo}', { repo: `r${i}` }));
+    const calls = Array.from({ length: 6 }, (_, i) =>
+      (i % 2 ? a : b).request('GET /repos/acme/{repo}', { repo: `r${i}` }),
+    );
     for (let i = 0; i < 50; i++) await new Promise((r) => setImmediate(r));
     expect(arrived).toBe(2);
     held.open();
@@ -138,8 +147,14 @@ describe('the request budget', () => {
     const { RequestBudget, costOf } = await import('../../src/forge/budget.js');
     const clock = new ManualClock();
     const budget = new RequestBudget({ pointsPerMinute: 100, contentWritesPerMinute: 10, headroom: 0.8 }, clock.now);
-    expect(costOf('GET', 'https://api.github.com/repos/a/b/issues?state=all')).toEqual({ points: 1, contentWrite: false });
-    expect(costOf('POST', 'https://api.github.com/repos/a/b/issues/7/comments')).toEqual({ points: 5, contentWrite: true });
+    expect(costOf('GET', 'https://api.github.com/repos/a/b/issues?state=all')).toEqual({
+      points: 1,
+      contentWrite: false,
+    });
+    expect(costOf('POST', 'https://api.github.com/repos/a/b/issues/7/comments')).toEqual({
+      points: 5,
+      contentWrite: true,
+    });
     expect(costOf('PUT', 'https://api.github.com/repos/a/b/pulls/7/merge')).toEqual({ points: 5, contentWrite: false });
     const comment = costOf('POST', '/repos/a/b/issues/7/comments');
     for (let i = 0; i < 8; i++) {
@@ -174,7 +189,7 @@ describe('the request budget', () => {
     const report = await buildFleetReport(h.fleet, pass);
     expect(report.lastPass!.deferred[0]).toMatchObject({ repo: 'acme/backlog', code: 'request_budget' });
     expect(formatFleetReport(report)).toContain(
-      '~ acme/backlog (all its work): request_budget: acme/backlog was not read this pass: installation 2 has 3 points left of this minute\'s request budget, and work further down the pipeline went first.',
+      "~ acme/backlog (all its work): request_budget: acme/backlog was not read this pass: installation 2 has 3 points left of this minute's request budget, and work further down the pipeline went first.",
     );
     h.forge.points.delete(2);
     const later = await h.engine.schedulerTick();
@@ -196,7 +211,10 @@ describe('the budgeted GitHub client', () => {
       waits.push(ms);
       clock.advance(ms);
     };
-    const Client = ProbotOctokit.plugin(budgeted(book, sleep)).defaults({ retry: { enabled: false }, throttle: { enabled: false } });
+    const Client = ProbotOctokit.plugin(budgeted(book, sleep)).defaults({
+      retry: { enabled: false },
+      throttle: { enabled: false },
+    });
     const o = new Client({ auth: { token: 't' } });
     nock('https://api.github.com').get('/repos/acme/api').times(4).reply(200, {});
     for (let i = 0; i < 3; i++) {

@@ -53,15 +53,21 @@ describe('spend', () => {
     // No strike: spending is not failing.
     expect((await h.store.repos.get('acme/api'))!.consecutiveFailures).toBe(0);
     const fleetReport = await buildFleetReport(h.fleet, pass);
-    expect(fleetReport.spend).toEqual([{ repo: 'acme/api', day: '2026-11-30', usd: 5.5, inputTokens: 2000, outputTokens: 400, runs: 2 }]);
-    expect(formatFleetReport(fleetReport)).toContain('$ 2026-11-30 acme/api: $5.50 over 2 run(s), 2000 input and 400 output tokens');
+    expect(fleetReport.spend).toEqual([
+      { repo: 'acme/api', day: '2026-11-30', usd: 5.5, inputTokens: 2000, outputTokens: 400, runs: 2 },
+    ]);
+    expect(formatFleetReport(fleetReport)).toContain(
+      '$ 2026-11-30 acme/api: $5.50 over 2 run(s), 2000 input and 400 output tokens',
+    );
     expect(formatFleetReport(fleetReport)).toContain('~ acme/api issue#3 (new_work): budget_spent:');
 
     // The lander's verdict comment on the claim PR says what issue #1 has cost.
     const lander = h.launcher.starts.find((s) => s.kind === 'lander')!;
     await report(h, lander.runId, 'success', 'accept');
     await h.engine.reaperTick();
-    expect(h.forge.comments.find((c) => c.number === 10)!.body).toMatch(/\n\n_Spend on #1 so far: \$3\.10 over 1 run \(1000 input and 200 output tokens\)\._$/);
+    expect(h.forge.comments.find((c) => c.number === 10)!.body).toMatch(
+      /\n\n_Spend on #1 so far: \$3\.10 over 1 run \(1000 input and 200 output tokens\)\._$/,
+    );
 
     // Still the same day at 23:59: still waiting.
     clock.t = Date.UTC(2026, 10, 30, 23, 59, 0);
@@ -86,7 +92,9 @@ describe('spend', () => {
     const pass = await h.engine.schedulerTick();
     expect(afkStarts(h)).toEqual(['issue#1']);
     const wait = pass.waiting.find((w) => w.repo === 'acme/web')!;
-    expect(wait.reason.message).toBe('New AFK work in acme/web waits until 00:00 UTC: the fleet spent $1.25 of its $1.00 daily budget today. Landers and fixes still run.');
+    expect(wait.reason.message).toBe(
+      'New AFK work in acme/web waits until 00:00 UTC: the fleet spent $1.25 of its $1.00 daily budget today. Landers and fixes still run.',
+    );
     expect(wait.reason.recovery).toContain('YOKE_DAILY_USD');
   });
 
@@ -96,7 +104,11 @@ describe('spend', () => {
     h.forge.addIssue('acme/api', 1);
     await h.engine.schedulerTick();
     const spec = h.launcher.starts[0]!;
-    const answer = await reportRunResult(h.fleet, noAuth, { runId: spec.runId, bearer: spec.secret, body: { outcome: 'success', cost: { usd: -1, input_tokens: 1, output_tokens: 1 } } });
+    const answer = await reportRunResult(h.fleet, noAuth, {
+      runId: spec.runId,
+      bearer: spec.secret,
+      body: { outcome: 'success', cost: { usd: -1, input_tokens: 1, output_tokens: 1 } },
+    });
     expect(answer.ok).toBe(false);
     if (!answer.ok) expect(answer.refusal.message).toContain('cost.usd');
     expect((await h.store.runs.get(spec.runId))!.reportedOutcome).toBeNull();

@@ -36,7 +36,9 @@ describe('claims (TR04)', () => {
     h.forge.addPull('acme/api', { number: 8, headSha: 'bbbbbbb', labels: [], body: `Closes #2\n\nYoke-Run: ${runId}` });
     h.forge.addPull('acme/api', { number: 9, headSha: 'ccccccc', labels: [], body: `Closes #1\n\nYoke-Run: ${runId}` });
     await h.engine.schedulerTick();
-    expect((await h.store.claims.listForRepo('acme/api')).map((c) => [c.prNumber, c.runId, c.issueNumber])).toEqual([[7, runId, 1]]);
+    expect((await h.store.claims.listForRepo('acme/api')).map((c) => [c.prNumber, c.runId, c.issueNumber])).toEqual([
+      [7, runId, 1],
+    ]);
     expect(landers(h)).toEqual(['pr#7']);
     // A later pass: #9 still names a run that is already claimed.
     await h.engine.schedulerTick();
@@ -52,7 +54,12 @@ describe('claims (TR04)', () => {
     await h.engine.schedulerTick();
     const afk = h.launcher.starts[0]!;
     // While its run holds the only slot, the agent opens its claim PR; then the run ends.
-    h.forge.addPull('acme/api', { number: 7, headSha: 'aaaaaaa', labels: [], body: `Closes #1\n\nYoke-Run: ${afk.runId}` });
+    h.forge.addPull('acme/api', {
+      number: 7,
+      headSha: 'aaaaaaa',
+      labels: [],
+      body: `Closes #1\n\nYoke-Run: ${afk.runId}`,
+    });
     await report(h, afk.runId, 'success');
     const pass = await h.engine.reaperTick();
     expect(pass.outcomes.filter((o) => o.result.kind === 'launched').map((o) => o.candidate.subject)).toEqual(['pr#7']);
@@ -90,8 +97,18 @@ describe('verdicts (TR01)', () => {
     await addClaimPull(h, 'acme/api', { number: 7, issue: 1, headSha: 'aaaaaaa' });
     await addClaimPull(h, 'acme/api', { number: 8, issue: 2, headSha: 'bbbbbbb' });
     const other = await recordVerdict(h, 'acme/api', 8, 'bbbbbbb', 'accept');
-    h.forge.comment('acme/api', 7, 'yoke[bot]', encodeMarker({ run: other, sha: 'aaaaaaa', verdict: 'accept' }, 'copied'));
-    h.forge.comment('acme/api', 7, 'yoke[bot]', encodeMarker({ run: 'r-invented', sha: 'aaaaaaa', verdict: 'accept' }, 'made up'));
+    h.forge.comment(
+      'acme/api',
+      7,
+      'yoke[bot]',
+      encodeMarker({ run: other, sha: 'aaaaaaa', verdict: 'accept' }, 'copied'),
+    );
+    h.forge.comment(
+      'acme/api',
+      7,
+      'yoke[bot]',
+      encodeMarker({ run: 'r-invented', sha: 'aaaaaaa', verdict: 'accept' }, 'made up'),
+    );
     await h.engine.schedulerTick();
     expect(h.forge.merges.map((m) => m.number)).toEqual([8]);
     expect(landers(h)).toEqual(['pr#7']);
@@ -151,7 +168,12 @@ describe('defects found on the same read', () => {
       const pass = await h.engine.schedulerTick();
       expect(pass.outcomes.map((o) => o.result.kind)).toEqual(['launch_failed']);
     }
-    expect((await h.store.runs.listAll()).map((r) => r.outcome)).toEqual(['cancelled', 'cancelled', 'cancelled', 'cancelled']);
+    expect((await h.store.runs.listAll()).map((r) => r.outcome)).toEqual([
+      'cancelled',
+      'cancelled',
+      'cancelled',
+      'cancelled',
+    ]);
     expect(await h.store.repos.get('acme/api')).toMatchObject({ consecutiveFailures: 0, pausedSince: null });
     await resetRepo(h.fleet, 'acme/api');
     await h.engine.schedulerTick();

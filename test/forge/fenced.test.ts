@@ -9,7 +9,10 @@ import type { Launcher } from '../../src/launcher/launcher.js';
 // every launch or cancel, passes it first; a shut fence lets none through.
 
 const recording = <T extends object>(called: string[]): T =>
-  new Proxy({} as T, { get: (_t, name) => (name === 'name' ? 'actions' : (..._args: unknown[]) => (called.push(String(name)), Promise.resolve(null))) });
+  new Proxy({} as T, {
+    get: (_t, name) =>
+      name === 'name' ? 'actions' : (..._args: unknown[]) => (called.push(String(name)), Promise.resolve(null)),
+  });
 
 const shut: Fence = {
   epoch: 4,
@@ -22,13 +25,29 @@ describe('TR31 the fenced forge and launcher', () => {
   it("TR31 with the fence shut, none of the forge's writes reaches GitHub, and each names itself; reads go through", async () => {
     const called: string[] = [];
     const forge = fencedForge(recording<Forge>(called), shut);
-    expect(FORGE_WRITES).toEqual(expect.arrayContaining(['merge', 'createComment', 'dispatchWorkflow', 'reviewProtectionRule', 'updateIssue', 'createDeploymentStatus', 'pinBranch', 'mintPushToken']));
+    expect(FORGE_WRITES).toEqual(
+      expect.arrayContaining([
+        'merge',
+        'createComment',
+        'dispatchWorkflow',
+        'reviewProtectionRule',
+        'updateIssue',
+        'createDeploymentStatus',
+        'pinBranch',
+        'mintPushToken',
+      ]),
+    );
     for (const name of FORGE_WRITES) {
-      await expect((forge[name] as (...a: unknown[]) => Promise<unknown>)()).rejects.toThrow(`it stopped before ${name}`);
+      await expect((forge[name] as (...a: unknown[]) => Promise<unknown>)()).rejects.toThrow(
+        `it stopped before ${name}`,
+      );
     }
     expect(called).toEqual([]);
     await forge.getPull({ fullName: 'acme/api', owner: 'acme', name: 'api', installationId: 1 }, 4);
-    await forge.readRepo({ fullName: 'acme/api', owner: 'acme', name: 'api', installationId: 1 }, { claimLabel: 'x', configMaxAgeMs: 0 });
+    await forge.readRepo(
+      { fullName: 'acme/api', owner: 'acme', name: 'api', installationId: 1 },
+      { claimLabel: 'x', configMaxAgeMs: 0 },
+    );
     expect(called).toEqual(['getPull', 'readRepo']);
   });
 
@@ -44,7 +63,9 @@ describe('TR31 the fenced forge and launcher', () => {
     const called: string[] = [];
     const launcher = fencedLauncher(recording<Launcher>(called), shut);
     await expect(launcher.start({ runId: 'r1' } as never)).rejects.toThrow('it stopped before launching run r1');
-    await expect(launcher.cancel({ id: 'r2' } as never, {} as never)).rejects.toThrow('it stopped before cancelling run r2');
+    await expect(launcher.cancel({ id: 'r2' } as never, {} as never)).rejects.toThrow(
+      'it stopped before cancelling run r2',
+    );
     await launcher.liveness({ id: 'r3' } as never, {} as never);
     expect(called).toEqual(['liveness']);
   });

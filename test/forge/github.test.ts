@@ -12,7 +12,8 @@ import type { Octokit } from '../../src/forge/octokit.js';
 const API = 'https://api.github.com';
 // Octokit logs each failed request to the console; the 404 below is asked for on purpose.
 const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
-const client = (token: string) => new RestOctokit({ auth: token, request: { retries: 0 }, log: quiet }) as unknown as Octokit;
+const client = (token: string) =>
+  new RestOctokit({ auth: token, request: { retries: 0 }, log: quiet }) as unknown as Octokit;
 const repo = { owner: 'acme', name: 'api', fullName: 'acme/api', installationId: 7 };
 
 isolateNock();
@@ -22,8 +23,17 @@ describe('GitHubForge, for agent runs', () => {
     const bodies: unknown[] = [];
     nock(API, { reqheaders: { authorization: 'token app-jwt' } })
       .post('/app/installations/7/access_tokens', (b) => (bodies.push(b), true))
-      .reply(201, { token: 'ghs_push', expires_at: '2026-12-01T11:00:00Z', permissions: { contents: 'write', metadata: 'read' }, repository_selection: 'selected' });
-    const forge = new GitHubForge({ appOctokit: async () => client('app-jwt'), installationOctokit: async () => client('ghs_inst'), now: Date.now });
+      .reply(201, {
+        token: 'ghs_push',
+        expires_at: '2026-12-01T11:00:00Z',
+        permissions: { contents: 'write', metadata: 'read' },
+        repository_selection: 'selected',
+      });
+    const forge = new GitHubForge({
+      appOctokit: async () => client('app-jwt'),
+      installationOctokit: async () => client('ghs_inst'),
+      now: Date.now,
+    });
     expect(await forge.mintPushToken(repo)).toEqual({ token: 'ghs_push', expiresAt: '2026-12-01T11:00:00Z' });
     expect(bodies).toEqual([{ repositories: ['api'], permissions: { contents: 'write' } }]);
   });
@@ -33,32 +43,60 @@ describe('GitHubForge, for agent runs', () => {
     nock(API, { reqheaders: { authorization: 'token ghs_inst' } })
       .post('/repos/acme/api/pulls', (b) => (bodies.push(b), true))
       .reply(201, { number: 12, html_url: 'https://github.com/acme/api/pull/12' });
-    const forge = new GitHubForge({ appOctokit: async () => client('app-jwt'), installationOctokit: async () => client('ghs_inst'), now: Date.now });
-    const pull = { head: 'yoke/3-r1', base: 'main', title: 'Add a word counter', body: 'Closes #3\n\ndone\n\nYoke-Run: r1' };
+    const forge = new GitHubForge({
+      appOctokit: async () => client('app-jwt'),
+      installationOctokit: async () => client('ghs_inst'),
+      now: Date.now,
+    });
+    const pull = {
+      head: 'yoke/3-r1',
+      base: 'main',
+      title: 'Add a word counter',
+      body: 'Closes #3\n\ndone\n\nYoke-Run: r1',
+    };
     expect(await forge.openPull(repo, pull)).toBe(12);
     expect(bodies).toEqual([pull]);
   });
 
-  it("TR29 reads whether GitHub protects a branch (a rule or a ruleset), and knows a missing branch", async () => {
+  it('TR29 reads whether GitHub protects a branch (a rule or a ruleset), and knows a missing branch', async () => {
     const gh = nock(API, { reqheaders: { authorization: 'token ghs_inst' } });
-    const branch = (name: string, covered: boolean) => ({ name, commit: { sha: 'a'.repeat(40) }, protected: covered, protection_url: `https://api.github.com/repos/acme/api/branches/${name}/protection` });
+    const branch = (name: string, covered: boolean) => ({
+      name,
+      commit: { sha: 'a'.repeat(40) },
+      protected: covered,
+      protection_url: `https://api.github.com/repos/acme/api/branches/${name}/protection`,
+    });
     gh.get('/repos/acme/api/branches/release%2F1.x').reply(200, branch('release/1.x', true));
     gh.get('/repos/acme/api/branches/hotfix').reply(200, branch('hotfix', false));
     gh.get('/repos/acme/api/branches/gone').reply(404, { message: 'Branch not found' });
-    const forge = new GitHubForge({ appOctokit: async () => client('app-jwt'), installationOctokit: async () => client('ghs_inst'), now: Date.now });
-    expect([await forge.isBranchProtected(repo, 'release/1.x'), await forge.isBranchProtected(repo, 'hotfix'), await forge.isBranchProtected(repo, 'gone')]).toEqual([true, false, null]);
+    const forge = new GitHubForge({
+      appOctokit: async () => client('app-jwt'),
+      installationOctokit: async () => client('ghs_inst'),
+      now: Date.now,
+    });
+    expect([
+      await forge.isBranchProtected(repo, 'release/1.x'),
+      await forge.isBranchProtected(repo, 'hotfix'),
+      await forge.isBranchProtected(repo, 'gone'),
+    ]).toEqual([true, false, null]);
   });
 
   it('QA21 reads who reacted to a notice, asking for the list only when someone did', async () => {
     const gh = nock(API, { reqheaders: { authorization: 'token ghs_inst' } });
     gh.get('/repos/acme/api/issues/comments/5').reply(200, { id: 5, body: 'notice', reactions: { total_count: 0 } });
     gh.get('/repos/acme/api/issues/comments/6').reply(200, { id: 6, body: 'notice', reactions: { total_count: 2 } });
-    gh.get('/repos/acme/api/issues/comments/6/reactions').query({ per_page: '100' }).reply(200, [
-      { id: 1, content: '+1', user: { login: 'bystander' } },
-      { id: 2, content: 'eyes', user: { login: 'alice' } },
-    ]);
+    gh.get('/repos/acme/api/issues/comments/6/reactions')
+      .query({ per_page: '100' })
+      .reply(200, [
+        { id: 1, content: '+1', user: { login: 'bystander' } },
+        { id: 2, content: 'eyes', user: { login: 'alice' } },
+      ]);
     gh.get('/repos/acme/api/issues/comments/7').reply(404, { message: 'Not Found' });
-    const forge = new GitHubForge({ appOctokit: async () => client('app-jwt'), installationOctokit: async () => client('ghs_inst'), now: Date.now });
+    const forge = new GitHubForge({
+      appOctokit: async () => client('app-jwt'),
+      installationOctokit: async () => client('ghs_inst'),
+      now: Date.now,
+    });
     expect(await forge.readComment(repo, 5)).toEqual({ reactors: [] });
     expect(await forge.readComment(repo, 6)).toEqual({ reactors: ['bystander', 'alice'] });
     expect(await forge.readComment(repo, 7)).toBeNull();
@@ -67,20 +105,31 @@ describe('GitHubForge, for agent runs', () => {
   it('TR05 reads who added a label from its newest labeled event, and the issues changed since a time without their PRs', async () => {
     const gh = nock(API, { reqheaders: { authorization: 'token ghs_inst' } });
     const user = (login: string, type = 'User') => ({ login, type });
-    gh.get('/repos/acme/api/issues/4/events').query({ per_page: '100' }).times(2).reply(200, [
-      { event: 'labeled', actor: user('rita'), label: { name: 'qa:smoke', color: 'ededed' } },
-      { event: 'unlabeled', actor: user('wendy'), label: { name: 'qa:smoke', color: 'ededed' } },
-      { event: 'labeled', actor: user('wendy'), label: { name: 'qa:smoke', color: 'ededed' } },
-      { event: 'labeled', actor: user('yoke[bot]', 'Bot'), label: { name: 'qa:checkout', color: 'ededed' } },
-      { event: 'assigned', actor: user('maint') },
-    ]);
-    gh.get('/repos/acme/api/issues').query({ state: 'all', since: '2026-12-01T10:00:00.000Z', sort: 'updated', direction: 'asc', per_page: '100' }).reply(200, [
-      { number: 4, labels: [{ name: 'qa:smoke' }], updated_at: '2026-12-01T10:05:00Z' },
-      { number: 9, labels: [], updated_at: '2026-12-01T10:06:00Z', pull_request: { url: 'x' } },
-    ]);
-    const forge = new GitHubForge({ appOctokit: async () => client('app-jwt'), installationOctokit: async () => client('ghs_inst'), now: Date.now });
+    gh.get('/repos/acme/api/issues/4/events')
+      .query({ per_page: '100' })
+      .times(2)
+      .reply(200, [
+        { event: 'labeled', actor: user('rita'), label: { name: 'qa:smoke', color: 'ededed' } },
+        { event: 'unlabeled', actor: user('wendy'), label: { name: 'qa:smoke', color: 'ededed' } },
+        { event: 'labeled', actor: user('wendy'), label: { name: 'qa:smoke', color: 'ededed' } },
+        { event: 'labeled', actor: user('yoke[bot]', 'Bot'), label: { name: 'qa:checkout', color: 'ededed' } },
+        { event: 'assigned', actor: user('maint') },
+      ]);
+    gh.get('/repos/acme/api/issues')
+      .query({ state: 'all', since: '2026-12-01T10:00:00.000Z', sort: 'updated', direction: 'asc', per_page: '100' })
+      .reply(200, [
+        { number: 4, labels: [{ name: 'qa:smoke' }], updated_at: '2026-12-01T10:05:00Z' },
+        { number: 9, labels: [], updated_at: '2026-12-01T10:06:00Z', pull_request: { url: 'x' } },
+      ]);
+    const forge = new GitHubForge({
+      appOctokit: async () => client('app-jwt'),
+      installationOctokit: async () => client('ghs_inst'),
+      now: Date.now,
+    });
     expect(await forge.labelledBy(repo, 4, 'qa:smoke')).toEqual({ login: 'wendy', isBot: false });
     expect(await forge.labelledBy(repo, 4, 'qa:checkout')).toEqual({ login: 'yoke[bot]', isBot: true });
-    expect(await forge.listIssuesUpdatedSince(repo, Date.parse('2026-12-01T10:00:00Z'))).toEqual([{ number: 4, labels: ['qa:smoke'], updatedAt: Date.parse('2026-12-01T10:05:00Z') }]);
+    expect(await forge.listIssuesUpdatedSince(repo, Date.parse('2026-12-01T10:00:00Z'))).toEqual([
+      { number: 4, labels: ['qa:smoke'], updatedAt: Date.parse('2026-12-01T10:05:00Z') },
+    ]);
   });
 });

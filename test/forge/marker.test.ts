@@ -3,7 +3,8 @@ import { decodeMarker, encodeMarker, readVerdict } from '../../src/forge/marker.
 import { parseClosingRefs, parseYokeRunTrailer } from '../../src/forge/types.js';
 
 const trusted = new Set(['yoke[bot]']);
-const body = (sha: string, verdict: 'accept' | 'reject', run = 'r1') => encodeMarker({ run, sha, verdict }, 'All 12 tests pass.');
+const body = (sha: string, verdict: 'accept' | 'reject', run = 'r1') =>
+  encodeMarker({ run, sha, verdict }, 'All 12 tests pass.');
 
 describe('the verdict marker', () => {
   it('GH02 round-trips: a hidden versioned line for yoke, a summary for people', () => {
@@ -25,7 +26,11 @@ describe('the verdict marker', () => {
     );
     expect(reading.current).toEqual({ run: 'r1', sha: 'abcdef1', verdict: 'reject', commentId: 2 });
     expect(reading.ignored).toEqual([{ commentId: 1, author: 'mallory', reason: 'written by mallory, not by yoke' }]);
-    const withOperator = readVerdict([{ id: 1, author: 'Release-Bot', body: body('abcdef1', 'accept') }], 'abcdef1', new Set(['release-bot']));
+    const withOperator = readVerdict(
+      [{ id: 1, author: 'Release-Bot', body: body('abcdef1', 'accept') }],
+      'abcdef1',
+      new Set(['release-bot']),
+    );
     expect(withOperator.current?.verdict).toBe('accept');
   });
 
@@ -41,16 +46,28 @@ describe('the verdict marker', () => {
     );
     expect(reading.stale).toBe(1);
     expect(reading.current).toMatchObject({ run: 'r3', verdict: 'accept', commentId: 3 });
-    expect(readVerdict([{ id: 1, author: 'yoke[bot]', body: body('1111111', 'accept') }], '3333333', trusted).current).toBeNull();
+    expect(
+      readVerdict([{ id: 1, author: 'yoke[bot]', body: body('1111111', 'accept') }], '3333333', trusted).current,
+    ).toBeNull();
   });
 
   it('GH02 markers with bad JSON, unknown versions or bad fields are refused with a reason, never acted on', () => {
-    expect(decodeMarker('<!-- yoke:verdict v1 {"run":"r1", sha: oops} -->')).toEqual({ kind: 'invalid', reason: 'marker JSON does not parse' });
-    expect(decodeMarker('<!-- yoke:verdict v9 {} -->')).toEqual({ kind: 'invalid', reason: 'unknown marker version v9' });
+    expect(decodeMarker('<!-- yoke:verdict v1 {"run":"r1", sha: oops} -->')).toEqual({
+      kind: 'invalid',
+      reason: 'marker JSON does not parse',
+    });
+    expect(decodeMarker('<!-- yoke:verdict v9 {} -->')).toEqual({
+      kind: 'invalid',
+      reason: 'unknown marker version v9',
+    });
     const bad = decodeMarker('<!-- yoke:verdict v1 {"run":"r1","sha":"zzz","verdict":"maybe"} -->');
     expect(bad.kind).toBe('invalid');
     if (bad.kind === 'invalid') expect(bad.reason).toContain('sha must be a hex commit id');
-    const reading = readVerdict([{ id: 5, author: 'yoke[bot]', body: '<!-- yoke:verdict v1 {not json} -->' }], 'abcdef1', trusted);
+    const reading = readVerdict(
+      [{ id: 5, author: 'yoke[bot]', body: '<!-- yoke:verdict v1 {not json} -->' }],
+      'abcdef1',
+      trusted,
+    );
     expect(reading.current).toBeNull();
     expect(reading.ignored[0]?.reason).toBe('marker JSON does not parse');
     expect(decodeMarker('just a comment')).toEqual({ kind: 'none' });

@@ -12,7 +12,11 @@ import { isolateNock } from '../helpers/nock.js';
 
 isolateNock({ unmatched: true });
 
-const POLICY = { ...DEFAULT_CLIENT_POLICY, retry: { enabled: false, doNotRetry: [] }, throttle: { enabled: false, maxRetries: 0, maxWaitSeconds: 0 } };
+const POLICY = {
+  ...DEFAULT_CLIENT_POLICY,
+  retry: { enabled: false, doNotRetry: [] },
+  throttle: { enabled: false, maxRetries: 0, maxWaitSeconds: 0 },
+};
 const API = 'https://api.github.test';
 
 describe('a rate-limit hold', () => {
@@ -55,7 +59,9 @@ describe('a rate-limit hold', () => {
         seenAt.labels = clock.now();
         return [200, []];
       });
-    await expect(here.request('GET /repos/{owner}/{repo}/issues', { owner: 'acme', repo: 'api' })).rejects.toMatchObject({ status: 403 });
+    await expect(
+      here.request('GET /repos/{owner}/{repo}/issues', { owner: 'acme', repo: 'api' }),
+    ).rejects.toMatchObject({ status: 403 });
     expect(await store.rateHolds.until('app')).toBe(start + 5_000);
     await here.request('GET /repos/{owner}/{repo}/pulls', { owner: 'acme', repo: 'api' });
     await there.request('GET /repos/{owner}/{repo}/labels', { owner: 'acme', repo: 'api' });

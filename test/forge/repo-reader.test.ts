@@ -24,17 +24,34 @@ const opts = { claimLabel: 'yoke:claim', configMaxAgeMs: 600_000 };
 
 beforeAll(async () => {
   const keys = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  forge = new EmbeddedForge({ dataDir: dir, appId: 1, appSlug: 'yoke-test', appPublicKey: keys.publicKey.export({ type: 'spki', format: 'pem' }).toString(), now: clock.now });
+  forge = new EmbeddedForge({
+    dataDir: dir,
+    appId: 1,
+    appSlug: 'yoke-test',
+    appPublicKey: keys.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+    now: clock.now,
+  });
   await forge.start();
   repo = forge.createRepo('acme/api', { files: { '.github/yoke.yml': 'auto: true\n' }, installationId: 1 });
   const owner = forge.user('acme');
-  issues = [forge.createIssue(repo, owner, 'One', 'first', ['yoke:afk']), forge.createIssue(repo, owner, 'Two', 'second', ['yoke:afk'])];
-  const Client = yokeOctokit(openStore(':memory:'), clock, { requests: 0, notModified: 0 }, {
-    ...DEFAULT_CLIENT_POLICY,
-    retry: { enabled: false, doNotRetry: [] },
-    throttle: { enabled: false, maxRetries: 0, maxWaitSeconds: 0 },
-  });
-  o = new Client({ auth: { token: forge.personalToken('acme') }, baseUrl: `${forge.url}/api/v3` }) as unknown as Octokit;
+  issues = [
+    forge.createIssue(repo, owner, 'One', 'first', ['yoke:afk']),
+    forge.createIssue(repo, owner, 'Two', 'second', ['yoke:afk']),
+  ];
+  const Client = yokeOctokit(
+    openStore(':memory:'),
+    clock,
+    { requests: 0, notModified: 0 },
+    {
+      ...DEFAULT_CLIENT_POLICY,
+      retry: { enabled: false, doNotRetry: [] },
+      throttle: { enabled: false, maxRetries: 0, maxWaitSeconds: 0 },
+    },
+  );
+  o = new Client({
+    auth: { token: forge.personalToken('acme') },
+    baseUrl: `${forge.url}/api/v3`,
+  }) as unknown as Octokit;
 });
 
 afterAll(async () => {
@@ -46,7 +63,10 @@ describe('the repository read', () => {
   it('SC02 sees a change made in the same second as the last one it saw, and costs one 304 when nothing changed', async () => {
     const reader = new RepoReader(clock.now);
     const first = await reader.readRepo(o, ref, opts);
-    expect(first.issues.map((i) => [i.number, i.labels]).sort()).toEqual([[1, ['yoke:afk']], [2, ['yoke:afk']]]);
+    expect(first.issues.map((i) => [i.number, i.labels]).sort()).toEqual([
+      [1, ['yoke:afk']],
+      [2, ['yoke:afk']],
+    ]);
     await reader.readRepo(o, ref, opts); // settles the probe on everything since the newest change
     // Unchanged: one probe, answered 304.
     forge.http.resetStats();
@@ -89,15 +109,28 @@ describe('the repository read', () => {
 describe('the opt-in file, through _extends', () => {
   it("TR28 takes defaults from the same owner's repositories, and refuses settings from anyone else's, naming them", async () => {
     forge.createRepo('acme/shared', { files: { '.github/yoke.yml': 'auto: true\nprefix: ACME\n' }, installationId: 1 });
-    forge.createRepo('mallory/defaults', { files: { '.github/yoke.yml': 'auto: true\nautoland: { enabled: true }\n' }, installationId: 1 });
+    forge.createRepo('mallory/defaults', {
+      files: { '.github/yoke.yml': 'auto: true\nautoland: { enabled: true }\n' },
+      installationId: 1,
+    });
     forge.createRepo('acme/team', { files: { '.github/yoke.yml': '_extends: shared\n' }, installationId: 1 });
-    forge.createRepo('acme/lured', { files: { '.github/yoke.yml': '_extends: mallory/defaults\n' }, installationId: 1 });
+    forge.createRepo('acme/lured', {
+      files: { '.github/yoke.yml': '_extends: mallory/defaults\n' },
+      installationId: 1,
+    });
     const reader = new RepoReader(clock.now);
-    const team = await reader.readConfig(o, { owner: 'acme', name: 'team', fullName: 'acme/team', installationId: 1 }, 0);
+    const team = await reader.readConfig(
+      o,
+      { owner: 'acme', name: 'team', fullName: 'acme/team', installationId: 1 },
+      0,
+    );
     expect(team.state === 'valid' && team.config.prefix).toBe('ACME');
-    expect(await reader.readConfig(o, { owner: 'acme', name: 'lured', fullName: 'acme/lured', installationId: 1 }, 0)).toEqual({
+    expect(
+      await reader.readConfig(o, { owner: 'acme', name: 'lured', fullName: 'acme/lured', installationId: 1 }, 0),
+    ).toEqual({
       state: 'invalid',
-      reason: ".github/yoke.yml extends mallory/defaults (through _extends): yoke takes settings only from acme's own repositories; name one of them, or copy the settings in",
+      reason:
+        ".github/yoke.yml extends mallory/defaults (through _extends): yoke takes settings only from acme's own repositories; name one of them, or copy the settings in",
     });
   });
 });

@@ -5,8 +5,26 @@ import type { OidcVerifier } from '../../src/http/oidc.js';
 import type { Harness } from './fleet.js';
 
 /** yoke's API handler on a loopback port, over a test harness's fleet. */
-export async function startApi(h: Harness, opts: { tokens: string[]; people?: { login: string; token: string }[]; oidc?: OidcVerifier; audience?: string; port?: number; dispatch?: { responseLimitMs: number; hostedCapMs: number } }): Promise<{ url: string; close: () => Promise<void> }> {
-  const handler = createApiHandler({ fleet: h.fleet, lastPass: () => h.engine.lastPass, apiTokens: opts.tokens, personTokens: opts.people ?? [], oidc: opts.oidc ?? null, audience: opts.audience ?? 'https://yoke.test', dispatch: opts.dispatch });
+export async function startApi(
+  h: Harness,
+  opts: {
+    tokens: string[];
+    people?: { login: string; token: string }[];
+    oidc?: OidcVerifier;
+    audience?: string;
+    port?: number;
+    dispatch?: { responseLimitMs: number; hostedCapMs: number };
+  },
+): Promise<{ url: string; close: () => Promise<void> }> {
+  const handler = createApiHandler({
+    fleet: h.fleet,
+    lastPass: () => h.engine.lastPass,
+    apiTokens: opts.tokens,
+    personTokens: opts.people ?? [],
+    oidc: opts.oidc ?? null,
+    audience: opts.audience ?? 'https://yoke.test',
+    dispatch: opts.dispatch,
+  });
   const serve = async (req: IncomingMessage, res: ServerResponse) => {
     if (!(await handler(req, res))) {
       res.writeHead(404);
@@ -14,8 +32,13 @@ export async function startApi(h: Harness, opts: { tokens: string[]; people?: { 
     }
   };
   // A handler that throws fails the request, as the server's would, never as an unhandled rejection.
-  const server: Server = createServer((req, res) => void serve(req, res).catch(() => (res.headersSent ? res.destroy() : (res.writeHead(500), res.end()))));
+  const server: Server = createServer(
+    (req, res) => void serve(req, res).catch(() => (res.headersSent ? res.destroy() : (res.writeHead(500), res.end()))),
+  );
   await new Promise<void>((r) => server.listen(opts.port ?? 0, '127.0.0.1', r));
   // Closing cuts open connections too, as a server that goes down would.
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((r) => (server.close(() => r()), server.closeAllConnections())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise((r) => (server.close(() => r()), server.closeAllConnections())),
+  };
 }

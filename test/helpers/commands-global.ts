@@ -6,7 +6,12 @@ import { commandContainmentProblem } from '../../src/cli/exec.js';
 export default function setup(): void {
   const problem = commandContainmentProblem();
   if (!problem) return;
-  if (process.env.YOKE_REQUIRE_AGENTS) throw new Error(`Repository commands cannot be contained here: ${problem}. Install bubblewrap (sudo apt-get install -y bubblewrap).`);
-  console.warn(`${problem}: the tests run repository commands without a pid namespace of their own (YOKE_COMMANDS_UNCONTAINED=1), and the containment tests are skipped. Install bubblewrap to run them.`);
+  if (process.env.YOKE_REQUIRE_AGENTS)
+    throw new Error(
+      `Repository commands cannot be contained here: ${problem}. Install bubblewrap (sudo apt-get install -y bubblewrap).`,
+    );
+  console.warn(
+    `${problem}: the tests run repository commands without a pid namespace of their own (YOKE_COMMANDS_UNCONTAINED=1), and the containment tests are skipped. Install bubblewrap to run them.`,
+  );
   process.env.YOKE_COMMANDS_UNCONTAINED = '1';
 }

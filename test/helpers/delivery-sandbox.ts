@@ -19,13 +19,28 @@ export interface DeliverySandbox {
   stop(): Promise<void>;
 }
 
-export async function startDeliverySandbox(files: Record<string, string>, attach: (sandbox: Sandbox) => Promise<void>, attachments = 3): Promise<DeliverySandbox> {
-  const sandbox = new Sandbox({ launcher: 'command', failAgent: 0, tickSeconds: 1, reaperSeconds: 1, tasks: [DEMO_TASKS[0]!, DEMO_TASKS[1]!, DEMO_TASKS[3]!], files });
+export async function startDeliverySandbox(
+  files: Record<string, string>,
+  attach: (sandbox: Sandbox) => Promise<void>,
+  attachments = 3,
+): Promise<DeliverySandbox> {
+  const sandbox = new Sandbox({
+    launcher: 'command',
+    failAgent: 0,
+    tickSeconds: 1,
+    reaperSeconds: 1,
+    tasks: [DEMO_TASKS[0]!, DEMO_TASKS[1]!, DEMO_TASKS[3]!],
+    files,
+  });
   await sandbox.start();
   // Three tasks that merge at their first lander: delivery is what these tests are about.
   await sandbox.waitUntil(() => sandbox.done(), 150_000, 'the three demo issues to merge');
   await attach(sandbox);
-  await sandbox.waitUntil(async () => (await sandbox.runtime.store.qa.attachments(DEMO_REPO)).length === attachments, 30_000, `${attachments} attachments`);
+  await sandbox.waitUntil(
+    async () => (await sandbox.runtime.store.qa.attachments(DEMO_REPO)).length === attachments,
+    30_000,
+    `${attachments} attachments`,
+  );
   const checkout = mkdtempSync(join(tmpdir(), 'yoke-checkout-'));
   execFileSync('git', ['clone', '--quiet', sandbox.repo.gitDir, checkout]);
   return {
@@ -36,7 +51,15 @@ export async function startDeliverySandbox(files: Record<string, string>, attach
       const err: string[] = [];
       // TR11: an operator token by default; a person's own token when they act as themselves.
       const token = as ? sandbox.personToken(as) : sandbox.apiToken;
-      const code = await runCli(args, checkoutIo(checkout, { YOKE_URL: sandbox.yokeUrl, YOKE_TOKEN: token, YOKE_LOGIN: as ?? MAINTAINER }, (l) => out.push(l), (l) => err.push(l)));
+      const code = await runCli(
+        args,
+        checkoutIo(
+          checkout,
+          { YOKE_URL: sandbox.yokeUrl, YOKE_TOKEN: token, YOKE_LOGIN: as ?? MAINTAINER },
+          (l) => out.push(l),
+          (l) => err.push(l),
+        ),
+      );
       return { code, out: out.join('\n'), err: err.join('\n') };
     },
     async stop() {

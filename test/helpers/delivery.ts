@@ -1,6 +1,12 @@
 import { attachPlan } from '../../src/delivery/gate/attach.js';
 import { OPERATOR, type Actor, type DeliveryContext } from '../../src/delivery/context.js';
-import { qaWork, recordQaVerdict, waiveQaCase, type VerdictBody, type WaiveBody } from '../../src/delivery/gate/verdicts.js';
+import {
+  qaWork,
+  recordQaVerdict,
+  waiveQaCase,
+  type VerdictBody,
+  type WaiveBody,
+} from '../../src/delivery/gate/verdicts.js';
 import { createDeploymentRun } from '../../src/delivery/runs/deployment-runs.js';
 import type { Store } from '../../src/store/store.js';
 import type { FakeForge } from './fake-forge.js';
@@ -27,7 +33,12 @@ export const PLANS: Record<string, string> = {
     '  - {id: cart, title: Cart total, run: ./qa/cart.sh}',
     '  - {id: looks-right, title: Looks right, manual: true, review: independent}',
   ].join('\n'),
-  '.github/yoke/qa/smoke.yml': ['name: smoke', 'cases:', '  - {id: health, title: Health, run: ./qa/health.sh}', '  - {id: flaky, title: Flaky, run: ./qa/flaky.sh}'].join('\n'),
+  '.github/yoke/qa/smoke.yml': [
+    'name: smoke',
+    'cases:',
+    '  - {id: health, title: Health, run: ./qa/health.sh}',
+    '  - {id: flaky, title: Flaky, run: ./qa/flaky.sh}',
+  ].join('\n'),
 };
 
 /** The head yoke merged item n's claim PR at. */
@@ -40,7 +51,17 @@ export interface DeliveryHarness extends Harness {
 }
 
 /** Items 1-3 merged (PRs 101-103); the harness knows them as claims, GitHub as merged PRs. */
-export async function makeDeliveryHarness(opts: { config?: Record<string, unknown>; items?: number[]; mergedByHand?: number[]; plans?: Record<string, string>; forge?: FakeForge; clock?: ManualClock; store?: Store } = {}): Promise<DeliveryHarness> {
+export async function makeDeliveryHarness(
+  opts: {
+    config?: Record<string, unknown>;
+    items?: number[];
+    mergedByHand?: number[];
+    plans?: Record<string, string>;
+    forge?: FakeForge;
+    clock?: ManualClock;
+    store?: Store;
+  } = {},
+): Promise<DeliveryHarness> {
   const h = makeHarness({ forge: opts.forge, clock: opts.clock, store: opts.store });
   h.forge.addRepo(REPO, { prefix: 'APP', delivery: DELIVERY, ...opts.config });
   await h.store.repos.ensure(REPO, 1, h.clock.now() - 1);
@@ -50,10 +71,25 @@ export async function makeDeliveryHarness(opts: { config?: Record<string, unknow
   const merged = new Map<number, string>();
   for (const n of opts.items ?? [1, 2, 3]) {
     h.forge.repo(REPO).issues.push({ number: n, labels: [], open: false, stateReason: 'completed' });
-    await h.store.claims.record({ repo: REPO, prNumber: 100 + n, runId: `afk-${n}`, issueNumber: n, recordedAt: h.clock.now() });
+    await h.store.claims.record({
+      repo: REPO,
+      prNumber: 100 + n,
+      runId: `afk-${n}`,
+      issueNumber: n,
+      recordedAt: h.clock.now(),
+    });
     merged.set(n, h.forge.mergePull(REPO, { number: 100 + n, author: 'agent', headSha: mergedHead(n) }));
     // yoke merged it at its validated head, which an independent review must approve (unless a person merged it by hand).
-    if (!opts.mergedByHand?.includes(n)) await h.store.merges.record({ repo: REPO, prNumber: 100 + n, headSha: mergedHead(n), state: 'merged', detail: null, at: h.clock.now(), runId: `lander-${n}` });
+    if (!opts.mergedByHand?.includes(n))
+      await h.store.merges.record({
+        repo: REPO,
+        prNumber: 100 + n,
+        headSha: mergedHead(n),
+        state: 'merged',
+        detail: null,
+        at: h.clock.now(),
+        runId: `lander-${n}`,
+      });
   }
   const attach = async (issue: number, ref: string, by = 'maint') => {
     const r = await attachPlan(h.fleet, h.forge.repo(REPO).ref, issue, ref, by, 'command');
@@ -78,8 +114,12 @@ export async function threeItemRun(h: DeliveryHarness): Promise<{ run: string; t
 export const actorOf = (by?: string): Actor => (!by || by === 'operator' ? OPERATOR : { role: 'person', login: by });
 
 /** A verdict recorded with the credential of whoever `by` names. */
-export const recordAs = (ctx: DeliveryContext, runId: string, stage: string, body: Omit<VerdictBody, 'source'> & { source?: VerdictBody['source'] }) =>
-  recordQaVerdict(ctx, actorOf(body.by), runId, stage, { source: 'yoke qa case run', ...body });
+export const recordAs = (
+  ctx: DeliveryContext,
+  runId: string,
+  stage: string,
+  body: Omit<VerdictBody, 'source'> & { source?: VerdictBody['source'] },
+) => recordQaVerdict(ctx, actorOf(body.by), runId, stage, { source: 'yoke qa case run', ...body });
 
 /** A waiver given with `by`'s own person token. */
 export const waiveAs = (ctx: DeliveryContext, runId: string, stage: string, body: WaiveBody & { by: string }) => {
@@ -87,4 +127,7 @@ export const waiveAs = (ctx: DeliveryContext, runId: string, stage: string, body
   return waiveQaCase(ctx, actorOf(by), runId, stage, rest);
 };
 
-export const workOf = (ctx: DeliveryContext, ...rest: Parameters<typeof qaWork> extends [unknown, unknown, ...infer R] ? R : never) => qaWork(ctx, OPERATOR, ...rest);
+export const workOf = (
+  ctx: DeliveryContext,
+  ...rest: Parameters<typeof qaWork> extends [unknown, unknown, ...infer R] ? R : never
+) => qaWork(ctx, OPERATOR, ...rest);

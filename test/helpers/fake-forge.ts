@@ -90,7 +90,17 @@ export class FakeForge implements Forge {
 
   addRepo(fullName: string, config: unknown, installationId = 1): FakeRepo {
     const [owner, name] = fullName.split('/') as [string, string];
-    const repo: FakeRepo = { ref: { owner, name, fullName, installationId }, config, issues: [], pulls: [], permissions: {}, history: ['c0'], files: new Map([['c0', {}]]), merged: [], branches: {} };
+    const repo: FakeRepo = {
+      ref: { owner, name, fullName, installationId },
+      config,
+      issues: [],
+      pulls: [],
+      permissions: {},
+      history: ['c0'],
+      files: new Map([['c0', {}]]),
+      merged: [],
+      branches: {},
+    };
     this.repos.set(fullName, repo);
     if (!this.installations.includes(installationId)) this.installations.push(installationId);
     return repo;
@@ -115,7 +125,16 @@ export class FakeForge implements Forge {
   /** A comment as GitHub would list it. */
   comment(fullName: string, number: number, author: string, body: string): CommentView {
     const now = Date.now();
-    const c: CommentView = { id: this.nextId++, issueNumber: number, isPull: true, author, authorIsBot: author.endsWith('[bot]'), body, createdAt: now, updatedAt: now };
+    const c: CommentView = {
+      id: this.nextId++,
+      issueNumber: number,
+      isPull: true,
+      author,
+      authorIsBot: author.endsWith('[bot]'),
+      body,
+      createdAt: now,
+      updatedAt: now,
+    };
     const pull = this.repo(fullName).pulls.find((p) => p.number === number);
     if (pull) pull.comments.push(c);
     return c;
@@ -180,11 +199,25 @@ export class FakeForge implements Forge {
       repo: r.ref,
       defaultBranch: 'main',
       config: parseRepoConfig(r.config),
-      issues: r.issues.filter((i) => i.open).map((i) => ({ number: i.number, title: `Issue ${i.number}`, labels: [...i.labels], author: 'maint', assignee: null, bodyDigest: bodyDigest(i.body ?? '') })),
+      issues: r.issues
+        .filter((i) => i.open)
+        .map((i) => ({
+          number: i.number,
+          title: `Issue ${i.number}`,
+          labels: [...i.labels],
+          author: 'maint',
+          assignee: null,
+          bodyDigest: bodyDigest(i.body ?? ''),
+        })),
       pulls,
       claims: r.pulls
         .filter((p) => p.labels.includes('yoke:claim') || parseYokeRunTrailer(p.body))
-        .map((p) => ({ pull: pulls.find((x) => x.number === p.number)!, comments: [...p.comments], reviews: [...p.reviews], files: p.files === null ? null : [...(p.files ?? [])] })),
+        .map((p) => ({
+          pull: pulls.find((x) => x.number === p.number)!,
+          comments: [...p.comments],
+          reviews: [...p.reviews],
+          files: p.files === null ? null : [...(p.files ?? [])],
+        })),
       recentComments: [],
     };
   }
@@ -193,10 +226,30 @@ export class FakeForge implements Forge {
     const r = this.repo(repo.fullName);
     const issue = r.issues.find((i) => i.number === number);
     if (issue) {
-      return { number, state: issue.open ? 'open' : 'closed', stateReason: issue.stateReason ?? null, isPull: false, locked: issue.locked ?? false, labels: [...issue.labels], assignee: issue.assignee ?? null, author: issue.author ?? null };
+      return {
+        number,
+        state: issue.open ? 'open' : 'closed',
+        stateReason: issue.stateReason ?? null,
+        isPull: false,
+        locked: issue.locked ?? false,
+        labels: [...issue.labels],
+        assignee: issue.assignee ?? null,
+        author: issue.author ?? null,
+      };
     }
     const pull = r.pulls.find((p) => p.number === number) ?? r.merged.find((p) => p.number === number);
-    return pull ? { number, state: 'open' in pull ? 'closed' : 'open', stateReason: null, isPull: true, locked: false, labels: [], assignee: null, author: pull.author } : null;
+    return pull
+      ? {
+          number,
+          state: 'open' in pull ? 'closed' : 'open',
+          stateReason: null,
+          isPull: true,
+          locked: false,
+          labels: [],
+          assignee: null,
+          author: pull.author,
+        }
+      : null;
   }
 
   /** Adds a commit to the default branch with these files changed; returns its SHA. */
@@ -215,18 +268,47 @@ export class FakeForge implements Forge {
   }
 
   /** A claim PR that GitHub merged (by yoke or by hand), landing as a new commit. */
-  mergePull(fullName: string, pr: { number: number; author?: string; files?: Record<string, string | null>; headSha?: string }): string {
+  mergePull(
+    fullName: string,
+    pr: { number: number; author?: string; files?: Record<string, string | null>; headSha?: string },
+  ): string {
     const sha = this.commit(fullName, pr.files ?? {});
-    this.repo(fullName).merged.push({ number: pr.number, state: 'closed', merged: true, mergeCommitSha: sha, author: pr.author ?? 'agent', headSha: pr.headSha ?? null, reviews: [] });
+    this.repo(fullName).merged.push({
+      number: pr.number,
+      state: 'closed',
+      merged: true,
+      mergeCommitSha: sha,
+      author: pr.author ?? 'agent',
+      headSha: pr.headSha ?? null,
+      reviews: [],
+    });
     return sha;
   }
 
   async getPull(repo: RepoRef, number: number): Promise<PullDetail | null> {
     const r = this.repo(repo.fullName);
     const m = r.merged.find((p) => p.number === number);
-    if (m) return { number, state: m.state, merged: m.merged, mergeCommitSha: m.mergeCommitSha, author: m.author, headSha: m.headSha ?? null };
+    if (m)
+      return {
+        number,
+        state: m.state,
+        merged: m.merged,
+        mergeCommitSha: m.mergeCommitSha,
+        author: m.author,
+        headSha: m.headSha ?? null,
+      };
     const open = r.pulls.find((p) => p.number === number);
-    return open ? { number, state: 'open', merged: false, mergeCommitSha: null, author: open.author, headRef: open.headRef ?? `pr-${number}`, headRepo: open.headRepo ?? repo.fullName } : null;
+    return open
+      ? {
+          number,
+          state: 'open',
+          merged: false,
+          mergeCommitSha: null,
+          author: open.author,
+          headRef: open.headRef ?? `pr-${number}`,
+          headRepo: open.headRepo ?? repo.fullName,
+        }
+      : null;
   }
 
   async listReviews(repo: RepoRef, pr: number): Promise<ReviewView[]> {
@@ -266,7 +348,9 @@ export class FakeForge implements Forge {
   }
 
   async listFiles(repo: RepoRef, commit: string, dir: string): Promise<string[]> {
-    return Object.keys(this.repo(repo.fullName).files.get(commit) ?? {}).filter((p) => p.startsWith(dir)).sort();
+    return Object.keys(this.repo(repo.fullName).files.get(commit) ?? {})
+      .filter((p) => p.startsWith(dir))
+      .sort();
   }
 
   fileReads = 0;
@@ -278,16 +362,23 @@ export class FakeForge implements Forge {
   createdIssues: { repo: string; number: number; title: string; body: string; labels: string[] }[] = [];
   async createIssue(repo: RepoRef, issue: { title: string; body: string; labels: string[] }): Promise<number> {
     const r = this.repo(repo.fullName);
-    const number = 1 + Math.max(0, ...r.issues.map((i) => i.number), ...r.pulls.map((p) => p.number), ...r.merged.map((p) => p.number));
+    const number =
+      1 +
+      Math.max(0, ...r.issues.map((i) => i.number), ...r.pulls.map((p) => p.number), ...r.merged.map((p) => p.number));
     r.issues.push({ number, labels: [...issue.labels], open: true, body: issue.body, title: issue.title });
     this.createdIssues.push({ repo: repo.fullName, number, ...issue });
     return number;
   }
 
-  issueUpdates: { repo: string; number: number; change: { body?: string; state?: string; stateReason?: string } }[] = [];
+  issueUpdates: { repo: string; number: number; change: { body?: string; state?: string; stateReason?: string } }[] =
+    [];
   /** Comments and issue closes in the order they were written (what a wake-before-close rule is about). */
   sequence: string[] = [];
-  async updateIssue(repo: RepoRef, number: number, change: { body?: string; state?: 'open' | 'closed'; stateReason?: 'completed' | 'not_planned' }): Promise<void> {
+  async updateIssue(
+    repo: RepoRef,
+    number: number,
+    change: { body?: string; state?: 'open' | 'closed'; stateReason?: 'completed' | 'not_planned' },
+  ): Promise<void> {
     this.issueUpdates.push({ repo: repo.fullName, number, change });
     if (change.state) this.sequence.push(`${change.state} #${number}`);
     const issue = this.repo(repo.fullName).issues.find((i) => i.number === number);
@@ -333,7 +424,17 @@ export class FakeForge implements Forge {
     this.comments.push({ repo: repo.fullName, number, body, id });
     this.sequence.push(`comment #${number}`);
     const pull = this.repos.get(repo.fullName)?.pulls.find((p) => p.number === number);
-    if (pull) pull.comments.push({ id, issueNumber: number, isPull: true, author: this.bot, authorIsBot: true, body, createdAt: Date.now(), updatedAt: Date.now() });
+    if (pull)
+      pull.comments.push({
+        id,
+        issueNumber: number,
+        isPull: true,
+        author: this.bot,
+        authorIsBot: true,
+        body,
+        createdAt: Date.now(),
+        updatedAt: Date.now(),
+      });
     return id;
   }
 
@@ -354,10 +455,19 @@ export class FakeForge implements Forge {
     const r = this.repo(repo.fullName);
     const pull = r.pulls.find((p) => p.number === number);
     if (r.mergeRefusal) return { ok: false, ...r.mergeRefusal };
-    if (!pull || pull.headSha !== sha) return { ok: false, status: 409, message: 'Head branch was modified. Review and try the merge again.' };
+    if (!pull || pull.headSha !== sha)
+      return { ok: false, status: 409, message: 'Head branch was modified. Review and try the merge again.' };
     r.pulls = r.pulls.filter((p) => p.number !== number);
     const mergeSha = this.commit(repo.fullName, {});
-    r.merged.push({ number, state: 'closed', merged: true, mergeCommitSha: mergeSha, author: pull.author, headSha: sha, reviews: [...pull.reviews] });
+    r.merged.push({
+      number,
+      state: 'closed',
+      merged: true,
+      mergeCommitSha: mergeSha,
+      author: pull.author,
+      headSha: sha,
+      reviews: [...pull.reviews],
+    });
     // GitHub closes the issues the PR names with closing keywords.
     for (const n of parseClosingRefs(pull.body)) {
       const issue = r.issues.find((i) => i.number === n);
@@ -396,7 +506,15 @@ export class FakeForge implements Forge {
   }
 
   /** DP01: deployments as GitHub keeps them; statuses newest first. */
-  deployments: { id: number; repo: string; sha: string; environment: string; payload: Record<string, unknown>; requiredContexts: string[]; statuses: (DeploymentStatusWrite & { creator: string })[] }[] = [];
+  deployments: {
+    id: number;
+    repo: string;
+    sha: string;
+    environment: string;
+    payload: Record<string, unknown>;
+    requiredContexts: string[];
+    statuses: (DeploymentStatusWrite & { creator: string })[];
+  }[] = [];
   deploymentRefusal?: { status: number; message: string };
   pinned: { repo: string; branch: string; sha: string }[] = [];
   environments = new Map<string, EnvironmentRules>();
@@ -407,7 +525,15 @@ export class FakeForge implements Forge {
   async createDeployment(repo: RepoRef, d: DeploymentWrite): Promise<DeploymentCreated> {
     if (this.deploymentRefusal) return { ok: false, ...this.deploymentRefusal };
     const id = this.nextId++;
-    this.deployments.push({ id, repo: repo.fullName, sha: d.sha, environment: d.environment, payload: d.payload, requiredContexts: d.requiredContexts, statuses: [] });
+    this.deployments.push({
+      id,
+      repo: repo.fullName,
+      sha: d.sha,
+      environment: d.environment,
+      payload: d.payload,
+      requiredContexts: d.requiredContexts,
+      statuses: [],
+    });
     return { ok: true, id };
   }
 
@@ -416,12 +542,20 @@ export class FakeForge implements Forge {
     if (!d) throw Object.assign(new Error('Not Found'), { status: 404 });
     d.statuses.unshift({ ...s, creator: this.bot });
     // GitHub's auto_inactive: a success makes the environment's earlier successful deployments inactive.
-    if (s.state === 'success') for (const o of this.deployments) if (o !== d && o.repo === d.repo && o.environment === d.environment && o.statuses[0]?.state === 'success') o.statuses.unshift({ state: 'inactive', description: '', creator: this.bot });
+    if (s.state === 'success')
+      for (const o of this.deployments)
+        if (o !== d && o.repo === d.repo && o.environment === d.environment && o.statuses[0]?.state === 'success')
+          o.statuses.unshift({ state: 'inactive', description: '', creator: this.bot });
   }
 
   async listDeploymentStatuses(repo: RepoRef, id: number): Promise<DeploymentStatusView[]> {
     const d = this.deployments.find((x) => x.id === id && x.repo === repo.fullName);
-    return (d?.statuses ?? []).map((s) => ({ state: s.state, creator: s.creator, logUrl: s.logUrl ?? null, environmentUrl: s.environmentUrl ?? null }));
+    return (d?.statuses ?? []).map((s) => ({
+      state: s.state,
+      creator: s.creator,
+      logUrl: s.logUrl ?? null,
+      environmentUrl: s.environmentUrl ?? null,
+    }));
   }
 
   async pinBranch(repo: RepoRef, branch: string, sha: string): Promise<void> {
@@ -432,8 +566,13 @@ export class FakeForge implements Forge {
     return this.environments.get(`${repo.fullName}:${environment}`) ?? { exists: false };
   }
 
-  async reviewProtectionRule(repo: RepoRef, workflowRunId: number, answer: ProtectionAnswer): Promise<{ ok: true } | { ok: false; status: number | null; message: string }> {
-    if (this.answered.has(workflowRunId)) return { ok: false, status: 422, message: 'No pending deployment protection rule' };
+  async reviewProtectionRule(
+    repo: RepoRef,
+    workflowRunId: number,
+    answer: ProtectionAnswer,
+  ): Promise<{ ok: true } | { ok: false; status: number | null; message: string }> {
+    if (this.answered.has(workflowRunId))
+      return { ok: false, status: 422, message: 'No pending deployment protection rule' };
     this.answered.add(workflowRunId);
     this.protectionAnswers.push({ repo: repo.fullName, workflowRunId, answer });
     return { ok: true };
@@ -449,7 +588,10 @@ export class FakeForge implements Forge {
     return login ? { login, isBot: login.endsWith('[bot]') } : null;
   }
 
-  async listIssuesUpdatedSince(repo: RepoRef, since: number): Promise<{ number: number; labels: string[]; updatedAt: number }[]> {
+  async listIssuesUpdatedSince(
+    repo: RepoRef,
+    since: number,
+  ): Promise<{ number: number; labels: string[]; updatedAt: number }[]> {
     return this.repo(repo.fullName)
       .issues.filter((i) => (i.updatedAt ?? 0) >= since)
       .sort((a, b) => (a.updatedAt ?? 0) - (b.updatedAt ?? 0))

@@ -1,4 +1,11 @@
-import { DEFAULT_VISIBILITY_POLICY, DEFAULT_CLOSEOUT_POLICY, DEFAULT_LABEL_POLICY, DEFAULT_COMMAND_POLICY, type FleetContext, type FleetPolicy } from '../../src/fleet/context.js';
+import {
+  DEFAULT_VISIBILITY_POLICY,
+  DEFAULT_CLOSEOUT_POLICY,
+  DEFAULT_LABEL_POLICY,
+  DEFAULT_COMMAND_POLICY,
+  type FleetContext,
+  type FleetPolicy,
+} from '../../src/fleet/context.js';
 import { Engine } from '../../src/fleet/engine.js';
 import type { RepoRef } from '../../src/forge/types.js';
 import type { Launcher, LaunchSpec, Liveness } from '../../src/launcher/launcher.js';
@@ -13,7 +20,7 @@ import { FakeForge, type FakePull } from './fake-forge.js';
 
 /** Waits (in real time, a few ms at a time, for at most `ms`) until cond holds. */
 export async function until(cond: () => boolean | Promise<boolean>, what = 'the condition', ms = 5000): Promise<void> {
-  for (const stop = Date.now() + ms; !(await cond()); ) {
+  for (const stop = Date.now() + ms; !(await cond());) {
     if (Date.now() > stop) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 5));
   }
@@ -64,7 +71,12 @@ export class FakeLauncher implements Launcher {
     }
     this.starts.push(spec);
     this.table.running.set(spec.runId, spec);
-    this.table.log.push({ event: 'start', runId: spec.runId, repo: spec.repo.fullName, concurrent: this.table.running.size });
+    this.table.log.push({
+      event: 'start',
+      runId: spec.runId,
+      repo: spec.repo.fullName,
+      concurrent: this.table.running.size,
+    });
     return { ref: `fake:${spec.runId}` };
   }
 
@@ -101,7 +113,7 @@ export const defaultPolicy = (over: Partial<FleetPolicy> = {}): FleetPolicy => (
   reaperMs: 30_000,
   ...DEFAULT_COMMAND_POLICY,
   ...DEFAULT_CLOSEOUT_POLICY,
-      ...DEFAULT_LABEL_POLICY,
+  ...DEFAULT_LABEL_POLICY,
   ...DEFAULT_VISIBILITY_POLICY,
   dailyUsd: null,
   ...over,
@@ -122,7 +134,17 @@ export interface Harness {
 let seq = 0;
 
 export function makeHarness(
-  opts: { policy?: Partial<FleetPolicy>; store?: Store; forge?: FakeForge; launcher?: FakeLauncher; clock?: ManualClock; timers?: Timers; leads?: () => Promise<boolean>; lead?: () => Promise<Fence | null>; newRunId?: () => string } = {},
+  opts: {
+    policy?: Partial<FleetPolicy>;
+    store?: Store;
+    forge?: FakeForge;
+    launcher?: FakeLauncher;
+    clock?: ManualClock;
+    timers?: Timers;
+    leads?: () => Promise<boolean>;
+    lead?: () => Promise<Fence | null>;
+    newRunId?: () => string;
+  } = {},
 ): Harness {
   const clock = opts.clock ?? new ManualClock();
   // Leases read the test's clock as the database's (TR31).
@@ -143,12 +165,21 @@ export function makeHarness(
     newRunId: opts.newRunId ?? (() => `run${++seq}`),
     // As the composition root does: delivery listens to the fleet's merges.
     onMerged: recordOwedOnMerge,
-    ...(opts.lead ? { lead: opts.lead } : opts.leads ? { lead: async () => ((await opts.leads!()) ? OPEN_FENCE : null) } : {}),
+    ...(opts.lead
+      ? { lead: opts.lead }
+      : opts.leads
+        ? { lead: async () => ((await opts.leads!()) ? OPEN_FENCE : null) }
+        : {}),
   });
   // TR12: the test's yoke process holds a lease that outlives any test clock.
   // Not awaited (the harness is built synchronously): the lease reads its clock first, then is written, before a pass
   // or a claim can ask for it. A failure fails the test run loudly.
-  const registered = store.processes.register({ id: engine.processId, host: 'test-host', pid: 1, leaseMs: 100 * 365 * 86_400_000 });
+  const registered = store.processes.register({
+    id: engine.processId,
+    host: 'test-host',
+    pid: 1,
+    leaseMs: 100 * 365 * 86_400_000,
+  });
   registered.catch((err: unknown) => {
     throw err;
   });
@@ -158,7 +189,12 @@ export function makeHarness(
 export const AUTOLAND = { autoland: { enabled: true }, fix_forward: { enabled: true, max_attempts: 2 } };
 
 /** Reports a run's result the way a run would, through the store. */
-export async function report(h: Harness, runId: string, outcome: 'success' | 'failure', verdict?: 'accept' | 'reject'): Promise<void> {
+export async function report(
+  h: Harness,
+  runId: string,
+  outcome: 'success' | 'failure',
+  verdict?: 'accept' | 'reject',
+): Promise<void> {
   await h.store.runs.recordReport(runId, { outcome, verdict: verdict ?? null, summary: 'test' }, 0);
   h.launcher.finish(runId);
 }
@@ -174,7 +210,15 @@ export async function addClaimPull(
 ): Promise<{ runId: string; pull: FakePull }> {
   const runId = `afk-${repo.replace('/', '-')}-${pull.issue}-${++seq}`;
   await h.store.repos.ensure(repo, h.forge.repo(repo).ref.installationId, h.clock.now());
-  await endedRun(h, { id: runId, repo, kind: 'afk_auto', subject: `issue#${pull.issue}`, issueNumber: pull.issue, prNumber: null, headSha: null });
+  await endedRun(h, {
+    id: runId,
+    repo,
+    kind: 'afk_auto',
+    subject: `issue#${pull.issue}`,
+    issueNumber: pull.issue,
+    prNumber: null,
+    headSha: null,
+  });
   const fake = h.forge.addPull(repo, {
     number: pull.number,
     headSha: pull.headSha,
@@ -187,16 +231,40 @@ export async function addClaimPull(
 }
 
 /** A lander run of yoke's that reported this verdict for the PR at this head, and ended. */
-export async function recordVerdict(h: Harness, repo: string, pr: number, headSha: string, verdict: 'accept' | 'reject'): Promise<string> {
+export async function recordVerdict(
+  h: Harness,
+  repo: string,
+  pr: number,
+  headSha: string,
+  verdict: 'accept' | 'reject',
+): Promise<string> {
   const runId = `lander-${pr}-${headSha.slice(0, 7)}-${++seq}`;
-  await endedRun(h, { id: runId, repo, kind: 'lander', subject: `pr#${pr}`, issueNumber: null, prNumber: pr, headSha }, verdict);
+  await endedRun(
+    h,
+    { id: runId, repo, kind: 'lander', subject: `pr#${pr}`, issueNumber: null, prNumber: pr, headSha },
+    verdict,
+  );
   return runId;
 }
 
 /** A run that ran and ended successfully before the test's story starts (with its verdict, for a lander). */
-async function endedRun(h: Harness, run: Pick<NewRun, 'id' | 'repo' | 'kind' | 'subject' | 'issueNumber' | 'prNumber' | 'headSha'>, verdict?: 'accept' | 'reject'): Promise<void> {
+async function endedRun(
+  h: Harness,
+  run: Pick<NewRun, 'id' | 'repo' | 'kind' | 'subject' | 'issueNumber' | 'prNumber' | 'headSha'>,
+  verdict?: 'accept' | 'reject',
+): Promise<void> {
   const at = h.clock.now();
-  await h.store.runs.insert({ ...run, launchedAt: at, budgetDeadline: at + 60_000, launcher: 'command', launcherRef: null, secretHash: null, capAtLaunch: 1, liveAtLaunch: 1 });
-  if (verdict) await h.store.runs.recordReport(run.id, { outcome: 'success', verdict, summary: 'recorded by the test' }, 0);
+  await h.store.runs.insert({
+    ...run,
+    launchedAt: at,
+    budgetDeadline: at + 60_000,
+    launcher: 'command',
+    launcherRef: null,
+    secretHash: null,
+    capAtLaunch: 1,
+    liveAtLaunch: 1,
+  });
+  if (verdict)
+    await h.store.runs.recordReport(run.id, { outcome: 'success', verdict, summary: 'recorded by the test' }, 0);
   await h.store.runs.end(run.id, 'success', null, at);
 }

@@ -7,12 +7,30 @@ import { runAtStage } from '../../src/delivery/runs/deployment-runs.js';
 // reservation a driver's dispatch goes through (delivery/gate/idempotent-check.ts):
 // what the tests and the bench check a stage with.
 
-export async function dispatchStage(ctx: DeliveryContext, runId: string, stageName: string): Promise<Result<DispatchAnswer>> {
+export async function dispatchStage(
+  ctx: DeliveryContext,
+  runId: string,
+  stageName: string,
+): Promise<Result<DispatchAnswer>> {
   const got = await runAtStage(ctx, runId, stageName, null);
   if (!got.ok) return got;
   const { run, dr, stage: current } = got.value;
   if (current.kind === 'deploy') {
-    return ok({ run: run.id, stage: stageName, commit: run.commit, state: 'deploy', woken: [], waits: [], members: [], groups: [], capture: [], triage: [], notices: null, closeout: null, nextStage: stageName });
+    return ok({
+      run: run.id,
+      stage: stageName,
+      commit: run.commit,
+      state: 'deploy',
+      woken: [],
+      waits: [],
+      members: [],
+      groups: [],
+      capture: [],
+      triage: [],
+      notices: null,
+      closeout: null,
+      nextStage: stageName,
+    });
   }
   return ok(await gateCheck(ctx, dr, run, stageName));
 }

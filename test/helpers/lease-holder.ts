@@ -15,7 +15,15 @@ const store = await openStoreAt(target, { mustExist: true });
 const clock = { now: () => Date.now() };
 const deps = { store, clock, timers: { setInterval: () => 0, clearInterval: () => {} }, log: silentLog };
 const lease = await startProcessLease(deps, DEFAULT_PROCESS_LEASE, id);
-await store.dispatchRequests.reserve({ requestId: `check-of-${id}`, runId: 'dr-1', stage: 'qa', envelopeHash: 'h', driver: 'drv', owner: id, at: clock.now() });
+await store.dispatchRequests.reserve({
+  requestId: `check-of-${id}`,
+  runId: 'dr-1',
+  stage: 'qa',
+  envelopeHash: 'h',
+  driver: 'drv',
+  owner: id,
+  at: clock.now(),
+});
 console.log(JSON.stringify({ ready: id, ...localIdentity() }));
 const lines = createInterface({ input: process.stdin });
 for await (const line of lines) {

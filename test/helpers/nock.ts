@@ -8,7 +8,8 @@ import { afterEach, beforeEach, expect } from 'vitest';
  */
 export function isolateNock(opts: { unmatched?: boolean } = {}): void {
   let unmatched: string[] = [];
-  const onNoMatch = (req: { method?: string; path?: string; href?: string }) => unmatched.push(`${req.method} ${req.path ?? req.href}`);
+  const onNoMatch = (req: { method?: string; path?: string; href?: string }) =>
+    unmatched.push(`${req.method} ${req.path ?? req.href}`);
   beforeEach(() => {
     nock.cleanAll();
     nock.disableNetConnect();

@@ -19,7 +19,8 @@ export default async function setup(project: TestProject): Promise<(() => Promis
     return;
   }
   const bin = findPostgresBin();
-  if (!bin) throw new Error('YOKE_TEST_ENGINE=postgres, but PostgreSQL is not installed: `apt-get install -y postgresql`.');
+  if (!bin)
+    throw new Error('YOKE_TEST_ENGINE=postgres, but PostgreSQL is not installed: `apt-get install -y postgresql`.');
   const server = await startPostgres({ bin, maxConnections: 400 });
   const url = await server.createDatabase('yoke_template');
   const sql = postgresSql(url, { max: 1 });

@@ -8,8 +8,13 @@ import { findPostgresBin, startPostgres, type LocalPostgres } from '../../sandbo
 export const postgresBin = findPostgresBin();
 export const havePostgres = postgresBin !== null;
 if (!havePostgres) {
-  if (process.env.YOKE_REQUIRE_POSTGRES) throw new Error('PostgreSQL is not installed: `apt-get install -y postgresql` (its programs are looked for on PATH and in /usr/lib/postgresql/*/bin).');
-  console.warn('The PostgreSQL store tests are skipped: PostgreSQL is not installed. Install it with `apt-get install -y postgresql`.');
+  if (process.env.YOKE_REQUIRE_POSTGRES)
+    throw new Error(
+      'PostgreSQL is not installed: `apt-get install -y postgresql` (its programs are looked for on PATH and in /usr/lib/postgresql/*/bin).',
+    );
+  console.warn(
+    'The PostgreSQL store tests are skipped: PostgreSQL is not installed. Install it with `apt-get install -y postgresql`.',
+  );
 }
 
 let seq = 0;

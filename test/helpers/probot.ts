@@ -17,12 +17,20 @@ export const BOT = 'yoke-test[bot]';
 
 let key: string | null = null;
 export function testPrivateKey(): string {
-  key ??= generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+  key ??= generateKeyPairSync('rsa', { modulusLength: 2048 })
+    .privateKey.export({ type: 'pkcs1', format: 'pem' })
+    .toString();
   return key;
 }
 
 export function testSettings(over: Partial<OperatorSettings> = {}): OperatorSettings {
-  return settingsWith({ dbPath: ':memory:', apiTokens: ['operator-token'], publicUrl: 'https://yoke.example.test', botLogin: BOT, ...over });
+  return settingsWith({
+    dbPath: ':memory:',
+    apiTokens: ['operator-token'],
+    publicUrl: 'https://yoke.example.test',
+    botLogin: BOT,
+    ...over,
+  });
 }
 
 export interface ProbotHarness {
@@ -46,7 +54,14 @@ export async function makeProbot(
     retry: opts.retry ? { ...DEFAULT_CLIENT_POLICY.retry } : { enabled: false, doNotRetry: [] },
     throttle: { enabled: opts.throttle ?? false, maxRetries: 2, maxWaitSeconds: 5 },
   });
-  const probot = new Probot({ appId: 1, privateKey: testPrivateKey(), secret: WEBHOOK_SECRET, Octokit, logLevel: 'fatal', baseUrl: opts.baseUrl });
+  const probot = new Probot({
+    appId: 1,
+    privateKey: testPrivateKey(),
+    secret: WEBHOOK_SECRET,
+    Octokit,
+    logLevel: 'fatal',
+    baseUrl: opts.baseUrl,
+  });
   const handlers: ProbotHarness['handlers'] = [];
   const { appFn, runtime } = createYokeApp({
     settings: testSettings(opts.settings),
@@ -66,7 +81,9 @@ type Example = { name: string; examples: Record<string, unknown>[] };
 /** A payload GitHub publishes, picked by event and action (and an installation, as apps receive). */
 export function publishedPayload<T = Record<string, any>>(event: string, action?: string): T {
   const group = (examples as unknown as Example[]).find((e) => e.name === event);
-  const found = group?.examples.find((ex) => (action === undefined || ex.action === action) && ex.installation) ?? group?.examples.find((ex) => action === undefined || ex.action === action);
+  const found =
+    group?.examples.find((ex) => (action === undefined || ex.action === action) && ex.installation) ??
+    group?.examples.find((ex) => action === undefined || ex.action === action);
   if (!found) throw new Error(`no published ${event}.${action} payload`);
   const copy = structuredClone(found) as Record<string, any>;
   copy.installation ??= { id: 1, node_id: 'MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ==' };

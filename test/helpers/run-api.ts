@@ -25,14 +25,29 @@ export function jwt(claims: Record<string, unknown>, key = privateKey, kid = 'k1
 /** yoke's API with an OIDC verifier that trusts the test's key, on loopback. */
 export async function startRunApi(h: Harness, tokens: string[]): Promise<{ url: string; close: () => Promise<void> }> {
   const fetchKeys = (async () => new Response(JSON.stringify({ keys: [jwk] }), { status: 200 })) as typeof fetch;
-  const oidc = new OidcVerifier({ issuer: ISSUER, jwksUrl: `${ISSUER}/.well-known/jwks`, audience: AUDIENCE, now: h.clock.now, fetch: fetchKeys });
+  const oidc = new OidcVerifier({
+    issuer: ISSUER,
+    jwksUrl: `${ISSUER}/.well-known/jwks`,
+    audience: AUDIENCE,
+    now: h.clock.now,
+    fetch: fetchKeys,
+  });
   return startApi(h, { tokens, oidc, audience: AUDIENCE });
 }
 
 /** The head a test lander run was launched to validate. */
 export const LANDER_HEAD = 'abcdef1'.padEnd(40, '0');
 
-export async function liveRun(h: Harness, over: { kind?: 'afk_auto' | 'lander' | 'fix'; secret?: string | null; ref?: string; issue?: number; repo?: string } = {}) {
+export async function liveRun(
+  h: Harness,
+  over: {
+    kind?: 'afk_auto' | 'lander' | 'fix';
+    secret?: string | null;
+    ref?: string;
+    issue?: number;
+    repo?: string;
+  } = {},
+) {
   const id = `r${randomBytes(3).toString('hex')}`;
   const onPr = over.kind === 'lander' || over.kind === 'fix';
   const repo = over.repo ?? 'acme/api';
@@ -57,8 +72,11 @@ export async function liveRun(h: Harness, over: { kind?: 'afk_auto' | 'lander' |
 }
 
 export const post = (url: string, body: unknown, token?: string) =>
-  fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: typeof body === 'string' ? body : JSON.stringify(body) });
-
+  fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
 
 export const WF = { id: 4242, status: 'in_progress', conclusion: null, repositoryId: 99, event: 'workflow_dispatch' };
 export const good = (now: number) => ({

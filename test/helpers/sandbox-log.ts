@@ -10,5 +10,8 @@ export function unclaimedWarnings(s: Sandbox | undefined, claimed: readonly stri
   return s
     .logged('warn')
     .filter((l) => !claimed.some((c) => l.msg.includes(c)))
-    .map((l) => `${l.msg}${['reason', 'author', 'err'].map((k) => (l[k] ? ` ${k}=${String(typeof l[k] === 'object' ? JSON.stringify(l[k]) : l[k]).split('\n')[0]}` : '')).join('')}`);
+    .map(
+      (l) =>
+        `${l.msg}${['reason', 'author', 'err'].map((k) => (l[k] ? ` ${k}=${String(typeof l[k] === 'object' ? JSON.stringify(l[k]) : l[k]).split('\n')[0]}` : '')).join('')}`,
+    );
 }

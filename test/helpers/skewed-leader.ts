@@ -12,7 +12,12 @@ const skew = Number(skewArg);
 const realNow = Date.now.bind(Date);
 Date.now = () => realNow() + skew;
 const store = await openStoreAt(target, { mustExist: true });
-const leadership = new Leadership({ leaders: store.leaders, processId: holder, log: silentLog, policy: { leaseMs: 60_000, renewMs: 20_000 } });
+const leadership = new Leadership({
+  leaders: store.leaders,
+  processId: holder,
+  log: silentLog,
+  policy: { leaseMs: 60_000, renewMs: 20_000 },
+});
 const leads = await leadership.holds();
 console.log(JSON.stringify({ holder, ownClock: new Date(Date.now()).toISOString(), leads }));
 await store.close();

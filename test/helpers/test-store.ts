@@ -50,7 +50,10 @@ function lazySql(ready: Promise<Sql>): Sql {
     return next;
   };
   let direct: Sql | null = null;
-  void ready.then((sql) => (direct = sql), () => undefined);
+  void ready.then(
+    (sql) => (direct = sql),
+    () => undefined,
+  );
   const run = <T>(fn: (sql: Sql) => Promise<T>): Promise<T> => (direct && queued === 0 ? fn(direct) : inOrder(fn));
   return {
     dialect: 'postgres',

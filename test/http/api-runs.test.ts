@@ -34,21 +34,35 @@ describe('POST /yoke/api/runs/:id/push and /claim', () => {
     expect(push.status).toBe(200);
     expect(await push.json()).toMatchObject({ token: 'ghs_push_1', branch: `yoke/1-${id}` });
     expect(h.forge.pushTokens).toEqual([{ repo: 'acme/api', token: 'ghs_push_1' }]);
-    const claim = await post(`${base}/yoke/api/runs/${id}/claim`, { title: '  Add a   shout helper ', summary: 'claude-code finished.', base: 'trunk' }, 'the-secret');
+    const claim = await post(
+      `${base}/yoke/api/runs/${id}/claim`,
+      { title: '  Add a   shout helper ', summary: 'claude-code finished.', base: 'trunk' },
+      'the-secret',
+    );
     expect(claim.status).toBe(201);
     expect(await claim.json()).toEqual({ number: 1001 });
     // A command run names its base; an Actions run's is the ref yoke dispatched it on.
-    expect(h.forge.openedPulls).toEqual([{ repo: 'acme/api', head: `yoke/1-${id}`, base: 'trunk', title: 'Add a shout helper', body: `Closes #1\n\nThe agent's summary, quoted as it wrote it:\n\n\`\`\`\nclaude-code finished.\n\`\`\`\n\nYoke-Run: ${id}` }]);
+    expect(h.forge.openedPulls).toEqual([
+      {
+        repo: 'acme/api',
+        head: `yoke/1-${id}`,
+        base: 'trunk',
+        title: 'Add a shout helper',
+        body: `Closes #1\n\nThe agent's summary, quoted as it wrote it:\n\n\`\`\`\nclaude-code finished.\n\`\`\`\n\nYoke-Run: ${id}`,
+      },
+    ]);
   });
 
-  it('TR03 a fix run pushes to the claim PR\'s own branch, never to one of its choosing, and opens no PR', async () => {
+  it("TR03 a fix run pushes to the claim PR's own branch, never to one of its choosing, and opens no PR", async () => {
     const h = makeHarness();
     const base = await start(h);
     h.forge.addPull('acme/api', { number: 7, headSha: 'abcdef1', headRef: 'yoke/1-rolder' });
     const id = await liveRun(h, { kind: 'fix' });
     const push = await post(`${base}/yoke/api/runs/${id}/push`, { branch: 'main' }, 'the-secret');
     expect(await push.json()).toMatchObject({ branch: 'yoke/1-rolder' });
-    expect(await answer(await post(`${base}/yoke/api/runs/${id}/claim`, { title: 't', summary: 's' }, 'the-secret'))).toEqual([409, 'run_cannot_push']);
+    expect(
+      await answer(await post(`${base}/yoke/api/runs/${id}/claim`, { title: 't', summary: 's' }, 'the-secret')),
+    ).toEqual([409, 'run_cannot_push']);
     expect(h.forge.openedPulls).toEqual([]);
   });
 
@@ -58,15 +72,20 @@ describe('POST /yoke/api/runs/:id/push and /claim', () => {
     h.forge.addPull('acme/api', { number: 7, headSha: 'abcdef1', headRepo: 'mallory/api' });
     const id = await liveRun(h, { kind: 'fix' });
     const res = await post(`${base}/yoke/api/runs/${id}/push`, {}, 'the-secret');
-    expect(((await res.json()) as { error: { message: string } }).error.message).toBe(`Run ${id} (fix) cannot push: PR #7 comes from a fork.`);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toBe(
+      `Run ${id} (fix) cannot push: PR #7 comes from a fork.`,
+    );
     await h.store.runs.end(id, 'failure', 'refused', h.clock.now());
     const gone = await liveRun(h, { kind: 'fix' });
     h.forge.repos.get('acme/api')!.pulls = [];
-    expect(await answer(await post(`${base}/yoke/api/runs/${gone}/push`, {}, 'the-secret'))).toEqual([409, 'run_cannot_push']);
+    expect(await answer(await post(`${base}/yoke/api/runs/${gone}/push`, {}, 'the-secret'))).toEqual([
+      409,
+      'run_cannot_push',
+    ]);
     expect(h.forge.pushTokens).toEqual([]);
   });
 
-  it('TR03 nobody else gets a push token or a claim PR: another run\'s secret, no credential, a lander, an ended or reported run, another workflow run\'s OIDC token', async () => {
+  it("TR03 nobody else gets a push token or a claim PR: another run's secret, no credential, a lander, an ended or reported run, another workflow run's OIDC token", async () => {
     const h = makeHarness();
     const base = await start(h);
     const mine = await liveRun(h);
@@ -75,7 +94,10 @@ describe('POST /yoke/api/runs/:id/push and /claim', () => {
     const ended = await liveRun(h, { issue: 3 });
     await h.store.runs.end(ended, 'failure', 'timed out', h.clock.now());
     const reported = await liveRun(h, { issue: 4 });
-    expect((await post(`${base}/yoke/api/runs/${reported}/result`, { outcome: 'failure', summary: 'gave up' }, 'the-secret')).status).toBe(200);
+    expect(
+      (await post(`${base}/yoke/api/runs/${reported}/result`, { outcome: 'failure', summary: 'gave up' }, 'the-secret'))
+        .status,
+    ).toBe(200);
     const actions = await liveRun(h, { secret: null, ref: 'yoke-run.yml@main#4242', issue: 5 });
     h.forge.workflowRuns.set(actions, WF);
     const now = Math.floor(h.clock.now() / 1000);
@@ -93,7 +115,10 @@ describe('POST /yoke/api/runs/:id/push and /claim', () => {
     ];
     for (const route of ['push', 'claim']) {
       for (const [id, token, status, code] of cases) {
-        expect(await answer(await post(`${base}/yoke/api/runs/${id}/${route}`, { title: 't', summary: 's' }, token)), `${route} ${id} ${token}`).toEqual([status, code]);
+        expect(
+          await answer(await post(`${base}/yoke/api/runs/${id}/${route}`, { title: 't', summary: 's' }, token)),
+          `${route} ${id} ${token}`,
+        ).toEqual([status, code]);
       }
     }
     expect(h.forge.pushTokens).toEqual([]);
@@ -108,7 +133,9 @@ describe('POST /yoke/api/runs/:id/push and /claim', () => {
     const id = await liveRun(h);
     const res = await post(`${base}/yoke/api/runs/${id}/claim`, { title: 7, summary: 's', extra: true }, 'the-secret');
     expect(res.status).toBe(400);
-    expect(((await res.json()) as { error: { message: string } }).error.message).toContain('title: Invalid input: expected string, received number');
+    expect(((await res.json()) as { error: { message: string } }).error.message).toContain(
+      'title: Invalid input: expected string, received number',
+    );
     expect(h.forge.openedPulls).toEqual([]);
   });
 });

@@ -1,7 +1,19 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { AUTOLAND, makeHarness, type Harness } from '../helpers/fleet.js';
 import { OidcVerifier } from '../../src/http/oidc.js';
-import { AUDIENCE, ISSUER, LANDER_HEAD, WF, good, jwk, jwt, liveRun, other, post, startRunApi } from '../helpers/run-api.js';
+import {
+  AUDIENCE,
+  ISSUER,
+  LANDER_HEAD,
+  WF,
+  good,
+  jwk,
+  jwt,
+  liveRun,
+  other,
+  post,
+  startRunApi,
+} from '../helpers/run-api.js';
 
 // The HTTP API over real loopback HTTP, with an OIDC issuer whose keys the test makes.
 
@@ -24,9 +36,17 @@ describe('POST /yoke/api/runs/:id/result', () => {
     const h = makeHarness();
     const base = await start(h);
     const id = await liveRun(h);
-    const ok = await post(`${base}/yoke/api/runs/${id}/result`, { outcome: 'failure', summary: 'tests would not build' }, 'the-secret');
+    const ok = await post(
+      `${base}/yoke/api/runs/${id}/result`,
+      { outcome: 'failure', summary: 'tests would not build' },
+      'the-secret',
+    );
     expect(ok.status).toBe(200);
-    expect(await h.store.runs.get(id)).toMatchObject({ reportedOutcome: 'failure', summary: 'tests would not build', status: 'live' });
+    expect(await h.store.runs.get(id)).toMatchObject({
+      reportedOutcome: 'failure',
+      summary: 'tests would not build',
+      status: 'live',
+    });
     const again = await post(`${base}/yoke/api/runs/${id}/result`, { outcome: 'success' }, 'the-secret');
     expect(again.status).toBe(409);
     expect(((await again.json()) as any).error.code).toBe('run_already_reported');
@@ -43,11 +63,35 @@ describe('POST /yoke/api/runs/:id/result', () => {
       [`/yoke/api/runs/${id}/result`, '{"outcome": "success",', 'the-secret', 400, 'validation_failed'],
       [`/yoke/api/runs/${id}/result`, { outcome: 'done' }, 'the-secret', 400, 'validation_failed'],
       [`/yoke/api/runs/${id}/result`, { outcome: 'success' }, 'the-secret', 400, 'verdict_required'],
-      [`/yoke/api/runs/${id}/result`, { outcome: 'success', verdict: 'accept', summary: 'x'.repeat(70_000) }, 'the-secret', 413, 'body_too_large'],
+      [
+        `/yoke/api/runs/${id}/result`,
+        { outcome: 'success', verdict: 'accept', summary: 'x'.repeat(70_000) },
+        'the-secret',
+        413,
+        'body_too_large',
+      ],
       // TR01: a verdict names the head it judged, and only the head yoke dispatched the lander on counts.
-      [`/yoke/api/runs/${id}/result`, { outcome: 'success', verdict: 'accept' }, 'the-secret', 409, 'report_head_mismatch'],
-      [`/yoke/api/runs/${id}/result`, { outcome: 'success', verdict: 'accept', head_sha: 'f'.repeat(40) }, 'the-secret', 409, 'report_head_mismatch'],
-      [`/yoke/api/runs/${id}/result`, { outcome: 'success', verdict: 'accept', head_sha: 'main' }, 'the-secret', 400, 'validation_failed'],
+      [
+        `/yoke/api/runs/${id}/result`,
+        { outcome: 'success', verdict: 'accept' },
+        'the-secret',
+        409,
+        'report_head_mismatch',
+      ],
+      [
+        `/yoke/api/runs/${id}/result`,
+        { outcome: 'success', verdict: 'accept', head_sha: 'f'.repeat(40) },
+        'the-secret',
+        409,
+        'report_head_mismatch',
+      ],
+      [
+        `/yoke/api/runs/${id}/result`,
+        { outcome: 'success', verdict: 'accept', head_sha: 'main' },
+        'the-secret',
+        400,
+        'validation_failed',
+      ],
     ];
     for (const [path, body, token, status, code] of cases) {
       const res = await post(`${base}${path}`, body, token);
@@ -56,7 +100,11 @@ describe('POST /yoke/api/runs/:id/result', () => {
       expect(json.error.recovery.length).toBeGreaterThan(10);
     }
     expect(await h.store.runs.get(id)).toMatchObject({ status: 'live', reportedOutcome: null, verdict: null });
-    const good = await post(`${base}/yoke/api/runs/${id}/result`, { outcome: 'success', verdict: 'reject', head_sha: LANDER_HEAD, summary: '2 tests fail' }, 'the-secret');
+    const good = await post(
+      `${base}/yoke/api/runs/${id}/result`,
+      { outcome: 'success', verdict: 'reject', head_sha: LANDER_HEAD, summary: '2 tests fail' },
+      'the-secret',
+    );
     expect(good.status).toBe(200);
     expect(await h.store.runs.get(id)).toMatchObject({ verdict: 'reject', reportedOutcome: 'success' });
   });
@@ -76,11 +124,14 @@ describe('POST /yoke/api/runs/:id/result', () => {
     const now = Math.floor(h.clock.now() / 1000);
     const claims = good(now);
     const refusals: [string, string][] = [
-      [jwt({ ...claims, aud: 'https://elsewhere.test' }), 'the token\'s aud claim is not accepted (check_failed)'],
+      [jwt({ ...claims, aud: 'https://elsewhere.test' }), "the token's aud claim is not accepted (check_failed)"],
       [jwt({ ...claims, repository: 'acme/other' }), 'the token is for acme/other, not acme/api'],
       [jwt({ ...claims, run_id: '1' }), 'the token is from workflow run 1, not 4242'],
       [jwt({ ...claims, repository_id: '5' }), 'the token is for repository id 5, not 99'],
-      [jwt({ ...claims, event_name: 'pull_request_target' }), 'the token is from a pull_request_target event, not workflow_dispatch'],
+      [
+        jwt({ ...claims, event_name: 'pull_request_target' }),
+        'the token is from a pull_request_target event, not workflow_dispatch',
+      ],
       [
         jwt({ ...claims, workflow_ref: 'acme/api/.github/workflows/other.yml@refs/heads/main' }),
         'the token is from acme/api/.github/workflows/other.yml@refs/heads/main, not acme/api/.github/workflows/yoke-run.yml@refs/heads/main',
@@ -90,11 +141,16 @@ describe('POST /yoke/api/runs/:id/result', () => {
         'the token is from acme/api/.github/workflows/yoke-run.yml@refs/heads/feature, not acme/api/.github/workflows/yoke-run.yml@refs/heads/main',
       ],
       [jwt({ ...claims, exp: now - 600 }), 'the token has expired'],
-      [jwt({ ...claims, iss: 'https://evil.test' }), 'the token\'s iss claim is not accepted (check_failed)'],
+      [jwt({ ...claims, iss: 'https://evil.test' }), "the token's iss claim is not accepted (check_failed)"],
       [jwt(claims, other.privateKey), 'the signature does not verify'],
       ['not-a-token', 'the token was refused (ERR_JWS_INVALID)'],
     ];
-    for (const [token, detail] of refusals) expect(await refusal(base, id, token)).toEqual([401, 'run_token_invalid', `The OIDC token was refused: ${detail}`]);
+    for (const [token, detail] of refusals)
+      expect(await refusal(base, id, token)).toEqual([
+        401,
+        'run_token_invalid',
+        `The OIDC token was refused: ${detail}`,
+      ]);
     expect((await h.store.runs.get(id))?.reportedOutcome).toBeNull();
     const ok = await post(`${base}/yoke/api/runs/${id}/result`, { outcome: 'success' }, jwt(claims));
     expect(ok.status).toBe(200);
@@ -108,16 +164,28 @@ describe('POST /yoke/api/runs/:id/result', () => {
     const id = await liveRun(h, { secret: null, ref: 'yoke-run.yml@main#4242' });
     const now = Math.floor(h.clock.now() / 1000);
     h.forge.workflowRuns.set(id, { ...WF, actor: 'mallory', triggeringActor: 'mallory' });
-    expect(await refusal(base, id, jwt(good(now)))).toEqual([401, 'run_token_invalid', 'The OIDC token was refused: workflow run 4242 was started by mallory, not by yoke[bot]']);
+    expect(await refusal(base, id, jwt(good(now)))).toEqual([
+      401,
+      'run_token_invalid',
+      'The OIDC token was refused: workflow run 4242 was started by mallory, not by yoke[bot]',
+    ]);
     h.forge.workflowRuns.set(id, { ...WF, actor: 'yoke[bot]', triggeringActor: 'mallory' });
-    expect(await refusal(base, id, jwt(good(now)))).toEqual([401, 'run_token_invalid', 'The OIDC token was refused: workflow run 4242 was re-run by mallory, not by yoke[bot]']);
+    expect(await refusal(base, id, jwt(good(now)))).toEqual([
+      401,
+      'run_token_invalid',
+      'The OIDC token was refused: workflow run 4242 was re-run by mallory, not by yoke[bot]',
+    ]);
     h.forge.workflowRuns.set(id, WF);
-    expect(await refusal(base, id, jwt({ ...good(now), actor: 'mallory' }))).toEqual([401, 'run_token_invalid', 'The OIDC token was refused: the token is from a run started by mallory, not by yoke[bot]']);
+    expect(await refusal(base, id, jwt({ ...good(now), actor: 'mallory' }))).toEqual([
+      401,
+      'run_token_invalid',
+      'The OIDC token was refused: the token is from a run started by mallory, not by yoke[bot]',
+    ]);
     expect((await h.store.runs.get(id))?.reportedOutcome).toBeNull();
     expect((await post(`${base}/yoke/api/runs/${id}/result`, { outcome: 'success' }, jwt(good(now)))).status).toBe(200);
   });
 
-  it('TR03 before the reaper binds the run, a report resolves it first: another run\'s token is refused, the dispatched one accepted', async () => {
+  it("TR03 before the reaper binds the run, a report resolves it first: another run's token is refused, the dispatched one accepted", async () => {
     const h = makeHarness();
     h.forge.addRepo('acme/api', {});
     const base = await start(h);
@@ -131,7 +199,11 @@ describe('POST /yoke/api/runs/:id/result', () => {
     ]);
     h.forge.workflowRuns.set(id, WF);
     // Another workflow run of the same repository and workflow (another yoke run, say) cannot report for this one.
-    expect(await refusal(base, id, jwt({ ...good(now), run_id: '5000' }))).toEqual([401, 'run_token_invalid', 'The OIDC token was refused: the token is from workflow run 5000, not 4242']);
+    expect(await refusal(base, id, jwt({ ...good(now), run_id: '5000' }))).toEqual([
+      401,
+      'run_token_invalid',
+      'The OIDC token was refused: the token is from workflow run 5000, not 4242',
+    ]);
     expect((await h.store.runs.get(id))?.launcherRef).toBe('yoke-run.yml@main#4242');
     expect((await post(`${base}/yoke/api/runs/${id}/result`, { outcome: 'success' }, jwt(good(now)))).status).toBe(200);
   });
@@ -146,17 +218,33 @@ describe('POST /yoke/api/runs/:id/result', () => {
       if (!up) throw new Error('connect ECONNREFUSED');
       return new Response(JSON.stringify({ keys: [jwk] }), { status: 200 });
     }) as typeof fetch;
-    const oidc = new OidcVerifier({ issuer: ISSUER, jwksUrl: `${ISSUER}/.well-known/jwks`, audience: AUDIENCE, now: h.clock.now, fetch: fetchKeys, cooldownMs: 30_000, keysMaxAgeMs: 60_000 });
+    const oidc = new OidcVerifier({
+      issuer: ISSUER,
+      jwksUrl: `${ISSUER}/.well-known/jwks`,
+      audience: AUDIENCE,
+      now: h.clock.now,
+      fetch: fetchKeys,
+      cooldownMs: 30_000,
+      keysMaxAgeMs: 60_000,
+    });
     const now = Math.floor(h.clock.now() / 1000);
     expect((await oidc.verify(jwt(good(now)))).ok).toBe(true);
     expect(fetched).toBe(1);
     // Tokens with unknown key ids: at most one more fetch within the cooldown, however many arrive.
-    for (let i = 0; i < 20; i++) expect((await oidc.verify(jwt(good(now), other.privateKey, `unknown-${i}`))).ok).toBe(false);
+    for (let i = 0; i < 20; i++)
+      expect((await oidc.verify(jwt(good(now), other.privateKey, `unknown-${i}`))).ok).toBe(false);
     expect(fetched).toBe(1);
     // The issuer goes down and the keys age out: genuine reports still verify with the keys yoke has.
     up = false;
     await new Promise((r) => setTimeout(r, 5)); // jose ages keys on its own clock
-    const stale = new OidcVerifier({ issuer: ISSUER, jwksUrl: `${ISSUER}/.well-known/jwks`, audience: AUDIENCE, now: h.clock.now, fetch: fetchKeys, keysMaxAgeMs: 1 });
+    const stale = new OidcVerifier({
+      issuer: ISSUER,
+      jwksUrl: `${ISSUER}/.well-known/jwks`,
+      audience: AUDIENCE,
+      now: h.clock.now,
+      fetch: fetchKeys,
+      keysMaxAgeMs: 1,
+    });
     up = true;
     expect((await stale.verify(jwt(good(now)))).ok).toBe(true);
     up = false;
@@ -175,7 +263,11 @@ describe('operator routes', () => {
     const res = await post(`${base}/yoke/api/repos/acme/api/reset`, {});
     expect(res.status).toBe(401);
     expect(await res.json()).toEqual({
-      error: { code: 'unauthorized', message: 'This request carries no valid bearer token.', recovery: 'Send `Authorization: Bearer <token>` with a token listed in YOKE_API_TOKENS.' },
+      error: {
+        code: 'unauthorized',
+        message: 'This request carries no valid bearer token.',
+        recovery: 'Send `Authorization: Bearer <token>` with a token listed in YOKE_API_TOKENS.',
+      },
     });
     expect((await fetch(`${base}/yoke/api/fleet`, { headers: { authorization: 'Bearer nope' } })).status).toBe(401);
   });
@@ -185,7 +277,7 @@ describe('operator routes', () => {
     h.forge.addRepo('acme/api', AUTOLAND);
     h.forge.addIssue('acme/api', 3);
     await h.engine.schedulerTick();
-    for (const r of (await h.store.runs.listLive())) {
+    for (const r of await h.store.runs.listLive()) {
       await h.store.runs.recordReport(r.id, { outcome: 'success', verdict: null, summary: null }, 0);
       h.launcher.finish(r.id);
     }
@@ -232,7 +324,9 @@ describe('operator routes', () => {
     h.forge.addIssue('acme/api', 1);
     await h.engine.schedulerTick();
     const base = await start(h);
-    const report = (await (await fetch(`${base}/yoke/api/fleet`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as any;
+    const report = (await (
+      await fetch(`${base}/yoke/api/fleet`, { headers: { authorization: `Bearer ${TOKEN}` } })
+    ).json()) as any;
     expect(report.liveCount).toBe(1);
     expect(report.repos[0]).toMatchObject({ repo: 'acme/api', cap: 2, paused: false });
     expect(JSON.stringify(report)).not.toContain('secretHash');
@@ -244,31 +338,55 @@ describe('operator routes', () => {
     const inUrl = await fetch(`${base}/yoke?token=${TOKEN}`);
     expect(inUrl.status).toBe(401);
     expect(await inUrl.text()).toContain('<form method="post" action="/yoke/session">');
-    const wrong = await fetch(`${base}/yoke/session`, { method: 'POST', body: new URLSearchParams({ token: 'not-a-token' }), redirect: 'manual' });
+    const wrong = await fetch(`${base}/yoke/session`, {
+      method: 'POST',
+      body: new URLSearchParams({ token: 'not-a-token' }),
+      redirect: 'manual',
+    });
     expect([wrong.status, wrong.headers.get('set-cookie')]).toEqual([401, null]);
-    const signIn = await fetch(`${base}/yoke/session`, { method: 'POST', body: new URLSearchParams({ token: TOKEN }), redirect: 'manual' });
-    expect([signIn.status, signIn.headers.get('location'), signIn.headers.get('referrer-policy')]).toEqual([303, '/yoke', 'no-referrer']);
+    const signIn = await fetch(`${base}/yoke/session`, {
+      method: 'POST',
+      body: new URLSearchParams({ token: TOKEN }),
+      redirect: 'manual',
+    });
+    expect([signIn.status, signIn.headers.get('location'), signIn.headers.get('referrer-policy')]).toEqual([
+      303,
+      '/yoke',
+      'no-referrer',
+    ]);
     const cookie = signIn.headers.get('set-cookie')!;
     expect(cookie).toMatch(/^yoke_session=[\w-]{43}; Path=\/yoke; HttpOnly; SameSite=Strict; Max-Age=43200; Secure$/);
     const pageRes = await fetch(`${base}/yoke`, { headers: { cookie: cookie.split(';')[0]! } });
     expect([pageRes.status, pageRes.headers.get('referrer-policy')]).toEqual([200, 'no-referrer']);
     const page = await pageRes.text();
     expect(page).toContain('<title>yoke fleet</title>');
-    expect(page).toContain('<td>afk_auto</td><td><a href="https://github.com/acme/api/issues/1">issue#1</a> <span class="title">Issue 1</span></td>');
+    expect(page).toContain(
+      '<td>afk_auto</td><td><a href="https://github.com/acme/api/issues/1">issue#1</a> <span class="title">Issue 1</span></td>',
+    );
     expect(page).not.toContain(TOKEN);
     // Its only script is its own; nothing else may run.
     expect(pageRes.headers.get('content-security-policy')).toContain("script-src 'self'");
     expect(page).toContain('<script src="/yoke/dashboard.js" defer></script>');
-    expect((await fetch(`${base}/yoke/dashboard.js`)).headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect((await fetch(`${base}/yoke/dashboard.js`)).headers.get('content-type')).toBe(
+      'text/javascript; charset=utf-8',
+    );
     // The part the page fetches to stay current, and a repository's own page, both need the session.
     const part = await fetch(`${base}/yoke?part=main`, { headers: { cookie: cookie.split(';')[0]! } });
-    expect(await part.text()).toMatch(/^<section id="needs-you"><h2>Needs you<\/h2><p>Nothing needs you.<\/p><\/section>\n<p id="summary">1 live run\(s\)/);
+    expect(await part.text()).toMatch(
+      /^<section id="needs-you"><h2>Needs you<\/h2><p>Nothing needs you.<\/p><\/section>\n<p id="summary">1 live run\(s\)/,
+    );
     expect((await fetch(`${base}/yoke?part=main`)).status).toBe(401);
     const repoPage = await fetch(`${base}/yoke/repos/acme/api`, { headers: { cookie: cookie.split(';')[0]! } });
     expect([repoPage.status, (await repoPage.text()).includes('<title>yoke: acme/api</title>')]).toEqual([200, true]);
-    expect((await fetch(`${base}/yoke/repos/acme/nope`, { headers: { cookie: cookie.split(';')[0]! } })).status).toBe(404);
+    expect((await fetch(`${base}/yoke/repos/acme/nope`, { headers: { cookie: cookie.split(';')[0]! } })).status).toBe(
+      404,
+    );
     // Signing out ends the session.
-    await fetch(`${base}/yoke/session/end`, { method: 'POST', headers: { cookie: cookie.split(';')[0]! }, redirect: 'manual' });
+    await fetch(`${base}/yoke/session/end`, {
+      method: 'POST',
+      headers: { cookie: cookie.split(';')[0]! },
+      redirect: 'manual',
+    });
     expect((await fetch(`${base}/yoke`, { headers: { cookie: cookie.split(';')[0]! } })).status).toBe(401);
   });
 });

@@ -18,26 +18,47 @@ describe("a repository's dashboard page", () => {
     await report(h, lander.runId, 'success', 'reject');
     await h.engine.reaperTick();
 
-    const data = await buildDashboardData(h.fleet, h.engine.lastPass, { webUrl: 'https://github.test', refreshMs: 10_000, repo: 'acme/api' });
+    const data = await buildDashboardData(h.fleet, h.engine.lastPass, {
+      webUrl: 'https://github.test',
+      refreshMs: 10_000,
+      repo: 'acme/api',
+    });
     const page = data.repoPage!;
     expect(page.settings).toContain('afk: 45');
     expect(page.settings).toContain('autoland:\n  enabled: true');
     expect(page.dashboardIssue).toBe((await h.store.dashboardIssues.get('acme/api'))!.issueNumber);
     expect(page.claims).toEqual([
-      { pr: 7, title: expect.any(String), headSha: 'abc1234def', author: expect.any(String), issue: 3, check: { status: 'completed', conclusion: 'failure', run: lander.runId }, verdict: { verdict: 'reject', run: lander.runId } },
+      {
+        pr: 7,
+        title: expect.any(String),
+        headSha: 'abc1234def',
+        author: expect.any(String),
+        issue: 3,
+        check: { status: 'completed', conclusion: 'failure', run: lander.runId },
+        verdict: { verdict: 'reject', run: lander.runId },
+      },
     ]);
 
     const html = renderDashboardMain(data, { kind: 'repo', repo: 'acme/api' });
     expect(html).toContain('<section id="settings"><h2>Settings</h2>');
-    expect(html).toContain(`<a href="https://github.test/acme/api/issues/${page.dashboardIssue}">#${page.dashboardIssue}</a>`);
-    expect(html).toMatch(new RegExp(`<td class="check">completed · failure <small>\\(${lander.runId}\\)</small></td><td class="verdict">reject <small>by <code>${lander.runId}</code></small></td>`));
+    expect(html).toContain(
+      `<a href="https://github.test/acme/api/issues/${page.dashboardIssue}">#${page.dashboardIssue}</a>`,
+    );
+    expect(html).toMatch(
+      new RegExp(
+        `<td class="check">completed · failure <small>\\(${lander.runId}\\)</small></td><td class="verdict">reject <small>by <code>${lander.runId}</code></small></td>`,
+      ),
+    );
     // It is not the fleet page again: no other repository, no fleet-wide summary or timeline.
     expect(html).not.toContain('acme/web');
     expect(html).not.toContain('id="summary"');
     expect(html).not.toContain('id="timeline"');
 
     // The fleet page has no repository's settings, and shows every repository.
-    const fleet = renderDashboardMain(await buildDashboardData(h.fleet, h.engine.lastPass, { webUrl: 'https://github.test', refreshMs: 10_000 }), { kind: 'fleet' });
+    const fleet = renderDashboardMain(
+      await buildDashboardData(h.fleet, h.engine.lastPass, { webUrl: 'https://github.test', refreshMs: 10_000 }),
+      { kind: 'fleet' },
+    );
     expect(fleet).not.toContain('id="settings"');
     expect(fleet).toContain('acme/web');
   });
@@ -46,7 +67,14 @@ describe("a repository's dashboard page", () => {
     const h = makeHarness();
     h.forge.addRepo('acme/api', { auto: 'sometimes' });
     await h.engine.schedulerTick();
-    const html = renderDashboardMain(await buildDashboardData(h.fleet, h.engine.lastPass, { webUrl: 'https://github.test', refreshMs: 10_000, repo: 'acme/api' }), { kind: 'repo', repo: 'acme/api' });
+    const html = renderDashboardMain(
+      await buildDashboardData(h.fleet, h.engine.lastPass, {
+        webUrl: 'https://github.test',
+        refreshMs: 10_000,
+        repo: 'acme/api',
+      }),
+      { kind: 'repo', repo: 'acme/api' },
+    );
     expect(html).toMatch(/<section id="settings"><h2>Settings<\/h2><p>Refused: [^<]*auto/);
   });
 
@@ -57,10 +85,15 @@ describe("a repository's dashboard page", () => {
     await h.engine.schedulerTick();
     const run = (await h.store.runs.listLive())[0]!;
     h.clock.advance(4 * 60_000 + 12_000);
-    const html = renderDashboardMain(await buildDashboardData(h.fleet, h.engine.lastPass, { webUrl: 'https://github.test', refreshMs: 10_000 }), { kind: 'fleet' });
+    const html = renderDashboardMain(
+      await buildDashboardData(h.fleet, h.engine.lastPass, { webUrl: 'https://github.test', refreshMs: 10_000 }),
+      { kind: 'fleet' },
+    );
     const left = run.budgetDeadline - h.clock.now();
     expect(left).toBeGreaterThan(0);
     expect(html).toContain(`<td class="elapsed">4m 12s</td>`);
-    expect(html).toContain(`(in ${Math.floor(left / 60_000)}m ${String(Math.round(left / 1000) % 60).padStart(2, '0')}s)`);
+    expect(html).toContain(
+      `(in ${Math.floor(left / 60_000)}m ${String(Math.round(left / 1000) % 60).padStart(2, '0')}s)`,
+    );
   });
 });

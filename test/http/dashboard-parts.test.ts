@@ -3,22 +3,51 @@ import { prose, reasonOf, renderWaiting } from '../../src/http/dashboard-parts.j
 
 describe("the dashboard's run reasons", () => {
   it("a failed run's reason is yoke's own, else the first line of what the run reported; a success shows none", () => {
-    expect(reasonOf({ status: 'ended', outcome: 'failure', outcomeReason: null, summary: 'Error: issue #14 names no demo task\nat line 3' })).toBe('Error: issue #14 names no demo task');
-    expect(reasonOf({ status: 'ended', outcome: 'timeout', outcomeReason: 'ran past its 60-minute budget', summary: 'half done' })).toBe('ran past its 60-minute budget');
+    expect(
+      reasonOf({
+        status: 'ended',
+        outcome: 'failure',
+        outcomeReason: null,
+        summary: 'Error: issue #14 names no demo task\nat line 3',
+      }),
+    ).toBe('Error: issue #14 names no demo task');
+    expect(
+      reasonOf({
+        status: 'ended',
+        outcome: 'timeout',
+        outcomeReason: 'ran past its 60-minute budget',
+        summary: 'half done',
+      }),
+    ).toBe('ran past its 60-minute budget');
     expect(reasonOf({ status: 'ended', outcome: 'success', outcomeReason: null, summary: 'Added shout()' })).toBe('');
-    expect(reasonOf({ status: 'ended', outcome: 'failure', outcomeReason: null, summary: 'x'.repeat(300) })).toHaveLength(200);
+    expect(
+      reasonOf({ status: 'ended', outcome: 'failure', outcomeReason: null, summary: 'x'.repeat(300) }),
+    ).toHaveLength(200);
   });
 });
 
 describe("the dashboard's waiting table", () => {
   it("SP04 a repository's whole work waiting (at the cap, disabled, unread) reads 'all its work · every stage', not one stage's name", () => {
-    const row = renderWaiting([{ repo: 'acme/api', stage: 'lander', subject: null, title: null, code: 'at_cap', message: 'At the cap.', recovery: 'Nothing to do.' }], 'https://github.test');
+    const row = renderWaiting(
+      [
+        {
+          repo: 'acme/api',
+          stage: 'lander',
+          subject: null,
+          title: null,
+          code: 'at_cap',
+          message: 'At the cap.',
+          recovery: 'Nothing to do.',
+        },
+      ],
+      'https://github.test',
+    );
     expect(row).toContain('<td>all its work</td>\n<td>every stage</td>');
   });
 });
 
 describe("yoke's own prose on the dashboard", () => {
-  it('shows a recovery\'s `code spans` as code, and escapes everything else', () => {
+  it("shows a recovery's `code spans` as code, and escapes everything else", () => {
     expect(prose('Comment `/yoke reset` on <any> issue')).toBe('Comment <code>/yoke reset</code> on &lt;any&gt; issue');
   });
 });

@@ -16,8 +16,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const haveBrowser = existsSync(CHROMIUM);
 if (!haveBrowser) {
-  if (process.env.YOKE_REQUIRE_BROWSER) throw new Error(`Chromium is not at ${CHROMIUM}: install it with \`apt-get install -y chromium\` (or set CHROMIUM_PATH).`);
-  console.warn(`The dashboard browser tests are skipped: no Chromium at ${CHROMIUM}. Install it with \`apt-get install -y chromium\`, or set CHROMIUM_PATH.`);
+  if (process.env.YOKE_REQUIRE_BROWSER)
+    throw new Error(
+      `Chromium is not at ${CHROMIUM}: install it with \`apt-get install -y chromium\` (or set CHROMIUM_PATH).`,
+    );
+  console.warn(
+    `The dashboard browser tests are skipped: no Chromium at ${CHROMIUM}. Install it with \`apt-get install -y chromium\`, or set CHROMIUM_PATH.`,
+  );
 }
 
 /** Where the test leaves its screenshots for a person to look at (YOKE_SCREENSHOT_DIR), if anywhere. */
@@ -29,9 +34,17 @@ const shoot = async (name: string): Promise<void> => {
 };
 
 /** A command as a person runs it: a child process, its whole output. */
-const sh = (cmd: string, args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): Promise<{ code: number | null; out: string }> =>
+const sh = (
+  cmd: string,
+  args: string[],
+  opts: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<{ code: number | null; out: string }> =>
   new Promise((done) => {
-    const c = spawn(cmd, args, { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const c = spawn(cmd, args, {
+      cwd: opts.cwd,
+      env: { ...process.env, ...opts.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     c.stdout!.on('data', (b: Buffer) => (out += b.toString()));
     c.stderr!.on('data', (b: Buffer) => (out += b.toString()));
@@ -49,7 +62,14 @@ const waitFor = async (what: string, pred: () => boolean | Promise<boolean>, ms 
 /** The maintainer's change to the opt-in file, pushed to main over git as they would. */
 async function pushOptIn(edit: (text: string) => string, message: string): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'yoke-browser-push-'));
-  const auth = ['-c', `http.extraHeader=Authorization: basic ${Buffer.from(`x-access-token:${forgeToken}`).toString('base64')}`, '-c', 'user.name=m', '-c', 'user.email=m@example.com'];
+  const auth = [
+    '-c',
+    `http.extraHeader=Authorization: basic ${Buffer.from(`x-access-token:${forgeToken}`).toString('base64')}`,
+    '-c',
+    'user.name=m',
+    '-c',
+    'user.email=m@example.com',
+  ];
   try {
     expect((await sh('git', [...auth, 'clone', '-q', `${forgeUrl}/acme/demo.git`, work])).code).toBe(0);
     const file = join(work, '.github/yoke.yml');
@@ -78,7 +98,11 @@ const navigations: string[] = [];
 const forgeApi = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
   const res = await fetch(`${forgeUrl}/api/v3/repos/acme/demo${path}`, {
     method,
-    headers: { authorization: `token ${forgeToken}`, accept: 'application/vnd.github+json', 'content-type': 'application/json' },
+    headers: {
+      authorization: `token ${forgeToken}`,
+      accept: 'application/vnd.github+json',
+      'content-type': 'application/json',
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return (await res.json()) as T;
@@ -86,12 +110,16 @@ const forgeApi = async <T>(method: string, path: string, body?: unknown): Promis
 
 beforeAll(async () => {
   if (!haveBrowser) return;
-  child = spawn('npm', ['run', 'sandbox', '--', '--keep-running'], { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  child = spawn('npm', ['run', 'sandbox', '--', '--keep-running'], {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout!.on('data', (c: Buffer) => (printed += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (printed += c.toString()));
   const deadline = Date.now() + 160_000;
   while (!/^Dashboard: /m.test(printed)) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the sandbox did not print its dashboard:\n${printed}`);
+    if (Date.now() > deadline || child.exitCode !== null)
+      throw new Error(`the sandbox did not print its dashboard:\n${printed}`);
     await new Promise((r) => setTimeout(r, 200));
   }
   const dash = /^Dashboard: (\S+) \(sign in with the operator token (\S+)\)$/m.exec(printed)!;
@@ -100,7 +128,15 @@ beforeAll(async () => {
   forgeToken = /use their personal token (\S+):/.exec(printed)![1]!;
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   page = await browser.newPage();
   page.on('framenavigated', (f) => {
@@ -126,7 +162,9 @@ describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
   it('"Needs you" shows the QA wait the sandbox holds open, with its command; answering it as printed lets delivery finish', async () => {
     // The sandbox printed its dashboard while the deployment run waits on DEMO-1's manual case.
     expect(printed).not.toMatch(/issues merged/);
-    await waitFor('the held wait on the dashboard', async () => (await needsYou()).some((t) => t.includes('reads-well')));
+    await waitFor('the held wait on the dashboard', async () =>
+      (await needsYou()).some((t) => t.includes('reads-well')),
+    );
     const held = (await needsYou()).find((t) => t.includes('reads-well'))!;
     expect(held).toBe(
       `deployment run ${/deployment run (dr-\w+) waits/.exec(held)![1]} waits at staging-qa: DEMO-1's plan greeting, case reads-well (The shout reads well on staging) has no current passTo move it: yoke qa case run --item DEMO-1 --stage staging-qa --case reads-well --verdict pass --evidence @FILE`,
@@ -135,11 +173,21 @@ describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
     await shoot('1-needs-you-qa-wait');
     // The command the sandbox printed for the reviewer, run as they would run it.
     const line = /^ {2}YOKE_URL=(\S+) YOKE_TOKEN=(\S+) npx yoke (qa case run .+)$/m.exec(printed)!;
-    const args = line[3]!.replace(/'([^']*)'/g, (_m, q: string) => q.replace(/ /g, '\u0000')).split(' ').map((a) => a.replace(/\u0000/g, ' '));
+    const args = line[3]!
+      .replace(/'([^']*)'/g, (_m, q: string) => q.replace(/ /g, '\u0000'))
+      .split(' ')
+      .map((a) => a.replace(/\u0000/g, ' '));
     const answered = await sh('npx', ['yoke', ...args], { env: { YOKE_URL: line[1]!, YOKE_TOKEN: line[2]! } });
     expect(answered).toEqual({ code: 0, out: 'DEMO-1 greeting/reads-well: pass\n' });
-    await waitFor('delivery to finish', () => /5 of 5 issues merged, 5 delivered and closed out/.test(printed), 120_000);
-    await waitFor('the wait to leave "Needs you"', async () => !(await needsYou()).some((t) => t.includes('reads-well')));
+    await waitFor(
+      'delivery to finish',
+      () => /5 of 5 issues merged, 5 delivered and closed out/.test(printed),
+      120_000,
+    );
+    await waitFor(
+      'the wait to leave "Needs you"',
+      async () => !(await needsYou()).some((t) => t.includes('reads-well')),
+    );
   }, 180_000);
 
   it('renders the sandbox fleet: the repository, every run, and the deployment run with its stages and members', async () => {
@@ -148,7 +196,9 @@ describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
     // What the CLI needs to reach this sandbox, as lines to paste.
     expect(printed).toContain(`export YOKE_URL=${dashboardUrl.replace(/\/yoke$/, '')} YOKE_TOKEN=${operatorToken}`);
     expect(await page.title()).toBe('yoke fleet');
-    const fleet = (await (await fetch(`${dashboardUrl}/api/fleet`, { headers: { authorization: `Bearer ${operatorToken}` } })).json()) as { recentRuns: { id: string }[] };
+    const fleet = (await (
+      await fetch(`${dashboardUrl}/api/fleet`, { headers: { authorization: `Bearer ${operatorToken}` } })
+    ).json()) as { recentRuns: { id: string }[] };
     expect(await page.locator('#repos tr td:first-child a').allTextContents()).toEqual(['acme/demo']);
     expect(await page.locator('#runs tr code').allTextContents()).toEqual(fleet.recentRuns.map((r) => r.id));
     const deployment = page.locator('#deployments article.deployment');
@@ -159,17 +209,34 @@ describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
     expect(stages[0]).toMatch(/^staging deploy · succeeded · deployment \d+ to staging: success \(log\)$/);
     expect(stages[2]).toMatch(/^production deploy · succeeded · deployment \d+ to production: success \(log\)$/);
     // Members in issue order, as a person reads a list of issues (they merged in another).
-    expect((await deployment.locator('ul').first().locator('li').allTextContents()).map((t) => t.split(' ')[0])).toEqual(['#1', '#2', '#3', '#4', '#5']);
+    expect(
+      (await deployment.locator('ul').first().locator('li').allTextContents()).map((t) => t.split(' ')[0]),
+    ).toEqual(['#1', '#2', '#3', '#4', '#5']);
     expect(await page.locator('#live').textContent()).toContain('No run is live.');
     await shoot('2-fleet');
   });
 
   it('links point where they should: issues, PRs and workflow runs on the forge, repositories to their page', async () => {
-    const issues = await forgeApi<{ number: number; pull_request?: unknown }[]>('GET', '/issues?state=all&per_page=100');
+    const issues = await forgeApi<{ number: number; pull_request?: unknown }[]>(
+      'GET',
+      '/issues?state=all&per_page=100',
+    );
     const kinds = new Map(issues.map((i) => [i.number, i.pull_request ? 'pull' : 'issues']));
-    const wfRuns = (await forgeApi<{ workflow_runs: { id: number; display_title: string }[] }>('GET', '/actions/workflows/yoke-run.yml/runs?per_page=100')).workflow_runs;
-    const deployRuns = (await forgeApi<{ workflow_runs: { id: number; display_title: string }[] }>('GET', '/actions/workflows/deploy.yml/runs?per_page=100')).workflow_runs;
-    const hrefs = await page.locator('main a').evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).getAttribute('href')!));
+    const wfRuns = (
+      await forgeApi<{ workflow_runs: { id: number; display_title: string }[] }>(
+        'GET',
+        '/actions/workflows/yoke-run.yml/runs?per_page=100',
+      )
+    ).workflow_runs;
+    const deployRuns = (
+      await forgeApi<{ workflow_runs: { id: number; display_title: string }[] }>(
+        'GET',
+        '/actions/workflows/deploy.yml/runs?per_page=100',
+      )
+    ).workflow_runs;
+    const hrefs = await page
+      .locator('main a')
+      .evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).getAttribute('href')!));
     expect(hrefs.length).toBeGreaterThan(20);
     for (const href of hrefs) {
       if (href.startsWith('?span=')) {
@@ -184,7 +251,11 @@ describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
       expect(m, href).not.toBeNull();
       const [, kind, n] = m!;
       if (kind === 'deployments') expect(['staging', 'production'], href).toContain(n);
-      else if (kind === 'actions/runs') expect([...wfRuns, ...deployRuns].some((w) => w.id === Number(n)), href).toBe(true);
+      else if (kind === 'actions/runs')
+        expect(
+          [...wfRuns, ...deployRuns].some((w) => w.id === Number(n)),
+          href,
+        ).toBe(true);
       else expect(kinds.get(Number(n)), href).toBe(kind);
     }
     // Each run's row links its own work and its own workflow run.
@@ -208,7 +279,13 @@ describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
       const html = await res.text();
       expect(res.status, href).toBe(200);
       const n = href.split('/').pop()!;
-      expect(html, href).toContain(href.includes('/deployments/') ? `<h2 id="${n}">${n}</h2>` : href.includes('/actions/runs/') ? `<small>run ${n}</small>` : `<small>#${n}</small>`);
+      expect(html, href).toContain(
+        href.includes('/deployments/')
+          ? `<h2 id="${n}">${n}</h2>`
+          : href.includes('/actions/runs/')
+            ? `<small>run ${n}</small>`
+            : `<small>#${n}</small>`,
+      );
     }
   });
 
@@ -218,8 +295,12 @@ describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
     const view = await browser.newPage();
     await view.goto(href);
     expect(await view.locator('h1 small').textContent()).toBe(`#${href.split('/').pop()}`);
-    expect(await view.locator('.comment pre').allTextContents()).toContainEqual(expect.stringContaining('yoke:verdict'));
-    expect(await view.locator('ul.checks li').allTextContents()).toContainEqual(expect.stringMatching(/^yoke\/lander: completed \((success|failure)\)/));
+    expect(await view.locator('.comment pre').allTextContents()).toContainEqual(
+      expect.stringContaining('yoke:verdict'),
+    );
+    expect(await view.locator('ul.checks li').allTextContents()).toContainEqual(
+      expect.stringMatching(/^yoke\/lander: completed \((success|failure)\)/),
+    );
     expect(await view.locator('p', { hasText: 'merged' }).count()).toBeGreaterThan(0);
     await view.goto(`${forgeUrl}/acme/demo/issues`);
     expect(await view.locator('table tr').count()).toBeGreaterThan(5);
@@ -230,19 +311,34 @@ describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
     const svg = page.locator('svg#timeline');
     const cap = Number(await svg.getAttribute('data-cap'));
     expect(cap).toBe(2);
-    const bars = await svg.locator('rect.bar').evaluateAll((rs) => rs.map((r) => ({ slot: Number(r.getAttribute('data-slot')), start: Number(r.getAttribute('data-start')), end: Number(r.getAttribute('data-end')), cls: r.getAttribute('class')! })));
-    expect(bars.length).toBe(await page.locator('#runs tr').count() - 1);
+    const bars = await svg.locator('rect.bar').evaluateAll((rs) =>
+      rs.map((r) => ({
+        slot: Number(r.getAttribute('data-slot')),
+        start: Number(r.getAttribute('data-start')),
+        end: Number(r.getAttribute('data-end')),
+        cls: r.getAttribute('class')!,
+      })),
+    );
+    expect(bars.length).toBe((await page.locator('#runs tr').count()) - 1);
     expect(Math.max(...bars.map((b) => b.slot))).toBeLessThan(cap);
     expect(await svg.locator('.over-cap').count()).toBe(0);
     const most = Math.max(...bars.map((b) => bars.filter((o) => o.start <= b.start && b.start < o.end).length));
     expect(most).toBeLessThanOrEqual(cap);
     // Two bars in one slot never overlap.
-    for (const a of bars) for (const b of bars) if (a !== b && a.slot === b.slot) expect(a.end <= b.start || b.end <= a.start).toBe(true);
+    for (const a of bars)
+      for (const b of bars) if (a !== b && a.slot === b.slot) expect(a.end <= b.start || b.end <= a.start).toBe(true);
     // Coloured by kind: landers and AFK runs both appear.
     expect(bars.some((b) => b.cls.includes('kind-lander'))).toBe(true);
     expect(bars.some((b) => b.cls.includes('kind-afk_auto'))).toBe(true);
     // A failure and a timeout never look the same, in the legend or on a bar.
-    const look = (sel: string) => page.locator(sel).first().evaluate((e) => { const c = getComputedStyle(e); return `${c.borderStyle} ${c.borderColor}`; });
+    const look = (sel: string) =>
+      page
+        .locator(sel)
+        .first()
+        .evaluate((e) => {
+          const c = getComputedStyle(e);
+          return `${c.borderStyle} ${c.borderColor}`;
+        });
     expect(await look('.legend .key.state-failure')).not.toBe(await look('.legend .key.state-timeout'));
   });
 
@@ -258,10 +354,16 @@ describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
     expect(await page.locator('main img, main script').count()).toBe(0);
   });
 
-  it("a failed run's reason shows in its row, and \"Needs you\" names it with the command that tries again", async () => {
+  it('a failed run\'s reason shows in its row, and "Needs you" names it with the command that tries again', async () => {
     // The hostile issue names no demo task: its run fails, saying so, and the auto loop tries it until three failures pause the repository.
     const row = page.locator('#runs tr', { has: page.locator('.title', { hasText: 'window.__pwned' }) }).first();
-    await waitFor('the hostile issue\'s runs to fail and pause the repository', async () => (await row.locator('td').nth(4).textContent()) === 'failure' && (await needsYou()).some((t) => t.startsWith('acme/demo is paused')), 90_000);
+    await waitFor(
+      "the hostile issue's runs to fail and pause the repository",
+      async () =>
+        (await row.locator('td').nth(4).textContent()) === 'failure' &&
+        (await needsYou()).some((t) => t.startsWith('acme/demo is paused')),
+      90_000,
+    );
     const reason = (await row.locator('td').last().textContent())!;
     expect(reason).toMatch(/^\.github\/yoke\/run\.sh failed: run\.sh exited 1: Issue #\d+ names no demo task\.$/);
     const issue = /#(\d+)/.exec(reason)![1];
@@ -274,10 +376,19 @@ describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
 
   it('"Needs you" shows a paused repository with its command, and its waiting work as one line', async () => {
     // Two more issues, which wait behind the pause.
-    for (const title of ['Tidy the docs', 'Refactor the build']) await forgeApi('POST', '/issues', { title, body: 'Names no demo task.', labels: ['yoke:afk'] });
-    expect(await needsYou()).toContainEqual('acme/demo is paused after 3 AFK failures: no new work startsTo move it: Comment /yoke reset on any issue of acme/demo, or run yoke repo reset acme/demo.');
+    for (const title of ['Tidy the docs', 'Refactor the build'])
+      await forgeApi('POST', '/issues', { title, body: 'Names no demo task.', labels: ['yoke:afk'] });
+    expect(await needsYou()).toContainEqual(
+      'acme/demo is paused after 3 AFK failures: no new work startsTo move it: Comment /yoke reset on any issue of acme/demo, or run yoke repo reset acme/demo.',
+    );
     const pausedWork = page.locator('#waiting tr[data-code=repo_paused] td').nth(1);
-    await waitFor('the paused work to wait', async () => (await page.locator('#waiting tr[data-code=repo_paused]').count()) > 0 && /^\d+ items/.test((await pausedWork.textContent()) ?? ''), 60_000);
+    await waitFor(
+      'the paused work to wait',
+      async () =>
+        (await page.locator('#waiting tr[data-code=repo_paused]').count()) > 0 &&
+        /^\d+ items/.test((await pausedWork.textContent()) ?? ''),
+      60_000,
+    );
     // One line for all of the paused repository's new work, however many issues wait.
     expect(await page.locator('#waiting tr[data-code=repo_paused]').count()).toBe(1);
     expect(await pausedWork.textContent()).toMatch(/^\d+ items: issue#\d+(, issue#\d+)+$/);
@@ -286,7 +397,11 @@ describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
 
   it('"Needs you" shows a disabled repository, with the fix for its file, once a push breaks it; a push that fixes it clears it', async () => {
     await pushOptIn((t) => t.replace('autoland:', 'autolnad:'), 'Break the yoke settings');
-    await waitFor('the repository to be disabled', async () => (await needsYou()).some((t) => t.startsWith('acme/demo is disabled')), 30_000);
+    await waitFor(
+      'the repository to be disabled',
+      async () => (await needsYou()).some((t) => t.startsWith('acme/demo is disabled')),
+      30_000,
+    );
     const line = (await needsYou()).find((t) => t.startsWith('acme/demo is disabled'))!;
     expect(line).toContain('did you mean "autoland"?');
     expect(line).toContain('To move it: Fix .github/yoke.yml');
@@ -294,13 +409,22 @@ describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
     expect((await needsYou()).some((t) => t.startsWith('acme/demo is paused'))).toBe(false);
     await shoot('4-disabled');
     await pushOptIn((t) => t.replace('autolnad:', 'autoland:'), 'Fix the yoke settings');
-    await waitFor('the repository to be enabled', async () => !(await needsYou()).some((t) => t.startsWith('acme/demo is disabled')), 30_000);
+    await waitFor(
+      'the repository to be enabled',
+      async () => !(await needsYou()).some((t) => t.startsWith('acme/demo is disabled')),
+      30_000,
+    );
   }, 90_000);
 
   it('has a page per repository, linking to it on GitHub', async () => {
-    await Promise.all([page.waitForURL(`${dashboardUrl}/repos/acme/demo`), page.locator('#repos a', { hasText: 'acme/demo' }).click()]);
+    await Promise.all([
+      page.waitForURL(`${dashboardUrl}/repos/acme/demo`),
+      page.locator('#repos a', { hasText: 'acme/demo' }).click(),
+    ]);
     expect(await page.title()).toBe('yoke: acme/demo');
-    expect(await page.locator('main h2 a', { hasText: 'on GitHub' }).getAttribute('href')).toBe(`${forgeUrl}/acme/demo`);
+    expect(await page.locator('main h2 a', { hasText: 'on GitHub' }).getAttribute('href')).toBe(
+      `${forgeUrl}/acme/demo`,
+    );
     expect(await page.locator('#runs tr').count()).toBeGreaterThan(5);
     // What only this page shows: the settings as yoke read them, its dashboard issue, its claim PRs.
     expect(await page.locator('#settings pre').textContent()).toContain('autoland:\n  enabled: true');
@@ -319,14 +443,18 @@ describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
     expect(existsSync(dataDir)).toBe(true);
     process.kill(-child.pid!, 'SIGINT');
     // Every process of the sandbox (npm, tsx, node) has ended, not only npm.
-    await waitFor('the sandbox to stop', () => {
-      try {
-        process.kill(-child.pid!, 0);
-        return false;
-      } catch {
-        return true;
-      }
-    }, 30_000);
+    await waitFor(
+      'the sandbox to stop',
+      () => {
+        try {
+          process.kill(-child.pid!, 0);
+          return false;
+        } catch {
+          return true;
+        }
+      },
+      30_000,
+    );
     expect(existsSync(dataDir)).toBe(false);
   }, 40_000);
 });

@@ -22,10 +22,20 @@ async function setup() {
   await h.attach(1, 'checkout');
   const api = await startApi(h, { tokens: ['op-token'], people: PEOPLE });
   close = api.close;
-  const call = async (method: string, path: string, body?: unknown, token: string | null = 'op-token', headers: Record<string, string> = {}) => {
+  const call = async (
+    method: string,
+    path: string,
+    body?: unknown,
+    token: string | null = 'op-token',
+    headers: Record<string, string> = {},
+  ) => {
     const res = await fetch(`${api.url}${path}`, {
       method,
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), 'content-type': 'application/json', ...headers },
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        'content-type': 'application/json',
+        ...headers,
+      },
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
     return { status: res.status, json: (await res.json()) as any };
@@ -39,11 +49,23 @@ describe('the deployment-run API', () => {
     const created = await call('POST', '/yoke/api/deployment-runs', { repo: REPO });
     expect(created.status).toBe(201);
     const id = created.json.id as string;
-    expect((await call('GET', `/yoke/api/deployment-runs/${id}`)).json.members.map((m: { item: string }) => m.item)).toEqual(['APP-1', 'APP-2', 'APP-3']);
+    expect(
+      (await call('GET', `/yoke/api/deployment-runs/${id}`)).json.members.map((m: { item: string }) => m.item),
+    ).toEqual(['APP-1', 'APP-2', 'APP-3']);
     const strangers = [
       await call('POST', '/yoke/api/deployment-runs', { repo: REPO }, null),
-      await call('POST', `/yoke/api/deployment-runs/${id}/stages/qa/verdicts`, { item: 'APP-1', case: 'cart', result: 'pass' }, 'not-a-token'),
-      await call('POST', `/yoke/api/deployment-runs/${id}/stages/qa/waive`, { plan: 'checkout', case: 'cart', reason: 'x' }, null),
+      await call(
+        'POST',
+        `/yoke/api/deployment-runs/${id}/stages/qa/verdicts`,
+        { item: 'APP-1', case: 'cart', result: 'pass' },
+        'not-a-token',
+      ),
+      await call(
+        'POST',
+        `/yoke/api/deployment-runs/${id}/stages/qa/waive`,
+        { plan: 'checkout', case: 'cart', reason: 'x' },
+        null,
+      ),
       await call('POST', `/yoke/api/deployment-runs/${id}/stages/qa/dispatch`, undefined, null),
       await call('GET', `/yoke/api/deployment-runs/${id}`, undefined, null),
     ];
@@ -52,14 +74,35 @@ describe('the deployment-run API', () => {
     h.forge.repo(REPO).permissions.mallory = 'read';
     const reader = [
       await call('POST', '/yoke/api/deployment-runs', { repo: REPO }, 'mallory-token'),
-      await call('POST', `/yoke/api/deployment-runs/${id}/stages/qa/verdicts`, { item: 'APP-1', case: 'cart', result: 'pass' }, 'mallory-token'),
-      await call('POST', `/yoke/api/deployment-runs/${id}/stages/qa/dispatch`, { driver: 'mallory', stage: 'qa', commit: created.json.commit }, 'mallory-token', { 'idempotency-key': 'gate-check-0002' }),
+      await call(
+        'POST',
+        `/yoke/api/deployment-runs/${id}/stages/qa/verdicts`,
+        { item: 'APP-1', case: 'cart', result: 'pass' },
+        'mallory-token',
+      ),
+      await call(
+        'POST',
+        `/yoke/api/deployment-runs/${id}/stages/qa/dispatch`,
+        { driver: 'mallory', stage: 'qa', commit: created.json.commit },
+        'mallory-token',
+        { 'idempotency-key': 'gate-check-0002' },
+      ),
     ];
     expect(reader.map((r) => [r.status, r.json.error.code])).toEqual(Array(3).fill([403, 'permission_required']));
     expect(await h.store.qa.verdicts([id])).toEqual([]);
     expect(await h.store.deploymentRuns.list()).toHaveLength(1);
-    const dispatched = await call('POST', `/yoke/api/deployment-runs/${id}/stages/qa/dispatch`, { driver: 'op', stage: 'qa', commit: created.json.commit }, 'op-token', { 'idempotency-key': 'gate-check-0001' });
-    expect([dispatched.status, dispatched.json.state, dispatched.json.woken.map((w: { subject: string }) => w.subject)]).toEqual([200, 'waiting', ['APP-1']]);
+    const dispatched = await call(
+      'POST',
+      `/yoke/api/deployment-runs/${id}/stages/qa/dispatch`,
+      { driver: 'op', stage: 'qa', commit: created.json.commit },
+      'op-token',
+      { 'idempotency-key': 'gate-check-0001' },
+    );
+    expect([
+      dispatched.status,
+      dispatched.json.state,
+      dispatched.json.woken.map((w: { subject: string }) => w.subject),
+    ]).toEqual([200, 'waiting', ['APP-1']]);
   });
 
   it('refuses malformed bodies with the fields to fix, and unknown runs and routes', async () => {
@@ -69,15 +112,19 @@ describe('the deployment-run API', () => {
       json: {
         error: {
           code: 'validation_failed',
-          message: 'The request body is not valid: repo: repo is owner/name; items: Invalid input: expected array, received string',
+          message:
+            'The request body is not valid: repo: repo is owner/name; items: Invalid input: expected array, received string',
           recovery: 'Fix the fields named above and send the request again.',
         },
       },
     });
-    expect((await call('POST', '/yoke/api/deployment-runs', '{not json')).json.error.message).toBe('The request body is not valid: the body is not JSON');
-    expect((await call('POST', '/yoke/api/deployment-runs/dr-x/stages/qa/verdicts', { case: 'cart', result: 'pass' })).json.error.message).toBe(
-      'The request body is not valid: body: name the item (--item) or, for a shared plan, the plan (--plan)',
+    expect((await call('POST', '/yoke/api/deployment-runs', '{not json')).json.error.message).toBe(
+      'The request body is not valid: the body is not JSON',
     );
+    expect(
+      (await call('POST', '/yoke/api/deployment-runs/dr-x/stages/qa/verdicts', { case: 'cart', result: 'pass' })).json
+        .error.message,
+    ).toBe('The request body is not valid: body: name the item (--item) or, for a shared plan, the plan (--plan)');
     expect((await call('GET', '/yoke/api/deployment-runs/dr-x')).json.error.code).toBe('deployment_run_unknown');
     expect((await call('POST', '/yoke/api/deployment-runs/dr-x/stages/qa/nothing')).json.error.code).toBe('not_found');
   });
@@ -120,11 +167,19 @@ describe('TR11 token roles', () => {
     const created = await call('POST', '/yoke/api/deployment-runs', { repo: REPO }, 'alice-token');
     expect(created.status).toBe(201);
     expect((await h.store.deploymentRuns.get(created.json.id))?.creator).toBe('alice');
-    expect(codes(await call('POST', `/yoke/api/deployment-runs/${created.json.id}/checkin`, { driver: 'maint' }, 'alice-token'))).toEqual([403, 'identity_field_not_yours']);
-    expect(codes(await call('POST', `/yoke/api/deployment-runs/${created.json.id}/checkin`, { driver: 'alice' }, 'alice-token'))).toEqual([200, 'ok']);
+    expect(
+      codes(
+        await call('POST', `/yoke/api/deployment-runs/${created.json.id}/checkin`, { driver: 'maint' }, 'alice-token'),
+      ),
+    ).toEqual([403, 'identity_field_not_yours']);
+    expect(
+      codes(
+        await call('POST', `/yoke/api/deployment-runs/${created.json.id}/checkin`, { driver: 'alice' }, 'alice-token'),
+      ),
+    ).toEqual([200, 'ok']);
   });
 
-  it('TR11 a manual case is a writer\'s approval; a waiver and a removal are a maintainer\'s, each with their own token', async () => {
+  it("TR11 a manual case is a writer's approval; a waiver and a removal are a maintainer's, each with their own token", async () => {
     const { h, call } = await setup();
     h.forge.repo(REPO).permissions.mallory = 'read';
     const id = (await call('POST', '/yoke/api/deployment-runs', { repo: REPO })).json.id as string;
@@ -136,7 +191,8 @@ describe('TR11 token roles', () => {
     expect(reader.json.error).toEqual({
       code: 'permission_required',
       message: "Recording a QA verdict on acme/api needs write access or more; GitHub says mallory's is read.",
-      recovery: 'Ask someone with write access to acme/api to do it with their own token, or ask an admin of acme/api to give mallory write access.',
+      recovery:
+        'Ask someone with write access to acme/api to do it with their own token, or ask an admin of acme/api to give mallory write access.',
     });
     const waive = { item: 'APP-1', plan: 'checkout', case: 'cart', reason: 'covered by the e2e suite' };
     expect(codes(await call('POST', `${stage}/waive`, waive))).toEqual([403, 'person_token_required']);
@@ -144,13 +200,20 @@ describe('TR11 token roles', () => {
     expect(writer.json.error).toEqual({
       code: 'permission_required',
       message: "Waiving a QA case on acme/api needs maintain access or more; GitHub says alice's is write.",
-      recovery: 'Ask someone with maintain access to acme/api to do it with their own token, or ask an admin of acme/api to give alice maintain access.',
+      recovery:
+        'Ask someone with maintain access to acme/api to do it with their own token, or ask an admin of acme/api to give alice maintain access.',
     });
     const remove = `/yoke/api/deployment-runs/${id}/members/APP-2/remove`;
     expect(codes(await call('POST', remove, { reason: 'needs a fix' }))).toEqual([403, 'person_token_required']);
-    expect(codes(await call('POST', remove, { reason: 'needs a fix' }, 'mallory-token'))).toEqual([403, 'permission_required']);
+    expect(codes(await call('POST', remove, { reason: 'needs a fix' }, 'mallory-token'))).toEqual([
+      403,
+      'permission_required',
+    ]);
     // A body may no longer say who removed it.
-    expect(codes(await call('POST', remove, { reason: 'needs a fix', by: 'maint' }))).toEqual([400, 'validation_failed']);
+    expect(codes(await call('POST', remove, { reason: 'needs a fix', by: 'maint' }))).toEqual([
+      400,
+      'validation_failed',
+    ]);
     expect(await h.store.qa.verdicts([id])).toEqual([]);
     expect((await h.store.deploymentRuns.members(id)).filter((m) => m.removedAt !== null)).toEqual([]);
 
@@ -161,32 +224,72 @@ describe('TR11 token roles', () => {
       ['looks-right', 'pass', 'alice'],
       ['cart', 'waived', 'maint'],
     ]);
-    expect((await h.store.deploymentRuns.members(id)).filter((m) => m.removedAt !== null).map((m) => [m.issueNumber, m.removedBy])).toEqual([[2, 'maint']]);
+    expect(
+      (await h.store.deploymentRuns.members(id))
+        .filter((m) => m.removedAt !== null)
+        .map((m) => [m.issueNumber, m.removedBy]),
+    ).toEqual([[2, 'maint']]);
   });
 
-  it('TR11 a live run\'s own credential records only the automated QA of the item it holds, and reaches nothing else', async () => {
+  it("TR11 a live run's own credential records only the automated QA of the item it holds, and reaches nothing else", async () => {
     const { h, call } = await setup();
     const runId = await liveRun(h, { kind: 'fix', issue: 1, secret: 'fix-run-secret' });
     const id = (await call('POST', '/yoke/api/deployment-runs', { repo: REPO })).json.id as string;
     const stage = `/yoke/api/deployment-runs/${id}/stages/qa`;
-    const asRun = (method: string, path: string, body?: unknown, secret = 'fix-run-secret') => call(method, path, body, secret, { 'x-yoke-run': runId });
+    const asRun = (method: string, path: string, body?: unknown, secret = 'fix-run-secret') =>
+      call(method, path, body, secret, { 'x-yoke-run': runId });
     expect(codes(await asRun('GET', `${stage}/work?item=APP-1`))).toEqual([200, 'ok']);
     expect((await h.store.qa.memberStages(id, 'qa')).find((m) => m.issueNumber === 1)?.holder).toBe(`run:${runId}`);
-    expect(codes(await asRun('POST', `${stage}/verdicts`, { item: 'APP-1', case: 'cart', result: 'pass', evidence: 'ok' }, 'a-guess'))).toEqual([401, 'run_secret_invalid']);
-    expect(codes(await asRun('POST', `${stage}/verdicts`, { item: 'APP-2', case: 'health', result: 'pass', evidence: 'ok' }))).toEqual([403, 'run_not_holder']);
-    expect(codes(await asRun('POST', `${stage}/verdicts`, { item: 'APP-1', case: 'looks-right', result: 'pass', evidence: 'looks fine to me' }))).toEqual([403, 'person_token_required']);
-    expect(codes(await asRun('POST', `${stage}/waive`, { item: 'APP-1', plan: 'checkout', case: 'looks-right', reason: 'x' }))).toEqual([403, 'run_role_forbidden']);
+    expect(
+      codes(
+        await asRun(
+          'POST',
+          `${stage}/verdicts`,
+          { item: 'APP-1', case: 'cart', result: 'pass', evidence: 'ok' },
+          'a-guess',
+        ),
+      ),
+    ).toEqual([401, 'run_secret_invalid']);
+    expect(
+      codes(
+        await asRun('POST', `${stage}/verdicts`, { item: 'APP-2', case: 'health', result: 'pass', evidence: 'ok' }),
+      ),
+    ).toEqual([403, 'run_not_holder']);
+    expect(
+      codes(
+        await asRun('POST', `${stage}/verdicts`, {
+          item: 'APP-1',
+          case: 'looks-right',
+          result: 'pass',
+          evidence: 'looks fine to me',
+        }),
+      ),
+    ).toEqual([403, 'person_token_required']);
+    expect(
+      codes(
+        await asRun('POST', `${stage}/waive`, { item: 'APP-1', plan: 'checkout', case: 'looks-right', reason: 'x' }),
+      ),
+    ).toEqual([403, 'run_role_forbidden']);
     expect(codes(await asRun('GET', `/yoke/api/deployment-runs/${id}`))).toEqual([403, 'run_role_forbidden']);
-    expect(codes(await asRun('POST', `${stage}/dispatch`, { driver: 'x', stage: 'qa', commit: 'abc1' }))).toEqual([403, 'run_role_forbidden']);
+    expect(codes(await asRun('POST', `${stage}/dispatch`, { driver: 'x', stage: 'qa', commit: 'abc1' }))).toEqual([
+      403,
+      'run_role_forbidden',
+    ]);
     expect(codes(await asRun('GET', '/yoke/api/fleet'))).toEqual([403, 'run_role_forbidden']);
     expect(await h.store.qa.verdicts([id])).toEqual([]);
-    expect(codes(await asRun('POST', `${stage}/verdicts`, { item: 'APP-1', case: 'cart', result: 'pass', evidence: 'ok' }))).toEqual([201, 'ok']);
+    expect(
+      codes(await asRun('POST', `${stage}/verdicts`, { item: 'APP-1', case: 'cart', result: 'pass', evidence: 'ok' })),
+    ).toEqual([201, 'ok']);
     expect((await h.store.qa.verdicts([id])).map((v) => [v.caseId, v.recordedBy])).toEqual([['cart', `run:${runId}`]]);
   });
 });
 
 describe('the delivery CLI', () => {
-  async function cli(url: string, args: string[], over: { head?: string | null; exec?: (c: string) => { code: number; output: string }; token?: string } = {}) {
+  async function cli(
+    url: string,
+    args: string[],
+    over: { head?: string | null; exec?: (c: string) => { code: number; output: string }; token?: string } = {},
+  ) {
     const out: string[] = [];
     const err: string[] = [];
     const ran: string[] = [];
@@ -212,7 +315,11 @@ describe('the delivery CLI', () => {
     const id = (await call('POST', '/yoke/api/deployment-runs', { repo: REPO })).json.id as string;
     const commit = (await h.store.deploymentRuns.get(id))!.commit;
     const wrong = await cli(api.url, ['qa', 'plan', 'run', '--item', 'APP-1', '--stage', 'qa'], { head: 'c1' });
-    expect([wrong.code, wrong.err, wrong.ran]).toEqual([1, `This checkout is at c1, but the run is pinned at ${commit}.\nTo recover: git checkout ${commit}`, []]);
+    expect([wrong.code, wrong.err, wrong.ran]).toEqual([
+      1,
+      `This checkout is at c1, but the run is pinned at ${commit}.\nTo recover: git checkout ${commit}`,
+      [],
+    ]);
     // Outside any checkout: nothing here is the pinned commit, so nothing runs and no verdict is recorded.
     const nowhere = await cli(api.url, ['qa', 'plan', 'run', '--item', 'APP-1', '--stage', 'qa'], { head: null });
     expect([nowhere.code, nowhere.err, nowhere.ran]).toEqual([
@@ -227,26 +334,78 @@ describe('the delivery CLI', () => {
       ['./qa/cart.sh'],
       'APP-1 checkout/cart: pass\ncheckout/looks-right is manual: yoke qa case run --item APP-1 --stage qa --case looks-right --verdict pass --evidence @FILE',
     ]);
-    expect((await h.store.qa.verdicts([id])).map((v) => [v.caseId, v.result, v.source, v.evidence])).toEqual([['cart', 'pass', 'yoke qa plan run', '$ ./qa/cart.sh\nok\n(exit 0)']]);
+    expect((await h.store.qa.verdicts([id])).map((v) => [v.caseId, v.result, v.source, v.evidence])).toEqual([
+      ['cart', 'pass', 'yoke qa plan run', '$ ./qa/cart.sh\nok\n(exit 0)'],
+    ]);
   });
 
   it('refuses a manual verdict without its evidence, or with an unreadable evidence file, and records nothing', async () => {
     const { h, api, call } = await setup();
     const id = (await call('POST', '/yoke/api/deployment-runs', { repo: REPO })).json.id as string;
-    const asOperator = await cli(api.url, ['qa', 'case', 'run', '--item', 'APP-1', '--stage', 'qa', '--case', 'looks-right', '--verdict', 'pass', '--evidence', 'looked']);
+    const asOperator = await cli(api.url, [
+      'qa',
+      'case',
+      'run',
+      '--item',
+      'APP-1',
+      '--stage',
+      'qa',
+      '--case',
+      'looks-right',
+      '--verdict',
+      'pass',
+      '--evidence',
+      'looked',
+    ]);
     expect([asOperator.code, asOperator.err]).toEqual([
       1,
-      'Recording manual case looks-right on acme/api is a person\'s decision, and this request carries an operator token, which names nobody.\nTo recover: Send it with your own token from YOKE_PERSON_TOKENS (login:token), or comment on the tracking issue as yourself.',
+      "Recording manual case looks-right on acme/api is a person's decision, and this request carries an operator token, which names nobody.\nTo recover: Send it with your own token from YOKE_PERSON_TOKENS (login:token), or comment on the tracking issue as yourself.",
     ]);
-    const bare = await cli(api.url, ['qa', 'case', 'run', '--item', 'APP-1', '--stage', 'qa', '--case', 'looks-right', '--verdict', 'pass'], { token: 'alice-token' });
-    expect([bare.code, bare.err]).toEqual([1, 'Case looks-right requires evidence with its verdict.\nTo recover: Record it again with evidence: `yoke qa case run --item APP-1 --stage qa --case looks-right --verdict pass --evidence @FILE`.']);
-    const missing = await cli(api.url, ['qa', 'case', 'run', '--item', 'APP-1', '--stage', 'qa', '--case', 'looks-right', '--verdict', 'pass', '--evidence', '@shot.txt']);
+    const bare = await cli(
+      api.url,
+      ['qa', 'case', 'run', '--item', 'APP-1', '--stage', 'qa', '--case', 'looks-right', '--verdict', 'pass'],
+      { token: 'alice-token' },
+    );
+    expect([bare.code, bare.err]).toEqual([
+      1,
+      'Case looks-right requires evidence with its verdict.\nTo recover: Record it again with evidence: `yoke qa case run --item APP-1 --stage qa --case looks-right --verdict pass --evidence @FILE`.',
+    ]);
+    const missing = await cli(api.url, [
+      'qa',
+      'case',
+      'run',
+      '--item',
+      'APP-1',
+      '--stage',
+      'qa',
+      '--case',
+      'looks-right',
+      '--verdict',
+      'pass',
+      '--evidence',
+      '@shot.txt',
+    ]);
     expect([missing.code, missing.err]).toEqual([1, 'Cannot read the evidence file shot.txt: ENOENT: no such file']);
-    const odd = await cli(api.url, ['qa', 'case', 'run', '--item', 'APP-1', '--stage', 'qa', '--case', 'looks-right', '--verdict', 'maybe']);
+    const odd = await cli(api.url, [
+      'qa',
+      'case',
+      'run',
+      '--item',
+      'APP-1',
+      '--stage',
+      'qa',
+      '--case',
+      'looks-right',
+      '--verdict',
+      'maybe',
+    ]);
     expect([odd.code, odd.err]).toEqual([1, 'Say --verdict pass or --verdict fail.']);
     expect(await h.store.qa.verdicts([id])).toEqual([]);
     const unknown = await cli(api.url, ['qa', 'plan', 'run', '--item', 'APP-9', '--stage', 'qa']);
-    expect([unknown.code, unknown.err]).toEqual([1, 'APP-9 is not a member of an active deployment run. See `yoke deployment-runs create`.']);
+    expect([unknown.code, unknown.err]).toEqual([
+      1,
+      'APP-9 is not a member of an active deployment run. See `yoke deployment-runs create`.',
+    ]);
   });
 
   it('prints a run with its stages, members and what it waits on', async () => {

@@ -42,7 +42,11 @@ describe('TR25 the route table', () => {
     const keys = ROUTES.map((r) => `${r.method} ${r.path}`);
     expect(new Set(keys).size).toBe(keys.length);
     for (const r of ROUTES) expect(r.what, r.path).toMatch(/^[A-Z]/);
-    expect(matchRoute('POST', '/yoke/api/deployment-runs/dr-1/stages/qa/waive')).toEqual({ name: 'waive', def: ROUTES.find((r) => r.path.endsWith('/waive')), params: { run: 'dr-1', stage: 'qa' } });
+    expect(matchRoute('POST', '/yoke/api/deployment-runs/dr-1/stages/qa/waive')).toEqual({
+      name: 'waive',
+      def: ROUTES.find((r) => r.path.endsWith('/waive')),
+      params: { run: 'dr-1', stage: 'qa' },
+    });
     expect(matchRoute('GET', '/yoke/api/deployment-runs/dr-1/stages/qa/waive')).toBeNull();
     expect(matchRoute('POST', '/yoke/api/repos/acme/api/issues/x/start')).toBeNull();
   });
@@ -50,24 +54,54 @@ describe('TR25 the route table', () => {
   it('TR25 a walk over every API route with every kind of credential lets each through exactly as its role says, asking GitHub for people', async () => {
     const h = await makeDeliveryHarness({ config: { delivery: { stages: [{ name: 'qa', kind: 'qa' }] } } });
     Object.assign(h.forge.repo(REPO).permissions, Object.fromEntries(PEOPLE.map((p) => [p.login, p.permission])));
-    const api = await startApi(h, { tokens: ['op-token-0123456789'], people: PEOPLE.map(({ login, token }) => ({ login, token })) });
+    const api = await startApi(h, {
+      tokens: ['op-token-0123456789'],
+      people: PEOPLE.map(({ login, token }) => ({ login, token })),
+    });
     try {
-      const created = await fetch(`${api.url}/yoke/api/deployment-runs`, { method: 'POST', headers: { authorization: 'Bearer op-token-0123456789', 'content-type': 'application/json' }, body: JSON.stringify({ repo: REPO }) });
+      const created = await fetch(`${api.url}/yoke/api/deployment-runs`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer op-token-0123456789', 'content-type': 'application/json' },
+        body: JSON.stringify({ repo: REPO }),
+      });
       const dr = ((await created.json()) as { id: string }).id;
       const runId = await liveRun(h, { kind: 'fix', issue: 1, secret: 'fix-run-secret-0123456789' });
-      const params: Record<string, string> = { owner: 'acme', name: 'api', number: '1', stage: 'qa', item: 'APP-1', execution: 'ex-1', request: 'req-1' };
+      const params: Record<string, string> = {
+        owner: 'acme',
+        name: 'api',
+        number: '1',
+        stage: 'qa',
+        item: 'APP-1',
+        execution: 'ex-1',
+        request: 'req-1',
+      };
       const headersOf = (kind: Kind): Record<string, string> =>
-        kind === 'nobody' ? {} : kind === 'operator' ? { authorization: 'Bearer op-token-0123456789' } : kind === 'run' ? { authorization: 'Bearer fix-run-secret-0123456789', 'x-yoke-run': runId } : { authorization: `Bearer ${PEOPLE.find((p) => p.login === kind)!.token}` };
+        kind === 'nobody'
+          ? {}
+          : kind === 'operator'
+            ? { authorization: 'Bearer op-token-0123456789' }
+            : kind === 'run'
+              ? { authorization: 'Bearer fix-run-secret-0123456789', 'x-yoke-run': runId }
+              : { authorization: `Bearer ${PEOPLE.find((p) => p.login === kind)!.token}` };
       const kinds: Kind[] = ['nobody', 'operator', 'run', ...PEOPLE.map((p) => p.login)];
       const wrong: string[] = [];
       let asked = 0;
       for (const def of ROUTES.filter((r) => r.path.startsWith('/yoke/api/') || r.path === '/yoke/runner.mjs')) {
         for (const kind of kinds) {
-          const path = def.path.replace(/:(\w+)/g, (_m, n: string) => (n === 'run' ? (def.path.startsWith('/yoke/api/runs') ? runId : dr) : params[n]!));
+          const path = def.path.replace(/:(\w+)/g, (_m, n: string) =>
+            n === 'run' ? (def.path.startsWith('/yoke/api/runs') ? runId : dr) : params[n]!,
+          );
           // Bodies that name the repository where the route reads it from; the rest may well be refused as invalid, which is not an auth refusal.
-          const body = def.method === 'POST' ? JSON.stringify(def.repo === 'body' ? { repo: REPO, items: ['APP-9'] } : {}) : undefined;
+          const body =
+            def.method === 'POST'
+              ? JSON.stringify(def.repo === 'body' ? { repo: REPO, items: ['APP-9'] } : {})
+              : undefined;
           const before = h.forge.calls.getPermission;
-          const res = await fetch(`${api.url}${path}`, { method: def.method, headers: { ...headersOf(kind), 'content-type': 'application/json' }, body });
+          const res = await fetch(`${api.url}${path}`, {
+            method: def.method,
+            headers: { ...headersOf(kind), 'content-type': 'application/json' },
+            body,
+          });
           const text = await res.text();
           let code = 'ok';
           try {
@@ -79,15 +113,25 @@ describe('TR25 the route table', () => {
           if (passed !== expected(def, kind)) wrong.push(`${def.method} ${def.path} as ${kind}: ${res.status} ${code}`);
           if (def.repo === 'listing' && passed) {
             const rows = Object.values(JSON.parse(text) as Record<string, unknown[]>)[0]!;
-            const mayRead = kind === 'operator' || permits(PEOPLE.find((p) => p.login === kind)?.permission ?? 'none', 'read');
-            if ((rows.length > 0) !== mayRead) wrong.push(`${def.method} ${def.path} as ${kind} lists ${rows.length} rows`);
+            const mayRead =
+              kind === 'operator' || permits(PEOPLE.find((p) => p.login === kind)?.permission ?? 'none', 'read');
+            if (rows.length > 0 !== mayRead)
+              wrong.push(`${def.method} ${def.path} as ${kind} lists ${rows.length} rows`);
           }
-          if (PEOPLE.some((p) => p.login === kind) && ['read', 'write', 'maintain'].includes(def.role) && def.repo !== 'listing') asked += h.forge.calls.getPermission > before ? 1 : 0;
+          if (
+            PEOPLE.some((p) => p.login === kind) &&
+            ['read', 'write', 'maintain'].includes(def.role) &&
+            def.repo !== 'listing'
+          )
+            asked += h.forge.calls.getPermission > before ? 1 : 0;
         }
       }
       expect(wrong).toEqual([]);
       // Each person's request on a repository's route asked GitHub then, not from an earlier answer.
-      expect(asked).toBe(ROUTES.filter((r) => ['read', 'write', 'maintain'].includes(r.role) && r.repo !== 'listing').length * PEOPLE.length);
+      expect(asked).toBe(
+        ROUTES.filter((r) => ['read', 'write', 'maintain'].includes(r.role) && r.repo !== 'listing').length *
+          PEOPLE.length,
+      );
     } finally {
       await api.close();
     }

@@ -26,7 +26,12 @@ describe('the logger', () => {
         req: {
           method: 'GET',
           url: `/yoke?token=${secret}&x=1`,
-          headers: { authorization: `Bearer ${secret}`, cookie: `yoke_session=${secret}`, 'x-hub-signature-256': `sha256=${secret}`, host: 'yoke' },
+          headers: {
+            authorization: `Bearer ${secret}`,
+            cookie: `yoke_session=${secret}`,
+            'x-hub-signature-256': `sha256=${secret}`,
+            host: 'yoke',
+          },
         },
       },
       `GET /yoke?token=${secret} 200 - 3ms`,
@@ -35,7 +40,12 @@ describe('the logger', () => {
     const out = lines.join('');
     expect(out).not.toContain(secret);
     const first = JSON.parse(lines[0]!);
-    expect(first.req.headers).toEqual({ authorization: '[redacted]', cookie: '[redacted]', 'x-hub-signature-256': '[redacted]', host: 'yoke' });
+    expect(first.req.headers).toEqual({
+      authorization: '[redacted]',
+      cookie: '[redacted]',
+      'x-hub-signature-256': '[redacted]',
+      host: 'yoke',
+    });
     expect(first.req.url).toBe('/yoke?token=[redacted]&x=1');
     expect(first.msg).toBe('GET /yoke?token=[redacted] 200 - 3ms');
     expect(JSON.parse(lines[1]!).err).toBe('HttpError: token [redacted] was refused');

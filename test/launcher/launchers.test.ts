@@ -54,7 +54,9 @@ describe('the command launcher', () => {
       parentEnv,
       extraEnv: { AGENT_MODEL: 'small' },
     });
-    const { ref } = await launcher.start(spec('r-env', { kind: 'afk_auto', subject: 'issue#3', prNumber: null, headSha: null }));
+    const { ref } = await launcher.start(
+      spec('r-env', { kind: 'afk_auto', subject: 'issue#3', prNumber: null, headSha: null }),
+    );
     expect(ref).toMatch(/^pid:\d+:\d+$/);
     await gone;
     const env = JSON.parse(readFileSync(out, 'utf8')) as Record<string, string>;
@@ -108,7 +110,8 @@ describe('the command launcher', () => {
       }
     }
     expect(grandchild).toBeGreaterThan(0);
-    const alive = (pid: number) => processStartTime(pid) !== null && !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    const alive = (pid: number) =>
+      processStartTime(pid) !== null && !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
     await launcher.cancel(runOf('r-stubborn', ref), repo);
     await new Promise((r) => setTimeout(r, 100));
     expect([alive(child), alive(grandchild)]).toEqual([true, true]); // SIGTERM is ignored...
@@ -134,7 +137,10 @@ describe('the command launcher', () => {
 
   it('TR06 knows a run it never started, and trusts a pid an earlier yoke started only with its start time', async () => {
     const launcher = new CommandLauncher({ command: 'true' });
-    expect(await launcher.liveness(runOf('r-none', null))).toEqual({ state: 'never_started', detail: 'the process was never started' });
+    expect(await launcher.liveness(runOf('r-none', null))).toEqual({
+      state: 'never_started',
+      detail: 'the process was never started',
+    });
     const mine = processStartTime(process.pid)!;
     expect(await launcher.liveness(runOf('r-mine', `pid:${process.pid}:${mine}`))).toEqual({ state: 'running' });
     // The same pid with another start time is another process: the run is over.
@@ -142,7 +148,10 @@ describe('the command launcher', () => {
       state: 'ended',
       detail: `pid ${process.pid} now belongs to another process`,
     });
-    expect(await launcher.liveness(runOf('r-gone', 'pid:99999999:1'))).toEqual({ state: 'ended', detail: 'process is gone' });
+    expect(await launcher.liveness(runOf('r-gone', 'pid:99999999:1'))).toEqual({
+      state: 'ended',
+      detail: 'process is gone',
+    });
   });
 });
 
@@ -150,7 +159,12 @@ describe('the actions launcher', () => {
   it('dispatches the workflow with the run facts as inputs, then finds, follows and cancels the workflow run', async () => {
     const forge = new FakeForge();
     let now = Date.UTC(2026, 10, 29, 12);
-    const launcher = new ActionsLauncher({ forge, now: () => now, unseenGraceMs: 10 * 60_000, runnerSha256: async () => 'f'.repeat(64) });
+    const launcher = new ActionsLauncher({
+      forge,
+      now: () => now,
+      unseenGraceMs: 10 * 60_000,
+      runnerSha256: async () => 'f'.repeat(64),
+    });
     const { ref } = await launcher.start(spec('r-act', { secret: null, limits: { maxTurns: 40, maxUsd: 2.5 } }));
     expect(ref).toBe('pending:yoke-run.yml@main');
     expect(forge.dispatches).toEqual([
@@ -173,10 +187,22 @@ describe('the actions launcher', () => {
     ]);
     const run = runOf('r-act', ref, now);
     expect(await launcher.liveness(run, repo)).toEqual({ state: 'running' }); // not listed yet, within the grace
-    forge.workflowRuns.set('r-act', { id: 77, status: 'in_progress', conclusion: null, repositoryId: 1, event: 'workflow_dispatch' });
+    forge.workflowRuns.set('r-act', {
+      id: 77,
+      status: 'in_progress',
+      conclusion: null,
+      repositoryId: 1,
+      event: 'workflow_dispatch',
+    });
     expect(await launcher.liveness(run, repo)).toEqual({ state: 'running', ref: 'yoke-run.yml@main#77' });
     const found = runOf('r-act', 'yoke-run.yml@main#77', now);
-    forge.workflowRuns.set('r-act', { id: 77, status: 'completed', conclusion: 'success', repositoryId: 1, event: 'workflow_dispatch' });
+    forge.workflowRuns.set('r-act', {
+      id: 77,
+      status: 'completed',
+      conclusion: 'success',
+      repositoryId: 1,
+      event: 'workflow_dispatch',
+    });
     expect(await launcher.liveness(found, repo)).toEqual({ state: 'ended', detail: 'workflow run 77 success' });
     await launcher.cancel(found, repo);
     expect(forge.cancelled).toEqual([77]);

@@ -21,7 +21,8 @@ const CLAIMED_WARNINGS: string[] = ['ignored verdict marker', 'signature does no
 
 let s: Sandbox;
 const afkOf = async (issue: number) => (await s.runs()).find((r) => r.kind === 'afk_auto' && r.issueNumber === issue);
-const pullFor = (issue: number) => [...s.repo.issues.values()].find((i) => i.pull && i.body.includes(`Closes #${issue}`));
+const pullFor = (issue: number) =>
+  [...s.repo.issues.values()].find((i) => i.pull && i.body.includes(`Closes #${issue}`));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function asUser(token: string, method: string, path: string, body?: unknown): Promise<Response> {
@@ -59,7 +60,10 @@ function otherWorkflowToken(over: { run_id?: string; workflow_ref?: string } = {
 }
 
 beforeAll(async () => {
-  const optIn = DEMO_FILES['.github/yoke.yml']!.replace('fix_forward: { enabled: true, max_attempts: 2 }', 'fix_forward: { enabled: false }');
+  const optIn = DEMO_FILES['.github/yoke.yml']!.replace(
+    'fix_forward: { enabled: true, max_attempts: 2 }',
+    'fix_forward: { enabled: false }',
+  );
   s = new Sandbox({
     launcher: 'actions',
     failAgent: 0,
@@ -91,10 +95,16 @@ describe('the attack suite, end to end', () => {
     expect(run.launcherRef).toBe('pending:yoke-run.yml@main');
     const wf = s.forge.runner.runs.find((w) => w.inputs.run_id === run.id)!;
     // Before: the report resolves the dispatched workflow run first, and the token is not from it.
-    expect(await report(run.id, otherWorkflowToken())).toEqual([401, `The OIDC token was refused: the token is from workflow run 999999, not ${wf.id}`]);
+    expect(await report(run.id, otherWorkflowToken())).toEqual([
+      401,
+      `The OIDC token was refused: the token is from workflow run 999999, not ${wf.id}`,
+    ]);
     expect((await s.runtime.store.runs.get(run.id))!.launcherRef).toBe(`yoke-run.yml@main#${wf.id}`);
     // After: neither another run's token nor one naming this run id from another workflow file.
-    expect(await report(run.id, otherWorkflowToken())).toEqual([401, `The OIDC token was refused: the token is from workflow run 999999, not ${wf.id}`]);
+    expect(await report(run.id, otherWorkflowToken())).toEqual([
+      401,
+      `The OIDC token was refused: the token is from workflow run 999999, not ${wf.id}`,
+    ]);
     expect(await report(run.id, otherWorkflowToken({ run_id: String(wf.id) }))).toEqual([
       401,
       `The OIDC token was refused: the token is from ${DEMO_REPO}/.github/workflows/other.yml@refs/heads/main, not ${DEMO_REPO}/.github/workflows/yoke-run.yml@refs/heads/main`,
@@ -106,25 +116,51 @@ describe('the attack suite, end to end', () => {
 
   it("TR01 TR03 a writer who dispatches the workflow under a live lander's run id, on main, is bound to nothing: the real lander's reject is recorded and nothing merges", async () => {
     const landerOf = async (pr: number) => (await s.runs()).find((r) => r.kind === 'lander' && r.prNumber === pr);
-    await s.waitUntil(async () => pullFor(2) !== undefined && (await landerOf(pullFor(2)!.number))?.status === 'live', 60_000, 'the lander of the attack PR');
+    await s.waitUntil(
+      async () => pullFor(2) !== undefined && (await landerOf(pullFor(2)!.number))?.status === 'live',
+      60_000,
+      'the lander of the attack PR',
+    );
     const pr = pullFor(2)!;
     const lander = (await landerOf(pr.number))!;
     const main = git(s.repo.gitDir, ['rev-parse', 'refs/heads/main']);
     // The writer's own run validates main (which passes) and reports accept for the lander's run id.
-    const res = await asUser(s.maintainerToken, 'POST', `/repos/${DEMO_REPO}/actions/workflows/yoke-run.yml/dispatches`, {
-      ref: 'main',
-      inputs: { run_id: lander.id, kind: 'lander', subject: lander.subject, head_sha: main, deadline: new Date(Date.now() + 600_000).toISOString(), api_url: s.yokeUrl, runner_sha256: '0'.repeat(64) },
-    });
+    const res = await asUser(
+      s.maintainerToken,
+      'POST',
+      `/repos/${DEMO_REPO}/actions/workflows/yoke-run.yml/dispatches`,
+      {
+        ref: 'main',
+        inputs: {
+          run_id: lander.id,
+          kind: 'lander',
+          subject: lander.subject,
+          head_sha: main,
+          deadline: new Date(Date.now() + 600_000).toISOString(),
+          api_url: s.yokeUrl,
+          runner_sha256: '0'.repeat(64),
+        },
+      },
+    );
     expect(res.status).toBe(204);
     const forged = s.forge.runner.runs.find((w) => w.inputs.run_id === lander.id && w.actor.login === MAINTAINER)!;
-    const real = s.forge.runner.runs.find((w) => w.inputs.run_id === lander.id && w.actor.login === 'yoke-sandbox[bot]')!;
+    const real = s.forge.runner.runs.find(
+      (w) => w.inputs.run_id === lander.id && w.actor.login === 'yoke-sandbox[bot]',
+    )!;
     await s.waitUntil(() => forged.status === 'completed', 60_000, 'the forged run to end');
     // Only now may the real lander finish: the forged report came first.
     writeFileSync(join(s.dataDir, 'state', 'release-lander'), '');
-    await s.waitUntil(async () => (await s.runtime.store.runs.get(lander.id))!.verdict !== null, 60_000, 'the real verdict');
+    await s.waitUntil(
+      async () => (await s.runtime.store.runs.get(lander.id))!.verdict !== null,
+      60_000,
+      'the real verdict',
+    );
     // yoke refused the forged run's report (its report job failed on yoke's 401) and bound the lander to its own dispatch.
     expect(forged.jobs).toMatchObject({ validate: 'success', report: 'failure' });
-    expect(await s.runtime.store.runs.get(lander.id)).toMatchObject({ verdict: 'reject', launcherRef: `yoke-run.yml@main#${real.id}` });
+    expect(await s.runtime.store.runs.get(lander.id)).toMatchObject({
+      verdict: 'reject',
+      launcherRef: `yoke-run.yml@main#${real.id}`,
+    });
     await sleep(2500);
     expect(pr.state).toBe('open');
     expect(pr.pull!.merged).toBe(false);
@@ -132,7 +168,12 @@ describe('the attack suite, end to end', () => {
 
   it('TR02 a PR whose tests try to report accept, through its own validate.sh, the environment and the OIDC endpoint, is rejected', async () => {
     const stateDir = join(s.dataDir, 'state');
-    await s.waitUntil(async () => (await s.runs()).some((r) => r.kind === 'lander' && r.prNumber === pullFor(2)?.number && r.verdict !== null), 60_000, 'the attack PR’s verdict');
+    await s.waitUntil(
+      async () =>
+        (await s.runs()).some((r) => r.kind === 'lander' && r.prNumber === pullFor(2)?.number && r.verdict !== null),
+      60_000,
+      'the attack PR’s verdict',
+    );
     await s.waitUntil(() => existsSync(join(stateDir, 'attack.json')), 10_000, 'the attack’s record');
     const pr = pullFor(2)!;
     const lander = (await s.runs()).find((r) => r.kind === 'lander' && r.prNumber === pr.number)!;
@@ -169,7 +210,11 @@ describe('the attack suite, end to end', () => {
     await s.comment(pr.number, 'The tests pass now, please merge.');
     // Until a pass has read the edited marker (yoke says in its log why it ignored it), nothing here is proved.
     const why = `says accept for run ${lander.id} at ${lander.headSha!.slice(0, 7)}, which is not the verdict yoke recorded`;
-    await s.waitUntil(() => s.logged('warn', 'ignored verdict marker').some((l) => l.reason === why), 25_000, 'a pass to read the edited marker');
+    await s.waitUntil(
+      () => s.logged('warn', 'ignored verdict marker').some((l) => l.reason === why),
+      25_000,
+      'a pass to read the edited marker',
+    );
     expect(pr.pull!.merged).toBe(false);
     expect((await s.runtime.store.runs.get(lander.id))!.verdict).toBe('reject');
   }, 30_000);
@@ -182,14 +227,28 @@ describe('the attack suite, end to end', () => {
       git(work, ['checkout', '--quiet', '-b', 'innocent']);
       writeFileSync(join(work, 'lib', 'exfiltrate.js'), "module.exports = () => 'innocent';\n");
       git(work, ['add', '-A']);
-      git(work, ['-c', 'user.name=mallory', '-c', 'user.email=m@example.invalid', 'commit', '--quiet', '-m', 'innocent']);
+      git(work, [
+        '-c',
+        'user.name=mallory',
+        '-c',
+        'user.email=m@example.invalid',
+        'commit',
+        '--quiet',
+        '-m',
+        'innocent',
+      ]);
       git(work, ['push', '--quiet', 'origin', 'HEAD:refs/heads/innocent']);
     } finally {
       rmSync(work, { recursive: true, force: true });
     }
     const malloryToken = s.forge.personalToken('mallory');
     const run = (await afkOf(2))!;
-    const opened = await asUser(malloryToken, 'POST', `/repos/${DEMO_REPO}/pulls`, { title: 'Add an innocent helper', head: 'mallory:innocent', base: 'main', body: `Closes #2\n\nYoke-Run: ${run.id}` });
+    const opened = await asUser(malloryToken, 'POST', `/repos/${DEMO_REPO}/pulls`, {
+      title: 'Add an innocent helper',
+      head: 'mallory:innocent',
+      base: 'main',
+      body: `Closes #2\n\nYoke-Run: ${run.id}`,
+    });
     expect(opened.status).toBe(201);
     const forked = (await opened.json()) as { number: number; head: { repo: { full_name: string } } };
     expect(forked.head.repo.full_name).toBe('mallory/demo');
@@ -201,7 +260,13 @@ describe('the attack suite, end to end', () => {
     });
     expect(await state()).toEqual({ claim: null, landers: 0, labels: [] });
     // A maintainer (or anyone who can label) marks it as a claim by hand.
-    expect((await asUser(s.maintainerToken, 'POST', `/repos/${DEMO_REPO}/issues/${forked.number}/labels`, { labels: ['yoke:claim'] })).status).toBe(200);
+    expect(
+      (
+        await asUser(s.maintainerToken, 'POST', `/repos/${DEMO_REPO}/issues/${forked.number}/labels`, {
+          labels: ['yoke:claim'],
+        })
+      ).status,
+    ).toBe(200);
     await sleep(3500);
     expect(await state()).toEqual({ claim: null, landers: 0, labels: ['yoke:claim'] });
     expect(s.repo.issues.get(forked.number)!.pull!.merged).toBe(false);
@@ -211,12 +276,22 @@ describe('the attack suite, end to end', () => {
     const store = s.runtime.store;
     for (let i = 0; i < 3; i++) await store.repos.addFailure(DEMO_REPO, 3, Date.now());
     expect((await store.repos.get(DEMO_REPO))!.pausedSince).not.toBeNull();
-    const posted = (await (await asUser(s.maintainerToken, 'POST', `/repos/${DEMO_REPO}/issues/2/comments`, { body: 'Thanks, looking.' })).json()) as { id: number };
+    const posted = (await (
+      await asUser(s.maintainerToken, 'POST', `/repos/${DEMO_REPO}/issues/2/comments`, { body: 'Thanks, looking.' })
+    ).json()) as { id: number };
     await sleep(1500);
-    expect((await asUser(s.maintainerToken, 'PATCH', `/repos/${DEMO_REPO}/issues/comments/${posted.id}`, { body: '/yoke reset' })).status).toBe(200);
+    expect(
+      (
+        await asUser(s.maintainerToken, 'PATCH', `/repos/${DEMO_REPO}/issues/comments/${posted.id}`, {
+          body: '/yoke reset',
+        })
+      ).status,
+    ).toBe(200);
     await sleep(3500);
     expect((await store.repos.get(DEMO_REPO))!.pausedSince).not.toBeNull();
-    expect(s.repo.comments.filter((c) => c.user.login === 'yoke-sandbox[bot]' && c.body.startsWith(`@${MAINTAINER}`))).toEqual([]);
+    expect(
+      s.repo.comments.filter((c) => c.user.login === 'yoke-sandbox[bot]' && c.body.startsWith(`@${MAINTAINER}`)),
+    ).toEqual([]);
     // Written as a new comment, the same command works.
     await asUser(s.maintainerToken, 'POST', `/repos/${DEMO_REPO}/issues/2/comments`, { body: '/yoke reset' });
     await s.waitUntil(async () => (await store.repos.get(DEMO_REPO))!.pausedSince === null, 10_000, 'the reset');
@@ -236,7 +311,9 @@ describe('the attack suite, end to end', () => {
     });
     expect(res.status).toBeGreaterThanOrEqual(400);
     expect(s.logged('error', 'signature does not match event payload and secret').length).toBeGreaterThan(0);
-    const err = await startYoke({ APP_ID: '1', PRIVATE_KEY: 'not-used', YOKE_DB_PATH: ':memory:' }).catch((e: unknown) => e);
+    const err = await startYoke({ APP_ID: '1', PRIVATE_KEY: 'not-used', YOKE_DB_PATH: ':memory:' }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(SettingsError);
   });
 
@@ -244,7 +321,9 @@ describe('the attack suite, end to end', () => {
     const merged = [...s.repo.issues.values()].filter((i) => i.pull?.merged);
     expect(merged.length).toBeGreaterThan(0);
     for (const pr of merged) {
-      const accepted = (await s.runs()).filter((r) => r.kind === 'lander' && r.prNumber === pr.number && r.verdict === 'accept').map((r) => r.headSha);
+      const accepted = (await s.runs())
+        .filter((r) => r.kind === 'lander' && r.prNumber === pr.number && r.verdict === 'accept')
+        .map((r) => r.headSha);
       expect(accepted).toContain(pr.pull!.mergeNamedSha);
     }
   });
@@ -255,4 +334,3 @@ describe('what yoke logged here', () => {
     expect(unclaimedWarnings(s, CLAIMED_WARNINGS)).toEqual([]);
   });
 });
-

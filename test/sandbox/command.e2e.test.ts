@@ -26,7 +26,11 @@ describe('the life of an issue (command launcher)', () => {
   it('SP18 label → AFK process → claim PR → lander process → verdict marker → merge → issue closed', async () => {
     const pr = [...sandbox.repo.issues.values()].find((i) => i.pull && i.body.includes('Closes #1'))!;
     // The pass that merges posts the verdict marker after its merges: wait for it rather than race it.
-    await sandbox.waitUntil(() => sandbox.repo.comments.some((c) => c.issueNumber === pr.number && decodeMarker(c.body).kind === 'marker'), 10_000, 'the verdict marker');
+    await sandbox.waitUntil(
+      () => sandbox.repo.comments.some((c) => c.issueNumber === pr.number && decodeMarker(c.body).kind === 'marker'),
+      10_000,
+      'the verdict marker',
+    );
     const runs = (await sandbox.runs()).filter((r) => r.issueNumber === 1 || r.prNumber === pr.number);
     expect(runs.map((r) => [r.kind, r.launcher, r.outcome])).toEqual([
       ['afk_auto', 'command', 'success'],
@@ -35,7 +39,10 @@ describe('the life of an issue (command launcher)', () => {
     // TR02: the AFK run reports with its secret; the lander has none: its exit code is its verdict.
     expect(runs.map((r) => r.secretHash !== null)).toEqual([true, false]);
     expect(runs.every((r) => /^pid:\d+:\d+$/.test(r.launcherRef ?? ''))).toBe(true);
-    const marker = sandbox.repo.comments.filter((c) => c.issueNumber === pr.number).map((c) => decodeMarker(c.body)).find((m) => m.kind === 'marker');
+    const marker = sandbox.repo.comments
+      .filter((c) => c.issueNumber === pr.number)
+      .map((c) => decodeMarker(c.body))
+      .find((m) => m.kind === 'marker');
     expect(marker).toEqual({ kind: 'marker', payload: { run: runs[1]!.id, sha: runs[1]!.headSha, verdict: 'accept' } });
     expect(pr.pull?.merged).toBe(true);
     expect(sandbox.repo.issues.get(1)!.state).toBe('closed');
@@ -49,4 +56,3 @@ describe('what yoke logged here', () => {
     expect(unclaimedWarnings(sandbox, CLAIMED_WARNINGS)).toEqual([]);
   });
 });
-

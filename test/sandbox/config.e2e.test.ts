@@ -18,14 +18,28 @@ const work = mkdtempSync(join(tmpdir(), 'yoke-config-e2e-'));
 
 const git = (args: string[], token?: string): Promise<number | null> =>
   new Promise((done) => {
-    const auth = token ? ['-c', `http.extraHeader=Authorization: basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`] : [];
-    const child = spawn('git', [...auth, '-c', 'user.name=m', '-c', 'user.email=m@example.com', ...args], { cwd: work, env: { PATH: process.env.PATH, HOME: work, GIT_TERMINAL_PROMPT: '0' }, stdio: 'ignore' });
+    const auth = token
+      ? ['-c', `http.extraHeader=Authorization: basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`]
+      : [];
+    const child = spawn('git', [...auth, '-c', 'user.name=m', '-c', 'user.email=m@example.com', ...args], {
+      cwd: work,
+      env: { PATH: process.env.PATH, HOME: work, GIT_TERMINAL_PROMPT: '0' },
+      stdio: 'ignore',
+    });
     child.once('close', done);
   });
 
 beforeAll(async () => {
   // The config refresh is far longer than this test: only the push webhook can wake yoke in time.
-  s = new Sandbox({ launcher: 'command', failAgent: 0, issues: 1, tickSeconds: 1, reaperSeconds: 1, files: { '.github/yoke.yml': BAD }, env: { YOKE_CONFIG_REFRESH_SECONDS: '3600', YOKE_IDLE_PROBE_SECONDS: '3600' } });
+  s = new Sandbox({
+    launcher: 'command',
+    failAgent: 0,
+    issues: 1,
+    tickSeconds: 1,
+    reaperSeconds: 1,
+    files: { '.github/yoke.yml': BAD },
+    env: { YOKE_CONFIG_REFRESH_SECONDS: '3600', YOKE_IDLE_PROBE_SECONDS: '3600' },
+  });
   await s.start();
 }, 60_000);
 
@@ -36,12 +50,23 @@ afterAll(async () => {
 
 describe('a bad opt-in file', () => {
   it('GH01 disables the repository with each field named; its work waits as disabled, not paused, not silently', async () => {
-    await s.waitUntil(async () => (await s.runtime.store.repos.get(DEMO_REPO))?.disabledReason != null, 20_000, 'the repository to be disabled');
+    await s.waitUntil(
+      async () => (await s.runtime.store.repos.get(DEMO_REPO))?.disabledReason != null,
+      20_000,
+      'the repository to be disabled',
+    );
     const state = (await s.runtime.store.repos.get(DEMO_REPO))!;
     expect(state.disabledReason).toContain('did you mean "autoland"?');
     expect(state.pausedSince).toBeNull();
     expect(s.logged('warn', 'repo disabled by its opt-in file').map((l) => l.reason)).toEqual([state.disabledReason]);
-    await s.waitUntil(() => (s.runtime.engine.lastPass?.waiting ?? []).some((w) => w.repo === DEMO_REPO && w.reason.code === 'repo_disabled'), 10_000, 'the disabled work to wait');
+    await s.waitUntil(
+      () =>
+        (s.runtime.engine.lastPass?.waiting ?? []).some(
+          (w) => w.repo === DEMO_REPO && w.reason.code === 'repo_disabled',
+        ),
+      10_000,
+      'the disabled work to wait',
+    );
     expect(await s.runs()).toEqual([]);
   });
 
@@ -52,7 +77,11 @@ describe('a bad opt-in file', () => {
     expect(await git(['commit', '-qam', 'Fix the yoke settings'])).toBe(0);
     const pushedAt = Date.now();
     expect(await git(['push', '-q', 'origin', 'HEAD:refs/heads/main'], token)).toBe(0);
-    await s.waitUntil(async () => (await s.runtime.store.repos.get(DEMO_REPO))?.disabledReason === null && (await s.runs()).length > 0, 20_000, 'the repository to be enabled and its issue started');
+    await s.waitUntil(
+      async () => (await s.runtime.store.repos.get(DEMO_REPO))?.disabledReason === null && (await s.runs()).length > 0,
+      20_000,
+      'the repository to be enabled and its issue started',
+    );
     expect(Date.now() - pushedAt).toBeLessThan(20_000);
     expect(s.forge.deliveries.filter((d) => d.event === 'push').map((d) => d.status)).toEqual([200]);
   });

@@ -84,8 +84,11 @@ describe('deploy stages on Actions, behind yoke’s protection rule', () => {
   });
 
   it('DP02 DP03 a deploy workflow that fails marks the stage failed and the driver exits 6; a hand-started production deploy meanwhile is rejected with the wait; once fixed, the driver resumes and production waits for yoke, which approves', async () => {
-    const created = JSON.parse((await ds.yoke(['deployment-runs', 'create', DEMO_REPO, '--commit', head, '--json'])).out);
-    const drive = () => ds.yoke(['watch', 'deploy', '--json', '--driver', 'e2e', '--poll-seconds', '0.5', '--', created.id]);
+    const created = JSON.parse(
+      (await ds.yoke(['deployment-runs', 'create', DEMO_REPO, '--commit', head, '--json'])).out,
+    );
+    const drive = () =>
+      ds.yoke(['watch', 'deploy', '--json', '--driver', 'e2e', '--poll-seconds', '0.5', '--', created.id]);
     const failed = await drive();
     expect(failed.code).toBe(6);
     expect(failed.err).toContain(`Deploy stage staging of run ${created.id} failed: workflow run`);
@@ -93,7 +96,10 @@ describe('deploy stages on Actions, behind yoke’s protection rule', () => {
     const first = (await sandbox.runtime.store.stageDeployments.forRun(created.id))[0]!;
     expect(first.state).toBe('failure');
     // The workflow wrote the failure to yoke's deployment itself.
-    expect(sandbox.forge.deployments.deployments.find((d) => d.id === first.deploymentId)!.statuses[0]).toMatchObject({ state: 'failure', creator: { login: 'github-actions[bot]' } });
+    expect(sandbox.forge.deployments.deployments.find((d) => d.id === first.deploymentId)!.statuses[0]).toMatchObject({
+      state: 'failure',
+      creator: { login: 'github-actions[bot]' },
+    });
 
     // Meanwhile someone deploys production by hand at the run's commit: rejected, naming the run, where it is and what moves it.
     const early = await deployByHand('production');
@@ -112,7 +118,12 @@ describe('deploy stages on Actions, behind yoke’s protection rule', () => {
       ['production', 'success'],
     ]);
     // Production's job waited at yoke's rule, and yoke approved it: staging-qa had settled at the very commit.
-    const prod = sandbox.forge.runner.runs.filter((r) => r.workflow === 'deploy.yml' && r.inputs.environment === 'production' && r.inputs.deployment_run_id === created.id);
+    const prod = sandbox.forge.runner.runs.filter(
+      (r) =>
+        r.workflow === 'deploy.yml' &&
+        r.inputs.environment === 'production' &&
+        r.inputs.deployment_run_id === created.id,
+    );
     expect(prod.map((r) => [r.conclusion, r.ref, r.headSha])).toEqual([['success', `yoke/deploy/${created.id}`, head]]);
     expect(gateOf(prod[0]!).answers.map((a) => a.state)).toEqual(['approved']);
     expect(existsSync(join(state(), 'on-production'))).toBe(true);
@@ -121,7 +132,9 @@ describe('deploy stages on Actions, behind yoke’s protection rule', () => {
   it('DP03 the same production deploy by hand, now at a settled commit, is approved', async () => {
     const run = await deployByHand('production');
     expect(run.conclusion).toBe('success');
-    expect(gateOf(run).answers.map((a) => [a.state, a.comment.startsWith('yoke: Deployment run ')])).toEqual([['approved', true]]);
+    expect(gateOf(run).answers.map((a) => [a.state, a.comment.startsWith('yoke: Deployment run ')])).toEqual([
+      ['approved', true],
+    ]);
   });
 
   it('DP04 a forged protection-rule event is refused, and a replayed one changes nothing', async () => {
@@ -133,11 +146,20 @@ describe('deploy stages on Actions, behind yoke’s protection rule', () => {
     const post = (signature: string, id: string) =>
       fetch(`${sandbox.yokeUrl}/api/github/webhooks`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-github-event': 'deployment_protection_rule', 'x-github-delivery': id, 'x-hub-signature-256': signature },
+        headers: {
+          'content-type': 'application/json',
+          'x-github-event': 'deployment_protection_rule',
+          'x-github-delivery': id,
+          'x-hub-signature-256': signature,
+        },
         body: genuine.payload,
       });
     expect((await post(`sha256=${'0'.repeat(64)}`, 'forged-1')).status).toBeGreaterThanOrEqual(400);
-    expect(sandbox.logged('warn').some((l) => l.msg.includes(CLAIMED_WARNINGS[0]!) && JSON.stringify(l).includes('forged-1'))).toBe(true);
+    expect(
+      sandbox
+        .logged('warn')
+        .some((l) => l.msg.includes(CLAIMED_WARNINGS[0]!) && JSON.stringify(l).includes('forged-1')),
+    ).toBe(true);
     expect((await post(genuine.signature, genuine.id)).status).toBe(200);
     await new Promise((r) => setTimeout(r, 200));
     expect(await reviews()).toEqual(before);

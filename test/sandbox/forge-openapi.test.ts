@@ -17,8 +17,16 @@ const CLAIMED_WARNINGS: string[] = [];
 // documented too.
 
 type Schema = Record<string, any>;
-const docPath = join(dirname(createRequire(import.meta.url).resolve('@octokit/openapi/package.json')), 'generated', 'api.github.com.json');
-let doc: { paths: Record<string, Record<string, any>>; components: { schemas: Record<string, Schema> }; 'x-webhooks': Record<string, Record<string, any>> };
+const docPath = join(
+  dirname(createRequire(import.meta.url).resolve('@octokit/openapi/package.json')),
+  'generated',
+  'api.github.com.json',
+);
+let doc: {
+  paths: Record<string, Record<string, any>>;
+  components: { schemas: Record<string, Schema> };
+  'x-webhooks': Record<string, Record<string, any>>;
+};
 
 /**
  * Routes whose bodies the forge fills only in part: repositories, pulls,
@@ -89,19 +97,24 @@ function check(raw: Schema, value: unknown, at: string, strict: boolean, problem
     problems.push(`${at}: ${t}, documented as ${types.join('|')}`);
     return;
   }
-  if (schema.enum && value !== null && !schema.enum.includes(value)) problems.push(`${at}: ${JSON.stringify(value)} is not one of ${schema.enum.join(', ')}`);
-  if (t === 'array' && schema.items) (value as unknown[]).forEach((v, i) => check(schema.items, v, `${at}[${i}]`, requireAll, problems));
+  if (schema.enum && value !== null && !schema.enum.includes(value))
+    problems.push(`${at}: ${JSON.stringify(value)} is not one of ${schema.enum.join(', ')}`);
+  if (t === 'array' && schema.items)
+    (value as unknown[]).forEach((v, i) => check(schema.items, v, `${at}[${i}]`, requireAll, problems));
   if (t === 'object' && schema.properties) {
     const obj = value as Record<string, unknown>;
     for (const [k, v] of Object.entries(obj)) {
       if (v === undefined) continue;
       if (!(k in schema.properties)) {
-        if (schema.additionalProperties === undefined || schema.additionalProperties === false) problems.push(`${at}.${k}: not in the documented ${name ?? 'schema'}`);
+        if (schema.additionalProperties === undefined || schema.additionalProperties === false)
+          problems.push(`${at}.${k}: not in the documented ${name ?? 'schema'}`);
         continue;
       }
       check(schema.properties[k], v, `${at}.${k}`, requireAll, problems);
     }
-    if (requireAll) for (const k of schema.required ?? []) if (!(k in obj)) problems.push(`${at}.${k}: required by ${name ?? 'the schema'}, missing`);
+    if (requireAll)
+      for (const k of schema.required ?? [])
+        if (!(k in obj)) problems.push(`${at}.${k}: required by ${name ?? 'the schema'}, missing`);
   }
 }
 
@@ -121,9 +134,17 @@ beforeAll(async () => {
       headers: { authorization: `token ${sandbox.maintainerToken}`, accept, 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-  const created = (await (await call('POST', `/repos/${DEMO_REPO}/issues`, { title: 'A new issue', body: 'From the conformance test', labels: ['question'] })).json()) as { number: number };
+  const created = (await (
+    await call('POST', `/repos/${DEMO_REPO}/issues`, {
+      title: 'A new issue',
+      body: 'From the conformance test',
+      labels: ['question'],
+    })
+  ).json()) as { number: number };
   await call('POST', `/repos/${DEMO_REPO}/issues/${created.number}/labels`, { labels: ['yoke:afk'] });
-  const comment = (await (await call('POST', `/repos/${DEMO_REPO}/issues/${created.number}/comments`, { body: 'Any news?' })).json()) as { id: number };
+  const comment = (await (
+    await call('POST', `/repos/${DEMO_REPO}/issues/${created.number}/comments`, { body: 'Any news?' })
+  ).json()) as { id: number };
   await call('POST', `/repos/${DEMO_REPO}/issues/comments/${comment.id}/reactions`, { content: 'eyes' });
   // Who reacted to a notice: yoke counts its recipient's reaction only.
   await call('GET', `/repos/${DEMO_REPO}/issues/comments/${comment.id}/reactions`);
@@ -137,8 +158,14 @@ beforeAll(async () => {
   // yoke reads a repository itself only when the installation's listing lacks its default branch.
   await call('GET', `/repos/${DEMO_REPO}`);
   // TR17: a run's push token revoked by the deliver job once its push is done.
-  const push = sandbox.forge.state.installationToken(1, { repos: ['demo'], permissions: { contents: 'write', metadata: 'read' } });
-  await fetch(`${api}/installation/token`, { method: 'DELETE', headers: { authorization: `token ${push.token}`, accept: 'application/vnd.github+json' } });
+  const push = sandbox.forge.state.installationToken(1, {
+    repos: ['demo'],
+    permissions: { contents: 'write', metadata: 'read' },
+  });
+  await fetch(`${api}/installation/token`, {
+    method: 'DELETE',
+    headers: { authorization: `token ${push.token}`, accept: 'application/vnd.github+json' },
+  });
   const wf = sandbox.forge.runner.runs[0]!;
   // yoke reads one workflow run by id only when a run outlives its first liveness check: read it here too.
   await call('GET', `/repos/${DEMO_REPO}/actions/runs/${wf.id}`);
@@ -149,27 +176,62 @@ beforeAll(async () => {
   const head = (await (await call('GET', `/repos/${DEMO_REPO}/commits/HEAD`)).json()) as { sha: string };
   await call('GET', `/repos/${DEMO_REPO}/compare/${head.sha}...${head.sha}`);
   await call('GET', `/repos/${DEMO_REPO}/git/trees/${head.sha}?recursive=1`);
-  await call('PATCH', `/repos/${DEMO_REPO}/issues/${created.number}`, { body: 'Edited body', state: 'closed', state_reason: 'completed' });
+  await call('PATCH', `/repos/${DEMO_REPO}/issues/${created.number}`, {
+    body: 'Edited body',
+    state: 'closed',
+    state_reason: 'completed',
+  });
   await call('DELETE', `/repos/${DEMO_REPO}/issues/${created.number}/labels/question`);
   // TR05: who added a label (its labeled events), and what changed since (the poll that reconciles qa: labels).
   await call('GET', `/repos/${DEMO_REPO}/issues/${created.number}/events`);
-  await call('GET', `/repos/${DEMO_REPO}/issues?state=all&since=${new Date(Date.now() - 3600_000).toISOString()}&sort=updated&direction=asc`);
+  await call(
+    'GET',
+    `/repos/${DEMO_REPO}/issues?state=all&since=${new Date(Date.now() - 3600_000).toISOString()}&sort=updated&direction=asc`,
+  );
   await call('GET', `/repos/${DEMO_REPO}/issues/comments/${comment.id}`);
   // DP01-DP03: a branch pinned and moved, a deployment with its statuses, an environment and its rules, the protection rule's callback.
   await call('POST', `/repos/${DEMO_REPO}/git/refs`, { ref: 'refs/heads/yoke/deploy/conformance', sha: head.sha });
-  await call('PATCH', `/repos/${DEMO_REPO}/git/refs/heads%2Fyoke%2Fdeploy%2Fconformance`, { sha: head.sha, force: true });
-  const dep = (await (await call('POST', `/repos/${DEMO_REPO}/deployments`, { ref: head.sha, environment: 'staging', auto_merge: false, required_contexts: [], payload: { yoke_deployment_run: 'dr-x' }, description: 'conformance' })).json()) as { id: number };
-  await call('POST', `/repos/${DEMO_REPO}/deployments/${dep.id}/statuses`, { state: 'success', log_url: `${sandbox.forge.url}/${DEMO_REPO}/actions/runs/1`, description: 'deployed', auto_inactive: true });
+  await call('PATCH', `/repos/${DEMO_REPO}/git/refs/heads%2Fyoke%2Fdeploy%2Fconformance`, {
+    sha: head.sha,
+    force: true,
+  });
+  const dep = (await (
+    await call('POST', `/repos/${DEMO_REPO}/deployments`, {
+      ref: head.sha,
+      environment: 'staging',
+      auto_merge: false,
+      required_contexts: [],
+      payload: { yoke_deployment_run: 'dr-x' },
+      description: 'conformance',
+    })
+  ).json()) as { id: number };
+  await call('POST', `/repos/${DEMO_REPO}/deployments/${dep.id}/statuses`, {
+    state: 'success',
+    log_url: `${sandbox.forge.url}/${DEMO_REPO}/actions/runs/1`,
+    description: 'deployed',
+    auto_inactive: true,
+  });
   await call('GET', `/repos/${DEMO_REPO}/deployments/${dep.id}/statuses`);
   await call('GET', `/repos/${DEMO_REPO}/deployments?environment=staging`);
   await call('GET', `/repos/${DEMO_REPO}/branches/main`);
   await call('GET', `/repos/${DEMO_REPO}/environments/production`);
   await call('GET', `/repos/${DEMO_REPO}/environments/production/deployment_protection_rules`);
-  await call('POST', `/repos/${DEMO_REPO}/actions/runs/${wf.id}/deployment_protection_rule`, { environment_name: 'production', state: 'approved', comment: 'not the app' });
+  await call('POST', `/repos/${DEMO_REPO}/actions/runs/${wf.id}/deployment_protection_rule`, {
+    environment_name: 'production',
+    state: 'approved',
+    comment: 'not the app',
+  });
   // DP03: a deploy to production by hand: its job waits at yoke's rule, the forge sends deployment_protection_rule, and yoke answers at the callback.
   const waiting = sandbox.forge.runner.runs.length;
-  await call('POST', `/repos/${DEMO_REPO}/actions/workflows/deploy.yml/dispatches`, { ref: 'main', inputs: { environment: 'production' } });
-  await sandbox.waitUntil(() => sandbox.forge.runner.runs[waiting]?.status === 'completed', 30_000, 'the hand-started deploy to be answered');
+  await call('POST', `/repos/${DEMO_REPO}/actions/workflows/deploy.yml/dispatches`, {
+    ref: 'main',
+    inputs: { environment: 'production' },
+  });
+  await sandbox.waitUntil(
+    () => sandbox.forge.runner.runs[waiting]?.status === 'completed',
+    30_000,
+    'the hand-started deploy to be answered',
+  );
   await call('PUT', `/repos/${DEMO_REPO}/issues/${created.number}/lock`);
   await call('DELETE', `/repos/${DEMO_REPO}/issues/${created.number}/lock`);
 }, 150_000);
@@ -180,7 +242,9 @@ afterAll(async () => {
 
 describe('the embedded forge against api.github.com', () => {
   it('serves only routes GitHub documents, with their methods', () => {
-    const missing = sandbox.forge.routes.filter((r) => !doc.paths[r.path]?.[r.method.toLowerCase()]).map((r) => `${r.method} ${r.path}`);
+    const missing = sandbox.forge.routes
+      .filter((r) => !doc.paths[r.path]?.[r.method.toLowerCase()])
+      .map((r) => `${r.method} ${r.path}`);
     expect(missing).toEqual([]);
   });
 
@@ -200,7 +264,14 @@ describe('the embedded forge against api.github.com', () => {
         continue;
       }
       const schema = res.content?.['application/json']?.schema;
-      if (schema && typeof s.body !== 'string') check(schema, s.body, `${s.method} ${s.route} ${s.status}`, !PARTIAL_ROUTES.has(`${s.method} ${s.route}`), problems);
+      if (schema && typeof s.body !== 'string')
+        check(
+          schema,
+          s.body,
+          `${s.method} ${s.route} ${s.status}`,
+          !PARTIAL_ROUTES.has(`${s.method} ${s.route}`),
+          problems,
+        );
     }
     expect([...new Set(problems)]).toEqual([]);
   });
@@ -221,12 +292,15 @@ describe("the embedded forge's webhooks against GitHub's description", () => {
   it('DP04 sends a deployment_protection_rule payload of documented fields and types, with every required one', () => {
     const sent = sandbox.forge.deliveries.filter((d) => d.event === 'deployment_protection_rule');
     expect(sent.length).toBeGreaterThan(0);
-    const schema = doc['x-webhooks']['deployment-protection-rule-requested']!.post.requestBody.content['application/json'].schema;
+    const schema =
+      doc['x-webhooks']['deployment-protection-rule-requested']!.post.requestBody.content['application/json'].schema;
     const problems: string[] = [];
     // Repositories and the deployment run to dozens of URL fields no client reads: names and types are checked, and the event's own required fields.
     for (const d of sent) check(schema, JSON.parse(d.payload), 'deployment_protection_rule', false, problems);
     const top = resolve(schema).schema;
-    for (const d of sent) for (const k of top.required ?? []) if (!(k in JSON.parse(d.payload))) problems.push(`deployment_protection_rule.${k}: required, missing`);
+    for (const d of sent)
+      for (const k of top.required ?? [])
+        if (!(k in JSON.parse(d.payload))) problems.push(`deployment_protection_rule.${k}: required, missing`);
     expect([...new Set(problems)]).toEqual([]);
   });
 });
@@ -236,4 +310,3 @@ describe('what yoke logged here', () => {
     expect(unclaimedWarnings(sandbox, CLAIMED_WARNINGS)).toEqual([]);
   });
 });
-

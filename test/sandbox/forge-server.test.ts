@@ -23,11 +23,17 @@ function appJwt(key = app.privateKey, iss = '7'): string {
 }
 
 beforeAll(async () => {
-  forge = new EmbeddedForge({ dataDir: dir, appId: 7, appSlug: 'yoke-test', appPublicKey: app.publicKey.export({ type: 'spki', format: 'pem' }).toString() });
+  forge = new EmbeddedForge({
+    dataDir: dir,
+    appId: 7,
+    appSlug: 'yoke-test',
+    appPublicKey: app.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+  });
   await forge.start();
   api = `${forge.url}/api/v3`;
   const repo = forge.createRepo('acme/lib', { files: { 'README.md': '# lib\n' }, installationId: 3 });
-  for (let i = 0; i < 45; i++) forge.createIssue(repo, forge.user('maintainer'), `Issue ${i + 1}`, 'body', i % 2 ? ['yoke:afk'] : []);
+  for (let i = 0; i < 45; i++)
+    forge.createIssue(repo, forge.user('maintainer'), `Issue ${i + 1}`, 'body', i % 2 ? ['yoke:afk'] : []);
 });
 
 afterAll(async () => {
@@ -38,14 +44,27 @@ afterAll(async () => {
 describe('the embedded forge', () => {
   it('checks the app JWT and issues installation tokens that reach only that installation', async () => {
     expect((await fetch(`${api}/app/installations`)).status).toBe(401);
-    expect((await fetch(`${api}/app/installations`, { headers: { authorization: `Bearer ${appJwt(stranger.privateKey)}` } })).status).toBe(401);
-    expect((await fetch(`${api}/app/installations`, { headers: { authorization: `Bearer ${appJwt(app.privateKey, '8')}` } })).status).toBe(401);
-    const installs = (await (await fetch(`${api}/app/installations`, { headers: { authorization: `Bearer ${appJwt()}` } })).json()) as { id: number }[];
+    expect(
+      (await fetch(`${api}/app/installations`, { headers: { authorization: `Bearer ${appJwt(stranger.privateKey)}` } }))
+        .status,
+    ).toBe(401);
+    expect(
+      (await fetch(`${api}/app/installations`, { headers: { authorization: `Bearer ${appJwt(app.privateKey, '8')}` } }))
+        .status,
+    ).toBe(401);
+    const installs = (await (
+      await fetch(`${api}/app/installations`, { headers: { authorization: `Bearer ${appJwt()}` } })
+    ).json()) as { id: number }[];
     expect(installs.map((i) => i.id)).toEqual([3]);
-    const tok = await fetch(`${api}/app/installations/3/access_tokens`, { method: 'POST', headers: { authorization: `Bearer ${appJwt()}` } });
+    const tok = await fetch(`${api}/app/installations/3/access_tokens`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${appJwt()}` },
+    });
     expect(tok.status).toBe(201);
     const { token } = (await tok.json()) as { token: string };
-    const repos = (await (await fetch(`${api}/installation/repositories`, { headers: { authorization: `token ${token}` } })).json()) as { repositories: { full_name: string }[] };
+    const repos = (await (
+      await fetch(`${api}/installation/repositories`, { headers: { authorization: `token ${token}` } })
+    ).json()) as { repositories: { full_name: string }[] };
     expect(repos.repositories.map((r) => r.full_name)).toEqual(['acme/lib']);
     expect((await fetch(`${api}/repos/acme/lib`, { headers: { authorization: 'token ghs_forged' } })).status).toBe(401);
   });
@@ -57,10 +76,14 @@ describe('the embedded forge', () => {
     const etag = first.headers.get('etag')!;
     const used = Number(first.headers.get('x-ratelimit-used'));
     expect([first.status, used, first.headers.get('x-ratelimit-limit')]).toEqual([200, 1, '5000']);
-    const again = await fetch(`${api}/repos/acme/lib/issues?state=open&per_page=10`, { headers: { ...headers, 'if-none-match': etag } });
+    const again = await fetch(`${api}/repos/acme/lib/issues?state=open&per_page=10`, {
+      headers: { ...headers, 'if-none-match': etag },
+    });
     expect([again.status, Number(again.headers.get('x-ratelimit-used'))]).toEqual([304, 1]);
     forge.createIssue(forge.repos.get('acme/lib')!, forge.user('maintainer'), 'A change', 'body');
-    const changed = await fetch(`${api}/repos/acme/lib/issues?state=open&per_page=10`, { headers: { ...headers, 'if-none-match': etag } });
+    const changed = await fetch(`${api}/repos/acme/lib/issues?state=open&per_page=10`, {
+      headers: { ...headers, 'if-none-match': etag },
+    });
     expect([changed.status, Number(changed.headers.get('x-ratelimit-used'))]).toEqual([200, 2]);
   });
 

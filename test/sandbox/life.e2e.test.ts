@@ -22,7 +22,8 @@ afterAll(async () => {
   await sandbox?.stop();
 });
 
-const pullFor = (issue: number) => [...sandbox.repo.issues.values()].find((i) => i.pull && i.body.includes(`Closes #${issue}`))!;
+const pullFor = (issue: number) =>
+  [...sandbox.repo.issues.values()].find((i) => i.pull && i.body.includes(`Closes #${issue}`))!;
 const markers = (pr: number) =>
   sandbox.repo.comments
     .filter((c) => c.issueNumber === pr)
@@ -41,7 +42,10 @@ describe('the life of an issue (actions launcher)', () => {
     expect(pr.labels).toContain('yoke:claim');
     const [m] = markers(pr.number);
     expect(m?.author).toBe('yoke-sandbox[bot]');
-    expect(m?.marker).toEqual({ kind: 'marker', payload: { run: runs[1]!.id, sha: runs[1]!.headSha, verdict: 'accept' } });
+    expect(m?.marker).toEqual({
+      kind: 'marker',
+      payload: { run: runs[1]!.id, sha: runs[1]!.headSha, verdict: 'accept' },
+    });
     // The merge named the head the lander validated, so a push in between would have made GitHub refuse it.
     expect(pr.pull).toMatchObject({ merged: true, headSha: runs[1]!.headSha, mergeNamedSha: runs[1]!.headSha });
     const issue = sandbox.repo.issues.get(1)!;
@@ -50,7 +54,11 @@ describe('the life of an issue (actions launcher)', () => {
     expect(issue.labels).toContain('yoke:delivery-owed');
     // The workflow run the launcher dispatched is on the forge's record, found by its run-name.
     const wf = sandbox.forge.runner.runs.find((w) => w.inputs.run_id === runs[0]!.id)!;
-    expect(wf).toMatchObject({ status: 'completed', conclusion: 'success', displayTitle: `yoke afk_auto issue#1 (${runs[0]!.id})` });
+    expect(wf).toMatchObject({
+      status: 'completed',
+      conclusion: 'success',
+      displayTitle: `yoke afk_auto issue#1 (${runs[0]!.id})`,
+    });
   });
 
   it('SP19 a reject, then a fix run, then a second lander on the new head, then the merge', async () => {
@@ -65,7 +73,9 @@ describe('the life of an issue (actions launcher)', () => {
     const [, reject, fix, accept] = runs;
     expect(fix!.headSha).toBe(reject!.headSha);
     expect(accept!.headSha).not.toBe(reject!.headSha);
-    expect(markers(pr.number).map((m) => m.marker.kind === 'marker' && [m.marker.payload.verdict, m.marker.payload.sha])).toEqual([
+    expect(
+      markers(pr.number).map((m) => m.marker.kind === 'marker' && [m.marker.payload.verdict, m.marker.payload.sha]),
+    ).toEqual([
       ['reject', reject!.headSha],
       ['accept', accept!.headSha],
     ]);
@@ -73,21 +83,28 @@ describe('the life of an issue (actions launcher)', () => {
     expect((await sandbox.runtime.store.repos.get(DEMO_REPO))!.consecutiveFailures).toBe(0);
     // Each head shows its yoke/lander check in the forge: failure on the rejected head, success on the merged one,
     // each linking to the lander's workflow run.
-    const checkOf = (sha: string) => sandbox.repo.checkRuns.filter((c) => c.headSha === sha && c.name === 'yoke/lander');
+    const checkOf = (sha: string) =>
+      sandbox.repo.checkRuns.filter((c) => c.headSha === sha && c.name === 'yoke/lander');
     const wfOf = (runId: string) => sandbox.forge.runner.runs.find((w) => w.inputs.run_id === runId)!;
     expect(checkOf(reject!.headSha!).map((c) => [c.status, c.conclusion, c.externalId, c.detailsUrl])).toEqual([
       ['completed', 'failure', reject!.id, `${sandbox.forge.url}/${DEMO_REPO}/actions/runs/${wfOf(reject!.id).id}`],
     ]);
-    expect(checkOf(accept!.headSha!).map((c) => [c.status, c.conclusion, c.externalId, c.title])).toEqual([['completed', 'success', accept!.id, `Accepted at ${accept!.headSha!.slice(0, 7)}`]]);
+    expect(checkOf(accept!.headSha!).map((c) => [c.status, c.conclusion, c.externalId, c.title])).toEqual([
+      ['completed', 'success', accept!.id, `Accepted at ${accept!.headSha!.slice(0, 7)}`],
+    ]);
   });
 
   it('SP05 a cap of 2 is never exceeded over the whole demo: by the forge’s workflow runs and by the runs store', async () => {
-    const spans = sandbox.forge.runner.runs.map((w) => [w.startedAt ?? w.createdAt, w.completedAt ?? Date.now()] as const);
+    const spans = sandbox.forge.runner.runs.map(
+      (w) => [w.startedAt ?? w.createdAt, w.completedAt ?? Date.now()] as const,
+    );
     expect(spans.length).toBe((await sandbox.runs()).length);
     const maxOverlap = (xs: (readonly [number, number])[]) =>
       Math.max(...xs.map(([start]) => xs.filter(([s, e]) => s <= start && start < e).length));
     expect(maxOverlap(spans)).toBeLessThanOrEqual(2);
-    expect(maxOverlap((await sandbox.runs()).map((r) => [r.launchedAt, r.endedAt ?? Date.now()] as const))).toBeLessThanOrEqual(2);
+    expect(
+      maxOverlap((await sandbox.runs()).map((r) => [r.launchedAt, r.endedAt ?? Date.now()] as const)),
+    ).toBeLessThanOrEqual(2);
     expect((await sandbox.runs()).every((r) => r.liveAtLaunch <= 2 && r.capAtLaunch === 2)).toBe(true);
     expect((await sandbox.summary()).map((r) => r.state)).toEqual(['merged', 'merged', 'merged', 'merged', 'merged']);
   });
@@ -96,21 +113,41 @@ describe('the life of an issue (actions launcher)', () => {
 describe('webhooks from the forge', () => {
   it('GH06 signed deliveries are accepted; a delivery with a bad signature is refused and changes nothing', async () => {
     const kinds = new Set(sandbox.forge.deliveries.map((d) => `${d.event}.${d.action}`));
-    expect([...kinds].sort()).toEqual(['issue_comment.created', 'issues.labeled', 'pull_request.labeled', 'pull_request.opened', 'workflow_run.completed']);
+    expect([...kinds].sort()).toEqual([
+      'issue_comment.created',
+      'issues.labeled',
+      'pull_request.labeled',
+      'pull_request.opened',
+      'workflow_run.completed',
+    ]);
     // Deliveries are fire and forget: one sent a moment ago may still be on its way.
-    await sandbox.waitUntil(() => sandbox.forge.deliveries.every((d) => d.status !== 0), 10_000, 'the deliveries in flight to be answered');
+    await sandbox.waitUntil(
+      () => sandbox.forge.deliveries.every((d) => d.status !== 0),
+      10_000,
+      'the deliveries in flight to be answered',
+    );
     expect(sandbox.forge.deliveries.filter((d) => d.status !== 200)).toEqual([]);
     const before = await sandbox.runtime.store.commands.count();
     const payload = JSON.stringify({
       action: 'created',
       issue: { number: 1 },
-      comment: { id: 424242, body: '/yoke reset', user: { login: 'mallory', type: 'User' }, created_at: new Date().toISOString() },
+      comment: {
+        id: 424242,
+        body: '/yoke reset',
+        user: { login: 'mallory', type: 'User' },
+        created_at: new Date().toISOString(),
+      },
       repository: { owner: { login: 'acme' }, name: 'demo', full_name: 'acme/demo' },
       installation: { id: 1 },
     });
     const res = await fetch(`${sandbox.yokeUrl}/api/github/webhooks`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-github-event': 'issue_comment', 'x-github-delivery': 'forged-1', 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` },
+      headers: {
+        'content-type': 'application/json',
+        'x-github-event': 'issue_comment',
+        'x-github-delivery': 'forged-1',
+        'x-hub-signature-256': `sha256=${'0'.repeat(64)}`,
+      },
       body: payload,
     });
     expect(res.status).toBe(400);
@@ -124,4 +161,3 @@ describe('what yoke logged here', () => {
     expect(unclaimedWarnings(sandbox, CLAIMED_WARNINGS)).toEqual([]);
   });
 });
-

@@ -11,7 +11,11 @@ import { unclaimedWarnings } from '../helpers/sandbox-log.js';
  * (auth-app retries, then the repository is skipped for that pass and read on
  * the next). It is not understood yet; the records below are the same either way.
  */
-const CLAIMED_WARNINGS: string[] = ['[@octokit/auth-app] Retrying after 401 response', 'repo read failed; skipped for this pass', 'installation skipped for this pass'];
+const CLAIMED_WARNINGS: string[] = [
+  '[@octokit/auth-app] Retrying after 401 response',
+  'repo read failed; skipped for this pass',
+  'installation skipped for this pass',
+];
 
 // The whole mission, as `npm run sandbox` runs it: five labelled issues merged,
 // then delivered through staging, scoped QA and production by `yoke watch deploy`
@@ -27,7 +31,8 @@ interface Mission {
 }
 
 /** The repository's dashboard issue, once yoke has opened it. */
-const dashboardIssue = (sandbox: Sandbox) => [...sandbox.repo.issues.values()].find((i) => !i.pull && i.labels.includes('yoke:control'));
+const dashboardIssue = (sandbox: Sandbox) =>
+  [...sandbox.repo.issues.values()].find((i) => !i.pull && i.labels.includes('yoke:control'));
 
 async function runMission(dropAnswers: number): Promise<Mission> {
   const sandbox = new Sandbox({ launcher: 'command', failAgent: 0, tickSeconds: 1, reaperSeconds: 1 });
@@ -38,12 +43,21 @@ async function runMission(dropAnswers: number): Promise<Mission> {
   const created = dashboardIssue(sandbox)!;
   const first = created.bodyEdits?.[0] ?? created.body;
   // Once the last lander is reaped, a pass shows all five deliveries owed and nothing live.
-  const settled = (body: string) => body.includes('### Live runs\n_None._') && (body.match(/merged in \[#/g) ?? []).length === 5;
-  await sandbox.waitUntil(() => settled(dashboardIssue(sandbox)!.body), 20_000, 'the dashboard issue to settle after the merges');
+  const settled = (body: string) =>
+    body.includes('### Live runs\n_None._') && (body.match(/merged in \[#/g) ?? []).length === 5;
+  await sandbox.waitUntil(
+    () => settled(dashboardIssue(sandbox)!.body),
+    20_000,
+    'the dashboard issue to settle after the merges',
+  );
   const merged = dashboardIssue(sandbox)!.body;
   const lines: string[] = [];
   const result = await deliverDemo(sandbox, { dropAnswers, log: (l) => lines.push(l), timeoutMs: 90_000 });
-  await sandbox.waitUntil(() => /### Delivery owed\n_None._/.test(dashboardIssue(sandbox)!.body), 20_000, 'the dashboard issue to clear owed deliveries');
+  await sandbox.waitUntil(
+    () => /### Delivery owed\n_None._/.test(dashboardIssue(sandbox)!.body),
+    20_000,
+    'the dashboard issue to clear owed deliveries',
+  );
   return { sandbox, result, lines, dashboard: { created: first, merged, delivered: dashboardIssue(sandbox)!.body } };
 }
 
@@ -51,14 +65,26 @@ async function runMission(dropAnswers: number): Promise<Mission> {
 async function records(m: Mission) {
   const { sandbox, result } = m;
   const strip = (s: string) => s.replaceAll(result.run, 'RUN').replace(/\b[0-9a-f]{40}\b/g, 'SHA');
-  const pullOf = (n: number) => [...sandbox.repo.issues.values()].find((i) => i.pull && i.body.includes(`Closes #${n}`))!.number;
+  const pullOf = (n: number) =>
+    [...sandbox.repo.issues.values()].find((i) => i.pull && i.body.includes(`Closes #${n}`))!.number;
   const prs = new Map([1, 2, 3, 4, 5].map((n) => [pullOf(n), n]));
-  const notices = (await sandbox.runtime.store.notices.forRun(result.run)).map((n) => `${n.recipientKind}:${strip(n.subject)}:${n.state}`).sort();
-  const closeouts = sandbox.repo.comments.filter((c) => prs.has(c.issueNumber) && c.body.includes('is delivered: deployment run')).map((c) => prs.get(c.issueNumber)!);
-  const holderNoticesAboutShared = sandbox.repo.comments.filter((c) => prs.has(c.issueNumber) && c.body.includes(`${result.run}-g`)).length;
+  const notices = (await sandbox.runtime.store.notices.forRun(result.run))
+    .map((n) => `${n.recipientKind}:${strip(n.subject)}:${n.state}`)
+    .sort();
+  const closeouts = sandbox.repo.comments
+    .filter((c) => prs.has(c.issueNumber) && c.body.includes('is delivered: deployment run'))
+    .map((c) => prs.get(c.issueNumber)!);
+  const holderNoticesAboutShared = sandbox.repo.comments.filter(
+    (c) => prs.has(c.issueNumber) && c.body.includes(`${result.run}-g`),
+  ).length;
   const issues = [1, 2, 3, 4, 5].map((n) => {
     const i = sandbox.repo.issues.get(n)!;
-    return [n, i.state, i.stateReason, i.labels.filter((l) => l.startsWith('yoke:delivered') || l === 'yoke:delivery-owed').sort()];
+    return [
+      n,
+      i.state,
+      i.stateReason,
+      i.labels.filter((l) => l.startsWith('yoke:delivered') || l === 'yoke:delivery-owed').sort(),
+    ];
   });
   return { notices, closeouts, holderNoticesAboutShared, issues, status: result.status, exits: result.driverExits };
 }
@@ -82,8 +108,14 @@ describe('the dashboard issue through the whole mission', () => {
     const issue = dashboardIssue(sandbox)!;
     expect(issue.title).toBe(`yoke dashboard for ${DEMO_REPO}`);
     // First written by the first pass: two runs live at the cap of 2, three issues waiting for a slot.
-    expect(dashboard.created).toMatch(/### Live runs\n- `[\w-]+` afk_auto \[#1\]\(http:\/\/127\.0\.0\.1:\d+\/acme\/demo\/issues\/1\) Add a shout helper\n- `[\w-]+` afk_auto \[#2\]/);
-    expect(dashboard.created.match(/`at_cap` Waits for a slot: 2 run\(s\) are live and acme\/demo may have at most 2 at once\./g)).toHaveLength(3);
+    expect(dashboard.created).toMatch(
+      /### Live runs\n- `[\w-]+` afk_auto \[#1\]\(http:\/\/127\.0\.0\.1:\d+\/acme\/demo\/issues\/1\) Add a shout helper\n- `[\w-]+` afk_auto \[#2\]/,
+    );
+    expect(
+      dashboard.created.match(
+        /`at_cap` Waits for a slot: 2 run\(s\) are live and acme\/demo may have at most 2 at once\./g,
+      ),
+    ).toHaveLength(3);
     // After the merges: nothing live or waiting, five deliveries owed, the demo agent's spend.
     expect(dashboard.merged).toContain('### Live runs\n_None._');
     expect(dashboard.merged).toContain('_Nothing is waiting: the last pass started everything it found._');
@@ -112,17 +144,29 @@ describe('the whole mission, from labelled issue to closed-out delivery', () => 
     expect(r.holderNoticesAboutShared).toBe(0);
     // Notices: the holder's on its claim PR, the driver's on the tracking issue; the group's withdrawn when it closed.
     expect(r.notices).toEqual(['driver:DEMO-1:resolved', 'driver:RUN-g1:withdrawn', 'holder:DEMO-1:resolved']);
-    expect(plain.lines.some((l) => l.includes('the demo agent runs: yoke qa plan run --item DEMO-1 --stage staging-qa'))).toBe(true);
+    expect(
+      plain.lines.some((l) => l.includes('the demo agent runs: yoke qa plan run --item DEMO-1 --stage staging-qa')),
+    ).toBe(true);
     const tracking = (await plain.sandbox.runtime.store.deploymentRuns.get(plain.result.run))!.trackingIssue!;
     expect(plain.sandbox.repo.issues.get(tracking)!.labels).toEqual(['yoke:deploy']);
     // The driver's triage, which it printed before it stopped, named the pinned commit.
     const pinned = (await plain.sandbox.runtime.store.deploymentRuns.get(plain.result.run))!.commit;
     expect(plain.lines.some((l) => l.includes(`stopped: Shared plan smoke failed at ${pinned}`))).toBe(true);
     // The group's notice was posted, edited when its wait changed, and withdrawn in place: one comment throughout.
-    const group = (await plain.sandbox.runtime.store.notices.forRun(plain.result.run)).find((n) => n.subject.endsWith('-g1'))!;
+    const group = (await plain.sandbox.runtime.store.notices.forRun(plain.result.run)).find((n) =>
+      n.subject.endsWith('-g1'),
+    )!;
     const comment = plain.sandbox.repo.comments.find((c) => c.id === group.commentId)!;
-    expect([comment.issueNumber, comment.updatedAt > comment.createdAt, comment.body.includes('withdrawn: group')]).toEqual([tracking, true, true]);
-    expect(plain.sandbox.repo.comments.filter((c) => c.issueNumber === tracking && c.body.includes(`for ${plain.result.run}-g1.`)).length).toBe(0);
+    expect([
+      comment.issueNumber,
+      comment.updatedAt > comment.createdAt,
+      comment.body.includes('withdrawn: group'),
+    ]).toEqual([tracking, true, true]);
+    expect(
+      plain.sandbox.repo.comments.filter(
+        (c) => c.issueNumber === tracking && c.body.includes(`for ${plain.result.run}-g1.`),
+      ).length,
+    ).toBe(0);
   });
 
   it('with two dispatch answers dropped, the driver recovers through its result waits and the records are the same', async () => {
@@ -131,7 +175,9 @@ describe('the whole mission, from labelled issue to closed-out delivery', () => 
     const a = await records(plain);
     const b = await records(dropped);
     expect({ ...b, closeouts: [...b.closeouts].sort() }).toEqual({ ...a, closeouts: [...a.closeouts].sort() });
-    expect((await dropped.sandbox.runtime.store.deploymentRuns.list()).filter((r) => r.repo === DEMO_REPO)).toHaveLength(1);
+    expect(
+      (await dropped.sandbox.runtime.store.deploymentRuns.list()).filter((r) => r.repo === DEMO_REPO),
+    ).toHaveLength(1);
   });
 });
 
@@ -148,24 +194,57 @@ describe('the delivery where GitHub shows deployments', () => {
     const ofEnv = (env: string) => forge.deployments.filter((d) => d.repo === DEMO_REPO && d.environment === env);
     // Per environment: yoke's deployment (its payload names the run), written by the workflow, and the job's own (Actions'), both at the pinned commit.
     for (const env of ['staging', 'production']) {
-      const [yokes, jobs] = [ofEnv(env).filter((d) => d.creator.login === 'yoke-sandbox[bot]'), ofEnv(env).filter((d) => d.creator.login === 'github-actions[bot]')];
-      expect(yokes.map((d) => [d.sha, (d.payload as Record<string, unknown>).yoke_deployment_run])).toEqual([[pinned, result.run]]);
+      const [yokes, jobs] = [
+        ofEnv(env).filter((d) => d.creator.login === 'yoke-sandbox[bot]'),
+        ofEnv(env).filter((d) => d.creator.login === 'github-actions[bot]'),
+      ];
+      expect(yokes.map((d) => [d.sha, (d.payload as Record<string, unknown>).yoke_deployment_run])).toEqual([
+        [pinned, result.run],
+      ]);
       // Oldest first: yoke's start, then the workflow's own statuses (yoke adds the log link if it saw the run still going; a later success elsewhere in the environment makes it inactive).
-      const said = (d: (typeof yokes)[number], who: string) => d.statuses.filter((st) => st.creator.login === who && st.state !== 'inactive').map((st) => st.state).reverse();
+      const said = (d: (typeof yokes)[number], who: string) =>
+        d.statuses
+          .filter((st) => st.creator.login === who && st.state !== 'inactive')
+          .map((st) => st.state)
+          .reverse();
       expect(said(yokes[0]!, 'github-actions[bot]')).toEqual(['in_progress', 'success']);
-      expect(said(yokes[0]!, 'yoke-sandbox[bot]').filter((st, i) => i === 0 || st !== 'in_progress')).toEqual(['in_progress']);
-      expect(said(jobs[0]!, 'github-actions[bot]')).toEqual(env === 'production' ? ['waiting', 'in_progress', 'success'] : ['in_progress', 'success']);
-      expect(yokes[0]!.statuses.some((st) => st.state === 'success' && st.creator.login === 'github-actions[bot]')).toBe(true);
+      expect(said(yokes[0]!, 'yoke-sandbox[bot]').filter((st, i) => i === 0 || st !== 'in_progress')).toEqual([
+        'in_progress',
+      ]);
+      expect(said(jobs[0]!, 'github-actions[bot]')).toEqual(
+        env === 'production' ? ['waiting', 'in_progress', 'success'] : ['in_progress', 'success'],
+      );
+      expect(
+        yokes[0]!.statuses.some((st) => st.state === 'success' && st.creator.login === 'github-actions[bot]'),
+      ).toBe(true);
       expect(jobs.map((d) => d.sha)).toEqual([pinned]);
     }
     // Staging has no rule: nothing waited. Production's job waited at yoke's rule, which approved once staging-qa settled.
     const gates = forge.gates.filter((g) => g.repo === DEMO_REPO);
-    expect(gates.map((g) => [g.environment, g.answers.map((a) => `${a.app}:${a.state}`)])).toEqual([['production', ['yoke-sandbox:approved']]]);
-    expect(gates[0]!.answers[0]!.comment).toBe(`yoke: Deployment run ${result.run} settled staging-qa at ${pinned.slice(0, 12)}: production (stage production) may deploy it.`);
-    expect(await sandbox.runtime.store.stageDeployments.reviews(DEMO_REPO)).toMatchObject([{ environment: 'production', sha: pinned, decision: 'approved', code: 'protection_settled', deploymentRun: result.run, answer: 'answered' }]);
+    expect(gates.map((g) => [g.environment, g.answers.map((a) => `${a.app}:${a.state}`)])).toEqual([
+      ['production', ['yoke-sandbox:approved']],
+    ]);
+    expect(gates[0]!.answers[0]!.comment).toBe(
+      `yoke: Deployment run ${result.run} settled staging-qa at ${pinned.slice(0, 12)}: production (stage production) may deploy it.`,
+    );
+    expect(await sandbox.runtime.store.stageDeployments.reviews(DEMO_REPO)).toMatchObject([
+      {
+        environment: 'production',
+        sha: pinned,
+        decision: 'approved',
+        code: 'protection_settled',
+        deploymentRun: result.run,
+        answer: 'answered',
+      },
+    ]);
     // The tracking issue links each deployment to its environment's page, and its workflow run.
-    const tracking = sandbox.repo.issues.get((await sandbox.runtime.store.deploymentRuns.get(result.run))!.trackingIssue!)!.body;
-    for (const d of mine) expect(tracking).toContain(`  - deployment [${d.deploymentId}](${sandbox.forge.url}/${DEMO_REPO}/deployments/${d.environment}) to \`${d.environment}\`: success · [log](${sandbox.forge.url}/${DEMO_REPO}/actions/runs/${d.workflowRunId})`);
+    const tracking = sandbox.repo.issues.get(
+      (await sandbox.runtime.store.deploymentRuns.get(result.run))!.trackingIssue!,
+    )!.body;
+    for (const d of mine)
+      expect(tracking).toContain(
+        `  - deployment [${d.deploymentId}](${sandbox.forge.url}/${DEMO_REPO}/deployments/${d.environment}) to \`${d.environment}\`: success · [log](${sandbox.forge.url}/${DEMO_REPO}/actions/runs/${d.workflowRunId})`,
+      );
     // The forge's page shows them.
     const html = await (await fetch(`${sandbox.forge.url}/${DEMO_REPO}/deployments`)).text();
     expect(html).toContain('<h2 id="production">production</h2><p>Protection rules: yoke-sandbox</p>');
@@ -175,7 +254,9 @@ describe('the delivery where GitHub shows deployments', () => {
 
 describe('what yoke logged here', () => {
   it('holds no warning or error that no test here claimed', () => {
-    expect([...unclaimedWarnings(plain?.sandbox, CLAIMED_WARNINGS), ...unclaimedWarnings(dropped?.sandbox, CLAIMED_WARNINGS)]).toEqual([]);
+    expect([
+      ...unclaimedWarnings(plain?.sandbox, CLAIMED_WARNINGS),
+      ...unclaimedWarnings(dropped?.sandbox, CLAIMED_WARNINGS),
+    ]).toEqual([]);
   });
 });
-

@@ -20,7 +20,13 @@ afterAll(async () => {
 
 describe.skipIf(!havePostgres)('the sandbox on PostgreSQL', () => {
   it('merges, delivers and closes out all five demo issues with two yoke processes on one PostgreSQL: webhooks to one, run reports to the other', async () => {
-    const s = (sandbox = new Sandbox({ launcher: 'actions', failAgent: 0, postgres: true, tickSeconds: 1, reaperSeconds: 1 }));
+    const s = (sandbox = new Sandbox({
+      launcher: 'actions',
+      failAgent: 0,
+      postgres: true,
+      tickSeconds: 1,
+      reaperSeconds: 1,
+    }));
     await s.start();
     expect(s.reportUrl).not.toBe(s.yokeUrl);
     expect(s.forge.webhook!.url).toBe(`${s.yokeUrl}/api/github/webhooks`);
@@ -32,14 +38,18 @@ describe.skipIf(!havePostgres)('the sandbox on PostgreSQL', () => {
     expect(s.forge.deliveries.length).toBeGreaterThan(10);
     expect(s.forge.deliveries.filter((d) => d.status !== 200)).toEqual([]);
     const summary = await s.summary();
-    expect(summary.map((r) => [r.number, r.state, r.closeout])).toEqual([1, 2, 3, 4, 5].map((n) => [n, 'merged', `delivered #${n}`]));
+    expect(summary.map((r) => [r.number, r.state, r.closeout])).toEqual(
+      [1, 2, 3, 4, 5].map((n) => [n, 'merged', `delivered #${n}`]),
+    );
     // Every run was told to report to the second process, and every AFK run's report landed there (none ended unreported).
     // The agent runs (the deploy stages' workflow runs report nothing: yoke reads them from GitHub).
     const dispatched = s.forge.runner.runs.filter((w) => w.workflow === 'yoke-run.yml').map((w) => w.inputs.api_url);
     expect(dispatched.length).toBeGreaterThan(0);
     expect(new Set(dispatched)).toEqual(new Set([s.reportUrl]));
     const runs = await s.runs();
-    expect(runs.filter((r) => r.kind === 'afk_auto').map((r) => [r.reportedOutcome, r.outcome])).toEqual(Array(5).fill(['success', 'success']));
+    expect(runs.filter((r) => r.kind === 'afk_auto').map((r) => [r.reportedOutcome, r.outcome])).toEqual(
+      Array(5).fill(['success', 'success']),
+    );
     // Both processes share the store: both hold a process lease, and one of them leads the ticks.
     const sql = postgresSql(s.databaseUrl!, { max: 1 });
     try {
@@ -53,8 +63,18 @@ describe.skipIf(!havePostgres)('the sandbox on PostgreSQL', () => {
     // The database door opens on the same PostgreSQL (--db URL) and reaches the run through yoke's own code.
     const out: string[] = [];
     const err: string[] = [];
-    const door = await runCli(['watch', 'deploy', '--db', s.databaseUrl!, '--', result.run], { out: (l) => out.push(l), err: (l) => err.push(l), env: s.doorEnv(), fetch });
-    expect([door, err]).toEqual([1, [`Deployment run ${result.run} is succeeded; only an active run moves.\nTo recover: See \`yoke deployment-runs get ${result.run}\`; start a new run with \`yoke deployment-runs create\` if work is left.`]]);
+    const door = await runCli(['watch', 'deploy', '--db', s.databaseUrl!, '--', result.run], {
+      out: (l) => out.push(l),
+      err: (l) => err.push(l),
+      env: s.doorEnv(),
+      fetch,
+    });
+    expect([door, err]).toEqual([
+      1,
+      [
+        `Deployment run ${result.run} is succeeded; only an active run moves.\nTo recover: See \`yoke deployment-runs get ${result.run}\`; start a new run with \`yoke deployment-runs create\` if work is left.`,
+      ],
+    ]);
   }, 240_000);
 
   it('a yoke refuses to start on a PostgreSQL store a newer yoke migrated, naming both versions', async () => {
@@ -65,7 +85,11 @@ describe.skipIf(!havePostgres)('the sandbox on PostgreSQL', () => {
     const url = s.databaseUrl!.replace(/\/yoke$/, '/newer');
     const newer = postgresSql(url, { max: 1 });
     await migrateSql(newer);
-    await newer.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [LATEST_VERSION + 1, 'from a newer yoke', new Date().toISOString()]);
+    await newer.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [
+      LATEST_VERSION + 1,
+      'from a newer yoke',
+      new Date().toISOString(),
+    ]);
     await newer.close();
     const port = await new Promise<number>((resolve) => {
       const probe = createServer().listen(0, '127.0.0.1', () => {

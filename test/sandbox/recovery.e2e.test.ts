@@ -29,7 +29,16 @@ function pushTo(gitDir: string, branch: string): void {
     git(dir, ['checkout', '--quiet', branch]);
     writeFileSync(join(dir, 'NOTES.md'), 'A late change.\n');
     git(dir, ['add', '-A']);
-    git(dir, ['-c', 'user.name=someone', '-c', 'user.email=someone@example.invalid', 'commit', '--quiet', '-m', 'A late change']);
+    git(dir, [
+      '-c',
+      'user.name=someone',
+      '-c',
+      'user.email=someone@example.invalid',
+      'commit',
+      '--quiet',
+      '-m',
+      'A late change',
+    ]);
     git(dir, ['push', '--quiet', 'origin', `HEAD:refs/heads/${branch}`]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -52,8 +61,12 @@ describe('recovery, end to end', () => {
     const landers = (await s.runs()).filter((r) => r.kind === 'lander');
     expect(landers.map((r) => r.verdict)).toEqual(['accept', 'accept']);
     expect(landers[0]!.headSha).not.toBe(landers[1]!.headSha);
-    const refusal = s.repo.comments.find((c) => c.issueNumber === pr.number && c.body.startsWith('yoke did not merge this PR.'));
-    expect(refusal?.body).toContain(`GitHub refused to merge #${pr.number} at ${landers[0]!.headSha!.slice(0, 7)}: Head branch was modified.`);
+    const refusal = s.repo.comments.find(
+      (c) => c.issueNumber === pr.number && c.body.startsWith('yoke did not merge this PR.'),
+    );
+    expect(refusal?.body).toContain(
+      `GitHub refused to merge #${pr.number} at ${landers[0]!.headSha!.slice(0, 7)}: Head branch was modified.`,
+    );
     expect((await s.runtime.store.merges.get(DEMO_REPO, pr.number, landers[0]!.headSha!))?.state).toBe('refused');
     expect(pr.pull).toMatchObject({ merged: true, headSha: landers[1]!.headSha });
   }, 150_000);
@@ -63,7 +76,9 @@ describe('recovery, end to end', () => {
     await sandbox.start();
     const s = sandbox;
     await s.waitUntil(() => s.paused(), 60_000, 'the pause');
-    expect((await s.runs()).filter((r) => r.kind === 'afk_auto' && r.outcome === 'failure').length).toBeGreaterThanOrEqual(3);
+    expect(
+      (await s.runs()).filter((r) => r.kind === 'afk_auto' && r.outcome === 'failure').length,
+    ).toBeGreaterThanOrEqual(3);
     const pauseNotice = () => s.repo.comments.find((c) => c.body.startsWith('yoke paused acme/demo after'));
     await s.waitUntil(() => Boolean(pauseNotice()), 10_000, 'the pause notice');
     expect(pauseNotice()!.body).toBe(
@@ -83,7 +98,10 @@ describe('recovery, end to end', () => {
     });
     await s.comment(1, '/yoke reset');
     await s.waitUntil(async () => !(await s.paused()), 30_000, '/yoke reset to be processed');
-    const reply = () => s.repo.comments.find((c) => c.user.login === 'yoke-sandbox[bot]' && c.body.startsWith('@maintainer Reset acme/demo'));
+    const reply = () =>
+      s.repo.comments.find(
+        (c) => c.user.login === 'yoke-sandbox[bot]' && c.body.startsWith('@maintainer Reset acme/demo'),
+      );
     await s.waitUntil(() => Boolean(reply()), 10_000, 'the reply');
     expect(reply()!.body).toContain('and the pause lifted');
     await s.waitUntil(() => s.done(), 90_000, 'both issues to merge');
@@ -94,12 +112,20 @@ describe('recovery, end to end', () => {
     sandbox = new Sandbox({ launcher: 'actions', failAgent: 0, issues: 1, tickSeconds: 1, agentDelayMs: 4000 });
     await sandbox.start();
     const s = sandbox;
-    await s.waitUntil(() => s.forge.runner.runs.some((w) => w.status === 'in_progress'), 30_000, 'a run to be in progress');
+    await s.waitUntil(
+      () => s.forge.runner.runs.some((w) => w.status === 'in_progress'),
+      30_000,
+      'a run to be in progress',
+    );
     const [live] = await s.runtime.store.runs.listLive();
     expect(live?.kind).toBe('afk_auto');
     await s.restartYoke();
     expect(await s.runtime.store.runs.get(live!.id)).toMatchObject({ status: 'live' });
-    await s.waitUntil(async () => (await s.runtime.store.runs.get(live!.id))?.status === 'ended', 30_000, 'the run to be reaped');
+    await s.waitUntil(
+      async () => (await s.runtime.store.runs.get(live!.id))?.status === 'ended',
+      30_000,
+      'the run to be reaped',
+    );
     expect(await s.runtime.store.runs.get(live!.id)).toMatchObject({ outcome: 'success', outcomeReason: null });
     await s.waitUntil(() => s.done(), 60_000, 'the issue to merge');
     expect((await s.runs()).filter((r) => r.kind === 'afk_auto')).toHaveLength(1);

@@ -26,7 +26,13 @@ const GITHUB_GIVES = /^(CI|HOME|PATH|PWD|SHLVL|_|OLDPWD|GITHUB_[A-Z_]+|RUNNER_[A
 
 let s: Sandbox;
 beforeAll(async () => {
-  s = new Sandbox({ launcher: 'actions', failAgent: 0, tasks: [], tickSeconds: 1, files: { '.github/workflows/env.yml': WORKFLOW } });
+  s = new Sandbox({
+    launcher: 'actions',
+    failAgent: 0,
+    tasks: [],
+    tickSeconds: 1,
+    files: { '.github/workflows/env.yml': WORKFLOW },
+  });
   await s.start();
 }, 60_000);
 afterAll(async () => {
@@ -37,10 +43,18 @@ afterAll(async () => {
 
 describe("a job's environment", () => {
   it('TR22 holds only what GitHub would give it: no YOKE_SANDBOX_* variable, nothing of the sandbox', async () => {
-    const res = await fetch(`${s.forge.url}/api/v3/repos/${DEMO_REPO}/actions/workflows/env.yml/dispatches`, { method: 'POST', headers: { authorization: `token ${s.maintainerToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ ref: 'main' }) });
+    const res = await fetch(`${s.forge.url}/api/v3/repos/${DEMO_REPO}/actions/workflows/env.yml/dispatches`, {
+      method: 'POST',
+      headers: { authorization: `token ${s.maintainerToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ ref: 'main' }),
+    });
     expect(res.status).toBe(204);
     const file = join(s.dataDir, 'state', 'job-env.txt');
-    await s.waitUntil(() => existsSync(file) && readFileSync(file, 'utf8').length > 0, 20_000, 'the job to write its environment');
+    await s.waitUntil(
+      () => existsSync(file) && readFileSync(file, 'utf8').length > 0,
+      20_000,
+      'the job to write its environment',
+    );
     const names = readFileSync(file, 'utf8').trim().split('\n');
     expect(names).toContain('GITHUB_TOKEN');
     expect(names).toContain('GITHUB_RUN_NUMBER');

@@ -12,7 +12,13 @@ const CLAIMED_WARNINGS: string[] = [];
 let s: Sandbox;
 
 beforeAll(async () => {
-  s = new Sandbox({ launcher: 'actions', failAgent: 0, issues: 1, tickSeconds: 1, env: { YOKE_IDLE_PROBE_SECONDS: '600', YOKE_ACTIVE_SECONDS: '1' } });
+  s = new Sandbox({
+    launcher: 'actions',
+    failAgent: 0,
+    issues: 1,
+    tickSeconds: 1,
+    env: { YOKE_IDLE_PROBE_SECONDS: '600', YOKE_ACTIVE_SECONDS: '1' },
+  });
   await s.start();
   await s.waitUntil(() => s.done(), 60_000, 'the first issue to merge');
 }, 90_000);
@@ -33,12 +39,22 @@ describe('poll tiers, end to end', () => {
     // A maintainer opens an issue and labels it: the labeled webhook wakes the repository.
     const task = DEMO_TASKS[1]!;
     const call = (method: string, path: string, body: unknown) =>
-      fetch(`${s.forge.url}/api/v3/repos/${DEMO_REPO}${path}`, { method, headers: { authorization: `token ${s.maintainerToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    const issue = (await (await call('POST', '/issues', { title: task.title, body: issueBody(task) })).json()) as { number: number };
+      fetch(`${s.forge.url}/api/v3/repos/${DEMO_REPO}${path}`, {
+        method,
+        headers: { authorization: `token ${s.maintainerToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const issue = (await (await call('POST', '/issues', { title: task.title, body: issueBody(task) })).json()) as {
+      number: number;
+    };
     const labelledAt = Date.now();
     await call('POST', `/issues/${issue.number}/labels`, { labels: ['yoke:afk'] });
     // Within the pass the webhook asks for, not at the idle probe ten minutes later.
-    await s.waitUntil(async () => (await s.runs()).some((r) => r.issueNumber === issue.number), 10_000, 'the new issue’s AFK run');
+    await s.waitUntil(
+      async () => (await s.runs()).some((r) => r.issueNumber === issue.number),
+      10_000,
+      'the new issue’s AFK run',
+    );
     const run = (await s.runs()).find((r) => r.issueNumber === issue.number)!;
     expect(run.launchedAt - labelledAt).toBeLessThan(10_000);
   }, 30_000);
@@ -49,4 +65,3 @@ describe('what yoke logged here', () => {
     expect(unclaimedWarnings(s, CLAIMED_WARNINGS)).toEqual([]);
   });
 });
-

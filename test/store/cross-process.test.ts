@@ -15,8 +15,18 @@ describe('the locked launch across processes', () => {
     const db = join(dir, 'shared.db');
     await openStore(db).close(); // migrations applied once, as at start
     const worker = (name: string) =>
-      run(process.execPath, ['--import', import.meta.resolve('tsx'), join(import.meta.dirname, 'launch-worker.ts'), db, name, '2000', '40']);
-    const outs = (await Promise.all([worker('a'), worker('b'), worker('c')])).map((o) => JSON.parse(o.stdout) as { launched: number; maxSeen: number });
+      run(process.execPath, [
+        '--import',
+        import.meta.resolve('tsx'),
+        join(import.meta.dirname, 'launch-worker.ts'),
+        db,
+        name,
+        '2000',
+        '40',
+      ]);
+    const outs = (await Promise.all([worker('a'), worker('b'), worker('c')])).map(
+      (o) => JSON.parse(o.stdout) as { launched: number; maxSeen: number },
+    );
     // Each worker ends a run every third attempt, so the fleet crosses the cap again and again: at least
     // ten times the cap is launched even when the OS runs the workers one after another (about 700 then).
     expect(outs.reduce((sum, o) => sum + o.launched, 0)).toBeGreaterThan(400);

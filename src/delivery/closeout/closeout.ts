@@ -20,8 +20,15 @@ export interface CloseoutReport {
 }
 
 /** Members a live deployment-stage execution still delivers: its own item, or every item its group covers. */
-export async function deferredItems(ctx: DeliveryContext, run: DeploymentRun, stage: string, item: (n: number) => string): Promise<Set<string>> {
-  const live = (await ctx.store.executions.live(run.id, stage, ctx.clock.now())).filter((e) => e.kind === 'deployment-stage');
+export async function deferredItems(
+  ctx: DeliveryContext,
+  run: DeploymentRun,
+  stage: string,
+  item: (n: number) => string,
+): Promise<Set<string>> {
+  const live = (await ctx.store.executions.live(run.id, stage, ctx.clock.now())).filter(
+    (e) => e.kind === 'deployment-stage',
+  );
   const groups = new Map((await ctx.store.qa.groups([run.id])).map((g) => [g.id, g]));
   const out = new Set<string>();
   for (const e of live) {
@@ -34,9 +41,13 @@ export async function deferredItems(ctx: DeliveryContext, run: DeploymentRun, st
 
 /** The accepted members of a stage not yet closed out, in the policy's order. */
 export async function closeoutQueue(ctx: DeliveryContext, run: DeploymentRun, stage: string): Promise<number[]> {
-  const closed = new Set((await ctx.store.closeouts.forRun(run.id)).filter((c) => c.state === 'closed').map((c) => c.issueNumber));
+  const closed = new Set(
+    (await ctx.store.closeouts.forRun(run.id)).filter((c) => c.state === 'closed').map((c) => c.issueNumber),
+  );
   const members = (await ctx.store.deploymentRuns.members(run.id)).filter((m) => m.removedAt === null);
-  const settled = new Set((await ctx.store.qa.memberStages(run.id, stage)).filter((m) => m.settledAt !== null).map((m) => m.issueNumber));
+  const settled = new Set(
+    (await ctx.store.qa.memberStages(run.id, stage)).filter((m) => m.settledAt !== null).map((m) => m.issueNumber),
+  );
   const queue = members.filter((m) => settled.has(m.issueNumber) && !closed.has(m.issueNumber));
   if (ctx.policy.closeoutOrder === 'item') queue.sort((a, b) => a.issueNumber - b.issueNumber);
   return queue.map((m) => m.issueNumber);
@@ -45,18 +56,26 @@ export async function closeoutQueue(ctx: DeliveryContext, run: DeploymentRun, st
 /** TR12: the accepted members of a run still owed their close-out, at any of its QA stages. */
 export async function owedMembers(ctx: DeliveryContext, run: DeploymentRun): Promise<number[]> {
   const owed = new Set<number>();
-  for (const stage of run.settings.stages.filter((s) => s.kind === 'qa')) for (const n of await closeoutQueue(ctx, run, stage.name)) owed.add(n);
+  for (const stage of run.settings.stages.filter((s) => s.kind === 'qa'))
+    for (const n of await closeoutQueue(ctx, run, stage.name)) owed.add(n);
   return [...owed].sort((a, b) => a - b);
 }
 
 /** TR12: a run past its last stage succeeds only once no member it accepted is owed; true when it did now. */
 export async function finishIfDelivered(ctx: DeliveryContext, runId: string): Promise<boolean> {
   const run = await ctx.store.deploymentRuns.get(runId);
-  if (!run || run.status !== 'active' || run.closingSince === null || (await owedMembers(ctx, run)).length > 0) return false;
+  if (!run || run.status !== 'active' || run.closingSince === null || (await owedMembers(ctx, run)).length > 0)
+    return false;
   return await ctx.store.deploymentRuns.finishClosing(run.id, ctx.clock.now());
 }
 
-export async function closeOutMembers(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string, startedAt: number): Promise<CloseoutReport> {
+export async function closeOutMembers(
+  ctx: DeliveryContext,
+  dr: DeliveryRepo,
+  run: DeploymentRun,
+  stage: string,
+  startedAt: number,
+): Promise<CloseoutReport> {
   const report: CloseoutReport = { closed: [], refused: [], skipped: [], deferred: [] };
   const deferred = await deferredItems(ctx, run, stage, dr.item);
   for (const issue of await closeoutQueue(ctx, run, stage)) {
@@ -70,7 +89,17 @@ export async function closeOutMembers(ctx: DeliveryContext, dr: DeliveryRepo, ru
       report.skipped.push(item);
       continue;
     }
-    if (!(await ctx.store.closeouts.claim(run.id, issue, stage, ctx.clock.now(), ctx.processId, ctx.policy.closeoutStaleMs))) continue;
+    if (
+      !(await ctx.store.closeouts.claim(
+        run.id,
+        issue,
+        stage,
+        ctx.clock.now(),
+        ctx.processId,
+        ctx.policy.closeoutStaleMs,
+      ))
+    )
+      continue;
     const refusal = await closeOut(ctx, dr, run, stage, issue);
     if (refusal) {
       await ctx.store.closeouts.finish(run.id, issue, { state: 'refused', refusal }, ctx.clock.now());
@@ -81,7 +110,13 @@ export async function closeOutMembers(ctx: DeliveryContext, dr: DeliveryRepo, ru
 }
 
 /** One member's close-out; the refusal that stopped it, or null when it closed. */
-async function closeOut(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string, issue: number): Promise<Refusal | null> {
+async function closeOut(
+  ctx: DeliveryContext,
+  dr: DeliveryRepo,
+  run: DeploymentRun,
+  stage: string,
+  issue: number,
+): Promise<Refusal | null> {
   const { forge, store, clock } = ctx;
   const item = dr.item(issue);
   const member = (await store.deploymentRuns.members(run.id)).find((m) => m.issueNumber === issue)!;
@@ -90,23 +125,55 @@ async function closeOut(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentR
     // DX02: the route is read fresh, right before acting.
     const found = await forge.getIssue(dr.repo, issue);
     const pull = await forge.getPull(dr.repo, member.prNumber);
-    if (!found || found.isPull) return refuse(`issue #${issue} is gone`, `Take ${item} out: \`${qaCommands(run.repo, run.id, stage).remove(item)}\`.`);
+    if (!found || found.isPull)
+      return refuse(
+        `issue #${issue} is gone`,
+        `Take ${item} out: \`${qaCommands(run.repo, run.id, stage).remove(item)}\`.`,
+      );
     if (found.locked) return refuse(`issue #${issue} is locked`, `Unlock #${issue}.`);
     if (found.state === 'open' && found.stateReason === 'reopened') {
-      return refuse(`issue #${issue} was reopened`, `Close #${issue} as completed if ${item} is done, or take it out: \`${qaCommands(run.repo, run.id, stage).remove(item)}\`.`);
+      return refuse(
+        `issue #${issue} was reopened`,
+        `Close #${issue} as completed if ${item} is done, or take it out: \`${qaCommands(run.repo, run.id, stage).remove(item)}\`.`,
+      );
     }
-    const merged = pull?.merged && pull.mergeCommitSha ? await forge.isAncestor(dr.repo, pull.mergeCommitSha, run.commit) : false;
-    if (!merged) return refuse(`its claim PR #${member.prNumber} is not merged at or before ${run.commit.slice(0, 12)}`, `Take ${item} out (\`${qaCommands(run.repo, run.id, stage).remove(item)}\`) and deliver it in a later run.`);
-    if (found.state !== 'closed' || found.stateReason !== 'completed') await forge.updateIssue(dr.repo, issue, { state: 'closed', stateReason: 'completed' });
+    const merged =
+      pull?.merged && pull.mergeCommitSha ? await forge.isAncestor(dr.repo, pull.mergeCommitSha, run.commit) : false;
+    if (!merged)
+      return refuse(
+        `its claim PR #${member.prNumber} is not merged at or before ${run.commit.slice(0, 12)}`,
+        `Take ${item} out (\`${qaCommands(run.repo, run.id, stage).remove(item)}\`) and deliver it in a later run.`,
+      );
+    if (found.state !== 'closed' || found.stateReason !== 'completed')
+      await forge.updateIssue(dr.repo, issue, { state: 'closed', stateReason: 'completed' });
     if (found.labels.includes(dr.settings.owed_label)) await forge.removeLabel(dr.repo, issue, dr.settings.owed_label);
-    if (!found.labels.includes(dr.settings.delivered_label)) await forge.addLabels(dr.repo, issue, [dr.settings.delivered_label]);
+    if (!found.labels.includes(dr.settings.delivered_label))
+      await forge.addLabels(dr.repo, issue, [dr.settings.delivered_label]);
     const holder = (await store.qa.memberStages(run.id, stage)).find((m) => m.issueNumber === issue)?.holder ?? null;
-    const comment = await forge.createComment(dr.repo, member.prNumber, closeoutNotice({ holder, item, issue, run: run.id, stage, commit: run.commit, label: dr.settings.delivered_label, spend: spendLine(`#${issue}`, await store.runs.spendOfWork(run.repo, issue, member.prNumber)) }));
+    const comment = await forge.createComment(
+      dr.repo,
+      member.prNumber,
+      closeoutNotice({
+        holder,
+        item,
+        issue,
+        run: run.id,
+        stage,
+        commit: run.commit,
+        label: dr.settings.delivered_label,
+        spend: spendLine(`#${issue}`, await store.runs.spendOfWork(run.repo, issue, member.prNumber)),
+      }),
+    );
     await store.deliveryItems.markDelivered(run.repo, issue, clock.now());
     await store.closeouts.finish(run.id, issue, { state: 'closed', noticeCommentId: comment }, clock.now());
     return null;
   } catch (err) {
     const e = classifyGitHubError(err);
-    return refuse(`GitHub refused: ${e.message}`, e.kind === 'fault' ? 'Nothing to do if GitHub is having trouble.' : 'Check the app still has issues: write on the repository.');
+    return refuse(
+      `GitHub refused: ${e.message}`,
+      e.kind === 'fault'
+        ? 'Nothing to do if GitHub is having trouble.'
+        : 'Check the app still has issues: write on the repository.',
+    );
   }
 }

@@ -19,7 +19,14 @@ import { syncTrackingIssue } from '../runs/tracking.js';
 
 export const DeployReport = z.discriminatedUnion('phase', [
   z.object({ phase: z.literal('start'), by: z.string().min(1).max(100).default('operator') }).strict(),
-  z.object({ phase: z.literal('end'), outcome: z.enum(['succeeded', 'failed']), output: z.string().max(32_000).default(''), by: z.string().min(1).max(100).default('operator') }).strict(),
+  z
+    .object({
+      phase: z.literal('end'),
+      outcome: z.enum(['succeeded', 'failed']),
+      output: z.string().max(32_000).default(''),
+      by: z.string().min(1).max(100).default('operator'),
+    })
+    .strict(),
   z.object({ phase: z.literal('follow') }).strict(),
 ]);
 export type DeployReport = z.infer<typeof DeployReport>;
@@ -43,9 +50,17 @@ export interface DeployStep {
   nextStage: string | null;
 }
 
-export async function reportDeployStage(ctx: DeliveryContext, runId: string, stageName: string, report: DeployReport): Promise<Result<DeployStep>> {
+export async function reportDeployStage(
+  ctx: DeliveryContext,
+  runId: string,
+  stageName: string,
+  report: DeployReport,
+): Promise<Result<DeployStep>> {
   // A repeat of a recorded success (its first answer was lost) answers as the first did, and changes nothing.
-  const repeat = (report.phase === 'end' && report.outcome === 'succeeded') || report.phase === 'follow' ? await recordedSuccess(ctx, runId, stageName) : null;
+  const repeat =
+    (report.phase === 'end' && report.outcome === 'succeeded') || report.phase === 'follow'
+      ? await recordedSuccess(ctx, runId, stageName)
+      : null;
   if (repeat) return ok(repeat);
   const got = await runAtStage(ctx, runId, stageName, 'deploy');
   if (!got.ok) return got;
@@ -53,24 +68,48 @@ export async function reportDeployStage(ctx: DeliveryContext, runId: string, sta
   const outcome = await moveStage(ctx, dr.repo, run, stage, report);
   if (!outcome.ok) return outcome;
   const { state, detail } = outcome.value;
-  if (state !== 'running' || report.phase === 'start') await ctx.store.deploymentRuns.setStage({ runId: run.id, stage: stageName, state, detail, bumpAttempts: report.phase === 'start', at: ctx.clock.now() });
+  if (state !== 'running' || report.phase === 'start')
+    await ctx.store.deploymentRuns.setStage({
+      runId: run.id,
+      stage: stageName,
+      state,
+      detail,
+      bumpAttempts: report.phase === 'start',
+      at: ctx.clock.now(),
+    });
   if (state === 'succeeded') await advanceRun(ctx, dr, run);
   await syncTrackingIssue(ctx, dr, run.id);
   return ok(await deployStep(ctx, (await ctx.store.deploymentRuns.get(run.id))!, stage, state, detail));
 }
 
 /** What one report does to the stage and its GitHub deployment: the state it leaves, and why. */
-async function moveStage(ctx: DeliveryContext, repo: RepoRef, run: DeploymentRun, stage: DeployStage, report: DeployReport): Promise<Result<{ state: DeployStep['state']; detail: string | null }>> {
+async function moveStage(
+  ctx: DeliveryContext,
+  repo: RepoRef,
+  run: DeploymentRun,
+  stage: DeployStage,
+  report: DeployReport,
+): Promise<Result<{ state: DeployStep['state']; detail: string | null }>> {
   const current = await ctx.store.stageDeployments.latest(run.id, stage.name);
   if (report.phase === 'start') {
     // A workflow already under way is followed, never dispatched again (a repeated start, a driver that took over).
-    if (stage.workflow && current?.state === 'in_progress' && (await ctx.store.deploymentRuns.stage(run.id, stage.name))?.state === 'running') return ok({ state: 'running', detail: `following deployment ${current.deploymentId}` });
+    if (
+      stage.workflow &&
+      current?.state === 'in_progress' &&
+      (await ctx.store.deploymentRuns.stage(run.id, stage.name))?.state === 'running'
+    )
+      return ok({ state: 'running', detail: `following deployment ${current.deploymentId}` });
     const attempt = ((await ctx.store.deploymentRuns.stage(run.id, stage.name))?.attempts ?? 0) + 1;
     const started = await startStageDeployment(ctx, repo, run, stage, attempt, report.by);
-    return ok(started.ok ? { state: 'running', detail: `started by ${report.by}` } : { state: 'failed', detail: started.detail });
+    return ok(
+      started.ok
+        ? { state: 'running', detail: `started by ${report.by}` }
+        : { state: 'failed', detail: started.detail },
+    );
   }
   if (report.phase === 'end') {
-    if (stage.workflow) return refuse('deploy_stage_is_workflow', { run: run.id, stage: stage.name, workflow: stage.workflow });
+    if (stage.workflow)
+      return refuse('deploy_stage_is_workflow', { run: run.id, stage: stage.name, workflow: stage.workflow });
     const detail = tail(report.output);
     await endStageDeployment(ctx, repo, current, report.outcome === 'succeeded', detail ?? report.outcome);
     return ok({ state: report.outcome, detail });
@@ -81,7 +120,13 @@ async function moveStage(ctx: DeliveryContext, repo: RepoRef, run: DeploymentRun
 }
 
 /** What a report of a deploy stage answers: its command or workflow, its deployment, its state, and where the run is now. */
-async function deployStep(ctx: DeliveryContext, run: DeploymentRun, stage: DeployStage, state: DeployStep['state'], detail: string | null): Promise<DeployStep> {
+async function deployStep(
+  ctx: DeliveryContext,
+  run: DeploymentRun,
+  stage: DeployStage,
+  state: DeployStep['state'],
+  detail: string | null,
+): Promise<DeployStep> {
   const d = await ctx.store.stageDeployments.latest(run.id, stage.name);
   return {
     run: run.id,
@@ -92,7 +137,13 @@ async function deployStep(ctx: DeliveryContext, run: DeploymentRun, stage: Deplo
     workflow: stage.workflow ?? null,
     deployment: d ? { id: d.deploymentId, environment: d.environment, workflowRunId: d.workflowRunId } : null,
     detail,
-    env: { YOKE_DEPLOYMENT_RUN_ID: run.id, YOKE_STAGE: stage.name, YOKE_COMMIT: run.commit, YOKE_REPO: run.repo, ...(d ? { YOKE_DEPLOYMENT_ID: String(d.deploymentId), YOKE_ENVIRONMENT: d.environment } : {}) },
+    env: {
+      YOKE_DEPLOYMENT_RUN_ID: run.id,
+      YOKE_STAGE: stage.name,
+      YOKE_COMMIT: run.commit,
+      YOKE_REPO: run.repo,
+      ...(d ? { YOKE_DEPLOYMENT_ID: String(d.deploymentId), YOKE_ENVIRONMENT: d.environment } : {}),
+    },
     state,
     nextStage: run.status === 'active' ? (run.settings.stages[run.currentStage]?.name ?? null) : null,
   };

@@ -24,26 +24,49 @@ export function gatedStages(settings: DeliverySettings): { stage: string; enviro
 export type EnvironmentCode = 'environment_protected' | 'environment_missing' | 'environment_rule_missing';
 
 /** DP05, pure: what each gated stage's environment lacks, given what GitHub said of it. */
-export function judgeEnvironments(gated: readonly { stage: string; environment: string }[], rules: ReadonlyMap<string, EnvironmentRules>, appSlug: string): { stage: string; environment: string; code: EnvironmentCode }[] {
+export function judgeEnvironments(
+  gated: readonly { stage: string; environment: string }[],
+  rules: ReadonlyMap<string, EnvironmentRules>,
+  appSlug: string,
+): { stage: string; environment: string; code: EnvironmentCode }[] {
   return gated.map((g) => {
     const r = rules.get(g.environment);
-    const code: EnvironmentCode = !r || !r.exists ? 'environment_missing' : r.ruleApps.includes(appSlug) ? 'environment_protected' : 'environment_rule_missing';
+    const code: EnvironmentCode =
+      !r || !r.exists
+        ? 'environment_missing'
+        : r.ruleApps.includes(appSlug)
+          ? 'environment_protected'
+          : 'environment_rule_missing';
     return { ...g, code };
   });
 }
 
 /** A stored finding as the fleet report says it: what is wrong and the setting that fixes it. */
 export function environmentWarning(c: EnvironmentCheck): Refusal {
-  return makeRefusal(c.code as EnvironmentCode, { repo: c.repo, stage: c.stage, environment: c.environment, app: c.app });
+  return makeRefusal(c.code as EnvironmentCode, {
+    repo: c.repo,
+    stage: c.stage,
+    environment: c.environment,
+    app: c.app,
+  });
 }
 
 /** Reads the gated environments of one repository and records what they lack. */
-export async function checkEnvironments(ctx: DeliveryContext, repo: RepoRef, settings: DeliverySettings, appSlug: string): Promise<void> {
+export async function checkEnvironments(
+  ctx: DeliveryContext,
+  repo: RepoRef,
+  settings: DeliverySettings,
+  appSlug: string,
+): Promise<void> {
   const gated = gatedStages(settings);
   const rules = new Map<string, EnvironmentRules>();
-  for (const env of new Set(gated.map((g) => g.environment))) rules.set(env, await ctx.forge.readEnvironmentRules(repo, env));
+  for (const env of new Set(gated.map((g) => g.environment)))
+    rules.set(env, await ctx.forge.readEnvironmentRules(repo, env));
   const now = ctx.clock.now();
-  await ctx.store.stageDeployments.recordEnvironmentChecks(repo.fullName, judgeEnvironments(gated, rules, appSlug).map((j) => ({ ...j, app: appSlug, checkedAt: now })));
+  await ctx.store.stageDeployments.recordEnvironmentChecks(
+    repo.fullName,
+    judgeEnvironments(gated, rules, appSlug).map((j) => ({ ...j, app: appSlug, checkedAt: now })),
+  );
 }
 
 /** Every opted-in repository with delivery settings, at most every `everyMs`; one that fails is tried on the next round. */
@@ -58,7 +81,10 @@ export async function sweepEnvironments(ctx: DeliveryContext, everyMs: number): 
     try {
       await checkEnvironments(ctx, repo, dr.value.settings, appSlug);
     } catch (err) {
-      ctx.log.warn({ repo: r.fullName, err: String(err) }, "could not read the environments' protection rules; the next round tries again");
+      ctx.log.warn(
+        { repo: r.fullName, err: String(err) },
+        "could not read the environments' protection rules; the next round tries again",
+      );
     }
   }
 }

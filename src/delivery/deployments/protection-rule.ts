@@ -46,31 +46,64 @@ export interface ProtectionVerdict {
   run: string | null;
 }
 
-const verdict = (decision: ProtectionDecision, run: string | null, ...why: Parameters<typeof makeRefusal>): ProtectionVerdict => ({ decision, run, why: makeRefusal(...why) });
+const verdict = (
+  decision: ProtectionDecision,
+  run: string | null,
+  ...why: Parameters<typeof makeRefusal>
+): ProtectionVerdict => ({ decision, run, why: makeRefusal(...why) });
 
 /** DP03, pure: the answer to one protection-rule request. */
 export function decideProtection(s: ProtectionSnapshot): ProtectionVerdict {
   const { repo, environment, sha } = s.request;
   const r = repo.fullName;
   // A gate that cannot read its rules fails closed.
-  if (!s.settings.ok) return verdict('rejected', null, 'protection_delivery_refused', { repo: r, environment, detail: s.settings.refusal.message, fix: s.settings.refusal.recovery });
+  if (!s.settings.ok)
+    return verdict('rejected', null, 'protection_delivery_refused', {
+      repo: r,
+      environment,
+      detail: s.settings.refusal.message,
+      fix: s.settings.refusal.recovery,
+    });
   // The policy a run froze decides for its commit; what the default branch says now decides only where no run froze one.
-  const atCommit = sha ? s.runs.filter((x) => x.run.commit === sha && x.run.repo === r && gatesBefore(x.run.settings, environment) !== null) : [];
+  const atCommit = sha
+    ? s.runs.filter(
+        (x) => x.run.commit === sha && x.run.repo === r && gatesBefore(x.run.settings, environment) !== null,
+      )
+    : [];
   const now = gatesBefore(s.settings.value, environment);
   if (!now && atCommit.length === 0) {
     const answer = deploymentSettingsOf(s.settings.value).unruled_environments;
     const decision = answer === 'approve' ? 'approved' : answer === 'ignore' ? 'ignored' : 'rejected';
-    return verdict(decision, null, 'protection_unruled', { repo: r, environment, answer: { approved: 'approves', ignored: 'leaves it to others', rejected: 'rejects it' }[decision] });
+    return verdict(decision, null, 'protection_unruled', {
+      repo: r,
+      environment,
+      answer: { approved: 'approves', ignored: 'leaves it to others', rejected: 'rejects it' }[decision],
+    });
   }
-  if (now && now.gates.length === 0 && atCommit.length === 0) return verdict('approved', null, 'protection_no_qa', { repo: r, environment, stage: now.stage });
+  if (now && now.gates.length === 0 && atCommit.length === 0)
+    return verdict('approved', null, 'protection_no_qa', { repo: r, environment, stage: now.stage });
   if (!sha) return verdict('rejected', null, 'protection_no_commit', { repo: r, environment });
   const short = sha.slice(0, 12);
-  if (atCommit.length === 0) return verdict('rejected', null, 'protection_no_run', { repo: r, environment, commit: short, sha, gate: now!.gates[now!.gates.length - 1]! });
+  if (atCommit.length === 0)
+    return verdict('rejected', null, 'protection_no_run', {
+      repo: r,
+      environment,
+      commit: short,
+      sha,
+      gate: now!.gates[now!.gates.length - 1]!,
+    });
   let blocked: ProtectionVerdict | null = null;
   for (const x of atCommit) {
     // TR27: only a run still in force speaks for its commit; one that failed or was superseded once settled, and says nothing now.
     if (x.run.status === 'failed' || x.run.status === 'superseded') {
-      blocked ??= verdict('rejected', x.run.id, 'protection_run_over', { run: x.run.id, status: x.run.status, repo: r, environment, commit: short, sha });
+      blocked ??= verdict('rejected', x.run.id, 'protection_run_over', {
+        run: x.run.id,
+        status: x.run.status,
+        repo: r,
+        environment,
+        commit: short,
+        sha,
+      });
       continue;
     }
     const { stage, gates } = gatesBefore(x.run.settings, environment)!;
@@ -84,10 +117,24 @@ export function decideProtection(s: ProtectionSnapshot): ProtectionVerdict {
     const settledAt = Math.max(...gates.map((g) => x.stages.find((st) => st.stage === g)!.updatedAt));
     const removed = x.members.find((m) => m.removedAt !== null && m.removedAt > settledAt);
     if (removed) {
-      blocked = verdict('rejected', x.run.id, 'protection_member_removed', { run: x.run.id, environment, commit: short, issue: removed.issueNumber, by: removed.removedBy ?? 'someone', gate: gates[gates.length - 1]!, repo: r });
+      blocked = verdict('rejected', x.run.id, 'protection_member_removed', {
+        run: x.run.id,
+        environment,
+        commit: short,
+        issue: removed.issueNumber,
+        by: removed.removedBy ?? 'someone',
+        gate: gates[gates.length - 1]!,
+        repo: r,
+      });
       continue;
     }
-    return verdict('approved', x.run.id, 'protection_settled', { run: x.run.id, environment, commit: short, gates: gates.join(', '), stage });
+    return verdict('approved', x.run.id, 'protection_settled', {
+      run: x.run.id,
+      environment,
+      commit: short,
+      gates: gates.join(', '),
+      stage,
+    });
   }
   return blocked!;
 }
@@ -96,48 +143,94 @@ export function decideProtection(s: ProtectionSnapshot): ProtectionVerdict {
 function gatesBefore(settings: DeliverySettings, environment: string): { stage: string; gates: string[] } | null {
   const index = settings.stages.findIndex((x) => deploysTo(x, environment));
   if (index < 0) return null;
-  return { stage: settings.stages[index]!.name, gates: settings.stages.slice(0, index).filter((x) => x.kind === 'qa').map((x) => x.name) };
+  return {
+    stage: settings.stages[index]!.name,
+    gates: settings.stages
+      .slice(0, index)
+      .filter((x) => x.kind === 'qa')
+      .map((x) => x.name),
+  };
 }
 
 function notSettled(x: RunAtCommit, gate: string, environment: string, commit: string): ProtectionVerdict {
   const at = x.run.settings.stages[x.run.currentStage]?.name ?? 'its end';
   const waits = x.run.lastWaits?.stage === gate ? x.run.lastWaits.waits : [];
-  const wait = waits[0] ? waits[0].detail : x.run.status === 'active' ? `the run is at ${at}` : `the run is ${x.run.status}`;
+  const wait = waits[0]
+    ? waits[0].detail
+    : x.run.status === 'active'
+      ? `the run is at ${at}`
+      : `the run is ${x.run.status}`;
   const command = waits[0]?.command ?? `yoke watch deploy -- ${x.run.id}`;
-  return verdict('rejected', x.run.id, 'protection_not_settled', { run: x.run.id, environment, commit, gate, wait, command });
+  return verdict('rejected', x.run.id, 'protection_not_settled', {
+    run: x.run.id,
+    environment,
+    commit,
+    gate,
+    wait,
+    command,
+  });
 }
 
 /** The runs of a repository pinned at a commit, with their stages and members: what decideProtection reads. */
 export async function readRunsAt(ctx: DeliveryContext, repo: string, sha: string | null): Promise<RunAtCommit[]> {
   if (!sha) return [];
   const runs = await ctx.store.deploymentRuns.atCommit(repo, sha);
-  return Promise.all(runs.map(async (run) => ({ run, stages: await ctx.store.deploymentRuns.stages(run.id), members: await ctx.store.deploymentRuns.members(run.id) })));
+  return Promise.all(
+    runs.map(async (run) => ({
+      run,
+      stages: await ctx.store.deploymentRuns.stages(run.id),
+      members: await ctx.store.deploymentRuns.members(run.id),
+    })),
+  );
 }
 
 /** DP03: reads, decides, answers GitHub (unless the answer is to leave it), and records what it answered and why. */
-export async function reviewProtectionRequest(ctx: DeliveryContext, request: ProtectionRequest): Promise<ProtectionVerdict & { answered: boolean }> {
+export async function reviewProtectionRequest(
+  ctx: DeliveryContext,
+  request: ProtectionRequest,
+): Promise<ProtectionVerdict & { answered: boolean }> {
   let v: ProtectionVerdict;
   let answer: ProtectionAnswerState = 'left';
   try {
     const dr = await deliveryRepo(ctx, request.repo.fullName);
-    const settings = dr.ok ? ({ ok: true, value: dr.value.settings } as const) : ({ ok: false, refusal: dr.refusal } as const);
+    const settings = dr.ok
+      ? ({ ok: true, value: dr.value.settings } as const)
+      : ({ ok: false, refusal: dr.refusal } as const);
     v = decideProtection({ request, settings, runs: await readRunsAt(ctx, request.repo.fullName, request.sha) });
   } catch (err) {
     // The opt-in file or the store could not be read: nothing is answered now, and the request is kept for the sweep.
-    v = verdict('rejected', null, 'protection_read_failed', { repo: request.repo.fullName, environment: request.environment, detail: err instanceof Error ? err.message : String(err) });
+    v = verdict('rejected', null, 'protection_read_failed', {
+      repo: request.repo.fullName,
+      environment: request.environment,
+      detail: err instanceof Error ? err.message : String(err),
+    });
     answer = 'unsent';
-    ctx.log.warn({ repo: request.repo.fullName, workflowRun: request.workflowRunId, err: String(err) }, 'could not read what a protection rule request needs; the sweep decides it again');
+    ctx.log.warn(
+      { repo: request.repo.fullName, workflowRun: request.workflowRunId, err: String(err) },
+      'could not read what a protection rule request needs; the sweep decides it again',
+    );
   }
   if (v.decision !== 'ignored' && answer !== 'unsent') {
     try {
-      const res = await ctx.forge.reviewProtectionRule(request.repo, request.workflowRunId, { environment: request.environment, state: v.decision, comment: protectionComment(v.why) });
+      const res = await ctx.forge.reviewProtectionRule(request.repo, request.workflowRunId, {
+        environment: request.environment,
+        state: v.decision,
+        comment: protectionComment(v.why),
+      });
       answer = res.ok ? 'answered' : 'refused';
       // A repeated request GitHub already has an answer for is refused by GitHub, and harmless.
-      if (!res.ok) ctx.log.info({ repo: request.repo.fullName, workflowRun: request.workflowRunId, status: res.status, detail: res.message }, 'GitHub did not take the protection rule answer; it has one already');
+      if (!res.ok)
+        ctx.log.info(
+          { repo: request.repo.fullName, workflowRun: request.workflowRunId, status: res.status, detail: res.message },
+          'GitHub did not take the protection rule answer; it has one already',
+        );
     } catch (err) {
       // GitHub could not be reached: the job waits on, and the sweep decides and sends again.
       answer = 'unsent';
-      ctx.log.warn({ repo: request.repo.fullName, workflowRun: request.workflowRunId, err: String(err) }, 'could not answer a protection rule request; the sweep sends it again');
+      ctx.log.warn(
+        { repo: request.repo.fullName, workflowRun: request.workflowRunId, err: String(err) },
+        'could not answer a protection rule request; the sweep sends it again',
+      );
     }
   }
   await ctx.store.stageDeployments.recordReview({
@@ -151,7 +244,19 @@ export async function reviewProtectionRequest(ctx: DeliveryContext, request: Pro
     answer,
     createdAt: ctx.clock.now(),
   });
-  ctx.log.info({ repo: request.repo.fullName, environment: request.environment, sha: request.sha, workflowRun: request.workflowRunId, sender: request.sender, decision: v.decision, code: v.why.code, run: v.run }, `protection rule: ${v.decision}`);
+  ctx.log.info(
+    {
+      repo: request.repo.fullName,
+      environment: request.environment,
+      sha: request.sha,
+      workflowRun: request.workflowRunId,
+      sender: request.sender,
+      decision: v.decision,
+      code: v.why.code,
+      run: v.run,
+    },
+    `protection rule: ${v.decision}`,
+  );
   return { ...v, answered: answer === 'answered' };
 }
 
@@ -161,7 +266,13 @@ export async function sweepProtectionReviews(ctx: DeliveryContext): Promise<numb
   for (const r of await ctx.store.stageDeployments.unsentReviews()) {
     const repo = await repoRefOf(ctx.store, r.repo);
     if (!repo) continue;
-    const again = await reviewProtectionRequest(ctx, { repo, environment: r.environment, sha: r.sha || null, workflowRunId: r.workflowRunId, sender: null });
+    const again = await reviewProtectionRequest(ctx, {
+      repo,
+      environment: r.environment,
+      sha: r.sha || null,
+      workflowRunId: r.workflowRunId,
+      sender: null,
+    });
     if (again.answered) sent++;
   }
   return sent;

@@ -16,7 +16,14 @@ export const deployBranchOf = (runId: string): string => `yoke/deploy/${runId}`;
 export type StartedDeployment = { ok: true; deployment: StageDeployment } | { ok: false; detail: string };
 
 /** DP01: a new start of a deploy stage: the previous start's deployment (if it never ended) is marked an error, and a new one is created, in progress. */
-export async function startStageDeployment(ctx: DeliveryContext, repo: RepoRef, run: DeploymentRun, stage: DeployStage, attempt: number, by: string): Promise<StartedDeployment> {
+export async function startStageDeployment(
+  ctx: DeliveryContext,
+  repo: RepoRef,
+  run: DeploymentRun,
+  stage: DeployStage,
+  attempt: number,
+  by: string,
+): Promise<StartedDeployment> {
   const previous = await ctx.store.stageDeployments.latest(run.id, stage.name);
   if (previous?.state === 'in_progress') await mirror(ctx, repo, previous, 'error', `started again by ${by}`, null);
   const environment = environmentOf(stage);
@@ -27,9 +34,22 @@ export async function startStageDeployment(ctx: DeliveryContext, repo: RepoRef, 
     payload: { yoke_deployment_run: run.id, stage: stage.name, attempt },
     requiredContexts: deploymentSettingsOf(run.settings).required_contexts,
   });
-  if (!created.ok) return { ok: false, detail: `GitHub made no deployment to ${environment}: ${created.message}${created.status ? ` (${created.status})` : ''}` };
+  if (!created.ok)
+    return {
+      ok: false,
+      detail: `GitHub made no deployment to ${environment}: ${created.message}${created.status ? ` (${created.status})` : ''}`,
+    };
   const now = ctx.clock.now();
-  await ctx.store.stageDeployments.record({ deploymentId: created.id, runId: run.id, stage: stage.name, environment, commit: run.commit, workflow: stage.workflow ?? null, state: 'in_progress', createdAt: now });
+  await ctx.store.stageDeployments.record({
+    deploymentId: created.id,
+    runId: run.id,
+    stage: stage.name,
+    environment,
+    commit: run.commit,
+    workflow: stage.workflow ?? null,
+    state: 'in_progress',
+    createdAt: now,
+  });
   const deployment = (await ctx.store.stageDeployments.latest(run.id, stage.name))!;
   await mirror(ctx, repo, deployment, 'in_progress', `${stage.name} started by ${by}`, null);
   if (!stage.workflow) return { ok: true, deployment };
@@ -37,7 +57,12 @@ export async function startStageDeployment(ctx: DeliveryContext, repo: RepoRef, 
   const branch = deployBranchOf(run.id);
   try {
     await ctx.forge.pinBranch(repo, branch, run.commit);
-    await ctx.forge.dispatchWorkflow(repo, stage.workflow, branch, { deployment_run_id: run.id, stage: stage.name, environment, deployment_id: String(created.id) });
+    await ctx.forge.dispatchWorkflow(repo, stage.workflow, branch, {
+      deployment_run_id: run.id,
+      stage: stage.name,
+      environment,
+      deployment_id: String(created.id),
+    });
   } catch (err) {
     const detail = `GitHub did not start ${stage.workflow} on ${branch}: ${err instanceof Error ? err.message : String(err)}`;
     await mirror(ctx, repo, deployment, 'error', detail, null);
@@ -47,7 +72,13 @@ export async function startStageDeployment(ctx: DeliveryContext, repo: RepoRef, 
 }
 
 /** DP01: the stage's end as a status of its deployment (a success makes the environment's earlier deployments inactive, as GitHub does). */
-export async function endStageDeployment(ctx: DeliveryContext, repo: RepoRef, d: StageDeployment | undefined, succeeded: boolean, detail: string): Promise<void> {
+export async function endStageDeployment(
+  ctx: DeliveryContext,
+  repo: RepoRef,
+  d: StageDeployment | undefined,
+  succeeded: boolean,
+  detail: string,
+): Promise<void> {
   if (d?.state === 'in_progress') await mirror(ctx, repo, d, succeeded ? 'success' : 'failure', detail, null);
 }
 
@@ -63,46 +94,86 @@ export const WORKFLOW_LOGIN = 'github-actions[bot]';
  * workflow wrote on the deployment with its GITHUB_TOKEN: not yoke's own, and
  * not one a writer posted by hand; and the run must have run the pinned commit.
  */
-export function judgeWorkflowStage(found: { kind: 'none' } | { kind: 'many'; ids: number[] } | { kind: 'one'; run: WorkflowRunView }, statuses: readonly DeploymentStatusView[], pinned: string): FollowedWorkflow {
-  if (found.kind === 'many') return { state: 'failed', detail: `more than one workflow run of yoke's names this deployment (${found.ids.join(', ')}); yoke binds none of them` };
+export function judgeWorkflowStage(
+  found: { kind: 'none' } | { kind: 'many'; ids: number[] } | { kind: 'one'; run: WorkflowRunView },
+  statuses: readonly DeploymentStatusView[],
+  pinned: string,
+): FollowedWorkflow {
+  if (found.kind === 'many')
+    return {
+      state: 'failed',
+      detail: `more than one workflow run of yoke's names this deployment (${found.ids.join(', ')}); yoke binds none of them`,
+    };
   if (found.kind === 'none') return { state: 'running', detail: 'the workflow run has not started yet' };
   const run = found.run;
   if (run.status !== 'completed') return { state: 'running', detail: `workflow run ${run.id} is ${run.status}` };
   const reported = statuses.find((s) => s.creator === WORKFLOW_LOGIN && s.state !== 'inactive');
-  if (run.conclusion !== 'success') return { state: 'failed', detail: `workflow run ${run.id} ended ${run.conclusion ?? 'without a conclusion'}` };
-  if (reported?.state !== 'success') return { state: 'failed', detail: `workflow run ${run.id} succeeded, but wrote ${reported ? `"${reported.state}"` : 'no status'} to its deployment, not "success"` };
+  if (run.conclusion !== 'success')
+    return { state: 'failed', detail: `workflow run ${run.id} ended ${run.conclusion ?? 'without a conclusion'}` };
+  if (reported?.state !== 'success')
+    return {
+      state: 'failed',
+      detail: `workflow run ${run.id} succeeded, but wrote ${reported ? `"${reported.state}"` : 'no status'} to its deployment, not "success"`,
+    };
   // TR27: a deploy is bound to what it deployed: the run must have run the pinned commit itself.
-  if (run.headSha !== pinned) return { state: 'failed', detail: `workflow run ${run.id} ran ${run.headSha ? run.headSha.slice(0, 12) : 'no commit GitHub names'}, not the pinned commit ${pinned.slice(0, 12)}` };
+  if (run.headSha !== pinned)
+    return {
+      state: 'failed',
+      detail: `workflow run ${run.id} ran ${run.headSha ? run.headSha.slice(0, 12) : 'no commit GitHub names'}, not the pinned commit ${pinned.slice(0, 12)}`,
+    };
   return { state: 'succeeded', detail: `workflow run ${run.id} succeeded` };
 }
 
 /** DP02: reads the stage's workflow run and deployment statuses, binds the run once found, and mirrors a failure the workflow did not write. */
-export async function followWorkflowStage(ctx: DeliveryContext, repo: RepoRef, d: StageDeployment): Promise<FollowedWorkflow> {
-  const found = d.workflowRunId !== null ? await boundRun(ctx, repo, d.workflowRunId) : await ctx.forge.findWorkflowRun(repo, d.workflow!, String(d.deploymentId), d.createdAt);
+export async function followWorkflowStage(
+  ctx: DeliveryContext,
+  repo: RepoRef,
+  d: StageDeployment,
+): Promise<FollowedWorkflow> {
+  const found =
+    d.workflowRunId !== null
+      ? await boundRun(ctx, repo, d.workflowRunId)
+      : await ctx.forge.findWorkflowRun(repo, d.workflow!, String(d.deploymentId), d.createdAt);
   if (found.kind === 'one' && d.workflowRunId === null) {
     await ctx.store.stageDeployments.setWorkflowRun(d.deploymentId, found.run.id, ctx.clock.now());
     // While it runs, the deployment links its log.
-    if (found.run.htmlUrl && found.run.status !== 'completed') await mirror(ctx, repo, d, 'in_progress', `workflow run ${found.run.id}`, found.run.htmlUrl);
+    if (found.run.htmlUrl && found.run.status !== 'completed')
+      await mirror(ctx, repo, d, 'in_progress', `workflow run ${found.run.id}`, found.run.htmlUrl);
   }
-  const statuses = found.kind === 'one' && found.run.status === 'completed' ? await ctx.forge.listDeploymentStatuses(repo, d.deploymentId) : [];
+  const statuses =
+    found.kind === 'one' && found.run.status === 'completed'
+      ? await ctx.forge.listDeploymentStatuses(repo, d.deploymentId)
+      : [];
   const judged = judgeWorkflowStage(found, statuses, d.commit);
   if (judged.state === 'running') return judged;
   const logUrl = found.kind === 'one' ? (found.run.htmlUrl ?? null) : null;
   const want: DeploymentStatusState = judged.state === 'succeeded' ? 'success' : 'failure';
   // The workflow's own status stands when it says what yoke concluded; otherwise yoke writes the outcome.
   const reported = statuses.find((s) => s.creator === WORKFLOW_LOGIN && s.state !== 'inactive');
-  if (reported?.state === want) await ctx.store.stageDeployments.setState(d.deploymentId, want, logUrl, ctx.clock.now());
+  if (reported?.state === want)
+    await ctx.store.stageDeployments.setState(d.deploymentId, want, logUrl, ctx.clock.now());
   else await mirror(ctx, repo, d, want, judged.detail, logUrl);
   return judged;
 }
 
-async function boundRun(ctx: DeliveryContext, repo: RepoRef, id: number): Promise<{ kind: 'none' } | { kind: 'one'; run: WorkflowRunView }> {
+async function boundRun(
+  ctx: DeliveryContext,
+  repo: RepoRef,
+  id: number,
+): Promise<{ kind: 'none' } | { kind: 'one'; run: WorkflowRunView }> {
   const run = await ctx.forge.getWorkflowRun(repo, id);
   return run ? { kind: 'one', run } : { kind: 'none' };
 }
 
 /** Writes a status on GitHub and the same state in the store (the source of truth behind what GitHub shows). */
-async function mirror(ctx: DeliveryContext, repo: RepoRef, d: StageDeployment, state: DeploymentStatusState, description: string, logUrl: string | null): Promise<void> {
+async function mirror(
+  ctx: DeliveryContext,
+  repo: RepoRef,
+  d: StageDeployment,
+  state: DeploymentStatusState,
+  description: string,
+  logUrl: string | null,
+): Promise<void> {
   await ctx.forge.createDeploymentStatus(repo, d.deploymentId, { state, description, logUrl });
   if (state !== 'inactive') await ctx.store.stageDeployments.setState(d.deploymentId, state, logUrl, ctx.clock.now());
 }

@@ -11,7 +11,14 @@ import { namedPlans, readPlansAt } from './plans.js';
 
 export const QA_LABEL_PREFIX = 'qa:';
 
-export async function attachPlan(ctx: DeliveryContext, repo: RepoRef, issue: number, ref: string, by: string, source: 'label' | 'command' | 'api'): Promise<Result<{ planId: string; message: string }>> {
+export async function attachPlan(
+  ctx: DeliveryContext,
+  repo: RepoRef,
+  issue: number,
+  ref: string,
+  by: string,
+  source: 'label' | 'command' | 'api',
+): Promise<Result<{ planId: string; message: string }>> {
   const got = await deliveryRepo(ctx, repo.fullName);
   if (!got.ok) return got;
   const dr = got.value;
@@ -22,17 +29,32 @@ export async function attachPlan(ctx: DeliveryContext, repo: RepoRef, issue: num
   if (!r.ok) {
     // A plan that is there but does not parse is named as such, with its field: never "no such plan".
     const broken = plans.get(ref.replace(/\.ya?ml$/, ''));
-    if (r.reason === 'unknown' && broken && !broken.ok) return refuse('qa_plan_invalid', { ref, path: broken.path, field: broken.field, detail: broken.detail });
+    if (r.reason === 'unknown' && broken && !broken.ok)
+      return refuse('qa_plan_invalid', { ref, path: broken.path, field: broken.field, detail: broken.detail });
     return r.reason === 'ambiguous'
       ? refuse('qa_plan_ambiguous', { ref, ids: r.ids })
-      : refuse('qa_plan_unknown', { ref, known: r.known, where: `${dr.settings.plans_dir} on the default branch of ${repo.fullName}` });
+      : refuse('qa_plan_unknown', {
+          ref,
+          known: r.known,
+          where: `${dr.settings.plans_dir} on the default branch of ${repo.fullName}`,
+        });
   }
-  const fresh = await ctx.store.qa.attach({ repo: repo.fullName, issueNumber: issue, planId: r.id, attachedBy: by, source, attachedAt: ctx.clock.now() });
+  const fresh = await ctx.store.qa.attach({
+    repo: repo.fullName,
+    issueNumber: issue,
+    planId: r.id,
+    attachedBy: by,
+    source,
+    attachedAt: ctx.clock.now(),
+  });
   if (source !== 'label' && fresh) {
     try {
       await ctx.forge.addLabels(repo, issue, [`${QA_LABEL_PREFIX}${r.id}`]);
     } catch (err) {
-      ctx.log.warn({ repo: repo.fullName, issue, err: String(err) }, 'could not add the qa label; the attachment is recorded');
+      ctx.log.warn(
+        { repo: repo.fullName, issue, err: String(err) },
+        'could not add the qa label; the attachment is recorded',
+      );
     }
   }
   return ok({ planId: r.id, message: qaAttached(dr.item(issue), r.id, fresh) });

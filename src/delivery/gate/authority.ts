@@ -6,9 +6,15 @@ import { ok, refuse, type Result } from '../../kernel/result.js';
 // on the repository, asked at the time of the decision.
 
 /** TR11: a maintainer's decision (a waiver, a removal) needs a person token whose login GitHub says has maintain or admin. */
-export async function authorizeMaintainer(ctx: DeliveryContext, dr: DeliveryRepo, actor: Actor, action: string): Promise<Result<string>> {
+export async function authorizeMaintainer(
+  ctx: DeliveryContext,
+  dr: DeliveryRepo,
+  actor: Actor,
+  action: string,
+): Promise<Result<string>> {
   if (actor.role !== 'person') return refuse('person_token_required', { action, repo: dr.repo.fullName });
   const permission = await ctx.forge.getPermission(dr.repo, actor.login);
-  return canMaintain(permission) ? ok(actor.login) : refuse('maintain_required', { action, repo: dr.repo.fullName, login: actor.login, permission });
+  return canMaintain(permission)
+    ? ok(actor.login)
+    : refuse('maintain_required', { action, repo: dr.repo.fullName, login: actor.login, permission });
 }
-

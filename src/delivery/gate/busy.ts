@@ -34,7 +34,8 @@ export class BusyError extends Error {
 export function storeBusy(err: unknown): Refusal | null {
   const code = (err as { code?: unknown })?.code;
   const detail = err instanceof Error ? err.message : String(err);
-  if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || code === '55P03') return makeRefusal('lock_timeout', { detail });
+  if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || code === '55P03')
+    return makeRefusal('lock_timeout', { detail });
   if (code === 'SQLITE_INTERRUPT' || code === '57014') return makeRefusal('statement_cancelled', { detail });
   return null;
 }

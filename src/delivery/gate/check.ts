@@ -2,7 +2,13 @@ import { makeRefusal } from '../../kernel/codes/table.js';
 import { deliverNotices, subjectsOf, type NoticeReport } from '../notices/deliver.js';
 import type { DeploymentRun } from '../../store/deployment-runs.js';
 import { BusyError } from './busy.js';
-import { closeOutMembers, closeoutQueue, deferredItems, finishIfDelivered, type CloseoutReport } from '../closeout/closeout.js';
+import {
+  closeOutMembers,
+  closeoutQueue,
+  deferredItems,
+  finishIfDelivered,
+  type CloseoutReport,
+} from '../closeout/closeout.js';
 import { deliveryRepo, type DeliveryContext, type DeliveryRepo } from '../context.js';
 import { activeRun } from '../runs/deployment-runs.js';
 import type { GroupResult, MemberResult, StageEvaluation, Triage, Wait } from './evaluate.js';
@@ -62,21 +68,49 @@ function movedOn(run: DeploymentRun, stage: string, index: number): DispatchAnsw
 }
 
 /** The waits a refused close-out adds to its member's holder notice (DX03). */
-async function closeoutWaits(ctx: DeliveryContext, run: DeploymentRun, stage: string, item: (n: number) => string): Promise<Map<string, Wait[]>> {
+async function closeoutWaits(
+  ctx: DeliveryContext,
+  run: DeploymentRun,
+  stage: string,
+  item: (n: number) => string,
+): Promise<Map<string, Wait[]>> {
   const out = new Map<string, Wait[]>();
-  for (const c of (await ctx.store.closeouts.forRun(run.id)).filter((x) => x.stage === stage && x.state === 'refused' && x.refusal)) {
+  for (const c of (await ctx.store.closeouts.forRun(run.id)).filter(
+    (x) => x.stage === stage && x.state === 'refused' && x.refusal,
+  )) {
     const subject = item(c.issueNumber);
-    out.set(subject, [{ key: `${subject}:closeout_refused:${c.refusal!.message}`, code: 'closeout_refused', recipient: 'holder', subject, detail: c.refusal!.message, command: c.refusal!.recovery }]);
+    out.set(subject, [
+      {
+        key: `${subject}:closeout_refused:${c.refusal!.message}`,
+        code: 'closeout_refused',
+        recipient: 'holder',
+        subject,
+        detail: c.refusal!.message,
+        command: c.refusal!.recovery,
+      },
+    ]);
   }
   return out;
 }
 
 /** The gate check itself, shared by dispatch, verdict callbacks and the end of a plan execution. */
-export function gateCheck(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string): Promise<DispatchAnswer> {
-  return serialRun(ctx.store, run.id, async () => checkGate(ctx, dr, (await ctx.store.deploymentRuns.get(run.id)) ?? run, stage));
+export function gateCheck(
+  ctx: DeliveryContext,
+  dr: DeliveryRepo,
+  run: DeploymentRun,
+  stage: string,
+): Promise<DispatchAnswer> {
+  return serialRun(ctx.store, run.id, async () =>
+    checkGate(ctx, dr, (await ctx.store.deploymentRuns.get(run.id)) ?? run, stage),
+  );
 }
 
-async function checkGate(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string): Promise<DispatchAnswer> {
+async function checkGate(
+  ctx: DeliveryContext,
+  dr: DeliveryRepo,
+  run: DeploymentRun,
+  stage: string,
+): Promise<DispatchAnswer> {
   const { store, clock } = ctx;
   // A check queued behind another that settled this stage finds the run moved on: it answers so, and changes nothing.
   const index = run.settings.stages.findIndex((s) => s.name === stage);
@@ -84,10 +118,16 @@ async function checkGate(ctx: DeliveryContext, dr: DeliveryRepo, run: Deployment
   const startedAt = clock.now();
   await enterQaStage(ctx, dr, run, stage);
   // Gather once.
-  const liveMembers = async () => (await store.deploymentRuns.members(run.id)).filter((m) => m.removedAt === null).map((m) => m.issueNumber).join(',');
+  const liveMembers = async () =>
+    (await store.deploymentRuns.members(run.id))
+      .filter((m) => m.removedAt === null)
+      .map((m) => m.issueNumber)
+      .join(',');
   const membersRead = await liveMembers();
   const gate = await gatherGate(ctx, dr, run, stage);
-  const deliveringExecution = (await store.executions.live(run.id, stage, clock.now())).some((e) => e.kind === 'deployment-stage');
+  const deliveringExecution = (await store.executions.live(run.id, stage, clock.now())).some(
+    (e) => e.kind === 'deployment-stage',
+  );
   // Decide, purely.
   const evaluation = evaluateStage(gate);
   const step = decideGateStep({ runId: run.id, stage, gate, evaluation, deliveringExecution, now: clock.now() });
@@ -96,26 +136,48 @@ async function checkGate(ctx: DeliveryContext, dr: DeliveryRepo, run: Deployment
   const woken = new Map<string, Woken>();
   await store.write(async (t) => {
     // DX12: members removed between the read and this write: the check is stale, nothing is written.
-    if ((await liveMembers()) !== membersRead) throw new BusyError(makeRefusal('deployment_membership_changed', { run: run.id }));
+    if ((await liveMembers()) !== membersRead)
+      throw new BusyError(makeRefusal('deployment_membership_changed', { run: run.id }));
     for (const f of step.failureReviews) await t.qa.openFailureReview(f);
     const fresh = new Set(await t.qa.recordWakes(step.wakes.map((w) => w.wake)));
     for (const { wake, wait } of step.wakes) {
       if (!fresh.has(wake)) continue;
       const key = `${wake.recipient}\u0000${wake.subject}`;
-      woken.set(key, { recipient: wake.recipient, subject: wake.subject, waits: [...(woken.get(key)?.waits ?? []), wait] });
+      woken.set(key, {
+        recipient: wake.recipient,
+        subject: wake.subject,
+        waits: [...(woken.get(key)?.waits ?? []), wait],
+      });
     }
     await t.qa.markSettled(run.id, stage, step.settledMembers, step.at);
     for (const g of step.passedGroups) await t.qa.closeGroup(g, 'passed', step.at);
     if (settles) await t.deploymentRuns.setStage({ runId: run.id, stage, state: 'settled', at: step.at });
     await t.deploymentRuns.setWaits(run.id, stage, step.waits);
   });
-  const closedGroups = async () => new Set((await store.qa.groups([run.id])).filter((g) => g.stage === stage && g.state === 'closed').map((g) => g.id));
+  const closedGroups = async () =>
+    new Set(
+      (await store.qa.groups([run.id])).filter((g) => g.stage === stage && g.state === 'closed').map((g) => g.id),
+    );
   // Wake the waiting before closing the accepted (QA01); a refused close-out then wakes its owner (DX03).
-  const notices = await deliverNotices(ctx, dr, run, stage, await subjectsOf(ctx, run, stage, evaluation, await closeoutWaits(ctx, run, stage, dr.item)), await closedGroups());
+  const notices = await deliverNotices(
+    ctx,
+    dr,
+    run,
+    stage,
+    await subjectsOf(ctx, run, stage, evaluation, await closeoutWaits(ctx, run, stage, dr.item)),
+    await closedGroups(),
+  );
   const closeout = await closeOutMembers(ctx, dr, run, stage, startedAt);
   await finishIfDelivered(ctx, run.id);
   if (closeout.refused.length || closeout.closed.length) {
-    const after = await deliverNotices(ctx, dr, run, stage, await subjectsOf(ctx, run, stage, evaluation, await closeoutWaits(ctx, run, stage, dr.item)), await closedGroups());
+    const after = await deliverNotices(
+      ctx,
+      dr,
+      run,
+      stage,
+      await subjectsOf(ctx, run, stage, evaluation, await closeoutWaits(ctx, run, stage, dr.item)),
+      await closedGroups(),
+    );
     notices.posted.push(...after.posted);
     notices.edited += after.edited;
     notices.resolved += after.resolved;
@@ -145,7 +207,12 @@ async function checkGate(ctx: DeliveryContext, dr: DeliveryRepo, run: Deployment
  * live deployment-stage execution still delivers the subject (DX05): then
  * nothing is closed and nobody is notified until it ends.
  */
-export async function settleAfter(ctx: DeliveryContext, runId: string, stage: string, subject: string): Promise<DispatchAnswer | null> {
+export async function settleAfter(
+  ctx: DeliveryContext,
+  runId: string,
+  stage: string,
+  subject: string,
+): Promise<DispatchAnswer | null> {
   const got = await activeRun(ctx, runId);
   if (!got.ok) return null;
   const { run, dr } = got.value;
@@ -175,7 +242,9 @@ const refusalsOf = async (ctx: DeliveryContext, runId: string): Promise<string> 
  */
 export async function sweepCloseouts(ctx: DeliveryContext): Promise<number> {
   let closed = 0;
-  for (const run of (await ctx.store.deploymentRuns.list()).filter((r) => r.status === 'active' || r.status === 'succeeded')) {
+  for (const run of (await ctx.store.deploymentRuns.list()).filter(
+    (r) => r.status === 'active' || r.status === 'succeeded',
+  )) {
     // A closing run whose last close-out landed just before a crash still succeeds.
     await finishIfDelivered(ctx, run.id);
     for (const stage of run.settings.stages.filter((s) => s.kind === 'qa').map((s) => s.name)) {
@@ -190,8 +259,19 @@ export async function sweepCloseouts(ctx: DeliveryContext): Promise<number> {
         // Nothing closed and the same refusals stand: their notices stand too, so GitHub is not read again.
         if (report.closed.length === 0 && (await refusalsOf(ctx, run.id)) === refusedBefore) return 0;
         const evaluation = await evaluateFrozenStage(ctx, dr.value, run, stage);
-        const groups = new Set((await ctx.store.qa.groups([run.id])).filter((g) => g.stage === stage && g.state === 'closed').map((g) => g.id));
-        await deliverNotices(ctx, dr.value, run, stage, await subjectsOf(ctx, run, stage, evaluation, await closeoutWaits(ctx, run, stage, dr.value.item)), groups);
+        const groups = new Set(
+          (await ctx.store.qa.groups([run.id]))
+            .filter((g) => g.stage === stage && g.state === 'closed')
+            .map((g) => g.id),
+        );
+        await deliverNotices(
+          ctx,
+          dr.value,
+          run,
+          stage,
+          await subjectsOf(ctx, run, stage, evaluation, await closeoutWaits(ctx, run, stage, dr.value.item)),
+          groups,
+        );
         await syncTrackingIssue(ctx, dr.value, run.id);
         return report.closed.length;
       });

@@ -8,7 +8,17 @@ import { qaCommands } from './commands.js';
 // settlement, each group's state, and every wait with the command that moves
 // it come out. Dispatch, the CLI and the tracking issue all read this answer.
 
-export const WAIT_CODES = ['item_case_pending', 'item_case_failed', 'review_pending', 'group_pending', 'group_failed', 'awaits_group', 'qa_configuration_refused', 'qa_stage_empty', 'closeout_refused'] as const;
+export const WAIT_CODES = [
+  'item_case_pending',
+  'item_case_failed',
+  'review_pending',
+  'group_pending',
+  'group_failed',
+  'awaits_group',
+  'qa_configuration_refused',
+  'qa_stage_empty',
+  'closeout_refused',
+] as const;
 export type WaitCode = (typeof WAIT_CODES)[number];
 
 export interface Wait {
@@ -90,7 +100,13 @@ export interface MemberResult {
   issueNumber: number;
   item: string;
   state: 'settled' | 'waiting' | 'refused' | 'removed';
-  plans: { planId: string; owner: 'member' | 'group'; groupId: string | null; state: 'passed' | 'waiting' | 'failed'; cases: CaseState[] }[];
+  plans: {
+    planId: string;
+    owner: 'member' | 'group';
+    groupId: string | null;
+    state: 'passed' | 'waiting' | 'failed';
+    cases: CaseState[];
+  }[];
   waits: Wait[];
 }
 
@@ -113,7 +129,8 @@ export function evaluateCases(cases: readonly QaCase[], verdicts: readonly QaVer
   // TR10 (QA06): a correction takes over only as the pinned plan declares it (`replaces:` on the new case).
   const declared = new Map(cases.filter((c) => c.replaces).map((c) => [c.id, c.replaces!]));
   const replacedBy = new Map<string, string>();
-  for (const v of verdicts) if (v.replaces && declared.get(v.caseId) === v.replaces) replacedBy.set(v.replaces, v.caseId);
+  for (const v of verdicts)
+    if (v.replaces && declared.get(v.caseId) === v.replaces) replacedBy.set(v.replaces, v.caseId);
   const latest = new Map<string, QaVerdict>();
   for (const v of verdicts) latest.set(v.caseId, v);
   const carried = new Map([...replacedBy].map(([old, by]) => [by, old]));
@@ -134,7 +151,11 @@ export function evaluateCases(cases: readonly QaCase[], verdicts: readonly QaVer
 }
 
 const planState = (cases: readonly CaseState[]): 'passed' | 'waiting' | 'failed' =>
-  cases.some((c) => c.latest && FAILING.has(c.latest.result)) ? 'failed' : cases.every((c) => c.passed) ? 'passed' : 'waiting';
+  cases.some((c) => c.latest && FAILING.has(c.latest.result))
+    ? 'failed'
+    : cases.every((c) => c.passed)
+      ? 'passed'
+      : 'waiting';
 
 export function evaluateStage(input: GateInput): StageEvaluation {
   const { run } = input;
@@ -143,7 +164,8 @@ export function evaluateStage(input: GateInput): StageEvaluation {
   const failureReviews: StageEvaluation['failureReviews'] = [];
   const review = (subject: string, cases: readonly CaseState[]) => {
     for (const c of cases) {
-      if (c.latest && FAILING.has(c.latest.result) && !input.reviewedFailures.has(c.latest.id)) failureReviews.push({ verdictId: c.latest.id, subject, caseId: c.caseId });
+      if (c.latest && FAILING.has(c.latest.result) && !input.reviewedFailures.has(c.latest.id))
+        failureReviews.push({ verdictId: c.latest.id, subject, caseId: c.caseId });
     }
   };
 
@@ -153,7 +175,9 @@ export function evaluateStage(input: GateInput): StageEvaluation {
   const groupWaits: Wait[] = [];
   // A shared group whose members were all removed holds nothing (QA13).
   const live = (x: PlanGroup) => x.runLevel || x.coveredItemIds.length > 0;
-  for (const g of input.groups.filter((x) => x.runId === run.id && x.stage === run.stage && x.outcome !== 'superseded' && live(x))) {
+  for (const g of input.groups.filter(
+    (x) => x.runId === run.id && x.stage === run.stage && x.outcome !== 'superseded' && live(x),
+  )) {
     const cases = evaluateCases(
       g.cases,
       input.verdicts.filter((v) => v.groupId === g.id && v.commit === g.targetCommit),
@@ -163,7 +187,9 @@ export function evaluateStage(input: GateInput): StageEvaluation {
     review(g.id, cases);
     let triage: Triage | null = null;
     if (state === 'failed') {
-      const failures = cases.filter((c) => c.latest && FAILING.has(c.latest.result)).map((c) => ({ caseId: c.caseId, result: c.latest!.result }));
+      const failures = cases
+        .filter((c) => c.latest && FAILING.has(c.latest.result))
+        .map((c) => ({ caseId: c.caseId, result: c.latest!.result }));
       triage = {
         commit: g.targetCommit,
         plan: g.planId,
@@ -206,7 +232,14 @@ export function evaluateStage(input: GateInput): StageEvaluation {
     const waits: Wait[] = [];
     if (m.refusal) {
       // QA02: the holder is told the refusal and its recovery.
-      waits.push({ key: `${m.item}:qa_configuration_refused:${m.refusal.message}`, code: 'qa_configuration_refused', recipient: 'holder', subject: m.item, detail: m.refusal.message, command: m.refusal.recovery });
+      waits.push({
+        key: `${m.item}:qa_configuration_refused:${m.refusal.message}`,
+        code: 'qa_configuration_refused',
+        recipient: 'holder',
+        subject: m.item,
+        detail: m.refusal.message,
+        command: m.refusal.recovery,
+      });
     }
     let needsReview = false;
     const plans: MemberResult['plans'] = [];
@@ -215,7 +248,10 @@ export function evaluateStage(input: GateInput): StageEvaluation {
         const snap = input.snapshots.get(p.planId);
         const cases = evaluateCases(
           snap?.cases ?? [],
-          input.verdicts.filter((v) => v.issueNumber === m.issueNumber && v.groupId === null && v.planId === p.planId && v.commit === run.commit),
+          input.verdicts.filter(
+            (v) =>
+              v.issueNumber === m.issueNumber && v.groupId === null && v.planId === p.planId && v.commit === run.commit,
+          ),
         );
         review(m.item, cases);
         needsReview ||= (snap?.cases ?? []).some((c) => c.review === 'independent');
@@ -231,7 +267,11 @@ export function evaluateStage(input: GateInput): StageEvaluation {
             detail: failed
               ? `${m.item}'s plan ${p.planId}, case ${c.caseId} (${c.title}): latest verdict ${c.latest!.result}`
               : `${m.item}'s plan ${p.planId}, case ${c.caseId} (${c.title}) has no current pass${c.latest?.result === 'pass' ? ' with the evidence it requires' : ''}`,
-            command: c.manual ? cmd.itemManualCase(m.item, c.caseId) : failed ? cmd.itemCase(m.item, c.caseId) : cmd.itemPlan(m.item),
+            command: c.manual
+              ? cmd.itemManualCase(m.item, c.caseId)
+              : failed
+                ? cmd.itemCase(m.item, c.caseId)
+                : cmd.itemPlan(m.item),
           });
         }
         continue;
@@ -272,14 +312,33 @@ export function evaluateStage(input: GateInput): StageEvaluation {
         });
       }
     }
-    return { issueNumber: m.issueNumber, item: m.item, state: m.refusal ? 'refused' : waits.length ? 'waiting' : 'settled', plans, waits };
+    return {
+      issueNumber: m.issueNumber,
+      item: m.item,
+      state: m.refusal ? 'refused' : waits.length ? 'waiting' : 'settled',
+      plans,
+      waits,
+    };
   });
 
   // TR29: a stage with nothing to check settles only when it says so; otherwise it is refused, naming why.
   // What entry froze counts (a member removed since, or one whose plans were refused, had something to check).
   const empty = input.groups.length === 0 && input.members.every((m) => m.plans.length === 0 && !m.refusal);
-  const refusal = input.stageRefusal ?? (empty && !input.allowEmpty ? makeRefusal('qa_stage_empty', { repo: input.repo, stage: run.stage }) : null);
-  const stageWaits: Wait[] = refusal ? [{ key: `stage:${refusal.code}:${refusal.message}`, code: refusal.code === 'qa_stage_empty' ? 'qa_stage_empty' : 'qa_configuration_refused', recipient: 'driver', subject: run.stage, detail: refusal.message, command: refusal.recovery }] : [];
+  const refusal =
+    input.stageRefusal ??
+    (empty && !input.allowEmpty ? makeRefusal('qa_stage_empty', { repo: input.repo, stage: run.stage }) : null);
+  const stageWaits: Wait[] = refusal
+    ? [
+        {
+          key: `stage:${refusal.code}:${refusal.message}`,
+          code: refusal.code === 'qa_stage_empty' ? 'qa_stage_empty' : 'qa_configuration_refused',
+          recipient: 'driver',
+          subject: run.stage,
+          detail: refusal.message,
+          command: refusal.recovery,
+        },
+      ]
+    : [];
   const waits = [...stageWaits, ...groupWaits, ...members.flatMap((m) => m.waits)];
   return {
     members,
@@ -287,7 +346,10 @@ export function evaluateStage(input: GateInput): StageEvaluation {
     capture,
     failureReviews,
     waits,
-    settled: !refusal && groups.every((g) => g.state === 'passed') && members.every((m) => m.state === 'settled' || m.state === 'removed'),
+    settled:
+      !refusal &&
+      groups.every((g) => g.state === 'passed') &&
+      members.every((m) => m.state === 'settled' || m.state === 'removed'),
     failed: groups.some((g) => g.state === 'failed'),
   };
 }

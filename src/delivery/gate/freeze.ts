@@ -52,8 +52,21 @@ export interface FreezePlan {
 }
 
 /** A closed, passed group of the lineage that covers this item for this plan (QA14). */
-function creditingGroup(groups: readonly PlanGroup[], stage: string, planId: string, issue: number, runLevel: boolean): PlanGroup | undefined {
-  return groups.find((g) => g.stage === stage && g.planId === planId && g.runLevel === runLevel && g.outcome === 'passed' && g.coveredItemIds.includes(issue));
+function creditingGroup(
+  groups: readonly PlanGroup[],
+  stage: string,
+  planId: string,
+  issue: number,
+  runLevel: boolean,
+): PlanGroup | undefined {
+  return groups.find(
+    (g) =>
+      g.stage === stage &&
+      g.planId === planId &&
+      g.runLevel === runLevel &&
+      g.outcome === 'passed' &&
+      g.coveredItemIds.includes(issue),
+  );
 }
 
 export function planFreeze(input: FreezeInput): FreezePlan {
@@ -100,7 +113,18 @@ export function planFreeze(input: FreezeInput): FreezePlan {
   const snapshots = new Map<string, FreezePlan['snapshots'][number]>();
   const openGroup = (plan: QaPlan, covered: number[], runLevel: boolean): string => {
     const id = `${run.id}-g${input.groupCount + groups.length + 1}`;
-    groups.push({ id, runId: run.id, stage: run.stage, planId: plan.id, planName: plan.name, cases: plan.cases, targetCommit: run.commit, coveredItemIds: covered, runLevel, openedAt: input.now });
+    groups.push({
+      id,
+      runId: run.id,
+      stage: run.stage,
+      planId: plan.id,
+      planName: plan.name,
+      cases: plan.cases,
+      targetCommit: run.commit,
+      coveredItemIds: covered,
+      runLevel,
+      openedAt: input.now,
+    });
     return id;
   };
 
@@ -139,7 +163,9 @@ export function planFreeze(input: FreezeInput): FreezePlan {
         });
         break;
       }
-      const uncovered = input.members.map((m) => m.issueNumber).filter((n) => !creditingGroup(input.lineageGroups, run.stage, planId, n, true));
+      const uncovered = input.members
+        .map((m) => m.issueNumber)
+        .filter((n) => !creditingGroup(input.lineageGroups, run.stage, planId, n, true));
       if (uncovered.length) openGroup(found.plan, uncovered, true);
     }
   }

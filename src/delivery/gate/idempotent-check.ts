@@ -36,10 +36,16 @@ export interface WireReply {
   replayed: boolean;
 }
 
-const refusalReply = (r: Refusal): WireReply => ({ status: r.status, body: JSON.stringify({ error: { code: r.code, message: r.message, recovery: r.recovery } }), replayed: false });
+const refusalReply = (r: Refusal): WireReply => ({
+  status: r.status,
+  body: JSON.stringify({ error: { code: r.code, message: r.message, recovery: r.recovery } }),
+  replayed: false,
+});
 
 export const envelopeHash = (runId: string, e: DispatchEnvelope): string =>
-  createHash('sha256').update(JSON.stringify([runId, e.stage, e.driver, e.lease, e.commit])).digest('hex');
+  createHash('sha256')
+    .update(JSON.stringify([runId, e.stage, e.driver, e.lease, e.commit]))
+    .digest('hex');
 
 export async function dispatchIdempotent(
   ctx: DeliveryContext,
@@ -57,7 +63,8 @@ export async function dispatchIdempotent(
   const hash = envelopeHash(runId, envelope);
   // A completed result is replayed without a write transaction: replays must stay cheap.
   const recorded = await store.dispatchRequests.get(requestId);
-  if (recorded?.state === 'completed' && recorded.envelopeHash === hash && recorded.runId === runId) return { status: recorded.status!, body: recorded.response!, replayed: true };
+  if (recorded?.state === 'completed' && recorded.envelopeHash === hash && recorded.runId === runId)
+    return { status: recorded.status!, body: recorded.response!, replayed: true };
 
   let replay: WireReply | null = null;
   try {
@@ -66,38 +73,90 @@ export async function dispatchIdempotent(
       // TR12: a reservation whose process is gone can never finish: it is failed here, so this id may run again.
       await t.dispatchRequests.failLapsed(now);
       const known = await t.dispatchRequests.get(requestId);
-      if (known && (known.envelopeHash !== hash || known.runId !== runId)) throw new BusyError(makeRefusal('idempotency_key_reused', { request: requestId }));
+      if (known && (known.envelopeHash !== hash || known.runId !== runId))
+        throw new BusyError(makeRefusal('idempotency_key_reused', { request: requestId }));
       if (known?.state === 'completed') {
         replay = { status: known.status!, body: known.response!, replayed: true };
         return;
       }
-      if (known?.state === 'in_flight') throw new BusyError(makeRefusal('idempotency_request_in_flight', { request: requestId, run: runId }));
+      if (known?.state === 'in_flight')
+        throw new BusyError(makeRefusal('idempotency_request_in_flight', { request: requestId, run: runId }));
       const fresh = (await t.deploymentRuns.get(runId))!;
       const index = fresh.settings.stages.findIndex((x) => x.name === stage);
       // A check of a stage the run has just left (another check settled it first) is answered as settled, naming where the run is now.
-      const leftBehind = index >= 0 && (fresh.status === 'succeeded' || (fresh.status === 'active' && (index < fresh.currentStage || fresh.closingSince !== null)));
-      if (fresh.status !== 'active' && !leftBehind) throw new BusyError(makeRefusal('deployment_run_not_active', { run: runId, status: fresh.status }));
+      const leftBehind =
+        index >= 0 &&
+        (fresh.status === 'succeeded' ||
+          (fresh.status === 'active' && (index < fresh.currentStage || fresh.closingSince !== null)));
+      if (fresh.status !== 'active' && !leftBehind)
+        throw new BusyError(makeRefusal('deployment_run_not_active', { run: runId, status: fresh.status }));
       const current = fresh.settings.stages[fresh.currentStage]!;
-      if (stage !== envelope.stage) throw new BusyError(makeRefusal('dispatch_envelope_invalid', { run: runId, detail: `the envelope names stage ${envelope.stage}, the route ${stage}` }));
-      if (envelope.commit !== fresh.commit) throw new BusyError(makeRefusal('dispatch_envelope_invalid', { run: runId, detail: `the run is pinned at ${fresh.commit}, not ${envelope.commit}` }));
+      if (stage !== envelope.stage)
+        throw new BusyError(
+          makeRefusal('dispatch_envelope_invalid', {
+            run: runId,
+            detail: `the envelope names stage ${envelope.stage}, the route ${stage}`,
+          }),
+        );
+      if (envelope.commit !== fresh.commit)
+        throw new BusyError(
+          makeRefusal('dispatch_envelope_invalid', {
+            run: runId,
+            detail: `the run is pinned at ${fresh.commit}, not ${envelope.commit}`,
+          }),
+        );
       // A stage the run does not have is named as such, with the run's stages, not as one to wait for.
-      if (!fresh.settings.stages.some((x) => x.name === stage)) throw new BusyError(makeRefusal('deployment_stage_unknown', { run: runId, stage, stages: fresh.settings.stages.map((x) => x.name) }));
-      if (current.name !== stage && !leftBehind) throw new BusyError(makeRefusal('deployment_stage_not_current', { run: runId, stage, current: current.name, kind: current.kind }));
+      if (!fresh.settings.stages.some((x) => x.name === stage))
+        throw new BusyError(
+          makeRefusal('deployment_stage_unknown', {
+            run: runId,
+            stage,
+            stages: fresh.settings.stages.map((x) => x.name),
+          }),
+        );
+      if (current.name !== stage && !leftBehind)
+        throw new BusyError(
+          makeRefusal('deployment_stage_not_current', { run: runId, stage, current: current.name, kind: current.kind }),
+        );
       // The contention points, each refused with its holder before anything is reserved (DX12, DX13).
       const leased = fresh.driverId && fresh.leaseUntil !== null && fresh.leaseUntil > now;
       if (leased && fresh.driverId !== envelope.driver) {
-        throw new BusyError(makeRefusal('qa_checkin_busy', { run: runId, holder: fresh.driverId!, seconds: Math.ceil((fresh.leaseUntil! - now) / 1000) }));
+        throw new BusyError(
+          makeRefusal('qa_checkin_busy', {
+            run: runId,
+            holder: fresh.driverId!,
+            seconds: Math.ceil((fresh.leaseUntil! - now) / 1000),
+          }),
+        );
       }
       if (envelope.lease !== null && envelope.lease !== fresh.leaseToken) {
-        throw new BusyError(makeRefusal('dispatch_envelope_invalid', { run: runId, detail: 'the lease it names is no longer the run\'s; check in again' }));
+        throw new BusyError(
+          makeRefusal('dispatch_envelope_invalid', {
+            run: runId,
+            detail: "the lease it names is no longer the run's; check in again",
+          }),
+        );
       }
       const other = await t.dispatchRequests.inFlightFor(runId, requestId);
-      if (other) throw new BusyError(makeRefusal('run_busy', { run: runId, holder: `request ${other.requestId} of ${other.driver}` }));
+      if (other)
+        throw new BusyError(
+          makeRefusal('run_busy', { run: runId, holder: `request ${other.requestId} of ${other.driver}` }),
+        );
       const writing = (await t.executions.live(runId, stage, now)).find((e) => e.kind === 'deployment-stage');
-      if (writing) throw new BusyError(makeRefusal('qa_plan_busy', { run: runId, holder: `${writing.id} on ${writing.subject}` }));
+      if (writing)
+        throw new BusyError(makeRefusal('qa_plan_busy', { run: runId, holder: `${writing.id} on ${writing.subject}` }));
       const freezing = await t.workLocks.held(`freeze:${runId}:${stage}`, now, 5 * 60_000);
-      if (freezing) throw new BusyError(makeRefusal('qa_ownership_busy', { run: runId, stage, holder: freezing.holder }));
-      await t.dispatchRequests.reserve({ requestId, runId, stage, envelopeHash: hash, driver: envelope.driver, owner: ctx.processId, at: now });
+      if (freezing)
+        throw new BusyError(makeRefusal('qa_ownership_busy', { run: runId, stage, holder: freezing.holder }));
+      await t.dispatchRequests.reserve({
+        requestId,
+        runId,
+        stage,
+        envelopeHash: hash,
+        driver: envelope.driver,
+        owner: ctx.processId,
+        at: now,
+      });
     });
   } catch (err) {
     if (err instanceof BusyError) return refusalReply(err.refusal);
@@ -112,7 +171,17 @@ export async function dispatchIdempotent(
   const done = await Promise.race([work, limit]);
   if (done) return done;
   // Past the response limit: the reservation answers; the result is recorded when the work ends (DX08).
-  return { status: 202, body: JSON.stringify({ request: requestId, run: runId, stage, state: 'in_flight', wait: `/yoke/api/deployment-runs/${runId}/requests/${requestId}?wait=60` }), replayed: false };
+  return {
+    status: 202,
+    body: JSON.stringify({
+      request: requestId,
+      run: runId,
+      stage,
+      state: 'in_flight',
+      wait: `/yoke/api/deployment-runs/${runId}/requests/${requestId}?wait=60`,
+    }),
+    replayed: false,
+  };
 }
 
 /** The reserved work: a gate check whose result is recorded, or whose failure leaves the id free to send again. */
@@ -135,22 +204,45 @@ async function runReserved(ctx: DeliveryContext, runId: string, stage: string, r
     const detail = refusal?.message ?? `an internal error; the yoke log has it under request ${requestId}`;
     await store.dispatchRequests.fail(requestId, detail, clock.now());
     if (refusal) return refusalReply(refusal);
-    ctx.log.error({ run: runId, request: requestId, err: err instanceof Error ? err.stack : String(err) }, 'dispatch failed before recording a result');
+    ctx.log.error(
+      { run: runId, request: requestId, err: err instanceof Error ? err.stack : String(err) },
+      'dispatch failed before recording a result',
+    );
     return refusalReply(makeRefusal('dispatch_request_failed', { request: requestId, detail }));
   }
 }
 
 /** DX08: the recorded result of a request, waiting for it up to waitMs (each wait within the hosted cap). */
-export async function awaitResult(ctx: DeliveryContext, runId: string, requestId: string, waitMs: number, sleep: (ms: number) => Promise<void>, pollMs = 100): Promise<WireReply> {
+export async function awaitResult(
+  ctx: DeliveryContext,
+  runId: string,
+  requestId: string,
+  waitMs: number,
+  sleep: (ms: number) => Promise<void>,
+  pollMs = 100,
+): Promise<WireReply> {
   // Time waited is counted in polls, so the cap holds whatever clock the store runs on.
   for (let waited = 0; ; waited += pollMs) {
     const r = await ctx.store.dispatchRequests.get(requestId);
-    if (!r || r.runId !== runId) return refusalReply(makeRefusal('dispatch_request_unknown', { request: requestId, run: runId }));
+    if (!r || r.runId !== runId)
+      return refusalReply(makeRefusal('dispatch_request_unknown', { request: requestId, run: runId }));
     if (r.state === 'completed') return { status: r.status!, body: r.response!, replayed: true };
-    if (r.state === 'failed') return refusalReply(makeRefusal('dispatch_request_failed', { request: requestId, detail: r.detail ?? 'unknown' }));
+    if (r.state === 'failed')
+      return refusalReply(
+        makeRefusal('dispatch_request_failed', { request: requestId, detail: r.detail ?? 'unknown' }),
+      );
     // TR12: in flight under a process that is gone: it never finishes, so it is failed now and may be sent again.
-    if (!(await ctx.store.processes.alive(r.owner ?? '')) && (await ctx.store.dispatchRequests.failLapsed(ctx.clock.now())) > 0) continue;
-    if (waited >= waitMs) return { status: 202, body: JSON.stringify({ request: requestId, run: runId, stage: r.stage, state: 'in_flight' }), replayed: false };
+    if (
+      !(await ctx.store.processes.alive(r.owner ?? '')) &&
+      (await ctx.store.dispatchRequests.failLapsed(ctx.clock.now())) > 0
+    )
+      continue;
+    if (waited >= waitMs)
+      return {
+        status: 202,
+        body: JSON.stringify({ request: requestId, run: runId, stage: r.stage, state: 'in_flight' }),
+        replayed: false,
+      };
     await sleep(pollMs);
   }
 }

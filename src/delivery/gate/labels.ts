@@ -26,15 +26,28 @@ export interface LabelEvent {
 type LabelCtx = DeliveryContext;
 
 /** Acts on one qa: label added by `sender`: attaches (and replies) for a writer, writes nothing for anyone else. */
-async function actOnLabel(ctx: LabelCtx, repo: RepoRef, issue: number, label: string, sender: { login: string; isBot: boolean } | null): Promise<LabelOutcome> {
+async function actOnLabel(
+  ctx: LabelCtx,
+  repo: RepoRef,
+  issue: number,
+  label: string,
+  sender: { login: string; isBot: boolean } | null,
+): Promise<LabelOutcome> {
   if (!sender || sender.isBot) return 'ignored';
   const permission = await ctx.forge.getPermission(repo, sender.login);
   if (!canWrite(permission)) {
-    ctx.log.info({ repo: repo.fullName, issue, sender: sender.login, permission }, 'qa label from a non-writer ignored');
+    ctx.log.info(
+      { repo: repo.fullName, issue, sender: sender.login, permission },
+      'qa label from a non-writer ignored',
+    );
     return 'refused';
   }
   const result = await attachPlan(ctx, repo, issue, label.slice(QA_LABEL_PREFIX.length), sender.login, 'label');
-  await ctx.forge.createComment(repo, issue, commandReply(sender.login, result.ok ? result.value.message : refusalText(result.refusal)));
+  await ctx.forge.createComment(
+    repo,
+    issue,
+    commandReply(sender.login, result.ok ? result.value.message : refusalText(result.refusal)),
+  );
   return result.ok ? 'attached' : 'refused';
 }
 
@@ -59,11 +72,22 @@ export async function handleQaLabel(ctx: LabelCtx, e: LabelEvent): Promise<Label
  * handled: each is marked first (so it is handled once), then acted on as
  * whoever its newest `labeled` event names.
  */
-export async function reconcileIssueLabels(ctx: LabelCtx, repo: RepoRef, issue: number, labels: readonly string[]): Promise<{ label: string; outcome: LabelOutcome }[]> {
-  const attached = new Set((await ctx.store.qa.attachments(repo.fullName, issue)).map((a) => `${QA_LABEL_PREFIX}${a.planId}`));
+export async function reconcileIssueLabels(
+  ctx: LabelCtx,
+  repo: RepoRef,
+  issue: number,
+  labels: readonly string[],
+): Promise<{ label: string; outcome: LabelOutcome }[]> {
+  const attached = new Set(
+    (await ctx.store.qa.attachments(repo.fullName, issue)).map((a) => `${QA_LABEL_PREFIX}${a.planId}`),
+  );
   const out: { label: string; outcome: LabelOutcome }[] = [];
   for (const label of labels.filter((l) => l.startsWith(QA_LABEL_PREFIX) && !attached.has(l))) {
-    if ((await ctx.store.qaLabels.marked(repo.fullName, issue, label)) || !(await ctx.store.qaLabels.mark(repo.fullName, issue, label, ctx.clock.now()))) continue;
+    if (
+      (await ctx.store.qaLabels.marked(repo.fullName, issue, label)) ||
+      !(await ctx.store.qaLabels.mark(repo.fullName, issue, label, ctx.clock.now()))
+    )
+      continue;
     const outcome = await actOnLabel(ctx, repo, issue, label, await ctx.forge.labelledBy(repo, issue, label));
     await ctx.store.qaLabels.setOutcome(repo.fullName, issue, label, outcome);
     out.push({ label, outcome });
@@ -76,7 +100,10 @@ export async function reconcileIssueLabels(ctx: LabelCtx, repo: RepoRef, issue: 
  * read, each one's qa: labels reconciled. A label younger than the grace is
  * left to its webhook, and read on the next round.
  */
-export async function reconcileQaLabels(ctx: LabelCtx, repo: RepoRef): Promise<{ issue: number; label: string; outcome: LabelOutcome }[]> {
+export async function reconcileQaLabels(
+  ctx: LabelCtx,
+  repo: RepoRef,
+): Promise<{ issue: number; label: string; outcome: LabelOutcome }[]> {
   const now = ctx.clock.now();
   const settledBefore = now - ctx.policy.labelGraceMs;
   const cursor = await ctx.store.qaLabels.cursor(repo.fullName);
@@ -96,7 +123,7 @@ export async function reconcileQaLabels(ctx: LabelCtx, repo: RepoRef): Promise<{
 /** Every repository with a delivery section, each read at most once per `labelSyncMs`. */
 export async function syncQaLabels(ctx: LabelCtx): Promise<number> {
   let handled = 0;
-  for (const r of (await ctx.store.repos.list())) {
+  for (const r of await ctx.store.repos.list()) {
     const cursor = await ctx.store.qaLabels.cursor(r.fullName);
     if (cursor && ctx.clock.now() - cursor.readAt < ctx.policy.labelSyncMs) continue;
     const repo = await repoRefOf(ctx.store, r.fullName);

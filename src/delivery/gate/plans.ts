@@ -5,7 +5,12 @@ import type { PlanAtCommit } from './freeze.js';
 // QA plans are read from the repository at the pinned commit, never from a
 // working tree: what the run validates is what was merged.
 
-export async function readPlansAt(forge: Forge, repo: RepoRef, commit: string, plansDir: string): Promise<Map<string, PlanAtCommit>> {
+export async function readPlansAt(
+  forge: Forge,
+  repo: RepoRef,
+  commit: string,
+  plansDir: string,
+): Promise<Map<string, PlanAtCommit>> {
   const plans = new Map<string, PlanAtCommit>();
   for (const path of await forge.listFiles(repo, commit, plansDir)) {
     const id = planIdOf(plansDir, path);

@@ -17,25 +17,37 @@ import { namedPlans, readPlansAt } from './plans.js';
 // A QA stage's edges: entering it (reads, then the pure freeze, then one write
 // transaction), and gathering what its gate evaluation needs.
 
-
 /**
  * The holder of a member: its live yoke run, else the issue's assignee, else
  * the claim PR's author, else the issue's author when a writer. A bot is never
  * a person to tell (yoke's own app opens claim PRs), so it is passed over; with
  * nobody left, the member's waits go to the driver, the creator, then steering.
  */
-async function holderOf(ctx: DeliveryContext, dr: DeliveryRepo, liveRun: string | null, assignee: string | null, prAuthor: string | null, issueAuthor: string | null): Promise<string | null> {
+async function holderOf(
+  ctx: DeliveryContext,
+  dr: DeliveryRepo,
+  liveRun: string | null,
+  assignee: string | null,
+  prAuthor: string | null,
+  issueAuthor: string | null,
+): Promise<string | null> {
   if (liveRun) return `run:${liveRun}`;
   if (assignee && !isBotLogin(assignee)) return assignee;
   if (prAuthor && !isBotLogin(prAuthor)) return prAuthor;
-  if (issueAuthor && !isBotLogin(issueAuthor) && canWrite(await ctx.forge.getPermission(dr.repo, issueAuthor))) return issueAuthor;
+  if (issueAuthor && !isBotLogin(issueAuthor) && canWrite(await ctx.forge.getPermission(dr.repo, issueAuthor)))
+    return issueAuthor;
   return null;
 }
 
 /** QA07: freezes ownership for the members entering a QA stage; a stage already entered is left as it froze. */
-export async function enterQaStage(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string): Promise<void> {
+export async function enterQaStage(
+  ctx: DeliveryContext,
+  dr: DeliveryRepo,
+  run: DeploymentRun,
+  stage: string,
+): Promise<void> {
   const { store, clock } = ctx;
-  if ((await store.deploymentRuns.stage(run.id, stage))) return;
+  if (await store.deploymentRuns.stage(run.id, stage)) return;
   // DX12: one freeze at a time; another caller meanwhile is told qa_ownership_busy.
   const lock = `freeze:${run.id}:${stage}`;
   const me = `freeze-${randomBytes(4).toString('hex')}`;
@@ -54,7 +66,9 @@ const FREEZE_STALE_MS = 5 * 60_000;
 async function freezeStage(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string): Promise<void> {
   const { store, forge, clock } = ctx;
   const frozen = new Set((await store.qa.memberStages(run.id, stage)).map((m) => m.issueNumber));
-  const members = (await store.deploymentRuns.members(run.id)).filter((m) => m.removedAt === null && !frozen.has(m.issueNumber));
+  const members = (await store.deploymentRuns.members(run.id)).filter(
+    (m) => m.removedAt === null && !frozen.has(m.issueNumber),
+  );
   const plans = await readPlansAt(forge, dr.repo, run.commit, run.settings.plans_dir);
   const entering: EnteringMember[] = [];
   for (const m of members) {
@@ -67,7 +81,14 @@ async function freezeStage(ctx: DeliveryContext, dr: DeliveryRepo, run: Deployme
       issueNumber: m.issueNumber,
       item: dr.item(m.issueNumber),
       attached: (await store.qa.attachments(run.repo, m.issueNumber)).map((a) => a.planId),
-      holder: await holderOf(ctx, dr, live?.id ?? null, issue?.assignee ?? null, pull?.author ?? null, issue?.author ?? null),
+      holder: await holderOf(
+        ctx,
+        dr,
+        live?.id ?? null,
+        issue?.assignee ?? null,
+        pull?.author ?? null,
+        issue?.author ?? null,
+      ),
       prAuthor: pull?.author ?? null,
     });
   }
@@ -76,10 +97,19 @@ async function freezeStage(ctx: DeliveryContext, dr: DeliveryRepo, run: Deployme
     for (const ref of run.settings.run_plans) {
       const r = resolvePlanRef(ref, namedPlans(plans));
       if (!r.ok) {
-        const detail = r.reason === 'ambiguous' ? `the run-level plan "${ref}" matches ${r.ids.join(', ')}` : `the run-level plan "${ref}" is not in ${run.settings.plans_dir} at ${run.commit.slice(0, 12)}`;
+        const detail =
+          r.reason === 'ambiguous'
+            ? `the run-level plan "${ref}" matches ${r.ids.join(', ')}`
+            : `the run-level plan "${ref}" is not in ${run.settings.plans_dir} at ${run.commit.slice(0, 12)}`;
         return {
           ok: false as const,
-          refusal: makeRefusal('qa_configuration_refused', { repo: run.repo, file: CONFIG_PATH, field: 'delivery.run_plans', detail, then: `name an exact plan id, merge it, and take this run over with \`--supersedes ${run.id}\`.` }),
+          refusal: makeRefusal('qa_configuration_refused', {
+            repo: run.repo,
+            file: CONFIG_PATH,
+            field: 'delivery.run_plans',
+            detail,
+            then: `name an exact plan id, merge it, and take this run over with \`--supersedes ${run.id}\`.`,
+          }),
         };
       }
       ids.push(r.id);
@@ -99,13 +129,32 @@ async function freezeStage(ctx: DeliveryContext, dr: DeliveryRepo, run: Deployme
     now: clock.now(),
   });
   await store.write(async (t) => {
-    if ((await t.deploymentRuns.stage(run.id, stage))) return; // another entry won the race
-    for (const s of plan.snapshots) await t.qa.saveSnapshot({ runId: run.id, planId: s.planId, name: s.name, commit: run.commit, cases: s.cases });
+    if (await t.deploymentRuns.stage(run.id, stage)) return; // another entry won the race
+    for (const s of plan.snapshots)
+      await t.qa.saveSnapshot({ runId: run.id, planId: s.planId, name: s.name, commit: run.commit, cases: s.cases });
     for (const g of plan.groups) await t.qa.openGroup(g);
     for (const m of plan.members) {
-      await t.qa.freezeMember({ runId: run.id, stage, issueNumber: m.issueNumber, holder: m.holder, prAuthor: m.prAuthor, refusal: m.refusal, frozenAt: clock.now(), settledAt: null }, m.plans);
+      await t.qa.freezeMember(
+        {
+          runId: run.id,
+          stage,
+          issueNumber: m.issueNumber,
+          holder: m.holder,
+          prAuthor: m.prAuthor,
+          refusal: m.refusal,
+          frozenAt: clock.now(),
+          settledAt: null,
+        },
+        m.plans,
+      );
     }
-    await t.deploymentRuns.setStage({ runId: run.id, stage, state: 'frozen', refusal: plan.stageRefusal, at: clock.now() });
+    await t.deploymentRuns.setStage({
+      runId: run.id,
+      stage,
+      state: 'frozen',
+      refusal: plan.stageRefusal,
+      at: clock.now(),
+    });
   });
 }
 
@@ -115,7 +164,11 @@ async function freezeStage(ctx: DeliveryContext, dr: DeliveryRepo, run: Deployme
  * `ghost`) with write access or more. The gate then leaves out the author,
  * the holder and the assignee.
  */
-export async function reviewApprovals(reviews: readonly ReviewView[], mergedHead: string | null, isWriter: (login: string) => Promise<boolean>): Promise<string[]> {
+export async function reviewApprovals(
+  reviews: readonly ReviewView[],
+  mergedHead: string | null,
+  isWriter: (login: string) => Promise<boolean>,
+): Promise<string[]> {
   const latest = new Map<string, ReviewView>();
   for (const r of reviews) if (r.state !== 'COMMENTED') latest.set(r.author, r);
   const out: string[] = [];
@@ -128,7 +181,12 @@ export async function reviewApprovals(reviews: readonly ReviewView[], mergedHead
 }
 
 /** The head a claim PR merged at: yoke's own record of its merge (read for every member at once), else GitHub's (a person merged it). */
-async function mergedHeadOf(ctx: DeliveryContext, dr: DeliveryRepo, pr: number, mine: ReadonlyMap<number, string>): Promise<string | null> {
+async function mergedHeadOf(
+  ctx: DeliveryContext,
+  dr: DeliveryRepo,
+  pr: number,
+  mine: ReadonlyMap<number, string>,
+): Promise<string | null> {
   const head = mine.get(pr);
   if (head) return head;
   const pull = await ctx.forge.getPull(dr.repo, pr);
@@ -136,14 +194,22 @@ async function mergedHeadOf(ctx: DeliveryContext, dr: DeliveryRepo, pr: number, 
 }
 
 /** Everything the gate of a frozen QA stage looks at; reviews are read fresh from GitHub. */
-export async function gatherGate(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string): Promise<GateInput> {
+export async function gatherGate(
+  ctx: DeliveryContext,
+  dr: DeliveryRepo,
+  run: DeploymentRun,
+  stage: string,
+): Promise<GateInput> {
   const { store, forge } = ctx;
   const frozen = new Map((await store.qa.memberStages(run.id, stage)).map((m) => [m.issueNumber, m]));
   const plans = await store.qa.memberPlans(run.id, stage);
   const members: GateMember[] = [];
   const isWriter = async (login: string) => canWrite(await forge.getPermission(dr.repo, login));
   const runMembers = await store.deploymentRuns.members(run.id);
-  const merged = await store.merges.mergedHeads(dr.repo.fullName, runMembers.map((m) => m.prNumber));
+  const merged = await store.merges.mergedHeads(
+    dr.repo.fullName,
+    runMembers.map((m) => m.prNumber),
+  );
   for (const m of runMembers) {
     const f = frozen.get(m.issueNumber);
     if (!f) continue;
@@ -158,7 +224,13 @@ export async function gatherGate(ctx: DeliveryContext, dr: DeliveryRepo, run: De
       removed: m.removedAt !== null,
       refusal: f.refusal,
       plans: own,
-      approvals: needsReviews ? await reviewApprovals(await forge.listReviews(dr.repo, m.prNumber), await mergedHeadOf(ctx, dr, m.prNumber, merged), isWriter) : [],
+      approvals: needsReviews
+        ? await reviewApprovals(
+            await forge.listReviews(dr.repo, m.prNumber),
+            await mergedHeadOf(ctx, dr, m.prNumber, merged),
+            isWriter,
+          )
+        : [],
       assignee: needsReviews ? ((await forge.getIssue(dr.repo, m.issueNumber))?.assignee ?? null) : null,
     });
   }
@@ -177,7 +249,12 @@ export async function gatherGate(ctx: DeliveryContext, dr: DeliveryRepo, run: De
   };
 }
 
-export async function evaluateFrozenStage(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string): Promise<StageEvaluation> {
+export async function evaluateFrozenStage(
+  ctx: DeliveryContext,
+  dr: DeliveryRepo,
+  run: DeploymentRun,
+  stage: string,
+): Promise<StageEvaluation> {
   return evaluateStage(await gatherGate(ctx, dr, run, stage));
 }
 

@@ -40,7 +40,18 @@ export function decideGateStep(input: GateStepInput): GateStep {
     // Only item QA and refusals wake a member's holder.
     wakes: evaluation.waits
       .filter((w) => w.recipient === 'holder')
-      .map((w) => ({ wait: w, wake: { runId, stage, recipient: holders.get(w.subject) ?? 'unknown', subject: w.subject, waitKey: w.key, reason: w.code, wokenAt: now } })),
+      .map((w) => ({
+        wait: w,
+        wake: {
+          runId,
+          stage,
+          recipient: holders.get(w.subject) ?? 'unknown',
+          subject: w.subject,
+          waitKey: w.key,
+          reason: w.code,
+          wokenAt: now,
+        },
+      })),
     settledMembers: evaluation.members.filter((m) => m.state === 'settled').map((m) => m.issueNumber),
     passedGroups: evaluation.groups.filter((g) => g.state === 'passed').map((g) => g.id),
     waits: evaluation.waits,

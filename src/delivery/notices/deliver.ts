@@ -35,7 +35,13 @@ export function recipientsOf(ctx: DeliveryContext, run: DeploymentRun): Recipien
 }
 
 /** The notice subjects of a stage: each member's holder waits, and the driver's (groups, reviews, stage refusals). */
-export async function subjectsOf(ctx: DeliveryContext, run: DeploymentRun, stage: string, evaluation: StageEvaluation, extra: ReadonlyMap<string, Wait[]>): Promise<NoticeSubject[]> {
+export async function subjectsOf(
+  ctx: DeliveryContext,
+  run: DeploymentRun,
+  stage: string,
+  evaluation: StageEvaluation,
+  extra: ReadonlyMap<string, Wait[]>,
+): Promise<NoticeSubject[]> {
   const frozen = new Map((await ctx.store.qa.memberStages(run.id, stage)).map((m) => [m.issueNumber, m]));
   const prs = new Map((await ctx.store.deploymentRuns.members(run.id)).map((m) => [m.issueNumber, m.prNumber]));
   const subjects: NoticeSubject[] = [];
@@ -49,21 +55,39 @@ export async function subjectsOf(ctx: DeliveryContext, run: DeploymentRun, stage
     const waits = [...m.waits.filter((w) => w.recipient === 'holder'), ...(extra.get(m.item) ?? [])];
     const f = frozen.get(m.issueNumber);
     const holder = f?.holder ?? null;
-    subjects.push({ subject: m.item, audience: 'holder', waits, holderThread: prs.get(m.issueNumber) ?? null, holder: holder ? { id: holder, live: await holderLive(ctx, holder) } : null });
+    subjects.push({
+      subject: m.item,
+      audience: 'holder',
+      waits,
+      holderThread: prs.get(m.issueNumber) ?? null,
+      holder: holder ? { id: holder, live: await holderLive(ctx, holder) } : null,
+    });
   }
-  for (const [subject, waits] of driver) subjects.push({ subject, audience: 'driver', waits, holderThread: null, holder: null });
+  for (const [subject, waits] of driver)
+    subjects.push({ subject, audience: 'driver', waits, holderThread: null, holder: null });
   return subjects;
 }
 
-export async function deliverNotices(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string, subjects: readonly NoticeSubject[], closedGroups: ReadonlySet<string>): Promise<NoticeReport> {
+export async function deliverNotices(
+  ctx: DeliveryContext,
+  dr: DeliveryRepo,
+  run: DeploymentRun,
+  stage: string,
+  subjects: readonly NoticeSubject[],
+  closedGroups: ReadonlySet<string>,
+): Promise<NoticeReport> {
   const report: NoticeReport = { posted: [], edited: 0, kept: 0, withdrawn: 0, resolved: 0 };
   const { store, forge, clock } = ctx;
   // What became of the notices out there: a deleted comment cancels its notice (QA21); a reaction answers it.
-  for (const n of (await store.notices.forRun(run.id)).filter((x) => x.stage === stage && x.commentId !== null && ['posted', 'edited'].includes(x.state))) {
+  for (const n of (await store.notices.forRun(run.id)).filter(
+    (x) => x.stage === stage && x.commentId !== null && ['posted', 'edited'].includes(x.state),
+  )) {
     const seen = await forge.readComment(dr.repo, n.commentId!);
-    if (!seen) await store.notices.update(n.id, { state: 'cancelled', detail: 'the comment was deleted', at: clock.now() });
+    if (!seen)
+      await store.notices.update(n.id, { state: 'cancelled', detail: 'the comment was deleted', at: clock.now() });
     // Only the recipient's own reaction answers its notice; anyone else's changes nothing (QA23 still flags it).
-    else if (seen.reactors.includes(n.recipient)) await store.notices.update(n.id, { state: 'answered', detail: 'the recipient reacted', at: clock.now() });
+    else if (seen.reactors.includes(n.recipient))
+      await store.notices.update(n.id, { state: 'answered', detail: 'the recipient reacted', at: clock.now() });
   }
   for (let round = 0; round < 2; round++) {
     const existing = (await store.notices.forRun(run.id)).filter((n) => n.stage === stage);
@@ -76,16 +100,34 @@ export async function deliverNotices(ctx: DeliveryContext, dr: DeliveryRepo, run
 }
 
 /** Carries out one action; true when it found the notice's comment deleted. */
-async function execute(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string, a: NoticeAction, report: NoticeReport): Promise<boolean> {
+async function execute(
+  ctx: DeliveryContext,
+  dr: DeliveryRepo,
+  run: DeploymentRun,
+  stage: string,
+  a: NoticeAction,
+  report: NoticeReport,
+): Promise<boolean> {
   const { store, forge, clock } = ctx;
-  const text = (kind: string, recipient: string, subject: string, waits: readonly Wait[]) => qaNotice({ kind, recipient, repo: run.repo, run: run.id, stage, commit: run.commit, subject, waits });
+  const text = (kind: string, recipient: string, subject: string, waits: readonly Wait[]) =>
+    qaNotice({ kind, recipient, repo: run.repo, run: run.id, stage, commit: run.commit, subject, waits });
   if (a.type === 'keep') {
     report.kept++;
     return false;
   }
   if (a.type === 'post') {
     if (a.supersedes !== null) await store.notices.update(a.supersedes, { state: 'superseded', at: clock.now() });
-    const id = await store.notices.create({ runId: run.id, stage, subject: a.subject, audience: a.audience, recipientKind: a.to.kind, recipient: a.to.id, waitKey: a.waitKey, thread: a.to.thread, at: clock.now() });
+    const id = await store.notices.create({
+      runId: run.id,
+      stage,
+      subject: a.subject,
+      audience: a.audience,
+      recipientKind: a.to.kind,
+      recipient: a.to.id,
+      waitKey: a.waitKey,
+      thread: a.to.thread,
+      at: clock.now(),
+    });
     const body = text(a.to.kind, a.to.id, a.subject, a.waits);
     try {
       const commentId = await forge.createComment(dr.repo, a.to.thread, body);
@@ -98,14 +140,21 @@ async function execute(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRu
   }
   const n = a.notice;
   const body =
-    a.type === 'edit' ? text(n.recipientKind, n.recipient, n.subject, a.waits) : a.type === 'withdraw' ? qaNoticeWithdrawn(n.recipientKind, n.recipient, run.id, a.group) : qaNoticeResolved(n.recipientKind, n.recipient, run.id, n.subject, stage);
+    a.type === 'edit'
+      ? text(n.recipientKind, n.recipient, n.subject, a.waits)
+      : a.type === 'withdraw'
+        ? qaNoticeWithdrawn(n.recipientKind, n.recipient, run.id, a.group)
+        : qaNoticeResolved(n.recipientKind, n.recipient, run.id, n.subject, stage);
   try {
     if (!(await forge.editComment(dr.repo, n.commentId!, body))) {
       await store.notices.update(n.id, { state: 'cancelled', detail: 'the comment was deleted', at: clock.now() });
       return a.type === 'edit';
     }
   } catch (err) {
-    ctx.log.warn({ run: run.id, notice: n.id, err: String(err) }, 'could not edit a notice; the next dispatch tries again');
+    ctx.log.warn(
+      { run: run.id, notice: n.id, err: String(err) },
+      'could not edit a notice; the next dispatch tries again',
+    );
     return false;
   }
   if (a.type === 'edit') {

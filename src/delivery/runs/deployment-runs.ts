@@ -23,7 +23,10 @@ export interface CreateRequest {
 const newDeploymentRunId = () => `dr-${randomBytes(5).toString('hex')}`;
 
 /** The run, its delivery repository, and whether it may still move; or the refusal that says why not. */
-export async function activeRun(ctx: DeliveryContext, id: string): Promise<Result<{ run: DeploymentRun; dr: DeliveryRepo }>> {
+export async function activeRun(
+  ctx: DeliveryContext,
+  id: string,
+): Promise<Result<{ run: DeploymentRun; dr: DeliveryRepo }>> {
   const run = await ctx.store.deploymentRuns.get(id);
   if (!run) return refuse('deployment_run_unknown', { run: id });
   if (run.status !== 'active') return refuse('deployment_run_not_active', { run: id, status: run.status });
@@ -49,7 +52,8 @@ export async function runAtStage<K extends Stage['kind'] = Stage['kind']>(
   const index = stages.findIndex((s) => s.name === stage);
   if (index < 0) return refuse('deployment_stage_unknown', { run: run.id, stage, stages: stages.map((s) => s.name) });
   const current = stages[run.currentStage]!;
-  if (index !== run.currentStage || (kind !== null && current.kind !== kind)) return refuse('deployment_stage_not_current', { run: run.id, stage, current: current.name, kind: current.kind });
+  if (index !== run.currentStage || (kind !== null && current.kind !== kind))
+    return refuse('deployment_stage_not_current', { run: run.id, stage, current: current.name, kind: current.kind });
   return ok({ run, dr, stage: current as Extract<Stage, { kind: K }> });
 }
 
@@ -70,7 +74,11 @@ export async function createDeploymentRun(ctx: DeliveryContext, req: CreateReque
  * TR29: whether a commit is on the default branch, or on a release branch the
  * opt-in file names that GitHub protects; else which branch holds it unprotected, or none.
  */
-async function trustedBranchOf(ctx: DeliveryContext, dr: DeliveryRepo, commit: string): Promise<{ trusted: true } | { trusted: false; unprotected: string | null }> {
+async function trustedBranchOf(
+  ctx: DeliveryContext,
+  dr: DeliveryRepo,
+  commit: string,
+): Promise<{ trusted: true } | { trusted: false; unprotected: string | null }> {
   let unprotected: string | null = null;
   for (const branch of ['HEAD', ...(dr.settings.release_branches ?? [])]) {
     const head = await ctx.forge.resolveCommit(dr.repo, branch);
@@ -93,18 +101,35 @@ async function startDeploymentRun(ctx: DeliveryContext, req: CreateRequest): Pro
   if (!commit) return refuse('deployment_commit_unknown', { repo: req.repo, commit: req.commit ?? 'HEAD' });
   // TR29: the QA gate is defined by the default branch (or a release branch the opt-in file names), never by the commit under test.
   const branch = await trustedBranchOf(ctx, dr, commit);
-  if (!branch.trusted && branch.unprotected) return refuse('deployment_branch_unprotected', { repo: req.repo, commit: commit.slice(0, 12), branch: branch.unprotected });
+  if (!branch.trusted && branch.unprotected)
+    return refuse('deployment_branch_unprotected', {
+      repo: req.repo,
+      commit: commit.slice(0, 12),
+      branch: branch.unprotected,
+    });
   if (!branch.trusted) {
-    return refuse('deployment_commit_off_branch', { repo: req.repo, commit: commit.slice(0, 12), branches: ['default branch', ...(dr.settings.release_branches ?? [])].join(' or ') });
+    return refuse('deployment_commit_off_branch', {
+      repo: req.repo,
+      commit: commit.slice(0, 12),
+      branches: ['default branch', ...(dr.settings.release_branches ?? [])].join(' or '),
+    });
   }
 
   let old: DeploymentRun | undefined;
   if (req.supersedes) {
     old = await store.deploymentRuns.get(req.supersedes);
-    if (!old || old.repo !== req.repo) return refuse('deployment_supersedes_refused', { run: req.supersedes, detail: `it is not a deployment run of ${req.repo}` });
-    if (old.status !== 'active' && old.status !== 'failed') return refuse('deployment_supersedes_refused', { run: old.id, detail: `it is ${old.status}` });
+    if (!old || old.repo !== req.repo)
+      return refuse('deployment_supersedes_refused', {
+        run: req.supersedes,
+        detail: `it is not a deployment run of ${req.repo}`,
+      });
+    if (old.status !== 'active' && old.status !== 'failed')
+      return refuse('deployment_supersedes_refused', { run: old.id, detail: `it is ${old.status}` });
     if (old.commit === commit || !(await forge.isAncestor(dr.repo, old.commit, commit))) {
-      return refuse('deployment_supersedes_refused', { run: old.id, detail: `${commit.slice(0, 12)} is not later than its pinned commit ${old.commit.slice(0, 12)}` });
+      return refuse('deployment_supersedes_refused', {
+        run: old.id,
+        detail: `${commit.slice(0, 12)} is not later than its pinned commit ${old.commit.slice(0, 12)}`,
+      });
     }
   }
   const active = await store.deploymentRuns.activeFor(req.repo);
@@ -115,7 +140,8 @@ async function startDeploymentRun(ctx: DeliveryContext, req: CreateRequest): Pro
   const eligible: { issueNumber: number; prNumber: number }[] = [];
   const why = new Map<number, string>();
   for (const item of owed) {
-    if (await forge.isAncestor(dr.repo, item.mergeSha, commit)) eligible.push({ issueNumber: item.issueNumber, prNumber: item.prNumber });
+    if (await forge.isAncestor(dr.repo, item.mergeSha, commit))
+      eligible.push({ issueNumber: item.issueNumber, prNumber: item.prNumber });
     else why.set(item.issueNumber, `its claim PR #${item.prNumber} merged after ${commit.slice(0, 12)}`);
   }
   let members = eligible;
@@ -127,7 +153,13 @@ async function startDeploymentRun(ctx: DeliveryContext, req: CreateRequest): Pro
       const found = eligible.find((e) => e.issueNumber === n);
       if (!found) {
         const delivered = (await store.deliveryItems.get(req.repo, n))?.state === 'delivered';
-        return refuse('deployment_item_refused', { repo: req.repo, item: dr.item(n), detail: why.get(n) ?? (delivered ? 'it is already delivered' : 'no merged claim PR of it is known, so its delivery is not owed') });
+        return refuse('deployment_item_refused', {
+          repo: req.repo,
+          item: dr.item(n),
+          detail:
+            why.get(n) ??
+            (delivered ? 'it is already delivered' : 'no merged claim PR of it is known, so its delivery is not owed'),
+        });
       }
       if (!members.includes(found)) members.push(found);
     }
@@ -143,7 +175,16 @@ async function startDeploymentRun(ctx: DeliveryContext, req: CreateRequest): Pro
       await t.deploymentRuns.setStatus(old.id, 'superseded', now);
       await t.qa.closeOpenGroupsOf(old.id, 'superseded', now);
     }
-    await t.deploymentRuns.create({ id, repo: req.repo, commit, settings: dr.settings, creator: req.creator ?? null, supersedes: old?.id ?? null, members, at: now });
+    await t.deploymentRuns.create({
+      id,
+      repo: req.repo,
+      commit,
+      settings: dr.settings,
+      creator: req.creator ?? null,
+      supersedes: old?.id ?? null,
+      members,
+      at: now,
+    });
     return ok(id);
   });
   if (!created.ok) return created;
@@ -156,7 +197,13 @@ async function startDeploymentRun(ctx: DeliveryContext, req: CreateRequest): Pro
 }
 
 /** QA13: removes an item from the run; its delivery stays owed, and it leaves the groups it was waiting on. */
-export async function removeMember(ctx: DeliveryContext, actor: Actor, runId: string, ref: string, reason: string): Promise<Result<DeploymentView>> {
+export async function removeMember(
+  ctx: DeliveryContext,
+  actor: Actor,
+  runId: string,
+  ref: string,
+  reason: string,
+): Promise<Result<DeploymentView>> {
   const got = await activeRun(ctx, runId);
   if (!got.ok) return got;
   const { run, dr } = got.value;
@@ -166,11 +213,19 @@ export async function removeMember(ctx: DeliveryContext, actor: Actor, runId: st
   const by = who.value;
   const n = dr.parseItem(ref);
   const members = (await ctx.store.deploymentRuns.members(run.id)).filter((m) => m.removedAt === null);
-  if (n === null || !members.some((m) => m.issueNumber === n)) return refuse('deployment_item_unknown', { run: run.id, item: ref, members: members.map((m) => dr.item(m.issueNumber)) });
+  if (n === null || !members.some((m) => m.issueNumber === n))
+    return refuse('deployment_item_unknown', {
+      run: run.id,
+      item: ref,
+      members: members.map((m) => dr.item(m.issueNumber)),
+    });
   await ctx.store.write(async (t) => {
     await t.deploymentRuns.removeMember(run.id, n, by, reason, ctx.clock.now());
     for (const g of (await t.qa.groups([run.id])).filter((x) => x.state === 'open' && x.coveredItemIds.includes(n))) {
-      await t.qa.setCovered(g.id, g.coveredItemIds.filter((i) => i !== n));
+      await t.qa.setCovered(
+        g.id,
+        g.coveredItemIds.filter((i) => i !== n),
+      );
     }
   });
   await syncTrackingIssue(ctx, dr, run.id);
@@ -192,7 +247,11 @@ export async function findRunsOfItem(ctx: DeliveryContext, ref: string): Promise
     const dr = await deliveryRepo(ctx, run.repo);
     if (!dr.ok) continue;
     const n = dr.value.parseItem(ref);
-    if (n !== null && (await ctx.store.deploymentRuns.members(run.id)).some((m) => m.issueNumber === n && m.removedAt === null)) out.push(run.id);
+    if (
+      n !== null &&
+      (await ctx.store.deploymentRuns.members(run.id)).some((m) => m.issueNumber === n && m.removedAt === null)
+    )
+      out.push(run.id);
   }
   return out;
 }

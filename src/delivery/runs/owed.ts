@@ -17,13 +17,26 @@ export interface OwedDeps {
 }
 
 /** Delivery's subscription to the fleet's merges: each claim PR yoke merges owes its item's delivery. */
-export const recordOwedOnMerge: MergeListener = (deps, merged) => recordDeliveryOwed(deps, merged.repo, merged.pr, merged.mergeSha, owedLabelOf(merged.config.delivery));
+export const recordOwedOnMerge: MergeListener = (deps, merged) =>
+  recordDeliveryOwed(deps, merged.repo, merged.pr, merged.mergeSha, owedLabelOf(merged.config.delivery));
 
 /** Records the owed delivery of a merged claim PR and labels its issue; a failed label is retried later. */
-export async function recordDeliveryOwed(deps: OwedDeps, repo: RepoRef, pr: number, mergeSha: string, label: string): Promise<void> {
+export async function recordDeliveryOwed(
+  deps: OwedDeps,
+  repo: RepoRef,
+  pr: number,
+  mergeSha: string,
+  label: string,
+): Promise<void> {
   const claim = await deps.store.claims.forPull(repo.fullName, pr);
   if (!claim) return;
-  await deps.store.deliveryItems.recordOwed({ repo: repo.fullName, issueNumber: claim.issueNumber, prNumber: pr, mergeSha, at: deps.now() });
+  await deps.store.deliveryItems.recordOwed({
+    repo: repo.fullName,
+    issueNumber: claim.issueNumber,
+    prNumber: pr,
+    mergeSha,
+    at: deps.now(),
+  });
   await labelOwed(deps, repo, claim.issueNumber, label);
 }
 
@@ -32,7 +45,10 @@ async function labelOwed(deps: OwedDeps, repo: RepoRef, issue: number, label: st
     await deps.forge.addLabels(repo, issue, [label]);
     await deps.store.deliveryItems.markLabelled(repo.fullName, issue);
   } catch (err) {
-    deps.log.warn({ repo: repo.fullName, issue, err: String(err) }, 'could not label the owed delivery; tried again later');
+    deps.log.warn(
+      { repo: repo.fullName, issue, err: String(err) },
+      'could not label the owed delivery; tried again later',
+    );
   }
 }
 
@@ -42,8 +58,15 @@ export async function reconcileOwed(deps: OwedDeps, repo: RepoRef, label: string
     if (await deps.store.deliveryItems.get(repo.fullName, claim.issueNumber)) continue;
     const pull = await deps.forge.getPull(repo, claim.prNumber);
     if (pull?.merged && pull.mergeCommitSha) {
-      await deps.store.deliveryItems.recordOwed({ repo: repo.fullName, issueNumber: claim.issueNumber, prNumber: claim.prNumber, mergeSha: pull.mergeCommitSha, at: deps.now() });
+      await deps.store.deliveryItems.recordOwed({
+        repo: repo.fullName,
+        issueNumber: claim.issueNumber,
+        prNumber: claim.prNumber,
+        mergeSha: pull.mergeCommitSha,
+        at: deps.now(),
+      });
     }
   }
-  for (const item of (await deps.store.deliveryItems.listUnlabelled()).filter((i) => i.repo === repo.fullName)) await labelOwed(deps, repo, item.issueNumber, label);
+  for (const item of (await deps.store.deliveryItems.listUnlabelled()).filter((i) => i.repo === repo.fullName))
+    await labelOwed(deps, repo, item.issueNumber, label);
 }

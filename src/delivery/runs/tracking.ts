@@ -10,7 +10,12 @@ import { viewDeploymentRun, type KnownEvaluation } from './view.js';
 export const DEPLOY_LABEL = 'yoke:deploy';
 
 /** `known`: a stage's evaluation the caller has just made (a gate check's), so the view does not gather it again. */
-export async function syncTrackingIssue(ctx: DeliveryContext, dr: DeliveryRepo, runId: string, known?: KnownEvaluation): Promise<void> {
+export async function syncTrackingIssue(
+  ctx: DeliveryContext,
+  dr: DeliveryRepo,
+  runId: string,
+  known?: KnownEvaluation,
+): Promise<void> {
   const run = await ctx.store.deploymentRuns.get(runId);
   if (!run) return;
   try {
@@ -18,7 +23,11 @@ export async function syncTrackingIssue(ctx: DeliveryContext, dr: DeliveryRepo, 
     const body = trackingIssueBody(view);
     const hash = createHash('sha256').update(body).digest('hex');
     if (run.trackingIssue === null) {
-      const number = await ctx.forge.createIssue(dr.repo, { title: trackingIssueTitle(view), body, labels: [DEPLOY_LABEL] });
+      const number = await ctx.forge.createIssue(dr.repo, {
+        title: trackingIssueTitle(view),
+        body,
+        labels: [DEPLOY_LABEL],
+      });
       await ctx.store.deploymentRuns.setTracking(run.id, number, hash);
     } else if (run.trackingHash !== hash) {
       await ctx.forge.updateIssue(dr.repo, run.trackingIssue, { body });

@@ -21,7 +21,14 @@ export interface StageView {
   waits: Wait[];
   groups: GroupResult[];
   /** DP01: a deploy stage's GitHub deployments, one per start, oldest first, each with its environment's page. */
-  deployments: { id: number; environment: string; state: string; workflowRunId: number | null; logUrl: string | null; url: string }[];
+  deployments: {
+    id: number;
+    environment: string;
+    state: string;
+    workflowRunId: number | null;
+    logUrl: string | null;
+    url: string;
+  }[];
 }
 
 export interface MemberView {
@@ -48,7 +55,16 @@ export interface DeploymentView {
   currentStage: string | null;
   stages: StageView[];
   members: MemberView[];
-  verdicts: { stage: string; subject: string; plan: string; case: string; result: string; source: string; replaces: string | null; by: string }[];
+  verdicts: {
+    stage: string;
+    subject: string;
+    plan: string;
+    case: string;
+    result: string;
+    source: string;
+    replaces: string | null;
+    by: string;
+  }[];
   /** What moves the run now: the current stage's waits, or the deploy command. */
   next: string[];
 }
@@ -59,20 +75,42 @@ export interface KnownEvaluation {
   evaluation: StageEvaluation;
 }
 
-export async function viewDeploymentRun(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, known?: KnownEvaluation): Promise<DeploymentView> {
+export async function viewDeploymentRun(
+  ctx: DeliveryContext,
+  dr: DeliveryRepo,
+  run: DeploymentRun,
+  known?: KnownEvaluation,
+): Promise<DeploymentView> {
   const { store } = ctx;
   const records = new Map((await store.deploymentRuns.stages(run.id)).map((s) => [s.stage, s]));
   const byStage = new Map<string, StageDeployment[]>();
-  for (const d of await store.stageDeployments.forRun(run.id)) byStage.set(d.stage, [...(byStage.get(d.stage) ?? []), d]);
+  for (const d of await store.stageDeployments.forRun(run.id))
+    byStage.set(d.stage, [...(byStage.get(d.stage) ?? []), d]);
   const memberStates = new Map<number, Record<string, string>>();
   const stages: StageView[] = [];
   for (const [i, s] of run.settings.stages.entries()) {
     const rec = records.get(s.name);
     const current = run.status === 'active' && run.closingSince === null && i === run.currentStage;
-    const base = { name: s.name, kind: s.kind, current, attempts: rec?.attempts ?? 0, detail: rec?.detail ?? null, waits: [] as Wait[], groups: [] as GroupResult[], deployments: [] as StageView['deployments'] };
+    const base = {
+      name: s.name,
+      kind: s.kind,
+      current,
+      attempts: rec?.attempts ?? 0,
+      detail: rec?.detail ?? null,
+      waits: [] as Wait[],
+      groups: [] as GroupResult[],
+      deployments: [] as StageView['deployments'],
+    };
     if (s.kind === 'deploy') {
       const state = rec ? (rec.state as StageView['state']) : 'pending';
-      const deployments = (byStage.get(s.name) ?? []).map((d) => ({ id: d.deploymentId, environment: d.environment, state: d.state, workflowRunId: d.workflowRunId, logUrl: d.logUrl, url: environmentUrl(ctx.webUrl ?? 'https://github.com', run.repo, d.environment) }));
+      const deployments = (byStage.get(s.name) ?? []).map((d) => ({
+        id: d.deploymentId,
+        environment: d.environment,
+        state: d.state,
+        workflowRunId: d.workflowRunId,
+        logUrl: d.logUrl,
+        url: environmentUrl(ctx.webUrl ?? 'https://github.com', run.repo, d.environment),
+      }));
       stages.push({ ...base, state, deployments });
       continue;
     }
@@ -81,25 +119,47 @@ export async function viewDeploymentRun(ctx: DeliveryContext, dr: DeliveryRepo, 
       continue;
     }
     const evaluation = known?.stage === s.name ? known.evaluation : await evaluateFrozenStage(ctx, dr, run, s.name);
-    for (const m of evaluation.members) memberStates.set(m.issueNumber, { ...(memberStates.get(m.issueNumber) ?? {}), [s.name]: m.state });
-    stages.push({ ...base, state: rec.state === 'settled' ? 'settled' : 'waiting', detail: rec.refusal?.message ?? rec.detail, waits: rec.state === 'settled' ? [] : evaluation.waits, groups: evaluation.groups });
+    for (const m of evaluation.members)
+      memberStates.set(m.issueNumber, { ...(memberStates.get(m.issueNumber) ?? {}), [s.name]: m.state });
+    stages.push({
+      ...base,
+      state: rec.state === 'settled' ? 'settled' : 'waiting',
+      detail: rec.refusal?.message ?? rec.detail,
+      waits: rec.state === 'settled' ? [] : evaluation.waits,
+      groups: evaluation.groups,
+    });
   }
   const closing = run.status === 'active' && run.closingSince !== null;
-  const currentStage = run.status === 'active' && !closing ? (run.settings.stages[run.currentStage]?.name ?? null) : null;
+  const currentStage =
+    run.status === 'active' && !closing ? (run.settings.stages[run.currentStage]?.name ?? null) : null;
   const cur = closing ? undefined : stages.find((s) => s.current);
   const claims = new Map((await store.closeouts.forRun(run.id)).map((c) => [c.issueNumber, c]));
   const owed = closing
     ? (await owedMembers(ctx, run)).map((n) => {
         const c = claims.get(n);
-        const detail = c?.state === 'refused' ? (c.refusal?.message ?? 'its close-out was refused') : c?.state === 'running' ? 'its close-out is running' : 'its close-out has not started';
+        const detail =
+          c?.state === 'refused'
+            ? (c.refusal?.message ?? 'its close-out was refused')
+            : c?.state === 'running'
+              ? 'its close-out is running'
+              : 'its close-out has not started';
         return { item: dr.item(n), detail, command: c?.state === 'refused' ? (c.refusal?.recovery ?? null) : null };
       })
     : [];
   const next: string[] = closing
     ? owed.flatMap((o) => (o.command ? [o.command] : []))
-    : !cur ? [] : cur.kind === 'deploy' ? [qaCommands(run.repo, run.id, cur.name).deployStage()] : cur.state === 'not_entered' ? [qaCommands(run.repo, run.id, cur.name).get()] : cur.waits.map((w) => w.command);
+    : !cur
+      ? []
+      : cur.kind === 'deploy'
+        ? [qaCommands(run.repo, run.id, cur.name).deployStage()]
+        : cur.state === 'not_entered'
+          ? [qaCommands(run.repo, run.id, cur.name).get()]
+          : cur.waits.map((w) => w.command);
   const runMembers = await store.deploymentRuns.members(run.id);
-  const items = await store.deliveryItems.forIssues(run.repo, runMembers.map((m) => m.issueNumber));
+  const items = await store.deliveryItems.forIssues(
+    run.repo,
+    runMembers.map((m) => m.issueNumber),
+  );
   return {
     id: run.id,
     repo: run.repo,
@@ -111,14 +171,16 @@ export async function viewDeploymentRun(ctx: DeliveryContext, dr: DeliveryRepo, 
     trackingIssue: run.trackingIssue,
     currentStage,
     stages,
-    members: runMembers.map((m) => ({ m, delivery: items.get(m.issueNumber)?.state ?? 'owed' })).map(({ m, delivery }) => ({
-      item: dr.item(m.issueNumber),
-      issue: m.issueNumber,
-      pr: m.prNumber,
-      removed: m.removedAt === null ? null : { by: m.removedBy, reason: m.removedReason },
-      stages: memberStates.get(m.issueNumber) ?? {},
-      delivery,
-    })),
+    members: runMembers
+      .map((m) => ({ m, delivery: items.get(m.issueNumber)?.state ?? 'owed' }))
+      .map(({ m, delivery }) => ({
+        item: dr.item(m.issueNumber),
+        issue: m.issueNumber,
+        pr: m.prNumber,
+        removed: m.removedAt === null ? null : { by: m.removedBy, reason: m.removedReason },
+        stages: memberStates.get(m.issueNumber) ?? {},
+        delivery,
+      })),
     verdicts: (await store.qa.verdicts([run.id])).map((v) => ({
       stage: v.stage,
       subject: v.groupId ?? dr.item(v.issueNumber!),

@@ -16,13 +16,16 @@ export const CODE_INFO = {
   }),
   permission_required: code<{ what: string; repo: string; login: string; permission: string; need: string }>({
     status: 403,
-    message: (p) => `${p.what} on ${p.repo} needs ${p.need} access or more; GitHub says ${p.login}'s is ${p.permission}.`,
-    recovery: (p) => `Ask someone with ${p.need} access to ${p.repo} to do it with their own token, or ask an admin of ${p.repo} to give ${p.login} ${p.need} access.`,
+    message: (p) =>
+      `${p.what} on ${p.repo} needs ${p.need} access or more; GitHub says ${p.login}'s is ${p.permission}.`,
+    recovery: (p) =>
+      `Ask someone with ${p.need} access to ${p.repo} to do it with their own token, or ask an admin of ${p.repo} to give ${p.login} ${p.need} access.`,
   }),
   operator_token_required: code<{ what: string }>({
     status: 403,
     message: (p) => `${p.what} is for yoke's operators, and this request carries a person token.`,
-    recovery: () => "Send it with an operator token from YOKE_API_TOKENS; a person token reaches one repository's routes (`yoke repo status OWNER/REPO`, `yoke runs list --repo OWNER/REPO`).",
+    recovery: () =>
+      "Send it with an operator token from YOKE_API_TOKENS; a person token reaches one repository's routes (`yoke repo status OWNER/REPO`, `yoke runs list --repo OWNER/REPO`).",
   }),
   not_found: code({
     status: 404,
@@ -32,7 +35,8 @@ export const CODE_INFO = {
   answer_unreadable: code<{ what: string; detail: string }>({
     status: 502,
     message: (p) => `yoke's answer to ${p.what} is not one this CLI reads: ${p.detail}.`,
-    recovery: () => "Run a yoke CLI from the same release as the server (the CLI and the server share one route table); if they match, report this message.",
+    recovery: () =>
+      'Run a yoke CLI from the same release as the server (the CLI and the server share one route table); if they match, report this message.',
   }),
   validation_failed: code<{ detail: string }>({
     status: 400,
@@ -56,7 +60,8 @@ export const CODE_INFO = {
   }),
   repo_paused: code<{ repo: string; threshold: number }>({
     status: 409,
-    message: (p) => `${p.repo} is paused: it reached ${p.threshold} consecutive AFK failures, and only a reset lifts the pause.`,
+    message: (p) =>
+      `${p.repo} is paused: it reached ${p.threshold} consecutive AFK failures, and only a reset lifts the pause.`,
     recovery: (p) => `Comment \`/yoke reset\` on any issue of ${p.repo}, or run \`yoke repo reset ${p.repo}\`.`,
   }),
   subject_busy: code<{ repo: string; subject: string; run: string }>({
@@ -93,7 +98,8 @@ export const CODE_INFO = {
   run_token_invalid: code<{ detail: string; audience: string }>({
     status: 401,
     message: (p) => `The OIDC token was refused: ${p.detail}`,
-    recovery: (p) => `Request the token with audience ${p.audience} (\`core.getIDToken\`), from the workflow run yoke dispatched.`,
+    recovery: (p) =>
+      `Request the token with audience ${p.audience} (\`core.getIDToken\`), from the workflow run yoke dispatched.`,
   }),
   run_already_reported: code<{ run: string }>({
     status: 409,
@@ -113,12 +119,14 @@ export const CODE_INFO = {
   claim_open_failed: code<{ run: string; detail: string }>({
     status: 502,
     message: (p) => `yoke could not open the claim PR for run ${p.run}: ${p.detail}.`,
-    recovery: () => 'Report again in a moment; if GitHub keeps refusing, check that the branch was pushed and that no PR is open for it.',
+    recovery: () =>
+      'Report again in a moment; if GitHub keeps refusing, check that the branch was pushed and that no PR is open for it.',
   }),
   report_head_mismatch: code<{ run: string; judged: string; head: string }>({
     status: 409,
     message: (p) => `Run ${p.run} was launched to validate ${p.head}, but its report judged ${p.judged}.`,
-    recovery: () => 'Nothing to do: yoke records no verdict for a head it did not dispatch the lander on; the lander reports `head_sha` as its dispatch input gave it.',
+    recovery: () =>
+      'Nothing to do: yoke records no verdict for a head it did not dispatch the lander on; the lander reports `head_sha` as its dispatch input gave it.',
   }),
   verdict_required: code({
     status: 400,
@@ -153,7 +161,8 @@ export const CODE_INFO = {
   }),
   protected_paths_changed: code<{ number: number; sha: string; files: string }>({
     status: 409,
-    message: (p) => `#${p.number} changes files yoke trusts (${p.files}), so the lander's accept at ${p.sha} does not merge it: a person must approve this head.`,
+    message: (p) =>
+      `#${p.number} changes files yoke trusts (${p.files}), so the lander's accept at ${p.sha} does not merge it: a person must approve this head.`,
     recovery: (p) =>
       `Review the change to those files; if it is right, approve #${p.number} at ${p.sha} as a writer who is not its author (Files changed → Review changes → Approve), and yoke merges it at that head. If not, close it or push a change that leaves them alone.`,
   }),
@@ -178,7 +187,8 @@ export const CODES = Object.keys(CODE_INFO) as Code[];
 /** The placeholders a code's texts need. */
 export type CodeParams<C extends Code> = Parameters<(typeof CODE_INFO)[C]['message']>[0];
 
-type ParamArgs<C extends Code> = Record<never, never> extends CodeParams<C> ? [params?: CodeParams<C>] : [params: CodeParams<C>];
+type ParamArgs<C extends Code> =
+  Record<never, never> extends CodeParams<C> ? [params?: CodeParams<C>] : [params: CodeParams<C>];
 
 export interface Refusal {
   code: Code;

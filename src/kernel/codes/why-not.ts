@@ -9,7 +9,8 @@ export const WHY_NOT_CODES = {
   at_cap: code<{ repo: string; live: number; cap: number }>({
     status: 429,
     message: (p) => `Waits for a slot: ${p.live} run(s) are live and ${p.repo} may have at most ${p.cap} at once.`,
-    recovery: () => 'Nothing to do: it starts when a run ends, after work further down the pipeline. To run more at once, raise YOKE_GLOBAL_CAP or YOKE_REPO_CAPS.',
+    recovery: () =>
+      'Nothing to do: it starts when a run ends, after work further down the pipeline. To run more at once, raise YOKE_GLOBAL_CAP or YOKE_REPO_CAPS.',
   }),
   in_flight: code<{ repo: string; subject: string }>({
     status: 409,
@@ -18,12 +19,14 @@ export const WHY_NOT_CODES = {
   }),
   lander_attempts_used_up: code<{ repo: string; number: number; sha: string; attempts: number }>({
     status: 409,
-    message: (p) => `yoke gave up validating #${p.number} of ${p.repo} at ${p.sha.slice(0, 7)}: ${p.attempts} lander run(s) ended without a verdict.`,
+    message: (p) =>
+      `yoke gave up validating #${p.number} of ${p.repo} at ${p.sha.slice(0, 7)}: ${p.attempts} lander run(s) ended without a verdict.`,
     recovery: (p) => `Push a new commit to #${p.number}, or comment \`/yoke land\` on it to try this head again.`,
   }),
   budget_spent: code<{ repo: string; scope: string; spent: string; limit: string }>({
     status: 429,
-    message: (p) => `New AFK work in ${p.repo} waits until 00:00 UTC: ${p.scope} spent $${p.spent} of its $${p.limit} daily budget today. Landers and fixes still run.`,
+    message: (p) =>
+      `New AFK work in ${p.repo} waits until 00:00 UTC: ${p.scope} spent $${p.spent} of its $${p.limit} daily budget today. Landers and fixes still run.`,
     recovery: (p) =>
       p.scope === 'the fleet'
         ? 'Nothing to do: work resumes tomorrow (UTC). To allow more today, raise YOKE_DAILY_USD and restart yoke.'
@@ -31,15 +34,29 @@ export const WHY_NOT_CODES = {
   }),
   issue_edited_since_label: code<{ repo: string; number: number; label: string }>({
     status: 409,
-    message: (p) => `#${p.number} of ${p.repo} was edited after yoke saw its ${p.label} label, so yoke does not start on it unseen: anyone who can edit an issue could have changed what the agent is told.`,
-    recovery: (p) => `Read #${p.number} as it is now; if it is what the agent should do, comment \`/yoke start\` on it (you need write access): that confirms it, and yoke starts.`,
+    message: (p) =>
+      `#${p.number} of ${p.repo} was edited after yoke saw its ${p.label} label, so yoke does not start on it unseen: anyone who can edit an issue could have changed what the agent is told.`,
+    recovery: (p) =>
+      `Read #${p.number} as it is now; if it is what the agent should do, comment \`/yoke start\` on it (you need write access): that confirms it, and yoke starts.`,
   }),
   request_budget: code<{ repo: string; installation: number; points: number }>({
     status: 429,
-    message: (p) => `${p.repo} was not read this pass: installation ${p.installation} has ${p.points} points left of this minute's request budget, and work further down the pipeline went first.`,
-    recovery: () => 'Nothing to do: it is read on a later pass once the minute has room. Landers and merges always go first; fewer repositories or a slower idle probe (YOKE_IDLE_PROBE_SECONDS) leave more room.',
+    message: (p) =>
+      `${p.repo} was not read this pass: installation ${p.installation} has ${p.points} points left of this minute's request budget, and work further down the pipeline went first.`,
+    recovery: () =>
+      'Nothing to do: it is read on a later pass once the minute has room. Landers and merges always go first; fewer repositories or a slower idle probe (YOKE_IDLE_PROBE_SECONDS) leave more room.',
   }),
 } as const;
 
 /** The codes a piece of waiting work can carry. */
-export const WHY_NOT = ['at_cap', 'in_flight', 'repo_paused', 'repo_disabled', 'lander_attempts_used_up', 'fix_attempts_exhausted', 'request_budget', 'budget_spent', 'issue_edited_since_label'] as const;
+export const WHY_NOT = [
+  'at_cap',
+  'in_flight',
+  'repo_paused',
+  'repo_disabled',
+  'lander_attempts_used_up',
+  'fix_attempts_exhausted',
+  'request_budget',
+  'budget_spent',
+  'issue_edited_since_label',
+] as const;

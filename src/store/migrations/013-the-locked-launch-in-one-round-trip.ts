@@ -3,7 +3,7 @@ import type { Migration } from './migration.js';
 export const migration: Migration = {
   version: 13,
   name: 'the locked launch in one round trip',
-    // SQLite records a launch in a transaction of its own (RunStore.recordLaunch): nothing to create there.
+  // SQLite records a launch in a transaction of its own (RunStore.recordLaunch): nothing to create there.
   sql: '-- PostgreSQL only: the locked launch as one function call.',
   postgres: `
 -- SP06 on PostgreSQL in one round trip: the write lock every write transaction takes first (postgres-sql.ts),

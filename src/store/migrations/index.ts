@@ -23,4 +23,22 @@ import { migration as m017 } from './017-fenced-leaders-and-process-identity.js'
 
 export type { Migration } from './migration.js';
 
-export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012, m013, m014, m015, m016, m017];
+export const MIGRATIONS: readonly Migration[] = [
+  m001,
+  m002,
+  m003,
+  m004,
+  m005,
+  m006,
+  m007,
+  m008,
+  m009,
+  m010,
+  m011,
+  m012,
+  m013,
+  m014,
+  m015,
+  m016,
+  m017,
+];

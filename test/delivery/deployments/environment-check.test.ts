@@ -2,7 +2,11 @@ import { describe, expect, it, vi } from 'vitest';
 import { parseDeliverySettings } from '../../../src/config/delivery.js';
 import { buildFleetReport } from '../../../src/http/report.js';
 import { needsYou } from '../../../src/http/needs-you.js';
-import { gatedStages, judgeEnvironments, sweepEnvironments } from '../../../src/delivery/deployments/environment-check.js';
+import {
+  gatedStages,
+  judgeEnvironments,
+  sweepEnvironments,
+} from '../../../src/delivery/deployments/environment-check.js';
 import { DELIVERY, REPO, makeDeliveryHarness } from '../../helpers/delivery.js';
 
 const TEN_MIN = 10 * 60_000;
@@ -23,9 +27,17 @@ describe("DP05 the environments yoke's rule must hold", () => {
       { stage: 'canary', environment: 'production' },
       { stage: 'production', environment: 'production' },
     ]);
-    expect(judgeEnvironments(gated, new Map(), 'yoke').map((j) => j.code)).toEqual(['environment_missing', 'environment_missing']);
-    expect(judgeEnvironments(gated, new Map([['production', { exists: true, ruleApps: ['other'] }]]), 'yoke')[0]!.code).toBe('environment_rule_missing');
-    expect(judgeEnvironments(gated, new Map([['production', { exists: true, ruleApps: ['other', 'yoke'] }]]), 'yoke')[0]!.code).toBe('environment_protected');
+    expect(judgeEnvironments(gated, new Map(), 'yoke').map((j) => j.code)).toEqual([
+      'environment_missing',
+      'environment_missing',
+    ]);
+    expect(
+      judgeEnvironments(gated, new Map([['production', { exists: true, ruleApps: ['other'] }]]), 'yoke')[0]!.code,
+    ).toBe('environment_rule_missing');
+    expect(
+      judgeEnvironments(gated, new Map([['production', { exists: true, ruleApps: ['other', 'yoke'] }]]), 'yoke')[0]!
+        .code,
+    ).toBe('environment_protected');
   });
 
   it("DP05 the fleet report and the dashboard's Needs you warn of a gated environment without yoke's rule, with the setting to make; read again only every ten minutes", async () => {
@@ -40,11 +52,17 @@ describe("DP05 the environments yoke's rule must hold", () => {
         stage: 'production',
         environment: 'production',
         code: 'environment_rule_missing',
-        message: "Environment production of acme/api (stage production) does not have yoke's protection rule: anyone who can run its deploy can ship a commit whose QA never settled.",
-        recovery: 'Enable it: Settings, Environments, `production`, Deployment protection rules, tick `yoke`, Save protection rules.',
+        message:
+          "Environment production of acme/api (stage production) does not have yoke's protection rule: anyone who can run its deploy can ship a commit whose QA never settled.",
+        recovery:
+          'Enable it: Settings, Environments, `production`, Deployment protection rules, tick `yoke`, Save protection rules.',
       },
     ]);
-    expect(needsYou(report, h.clock.now())).toContainEqual({ repo: REPO, what: report.environments[0]!.message, command: report.environments[0]!.recovery });
+    expect(needsYou(report, h.clock.now())).toContainEqual({
+      repo: REPO,
+      what: report.environments[0]!.message,
+      command: report.environments[0]!.recovery,
+    });
     // The maintainer enables it; the next read, ten minutes on, clears the warning.
     h.forge.environments.set(`${REPO}:production`, { exists: true, ruleApps: ['yoke'] });
     await sweepEnvironments(h.fleet, TEN_MIN);

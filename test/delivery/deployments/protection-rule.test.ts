@@ -7,13 +7,27 @@ import { needsYou } from '../../../src/http/needs-you.js';
 import { reportDeployStage } from '../../../src/delivery/deployments/deploy-stage.js';
 import { createDeploymentRun } from '../../../src/delivery/runs/deployment-runs.js';
 import { dispatchStage } from '../../helpers/gate-check.js';
-import { decideProtection, reviewProtectionRequest, sweepProtectionReviews, type ProtectionRequest } from '../../../src/delivery/deployments/protection-rule.js';
+import {
+  decideProtection,
+  reviewProtectionRequest,
+  sweepProtectionReviews,
+  type ProtectionRequest,
+} from '../../../src/delivery/deployments/protection-rule.js';
 import { DELIVERY, REPO, makeDeliveryHarness, type DeliveryHarness } from '../../helpers/delivery.js';
 
-const request = (h: DeliveryHarness, over: Partial<ProtectionRequest> = {}): ProtectionRequest => ({ repo: h.forge.repo(REPO).ref, environment: 'production', sha: null, workflowRunId: 900, sender: 'mallory', ...over });
+const request = (h: DeliveryHarness, over: Partial<ProtectionRequest> = {}): ProtectionRequest => ({
+  repo: h.forge.repo(REPO).ref,
+  environment: 'production',
+  sha: null,
+  workflowRunId: 900,
+  sender: 'mallory',
+  ...over,
+});
 
 /** TR29: staging-qa may settle with nothing to check, as these runs attach no plan. */
-const EMPTY_OK = { delivery: { ...DELIVERY, stages: DELIVERY.stages.map((s) => (s.kind === 'qa' ? { ...s, allow_empty: true } : s)) } };
+const EMPTY_OK = {
+  delivery: { ...DELIVERY, stages: DELIVERY.stages.map((s) => (s.kind === 'qa' ? { ...s, allow_empty: true } : s)) },
+};
 
 /** A run whose staging is deployed and whose staging-qa settled (no plans attached, and the stage allows it: nothing to wait for). */
 async function settledRun(h: DeliveryHarness): Promise<{ id: string; commit: string }> {
@@ -47,13 +61,24 @@ describe("yoke's QA as an environment's deployment protection rule", () => {
       `yoke: Deployment run ${run.value.id} has not settled staging-qa at ${run.value.commit.slice(0, 12)}, so production may not deploy it yet: the run is at staging. To move it: Run \`yoke watch deploy -- ${run.value.id}\`: once staging-qa settles, it deploys production itself.`,
     );
     await reportDeployStage(h.fleet, run.value.id, 'staging', { phase: 'start', by: 'op' });
-    await reportDeployStage(h.fleet, run.value.id, 'staging', { phase: 'end', outcome: 'succeeded', output: '', by: 'op' });
+    await reportDeployStage(h.fleet, run.value.id, 'staging', {
+      phase: 'end',
+      outcome: 'succeeded',
+      output: '',
+      by: 'op',
+    });
     await dispatchStage(h.fleet, run.value.id, 'staging-qa');
     const settled = await reviewProtectionRequest(h.fleet, request(h, { sha: run.value.commit, workflowRunId: 902 }));
     expect([settled.decision, settled.why.code, settled.run]).toEqual(['approved', 'protection_settled', run.value.id]);
-    expect(h.forge.protectionAnswers[2]!.answer).toEqual({ environment: 'production', state: 'approved', comment: `yoke: Deployment run ${run.value.id} settled staging-qa at ${run.value.commit.slice(0, 12)}: production (stage production) may deploy it.` });
+    expect(h.forge.protectionAnswers[2]!.answer).toEqual({
+      environment: 'production',
+      state: 'approved',
+      comment: `yoke: Deployment run ${run.value.id} settled staging-qa at ${run.value.commit.slice(0, 12)}: production (stage production) may deploy it.`,
+    });
     // Another commit is still not settled, whoever asks.
-    expect((await reviewProtectionRequest(h.fleet, request(h, { sha: 'b'.repeat(40), workflowRunId: 903 }))).decision).toBe('rejected');
+    expect(
+      (await reviewProtectionRequest(h.fleet, request(h, { sha: 'b'.repeat(40), workflowRunId: 903 }))).decision,
+    ).toBe('rejected');
     expect((await h.store.stageDeployments.reviews(REPO)).map((r) => [r.workflowRunId, r.decision, r.code])).toEqual([
       [900, 'rejected', 'protection_no_run'],
       [901, 'rejected', 'protection_not_settled'],
@@ -68,14 +93,21 @@ describe("yoke's QA as an environment's deployment protection rule", () => {
     const run = await createDeploymentRun(h.fleet, { repo: REPO });
     if (!run.ok) throw new Error(run.refusal.message);
     await reportDeployStage(h.fleet, run.value.id, 'staging', { phase: 'start', by: 'op' });
-    await reportDeployStage(h.fleet, run.value.id, 'staging', { phase: 'end', outcome: 'succeeded', output: '', by: 'op' });
+    await reportDeployStage(h.fleet, run.value.id, 'staging', {
+      phase: 'end',
+      outcome: 'succeeded',
+      output: '',
+      by: 'op',
+    });
     const d = await dispatchStage(h.fleet, run.value.id, 'staging-qa');
     expect(d.ok && d.value.state).toBe('waiting');
     const wait = d.ok ? d.value.waits[0]! : null;
     const v = await reviewProtectionRequest(h.fleet, request(h, { sha: run.value.commit }));
     expect(v.why).toMatchObject({ code: 'protection_not_settled' });
     expect(v.why.message).toContain(`: ${wait!.detail}.`);
-    expect(v.why.recovery).toBe(`\`${wait!.command}\`, then \`yoke watch deploy -- ${run.value.id}\` deploys production once staging-qa settles.`);
+    expect(v.why.recovery).toBe(
+      `\`${wait!.command}\`, then \`yoke watch deploy -- ${run.value.id}\` deploys production once staging-qa settles.`,
+    );
   });
 
   it('DP03 TR26 an environment with no QA before it is approved; one no stage names is rejected unless the opt-in file says to approve or leave it', async () => {
@@ -88,50 +120,124 @@ describe("yoke's QA as an environment's deployment protection rule", () => {
       "yoke: No deploy stage of acme/api deploys to preview: yoke rejects it (delivery.deployments.unruled_environments). To move it: Name preview as a stage's environment in `.github/yoke.yml` to gate it, set `delivery.deployments.unruled_environments` to approve or ignore, or take yoke's rule off the environment.",
     );
     // The environment lost its stage (or never had one): that reaches "Needs you" until its newest answer is another.
-    const lines = async () => needsYou(await buildFleetReport(h.fleet, null), h.clock.now()).filter((n) => n.what.includes('preview'));
+    const lines = async () =>
+      needsYou(await buildFleetReport(h.fleet, null), h.clock.now()).filter((n) => n.what.includes('preview'));
     expect(await lines()).toEqual([
       {
         repo: REPO,
         what: 'No deploy stage of acme/api deploys to preview: yoke rejects its jobs (delivery.deployments.unruled_environments).',
-        command: "Name preview as a stage's environment in `.github/yoke.yml` to gate it, set `delivery.deployments.unruled_environments` to approve or ignore, or take yoke's rule off the environment.",
+        command:
+          "Name preview as a stage's environment in `.github/yoke.yml` to gate it, set `delivery.deployments.unruled_environments` to approve or ignore, or take yoke's rule off the environment.",
       },
     ]);
     h.clock.advance(1000);
-    await h.store.stageDeployments.recordReview({ repo: REPO, workflowRunId: 911, environment: 'preview', sha: 'c'.repeat(40), decision: 'approved', code: 'protection_no_qa', deploymentRun: null, answer: 'answered', createdAt: h.clock.now() });
+    await h.store.stageDeployments.recordReview({
+      repo: REPO,
+      workflowRunId: 911,
+      environment: 'preview',
+      sha: 'c'.repeat(40),
+      decision: 'approved',
+      code: 'protection_no_qa',
+      deploymentRun: null,
+      answer: 'answered',
+      createdAt: h.clock.now(),
+    });
     expect(await lines()).toEqual([]);
-    const approving = await makeDeliveryHarness({ config: { delivery: { ...DELIVERY, deployments: { unruled_environments: 'approve' } } } });
-    expect((await reviewProtectionRequest(approving.fleet, request(approving, { environment: 'preview' }))).decision).toBe('approved');
-    const left = await makeDeliveryHarness({ config: { delivery: { ...DELIVERY, deployments: { unruled_environments: 'ignore' } } } });
+    const approving = await makeDeliveryHarness({
+      config: { delivery: { ...DELIVERY, deployments: { unruled_environments: 'approve' } } },
+    });
+    expect(
+      (await reviewProtectionRequest(approving.fleet, request(approving, { environment: 'preview' }))).decision,
+    ).toBe('approved');
+    const left = await makeDeliveryHarness({
+      config: { delivery: { ...DELIVERY, deployments: { unruled_environments: 'ignore' } } },
+    });
     const ignored = await reviewProtectionRequest(left.fleet, request(left, { environment: 'preview' }));
     expect([ignored.decision, ignored.answered]).toEqual(['ignored', false]);
     expect(left.forge.protectionAnswers).toEqual([]);
-    expect(await left.store.stageDeployments.reviews(REPO)).toMatchObject([{ decision: 'ignored', code: 'protection_unruled', answer: 'left' }]);
+    expect(await left.store.stageDeployments.reviews(REPO)).toMatchObject([
+      { decision: 'ignored', code: 'protection_unruled', answer: 'left' },
+    ]);
   });
 
   it('TR26 GitHub compares environment names without case: a request for Production at a commit no run pinned is rejected, never taken for an unruled one', async () => {
-    const h = await makeDeliveryHarness({ config: { delivery: { ...DELIVERY, deployments: { unruled_environments: 'approve' } } } });
+    const h = await makeDeliveryHarness({
+      config: { delivery: { ...DELIVERY, deployments: { unruled_environments: 'approve' } } },
+    });
     const v = await reviewProtectionRequest(h.fleet, request(h, { environment: 'Production', sha: 'e'.repeat(40) }));
     expect([v.decision, v.why.code]).toEqual(['rejected', 'protection_no_run']);
   });
 
   it('TR26 the policy a run froze decides for its commit: QA taken out of the opt-in file since does not approve a commit whose frozen gate has not settled', () => {
     const frozen = parseDeliverySettings(REPO, DELIVERY);
-    const now = parseDeliverySettings(REPO, { stages: [{ name: 'staging', kind: 'deploy', command: 'true' }, { name: 'production', kind: 'deploy', command: 'true' }] });
+    const now = parseDeliverySettings(REPO, {
+      stages: [
+        { name: 'staging', kind: 'deploy', command: 'true' },
+        { name: 'production', kind: 'deploy', command: 'true' },
+      ],
+    });
     if (frozen.state !== 'valid' || now.state !== 'valid') throw new Error('bad fixture');
     const repo = { owner: 'acme', name: 'api', fullName: REPO, installationId: 1 };
     const sha = 'f'.repeat(40);
-    const run = { id: 'dr-1', repo: REPO, commit: sha, settings: frozen.settings, currentStage: 1, status: 'active', lastWaits: null } as never;
+    const run = {
+      id: 'dr-1',
+      repo: REPO,
+      commit: sha,
+      settings: frozen.settings,
+      currentStage: 1,
+      status: 'active',
+      lastWaits: null,
+    } as never;
     const decide = (state: 'waiting' | 'settled') =>
-      decideProtection({ request: { repo, environment: 'production', sha, workflowRunId: 1, sender: null }, settings: { ok: true, value: now.settings }, runs: [{ run, stages: [{ runId: 'dr-1', stage: 'staging-qa', state, attempts: 1, detail: null, refusal: null, updatedAt: 1 }] as never, members: [] }] });
+      decideProtection({
+        request: { repo, environment: 'production', sha, workflowRunId: 1, sender: null },
+        settings: { ok: true, value: now.settings },
+        runs: [
+          {
+            run,
+            stages: [
+              { runId: 'dr-1', stage: 'staging-qa', state, attempts: 1, detail: null, refusal: null, updatedAt: 1 },
+            ] as never,
+            members: [],
+          },
+        ],
+      });
     expect([decide('waiting').decision, decide('waiting').why.code]).toEqual(['rejected', 'protection_not_settled']);
     expect(decide('settled').decision).toBe('approved');
     // TR27: a run that failed or was superseded once settled, and approves nothing now.
     for (const status of ['failed', 'superseded']) {
-      const over = decideProtection({ request: { repo, environment: 'production', sha, workflowRunId: 3, sender: null }, settings: { ok: true, value: now.settings }, runs: [{ run: { ...(run as object), status } as never, stages: [{ runId: 'dr-1', stage: 'staging-qa', state: 'settled', attempts: 1, detail: null, refusal: null, updatedAt: 1 }] as never, members: [] }] });
-      expect([over.decision, over.why.message]).toEqual(['rejected', `Deployment run dr-1 at ffffffffffff is ${status}: a run that failed or was superseded approves nothing, so production may not deploy it.`]);
+      const over = decideProtection({
+        request: { repo, environment: 'production', sha, workflowRunId: 3, sender: null },
+        settings: { ok: true, value: now.settings },
+        runs: [
+          {
+            run: { ...(run as object), status } as never,
+            stages: [
+              {
+                runId: 'dr-1',
+                stage: 'staging-qa',
+                state: 'settled',
+                attempts: 1,
+                detail: null,
+                refusal: null,
+                updatedAt: 1,
+              },
+            ] as never,
+            members: [],
+          },
+        ],
+      });
+      expect([over.decision, over.why.message]).toEqual([
+        'rejected',
+        `Deployment run dr-1 at ffffffffffff is ${status}: a run that failed or was superseded approves nothing, so production may not deploy it.`,
+      ]);
     }
     // Where no run froze a policy, today's decides: production has no QA before it now.
-    const other = decideProtection({ request: { repo, environment: 'production', sha: 'a'.repeat(40), workflowRunId: 2, sender: null }, settings: { ok: true, value: now.settings }, runs: [] });
+    const other = decideProtection({
+      request: { repo, environment: 'production', sha: 'a'.repeat(40), workflowRunId: 2, sender: null },
+      settings: { ok: true, value: now.settings },
+      runs: [],
+    });
     expect([other.decision, other.why.code]).toEqual(['approved', 'protection_no_qa']);
   });
 
@@ -148,15 +254,49 @@ describe("yoke's QA as an environment's deployment protection rule", () => {
     if (settings.state !== 'valid') throw new Error('bad fixture');
     const repo = { owner: 'acme', name: 'api', fullName: REPO, installationId: 1 };
     const sha = 'd'.repeat(40);
-    const run = { id: 'dr-1', repo: REPO, commit: sha, settings: settings.settings, currentStage: 2, status: 'active', lastWaits: null } as never;
-    const stages = [{ runId: 'dr-1', stage: 'staging-qa', state: 'settled' as const, attempts: 1, detail: null, refusal: null, updatedAt: 1_000 }];
-    const member = (removedAt: number | null) => ({ runId: 'dr-1', issueNumber: 2, prNumber: 102, position: 1, removedAt, removedBy: removedAt ? 'maint' : null, removedReason: null });
-    const decide = (removedAt: number | null) => decideProtection({ request: { repo, environment: 'production', sha, workflowRunId: 1, sender: null }, settings: { ok: true, value: settings.settings }, runs: [{ run, stages, members: [member(removedAt)] }] });
+    const run = {
+      id: 'dr-1',
+      repo: REPO,
+      commit: sha,
+      settings: settings.settings,
+      currentStage: 2,
+      status: 'active',
+      lastWaits: null,
+    } as never;
+    const stages = [
+      {
+        runId: 'dr-1',
+        stage: 'staging-qa',
+        state: 'settled' as const,
+        attempts: 1,
+        detail: null,
+        refusal: null,
+        updatedAt: 1_000,
+      },
+    ];
+    const member = (removedAt: number | null) => ({
+      runId: 'dr-1',
+      issueNumber: 2,
+      prNumber: 102,
+      position: 1,
+      removedAt,
+      removedBy: removedAt ? 'maint' : null,
+      removedReason: null,
+    });
+    const decide = (removedAt: number | null) =>
+      decideProtection({
+        request: { repo, environment: 'production', sha, workflowRunId: 1, sender: null },
+        settings: { ok: true, value: settings.settings },
+        runs: [{ run, stages, members: [member(removedAt)] }],
+      });
     expect(decide(null).decision).toBe('approved');
     // Removed before it settled: the settlement already left it out.
     expect(decide(500).decision).toBe('approved');
     const after = decide(2_000);
-    expect([after.decision, after.why.message]).toEqual(['rejected', '#2 left deployment run dr-1 (removed by maint) after staging-qa settled at dddddddddddd: what QA accepted is not what production would get.']);
+    expect([after.decision, after.why.message]).toEqual([
+      'rejected',
+      '#2 left deployment run dr-1 (removed by maint) after staging-qa settled at dddddddddddd: what QA accepted is not what production would get.',
+    ]);
   });
 
   it('DP04 a repeated request is harmless: GitHub refuses the second answer, and the decision stands', async () => {
@@ -169,7 +309,11 @@ describe("yoke's QA as an environment's deployment protection rule", () => {
   });
 
   it('renders an approval without a recovery, and a rejection with the command that moves it', () => {
-    expect(protectionComment(makeRefusal('protection_no_qa', { repo: 'acme/api', environment: 'staging', stage: 'staging' }))).toBe(
+    expect(
+      protectionComment(
+        makeRefusal('protection_no_qa', { repo: 'acme/api', environment: 'staging', stage: 'staging' }),
+      ),
+    ).toBe(
       "yoke: Stage staging of acme/api deploys to staging with no QA stage before it: yoke's rule has nothing to hold it for. To move it: Put a QA stage before it in `.github/yoke.yml` to gate it.",
     );
   });
@@ -178,24 +322,42 @@ describe("yoke's QA as an environment's deployment protection rule", () => {
     const h = await makeDeliveryHarness({ config: EMPTY_OK });
     const run = await createDeploymentRun(h.fleet, { repo: REPO });
     if (!run.ok) throw new Error(run.refusal.message);
-    const down = vi.spyOn(h.forge, 'reviewProtectionRule').mockRejectedValueOnce(Object.assign(new Error('Service Unavailable'), { status: 503 }));
+    const down = vi
+      .spyOn(h.forge, 'reviewProtectionRule')
+      .mockRejectedValueOnce(Object.assign(new Error('Service Unavailable'), { status: 503 }));
     const first = await reviewProtectionRequest(h.fleet, request(h, { sha: run.value.commit, workflowRunId: 920 }));
     expect([first.decision, first.answered]).toEqual(['rejected', false]);
-    expect(await h.store.stageDeployments.reviews(REPO)).toMatchObject([{ workflowRunId: 920, decision: 'rejected', answer: 'unsent' }]);
+    expect(await h.store.stageDeployments.reviews(REPO)).toMatchObject([
+      { workflowRunId: 920, decision: 'rejected', answer: 'unsent' },
+    ]);
     // Meanwhile staging-qa settles at that commit: the sweep's answer is the one true now.
     await reportDeployStage(h.fleet, run.value.id, 'staging', { phase: 'start', by: 'op' });
-    await reportDeployStage(h.fleet, run.value.id, 'staging', { phase: 'end', outcome: 'succeeded', output: '', by: 'op' });
+    await reportDeployStage(h.fleet, run.value.id, 'staging', {
+      phase: 'end',
+      outcome: 'succeeded',
+      output: '',
+      by: 'op',
+    });
     await dispatchStage(h.fleet, run.value.id, 'staging-qa');
     expect(await sweepProtectionReviews(h.fleet)).toBe(1);
     expect(h.forge.protectionAnswers.map((a) => [a.workflowRunId, a.answer.state])).toEqual([[920, 'approved']]);
-    expect(await h.store.stageDeployments.reviews(REPO)).toMatchObject([{ workflowRunId: 920, decision: 'approved', answer: 'answered' }]);
+    expect(await h.store.stageDeployments.reviews(REPO)).toMatchObject([
+      { workflowRunId: 920, decision: 'approved', answer: 'answered' },
+    ]);
     expect(await sweepProtectionReviews(h.fleet)).toBe(0);
     expect(down).toHaveBeenCalledTimes(2);
     // The opt-in file unreadable for a moment (GitHub's 502): nothing is answered, the request is kept, and the sweep answers it.
     vi.spyOn(h.forge, 'readConfig').mockRejectedValueOnce(Object.assign(new Error('Bad Gateway'), { status: 502 }));
     const unread = await reviewProtectionRequest(h.fleet, request(h, { sha: run.value.commit, workflowRunId: 921 }));
-    expect([unread.why.code, unread.answered, h.forge.protectionAnswers.length]).toEqual(['protection_read_failed', false, 1]);
+    expect([unread.why.code, unread.answered, h.forge.protectionAnswers.length]).toEqual([
+      'protection_read_failed',
+      false,
+      1,
+    ]);
     expect(await sweepProtectionReviews(h.fleet)).toBe(1);
-    expect(h.forge.protectionAnswers.map((a) => [a.workflowRunId, a.answer.state])).toEqual([[920, 'approved'], [921, 'approved']]);
+    expect(h.forge.protectionAnswers.map((a) => [a.workflowRunId, a.answer.state])).toEqual([
+      [920, 'approved'],
+      [921, 'approved'],
+    ]);
   });
 });

@@ -11,7 +11,14 @@ import { openStore } from '../../../src/store/store.js';
 import { FakeForge } from '../../helpers/fake-forge.js';
 import { REPO, makeDeliveryHarness, type DeliveryHarness, actorOf } from '../../helpers/delivery.js';
 
-const QA_ONLY = { delivery: { stages: [{ name: 'qa', kind: 'qa' }, { name: 'production', kind: 'deploy', command: './deploy.sh' }] } };
+const QA_ONLY = {
+  delivery: {
+    stages: [
+      { name: 'qa', kind: 'qa' },
+      { name: 'production', kind: 'deploy', command: './deploy.sh' },
+    ],
+  },
+};
 const instant = async () => {};
 const never = () => new Promise<void>(() => {});
 
@@ -37,7 +44,9 @@ afterEach(() => {
   cleanup = null;
 });
 
-async function setup(opts: { forge?: FakeForge; store?: ReturnType<typeof openStore> } = {}): Promise<DeliveryHarness & { run: string; env: DispatchEnvelope }> {
+async function setup(
+  opts: { forge?: FakeForge; store?: ReturnType<typeof openStore> } = {},
+): Promise<DeliveryHarness & { run: string; env: DispatchEnvelope }> {
   const h = await makeDeliveryHarness({ config: QA_ONLY, forge: opts.forge, store: opts.store });
   await h.attach(1, 'checkout');
   const r = await createDeploymentRun(h.fleet, { repo: REPO, creator: 'maint' });
@@ -45,8 +54,13 @@ async function setup(opts: { forge?: FakeForge; store?: ReturnType<typeof openSt
   return { ...h, run: r.value.id, env: { driver: 'drv', lease: null, stage: 'qa', commit: r.value.commit } };
 }
 
-const send = (h: DeliveryHarness & { run: string; env: DispatchEnvelope }, key: string, over: Partial<DispatchEnvelope> = {}, sleep: (ms: number) => Promise<void> = never, limit = 25_000) =>
-  dispatchIdempotent(h.fleet, h.run, 'qa', key, { ...h.env, ...over }, { responseLimitMs: limit }, sleep);
+const send = (
+  h: DeliveryHarness & { run: string; env: DispatchEnvelope },
+  key: string,
+  over: Partial<DispatchEnvelope> = {},
+  sleep: (ms: number) => Promise<void> = never,
+  limit = 25_000,
+) => dispatchIdempotent(h.fleet, h.run, 'qa', key, { ...h.env, ...over }, { responseLimitMs: limit }, sleep);
 const code = (r: { body: string }) => (JSON.parse(r.body) as { error?: { code: string } }).error?.code ?? 'ok';
 
 describe('idempotent dispatch', () => {
@@ -58,7 +72,11 @@ describe('idempotent dispatch', () => {
     expect([first.status, first.replayed, again.status, again.replayed]).toEqual([200, false, 200, true]);
     expect(again.body).toBe(first.body);
     expect(h.forge.comments.length).toBe(comments);
-    expect(JSON.parse(first.body)).toMatchObject({ request: 'gate-check-1', state: 'waiting', woken: [{ subject: 'APP-1' }] });
+    expect(JSON.parse(first.body)).toMatchObject({
+      request: 'gate-check-1',
+      state: 'waiting',
+      woken: [{ subject: 'APP-1' }],
+    });
   });
 
   it('DX07 a dispatch that failed before recording its result is safe to send again with the same id', async () => {
@@ -68,7 +86,9 @@ describe('idempotent dispatch', () => {
     const failed = await send(h, 'gate-check-2');
     expect([failed.status, code(failed)]).toEqual([409, 'dispatch_request_failed']);
     // The error's own text stays in yoke's log; the client is told where to look.
-    expect(JSON.parse(failed.body).error.message).toBe('Dispatch gate-check-2 failed before it recorded a result: an internal error; the yoke log has it under request gate-check-2');
+    expect(JSON.parse(failed.body).error.message).toBe(
+      'Dispatch gate-check-2 failed before it recorded a result: an internal error; the yoke log has it under request gate-check-2',
+    );
     expect(failed.body).not.toContain('502');
     expect((await h.store.dispatchRequests.get('gate-check-2'))!.state).toBe('failed');
     const retried = await send(h, 'gate-check-2');
@@ -80,16 +100,30 @@ describe('idempotent dispatch', () => {
     const h = await setup();
     await send(h, 'gate-check-3');
     expect(code(await send(h, 'gate-check-3', { driver: 'someone-else' }))).toBe('idempotency_key_reused');
-    expect(code(await dispatchIdempotent(h.fleet, h.run, 'qa', null, h.env, { responseLimitMs: 1 }, instant))).toBe('idempotency_key_required');
+    expect(code(await dispatchIdempotent(h.fleet, h.run, 'qa', null, h.env, { responseLimitMs: 1 }, instant))).toBe(
+      'idempotency_key_required',
+    );
     expect(code(await send(h, 'gate-check-4', { commit: 'c1' }))).toBe('dispatch_envelope_invalid');
   });
 
-  it('a gate check of a stage the run does not have names the run\'s stages, not one to wait for', async () => {
+  it("a gate check of a stage the run does not have names the run's stages, not one to wait for", async () => {
     const h = await setup();
-    const typo = await dispatchIdempotent(h.fleet, h.run, 'stagign-qa', 'gate-typo', { ...h.env, stage: 'stagign-qa' }, { responseLimitMs: 25_000 }, never);
+    const typo = await dispatchIdempotent(
+      h.fleet,
+      h.run,
+      'stagign-qa',
+      'gate-typo',
+      { ...h.env, stage: 'stagign-qa' },
+      { responseLimitMs: 25_000 },
+      never,
+    );
     expect([typo.status, JSON.parse(typo.body).error]).toEqual([
       404,
-      { code: 'deployment_stage_unknown', message: `Deployment run ${h.run} has no stage stagign-qa.`, recovery: 'Name one of its stages: qa, production.' },
+      {
+        code: 'deployment_stage_unknown',
+        message: `Deployment run ${h.run} has no stage stagign-qa.`,
+        recovery: 'Name one of its stages: qa, production.',
+      },
     ]);
     expect(code(await send(h, 'gate-later', { stage: 'production' }))).toBe('dispatch_envelope_invalid');
   });
@@ -108,20 +142,52 @@ describe('idempotent dispatch', () => {
     expect(code(await send(h, 'gate-check-6'))).toBe('run_busy');
     timeUp();
     const accepted = await pending;
-    expect([accepted.status, JSON.parse(accepted.body)]).toEqual([202, { request: 'gate-check-5', run: h.run, stage: 'qa', state: 'in_flight', wait: `/yoke/api/deployment-runs/${h.run}/requests/gate-check-5?wait=60` }]);
+    expect([accepted.status, JSON.parse(accepted.body)]).toEqual([
+      202,
+      {
+        request: 'gate-check-5',
+        run: h.run,
+        stage: 'qa',
+        state: 'in_flight',
+        wait: `/yoke/api/deployment-runs/${h.run}/requests/gate-check-5?wait=60`,
+      },
+    ]);
     expect((await awaitResult(h.fleet, h.run, 'gate-check-5', 0, instant)).status).toBe(202);
     release();
     forge.hold = null;
-    const result = await awaitResult(h.fleet, h.run, 'gate-check-5', 60_000, (ms) => new Promise((r) => setTimeout(r, ms)), 5);
+    const result = await awaitResult(
+      h.fleet,
+      h.run,
+      'gate-check-5',
+      60_000,
+      (ms) => new Promise((r) => setTimeout(r, ms)),
+      5,
+    );
     expect([result.status, result.replayed]).toEqual([200, true]);
     expect((await send(h, 'gate-check-5')).body).toBe(result.body);
   });
 
-  it('DX07 TR12 what a stopped process left in flight is freed once its lease ends, and the same id is then safe to send again; a live process\'s reservation is never touched', async () => {
+  it("DX07 TR12 what a stopped process left in flight is freed once its lease ends, and the same id is then safe to send again; a live process's reservation is never touched", async () => {
     const h = await setup();
     await h.store.processes.register({ id: 'p-door', host: 'test-host', pid: 2, leaseMs: 30_000 });
-    await h.store.dispatchRequests.reserve({ requestId: 'gate-check-7', runId: h.run, stage: 'qa', envelopeHash: 'x', driver: 'drv', owner: 'p-door', at: 0 });
-    await h.store.dispatchRequests.reserve({ requestId: 'gate-check-8', runId: 'dr-other', stage: 'qa', envelopeHash: 'y', driver: 'drv', owner: h.fleet.processId, at: 0 });
+    await h.store.dispatchRequests.reserve({
+      requestId: 'gate-check-7',
+      runId: h.run,
+      stage: 'qa',
+      envelopeHash: 'x',
+      driver: 'drv',
+      owner: 'p-door',
+      at: 0,
+    });
+    await h.store.dispatchRequests.reserve({
+      requestId: 'gate-check-8',
+      runId: 'dr-other',
+      stage: 'qa',
+      envelopeHash: 'y',
+      driver: 'drv',
+      owner: h.fleet.processId,
+      at: 0,
+    });
     // Another process's start frees nothing while the holder's lease lives.
     expect(await h.store.dispatchRequests.failLapsed(h.clock.now())).toBe(0);
     expect(code(await awaitResult(h.fleet, h.run, 'gate-check-7', 0, instant))).toBe('ok');
@@ -132,13 +198,18 @@ describe('idempotent dispatch', () => {
 });
 
 describe('busy answers, each from its contention point, refused before anything is reserved', () => {
-  const unreserved = async (h: DeliveryHarness, key: string) => expect(await h.store.dispatchRequests.get(key)).toBeUndefined();
+  const unreserved = async (h: DeliveryHarness, key: string) =>
+    expect(await h.store.dispatchRequests.get(key)).toBeUndefined();
 
   it('DX12/DX13 qa_checkin_busy: another driver holds the lease', async () => {
     const h = await setup();
     await checkIn(h.fleet, h.run, { driver: 'other', lease_seconds: 60 });
     const r = await send(h, 'busy-checkin');
-    expect([r.status, code(r), JSON.parse(r.body).error.message]).toEqual([409, 'qa_checkin_busy', `Deployment run ${h.run} is driven by other, whose lease runs 60 s more.`]);
+    expect([r.status, code(r), JSON.parse(r.body).error.message]).toEqual([
+      409,
+      'qa_checkin_busy',
+      `Deployment run ${h.run} is driven by other, whose lease runs 60 s more.`,
+    ]);
     await unreserved(h, 'busy-checkin');
   });
 
@@ -150,11 +221,23 @@ describe('busy answers, each from its contention point, refused before anything 
     await h2.attach(2, 'smoke');
     await h2.attach(3, 'smoke');
     // A fresh run whose QA entry sees the shared plan.
-    const r = await createDeploymentRun(h2.fleet, { repo: REPO, supersedes: h2.run, commit: h2.forge.commit(REPO, { x: 'y' }) });
+    const r = await createDeploymentRun(h2.fleet, {
+      repo: REPO,
+      supersedes: h2.run,
+      commit: h2.forge.commit(REPO, { x: 'y' }),
+    });
     if (!r.ok) throw new Error(r.refusal.message);
     const ex = await startExecution(h2.fleet, r.value.id, 'qa', { plan: 'smoke' }, null);
     expect(ex.ok).toBe(true);
-    const busy = await dispatchIdempotent(h2.fleet, r.value.id, 'qa', 'busy-plan', { driver: 'drv', lease: null, stage: 'qa', commit: r.value.commit }, { responseLimitMs: 1 }, never);
+    const busy = await dispatchIdempotent(
+      h2.fleet,
+      r.value.id,
+      'qa',
+      'busy-plan',
+      { driver: 'drv', lease: null, stage: 'qa', commit: r.value.commit },
+      { responseLimitMs: 1 },
+      never,
+    );
     expect(code(busy)).toBe('qa_plan_busy');
     await unreserved(h2, 'busy-plan');
   });
@@ -169,7 +252,13 @@ describe('busy answers, each from its contention point, refused before anything 
   it('DX12 deployment_start_lock_busy: another start in the project', async () => {
     const h = await makeDeliveryHarness({ config: QA_ONLY });
     await h.store.workLocks.take(`start:${REPO}`, 'start-elsewhere', h.clock.now(), 60_000);
-    expect(await createDeploymentRun(h.fleet, { repo: REPO })).toMatchObject({ ok: false, refusal: { code: 'deployment_start_lock_busy', message: `Another deployment run of ${REPO} is being started (start-elsewhere).` } });
+    expect(await createDeploymentRun(h.fleet, { repo: REPO })).toMatchObject({
+      ok: false,
+      refusal: {
+        code: 'deployment_start_lock_busy',
+        message: `Another deployment run of ${REPO} is being started (start-elsewhere).`,
+      },
+    });
     expect(await h.store.deploymentRuns.list()).toEqual([]);
   });
 
@@ -207,9 +296,14 @@ describe('busy answers, each from its contention point, refused before anything 
     store.write = () => {
       throw Object.assign(new Error('interrupted'), { code: 'SQLITE_INTERRUPT' });
     };
-    expect(code(await dispatchIdempotent(h.fleet, run.value.id, 'qa', 'busy-sqlite', env, { responseLimitMs: 1 }, never))).toBe('statement_cancelled');
+    expect(
+      code(await dispatchIdempotent(h.fleet, run.value.id, 'qa', 'busy-sqlite', env, { responseLimitMs: 1 }, never)),
+    ).toBe('statement_cancelled');
     store.write = write;
-    expect((await dispatchIdempotent(h.fleet, run.value.id, 'qa', 'busy-sqlite', env, { responseLimitMs: 60_000 }, never)).status).toBe(200);
+    expect(
+      (await dispatchIdempotent(h.fleet, run.value.id, 'qa', 'busy-sqlite', env, { responseLimitMs: 60_000 }, never))
+        .status,
+    ).toBe(200);
     await store.close();
   });
 });

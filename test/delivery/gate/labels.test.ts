@@ -8,7 +8,16 @@ import { REPO, makeDeliveryHarness } from '../../helpers/delivery.js';
 // everything else, as whoever the label's event names (TR05).
 
 async function setup() {
-  const h = await makeDeliveryHarness({ config: { delivery: { stages: [{ name: 'qa', kind: 'qa' }, { name: 'production', kind: 'deploy', command: './deploy.sh' }] } } });
+  const h = await makeDeliveryHarness({
+    config: {
+      delivery: {
+        stages: [
+          { name: 'qa', kind: 'qa' },
+          { name: 'production', kind: 'deploy', command: './deploy.sh' },
+        ],
+      },
+    },
+  });
   h.forge.repo(REPO).permissions = { maint: 'maintain', wendy: 'write', rita: 'read' };
   const label = (n: number, name: string, by: string, ago = 5 * 60_000) => {
     const issue = h.forge.repo(REPO).issues.find((i) => i.number === n)!;
@@ -26,8 +35,15 @@ describe('qa: labels the webhook missed', () => {
     label(2, 'qa:smoke', 'rita');
     label(3, 'qa:smoke', 'yoke[bot]');
     expect(await syncQaLabels(h.fleet)).toBe(3);
-    expect((await h.store.qa.attachments(REPO)).map((a) => [a.issueNumber, a.planId, a.attachedBy, a.source])).toEqual([[1, 'checkout', 'wendy', 'label']]);
-    expect(h.forge.comments.map((c) => [c.number, c.body])).toEqual([[1, "@wendy Attached QA plan `checkout` to APP-1. It becomes part of APP-1's QA when APP-1 next enters a QA stage."]]);
+    expect((await h.store.qa.attachments(REPO)).map((a) => [a.issueNumber, a.planId, a.attachedBy, a.source])).toEqual([
+      [1, 'checkout', 'wendy', 'label'],
+    ]);
+    expect(h.forge.comments.map((c) => [c.number, c.body])).toEqual([
+      [
+        1,
+        "@wendy Attached QA plan `checkout` to APP-1. It becomes part of APP-1's QA when APP-1 next enters a QA stage.",
+      ],
+    ]);
     expect((await h.store.qaLabels.outcomes(REPO)).map((o) => [o.issueNumber, o.label, o.outcome])).toEqual([
       [1, 'qa:checkout', 'attached'],
       [2, 'qa:smoke', 'refused'],
@@ -36,7 +52,16 @@ describe('qa: labels the webhook missed', () => {
     // The next round reads from where this one stopped, and the late webhook of what it attached answers nothing.
     h.clock.advance(h.fleet.policy.labelSyncMs);
     expect(await syncQaLabels(h.fleet)).toBe(0);
-    expect(await handleQaLabel(h.fleet, { repo: h.forge.repo(REPO).ref, issueNumber: 1, isPull: false, label: 'qa:checkout', sender: 'wendy', senderIsBot: false })).toBe('ignored');
+    expect(
+      await handleQaLabel(h.fleet, {
+        repo: h.forge.repo(REPO).ref,
+        issueNumber: 1,
+        isPull: false,
+        label: 'qa:checkout',
+        sender: 'wendy',
+        senderIsBot: false,
+      }),
+    ).toBe('ignored');
     expect(h.forge.comments).toHaveLength(1);
   });
 
@@ -47,7 +72,16 @@ describe('qa: labels the webhook missed', () => {
     label(1, 'qa:checkout', 'wendy', 10_000);
     expect(await syncQaLabels(h.fleet)).toBe(0);
     // Its webhook comes: one reply.
-    expect(await handleQaLabel(h.fleet, { repo: h.forge.repo(REPO).ref, issueNumber: 1, isPull: false, label: 'qa:checkout', sender: 'wendy', senderIsBot: false })).toBe('attached');
+    expect(
+      await handleQaLabel(h.fleet, {
+        repo: h.forge.repo(REPO).ref,
+        issueNumber: 1,
+        isPull: false,
+        label: 'qa:checkout',
+        sender: 'wendy',
+        senderIsBot: false,
+      }),
+    ).toBe('attached');
     h.clock.advance(h.fleet.policy.labelSyncMs);
     expect(await syncQaLabels(h.fleet)).toBe(0);
     expect(h.forge.comments).toHaveLength(1);
@@ -59,8 +93,12 @@ describe('qa: labels the webhook missed', () => {
     label(2, 'qa:smoke', 'wendy', 0);
     const run = await createDeploymentRun(h.fleet, { repo: REPO, creator: 'maint' });
     if (!run.ok) throw new Error(run.refusal.message);
-    expect((await h.store.qa.memberPlans(run.value.id, 'qa')).map((p) => [p.issueNumber, p.planId])).toEqual([[2, 'smoke']]);
-    expect(h.forge.comments.filter((c) => c.number === 2).map((c) => c.body)).toEqual(["@wendy Attached QA plan `smoke` to APP-2. It becomes part of APP-2's QA when APP-2 next enters a QA stage."]);
+    expect((await h.store.qa.memberPlans(run.value.id, 'qa')).map((p) => [p.issueNumber, p.planId])).toEqual([
+      [2, 'smoke'],
+    ]);
+    expect(h.forge.comments.filter((c) => c.number === 2).map((c) => c.body)).toEqual([
+      "@wendy Attached QA plan `smoke` to APP-2. It becomes part of APP-2's QA when APP-2 next enters a QA stage.",
+    ]);
   });
 });
 

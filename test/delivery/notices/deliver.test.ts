@@ -18,7 +18,8 @@ async function setup(): Promise<DeliveryHarness & { run: string; tracking: numbe
   return { ...h, run, tracking: tracking! };
 }
 
-const noticesOn = (h: DeliveryHarness, thread: number) => h.forge.comments.filter((c) => c.number === thread && c.body.includes('is waiting at stage'));
+const noticesOn = (h: DeliveryHarness, thread: number) =>
+  h.forge.comments.filter((c) => c.number === thread && c.body.includes('is waiting at stage'));
 const dispatch = async (h: DeliveryHarness & { run: string }) => {
   const d = await dispatchStage(h.fleet, h.run, 'qa');
   if (!d.ok) throw new Error(d.refusal.message);
@@ -52,8 +53,22 @@ describe('notices', () => {
   it('QA20 a changed wait edits its notice in place; QA10 a shared failure tells the driver, not the holders', async () => {
     const h = await setup();
     await dispatch(h);
-    await recordAs(h.fleet, h.run, 'qa', { item: 'APP-1', case: 'cart', result: 'pass', evidence: 'ok', source: 'yoke qa case run', by: 'alice' });
-    await recordAs(h.fleet, h.run, 'qa', { plan: 'smoke', case: 'flaky', result: 'fail', evidence: 'boom', source: 'capture', by: 'driver' });
+    await recordAs(h.fleet, h.run, 'qa', {
+      item: 'APP-1',
+      case: 'cart',
+      result: 'pass',
+      evidence: 'ok',
+      source: 'yoke qa case run',
+      by: 'alice',
+    });
+    await recordAs(h.fleet, h.run, 'qa', {
+      plan: 'smoke',
+      case: 'flaky',
+      result: 'fail',
+      evidence: 'boom',
+      source: 'capture',
+      by: 'driver',
+    });
     await dispatch(h);
     const [pr] = noticesOn(h, 101);
     expect(h.forge.edits.filter((e) => e.commentId === pr!.id).map((e) => e.body.split('\n')[2])).toEqual([
@@ -68,16 +83,36 @@ describe('notices', () => {
     const h = await setup();
     await checkIn(h.fleet, h.run, { driver: 'ci-driver', lease_seconds: 60 });
     await dispatch(h);
-    const group = () => noticesOn(h, h.tracking).filter((c) => c.body.includes(`for ${h.run}-g1`)).map((c) => c.body.split(' deployment run')[0]);
+    const group = () =>
+      noticesOn(h, h.tracking)
+        .filter((c) => c.body.includes(`for ${h.run}-g1`))
+        .map((c) => c.body.split(' deployment run')[0]);
     expect(group()).toEqual(['driver `ci-driver`']);
     h.clock.advance(61_000);
     await dispatch(h);
     expect(group()).toEqual(['driver `ci-driver`', '@maint']);
-    const created = h.forge.comments.find((c) => c.number === h.tracking && c.body.startsWith('@maint') && c.body.includes(`for ${h.run}-g1`))!;
-    const decline = { id: 7001, issueNumber: h.tracking, isPull: false, author: 'maint', authorIsBot: false, body: '/yoke qa decline', createdAt: h.clock.now(), updatedAt: h.clock.now() };
-    expect(await handleComment(h.fleet, { repo: h.forge.repo(REPO).ref, comment: decline, via: 'webhook' })).toBe('done');
+    const created = h.forge.comments.find(
+      (c) => c.number === h.tracking && c.body.startsWith('@maint') && c.body.includes(`for ${h.run}-g1`),
+    )!;
+    const decline = {
+      id: 7001,
+      issueNumber: h.tracking,
+      isPull: false,
+      author: 'maint',
+      authorIsBot: false,
+      body: '/yoke qa decline',
+      createdAt: h.clock.now(),
+      updatedAt: h.clock.now(),
+    };
+    expect(await handleComment(h.fleet, { repo: h.forge.repo(REPO).ref, comment: decline, via: 'webhook' })).toBe(
+      'done',
+    );
     expect(group()).toEqual(['driver `ci-driver`', '@maint', '@lead']);
-    expect((await h.store.notices.forRun(h.run)).filter((n) => n.subject === `${h.run}-g1`).map((n) => [n.recipientKind, n.state])).toEqual([
+    expect(
+      (await h.store.notices.forRun(h.run))
+        .filter((n) => n.subject === `${h.run}-g1`)
+        .map((n) => [n.recipientKind, n.state]),
+    ).toEqual([
       ['driver', 'superseded'],
       ['creator', 'cancelled'],
       ['steering', 'posted'],
@@ -92,9 +127,22 @@ describe('notices', () => {
     h.forge.deletedComments.add(pr!.id);
     await dispatch(h);
     expect(noticesOn(h, h.tracking).filter((c) => c.body.includes('for APP-1.')).length).toBe(2); // creator: the APP-1 review wait, and now APP-1's item QA
-    const reply = { id: 7002, issueNumber: h.tracking, isPull: false, author: 'maint', authorIsBot: false, body: 'On it.', createdAt: h.clock.now(), updatedAt: h.clock.now() };
+    const reply = {
+      id: 7002,
+      issueNumber: h.tracking,
+      isPull: false,
+      author: 'maint',
+      authorIsBot: false,
+      body: 'On it.',
+      createdAt: h.clock.now(),
+      updatedAt: h.clock.now(),
+    };
     await handleComment(h.fleet, { repo: h.forge.repo(REPO).ref, comment: reply, via: 'webhook' });
-    expect((await h.store.notices.forRun(h.run)).filter((n) => n.recipient === 'maint').map((n) => n.state)).toEqual(['answered', 'answered', 'answered']);
+    expect((await h.store.notices.forRun(h.run)).filter((n) => n.recipient === 'maint').map((n) => n.state)).toEqual([
+      'answered',
+      'answered',
+      'answered',
+    ]);
     const g = (await h.store.notices.forRun(h.run)).find((n) => n.subject === `${h.run}-g1`)!;
     expect(g.state).toBe('answered');
     // A reaction answers too: steering's notice, once it reacts.
@@ -113,7 +161,15 @@ describe('notices', () => {
   it('QA22 closing a group withdraws its notice, edited to say so', async () => {
     const h = await setup();
     await dispatch(h);
-    for (const c of ['health', 'flaky']) await recordAs(h.fleet, h.run, 'qa', { plan: 'smoke', case: c, result: 'pass', evidence: 'ok', source: 'capture', by: 'driver' });
+    for (const c of ['health', 'flaky'])
+      await recordAs(h.fleet, h.run, 'qa', {
+        plan: 'smoke',
+        case: c,
+        result: 'pass',
+        evidence: 'ok',
+        source: 'capture',
+        by: 'driver',
+      });
     await dispatch(h);
     const group = (await h.store.notices.forRun(h.run)).find((n) => n.subject === `${h.run}-g1`)!;
     expect(h.forge.edits.filter((e) => e.commentId === group.commentId).map((e) => e.body)).toEqual([
@@ -130,8 +186,16 @@ describe('notices', () => {
       [`${h.run}-g1`, 'unanswered', `yoke qa plan run --deployment-run-id ${h.run} --stage qa --plan smoke`],
       [`${h.run}-g1`, 'unanswered', `yoke qa plan run --deployment-run-id ${h.run} --stage qa --plan smoke`],
       ['APP-1', 'unanswered', 'yoke qa plan run --item APP-1 --stage qa'],
-      ['APP-1', 'unanswered', 'yoke qa case run --item APP-1 --stage qa --case looks-right --verdict pass --evidence @FILE'],
-      ['APP-1', 'unanswered', 'Approve PR #101 at its merged head, as someone with write access other than @agent and @alice.'],
+      [
+        'APP-1',
+        'unanswered',
+        'yoke qa case run --item APP-1 --stage qa --case looks-right --verdict pass --evidence @FILE',
+      ],
+      [
+        'APP-1',
+        'unanswered',
+        'Approve PR #101 at its merged head, as someone with write access other than @agent and @alice.',
+      ],
     ]);
     expect((await report()).flags[0]).toEqual({
       code: 'qa_wait_unattended',
@@ -140,18 +204,26 @@ describe('notices', () => {
     });
     // The same flag in the CLI's report and on the dashboard.
     const text = formatFleetReport(await buildFleetReport(h.fleet, null));
-    expect(text).toContain(`! ${(await report()).flags[0]!.message}\n    to recover: ${(await report()).flags[0]!.recovery}`);
-    const page = renderDashboard(await buildDashboardData(h.fleet, null, { webUrl: 'https://github.com', refreshMs: 10_000 }), { kind: 'fleet' });
+    expect(text).toContain(
+      `! ${(await report()).flags[0]!.message}\n    to recover: ${(await report()).flags[0]!.recovery}`,
+    );
+    const page = renderDashboard(
+      await buildDashboardData(h.fleet, null, { webUrl: 'https://github.com', refreshMs: 10_000 }),
+      { kind: 'fleet' },
+    );
     expect(page).toContain('<h2>Deployment runs</h2>');
     expect(page).toContain(`<code>yoke qa plan run --deployment-run-id ${h.run} --stage qa --plan smoke</code>`);
-    expect(page).toContain('Approve PR #101 at its merged head, as someone with write access other than @agent and @alice.');
+    expect(page).toContain(
+      'Approve PR #101 at its merged head, as someone with write access other than @agent and @alice.',
+    );
     await checkIn(h.fleet, h.run, { driver: 'ci-driver', lease_seconds: 60 });
     expect((await report()).flags).toEqual([]);
     // With no live driver, waits whose notices are all answered are not flagged either.
     const h2 = await setup();
     await dispatch(h2);
     expect((await buildFleetReport(h2.fleet, null)).deliveries[0]!.flags).not.toEqual([]);
-    for (const n of (await h2.store.notices.forRun(h2.run))) await h2.store.notices.update(n.id, { state: 'answered', detail: 'answered in the test', at: h2.clock.now() });
+    for (const n of await h2.store.notices.forRun(h2.run))
+      await h2.store.notices.update(n.id, { state: 'answered', detail: 'answered in the test', at: h2.clock.now() });
     expect((await buildFleetReport(h2.fleet, null)).deliveries[0]!.flags).toEqual([]);
   });
 
@@ -176,13 +248,27 @@ describe('notices', () => {
     });
   });
 
-  it('a verdict recorded by a notice\'s recipient answers it; one by someone else does not', async () => {
+  it("a verdict recorded by a notice's recipient answers it; one by someone else does not", async () => {
     const h = await setup();
     await dispatch(h);
     const holder = async () => (await h.store.notices.forRun(h.run)).find((n) => n.recipient === 'alice')!.state;
-    await recordAs(h.fleet, h.run, 'qa', { item: 'APP-1', case: 'cart', result: 'fail', evidence: 'x', source: 'yoke qa case run', by: 'bob' });
+    await recordAs(h.fleet, h.run, 'qa', {
+      item: 'APP-1',
+      case: 'cart',
+      result: 'fail',
+      evidence: 'x',
+      source: 'yoke qa case run',
+      by: 'bob',
+    });
     expect(await holder()).toBe('posted');
-    await recordAs(h.fleet, h.run, 'qa', { item: 'APP-1', case: 'cart', result: 'pass', evidence: 'x', source: 'yoke qa case run', by: 'alice' });
+    await recordAs(h.fleet, h.run, 'qa', {
+      item: 'APP-1',
+      case: 'cart',
+      result: 'pass',
+      evidence: 'x',
+      source: 'yoke qa case run',
+      by: 'alice',
+    });
     expect(await holder()).toBe('answered');
   });
 });

@@ -9,13 +9,15 @@ describe('one gate check of a run at a time', () => {
   it('runs the checks of one run one after another, even when one fails, and other runs alongside', async () => {
     const store = { sql: { hold: async () => async () => {} } };
     const log: string[] = [];
-    const step = (name: string, ms: number, fail = false) => async () => {
-      log.push(`${name} start`);
-      await new Promise((r) => setTimeout(r, ms));
-      log.push(`${name} end`);
-      if (fail) throw new Error(name);
-      return name;
-    };
+    const step =
+      (name: string, ms: number, fail = false) =>
+      async () => {
+        log.push(`${name} start`);
+        await new Promise((r) => setTimeout(r, ms));
+        log.push(`${name} end`);
+        if (fail) throw new Error(name);
+        return name;
+      };
     const a = serialRun(store, 'dr-1', step('a', 20, true));
     const b = serialRun(store, 'dr-1', step('b', 1));
     const c = serialRun(store, 'dr-2', step('c', 1));
@@ -27,7 +29,7 @@ describe('one gate check of a run at a time', () => {
 });
 
 describe.skipIf(!havePostgres)('one gate check of a run at a time, across processes', () => {
-  it('DX01 two yoke processes on one PostgreSQL run one run\'s gate checks one after another', async () => {
+  it("DX01 two yoke processes on one PostgreSQL run one run's gate checks one after another", async () => {
     const url = await pgServer.db();
     // Two processes: each its own pool and its own lock connections.
     const [a, b] = [{ sql: postgresSql(url) }, { sql: postgresSql(url) }];

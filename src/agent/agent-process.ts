@@ -1,0 +1,195 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import type { AgentAdapter, AgentLimits, AgentOutcome } from './adapter.js';
+import { tailOf } from './output.js';
+import { containAgent, type BlockedAttempt, type Contained } from './contain.js';
+
+// The agent's own process: what it may inherit from the job, whether its CLI
+// is there, and its run to its end or to a limit, contained (TR20), with its
+// whole process group gone when it stops.
+
+/** Variables of the job the agent's process may inherit; nothing else crosses (no GITHUB_TOKEN, no ACTIONS_* request tokens). */
+export const AGENT_ENV_ALLOWLIST = [
+  'PATH',
+  'LANG',
+  'LC_ALL',
+  'LC_CTYPE',
+  'TZ',
+  'USER',
+  'LOGNAME',
+  'SHELL',
+  'TERM',
+  'CI',
+] as const;
+
+function onPath(binary: string, path: string | undefined): boolean {
+  return (path ?? '').split(delimiter).some((dir) => dir && existsSync(join(dir, binary)));
+}
+
+/** Why the agent cannot start here, naming what to install or set; null when it can. */
+export function agentPrerequisite(agent: AgentAdapter, env: Record<string, string | undefined>): string | null {
+  if (!onPath(agent.binary, env.PATH)) {
+    return `${agent.binary} is not on PATH: install ${agent.pkg} (npm install -g ${agent.pkg}) in a step before yoke's runner.`;
+  }
+  if (agent.credentials.length && !agent.credentials.some((c) => env[c])) {
+    return `No credential for ${agent.name}: set ${agent.credentials.join(' or ')} as a repository secret (Settings → Secrets and variables → Actions) and pass it to the step's env.`;
+  }
+  return null;
+}
+
+/** The agent's environment: the allowlist, its credentials and passthrough variables (empty ones dropped), its own home. */
+export function agentEnv(
+  agent: AgentAdapter,
+  env: Record<string, string | undefined>,
+  home: string,
+  extra: Record<string, string>,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of [...AGENT_ENV_ALLOWLIST, ...agent.credentials, ...agent.passthrough])
+    if (env[name]) out[name] = env[name]!;
+  return { ...out, HOME: home, TMPDIR: join(home, 'tmp'), ...extra };
+}
+
+export interface AgentExit {
+  outcome: AgentOutcome;
+  turns: number;
+  stoppedFor: 'turn_limit' | 'deadline' | 'spend_limit' | 'cancelled' | null;
+  /** TR20: connections the sandbox refused, with the command that tried. */
+  blocked: BlockedAttempt[];
+}
+
+/** TR20: how the agent's tools are contained: the hosts they may reach besides the model's. */
+export interface ContainSettings {
+  allow: readonly string[];
+  bwrap?: string;
+}
+
+/** Runs the agent to its end or to a limit; the whole process group goes when it stops. */
+export async function runAgent(
+  agent: AgentAdapter,
+  prompt: string,
+  limits: AgentLimits,
+  opts: {
+    cwd: string;
+    env: Record<string, string | undefined>;
+    stopAt: number;
+    now: () => number;
+    log: (l: string) => void;
+    contain?: ContainSettings | null;
+  },
+): Promise<AgentExit> {
+  const home = mkdtempSync(join(tmpdir(), 'yoke-agent-home-'));
+  mkdirSync(join(home, 'tmp'), { recursive: true });
+  let contained: Contained | null = null;
+  let onTerm: (() => void) | null = null;
+  try {
+    const inv = agent.invocation(prompt, limits, home, opts.env);
+    for (const [file, text] of Object.entries(inv.files ?? {})) writeFileSync(join(home, file), text);
+    const env = agentEnv(agent, opts.env, home, inv.env);
+    if (opts.contain) {
+      contained = await containAgent(
+        {
+          workspace: opts.cwd,
+          home,
+          env: opts.env,
+          modelUrl: opts.env[agent.modelUrlVariable] || null,
+          modelHosts: agent.modelHosts,
+          allow: opts.contain.allow,
+          ...(opts.contain.bwrap ? { bwrap: opts.contain.bwrap } : {}),
+        },
+        agent.binary,
+        inv.args,
+      );
+      Object.assign(env, contained.env);
+    }
+    const child = contained
+      ? spawn(contained.command, contained.args, {
+          cwd: opts.cwd,
+          env,
+          detached: true,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        })
+      : spawn(agent.binary, inv.args, { cwd: opts.cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let pending = '';
+    let turns = 0;
+    const answers = new Set<string>();
+    let stoppedFor: AgentExit['stoppedFor'] = null;
+    const stop = (why: NonNullable<AgentExit['stoppedFor']>) => {
+      if (stoppedFor) return;
+      stoppedFor = why;
+      opts.log(`stopping ${agent.name}: ${why.replace('_', ' ')}`);
+      try {
+        process.kill(-child.pid!, 'SIGTERM');
+      } catch {
+        /* gone */
+      }
+      setTimeout(() => {
+        try {
+          process.kill(-child.pid!, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+      }, 5000).unref();
+    };
+    child.stdout.on('data', (chunk: Buffer) => {
+      const text = chunk.toString('utf8');
+      stdout += text;
+      pending += text;
+      const lines = pending.split('\n');
+      pending = lines.pop() ?? '';
+      for (const line of lines) {
+        const ev = agent.parseLine(line);
+        // E: a turn is one model answer, however many events (content blocks) it came in.
+        if (ev?.turn && !(ev.turnId && answers.has(ev.turnId))) {
+          if (ev.turnId) answers.add(ev.turnId);
+          if (++turns > limits.maxTurns) stop('turn_limit');
+        }
+        // An agent with no spend limit of its own (Codex) is checked whenever its cost so far is known.
+        if (ev?.priced && limits.maxUsd !== null) {
+          const so = agent.outcome(stdout, { code: 0, signal: null }, opts.env).cost;
+          if (so?.usd != null && so.usd > limits.maxUsd) stop('spend_limit');
+        }
+      }
+    });
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => {
+      stderr = (stderr + c.toString('utf8')).slice(-4000);
+    });
+    const timer = setTimeout(() => stop('deadline'), Math.max(0, opts.stopAt - opts.now()));
+    // A cancelled or timed-out job sends the runner SIGINT, then SIGTERM: the agent goes with it, never left calling the model.
+    onTerm = () => stop('cancelled');
+    process.once('SIGTERM', onTerm);
+    process.once('SIGINT', onTerm);
+    const exit = await new Promise<{ code: number | null; signal: string | null }>((resolve) => {
+      child.once('error', () => resolve({ code: 127, signal: null }));
+      child.once('close', (code, signal) => resolve({ code, signal }));
+    });
+    clearTimeout(timer);
+    try {
+      process.kill(-child.pid!, 'SIGKILL'); // nothing it started outlives it
+    } catch {
+      /* gone */
+    }
+    const outcome = agent.outcome(stdout, exit, opts.env);
+    if (!outcome.ok && !outcome.message && stderr.trim()) outcome.message = tailOf(stderr, 1500);
+    const blocked = contained?.blocked() ?? [];
+    const why = {
+      turn_limit: `turn limit: stopped after ${limits.maxTurns} turns`,
+      deadline: "deadline: stopped before the run's budget deadline",
+      spend_limit: `spend limit: stopped past $${limits.maxUsd}`,
+      cancelled: 'cancelled: the job was stopped',
+    } as const;
+    if (stoppedFor) return { outcome: { ...outcome, ok: false, reason: why[stoppedFor] }, turns, stoppedFor, blocked };
+    return { outcome, turns, stoppedFor, blocked };
+  } finally {
+    if (onTerm) {
+      process.off('SIGTERM', onTerm);
+      process.off('SIGINT', onTerm);
+    }
+    await contained?.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,61 @@
+import { unlessMissing } from './errors.js';
+import type { Octokit } from './octokit.js';
+import { GhBranch, GhCommit, GhCompare, GhTree } from './schemas.js';
+import type { RepoRef } from './types.js';
+
+// A repository's commits, branches and files as GitHubForge reads them: a
+// ref resolved, a branch's protection, ancestry, a tree and a file at a
+// commit. Each answers null (or nothing) for what GitHub does not have.
+
+const at = (repo: RepoRef) => ({ owner: repo.owner, repo: repo.name });
+
+export async function resolveCommit(o: Octokit, repo: RepoRef, ref: string): Promise<string | null> {
+  const res = await unlessMissing(
+    () => o.request('GET /repos/{owner}/{repo}/commits/{ref}', { ...at(repo), ref }),
+    [404, 422],
+  );
+  return res && GhCommit.parse(res.data).sha;
+}
+
+export async function isBranchProtected(o: Octokit, repo: RepoRef, branch: string): Promise<boolean | null> {
+  const res = await unlessMissing(() =>
+    o.request('GET /repos/{owner}/{repo}/branches/{branch}', { ...at(repo), branch }),
+  );
+  return res && GhBranch.parse(res.data).protected;
+}
+
+export async function isAncestor(o: Octokit, repo: RepoRef, ancestor: string, commit: string): Promise<boolean | null> {
+  const res = await unlessMissing(() =>
+    o.request('GET /repos/{owner}/{repo}/compare/{basehead}', {
+      ...at(repo),
+      basehead: `${ancestor}...${commit}`,
+      per_page: 1,
+    }),
+  );
+  if (!res) return null;
+  const { status } = GhCompare.parse(res.data);
+  return status === 'ahead' || status === 'identical';
+}
+
+export async function listFiles(o: Octokit, repo: RepoRef, commit: string, dir: string): Promise<string[]> {
+  const res = await unlessMissing(() =>
+    o.request('GET /repos/{owner}/{repo}/git/trees/{tree_sha}', { ...at(repo), tree_sha: commit, recursive: '1' }),
+  );
+  if (!res) return [];
+  return GhTree.parse(res.data)
+    .tree.filter((e) => e.type === 'blob' && e.path.startsWith(dir))
+    .map((e) => e.path)
+    .sort();
+}
+
+export async function readFileAt(o: Octokit, repo: RepoRef, path: string, commit: string): Promise<string | null> {
+  const res = await unlessMissing(() =>
+    o.request('GET /repos/{owner}/{repo}/contents/{path}', {
+      ...at(repo),
+      path,
+      ref: commit,
+      headers: { accept: 'application/vnd.github.raw+json' },
+    }),
+  );
+  return res ? String(res.data) : null;
+}
