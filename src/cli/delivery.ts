@@ -26,6 +26,13 @@ interface QaOpts {
 }
 
 export function registerDeliveryCommands(program: Command, io: CliIo, g: () => GlobalOptions): void {
+  registerDeploymentRunCommands(program, io, g);
+  registerQaCommands(program, io, g);
+  registerDeployCommands(program, io, g);
+}
+
+/** `yoke deployment-runs`: create, list, get, remove a member, gate-check a stage. */
+function registerDeploymentRunCommands(program: Command, io: CliIo, g: () => GlobalOptions): void {
   const runs = program
     .command('deployment-runs')
     .description('deployment runs: merged work on its way through the stages');
@@ -130,7 +137,10 @@ export function registerDeliveryCommands(program: Command, io: CliIo, g: () => G
         io.out(`  woke ${w.recipient} for ${w.subject}: ${w.waits.map((x) => x.code).join(', ')}`);
       for (const w of a.waits) io.out(`  waits: ${w.detail}\n    ${w.command}`);
     });
+}
 
+/** `yoke qa`: run or record a case, run a plan, waive a case. */
+function registerQaCommands(program: Command, io: CliIo, g: () => GlobalOptions): void {
   const qa = program.command('qa').description('scoped QA of a deployment run');
   const qaCase = qa.command('case').description('one QA case');
   qaCase
@@ -236,7 +246,10 @@ export function registerDeliveryCommands(program: Command, io: CliIo, g: () => G
       });
       io.out(`Waived ${o.plan}/${o.case} in ${o.deploymentRunId} at ${o.stage}.`);
     });
+}
 
+/** `yoke deploy stage run`: a deploy stage's command, here. */
+function registerDeployCommands(program: Command, io: CliIo, g: () => GlobalOptions): void {
   program
     .command('deploy')
     .description('deploy stages')
