@@ -1,9 +1,11 @@
 import { run, type Server } from 'probot';
 import { createYokeApp, type YokeRuntime } from './app.js';
 import { systemClock } from './kernel/clock.js';
-import { existsSync } from 'node:fs';
+import { createPrivateKey } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import {
   appCredentialProblem,
+  hostingProblems,
   inSetupMode,
   setupWebhookUrl,
   webhookProxyProblem,
@@ -35,7 +37,15 @@ export async function startYoke(
   const settings = resolveSettings({ env });
   const credentialProblem = appCredentialProblem(env, existsSync);
   if (credentialProblem) throw new SettingsError([credentialProblem]);
-  const problems = [webhookSecretProblem(env), webhookProxyProblem(env)].filter((p): p is string => p !== null);
+  const problems = [
+    ...hostingProblems(
+      env,
+      (path) => readFileSync(path, 'utf8'),
+      (pem) => createPrivateKey(pem),
+    ),
+    webhookSecretProblem(env),
+    webhookProxyProblem(env),
+  ].filter((p): p is string => p !== null);
   if (problems.length) throw new SettingsError(problems);
   if (inSetupMode(env)) {
     // Probot's setup page takes the registered app's webhook URL from

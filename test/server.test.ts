@@ -11,7 +11,13 @@ const privateKey = () =>
 
 describe('start', () => {
   it('TR08 refuses a missing webhook secret once the app has credentials, naming the fix', async () => {
-    const env = { APP_ID: '1', PRIVATE_KEY: privateKey(), YOKE_DB_PATH: ':memory:' };
+    const env = {
+      APP_ID: '1',
+      PRIVATE_KEY: privateKey(),
+      YOKE_DB_PATH: ':memory:',
+      YOKE_API_TOKENS: 'a'.repeat(40),
+      YOKE_PUBLIC_URL: 'https://yoke.example.com',
+    };
     const err = await startYoke(env).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SettingsError);
     expect((err as SettingsError).problems).toEqual([

@@ -1,10 +1,12 @@
 import { spawn } from 'node:child_process';
+import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { hostingProblems } from '../src/config/env.js';
 
 // `npm start` as an operator meets it with half a set of app credentials: a
 // child process, whole messages compared. yoke stops and names the variable;
@@ -60,6 +62,67 @@ describe('npm start with half the app credentials', () => {
         "The app's private key is set but APP_ID is not. Set APP_ID to the app's id (on its settings page on GitHub), or unset PRIVATE_KEY and PRIVATE_KEY_PATH to run the setup page.",
       ),
     );
+  });
+});
+
+describe('npm start with app credentials that cannot work', () => {
+  const SECRET = 'w'.repeat(40);
+  const key = generateKeyPairSync('rsa', { modulusLength: 2048 })
+    .privateKey.export({ type: 'pkcs1', format: 'pem' })
+    .toString();
+  const hosted = {
+    APP_ID: '123456',
+    WEBHOOK_SECRET: SECRET,
+    YOKE_API_TOKENS: 'o'.repeat(40),
+    YOKE_PUBLIC_URL: 'https://yoke.example.com',
+  };
+
+  it('a PRIVATE_KEY that is not a key stops with the variable and where to get one, and no stack trace', async () => {
+    expect(await start({ ...hosted, PRIVATE_KEY: 'not a key' })).toEqual(
+      stops(
+        'PRIVATE_KEY is not a private key yoke can read. Use the .pem file GitHub gave you when the app was created (its settings page makes a new one under "Private keys"): its whole text in PRIVATE_KEY, or its path in PRIVATE_KEY_PATH.',
+      ),
+    );
+  });
+
+  it('no YOKE_API_TOKENS and no YOKE_PUBLIC_URL stop with both named, instead of a sign-in no token passes and runs told localhost', async () => {
+    expect(await start({ APP_ID: '123456', WEBHOOK_SECRET: SECRET, PRIVATE_KEY: key })).toEqual({
+      code: 1,
+      out: '',
+      err: [
+        'yoke cannot start; fix these settings:',
+        '  - YOKE_API_TOKENS is not set, so no one could sign in to the dashboard or use the CLI. Make a token with `openssl rand -hex 32` and set YOKE_API_TOKENS to it (several: comma-separated); the CLI reads it as YOKE_TOKEN.',
+        "  - YOKE_PUBLIC_URL is not set, so runs would be told to report to http://localhost:39170, which GitHub's runners cannot reach. Set it to the https address GitHub reaches yoke at (the app's webhook URL without /api/github/webhooks), e.g. YOKE_PUBLIC_URL=https://yoke.example.com.",
+      ].join('\n'),
+    });
+  });
+});
+
+describe('what npm start checks of app credentials, one by one', () => {
+  const key = generateKeyPairSync('rsa', { modulusLength: 2048 })
+    .privateKey.export({ type: 'pkcs1', format: 'pem' })
+    .toString();
+  const readKey = (pem: string) => void createPrivateKey(pem);
+  const noFile = () => {
+    throw new Error('no such file');
+  };
+  const good = { APP_ID: '1', PRIVATE_KEY: key, YOKE_API_TOKENS: 'o'.repeat(40), YOKE_PUBLIC_URL: 'https://y.example' };
+
+  it('reads the key as Probot does (PEM, with its newlines as \\n, or base64) and asks nothing in setup mode', () => {
+    expect(hostingProblems(good, noFile, readKey)).toEqual([]);
+    expect(hostingProblems({ ...good, PRIVATE_KEY: key.replace(/\n/g, '\\n') }, noFile, readKey)).toEqual([]);
+    expect(hostingProblems({ ...good, PRIVATE_KEY: Buffer.from(key).toString('base64') }, noFile, readKey)).toEqual([]);
+    expect(hostingProblems({}, noFile, readKey)).toEqual([]);
+  });
+
+  it('names a key file that is not a key, and needs no public URL for the command launcher', () => {
+    const { PRIVATE_KEY: _key, ...rest } = good;
+    expect(hostingProblems({ ...rest, PRIVATE_KEY_PATH: 'app.pem' }, () => 'garbage', readKey)).toEqual([
+      'PRIVATE_KEY_PATH names app.pem, which is not a private key yoke can read. Use the .pem file GitHub gave you when the app was created (its settings page makes a new one under "Private keys"): its whole text in PRIVATE_KEY, or its path in PRIVATE_KEY_PATH.',
+    ]);
+    const { YOKE_PUBLIC_URL: _url, ...local } = good;
+    expect(hostingProblems({ ...local, YOKE_LAUNCHER: 'command' }, noFile, readKey)).toEqual([]);
+    expect(hostingProblems(local, noFile, readKey)).toHaveLength(1);
   });
 });
 

@@ -301,3 +301,43 @@ export function webhookSecretProblem(env: Record<string, string | undefined>): s
   if (secret.length >= SECRET_MIN_LENGTH) return null;
   return `WEBHOOK_SECRET: ${secret ? `is ${secret.length} characters; it` : 'is not set; it'} must be at least ${SECRET_MIN_LENGTH} characters. Make one with \`openssl rand -hex 32\` and set it both here and as the webhook secret in the GitHub App's settings.`;
 }
+
+/** The key text as Probot reads PRIVATE_KEY: base64 of the PEM, or the PEM with its newlines written as `\n`. */
+function keyText(value: string): string {
+  const pem =
+    /^[A-Za-z0-9+/=\s]+$/.test(value) && !value.includes('-----') ? Buffer.from(value, 'base64').toString() : value;
+  return pem.replace(/\\n/g, '\n');
+}
+
+/**
+ * With app credentials, what yoke could start with but never work: a private
+ * key Node cannot read (Probot would print a stack trace and fall into its
+ * setup page), no operator token (a sign-in form no token passes), and, with
+ * the Actions launcher, no public URL (runs would be told localhost, which
+ * GitHub's runners cannot reach). Each names the variable and its fix.
+ */
+export function hostingProblems(
+  env: Record<string, string | undefined>,
+  readFile: (path: string) => string,
+  readKey: (pem: string) => void,
+): string[] {
+  if (inSetupMode(env)) return [];
+  const problems: string[] = [];
+  const source = env.PRIVATE_KEY ? 'PRIVATE_KEY is' : `PRIVATE_KEY_PATH names ${env.PRIVATE_KEY_PATH}, which is`;
+  try {
+    readKey(env.PRIVATE_KEY ? keyText(env.PRIVATE_KEY) : readFile(env.PRIVATE_KEY_PATH ?? ''));
+  } catch {
+    problems.push(
+      `${source} not a private key yoke can read. Use the .pem file GitHub gave you when the app was created (its settings page makes a new one under "Private keys"): its whole text in PRIVATE_KEY, or its path in PRIVATE_KEY_PATH.`,
+    );
+  }
+  if (!env.YOKE_API_TOKENS)
+    problems.push(
+      'YOKE_API_TOKENS is not set, so no one could sign in to the dashboard or use the CLI. Make a token with `openssl rand -hex 32` and set YOKE_API_TOKENS to it (several: comma-separated); the CLI reads it as YOKE_TOKEN.',
+    );
+  if (!env.YOKE_PUBLIC_URL && (env.YOKE_LAUNCHER ?? 'actions') === 'actions')
+    problems.push(
+      `YOKE_PUBLIC_URL is not set, so runs would be told to report to http://localhost:${env.PORT || '3000'}, which GitHub's runners cannot reach. Set it to the https address GitHub reaches yoke at (the app's webhook URL without /api/github/webhooks), e.g. YOKE_PUBLIC_URL=https://yoke.example.com.`,
+    );
+  return problems;
+}
