@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -14,7 +15,9 @@ export interface RunnerBundle {
   sha256: string;
 }
 
-const entry = join(dirname(fileURLToPath(import.meta.url)), 'main.ts');
+const here = dirname(fileURLToPath(import.meta.url));
+// From the sources in a checkout, or from the compiled JavaScript of the installed package.
+const entry = existsSync(join(here, 'main.ts')) ? join(here, 'main.ts') : join(here, 'main.js');
 
 export async function buildRunnerBundle(): Promise<RunnerBundle> {
   const out = await build({
@@ -27,7 +30,7 @@ export async function buildRunnerBundle(): Promise<RunnerBundle> {
     minify: false,
     legalComments: 'none',
     logLevel: 'silent',
-    banner: { js: '// yoke runner: built by yoke from src/agent/main.ts; run with node.' },
+    banner: { js: '// yoke runner: built by yoke from its agent/main; run with node.' },
   });
   const code = out.outputFiles[0]!.text;
   return { code, sha256: createHash('sha256').update(code).digest('hex') };

@@ -9,6 +9,8 @@ import { registerDbCommands } from './db.js';
 import { registerInitCommand } from './init.js';
 import { DriverExit, registerWatchCommand, type WatchDeps } from './watch.js';
 import { nodeExec, nodeHead, nodeReadFile } from './exec.js';
+import { readFileSync } from 'node:fs';
+import { RUNNER_COMMANDS } from '../agent/main.js';
 
 // The yoke CLI: the operator API from a terminal. It talks HTTPS to a running
 // yoke (YOKE_URL) with an operator token (YOKE_TOKEN).
@@ -16,7 +18,10 @@ import { nodeExec, nodeHead, nodeReadFile } from './exec.js';
 export type { CliIo } from './client.js';
 
 export function buildCli(io: CliIo, watch: WatchDeps = {}): Command {
-  const program = new Command('yoke').description('Operate a yoke fleet through its HTTP API.').exitOverride();
+  const program = new Command('yoke')
+    .description('Operate a yoke fleet through its HTTP API.')
+    .version(yokeVersion(), '-V, --version', "print yoke's version")
+    .exitOverride();
   program
     .option('--url <url>', "yoke's URL (default $YOKE_URL, else http://localhost:3000)")
     .option('--token <token>', 'your yoke token: an operator token, or your own person token (default $YOKE_TOKEN)');
@@ -89,7 +94,37 @@ export function buildCli(io: CliIo, watch: WatchDeps = {}): Command {
   registerDbCommands(program, io);
   registerDeliveryCommands(program, io, g);
   registerWatchCommand(program, io, g, watch);
+  registerAgentCommand(program, io);
   return program;
+}
+
+/** The package's version, from its package.json (two folders up from src/cli or dist/cli). */
+export function yokeVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+/** An exit code a command chose (the runner's), carried out of commander. */
+class CommandExit extends Error {
+  constructor(readonly exitCode: number) {
+    super(`exit ${exitCode}`);
+  }
+}
+
+/** `yoke agent run|deliver|verdict`: the runner's commands, the same functions a workflow job runs from yoke's URL. */
+function registerAgentCommand(program: Command, io: CliIo): void {
+  program
+    .command('agent <command>')
+    .description(`the runner a workflow job runs: ${Object.keys(RUNNER_COMMANDS).join(', ')}`)
+    .action(async (name: string) => {
+      const fn = RUNNER_COMMANDS[name];
+      if (!fn)
+        throw new CliFailure(
+          `yoke agent ${name}: no such command; say one of ${Object.keys(RUNNER_COMMANDS).join(', ')}.`,
+        );
+      const code = await fn({ env: io.env, cwd: process.cwd(), out: io.out, now: () => Date.now() });
+      if (code !== 0) throw new CommandExit(code);
+    });
 }
 
 /** Runs the CLI; returns the exit code. */
@@ -98,7 +133,7 @@ export async function runCli(argv: string[], io: CliIo, watch: WatchDeps = {}): 
     await buildCli(io, watch).parseAsync(argv, { from: 'user' });
     return 0;
   } catch (err) {
-    if (err instanceof DriverExit) return err.exitCode;
+    if (err instanceof DriverExit || err instanceof CommandExit) return err.exitCode;
     if (err instanceof CliFailure) {
       io.err(err.message);
       return 1;
@@ -109,8 +144,9 @@ export async function runCli(argv: string[], io: CliIo, watch: WatchDeps = {}): 
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  const code = await runCli(process.argv.slice(2), {
+/** The CLI as a process runs it: the real terminal, environment, network and shell. */
+export async function main(argv: string[]): Promise<never> {
+  const code = await runCli(argv, {
     out: (l) => console.log(l),
     err: (l) => console.error(l),
     env: process.env,
@@ -121,3 +157,5 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   });
   process.exit(code);
 }
+
+if (import.meta.url === `file://${process.argv[1]}`) await main(process.argv.slice(2));
