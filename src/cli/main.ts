@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { formatFleetReport } from '../http/report.js';
-import { ROUTE } from '../http/routes.js';
+import { ROUTE, RUN_STATUSES } from '../http/routes.js';
 import type { PublicRun } from '../fleet/report.js';
 import { callRoute, CliFailure, numberArg, repoArg, repoParams, type CliIo } from './client.js';
 import { registerDeliveryCommands } from './delivery.js';
@@ -76,6 +76,9 @@ export function buildCli(io: CliIo, watch: WatchDeps = {}): Command {
     .option('--status <status>', 'live, success, failure, timeout or cancelled')
     .option('--json', 'print them as JSON')
     .action(async (o: { repo?: string; status?: string; json?: boolean }) => {
+      // Checked here, before any request, and named as the option it is.
+      if (o.status !== undefined && !(RUN_STATUSES as readonly string[]).includes(o.status))
+        throw new CliFailure(`--status is "${o.status}", which is not one of ${RUN_STATUSES.join(', ')}.`);
       const { runs: list } = await callRoute(io, g(), ROUTE.runs, {
         query: { repo: o.repo === undefined ? undefined : repoArg(o.repo), status: o.status },
       });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { closest } from '../config/suggest.js';
 
 // Comment commands. A comment is a command when its first line starts with
 // `/yoke`; anything else in it is ignored.
@@ -56,4 +57,41 @@ export function parseComment(body: string): ParsedComment {
     return { kind: 'command', command: { name: 'auto', on: arg === 'on' } };
   }
   return { kind: 'unknown', text };
+}
+
+/** Every command as people type it, in the order the replies list them. */
+export const COMMAND_USAGE = [
+  '/yoke start',
+  '/yoke land',
+  '/yoke auto on',
+  '/yoke auto off',
+  '/yoke reset',
+  '/yoke status',
+  '/yoke qa attach <plan>',
+  '/yoke qa decline',
+  '/yoke qa waive <case> [--plan PLAN] --reason "why"',
+] as const;
+
+/**
+ * The command an unknown one is most likely a typo of (`/yoke stat` →
+ * `/yoke status`): a word that starts exactly one command's word, else the
+ * nearest within a typo's distance; null when none is near.
+ */
+export function suggestCommand(text: string): string | null {
+  const [verb, arg] = text.split(/\s+/).slice(1);
+  if (!verb) return null;
+  const verbs = ['start', 'land', 'auto', 'reset', 'status', 'qa'];
+  if (verbs.includes(verb)) {
+    if (verb === 'qa' && arg) {
+      const sub = ['attach', 'decline', 'waive'];
+      const near =
+        sub.filter((w) => w.startsWith(arg)).length === 1 ? sub.find((w) => w.startsWith(arg))! : closest(arg, sub);
+      return near && near !== arg ? COMMAND_USAGE.find((u) => u.startsWith(`/yoke qa ${near}`))! : null;
+    }
+    return null;
+  }
+  const prefixed = verbs.filter((w) => verb.length >= 2 && w.startsWith(verb));
+  const near = prefixed.length === 1 ? prefixed[0]! : closest(verb, verbs);
+  if (!near) return null;
+  return near === 'qa' ? null : COMMAND_USAGE.find((u) => u === `/yoke ${near}` || u.startsWith(`/yoke ${near} `))!;
 }

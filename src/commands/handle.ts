@@ -7,7 +7,7 @@ import { canWrite, type Permission } from '../kernel/permission.js';
 import { commandReply, refusalText } from '../kernel/reply.js';
 import type { RepoState } from '../store/repos.js';
 import { attachPlan } from '../delivery/gate/attach.js';
-import { COMMENT_LIMIT, parseComment, type CommandWord, type ParsedComment } from './command.js';
+import { COMMENT_LIMIT, parseComment, suggestCommand, type CommandWord, type ParsedComment } from './command.js';
 import { asControl, declineByComment, noteReply, waiveByComment } from './qa.js';
 
 export interface IncomingComment {
@@ -103,7 +103,7 @@ function decide(
   if (parsed.kind === 'too_large')
     return Promise.resolve({ ok: false, refusal: makeRefusal('comment_too_large', { limit: COMMENT_LIMIT }) });
   if (parsed.kind === 'unknown')
-    return Promise.resolve({ ok: false, refusal: makeRefusal('command_unknown', { command: parsed.text }) });
+    return Promise.resolve({ ok: false, refusal: makeRefusal('command_unknown', { command: parsed.text, suggestion: suggestCommand(parsed.text) }) });
   return runCommand(ctx, repo, c, parsed.command, permission);
 }
 

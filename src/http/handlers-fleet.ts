@@ -71,7 +71,7 @@ export function fleetHandlers({ fleet, runAuth, lastPass }: FleetRouteDeps): Jso
       const run = await fleet.store.runs.get(params.run!);
       return run
         ? { status: 200, json: publicRun(run) }
-        : { refusal: makeRefusal('run_unknown', { run: params.run! }) };
+        : { refusal: makeRefusal('run_not_found', { run: params.run! }) };
     },
     async repoStatus({ params }) {
       return message(await repoStatus(fleet, repoOf(params)));

@@ -52,7 +52,8 @@ const route = <const R extends RouteDef>(r: R): R => r;
 
 const DR = '/yoke/api/deployment-runs/:run';
 const STAGE = `${DR}/stages/:stage`;
-const RUN_STATUSES = ['live', 'success', 'failure', 'timeout', 'cancelled'] as const;
+/** What `GET /yoke/api/runs?status=` and `yoke runs list --status` take. */
+export const RUN_STATUSES = ['live', 'success', 'failure', 'timeout', 'cancelled'] as const;
 
 /** Every route yoke serves, by name; the CLI calls them by the same names. */
 export const ROUTE = {

@@ -120,7 +120,12 @@ describe('the CLI, as a newcomer meets it', () => {
     expect(await yoke(['runs', 'list', '--status', 'broken'], { YOKE_URL: api.url })).toEqual({
       code: 1,
       out: '',
-      err: 'The request body is not valid: status is one of live, success, failure, timeout, cancelled\nTo recover: Fix the fields named above and send the request again.',
+      err: '--status is "broken", which is not one of live, success, failure, timeout, cancelled.',
+    });
+    expect(await yoke(['runs', 'get', 'nope'], { YOKE_URL: api.url })).toEqual({
+      code: 1,
+      out: '',
+      err: 'There is no run nope.\nTo recover: `yoke runs list` shows the runs yoke knows, newest first, with their ids.',
     });
     const got = await yoke(['runs', 'get', id], { YOKE_URL: api.url });
     expect([got.code, JSON.parse(got.out).summary]).toEqual([0, 'Error: issue #14 names no demo task\nmore detail']);

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { parseComment } from '../../src/commands/command.js';
+import { COMMAND_USAGE, parseComment, suggestCommand } from '../../src/commands/command.js';
+import { makeRefusal } from '../../src/kernel/codes/table.js';
+import { refusalText } from '../../src/kernel/reply.js';
 
 describe('comment command parsing', () => {
   it('GH04 reads the command words on the first line only', () => {
@@ -17,5 +19,26 @@ describe('comment command parsing', () => {
     expect(parseComment('/yoke auto maybe')).toEqual({ kind: 'unknown', text: '/yoke auto maybe' });
     expect(parseComment('/yoke start now please')).toEqual({ kind: 'unknown', text: '/yoke start now please' });
     expect(parseComment('/yoke')).toEqual({ kind: 'unknown', text: '/yoke' });
+  });
+
+  it('GH04 an unknown command near one that exists says which: a word that starts one command, else a typo within reach', () => {
+    expect(suggestCommand('/yoke stat')).toBe('/yoke status');
+    expect(suggestCommand('/yoke strat')).toBe('/yoke start');
+    expect(suggestCommand('/yoke lnad')).toBe('/yoke land');
+    expect(suggestCommand('/yoke qa decl')).toBe('/yoke qa decline');
+    expect(suggestCommand('/yoke qa atach x')).toBe('/yoke qa attach <plan>');
+    expect(suggestCommand('/yoke deploy everything')).toBeNull();
+    expect(suggestCommand('/yoke auto maybe')).toBeNull();
+    expect(suggestCommand('/yoke')).toBeNull();
+    expect(
+      refusalText(makeRefusal('command_unknown', { command: '/yoke stat', suggestion: suggestCommand('/yoke stat') })),
+    ).toBe(
+      '`/yoke stat` is not a yoke command. Did you mean `/yoke status`?\n\n**To recover:** Use one of: /yoke start, /yoke land, /yoke auto on, /yoke auto off, /yoke reset, /yoke status, /yoke qa attach <plan>, /yoke qa decline, /yoke qa waive <case> [--plan PLAN] --reason "why".',
+    );
+  });
+
+  it('GH04 the reply to an unknown command lists every command there is, /yoke qa decline included', () => {
+    const recovery = makeRefusal('command_unknown', { command: '/yoke x', suggestion: null }).recovery;
+    expect(COMMAND_USAGE.filter((c) => !recovery.includes(c))).toEqual([]);
   });
 });

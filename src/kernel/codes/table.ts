@@ -90,6 +90,11 @@ export const CODE_INFO = {
     message: (p) => `There is no run ${p.run}.`,
     recovery: () => 'Report with the run id yoke gave the run (YOKE_RUN_ID or the run_id input).',
   }),
+  run_not_found: code<{ run: string }>({
+    status: 404,
+    message: (p) => `There is no run ${p.run}.`,
+    recovery: () => '`yoke runs list` shows the runs yoke knows, newest first, with their ids.',
+  }),
   run_secret_invalid: code<{ run: string }>({
     status: 401,
     message: (p) => `The secret does not match run ${p.run}.`,
@@ -133,11 +138,12 @@ export const CODE_INFO = {
     message: () => 'A lander that succeeds must report a verdict (accept or reject).',
     recovery: () => 'Send `{"outcome":"success","verdict":"accept"|"reject","summary":"..."}`.',
   }),
-  command_unknown: code<{ command: string }>({
+  command_unknown: code<{ command: string; suggestion: string | null }>({
     status: 400,
-    message: (p) => `\`${p.command}\` is not a yoke command.`,
+    message: (p) =>
+      `\`${p.command}\` is not a yoke command.${p.suggestion ? ` Did you mean \`${p.suggestion}\`?` : ''}`,
     recovery: () =>
-      'Use one of: /yoke start, /yoke land, /yoke auto on, /yoke auto off, /yoke reset, /yoke status, /yoke qa attach <plan>, /yoke qa waive <case> [--plan PLAN] --reason "why".',
+      'Use one of: /yoke start, /yoke land, /yoke auto on, /yoke auto off, /yoke reset, /yoke status, /yoke qa attach <plan>, /yoke qa decline, /yoke qa waive <case> [--plan PLAN] --reason "why".',
   }),
   command_forbidden: code<{ repo: string; permission: string }>({
     status: 403,
