@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { formatFleetReport } from '../http/report.js';
+import { runResult } from '../http/dashboard-parts.js';
 import { ROUTE, RUN_STATUSES } from '../http/routes.js';
 import type { PublicRun } from '../fleet/report.js';
 import { callRoute, CliFailure, numberArg, repoArg, repoParams, type CliIo } from './client.js';
@@ -66,9 +67,12 @@ export function buildCli(io: CliIo, watch: WatchDeps = {}): Command {
     );
   const runs = program.command('runs').description("yoke's agent runs: AFK, lander and fix");
   const runLine = (
-    r: Pick<PublicRun, 'id' | 'repo' | 'kind' | 'subject' | 'status' | 'outcome' | 'summary' | 'outcomeReason'>,
+    r: Pick<
+      PublicRun,
+      'id' | 'repo' | 'kind' | 'subject' | 'status' | 'outcome' | 'verdict' | 'summary' | 'outcomeReason'
+    >,
   ) =>
-    `${r.id} · ${r.repo} ${r.kind} ${r.subject} · ${r.status === 'live' ? 'live' : (r.outcome ?? 'ended')}${r.status === 'live' || r.outcome === 'success' ? '' : ` · ${(r.summary ?? r.outcomeReason ?? 'no reason recorded').split('\n')[0]!.slice(0, 160)}`}`;
+    `${r.id} · ${r.repo} ${r.kind} ${r.subject} · ${runResult(r)}${r.status === 'live' || r.outcome === 'success' ? '' : ` · ${(r.summary ?? r.outcomeReason ?? 'no reason recorded').split('\n')[0]!.slice(0, 160)}`}`;
   runs
     .command('list')
     .description('the newest runs, each with why it failed when it did')

@@ -122,6 +122,13 @@ export function reasonOf(r: Pick<PublicRun, 'status' | 'outcome' | 'outcomeReaso
   return said.length > 200 ? `${said.slice(0, 199)}…` : said;
 }
 
+/** How a run ended, in words: a lander says what it decided ("rejected", not "success (reject)"). */
+export function runResult(r: Pick<PublicRun, 'status' | 'outcome' | 'verdict'>): string {
+  if (r.status === 'live') return 'live';
+  if (r.outcome === 'success' && r.verdict) return r.verdict === 'accept' ? 'accepted' : 'rejected';
+  return r.outcome ?? 'ended';
+}
+
 export function renderRuns(runs: readonly PublicRun[], webUrl: string): string {
   if (!runs.length) return '<p>No runs yet.</p>';
   const rows = runs
@@ -129,7 +136,7 @@ export function renderRuns(runs: readonly PublicRun[], webUrl: string): string {
       const wf = runUrl(webUrl, r);
       const cost = r.cost ? `${usd(r.cost.usd)} <small>${r.cost.inputTokens}/${r.cost.outputTokens} tok</small>` : '';
       return `<tr class="state-${esc(r.status === 'live' ? 'live' : (r.outcome ?? 'ended'))}"><td><code>${esc(r.id)}</code></td><td>${repoLink(r.repo)}</td><td>${esc(r.kind)}</td><td>${subjectLink(webUrl, r.repo, r.subject)}${r.title !== null ? ` <span class="title">${esc(r.title)}</span>` : ''}</td>
-<td>${esc(r.status === 'live' ? 'live' : r.outcome)}${r.verdict ? ` (${esc(r.verdict)})` : ''}</td><td>${wf ? link(wf, 'workflow run') : ''}</td><td class="time">${time(r.launchedAt)}</td><td class="time">${time(r.endedAt)}</td><td>${cost}</td><td class="reason">${esc(reasonOf(r))}</td></tr>`;
+<td>${esc(runResult(r))}</td><td>${wf ? link(wf, 'workflow run') : ''}</td><td class="time">${time(r.launchedAt)}</td><td class="time">${time(r.endedAt)}</td><td>${cost}</td><td class="reason">${esc(reasonOf(r))}</td></tr>`;
     })
     .join('\n');
   return `<table class="runs"><tr><th>run</th><th>repo</th><th>kind</th><th>work</th><th>outcome</th><th>workflow</th><th>launched</th><th>ended</th><th>cost</th><th>reason</th></tr>\n${rows}</table>`;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { prose, reasonOf, renderWaiting } from '../../src/http/dashboard-parts.js';
+import { prose, reasonOf, renderWaiting, runResult } from '../../src/http/dashboard-parts.js';
 
 describe("the dashboard's run reasons", () => {
   it("a failed run's reason is yoke's own, else the first line of what the run reported; a success shows none", () => {
@@ -49,5 +49,14 @@ describe("the dashboard's waiting table", () => {
 describe("yoke's own prose on the dashboard", () => {
   it("shows a recovery's `code spans` as code, and escapes everything else", () => {
     expect(prose('Comment `/yoke reset` on <any> issue')).toBe('Comment <code>/yoke reset</code> on &lt;any&gt; issue');
+  });
+});
+
+describe('how the dashboard and the CLI say a run ended', () => {
+  it('a lander says what it decided, not "success (reject)"; other runs say their outcome', () => {
+    expect(runResult({ status: 'ended', outcome: 'success', verdict: 'reject' })).toBe('rejected');
+    expect(runResult({ status: 'ended', outcome: 'success', verdict: 'accept' })).toBe('accepted');
+    expect(runResult({ status: 'ended', outcome: 'failure', verdict: null })).toBe('failure');
+    expect(runResult({ status: 'live', outcome: null, verdict: null })).toBe('live');
   });
 });
