@@ -41,10 +41,11 @@ export function registerConfigCommand(program: Command, io: CliIo): void {
         throw new CliFailure(`${root} is not a folder. Name the checkout to check, e.g. \`yoke config check .\``);
       const findings = checkConfig(checkoutFiles(root));
       for (const f of findings) (f.ok ? io.out : io.err)(`${f.ok ? 'ok' : 'refused'}: ${f.text}`);
-      const refused = findings.filter((f) => !f.ok).length;
+      // Files, not problems: one refusal may name several fields.
+      const refused = new Set(findings.filter((f) => !f.ok).map((f) => f.file)).size;
       if (refused)
         throw new CliFailure(
-          `${refused} problem(s); yoke would refuse what is above. Fix the fields named and run \`yoke config check\` again.`,
+          `yoke would refuse ${refused === 1 ? 'this file' : `these ${refused} files`}: fix the fields named above and run \`yoke config check\` again.`,
         );
     });
 }

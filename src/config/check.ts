@@ -44,12 +44,11 @@ export function checkConfig(files: CheckFiles): Finding[] {
     ];
   }
   const cfg = parseRepoConfig(raw ?? {});
-  const out: Finding[] = [
-    cfg.state === 'invalid'
-      ? { file: CONFIG_PATH, ok: false, text: cfg.reason }
-      : { file: CONFIG_PATH, ok: true, text: `${CONFIG_PATH} is valid` },
-  ];
+  const out: Finding[] = cfg.state === 'invalid' ? [{ file: CONFIG_PATH, ok: false, text: cfg.reason }] : [];
   const delivery = parseDeliverySettings('this repository', (raw as Record<string, unknown> | null)?.delivery);
+  // The file is valid only when its delivery section is too: it is never "valid", then "refused".
+  if (cfg.state !== 'invalid' && delivery.state !== 'refused')
+    out.push({ file: CONFIG_PATH, ok: true, text: `${CONFIG_PATH} is valid` });
   if (delivery.state === 'refused') {
     out.push({
       file: CONFIG_PATH,

@@ -61,7 +61,7 @@ describe('yoke config check', () => {
     expect(r.err).toBe(
       [
         'refused: .github/yoke.yml is not valid: auto: Invalid input: expected boolean, received string; fix_forward.max_attempts: Invalid input: expected number, received string; .github/yoke.yml: "autolnad" is not a setting here; did you mean "autoland"?',
-        '1 problem(s); yoke would refuse what is above. Fix the fields named and run `yoke config check` again.',
+        'yoke would refuse this file: fix the fields named above and run `yoke config check` again.',
       ].join('\n'),
     );
   });
@@ -73,11 +73,11 @@ describe('yoke config check', () => {
       '.github/yoke/qa/broken.yml': 'name: broken\ncases:\n  - { id: health, titel: Health, run: ./qa/health.sh }\n',
     };
     const r = await yoke(['config', 'check', checkout(bad)]);
-    expect([r.code, r.out]).toEqual([1, 'ok: .github/yoke.yml is valid']);
+    expect([r.code, r.out]).toEqual([1, '']);
     expect(r.err).toBe(
       [
         'refused: delivery is refused: delivery: "stearing" is not a setting here; did you mean "steering"?',
-        '1 problem(s); yoke would refuse what is above. Fix the fields named and run `yoke config check` again.',
+        'yoke would refuse this file: fix the fields named above and run `yoke config check` again.',
       ].join('\n'),
     );
     const plan = await yoke([
@@ -89,6 +89,18 @@ describe('yoke config check', () => {
       1,
       'ok: .github/yoke.yml is valid\nok: .github/yoke/qa/smoke.yml: plan smoke (smoke) is valid, 1 case(s)',
     ]);
+    const two = await yoke([
+      'config',
+      'check',
+      checkout({
+        ...GOOD,
+        '.github/yoke/qa/broken.yml': bad['.github/yoke/qa/broken.yml'],
+        '.github/yoke/qa/worse.yml': 'name: worse\n',
+      }),
+    ]);
+    expect(two.err.split('\n').at(-1)).toBe(
+      'yoke would refuse these 2 files: fix the fields named above and run `yoke config check` again.',
+    );
     expect(plan.err.split('\n')[0]).toBe(
       'refused: .github/yoke/qa/broken.yml.cases[0].title: Invalid input: expected string, received undefined; .github/yoke/qa/broken.yml.cases[0]: "titel" is not a setting here; did you mean "title"?',
     );
@@ -97,7 +109,7 @@ describe('yoke config check', () => {
   it('says so when the folder has no opt-in file, or is not a folder', async () => {
     expect(await yoke(['config', 'check', checkout({})])).toMatchObject({
       code: 1,
-      err: 'refused: .github/yoke.yml is not here: this checkout has not opted in to yoke (see the README for its fields)\n1 problem(s); yoke would refuse what is above. Fix the fields named and run `yoke config check` again.',
+      err: 'refused: .github/yoke.yml is not here: this checkout has not opted in to yoke (see the README for its fields)\nyoke would refuse this file: fix the fields named above and run `yoke config check` again.',
     });
     expect(await yoke(['config', 'check', '/nonexistent/place'])).toMatchObject({
       code: 1,
