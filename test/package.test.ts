@@ -33,6 +33,14 @@ const repo = join(dir, 'repo');
 const bin = join(app, 'node_modules', '.bin');
 let tarball = '';
 
+/** npm with nothing that reaches out: no update check, no audit, no funding calls. */
+const NPM_QUIET = {
+  ...process.env,
+  npm_config_update_notifier: 'false',
+  npm_config_audit: 'false',
+  npm_config_fund: 'false',
+};
+
 const run = (cmd: string, args: string[], cwd: string, env: Record<string, string> = {}) => {
   const r = spawnSync(cmd, args, {
     cwd,
@@ -53,7 +61,7 @@ function productionPackages(): string[] {
 }
 
 beforeAll(() => {
-  execFileSync('npm', ['pack', '--pack-destination', dir, '--silent'], { cwd: ROOT, stdio: 'ignore' });
+  execFileSync('npm', ['pack', '--pack-destination', dir, '--silent'], { cwd: ROOT, stdio: 'ignore', env: NPM_QUIET });
   tarball = join(
     dir,
     readdirSync(dir).find((f) => f.endsWith('.tgz'))!,
@@ -75,6 +83,7 @@ beforeAll(() => {
   execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball], {
     cwd: app,
     stdio: 'ignore',
+    env: NPM_QUIET,
   });
   // Nothing of the runtime may need tsx: take it away.
   rmSync(join(app, 'node_modules', 'tsx'), { recursive: true, force: true });
@@ -123,7 +132,7 @@ describe('the package, installed from its tarball', () => {
     const git = (...args: string[]) =>
       run('git', ['-c', 'user.name=me', '-c', 'user.email=me@example.com', ...args], repo);
     // Offline: an npx that reached for the registry would fail here, not pass.
-    const offline = { npm_config_offline: 'true' };
+    const offline = { npm_config_offline: 'true', npm_config_update_notifier: 'false' };
     expect(git('add', '.').code).toBe(0);
     expect(
       run('git', ['-c', 'user.name=me', '-c', 'user.email=me@example.com', 'commit', '-qm', 'yoke'], repo, offline)

@@ -103,7 +103,10 @@ function decide(
   if (parsed.kind === 'too_large')
     return Promise.resolve({ ok: false, refusal: makeRefusal('comment_too_large', { limit: COMMENT_LIMIT }) });
   if (parsed.kind === 'unknown')
-    return Promise.resolve({ ok: false, refusal: makeRefusal('command_unknown', { command: parsed.text, suggestion: suggestCommand(parsed.text) }) });
+    return Promise.resolve({
+      ok: false,
+      refusal: makeRefusal('command_unknown', { command: parsed.text, suggestion: suggestCommand(parsed.text) }),
+    });
   return runCommand(ctx, repo, c, parsed.command, permission);
 }
 
