@@ -13,6 +13,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { optInJsonSchema, planJsonSchema } from '../src/config/schema.js';
 
 // yoke as a new user gets it: `npm pack` makes the tarball (its prepack
 // compiles src/ to dist/), `npm install` puts it in a folder with no yoke
@@ -94,7 +95,7 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('the package, installed from its tarball', () => {
-  it('is a scoped package of compiled JavaScript: no TypeScript sources, and a yoke binary', () => {
+  it('is a scoped package of compiled JavaScript: no TypeScript sources, a yoke binary, and the JSON schemas', () => {
     expect(pkg.name).toMatch(/^@[\w-]+\/yoke$/);
     const installed = join(app, 'node_modules', ...pkg.name.split('/'));
     expect(existsSync(join(installed, 'dist', 'cli', 'main.js'))).toBe(true);
@@ -102,6 +103,9 @@ describe('the package, installed from its tarball', () => {
     const files = readdirSync(installed, { recursive: true }).map(String);
     expect(files.filter((f) => f.endsWith('.ts'))).toEqual([]);
     expect(existsSync(join(bin, 'yoke'))).toBe(true);
+    // The schemas an editor reads, as files of the package too.
+    expect(JSON.parse(readFileSync(join(installed, 'dist', 'yoke.schema.json'), 'utf8'))).toEqual(optInJsonSchema());
+    expect(JSON.parse(readFileSync(join(installed, 'dist', 'qa-plan.schema.json'), 'utf8'))).toEqual(planJsonSchema());
   });
 
   it('yoke --version prints the package version', () => {
@@ -111,10 +115,11 @@ describe('the package, installed from its tarball', () => {
   it('yoke init --agent claude-code writes the opt-in file, the workflow and validate.sh, and yoke config check passes it', () => {
     const init = run('yoke', ['init', '--agent', 'claude-code'], repo);
     expect(init.code).toBe(0);
-    expect(init.out.split('\n').slice(0, 3)).toEqual([
+    expect(init.out.split('\n').slice(0, 4)).toEqual([
       'wrote .github/yoke.yml',
       'wrote .github/workflows/yoke-run.yml',
       'wrote .github/yoke/validate.sh',
+      'wrote .github/yoke/yoke.schema.json',
     ]);
     expect(run('yoke', ['config', 'check', '.'], repo)).toEqual({
       code: 0,

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { Command } from 'commander';
 import { checkConfig, type CheckFiles } from '../config/check.js';
+import { optInJsonSchema, planJsonSchema } from '../config/schema.js';
 import { CliFailure, type CliIo } from './client.js';
 
 // `yoke config check [PATH]`: the checkout's opt-in file and QA plans, offline,
@@ -30,9 +31,13 @@ function checkoutFiles(root: string): CheckFiles {
 }
 
 export function registerConfigCommand(program: Command, io: CliIo): void {
-  program
-    .command('config')
-    .description('the opt-in file')
+  const config = program.command('config').description('the opt-in file');
+  config
+    .command('schema')
+    .description("print the JSON schema of .github/yoke.yml (--plan: of a QA plan), for an editor's YAML support")
+    .option('--plan', 'the schema of a QA plan file instead')
+    .action((o: { plan?: boolean }) => io.out(JSON.stringify(o.plan ? planJsonSchema() : optInJsonSchema(), null, 2)));
+  config
     .command('check [path]')
     .description('check .github/yoke.yml and every QA plan of a checkout (default: here), offline')
     .action(async (path: string | undefined) => {

@@ -3,6 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { AGENTS } from '../agent/registry.js';
 import type { AgentName } from '../agent/adapter.js';
+import { SCHEMA_MODELINE, SCHEMA_PATH, optInJsonSchema } from '../config/schema.js';
 import { CONFIG_PATH } from '../config/repo-config.js';
 import { CliFailure, type CliIo } from './client.js';
 import type { CheckoutView } from './checkout.js';
@@ -80,6 +81,8 @@ export function validateScript(t: TestCommand | null): string {
 
 export function optInFile(agent: AgentName): string {
   return [
+    // Editors with YAML support complete and check the file against the schema yoke init writes beside it.
+    SCHEMA_MODELINE,
     `# yoke's opt-in (see "The opt-in file" in yoke's README). Written by yoke init --agent ${agent}.`,
     '# Label an issue yoke:afk and yoke works on it.',
     'afk_label: yoke:afk',
@@ -109,6 +112,7 @@ export function planInit(agent: AgentName, workflow: string, c: CheckoutView): I
     { path: CONFIG_PATH, content: optInFile(agent), executable: false },
     { path: WORKFLOW_PATH, content: workflow, executable: false },
     { path: VALIDATE_PATH, content: validateScript(tests), executable: true },
+    { path: SCHEMA_PATH, content: `${JSON.stringify(optInJsonSchema(), null, 2)}\n`, executable: false },
   ];
   return {
     writes: wanted.filter((w) => !c.exists(w.path)),

@@ -83,10 +83,11 @@ describe('yoke init', () => {
       const d = checkout(files);
       const first = init(d, '--agent', 'claude-code');
       expect(first.code).toBe(0);
-      expect(first.out.split('\n').slice(0, 3)).toEqual([
+      expect(first.out.split('\n').slice(0, 4)).toEqual([
         'wrote .github/yoke.yml',
         'wrote .github/workflows/yoke-run.yml',
         'wrote .github/yoke/validate.sh',
+        'wrote .github/yoke/yoke.schema.json',
       ]);
       expect(first.out).toContain(`validate.sh runs: ${lines.join(' && ')}`);
       expect(first.out.endsWith(NEXT('ANTHROPIC_API_KEY (or CLAUDE_CODE_OAUTH_TOKEN)'))).toBe(true);
@@ -102,10 +103,11 @@ describe('yoke init', () => {
       );
       const second = init(d, '--agent', 'claude-code');
       expect(second.code).toBe(0);
-      expect(second.out.split('\n').slice(0, 4)).toEqual([
+      expect(second.out.split('\n').slice(0, 5)).toEqual([
         'kept  .github/yoke.yml (it is there already; yoke init never overwrites)',
         'kept  .github/workflows/yoke-run.yml (it is there already; yoke init never overwrites)',
         'kept  .github/yoke/validate.sh (it is there already; yoke init never overwrites)',
+        'kept  .github/yoke/yoke.schema.json (it is there already; yoke init never overwrites)',
         'Nothing changed.',
       ]);
       expect(
@@ -125,6 +127,7 @@ describe('yoke init', () => {
       [
         'wrote .github/workflows/yoke-run.yml',
         'wrote .github/yoke/validate.sh',
+        'wrote .github/yoke/yoke.schema.json',
         'kept  .github/yoke.yml (it is there already; yoke init never overwrites)',
         'validate.sh runs: go test ./... (found go.mod).',
         '',
