@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { issuesText } from '../kernel/issues-text.js';
 
 // What a model's tokens cost, for agents that print tokens but no price
 // (Codex). Prices are US dollars per million tokens; the operator replaces
@@ -33,7 +34,7 @@ export function priceTable(raw: string | undefined): { ok: true; table: PriceTab
   if (!parsed.success)
     return {
       ok: false,
-      error: `YOKE_MODEL_PRICES: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'table'}: ${i.message}`).join('; ')}`,
+      error: `YOKE_MODEL_PRICES: ${issuesText(parsed.error, 'table')}`,
     };
   return { ok: true, table: parsed.data };
 }

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { issuesText } from '../kernel/issues-text.js';
 import { ApiError } from '../http/answers.js';
 import { routePath, type RouteDef } from '../http/routes.js';
 
@@ -147,7 +148,7 @@ export async function callRoute<R extends ApiRoute>(
   const parsed = def.answer.safeParse(json);
   if (!parsed.success)
     throw new CliFailure(
-      `yoke's answer to ${def.method} ${path} is not one this CLI reads (${parsed.error.issues.map((i) => `${i.path.join('.') || 'answer'}: ${i.message}`).join('; ')}).\nTo recover: run a yoke CLI from the same release as the server.`,
+      `yoke's answer to ${def.method} ${path} is not one this CLI reads (${issuesText(parsed.error, 'answer')}).\nTo recover: run a yoke CLI from the same release as the server.`,
     );
   // Checked, and handed on as sent: the answers carry no defaults or transforms, and --json keeps the server's key order.
   return json as z.output<R['answer']>;

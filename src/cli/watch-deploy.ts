@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { issuesText } from '../kernel/issues-text.js';
 import type { z } from 'zod';
 import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
 import { isBusyCode } from '../delivery/gate/busy.js';
@@ -88,7 +89,7 @@ const GATE_CHECKED = { ...ROUTE.gateCheckResult, answer: GateChecked };
 function read<R extends ApiRoute>(def: R, a: Answer): z.output<R['answer']> {
   const parsed = def.answer.safeParse(a.json);
   if (parsed.success) return a.json as z.output<R['answer']>;
-  const detail = parsed.error.issues.map((i) => `${i.path.join('.') || 'answer'}: ${i.message}`).join('; ');
+  const detail = issuesText(parsed.error, 'answer');
   throw new DriverStop(EXIT.refused, makeRefusal('answer_unreadable', { what: `${def.method} ${def.path}`, detail }));
 }
 

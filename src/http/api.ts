@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { issuesText } from '../kernel/issues-text.js';
 import type { z } from 'zod';
 import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
 import type { FleetContext } from '../fleet/context.js';
@@ -71,7 +72,7 @@ const sendRefusal = (res: ServerResponse, r: Refusal): true =>
 
 const invalid = (error: z.ZodError, hint: string | undefined): Refusal =>
   makeRefusal('validation_failed', {
-    detail: hint ?? error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '),
+    detail: hint ?? issuesText(error, 'body'),
   });
 
 class BodyError extends Error {

@@ -1,4 +1,5 @@
 import { redactSecrets } from '../kernel/redact.js';
+import { issuesText } from '../kernel/issues-text.js';
 import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { ok, refuse, refused, type Result } from '../kernel/result.js';
@@ -140,7 +141,7 @@ export async function reportRunResult(
   const parsed = RunResult.safeParse(body);
   if (!parsed.success) {
     return refuse('validation_failed', {
-      detail: parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '),
+      detail: issuesText(parsed.error, 'body'),
     });
   }
   const r = parsed.data;
@@ -312,7 +313,7 @@ export async function openClaim(
   const parsed = ClaimBody.safeParse(body);
   if (!parsed.success)
     return refuse('validation_failed', {
-      detail: parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '),
+      detail: issuesText(parsed.error, 'body'),
     });
   const repo = await repoRefOf(ctx.store, run.repo);
   if (!repo)
