@@ -12,6 +12,8 @@ if (existsSync(compiled) && !existsSync(sources)) {
   const { main } = await import(compiled.href);
   await main(process.argv.slice(2));
 } else {
+  // Ctrl-C reaches the child too (one process group): wait for it to stop and say so, instead of leaving first.
+  for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => {});
   const res = spawnSync(process.execPath, ['--import', import.meta.resolve('tsx'), sources, ...process.argv.slice(2)], {
     stdio: 'inherit',
   });

@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import {
   chmodSync,
   cpSync,
@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { optInJsonSchema, planJsonSchema } from '../src/config/schema.js';
+import { stoppedMessage } from '../src/main.js';
 
 // yoke as a new user gets it: `npm pack` makes the tarball (its prepack
 // compiles src/ to dist/), `npm install` puts it in a folder with no yoke
@@ -86,7 +87,7 @@ beforeAll(() => {
     stdio: 'ignore',
     env: NPM_QUIET,
   });
-  // Nothing of the runtime may need tsx: take it away.
+  // tsx is for working on yoke; the runtime must not need it: make sure it is not there.
   rmSync(join(app, 'node_modules', 'tsx'), { recursive: true, force: true });
   mkdirSync(repo);
   execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: repo });
@@ -155,6 +156,27 @@ describe('the package, installed from its tarball', () => {
     // git hands a hook's output to its stderr.
     expect(refused.err).toMatch(/^refused: /);
   });
+
+  it('yoke serve runs the server from the package, and says so when Ctrl-C stops it', async () => {
+    const child = spawn(join(bin, 'yoke'), ['serve'], {
+      cwd: repo,
+      env: { PATH: process.env.PATH ?? '', HOME: dir, PORT: '39181', YOKE_DB_PATH: join(dir, 'serve.db') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    const closed = new Promise<number | null>((done) => child.on('close', done));
+    try {
+      await expect.poll(() => out, { timeout: 20_000, interval: 100 }).toContain('Listening on http://localhost:39181');
+      // No app registered yet: the setup page that registers one answers.
+      expect((await fetch('http://localhost:39181/probot')).status).toBe(200);
+    } finally {
+      child.kill('SIGINT');
+    }
+    expect({ code: await closed, err: err.trimEnd() }).toEqual({ code: 0, err: stoppedMessage('SIGINT') });
+  }, 30_000);
 
   it('yoke agent names its commands, the ones the README says a workflow job runs', () => {
     expect(run('yoke', ['agent', 'nope'], repo)).toEqual({

@@ -102,6 +102,15 @@ export function buildCli(io: CliIo, watch: WatchDeps = {}): Command {
   registerDeliveryCommands(program, io, g);
   registerWatchCommand(program, io, g, watch);
   registerAgentCommand(program, io);
+  program
+    .command('serve')
+    .description('run yoke itself (the GitHub App, its API and dashboard), set up from the environment and ./.env')
+    .action(async () => {
+      // Loaded only here: the other commands never start Probot.
+      const { serveYoke } = await import('../main.js');
+      const code = await serveYoke(io.env, { err: io.err, signals: process });
+      if (code !== 0) throw new CommandExit(code);
+    });
   return program;
 }
 
