@@ -45,9 +45,9 @@ export function registerConfigCommand(program: Command, io: CliIo): void {
       if (!existsSync(root) || !statSync(root).isDirectory())
         throw new CliFailure(`${root} is not a folder. Name the checkout to check, e.g. \`yoke config check .\``);
       const findings = checkConfig(checkoutFiles(root));
-      for (const f of findings) (f.ok ? io.out : io.err)(`${f.ok ? 'ok' : 'refused'}: ${f.text}`);
+      for (const f of findings) (f.level === 'refused' ? io.err : io.out)(`${f.level}: ${f.text}`);
       // Files, not problems: one refusal may name several fields.
-      const refused = new Set(findings.filter((f) => !f.ok).map((f) => f.file)).size;
+      const refused = new Set(findings.filter((f) => f.level === 'refused').map((f) => f.file)).size;
       if (refused)
         throw new CliFailure(
           `yoke would refuse ${refused === 1 ? 'this file' : `these ${refused} files`}: fix the fields named above and run \`yoke config check\` again.`,

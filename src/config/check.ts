@@ -1,6 +1,6 @@
 import { parse as parseYaml } from 'yaml';
-import { parseDeliverySettings } from './delivery.js';
-import { parsePlanFile, PLAN_EXTENSION } from './qa-plan.js';
+import { parseDeliverySettings, type DeliverySettings } from './delivery.js';
+import { parsePlanFile, planIdOf, PLAN_EXTENSION, resolveRunPlans, type QaPlan } from './qa-plan.js';
 import { CONFIG_PATH, parseRepoConfig } from './repo-config.js';
 
 // `yoke config check`: the opt-in file and every QA plan of a checkout, read
@@ -16,7 +16,8 @@ export interface CheckFiles {
 
 export interface Finding {
   file: string;
-  ok: boolean;
+  /** ok; note: yoke takes it, but it may not do what was meant; refused: yoke would refuse it. */
+  level: 'ok' | 'note' | 'refused';
   text: string;
 }
 
@@ -27,7 +28,7 @@ export function checkConfig(files: CheckFiles): Finding[] {
     return [
       {
         file: CONFIG_PATH,
-        ok: false,
+        level: 'refused',
         text: `${CONFIG_PATH} is not here: this checkout has not opted in to yoke (see the README for its fields)`,
       },
     ];
@@ -38,46 +39,78 @@ export function checkConfig(files: CheckFiles): Finding[] {
     return [
       {
         file: CONFIG_PATH,
-        ok: false,
+        level: 'refused',
         text: `${CONFIG_PATH} is not YAML: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`,
       },
     ];
   }
   const cfg = parseRepoConfig(raw ?? {});
-  const out: Finding[] = cfg.state === 'invalid' ? [{ file: CONFIG_PATH, ok: false, text: cfg.reason }] : [];
   const delivery = parseDeliverySettings('this repository', (raw as Record<string, unknown> | null)?.delivery);
-  // The file is valid only when its delivery section is too: it is never "valid", then "refused".
-  if (cfg.state !== 'invalid' && delivery.state !== 'refused')
-    out.push({ file: CONFIG_PATH, ok: true, text: `${CONFIG_PATH} is valid` });
-  if (delivery.state === 'refused') {
-    out.push({
+  const fileFindings: Finding[] =
+    cfg.state === 'invalid' ? [{ file: CONFIG_PATH, level: 'refused', text: cfg.reason }] : [];
+  if (delivery.state === 'refused')
+    fileFindings.push({
       file: CONFIG_PATH,
-      ok: false,
+      level: 'refused',
       text: delivery.refusal.message.replace(
         'QA configuration of this repository is refused: ',
         'delivery is refused: ',
       ),
     });
-    return out;
+  const planFindings: Finding[] = [];
+  if (delivery.state === 'valid') {
+    const dir = delivery.settings.plans_dir;
+    const paths = files
+      .list(dir)
+      .filter((p) => PLAN_EXTENSION.test(p))
+      .sort();
+    if (paths.length === 0) planFindings.push({ file: dir, level: 'ok', text: `${dir} has no QA plans` });
+    const plans: QaPlan[] = [];
+    const unparsed: string[] = [];
+    for (const path of paths) {
+      const r = parsePlanFile(dir, path, files.read(path) ?? '');
+      if (r.ok) plans.push(r.plan);
+      else unparsed.push(planIdOf(dir, path) ?? path);
+      planFindings.push(
+        r.ok
+          ? {
+              file: path,
+              level: 'ok',
+              text: `${path}: plan ${r.plan.id} (${r.plan.name}) is valid, ${r.plan.cases.length} case(s)`,
+            }
+          : { file: path, level: 'refused', text: r.detail },
+      );
+    }
+    fileFindings.push(...deliveryFindings(delivery.settings, plans, unparsed));
   }
-  if (delivery.state === 'absent') return out;
-  const dir = delivery.settings.plans_dir;
-  const plans = files
-    .list(dir)
-    .filter((p) => PLAN_EXTENSION.test(p))
-    .sort();
-  if (plans.length === 0) out.push({ file: dir, ok: true, text: `${dir} has no QA plans` });
-  for (const path of plans) {
-    const r = parsePlanFile(dir, path, files.read(path) ?? '');
-    out.push(
-      r.ok
-        ? {
-            file: path,
-            ok: true,
-            text: `${path}: plan ${r.plan.id} (${r.plan.name}) is valid, ${r.plan.cases.length} case(s)`,
-          }
-        : { file: path, ok: false, text: r.detail },
-    );
-  }
+  // The file is valid only when nothing of it is refused: it is never "valid", then "refused".
+  const valid: Finding[] = fileFindings.some((f) => f.level === 'refused')
+    ? []
+    : [{ file: CONFIG_PATH, level: 'ok', text: `${CONFIG_PATH} is valid` }];
+  return [...valid, ...fileFindings, ...planFindings];
+}
+
+/** What a stage's entry would refuse of the run-level plans (read as it reads them), and the QA stages that may check nothing. */
+function deliveryFindings(
+  settings: DeliverySettings,
+  plans: readonly QaPlan[],
+  unparsed: readonly string[],
+): Finding[] {
+  const out: Finding[] = [];
+  const runPlans = resolveRunPlans(settings.run_plans, plans, settings.plans_dir, '', unparsed);
+  if (!runPlans.ok)
+    out.push({
+      file: CONFIG_PATH,
+      level: 'refused',
+      text: `delivery is refused: delivery.run_plans: ${runPlans.detail}`,
+    });
+  if (settings.run_plans.length === 0)
+    for (const stage of settings.stages)
+      if (stage.kind === 'qa' && !stage.allow_empty)
+        out.push({
+          file: CONFIG_PATH,
+          level: 'note',
+          text: `stage ${stage.name} checks only the plans its members attach (label qa:PLAN); a deployment run in which none does stops there (qa_stage_empty). List a plan in delivery.run_plans, or say allow_empty: true on the stage if it may pass with nothing checked.`,
+        });
   return out;
 }

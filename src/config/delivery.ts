@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { refuseRepeats } from './repeats.js';
-import { issueMessage } from './suggest.js';
+import { issueLines, shownIssues } from './suggest.js';
 import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
 import { CONFIG_PATH } from './repo-config.js';
 
@@ -44,7 +44,9 @@ export const DeployStage = z
         code: 'custom',
         path: ['command'],
         message:
-          'a deploy stage names either the command that deploys or the workflow (deploy.yml) that does, not both',
+          s.command === undefined
+            ? 'a deploy stage needs what deploys: `command:` (run where the driver is, e.g. ./deploy.sh staging) or `workflow:` (a file under .github/workflows/, e.g. deploy.yml)'
+            : 'a deploy stage names either the command that deploys or the workflow (deploy.yml) that does, not both',
       });
   });
 export type DeployStage = z.infer<typeof DeployStage>;
@@ -103,16 +105,14 @@ export function parseDeliverySettings(repo: string, raw: unknown): DeliveryConfi
   if (raw === undefined || raw === null) return { state: 'absent' };
   const parsed = DeliverySettings.safeParse(raw);
   if (parsed.success) return { state: 'valid', settings: parsed.data };
-  const first = parsed.error.issues[0]!;
+  const first = shownIssues(DeliverySettings, parsed.error.issues, raw)[0]!;
   return {
     state: 'refused',
     refusal: makeRefusal('qa_configuration_refused', {
       repo,
       file: CONFIG_PATH,
       field: fieldOf('delivery', first.path),
-      detail: parsed.error.issues
-        .map((i) => `${fieldOf('delivery', i.path)}: ${issueMessage(DeliverySettings, i)}`)
-        .join('; '),
+      detail: issueLines(DeliverySettings, parsed.error.issues, raw, (path) => fieldOf('delivery', path)).join('; '),
       then: 'yoke reads it again when a deployment run is created. The engine runs on meanwhile.',
     }),
   };

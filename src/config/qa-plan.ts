@@ -1,7 +1,7 @@
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { refuseRepeats } from './repeats.js';
-import { issueMessage } from './suggest.js';
+import { closest, issueLines, shownIssues } from './suggest.js';
 import { fieldOf } from './delivery.js';
 
 // A QA plan file in the plans folder. Its exact id is its path in that folder
@@ -79,12 +79,12 @@ export function parsePlanFile(plansDir: string, path: string, text: string): Pla
   }
   const parsed = QaPlanFile.safeParse(raw);
   if (!parsed.success) {
-    const first = parsed.error.issues[0]!;
+    const first = shownIssues(QaPlanFile, parsed.error.issues, raw)[0]!;
     return {
       ok: false,
       path,
       field: fieldOf(path, first.path),
-      detail: parsed.error.issues.map((i) => `${fieldOf(path, i.path)}: ${issueMessage(QaPlanFile, i)}`).join('; '),
+      detail: issueLines(QaPlanFile, parsed.error.issues, raw, (p) => fieldOf(path, p)).join('; '),
     };
   }
   return { ok: true, plan: { ...parsed.data, id, path } };
@@ -108,4 +108,45 @@ export function resolvePlanRef(ref: string, plans: readonly { id: string; name: 
   if (named.length === 1) return { ok: true, id: named[0]! };
   if (named.length > 1) return { ok: false, reason: 'ambiguous', ids: named };
   return { ok: false, reason: 'unknown', known: plans.map((p) => p.id).sort() };
+}
+
+export type RunPlansResult = { ok: true; ids: string[] } | { ok: false; ref: string; detail: string };
+
+/**
+ * The delivery section's run-level plans, each resolved as QA19 says, against
+ * the plans that parse in the plans folder; the first that does not resolve
+ * comes back with what is wrong (a plan file that does not parse, named in
+ * `unparsed`, resolves by its id: its own refusal says why). `at` says where they were read (" at
+ * <commit>" for a run, "" for a checkout). `yoke config check` and a stage's
+ * entry both call this, so the check passes only what the stage accepts.
+ */
+export function resolveRunPlans(
+  refs: readonly string[],
+  plans: readonly { id: string; name: string }[],
+  plansDir: string,
+  at: string,
+  unparsed: readonly string[] = [],
+): RunPlansResult {
+  const ids: string[] = [];
+  for (const ref of refs) {
+    // A plan file that is there but refused is named by its own refusal, not called missing.
+    if (unparsed.includes(ref)) {
+      ids.push(ref);
+      continue;
+    }
+    const r = resolvePlanRef(ref, plans);
+    if (r.ok) {
+      ids.push(r.id);
+      continue;
+    }
+    if (r.reason === 'ambiguous')
+      return { ok: false, ref, detail: `the run-level plan "${ref}" matches ${r.ids.join(', ')}` };
+    const near = closest(ref, [...new Set(plans.flatMap((p) => [p.id, p.name]))]);
+    return {
+      ok: false,
+      ref,
+      detail: `the run-level plan "${ref}" is not in ${plansDir}${at}${near ? `; did you mean "${near}"?` : ''}`,
+    };
+  }
+  return { ok: true, ids };
 }

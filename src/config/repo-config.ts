@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { issueMessage } from './suggest.js';
+import { issueLines } from './suggest.js';
 
 // `.github/yoke.yml`: a repository's opt-in. Probot's config loader reads it
 // (so `_extends` brings organisation defaults); this schema decides whether
@@ -122,10 +122,9 @@ export function parseRepoConfig(raw: unknown): RepoConfigResult {
   const { _extends: _ignored, ...rest } = raw as Record<string, unknown>;
   const parsed = RepoConfig.safeParse(rest);
   if (parsed.success) return { state: 'valid', config: parsed.data };
-  const reasons = parsed.error.issues.map((issue) => {
-    const where = issue.path.length ? issue.path.join('.') : CONFIG_PATH;
-    return `${where}: ${issueMessage(RepoConfig, issue)}`;
-  });
+  const reasons = issueLines(RepoConfig, parsed.error.issues, rest, (path) =>
+    path.length ? path.join('.') : CONFIG_PATH,
+  );
   return { state: 'invalid', reason: `${CONFIG_PATH} is not valid: ${reasons.join('; ')}` };
 }
 

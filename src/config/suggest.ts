@@ -54,16 +54,86 @@ export function knownKeysAt(schema: z.ZodType, path: readonly PropertyKey[]): st
   return next ? knownKeysAt(next, rest) : [];
 }
 
-/** An issue's message, with "did you mean" for an unrecognised key close to a known one. */
-export function issueMessage(schema: z.ZodType, issue: z.core.$ZodIssue): string {
-  if (issue.code !== 'unrecognized_keys') return issue.message;
-  const known = knownKeysAt(schema, issue.path);
-  return issue.keys
-    .map((k) => {
-      const near = closest(k, known);
-      return near
-        ? `"${k}" is not a setting here; did you mean "${near}"?`
-        : `"${k}" is not a setting here${known.length ? ` (the settings are: ${known.join(', ')})` : ''}`;
-    })
-    .join('; ');
+/** The value a zod issue's path points at in the input, if it is there. */
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let at = input;
+  for (const key of path) {
+    if (at === null || typeof at !== 'object') return undefined;
+    at = (at as Record<PropertyKey, unknown>)[key];
+  }
+  return at;
+}
+
+const quoted = (v: unknown) => JSON.stringify(v);
+
+/**
+ * An issue's message as a person reads it: "did you mean" for an unknown key
+ * or a value close to an allowed one (a stage's `kind: deploi`), and a
+ * missing setting called missing rather than "received undefined".
+ */
+export function issueMessage(schema: z.ZodType, issue: z.core.$ZodIssue, input?: unknown): string {
+  if (issue.code === 'unrecognized_keys') {
+    const known = knownKeysAt(schema, issue.path);
+    return issue.keys
+      .map((k) => {
+        const near = closest(k, known);
+        return near
+          ? `"${k}" is not a setting here; did you mean "${near}"?`
+          : `"${k}" is not a setting here${known.length ? ` (the settings are: ${known.join(', ')})` : ''}`;
+      })
+      .join('; ');
+  }
+  const value = valueAt(input, issue.path);
+  const allowed =
+    issue.code === 'invalid_value'
+      ? issue.values
+      : issue.code === 'invalid_union' && 'options' in issue && Array.isArray(issue.options)
+        ? (issue.options as unknown[])
+        : null;
+  if (allowed && value !== undefined) {
+    const near = typeof value === 'string' ? closest(value, allowed.map(String)) : null;
+    return `${quoted(value)} is not one of ${allowed.map(quoted).join(', ')}${near ? `; did you mean "${near}"?` : ''}`;
+  }
+  if (issue.code === 'invalid_type' && input !== undefined && value === undefined)
+    return `missing: this setting is required (${issue.expected})`;
+  return issue.message;
+}
+
+/**
+ * The issues of a failed parse worth showing: a key reported missing is left
+ * out when an unknown key beside it is its typo, since the did-you-mean
+ * already says what to do.
+ */
+export function shownIssues(
+  schema: z.ZodType,
+  issues: readonly z.core.$ZodIssue[],
+  input: unknown,
+): z.core.$ZodIssue[] {
+  const suggested = new Set<string>();
+  for (const issue of issues)
+    if (issue.code === 'unrecognized_keys') {
+      const known = knownKeysAt(schema, issue.path);
+      for (const k of issue.keys) {
+        const near = closest(k, known);
+        if (near) suggested.add(JSON.stringify([...issue.path.map(String), near]));
+      }
+    }
+  return issues.filter(
+    (i) =>
+      !(
+        i.code === 'invalid_type' &&
+        valueAt(input, i.path) === undefined &&
+        suggested.has(JSON.stringify(i.path.map(String)))
+      ),
+  );
+}
+
+/** Every issue shown, each as `field: message`. */
+export function issueLines(
+  schema: z.ZodType,
+  issues: readonly z.core.$ZodIssue[],
+  input: unknown,
+  field: (path: readonly PropertyKey[]) => string,
+): string[] {
+  return shownIssues(schema, issues, input).map((i) => `${field(i.path)}: ${issueMessage(schema, i, input)}`);
 }

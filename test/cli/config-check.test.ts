@@ -36,7 +36,7 @@ function yoke(args: string[]): Promise<{ code: number | null; out: string; err: 
 
 const GOOD = {
   '.github/yoke.yml':
-    'prefix: APP\nautoland:\n  enabled: true\nfix_forward:\n  enabled: true\n  max_attempts: 2\ndelivery:\n  stages:\n    - { name: staging, kind: deploy, command: ./deploy.sh staging }\n    - { name: staging-qa, kind: qa }\n',
+    'prefix: APP\nautoland:\n  enabled: true\nfix_forward:\n  enabled: true\n  max_attempts: 2\ndelivery:\n  stages:\n    - { name: staging, kind: deploy, command: ./deploy.sh staging }\n    - { name: staging-qa, kind: qa }\n  run_plans: [smoke]\n',
   '.github/yoke/qa/smoke.yml': 'name: smoke\ncases:\n  - { id: health, title: Health, run: ./qa/health.sh }\n',
 };
 
@@ -102,7 +102,95 @@ describe('yoke config check', () => {
       'yoke would refuse these 2 files: fix the fields named above and run `yoke config check` again.',
     );
     expect(plan.err.split('\n')[0]).toBe(
-      'refused: .github/yoke/qa/broken.yml.cases[0].title: Invalid input: expected string, received undefined; .github/yoke/qa/broken.yml.cases[0]: "titel" is not a setting here; did you mean "title"?',
+      'refused: .github/yoke/qa/broken.yml.cases[0]: "titel" is not a setting here; did you mean "title"?',
+    );
+  });
+
+  it('refuses a run-level plan that is not in the plans folder, with did-you-mean, as a stage entry would, and never calls the file valid', async () => {
+    const r = await yoke([
+      'config',
+      'check',
+      checkout({ ...GOOD, '.github/yoke.yml': GOOD['.github/yoke.yml'].replace('[smoke]', '[smok]') }),
+    ]);
+    expect(r).toEqual({
+      code: 1,
+      out: 'ok: .github/yoke/qa/smoke.yml: plan smoke (smoke) is valid, 1 case(s)',
+      err: [
+        'refused: delivery is refused: delivery.run_plans: the run-level plan "smok" is not in .github/yoke/qa/; did you mean "smoke"?',
+        'yoke would refuse this file: fix the fields named above and run `yoke config check` again.',
+      ].join('\n'),
+    });
+  });
+
+  it('notes a QA stage that checks nothing unless a member attaches a plan, and passes it', async () => {
+    const r = await yoke([
+      'config',
+      'check',
+      checkout({ ...GOOD, '.github/yoke.yml': GOOD['.github/yoke.yml'].replace('  run_plans: [smoke]\n', '') }),
+    ]);
+    expect(r).toEqual({
+      code: 0,
+      out: [
+        'ok: .github/yoke.yml is valid',
+        'note: stage staging-qa checks only the plans its members attach (label qa:PLAN); a deployment run in which none does stops there (qa_stage_empty). List a plan in delivery.run_plans, or say allow_empty: true on the stage if it may pass with nothing checked.',
+        'ok: .github/yoke/qa/smoke.yml: plan smoke (smoke) is valid, 1 case(s)',
+      ].join('\n'),
+      err: '',
+    });
+    const allowed = await yoke([
+      'config',
+      'check',
+      checkout({
+        ...GOOD,
+        '.github/yoke.yml': GOOD['.github/yoke.yml']
+          .replace('  run_plans: [smoke]\n', '')
+          .replace('kind: qa }', 'kind: qa, allow_empty: true }'),
+      }),
+    ]);
+    expect(allowed.out.split('\n')).toEqual([
+      'ok: .github/yoke.yml is valid',
+      'ok: .github/yoke/qa/smoke.yml: plan smoke (smoke) is valid, 1 case(s)',
+    ]);
+  });
+
+  it('gives did-you-mean for a stage kind, an allowed value and a plan key, and says what a deploy stage lacks', async () => {
+    const r = await yoke([
+      'config',
+      'check',
+      checkout({
+        ...GOOD,
+        '.github/yoke.yml':
+          'delivery:\n  stages:\n    - { name: staging, kind: deploi, command: ./deploy.sh }\n    - { name: prod, kind: deploy }\n  deployments:\n    unruled_environments: rejct\n',
+        '.github/yoke/qa/smoke.yml': 'nmae: smoke\ncases:\n  - { id: health, title: Health, run: ./qa/health.sh }\n',
+      }),
+    ]);
+    expect(r.err).toBe(
+      [
+        'refused: delivery is refused: delivery.stages[0].kind: "deploi" is not one of "deploy", "qa"; did you mean "deploy"?; delivery.stages[1].command: a deploy stage needs what deploys: `command:` (run where the driver is, e.g. ./deploy.sh staging) or `workflow:` (a file under .github/workflows/, e.g. deploy.yml); delivery.deployments.unruled_environments: "rejct" is not one of "reject", "approve", "ignore"; did you mean "reject"?',
+        'yoke would refuse this file: fix the fields named above and run `yoke config check` again.',
+      ].join('\n'),
+    );
+    const plan = await yoke([
+      'config',
+      'check',
+      checkout({
+        ...GOOD,
+        '.github/yoke/qa/smoke.yml': 'nmae: smoke\ncases:\n  - { id: health, title: Health, run: ./qa/health.sh }\n',
+      }),
+    ]);
+    expect(plan.err.split('\n')[0]).toBe(
+      'refused: .github/yoke/qa/smoke.yml: "nmae" is not a setting here; did you mean "name"?',
+    );
+    const missing = await yoke([
+      'config',
+      'check',
+      checkout({
+        ...GOOD,
+        '.github/yoke/qa/smoke.yml': 'cases:\n  - { id: health, title: Health, run: ./qa/health.sh }\n',
+      }),
+    ]);
+    expect(missing.err.split('\n')[0]).toBe(
+      'refused: .github/yoke/qa/smoke.yml.name: missing: this setting is required (string)',
     );
   });
 

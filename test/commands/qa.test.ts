@@ -65,7 +65,7 @@ describe('attaching QA plans', () => {
       await handleComment(h.fleet, { repo: ref, comment: comment('wendy', '/yoke qa attach broken'), via: 'webhook' }),
     ).toBe('refused');
     expect(h.forge.comments.at(-1)!.body).toBe(
-      '@wendy QA plan broken (.github/yoke/qa/broken.yml) is there, but yoke refuses it: .github/yoke/qa/broken.yml.cases[0].title: Invalid input: expected string, received undefined; .github/yoke/qa/broken.yml.cases[0]: "titel" is not a setting here; did you mean "title"?\n\n**To recover:** Fix `.github/yoke/qa/broken.yml.cases[0].title` in `.github/yoke/qa/broken.yml` (`yoke config check` shows what yoke would say before you push), merge it, then attach it again.',
+      '@wendy QA plan broken (.github/yoke/qa/broken.yml) is there, but yoke refuses it: .github/yoke/qa/broken.yml.cases[0]: "titel" is not a setting here; did you mean "title"?\n\n**To recover:** Fix `.github/yoke/qa/broken.yml.cases[0]` in `.github/yoke/qa/broken.yml` (`yoke config check` shows what yoke would say before you push), merge it, then attach it again.',
     );
     expect(await h.store.qa.attachments(REPO)).toEqual([]);
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { owedLabelOf, parseDeliverySettings } from '../../src/config/delivery.js';
-import { parsePlanFile, resolvePlanRef } from '../../src/config/qa-plan.js';
+import { parsePlanFile, resolvePlanRef, resolveRunPlans } from '../../src/config/qa-plan.js';
 import { parseRepoConfig } from '../../src/config/repo-config.js';
 
 const STAGES = [
@@ -74,7 +74,7 @@ describe('the delivery section of the opt-in file', () => {
       code: 'qa_configuration_refused',
       status: 422,
       message:
-        'QA configuration of acme/api is refused: delivery.stages[0].command: a deploy stage names either the command that deploys or the workflow (deploy.yml) that does, not both; delivery.stages[1].name: the stage name staging is used twice',
+        'QA configuration of acme/api is refused: delivery.stages[0].command: a deploy stage needs what deploys: `command:` (run where the driver is, e.g. ./deploy.sh staging) or `workflow:` (a file under .github/workflows/, e.g. deploy.yml); delivery.stages[1].name: the stage name staging is used twice',
       recovery:
         'Fix `delivery.stages[0].command` in `.github/yoke.yml` of acme/api; yoke reads it again when a deployment run is created. The engine runs on meanwhile.',
     });
@@ -149,6 +149,39 @@ describe('QA plan files', () => {
       ok: false,
       reason: 'unknown',
       known: ['api/smoke', 'checkout', 'web/smoke'],
+    });
+  });
+});
+
+describe('run-level plans, resolved as a stage entry and yoke config check both resolve them', () => {
+  const plans = [
+    { id: 'smoke', name: 'smoke' },
+    { id: 'web/login', name: 'login' },
+    { id: 'api/login', name: 'login' },
+  ];
+
+  it('QA19 takes exact ids and unique names, refuses a shared name with its ids, and a typo with did-you-mean', () => {
+    expect(resolveRunPlans(['smoke', 'web/login'], plans, '.github/yoke/qa/', '')).toEqual({
+      ok: true,
+      ids: ['smoke', 'web/login'],
+    });
+    expect(resolveRunPlans(['login'], plans, '.github/yoke/qa/', '')).toEqual({
+      ok: false,
+      ref: 'login',
+      detail: 'the run-level plan "login" matches api/login, web/login',
+    });
+    expect(resolveRunPlans(['smoke', 'smok'], plans, '.github/yoke/qa/', ' at 0123456789ab')).toEqual({
+      ok: false,
+      ref: 'smok',
+      detail: 'the run-level plan "smok" is not in .github/yoke/qa/ at 0123456789ab; did you mean "smoke"?',
+    });
+    expect(resolveRunPlans(['nightly'], plans, '.github/yoke/qa/', '').ok).toBe(false);
+  });
+
+  it('leaves a plan file that is there but refused to its own refusal', () => {
+    expect(resolveRunPlans(['broken'], plans, '.github/yoke/qa/', '', ['broken'])).toEqual({
+      ok: true,
+      ids: ['broken'],
     });
   });
 });

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { canWrite } from '../../kernel/permission.js';
 import { isBotLogin } from '../notices/people.js';
 import { makeRefusal } from '../../kernel/codes/table.js';
-import { resolvePlanRef } from '../../config/qa-plan.js';
+import { resolveRunPlans } from '../../config/qa-plan.js';
 import { CONFIG_PATH } from '../../config/repo-config.js';
 import type { ReviewView } from '../../forge/types.js';
 import type { DeploymentRun } from '../../store/deployment-runs.js';
@@ -92,30 +92,25 @@ async function freezeStage(ctx: DeliveryContext, dr: DeliveryRepo, run: Deployme
       prAuthor: pull?.author ?? null,
     });
   }
-  const runPlans: FreezeInput['runPlans'] = (() => {
-    const ids: string[] = [];
-    for (const ref of run.settings.run_plans) {
-      const r = resolvePlanRef(ref, namedPlans(plans));
-      if (!r.ok) {
-        const detail =
-          r.reason === 'ambiguous'
-            ? `the run-level plan "${ref}" matches ${r.ids.join(', ')}`
-            : `the run-level plan "${ref}" is not in ${run.settings.plans_dir} at ${run.commit.slice(0, 12)}`;
-        return {
-          ok: false as const,
-          refusal: makeRefusal('qa_configuration_refused', {
-            repo: run.repo,
-            file: CONFIG_PATH,
-            field: 'delivery.run_plans',
-            detail,
-            then: `name an exact plan id, merge it, and take this run over with \`--supersedes ${run.id}\`.`,
-          }),
-        };
-      }
-      ids.push(r.id);
-    }
-    return { ok: true as const, ids };
-  })();
+  const resolved = resolveRunPlans(
+    run.settings.run_plans,
+    namedPlans(plans),
+    run.settings.plans_dir,
+    ` at ${run.commit.slice(0, 12)}`,
+    [...plans].flatMap(([id, p]) => (p.ok ? [] : [id])),
+  );
+  const runPlans: FreezeInput['runPlans'] = resolved.ok
+    ? resolved
+    : {
+        ok: false,
+        refusal: makeRefusal('qa_configuration_refused', {
+          repo: run.repo,
+          file: CONFIG_PATH,
+          field: 'delivery.run_plans',
+          detail: resolved.detail,
+          then: `name an exact plan id, merge it, and take this run over with \`--supersedes ${run.id}\`.`,
+        }),
+      };
   const lineage = (await store.deploymentRuns.lineage(run.id)).map((r) => r.id);
   const plan = planFreeze({
     repo: run.repo,
