@@ -241,6 +241,18 @@ export interface FailedRunFacts {
   link: string | null;
 }
 
+/** The failed-run comment once a later run there succeeded: marked over, so no one acts on its recovery. */
+export function runFailureOverNotice(f: {
+  kind: 'afk' | 'fix';
+  failedRunId: string;
+  runId: string;
+  link: string | null;
+}): string {
+  const what = f.kind === 'afk' ? 'AFK run' : 'fix run';
+  const run = f.link ? `[\`${f.runId}\`](${f.link})` : `\`${f.runId}\``;
+  return `~~yoke's ${what} \`${f.failedRunId}\` failed.~~ That is over: a later ${what}, ${run}, succeeded. Nothing here needs you.`;
+}
+
 /** The one comment on an issue (AFK) or claim PR (fix) whose last run failed; edited for each later failure. */
 export function runFailedNotice(f: FailedRunFacts): string {
   const what = f.kind === 'afk' ? 'AFK run' : 'fix run';

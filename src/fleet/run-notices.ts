@@ -1,7 +1,7 @@
 import { redactSecrets } from '../kernel/redact.js';
 import type { Forge } from '../forge/types.js';
 import type { Log } from '../kernel/log.js';
-import { runFailedNotice } from './messages.js';
+import { runFailedNotice, runFailureOverNotice } from './messages.js';
 import type { RunNoticeRecord } from '../store/run-notices.js';
 import { isAfkKind, type Run } from '../store/runs.js';
 import type { Store } from '../store/store.js';
@@ -22,6 +22,8 @@ export interface RunNoticeAction {
   runId: string;
   commentId: number | null;
   body: string;
+  /** A notice marked over edits the comment there is; one that is gone stays gone. */
+  editOnly: boolean;
 }
 
 const threadOf = (r: Run): number | null => (isAfkKind(r.kind) ? r.issueNumber : r.kind === 'fix' ? r.prNumber : null);
@@ -44,12 +46,30 @@ export function planRunNotices(
   for (const list of byThread.values()) {
     const ended = [...list].sort((a, b) => (a.endedAt ?? 0) - (b.endedAt ?? 0));
     const last = ended.at(-1)!;
-    // A run cancelled by yoke itself (never started, say) is not a failure to announce.
-    if ((last.outcome !== 'failure' && last.outcome !== 'timeout') || opts.now - (last.endedAt ?? 0) > FOLLOW_MS)
-      continue;
     const thread = threadOf(last)!;
     const prior = shown.get(`${last.repo}#${thread}`);
     if (prior?.runId === last.id) continue;
+    // A later run succeeded: the comment that says the last one failed is marked over, so no one acts on it.
+    const shownRun = prior && ended.find((r) => r.id === prior.runId);
+    if (last.outcome === 'success' && prior && shownRun && shownRun.outcome !== 'success') {
+      out.push({
+        repo: last.repo,
+        thread,
+        runId: last.id,
+        commentId: prior.commentId,
+        editOnly: true,
+        body: runFailureOverNotice({
+          kind: isAfkKind(last.kind) ? 'afk' : 'fix',
+          failedRunId: prior.runId,
+          runId: last.id,
+          link: runUrl(opts.webUrl, last),
+        }),
+      });
+      continue;
+    }
+    // A run cancelled by yoke itself (never started, say) is not a failure to announce.
+    if ((last.outcome !== 'failure' && last.outcome !== 'timeout') || opts.now - (last.endedAt ?? 0) > FOLLOW_MS)
+      continue;
     const why = redactSecrets(last.summary?.trim() || last.outcomeReason || 'it ended without saying why');
     const failures = ended.filter((r) => r.outcome === 'failure' || r.outcome === 'timeout').length;
     out.push({
@@ -57,6 +77,7 @@ export function planRunNotices(
       thread,
       runId: last.id,
       commentId: prior?.commentId ?? null,
+      editOnly: false,
       body: runFailedNotice({
         kind: isAfkKind(last.kind) ? 'afk' : 'fix',
         runId: last.id,
@@ -89,6 +110,13 @@ export async function syncRunNotices(deps: RunNoticeDeps): Promise<number> {
     if (!repo) continue;
     try {
       const edited = a.commentId !== null && (await forge.editComment(repo, a.commentId, a.body));
+      if (!edited && a.editOnly) {
+        await store.runNotices.record(
+          { repo: a.repo, thread: a.thread, commentId: a.commentId!, runId: a.runId },
+          deps.now(),
+        );
+        continue;
+      }
       const commentId = edited ? a.commentId! : await forge.createComment(repo, a.thread, a.body);
       await store.runNotices.record({ repo: a.repo, thread: a.thread, commentId, runId: a.runId }, deps.now());
       written++;

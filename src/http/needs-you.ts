@@ -42,8 +42,17 @@ export function needsYou(r: FleetReport, now: number): NeedsYou[] {
     for (const f of d.flags) out.push({ repo: d.repo, what: f.message, command: f.recovery });
   }
   // A failed piece of work is one line however often it failed: its latest run, with the count. Runs are newest first.
+  // A failure is over once a later run on the same issue or PR succeeded or is under way: nothing waits on anyone then.
+  const newest = new Map<string, (typeof r.recentRuns)[number]>();
+  for (const run of r.recentRuns)
+    if (!newest.has(`${run.repo}\u0000${run.subject}`)) newest.set(`${run.repo}\u0000${run.subject}`, run);
+  const over = (run: (typeof r.recentRuns)[number]) => {
+    const last = newest.get(`${run.repo}\u0000${run.subject}`)!;
+    return last.status === 'live' || last.outcome === 'success';
+  };
   const failed = new Map<string, { run: (typeof r.recentRuns)[number]; times: number }>();
   for (const run of r.recentRuns) {
+    if (over(run)) continue;
     if ((run.outcome !== 'failure' && run.outcome !== 'timeout') || (run.endedAt ?? 0) < now - DAY_MS) continue;
     const key = `${run.repo}\u0000${run.kind}\u0000${run.subject}`;
     const seen = failed.get(key);

@@ -86,4 +86,30 @@ describe('failed run notices', () => {
     expect((await h.store.runs.get(cancelled))?.outcome).toBe('cancelled');
     expect(plan.map((a) => a.runId)).not.toContain(cancelled);
   });
+
+  it('a later run that succeeds marks the failure comment over, once, and never posts it again if it was deleted', async () => {
+    const { h, fail, sync } = setup();
+    const failed = await fail();
+    await sync();
+    const ok = await liveRun(h, { kind: 'afk_auto', issue: 14, secret: 's' });
+    await h.store.runs.end(ok, 'success', null, h.clock.now());
+    expect(await sync()).toBe(1);
+    expect(h.forge.comments.map((c) => [c.number, c.body])).toEqual([
+      [
+        14,
+        `~~yoke's AFK run \`${failed}\` failed.~~ That is over: a later AFK run, \`${ok}\`, succeeded. Nothing here needs you.`,
+      ],
+    ]);
+    expect(await sync()).toBe(0);
+    // On another issue, the comment was deleted before the success: nothing is posted in its place.
+    h.forge.addIssue('acme/api', 15);
+    await fail({ issue: 15 });
+    await sync();
+    h.forge.comments.splice(1, 1);
+    const ok15 = await liveRun(h, { kind: 'afk_auto', issue: 15, secret: 's' });
+    await h.store.runs.end(ok15, 'success', null, h.clock.now());
+    expect(await sync()).toBe(0);
+    expect(h.forge.comments.map((c) => c.number)).toEqual([14]);
+    expect(await sync()).toBe(0);
+  });
 });

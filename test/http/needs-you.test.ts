@@ -63,4 +63,29 @@ describe('the dashboard\'s "Needs you"', () => {
       'acme/web',
     ]);
   });
+
+  it('forgets a failure once a later run on the same issue succeeded or is under way', async () => {
+    const h = makeHarness();
+    await h.store.repos.ensure('acme/api', 1, h.clock.now());
+    const end = async (outcome: 'failure' | 'success') => {
+      const id = await liveRun(h, { repo: 'acme/api', issue: 1, secret: 's' });
+      await h.store.runs.recordReport(
+        id,
+        { outcome, verdict: null, summary: outcome === 'failure' ? 'Error: the tests fail' : 'opened #2', cost: null },
+        h.clock.now(),
+      );
+      await h.store.runs.end(id, outcome, null, h.clock.now());
+      h.clock.advance(1000);
+      return id;
+    };
+    await end('failure');
+    const last = await end('failure');
+    expect(needsYou(await buildFleetReport(h.fleet, null), h.clock.now()).map((n) => n.what)).toEqual([
+      `afk_auto run ${last} on issue#1 failed (2 runs in the last day): Error: the tests fail`,
+    ]);
+    const retry = await liveRun(h, { repo: 'acme/api', issue: 1, secret: 's' });
+    expect(needsYou(await buildFleetReport(h.fleet, null), h.clock.now())).toEqual([]);
+    await h.store.runs.end(retry, 'success', null, h.clock.now());
+    expect(needsYou(await buildFleetReport(h.fleet, null), h.clock.now())).toEqual([]);
+  });
 });
