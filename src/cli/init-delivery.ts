@@ -70,7 +70,11 @@ export function planDeliveryInit(workflow: string, c: CheckoutView, writesOptIn:
 export function deliveryInitReport(plan: DeliveryInitPlan, optInExists: boolean, app: string): string {
   return [
     ...plan.writes.map((w) => `wrote ${w.path}`),
-    ...(plan.appendsDelivery ? [`added delivery: (staging, staging-qa, production) to ${CONFIG_PATH}`] : []),
+    ...(plan.appendsDelivery
+      ? [
+          `appended delivery: (staging, staging-qa, production) to the end of ${CONFIG_PATH}, which had none; nothing else in it changed`,
+        ]
+      : []),
     ...plan.kept.map((p) => `kept  ${p} (it is there already; yoke init never overwrites)`),
     ...(!optInExists && !plan.appendsDelivery
       ? [

@@ -26,6 +26,10 @@ export interface TestCommand {
 }
 
 const NPM_NO_TEST = /no test specified/;
+/** Where validate.sh makes a Python project's virtual environment: the runner's temporary folder, outside the checkout. */
+const PY_VENV = '${RUNNER_TEMP:-/tmp}/yoke-venv';
+/** The pytest validate.sh installs when the project's own requirements bring none. */
+export const PYTEST_VERSION = '8.3.5';
 
 /** The project's tests, from its files: npm, pytest, go, cargo, then make. */
 export function detectTestCommand(c: CheckoutView): TestCommand | null {
@@ -51,7 +55,17 @@ export function detectTestCommand(c: CheckoutView): TestCommand | null {
       : c.exists('pyproject.toml') || c.exists('setup.py')
         ? ['python -m pip install -e .']
         : [];
-    return { found: `${py} (Python)`, lines: [...install, 'python -m pip install pytest', 'python -m pytest'] };
+    // A virtual environment of its own: the system pip refuses to install on Ubuntu 24.04's runners (PEP 668).
+    return {
+      found: `${py} (Python)`,
+      lines: [
+        `python3 -m venv --system-site-packages "${PY_VENV}"`,
+        `. "${PY_VENV}/bin/activate"`,
+        ...install,
+        `python -m pytest --version >/dev/null 2>&1 || python -m pip install pytest==${PYTEST_VERSION}`,
+        'python -m pytest',
+      ],
+    };
   }
   if (c.exists('go.mod')) return { found: 'go.mod', lines: ['go test ./...'] };
   if (c.exists('Cargo.toml')) return { found: 'Cargo.toml', lines: ['cargo test'] };
@@ -121,6 +135,15 @@ export function planInit(agent: AgentName, workflow: string, c: CheckoutView): I
   };
 }
 
+/** What the opt-in file yoke init writes switches on, each with how to turn it off. */
+const SWITCHED_ON = [
+  `What ${CONFIG_PATH} switches on:`,
+  '- auto: yoke starts an AFK run for each issue labelled yoke:afk on its own, within the cap. Set auto: false to start runs only with `/yoke start`.',
+  "- autoland: a PR yoke's lander accepts merges unattended at the head it validated, except one that changes a protected path (.github/**, the agents' settings, protected_paths), which waits for a writer's approval. Set autoland.enabled: false to merge by hand.",
+  '- fix_forward: a rejected PR gets up to 2 fix runs. Set fix_forward.enabled: false to fix by hand.',
+  "- agent: at most 60 turns and $5 a run; its tools reach the model's endpoint and nothing else, until you list hosts in agent.network.allow.",
+];
+
 /** What yoke init says: what it wrote and kept, then the secrets and settings the repository needs. */
 export function initReport(agent: AgentName, plan: InitPlan): string {
   const a = AGENTS[agent];
@@ -131,6 +154,7 @@ export function initReport(agent: AgentName, plan: InitPlan): string {
     plan.tests
       ? `validate.sh runs: ${plan.tests.lines.join(' && ')} (found ${plan.tests.found}).`
       : 'No test command was found: edit .github/yoke/validate.sh to run your tests.',
+    ...(plan.writes.some((w) => w.path === CONFIG_PATH) ? ['', ...SWITCHED_ON] : []),
     '',
     'Next:',
     `1. Add the repository secret ${a.credentials.join(' (or ')}${a.credentials.length > 1 ? ')' : ''}: Settings → Secrets and variables → Actions.`,
@@ -138,8 +162,7 @@ export function initReport(agent: AgentName, plan: InitPlan): string {
     '3. No repository setting needs switching on: yoke opens the claim PR itself, so "Allow GitHub Actions to create and approve pull requests" can stay off, and your CI runs on the PR.',
     "4. Protect the default branch (Settings → Rules → Rulesets, or branch protection): require the status check yoke/lander, and leave yoke's app off the bypass list, so nothing merges that its lander did not accept at that head. As a ruleset:",
     `   gh api repos/OWNER/REPO/rulesets --input - <<'JSON'\n   ${LANDER_RULESET}\n   JSON`,
-    "5. Autoland is on in .github/yoke.yml: accepted PRs merge unattended, except those that change a protected path (.github/**, the agents' settings, protected_paths), which wait for a writer's approval. Set autoland.enabled: false to merge by hand.",
-    '6. Commit and push these files to the default branch, then label an issue yoke:afk.',
+    '5. Commit and push these files to the default branch, then label an issue yoke:afk.',
   ].join('\n');
 }
 
@@ -173,7 +196,7 @@ export function registerInitCommand(program: Command, io: CliIo): void {
   program
     .command('init [dir]')
     .description(
-      "set a checkout of your repository up for yoke: the opt-in file, the agent's workflow and validate.sh; with --delivery, the deploy workflow and the delivery stages (offline; never overwrites)",
+      "set a checkout of your repository up for yoke: the opt-in file, the agent's workflow and validate.sh; with --delivery, the deploy workflow and the delivery stages (offline; it never overwrites a file, and --delivery only appends a delivery: section to an opt-in file that has none)",
     )
     .option('--agent <name>', `the agent: ${Object.keys(AGENTS).join(' or ')}`)
     .option(

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -43,15 +43,28 @@ const NEXT = (secret: string) => `Next:
    gh api repos/OWNER/REPO/rulesets --input - <<'JSON'
    {"name":"yoke: require yoke/lander","target":"branch","enforcement":"active","bypass_actors":[],"conditions":{"ref_name":{"include":["~DEFAULT_BRANCH"],"exclude":[]}},"rules":[{"type":"required_status_checks","parameters":{"strict_required_status_checks_policy":false,"required_status_checks":[{"context":"yoke/lander"}]}}]}
    JSON
-5. Autoland is on in .github/yoke.yml: accepted PRs merge unattended, except those that change a protected path (.github/**, the agents' settings, protected_paths), which wait for a writer's approval. Set autoland.enabled: false to merge by hand.
-6. Commit and push these files to the default branch, then label an issue yoke:afk.`;
+5. Commit and push these files to the default branch, then label an issue yoke:afk.`;
+
+const SWITCHED_ON = `What .github/yoke.yml switches on:
+- auto: yoke starts an AFK run for each issue labelled yoke:afk on its own, within the cap. Set auto: false to start runs only with \`/yoke start\`.
+- autoland: a PR yoke's lander accepts merges unattended at the head it validated, except one that changes a protected path (.github/**, the agents' settings, protected_paths), which waits for a writer's approval. Set autoland.enabled: false to merge by hand.
+- fix_forward: a rejected PR gets up to 2 fix runs. Set fix_forward.enabled: false to fix by hand.
+- agent: at most 60 turns and $5 a run; its tools reach the model's endpoint and nothing else, until you list hosts in agent.network.allow.`;
+
+const VENV = '\${RUNNER_TEMP:-/tmp}/yoke-venv';
 
 const KINDS: [string, Record<string, string>, string[]][] = [
   ['npm', { 'package.json': '{"scripts":{"test":"vitest run"}}', 'package-lock.json': '{}' }, ['npm ci', 'npm test']],
   [
     'pytest',
     { 'pyproject.toml': '[project]\nname = "x"\n' },
-    ['python -m pip install -e .', 'python -m pip install pytest', 'python -m pytest'],
+    [
+      `python3 -m venv --system-site-packages "${VENV}"`,
+      `. "${VENV}/bin/activate"`,
+      'python -m pip install -e .',
+      'python -m pytest --version >/dev/null 2>&1 || python -m pip install pytest==8.3.5',
+      'python -m pytest',
+    ],
   ],
   ['go', { 'go.mod': 'module x\n' }, ['go test ./...']],
   ['cargo', { 'Cargo.toml': '[package]\nname = "x"\n' }, ['cargo test']],
@@ -90,7 +103,9 @@ describe('yoke init', () => {
         'wrote .github/yoke/yoke.schema.json',
       ]);
       expect(first.out).toContain(`validate.sh runs: ${lines.join(' && ')}`);
-      expect(first.out.endsWith(NEXT('ANTHROPIC_API_KEY (or CLAUDE_CODE_OAUTH_TOKEN)'))).toBe(true);
+      expect(first.out.endsWith(`${SWITCHED_ON}\n\n${NEXT('ANTHROPIC_API_KEY (or CLAUDE_CODE_OAUTH_TOKEN)')}`)).toBe(
+        true,
+      );
       const validate = readFileSync(join(d, '.github/yoke/validate.sh'), 'utf8');
       expect(validate.trimEnd().split('\n').slice(-lines.length)).toEqual(lines);
       expect(statSync(join(d, '.github/yoke/validate.sh')).mode & 0o111).not.toBe(0);
@@ -140,6 +155,29 @@ describe('yoke init', () => {
     );
   }, 30_000);
 
+  const pytest = spawnSync('python3', ['-c', 'import venv, pytest'], { stdio: 'ignore' }).status === 0;
+  it("a Python project's validate.sh runs its tests in a virtual environment of its own, outside the checkout, and fails when they do", (ctx) => {
+    if (!pytest) ctx.skip('python3 with venv and pytest is not here, so the Python validate.sh is not run');
+    const d = checkout({
+      'pytest.ini': '[pytest]\n',
+      'test_sum.py': 'def test_sum():\n    assert 1 + 1 == 2\n',
+    });
+    expect(init(d, '--agent', 'claude-code').code).toBe(0);
+    const temp = mkdtempSync(join(tmpdir(), 'yoke-runner-temp-'));
+    dirs.push(temp);
+    const run = () =>
+      spawnSync('bash', ['.github/yoke/validate.sh'], {
+        cwd: d,
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, RUNNER_TEMP: temp, PIP_NO_INDEX: '1' },
+      });
+    const passed = run();
+    expect([passed.status, passed.stdout]).toEqual([0, expect.stringContaining('1 passed')]);
+    expect(existsSync(join(temp, 'yoke-venv', 'bin', 'activate'))).toBe(true);
+    writeFileSync(join(d, 'test_sum.py'), 'def test_sum():\n    assert 1 + 1 == 3\n');
+    expect(run().status).toBe(1);
+  }, 60_000);
+
   it('with no test command it writes a validate.sh that rejects until edited, and says so', () => {
     const d = checkout({
       'README.md': '# x\n',
@@ -175,7 +213,7 @@ describe('yoke init', () => {
     const first = init(c, '--agent', 'claude-code', '--delivery', '--app', 'yoke-acme');
     expect(first.code).toBe(0);
     expect(first.out).toContain(
-      'wrote .github/workflows/deploy.yml\nwrote .github/yoke/deploy.sh\nadded delivery: (staging, staging-qa, production) to .github/yoke.yml',
+      'wrote .github/workflows/deploy.yml\nwrote .github/yoke/deploy.sh\nappended delivery: (staging, staging-qa, production) to the end of .github/yoke.yml, which had none; nothing else in it changed',
     );
     expect(first.out.split('Then, on GitHub (Settings, Environments):\n')[1]).toBe(
       [
@@ -215,7 +253,7 @@ describe('yoke init', () => {
   it('--delivery alone adds the section to an opt-in file that has none; with neither flag it names what to ask for', () => {
     const c = checkout({ '.github/yoke.yml': 'auto: true\n' });
     expect(init(c, '--delivery').out).toContain(
-      'added delivery: (staging, staging-qa, production) to .github/yoke.yml',
+      'appended delivery: (staging, staging-qa, production) to the end of .github/yoke.yml, which had none; nothing else in it changed',
     );
     expect(
       readFileSync(join(c, '.github/yoke.yml'), 'utf8').startsWith(
