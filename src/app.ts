@@ -205,6 +205,7 @@ async function wire(
     createApiHandler({
       fleet,
       lastPass: () => running.lastPass,
+      nextPass: (repo) => running.nextPass(repo),
       apiTokens: settings.apiTokens,
       personTokens: settings.personTokens,
       oidc,

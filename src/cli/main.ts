@@ -12,6 +12,7 @@ import { DriverExit, registerWatchCommand, type WatchDeps } from './watch.js';
 import { nodeExec, nodeHead, nodeReadFile } from './exec.js';
 import { readFileSync } from 'node:fs';
 import { RUNNER_COMMANDS } from '../agent/main.js';
+import { nextPassText } from '../fleet/messages.js';
 
 // The yoke CLI: the operator API from a terminal. It talks HTTPS to a running
 // yoke (YOKE_URL) with an operator token (YOKE_TOKEN).
@@ -65,6 +66,14 @@ export function buildCli(io: CliIo, watch: WatchDeps = {}): Command {
         await callRoute(io, g(), ROUTE.start, { params: { ...repoParams(name), number: numberArg('issue', issue) } }),
       ),
     );
+  program
+    .command('plan <owner/repo>')
+    .description('what the next pass would do for a repository, in order, and why not for the rest; changes nothing')
+    .option('--json', 'print it as JSON')
+    .action(async (name: string, opts: { json?: boolean }) => {
+      const next = await callRoute(io, g(), ROUTE.nextPass, { params: repoParams(name) });
+      io.out(opts.json ? JSON.stringify(next, null, 2) : nextPassText(next));
+    });
   const runs = program.command('runs').description("yoke's agent runs: AFK, lander and fix");
   const runLine = (
     r: Pick<

@@ -16,6 +16,9 @@ import { postPauseNotice } from './housekeeping.js';
 import { SerialLock } from './lock.js';
 import { spawnOnce, type PassReport, type PassTrigger } from './pass.js';
 import { gatherPass, type PassDeps } from './gather.js';
+import { planNextPass, type NextPass } from './next-pass.js';
+import { ok, refuse, type Result } from '../kernel/result.js';
+import { spawnPass, type LaunchAttempt } from './spawn-pass.js';
 import { RepoActivity } from './activity.js';
 import { reapRuns, type Reaped } from './reaper.js';
 import { repoRefOf } from './repo-state.js';
@@ -105,7 +108,7 @@ export class Engine {
   }
 
   /** A pass's dependencies; a leader's tick works through its fence (TR31). */
-  private passDeps(fence?: Fence): PassDeps {
+  private passDeps(fence?: Fence, advance = true): PassDeps {
     const d = this.deps;
     return {
       store: d.store,
@@ -119,7 +122,7 @@ export class Engine {
       checkRefusals: this.checkRefusals,
       newRunId: d.newRunId ?? newRunId,
       trustedLogins: () => this.trustedLogins(),
-      rotation: this.passes++,
+      rotation: advance ? this.passes++ : this.passes,
       activity: this.activity,
       onPolledComments: d.onPolledComments,
       onMerged: d.onMerged,
@@ -215,6 +218,24 @@ export class Engine {
   /** An early pass (toggle-on, reset, start, a webhook). */
   kick(): Promise<PassReport> {
     return this.queue('kick', () => spawnOnce(this.passDeps(), 'kick', []));
+  }
+
+  /** `yoke plan`: what the next pass would do for one repository, and why not for the rest; launches and writes nothing. */
+  nextPass(repo: string): Promise<Result<NextPass>> {
+    return this.serial(async () => {
+      // The rotation the next pass will use, left where it is.
+      const deps = this.passDeps(undefined, false);
+      const gathered = await gatherPass(deps);
+      const ref = gathered.repos.find((r) => r.fullName.toLowerCase() === repo.toLowerCase());
+      if (!ref) return refuse('repo_not_installed', { repo });
+      const cfg = await deps.forge.readConfig(ref, { maxAgeMs: deps.policy.configRefreshMs });
+      if (cfg.state === 'absent') return refuse('repo_not_opted_in', { repo: ref.fullName });
+      if (cfg.state === 'invalid') return refuse('repo_disabled', { repo: ref.fullName, detail: cfg.reason });
+      const yes = async (): Promise<LaunchAttempt> => ({ kind: 'launched', runId: '' });
+      const { outcomes } = await spawnPass(gathered.candidates, gathered.snapshot, deps.policy, yes, deps.rotation);
+      const facts = (await gathered.facts.get(ref.fullName)) ?? null;
+      return ok(planNextPass({ repo: ref.fullName, gathered, outcomes, facts, policy: deps.policy }));
+    });
   }
 
   /** What a pass would launch now, in pipeline order, without launching or writing anything. */

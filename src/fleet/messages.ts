@@ -1,3 +1,4 @@
+import type { NextPass } from './next-pass.js';
 import { makeRefusal } from '../kernel/codes/table.js';
 import { refusalText } from '../kernel/reply.js';
 import { STUCK_LABEL } from './repo-facts.js';
@@ -265,4 +266,42 @@ export function runFailedNotice(f: FailedRunFacts): string {
   // The run's own words: redacted and inert (TR15), so nothing it printed mentions, links or poses as yoke's recovery.
   const quoted = inertBlock(redactSecrets(f.why).trim().split('\n').slice(0, 20).join('\n'));
   return `yoke's ${what} ${run} ${ended}${f.failures > 1 ? ` (${f.failures} failed runs here so far)` : ''}:\n\n${quoted}\n\n**To recover:** ${recovery}`;
+}
+
+const KIND_WORDS: Record<string, string> = {
+  afk_auto: 'AFK run',
+  afk_manual: 'AFK run (manual start)',
+  lander: 'lander',
+  fix: 'fix run',
+};
+
+/** `yoke plan OWNER/REPO`: the next pass for one repository, as it would go now, and what it changed (nothing). */
+export function nextPassText(p: NextPass): string {
+  const usd = (n: number) => `$${n.toFixed(2)}`;
+  const titled = (subject: string, title: string | null) => `${subject}${title ? ` "${title}"` : ''}`;
+  const lines = [`The next pass for ${p.repo}, if it ran now (nothing was started or changed):`];
+  if (p.launches.length === 0) lines.push('- It would launch nothing here.');
+  else {
+    lines.push('- It would launch, in this order:');
+    for (const l of p.launches)
+      lines.push(`  ${l.order}. ${KIND_WORDS[l.kind] ?? l.kind} on ${titled(l.subject, l.title)}: ${l.why}`);
+  }
+  if (p.waiting.length) {
+    lines.push('- It would leave waiting:');
+    for (const w of p.waiting)
+      lines.push(`  - ${w.subject ? `${titled(w.subject, w.title)}: ` : ''}${w.message} ${w.recovery}`);
+  }
+  lines.push(
+    `- Cap: ${p.cap}; ${p.live.fleet} run(s) live fleet-wide (${p.live.here} here)${p.launchesElsewhere ? `, and this pass would launch ${p.launchesElsewhere} in other repositories` : ''}.`,
+  );
+  if (p.spend)
+    lines.push(
+      `- Spent today (UTC): ${usd(p.spend.repo)} here${p.spend.repoLimit !== null ? ` of ${usd(p.spend.repoLimit)} (budget.daily_usd)` : ', no daily limit set here'}; ${usd(p.spend.fleet)} fleet-wide${p.spend.fleetLimit !== null ? ` of ${usd(p.spend.fleetLimit)} (YOKE_DAILY_USD)` : ', no fleet limit'}.`,
+    );
+  else lines.push('- The pass could not read this repository, so its spend and protected paths are not known.');
+  if (p.protectedPaths)
+    lines.push(
+      `- Protected paths (a claim PR that changes one waits for a writer's approval): ${p.protectedPaths.join(', ')}.`,
+    );
+  return lines.join('\n');
 }

@@ -6,6 +6,7 @@ import type { ExecutionAnswer } from '../delivery/runs/executions.js';
 import type { QaWork } from '../delivery/gate/verdicts.js';
 import type { DeploymentView } from '../delivery/runs/view.js';
 import type { FleetReport } from './report.js';
+import type { NextPass } from '../fleet/next-pass.js';
 
 // What each API route answers, as zod schemas the server's handlers are typed
 // against and the CLI parses every answer with, so neither side reads `any`.
@@ -44,6 +45,16 @@ export const RunAnswer = viewOf<PublicRun>()(
 );
 export const RunReportedAnswer = z.object({ ok: z.literal(true), run: RunAnswer });
 export const RunListAnswer = z.object({ runs: z.array(RunAnswer) });
+
+export const NextPassAnswer = viewOf<NextPass>()(
+  z.looseObject({
+    repo: z.string(),
+    cap: z.number(),
+    live: z.object({ fleet: z.number(), here: z.number() }),
+    launches: z.array(z.looseObject({ order: z.number(), subject: z.string(), kind: z.string() })),
+    waiting: z.array(z.looseObject({ code: z.string(), message: z.string(), recovery: z.string() })),
+  }),
+);
 
 export const FleetReportAnswer = viewOf<FleetReport>()(
   z.looseObject({

@@ -1,3 +1,5 @@
+import type { NextPass } from '../fleet/next-pass.js';
+import type { Result } from '../kernel/result.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { issuesText } from '../kernel/issues-text.js';
 import type { z } from 'zod';
@@ -23,7 +25,7 @@ import {
 } from './dashboard.js';
 import { buildDashboardData, parseSpan } from './dashboard-data.js';
 import { Sessions, isOperatorToken } from './session.js';
-import { esc } from './dashboard-parts.js';
+import { esc, renderPlanPage } from './dashboard-parts.js';
 
 // yoke's HTTP server under /yoke, a plain node:http handler (Probot 14's
 // addHandler). Every route is declared once in routes.ts; a request is
@@ -42,6 +44,8 @@ export interface ApiOptions {
   fleet: FleetContext;
   /** The last pass's report, for the fleet report. */
   lastPass: () => PassReport | null;
+  /** The engine's dry run of the next pass, for one repository (`yoke plan`). */
+  nextPass: (repo: string) => Promise<Result<NextPass>>;
   apiTokens: readonly string[];
   /** TR11: person tokens, each one GitHub login. */
   personTokens?: readonly { login: string; token: string }[];
@@ -137,7 +141,7 @@ export function createApiHandler(opts: ApiOptions) {
   const runAuth = { oidc: opts.oidc, audience: opts.audience };
   const dispatch = opts.dispatch ?? { responseLimitMs: 25_000, hostedCapMs: 100_000 };
   const handlers: JsonHandlers = {
-    ...fleetHandlers({ fleet, runAuth, lastPass: opts.lastPass }),
+    ...fleetHandlers({ fleet, runAuth, lastPass: opts.lastPass, nextPass: opts.nextPass }),
     ...deliveryHandlers(fleet, {
       ...dispatch,
       sleep: dispatch.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))),
@@ -175,6 +179,14 @@ export function createApiHandler(opts: ApiOptions) {
     dashboard: page({ kind: 'fleet' }),
     dashboardAlias: page({ kind: 'fleet' }),
     repoDashboard: page({ kind: 'repo', repo: '' }),
+    // The dry run on its own page, not the repository's: it reads GitHub, so it runs when asked, never on each refresh.
+    async repoPlanPage(req, res, route) {
+      if (!sessions.valid(req) && !isOperatorToken(bearerOf(req), opts.apiTokens))
+        return html(res, 401, renderSignIn(null));
+      const repo = `${route.params.owner}/${route.params.name}`;
+      const r = await opts.nextPass(repo);
+      return html(res, r.ok ? 200 : r.refusal.status, renderPlanPage(repo, r.ok ? r.value : r.refusal));
+    },
     async dashboardScript(_req, res) {
       res.writeHead(200, {
         'content-type': 'text/javascript; charset=utf-8',

@@ -1,3 +1,6 @@
+import type { NextPass } from '../fleet/next-pass.js';
+import { nextPassText } from '../fleet/messages.js';
+import type { Refusal } from '../kernel/codes/table.js';
 import { environmentUrl, issueUrl, pullUrl, runUrl, subjectUrl } from '../fleet/links.js';
 import type { WaitingItem } from '../fleet/candidate.js';
 import type { PublicRun } from '../fleet/report.js';
@@ -226,6 +229,16 @@ export function renderRepoPage(p: RepoPageData, webUrl: string, disabledReason: 
       return `<tr data-pr="${c.pr}"><td>${link(pullUrl(webUrl, p.repo, c.pr), `PR #${c.pr}`)} <span class="title">${esc(c.title)}</span></td><td>${c.issue ? link(issueUrl(webUrl, p.repo, c.issue), `#${c.issue}`) : ''}</td><td><code>${esc(c.headSha.slice(0, 12))}</code></td><td>${esc(c.author)}</td><td class="check">${check}</td><td class="verdict">${verdict}</td></tr>`;
     })
     .join('\n');
-  return `<section id="settings"><h2>Settings</h2>${settings}${issue}</section>
+  const plan = `<p><a href="/yoke/repos/${esc(p.repo)}/plan">What would the next pass do?</a> A dry run: it reads GitHub as a pass does, and starts or changes nothing.</p>`;
+  return `<section id="settings"><h2>Settings</h2>${settings}${issue}${plan}</section>
 <section id="claims"><h2>Open claim PRs</h2>${claims ? `<table class="claims"><tr><th>PR</th><th>issue</th><th>head</th><th>author</th><th>yoke/lander check</th><th>lander verdict</th></tr>\n${claims}</table>` : '<p>No claim PR is open.</p>'}</section>`;
+}
+
+/** `/yoke/repos/OWNER/REPO/plan`: the dry run of the next pass (`yoke plan`), or why there is none. */
+export function renderPlanPage(repo: string, p: NextPass | Refusal): string {
+  const body =
+    'code' in p
+      ? `<p>${esc(p.message)}</p><p><strong>To recover:</strong> ${esc(p.recovery)}</p>`
+      : `<pre class="plan">${esc(nextPassText(p))}</pre>`;
+  return `<!doctype html><meta charset="utf-8"><meta name="referrer" content="no-referrer"><title>yoke: the next pass for ${esc(repo)}</title><h1>The next pass for ${esc(repo)}</h1>${body}<p><a href="/yoke/repos/${esc(repo)}">Back to ${esc(repo)}</a> · <a href="/yoke/repos/${esc(repo)}/plan">Ask again</a></p>`;
 }

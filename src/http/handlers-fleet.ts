@@ -1,6 +1,7 @@
 import { makeRefusal } from '../kernel/codes/table.js';
 import type { FleetContext } from '../fleet/context.js';
 import { requestLand, requestStart, resetRepo, setAutoLoop, repoStatus } from '../fleet/controls.js';
+import type { NextPass } from '../fleet/next-pass.js';
 import type { Result } from '../kernel/result.js';
 import type { PassReport } from '../fleet/pass.js';
 import { publicRun } from '../fleet/report.js';
@@ -20,6 +21,7 @@ export type FleetRouteName =
   | 'runs'
   | 'run'
   | 'repoStatus'
+  | 'nextPass'
   | 'auto'
   | 'reset'
   | 'start'
@@ -30,12 +32,14 @@ export interface FleetRouteDeps {
   runAuth: RunAuth;
   /** The last pass's report, for the fleet report. */
   lastPass: () => PassReport | null;
+  /** The engine's dry run of the next pass, for one repository. */
+  nextPass: (repo: string) => Promise<Result<NextPass>>;
 }
 
 const message = (r: Result<string>) =>
   r.ok ? { status: 200, json: { ok: true as const, message: r.value } } : { refusal: r.refusal };
 
-export function fleetHandlers({ fleet, runAuth, lastPass }: FleetRouteDeps): JsonHandlers<FleetRouteName> {
+export function fleetHandlers({ fleet, runAuth, lastPass, nextPass }: FleetRouteDeps): JsonHandlers<FleetRouteName> {
   const repoOf = (p: Record<string, string>) => `${p.owner}/${p.name}`;
   return {
     async health() {
@@ -75,6 +79,10 @@ export function fleetHandlers({ fleet, runAuth, lastPass }: FleetRouteDeps): Jso
     },
     async repoStatus({ params }) {
       return message(await repoStatus(fleet, repoOf(params)));
+    },
+    async nextPass({ params }) {
+      const r = await nextPass(repoOf(params));
+      return r.ok ? { status: 200, json: r.value } : { refusal: r.refusal };
     },
     async auto({ params, body }) {
       return message(await setAutoLoop(fleet, repoOf(params), body.enabled));

@@ -81,6 +81,14 @@ export const ROUTE = {
     what: "Reading a repository's dashboard",
     answer: null,
   }),
+  repoPlanPage: route({
+    method: 'GET',
+    path: '/yoke/repos/:owner/:name/plan',
+    role: 'operator',
+    repo: 'none',
+    what: 'Reading what the next pass would do',
+    answer: null,
+  }),
   dashboardScript: route({
     method: 'GET',
     path: '/yoke/dashboard.js',
@@ -179,6 +187,14 @@ export const ROUTE = {
     repo: 'path',
     what: "Reading a repository's status",
     answer: A.MessageAnswer,
+  }),
+  nextPass: route({
+    method: 'GET',
+    path: '/yoke/api/repos/:owner/:name/plan',
+    role: 'read',
+    repo: 'path',
+    what: 'Reading what the next pass would do',
+    answer: A.NextPassAnswer,
   }),
   auto: route({
     method: 'POST',

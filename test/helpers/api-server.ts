@@ -19,6 +19,7 @@ export async function startApi(
   const handler = createApiHandler({
     fleet: h.fleet,
     lastPass: () => h.engine.lastPass,
+    nextPass: (repo) => h.engine.nextPass(repo),
     apiTokens: opts.tokens,
     personTokens: opts.people ?? [],
     oidc: opts.oidc ?? null,

@@ -48,6 +48,12 @@ export const CODE_INFO = {
     message: (p) => `The request body is larger than ${p.limit} bytes.`,
     recovery: () => 'Send a smaller body; summaries longer than the limit should be cut.',
   }),
+  repo_not_installed: code<{ repo: string }>({
+    status: 404,
+    message: (p) => `yoke's GitHub App is not installed on ${p.repo}, so yoke cannot see it.`,
+    recovery: (p) =>
+      `Install the app on ${p.repo} (the app's page on GitHub, Install App, then pick the repository), and run \`yoke doctor ${p.repo}\` to check the rest.`,
+  }),
   repo_not_opted_in: code<{ repo: string }>({
     status: 409,
     message: (p) => `${p.repo} has not opted in to yoke.`,
