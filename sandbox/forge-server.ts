@@ -11,7 +11,8 @@ import { registerCheckRoutes } from './forge/routes-checks.js';
 import { ForgeDeployments } from './forge/deployments.js';
 import { deploymentJson, registerDeploymentRoutes } from './forge/routes-deployments.js';
 import { registerGitRoutes } from './forge/routes-git.js';
-import type { ForgeHooks } from './forge/routes-common.js';
+import type { ForgeHooks, InstallationGrant } from './forge/routes-common.js';
+import { loadShippedSetup } from '../src/http/doctor.js';
 import { registerIssueRoutes } from './forge/routes-issues.js';
 import { registerPullRoutes } from './forge/routes-pulls.js';
 import { Shapes } from './forge/shapes.js';
@@ -36,6 +37,14 @@ export interface ForgeOptions {
   now?: () => number;
   /** Added before every answer (the bench's distant GitHub). */
   latencyMs?: number;
+  /** What each installation grants by default (app.yml's permissions and events, as a fresh install accepts them). */
+  grants?: InstallationGrant;
+}
+
+/** What app.yml asks for, as an installation that accepted it grants. */
+function appYmlGrant(): InstallationGrant {
+  const { permissions, events } = loadShippedSetup();
+  return { permissions, events };
 }
 
 export class EmbeddedForge {
@@ -47,6 +56,8 @@ export class EmbeddedForge {
   readonly deployments: ForgeDeployments;
   /** Test hooks: run just before GitHub would act. */
   readonly hooks: ForgeHooks = {};
+  /** What an installation grants, where it differs from the default (a test takes a permission away, say). */
+  readonly grants = new Map<number, InstallationGrant>();
   private readonly shapes: Shapes;
   private readonly webhooks: WebhookSender;
   readonly now: () => number;
@@ -136,6 +147,7 @@ export class EmbeddedForge {
       deployments: this.deployments,
       hooks: this.hooks,
       app: { id: opts.appId, slug: opts.appSlug },
+      grants: (id: number) => this.grants.get(id) ?? (opts.grants ??= appYmlGrant()),
     };
     registerAppRoutes(env);
     registerIssueRoutes(env);

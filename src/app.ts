@@ -19,6 +19,7 @@ import type { Octokit } from './forge/octokit.js';
 import type { Forge } from './forge/types.js';
 import { recordLanderExit } from './http/run-report.js';
 import { createApiHandler } from './http/api.js';
+import { fetchRunnerProbe, loadShippedSetup, runDoctor, type ShippedSetup } from './http/doctor.js';
 import { OidcVerifier } from './http/oidc.js';
 import { ActionsLauncher } from './launcher/actions.js';
 import { CommandLauncher } from './launcher/command.js';
@@ -201,11 +202,25 @@ async function wire(
     audience: settings.publicUrl,
     now: () => clock.now(),
   });
+  let shipped: ShippedSetup | undefined;
   addHandler(
     createApiHandler({
       fleet,
       lastPass: () => running.lastPass,
       nextPass: (repo) => running.nextPass(repo),
+      doctor: (repo) =>
+        runDoctor(
+          {
+            forge,
+            launcher: settings.launcher,
+            publicUrl: settings.publicUrl,
+            configRefreshMs: settings.configRefreshMs,
+            probeRunner: (url) => fetchRunnerProbe(url),
+            runnerSha256: async () => (await runnerBundle()).sha256,
+          },
+          (shipped ??= loadShippedSetup()),
+          repo,
+        ),
       apiTokens: settings.apiTokens,
       personTokens: settings.personTokens,
       oidc,

@@ -53,6 +53,8 @@ export interface Environment {
   updatedAt: number;
   /** Custom deployment protection rules: the app that answers each. */
   rules: { id: number; app: { id: number; slug: string }; enabled: boolean }[];
+  /** Which branches may deploy here: any (GitHub's default), protected ones, or the name patterns listed. */
+  branchPolicy: { kind: 'all' } | { kind: 'protected' } | { kind: 'custom'; branches: { id: number; name: string }[] };
 }
 
 /** A job waiting at an environment's protection rules, and how each app answered. */
@@ -95,9 +97,24 @@ export class ForgeDeployments {
       createdAt: now,
       updatedAt: now,
       rules: ruleApps.map((app) => ({ id: this.host.nextId(), app, enabled: true })),
+      branchPolicy: { kind: 'all' },
     };
     this.environmentsOf(repo).set(name, env);
     return env;
+  }
+
+  /** A maintainer picks which branches may deploy to an environment (Deployment branches and tags). */
+  setBranchPolicy(
+    repo: ForgeRepo,
+    name: string,
+    policy: { kind: 'all' } | { kind: 'protected' } | { kind: 'custom'; branches: string[] },
+  ): void {
+    const env = this.environmentsOf(repo).get(name);
+    if (!env) throw new Error(`no environment ${name}`);
+    env.branchPolicy =
+      policy.kind === 'custom'
+        ? { kind: 'custom', branches: policy.branches.map((b) => ({ id: this.host.nextId(), name: b })) }
+        : policy;
   }
 
   create(repo: ForgeRepo, d: Omit<Deployment, 'id' | 'repo' | 'createdAt' | 'updatedAt' | 'statuses'>): Deployment {

@@ -4,7 +4,27 @@ import { repoOf, requireWrite, type RouteEnv } from './routes-common.js';
 // GitHub Actions: dispatch a workflow, list and read its runs, cancel one.
 
 export function registerActionsRoutes(env: RouteEnv): void {
-  const { http, shapes, runner } = env;
+  const { http, shapes, runner, grants } = env;
+  // Secrets' names (GitHub never returns a value), for an installation granted `secrets`, or a person who may read them.
+  const secretsOf = (ctx: Parameters<Parameters<typeof http.on>[3]>[0], names: string[], created: number) => {
+    const granted = grants(ctx.installationId!).permissions.secrets;
+    if (ctx.auth === 'installation' && granted !== 'read' && granted !== 'write')
+      throw new HttpError(403, 'Resource not accessible by integration');
+    const secrets = names.sort().map((name) => ({
+      name,
+      created_at: new Date(created).toISOString(),
+      updated_at: new Date(created).toISOString(),
+    }));
+    return { status: 200, body: { total_count: secrets.length, secrets } };
+  };
+  http.on('GET', '/repos/{owner}/{repo}/actions/secrets', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    return secretsOf(ctx, Object.keys(r.secrets), r.createdAt);
+  });
+  http.on('GET', '/repos/{owner}/{repo}/actions/organization-secrets', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    return secretsOf(ctx, [], r.createdAt);
+  });
   http.on('POST', '/repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches', 'repo', (ctx) => {
     const r = repoOf(env, ctx);
     requireWrite(env, r, ctx);

@@ -9,7 +9,7 @@ import { isoNow } from './shapes.js';
 type Schemas = components['schemas'];
 
 export function registerAppRoutes(env: RouteEnv): void {
-  const { http, state, shapes, app } = env;
+  const { http, state, shapes, app, grants } = env;
   http.on('GET', '/app', 'app', () => ({
     status: 200,
     body: {
@@ -24,21 +24,15 @@ export function registerAppRoutes(env: RouteEnv): void {
     const repos = [...state.repos.values()];
     const items = state.installationIds().map((id) => {
       const first = repos.find((r) => r.installationId === id)!;
-      return shapes.installationJson(id, first.owner, app, first.createdAt);
+      return shapes.installationJson(id, first.owner, app, first.createdAt, grants(id));
     });
     return http.page(ctx, items, '/app/installations');
   });
   http.on('POST', '/app/installations/{installation_id}/access_tokens', 'app', (ctx) => {
     const id = Number(ctx.params.installation_id);
     if (!state.installationIds().includes(id)) throw new HttpError(404, 'Not Found');
-    const all = {
-      contents: 'write',
-      issues: 'write',
-      pull_requests: 'write',
-      actions: 'write',
-      checks: 'write',
-      metadata: 'read',
-    } as Record<string, string>;
+    // A token carries at most what the installation grants.
+    const all = grants(id).permissions;
     const asked = ctx.body.permissions as Record<string, string> | undefined;
     const names = ctx.body.repositories as string[] | undefined;
     if (asked)
@@ -79,6 +73,15 @@ export function registerAppRoutes(env: RouteEnv): void {
       .map((r) => shapes.repoJson(r));
     const answer = http.page(ctx, repos, '/installation/repositories');
     return { ...answer, body: { total_count: repos.length, repositories: answer.body } };
+  });
+  // The app (by its JWT) finds its installation on a repository; 404 where it is not installed.
+  http.on('GET', '/repos/{owner}/{repo}/installation', 'app', (ctx) => {
+    const r = state.repos.get(`${ctx.params.owner}/${ctx.params.repo}`);
+    if (!r || r.installationId < 0) throw new HttpError(404, 'Not Found');
+    return {
+      status: 200,
+      body: shapes.installationJson(r.installationId, r.owner, app, r.createdAt, grants(r.installationId)),
+    };
   });
   http.on('GET', '/repos/{owner}/{repo}', 'repo', (ctx) => ({ status: 200, body: shapes.repoJson(repoOf(env, ctx)) }));
   http.on('GET', '/repos/{owner}/{repo}/contents/{path}', 'repo', async (ctx) => {

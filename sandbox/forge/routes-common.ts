@@ -20,6 +20,13 @@ export interface RouteEnv {
   deployments: ForgeDeployments;
   hooks: ForgeHooks;
   app: { id: number; slug: string };
+  /** What an installation grants: its permissions and the events it receives (app.yml's by default). */
+  grants: (installationId: number) => InstallationGrant;
+}
+
+export interface InstallationGrant {
+  permissions: Record<string, string>;
+  events: string[];
 }
 
 /** The repository a route names, as the caller may see it (an installation sees only its own). */

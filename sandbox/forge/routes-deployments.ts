@@ -71,7 +71,13 @@ function environmentJson(shapes: Shapes, r: ForgeRepo, e: Environment) {
     created_at: new Date(e.createdAt).toISOString(),
     updated_at: new Date(e.updatedAt).toISOString(),
     protection_rules: [],
-    deployment_branch_policy: null,
+    deployment_branch_policy:
+      e.branchPolicy.kind === 'all'
+        ? null
+        : {
+            protected_branches: e.branchPolicy.kind === 'protected',
+            custom_branch_policies: e.branchPolicy.kind === 'custom',
+          },
   };
 }
 
@@ -174,6 +180,19 @@ export function registerDeploymentRoutes(env: RouteEnv): void {
     const e = deployments.environmentsOf(r).get(ctx.params.environment_name!);
     if (!e) throw new HttpError(404, 'Not Found');
     return { status: 200, body: environmentJson(shapes, r, e) };
+  });
+  // GitHub answers 404 unless the environment's policy is a custom list.
+  http.on('GET', '/repos/{owner}/{repo}/environments/{environment_name}/deployment-branch-policies', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    const e = deployments.environmentsOf(r).get(ctx.params.environment_name!);
+    if (!e || e.branchPolicy.kind !== 'custom') throw new HttpError(404, 'Not Found');
+    const branch_policies = e.branchPolicy.branches.map((b) => ({
+      id: b.id,
+      node_id: `DBP_${b.id}`,
+      name: b.name,
+      type: 'branch' as const,
+    }));
+    return { status: 200, body: { total_count: branch_policies.length, branch_policies } };
   });
   http.on('GET', '/repos/{owner}/{repo}/environments/{environment_name}/deployment_protection_rules', 'repo', (ctx) => {
     const r = repoOf(env, ctx);

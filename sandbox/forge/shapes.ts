@@ -308,7 +308,13 @@ export class Shapes {
     } satisfies Partial<Schemas['check-run']>;
   }
 
-  installationJson(id: number, owner: ForgeUser, app: { id: number; slug: string }, since: number) {
+  installationJson(
+    id: number,
+    owner: ForgeUser,
+    app: { id: number; slug: string },
+    since: number,
+    grant: { permissions: Record<string, string>; events: string[] },
+  ) {
     return {
       id,
       account: this.simpleUser(owner),
@@ -320,8 +326,8 @@ export class Shapes {
       access_tokens_url: this.apiUrl(`/app/installations/${id}/access_tokens`),
       repositories_url: this.apiUrl('/installation/repositories'),
       html_url: `${this.url}/settings/installations/${id}`,
-      permissions: { contents: 'write', issues: 'write', pull_requests: 'write', actions: 'write', metadata: 'read' },
-      events: ['issue_comment', 'issues', 'pull_request', 'pull_request_review', 'push', 'workflow_run'],
+      permissions: grant.permissions as never,
+      events: grant.events,
       created_at: isoNow(since),
       updated_at: isoNow(since),
       single_file_name: null,

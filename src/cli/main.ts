@@ -13,6 +13,7 @@ import { nodeExec, nodeHead, nodeReadFile } from './exec.js';
 import { readFileSync } from 'node:fs';
 import { RUNNER_COMMANDS } from '../agent/main.js';
 import { nextPassText } from '../fleet/messages.js';
+import { doctorText } from '../http/doctor.js';
 
 // The yoke CLI: the operator API from a terminal. It talks HTTPS to a running
 // yoke (YOKE_URL) with an operator token (YOKE_TOKEN).
@@ -73,6 +74,17 @@ export function buildCli(io: CliIo, watch: WatchDeps = {}): Command {
     .action(async (name: string, opts: { json?: boolean }) => {
       const next = await callRoute(io, g(), ROUTE.nextPass, { params: repoParams(name) });
       io.out(opts.json ? JSON.stringify(next, null, 2) : nextPassText(next));
+    });
+  program
+    .command('doctor <owner/repo>')
+    .description(
+      "check a repository's set-up from the running yoke: the app's permissions and events, the opt-in file, the workflow, the agent's secret, the public URL and the environments",
+    )
+    .option('--json', 'print it as JSON')
+    .action(async (name: string, opts: { json?: boolean }) => {
+      const report = await callRoute(io, g(), ROUTE.doctor, { params: repoParams(name) });
+      io.out(opts.json ? JSON.stringify(report, null, 2) : doctorText(report));
+      if (!report.ok) throw new CommandExit(1);
     });
   const runs = program.command('runs').description("yoke's agent runs: AFK, lander and fix");
   const runLine = (

@@ -7,6 +7,9 @@ import type { Forge } from './types.js';
 
 const FORGE_ACCESS: Record<keyof Forge, 'read' | 'write'> = {
   botLogin: 'read',
+  readInstallation: 'read',
+  listSecretNames: 'read',
+  readBranchPolicy: 'read',
   listInstallations: 'read',
   authenticate: 'read',
   listRepos: 'read',

@@ -9,7 +9,10 @@ import * as actions from './github-actions.js';
 import * as git from './github-git.js';
 import * as issues from './github-issues.js';
 import * as deployments from './github-deployments.js';
+import * as setup from './github-setup.js';
 import type {
+  BranchPolicy,
+  InstallationGrants,
   CheckRunWrite,
   DeploymentCreated,
   DeploymentStatusView,
@@ -344,6 +347,18 @@ export class GitHubForge implements Forge {
 
   async readEnvironmentRules(repo: RepoRef, environment: string): Promise<EnvironmentRules> {
     return deployments.readEnvironmentRules(await this.gh(repo.installationId), repo, environment);
+  }
+
+  async readInstallation(repo: RepoRef): Promise<InstallationGrants | null> {
+    return setup.readInstallation(await this.opts.appOctokit(), repo);
+  }
+
+  async listSecretNames(repo: RepoRef): Promise<string[]> {
+    return setup.listSecretNames(await this.gh(repo.installationId), repo);
+  }
+
+  async readBranchPolicy(repo: RepoRef, environment: string): Promise<BranchPolicy | null> {
+    return setup.readBranchPolicy(await this.gh(repo.installationId), repo, environment);
   }
 
   async reviewProtectionRule(

@@ -186,6 +186,16 @@ export interface DeploymentStatusView {
 /** An environment as the protection rule needs it: whether it exists, and the apps whose custom rules it has enabled. */
 export type EnvironmentRules = { exists: false } | { exists: true; ruleApps: string[] };
 
+/** What the app's installation on a repository grants: its permissions (`contents: write`) and the events it receives. */
+export interface InstallationGrants {
+  id: number;
+  permissions: Record<string, string>;
+  events: string[];
+}
+
+/** Which branches may deploy to an environment: any, protected ones only, or the name patterns listed. */
+export type BranchPolicy = { kind: 'all' } | { kind: 'protected' } | { kind: 'custom'; branches: string[] };
+
 /** DP03: yoke's answer to a deployment_protection_rule request. */
 export interface ProtectionAnswer {
   environment: string;
@@ -273,6 +283,12 @@ export interface Forge {
   /** Points a branch at a commit (creating it, or moving it there), so a workflow can be dispatched at exactly that commit. */
   pinBranch(repo: RepoRef, branch: string, sha: string): Promise<void>;
   readEnvironmentRules(repo: RepoRef, environment: string): Promise<EnvironmentRules>;
+  /** `yoke doctor`: what the app's installation on this repository grants, or null when it is not installed there. */
+  readInstallation(repo: RepoRef): Promise<InstallationGrants | null>;
+  /** `yoke doctor`: the names of the Actions secrets a workflow of this repository can read (never their values). */
+  listSecretNames(repo: RepoRef): Promise<string[]>;
+  /** `yoke doctor`: which branches may deploy to an environment; null when there is no such environment. */
+  readBranchPolicy(repo: RepoRef, environment: string): Promise<BranchPolicy | null>;
   /** DP03: answers a protection-rule request of a workflow run of this repository (never a URL the event names). */
   reviewProtectionRule(
     repo: RepoRef,

@@ -56,6 +56,28 @@ export const NextPassAnswer = viewOf<NextPass>()(
   }),
 );
 
+export const DoctorAnswer = z.object({
+  repo: z.string(),
+  ok: z.boolean(),
+  checks: z.array(
+    z.object({
+      check: z.enum([
+        'installed',
+        'permissions',
+        'events',
+        'opt_in',
+        'workflow',
+        'secret',
+        'public_url',
+        'environments',
+      ]),
+      state: z.enum(['ok', 'failed', 'skipped']),
+      text: z.string(),
+      fix: z.string().nullable(),
+    }),
+  ),
+});
+
 export const FleetReportAnswer = viewOf<FleetReport>()(
   z.looseObject({
     generatedAt: z.string(),

@@ -25,7 +25,8 @@ import {
 } from './dashboard.js';
 import { buildDashboardData, parseSpan } from './dashboard-data.js';
 import { Sessions, isOperatorToken } from './session.js';
-import { esc, renderPlanPage } from './dashboard-parts.js';
+import { esc, renderDoctorPage, renderPlanPage } from './dashboard-parts.js';
+import type { DoctorReport } from './doctor.js';
 
 // yoke's HTTP server under /yoke, a plain node:http handler (Probot 14's
 // addHandler). Every route is declared once in routes.ts; a request is
@@ -46,6 +47,8 @@ export interface ApiOptions {
   lastPass: () => PassReport | null;
   /** The engine's dry run of the next pass, for one repository (`yoke plan`). */
   nextPass: (repo: string) => Promise<Result<NextPass>>;
+  /** `yoke doctor`: a repository's set-up, checked. */
+  doctor: (repo: string) => Promise<DoctorReport>;
   apiTokens: readonly string[];
   /** TR11: person tokens, each one GitHub login. */
   personTokens?: readonly { login: string; token: string }[];
@@ -141,7 +144,7 @@ export function createApiHandler(opts: ApiOptions) {
   const runAuth = { oidc: opts.oidc, audience: opts.audience };
   const dispatch = opts.dispatch ?? { responseLimitMs: 25_000, hostedCapMs: 100_000 };
   const handlers: JsonHandlers = {
-    ...fleetHandlers({ fleet, runAuth, lastPass: opts.lastPass, nextPass: opts.nextPass }),
+    ...fleetHandlers({ fleet, runAuth, lastPass: opts.lastPass, nextPass: opts.nextPass, doctor: opts.doctor }),
     ...deliveryHandlers(fleet, {
       ...dispatch,
       sleep: dispatch.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))),
@@ -186,6 +189,12 @@ export function createApiHandler(opts: ApiOptions) {
       const repo = `${route.params.owner}/${route.params.name}`;
       const r = await opts.nextPass(repo);
       return html(res, r.ok ? 200 : r.refusal.status, renderPlanPage(repo, r.ok ? r.value : r.refusal));
+    },
+    async repoDoctorPage(req, res, route) {
+      if (!sessions.valid(req) && !isOperatorToken(bearerOf(req), opts.apiTokens))
+        return html(res, 401, renderSignIn(null));
+      const report = await opts.doctor(`${route.params.owner}/${route.params.name}`);
+      return html(res, 200, renderDoctorPage(report));
     },
     async dashboardScript(_req, res) {
       res.writeHead(200, {

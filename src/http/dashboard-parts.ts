@@ -1,6 +1,7 @@
 import type { NextPass } from '../fleet/next-pass.js';
 import { nextPassText } from '../fleet/messages.js';
 import type { Refusal } from '../kernel/codes/table.js';
+import type { DoctorReport } from './doctor.js';
 import { environmentUrl, issueUrl, pullUrl, runUrl, subjectUrl } from '../fleet/links.js';
 import type { WaitingItem } from '../fleet/candidate.js';
 import type { PublicRun } from '../fleet/report.js';
@@ -229,7 +230,7 @@ export function renderRepoPage(p: RepoPageData, webUrl: string, disabledReason: 
       return `<tr data-pr="${c.pr}"><td>${link(pullUrl(webUrl, p.repo, c.pr), `PR #${c.pr}`)} <span class="title">${esc(c.title)}</span></td><td>${c.issue ? link(issueUrl(webUrl, p.repo, c.issue), `#${c.issue}`) : ''}</td><td><code>${esc(c.headSha.slice(0, 12))}</code></td><td>${esc(c.author)}</td><td class="check">${check}</td><td class="verdict">${verdict}</td></tr>`;
     })
     .join('\n');
-  const plan = `<p><a href="/yoke/repos/${esc(p.repo)}/plan">What would the next pass do?</a> A dry run: it reads GitHub as a pass does, and starts or changes nothing.</p>`;
+  const plan = `<p><a href="/yoke/repos/${esc(p.repo)}/plan">What would the next pass do?</a> A dry run: it reads GitHub as a pass does, and starts or changes nothing. <a href="/yoke/repos/${esc(p.repo)}/doctor">Check the set-up</a>: the app's permissions, the workflow, the secret, the public URL and the environments.</p>`;
   return `<section id="settings"><h2>Settings</h2>${settings}${issue}${plan}</section>
 <section id="claims"><h2>Open claim PRs</h2>${claims ? `<table class="claims"><tr><th>PR</th><th>issue</th><th>head</th><th>author</th><th>yoke/lander check</th><th>lander verdict</th></tr>\n${claims}</table>` : '<p>No claim PR is open.</p>'}</section>`;
 }
@@ -241,4 +242,15 @@ export function renderPlanPage(repo: string, p: NextPass | Refusal): string {
       ? `<p>${esc(p.message)}</p><p><strong>To recover:</strong> ${esc(p.recovery)}</p>`
       : `<pre class="plan">${esc(nextPassText(p))}</pre>`;
   return `<!doctype html><meta charset="utf-8"><meta name="referrer" content="no-referrer"><title>yoke: the next pass for ${esc(repo)}</title><h1>The next pass for ${esc(repo)}</h1>${body}<p><a href="/yoke/repos/${esc(repo)}">Back to ${esc(repo)}</a> · <a href="/yoke/repos/${esc(repo)}/plan">Ask again</a></p>`;
+}
+
+/** `/yoke/repos/OWNER/REPO/doctor`: each check of `yoke doctor`, with the setting that fixes a failed one. */
+export function renderDoctorPage(r: DoctorReport): string {
+  const rows = r.checks
+    .map(
+      (c) =>
+        `<tr class="${c.state}"><td>${c.state === 'ok' ? 'ok' : c.state === 'failed' ? 'FAILED' : 'skipped'}</td><td>${esc(c.check)}</td><td>${esc(c.text)}${c.fix ? `<br><strong>Fix:</strong> ${esc(c.fix)}` : ''}</td></tr>`,
+    )
+    .join('\n');
+  return `<!doctype html><meta charset="utf-8"><meta name="referrer" content="no-referrer"><title>yoke: the set-up of ${esc(r.repo)}</title><h1>The set-up of ${esc(r.repo)}: ${r.ok ? 'ready' : 'not ready'}</h1><table class="doctor">${rows}</table><p><a href="/yoke/repos/${esc(r.repo)}">Back to ${esc(r.repo)}</a> · <a href="/yoke/repos/${esc(r.repo)}/doctor">Check again</a></p>`;
 }

@@ -2,6 +2,7 @@ import { makeRefusal } from '../kernel/codes/table.js';
 import type { FleetContext } from '../fleet/context.js';
 import { requestLand, requestStart, resetRepo, setAutoLoop, repoStatus } from '../fleet/controls.js';
 import type { NextPass } from '../fleet/next-pass.js';
+import type { DoctorReport } from './doctor.js';
 import type { Result } from '../kernel/result.js';
 import type { PassReport } from '../fleet/pass.js';
 import { publicRun } from '../fleet/report.js';
@@ -22,6 +23,7 @@ export type FleetRouteName =
   | 'run'
   | 'repoStatus'
   | 'nextPass'
+  | 'doctor'
   | 'auto'
   | 'reset'
   | 'start'
@@ -34,12 +36,20 @@ export interface FleetRouteDeps {
   lastPass: () => PassReport | null;
   /** The engine's dry run of the next pass, for one repository. */
   nextPass: (repo: string) => Promise<Result<NextPass>>;
+  /** `yoke doctor`: the repository's set-up, checked. */
+  doctor: (repo: string) => Promise<DoctorReport>;
 }
 
 const message = (r: Result<string>) =>
   r.ok ? { status: 200, json: { ok: true as const, message: r.value } } : { refusal: r.refusal };
 
-export function fleetHandlers({ fleet, runAuth, lastPass, nextPass }: FleetRouteDeps): JsonHandlers<FleetRouteName> {
+export function fleetHandlers({
+  fleet,
+  runAuth,
+  lastPass,
+  nextPass,
+  doctor,
+}: FleetRouteDeps): JsonHandlers<FleetRouteName> {
   const repoOf = (p: Record<string, string>) => `${p.owner}/${p.name}`;
   return {
     async health() {
@@ -83,6 +93,9 @@ export function fleetHandlers({ fleet, runAuth, lastPass, nextPass }: FleetRoute
     async nextPass({ params }) {
       const r = await nextPass(repoOf(params));
       return r.ok ? { status: 200, json: r.value } : { refusal: r.refusal };
+    },
+    async doctor({ params }) {
+      return { status: 200, json: await doctor(repoOf(params)) };
     },
     async auto({ params, body }) {
       return message(await setAutoLoop(fleet, repoOf(params), body.enabled));

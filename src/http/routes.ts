@@ -5,6 +5,8 @@ import { CheckinBody, ExecutionBody, RenewBody } from '../delivery/runs/executio
 import { DeployReport } from '../delivery/deployments/deploy-stage.js';
 import { QaTarget, VerdictBody, WaiveBody } from '../delivery/gate/verdicts.js';
 import * as A from './answers.js';
+import { route, type RouteDef } from './route-def.js';
+import { WEB_ROUTES } from './routes-web.js';
 import { AutoBody, CreateBody, RemoveBody } from './bodies.js';
 
 // Every route yoke serves, once, with who may call it (TR25). The handlers
@@ -12,43 +14,7 @@ import { AutoBody, CreateBody, RemoveBody } from './bodies.js';
 // against the credential, and a person's against what GitHub says their
 // login may do on the route's repository, asked at the time.
 
-/**
- * Who may call a route:
- * - `public`: anyone (the runner, health, the dashboard's sign-in);
- * - `run-report`: a run's own credential (its OIDC token or run secret), checked by the handler against that run;
- * - `read`, `write`, `maintain`: an operator token, or a person whose GitHub permission on the route's repository is at least that;
- * - `operator`: operator tokens only.
- */
-export type RouteRole = 'public' | 'run-report' | 'read' | 'write' | 'maintain' | 'operator';
-
-/**
- * Where a person's permission is asked for: the repository in the path, the deployment run's or yoke run's
- * repository, the body's `repo`, or (a listing) each repository listed, whose rows a person sees only where
- * they may read.
- */
-export type RepoFrom = 'path' | 'deployment-run' | 'yoke-run' | 'body' | 'listing' | 'none';
-
-export interface RouteDef {
-  method: 'GET' | 'POST';
-  /** The path, with `:name` for each parameter (`:owner/:name` for a repository), as find-my-way reads it. */
-  path: string;
-  role: RouteRole;
-  repo: RepoFrom;
-  /** A live yoke run's own credential may call it too, for the QA of the item it holds. */
-  run?: true;
-  /** What the route does, in words a refusal can use ("Creating a deployment run"). */
-  what: string;
-  /** The JSON body, parsed before the handler runs (after the route's role is checked). */
-  body?: z.ZodType;
-  /** The query string's parameters, parsed before the handler runs. */
-  query?: z.ZodType;
-  /** The refusal's detail when the body or query does not parse, instead of zod's (a hint that names the fix). */
-  hint?: string;
-  /** The JSON answer; null for a page, a script or a redirect, which the web handlers serve. */
-  answer: z.ZodType | null;
-}
-
-const route = <const R extends RouteDef>(r: R): R => r;
+export type { RepoFrom, RouteDef, RouteRole } from './route-def.js';
 
 const DR = '/yoke/api/deployment-runs/:run';
 const STAGE = `${DR}/stages/:stage`;
@@ -57,62 +23,7 @@ export const RUN_STATUSES = ['live', 'success', 'failure', 'timeout', 'cancelled
 
 /** Every route yoke serves, by name; the CLI calls them by the same names. */
 export const ROUTE = {
-  dashboard: route({
-    method: 'GET',
-    path: '/yoke',
-    role: 'operator',
-    repo: 'none',
-    what: 'Reading the dashboard',
-    answer: null,
-  }),
-  dashboardAlias: route({
-    method: 'GET',
-    path: '/yoke/dashboard',
-    role: 'operator',
-    repo: 'none',
-    what: 'Reading the dashboard',
-    answer: null,
-  }),
-  repoDashboard: route({
-    method: 'GET',
-    path: '/yoke/repos/:owner/:name',
-    role: 'operator',
-    repo: 'none',
-    what: "Reading a repository's dashboard",
-    answer: null,
-  }),
-  repoPlanPage: route({
-    method: 'GET',
-    path: '/yoke/repos/:owner/:name/plan',
-    role: 'operator',
-    repo: 'none',
-    what: 'Reading what the next pass would do',
-    answer: null,
-  }),
-  dashboardScript: route({
-    method: 'GET',
-    path: '/yoke/dashboard.js',
-    role: 'public',
-    repo: 'none',
-    what: "Loading the dashboard's script",
-    answer: null,
-  }),
-  signIn: route({
-    method: 'POST',
-    path: '/yoke/session',
-    role: 'public',
-    repo: 'none',
-    what: 'Signing in',
-    answer: null,
-  }),
-  signOut: route({
-    method: 'POST',
-    path: '/yoke/session/end',
-    role: 'public',
-    repo: 'none',
-    what: 'Signing out',
-    answer: null,
-  }),
+  ...WEB_ROUTES,
   health: route({
     method: 'GET',
     path: '/yoke/api/health',
@@ -195,6 +106,14 @@ export const ROUTE = {
     repo: 'path',
     what: 'Reading what the next pass would do',
     answer: A.NextPassAnswer,
+  }),
+  doctor: route({
+    method: 'GET',
+    path: '/yoke/api/repos/:owner/:name/doctor',
+    role: 'maintain',
+    repo: 'path',
+    what: "Checking a repository's set-up",
+    answer: A.DoctorAnswer,
   }),
   auto: route({
     method: 'POST',

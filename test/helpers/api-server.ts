@@ -1,6 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApiHandler } from '../../src/http/api.js';
+import { fetchRunnerProbe, loadShippedSetup, runDoctor } from '../../src/http/doctor.js';
+import { runnerBundle } from '../../src/agent/bundle.js';
 import type { OidcVerifier } from '../../src/http/oidc.js';
 import type { Harness } from './fleet.js';
 
@@ -14,12 +16,29 @@ export async function startApi(
     audience?: string;
     port?: number;
     dispatch?: { responseLimitMs: number; hostedCapMs: number };
+    /** The public URL yoke doctor fetches the runner by (this server's own by default). */
+    publicUrl?: () => string;
   },
 ): Promise<{ url: string; close: () => Promise<void> }> {
+  let url = '';
   const handler = createApiHandler({
     fleet: h.fleet,
     lastPass: () => h.engine.lastPass,
     nextPass: (repo) => h.engine.nextPass(repo),
+    // yoke doctor over the harness's forge; its public URL is this server's own.
+    doctor: (repo) =>
+      runDoctor(
+        {
+          forge: h.forge,
+          launcher: 'actions',
+          publicUrl: opts.publicUrl?.() ?? url,
+          configRefreshMs: 0,
+          probeRunner: (u) => fetchRunnerProbe(u),
+          runnerSha256: async () => (await runnerBundle()).sha256,
+        },
+        loadShippedSetup(),
+        repo,
+      ),
     apiTokens: opts.tokens,
     personTokens: opts.people ?? [],
     oidc: opts.oidc ?? null,
@@ -37,9 +56,10 @@ export async function startApi(
     (req, res) => void serve(req, res).catch(() => (res.headersSent ? res.destroy() : (res.writeHead(500), res.end()))),
   );
   await new Promise<void>((r) => server.listen(opts.port ?? 0, '127.0.0.1', r));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   // Closing cuts open connections too, as a server that goes down would.
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url,
     close: () => new Promise((r) => (server.close(() => r()), server.closeAllConnections())),
   };
 }

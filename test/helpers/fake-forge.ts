@@ -20,6 +20,8 @@ import {
   type DeploymentStatusWrite,
   type DeploymentWrite,
   type EnvironmentRules,
+  type BranchPolicy,
+  type InstallationGrants,
   type ProtectionAnswer,
 } from '../../src/forge/types.js';
 
@@ -564,6 +566,24 @@ export class FakeForge implements Forge {
 
   async readEnvironmentRules(repo: RepoRef, environment: string): Promise<EnvironmentRules> {
     return this.environments.get(`${repo.fullName}:${environment}`) ?? { exists: false };
+  }
+
+  /** What each repository's installation grants (`yoke doctor`); a repository not listed here grants nothing. */
+  grants = new Map<string, InstallationGrants>();
+  secretNames = new Map<string, string[]>();
+  branchPolicies = new Map<string, BranchPolicy>();
+
+  async readInstallation(repo: RepoRef): Promise<InstallationGrants | null> {
+    return this.repos.has(repo.fullName) ? (this.grants.get(repo.fullName) ?? null) : null;
+  }
+
+  async listSecretNames(repo: RepoRef): Promise<string[]> {
+    return this.secretNames.get(repo.fullName) ?? [];
+  }
+
+  async readBranchPolicy(repo: RepoRef, environment: string): Promise<BranchPolicy | null> {
+    if (!this.environments.has(`${repo.fullName}:${environment}`)) return null;
+    return this.branchPolicies.get(`${repo.fullName}:${environment}`) ?? { kind: 'all' };
   }
 
   async reviewProtectionRule(

@@ -232,6 +232,13 @@ beforeAll(async () => {
     30_000,
     'the hand-started deploy to be answered',
   );
+  // yoke doctor: the installation (by the app's JWT), the secrets' names, an environment's branch policy.
+  sandbox.forge.deployments.setBranchPolicy(sandbox.repo, 'production', {
+    kind: 'custom',
+    branches: ['yoke/deploy/*'],
+  });
+  expect((await sandbox.api('GET', `/yoke/api/repos/${DEMO_REPO}/doctor`)).status).toBe(200);
+  await call('GET', `/repos/${DEMO_REPO}/environments/production/deployment-branch-policies`);
   await call('PUT', `/repos/${DEMO_REPO}/issues/${created.number}/lock`);
   await call('DELETE', `/repos/${DEMO_REPO}/issues/${created.number}/lock`);
 }, 150_000);

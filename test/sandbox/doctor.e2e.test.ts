@@ -1,0 +1,256 @@
+import { createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_FILES, DEMO_REPO, shippedWorkflow } from '../../sandbox/demo-repo.js';
+import { Sandbox } from '../../sandbox/sandbox.js';
+import { runCli } from '../../src/cli/main.js';
+import { loadShippedSetup } from '../../src/http/doctor.js';
+import { unclaimedWarnings } from '../helpers/sandbox-log.js';
+
+// `yoke doctor OWNER/REPO` and `yoke plan OWNER/REPO` against the sandbox's
+// yoke and forge: the demo repository as its maintainer set it up, then a
+// repository of the same installation with each check made to fail, and a
+// yoke whose public URL nothing answers at. Whole texts compared.
+
+let s: Sandbox;
+let deadPort = 0;
+
+beforeAll(async () => {
+  deadPort = await new Promise<number>((done) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => done(port));
+    });
+  });
+  // No issue is opened: nothing runs, so what the plan and the checks say stays put.
+  s = new Sandbox({ launcher: 'actions', failAgent: 0, issues: 0, tickSeconds: 1, env: {} });
+  await s.start();
+}, 90_000);
+
+afterAll(async () => {
+  await s?.stop();
+}, 30_000);
+
+async function yoke(box: Sandbox, args: string[]): Promise<{ code: number; out: string }> {
+  const out: string[] = [];
+  const code = await runCli(args, {
+    out: (l) => out.push(l),
+    err: (l) => out.push(l),
+    env: { YOKE_URL: box.yokeUrl, YOKE_TOKEN: box.apiToken },
+    fetch,
+  });
+  return { code, out: out.join('\n') };
+}
+
+/** A repository of the demo's installation, seeded with the demo's files changed as given. */
+function repoWith(name: string, files: Record<string, string | null>) {
+  const seeded = { ...DEMO_FILES };
+  for (const [path, text] of Object.entries(files)) {
+    if (text === null) delete seeded[path];
+    else seeded[path] = text;
+  }
+  return s.forge.createRepo(name, { files: seeded as Record<string, string>, installationId: 1 });
+}
+
+const HEALTHY = (repo: string, url: string) => [
+  `${repo} is set up for yoke: every check passed.`,
+  `ok: installed: yoke's app is installed on ${repo} (installation 1).`,
+  'ok: permissions: The installation grants every permission app.yml asks for.',
+  'ok: events: The installation receives every event app.yml asks for.',
+  'ok: opt_in: .github/yoke.yml is valid.',
+  'ok: workflow: .github/workflows/yoke-run.yml is the workflow this yoke ships for an agent of your own (.github/yoke/run.sh).',
+  'skipped: secret: Your agent names no secret (YOKE_AGENT_SECRETS is empty in the workflow).',
+  `ok: public_url: ${url}/yoke/runner.mjs serves this yoke's runner.`,
+  "ok: environments: production has yoke's protection rule and lets yoke/deploy/* branches deploy.",
+];
+
+describe('yoke doctor, in the sandbox', () => {
+  it('passes the demo repository as its maintainer set it up', async () => {
+    expect(await yoke(s, ['doctor', DEMO_REPO])).toEqual({
+      code: 0,
+      out: HEALTHY(DEMO_REPO, s.yokeUrl).join('\n'),
+    });
+  });
+
+  it('names the installation it cannot find, and what installs it', async () => {
+    expect(await yoke(s, ['doctor', 'acme/elsewhere'])).toEqual({
+      code: 1,
+      out: [
+        'acme/elsewhere is not set up for yoke yet: 1 of 1 checks failed.',
+        "FAILED: installed: yoke's GitHub App is not installed on acme/elsewhere, so yoke cannot see it.",
+        "  fix: Install the app on acme/elsewhere (the app's page on GitHub, Install App, then pick the repository), and run `yoke doctor acme/elsewhere` to check the rest.",
+      ].join('\n'),
+    });
+  });
+
+  it('names each permission and event the installation lacks, and the settings that grant them', async () => {
+    const { permissions, events } = loadShippedSetup();
+    s.forge.grants.set(1, {
+      permissions: { ...permissions, checks: 'read', deployments: 'none' },
+      events: events.filter((e) => e !== 'deployment_protection_rule'),
+    });
+    try {
+      // The CLI's first call may meet a connection the stopped yoke closed: ask until the new one answers.
+      await expect
+        .poll(
+          () =>
+            fetch(`${s.yokeUrl}/yoke/api/health`).then(
+              (x) => x.status,
+              () => 0,
+            ),
+          { timeout: 10_000 },
+        )
+        .toBe(200);
+      const r = await yoke(s, ['doctor', DEMO_REPO]);
+      expect(r.code).toBe(1);
+      expect(r.out.split('\n').slice(0, 2)).toEqual([
+        `${DEMO_REPO} is not set up for yoke yet: 2 of 8 checks failed.`,
+        "ok: installed: yoke's app is installed on acme/demo (installation 1).",
+      ]);
+      expect(r.out.split('\n').slice(2, 6)).toEqual([
+        'FAILED: permissions: The installation grants less than app.yml asks for: checks (asks write, grants read), deployments (asks write, grants none).',
+        "  fix: Give the app these permissions: on GitHub, the app's settings, Permissions & events, set checks to Read and write, deployments to Read and write and save; then an owner of acme accepts the new permissions on the installation (Settings, GitHub Apps, Configure).",
+        'FAILED: events: The installation does not receive deployment_protection_rule: yoke would hear of those changes only when it next polls, and never of a deployment protection request.',
+        "  fix: Subscribe the app to them: on GitHub, the app's settings, Permissions & events, Subscribe to events, tick deployment_protection_rule and save; then accept the change on the installation.",
+      ]);
+      // Without the secrets permission, the secrets cannot be listed, and that check says why.
+      s.forge.grants.set(1, { permissions: { ...permissions, secrets: 'none' }, events });
+      const noSecrets = repoWith('acme/no-secrets', {
+        '.github/workflows/yoke-run.yml': shippedWorkflow('claude-code'),
+      });
+      const lines = (await yoke(s, ['doctor', noSecrets.fullName])).out.split('\n');
+      expect(lines.filter((l) => /^(FAILED: secret|  fix: Give the app the Secrets)/.test(l))).toEqual([
+        "FAILED: secret: yoke could not list acme/no-secrets's Actions secrets: Resource not accessible by integration - https://docs.github.com/rest.",
+        '  fix: Give the app the Secrets permission (Read-only: it lists names, never values), as app.yml asks, and accept it on the installation.',
+      ]);
+    } finally {
+      s.forge.grants.delete(1);
+    }
+  });
+
+  it('fails a repository with no opt-in file and no workflow, naming what writes them', async () => {
+    const bare = repoWith('acme/bare', { '.github/yoke.yml': null, '.github/workflows/yoke-run.yml': null });
+    const r = await yoke(s, ['doctor', bare.fullName]);
+    expect(r.code).toBe(1);
+    expect(r.out.split('\n').filter((l) => /^(FAILED|  fix|skipped)/.test(l))).toEqual([
+      'FAILED: opt_in: acme/bare has no .github/yoke.yml on its default branch, so yoke does nothing there.',
+      '  fix: Run `yoke init --agent claude-code` (or codex) in a checkout, then commit and push what it writes.',
+      'FAILED: workflow: .github/workflows/yoke-run.yml is not on the default branch, so yoke cannot start a run there.',
+      '  fix: `yoke init --agent claude-code` (or codex) writes it; commit and push it to the default branch.',
+      "FAILED: secret: an agent's secret is not set: none of ANTHROPIC_API_KEY, CLAUDE_CODE_OAUTH_TOKEN, CODEX_API_KEY is among acme/bare's Actions secrets.",
+      '  fix: Add the repository secret ANTHROPIC_API_KEY: Settings, Secrets and variables, Actions, New repository secret.',
+      "skipped: environments: No deploy stage follows a QA stage, so no environment waits on yoke's rule.",
+    ]);
+  });
+
+  it("fails a workflow that is not yoke's, and Claude Code's workflow without its secret; passes it once the secret is set", async () => {
+    const edited = repoWith('acme/edited', {
+      '.github/workflows/yoke-run.yml': shippedWorkflow('yoke-run').replace(
+        'runs-on: ubuntu-latest',
+        'runs-on: self-hosted',
+      ),
+    });
+    const lines = (await yoke(s, ['doctor', edited.fullName])).out.split('\n');
+    const at = lines.findIndex((l) => l.startsWith('FAILED: workflow'));
+    expect(lines.slice(at, at + 2)).toEqual([
+      'FAILED: workflow: .github/workflows/yoke-run.yml is not a workflow this yoke ships (for claude-code, for codex, or for an agent of your own): the runs yoke dispatches may not start, or not contained as yoke expects.',
+      "  fix: Move yours aside and run `yoke init --agent claude-code` (or codex) again, which writes this version's; then commit and push it.",
+    ]);
+    const claude = repoWith('acme/claude', { '.github/workflows/yoke-run.yml': shippedWorkflow('claude-code') });
+    const before = (await yoke(s, ['doctor', claude.fullName])).out.split('\n');
+    expect(before.filter((l) => /^(ok: workflow|FAILED: secret|  fix: Add)/.test(l))).toEqual([
+      'ok: workflow: .github/workflows/yoke-run.yml is the workflow this yoke ships for claude-code.',
+      "FAILED: secret: claude-code's secret is not set: none of ANTHROPIC_API_KEY, CLAUDE_CODE_OAUTH_TOKEN is among acme/claude's Actions secrets.",
+      '  fix: Add the repository secret ANTHROPIC_API_KEY: Settings, Secrets and variables, Actions, New repository secret.',
+    ]);
+    claude.secrets.CLAUDE_CODE_OAUTH_TOKEN = 'x';
+    s.forge.deployments.setEnvironment(claude, 'production', [{ id: 1, slug: 'yoke-sandbox' }]);
+    const after = await yoke(s, ['doctor', claude.fullName]);
+    expect([after.code, after.out.split('\n').find((l) => l.includes('secret:'))]).toEqual([
+      0,
+      "ok: secret: claude-code's secret is set (CLAUDE_CODE_OAUTH_TOKEN).",
+    ]);
+  });
+
+  it("fails environments without yoke's rule or that refuse yoke/deploy/* branches, with the setting for each", async () => {
+    const envs = repoWith('acme/envs', {});
+    s.forge.deployments.setEnvironment(envs, 'production', []);
+    s.forge.deployments.setBranchPolicy(envs, 'production', { kind: 'protected' });
+    const r = await yoke(s, ['doctor', envs.fullName]);
+    expect(r.out.split('\n').filter((l) => /environments|^  fix: Enable/.test(l))).toEqual([
+      "FAILED: environments: Environment production of acme/envs (stage production) does not have yoke's protection rule: anyone who can run its deploy can ship a commit whose QA never settled. Environment production deploys only from protected branches, and yoke deploys from yoke/deploy/* branches.",
+      '  fix: Enable it: Settings, Environments, `production`, Deployment protection rules, tick `yoke-sandbox`, Save protection rules. Settings, Environments, `production`, Deployment branches and tags: choose Selected branches and tags and add the rule `yoke/deploy/*`.',
+    ]);
+    s.forge.deployments.setEnvironment(envs, 'production', [{ id: 1, slug: 'yoke-sandbox' }]);
+    s.forge.deployments.setBranchPolicy(envs, 'production', { kind: 'custom', branches: ['main', 'yoke/deploy/*'] });
+    expect((await yoke(s, ['doctor', envs.fullName])).code).toBe(0);
+    s.forge.deployments.setBranchPolicy(envs, 'production', { kind: 'custom', branches: ['main'] });
+    expect((await yoke(s, ['doctor', envs.fullName])).out.split('\n').find((l) => l.startsWith('FAILED'))).toBe(
+      'FAILED: environments: Environment production deploys only from the branches main, and yoke deploys from yoke/deploy/* branches.',
+    );
+  });
+
+  it('fails a public URL nothing answers at, with the setting to make', async () => {
+    // The same yoke, restarted with a public URL at which nothing listens, then restored.
+    // A call after a restart may meet a connection the stopped yoke closed: ask until the new one answers.
+    const restart = async () => {
+      await s.restartYoke();
+      await expect
+        .poll(
+          () =>
+            fetch(`${s.yokeUrl}/yoke/api/health`).then(
+              (x) => x.status,
+              () => 0,
+            ),
+          { timeout: 10_000 },
+        )
+        .toBe(200);
+    };
+    s.opts.env!.YOKE_PUBLIC_URL = `http://127.0.0.1:${deadPort}`;
+    await restart();
+    try {
+      const r = await yoke(s, ['doctor', DEMO_REPO]);
+      expect(r.code).toBe(1);
+      expect(r.out.split('\n').filter((l) => /public_url|YOKE_PUBLIC_URL/.test(l))).toEqual([
+        `FAILED: public_url: http://127.0.0.1:${deadPort}/yoke/runner.mjs did not answer: connect ECONNREFUSED 127.0.0.1:${deadPort}.`,
+        `  fix: Set YOKE_PUBLIC_URL to the https address at which GitHub's runners reach this yoke (the app's webhook URL without /api/github/webhooks), and make sure http://127.0.0.1:${deadPort}/yoke/runner.mjs answers there.`,
+      ]);
+    } finally {
+      delete s.opts.env!.YOKE_PUBLIC_URL;
+      await restart();
+    }
+  }, 60_000);
+
+  it('is on the dashboard, for operators', async () => {
+    const page = await fetch(`${s.yokeUrl}/yoke/repos/${DEMO_REPO}/doctor`, {
+      headers: { authorization: `Bearer ${s.apiToken}` },
+    });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain(`<h1>The set-up of ${DEMO_REPO}: ready</h1>`);
+    expect((await fetch(`${s.yokeUrl}/yoke/repos/${DEMO_REPO}/doctor`)).status).toBe(401);
+  });
+});
+
+describe('what yoke logged meanwhile', () => {
+  it('is nothing but what the restarts above leave: a tick of the stopped yoke that lost its lead', () => {
+    const lost = s.logged('warn').filter((l) => l.msg.includes('could not write the dashboard issue'));
+    expect(lost.every((l) => String(l.err).startsWith('LeadershipLost'))).toBe(true);
+    expect(
+      unclaimedWarnings(s, ['this process lost the lead mid-tick', 'could not write the dashboard issue']),
+    ).toEqual([]);
+  });
+});
+
+describe('yoke plan, in the sandbox', () => {
+  it('says the next pass would launch nothing on a repository with no labelled issue, with its cap, spend and protected paths', async () => {
+    expect(await yoke(s, ['plan', DEMO_REPO])).toEqual({
+      code: 0,
+      out: [
+        `The next pass for ${DEMO_REPO}, if it ran now (nothing was started or changed):`,
+        '- It would launch nothing here.',
+        '- Cap: 2; 0 run(s) live fleet-wide (0 here).',
+        '- Spent today (UTC): $0.00 here, no daily limit set here; $0.00 fleet-wide, no fleet limit.',
+        "- Protected paths (a claim PR that changes one waits for a writer's approval): .github/**, **/CLAUDE.md, **/CLAUDE.local.md, **/AGENTS.md, .claude/**, .mcp.json, .codex/**.",
+      ].join('\n'),
+    });
+  });
+});
