@@ -16,7 +16,10 @@ export interface FleetPart {
   repos: {
     repo: string;
     cap: number;
+    /** An operator's override (`yoke repo auto`), or null: the opt-in file's `auto:` decides. */
     autoLoop: boolean | null;
+    /** Whether the auto loop is on, as the next pass takes it: the override, else the opt-in file as last read (null: not read yet). */
+    autoLoopOn: boolean | null;
     consecutiveFailures: number;
     paused: boolean;
     disabledReason: string | null;
@@ -84,6 +87,11 @@ export async function buildFleetPart(
 ): Promise<FleetPart> {
   const { store, policy, clock } = ctx;
   const live = await store.runs.listLive();
+  const reads = await store.repos.lastReads();
+  const configuredAuto = (name: string): boolean | null => {
+    const auto = (reads.get(name)?.settings as { auto?: unknown } | undefined)?.auto;
+    return typeof auto === 'boolean' ? auto : null;
+  };
   return {
     generatedAt: new Date(clock.now()).toISOString(),
     globalCap: policy.globalCap,
@@ -92,6 +100,7 @@ export async function buildFleetPart(
       repo: r.fullName,
       cap: effectiveCap(policy, r.fullName),
       autoLoop: r.autoLoop,
+      autoLoopOn: r.autoLoop ?? configuredAuto(r.fullName),
       consecutiveFailures: r.consecutiveFailures,
       paused: isPaused(r),
       disabledReason: r.disabledReason,

@@ -1,3 +1,4 @@
+import { autoLoopWords } from './report.js';
 import { needsYou } from './needs-you.js';
 import { repoUrl } from '../fleet/links.js';
 import { TIMELINE_SPANS, type DashboardData, type TimelineSpan } from './dashboard-data.js';
@@ -45,7 +46,7 @@ function repoRows(d: DashboardData, only: string | null): string {
     .map(
       (
         r,
-      ) => `<tr class="${r.disabledReason ? 'disabled' : r.paused ? 'paused' : ''}"><td>${repoLink(r.repo)}</td><td>${r.cap}</td><td>${r.autoLoop === null ? 'default' : r.autoLoop ? 'on' : 'off'}</td>
+      ) => `<tr class="${r.disabledReason ? 'disabled' : r.paused ? 'paused' : ''}"><td>${repoLink(r.repo)}</td><td>${r.cap}</td><td>${esc(autoLoopWords(r))}</td>
 <td>${r.consecutiveFailures}</td><td>${r.disabledReason ? `disabled: ${esc(r.disabledReason)}` : r.paused ? 'paused' : 'ok'}</td><td>${r.live.length}</td><td>${prose(r.recovery ?? '')}</td></tr>`,
     )
     .join('\n');

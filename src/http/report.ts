@@ -65,7 +65,7 @@ export function formatFleetReport(r: FleetReport): string {
     const flags = [
       repo.paused ? 'PAUSED' : null,
       repo.disabledReason ? `DISABLED: ${repo.disabledReason}` : null,
-      `auto ${repo.autoLoop === null ? 'default' : repo.autoLoop ? 'on' : 'off'}`,
+      `auto ${autoLoopWords(repo)}`,
       `failures ${repo.consecutiveFailures}`,
       `cap ${repo.cap}`,
     ].filter(Boolean);
@@ -97,4 +97,10 @@ export function formatFleetReport(r: FleetReport): string {
     lines.push(`    to recover: ${f.recovery}`);
   }
   return lines.join('\n');
+}
+
+/** The auto loop as `yoke repo status` says it: on or off, and who set it. */
+export function autoLoopWords(r: { autoLoop: boolean | null; autoLoopOn: boolean | null }): string {
+  if (r.autoLoopOn === null) return 'not read yet';
+  return `${r.autoLoopOn ? 'on' : 'off'}${r.autoLoop === null ? '' : ' (set by yoke repo auto)'}`;
 }

@@ -129,6 +129,14 @@ export class RepoStore {
     return row?.last_read ? (JSON.parse(row.last_read) as RepoRead) : null;
   }
 
+  /** Every repository's last read, in one query (the fleet report's). */
+  async lastReads(): Promise<Map<string, RepoRead>> {
+    const rows = await this.sql.all<{ full_name: string; last_read: string | null }>(
+      'SELECT full_name, last_read FROM repos WHERE last_read IS NOT NULL',
+    );
+    return new Map(rows.map((r) => [r.full_name, JSON.parse(r.last_read!) as RepoRead]));
+  }
+
   async markDisabledNotified(fullName: string, reason: string): Promise<void> {
     await this.sql.run('UPDATE repos SET disabled_notified = ? WHERE full_name = ?', [reason, fullName]);
   }

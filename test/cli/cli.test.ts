@@ -29,7 +29,7 @@ describe('the yoke CLI', () => {
 
     const report = await cli(['fleet', 'report'], env);
     expect(report.code).toBe(0);
-    expect(report.out).toContain('- acme/api: PAUSED, auto default, failures 3, cap 2');
+    expect(report.out).toContain('- acme/api: PAUSED, auto on, failures 3, cap 2');
     expect(report.out).toContain('    live ');
     expect(report.out).toContain(
       '    to recover: Comment `/yoke reset` on any issue of acme/api, or run `yoke repo reset acme/api`.',
@@ -69,5 +69,23 @@ describe('the yoke CLI', () => {
     const unknown = await cli(['fleet', 'explode'], {});
     expect(unknown.code).toBe(1);
     expect(unknown.err).toContain("unknown command 'explode'");
+  });
+
+  it('says the auto loop as the next pass takes it, in the report and in repo status alike, and who set it', async () => {
+    const h = makeHarness();
+    h.forge.addRepo('acme/api', { auto: false });
+    const api = await startApi(h, { tokens: ['op'] });
+    close = api.close;
+    const env = { YOKE_URL: api.url, YOKE_TOKEN: 'op' };
+    const line = async () =>
+      (await cli(['fleet', 'report'], env)).out.split('\n').find((l) => l.startsWith('- acme/api'));
+    await h.store.repos.ensure('acme/api', 1, h.clock.now());
+    expect(await line()).toBe('- acme/api: auto not read yet, failures 0, cap 2');
+    await h.engine.schedulerTick();
+    expect(await line()).toBe('- acme/api: auto off, failures 0, cap 2');
+    expect((await cli(['repo', 'status', 'acme/api'], env)).out).toContain('- auto loop: off');
+    await cli(['repo', 'auto', 'acme/api', 'on'], env);
+    expect(await line()).toBe('- acme/api: auto on (set by yoke repo auto), failures 0, cap 2');
+    expect((await cli(['repo', 'status', 'acme/api'], env)).out).toContain('- auto loop: on');
   });
 });

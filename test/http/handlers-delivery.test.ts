@@ -195,7 +195,14 @@ describe('TR11 token roles', () => {
         'Ask someone with write access to acme/api to do it with their own token, or ask an admin of acme/api to give mallory write access.',
     });
     const waive = { item: 'APP-1', plan: 'checkout', case: 'cart', reason: 'covered by the e2e suite' };
-    expect(codes(await call('POST', `${stage}/waive`, waive))).toEqual([403, 'person_token_required']);
+    // An operator token names nobody: the recovery names the person's own token, and the comment that waives.
+    expect((await call('POST', `${stage}/waive`, waive)).json.error).toEqual({
+      code: 'person_token_required',
+      message:
+        "Waiving case cart on acme/api is a person's decision, and this request carries an operator token, which names nobody.",
+      recovery:
+        'Run the same command with your own token from YOKE_PERSON_TOKENS (login:token) as YOKE_TOKEN, or comment `/yoke qa waive cart --plan checkout --reason "why"` on the deployment run\'s tracking issue.',
+    });
     const writer = await call('POST', `${stage}/waive`, waive, 'alice-token');
     expect(writer.json.error).toEqual({
       code: 'permission_required',
@@ -359,7 +366,7 @@ describe('the delivery CLI', () => {
     ]);
     expect([asOperator.code, asOperator.err]).toEqual([
       1,
-      "Recording manual case looks-right on acme/api is a person's decision, and this request carries an operator token, which names nobody.\nTo recover: Send it with your own token from YOKE_PERSON_TOKENS (login:token), or comment on the tracking issue as yourself.",
+      "Recording manual case looks-right on acme/api is a person's decision, and this request carries an operator token, which names nobody.\nTo recover: Run the same command with your own token from YOKE_PERSON_TOKENS (login:token) as YOKE_TOKEN.",
     ]);
     const bare = await cli(
       api.url,

@@ -11,10 +11,12 @@ export async function authorizeMaintainer(
   dr: DeliveryRepo,
   actor: Actor,
   action: string,
+  /** The comment command on the tracking issue that does the same, where there is one. */
+  comment: string | null = null,
 ): Promise<Result<string>> {
-  if (actor.role !== 'person') return refuse('person_token_required', { action, repo: dr.repo.fullName });
+  if (actor.role !== 'person') return refuse('person_token_required', { action, repo: dr.repo.fullName, comment });
   const permission = await ctx.forge.getPermission(dr.repo, actor.login);
   return canMaintain(permission)
     ? ok(actor.login)
-    : refuse('maintain_required', { action, repo: dr.repo.fullName, login: actor.login, permission });
+    : refuse('maintain_required', { action, repo: dr.repo.fullName, login: actor.login, permission, comment });
 }

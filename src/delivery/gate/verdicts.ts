@@ -299,7 +299,13 @@ async function record(
   const { run, dr, scope: s } = got.value;
   let by: string;
   if (v.result === 'waived') {
-    const who = await authorizeMaintainer(ctx, dr, actor, `Waiving case ${v.case}`);
+    const who = await authorizeMaintainer(
+      ctx,
+      dr,
+      actor,
+      `Waiving case ${v.case}`,
+      `/yoke qa waive ${v.case}${target.plan ? ` --plan ${target.plan}` : ''} --reason "why"`,
+    );
     if (!who.ok) return who;
     by = who.value;
   } else {
@@ -342,7 +348,11 @@ async function record(
   // TR11: a manual case's verdict is a person's approval: a writer's own token, never an operator's or a run's.
   if (theCase.manual && v.result !== 'waived') {
     if (actor.role !== 'person')
-      return refuse('person_token_required', { action: `Recording manual case ${v.case}`, repo: dr.repo.fullName });
+      return refuse('person_token_required', {
+        action: `Recording manual case ${v.case}`,
+        repo: dr.repo.fullName,
+        comment: null,
+      });
     const permission = await ctx.forge.getPermission(dr.repo, actor.login);
     if (!canWrite(permission))
       return refuse('qa_approval_forbidden', { repo: dr.repo.fullName, login: actor.login, permission, case: v.case });

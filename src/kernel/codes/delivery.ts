@@ -193,18 +193,18 @@ export const DELIVERY_CODES = {
     message: (p) => `Waiving a QA case of ${p.repo} needs maintain or admin access; yours is ${p.permission}.`,
     recovery: () => 'Ask a maintainer to waive it, or retry the case.',
   }),
-  maintain_required: code<{ action: string; repo: string; login: string; permission: string }>({
+  maintain_required: code<{ action: string; repo: string; login: string; permission: string; comment: string | null }>({
     status: 403,
     message: (p) => `${p.action} on ${p.repo} needs maintain or admin access; ${p.login}'s is ${p.permission}.`,
     recovery: (p) =>
-      `Ask a maintainer of ${p.repo} to do it with their own token (YOKE_PERSON_TOKENS), or by comment on the tracking issue.`,
+      `Ask a maintainer of ${p.repo} to do it with their own token (YOKE_PERSON_TOKENS)${p.comment ? `, or to comment \`${p.comment}\` on the deployment run's tracking issue` : ''}.`,
   }),
-  person_token_required: code<{ action: string; repo: string }>({
+  person_token_required: code<{ action: string; repo: string; comment: string | null }>({
     status: 403,
     message: (p) =>
       `${p.action} on ${p.repo} is a person's decision, and this request carries an operator token, which names nobody.`,
-    recovery: () =>
-      'Send it with your own token from YOKE_PERSON_TOKENS (login:token), or comment on the tracking issue as yourself.',
+    recovery: (p) =>
+      `Run the same command with your own token from YOKE_PERSON_TOKENS (login:token) as YOKE_TOKEN${p.comment ? `, or comment \`${p.comment}\` on the deployment run's tracking issue` : ''}.`,
   }),
   qa_approval_forbidden: code<{ repo: string; login: string; permission: string; case: string }>({
     status: 403,
