@@ -20,8 +20,9 @@ export const esc = (s: unknown): string =>
 /** A recovery or message of yoke's own: escaped, then its `code spans` shown as code (never as literal backticks). */
 export const prose = (s: unknown): string => esc(s).replace(/`([^`]+)`/g, '<code>$1</code>');
 
+/** A time as the dashboard shows it, always in UTC and saying so: `2026-12-03 17:38:16 UTC`. */
 export const time = (ms: number | null): string =>
-  ms ? new Date(ms).toISOString().replace('T', ' ').slice(0, 19) : '';
+  ms ? `${new Date(ms).toISOString().replace('T', ' ').slice(0, 19)} UTC` : '';
 
 const link = (href: string | null, text: string): string =>
   href ? `<a href="${esc(href)}">${esc(text)}</a>` : esc(text);

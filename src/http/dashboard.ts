@@ -57,9 +57,22 @@ function repoRows(d: DashboardData, only: string | null): string {
 const commandOrProse = (s: string): string =>
   /^(yoke|npx|git|\/yoke) /.test(s) && !s.includes('`') ? `<code>${esc(s)}</code>` : prose(s);
 
+/** What each span shows, in the links' titles; `fit` also says it in its label. */
+const SPAN_WORDS: Record<TimelineSpan, string> = {
+  fit: 'from the first run of the last 24 hours to now, so short runs stay wide enough to see',
+  '24h': 'the last 24 hours',
+  '6h': 'the last 6 hours',
+  '1h': 'the last hour',
+  '10m': 'the last 10 minutes',
+};
 const spanLinks = (current: TimelineSpan): string =>
   (Object.keys(TIMELINE_SPANS) as TimelineSpan[])
-    .map((s) => (s === current ? `<b>${s}</b>` : `<a href="?span=${s}">${s}</a>`))
+    .map((s) => {
+      const label = s === 'fit' ? 'fit (from the first run)' : s;
+      return s === current
+        ? `<b title="${esc(SPAN_WORDS[s])}">${label}</b>`
+        : `<a href="?span=${s}" title="${esc(SPAN_WORDS[s])}">${label}</a>`;
+    })
     .join(' · ');
 
 /** The part of the page that updates itself: everything under <main>. The fleet page shows every repository; a repository's page shows only its own, with what only it has. */
@@ -84,7 +97,7 @@ export function renderDashboardMain(d: DashboardData, page: DashboardPage): stri
     `<section id="needs-you"><h2>Needs you</h2>${needsList}</section>`,
     only
       ? `<h2>${esc(only)} <small><a href="${esc(repoUrl(d.webUrl, only))}">on GitHub</a></small></h2><section id="repos">${repoRows(d, only)}</section>`
-      : `<p id="summary">${r.liveCount} live run(s) of a global cap of ${r.globalCap} · spent today (UTC): $${spentToday.toFixed(2)} · as of ${esc(r.generatedAt)}</p>`,
+      : `<p id="summary">${r.liveCount} live run(s) of a global cap of ${r.globalCap} · spent today (UTC): $${spentToday.toFixed(2)} · as of ${esc(time(now))}</p>`,
     flags ? `<ul class="flags">${flags}</ul>` : '',
     only && d.repoPage
       ? renderRepoPage(d.repoPage, d.webUrl, r.repos.find((x) => x.repo === only)?.disabledReason ?? null)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { prose, reasonOf, renderWaiting, runResult } from '../../src/http/dashboard-parts.js';
+import { prose, reasonOf, renderWaiting, runResult, time } from '../../src/http/dashboard-parts.js';
 
 describe("the dashboard's run reasons", () => {
   it("a failed run's reason is yoke's own, else the first line of what the run reported; a success shows none", () => {
@@ -58,5 +58,12 @@ describe('how the dashboard and the CLI say a run ended', () => {
     expect(runResult({ status: 'ended', outcome: 'success', verdict: 'accept' })).toBe('accepted');
     expect(runResult({ status: 'ended', outcome: 'failure', verdict: null })).toBe('failure');
     expect(runResult({ status: 'live', outcome: null, verdict: null })).toBe('live');
+  });
+});
+
+describe('times on the dashboard', () => {
+  it('are in UTC and say so, never a raw ISO string', () => {
+    expect(time(Date.UTC(2026, 11, 3, 17, 38, 16))).toBe('2026-12-03 17:38:16 UTC');
+    expect(time(null)).toBe('');
   });
 });
