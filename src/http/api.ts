@@ -14,7 +14,7 @@ import type { OidcVerifier } from './oidc.js';
 import { deliveryHandlers } from './handlers-delivery.js';
 import { fleetHandlers } from './handlers-fleet.js';
 import { isJsonRoute, type Call, type JsonHandlers, type Reply } from './handler.js';
-import { gateRoute } from './route-gate.js';
+import { gateRoute, personAccess } from './route-gate.js';
 import { matchRoute, type MatchedRoute, type RouteDef, type RouteName } from './routes.js';
 import {
   DASHBOARD_SCRIPT,
@@ -23,8 +23,8 @@ import {
   renderSignIn,
   type DashboardPage,
 } from './dashboard.js';
-import { buildDashboardData, parseSpan } from './dashboard-data.js';
-import { Sessions, isOperatorToken } from './session.js';
+import { buildDashboardData, dashboardFor, parseSpan, type DashboardData } from './dashboard-data.js';
+import { Sessions, isOperatorToken, type SessionWho } from './session.js';
 import { esc, renderDoctorPage, renderPlanPage } from './dashboard-parts.js';
 import type { DoctorReport } from './doctor.js';
 
@@ -151,20 +151,33 @@ export function createApiHandler(opts: ApiOptions) {
     }),
   };
 
+  /** Who is looking at a page: the session's, or an operator's bearer token (the CLI's and the tests'). */
+  const viewer = (req: IncomingMessage): SessionWho | null =>
+    sessions.who(req) ?? (isOperatorToken(bearerOf(req), opts.apiTokens) ? { role: 'operator' } : null);
+  /** TR11: the dashboard as a person sees it: the repositories GitHub says their login may read, asked now. */
+  const readableBy = async (d: DashboardData, login: string): Promise<DashboardData> => {
+    const { mayRead } = personAccess(fleet, login);
+    const readable = new Set<string>();
+    for (const r of d.report.repos) if (await mayRead(r.repo)) readable.add(r.repo);
+    return dashboardFor(d, (repo) => readable.has(repo));
+  };
+  const operatorsOnly = (command: string, params: Record<string, string>) =>
+    `<!doctype html><meta charset="utf-8"><title>yoke: for operators</title><p>This page is for yoke's operators. With your own token, run <code>${esc(command)} ${esc(`${params.owner}/${params.name}`)}</code> instead. <a href="/yoke">Back</a></p>`;
   const page =
     (kind: DashboardPage): WebHandler =>
     async (req, res, route, url) => {
       // A token in the URL is never accepted: it would sit in logs and histories.
-      if (!sessions.valid(req) && !isOperatorToken(bearerOf(req), opts.apiTokens))
-        return html(res, 401, renderSignIn(null));
+      const who = viewer(req);
+      if (!who) return html(res, 401, renderSignIn(null));
       const p =
         kind.kind === 'repo' ? { kind: 'repo' as const, repo: `${route.params.owner}/${route.params.name}` } : kind;
-      const data = await buildDashboardData(fleet, opts.lastPass(), {
+      const all = await buildDashboardData(fleet, opts.lastPass(), {
         webUrl: opts.webUrl ?? 'https://github.com',
         refreshMs: opts.dashboardRefreshMs ?? 10_000,
         span: parseSpan(url.searchParams.get('span')),
         ...(p.kind === 'repo' ? { repo: p.repo } : {}),
       });
+      const data = who.role === 'operator' ? all : await readableBy(all, who.login);
       if (p.kind === 'repo' && !data.report.repos.some((r) => r.repo === p.repo)) {
         return html(
           res,
@@ -184,15 +197,17 @@ export function createApiHandler(opts: ApiOptions) {
     repoDashboard: page({ kind: 'repo', repo: '' }),
     // The dry run on its own page, not the repository's: it reads GitHub, so it runs when asked, never on each refresh.
     async repoPlanPage(req, res, route) {
-      if (!sessions.valid(req) && !isOperatorToken(bearerOf(req), opts.apiTokens))
-        return html(res, 401, renderSignIn(null));
+      const who = viewer(req);
+      if (!who) return html(res, 401, renderSignIn(null));
+      if (who.role !== 'operator') return html(res, 403, operatorsOnly('yoke plan', route.params));
       const repo = `${route.params.owner}/${route.params.name}`;
       const r = await opts.nextPass(repo);
       return html(res, r.ok ? 200 : r.refusal.status, renderPlanPage(repo, r.ok ? r.value : r.refusal));
     },
     async repoDoctorPage(req, res, route) {
-      if (!sessions.valid(req) && !isOperatorToken(bearerOf(req), opts.apiTokens))
-        return html(res, 401, renderSignIn(null));
+      const who = viewer(req);
+      if (!who) return html(res, 401, renderSignIn(null));
+      if (who.role !== 'operator') return html(res, 403, operatorsOnly('yoke doctor', route.params));
       const report = await opts.doctor(`${route.params.owner}/${route.params.name}`);
       return html(res, 200, renderDoctorPage(report));
     },
@@ -207,9 +222,17 @@ export function createApiHandler(opts: ApiOptions) {
     },
     async signIn(req, res) {
       const token = new URLSearchParams(await readText(req)).get('token');
-      if (!isOperatorToken(token, opts.apiTokens))
-        return html(res, 401, renderSignIn('That is not one of the operator tokens in YOKE_API_TOKENS.'));
-      const { cookie } = sessions.open();
+      // TR11: an operator token, or a person's own token (YOKE_PERSON_TOKENS), who then sees the repositories GitHub says they may read.
+      const cred = credentialOf(token, tokens);
+      if (!cred || (cred.role !== 'operator' && cred.role !== 'person'))
+        return html(
+          res,
+          401,
+          renderSignIn('That is neither an operator token (YOKE_API_TOKENS) nor a person token (YOKE_PERSON_TOKENS).'),
+        );
+      const { cookie } = sessions.open(
+        cred.role === 'person' ? { role: 'person', login: cred.login } : { role: 'operator' },
+      );
       res.writeHead(303, { location: '/yoke', 'set-cookie': cookie, 'cache-control': 'no-store', ...NO_REFERRER });
       res.end();
       return true;

@@ -168,3 +168,35 @@ export async function buildDashboardData(
     repoPage: opts.repo ? await buildRepoPage(store, opts.repo) : null,
   };
 }
+
+/**
+ * TR11: what a person signed in with their own token sees: the repositories
+ * GitHub says their login may read, and nothing of the others (their runs,
+ * spend, waits, deliveries). Installation failures are the operators' alone.
+ */
+export function dashboardFor(d: DashboardData, mayRead: (repo: string) => boolean): DashboardData {
+  const mine = <T extends { repo: string }>(xs: readonly T[]): T[] => xs.filter((x) => mayRead(x.repo));
+  const r = d.report;
+  return {
+    ...d,
+    report: {
+      ...r,
+      repos: mine(r.repos),
+      recentRuns: mine(r.recentRuns),
+      spend: mine(r.spend),
+      held: mine(r.held),
+      deliveries: mine(r.deliveries),
+      environments: mine(r.environments),
+      lastPass: r.lastPass && {
+        ...r.lastPass,
+        waiting: mine(r.lastPass.waiting),
+        deferred: mine(r.lastPass.deferred),
+        authFailures: [],
+      },
+    },
+    timeline: { ...d.timeline, bars: mine(d.timeline.bars) },
+    runs: new Map([...d.runs].filter(([, run]) => mayRead(run.repo))),
+    deployments: mine(d.deployments),
+    repoPage: d.repoPage && mayRead(d.repoPage.repo) ? d.repoPage : null,
+  };
+}

@@ -158,7 +158,7 @@ export function renderSignIn(problem: string | null): string {
 <h1>yoke</h1>
 ${problem ? `<p class="problem">${esc(problem)}</p>` : ''}
 <form method="post" action="/yoke/session">
-<label>Operator token (one of YOKE_API_TOKENS)<br><input type="password" name="token" autocomplete="current-password" required></label>
+<label>Your yoke token: an operator token (YOKE_API_TOKENS), or your own person token (YOKE_PERSON_TOKENS), which shows the repositories you may read<br><input type="password" name="token" autocomplete="current-password" required></label>
 <button>Sign in</button>
 </form>
 </body></html>`;

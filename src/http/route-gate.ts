@@ -21,6 +21,28 @@ export type GateAnswer =
 
 type Deps = Pick<FleetContext, 'store' | 'forge'>;
 
+/** A person's permission on each repository, as GitHub says it now: asked once per repository per request (null for one yoke has never seen). */
+export function personAccess(
+  deps: Deps,
+  login: string,
+): { permissionOn: (repo: string) => Promise<Permission | null>; mayRead: (repo: string) => Promise<boolean> } {
+  const asked = new Map<string, Promise<Permission | null>>();
+  const permissionOn = (repo: string): Promise<Permission | null> => {
+    const key = repo.toLowerCase();
+    if (!asked.has(key))
+      asked.set(
+        key,
+        repoRefOf(deps.store, repo).then((ref) => (ref ? deps.forge.getPermission(ref, login) : null)),
+      );
+    return asked.get(key)!;
+  };
+  const mayRead = async (repo: string) => {
+    const p = await permissionOn(repo);
+    return p !== null && permits(p, 'read');
+  };
+  return { permissionOn, mayRead };
+}
+
 /** The repository a route acts on, by name, or null when the route names none yoke knows (its handler refuses it). */
 async function routeRepo(deps: Deps, route: MatchedRoute, body: () => Promise<unknown>): Promise<string | null> {
   const p = route.params;
@@ -54,21 +76,7 @@ export async function gateRoute(
     return def.run ? all : { ok: false, refusal: makeRefusal('run_role_forbidden', { run: actor.runId }) };
   if (def.role === 'operator' || def.role === 'run-report')
     return { ok: false, refusal: makeRefusal('operator_token_required', { what: def.what }) };
-  // Asked once per repository per request; null for a repository yoke has never seen (its handler refuses it).
-  const asked = new Map<string, Promise<Permission | null>>();
-  const permissionOn = (repo: string): Promise<Permission | null> => {
-    const key = repo.toLowerCase();
-    if (!asked.has(key))
-      asked.set(
-        key,
-        repoRefOf(deps.store, repo).then((ref) => (ref ? deps.forge.getPermission(ref, actor.login) : null)),
-      );
-    return asked.get(key)!;
-  };
-  const mayRead = async (repo: string) => {
-    const p = await permissionOn(repo);
-    return p !== null && permits(p, 'read');
-  };
+  const { permissionOn, mayRead } = personAccess(deps, actor.login);
   if (def.repo === 'listing') return { ok: true, mayRead };
   const repo = await routeRepo(deps, route, body);
   const permission = repo === null ? null : await permissionOn(repo);

@@ -29,8 +29,11 @@ export interface SessionPolicy {
   secure: boolean;
 }
 
+/** Who a dashboard session is: an operator, or a person by their GitHub login (TR11). */
+export type SessionWho = { role: 'operator' } | { role: 'person'; login: string };
+
 export class Sessions {
-  private live = new Map<string, number>();
+  private live = new Map<string, { until: number; who: SessionWho }>();
 
   constructor(
     private readonly policy: SessionPolicy,
@@ -38,23 +41,28 @@ export class Sessions {
   ) {}
 
   /** A new session: its id, and the Set-Cookie header that carries it. */
-  open(): { id: string; cookie: string } {
+  open(who: SessionWho): { id: string; cookie: string } {
     const id = randomBytes(32).toString('base64url');
-    this.live.set(digest(id).toString('hex'), this.now() + this.policy.ttlMs);
+    this.live.set(digest(id).toString('hex'), { until: this.now() + this.policy.ttlMs, who });
     return { id, cookie: this.cookie(id, Math.floor(this.policy.ttlMs / 1000)) };
   }
 
-  valid(req: IncomingMessage): boolean {
+  /** Who the request's session is, or null without a live one. */
+  who(req: IncomingMessage): SessionWho | null {
     const id = cookieOf(req, SESSION_COOKIE);
-    if (!id) return false;
+    if (!id) return null;
     const key = digest(id).toString('hex');
-    const until = this.live.get(key);
-    if (until === undefined) return false;
-    if (until <= this.now()) {
+    const s = this.live.get(key);
+    if (s === undefined) return null;
+    if (s.until <= this.now()) {
       this.live.delete(key);
-      return false;
+      return null;
     }
-    return true;
+    return s.who;
+  }
+
+  valid(req: IncomingMessage): boolean {
+    return this.who(req) !== null;
   }
 
   close(req: IncomingMessage): string {

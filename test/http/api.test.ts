@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { startApi } from '../helpers/api-server.js';
 import { AUTOLAND, makeHarness, type Harness } from '../helpers/fleet.js';
 import { OidcVerifier } from '../../src/http/oidc.js';
 import {
@@ -388,5 +389,40 @@ describe('operator routes', () => {
       redirect: 'manual',
     });
     expect((await fetch(`${base}/yoke`, { headers: { cookie: cookie.split(';')[0]! } })).status).toBe(401);
+  });
+
+  it('TR11 signs a person in with their own token, to see only the repositories GitHub says they may read', async () => {
+    const h = makeHarness();
+    h.forge.addRepo('acme/api', {});
+    h.forge.addIssue('acme/api', 1);
+    h.forge.addRepo('acme/secret', {});
+    h.forge.addIssue('acme/secret', 2);
+    h.forge.repo('acme/api').permissions.wendy = 'read';
+    await h.engine.schedulerTick();
+    const api = await startApi(h, { tokens: [TOKEN], people: [{ login: 'wendy', token: 'wendy-token' }] });
+    close = api.close;
+    const signIn = await fetch(`${api.url}/yoke/session`, {
+      method: 'POST',
+      body: new URLSearchParams({ token: 'wendy-token' }),
+      redirect: 'manual',
+    });
+    expect(signIn.status).toBe(303);
+    const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+    const get = (path: string) => fetch(`${api.url}${path}`, { headers: { cookie } });
+    const page = await (await get('/yoke')).text();
+    expect(page).toContain('acme/api');
+    expect(page).not.toContain('acme/secret');
+    expect(page).not.toContain('issue#2');
+    expect((await get('/yoke/repos/acme/api')).status).toBe(200);
+    expect((await get('/yoke/repos/acme/secret')).status).toBe(404);
+    // The dry run and the set-up check read GitHub as yoke: operators only, with the command a person runs instead.
+    const plan = await get('/yoke/repos/acme/api/plan');
+    expect([plan.status, await plan.text()]).toEqual([
+      403,
+      '<!doctype html><meta charset="utf-8"><title>yoke: for operators</title><p>This page is for yoke\'s operators. With your own token, run <code>yoke plan acme/api</code> instead. <a href="/yoke">Back</a></p>',
+    ]);
+    // Losing read access on GitHub takes the repository off the page at once.
+    h.forge.repo('acme/api').permissions.wendy = 'none';
+    expect(await (await get('/yoke')).text()).not.toContain('issue#1');
   });
 });
