@@ -1,4 +1,7 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { agentCliBin } from './agent-clis.js';
 import { Command, InvalidArgumentError } from 'commander';
 import { attachDemoPlans, deliverDemo } from './deliver.js';
 import { REVIEWER } from './demo-repo.js';
@@ -8,6 +11,14 @@ import { formatSummary } from './summary.js';
 
 // `npm run sandbox`: the whole life of five demo issues on this machine, with
 // no GitHub account. It ends by itself when every issue is merged or stuck.
+
+/** Which real agent CLI runs, its version and where it is, said before the demo starts. */
+function agentLine(agent: 'claude-code' | 'codex'): string {
+  const name = agent === 'claude-code' ? 'claude' : 'codex';
+  const bin = agentCliBin(name);
+  const version = bin ? spawnSync(join(bin, name), ['--version'], { encoding: 'utf8' }).stdout.trim() : '';
+  return `agent:  the real ${agent} CLI${version ? ` (${version})` : ''}, ${bin ? join(bin, name) : 'not installed: bash bin/install-agents'}, through its shipped workflow, against a scripted model on loopback`;
+}
 
 const count = (v: string): number => {
   const n = Number(v);
@@ -103,9 +114,13 @@ console.log(`forge:  ${sandbox.forge.url} (GitHub API at ${sandbox.forge.url}/ap
 console.log(
   `yoke:   ${sandbox.yokeUrl} (dashboard ${sandbox.dashboardUrl}; sign in with the operator token ${sandbox.apiToken})`,
 );
+// The CLI can reach yoke only while it is up: after the demo, that is only with --keep-running.
 console.log(
-  `The CLI, from another terminal while this runs:\n  export YOKE_URL=${sandbox.yokeUrl} YOKE_TOKEN=${sandbox.apiToken}\n  npx yoke fleet report`,
+  opts.keepRunning
+    ? `The CLI, from another terminal:\n  export YOKE_URL=${sandbox.yokeUrl} YOKE_TOKEN=${sandbox.apiToken}\n  npm run yoke -- fleet report`
+    : 'It stops when the demo ends; add --keep-running to keep yoke up for the dashboard and the CLI afterwards.',
 );
+if (opts.agent) console.log(agentLine(opts.agent as 'claude-code' | 'codex'));
 if (opts.postgres)
   console.log(
     `store:  PostgreSQL ${sandbox.databaseUrl}; two yoke processes: webhooks go to ${sandbox.yokeUrl}, run reports to ${sandbox.reportUrl}`,
@@ -119,7 +134,9 @@ function printStillRunning(): void {
   told = true;
   console.log(`\nStill running (Ctrl-C stops it and removes its data folder ${sandbox.dataDir}).`);
   console.log(`Dashboard: ${sandbox.dashboardUrl} (sign in with the operator token ${sandbox.apiToken})`);
-  console.log(`The CLI: export YOKE_URL=${sandbox.yokeUrl} YOKE_TOKEN=${sandbox.apiToken}; then npx yoke fleet report`);
+  console.log(
+    `The CLI: export YOKE_URL=${sandbox.yokeUrl} YOKE_TOKEN=${sandbox.apiToken}; then npm run yoke -- fleet report`,
+  );
   console.log(
     `To act on the forge as @maintainer (label an issue, comment), use their personal token ${sandbox.maintainerToken}:`,
   );
@@ -178,6 +195,10 @@ if (opts.agent) {
   }
   console.log(
     `\nThe agent's tools ran under bubblewrap. Network: ${[...said].join('; ') || 'no run logged its allowlist'}`,
+  );
+  const logs = sandbox.forge.runner.runs.map((r) => r.logPath).filter((p) => existsSync(p));
+  console.log(
+    `Transcripts: the agent's output is in each workflow run's log, ${logs.length} of them in ${dirname(logs[0] ?? sandbox.dataDir)}${opts.keepRunning ? '' : ' (removed with the data folder when the sandbox stops: add --keep-running to read them)'}.`,
   );
 }
 
