@@ -41,7 +41,7 @@ export interface DeliveryOptions {
 }
 
 /** The command that answers the held manual case, as the reviewer runs it from a checkout. */
-export const HELD_CASE_COMMAND = `npx yoke qa case run --item DEMO-1 --stage staging-qa --case reads-well --verdict pass --evidence 'Opened staging: shout("hi") reads "HI!".'`;
+export const HELD_CASE_COMMAND = `npm run yoke -- qa case run --item DEMO-1 --stage staging-qa --case reads-well --verdict pass --evidence 'Opened staging: shout("hi") reads "HI!".'`;
 
 export interface DeliveryResult {
   run: string;

@@ -178,7 +178,7 @@ describe('the package, installed from its tarball', () => {
     expect({ code: await closed, err: err.trimEnd() }).toEqual({ code: 0, err: stoppedMessage('SIGINT') });
   }, 30_000);
 
-  it('yoke agent names its commands, the ones the README says a workflow job runs', () => {
+  it('yoke agent names its commands, the ones docs/agents.md says a workflow job runs', () => {
     expect(run('yoke', ['agent', 'nope'], repo)).toEqual({
       code: 1,
       out: '',

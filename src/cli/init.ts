@@ -97,7 +97,7 @@ export function optInFile(agent: AgentName): string {
   return [
     // Editors with YAML support complete and check the file against the schema yoke init writes beside it.
     SCHEMA_MODELINE,
-    `# yoke's opt-in (see "The opt-in file" in yoke's README). Written by yoke init --agent ${agent}.`,
+    `# yoke's opt-in (docs/configuration.md in yoke's repository lists every field). Written by yoke init --agent ${agent}.`,
     '# Label an issue yoke:afk and yoke works on it.',
     'afk_label: yoke:afk',
     'auto: true',

@@ -37,7 +37,7 @@ export const DEFAULT_DRIVER_POLICY: DriverPolicy = {
   gatePollMs: 15_000,
 };
 
-/** Exit codes, documented in the README. */
+/** Exit codes, documented in docs/cli.md. */
 export const EXIT = {
   delivered: 0,
   refused: 1,

@@ -29,7 +29,7 @@ export function checkConfig(files: CheckFiles): Finding[] {
       {
         file: CONFIG_PATH,
         level: 'refused',
-        text: `${CONFIG_PATH} is not here: this checkout has not opted in to yoke (see the README for its fields)`,
+        text: `${CONFIG_PATH} is not here: this checkout has not opted in to yoke (\`yoke init --agent claude-code\` writes one; docs/configuration.md lists its fields)`,
       },
     ];
   let raw: unknown;

@@ -197,7 +197,7 @@ describe('yoke config check', () => {
   it('says so when the folder has no opt-in file, or is not a folder', async () => {
     expect(await yoke(['config', 'check', checkout({})])).toMatchObject({
       code: 1,
-      err: 'refused: .github/yoke.yml is not here: this checkout has not opted in to yoke (see the README for its fields)\nyoke would refuse this file: fix the fields named above and run `yoke config check` again.',
+      err: 'refused: .github/yoke.yml is not here: this checkout has not opted in to yoke (`yoke init --agent claude-code` writes one; docs/configuration.md lists its fields)\nyoke would refuse this file: fix the fields named above and run `yoke config check` again.',
     });
     expect(await yoke(['config', 'check', '/nonexistent/place'])).toMatchObject({
       code: 1,

@@ -101,7 +101,7 @@ describe('yoke plan', () => {
     expect(await cli(['plan', 'acme/docs'])).toEqual({
       code: 1,
       out: '',
-      err: 'acme/docs has not opted in to yoke.\nTo recover: Add `.github/yoke.yml` to the default branch of acme/docs (see the README for its fields).',
+      err: 'acme/docs has not opted in to yoke.\nTo recover: Add `.github/yoke.yml` to the default branch of acme/docs (`yoke init --agent claude-code` writes one; docs/configuration.md lists its fields).',
     });
     expect((await cli(['plan', 'acme/api'], 'reader-token')).code).toBe(0);
     const stranger = await cli(['plan', 'acme/api'], 'stranger-token');

@@ -25,7 +25,7 @@ export const DELIVERY_CODES = {
     recovery: (p) =>
       p.known.length
         ? `Name one of: ${p.known.join(', ')}.`
-        : `Add a plan file to the plans folder (see the README), then name its id.`,
+        : `Add a plan file to the plans folder (docs/configuration.md, QA plans), then name its id.`,
   }),
   plan_group_not_open: code<{ run: string; stage: string; plan: string; closed: string[] }>({
     status: 409,
@@ -62,7 +62,8 @@ export const DELIVERY_CODES = {
     status: 409,
     message: (p) =>
       `${p.repo} has no \`delivery:\` section in \`.github/yoke.yml\`, so it has no stages to deploy through.`,
-    recovery: () => 'Add `delivery: {stages: [...]}` to `.github/yoke.yml` on the default branch (see the README).',
+    recovery: () =>
+      'Add `delivery: {stages: [...]}` to `.github/yoke.yml` on the default branch (docs/configuration.md), or let `yoke init --delivery` add it.',
   }),
   deployment_run_unknown: code<{ run: string }>({
     status: 404,

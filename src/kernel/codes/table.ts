@@ -30,7 +30,7 @@ export const CODE_INFO = {
   not_found: code({
     status: 404,
     message: () => 'There is no such route.',
-    recovery: () => 'See the HTTP API section of the README for the routes yoke serves.',
+    recovery: () => "See docs/http-api.md in yoke's repository for the routes yoke serves.",
   }),
   answer_unreadable: code<{ what: string; detail: string }>({
     status: 502,
@@ -57,7 +57,8 @@ export const CODE_INFO = {
   repo_not_opted_in: code<{ repo: string }>({
     status: 409,
     message: (p) => `${p.repo} has not opted in to yoke.`,
-    recovery: (p) => `Add \`.github/yoke.yml\` to the default branch of ${p.repo} (see the README for its fields).`,
+    recovery: (p) =>
+      `Add \`.github/yoke.yml\` to the default branch of ${p.repo} (\`yoke init --agent claude-code\` writes one; docs/configuration.md lists its fields).`,
   }),
   repo_disabled: code<{ repo: string; detail: string }>({
     status: 409,
