@@ -2,12 +2,15 @@ import { run, type Server } from 'probot';
 import { createYokeApp, type YokeRuntime } from './app.js';
 import { systemClock } from './kernel/clock.js';
 import { createPrivateKey } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { resolve as resolvePath } from 'node:path';
+import { convertAppManifest } from './forge/app-manifest.js';
+import { createSetupHandler } from './http/setup-page.js';
 import {
   appCredentialProblem,
   hostingProblems,
   inSetupMode,
-  setupWebhookUrl,
   webhookProxyProblem,
   webhookSecretProblem,
 } from './config/env.js';
@@ -24,10 +27,53 @@ import { openStoreAt } from './store/store.js';
 // the same path with its own environment.
 
 export interface StartedYoke {
-  server: Server;
-  /** Resolves once the app is loaded; never, in Probot's setup mode (no credentials). */
+  /** Probot's server; null while yoke serves only its setup page. */
+  server: Server | null;
+  /** Resolves once the app is loaded; never, in setup mode (no credentials). */
   runtime: Promise<YokeRuntime>;
   stop(): Promise<void>;
+}
+
+/** The setup page alone, on PORT (and HOST), until yoke has an app. */
+async function startSetup(
+  env: Record<string, string | undefined>,
+  destination?: DestinationStream,
+): Promise<StartedYoke> {
+  const log = await createLogger({
+    level: env.LOG_LEVEL,
+    logFormat: env.LOG_FORMAT === 'json' ? 'json' : 'pretty',
+    ...(destination ? { destination } : {}),
+  });
+  const handler = createSetupHandler({
+    appYml: readFileSync(new URL('../app.yml', import.meta.url), 'utf8'),
+    env,
+    convert: convertAppManifest,
+    writeEnv: (vars) => writeDotEnv('.env', vars),
+  });
+  const server = createServer((req, res) => void handler(req, res).catch(() => res.destroy()));
+  const port = Number(env.PORT ?? 3000);
+  await new Promise<void>((done) => server.listen(port, env.HOST, done));
+  log.info(`yoke has no GitHub App yet: open http://localhost:${port}/yoke/setup to register one.`);
+  return {
+    server: null,
+    runtime: new Promise<YokeRuntime>(() => {}),
+    stop: () => new Promise<void>((done) => (server.closeAllConnections(), server.close(() => done()))),
+  };
+}
+
+/** Sets these variables in a .env file, keeping its other lines; a key's newlines are written as \n in double quotes. */
+export function writeDotEnv(path: string, vars: Record<string, string>): string {
+  const lines = existsSync(path)
+    ? readFileSync(path, 'utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+    : [];
+  const kept = lines.filter((l) => !Object.keys(vars).some((k) => l.startsWith(`${k}=`)));
+  const set = Object.entries(vars).map(([k, v]) => `${k}="${v.replace(/\r?\n/g, '\\n')}"`);
+  writeFileSync(path, `${[...kept, ...set].join('\n')}\n`, { mode: 0o600 });
+  // It holds the app's key: private even when the file was there before.
+  chmodSync(path, 0o600);
+  return resolvePath(path);
 }
 
 export async function startYoke(
@@ -47,14 +93,8 @@ export async function startYoke(
     webhookProxyProblem(env),
   ].filter((p): p is string => p !== null);
   if (problems.length) throw new SettingsError(problems);
-  if (inSetupMode(env)) {
-    // Probot's setup page takes the registered app's webhook URL from
-    // WEBHOOK_PROXY_URL (else the root path, where nothing listens) and, with
-    // neither set, makes a smee.io channel it would later install a client for.
-    // yoke's webhook path is the answer to both; the server itself is given no proxy.
-    process.env.WEBHOOK_PROXY_URL = setupWebhookUrl(env);
-    env = { ...env, WEBHOOK_PROXY_URL: undefined };
-  }
+  // No app yet: yoke's own setup page registers one, from the app.yml yoke ships.
+  if (inSetupMode(env)) return startSetup(env, opts.destination);
   const log = await createLogger({
     level: env.LOG_LEVEL,
     logFormat: env.LOG_FORMAT === 'json' ? 'json' : 'pretty',

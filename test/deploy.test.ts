@@ -140,7 +140,7 @@ describe('the one-process recipe (single.yaml)', () => {
       await expect
         .poll(
           () =>
-            fetch('http://127.0.0.1:39180/probot').then(
+            fetch('http://127.0.0.1:39180/yoke/setup').then(
               (r) => r.status,
               () => 0,
             ),

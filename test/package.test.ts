@@ -169,9 +169,11 @@ describe('the package, installed from its tarball', () => {
     child.stderr.on('data', (c: Buffer) => (err += c.toString()));
     const closed = new Promise<number | null>((done) => child.on('close', done));
     try {
-      await expect.poll(() => out, { timeout: 20_000, interval: 100 }).toContain('Listening on http://localhost:39181');
+      await expect
+        .poll(() => out, { timeout: 20_000, interval: 100 })
+        .toContain('open http://localhost:39181/yoke/setup');
       // No app registered yet: the setup page that registers one answers.
-      expect((await fetch('http://localhost:39181/probot')).status).toBe(200);
+      expect((await fetch('http://localhost:39181/yoke/setup')).status).toBe(200);
     } finally {
       child.kill('SIGINT');
     }

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { parse } from 'yaml';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -10,7 +11,7 @@ import { hostingProblems } from '../src/config/env.js';
 
 // `npm start` as an operator meets it with half a set of app credentials: a
 // child process, whole messages compared. yoke stops and names the variable;
-// it never falls silently into Probot's setup page.
+// it never falls silently into the setup page.
 
 const MAIN = resolve(import.meta.dirname, '../src/main.ts');
 const TSX = createRequire(import.meta.url).resolve('tsx');
@@ -43,7 +44,7 @@ describe('npm start with half the app credentials', () => {
   it('APP_ID without a key stops with what to set, instead of serving the setup page', async () => {
     expect(await start({ APP_ID: '123456' })).toEqual(
       stops(
-        "APP_ID is set (123456) but the app's private key is not. Set PRIVATE_KEY (the PEM text) or PRIVATE_KEY_PATH (its file); or unset APP_ID to run Probot's setup page, which registers the app and writes both to .env.",
+        "APP_ID is set (123456) but the app's private key is not. Set PRIVATE_KEY (the PEM text) or PRIVATE_KEY_PATH (its file); or unset APP_ID to run yoke's setup page, which registers the app and writes both to .env.",
       ),
     );
   });
@@ -126,8 +127,9 @@ describe('what npm start checks of app credentials, one by one', () => {
   });
 });
 
-describe("npm start with no app yet (Probot's setup page)", () => {
-  it("registers the app with yoke's webhook path, and makes no smee.io channel", async () => {
+describe("npm start with no app yet: yoke's setup page", () => {
+  it("registers the app from the app.yml yoke ships, with yoke's webhook path, and makes no smee.io channel", async () => {
+    // Run from a folder with no app.yml: the manifest comes from yoke's own, wherever yoke runs from.
     const child = spawn(process.execPath, ['--import', TSX, MAIN], {
       cwd,
       env: {
@@ -143,19 +145,40 @@ describe("npm start with no app yet (Probot's setup page)", () => {
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr.on('data', (c: Buffer) => (out += c.toString()));
     try {
-      await expect.poll(() => out, { timeout: 20_000, interval: 100 }).toContain('Listening on');
-      const page = await (await fetch('http://localhost:39171/probot')).text();
-      // Probot's page carries the manifest as the register button's value, in single quotes.
-      const manifest = JSON.parse(/id="manifest" value='([^']*)'/.exec(page)?.[1] ?? '{}') as {
-        hook_attributes?: { url?: string };
-      };
-      expect(manifest.hook_attributes?.url).toBe('https://yoke.example.com/api/github/webhooks');
+      await expect
+        .poll(() => out, { timeout: 20_000, interval: 100 })
+        .toContain('yoke has no GitHub App yet: open http://localhost:39171/yoke/setup to register one.');
+      const root = await fetch('http://localhost:39171/', { redirect: 'manual' });
+      expect([root.status, root.headers.get('location')]).toEqual([302, '/yoke/setup']);
+      const page = await (await fetch('http://localhost:39171/yoke/setup')).text();
+      const manifest = JSON.parse(decodeHtml(/name="manifest" value="([^"]*)"/.exec(page)?.[1] ?? '{}')) as Record<
+        string,
+        unknown
+      >;
+      const appYml = parse(readFileSync(resolve(import.meta.dirname, '../app.yml'), 'utf8')) as Record<string, unknown>;
+      expect(manifest).toMatchObject({
+        hook_attributes: { url: 'https://yoke.example.com/api/github/webhooks', active: true },
+        redirect_url: 'http://localhost:39171/yoke/setup/done',
+        default_permissions: appYml.default_permissions,
+        default_events: appYml.default_events,
+        public: false,
+      });
+      expect(page).toContain('action="https://github.com/settings/apps/new"');
+      expect(page).toContain('GitHub App names are global');
       expect(out).not.toMatch(/smee/i);
     } finally {
       child.kill('SIGKILL');
     }
   });
 });
+
+const decodeHtml = (s: string) =>
+  s
+    .replaceAll('&quot;', '"')
+    .replaceAll('&#39;', "'")
+    .replaceAll('&lt;', '<')
+    .replaceAll('&gt;', '>')
+    .replaceAll('&amp;', '&');
 
 describe('npm start with a webhook proxy', () => {
   it('WEBHOOK_PROXY_URL in .env stops with how to proxy, instead of installing smee-client while running', async () => {

@@ -247,7 +247,7 @@ export function settingsWith(over: Partial<OperatorSettings>): OperatorSettings 
 
 /**
  * The app's credentials, as `npm start` needs them: both (yoke runs), or
- * neither (Probot's setup page registers the app). Half a pair, or a key file
+ * neither (yoke's setup page registers the app). Half a pair, or a key file
  * that is not there, stops yoke with the variable to fix, never a silent
  * fall into setup mode or a stack trace. Returns the problem, or null.
  */
@@ -261,7 +261,7 @@ export function appCredentialProblem(
     return `PRIVATE_KEY_PATH names ${keyPath}, which is not there. Point it at the .pem file GitHub gave you when the app was created, or set PRIVATE_KEY to its text.`;
   const key = Boolean(env.PRIVATE_KEY || keyPath);
   if (appId && !key)
-    return `APP_ID is set (${env.APP_ID}) but the app's private key is not. Set PRIVATE_KEY (the PEM text) or PRIVATE_KEY_PATH (its file); or unset APP_ID to run Probot's setup page, which registers the app and writes both to .env.`;
+    return `APP_ID is set (${env.APP_ID}) but the app's private key is not. Set PRIVATE_KEY (the PEM text) or PRIVATE_KEY_PATH (its file); or unset APP_ID to run yoke's setup page, which registers the app and writes both to .env.`;
   if (key && !appId)
     return `The app's private key is set but APP_ID is not. Set APP_ID to the app's id (on its settings page on GitHub), or unset PRIVATE_KEY and PRIVATE_KEY_PATH to run the setup page.`;
   return null;
@@ -279,18 +279,12 @@ export function webhookProxyProblem(env: Record<string, string | undefined>): st
   return `WEBHOOK_PROXY_URL is set (${url}), but yoke starts no webhook proxy: Probot would install smee-client from the npm registry while running. Unset it (remove it from .env too), and either point the app's webhook URL at yoke itself (https://<your host>/api/github/webhooks) or run the proxy yourself: \`npx smee-client@5.0.0 --url ${url} --path /api/github/webhooks --port ${port}\`.`;
 }
 
-/** Where the app registered by the setup page sends its webhooks: yoke's webhook path under YOKE_PUBLIC_URL, else on localhost. Probot's own default is the root path, where nothing listens. */
-export function setupWebhookUrl(env: Record<string, string | undefined>): string {
-  const base = (env.YOKE_PUBLIC_URL || `http://localhost:${env.PORT || '3000'}`).replace(/\/+$/, '');
-  return `${base}/api/github/webhooks`;
-}
-
-/** Probot's setup mode: no app id and no key yet. */
+/** Setup mode: no app id and no key yet; yoke serves its setup page. */
 export const inSetupMode = (env: Record<string, string | undefined>): boolean =>
   !env.APP_ID && !env.PRIVATE_KEY && !env.PRIVATE_KEY_PATH;
 
 /**
- * TR08: outside Probot's setup mode (no app credentials yet), a missing or
+ * TR08: outside setup mode (no app credentials yet), a missing or
  * short webhook secret would let anyone sign webhooks (Probot's default is
  * "development"). Returns the problem to report, or null.
  */

@@ -1,0 +1,172 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import type { CreatedApp } from '../forge/app-manifest.js';
+import { esc } from './dashboard-parts.js';
+
+// yoke's own setup page, served while yoke has no GitHub App yet (no APP_ID,
+// no key): it registers one through GitHub's manifest flow from the app.yml
+// yoke ships (its permissions and events, wherever yoke runs from), writes the
+// credentials GitHub gives back to .env, and says what to add after it.
+
+const AppYml = z.looseObject({
+  name: z.string(),
+  description: z.string().optional(),
+  url: z.string().optional(),
+  public: z.boolean().optional(),
+  default_events: z.array(z.string()),
+  default_permissions: z.record(z.string(), z.string()),
+});
+
+export interface SetupDeps {
+  /** yoke's app.yml, as shipped. */
+  appYml: string;
+  /** YOKE_PUBLIC_URL (where GitHub sends webhooks), PORT, GHE_HOST, GHE_PROTOCOL. */
+  env: Record<string, string | undefined>;
+  /** Exchanges the code GitHub hands back for the app's credentials. */
+  convert: (code: string, apiBaseUrl: string) => Promise<CreatedApp>;
+  /** Writes these settings to .env (keeping the rest); returns the file's path. */
+  writeEnv: (vars: Record<string, string>) => string;
+}
+
+const GITHUB_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/;
+
+/** The manifest GitHub creates the app from: app.yml, with yoke's webhook URL and the way back here. */
+export function setupManifest(appYml: string, webhookUrl: string, backUrl: string): Record<string, unknown> {
+  const app = AppYml.parse(parseYaml(appYml));
+  return {
+    name: app.name,
+    ...(app.description ? { description: app.description } : {}),
+    url: app.url ?? 'https://github.com/apps/yoke',
+    public: app.public ?? false,
+    hook_attributes: { url: webhookUrl, active: true },
+    redirect_url: backUrl,
+    default_events: app.default_events,
+    default_permissions: app.default_permissions,
+  };
+}
+
+const page = (title: string, body: string) =>
+  `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="referrer" content="no-referrer"><title>yoke: ${esc(title)}</title><style>body{font:14px system-ui,sans-serif;margin:2rem;max-width:48rem;color:#222}code{background:#f4f4f4;padding:0 .2em}</style></head><body><h1>${esc(title)}</h1>${body}</body></html>`;
+
+/** The page that registers the app: on the account that signs in on GitHub, or on an organization. */
+export function renderSetupPage(p: {
+  manifest: Record<string, unknown>;
+  createAppUrl: string;
+  webhookUrl: string;
+  publicUrlSet: boolean;
+  org: string | null;
+}): string {
+  const where = p.org ? `the organization ${esc(p.org)}` : 'your GitHub account';
+  const unreachable = p.publicUrlSet
+    ? ''
+    : `<p><strong>YOKE_PUBLIC_URL is not set</strong>, so GitHub would send its webhooks to ${esc(p.webhookUrl)}, which it cannot reach. Set YOKE_PUBLIC_URL to the https address GitHub reaches yoke at, start yoke again, and come back; or change the webhook URL in the app's settings later.</p>`;
+  return page(
+    "Register yoke's GitHub App",
+    `<p>yoke has no GitHub App yet. This registers one on ${where}, from the <code>app.yml</code> yoke ships: its permissions, the events it receives, and its webhook URL, <code>${esc(p.webhookUrl)}</code>.</p>
+${unreachable}<p>GitHub App names are global: GitHub asks for a name next, and <code>${esc(String(p.manifest.name))}</code> is surely taken. Pick one of your own, such as <code>yoke-acme</code>.</p>
+<form method="post" action="${esc(p.createAppUrl)}"><input type="hidden" name="manifest" value="${esc(JSON.stringify(p.manifest))}"><button>Register it on ${where}</button></form>
+<form method="get" action="/yoke/setup"><p>Or on an organization you own: <input name="org" placeholder="acme" pattern="[A-Za-z0-9][A-Za-z0-9-]{0,38}" required> <button>Use this organization</button></p></form>
+<p>Afterwards yoke writes <code>APP_ID</code>, <code>PRIVATE_KEY</code> and <code>WEBHOOK_SECRET</code> to <code>.env</code>, and says what to add before you start it again.</p>`,
+  );
+}
+
+/** What the page says once GitHub created the app and yoke wrote its credentials. */
+export function renderSetupDone(app: CreatedApp, envPath: string, publicUrlSet: boolean): string {
+  return page(
+    `${app.slug} is registered`,
+    `<p>yoke wrote <code>APP_ID</code> (${app.id}), <code>PRIVATE_KEY</code> and <code>WEBHOOK_SECRET</code> to <code>${esc(envPath)}</code>. Keep that file private: the key acts as the app.</p>
+<p>Before you start yoke again, add to it:</p>
+<ul><li><code>YOKE_API_TOKENS</code>: your operator token, for the dashboard and the CLI: <code>openssl rand -hex 32</code> makes one.</li>
+${publicUrlSet ? '' : "<li><code>YOKE_PUBLIC_URL</code>: the https address GitHub's runners reach yoke at.</li>"}</ul>
+<p>Then stop this yoke (Ctrl-C), start it again (<code>yoke serve</code>), and <a href="${esc(app.htmlUrl)}/installations/new">install the app</a> on the repositories it may work on. <code>yoke doctor OWNER/REPO</code> checks the rest.</p>`,
+  );
+}
+
+/** Serves the setup flow: `/` and `/probot` lead to `/yoke/setup`; GitHub comes back to `/yoke/setup/done`. */
+export function createSetupHandler(deps: SetupDeps): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  const proto = deps.env.GHE_PROTOCOL ?? 'https';
+  const github = deps.env.GHE_HOST ? `${proto}://${deps.env.GHE_HOST}` : 'https://github.com';
+  const apiBaseUrl = deps.env.GHE_HOST ? `${github}/api/v3` : 'https://api.github.com';
+  const publicUrl = deps.env.YOKE_PUBLIC_URL?.replace(/\/+$/, '');
+  const send = (res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}) => {
+    res.writeHead(status, {
+      'content-type': 'text/html; charset=utf-8',
+      'referrer-policy': 'no-referrer',
+      'cache-control': 'no-store',
+      ...headers,
+    });
+    res.end(body);
+  };
+  return async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    // Where the browser reached this yoke: GitHub sends it back here.
+    const here = `${req.headers['x-forwarded-proto'] === 'https' ? 'https' : 'http'}://${req.headers.host ?? `localhost:${deps.env.PORT ?? 3000}`}`;
+    const webhookUrl = `${publicUrl ?? here}/api/github/webhooks`;
+    if (req.method === 'GET' && (url.pathname === '/' || url.pathname === '/probot' || url.pathname === '/yoke'))
+      return send(res, 302, '', { location: '/yoke/setup' });
+    if (req.method === 'GET' && url.pathname === '/yoke/setup') {
+      const org = url.searchParams.get('org');
+      if (org !== null && !GITHUB_NAME.test(org))
+        return send(
+          res,
+          400,
+          page(
+            'Not an organization',
+            `<p>${esc(org)} is not a GitHub organization name. <a href="/yoke/setup">Back</a></p>`,
+          ),
+        );
+      return send(
+        res,
+        200,
+        renderSetupPage({
+          manifest: setupManifest(deps.appYml, webhookUrl, `${here}/yoke/setup/done`),
+          createAppUrl: org ? `${github}/organizations/${org}/settings/apps/new` : `${github}/settings/apps/new`,
+          webhookUrl,
+          publicUrlSet: publicUrl !== undefined,
+          org,
+        }),
+      );
+    }
+    if (req.method === 'GET' && url.pathname === '/yoke/setup/done') {
+      const code = url.searchParams.get('code');
+      if (!code || !/^[\w-]{1,100}$/.test(code))
+        return send(
+          res,
+          400,
+          page(
+            'No code from GitHub',
+            '<p>GitHub comes back here with a code once it created the app. <a href="/yoke/setup">Start again</a>.</p>',
+          ),
+        );
+      let app: CreatedApp;
+      try {
+        app = await deps.convert(code, apiBaseUrl);
+      } catch (err) {
+        const why = err instanceof Error ? err.message : String(err);
+        return send(
+          res,
+          502,
+          page(
+            "GitHub did not give the app's credentials",
+            `<p>${esc(why)}</p><p>A code works once and for an hour: <a href="/yoke/setup">register again</a>, or make a private key on the app's settings page and set <code>APP_ID</code>, <code>PRIVATE_KEY_PATH</code> and <code>WEBHOOK_SECRET</code> yourself.</p>`,
+          ),
+        );
+      }
+      const path = deps.writeEnv({
+        APP_ID: String(app.id),
+        PRIVATE_KEY: app.pem,
+        ...(app.webhookSecret ? { WEBHOOK_SECRET: app.webhookSecret } : {}),
+      });
+      return send(res, 200, renderSetupDone(app, path, publicUrl !== undefined));
+    }
+    return send(
+      res,
+      404,
+      page(
+        'Not set up yet',
+        '<p>yoke has no GitHub App yet, so it serves nothing but <a href="/yoke/setup">its setup page</a>.</p>',
+      ),
+    );
+  };
+}

@@ -1,0 +1,87 @@
+import { createServer, type Server } from 'node:http';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseEnv } from 'node:util';
+import nock from 'nock';
+import { afterEach, describe, expect, it } from 'vitest';
+import { convertAppManifest } from '../../src/forge/app-manifest.js';
+import { createSetupHandler, type SetupDeps } from '../../src/http/setup-page.js';
+import { writeDotEnv } from '../../src/server.js';
+import { isolateNock } from '../helpers/nock.js';
+
+// yoke's setup page, from GitHub's side: the code GitHub hands back is
+// exchanged (nock answers as GitHub's OpenAPI says), the credentials land in
+// .env, and the page says what to add before yoke starts again.
+
+// The page's own server is on loopback; every request to GitHub is mocked, and every mock used.
+isolateNock();
+const APP_YML = readFileSync(join(import.meta.dirname, '../../app.yml'), 'utf8');
+const PEM = '-----BEGIN RSA PRIVATE KEY-----\nabc\ndef\n-----END RSA PRIVATE KEY-----\n';
+let server: Server | null = null;
+const dir = mkdtempSync(join(tmpdir(), 'yoke-setup-'));
+afterEach(async () => {
+  await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+  server = null;
+});
+
+async function serve(env: SetupDeps['env'], writeEnv: SetupDeps['writeEnv']): Promise<string> {
+  const handler = createSetupHandler({ appYml: APP_YML, env, convert: convertAppManifest, writeEnv });
+  server = createServer((req, res) => void handler(req, res));
+  await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+  return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+}
+
+describe("yoke's setup page", () => {
+  it('exchanges the code GitHub hands back for the credentials, writes them to .env, and says what to add', async () => {
+    nock('https://api.github.com')
+      .post('/app-manifests/c0de-1/conversions')
+      .reply(201, {
+        id: 4242,
+        slug: 'yoke-acme',
+        node_id: 'A_1',
+        name: 'yoke-acme',
+        pem: PEM,
+        webhook_secret: 'w'.repeat(40),
+        client_id: 'Iv1.x',
+        client_secret: 'y',
+        html_url: 'https://github.com/apps/yoke-acme',
+      });
+    nock.enableNetConnect('127.0.0.1');
+    const envPath = join(dir, '.env');
+    writeFileSync(envPath, 'LOG_LEVEL=debug\nAPP_ID=old\n');
+    const base = await serve({ YOKE_PUBLIC_URL: 'https://yoke.example.com' }, (vars) => writeDotEnv(envPath, vars));
+    const res = await fetch(`${base}/yoke/setup/done?code=c0de-1`);
+    expect(res.status).toBe(200);
+    const page = await res.text();
+    expect(page).toContain('<h1>yoke-acme is registered</h1>');
+    expect(page).toContain(`to <code>${envPath}</code>`);
+    expect(page).toContain('<a href="https://github.com/apps/yoke-acme/installations/new">install the app</a>');
+    expect(page).toContain('<code>YOKE_API_TOKENS</code>');
+    // YOKE_PUBLIC_URL is set already: the page does not ask for it.
+    expect(page).not.toContain('<li><code>YOKE_PUBLIC_URL</code>');
+    // The file keeps its other settings, replaces APP_ID, and reads back as the key GitHub gave.
+    const written = parseEnv(readFileSync(envPath, 'utf8'));
+    expect(written).toEqual({ LOG_LEVEL: 'debug', APP_ID: '4242', PRIVATE_KEY: PEM, WEBHOOK_SECRET: 'w'.repeat(40) });
+    expect(statSync(envPath).mode & 0o777).toBe(0o600);
+  });
+
+  it('says so when GitHub refuses the code, and writes nothing', async () => {
+    nock('https://ghe.example.com').post('/api/v3/app-manifests/used/conversions').reply(404, { message: 'Not Found' });
+    nock.enableNetConnect('127.0.0.1');
+    let wrote = false;
+    const base = await serve({ GHE_HOST: 'ghe.example.com' }, () => ((wrote = true), ''));
+    const res = await fetch(`${base}/yoke/setup/done?code=used`);
+    expect(res.status).toBe(502);
+    expect(await res.text()).toContain('A code works once and for an hour');
+    expect(wrote).toBe(false);
+    // Without YOKE_PUBLIC_URL the page says where webhooks would go, and why that cannot work.
+    const page = await (await fetch(`${base}/yoke/setup?org=acme`)).text();
+    expect(page).toContain('action="https://ghe.example.com/organizations/acme/settings/apps/new"');
+    expect(page).toContain('<strong>YOKE_PUBLIC_URL is not set</strong>');
+    expect((await fetch(`${base}/yoke/setup?org=no%20such`)).status).toBe(400);
+    expect((await fetch(`${base}/yoke/setup/done`)).status).toBe(400);
+    expect((await fetch(`${base}/yoke/api/fleet`)).status).toBe(404);
+  });
+});
+process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
