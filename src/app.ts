@@ -271,6 +271,8 @@ async function wire(
     cacheStats,
     stop: async () => {
       running.stop();
+      // The tick in flight finishes under its lead: giving the lead up first would fence its last writes off.
+      await running.lock.run(async () => {});
       await renewing?.stop();
       await lease.stop();
       timers.clearInterval(sweep);

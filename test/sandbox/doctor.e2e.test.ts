@@ -231,12 +231,8 @@ describe('yoke doctor, in the sandbox', () => {
 });
 
 describe('what yoke logged meanwhile', () => {
-  it('is nothing but what the restarts above leave: a tick of the stopped yoke that lost its lead', () => {
-    const lost = s.logged('warn').filter((l) => l.msg.includes('could not write the dashboard issue'));
-    expect(lost.every((l) => String(l.err).startsWith('LeadershipLost'))).toBe(true);
-    expect(
-      unclaimedWarnings(s, ['this process lost the lead mid-tick', 'could not write the dashboard issue']),
-    ).toEqual([]);
+  it('is nothing no test here asserts on: a restart lets its tick in flight finish under its lead', () => {
+    expect(unclaimedWarnings(s)).toEqual([]);
   });
 });
 
