@@ -1,25 +1,14 @@
 import nock from 'nock';
-import { Octokit as RestOctokit } from '@octokit/rest';
 import { describe, expect, it } from 'vitest';
 import { isolateNock } from '../helpers/nock.js';
-import { GitHubForge } from '../../src/forge/github.js';
-import type { Octokit } from '../../src/forge/octokit.js';
+import { API, nockForge, REPO } from '../helpers/github-forge.js';
 
 // What `yoke doctor` reads of GitHub, against its REST paths (nock, every mock
 // used, no network): the installation by the app's own credential, the
 // secrets' names, and an environment's deployment branch policy.
 
-const API = 'https://api.github.com';
-const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
-const client = (token: string) =>
-  new RestOctokit({ auth: token, request: { retries: 0 }, log: quiet }) as unknown as Octokit;
-const repo = { owner: 'acme', name: 'api', fullName: 'acme/api', installationId: 7 };
-const forge = () =>
-  new GitHubForge({
-    appOctokit: async () => client('app-jwt'),
-    installationOctokit: async () => client('ghs_inst'),
-    now: Date.now,
-  });
+const repo = REPO;
+const forge = nockForge;
 
 isolateNock();
 
