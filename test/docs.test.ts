@@ -36,6 +36,16 @@ describe('the docs name files that exist', () => {
     });
   }
 
+  it('links only to pages that are there: every relative link of the README and docs/ resolves', () => {
+    const broken = pages.flatMap((page) =>
+      [...readFileSync(resolve(ROOT, page), 'utf8').matchAll(/\]\(([^)#:]+)(?:#[^)]*)?\)/g)]
+        .map((m) => m[1]!)
+        .filter((link) => !existsSync(resolve(ROOT, page, '..', link)))
+        .map((link) => `${page} -> ${link}`),
+    );
+    expect(broken).toEqual([]);
+  });
+
   it('finds a file that is not there (the check itself can fail)', () => {
     expect(namedPaths('`fleet/pass.ts`, `codes.ts` and `.github/yoke.yml`, `test/nowhere.test.ts`')).toEqual([
       'fleet/pass.ts',
