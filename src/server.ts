@@ -6,6 +6,7 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { resolve as resolvePath } from 'node:path';
 import { convertAppManifest } from './forge/app-manifest.js';
+import { readShippedAppYml } from './config/app-yml.js';
 import { createSetupHandler } from './http/setup-page.js';
 import {
   appCredentialProblem,
@@ -34,18 +35,22 @@ export interface StartedYoke {
   stop(): Promise<void>;
 }
 
+/** yoke's log as LOG_LEVEL and LOG_FORMAT say, to a destination of the caller's (the sandbox keeps it). */
+const loggerOf = (env: Record<string, string | undefined>, destination: DestinationStream | undefined) =>
+  createLogger({
+    level: env.LOG_LEVEL,
+    logFormat: env.LOG_FORMAT === 'json' ? 'json' : 'pretty',
+    ...(destination ? { destination } : {}),
+  });
+
 /** The setup page alone, on PORT (and HOST), until yoke has an app. */
 async function startSetup(
   env: Record<string, string | undefined>,
   destination?: DestinationStream,
 ): Promise<StartedYoke> {
-  const log = await createLogger({
-    level: env.LOG_LEVEL,
-    logFormat: env.LOG_FORMAT === 'json' ? 'json' : 'pretty',
-    ...(destination ? { destination } : {}),
-  });
+  const log = await loggerOf(env, destination);
   const handler = createSetupHandler({
-    appYml: readFileSync(new URL('../app.yml', import.meta.url), 'utf8'),
+    appYml: readShippedAppYml(),
     env,
     convert: convertAppManifest,
     writeEnv: (vars) => writeDotEnv('.env', vars),
@@ -95,11 +100,7 @@ export async function startYoke(
   if (problems.length) throw new SettingsError(problems);
   // No app yet: yoke's own setup page registers one, from the app.yml yoke ships.
   if (inSetupMode(env)) return startSetup(env, opts.destination);
-  const log = await createLogger({
-    level: env.LOG_LEVEL,
-    logFormat: env.LOG_FORMAT === 'json' ? 'json' : 'pretty',
-    ...(opts.destination ? { destination: opts.destination } : {}),
-  });
+  const log = await loggerOf(env, opts.destination);
   const store = await openStoreAt(settings.database);
   const cacheStats: CacheStats = { requests: 0, notModified: 0 };
   // SC03: one budget per installation, planned against GitHub's secondary limits (off with throttling, for a server without them).

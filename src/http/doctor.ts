@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
-import { z } from 'zod';
 import { AGENTS } from '../agent/registry.js';
 import type { AgentName } from '../agent/adapter.js';
+import { parseAppYml, readShippedAppYml } from '../config/app-yml.js';
 import { parseDeliverySettings } from '../config/delivery.js';
 import type { RepoConfigResult } from '../config/repo-config.js';
 import { gatedStages } from '../delivery/deployments/environment-check.js';
@@ -68,15 +67,10 @@ export function ownAgentSecrets(text: string): string[] {
     .filter(Boolean);
 }
 
-const Manifest = z.object({
-  default_permissions: z.record(z.string(), z.string()),
-  default_events: z.array(z.string()),
-});
-
 /** Reads app.yml and the agents' workflow templates from yoke's own files (a checkout's or the package's). */
 export function loadShippedSetup(): ShippedSetup {
   const read = (rel: string) => readFileSync(new URL(`../../${rel}`, import.meta.url), 'utf8');
-  const manifest = Manifest.parse(parseYaml(read('app.yml')));
+  const manifest = parseAppYml(readShippedAppYml());
   const workflows = {
     ...Object.fromEntries((Object.keys(AGENTS) as AgentName[]).map((a) => [a, read(`templates/agents/${a}.yml`)])),
     own: read('templates/yoke-run.yml'),

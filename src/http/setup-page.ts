@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { parse as parseYaml } from 'yaml';
-import { z } from 'zod';
+import { parseAppYml } from '../config/app-yml.js';
 import type { CreatedApp } from '../forge/app-manifest.js';
 import { esc } from './dashboard-parts.js';
 
@@ -8,15 +7,6 @@ import { esc } from './dashboard-parts.js';
 // no key): it registers one through GitHub's manifest flow from the app.yml
 // yoke ships (its permissions and events, wherever yoke runs from), writes the
 // credentials GitHub gives back to .env, and says what to add after it.
-
-const AppYml = z.looseObject({
-  name: z.string(),
-  description: z.string().optional(),
-  url: z.string().optional(),
-  public: z.boolean().optional(),
-  default_events: z.array(z.string()),
-  default_permissions: z.record(z.string(), z.string()),
-});
 
 export interface SetupDeps {
   /** yoke's app.yml, as shipped. */
@@ -33,7 +23,7 @@ const GITHUB_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/;
 
 /** The manifest GitHub creates the app from: app.yml, with yoke's webhook URL and the way back here. */
 export function setupManifest(appYml: string, webhookUrl: string, backUrl: string): Record<string, unknown> {
-  const app = AppYml.parse(parseYaml(appYml));
+  const app = parseAppYml(appYml);
   return {
     name: app.name,
     ...(app.description ? { description: app.description } : {}),
