@@ -55,6 +55,12 @@ export interface DeliveryResult {
 
 /** The maintainer attaches the demo's plans as the issues are opened. */
 export async function attachDemoPlans(sandbox: Sandbox): Promise<void> {
+  // Found by poll, a command counts only if written after yoke first saw the repository (no webhook brings it earlier).
+  await sandbox.waitUntil(
+    async () => (await sandbox.runtime.store.repos.get(DEMO_REPO)) !== undefined,
+    30_000,
+    'yoke to see the demo repository',
+  );
   for (const [issue, plan] of DEMO_ATTACHMENTS) await sandbox.comment(issue, `/yoke qa attach ${plan}`);
 }
 

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { forgePage } from './forge/pages.js';
 import { workflowLinter } from './forge/workflow-lint.js';
 import { serveGit } from './forge/git-http.js';
@@ -148,6 +149,8 @@ export class EmbeddedForge {
       hooks: this.hooks,
       app: { id: opts.appId, slug: opts.appSlug },
       grants: (id: number) => this.grants.get(id) ?? (opts.grants ??= appYmlGrant()),
+      now: this.now,
+      blobKey: randomBytes(16).toString('hex'),
     };
     registerAppRoutes(env);
     registerIssueRoutes(env);

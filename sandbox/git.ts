@@ -50,6 +50,17 @@ export function createBareRepo(path: string, branch: string, files: Record<strin
   return sha;
 }
 
+/** Writes bytes into a repository as a blob; its sha. */
+export function hashObject(gitDir: string, data: Buffer): string {
+  return execFileSync('git', ['hash-object', '-w', '--stdin'], {
+    cwd: gitDir,
+    input: data,
+    env: { ...process.env, ...GIT_ENV },
+  })
+    .toString('utf8')
+    .trim();
+}
+
 /** The commit a branch points at, or null. Reads the loose ref first: cheap enough for every request. */
 export function revParse(gitDir: string, ref: string): string | null {
   const loose = join(gitDir, ref);

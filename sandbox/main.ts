@@ -35,6 +35,11 @@ const program = new Command('sandbox')
     count,
     0,
   )
+  .option(
+    '--runs-reach <how>',
+    'api (runs call yoke at its URL) or github (runs hand results back through the forge; yoke gets no inbound connection, not even webhooks)',
+    'api',
+  )
   .option('--keep-running', 'stay up after the demo for the dashboard and the API', false)
   .option('--timeout <seconds>', 'give up waiting after this long', count, 170)
   .option('--no-deliver', 'stop at the merges (the shorter run): no deployment run, QA or close-out')
@@ -57,6 +62,7 @@ const program = new Command('sandbox')
 
 const opts = program.opts<{
   launcher: string;
+  runsReach: string;
   failAgent: number;
   keepRunning: boolean;
   timeout: number;
@@ -73,6 +79,14 @@ if (opts.agent && opts.launcher !== 'actions') {
   console.error('--agent runs through the shipped workflow: use it with --launcher actions (the default)');
   process.exit(2);
 }
+if (opts.runsReach !== 'api' && opts.runsReach !== 'github') {
+  console.error(`--runs-reach must be "api" or "github", not "${opts.runsReach}"`);
+  process.exit(2);
+}
+if (opts.runsReach === 'github' && opts.launcher !== 'actions') {
+  console.error('--runs-reach github is how Actions runs reach yoke: use it with --launcher actions (the default)');
+  process.exit(2);
+}
 if (opts.launcher !== 'actions' && opts.launcher !== 'command') {
   console.error(`--launcher must be "actions" or "command", not "${opts.launcher}"`);
   process.exit(2);
@@ -83,6 +97,7 @@ const sandbox = new Sandbox({
   failAgent: opts.failAgent,
   log: 'console',
   postgres: opts.postgres,
+  runsReach: opts.runsReach as 'api' | 'github',
   ...(opts.agent ? { agent: opts.agent as 'claude-code' | 'codex' } : {}),
 });
 const started = Date.now();
@@ -124,6 +139,10 @@ if (opts.agent) console.log(agentLine(opts.agent as 'claude-code' | 'codex'));
 if (opts.postgres)
   console.log(
     `store:  PostgreSQL ${sandbox.databaseUrl}; two yoke processes: webhooks go to ${sandbox.yokeUrl}, run reports to ${sandbox.reportUrl}`,
+  );
+if (opts.runsReach === 'github')
+  console.log(
+    "runs:   reach yoke through the forge alone: they are told no URL of yoke's and the forge sends it no webhook; yoke polls, reads each run's yoke-result artifact, and answers production's protection rule by polling its waiting runs",
   );
 console.log(`launcher: ${opts.launcher}; cap 2; five issues labelled yoke:afk\n`);
 

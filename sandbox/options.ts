@@ -5,6 +5,12 @@ import type { ScriptedModel } from './models/scripted-model.js';
 
 export interface SandboxOptions {
   launcher: 'actions' | 'command';
+  /**
+   * With `github`, runs reach yoke through the forge alone (YOKE_RUNS_REACH=github):
+   * they are told no URL of yoke's, and the forge sends yoke no webhook, so
+   * yoke learns everything by polling, as one hosted with outbound HTTPS only.
+   */
+  runsReach?: 'api' | 'github';
   /** Two yoke processes on a PostgreSQL started here: webhooks go to this one, run reports to the other. */
   postgres?: boolean;
   failAgent: number;

@@ -163,7 +163,9 @@ export class Sandbox {
       this.forge.deployments.setEnvironment(this.repo, e.name, e.ruleApps);
     for (const task of this.tasks)
       this.forge.createIssue(this.repo, this.forge.user(MAINTAINER), task.title, issueBody(task), ['yoke:afk']);
-    this.forge.webhook = { url: `${this.yokeUrl}/api/github/webhooks`, secret: WEBHOOK_SECRET };
+    // Reaching through GitHub, yoke needs no inbound connection: no webhook is sent to it at all.
+    if (!this.reachesThroughGitHub)
+      this.forge.webhook = { url: `${this.yokeUrl}/api/github/webhooks`, secret: WEBHOOK_SECRET };
     await this.startYoke();
   }
 
@@ -182,6 +184,11 @@ export class Sandbox {
         text.replaceAll(STATE_TOKEN, state).replaceAll(YOKE_URL_TOKEN, this.yokeUrl),
       ]),
     );
+  }
+
+  /** Runs hand their results back through the forge, and call no URL of yoke's. */
+  get reachesThroughGitHub(): boolean {
+    return this.opts.launcher === 'actions' && this.opts.runsReach === 'github';
   }
 
   /** yoke's environment here: what a database door on this machine would be given. */
@@ -227,6 +234,11 @@ export class Sandbox {
       YOKE_THROTTLE: 'off',
       ...this.opts.env,
     };
+    if (this.reachesThroughGitHub) {
+      // Runs are told no address of yoke's: their tokens name it as the app (yoke-app-1).
+      delete env.YOKE_PUBLIC_URL;
+      env.YOKE_RUNS_REACH = 'github';
+    }
     if (this.opts.launcher === 'command') {
       // What a command run needs that an Actions run gets from its runner, set in the command itself.
       const runEnv: Record<string, string> = {

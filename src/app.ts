@@ -27,7 +27,7 @@ import type { Launcher } from './launcher/launcher.js';
 import { sweepCloseouts } from './delivery/gate/check.js';
 import { syncQaLabels } from './delivery/gate/labels.js';
 import { sweepEnvironments } from './delivery/deployments/environment-check.js';
-import { sweepProtectionReviews } from './delivery/deployments/protection-rule.js';
+import { sweepProtectionReviews, sweepWaitingRuns } from './delivery/deployments/protection-rule.js';
 import { DEFAULT_PROCESS_LEASE, startProcessLease } from './process-lease.js';
 import { recordOwedOnMerge } from './delivery/runs/owed.js';
 import { DEFAULT_LEADERSHIP, Leadership } from './leadership.js';
@@ -118,7 +118,8 @@ async function wire(
           forge,
           now: () => clock.now(),
           unseenGraceMs: settings.dispatchGraceMs,
-          runnerSha256: async () => (await runnerBundle()).sha256,
+          runner: runnerBundle,
+          reach: settings.runsReach,
         })
       : new CommandLauncher({
           command: settings.command!,
@@ -141,6 +142,13 @@ async function wire(
     processId: lease.id,
     log: app.log,
     policy: DEFAULT_LEADERSHIP,
+  });
+  // Always on: Actions runs launched before a switch to the command launcher can still report.
+  const oidc = new OidcVerifier({
+    issuer: settings.oidcIssuer,
+    jwksUrl: settings.oidcJwksUrl,
+    audience: settings.runsAudience,
+    now: () => clock.now(),
   });
   const ticking = overrides.startTicks !== false;
   engine = new Engine({
@@ -166,15 +174,20 @@ async function wire(
       ...DEFAULT_COMMAND_POLICY,
       ...DEFAULT_CLOSEOUT_POLICY,
       ...DEFAULT_LABEL_POLICY,
+      // With no inbound connection no label webhook comes: a qa: label is read on the next tick, with no grace left to a webhook.
+      ...(settings.runsReach === 'github' ? { labelSyncMs: settings.tickMs, labelGraceMs: 0 } : {}),
       ...DEFAULT_VISIBILITY_POLICY,
       dailyUsd: settings.dailyUsd,
     },
-    apiUrl: settings.publicUrl,
+    apiUrl: settings.runsAudience,
     webUrl: settings.webUrl,
     trustedMarkerLogins: settings.trustedMarkerLogins,
     onPolledComments: (repo, comments) => handlePolledComments(fleet, repo, comments),
     // Delivery listens to the fleet's merges: an item's delivery is owed from its claim PR's merge.
     onMerged: recordOwedOnMerge,
+    ...(settings.launcher === 'actions' && settings.runsReach === 'github'
+      ? { handedResults: { verifier: oidc, audience: settings.runsAudience } }
+      : {}),
   });
   fleet = engine.context();
   const running = engine;
@@ -195,13 +208,6 @@ async function wire(
       .then(reapLed, (err: unknown) => app.log.error({ err: String(err) }, 'could not ask who leads'));
   registerWebhooks(app, { fleet, store, forge, clock, reap: reapIfLeading });
 
-  // Always on: Actions runs launched before a switch to the command launcher can still report.
-  const oidc = new OidcVerifier({
-    issuer: settings.oidcIssuer,
-    jwksUrl: settings.oidcJwksUrl,
-    audience: settings.publicUrl,
-    now: () => clock.now(),
-  });
   let shipped: ShippedSetup | undefined;
   addHandler(
     createApiHandler({
@@ -254,6 +260,8 @@ async function wire(
         await syncQaLabels(fenced);
         await sweepEnvironments(fenced, ENVIRONMENT_CHECK_MS);
         await sweepProtectionReviews(fenced);
+        // With no inbound connection, runs waiting at yoke's protection rule are found by polling.
+        if (settings.runsReach === 'github') await sweepWaitingRuns(fenced);
       })
       .catch((err) => err instanceof LeadershipLost || app.log.warn({ err: String(err) }, 'close-out sweep failed'))
       .finally(() => (sweeping = false));

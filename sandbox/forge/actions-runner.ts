@@ -29,7 +29,8 @@ export interface WorkflowRunRecord {
   inputs: Record<string, string>;
   /** Who dispatched it (the app's bot for yoke's runs), as `actor` and `triggering_actor` name them. */
   actor: ForgeUser;
-  status: 'queued' | 'in_progress' | 'completed';
+  /** `waiting` while a job waits at an environment's protection rules, as GitHub shows it. */
+  status: 'queued' | 'in_progress' | 'waiting' | 'completed';
   conclusion: 'success' | 'failure' | 'cancelled' | null;
   createdAt: number;
   updatedAt: number;
@@ -41,8 +42,8 @@ export interface WorkflowRunRecord {
   jobs: Record<string, 'success' | 'failure' | 'cancelled' | 'skipped'>;
   /** Each job's outputs, as `needs.<job>.outputs.<name>` reads them. */
   jobOutputs: Record<string, Record<string, string>>;
-  /** Artifacts uploaded by its jobs: name → folder. */
-  artifacts: Record<string, string>;
+  /** Artifacts uploaded by its jobs: name → its id, the folder kept, when. */
+  artifacts: Record<string, { id: number; dir: string; createdAt: number }>;
   logPath: string;
 }
 
@@ -197,8 +198,10 @@ export class ActionsRunner {
           job.environment === undefined
             ? null
             : substitute(typeof job.environment === 'string' ? job.environment : job.environment.name, condCtx);
+        if (environment) Object.assign(run, { status: 'waiting', updatedAt: this.opts.host.now() });
         const gate = environment ? await this.opts.host.environmentGate(repo, run, environment) : null;
         if (this.isDone(run)) break;
+        if (environment) Object.assign(run, { status: 'in_progress', updatedAt: this.opts.host.now() });
         if (gate && !gate.approved) {
           log.write(`job ${name}: the deployment to ${environment} was rejected by a protection rule\n`);
           run.jobs[name] = 'failure';
@@ -261,9 +264,14 @@ export class ActionsRunner {
           const name = substitute(String(step.with?.name ?? 'artifact'), ctx);
           const from = substitute(String(step.with?.path ?? ''), ctx);
           const keep = join(this.opts.workDir, `artifact-${run.id}-${name}`);
+          // As upload-artifact v4: a name is uploaded once per workflow run; a second upload of it fails.
+          if (run.artifacts[name]) {
+            failed = true;
+            continue;
+          }
           try {
             cpSync(from, keep, { recursive: true });
-            run.artifacts[name] = keep;
+            run.artifacts[name] = { id: this.opts.host.nextId(), dir: keep, createdAt: this.opts.host.now() };
           } catch {
             if (String(step.with?.['if-no-files-found'] ?? 'warn') === 'error') failed = true;
           }
@@ -271,7 +279,7 @@ export class ActionsRunner {
         }
         if (step.uses?.startsWith('actions/download-artifact')) {
           const name = substitute(String(step.with?.name ?? 'artifact'), ctx);
-          const kept = run.artifacts[name];
+          const kept = run.artifacts[name]?.dir;
           if (kept) cpSync(kept, substitute(String(step.with?.path ?? workspace), ctx), { recursive: true });
           else if (!step['continue-on-error']) failed = true;
           continue;

@@ -130,6 +130,12 @@ export class ForgeHttp {
     this.raw.set(path, handler);
   }
 
+  /** Bytes served under a path prefix to whoever holds the URL (a signed download link); null answers 404. */
+  private binary: { prefix: string; handler: (url: URL) => { contentType: string; body: Buffer } | null }[] = [];
+  onBinary(prefix: string, handler: (url: URL) => { contentType: string; body: Buffer } | null): void {
+    this.binary.push({ prefix, handler });
+  }
+
   /** One page of a list, with GitHub's `link` header. */
   page<T>(ctx: Ctx, items: T[], path: string): Answer {
     const per = Math.min(100, Math.max(1, Number(ctx.query.get('per_page') ?? 30)));
@@ -222,6 +228,14 @@ export class ForgeHttp {
       this.stats.log.push({ method, path: url.pathname, status: gitAnswer.status });
       res.writeHead(gitAnswer.status, gitAnswer.headers);
       res.end(gitAnswer.body);
+      return;
+    }
+    const bytes = this.binary.find((b) => url.pathname.startsWith(b.prefix));
+    if (bytes && method === 'GET') {
+      const got = bytes.handler(url);
+      this.stats.log.push({ method, path: url.pathname, status: got ? 200 : 404 });
+      res.writeHead(got ? 200 : 404, { 'content-type': got?.contentType ?? 'text/plain' });
+      res.end(got?.body ?? 'Not Found');
       return;
     }
     const rawHandler = this.raw.get(url.pathname);

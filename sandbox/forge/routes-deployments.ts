@@ -230,12 +230,14 @@ export function registerDeploymentRoutes(env: RouteEnv): void {
     requireWrite(env, r, ctx);
     const ref = String(ctx.body.ref ?? '');
     const sha = String(ctx.body.sha ?? '');
-    if (!/^refs\/(heads|tags)\/[\w./-]+$/.test(ref) || ref.split('/').length < 3)
+    // GitHub takes any name under refs/ with at least two slashes (yoke keeps its runner under refs/yoke/runner/).
+    if (!/^refs\/[\w./-]+$/.test(ref) || ref.split('/').length < 3 || ref.includes('..'))
       throw new HttpError(422, 'Reference name is not valid');
     if (!SHA.test(sha) || !revParse(r.gitDir, sha)) throw new HttpError(422, 'Object does not exist');
     if (revParse(r.gitDir, ref)) throw new HttpError(422, 'Reference already exists');
     git(r.gitDir, ['update-ref', ref, sha]);
-    state.pushed(r, ref, null, sha, [], ctx.actor!);
+    // Push events are for branches and tags only.
+    if (/^refs\/(heads|tags)\//.test(ref)) state.pushed(r, ref, null, sha, [], ctx.actor!);
     return { status: 201, body: refJson(shapes, r, ref, sha) };
   });
   http.on('PATCH', '/repos/{owner}/{repo}/git/refs/{ref}', 'repo', (ctx) => {
@@ -257,6 +259,23 @@ export function registerDeploymentRoutes(env: RouteEnv): void {
     git(r.gitDir, ['update-ref', ref, sha]);
     state.pushed(r, ref, before, sha, [], ctx.actor!);
     return { status: 200, body: refJson(shapes, r, ref, sha) };
+  });
+  http.on('GET', '/repos/{owner}/{repo}/git/ref/{ref}', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    const ref = `refs/${ctx.params.ref!}`;
+    const sha = /^refs\/[\w./-]+$/.test(ref) && !ref.includes('..') ? revParse(r.gitDir, ref) : null;
+    if (!sha) throw new HttpError(404, 'Not Found');
+    return { status: 200, body: refJson(shapes, r, ref, sha) };
+  });
+  http.on('DELETE', '/repos/{owner}/{repo}/git/refs/{ref}', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    requireWrite(env, r, ctx);
+    const ref = `refs/${ctx.params.ref!}`;
+    const before = /^refs\/[\w./-]+$/.test(ref) && !ref.includes('..') ? revParse(r.gitDir, ref) : null;
+    if (!before) throw new HttpError(422, 'Reference does not exist');
+    if (ref === `refs/heads/${r.defaultBranch}`) throw new HttpError(422, 'Cannot delete the default branch');
+    git(r.gitDir, ['update-ref', '-d', ref]);
+    return { status: 204 };
   });
 }
 

@@ -1,10 +1,11 @@
-import { git, revParse } from '../git.js';
+import { git, hashObject, revParse } from '../git.js';
 import { HttpError } from '../http-error.js';
-import { repoOf, type RouteEnv } from './routes-common.js';
+import { repoOf, requireWrite, type RouteEnv } from './routes-common.js';
 import type { ForgeRepo } from './state.js';
 
 // Commits, comparisons and trees: what delivery reads to pin a commit, order
-// merges before it, and list the QA plans at it.
+// merges before it, and list the QA plans at it. And the git data API's
+// writes (blobs, trees, commits), as yoke publishes its runner with them.
 
 const SHA = /^[0-9a-f]{4,40}$/;
 
@@ -123,6 +124,86 @@ export function registerGitRoutes(env: RouteEnv): void {
     return {
       status: 200,
       body: { sha, url: shapes.apiUrl(`/repos/${r.fullName}/git/trees/${sha}`), tree: entries, truncated: false },
+    };
+  });
+  const FULL_SHA = /^[0-9a-f]{40}$/;
+  const objectType = (r: ForgeRepo, sha: string): string | null => {
+    try {
+      return git(r.gitDir, ['cat-file', '-t', sha]);
+    } catch {
+      return null;
+    }
+  };
+  http.on('POST', '/repos/{owner}/{repo}/git/blobs', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    requireWrite(env, r, ctx);
+    const encoding = String(ctx.body.encoding ?? 'utf-8');
+    if (typeof ctx.body.content !== 'string') throw new HttpError(422, 'content is not a string');
+    if (encoding !== 'utf-8' && encoding !== 'base64')
+      throw new HttpError(422, `encoding ${encoding} is not supported`);
+    const data = Buffer.from(ctx.body.content, encoding === 'base64' ? 'base64' : 'utf8');
+    const sha = hashObject(r.gitDir, data);
+    return { status: 201, body: { sha, url: shapes.apiUrl(`/repos/${r.fullName}/git/blobs/${sha}`) } };
+  });
+  http.on('POST', '/repos/{owner}/{repo}/git/trees', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    requireWrite(env, r, ctx);
+    if (ctx.body.base_tree !== undefined) throw new HttpError(422, 'base_tree is not supported by the embedded forge');
+    const entries = Array.isArray(ctx.body.tree) ? (ctx.body.tree as Record<string, unknown>[]) : null;
+    if (!entries) throw new HttpError(422, 'tree is not an array');
+    const lines = entries.map((e) => {
+      const path = String(e.path ?? '');
+      const sha = String(e.sha ?? '');
+      if (!/^[\w.-]+$/.test(path)) throw new HttpError(422, `tree.path ${path} is not a plain file name here`);
+      if (e.mode !== '100644' || e.type !== 'blob') throw new HttpError(422, 'only blobs of mode 100644 are supported');
+      if (!FULL_SHA.test(sha) || objectType(r, sha) !== 'blob')
+        throw new HttpError(422, `tree.sha ${sha} is not a valid blob`);
+      return `100644 blob ${sha}\t${path}`;
+    });
+    const sha = git(r.gitDir, ['mktree'], `${lines.join('\n')}\n`);
+    const tree = entries.map((e) => ({
+      path: String(e.path),
+      mode: '100644',
+      type: 'blob',
+      sha: String(e.sha),
+      url: shapes.apiUrl(`/repos/${r.fullName}/git/blobs/${String(e.sha)}`),
+    }));
+    return {
+      status: 201,
+      body: { sha, url: shapes.apiUrl(`/repos/${r.fullName}/git/trees/${sha}`), tree, truncated: false },
+    };
+  });
+  http.on('POST', '/repos/{owner}/{repo}/git/commits', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    requireWrite(env, r, ctx);
+    const tree = String(ctx.body.tree ?? '');
+    const parents = Array.isArray(ctx.body.parents) ? ctx.body.parents.map(String) : [];
+    if (!FULL_SHA.test(tree) || objectType(r, tree) !== 'tree') throw new HttpError(422, 'Tree SHA does not exist');
+    for (const p of parents)
+      if (!FULL_SHA.test(p) || objectType(r, p) !== 'commit')
+        throw new HttpError(422, 'Parent SHA does not exist or is not a commit object');
+    const message = String(ctx.body.message ?? '');
+    const sha = git(r.gitDir, ['commit-tree', tree, ...parents.flatMap((p) => ['-p', p]), '-m', message]);
+    const when = git(r.gitDir, ['show', '-s', '--format=%aI', sha]);
+    const person = { name: 'yoke sandbox', email: 'sandbox@yoke.invalid', date: when };
+    return {
+      status: 201,
+      body: {
+        sha,
+        node_id: `C_${sha}`,
+        url: shapes.apiUrl(`/repos/${r.fullName}/git/commits/${sha}`),
+        html_url: `${shapes.url}/${r.fullName}/commit/${sha}`,
+        author: person,
+        committer: person,
+        message,
+        tree: { sha: tree, url: shapes.apiUrl(`/repos/${r.fullName}/git/trees/${tree}`) },
+        parents: parents.map((p) => ({
+          sha: p,
+          url: shapes.apiUrl(`/repos/${r.fullName}/git/commits/${p}`),
+          html_url: `${shapes.url}/${r.fullName}/commit/${p}`,
+        })),
+        verification: { verified: false, reason: 'unsigned', signature: null, payload: null, verified_at: null },
+      },
     };
   });
 }

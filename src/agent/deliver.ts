@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -8,6 +8,8 @@ import { collapsedOutput, tailOf } from './output.js';
 import { BUNDLE_FILE, RESULT_FILE, readAgentResult, type RunnerIo } from './run.js';
 import { readHandover } from './handover.js';
 import { jobSecretValues, scanChange, secretRefusal } from './secret-scan.js';
+import { claimBranch, fixBranch } from '../kernel/branches.js';
+import { RESULT_FILE_NAME, resultAudience, type HandedPush } from './result-document.js';
 
 // `yoke agent deliver`: the deliver job of an AFK or fix run, which runs
 // none of the agent's code. With the run's own credential (the job's OIDC
@@ -65,6 +67,21 @@ async function callYoke<T>(
     throw new YokeRefused(`yoke answered ${res.status} to ${path}: ${said.slice(0, 500)}`);
   }
   return schema.parse(text ? JSON.parse(text) : {});
+}
+
+/**
+ * Runs that reach yoke through GitHub: the result's exact text and an OIDC
+ * token whose audience carries that text's sha256, written where the job's
+ * upload step hands it to yoke as the `yoke-result` artifact.
+ */
+async function handResult(io: RunnerIo, f: Fetch, audience: string, result: Record<string, unknown>): Promise<void> {
+  const dir = io.env.YOKE_RESULT_DIR;
+  if (!dir)
+    throw new YokeRefused('YOKE_RESULT_DIR is not set: the workflow names the folder its upload step hands to yoke');
+  const text = JSON.stringify(result);
+  const token = await runBearer(io.env, resultAudience(audience, text), f);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, RESULT_FILE_NAME), JSON.stringify({ result: text, token }), { mode: 0o600 });
 }
 
 function git(cwd: string, args: string[], token?: string): string {
@@ -157,18 +174,28 @@ export async function agentDeliver(io: RunnerIo): Promise<number> {
     io.out(`The runner cannot deliver: ${facts.error}.`);
     return 2;
   }
-  const { runId, apiUrl, repo, kind } = facts.facts;
+  const { runId, apiUrl, repo, kind, reach } = facts.facts;
   const out = io.env.YOKE_OUT ?? '';
-  let bearer: string;
-  try {
-    bearer = await runBearer(io.env, apiUrl, f);
-  } catch (err) {
-    io.out(String((err as Error).message));
-    return 1;
+  let bearer = '';
+  if (reach === 'api') {
+    try {
+      bearer = await runBearer(io.env, apiUrl, f);
+    } catch (err) {
+      io.out(String((err as Error).message));
+      return 1;
+    }
   }
+  /** What was pushed, for yoke to take on from (reaching through GitHub, yoke opens the claim PR or moves the claim branch). */
+  let pushed: HandedPush | undefined;
   const report = async (body: { outcome: 'success' | 'failure'; summary: string; cost?: unknown }) => {
-    await callYoke(f, apiUrl, bearer, `/yoke/api/runs/${runId}/result`, body, z.unknown());
-    io.out(`reported ${body.outcome} for ${runId}`);
+    if (reach === 'github')
+      await handResult(io, f, apiUrl, {
+        run_id: runId,
+        ...body,
+        ...(pushed && body.outcome === 'success' ? { push: pushed } : {}),
+      });
+    else await callYoke(f, apiUrl, bearer, `/yoke/api/runs/${runId}/result`, body, z.unknown());
+    io.out(`${reach === 'github' ? 'handed back' : 'reported'} ${body.outcome} for ${runId}`);
   };
   // TR21: on Actions the agent job hands over through job outputs, never an artifact.
   readHandover(io.env, out, RESULT_FILE, BUNDLE_FILE);
@@ -194,30 +221,48 @@ export async function agentDeliver(io: RunnerIo): Promise<number> {
     if (!existsSync(bundle)) throw new YokeRefused('the agent job reported success but left no bundle');
     const bad = checkHandover(result, facts.facts.headSha ?? io.env.GITHUB_SHA ?? null);
     if (bad) throw new YokeRefused(bad);
-    const grant = await callYoke(f, apiUrl, bearer, `/yoke/api/runs/${runId}/push`, {}, PushGrant);
     const server = (io.env.GITHUB_SERVER_URL ?? 'https://github.com').replace(/\/+$/, '');
-    try {
-      pushBundle(bundle, `${server}/${repo}.git`, grant, result.base!, result.commit!, [
-        ...jobSecretValues(io.env),
-        grant.token,
-      ]);
-      io.out(`pushed ${result.commit!.slice(0, 7)} to ${grant.branch}`);
-    } finally {
-      // Whether or not the push went through, the token is done with.
-      await revokePushToken(f, io.env.GITHUB_API_URL, grant.token, io.out);
-    }
     let summary = result.summary;
-    if (kind !== 'fix') {
-      const pr = await callYoke(
-        f,
-        apiUrl,
-        bearer,
-        `/yoke/api/runs/${runId}/claim`,
-        { title: result.title ?? `yoke: ${facts.facts.issueNumber}`, summary: result.summary },
-        Claim,
-      );
-      io.out(`yoke opened claim PR #${pr.number}`);
-      summary = `Opened #${pr.number}. ${summary}`;
+    if (reach === 'github') {
+      // The job's own token (`contents: write`), to the one branch yoke's runner names; yoke takes it on from there.
+      const token = io.env.GITHUB_TOKEN;
+      if (!token) throw new YokeRefused("GITHUB_TOKEN is not set: the deliver job pushes with the job's own token");
+      const branch = kind === 'fix' ? fixBranch(runId) : claimBranch(facts.facts.issueNumber!, runId);
+      pushBundle(bundle, `${server}/${repo}.git`, { token, branch }, result.base!, result.commit!, [
+        ...jobSecretValues(io.env),
+        token,
+      ]);
+      io.out(`pushed ${result.commit!.slice(0, 7)} to ${branch}`);
+      pushed = {
+        branch,
+        commit: result.commit!,
+        base: result.base!,
+        ...(kind !== 'fix' ? { title: result.title ?? `yoke: ${facts.facts.issueNumber}` } : {}),
+      };
+    } else {
+      const grant = await callYoke(f, apiUrl, bearer, `/yoke/api/runs/${runId}/push`, {}, PushGrant);
+      try {
+        pushBundle(bundle, `${server}/${repo}.git`, grant, result.base!, result.commit!, [
+          ...jobSecretValues(io.env),
+          grant.token,
+        ]);
+        io.out(`pushed ${result.commit!.slice(0, 7)} to ${grant.branch}`);
+      } finally {
+        // Whether or not the push went through, the token is done with.
+        await revokePushToken(f, io.env.GITHUB_API_URL, grant.token, io.out);
+      }
+      if (kind !== 'fix') {
+        const pr = await callYoke(
+          f,
+          apiUrl,
+          bearer,
+          `/yoke/api/runs/${runId}/claim`,
+          { title: result.title ?? `yoke: ${facts.facts.issueNumber}`, summary: result.summary },
+          Claim,
+        );
+        io.out(`yoke opened claim PR #${pr.number}`);
+        summary = `Opened #${pr.number}. ${summary}`;
+      }
     }
     await report({ outcome: 'success', summary, ...(cost ? { cost } : {}) });
     return 0;
@@ -261,6 +306,11 @@ export async function landerVerdict(io: RunnerIo): Promise<number> {
         }
       : { outcome: 'failure', summary: `The validation job ended ${validation}.${output}` };
   try {
+    if (io.env.YOKE_REACH === 'github') {
+      await handResult(io, f, apiUrl, { run_id: runId, ...body });
+      io.out(`handed back ${'verdict' in body ? body.verdict : body.outcome} for ${runId}`);
+      return 0;
+    }
     const bearer = await runBearer(io.env, apiUrl, f);
     await callYoke(f, apiUrl, bearer, `/yoke/api/runs/${runId}/result`, body, z.unknown());
     io.out(`reported ${'verdict' in body ? body.verdict : body.outcome} for ${runId}`);

@@ -23,12 +23,16 @@ const Facts = z.object({
   }),
   YOKE_SUBJECT: z.string().regex(/^(issue|pr)#\d+$/, 'YOKE_SUBJECT is issue#N or pr#N'),
   YOKE_DEADLINE: z.iso.datetime({ offset: true, message: 'YOKE_DEADLINE is the budget deadline in ISO 8601' }),
-  YOKE_API_URL: z.url({ message: "YOKE_API_URL is yoke's public URL" }),
+  // Reaching through GitHub it only names yoke (the audience of the run's tokens), and may be no URL at all.
+  YOKE_API_URL: z.string().min(1, "YOKE_API_URL is yoke's public URL"),
   YOKE_HEAD_SHA: z
     .string()
     .regex(/^([0-9a-f]{40})?$/, 'YOKE_HEAD_SHA is a 40-hex commit id')
     .optional(),
   YOKE_LIMITS: z.string().optional(),
+  YOKE_REACH: z
+    .enum(['api', 'github'], { message: 'YOKE_REACH is api or github (how the run reaches yoke)' })
+    .optional(),
   YOKE_REJECTION: z.string().optional(),
   YOKE_REPO: z
     .string()
@@ -49,6 +53,8 @@ export interface RunFacts {
   headSha: string | null;
   deadline: number;
   apiUrl: string;
+  /** How the run reaches yoke: its API at apiUrl, or back through GitHub (apiUrl is then only the tokens' audience). */
+  reach: 'api' | 'github';
   limits: { maxTurns: number; maxUsd: number | null; networkAllow: string[] };
   rejection: string | null;
 }
@@ -68,6 +74,8 @@ export function readRunFacts(env: Record<string, string | undefined>): FactsResu
         .join('; '),
     };
   const e = parsed.data;
+  if ((e.YOKE_REACH ?? 'api') === 'api' && !URL.canParse(e.YOKE_API_URL))
+    return { ok: false, error: "YOKE_API_URL is yoke's public URL" };
   const repo = e.YOKE_REPO ?? e.GITHUB_REPOSITORY;
   if (!repo)
     return {
@@ -105,6 +113,7 @@ export function readRunFacts(env: Record<string, string | undefined>): FactsResu
       headSha: e.YOKE_HEAD_SHA || null,
       deadline: Date.parse(e.YOKE_DEADLINE),
       apiUrl: e.YOKE_API_URL.replace(/\/+$/, ''),
+      reach: e.YOKE_REACH ?? 'api',
       limits: { maxTurns: limits.data.max_turns, maxUsd: limits.data.max_usd, networkAllow: limits.data.network_allow },
       rejection: e.YOKE_REJECTION ?? null,
     },

@@ -21,12 +21,15 @@ export type CommandOutcome =
 
 /**
  * Found by poll, a comment counts only as first written (TR05: an edit does not
- * make a command) and only if written since yoke first saw the repository.
+ * make a command) and only if written since yoke first saw the repository, to
+ * the second (GitHub's times have no milliseconds: one written in the second
+ * yoke first looked counts).
  */
 export const isPollable = (
   comment: Pick<CommentView, 'createdAt' | 'updatedAt'>,
   state: Pick<RepoState, 'firstSeenAt'>,
-): boolean => comment.createdAt >= state.firstSeenAt && comment.updatedAt <= comment.createdAt;
+): boolean =>
+  comment.createdAt >= Math.floor(state.firstSeenAt / 1000) * 1000 && comment.updatedAt <= comment.createdAt;
 
 /**
  * GH04/TR05: a command counts only from users with write access or more,

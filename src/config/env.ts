@@ -73,6 +73,13 @@ export const OperatorEnv = z.object({
     .enum(['actions', 'command'], { message: 'YOKE_LAUNCHER must be "actions" or "command"' })
     .default('actions'),
   YOKE_COMMAND: z.string().optional(),
+  /** How Actions runs reach yoke: its API at YOKE_PUBLIC_URL, or back through GitHub alone (no inbound connection). */
+  YOKE_RUNS_REACH: z
+    .enum(['api', 'github'], {
+      message:
+        'YOKE_RUNS_REACH must be "api" (runs call yoke at YOKE_PUBLIC_URL) or "github" (runs hand results back through GitHub; yoke needs no inbound connection)',
+    })
+    .default('api'),
   YOKE_API_TOKENS: commaList
     .refine((tokens) => tokens.every((t) => t.length >= SECRET_MIN_LENGTH), {
       message: `every operator token must be at least ${SECRET_MIN_LENGTH} characters; make one with \`openssl rand -hex 32\``,
@@ -130,6 +137,8 @@ export const OperatorEnv = z.object({
     .positive('YOKE_DAILY_USD must be a positive number of US dollars, e.g. 100')
     .optional(),
   PORT: positiveInt('PORT').default(3000),
+  // Probot's own: the app's id, which names yoke to runs that reach it through GitHub when YOKE_PUBLIC_URL is unset.
+  APP_ID: z.string().optional(),
   // Probot's own: where GitHub Enterprise Server (or the sandbox's forge) lives. yoke links to its pages.
   GHE_HOST: z.string().optional(),
   GHE_PROTOCOL: z.enum(['http', 'https'], { message: 'GHE_PROTOCOL must be "http" or "https"' }).default('https'),
@@ -161,11 +170,19 @@ export interface OperatorSettings {
   /** SC01: how many GitHub requests (and so repository reads) may be in flight at once. */
   maxRequestsInFlight: number;
   launcher: 'actions' | 'command';
+  /** How Actions runs reach yoke: `api` (they call YOKE_PUBLIC_URL) or `github` (artifacts yoke reads; the runner published into the repository). */
+  runsReach: 'api' | 'github';
   command: string | undefined;
   apiTokens: string[];
   /** Token role "person": each token is one GitHub login; what it may do is what GitHub says that login may do. */
   personTokens: { login: string; token: string }[];
   publicUrl: string;
+  /**
+   * The audience runs ask their OIDC tokens for (the `api_url` input): yoke's
+   * public URL, or, when runs reach yoke through GitHub and no URL is set, a
+   * name of the app's own, which no run can call.
+   */
+  runsAudience: string;
   oidcIssuer: string;
   oidcJwksUrl: string;
   trustedMarkerLogins: string[];
@@ -223,10 +240,15 @@ export function parseOperatorEnv(env: Record<string, string | undefined>): EnvRe
       hostedCapMs: e.YOKE_HOSTED_CAP_SECONDS * 1000,
       activeWindowMs: e.YOKE_ACTIVE_SECONDS * 1000,
       launcher: e.YOKE_LAUNCHER,
+      runsReach: e.YOKE_RUNS_REACH,
       command: e.YOKE_COMMAND,
       apiTokens: e.YOKE_API_TOKENS,
       personTokens: e.YOKE_PERSON_TOKENS,
       publicUrl,
+      runsAudience:
+        e.YOKE_LAUNCHER === 'actions' && e.YOKE_RUNS_REACH === 'github' && !e.YOKE_PUBLIC_URL
+          ? `yoke-app-${e.APP_ID ?? 'unset'}`
+          : publicUrl,
       oidcIssuer: issuer,
       oidcJwksUrl: e.YOKE_OIDC_JWKS_URL ?? `${issuer}/.well-known/jwks`,
       trustedMarkerLogins: e.YOKE_TRUSTED_MARKER_LOGINS.map((l) => l.toLowerCase()),
@@ -329,9 +351,9 @@ export function hostingProblems(
     problems.push(
       'YOKE_API_TOKENS is not set, so no one could sign in to the dashboard or use the CLI. Make a token with `openssl rand -hex 32` and set YOKE_API_TOKENS to it (several: comma-separated); the CLI reads it as YOKE_TOKEN.',
     );
-  if (!env.YOKE_PUBLIC_URL && (env.YOKE_LAUNCHER ?? 'actions') === 'actions')
+  if (!env.YOKE_PUBLIC_URL && (env.YOKE_LAUNCHER ?? 'actions') === 'actions' && env.YOKE_RUNS_REACH !== 'github')
     problems.push(
-      `YOKE_PUBLIC_URL is not set, so runs would be told to report to http://localhost:${env.PORT || '3000'}, which GitHub's runners cannot reach. Set it to the https address GitHub reaches yoke at (the app's webhook URL without /api/github/webhooks), e.g. YOKE_PUBLIC_URL=https://yoke.example.com.`,
+      `YOKE_PUBLIC_URL is not set, so runs would be told to report to http://localhost:${env.PORT || '3000'}, which GitHub's runners cannot reach. Set YOKE_RUNS_REACH=github, and runs hand their results back through GitHub, with no URL of yoke's to reach; or set YOKE_PUBLIC_URL to the https address GitHub reaches yoke at (the app's webhook URL without /api/github/webhooks), e.g. YOKE_PUBLIC_URL=https://yoke.example.com.`,
     );
   return problems;
 }

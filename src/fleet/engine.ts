@@ -8,6 +8,7 @@ import { fencedLauncher } from '../launcher/fenced.js';
 import type { Launcher } from '../launcher/launcher.js';
 import type { Log } from '../kernel/log.js';
 import type { Store } from '../store/store.js';
+import type { Run } from '../store/runs.js';
 import { postPendingVerdicts, type MergeListener } from './autoland.js';
 import { CheckRefusals, syncLanderChecks } from './check-runs.js';
 import type { Candidate } from './candidate.js';
@@ -22,6 +23,7 @@ import { spawnPass, type LaunchAttempt } from './spawn-pass.js';
 import { RepoActivity } from './activity.js';
 import { reapRuns, type Reaped } from './reaper.js';
 import { repoRefOf } from './repo-state.js';
+import { collectHandedResult, type TokenVerifier } from './run-results.js';
 
 // The fleet's clockwork: two ticks and HTTP kicks, all queued on one lock so
 // passes never interleave (SP08). What a pass does lives in pass.ts.
@@ -51,6 +53,8 @@ export interface EngineDeps {
    * its epoch, or null for a follower. Without it, this process always leads (one yoke).
    */
   lead?: () => Promise<Fence | null>;
+  /** Runs reach yoke through GitHub (YOKE_RUNS_REACH=github): how the results they hand back are believed. */
+  handedResults?: { verifier: TokenVerifier; audience: string };
 }
 
 export function newRunId(): string {
@@ -248,6 +252,13 @@ export class Engine {
     return this.serial(() => this.reap());
   }
 
+  /** Reads a finished run's handed-back result through the forge the reap works with (a leader's is fenced). */
+  private collector(forge: Forge, handed: NonNullable<EngineDeps['handedResults']>) {
+    const fleet = this.context();
+    return (run: Run, repo: RepoRef, workflowRunId: number) =>
+      collectHandedResult({ ...fleet, forge, ...handed }, run, repo, workflowRunId);
+  }
+
   private async reap(deps: Pick<PassDeps, 'forge' | 'launcher'> = this.deps): Promise<Reaped[]> {
     const { store, clock, policy, log } = this.deps;
     const { launcher, forge } = deps;
@@ -258,6 +269,7 @@ export class Engine {
       pauseThreshold: policy.pauseThreshold,
       repoRef: (name) => repoRefOf(store, name),
       log,
+      ...(this.deps.handedResults ? { collect: this.collector(forge, this.deps.handedResults) } : {}),
     });
     for (const r of reaped) {
       // A run that just ended may have left work behind (its claim PR): its repository is probed next.

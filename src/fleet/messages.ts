@@ -212,7 +212,7 @@ export function dashboardIssueBody(v: DashboardIssueView): string {
 // The claim PR yoke opens for an agent's branch
 
 /** The branch an AFK run's agent delivers to. */
-export const claimBranch = (issue: number, runId: string): string => `yoke/${issue}-${runId}`;
+export { claimBranch } from '../kernel/branches.js';
 
 export function claimPullTitle(title: string): string {
   const t = title.replace(/\s+/g, ' ').trim() || 'yoke: agent work';

@@ -4,6 +4,8 @@ import type { RepoRef } from '../forge/types.js';
 import type { Outcome, Run } from '../store/runs.js';
 import type { Store } from '../store/store.js';
 import { endRun, type StrikeEffect } from './strikes.js';
+import { parseActionsRef } from '../launcher/actions.js';
+import type { Collected } from './run-results.js';
 
 export interface ReapDeps {
   store: Store;
@@ -12,6 +14,13 @@ export interface ReapDeps {
   pauseThreshold: number;
   repoRef: (fullName: string) => Promise<RepoRef | null>;
   log: Log;
+  /**
+   * Runs that reach yoke through GitHub: reads the result a finished workflow
+   * run left behind, before the run is ended without one.
+   */
+  collect?: (run: Run, repo: RepoRef, workflowRunId: number) => Promise<Collected>;
+  /** How long past its deadline a run whose result GitHub could not hand over yet is still waited for. */
+  resultRetryMs?: number;
 }
 
 export interface Reaped {
@@ -52,15 +61,9 @@ export async function reapRuns(deps: ReapDeps): Promise<Reaped[]> {
     const repo = await deps.repoRef(run.repo);
     let liveness: Liveness | null = null;
     const now = deps.now();
-    if (now >= run.budgetDeadline) {
-      if (repo) {
-        try {
-          await deps.launcher.cancel(run, repo);
-        } catch (err) {
-          deps.log.warn({ run: run.id, err: String(err) }, 'cancel at deadline failed; reaping the run anyway');
-        }
-      }
-    } else if (repo) {
+    const pastDeadline = now >= run.budgetDeadline;
+    // A result handed back through GitHub is read once its workflow run has ended, before anything ends the run.
+    if (repo && (!pastDeadline || deps.collect)) {
       try {
         liveness = await deps.launcher.liveness(run, repo);
       } catch (err) {
@@ -68,6 +71,18 @@ export async function reapRuns(deps: ReapDeps): Promise<Reaped[]> {
       }
       if (liveness && 'ref' in liveness && liveness.ref && liveness.ref !== run.launcherRef) {
         await deps.store.runs.setLauncherRef(run.id, liveness.ref);
+      }
+      if (liveness?.state === 'ended' && deps.collect && !run.reportedOutcome) {
+        const held = await collectFor(deps, run, repo, liveness, now);
+        if (held === 'hold') continue;
+        liveness = held;
+      }
+    }
+    if (pastDeadline && repo) {
+      try {
+        await deps.launcher.cancel(run, repo);
+      } catch (err) {
+        deps.log.warn({ run: run.id, err: String(err) }, 'cancel at deadline failed; reaping the run anyway');
       }
     }
     // Decide from the run as it is now, inside the write that ends it: a report that landed while this tick
@@ -83,4 +98,30 @@ export async function reapRuns(deps: ReapDeps): Promise<Reaped[]> {
     if (done) reaped.push(done);
   }
   return reaped;
+}
+
+/** The liveness to decide on once the handed-back result was read, or 'hold' to ask again next tick. */
+async function collectFor(
+  deps: ReapDeps,
+  run: Run,
+  repo: RepoRef,
+  liveness: Liveness & { state: 'ended' },
+  now: number,
+): Promise<Liveness | 'hold'> {
+  const id = parseActionsRef(liveness.ref ?? run.launcherRef)?.id;
+  if (!id) return liveness;
+  const got = await deps.collect!(run, repo, id);
+  if (got.state === 'retry') {
+    // Never a failure (nor a strike) for GitHub's fault, though not forever past the deadline.
+    if (now < run.budgetDeadline + (deps.resultRetryMs ?? 30 * 60_000)) {
+      deps.log.info(
+        { run: run.id, detail: got.detail },
+        'could not read the result the run handed back; the next reaper tick tries again',
+      );
+      return 'hold';
+    }
+    return { ...liveness, detail: `its result could not be read: ${got.detail}` };
+  }
+  if (got.state === 'none') return { ...liveness, detail: got.detail };
+  return liveness;
 }

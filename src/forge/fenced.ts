@@ -35,6 +35,10 @@ const FORGE_ACCESS: Record<keyof Forge, 'read' | 'write'> = {
   getWorkflowRun: 'read',
   listDeploymentStatuses: 'read',
   readEnvironmentRules: 'read',
+  listRunArtifacts: 'read',
+  downloadArtifact: 'read',
+  listWaitingRuns: 'read',
+  listPendingDeployments: 'read',
   createIssue: 'write',
   updateIssue: 'write',
   removeLabel: 'write',
@@ -53,6 +57,9 @@ const FORGE_ACCESS: Record<keyof Forge, 'read' | 'write'> = {
   createDeploymentStatus: 'write',
   pinBranch: 'write',
   reviewProtectionRule: 'write',
+  publishRunner: 'write',
+  moveBranch: 'write',
+  deleteBranch: 'write',
 };
 
 /** The names of the forge's methods that change something on GitHub. */

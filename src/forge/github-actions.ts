@@ -20,6 +20,7 @@ const viewOf = ({
   triggeringActor,
   htmlUrl,
   headSha,
+  updatedAt,
 }: z.output<typeof GhWorkflowRun>): WorkflowRunView => ({
   id,
   status,
@@ -30,6 +31,7 @@ const viewOf = ({
   triggeringActor,
   htmlUrl,
   headSha,
+  updatedAt,
 });
 
 export async function dispatchWorkflow(

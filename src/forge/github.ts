@@ -10,7 +10,10 @@ import * as git from './github-git.js';
 import * as issues from './github-issues.js';
 import * as deployments from './github-deployments.js';
 import * as setup from './github-setup.js';
+import * as results from './github-results.js';
 import type {
+  ArtifactView,
+  RefMove,
   BranchPolicy,
   InstallationGrants,
   CheckRunWrite,
@@ -359,6 +362,29 @@ export class GitHubForge implements Forge {
 
   async readBranchPolicy(repo: RepoRef, environment: string): Promise<BranchPolicy | null> {
     return setup.readBranchPolicy(await this.gh(repo.installationId), repo, environment);
+  }
+
+  // Runs that reach yoke through GitHub (github-results.ts).
+  async publishRunner(repo: RepoRef, sha256: string, content: string): Promise<'published' | 'present'> {
+    return results.publishRunner(await this.gh(repo.installationId), repo, sha256, content);
+  }
+  async listRunArtifacts(repo: RepoRef, workflowRunId: number): Promise<ArtifactView[]> {
+    return results.listRunArtifacts(await this.gh(repo.installationId), repo, workflowRunId);
+  }
+  async downloadArtifact(repo: RepoRef, artifactId: number): Promise<Uint8Array | null> {
+    return results.downloadArtifact(await this.gh(repo.installationId), repo, artifactId);
+  }
+  async moveBranch(repo: RepoRef, branch: string, sha: string): Promise<RefMove> {
+    return results.moveBranch(await this.gh(repo.installationId), repo, branch, sha);
+  }
+  async deleteBranch(repo: RepoRef, branch: string): Promise<void> {
+    await results.deleteBranch(await this.gh(repo.installationId), repo, branch);
+  }
+  async listWaitingRuns(repo: RepoRef): Promise<WorkflowRunView[]> {
+    return results.listWaitingRuns(await this.gh(repo.installationId), repo);
+  }
+  async listPendingDeployments(repo: RepoRef, workflowRunId: number): Promise<string[]> {
+    return results.listPendingDeployments(await this.gh(repo.installationId), repo, workflowRunId);
   }
 
   async reviewProtectionRule(

@@ -118,6 +118,7 @@ export const GhWorkflowRun = z
     triggering_actor: z.object({ login: z.string() }).nullable().optional(),
     html_url: z.string().optional(),
     head_sha: z.string().nullable().optional(),
+    updated_at: z.string().nullable().optional(),
   })
   .transform((w): WorkflowRunView & { title: string } => ({
     id: w.id,
@@ -130,6 +131,7 @@ export const GhWorkflowRun = z
     title: w.display_title ?? w.name ?? '',
     htmlUrl: w.html_url ?? null,
     headSha: w.head_sha ?? null,
+    updatedAt: w.updated_at ? Date.parse(w.updated_at) : null,
   }));
 
 /** A repository as the installation's listing gives it. */

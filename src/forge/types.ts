@@ -104,7 +104,20 @@ export interface WorkflowRunView {
   htmlUrl?: string | null;
   /** The commit it ran (GitHub's head_sha). */
   headSha?: string | null;
+  /** When it last changed (GitHub's updated_at): for a completed run, when it completed. */
+  updatedAt?: number | null;
 }
+
+/** A workflow run's artifact, as its listing shows it. */
+export interface ArtifactView {
+  id: number;
+  name: string;
+  sizeInBytes: number;
+  expired: boolean;
+}
+
+/** A branch moved, or GitHub's refusal (422: not a fast forward). */
+export type RefMove = { ok: true } | { ok: false; status: number | null; message: string };
 
 /** The workflow runs whose run-name names a yoke run: TR03 binds a run only to the one yoke's app dispatched. */
 export type FoundWorkflowRun =
@@ -289,6 +302,19 @@ export interface Forge {
   listSecretNames(repo: RepoRef): Promise<string[]>;
   /** `yoke doctor`: which branches may deploy to an environment; null when there is no such environment. */
   readBranchPolicy(repo: RepoRef, environment: string): Promise<BranchPolicy | null>;
+  /** Runs reaching yoke through GitHub: its runner, published once per repository under refs/yoke/runner/<sha256>. */
+  publishRunner(repo: RepoRef, sha256: string, content: string): Promise<'published' | 'present'>;
+  /** The artifacts a workflow run uploaded (where a run reaching yoke through GitHub leaves its result). */
+  listRunArtifacts(repo: RepoRef, workflowRunId: number): Promise<ArtifactView[]>;
+  /** An artifact's zip archive; null when it is gone. */
+  downloadArtifact(repo: RepoRef, artifactId: number): Promise<Uint8Array | null>;
+  /** Moves a branch to a commit, fast forward only, as the app (so the PR's own workflows run on it). */
+  moveBranch(repo: RepoRef, branch: string, sha: string): Promise<RefMove>;
+  deleteBranch(repo: RepoRef, branch: string): Promise<void>;
+  /** DP03 without webhooks: the workflow runs waiting at a protection rule (`status=waiting`). */
+  listWaitingRuns(repo: RepoRef): Promise<WorkflowRunView[]>;
+  /** The environments one workflow run waits on. */
+  listPendingDeployments(repo: RepoRef, workflowRunId: number): Promise<string[]>;
   /** DP03: answers a protection-rule request of a workflow run of this repository (never a URL the event names). */
   reviewProtectionRule(
     repo: RepoRef,

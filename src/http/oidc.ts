@@ -1,4 +1,5 @@
 import {
+  decodeJwt,
   createLocalJWKSet,
   createRemoteJWKSet,
   customFetch,
@@ -43,11 +44,14 @@ export const OidcClaims = z
     ref: z.string().optional(),
     /** Who started the workflow run: for a run yoke dispatched, its app's bot. */
     actor: z.string().optional(),
+    /** When it was issued (seconds since the epoch). */
+    iat: z.number().optional(),
   })
   .passthrough();
 export type OidcClaims = z.infer<typeof OidcClaims>;
 
-export type OidcResult = { ok: true; claims: OidcClaims } | { ok: false; detail: string };
+/** `fault`: the issuer's keys could not be had, so the token may be good: ask again later. */
+export type OidcResult = { ok: true; claims: OidcClaims } | { ok: false; detail: string; fault?: boolean };
 
 type KeyResolver = (
   header: JWTHeaderParameters,
@@ -93,13 +97,26 @@ export class OidcVerifier {
     }
   };
 
-  async verify(token: string): Promise<OidcResult> {
+  /**
+   * A token of the issuer for yoke's audience (or `opts.audience`). With
+   * `asIssued`, it is checked as of the moment it was issued: a result handed
+   * back through GitHub may be read after its token expired (yoke was down),
+   * and the caller then binds its issue time to a run that was live.
+   */
+  async verify(token: string, opts: { audience?: string; asIssued?: boolean } = {}): Promise<OidcResult> {
     try {
+      let at = this.opts.now();
+      if (opts.asIssued) {
+        const iat = decodeJwt(token).iat;
+        if (typeof iat !== 'number') return { ok: false, detail: 'the token says nothing of when it was issued' };
+        // Never later than now: a token "issued" in the future is checked as of now, and refused if not yet valid.
+        at = Math.min(iat * 1000, at);
+      }
       const { payload } = await jwtVerify(token, this.key, {
         issuer: this.opts.issuer,
-        audience: this.opts.audience,
+        audience: opts.audience ?? this.opts.audience,
         algorithms: ['RS256'],
-        currentDate: new Date(this.opts.now()),
+        currentDate: new Date(at),
         clockTolerance: 30,
       });
       const claims = OidcClaims.safeParse(payload);
@@ -107,7 +124,8 @@ export class OidcVerifier {
         ? { ok: true, claims: claims.data }
         : { ok: false, detail: 'the token claims are malformed' };
     } catch (err) {
-      return { ok: false, detail: describe(err) };
+      const fault = err instanceof errors.JWKSTimeout || !(err instanceof errors.JOSEError);
+      return { ok: false, detail: describe(err), ...(fault ? { fault } : {}) };
     }
   }
 }

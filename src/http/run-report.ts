@@ -5,40 +5,17 @@ import { z } from 'zod';
 import { ok, refuse, refused, type Result } from '../kernel/result.js';
 import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
 import { claimBranch, claimPullBody, claimPullTitle } from '../fleet/messages.js';
+import { bindTokenToRun, recordRunResult } from '../fleet/run-results.js';
+import { SUMMARY_LIMIT } from '../agent/result-document.js';
 import { collapsedOutput, tailOf } from '../agent/output.js';
 import type { OidcVerifier } from './oidc.js';
-import { formatActionsRef, parseActionsRef } from '../launcher/actions.js';
+import { parseActionsRef } from '../launcher/actions.js';
 import type { Run } from '../store/runs.js';
 import type { FleetContext } from '../fleet/context.js';
 import { hashSecret } from '../fleet/launch.js';
 import { repoRefOf } from '../fleet/repo-state.js';
 
 // A run's report of its result: `POST /yoke/api/runs/:id/result`.
-
-export const SUMMARY_LIMIT = 20_000;
-
-export const RunResult = z
-  .object({
-    outcome: z.enum(['success', 'failure']),
-    verdict: z.enum(['accept', 'reject']).optional(),
-    /** The commit the lander judged: a verdict counts only for the head yoke dispatched it on. */
-    head_sha: z
-      .string()
-      .regex(/^[0-9a-f]{40}$/, 'head_sha is the 40-hex commit the lander validated')
-      .optional(),
-    summary: z.string().max(SUMMARY_LIMIT, `summary is limited to ${SUMMARY_LIMIT} characters`).optional(),
-    /** What the run cost, as its agent counted it. */
-    cost: z
-      .object({
-        usd: z.number().min(0).max(100_000),
-        input_tokens: z.number().int().min(0),
-        output_tokens: z.number().int().min(0),
-      })
-      .strict()
-      .optional(),
-  })
-  .strict();
-export type RunResult = z.infer<typeof RunResult>;
 
 /**
  * TR03: a report is bound to its run. With the command launcher, the per-run
@@ -65,54 +42,8 @@ async function authenticateRun(
   if (!oidc || !bearer) return invalid('no OIDC token was sent');
   const res = await oidc.verify(bearer);
   if (!res.ok) return invalid(res.detail);
-  const claims = res.claims;
-  const dispatched = parseActionsRef(run.launcherRef);
-  if (!dispatched)
-    return invalid(`run ${run.id} was not dispatched as a workflow run, so no OIDC token can report for it`);
-  if (claims.repository?.toLowerCase() !== run.repo.toLowerCase())
-    return invalid(`the token is for ${claims.repository ?? 'no repository'}, not ${run.repo}`);
-  const repo = await repoRefOf(ctx.store, run.repo);
-  if (!repo) return invalid(`${run.repo} is not known to yoke`);
-  let id = dispatched.id;
-  if (id === null) {
-    // Not bound yet: find the dispatched workflow run now, never wave the token through.
-    const found = await ctx.forge.findWorkflowRun(repo, dispatched.workflow, run.id, run.launchedAt);
-    if (found.kind === 'none')
-      return invalid(
-        `the ${dispatched.workflow} run yoke dispatched for ${run.id} is not listed yet; report again in a moment`,
-      );
-    if (found.kind === 'many')
-      return invalid(
-        `${found.ids.length} ${dispatched.workflow} runs that yoke dispatched carry the name ${run.id} (${found.ids.join(', ')}); yoke binds none of them`,
-      );
-    id = found.run.id;
-    await ctx.store.runs.setLauncherRef(run.id, formatActionsRef({ ...dispatched, id }));
-  }
-  if (claims.run_id !== String(id))
-    return invalid(`the token is from workflow run ${claims.run_id ?? 'none'}, not ${id}`);
-  const wfRun = await ctx.forge.getWorkflowRun(repo, id);
-  if (!wfRun) return invalid(`workflow run ${id} is gone`);
-  // Only a run yoke's app started, and that nobody re-ran, reports: a writer's own dispatch or re-run never does.
-  const bot = await ctx.forge.botLogin();
-  if (wfRun.actor !== bot || (wfRun.triggeringActor ?? wfRun.actor) !== bot) {
-    return invalid(
-      `workflow run ${id} was ${wfRun.triggeringActor && wfRun.triggeringActor !== wfRun.actor ? `re-run by ${wfRun.triggeringActor}` : `started by ${wfRun.actor ?? 'someone unknown'}`}, not by ${bot}`,
-    );
-  }
-  if (claims.actor !== bot)
-    return invalid(`the token is from a run started by ${claims.actor ?? 'someone unknown'}, not by ${bot}`);
-  if (wfRun.repositoryId === null || claims.repository_id !== String(wfRun.repositoryId)) {
-    return invalid(
-      `the token is for repository id ${claims.repository_id ?? 'none'}, not ${wfRun.repositoryId ?? 'unknown'}`,
-    );
-  }
-  if (claims.event_name !== 'workflow_dispatch')
-    return invalid(`the token is from a ${claims.event_name ?? 'unknown'} event, not workflow_dispatch`);
-  if (dispatched.ref === null) return invalid(`yoke did not keep the ref it dispatched run ${run.id} on`);
-  const expected = `${run.repo}/.github/workflows/${dispatched.workflow}@refs/heads/${dispatched.ref}`;
-  if (claims.workflow_ref?.toLowerCase() !== expected.toLowerCase())
-    return invalid(`the token is from ${claims.workflow_ref ?? 'no workflow'}, not ${expected}`);
-  return null;
+  const bound = await bindTokenToRun(ctx, run, res.claims);
+  return bound.ok ? null : invalid(bound.detail);
 }
 
 export interface RunReport {
@@ -136,48 +67,7 @@ export async function reportRunResult(
   if (!run) return refuse('run_unknown', { run: runId });
   const denied = await authenticateRun(ctx, run, bearer, auth);
   if (denied) return refused(denied);
-  if (run.status !== 'live') return refuse('run_not_live', { run: run.id, outcome: run.outcome ?? 'ended' });
-  if (run.reportedOutcome) return refuse('run_already_reported', { run: run.id });
-  const parsed = RunResult.safeParse(body);
-  if (!parsed.success) {
-    return refuse('validation_failed', {
-      detail: issuesText(parsed.error, 'body'),
-    });
-  }
-  const r = parsed.data;
-  if (run.kind === 'lander' && r.outcome === 'success' && !r.verdict) return refuse('verdict_required');
-  if (run.kind === 'lander' && r.verdict && r.head_sha?.toLowerCase() !== run.headSha?.toLowerCase()) {
-    return refuse('report_head_mismatch', {
-      run: run.id,
-      judged: r.head_sha ?? 'no head',
-      head: run.headSha ?? 'unknown',
-    });
-  }
-  if (run.kind !== 'lander' && r.verdict)
-    return refuse('validation_failed', {
-      detail: `verdict: only a lander reports a verdict; this is a ${run.kind} run`,
-    });
-  const cost = r.cost
-    ? { usd: r.cost.usd, inputTokens: r.cost.input_tokens, outputTokens: r.cost.output_tokens }
-    : null;
-  // A summary is published (verdict comments, check runs, the dashboard): no secret shape survives.
-  const report = {
-    outcome: r.outcome,
-    verdict: r.outcome === 'success' ? (r.verdict ?? null) : null,
-    summary: r.summary === undefined ? null : redactSecrets(r.summary),
-    cost,
-  };
-  if (!(await store.runs.recordReport(run.id, report, ctx.clock.now()))) {
-    // The reaper ended it (or another report landed) while this one was checked.
-    const now = (await store.runs.get(run.id))!;
-    return now.status !== 'live'
-      ? refuse('run_not_live', { run: run.id, outcome: now.outcome ?? 'ended' })
-      : refuse('run_already_reported', { run: run.id });
-  }
-  const updated = (await store.runs.get(run.id))!;
-  // Posted under the pass lock so a pass posting the same verdict cannot race it.
-  if (updated.verdict) ctx.postVerdicts();
-  return ok(updated);
+  return recordRunResult(ctx, run, body);
 }
 
 /**

@@ -11,8 +11,14 @@ export interface ActionsLauncherOptions {
   now: () => number;
   /** How long a dispatch may go unseen before it counts as never started. */
   unseenGraceMs: number;
-  /** The sha256 of the runner bundle yoke serves; the workflow checks its download against it. */
-  runnerSha256: () => Promise<string>;
+  /** The runner bundle yoke serves (and, reaching through GitHub, publishes); the workflow checks it against its sha256. */
+  runner: () => Promise<{ code: string; sha256: string }>;
+  /**
+   * How runs reach yoke: `api` (they fetch the runner from yoke and call its
+   * API) or `github` (they fetch the runner from the repository, where yoke
+   * published it, and hand results back as artifacts).
+   */
+  reach: 'api' | 'github';
 }
 
 const PENDING = 'pending:';
@@ -49,7 +55,16 @@ export class ActionsLauncher implements Launcher {
     return formatActionsRef({ workflow: spec.workflow, ref: spec.ref, id: null });
   }
 
+  /** Repositories the runner of a sha256 is known to be published in (`repo@sha256`): asked of GitHub once per process. */
+  private published = new Set<string>();
+
   async start(spec: LaunchSpec): Promise<{ ref: string | null }> {
+    const runner = await this.opts.runner();
+    const key = `${spec.repo.fullName.toLowerCase()}@${runner.sha256}`;
+    if (this.opts.reach === 'github' && !this.published.has(key)) {
+      await this.opts.forge.publishRunner(spec.repo, runner.sha256, runner.code);
+      this.published.add(key);
+    }
     await this.opts.forge.dispatchWorkflow(spec.repo, spec.workflow, spec.ref, {
       run_id: spec.runId,
       kind: spec.kind,
@@ -57,9 +72,11 @@ export class ActionsLauncher implements Launcher {
       head_sha: spec.headSha ?? '',
       deadline: new Date(spec.deadline).toISOString(),
       api_url: spec.apiUrl,
-      runner_sha256: await this.opts.runnerSha256(),
+      runner_sha256: runner.sha256,
       limits: limitsJson(spec.limits),
       rejection: spec.rejection ?? '',
+      // Only when it is not the default: a workflow file from before YOKE_RUNS_REACH keeps working in api mode.
+      ...(this.opts.reach === 'github' ? { reach: 'github' } : {}),
     });
     return { ref: this.pendingRef(spec) };
   }

@@ -98,6 +98,7 @@ describe("an agent run's limits", () => {
         headSha: 'a'.repeat(40),
         deadline: Date.UTC(2026, 11, 1, 12),
         apiUrl: 'https://yoke.example.test',
+        reach: 'api',
         limits: { maxTurns: 25, maxUsd: 2.5, networkAllow: ['registry.npmjs.org'] },
         rejection: 'FAIL count-words.test.js',
       },

@@ -23,6 +23,8 @@ import {
   type BranchPolicy,
   type InstallationGrants,
   type ProtectionAnswer,
+  type ArtifactView,
+  type RefMove,
 } from '../../src/forge/types.js';
 
 // An in-memory Forge for engine tests: the same interface the GitHub forge
@@ -584,6 +586,67 @@ export class FakeForge implements Forge {
   async readBranchPolicy(repo: RepoRef, environment: string): Promise<BranchPolicy | null> {
     if (!this.environments.has(`${repo.fullName}:${environment}`)) return null;
     return this.branchPolicies.get(`${repo.fullName}:${environment}`) ?? { kind: 'all' };
+  }
+
+  /** Runners published into each repository: `repo@sha256`. */
+  runnersPublished = new Set<string>();
+  async publishRunner(repo: RepoRef, sha256: string, _content: string): Promise<'published' | 'present'> {
+    const key = `${repo.fullName}@${sha256}`;
+    if (this.runnersPublished.has(key)) return 'present';
+    this.runnersPublished.add(key);
+    return 'published';
+  }
+
+  /** Each workflow run's artifacts (by workflow run id): a name and the zip archive it downloads as. */
+  artifacts = new Map<number, { id: number; name: string; zip: Uint8Array; expired?: boolean }[]>();
+  /** Downloads that fail (a fault, as a 5xx would be) this many more times. */
+  failingDownloads = 0;
+  downloads = 0;
+  async listRunArtifacts(_repo: RepoRef, workflowRunId: number): Promise<ArtifactView[]> {
+    return (this.artifacts.get(workflowRunId) ?? []).map((a) => ({
+      id: a.id,
+      name: a.name,
+      sizeInBytes: a.zip.length,
+      expired: a.expired ?? false,
+    }));
+  }
+
+  async downloadArtifact(_repo: RepoRef, artifactId: number): Promise<Uint8Array | null> {
+    this.downloads++;
+    if (this.failingDownloads > 0) {
+      this.failingDownloads--;
+      throw Object.assign(new Error('Server Error'), { status: 502 });
+    }
+    for (const list of this.artifacts.values()) for (const a of list) if (a.id === artifactId) return a.zip;
+    return null;
+  }
+
+  branchMoves: { repo: string; branch: string; sha: string }[] = [];
+  deletedBranches: { repo: string; branch: string }[] = [];
+  async moveBranch(repo: RepoRef, branch: string, sha: string): Promise<RefMove> {
+    const r = this.repo(repo.fullName);
+    const pull = r.pulls.find((p) => (p.headRef ?? `pr-${p.number}`) === branch);
+    const b = r.branches[branch];
+    if (!pull && !b) return { ok: false, status: 422, message: 'Reference does not exist' };
+    this.branchMoves.push({ repo: repo.fullName, branch, sha });
+    if (pull) pull.headSha = sha;
+    if (b) b.head = sha;
+    return { ok: true };
+  }
+
+  async deleteBranch(repo: RepoRef, branch: string): Promise<void> {
+    this.deletedBranches.push({ repo: repo.fullName, branch });
+    delete this.repo(repo.fullName).branches[branch];
+  }
+
+  /** Workflow runs waiting at a protection rule, with the environments each waits on. */
+  waitingRuns: { repo: string; run: WorkflowRunView; environments: string[] }[] = [];
+  async listWaitingRuns(repo: RepoRef): Promise<WorkflowRunView[]> {
+    return this.waitingRuns.filter((w) => w.repo === repo.fullName).map((w) => w.run);
+  }
+
+  async listPendingDeployments(repo: RepoRef, workflowRunId: number): Promise<string[]> {
+    return this.waitingRuns.find((w) => w.repo === repo.fullName && w.run.id === workflowRunId)?.environments ?? [];
   }
 
   async reviewProtectionRule(

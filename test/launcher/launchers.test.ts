@@ -156,6 +156,30 @@ describe('the command launcher', () => {
 });
 
 describe('the actions launcher', () => {
+  it('publishes the runner into the repository once, then dispatches with reach github, when runs reach yoke through GitHub', async () => {
+    const forge = new FakeForge();
+    const launcher = new ActionsLauncher({
+      forge,
+      now: () => Date.UTC(2026, 10, 29, 12),
+      unseenGraceMs: 10 * 60_000,
+      runner: async () => ({ code: '// runner', sha256: 'e'.repeat(64) }),
+      reach: 'github',
+    });
+    const published: string[] = [];
+    const publish = forge.publishRunner.bind(forge);
+    forge.publishRunner = async (repo, sha, code) => {
+      published.push(`${repo.fullName} ${sha.slice(0, 4)} ${code}`);
+      return publish(repo, sha, code);
+    };
+    await launcher.start(spec('r-1', { secret: null }));
+    await launcher.start(spec('r-2', { secret: null }));
+    expect(published).toEqual(['acme/api eeee // runner']);
+    expect(forge.dispatches.map((d) => [d.inputs.run_id, d.inputs.reach, d.inputs.runner_sha256])).toEqual([
+      ['r-1', 'github', 'e'.repeat(64)],
+      ['r-2', 'github', 'e'.repeat(64)],
+    ]);
+  });
+
   it('dispatches the workflow with the run facts as inputs, then finds, follows and cancels the workflow run', async () => {
     const forge = new FakeForge();
     let now = Date.UTC(2026, 10, 29, 12);
@@ -163,10 +187,12 @@ describe('the actions launcher', () => {
       forge,
       now: () => now,
       unseenGraceMs: 10 * 60_000,
-      runnerSha256: async () => 'f'.repeat(64),
+      runner: async () => ({ code: '// runner', sha256: 'f'.repeat(64) }),
+      reach: 'api',
     });
     const { ref } = await launcher.start(spec('r-act', { secret: null, limits: { maxTurns: 40, maxUsd: 2.5 } }));
     expect(ref).toBe('pending:yoke-run.yml@main');
+    expect(forge.runnersPublished.size).toBe(0);
     expect(forge.dispatches).toEqual([
       {
         repo: 'acme/api',

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -239,6 +239,34 @@ beforeAll(async () => {
   });
   expect((await sandbox.api('GET', `/yoke/api/repos/${DEMO_REPO}/doctor`)).status).toBe(200);
   await call('GET', `/repos/${DEMO_REPO}/environments/production/deployment-branch-policies`);
+  // Runs that reach yoke through GitHub: the runner published with the git data API, a result artifact listed and
+  // downloaded (through the redirect), a branch removed, and the runs waiting at a protection rule.
+  const blob = (await (
+    await call('POST', `/repos/${DEMO_REPO}/git/blobs`, {
+      content: Buffer.from('// runner').toString('base64'),
+      encoding: 'base64',
+    })
+  ).json()) as { sha: string };
+  const tree = (await (
+    await call('POST', `/repos/${DEMO_REPO}/git/trees`, {
+      tree: [{ path: 'yoke-runner.mjs', mode: '100644', type: 'blob', sha: blob.sha }],
+    })
+  ).json()) as { sha: string };
+  const commit = (await (
+    await call('POST', `/repos/${DEMO_REPO}/git/commits`, { message: 'runner', tree: tree.sha, parents: [] })
+  ).json()) as { sha: string };
+  await call('POST', `/repos/${DEMO_REPO}/git/refs`, { ref: `refs/yoke/runner/${'a'.repeat(64)}`, sha: commit.sha });
+  await call('GET', `/repos/${DEMO_REPO}/git/ref/yoke%2Frunner%2F${'a'.repeat(64)}`);
+  await call('DELETE', `/repos/${DEMO_REPO}/git/refs/heads%2Fyoke%2Fdeploy%2Fconformance`);
+  const kept = join(sandbox.dataDir, 'conformance-artifact');
+  mkdirSync(kept, { recursive: true });
+  writeFileSync(join(kept, 'result.json'), '{}');
+  wf.artifacts['yoke-result'] = { id: 424242, dir: kept, createdAt: Date.now() };
+  await call('GET', `/repos/${DEMO_REPO}/actions/runs/${wf.id}/artifacts`);
+  const zip = await call('GET', `/repos/${DEMO_REPO}/actions/artifacts/424242/zip`);
+  expect([zip.status, zip.headers.get('content-type')]).toEqual([200, 'application/zip']);
+  await call('GET', `/repos/${DEMO_REPO}/actions/runs?status=waiting`);
+  await call('GET', `/repos/${DEMO_REPO}/actions/runs/${wf.id}/pending_deployments`);
   await call('PUT', `/repos/${DEMO_REPO}/issues/${created.number}/lock`);
   await call('DELETE', `/repos/${DEMO_REPO}/issues/${created.number}/lock`);
 }, 150_000);

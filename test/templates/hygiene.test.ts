@@ -33,9 +33,10 @@ describe('the shipped workflows (TR21)', () => {
       expect(wf.permissions).toEqual({});
       expect(Object.fromEntries(Object.entries(wf.jobs).map(([name, j]) => [name, j.permissions]))).toEqual({
         agent: { contents: 'read', issues: 'read', 'pull-requests': 'read' },
-        deliver: { 'id-token': 'write' },
+        // deliver's contents: write is its own push when runs reach yoke through GitHub; report's read fetches the runner there.
+        deliver: { contents: 'write', 'id-token': 'write' },
         validate: { contents: 'read' },
-        report: { 'id-token': 'write' },
+        report: { contents: 'read', 'id-token': 'write' },
       });
       for (const untrusted of ['agent', 'validate'])
         expect(
@@ -50,8 +51,18 @@ describe('the shipped workflows (TR21)', () => {
       expect(agent.at(-1)!.id).toBe('work');
       // No token is written into the checkout's git config for the agent to find.
       expect(agent[0]!.run).not.toMatch(/git config|remote add|persist/);
-      // The result reaches deliver as job outputs, never as an uploaded file.
-      expect(JSON.stringify(wf)).not.toMatch(/artifact/i);
+      // The result reaches deliver as job outputs, never as an uploaded file: the jobs that run untrusted code upload nothing.
+      expect(JSON.stringify({ agent: wf.jobs.agent, validate: wf.jobs.validate })).not.toMatch(/artifact/i);
+      // Only deliver and report hand a result back, as their last step, after yoke's runner alone has run in the job.
+      for (const job of ['deliver', 'report']) {
+        const steps = wf.jobs[job]!.steps as (Step & { if?: string; with?: Record<string, unknown> })[];
+        const upload = steps.at(-1)!;
+        expect(upload.uses, `${file} ${job}`).toMatch(/^actions\/upload-artifact@/);
+        expect(upload.if).toBe("always() && inputs.reach == 'github'");
+        expect(upload.with).toMatchObject({ name: 'yoke-result', path: '${{ runner.temp }}/yoke-result/' });
+        expect(steps.filter((s) => s.uses).length).toBe(1);
+        expect(steps.slice(0, -1).every((s) => s.run)).toBe(true);
+      }
     });
   }
 

@@ -73,7 +73,7 @@ describe('the embedded forge', () => {
       const refused = await dispatch('acme/broken');
       expect(refused.status).toBe(422);
       expect(((await refused.json()) as { message: string }).message).toBe(
-        'Invalid workflow file: .github/workflows/yoke-run.yml: (Line: 36, Col: 40): unexpected key "afk_auto" for "inputs" section. expected one of "default", "description", "required"',
+        'Invalid workflow file: .github/workflows/yoke-run.yml: (Line: 41, Col: 40): unexpected key "afk_auto" for "inputs" section. expected one of "default", "description", "required"',
       );
       expect((await dispatch('acme/ok')).status).toBe(204);
     } finally {

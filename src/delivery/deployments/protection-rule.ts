@@ -277,3 +277,51 @@ export async function sweepProtectionReviews(ctx: DeliveryContext): Promise<numb
   }
   return sent;
 }
+
+/**
+ * DP03 without webhooks: the workflow runs of each delivery repository that
+ * wait at a protection rule (`status=waiting`) and the environments each
+ * waits on. Each one whose environment has yoke's rule and that yoke has not
+ * answered yet (by webhook or an earlier sweep) is decided and answered, once.
+ */
+export async function sweepWaitingRuns(ctx: DeliveryContext): Promise<number> {
+  const slug = (await ctx.forge.botLogin()).replace(/\[bot\]$/, '');
+  let answered = 0;
+  for (const r of await ctx.store.repos.list()) {
+    const repo = await repoRefOf(ctx.store, r.fullName);
+    const dr = repo ? await deliveryRepo(ctx, r.fullName) : null;
+    if (!repo || !dr?.ok) continue;
+    try {
+      const waiting = await ctx.forge.listWaitingRuns(repo);
+      if (waiting.length === 0) continue;
+      const done = await ctx.store.stageDeployments.reviews(repo.fullName);
+      const rules = new Map<string, boolean>();
+      for (const run of waiting) {
+        for (const environment of await ctx.forge.listPendingDeployments(repo, run.id)) {
+          if (done.some((d) => d.workflowRunId === run.id && d.environment === environment && d.answer !== 'unsent'))
+            continue;
+          if (!rules.has(environment)) {
+            const env = await ctx.forge.readEnvironmentRules(repo, environment);
+            rules.set(environment, env.exists && env.ruleApps.includes(slug));
+          }
+          // Waiting on someone else's rule (required reviewers, another app): not yoke's to answer.
+          if (!rules.get(environment)) continue;
+          const v = await reviewProtectionRequest(ctx, {
+            repo,
+            environment,
+            sha: run.headSha ?? null,
+            workflowRunId: run.id,
+            sender: null,
+          });
+          if (v.answered) answered++;
+        }
+      }
+    } catch (err) {
+      ctx.log.warn(
+        { repo: r.fullName, err: String(err) },
+        'could not read the workflow runs waiting at protection rules; the next sweep reads again',
+      );
+    }
+  }
+  return answered;
+}

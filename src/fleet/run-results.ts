@@ -1,0 +1,357 @@
+import { z } from 'zod';
+import { issuesText } from '../kernel/issues-text.js';
+import { redactSecrets } from '../kernel/redact.js';
+import { ok, refuse, type Result } from '../kernel/result.js';
+import { claimBranch, fixBranch } from '../kernel/branches.js';
+import {
+  HandedResult,
+  RESULT_ARTIFACT,
+  RESULT_ARTIFACT_LIMIT,
+  RESULT_FILE_NAME,
+  ResultDocument,
+  RunResult,
+  resultAudience,
+  type HandedPush,
+} from '../agent/result-document.js';
+import { classifyGitHubError } from '../forge/errors.js';
+import type { Forge, RepoRef, WorkflowRunView } from '../forge/types.js';
+import { readZip, ZipError } from '../forge/zip.js';
+import { formatActionsRef, parseActionsRef } from '../launcher/actions.js';
+import type { Run } from '../store/runs.js';
+import type { Store } from '../store/store.js';
+import type { Log } from '../kernel/log.js';
+import { claimPullBody, claimPullTitle } from './messages.js';
+import { repoRefOf } from './repo-state.js';
+
+// A run's result, whichever way it came: through yoke's API with the run's
+// credential, or back through GitHub as an artifact of the dispatched workflow
+// run (YOKE_RUNS_REACH=github). Both meet the same binding (TR03) and the same
+// checks before anything is recorded; a handed-back result also carries what
+// the deliver job pushed, and yoke opens the claim PR (or moves the claim PR's
+// branch to a fix) as the app, so the repository's own checks run on it.
+
+/** The claims of a GitHub Actions OIDC token that bind it to a run. */
+export interface TokenClaims {
+  repository?: string | undefined;
+  repository_id?: string | undefined;
+  run_id?: string | undefined;
+  workflow_ref?: string | undefined;
+  event_name?: string | undefined;
+  actor?: string | undefined;
+  iat?: number | undefined;
+}
+
+/** Verifies a token against the issuer's published keys (http/oidc.ts). */
+export interface TokenVerifier {
+  verify(
+    token: string,
+    opts?: { audience?: string; asIssued?: boolean },
+  ): Promise<{ ok: true; claims: TokenClaims } | { ok: false; detail: string; fault?: boolean }>;
+}
+
+type Bound = { ok: true; workflowRun: WorkflowRunView } | { ok: false; detail: string };
+
+/**
+ * TR03: a token speaks for a run only if it comes from exactly the workflow run
+ * yoke dispatched for it: resolved now if no liveness check bound it yet, and
+ * then the token's repository and its id, workflow file and ref, event and
+ * workflow run id must all be that run's, started by yoke's app and re-run by no one.
+ */
+export async function bindTokenToRun(
+  ctx: { store: Store; forge: Forge },
+  run: Run,
+  claims: TokenClaims,
+): Promise<Bound> {
+  const no = (detail: string): Bound => ({ ok: false, detail });
+  const dispatched = parseActionsRef(run.launcherRef);
+  if (!dispatched) return no(`run ${run.id} was not dispatched as a workflow run, so no OIDC token can report for it`);
+  if (claims.repository?.toLowerCase() !== run.repo.toLowerCase())
+    return no(`the token is for ${claims.repository ?? 'no repository'}, not ${run.repo}`);
+  const repo = await repoRefOf(ctx.store, run.repo);
+  if (!repo) return no(`${run.repo} is not known to yoke`);
+  let id = dispatched.id;
+  if (id === null) {
+    // Not bound yet: find the dispatched workflow run now, never wave the token through.
+    const found = await ctx.forge.findWorkflowRun(repo, dispatched.workflow, run.id, run.launchedAt);
+    if (found.kind === 'none')
+      return no(
+        `the ${dispatched.workflow} run yoke dispatched for ${run.id} is not listed yet; report again in a moment`,
+      );
+    if (found.kind === 'many')
+      return no(
+        `${found.ids.length} ${dispatched.workflow} runs that yoke dispatched carry the name ${run.id} (${found.ids.join(', ')}); yoke binds none of them`,
+      );
+    id = found.run.id;
+    await ctx.store.runs.setLauncherRef(run.id, formatActionsRef({ ...dispatched, id }));
+  }
+  if (claims.run_id !== String(id)) return no(`the token is from workflow run ${claims.run_id ?? 'none'}, not ${id}`);
+  const wfRun = await ctx.forge.getWorkflowRun(repo, id);
+  if (!wfRun) return no(`workflow run ${id} is gone`);
+  // Only a run yoke's app started, and that nobody re-ran, reports: a writer's own dispatch or re-run never does.
+  const bot = await ctx.forge.botLogin();
+  if (wfRun.actor !== bot || (wfRun.triggeringActor ?? wfRun.actor) !== bot)
+    return no(
+      `workflow run ${id} was ${wfRun.triggeringActor && wfRun.triggeringActor !== wfRun.actor ? `re-run by ${wfRun.triggeringActor}` : `started by ${wfRun.actor ?? 'someone unknown'}`}, not by ${bot}`,
+    );
+  if (claims.actor !== bot)
+    return no(`the token is from a run started by ${claims.actor ?? 'someone unknown'}, not by ${bot}`);
+  if (wfRun.repositoryId === null || claims.repository_id !== String(wfRun.repositoryId))
+    return no(
+      `the token is for repository id ${claims.repository_id ?? 'none'}, not ${wfRun.repositoryId ?? 'unknown'}`,
+    );
+  if (claims.event_name !== 'workflow_dispatch')
+    return no(`the token is from a ${claims.event_name ?? 'unknown'} event, not workflow_dispatch`);
+  if (dispatched.ref === null) return no(`yoke did not keep the ref it dispatched run ${run.id} on`);
+  const expected = `${run.repo}/.github/workflows/${dispatched.workflow}@refs/heads/${dispatched.ref}`;
+  if (claims.workflow_ref?.toLowerCase() !== expected.toLowerCase())
+    return no(`the token is from ${claims.workflow_ref ?? 'no workflow'}, not ${expected}`);
+  return { ok: true, workflowRun: wfRun };
+}
+
+export interface RecordContext {
+  store: Store;
+  clock: { now(): number };
+  /** Posts recorded verdicts not yet on GitHub, under the pass lock. */
+  postVerdicts(): void;
+}
+
+/** Checks a run's result against the run (a verdict only from a lander, for the head it was dispatched on) and records it. */
+export async function recordRunResult(ctx: RecordContext, run: Run, body: unknown): Promise<Result<Run>> {
+  if (run.status !== 'live') return refuse('run_not_live', { run: run.id, outcome: run.outcome ?? 'ended' });
+  if (run.reportedOutcome) return refuse('run_already_reported', { run: run.id });
+  const parsed = RunResult.safeParse(body);
+  if (!parsed.success) return refuse('validation_failed', { detail: issuesText(parsed.error, 'body') });
+  const r = parsed.data;
+  if (run.kind === 'lander' && r.outcome === 'success' && !r.verdict) return refuse('verdict_required');
+  if (run.kind === 'lander' && r.verdict && r.head_sha?.toLowerCase() !== run.headSha?.toLowerCase())
+    return refuse('report_head_mismatch', {
+      run: run.id,
+      judged: r.head_sha ?? 'no head',
+      head: run.headSha ?? 'unknown',
+    });
+  if (run.kind !== 'lander' && r.verdict)
+    return refuse('validation_failed', {
+      detail: `verdict: only a lander reports a verdict; this is a ${run.kind} run`,
+    });
+  const cost = r.cost
+    ? { usd: r.cost.usd, inputTokens: r.cost.input_tokens, outputTokens: r.cost.output_tokens }
+    : null;
+  // A summary is published (verdict comments, check runs, the dashboard): no secret shape survives.
+  const report = {
+    outcome: r.outcome,
+    verdict: r.outcome === 'success' ? (r.verdict ?? null) : null,
+    summary: r.summary === undefined ? null : redactSecrets(r.summary),
+    cost,
+  };
+  if (!(await ctx.store.runs.recordReport(run.id, report, ctx.clock.now()))) {
+    // The reaper ended it (or another report landed) while this one was checked.
+    const now = (await ctx.store.runs.get(run.id))!;
+    return now.status !== 'live'
+      ? refuse('run_not_live', { run: run.id, outcome: now.outcome ?? 'ended' })
+      : refuse('run_already_reported', { run: run.id });
+  }
+  const updated = (await ctx.store.runs.get(run.id))!;
+  // Posted under the pass lock so a pass posting the same verdict cannot race it.
+  if (updated.verdict) ctx.postVerdicts();
+  return ok(updated);
+}
+
+export interface CollectContext extends RecordContext {
+  forge: Forge;
+  log: Log;
+  verifier: TokenVerifier;
+  /** The audience runs ask their tokens for (YOKE_PUBLIC_URL); a result's token adds the result's sha256 to it. */
+  audience: string;
+  /** A run handed work back: its repository is read on the next pass. */
+  wake(repo: string): void;
+}
+
+/** What reading a finished run's result artifact came to. */
+export type Collected =
+  | { state: 'recorded' }
+  /** Nothing to believe: the run ends as it would without a report, and `detail` says why. */
+  | { state: 'none'; detail: string }
+  /** GitHub could not be read just now: the run stays live and the next reaper tick reads again. */
+  | { state: 'retry'; detail: string };
+
+const none = (detail: string): Collected => ({ state: 'none', detail });
+const retry = (detail: string): Collected => ({ state: 'retry', detail });
+/** A token issued this long before yoke recorded the launch, or after the workflow run last changed, binds nothing. */
+const ISSUE_SLACK_MS = 60_000;
+
+function faultOrNone(err: unknown, what: string): Collected {
+  const e = classifyGitHubError(err);
+  return e.kind === 'fault' ? retry(`${what}: ${e.message}`) : none(`${what}: ${e.message}`);
+}
+
+/**
+ * Reads the result a finished workflow run left as its `yoke-result` artifact,
+ * and records it if, and only if, its token verifies, binds to exactly this
+ * run (TR03) and was issued while the run was live, and the result names this
+ * run. A fault reading GitHub is a retry, never a failure.
+ */
+export async function collectHandedResult(
+  ctx: CollectContext,
+  run: Run,
+  repo: RepoRef,
+  workflowRunId: number,
+): Promise<Collected> {
+  let artifacts;
+  try {
+    artifacts = await ctx.forge.listRunArtifacts(repo, workflowRunId);
+  } catch (err) {
+    return faultOrNone(err, `its artifacts could not be listed`);
+  }
+  const found = artifacts.find((a) => a.name === RESULT_ARTIFACT);
+  if (!found) return none(`workflow run ${workflowRunId} left no ${RESULT_ARTIFACT} artifact`);
+  if (found.expired) return none(`its ${RESULT_ARTIFACT} artifact expired before yoke read it`);
+  if (found.sizeInBytes > RESULT_ARTIFACT_LIMIT)
+    return none(`its ${RESULT_ARTIFACT} artifact is ${found.sizeInBytes} bytes, more than yoke reads`);
+  let zip: Uint8Array | null;
+  try {
+    zip = await ctx.forge.downloadArtifact(repo, found.id);
+  } catch (err) {
+    return faultOrNone(err, `its ${RESULT_ARTIFACT} artifact could not be downloaded`);
+  }
+  if (!zip) return none(`its ${RESULT_ARTIFACT} artifact is gone`);
+  let text: string | undefined;
+  try {
+    text = readZip(zip, RESULT_ARTIFACT_LIMIT).get(RESULT_FILE_NAME)?.toString('utf8');
+  } catch (err) {
+    return none(
+      `its ${RESULT_ARTIFACT} artifact is not a readable zip (${err instanceof ZipError ? err.message : String(err)})`,
+    );
+  }
+  if (text === undefined) return none(`its ${RESULT_ARTIFACT} artifact holds no ${RESULT_FILE_NAME}`);
+  const doc = parseJson(text, ResultDocument);
+  if (!doc.ok) return none(`its ${RESULT_FILE_NAME} is not a result document (${doc.detail})`);
+  const verified = await ctx.verifier.verify(doc.value.token, {
+    audience: resultAudience(ctx.audience, doc.value.result),
+    asIssued: true,
+  });
+  if (!verified.ok)
+    return verified.fault
+      ? retry(`its token could not be checked: ${verified.detail}`)
+      : none(`its token is refused: ${verified.detail}`);
+  let bound: Bound;
+  try {
+    bound = await bindTokenToRun(ctx, run, verified.claims);
+  } catch (err) {
+    return faultOrNone(err, 'its workflow run could not be read');
+  }
+  if (!bound.ok) return none(`its token is refused: ${bound.detail}`);
+  const issued = (verified.claims.iat ?? 0) * 1000;
+  const last = bound.workflowRun.updatedAt ?? ctx.clock.now();
+  if (issued < run.launchedAt - ISSUE_SLACK_MS || issued > last + ISSUE_SLACK_MS)
+    return none(
+      `its token was issued at ${new Date(issued).toISOString()}, when workflow run ${workflowRunId} was not live`,
+    );
+  const handed = parseJson(doc.value.result, HandedResult);
+  if (!handed.ok) return none(`its result is refused (${handed.detail})`);
+  if (handed.value.run_id !== run.id) return none(`its result is for run ${handed.value.run_id}, not ${run.id}`);
+  const { run_id: _id, push, ...result } = handed.value;
+  let body: unknown = result;
+  if (result.outcome === 'success' && run.kind !== 'lander') {
+    const delivered = await deliverPush(ctx, run, repo, push, result.summary ?? '');
+    if (delivered.state === 'retry') return delivered;
+    body =
+      delivered.state === 'failed'
+        ? {
+            outcome: 'failure',
+            summary: `Delivery failed: ${delivered.detail}`,
+            ...(result.cost ? { cost: result.cost } : {}),
+          }
+        : { ...result, summary: `${delivered.said}${result.summary ?? ''}` };
+  }
+  const recorded = await recordRunResult(ctx, run, body);
+  if (!recorded.ok) {
+    // Already reported or ended: nothing more to read. Any other refusal is the result's own fault.
+    if (recorded.refusal.code === 'run_already_reported' || recorded.refusal.code === 'run_not_live')
+      return { state: 'recorded' };
+    return none(`its result is refused: ${recorded.refusal.message}`);
+  }
+  ctx.log.info(
+    { run: run.id, workflowRun: workflowRunId, outcome: recorded.value.reportedOutcome },
+    'read the result a run handed back',
+  );
+  return { state: 'recorded' };
+}
+
+type Delivered =
+  { state: 'done'; said: string } | { state: 'failed'; detail: string } | { state: 'retry'; detail: string };
+
+/**
+ * What the deliver job pushed, taken the rest of the way as the app: an AFK
+ * run's claim PR opened from its branch, or a fix moved onto the claim PR's
+ * branch (fast forward only). A push that is not where the result says is refused.
+ */
+async function deliverPush(
+  ctx: CollectContext,
+  run: Run,
+  repo: RepoRef,
+  push: HandedPush | undefined,
+  summary: string,
+): Promise<Delivered> {
+  const failed = (detail: string): Delivered => ({ state: 'failed', detail });
+  if (!push) return failed('the result says success but names no push');
+  const want =
+    run.kind === 'fix' ? fixBranch(run.id) : run.issueNumber === null ? null : claimBranch(run.issueNumber, run.id);
+  if (push.branch !== want) return failed(`the result names branch ${push.branch}, not ${want ?? 'one of this run'}`);
+  try {
+    const head = await ctx.forge.resolveCommit(repo, push.branch);
+    if (run.kind === 'fix') {
+      if (push.base !== run.headSha)
+        return failed(
+          `the fix was made on ${push.base.slice(0, 7)}, not the head yoke dispatched it on (${run.headSha?.slice(0, 7)})`,
+        );
+      const pull = run.prNumber === null ? null : await ctx.forge.getPull(repo, run.prNumber);
+      if (!pull || pull.state !== 'open' || !pull.headRef) return failed(`PR #${run.prNumber} is not open`);
+      if (pull.headRepo && pull.headRepo.toLowerCase() !== run.repo.toLowerCase())
+        return failed(`PR #${run.prNumber} comes from a fork`);
+      if (pull.headSha !== push.commit) {
+        if (head !== push.commit)
+          return failed(
+            `${push.branch} is at ${head?.slice(0, 7) ?? 'nothing'}, not the fix ${push.commit.slice(0, 7)}`,
+          );
+        const moved = await ctx.forge.moveBranch(repo, pull.headRef, push.commit);
+        if (!moved.ok) return failed(`PR #${run.prNumber}'s branch could not be moved to the fix (${moved.message})`);
+      }
+      await ctx.forge.deleteBranch(repo, push.branch);
+      ctx.wake(run.repo);
+      return { state: 'done', said: `Pushed ${push.commit.slice(0, 7)} to #${run.prNumber}. ` };
+    }
+    if (head !== push.commit)
+      return failed(`${push.branch} is at ${head?.slice(0, 7) ?? 'nothing'}, not ${push.commit.slice(0, 7)}`);
+    const base = parseActionsRef(run.launcherRef)?.ref ?? 'main';
+    try {
+      const number = await ctx.forge.openPull(repo, {
+        head: push.branch,
+        base,
+        title: claimPullTitle(push.title ?? `yoke: ${run.issueNumber}`),
+        body: claimPullBody(run.issueNumber!, run.id, summary),
+      });
+      ctx.wake(run.repo);
+      return { state: 'done', said: `Opened #${number}. ` };
+    } catch (err) {
+      const e = classifyGitHubError(err);
+      if (e.kind === 'fault') throw err;
+      // Opened before a crash, on an earlier read: it stands.
+      if (/already exists/i.test(e.message))
+        return { state: 'done', said: `The claim PR from ${push.branch} is open. ` };
+      return failed(`the claim PR could not be opened (${e.message.split('\n')[0]})`);
+    }
+  } catch (err) {
+    return { state: 'retry', detail: `GitHub could not be read or written: ${classifyGitHubError(err).message}` };
+  }
+}
+
+function parseJson<T>(text: string, schema: z.ZodType<T>): { ok: true; value: T } | { ok: false; detail: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return { ok: false, detail: 'not JSON' };
+  }
+  const parsed = schema.safeParse(json);
+  return parsed.success ? { ok: true, value: parsed.data } : { ok: false, detail: issuesText(parsed.error, 'result') };
+}
