@@ -18,6 +18,7 @@ import { systemClock } from '../src/kernel/clock.js';
 import { openStore } from '../src/store/store.js';
 import { EmbeddedForge } from '../sandbox/forge-server.js';
 import { benchDelivery } from './delivery.js';
+import { benchRunsReach } from './runs-reach.js';
 import { benchEngines, concurrentLaunches, type BenchEngine } from './engines.js';
 
 // `npm run bench`: each figure on its own line as `name: value unit`.
@@ -321,6 +322,7 @@ try {
     ['fleet', benchFleet],
     ['delivery', () => each((engine) => benchDelivery(print, median, engine))],
     ['contain', benchContainment],
+    ['reach', () => benchRunsReach(print)],
   ];
   for (const [name, bench] of benches) if (!only || only.includes(name)) await bench();
 } finally {

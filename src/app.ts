@@ -219,6 +219,7 @@ async function wire(
           {
             forge,
             launcher: settings.launcher,
+            runsReach: settings.runsReach,
             publicUrl: settings.publicUrl,
             configRefreshMs: settings.configRefreshMs,
             probeRunner: (url) => fetchRunnerProbe(url),

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { parseOperatorEnv } from '../src/config/env.js';
+import { hostingProblems, parseOperatorEnv } from '../src/config/env.js';
 import { buildCli } from '../src/cli/main.js';
 
 // deploy/: one yoke on the embedded store (single.yaml), and two yokes behind
@@ -107,12 +107,20 @@ describe('the one-process recipe (single.yaml)', () => {
     expect(yoke.ports).toEqual(['3000:3000']);
   });
 
-  it('takes the settings of its example env file, on the embedded store', () => {
-    const parsed = parseOperatorEnv({ ...envFile('single.env.example'), YOKE_DB_PATH: '/data/yoke.db' });
-    expect(parsed.ok ? [parsed.settings.database, parsed.settings.publicUrl] : parsed.problems).toEqual([
-      '/data/yoke.db',
-      'https://yoke.example.com',
-    ]);
+  it('takes the settings of its example env file, on the embedded store, with runs reaching yoke through GitHub', () => {
+    const env = { ...envFile('single.env.example'), YOKE_DB_PATH: '/data/yoke.db' };
+    const parsed = parseOperatorEnv(env);
+    expect(
+      parsed.ok ? [parsed.settings.database, parsed.settings.runsReach, parsed.settings.runsAudience] : parsed.problems,
+    ).toEqual(['/data/yoke.db', 'github', 'yoke-app-123456']);
+    // No public URL to set: nothing refuses the start for the want of one.
+    expect(
+      hostingProblems(
+        env,
+        () => '',
+        () => undefined,
+      ).filter((p) => p.includes('YOKE_PUBLIC_URL')),
+    ).toEqual([]);
   });
 
   it('says the same as one `docker run` line: the same env file, key and volume', () => {

@@ -93,9 +93,15 @@ describe('npm start with app credentials that cannot work', () => {
       err: [
         'yoke cannot start; fix these settings:',
         '  - YOKE_API_TOKENS is not set, so no one could sign in to the dashboard or use the CLI. Make a token with `openssl rand -hex 32` and set YOKE_API_TOKENS to it (several: comma-separated); the CLI reads it as YOKE_TOKEN.',
-        "  - YOKE_PUBLIC_URL is not set, so runs would be told to report to http://localhost:39170, which GitHub's runners cannot reach. Set it to the https address GitHub reaches yoke at (the app's webhook URL without /api/github/webhooks), e.g. YOKE_PUBLIC_URL=https://yoke.example.com.",
+        "  - YOKE_PUBLIC_URL is not set, so runs would be told to report to http://localhost:39170, which GitHub's runners cannot reach. Set YOKE_RUNS_REACH=github, and runs hand their results back through GitHub, with no URL of yoke's to reach; or set YOKE_PUBLIC_URL to the https address GitHub reaches yoke at (the app's webhook URL without /api/github/webhooks), e.g. YOKE_PUBLIC_URL=https://yoke.example.com.",
       ].join('\n'),
     });
+  });
+
+  it('with YOKE_RUNS_REACH=github no public URL is asked for: runs call no URL of yoke’s', async () => {
+    const r = await start({ APP_ID: '123456', WEBHOOK_SECRET: SECRET, PRIVATE_KEY: key, YOKE_RUNS_REACH: 'github' });
+    expect(r.err.split('\n').filter((l) => l.includes('YOKE_PUBLIC_URL'))).toEqual([]);
+    expect(r.err).toContain('YOKE_API_TOKENS is not set');
   });
 });
 

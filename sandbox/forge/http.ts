@@ -71,7 +71,8 @@ export interface ForgeHttpStats {
   notModified: number;
   /** Answers that counted against the rate limit. */
   rateLimited: number;
-  log: { method: string; path: string; status: number }[];
+  /** Each answer; `auth` is who asked, for API routes (the bench tells yoke's requests from the runs'). */
+  log: { method: string; path: string; status: number; auth?: AuthKind }[];
 }
 
 export class ForgeHttp {
@@ -217,8 +218,9 @@ export class ForgeHttp {
     if (this.opts.latencyMs) await new Promise((r) => setTimeout(r, this.opts.latencyMs));
     const method = (req.method ?? 'GET').toUpperCase();
     this.stats.requests++;
+    let asked: AuthKind | undefined;
     const send = (status: number, body: unknown, headers: Record<string, string> = {}, raw?: string) => {
-      this.stats.log.push({ method, path: url.pathname, status });
+      this.stats.log.push({ method, path: url.pathname, status, ...(asked ? { auth: asked } : {}) });
       res.writeHead(status, headers);
       res.end(raw ?? (body === undefined ? '' : JSON.stringify(body)));
     };
@@ -267,6 +269,7 @@ export class ForgeHttp {
     try {
       if (!route) throw new HttpError(404, 'Not Found');
       const who = this.authenticate(req);
+      asked = who.auth;
       if (route.auth === 'app' && who.auth !== 'app') throw new HttpError(401, 'A JSON web token could not be decoded');
       if (route.auth === 'repo' && (who.auth === 'none' || who.auth === 'app'))
         throw new HttpError(401, 'Requires authentication');

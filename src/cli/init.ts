@@ -158,7 +158,7 @@ export function initReport(agent: AgentName, plan: InitPlan): string {
     '',
     'Next:',
     `1. Add the repository secret ${a.credentials.join(' (or ')}${a.credentials.length > 1 ? ')' : ''}: Settings → Secrets and variables → Actions.`,
-    "2. Install yoke's GitHub App on the repository; its server must be reachable by GitHub's runners at YOKE_PUBLIC_URL.",
+    "2. Install yoke's GitHub App on the repository. With YOKE_RUNS_REACH=github its runs need no URL of yoke's (they hand results back through GitHub); otherwise GitHub's runners must reach it at YOKE_PUBLIC_URL.",
     '3. No repository setting needs switching on: yoke opens the claim PR itself, so "Allow GitHub Actions to create and approve pull requests" can stay off, and your CI runs on the PR.',
     "4. Protect the default branch (Settings → Rules → Rulesets, or branch protection): require the status check yoke/lander, and leave yoke's app off the bypass list, so nothing merges that its lander did not accept at that head. As a ruleset:",
     `   gh api repos/OWNER/REPO/rulesets --input - <<'JSON'\n   ${LANDER_RULESET}\n   JSON`,

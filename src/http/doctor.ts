@@ -91,6 +91,8 @@ export interface DoctorFacts {
   secrets: string[] | { error: string } | null;
   /** How runs start: only the actions launcher needs the workflow, the secret and the public URL. */
   launcher: 'actions' | 'command';
+  /** With `github`, runs call no URL of yoke's (YOKE_RUNS_REACH). */
+  runsReach?: 'api' | 'github';
   publicUrl: string;
   runner: { probe: RunnerProbe; expectedSha256: string } | null;
   environments: { stage: string; environment: string; rules: EnvironmentRules; policy: BranchPolicy | null }[];
@@ -210,6 +212,12 @@ export function judgeDoctor(f: DoctorFacts, shipped: ShippedSetup): DoctorReport
   }
 
   if (!actions) add('public_url', 'skipped', notNeeded);
+  else if (f.runsReach === 'github')
+    add(
+      'public_url',
+      'skipped',
+      'Not needed: runs reach this yoke through GitHub (YOKE_RUNS_REACH=github): they fetch the runner from refs/yoke/runner/<sha256> in the repository and hand their results back as workflow artifacts.',
+    );
   else {
     const url = `${f.publicUrl}/yoke/runner.mjs`;
     const fix = `Set YOKE_PUBLIC_URL to the https address at which GitHub's runners reach this yoke (the app's webhook URL without /api/github/webhooks), and make sure ${url} answers there.`;
@@ -281,6 +289,8 @@ export function doctorText(r: DoctorReport): string {
 export interface DoctorDeps {
   forge: Forge;
   launcher: 'actions' | 'command';
+  /** YOKE_RUNS_REACH: with `github`, runs call no URL of yoke's, so none is checked. */
+  runsReach?: 'api' | 'github';
   publicUrl: string;
   configRefreshMs: number;
   /** Fetches this yoke's runner by its public URL. */
@@ -305,6 +315,7 @@ export async function runDoctor(deps: DoctorDeps, shipped: ShippedSetup, name: s
     workflow: null,
     secrets: null,
     launcher: deps.launcher,
+    ...(deps.runsReach ? { runsReach: deps.runsReach } : {}),
     publicUrl: deps.publicUrl,
     runner: null,
     environments: [],
@@ -326,9 +337,13 @@ export async function runDoctor(deps: DoctorDeps, shipped: ShippedSetup, name: s
         .listSecretNames(ref)
         .catch((err: unknown) => ({ error: err instanceof Error ? err.message : String(err) }))
     : null;
-  const runner = actions
-    ? { probe: await deps.probeRunner(`${deps.publicUrl}/yoke/runner.mjs`), expectedSha256: await deps.runnerSha256() }
-    : null;
+  const runner =
+    actions && deps.runsReach !== 'github'
+      ? {
+          probe: await deps.probeRunner(`${deps.publicUrl}/yoke/runner.mjs`),
+          expectedSha256: await deps.runnerSha256(),
+        }
+      : null;
   const delivery =
     config.state === 'valid'
       ? parseDeliverySettings(ref.fullName, config.config.delivery)

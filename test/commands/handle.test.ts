@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { handleComment, handlePolledComments } from '../../src/commands/handle.js';
+import { handleComment, handlePolledComments, isPollable } from '../../src/commands/handle.js';
 import type { CommentView } from '../../src/forge/types.js';
 import { makeHarness } from '../helpers/fleet.js';
 
@@ -98,5 +98,17 @@ describe('comment commands', () => {
     expect(h.forge.comments).toEqual([]);
     expect(h.forge.reactions).toEqual([]);
     expect((await h.store.repos.get('acme/api'))!.pausedSince).not.toBeNull();
+  });
+});
+
+describe('commands found by poll', () => {
+  it('GH04 a command written in the second yoke first saw the repository counts (GitHub gives seconds), one written before does not', () => {
+    const firstSeenAt = Date.UTC(2026, 11, 3, 12, 0, 0, 210);
+    const at = (ms: number) => ({ createdAt: ms, updatedAt: ms });
+    // GitHub says 12:00:00 for a comment written at 12:00:00.500, after yoke's first look at .210.
+    expect(isPollable(at(Date.UTC(2026, 11, 3, 12, 0, 0)), { firstSeenAt })).toBe(true);
+    expect(isPollable(at(Date.UTC(2026, 11, 3, 11, 59, 59)), { firstSeenAt })).toBe(false);
+    // TR05: edited since, it is no command.
+    expect(isPollable({ createdAt: firstSeenAt + 1000, updatedAt: firstSeenAt + 2000 }, { firstSeenAt })).toBe(false);
   });
 });

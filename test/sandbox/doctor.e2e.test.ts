@@ -214,8 +214,17 @@ describe('yoke doctor, in the sandbox', () => {
         `FAILED: public_url: http://127.0.0.1:${deadPort}/yoke/runner.mjs did not answer: connect ECONNREFUSED 127.0.0.1:${deadPort}.`,
         `  fix: Set YOKE_PUBLIC_URL to the https address at which GitHub's runners reach this yoke (the app's webhook URL without /api/github/webhooks), and make sure http://127.0.0.1:${deadPort}/yoke/runner.mjs answers there.`,
       ]);
+      // Runs that reach yoke through GitHub call no URL of yoke's: the same dead URL is then nothing to fix.
+      s.opts.env!.YOKE_RUNS_REACH = 'github';
+      await restart();
+      const g = await yoke(s, ['doctor', DEMO_REPO]);
+      expect(g.code).toBe(0);
+      expect(g.out.split('\n').filter((l) => /public_url/.test(l))).toEqual([
+        'skipped: public_url: Not needed: runs reach this yoke through GitHub (YOKE_RUNS_REACH=github): they fetch the runner from refs/yoke/runner/<sha256> in the repository and hand their results back as workflow artifacts.',
+      ]);
     } finally {
       delete s.opts.env!.YOKE_PUBLIC_URL;
+      delete s.opts.env!.YOKE_RUNS_REACH;
       await restart();
     }
   }, 60_000);

@@ -66,6 +66,15 @@ describe('the shipped workflows (TR21)', () => {
     });
   }
 
+  for (const file of AGENTS) {
+    it(`TR32 ${file}: the agent job cannot hand a result back: no OIDC token, no upload, no folder the upload reads`, () => {
+      const agent = read(file).jobs.agent!;
+      expect(agent.permissions!['id-token']).toBeUndefined();
+      const text = JSON.stringify(agent);
+      expect(text).not.toMatch(/upload-artifact|YOKE_RESULT_DIR|yoke-result/);
+    });
+  }
+
   it('TR21 the jobs that deliver, validate and report are the same in every agent workflow: only the agent differs', () => {
     const [first, ...rest] = AGENTS.map(read);
     for (const [i, wf] of rest.entries()) {

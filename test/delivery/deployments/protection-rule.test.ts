@@ -11,6 +11,7 @@ import {
   decideProtection,
   reviewProtectionRequest,
   sweepProtectionReviews,
+  sweepWaitingRuns,
   type ProtectionRequest,
 } from '../../../src/delivery/deployments/protection-rule.js';
 import { DELIVERY, REPO, makeDeliveryHarness, type DeliveryHarness } from '../../helpers/delivery.js';
@@ -42,6 +43,41 @@ async function settledRun(h: DeliveryHarness): Promise<{ id: string; commit: str
 }
 
 describe("yoke's QA as an environment's deployment protection rule", () => {
+  it('DP03 with no webhook, the sweep finds the runs waiting at yoke’s rule and answers each once; a wait on someone else’s rule is left alone', async () => {
+    const h = await makeDeliveryHarness();
+    h.forge.environments.set(`${REPO}:production`, { exists: true, ruleApps: ['yoke'] });
+    h.forge.environments.set(`${REPO}:preview`, { exists: true, ruleApps: ['another-app'] });
+    const waiting = (id: number, environments: string[]) =>
+      h.forge.waitingRuns.push({
+        repo: REPO,
+        run: {
+          id,
+          status: 'waiting',
+          conclusion: null,
+          repositoryId: 99,
+          event: 'workflow_dispatch',
+          headSha: 'e'.repeat(40),
+        },
+        environments,
+      });
+    waiting(950, ['production']);
+    waiting(951, ['preview']);
+    // Run 952's request came by webhook and was answered then: the sweep does not answer it again.
+    waiting(952, ['production']);
+    await reviewProtectionRequest(h.fleet, request(h, { workflowRunId: 952, sha: 'e'.repeat(40) }));
+    expect(await sweepWaitingRuns(h.fleet)).toBe(1);
+    expect(await sweepWaitingRuns(h.fleet)).toBe(0);
+    expect(h.forge.protectionAnswers.map((a) => [a.workflowRunId, a.answer.environment, a.answer.state])).toEqual([
+      [952, 'production', 'rejected'],
+      [950, 'production', 'rejected'],
+    ]);
+    // Decided as the webhook's request would be: the commit is the waiting run's head, which no deployment run pinned.
+    expect((await h.store.stageDeployments.reviews(REPO)).map((r) => [r.workflowRunId, r.code, r.answer])).toEqual([
+      [950, 'protection_no_run', 'answered'],
+      [952, 'protection_no_run', 'answered'],
+    ]);
+  });
+
   it('DP03 a commit no run pinned, or whose QA has not settled, is rejected with the run, the wait and the command; once settled it is approved', async () => {
     const h = await makeDeliveryHarness({ config: EMPTY_OK });
     const unknown = 'a'.repeat(40);

@@ -1,0 +1,238 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { resultAudience } from '../../src/agent/result-document.js';
+import { collectHandedResult } from '../../src/fleet/run-results.js';
+import { reapRuns } from '../../src/fleet/reaper.js';
+import { repoRefOf } from '../../src/fleet/repo-state.js';
+import { OidcVerifier } from '../../src/http/oidc.js';
+import { silentLog } from '../../src/kernel/log.js';
+import { ActionsLauncher } from '../../src/launcher/actions.js';
+import { writeZip } from '../../sandbox/forge/zip-writer.js';
+import { makeHarness, type Harness } from '../helpers/fleet.js';
+import { AUDIENCE, ISSUER, LANDER_HEAD, WF, good, jwk, jwt, liveRun } from '../helpers/run-api.js';
+
+// TR32: a result handed back through GitHub (YOKE_RUNS_REACH=github) is read
+// from the dispatched workflow run's `yoke-result` artifact once that run has
+// completed, and believed only with a token bound to exactly that run, issued
+// while it was live, whose audience carries the sha256 of the result's exact text.
+
+let h: Harness;
+let verifier: OidcVerifier;
+const WF_ID = WF.id;
+const REF = `yoke-run.yml@main#${WF_ID}`;
+
+beforeEach(() => {
+  h = makeHarness();
+  h.forge.addRepo('acme/api', {});
+  verifier = new OidcVerifier({
+    issuer: ISSUER,
+    jwksUrl: `${ISSUER}/.well-known/jwks`,
+    audience: AUDIENCE,
+    now: h.clock.now,
+    fetch: (async () => new Response(JSON.stringify({ keys: [jwk] }), { status: 200 })) as typeof fetch,
+  });
+});
+
+const seconds = () => Math.floor(h.clock.now() / 1000);
+
+/** The workflow run yoke dispatched for `runId`, completed now. */
+function completed(runId: string, over: Partial<typeof WF> & { updatedAt?: number } = {}) {
+  h.forge.workflowRuns.set(runId, {
+    ...WF,
+    status: 'completed',
+    conclusion: 'success',
+    updatedAt: h.clock.now(),
+    ...over,
+  });
+}
+
+/** A result document as the runner writes it; `token` replaces the genuine one, `text` the signed text. */
+function handBack(
+  workflowRunId: number,
+  result: Record<string, unknown>,
+  opts: { claims?: Record<string, unknown>; token?: string | null; text?: string } = {},
+) {
+  const signed = JSON.stringify(result);
+  const token =
+    opts.token === undefined
+      ? jwt({ ...good(seconds()), aud: resultAudience(AUDIENCE, signed), ...opts.claims })
+      : opts.token;
+  const doc = token === null ? { result: opts.text ?? signed } : { result: opts.text ?? signed, token };
+  const zip = writeZip([{ name: 'result.json', data: Buffer.from(JSON.stringify(doc)) }]);
+  const list = h.forge.artifacts.get(workflowRunId) ?? [];
+  list.push({ id: 9000 + list.length + workflowRunId, name: 'yoke-result', zip });
+  h.forge.artifacts.set(workflowRunId, list);
+}
+
+const ctx = () => ({ ...h.fleet, verifier, audience: AUDIENCE });
+
+async function reap() {
+  return reapRuns({
+    store: h.store,
+    launcher: new ActionsLauncher({
+      forge: h.forge,
+      now: h.clock.now,
+      unseenGraceMs: 600_000,
+      runner: async () => ({ code: '', sha256: 'e'.repeat(64) }),
+      reach: 'github',
+    }),
+    now: h.clock.now,
+    pauseThreshold: 3,
+    repoRef: (name) => repoRefOf(h.store, name),
+    log: silentLog,
+    collect: (run, repo, id) => collectHandedResult(ctx(), run, repo, id),
+  });
+}
+
+const verdict = (runId: string) => ({
+  run_id: runId,
+  outcome: 'success',
+  verdict: 'accept',
+  head_sha: LANDER_HEAD,
+  summary: 'The validation job passed.',
+});
+
+describe('results handed back through GitHub (TR32)', () => {
+  it('TR32 records a lander verdict from the dispatched run’s artifact, with a token bound to the run and the result’s sha256', async () => {
+    const id = await liveRun(h, { kind: 'lander', secret: null, ref: REF });
+    completed(id);
+    handBack(WF_ID, verdict(id));
+    const [r] = await reap();
+    expect([r!.outcome, r!.reason]).toEqual(['success', null]);
+    const run = (await h.store.runs.get(id))!;
+    expect([run.verdict, run.summary]).toEqual(['accept', 'The validation job passed.']);
+  });
+
+  it('TR32 a result whose text changed after it was signed, one with no token, one naming another run, and one with another run’s token change nothing', async () => {
+    const cases: [string, (id: string) => void, RegExp][] = [
+      [
+        'edited',
+        (id) =>
+          handBack(WF_ID, verdict(id), { text: JSON.stringify({ ...verdict(id), verdict: 'accept', summary: 'x' }) }),
+        /its token is refused: the token's aud claim is not accepted/,
+      ],
+      ['no token', (id) => handBack(WF_ID, verdict(id), { token: null }), /is not a result document/],
+      ['another run’s result', () => handBack(WF_ID, verdict('rother')), /its result is for run rother, not r/],
+      [
+        'another run',
+        (id) => handBack(WF_ID, verdict(id), { claims: { run_id: '5555' } }),
+        /from workflow run 5555, not 4242/,
+      ],
+    ];
+    for (const [, plant, why] of cases) {
+      h.forge.artifacts.clear();
+      const id = await liveRun(h, { kind: 'lander', secret: null, ref: REF });
+      completed(id);
+      plant(id);
+      const [r] = await reap();
+      expect(r!.outcome).toBe('failure');
+      expect(r!.reason).toMatch(why);
+      expect((await h.store.runs.get(id))!.verdict).toBeNull();
+    }
+  });
+
+  it('TR32 a writer’s own workflow run, with its own valid token, hands nothing back: only the run yoke dispatched is read', async () => {
+    const id = await liveRun(h, { kind: 'lander', secret: null, ref: REF });
+    completed(id);
+    // The writer dispatched yoke-run.yml with yoke's run id in its inputs: a genuine token of their run 5555.
+    handBack(5555, verdict(id), { claims: { run_id: '5555', actor: 'mallory' } });
+    // Copied into yoke's own run's artifact (were that possible), its token still speaks for run 5555 and mallory.
+    handBack(WF_ID, verdict(id), { claims: { run_id: '5555', actor: 'mallory' } });
+    const [r] = await reap();
+    expect(r!.outcome).toBe('failure');
+    expect(r!.reason).toMatch(/its token is refused: the token is from workflow run 5555, not 4242/);
+    expect((await h.store.runs.get(id))!.verdict).toBeNull();
+  });
+
+  it('TR32 an expired token issued while the run was live is believed; one issued after the run completed is not', async () => {
+    const live = await liveRun(h, { kind: 'lander', secret: null, ref: REF });
+    completed(live);
+    handBack(WF_ID, verdict(live));
+    // yoke was down for an hour: the token expired long ago, but was issued while workflow run 4242 ran.
+    h.clock.advance(3600_000);
+    const [r] = await reap();
+    expect([r!.outcome, (await h.store.runs.get(live))!.verdict]).toEqual(['success', 'accept']);
+
+    h.forge.artifacts.clear();
+    const late = await liveRun(h, { kind: 'lander', secret: null, ref: REF });
+    completed(late, { updatedAt: h.clock.now() - 600_000 });
+    handBack(WF_ID, verdict(late));
+    const [again] = await reap();
+    expect(again!.outcome).toBe('failure');
+    expect(again!.reason).toMatch(/when workflow run 4242 was not live/);
+  });
+
+  it('TR32 an artifact that fails to download is read again on the next tick, never turned into a failure or a strike', async () => {
+    const id = await liveRun(h, { kind: 'afk_auto', secret: null, ref: REF, issue: 3 });
+    h.forge.addIssue('acme/api', 3);
+    completed(id);
+    h.forge.repo('acme/api').branches[`yoke/3-${id}`] = { head: 'c'.repeat(40), protected: false, base: 'c0' };
+    handBack(WF_ID, {
+      run_id: id,
+      outcome: 'success',
+      summary: 'Added the helper.',
+      push: { branch: `yoke/3-${id}`, commit: 'c'.repeat(40), base: 'b'.repeat(40), title: 'Add the helper' },
+    });
+    h.forge.failingDownloads = 2;
+    expect(await reap()).toEqual([]);
+    expect(await reap()).toEqual([]);
+    expect((await h.store.runs.get(id))!.status).toBe('live');
+    expect((await h.store.repos.get('acme/api'))!.consecutiveFailures).toBe(0);
+    const [r] = await reap();
+    expect(r!.outcome).toBe('success');
+    // yoke opened the claim PR itself, as the app, from the branch the deliver job pushed.
+    expect(h.forge.openedPulls).toEqual([
+      {
+        repo: 'acme/api',
+        head: `yoke/3-${id}`,
+        base: 'main',
+        title: 'Add the helper',
+        body: `Closes #3\n\nThe agent's summary, quoted as it wrote it:\n\n\`\`\`\nAdded the helper.\n\`\`\`\n\nYoke-Run: ${id}`,
+      },
+    ]);
+    expect((await h.store.runs.get(id))!.summary).toBe('Opened #1001. Added the helper.');
+    expect(h.forge.downloads).toBe(3);
+  });
+
+  it('TR32 a push the result names that is not on its branch, or on a branch not the run’s, is a delivery failure', async () => {
+    const id = await liveRun(h, { kind: 'afk_auto', secret: null, ref: REF, issue: 4 });
+    completed(id);
+    h.forge.repo('acme/api').branches[`yoke/4-${id}`] = { head: 'd'.repeat(40), protected: false, base: 'c0' };
+    handBack(WF_ID, {
+      run_id: id,
+      outcome: 'success',
+      push: { branch: `yoke/4-${id}`, commit: 'c'.repeat(40), base: 'b'.repeat(40) },
+    });
+    const [r] = await reap();
+    expect(r!.outcome).toBe('failure');
+    expect((await h.store.runs.get(id))!.summary).toBe(`Delivery failed: yoke/4-${id} is at ddddddd, not ccccccc`);
+    expect(h.forge.openedPulls).toEqual([]);
+  });
+
+  it('TR32 a fix handed back moves the claim PR’s branch to its commit as the app, fast forward, and removes its own branch', async () => {
+    const id = await liveRun(h, { kind: 'fix', secret: null, ref: REF });
+    h.forge.addPull('acme/api', { number: 7, headSha: LANDER_HEAD, headRef: 'yoke/1-rorig' });
+    h.forge.repo('acme/api').branches[`yoke/fix-${id}`] = { head: 'f'.repeat(40), protected: false, base: 'c0' };
+    completed(id);
+    handBack(WF_ID, {
+      run_id: id,
+      outcome: 'success',
+      summary: 'Fixed the test.',
+      push: { branch: `yoke/fix-${id}`, commit: 'f'.repeat(40), base: LANDER_HEAD },
+    });
+    const [r] = await reap();
+    expect(r!.outcome).toBe('success');
+    expect(h.forge.branchMoves).toEqual([{ repo: 'acme/api', branch: 'yoke/1-rorig', sha: 'f'.repeat(40) }]);
+    expect(h.forge.deletedBranches).toEqual([{ repo: 'acme/api', branch: `yoke/fix-${id}` }]);
+    expect((await h.store.runs.get(id))!.summary).toBe('Pushed fffffff to #7. Fixed the test.');
+  });
+
+  it('TR32 a workflow run that left no result artifact ends its run as it would without a report, saying so', async () => {
+    const id = await liveRun(h, { kind: 'afk_auto', secret: null, ref: REF });
+    completed(id);
+    const [r] = await reap();
+    expect([r!.outcome, r!.reason]).toEqual([
+      'failure',
+      'ended without reporting a result (workflow run 4242 left no yoke-result artifact)',
+    ]);
+  });
+});
