@@ -266,7 +266,7 @@ export class ActionsRunner {
           const keep = join(this.opts.workDir, `artifact-${run.id}-${name}`);
           // As upload-artifact v4: a name is uploaded once per workflow run; a second upload of it fails.
           if (run.artifacts[name]) {
-            failed = true;
+            if (!step['continue-on-error']) failed = true;
             continue;
           }
           try {
