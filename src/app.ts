@@ -2,7 +2,7 @@ import { runnerBundle } from './agent/bundle.js';
 import type { ApplicationFunction, Probot } from 'probot';
 import { systemClock, systemTimers, type Clock, type Timers } from './kernel/clock.js';
 import { handlePolledComments } from './commands/handle.js';
-import type { OperatorSettings } from './config/env.js';
+import { runsAudienceOf, type OperatorSettings } from './config/env.js';
 import { resolveSettings } from './config/settings.js';
 import {
   DEFAULT_VISIBILITY_POLICY,
@@ -147,7 +147,7 @@ async function wire(
   const oidc = new OidcVerifier({
     issuer: settings.oidcIssuer,
     jwksUrl: settings.oidcJwksUrl,
-    audience: settings.runsAudience,
+    audience: runsAudienceOf(settings),
     now: () => clock.now(),
   });
   const ticking = overrides.startTicks !== false;
@@ -179,14 +179,14 @@ async function wire(
       ...DEFAULT_VISIBILITY_POLICY,
       dailyUsd: settings.dailyUsd,
     },
-    apiUrl: settings.runsAudience,
+    apiUrl: runsAudienceOf(settings),
     webUrl: settings.webUrl,
     trustedMarkerLogins: settings.trustedMarkerLogins,
     onPolledComments: (repo, comments) => handlePolledComments(fleet, repo, comments),
     // Delivery listens to the fleet's merges: an item's delivery is owed from its claim PR's merge.
     onMerged: recordOwedOnMerge,
     ...(settings.launcher === 'actions' && settings.runsReach === 'github'
-      ? { handedResults: { verifier: oidc, audience: settings.runsAudience } }
+      ? { handedResults: { verifier: oidc, audience: runsAudienceOf(settings) } }
       : {}),
   });
   fleet = engine.context();

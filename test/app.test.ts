@@ -621,6 +621,7 @@ describe('finding a dispatched workflow run (Probot level)', () => {
         triggeringActor: BOT,
         htmlUrl: null,
         headSha: null,
+        updatedAt: null,
       },
     });
     // Two of the app's own under one name bind neither.

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { hostingProblems, parseOperatorEnv } from '../src/config/env.js';
+import { hostingProblems, parseOperatorEnv, runsAudienceOf } from '../src/config/env.js';
 import { buildCli } from '../src/cli/main.js';
 
 // deploy/: one yoke on the embedded store (single.yaml), and two yokes behind
@@ -111,7 +111,9 @@ describe('the one-process recipe (single.yaml)', () => {
     const env = { ...envFile('single.env.example'), YOKE_DB_PATH: '/data/yoke.db' };
     const parsed = parseOperatorEnv(env);
     expect(
-      parsed.ok ? [parsed.settings.database, parsed.settings.runsReach, parsed.settings.runsAudience] : parsed.problems,
+      parsed.ok
+        ? [parsed.settings.database, parsed.settings.runsReach, runsAudienceOf(parsed.settings)]
+        : parsed.problems,
     ).toEqual(['/data/yoke.db', 'github', 'yoke-app-123456']);
     // No public URL to set: nothing refuses the start for the want of one.
     expect(

@@ -178,11 +178,11 @@ export interface OperatorSettings {
   personTokens: { login: string; token: string }[];
   publicUrl: string;
   /**
-   * The audience runs ask their OIDC tokens for (the `api_url` input): yoke's
-   * public URL, or, when runs reach yoke through GitHub and no URL is set, a
-   * name of the app's own, which no run can call.
+   * The audience runs ask their OIDC tokens for (the `api_url` input), when it
+   * is not the public URL: runs that reach yoke through GitHub with no
+   * YOKE_PUBLIC_URL set name the app (`yoke-app-<APP_ID>`), which no run can call.
    */
-  runsAudience: string;
+  runsAudience?: string;
   oidcIssuer: string;
   oidcJwksUrl: string;
   trustedMarkerLogins: string[];
@@ -245,10 +245,9 @@ export function parseOperatorEnv(env: Record<string, string | undefined>): EnvRe
       apiTokens: e.YOKE_API_TOKENS,
       personTokens: e.YOKE_PERSON_TOKENS,
       publicUrl,
-      runsAudience:
-        e.YOKE_LAUNCHER === 'actions' && e.YOKE_RUNS_REACH === 'github' && !e.YOKE_PUBLIC_URL
-          ? `yoke-app-${e.APP_ID ?? 'unset'}`
-          : publicUrl,
+      ...(e.YOKE_LAUNCHER === 'actions' && e.YOKE_RUNS_REACH === 'github' && !e.YOKE_PUBLIC_URL
+        ? { runsAudience: `yoke-app-${e.APP_ID ?? 'unset'}` }
+        : {}),
       oidcIssuer: issuer,
       oidcJwksUrl: e.YOKE_OIDC_JWKS_URL ?? `${issuer}/.well-known/jwks`,
       trustedMarkerLogins: e.YOKE_TRUSTED_MARKER_LOGINS.map((l) => l.toLowerCase()),
@@ -357,3 +356,7 @@ export function hostingProblems(
     );
   return problems;
 }
+
+/** The audience runs ask their OIDC tokens for, and the `api_url` they are told: the public URL unless it names the app. */
+export const runsAudienceOf = (s: Pick<OperatorSettings, 'runsAudience' | 'publicUrl'>): string =>
+  s.runsAudience ?? s.publicUrl;
