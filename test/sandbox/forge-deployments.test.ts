@@ -123,7 +123,7 @@ describe("the embedded forge's deployments", () => {
       `${api}/repos/acme/app/actions/runs/${run.id}/deployment_protection_rule`,
     ]);
     await new Promise((r) => setTimeout(r, 300));
-    expect(run.status).toBe('in_progress'); // still waiting
+    expect(run.status).toBe('waiting'); // as GitHub shows a run held at a protection rule
     const path = `/repos/acme/app/actions/runs/${run.id}/deployment_protection_rule`;
     // A person (even with write access) cannot answer an app's rule; another environment has nothing pending.
     expect(
