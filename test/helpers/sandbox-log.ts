@@ -1,4 +1,5 @@
-import type { Sandbox } from '../../sandbox/sandbox.js';
+import { afterEach, expect } from 'vitest';
+import { Sandbox, type SandboxOptions } from '../../sandbox/sandbox.js';
 
 /**
  * yoke's warnings and errors in a sandbox that no test claimed: each test
@@ -14,4 +15,25 @@ export function unclaimedWarnings(s: Sandbox | undefined, claimed: readonly stri
       (l) =>
         `${l.msg}${['reason', 'author', 'err'].map((k) => (l[k] ? ` ${k}=${String(typeof l[k] === 'object' ? JSON.stringify(l[k]) : l[k]).split('\n')[0]}` : '')).join('')}`,
     );
+}
+
+/**
+ * A sandbox per test: `start(options)` makes and starts it; after each test it
+ * is stopped, and its log held no warning or error that no test here claimed.
+ */
+export function sandboxPerTest(claimed: readonly string[] = []): { start(opts: SandboxOptions): Promise<Sandbox> } {
+  let current: Sandbox | null = null;
+  afterEach(async () => {
+    const unclaimed = unclaimedWarnings(current ?? undefined, claimed);
+    await current?.stop();
+    current = null;
+    expect(unclaimed).toEqual([]);
+  });
+  return {
+    async start(opts) {
+      current = new Sandbox(opts);
+      await current.start();
+      return current;
+    },
+  };
 }

@@ -1,11 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runnerBundle } from '../../src/agent/bundle.js';
 import { attachDemoPlans, deliverDemo } from '../../sandbox/deliver.js';
 import { DEMO_REPO } from '../../sandbox/demo-repo.js';
 import { revParse } from '../../sandbox/git.js';
-import { Sandbox } from '../../sandbox/sandbox.js';
-import { unclaimedWarnings } from '../helpers/sandbox-log.js';
+import type { Sandbox } from '../../sandbox/sandbox.js';
+import { sandboxPerTest } from '../helpers/sandbox-log.js';
 
 /** Warnings the tests below provoke, each asserted where it is. */
 const CLAIMED_WARNINGS: string[] = [];
@@ -15,22 +15,14 @@ const CLAIMED_WARNINGS: string[] = [];
 // yoke's: they fetch the runner from the repository, push with their own
 // token and hand results back as artifacts yoke reads.
 
-let sandbox: Sandbox | null = null;
-afterEach(async () => {
-  const unclaimed = unclaimedWarnings(sandbox ?? undefined, CLAIMED_WARNINGS);
-  await sandbox?.stop();
-  sandbox = null;
-  expect(unclaimed).toEqual([]);
-});
+const sandboxes = sandboxPerTest(CLAIMED_WARNINGS);
 
 const logsOf = (s: Sandbox) =>
   s.forge.runner.runs.map((r) => (existsSync(r.logPath) ? readFileSync(r.logPath, 'utf8') : ''));
 
 describe('runs that reach yoke through GitHub alone', () => {
   it('TR32 the whole mission: five issues merged and delivered, the protection rule answered by polling, and no run or webhook ever reaches yoke', async () => {
-    sandbox = new Sandbox({ launcher: 'actions', failAgent: 0, runsReach: 'github' });
-    const s = sandbox;
-    await s.start();
+    const s = await sandboxes.start({ launcher: 'actions', failAgent: 0, runsReach: 'github' });
     await attachDemoPlans(s);
     await s.waitUntil(() => s.done(), 150_000, 'every demo issue to merge');
     const d = await deliverDemo(s, { dropAnswers: 0, log: () => undefined, timeoutMs: 120_000 });
@@ -69,9 +61,13 @@ describe('runs that reach yoke through GitHub alone', () => {
   }, 300_000);
 
   it('TR32 yoke stopped while a run completes reads its result when it starts again; a writer’s own run under the same name hands nothing back', async () => {
-    sandbox = new Sandbox({ launcher: 'actions', failAgent: 0, runsReach: 'github', issues: 1, agentDelayMs: 3000 });
-    const s = sandbox;
-    await s.start();
+    const s = await sandboxes.start({
+      launcher: 'actions',
+      failAgent: 0,
+      runsReach: 'github',
+      issues: 1,
+      agentDelayMs: 3000,
+    });
     await s.waitUntil(async () => (await s.runs()).some((r) => r.kind === 'afk_auto'), 30_000, 'the AFK run to launch');
     const afk = (await s.runs()).find((r) => r.kind === 'afk_auto')!;
     // A writer dispatches the workflow themselves, under the AFK run's id, as a lander that accepts: its report job
