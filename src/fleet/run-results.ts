@@ -300,25 +300,11 @@ async function deliverPush(
   try {
     const head = await ctx.forge.resolveCommit(repo, push.branch);
     if (run.kind === 'fix') {
-      if (push.base !== run.headSha)
-        return failed(
-          `the fix was made on ${push.base.slice(0, 7)}, not the head yoke dispatched it on (${run.headSha?.slice(0, 7)})`,
-        );
-      const pull = run.prNumber === null ? null : await ctx.forge.getPull(repo, run.prNumber);
-      if (!pull || pull.state !== 'open' || !pull.headRef) return failed(`PR #${run.prNumber} is not open`);
-      if (pull.headRepo && pull.headRepo.toLowerCase() !== run.repo.toLowerCase())
-        return failed(`PR #${run.prNumber} comes from a fork`);
-      if (pull.headSha !== push.commit) {
-        if (head !== push.commit)
-          return failed(
-            `${push.branch} is at ${head?.slice(0, 7) ?? 'nothing'}, not the fix ${push.commit.slice(0, 7)}`,
-          );
-        const moved = await ctx.forge.moveBranch(repo, pull.headRef, push.commit);
-        if (!moved.ok) return failed(`PR #${run.prNumber}'s branch could not be moved to the fix (${moved.message})`);
-      }
+      const done = await deliverFix(ctx, run, repo, push, head);
+      // Whatever became of it, the fix's own branch has served (a commit moved onto the PR stays there).
       await ctx.forge.deleteBranch(repo, push.branch);
-      ctx.wake(run.repo);
-      return { state: 'done', said: `Pushed ${push.commit.slice(0, 7)} to #${run.prNumber}. ` };
+      if (done.state === 'done') ctx.wake(run.repo);
+      return done;
     }
     if (head !== push.commit)
       return failed(`${push.branch} is at ${head?.slice(0, 7) ?? 'nothing'}, not ${push.commit.slice(0, 7)}`);
@@ -343,6 +329,32 @@ async function deliverPush(
   } catch (err) {
     return { state: 'retry', detail: `GitHub could not be read or written: ${classifyGitHubError(err).message}` };
   }
+}
+
+/** A fix: onto the claim PR's branch, fast forward from the head it was dispatched on, as the app. */
+async function deliverFix(
+  ctx: CollectContext,
+  run: Run,
+  repo: RepoRef,
+  push: HandedPush,
+  head: string | null,
+): Promise<Delivered> {
+  const failed = (detail: string): Delivered => ({ state: 'failed', detail });
+  if (push.base !== run.headSha)
+    return failed(
+      `the fix was made on ${push.base.slice(0, 7)}, not the head yoke dispatched it on (${run.headSha?.slice(0, 7)})`,
+    );
+  const pull = run.prNumber === null ? null : await ctx.forge.getPull(repo, run.prNumber);
+  if (!pull || pull.state !== 'open' || !pull.headRef) return failed(`PR #${run.prNumber} is not open`);
+  if (pull.headRepo && pull.headRepo.toLowerCase() !== run.repo.toLowerCase())
+    return failed(`PR #${run.prNumber} comes from a fork`);
+  if (pull.headSha !== push.commit) {
+    if (head !== push.commit)
+      return failed(`${push.branch} is at ${head?.slice(0, 7) ?? 'nothing'}, not the fix ${push.commit.slice(0, 7)}`);
+    const moved = await ctx.forge.moveBranch(repo, pull.headRef, push.commit);
+    if (!moved.ok) return failed(`PR #${run.prNumber}'s branch could not be moved to the fix (${moved.message})`);
+  }
+  return { state: 'done', said: `Pushed ${push.commit.slice(0, 7)} to #${run.prNumber}. ` };
 }
 
 function parseJson<T>(text: string, schema: z.ZodType<T>): { ok: true; value: T } | { ok: false; detail: string } {

@@ -226,6 +226,24 @@ describe('results handed back through GitHub (TR32)', () => {
     expect((await h.store.runs.get(id))!.summary).toBe('Pushed fffffff to #7. Fixed the test.');
   });
 
+  it('TR32 a fix handed back for a PR closed meanwhile is a delivery failure, and its own branch is removed all the same', async () => {
+    const id = await liveRun(h, { kind: 'fix', secret: null, ref: REF });
+    h.forge.repo('acme/api').branches[`yoke/fix-${id}`] = { head: 'f'.repeat(40), protected: false, base: 'c0' };
+    completed(id);
+    handBack(WF_ID, {
+      run_id: id,
+      outcome: 'success',
+      push: { branch: `yoke/fix-${id}`, commit: 'f'.repeat(40), base: LANDER_HEAD },
+    });
+    const [r] = await reap();
+    expect(r!.outcome).toBe('failure');
+    expect((await h.store.runs.get(id))!.summary).toBe('Delivery failed: PR #7 is not open');
+    expect([h.forge.branchMoves, h.forge.deletedBranches]).toEqual([
+      [],
+      [{ repo: 'acme/api', branch: `yoke/fix-${id}` }],
+    ]);
+  });
+
   it('TR32 a workflow run that left no result artifact ends its run as it would without a report, saying so', async () => {
     const id = await liveRun(h, { kind: 'afk_auto', secret: null, ref: REF });
     completed(id);
