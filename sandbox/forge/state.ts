@@ -158,7 +158,6 @@ export class ForgeState {
       nextNumber: 1,
       comments: [],
       reviews: [],
-      reviewComments: [],
       labels: new Map(),
       createdAt: this.now(),
       checkRuns: [],

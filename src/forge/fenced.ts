@@ -22,7 +22,6 @@ const FORGE_ACCESS: Record<keyof Forge, 'read' | 'write'> = {
   findOpenIssue: 'read',
   getPull: 'read',
   listReviews: 'read',
-  listReviewComments: 'read',
   resolveCommit: 'read',
   isAncestor: 'read',
   isBranchProtected: 'read',

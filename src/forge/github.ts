@@ -34,7 +34,6 @@ import type {
   RepoRef,
   RepoView,
   ReviewView,
-  ReviewCommentView,
   WorkflowRunView,
 } from './types.js';
 
@@ -50,6 +49,7 @@ export interface GitHubForgeOptions {
   budget?: BudgetBook;
 }
 
+/** The owner/repo path parameters of a repository. */
 const at = (repo: RepoRef) => ({ owner: repo.owner, repo: repo.name });
 
 export class GitHubForge implements Forge {
@@ -147,9 +147,6 @@ export class GitHubForge implements Forge {
 
   async listReviews(repo: RepoRef, pr: number): Promise<ReviewView[]> {
     return issues.listReviews(await this.gh(repo.installationId), repo, pr);
-  }
-  async listReviewComments(repo: RepoRef, pr: number): Promise<ReviewCommentView[]> {
-    return issues.listReviewComments(await this.gh(repo.installationId), repo, pr);
   }
 
   async resolveCommit(repo: RepoRef, ref: string): Promise<string | null> {
