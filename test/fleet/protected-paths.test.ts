@@ -110,6 +110,8 @@ describe('protected paths (TR14)', () => {
     expect(h.forge.merges).toEqual([]);
     pull.reviews.push({ author: 'maint', state: 'APPROVED', commitId: SHA });
     await h.engine.schedulerTick();
+    expect(h.forge.merges).toEqual([]);
+    await h.engine.schedulerTick();
     expect(h.forge.merges).toEqual([{ repo: 'acme/api', number: 7, sha: SHA, method: 'squash' }]);
     const holds = await h.store.protectedHolds.list('acme/api');
     expect(holds.map((x) => x.approvedBy)).toEqual(['maint']);
@@ -121,7 +123,7 @@ describe('protected paths (TR14)', () => {
     expect(check.summary).toContain('maint approved this head');
   });
 
-  it('TR14 a change GitHub would not list is held as protected, and a change of ordinary files merges as before', async () => {
+  it('TR14 a change GitHub would not list is held as protected, and a change of ordinary files merges once its check says success', async () => {
     const h = makeHarness();
     h.forge.addRepo('acme/api', AUTOLAND);
     const a = await addClaimPull(h, 'acme/api', { number: 7, issue: 1, headSha: SHA });
@@ -130,6 +132,10 @@ describe('protected paths (TR14)', () => {
     b.pull.files = ['lib/ok.js'];
     await recordVerdict(h, 'acme/api', 7, SHA, 'accept');
     await recordVerdict(h, 'acme/api', 8, 'd'.repeat(40), 'accept');
+    await h.engine.schedulerTick();
+    // The pass that reads the change writes the success a branch rule may require; the merge waits for the next.
+    expect(h.forge.merges).toEqual([]);
+    expect(h.forge.checkRuns.find((c) => c.headSha === 'd'.repeat(40))!.current.conclusion).toBe('success');
     await h.engine.schedulerTick();
     expect(h.forge.merges.map((m) => m.number)).toEqual([8]);
     expect((await h.store.protectedHolds.list()).map((x) => [x.prNumber, x.files])).toEqual([
