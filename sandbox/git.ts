@@ -150,3 +150,28 @@ export function changedFiles(gitDir: string, base: string, head: string): Change
   }
   return files.filter((f) => f.path);
 }
+
+/**
+ * GitHub's `diff_hunk` of an inline review comment: the hunk of the PR's diff
+ * (from its merge base) that holds `line` of the head's `path`, from its
+ * header through that line; null when the line is not in the diff.
+ */
+export function diffHunkAt(gitDir: string, base: string, head: string, path: string, line: number): string | null {
+  const from = git(gitDir, ['merge-base', `refs/heads/${base}`, head]);
+  const diff = git(gitDir, ['diff', from, head, '--', path]);
+  let hunk: string[] | null = null;
+  let at = 0;
+  for (const text of diff.split('\n')) {
+    const header = /^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@/.exec(text);
+    if (header) {
+      hunk = [text];
+      at = Number(header[1]) - 1;
+      continue;
+    }
+    if (!hunk) continue;
+    hunk.push(text);
+    if (!text.startsWith('-')) at++;
+    if (at === line && !text.startsWith('-')) return hunk.join('\n');
+  }
+  return null;
+}

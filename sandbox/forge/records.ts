@@ -82,6 +82,20 @@ export interface Review {
   submittedAt: number;
 }
 
+/** An inline comment of a review, on a line of the PR's head. */
+export interface ReviewComment {
+  id: number;
+  reviewId: number;
+  pr: number;
+  user: ForgeUser;
+  path: string;
+  line: number;
+  body: string;
+  diffHunk: string;
+  commitId: string;
+  createdAt: number;
+}
+
 export type RepoRole = 'admin' | 'maintain' | 'write' | 'triage' | 'read';
 
 export interface ForgeRepo {
@@ -97,6 +111,7 @@ export interface ForgeRepo {
   nextNumber: number;
   comments: Comment[];
   reviews: Review[];
+  reviewComments: ReviewComment[];
   labels: Map<string, Label>;
   createdAt: number;
   checkRuns: CheckRun[];

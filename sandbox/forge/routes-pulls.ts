@@ -1,6 +1,6 @@
 import type { components } from '@octokit/openapi-types';
 import { parseClosingRefs } from '../../src/forge/types.js';
-import { changedFiles, revParse, squashMerge } from '../git.js';
+import { changedFiles, diffHunkAt, revParse, squashMerge } from '../git.js';
 import { HttpError } from '../http-error.js';
 import { pullOf, repoOf, requireWorkflowWrite, requireWrite, type RouteEnv } from './routes-common.js';
 import type { Review } from './state.js';
@@ -86,6 +86,15 @@ export function registerPullRoutes(env: RouteEnv): void {
     );
     return http.page(ctx, files, `/repos/${r.fullName}/pulls/${i.number}/files`);
   });
+  http.on('GET', '/repos/{owner}/{repo}/pulls/{pull_number}/comments', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    const i = pullOf(r, ctx.params.pull_number);
+    return http.page(
+      ctx,
+      r.reviewComments.filter((c) => c.pr === i.number).map((c) => shapes.reviewCommentJson(r, c)),
+      `/repos/${r.fullName}/pulls/${i.number}/comments`,
+    );
+  });
   http.on('POST', '/repos/{owner}/{repo}/pulls/{pull_number}/reviews', 'repo', (ctx) => {
     const r = repoOf(env, ctx);
     const i = pullOf(r, ctx.params.pull_number);
@@ -94,6 +103,17 @@ export function registerPullRoutes(env: RouteEnv): void {
     if (event === 'APPROVE' && ctx.actor && ctx.actor.login === i.user.login)
       throw new HttpError(422, 'Unprocessable Entity: Can not approve your own pull request');
     const verdict = event === 'APPROVE' ? 'APPROVED' : event === 'REQUEST_CHANGES' ? 'CHANGES_REQUESTED' : 'COMMENTED';
+    // Inline comments sit on lines of the PR's diff at its head; GitHub refuses one on a line outside it.
+    const inline = (Array.isArray(ctx.body.comments) ? ctx.body.comments : []).map((c: Record<string, unknown>) => {
+      const path = String(c.path ?? '');
+      const line = Number(c.line);
+      const hunk =
+        /^[\w./-]+$/.test(path) && Number.isInteger(line) && line > 0
+          ? diffHunkAt(r.gitDir, i.pull!.baseRef, i.pull!.headSha, path, line)
+          : null;
+      if (hunk === null) throw new HttpError(422, 'Unprocessable Entity: "Line could not be resolved"');
+      return { path, line, hunk, body: String(c.body ?? '') };
+    });
     const v: Review = {
       id: state.nextId(),
       pr: i.number,
@@ -104,6 +124,19 @@ export function registerPullRoutes(env: RouteEnv): void {
       submittedAt: state.now(),
     };
     r.reviews.push(v);
+    for (const c of inline)
+      r.reviewComments.push({
+        id: state.nextId(),
+        reviewId: v.id,
+        pr: i.number,
+        user: ctx.actor!,
+        path: c.path,
+        line: c.line,
+        body: c.body,
+        diffHunk: c.hunk,
+        commitId: i.pull!.headSha,
+        createdAt: state.now(),
+      });
     i.updatedAt = state.now();
     state.reviewed(r, i, v);
     return { status: 200, body: shapes.reviewJson(r, v) };

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { components } from '@octokit/openapi-types';
 import { revParse } from '../git.js';
 import type { WorkflowRunRecord } from './actions-runner.js';
-import type { CheckRun, Comment, ForgeRepo, ForgeUser, Issue, IssueEvent, Review } from './state.js';
+import type { CheckRun, Comment, ForgeRepo, ForgeUser, Issue, IssueEvent, Review, ReviewComment } from './state.js';
 
 // The JSON GitHub would answer with, built from the forge's state and typed
 // against GitHub's OpenAPI description (@octokit/openapi-types).
@@ -252,6 +252,33 @@ export class Shapes {
       commit_id: v.commitId,
       author_association: this.association(r, v.user),
     } satisfies Schemas['pull-request-review'];
+  }
+
+  reviewCommentJson(r: ForgeRepo, c: ReviewComment) {
+    const self = this.apiUrl(`/repos/${r.fullName}/pulls/comments/${c.id}`);
+    const html = `${this.url}/${r.fullName}/pull/${c.pr}#discussion_r${c.id}`;
+    const pull = this.apiUrl(`/repos/${r.fullName}/pulls/${c.pr}`);
+    return {
+      url: self,
+      pull_request_review_id: c.reviewId,
+      id: c.id,
+      node_id: `PRRC_${c.id}`,
+      diff_hunk: c.diffHunk,
+      path: c.path,
+      commit_id: c.commitId,
+      original_commit_id: c.commitId,
+      user: this.simpleUser(c.user),
+      body: c.body,
+      created_at: isoNow(c.createdAt),
+      updated_at: isoNow(c.createdAt),
+      html_url: html,
+      pull_request_url: pull,
+      author_association: this.association(r, c.user),
+      _links: { self: { href: self }, html: { href: html }, pull_request: { href: pull } },
+      line: c.line,
+      original_line: c.line,
+      side: 'RIGHT' as const,
+    } satisfies Schemas['pull-request-review-comment'];
   }
 
   workflowRunJson(r: ForgeRepo, w: WorkflowRunRecord) {

@@ -158,6 +158,7 @@ export class ForgeState {
       nextNumber: 1,
       comments: [],
       reviews: [],
+      reviewComments: [],
       labels: new Map(),
       createdAt: this.now(),
       checkRuns: [],

@@ -22,6 +22,7 @@ const FORGE_ACCESS: Record<keyof Forge, 'read' | 'write'> = {
   findOpenIssue: 'read',
   getPull: 'read',
   listReviews: 'read',
+  listReviewComments: 'read',
   resolveCommit: 'read',
   isAncestor: 'read',
   isBranchProtected: 'read',

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { classifyGitHubError, unlessMissing } from './errors.js';
 import type { Octokit } from './octokit.js';
-import { GhIssue, GhIssueEvent, GhIssueState, GhPullDetail, GhReview } from './schemas.js';
-import type { IssueDetail, MergeResult, PullDetail, RepoRef, ReviewView } from './types.js';
+import { GhIssue, GhIssueEvent, GhIssueState, GhPullDetail, GhReview, GhReviewComment } from './schemas.js';
+import type { IssueDetail, MergeResult, PullDetail, RepoRef, ReviewCommentView, ReviewView } from './types.js';
 
 // Issues and pull requests as GitHubForge reads and changes them: an issue, a
 // pull request and its reviews, a comment's reactions, who labelled an issue,
@@ -46,6 +46,18 @@ export async function listReviews(o: Octokit, repo: RepoRef, pr: number): Promis
     await o.paginate('GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews', {
       ...at(repo),
       pull_number: pr,
+      per_page: 100,
+    }),
+  );
+}
+
+export async function listReviewComments(o: Octokit, repo: RepoRef, pr: number): Promise<ReviewCommentView[]> {
+  return z.array(GhReviewComment).parse(
+    await o.paginate('GET /repos/{owner}/{repo}/pulls/{pull_number}/comments', {
+      ...at(repo),
+      pull_number: pr,
+      sort: 'created',
+      direction: 'asc',
       per_page: 100,
     }),
   );

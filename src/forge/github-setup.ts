@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { unlessMissing } from './errors.js';
 import type { Octokit } from './octokit.js';
+import { GhRepository } from './schemas.js';
 import type { BranchPolicy, InstallationGrants, RepoRef } from './types.js';
 
 // What `yoke doctor` reads of a repository's set-up: what the app's
@@ -71,4 +72,18 @@ export async function readBranchPolicy(o: Octokit, repo: RepoRef, environment: s
       .branch_policies.filter((p) => p.type === 'branch')
       .map((p) => p.name),
   };
+}
+
+/** The installation's repositories yoke may work on: archived ones are left out. */
+export async function listRepos(o: Octokit, installationId: number): Promise<RepoRef[]> {
+  const repos = z.array(GhRepository).parse(await o.paginate('GET /installation/repositories', { per_page: 100 }));
+  return repos
+    .filter((r) => !r.archived)
+    .map((r) => ({
+      owner: r.owner.login,
+      name: r.name,
+      fullName: r.full_name,
+      installationId,
+      ...(r.default_branch ? { defaultBranch: r.default_branch } : {}),
+    }));
 }

@@ -4,7 +4,7 @@ import type { BudgetBook } from './budget.js';
 import { unlessMissing } from './errors.js';
 import type { Octokit } from './octokit.js';
 import { RepoReader } from './repo-reader.js';
-import { GhBotApp, GhPermission, GhRepository, GhIssueUpdate } from './schemas.js';
+import { GhBotApp, GhPermission, GhIssueUpdate } from './schemas.js';
 import * as actions from './github-actions.js';
 import * as git from './github-git.js';
 import * as issues from './github-issues.js';
@@ -34,6 +34,7 @@ import type {
   RepoRef,
   RepoView,
   ReviewView,
+  ReviewCommentView,
   WorkflowRunView,
 } from './types.js';
 
@@ -95,17 +96,7 @@ export class GitHubForge implements Forge {
   }
 
   async listRepos(installationId: number): Promise<RepoRef[]> {
-    const o = await this.gh(installationId);
-    const repos = z.array(GhRepository).parse(await o.paginate('GET /installation/repositories', { per_page: 100 }));
-    return repos
-      .filter((r) => !r.archived)
-      .map((r) => ({
-        owner: r.owner.login,
-        name: r.name,
-        fullName: r.full_name,
-        installationId,
-        ...(r.default_branch ? { defaultBranch: r.default_branch } : {}),
-      }));
+    return setup.listRepos(await this.gh(installationId), installationId);
   }
 
   remainingContentWrites(installationId: number): number {
@@ -147,6 +138,9 @@ export class GitHubForge implements Forge {
 
   async listReviews(repo: RepoRef, pr: number): Promise<ReviewView[]> {
     return issues.listReviews(await this.gh(repo.installationId), repo, pr);
+  }
+  async listReviewComments(repo: RepoRef, pr: number): Promise<ReviewCommentView[]> {
+    return issues.listReviewComments(await this.gh(repo.installationId), repo, pr);
   }
 
   async resolveCommit(repo: RepoRef, ref: string): Promise<string | null> {

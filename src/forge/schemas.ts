@@ -11,6 +11,7 @@ import {
   type Permission,
   type PullView,
   type ReviewView,
+  type ReviewCommentView,
   type WorkflowRunView,
 } from './types.js';
 
@@ -102,8 +103,44 @@ export const GhPullFile = z
   .transform((f) => (f.previous_filename ? [f.filename, f.previous_filename] : [f.filename]));
 
 export const GhReview = z
-  .object({ user: User, state: z.string(), commit_id: z.string().nullable().optional() })
-  .transform((r): ReviewView => ({ author: r.user?.login ?? 'ghost', state: r.state, commitId: r.commit_id ?? null }));
+  .object({
+    id: z.number().optional(),
+    user: User,
+    state: z.string(),
+    commit_id: z.string().nullable().optional(),
+    body: z.string().nullable().optional(),
+    submitted_at: z.string().nullable().optional(),
+  })
+  .transform((r): ReviewView => ({
+    author: r.user?.login ?? 'ghost',
+    state: r.state,
+    commitId: r.commit_id ?? null,
+    ...(r.id !== undefined ? { id: r.id } : {}),
+    ...(r.body ? { body: r.body } : {}),
+    ...(r.submitted_at ? { submittedAt: Date.parse(r.submitted_at) } : {}),
+  }));
+
+export const GhReviewComment = z
+  .object({
+    id: z.number(),
+    pull_request_review_id: z.number().nullable().optional(),
+    user: User,
+    path: z.string(),
+    line: z.number().nullable().optional(),
+    diff_hunk: z.string(),
+    body: z.string(),
+    commit_id: z.string(),
+  })
+  .transform((c): ReviewCommentView => ({
+    id: c.id,
+    reviewId: c.pull_request_review_id ?? null,
+    author: c.user?.login ?? 'ghost',
+    path: c.path,
+    line: c.line ?? null,
+    diffHunk: c.diff_hunk,
+    body: c.body,
+    commitId: c.commit_id,
+  }));
 
 export const GhWorkflowRun = z
   .object({

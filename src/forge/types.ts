@@ -60,6 +60,25 @@ export interface ReviewView {
   author: string;
   state: string;
   commitId: string | null;
+  /** GitHub's review id, its text and when it was submitted (what a review-driven fix carries). */
+  id?: number;
+  body?: string;
+  submittedAt?: number | null;
+}
+
+/** An inline comment of a review: where it sits in the PR's diff, and what it says. */
+export interface ReviewCommentView {
+  id: number;
+  /** The review it belongs to (null for a comment GitHub keeps outside any review). */
+  reviewId: number | null;
+  author: string;
+  path: string;
+  /** The line of the file it is on, in the version it was written on (null: outdated, or on a file as a whole). */
+  line: number | null;
+  /** The diff hunk it sits on, as GitHub shows it: up to and including its line. */
+  diffHunk: string;
+  body: string;
+  commitId: string;
 }
 
 export interface ClaimView {
@@ -241,6 +260,8 @@ export interface Forge {
   findOpenIssue(repo: RepoRef, label: string): Promise<number | null>;
   getPull(repo: RepoRef, number: number): Promise<PullDetail | null>;
   listReviews(repo: RepoRef, pr: number): Promise<ReviewView[]>;
+  /** The inline comments of a PR's reviews, oldest first. */
+  listReviewComments(repo: RepoRef, pr: number): Promise<ReviewCommentView[]>;
   /** The commit a branch, tag or SHA names, or null. */
   resolveCommit(repo: RepoRef, ref: string): Promise<string | null>;
   /** TR29: whether GitHub protects a branch (branch protection or a ruleset); null when there is no such branch. */

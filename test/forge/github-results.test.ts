@@ -103,6 +103,62 @@ describe('GitHubForge, for runs that reach yoke through GitHub', () => {
   });
 });
 
+describe('GitHubForge, for review-driven fixes', () => {
+  it("reads a PR's reviews with their ids, texts and times, and its inline comments with path, line and diff hunk", async () => {
+    gh()
+      .get('/repos/acme/api/pulls/7/reviews')
+      .query({ per_page: 100 })
+      .reply(200, [
+        {
+          id: 31,
+          user: { login: 'maint' },
+          state: 'CHANGES_REQUESTED',
+          commit_id: 'c'.repeat(40),
+          body: 'Please rename it.',
+          submitted_at: '2026-12-03T10:00:00Z',
+        },
+      ]);
+    gh()
+      .get('/repos/acme/api/pulls/7/comments')
+      .query({ sort: 'created', direction: 'asc', per_page: 100 })
+      .reply(200, [
+        {
+          id: 41,
+          pull_request_review_id: 31,
+          user: { login: 'maint' },
+          path: 'lib/a.js',
+          line: 3,
+          diff_hunk: '@@ -0,0 +1,3 @@\n+a\n+b\n+c',
+          body: 'This one.',
+          commit_id: 'c'.repeat(40),
+        },
+      ]);
+    const forge = nockForge();
+    expect(await forge.listReviews(REPO, 7)).toEqual([
+      {
+        author: 'maint',
+        state: 'CHANGES_REQUESTED',
+        commitId: 'c'.repeat(40),
+        id: 31,
+        body: 'Please rename it.',
+        submittedAt: Date.parse('2026-12-03T10:00:00Z'),
+      },
+    ]);
+    expect(await forge.listReviewComments(REPO, 7)).toEqual([
+      {
+        id: 41,
+        reviewId: 31,
+        author: 'maint',
+        path: 'lib/a.js',
+        line: 3,
+        diffHunk: '@@ -0,0 +1,3 @@\n+a\n+b\n+c',
+        body: 'This one.',
+        commitId: 'c'.repeat(40),
+      },
+    ]);
+  });
+});
+
 describe('reading a zip archive', () => {
   it('reads deflated and stored entries, and refuses what is not a zip, is damaged or is larger than allowed', () => {
     const zip = writeZip([

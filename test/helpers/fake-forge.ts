@@ -25,6 +25,7 @@ import {
   type ProtectionAnswer,
   type ArtifactView,
   type RefMove,
+  type ReviewCommentView,
 } from '../../src/forge/types.js';
 
 // An in-memory Forge for engine tests: the same interface the GitHub forge
@@ -586,6 +587,12 @@ export class FakeForge implements Forge {
   async readBranchPolicy(repo: RepoRef, environment: string): Promise<BranchPolicy | null> {
     if (!this.environments.has(`${repo.fullName}:${environment}`)) return null;
     return this.branchPolicies.get(`${repo.fullName}:${environment}`) ?? { kind: 'all' };
+  }
+
+  /** Each PR's inline review comments, oldest first. */
+  reviewComments = new Map<string, ReviewCommentView[]>();
+  async listReviewComments(repo: RepoRef, pr: number): Promise<ReviewCommentView[]> {
+    return this.reviewComments.get(`${repo.fullName}#${pr}`) ?? [];
   }
 
   /** Runners published into each repository: `repo@sha256`. */

@@ -154,6 +154,24 @@ beforeAll(async () => {
   // The yoke/lander check runs yoke wrote on the claim PR's head, as the PR's checks tab reads them.
   await call('GET', `/repos/${DEMO_REPO}/commits/${pr.pull!.headSha}/check-runs`);
   await call('POST', `/repos/${DEMO_REPO}/pulls/${pr.number}/reviews`, { event: 'COMMENT', body: 'Looks tidy.' });
+  // A review asking for changes, with an inline comment on the first line of a file the PR adds, and the PR's inline comments read back.
+  const changed = (await (await call('GET', `/repos/${DEMO_REPO}/pulls/${pr.number}/files`)).json()) as {
+    filename: string;
+  }[];
+  const asked = await call('POST', `/repos/${DEMO_REPO}/pulls/${pr.number}/reviews`, {
+    event: 'REQUEST_CHANGES',
+    body: 'Please name the helper after what it does.',
+    comments: [{ path: changed[0]!.filename, line: 1, body: 'This name.' }],
+  });
+  expect(asked.status).toBe(200);
+  const inline = (await (await call('GET', `/repos/${DEMO_REPO}/pulls/${pr.number}/comments`)).json()) as {
+    path: string;
+    line: number;
+    diff_hunk: string;
+  }[];
+  expect(inline.map((c) => [c.path, c.line, c.diff_hunk.split('\n')[0]!.startsWith('@@ -0,0 +1')])).toEqual([
+    [changed[0]!.filename, 1, true],
+  ]);
   await call('GET', `/repos/${DEMO_REPO}/contents/README.md`);
   // yoke reads a repository itself only when the installation's listing lacks its default branch.
   await call('GET', `/repos/${DEMO_REPO}`);
