@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { readBrief, type BriefAsk } from './brief.js';
 
 // The run's facts, as the runner gets them: the dispatch inputs, which the
 // workflow hands over as YOKE_* variables, or the command launcher's
@@ -57,6 +58,8 @@ export interface RunFacts {
   reach: 'api' | 'github';
   limits: { maxTurns: number; maxUsd: number | null; networkAllow: string[] };
   rejection: string | null;
+  /** TR33: what people with write access asked for (reviews, `/yoke fix`, `/yoke start` with text). */
+  asks: BriefAsk[];
 }
 
 export type FactsResult = { ok: true; facts: RunFacts } | { ok: false; error: string };
@@ -115,7 +118,7 @@ export function readRunFacts(env: Record<string, string | undefined>): FactsResu
       apiUrl: e.YOKE_API_URL.replace(/\/+$/, ''),
       reach: e.YOKE_REACH ?? 'api',
       limits: { maxTurns: limits.data.max_turns, maxUsd: limits.data.max_usd, networkAllow: limits.data.network_allow },
-      rejection: e.YOKE_REJECTION ?? null,
+      ...readBrief(e.YOKE_REJECTION ?? null),
     },
   };
 }

@@ -2,6 +2,8 @@
 // placeholders a repository's own `.github/yoke/prompt.md` may use instead.
 // Beside messages.ts, and like it, compared as whole texts in tests.
 
+import type { BriefAsk } from './brief.js';
+
 export const PROMPT_PATH = '.github/yoke/prompt.md';
 
 export interface PromptComment {
@@ -25,6 +27,8 @@ export interface PromptFacts {
   prNumber: number | null;
   /** The lander's rejection, with the tail of the failing validation output (fix runs). */
   rejection: string | null;
+  /** TR33: what people with write access asked for, oldest first (reviews, `/yoke fix`, `/yoke start` with text). */
+  asks: BriefAsk[];
 }
 
 /**
@@ -59,6 +63,31 @@ function commentsText(f: PromptFacts): string {
   return kept ? `${kept}\n\n${note}` : `There are no comments from people with write access. ${note}`;
 }
 
+const where = (c: BriefAsk['comments'][number]) =>
+  c.line === null ? `\`${c.path}\`` : `\`${c.path}\`, line ${c.line}`;
+
+/** TR23/TR33: one ask, every part of it fenced: the writer's words as theirs, the diff hunk as the PR's code. */
+function askText(a: BriefAsk): string {
+  const what = a.source === 'review' ? `A review by @${a.author}` : `A command by @${a.author}`;
+  const on = a.writtenOn ? ` (written on ${a.writtenOn.slice(0, 7)}, an earlier head of the PR)` : '';
+  const words = `data (the words of @${a.author}, who has write access to the repository)`;
+  const parts = [`### ${what}${on}`, fencedData(words, a.text.trim() || '(no text)')];
+  for (const c of a.comments) {
+    parts.push(
+      '',
+      `#### On ${where(c)}`,
+      fencedData('data (the diff hunk the comment is on, from the PR)', c.diffHunk),
+      fencedData(words, c.body.trim() || '(no text)'),
+    );
+  }
+  return parts.join('\n');
+}
+
+/** Every ask, oldest first; empty when there is none. */
+function asksText(f: PromptFacts): string {
+  return f.asks.map(askText).join('\n\n');
+}
+
 /** The values each placeholder of a prompt file takes: TR23, whatever someone else wrote is fenced as data there too. */
 export function placeholders(f: PromptFacts): Record<string, string> {
   return {
@@ -75,6 +104,7 @@ export function placeholders(f: PromptFacts): Record<string, string> {
             "output (the lander's report of the PR's own code)",
             f.rejection.trim() || '(the lander gave no reason)',
           ),
+    asks: asksText(f),
   };
 }
 
@@ -89,17 +119,27 @@ const RULES = [
 
 export function defaultPrompt(f: PromptFacts): string {
   const p = placeholders(f);
+  const asked = f.asks.length
+    ? ['', '## What people with write access asked for', 'Do what they ask, unless it would break the tests.', p.asks]
+    : [];
   if (f.kind === 'fix') {
+    const why =
+      f.rejection !== null
+        ? [
+            "yoke's lander validated its head and rejected it. Make the validation pass without weakening the tests.",
+            DATA_NOTE,
+            '',
+            '## Why the lander rejected it',
+            fencedData(
+              "output (the lander's report of the PR's own code)",
+              f.rejection.trim() || '(the lander gave no reason)',
+            ),
+          ]
+        : ['People with write access asked for changes to it. Make them, and keep the tests passing.', DATA_NOTE];
     return [
-      `You are repairing pull request #${p.pr_number} of ${p.repo}, which closes issue #${p.issue_number}.`,
-      "yoke's lander validated its head and rejected it. Make the validation pass without weakening the tests.",
-      DATA_NOTE,
-      '',
-      '## Why the lander rejected it',
-      fencedData(
-        "output (the lander's report of the PR's own code)",
-        (f.rejection ?? '').trim() || '(the lander gave no reason)',
-      ),
+      `You are ${f.rejection !== null ? 'repairing' : 'changing'} pull request #${p.pr_number} of ${p.repo}, which closes issue #${p.issue_number}.`,
+      ...why,
+      ...asked,
       '',
       "## The issue's title",
       fencedData('data (the title)', f.issueTitle),
@@ -123,6 +163,7 @@ export function defaultPrompt(f: PromptFacts): string {
     '',
     '## Comments',
     p.comments,
+    ...asked,
     '',
     '## Rules',
     `- ${RULES}`,

@@ -128,6 +128,7 @@ async function promptFor(
     leftOut: issue.comments.filter((c) => !c.trusted).length,
     prNumber,
     rejection: facts.rejection,
+    asks: facts.asks,
   };
   // The repository's prompt, from the commit the workflow was dispatched on (never the PR's own edit of it).
   const trusted = env.GITHUB_SHA
@@ -246,7 +247,12 @@ export async function agentRun(io: RunnerIo): Promise<number> {
     : null;
   if (!o.ok) return fail(runSummary(label, o, null, ran.blocked), cost);
   mkdirSync(out, { recursive: true });
-  const subject = f.kind === 'fix' ? `Fix the lander's rejection of #${f.prNumber}` : `${work.title} (#${work.issue})`;
+  const subject =
+    f.kind !== 'fix'
+      ? `${work.title} (#${work.issue})`
+      : f.rejection !== null
+        ? `Fix the lander's rejection of #${f.prNumber}`
+        : `Make the changes asked for on #${f.prNumber}`;
   const snap = snapshotWorkTree(cwd, base, `${subject}\n\nYoke-Run: ${f.runId}`, join(out, BUNDLE_FILE), secrets);
   if (snap.kind === 'unchanged')
     return fail(runSummary(label, { ...o, ok: false, reason: 'it changed nothing' }, null, ran.blocked), cost);

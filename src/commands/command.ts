@@ -7,7 +7,10 @@ import { closest } from '../config/suggest.js';
 export const COMMENT_LIMIT = 10_000;
 
 export const CommandWord = z.discriminatedUnion('name', [
-  z.object({ name: z.literal('start') }),
+  /** TR33: with instructions, the writer's text goes to the AFK run's prompt. */
+  z.object({ name: z.literal('start'), text: z.string().optional() }),
+  /** TR33: on a claim PR, a fix run with the writer's instructions. */
+  z.object({ name: z.literal('fix'), text: z.string() }),
   z.object({ name: z.literal('land') }),
   z.object({ name: z.literal('auto'), on: z.boolean() }),
   z.object({ name: z.literal('reset') }),
@@ -29,6 +32,14 @@ export type ParsedComment =
   | { kind: 'unknown'; text: string }
   | { kind: 'too_large' };
 
+/** What a writer wrote after `/yoke <verb>`: the rest of the first line and every line after it. */
+function textAfter(body: string, verb: string): string {
+  return body
+    .trimStart()
+    .replace(new RegExp(`^/yoke\\s+${verb}`), '')
+    .trim();
+}
+
 export function parseComment(body: string): ParsedComment {
   const first = body.trimStart().split(/\r?\n/, 1)[0]?.trim() ?? '';
   if (!/^\/yoke(\s|$)/.test(first)) return { kind: 'none' };
@@ -36,7 +47,10 @@ export function parseComment(body: string): ParsedComment {
   const words = first.split(/\s+/).slice(1);
   const [verb, arg, ...rest] = words;
   const text = first.slice(0, 80);
-  if (verb === 'start' && arg === undefined) return { kind: 'command', command: { name: 'start' } };
+  if (verb === 'start' && arg === undefined && !textAfter(body, 'start'))
+    return { kind: 'command', command: { name: 'start' } };
+  if (verb === 'start') return { kind: 'command', command: { name: 'start', text: textAfter(body, 'start') } };
+  if (verb === 'fix') return { kind: 'command', command: { name: 'fix', text: textAfter(body, 'fix') } };
   if (verb === 'land' && arg === undefined) return { kind: 'command', command: { name: 'land' } };
   if (verb === 'reset' && arg === undefined) return { kind: 'command', command: { name: 'reset' } };
   if (verb === 'status' && arg === undefined) return { kind: 'command', command: { name: 'status' } };
@@ -62,6 +76,8 @@ export function parseComment(body: string): ParsedComment {
 /** Every command as people type it, in the order the replies list them. */
 export const COMMAND_USAGE = [
   '/yoke start',
+  '/yoke start <instructions>',
+  '/yoke fix <what to change>',
   '/yoke land',
   '/yoke auto on',
   '/yoke auto off',
@@ -80,7 +96,7 @@ export const COMMAND_USAGE = [
 export function suggestCommand(text: string): string | null {
   const [verb, arg] = text.split(/\s+/).slice(1);
   if (!verb) return null;
-  const verbs = ['start', 'land', 'auto', 'reset', 'status', 'qa'];
+  const verbs = ['start', 'fix', 'land', 'auto', 'reset', 'status', 'qa'];
   if (verbs.includes(verb)) {
     if (verb === 'qa' && arg) {
       const sub = ['attach', 'decline', 'waive'];

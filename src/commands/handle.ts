@@ -1,6 +1,6 @@
 import { makeRefusal } from '../kernel/codes/table.js';
 import type { FleetContext } from '../fleet/context.js';
-import { repoStatus, requestLand, requestStart, resetRepo, setAutoLoop } from '../fleet/controls.js';
+import { repoStatus, requestFix, requestLand, requestStart, resetRepo, setAutoLoop } from '../fleet/controls.js';
 import type { Result } from '../kernel/result.js';
 import type { CommentView, RepoRef } from '../forge/types.js';
 import { canWrite, type Permission } from '../kernel/permission.js';
@@ -150,7 +150,9 @@ function runCommand(
     case 'start':
       return c.isPull
         ? Promise.resolve({ ok: false, refusal: makeRefusal('issue_not_found', { repo: name, number: c.issueNumber }) })
-        : requestStart(ctx, name, c.issueNumber, c.author);
+        : requestStart(ctx, name, c.issueNumber, c.author, cmd.text ? { text: cmd.text, commentId: c.id } : null);
+    case 'fix':
+      return requestFix(ctx, name, c.issueNumber, c.author, { text: cmd.text, commentId: c.id });
     case 'land':
       return requestLand(ctx, name, c.issueNumber, c.author);
     case 'auto':

@@ -45,6 +45,8 @@ export const RepoConfig = z
       .object({ enabled: z.boolean().default(false), max_attempts: z.number().int().min(1).max(10).default(2) })
       .strict()
       .default({ enabled: false, max_attempts: 2 }),
+    /** TR33: a writer's review that requests changes on a claim PR starts a fix run (counted among fix_forward.max_attempts). */
+    fix: z.object({ on_review: z.boolean().default(true) }).strict().default({ on_review: true }),
     launcher: z
       .object({
         workflow: z

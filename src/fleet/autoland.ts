@@ -4,6 +4,7 @@ import type { Log } from '../kernel/log.js';
 import type { RepoConfig } from '../config/repo-config.js';
 import {
   fixExhaustedNotice,
+  reviewHoldNote,
   mergeRefusedNotice,
   protectedApprovedNotice,
   protectedHoldNotice,
@@ -15,7 +16,8 @@ import { headApprovers, protectedFilesOf, protectedGlobs } from './protected-pat
 import type { Store } from '../store/store.js';
 import type { Run } from '../store/runs.js';
 import { pullSubject, subjectKey } from './candidate.js';
-import { shouldSpawnFix } from './producers.js';
+import { fixAsksOf, shouldSpawnFix } from './producers.js';
+import { askedBy } from './asks.js';
 import { readClaim } from './claims.js';
 import { CLAIM_LABEL, STUCK_LABEL, type RepoFacts } from './repo-facts.js';
 import { repoRefOf } from './repo-state.js';
@@ -30,7 +32,7 @@ export type RepoAction =
   | { type: 'record_claim'; pr: number; run: string; issue: number }
   | { type: 'label_claim'; pr: number; run: string }
   | { type: 'merge'; pr: number; sha: string; method: 'merge' | 'squash' | 'rebase'; run: string }
-  | { type: 'fix_exhausted'; pr: number; attempts: number }
+  | { type: 'fix_exhausted'; pr: number; attempts: number; askedBy: string | null }
   | { type: 'hold_protected'; pr: number; sha: string; files: string[] }
   /** TR14: an accepted head whose change touches no protected path: its check may now say success. */
   | { type: 'clear_head'; pr: number; sha: string }
@@ -121,7 +123,15 @@ export function planRepoActions(facts: RepoFacts, after: AfterLaunch, reads: Hol
       });
     }
     if (shouldSpawnFix(facts, claim) === 'exhausted' && !claim.pull.labels.includes(STUCK_LABEL)) {
-      actions.push({ type: 'fix_exhausted', pr: n, attempts: facts.config.fix_forward.max_attempts });
+      // TR33: a fix only writers asked for says who asked, and what they can do instead.
+      const rejected = current?.verdict === 'reject' && facts.config.fix_forward.enabled;
+      const asks = fixAsksOf(facts, claim);
+      actions.push({
+        type: 'fix_exhausted',
+        pr: n,
+        attempts: facts.config.fix_forward.max_attempts,
+        askedBy: !rejected && asks.length ? askedBy(asks) : null,
+      });
     }
   }
   return actions;
@@ -129,12 +139,19 @@ export function planRepoActions(facts: RepoFacts, after: AfterLaunch, reads: Hol
 
 /** A reviewer's latest "changes requested" holds the merge, as it does on GitHub until dismissed. */
 function hasBlockingReview(facts: RepoFacts, reviews: readonly ReviewView[], author: string): boolean {
+  return (
+    blockingReviewers(reviews, (login) => login === author || facts.trustedLogins.has(login.toLowerCase())).length > 0
+  );
+}
+
+/** SP18: who has changes requested standing: each reviewer's latest approval or change request, not a comment. */
+export function blockingReviewers(reviews: readonly ReviewView[], ignored: (login: string) => boolean): string[] {
   const latest = new Map<string, string>();
   for (const r of reviews) {
-    if (r.author === author || facts.trustedLogins.has(r.author.toLowerCase()) || r.state === 'COMMENTED') continue;
+    if (ignored(r.author) || r.state === 'COMMENTED') continue;
     latest.set(r.author, r.state);
   }
-  return [...latest.values()].includes('CHANGES_REQUESTED');
+  return [...latest].filter(([, state]) => state === 'CHANGES_REQUESTED').map(([login]) => login);
 }
 
 export interface ActionDeps {
@@ -222,7 +239,7 @@ export async function executeRepoActions(
       } else if (a.type === 'fix_exhausted') {
         await forge.addLabels(facts.repo, a.pr, [STUCK_LABEL]);
         const author = facts.view.claims.find((c) => c.pull.number === a.pr)?.pull.author ?? null;
-        await forge.createComment(facts.repo, a.pr, fixExhaustedNotice(author, a.pr, a.attempts));
+        await forge.createComment(facts.repo, a.pr, fixExhaustedNotice(author, a.pr, a.attempts, a.askedBy));
       } else {
         log.warn(
           { repo: facts.repo.fullName, pr: a.pr, comment: a.commentId, author: a.author, reason: a.reason },
@@ -294,10 +311,16 @@ export async function postVerdict(
     run.issueNumber ? `#${run.issueNumber}` : `#${run.prNumber}`,
     await deps.store.runs.spendOfWork(run.repo, run.issueNumber, run.prNumber),
   );
+  // TR33: an accepted head still waits for whoever requested changes; the verdict says so, once.
+  const waitsFor =
+    run.verdict === 'accept'
+      ? blockingReviewers(await deps.forge.listReviews(repo, run.prNumber), (login) => login.endsWith('[bot]'))
+      : [];
   const id = await deps.forge.createComment(
     repo,
     run.prNumber,
-    verdictComment({ run: run.id, sha: run.headSha, verdict: run.verdict }, run.summary, spend),
+    verdictComment({ run: run.id, sha: run.headSha, verdict: run.verdict }, run.summary, spend) +
+      (waitsFor.length ? `\n\n${reviewHoldNote(waitsFor)}` : ''),
   );
   await deps.store.runs.setVerdictComment(run.id, id);
 }

@@ -1,5 +1,6 @@
 import type { Code, Refusal } from '../kernel/codes/table.js';
 import type { RunKind } from '../store/runs.js';
+import type { AskKey } from '../store/asks.js';
 
 // Priority is data: a stage rank on the candidate, and the only sort key.
 // A lower rank sits further down the pipeline and launches first.
@@ -22,6 +23,8 @@ export interface Candidate {
   /** The open request (start/land) this launch consumes, if any. */
   requestId: number | null;
   why: string;
+  /** TR33: the writers' asks this run carries into its prompt (reviews, `/yoke fix`, `/yoke start` with text). */
+  asks?: readonly AskKey[];
   /** The issue's or PR's title, as the pass read it (shown as text, never as markup). */
   title?: string;
 }

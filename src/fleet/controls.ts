@@ -1,7 +1,8 @@
 import { ok, refuse, type Result } from '../kernel/result.js';
 import type { RepoConfig } from '../config/repo-config.js';
 import type { RepoName, RepoRef } from '../forge/types.js';
-import { autoLoopSet, landQueued, repoReset, repoStatusReport, startQueued } from './messages.js';
+import { autoLoopSet, fixQueued, landQueued, repoReset, repoStatusReport, startQueued } from './messages.js';
+import type { NewAsk } from '../store/asks.js';
 import { effectiveCap } from './cap.js';
 import { issueSubject, pullSubject } from './candidate.js';
 import type { FleetContext } from './context.js';
@@ -28,6 +29,8 @@ export async function requestStart(
   name: RepoName,
   issue: number,
   by: string,
+  /** TR33: a writer's instructions for the run (`/yoke start <instructions>`), and the comment they came in. */
+  instructions: { text: string; commentId: number } | null = null,
 ): Promise<Result<string>> {
   const got = await optedIn(ctx, name);
   if ('refusal' in got) return got.refusal;
@@ -38,9 +41,10 @@ export async function requestStart(
   if (!found || found.state !== 'open' || found.isPull) return refuse('issue_not_found', { repo: name, number: issue });
   const live = await store.runs.liveForSubject(name, issueSubject(issue));
   if (live) return refuse('subject_busy', { repo: name, subject: `#${issue}`, run: live.id });
+  if (instructions) await store.asks.record(commandAsk(name, 'start', issue, by, instructions, clock.now()));
   await store.requests.add(name, 'start', issue, by, clock.now());
   ctx.wake(name);
-  return ok(startQueued(issue));
+  return ok(startQueued(issue, instructions !== null));
 }
 
 export async function requestLand(ctx: FleetContext, name: RepoName, pr: number, by: string): Promise<Result<string>> {
@@ -98,4 +102,53 @@ export async function repoStatus(ctx: FleetContext, name: RepoName): Promise<Res
         .map((r) => ({ id: r.id, kind: r.kind, subject: r.subject, deadline: r.budgetDeadline })),
     }),
   );
+}
+
+const commandAsk = (
+  repo: RepoName,
+  kind: 'fix' | 'start',
+  number: number,
+  by: string,
+  i: { text: string; commentId: number },
+  at: number,
+): NewAsk => ({
+  repo,
+  kind,
+  number,
+  source: 'command',
+  sourceId: i.commentId,
+  author: by,
+  headSha: null,
+  text: i.text,
+  comments: [],
+  askedAt: at,
+  declined: null,
+});
+
+/**
+ * TR33: `/yoke fix <what to change>` on a claim PR: an ask the next fix run carries. A run live on the PR
+ * does not refuse it: its instructions wait for the fix after that run, with any review that comes meanwhile.
+ */
+export async function requestFix(
+  ctx: FleetContext,
+  name: RepoName,
+  pr: number,
+  by: string,
+  instructions: { text: string; commentId: number },
+): Promise<Result<string>> {
+  const got = await optedIn(ctx, name);
+  if ('refusal' in got) return got.refusal;
+  const { store, forge, clock } = ctx;
+  if (!instructions.text.trim()) return refuse('fix_text_missing', { number: pr });
+  const found = await forge.getIssue(got.repo, pr);
+  if (!found || found.state !== 'open' || !found.isPull) return refuse('fix_not_on_claim', { repo: name, number: pr });
+  if (!(await store.claims.forPull(name, pr))) return refuse('fix_not_on_claim', { repo: name, number: pr });
+  const fixes = (await store.runs.listForRepo(name)).filter((r) => r.kind === 'fix' && r.prNumber === pr);
+  const max = got.config.fix_forward.max_attempts;
+  if (fixes.length >= max && !fixes.some((r) => r.status === 'live'))
+    return refuse('fix_asks_exhausted', { number: pr, attempts: fixes.length, by: `@${by}` });
+  await store.asks.record(commandAsk(name, 'fix', pr, by, instructions, clock.now()));
+  const live = await store.runs.liveForSubject(name, pullSubject(pr));
+  ctx.wake(name);
+  return ok(fixQueued(pr, live ? live.id : null));
 }

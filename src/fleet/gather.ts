@@ -8,6 +8,8 @@ import type { OpenRequest } from '../store/requests.js';
 import type { Store } from '../store/store.js';
 import type { Run } from '../store/runs.js';
 import type { AfkLabel } from '../store/afk-labels.js';
+import type { Ask } from '../store/asks.js';
+import { readReviewAsks } from './asks.js';
 import type { MergeListener } from './autoland.js';
 import type { CheckRefusals } from './check-runs.js';
 import { viewMaxAgeMs, type ActivitySignals, type RepoActivity } from './activity.js';
@@ -145,7 +147,7 @@ export async function gatherPass(deps: PassDeps): Promise<Gathered> {
     wantsLanders: async (repo) =>
       requests.some((r) => r.repo === repo.fullName && r.kind === 'land') ||
       (await readConfig(repo))?.autoland.enabled === true,
-    wantsFixes: async (repo) => (await readConfig(repo))?.fix_forward.enabled === true,
+    wantsFixes: async (repo) => (await readConfig(repo)) !== null,
   };
 
   // SC01: read every repository a producer may look at, concurrently and bounded; the
@@ -302,6 +304,18 @@ async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads): Promi
     [...claims.values()].map((c) => c.issueNumber),
     reads,
   );
+  // TR33: reviews requesting changes that yoke has not recorded yet are asks (or declined ones), recorded after.
+  const known = await store.asks.listForRepo(repo.fullName);
+  const found = await readReviewAsks(
+    { forge, now: clock.now },
+    repo,
+    view.claims,
+    known,
+    view.config.config,
+    reads.trusted,
+  );
+  for (const ask of found) reads.housekeeping.push({ type: 'record_ask', ask });
+  const asks = [...known, ...found.map((a, i): Ask => ({ ...a, id: -1 - i, carriedByRun: null }))];
   const mine = reads.requests.filter((r) => r.repo === repo.fullName);
   const startableIssues = new Set<number>();
   for (const req of mine) {
@@ -325,6 +339,7 @@ async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads): Promi
     runs,
     claims,
     afkLabels,
+    asks,
     requests: mine,
     startableIssues,
     trustedLogins: reads.trusted,

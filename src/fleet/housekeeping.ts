@@ -2,6 +2,7 @@ import type { Forge, RepoName, RepoRef } from '../forge/types.js';
 import type { Log } from '../kernel/log.js';
 import { disabledNotice, pauseNotice, issueEditedNotice } from './messages.js';
 import type { Store } from '../store/store.js';
+import type { NewAsk } from '../store/asks.js';
 import { repoRefOf } from './repo-state.js';
 
 // What the read half of a pass finds that the store must be told: repos seen
@@ -17,6 +18,8 @@ export type Housekeeping =
   | { type: 'drop_request'; requestId: number }
   /** TR24: the body as yoke first saw the AFK label (or as a writer's start confirmed it). */
   | { type: 'record_afk_label'; repo: RepoName; issue: number; digest: string; labelledBy: string | null }
+  /** TR33: a review requesting changes, as first read: an ask, or declined with why. */
+  | { type: 'record_ask'; ask: NewAsk }
   /** TR24: say once per edit that the issue is not worked unseen. */
   | { type: 'notify_issue_edited'; repo: RepoRef; issue: number; digest: string; label: string };
 
@@ -39,6 +42,14 @@ export async function executeHousekeeping(deps: HousekeepingDeps, planned: reado
         break;
       case 'drop_request':
         await store.requests.drop(h.requestId);
+        break;
+      case 'record_ask':
+        await store.asks.record(h.ask);
+        if (h.ask.declined)
+          log.info(
+            { repo: h.ask.repo, pr: h.ask.number, by: h.ask.author, why: h.ask.declined },
+            'a review requesting changes starts nothing',
+          );
         break;
       case 'record_afk_label':
         await store.afkLabels.record({

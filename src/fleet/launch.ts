@@ -10,6 +10,7 @@ import type { RepoFacts } from './repo-facts.js';
 import { isPaused } from './repo-state.js';
 import type { LaunchAttempt } from './spawn-pass.js';
 import { endRun } from './strikes.js';
+import { fixBrief } from './asks.js';
 
 export const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
 
@@ -81,6 +82,9 @@ export async function lockedLaunch(
 ): Promise<LaunchAttempt> {
   const rec = await recordLaunch(deps, c, cap, deps.launcher.pendingRef(where));
   if (rec.kind !== 'recorded') return rec;
+  // TR33: before it starts, the run says why it started and carries its asks; a run that never starts
+  // hands them back (onLaunchFailed), so an ask is never lost to a launch that failed.
+  await deps.store.asks.carry(rec.runId, c.why, c.asks ?? [], c.repo);
   try {
     const { ref } = await deps.launcher.start(spec(rec));
     if (ref) await deps.store.runs.setLauncherRef(rec.runId, ref);
@@ -125,15 +129,27 @@ export function runLimits(
   };
 }
 
-/** The newest rejection of the PR a fix repairs: its summary carries the failing output (its end, where the failure is). */
+/** The newest rejection of the PR a fix repairs, at the head it starts from: its summary carries the failing output (its end, where the failure is). */
 export function rejectionFor(c: Candidate, runs: readonly Run[]): string | null {
   if (c.kind !== 'fix' || c.prNumber === null) return null;
   const lander = [...runs]
     .reverse()
-    .find((r) => r.kind === 'lander' && r.prNumber === c.prNumber && r.verdict === 'reject');
-  if (!lander) return null;
+    .find((r) => r.kind === 'lander' && r.prNumber === c.prNumber && r.verdict !== null && r.headSha === c.headSha);
+  if (lander?.verdict !== 'reject') return null;
   const text = lander.summary ?? `The lander rejected #${c.prNumber} at ${lander.headSha ?? 'its head'}.`;
   return text.length > REJECTION_LIMIT ? `…${text.slice(-REJECTION_LIMIT)}` : text;
+}
+
+/**
+ * What a run is told to fix or heed (the `rejection` input): for a fix, always a brief as JSON (so the
+ * lander's report, which the PR's own code printed, can never pass for what a writer asked); for new work,
+ * a brief only when a writer gave instructions with `/yoke start`.
+ */
+export function briefFor(c: Candidate, facts: Pick<RepoFacts, 'runs' | 'asks'>): string | null {
+  const keys = new Set((c.asks ?? []).map((k) => `${k.source}:${k.sourceId}`));
+  const asks = (facts.asks ?? []).filter((a) => keys.has(`${a.source}:${a.sourceId}`));
+  if (c.kind !== 'fix' && !asks.length) return null;
+  return JSON.stringify(fixBrief(rejectionFor(c, facts.runs), asks, c.headSha));
 }
 
 /** The facts a run starts with: its candidate, its recorded id and secret, where its workflow lives, and the agent's limits and rejection. */
@@ -184,9 +200,10 @@ export async function launchCandidate(
     (rec) =>
       buildLaunchSpec(c, rec, repo, { workflow, ref }, deps.apiUrl, {
         limits: runLimits(facts, c.kind),
-        rejection: rejectionFor(c, facts.runs),
+        rejection: briefFor(c, facts),
       }),
     async (runId, detail) => {
+      await deps.store.asks.reopen(runId);
       const run = await deps.store.runs.get(runId);
       if (run) await endRun(deps.store, run, 'cancelled', `launch failed: ${detail}`, deps.now(), deps.pauseThreshold);
     },

@@ -13,8 +13,15 @@ import { redactSecrets } from '../kernel/redact.js';
 // Tests compare whole texts, so a change of wording is a deliberate change of
 // this file.
 
-export function startQueued(issue: number): string {
-  return `Queued a manual AFK run for #${issue}; it launches on the next pass with a free slot.`;
+export function startQueued(issue: number, instructions = false): string {
+  return `Queued a manual AFK run for #${issue}${instructions ? ' with your instructions' : ''}; it launches on the next pass with a free slot.`;
+}
+
+/** TR33: the answer to `/yoke fix`: queued, or waiting for the run live on the PR. */
+export function fixQueued(pr: number, liveRun: string | null): string {
+  return liveRun
+    ? `Run \`${liveRun}\` is live on #${pr}; your instructions go to the fix run after it, with any review that comes meanwhile.`
+    : `Queued a fix run for #${pr} with your instructions; it launches on the next pass with a free slot, after any lander.`;
 }
 
 export function landQueued(pr: number): string {
@@ -105,9 +112,22 @@ export function issueEditedNotice(repo: string, issue: number, label: string): s
   return `yoke has not started on this issue. ${refusalText(makeRefusal('issue_edited_since_label', { repo, number: issue, label }))}`;
 }
 
-export function fixExhaustedNotice(author: string | null, pr: number, attempts: number): string {
-  const r = makeRefusal('fix_attempts_exhausted', { number: pr, attempts });
+export function fixExhaustedNotice(
+  author: string | null,
+  pr: number,
+  attempts: number,
+  askedBy: string | null = null,
+): string {
+  const r = askedBy
+    ? makeRefusal('fix_asks_exhausted', { number: pr, attempts, by: askedBy })
+    : makeRefusal('fix_attempts_exhausted', { number: pr, attempts });
   return `@${author ?? 'maintainers'} ${r.message} yoke has stopped fixing it and labelled it \`${STUCK_LABEL}\`.\n\n**To recover:** ${r.recovery}`;
+}
+
+/** TR33: said once, with the verdict that accepts a head, while a change request still stands. */
+export function reviewHoldNote(logins: readonly string[]): string {
+  const who = logins.map((l) => `@${l}`).join(', ');
+  return `${who} requested changes on this PR, so yoke does not merge it until ${logins.length === 1 ? 'that reviewer approves it or dismisses the review' : 'each of them approves it or dismisses their review'}, as GitHub's own rule would.`;
 }
 
 /** The public record of a lander's verdict: the marker line, then its summary. */
@@ -240,6 +260,8 @@ export interface FailedRunFacts {
   /** How many runs of this kind on this thread have failed so far. */
   failures: number;
   link: string | null;
+  /** TR33: why a fix run started, when people asked for it ("a review by @maint"). */
+  askedBy?: string | null;
 }
 
 /** The failed-run comment once a later run there succeeded: marked over, so no one acts on its recovery. */
@@ -262,10 +284,13 @@ export function runFailedNotice(f: FailedRunFacts): string {
   const recovery =
     f.kind === 'afk'
       ? 'yoke starts another run on a later pass, unless the repository pauses at its failure threshold; to start one now, comment `/yoke start`. If the issue cannot be done as written, change it, or take the AFK label off.'
-      : 'yoke starts another fix run while fix-forward has attempts left; then the PR is labelled stuck. Push a fix to the branch yourself, or comment `/yoke land` to have the head validated again.';
+      : f.askedBy
+        ? `The changes asked for in ${f.askedBy} are not made. Make them on the PR's branch yourself, or comment \`/yoke fix <what to change>\` to ask again (while fix attempts are left).`
+        : 'yoke starts another fix run while fix-forward has attempts left; then the PR is labelled stuck. Push a fix to the branch yourself, or comment `/yoke land` to have the head validated again.';
   // The run's own words: redacted and inert (TR15), so nothing it printed mentions, links or poses as yoke's recovery.
   const quoted = inertBlock(redactSecrets(f.why).trim().split('\n').slice(0, 20).join('\n'));
-  return `yoke's ${what} ${run} ${ended}${f.failures > 1 ? ` (${f.failures} failed runs here so far)` : ''}:\n\n${quoted}\n\n**To recover:** ${recovery}`;
+  const asked = f.askedBy ? `, started for ${f.askedBy},` : '';
+  return `yoke's ${what} ${run}${asked} ${ended}${f.failures > 1 ? ` (${f.failures} failed runs here so far)` : ''}:\n\n${quoted}\n\n**To recover:** ${recovery}`;
 }
 
 const KIND_WORDS: Record<string, string> = {

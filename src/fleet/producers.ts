@@ -15,6 +15,8 @@ import { isLandable, verdictAtHead } from './verdicts.js';
 import { autoLoopOn, isPaused } from './repo-state.js';
 import type { ClaimView, IssueView, RepoRef } from '../forge/types.js';
 import { isAfkKind, type RunKind } from '../store/runs.js';
+import type { Ask } from '../store/asks.js';
+import { askKeys, askedBy, fixWhy, openFixAsks, openStartAsks } from './asks.js';
 
 // Producers gather and never launch. Each skips a repo already at its cap
 // in the snapshot before paying any forge read for it (SP12); the decisions
@@ -28,6 +30,7 @@ export interface ProducerContext {
   facts(repo: RepoRef): Promise<RepoFacts | null>;
   /** The repo's autoland switch from its (cached) config, without the full read. */
   wantsLanders(repo: RepoRef): Promise<boolean>;
+  /** Whether the repository may want a fix at all (fix-forward on, or review and command fixes: its config is valid). */
   wantsFixes(repo: RepoRef): Promise<boolean>;
 }
 
@@ -136,20 +139,37 @@ export function decideLanders(facts: RepoFacts, attemptsPerHead: number): Decide
   return { candidates: out.map((c) => titled(facts, c)), waiting: passed };
 }
 
-export type FixDecision = 'launch' | 'no' | 'in_flight' | 'exhausted';
+export type FixDecision = 'launch' | 'no' | 'in_flight' | 'exhausted' | 'spent';
 
-/** SP09/SP19: a reject at the current head, fix-forward on, attempts left, nothing in flight. */
+/** TR33: the asks a claim's next fix carries: a writer's reviews (while `fix.on_review` holds) and `/yoke fix` commands. */
+export function fixAsksOf(facts: RepoFacts, claim: ClaimView): Ask[] {
+  return openFixAsks(facts.asks, claim.pull.number).filter((a) => a.source !== 'review' || facts.config.fix.on_review);
+}
+
+/** SP19: the head was rejected with fix-forward on. */
+const rejectedAtHead = (facts: RepoFacts, claim: ClaimView): boolean =>
+  facts.config.fix_forward.enabled && verdictAtHead(facts.runs, claim.pull)?.verdict === 'reject';
+
+/**
+ * SP09/SP19/TR33: a reject at the current head with fix-forward on, or a writer's open ask; attempts left,
+ * nothing in flight. A fix only writers asked for also waits on the day's spend, as new work does.
+ */
 export function shouldSpawnFix(facts: RepoFacts, claim: ClaimView): FixDecision {
-  if (!facts.config.fix_forward.enabled || !isLandable(facts, claim)) return 'no';
+  if (!isLandable(facts, claim)) return 'no';
   const n = claim.pull.number;
-  if (verdictAtHead(facts.runs, claim.pull)?.verdict !== 'reject') return 'no';
+  const rejected = rejectedAtHead(facts, claim);
+  const asks = fixAsksOf(facts, claim);
+  if (!rejected && !asks.length) return 'no';
   // Live first: a fix still running counts among the attempts, but has not used its attempt up yet.
+  // Asks that arrive meanwhile wait for the next fix, which carries them all.
   if (live(facts, pullSubject(n))) return heldBack(facts, pullSubject(n), 'fix') ? 'in_flight' : 'no';
   const fixes = facts.runs.filter((r) => r.kind === 'fix' && r.prNumber === n);
   // A fix launched since the snapshot (in this very pass) is running, not used up.
   if (fixes.some((r) => r.status === 'live')) return 'no';
-  if (fixes.some((r) => r.headSha === claim.pull.headSha && r.outcome === 'success')) return 'no';
-  return fixes.length >= facts.config.fix_forward.max_attempts ? 'exhausted' : 'launch';
+  if (!asks.length && fixes.some((r) => r.headSha === claim.pull.headSha && r.outcome === 'success')) return 'no';
+  if (fixes.length >= facts.config.fix_forward.max_attempts) return 'exhausted';
+  if (!rejected && spendStop(facts)) return 'spent';
+  return 'launch';
 }
 
 export function decideFixes(facts: RepoFacts): Decided {
@@ -158,13 +178,24 @@ export function decideFixes(facts: RepoFacts): Decided {
     const n = claim.pull.number;
     const subject = pullSubject(n);
     const decision = shouldSpawnFix(facts, claim);
+    const asks = fixAsksOf(facts, claim);
     if (decision === 'in_flight')
       out.waiting.push(
         waiting(facts, 'fix', subject, makeRefusal('in_flight', { repo: facts.repo.fullName, subject })),
       );
+    if (decision === 'spent') out.waiting.push(waiting(facts, 'fix', subject, spendStop(facts)!));
     if (decision === 'exhausted') {
       const attempts = facts.runs.filter((r) => r.kind === 'fix' && r.prNumber === n).length;
-      out.waiting.push(waiting(facts, 'fix', subject, makeRefusal('fix_attempts_exhausted', { number: n, attempts })));
+      out.waiting.push(
+        waiting(
+          facts,
+          'fix',
+          subject,
+          asks.length && !rejectedAtHead(facts, claim)
+            ? makeRefusal('fix_asks_exhausted', { number: n, attempts, by: askedBy(asks) })
+            : makeRefusal('fix_attempts_exhausted', { number: n, attempts }),
+        ),
+      );
     }
     if (decision !== 'launch') continue;
     out.candidates.push(
@@ -179,7 +210,8 @@ export function decideFixes(facts: RepoFacts): Decided {
         headSha: claim.pull.headSha,
         budgetMinutes: facts.config.budget_minutes.fix,
         requestId: null,
-        why: 'lander rejected the claim PR at its head',
+        why: fixWhy(rejectedAtHead(facts, claim), asks),
+        ...(asks.length ? { asks: askKeys(asks) } : {}),
       }),
     );
   }
@@ -257,19 +289,24 @@ const newWorkStop = (facts: RepoFacts): Waiting['reason'] | null =>
 export function decideNewWork(facts: RepoFacts): Decided {
   const out: Candidate[] = [];
   const passed: Waiting[] = [];
-  const make = (issue: number, kind: 'afk_manual' | 'afk_auto', requestId: number | null, why: string): Candidate => ({
-    stage: 'new_work',
-    repo: facts.repo.fullName,
-    installationId: facts.repo.installationId,
-    kind,
-    subject: issueSubject(issue),
-    issueNumber: issue,
-    prNumber: null,
-    headSha: null,
-    budgetMinutes: facts.config.budget_minutes.afk,
-    requestId,
-    why,
-  });
+  const make = (issue: number, kind: 'afk_manual' | 'afk_auto', requestId: number | null, why: string): Candidate => {
+    // TR33: a writer's `/yoke start <instructions>` goes to the run that starts the issue.
+    const asks = openStartAsks(facts.asks, issue);
+    return {
+      ...(asks.length ? { asks: askKeys(asks) } : {}),
+      stage: 'new_work',
+      repo: facts.repo.fullName,
+      installationId: facts.repo.installationId,
+      kind,
+      subject: issueSubject(issue),
+      issueNumber: issue,
+      prNumber: null,
+      headSha: null,
+      budgetMinutes: facts.config.budget_minutes.afk,
+      requestId,
+      why,
+    };
+  };
   const open = new Set([...facts.view.issues.map((i) => i.number), ...facts.startableIssues]);
   const taken = new Set<number>();
   const stop = newWorkStop(facts);

@@ -2,6 +2,7 @@ import type { RepoConfig } from '../config/repo-config.js';
 import type { RepoRef, RepoView } from '../forge/types.js';
 import type { ClaimRecord } from '../store/claims.js';
 import type { AfkLabel } from '../store/afk-labels.js';
+import type { Ask } from '../store/asks.js';
 import type { RepoRead, RepoState } from '../store/repos.js';
 import type { OpenRequest } from '../store/requests.js';
 import type { Run } from '../store/runs.js';
@@ -17,6 +18,8 @@ export interface RepoFacts {
   claims: ReadonlyMap<number, ClaimRecord>;
   /** TR24: AFK issues' bodies as yoke first saw them labelled, by issue number. */
   afkLabels?: ReadonlyMap<number, AfkLabel>;
+  /** TR33: what writers asked an agent to do here, as recorded (and found this pass): open, carried or declined. */
+  asks?: readonly Ask[];
   requests: readonly OpenRequest[];
   /** Open issues named by open start requests (they need not carry the AFK label). */
   startableIssues: ReadonlySet<number>;

@@ -85,6 +85,7 @@ export function planRunNotices(
         why,
         failures,
         link: runUrl(opts.webUrl, last),
+        askedBy: last.kind === 'fix' && last.why?.includes(' by @') ? asksPart(last.why) : null,
       }),
     });
   }
@@ -129,3 +130,10 @@ export async function syncRunNotices(deps: RunNoticeDeps): Promise<number> {
   }
   return written;
 }
+
+/** The part of a fix run's why that people asked for (its asks, without the lander's rejection). */
+const asksPart = (why: string): string =>
+  why
+    .split('; ')
+    .filter((p) => p.includes(' by @'))
+    .join('; ');

@@ -41,6 +41,7 @@ export const RunAnswer = viewOf<PublicRun>()(
     outcome: nullableString,
     summary: nullableString,
     outcomeReason: nullableString,
+    why: nullableString,
   }),
 );
 export const RunReportedAnswer = z.object({ ok: z.literal(true), run: RunAnswer });

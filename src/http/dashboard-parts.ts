@@ -140,7 +140,7 @@ export function renderRuns(runs: readonly PublicRun[], webUrl: string): string {
     .map((r) => {
       const wf = runUrl(webUrl, r);
       const cost = r.cost ? `${usd(r.cost.usd)} <small>${r.cost.inputTokens}/${r.cost.outputTokens} tok</small>` : '';
-      return `<tr class="state-${esc(r.status === 'live' ? 'live' : (r.outcome ?? 'ended'))}"><td><code>${esc(r.id)}</code></td><td>${repoLink(r.repo)}</td><td>${esc(r.kind)}</td><td>${subjectLink(webUrl, r.repo, r.subject)}${r.title !== null ? ` <span class="title">${esc(r.title)}</span>` : ''}</td>
+      return `<tr class="state-${esc(r.status === 'live' ? 'live' : (r.outcome ?? 'ended'))}"><td><code>${esc(r.id)}</code></td><td>${repoLink(r.repo)}</td><td>${esc(r.kind)}${r.kind === 'fix' && r.why ? `<br><small class="why">for ${esc(r.why)}</small>` : ''}</td><td>${subjectLink(webUrl, r.repo, r.subject)}${r.title !== null ? ` <span class="title">${esc(r.title)}</span>` : ''}</td>
 <td>${esc(runResult(r))}</td><td>${wf ? link(wf, 'workflow run') : ''}</td><td class="time">${time(r.launchedAt)}</td><td class="time">${time(r.endedAt)}</td><td>${cost}</td><td class="reason">${esc(reasonOf(r))}</td></tr>`;
     })
     .join('\n');

@@ -61,6 +61,8 @@ export interface Run {
   cost: RunCost | null;
   /** The or PR's title when the run launched (text from outside: shown escaped). */
   title: string | null;
+  /** Why it started, in words: a lander rejection, a review by @login, a command by @login, a label (TR33). */
+  why: string | null;
 }
 
 export type NewRun = Pick<
@@ -112,6 +114,7 @@ interface RunRow {
   input_tokens: number | null;
   output_tokens: number | null;
   title: string | null;
+  why?: string | null;
 }
 
 function toRun(r: RunRow): Run {
@@ -144,6 +147,7 @@ function toRun(r: RunRow): Run {
         ? null
         : { usd: r.cost_usd, inputTokens: r.input_tokens ?? 0, outputTokens: r.output_tokens ?? 0 },
     title: r.title,
+    why: r.why ?? null,
   };
 }
 

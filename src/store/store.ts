@@ -5,6 +5,7 @@ import { migrateSql, SchemaTooNewError } from './schema.js';
 import { CheckRunStore } from './check-runs.js';
 import { ProtectedHoldStore } from './protected-holds.js';
 import { AfkLabelStore } from './afk-labels.js';
+import { AskStore } from './asks.js';
 import { DashboardIssueStore } from './dashboard-issues.js';
 import { ClaimStore } from './claims.js';
 import { CloseoutStore } from './closeouts.js';
@@ -59,6 +60,8 @@ export interface Store {
   protectedHolds: ProtectedHoldStore;
   /** TR24: AFK issues' bodies as first seen labelled. */
   afkLabels: AfkLabelStore;
+  /** TR33: what writers asked an agent to do (reviews requesting changes, /yoke fix, /yoke start with text). */
+  asks: AskStore;
   dashboardIssues: DashboardIssueStore;
   processes: ProcessStore;
   qaLabels: QaLabelStore;
@@ -145,6 +148,7 @@ export function storeOver(outer: Sql, within?: Sql, leaseClock: LeaseClock = dat
     checkRuns: new CheckRunStore(sql),
     protectedHolds: new ProtectedHoldStore(sql),
     afkLabels: new AfkLabelStore(sql),
+    asks: new AskStore(sql),
     dashboardIssues: new DashboardIssueStore(sql),
     processes: new ProcessStore(sql, leaseNow),
     qaLabels: new QaLabelStore(sql),

@@ -15,9 +15,23 @@ describe('comment command parsing', () => {
     expect(parseComment('/yokeish start')).toEqual({ kind: 'none' });
   });
 
+  it('TR33 /yoke start and /yoke fix take what follows them, on the first line and below, as the writer’s instructions', () => {
+    expect(parseComment('/yoke start')).toEqual({ kind: 'command', command: { name: 'start' } });
+    expect(parseComment('  /yoke start use the metric units\nand keep it short ')).toEqual({
+      kind: 'command',
+      command: { name: 'start', text: 'use the metric units\nand keep it short' },
+    });
+    expect(parseComment('/yoke fix\nRename `count` to `total`.')).toEqual({
+      kind: 'command',
+      command: { name: 'fix', text: 'Rename `count` to `total`.' },
+    });
+    expect(parseComment('/yoke fix')).toEqual({ kind: 'command', command: { name: 'fix', text: '' } });
+    expect(parseComment('/yoke fixes please')).toEqual({ kind: 'unknown', text: '/yoke fixes please' });
+  });
+
   it('GH04 unknown words and extra arguments are unknown, quoted back', () => {
     expect(parseComment('/yoke auto maybe')).toEqual({ kind: 'unknown', text: '/yoke auto maybe' });
-    expect(parseComment('/yoke start now please')).toEqual({ kind: 'unknown', text: '/yoke start now please' });
+    expect(parseComment('/yoke land now please')).toEqual({ kind: 'unknown', text: '/yoke land now please' });
     expect(parseComment('/yoke')).toEqual({ kind: 'unknown', text: '/yoke' });
   });
 
@@ -33,7 +47,7 @@ describe('comment command parsing', () => {
     expect(
       refusalText(makeRefusal('command_unknown', { command: '/yoke stat', suggestion: suggestCommand('/yoke stat') })),
     ).toBe(
-      '`/yoke stat` is not a yoke command. Did you mean `/yoke status`?\n\n**To recover:** Use one of: /yoke start, /yoke land, /yoke auto on, /yoke auto off, /yoke reset, /yoke status, /yoke qa attach <plan>, /yoke qa decline, /yoke qa waive <case> [--plan PLAN] --reason "why".',
+      '`/yoke stat` is not a yoke command. Did you mean `/yoke status`?\n\n**To recover:** Use one of: /yoke start, /yoke start <instructions>, /yoke fix <what to change>, /yoke land, /yoke auto on, /yoke auto off, /yoke reset, /yoke status, /yoke qa attach <plan>, /yoke qa decline, /yoke qa waive <case> [--plan PLAN] --reason "why".',
     );
   });
 

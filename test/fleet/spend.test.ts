@@ -48,7 +48,7 @@ describe('spend', () => {
     const waits = pass.waiting.filter((w) => w.subject === 'issue#3');
     expect(waits.map((w) => w.reason.code)).toEqual(['budget_spent']);
     expect(waits[0]!.reason.message).toBe(
-      'New AFK work in acme/api waits until 00:00 UTC: it spent $5.50 of its $5.00 daily budget today. Landers and fixes still run.',
+      'New AFK work and fixes people asked for in acme/api wait until 00:00 UTC: it spent $5.50 of its $5.00 daily budget today. Landers and fixes of rejected heads still run.',
     );
     // No strike: spending is not failing.
     expect((await h.store.repos.get('acme/api'))!.consecutiveFailures).toBe(0);
@@ -93,7 +93,7 @@ describe('spend', () => {
     expect(afkStarts(h)).toEqual(['issue#1']);
     const wait = pass.waiting.find((w) => w.repo === 'acme/web')!;
     expect(wait.reason.message).toBe(
-      'New AFK work in acme/web waits until 00:00 UTC: the fleet spent $1.25 of its $1.00 daily budget today. Landers and fixes still run.',
+      'New AFK work and fixes people asked for in acme/web wait until 00:00 UTC: the fleet spent $1.25 of its $1.00 daily budget today. Landers and fixes of rejected heads still run.',
     );
     expect(wait.reason.recovery).toContain('YOKE_DAILY_USD');
   });

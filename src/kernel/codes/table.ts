@@ -150,7 +150,19 @@ export const CODE_INFO = {
     message: (p) =>
       `\`${p.command}\` is not a yoke command.${p.suggestion ? ` Did you mean \`${p.suggestion}\`?` : ''}`,
     recovery: () =>
-      'Use one of: /yoke start, /yoke land, /yoke auto on, /yoke auto off, /yoke reset, /yoke status, /yoke qa attach <plan>, /yoke qa decline, /yoke qa waive <case> [--plan PLAN] --reason "why".',
+      'Use one of: /yoke start, /yoke start <instructions>, /yoke fix <what to change>, /yoke land, /yoke auto on, /yoke auto off, /yoke reset, /yoke status, /yoke qa attach <plan>, /yoke qa decline, /yoke qa waive <case> [--plan PLAN] --reason "why".',
+  }),
+  fix_text_missing: code<{ number: number }>({
+    status: 400,
+    message: (p) => `\`/yoke fix\` on #${p.number} says nothing to change.`,
+    recovery: (p) =>
+      `Say what the agent should change after the command, on the same line or the lines below: \`/yoke fix rename count to total\`. To validate #${p.number} again as it is, comment \`/yoke land\`.`,
+  }),
+  fix_not_on_claim: code<{ repo: string; number: number }>({
+    status: 409,
+    message: (p) => `#${p.number} is not a claim PR of ${p.repo}, so no agent works on it.`,
+    recovery: (p) =>
+      `\`/yoke fix\` works on the PRs yoke's agents opened (labelled \`yoke:claim\`). To have an agent work on an issue, comment \`/yoke start <instructions>\` on it; change #${p.number} by hand.`,
   }),
   command_forbidden: code<{ repo: string; permission: string }>({
     status: 403,

@@ -26,11 +26,18 @@ export const WHY_NOT_CODES = {
   budget_spent: code<{ repo: string; scope: string; spent: string; limit: string }>({
     status: 429,
     message: (p) =>
-      `New AFK work in ${p.repo} waits until 00:00 UTC: ${p.scope} spent $${p.spent} of its $${p.limit} daily budget today. Landers and fixes still run.`,
+      `New AFK work and fixes people asked for in ${p.repo} wait until 00:00 UTC: ${p.scope} spent $${p.spent} of its $${p.limit} daily budget today. Landers and fixes of rejected heads still run.`,
     recovery: (p) =>
       p.scope === 'the fleet'
         ? 'Nothing to do: work resumes tomorrow (UTC). To allow more today, raise YOKE_DAILY_USD and restart yoke.'
         : `Nothing to do: work resumes tomorrow (UTC). To allow more today, raise \`budget.daily_usd\` in .github/yoke.yml of ${p.repo}.`,
+  }),
+  fix_asks_exhausted: code<{ number: number; attempts: number; by: string }>({
+    status: 409,
+    message: (p) =>
+      `${p.by} asked for changes on #${p.number}, but it has had its ${p.attempts} fix runs, so no agent makes them.`,
+    recovery: (p) =>
+      `Make the changes on #${p.number}'s branch by hand (the lander validates the new head), or raise \`fix_forward.max_attempts\` in .github/yoke.yml and comment \`/yoke fix <what to change>\` on #${p.number}.`,
   }),
   issue_edited_since_label: code<{ repo: string; number: number; label: string }>({
     status: 409,
@@ -56,6 +63,7 @@ export const WHY_NOT = [
   'repo_disabled',
   'lander_attempts_used_up',
   'fix_attempts_exhausted',
+  'fix_asks_exhausted',
   'request_budget',
   'budget_spent',
   'issue_edited_since_label',

@@ -1,0 +1,148 @@
+import type { ClaimView, Forge, RepoRef, ReviewView } from '../forge/types.js';
+import { canWrite } from '../kernel/permission.js';
+import type { Ask, AskKey, NewAsk } from '../store/asks.js';
+import type { RepoConfig } from '../config/repo-config.js';
+import type { BriefAsk, FixBrief } from '../agent/brief.js';
+
+// TR33: a writer's review that requests changes on a claim PR is an ask for a fix run, read once and
+// recorded as first read; whoever may not ask (a reader, a bot, the PR's author) is recorded declined, so
+// GitHub is not asked about them again. What asks a fix carries, and why a run started, are pure functions.
+
+export const CHANGES_REQUESTED = 'CHANGES_REQUESTED';
+
+/** Why an ask starts nothing: a code for the log and the store. */
+export type AskDeclined = 'not_a_writer' | 'a_bot' | 'the_author' | 'review_fixes_off';
+
+/** The fix asks a claim PR has open, oldest first. */
+export const openFixAsks = (asks: readonly Ask[] | undefined, pr: number): Ask[] =>
+  (asks ?? []).filter((a) => a.kind === 'fix' && a.number === pr && a.carriedByRun === null && a.declined === null);
+
+/** The instructions a writer gave with `/yoke start`, open for an issue. */
+export const openStartAsks = (asks: readonly Ask[] | undefined, issue: number): Ask[] =>
+  (asks ?? []).filter(
+    (a) => a.kind === 'start' && a.number === issue && a.carriedByRun === null && a.declined === null,
+  );
+
+export const askKeys = (asks: readonly Ask[]): AskKey[] =>
+  asks.map((a) => ({ source: a.source, sourceId: a.sourceId }));
+
+/** Who asked, in words: "a review by @a", "reviews by @a and @b", "a command by @c". */
+export function askedBy(asks: readonly Pick<Ask, 'source' | 'author'>[]): string {
+  const part = (source: Ask['source']) => {
+    const logins = [...new Set(asks.filter((a) => a.source === source).map((a) => `@${a.author}`))];
+    const n = asks.filter((a) => a.source === source).length;
+    if (!n) return null;
+    const who = logins.length > 1 ? `${logins.slice(0, -1).join(', ')} and ${logins.at(-1)}` : logins[0];
+    return `${n === 1 ? 'a' : `${n}`} ${source}${n === 1 ? '' : 's'} by ${who}`;
+  };
+  return [part('review'), part('command')].filter(Boolean).join('; ');
+}
+
+/** Why a fix run starts: the lander's rejection at the head, what writers asked, or both. */
+export function fixWhy(rejected: boolean, asks: readonly Pick<Ask, 'source' | 'author'>[]): string {
+  return [rejected ? 'a lander rejection' : null, asks.length ? askedBy(asks) : null].filter(Boolean).join('; ');
+}
+
+const isBot = (login: string, trusted: ReadonlySet<string>) =>
+  login.endsWith('[bot]') || trusted.has(login.toLowerCase());
+
+/** Whether a review may ask for a fix, leaving aside the permission GitHub has yet to tell. */
+export function reviewDeclined(
+  review: Pick<ReviewView, 'author'>,
+  claim: Pick<ClaimView, 'pull'>,
+  config: Pick<RepoConfig, 'fix'>,
+  trusted: ReadonlySet<string>,
+): AskDeclined | null {
+  if (isBot(review.author, trusted)) return 'a_bot';
+  if (review.author.toLowerCase() === claim.pull.author.toLowerCase()) return 'the_author';
+  if (!config.fix.on_review) return 'review_fixes_off';
+  return null;
+}
+
+export interface ReviewAskReads {
+  forge: Pick<Forge, 'getPermission' | 'listReviewComments'>;
+  now: () => number;
+}
+
+/**
+ * TR33's reads, before the decision: each review requesting changes on a claim PR that yoke has not
+ * recorded yet, as the ask it is (open, with its inline comments) or declined with why. A permission
+ * GitHub would not tell is no write access.
+ */
+export async function readReviewAsks(
+  deps: ReviewAskReads,
+  repo: RepoRef,
+  claims: readonly ClaimView[],
+  known: readonly Ask[],
+  config: Pick<RepoConfig, 'fix'>,
+  trusted: ReadonlySet<string>,
+): Promise<NewAsk[]> {
+  const seen = new Set(known.filter((a) => a.source === 'review').map((a) => a.sourceId));
+  const out: NewAsk[] = [];
+  for (const claim of claims) {
+    const fresh = claim.reviews.filter(
+      (r): r is ReviewView & { id: number } => r.state === CHANGES_REQUESTED && r.id !== undefined && !seen.has(r.id),
+    );
+    if (!fresh.length) continue;
+    let inline: Awaited<ReturnType<Forge['listReviewComments']>> | null = null;
+    for (const review of fresh) {
+      let declined: AskDeclined | null = reviewDeclined(review, claim, config, trusted);
+      if (!declined) {
+        const permission = await deps.forge.getPermission(repo, review.author).catch(() => 'none' as const);
+        if (!canWrite(permission)) declined = 'not_a_writer';
+      }
+      if (!declined) inline ??= await deps.forge.listReviewComments(repo, claim.pull.number);
+      out.push({
+        repo: repo.fullName,
+        kind: 'fix',
+        number: claim.pull.number,
+        source: 'review',
+        sourceId: review.id,
+        author: review.author,
+        headSha: review.commitId,
+        text: declined ? '' : (review.body ?? ''),
+        comments: declined
+          ? []
+          : (inline ?? [])
+              .filter((c) => c.reviewId === review.id)
+              .map((c) => ({ path: c.path, line: c.line, diffHunk: c.diffHunk, body: c.body })),
+        askedAt: review.submittedAt ?? deps.now(),
+        declined,
+      });
+    }
+  }
+  return out;
+}
+
+/** How much of each part of an ask goes to the run: a dispatch's inputs are limited, so long texts are cut, never dropped. */
+export const ASK_LIMITS = { text: 4000, comment: 1500, hunk: 800, comments: 15, total: 40_000 } as const;
+
+const cut = (text: string, n: number) => (text.length > n ? `${text.slice(0, n)}…` : text);
+
+const briefOf = (asks: readonly Ask[], head: string | null, scale: number): BriefAsk[] =>
+  asks.map((a) => ({
+    source: a.source,
+    author: a.author,
+    writtenOn: a.headSha && a.headSha !== head ? a.headSha : null,
+    text: cut(a.text, Math.ceil(ASK_LIMITS.text * scale)),
+    comments: a.comments.slice(0, ASK_LIMITS.comments).map((c) => ({
+      path: c.path,
+      line: c.line,
+      diffHunk: cut(c.diffHunk, Math.ceil(ASK_LIMITS.hunk * scale)),
+      body: cut(c.body, Math.ceil(ASK_LIMITS.comment * scale)),
+    })),
+  }));
+
+/**
+ * The brief of a run: the rejection (if the head was rejected) and every open ask, oldest first. When all
+ * of them will not fit in the input, each text is cut shorter, so every ask still reaches the run.
+ */
+export function fixBrief(rejection: string | null, asks: readonly Ask[], head: string | null): FixBrief {
+  let scale = 1;
+  let brief: FixBrief = { rejection, asks: briefOf(asks, head, scale) };
+  while (scale > 0.05 && JSON.stringify(brief).length > ASK_LIMITS.total) {
+    scale /= 2;
+    brief = { rejection, asks: briefOf(asks, head, scale) };
+  }
+  return brief;
+}
