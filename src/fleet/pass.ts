@@ -115,8 +115,9 @@ export async function spawnOnce(deps: PassDeps, trigger: PassTrigger, reaped: Re
   );
   const waiting = [...passedOver, ...gathered.waiting];
 
-  // Writes after decisions: merges, claim labels, notices, commands found by poll; then verdicts not yet
-  // posted, the lander check runs, and last the dashboard issues.
+  // Writes after decisions: claim labels, holds, notices, commands found by poll; then verdicts not yet
+  // posted, the lander check runs, the merges, and last the dashboard issues.
+  const mergesOwed: (() => Promise<void>)[] = [];
   for (const memo of gathered.facts.values()) {
     const f = await memo;
     if (!f) continue;
@@ -141,7 +142,10 @@ export async function spawnOnce(deps: PassDeps, trigger: PassTrigger, reaped: Re
       },
       holds,
     );
-    await executeRepoActions({ store, forge, now, log, onMerged: deps.onMerged }, fresh, actions);
+    const actionDeps = { store, forge, now, log, onMerged: deps.onMerged };
+    await executeRepoActions(actionDeps, fresh, actions.filter((a) => a.type !== 'merge'));
+    const owed = actions.filter((a) => a.type === 'merge');
+    if (owed.length) mergesOwed.push(() => executeRepoActions(actionDeps, fresh, owed));
     if (deps.onPolledComments) {
       try {
         await deps.onPolledComments(f.repo, f.view.recentComments);
@@ -153,6 +157,9 @@ export async function spawnOnce(deps: PassDeps, trigger: PassTrigger, reaped: Re
   await postPendingVerdicts({ store, forge, now, log });
   const checkPolicy = { landerAttemptsPerHead: deps.policy.landerAttemptsPerHead, webUrl: deps.webUrl };
   await syncLanderChecks({ store, forge, now, log, policy: checkPolicy, refusals: deps.checkRefusals });
+  // Merges come after the check runs: the head's yoke/lander check already says success when GitHub is
+  // asked to merge it, as a branch rule that requires the check would insist.
+  for (const merge of mergesOwed) await merge();
   await syncRunNotices({ store, forge, now, log, webUrl: deps.webUrl });
   await syncDashboardIssues({ store, forge, now, log }, [...gathered.facts.values()], waiting, {
     webUrl: deps.webUrl,

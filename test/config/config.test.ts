@@ -79,6 +79,7 @@ describe('the opt-in file', () => {
         budget_minutes: { afk: 60, lander: 20, fix: 45 },
         autoland: { enabled: false, merge_method: 'squash' },
         fix_forward: { enabled: false, max_attempts: 2 },
+        fix: { on_review: true },
         launcher: { workflow: 'yoke-run.yml' },
         agent: { max_turns: 60, network: { allow: [] } },
         protected_paths: [],
@@ -118,7 +119,7 @@ describe('the opt-in file', () => {
     );
     expect(res.reason).toContain('budget_minutes.afk: Too small');
     expect(res.reason).toContain(
-      '.github/yoke.yml: "colour" is not a setting here (the settings are: afk_label, auto, prefix, budget_minutes, autoland, fix_forward, launcher, budget, agent, protected_paths, dashboard_issue, delivery)',
+      '.github/yoke.yml: "colour" is not a setting here (the settings are: afk_label, auto, prefix, budget_minutes, autoland, fix_forward, fix, launcher, budget, agent, protected_paths, dashboard_issue, delivery)',
     );
     expect(res.reason).not.toContain('_extends');
     expect(parseRepoConfig(['a'])).toEqual({

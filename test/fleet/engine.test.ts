@@ -234,7 +234,6 @@ describe('the spawn engine', () => {
     );
     h.launcher.finish(lander.runId);
     await h.engine.reaperTick();
-    await h.engine.schedulerTick();
     expect(h.forge.merges).toEqual([{ repo: 'acme/api', number: 3, sha: 'ddddddd', method: 'squash' }]);
   });
 

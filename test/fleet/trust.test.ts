@@ -110,7 +110,6 @@ describe('verdicts (TR01)', () => {
       encodeMarker({ run: 'r-invented', sha: 'aaaaaaa', verdict: 'accept' }, 'made up'),
     );
     await h.engine.schedulerTick();
-    await h.engine.schedulerTick();
     expect(h.forge.merges.map((m) => m.number)).toEqual([8]);
     expect(landers(h)).toEqual(['pr#7']);
   });

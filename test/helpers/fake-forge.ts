@@ -90,6 +90,8 @@ export class FakeForge implements Forge {
   reactions: { repo: string; commentId: number; content: string }[] = [];
   labelsAdded: { repo: string; number: number; labels: string[] }[] = [];
   merges: { repo: string; number: number; sha: string; method: string }[] = [];
+  /** The yoke/lander check's conclusion on each merged head when its merge was asked for, in merge order. */
+  checkAtMerge: (string | null)[] = [];
   dispatches: { repo: string; workflow: string; ref: string; inputs: Record<string, string> }[] = [];
   private nextId = 1000;
 
@@ -457,6 +459,9 @@ export class FakeForge implements Forge {
 
   async merge(repo: RepoRef, number: number, sha: string, method: 'merge' | 'squash' | 'rebase'): Promise<MergeResult> {
     this.merges.push({ repo: repo.fullName, number, sha, method });
+    this.checkAtMerge.push(
+      this.checkRuns.find((c) => c.headSha === sha && c.current.name === 'yoke/lander')?.current.conclusion ?? null,
+    );
     const r = this.repo(repo.fullName);
     const pull = r.pulls.find((p) => p.number === number);
     if (r.mergeRefusal) return { ok: false, ...r.mergeRefusal };
