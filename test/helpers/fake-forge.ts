@@ -43,7 +43,7 @@ export interface FakePull {
   /** The head branch (`pr-<number>` unless set). */
   headRef?: string;
   comments: CommentView[];
-  reviews: { author: string; state: string; commitId: string | null }[];
+  reviews: ReviewView[];
   /** The paths the PR changes (none by default). */
   files?: string[] | null;
 }
