@@ -18,13 +18,16 @@ export function agentCliBin(name: 'claude' | 'codex'): string | null {
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
-function writeTask(task: DemoTask, impl: string): string {
+function writeTask(task: DemoTask, impl: string, test = task.test): string {
   return [
     `mkdir -p lib test`,
     `echo ${b64(impl)} | base64 -d > lib/${task.name}.js`,
-    `echo ${b64(task.test)} | base64 -d > test/${task.name}.test.js`,
+    `echo ${b64(test)} | base64 -d > test/${task.name}.test.js`,
   ].join(' && ');
 }
+
+/** TR33: a fix that people with write access asked for (its prompt opens so), not a repair of a rejection. */
+export const ASKED_FOR_CHANGES = /You are changing pull request/;
 
 /** The demo task a prompt is about (the issue body carries its marker). */
 export function taskOfPrompt(prompt: string, tasks: readonly DemoTask[] = DEMO_TASKS): DemoTask | null {
@@ -42,7 +45,14 @@ export function demoScript(tasks: readonly DemoTask[] = DEMO_TASKS): ModelScript
     const task = taskOfPrompt(req.prompt, tasks);
     if (!task) return { say: 'I found no task I know in this issue, so I changed nothing.' };
     const fix = /You are repairing pull request/.test(req.prompt);
-    if (req.toolResults === 0) return { run: writeTask(task, fix ? task.impl : (task.broken ?? task.impl)) };
+    const asked = ASKED_FOR_CHANGES.test(req.prompt) && task.review;
+    if (req.toolResults === 0)
+      return {
+        run: asked
+          ? writeTask(task, task.review!.impl, task.review!.test)
+          : writeTask(task, fix ? task.impl : (task.broken ?? task.impl)),
+      };
+    if (asked) return { say: `Made the changes the review asked for in lib/${task.name}.js and its test.` };
     return {
       say: fix
         ? `Repaired lib/${task.name}.js so its test passes.`

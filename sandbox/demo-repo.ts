@@ -7,7 +7,8 @@ export const YOKE_URL_TOKEN = '__YOKE_URL__';
 
 // The demo repository the sandbox seeds: a small project with a test
 // command, opted in with cap 2, autoland and fix-forward on, and five issues
-// labelled for AFK work. One task's first attempt breaks the tests.
+// labelled for AFK work. One task's first attempt breaks the tests; on
+// another's claim PR the maintainer requests changes (TR33).
 
 export const DEMO_REPO = 'acme/demo';
 export const MAINTAINER = 'maintainer';
@@ -25,6 +26,16 @@ export interface DemoTask {
   extraFiles?: Record<string, string>;
   /** Text anyone could have written, added to the issue's body (the containment suite's planted instructions). */
   injection?: string;
+  /** TR33: the maintainer requests these changes on the claim PR (two inline comments), and the agent makes them. */
+  review?: DemoReview;
+}
+
+export interface DemoReview {
+  body: string;
+  comments: { path: string; line: number; body: string }[];
+  /** What the agent writes when asked: the task's file and its test, revised. */
+  impl: string;
+  test: string;
 }
 
 export const DEMO_TASKS: DemoTask[] = [
@@ -52,6 +63,19 @@ export const DEMO_TASKS: DemoTask[] = [
     title: 'Add a title-case helper',
     impl: 'module.exports = (s) => s.replace(/\\b\\w/g, (c) => c.toUpperCase());\n',
     test: "const assert = require('node:assert');\nassert.strictEqual(require('../lib/title-case')('hello big world'), 'Hello Big World');\n",
+    review: {
+      body: 'Two changes before this merges, please.',
+      comments: [
+        {
+          path: 'lib/title-case.js',
+          line: 1,
+          body: 'Name the function `titleCase`, so a stack trace says where it failed.',
+        },
+        { path: 'test/title-case.test.js', line: 2, body: 'Also check that a single word is capitalised.' },
+      ],
+      impl: 'module.exports = function titleCase(s) {\n  return s.replace(/\\b\\w/g, (c) => c.toUpperCase());\n};\n',
+      test: "const assert = require('node:assert');\nassert.strictEqual(require('../lib/title-case')('hello big world'), 'Hello Big World');\nassert.strictEqual(require('../lib/title-case')('word'), 'Word');\n",
+    },
   },
   {
     name: 'slugify',
@@ -139,7 +163,14 @@ export interface DemoAgentSettings {
 export function demoRunScript(settings: DemoAgentSettings): string {
   const agent = readFileSync(new URL('./agents/demo-agent.mjs', import.meta.url), 'utf8');
   const demo = {
-    tasks: settings.tasks.map(({ name, impl, broken, test, extraFiles }) => ({ name, impl, broken, test, extraFiles })),
+    tasks: settings.tasks.map(({ name, impl, broken, test, extraFiles, review }) => ({
+      name,
+      impl,
+      broken,
+      test,
+      extraFiles,
+      review,
+    })),
     failFirst: settings.failFirst,
     delayMs: settings.delayMs,
   };

@@ -18,6 +18,7 @@ import { registerIssueRoutes } from './forge/routes-issues.js';
 import { registerPullRoutes } from './forge/routes-pulls.js';
 import { Shapes } from './forge/shapes.js';
 import { ForgeState, type ForgeRepo, type ForgeUser, type Issue } from './forge/state.js';
+import type { ForgeEvent } from './forge/records.js';
 import { WebhookSender } from './forge/webhooks.js';
 
 // The embedded forge: the part of GitHub's REST API that yoke (and the demo
@@ -62,6 +63,8 @@ export class EmbeddedForge {
   private readonly shapes: Shapes;
   private readonly webhooks: WebhookSender;
   readonly now: () => number;
+  /** Told of each event as it happens (the people the sandbox plays: a maintainer who reviews, say). */
+  readonly watchers: ((e: ForgeEvent) => void)[] = [];
 
   constructor(readonly opts: ForgeOptions) {
     this.now = opts.now ?? (() => Date.now());
@@ -70,7 +73,10 @@ export class EmbeddedForge {
       (name) => this.state.repos.get(name),
     );
     this.webhooks = new WebhookSender(this.shapes);
-    this.state = new ForgeState(opts.dataDir, `${opts.appSlug}[bot]`, this.now, (e) => this.webhooks.fromEvent(e));
+    this.state = new ForgeState(opts.dataDir, `${opts.appSlug}[bot]`, this.now, (e) => {
+      this.webhooks.fromEvent(e);
+      for (const watch of this.watchers) watch(e);
+    });
     this.http = new ForgeHttp({
       appId: opts.appId,
       appPublicKey: opts.appPublicKey,

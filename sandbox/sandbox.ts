@@ -25,6 +25,7 @@ import {
   shippedWorkflow,
 } from './demo-repo.js';
 import { AGENT_CLI_DIR, agentCliBin, demoScript } from './agent-clis.js';
+import { DemoMaintainer } from './maintainer.js';
 import { ScriptedModel } from './models/scripted-model.js';
 import { EmbeddedForge, type ForgeRepo } from './forge-server.js';
 import { findPostgresBin, startPostgres, type LocalPostgres } from './postgres.js';
@@ -99,6 +100,8 @@ export class Sandbox {
 
   /** The scripted model a real agent talks to (with `agent`). */
   model: ScriptedModel | null = null;
+  /** The demo's maintainer, who reviews claim PRs of tasks with a review (TR33). */
+  maintainer: DemoMaintainer | null = null;
 
   /** With a real agent: its shipped workflow, its CLI on the runner's PATH, and repository secrets pointing it at the scripted model. */
   private async agentSetup(): Promise<{
@@ -163,6 +166,15 @@ export class Sandbox {
       this.forge.deployments.setEnvironment(this.repo, e.name, e.ruleApps);
     for (const task of this.tasks)
       this.forge.createIssue(this.repo, this.forge.user(MAINTAINER), task.title, issueBody(task), ['yoke:afk']);
+    // TR33: the maintainer requests changes on the claim PR of a task with a review, and approves the fix.
+    this.maintainer = new DemoMaintainer({
+      forgeUrl: this.forge.url,
+      repo: DEMO_REPO,
+      token: this.maintainerToken,
+      tasks: this.tasks,
+      botLogin: `${this.forge.opts.appSlug}[bot]`,
+    });
+    this.forge.watchers.push((e) => this.maintainer!.watch(e));
     // Reaching through GitHub, yoke needs no inbound connection: no webhook is sent to it at all.
     if (!this.reachesThroughGitHub)
       this.forge.webhook = { url: `${this.yokeUrl}/api/github/webhooks`, secret: WEBHOOK_SECRET };

@@ -10,7 +10,8 @@ export interface IssueSummary {
   number: number;
   title: string;
   state: 'merged' | 'stuck' | 'open';
-  runs: { id: string; kind: string; outcome: string }[];
+  /** Each run; a fix says why it started (TR33: a lander rejection, a review by @login, a command by @login). */
+  runs: { id: string; kind: string; outcome: string; why: string | null }[];
   verdicts: string[];
   merge: string;
   /** The deployment run that took it, its QA result, and its close-out ('-' before delivery). */
@@ -59,7 +60,12 @@ export async function summarizeIssues(deps: SummaryDeps): Promise<IssueSummary[]
       number,
       title: issue.title,
       state: states[idx]!,
-      runs: mine.map((r) => ({ id: r.id, kind: r.kind, outcome: r.outcome ?? r.status })),
+      runs: mine.map((r) => ({
+        id: r.id,
+        kind: r.kind,
+        outcome: r.outcome ?? r.status,
+        why: r.kind === 'fix' ? r.why : null,
+      })),
       verdicts: mine.filter((r) => r.verdict).map((r) => `${r.verdict}@${r.headSha?.slice(0, 7)}`),
       merge: merged ? `#${merged.number} → ${merged.pull!.mergeCommitSha!.slice(0, 7)}` : '-',
       deployment: run ? `${run.id} (${run.status})` : '-',
@@ -87,7 +93,7 @@ export function formatSummary(rows: IssueSummary[]): string {
       `#${r.number}`,
       r.title,
       r.state,
-      r.runs.map((x) => `${x.kind}:${x.outcome}`).join(' ') || '-',
+      r.runs.map((x) => `${x.kind}${x.why ? `[${x.why.replace(/^an? /, '')}]` : ''}:${x.outcome}`).join(' ') || '-',
       r.verdicts.join(' ') || '-',
       r.merge,
       ...(delivered ? [r.deployment, r.qa, r.closeout] : []),

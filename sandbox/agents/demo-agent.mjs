@@ -20,6 +20,8 @@ if (!task) {
   process.exit(1);
 }
 const fix = env.YOKE_RUN_KIND === 'fix';
+// TR33: a fix that people with write access asked for gets the task's revision, not its repair.
+const asked = fix && task.review && /You are changing pull request/.test(prompt);
 if (!fix && DEMO.delayMs) await new Promise((r) => setTimeout(r, DEMO.delayMs));
 // --fail-agent N: the first N runs of the workflow are AFK runs (nothing else has a PR yet), and they fail.
 if (!fix && Number(env.GITHUB_RUN_NUMBER) <= DEMO.failFirst) {
@@ -31,9 +33,15 @@ const write = (file, text) => {
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, text);
 };
-write(`lib/${task.name}.js`, fix ? task.impl : (task.broken ?? task.impl));
-write(`test/${task.name}.test.js`, task.test);
+write(`lib/${task.name}.js`, asked ? task.review.impl : fix ? task.impl : (task.broken ?? task.impl));
+write(`test/${task.name}.test.js`, asked ? task.review.test : task.test);
 if (!fix) for (const [file, text] of Object.entries(task.extraFiles ?? {})) write(file, text);
 // What a metered model would bill for the work: a fixed price per kind.
 say({ cost: fix ? { usd: 0.17, input_tokens: 7500, output_tokens: 900 } : { usd: 0.42, input_tokens: 18000, output_tokens: 2400 } });
-say({ message: fix ? `Fixed lib/${task.name}.js after the lander's reject.` : `Added lib/${task.name}.js and its test.` });
+say({
+  message: asked
+    ? `Made the changes the review asked for in lib/${task.name}.js and its test.`
+    : fix
+      ? `Fixed lib/${task.name}.js after the lander's reject.`
+      : `Added lib/${task.name}.js and its test.`,
+});

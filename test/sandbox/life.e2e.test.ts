@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeMarker } from '../../src/forge/marker.js';
-import { DEMO_REPO } from '../../sandbox/demo-repo.js';
+import { DEMO_REPO, DEMO_TASKS } from '../../sandbox/demo-repo.js';
+import { readBrief } from '../../src/agent/brief.js';
+import { reviewHoldNote } from '../../src/fleet/messages.js';
 import { Sandbox } from '../../sandbox/sandbox.js';
 import { unclaimedWarnings } from '../helpers/sandbox-log.js';
 
@@ -94,6 +96,52 @@ describe('the life of an issue (actions launcher)', () => {
     ]);
   });
 
+  it('TR33 the maintainer’s change request on #4’s PR becomes one fix run with both inline comments; yoke waits for their approval, then merges the validated head', async () => {
+    const pr = pullFor(4);
+    const runs = (await sandbox.runs()).filter((r) => r.issueNumber === 4 || r.prNumber === pr.number);
+    expect(runs.map((r) => [r.kind, r.outcome, r.verdict, r.kind === 'fix' ? r.why : null])).toEqual([
+      ['afk_auto', 'success', null, null],
+      ['lander', 'success', 'accept', null],
+      ['fix', 'success', null, 'a review by @maintainer'],
+      ['lander', 'success', 'accept', null],
+    ]);
+    const [, first, fix, accept] = runs;
+    expect(sandbox.maintainer!.refused).toEqual([]);
+    expect(sandbox.maintainer!.did).toEqual([
+      `requested changes on #${pr.number} at ${first!.headSha!.slice(0, 7)}`,
+      `approved #${pr.number} at ${accept!.headSha!.slice(0, 7)}`,
+    ]);
+    // The fix ran at the head the maintainer reviewed, told their words and both inline comments.
+    expect(fix!.headSha).toBe(first!.headSha);
+    const wf = sandbox.forge.runner.runs.find((w) => w.inputs.run_id === fix!.id)!;
+    expect(readBrief(wf.inputs.rejection ?? null)).toEqual({
+      rejection: null,
+      asks: [
+        {
+          source: 'review',
+          author: 'maintainer',
+          writtenOn: null,
+          text: DEMO_TASKS[3]!.review!.body,
+          comments: DEMO_TASKS[3]!.review!.comments.map((c) => ({
+            path: c.path,
+            line: c.line,
+            diffHunk: expect.stringContaining('@@') as unknown as string,
+            body: c.body,
+          })),
+        },
+      ],
+    });
+    // Each accept while the change request stood says whose approval the merge waits for.
+    const accepts = sandbox.repo.comments.filter(
+      (c) => c.issueNumber === pr.number && c.body.includes('"verdict":"accept"'),
+    );
+    expect(accepts.map((c) => c.body.endsWith(`\n\n${reviewHoldNote(['maintainer'])}`))).toEqual([true, true]);
+    expect(pr.pull).toMatchObject({ merged: true, headSha: accept!.headSha, mergeNamedSha: accept!.headSha });
+    // Under the full cap, the review-driven fix went before new work that waited since the start.
+    const issue5 = (await sandbox.runs()).find((r) => r.issueNumber === 5 && r.kind === 'afk_auto')!;
+    expect(fix!.launchedAt).toBeLessThan(issue5.launchedAt);
+  });
+
   it('SP05 a cap of 2 is never exceeded over the whole demo: by the forge’s workflow runs and by the runs store', async () => {
     const spans = sandbox.forge.runner.runs.map(
       (w) => [w.startedAt ?? w.createdAt, w.completedAt ?? Date.now()] as const,
@@ -118,6 +166,7 @@ describe('webhooks from the forge', () => {
       'issues.labeled',
       'pull_request.labeled',
       'pull_request.opened',
+      'pull_request_review.submitted',
       'workflow_run.completed',
     ]);
     // Deliveries are fire and forget: one sent a moment ago may still be on its way.
