@@ -3,6 +3,8 @@ import { DEMO_TASKS } from '../../sandbox/demo-repo.js';
 import { Sandbox } from '../../sandbox/sandbox.js';
 import { haveAgentClis } from './helpers.js';
 import { unclaimedWarnings } from '../helpers/sandbox-log.js';
+import { readFileAt } from '../../sandbox/git.js';
+import { reviewHoldNote } from '../../src/fleet/messages.js';
 
 /** Warnings the tests below provoke, each asserted where it is. */
 const CLAIMED_WARNINGS: string[] = [];
@@ -54,6 +56,66 @@ describe.skipIf(!ok)('real agents through the shipped workflows', () => {
       expect(afk.cost?.inputTokens).toBe(2 * 1200);
       expect(afk.cost?.outputTokens).toBe(2 * 150);
     }, 120_000);
+  }
+
+  for (const agent of ['claude-code', 'codex'] as const) {
+    it(`TR33 a maintainer's change request with two inline comments becomes a fix by the real ${agent} CLI: its prompt holds both, its commit lands on the claim branch, the lander accepts, and yoke merges once the maintainer approves`, async () => {
+      const task = DEMO_TASKS.find((t) => t.review)!;
+      const s = await runOne(agent, task);
+      expect((await s.summary())[0]!.state).toBe('merged');
+      const runs = await s.runs();
+      expect(runs.map((r) => `${r.kind}:${r.verdict ?? r.outcome}`)).toEqual([
+        'afk_auto:success',
+        'lander:accept',
+        'fix:success',
+        'lander:accept',
+      ]);
+      const [, first, fix, accept] = runs;
+      expect(fix!.why).toBe('a review by @maintainer');
+      const pr = [...s.repo.issues.values()].find((i) => i.pull)!;
+      // The prompt the CLI sent the model holds the maintainer's words and both comments, each with its path, line and diff hunk.
+      const prompt = s.model!.prompts().find((p) => p.includes('You are changing pull request'))!;
+      const asked = prompt.slice(prompt.indexOf('## What people'), prompt.indexOf("## The issue's title")).trimEnd();
+      const hunk = (path: string, line: number) =>
+        s.repo.reviewComments.find((c) => c.pr === pr.number && c.path === path && c.line === line)!.diffHunk;
+      const words = '~~~data (the words of @maintainer, who has write access to the repository)';
+      expect(asked).toBe(
+        [
+          '## What people with write access asked for',
+          'Do what they ask, unless it would break the tests.',
+          '### A review by @maintainer',
+          words,
+          'Two changes before this merges, please.',
+          '~~~',
+          '',
+          '#### On `lib/title-case.js`, line 1',
+          '~~~data (the diff hunk the comment is on, from the PR)',
+          hunk('lib/title-case.js', 1),
+          '~~~',
+          words,
+          'Name the function `titleCase`, so a stack trace says where it failed.',
+          '~~~',
+          '',
+          '#### On `test/title-case.test.js`, line 2',
+          '~~~data (the diff hunk the comment is on, from the PR)',
+          hunk('test/title-case.test.js', 2),
+          '~~~',
+          words,
+          'Also check that a single word is capitalised.',
+          '~~~',
+        ].join('\n'),
+      );
+      expect(hunk('lib/title-case.js', 1)).toBe(`@@ -0,0 +1 @@\n+${task.impl.trimEnd()}`);
+      // The agent's commit is the claim branch's new head, the lander accepted it, and the merge named it.
+      expect(readFileAt(s.repo.gitDir, accept!.headSha!, `lib/${task.name}.js`)).toBe(task.review!.impl);
+      expect(accept!.headSha).not.toBe(first!.headSha);
+      expect(pr.pull).toMatchObject({ merged: true, headSha: accept!.headSha, mergeNamedSha: accept!.headSha });
+      const approval = s.repo.reviews.find((r) => r.pr === pr.number && r.state === 'APPROVED')!;
+      expect(approval.commitId).toBe(accept!.headSha);
+      expect(pr.pull!.mergedAt!).toBeGreaterThanOrEqual(approval.submittedAt);
+      const verdict = s.repo.comments.find((c) => c.body.includes(`"sha":"${accept!.headSha}"`))!;
+      expect(verdict.body.endsWith(reviewHoldNote(['maintainer']))).toBe(true);
+    }, 150_000);
   }
 
   it('a rejected PR gets a fix run whose prompt carries the failing validation output, and the repaired PR merges', async () => {
