@@ -28,7 +28,9 @@ type Step =
   | { t: 'complete'; pick: number; ok: boolean; accept: boolean }
   | { t: 'expire'; minutes: number }
   | { t: 'launcherFail' }
-  | { t: 'reset'; repo: number };
+  | { t: 'reset'; repo: number }
+  /** TR33: someone requests changes on an open claim PR: a writer (maint) or a reader (rita). */
+  | { t: 'review'; pick: number; writer: boolean };
 
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 3, arbitrary: fc.constant({ t: 'scheduler' as const }) },
@@ -51,6 +53,10 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ t: fc.constant('expire' as const), minutes: fc.integer({ min: 1, max: 90 }) }) },
   { weight: 1, arbitrary: fc.constant({ t: 'launcherFail' as const }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('reset' as const), repo: fc.nat(2) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ t: fc.constant('review' as const), pick: fc.nat(10), writer: fc.boolean() }),
+  },
 );
 
 interface Ledger {
@@ -88,7 +94,26 @@ function world(): Harness {
   h.forge.addRepo('acme/narrow', AUTOLAND);
   h.forge.addRepo('acme/plain', { auto: true });
   for (const r of REPOS) for (let i = 1; i <= 4; i++) h.forge.addIssue(r, i);
+  for (const r of REPOS) h.forge.repo(r).permissions = { maint: 'write', rita: 'read' };
   return h;
+}
+
+let reviewSeq = 0;
+
+/** TR33: a change request lands on one of the open claim PRs (any repository), by a writer or a reader. */
+function review(h: Harness, step: Extract<Step, { t: 'review' }>): void {
+  const pulls = REPOS.flatMap((r) => h.forge.repo(r).pulls);
+  if (pulls.length === 0) return;
+  const pull = pulls[step.pick % pulls.length]!;
+  const id = ++reviewSeq;
+  pull.reviews.push({
+    id,
+    author: step.writer ? 'maint' : 'rita',
+    state: 'CHANGES_REQUESTED',
+    commitId: pull.headSha,
+    body: `ask ${id}`,
+    submittedAt: h.clock.now(),
+  });
 }
 
 let shaSeq = 0;
@@ -138,6 +163,26 @@ function checkPass(p: PassReport): void {
   });
 }
 
+/** TR33: a reader's ask starts nothing; a writer's is open or carried by exactly the fix of its PR that started; none is lost. */
+async function checkAsks(h: Harness): Promise<void> {
+  for (const r of REPOS) {
+    const runs = new Map((await h.store.runs.listForRepo(r)).map((run) => [run.id, run]));
+    for (const ask of await h.store.asks.listForRepo(r)) {
+      if (ask.author === 'rita') {
+        expect([ask.declined, ask.carriedByRun]).toEqual(['not_a_writer', null]);
+        continue;
+      }
+      expect(ask.declined).toBeNull();
+      if (ask.carriedByRun === null) continue;
+      const run = runs.get(ask.carriedByRun)!;
+      expect([run.kind, run.prNumber]).toEqual(['fix', ask.number]);
+      // A fix that never started hands its asks back.
+      expect(run.outcomeReason ?? '').not.toMatch(/^launch failed/);
+      expect(run.why).toMatch(/reviews? by @maint/);
+    }
+  }
+}
+
 async function checkInvariants(h: Harness, ledger: Ledger): Promise<void> {
   // The fleet-wide live count never exceeded the cap of the repo each run was launched for.
   for (const run of await h.store.runs.listAll(10_000)) {
@@ -169,7 +214,7 @@ async function checkInvariants(h: Harness, ledger: Ledger): Promise<void> {
 }
 
 describe('the fleet under random interleavings', () => {
-  it('SP05 SP08 SP13 SP14 keeps the cap, one run per subject, stage priority and AFK-only strikes at every step', async () => {
+  it('SP05 SP08 SP13 SP14 TR33 keeps the cap, one run per subject, stage priority (review-driven fixes after landers, before new work), AFK-only strikes and every writer’s ask at every step', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(stepArb, { minLength: 5, maxLength: 45 }), async (steps) => {
         const h = world();
@@ -218,10 +263,14 @@ describe('the fleet under random interleavings', () => {
               await resetRepo(h.fleet, REPOS[step.repo]!);
               passes.push(await h.engine.kick());
               break;
+            case 'review':
+              review(h, step);
+              break;
           }
           await h.engine.lock.run(async () => {});
           for (const p of passes.splice(0)) checkPass(p);
           await checkInvariants(h, ledger);
+          await checkAsks(h);
           // A paused repo never gets a new AFK launch.
           for (const r of REPOS) {
             const state = await h.store.repos.get(r);
