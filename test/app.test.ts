@@ -276,7 +276,9 @@ describe('comment commands (Probot level)', () => {
     const replies = mockRefusalReply();
     await receiveComment(h, '/yoke deploy everything');
     expect(replies[0]).toContain('`/yoke deploy everything` is not a yoke command.');
-    expect(replies[0]).toContain('/yoke start, /yoke start <instructions>, /yoke fix <what to change>, /yoke land, /yoke auto on, /yoke auto off, /yoke reset, /yoke status');
+    expect(replies[0]).toContain(
+      '/yoke start, /yoke start <instructions>, /yoke fix <what to change>, /yoke land, /yoke auto on, /yoke auto off, /yoke reset, /yoke status',
+    );
   });
 
   it('GH04 an oversized comment is refused, not parsed', async () => {

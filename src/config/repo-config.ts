@@ -46,7 +46,10 @@ export const RepoConfig = z
       .strict()
       .default({ enabled: false, max_attempts: 2 }),
     /** TR33: a writer's review that requests changes on a claim PR starts a fix run (counted among fix_forward.max_attempts). */
-    fix: z.object({ on_review: z.boolean().default(true) }).strict().default({ on_review: true }),
+    fix: z
+      .object({ on_review: z.boolean().default(true) })
+      .strict()
+      .default({ on_review: true }),
     launcher: z
       .object({
         workflow: z

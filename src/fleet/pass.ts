@@ -143,7 +143,11 @@ export async function spawnOnce(deps: PassDeps, trigger: PassTrigger, reaped: Re
       holds,
     );
     const actionDeps = { store, forge, now, log, onMerged: deps.onMerged };
-    await executeRepoActions(actionDeps, fresh, actions.filter((a) => a.type !== 'merge'));
+    await executeRepoActions(
+      actionDeps,
+      fresh,
+      actions.filter((a) => a.type !== 'merge'),
+    );
     const owed = actions.filter((a) => a.type === 'merge');
     if (owed.length) mergesOwed.push(() => executeRepoActions(actionDeps, fresh, owed));
     if (deps.onPolledComments) {
