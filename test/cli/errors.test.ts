@@ -130,4 +130,42 @@ describe('the CLI, as a newcomer meets it', () => {
     const got = await yoke(['runs', 'get', id], { YOKE_URL: api.url });
     expect([got.code, JSON.parse(got.out).summary]).toEqual([0, 'Error: issue #14 names no demo task\nmore detail']);
   });
+
+  it('TR33 lists why each fix run started', async () => {
+    const h = makeHarness();
+    const at = h.clock.now();
+    for (const [id, why] of [
+      ['fix-1', 'a lander rejection'],
+      ['fix-2', 'a review by @maint; a command by @lead'],
+    ] as const) {
+      await h.store.runs.insert({
+        id,
+        repo: 'acme/api',
+        kind: 'fix',
+        subject: 'pr#7',
+        issueNumber: 1,
+        prNumber: 7,
+        headSha: 'c'.repeat(40),
+        launchedAt: at + Number(id.at(-1)),
+        budgetDeadline: at + 60_000,
+        launcher: 'command',
+        launcherRef: null,
+        secretHash: null,
+        capAtLaunch: 2,
+        liveAtLaunch: 1,
+      });
+      await h.store.asks.carry(id, why, [], 'acme/api');
+      await h.store.runs.end(id, 'success', null, at + 10);
+    }
+    const api = await startApi(h, { tokens: [TOKEN] });
+    closers.push(api.close);
+    expect(await yoke(['runs', 'list'], { YOKE_URL: api.url })).toEqual({
+      code: 0,
+      out: [
+        'fix-2 · acme/api fix pr#7 (for a review by @maint; a command by @lead) · success',
+        'fix-1 · acme/api fix pr#7 (for a lander rejection) · success',
+      ].join('\n'),
+      err: '',
+    });
+  });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { prose, reasonOf, renderWaiting, runResult, time } from '../../src/http/dashboard-parts.js';
+import { prose, reasonOf, renderRuns, renderWaiting, runResult, time } from '../../src/http/dashboard-parts.js';
+import type { PublicRun } from '../../src/fleet/report.js';
 
 describe("the dashboard's run reasons", () => {
   it("a failed run's reason is yoke's own, else the first line of what the run reported; a success shows none", () => {
@@ -65,5 +66,46 @@ describe('times on the dashboard', () => {
   it('are in UTC and say so, never a raw ISO string', () => {
     expect(time(Date.UTC(2026, 11, 3, 17, 38, 16))).toBe('2026-12-03 17:38:16 UTC');
     expect(time(null)).toBe('');
+  });
+});
+
+describe("the dashboard's runs table", () => {
+  const run = (over: Partial<PublicRun>): PublicRun => ({
+    id: 'r1',
+    repo: 'acme/api',
+    kind: 'fix',
+    subject: 'pr#7',
+    issueNumber: 1,
+    prNumber: 7,
+    headSha: 'c'.repeat(40),
+    status: 'ended',
+    outcome: 'success',
+    outcomeReason: null,
+    reportedOutcome: 'success',
+    verdict: null,
+    summary: null,
+    verdictCommentId: null,
+    launchedAt: 0,
+    budgetDeadline: 60_000,
+    endedAt: 1000,
+    launcher: 'command',
+    launcherRef: null,
+    capAtLaunch: 2,
+    liveAtLaunch: 1,
+    reportedAt: 500,
+    cost: null,
+    title: null,
+    why: 'a review by @maint <b>',
+    ...over,
+  });
+
+  it('TR33 says why each fix run started, escaped; other runs say nothing more', () => {
+    const html = renderRuns(
+      [run({}), run({ id: 'r2', kind: 'afk_auto', subject: 'issue#1', why: 'labelled yoke:afk' })],
+      'https://github.test',
+    );
+    expect(html).toContain('<td>fix<br><small class="why">for a review by @maint &lt;b&gt;</small></td>');
+    expect(html).toContain('<td>afk_auto</td>');
+    expect(html).not.toContain('labelled yoke:afk');
   });
 });
