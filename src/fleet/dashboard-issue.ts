@@ -40,7 +40,14 @@ export function viewDashboardIssue(i: DashboardIssueInputs): DashboardIssueView 
     paused: isPaused(facts.state),
     live: i.runs
       .filter((r) => r.status === 'live')
-      .map((r) => ({ id: r.id, kind: r.kind, subject: r.subject, title: r.title, workflowUrl: runUrl(i.webUrl, r) })),
+      .map((r) => ({
+        id: r.id,
+        kind: r.kind,
+        subject: r.subject,
+        title: r.title,
+        why: r.why,
+        workflowUrl: runUrl(i.webUrl, r),
+      })),
     waiting: i.waiting.map(waitingItem),
     stuck: facts.view.pulls
       .filter((p) => p.labels.includes(STUCK_LABEL))

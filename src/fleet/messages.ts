@@ -152,7 +152,15 @@ export interface DashboardIssueView {
   failures: number;
   threshold: number;
   paused: boolean;
-  live: { id: string; kind: string; subject: string; title: string | null; workflowUrl: string | null }[];
+  live: {
+    id: string;
+    kind: string;
+    subject: string;
+    title: string | null;
+    /** Why a fix started (TR33): a lander rejection, a review or a command by @login. */
+    why: string | null;
+    workflowUrl: string | null;
+  }[];
   waiting: WaitingItem[];
   stuck: { number: number; title: string }[];
   owed: { issue: number; pr: number }[];
@@ -182,7 +190,7 @@ export function dashboardIssueBody(v: DashboardIssueView): string {
   const live = v.live.length
     ? v.live.map(
         (r) =>
-          `- \`${r.id}\` ${r.kind} ${workLink(v.webUrl, v.repo, r.subject)}${r.title ? ` ${plain(r.title)}` : ''}${r.workflowUrl ? ` · [workflow run](${r.workflowUrl})` : ''}`,
+          `- \`${r.id}\` ${r.kind} ${workLink(v.webUrl, v.repo, r.subject)}${r.title ? ` ${plain(r.title)}` : ''}${r.why ? `, for ${plain(r.why)}` : ''}${r.workflowUrl ? ` · [workflow run](${r.workflowUrl})` : ''}`,
       )
     : ['_None._'];
   const waiting = v.waiting.length

@@ -80,7 +80,7 @@ describe('the dashboard issue', () => {
     expect(h.forge.createdIssues.map((i) => i.repo)).toEqual(['acme/a', 'acme/b', 'acme/c']);
   });
 
-  it('says paused with the command that recovers, and keeps outside titles as text', () => {
+  it('TR33 says paused with the command that recovers, why each fix started, and keeps outside titles as text', () => {
     const view: DashboardIssueView = {
       repo: 'acme/api',
       webUrl: 'https://github.com',
@@ -95,8 +95,11 @@ describe('the dashboard issue', () => {
           kind: 'lander',
           subject: 'pr#8',
           title: 'Fix [it](https://evil.test) @everyone <b>now</b>',
+          why: null,
           workflowUrl: 'https://github.com/acme/api/actions/runs/5',
         },
+        // TR33: a fix says why it started, with the login as text, so the dashboard notifies no one.
+        { id: 'r2', kind: 'fix', subject: 'pr#9', title: 'Add a parser', why: 'a review by @maint', workflowUrl: null },
       ],
       waiting: [
         {
@@ -125,6 +128,7 @@ describe('the dashboard issue', () => {
         '',
         '### Live runs',
         '- `r1` lander [#8](https://github.com/acme/api/pull/8) Fix \\[it\\]\\(https://evil.test\\) \\@everyone \\<b\\>now\\</b\\> · [workflow run](https://github.com/acme/api/actions/runs/5)',
+        '- `r2` fix [#9](https://github.com/acme/api/pull/9) Add a parser, for a review by \\@maint',
         '',
         '### Waiting, in the order the next pass takes it',
         '- [#4](https://github.com/acme/api/issues/4) \\# heading (new work): `repo_paused` acme/api is paused: it reached 3 consecutive AFK failures, and only a reset lifts the pause. To recover: Comment `/yoke reset` on any issue of acme/api, or run `yoke repo reset acme/api`.',
