@@ -858,3 +858,98 @@ describe('leadership of what a webhook asks for (Probot level)', () => {
     expect(h.rt.engine.lastPass?.trigger).toBe('reaper');
   });
 });
+
+describe('review-driven fixes (Probot level)', () => {
+  const REVIEW_YML = 'autoland:\n  enabled: true\n  merge_method: squash\ndashboard_issue: false\n';
+  /** GitHub's published review comment, on claim #7 at its head, as `GET /pulls/7/comments` lists it. */
+  const inlineComment = () => {
+    const c = structuredClone(publishedPayload('pull_request_review_comment', 'created').comment);
+    return { ...c, pull_request_review_id: 237895671, commit_id: HEAD, line: 1, body: 'Say "Hello, World".' };
+  };
+  /** The review as `GET /pulls/7/reviews` lists it. */
+  const restReview = (login: string, type = 'User') => ({
+    id: 237895671,
+    user: { login, type },
+    state: 'CHANGES_REQUESTED',
+    body: 'Keep the old greeting too.',
+    commit_id: HEAD,
+    submitted_at: new Date().toISOString(),
+  });
+  /** GitHub's published `pull_request_review.submitted`, as a change request on claim #7. */
+  async function receiveReview(h: ProbotHarness, login: string, id: string) {
+    const payload = publishedPayload('pull_request_review', 'submitted');
+    payload.review.state = 'changes_requested';
+    payload.review.user.login = login;
+    payload.pull_request.number = 7;
+    await h.probot.receive({ id, name: 'pull_request_review', payload } as never);
+    await new Promise((r) => setTimeout(r, 50));
+    await h.settle();
+  }
+
+  it("TR33 a writer's change request, delivered by webhook, dispatches a fix at the PR's head carrying the review and its inline comment", async () => {
+    const h = await makeProbot();
+    await seedAfkRun(h);
+    await seedVerdict(h, 'r-land-1', 'accept');
+    const dispatched: Record<string, any>[] = [];
+    const scope = mockListing(mockToken(github()))
+      .get(CONFIG_RE)
+      .reply(...yamlConfig(REVIEW_YML));
+    mockRepoRead(scope, {
+      pulls: [claimPull()],
+      claims: { 7: { comments: [], reviews: [restReview('Codertocat')] } },
+    })
+      .get('/repos/Codertocat/Hello-World/collaborators/Codertocat/permission')
+      .reply(200, { permission: 'write', role_name: 'write', user: { login: 'Codertocat' } })
+      .get('/repos/Codertocat/Hello-World/pulls/7/comments')
+      .query({ sort: 'created', direction: 'asc', per_page: '100' })
+      .reply(200, [inlineComment()])
+      .post(
+        '/repos/Codertocat/Hello-World/actions/workflows/yoke-run.yml/dispatches',
+        (b) => (dispatched.push(b), true),
+      )
+      .reply(204);
+    mockCheckRuns(scope, [], { create: 1 });
+    await receiveReview(h, 'Codertocat', 'delivery-review-1');
+    expect(dispatched.map((d) => [d.inputs.kind, d.inputs.subject, d.inputs.head_sha])).toEqual([
+      ['fix', 'pr#7', HEAD],
+    ]);
+    expect(JSON.parse(dispatched[0]!.inputs.rejection)).toEqual({
+      rejection: null,
+      asks: [
+        {
+          source: 'review',
+          author: 'Codertocat',
+          writtenOn: null,
+          text: 'Keep the old greeting too.',
+          comments: [
+            { path: 'README.md', line: 1, diffHunk: '@@ -1 +1 @@\n-# Hello-World', body: 'Say "Hello, World".' },
+          ],
+        },
+      ],
+    });
+    const fix = (await h.rt.store.runs.listLive()).find((r) => r.kind === 'fix')!;
+    expect(fix.why).toBe('a review by @Codertocat');
+  });
+
+  it("TR33 a reader's change request starts nothing and gets no reply: GitHub is asked about the reviewer once, and nothing is written", async () => {
+    const h = await makeProbot();
+    await seedAfkRun(h);
+    await seedVerdict(h, 'r-land-1', 'accept');
+    const scope = mockListing(mockToken(github()))
+      .get(CONFIG_RE)
+      .reply(...yamlConfig(REVIEW_YML));
+    mockRepoRead(scope, {
+      pulls: [claimPull()],
+      claims: { 7: { comments: [], reviews: [restReview('rita')] } },
+    })
+      .get('/repos/Codertocat/Hello-World/collaborators/rita/permission')
+      .reply(200, { permission: 'read', role_name: 'read', user: { login: 'rita' } });
+    mockCheckRuns(scope, [], { create: 1 });
+    await receiveReview(h, 'rita', 'delivery-review-2');
+    // isolateNock fails the test on any request nothing above answers: no dispatch, no comment, no reaction.
+    expect(await h.rt.store.runs.listLive()).toEqual([]);
+    expect((await h.rt.store.asks.listForRepo(REPO)).map((a) => [a.author, a.declined])).toEqual([
+      ['rita', 'not_a_writer'],
+    ]);
+  });
+});
