@@ -23,7 +23,14 @@ export interface CreatedApp {
 
 /** `POST /app-manifests/{code}/conversions` on github.com or a GitHub Enterprise Server (`apiBaseUrl`). */
 export async function convertAppManifest(code: string, apiBaseUrl: string): Promise<CreatedApp> {
-  const o = new Octokit({ baseUrl: apiBaseUrl, request: { retries: 0 } });
+  // A refusal is thrown to the setup page, which shows it with what to do; Octokit's own request log would
+  // print the same failure again on stderr, with nothing to act on.
+  const quiet = () => {};
+  const o = new Octokit({
+    baseUrl: apiBaseUrl,
+    request: { retries: 0 },
+    log: { debug: quiet, info: quiet, warn: console.warn, error: quiet },
+  });
   const { data } = await o.request('POST /app-manifests/{code}/conversions', { code });
   const c = GhConversion.parse(data);
   return { id: c.id, slug: c.slug, pem: c.pem, webhookSecret: c.webhook_secret, htmlUrl: c.html_url };
