@@ -120,7 +120,7 @@ describe('the dashboard issue through the whole mission', () => {
     expect(issue.title).toBe(`yoke dashboard for ${DEMO_REPO}`);
     // First written by the first pass: two runs live at the cap of 2, three issues waiting for a slot.
     expect(dashboard.created).toMatch(
-      /### Live runs\n- `[\w-]+` afk_auto \[#1\]\(http:\/\/127\.0\.0\.1:\d+\/acme\/demo\/issues\/1\) Add a shout helper\n- `[\w-]+` afk_auto \[#2\]/,
+      /### Live runs\n- `[\w-]+` afk_auto \[#1\]\(http:\/\/127\.0\.0\.1:\d+\/acme\/demo\/issues\/1\) Add a shout helper, for labelled yoke:afk\n- `[\w-]+` afk_auto \[#2\]/,
     );
     expect(
       dashboard.created.match(
