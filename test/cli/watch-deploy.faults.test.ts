@@ -24,8 +24,13 @@ afterEach(async () => {
 
 class HeldForge extends FakeForge {
   hold: Promise<void> | null = null;
+  /** Calls that have reached the hold and wait on it. */
+  holding = 0;
   override async listReviews(repo: RepoRef, pr: number): Promise<ReviewView[]> {
-    if (this.hold) await this.hold;
+    if (this.hold) {
+      this.holding++;
+      await this.hold;
+    }
     return super.listReviews(repo, pr);
   }
 }
@@ -210,11 +215,14 @@ describe('a server cut mid-dispatch', () => {
     const s = await setup(forge);
     let die!: (err: Error) => void;
     const hold = new Promise<void>((_, reject) => (die = reject));
-    hold.catch(() => undefined); // its death is met by the dispatch holding on it, or by none if none reached it yet
+    hold.catch(() => undefined); // its death is met by the dispatch holding on it
     forge.hold = hold;
     const { d, events } = driverFor(s.api.url);
     const gate = d.gateCheck(s.run.id, 'qa', s.run.commit);
-    while (!(await s.h.store.dispatchRequests.inFlightFor(s.run.id, ''))) await new Promise((r) => setTimeout(r, 5));
+    // The dying process is mid-dispatch: its reservation recorded and its work waiting on GitHub. (Killed any
+    // earlier, on a loaded machine its work could still pass the hold once it is lifted, and finish as if alive.)
+    while (!(await s.h.store.dispatchRequests.inFlightFor(s.run.id, '')) || forge.holding === 0)
+      await new Promise((r) => setTimeout(r, 5));
     const key = (await s.h.store.dispatchRequests.inFlightFor(s.run.id, ''))!.requestId;
     // The process dies: its connections are cut and its work never records a result.
     const port = Number(new URL(s.api.url).port);
