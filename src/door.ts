@@ -23,6 +23,8 @@ import { openStoreAt } from './store/store.js';
 export interface Door {
   url: string;
   token: string;
+  /** TR30: what the commands the driver runs must not reach: the store's file (SQLite) and the key's. */
+  hidden: string[];
   close(): Promise<void>;
 }
 
@@ -88,6 +90,7 @@ export async function openDatabaseDoor(env: Record<string, string | undefined>, 
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     token,
+    hidden: [...(isPostgresUrl(database) ? [] : [database]), env.PRIVATE_KEY_PATH],
     close: async () => {
       await rt.stop();
       await new Promise<void>((r) => server.close(() => r()));

@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
-import { basename, delimiter, dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { neededDirs, systemRoots, viewArgs, type FsView } from '../kernel/bubblewrap.js';
 
 // TR20: the agent's tools run contained. The agent CLI and every command it
 // starts run under bubblewrap: a pid namespace of their own (no other
@@ -24,12 +25,8 @@ export interface BlockedAttempt {
 export interface ContainPlan {
   /** The agent's checkout: writable. */
   workspace: string;
-  /** The agent's private home: writable. */
-  home: string;
-  /** Folders to hide (the runner's home, its temp folder): an empty tmpfs over each. */
-  hide: string[];
-  /** Folders on PATH inside a hidden one (the CLI's install, say): bound back read-only. */
-  keep: string[];
+  /** What the agent sees: the system's folders, the checkout and its home writable, the bridge read-only; no host socket. */
+  view: FsView;
   /** Where the forwarder's script and the proxy's socket live (bound read-only). */
   bridge: string;
   proxyPort: number;
@@ -43,31 +40,10 @@ export function bwrapArgs(plan: ContainPlan, command: string, args: readonly str
     '--die-with-parent',
     '--new-session',
     '--unshare-all',
-    '--ro-bind',
-    '/',
-    '/',
-    '--dev',
-    '/dev',
-    '--proc',
-    '/proc',
-    '--tmpfs',
-    '/tmp',
-  ];
-  for (const h of plan.hide) out.push('--tmpfs', h);
-  for (const k of plan.keep) out.push('--ro-bind', k, k);
-  out.push(
-    '--bind',
-    plan.workspace,
-    plan.workspace,
-    '--bind',
-    plan.home,
-    plan.home,
-    '--ro-bind',
-    plan.bridge,
-    plan.bridge,
+    ...viewArgs(plan.view),
     '--chdir',
     plan.workspace,
-  );
+  ];
   const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
   const forward = [
     process.execPath,
@@ -91,17 +67,6 @@ export function hostAllowed(host: string, allow: readonly string[]): boolean {
     const p = a.toLowerCase();
     return p.startsWith('*.') ? h.endsWith(p.slice(1)) && h.length > p.length - 1 : h === p;
   });
-}
-
-/** The folders on PATH that lie inside a hidden folder; a `node_modules/.bin` brings its `node_modules`. */
-export function keptPathDirs(path: string | undefined, hide: readonly string[]): string[] {
-  const out = new Set<string>();
-  for (const dir of (path ?? '').split(delimiter).filter(Boolean)) {
-    const abs = resolve(dir);
-    if (!hide.some((h) => abs === h || abs.startsWith(`${h}/`)) || !existsSync(abs)) continue;
-    out.add(basename(abs) === '.bin' && basename(dirname(abs)) === 'node_modules' ? dirname(abs) : abs);
-  }
-  return [...out];
 }
 
 /** Why containment cannot run here, naming the fix; null when it can. */
@@ -332,11 +297,17 @@ export async function containAgent(opts: ContainOptions, command: string, args: 
       [opts.env.HOME || homedir(), opts.env.RUNNER_TEMP].filter((h): h is string => Boolean(h)).map((h) => resolve(h)),
     ),
   ];
+  const view: FsView = {
+    base: { kind: 'system', roots: systemRoots() },
+    hide,
+    hideFiles: [],
+    ro: [bridge],
+    rw: [resolve(opts.workspace), resolve(opts.home)],
+  };
+  view.ro.unshift(...neededDirs(view, opts.env.PATH));
   const plan: ContainPlan = {
     workspace: resolve(opts.workspace),
-    home: resolve(opts.home),
-    hide,
-    keep: keptPathDirs(opts.env.PATH, hide),
+    view,
     bridge,
     proxyPort,
     loopbackModel: loopbackModel && { port: loopbackModel.port },

@@ -14,13 +14,18 @@ export interface ExecResult {
   error?: string;
 }
 
+export interface ExecOptions {
+  /** More files a command must not reach (the database door's store and key), besides those the environment names. */
+  hide?: readonly string[];
+}
+
 export interface CliIo {
   out: (line: string) => void;
   err: (line: string) => void;
   env: Record<string, string | undefined>;
   fetch: typeof fetch;
   /** Runs a shell command in the current directory with more environment (QA cases, deploy stages). */
-  exec?: (command: string, env: Record<string, string>) => Promise<ExecResult>;
+  exec?: (command: string, env: Record<string, string>, opts?: ExecOptions) => Promise<ExecResult>;
   /** The commit checked out in the current directory, or null outside a git checkout. */
   head?: () => string | null;
   readFile?: (path: string) => string;

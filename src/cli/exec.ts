@@ -1,9 +1,11 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { resolverFiles, storeFiles, viewArgs, type FsView } from '../kernel/bubblewrap.js';
+import { defaultDatabase, isPostgresUrl } from '../store/open-sql.js';
 import { CHILD_ENV_ALLOWLIST } from '../launcher/command.js';
 import { redactSecrets, secretValues, SECRET_VARIABLES } from '../kernel/redact.js';
-import type { CliIo, ExecResult } from './client.js';
+import type { CliIo, ExecOptions, ExecResult } from './client.js';
 
 // How the CLI runs a QA case or a deploy command: `sh -c` in the current
 // directory, output (stdout and stderr together) kept for the evidence. The
@@ -44,19 +46,64 @@ export function commandEnv(
   return { ...env, ...facts };
 }
 
-/** TR30: bubblewrap's arguments that give a command a pid namespace of its own (the CLI's process, and its environ, out of sight). */
-export function containedArgv(bwrap: string, command: string): string[] {
+/** What a repository's command must not reach on disk: the app key's file, the store's files, and folders holding them. */
+export interface OutOfReach {
+  /** Folders shown empty. */
+  dirs: string[];
+  /** Files shown empty. */
+  files: string[];
+}
+
+/**
+ * TR30: what a command may not read or write, from the CLI's environment and what the caller adds (the
+ * database door's store and key): the app key's file, and the SQLite store with its WAL, journal and
+ * shared memory. The store's folder is hidden whole unless the checkout lies in it.
+ */
+export function outOfReach(
+  parent: Record<string, string | undefined>,
+  cwd: string,
+  extra: readonly string[] = [],
+): OutOfReach {
+  const files = new Set<string>();
+  const dirs = new Set<string>();
+  const checkout = resolve(cwd);
+  const store = defaultDatabase(parent);
+  const stores = [...(isPostgresUrl(store) ? [] : [store]), ...extra.filter((p) => !isPostgresUrl(p))];
+  for (const path of [parent.PRIVATE_KEY_PATH, ...stores]) {
+    if (!path || path === ':memory:') continue;
+    const abs = resolve(path);
+    for (const f of storeFiles(abs)) files.add(f);
+  }
+  for (const path of stores) {
+    if (path === ':memory:') continue;
+    const dir = dirname(resolve(path));
+    if (existsSync(dir) && dir !== '/' && !(checkout === dir || checkout.startsWith(`${dir}/`))) dirs.add(dir);
+  }
+  return { dirs: [...dirs], files: [...files].filter((f) => ![...dirs].some((d) => f.startsWith(`${d}/`))) };
+}
+
+/**
+ * TR30: bubblewrap's arguments for a command: a pid namespace of its own (the CLI's process, and its
+ * environ, out of sight); everything read-only but its checkout and a scratch /tmp; no /run or /var/run
+ * (no host socket); the app key and the store out of reach. It keeps the network: a deploy needs it.
+ */
+export function containedArgv(bwrap: string, command: string, cwd: string, hidden: OutOfReach): string[] {
+  const view: FsView = {
+    base: { kind: 'whole', resolverFiles: resolverFiles() },
+    hide: hidden.dirs,
+    hideFiles: hidden.files,
+    ro: [],
+    rw: [resolve(cwd)],
+  };
   return [
     bwrap,
     '--die-with-parent',
     '--new-session',
     '--unshare-pid',
     '--unshare-ipc',
-    '--dev-bind',
-    '/',
-    '/',
-    '--proc',
-    '/proc',
+    ...viewArgs(view),
+    '--chdir',
+    resolve(cwd),
     '--',
     'sh',
     '-c',
@@ -68,7 +115,8 @@ const probed = new Map<string, string | null>();
 /** Why bubblewrap cannot contain a command here, or null when it can (asked once per process). */
 export function commandContainmentProblem(bwrap = 'bwrap'): string | null {
   if (!probed.has(bwrap)) {
-    const r = spawnSync(bwrap, containedArgv(bwrap, 'true').slice(1), { encoding: 'utf8', timeout: 10_000 });
+    const argv = containedArgv(bwrap, 'true', '/', { dirs: [], files: [] });
+    const r = spawnSync(bwrap, argv.slice(1), { encoding: 'utf8', timeout: 10_000 });
     probed.set(
       bwrap,
       r.status === 0
@@ -88,11 +136,14 @@ export function commandContainmentProblem(bwrap = 'bwrap'): string | null {
 export function commandLaunch(
   command: string,
   parent: Record<string, string | undefined>,
-): { argv: string[] } | { error: string } {
+  cwd = process.cwd(),
+  extraHidden: readonly string[] = [],
+): { argv: string[]; contained: boolean } | { error: string } {
   const bwrap = parent.YOKE_BWRAP || 'bwrap';
   const problem = commandContainmentProblem(bwrap);
-  if (!problem) return { argv: containedArgv(bwrap, command) };
-  if (parent.YOKE_COMMANDS_UNCONTAINED === '1') return { argv: ['sh', '-c', command] };
+  if (!problem)
+    return { argv: containedArgv(bwrap, command, cwd, outOfReach(parent, cwd, extraHidden)), contained: true };
+  if (parent.YOKE_COMMANDS_UNCONTAINED === '1') return { argv: ['sh', '-c', command], contained: false };
   return {
     error: `${problem}: yoke runs a repository's QA and deploy commands in a pid namespace of their own, so that they cannot read the CLI's token. Install it (\`sudo apt-get install -y bubblewrap\`; on Ubuntu 24.04 also \`sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0\`), or set YOKE_COMMANDS_UNCONTAINED=1 to run them without.`,
   };
@@ -103,15 +154,17 @@ export function nodeExec(
   env: Record<string, string>,
   cwd = process.cwd(),
   parent: Record<string, string | undefined> = process.env,
+  opts: ExecOptions = {},
 ): Promise<ExecResult> {
   const known = secretValues(parent, SECRET_VARIABLES);
-  const launch = commandLaunch(command, parent);
+  const launch = commandLaunch(command, parent, cwd, opts.hide);
   if ('error' in launch) return Promise.resolve({ code: null, output: '', error: launch.error });
   return new Promise((resolve) => {
     // bubblewrap itself gets only the command's environment: it is the one process the command can see besides its own.
     const child = spawn(launch.argv[0]!, launch.argv.slice(1), {
       cwd,
-      env: commandEnv(parent, env),
+      // Its scratch folder is the sandbox's own /tmp.
+      env: { ...commandEnv(parent, env), ...(launch.contained ? { TMPDIR: '/tmp' } : {}) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -147,7 +200,7 @@ export function checkoutIo(dir: string, env: CliIo['env'], out: CliIo['out'], er
     env,
     fetch,
     // As in a person's shell: what the CLI was started with is what its commands may be passed (YOKE_PASS_ENV).
-    exec: (command, more) => nodeExec(command, more, dir, { ...process.env, ...env }),
+    exec: (command, more, opts) => nodeExec(command, more, dir, { ...process.env, ...env }, opts),
     head: () => nodeHead(dir),
     readFile: (p) => readFileSync(join(dir, p), 'utf8'),
   };

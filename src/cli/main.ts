@@ -188,7 +188,7 @@ export async function main(argv: string[]): Promise<never> {
     err: (l) => console.error(l),
     env: process.env,
     fetch,
-    exec: nodeExec,
+    exec: (command, env, opts) => nodeExec(command, env, process.cwd(), process.env, opts),
     head: nodeHead,
     readFile: nodeReadFile,
   });

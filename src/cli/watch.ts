@@ -120,7 +120,9 @@ export function registerWatchCommand(program: Command, io: CliIo, g: () => Globa
             : httpsTransport(io, g(), timeoutMs),
           policy,
           sleep: deps.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))),
-          exec: io.exec ?? (() => Promise.resolve({ code: null, output: '', error: 'this yoke cannot run commands' })),
+          exec: io.exec
+            ? (command, env) => io.exec!(command, env, { hide: door?.hidden ?? [] })
+            : () => Promise.resolve({ code: null, output: '', error: 'this yoke cannot run commands' }),
           emit,
           driverId: o.driver ?? io.env.YOKE_LOGIN ?? `driver-${process.pid}`,
         });

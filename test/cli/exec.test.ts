@@ -1,9 +1,20 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { commandContainmentProblem, commandEnv, nodeExec } from '../../src/cli/exec.js';
+import { commandContainmentProblem, commandEnv, nodeExec, outOfReach } from '../../src/cli/exec.js';
+import { outsideTmp } from '../agent/helpers.js';
 import { redactSecrets } from '../../src/kernel/redact.js';
 
 // A QA case or deploy command is the repository's: a merged PR can change it
@@ -13,6 +24,15 @@ import { redactSecrets } from '../../src/kernel/redact.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'yoke-exec-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const writable = (d: string) => {
+  try {
+    accessSync(d, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 const KEY = '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx0bQ\n-----END RSA PRIVATE KEY-----';
 const PARENT = {
@@ -98,6 +118,87 @@ describe('commands the repository controls', () => {
       expect(open.seen).toContain('operator-token-0123456789abcdef0123');
     },
   );
+
+  it.skipIf(commandContainmentProblem() !== null)(
+    'TR30 a command reads and writes only its checkout and a scratch folder: the app key\u2019s file, the store (named by the environment or by the door), the CLI\u2019s install and the sockets under /run are out of its reach',
+    async () => {
+      const base = mkdtempSync(join(outsideTmp(), 'yoke-exec-reach-'));
+      try {
+        const keyFile = join(base, 'keys', 'app.pem');
+        const store = join(base, 'data', 'yoke.db');
+        const doorStore = join(base, 'door', 'door.db');
+        const install = join(base, 'install', 'yoke.js');
+        const checkout = join(base, 'checkout');
+        for (const f of [keyFile, store, `${store}-wal`, doorStore, install])
+          mkdirSync(dirname(f), { recursive: true });
+        mkdirSync(checkout);
+        writeFileSync(keyFile, KEY);
+        writeFileSync(store, 'the store');
+        writeFileSync(`${store}-wal`, 'the store wal');
+        writeFileSync(doorStore, 'the door store');
+        writeFileSync(install, 'the install');
+        // A host socket where a machine keeps them (docker.sock sits in /run), when this user may write there.
+        const runDir = writable('/run') ? mkdtempSync('/run/yoke-exec-sock-') : null;
+        const sock = join(runDir ?? base, 'host.sock');
+        const open = new Set<Socket>();
+        const server = createServer((c) => {
+          open.add(c);
+          c.on('error', () => undefined).end('host-socket-answered');
+        });
+        await new Promise<void>((r) => server.listen(sock, r));
+        const probe = [
+          `cat ${keyFile} ${store} ${store}-wal ${doorStore} > seen.txt 2>&1`,
+          `echo forged >> ${store}; echo forged >> ${doorStore}; echo forged >> ${install}`,
+          `echo planted > ${join(base, 'planted')}`,
+          'echo mine > mine.txt; echo scratch > /tmp/scratch.txt && cat /tmp/scratch.txt >> seen.txt',
+          `curl -sS -m 3 --unix-socket ${sock} http://host/ >> seen.txt 2>&1; echo "socket=$?" >> seen.txt`,
+          'ls /run >> seen.txt 2>&1; true',
+        ].join('; ');
+        const res = await nodeExec(
+          probe,
+          {},
+          checkout,
+          { PATH: process.env.PATH, PRIVATE_KEY_PATH: keyFile, YOKE_DB_PATH: store },
+          { hide: [doorStore] },
+        );
+        for (const c of open) c.destroy();
+        await new Promise<void>((r) => server.close(() => r()));
+        if (runDir) rmSync(runDir, { recursive: true, force: true });
+        expect(res.code).toBe(0);
+        const seen = readFileSync(join(checkout, 'seen.txt'), 'utf8');
+        for (const secret of ['MIIEowIBAAKCAQEAx0bQ', 'the store', 'the door store'])
+          expect(seen).not.toContain(secret);
+        if (runDir) expect(seen).not.toContain('host-socket-answered');
+        expect(seen).toContain('scratch');
+        expect(seen).not.toContain('socket=0');
+        expect(readFileSync(store, 'utf8')).toBe('the store');
+        expect(readFileSync(doorStore, 'utf8')).toBe('the door store');
+        expect(readFileSync(install, 'utf8')).toBe('the install');
+        expect(existsSync(join(base, 'planted'))).toBe(false);
+        expect(readFileSync(join(checkout, 'mine.txt'), 'utf8')).toBe('mine\n');
+      } finally {
+        rmSync(base, { recursive: true, force: true });
+      }
+    },
+  );
+
+  it('TR30 the store named by the environment, the door\u2019s and the key file are out of reach; the store\u2019s folder whole unless the checkout lies in it', () => {
+    const base = mkdtempSync(join(outsideTmp(), 'yoke-exec-oor-'));
+    try {
+      for (const d of ['data', 'keys', 'co']) mkdirSync(join(base, d));
+      for (const f of ['data/yoke.db', 'data/yoke.db-wal', 'keys/app.pem', 'co/door.db'])
+        writeFileSync(join(base, f), '');
+      expect(
+        outOfReach(
+          { PRIVATE_KEY_PATH: join(base, 'keys/app.pem'), YOKE_DB_PATH: join(base, 'data/yoke.db') },
+          join(base, 'co'),
+          [join(base, 'co/door.db'), 'postgres://u@h/db'],
+        ),
+      ).toEqual({ dirs: [join(base, 'data')], files: [join(base, 'keys/app.pem'), join(base, 'co/door.db')] });
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
 
   it('TR30 without bubblewrap a command is not run, and the refusal names the fix', async () => {
     const res = await nodeExec('true', {}, dir, { PATH: process.env.PATH, YOKE_BWRAP: '/nonexistent/bwrap' });

@@ -186,7 +186,7 @@ describe('yoke watch deploy over HTTP', () => {
     let opened = 0;
     const door = async () => {
       opened++;
-      return { url: api.url, token: 'op-token', close: async () => {} };
+      return { url: api.url, token: 'op-token', hidden: [], close: async () => {} };
     };
     const io = {
       out: () => {},

@@ -1,0 +1,122 @@
+import { existsSync, lstatSync, readlinkSync, statSync } from 'node:fs';
+import { dirname, resolve, sep } from 'node:path';
+
+// The filesystem a contained process sees (TR20, TR34, TR35), as bubblewrap
+// arguments. Every piece of code yoke runs for someone else (the agent's
+// tools, the PR's code under validate.sh, a run of the command launcher, a
+// repository's QA or deploy command) gets a view built here, so what each can
+// reach is declared once and read by the tests.
+//
+// A host socket is a file: `connect()` on it passes a network namespace and a
+// read-only bind alike (docker.sock under /run is the root of the runner's
+// machine). So a view either shows the system's own folders only (`system`:
+// /usr, /etc, /opt and their like, never /run, /var, /home or /tmp), or shows
+// everything read-only with /run, /var/run and the named files taken out
+// (`whole`, for commands that need the network and the operator's tools).
+
+/** The folders a `system` view shows, read-only, when the machine has them: programs, libraries and settings, no sockets. */
+export const SYSTEM_ROOTS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc', '/opt', '/sys'];
+
+/** Where a machine keeps its services' sockets: never shown to contained code. */
+export const SOCKET_DIRS = ['/run', '/var/run'];
+
+/** Files a `whole` view still needs from /run: the resolver's settings (Ubuntu points /etc/resolv.conf there). */
+const RESOLVER_FILES = ['/run/systemd/resolve/stub-resolv.conf', '/run/systemd/resolve/resolv.conf'];
+
+/** One system root: a folder bound read-only, or a symlink made again (`/bin -> usr/bin`). */
+export interface Root {
+  path: string;
+  link: string | null;
+}
+
+export interface FsView {
+  /** `system`: only `roots`; `whole`: all of `/` read-only, less the socket folders. */
+  base: { kind: 'system'; roots: Root[] } | { kind: 'whole'; resolverFiles: string[] };
+  /** Folders that show empty (an empty tmpfs over each): the runner's home and temp, the store's folder. */
+  hide: string[];
+  /** Files that show empty (/dev/null bound over each): the app key, the store, an env file. */
+  hideFiles: string[];
+  /** Folders shown read-only on top (an agent CLI's install inside a hidden home). */
+  ro: string[];
+  /** Folders shown writable: the checkout, a scratch folder. */
+  rw: string[];
+}
+
+/** The system roots this machine has, each a folder or a symlink. */
+export function systemRoots(): Root[] {
+  const out: Root[] = [];
+  for (const path of SYSTEM_ROOTS) {
+    try {
+      const st = lstatSync(path);
+      if (st.isSymbolicLink()) out.push({ path, link: readlinkSync(path) });
+      else if (st.isDirectory()) out.push({ path, link: null });
+    } catch {
+      /* not on this machine */
+    }
+  }
+  return out;
+}
+
+/** The resolver's files that exist here, for a `whole` view. */
+export function resolverFiles(): string[] {
+  return RESOLVER_FILES.filter((f) => existsSync(f));
+}
+
+/** bubblewrap's arguments for a view: pure, the tests read it. */
+export function viewArgs(view: FsView): string[] {
+  const out: string[] = [];
+  if (view.base.kind === 'system') {
+    for (const r of view.base.roots)
+      out.push(...(r.link === null ? ['--ro-bind', r.path, r.path] : ['--symlink', r.link, r.path]));
+    out.push('--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/var/tmp');
+  } else {
+    out.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/run');
+    for (const f of view.base.resolverFiles) out.push('--ro-bind', f, f);
+  }
+  for (const h of view.hide) out.push('--tmpfs', h);
+  for (const k of view.ro) out.push('--ro-bind', k, k);
+  for (const w of view.rw) out.push('--bind', w, w);
+  // Last, so that a file inside a writable folder (a store in the checkout) is hidden too.
+  for (const f of view.hideFiles) out.push('--ro-bind', '/dev/null', f);
+  return out;
+}
+
+const under = (path: string, dir: string) => path === dir || path.startsWith(dir.endsWith(sep) ? dir : `${dir}${sep}`);
+
+/** Whether a path is seen through a view's base and not hidden (before its own binds). */
+export function visibleIn(view: FsView, path: string): boolean {
+  const abs = resolve(path);
+  if (view.hide.some((h) => under(abs, h))) return false;
+  if (view.base.kind === 'whole') return !['/tmp', ...SOCKET_DIRS].some((d) => under(abs, d));
+  // A symlinked root (`/bin -> usr/bin`) shows what its target does.
+  return view.base.roots.some((r) => under(abs, r.path));
+}
+
+/**
+ * The folders a contained program needs and a view does not show: each folder on PATH outside it
+ * (a `node_modules/.bin` brings its `node_modules`), and node's own.
+ */
+export function neededDirs(view: FsView, path: string | undefined, node = process.execPath): string[] {
+  const out = new Set<string>();
+  const dirs = [...(path ?? '').split(':').filter(Boolean), dirname(node)];
+  for (const dir of dirs) {
+    const abs = resolve(dir);
+    if (visibleIn(view, abs) || !existsSync(abs)) continue;
+    out.add(abs.endsWith(`${sep}node_modules${sep}.bin`) ? dirname(abs) : abs);
+  }
+  // A folder inside another kept one is already there.
+  const all = [...out];
+  return all.filter((d) => !all.some((o) => o !== d && under(d, o)));
+}
+
+/** The files and folders of a SQLite store (the file, its journal, WAL and shared memory) that exist. */
+export function storeFiles(dbPath: string): string[] {
+  const abs = resolve(dbPath);
+  return [abs, `${abs}-wal`, `${abs}-shm`, `${abs}-journal`].filter((f) => {
+    try {
+      return statSync(f).isFile();
+    } catch {
+      return false;
+    }
+  });
+}
