@@ -83,6 +83,8 @@ export async function deliverDemo(sandbox: Sandbox, opts: DeliveryOptions): Prom
     const hosting = {
       [HOSTING_ENV]: join(sandbox.dataDir, 'state'),
       YOKE_PASS_ENV: HOSTING_ENV,
+      // TR30: a command writes only its checkout and scratch, and what the operator names: the demo's deploy writes its hosting there.
+      YOKE_COMMAND_WRITABLE: join(sandbox.dataDir, 'state'),
       ...uncontainedHere(opts.log),
     };
     const cli = (login: string, args: string[]) =>

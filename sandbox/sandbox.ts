@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { YokeRuntime } from '../src/app.js';
 import { startYoke, type StartedYoke } from '../src/server.js';
 import { isPaused } from '../src/fleet/repo-state.js';
+import { bubblewrapProblem as commandContainmentProblem } from '../src/kernel/bubblewrap.js';
 import type { Run } from '../src/store/runs.js';
 import {
   DEMO_AGENT,
@@ -261,6 +262,9 @@ export class Sandbox {
         YOKE_SANDBOX_FAIL_AGENT: String(this.opts.failAgent),
         YOKE_SANDBOX_AGENT_DELAY_MS: String(this.opts.agentDelayMs ?? 0),
       };
+      // TR06: runs see every folder read-only but their own; the demo's clone them from, and push to, the forge's git folder, and count failures in its state folder.
+      env.YOKE_COMMAND_WRITABLE = this.dataDir;
+      if (commandContainmentProblem(process.env.YOKE_BWRAP || 'bwrap')) env.YOKE_COMMANDS_UNCONTAINED = '1';
       env.YOKE_COMMAND = `${Object.entries(runEnv)
         .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
         .join(' ')} ${AGENT_COMMAND}`;

@@ -22,7 +22,7 @@ import { createApiHandler } from './http/api.js';
 import { fetchRunnerProbe, loadShippedSetup, runDoctor, type ShippedSetup } from './http/doctor.js';
 import { OidcVerifier } from './http/oidc.js';
 import { ActionsLauncher } from './launcher/actions.js';
-import { CommandLauncher } from './launcher/command.js';
+import { CommandLauncher, runContainmentOf } from './launcher/command.js';
 import type { Launcher } from './launcher/launcher.js';
 import { sweepCloseouts } from './delivery/gate/check.js';
 import { syncQaLabels } from './delivery/gate/labels.js';
@@ -124,6 +124,7 @@ async function wire(
       : new CommandLauncher({
           command: settings.command!,
           logDir: `${settings.dbPath}.runs`,
+          contain: settings.commandsUncontained ? null : runContainmentOf(settings, overrides.env ?? process.env),
           onExit: (runId, kind, exit) => {
             // A lander's exit is its verdict's last word; the reaper runs after it either way (and ends a run it could not record).
             const recorded = kind === 'lander' ? recordLanderExit(fleet, runId, exit) : Promise.resolve();

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseEnv } from 'node:util';
 import { SettingsError } from './config/settings.js';
+import { forgetEnvironment, SERVER_SECRET_VARIABLES } from './kernel/environ.js';
 import { startYoke } from './server.js';
 
 // `npm start` and `yoke serve`: Probot's runner. Without APP_ID and a private
@@ -33,6 +34,8 @@ export async function serveYoke(env: NodeJS.ProcessEnv, io: ServeIo): Promise<nu
     io.err(err instanceof SettingsError ? err.message : err instanceof Error ? err.message : String(err));
     return 1;
   }
+  // TR06: what yoke needed of its secrets it has read; no run, and no process of this user, reads them from /proc now.
+  if (env === process.env) forgetEnvironment(SERVER_SECRET_VARIABLES);
   const signal = await new Promise<string>((heard) => {
     io.signals.once('SIGINT', () => heard('SIGINT'));
     io.signals.once('SIGTERM', () => heard('SIGTERM'));

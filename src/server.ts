@@ -1,3 +1,4 @@
+import { bubblewrapProblem } from './kernel/bubblewrap.js';
 import { run, type Server } from 'probot';
 import { createYokeApp, type YokeRuntime } from './app.js';
 import { systemClock } from './kernel/clock.js';
@@ -11,6 +12,7 @@ import { createSetupHandler } from './http/setup-page.js';
 import {
   appCredentialProblem,
   hostingProblems,
+  runContainmentProblem,
   inSetupMode,
   webhookProxyProblem,
   webhookSecretProblem,
@@ -96,6 +98,7 @@ export async function startYoke(
     ),
     webhookSecretProblem(env),
     webhookProxyProblem(env),
+    runContainmentProblem(env, bubblewrapProblem),
   ].filter((p): p is string => p !== null);
   if (problems.length) throw new SettingsError(problems);
   // No app yet: yoke's own setup page registers one, from the app.yml yoke ships.
@@ -105,7 +108,7 @@ export async function startYoke(
   const cacheStats: CacheStats = { requests: 0, notModified: 0 };
   // SC03: one budget per installation, planned against GitHub's secondary limits (off with throttling, for a server without them).
   const budget = settings.throttle ? new BudgetBook(GITHUB_SECONDARY_LIMITS, () => systemClock.now()) : null;
-  const { appFn, runtime } = createYokeApp({ settings, store, cacheStats, budget: budget ?? undefined });
+  const { appFn, runtime } = createYokeApp({ settings, env, store, cacheStats, budget: budget ?? undefined });
   const server = await run(appFn, {
     env,
     log,

@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { hostingProblems } from '../src/config/env.js';
+import { hostingProblems, runContainmentProblem } from '../src/config/env.js';
 
 // `npm start` as an operator meets it with half a set of app credentials: a
 // child process, whole messages compared. yoke stops and names the variable;
@@ -105,6 +105,59 @@ describe('npm start with app credentials that cannot work', () => {
   });
 });
 
+describe('npm start, once it runs', () => {
+  it('TR06 yoke keeps no secret in its environment: once started, /proc/<pid>/environ shows neither the app key, the webhook secret, nor the operator and person tokens', async () => {
+    const key = generateKeyPairSync('rsa', { modulusLength: 2048 })
+      .privateKey.export({ type: 'pkcs1', format: 'pem' })
+      .toString();
+    const secrets = {
+      PRIVATE_KEY: key,
+      WEBHOOK_SECRET: 'webhook-secret-0123456789abcdef0123456789',
+      YOKE_API_TOKENS: 'operator-token-0123456789abcdef0123456789',
+      YOKE_PERSON_TOKENS: 'alice:person-token-0123456789abcdef0123456789',
+    };
+    const child = spawn(process.execPath, ['--import', TSX, MAIN], {
+      cwd,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: cwd,
+        PORT: '39172',
+        YOKE_DB_PATH: join(cwd, 'running.db'),
+        APP_ID: '123456',
+        YOKE_RUNS_REACH: 'github',
+        // No GitHub to reach: the ticks fail quietly at this level; what is tested is yoke's own memory.
+        GHE_HOST: '127.0.0.1:9',
+        GHE_PROTOCOL: 'http',
+        LOG_LEVEL: 'fatal',
+        ...secrets,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+    try {
+      // Started: it answers on its port.
+      await expect
+        .poll(async () => (await fetch('http://127.0.0.1:39172/yoke/health').catch(() => null))?.status ?? 0, {
+          timeout: 20_000,
+          interval: 100,
+        })
+        .not.toBe(0);
+      // It forgets them right after it starts listening.
+      const environ = () => readFileSync(`/proc/${child.pid}/environ`, 'latin1');
+      const held = () =>
+        Object.values(secrets).filter((v) => environ().includes(v.includes('BEGIN') ? v.split('\n')[1]! : v));
+      await expect.poll(held, { timeout: 5_000, interval: 50 }).toEqual([]);
+      expect(environ()).toContain('APP_ID=123456');
+      for (const name of Object.keys(secrets)) expect(environ()).toContain(`${name}=`);
+    } finally {
+      child.kill('SIGKILL');
+    }
+    expect(out).not.toMatch(/Error|error/);
+  }, 30_000);
+});
+
 describe('what npm start checks of app credentials, one by one', () => {
   const key = generateKeyPairSync('rsa', { modulusLength: 2048 })
     .privateKey.export({ type: 'pkcs1', format: 'pem' })
@@ -130,6 +183,18 @@ describe('what npm start checks of app credentials, one by one', () => {
     const { YOKE_PUBLIC_URL: _url, ...local } = good;
     expect(hostingProblems({ ...local, YOKE_LAUNCHER: 'command' }, noFile, readKey)).toEqual([]);
     expect(hostingProblems(local, noFile, readKey)).toHaveLength(1);
+  });
+});
+
+describe('npm start with the command launcher', () => {
+  it('TR06 refuses to start runs it cannot contain, naming the fix, unless the operator says to run them uncontained', () => {
+    const env = { APP_ID: '1', PRIVATE_KEY: 'k', YOKE_LAUNCHER: 'command', YOKE_COMMAND: 'yoke agent run' };
+    expect(runContainmentProblem(env, () => 'bubblewrap is not installed')).toBe(
+      "YOKE_LAUNCHER=command: bubblewrap is not installed, and the command launcher runs each run under it, so that the PR's code a run holds cannot read the app key, the store or yoke's own process. Install it (`sudo apt-get install -y bubblewrap`; on Ubuntu 24.04 also `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`), or set YOKE_COMMANDS_UNCONTAINED=1 to run them as yoke's user, knowing they can then read all that.",
+    );
+    expect(runContainmentProblem({ ...env, YOKE_COMMANDS_UNCONTAINED: '1' }, () => 'not installed')).toBeNull();
+    expect(runContainmentProblem({ ...env, YOKE_LAUNCHER: 'actions' }, () => 'not installed')).toBeNull();
+    expect(runContainmentProblem(env, () => null)).toBeNull();
   });
 });
 

@@ -87,13 +87,19 @@ export function outOfReach(
  * environ, out of sight); everything read-only but its checkout and a scratch /tmp; no /run or /var/run
  * (no host socket); the app key and the store out of reach. It keeps the network: a deploy needs it.
  */
-export function containedArgv(bwrap: string, command: string, cwd: string, hidden: OutOfReach): string[] {
+export function containedArgv(
+  bwrap: string,
+  command: string,
+  cwd: string,
+  hidden: OutOfReach,
+  writable: readonly string[] = [],
+): string[] {
   const view: FsView = {
     base: { kind: 'whole', resolverFiles: resolverFiles() },
     hide: hidden.dirs,
     hideFiles: hidden.files,
     ro: [],
-    rw: [resolve(cwd)],
+    rw: [resolve(cwd), ...writable.filter((w) => existsSync(w))],
   };
   return [
     bwrap,
@@ -110,6 +116,13 @@ export function containedArgv(bwrap: string, command: string, cwd: string, hidde
     command,
   ];
 }
+
+/** The folders the operator lets commands write besides their checkout (YOKE_COMMAND_WRITABLE, absolute paths). */
+const writableOf = (parent: Record<string, string | undefined>): string[] =>
+  (parent.YOKE_COMMAND_WRITABLE ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p.startsWith('/'));
 
 const probed = new Map<string, string | null>();
 /** Why bubblewrap cannot contain a command here, or null when it can (asked once per process). */
@@ -142,7 +155,10 @@ export function commandLaunch(
   const bwrap = parent.YOKE_BWRAP || 'bwrap';
   const problem = commandContainmentProblem(bwrap);
   if (!problem)
-    return { argv: containedArgv(bwrap, command, cwd, outOfReach(parent, cwd, extraHidden)), contained: true };
+    return {
+      argv: containedArgv(bwrap, command, cwd, outOfReach(parent, cwd, extraHidden), writableOf(parent)),
+      contained: true,
+    };
   if (parent.YOKE_COMMANDS_UNCONTAINED === '1') return { argv: ['sh', '-c', command], contained: false };
   return {
     error: `${problem}: yoke runs a repository's QA and deploy commands in a pid namespace of their own, so that they cannot read the CLI's token. Install it (\`sudo apt-get install -y bubblewrap\`; on Ubuntu 24.04 also \`sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0\`), or set YOKE_COMMANDS_UNCONTAINED=1 to run them without.`,

@@ -73,6 +73,16 @@ export const OperatorEnv = z.object({
     .enum(['actions', 'command'], { message: 'YOKE_LAUNCHER must be "actions" or "command"' })
     .default('actions'),
   YOKE_COMMAND: z.string().optional(),
+  /** TR06: folders a command-launcher run may write besides its own working folder (everything else is read-only to it). */
+  YOKE_COMMAND_WRITABLE: commaList
+    .refine((paths) => paths.every((p) => p.startsWith('/')), {
+      message: 'YOKE_COMMAND_WRITABLE lists absolute folders, comma-separated, e.g. /srv/yoke/work,/var/cache/npm',
+    })
+    .default([]),
+  /** TR06 TR30: run repository code without bubblewrap (a machine that cannot make namespaces), knowing what that gives it. */
+  YOKE_COMMANDS_UNCONTAINED: z
+    .enum(['0', '1'], { message: 'YOKE_COMMANDS_UNCONTAINED must be 1 (run without bubblewrap) or 0' })
+    .default('0'),
   /** How Actions runs reach yoke: its API at YOKE_PUBLIC_URL, or back through GitHub alone (no inbound connection). */
   YOKE_RUNS_REACH: z
     .enum(['api', 'github'], {
@@ -173,6 +183,10 @@ export interface OperatorSettings {
   /** How Actions runs reach yoke: `api` (they call YOKE_PUBLIC_URL) or `github` (artifacts yoke reads; the runner published into the repository). */
   runsReach: 'api' | 'github';
   command: string | undefined;
+  /** Folders a command-launcher run may write besides its own working folder. */
+  commandWritable: string[];
+  /** Runs and repository commands start without bubblewrap (the operator said so). */
+  commandsUncontained: boolean;
   apiTokens: string[];
   /** Token role "person": each token is one GitHub login; what it may do is what GitHub says that login may do. */
   personTokens: { login: string; token: string }[];
@@ -242,6 +256,8 @@ export function parseOperatorEnv(env: Record<string, string | undefined>): EnvRe
       launcher: e.YOKE_LAUNCHER,
       runsReach: e.YOKE_RUNS_REACH,
       command: e.YOKE_COMMAND,
+      commandWritable: e.YOKE_COMMAND_WRITABLE,
+      commandsUncontained: e.YOKE_COMMANDS_UNCONTAINED === '1',
       apiTokens: e.YOKE_API_TOKENS,
       personTokens: e.YOKE_PERSON_TOKENS,
       publicUrl,
@@ -355,6 +371,20 @@ export function hostingProblems(
       `YOKE_PUBLIC_URL is not set, so runs would be told to report to http://localhost:${env.PORT || '3000'}, which GitHub's runners cannot reach. Set YOKE_RUNS_REACH=github, and runs hand their results back through GitHub, with no URL of yoke's to reach; or set YOKE_PUBLIC_URL to the https address GitHub reaches yoke at (the app's webhook URL without /api/github/webhooks), e.g. YOKE_PUBLIC_URL=https://yoke.example.com.`,
     );
   return problems;
+}
+
+/**
+ * TR06: with the command launcher, runs start under bubblewrap, or not at all: a run holds the PR's code
+ * (a lander runs its tests), and as yoke's user it would read the app key. Names the fix, or null.
+ */
+export function runContainmentProblem(
+  env: Record<string, string | undefined>,
+  bwrapProblem: (bwrap: string) => string | null,
+): string | null {
+  if (inSetupMode(env) || env.YOKE_LAUNCHER !== 'command' || env.YOKE_COMMANDS_UNCONTAINED === '1') return null;
+  const problem = bwrapProblem(env.YOKE_BWRAP || 'bwrap');
+  if (!problem) return null;
+  return `YOKE_LAUNCHER=command: ${problem}, and the command launcher runs each run under it, so that the PR's code a run holds cannot read the app key, the store or yoke's own process. Install it (\`sudo apt-get install -y bubblewrap\`; on Ubuntu 24.04 also \`sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0\`), or set YOKE_COMMANDS_UNCONTAINED=1 to run them as yoke's user, knowing they can then read all that.`;
 }
 
 /** The audience runs ask their OIDC tokens for, and the `api_url` they are told: the public URL unless it names the app. */

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, readlinkSync, statSync } from 'node:fs';
 import { dirname, resolve, sep } from 'node:path';
 
@@ -73,11 +74,16 @@ export function viewArgs(view: FsView): string[] {
     out.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/run');
     for (const f of view.base.resolverFiles) out.push('--ro-bind', f, f);
   }
-  for (const h of view.hide) out.push('--tmpfs', h);
-  for (const k of view.ro) out.push('--ro-bind', k, k);
-  for (const w of view.rw) out.push('--bind', w, w);
-  // Last, so that a file inside a writable folder (a store in the checkout) is hidden too.
-  for (const f of view.hideFiles) out.push('--ro-bind', '/dev/null', f);
+  // Each mount in order of depth, so that the deeper one wins: a checkout inside a hidden home shows, and a
+  // store inside a writable folder does not.
+  const mounts: { path: string; args: string[] }[] = [
+    ...view.hide.map((h) => ({ path: h, args: ['--tmpfs', h] })),
+    ...view.ro.map((k) => ({ path: k, args: ['--ro-bind', k, k] })),
+    ...view.rw.map((w) => ({ path: w, args: ['--bind', w, w] })),
+    ...view.hideFiles.map((f) => ({ path: f, args: ['--ro-bind', '/dev/null', f] })),
+  ];
+  const depth = (p: string) => p.split('/').filter(Boolean).length;
+  for (const m of mounts.sort((a, b) => depth(a.path) - depth(b.path))) out.push(...m.args);
   return out;
 }
 
@@ -120,3 +126,28 @@ export function storeFiles(dbPath: string): string[] {
     }
   });
 }
+
+const probed = new Map<string, string | null>();
+/** Why bubblewrap cannot give a process a pid namespace and a view here, or null when it can (asked once per process). */
+export function bubblewrapProblem(bwrap = 'bwrap'): string | null {
+  if (!probed.has(bwrap)) {
+    const r = spawnSync(
+      bwrap,
+      ['--die-with-parent', '--unshare-pid', '--unshare-ipc', '--ro-bind', '/', '/', '--proc', '/proc', '--', 'true'],
+      { encoding: 'utf8', timeout: 10_000 },
+    );
+    probed.set(
+      bwrap,
+      r.status === 0
+        ? null
+        : r.error
+          ? 'bubblewrap is not installed'
+          : `bubblewrap cannot make a pid namespace here (${(r.stderr || '').trim().split('\n')[0] || `exit ${r.status}`})`,
+    );
+  }
+  return probed.get(bwrap)!;
+}
+
+/** How to make bubblewrap work here, after what is wrong. */
+export const BUBBLEWRAP_FIX =
+  'install it (`sudo apt-get install -y bubblewrap`; on Ubuntu 24.04 also `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`)';

@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { resolverFiles, storeFiles, viewArgs, type FsView } from '../kernel/bubblewrap.js';
 import type { RepoRef } from '../forge/types.js';
 import type { Run, RunKind } from '../store/runs.js';
 import { launchEnv, type Launcher, type LaunchSpec, type Liveness } from './launcher.js';
@@ -35,9 +37,70 @@ export interface ProcessExit {
   outputTail: string;
 }
 
+/**
+ * TR06: what a run started by this launcher may reach. It runs under bubblewrap in a pid namespace of
+ * its own (yoke's process, its environ and its memory out of sight, and nothing it starts outliving it),
+ * sees every folder read-only but its own working folder, a scratch /tmp and the folders the operator
+ * names, and never yoke's app key, store, env file, other runs' logs or a host socket under /run.
+ */
+export interface RunContainment {
+  bwrap: string;
+  /** Files shown empty: the app key's file, the store's, yoke's .env. */
+  hideFiles: string[];
+  /** Folders shown empty: the runs' logs. */
+  hide: string[];
+  /** Folders the run may write besides its own (YOKE_COMMAND_WRITABLE). */
+  writable: string[];
+}
+
+/** A run's containment from yoke's settings: the key's file, the store's files, the .env yoke may read, the runs' logs. */
+export function runContainmentOf(
+  settings: { dbPath: string; commandWritable: readonly string[] },
+  env: Record<string, string | undefined>,
+  cwd = process.cwd(),
+): RunContainment {
+  const files = [env.PRIVATE_KEY_PATH, settings.dbPath, join(cwd, '.env')].filter((p): p is string => Boolean(p));
+  // bubblewrap hides a folder that exists: the runs' logs folder is made now (the launcher writes there anyway).
+  const logs = resolve(cwd, `${settings.dbPath}.runs`);
+  mkdirSync(logs, { recursive: true });
+  return {
+    bwrap: env.YOKE_BWRAP || 'bwrap',
+    hideFiles: [...new Set(files.flatMap((f) => storeFiles(resolve(cwd, f))))],
+    hide: [logs],
+    writable: [...settings.commandWritable],
+  };
+}
+
+/** bubblewrap's arguments for one run, then its command: pure, the tests read it. */
+export function runArgv(c: RunContainment, cwd: string, command: string): string[] {
+  const view: FsView = {
+    base: { kind: 'whole', resolverFiles: resolverFiles() },
+    hide: c.hide,
+    hideFiles: c.hideFiles,
+    ro: [],
+    rw: [cwd, ...c.writable],
+  };
+  return [
+    '--die-with-parent',
+    '--new-session',
+    '--unshare-pid',
+    '--unshare-ipc',
+    ...viewArgs(view),
+    '--chdir',
+    cwd,
+    '--',
+    'sh',
+    '-c',
+    command,
+  ];
+}
+
 export interface CommandLauncherOptions {
   command: string;
+  /** The run's working folder; by default one of its own, made at start and removed at its end. */
   cwd?: string;
+  /** How each run is contained; null runs it as yoke's user, seeing what yoke sees (the operator's choice, or a test's). */
+  contain: RunContainment | null;
   /** Where each run's output goes, as <run id>.log. */
   logDir?: string;
   /** Variables the operator gives every run explicitly (not taken from yoke's own environment). */
@@ -127,13 +190,24 @@ export class CommandLauncher implements Launcher {
       mkdirSync(this.opts.logDir, { recursive: true });
       out = 'pipe';
     }
-    const child = spawn(this.opts.command, {
-      shell: true,
-      cwd: this.opts.cwd,
-      detached: true,
-      stdio: ['ignore', out, out],
-      env: this.childEnv(spec),
-    });
+    const own = this.opts.cwd ? null : mkdtempSync(join(tmpdir(), `yoke-run-${spec.runId.replace(/[^\w-]/g, '')}-`));
+    const cwd = this.opts.cwd ?? own!;
+    const c = this.opts.contain;
+    const child = c
+      ? spawn(c.bwrap, runArgv(c, cwd, this.opts.command), {
+          cwd,
+          detached: true,
+          stdio: ['ignore', out, out],
+          env: { ...this.childEnv(spec), TMPDIR: '/tmp' },
+        })
+      : spawn(this.opts.command, {
+          shell: true,
+          cwd,
+          detached: true,
+          stdio: ['ignore', out, out],
+          env: this.childEnv(spec),
+        });
+    if (own) child.once('close', () => rmSync(own, { recursive: true, force: true }));
     let tail = '';
     if (out === 'pipe' && this.opts.logDir) {
       const log = createWriteStream(join(this.opts.logDir, `${spec.runId}.log`));

@@ -1,14 +1,21 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ActionsLauncher } from '../../src/launcher/actions.js';
-import { CommandLauncher, processStartTime } from '../../src/launcher/command.js';
+import { CommandLauncher, processStartTime, runArgv } from '../../src/launcher/command.js';
+import { bubblewrapProblem } from '../../src/kernel/bubblewrap.js';
+import { outsideTmp } from '../agent/helpers.js';
 import type { LaunchSpec } from '../../src/launcher/launcher.js';
 import type { Run } from '../../src/store/runs.js';
 import { FakeForge } from '../helpers/fake-forge.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'yoke-launch-'));
+const YOKE_LIKE = new URL('./yoke-like.ts', import.meta.url).pathname;
+const KEY_TEXT = '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx0bQ\n-----END RSA PRIVATE KEY-----';
+const WEBHOOK = 'webhook-secret-0123456789abcdef0123456789';
+const OPERATOR = 'operator-token-0123456789abcdef0123456789';
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const repo = { owner: 'acme', name: 'api', fullName: 'acme/api', installationId: 1 };
@@ -49,6 +56,7 @@ describe('the command launcher', () => {
       GITHUB_TOKEN: 'ghs_yokes_own',
     };
     const launcher = new CommandLauncher({
+      contain: null,
       command: `node -e "require('fs').writeFileSync('${out}', JSON.stringify(process.env))"`,
       onExit: (id) => (exited.push(id), done()),
       parentEnv,
@@ -83,7 +91,11 @@ describe('the command launcher', () => {
   it('SP17 kills the process when the reaper cancels it at the deadline', async () => {
     let done!: () => void;
     const gone = new Promise<void>((r) => (done = r));
-    const launcher = new CommandLauncher({ command: 'node -e "setTimeout(() => {}, 60000)"', onExit: () => done() });
+    const launcher = new CommandLauncher({
+      contain: null,
+      command: 'node -e "setTimeout(() => {}, 60000)"',
+      onExit: () => done(),
+    });
     const { ref } = await launcher.start(spec('r-long'));
     expect(await launcher.liveness(runOf('r-long', ref))).toEqual({ state: 'running' });
     await launcher.cancel(runOf('r-long', ref), repo);
@@ -95,6 +107,7 @@ describe('the command launcher', () => {
     const marker = join(dir, 'grandchild.pid');
     // The run ignores SIGTERM and starts a grandchild in a session of its own that ignores it too.
     const launcher = new CommandLauncher({
+      contain: null,
       command: `trap '' TERM; setsid bash -c 'trap "" TERM; echo $$ > ${marker}; sleep 60' & sleep 60`,
       killGraceMs: 1_000,
     });
@@ -124,6 +137,7 @@ describe('the command launcher', () => {
     let exit!: (e: unknown) => void;
     const exited = new Promise((r) => (exit = r));
     const launcher = new CommandLauncher({
+      contain: null,
       command: `node -e "require('fs').writeFileSync('${out}', JSON.stringify(process.env)); console.log('1 failed'); process.exit(1)"`,
       logDir: join(dir, 'logs'),
       onExit: (id, kind, e) => exit({ id, kind, ...e }),
@@ -135,8 +149,99 @@ describe('the command launcher', () => {
     expect(Object.keys(JSON.parse(readFileSync(out, 'utf8'))).filter((k) => /SECRET|TOKEN|KEY/.test(k))).toEqual([]);
   });
 
+  it.skipIf(bubblewrapProblem() !== null)(
+    'TR06 a run started by a yoke whose own environment holds the app key, the webhook secret and the operator tokens reads every /proc/*/environ it can see, the key\u2019s file, the store, yoke\u2019s .env and a sibling run\u2019s log, and writes the store: it finds and changes none of them',
+    () => {
+      const base = mkdtempSync(join(outsideTmp(), 'yoke-launch-reach-'));
+      try {
+        const out = join(base, 'out');
+        mkdirSync(out);
+        const keyFile = join(base, 'app.pem');
+        writeFileSync(keyFile, KEY_TEXT);
+        writeFileSync(join(base, '.env'), `WEBHOOK_SECRET=${WEBHOOK}\n`);
+        const db = join(base, 'data', 'yoke.db');
+        mkdirSync(join(base, 'data', 'yoke.db.runs'), { recursive: true });
+        writeFileSync(db, 'the store');
+        writeFileSync(
+          join(base, 'data', 'yoke.db.runs', 'r-sibling.log'),
+          'sibling run secret run-secret-of-a-sibling',
+        );
+        const probe = [
+          'for f in /proc/[0-9]*/environ; do tr "\\0" "\\n" < "$f"; done > "$YOKE_TEST_OUT/seen.txt" 2>&1',
+          `cat ${keyFile} ${db} ${join(base, '.env')} ${join(base, 'data', 'yoke.db.runs')}/*.log >> "$YOKE_TEST_OUT/seen.txt" 2>&1`,
+          `echo forged >> ${db} 2>> "$YOKE_TEST_OUT/seen.txt"`,
+          'ps -eo pid,args >> "$YOKE_TEST_OUT/seen.txt" 2>&1',
+          'true',
+        ].join('; ');
+        const yoke = (extra: Record<string, string>) => {
+          const r = spawnSync(process.execPath, ['--import', import.meta.resolve('tsx'), YOKE_LIKE], {
+            cwd: base,
+            encoding: 'utf8',
+            timeout: 30_000,
+            env: {
+              PATH: process.env.PATH ?? '/usr/bin:/bin',
+              HOME: base,
+              PRIVATE_KEY: KEY_TEXT,
+              PRIVATE_KEY_PATH: keyFile,
+              WEBHOOK_SECRET: WEBHOOK,
+              YOKE_API_TOKENS: OPERATOR,
+              YOKE_DB_PATH: db,
+              YOKE_TEST_OUT: out,
+              YOKE_TEST_PROBE: probe,
+              YOKE_TEST_SPEC: JSON.stringify(spec('r-probe', { kind: 'lander', secret: null })),
+              ...extra,
+            },
+          });
+          expect(r.status, r.stderr).toBe(0);
+          return readFileSync(join(out, 'seen.txt'), 'utf8');
+        };
+        const seen = yoke({});
+        for (const secret of ['MIIEowIBAAKCAQEAx0bQ', WEBHOOK, OPERATOR, 'the store', 'run-secret-of-a-sibling'])
+          expect(seen).not.toContain(secret);
+        // Only the run's own processes are there to see: not yoke, not the test.
+        expect(seen).not.toMatch(/yoke-like|vitest/);
+        expect(readFileSync(db, 'utf8')).toBe('the store');
+        // The same probe, run as yoke's user with nothing around it, sees it all: the test can fail.
+        const open = yoke({ YOKE_TEST_UNCONTAINED: '1' });
+        for (const secret of ['MIIEowIBAAKCAQEAx0bQ', WEBHOOK, OPERATOR, 'the store', 'run-secret-of-a-sibling'])
+          expect(open).toContain(secret);
+      } finally {
+        rmSync(base, { recursive: true, force: true });
+      }
+    },
+    60_000,
+  );
+
+  it('TR06 a contained run writes its own folder, a scratch /tmp and the folders the operator names, and nothing else', () => {
+    const c = {
+      bwrap: 'bwrap',
+      hideFiles: ['/srv/yoke/app.pem'],
+      hide: ['/srv/yoke/yoke.db.runs'],
+      writable: ['/srv/work'],
+    };
+    const argv = runArgv(c, '/tmp/yoke-run-r1-x', 'yoke agent run');
+    expect(argv.slice(0, 8)).toEqual([
+      '--die-with-parent',
+      '--new-session',
+      '--unshare-pid',
+      '--unshare-ipc',
+      '--ro-bind',
+      '/',
+      '/',
+      '--dev',
+    ]);
+    expect(argv.join(' ')).toContain('--tmpfs /run');
+    expect(argv.join(' ')).toContain('--tmpfs /srv/yoke/yoke.db.runs');
+    expect(argv.join(' ')).toContain('--bind /tmp/yoke-run-r1-x /tmp/yoke-run-r1-x --bind /srv/work /srv/work');
+    expect(argv.join(' ')).toContain('--ro-bind /dev/null /srv/yoke/app.pem');
+    expect(argv.slice(-5)).toEqual(['/tmp/yoke-run-r1-x', '--', 'sh', '-c', 'yoke agent run']);
+  });
+
   it('TR06 knows a run it never started, and trusts a pid an earlier yoke started only with its start time', async () => {
-    const launcher = new CommandLauncher({ command: 'true' });
+    const launcher = new CommandLauncher({
+      contain: null,
+      command: 'true',
+    });
     expect(await launcher.liveness(runOf('r-none', null))).toEqual({
       state: 'never_started',
       detail: 'the process was never started',
