@@ -2,13 +2,11 @@ import type { ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import type { YokeRuntime } from '../src/app.js';
 import { startYoke, type StartedYoke } from '../src/server.js';
 import { isPaused } from '../src/fleet/repo-state.js';
-import { bubblewrapProblem as commandContainmentProblem } from '../src/kernel/bubblewrap.js';
 import type { Run } from '../src/store/runs.js';
 import {
   DEMO_AGENT,
@@ -26,6 +24,7 @@ import {
   shippedWorkflow,
 } from './demo-repo.js';
 import { AGENT_CLI_DIR, agentCliBin, demoScript } from './agent-clis.js';
+import { commandRunEnv } from './command-run.js';
 import { DemoMaintainer } from './maintainer.js';
 import { ScriptedModel } from './models/scripted-model.js';
 import { EmbeddedForge, type ForgeRepo } from './forge-server.js';
@@ -51,10 +50,6 @@ const LEVELS = { warn: 40, error: 50 } as const;
 
 // Long enough for yoke's start checks (TR08); the sandbox is loopback-only.
 const WEBHOOK_SECRET = 'sandbox-webhook-secret-0123456789abcdef';
-const here = dirname(fileURLToPath(import.meta.url));
-const AGENT = resolve(here, 'agents', 'demo-run.ts');
-/** How the demo agent is started: node with tsx's loader (resolved here, so any working directory will do). */
-export const AGENT_COMMAND = `node --import ${JSON.stringify(import.meta.resolve('tsx'))} ${JSON.stringify(AGENT)}`;
 
 export class Sandbox {
   forge!: EmbeddedForge;
@@ -252,23 +247,18 @@ export class Sandbox {
       delete env.YOKE_PUBLIC_URL;
       env.YOKE_RUNS_REACH = 'github';
     }
-    if (this.opts.launcher === 'command') {
-      // What a command run needs that an Actions run gets from its runner, set in the command itself.
-      const runEnv: Record<string, string> = {
-        GITHUB_API_URL: `${this.forge.url}/api/v3`,
-        GH_TOKEN: this.agentToken,
-        YOKE_SANDBOX_GIT_URL: this.repo.gitDir,
-        YOKE_SANDBOX_STATE: join(this.dataDir, 'state'),
-        YOKE_SANDBOX_FAIL_AGENT: String(this.opts.failAgent),
-        YOKE_SANDBOX_AGENT_DELAY_MS: String(this.opts.agentDelayMs ?? 0),
-      };
-      // TR06: runs see every folder read-only but their own; the demo's clone them from, and push to, the forge's git folder, and count failures in its state folder.
-      env.YOKE_COMMAND_WRITABLE = this.dataDir;
-      if (commandContainmentProblem(process.env.YOKE_BWRAP || 'bwrap')) env.YOKE_COMMANDS_UNCONTAINED = '1';
-      env.YOKE_COMMAND = `${Object.entries(runEnv)
-        .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
-        .join(' ')} ${AGENT_COMMAND}`;
-    }
+    if (this.opts.launcher === 'command')
+      Object.assign(
+        env,
+        commandRunEnv({
+          forgeUrl: this.forge.url,
+          agentToken: this.agentToken,
+          gitDir: this.repo.gitDir,
+          dataDir: this.dataDir,
+          failAgent: this.opts.failAgent,
+          agentDelayMs: this.opts.agentDelayMs ?? 0,
+        }),
+      );
     return env;
   }
 

@@ -334,7 +334,12 @@ export function createApiHandler(opts: ApiOptions) {
       // TR25: every route declares its role; a person may do what GitHub says their login may on its repository.
       const gate = await gateRoute(fleet, route, actor, body);
       if (!gate.ok) return sendRefusal(res, gate.refusal);
-      return await serveJson(req, res, route, url, actor, gate.mayRead, body);
+      // A repository named in another casing is served as the one yoke keeps (GitHub's names are one, whatever the case).
+      const named =
+        gate.repo && route.def.repo === 'path'
+          ? { ...route, params: { ...route.params, owner: gate.repo.split('/')[0]!, name: gate.repo.split('/')[1]! } }
+          : route;
+      return await serveJson(req, res, named, url, actor, gate.mayRead, body);
     } catch (err) {
       if (err instanceof BodyError) return sendRefusal(res, err.refusal);
       fleet.log.error({ err: err instanceof Error ? err.stack : String(err), path }, 'API request failed');

@@ -1,7 +1,7 @@
 import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
 import type { FleetContext } from '../fleet/context.js';
-import { repoRefOf } from '../fleet/repo-state.js';
 import type { Permission } from '../kernel/permission.js';
+import type { RepoRef } from '../forge/types.js';
 import type { Actor } from '../delivery/context.js';
 import { permits } from '../kernel/permission.js';
 import type { MatchedRoute } from './routes.js';
@@ -16,29 +16,53 @@ export type GateAnswer =
       ok: true;
       /** For a listing: whether this credential may see a repository's rows (a person: read access or more). */
       mayRead: (repo: string) => Promise<boolean>;
+      /** The route's repository under the name yoke keeps for it, when a person named it in another casing. */
+      repo?: string;
     }
   | { ok: false; refusal: Refusal };
 
 type Deps = Pick<FleetContext, 'store' | 'forge'>;
 
-/** A person's permission on each repository, as GitHub says it now: asked once per repository per request (null for one yoke has never seen). */
+/**
+ * TR25: the repository a person names, as GitHub compares names (without regard to case): the one yoke
+ * keeps, or, for one it has not seen, the app's installation on it as GitHub says. Null when the app
+ * cannot see it: the gate then refuses, whatever the route.
+ */
+async function resolveRepo(deps: Deps, name: string): Promise<RepoRef | null> {
+  const [owner, repo, extra] = name.split('/');
+  if (!owner || !repo || extra !== undefined) return null;
+  const known = await deps.store.repos.find(name);
+  if (known?.installationId != null) {
+    const [o, r] = known.fullName.split('/') as [string, string];
+    return { owner: o, name: r, fullName: known.fullName, installationId: known.installationId };
+  }
+  const installed = await deps.forge.readInstallation({ owner, name: repo, fullName: name, installationId: 0 });
+  return installed ? { owner, name: repo, fullName: name, installationId: installed.id } : null;
+}
+
+/** A person's permission on each repository, as GitHub says it now: asked once per repository per request (null for one the app cannot see). */
 export function personAccess(
   deps: Deps,
   login: string,
-): { permissionOn: (repo: string) => Promise<Permission | null>; mayRead: (repo: string) => Promise<boolean> } {
-  const asked = new Map<string, Promise<Permission | null>>();
-  const permissionOn = (repo: string): Promise<Permission | null> => {
+): {
+  permissionOn: (repo: string) => Promise<{ ref: RepoRef; permission: Permission } | null>;
+  mayRead: (repo: string) => Promise<boolean>;
+} {
+  const asked = new Map<string, Promise<{ ref: RepoRef; permission: Permission } | null>>();
+  const permissionOn = (repo: string) => {
     const key = repo.toLowerCase();
     if (!asked.has(key))
       asked.set(
         key,
-        repoRefOf(deps.store, repo).then((ref) => (ref ? deps.forge.getPermission(ref, login) : null)),
+        resolveRepo(deps, repo).then(async (ref) =>
+          ref ? { ref, permission: await deps.forge.getPermission(ref, login) } : null,
+        ),
       );
     return asked.get(key)!;
   };
   const mayRead = async (repo: string) => {
     const p = await permissionOn(repo);
-    return p !== null && permits(p, 'read');
+    return p !== null && permits(p.permission, 'read');
   };
   return { permissionOn, mayRead };
 }
@@ -79,13 +103,22 @@ export async function gateRoute(
   const { permissionOn, mayRead } = personAccess(deps, actor.login);
   if (def.repo === 'listing') return { ok: true, mayRead };
   const repo = await routeRepo(deps, route, body);
-  const permission = repo === null ? null : await permissionOn(repo);
-  if (repo === null || permission === null) return { ok: true, mayRead };
+  // A route whose run or body names no repository: its handler refuses it, and shows nothing.
+  if (repo === null) return { ok: true, mayRead };
+  const access = await permissionOn(repo);
+  // Fail closed: a repository the app cannot see is refused as one that is not there, whoever asks.
+  if (access === null) return { ok: false, refusal: makeRefusal('repo_not_installed', { repo }) };
   const need = def.role;
-  if (!permits(permission, need))
+  if (!permits(access.permission, need))
     return {
       ok: false,
-      refusal: makeRefusal('permission_required', { what: def.what, repo, login: actor.login, permission, need }),
+      refusal: makeRefusal('permission_required', {
+        what: def.what,
+        repo: access.ref.fullName,
+        login: actor.login,
+        permission: access.permission,
+        need,
+      }),
     };
-  return { ok: true, mayRead };
+  return { ok: true, mayRead, repo: access.ref.fullName };
 }

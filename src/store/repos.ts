@@ -63,6 +63,15 @@ export class RepoStore {
     return row && toState(row);
   }
 
+  /** TR25: the repository by its name as GitHub compares names (without regard to case), under the name yoke keeps. */
+  async find(name: string): Promise<RepoState | undefined> {
+    const row = await this.sql.get<RepoRow>(
+      'SELECT * FROM repos WHERE lower(full_name) = lower(?) ORDER BY full_name LIMIT 1',
+      [name],
+    );
+    return row && toState(row);
+  }
+
   async list(): Promise<RepoState[]> {
     return (await this.sql.all<RepoRow>('SELECT * FROM repos ORDER BY full_name')).map(toState);
   }

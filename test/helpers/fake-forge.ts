@@ -113,8 +113,11 @@ export class FakeForge implements Forge {
     return repo;
   }
 
+  /** A repository by name, compared as GitHub compares names (without regard to case). */
   repo(fullName: string): FakeRepo {
-    const r = this.repos.get(fullName);
+    const r =
+      this.repos.get(fullName) ??
+      [...this.repos.values()].find((x) => x.ref.fullName.toLowerCase() === fullName.toLowerCase());
     if (!r) throw new Error(`no fake repo ${fullName}`);
     return r;
   }
@@ -582,7 +585,10 @@ export class FakeForge implements Forge {
   branchPolicies = new Map<string, BranchPolicy>();
 
   async readInstallation(repo: RepoRef): Promise<InstallationGrants | null> {
-    return this.repos.has(repo.fullName) ? (this.grants.get(repo.fullName) ?? null) : null;
+    const known = [...this.repos.keys()].find((n) => n.toLowerCase() === repo.fullName.toLowerCase());
+    return known
+      ? (this.grants.get(known) ?? { id: this.repos.get(known)!.ref.installationId, permissions: {}, events: [] })
+      : null;
   }
 
   async listSecretNames(repo: RepoRef): Promise<string[]> {

@@ -1,0 +1,39 @@
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { bubblewrapProblem } from '../src/kernel/bubblewrap.js';
+
+// What yoke's command launcher is given in the sandbox: the demo agent's
+// command, with what a run needs that an Actions run gets from its runner set
+// in the command itself, and where the run may write.
+
+const here = dirname(fileURLToPath(import.meta.url));
+const AGENT = resolve(here, 'agents', 'demo-run.ts');
+/** How the demo agent is started: node with tsx's loader (resolved here, so any working directory will do). */
+export const AGENT_COMMAND = `node --import ${JSON.stringify(import.meta.resolve('tsx'))} ${JSON.stringify(AGENT)}`;
+
+export function commandRunEnv(o: {
+  forgeUrl: string;
+  agentToken: string;
+  gitDir: string;
+  dataDir: string;
+  failAgent: number;
+  agentDelayMs: number;
+}): Record<string, string> {
+  const runEnv: Record<string, string> = {
+    GITHUB_API_URL: `${o.forgeUrl}/api/v3`,
+    GH_TOKEN: o.agentToken,
+    YOKE_SANDBOX_GIT_URL: o.gitDir,
+    YOKE_SANDBOX_STATE: join(o.dataDir, 'state'),
+    YOKE_SANDBOX_FAIL_AGENT: String(o.failAgent),
+    YOKE_SANDBOX_AGENT_DELAY_MS: String(o.agentDelayMs),
+  };
+  return {
+    YOKE_COMMAND: `${Object.entries(runEnv)
+      .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+      .join(' ')} ${AGENT_COMMAND}`,
+    // TR06: a run writes only its own folder and these: the demo's runs push to the forge's git folder and keep state.
+    YOKE_COMMAND_WRITABLE: o.dataDir,
+    // On a machine without bubblewrap the demo's runs go uncontained (an operator's yoke would refuse to start).
+    ...(bubblewrapProblem() ? { YOKE_COMMANDS_UNCONTAINED: '1' } : {}),
+  };
+}
