@@ -59,8 +59,11 @@ async function startSetup(
   });
   const server = createServer((req, res) => void handler(req, res).catch(() => res.destroy()));
   const port = Number(env.PORT ?? 3000);
-  await new Promise<void>((done) => server.listen(port, env.HOST, done));
-  log.info(`yoke has no GitHub App yet: open http://localhost:${port}/yoke/setup to register one.`);
+  // On this machine only, unless the operator names an address (HOST=0.0.0.0 in a container): whoever reaches it registers yoke's app.
+  const host = env.HOST ?? '127.0.0.1';
+  await new Promise<void>((done) => server.listen(port, host, done));
+  const shown = host === '127.0.0.1' || host === '0.0.0.0' || host === '::' ? 'localhost' : host;
+  log.info(`yoke has no GitHub App yet: open http://${shown}:${port}/yoke/setup to register one.`);
   return {
     server: null,
     runtime: new Promise<YokeRuntime>(() => {}),

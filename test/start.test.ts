@@ -234,7 +234,7 @@ describe("npm start with no app yet: yoke's setup page", () => {
         default_events: appYml.default_events,
         public: false,
       });
-      expect(page).toContain('action="https://github.com/settings/apps/new"');
+      expect(page).toMatch(/action="https:\/\/github\.com\/settings\/apps\/new\?state=[0-9a-f]{48}"/);
       expect(page).toContain('GitHub App names are global');
       expect(out).not.toMatch(/smee/i);
     } finally {

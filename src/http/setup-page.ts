@@ -1,3 +1,4 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseAppYml } from '../config/app-yml.js';
 import type { CreatedApp } from '../forge/app-manifest.js';
@@ -17,6 +18,8 @@ export interface SetupDeps {
   convert: (code: string, apiBaseUrl: string) => Promise<CreatedApp>;
   /** Writes these settings to .env (keeping the rest); returns the file's path. */
   writeEnv: (vars: Record<string, string>) => string;
+  /** The unguessable value GitHub hands back with the code (GitHub's `state`); a random one by default. */
+  state?: string;
 }
 
 const GITHUB_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/;
@@ -75,6 +78,10 @@ ${publicUrlSet ? '' : "<li><code>YOKE_PUBLIC_URL</code>: the https address GitHu
 
 /** Serves the setup flow: `/` and `/probot` lead to `/yoke/setup`; GitHub comes back to `/yoke/setup/done`. */
 export function createSetupHandler(deps: SetupDeps): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  // GitHub hands `state` back with the code: a code that comes without this page's state is not the registration it started.
+  const state = deps.state ?? randomBytes(24).toString('hex');
+  // One registration, once: while it is exchanged, and after, no other code is taken.
+  let registration: 'open' | 'exchanging' | 'done' = 'open';
   const proto = deps.env.GHE_PROTOCOL ?? 'https';
   const github = deps.env.GHE_HOST ? `${proto}://${deps.env.GHE_HOST}` : 'https://github.com';
   const apiBaseUrl = deps.env.GHE_HOST ? `${github}/api/v3` : 'https://api.github.com';
@@ -90,6 +97,15 @@ export function createSetupHandler(deps: SetupDeps): (req: IncomingMessage, res:
   };
   return async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
+    if (registration === 'done')
+      return send(
+        res,
+        410,
+        page(
+          'yoke is registered already',
+          "<p>yoke's GitHub App was registered from this page, and its credentials are in <code>.env</code>. This page takes no other registration: stop this yoke (Ctrl-C) and start it again (<code>yoke serve</code>).</p>",
+        ),
+      );
     // Where the browser reached this yoke: GitHub sends it back here.
     const here = `${req.headers['x-forwarded-proto'] === 'https' ? 'https' : 'http'}://${req.headers.host ?? `localhost:${deps.env.PORT ?? 3000}`}`;
     const webhookUrl = `${publicUrl ?? here}/api/github/webhooks`;
@@ -111,7 +127,7 @@ export function createSetupHandler(deps: SetupDeps): (req: IncomingMessage, res:
         200,
         renderSetupPage({
           manifest: setupManifest(deps.appYml, webhookUrl, `${here}/yoke/setup/done`),
-          createAppUrl: org ? `${github}/organizations/${org}/settings/apps/new` : `${github}/settings/apps/new`,
+          createAppUrl: `${org ? `${github}/organizations/${org}/settings/apps/new` : `${github}/settings/apps/new`}?state=${state}`,
           webhookUrl,
           publicUrlSet: publicUrl !== undefined,
           org,
@@ -129,10 +145,28 @@ export function createSetupHandler(deps: SetupDeps): (req: IncomingMessage, res:
             '<p>GitHub comes back here with a code once it created the app. <a href="/yoke/setup">Start again</a>.</p>',
           ),
         );
+      const given = Buffer.from(url.searchParams.get('state') ?? '');
+      if (given.length !== Buffer.byteLength(state) || !timingSafeEqual(given, Buffer.from(state)))
+        return send(
+          res,
+          403,
+          page(
+            'Not the registration this page started',
+            '<p>GitHub comes back here with the code and the <code>state</code> this page gave it; this request has not got it, so yoke takes no app from it. <a href="/yoke/setup">Register from this page</a>.</p>',
+          ),
+        );
+      if (registration !== 'open')
+        return send(
+          res,
+          409,
+          page('A registration is under way', '<p>yoke is taking the app GitHub created. Reload in a moment.</p>'),
+        );
+      registration = 'exchanging';
       let app: CreatedApp;
       try {
         app = await deps.convert(code, apiBaseUrl);
       } catch (err) {
+        registration = 'open';
         const why = err instanceof Error ? err.message : String(err);
         return send(
           res,
@@ -148,6 +182,7 @@ export function createSetupHandler(deps: SetupDeps): (req: IncomingMessage, res:
         PRIVATE_KEY: app.pem,
         ...(app.webhookSecret ? { WEBHOOK_SECRET: app.webhookSecret } : {}),
       });
+      registration = 'done';
       return send(res, 200, renderSetupDone(app, path, publicUrl !== undefined));
     }
     return send(

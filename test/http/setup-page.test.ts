@@ -17,6 +17,7 @@ import { isolateNock } from '../helpers/nock.js';
 // The page's own server is on loopback; every request to GitHub is mocked, and every mock used.
 isolateNock();
 const APP_YML = readFileSync(join(import.meta.dirname, '../../app.yml'), 'utf8');
+const STATE = 'the-state-this-page-gave-github-0123';
 const PEM = '-----BEGIN RSA PRIVATE KEY-----\nabc\ndef\n-----END RSA PRIVATE KEY-----\n';
 let server: Server | null = null;
 const dir = mkdtempSync(join(tmpdir(), 'yoke-setup-'));
@@ -26,7 +27,7 @@ afterEach(async () => {
 });
 
 async function serve(env: SetupDeps['env'], writeEnv: SetupDeps['writeEnv']): Promise<string> {
-  const handler = createSetupHandler({ appYml: APP_YML, env, convert: convertAppManifest, writeEnv });
+  const handler = createSetupHandler({ appYml: APP_YML, env, convert: convertAppManifest, writeEnv, state: STATE });
   server = createServer((req, res) => void handler(req, res));
   await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
   return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
@@ -51,7 +52,7 @@ describe("yoke's setup page", () => {
     const envPath = join(dir, '.env');
     writeFileSync(envPath, 'LOG_LEVEL=debug\nAPP_ID=old\n');
     const base = await serve({ YOKE_PUBLIC_URL: 'https://yoke.example.com' }, (vars) => writeDotEnv(envPath, vars));
-    const res = await fetch(`${base}/yoke/setup/done?code=c0de-1`);
+    const res = await fetch(`${base}/yoke/setup/done?code=c0de-1&state=${STATE}`);
     expect(res.status).toBe(200);
     const page = await res.text();
     expect(page).toContain('<h1>yoke-acme is registered</h1>');
@@ -71,17 +72,67 @@ describe("yoke's setup page", () => {
     nock.enableNetConnect('127.0.0.1');
     let wrote = false;
     const base = await serve({ GHE_HOST: 'ghe.example.com' }, () => ((wrote = true), ''));
-    const res = await fetch(`${base}/yoke/setup/done?code=used`);
+    const res = await fetch(`${base}/yoke/setup/done?code=used&state=${STATE}`);
     expect(res.status).toBe(502);
     expect(await res.text()).toContain('A code works once and for an hour');
     expect(wrote).toBe(false);
     // Without YOKE_PUBLIC_URL the page says where webhooks would go, and why that cannot work.
     const page = await (await fetch(`${base}/yoke/setup?org=acme`)).text();
-    expect(page).toContain('action="https://ghe.example.com/organizations/acme/settings/apps/new"');
+    expect(page).toContain(`action="https://ghe.example.com/organizations/acme/settings/apps/new?state=${STATE}"`);
     expect(page).toContain('<strong>YOKE_PUBLIC_URL is not set</strong>');
     expect((await fetch(`${base}/yoke/setup?org=no%20such`)).status).toBe(400);
     expect((await fetch(`${base}/yoke/setup/done`)).status).toBe(400);
     expect((await fetch(`${base}/yoke/api/fleet`)).status).toBe(404);
+  });
+
+  it('TR34 takes no code that comes without the state it gave GitHub, converts one registration only, and closes once registered', async () => {
+    let converted = 0;
+    let wrote = 0;
+    const handler = createSetupHandler({
+      appYml: APP_YML,
+      env: {},
+      convert: async () => {
+        converted++;
+        return {
+          id: 7,
+          slug: 'yoke-acme',
+          pem: PEM,
+          webhookSecret: 'w'.repeat(40),
+          htmlUrl: 'https://github.com/apps/yoke-acme',
+        };
+      },
+      writeEnv: () => (wrote++, '/srv/yoke/.env'),
+    });
+    nock.enableNetConnect('127.0.0.1');
+    server = createServer((req, res) => void handler(req, res));
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    // The page's own state, random, goes to GitHub with the form.
+    const page = await (await fetch(`${base}/yoke/setup`)).text();
+    const state = /settings\/apps\/new\?state=([0-9a-f]{48})"/.exec(page)?.[1];
+    expect(state).toMatch(/^[0-9a-f]{48}$/);
+    // An outsider's code, with no state, another, or one a character off: nothing converted, nothing written.
+    for (const q of [
+      'code=theirs',
+      'code=theirs&state=',
+      'code=theirs&state=abc',
+      `code=theirs&state=${state!.slice(0, -1)}0`,
+    ]) {
+      const res = await fetch(`${base}/yoke/setup/done?${q}`);
+      expect(res.status, q).toBe(403);
+      expect(await res.text()).toContain('<h1>Not the registration this page started</h1>');
+    }
+    expect([converted, wrote]).toEqual([0, 0]);
+    const ok = await fetch(`${base}/yoke/setup/done?code=ours&state=${state}`);
+    expect(ok.status).toBe(200);
+    expect([converted, wrote]).toEqual([1, 1]);
+    // Registered: no second code is taken, even with the state, and the page is closed.
+    for (const path of [`/yoke/setup/done?code=again&state=${state}`, '/yoke/setup', '/']) {
+      const res = await fetch(`${base}${path}`, { redirect: 'manual' });
+      expect(res.status, path).toBe(410);
+      expect(await res.text()).toContain('<h1>yoke is registered already</h1>');
+    }
+    expect([converted, wrote]).toEqual([1, 1]);
   });
 });
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
