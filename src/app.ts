@@ -233,6 +233,7 @@ async function wire(
       personTokens: settings.personTokens,
       oidc,
       audience: settings.publicUrl,
+      runsReach: settings.launcher === 'actions' ? settings.runsReach : 'api',
       webUrl: settings.webUrl,
       dashboardRefreshMs: settings.dashboardRefreshMs,
       dispatch: { responseLimitMs: settings.responseLimitMs, hostedCapMs: settings.hostedCapMs },

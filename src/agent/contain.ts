@@ -270,6 +270,8 @@ export interface ContainOptions {
   modelHosts: readonly string[];
   /** `agent.network.allow`. */
   allow: readonly string[];
+  /** Folders shown read-only besides the system's (the default branch's checkout a lander's validate.sh comes from). */
+  readOnly?: readonly string[];
   bwrap?: string;
 }
 
@@ -301,7 +303,7 @@ export async function containAgent(opts: ContainOptions, command: string, args: 
     base: { kind: 'system', roots: systemRoots() },
     hide,
     hideFiles: [],
-    ro: [bridge],
+    ro: [bridge, ...(opts.readOnly ?? []).map((d) => resolve(d))],
     rw: [resolve(opts.workspace), resolve(opts.home)],
   };
   view.ro.unshift(...neededDirs(view, opts.env.PATH));

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -9,7 +10,7 @@ import { BUNDLE_FILE, RESULT_FILE, readAgentResult, type RunnerIo } from './run.
 import { readHandover } from './handover.js';
 import { jobSecretValues, scanChange, secretRefusal } from './secret-scan.js';
 import { claimBranch, fixBranch } from '../kernel/branches.js';
-import { RESULT_FILE_NAME, resultAudience, type HandedPush } from './result-document.js';
+import { RESULT_ARTIFACT, RESULT_FILE_NAME, resultAudience, type HandedPush } from './result-document.js';
 
 // `yoke agent deliver`: the deliver job of an AFK or fix run, which runs
 // none of the agent's code. With the run's own credential (the job's OIDC
@@ -78,6 +79,9 @@ async function handResult(io: RunnerIo, f: Fetch, audience: string, result: Reco
   const dir = io.env.YOKE_RESULT_DIR;
   if (!dir)
     throw new YokeRefused('YOKE_RESULT_DIR is not set: the workflow names the folder its upload step hands to yoke');
+  // TR35: the artifact's name is chosen now, at random, so nothing that ran before in this workflow run can take it first.
+  if (io.env.GITHUB_OUTPUT)
+    appendFileSync(io.env.GITHUB_OUTPUT, `artifact=${RESULT_ARTIFACT}-${randomBytes(16).toString('hex')}\n`);
   const text = JSON.stringify(result);
   const token = await runBearer(io.env, resultAudience(audience, text), f);
   mkdirSync(dir, { recursive: true });

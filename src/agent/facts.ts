@@ -64,6 +64,28 @@ export interface RunFacts {
 
 export type FactsResult = { ok: true; facts: RunFacts } | { ok: false; error: string };
 
+/** The run's limits, from the dispatch's `limits` input (YOKE_LIMITS), each problem named. */
+export function readLimits(
+  text: string | undefined,
+): { ok: true; limits: RunFacts['limits'] } | { ok: false; error: string } {
+  let json: unknown = {};
+  try {
+    json = text ? JSON.parse(text) : {};
+  } catch {
+    return { ok: false, error: 'YOKE_LIMITS is not JSON (yoke sends {"max_turns":N,"max_usd":N})' };
+  }
+  const limits = Limits.safeParse(json);
+  if (!limits.success)
+    return {
+      ok: false,
+      error: `YOKE_LIMITS: ${limits.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    };
+  return {
+    ok: true,
+    limits: { maxTurns: limits.data.max_turns, maxUsd: limits.data.max_usd, networkAllow: limits.data.network_allow },
+  };
+}
+
 export function readRunFacts(env: Record<string, string | undefined>): FactsResult {
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const parsed = Facts.safeParse(present);
@@ -85,18 +107,8 @@ export function readRunFacts(env: Record<string, string | undefined>): FactsResu
       ok: false,
       error: 'neither YOKE_REPO nor GITHUB_REPOSITORY is set: the runner does not know its repository',
     };
-  let limitsJson: unknown = {};
-  try {
-    limitsJson = e.YOKE_LIMITS ? JSON.parse(e.YOKE_LIMITS) : {};
-  } catch {
-    return { ok: false, error: 'YOKE_LIMITS is not JSON (yoke sends {"max_turns":N,"max_usd":N})' };
-  }
-  const limits = Limits.safeParse(limitsJson);
-  if (!limits.success)
-    return {
-      ok: false,
-      error: `YOKE_LIMITS: ${limits.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
-    };
+  const limits = readLimits(e.YOKE_LIMITS);
+  if (!limits.ok) return limits;
   const [what, n] = e.YOKE_SUBJECT.split('#') as ['issue' | 'pr', string];
   if ((e.YOKE_RUN_KIND === 'fix') !== (what === 'pr'))
     return {
@@ -117,7 +129,7 @@ export function readRunFacts(env: Record<string, string | undefined>): FactsResu
       deadline: Date.parse(e.YOKE_DEADLINE),
       apiUrl: e.YOKE_API_URL.replace(/\/+$/, ''),
       reach: e.YOKE_REACH ?? 'api',
-      limits: { maxTurns: limits.data.max_turns, maxUsd: limits.data.max_usd, networkAllow: limits.data.network_allow },
+      limits: limits.limits,
       ...readBrief(e.YOKE_REJECTION ?? null),
     },
   };

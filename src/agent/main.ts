@@ -1,5 +1,6 @@
 import { agentDeliver, landerVerdict } from './deliver.js';
 import { agentRun, type RunnerIo } from './run.js';
+import { agentValidate } from './validate.js';
 
 // yoke's runner: the one program a workflow job gets from yoke's own URL
 // (`GET /yoke/runner.mjs`, hash-checked), so its version is always the
@@ -9,6 +10,7 @@ export const RUNNER_COMMANDS: Record<string, (io: RunnerIo) => Promise<number>> 
   run: agentRun,
   deliver: agentDeliver,
   verdict: landerVerdict,
+  validate: agentValidate,
 };
 
 export async function runnerMain(argv: string[], io: RunnerIo): Promise<number> {

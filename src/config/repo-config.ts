@@ -90,6 +90,26 @@ export const RepoConfig = z
       })
       .strict()
       .default({ max_turns: 60, network: { allow: [] } }),
+    /** TR35: hosts a lander's validate.sh (the PR's tests) may reach, as agent.network.allow; by default the agent's. */
+    validate: z
+      .object({
+        network: z
+          .object({
+            allow: z
+              .array(
+                z
+                  .string()
+                  .regex(
+                    HOST_GLOB,
+                    'validate.network.allow lists host names such as registry.npmjs.org or *.pythonhosted.org',
+                  ),
+              )
+              .max(100),
+          })
+          .strict(),
+      })
+      .strict()
+      .optional(),
     /**
      * TR14: globs of files a claim PR may not change without a person's approval, on top of the
      * defaults (`.github/**`, the agents' settings), which cannot be taken away.

@@ -23,7 +23,8 @@ import { spawnPass, type LaunchAttempt } from './spawn-pass.js';
 import { RepoActivity } from './activity.js';
 import { reapRuns, type Reaped } from './reaper.js';
 import { repoRefOf } from './repo-state.js';
-import { collectHandedResult, type TokenVerifier } from './run-results.js';
+import { collectHandedResult } from './run-results.js';
+import type { TokenVerifier } from './run-binding.js';
 
 // The fleet's clockwork: two ticks and HTTP kicks, all queued on one lock so
 // passes never interleave (SP08). What a pass does lives in pass.ts.

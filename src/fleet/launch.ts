@@ -121,7 +121,11 @@ export function runLimits(
       ]
     : [];
   const left = [facts.config.agent.max_usd, ...daily].filter((n): n is number => n !== undefined);
-  const allow = facts.config.agent.network.allow;
+  // TR35: a lander's tests reach the hosts validate.network.allow names, else the agent's.
+  const allow =
+    kind === 'lander'
+      ? (facts.config.validate?.network.allow ?? facts.config.agent.network.allow)
+      : facts.config.agent.network.allow;
   return {
     maxTurns: facts.config.agent.max_turns,
     maxUsd: left.length ? Math.max(0, Math.round(Math.min(...left) * 100) / 100) : null,

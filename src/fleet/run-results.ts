@@ -14,14 +14,14 @@ import {
   type HandedPush,
 } from '../agent/result-document.js';
 import { classifyGitHubError } from '../forge/errors.js';
-import type { Forge, RepoRef, WorkflowRunView } from '../forge/types.js';
+import type { ArtifactView, Forge, RepoRef } from '../forge/types.js';
 import { readZip, ZipError } from '../forge/zip.js';
-import { formatActionsRef, parseActionsRef } from '../launcher/actions.js';
+import { parseActionsRef } from '../launcher/actions.js';
 import type { Run } from '../store/runs.js';
 import type { Store } from '../store/store.js';
 import type { Log } from '../kernel/log.js';
 import { claimPullBody, claimPullTitle } from './messages.js';
-import { repoRefOf } from './repo-state.js';
+import { bindTokenToRun, type Bound, type TokenVerifier } from './run-binding.js';
 
 // A run's result, whichever way it came: through yoke's API with the run's
 // credential, or back through GitHub as an artifact of the dispatched workflow
@@ -29,84 +29,6 @@ import { repoRefOf } from './repo-state.js';
 // checks before anything is recorded; a handed-back result also carries what
 // the deliver job pushed, and yoke opens the claim PR (or moves the claim PR's
 // branch to a fix) as the app, so the repository's own checks run on it.
-
-/** The claims of a GitHub Actions OIDC token that bind it to a run. */
-export interface TokenClaims {
-  repository?: string | undefined;
-  repository_id?: string | undefined;
-  run_id?: string | undefined;
-  workflow_ref?: string | undefined;
-  event_name?: string | undefined;
-  actor?: string | undefined;
-  iat?: number | undefined;
-}
-
-/** Verifies a token against the issuer's published keys (http/oidc.ts). */
-export interface TokenVerifier {
-  verify(
-    token: string,
-    opts?: { audience?: string; asIssued?: boolean },
-  ): Promise<{ ok: true; claims: TokenClaims } | { ok: false; detail: string; fault?: boolean }>;
-}
-
-type Bound = { ok: true; workflowRun: WorkflowRunView } | { ok: false; detail: string };
-
-/**
- * TR03: a token speaks for a run only if it comes from exactly the workflow run
- * yoke dispatched for it: resolved now if no liveness check bound it yet, and
- * then the token's repository and its id, workflow file and ref, event and
- * workflow run id must all be that run's, started by yoke's app and re-run by no one.
- */
-export async function bindTokenToRun(
-  ctx: { store: Store; forge: Forge },
-  run: Run,
-  claims: TokenClaims,
-): Promise<Bound> {
-  const no = (detail: string): Bound => ({ ok: false, detail });
-  const dispatched = parseActionsRef(run.launcherRef);
-  if (!dispatched) return no(`run ${run.id} was not dispatched as a workflow run, so no OIDC token can report for it`);
-  if (claims.repository?.toLowerCase() !== run.repo.toLowerCase())
-    return no(`the token is for ${claims.repository ?? 'no repository'}, not ${run.repo}`);
-  const repo = await repoRefOf(ctx.store, run.repo);
-  if (!repo) return no(`${run.repo} is not known to yoke`);
-  let id = dispatched.id;
-  if (id === null) {
-    // Not bound yet: find the dispatched workflow run now, never wave the token through.
-    const found = await ctx.forge.findWorkflowRun(repo, dispatched.workflow, run.id, run.launchedAt);
-    if (found.kind === 'none')
-      return no(
-        `the ${dispatched.workflow} run yoke dispatched for ${run.id} is not listed yet; report again in a moment`,
-      );
-    if (found.kind === 'many')
-      return no(
-        `${found.ids.length} ${dispatched.workflow} runs that yoke dispatched carry the name ${run.id} (${found.ids.join(', ')}); yoke binds none of them`,
-      );
-    id = found.run.id;
-    await ctx.store.runs.setLauncherRef(run.id, formatActionsRef({ ...dispatched, id }));
-  }
-  if (claims.run_id !== String(id)) return no(`the token is from workflow run ${claims.run_id ?? 'none'}, not ${id}`);
-  const wfRun = await ctx.forge.getWorkflowRun(repo, id);
-  if (!wfRun) return no(`workflow run ${id} is gone`);
-  // Only a run yoke's app started, and that nobody re-ran, reports: a writer's own dispatch or re-run never does.
-  const bot = await ctx.forge.botLogin();
-  if (wfRun.actor !== bot || (wfRun.triggeringActor ?? wfRun.actor) !== bot)
-    return no(
-      `workflow run ${id} was ${wfRun.triggeringActor && wfRun.triggeringActor !== wfRun.actor ? `re-run by ${wfRun.triggeringActor}` : `started by ${wfRun.actor ?? 'someone unknown'}`}, not by ${bot}`,
-    );
-  if (claims.actor !== bot)
-    return no(`the token is from a run started by ${claims.actor ?? 'someone unknown'}, not by ${bot}`);
-  if (wfRun.repositoryId === null || claims.repository_id !== String(wfRun.repositoryId))
-    return no(
-      `the token is for repository id ${claims.repository_id ?? 'none'}, not ${wfRun.repositoryId ?? 'unknown'}`,
-    );
-  if (claims.event_name !== 'workflow_dispatch')
-    return no(`the token is from a ${claims.event_name ?? 'unknown'} event, not workflow_dispatch`);
-  if (dispatched.ref === null) return no(`yoke did not keep the ref it dispatched run ${run.id} on`);
-  const expected = `${run.repo}/.github/workflows/${dispatched.workflow}@refs/heads/${dispatched.ref}`;
-  if (claims.workflow_ref?.toLowerCase() !== expected.toLowerCase())
-    return no(`the token is from ${claims.workflow_ref ?? 'no workflow'}, not ${expected}`);
-  return { ok: true, workflowRun: wfRun };
-}
 
 export interface RecordContext {
   store: Store;
@@ -174,12 +96,14 @@ export type Collected =
   /** GitHub could not be read just now: the run stays live and the next reaper tick reads again. */
   | { state: 'retry'; detail: string };
 
-const none = (detail: string): Collected => ({ state: 'none', detail });
-const retry = (detail: string): Collected => ({ state: 'retry', detail });
+type None = { state: 'none'; detail: string };
+type Retry = { state: 'retry'; detail: string };
+const none = (detail: string): None => ({ state: 'none', detail });
+const retry = (detail: string): Retry => ({ state: 'retry', detail });
 /** A token issued this long before yoke recorded the launch, or after the workflow run last changed, binds nothing. */
 const ISSUE_SLACK_MS = 60_000;
 
-function faultOrNone(err: unknown, what: string): Collected {
+function faultOrNone(err: unknown, what: string): None | Retry {
   const e = classifyGitHubError(err);
   return e.kind === 'fault' ? retry(`${what}: ${e.message}`) : none(`${what}: ${e.message}`);
 }
@@ -202,8 +126,65 @@ export async function collectHandedResult(
   } catch (err) {
     return faultOrNone(err, `its artifacts could not be listed`);
   }
-  const found = artifacts.find((a) => a.name === RESULT_ARTIFACT);
-  if (!found) return none(`workflow run ${workflowRunId} left no ${RESULT_ARTIFACT} artifact`);
+  // TR35: the report job names its artifact at random (`yoke-result-<hex>`), so code that ran earlier in the
+  // workflow run cannot take the name first; any of them may be the result, and only one whose token binds is.
+  const candidates = artifacts.filter((a) => isResultArtifact(a.name)).slice(0, RESULT_ARTIFACTS_READ);
+  if (candidates.length === 0) return none(`workflow run ${workflowRunId} left no ${RESULT_ARTIFACT} artifact`);
+  let handed: HandedResult | null = null;
+  const refused: string[] = [];
+  for (const found of candidates) {
+    const read = await readResultArtifact(ctx, run, repo, workflowRunId, found);
+    if (read.state === 'retry') return read;
+    if (read.state === 'none') refused.push(read.detail);
+    else if (read.state === 'read') {
+      handed = read.handed;
+      break;
+    }
+  }
+  if (!handed) return none(refused.join('; '));
+  const { run_id: _id, push, ...result } = handed;
+  let body: unknown = result;
+  if (result.outcome === 'success' && run.kind !== 'lander') {
+    const delivered = await deliverPush(ctx, run, repo, push, result.summary ?? '');
+    if (delivered.state === 'retry') return delivered;
+    body =
+      delivered.state === 'failed'
+        ? {
+            outcome: 'failure',
+            summary: `Delivery failed: ${delivered.detail}`,
+            ...(result.cost ? { cost: result.cost } : {}),
+          }
+        : { ...result, summary: `${delivered.said}${result.summary ?? ''}` };
+  }
+  const recorded = await recordRunResult(ctx, run, body);
+  if (!recorded.ok) {
+    // Already reported or ended: nothing more to read. Any other refusal is the result's own fault.
+    if (recorded.refusal.code === 'run_already_reported' || recorded.refusal.code === 'run_not_live')
+      return { state: 'recorded' };
+    return none(`its result is refused: ${recorded.refusal.message}`);
+  }
+  ctx.log.info(
+    { run: run.id, workflowRun: workflowRunId, outcome: recorded.value.reportedOutcome },
+    'read the result a run handed back',
+  );
+  return { state: 'recorded' };
+}
+
+/** How many result artifacts of one workflow run yoke reads, at most, looking for the one whose token binds. */
+const RESULT_ARTIFACTS_READ = 8;
+
+/** A result artifact's name: the fixed one, or the report job's random one. */
+export const isResultArtifact = (name: string): boolean =>
+  name === RESULT_ARTIFACT || /^yoke-result-[0-9a-f]{32}$/.test(name);
+
+/** One artifact's result, if its token verifies, binds to exactly this run and was issued while it was live. */
+async function readResultArtifact(
+  ctx: CollectContext,
+  run: Run,
+  repo: RepoRef,
+  workflowRunId: number,
+  found: ArtifactView,
+): Promise<None | Retry | { state: 'read'; handed: HandedResult }> {
   if (found.expired) return none(`its ${RESULT_ARTIFACT} artifact expired before yoke read it`);
   if (found.sizeInBytes > RESULT_ARTIFACT_LIMIT)
     return none(`its ${RESULT_ARTIFACT} artifact is ${found.sizeInBytes} bytes, more than yoke reads`);
@@ -249,32 +230,7 @@ export async function collectHandedResult(
   const handed = parseJson(doc.value.result, HandedResult);
   if (!handed.ok) return none(`its result is refused (${handed.detail})`);
   if (handed.value.run_id !== run.id) return none(`its result is for run ${handed.value.run_id}, not ${run.id}`);
-  const { run_id: _id, push, ...result } = handed.value;
-  let body: unknown = result;
-  if (result.outcome === 'success' && run.kind !== 'lander') {
-    const delivered = await deliverPush(ctx, run, repo, push, result.summary ?? '');
-    if (delivered.state === 'retry') return delivered;
-    body =
-      delivered.state === 'failed'
-        ? {
-            outcome: 'failure',
-            summary: `Delivery failed: ${delivered.detail}`,
-            ...(result.cost ? { cost: result.cost } : {}),
-          }
-        : { ...result, summary: `${delivered.said}${result.summary ?? ''}` };
-  }
-  const recorded = await recordRunResult(ctx, run, body);
-  if (!recorded.ok) {
-    // Already reported or ended: nothing more to read. Any other refusal is the result's own fault.
-    if (recorded.refusal.code === 'run_already_reported' || recorded.refusal.code === 'run_not_live')
-      return { state: 'recorded' };
-    return none(`its result is refused: ${recorded.refusal.message}`);
-  }
-  ctx.log.info(
-    { run: run.id, workflowRun: workflowRunId, outcome: recorded.value.reportedOutcome },
-    'read the result a run handed back',
-  );
-  return { state: 'recorded' };
+  return { state: 'read', handed: handed.value };
 }
 
 type Delivered =

@@ -54,6 +54,8 @@ export interface ApiOptions {
   personTokens?: readonly { login: string; token: string }[];
   oidc: OidcVerifier | null;
   audience: string;
+  /** How Actions runs reach yoke (YOKE_RUNS_REACH); `api` unless said. */
+  runsReach?: 'api' | 'github';
   /** How long a dashboard sign-in lasts. */
   sessionTtlMs?: number;
   /** Where people read GitHub: the dashboard links there. */
@@ -141,7 +143,7 @@ export function createApiHandler(opts: ApiOptions) {
     { ttlMs: opts.sessionTtlMs ?? 12 * 3600_000, secure: opts.audience.startsWith('https:') },
     () => fleet.clock.now(),
   );
-  const runAuth = { oidc: opts.oidc, audience: opts.audience };
+  const runAuth = { oidc: opts.oidc, audience: opts.audience, reach: opts.runsReach ?? ('api' as const) };
   const dispatch = opts.dispatch ?? { responseLimitMs: 25_000, hostedCapMs: 100_000 };
   const handlers: JsonHandlers = {
     ...fleetHandlers({ fleet, runAuth, lastPass: opts.lastPass, nextPass: opts.nextPass, doctor: opts.doctor }),

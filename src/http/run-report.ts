@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { ok, refuse, refused, type Result } from '../kernel/result.js';
 import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
 import { claimBranch, claimPullBody, claimPullTitle } from '../fleet/messages.js';
-import { bindTokenToRun, recordRunResult } from '../fleet/run-results.js';
+import { recordRunResult } from '../fleet/run-results.js';
+import { bindTokenToRun } from '../fleet/run-binding.js';
 import { SUMMARY_LIMIT } from '../agent/result-document.js';
 import { collapsedOutput, tailOf } from '../agent/output.js';
 import type { OidcVerifier } from './oidc.js';
@@ -38,6 +39,8 @@ async function authenticateRun(
       ? null
       : makeRefusal('run_secret_invalid', { run: run.id });
   }
+  // TR35: reaching through GitHub, a run's results come only as its artifact: code that ran in its workflow run cannot speak for it here.
+  if (auth.reach === 'github') return makeRefusal('run_reaches_through_github', { run: run.id });
   const invalid = (detail: string) => makeRefusal('run_token_invalid', { detail, audience });
   if (!oidc || !bearer) return invalid('no OIDC token was sent');
   const res = await oidc.verify(bearer);
@@ -55,6 +58,8 @@ export interface RunReport {
 export interface RunAuth {
   oidc: OidcVerifier | null;
   audience: string;
+  /** How Actions runs reach yoke (YOKE_RUNS_REACH): with `github`, never through the API. */
+  reach: 'api' | 'github';
 }
 
 export async function reportRunResult(

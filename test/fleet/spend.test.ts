@@ -7,7 +7,7 @@ import { AUTOLAND, ManualClock, addClaimPull, makeHarness, report, type Harness 
 // `budget.daily_usd` (or the operator's YOKE_DAILY_USD) stops new AFK work for
 // the rest of the UTC day, never landers or fixes, and moves no strike.
 
-const noAuth = { oidc: null, audience: 'http://yoke.test' };
+const noAuth = { oidc: null, audience: 'http://yoke.test', reach: 'api' as const };
 
 /** A run reports success and its cost, with its own secret, as an agent would. */
 async function reportCost(h: Harness, runId: string, usd: number) {

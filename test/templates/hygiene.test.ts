@@ -49,6 +49,14 @@ describe('the shipped workflows (TR21)', () => {
         agent.findIndex((s) => s.id === 'work'),
       );
       expect(agent.at(-1)!.id).toBe('work');
+      // TR35: the PR's code runs only through yoke's runner, contained, after bubblewrap is there and the runner checked.
+      const validate = wf.jobs.validate!.steps;
+      const at = (name: string) => validate.findIndex((s) => s.name === name);
+      expect(at("Contain the PR's code")).toBeGreaterThan(0);
+      expect(at("Contain the PR's code")).toBeLessThan(at('Validate'));
+      expect(at("Get yoke's runner")).toBeLessThan(at('Validate'));
+      expect(validate[at('Validate')]!.run).toBe('node "$RUNNER_TEMP/yoke-runner.mjs" agent validate');
+      expect(JSON.stringify(validate)).not.toContain('validate.sh 2>&1');
       // No token is written into the checkout's git config for the agent to find.
       expect(agent[0]!.run).not.toMatch(/git config|remote add|persist/);
       // The result reaches deliver as job outputs, never as an uploaded file: the jobs that run untrusted code upload nothing.
@@ -59,7 +67,12 @@ describe('the shipped workflows (TR21)', () => {
         const upload = steps.at(-1)!;
         expect(upload.uses, `${file} ${job}`).toMatch(/^actions\/upload-artifact@/);
         expect(upload.if).toBe("always() && inputs.reach == 'github'");
-        expect(upload.with).toMatchObject({ name: 'yoke-result', path: '${{ runner.temp }}/yoke-result/' });
+        // TR35: under the name the runner chose at random in this job, which nothing before it could take first.
+        expect(upload.with).toMatchObject({
+          name: '${{ steps.report.outputs.artifact }}',
+          path: '${{ runner.temp }}/yoke-result/',
+        });
+        expect(steps.find((s) => s.id === 'report')?.run).toMatch(/yoke-runner\.mjs" agent (deliver|verdict)$/);
         expect(steps.filter((s) => s.uses).length).toBe(1);
         expect(steps.slice(0, -1).every((s) => s.run)).toBe(true);
       }

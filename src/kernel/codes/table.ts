@@ -113,6 +113,13 @@ export const CODE_INFO = {
     recovery: (p) =>
       `Request the token with audience ${p.audience} (\`core.getIDToken\`), from the workflow run yoke dispatched.`,
   }),
+  run_reaches_through_github: code<{ run: string }>({
+    status: 403,
+    message: (p) =>
+      `This yoke takes runs' results back through GitHub only (YOKE_RUNS_REACH=github), so run ${p.run} is heard from its workflow run's result artifact, never through this API.`,
+    recovery: () =>
+      "Let the run's workflow hand its result back as its artifact (the shipped workflows do with `reach: github`); an operator who wants runs to call yoke sets YOKE_RUNS_REACH=api.",
+  }),
   run_already_reported: code<{ run: string }>({
     status: 409,
     message: (p) => `Run ${p.run} has already reported its result.`,
