@@ -1,11 +1,11 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { resultAudience } from '../../src/agent/result-document.js';
 import { collectHandedResult } from '../../src/fleet/run-results.js';
+import { ActionsLauncher, formatActionsRef } from '../../src/launcher/actions.js';
 import { reapRuns } from '../../src/fleet/reaper.js';
 import { repoRefOf } from '../../src/fleet/repo-state.js';
 import { OidcVerifier } from '../../src/http/oidc.js';
 import { silentLog } from '../../src/kernel/log.js';
-import { ActionsLauncher } from '../../src/launcher/actions.js';
 import { writeZip } from '../../sandbox/forge/zip-writer.js';
 import { makeHarness, type Harness } from '../helpers/fleet.js';
 import { AUDIENCE, ISSUER, LANDER_HEAD, WF, good, jwk, jwt, liveRun } from '../helpers/run-api.js';
@@ -49,7 +49,7 @@ function completed(runId: string, over: Partial<typeof WF> & { updatedAt?: numbe
 function handBack(
   workflowRunId: number,
   result: Record<string, unknown>,
-  opts: { claims?: Record<string, unknown>; token?: string | null; text?: string } = {},
+  opts: { claims?: Record<string, unknown>; token?: string | null; text?: string; name?: string } = {},
 ) {
   const signed = JSON.stringify(result);
   const token =
@@ -59,7 +59,7 @@ function handBack(
   const doc = token === null ? { result: opts.text ?? signed } : { result: opts.text ?? signed, token };
   const zip = writeZip([{ name: 'result.json', data: Buffer.from(JSON.stringify(doc)) }]);
   const list = h.forge.artifacts.get(workflowRunId) ?? [];
-  list.push({ id: 9000 + list.length + workflowRunId, name: 'yoke-result', zip });
+  list.push({ id: 9000 + list.length + workflowRunId, name: opts.name ?? 'yoke-result', zip });
   h.forge.artifacts.set(workflowRunId, list);
 }
 
@@ -131,16 +131,63 @@ describe('results handed back through GitHub (TR32)', () => {
   });
 
   it('TR32 a writer’s own workflow run, with its own valid token, hands nothing back: only the run yoke dispatched is read', async () => {
+    // Not bound yet: the reaper finds the workflow run yoke dispatched (4242) now, as it would on GitHub.
+    const id = await liveRun(h, {
+      kind: 'lander',
+      secret: null,
+      ref: formatActionsRef({ workflow: 'yoke-run.yml', ref: 'main', id: null }),
+    });
+    completed(id);
+    // The writer dispatched yoke-run.yml with yoke's run id in its inputs: a genuine token of their run 5555, which completed first.
+    handBack(5555, verdict(id), { claims: { run_id: '5555', actor: 'mallory' } });
+    const downloaded: number[] = [];
+    const download = h.forge.downloadArtifact.bind(h.forge);
+    h.forge.downloadArtifact = async (repo, artifactId) => (downloaded.push(artifactId), download(repo, artifactId));
+    const [r] = await reap();
+    // Bound to yoke's own workflow run by this reap, whose artifacts hold no result; the writer's run was never read.
+    expect((await h.store.runs.get(id))!.launcherRef).toBe(REF);
+    expect(downloaded).toEqual([]);
+    expect(r!.outcome).toBe('failure');
+    expect(r!.reason).toMatch(/left no yoke-result artifact/);
+    expect((await h.store.runs.get(id))!.verdict).toBeNull();
+    // Copied into yoke's own run's artifact (were that possible), its token still speaks for run 5555 and mallory.
+    const again = await liveRun(h, { kind: 'lander', secret: null, ref: REF });
+    completed(again);
+    handBack(WF_ID, verdict(again), { claims: { run_id: '5555', actor: 'mallory' } });
+    const [r2] = await reap();
+    expect(r2!.reason).toMatch(/its token is refused: the token is from workflow run 5555, not 4242/);
+    expect((await h.store.runs.get(again))!.verdict).toBeNull();
+  });
+
+  it('TR35 a result artifact squatted before the report job (the fixed name, or a random-looking one, with no good token) does not hide the real one under the name the report job chose', async () => {
     const id = await liveRun(h, { kind: 'lander', secret: null, ref: REF });
     completed(id);
-    // The writer dispatched yoke-run.yml with yoke's run id in its inputs: a genuine token of their run 5555.
-    handBack(5555, verdict(id), { claims: { run_id: '5555', actor: 'mallory' } });
-    // Copied into yoke's own run's artifact (were that possible), its token still speaks for run 5555 and mallory.
-    handBack(WF_ID, verdict(id), { claims: { run_id: '5555', actor: 'mallory' } });
+    // Uploaded first by code that ran earlier in the workflow run: a reject with no token, and one with another run's token.
+    handBack(WF_ID, { ...verdict(id), verdict: 'reject' }, { token: null, name: 'yoke-result' });
+    handBack(
+      WF_ID,
+      { ...verdict(id), verdict: 'reject' },
+      { claims: { run_id: '5555' }, name: `yoke-result-${'a'.repeat(32)}` },
+    );
+    // Not a result artifact's name at all: never read.
+    handBack(WF_ID, { ...verdict(id), verdict: 'reject' }, { name: 'yoke-result-final' });
+    // The report job's own, under the name its runner chose.
+    handBack(WF_ID, verdict(id), { name: `yoke-result-${'0123456789abcdef'.repeat(2)}` });
+    const [r] = await reap();
+    expect([r!.outcome, r!.reason]).toEqual(['success', null]);
+    expect((await h.store.runs.get(id))!.verdict).toBe('accept');
+  });
+
+  it('TR35 with no result artifact whose token binds, the run ends saying why each was refused', async () => {
+    const id = await liveRun(h, { kind: 'lander', secret: null, ref: REF });
+    completed(id);
+    handBack(WF_ID, verdict(id), { token: null, name: 'yoke-result' });
+    handBack(WF_ID, verdict(id), { claims: { run_id: '5555' }, name: `yoke-result-${'b'.repeat(32)}` });
     const [r] = await reap();
     expect(r!.outcome).toBe('failure');
-    expect(r!.reason).toMatch(/its token is refused: the token is from workflow run 5555, not 4242/);
-    expect((await h.store.runs.get(id))!.verdict).toBeNull();
+    expect(r!.reason).toMatch(
+      /is not a result document .*; its token is refused: the token is from workflow run 5555, not 4242/,
+    );
   });
 
   it('TR32 an expired token issued while the run was live is believed; one issued after the run completed is not', async () => {

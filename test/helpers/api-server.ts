@@ -16,6 +16,8 @@ export async function startApi(
     audience?: string;
     port?: number;
     dispatch?: { responseLimitMs: number; hostedCapMs: number };
+    /** How Actions runs reach yoke (YOKE_RUNS_REACH). */
+    runsReach?: 'api' | 'github';
     /** The public URL yoke doctor fetches the runner by (this server's own by default). */
     publicUrl?: () => string;
   },
@@ -44,6 +46,7 @@ export async function startApi(
     oidc: opts.oidc ?? null,
     audience: opts.audience ?? 'https://yoke.test',
     dispatch: opts.dispatch,
+    ...(opts.runsReach ? { runsReach: opts.runsReach } : {}),
   });
   const serve = async (req: IncomingMessage, res: ServerResponse) => {
     if (!(await handler(req, res))) {

@@ -23,7 +23,11 @@ export function jwt(claims: Record<string, unknown>, key = privateKey, kid = 'k1
 }
 
 /** yoke's API with an OIDC verifier that trusts the test's key, on loopback. */
-export async function startRunApi(h: Harness, tokens: string[]): Promise<{ url: string; close: () => Promise<void> }> {
+export async function startRunApi(
+  h: Harness,
+  tokens: string[],
+  runsReach: 'api' | 'github' = 'api',
+): Promise<{ url: string; close: () => Promise<void> }> {
   const fetchKeys = (async () => new Response(JSON.stringify({ keys: [jwk] }), { status: 200 })) as typeof fetch;
   const oidc = new OidcVerifier({
     issuer: ISSUER,
@@ -32,7 +36,7 @@ export async function startRunApi(h: Harness, tokens: string[]): Promise<{ url: 
     now: h.clock.now,
     fetch: fetchKeys,
   });
-  return startApi(h, { tokens, oidc, audience: AUDIENCE });
+  return startApi(h, { tokens, oidc, audience: AUDIENCE, runsReach });
 }
 
 /** The head a test lander run was launched to validate. */

@@ -158,6 +158,26 @@ describe('POST /yoke/api/runs/:id/result', () => {
     expect((await h.store.runs.get(id))?.reportedOutcome).toBe('success');
   });
 
+  it('TR35 with YOKE_RUNS_REACH=github the API takes no run\u2019s result, push or claim, even with a token bound to the run: results come only as the run\u2019s artifact', async () => {
+    const h = makeHarness();
+    h.forge.addRepo('acme/api', {});
+    const api = await startRunApi(h, [TOKEN], 'github');
+    close = api.close;
+    const id = await liveRun(h, { secret: null, ref: 'yoke-run.yml@main#4242' });
+    const fix = await liveRun(h, { kind: 'fix', secret: null, ref: 'yoke-run.yml@main#4242' });
+    h.forge.workflowRuns.set(id, WF);
+    h.forge.workflowRuns.set(fix, WF);
+    const token = jwt(good(Math.floor(h.clock.now() / 1000)));
+    const said = `This yoke takes runs' results back through GitHub only (YOKE_RUNS_REACH=github), so run ${id} is heard from its workflow run's result artifact, never through this API.`;
+    expect(await refusal(api.url, id, token)).toEqual([403, 'run_reaches_through_github', said]);
+    for (const path of ['push', 'claim']) {
+      const res = await post(`${api.url}/yoke/api/runs/${fix}/${path}`, { title: 'x' }, token);
+      expect([res.status, ((await res.json()) as any).error.code], path).toEqual([403, 'run_reaches_through_github']);
+    }
+    expect((await h.store.runs.get(id))?.reportedOutcome).toBeNull();
+    expect(h.forge.calls.auth).toBe(0);
+  });
+
   it('TR03 a workflow run that a writer started or re-ran reports nothing, nor a token naming another actor', async () => {
     const h = makeHarness();
     h.forge.addRepo('acme/api', {});
