@@ -87,6 +87,8 @@ export class ActionsRunner {
   /** As on GitHub, a run's number counts the runs of its own workflow. */
   private runNumbers = new Map<string, number>();
   private workflowIds = new Map<string, number>();
+  /** Tests hold a job here before it starts (a lander's report, while an attack is tried). */
+  beforeJob: ((run: WorkflowRunRecord, job: string) => Promise<void>) | null = null;
   /** GitHub refuses a workflow file it cannot parse: this says why, or null (set when the forge starts). */
   lint: ((text: string, path: string) => string | null) | null = null;
 
@@ -207,6 +209,7 @@ export class ActionsRunner {
           run.jobs[name] = 'failure';
           continue;
         }
+        await this.beforeJob?.(run, name);
         run.jobs[name] = await this.runJob(repo, run, wf, name, job, condCtx, log);
         if (gate)
           this.opts.host.environmentEnded(

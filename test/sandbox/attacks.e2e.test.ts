@@ -1,10 +1,13 @@
 import { createHmac } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { accessSync, chmodSync, constants, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SettingsError } from '../../src/config/settings.js';
 import { encodeMarker } from '../../src/forge/marker.js';
+import { runnerBundle } from '../../src/agent/bundle.js';
 import { startYoke } from '../../src/server.js';
 import { ATTACK_TASK, DEMO_FILES, DEMO_REPO, DEMO_TASKS, MAINTAINER } from '../../sandbox/demo-repo.js';
 import { git } from '../../sandbox/git.js';
@@ -20,6 +23,29 @@ const CLAIMED_WARNINGS: string[] = ['ignored verdict marker', 'signature does no
 // lander of yoke's did not validate.
 
 let s: Sandbox;
+let releaseLander: () => void = () => undefined;
+const landerReleased = new Promise<void>((r) => (releaseLander = r));
+
+/** Host sockets, as a docker.sock sits on a runner: under /run where this user may write there, and outside /tmp. Each counts who connects. */
+let hostSocketServers: { path: string; server: Server; connections: number }[] = [];
+async function listenHostSockets(): Promise<typeof hostSocketServers> {
+  const dirs = [mkdtempSync(join(existsSync('/var/tmp') ? '/var/tmp' : tmpdir(), 'yoke-attack-sock-'))];
+  try {
+    accessSync('/run', constants.W_OK);
+    dirs.push(mkdtempSync('/run/yoke-attack-sock-'));
+  } catch {
+    /* /run is not ours to write here */
+  }
+  return Promise.all(
+    dirs.map(async (d) => {
+      const entry = { path: join(d, 'docker.sock'), server: createServer(), connections: 0 };
+      entry.server.on('connection', (c) => (entry.connections++, c.destroy()));
+      await new Promise<void>((r) => entry.server.listen(entry.path, r));
+      chmodSync(entry.path, 0o777);
+      return entry;
+    }),
+  );
+}
 const afkOf = async (issue: number) => (await s.runs()).find((r) => r.kind === 'afk_auto' && r.issueNumber === issue);
 const pullFor = (issue: number) =>
   [...s.repo.issues.values()].find((i) => i.pull && i.body.includes(`Closes #${issue}`));
@@ -75,9 +101,18 @@ beforeAll(async () => {
     files: { '.github/yoke.yml': optIn },
   });
   await s.start();
+  // The attack PR's lander stays live (its report job held, up to 30 s) until the suite has tried to forge its verdict.
+  s.forge.runner.beforeJob = async (run, job) => {
+    if (job !== 'report' || run.inputs.kind !== 'lander' || run.actor.login !== 'yoke-sandbox[bot]') return;
+    if (run.inputs.subject !== `pr#${pullFor(2)?.number ?? 0}`) return;
+    await Promise.race([landerReleased, sleep(30_000)]);
+  };
+  hostSocketServers = await listenHostSockets();
 }, 60_000);
 
 afterAll(async () => {
+  releaseLander();
+  for (const h of hostSocketServers) h.server.close();
   await s?.stop();
 });
 
@@ -138,7 +173,8 @@ describe('the attack suite, end to end', () => {
           head_sha: main,
           deadline: new Date(Date.now() + 600_000).toISOString(),
           api_url: s.yokeUrl,
-          runner_sha256: '0'.repeat(64),
+          // yoke's runner is public (its URL, or the ref yoke publishes): the writer hands the real one's sha256.
+          runner_sha256: (await runnerBundle()).sha256,
         },
       },
     );
@@ -149,7 +185,7 @@ describe('the attack suite, end to end', () => {
     )!;
     await s.waitUntil(() => forged.status === 'completed', 60_000, 'the forged run to end');
     // Only now may the real lander finish: the forged report came first.
-    writeFileSync(join(s.dataDir, 'state', 'release-lander'), '');
+    releaseLander();
     await s.waitUntil(
       async () => (await s.runtime.store.runs.get(lander.id))!.verdict !== null,
       60_000,
@@ -166,36 +202,46 @@ describe('the attack suite, end to end', () => {
     expect(pr.pull!.merged).toBe(false);
   }, 90_000);
 
-  it('TR02 a PR whose tests try to report accept, through its own validate.sh, the environment and the OIDC endpoint, is rejected', async () => {
-    const stateDir = join(s.dataDir, 'state');
+  it('TR02 TR35 a PR whose tests fail and try to report accept, reach a host socket, read tokens from /proc and leave a process behind for the report job, is rejected by its own failing test and finds nothing', async () => {
     await s.waitUntil(
       async () =>
         (await s.runs()).some((r) => r.kind === 'lander' && r.prNumber === pullFor(2)?.number && r.verdict !== null),
-      60_000,
+      90_000,
       'the attack PR’s verdict',
     );
-    await s.waitUntil(() => existsSync(join(stateDir, 'attack.json')), 10_000, 'the attack’s record');
     const pr = pullFor(2)!;
     const lander = (await s.runs()).find((r) => r.kind === 'lander' && r.prNumber === pr.number)!;
+    // The reject is yoke's validation of the PR's own test, which fails; the attack script exits 0.
     expect([lander.verdict, lander.headSha]).toEqual(['reject', pr.pull!.headSha]);
-    const seen = JSON.parse(readFileSync(join(stateDir, 'attack.json'), 'utf8'));
+    expect(lander.summary).toContain('FAIL exfiltrate.test.js');
+    expect(lander.summary).toContain('ok   zz-attack.test.js');
+    const line = /YOKE-ATTACK-SEEN (\{.*\})/.exec(lander.summary ?? '')?.[1];
+    expect(line, lander.summary ?? '').toBeDefined();
+    const seen = JSON.parse(line!) as Record<string, unknown>;
     expect(seen).toEqual({
-      // No run secret, no OIDC request token, no app key, no write token reached the PR's code.
+      // No run secret, OIDC request token, runtime token, job token or app key in any environment it could read.
       powers: [],
+      // No host socket to connect to.
+      sockets: [],
+      // No network at all: not the OIDC endpoint, not GitHub with a token, not yoke.
       attempts: {
-        oidcEndpoint: 401,
-        writeWithGithubToken: 403,
-        reportWithoutToken: 401,
-        reportWithGithubToken: 401,
+        oidcEndpoint: expect.not.stringMatching(/^\d+$/),
+        writeWithGithubToken: expect.not.stringMatching(/^\d+$/),
+        reportAccept: expect.not.stringMatching(/^\d+$/),
       },
-      landerRun: expect.any(String),
+      // sudo and any setuid program give it nothing.
+      noNewPrivs: '1',
     });
-    // It found a live lander run to report for (its own, or another PR's): yoke refused both reports.
-    expect((await s.runs()).find((r) => r.id === seen.landerRun)?.kind).toBe('lander');
+    for (const h of hostSocketServers) expect(h.connections, h.path).toBe(0);
+    // Nothing it started outlived its step.
+    const left = execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })
+      .split('\n')
+      .filter((l) => l.includes('yoke-attack-outliver'));
+    expect(left).toEqual([]);
     await sleep(2500);
     expect(pr.state).toBe('open');
     expect(pr.pull!.merged).toBe(false);
-  }, 90_000);
+  }, 120_000);
 
   it('TR01 a reject marker edited into accept by someone with a write token merges nothing', async () => {
     const pr = pullFor(2)!;
