@@ -38,6 +38,8 @@ export function readZip(data: Uint8Array, maxBytes: number): Map<string, Buffer>
     const name = buf.toString('utf8', at + 46, at + 46 + nameLen);
     at += 46 + nameLen + extraLen + commentLen;
     if (name.endsWith('/')) continue;
+    // TR32: one name, one file. An archive that names a file twice is read as neither (a reader that took the first, and one that took the last, would disagree).
+    if (files.has(name)) throw new ZipError(`${name} is in the archive twice`);
     total += size;
     if (size > maxBytes || total > maxBytes) throw new ZipError(`the archive holds more than ${maxBytes} bytes`);
     if (local + 30 > buf.length || buf.readUInt32LE(local) !== LOCAL)

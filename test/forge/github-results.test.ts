@@ -180,4 +180,12 @@ describe('reading a zip archive', () => {
     damaged.writeUInt32LE(0, 0);
     expect(() => readZip(damaged, 1024)).toThrow(new ZipError('a.txt: its local header is damaged'));
   });
+
+  it('TR32 refuses an archive that names a file twice, which readers that keep the first or the last would read apart', () => {
+    const twice = writeZip([
+      { name: 'result.json', data: Buffer.from('{"verdict":"reject"}') },
+      { name: 'result.json', data: Buffer.from('{"verdict":"accept"}') },
+    ]);
+    expect(() => readZip(twice, 1024)).toThrow(new ZipError('result.json is in the archive twice'));
+  });
 });
