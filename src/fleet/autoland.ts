@@ -52,9 +52,18 @@ export interface HoldReads {
   holds: ReadonlyMap<string, ProtectedHold>;
   /** Of each claim's approvers of its head (headApprovers), those GitHub says can write now. */
   writerApprovers: ReadonlyMap<number, readonly string[]>;
+  /**
+   * Of each accepted claim's standing change requests, those from logins GitHub says cannot write: GitHub
+   * ignores them, and so does autoland. Not read, every change request holds (fail closed).
+   */
+  readerChangeRequests: ReadonlyMap<number, readonly string[]>;
 }
 
-export const NO_HOLD_READS: HoldReads = { holds: new Map(), writerApprovers: new Map() };
+export const NO_HOLD_READS: HoldReads = {
+  holds: new Map(),
+  writerApprovers: new Map(),
+  readerChangeRequests: new Map(),
+};
 
 /** What GitHub could not list stands for a protected change: yoke fails closed. */
 export const UNLISTED_FILES = '(GitHub did not list the files of this change)';
@@ -109,7 +118,7 @@ export function planRepoActions(facts: RepoFacts, after: AfterLaunch, reads: Hol
       facts.config.autoland.enabled &&
       !after.liveSubjects.has(subjectKey(facts.repo.fullName, pullSubject(n))) &&
       !after.attempted(n, claim.pull.headSha, current.runId) &&
-      !hasBlockingReview(facts, claim.reviews, claim.pull.author)
+      !hasBlockingReview(facts, claim.reviews, claim.pull.author, reads.readerChangeRequests.get(n) ?? [])
     ) {
       actions.push({
         type: 'merge',
@@ -134,11 +143,28 @@ export function planRepoActions(facts: RepoFacts, after: AfterLaunch, reads: Hol
   return actions;
 }
 
-/** A reviewer's latest "changes requested" holds the merge, as it does on GitHub until dismissed. */
-function hasBlockingReview(facts: RepoFacts, reviews: readonly ReviewView[], author: string): boolean {
+/** A writer's latest "changes requested" holds the merge, as it does on GitHub until dismissed; a reader's does not. */
+function hasBlockingReview(
+  facts: RepoFacts,
+  reviews: readonly ReviewView[],
+  author: string,
+  readers: readonly string[],
+): boolean {
   return (
-    blockingReviewers(reviews, (login) => login === author || facts.trustedLogins.has(login.toLowerCase())).length > 0
+    blockingReviewers(reviews, (login) => login === author || facts.trustedLogins.has(login.toLowerCase())).filter(
+      (login) => !readers.includes(login),
+    ).length > 0
   );
+}
+
+/** Of these logins, those GitHub says cannot write: a permission it would not tell counts as a writer's (fail closed). */
+async function readersAmong(forge: Forge, repo: RepoFacts['repo'], logins: readonly string[]): Promise<string[]> {
+  const readers: string[] = [];
+  for (const login of logins) {
+    const permission = await forge.getPermission(repo, login).catch(() => 'write' as const);
+    if (!canWrite(permission)) readers.push(login);
+  }
+  return readers;
 }
 
 /** SP18: who has changes requested standing: each reviewer's latest approval or change request, not a comment. */
@@ -282,6 +308,14 @@ export async function readHolds(deps: Pick<ActionDeps, 'store' | 'forge'>, facts
     (await deps.store.protectedHolds.list(facts.repo.fullName)).map((h) => [`${h.prNumber}@${h.headSha}`, h]),
   );
   const writerApprovers = new Map<number, string[]>();
+  const readerChangeRequests = new Map<number, string[]>();
+  for (const claim of facts.view.claims) {
+    if (verdictAtHead(facts.runs, claim.pull)?.verdict !== 'accept') continue;
+    // TR33: GitHub counts a change request only from someone who can write; so does autoland.
+    const requesters = blockingReviewers(claim.reviews, (login) => login === claim.pull.author);
+    if (requesters.length)
+      readerChangeRequests.set(claim.pull.number, await readersAmong(deps.forge, facts.repo, requesters));
+  }
   for (const claim of facts.view.claims) {
     if (verdictAtHead(facts.runs, claim.pull)?.verdict !== 'accept' || !protectedChangeOf(facts, claim).length)
       continue;
@@ -294,7 +328,7 @@ export async function readHolds(deps: Pick<ActionDeps, 'store' | 'forge'>, facts
     }
     writerApprovers.set(claim.pull.number, writers);
   }
-  return { holds, writerApprovers };
+  return { holds, writerApprovers, readerChangeRequests };
 }
 
 /** Posts lander verdicts as marker comments; idempotent through runs.verdict_comment_id. */
@@ -309,10 +343,12 @@ export async function postVerdict(
     await deps.store.runs.spendOfWork(run.repo, run.issueNumber, run.prNumber),
   );
   // TR33: an accepted head still waits for whoever requested changes; the verdict says so, once.
-  const waitsFor =
+  const requesters =
     run.verdict === 'accept'
       ? blockingReviewers(await deps.forge.listReviews(repo, run.prNumber), (login) => login.endsWith('[bot]'))
       : [];
+  const readers = await readersAmong(deps.forge, repo, requesters);
+  const waitsFor = requesters.filter((login) => !readers.includes(login));
   const id = await deps.forge.createComment(
     repo,
     run.prNumber,

@@ -240,6 +240,7 @@ describe('the spawn engine', () => {
   it('SP18 a reviewer\'s "changes requested" holds the merge of an accepted head until that reviewer approves', async () => {
     const h = makeHarness();
     h.forge.addRepo('acme/api', AUTOLAND);
+    h.forge.repo('acme/api').permissions.maint = 'write';
     const { pull: pr } = await addClaimPull(h, 'acme/api', { number: 3, issue: 2, headSha: 'ddddddd' });
     await recordVerdict(h, 'acme/api', 3, 'ddddddd', 'accept');
     pr.reviews.push(
@@ -249,6 +250,29 @@ describe('the spawn engine', () => {
     await h.engine.schedulerTick();
     expect(h.forge.merges).toEqual([]);
     pr.reviews.push({ author: 'maint', state: 'APPROVED', commitId: 'ddddddd' });
+    await h.engine.schedulerTick();
+    expect(h.forge.merges.map((m) => m.sha)).toEqual(['ddddddd']);
+  });
+
+  it('TR33 a change request from someone who cannot write holds nothing, as on GitHub; one whose permission GitHub will not tell holds', async () => {
+    const h = makeHarness();
+    h.forge.addRepo('acme/api', AUTOLAND);
+    h.forge.repo('acme/api').permissions.passerby = 'read';
+    const { pull: pr } = await addClaimPull(h, 'acme/api', { number: 3, issue: 2, headSha: 'ddddddd' });
+    await recordVerdict(h, 'acme/api', 3, 'ddddddd', 'accept');
+    pr.reviews.push({ author: 'passerby', state: 'CHANGES_REQUESTED', commitId: 'ddddddd' });
+    // GitHub would not say what maint may do this pass: the change request stands.
+    pr.reviews.push({ author: 'maint', state: 'CHANGES_REQUESTED', commitId: 'ddddddd' });
+    const ask = h.forge.getPermission.bind(h.forge);
+    h.forge.getPermission = async (repo, login) => {
+      if (login === 'maint') throw new Error('GitHub answered 502');
+      return ask(repo, login);
+    };
+    await h.engine.schedulerTick();
+    expect(h.forge.merges).toEqual([]);
+    // Told: maint can read only. Neither change request is a writer's now, and the accepted head merges.
+    h.forge.getPermission = ask;
+    h.forge.repo('acme/api').permissions.maint = 'read';
     await h.engine.schedulerTick();
     expect(h.forge.merges.map((m) => m.sha)).toEqual(['ddddddd']);
   });
