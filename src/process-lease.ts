@@ -115,7 +115,10 @@ export async function startProcessLease(
   const renew = async () => {
     try {
       if (!(await deps.store.processes.renew(id, policy.leaseMs)))
-        deps.log.warn({ process: id }, "this process's lease was ended by another; what it held may be taken over");
+        deps.log.error(
+          { process: id },
+          "this process's lease lapsed or was ended (it stalled past its lease, or another found it gone): what it held is being taken over, and what it still holds can be taken at once; restart this yoke",
+        );
       await reapDeadProcesses(deps, id);
     } catch (err) {
       deps.log.warn({ err: String(err) }, "could not renew this process's lease");

@@ -79,14 +79,19 @@ export class CloseoutStore {
     return taken.changes === 1;
   }
 
+  /**
+   * TR12: records how a close-out ended, only for the process that holds its claim: one that stalled past
+   * its lease, whose claim another process took and redid, changes nothing. False when it was not its own.
+   */
   async finish(
     runId: string,
     issueNumber: number,
     outcome: { state: 'closed'; noticeCommentId: number | null } | { state: 'refused'; refusal: Refusal },
     at: number,
-  ): Promise<void> {
-    await this.sql.run(
-      'UPDATE closeouts SET state = ?, refusal = ?, notice_comment_id = COALESCE(?, notice_comment_id), updated_at = ? WHERE run_id = ? AND issue_number = ?',
+    owner: string,
+  ): Promise<boolean> {
+    const done = await this.sql.run(
+      "UPDATE closeouts SET state = ?, refusal = ?, notice_comment_id = COALESCE(?, notice_comment_id), updated_at = ? WHERE run_id = ? AND issue_number = ? AND state = 'running' AND owner = ?",
       [
         outcome.state,
         outcome.state === 'refused' ? JSON.stringify(outcome.refusal) : null,
@@ -94,8 +99,10 @@ export class CloseoutStore {
         at,
         runId,
         issueNumber,
+        owner,
       ],
     );
+    return done.changes === 1;
   }
 
   async forRun(runId: string): Promise<Closeout[]> {

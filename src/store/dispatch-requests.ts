@@ -93,11 +93,16 @@ export class DispatchRequestStore {
     );
   }
 
-  async complete(requestId: string, status: number, response: string, at: number): Promise<void> {
-    await this.sql.run(
-      "UPDATE dispatch_requests SET state = 'completed', status = ?, response = ?, updated_at = ? WHERE request_id = ?",
-      [status, response, at, requestId],
+  /**
+   * TR12: records a reserved request's result, only for the process that holds the reservation while it is
+   * in flight: one that stalled past its lease, whose reservation was failed and taken again, changes nothing.
+   */
+  async complete(requestId: string, status: number, response: string, at: number, owner: string): Promise<boolean> {
+    const done = await this.sql.run(
+      "UPDATE dispatch_requests SET state = 'completed', status = ?, response = ?, updated_at = ? WHERE request_id = ? AND state = 'in_flight' AND owner = ?",
+      [status, response, at, requestId, owner],
     );
+    return done.changes === 1;
   }
 
   async fail(requestId: string, detail: string, at: number): Promise<void> {

@@ -61,13 +61,18 @@ export class ProcessStore {
     );
   }
 
-  /** Renews a lease; false when it had already been ended (another process found this one gone). */
+  /**
+   * Renews a lease that still holds; false when it had lapsed or been ended. TR12: a lapsed lease never
+   * renews itself: while it was lapsed, other processes may have taken over what it held.
+   */
   async renew(id: string, leaseMs: number): Promise<boolean> {
+    const now = await this.now();
     return (
       (
-        await this.sql.run('UPDATE processes SET alive_until = ? WHERE id = ? AND alive_until > 0', [
-          (await this.now()) + leaseMs,
+        await this.sql.run('UPDATE processes SET alive_until = ? WHERE id = ? AND alive_until > ?', [
+          now + leaseMs,
           id,
+          now,
         ])
       ).changes === 1
     );

@@ -21,22 +21,71 @@ for (const engine of useEngines()) {
       expect(await p.alive('p-a')).toBe(true);
       db = at + 30_000;
       expect(await p.alive('p-a')).toBe(false);
-      db = at + 20_000;
-      expect(await p.renew('p-a', 30_000)).toBe(true);
-      db = at + 49_999;
-      expect(await p.alive('p-a')).toBe(true);
-      db = at + 40_000;
-      expect((await p.living()).map((x) => [x.id, x.host, x.pid, x.machine, x.pidStart, x.aliveUntil])).toEqual([
-        ['p-a', 'h1', 10, 'boot/pid:[1]', '77', at + 50_000],
-      ]);
-      await p.end('p-a');
-      db = at + 41_000;
+      // A lapsed lease does not renew itself: while it was lapsed, another process may have taken what it held.
       expect(await p.renew('p-a', 30_000)).toBe(false);
       expect(await p.alive('p-a')).toBe(false);
+      await p.register({ id: 'p-a2', host: 'h1', pid: 10, leaseMs: 30_000 });
+      db = at + 20_000;
+      expect(await p.renew('p-b', 30_000)).toBe(true);
+      db = at + 49_999;
+      expect(await p.alive('p-b')).toBe(true);
       db = at + 40_000;
-      expect(await p.prune(0)).toBe(2);
+      expect((await p.living()).map((x) => [x.id, x.host, x.pid, x.machine, x.pidStart, x.aliveUntil])).toEqual([
+        ['p-b', 'h2', 11, '', '', at + 50_000],
+        ['p-a2', 'h1', 10, '', '', at + 60_000],
+      ]);
+      await p.end('p-b');
+      db = at + 41_000;
+      expect(await p.renew('p-b', 30_000)).toBe(false);
+      expect(await p.alive('p-b')).toBe(false);
+      db = at + 70_000;
+      expect(await p.prune(0)).toBe(3);
       db = 0;
       expect(await p.living()).toEqual([]);
+    });
+
+    it('TR12 a process that stalled past its lease changes nothing another one took over: neither its close-out nor its dispatch result is recorded', async () => {
+      let db = Date.UTC(2026, 11, 1);
+      const store = storeOver(await engine.fresh(), undefined, async () => db);
+      await store.processes.register({ id: 'p-old', host: 'h1', pid: 1, leaseMs: 30_000 });
+      await store.processes.register({ id: 'p-new', host: 'h2', pid: 2, leaseMs: 90_000 });
+      expect(await store.closeouts.claim('dr-1', 3, 'qa', db, 'p-old', 600_000)).toBe(true);
+      await store.dispatchRequests.reserve({
+        requestId: 'req-1',
+        runId: 'dr-1',
+        stage: 'qa',
+        envelopeHash: 'h',
+        driver: 'd',
+        owner: 'p-old',
+        at: db,
+      });
+      // p-old stalls past its lease; p-new takes both over and does the work again.
+      db += 31_000;
+      expect(await store.closeouts.claim('dr-1', 3, 'qa', db, 'p-new', 600_000)).toBe(true);
+      expect(await store.dispatchRequests.failLapsed(db)).toBe(1);
+      await store.dispatchRequests.reserve({
+        requestId: 'req-1',
+        runId: 'dr-1',
+        stage: 'qa',
+        envelopeHash: 'h',
+        driver: 'd',
+        owner: 'p-new',
+        at: db,
+      });
+      // p-old wakes: its late writes change nothing.
+      const refusal = { code: 'closeout_refused', message: 'stale', recovery: 'none' } as never;
+      expect(await store.closeouts.finish('dr-1', 3, { state: 'refused', refusal }, db, 'p-old')).toBe(false);
+      expect(await store.dispatchRequests.complete('req-1', 200, '{"stale":true}', db, 'p-old')).toBe(false);
+      expect((await store.closeouts.forRun('dr-1'))[0]).toMatchObject({ state: 'running' });
+      expect(await store.dispatchRequests.get('req-1')).toMatchObject({ state: 'in_flight', owner: 'p-new' });
+      // p-new's own results are recorded.
+      expect(await store.closeouts.finish('dr-1', 3, { state: 'closed', noticeCommentId: 9 }, db, 'p-new')).toBe(true);
+      expect(await store.dispatchRequests.complete('req-1', 200, '{"fresh":true}', db, 'p-new')).toBe(true);
+      expect((await store.closeouts.forRun('dr-1'))[0]).toMatchObject({ state: 'closed', noticeCommentId: 9 });
+      expect(await store.dispatchRequests.get('req-1')).toMatchObject({
+        state: 'completed',
+        response: '{"fresh":true}',
+      });
     });
 
     it("TR31 leases read the database's clock: a store given none asks the database, and a lease taken now lasts its length from the database's now", async () => {

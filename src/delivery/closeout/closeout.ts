@@ -102,7 +102,7 @@ export async function closeOutMembers(
       continue;
     const refusal = await closeOut(ctx, dr, run, stage, issue);
     if (refusal) {
-      await ctx.store.closeouts.finish(run.id, issue, { state: 'refused', refusal }, ctx.clock.now());
+      await ctx.store.closeouts.finish(run.id, issue, { state: 'refused', refusal }, ctx.clock.now(), ctx.processId);
       report.refused.push({ item, refusal });
     } else report.closed.push(item);
   }
@@ -165,7 +165,13 @@ async function closeOut(
       }),
     );
     await store.deliveryItems.markDelivered(run.repo, issue, clock.now());
-    await store.closeouts.finish(run.id, issue, { state: 'closed', noticeCommentId: comment }, clock.now());
+    await store.closeouts.finish(
+      run.id,
+      issue,
+      { state: 'closed', noticeCommentId: comment },
+      clock.now(),
+      ctx.processId,
+    );
     return null;
   } catch (err) {
     const e = classifyGitHubError(err);

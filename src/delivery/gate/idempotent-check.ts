@@ -196,7 +196,7 @@ async function runReserved(ctx: DeliveryContext, runId: string, stage: string, r
     }
     const answer = await gateCheck(ctx, dr.value, run, stage);
     const body = JSON.stringify({ request: requestId, ...answer });
-    await store.dispatchRequests.complete(requestId, 200, body, clock.now());
+    await store.dispatchRequests.complete(requestId, 200, body, clock.now(), ctx.processId);
     return { status: 200, body, replayed: false };
   } catch (err) {
     const refusal = err instanceof BusyError ? err.refusal : storeBusy(err);
