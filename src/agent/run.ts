@@ -11,7 +11,13 @@ import { tailOf } from './output.js';
 import { jobSecretValues, scanChange, secretRefusal } from './secret-scan.js';
 import { containmentProblem, type BlockedAttempt } from './contain.js';
 import { writeHandover } from './handover.js';
-import { installTrustedSettings, restoreSettings, type SettingsSwap } from './settings-swap.js';
+import {
+  installTrustedSettings,
+  linkRefusal,
+  linksAtProtectedPaths,
+  restoreSettings,
+  type SettingsSwap,
+} from './settings-swap.js';
 import { redactSecrets } from '../kernel/redact.js';
 import { agentNamed } from './registry.js';
 import { commandAgent, RUN_SCRIPT_PATH, secretNames } from './command.js';
@@ -334,6 +340,8 @@ export function snapshotWorkTree(
     const commit = made.stdout.trim();
     const found = scanChange(cwd, base, commit, secrets, env);
     if (found.length) return { kind: 'secret', why: secretRefusal(found) };
+    const links = linksAtProtectedPaths(cwd, base, commit, env);
+    if (links.length) return { kind: 'secret', why: linkRefusal(links) };
     g(['update-ref', 'refs/heads/yoke-work', commit]);
     g(['symbolic-ref', 'HEAD', 'refs/heads/yoke-work']);
     // The deliver job takes the bundle's HEAD.

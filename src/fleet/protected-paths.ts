@@ -1,5 +1,6 @@
 import type { ReviewView } from '../forge/types.js';
 import { globToRegExp } from '../kernel/glob.js';
+import { ALWAYS_PROTECTED, withFolders } from '../kernel/agent-settings.js';
 
 // TR14: what yoke trusts lives in the repository: its workflows, its opt-in
 // file, the lander's validate.sh, and the agents' own settings. A claim PR
@@ -8,24 +9,19 @@ import { globToRegExp } from '../kernel/glob.js';
 // a writer who is neither the PR's author nor a bot.
 
 /** Always protected; a repository adds its own globs under `protected_paths:`. */
-export const DEFAULT_PROTECTED_PATHS: readonly string[] = [
-  '.github/**',
-  '**/CLAUDE.md',
-  '**/CLAUDE.local.md',
-  '**/AGENTS.md',
-  '.claude/**',
-  '.mcp.json',
-  '.codex/**',
-];
+export const DEFAULT_PROTECTED_PATHS: readonly string[] = ALWAYS_PROTECTED;
 
 /** The protected globs in force: the defaults, then the repository's own. */
 export function protectedGlobs(extra: readonly string[]): string[] {
   return [...new Set([...DEFAULT_PROTECTED_PATHS, ...extra])];
 }
 
-/** The files of a change that a glob protects, in the order given. A folder the glob names protects all below it. */
+/**
+ * The files of a change that a glob protects, in the order given. A folder the glob names protects all
+ * below it, and itself: `X` is protected whenever `X/**` is (a symlink standing in for the folder).
+ */
 export function protectedFilesOf(files: readonly string[], globs: readonly string[]): string[] {
-  const res = globs.map(globToRegExp);
+  const res = withFolders(globs).map(globToRegExp);
   // Git paths never start with `/`; compare without one so `/CLAUDE.md` in a glob is CLAUDE.md.
   return [...new Set(files)].filter((f) => res.some((re) => re.test(f.replace(/^\/+/, ''))));
 }

