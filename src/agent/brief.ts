@@ -22,12 +22,18 @@ const BriefAsk = z.object({
 });
 export type BriefAsk = z.infer<typeof BriefAsk>;
 
-export const FixBrief = z.object({ rejection: z.string().nullable(), asks: z.array(BriefAsk) }).strict();
+/** TR24: the issue the run works from, as it was approved: its number and the digest of its title and body. */
+const Approved = z.object({ issue: z.number().int().positive(), digest: z.string().regex(/^[0-9a-f]{32}$/) }).strict();
+export type Approved = z.infer<typeof Approved>;
+
+export const FixBrief = z
+  .object({ rejection: z.string().nullable(), asks: z.array(BriefAsk), approved: Approved.optional() })
+  .strict();
 export type FixBrief = z.infer<typeof FixBrief>;
 
 /** A brief as yoke sent it; text that is not one (a yoke older than briefs) is the lander's rejection alone. */
 export function readBrief(input: string | null): FixBrief {
-  if (input === null) return { rejection: null, asks: [] };
+  if (input === null || input === '') return { rejection: null, asks: [] };
   try {
     const parsed = FixBrief.safeParse(JSON.parse(input));
     if (parsed.success) return parsed.data;

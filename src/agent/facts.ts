@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { readBrief, type BriefAsk } from './brief.js';
+import { readBrief, type Approved, type BriefAsk } from './brief.js';
 
 // The run's facts, as the runner gets them: the dispatch inputs, which the
 // workflow hands over as YOKE_* variables, or the command launcher's
@@ -60,6 +60,8 @@ export interface RunFacts {
   rejection: string | null;
   /** TR33: what people with write access asked for (reviews, `/yoke fix`, `/yoke start` with text). */
   asks: BriefAsk[];
+  /** TR24: the issue as it was approved; the runner works from nothing else. */
+  approved?: Approved;
 }
 
 export type FactsResult = { ok: true; facts: RunFacts } | { ok: false; error: string };

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { WorkReader, WorkReaderError } from '../forge/work-reader.js';
 import { defaultPrompt, fillPromptTemplate, PROMPT_PATH, type PromptFacts } from './prompts.js';
 import type { AgentAdapter, AgentCost, AgentOutcome } from './adapter.js';
+import { issueDigest } from '../kernel/issue-digest.js';
 import { readRunFacts, type RunFacts } from './facts.js';
 import { tailOf } from './output.js';
 import { jobSecretValues, scanChange, secretRefusal } from './secret-scan.js';
@@ -122,6 +123,12 @@ async function promptFor(
       throw new WorkReaderError(`PR #${pull.number} closes no issue ("Closes #N" is missing from its body)`);
   }
   const issue = await reader.issue(issueNumber!);
+  // TR24: the issue must read as it was approved (labelled, or confirmed with /yoke start), title and body.
+  const approved = facts.approved;
+  if (approved && (approved.issue !== issue.number || issueDigest(issue.title, issue.body) !== approved.digest))
+    throw new WorkReaderError(
+      `issue #${issue.number} reads differently from when yoke approved its run (its title or body was edited since, or it is not #${approved.issue}), so the agent was not started. A writer's \`/yoke start\` on #${approved.issue} confirms the issue as it is now`,
+    );
   const pf: PromptFacts = {
     kind: facts.kind === 'fix' ? 'fix' : 'afk',
     repo: facts.repo,

@@ -18,7 +18,14 @@ import { stageRank, subjectKey, type Candidate, type Waiting } from './candidate
 import type { FleetPolicy } from './context.js';
 import type { Housekeeping } from './housekeeping.js';
 import { forEachLimited } from '../kernel/limit.js';
-import { atCapRepos, fixCandidates, landerCandidates, newWorkCandidates, type ProducerContext } from './producers.js';
+import {
+  atCapRepos,
+  fixCandidates,
+  landerCandidates,
+  newWorkCandidates,
+  readsAsApproved,
+  type ProducerContext,
+} from './producers.js';
 import { makeRefusal } from '../kernel/codes/table.js';
 import { readClaim } from './claims.js';
 import { CLAIM_LABEL, type RepoFacts } from './repo-facts.js';
@@ -231,7 +238,7 @@ async function readAfkLabels(
     const seen = out.get(issue.number);
     const confirmed =
       seen &&
-      seen.bodyDigest !== issue.bodyDigest &&
+      !readsAsApproved(seen, issue) &&
       runs.some((r) => r.issueNumber === issue.number && r.kind === 'afk_manual' && r.launchedAt >= seen.recordedAt);
     if (!seen || confirmed) {
       const by = seen
@@ -241,27 +248,27 @@ async function readAfkLabels(
         type: 'record_afk_label',
         repo: repo.fullName,
         issue: issue.number,
-        digest: issue.bodyDigest,
+        digest: issue.digest,
         labelledBy: by,
       });
       out.set(issue.number, {
         repo: repo.fullName,
         issueNumber: issue.number,
-        bodyDigest: issue.bodyDigest,
+        bodyDigest: issue.digest,
         labelledBy: by,
         recordedAt: now,
         notifiedDigest: null,
       });
       continue;
     }
-    if (seen.bodyDigest === issue.bodyDigest || seen.notifiedDigest === issue.bodyDigest) continue;
+    if (readsAsApproved(seen, issue) || seen.notifiedDigest === issue.digest) continue;
     if (claimedIssues.includes(issue.number) || runs.some((r) => r.issueNumber === issue.number && r.status === 'live'))
       continue;
     reads.housekeeping.push({
       type: 'notify_issue_edited',
       repo,
       issue: issue.number,
-      digest: issue.bodyDigest,
+      digest: issue.digest,
       label: config.afk_label,
     });
   }

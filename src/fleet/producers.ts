@@ -198,6 +198,23 @@ export function decideFixes(facts: RepoFacts): Decided {
       );
     }
     if (decision !== 'launch') continue;
+    // TR24: a fix works from the claim's issue too; an edit nobody confirmed holds it, as it holds new work.
+    const issue = facts.view.issues.find((i) => i.number === claimedIssue(facts, claim));
+    if (issue && issueEditedSinceLabel(facts, issue)) {
+      out.waiting.push(
+        waiting(
+          facts,
+          'fix',
+          subject,
+          makeRefusal('issue_edited_since_label', {
+            repo: facts.repo.fullName,
+            number: issue.number,
+            label: facts.config.afk_label,
+          }),
+        ),
+      );
+      continue;
+    }
     out.candidates.push(
       titled(facts, {
         stage: 'fix',
@@ -271,13 +288,22 @@ export function shouldLaunchAuto(facts: RepoFacts, issue: IssueView): true | 'no
   return newWorkStop(facts) ?? true;
 }
 
-/** TR24: whether the issue's body differs from what it was when yoke first saw its label. */
+/**
+ * TR24: whether the issue reads as it did when it was approved (labelled, or confirmed with `/yoke start`):
+ * its title and body, or, for a record made before titles counted, its body.
+ */
+export const readsAsApproved = (
+  seen: { bodyDigest: string },
+  issue: Pick<IssueView, 'bodyDigest' | 'digest'>,
+): boolean => seen.bodyDigest === issue.digest || seen.bodyDigest === issue.bodyDigest;
+
+/** TR24: whether the issue's title or body differs from what it was when yoke first saw its label. */
 export function issueEditedSinceLabel(
   facts: Pick<RepoFacts, 'afkLabels'>,
-  issue: Pick<IssueView, 'number' | 'bodyDigest'>,
+  issue: Pick<IssueView, 'number' | 'bodyDigest' | 'digest'>,
 ): boolean {
   const seen = facts.afkLabels?.get(issue.number);
-  return seen !== undefined && seen.bodyDigest !== issue.bodyDigest;
+  return seen !== undefined && !readsAsApproved(seen, issue);
 }
 
 /** What holds back all new work of a repository: a pause, or the day's spend. */

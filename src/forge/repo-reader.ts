@@ -253,11 +253,20 @@ export class RepoReader {
 /** GitHub's limit on a PR's file listing. */
 const MAX_LISTED_FILES = 3000;
 
-const toIssueView = ({ number, title, labels, author, assignee, bodyDigest }: z.output<typeof GhIssue>): IssueView => ({
+const toIssueView = ({
   number,
   title,
   labels,
   author,
   assignee,
   bodyDigest,
+  digest,
+}: z.output<typeof GhIssue>): IssueView => ({
+  number,
+  title,
+  labels,
+  author,
+  assignee,
+  bodyDigest,
+  digest,
 });

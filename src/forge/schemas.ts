@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { issueDigest } from '../kernel/issue-digest.js';
 import { z } from 'zod';
 import { PERMISSIONS } from '../kernel/permission.js';
 import {
@@ -44,6 +45,7 @@ export const GhIssue = z
     author: i.user?.login ?? 'ghost',
     assignee: i.assignee?.login ?? null,
     bodyDigest: bodyDigest(i.body ?? ''),
+    digest: issueDigest(i.title, i.body ?? ''),
     isPull: i.pull_request != null,
   }));
 

@@ -23,8 +23,10 @@ export interface IssueView {
   labels: string[];
   author: string;
   assignee: string | null;
-  /** TR24: a digest of the body, to tell an edit since the label was seen. */
+  /** TR24: a digest of the body alone (what yoke recorded before titles counted), to tell an edit since the label was seen. */
   bodyDigest: string;
+  /** TR24: a digest of the title and the body (issueDigest), what an approval covers. */
+  digest: string;
 }
 
 export interface PullView {

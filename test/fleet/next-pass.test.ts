@@ -44,7 +44,7 @@ async function setup() {
 }
 
 const PROTECTED =
-  "- Protected paths (a claim PR that changes one waits for a writer's approval): .github/**, **/CLAUDE.md, **/CLAUDE.local.md, **/AGENTS.md, .claude/**, .mcp.json, .codex/**, deploy/**.";
+  "- Protected paths (a claim PR that changes one waits for a writer's approval): .github/**, **/CLAUDE.md, **/CLAUDE.local.md, **/AGENTS.md, **/AGENTS.override.md, .claude/**, .mcp.json, .codex/**, .agents/**, deploy/**.";
 
 describe('yoke plan', () => {
   it('says what the next pass would launch here, in order, what it would leave waiting and why, the cap, the spend and the protected paths; and launches nothing', async () => {
@@ -84,7 +84,7 @@ describe('yoke plan', () => {
       '  - issue#1 "Issue 1": Waits for a slot: 2 run(s) are live and acme/web may have at most 2 at once. Nothing to do: it starts when a run ends, after work further down the pipeline. To run more at once, raise YOKE_GLOBAL_CAP or YOKE_REPO_CAPS.',
       '- Cap: 2; 0 run(s) live fleet-wide (0 here), and this pass would launch 2 in other repositories.',
       '- Spent today (UTC): $0.00 here, no daily limit set here; $0.00 fleet-wide, no fleet limit.',
-      "- Protected paths (a claim PR that changes one waits for a writer's approval): .github/**, **/CLAUDE.md, **/CLAUDE.local.md, **/AGENTS.md, .claude/**, .mcp.json, .codex/**.",
+      "- Protected paths (a claim PR that changes one waits for a writer's approval): .github/**, **/CLAUDE.md, **/CLAUDE.local.md, **/AGENTS.md, **/AGENTS.override.md, .claude/**, .mcp.json, .codex/**, .agents/**.",
     ]);
     const json = JSON.parse((await cli(['plan', 'acme/api', '--json'])).out) as { launches: { subject: string }[] };
     expect(json.launches.map((l) => l.subject)).toEqual(['pr#5', 'issue#1']);

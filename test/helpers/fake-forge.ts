@@ -1,4 +1,5 @@
 import { bodyDigest } from '../../src/forge/schemas.js';
+import { issueDigest } from '../../src/kernel/issue-digest.js';
 import { parseRepoConfig, type RepoConfigResult } from '../../src/config/repo-config.js';
 import {
   type CheckRunWrite,
@@ -213,11 +214,12 @@ export class FakeForge implements Forge {
         .filter((i) => i.open)
         .map((i) => ({
           number: i.number,
-          title: `Issue ${i.number}`,
+          title: i.title ?? `Issue ${i.number}`,
           labels: [...i.labels],
           author: 'maint',
           assignee: null,
           bodyDigest: bodyDigest(i.body ?? ''),
+          digest: issueDigest(i.title ?? `Issue ${i.number}`, i.body ?? ''),
         })),
       pulls,
       claims: r.pulls

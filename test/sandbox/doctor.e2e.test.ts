@@ -254,7 +254,7 @@ describe('yoke plan, in the sandbox', () => {
         '- It would launch nothing here.',
         '- Cap: 2; 0 run(s) live fleet-wide (0 here).',
         '- Spent today (UTC): $0.00 here, no daily limit set here; $0.00 fleet-wide, no fleet limit.',
-        "- Protected paths (a claim PR that changes one waits for a writer's approval): .github/**, **/CLAUDE.md, **/CLAUDE.local.md, **/AGENTS.md, .claude/**, .mcp.json, .codex/**.",
+        "- Protected paths (a claim PR that changes one waits for a writer's approval): .github/**, **/CLAUDE.md, **/CLAUDE.local.md, **/AGENTS.md, **/AGENTS.override.md, .claude/**, .mcp.json, .codex/**, .agents/**.",
       ].join('\n'),
     });
   });
