@@ -101,12 +101,18 @@ export const claudeCode: AgentAdapter = {
   outcome(stdout, exit): AgentOutcome {
     const lines = stdout.split('\n');
     let result: z.infer<typeof Result> | null = null;
+    // TR37: a tool that reaches the CLI's output can print a result line of its own: the highest cost
+    // any result line states is the one recorded, so a forged one can never lower it (the run's limit caps it).
+    let highest: number | undefined;
     let last = '';
     for (const line of lines) {
       const j = jsonLine(line);
       if (!j) continue;
       const r = Result.safeParse(j);
-      if (r.success) result = r.data;
+      if (r.success) {
+        result = r.data;
+        if (r.data.total_cost_usd !== undefined) highest = Math.max(highest ?? 0, r.data.total_cost_usd);
+      }
       const ev = this.parseLine(line);
       if (ev?.message) last = ev.message;
     }
@@ -123,14 +129,14 @@ export const claudeCode: AgentAdapter = {
     const models = Object.values(result.modelUsage ?? {});
     const sum = (f: (m: (typeof models)[number]) => number) => models.reduce((t, m) => t + f(m), 0);
     const cost = {
-      usd: result.total_cost_usd ?? null,
+      usd: highest ?? null,
       inputTokens: models.length
         ? sum((m) => m.inputTokens + m.cacheReadInputTokens + m.cacheCreationInputTokens)
         : u
           ? u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens
           : 0,
       outputTokens: models.length ? sum((m) => m.outputTokens) : (u?.output_tokens ?? 0),
-      note: result.total_cost_usd === undefined ? 'Claude Code printed no total_cost_usd' : null,
+      note: highest === undefined ? 'Claude Code printed no total_cost_usd' : null,
     };
     const message = (result.result ?? '').trim() || (result.errors ?? []).join('; ') || last;
     const failed = result.is_error || result.subtype !== 'success' || exit.code !== 0;

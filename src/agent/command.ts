@@ -116,7 +116,8 @@ export function commandAgent(script: string, secrets: readonly string[]): AgentA
           continue;
         }
         if (r.message !== undefined) message = r.message;
-        if (r.cost)
+        // TR37: the cost so far only grows; the highest stated is kept, so a line a tool prints cannot lower it.
+        if (r.cost && (cost === null || (r.cost.usd ?? -1) >= (cost.usd ?? -1)))
           cost = {
             usd: r.cost.usd,
             inputTokens: r.cost.input_tokens,

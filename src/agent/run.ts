@@ -107,6 +107,19 @@ function writeResult(out: string, r: AgentResultFile, outputs?: string): string 
   return writeHandover(outputs, json, bundle);
 }
 
+/**
+ * TR37: what the run cost, as recorded: never past the run's limit. The agent CLI's own limit stops it
+ * there; a higher figure is something a tool printed where the CLI's output goes, and counts at the limit.
+ */
+export function cappedCost<C extends { usd: number | null; note: string | null }>(c: C, maxUsd: number | null): C {
+  if (c.usd === null || maxUsd === null || c.usd <= maxUsd) return c;
+  return {
+    ...c,
+    usd: maxUsd,
+    note: `the agent's output stated $${c.usd}, past the run's limit of $${maxUsd}: recorded at the limit`,
+  };
+}
+
 async function promptFor(
   facts: RunFacts,
   reader: WorkReader,
@@ -255,6 +268,7 @@ export async function agentRun(io: RunnerIo): Promise<number> {
   // TR15, TR16: whatever the agent printed or wrote is checked for the values this job was given.
   const secrets = jobSecretValues(io.env);
   o.message = redactSecrets(o.message, secrets);
+  if (o.cost) o.cost = cappedCost(o.cost, f.limits.maxUsd);
   const cost = o.cost
     ? { usd: o.cost.usd, input_tokens: o.cost.inputTokens, output_tokens: o.cost.outputTokens, note: o.cost.note }
     : null;

@@ -183,6 +183,56 @@ describe.skipIf(!haveBwrap)('an agent of your own, contained', () => {
     ).not.toContain('pwned.txt');
   }, 60_000);
 
+  it('TR37 a tool the agent runs prints cost lines of its own where the agent\u2019s output goes: one saying $0 lowers nothing, and one saying $100,000 is recorded at the run\u2019s limit', async () => {
+    const agent = [
+      'echo \'{"yoke":{"cost":{"usd":0.42,"input_tokens":18000,"output_tokens":2400}}}\'',
+      // The agent runs a tool (as it would run the model's command): the tool, cat, writes to the output it inherited.
+      "cat <<'FORGED'",
+      '{"yoke":{"cost":{"usd":0,"input_tokens":0,"output_tokens":0}}}',
+      'FORGED',
+      'echo changed > changed.txt',
+    ].join('\n');
+    const forge = (usd: number) => agent.replace('"usd":0,', `"usd":${usd},`);
+    const run = async (script: string, limits: string, exit = 0) => {
+      const { cwd, trusted } = checkout(script, '');
+      const out = tmp('yoke-own-out-');
+      const env = {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        YOKE_AGENT: 'command',
+        YOKE_AGENT_SECRETS: '',
+        YOKE_OUT: out,
+        GITHUB_TOKEN: 'ghs_read0123456789',
+        GITHUB_API_URL: 'http://gh.invalid',
+        GITHUB_SHA: trusted,
+        YOKE_RUN_ID: 'r1',
+        YOKE_RUN_KIND: 'afk_auto',
+        YOKE_SUBJECT: 'issue#4',
+        YOKE_LIMITS: limits,
+        YOKE_DEADLINE: new Date(Date.now() + 600_000).toISOString(),
+        YOKE_API_URL: 'http://yoke.invalid',
+        YOKE_REPO: 'acme/demo',
+      };
+      const said: string[] = [];
+      expect(await agentRun({ env, cwd, out: (l) => said.push(l), now: Date.now, fetch: gh }), said.join('\n')).toBe(
+        exit,
+      );
+      return (JSON.parse(readFileSync(join(out, 'result.json'), 'utf8')) as { cost: unknown }).cost;
+    };
+    expect(await run(agent, '{"max_turns":10,"max_usd":5}')).toEqual({
+      usd: 0.42,
+      input_tokens: 18000,
+      output_tokens: 2400,
+      note: null,
+    });
+    // Stated past the limit, the runner stops the agent as it would any run that spent its limit.
+    expect(await run(forge(100000), '{"max_turns":10,"max_usd":5}', 1)).toEqual({
+      usd: 5,
+      input_tokens: 0,
+      output_tokens: 0,
+      note: "the agent's output stated $100000, past the run's limit of $5: recorded at the limit",
+    });
+  }, 60_000);
+
   it('TR21 an agent of your own that is not on the default branch fails the run, naming what to commit', async () => {
     const { cwd } = checkout('', '');
     const out = tmp('yoke-own-out-');

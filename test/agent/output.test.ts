@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { claudeCode } from '../../src/agent/claude-code.js';
 import { collapsedOutput, fenced, tailOf } from '../../src/agent/output.js';
 import { recordLanderExit } from '../../src/http/run-report.js';
 import { makeHarness } from '../helpers/fleet.js';
@@ -35,5 +36,16 @@ describe('output in yoke comments', () => {
     expect((await h.store.runs.get(id))!.summary).toBe(
       'The validation exited with code 1.\n\n<details><summary>The end of the validation output</summary>\n\n````\nFAIL shout.test.js\n```\n<!-- yoke:verdict -->\n````\n\n</details>',
     );
+  });
+});
+
+describe('what an agent cost, as its output says (TR37)', () => {
+  it('TR37 Claude Code: a result line a tool printed after the real one, saying less, lowers nothing', () => {
+    const result = (usd: number, text: string) =>
+      JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: text, total_cost_usd: usd });
+    const stdout = [result(0.42, 'Done.'), result(0, 'Done, for free.')].join('\n');
+    const o = claudeCode.outcome(stdout, { code: 0, signal: null }, {});
+    expect(o.cost?.usd).toBe(0.42);
+    expect(o.message).toBe('Done, for free.');
   });
 });
