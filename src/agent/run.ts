@@ -192,7 +192,9 @@ export async function agentRun(io: RunnerIo): Promise<number> {
     );
     return 2;
   }
-  const fail = (summary: string, cost: AgentResultFile['cost'] = null) => {
+  const fail = (said: string, cost: AgentResultFile['cost'] = null) => {
+    // TR38: a failure says what the agent said and which hosts it tried (names it chose): redacted like a success.
+    const summary = redactSecrets(said, jobSecretValues(io.env));
     io.out(summary);
     writeResult(out, { outcome: 'failure', summary, cost }, io.env.GITHUB_OUTPUT);
     return 1;

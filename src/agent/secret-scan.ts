@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { SECRET_SHAPES } from '../kernel/redact.js';
+import { SECRET_SHAPES, secretForms } from '../kernel/redact.js';
 
 // TR16: no secret leaves in a commit. Before a bundle is made (the agent job)
 // and again before it is pushed (the deliver job, which runs none of the
@@ -40,7 +40,9 @@ function secretIn(text: string, values: readonly string[]): string | null {
 }
 
 /** Searches a unified diff (`git diff -U0 --text`) for secrets in added lines and in file names. */
-export function scanDiff(diff: string, values: readonly string[]): SecretFinding[] {
+export function scanDiff(diff: string, known: readonly string[]): SecretFinding[] {
+  // TR38: the values, and their encodings, reversals and pieces.
+  const values = secretForms(known);
   const findings: SecretFinding[] = [];
   let file = '';
   let line = 0;

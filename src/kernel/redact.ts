@@ -43,9 +43,58 @@ export const SECRET_VARIABLES = [
   'YOKE_DATABASE_URL',
 ] as const;
 
+/** The width of the pieces of a secret looked for on their own (a value split across lines or strings). */
+const PIECE = 16;
+/** Pieces start every few characters: any run of PIECE + PIECE_STEP - 1 characters of a value holds one whole. */
+const PIECE_STEP = 4;
+
+/** The value whole, and for a long one each piece of it, the last one flush with its end. */
+function pieces(v: string): string[] {
+  if (v.length < PIECE + 8) return [v];
+  const out = [v];
+  for (let i = 0; i + PIECE <= v.length; i += PIECE_STEP) out.push(v.slice(i, i + PIECE));
+  out.push(v.slice(-PIECE));
+  return out;
+}
+
+/** The part of base64 (or base64url) of `v` that is the same wherever `v` sits in a longer encoded text. */
+function base64Cores(v: string): string[] {
+  const out: string[] = [];
+  for (const pad of ['', 'x', 'xx']) {
+    for (const enc of ['base64', 'base64url'] as const) {
+      const full = Buffer.from(pad + v, 'utf8')
+        .toString(enc)
+        .replace(/=+$/, '');
+      // The first characters mix in what came before; the last mix in what comes after.
+      const start = Math.ceil(((pad.length + 1) * 4) / 3) + 1;
+      const core = full.slice(start, full.length - 4);
+      if (core.length >= PIECE) out.push(core);
+    }
+  }
+  return out;
+}
+
+/**
+ * TR38: the forms of known secret values looked for in what an agent writes: each value as it is and
+ * reversed, in hex, base64 and base64url (wherever it sits in a longer encoded text), and, for a value
+ * long enough, each of its pieces on its own (a value split in two). A guard against accidents and
+ * careless exfiltration: an agent that means to can always encode a value some other way.
+ */
+export function secretForms(values: readonly string[]): string[] {
+  const out = new Set<string>();
+  for (const v of values) {
+    if (!v) continue;
+    const reversed = [...v].reverse().join('');
+    const hex = Buffer.from(v, 'utf8').toString('hex');
+    for (const form of [v, reversed, hex, hex.toUpperCase(), ...base64Cores(v)])
+      for (const p of pieces(form)) out.add(p);
+  }
+  return [...out].sort((a, b) => b.length - a.length);
+}
+
 export function redactSecrets(text: string, known: readonly string[] = []): string {
   let out = text;
-  for (const v of known) if (v) out = out.split(v).join(REDACTED);
+  for (const v of secretForms(known)) if (v) out = out.split(v).join(REDACTED);
   for (const re of SHAPES)
     out = out.replace(re, (_m, word?: string) =>
       typeof word === 'string' && /^(bearer|token|basic)$/i.test(word) ? `${word} ${REDACTED}` : REDACTED,

@@ -5,6 +5,7 @@ import { tempFolders } from './helpers.js';
 import { describe, expect, it } from 'vitest';
 import { snapshotWorkTree } from '../../src/agent/run.js';
 import { jobSecretValues, scanDiff, secretRefusal } from '../../src/agent/secret-scan.js';
+import { redactSecrets } from '../../src/kernel/redact.js';
 import { checkHandover } from '../../src/agent/deliver.js';
 
 // The runner's own git work after the agent ran: TR18 (nothing the agent
@@ -105,6 +106,35 @@ describe('the runner snapshots the agent\u2019s work', () => {
     ].join('\n');
     expect(secretRefusal(scanDiff(diff, []))).toBe(
       "the agent's change holds a secret, so nothing was pushed: (a file name) (a GitHub token); ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa line 1 (an AWS access key); key.pem line 5 (a private key). Remove it from the change (and rotate the secret if it was real), then start the work again.",
+    );
+  });
+
+  it('TR38 the model key written base64-encoded (at any offset), reversed, in hex or split in two is found in the change, and redacted from what is published, host names included', () => {
+    const key = 'sk-ant-api03-Qm9vdHN0cmFwLWtleS1mb3ItdGVzdHMtb25seQ_0123456789abcdefABCDEF';
+    const values = jobSecretValues({ ANTHROPIC_API_KEY: key });
+    const b64 = (s: string) => Buffer.from(s).toString('base64');
+    const forms: [string, string][] = [
+      ['base64', b64(key)],
+      ['base64, after a prefix', b64(`export KEY="${key}"`)],
+      ['base64url', Buffer.from(`x=${key}`).toString('base64url')],
+      ['reversed', [...key].reverse().join('')],
+      ['hex', Buffer.from(key).toString('hex')],
+      ['split in two', `const a = "${key.slice(0, 40)}";\n+const b = "${key.slice(40)}";`],
+    ];
+    for (const [how, text] of forms) {
+      const diff = ['+++ b/notes.md', '@@ -0,0 +1,2 @@', `+${text}`].join('\n');
+      expect(
+        scanDiff(diff, values).map((f) => f.kind),
+        how,
+      ).toContain('a value this job was given');
+      expect(redactSecrets(`said: ${text}`, values), how).toContain('[redacted]');
+    }
+    // A host name the agent chose, listed as refused: redacted as any text is.
+    const host = `${Buffer.from(key).toString('hex').slice(0, 60)}.exfil.example`;
+    expect(redactSecrets(`- ${host}, by: curl`, values)).not.toContain(Buffer.from(key).toString('hex').slice(0, 40));
+    // Ordinary text, and a short piece of the key (under the piece size), is left alone.
+    expect(scanDiff(['+++ b/a.md', '@@ -0,0 +1,1 @@', '+sk-ant-api03 is the key prefix'].join('\n'), values)).toEqual(
+      [],
     );
   });
 
