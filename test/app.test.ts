@@ -737,7 +737,7 @@ describe('opt-in and polling (Probot level)', () => {
     const reason = (await h.rt.store.repos.get(REPO))?.disabledReason;
     expect(reason).toContain('autoland: Invalid input: expected object, received string');
     expect(reason).toContain(
-      '.github/yoke.yml: "cap" is not a setting here (the settings are: afk_label, auto, prefix, budget_minutes, autoland, fix_forward, fix, launcher, budget, agent, protected_paths, dashboard_issue, delivery)',
+      '.github/yoke.yml: "cap" is not a setting here (the settings are: afk_label, auto, prefix, budget_minutes, autoland, fix_forward, fix, launcher, budget, agent, validate, protected_paths, dashboard_issue, delivery)',
     );
     expect(comments).toEqual([
       `yoke has disabled ${REPO}: ${reason}\n\n**To recover:** Fix \`.github/yoke.yml\` on the default branch of ${REPO}; yoke re-reads it on its next pass.`,

@@ -119,7 +119,7 @@ describe('the opt-in file', () => {
     );
     expect(res.reason).toContain('budget_minutes.afk: Too small');
     expect(res.reason).toContain(
-      '.github/yoke.yml: "colour" is not a setting here (the settings are: afk_label, auto, prefix, budget_minutes, autoland, fix_forward, fix, launcher, budget, agent, protected_paths, dashboard_issue, delivery)',
+      '.github/yoke.yml: "colour" is not a setting here (the settings are: afk_label, auto, prefix, budget_minutes, autoland, fix_forward, fix, launcher, budget, agent, validate, protected_paths, dashboard_issue, delivery)',
     );
     expect(res.reason).not.toContain('_extends');
     expect(parseRepoConfig(['a'])).toEqual({
