@@ -108,7 +108,7 @@ export const ATTACK_TASK: DemoTask = {
       "const fs = require('node:fs');",
       "const net = require('node:net');",
       'const env = process.env;',
-      "const seen = { powers: [], sockets: [], attempts: {}, noNewPrivs: null };",
+      'const seen = { powers: [], sockets: [], attempts: {}, noNewPrivs: null };',
       'const status = async (p) => { try { return (await p).status; } catch (e) { return String(e.cause && e.cause.code || e.message || e); } };',
       '(async () => {',
       '  try {',

@@ -931,7 +931,7 @@ describe('review-driven fixes (Probot level)', () => {
     expect(fix.why).toBe('a review by @Codertocat');
   });
 
-  it("TR33 a reader's change request starts nothing and gets no reply: GitHub is asked about the reviewer once, and nothing is written", async () => {
+  it("TR33 a reader's change request starts nothing, gets no reply and holds nothing: GitHub is asked about the reviewer once, and the accepted head merges as it would without it", async () => {
     const h = await makeProbot();
     await seedAfkRun(h);
     await seedVerdict(h, 'r-land-1', 'accept');
@@ -943,11 +943,16 @@ describe('review-driven fixes (Probot level)', () => {
       claims: { 7: { comments: [], reviews: [restReview('rita')] } },
     })
       .get('/repos/Codertocat/Hello-World/collaborators/rita/permission')
-      .reply(200, { permission: 'read', role_name: 'read', user: { login: 'rita' } });
+      .reply(200, { permission: 'read', role_name: 'read', user: { login: 'rita' } })
+      // As on GitHub, a reader's change request holds nothing: the accepted head merges.
+      .put('/repos/Codertocat/Hello-World/pulls/7/merge', { sha: HEAD, merge_method: 'squash' })
+      .reply(200, { merged: true, sha: 'mergedsha' })
+      .post('/repos/Codertocat/Hello-World/issues/1/labels', { labels: ['yoke:delivery-owed'] })
+      .reply(200, []);
     mockCheckRuns(scope, [], { create: 1 });
     await receiveReview(h, 'rita', 'delivery-review-2');
     // isolateNock fails the test on any request nothing above answers: no dispatch, no comment, no reaction.
-    expect(await h.rt.store.runs.listLive()).toEqual([]);
+    expect((await h.rt.store.runs.listLive()).map((r) => [r.kind, r.subject, r.why])).toEqual([]);
     expect((await h.rt.store.asks.listForRepo(REPO)).map((a) => [a.author, a.declined])).toEqual([
       ['rita', 'not_a_writer'],
     ]);

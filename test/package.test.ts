@@ -184,7 +184,7 @@ describe('the package, installed from its tarball', () => {
     expect(run('yoke', ['agent', 'nope'], repo)).toEqual({
       code: 1,
       out: '',
-      err: 'yoke agent nope: no such command; say one of run, deliver, verdict.',
+      err: 'yoke agent nope: no such command; say one of run, deliver, verdict, validate.',
     });
   });
 });

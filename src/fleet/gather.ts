@@ -18,14 +18,8 @@ import { stageRank, subjectKey, type Candidate, type Waiting } from './candidate
 import type { FleetPolicy } from './context.js';
 import type { Housekeeping } from './housekeeping.js';
 import { forEachLimited } from '../kernel/limit.js';
-import {
-  atCapRepos,
-  fixCandidates,
-  landerCandidates,
-  newWorkCandidates,
-  readsAsApproved,
-  type ProducerContext,
-} from './producers.js';
+import { atCapRepos, fixCandidates, landerCandidates, newWorkCandidates, type ProducerContext } from './producers.js';
+import { readsAsApproved } from './approval.js';
 import { makeRefusal } from '../kernel/codes/table.js';
 import { readClaim } from './claims.js';
 import { CLAIM_LABEL, type RepoFacts } from './repo-facts.js';

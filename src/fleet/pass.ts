@@ -73,7 +73,29 @@ async function syncDashboardIssues(
 }
 
 /** SP01: the single launch decision point. Call only under the pass lock. */
-export async function spawnOnce(deps: PassDeps, trigger: PassTrigger, reaped: Reaped[]): Promise<PassReport> {
+/**
+ * The forge for one pass, asking GitHub what a login may do on a repository once per pass: the reads that
+ * record an ask and the ones that decide a merge (TR33) share the answer.
+ */
+function passForge(forge: PassDeps['forge']): PassDeps['forge'] {
+  const asked = new Map<string, ReturnType<PassDeps['forge']['getPermission']>>();
+  const getPermission: PassDeps['forge']['getPermission'] = (repo, login) => {
+    const key = `${repo.fullName.toLowerCase()}\0${login.toLowerCase()}`;
+    if (!asked.has(key)) asked.set(key, forge.getPermission(repo, login));
+    return asked.get(key)!;
+  };
+  // Everything else is the forge's own, called on it (its caches stay its own).
+  return new Proxy(forge, {
+    get(target, name) {
+      if (name === 'getPermission') return getPermission;
+      const value = Reflect.get(target, name, target) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+export async function spawnOnce(given: PassDeps, trigger: PassTrigger, reaped: Reaped[]): Promise<PassReport> {
+  const deps = { ...given, forge: passForge(given.forge) };
   const { store, forge, log } = deps;
   const now = () => deps.clock.now();
   const gathered = await gatherPass(deps);

@@ -1,3 +1,4 @@
+import { issueEditedSinceLabel } from './approval.js';
 import { makeRefusal } from '../kernel/codes/table.js';
 import { effectiveCap, isAtCap, type CapPolicy, type LivenessSnapshot } from './cap.js';
 import {
@@ -286,24 +287,6 @@ export function shouldLaunchAuto(facts: RepoFacts, issue: IssueView): true | 'no
       label: facts.config.afk_label,
     });
   return newWorkStop(facts) ?? true;
-}
-
-/**
- * TR24: whether the issue reads as it did when it was approved (labelled, or confirmed with `/yoke start`):
- * its title and body, or, for a record made before titles counted, its body.
- */
-export const readsAsApproved = (
-  seen: { bodyDigest: string },
-  issue: Pick<IssueView, 'bodyDigest' | 'digest'>,
-): boolean => seen.bodyDigest === issue.digest || seen.bodyDigest === issue.bodyDigest;
-
-/** TR24: whether the issue's title or body differs from what it was when yoke first saw its label. */
-export function issueEditedSinceLabel(
-  facts: Pick<RepoFacts, 'afkLabels'>,
-  issue: Pick<IssueView, 'number' | 'bodyDigest' | 'digest'>,
-): boolean {
-  const seen = facts.afkLabels?.get(issue.number);
-  return seen !== undefined && !readsAsApproved(seen, issue);
 }
 
 /** What holds back all new work of a repository: a pause, or the day's spend. */

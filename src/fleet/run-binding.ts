@@ -84,4 +84,3 @@ export async function bindTokenToRun(
     return no(`the token is from ${claims.workflow_ref ?? 'no workflow'}, not ${expected}`);
   return { ok: true, workflowRun: wfRun };
 }
-

@@ -43,6 +43,9 @@ export const SECRET_VARIABLES = [
   'YOKE_DATABASE_URL',
 ] as const;
 
+/** A value that is a token, not a URL or a sentence: looked for in its encodings and pieces too. */
+const TOKEN_LIKE = /^[\w\-.+=~]+$/;
+
 /** The width of the pieces of a secret looked for on their own (a value split across lines or strings). */
 const PIECE = 16;
 /** Pieces start every few characters: any run of PIECE + PIECE_STEP - 1 characters of a value holds one whole. */
@@ -85,6 +88,13 @@ export function secretForms(values: readonly string[]): string[] {
   for (const v of values) {
     if (!v) continue;
     const reversed = [...v].reverse().join('');
+    // Only a value shaped like a token (no slash, colon or space: not a URL or a sentence, whose pieces are
+    // ordinary text such as `http://127.0.0.1`) is looked for in pieces and encodings.
+    if (!TOKEN_LIKE.test(v)) {
+      out.add(v);
+      out.add(reversed);
+      continue;
+    }
     const hex = Buffer.from(v, 'utf8').toString('hex');
     for (const form of [v, reversed, hex, hex.toUpperCase(), ...base64Cores(v)])
       for (const p of pieces(form)) out.add(p);

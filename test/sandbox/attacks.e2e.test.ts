@@ -153,7 +153,7 @@ describe('the attack suite, end to end', () => {
     const landerOf = async (pr: number) => (await s.runs()).find((r) => r.kind === 'lander' && r.prNumber === pr);
     await s.waitUntil(
       async () => pullFor(2) !== undefined && (await landerOf(pullFor(2)!.number))?.status === 'live',
-      60_000,
+      120_000,
       'the lander of the attack PR',
     );
     const pr = pullFor(2)!;
@@ -183,12 +183,12 @@ describe('the attack suite, end to end', () => {
     const real = s.forge.runner.runs.find(
       (w) => w.inputs.run_id === lander.id && w.actor.login === 'yoke-sandbox[bot]',
     )!;
-    await s.waitUntil(() => forged.status === 'completed', 60_000, 'the forged run to end');
+    await s.waitUntil(() => forged.status === 'completed', 120_000, 'the forged run to end');
     // Only now may the real lander finish: the forged report came first.
     releaseLander();
     await s.waitUntil(
       async () => (await s.runtime.store.runs.get(lander.id))!.verdict !== null,
-      60_000,
+      120_000,
       'the real verdict',
     );
     // yoke refused the forged run's report (its report job failed on yoke's 401) and bound the lander to its own dispatch.
@@ -200,13 +200,13 @@ describe('the attack suite, end to end', () => {
     await sleep(2500);
     expect(pr.state).toBe('open');
     expect(pr.pull!.merged).toBe(false);
-  }, 90_000);
+  }, 300_000);
 
   it('TR02 TR35 a PR whose tests fail and try to report accept, reach a host socket, read tokens from /proc and leave a process behind for the report job, is rejected by its own failing test and finds nothing', async () => {
     await s.waitUntil(
       async () =>
         (await s.runs()).some((r) => r.kind === 'lander' && r.prNumber === pullFor(2)?.number && r.verdict !== null),
-      90_000,
+      150_000,
       'the attack PR’s verdict',
     );
     const pr = pullFor(2)!;
@@ -241,7 +241,7 @@ describe('the attack suite, end to end', () => {
     await sleep(2500);
     expect(pr.state).toBe('open');
     expect(pr.pull!.merged).toBe(false);
-  }, 120_000);
+  }, 180_000);
 
   it('TR01 a reject marker edited into accept by someone with a write token merges nothing', async () => {
     const pr = pullFor(2)!;

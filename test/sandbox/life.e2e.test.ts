@@ -130,6 +130,8 @@ describe('the life of an issue (actions launcher)', () => {
           })),
         },
       ],
+      // TR24: and the issue it works from, as approved.
+      approved: { issue: 4, digest: expect.stringMatching(/^[0-9a-f]{32}$/) as unknown as string },
     });
     // Each accept while the change request stood says whose approval the merge waits for.
     const accepts = sandbox.repo.comments.filter(

@@ -46,7 +46,8 @@ describe('runs that reach yoke through GitHub alone', () => {
     expect(logs).toMatch(/handed back success for/);
     expect(logs).not.toMatch(/^reported /m);
     // Every run that reports left its result as an artifact, read back by yoke.
-    expect(runs.every((r) => r.artifacts['yoke-result'])).toBe(true);
+    // TR35: each under the name its reporting job chose at random, which nothing before it could take.
+    expect(runs.every((r) => Object.keys(r.artifacts).some((n) => /^yoke-result-[0-9a-f]{32}$/.test(n)))).toBe(true);
     // The runner lives in the repository under its hash, published once.
     const { sha256 } = await runnerBundle();
     expect(revParse(s.repo.gitDir, `refs/yoke/runner/${sha256}`)).toMatch(/^[0-9a-f]{40}$/);
@@ -102,7 +103,7 @@ describe('runs that reach yoke through GitHub alone', () => {
       'both workflow runs to complete with yoke stopped',
     );
     const writers = s.forge.runner.runs.find((r) => r.actor.login !== 'yoke-sandbox[bot]')!;
-    expect(writers.artifacts['yoke-result']).toBeDefined();
+    expect(Object.keys(writers.artifacts).some((n) => n.startsWith('yoke-result-'))).toBe(true);
     expect(logsOf(s).join('\n')).toMatch(new RegExp(`handed back accept for ${afk.id}`));
     await s.startYoke();
     await s.waitUntil(() => s.done(), 60_000, 'the issue to merge after the restart');
