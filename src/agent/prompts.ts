@@ -63,8 +63,11 @@ function commentsText(f: PromptFacts): string {
   return kept ? `${kept}\n\n${note}` : `There are no comments from people with write access. ${note}`;
 }
 
+/** TR23: a path is the PR's text too: one that could leave its backticks or its line (a backtick, a newline) is quoted as JSON. */
+const pathText = (path: string) => (/[`\u0000-\u001f\u007f]/.test(path) ? JSON.stringify(path) : `\`${path}\``);
+
 const where = (c: BriefAsk['comments'][number]) =>
-  c.line === null ? `\`${c.path}\`` : `\`${c.path}\`, line ${c.line}`;
+  c.line === null ? pathText(c.path) : `${pathText(c.path)}, line ${c.line}`;
 
 /** TR23/TR33: one ask, every part of it fenced: the writer's words as theirs, the diff hunk as the PR's code. */
 function askText(a: BriefAsk): string {

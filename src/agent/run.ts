@@ -108,6 +108,14 @@ function writeResult(out: string, r: AgentResultFile, outputs?: string): string 
 }
 
 /**
+ * The issue's title as a commit's subject: anyone who can edit the issue wrote it, and a closing keyword and
+ * a reference in a commit message (`Fixes #12`) close that issue when the commit lands. The reference is
+ * broken (`Fixes # 12`), the words kept.
+ */
+export const inertTitle = (title: string): string =>
+  title.replace(/\b(close[sd]?|fix(?:e[sd])?|resolve[sd]?)(\s*:?\s+)((?:[\w.-]+\/[\w.-]+)?#)(\d+)/gi, '$1$2$3 $4');
+
+/**
  * TR37: what the run cost, as recorded: never past the run's limit. The agent CLI's own limit stops it
  * there; a higher figure is something a tool printed where the CLI's output goes, and counts at the limit.
  */
@@ -278,7 +286,7 @@ export async function agentRun(io: RunnerIo): Promise<number> {
   mkdirSync(out, { recursive: true });
   const subject =
     f.kind !== 'fix'
-      ? `${work.title} (#${work.issue})`
+      ? `${inertTitle(work.title)} (#${work.issue})`
       : f.rejection !== null
         ? `Fix the lander's rejection of #${f.prNumber}`
         : `Make the changes asked for on #${f.prNumber}`;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { claudeCode } from '../../src/agent/claude-code.js';
+import { inertTitle } from '../../src/agent/run.js';
 import { collapsedOutput, fenced, tailOf } from '../../src/agent/output.js';
 import { recordLanderExit } from '../../src/http/run-report.js';
 import { makeHarness } from '../helpers/fleet.js';
@@ -47,5 +48,13 @@ describe('what an agent cost, as its output says (TR37)', () => {
     const o = claudeCode.outcome(stdout, { code: 0, signal: null }, {});
     expect(o.cost?.usd).toBe(0.42);
     expect(o.message).toBe('Done, for free.');
+  });
+});
+
+describe('the issue title in the agent commit (TR23)', () => {
+  it('TR23 a closing keyword and reference in the title closes nothing when the commit lands: the reference is broken, the words kept', () => {
+    expect(inertTitle('Add a helper, fixes #12')).toBe('Add a helper, fixes # 12');
+    expect(inertTitle('Closes: acme/api#7, then Resolve #3')).toBe('Closes: acme/api# 7, then Resolve # 3');
+    expect(inertTitle('Count words (see #5)')).toBe('Count words (see #5)');
   });
 });
