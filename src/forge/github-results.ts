@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { classifyGitHubError, unlessMissing } from './errors.js';
 import type { Octokit } from './octokit.js';
@@ -20,6 +21,31 @@ export const RUNNER_FILE = 'yoke-runner.mjs';
  * then the ref. A ref already there is left as it is (its name is the hash the
  * workflow checks, so whatever it holds is refused unless it is this runner).
  */
+/** git's id of a blob: the sha1 of its header and content. */
+const blobId = (content: string): string => {
+  const body = Buffer.from(content, 'utf8');
+  return createHash('sha1').update(`blob ${body.length}\0`).update(body).digest('hex');
+};
+
+/** Whether a commit's tree holds exactly the runner, and nothing else. */
+async function holdsRunner(o: Octokit, repo: RepoRef, commit: string, content: string): Promise<boolean> {
+  const c = await unlessMissing(() =>
+    o.request('GET /repos/{owner}/{repo}/commits/{ref}', { ...at(repo), ref: commit }),
+  );
+  const tree = z.object({ commit: z.object({ tree: z.object({ sha: z.string() }) }) }).safeParse(c?.data);
+  if (!tree.success) return false;
+  const t = await unlessMissing(() =>
+    o.request('GET /repos/{owner}/{repo}/git/trees/{tree_sha}', { ...at(repo), tree_sha: tree.data.commit.tree.sha }),
+  );
+  const entries = z.object({ tree: z.array(z.object({ path: z.string(), sha: z.string() })) }).safeParse(t?.data);
+  return (
+    entries.success &&
+    entries.data.tree.length === 1 &&
+    entries.data.tree[0]!.path === RUNNER_FILE &&
+    entries.data.tree[0]!.sha === blobId(content)
+  );
+}
+
 export async function publishRunner(
   o: Octokit,
   repo: RepoRef,
@@ -30,8 +56,10 @@ export async function publishRunner(
   const there = await unlessMissing(() =>
     o.request('GET /repos/{owner}/{repo}/git/ref/{ref}', { ...at(repo), ref: ref.slice('refs/'.length) }),
   );
-  if (there) return 'present';
   const sha = (res: { data: unknown }) => z.object({ sha: z.string() }).parse(res.data).sha;
+  // Any writer can make a ref under refs/yoke/: one there counts only if it holds exactly this runner.
+  const heldCommit = there ? z.object({ object: z.object({ sha: z.string() }) }).parse(there.data).object.sha : null;
+  if (heldCommit && (await holdsRunner(o, repo, heldCommit, content))) return 'present';
   const blob = sha(
     await o.request('POST /repos/{owner}/{repo}/git/blobs', {
       ...at(repo),
@@ -53,6 +81,16 @@ export async function publishRunner(
       parents: [],
     }),
   );
+  if (heldCommit) {
+    // TR35: squatted with something else: yoke's runner takes the ref back (the jobs would refuse the other by its sha256).
+    await o.request('PATCH /repos/{owner}/{repo}/git/refs/{ref}', {
+      ...at(repo),
+      ref: ref.slice('refs/'.length),
+      sha: commit,
+      force: true,
+    });
+    return 'published';
+  }
   try {
     await o.request('POST /repos/{owner}/{repo}/git/refs', { ...at(repo), ref, sha: commit });
   } catch (err) {

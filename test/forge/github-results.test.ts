@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import nock from 'nock';
 import { describe, expect, it } from 'vitest';
 import { readZip, ZipError } from '../../src/forge/zip.js';
@@ -13,6 +14,8 @@ import { API, nockForge, REPO } from '../helpers/github-forge.js';
 
 isolateNock();
 
+// git's id of the blob '// runner'.
+const RUNNER_BLOB = createHash('sha1').update('blob 9\0// runner').digest('hex');
 const SHA = 'a'.repeat(64);
 const gh = () => nock(API, { reqheaders: { authorization: 'token ghs_inst' } });
 
@@ -32,9 +35,40 @@ describe('GitHubForge, for runs that reach yoke through GitHub', () => {
       .post('/repos/acme/api/git/commits', { message: `yoke's runner, sha256 ${SHA}`, tree: 't1', parents: [] })
       .reply(201, { sha: 'c1' });
     api.post('/repos/acme/api/git/refs', { ref: `refs/yoke/runner/${SHA}`, sha: 'c1' }).reply(201, {});
-    api.get(`/repos/acme/api/git/ref/yoke%2Frunner%2F${SHA}`).reply(200, { ref: `refs/yoke/runner/${SHA}` });
+    // Then it is there, holding exactly the runner: left as it is.
+    api
+      .get(`/repos/acme/api/git/ref/yoke%2Frunner%2F${SHA}`)
+      .reply(200, { ref: `refs/yoke/runner/${SHA}`, object: { sha: 'c1', type: 'commit' } });
+    api.get('/repos/acme/api/commits/c1').reply(200, { sha: 'c1', commit: { tree: { sha: 't1' } } });
+    api
+      .get('/repos/acme/api/git/trees/t1')
+      .reply(200, { sha: 't1', tree: [{ path: 'yoke-runner.mjs', sha: RUNNER_BLOB }] });
     expect(await nockForge().publishRunner(REPO, SHA, '// runner')).toBe('published');
     expect(await nockForge().publishRunner(REPO, SHA, '// runner')).toBe('present');
+  });
+
+  it('TR35 a runner ref a writer made first, holding something else, is taken back: yoke publishes its runner and moves the ref to it by force', async () => {
+    const api = gh();
+    api
+      .get(`/repos/acme/api/git/ref/yoke%2Frunner%2F${SHA}`)
+      .reply(200, { ref: `refs/yoke/runner/${SHA}`, object: { sha: 'evil', type: 'commit' } });
+    api.get('/repos/acme/api/commits/evil').reply(200, { sha: 'evil', commit: { tree: { sha: 'tevil' } } });
+    api
+      .get('/repos/acme/api/git/trees/tevil')
+      .reply(200, { sha: 'tevil', tree: [{ path: 'yoke-runner.mjs', sha: 'f'.repeat(40) }] });
+    api
+      .post('/repos/acme/api/git/blobs', { content: Buffer.from('// runner').toString('base64'), encoding: 'base64' })
+      .reply(201, { sha: 'b1' });
+    api
+      .post('/repos/acme/api/git/trees', {
+        tree: [{ path: 'yoke-runner.mjs', mode: '100644', type: 'blob', sha: 'b1' }],
+      })
+      .reply(201, { sha: 't1' });
+    api
+      .post('/repos/acme/api/git/commits', { message: `yoke's runner, sha256 ${SHA}`, tree: 't1', parents: [] })
+      .reply(201, { sha: 'c1' });
+    api.patch(`/repos/acme/api/git/refs/yoke%2Frunner%2F${SHA}`, { sha: 'c1', force: true }).reply(200, {});
+    expect(await nockForge().publishRunner(REPO, SHA, '// runner')).toBe('published');
   });
 
   it("lists a run's artifacts and downloads one through GitHub's redirect, as the zip it is; a gone one is null", async () => {
