@@ -1,7 +1,7 @@
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { resolverFiles, storeFiles, viewArgs, type FsView } from '../kernel/bubblewrap.js';
+import { bubblewrapProblem, pidNamespaceArgv, resolverFiles, storeFiles, type FsView } from '../kernel/bubblewrap.js';
 import { defaultDatabase, isPostgresUrl } from '../store/open-sql.js';
 import { CHILD_ENV_ALLOWLIST } from '../launcher/command.js';
 import { redactSecrets, secretValues, SECRET_VARIABLES } from '../kernel/redact.js';
@@ -101,20 +101,7 @@ export function containedArgv(
     ro: [],
     rw: [resolve(cwd), ...writable.filter((w) => existsSync(w))],
   };
-  return [
-    bwrap,
-    '--die-with-parent',
-    '--new-session',
-    '--unshare-pid',
-    '--unshare-ipc',
-    ...viewArgs(view),
-    '--chdir',
-    resolve(cwd),
-    '--',
-    'sh',
-    '-c',
-    command,
-  ];
+  return [bwrap, ...pidNamespaceArgv(view, resolve(cwd), command)];
 }
 
 /** The folders the operator lets commands write besides their checkout (YOKE_COMMAND_WRITABLE, absolute paths). */
@@ -124,23 +111,8 @@ const writableOf = (parent: Record<string, string | undefined>): string[] =>
     .map((p) => p.trim())
     .filter((p) => p.startsWith('/'));
 
-const probed = new Map<string, string | null>();
 /** Why bubblewrap cannot contain a command here, or null when it can (asked once per process). */
-export function commandContainmentProblem(bwrap = 'bwrap'): string | null {
-  if (!probed.has(bwrap)) {
-    const argv = containedArgv(bwrap, 'true', '/', { dirs: [], files: [] });
-    const r = spawnSync(bwrap, argv.slice(1), { encoding: 'utf8', timeout: 10_000 });
-    probed.set(
-      bwrap,
-      r.status === 0
-        ? null
-        : r.error
-          ? 'bubblewrap is not installed'
-          : `bubblewrap cannot make a pid namespace here (${(r.stderr || '').trim().split('\n')[0] || `exit ${r.status}`})`,
-    );
-  }
-  return probed.get(bwrap)!;
-}
+export const commandContainmentProblem = (bwrap = 'bwrap'): string | null => bubblewrapProblem(bwrap);
 
 /**
  * How a repository's command starts: contained (TR30), or not at all. The operator may choose to run it

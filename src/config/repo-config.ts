@@ -22,6 +22,12 @@ const minutes = z
 
 const HOST_GLOB = /^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/i;
 
+/** Host names, or `*.` globs for subdomains, as a network allowlist takes them. */
+const hostList = (setting: string) =>
+  z
+    .array(z.string().regex(HOST_GLOB, `${setting} lists host names such as registry.npmjs.org or *.pythonhosted.org`))
+    .max(100);
+
 export const RepoConfig = z
   .object({
     afk_label: z.string().min(1).max(50).default('yoke:afk'),
@@ -73,17 +79,7 @@ export const RepoConfig = z
         /** TR20: hosts the agent's tools may reach besides the model's (package registries, say); `*.` allows subdomains. */
         network: z
           .object({
-            allow: z
-              .array(
-                z
-                  .string()
-                  .regex(
-                    HOST_GLOB,
-                    'agent.network.allow lists host names such as registry.npmjs.org or *.pythonhosted.org',
-                  ),
-              )
-              .max(100)
-              .default([]),
+            allow: hostList('agent.network.allow').default([]),
           })
           .strict()
           .default({ allow: [] }),
@@ -95,16 +91,7 @@ export const RepoConfig = z
       .object({
         network: z
           .object({
-            allow: z
-              .array(
-                z
-                  .string()
-                  .regex(
-                    HOST_GLOB,
-                    'validate.network.allow lists host names such as registry.npmjs.org or *.pythonhosted.org',
-                  ),
-              )
-              .max(100),
+            allow: hostList('validate.network.allow'),
           })
           .strict(),
       })

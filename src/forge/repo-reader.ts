@@ -253,20 +253,4 @@ export class RepoReader {
 /** GitHub's limit on a PR's file listing. */
 const MAX_LISTED_FILES = 3000;
 
-const toIssueView = ({
-  number,
-  title,
-  labels,
-  author,
-  assignee,
-  bodyDigest,
-  digest,
-}: z.output<typeof GhIssue>): IssueView => ({
-  number,
-  title,
-  labels,
-  author,
-  assignee,
-  bodyDigest,
-  digest,
-});
+const toIssueView = ({ isPull: _pull, ...view }: z.output<typeof GhIssue>): IssueView => view;

@@ -127,6 +127,26 @@ export function storeFiles(dbPath: string): string[] {
   });
 }
 
+/**
+ * bubblewrap's arguments for a shell command in a pid (and IPC) namespace of its own, seeing `view`, in
+ * `cwd`: a command-launcher run (TR06), a repository's QA or deploy command (TR30). It keeps the network.
+ */
+export function pidNamespaceArgv(view: FsView, cwd: string, command: string): string[] {
+  return [
+    '--die-with-parent',
+    '--new-session',
+    '--unshare-pid',
+    '--unshare-ipc',
+    ...viewArgs(view),
+    '--chdir',
+    cwd,
+    '--',
+    'sh',
+    '-c',
+    command,
+  ];
+}
+
 const probed = new Map<string, string | null>();
 /** Why bubblewrap cannot give a process a pid namespace and a view here, or null when it can (asked once per process). */
 export function bubblewrapProblem(bwrap = 'bwrap'): string | null {

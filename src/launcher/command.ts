@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { resolverFiles, storeFiles, viewArgs, type FsView } from '../kernel/bubblewrap.js';
+import { pidNamespaceArgv, resolverFiles, storeFiles, type FsView } from '../kernel/bubblewrap.js';
 import type { RepoRef } from '../forge/types.js';
 import type { Run, RunKind } from '../store/runs.js';
 import { launchEnv, type Launcher, type LaunchSpec, type Liveness } from './launcher.js';
@@ -80,19 +80,7 @@ export function runArgv(c: RunContainment, cwd: string, command: string): string
     ro: [],
     rw: [cwd, ...c.writable],
   };
-  return [
-    '--die-with-parent',
-    '--new-session',
-    '--unshare-pid',
-    '--unshare-ipc',
-    ...viewArgs(view),
-    '--chdir',
-    cwd,
-    '--',
-    'sh',
-    '-c',
-    command,
-  ];
+  return pidNamespaceArgv(view, cwd, command);
 }
 
 export interface CommandLauncherOptions {
