@@ -116,7 +116,7 @@ describe("yoke's setup page", () => {
       'code=theirs',
       'code=theirs&state=',
       'code=theirs&state=abc',
-      `code=theirs&state=${state!.slice(0, -1)}0`,
+      `code=theirs&state=${state!.slice(0, -1)}${state!.endsWith('0') ? '1' : '0'}`,
     ]) {
       const res = await fetch(`${base}/yoke/setup/done?${q}`);
       expect(res.status, q).toBe(403);
