@@ -234,6 +234,7 @@ export function createApiHandler(opts: ApiOptions) {
         );
       const { cookie } = sessions.open(
         cred.role === 'person' ? { role: 'person', login: cred.login } : { role: 'operator' },
+        req,
       );
       res.writeHead(303, { location: '/yoke', 'set-cookie': cookie, 'cache-control': 'no-store', ...NO_REFERRER });
       res.end();

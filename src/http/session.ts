@@ -25,9 +25,17 @@ export function cookieOf(req: IncomingMessage, name: string): string | null {
 
 export interface SessionPolicy {
   ttlMs: number;
-  /** Send the cookie only over HTTPS (when yoke's public URL is https). */
+  /** Send the cookie only over HTTPS (when yoke's public URL is https); a request that came over HTTPS gets it so too. */
   secure: boolean;
 }
+
+/** TR07: whether a request reached yoke over HTTPS: its own TLS, or a proxy in front that says so. */
+export const cameOverHttps = (req: IncomingMessage): boolean =>
+  Boolean((req.socket as { encrypted?: boolean }).encrypted) ||
+  String(req.headers['x-forwarded-proto'] ?? '')
+    .split(',')[0]!
+    .trim()
+    .toLowerCase() === 'https';
 
 /** Who a dashboard session is: an operator, or a person by their GitHub login (TR11). */
 export type SessionWho = { role: 'operator' } | { role: 'person'; login: string };
@@ -40,11 +48,11 @@ export class Sessions {
     private readonly now: () => number,
   ) {}
 
-  /** A new session: its id, and the Set-Cookie header that carries it. */
-  open(who: SessionWho): { id: string; cookie: string } {
+  /** A new session: its id, and the Set-Cookie header that carries it (Secure when yoke is https, or the request was). */
+  open(who: SessionWho, req?: IncomingMessage): { id: string; cookie: string } {
     const id = randomBytes(32).toString('base64url');
     this.live.set(digest(id).toString('hex'), { until: this.now() + this.policy.ttlMs, who });
-    return { id, cookie: this.cookie(id, Math.floor(this.policy.ttlMs / 1000)) };
+    return { id, cookie: this.cookie(id, Math.floor(this.policy.ttlMs / 1000), req) };
   }
 
   /** Who the request's session is, or null without a live one. */
@@ -68,10 +76,11 @@ export class Sessions {
   close(req: IncomingMessage): string {
     const id = cookieOf(req, SESSION_COOKIE);
     if (id) this.live.delete(digest(id).toString('hex'));
-    return this.cookie('', 0);
+    return this.cookie('', 0, req);
   }
 
-  private cookie(value: string, maxAgeS: number): string {
-    return `${SESSION_COOKIE}=${value}; Path=/yoke; HttpOnly; SameSite=Strict; Max-Age=${maxAgeS}${this.policy.secure ? '; Secure' : ''}`;
+  private cookie(value: string, maxAgeS: number, req?: IncomingMessage): string {
+    const secure = this.policy.secure || (req !== undefined && cameOverHttps(req));
+    return `${SESSION_COOKIE}=${value}; Path=/yoke; HttpOnly; SameSite=Strict; Max-Age=${maxAgeS}${secure ? '; Secure' : ''}`;
   }
 }

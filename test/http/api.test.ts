@@ -446,3 +446,21 @@ describe('operator routes', () => {
     expect(await (await get('/yoke')).text()).not.toContain('issue#1');
   });
 });
+
+describe('the session cookie (TR07)', () => {
+  it('TR07 is Secure when yoke is reached over HTTPS, even with no https public URL set: a proxy in front that says so, or TLS of its own', async () => {
+    const h = makeHarness();
+    const api = await startApi(h, { tokens: [TOKEN], audience: 'http://localhost:3000' });
+    close = api.close;
+    const signIn = (headers: Record<string, string>) =>
+      fetch(`${api.url}/yoke/session`, {
+        method: 'POST',
+        headers,
+        body: new URLSearchParams({ token: TOKEN }),
+        redirect: 'manual',
+      }).then((r) => r.headers.get('set-cookie')!);
+    expect(await signIn({ 'x-forwarded-proto': 'https' })).toMatch(/; Secure$/);
+    // Plain http on this machine, as in the sandbox: a Secure cookie would never come back.
+    expect(await signIn({})).not.toMatch(/Secure/);
+  });
+});
