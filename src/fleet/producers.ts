@@ -328,7 +328,15 @@ export function decideNewWork(facts: RepoFacts): Decided {
         waiting(facts, 'new_work', subject, makeRefusal('in_flight', { repo: facts.repo.fullName, subject })),
       );
     else if (stop) passed.push(waiting(facts, 'new_work', subject, stop));
-    else out.push(make(req.number, 'afk_manual', req.id, `started by @${req.requestedBy}`));
+    else
+      out.push(
+        make(
+          req.number,
+          'afk_manual',
+          req.id,
+          req.requestedBy === 'api' ? 'started with an operator token' : `started by @${req.requestedBy}`,
+        ),
+      );
   }
   for (const issue of [...facts.view.issues].sort((a, b) => a.number - b.number)) {
     if (taken.has(issue.number)) continue;

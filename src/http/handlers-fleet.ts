@@ -1,4 +1,5 @@
 import { makeRefusal } from '../kernel/codes/table.js';
+import type { Actor } from '../delivery/context.js';
 import type { FleetContext } from '../fleet/context.js';
 import { requestLand, requestStart, resetRepo, setAutoLoop, repoStatus } from '../fleet/controls.js';
 import type { NextPass } from '../fleet/next-pass.js';
@@ -42,6 +43,9 @@ export interface FleetRouteDeps {
 
 const message = (r: Result<string>) =>
   r.ok ? { status: 200, json: { ok: true as const, message: r.value } } : { refusal: r.refusal };
+
+/** Who a request is recorded as made by: a person's login, else `api` (an operator token names no one). */
+const requester = (actor: Actor): string => (actor.role === 'person' ? actor.login : 'api');
 
 export function fleetHandlers({
   fleet,
@@ -103,11 +107,12 @@ export function fleetHandlers({
     async reset({ params }) {
       return message(await resetRepo(fleet, repoOf(params)));
     },
-    async start({ params }) {
-      return message(await requestStart(fleet, repoOf(params), Number(params.number), 'api'));
+    // A person's start or land is theirs, by their login; an operator token's is the API's.
+    async start({ params, actor }) {
+      return message(await requestStart(fleet, repoOf(params), Number(params.number), requester(actor)));
     },
-    async land({ params }) {
-      return message(await requestLand(fleet, repoOf(params), Number(params.number), 'api'));
+    async land({ params, actor }) {
+      return message(await requestLand(fleet, repoOf(params), Number(params.number), requester(actor)));
     },
   };
 }

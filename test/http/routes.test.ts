@@ -183,3 +183,36 @@ describe('TR25 a repository yoke has no row for', () => {
     }
   });
 });
+
+describe('TR25 who a request is recorded as made by', () => {
+  it("TR25 a person's start through the API is recorded as theirs, by login, and says so where people look; an operator token's as the operator's", async () => {
+    const h = await makeDeliveryHarness({ config: { delivery: { stages: [{ name: 'qa', kind: 'qa' }] } } });
+    Object.assign(h.forge.repo(REPO).permissions, { wes: 'write' });
+    // Not labelled: nothing starts on them before someone asks.
+    h.forge.addIssue(REPO, 5, []);
+    h.forge.addIssue(REPO, 6, []);
+    const api = await startApi(h, {
+      tokens: ['op-token-0123456789'],
+      people: [{ login: 'wes', token: 'wes-person-token' }],
+    });
+    try {
+      const start = (issue: number, token: string) =>
+        fetch(`${api.url}/yoke/api/repos/acme/api/issues/${issue}/start`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: '{}',
+        });
+      const first = await start(5, 'wes-person-token');
+      expect(first.status, await first.clone().text()).toBe(200);
+      const second = await start(6, 'op-token-0123456789');
+      expect(second.status, await second.clone().text()).toBe(200);
+      // Started in the pass each request woke, each saying by whom.
+      expect((await h.store.runs.listForRepo(REPO)).map((r) => [r.kind, r.subject, r.why])).toEqual([
+        ['afk_manual', 'issue#5', 'started by @wes'],
+        ['afk_manual', 'issue#6', 'started with an operator token'],
+      ]);
+    } finally {
+      await api.close();
+    }
+  });
+});
