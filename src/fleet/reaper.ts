@@ -98,6 +98,13 @@ export async function reapRuns(deps: ReapDeps): Promise<Reaped[]> {
       return ended && { run: fresh, ...decision, effect: ended.effect };
     });
     if (done) reaped.push(done);
+    // A workflow that turned up only now, after the grace: cancelled, so no agent works for a run yoke ended.
+    if (done && liveness?.state === 'never_started' && repo)
+      await deps.launcher
+        .cancel(run, repo)
+        .catch((err: unknown) =>
+          deps.log.warn({ run: run.id, err: String(err) }, 'could not cancel a run reaped as never started'),
+        );
   }
   return reaped;
 }

@@ -69,4 +69,42 @@ describe('the reaper', () => {
     expect(await h.store.runs.get('r-b')).toMatchObject({ status: 'ended', outcome: 'success', summary: 'opened #9' });
     expect((await h.store.repos.get('acme/api'))!.consecutiveFailures).toBe(0);
   });
+
+  it('SP17 a run reaped as never started is cancelled too, in case its workflow turns up late', async () => {
+    const cancelled: string[] = [];
+    const launcher = new (class extends FakeLauncher {
+      override async cancel(run: Run, repo: Parameters<FakeLauncher['cancel']>[1]): Promise<void> {
+        cancelled.push(run.id);
+        return super.cancel(run, repo);
+      }
+    })();
+    const h = makeHarness({ launcher });
+    await h.store.repos.ensure('acme/api', 1, h.clock.now());
+    await h.store.runs.insert({
+      id: 'r-lost',
+      repo: 'acme/api',
+      kind: 'afk_auto',
+      subject: 'issue#1',
+      issueNumber: 1,
+      prNumber: null,
+      headSha: null,
+      launchedAt: h.clock.now(),
+      budgetDeadline: h.clock.now() + 3600_000,
+      launcher: 'command',
+      launcherRef: 'fake:r-lost',
+      secretHash: null,
+      capAtLaunch: 2,
+      liveAtLaunch: 1,
+    });
+    const reaped = await reapRuns({
+      store: h.store,
+      launcher,
+      now: h.clock.now,
+      pauseThreshold: 3,
+      repoRef: async () => ({ owner: 'acme', name: 'api', fullName: 'acme/api', installationId: 1 }),
+      log: h.fleet.log,
+    });
+    expect(reaped.map((r) => [r.run.id, r.outcome])).toEqual([['r-lost', 'cancelled']]);
+    expect(cancelled).toEqual(['r-lost']);
+  });
 });
