@@ -144,7 +144,19 @@ export type FixDecision = 'launch' | 'no' | 'in_flight' | 'exhausted' | 'spent';
 
 /** TR33: the asks a claim's next fix carries: a writer's reviews (while `fix.on_review` holds) and `/yoke fix` commands. */
 export function fixAsksOf(facts: RepoFacts, claim: ClaimView): Ask[] {
-  return openFixAsks(facts.asks, claim.pull.number).filter((a) => a.source !== 'review' || facts.config.fix.on_review);
+  return openFixAsks(facts.asks, claim.pull.number).filter(
+    (a) => a.source !== 'review' || (facts.config.fix.on_review && reviewStands(a, claim.reviews)),
+  );
+}
+
+/**
+ * TR33: a review's ask stands while the review does, as GitHub counts it: not dismissed, and not followed
+ * by an approval from its author. A review GitHub no longer lists stands (what was asked is still done).
+ */
+function reviewStands(a: Ask, reviews: ClaimView['reviews']): boolean {
+  if (reviews.some((r) => r.id === a.sourceId && r.state === 'DISMISSED')) return false;
+  const latest = reviews.filter((r) => r.author === a.author && r.state !== 'COMMENTED').at(-1);
+  return latest?.state !== 'APPROVED';
 }
 
 /** SP19: the head was rejected with fix-forward on. */

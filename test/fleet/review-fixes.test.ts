@@ -84,6 +84,32 @@ describe('review-driven fixes (TR33)', () => {
     expect(h.forge.merges).toEqual([]);
   });
 
+  it('TR33 an ask whose review was dismissed, or whose author approved since, starts no fix while it waits', async () => {
+    const { h, pull } = await setup();
+    pull.reviews.push(review('maint', { body: 'First.' }));
+    await h.engine.schedulerTick();
+    expect(fixStarts(h)).toHaveLength(1);
+    // While that fix runs, two more asks come, and wait for the next fix; then one is dismissed, one approved over.
+    const dismissed = review('maint', { body: 'Second.' });
+    pull.reviews.push(dismissed, review('lead', { body: 'Third.' }));
+    await h.engine.schedulerTick();
+    expect((await h.store.asks.listForRepo(REPO)).filter((a) => a.carriedByRun === null).map((a) => a.text)).toEqual([
+      'Second.',
+      'Third.',
+    ]);
+    dismissed.state = 'DISMISSED';
+    pull.reviews.push(review('lead', { state: 'APPROVED' }));
+    h.launcher.finish(fixStarts(h)[0]!.runId);
+    await h.engine.reaperTick();
+    await h.engine.schedulerTick();
+    expect(fixStarts(h)).toHaveLength(1);
+    // A writer who asks again is heard.
+    pull.reviews.push(review('maint', { body: 'Once more.' }));
+    await h.engine.schedulerTick();
+    expect(fixStarts(h)).toHaveLength(2);
+    expect(briefOf(h, 1).asks.map((a) => [a.author, a.text])).toEqual([['maint', 'Once more.']]);
+  });
+
   it('TR33 a reader’s, a bot’s and the author’s reviews start nothing, and GitHub is asked about each reviewer once', async () => {
     const { h, pull } = await setup();
     pull.reviews.push(review('rita'), review('helper[bot]'), review('agent'), review('maint', { state: 'COMMENTED' }));
