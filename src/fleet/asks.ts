@@ -1,4 +1,5 @@
 import type { ClaimView, Forge, RepoRef, ReviewView } from '../forge/types.js';
+import type { RepoFacts } from './repo-facts.js';
 import { canWrite } from '../kernel/permission.js';
 import type { Ask, AskKey, NewAsk } from '../store/asks.js';
 import type { RepoConfig } from '../config/repo-config.js';
@@ -145,4 +146,21 @@ export function fixBrief(rejection: string | null, asks: readonly Ask[], head: s
     brief = { rejection, asks: briefOf(asks, head, scale) };
   }
   return brief;
+}
+
+/** TR33: the asks a claim's next fix carries: a writer's reviews (while `fix.on_review` holds) and `/yoke fix` commands. */
+export function fixAsksOf(facts: Pick<RepoFacts, 'asks' | 'config'>, claim: ClaimView): Ask[] {
+  return openFixAsks(facts.asks, claim.pull.number).filter(
+    (a) => a.source !== 'review' || (facts.config.fix.on_review && reviewStands(a, claim.reviews)),
+  );
+}
+
+/**
+ * TR33: a review's ask stands while the review does, as GitHub counts it: not dismissed, and not followed
+ * by an approval from its author. A review GitHub no longer lists stands (what was asked is still done).
+ */
+function reviewStands(a: Ask, reviews: ClaimView['reviews']): boolean {
+  if (reviews.some((r) => r.id === a.sourceId && r.state === 'DISMISSED')) return false;
+  const latest = reviews.filter((r) => r.author === a.author && r.state !== 'COMMENTED').at(-1);
+  return latest?.state !== 'APPROVED';
 }

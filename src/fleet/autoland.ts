@@ -16,7 +16,8 @@ import { headApprovers, protectedFilesOf, protectedGlobs } from './protected-pat
 import type { Store } from '../store/store.js';
 import type { Run } from '../store/runs.js';
 import { pullSubject, subjectKey } from './candidate.js';
-import { fixAsksOf, shouldSpawnFix } from './producers.js';
+import { shouldSpawnFix } from './producers.js';
+import { fixAsksOf } from './asks.js';
 import { askedBy } from './asks.js';
 import { readClaim } from './claims.js';
 import { CLAIM_LABEL, STUCK_LABEL, type RepoFacts } from './repo-facts.js';

@@ -16,8 +16,7 @@ import { isLandable, verdictAtHead } from './verdicts.js';
 import { autoLoopOn, isPaused } from './repo-state.js';
 import type { ClaimView, IssueView, RepoRef } from '../forge/types.js';
 import { isAfkKind, type RunKind } from '../store/runs.js';
-import type { Ask } from '../store/asks.js';
-import { askKeys, askedBy, fixWhy, openFixAsks, openStartAsks } from './asks.js';
+import { askKeys, askedBy, fixAsksOf, fixWhy, openStartAsks } from './asks.js';
 
 // Producers gather and never launch. Each skips a repo already at its cap
 // in the snapshot before paying any forge read for it (SP12); the decisions
@@ -141,23 +140,6 @@ export function decideLanders(facts: RepoFacts, attemptsPerHead: number): Decide
 }
 
 export type FixDecision = 'launch' | 'no' | 'in_flight' | 'exhausted' | 'spent';
-
-/** TR33: the asks a claim's next fix carries: a writer's reviews (while `fix.on_review` holds) and `/yoke fix` commands. */
-export function fixAsksOf(facts: RepoFacts, claim: ClaimView): Ask[] {
-  return openFixAsks(facts.asks, claim.pull.number).filter(
-    (a) => a.source !== 'review' || (facts.config.fix.on_review && reviewStands(a, claim.reviews)),
-  );
-}
-
-/**
- * TR33: a review's ask stands while the review does, as GitHub counts it: not dismissed, and not followed
- * by an approval from its author. A review GitHub no longer lists stands (what was asked is still done).
- */
-function reviewStands(a: Ask, reviews: ClaimView['reviews']): boolean {
-  if (reviews.some((r) => r.id === a.sourceId && r.state === 'DISMISSED')) return false;
-  const latest = reviews.filter((r) => r.author === a.author && r.state !== 'COMMENTED').at(-1);
-  return latest?.state !== 'APPROVED';
-}
 
 /** SP19: the head was rejected with fix-forward on. */
 const rejectedAtHead = (facts: RepoFacts, claim: ClaimView): boolean =>
