@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { accessSync, chmodSync, constants, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SettingsError } from '../../src/config/settings.js';
 import { encodeMarker } from '../../src/forge/marker.js';
@@ -112,7 +112,10 @@ beforeAll(async () => {
 
 afterAll(async () => {
   releaseLander();
-  for (const h of hostSocketServers) h.server.close();
+  for (const h of hostSocketServers) {
+    h.server.close();
+    rmSync(dirname(h.path), { recursive: true, force: true });
+  }
   await s?.stop();
 });
 
