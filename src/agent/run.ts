@@ -293,7 +293,7 @@ export async function agentRun(io: RunnerIo): Promise<number> {
   const snap = snapshotWorkTree(cwd, base, `${subject}\n\nYoke-Run: ${f.runId}`, join(out, BUNDLE_FILE), secrets);
   if (snap.kind === 'unchanged')
     return fail(runSummary(label, { ...o, ok: false, reason: 'it changed nothing' }, null, ran.blocked), cost);
-  if (snap.kind === 'secret')
+  if (snap.kind === 'secret' || snap.kind === 'refused')
     return fail(runSummary(label, { ...o, ok: false, reason: snap.why }, null, ran.blocked), cost);
   const commit = snap.commit;
   const tooLarge = writeResult(
@@ -324,7 +324,11 @@ export function snapshotWorkTree(
   message: string,
   bundle: string,
   secrets: readonly string[],
-): { kind: 'unchanged' } | { kind: 'secret'; why: string } | { kind: 'bundled'; commit: string } {
+):
+  | { kind: 'unchanged' }
+  | { kind: 'secret'; why: string }
+  | { kind: 'refused'; why: string }
+  | { kind: 'bundled'; commit: string } {
   const gitDir = mkdtempSync(join(tmpdir(), 'yoke-snapshot-'));
   const home = mkdtempSync(join(tmpdir(), 'yoke-snapshot-home-'));
   try {
@@ -372,7 +376,7 @@ export function snapshotWorkTree(
     const found = scanChange(cwd, base, commit, secrets, env);
     if (found.length) return { kind: 'secret', why: secretRefusal(found) };
     const links = linksAtProtectedPaths(cwd, base, commit, env);
-    if (links.length) return { kind: 'secret', why: linkRefusal(links) };
+    if (links.length) return { kind: 'refused', why: linkRefusal(links) };
     g(['update-ref', 'refs/heads/yoke-work', commit]);
     g(['symbolic-ref', 'HEAD', 'refs/heads/yoke-work']);
     // The deliver job takes the bundle's HEAD.

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, readlinkSync, statSync } from 'node:fs';
 import { dirname, resolve, sep } from 'node:path';
 
-// The filesystem a contained process sees (TR20, TR34, TR35), as bubblewrap
+// The filesystem a contained process sees (TR06, TR20, TR30, TR35), as bubblewrap
 // arguments. Every piece of code yoke runs for someone else (the agent's
 // tools, the PR's code under validate.sh, a run of the command launcher, a
 // repository's QA or deploy command) gets a view built here, so what each can
