@@ -7,6 +7,7 @@ import { WorkReader, WorkReaderError } from '../forge/work-reader.js';
 import { defaultPrompt, fillPromptTemplate, PROMPT_PATH, type PromptFacts } from './prompts.js';
 import type { AgentAdapter, AgentCost, AgentOutcome } from './adapter.js';
 import { issueDigest } from '../kernel/issue-digest.js';
+import { cappedCost, inertTitle } from './agent-output.js';
 import { readRunFacts, type RunFacts } from './facts.js';
 import { tailOf } from './output.js';
 import { jobSecretValues, scanChange, secretRefusal } from './secret-scan.js';
@@ -105,27 +106,6 @@ function writeResult(out: string, r: AgentResultFile, outputs?: string): string 
   const bundle =
     r.outcome === 'success' && existsSync(join(out, BUNDLE_FILE)) ? readFileSync(join(out, BUNDLE_FILE)) : null;
   return writeHandover(outputs, json, bundle);
-}
-
-/**
- * The issue's title as a commit's subject: anyone who can edit the issue wrote it, and a closing keyword and
- * a reference in a commit message (`Fixes #12`) close that issue when the commit lands. The reference is
- * broken (`Fixes # 12`), the words kept.
- */
-export const inertTitle = (title: string): string =>
-  title.replace(/\b(close[sd]?|fix(?:e[sd])?|resolve[sd]?)(\s*:?\s+)((?:[\w.-]+\/[\w.-]+)?#)(\d+)/gi, '$1$2$3 $4');
-
-/**
- * TR37: what the run cost, as recorded: never past the run's limit. The agent CLI's own limit stops it
- * there; a higher figure is something a tool printed where the CLI's output goes, and counts at the limit.
- */
-export function cappedCost<C extends { usd: number | null; note: string | null }>(c: C, maxUsd: number | null): C {
-  if (c.usd === null || maxUsd === null || c.usd <= maxUsd) return c;
-  return {
-    ...c,
-    usd: maxUsd,
-    note: `the agent's output stated $${c.usd}, past the run's limit of $${maxUsd}: recorded at the limit`,
-  };
 }
 
 async function promptFor(

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { claudeCode } from '../../src/agent/claude-code.js';
-import { inertTitle } from '../../src/agent/run.js';
+import { inertTitle } from '../../src/agent/agent-output.js';
 import { collapsedOutput, fenced, tailOf } from '../../src/agent/output.js';
 import { recordLanderExit } from '../../src/http/run-report.js';
 import { makeHarness } from '../helpers/fleet.js';
