@@ -276,7 +276,13 @@ async function benchContainment(): Promise<void> {
     const home = mkdtempSync(join(tmpdir(), 'yoke-bench-home-'));
     const t0 = performance.now();
     const c = await containAgent(
-      { workspace: ws, home, env: process.env, modelUrl: null, modelHosts: ['api.anthropic.com'], allow: [] },
+      {
+        workspace: ws,
+        home,
+        env: process.env,
+        model: { upstream: 'https://api.anthropic.com', api: 'anthropic', auth: null },
+        allow: [],
+      },
       'true',
       [],
     );
@@ -290,7 +296,7 @@ async function benchContainment(): Promise<void> {
   print(
     'contained_start_ms',
     median(starts),
-    'ms (median of 15: bubblewrap, forwarder and proxy, a command that exits at once)',
+    'ms (median of 15: bubblewrap, forwarder, proxy and model gateway, a command that exits at once)',
   );
   const diff = Array.from({ length: 200 }, (_, f) =>
     [

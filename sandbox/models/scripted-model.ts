@@ -17,6 +17,8 @@ export interface ModelRequest {
   /** How many tool results came back so far in this conversation. */
   toolResults: number;
   body: Record<string, unknown>;
+  /** The credential it came with (`x-api-key`, or `authorization`): the job's key, put on by yoke's model gateway. */
+  key: string | null;
 }
 
 /** Chooses the next step from what the agent sent. */
@@ -67,8 +69,9 @@ export class ScriptedModel {
     }
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
     const path = (req.url ?? '').split('?')[0];
-    if (path === '/v1/messages') return this.anthropic(body, res);
-    if (path === '/v1/responses') return this.openai(body, res);
+    const key = (req.headers['x-api-key'] as string | undefined) ?? req.headers.authorization ?? null;
+    if (path === '/v1/messages') return this.anthropic(body, key, res);
+    if (path === '/v1/responses') return this.openai(body, key, res);
     res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
   }
 
@@ -82,13 +85,13 @@ export class ScriptedModel {
     return { step, n: this.requests.length, u: this.opts.usage ?? { input: 1200, output: 150 }, ev };
   }
 
-  private anthropic(body: Record<string, unknown>, res: ServerResponse): void {
+  private anthropic(body: Record<string, unknown>, key: string | null, res: ServerResponse): void {
     const messages = (body.messages ?? []) as { role: string; content: unknown }[];
     const firstUser = messages.find((m) => m.role === 'user');
     const toolResults = messages.filter(
       (m) => Array.isArray(m.content) && (m.content as { type?: string }[]).some((c) => c.type === 'tool_result'),
     ).length;
-    const r: ModelRequest = { api: 'anthropic', prompt: textOf(firstUser?.content), toolResults, body };
+    const r: ModelRequest = { api: 'anthropic', prompt: textOf(firstUser?.content), toolResults, body, key };
     const { step, n, u, ev } = this.answer(r, res);
     ev('message_start', {
       message: {
@@ -134,12 +137,12 @@ export class ScriptedModel {
     res.end();
   }
 
-  private openai(body: Record<string, unknown>, res: ServerResponse): void {
+  private openai(body: Record<string, unknown>, key: string | null, res: ServerResponse): void {
     const input = (body.input ?? []) as { type?: string; role?: string; content?: unknown }[];
     const users = input.filter((i) => i.type === 'message' && i.role === 'user');
     const toolResults = input.filter((i) => i.type === 'function_call_output').length;
     // Codex sends its environment context as a user message first; the prompt is the last user message before any tool output.
-    const r: ModelRequest = { api: 'openai', prompt: textOf(users.at(-1)?.content), toolResults, body };
+    const r: ModelRequest = { api: 'openai', prompt: textOf(users.at(-1)?.content), toolResults, body, key };
     const { step, n, u, ev } = this.answer(r, res);
     ev('response.created', { response: { id: `resp_${n}` } });
     const item =

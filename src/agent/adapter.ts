@@ -2,6 +2,8 @@
 // within the run's limits, how to read its event stream, and what it cost.
 // A third agent (Aider, OpenHands) is one more file like claude-code.ts.
 
+import type { ModelApi, ModelAuth } from './model-gateway.js';
+
 export interface AgentLimits {
   /** The runner stops the agent past this many turns (model round trips). */
   maxTurns: number;
@@ -58,10 +60,17 @@ export interface AgentAdapter {
   readonly credentials: readonly string[];
   /** Other variables of the job the agent may see (its API base URL, say). */
   readonly passthrough: readonly string[];
-  /** TR20: the vendor's hosts the contained agent may reach (its model's API). */
-  readonly modelHosts: readonly string[];
-  /** The variable that points it at another model endpoint, which it may reach instead. */
+  /** The variable that points it at its model's endpoint: contained, the runner points it at the model gateway (TR39). */
   readonly modelUrlVariable: string;
+  /** Its model's endpoint when the job names none, or null (an agent of your own names its own). */
+  readonly defaultModelUrl: string | null;
+  /** How its model's answers state what they billed, for the gateway to count; null: yoke reads nothing of them. */
+  readonly modelApi: ModelApi | null;
+  /**
+   * TR39: the header the gateway puts on each request for the key the job holds, and the placeholders the CLI
+   * gets in its place; null when the agent keeps its own credentials (an agent of your own).
+   */
+  modelAuth(env: Record<string, string | undefined>): { auth: ModelAuth; placeholders: Record<string, string> } | null;
   invocation(
     prompt: string,
     limits: AgentLimits,

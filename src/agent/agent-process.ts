@@ -5,6 +5,8 @@ import { delimiter, join } from 'node:path';
 import type { AgentAdapter, AgentLimits, AgentOutcome } from './adapter.js';
 import { tailOf } from './output.js';
 import { containAgent, type BlockedAttempt, type Contained } from './contain.js';
+import { cappedCost, meteredCost } from './agent-output.js';
+import { priceTable, priceTokens } from './prices.js';
 
 // The agent's own process: what it may inherit from the job, whether its CLI
 // is there, and its run to its end or to a limit, contained (TR20), with its
@@ -58,6 +60,8 @@ export interface AgentExit {
   stoppedFor: 'turn_limit' | 'deadline' | 'spend_limit' | 'cancelled' | null;
   /** TR20: connections the sandbox refused, with the command that tried. */
   blocked: BlockedAttempt[];
+  /** TR39: the cost as the agent's output stated it, which a tool can write; the outcome's is the gateway's count. */
+  statedCost: AgentOutcome['cost'];
 }
 
 /** TR20: how the agent's tools are contained: the hosts they may reach besides the model's. */
@@ -84,24 +88,55 @@ export async function runAgent(
   mkdirSync(join(home, 'tmp'), { recursive: true });
   let contained: Contained | null = null;
   let onTerm: (() => void) | null = null;
+  // TR39: contained, the agent's model is reached through the gateway, which holds the key and counts what each answer billed.
+  const prices = priceTable(opts.env.YOKE_MODEL_PRICES);
+  const meter = { spent: 0 };
+  let overLimit: (() => void) | null = null;
   try {
-    const inv = agent.invocation(prompt, limits, home, opts.env);
-    for (const [file, text] of Object.entries(inv.files ?? {})) writeFileSync(join(home, file), text);
-    const env = agentEnv(agent, opts.env, home, inv.env);
+    let seen = opts.env;
     if (opts.contain) {
+      const upstream = opts.env[agent.modelUrlVariable] || agent.defaultModelUrl;
+      const keyed = agent.modelAuth(opts.env);
       contained = await containAgent(
         {
           workspace: opts.cwd,
           home,
           env: opts.env,
-          modelUrl: opts.env[agent.modelUrlVariable] || null,
-          modelHosts: agent.modelHosts,
+          model: upstream
+            ? {
+                upstream,
+                api: agent.modelApi,
+                auth: keyed?.auth ?? null,
+                refusal: () =>
+                  limits.maxUsd !== null && meter.spent >= limits.maxUsd
+                    ? `yoke: this run's spend limit of $${limits.maxUsd} is reached ($${meter.spent.toFixed(4)} spent)`
+                    : null,
+                onAnswer: (a) => {
+                  meter.spent += (prices.ok && a.model ? priceTokens(prices.table, a.model, a.usage) : null) ?? 0;
+                  if (limits.maxUsd !== null && meter.spent > limits.maxUsd) overLimit?.();
+                },
+              }
+            : null,
           allow: opts.contain.allow,
           ...(opts.contain.bwrap ? { bwrap: opts.contain.bwrap } : {}),
         },
         agent.binary,
-        inv.args,
+        [],
       );
+      // What the agent is told: the gateway's URL, and a placeholder where each credential the gateway holds was.
+      seen = { ...opts.env };
+      if (keyed) {
+        for (const c of agent.credentials) delete seen[c];
+        Object.assign(seen, keyed.placeholders);
+      }
+      if (contained.modelUrl) seen[agent.modelUrlVariable] = contained.modelUrl;
+    }
+    const metered = Boolean(contained?.modelUrl && agent.modelApi);
+    const inv = agent.invocation(prompt, limits, home, seen);
+    for (const [file, text] of Object.entries(inv.files ?? {})) writeFileSync(join(home, file), text);
+    const env = agentEnv(agent, seen, home, inv.env);
+    if (contained) {
+      contained.args.push(...inv.args);
       Object.assign(env, contained.env);
     }
     const child = contained
@@ -134,6 +169,7 @@ export async function runAgent(
         }
       }, 5000).unref();
     };
+    overLimit = () => stop('spend_limit');
     child.stdout.on('data', (chunk: Buffer) => {
       const text = chunk.toString('utf8');
       stdout += text;
@@ -147,8 +183,8 @@ export async function runAgent(
           if (ev.turnId) answers.add(ev.turnId);
           if (++turns > limits.maxTurns) stop('turn_limit');
         }
-        // An agent with no spend limit of its own (Codex) is checked whenever its cost so far is known.
-        if (ev?.priced && limits.maxUsd !== null) {
+        // Unless the gateway counts its answers, an agent with no spend limit of its own (Codex, one of your own) is checked whenever its output prices it.
+        if (!metered && ev?.priced && limits.maxUsd !== null) {
           const so = agent.outcome(stdout, { code: 0, signal: null }, opts.env).cost;
           if (so?.usd != null && so.usd > limits.maxUsd) stop('spend_limit');
         }
@@ -173,7 +209,13 @@ export async function runAgent(
     } catch {
       /* gone */
     }
-    const outcome = agent.outcome(stdout, exit, opts.env);
+    const stated = agent.outcome(stdout, exit, opts.env);
+    // TR37: contained, a figure the agent's output states may be a tool's: never recorded past the limit. Uncontained (tests only), it is the CLI's.
+    const outcome = metered
+      ? { ...stated, cost: meteredCost(contained!.answers(), stated.cost, prices, limits.maxUsd) }
+      : contained && stated.cost
+        ? { ...stated, cost: cappedCost(stated.cost, limits.maxUsd) }
+        : stated;
     if (!outcome.ok && !outcome.message && stderr.trim()) outcome.message = tailOf(stderr, 1500);
     const blocked = contained?.blocked() ?? [];
     const why = {
@@ -182,8 +224,10 @@ export async function runAgent(
       spend_limit: `spend limit: stopped past $${limits.maxUsd}`,
       cancelled: 'cancelled: the job was stopped',
     } as const;
-    if (stoppedFor) return { outcome: { ...outcome, ok: false, reason: why[stoppedFor] }, turns, stoppedFor, blocked };
-    return { outcome, turns, stoppedFor, blocked };
+    const statedCost = stated.cost;
+    if (stoppedFor)
+      return { outcome: { ...outcome, ok: false, reason: why[stoppedFor] }, turns, stoppedFor, blocked, statedCost };
+    return { outcome, turns, stoppedFor, blocked, statedCost };
   } finally {
     if (onTerm) {
       process.off('SIGTERM', onTerm);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { jsonLine, type AgentAdapter, type AgentOutcome } from './adapter.js';
+import { KEY_PLACEHOLDER } from './model-gateway.js';
 
 // Claude Code 2.1.332, headless: `claude -p` with `--output-format
 // stream-json`, one JSON event a line, the last of which is the result with
@@ -61,8 +62,23 @@ export const claudeCode: AgentAdapter = {
   pkg: '@anthropic-ai/claude-code@2.1.332',
   credentials: ['ANTHROPIC_API_KEY', 'CLAUDE_CODE_OAUTH_TOKEN'],
   passthrough: ['ANTHROPIC_BASE_URL', 'ANTHROPIC_MODEL'],
-  modelHosts: ['api.anthropic.com'],
   modelUrlVariable: 'ANTHROPIC_BASE_URL',
+  defaultModelUrl: 'https://api.anthropic.com',
+  modelApi: 'anthropic',
+  modelAuth(env): ReturnType<AgentAdapter['modelAuth']> {
+    // Claude Code prefers an API key to an OAuth token when it has both; so does the gateway.
+    if (env.ANTHROPIC_API_KEY)
+      return {
+        auth: { header: 'x-api-key', value: env.ANTHROPIC_API_KEY },
+        placeholders: { ANTHROPIC_API_KEY: KEY_PLACEHOLDER },
+      };
+    if (env.CLAUDE_CODE_OAUTH_TOKEN)
+      return {
+        auth: { header: 'authorization', value: `Bearer ${env.CLAUDE_CODE_OAUTH_TOKEN}` },
+        placeholders: { CLAUDE_CODE_OAUTH_TOKEN: KEY_PLACEHOLDER },
+      };
+    return null;
+  },
   invocation(prompt, limits) {
     const args = [
       '-p',

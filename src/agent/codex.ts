@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { jsonLine, type AgentAdapter, type AgentOutcome } from './adapter.js';
 import { priceTable, priceTokens } from './prices.js';
+import { KEY_PLACEHOLDER } from './model-gateway.js';
 
 // Codex 0.171.0, headless: `codex exec --json` prints one event a line;
 // `turn.completed` carries token counts, which yoke prices from a per-model
@@ -39,8 +40,16 @@ export const codex: AgentAdapter = {
   pkg: '@openai/codex@0.171.0',
   credentials: ['CODEX_API_KEY'],
   passthrough: ['CODEX_MODEL'],
-  modelHosts: ['api.openai.com'],
   modelUrlVariable: 'OPENAI_BASE_URL',
+  defaultModelUrl: 'https://api.openai.com/v1',
+  modelApi: 'openai',
+  modelAuth(env) {
+    if (!env.CODEX_API_KEY) return null;
+    return {
+      auth: { header: 'authorization', value: `Bearer ${env.CODEX_API_KEY}` },
+      placeholders: { CODEX_API_KEY: KEY_PLACEHOLDER },
+    };
+  },
   invocation(prompt, _limits, home, env) {
     // Its own sandbox stays on; its network switch is opened because yoke's sandbox (contain.ts) filters every connection.
     const args = [

@@ -78,9 +78,11 @@ export function commandAgent(script: string, secrets: readonly string[]): AgentA
     pkg: `your agent, in ${RUN_SCRIPT_PATH}`,
     credentials: secrets,
     passthrough: [],
-    // Its model's host is one of agent.network.allow: yoke knows no vendor of it.
-    modelHosts: [],
+    // yoke knows no vendor of it: its model is YOKE_AGENT_MODEL_URL (relayed, its own headers kept) or a host of agent.network.allow.
     modelUrlVariable: 'YOKE_AGENT_MODEL_URL',
+    defaultModelUrl: null,
+    modelApi: null,
+    modelAuth: () => null,
     invocation(prompt, limits, home, env) {
       const facts: Record<string, string> = {};
       for (const name of FACTS) if (env[name]) facts[name] = env[name]!;

@@ -4,17 +4,19 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { neededDirs, systemRoots, viewArgs, type FsView } from '../kernel/bubblewrap.js';
+import { ModelGateway, type MeteredAnswer, type ModelApi, type ModelAuth } from './model-gateway.js';
 
 // TR20: the agent's tools run contained. The agent CLI and every command it
 // starts run under bubblewrap: a pid namespace of their own (no other
 // process's /proc is there to read), a network namespace with nothing but
 // its own loopback, the runner's home, temp folder and credentials out of
-// sight, and only the checkout and the agent's own home writable. The one
-// way out is a filtering proxy the runner keeps outside: a forwarder inside
-// relays each connection over a unix socket, and the proxy lets through
-// only the model's endpoint and the hosts the opt-in file allows
-// (`agent.network.allow`). Every refused attempt is kept, with the command
-// that made it, for the claim PR or the failure notice.
+// sight, and only the checkout and the agent's own home writable. The ways
+// out are two ports on the sandbox's loopback, which a forwarder inside
+// relays over a unix socket to the runner outside: a filtering proxy, which
+// lets through only the hosts the opt-in file allows (`agent.network.allow`)
+// and keeps every refused attempt with the command that made it; and the
+// model's port, which goes to the model gateway (TR39, model-gateway.ts),
+// which holds the key the agent never sees and counts what the model billed.
 
 /** A refused connection: where to, and which command tried. */
 export interface BlockedAttempt {
@@ -30,9 +32,13 @@ export interface ContainPlan {
   /** Where the forwarder's script and the proxy's socket live (bound read-only). */
   bridge: string;
   proxyPort: number;
-  /** The model's endpoint when it is on this machine's loopback (the sandbox's scripted model): relayed as is. */
-  loopbackModel: { port: number } | null;
+  /** The model gateway's port on the sandbox's loopback, or null when the agent has no model to reach through it. */
+  modelPort: number | null;
 }
+
+/** The ports the forwarder listens on inside the sandbox's own network namespace, where nothing else does. */
+export const PROXY_PORT = 8877;
+export const MODEL_PORT = 8879;
 
 /** bubblewrap's arguments for a plan, then the command. Pure: the tests read it. */
 export function bwrapArgs(plan: ContainPlan, command: string, args: readonly string[]): string[] {
@@ -49,7 +55,7 @@ export function bwrapArgs(plan: ContainPlan, command: string, args: readonly str
     process.execPath,
     join(plan.bridge, 'forward.cjs'),
     String(plan.proxyPort),
-    plan.loopbackModel ? String(plan.loopbackModel.port) : '-',
+    plan.modelPort === null ? '-' : String(plan.modelPort),
     join(plan.bridge, 'proxy.sock'),
   ]
     .map(q)
@@ -147,8 +153,8 @@ if (modelPort !== '-') net.createServer(relay('model')).listen(Number(modelPort)
 export interface ProxyOptions {
   /** Hosts (globs) connections may go to. */
   allow: readonly string[];
-  /** The model's endpoint on loopback, relayed as is. */
-  loopbackModel: { host: string; port: number } | null;
+  /** The model gateway's unix socket, which the model's port is relayed to. */
+  gateway: string | null;
 }
 
 /** The proxy outside the sandbox, on a unix socket: CONNECT and plain-HTTP requests to allowed hosts go through, the rest get 403 and are kept. */
@@ -194,11 +200,11 @@ export class ContainProxy {
           return;
         }
         buf = buf.subarray(nl + 1);
-        if (header.kind === 'model' && this.opts.loopbackModel) {
+        if (header.kind === 'model' && this.opts.gateway) {
           // Paused until the upstream is there: a stream with no data listener would drop what comes meanwhile.
           client.pause();
           client.off('data', onData);
-          this.pipeTo(client, this.opts.loopbackModel.host, this.opts.loopbackModel.port, buf, null);
+          this.pipeTo(client, { path: this.opts.gateway }, buf, null);
           return;
         }
       }
@@ -213,7 +219,7 @@ export class ContainProxy {
       if (method === 'CONNECT') {
         const [host = '', port = '443'] = target.split(':');
         if (!hostAllowed(host, this.opts.allow)) return this.refuse(client, host, command);
-        this.pipeTo(client, host, Number(port), rest, 'HTTP/1.1 200 Connection Established\r\n\r\n');
+        this.pipeTo(client, { host, port: Number(port) }, rest, 'HTTP/1.1 200 Connection Established\r\n\r\n');
         return;
       }
       let url: URL;
@@ -229,8 +235,7 @@ export class ContainProxy {
       lines[0] = `${method} ${url.pathname}${url.search} ${lines[0]!.split(' ')[2] ?? 'HTTP/1.1'}`;
       this.pipeTo(
         client,
-        url.hostname,
-        Number(url.port || 80),
+        { host: url.hostname, port: Number(url.port || 80) },
         Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), rest]),
         null,
       );
@@ -238,8 +243,13 @@ export class ContainProxy {
     client.on('data', onData);
   }
 
-  private pipeTo(client: Socket, host: string, port: number, first: Buffer, reply: string | null): void {
-    const up = connect(port, host, () => {
+  private pipeTo(
+    client: Socket,
+    to: { host: string; port: number } | { path: string },
+    first: Buffer,
+    reply: string | null,
+  ): void {
+    const up = connect(to, () => {
       if (reply) client.write(reply);
       if (first.length) up.write(first);
       client.pipe(up).pipe(client);
@@ -255,8 +265,22 @@ export interface Contained {
   args: string[];
   /** Variables the contained process gets on top of the agent's own. */
   env: Record<string, string>;
+  /** The model's URL as the agent must be told it (the gateway on the sandbox's loopback), or null. */
+  modelUrl: string | null;
   blocked(): BlockedAttempt[];
+  /** TR39: the model's answers the gateway counted, in order. */
+  answers(): MeteredAnswer[];
   close(): Promise<void>;
+}
+
+/** TR39: the agent's model, reached through the gateway outside. */
+export interface ContainModel {
+  /** Its base URL (the vendor's, or the job's), which the gateway passes each request on to. */
+  upstream: string;
+  api: ModelApi | null;
+  auth: ModelAuth | null;
+  refusal?: () => string | null;
+  onAnswer?: (a: MeteredAnswer) => void;
 }
 
 export interface ContainOptions {
@@ -264,10 +288,8 @@ export interface ContainOptions {
   home: string;
   /** The runner's environment (HOME, RUNNER_TEMP, PATH). */
   env: Record<string, string | undefined>;
-  /** The model's base URL, when it is not the vendor's default. */
-  modelUrl: string | null;
-  /** The model vendor's own hosts. */
-  modelHosts: readonly string[];
+  /** The agent's model, or null for none (the validate job's code). */
+  model: ContainModel | null;
   /** `agent.network.allow`. */
   allow: readonly string[];
   /** Folders shown read-only besides the system's (the default branch's checkout a lander's validate.sh comes from). */
@@ -275,25 +297,32 @@ export interface ContainOptions {
   bwrap?: string;
 }
 
-const isLoopback = (host: string) => host === 'localhost' || host === '::1' || host === '[::1]' || /^127\./.test(host);
+/** The URL the agent is told: the gateway's port on the sandbox's loopback, with the upstream's path (`/v1` for OpenAI's). */
+export function insideModelUrl(upstream: string, port = MODEL_PORT): string {
+  const path = new URL(upstream).pathname.replace(/\/+$/, '');
+  return `http://127.0.0.1:${port}${path}`;
+}
 
-/** Starts the proxy and builds the contained command for an agent. */
+/** Starts the proxy and the model gateway, and builds the contained command for an agent. */
 export async function containAgent(opts: ContainOptions, command: string, args: readonly string[]): Promise<Contained> {
   const bridge = mkdtempSync(join(tmpdir(), 'yoke-contain-'));
   chmodSync(bridge, 0o755);
   writeFileSync(join(bridge, 'forward.cjs'), FORWARDER);
-  const model = opts.modelUrl ? new URL(opts.modelUrl) : null;
-  const loopbackModel =
-    model && isLoopback(model.hostname)
-      ? {
-          host: model.hostname.replace(/^\[|\]$/g, ''),
-          port: Number(model.port || (model.protocol === 'https:' ? 443 : 80)),
-        }
-      : null;
-  const allow = [...opts.modelHosts, ...(model && !loopbackModel ? [model.hostname] : []), ...opts.allow];
-  const proxy = new ContainProxy({ allow, loopbackModel });
+  // The gateway's socket is in a folder of its own, out of the sandbox's view: the model's port is its one way in.
+  const keep = mkdtempSync(join(tmpdir(), 'yoke-gateway-'));
+  const gateway = opts.model
+    ? new ModelGateway({
+        upstream: new URL(opts.model.upstream),
+        api: opts.model.api,
+        auth: opts.model.auth,
+        ...(opts.model.refusal ? { refusal: opts.model.refusal } : {}),
+        ...(opts.model.onAnswer ? { onAnswer: opts.model.onAnswer } : {}),
+      })
+    : null;
+  const gatewaySocket = join(keep, 'model.sock');
+  await gateway?.listen(gatewaySocket);
+  const proxy = new ContainProxy({ allow: opts.allow, gateway: gateway ? gatewaySocket : null });
   await proxy.listen(join(bridge, 'proxy.sock'));
-  const proxyPort = loopbackModel?.port === 8877 ? 8878 : 8877;
   const hide = [
     ...new Set(
       [opts.env.HOME || homedir(), opts.env.RUNNER_TEMP].filter((h): h is string => Boolean(h)).map((h) => resolve(h)),
@@ -311,10 +340,10 @@ export async function containAgent(opts: ContainOptions, command: string, args: 
     workspace: resolve(opts.workspace),
     view,
     bridge,
-    proxyPort,
-    loopbackModel: loopbackModel && { port: loopbackModel.port },
+    proxyPort: PROXY_PORT,
+    modelPort: gateway ? MODEL_PORT : null,
   };
-  const proxyUrl = `http://127.0.0.1:${proxyPort}`;
+  const proxyUrl = `http://127.0.0.1:${PROXY_PORT}`;
   return {
     command: opts.bwrap ?? 'bwrap',
     args: bwrapArgs(plan, command, args),
@@ -324,15 +353,19 @@ export async function containAgent(opts: ContainOptions, command: string, args: 
       https_proxy: proxyUrl,
       http_proxy: proxyUrl,
       ALL_PROXY: proxyUrl,
-      // Only the model on loopback is reached directly (through the forwarder); every other host goes through the proxy.
-      NO_PROXY: loopbackModel?.host ?? '',
-      no_proxy: loopbackModel?.host ?? '',
+      // The model's port on loopback is reached directly (the forwarder relays it to the gateway); every host through the proxy.
+      NO_PROXY: gateway ? '127.0.0.1' : '',
+      no_proxy: gateway ? '127.0.0.1' : '',
       YOKE_FORWARD_READY: join(opts.home, '.yoke-forward-ready'),
     },
+    modelUrl: opts.model ? insideModelUrl(opts.model.upstream) : null,
     blocked: () => [...proxy.blocked],
+    answers: () => [...(gateway?.answers ?? [])],
     async close() {
       await proxy.close();
+      await gateway?.close();
       rmSync(bridge, { recursive: true, force: true });
+      rmSync(keep, { recursive: true, force: true });
     },
   };
 }

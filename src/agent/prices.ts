@@ -1,12 +1,22 @@
 import { z } from 'zod';
 import { issuesText } from '../kernel/issues-text.js';
 
-// What a model's tokens cost, for agents that print tokens but no price
-// (Codex). Prices are US dollars per million tokens; the operator replaces
-// the table with YOKE_MODEL_PRICES (JSON of the same shape) when they change.
+// What a model's tokens cost: the runner prices what its model gateway
+// counted (TR39), and Codex's own token lines when it runs uncontained.
+// Prices are US dollars per million tokens; the operator replaces the table
+// with YOKE_MODEL_PRICES (JSON of the same shape) when they change. A model
+// is found by its name, or by the longest name in the table its dated name
+// starts with (`claude-sonnet-4-5-20250929` is `claude-sonnet-4-5`).
 
 export const ModelPrice = z
-  .object({ input: z.number().min(0), cached_input: z.number().min(0).optional(), output: z.number().min(0) })
+  .object({
+    input: z.number().min(0),
+    /** Tokens read from the prompt cache (default: the input price). */
+    cached_input: z.number().min(0).optional(),
+    /** Tokens written to the prompt cache (Anthropic's; default: the input price). */
+    cache_write: z.number().min(0).optional(),
+    output: z.number().min(0),
+  })
   .strict();
 export const PriceTable = z.record(z.string(), ModelPrice);
 export type PriceTable = z.infer<typeof PriceTable>;
@@ -15,6 +25,14 @@ export const DEFAULT_PRICES: PriceTable = {
   'gpt-5.5': { input: 1.25, cached_input: 0.125, output: 10 },
   'gpt-5.4': { input: 1.25, cached_input: 0.125, output: 10 },
   'gpt-5.3-codex': { input: 1.25, cached_input: 0.125, output: 10 },
+  // Anthropic's, as Claude Code 2.1.332 prices them: a cache read is a tenth of the input price, a write 1.25 times it.
+  'claude-opus-5-5': { input: 4, cached_input: 0.4, cache_write: 5, output: 20 },
+  'claude-opus-5': { input: 5, cached_input: 0.5, cache_write: 6.25, output: 25 },
+  'claude-sonnet-5-5': { input: 2, cached_input: 0.2, cache_write: 2.5, output: 10 },
+  'claude-sonnet-5': { input: 2, cached_input: 0.2, cache_write: 2.5, output: 10 },
+  'claude-opus-4-5': { input: 5, cached_input: 0.5, cache_write: 6.25, output: 25 },
+  'claude-sonnet-4-5': { input: 3, cached_input: 0.3, cache_write: 3.75, output: 15 },
+  'claude-haiku-4-5': { input: 1, cached_input: 0.1, cache_write: 1.25, output: 5 },
 };
 
 /** The price table in force: the operator's, when given and valid, else the default; a bad one is an error naming the variable. */
@@ -40,16 +58,33 @@ export function priceTable(raw: string | undefined): { ok: true; table: PriceTab
 }
 
 export interface TokenCount {
+  /** Every input token, the cached and cache-written ones included. */
   input: number;
   cachedInput: number;
+  cacheWrite?: number;
   output: number;
+}
+
+/** A model's price: by its name, or by the longest name in the table its own (dated) name starts with. */
+export function priceOf(table: PriceTable, model: string): z.infer<typeof ModelPrice> | null {
+  if (table[model]) return table[model];
+  const by = Object.keys(table)
+    .filter((k) => model.startsWith(`${k}-`))
+    .sort((a, b) => b.length - a.length)[0];
+  return by ? table[by]! : null;
 }
 
 /** The dollar cost of the tokens, or null for a model the table does not price. */
 export function priceTokens(table: PriceTable, model: string, t: TokenCount): number | null {
-  const p = table[model];
+  const p = priceOf(table, model);
   if (!p) return null;
-  const fresh = Math.max(0, t.input - t.cachedInput);
-  const usd = (fresh * p.input + t.cachedInput * (p.cached_input ?? p.input) + t.output * p.output) / 1_000_000;
+  const write = t.cacheWrite ?? 0;
+  const fresh = Math.max(0, t.input - t.cachedInput - write);
+  const usd =
+    (fresh * p.input +
+      t.cachedInput * (p.cached_input ?? p.input) +
+      write * (p.cache_write ?? p.input) +
+      t.output * p.output) /
+    1_000_000;
   return Math.round(usd * 1_000_000) / 1_000_000;
 }

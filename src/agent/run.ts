@@ -7,7 +7,7 @@ import { WorkReader, WorkReaderError } from '../forge/work-reader.js';
 import { defaultPrompt, fillPromptTemplate, PROMPT_PATH, type PromptFacts } from './prompts.js';
 import type { AgentAdapter, AgentCost, AgentOutcome } from './adapter.js';
 import { issueDigest } from '../kernel/issue-digest.js';
-import { cappedCost, inertTitle } from './agent-output.js';
+import { inertTitle } from './agent-output.js';
 import { readRunFacts, type RunFacts } from './facts.js';
 import { tailOf } from './output.js';
 import { jobSecretValues, scanChange, secretRefusal } from './secret-scan.js';
@@ -225,8 +225,16 @@ export async function agentRun(io: RunnerIo): Promise<number> {
   // TR20: the agent's tools run contained, or not at all.
   const cannot = containmentProblem(io.env.YOKE_BWRAP || 'bwrap');
   if (cannot) return fail(`The agent's sandbox cannot start: ${cannot}`);
-  const modelUrl = io.env[agent.modelUrlVariable];
-  const reachable = [...(modelUrl ? [new URL(modelUrl).host] : agent.modelHosts), ...f.limits.networkAllow];
+  const modelUrl = io.env[agent.modelUrlVariable] || agent.defaultModelUrl;
+  // TR39: the model is reached through the gateway, which holds its key; the agent holds a placeholder.
+  const reachable = [
+    ...(modelUrl
+      ? [
+          `the model at ${new URL(modelUrl).host} (through yoke's gateway${agent.modelAuth(io.env) ? ', which holds its key' : ''})`,
+        ]
+      : []),
+    ...f.limits.networkAllow,
+  ];
   io.out(
     reachable.length
       ? `network: the agent's tools may reach ${reachable.join(', ')}; nothing else`
@@ -258,7 +266,6 @@ export async function agentRun(io: RunnerIo): Promise<number> {
   // TR15, TR16: whatever the agent printed or wrote is checked for the values this job was given.
   const secrets = jobSecretValues(io.env);
   o.message = redactSecrets(o.message, secrets);
-  if (o.cost) o.cost = cappedCost(o.cost, f.limits.maxUsd);
   const cost = o.cost
     ? { usd: o.cost.usd, input_tokens: o.cost.inputTokens, output_tokens: o.cost.outputTokens, note: o.cost.note }
     : null;

@@ -34,7 +34,7 @@ async function runOne(agent: 'claude-code' | 'codex', task: (typeof DEMO_TASKS)[
 
 describe.skipIf(!ok)('real agents through the shipped workflows', () => {
   for (const agent of ['claude-code', 'codex'] as const) {
-    it(`a labelled issue becomes a claim PR made by the real ${agent} CLI, validated by the lander and merged; yoke records the cost the CLI printed`, async () => {
+    it(`a labelled issue becomes a claim PR made by the real ${agent} CLI, validated by the lander and merged; yoke records the cost its model gateway counted (TR39)`, async () => {
       const s = await runOne(agent, DEMO_TASKS[0]!);
       const [row] = await s.summary();
       expect(row!.state).toBe('merged');
@@ -49,9 +49,11 @@ describe.skipIf(!ok)('real agents through the shipped workflows', () => {
       // The model got the issue as the prompt.
       expect(s.model!.prompts()[0]).toContain('You are resolving issue #1 of acme/demo.');
       expect(s.model!.prompts()[0]).toContain('~~~data (the title)\nAdd a shout helper\n~~~');
-      // The cost is what the CLI printed (its own line in the run's summary), not an estimate of yoke's.
+      // The cost is what the gateway counted of the model's two answers, priced (as the CLI would: Claude Code prints the same), and the summary says it.
       const printed = Number(/Cost: \$([\d.]+)/.exec(afk.summary ?? '')?.[1]);
-      expect(afk.cost?.usd).toBeGreaterThan(0);
+      expect(afk.cost?.usd).toBe(
+        agent === 'claude-code' ? (2 * (1200 * 4 + 150 * 20)) / 1e6 : (2 * (1200 * 1.25 + 150 * 10)) / 1e6,
+      );
       expect(afk.cost?.usd).toBeCloseTo(printed, 4);
       expect(afk.cost?.inputTokens).toBe(2 * 1200);
       expect(afk.cost?.outputTokens).toBe(2 * 150);

@@ -9,6 +9,7 @@ import { agentRun } from '../../src/agent/run.js';
 import { agentPrerequisite, runAgent } from '../../src/agent/agent-process.js';
 import { agentCliBin } from '../../sandbox/agent-clis.js';
 import { ScriptedModel } from '../../sandbox/models/scripted-model.js';
+import { KEY_PLACEHOLDER } from '../../src/agent/model-gateway.js';
 import { haveAgentClis, tempFolders } from './helpers.js';
 
 // `yoke agent run` with the real CLIs against a scripted model: the limits
@@ -138,7 +139,7 @@ describe.skipIf(!ok)('the runner with real agent CLIs', () => {
     expect(r.outcome.ok).toBe(false);
   }, 60_000);
 
-  it("TR06 the agent's process sees its model credential and the allowlist, never the job's GitHub token, OIDC request token or a run secret: the runner holds them in its real environment, and the agent reads its parent's", async () => {
+  it("TR06 TR39 the agent's process sees the allowlist and a placeholder for its model key, never the key, the job's GitHub token, OIDC request token or a run secret: the runner holds them in its real environment, and the agent reads its parent's", async () => {
     const dump = new ScriptedModel({
       script: (r) =>
         r.toolResults === 0
@@ -181,13 +182,16 @@ console.log(JSON.stringify({ ok: r.outcome.ok }));`;
         readFileSync(join(cwd, 'agent-env.txt'), 'utf8') + readFileSync(join(cwd, 'parent-env.txt'), 'utf8');
       const cwd = checkout();
       expect((await runner(cwd, true)).ok).toBe(true);
-      expect(seen(cwd)).toContain('ANTHROPIC_API_KEY=sk-ant-mine');
+      // TR39: not even its model key: the gateway outside holds it, and the CLI a placeholder.
+      expect(seen(cwd)).toContain(`ANTHROPIC_API_KEY=${KEY_PLACEHOLDER}`);
+      expect(seen(cwd)).not.toContain('sk-ant-mine');
       for (const secret of ['ghs_job_token', 'oidc-request', 'runtime', 'run-secret', 'app-key', 'operator'])
         expect(seen(cwd)).not.toContain(secret);
       // Uncontained, the same agent reads them from its parent: the check above can fail.
       const open = checkout();
       expect((await runner(open, false)).ok).toBe(true);
       expect(seen(open)).toContain('ghs_job_token');
+      expect(seen(open)).toContain('ANTHROPIC_API_KEY=sk-ant-mine');
     } finally {
       await dump.stop();
     }
