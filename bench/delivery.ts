@@ -140,6 +140,7 @@ export async function benchDelivery(
         environment: 'production',
         sha: run.value.commit,
         workflowRunId: i + 1,
+        event: 'workflow_dispatch',
         sender: null,
       });
       if (v.decision !== 'approved') throw new Error(`unexpected ${v.decision}`);

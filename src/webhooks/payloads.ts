@@ -136,6 +136,7 @@ export const ProtectionRulePayload = z
       sha: p.deployment?.sha ?? null,
       workflowRunId: callbackRunOf(p.deployment_callback_url, repo),
       sender: p.sender?.login ?? null,
+      event: p.event ?? null,
       callbackUrl: p.deployment_callback_url,
     };
   });

@@ -36,12 +36,14 @@ const CALLBACK = (repo = REPO, run = 4242) =>
 isolateNock({ unmatched: true });
 
 /** GitHub's event, built on its published deployment payload (its repository, installation, sender and deployment shapes). */
-function protectionEvent(over: { sha?: string; callback?: string; environment?: string } = {}): Record<string, any> {
+function protectionEvent(
+  over: { sha?: string; callback?: string; environment?: string; event?: string } = {},
+): Record<string, any> {
   const base = publishedPayload('deployment', 'created');
   return {
     action: 'requested',
     environment: over.environment ?? 'production',
-    event: 'workflow_dispatch',
+    event: over.event ?? 'workflow_dispatch',
     deployment_callback_url: over.callback ?? CALLBACK(),
     deployment: { ...base.deployment, sha: over.sha ?? SETTLED, environment: over.environment ?? 'production' },
     pull_requests: [],
@@ -144,6 +146,32 @@ describe('the deployment_protection_rule webhook', () => {
         code: 'protection_settled',
         deploymentRun: 'dr-settled',
         answer: 'answered',
+      },
+    ]);
+  });
+
+  it('TR40 a signed request from a pull_request_target job at a settled commit is rejected: its code need not be that commit', async () => {
+    const h = await makeProbot();
+    await seedSettledRun(h);
+    const answers: Record<string, unknown>[] = [];
+    mockToken(github())
+      .get(CONFIG_RE)
+      .reply(...yamlConfig(YOKE_YML))
+      .post(`/repos/${REPO}/actions/runs/4242/deployment_protection_rule`, (b) => (answers.push(b), true))
+      .reply(204);
+    const { text, signature } = signed(protectionEvent({ event: 'pull_request_target' }));
+    await h.probot.webhooks.verifyAndReceive({
+      id: 'dpr-prt',
+      name: 'deployment_protection_rule',
+      payload: text,
+      signature,
+    } as never);
+    expect(answers).toEqual([
+      {
+        environment_name: 'production',
+        state: 'rejected',
+        comment:
+          "yoke: A job started by pull_request_target asked to deploy to production of Codertocat/Hello-World: yoke approves only a job started by push or workflow_dispatch, whose code is the commit it deploys (a job of another event may check out code QA never saw). To move it: Deploy to production from a workflow started by push or workflow_dispatch (`on: workflow_dispatch`, as yoke's driver starts it).",
       },
     ]);
   });

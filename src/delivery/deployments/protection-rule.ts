@@ -23,7 +23,16 @@ export interface ProtectionRequest {
   /** The workflow run waiting, from the callback URL of this repository. */
   workflowRunId: number;
   sender: string | null;
+  /** The event that started the waiting workflow run (`push`, `workflow_dispatch`, …); null when GitHub named none. */
+  event: string | null;
 }
+
+/**
+ * TR40: the events whose jobs deploy the very commit GitHub names: a push's, or one a person or yoke's driver
+ * dispatched. A job started by another event (a `pull_request_target` or `workflow_run` job, an issue comment) runs
+ * the default branch's workflow at a commit QA may have settled, yet can check out and deploy anything.
+ */
+export const DEPLOY_EVENTS: readonly string[] = ['push', 'workflow_dispatch'];
 
 export interface RunAtCommit {
   run: DeploymentRun;
@@ -82,6 +91,14 @@ export function decideProtection(s: ProtectionSnapshot): ProtectionVerdict {
   }
   if (now && now.gates.length === 0 && atCommit.length === 0)
     return verdict('approved', null, 'protection_no_qa', { repo: r, environment, stage: now.stage });
+  // A gated environment: only a job whose code is the commit it names may pass on that commit's QA.
+  if (!DEPLOY_EVENTS.includes(s.request.event ?? ''))
+    return verdict('rejected', null, 'protection_event', {
+      repo: r,
+      environment,
+      event: s.request.event ?? 'an event GitHub did not name',
+      events: DEPLOY_EVENTS.join(' or '),
+    });
   if (!sha) return verdict('rejected', null, 'protection_no_commit', { repo: r, environment });
   const short = sha.slice(0, 12);
   if (atCommit.length === 0)
@@ -251,6 +268,7 @@ export async function reviewProtectionRequest(
       sha: request.sha,
       workflowRun: request.workflowRunId,
       sender: request.sender,
+      event: request.event,
       decision: v.decision,
       code: v.why.code,
       run: v.run,
@@ -266,12 +284,15 @@ export async function sweepProtectionReviews(ctx: DeliveryContext): Promise<numb
   for (const r of await ctx.store.stageDeployments.unsentReviews()) {
     const repo = await repoRefOf(ctx.store, r.repo);
     if (!repo) continue;
+    // The event that started it is GitHub's to say again: a run it cannot read is decided as one of an event it did not name.
+    const run = await ctx.forge.getWorkflowRun(repo, r.workflowRunId).catch(() => null);
     const again = await reviewProtectionRequest(ctx, {
       repo,
       environment: r.environment,
       sha: r.sha || null,
       workflowRunId: r.workflowRunId,
       sender: null,
+      event: run?.event ?? null,
     });
     if (again.answered) sent++;
   }
@@ -312,6 +333,7 @@ export async function sweepWaitingRuns(ctx: DeliveryContext): Promise<number> {
             sha: run.headSha ?? null,
             workflowRunId: run.id,
             sender: null,
+            event: run.event,
           });
           if (v.answered) answered++;
         }

@@ -24,6 +24,13 @@ export const PROTECTION_CODES = {
     recovery: (p) =>
       `Name ${p.environment} as a stage's environment in \`.github/yoke.yml\` to gate it, set \`delivery.deployments.unruled_environments\` to approve or ignore, or take yoke's rule off the environment.`,
   }),
+  protection_event: code<{ repo: string; environment: string; event: string; events: string }>({
+    status: 409,
+    message: (p) =>
+      `A job started by ${p.event} asked to deploy to ${p.environment} of ${p.repo}: yoke approves only a job started by ${p.events}, whose code is the commit it deploys (a job of another event may check out code QA never saw).`,
+    recovery: (p) =>
+      `Deploy to ${p.environment} from a workflow started by ${p.events} (\`on: workflow_dispatch\`, as yoke's driver starts it).`,
+  }),
   protection_no_commit: code<{ repo: string; environment: string }>({
     status: 409,
     message: (p) =>

@@ -22,6 +22,7 @@ const request = (h: DeliveryHarness, over: Partial<ProtectionRequest> = {}): Pro
   sha: null,
   workflowRunId: 900,
   sender: 'mallory',
+  event: 'workflow_dispatch',
   ...over,
 });
 
@@ -226,7 +227,7 @@ describe("yoke's QA as an environment's deployment protection rule", () => {
     } as never;
     const decide = (state: 'waiting' | 'settled') =>
       decideProtection({
-        request: { repo, environment: 'production', sha, workflowRunId: 1, sender: null },
+        request: { repo, environment: 'production', sha, workflowRunId: 1, sender: null, event: 'workflow_dispatch' },
         settings: { ok: true, value: now.settings },
         runs: [
           {
@@ -243,7 +244,7 @@ describe("yoke's QA as an environment's deployment protection rule", () => {
     // TR27: a run that failed or was superseded once settled, and approves nothing now.
     for (const status of ['failed', 'superseded']) {
       const over = decideProtection({
-        request: { repo, environment: 'production', sha, workflowRunId: 3, sender: null },
+        request: { repo, environment: 'production', sha, workflowRunId: 3, sender: null, event: 'workflow_dispatch' },
         settings: { ok: true, value: now.settings },
         runs: [
           {
@@ -270,11 +271,64 @@ describe("yoke's QA as an environment's deployment protection rule", () => {
     }
     // Where no run froze a policy, today's decides: production has no QA before it now.
     const other = decideProtection({
-      request: { repo, environment: 'production', sha: 'a'.repeat(40), workflowRunId: 2, sender: null },
+      request: {
+        repo,
+        environment: 'production',
+        sha: 'a'.repeat(40),
+        workflowRunId: 2,
+        sender: null,
+        event: 'workflow_dispatch',
+      },
       settings: { ok: true, value: now.settings },
       runs: [],
     });
     expect([other.decision, other.why.code]).toEqual(['approved', 'protection_no_qa']);
+  });
+
+  it('TR40 a job started by an event whose code may not be the commit it names (pull_request_target, workflow_run, an issue comment, none named) is rejected at a gated environment, even at a commit whose QA settled; push and workflow_dispatch pass', () => {
+    const settings = parseDeliverySettings(REPO, DELIVERY);
+    if (settings.state !== 'valid') throw new Error('bad fixture');
+    const repo = { owner: 'acme', name: 'api', fullName: REPO, installationId: 1 };
+    const sha = 'b'.repeat(40);
+    const run = { id: 'dr-1', repo: REPO, commit: sha, settings: settings.settings, status: 'active' } as never;
+    const decide = (event: string | null) =>
+      decideProtection({
+        request: { repo, environment: 'production', sha, workflowRunId: 7, sender: 'mallory', event },
+        settings: { ok: true, value: settings.settings },
+        runs: [
+          {
+            run,
+            stages: [
+              {
+                runId: 'dr-1',
+                stage: 'staging-qa',
+                state: 'settled',
+                attempts: 1,
+                detail: null,
+                refusal: null,
+                updatedAt: 1,
+              },
+            ] as never,
+            members: [],
+          },
+        ],
+      });
+    expect(decide('push').decision).toBe('approved');
+    expect(decide('workflow_dispatch').decision).toBe('approved');
+    for (const event of ['pull_request_target', 'workflow_run', 'issue_comment', 'repository_dispatch', null]) {
+      const v = decide(event);
+      expect([v.decision, v.why.code]).toEqual(['rejected', 'protection_event']);
+    }
+    expect(decide('pull_request_target').why.message).toBe(
+      'A job started by pull_request_target asked to deploy to production of acme/api: yoke approves only a job started by push or workflow_dispatch, whose code is the commit it deploys (a job of another event may check out code QA never saw).',
+    );
+    // An environment yoke does not gate is no QA's to protect: the event does not matter there.
+    const unruled = decideProtection({
+      request: { repo, environment: 'preview', sha, workflowRunId: 8, sender: null, event: 'pull_request_target' },
+      settings: { ok: true, value: settings.settings },
+      runs: [],
+    });
+    expect(unruled.why.code).toBe('protection_unruled');
   });
 
   it('DP03 fails closed: delivery settings yoke cannot read, or a request that names no commit, are rejected', async () => {
@@ -321,7 +375,7 @@ describe("yoke's QA as an environment's deployment protection rule", () => {
     });
     const decide = (removedAt: number | null) =>
       decideProtection({
-        request: { repo, environment: 'production', sha, workflowRunId: 1, sender: null },
+        request: { repo, environment: 'production', sha, workflowRunId: 1, sender: null, event: 'workflow_dispatch' },
         settings: { ok: true, value: settings.settings },
         runs: [{ run, stages, members: [member(removedAt)] }],
       });
@@ -358,6 +412,15 @@ describe("yoke's QA as an environment's deployment protection rule", () => {
     const h = await makeDeliveryHarness({ config: EMPTY_OK });
     const run = await createDeploymentRun(h.fleet, { repo: REPO });
     if (!run.ok) throw new Error(run.refusal.message);
+    // TR40: the waiting run, which the sweep reads again for the event that started it.
+    for (const id of [920, 921])
+      h.forge.workflowRuns.set(String(id), {
+        id,
+        status: 'waiting',
+        conclusion: null,
+        repositoryId: 1,
+        event: 'workflow_dispatch',
+      });
     const down = vi
       .spyOn(h.forge, 'reviewProtectionRule')
       .mockRejectedValueOnce(Object.assign(new Error('Service Unavailable'), { status: 503 }));
