@@ -11,8 +11,8 @@ import type { BriefAsk, FixBrief } from '../agent/brief.js';
 
 export const CHANGES_REQUESTED = 'CHANGES_REQUESTED';
 
-/** Why an ask starts nothing: a code for the log and the store. */
-export type AskDeclined = 'not_a_writer' | 'a_bot' | 'the_author' | 'review_fixes_off';
+/** Why an ask starts nothing: a code for the log and the store (`no_longer_a_writer` only for the pass that reads it). */
+export type AskDeclined = 'not_a_writer' | 'a_bot' | 'the_author' | 'review_fixes_off' | 'no_longer_a_writer';
 
 /** The fix asks a claim PR has open, oldest first. */
 export const openFixAsks = (asks: readonly Ask[] | undefined, pr: number): Ask[] =>
@@ -164,3 +164,31 @@ function reviewStands(a: Ask, reviews: ClaimView['reviews']): boolean {
   const latest = reviews.filter((r) => r.author === a.author && r.state !== 'COMMENTED').at(-1);
   return latest?.state !== 'APPROVED';
 }
+
+/** The open asks, which are the ones a run would carry: neither carried nor declined. */
+const isOpen = (a: Ask) => a.carriedByRun === null && a.declined === null;
+
+/**
+ * TR33's read of who still may ask: the authors of open asks whom GitHub no longer names writers (demoted, or
+ * gone from the repository since they asked), lower-case. A permission GitHub would not tell is no write access.
+ */
+export async function readDemotedAskers(
+  forge: Pick<Forge, 'getPermission'>,
+  repo: RepoRef,
+  asks: readonly Ask[],
+): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (const login of new Set(asks.filter(isOpen).map((a) => a.author))) {
+    const permission = await forge.getPermission(repo, login).catch(() => 'none' as const);
+    if (!canWrite(permission)) out.add(login.toLowerCase());
+  }
+  return out;
+}
+
+/** TR33, pure: an ask stands only while its author may still ask; one demoted since asks nothing this pass (it is kept, should they be a writer again). */
+export const standingAsks = (asks: readonly Ask[], demoted: ReadonlySet<string>): Ask[] =>
+  asks.map((a) =>
+    isOpen(a) && demoted.has(a.author.toLowerCase())
+      ? { ...a, declined: 'no_longer_a_writer' satisfies AskDeclined }
+      : a,
+  );

@@ -9,7 +9,7 @@ import type { Store } from '../store/store.js';
 import type { Run } from '../store/runs.js';
 import type { AfkLabel } from '../store/afk-labels.js';
 import type { Ask } from '../store/asks.js';
-import { readReviewAsks } from './asks.js';
+import { readDemotedAskers, readReviewAsks, standingAsks } from './asks.js';
 import type { MergeListener } from './autoland.js';
 import type { CheckRefusals } from './check-runs.js';
 import { viewMaxAgeMs, type ActivitySignals, type RepoActivity } from './activity.js';
@@ -316,7 +316,8 @@ async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads): Promi
     reads.trusted,
   );
   for (const ask of found) reads.housekeeping.push({ type: 'record_ask', ask });
-  const asks = [...known, ...found.map((a, i): Ask => ({ ...a, id: -1 - i, carriedByRun: null }))];
+  const recorded = [...known, ...found.map((a, i): Ask => ({ ...a, id: -1 - i, carriedByRun: null }))];
+  const asks = standingAsks(recorded, await readDemotedAskers(forge, repo, recorded));
   const mine = reads.requests.filter((r) => r.repo === repo.fullName);
   const startableIssues = new Set<number>();
   for (const req of mine) {

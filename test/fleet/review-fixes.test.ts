@@ -110,6 +110,30 @@ describe('review-driven fixes (TR33)', () => {
     expect(briefOf(h, 1).asks.map((a) => [a.author, a.text])).toEqual([['maint', 'Once more.']]);
   });
 
+  it('TR33 an ask whose author is no longer a writer (demoted since they asked) starts nothing, and is heard again once they are', async () => {
+    const { h, repo, pull } = await setup();
+    pull.reviews.push(review('maint', { body: 'First.' }));
+    await h.engine.schedulerTick();
+    expect(fixStarts(h)).toHaveLength(1);
+    // While that fix runs, maint asks again, then loses write access.
+    pull.reviews.push(review('maint', { body: 'Second.' }));
+    await h.engine.schedulerTick();
+    repo.permissions.maint = 'read';
+    h.launcher.finish(fixStarts(h)[0]!.runId);
+    await h.engine.reaperTick();
+    await h.engine.schedulerTick();
+    expect(fixStarts(h)).toHaveLength(1);
+    // The ask is kept as it was recorded: a writer again, maint is heard.
+    expect((await h.store.asks.listForRepo(REPO)).map((a) => [a.text, a.declined, a.carriedByRun === null])).toEqual([
+      ['First.', null, false],
+      ['Second.', null, true],
+    ]);
+    repo.permissions.maint = 'write';
+    await h.engine.schedulerTick();
+    expect(fixStarts(h)).toHaveLength(2);
+    expect(briefOf(h, 1).asks.map((a) => [a.author, a.text])).toEqual([['maint', 'Second.']]);
+  });
+
   it('TR33 a reader’s, a bot’s and the author’s reviews start nothing, and GitHub is asked about each reviewer once', async () => {
     const { h, pull } = await setup();
     pull.reviews.push(review('rita'), review('helper[bot]'), review('agent'), review('maint', { state: 'COMMENTED' }));
