@@ -106,7 +106,38 @@ export async function reapRuns(deps: ReapDeps): Promise<Reaped[]> {
           deps.log.warn({ run: run.id, err: String(err) }, 'could not cancel a run reaped as never started'),
         );
   }
+  await cancelLateWorkflows(deps);
   return reaped;
+}
+
+/**
+ * SP17: a workflow GitHub lists only after its run was reaped as never started would run an agent outside the
+ * cap and the budget. Until such a run's deadline (past it, the runner stops at once), each tick looks for its
+ * workflow again; one that turned up is cancelled and bound to its run, so it is not looked for again.
+ */
+async function cancelLateWorkflows(deps: ReapDeps): Promise<void> {
+  for (const run of await deps.store.runs.listUnfoundCancelled(deps.now())) {
+    const repo = await deps.repoRef(run.repo);
+    if (!repo) continue;
+    try {
+      const l = await deps.launcher.liveness(run, repo);
+      const ref = 'ref' in l ? l.ref : undefined;
+      if (!ref || ref === run.launcherRef) continue;
+      if (l.state !== 'ended') await deps.launcher.cancel({ ...run, launcherRef: ref }, repo);
+      await deps.store.runs.setLauncherRef(run.id, ref);
+      deps.log.warn(
+        { run: run.id, repo: run.repo, workflowRun: ref },
+        l.state === 'ended'
+          ? 'a workflow turned up after its run was reaped as never started, already ended'
+          : 'a workflow turned up after its run was reaped as never started; cancelled',
+      );
+    } catch (err) {
+      deps.log.warn(
+        { run: run.id, err: String(err) },
+        'could not look again for the workflow of a run reaped as never started; the next tick does',
+      );
+    }
+  }
 }
 
 /** The liveness to decide on once the handed-back result was read, or 'hold' to ask again next tick. */

@@ -179,6 +179,19 @@ export class RunStore {
     return (await this.sql.all<RunRow>("SELECT * FROM runs WHERE status = 'live' ORDER BY launched_at, id")).map(toRun);
   }
 
+  /**
+   * SP17: runs reaped as never started whose workflow was never found (`pending:`) and whose deadline has not
+   * passed: the ones whose workflow may still turn up late, and must be cancelled when it does.
+   */
+  async listUnfoundCancelled(now: number): Promise<Run[]> {
+    return (
+      await this.sql.all<RunRow>(
+        "SELECT * FROM runs WHERE status = 'ended' AND outcome = 'cancelled' AND launcher_ref LIKE 'pending:%' AND budget_deadline > ? ORDER BY launched_at, id",
+        [now],
+      )
+    ).map(toRun);
+  }
+
   async liveForSubject(repo: string, subject: string): Promise<Run | undefined> {
     const row = await this.sql.get<RunRow>("SELECT * FROM runs WHERE repo = ? AND subject = ? AND status = 'live'", [
       repo,

@@ -1,7 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { reapRuns } from '../../src/fleet/reaper.js';
 import type { Liveness } from '../../src/launcher/launcher.js';
 import type { Run } from '../../src/store/runs.js';
+import { ActionsLauncher } from '../../src/launcher/actions.js';
 import { FakeLauncher, makeHarness } from '../helpers/fleet.js';
 
 // The reaper ends a run only from the run as it is when it ends it: a report
@@ -106,5 +107,91 @@ describe('the reaper', () => {
     });
     expect(reaped.map((r) => [r.run.id, r.outcome])).toEqual([['r-lost', 'cancelled']]);
     expect(cancelled).toEqual(['r-lost']);
+  });
+
+  it('SP17 a workflow GitHub lists only after its run was reaped as never started is looked for again until the run\u2019s deadline, cancelled once it turns up, and then left alone', async () => {
+    const h = makeHarness();
+    const t0 = h.clock.now();
+    const launcher = new ActionsLauncher({
+      forge: h.forge,
+      now: h.clock.now,
+      unseenGraceMs: 60_000,
+      reach: 'api',
+      runner: async () => ({ code: '', sha256: 'x' }),
+    });
+    const repo = h.forge.addRepo('acme/api', {});
+    await h.store.repos.ensure('acme/api', 1, t0);
+    await h.store.runs.insert({
+      id: 'r-late',
+      repo: 'acme/api',
+      kind: 'afk_auto',
+      subject: 'issue#1',
+      issueNumber: 1,
+      prNumber: null,
+      headSha: null,
+      launchedAt: t0,
+      budgetDeadline: t0 + 3600_000,
+      launcher: 'actions',
+      launcherRef: 'pending:yoke-run.yml@main',
+      secretHash: null,
+      capAtLaunch: 2,
+      liveAtLaunch: 1,
+    });
+    const warned: string[] = [];
+    const tick = () =>
+      reapRuns({
+        store: h.store,
+        launcher,
+        now: h.clock.now,
+        pauseThreshold: 3,
+        repoRef: async () => repo.ref,
+        log: { ...h.fleet.log, warn: (_o: unknown, msg: string) => void warned.push(msg) } as never,
+      });
+    h.clock.advance(120_000);
+    expect((await tick()).map((r) => [r.run.id, r.outcome])).toEqual([['r-late', 'cancelled']]);
+    expect(h.forge.cancelled).toEqual([]);
+    // Nothing yet on the next tick either; then GitHub lists the workflow run.
+    await tick();
+    h.forge.workflowRuns.set('r-late', {
+      id: 4711,
+      status: 'queued',
+      conclusion: null,
+      repositoryId: 1,
+      event: 'workflow_dispatch',
+    });
+    await tick();
+    expect(h.forge.cancelled).toEqual([4711]);
+    expect((await h.store.runs.get('r-late'))!.launcherRef).toBe('yoke-run.yml@main#4711');
+    expect(warned).toEqual(['a workflow turned up after its run was reaped as never started; cancelled']);
+    // Bound now: not looked for again.
+    const find = vi.spyOn(h.forge, 'findWorkflowRun');
+    await tick();
+    expect(h.forge.cancelled).toEqual([4711]);
+    expect(find).not.toHaveBeenCalled();
+  });
+
+  it('SP17 past its deadline a run reaped as never started is no longer looked for: the runner stops at once there', async () => {
+    const h = makeHarness();
+    const t0 = h.clock.now();
+    await h.store.repos.ensure('acme/api', 1, t0);
+    await h.store.runs.insert({
+      id: 'r-old',
+      repo: 'acme/api',
+      kind: 'afk_auto',
+      subject: 'issue#1',
+      issueNumber: 1,
+      prNumber: null,
+      headSha: null,
+      launchedAt: t0,
+      budgetDeadline: t0 + 3600_000,
+      launcher: 'actions',
+      launcherRef: 'pending:yoke-run.yml@main',
+      secretHash: null,
+      capAtLaunch: 2,
+      liveAtLaunch: 1,
+    });
+    await h.store.runs.end('r-old', 'cancelled', 'no yoke-run.yml run for r-old appeared', t0 + 120_000);
+    expect((await h.store.runs.listUnfoundCancelled(t0 + 3599_000)).map((r) => r.id)).toEqual(['r-old']);
+    expect(await h.store.runs.listUnfoundCancelled(t0 + 3600_000)).toEqual([]);
   });
 });
