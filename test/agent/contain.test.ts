@@ -13,7 +13,15 @@ import { runAgent } from '../../src/agent/agent-process.js';
 import { agentCliBin } from '../../sandbox/agent-clis.js';
 import { ScriptedModel } from '../../sandbox/models/scripted-model.js';
 import { KEY_PLACEHOLDER } from '../../src/agent/model-gateway.js';
-import { JOB_SECRETS, haveAgentClis, hostSockets, outsideTmp, runnerWithSecrets, tempFolders } from './helpers.js';
+import {
+  JOB_SECRETS,
+  costlyModel,
+  haveAgentClis,
+  hostSockets,
+  outsideTmp,
+  runnerWithSecrets,
+  tempFolders,
+} from './helpers.js';
 
 // TR20: the agent's tools run contained. A real CLI, driven to run what an
 // attacker would, reads every /proc/*/environ it can see, the runner's git
@@ -316,10 +324,7 @@ describe.skipIf(!ok)('the sandbox, with the real CLIs', () => {
   }, 90_000);
 
   it('TR39 Codex, which has no spend limit of its own, is stopped at the run\u2019s limit by the gateway\u2019s count, and the gateway passes no request on past it', async () => {
-    const costly = new ScriptedModel({
-      script: () => ({ run: 'echo again >> loop.txt' }),
-      usage: { input: 60_000, output: 2_000 },
-    });
+    const costly = costlyModel();
     await costly.start();
     try {
       const r = await runAgent(

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { agentCliBin } from '../../sandbox/agent-clis.js';
+import { ScriptedModel } from '../../sandbox/models/scripted-model.js';
 
 // The real agent CLIs are installed outside `npm ci` (bash bin/install-agents);
 // without them these tests skip with a message, and CI (YOKE_REQUIRE_AGENTS) requires them.
@@ -118,3 +119,7 @@ export function runnerWithSecrets(tmp: (prefix: string, base?: string) => string
   ];
   return { runnerHome, runnerTemp, probe };
 }
+
+/** A scripted model that never stops asking for a command, each answer billing 60,000 input and 2,000 output tokens. */
+export const costlyModel = (): ScriptedModel =>
+  new ScriptedModel({ script: () => ({ run: 'echo again >> loop.txt' }), usage: { input: 60_000, output: 2_000 } });

@@ -10,7 +10,7 @@ import { agentPrerequisite, runAgent } from '../../src/agent/agent-process.js';
 import { agentCliBin } from '../../sandbox/agent-clis.js';
 import { ScriptedModel } from '../../sandbox/models/scripted-model.js';
 import { KEY_PLACEHOLDER } from '../../src/agent/model-gateway.js';
-import { haveAgentClis, tempFolders } from './helpers.js';
+import { costlyModel, haveAgentClis, tempFolders } from './helpers.js';
 
 // `yoke agent run` with the real CLIs against a scripted model: the limits
 // cut a model that never stops, an agent that changes nothing fails with its
@@ -32,10 +32,7 @@ function checkout(): string {
 }
 
 describe.skipIf(!ok)('the runner with real agent CLIs', () => {
-  const forever = new ScriptedModel({
-    script: () => ({ run: 'echo again >> loop.txt' }),
-    usage: { input: 60_000, output: 2_000 },
-  });
+  const forever = costlyModel();
   beforeAll(async () => void (await forever.start()));
   afterAll(() => forever.stop());
   const path = () => `${agentCliBin('claude')}:${process.env.PATH}`;
@@ -95,10 +92,7 @@ describe.skipIf(!ok)('the runner with real agent CLIs', () => {
   }, 60_000);
 
   it('TR19 a run Claude Code stops at its spend limit records the tokens of every answer (modelUsage), not only the last one', async () => {
-    const costly = new ScriptedModel({
-      script: () => ({ run: 'echo again >> loop.txt' }),
-      usage: { input: 60_000, output: 2_000 },
-    });
+    const costly = costlyModel();
     await costly.start();
     try {
       const r = await runAgent(

@@ -19,6 +19,30 @@ class SlowLauncher extends FakeLauncher {
   }
 }
 
+/** A live AFK run of acme/api for issue 1, launched now with an hour's budget. */
+const insertRun = (
+  h: ReturnType<typeof makeHarness>,
+  id: string,
+  launcher: 'command' | 'actions',
+  launcherRef: string,
+) =>
+  h.store.runs.insert({
+    id,
+    repo: 'acme/api',
+    kind: 'afk_auto',
+    subject: 'issue#1',
+    issueNumber: 1,
+    prNumber: null,
+    headSha: null,
+    launchedAt: h.clock.now(),
+    budgetDeadline: h.clock.now() + 3600_000,
+    launcher,
+    launcherRef,
+    secretHash: null,
+    capAtLaunch: 2,
+    liveAtLaunch: 1,
+  });
+
 describe('the reaper', () => {
   it("SP13 a run that reported while the tick read another run's liveness ends with its report: no failure, no strike", async () => {
     const launcher = new SlowLauncher();
@@ -81,22 +105,7 @@ describe('the reaper', () => {
     })();
     const h = makeHarness({ launcher });
     await h.store.repos.ensure('acme/api', 1, h.clock.now());
-    await h.store.runs.insert({
-      id: 'r-lost',
-      repo: 'acme/api',
-      kind: 'afk_auto',
-      subject: 'issue#1',
-      issueNumber: 1,
-      prNumber: null,
-      headSha: null,
-      launchedAt: h.clock.now(),
-      budgetDeadline: h.clock.now() + 3600_000,
-      launcher: 'command',
-      launcherRef: 'fake:r-lost',
-      secretHash: null,
-      capAtLaunch: 2,
-      liveAtLaunch: 1,
-    });
+    await insertRun(h, 'r-lost', 'command', 'fake:r-lost');
     const reaped = await reapRuns({
       store: h.store,
       launcher,
@@ -121,22 +130,7 @@ describe('the reaper', () => {
     });
     const repo = h.forge.addRepo('acme/api', {});
     await h.store.repos.ensure('acme/api', 1, t0);
-    await h.store.runs.insert({
-      id: 'r-late',
-      repo: 'acme/api',
-      kind: 'afk_auto',
-      subject: 'issue#1',
-      issueNumber: 1,
-      prNumber: null,
-      headSha: null,
-      launchedAt: t0,
-      budgetDeadline: t0 + 3600_000,
-      launcher: 'actions',
-      launcherRef: 'pending:yoke-run.yml@main',
-      secretHash: null,
-      capAtLaunch: 2,
-      liveAtLaunch: 1,
-    });
+    await insertRun(h, 'r-late', 'actions', 'pending:yoke-run.yml@main');
     const warned: string[] = [];
     const tick = () =>
       reapRuns({
@@ -174,22 +168,7 @@ describe('the reaper', () => {
     const h = makeHarness();
     const t0 = h.clock.now();
     await h.store.repos.ensure('acme/api', 1, t0);
-    await h.store.runs.insert({
-      id: 'r-old',
-      repo: 'acme/api',
-      kind: 'afk_auto',
-      subject: 'issue#1',
-      issueNumber: 1,
-      prNumber: null,
-      headSha: null,
-      launchedAt: t0,
-      budgetDeadline: t0 + 3600_000,
-      launcher: 'actions',
-      launcherRef: 'pending:yoke-run.yml@main',
-      secretHash: null,
-      capAtLaunch: 2,
-      liveAtLaunch: 1,
-    });
+    await insertRun(h, 'r-old', 'actions', 'pending:yoke-run.yml@main');
     await h.store.runs.end('r-old', 'cancelled', 'no yoke-run.yml run for r-old appeared', t0 + 120_000);
     expect((await h.store.runs.listUnfoundCancelled(t0 + 3599_000)).map((r) => r.id)).toEqual(['r-old']);
     expect(await h.store.runs.listUnfoundCancelled(t0 + 3600_000)).toEqual([]);

@@ -78,6 +78,19 @@ async function seedSettledRun(h: ProbotHarness): Promise<void> {
   await h.rt.store.deploymentRuns.setStage({ runId: 'dr-settled', stage: 'staging-qa', state: 'settled', at: now });
 }
 
+/** A yoke whose repository has a run settled at SETTLED, with GitHub ready to take one answer at run 4242; the answers it took. */
+async function settledAndAnswering(): Promise<{ h: ProbotHarness; answers: Record<string, unknown>[] }> {
+  const h = await makeProbot();
+  await seedSettledRun(h);
+  const answers: Record<string, unknown>[] = [];
+  mockToken(github())
+    .get(CONFIG_RE)
+    .reply(...yamlConfig(YOKE_YML))
+    .post(`/repos/${REPO}/actions/runs/4242/deployment_protection_rule`, (b) => (answers.push(b), true))
+    .reply(204);
+  return { h, answers };
+}
+
 const signed = (payload: unknown) => {
   const text = JSON.stringify(payload);
   return { text, signature: `sha256=${createHmac('sha256', WEBHOOK_SECRET).update(text).digest('hex')}` };
@@ -109,14 +122,7 @@ describe('the deployment_protection_rule webhook', () => {
   });
 
   it('DP03 a signed request at a settled commit is approved through the documented callback; its replay changes nothing', async () => {
-    const h = await makeProbot();
-    await seedSettledRun(h);
-    const answers: Record<string, unknown>[] = [];
-    mockToken(github())
-      .get(CONFIG_RE)
-      .reply(...yamlConfig(YOKE_YML))
-      .post(`/repos/${REPO}/actions/runs/4242/deployment_protection_rule`, (b) => (answers.push(b), true))
-      .reply(204);
+    const { h, answers } = await settledAndAnswering();
     const { text, signature } = signed(protectionEvent());
     await h.probot.webhooks.verifyAndReceive({
       id: 'dpr-1',
@@ -151,14 +157,7 @@ describe('the deployment_protection_rule webhook', () => {
   });
 
   it('TR40 a signed request from a pull_request_target job at a settled commit is rejected: its code need not be that commit', async () => {
-    const h = await makeProbot();
-    await seedSettledRun(h);
-    const answers: Record<string, unknown>[] = [];
-    mockToken(github())
-      .get(CONFIG_RE)
-      .reply(...yamlConfig(YOKE_YML))
-      .post(`/repos/${REPO}/actions/runs/4242/deployment_protection_rule`, (b) => (answers.push(b), true))
-      .reply(204);
+    const { h, answers } = await settledAndAnswering();
     const { text, signature } = signed(protectionEvent({ event: 'pull_request_target' }));
     await h.probot.webhooks.verifyAndReceive({
       id: 'dpr-prt',

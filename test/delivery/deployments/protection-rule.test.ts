@@ -26,6 +26,15 @@ const request = (h: DeliveryHarness, over: Partial<ProtectionRequest> = {}): Pro
   ...over,
 });
 
+/** A deployment run's record at its commit, with staging-qa in the given state. */
+const atCommit = (run: unknown, state: 'waiting' | 'settled' = 'settled') => ({
+  run: run as never,
+  stages: [
+    { runId: 'dr-1', stage: 'staging-qa', state, attempts: 1, detail: null, refusal: null, updatedAt: 1 },
+  ] as never,
+  members: [],
+});
+
 /** TR29: staging-qa may settle with nothing to check, as these runs attach no plan. */
 const EMPTY_OK = {
   delivery: { ...DELIVERY, stages: DELIVERY.stages.map((s) => (s.kind === 'qa' ? { ...s, allow_empty: true } : s)) },
@@ -229,15 +238,7 @@ describe("yoke's QA as an environment's deployment protection rule", () => {
       decideProtection({
         request: { repo, environment: 'production', sha, workflowRunId: 1, sender: null, event: 'workflow_dispatch' },
         settings: { ok: true, value: now.settings },
-        runs: [
-          {
-            run,
-            stages: [
-              { runId: 'dr-1', stage: 'staging-qa', state, attempts: 1, detail: null, refusal: null, updatedAt: 1 },
-            ] as never,
-            members: [],
-          },
-        ],
+        runs: [atCommit(run, state)],
       });
     expect([decide('waiting').decision, decide('waiting').why.code]).toEqual(['rejected', 'protection_not_settled']);
     expect(decide('settled').decision).toBe('approved');
@@ -246,23 +247,7 @@ describe("yoke's QA as an environment's deployment protection rule", () => {
       const over = decideProtection({
         request: { repo, environment: 'production', sha, workflowRunId: 3, sender: null, event: 'workflow_dispatch' },
         settings: { ok: true, value: now.settings },
-        runs: [
-          {
-            run: { ...(run as object), status } as never,
-            stages: [
-              {
-                runId: 'dr-1',
-                stage: 'staging-qa',
-                state: 'settled',
-                attempts: 1,
-                detail: null,
-                refusal: null,
-                updatedAt: 1,
-              },
-            ] as never,
-            members: [],
-          },
-        ],
+        runs: [atCommit({ ...(run as object), status })],
       });
       expect([over.decision, over.why.message]).toEqual([
         'rejected',
@@ -295,23 +280,7 @@ describe("yoke's QA as an environment's deployment protection rule", () => {
       decideProtection({
         request: { repo, environment: 'production', sha, workflowRunId: 7, sender: 'mallory', event },
         settings: { ok: true, value: settings.settings },
-        runs: [
-          {
-            run,
-            stages: [
-              {
-                runId: 'dr-1',
-                stage: 'staging-qa',
-                state: 'settled',
-                attempts: 1,
-                detail: null,
-                refusal: null,
-                updatedAt: 1,
-              },
-            ] as never,
-            members: [],
-          },
-        ],
+        runs: [atCommit(run)],
       });
     expect(decide('push').decision).toBe('approved');
     expect(decide('workflow_dispatch').decision).toBe('approved');
