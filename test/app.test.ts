@@ -20,6 +20,8 @@ import { isolateNock } from './helpers/nock.js';
 
 const CONFIG_RE = /^\/repos\/Codertocat\/Hello-World\/contents\/\.github(%2F|\/)yoke\.yml/;
 const HEAD = 'abc1234def5678abc1234def5678abc1234def56';
+/** LD01: where the default branch is. */
+const BASE = 'ba5e'.repeat(10);
 
 isolateNock({ unmatched: true });
 
@@ -44,6 +46,10 @@ function mockListing(scope: nock.Scope): nock.Scope {
 
 interface Read {
   probeEtag?: string;
+  /** Where the default branch is (BASE unless said). */
+  base?: string;
+  /** How often the pass reads it: once, and once more before each merge it asks for. */
+  baseReads?: number;
   issues?: object[];
   pulls?: object[];
   /** A claim's files are read once per head: `cached` on a later read of the same head. */
@@ -64,6 +70,12 @@ function mockRepoRead(scope: nock.Scope, r: Read): nock.Scope {
     .get('/repos/Codertocat/Hello-World/pulls')
     .query({ state: 'open', per_page: '100' })
     .reply(200, r.pulls ?? []);
+  // LD02: with claims open, where the base branch is now: read every pass, and again at the instant of a merge.
+  if (Object.keys(r.claims ?? {}).length)
+    scope
+      .get('/repos/Codertocat/Hello-World/git/ref/heads%2Fmain')
+      .times(r.baseReads ?? 1)
+      .reply(200, { ref: 'refs/heads/main', object: { sha: r.base ?? BASE, type: 'commit' } });
   for (const [n, c] of Object.entries(r.claims ?? {})) {
     scope
       .get(`/repos/Codertocat/Hello-World/issues/${n}/comments`)
@@ -148,6 +160,7 @@ async function seedVerdict(h: ProbotHarness, id: string, verdict: 'accept' | 're
     capAtLaunch: 1,
     liveAtLaunch: 1,
   });
+  await h.rt.store.runs.setBaseSha(id, BASE); // LD01: judged on the base the default branch is at
   await h.rt.store.runs.recordReport(id, { outcome: 'success', verdict, summary: 'tests' }, 0);
   await h.rt.store.runs.setVerdictComment(id, 2); // its marker is already on the PR
   await h.rt.store.runs.end(id, 'success', null, at);
@@ -391,8 +404,8 @@ describe('verdicts and autoland (Probot level)', () => {
           status: 'in_progress',
           external_id: lander.id,
           output: {
-            title: 'Validating abc1234',
-            summary: `Lander run \`${lander.id}\` is validating this head (attempt 1 of 2).`,
+            title: 'Validating abc1234 on ba5eba5',
+            summary: `Lander run \`${lander.id}\` is validating this head merged onto ba5eba5 (attempt 1 of 2).`,
           },
         },
       },
@@ -432,6 +445,7 @@ describe('verdicts and autoland (Probot level)', () => {
       probeEtag: '"probe2"',
       pulls: [claimPull()],
       claims: { 7: { comments: [ghComment(1, BOT, stale, 'Bot'), ghComment(2, BOT, fresh, 'Bot')], files: 'cached' } },
+      baseReads: 2,
     })
       .put('/repos/Codertocat/Hello-World/pulls/7/merge', (b) => (merges.push(b), true))
       .reply(200, { merged: true, sha: 'mergedsha' })
@@ -452,8 +466,8 @@ describe('verdicts and autoland (Probot level)', () => {
         completed_at: new Date(h.clock.now()).toISOString(),
         external_id: lander.id,
         output: {
-          title: 'Accepted at abc1234',
-          summary: `Lander run \`${lander.id}\` accepted this head.\n\ntests pass`,
+          title: 'Accepted at abc1234 on ba5eba5',
+          summary: `Lander run \`${lander.id}\` accepted this head merged onto ba5eba5, the base it would land on.\n\ntests pass`,
         },
       },
     });
@@ -474,7 +488,11 @@ describe('verdicts and autoland (Probot level)', () => {
     const scope = mockListing(mockToken(github()))
       .get(CONFIG_RE)
       .reply(...yamlConfig(AUTOLAND_YML));
-    mockRepoRead(scope, { pulls: [claimPull()], claims: { 7: { comments: [ghComment(2, BOT, fresh, 'Bot')] } } })
+    mockRepoRead(scope, {
+      pulls: [claimPull()],
+      claims: { 7: { comments: [ghComment(2, BOT, fresh, 'Bot')] } },
+      baseReads: 2,
+    })
       .put('/repos/Codertocat/Hello-World/pulls/7/merge', { sha: HEAD, merge_method: 'squash' })
       .reply(409, { message: 'Head branch was modified. Review and try the merge again.' })
       .post('/repos/Codertocat/Hello-World/issues/7/comments', (b) => (comments.push(b.body), true))
@@ -507,7 +525,11 @@ describe('a refused merge and the client retry policy', () => {
     const scope = mockListing(mockToken(github()))
       .get(CONFIG_RE)
       .reply(...yamlConfig('autoland:\n  enabled: true\ndashboard_issue: false\n'));
-    mockRepoRead(scope, { pulls: [claimPull()], claims: { 7: { comments: [ghComment(2, BOT, fresh, 'Bot')] } } })
+    mockRepoRead(scope, {
+      pulls: [claimPull()],
+      claims: { 7: { comments: [ghComment(2, BOT, fresh, 'Bot')] } },
+      baseReads: 2,
+    })
       .put('/repos/Codertocat/Hello-World/pulls/7/merge')
       .once()
       .reply(409, { message: 'Head branch was modified. Review and try the merge again.' })
@@ -941,6 +963,7 @@ describe('review-driven fixes (Probot level)', () => {
     mockRepoRead(scope, {
       pulls: [claimPull()],
       claims: { 7: { comments: [], reviews: [restReview('rita')] } },
+      baseReads: 2,
     })
       .get('/repos/Codertocat/Hello-World/collaborators/rita/permission')
       .reply(200, { permission: 'read', role_name: 'read', user: { login: 'rita' } })

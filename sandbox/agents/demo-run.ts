@@ -130,13 +130,23 @@ async function afk(): Promise<void> {
 
 /**
  * The command launcher's lander (TR02): it holds no run secret and reports
- * nothing. It validates the PR's head with the default branch's script, and
- * its exit code is the verdict yoke records: 0 accept, 1 reject.
+ * nothing. It validates the PR's head merged onto the base yoke named (LD01)
+ * with the default branch's script, and its exit code is the verdict yoke
+ * records: 0 accept, 1 reject (a head that does not merge onto the base too).
  */
 async function lander(): Promise<void> {
-  const dir = workingCopy(env('YOKE_HEAD_SHA'));
-  const head = sh(dir, 'git', ['rev-parse', 'HEAD']);
-  if (head !== env('YOKE_HEAD_SHA')) throw new Error(`checked out ${head}, not ${env('YOKE_HEAD_SHA')}`);
+  const base = process.env.YOKE_BASE_SHA;
+  const dir = workingCopy(base || env('YOKE_HEAD_SHA'));
+  if (base) {
+    try {
+      sh(dir, 'git', [...GIT_ID, 'merge', '--quiet', '--no-ff', '--no-edit', env('YOKE_HEAD_SHA')]);
+    } catch {
+      console.log(`The PR's head does not merge cleanly onto ${base.slice(0, 7)}, the base it would land on.`);
+      process.exit(1);
+    }
+    if (sh(dir, 'git', ['rev-parse', 'HEAD^1']) !== base) throw new Error(`did not merge onto ${base}`);
+  } else if (sh(dir, 'git', ['rev-parse', 'HEAD']) !== env('YOKE_HEAD_SHA'))
+    throw new Error(`checked out ${sh(dir, 'git', ['rev-parse', 'HEAD'])}, not ${env('YOKE_HEAD_SHA')}`);
   const script = sh(dir, 'git', ['show', 'origin/main:.github/yoke/validate.sh']);
   try {
     // The judged code gets no token of any kind: only PATH and HOME cross.

@@ -20,9 +20,9 @@ import { shouldSpawnFix } from './producers.js';
 import { fixAsksOf } from './asks.js';
 import { askedBy } from './asks.js';
 import { readClaim } from './claims.js';
-import { CLAIM_LABEL, STUCK_LABEL, type RepoFacts } from './repo-facts.js';
+import { CLAIM_LABEL, STUCK_LABEL, baseRefOf, baseTipOf, type RepoFacts } from './repo-facts.js';
 import { repoRefOf } from './repo-state.js';
-import { isLandable, untrustedMarkers, verdictAtHead } from './verdicts.js';
+import { isLandable, untrustedMarkers, verdictNow } from './verdicts.js';
 
 // What a pass does besides launching, decided purely from RepoFacts:
 // record claims (and label them, for display), merge heads whose recorded
@@ -32,7 +32,16 @@ import { isLandable, untrustedMarkers, verdictAtHead } from './verdicts.js';
 export type RepoAction =
   | { type: 'record_claim'; pr: number; run: string; issue: number }
   | { type: 'label_claim'; pr: number; run: string }
-  | { type: 'merge'; pr: number; sha: string; method: 'merge' | 'squash' | 'rebase'; run: string }
+  /** LD03: merge the head the verdict judged, only while `branch` is still at `base`, the base it judged it on. */
+  | {
+      type: 'merge';
+      pr: number;
+      sha: string;
+      base: string;
+      branch: string;
+      method: 'merge' | 'squash' | 'rebase';
+      run: string;
+    }
   | { type: 'fix_exhausted'; pr: number; attempts: number; askedBy: string | null }
   | { type: 'hold_protected'; pr: number; sha: string; files: string[] }
   /** TR14: an accepted head whose change touches no protected path: its check may now say success. */
@@ -89,7 +98,7 @@ export function planRepoActions(facts: RepoFacts, after: AfterLaunch, reads: Hol
       actions.push({ type: 'ignored_marker', pr: claim.pull.number, ...ig });
     if (!isLandable(facts, claim)) continue;
     const n = claim.pull.number;
-    const current = verdictAtHead(facts.runs, claim.pull);
+    const current = verdictNow(facts.runs, claim.pull, baseTipOf(facts, claim.pull));
     // TR14: an accepted head that changes what yoke trusts waits for a writer's approval of that head.
     let released = true;
     if (current?.verdict === 'accept') {
@@ -125,6 +134,8 @@ export function planRepoActions(facts: RepoFacts, after: AfterLaunch, reads: Hol
         type: 'merge',
         pr: n,
         sha: claim.pull.headSha,
+        base: baseTipOf(facts, claim.pull)!,
+        branch: baseRefOf(facts, claim.pull),
         method: facts.config.autoland.merge_method,
         run: current.runId,
       });
@@ -220,6 +231,16 @@ export async function executeRepoActions(
       } else if (a.type === 'label_claim') {
         await forge.addLabels(facts.repo, a.pr, [CLAIM_LABEL]);
       } else if (a.type === 'merge') {
+        // LD03: the base is read again at the instant of the merge: a merge earlier in this pass, or a push,
+        // moved it, and the verdict judged another tree. Nothing is merged; the next pass validates it anew.
+        const tip = await forge.readBranchTip(facts.repo, a.branch);
+        if (tip !== a.base) {
+          log.info(
+            { repo: facts.repo.fullName, pr: a.pr, sha: a.sha, judged: a.base, now: tip },
+            'not merged: its base branch moved since the verdict; a lander validates it on the new base',
+          );
+          continue;
+        }
         const res = await forge.merge(facts.repo, a.pr, a.sha, a.method);
         if (res.ok) {
           await store.merges.record({
@@ -311,14 +332,17 @@ export async function readHolds(deps: Pick<ActionDeps, 'store' | 'forge'>, facts
   const writerApprovers = new Map<number, string[]>();
   const readerChangeRequests = new Map<number, string[]>();
   for (const claim of facts.view.claims) {
-    if (verdictAtHead(facts.runs, claim.pull)?.verdict !== 'accept') continue;
+    if (verdictNow(facts.runs, claim.pull, baseTipOf(facts, claim.pull))?.verdict !== 'accept') continue;
     // TR33: GitHub counts a change request only from someone who can write; so does autoland.
     const requesters = blockingReviewers(claim.reviews, (login) => login === claim.pull.author);
     if (requesters.length)
       readerChangeRequests.set(claim.pull.number, await readersAmong(deps.forge, facts.repo, requesters));
   }
   for (const claim of facts.view.claims) {
-    if (verdictAtHead(facts.runs, claim.pull)?.verdict !== 'accept' || !protectedChangeOf(facts, claim).length)
+    if (
+      verdictNow(facts.runs, claim.pull, baseTipOf(facts, claim.pull))?.verdict !== 'accept' ||
+      !protectedChangeOf(facts, claim).length
+    )
       continue;
     if (holds.get(`${claim.pull.number}@${claim.pull.headSha}`)?.approvedBy) continue;
     const writers: string[] = [];
@@ -353,7 +377,7 @@ export async function postVerdict(
   const id = await deps.forge.createComment(
     repo,
     run.prNumber,
-    verdictComment({ run: run.id, sha: run.headSha, verdict: run.verdict }, run.summary, spend) +
+    verdictComment({ run: run.id, sha: run.headSha, verdict: run.verdict }, run.summary, spend, run.baseSha) +
       (waitsFor.length ? `\n\n${reviewHoldNote(waitsFor)}` : ''),
   );
   await deps.store.runs.setVerdictComment(run.id, id);

@@ -19,6 +19,8 @@ export interface Candidate {
   issueNumber: number | null;
   prNumber: number | null;
   headSha: string | null;
+  /** LD01: for a lander, the base commit it validates the head on: where the PR's base branch was this pass. */
+  baseSha?: string | null;
   budgetMinutes: number;
   /** The open request (start/land) this launch consumes, if any. */
   requestId: number | null;

@@ -48,7 +48,12 @@ export function checkFor(
   const last = runs.at(-1)!;
   const head = last.headSha!;
   const base = { name: CHECK_NAME, externalId: last.id, detailsUrl: runUrl(policy.webUrl, last) };
-  const judged = [...runs].reverse().find((r) => r.verdict !== null);
+  const found = [...runs].reverse().find((r) => r.verdict !== null);
+  // LD02: a lander started after the verdict validates the head on a newer base: until it judges, the check is in progress.
+  const revalidating =
+    found && runs.some((r) => r.status === 'live' && r.launchedAt >= found.launchedAt && r !== found);
+  const judged = revalidating ? undefined : found;
+  const on = (r: Run) => (r.baseSha ? ` on ${short(r.baseSha)}` : '');
   if (judged?.verdict === 'accept' && !hold) {
     // TR14: accepted, but until a pass has read what the change touches the check does not say success.
     return {
@@ -59,7 +64,7 @@ export function checkFor(
         detailsUrl: runUrl(policy.webUrl, judged),
         status: 'in_progress',
         conclusion: null,
-        title: `Accepted at ${short(head)}; checking what it changes`,
+        title: `Accepted at ${short(head)}${on(judged)}; checking what it changes`,
         summary: `Lander run \`${judged.id}\` accepted this head. yoke is reading which files it changes: one that touches a protected path waits for a person's approval.`,
       },
     };
@@ -79,7 +84,7 @@ export function checkFor(
         detailsUrl: runUrl(policy.webUrl, judged) ?? `${policy.webUrl}/${last.repo}/pull/${last.prNumber}`,
         status: 'completed',
         conclusion: 'action_required',
-        title: `Accepted at ${short(head)}; a person must approve`,
+        title: `Accepted at ${short(head)}${on(judged)}; a person must approve`,
         summary: `${why.message}\n\nLander run \`${judged.id}\` accepted this head.\n\n**To recover:** ${why.recovery}`,
       },
     };
@@ -98,13 +103,16 @@ export function checkFor(
         detailsUrl: runUrl(policy.webUrl, judged),
         status: 'completed',
         conclusion: accepted ? 'success' : 'failure',
-        title: `${accepted ? 'Accepted' : 'Rejected'} at ${short(head)}`,
-        summary: `Lander run \`${judged.id}\` ${accepted ? 'accepted' : 'rejected'} this head.${approved}\n\n${judged.summary?.trim() || '_The lander gave no summary._'}`,
+        title: `${accepted ? 'Accepted' : 'Rejected'} at ${short(head)}${on(judged)}`,
+        summary: `Lander run \`${judged.id}\` ${accepted ? 'accepted' : 'rejected'} this head${judged.baseSha ? ` merged onto ${short(judged.baseSha)}, the base it would land on` : ''}.${approved}\n\n${judged.summary?.trim() || '_The lander gave no summary._'}`,
       },
     };
   }
   const live = runs.find((r) => r.status === 'live');
-  const attempts = runs.length;
+  // Attempts on this head since its last verdict (a verdict on an older base ends the count: LD02).
+  const attempts = runs.filter(
+    (r) => !found || r.launchedAt > found.launchedAt || (r !== found && r.launchedAt === found.launchedAt),
+  ).length;
   if (!live && (superseded || attempts >= policy.landerAttemptsPerHead)) {
     const why = superseded
       ? {
@@ -137,9 +145,9 @@ export function checkFor(
       detailsUrl: link,
       status: 'in_progress',
       conclusion: null,
-      title: `Validating ${short(head)}`,
+      title: `Validating ${short(head)}${on(current)}`,
       summary: live
-        ? `Lander run \`${live.id}\` is validating this head (attempt ${attempts} of ${policy.landerAttemptsPerHead}).`
+        ? `Lander run \`${live.id}\` is validating this head${current.baseSha ? ` merged onto ${short(current.baseSha)}` : ''} (attempt ${attempts} of ${policy.landerAttemptsPerHead}).${found ? ` The base moved since lander run \`${found.id}\` ${found.verdict === 'accept' ? 'accepted' : 'rejected'} it${on(found)}: a verdict counts only for the base it judged.` : ''}`
         : `Lander run \`${last.id}\` ended without a verdict (${last.outcome ?? 'ended'}); yoke tries this head again (attempt ${attempts + 1} of ${policy.landerAttemptsPerHead}).`,
     },
   };

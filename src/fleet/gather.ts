@@ -22,7 +22,7 @@ import { atCapRepos, fixCandidates, landerCandidates, newWorkCandidates, type Pr
 import { readsAsApproved } from './approval.js';
 import { makeRefusal } from '../kernel/codes/table.js';
 import { readClaim } from './claims.js';
-import { CLAIM_LABEL, type RepoFacts } from './repo-facts.js';
+import { CLAIM_LABEL, baseRefOf, type RepoFacts } from './repo-facts.js';
 import { unseenRepoState } from './repo-state.js';
 
 // The read half of a spawn pass (SP02, SP11): one listing, one snapshot, every
@@ -333,6 +333,12 @@ async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads): Promi
     if (issue && issue.state === 'open' && !issue.isPull) startableIssues.add(req.number);
     else reads.housekeeping.push({ type: 'drop_request', requestId: req.id }); // closed since it was asked for
   }
+  // LD02: where each claim's base branch is now, read every pass: a push there changes no issue, so a cached view would not show it.
+  const baseTips = new Map<string, string | null>();
+  for (const claim of view.claims) {
+    const ref = baseRefOf({ view }, claim.pull);
+    if (!baseTips.has(ref)) baseTips.set(ref, await forge.readBranchTip(repo, ref).catch(() => null));
+  }
   return {
     repo,
     state: { ...state, disabledReason: null },
@@ -341,6 +347,7 @@ async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads): Promi
     runs,
     claims,
     afkLabels,
+    baseTips,
     asks,
     requests: mine,
     startableIssues,

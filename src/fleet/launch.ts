@@ -85,6 +85,8 @@ export async function lockedLaunch(
   // TR33: before it starts, the run says why it started and carries its asks; a run that never starts
   // hands them back (onLaunchFailed), so an ask is never lost to a launch that failed.
   await deps.store.asks.carry(rec.runId, c.why, c.asks ?? [], c.repo);
+  // LD01: the base the lander validates on, before it starts (a run that lost it judged no base, and lands nothing).
+  if (c.baseSha) await deps.store.runs.setBaseSha(rec.runId, c.baseSha);
   try {
     const { ref } = await deps.launcher.start(spec(rec));
     if (ref) await deps.store.runs.setLauncherRef(rec.runId, ref);
@@ -179,6 +181,7 @@ export function buildLaunchSpec(
     issueNumber: c.issueNumber,
     prNumber: c.prNumber,
     headSha: c.headSha,
+    baseSha: c.baseSha ?? null,
     deadline: rec.deadline,
     secret: rec.secret,
     apiUrl,

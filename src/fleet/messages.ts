@@ -137,8 +137,13 @@ export function spendLine(what: string, s: WorkSpend): string | null {
   return `_Spend on ${what} so far: $${s.usd.toFixed(2)} over ${s.runs} run${s.runs === 1 ? '' : 's'} (${s.inputTokens} input and ${s.outputTokens} output tokens)._`;
 }
 
-export function verdictComment(payload: MarkerPayload, summary: string | null, spend: string | null = null): string {
-  return encodeMarker(payload, summary ?? '') + (spend ? `\n\n${spend}` : '');
+export function verdictComment(
+  payload: MarkerPayload,
+  summary: string | null,
+  spend: string | null = null,
+  base: string | null = null,
+): string {
+  return encodeMarker(payload, summary ?? '', base) + (spend ? `\n\n${spend}` : '');
 }
 
 // The dashboard issue (one per repository, labelled yoke:control)

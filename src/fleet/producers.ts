@@ -11,8 +11,8 @@ import {
   type Waiting,
 } from './candidate.js';
 import { readClaim } from './claims.js';
-import type { RepoFacts } from './repo-facts.js';
-import { isLandable, verdictAtHead } from './verdicts.js';
+import { baseRefOf, baseTipOf, type RepoFacts } from './repo-facts.js';
+import { isLandable, verdictNow } from './verdicts.js';
 import { autoLoopOn, isPaused } from './repo-state.js';
 import type { ClaimView, IssueView, RepoRef } from '../forge/types.js';
 import { isAfkKind, type RunKind } from '../store/runs.js';
@@ -96,10 +96,20 @@ export function shouldSpawnLander(facts: RepoFacts, claim: ClaimView, attemptsPe
 function wantsLander(facts: RepoFacts, claim: ClaimView, attemptsPerHead: number): LanderDecision {
   const n = claim.pull.number;
   const request = facts.requests.find((r) => r.kind === 'land' && r.number === n);
+  if (!request && !facts.config.autoland.enabled) return { launch: false, why: null };
+  // LD01: a lander judges the head on the base it will land on; where that base is, GitHub must say first.
+  const base = baseTipOf(facts, claim.pull);
+  if (!base)
+    return {
+      launch: false,
+      why: makeRefusal('base_unread', { repo: facts.repo.fullName, number: n, branch: baseRefOf(facts, claim.pull) }),
+    };
   if (request) return { launch: true, requestId: request.id };
-  if (!facts.config.autoland.enabled) return { launch: false, why: null };
-  if (verdictAtHead(facts.runs, claim.pull)) return { launch: false, why: null };
-  const atHead = facts.runs.filter((r) => r.kind === 'lander' && r.prNumber === n && r.headSha === claim.pull.headSha);
+  if (verdictNow(facts.runs, claim.pull, base)) return { launch: false, why: null };
+  // Landers of this head on this base that ended without a verdict (one with a verdict returned above).
+  const atHead = facts.runs.filter(
+    (r) => r.kind === 'lander' && r.prNumber === n && r.headSha === claim.pull.headSha && r.baseSha === base,
+  );
   if (atHead.length < attemptsPerHead) return { launch: true, requestId: null };
   return {
     launch: false,
@@ -131,6 +141,7 @@ export function decideLanders(facts: RepoFacts, attemptsPerHead: number): Decide
       issueNumber: claimedIssue(facts, claim),
       prNumber: claim.pull.number,
       headSha: claim.pull.headSha,
+      baseSha: baseTipOf(facts, claim.pull),
       budgetMinutes: facts.config.budget_minutes.lander,
       requestId,
       why: requestId ? 'land requested' : 'claim PR has no verdict at its head',
@@ -143,7 +154,8 @@ export type FixDecision = 'launch' | 'no' | 'in_flight' | 'exhausted' | 'spent';
 
 /** SP19: the head was rejected with fix-forward on. */
 const rejectedAtHead = (facts: RepoFacts, claim: ClaimView): boolean =>
-  facts.config.fix_forward.enabled && verdictAtHead(facts.runs, claim.pull)?.verdict === 'reject';
+  facts.config.fix_forward.enabled &&
+  verdictNow(facts.runs, claim.pull, baseTipOf(facts, claim.pull))?.verdict === 'reject';
 
 /**
  * SP09/SP19/TR33: a reject at the current head with fix-forward on, or a writer's open ask; attempts left,

@@ -1,5 +1,5 @@
 import type { RepoConfig } from '../config/repo-config.js';
-import type { RepoRef, RepoView } from '../forge/types.js';
+import type { PullView, RepoRef, RepoView } from '../forge/types.js';
 import type { ClaimRecord } from '../store/claims.js';
 import type { AfkLabel } from '../store/afk-labels.js';
 import type { Ask } from '../store/asks.js';
@@ -18,6 +18,11 @@ export interface RepoFacts {
   claims: ReadonlyMap<number, ClaimRecord>;
   /** TR24: AFK issues' bodies as yoke first saw them labelled, by issue number. */
   afkLabels?: ReadonlyMap<number, AfkLabel>;
+  /**
+   * LD02: the commit each base branch of an open claim PR is at, as read this pass (never from a cached view: a
+   * push to the branch changes no issue); null when GitHub would not say. Empty for a repository with no claims.
+   */
+  baseTips?: ReadonlyMap<string, string | null>;
   /** TR33: what writers asked an agent to do here, as recorded (and found this pass): open, carried or declined. */
   asks?: readonly Ask[];
   requests: readonly OpenRequest[];
@@ -46,6 +51,14 @@ export const repoReadOf = (f: Pick<RepoFacts, 'config' | 'view'>, readAt: number
     author: c.pull.author,
   })),
 });
+
+/** LD01: the branch a claim PR lands on: its base, or the default branch when GitHub did not say. */
+export const baseRefOf = (f: Pick<RepoFacts, 'view'>, pull: Pick<PullView, 'baseRef'>): string =>
+  pull.baseRef ?? f.view.defaultBranch;
+
+/** LD02: the commit a claim PR's base branch is at now, or null when it was not read. */
+export const baseTipOf = (f: Pick<RepoFacts, 'view' | 'baseTips'>, pull: Pick<PullView, 'baseRef'>): string | null =>
+  f.baseTips?.get(baseRefOf(f, pull)) ?? null;
 
 export const CLAIM_LABEL = 'yoke:claim';
 export const STUCK_LABEL = 'yoke:stuck';

@@ -14,13 +14,24 @@ export interface RecordedVerdict {
   runId: string;
 }
 
-/** The latest verdict recorded by a lander run of this PR at its current head. */
-export function verdictAtHead(
+/**
+ * LD02: the latest verdict recorded by a lander run of this PR at its current head, on the base its branch is
+ * at now (`base`, read this pass). A verdict on another base judged another tree: it counts for nothing here,
+ * and nothing counts while the base is unknown.
+ */
+export function verdictNow(
   runs: readonly Run[],
   pull: Pick<PullView, 'number' | 'headSha'>,
+  base: string | null,
 ): RecordedVerdict | null {
+  if (!base) return null;
   const reported = runs.filter(
-    (r) => r.kind === 'lander' && r.prNumber === pull.number && r.headSha === pull.headSha && r.verdict !== null,
+    (r) =>
+      r.kind === 'lander' &&
+      r.prNumber === pull.number &&
+      r.headSha === pull.headSha &&
+      r.baseSha === base &&
+      r.verdict !== null,
   );
   const last = reported.at(-1);
   return last ? { verdict: last.verdict!, runId: last.id } : null;

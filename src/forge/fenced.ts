@@ -26,6 +26,7 @@ const FORGE_ACCESS: Record<keyof Forge, 'read' | 'write'> = {
   resolveCommit: 'read',
   isAncestor: 'read',
   isBranchProtected: 'read',
+  readBranchTip: 'read',
   listFiles: 'read',
   readFileAt: 'read',
   readComment: 'read',

@@ -1,6 +1,6 @@
 import { unlessMissing } from './errors.js';
 import type { Octokit } from './octokit.js';
-import { GhBranch, GhCommit, GhCompare, GhTree } from './schemas.js';
+import { GhBranch, GhCommit, GhCompare, GhRef, GhTree } from './schemas.js';
 import type { RepoRef } from './types.js';
 
 // A repository's commits, branches and files as GitHubForge reads them: a
@@ -15,6 +15,14 @@ export async function resolveCommit(o: Octokit, repo: RepoRef, ref: string): Pro
     [404, 422],
   );
   return res && GhCommit.parse(res.data).sha;
+}
+
+/** LD02: the commit a branch is at now (its ref, a small answer GitHub serves conditionally), or null. */
+export async function readBranchTip(o: Octokit, repo: RepoRef, branch: string): Promise<string | null> {
+  const res = await unlessMissing(() =>
+    o.request('GET /repos/{owner}/{repo}/git/ref/{ref}', { ...at(repo), ref: `heads/${branch}` }),
+  );
+  return res && GhRef.parse(res.data).object.sha;
 }
 
 export async function isBranchProtected(o: Octokit, repo: RepoRef, branch: string): Promise<boolean | null> {

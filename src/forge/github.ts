@@ -147,6 +147,10 @@ export class GitHubForge implements Forge {
     return git.resolveCommit(await this.gh(repo.installationId), repo, ref);
   }
 
+  async readBranchTip(repo: RepoRef, branch: string): Promise<string | null> {
+    return git.readBranchTip(await this.gh(repo.installationId), repo, branch);
+  }
+
   async isBranchProtected(repo: RepoRef, branch: string): Promise<boolean | null> {
     return git.isBranchProtected(await this.gh(repo.installationId), repo, branch);
   }

@@ -19,16 +19,18 @@ export type MarkerPayload = z.infer<typeof MarkerPayload>;
 
 const SUMMARY_LIMIT = 4000;
 
-export function encodeMarker(payload: MarkerPayload, summary: string): string {
+/** The verdict comment: the marker (its record), then in words what was judged: the head, on the base it would land on (LD01). */
+export function encodeMarker(payload: MarkerPayload, summary: string, base: string | null = null): string {
   const verdictWord = payload.verdict === 'accept' ? 'accepted' : 'rejected';
   const short = payload.sha.slice(0, 7);
+  const on = base ? ` merged onto \`${base.slice(0, 7)}\`, the base it would land on` : '';
   const text =
     summary.length > SUMMARY_LIMIT
       ? `${summary.slice(0, SUMMARY_LIMIT)}\n\n(summary cut at ${SUMMARY_LIMIT} characters)`
       : summary;
   return [
     `<!-- yoke:verdict v${MARKER_VERSION} ${JSON.stringify(payload)} -->`,
-    `**yoke lander ${verdictWord}** this PR at \`${short}\` (run \`${payload.run}\`).`,
+    `**yoke lander ${verdictWord}** this PR at \`${short}\`${on} (run \`${payload.run}\`).`,
     '',
     text.trim() || '_The lander gave no summary._',
   ].join('\n');

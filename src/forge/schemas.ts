@@ -49,6 +49,9 @@ export const GhIssue = z
     isPull: i.pull_request != null,
   }));
 
+/** A git reference: `GET /repos/{owner}/{repo}/git/ref/{ref}`. */
+export const GhRef = z.object({ ref: z.string(), object: z.object({ sha: z.string() }) });
+
 export const GhPull = z
   .object({
     number: z.number(),
@@ -59,6 +62,7 @@ export const GhPull = z
       ref: z.string(),
       repo: z.object({ full_name: z.string() }).nullable().optional(),
     }),
+    base: z.object({ ref: z.string() }).optional(),
     labels: Labels,
     draft: z.boolean().optional(),
     user: User,
@@ -69,6 +73,7 @@ export const GhPull = z
     body: p.body ?? '',
     headSha: p.head.sha,
     headRef: p.head.ref,
+    baseRef: p.base?.ref ?? null,
     headRepo: p.head.repo?.full_name ?? null,
     labels: p.labels,
     draft: p.draft ?? false,

@@ -35,6 +35,8 @@ export interface PullView {
   body: string;
   headSha: string;
   headRef: string;
+  /** The branch it would merge into (GitHub's `base.ref`); null when GitHub did not say. */
+  baseRef: string | null;
   /** The repository the head branch lives in (another one for a fork; null when that was deleted). */
   headRepo: RepoName | null;
   labels: string[];
@@ -266,6 +268,8 @@ export interface Forge {
   listReviewComments(repo: RepoRef, pr: number): Promise<ReviewCommentView[]>;
   /** The commit a branch, tag or SHA names, or null. */
   resolveCommit(repo: RepoRef, ref: string): Promise<string | null>;
+  /** LD02: the commit a branch is at now, or null when there is no such branch. */
+  readBranchTip(repo: RepoRef, branch: string): Promise<string | null>;
   /** TR29: whether GitHub protects a branch (branch protection or a ruleset); null when there is no such branch. */
   isBranchProtected(repo: RepoRef, branch: string): Promise<boolean | null>;
   /** Whether `ancestor` is `commit` or comes before it; null when either is unknown. */

@@ -70,6 +70,8 @@ export class ActionsLauncher implements Launcher {
       kind: spec.kind,
       subject: spec.subject,
       head_sha: spec.headSha ?? '',
+      // LD01: only for a lander, whose workflow declares it (a workflow from before it refuses the dispatch, and says so).
+      ...(spec.baseSha ? { base_sha: spec.baseSha } : {}),
       deadline: new Date(spec.deadline).toISOString(),
       api_url: spec.apiUrl,
       runner_sha256: runner.sha256,

@@ -10,6 +10,8 @@ export interface LaunchSpec {
   issueNumber: number | null;
   prNumber: number | null;
   headSha: string | null;
+  /** LD01: for a lander, the base commit it validates the head on (the merge of the head onto it). */
+  baseSha: string | null;
   deadline: number;
   /** A per-run secret for launchers whose runs cannot get an OIDC token. */
   secret: string | null;
@@ -63,6 +65,7 @@ export function launchEnv(spec: LaunchSpec): Record<string, string> {
   if (spec.issueNumber !== null) env.YOKE_ISSUE = String(spec.issueNumber);
   if (spec.prNumber !== null) env.YOKE_PR = String(spec.prNumber);
   if (spec.headSha) env.YOKE_HEAD_SHA = spec.headSha;
+  if (spec.baseSha) env.YOKE_BASE_SHA = spec.baseSha;
   if (spec.secret) env.YOKE_RUN_SECRET = spec.secret;
   env.YOKE_LIMITS = limitsJson(spec.limits);
   if (spec.rejection) env.YOKE_REJECTION = spec.rejection;

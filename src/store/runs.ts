@@ -42,6 +42,8 @@ export interface Run {
   issueNumber: number | null;
   prNumber: number | null;
   headSha: string | null;
+  /** LD01: for a lander, the base commit it validated the head on (null: it named none, and its verdict lands nothing). */
+  baseSha: string | null;
   status: 'live' | 'ended';
   outcome: Outcome | null;
   outcomeReason: string | null;
@@ -94,6 +96,7 @@ interface RunRow {
   issue_number: number | null;
   pr_number: number | null;
   head_sha: string | null;
+  base_sha?: string | null;
   status: 'live' | 'ended';
   outcome: Outcome | null;
   outcome_reason: string | null;
@@ -126,6 +129,7 @@ function toRun(r: RunRow): Run {
     issueNumber: r.issue_number,
     prNumber: r.pr_number,
     headSha: r.head_sha,
+    baseSha: r.base_sha ?? null,
     status: r.status,
     outcome: r.outcome,
     outcomeReason: r.outcome_reason,
@@ -285,6 +289,11 @@ export class RunStore {
         ]);
       return live;
     });
+  }
+
+  /** LD01: the base a lander was dispatched to validate the head on, recorded before it starts. */
+  async setBaseSha(id: string, base: string): Promise<void> {
+    await this.sql.run('UPDATE runs SET base_sha = ? WHERE id = ?', [base, id]);
   }
 
   async setLauncherRef(id: string, ref: string): Promise<void> {

@@ -29,8 +29,8 @@ describe('the yoke/lander check run', () => {
       conclusion: null,
       externalId: lander.runId,
       detailsUrl: null,
-      title: 'Validating abc1234',
-      summary: `Lander run \`${lander.runId}\` is validating this head (attempt 1 of 2).`,
+      title: 'Validating abc1234 on c0',
+      summary: `Lander run \`${lander.runId}\` is validating this head merged onto c0 (attempt 1 of 2).`,
     });
     // Passes that change nothing write nothing.
     await h.engine.schedulerTick();
@@ -40,8 +40,10 @@ describe('the yoke/lander check run', () => {
     await report(h, lander.runId, 'success', 'reject');
     await h.engine.reaperTick();
     expect(checksOf(h)).toEqual([{ head: 'abc1234def', status: 'completed', conclusion: 'failure', writes: 2 }]);
-    expect(h.forge.checkRuns[0]!.current.title).toBe('Rejected at abc1234');
-    expect(h.forge.checkRuns[0]!.current.summary).toBe(`Lander run \`${lander.runId}\` rejected this head.\n\ntest`);
+    expect(h.forge.checkRuns[0]!.current.title).toBe('Rejected at abc1234 on c0');
+    expect(h.forge.checkRuns[0]!.current.summary).toBe(
+      `Lander run \`${lander.runId}\` rejected this head merged onto c0, the base it would land on.\n\ntest`,
+    );
     await h.engine.schedulerTick();
     expect(h.forge.checkRuns[0]!.writes).toHaveLength(2);
   });

@@ -90,6 +90,7 @@ describe("an agent run's limits", () => {
       issueNumber: 3,
       prNumber: 9,
       headSha: 'a'.repeat(40),
+      baseSha: null,
       deadline: Date.UTC(2026, 11, 1, 12),
       secret: 's3cret',
       apiUrl: 'https://yoke.example.test/',

@@ -74,7 +74,7 @@ describe('protected paths (TR14)', () => {
     expect(check).toMatchObject({
       status: 'completed',
       conclusion: 'action_required',
-      title: 'Accepted at aaaaaaa; a person must approve',
+      title: 'Accepted at aaaaaaa on c0; a person must approve',
       externalId: lander,
     });
     expect(check.summary).toContain('`.github/yoke/validate.sh`');
@@ -118,7 +118,7 @@ describe('protected paths (TR14)', () => {
       protectedApprovedNotice(7, SHA, ['.github/workflows/yoke-run.yml'], 'maint'),
     );
     const check = h.forge.checkRuns.find((c) => c.headSha === SHA)!.current;
-    expect(check).toMatchObject({ conclusion: 'success', title: 'Accepted at aaaaaaa' });
+    expect(check).toMatchObject({ conclusion: 'success', title: 'Accepted at aaaaaaa on c0' });
     expect(check.summary).toContain('maint approved this head');
   });
 

@@ -81,6 +81,26 @@ describe('GitHubForge, for agent runs', () => {
     ]).toEqual([true, false, null]);
   });
 
+  it('LD02 reads where a branch is now from its git ref, and knows a missing branch', async () => {
+    const gh = nock(API, { reqheaders: { authorization: 'token ghs_inst' } });
+    gh.get('/repos/acme/api/git/ref/heads%2Fmain').reply(200, {
+      ref: 'refs/heads/main',
+      node_id: 'REF_kwDO',
+      url: 'https://api.github.com/repos/acme/api/git/refs/heads/main',
+      object: { sha: 'b'.repeat(40), type: 'commit', url: 'https://api.github.com/repos/acme/api/git/commits/b' },
+    });
+    gh.get('/repos/acme/api/git/ref/heads%2Fgone').reply(404, { message: 'Not Found' });
+    const forge = new GitHubForge({
+      appOctokit: async () => client('app-jwt'),
+      installationOctokit: async () => client('ghs_inst'),
+      now: Date.now,
+    });
+    expect([await forge.readBranchTip(repo, 'main'), await forge.readBranchTip(repo, 'gone')]).toEqual([
+      'b'.repeat(40),
+      null,
+    ]);
+  });
+
   it('QA21 reads who reacted to a notice, asking for the list only when someone did', async () => {
     const gh = nock(API, { reqheaders: { authorization: 'token ghs_inst' } });
     gh.get('/repos/acme/api/issues/comments/5').reply(200, { id: 5, body: 'notice', reactions: { total_count: 0 } });

@@ -199,6 +199,7 @@ export class FakeForge implements Forge {
       body: p.body,
       headSha: p.headSha,
       headRef: `branch-${p.number}`,
+      baseRef: 'main',
       headRepo: p.headRepo ?? r.ref.fullName,
       labels: [...p.labels],
       draft: p.draft ?? false,
@@ -333,6 +334,12 @@ export class FakeForge implements Forge {
     if (ref === 'main' || ref === 'HEAD') return r.history.at(-1)!;
     if (r.branches[ref]) return r.branches[ref].head;
     return r.history.includes(ref) || Object.values(r.branches).some((b) => b.head === ref) ? ref : null;
+  }
+
+  /** LD02: the default branch is at the newest commit of its history (a merge adds one). */
+  async readBranchTip(repo: RepoRef, branch: string): Promise<string | null> {
+    const r = this.repo(repo.fullName);
+    return branch === 'main' ? (r.history.at(-1) ?? null) : (r.branches[branch]?.head ?? null);
   }
 
   async isBranchProtected(repo: RepoRef, branch: string): Promise<boolean | null> {

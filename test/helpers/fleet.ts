@@ -237,13 +237,17 @@ export async function recordVerdict(
   pr: number,
   headSha: string,
   verdict: 'accept' | 'reject',
+  /** LD01: the base it judged the head on; by default, where the default branch is now. */
+  baseSha?: string | null,
 ): Promise<string> {
+  const base = baseSha === undefined ? await h.forge.readBranchTip(h.forge.repo(repo).ref, 'main') : baseSha;
   const runId = `lander-${pr}-${headSha.slice(0, 7)}-${++seq}`;
   await endedRun(
     h,
     { id: runId, repo, kind: 'lander', subject: `pr#${pr}`, issueNumber: null, prNumber: pr, headSha },
     verdict,
   );
+  if (base) await h.store.runs.setBaseSha(runId, base);
   return runId;
 }
 

@@ -78,6 +78,7 @@ describe("the dashboard's runs table", () => {
     issueNumber: 1,
     prNumber: 7,
     headSha: 'c'.repeat(40),
+    baseSha: null,
     status: 'ended',
     outcome: 'success',
     outcomeReason: null,

@@ -5,6 +5,8 @@ import { readBrief } from '../../src/agent/brief.js';
 import { reviewHoldNote } from '../../src/fleet/messages.js';
 import { Sandbox } from '../../sandbox/sandbox.js';
 import { unclaimedWarnings } from '../helpers/sandbox-log.js';
+import { foldRevalidations } from '../helpers/landing.js';
+import { revParse } from '../../sandbox/git.js';
 
 /** Warnings the tests below provoke, each asserted where it is. */
 const CLAIMED_WARNINGS: string[] = ['signature does not match event payload and secret'];
@@ -34,7 +36,8 @@ const markers = (pr: number) =>
 
 describe('the life of an issue (actions launcher)', () => {
   it('GH03 label → AFK run → claim PR → lander → verdict marker → merge at the validated head → issue closed', async () => {
-    const runs = (await sandbox.runs()).filter((r) => r.issueNumber === 1 || r.prNumber === pullFor(1).number);
+    const all = (await sandbox.runs()).filter((r) => r.issueNumber === 1 || r.prNumber === pullFor(1).number);
+    const runs = foldRevalidations(all);
     expect(runs.map((r) => [r.kind, r.outcome])).toEqual([
       ['afk_auto', 'success'],
       ['lander', 'success'],
@@ -42,7 +45,13 @@ describe('the life of an issue (actions launcher)', () => {
     const pr = pullFor(1);
     expect(pr.body).toContain(`Yoke-Run: ${runs[0]!.id}`);
     expect(pr.labels).toContain('yoke:claim');
-    const [m] = markers(pr.number);
+    // LD01, LD03: each lander judged the head on a base of its own (another PR that landed first moved it), and
+    // the one that counted judged exactly the base the merge landed on.
+    const landers = all.filter((r) => r.kind === 'lander');
+    expect(new Set(landers.map((l) => l.baseSha)).size).toBe(landers.length);
+    expect(landers.every((l) => l.verdict === 'accept' && /^[0-9a-f]{40}$/.test(l.baseSha ?? ''))).toBe(true);
+    expect(revParse(sandbox.repo.gitDir, `${pr.pull!.mergeCommitSha}^1`)).toBe(runs[1]!.baseSha);
+    const m = markers(pr.number).at(-1);
     expect(m?.author).toBe('yoke-sandbox[bot]');
     expect(m?.marker).toEqual({
       kind: 'marker',
@@ -65,7 +74,9 @@ describe('the life of an issue (actions launcher)', () => {
 
   it('SP19 a reject, then a fix run, then a second lander on the new head, then the merge', async () => {
     const pr = pullFor(3);
-    const runs = (await sandbox.runs()).filter((r) => r.issueNumber === 3 || r.prNumber === pr.number);
+    const runs = foldRevalidations(
+      (await sandbox.runs()).filter((r) => r.issueNumber === 3 || r.prNumber === pr.number),
+    );
     expect(runs.map((r) => [r.kind, r.outcome, r.verdict])).toEqual([
       ['afk_auto', 'success', null],
       ['lander', 'success', 'reject'],
@@ -76,7 +87,14 @@ describe('the life of an issue (actions launcher)', () => {
     expect(fix!.headSha).toBe(reject!.headSha);
     expect(accept!.headSha).not.toBe(reject!.headSha);
     expect(
-      markers(pr.number).map((m) => m.marker.kind === 'marker' && [m.marker.payload.verdict, m.marker.payload.sha]),
+      // One per verdict: a head validated again on a newer base (LD02) says the same again.
+      [
+        ...new Set(
+          markers(pr.number).map(
+            (m) => m.marker.kind === 'marker' && `${m.marker.payload.verdict} ${m.marker.payload.sha}`,
+          ),
+        ),
+      ].map((m) => (m as string).split(' ')),
     ).toEqual([
       ['reject', reject!.headSha],
       ['accept', accept!.headSha],
@@ -91,14 +109,25 @@ describe('the life of an issue (actions launcher)', () => {
     expect(checkOf(reject!.headSha!).map((c) => [c.status, c.conclusion, c.externalId, c.detailsUrl])).toEqual([
       ['completed', 'failure', reject!.id, `${sandbox.forge.url}/${DEMO_REPO}/actions/runs/${wfOf(reject!.id).id}`],
     ]);
-    expect(checkOf(accept!.headSha!).map((c) => [c.status, c.conclusion, c.externalId, c.title])).toEqual([
-      ['completed', 'success', accept!.id, `Accepted at ${accept!.headSha!.slice(0, 7)}`],
+    expect(
+      checkOf(accept!.headSha!)
+        .slice(-1)
+        .map((c) => [c.status, c.conclusion, c.externalId, c.title]),
+    ).toEqual([
+      [
+        'completed',
+        'success',
+        accept!.id,
+        `Accepted at ${accept!.headSha!.slice(0, 7)} on ${accept!.baseSha!.slice(0, 7)}`,
+      ],
     ]);
   });
 
   it('TR33 the maintainer’s change request on #4’s PR becomes one fix run with both inline comments; yoke waits for their approval, then merges the validated head', async () => {
     const pr = pullFor(4);
-    const runs = (await sandbox.runs()).filter((r) => r.issueNumber === 4 || r.prNumber === pr.number);
+    const runs = foldRevalidations(
+      (await sandbox.runs()).filter((r) => r.issueNumber === 4 || r.prNumber === pr.number),
+    );
     expect(runs.map((r) => [r.kind, r.outcome, r.verdict, r.kind === 'fix' ? r.why : null])).toEqual([
       ['afk_auto', 'success', null, null],
       ['lander', 'success', 'accept', null],
@@ -137,7 +166,11 @@ describe('the life of an issue (actions launcher)', () => {
     const accepts = sandbox.repo.comments.filter(
       (c) => c.issueNumber === pr.number && c.body.includes('"verdict":"accept"'),
     );
-    expect(accepts.map((c) => c.body.endsWith(`\n\n${reviewHoldNote(['maintainer'])}`))).toEqual([true, true]);
+    // (Accepts of one head on a newer base, LD02, say the same while it stands.)
+    const noted = (sha: string) =>
+      accepts.filter((c) => c.body.includes(sha)).map((c) => c.body.endsWith(`\n\n${reviewHoldNote(['maintainer'])}`));
+    expect(new Set(noted(first!.headSha!))).toEqual(new Set([true]));
+    expect(noted(accept!.headSha!)[0]).toBe(true);
     expect(pr.pull).toMatchObject({ merged: true, headSha: accept!.headSha, mergeNamedSha: accept!.headSha });
     // Under the full cap, the review-driven fix went before new work that waited since the start.
     const issue5 = (await sandbox.runs()).find((r) => r.issueNumber === 5 && r.kind === 'afk_auto')!;

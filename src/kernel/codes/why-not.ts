@@ -23,6 +23,12 @@ export const WHY_NOT_CODES = {
       `yoke gave up validating #${p.number} of ${p.repo} at ${p.sha.slice(0, 7)}: ${p.attempts} lander run(s) ended without a verdict.`,
     recovery: (p) => `Push a new commit to #${p.number}, or comment \`/yoke land\` on it to try this head again.`,
   }),
+  base_unread: code<{ repo: string; number: number; branch: string }>({
+    status: 503,
+    message: (p) =>
+      `#${p.number} of ${p.repo} waits for a lander: GitHub did not say where its base branch ${p.branch} is, and a verdict counts only for the base it judged.`,
+    recovery: () => 'Nothing to do: the next pass reads the branch again.',
+  }),
   budget_spent: code<{ repo: string; scope: string; spent: string; limit: string }>({
     status: 429,
     message: (p) =>
@@ -62,6 +68,7 @@ export const WHY_NOT = [
   'repo_paused',
   'repo_disabled',
   'lander_attempts_used_up',
+  'base_unread',
   'fix_attempts_exhausted',
   'fix_asks_exhausted',
   'request_budget',

@@ -16,6 +16,7 @@ import { migration as m014 } from './014-github-deployments-protection-reviews.j
 import { migration as m015 } from './015-claim-heads-held-for-a-person.js';
 import { migration as m016 } from './016-rate-limit-holds.js';
 import { migration as m017 } from './017-fenced-leaders-and-process-identity.js';
+import { migration as m019 } from './019-the-base-a-lander-judged.js';
 import { migration as m018 } from './018-asks-for-changes.js';
 
 // yoke's schema, one file per migration, applied in version order and never
@@ -43,4 +44,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m016,
   m017,
   m018,
+  m019,
 ];

@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { decodeMarker } from '../../src/forge/marker.js';
+import { AUTOLAND, addClaimPull, makeHarness, report } from '../helpers/fleet.js';
+
+// LD01, LD02, LD03 through the engine: a lander judges the head merged onto the base its branch is at;
+// an accept counts only on that base; a merge moves the base, and the other accepted PR is judged again.
+
+const REPO = 'acme/api';
+const landers = (h: ReturnType<typeof makeHarness>) => h.launcher.starts.filter((s) => s.kind === 'lander');
+
+describe('landing on the base that was validated', () => {
+  it('LD01 LD02 LD03 two PRs accepted on one base: the first merges, the second is not merged on the moved base but validated again on it, and merges once accepted there', async () => {
+    const h = makeHarness({ policy: { globalCap: 4 } });
+    const repo = h.forge.addRepo(REPO, AUTOLAND);
+    await addClaimPull(h, REPO, { number: 7, issue: 1, headSha: 'a'.repeat(40) });
+    await addClaimPull(h, REPO, { number: 8, issue: 2, headSha: 'b'.repeat(40) });
+    await h.engine.schedulerTick();
+    // LD01: each lander is dispatched with the base its PR would land on, and the run records it.
+    expect(landers(h).map((s) => [s.prNumber, s.baseSha])).toEqual([
+      [7, 'c0'],
+      [8, 'c0'],
+    ]);
+    for (const s of landers(h)) expect((await h.store.runs.get(s.runId))!.baseSha).toBe('c0');
+    for (const s of landers(h)) await report(h, s.runId, 'success', 'accept');
+    await h.engine.reaperTick();
+    await h.engine.schedulerTick();
+    // LD03: the first merged; the second was judged on c0, which the first moved: GitHub was not asked to merge it.
+    expect(h.forge.merges.map((m) => m.number)).toEqual([7]);
+    expect(repo.history.at(-1)).toBe('c1');
+    // LD02: the next pass validates #8 again, on c1; the accept on c0 counts for nothing.
+    await h.engine.schedulerTick();
+    const again = landers(h).at(-1)!;
+    expect([again.prNumber, again.headSha, again.baseSha]).toEqual([8, 'b'.repeat(40), 'c1']);
+    const check = h.forge.checkRuns.find((c) => c.headSha === 'b'.repeat(40))!.current;
+    expect([check.status, check.title]).toEqual(['in_progress', 'Validating bbbbbbb on c1']);
+    expect(check.summary).toContain(
+      `The base moved since lander run \`${landers(h)[1]!.runId}\` accepted it on c0: a verdict counts only for the base it judged.`,
+    );
+    await report(h, again.runId, 'success', 'accept');
+    await h.engine.reaperTick();
+    await h.engine.schedulerTick();
+    expect(h.forge.merges.map((m) => m.number)).toEqual([7, 8]);
+    // The verdict comment says which base it judged.
+    const said = h.forge.comments.filter((c) => c.number === 8 && decodeMarker(c.body).kind === 'marker').at(-1)!;
+    expect(said.body.split('\n')[1]).toBe(
+      `**yoke lander accepted** this PR at \`bbbbbbb\` merged onto \`c1\`, the base it would land on (run \`${again.runId}\`).`,
+    );
+  });
+
+  it('LD02 a push to the base branch by hand after an accept: no merge on the old base, and a new lander on the new one', async () => {
+    const h = makeHarness();
+    h.forge.addRepo(REPO, AUTOLAND);
+    await addClaimPull(h, REPO, { number: 7, issue: 1, headSha: 'a'.repeat(40) });
+    await h.engine.schedulerTick();
+    const first = landers(h)[0]!;
+    await report(h, first.runId, 'success', 'accept');
+    h.forge.commit(REPO, { 'README.md': 'someone pushed' });
+    await h.engine.reaperTick();
+    await h.engine.schedulerTick();
+    expect(h.forge.merges).toEqual([]);
+    expect(landers(h).map((s) => s.baseSha)).toEqual(['c0', 'c1']);
+  });
+
+  it('LD02 while GitHub will not say where the base branch is, no lander starts and nothing merges; the wait says why', async () => {
+    const h = makeHarness();
+    h.forge.addRepo(REPO, AUTOLAND);
+    await addClaimPull(h, REPO, { number: 7, issue: 1, headSha: 'a'.repeat(40) });
+    h.forge.readBranchTip = async () => null;
+    const pass = await h.engine.schedulerTick();
+    expect(landers(h)).toEqual([]);
+    expect(pass.waiting.map((w) => [w.subject, w.reason.code, w.reason.message])).toEqual([
+      [
+        'pr#7',
+        'base_unread',
+        '#7 of acme/api waits for a lander: GitHub did not say where its base branch main is, and a verdict counts only for the base it judged.',
+      ],
+    ]);
+  });
+});
