@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { DEMO_TASKS, type DemoTask } from './demo-repo.js';
+import { DEMO_TASKS, migrationPath, type DemoTask } from './demo-repo.js';
 import type { ModelScript, ModelStep } from './models/scripted-model.js';
 
 // The real agent CLIs, installed outside `npm ci` (about 400 MB each) by
@@ -18,11 +18,24 @@ export function agentCliBin(name: 'claude' | 'codex'): string | null {
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
-function writeTask(task: DemoTask, impl: string, test = task.test): string {
+function writeTask(
+  task: DemoTask,
+  impl: string,
+  test = task.test,
+  migration: 'add' | 'renumber' | null = null,
+): string {
   return [
     `mkdir -p lib test`,
     `echo ${b64(impl)} | base64 -d > lib/${task.name}.js`,
     `echo ${b64(test)} | base64 -d > test/${task.name}.test.js`,
+    // LD02: the task's migration, numbered 002; a repair renumbers it to 003 (another PR's 002 landed first).
+    ...(task.migration && migration
+      ? [
+          `mkdir -p migrations`,
+          ...(migration === 'renumber' ? [`rm -f ${migrationPath(task, false)}`] : []),
+          `echo ${b64(task.migration)} | base64 -d > ${migrationPath(task, migration === 'renumber')}`,
+        ]
+      : []),
   ].join(' && ');
 }
 
@@ -50,7 +63,7 @@ export function demoScript(tasks: readonly DemoTask[] = DEMO_TASKS): ModelScript
       return {
         run: asked
           ? writeTask(task, task.review!.impl, task.review!.test)
-          : writeTask(task, fix ? task.impl : (task.broken ?? task.impl)),
+          : writeTask(task, fix ? task.impl : (task.broken ?? task.impl), task.test, fix ? 'renumber' : 'add'),
       };
     if (asked) return { say: `Made the changes the review asked for in lib/${task.name}.js and its test.` };
     return {

@@ -8,7 +8,8 @@ export const YOKE_URL_TOKEN = '__YOKE_URL__';
 // The demo repository the sandbox seeds: a small project with a test
 // command, opted in with cap 2, autoland and fix-forward on, and five issues
 // labelled for AFK work. One task's first attempt breaks the tests; on
-// another's claim PR the maintainer requests changes (TR33).
+// another's claim PR the maintainer requests changes (TR33); two add a
+// migration with the same number, which only breaks the tests together (LD02).
 
 export const DEMO_REPO = 'acme/demo';
 export const MAINTAINER = 'maintainer';
@@ -28,7 +29,17 @@ export interface DemoTask {
   injection?: string;
   /** TR33: the maintainer requests these changes on the claim PR (two inline comments), and the agent makes them. */
   review?: DemoReview;
+  /**
+   * LD02: the schema change the task adds, as `migrations/002-<name>.sql`. Two tasks add one: each passes alone,
+   * together two migrations share a number and the repository's test fails. The one validated on a base that holds
+   * the other's is rejected, and its fix renumbers it to 003.
+   */
+  migration?: string;
 }
+
+/** LD02: where a task's migration goes: numbered 002 at first, 003 once a fix renumbered it. */
+export const migrationPath = (task: Pick<DemoTask, 'name'>, fixed: boolean): string =>
+  `migrations/${fixed ? '003' : '002'}-${task.name}.sql`;
 
 export interface DemoReview {
   body: string;
@@ -50,6 +61,7 @@ export const DEMO_TASKS: DemoTask[] = [
     title: 'Add a reverse helper',
     impl: "module.exports = (s) => [...s].reverse().join('');\n",
     test: "const assert = require('node:assert');\nassert.strictEqual(require('../lib/reverse')('abc'), 'cba');\n",
+    migration: 'CREATE TABLE reversals (input TEXT, output TEXT);\n',
   },
   {
     name: 'count-words',
@@ -82,6 +94,7 @@ export const DEMO_TASKS: DemoTask[] = [
     title: 'Add a slugify helper',
     impl: "module.exports = (s) => s.toLowerCase().trim().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');\n",
     test: "const assert = require('node:assert');\nassert.strictEqual(require('../lib/slugify')(' Hello, World! '), 'hello-world');\n",
+    migration: 'CREATE TABLE slugs (title TEXT, slug TEXT UNIQUE);\n',
   },
 ];
 
@@ -168,13 +181,14 @@ export interface DemoAgentSettings {
 export function demoRunScript(settings: DemoAgentSettings): string {
   const agent = readFileSync(new URL('./agents/demo-agent.mjs', import.meta.url), 'utf8');
   const demo = {
-    tasks: settings.tasks.map(({ name, impl, broken, test, extraFiles, review }) => ({
+    tasks: settings.tasks.map(({ name, impl, broken, test, extraFiles, review, migration }) => ({
       name,
       impl,
       broken,
       test,
       extraFiles,
       review,
+      migration,
     })),
     failFirst: settings.failFirst,
     delayMs: settings.delayMs,
@@ -269,6 +283,15 @@ export const DEMO_FILES: Record<string, string> = {
     '\n',
   'README.md': '# demo\n\nString helpers. `npm test` runs every `test/*.test.js`.\n',
   'lib/greet.js': 'module.exports = (name) => `Hello, ${name}`;\n',
+  'migrations/001-init.sql': 'CREATE TABLE greetings (name TEXT);\n',
+  // LD02: what two agent PRs can break together though each passes alone.
+  'test/migrations.test.js': [
+    "const assert = require('node:assert');",
+    "const { readdirSync } = require('node:fs');",
+    'const numbers = readdirSync(`${__dirname}/../migrations`).map((f) => f.slice(0, 3));',
+    "assert.strictEqual(new Set(numbers).size, numbers.length, `two migrations share a number: ${numbers.join(', ')}`);",
+    '',
+  ].join('\n'),
   'test/greet.test.js':
     "const assert = require('node:assert');\nassert.strictEqual(require('../lib/greet')('yoke'), 'Hello, yoke');\n",
   'test/run.js': [

@@ -66,7 +66,10 @@ export async function summarizeIssues(deps: SummaryDeps): Promise<IssueSummary[]
         outcome: r.outcome ?? r.status,
         why: r.kind === 'fix' ? r.why : null,
       })),
-      verdicts: mine.filter((r) => r.verdict).map((r) => `${r.verdict}@${r.headSha?.slice(0, 7)}`),
+      // LD01: each verdict is for a head on a base: `reject@head/base`.
+      verdicts: mine
+        .filter((r) => r.verdict)
+        .map((r) => `${r.verdict}@${r.headSha?.slice(0, 7)}${r.baseSha ? `/${r.baseSha.slice(0, 7)}` : ''}`),
       merge: merged ? `#${merged.number} → ${merged.pull!.mergeCommitSha!.slice(0, 7)}` : '-',
       deployment: run ? `${run.id} (${run.status})` : '-',
       qa: qa ? (qa.settledAt !== null ? 'accepted' : qa.refusal ? 'refused' : 'waiting') : '-',

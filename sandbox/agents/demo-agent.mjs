@@ -7,7 +7,7 @@
 // tasks, how many of the first runs of the workflow fail (--fail-agent) and
 // how long each AFK run takes.
 /* global DEMO */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 const env = process.env;
@@ -36,6 +36,11 @@ const write = (file, text) => {
 write(`lib/${task.name}.js`, asked ? task.review.impl : fix ? task.impl : (task.broken ?? task.impl));
 write(`test/${task.name}.test.js`, asked ? task.review.test : task.test);
 if (!fix) for (const [file, text] of Object.entries(task.extraFiles ?? {})) write(file, text);
+// LD02: the task's migration, numbered 002; a repair renumbers it to 003 (another PR's 002 landed first).
+if (task.migration && !asked) {
+  if (fix) rmSync(`migrations/002-${task.name}.sql`, { force: true });
+  write(`migrations/${fix ? '003' : '002'}-${task.name}.sql`, task.migration);
+}
 // What a metered model would bill for the work: a fixed price per kind.
 say({ cost: fix ? { usd: 0.17, input_tokens: 7500, output_tokens: 900 } : { usd: 0.42, input_tokens: 18000, output_tokens: 2400 } });
 say({

@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ATTACK_TASK, DEMO_TASKS, type DemoTask } from '../demo-repo.js';
+import { ATTACK_TASK, DEMO_TASKS, migrationPath, type DemoTask } from '../demo-repo.js';
 import { requireEnv } from './env.js';
 
 // The command launcher's demo agent, lander and fixer: what a real agent
@@ -81,10 +81,16 @@ function taskOf(body: string): DemoTask {
   return task;
 }
 
-function writeTask(dir: string, task: DemoTask, impl: string): void {
+function writeTask(dir: string, task: DemoTask, impl: string, fixed = false): void {
   mkdirSync(join(dir, 'lib'), { recursive: true });
   writeFileSync(join(dir, 'lib', `${task.name}.js`), impl);
   writeFileSync(join(dir, 'test', `${task.name}.test.js`), task.test);
+  // LD02: the task's migration, numbered 002; a repair renumbers it to 003 (another PR's 002 landed first).
+  if (task.migration) {
+    mkdirSync(join(dir, 'migrations'), { recursive: true });
+    if (fixed) rmSync(join(dir, migrationPath(task, false)), { force: true });
+    writeFileSync(join(dir, migrationPath(task, fixed)), task.migration);
+  }
 }
 
 /** --fail-agent N: the first N AFK runs fail, so three strikes can be seen. */
@@ -173,7 +179,7 @@ async function fix(): Promise<void> {
   const task = taskOf(issue.body);
   const dir = workingCopy(pull.head.sha);
   sh(dir, 'git', ['checkout', '--quiet', '-B', pull.head.ref]);
-  writeTask(dir, task, task.impl);
+  writeTask(dir, task, task.impl, true);
   sh(dir, 'git', ['add', '-A']);
   sh(dir, 'git', [...GIT_ID, 'commit', '--quiet', '--allow-empty', '-m', `Fix ${task.name} after the lander's reject`]);
   sh(dir, 'git', ['push', '--quiet', 'origin', `HEAD:refs/heads/${pull.head.ref}`]);

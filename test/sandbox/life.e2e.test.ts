@@ -6,7 +6,7 @@ import { reviewHoldNote } from '../../src/fleet/messages.js';
 import { Sandbox } from '../../sandbox/sandbox.js';
 import { unclaimedWarnings } from '../helpers/sandbox-log.js';
 import { foldRevalidations } from '../helpers/landing.js';
-import { revParse } from '../../sandbox/git.js';
+import { git, revParse } from '../../sandbox/git.js';
 
 /** Warnings the tests below provoke, each asserted where it is. */
 const CLAIMED_WARNINGS: string[] = ['signature does not match event payload and secret'];
@@ -175,6 +175,39 @@ describe('the life of an issue (actions launcher)', () => {
     // Under the full cap, the review-driven fix went before new work that waited since the start.
     const issue5 = (await sandbox.runs()).find((r) => r.issueNumber === 5 && r.kind === 'afk_auto')!;
     expect(fix!.launchedAt).toBeLessThan(issue5.launchedAt);
+  });
+
+  it('LD02 LD03 two PRs that each add a migration numbered 002: one lands; the other is rejected on the base the first moved, its fix renumbers it, and it lands once accepted there; main never holds both', async () => {
+    const all = await sandbox.runs();
+    const of = (issue: number) => all.filter((r) => r.issueNumber === issue || r.prNumber === pullFor(issue).number);
+    const fixed = [2, 5].filter((n) => of(n).some((r) => r.kind === 'fix'));
+    expect(fixed).toHaveLength(1);
+    const [second] = fixed as [number];
+    const first = second === 2 ? 5 : 2;
+    const landed = pullFor(first).pull!.mergeCommitSha!;
+    // The reject that led to the fix judged a base that already held the first PR's merge, and said why.
+    const runs = of(second);
+    const reject = runs.filter((r) => r.verdict === 'reject').at(-1)!;
+    expect(git(sandbox.repo.gitDir, ['merge-base', '--is-ancestor', landed, reject.baseSha!])).toBe('');
+    expect(reject.summary).toContain('two migrations share a number');
+    const fix = runs.find((r) => r.kind === 'fix')!;
+    expect(fix.why).toBe('a lander rejection');
+    // Its accept judged the head the fix pushed, on the base the merge then landed on.
+    const accept = runs.filter((r) => r.verdict === 'accept').at(-1)!;
+    expect(accept.launchedAt).toBeGreaterThan(fix.launchedAt);
+    expect(revParse(sandbox.repo.gitDir, `${pullFor(second).pull!.mergeCommitSha}^1`)).toBe(accept.baseSha);
+    // No commit of main ever held two migrations numbered 002.
+    for (const c of git(sandbox.repo.gitDir, ['rev-list', 'refs/heads/main']).split('\n')) {
+      const files = git(sandbox.repo.gitDir, ['ls-tree', '--name-only', c, 'migrations/']).split('\n');
+      expect(files.filter((f) => f.startsWith('migrations/002-')).length, c).toBeLessThanOrEqual(1);
+    }
+    expect(git(sandbox.repo.gitDir, ['ls-tree', '--name-only', 'refs/heads/main', 'migrations/']).split('\n')).toEqual(
+      expect.arrayContaining([`migrations/003-${DEMO_TASKS[second - 1]!.name}.sql`]),
+    );
+    // The end table says so: the reject, on its base, then the accept on another.
+    const row = (await sandbox.summary()).find((r) => r.number === second)!;
+    expect(row.verdicts).toContain(`reject@${reject.headSha!.slice(0, 7)}/${reject.baseSha!.slice(0, 7)}`);
+    expect(row.verdicts.at(-1)).toBe(`accept@${accept.headSha!.slice(0, 7)}/${accept.baseSha!.slice(0, 7)}`);
   });
 
   it('SP05 a cap of 2 is never exceeded over the whole demo: by the forge’s workflow runs and by the runs store', async () => {
