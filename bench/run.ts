@@ -19,6 +19,7 @@ import { openStore } from '../src/store/store.js';
 import { EmbeddedForge } from '../sandbox/forge-server.js';
 import { benchDelivery } from './delivery.js';
 import { benchRunsReach } from './runs-reach.js';
+import { benchLanding } from './landing.js';
 import { benchEngines, concurrentLaunches, type BenchEngine } from './engines.js';
 
 // `npm run bench`: each figure on its own line as `name: value unit`.
@@ -329,6 +330,7 @@ try {
     ['delivery', () => each((engine) => benchDelivery(print, median, engine))],
     ['contain', benchContainment],
     ['reach', () => benchRunsReach(print)],
+    ['landing', () => benchLanding(print)],
   ];
   for (const [name, bench] of benches) if (!only || only.includes(name)) await bench();
 } finally {

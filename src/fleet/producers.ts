@@ -12,7 +12,7 @@ import {
 } from './candidate.js';
 import { readClaim } from './claims.js';
 import { baseRefOf, baseTipOf, type RepoFacts } from './repo-facts.js';
-import { isLandable, verdictNow } from './verdicts.js';
+import { isLandable, rejectedHead, verdictNow } from './verdicts.js';
 import { autoLoopOn, isPaused } from './repo-state.js';
 import type { ClaimView, IssueView, RepoRef } from '../forge/types.js';
 import { isAfkKind, type RunKind } from '../store/runs.js';
@@ -105,7 +105,9 @@ function wantsLander(facts: RepoFacts, claim: ClaimView, attemptsPerHead: number
       why: makeRefusal('base_unread', { repo: facts.repo.fullName, number: n, branch: baseRefOf(facts, claim.pull) }),
     };
   if (request) return { launch: true, requestId: request.id };
-  if (verdictNow(facts.runs, claim.pull, base)) return { launch: false, why: null };
+  // An accept counts on its base only; a reject stands for the head until it changes (LD02).
+  if (verdictNow(facts.runs, claim.pull, base) || rejectedHead(facts.runs, claim.pull))
+    return { launch: false, why: null };
   // Landers of this head on this base that ended without a verdict (one with a verdict returned above).
   const atHead = facts.runs.filter(
     (r) => r.kind === 'lander' && r.prNumber === n && r.headSha === claim.pull.headSha && r.baseSha === base,
@@ -152,10 +154,9 @@ export function decideLanders(facts: RepoFacts, attemptsPerHead: number): Decide
 
 export type FixDecision = 'launch' | 'no' | 'in_flight' | 'exhausted' | 'spent';
 
-/** SP19: the head was rejected with fix-forward on. */
+/** SP19: the head was rejected (on any base: LD02) with fix-forward on. */
 const rejectedAtHead = (facts: RepoFacts, claim: ClaimView): boolean =>
-  facts.config.fix_forward.enabled &&
-  verdictNow(facts.runs, claim.pull, baseTipOf(facts, claim.pull))?.verdict === 'reject';
+  facts.config.fix_forward.enabled && rejectedHead(facts.runs, claim.pull);
 
 /**
  * SP09/SP19/TR33: a reject at the current head with fix-forward on, or a writer's open ask; attempts left,

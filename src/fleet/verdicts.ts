@@ -37,6 +37,20 @@ export function verdictNow(
   return last ? { verdict: last.verdict!, runId: last.id } : null;
 }
 
+/**
+ * LD02: whether the head stands rejected. Unlike an accept, a reject stands for its head on whatever base it was
+ * judged: the head is repaired (a fix, SP19) or validated again on request (`/yoke land`), never re-run on each
+ * new base while it waits.
+ */
+export function rejectedHead(runs: readonly Run[], pull: Pick<PullView, 'number' | 'headSha'>): boolean {
+  const last = runs
+    .filter(
+      (r) => r.kind === 'lander' && r.prNumber === pull.number && r.headSha === pull.headSha && r.verdict !== null,
+    )
+    .at(-1);
+  return last?.verdict === 'reject';
+}
+
 export interface IgnoredMarker {
   commentId: number;
   author: string;
