@@ -48,6 +48,7 @@ export async function simulateLanding(n: number, conflicts: readonly [number, nu
     if (!repo.pulls.length) break;
     // One period T passes: every run that is live ends.
     t++;
+    h.clock.advance(60_000);
     for (const run of await h.store.runs.listLive()) {
       if (run.kind === 'lander') {
         const v = version.get(run.prNumber!) ?? 0;

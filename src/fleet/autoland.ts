@@ -4,6 +4,7 @@ import type { Log } from '../kernel/log.js';
 import type { RepoConfig } from '../config/repo-config.js';
 import {
   fixExhaustedNotice,
+  flakyNote,
   reviewHoldNote,
   mergeRefusedNotice,
   protectedApprovedNotice,
@@ -22,7 +23,7 @@ import { askedBy } from './asks.js';
 import { readClaim } from './claims.js';
 import { CLAIM_LABEL, STUCK_LABEL, baseRefOf, baseTipOf, type RepoFacts } from './repo-facts.js';
 import { repoRefOf } from './repo-state.js';
-import { isLandable, untrustedMarkers, verdictNow } from './verdicts.js';
+import { flippedVerdict, isLandable, untrustedMarkers, verdictNow } from './verdicts.js';
 
 // What a pass does besides launching, decided purely from RepoFacts:
 // record claims (and label them, for display), merge heads whose recorded
@@ -374,10 +375,22 @@ export async function postVerdict(
       : [];
   const readers = await readersAmong(deps.forge, repo, requesters);
   const waitsFor = requesters.filter((login) => !readers.includes(login));
+  // LD06: a re-run that reversed a reject says the validation is flaky.
+  const runs = run.verdict === 'accept' ? await deps.store.runs.listForRepo(run.repo) : [];
+  const flipped = flippedVerdict(runs, run);
+  const rejected = flipped
+    ? runs
+        .filter(
+          (r) =>
+            r.kind === 'lander' && r.prNumber === run.prNumber && r.headSha === run.headSha && r.verdict === 'reject',
+        )
+        .at(-1)
+    : undefined;
   const id = await deps.forge.createComment(
     repo,
     run.prNumber,
     verdictComment({ run: run.id, sha: run.headSha, verdict: run.verdict }, run.summary, spend, run.baseSha) +
+      (rejected ? `\n\n${flakyNote(rejected.id)}` : '') +
       (waitsFor.length ? `\n\n${reviewHoldNote(waitsFor)}` : ''),
   );
   await deps.store.runs.setVerdictComment(run.id, id);

@@ -8,6 +8,7 @@ import type { Store } from '../store/store.js';
 import type { ProtectedHold } from '../store/protected-holds.js';
 import { protectedFileList } from './messages.js';
 import { runUrl } from './links.js';
+import { flippedVerdict } from './verdicts.js';
 import { repoRefOf } from './repo-state.js';
 
 // Each lander is a check run named yoke/lander on the head it validates, so
@@ -103,7 +104,8 @@ export function checkFor(
         detailsUrl: runUrl(policy.webUrl, judged),
         status: 'completed',
         conclusion: accepted ? 'success' : 'failure',
-        title: `${accepted ? 'Accepted' : 'Rejected'} at ${short(head)}${on(judged)}`,
+        // LD06: an accept that reversed a reject of this head says the validation is flaky.
+        title: `${accepted ? 'Accepted' : 'Rejected'} at ${short(head)}${on(judged)}${accepted && flippedVerdict(runs, judged) ? '; flaky: a reject of this head did not repeat' : ''}`,
         summary: `Lander run \`${judged.id}\` ${accepted ? 'accepted' : 'rejected'} this head${judged.baseSha ? ` merged onto ${short(judged.baseSha)}, the base it would land on` : ''}.${approved}\n\n${judged.summary?.trim() || '_The lander gave no summary._'}`,
       },
     };

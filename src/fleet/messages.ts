@@ -130,6 +130,11 @@ export function reviewHoldNote(logins: readonly string[]): string {
   return `${who} requested changes on this PR, so yoke does not merge it until ${logins.length === 1 ? 'that reviewer approves it or dismisses the review' : 'each of them approves it or dismisses their review'}, as GitHub's own rule would.`;
 }
 
+/** LD06: under a re-run's accept that reversed a reject of a head accepted before: the check is flaky, and no fix was spent. */
+export function flakyNote(rejectRun: string): string {
+  return `This head's verdict flipped: a lander accepted it, lander run \`${rejectRun}\` rejected it, and this re-run accepted it again. yoke treats the validation as flaky and spent no fix attempt on it; run \`${rejectRun}\`'s output shows which test failed.`;
+}
+
 /** The public record of a lander's verdict: the marker line, then its summary. */
 /** What the work has cost so far, as its runs reported it; nothing when none reported a cost. */
 export function spendLine(what: string, s: WorkSpend): string | null {

@@ -12,7 +12,7 @@ import {
 } from './candidate.js';
 import { readClaim } from './claims.js';
 import { baseRefOf, baseTipOf, type RepoFacts } from './repo-facts.js';
-import { isLandable, rejectedHead, verdictNow } from './verdicts.js';
+import { isLandable, rejectedHead, rejectToRerun, verdictNow } from './verdicts.js';
 import { autoLoopOn, isPaused } from './repo-state.js';
 import type { ClaimView, IssueView, RepoRef } from '../forge/types.js';
 import { isAfkKind, type RunKind } from '../store/runs.js';
@@ -105,12 +105,19 @@ function wantsLander(facts: RepoFacts, claim: ClaimView, attemptsPerHead: number
       why: makeRefusal('base_unread', { repo: facts.repo.fullName, number: n, branch: baseRefOf(facts, claim.pull) }),
     };
   if (request) return { launch: true, requestId: request.id };
+  // LD06: a reject of a head accepted before is validated once more before a fix is spent on it.
+  const rerun = rejectToRerun(facts.runs, claim.pull);
   // An accept counts on its base only; a reject stands for the head until it changes (LD02).
-  if (verdictNow(facts.runs, claim.pull, base) || rejectedHead(facts.runs, claim.pull))
+  if (!rerun && (verdictNow(facts.runs, claim.pull, base) || rejectedHead(facts.runs, claim.pull)))
     return { launch: false, why: null };
-  // Landers of this head on this base that ended without a verdict (one with a verdict returned above).
+  // Landers of this head on this base that ended without a verdict.
   const atHead = facts.runs.filter(
-    (r) => r.kind === 'lander' && r.prNumber === n && r.headSha === claim.pull.headSha && r.baseSha === base,
+    (r) =>
+      r.kind === 'lander' &&
+      r.prNumber === n &&
+      r.headSha === claim.pull.headSha &&
+      r.baseSha === base &&
+      r.verdict === null,
   );
   if (atHead.length < attemptsPerHead) return { launch: true, requestId: null };
   return {
@@ -146,7 +153,11 @@ export function decideLanders(facts: RepoFacts, attemptsPerHead: number): Decide
       baseSha: baseTipOf(facts, claim.pull),
       budgetMinutes: facts.config.budget_minutes.lander,
       requestId,
-      why: requestId ? 'land requested' : 'claim PR has no verdict at its head',
+      why: requestId
+        ? 'land requested'
+        : rejectToRerun(facts.runs, claim.pull)
+          ? 'a reject of a head accepted before: validated once more before a fix (LD06)'
+          : 'claim PR has no verdict at its head',
     });
   }
   return { candidates: out.map((c) => titled(facts, c)), waiting: passed };
@@ -154,9 +165,9 @@ export function decideLanders(facts: RepoFacts, attemptsPerHead: number): Decide
 
 export type FixDecision = 'launch' | 'no' | 'in_flight' | 'exhausted' | 'spent';
 
-/** SP19: the head was rejected (on any base: LD02) with fix-forward on. */
+/** SP19: the head was rejected (on any base: LD02) with fix-forward on, and the reject stands (LD06). */
 const rejectedAtHead = (facts: RepoFacts, claim: ClaimView): boolean =>
-  facts.config.fix_forward.enabled && rejectedHead(facts.runs, claim.pull);
+  facts.config.fix_forward.enabled && rejectedHead(facts.runs, claim.pull) && !rejectToRerun(facts.runs, claim.pull);
 
 /**
  * SP09/SP19/TR33: a reject at the current head with fix-forward on, or a writer's open ask; attempts left,

@@ -43,12 +43,36 @@ export function verdictNow(
  * new base while it waits.
  */
 export function rejectedHead(runs: readonly Run[], pull: Pick<PullView, 'number' | 'headSha'>): boolean {
-  const last = runs
-    .filter(
-      (r) => r.kind === 'lander' && r.prNumber === pull.number && r.headSha === pull.headSha && r.verdict !== null,
-    )
-    .at(-1);
-  return last?.verdict === 'reject';
+  return judgedAtHead(runs, pull).at(-1)?.verdict === 'reject';
+}
+
+/** The verdicts landers gave this PR at this head, on any base, oldest first. */
+const judgedAtHead = (runs: readonly Run[], pull: Pick<PullView, 'number' | 'headSha'>): Run[] =>
+  runs.filter(
+    (r) => r.kind === 'lander' && r.prNumber === pull.number && r.headSha === pull.headSha && r.verdict !== null,
+  );
+
+/**
+ * LD06: a reject of a head a lander accepted before (the base moved, or the test is flaky) is not taken as the
+ * agent's fault blindly: the head is validated once more before a fix is spent on it. Only a reject repeated
+ * by that re-run stands.
+ */
+export function rejectToRerun(runs: readonly Run[], pull: Pick<PullView, 'number' | 'headSha'>): boolean {
+  const judged = judgedAtHead(runs, pull);
+  const [before, last] = judged.slice(-2);
+  return last?.verdict === 'reject' && before?.verdict !== 'reject' && judged.some((r) => r.verdict === 'accept');
+}
+
+/** LD06: the head's verdict flipped: accepted, then rejected, then accepted by the re-run. The check is flaky. */
+export function flippedVerdict(runs: readonly Run[], run: Pick<Run, 'id' | 'prNumber' | 'headSha'>): boolean {
+  const judged = judgedAtHead(runs, { number: run.prNumber ?? -1, headSha: run.headSha ?? '' });
+  const at = judged.findIndex((r) => r.id === run.id);
+  return (
+    at >= 2 &&
+    judged[at]!.verdict === 'accept' &&
+    judged[at - 1]!.verdict === 'reject' &&
+    judged.slice(0, at - 1).some((r) => r.verdict === 'accept')
+  );
 }
 
 export interface IgnoredMarker {

@@ -116,6 +116,7 @@ async function step(h: Harness, m: Model, ref: RepoRef, s: Step): Promise<void> 
   const repo = h.forge.repo(REPO);
   switch (s.t) {
     case 'pass':
+      h.clock.advance(1_000);
       await h.engine.schedulerTick();
       return;
     case 'reap':

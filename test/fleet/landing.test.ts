@@ -77,3 +77,54 @@ describe('landing on the base that was validated', () => {
     ]);
   });
 });
+
+describe('a reject of a head accepted before (LD06)', () => {
+  async function acceptedThenRejected() {
+    const h = makeHarness();
+    const repo = h.forge.addRepo(REPO, AUTOLAND);
+    repo.mergeRefusal = { status: 405, message: 'Required status check "ci" is expected.' };
+    await addClaimPull(h, REPO, { number: 7, issue: 1, headSha: 'a'.repeat(40) });
+    await h.engine.schedulerTick();
+    await report(h, landers(h)[0]!.runId, 'success', 'accept');
+    await h.engine.reaperTick();
+    await h.engine.schedulerTick(); // GitHub refuses the merge (a required check of its own)
+    delete repo.mergeRefusal;
+    h.forge.commit(REPO, { 'README.md': 'someone pushed' }); // the base moves: validated again on c1
+    await h.engine.schedulerTick();
+    await report(h, landers(h)[1]!.runId, 'success', 'reject');
+    await h.engine.reaperTick();
+    await h.engine.schedulerTick();
+    return { h, repo };
+  }
+  const fixes = (h: ReturnType<typeof makeHarness>) => h.launcher.starts.filter((s) => s.kind === 'fix');
+
+  it('LD06 is validated once more on the same tree before a fix is spent; a re-run that accepts lands it, says the check is flaky, and no fix ran', async () => {
+    const { h } = await acceptedThenRejected();
+    expect(fixes(h)).toEqual([]);
+    expect(landers(h).map((s) => s.baseSha)).toEqual(['c0', 'c1', 'c1']);
+    const rerun = landers(h)[2]!;
+    expect((await h.store.runs.get(rerun.runId))!.why).toBe(
+      'a reject of a head accepted before: validated once more before a fix (LD06)',
+    );
+    await report(h, rerun.runId, 'success', 'accept');
+    await h.engine.reaperTick();
+    await h.engine.schedulerTick();
+    expect(h.forge.merges.map((m) => m.number)).toEqual([7, 7]);
+    expect(fixes(h)).toEqual([]);
+    const said = h.forge.comments.filter((c) => c.number === 7 && c.body.includes(rerun.runId)).at(-1)!;
+    expect(said.body).toContain(
+      `\n\nThis head's verdict flipped: a lander accepted it, lander run \`${landers(h)[1]!.runId}\` rejected it, and this re-run accepted it again. yoke treats the validation as flaky and spent no fix attempt on it; run \`${landers(h)[1]!.runId}\`'s output shows which test failed.`,
+    );
+    const check = h.forge.checkRuns.find((c) => c.headSha === 'a'.repeat(40))!.current;
+    expect(check.title).toBe('Accepted at aaaaaaa on c1; flaky: a reject of this head did not repeat');
+  });
+
+  it('LD06 a reject the re-run repeats stands: the fix starts, and no third lander runs', async () => {
+    const { h } = await acceptedThenRejected();
+    await report(h, landers(h)[2]!.runId, 'success', 'reject');
+    await h.engine.reaperTick();
+    await h.engine.schedulerTick();
+    expect(fixes(h).map((s) => s.prNumber)).toEqual([7]);
+    expect(landers(h)).toHaveLength(3);
+  });
+});
