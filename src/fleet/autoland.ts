@@ -2,28 +2,17 @@ import type { ClaimView, Forge, RepoRef, ReviewView } from '../forge/types.js';
 import { canWrite } from '../kernel/permission.js';
 import type { Log } from '../kernel/log.js';
 import type { RepoConfig } from '../config/repo-config.js';
-import {
-  fixExhaustedNotice,
-  flakyNote,
-  reviewHoldNote,
-  mergeRefusedNotice,
-  protectedApprovedNotice,
-  protectedHoldNotice,
-  spendLine,
-  verdictComment,
-} from './messages.js';
+import { fixExhaustedNotice, mergeRefusedNotice, protectedApprovedNotice, protectedHoldNotice } from './messages.js';
 import type { ProtectedHold } from '../store/protected-holds.js';
 import { headApprovers, protectedFilesOf, protectedGlobs } from './protected-paths.js';
 import type { Store } from '../store/store.js';
-import type { Run } from '../store/runs.js';
 import { pullSubject, subjectKey } from './candidate.js';
 import { shouldSpawnFix } from './producers.js';
 import { fixAsksOf } from './asks.js';
 import { askedBy } from './asks.js';
 import { readClaim } from './claims.js';
 import { CLAIM_LABEL, STUCK_LABEL, baseRefOf, baseTipOf, type RepoFacts } from './repo-facts.js';
-import { repoRefOf } from './repo-state.js';
-import { flippedVerdict, isLandable, untrustedMarkers, verdictNow } from './verdicts.js';
+import { isLandable, untrustedMarkers, verdictNow } from './verdicts.js';
 
 // What a pass does besides launching, decided purely from RepoFacts:
 // record claims (and label them, for display), merge heads whose recorded
@@ -171,7 +160,11 @@ function hasBlockingReview(
 }
 
 /** Of these logins, those GitHub says cannot write: a permission it would not tell counts as a writer's (fail closed). */
-async function readersAmong(forge: Forge, repo: RepoFacts['repo'], logins: readonly string[]): Promise<string[]> {
+export async function readersAmong(
+  forge: Forge,
+  repo: RepoFacts['repo'],
+  logins: readonly string[],
+): Promise<string[]> {
   const readers: string[] = [];
   for (const login of logins) {
     const permission = await forge.getPermission(repo, login).catch(() => 'write' as const);
@@ -355,56 +348,4 @@ export async function readHolds(deps: Pick<ActionDeps, 'store' | 'forge'>, facts
     writerApprovers.set(claim.pull.number, writers);
   }
   return { holds, writerApprovers, readerChangeRequests };
-}
-
-/** Posts lander verdicts as marker comments; idempotent through runs.verdict_comment_id. */
-export async function postVerdict(
-  deps: ActionDeps,
-  run: Run,
-  repo: Parameters<Forge['createComment']>[0],
-): Promise<void> {
-  if (!run.verdict || run.verdictCommentId !== null || run.prNumber === null || !run.headSha) return;
-  const spend = spendLine(
-    run.issueNumber ? `#${run.issueNumber}` : `#${run.prNumber}`,
-    await deps.store.runs.spendOfWork(run.repo, run.issueNumber, run.prNumber),
-  );
-  // TR33: an accepted head still waits for whoever requested changes; the verdict says so, once.
-  const requesters =
-    run.verdict === 'accept'
-      ? blockingReviewers(await deps.forge.listReviews(repo, run.prNumber), (login) => login.endsWith('[bot]'))
-      : [];
-  const readers = await readersAmong(deps.forge, repo, requesters);
-  const waitsFor = requesters.filter((login) => !readers.includes(login));
-  // LD06: a re-run that reversed a reject says the validation is flaky.
-  const runs = run.verdict === 'accept' ? await deps.store.runs.listForRepo(run.repo) : [];
-  const flipped = flippedVerdict(runs, run);
-  const rejected = flipped
-    ? runs
-        .filter(
-          (r) =>
-            r.kind === 'lander' && r.prNumber === run.prNumber && r.headSha === run.headSha && r.verdict === 'reject',
-        )
-        .at(-1)
-    : undefined;
-  const id = await deps.forge.createComment(
-    repo,
-    run.prNumber,
-    verdictComment({ run: run.id, sha: run.headSha, verdict: run.verdict }, run.summary, spend, run.baseSha) +
-      (rejected ? `\n\n${flakyNote(rejected.id)}` : '') +
-      (waitsFor.length ? `\n\n${reviewHoldNote(waitsFor)}` : ''),
-  );
-  await deps.store.runs.setVerdictComment(run.id, id);
-}
-
-/** Every reported verdict whose marker is not yet posted; a failure is retried next pass. Call under the pass lock. */
-export async function postPendingVerdicts(deps: ActionDeps): Promise<void> {
-  for (const run of await deps.store.runs.listUnpostedVerdicts()) {
-    const repo = await repoRefOf(deps.store, run.repo);
-    if (!repo) continue;
-    try {
-      await postVerdict(deps, run, repo);
-    } catch (err) {
-      deps.log.warn({ run: run.id, err: String(err) }, 'could not post the verdict marker; retried next pass');
-    }
-  }
 }

@@ -1,4 +1,5 @@
-import { executeRepoActions, planRepoActions, postPendingVerdicts, readHolds } from './autoland.js';
+import { executeRepoActions, planRepoActions, readHolds } from './autoland.js';
+import { postPendingVerdicts } from './verdict-comments.js';
 import { syncLanderChecks } from './check-runs.js';
 import { syncRunNotices } from './run-notices.js';
 import { syncDashboardIssue, viewDashboardIssue, type DashboardIssueDeps } from './dashboard-issue.js';

@@ -1,21 +1,16 @@
 import { issueEditedSinceLabel } from './approval.js';
 import { makeRefusal } from '../kernel/codes/table.js';
 import { effectiveCap, isAtCap, type CapPolicy, type LivenessSnapshot } from './cap.js';
-import {
-  issueSubject,
-  pullSubject,
-  subjectKey,
-  type Candidate,
-  type Decided,
-  type SpawnStage,
-  type Waiting,
-} from './candidate.js';
-import { readClaim } from './claims.js';
-import { baseRefOf, baseTipOf, type RepoFacts } from './repo-facts.js';
-import { isLandable, rejectedHead, rejectToRerun, verdictNow } from './verdicts.js';
+import { issueSubject, pullSubject, type Candidate, type Decided, type Waiting } from './candidate.js';
+import type { RepoFacts } from './repo-facts.js';
+import { isLandable, rejectedHead, rejectToRerun } from './verdicts.js';
+import { claimedIssue, heldBack, live, titled, waiting } from './producer-parts.js';
+import { decideLanders } from './landers.js';
+
+export { decideLanders, shouldSpawnLander, type LanderDecision } from './landers.js';
 import { autoLoopOn, isPaused } from './repo-state.js';
 import type { ClaimView, IssueView, RepoRef } from '../forge/types.js';
-import { isAfkKind, type RunKind } from '../store/runs.js';
+import { isAfkKind } from '../store/runs.js';
 import { askKeys, askedBy, fixAsksOf, fixWhy, openStartAsks } from './asks.js';
 
 // Producers gather and never launch. Each skips a repo already at its cap
@@ -32,135 +27,6 @@ export interface ProducerContext {
   wantsLanders(repo: RepoRef): Promise<boolean>;
   /** Whether the repository may want a fix at all (fix-forward on, or review and command fixes: its config is valid). */
   wantsFixes(repo: RepoRef): Promise<boolean>;
-}
-
-/** The issue a claim PR delivers, as its claim records it. */
-const claimedIssue = (facts: RepoFacts, claim: ClaimView): number | null => {
-  const reading = readClaim(facts, claim.pull);
-  return reading.claimed ? reading.issueNumber : null;
-};
-
-const live = (facts: RepoFacts, subject: string): boolean =>
-  facts.liveSubjects.has(subjectKey(facts.repo.fullName, subject));
-
-/**
- * A live subject holds back work of another kind, which then waits `in_flight`.
- * A live run of the very kind that would launch is that work, running: nothing waits.
- */
-const heldBack = (facts: RepoFacts, subject: string, kind: RunKind): boolean =>
-  live(facts, subject) && facts.runs.find((r) => r.status === 'live' && r.subject === subject)?.kind !== kind;
-
-/** The title the pass read for `issue#N` or `pr#N`. */
-function titleOf(facts: RepoFacts, subject: string): string | undefined {
-  const [kind, n] = subject.split('#') as [string, string];
-  const list = kind === 'pr' ? facts.view.pulls : facts.view.issues;
-  return list.find((x) => x.number === Number(n))?.title;
-}
-
-const waiting = (facts: RepoFacts, stage: SpawnStage, subject: string, reason: Waiting['reason']): Waiting => {
-  const title = titleOf(facts, subject);
-  return { repo: facts.repo.fullName, stage, subject, ...(title !== undefined ? { title } : {}), reason };
-};
-
-/** A candidate, with the title the pass read for its subject. */
-const titled = (facts: RepoFacts, c: Candidate): Candidate => {
-  const title = titleOf(facts, c.subject);
-  return title !== undefined ? { ...c, title } : c;
-};
-
-export type LanderDecision =
-  { launch: true; requestId: number | null } | { launch: false; why: Waiting['reason'] | null };
-
-/**
- * SP09: no cap term. A claim PR (TR04) at a head with no recorded verdict, nothing in flight; or a land request for a claim PR.
- * A claim that would otherwise get a lander says why it does not (in flight, attempts at this head used up).
- */
-export function shouldSpawnLander(facts: RepoFacts, claim: ClaimView, attemptsPerHead: number): LanderDecision {
-  const n = claim.pull.number;
-  if (!isLandable(facts, claim)) return { launch: false, why: null };
-  const wanted = wantsLander(facts, claim, attemptsPerHead);
-  if (!wanted.launch) return wanted;
-  // Wanted, but its subject is live: its own lander is that work, running; another kind holds it back.
-  if (live(facts, pullSubject(n))) {
-    return {
-      launch: false,
-      why: heldBack(facts, pullSubject(n), 'lander')
-        ? makeRefusal('in_flight', { repo: facts.repo.fullName, subject: pullSubject(n) })
-        : null,
-    };
-  }
-  return wanted;
-}
-
-/** Whether a landable claim wants a lander, leaving liveness aside. */
-function wantsLander(facts: RepoFacts, claim: ClaimView, attemptsPerHead: number): LanderDecision {
-  const n = claim.pull.number;
-  const request = facts.requests.find((r) => r.kind === 'land' && r.number === n);
-  if (!request && !facts.config.autoland.enabled) return { launch: false, why: null };
-  // LD01: a lander judges the head on the base it will land on; where that base is, GitHub must say first.
-  const base = baseTipOf(facts, claim.pull);
-  if (!base)
-    return {
-      launch: false,
-      why: makeRefusal('base_unread', { repo: facts.repo.fullName, number: n, branch: baseRefOf(facts, claim.pull) }),
-    };
-  if (request) return { launch: true, requestId: request.id };
-  // LD06: a reject of a head accepted before is validated once more before a fix is spent on it.
-  const rerun = rejectToRerun(facts.runs, claim.pull);
-  // An accept counts on its base only; a reject stands for the head until it changes (LD02).
-  if (!rerun && (verdictNow(facts.runs, claim.pull, base) || rejectedHead(facts.runs, claim.pull)))
-    return { launch: false, why: null };
-  // Landers of this head on this base that ended without a verdict.
-  const atHead = facts.runs.filter(
-    (r) =>
-      r.kind === 'lander' &&
-      r.prNumber === n &&
-      r.headSha === claim.pull.headSha &&
-      r.baseSha === base &&
-      r.verdict === null,
-  );
-  if (atHead.length < attemptsPerHead) return { launch: true, requestId: null };
-  return {
-    launch: false,
-    why: makeRefusal('lander_attempts_used_up', {
-      repo: facts.repo.fullName,
-      number: n,
-      sha: claim.pull.headSha,
-      attempts: atHead.length,
-    }),
-  };
-}
-
-export function decideLanders(facts: RepoFacts, attemptsPerHead: number): Decided {
-  const out: Candidate[] = [];
-  const passed: Waiting[] = [];
-  for (const claim of facts.view.claims) {
-    const decision = shouldSpawnLander(facts, claim, attemptsPerHead);
-    if (!decision.launch) {
-      if (decision.why) passed.push(waiting(facts, 'lander', pullSubject(claim.pull.number), decision.why));
-      continue;
-    }
-    const { requestId } = decision;
-    out.push({
-      stage: 'lander',
-      repo: facts.repo.fullName,
-      installationId: facts.repo.installationId,
-      kind: 'lander',
-      subject: pullSubject(claim.pull.number),
-      issueNumber: claimedIssue(facts, claim),
-      prNumber: claim.pull.number,
-      headSha: claim.pull.headSha,
-      baseSha: baseTipOf(facts, claim.pull),
-      budgetMinutes: facts.config.budget_minutes.lander,
-      requestId,
-      why: requestId
-        ? 'land requested'
-        : rejectToRerun(facts.runs, claim.pull)
-          ? 'a reject of a head accepted before: validated once more before a fix (LD06)'
-          : 'claim PR has no verdict at its head',
-    });
-  }
-  return { candidates: out.map((c) => titled(facts, c)), waiting: passed };
 }
 
 export type FixDecision = 'launch' | 'no' | 'in_flight' | 'exhausted' | 'spent';

@@ -91,6 +91,17 @@ async function settledAndAnswering(): Promise<{ h: ProbotHarness; answers: Recor
   return { h, answers };
 }
 
+/** GitHub delivers the event, signed. */
+async function receive(h: ProbotHarness, id: string, payload: unknown): Promise<void> {
+  const { text, signature } = signed(payload);
+  await h.probot.webhooks.verifyAndReceive({
+    id,
+    name: 'deployment_protection_rule',
+    payload: text,
+    signature,
+  } as never);
+}
+
 const signed = (payload: unknown) => {
   const text = JSON.stringify(payload);
   return { text, signature: `sha256=${createHmac('sha256', WEBHOOK_SECRET).update(text).digest('hex')}` };
@@ -158,13 +169,7 @@ describe('the deployment_protection_rule webhook', () => {
 
   it('TR40 a signed request from a pull_request_target job at a settled commit is rejected: its code need not be that commit', async () => {
     const { h, answers } = await settledAndAnswering();
-    const { text, signature } = signed(protectionEvent({ event: 'pull_request_target' }));
-    await h.probot.webhooks.verifyAndReceive({
-      id: 'dpr-prt',
-      name: 'deployment_protection_rule',
-      payload: text,
-      signature,
-    } as never);
+    await receive(h, 'dpr-prt', protectionEvent({ event: 'pull_request_target' }));
     expect(answers).toEqual([
       {
         environment_name: 'production',
