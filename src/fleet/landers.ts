@@ -2,7 +2,8 @@ import { makeRefusal } from '../kernel/codes/table.js';
 import { pullSubject, type Candidate, type Decided, type Waiting } from './candidate.js';
 import { baseRefOf, baseTipOf, type RepoFacts } from './repo-facts.js';
 import { isLandable, rejectedHead, rejectToRerun, verdictNow } from './verdicts.js';
-import type { ClaimView } from '../forge/types.js';
+import type { ClaimView, PullView } from '../forge/types.js';
+import type { Run } from '../store/runs.js';
 import { claimedIssue, heldBack, live, titled, waiting } from './producer-parts.js';
 
 // The lander producer's decisions (SP09, LD01, LD02, LD06): which claim PRs want a lander now, on which base,
@@ -101,4 +102,33 @@ export function decideLanders(facts: RepoFacts, attemptsPerHead: number): Decide
     });
   }
   return { candidates: out.map((c) => titled(facts, c)), waiting: passed };
+}
+
+/**
+ * LD01-LD06, for the repository page's landing queue: where one claim PR stands, in words, from the landers of
+ * its head and where its base branch is. Pure.
+ */
+export function landingState(
+  runs: readonly Run[],
+  pull: Pick<PullView, 'number' | 'headSha'>,
+  base: string | null | undefined,
+): string {
+  const short = (sha: string) => sha.slice(0, 7);
+  const atHead = runs.filter((r) => r.kind === 'lander' && r.prNumber === pull.number && r.headSha === pull.headSha);
+  const live = atHead.find((r) => r.status === 'live');
+  if (live)
+    return `being validated on ${live.baseSha ? short(live.baseSha) : 'no base'}${rejectToRerun(runs, pull) ? ' (once more: a reject of a head accepted before)' : ''}`;
+  if (!base) return 'waits for GitHub to say where its base branch is';
+  const now = verdictNow(runs, pull, base);
+  if (now?.verdict === 'accept')
+    return `accepted on ${short(base)}: lands unless a review or a protected path holds it`;
+  if (rejectToRerun(runs, pull)) return 'rejected after an accept: waits to be validated once more (LD06)';
+  if (rejectedHead(runs, pull)) {
+    const r = atHead.filter((x) => x.verdict === 'reject').at(-1)!;
+    return `rejected on ${r.baseSha ? short(r.baseSha) : 'no base'}: waits for a fix (or a new push, or /yoke land)`;
+  }
+  const old = atHead.filter((r) => r.verdict === 'accept').at(-1);
+  if (old)
+    return `accepted on ${old.baseSha ? short(old.baseSha) : 'no base'}; the base moved to ${short(base)}: waits for a lander there`;
+  return `waits for a lander on ${short(base)}`;
 }

@@ -41,7 +41,7 @@ export interface RepoFacts {
 }
 
 /** What the repository page shows of a read: the opt-in file as parsed (defaults filled in) and the open claim PRs. */
-export const repoReadOf = (f: Pick<RepoFacts, 'config' | 'view'>, readAt: number): RepoRead => ({
+export const repoReadOf = (f: Pick<RepoFacts, 'config' | 'view' | 'baseTips'>, readAt: number): RepoRead => ({
   readAt,
   settings: f.config,
   openClaims: f.view.claims.map((c) => ({
@@ -49,6 +49,7 @@ export const repoReadOf = (f: Pick<RepoFacts, 'config' | 'view'>, readAt: number
     title: c.pull.title,
     headSha: c.pull.headSha,
     author: c.pull.author,
+    baseSha: baseTipOf(f, c.pull),
   })),
 });
 

@@ -1,3 +1,4 @@
+import { landingState } from '../fleet/landers.js';
 import { stringify } from 'yaml';
 import type { FleetContext } from '../fleet/context.js';
 import type { PassReport } from '../fleet/pass.js';
@@ -57,6 +58,8 @@ export interface ClaimCard {
   issue: number | null;
   check: { status: string; conclusion: string | null; run: string | null } | null;
   verdict: { verdict: string; run: string } | null;
+  /** LD01-LD06: where it stands in the landing queue, in words. */
+  landing: string;
 }
 
 /** What only the repository page shows. */
@@ -102,6 +105,7 @@ async function buildRepoPage(store: FleetContext['store'], repo: string): Promis
       issue: claimed.get(p.number) ?? null,
       check: status ? { status, conclusion: conclusion || null, run: run || null } : null,
       verdict: lander ? { verdict: lander.verdict!, run: lander.id } : null,
+      landing: landingState(runs, { number: p.number, headSha: p.headSha }, p.baseSha),
     };
   });
   return {

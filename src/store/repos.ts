@@ -18,7 +18,8 @@ export interface RepoRead {
   readAt: number;
   /** The parsed opt-in file (defaults filled in), or null when it was absent or refused. */
   settings: unknown;
-  openClaims: { number: number; title: string; headSha: string; author: string }[];
+  /** LD02: with each claim, where its base branch was (absent in reads from before yoke kept it). */
+  openClaims: { number: number; title: string; headSha: string; author: string; baseSha?: string | null }[];
 }
 
 interface RepoRow {

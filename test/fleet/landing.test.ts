@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeMarker } from '../../src/forge/marker.js';
+import { landingState } from '../../src/fleet/landers.js';
+import type { Run } from '../../src/store/runs.js';
 import { AUTOLAND, addClaimPull, makeHarness, report } from '../helpers/fleet.js';
 
 // LD01, LD02, LD03 through the engine: a lander judges the head merged onto the base its branch is at;
@@ -126,5 +128,33 @@ describe('a reject of a head accepted before (LD06)', () => {
     await h.engine.schedulerTick();
     expect(fixes(h).map((s) => s.prNumber)).toEqual([7]);
     expect(landers(h)).toHaveLength(3);
+  });
+});
+
+describe("the repository page's landing queue", () => {
+  const lander = (id: string, base: string, verdict: 'accept' | 'reject' | null, status: 'live' | 'ended' = 'ended') =>
+    ({ id, kind: 'lander', prNumber: 7, headSha: 'h'.repeat(40), baseSha: base, verdict, status }) as Run;
+  const pull = { number: 7, headSha: 'h'.repeat(40) };
+  const B1 = '1'.repeat(40);
+  const B2 = '2'.repeat(40);
+  it('LD01 LD02 LD06 says where each claim PR stands: validating on which base, accepted on this base or an older one, rejected, re-run, or waiting', () => {
+    expect(landingState([], pull, B1)).toBe('waits for a lander on 1111111');
+    expect(landingState([], pull, null)).toBe('waits for GitHub to say where its base branch is');
+    expect(landingState([lander('a', B1, null, 'live')], pull, B1)).toBe('being validated on 1111111');
+    expect(landingState([lander('a', B1, 'accept')], pull, B1)).toBe(
+      'accepted on 1111111: lands unless a review or a protected path holds it',
+    );
+    expect(landingState([lander('a', B1, 'accept')], pull, B2)).toBe(
+      'accepted on 1111111; the base moved to 2222222: waits for a lander there',
+    );
+    expect(landingState([lander('a', B1, 'reject')], pull, B2)).toBe(
+      'rejected on 1111111: waits for a fix (or a new push, or /yoke land)',
+    );
+    expect(landingState([lander('a', B1, 'accept'), lander('b', B2, 'reject')], pull, B2)).toBe(
+      'rejected after an accept: waits to be validated once more (LD06)',
+    );
+    expect(
+      landingState([lander('a', B1, 'accept'), lander('b', B2, 'reject'), lander('c', B2, null, 'live')], pull, B2),
+    ).toBe('being validated on 2222222 (once more: a reject of a head accepted before)');
   });
 });

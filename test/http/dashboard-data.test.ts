@@ -36,6 +36,7 @@ describe("a repository's dashboard page", () => {
         issue: 3,
         check: { status: 'completed', conclusion: 'failure', run: lander.runId },
         verdict: { verdict: 'reject', run: lander.runId },
+        landing: 'rejected on c0: waits for a fix (or a new push, or /yoke land)',
       },
     ]);
 
@@ -46,7 +47,7 @@ describe("a repository's dashboard page", () => {
     );
     expect(html).toMatch(
       new RegExp(
-        `<td class="check">completed · failure <small>\\(${lander.runId}\\)</small></td><td class="verdict">reject <small>by <code>${lander.runId}</code></small></td>`,
+        `<td class="check">completed · failure <small>\\(${lander.runId}\\)</small></td><td class="verdict">reject <small>by <code>${lander.runId}</code></small></td><td class="landing">rejected on c0: waits for a fix \\(or a new push, or /yoke land\\)</td>`,
       ),
     );
     // It is not the fleet page again: no other repository, no fleet-wide summary or timeline.
