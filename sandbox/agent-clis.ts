@@ -32,7 +32,10 @@ function writeTask(
     ...(task.migration && migration
       ? [
           `mkdir -p migrations`,
-          ...(migration === 'renumber' ? [`rm -f ${migrationPath(task, false)}`] : []),
+          // A move, not `rm -f`: Codex asks for approval of a forced removal, which a headless run cannot give.
+          ...(migration === 'renumber'
+            ? [`(mv ${migrationPath(task, false)} ${migrationPath(task, true)} 2>/dev/null || true)`]
+            : []),
           `echo ${b64(task.migration)} | base64 -d > ${migrationPath(task, migration === 'renumber')}`,
         ]
       : []),

@@ -61,6 +61,23 @@ describe.skipIf(!ok)('real agents through the shipped workflows', () => {
   }
 
   for (const agent of ['claude-code', 'codex'] as const) {
+    it(`LD02 two PRs by the real ${agent} CLI that each add a migration numbered 002 both land: the one judged on a base holding the other's is rejected, the CLI's fix renumbers it, and it lands`, async () => {
+      sandbox = new Sandbox({
+        launcher: 'actions',
+        failAgent: 0,
+        agent,
+        tasks: DEMO_TASKS.filter((t) => t.migration),
+      });
+      const s = sandbox;
+      await s.start();
+      await s.waitUntil(() => s.done(), 120_000, 'both issues to be merged or stuck');
+      expect((await s.summary()).map((r) => r.state)).toEqual(['merged', 'merged']);
+      const fixes = (await s.runs()).filter((r) => r.kind === 'fix');
+      expect(fixes.map((r) => [r.outcome, r.why])).toEqual([['success', 'a lander rejection']]);
+    }, 150_000);
+  }
+
+  for (const agent of ['claude-code', 'codex'] as const) {
     it(`TR33 a maintainer's change request with two inline comments becomes a fix by the real ${agent} CLI: its prompt holds both, its commit lands on the claim branch, the lander accepts, and yoke merges once the maintainer approves`, async () => {
       const task = DEMO_TASKS.find((t) => t.review)!;
       const s = await runOne(agent, task);
