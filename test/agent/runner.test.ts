@@ -19,6 +19,24 @@ import { costlyModel, haveAgentClis, tempFolders } from './helpers.js';
 const ok = haveAgentClis('runner tests with real CLIs');
 const tmp = tempFolders();
 
+/** The environment of `yoke agent run` for Claude Code against a scripted model, as a job's step gives it; `over` adds or changes. */
+const runnerEnv = (modelUrl: string, out: string, over: Record<string, string> = {}): Record<string, string> => ({
+  PATH: `${agentCliBin('claude')}:${process.env.PATH}`,
+  ANTHROPIC_API_KEY: 'sk-test',
+  ANTHROPIC_BASE_URL: modelUrl,
+  YOKE_AGENT: 'claude-code',
+  YOKE_OUT: out,
+  GITHUB_TOKEN: 'ghs_read',
+  GITHUB_API_URL: 'http://gh.invalid',
+  YOKE_RUN_ID: 'r1',
+  YOKE_RUN_KIND: 'afk_auto',
+  YOKE_SUBJECT: 'issue#4',
+  YOKE_DEADLINE: new Date(Date.now() + 600_000).toISOString(),
+  YOKE_API_URL: 'http://yoke.invalid',
+  YOKE_REPO: 'acme/demo',
+  ...over,
+});
+
 function checkout(): string {
   const d = tmp('yoke-runner-co-');
   execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: d });
@@ -207,26 +225,13 @@ console.log(JSON.stringify({ ok: r.outcome.ok }));`;
       };
       const run = async () => {
         const out = tmp('yoke-runner-out-');
-        const env = {
-          PATH: path(),
-          ANTHROPIC_API_KEY: 'sk-test',
-          ANTHROPIC_BASE_URL: model.url,
-          YOKE_AGENT: 'claude-code',
-          YOKE_OUT: out,
-          GITHUB_TOKEN: 'ghs_read',
-          GITHUB_API_URL: 'http://gh.invalid',
-          YOKE_RUN_ID: 'r1',
-          YOKE_RUN_KIND: 'afk_auto',
-          YOKE_SUBJECT: 'issue#4',
+        const env = runnerEnv(model.url, out, {
           YOKE_REJECTION: JSON.stringify({
             rejection: null,
             asks: [],
             approved: { issue: 4, digest: issueDigest('Decide', 'Which way?') },
           }),
-          YOKE_DEADLINE: new Date(Date.now() + 600_000).toISOString(),
-          YOKE_API_URL: 'http://yoke.invalid',
-          YOKE_REPO: 'acme/demo',
-        };
+        });
         const code = await agentRun({
           env,
           cwd: checkout(),
@@ -272,21 +277,7 @@ console.log(JSON.stringify({ ok: r.outcome.ok }));`;
             : { number: 4, title: 'Decide', body: 'Which way?', user: { login: 'maintainer' } };
         return new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
       };
-      const env = {
-        PATH: path(),
-        ANTHROPIC_API_KEY: 'sk-test',
-        ANTHROPIC_BASE_URL: quiet.url,
-        YOKE_AGENT: 'claude-code',
-        YOKE_OUT: out,
-        GITHUB_TOKEN: 'ghs_read',
-        GITHUB_API_URL: 'http://gh.invalid',
-        YOKE_RUN_ID: 'r1',
-        YOKE_RUN_KIND: 'afk_auto',
-        YOKE_SUBJECT: 'issue#4',
-        YOKE_DEADLINE: new Date(Date.now() + 600_000).toISOString(),
-        YOKE_API_URL: 'http://yoke.invalid',
-        YOKE_REPO: 'acme/demo',
-      };
+      const env = runnerEnv(quiet.url, out);
       const code = await agentRun({ env, cwd, out: () => undefined, now: Date.now, fetch: gh as typeof fetch });
       expect(code).toBe(1);
       const result = JSON.parse(readFileSync(join(out, 'result.json'), 'utf8')) as { outcome: string; summary: string };
@@ -347,24 +338,14 @@ describe.skipIf(!ok)('a fix run and the settings the previous agent left (TR23)'
               : { number: 4, title: 'Count', body: 'Count.', user: { login: 'maintainer' } };
         return new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
       };
-      const env = {
-        PATH: `${agentCliBin('claude')}:${process.env.PATH}`,
-        ANTHROPIC_API_KEY: 'sk-test',
-        ANTHROPIC_BASE_URL: model.url,
-        YOKE_AGENT: 'claude-code',
-        YOKE_OUT: out,
-        GITHUB_TOKEN: 'ghs_read',
-        GITHUB_API_URL: 'http://gh.invalid',
+      const env = runnerEnv(model.url, out, {
         GITHUB_SHA: main,
         YOKE_RUN_ID: 'r2',
         YOKE_RUN_KIND: 'fix',
         YOKE_SUBJECT: 'pr#9',
         YOKE_HEAD_SHA: head,
         YOKE_REJECTION: 'FAIL',
-        YOKE_DEADLINE: new Date(Date.now() + 600_000).toISOString(),
-        YOKE_API_URL: 'http://yoke.invalid',
-        YOKE_REPO: 'acme/demo',
-      };
+      });
       expect(await agentRun({ env, cwd, out: () => undefined, now: Date.now, fetch: gh as typeof fetch })).toBe(0);
       const sent = JSON.stringify(model.requests.map((r) => r.body));
       expect(sent).toContain('MAIN-CLAUDE-MD');

@@ -19,6 +19,17 @@ class SlowLauncher extends FakeLauncher {
   }
 }
 
+/** One reaper tick over acme/api's runs, through this launcher. */
+const reapOnce = (h: ReturnType<typeof makeHarness>, launcher: Parameters<typeof reapRuns>[0]['launcher']) =>
+  reapRuns({
+    store: h.store,
+    launcher,
+    now: h.clock.now,
+    pauseThreshold: 3,
+    repoRef: async () => ({ owner: 'acme', name: 'api', fullName: 'acme/api', installationId: 1 }),
+    log: h.fleet.log,
+  });
+
 /** A live AFK run of acme/api for issue 1, launched now with an hour's budget. */
 const insertRun = (
   h: ReturnType<typeof makeHarness>,
@@ -71,14 +82,7 @@ describe('the reaper', () => {
     launcher.table.ended.add('r-b'); // its process already exited; its report is on its way
     let release!: () => void;
     launcher.held.set('r-a', new Promise<void>((r) => (release = r)));
-    const tick = reapRuns({
-      store: h.store,
-      launcher,
-      now: h.clock.now,
-      pauseThreshold: 3,
-      repoRef: async () => ({ owner: 'acme', name: 'api', fullName: 'acme/api', installationId: 1 }),
-      log: h.fleet.log,
-    });
+    const tick = reapOnce(h, launcher);
     // While the tick waits on r-a, r-b's report lands (answered 200).
     await new Promise((r) => setTimeout(r, 10));
     expect(
@@ -106,14 +110,7 @@ describe('the reaper', () => {
     const h = makeHarness({ launcher });
     await h.store.repos.ensure('acme/api', 1, h.clock.now());
     await insertRun(h, 'r-lost', 'command', 'fake:r-lost');
-    const reaped = await reapRuns({
-      store: h.store,
-      launcher,
-      now: h.clock.now,
-      pauseThreshold: 3,
-      repoRef: async () => ({ owner: 'acme', name: 'api', fullName: 'acme/api', installationId: 1 }),
-      log: h.fleet.log,
-    });
+    const reaped = await reapOnce(h, launcher);
     expect(reaped.map((r) => [r.run.id, r.outcome])).toEqual([['r-lost', 'cancelled']]);
     expect(cancelled).toEqual(['r-lost']);
   });
