@@ -53,6 +53,24 @@ const gh = (async (url: string | URL | Request) => {
   return new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
 }) as typeof fetch;
 
+/** The environment of `yoke agent run` for an agent of your own, as a job's step gives it; `over` adds or changes. */
+const ownAgentEnv = (out: string, trusted: string, over: Record<string, string> = {}): Record<string, string> => ({
+  PATH: process.env.PATH ?? '/usr/bin:/bin',
+  YOKE_AGENT: 'command',
+  YOKE_AGENT_SECRETS: '',
+  YOKE_OUT: out,
+  GITHUB_TOKEN: 'ghs_read0123456789',
+  GITHUB_API_URL: 'http://gh.invalid',
+  GITHUB_SHA: trusted,
+  YOKE_RUN_ID: 'r1',
+  YOKE_RUN_KIND: 'afk_auto',
+  YOKE_SUBJECT: 'issue#4',
+  YOKE_DEADLINE: new Date(Date.now() + 600_000).toISOString(),
+  YOKE_API_URL: 'http://yoke.invalid',
+  YOKE_REPO: 'acme/demo',
+  ...over,
+});
+
 describe('an agent of your own, as data', () => {
   it('TR21 what run.sh prints: its reports count turns, price the run and give its last word; without a message, the end of its output', () => {
     const agent = commandAgent('', []);
@@ -145,22 +163,7 @@ describe.skipIf(!haveBwrap)('an agent of your own, contained', () => {
     ].join('\n');
     const { cwd, trusted } = checkout(agent, 'echo "the PR head\'s agent ran" > pwned.txt\n');
     const out = tmp('yoke-own-out-');
-    const env = {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      YOKE_AGENT: 'command',
-      YOKE_AGENT_SECRETS: '',
-      YOKE_OUT: out,
-      GITHUB_TOKEN: 'ghs_read0123456789',
-      GITHUB_API_URL: 'http://gh.invalid',
-      GITHUB_SHA: trusted,
-      GITHUB_RUN_NUMBER: '12',
-      YOKE_RUN_ID: 'r1',
-      YOKE_RUN_KIND: 'afk_auto',
-      YOKE_SUBJECT: 'issue#4',
-      YOKE_DEADLINE: new Date(Date.now() + 600_000).toISOString(),
-      YOKE_API_URL: 'http://yoke.invalid',
-      YOKE_REPO: 'acme/demo',
-    };
+    const env = ownAgentEnv(out, trusted, { GITHUB_RUN_NUMBER: '12' });
     const said: string[] = [];
     expect(await agentRun({ env, cwd, out: (l) => said.push(l), now: Date.now, fetch: gh })).toBe(0);
     expect(readFileSync(join(cwd, 'facts.txt'), 'utf8')).toBe('r1 afk_auto issue#4 12 no-token\n');
@@ -196,22 +199,7 @@ describe.skipIf(!haveBwrap)('an agent of your own, contained', () => {
     const run = async (script: string, limits: string, exit = 0) => {
       const { cwd, trusted } = checkout(script, '');
       const out = tmp('yoke-own-out-');
-      const env = {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        YOKE_AGENT: 'command',
-        YOKE_AGENT_SECRETS: '',
-        YOKE_OUT: out,
-        GITHUB_TOKEN: 'ghs_read0123456789',
-        GITHUB_API_URL: 'http://gh.invalid',
-        GITHUB_SHA: trusted,
-        YOKE_RUN_ID: 'r1',
-        YOKE_RUN_KIND: 'afk_auto',
-        YOKE_SUBJECT: 'issue#4',
-        YOKE_LIMITS: limits,
-        YOKE_DEADLINE: new Date(Date.now() + 600_000).toISOString(),
-        YOKE_API_URL: 'http://yoke.invalid',
-        YOKE_REPO: 'acme/demo',
-      };
+      const env = ownAgentEnv(out, trusted, { YOKE_LIMITS: limits });
       const said: string[] = [];
       expect(await agentRun({ env, cwd, out: (l) => said.push(l), now: Date.now, fetch: gh }), said.join('\n')).toBe(
         exit,
