@@ -19,21 +19,26 @@ const RUNNER_BLOB = createHash('sha1').update('blob 9\0// runner').digest('hex')
 const SHA = 'a'.repeat(64);
 const gh = () => nock(API, { reqheaders: { authorization: 'token ghs_inst' } });
 
+/** GitHub takes the runner's blob, its tree and a parentless commit of it, as c1. */
+function writesRunnerCommit(api: nock.Scope): void {
+  api
+    .post('/repos/acme/api/git/blobs', { content: Buffer.from('// runner').toString('base64'), encoding: 'base64' })
+    .reply(201, { sha: 'b1' });
+  api
+    .post('/repos/acme/api/git/trees', {
+      tree: [{ path: 'yoke-runner.mjs', mode: '100644', type: 'blob', sha: 'b1' }],
+    })
+    .reply(201, { sha: 't1' });
+  api
+    .post('/repos/acme/api/git/commits', { message: `yoke's runner, sha256 ${SHA}`, tree: 't1', parents: [] })
+    .reply(201, { sha: 'c1' });
+}
+
 describe('GitHubForge, for runs that reach yoke through GitHub', () => {
   it('publishes the runner once: blob, tree, parentless commit and ref; a ref already there is left as it is', async () => {
     const api = gh();
     api.get(`/repos/acme/api/git/ref/yoke%2Frunner%2F${SHA}`).reply(404, { message: 'Not Found' });
-    api
-      .post('/repos/acme/api/git/blobs', { content: Buffer.from('// runner').toString('base64'), encoding: 'base64' })
-      .reply(201, { sha: 'b1' });
-    api
-      .post('/repos/acme/api/git/trees', {
-        tree: [{ path: 'yoke-runner.mjs', mode: '100644', type: 'blob', sha: 'b1' }],
-      })
-      .reply(201, { sha: 't1' });
-    api
-      .post('/repos/acme/api/git/commits', { message: `yoke's runner, sha256 ${SHA}`, tree: 't1', parents: [] })
-      .reply(201, { sha: 'c1' });
+    writesRunnerCommit(api);
     api.post('/repos/acme/api/git/refs', { ref: `refs/yoke/runner/${SHA}`, sha: 'c1' }).reply(201, {});
     // Then it is there, holding exactly the runner: left as it is.
     api
@@ -56,17 +61,7 @@ describe('GitHubForge, for runs that reach yoke through GitHub', () => {
     api
       .get('/repos/acme/api/git/trees/tevil')
       .reply(200, { sha: 'tevil', tree: [{ path: 'yoke-runner.mjs', sha: 'f'.repeat(40) }] });
-    api
-      .post('/repos/acme/api/git/blobs', { content: Buffer.from('// runner').toString('base64'), encoding: 'base64' })
-      .reply(201, { sha: 'b1' });
-    api
-      .post('/repos/acme/api/git/trees', {
-        tree: [{ path: 'yoke-runner.mjs', mode: '100644', type: 'blob', sha: 'b1' }],
-      })
-      .reply(201, { sha: 't1' });
-    api
-      .post('/repos/acme/api/git/commits', { message: `yoke's runner, sha256 ${SHA}`, tree: 't1', parents: [] })
-      .reply(201, { sha: 'c1' });
+    writesRunnerCommit(api);
     api.patch(`/repos/acme/api/git/refs/yoke%2Frunner%2F${SHA}`, { sha: 'c1', force: true }).reply(200, {});
     expect(await nockForge().publishRunner(REPO, SHA, '// runner')).toBe('published');
   });
