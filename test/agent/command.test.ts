@@ -6,7 +6,7 @@ import { commandAgent, secretNames } from '../../src/agent/command.js';
 import { containmentProblem } from '../../src/agent/contain.js';
 import { agentRun } from '../../src/agent/run.js';
 import { runAgent } from '../../src/agent/agent-process.js';
-import { JOB_SECRETS, runnerWithSecrets, tempFolders } from './helpers.js';
+import { JOB_SECRETS, runFacts, runnerWithSecrets, tempFolders } from './helpers.js';
 
 // An agent of your own (templates/yoke-run.yml): .github/yoke/run.sh from the
 // commit the workflow was dispatched on, run contained by yoke's runner like
@@ -62,13 +62,7 @@ const ownAgentEnv = (out: string, trusted: string, over: Record<string, string> 
   GITHUB_TOKEN: 'ghs_read0123456789',
   GITHUB_API_URL: 'http://gh.invalid',
   GITHUB_SHA: trusted,
-  YOKE_RUN_ID: 'r1',
-  YOKE_RUN_KIND: 'afk_auto',
-  YOKE_SUBJECT: 'issue#4',
-  YOKE_DEADLINE: new Date(Date.now() + 600_000).toISOString(),
-  YOKE_API_URL: 'http://yoke.invalid',
-  YOKE_REPO: 'acme/demo',
-  ...over,
+  ...runFacts(over),
 });
 
 describe('an agent of your own, as data', () => {
@@ -233,12 +227,7 @@ describe.skipIf(!haveBwrap)('an agent of your own, contained', () => {
       YOKE_OUT: out,
       GITHUB_TOKEN: 'ghs_read0123456789',
       GITHUB_SHA: noAgent,
-      YOKE_RUN_ID: 'r1',
-      YOKE_RUN_KIND: 'afk_auto',
-      YOKE_SUBJECT: 'issue#4',
-      YOKE_DEADLINE: new Date(Date.now() + 600_000).toISOString(),
-      YOKE_API_URL: 'http://yoke.invalid',
-      YOKE_REPO: 'acme/demo',
+      ...runFacts(),
     };
     expect(await agentRun({ env, cwd, out: () => undefined, now: Date.now, fetch: gh })).toBe(1);
     const result = JSON.parse(readFileSync(join(out, 'result.json'), 'utf8')) as { summary: string };

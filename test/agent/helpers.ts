@@ -123,3 +123,14 @@ export function runnerWithSecrets(tmp: (prefix: string, base?: string) => string
 /** A scripted model that never stops asking for a command, each answer billing 60,000 input and 2,000 output tokens. */
 export const costlyModel = (): ScriptedModel =>
   new ScriptedModel({ script: () => ({ run: 'echo again >> loop.txt' }), usage: { input: 60_000, output: 2_000 } });
+
+/** The run's facts as a job's step gives them to `yoke agent run`: an AFK run of issue #4 of acme/demo; `over` adds or changes. */
+export const runFacts = (over: Record<string, string> = {}): Record<string, string> => ({
+  YOKE_RUN_ID: 'r1',
+  YOKE_RUN_KIND: 'afk_auto',
+  YOKE_SUBJECT: 'issue#4',
+  YOKE_DEADLINE: new Date(Date.now() + 600_000).toISOString(),
+  YOKE_API_URL: 'http://yoke.invalid',
+  YOKE_REPO: 'acme/demo',
+  ...over,
+});

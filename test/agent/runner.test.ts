@@ -10,7 +10,7 @@ import { agentPrerequisite, runAgent } from '../../src/agent/agent-process.js';
 import { agentCliBin } from '../../sandbox/agent-clis.js';
 import { ScriptedModel } from '../../sandbox/models/scripted-model.js';
 import { KEY_PLACEHOLDER } from '../../src/agent/model-gateway.js';
-import { costlyModel, haveAgentClis, tempFolders } from './helpers.js';
+import { costlyModel, haveAgentClis, runFacts, tempFolders } from './helpers.js';
 
 // `yoke agent run` with the real CLIs against a scripted model: the limits
 // cut a model that never stops, an agent that changes nothing fails with its
@@ -28,13 +28,7 @@ const runnerEnv = (modelUrl: string, out: string, over: Record<string, string> =
   YOKE_OUT: out,
   GITHUB_TOKEN: 'ghs_read',
   GITHUB_API_URL: 'http://gh.invalid',
-  YOKE_RUN_ID: 'r1',
-  YOKE_RUN_KIND: 'afk_auto',
-  YOKE_SUBJECT: 'issue#4',
-  YOKE_DEADLINE: new Date(Date.now() + 600_000).toISOString(),
-  YOKE_API_URL: 'http://yoke.invalid',
-  YOKE_REPO: 'acme/demo',
-  ...over,
+  ...runFacts(over),
 });
 
 function checkout(): string {
@@ -389,14 +383,7 @@ describe('what the runner needs before an agent starts', () => {
       [{ PATH: process.env.PATH }, 'The runner cannot start: YOKE_AGENT is "aider"; yoke knows claude-code or codex.'],
     ] as const) {
       const out = tmp('yoke-runner-missing-');
-      const facts = {
-        YOKE_RUN_ID: 'r1',
-        YOKE_RUN_KIND: 'afk_auto',
-        YOKE_SUBJECT: 'issue#4',
-        YOKE_DEADLINE: new Date(Date.now() + 600_000).toISOString(),
-        YOKE_API_URL: 'http://yoke.invalid',
-        YOKE_REPO: 'acme/demo',
-      };
+      const facts = runFacts();
       const agentName = 'ANTHROPIC_API_KEY' in env ? 'claude-code' : 'aider';
       const noFetch = (async () => {
         throw new Error('no work is read before the agent can start');
