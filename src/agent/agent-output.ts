@@ -27,6 +27,12 @@ export function cappedCost<C extends { usd: number | null; note: string | null }
   };
 }
 
+/** TR39: what one counted answer cost, or null when the table (or a bad YOKE_MODEL_PRICES) cannot price its model. */
+export const priceAnswer = (
+  prices: { ok: true; table: PriceTable } | { ok: false; error: string },
+  a: MeteredAnswer,
+): number | null => (prices.ok && a.model ? priceTokens(prices.table, a.model, a.usage) : null);
+
 /**
  * TR39: what the run cost, from the answers the model gateway counted (a channel no tool in the sandbox
  * writes), priced by yoke's table: the truth, which passes the run's limit by at most the answer that crossed
@@ -43,7 +49,7 @@ export function meteredCost(
   let usd = 0;
   const unpriced = new Set<string>();
   for (const a of answers) {
-    const p = prices.ok && a.model ? priceTokens(prices.table, a.model, a.usage) : null;
+    const p = priceAnswer(prices, a);
     if (p === null) unpriced.add(a.model ?? 'an unnamed model');
     else usd += p;
   }

@@ -5,8 +5,8 @@ import { delimiter, join } from 'node:path';
 import type { AgentAdapter, AgentLimits, AgentOutcome } from './adapter.js';
 import { tailOf } from './output.js';
 import { containAgent, type BlockedAttempt, type Contained } from './contain.js';
-import { cappedCost, meteredCost } from './agent-output.js';
-import { priceTable, priceTokens } from './prices.js';
+import { cappedCost, meteredCost, priceAnswer } from './agent-output.js';
+import { priceTable } from './prices.js';
 
 // The agent's own process: what it may inherit from the job, whether its CLI
 // is there, and its run to its end or to a limit, contained (TR20), with its
@@ -112,7 +112,7 @@ export async function runAgent(
                     ? `yoke: this run's spend limit of $${limits.maxUsd} is reached ($${meter.spent.toFixed(4)} spent)`
                     : null,
                 onAnswer: (a) => {
-                  meter.spent += (prices.ok && a.model ? priceTokens(prices.table, a.model, a.usage) : null) ?? 0;
+                  meter.spent += priceAnswer(prices, a) ?? 0;
                   if (limits.maxUsd !== null && meter.spent > limits.maxUsd) overLimit?.();
                 },
               }
