@@ -51,8 +51,9 @@ export function checkFor(
   const base = { name: CHECK_NAME, externalId: last.id, detailsUrl: runUrl(policy.webUrl, last) };
   const found = [...runs].reverse().find((r) => r.verdict !== null);
   // LD02: a lander started after the verdict validates the head on a newer base: until it judges, the check is in progress.
-  const revalidating =
-    found && runs.some((r) => r.status === 'live' && r.launchedAt >= found.launchedAt && r !== found);
+  // The landers of this head launched since its last verdict (runs come oldest first).
+  const since = found ? runs.slice(runs.indexOf(found) + 1) : runs;
+  const revalidating = found && since.some((r) => r.status === 'live');
   const judged = revalidating ? undefined : found;
   const on = (r: Run) => (r.baseSha ? ` on ${short(r.baseSha)}` : '');
   if (judged?.verdict === 'accept' && !hold) {
@@ -112,9 +113,7 @@ export function checkFor(
   }
   const live = runs.find((r) => r.status === 'live');
   // Attempts on this head since its last verdict (a verdict on an older base ends the count: LD02).
-  const attempts = runs.filter(
-    (r) => !found || r.launchedAt > found.launchedAt || (r !== found && r.launchedAt === found.launchedAt),
-  ).length;
+  const attempts = since.length;
   if (!live && (superseded || attempts >= policy.landerAttemptsPerHead)) {
     const why = superseded
       ? {
