@@ -7,7 +7,6 @@ import { isLandable, rejectedHead, rejectToRerun } from './verdicts.js';
 import { claimedIssue, heldBack, live, titled, waiting } from './producer-parts.js';
 import { decideLanders } from './landers.js';
 
-export { decideLanders, shouldSpawnLander, type LanderDecision } from './landers.js';
 import { autoLoopOn, isPaused } from './repo-state.js';
 import type { ClaimView, IssueView, RepoRef } from '../forge/types.js';
 import { isAfkKind } from '../store/runs.js';
