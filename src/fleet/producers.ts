@@ -6,7 +6,6 @@ import type { RepoFacts } from './repo-facts.js';
 import { isLandable, rejectedHead, rejectToRerun } from './verdicts.js';
 import { claimedIssue, heldBack, live, titled, waiting } from './producer-parts.js';
 import { decideLanders } from './landers.js';
-
 import { autoLoopOn, isPaused } from './repo-state.js';
 import type { ClaimView, IssueView, RepoRef } from '../forge/types.js';
 import { isAfkKind } from '../store/runs.js';
