@@ -51,8 +51,13 @@ export async function simulateLanding(n: number, conflicts: readonly [number, nu
     h.clock.advance(60_000);
     for (const run of await h.store.runs.listLive()) {
       if (run.kind === 'lander') {
-        const v = version.get(run.prNumber!) ?? 0;
-        const tree = new Set([...(trees.get(run.baseSha ?? '') ?? new Set<string>()), `${run.prNumber}@${v}`]);
+        // The head's stack, then the head, merged onto its base (LD05).
+        const tree = new Set([
+          ...(trees.get(run.baseSha ?? '') ?? new Set<string>()),
+          ...[...run.stack, { pr: run.prNumber!, head: run.headSha! }].map(
+            (m) => `${m.pr}@${parseInt(m.head.slice(-8), 16)}`,
+          ),
+        ]);
         const ok = run.baseSha !== null && !broken(tree);
         if (ok) accepted.add(key(tree));
         await report(h, run.id, 'success', ok ? 'accept' : 'reject');

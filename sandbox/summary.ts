@@ -66,10 +66,13 @@ export async function summarizeIssues(deps: SummaryDeps): Promise<IssueSummary[]
         outcome: r.outcome ?? r.status,
         why: r.kind === 'fix' ? r.why : null,
       })),
-      // LD01: each verdict is for a head on a base: `reject@head/base`.
+      // LD01, LD05: each verdict is for a head on a base, after the PRs stacked ahead of it: `accept@head/base+#7`.
       verdicts: mine
         .filter((r) => r.verdict)
-        .map((r) => `${r.verdict}@${r.headSha?.slice(0, 7)}${r.baseSha ? `/${r.baseSha.slice(0, 7)}` : ''}`),
+        .map(
+          (r) =>
+            `${r.verdict}@${r.headSha?.slice(0, 7)}${r.baseSha ? `/${r.baseSha.slice(0, 7)}` : ''}${r.stack.map((m) => `+#${m.pr}`).join('')}`,
+        ),
       merge: merged ? `#${merged.number} → ${merged.pull!.mergeCommitSha!.slice(0, 7)}` : '-',
       deployment: run ? `${run.id} (${run.status})` : '-',
       qa: qa ? (qa.settledAt !== null ? 'accepted' : qa.refusal ? 'refused' : 'waiting') : '-',

@@ -160,7 +160,7 @@ async function seedVerdict(h: ProbotHarness, id: string, verdict: 'accept' | 're
     capAtLaunch: 1,
     liveAtLaunch: 1,
   });
-  await h.rt.store.runs.setBaseSha(id, BASE); // LD01: judged on the base the default branch is at
+  await h.rt.store.runs.setJudgedTree(id, BASE, []); // LD01: judged on the base the default branch is at
   await h.rt.store.runs.recordReport(id, { outcome: 'success', verdict, summary: 'tests' }, 0);
   await h.rt.store.runs.setVerdictComment(id, 2); // its marker is already on the PR
   await h.rt.store.runs.end(id, 'success', null, at);

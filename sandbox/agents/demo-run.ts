@@ -136,21 +136,30 @@ async function afk(): Promise<void> {
 
 /**
  * The command launcher's lander (TR02): it holds no run secret and reports
- * nothing. It validates the PR's head merged onto the base yoke named (LD01)
- * with the default branch's script, and its exit code is the verdict yoke
+ * nothing. It validates the PR's head merged onto the base yoke named (LD01),
+ * after the heads stacked ahead of it (LD05), with the default branch's script, and its exit code is the verdict yoke
  * records: 0 accept, 1 reject (a head that does not merge onto the base too).
  */
 async function lander(): Promise<void> {
   const base = process.env.YOKE_BASE_SHA;
   const dir = workingCopy(base || env('YOKE_HEAD_SHA'));
   if (base) {
-    try {
-      sh(dir, 'git', [...GIT_ID, 'merge', '--quiet', '--no-ff', '--no-edit', env('YOKE_HEAD_SHA')]);
-    } catch {
-      console.log(`The PR's head does not merge cleanly onto ${base.slice(0, 7)}, the base it would land on.`);
-      process.exit(1);
+    // LD05: the heads of the claim PRs stacked ahead of this one, then its own, merged onto the base in order.
+    const stack = (process.env.YOKE_STACK ?? '').split(' ').filter(Boolean);
+    for (const sha of [...stack, env('YOKE_HEAD_SHA')]) {
+      const before = sh(dir, 'git', ['rev-parse', 'HEAD']);
+      try {
+        sh(dir, 'git', [...GIT_ID, 'merge', '--quiet', '--no-ff', '--no-edit', sha]);
+      } catch {
+        console.log(
+          sha === env('YOKE_HEAD_SHA')
+            ? `The PR's head does not merge cleanly onto ${base.slice(0, 7)}${stack.length ? ' with the claim PRs stacked ahead of it' : ''}, the tree it would land on.`
+            : `${sha.slice(0, 7)}, stacked ahead of this PR, does not merge cleanly onto ${base.slice(0, 7)}.`,
+        );
+        process.exit(1);
+      }
+      if (sh(dir, 'git', ['rev-parse', 'HEAD^1']) !== before) throw new Error(`did not merge onto ${before}`);
     }
-    if (sh(dir, 'git', ['rev-parse', 'HEAD^1']) !== base) throw new Error(`did not merge onto ${base}`);
   } else if (sh(dir, 'git', ['rev-parse', 'HEAD']) !== env('YOKE_HEAD_SHA'))
     throw new Error(`checked out ${sh(dir, 'git', ['rev-parse', 'HEAD'])}, not ${env('YOKE_HEAD_SHA')}`);
   const script = sh(dir, 'git', ['show', 'origin/main:.github/yoke/validate.sh']);

@@ -44,9 +44,11 @@ export const RepoConfig = z
       .object({
         enabled: z.boolean().default(false),
         merge_method: z.enum(['merge', 'squash', 'rebase']).default('squash'),
+        /** LD05: how many accepted-to-be claim PRs a lander validates stacked on the base at once (1: each alone). */
+        stack_depth: z.number().int().min(1).max(20).default(4),
       })
       .strict()
-      .default({ enabled: false, merge_method: 'squash' }),
+      .default({ enabled: false, merge_method: 'squash', stack_depth: 4 }),
     fix_forward: z
       .object({ enabled: z.boolean().default(false), max_attempts: z.number().int().min(1).max(10).default(2) })
       .strict()

@@ -4,15 +4,16 @@ import type { Log } from '../kernel/log.js';
 import type { RepoConfig } from '../config/repo-config.js';
 import { fixExhaustedNotice, mergeRefusedNotice, protectedApprovedNotice, protectedHoldNotice } from './messages.js';
 import type { ProtectedHold } from '../store/protected-holds.js';
-import { headApprovers, protectedFilesOf, protectedGlobs } from './protected-paths.js';
+import { blockingReviewers, headApprovers, protectedChangeOf } from './protected-paths.js';
 import type { Store } from '../store/store.js';
 import { pullSubject, subjectKey } from './candidate.js';
 import { shouldSpawnFix } from './producers.js';
 import { fixAsksOf } from './asks.js';
 import { askedBy } from './asks.js';
 import { readClaim } from './claims.js';
-import { CLAIM_LABEL, STUCK_LABEL, baseRefOf, baseTipOf, type RepoFacts } from './repo-facts.js';
-import { isLandable, untrustedMarkers, verdictNow } from './verdicts.js';
+import { CLAIM_LABEL, STUCK_LABEL, baseRefOf, baseTipOf, landingRecord, type RepoFacts } from './repo-facts.js';
+import { acceptedHead, isLandable, rejectedHead, untrustedMarkers, verdictOn } from './verdicts.js';
+import { normalize, stackWords, type Landed, type LandingRecord, type Position } from './stacks.js';
 
 // What a pass does besides launching, decided purely from RepoFacts:
 // record claims (and label them, for display), merge heads whose recorded
@@ -22,12 +23,15 @@ import { isLandable, untrustedMarkers, verdictNow } from './verdicts.js';
 export type RepoAction =
   | { type: 'record_claim'; pr: number; run: string; issue: number }
   | { type: 'label_claim'; pr: number; run: string }
-  /** LD03: merge the head the verdict judged, only while `branch` is still at `base`, the base it judged it on. */
+  /**
+   * LD03, LD05: merge the head the verdict judged, only while `branch` is at the tree it judged it on: `on.root`
+   * with `on.stack` merged by yoke just before it, in this order (an empty stack: `branch` still at `on.root`).
+   */
   | {
       type: 'merge';
       pr: number;
       sha: string;
-      base: string;
+      on: Position;
       branch: string;
       method: 'merge' | 'squash' | 'rebase';
       run: string;
@@ -65,15 +69,6 @@ export const NO_HOLD_READS: HoldReads = {
   readerChangeRequests: new Map(),
 };
 
-/** What GitHub could not list stands for a protected change: yoke fails closed. */
-export const UNLISTED_FILES = '(GitHub did not list the files of this change)';
-
-/** The protected paths a claim's change touches at its head (TR14). */
-export function protectedChangeOf(facts: Pick<RepoFacts, 'config'>, claim: Pick<ClaimView, 'files'>): string[] {
-  if (claim.files === null) return [UNLISTED_FILES];
-  return protectedFilesOf(claim.files, protectedGlobs(facts.config.protected_paths));
-}
-
 export function planRepoActions(facts: RepoFacts, after: AfterLaunch, reads: HoldReads = NO_HOLD_READS): RepoAction[] {
   const actions: RepoAction[] = [];
   for (const pull of facts.view.pulls) {
@@ -83,15 +78,16 @@ export function planRepoActions(facts: RepoFacts, after: AfterLaunch, reads: Hol
       actions.push({ type: 'record_claim', pr: pull.number, run: claim.runId, issue: claim.issueNumber });
     if (!pull.labels.includes(CLAIM_LABEL)) actions.push({ type: 'label_claim', pr: pull.number, run: claim.runId });
   }
+  const record = landingRecord(facts);
+  const mergeable: ClaimView[] = [];
   for (const claim of facts.view.claims) {
     for (const ig of untrustedMarkers(facts, claim.pull.number, claim.comments))
       actions.push({ type: 'ignored_marker', pr: claim.pull.number, ...ig });
     if (!isLandable(facts, claim)) continue;
     const n = claim.pull.number;
-    const current = verdictNow(facts.runs, claim.pull, baseTipOf(facts, claim.pull));
     // TR14: an accepted head that changes what yoke trusts waits for a writer's approval of that head.
     let released = true;
-    if (current?.verdict === 'accept') {
+    if (acceptedHead(record, claim.pull)) {
       const files = protectedChangeOf(facts, claim);
       if (!files.length && !reads.holds.has(`${n}@${claim.pull.headSha}`))
         actions.push({ type: 'clear_head', pr: n, sha: claim.pull.headSha });
@@ -113,26 +109,15 @@ export function planRepoActions(facts: RepoFacts, after: AfterLaunch, reads: Hol
       }
     }
     if (
-      current?.verdict === 'accept' &&
       released &&
       facts.config.autoland.enabled &&
       !after.liveSubjects.has(subjectKey(facts.repo.fullName, pullSubject(n))) &&
-      !after.attempted(n, claim.pull.headSha, current.runId) &&
       !hasBlockingReview(facts, claim.reviews, claim.pull.author, reads.readerChangeRequests.get(n) ?? [])
-    ) {
-      actions.push({
-        type: 'merge',
-        pr: n,
-        sha: claim.pull.headSha,
-        base: baseTipOf(facts, claim.pull)!,
-        branch: baseRefOf(facts, claim.pull),
-        method: facts.config.autoland.merge_method,
-        run: current.runId,
-      });
-    }
+    )
+      mergeable.push(claim);
     if (shouldSpawnFix(facts, claim) === 'exhausted' && !claim.pull.labels.includes(STUCK_LABEL)) {
       // TR33: a fix only writers asked for says who asked, and what they can do instead.
-      const rejected = current?.verdict === 'reject' && facts.config.fix_forward.enabled;
+      const rejected = rejectedHead(record, claim.pull) && facts.config.fix_forward.enabled;
       const asks = fixAsksOf(facts, claim);
       actions.push({
         type: 'fix_exhausted',
@@ -142,7 +127,47 @@ export function planRepoActions(facts: RepoFacts, after: AfterLaunch, reads: Hol
       });
     }
   }
+  actions.push(...planMerges(facts, record, mergeable, after));
   return actions;
+}
+
+/**
+ * LD03, LD05: the merges this pass makes, branch by branch: from where the branch is now, each claim PR (oldest
+ * first) accepted on exactly the tree the merges before it leave, so a stack accepted whole lands whole, in its
+ * order, and nothing lands on a tree no lander accepted.
+ */
+function planMerges(
+  facts: RepoFacts,
+  record: LandingRecord,
+  mergeable: readonly ClaimView[],
+  after: AfterLaunch,
+): RepoAction[] {
+  const out: RepoAction[] = [];
+  const left = [...mergeable].sort((a, b) => a.pull.number - b.pull.number);
+  for (const branch of new Set(left.map((c) => baseRefOf(facts, c.pull)))) {
+    const tip = baseTipOf(facts, { baseRef: branch });
+    if (!tip) continue;
+    let on: Position = { root: tip, stack: [] };
+    for (;;) {
+      const next = left
+        .filter((c) => baseRefOf(facts, c.pull) === branch)
+        .map((c) => ({ c, v: verdictOn(record, c.pull, on) }))
+        .find(({ c, v }) => v?.verdict === 'accept' && !after.attempted(c.pull.number, c.pull.headSha, v.runId));
+      if (!next) break;
+      left.splice(left.indexOf(next.c), 1);
+      out.push({
+        type: 'merge',
+        pr: next.c.pull.number,
+        sha: next.c.pull.headSha,
+        on,
+        branch,
+        method: facts.config.autoland.merge_method,
+        run: next.v!.runId,
+      });
+      on = { root: tip, stack: [...on.stack, { pr: next.c.pull.number, head: next.c.pull.headSha }] };
+    }
+  }
+  return out;
 }
 
 /** A writer's latest "changes requested" holds the merge, as it does on GitHub until dismissed; a reader's does not. */
@@ -171,16 +196,6 @@ export async function readersAmong(
     if (!canWrite(permission)) readers.push(login);
   }
   return readers;
-}
-
-/** SP18: who has changes requested standing: each reviewer's latest approval or change request, not a comment. */
-export function blockingReviewers(reviews: readonly ReviewView[], ignored: (login: string) => boolean): string[] {
-  const latest = new Map<string, string>();
-  for (const r of reviews) {
-    if (ignored(r.author) || r.state === 'COMMENTED') continue;
-    latest.set(r.author, r.state);
-  }
-  return [...latest].filter(([, state]) => state === 'CHANGES_REQUESTED').map(([login]) => login);
 }
 
 export interface ActionDeps {
@@ -212,6 +227,8 @@ export async function executeRepoActions(
   actions: readonly RepoAction[],
 ): Promise<void> {
   const { forge, store, log } = deps;
+  // LD05: yoke's merges so far, this pass's included, to know a stack judged on a base for the commit it made.
+  const landed: Landed[] = [...(facts.merges ?? [])];
   for (const a of actions) {
     try {
       if (a.type === 'record_claim') {
@@ -225,27 +242,40 @@ export async function executeRepoActions(
       } else if (a.type === 'label_claim') {
         await forge.addLabels(facts.repo, a.pr, [CLAIM_LABEL]);
       } else if (a.type === 'merge') {
-        // LD03: the base is read again at the instant of the merge: a merge earlier in this pass, or a push,
-        // moved it, and the verdict judged another tree. Nothing is merged; the next pass validates it anew.
+        // LD03: the base is read again at the instant of the merge, and must be the tree the verdict judged:
+        // its base, with what of its stack yoke merged just before (LD05). A push, a person's merge or a refused
+        // merge below it moved it elsewhere: nothing is merged; the next pass validates it anew.
         const tip = await forge.readBranchTip(facts.repo, a.branch);
-        if (tip !== a.base) {
+        const judged = normalize(a.on, landed);
+        if (judged.stack.length || tip !== judged.root) {
           log.info(
-            { repo: facts.repo.fullName, pr: a.pr, sha: a.sha, judged: a.base, now: tip },
-            'not merged: its base branch moved since the verdict; a lander validates it on the new base',
+            {
+              repo: facts.repo.fullName,
+              pr: a.pr,
+              sha: a.sha,
+              judged: a.on.root,
+              below: stackWords(a.on.stack),
+              now: tip,
+            },
+            'not merged: its base branch is not at the tree the verdict judged; a lander validates it on the new base',
           );
           continue;
         }
         const res = await forge.merge(facts.repo, a.pr, a.sha, a.method);
         if (res.ok) {
-          await store.merges.record({
+          const done = {
             repo: facts.repo.fullName,
             prNumber: a.pr,
             headSha: a.sha,
-            state: 'merged',
+            state: 'merged' as const,
             detail: null,
             at: deps.now(),
             runId: a.run,
-          });
+            baseSha: tip,
+            mergeSha: res.sha,
+          };
+          await store.merges.record(done);
+          landed.push(done);
           log.info({ repo: facts.repo.fullName, pr: a.pr, sha: a.sha }, 'merged accepted claim PR');
           await deps.onMerged?.(deps, { repo: facts.repo, pr: a.pr, mergeSha: res.sha, config: facts.config });
         } else {
@@ -257,6 +287,8 @@ export async function executeRepoActions(
             detail: res.message,
             at: deps.now(),
             runId: a.run,
+            baseSha: tip,
+            mergeSha: null,
           });
           await forge.createComment(facts.repo, a.pr, mergeRefusedNotice(a.pr, a.sha, res.message));
         }
@@ -326,18 +358,14 @@ export async function readHolds(deps: Pick<ActionDeps, 'store' | 'forge'>, facts
   const writerApprovers = new Map<number, string[]>();
   const readerChangeRequests = new Map<number, string[]>();
   for (const claim of facts.view.claims) {
-    if (verdictNow(facts.runs, claim.pull, baseTipOf(facts, claim.pull))?.verdict !== 'accept') continue;
+    if (!acceptedHead(landingRecord(facts), claim.pull)) continue;
     // TR33: GitHub counts a change request only from someone who can write; so does autoland.
     const requesters = blockingReviewers(claim.reviews, (login) => login === claim.pull.author);
     if (requesters.length)
       readerChangeRequests.set(claim.pull.number, await readersAmong(deps.forge, facts.repo, requesters));
   }
   for (const claim of facts.view.claims) {
-    if (
-      verdictNow(facts.runs, claim.pull, baseTipOf(facts, claim.pull))?.verdict !== 'accept' ||
-      !protectedChangeOf(facts, claim).length
-    )
-      continue;
+    if (!acceptedHead(landingRecord(facts), claim.pull) || !protectedChangeOf(facts, claim).length) continue;
     if (holds.get(`${claim.pull.number}@${claim.pull.headSha}`)?.approvedBy) continue;
     const writers: string[] = [];
     for (const login of headApprovers(claim.reviews, claim.pull.headSha, claim.pull.author)) {

@@ -1,5 +1,5 @@
 import type { Code, Refusal } from '../kernel/codes/table.js';
-import type { RunKind } from '../store/runs.js';
+import type { RunKind, StackMember } from '../store/runs.js';
 import type { AskKey } from '../store/asks.js';
 
 // Priority is data: a stage rank on the candidate, and the only sort key.
@@ -21,6 +21,8 @@ export interface Candidate {
   headSha: string | null;
   /** LD01: for a lander, the base commit it validates the head on: where the PR's base branch was this pass. */
   baseSha?: string | null;
+  /** LD05: for a lander, the claim PR heads merged onto the base before its own, in order. */
+  stack?: readonly StackMember[];
   budgetMinutes: number;
   /** The open request (start/land) this launch consumes, if any. */
   requestId: number | null;

@@ -9,6 +9,7 @@ import type { ProtectedHold } from '../store/protected-holds.js';
 import { protectedFileList } from './messages.js';
 import { runUrl } from './links.js';
 import { flippedVerdict } from './verdicts.js';
+import { stackWords, type Landed, type LandingRecord } from './stacks.js';
 import { repoRefOf } from './repo-state.js';
 
 // Each lander is a check run named yoke/lander on the head it validates, so
@@ -45,6 +46,7 @@ export function checkFor(
   superseded: boolean,
   policy: CheckPlanPolicy,
   hold: ProtectedHold | null = null,
+  record: LandingRecord = { runs, merges: [] },
 ): { written: string; check: CheckRunWrite } {
   const last = runs.at(-1)!;
   const head = last.headSha!;
@@ -55,7 +57,8 @@ export function checkFor(
   const since = found ? runs.slice(runs.indexOf(found) + 1) : runs;
   const revalidating = found && since.some((r) => r.status === 'live');
   const judged = revalidating ? undefined : found;
-  const on = (r: Run) => (r.baseSha ? ` on ${short(r.baseSha)}` : '');
+  const on = (r: Run) =>
+    r.baseSha ? ` on ${short(r.baseSha)}${r.stack.length ? ` with ${stackWords(r.stack)} ahead of it` : ''}` : '';
   if (judged?.verdict === 'accept' && !hold) {
     // TR14: accepted, but until a pass has read what the change touches the check does not say success.
     return {
@@ -106,8 +109,8 @@ export function checkFor(
         status: 'completed',
         conclusion: accepted ? 'success' : 'failure',
         // LD06: an accept that reversed a reject of this head says the validation is flaky.
-        title: `${accepted ? 'Accepted' : 'Rejected'} at ${short(head)}${on(judged)}${accepted && flippedVerdict(runs, judged) ? '; flaky: a reject of this head did not repeat' : ''}`,
-        summary: `Lander run \`${judged.id}\` ${accepted ? 'accepted' : 'rejected'} this head${judged.baseSha ? ` merged onto ${short(judged.baseSha)}, the base it would land on` : ''}.${approved}\n\n${judged.summary?.trim() || '_The lander gave no summary._'}`,
+        title: `${accepted ? 'Accepted' : 'Rejected'} at ${short(head)}${on(judged)}${accepted && flippedVerdict(record, judged) ? '; flaky: a reject of this head did not repeat' : ''}`,
+        summary: `Lander run \`${judged.id}\` ${accepted ? 'accepted' : 'rejected'} this head${judged.baseSha ? ` merged onto ${short(judged.baseSha)}${judged.stack.length ? ` after ${stackWords(judged.stack)}, the claim PRs ahead of it (LD05)` : ''}, the base it would land on` : ''}.${approved}\n\n${judged.summary?.trim() || '_The lander gave no summary._'}`,
       },
     };
   }
@@ -160,6 +163,7 @@ export function planCheckRuns(
   records: readonly CheckRecord[],
   policy: CheckPlanPolicy,
   holds: readonly ProtectedHold[] = [],
+  merges: ReadonlyMap<string, readonly Landed[]> = new Map(),
 ): CheckAction[] {
   const held = new Map(holds.map((h) => [`${h.repo}#${h.prNumber}@${h.headSha}`, h]));
   const heads = new Map<string, Run[]>();
@@ -178,7 +182,11 @@ export function planCheckRuns(
     const record = known.get(key);
     // A head superseded before yoke ever wrote its check needs none.
     if (!record && superseded) continue;
-    const { written, check } = checkFor(runs, superseded, policy, held.get(key) ?? null);
+    const landing = {
+      runs: landers.filter((r) => r.repo === first.repo),
+      merges: merges.get(first.repo) ?? [],
+    };
+    const { written, check } = checkFor(runs, superseded, policy, held.get(key) ?? null, landing);
     if (record?.written === written) continue;
     out.push({
       repo: first.repo,
@@ -227,11 +235,15 @@ export interface CheckDeps {
 export async function syncLanderChecks(deps: CheckDeps): Promise<void> {
   const { store, forge, log, refusals } = deps;
   const landers = await store.runs.listLanders(deps.now() - FOLLOW_MS);
+  const merges = new Map<string, Landed[]>();
+  for (const repo of new Set(landers.filter((r) => r.stack.length).map((r) => r.repo)))
+    merges.set(repo, await store.merges.listForRepo(repo));
   for (const a of planCheckRuns(
     landers,
     await store.checkRuns.list(),
     deps.policy,
     await store.protectedHolds.list(),
+    merges,
   )) {
     const repo = await repoRefOf(store, a.repo);
     if (!repo || refusals.blocked(repo.installationId, deps.now())) continue;

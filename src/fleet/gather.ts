@@ -345,6 +345,8 @@ async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads): Promi
     config: view.config.config,
     view,
     runs,
+    // LD05: only where there are claims to land (a stack is known by the merges that landed it).
+    merges: view.claims.length ? await store.merges.listForRepo(repo.fullName) : [],
     claims,
     afkLabels,
     baseTips,

@@ -1,87 +1,164 @@
 import { makeRefusal } from '../kernel/codes/table.js';
 import { pullSubject, type Candidate, type Decided, type Waiting } from './candidate.js';
-import { baseRefOf, baseTipOf, type RepoFacts } from './repo-facts.js';
+import { baseRefOf, baseTipOf, landingRecord, type RepoFacts } from './repo-facts.js';
 import { isLandable, rejectedHead, rejectToRerun, verdictNow } from './verdicts.js';
 import type { ClaimView, PullView } from '../forge/types.js';
-import type { Run } from '../store/runs.js';
+import type { Run, StackMember } from '../store/runs.js';
 import { claimedIssue, heldBack, live, titled, waiting } from './producer-parts.js';
+import { blockingReviewers, protectedChangeOf } from './protected-paths.js';
+import { landersAt, landersOn, ownVerdicts, stackWords, type LandingRecord, type Position } from './stacks.js';
 
-// The lander producer's decisions (SP09, LD01, LD02, LD06): which claim PRs want a lander now, on which base,
-// and why one that would otherwise get one waits. Pure functions of RepoFacts.
+// The lander producer's decisions (SP09, LD01, LD02, LD05, LD06): which claim PRs want a lander now, on which
+// tree, and why one that would otherwise get one waits. Pure functions of RepoFacts.
+//
+// LD05: the claim PRs that autoland may merge queue on their base branch, oldest first. Each is validated on
+// the base with the ones ahead of it stacked on (as GitHub's merge queue builds its groups), up to
+// autoland.stack_depth deep, so a fleet's PRs are validated at once rather than one merge after another. A
+// stack whose lower part is rejected splits: the PR to blame is the lowest whose own stack is rejected on a
+// tree a lander accepted; the rest are validated again without it.
 
 export type LanderDecision =
-  { launch: true; requestId: number | null } | { launch: false; why: Waiting['reason'] | null };
+  | { launch: true; requestId: number | null; on: Position; why: string }
+  | { launch: false; why: Waiting['reason'] | null };
 
-/**
- * SP09: no cap term. A claim PR (TR04) at a head with no recorded verdict, nothing in flight; or a land request for a claim PR.
- * A claim that would otherwise get a lander says why it does not (in flight, attempts at this head used up).
- */
-export function shouldSpawnLander(facts: RepoFacts, claim: ClaimView, attemptsPerHead: number): LanderDecision {
-  const n = claim.pull.number;
-  if (!isLandable(facts, claim)) return { launch: false, why: null };
-  const wanted = wantsLander(facts, claim, attemptsPerHead);
-  if (!wanted.launch) return wanted;
-  // Wanted, but its subject is live: its own lander is that work, running; another kind holds it back.
-  if (live(facts, pullSubject(n))) {
-    return {
-      launch: false,
-      why: heldBack(facts, pullSubject(n), 'lander')
-        ? makeRefusal('in_flight', { repo: facts.repo.fullName, subject: pullSubject(n) })
-        : null,
-    };
-  }
-  return wanted;
+/** Whether a claim PR queues to be stacked: autoland may merge it as soon as it is accepted (TR14, SP18). */
+export function queues(facts: RepoFacts, claim: ClaimView): boolean {
+  return (
+    facts.config.autoland.enabled &&
+    protectedChangeOf(facts, claim).length === 0 &&
+    blockingReviewers(
+      claim.reviews,
+      (login) => login === claim.pull.author || facts.trustedLogins.has(login.toLowerCase()),
+    ).length === 0
+  );
 }
 
-/** Whether a landable claim wants a lander, leaving liveness aside. */
-function wantsLander(facts: RepoFacts, claim: ClaimView, attemptsPerHead: number): LanderDecision {
+/**
+ * SP09: no cap term. Every landable claim PR, branch by branch and oldest first: a lander for it now (on which
+ * tree), or why it waits (null: nothing to say). A claim PR that queues is judged on the stack of those ahead
+ * of it; one that does not (autoland off and `/yoke land` asked, a protected change, a change request) alone
+ * on its base.
+ */
+export function planLanders(facts: RepoFacts, attemptsPerHead: number): Map<number, LanderDecision> {
+  const out = new Map<number, LanderDecision>();
+  const record = landingRecord(facts);
+  const landable = facts.view.claims.filter((c) => isLandable(facts, c)).sort((a, b) => a.pull.number - b.pull.number);
+  const stacked = (c: ClaimView) =>
+    !facts.requests.some((r) => r.kind === 'land' && r.number === c.pull.number) &&
+    queues(facts, c) &&
+    (rejectToRerun(record, c.pull) || !rejectedHead(record, c.pull));
+  for (const branch of new Set(landable.map((c) => baseRefOf(facts, c.pull)))) {
+    const group = landable.filter((c) => baseRefOf(facts, c.pull) === branch);
+    const tip = baseTipOf(facts, { baseRef: branch });
+    const queue = tip ? stackOrder(record, tip, group.filter(stacked)) : group.filter(stacked);
+    const below: StackMember[] = [];
+    for (const claim of [...queue, ...group.filter((c) => !stacked(c))]) {
+      const decision = decideOne(facts, record, claim, stacked(claim) ? below : null, attemptsPerHead);
+      out.set(claim.pull.number, decision.decision);
+      if (decision.stacks) below.push({ pr: claim.pull.number, head: claim.pull.headSha });
+    }
+  }
+  return out;
+}
+
+/**
+ * LD05: the queue's order on a branch at `tip`: first the chain of PRs accepted (or being validated) each on the
+ * stack of those before it, as the merges will take them; then the rest, oldest first. A PR already accepted on
+ * the base as it is goes first, so it lands now rather than waiting under a new stack.
+ */
+function stackOrder(record: LandingRecord, tip: string, queued: readonly ClaimView[]): ClaimView[] {
+  const rest = [...queued];
+  const chain: ClaimView[] = [];
+  const stack: StackMember[] = [];
+  for (;;) {
+    const next = rest.find((c) => {
+      const judged = landersOn(record, c.pull, { root: tip, stack });
+      return (
+        judged.some((r) => r.status === 'live') || judged.filter((r) => r.verdict !== null).at(-1)?.verdict === 'accept'
+      );
+    });
+    if (!next) return [...chain, ...rest];
+    rest.splice(rest.indexOf(next), 1);
+    chain.push(next);
+    stack.push({ pr: next.pull.number, head: next.pull.headSha });
+  }
+}
+
+/** One claim PR's decision; `below` is the stack it goes on, or null for one judged alone on its base. */
+function decideOne(
+  facts: RepoFacts,
+  record: LandingRecord,
+  claim: ClaimView,
+  below: readonly StackMember[] | null,
+  attemptsPerHead: number,
+): { decision: LanderDecision; stacks: boolean } {
   const n = claim.pull.number;
+  const repo = facts.repo.fullName;
   const request = facts.requests.find((r) => r.kind === 'land' && r.number === n);
-  if (!request && !facts.config.autoland.enabled) return { launch: false, why: null };
+  const none = (why: Waiting['reason'] | null = null) => ({ decision: { launch: false as const, why }, stacks: false });
+  if (!request && !facts.config.autoland.enabled) return none();
   // LD01: a lander judges the head on the base it will land on; where that base is, GitHub must say first.
-  const base = baseTipOf(facts, claim.pull);
-  if (!base)
+  const tip = baseTipOf(facts, claim.pull);
+  if (!tip) return none(makeRefusal('base_unread', { repo, number: n, branch: baseRefOf(facts, claim.pull) }));
+  const rerun = rejectToRerun(record, claim.pull);
+  const stacked = below !== null;
+  const on: Position = { root: tip, stack: [...(below ?? [])] };
+  const judged = landersOn(record, claim.pull, on);
+  const liveHere = judged.some((r) => r.status === 'live');
+  // Its subject is live: its own lander is that work, running; another kind (a fix) holds it back.
+  if (live(facts, pullSubject(n))) {
+    const held = heldBack(facts, pullSubject(n), 'lander');
     return {
-      launch: false,
-      why: makeRefusal('base_unread', { repo: facts.repo.fullName, number: n, branch: baseRefOf(facts, claim.pull) }),
+      decision: { launch: false, why: held ? makeRefusal('in_flight', { repo, subject: pullSubject(n) }) : null },
+      // A lander judging it on this stack, in flight: the PRs behind it stack on it, as if it will pass.
+      stacks: stacked && liveHere,
     };
-  if (request) return { launch: true, requestId: request.id };
-  // LD06: a reject of a head accepted before is validated once more before a fix is spent on it.
-  const rerun = rejectToRerun(facts.runs, claim.pull);
-  // An accept counts on its base only; a reject stands for the head until it changes (LD02).
-  if (!rerun && (verdictNow(facts.runs, claim.pull, base) || rejectedHead(facts.runs, claim.pull)))
-    return { launch: false, why: null };
-  // Landers of this head on this base that ended without a verdict.
-  const atHead = facts.runs.filter(
-    (r) =>
-      r.kind === 'lander' &&
-      r.prNumber === n &&
-      r.headSha === claim.pull.headSha &&
-      r.baseSha === base &&
-      r.verdict === null,
-  );
-  if (atHead.length < attemptsPerHead) return { launch: true, requestId: null };
-  return {
-    launch: false,
-    why: makeRefusal('lander_attempts_used_up', {
-      repo: facts.repo.fullName,
-      number: n,
-      sha: claim.pull.headSha,
-      attempts: atHead.length,
-    }),
-  };
+  }
+  if (request) return { decision: { launch: true, requestId: request.id, on, why: 'land requested' }, stacks: false };
+  if (!stacked && rejectedHead(record, claim.pull) && !rerun) return none();
+  if (stacked && below.length >= facts.config.autoland.stack_depth)
+    return none(
+      makeRefusal('stack_full', {
+        repo,
+        number: n,
+        ahead: stackWords(below),
+        depth: facts.config.autoland.stack_depth,
+      }),
+    );
+  const last = judged.filter((r) => r.verdict !== null).at(-1);
+  // An accept counts on the tree it judged only (LD02); the PRs behind it stack on it.
+  if (last?.verdict === 'accept') return { decision: { launch: false, why: null }, stacks: stacked };
+  // LD06: a reject of a head accepted before is validated once more before a fix is spent on it. Any other reject
+  // on this very tree stands (LD05: one of a stack whose lower part failed too blames nobody, and is not re-run).
+  if (last?.verdict === 'reject' && !(rerun && judged.filter((r) => r.verdict === 'reject').length < 2)) return none();
+  // Landers of this head on this tree that ended without a verdict.
+  const failed = judged.filter((r) => r.verdict === null).length;
+  if (failed >= attemptsPerHead)
+    return none(makeRefusal('lander_attempts_used_up', { repo, number: n, sha: claim.pull.headSha, attempts: failed }));
+  const why = rerun
+    ? 'a reject of a head accepted before: validated once more before a fix (LD06)'
+    : on.stack.length
+      ? `claim PR has no verdict on its base with ${stackWords(on.stack)} ahead of it (LD05)`
+      : 'claim PR has no verdict at its head';
+  return { decision: { launch: true, requestId: null, on, why }, stacks: stacked };
+}
+
+/** SP09: one claim PR's decision, as planLanders makes it among the others on its branch. */
+export function shouldSpawnLander(facts: RepoFacts, claim: ClaimView, attemptsPerHead: number): LanderDecision {
+  return planLanders(facts, attemptsPerHead).get(claim.pull.number) ?? { launch: false, why: null };
 }
 
 export function decideLanders(facts: RepoFacts, attemptsPerHead: number): Decided {
   const out: Candidate[] = [];
   const passed: Waiting[] = [];
+  const plan = planLanders(facts, attemptsPerHead);
   for (const claim of facts.view.claims) {
-    const decision = shouldSpawnLander(facts, claim, attemptsPerHead);
+    const decision = plan.get(claim.pull.number);
+    if (!decision) continue;
     if (!decision.launch) {
       if (decision.why) passed.push(waiting(facts, 'lander', pullSubject(claim.pull.number), decision.why));
       continue;
     }
-    const { requestId } = decision;
     out.push({
       stage: 'lander',
       repo: facts.repo.fullName,
@@ -91,44 +168,46 @@ export function decideLanders(facts: RepoFacts, attemptsPerHead: number): Decide
       issueNumber: claimedIssue(facts, claim),
       prNumber: claim.pull.number,
       headSha: claim.pull.headSha,
-      baseSha: baseTipOf(facts, claim.pull),
+      baseSha: decision.on.root,
+      stack: decision.on.stack,
       budgetMinutes: facts.config.budget_minutes.lander,
-      requestId,
-      why: requestId
-        ? 'land requested'
-        : rejectToRerun(facts.runs, claim.pull)
-          ? 'a reject of a head accepted before: validated once more before a fix (LD06)'
-          : 'claim PR has no verdict at its head',
+      requestId: decision.requestId,
+      why: decision.why,
     });
   }
+  // Stacks build on the PRs below them: the oldest goes first.
+  out.sort((a, b) => (a.prNumber ?? 0) - (b.prNumber ?? 0));
   return { candidates: out.map((c) => titled(facts, c)), waiting: passed };
 }
 
 /**
  * LD01-LD06, for the repository page's landing queue: where one claim PR stands, in words, from the landers of
- * its head and where its base branch is. Pure.
+ * its head, yoke's merges and where its base branch is: what it is validated together with, what it waits
+ * for, and whether it was split out of a stack. Pure.
  */
 export function landingState(
-  runs: readonly Run[],
+  record: LandingRecord,
   pull: Pick<PullView, 'number' | 'headSha'>,
   base: string | null | undefined,
 ): string {
   const short = (sha: string) => sha.slice(0, 7);
-  const atHead = runs.filter((r) => r.kind === 'lander' && r.prNumber === pull.number && r.headSha === pull.headSha);
+  const where = (r: Run) =>
+    `${r.baseSha ? short(r.baseSha) : 'no base'}${r.stack.length ? ` together with ${stackWords(r.stack)} below it` : ''}`;
+  const atHead = landersAt(record.runs, pull);
   const live = atHead.find((r) => r.status === 'live');
   if (live)
-    return `being validated on ${live.baseSha ? short(live.baseSha) : 'no base'}${rejectToRerun(runs, pull) ? ' (once more: a reject of a head accepted before)' : ''}`;
+    return `being validated on ${where(live)}${rejectToRerun(record, pull) ? ' (once more: a reject of a head accepted before)' : ''}`;
   if (!base) return 'waits for GitHub to say where its base branch is';
-  const now = verdictNow(runs, pull, base);
-  if (now?.verdict === 'accept')
+  if (verdictNow(record, pull, base)?.verdict === 'accept')
     return `accepted on ${short(base)}: lands unless a review or a protected path holds it`;
-  if (rejectToRerun(runs, pull)) return 'rejected after an accept: waits to be validated once more (LD06)';
-  if (rejectedHead(runs, pull)) {
-    const r = atHead.filter((x) => x.verdict === 'reject').at(-1)!;
-    return `rejected on ${r.baseSha ? short(r.baseSha) : 'no base'}: waits for a fix (or a new push, or /yoke land)`;
-  }
-  const old = atHead.filter((r) => r.verdict === 'accept').at(-1);
-  if (old)
-    return `accepted on ${old.baseSha ? short(old.baseSha) : 'no base'}; the base moved to ${short(base)}: waits for a lander there`;
+  if (rejectToRerun(record, pull)) return 'rejected after an accept: waits to be validated once more (LD06)';
+  const own = ownVerdicts(record, pull);
+  if (rejectedHead(record, pull))
+    return `rejected on ${where(own.at(-1)!)}: waits for a fix (or a new push, or /yoke land)`;
+  const last = atHead.filter((r) => r.verdict !== null).at(-1);
+  if (last?.verdict === 'reject')
+    return `split out: rejected on ${where(last)}, where a PR below it is rejected too; waits to be validated without it`;
+  if (last?.verdict === 'accept' && last.stack.length) return `accepted on ${where(last)}: lands right after them`;
+  if (last) return `accepted on ${where(last)}; the base moved to ${short(base)}: waits for a lander there`;
   return `waits for a lander on ${short(base)}`;
 }

@@ -86,7 +86,7 @@ export async function lockedLaunch(
   // hands them back (onLaunchFailed), so an ask is never lost to a launch that failed.
   await deps.store.asks.carry(rec.runId, c.why, c.asks ?? [], c.repo);
   // LD01: the base the lander validates on, before it starts (a run that lost it judged no base, and lands nothing).
-  if (c.baseSha) await deps.store.runs.setBaseSha(rec.runId, c.baseSha);
+  if (c.baseSha) await deps.store.runs.setJudgedTree(rec.runId, c.baseSha, c.stack ?? []);
   try {
     const { ref } = await deps.launcher.start(spec(rec));
     if (ref) await deps.store.runs.setLauncherRef(rec.runId, ref);
@@ -182,6 +182,7 @@ export function buildLaunchSpec(
     prNumber: c.prNumber,
     headSha: c.headSha,
     baseSha: c.baseSha ?? null,
+    stack: (c.stack ?? []).map((m) => m.head),
     deadline: rec.deadline,
     secret: rec.secret,
     apiUrl,

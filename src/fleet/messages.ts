@@ -147,8 +147,9 @@ export function verdictComment(
   summary: string | null,
   spend: string | null = null,
   base: string | null = null,
+  ahead: readonly number[] = [],
 ): string {
-  return encodeMarker(payload, summary ?? '', base) + (spend ? `\n\n${spend}` : '');
+  return encodeMarker(payload, summary ?? '', base, ahead) + (spend ? `\n\n${spend}` : '');
 }
 
 // The dashboard issue (one per repository, labelled yoke:control)

@@ -145,13 +145,14 @@ export async function spawnOnce(given: PassDeps, trigger: PassTrigger, reaped: R
     const f = await memo;
     if (!f) continue;
     await store.repos.recordRead(f.repo.fullName, repoReadOf(f, now()));
+    // Reads before the decision: the repository's merge attempts, looked up by the planner.
+    const merges = await store.merges.listForRepo(f.repo.fullName);
     const fresh: RepoFacts = {
       ...f,
       runs: await store.runs.listForRepo(f.repo.fullName),
+      merges,
       claims: new Map((await store.claims.listForRepo(f.repo.fullName)).map((c) => [c.prNumber, c])),
     };
-    // Reads before the decision: the repository's merge attempts, looked up by the planner.
-    const merges = await store.merges.listForRepo(f.repo.fullName);
     const holds = await readHolds({ store, forge }, fresh);
     const actions = planRepoActions(
       fresh,

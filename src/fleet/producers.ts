@@ -2,7 +2,7 @@ import { issueEditedSinceLabel } from './approval.js';
 import { makeRefusal } from '../kernel/codes/table.js';
 import { effectiveCap, isAtCap, type CapPolicy, type LivenessSnapshot } from './cap.js';
 import { issueSubject, pullSubject, type Candidate, type Decided, type Waiting } from './candidate.js';
-import type { RepoFacts } from './repo-facts.js';
+import { landingRecord, type RepoFacts } from './repo-facts.js';
 import { isLandable, rejectedHead, rejectToRerun } from './verdicts.js';
 import { claimedIssue, heldBack, live, titled, waiting } from './producer-parts.js';
 import { decideLanders } from './landers.js';
@@ -31,7 +31,9 @@ export type FixDecision = 'launch' | 'no' | 'in_flight' | 'exhausted' | 'spent';
 
 /** SP19: the head was rejected (on any base: LD02) with fix-forward on, and the reject stands (LD06). */
 const rejectedAtHead = (facts: RepoFacts, claim: ClaimView): boolean =>
-  facts.config.fix_forward.enabled && rejectedHead(facts.runs, claim.pull) && !rejectToRerun(facts.runs, claim.pull);
+  facts.config.fix_forward.enabled &&
+  rejectedHead(landingRecord(facts), claim.pull) &&
+  !rejectToRerun(landingRecord(facts), claim.pull);
 
 /**
  * SP09/SP19/TR33: a reject at the current head with fix-forward on, or a writer's open ask; attempts left,

@@ -1,4 +1,5 @@
-import type { ReviewView } from '../forge/types.js';
+import type { ClaimView, ReviewView } from '../forge/types.js';
+import type { RepoConfig } from '../config/repo-config.js';
 import { globToRegExp } from '../kernel/glob.js';
 import { ALWAYS_PROTECTED, withFolders } from '../kernel/agent-settings.js';
 
@@ -44,4 +45,26 @@ export function headApprovers(reviews: readonly ReviewView[], head: string, auth
     out.push(r.author);
   }
   return out;
+}
+
+/** What GitHub could not list stands for a protected change: yoke fails closed. */
+export const UNLISTED_FILES = '(GitHub did not list the files of this change)';
+
+/** The protected paths a claim's change touches at its head (TR14). */
+export function protectedChangeOf(
+  facts: { config: Pick<RepoConfig, 'protected_paths'> },
+  claim: Pick<ClaimView, 'files'>,
+): string[] {
+  if (claim.files === null) return [UNLISTED_FILES];
+  return protectedFilesOf(claim.files, protectedGlobs(facts.config.protected_paths));
+}
+
+/** SP18: who has changes requested standing: each reviewer's latest approval or change request, not a comment. */
+export function blockingReviewers(reviews: readonly ReviewView[], ignored: (login: string) => boolean): string[] {
+  const latest = new Map<string, string>();
+  for (const r of reviews) {
+    if (ignored(r.author) || r.state === 'COMMENTED') continue;
+    latest.set(r.author, r.state);
+  }
+  return [...latest].filter(([, state]) => state === 'CHANGES_REQUESTED').map(([login]) => login);
 }

@@ -6,6 +6,7 @@ import type { Ask } from '../store/asks.js';
 import type { RepoRead, RepoState } from '../store/repos.js';
 import type { OpenRequest } from '../store/requests.js';
 import type { Run } from '../store/runs.js';
+import type { Landed, LandingRecord } from './stacks.js';
 
 /** Everything a decision about one repo may look at, read before deciding. */
 export interface RepoFacts {
@@ -14,6 +15,8 @@ export interface RepoFacts {
   config: RepoConfig;
   view: RepoView;
   runs: readonly Run[];
+  /** LD03, LD05: yoke's merges here (which head onto which commit, making which); none when not read. */
+  merges?: readonly Landed[];
   /** Claims recorded in the store for this repository, by PR number (TR04). */
   claims: ReadonlyMap<number, ClaimRecord>;
   /** TR24: AFK issues' bodies as yoke first saw them labelled, by issue number. */
@@ -63,3 +66,9 @@ export const baseTipOf = (f: Pick<RepoFacts, 'view' | 'baseTips'>, pull: Pick<Pu
 
 export const CLAIM_LABEL = 'yoke:claim';
 export const STUCK_LABEL = 'yoke:stuck';
+
+/** LD05: what decisions about stacks read of a repository: its runs and yoke's merges there. */
+export const landingRecord = (f: Pick<RepoFacts, 'runs' | 'merges'>): LandingRecord => ({
+  runs: f.runs,
+  merges: f.merges ?? [],
+});

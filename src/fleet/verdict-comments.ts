@@ -3,7 +3,8 @@ import type { Run } from '../store/runs.js';
 import { flakyNote, reviewHoldNote, spendLine, verdictComment } from './messages.js';
 import { repoRefOf } from './repo-state.js';
 import { flippedVerdict } from './verdicts.js';
-import { blockingReviewers, readersAmong, type ActionDeps } from './autoland.js';
+import { readersAmong, type ActionDeps } from './autoland.js';
+import { blockingReviewers } from './protected-paths.js';
 
 // TR01: each lander's verdict, posted once as its marker comment on the PR: the head and the base it judged
 // (LD01), what the work cost so far, a flaky validation (LD06), and whose approval the merge still waits for (TR33).
@@ -28,7 +29,8 @@ export async function postVerdict(
   const waitsFor = requesters.filter((login) => !readers.includes(login));
   // LD06: a re-run that reversed a reject says the validation is flaky.
   const runs = run.verdict === 'accept' ? await deps.store.runs.listForRepo(run.repo) : [];
-  const flipped = flippedVerdict(runs, run);
+  const merges = run.verdict === 'accept' ? await deps.store.merges.listForRepo(run.repo) : [];
+  const flipped = flippedVerdict({ runs, merges }, run);
   const rejected = flipped
     ? runs
         .filter(
@@ -40,7 +42,13 @@ export async function postVerdict(
   const id = await deps.forge.createComment(
     repo,
     run.prNumber,
-    verdictComment({ run: run.id, sha: run.headSha, verdict: run.verdict }, run.summary, spend, run.baseSha) +
+    verdictComment(
+      { run: run.id, sha: run.headSha, verdict: run.verdict },
+      run.summary,
+      spend,
+      run.baseSha,
+      run.stack.map((m) => m.pr),
+    ) +
       (rejected ? `\n\n${flakyNote(rejected.id)}` : '') +
       (waitsFor.length ? `\n\n${reviewHoldNote(waitsFor)}` : ''),
   );

@@ -19,11 +19,20 @@ export type MarkerPayload = z.infer<typeof MarkerPayload>;
 
 const SUMMARY_LIMIT = 4000;
 
-/** The verdict comment: the marker (its record), then in words what was judged: the head, on the base it would land on (LD01). */
-export function encodeMarker(payload: MarkerPayload, summary: string, base: string | null = null): string {
+/**
+ * The verdict comment: the marker (its record), then in words what was judged: the head, on the base it would
+ * land on (LD01), after the claim PRs stacked ahead of it (`ahead`, LD05).
+ */
+export function encodeMarker(
+  payload: MarkerPayload,
+  summary: string,
+  base: string | null = null,
+  ahead: readonly number[] = [],
+): string {
   const verdictWord = payload.verdict === 'accept' ? 'accepted' : 'rejected';
   const short = payload.sha.slice(0, 7);
-  const on = base ? ` merged onto \`${base.slice(0, 7)}\`, the base it would land on` : '';
+  const after = ahead.length ? ` after ${ahead.map((n) => `#${n}`).join(', ')} (the claim PRs ahead of it)` : '';
+  const on = base ? ` merged onto \`${base.slice(0, 7)}\`${after}, the base it would land on` : '';
   const text =
     summary.length > SUMMARY_LIMIT
       ? `${summary.slice(0, SUMMARY_LIMIT)}\n\n(summary cut at ${SUMMARY_LIMIT} characters)`

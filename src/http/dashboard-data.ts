@@ -89,6 +89,7 @@ export interface DashboardData {
 async function buildRepoPage(store: FleetContext['store'], repo: string): Promise<RepoPageData> {
   const read = await store.repos.lastRead(repo);
   const runs = await store.runs.listForRepo(repo);
+  const merges = await store.merges.listForRepo(repo);
   const checks = (await store.checkRuns.list()).filter((c) => c.repo === repo);
   const claimed = new Map((await store.claims.listForRepo(repo)).map((c) => [c.prNumber, c.issueNumber]));
   const claims = (read?.openClaims ?? []).map((p): ClaimCard => {
@@ -105,7 +106,7 @@ async function buildRepoPage(store: FleetContext['store'], repo: string): Promis
       issue: claimed.get(p.number) ?? null,
       check: status ? { status, conclusion: conclusion || null, run: run || null } : null,
       verdict: lander ? { verdict: lander.verdict!, run: lander.id } : null,
-      landing: landingState(runs, { number: p.number, headSha: p.headSha }, p.baseSha),
+      landing: landingState({ runs, merges }, { number: p.number, headSha: p.headSha }, p.baseSha),
     };
   });
   return {

@@ -72,6 +72,8 @@ export class ActionsLauncher implements Launcher {
       head_sha: spec.headSha ?? '',
       // LD01: only for a lander, whose workflow declares it (a workflow from before it refuses the dispatch, and says so).
       ...(spec.baseSha ? { base_sha: spec.baseSha } : {}),
+      // LD05: only for a stacked lander (a workflow from before stacks refuses the dispatch, and says so).
+      ...(spec.stack.length ? { stack: spec.stack.join(' ') } : {}),
       deadline: new Date(spec.deadline).toISOString(),
       api_url: spec.apiUrl,
       runner_sha256: runner.sha256,

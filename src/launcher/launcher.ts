@@ -12,6 +12,8 @@ export interface LaunchSpec {
   headSha: string | null;
   /** LD01: for a lander, the base commit it validates the head on (the merge of the head onto it). */
   baseSha: string | null;
+  /** LD05: for a lander, the claim PR heads merged onto the base before its own, in order (none: the head alone). */
+  stack: readonly string[];
   deadline: number;
   /** A per-run secret for launchers whose runs cannot get an OIDC token. */
   secret: string | null;
@@ -66,6 +68,7 @@ export function launchEnv(spec: LaunchSpec): Record<string, string> {
   if (spec.prNumber !== null) env.YOKE_PR = String(spec.prNumber);
   if (spec.headSha) env.YOKE_HEAD_SHA = spec.headSha;
   if (spec.baseSha) env.YOKE_BASE_SHA = spec.baseSha;
+  if (spec.stack.length) env.YOKE_STACK = spec.stack.join(' ');
   if (spec.secret) env.YOKE_RUN_SECRET = spec.secret;
   env.YOKE_LIMITS = limitsJson(spec.limits);
   if (spec.rejection) env.YOKE_REJECTION = spec.rejection;

@@ -9,7 +9,34 @@ export interface MergeRecord {
   at: number;
   /** The lander run whose accept this merge followed. */
   runId: string | null;
+  /** LD03: the commit the base branch was at when yoke merged, and the commit the merge made (null: not recorded). */
+  baseSha?: string | null;
+  mergeSha?: string | null;
 }
+
+interface MergeRow {
+  repo: string;
+  pr_number: number;
+  head_sha: string;
+  state: 'merged' | 'refused';
+  detail: string | null;
+  at: number;
+  run_id: string | null;
+  base_sha?: string | null;
+  merge_sha?: string | null;
+}
+
+const toMerge = (r: MergeRow): MergeRecord => ({
+  repo: r.repo,
+  prNumber: Number(r.pr_number),
+  headSha: r.head_sha,
+  state: r.state,
+  detail: r.detail,
+  at: Number(r.at),
+  runId: r.run_id,
+  baseSha: r.base_sha ?? null,
+  mergeSha: r.merge_sha ?? null,
+});
 
 /** A merge at this head was attempted for this verdict run: merged, or refused on this same verdict (or before verdicts were recorded). */
 export const wasAttempted = (rec: MergeRecord | undefined, runId: string): boolean =>
@@ -45,26 +72,12 @@ export class MergeStore {
   }
 
   async get(repo: string, prNumber: number, headSha: string): Promise<MergeRecord | undefined> {
-    const r = await this.sql.get<{
-      repo: string;
-      pr_number: number;
-      head_sha: string;
-      state: 'merged' | 'refused';
-      detail: string | null;
-      at: number;
-      run_id: string | null;
-    }>('SELECT * FROM merges WHERE repo = ? AND pr_number = ? AND head_sha = ?', [repo, prNumber, headSha]);
-    return (
-      r && {
-        repo: r.repo,
-        prNumber: r.pr_number,
-        headSha: r.head_sha,
-        state: r.state,
-        detail: r.detail,
-        at: r.at,
-        runId: r.run_id,
-      }
-    );
+    const r = await this.sql.get<MergeRow>('SELECT * FROM merges WHERE repo = ? AND pr_number = ? AND head_sha = ?', [
+      repo,
+      prNumber,
+      headSha,
+    ]);
+    return r && toMerge(r);
   }
 
   /** Whether the merge that this verdict run would lead to was already attempted. */
@@ -74,31 +87,24 @@ export class MergeStore {
 
   /** Every merge attempt in a repository, for a decision to look them up without asking again. */
   async listForRepo(repo: string): Promise<MergeRecord[]> {
-    const rows = await this.sql.all<{
-      repo: string;
-      pr_number: number;
-      head_sha: string;
-      state: 'merged' | 'refused';
-      detail: string | null;
-      at: number;
-      run_id: string | null;
-    }>('SELECT * FROM merges WHERE repo = ?', [repo]);
-    return rows.map((r) => ({
-      repo: r.repo,
-      prNumber: r.pr_number,
-      headSha: r.head_sha,
-      state: r.state,
-      detail: r.detail,
-      at: r.at,
-      runId: r.run_id,
-    }));
+    return (await this.sql.all<MergeRow>('SELECT * FROM merges WHERE repo = ? ORDER BY at', [repo])).map(toMerge);
   }
 
   async record(rec: MergeRecord): Promise<void> {
     await this.sql.run(
-      `INSERT INTO merges (repo, pr_number, head_sha, state, detail, at, run_id) VALUES (?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (repo, pr_number, head_sha) DO UPDATE SET state = excluded.state, detail = excluded.detail, at = excluded.at, run_id = excluded.run_id`,
-      [rec.repo, rec.prNumber, rec.headSha, rec.state, rec.detail, rec.at, rec.runId],
+      `INSERT INTO merges (repo, pr_number, head_sha, state, detail, at, run_id, base_sha, merge_sha) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (repo, pr_number, head_sha) DO UPDATE SET state = excluded.state, detail = excluded.detail, at = excluded.at, run_id = excluded.run_id, base_sha = excluded.base_sha, merge_sha = excluded.merge_sha`,
+      [
+        rec.repo,
+        rec.prNumber,
+        rec.headSha,
+        rec.state,
+        rec.detail,
+        rec.at,
+        rec.runId,
+        rec.baseSha ?? null,
+        rec.mergeSha ?? null,
+      ],
     );
   }
 }

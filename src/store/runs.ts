@@ -1,4 +1,7 @@
 import { utcDay, type Sql, type SqlParam } from './sql.js';
+import { decodeStack, encodeStack, type StackMember } from './stack-column.js';
+
+export type { StackMember } from './stack-column.js';
 
 export const RUN_KINDS = ['afk_manual', 'afk_auto', 'lander', 'fix'] as const;
 export type RunKind = (typeof RUN_KINDS)[number];
@@ -44,6 +47,8 @@ export interface Run {
   headSha: string | null;
   /** LD01: for a lander, the base commit it validated the head on (null: it named none, and its verdict lands nothing). */
   baseSha: string | null;
+  /** LD05: for a lander, the claim PR heads merged onto baseSha before its own head, in order (empty: the head alone). */
+  stack: readonly StackMember[];
   status: 'live' | 'ended';
   outcome: Outcome | null;
   outcomeReason: string | null;
@@ -97,6 +102,7 @@ interface RunRow {
   pr_number: number | null;
   head_sha: string | null;
   base_sha?: string | null;
+  stack?: string | null;
   status: 'live' | 'ended';
   outcome: Outcome | null;
   outcome_reason: string | null;
@@ -130,6 +136,7 @@ function toRun(r: RunRow): Run {
     prNumber: r.pr_number,
     headSha: r.head_sha,
     baseSha: r.base_sha ?? null,
+    stack: decodeStack(r.stack ?? ''),
     status: r.status,
     outcome: r.outcome,
     outcomeReason: r.outcome_reason,
@@ -291,9 +298,9 @@ export class RunStore {
     });
   }
 
-  /** LD01: the base a lander was dispatched to validate the head on, recorded before it starts. */
-  async setBaseSha(id: string, base: string): Promise<void> {
-    await this.sql.run('UPDATE runs SET base_sha = ? WHERE id = ?', [base, id]);
+  /** LD01, LD05: the tree a lander was dispatched to judge (its base and the heads merged onto it first), before it starts. */
+  async setJudgedTree(id: string, base: string, stack: readonly StackMember[]): Promise<void> {
+    await this.sql.run('UPDATE runs SET base_sha = ?, stack = ? WHERE id = ?', [base, encodeStack(stack), id]);
   }
 
   async setLauncherRef(id: string, ref: string): Promise<void> {

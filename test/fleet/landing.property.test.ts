@@ -15,6 +15,8 @@ type Step =
   | { t: 'finish'; pick: number; ok: boolean }
   | { t: 'human_merge'; pick: number }
   | { t: 'human_push' }
+  /** Someone pushes to the default branch in the instant between yoke's read of it and its merge. */
+  | { t: 'race_push' }
   | { t: 'reap' };
 
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
@@ -26,7 +28,8 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('human_merge' as const), pick: fc.nat(9) }) },
   { weight: 1, arbitrary: fc.constant({ t: 'human_push' as const }) },
-  { weight: 1, arbitrary: fc.constant({ t: 'reap' as const }) },
+  { weight: 1, arbitrary: fc.constant({ t: 'race_push' as const }) },
+  { weight: 3, arbitrary: fc.constant({ t: 'reap' as const }) },
 );
 
 interface World {
@@ -63,6 +66,8 @@ class Model {
   readonly version = new Map<number, number>();
   human = false;
   pushes = 0;
+  /** Reads of the branch left before an armed push lands (the push lands just before the next one after the pass's own). */
+  racing = -1;
 
   constructor(readonly w: World) {}
 
@@ -88,6 +93,9 @@ class Model {
   }
 }
 
+/** The version of a PR a head is (headOf's inverse). */
+const versionOf = (head: string) => parseInt(head.slice(-8), 16);
+
 const headOf = (pr: number, version: number) =>
   `${pr.toString(16).padStart(2, '0')}${'0'.repeat(30)}${version.toString(16).padStart(8, '0')}`;
 
@@ -109,6 +117,16 @@ function setUp(w: World): { h: Harness; m: Model; ref: RepoRef } {
     }
     return res;
   };
+  // A push that lands between the pass's read of the branch and the read just before a merge.
+  const read = h.forge.readBranchTip.bind(h.forge);
+  h.forge.readBranchTip = async (ref, branch) => {
+    if (m.racing === 0) {
+      const tip = repo.history.at(-1)!;
+      m.trees.set(h.forge.commit(REPO, {}), new Set([...m.trees.get(tip)!, `push-${++m.pushes}`]));
+    }
+    if (m.racing >= 0) m.racing--;
+    return read(ref, branch);
+  };
   return { h, m, ref: repo.ref };
 }
 
@@ -121,6 +139,9 @@ async function step(h: Harness, m: Model, ref: RepoRef, s: Step): Promise<void> 
       return;
     case 'reap':
       await h.engine.reaperTick();
+      return;
+    case 'race_push':
+      m.racing = 1;
       return;
     case 'human_push': {
       const tip = repo.history.at(-1)!;
@@ -144,15 +165,21 @@ async function step(h: Harness, m: Model, ref: RepoRef, s: Step): Promise<void> 
       if (!live.length) return;
       const run = live[s.pick % live.length]!;
       if (run.kind === 'lander' && s.ok) {
-        // The lander judges exactly the tree it was given: the head merged onto the base it was dispatched with.
-        const change = m.change(run.prNumber!);
+        // The lander judges exactly the tree it was given: the heads of its stack, then its own, merged in
+        // order onto the base it was dispatched with (LD05); a head that does not merge there fails it.
         const base = run.baseSha === null ? null : m.trees.get(run.baseSha);
         const head = repo.pulls.find((p) => p.number === run.prNumber)?.headSha;
         const stale = head !== run.headSha;
         let verdict: 'accept' | 'reject' = 'reject';
-        if (base && !stale && m.mergesOnto(base, change)) {
-          const tree = new Set([...base, change]);
-          if (m.green(tree)) {
+        if (base && !stale) {
+          const tree = new Set(base);
+          const merged = [...run.stack, { pr: run.prNumber!, head: run.headSha! }].every(({ pr, head: h }) => {
+            const change = `${pr}@${versionOf(h)}`;
+            if (!m.mergesOnto(tree, change)) return false;
+            tree.add(change);
+            return true;
+          });
+          if (merged && m.green(tree)) {
             verdict = 'accept';
             m.accepted.add(key(tree));
           }
@@ -176,8 +203,9 @@ async function step(h: Harness, m: Model, ref: RepoRef, s: Step): Promise<void> 
 }
 
 describe('landing a fleet of claim PRs under random interleavings', () => {
-  it('LD02 LD03 every commit yoke puts on the default branch is a tree a lander accepted, exactly, whatever the conflicts and whatever people merge or push in between', async () => {
+  it('LD02 LD03 LD05 every commit yoke puts on the default branch is a tree a lander accepted, exactly, whatever the conflicts and whatever people merge or push in between', async () => {
     let merged = 0;
+    let stacked = 0;
     await fc.assert(
       fc.asyncProperty(worldArb, fc.array(stepArb, { minLength: 20, maxLength: 80 }), async (w, steps) => {
         const { h, m, ref } = setUp(w);
@@ -188,10 +216,16 @@ describe('landing a fleet of claim PRs under random interleavings', () => {
           for (const at of m.byYoke) expect(m.accepted, `commit ${at}`).toContain(key(m.trees.get(at)!));
         }
         merged += m.byYoke.length;
+        const runs = await h.store.runs.listForRepo(REPO);
+        stacked += (await h.store.merges.listForRepo(REPO)).filter(
+          (x) => x.state === 'merged' && runs.find((r) => r.id === x.runId)?.stack.length,
+        ).length;
       }),
       { numRuns: 150 },
     );
     // The property says something only if yoke merged: it did, many times over.
-    expect(merged).toBeGreaterThan(20);
+    expect(merged).toBeGreaterThan(30);
+    // LD05: and many of those merges landed a PR accepted on a stack of others, not alone.
+    expect(stacked).toBeGreaterThan(4);
   }, 120_000);
 });

@@ -11,36 +11,26 @@ const REPO = 'acme/api';
 const landers = (h: ReturnType<typeof makeHarness>) => h.launcher.starts.filter((s) => s.kind === 'lander');
 
 describe('landing on the base that was validated', () => {
-  it('LD01 LD02 LD03 two PRs accepted on one base: the first merges, the second is not merged on the moved base but validated again on it, and merges once accepted there', async () => {
+  it('LD01 LD02 LD03 with stacking off, two PRs each judged alone: the first merges, the second is validated again on the moved base, and merges once accepted there', async () => {
     const h = makeHarness({ policy: { globalCap: 4 } });
-    const repo = h.forge.addRepo(REPO, AUTOLAND);
+    const repo = h.forge.addRepo(REPO, { ...AUTOLAND, autoland: { enabled: true, stack_depth: 1 } });
     await addClaimPull(h, REPO, { number: 7, issue: 1, headSha: 'a'.repeat(40) });
     await addClaimPull(h, REPO, { number: 8, issue: 2, headSha: 'b'.repeat(40) });
-    await h.engine.schedulerTick();
-    // LD01: each lander is dispatched with the base its PR would land on, and the run records it.
-    expect(landers(h).map((s) => [s.prNumber, s.baseSha])).toEqual([
-      [7, 'c0'],
-      [8, 'c0'],
-    ]);
-    for (const s of landers(h)) expect((await h.store.runs.get(s.runId))!.baseSha).toBe('c0');
-    for (const s of landers(h)) await report(h, s.runId, 'success', 'accept');
+    const pass = await h.engine.schedulerTick();
+    // LD01: the lander is dispatched with the base its PR would land on, and the run records it; the other waits.
+    expect(landers(h).map((s) => [s.prNumber, s.baseSha, s.stack])).toEqual([[7, 'c0', []]]);
+    expect((await h.store.runs.get(landers(h)[0]!.runId))!.baseSha).toBe('c0');
+    expect(pass.waiting.map((w) => [w.subject, w.reason.code])).toEqual([['pr#8', 'stack_full']]);
+    await report(h, landers(h)[0]!.runId, 'success', 'accept');
     await h.engine.reaperTick();
-    await h.engine.schedulerTick();
-    // LD03: the first merged; the second was judged on c0, which the first moved: GitHub was not asked to merge it.
     expect(h.forge.merges.map((m) => m.number)).toEqual([7]);
     expect(repo.history.at(-1)).toBe('c1');
-    // LD02: the next pass validates #8 again, on c1; the accept on c0 counts for nothing.
+    // LD02: the next pass validates #8 on c1, where #7 landed.
     await h.engine.schedulerTick();
     const again = landers(h).at(-1)!;
     expect([again.prNumber, again.headSha, again.baseSha]).toEqual([8, 'b'.repeat(40), 'c1']);
-    const check = h.forge.checkRuns.find((c) => c.headSha === 'b'.repeat(40))!.current;
-    expect([check.status, check.title]).toEqual(['in_progress', 'Validating bbbbbbb on c1']);
-    expect(check.summary).toContain(
-      `The base moved since lander run \`${landers(h)[1]!.runId}\` accepted it on c0: a verdict counts only for the base it judged.`,
-    );
     await report(h, again.runId, 'success', 'accept');
     await h.engine.reaperTick();
-    await h.engine.schedulerTick();
     expect(h.forge.merges.map((m) => m.number)).toEqual([7, 8]);
     // The verdict comment says which base it judged.
     const said = h.forge.comments.filter((c) => c.number === 8 && decodeMarker(c.body).kind === 'marker').at(-1)!;
@@ -49,20 +39,27 @@ describe('landing on the base that was validated', () => {
     );
   });
 
-  it('LD02 a push to the base branch by hand after an accept: no merge on the old base, and a new lander on the new one', async () => {
-    const h = makeHarness();
-    h.forge.addRepo(REPO, AUTOLAND);
+  it('LD02 LD03 an accept on a base that moved by hand is not merged: the PR is validated again on the new base', async () => {
+    const h = makeHarness({ policy: { globalCap: 4 } });
+    const repo = h.forge.addRepo(REPO, AUTOLAND);
     await addClaimPull(h, REPO, { number: 7, issue: 1, headSha: 'a'.repeat(40) });
     await h.engine.schedulerTick();
-    const first = landers(h)[0]!;
-    await report(h, first.runId, 'success', 'accept');
+    await report(h, landers(h)[0]!.runId, 'success', 'accept');
     h.forge.commit(REPO, { 'README.md': 'someone pushed' });
     await h.engine.reaperTick();
-    await h.engine.schedulerTick();
     expect(h.forge.merges).toEqual([]);
-    expect(landers(h).map((s) => s.baseSha)).toEqual(['c0', 'c1']);
+    const again = landers(h).at(-1)!;
+    expect([again.baseSha, again.stack]).toEqual(['c1', []]);
+    const check = h.forge.checkRuns.find((c) => c.headSha === 'a'.repeat(40))!.current;
+    expect([check.status, check.title]).toEqual(['in_progress', 'Validating aaaaaaa on c1']);
+    expect(check.summary).toContain(
+      `The base moved since lander run \`${landers(h)[0]!.runId}\` accepted it on c0: a verdict counts only for the base it judged.`,
+    );
+    await report(h, again.runId, 'success', 'accept');
+    await h.engine.reaperTick();
+    expect(h.forge.merges.map((m) => m.number)).toEqual([7]);
+    expect(repo.history.at(-1)).toBe('c2');
   });
-
   it('LD02 while GitHub will not say where the base branch is, no lander starts and nothing merges; the wait says why', async () => {
     const h = makeHarness();
     h.forge.addRepo(REPO, AUTOLAND);
@@ -76,6 +73,137 @@ describe('landing on the base that was validated', () => {
         'base_unread',
         '#7 of acme/api waits for a lander: GitHub did not say where its base branch main is, and a verdict counts only for the base it judged.',
       ],
+    ]);
+  });
+});
+
+describe('stacks: a fleet validated at once (LD05)', () => {
+  const A = 'a'.repeat(40);
+  const B = 'b'.repeat(40);
+  const C = 'c'.repeat(40);
+  async function threeStacked(cap = 4) {
+    const h = makeHarness({ policy: { globalCap: cap } });
+    const repo = h.forge.addRepo(REPO, AUTOLAND);
+    await addClaimPull(h, REPO, { number: 7, issue: 1, headSha: A });
+    await addClaimPull(h, REPO, { number: 8, issue: 2, headSha: B });
+    await addClaimPull(h, REPO, { number: 9, issue: 3, headSha: C });
+    await h.engine.schedulerTick();
+    const [l7, l8, l9] = landers(h);
+    return { h, repo, l7: l7!, l8: l8!, l9: l9! };
+  }
+
+  it('LD05 each PR is validated on the base with the PRs ahead of it stacked on, all at once; a stack accepted whole lands whole, in order, in one pass', async () => {
+    const { h, repo, l7, l8, l9 } = await threeStacked();
+    expect([l7, l8, l9].map((s) => [s.prNumber, s.baseSha, s.stack])).toEqual([
+      [7, 'c0', []],
+      [8, 'c0', [A]],
+      [9, 'c0', [A, B]],
+    ]);
+    expect((await h.store.runs.get(l9.runId))!.stack).toEqual([
+      { pr: 7, head: A },
+      { pr: 8, head: B },
+    ]);
+    for (const l of [l7, l8, l9]) await report(h, l.runId, 'success', 'accept');
+    await h.engine.reaperTick();
+    expect(h.forge.merges.map((m) => [m.number, m.sha])).toEqual([
+      [7, A],
+      [8, B],
+      [9, C],
+    ]);
+    expect(repo.history).toEqual(['c0', 'c1', 'c2', 'c3']);
+    expect(landers(h)).toHaveLength(3);
+    // The check and the verdict comment say what it was validated with.
+    const check = h.forge.checkRuns.find((c) => c.headSha === C)!.current;
+    expect(check.title).toBe('Accepted at ccccccc on c0 with #7, #8 ahead of it');
+    const said = h.forge.comments.filter((c) => c.number === 9 && decodeMarker(c.body).kind === 'marker').at(-1)!;
+    expect(said.body.split('\n')[1]).toBe(
+      `**yoke lander accepted** this PR at \`ccccccc\` merged onto \`c0\` after #7, #8 (the claim PRs ahead of it), the base it would land on (run \`${l9.runId}\`).`,
+    );
+  });
+
+  it('LD05 a stack whose lower part landed first still counts: the PR on top lands on the commit those merges made, not validated again', async () => {
+    const { h, repo, l7, l8, l9 } = await threeStacked();
+    await report(h, l7.runId, 'success', 'accept');
+    await h.engine.reaperTick();
+    expect(h.forge.merges.map((m) => m.number)).toEqual([7]);
+    await report(h, l8.runId, 'success', 'accept');
+    await h.engine.reaperTick();
+    await report(h, l9.runId, 'success', 'accept');
+    await h.engine.reaperTick();
+    expect(h.forge.merges.map((m) => m.number)).toEqual([7, 8, 9]);
+    expect(repo.history.at(-1)).toBe('c3');
+    expect(landers(h)).toHaveLength(3);
+  });
+
+  it('LD05 a red stack splits: the lowest PR rejected on a tree a lander accepted is blamed and fixed; those above it are validated again without it, and land', async () => {
+    const { h, l7, l8, l9 } = await threeStacked();
+    await report(h, l7.runId, 'success', 'accept');
+    await report(h, l8.runId, 'success', 'reject'); // #8 breaks the tree #7 leaves
+    await report(h, l9.runId, 'success', 'reject'); // and so every stack with #8 in it
+    await h.engine.reaperTick();
+    // #7 landed; #8 is to blame (its stack below was accepted): a fix. #9 is split out: judged again on #7
+    // alone, which is the tree c1 that #7's merge made.
+    expect(h.forge.merges.map((m) => m.number)).toEqual([7]);
+    expect(h.launcher.starts.filter((s) => s.kind === 'fix').map((s) => s.prNumber)).toEqual([8]);
+    const again = landers(h).at(-1)!;
+    expect([again.prNumber, again.baseSha, again.stack]).toEqual([9, 'c0', [A]]);
+    expect(h.forge.repo(REPO).history.at(-1)).toBe('c1');
+    await report(h, again.runId, 'success', 'accept');
+    await h.engine.reaperTick();
+    expect(h.forge.merges.map((m) => m.number)).toEqual([7, 9]);
+  });
+
+  it('LD05 a reject of a stack whose lower part failed too blames nobody above: no fix, and no lander again on that same tree', async () => {
+    const { h, l7, l8, l9 } = await threeStacked();
+    await report(h, l7.runId, 'success', 'reject');
+    await report(h, l8.runId, 'success', 'reject');
+    await report(h, l9.runId, 'success', 'reject');
+    await h.engine.reaperTick();
+    // Only #7 is to blame; #8 is judged on c0 without it, and #9 on top of #8.
+    expect(h.launcher.starts.filter((s) => s.kind === 'fix').map((s) => s.prNumber)).toEqual([7]);
+    expect(
+      landers(h)
+        .slice(3)
+        .map((s) => [s.prNumber, s.baseSha, s.stack]),
+    ).toEqual([
+      [8, 'c0', []],
+      [9, 'c0', [B]],
+    ]);
+  });
+
+  it('LD05 stacks go no deeper than autoland.stack_depth; the PR past it waits and says why', async () => {
+    const h = makeHarness({ policy: { globalCap: 4 } });
+    h.forge.addRepo(REPO, { ...AUTOLAND, autoland: { enabled: true, stack_depth: 2 } });
+    for (const n of [7, 8, 9]) await addClaimPull(h, REPO, { number: n, issue: n, headSha: String(n).repeat(40) });
+    const pass = await h.engine.schedulerTick();
+    expect(landers(h).map((s) => s.prNumber)).toEqual([7, 8]);
+    expect(pass.waiting.map((w) => [w.subject, w.reason.message])).toEqual([
+      [
+        'pr#9',
+        '#9 of acme/api waits for a lander: #7, #8 ahead of it are being validated stacked on the base, 2 deep, and it is validated on top of what of them lands.',
+      ],
+    ]);
+  });
+
+  it('LD05 a PR with a change request, or one that changes a protected path, is validated alone and stacks under nobody', async () => {
+    const h = makeHarness({ policy: { globalCap: 4 } });
+    h.forge.addRepo(REPO, AUTOLAND);
+    (await addClaimPull(h, REPO, { number: 7, issue: 1, headSha: A })).pull.files = ['.github/workflows/ci.yml'];
+    await addClaimPull(h, REPO, { number: 8, issue: 2, headSha: B });
+    (await addClaimPull(h, REPO, { number: 9, issue: 3, headSha: C })).pull.reviews.push({
+      id: 1,
+      author: 'alice',
+      state: 'CHANGES_REQUESTED',
+      commitId: C,
+      body: 'not yet',
+    });
+    await addClaimPull(h, REPO, { number: 10, issue: 4, headSha: 'd'.repeat(40) });
+    await h.engine.schedulerTick();
+    expect(landers(h).map((s) => [s.prNumber, s.stack])).toEqual([
+      [7, []],
+      [8, []],
+      [9, []],
+      [10, [B]],
     ]);
   });
 });
@@ -133,28 +261,43 @@ describe('a reject of a head accepted before (LD06)', () => {
 
 describe("the repository page's landing queue", () => {
   const lander = (id: string, base: string, verdict: 'accept' | 'reject' | null, status: 'live' | 'ended' = 'ended') =>
-    ({ id, kind: 'lander', prNumber: 7, headSha: 'h'.repeat(40), baseSha: base, verdict, status }) as Run;
+    ({
+      id,
+      kind: 'lander',
+      prNumber: 7,
+      headSha: 'h'.repeat(40),
+      baseSha: base,
+      stack: [] as Run['stack'],
+      verdict,
+      status,
+    }) as Run;
+  const rec = (runs: Run[]) => ({ runs, merges: [] });
+  const none = rec([]);
   const pull = { number: 7, headSha: 'h'.repeat(40) };
   const B1 = '1'.repeat(40);
   const B2 = '2'.repeat(40);
   it('LD01 LD02 LD06 says where each claim PR stands: validating on which base, accepted on this base or an older one, rejected, re-run, or waiting', () => {
-    expect(landingState([], pull, B1)).toBe('waits for a lander on 1111111');
-    expect(landingState([], pull, null)).toBe('waits for GitHub to say where its base branch is');
-    expect(landingState([lander('a', B1, null, 'live')], pull, B1)).toBe('being validated on 1111111');
-    expect(landingState([lander('a', B1, 'accept')], pull, B1)).toBe(
+    expect(landingState(none, pull, B1)).toBe('waits for a lander on 1111111');
+    expect(landingState(none, pull, null)).toBe('waits for GitHub to say where its base branch is');
+    expect(landingState(rec([lander('a', B1, null, 'live')]), pull, B1)).toBe('being validated on 1111111');
+    expect(landingState(rec([lander('a', B1, 'accept')]), pull, B1)).toBe(
       'accepted on 1111111: lands unless a review or a protected path holds it',
     );
-    expect(landingState([lander('a', B1, 'accept')], pull, B2)).toBe(
+    expect(landingState(rec([lander('a', B1, 'accept')]), pull, B2)).toBe(
       'accepted on 1111111; the base moved to 2222222: waits for a lander there',
     );
-    expect(landingState([lander('a', B1, 'reject')], pull, B2)).toBe(
+    expect(landingState(rec([lander('a', B1, 'reject')]), pull, B2)).toBe(
       'rejected on 1111111: waits for a fix (or a new push, or /yoke land)',
     );
-    expect(landingState([lander('a', B1, 'accept'), lander('b', B2, 'reject')], pull, B2)).toBe(
+    expect(landingState(rec([lander('a', B1, 'accept'), lander('b', B2, 'reject')]), pull, B2)).toBe(
       'rejected after an accept: waits to be validated once more (LD06)',
     );
     expect(
-      landingState([lander('a', B1, 'accept'), lander('b', B2, 'reject'), lander('c', B2, null, 'live')], pull, B2),
+      landingState(
+        rec([lander('a', B1, 'accept'), lander('b', B2, 'reject'), lander('c', B2, null, 'live')]),
+        pull,
+        B2,
+      ),
     ).toBe('being validated on 2222222 (once more: a reject of a head accepted before)');
   });
 });

@@ -91,6 +91,7 @@ describe("an agent run's limits", () => {
       prNumber: 9,
       headSha: 'a'.repeat(40),
       baseSha: null,
+      stack: [],
       deadline: Date.UTC(2026, 11, 1, 12),
       secret: 's3cret',
       apiUrl: 'https://yoke.example.test/',

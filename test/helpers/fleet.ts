@@ -247,7 +247,7 @@ export async function recordVerdict(
     { id: runId, repo, kind: 'lander', subject: `pr#${pr}`, issueNumber: null, prNumber: pr, headSha },
     verdict,
   );
-  if (base) await h.store.runs.setBaseSha(runId, base);
+  if (base) await h.store.runs.setJudgedTree(runId, base, []);
   return runId;
 }
 

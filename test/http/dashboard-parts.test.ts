@@ -79,6 +79,7 @@ describe("the dashboard's runs table", () => {
     prNumber: 7,
     headSha: 'c'.repeat(40),
     baseSha: null,
+    stack: [],
     status: 'ended',
     outcome: 'success',
     outcomeReason: null,

@@ -28,6 +28,7 @@ const spec = (runId: string, over: Partial<LaunchSpec> = {}): LaunchSpec => ({
   prNumber: 7,
   headSha: 'abcdef1',
   baseSha: null,
+  stack: [],
   deadline: Date.UTC(2026, 10, 29, 13),
   secret: 's3cret',
   apiUrl: 'http://127.0.0.1:3000',

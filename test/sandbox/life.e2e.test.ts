@@ -7,6 +7,7 @@ import { Sandbox } from '../../sandbox/sandbox.js';
 import { unclaimedWarnings } from '../helpers/sandbox-log.js';
 import { foldRevalidations } from '../helpers/landing.js';
 import { git, revParse } from '../../sandbox/git.js';
+import { normalize } from '../../src/fleet/stacks.js';
 
 /** Warnings the tests below provoke, each asserted where it is. */
 const CLAIMED_WARNINGS: string[] = ['signature does not match event payload and secret'];
@@ -177,7 +178,7 @@ describe('the life of an issue (actions launcher)', () => {
     expect(fix!.launchedAt).toBeLessThan(issue5.launchedAt);
   });
 
-  it('LD02 LD03 two PRs that each add a migration numbered 002: one lands; the other is rejected on the base the first moved, its fix renumbers it, and it lands once accepted there; main never holds both', async () => {
+  it('LD02 LD03 LD05 two PRs that each add a migration numbered 002: one lands; the other is rejected on the base the first moved, its fix renumbers it, and it lands once accepted there; main never holds both', async () => {
     const all = await sandbox.runs();
     const of = (issue: number) => all.filter((r) => r.issueNumber === issue || r.prNumber === pullFor(issue).number);
     const fixed = [2, 5].filter((n) => of(n).some((r) => r.kind === 'fix'));
@@ -185,17 +186,25 @@ describe('the life of an issue (actions launcher)', () => {
     const [second] = fixed as [number];
     const first = second === 2 ? 5 : 2;
     const landed = pullFor(first).pull!.mergeCommitSha!;
-    // The reject that led to the fix judged a base that already held the first PR's merge, and said why.
+    // The reject that led to the fix judged a tree that already held the first PR: a base its merge made, or the
+    // base with the first PR's head stacked ahead of it (LD05); and it said why.
     const runs = of(second);
     const reject = runs.filter((r) => r.verdict === 'reject').at(-1)!;
-    expect(git(sandbox.repo.gitDir, ['merge-base', '--is-ancestor', landed, reject.baseSha!])).toBe('');
+    const stackedOnFirst = reject.stack.some((m) => m.pr === pullFor(first).number);
+    if (!stackedOnFirst)
+      expect(git(sandbox.repo.gitDir, ['merge-base', '--is-ancestor', landed, reject.baseSha!])).toBe('');
     expect(reject.summary).toContain('two migrations share a number');
     const fix = runs.find((r) => r.kind === 'fix')!;
     expect(fix.why).toBe('a lander rejection');
     // Its accept judged the head the fix pushed, on the base the merge then landed on.
     const accept = runs.filter((r) => r.verdict === 'accept').at(-1)!;
     expect(accept.launchedAt).toBeGreaterThan(fix.launchedAt);
-    expect(revParse(sandbox.repo.gitDir, `${pullFor(second).pull!.mergeCommitSha}^1`)).toBe(accept.baseSha);
+    // LD05: its base, with what it was stacked on folded into the commits yoke's merges of them made.
+    const merges = await sandbox.runtime.store.merges.listForRepo(DEMO_REPO);
+    expect(normalize({ root: accept.baseSha!, stack: accept.stack }, merges)).toEqual({
+      root: revParse(sandbox.repo.gitDir, `${pullFor(second).pull!.mergeCommitSha}^1`),
+      stack: [],
+    });
     // No commit of main ever held two migrations numbered 002.
     for (const c of git(sandbox.repo.gitDir, ['rev-list', 'refs/heads/main']).split('\n')) {
       const files = git(sandbox.repo.gitDir, ['ls-tree', '--name-only', c, 'migrations/']).split('\n');
@@ -206,8 +215,9 @@ describe('the life of an issue (actions launcher)', () => {
     );
     // The end table says so: the reject, on its base, then the accept on another.
     const row = (await sandbox.summary()).find((r) => r.number === second)!;
-    expect(row.verdicts).toContain(`reject@${reject.headSha!.slice(0, 7)}/${reject.baseSha!.slice(0, 7)}`);
-    expect(row.verdicts.at(-1)).toBe(`accept@${accept.headSha!.slice(0, 7)}/${accept.baseSha!.slice(0, 7)}`);
+    const on = (r: typeof reject) => `${r.baseSha!.slice(0, 7)}${r.stack.map((m) => `+#${m.pr}`).join('')}`;
+    expect(row.verdicts).toContain(`reject@${reject.headSha!.slice(0, 7)}/${on(reject)}`);
+    expect(row.verdicts.at(-1)).toBe(`accept@${accept.headSha!.slice(0, 7)}/${on(accept)}`);
   });
 
   it('SP05 a cap of 2 is never exceeded over the whole demo: by the forge’s workflow runs and by the runs store', async () => {

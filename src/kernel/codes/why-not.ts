@@ -29,6 +29,13 @@ export const WHY_NOT_CODES = {
       `#${p.number} of ${p.repo} waits for a lander: GitHub did not say where its base branch ${p.branch} is, and a verdict counts only for the base it judged.`,
     recovery: () => 'Nothing to do: the next pass reads the branch again.',
   }),
+  stack_full: code<{ repo: string; number: number; ahead: string; depth: number }>({
+    status: 429,
+    message: (p) =>
+      `#${p.number} of ${p.repo} waits for a lander: ${p.ahead} ahead of it are being validated stacked on the base, ${p.depth} deep, and it is validated on top of what of them lands.`,
+    recovery: () =>
+      'Nothing to do: it is validated as soon as the stack ahead lands or splits. To stack deeper, raise autoland.stack_depth in .github/yoke.yml.',
+  }),
   budget_spent: code<{ repo: string; scope: string; spent: string; limit: string }>({
     status: 429,
     message: (p) =>
@@ -69,6 +76,7 @@ export const WHY_NOT = [
   'repo_disabled',
   'lander_attempts_used_up',
   'base_unread',
+  'stack_full',
   'fix_attempts_exhausted',
   'fix_asks_exhausted',
   'request_budget',

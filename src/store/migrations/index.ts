@@ -16,8 +16,9 @@ import { migration as m014 } from './014-github-deployments-protection-reviews.j
 import { migration as m015 } from './015-claim-heads-held-for-a-person.js';
 import { migration as m016 } from './016-rate-limit-holds.js';
 import { migration as m017 } from './017-fenced-leaders-and-process-identity.js';
-import { migration as m019 } from './019-the-base-a-lander-judged.js';
 import { migration as m018 } from './018-asks-for-changes.js';
+import { migration as m019 } from './019-the-base-a-lander-judged.js';
+import { migration as m020 } from './020-stacks-and-the-commits-yoke-landed.js';
 
 // yoke's schema, one file per migration, applied in version order and never
 // edited once shipped: a change is a new file with the next version, added
@@ -45,4 +46,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m017,
   m018,
   m019,
+  m020,
 ];
