@@ -135,6 +135,7 @@ describe('the documented opt-in file', () => {
     const { parse } = await import('yaml');
     const res = parseRepoConfig(parse(readFileSync(new URL('../../fixtures/yoke.yml', import.meta.url), 'utf8')));
     expect(res.state).toBe('valid');
-    if (res.state === 'valid') expect(res.config.autoland).toEqual({ enabled: true, merge_method: 'squash', stack_depth: 4 });
+    if (res.state === 'valid')
+      expect(res.config.autoland).toEqual({ enabled: true, merge_method: 'squash', stack_depth: 4 });
   });
 });
