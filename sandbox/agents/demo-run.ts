@@ -142,8 +142,17 @@ async function afk(): Promise<void> {
  */
 async function lander(): Promise<void> {
   const base = process.env.YOKE_BASE_SHA;
-  const dir = workingCopy(base || env('YOKE_HEAD_SHA'));
-  if (base) {
+  const land = process.env.YOKE_LAND_SHA;
+  const dir = workingCopy(land || base || env('YOKE_HEAD_SHA'));
+  if (land) {
+    // LD03: the commit yoke built to land, as it is: it must hold the base and the head.
+    for (const sha of [base!, env('YOKE_HEAD_SHA')])
+      try {
+        sh(dir, 'git', ['merge-base', '--is-ancestor', sha, 'HEAD']);
+      } catch {
+        throw new Error(`${land} does not hold ${sha}`);
+      }
+  } else if (base) {
     // LD05: the heads of the claim PRs stacked ahead of this one, then its own, merged onto the base in order.
     const stack = (process.env.YOKE_STACK ?? '').split(' ').filter(Boolean);
     for (const sha of [...stack, env('YOKE_HEAD_SHA')]) {

@@ -119,6 +119,8 @@ export interface ForgeRepo {
   secrets: Record<string, string>;
   /** Branches a protection rule or ruleset covers (GET branch says `protected`). */
   protectedBranches: Set<string>;
+  /** Logins a ruleset lets bypass the protected branches' rules (yoke's app, for fast-forward landing). */
+  rulesetBypass: Set<string>;
 }
 
 /** A check run an app wrote on a commit, as it now stands. */

@@ -1,3 +1,4 @@
+import { parseClosingRefs } from '../../src/forge/types.js';
 import { git, revParse } from '../git.js';
 import { HttpError } from '../http-error.js';
 import type { Ctx } from './http.js';
@@ -255,9 +256,16 @@ export function registerDeploymentRoutes(env: RouteEnv): void {
     } catch {
       ahead = false;
     }
+    const branch = ref.replace(/^refs\/heads\//, '');
+    if (r.protectedBranches.has(branch) && !r.rulesetBypass.has(ctx.actor?.login ?? ''))
+      throw new HttpError(
+        422,
+        `Repository rule violations found for ${ref}.\n\n- Changes must be made through a pull request.`,
+      );
     if (!ahead && ctx.body.force !== true) throw new HttpError(422, 'Update is not a fast forward');
     git(r.gitDir, ['update-ref', ref, sha]);
     state.pushed(r, ref, before, sha, [], ctx.actor!);
+    landedByPush(r, branch, before, sha, state.now());
     return { status: 200, body: refJson(shapes, r, ref, sha) };
   });
   http.on('GET', '/repos/{owner}/{repo}/git/ref/{ref}', 'repo', (ctx) => {
@@ -277,6 +285,38 @@ export function registerDeploymentRoutes(env: RouteEnv): void {
     git(r.gitDir, ['update-ref', '-d', ref]);
     return { status: 204 };
   });
+}
+
+/**
+ * GitHub marks a PR merged when its head reaches its base branch by a push (or a ref update): merged at the
+ * commit that merged it, and the issues it closes closed.
+ */
+function landedByPush(r: ForgeRepo, branch: string, before: string, after: string, t: number): void {
+  const parents = git(r.gitDir, ['rev-list', '--reverse', '--parents', `${before}..${after}`])
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.split(' '));
+  for (const i of r.issues.values()) {
+    if (!i.pull || i.state !== 'open' || i.pull.baseRef !== branch) continue;
+    if (!isAncestor(r.gitDir, i.pull.headSha, after)) continue;
+    const at = parents.find(([, ...ps]) => ps.includes(i.pull!.headSha))?.[0] ?? after;
+    Object.assign(i.pull, { merged: true, mergedAt: t, mergeCommitSha: at, mergeNamedSha: null });
+    Object.assign(i, { state: 'closed', closedAt: t, updatedAt: t });
+    for (const n of parseClosingRefs(i.body)) {
+      const target = r.issues.get(n);
+      if (target && !target.pull && target.state === 'open')
+        Object.assign(target, { state: 'closed', stateReason: 'completed', closedAt: t, updatedAt: t });
+    }
+  }
+}
+
+function isAncestor(gitDir: string, a: string, b: string): boolean {
+  try {
+    git(gitDir, ['merge-base', '--is-ancestor', a, b]);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function refJson(shapes: Shapes, r: ForgeRepo, ref: string, sha: string) {

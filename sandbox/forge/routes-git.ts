@@ -26,6 +26,58 @@ function isAncestor(gitDir: string, a: string, b: string): boolean {
 
 export function registerGitRoutes(env: RouteEnv): void {
   const { http, shapes } = env;
+  // LD03: GitHub's merges API: merges a commit into a branch with a merge commit (201), nothing when the branch
+  // already holds it (204), 409 on a conflict, 404 when either is missing.
+  http.on('POST', '/repos/{owner}/{repo}/merges', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    requireWrite(env, r, ctx);
+    const base = String(ctx.body.base ?? '');
+    const head = String(ctx.body.head ?? '');
+    const onto = /^[\w./-]+$/.test(base) && !base.includes('..') ? revParse(r.gitDir, `refs/heads/${base}`) : null;
+    if (!onto) throw new HttpError(404, 'Base does not exist');
+    const from = commitOf(r, head);
+    if (!from) throw new HttpError(404, 'Head does not exist');
+    if (isAncestor(r.gitDir, from, onto)) return { status: 204 };
+    if (r.protectedBranches.has(base))
+      throw new HttpError(409, `Repository rule violations found for refs/heads/${base}.`);
+    let tree: string;
+    try {
+      tree = git(r.gitDir, ['merge-tree', '--write-tree', onto, from]).split('\n')[0]!;
+    } catch {
+      throw new HttpError(409, 'Merge conflict');
+    }
+    const message = String(ctx.body.commit_message ?? `Merge ${head} into ${base}`);
+    const sha = git(r.gitDir, ['commit-tree', tree, '-p', onto, '-p', from, '-m', message]);
+    const [name, email, date] = git(r.gitDir, ['show', '-s', '--format=%an%n%ae%n%aI', sha]).split('\n') as [
+      string,
+      string,
+      string,
+    ];
+    const who = { name, email, date };
+    git(r.gitDir, ['update-ref', `refs/heads/${base}`, sha, onto]);
+    return {
+      status: 201,
+      body: {
+        sha,
+        node_id: `C_${sha}`,
+        url: shapes.apiUrl(`/repos/${r.fullName}/commits/${sha}`),
+        html_url: `${shapes.url}/${r.fullName}/commit/${sha}`,
+        comments_url: shapes.apiUrl(`/repos/${r.fullName}/commits/${sha}/comments`),
+        commit: {
+          message,
+          author: who,
+          committer: who,
+          tree: { sha: tree, url: shapes.apiUrl(`/repos/${r.fullName}/git/trees/${tree}`) },
+          url: shapes.apiUrl(`/repos/${r.fullName}/git/commits/${sha}`),
+          comment_count: 0,
+        },
+        // Made with the requester's token: its account is the commit's author and committer.
+        author: shapes.simpleUser(ctx.actor!),
+        committer: shapes.simpleUser(ctx.actor!),
+        parents: [onto, from].map((p) => ({ sha: p, url: shapes.apiUrl(`/repos/${r.fullName}/commits/${p}`) })),
+      },
+    };
+  });
   http.on('GET', '/repos/{owner}/{repo}/commits/{ref}', 'repo', (ctx) => {
     const r = repoOf(env, ctx);
     const sha = commitOf(r, decodeURIComponent(ctx.params.ref!));

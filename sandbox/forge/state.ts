@@ -164,6 +164,7 @@ export class ForgeState {
       checkRuns: [],
       secrets: {},
       protectedBranches: new Set(),
+      rulesetBypass: new Set(),
     };
     this.repos.set(r.fullName, repo);
     return repo;

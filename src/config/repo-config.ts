@@ -46,9 +46,14 @@ export const RepoConfig = z
         merge_method: z.enum(['merge', 'squash', 'rebase']).default('squash'),
         /** LD05: how many accepted-to-be claim PRs a lander validates stacked on the base at once (1: each alone). */
         stack_depth: z.number().int().min(1).max(20).default(4),
+        /**
+         * LD03: land by moving the base branch to the very commit the lander validated (a fast-forward, which
+         * GitHub refuses if the branch moved: a compare-and-swap). Needs yoke's app to bypass the branch's rules.
+         */
+        fast_forward: z.boolean().default(false),
       })
       .strict()
-      .default({ enabled: false, merge_method: 'squash', stack_depth: 4 }),
+      .default({ enabled: false, merge_method: 'squash', stack_depth: 4, fast_forward: false }),
     fix_forward: z
       .object({ enabled: z.boolean().default(false), max_attempts: z.number().int().min(1).max(10).default(2) })
       .strict()

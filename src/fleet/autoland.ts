@@ -1,19 +1,17 @@
-import type { ClaimView, Forge, RepoRef, ReviewView } from '../forge/types.js';
+import type { ClaimView, Forge, ReviewView } from '../forge/types.js';
 import { canWrite } from '../kernel/permission.js';
-import type { Log } from '../kernel/log.js';
-import type { RepoConfig } from '../config/repo-config.js';
-import { fixExhaustedNotice, mergeRefusedNotice, protectedApprovedNotice, protectedHoldNotice } from './messages.js';
+import { executeMerge, planMerges, type ActionDeps, type AfterLaunch, type MergeAction } from './merges.js';
+import { fixExhaustedNotice, protectedApprovedNotice, protectedHoldNotice } from './messages.js';
 import type { ProtectedHold } from '../store/protected-holds.js';
 import { blockingReviewers, headApprovers, protectedChangeOf } from './protected-paths.js';
-import type { Store } from '../store/store.js';
 import { pullSubject, subjectKey } from './candidate.js';
 import { shouldSpawnFix } from './producers.js';
 import { fixAsksOf } from './asks.js';
 import { askedBy } from './asks.js';
 import { readClaim } from './claims.js';
-import { CLAIM_LABEL, STUCK_LABEL, baseRefOf, baseTipOf, landingRecord, type RepoFacts } from './repo-facts.js';
-import { acceptedHead, isLandable, rejectedHead, untrustedMarkers, verdictOn } from './verdicts.js';
-import { normalize, stackWords, type Landed, type LandingRecord, type Position } from './stacks.js';
+import { CLAIM_LABEL, STUCK_LABEL, landingRecord, type RepoFacts } from './repo-facts.js';
+import { acceptedHead, isLandable, rejectedHead, untrustedMarkers } from './verdicts.js';
+import type { Landed } from './stacks.js';
 
 // What a pass does besides launching, decided purely from RepoFacts:
 // record claims (and label them, for display), merge heads whose recorded
@@ -23,32 +21,13 @@ import { normalize, stackWords, type Landed, type LandingRecord, type Position }
 export type RepoAction =
   | { type: 'record_claim'; pr: number; run: string; issue: number }
   | { type: 'label_claim'; pr: number; run: string }
-  /**
-   * LD03, LD05: merge the head the verdict judged, only while `branch` is at the tree it judged it on: `on.root`
-   * with `on.stack` merged by yoke just before it, in this order (an empty stack: `branch` still at `on.root`).
-   */
-  | {
-      type: 'merge';
-      pr: number;
-      sha: string;
-      on: Position;
-      branch: string;
-      method: 'merge' | 'squash' | 'rebase';
-      run: string;
-    }
+  | MergeAction
   | { type: 'fix_exhausted'; pr: number; attempts: number; askedBy: string | null }
   | { type: 'hold_protected'; pr: number; sha: string; files: string[] }
   /** TR14: an accepted head whose change touches no protected path: its check may now say success. */
   | { type: 'clear_head'; pr: number; sha: string }
   | { type: 'approve_hold'; pr: number; sha: string; files: string[]; by: string; commentId: number | null }
   | { type: 'ignored_marker'; pr: number; commentId: number; author: string; reason: string };
-
-export interface AfterLaunch {
-  /** Live subjects once this pass's launches are counted (a lander just launched holds its PR's merge). */
-  liveSubjects: ReadonlySet<string>;
-  /** Whether the merge this verdict run leads to was already attempted (merged, or refused on this same verdict). */
-  attempted(pr: number, sha: string, verdictRun: string): boolean;
-}
 
 /** TR14: what the pass read about held heads before deciding. */
 export interface HoldReads {
@@ -131,45 +110,6 @@ export function planRepoActions(facts: RepoFacts, after: AfterLaunch, reads: Hol
   return actions;
 }
 
-/**
- * LD03, LD05: the merges this pass makes, branch by branch: from where the branch is now, each claim PR (oldest
- * first) accepted on exactly the tree the merges before it leave, so a stack accepted whole lands whole, in its
- * order, and nothing lands on a tree no lander accepted.
- */
-function planMerges(
-  facts: RepoFacts,
-  record: LandingRecord,
-  mergeable: readonly ClaimView[],
-  after: AfterLaunch,
-): RepoAction[] {
-  const out: RepoAction[] = [];
-  const left = [...mergeable].sort((a, b) => a.pull.number - b.pull.number);
-  for (const branch of new Set(left.map((c) => baseRefOf(facts, c.pull)))) {
-    const tip = baseTipOf(facts, { baseRef: branch });
-    if (!tip) continue;
-    let on: Position = { root: tip, stack: [] };
-    for (;;) {
-      const next = left
-        .filter((c) => baseRefOf(facts, c.pull) === branch)
-        .map((c) => ({ c, v: verdictOn(record, c.pull, on) }))
-        .find(({ c, v }) => v?.verdict === 'accept' && !after.attempted(c.pull.number, c.pull.headSha, v.runId));
-      if (!next) break;
-      left.splice(left.indexOf(next.c), 1);
-      out.push({
-        type: 'merge',
-        pr: next.c.pull.number,
-        sha: next.c.pull.headSha,
-        on,
-        branch,
-        method: facts.config.autoland.merge_method,
-        run: next.v!.runId,
-      });
-      on = { root: tip, stack: [...on.stack, { pr: next.c.pull.number, head: next.c.pull.headSha }] };
-    }
-  }
-  return out;
-}
-
 /** A writer's latest "changes requested" holds the merge, as it does on GitHub until dismissed; a reader's does not. */
 function hasBlockingReview(
   facts: RepoFacts,
@@ -198,29 +138,6 @@ export async function readersAmong(
   return readers;
 }
 
-export interface ActionDeps {
-  store: Store;
-  forge: Forge;
-  now: () => number;
-  log: Log;
-  /** Told of each claim PR yoke merged (delivery listens: the item's delivery is owed from then). */
-  onMerged?: MergeListener;
-}
-
-/** A claim PR yoke merged, at the commit GitHub made of it. */
-export interface MergedClaim {
-  repo: RepoRef;
-  pr: number;
-  mergeSha: string;
-  config: RepoConfig;
-}
-
-/** The port through which the fleet says "merged at sha"; it gets the same forge and store the merge used. */
-export type MergeListener = (
-  deps: Pick<ActionDeps, 'store' | 'forge' | 'now' | 'log'>,
-  merged: MergedClaim,
-) => Promise<void>;
-
 export async function executeRepoActions(
   deps: ActionDeps,
   facts: RepoFacts,
@@ -242,56 +159,7 @@ export async function executeRepoActions(
       } else if (a.type === 'label_claim') {
         await forge.addLabels(facts.repo, a.pr, [CLAIM_LABEL]);
       } else if (a.type === 'merge') {
-        // LD03: the base is read again at the instant of the merge, and must be the tree the verdict judged:
-        // its base, with what of its stack yoke merged just before (LD05). A push, a person's merge or a refused
-        // merge below it moved it elsewhere: nothing is merged; the next pass validates it anew.
-        const tip = await forge.readBranchTip(facts.repo, a.branch);
-        const judged = normalize(a.on, landed);
-        if (judged.stack.length || tip !== judged.root) {
-          log.info(
-            {
-              repo: facts.repo.fullName,
-              pr: a.pr,
-              sha: a.sha,
-              judged: a.on.root,
-              below: stackWords(a.on.stack),
-              now: tip,
-            },
-            'not merged: its base branch is not at the tree the verdict judged; a lander validates it on the new base',
-          );
-          continue;
-        }
-        const res = await forge.merge(facts.repo, a.pr, a.sha, a.method);
-        if (res.ok) {
-          const done = {
-            repo: facts.repo.fullName,
-            prNumber: a.pr,
-            headSha: a.sha,
-            state: 'merged' as const,
-            detail: null,
-            at: deps.now(),
-            runId: a.run,
-            baseSha: tip,
-            mergeSha: res.sha,
-          };
-          await store.merges.record(done);
-          landed.push(done);
-          log.info({ repo: facts.repo.fullName, pr: a.pr, sha: a.sha }, 'merged accepted claim PR');
-          await deps.onMerged?.(deps, { repo: facts.repo, pr: a.pr, mergeSha: res.sha, config: facts.config });
-        } else {
-          await store.merges.record({
-            repo: facts.repo.fullName,
-            prNumber: a.pr,
-            headSha: a.sha,
-            state: 'refused',
-            detail: res.message,
-            at: deps.now(),
-            runId: a.run,
-            baseSha: tip,
-            mergeSha: null,
-          });
-          await forge.createComment(facts.repo, a.pr, mergeRefusedNotice(a.pr, a.sha, res.message));
-        }
+        await executeMerge(deps, facts, a, landed);
       } else if (a.type === 'clear_head') {
         await store.protectedHolds.hold({
           repo: facts.repo.fullName,

@@ -1,5 +1,6 @@
 import type { Code, Refusal } from '../kernel/codes/table.js';
-import type { RunKind, StackMember } from '../store/runs.js';
+import type { RunKind } from '../store/runs.js';
+import type { StackMember } from '../store/stack-column.js';
 import type { AskKey } from '../store/asks.js';
 
 // Priority is data: a stage rank on the candidate, and the only sort key.

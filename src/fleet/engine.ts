@@ -9,7 +9,7 @@ import type { Launcher } from '../launcher/launcher.js';
 import type { Log } from '../kernel/log.js';
 import type { Store } from '../store/store.js';
 import type { Run } from '../store/runs.js';
-import { type MergeListener } from './autoland.js';
+import { type MergeListener } from './merges.js';
 import { postPendingVerdicts } from './verdict-comments.js';
 import { CheckRefusals, syncLanderChecks } from './check-runs.js';
 import type { Candidate } from './candidate.js';

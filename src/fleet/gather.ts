@@ -10,7 +10,7 @@ import type { Run } from '../store/runs.js';
 import type { AfkLabel } from '../store/afk-labels.js';
 import type { Ask } from '../store/asks.js';
 import { readDemotedAskers, readReviewAsks, standingAsks } from './asks.js';
-import type { MergeListener } from './autoland.js';
+import type { MergeListener } from './merges.js';
 import type { CheckRefusals } from './check-runs.js';
 import { viewMaxAgeMs, type ActivitySignals, type RepoActivity } from './activity.js';
 import { isAtCap, type LivenessSnapshot } from './cap.js';

@@ -3,7 +3,8 @@ import { pullSubject, type Candidate, type Decided, type Waiting } from './candi
 import { baseRefOf, baseTipOf, landingRecord, type RepoFacts } from './repo-facts.js';
 import { isLandable, rejectedHead, rejectToRerun, verdictNow } from './verdicts.js';
 import type { ClaimView, PullView } from '../forge/types.js';
-import type { Run, StackMember } from '../store/runs.js';
+import type { Run } from '../store/runs.js';
+import type { StackMember } from '../store/stack-column.js';
 import { claimedIssue, heldBack, live, titled, waiting } from './producer-parts.js';
 import { blockingReviewers, protectedChangeOf } from './protected-paths.js';
 import { landersAt, landersOn, ownVerdicts, stackWords, type LandingRecord, type Position } from './stacks.js';

@@ -1,12 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { LeadershipLost } from '../kernel/fence.js';
-import type { RepoRef } from '../forge/types.js';
+import type { Forge, RepoRef } from '../forge/types.js';
 import { REJECTION_LIMIT, type Launcher, type LaunchSpec } from '../launcher/launcher.js';
 import type { Log } from '../kernel/log.js';
 import { isAfkKind, type Run, type RunKind } from '../store/runs.js';
 import type { Store } from '../store/store.js';
 import type { Candidate } from './candidate.js';
-import type { RepoFacts } from './repo-facts.js';
+import { landingRecord, type RepoFacts } from './repo-facts.js';
+import { prepareLandCommit } from './land-commits.js';
 import { isPaused } from './repo-state.js';
 import type { LaunchAttempt } from './spawn-pass.js';
 import { endRun } from './strikes.js';
@@ -77,8 +78,10 @@ export async function lockedLaunch(
   c: Candidate,
   cap: number,
   where: { workflow: string; ref: string },
-  spec: (rec: Recorded) => LaunchSpec,
+  spec: (rec: Recorded, landSha: string | null) => LaunchSpec,
   onLaunchFailed: (runId: string, detail: string) => Promise<void>,
+  /** LD03: builds the commit a lander is to judge, once its run is recorded (null: it merges the heads itself). */
+  prepare?: () => Promise<string | null>,
 ): Promise<LaunchAttempt> {
   const rec = await recordLaunch(deps, c, cap, deps.launcher.pendingRef(where));
   if (rec.kind !== 'recorded') return rec;
@@ -88,7 +91,9 @@ export async function lockedLaunch(
   // LD01: the base the lander validates on, before it starts (a run that lost it judged no base, and lands nothing).
   if (c.baseSha) await deps.store.runs.setJudgedTree(rec.runId, c.baseSha, c.stack ?? []);
   try {
-    const { ref } = await deps.launcher.start(spec(rec));
+    const landSha = prepare ? await prepare() : null;
+    if (landSha) await deps.store.runs.setLandSha(rec.runId, landSha);
+    const { ref } = await deps.launcher.start(spec(rec, landSha));
     if (ref) await deps.store.runs.setLauncherRef(rec.runId, ref);
     return { kind: 'launched', runId: rec.runId };
   } catch (err) {
@@ -101,6 +106,8 @@ export async function lockedLaunch(
 }
 
 export interface LaunchDeps extends LockedLaunchDeps {
+  /** LD03: where a lander's commit is built, with fast-forward landing. */
+  forge: Pick<Forge, 'pinBranch' | 'mergeIntoBranch'>;
   log: Log;
   apiUrl: string;
   pauseThreshold: number;
@@ -171,7 +178,7 @@ export function buildLaunchSpec(
   repo: RepoRef,
   where: { workflow: string; ref: string },
   apiUrl: string,
-  extra: Pick<LaunchSpec, 'limits' | 'rejection'>,
+  extra: Pick<LaunchSpec, 'limits' | 'rejection'> & Partial<Pick<LaunchSpec, 'landSha'>>,
 ): LaunchSpec {
   return {
     runId: rec.runId,
@@ -183,6 +190,7 @@ export function buildLaunchSpec(
     headSha: c.headSha,
     baseSha: c.baseSha ?? null,
     stack: (c.stack ?? []).map((m) => m.head),
+    landSha: null,
     deadline: rec.deadline,
     secret: rec.secret,
     apiUrl,
@@ -211,16 +219,22 @@ export async function launchCandidate(
     c,
     cap,
     { workflow, ref },
-    (rec) =>
+    (rec, landSha) =>
       buildLaunchSpec(c, rec, repo, { workflow, ref }, deps.apiUrl, {
         limits: runLimits(facts, c.kind),
         rejection: briefFor(c, facts),
+        landSha,
       }),
     async (runId, detail) => {
       await deps.store.asks.reopen(runId);
       const run = await deps.store.runs.get(runId);
       if (run) await endRun(deps.store, run, 'cancelled', `launch failed: ${detail}`, deps.now(), deps.pauseThreshold);
     },
+    c.kind === 'lander' && c.baseSha && facts.config.autoland.fast_forward
+      ? async () =>
+          // The landers launched earlier in this same pass are in the store, not yet in the facts.
+          prepareLandCommit(deps, repo, c, landingRecord({ ...facts, runs: await deps.store.runs.listForRepo(c.repo) }))
+      : undefined,
   );
   deps.log.info(
     { repo: c.repo, kind: c.kind, subject: c.subject, cap, result: result.kind, why: c.why },

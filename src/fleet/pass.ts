@@ -104,6 +104,7 @@ export async function spawnOnce(given: PassDeps, trigger: PassTrigger, reaped: R
 
   const launchDeps = {
     store,
+    forge,
     log,
     launcher: deps.launcher,
     now,

@@ -1,5 +1,6 @@
 import type { MergeRecord } from '../store/merges.js';
-import type { Run, StackMember } from '../store/runs.js';
+import type { Run } from '../store/runs.js';
+import type { StackMember } from '../store/stack-column.js';
 
 // LD05: the trees landers judge, named as a commit of the base branch with claim PR heads merged onto it in
 // order. yoke's own merges turn a stack into a commit: a stack judged on B whose first member yoke then merged
@@ -14,7 +15,17 @@ export interface Position {
 }
 
 /** What a decision reads of yoke's merges: which head it merged onto which commit, making which. */
-export type Landed = Pick<MergeRecord, 'prNumber' | 'headSha' | 'state' | 'baseSha' | 'mergeSha'>;
+export type Landed = Pick<MergeRecord, 'prNumber' | 'headSha' | 'state' | 'baseSha' | 'mergeSha' | 'runId' | 'detail'>;
+
+/** LD03: GitHub's answer to a branch update that is not a fast-forward (the base moved, or a commit grew elsewhere). */
+export const NOT_FAST_FORWARD = /fast.?forward/i;
+
+/**
+ * LD03: a lander whose commit GitHub would not fast-forward the branch to, though the branch was at the tree it
+ * judged (the commit grew from another commit of the same tree): its verdict lands nothing, and counts for nothing.
+ */
+const voided = (merges: readonly Landed[], run: Run): boolean =>
+  merges.some((m) => m.state === 'refused' && m.runId === run.id && NOT_FAST_FORWARD.test(m.detail ?? ''));
 
 /** What a decision about stacks looks at: the repository's runs and yoke's merges there. */
 export interface LandingRecord {
@@ -58,7 +69,7 @@ export const landersAt = (runs: readonly Run[], pull: { number: number; headSha:
 export function landersOn(record: LandingRecord, pull: { number: number; headSha: string }, pos: Position): Run[] {
   return landersAt(record.runs, pull).filter((r) => {
     const at = positionOf(r);
-    return at !== null && samePosition(at, pos, record.merges);
+    return at !== null && samePosition(at, pos, record.merges) && !voided(record.merges, r);
   });
 }
 

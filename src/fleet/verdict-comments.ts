@@ -3,7 +3,8 @@ import type { Run } from '../store/runs.js';
 import { flakyNote, reviewHoldNote, spendLine, verdictComment } from './messages.js';
 import { repoRefOf } from './repo-state.js';
 import { flippedVerdict } from './verdicts.js';
-import { readersAmong, type ActionDeps } from './autoland.js';
+import { readersAmong } from './autoland.js';
+import type { ActionDeps } from './merges.js';
 import { blockingReviewers } from './protected-paths.js';
 
 // TR01: each lander's verdict, posted once as its marker comment on the PR: the head and the base it judged

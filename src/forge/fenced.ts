@@ -49,6 +49,7 @@ const FORGE_ACCESS: Record<keyof Forge, 'read' | 'write'> = {
   addReaction: 'write',
   addLabels: 'write',
   merge: 'write',
+  mergeIntoBranch: 'write',
   mintPushToken: 'write',
   openPull: 'write',
   dispatchWorkflow: 'write',

@@ -1,11 +1,13 @@
-import { unlessMissing } from './errors.js';
+import { z } from 'zod';
+import { classifyGitHubError, unlessMissing } from './errors.js';
 import type { Octokit } from './octokit.js';
 import { GhBranch, GhCommit, GhCompare, GhRef, GhTree } from './schemas.js';
-import type { RepoRef } from './types.js';
+import type { MergeResult, RepoRef } from './types.js';
 
 // A repository's commits, branches and files as GitHubForge reads them: a
 // ref resolved, a branch's protection, ancestry, a tree and a file at a
-// commit. Each answers null (or nothing) for what GitHub does not have.
+// commit. Each answers null (or nothing) for what GitHub does not have. And
+// the one git write landing needs: a merge into a branch (LD03).
 
 const at = (repo: RepoRef) => ({ owner: repo.owner, repo: repo.name });
 
@@ -18,6 +20,37 @@ export async function resolveCommit(o: Octokit, repo: RepoRef, ref: string): Pro
 }
 
 /** LD02: the commit a branch is at now (its ref, a small answer GitHub serves conditionally), or null. */
+/**
+ * LD03: `POST /repos/{owner}/{repo}/merges`: GitHub merges `head` into `branch` and answers with the merge commit
+ * (201), or nothing when the branch already holds it (204: the branch as it is), or 409 on a conflict (data).
+ */
+export async function mergeIntoBranch(
+  o: Octokit,
+  repo: RepoRef,
+  branch: string,
+  head: string,
+  message: string,
+): Promise<MergeResult> {
+  try {
+    const res = await o.request('POST /repos/{owner}/{repo}/merges', {
+      ...at(repo),
+      base: branch,
+      head,
+      commit_message: message,
+    });
+    if ((res.status as number) === 204) {
+      const tip = await readBranchTip(o, repo, branch);
+      if (!tip) return { ok: false, status: 404, message: `Branch ${branch} is gone` };
+      return { ok: true, sha: tip };
+    }
+    return { ok: true, sha: z.object({ sha: z.string() }).parse(res.data).sha };
+  } catch (err) {
+    const e = classifyGitHubError(err);
+    if (e.kind === 'refused') return { ok: false, status: e.status!, message: e.message };
+    throw err;
+  }
+}
+
 export async function readBranchTip(o: Octokit, repo: RepoRef, branch: string): Promise<string | null> {
   const res = await unlessMissing(() =>
     o.request('GET /repos/{owner}/{repo}/git/ref/{ref}', { ...at(repo), ref: `heads/${branch}` }),

@@ -284,6 +284,10 @@ export class GitHubForge implements Forge {
     return issues.merge(await this.gh(repo.installationId), repo, number, sha, method);
   }
 
+  async mergeIntoBranch(repo: RepoRef, branch: string, head: string, message: string): Promise<MergeResult> {
+    return git.mergeIntoBranch(await this.gh(repo.installationId), repo, branch, head, message);
+  }
+
   async mintPushToken(repo: RepoRef): Promise<PushToken> {
     const app = await this.opts.appOctokit();
     const { data } = await app.request('POST /app/installations/{installation_id}/access_tokens', {

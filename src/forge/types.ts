@@ -300,6 +300,11 @@ export interface Forge {
   addReaction(repo: RepoRef, commentId: number, content: '+1' | '-1' | 'eyes' | 'confused' | 'rocket'): Promise<void>;
   addLabels(repo: RepoRef, number: number, labels: string[]): Promise<void>;
   merge(repo: RepoRef, number: number, sha: string, method: 'merge' | 'squash' | 'rebase'): Promise<MergeResult>;
+  /**
+   * LD03: merges a commit into a branch as GitHub's merges API does (`POST /repos/{owner}/{repo}/merges`): the
+   * merge commit it made (or the branch as it is, when it already held the commit); a conflict comes back as data.
+   */
+  mergeIntoBranch(repo: RepoRef, branch: string, head: string, message: string): Promise<MergeResult>;
   /** An installation token for this one repository with `contents: write` only, for one run's push (never to a child process of yoke's). */
   mintPushToken(repo: RepoRef): Promise<PushToken>;
   /** Opens a PR as the app (so the repository's own workflows run on it); returns its number. */

@@ -74,6 +74,8 @@ export class ActionsLauncher implements Launcher {
       ...(spec.baseSha ? { base_sha: spec.baseSha } : {}),
       // LD05: only for a stacked lander (a workflow from before stacks refuses the dispatch, and says so).
       ...(spec.stack.length ? { stack: spec.stack.join(' ') } : {}),
+      // LD03: only with fast-forward landing (a workflow from before it refuses the dispatch, and says so).
+      ...(spec.landSha ? { land_sha: spec.landSha } : {}),
       deadline: new Date(spec.deadline).toISOString(),
       api_url: spec.apiUrl,
       runner_sha256: runner.sha256,

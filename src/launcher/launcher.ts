@@ -14,6 +14,8 @@ export interface LaunchSpec {
   baseSha: string | null;
   /** LD05: for a lander, the claim PR heads merged onto the base before its own, in order (none: the head alone). */
   stack: readonly string[];
+  /** LD03: the merge commit yoke built for a lander to judge, which lands as it is (null: it merges the heads itself). */
+  landSha: string | null;
   deadline: number;
   /** A per-run secret for launchers whose runs cannot get an OIDC token. */
   secret: string | null;
@@ -69,6 +71,7 @@ export function launchEnv(spec: LaunchSpec): Record<string, string> {
   if (spec.headSha) env.YOKE_HEAD_SHA = spec.headSha;
   if (spec.baseSha) env.YOKE_BASE_SHA = spec.baseSha;
   if (spec.stack.length) env.YOKE_STACK = spec.stack.join(' ');
+  if (spec.landSha) env.YOKE_LAND_SHA = spec.landSha;
   if (spec.secret) env.YOKE_RUN_SECRET = spec.secret;
   env.YOKE_LIMITS = limitsJson(spec.limits);
   if (spec.rejection) env.YOKE_REJECTION = spec.rejection;

@@ -1,8 +1,6 @@
 import { utcDay, type Sql, type SqlParam } from './sql.js';
 import { decodeStack, encodeStack, type StackMember } from './stack-column.js';
 
-export type { StackMember } from './stack-column.js';
-
 export const RUN_KINDS = ['afk_manual', 'afk_auto', 'lander', 'fix'] as const;
 export type RunKind = (typeof RUN_KINDS)[number];
 export const AFK_KINDS: readonly RunKind[] = ['afk_manual', 'afk_auto'];
@@ -49,6 +47,8 @@ export interface Run {
   baseSha: string | null;
   /** LD05: for a lander, the claim PR heads merged onto baseSha before its own head, in order (empty: the head alone). */
   stack: readonly StackMember[];
+  /** LD03: for a lander with fast-forward landing, the merge commit yoke built for it to judge (null: none). */
+  landSha: string | null;
   status: 'live' | 'ended';
   outcome: Outcome | null;
   outcomeReason: string | null;
@@ -103,6 +103,7 @@ interface RunRow {
   head_sha: string | null;
   base_sha?: string | null;
   stack?: string | null;
+  land_sha?: string | null;
   status: 'live' | 'ended';
   outcome: Outcome | null;
   outcome_reason: string | null;
@@ -137,6 +138,7 @@ function toRun(r: RunRow): Run {
     headSha: r.head_sha,
     baseSha: r.base_sha ?? null,
     stack: decodeStack(r.stack ?? ''),
+    landSha: r.land_sha ?? null,
     status: r.status,
     outcome: r.outcome,
     outcomeReason: r.outcome_reason,
@@ -301,6 +303,11 @@ export class RunStore {
   /** LD01, LD05: the tree a lander was dispatched to judge (its base and the heads merged onto it first), before it starts. */
   async setJudgedTree(id: string, base: string, stack: readonly StackMember[]): Promise<void> {
     await this.sql.run('UPDATE runs SET base_sha = ?, stack = ? WHERE id = ?', [base, encodeStack(stack), id]);
+  }
+
+  /** LD03: the commit built for a lander to judge, before it starts. */
+  async setLandSha(id: string, sha: string): Promise<void> {
+    await this.sql.run('UPDATE runs SET land_sha = ? WHERE id = ?', [sha, id]);
   }
 
   async setLauncherRef(id: string, ref: string): Promise<void> {

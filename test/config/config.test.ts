@@ -77,7 +77,7 @@ describe('the opt-in file', () => {
         afk_label: 'yoke:afk',
         auto: true,
         budget_minutes: { afk: 60, lander: 20, fix: 45 },
-        autoland: { enabled: false, merge_method: 'squash', stack_depth: 4 },
+        autoland: { enabled: false, merge_method: 'squash', stack_depth: 4, fast_forward: false },
         fix_forward: { enabled: false, max_attempts: 2 },
         fix: { on_review: true },
         launcher: { workflow: 'yoke-run.yml' },
@@ -136,6 +136,11 @@ describe('the documented opt-in file', () => {
     const res = parseRepoConfig(parse(readFileSync(new URL('../../fixtures/yoke.yml', import.meta.url), 'utf8')));
     expect(res.state).toBe('valid');
     if (res.state === 'valid')
-      expect(res.config.autoland).toEqual({ enabled: true, merge_method: 'squash', stack_depth: 4 });
+      expect(res.config.autoland).toEqual({
+        enabled: true,
+        merge_method: 'squash',
+        stack_depth: 4,
+        fast_forward: false,
+      });
   });
 });

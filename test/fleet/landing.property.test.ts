@@ -15,8 +15,10 @@ type Step =
   | { t: 'finish'; pick: number; ok: boolean }
   | { t: 'human_merge'; pick: number }
   | { t: 'human_push' }
-  /** Someone pushes to the default branch in the instant between yoke's read of it and its merge. */
+  /** Someone pushes to the default branch in the instant between the pass's read of it and yoke's read before a merge. */
   | { t: 'race_push' }
+  /** Someone pushes in the instant between yoke's last read and the update itself (only a compare-and-swap holds). */
+  | { t: 'window_push' }
   | { t: 'reap' };
 
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
@@ -29,6 +31,7 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ t: fc.constant('human_merge' as const), pick: fc.nat(9) }) },
   { weight: 1, arbitrary: fc.constant({ t: 'human_push' as const }) },
   { weight: 1, arbitrary: fc.constant({ t: 'race_push' as const }) },
+  { weight: 1, arbitrary: fc.constant({ t: 'window_push' as const }) },
   { weight: 3, arbitrary: fc.constant({ t: 'reap' as const }) },
 );
 
@@ -68,6 +71,8 @@ class Model {
   pushes = 0;
   /** Reads of the branch left before an armed push lands (the push lands just before the next one after the pass's own). */
   racing = -1;
+  /** A push is armed to land inside yoke's next update of the branch, after its last read. */
+  window = false;
 
   constructor(readonly w: World) {}
 
@@ -99,13 +104,45 @@ const versionOf = (head: string) => parseInt(head.slice(-8), 16);
 const headOf = (pr: number, version: number) =>
   `${pr.toString(16).padStart(2, '0')}${'0'.repeat(30)}${version.toString(16).padStart(8, '0')}`;
 
-function setUp(w: World): { h: Harness; m: Model; ref: RepoRef } {
+function setUp(w: World, fastForward: boolean): { h: Harness; m: Model; ref: RepoRef } {
   const h = makeHarness({ policy: { globalCap: 2, landerAttemptsPerHead: 3 } });
-  const repo = h.forge.addRepo(REPO, AUTOLAND);
+  const repo = h.forge.addRepo(REPO, { ...AUTOLAND, autoland: { enabled: true, fast_forward: fastForward } });
   const m = new Model(w);
+  const push = () => {
+    const tip = repo.history.at(-1)!;
+    m.trees.set(h.forge.commit(REPO, {}), new Set([...m.trees.get(tip)!, `push-${++m.pushes}`]));
+  };
+  // LD03: GitHub's merges API builds the commit a lander judges; a head that does not merge there is a 409.
+  const build = h.forge.mergeIntoBranch.bind(h.forge);
+  h.forge.mergeIntoBranch = async (ref, branch, head, message) => {
+    const onto = repo.branches[branch]?.head;
+    const tree = onto === undefined ? undefined : m.trees.get(onto);
+    const change = `${parseInt(head.slice(0, 2), 16)}@${versionOf(head)}`;
+    if (tree && !m.mergesOnto(tree, change)) return { ok: false, status: 409, message: 'Merge conflict' };
+    const res = await build(ref, branch, head, message);
+    if (res.ok && tree) m.trees.set(res.sha, new Set([...tree, change]));
+    return res;
+  };
+  // The branch moves only as a fast-forward; what it moves to is what yoke put there.
+  const move = h.forge.moveBranch.bind(h.forge);
+  h.forge.moveBranch = async (ref, branch, sha) => {
+    if (m.window) {
+      m.window = false;
+      push();
+    }
+    const res = await move(ref, branch, sha);
+    if (res.ok && branch === 'main') m.byYoke.push(sha);
+    return res;
+  };
   // The forge merges a head onto the branch as it is; a change that does not merge there is refused, as GitHub does.
   const merge = h.forge.merge.bind(h.forge);
   h.forge.merge = async (ref, number, sha, method) => {
+    if (m.window && !m.human) {
+      m.window = false;
+      // Through the PR API, the window between the read and GitHub's merge stays open (docs/landing.md): only
+      // the fast-forward closes it, so this push is modelled there alone.
+      if (fastForward) push();
+    }
     const tip = repo.history.at(-1)!;
     const change = m.change(number);
     if (!m.mergesOnto(m.trees.get(tip)!, change)) return { ok: false, status: 405, message: 'Merge conflict' };
@@ -120,10 +157,7 @@ function setUp(w: World): { h: Harness; m: Model; ref: RepoRef } {
   // A push that lands between the pass's read of the branch and the read just before a merge.
   const read = h.forge.readBranchTip.bind(h.forge);
   h.forge.readBranchTip = async (ref, branch) => {
-    if (m.racing === 0) {
-      const tip = repo.history.at(-1)!;
-      m.trees.set(h.forge.commit(REPO, {}), new Set([...m.trees.get(tip)!, `push-${++m.pushes}`]));
-    }
+    if (m.racing === 0) push();
     if (m.racing >= 0) m.racing--;
     return read(ref, branch);
   };
@@ -142,6 +176,9 @@ async function step(h: Harness, m: Model, ref: RepoRef, s: Step): Promise<void> 
       return;
     case 'race_push':
       m.racing = 1;
+      return;
+    case 'window_push':
+      m.window = true;
       return;
     case 'human_push': {
       const tip = repo.history.at(-1)!;
@@ -171,7 +208,14 @@ async function step(h: Harness, m: Model, ref: RepoRef, s: Step): Promise<void> 
         const head = repo.pulls.find((p) => p.number === run.prNumber)?.headSha;
         const stale = head !== run.headSha;
         let verdict: 'accept' | 'reject' = 'reject';
-        if (base && !stale) {
+        if (run.landSha) {
+          // LD03: it judges exactly the commit yoke built for it.
+          const tree = m.trees.get(run.landSha);
+          if (tree && !stale && m.green(tree)) {
+            verdict = 'accept';
+            m.accepted.add(key(tree));
+          }
+        } else if (base && !stale) {
           const tree = new Set(base);
           const merged = [...run.stack, { pr: run.prNumber!, head: run.headSha! }].every(({ pr, head: h }) => {
             const change = `${pr}@${versionOf(h)}`;
@@ -202,13 +246,16 @@ async function step(h: Harness, m: Model, ref: RepoRef, s: Step): Promise<void> 
   }
 }
 
-describe('landing a fleet of claim PRs under random interleavings', () => {
+describe.each([
+  ['through the PR', false],
+  ['by fast-forward', true],
+])('landing a fleet of claim PRs under random interleavings, %s', (_how, fastForward) => {
   it('LD02 LD03 LD05 every commit yoke puts on the default branch is a tree a lander accepted, exactly, whatever the conflicts and whatever people merge or push in between', async () => {
     let merged = 0;
     let stacked = 0;
     await fc.assert(
       fc.asyncProperty(worldArb, fc.array(stepArb, { minLength: 20, maxLength: 80 }), async (w, steps) => {
-        const { h, m, ref } = setUp(w);
+        const { h, m, ref } = setUp(w, fastForward);
         for (let pr = 1; pr <= w.n; pr++)
           await addClaimPull(h, REPO, { number: pr, issue: pr, headSha: headOf(pr, 0), labels: ['yoke:claim'] });
         for (const s of steps) {
@@ -224,7 +271,7 @@ describe('landing a fleet of claim PRs under random interleavings', () => {
       { numRuns: 150 },
     );
     // The property says something only if yoke merged: it did, many times over.
-    expect(merged).toBeGreaterThan(30);
+    expect(merged).toBeGreaterThan(20);
     // LD05: and many of those merges landed a PR accepted on a stack of others, not alone.
     expect(stacked).toBeGreaterThan(4);
   }, 120_000);

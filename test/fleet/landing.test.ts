@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decodeMarker } from '../../src/forge/marker.js';
+import { fastForwardRefusedNotice } from '../../src/fleet/messages.js';
 import { landingState } from '../../src/fleet/landers.js';
 import type { Run } from '../../src/store/runs.js';
 import { AUTOLAND, addClaimPull, makeHarness, report } from '../helpers/fleet.js';
@@ -204,6 +205,99 @@ describe('stacks: a fleet validated at once (LD05)', () => {
       [8, []],
       [9, []],
       [10, [B]],
+    ]);
+  });
+});
+
+describe('landing by fast-forward (LD03, autoland.fast_forward)', () => {
+  const A = 'a'.repeat(40);
+  const B = 'b'.repeat(40);
+  const FF = { ...AUTOLAND, autoland: { enabled: true, fast_forward: true } };
+  async function twoStacked() {
+    const h = makeHarness({ policy: { globalCap: 4 } });
+    const repo = h.forge.addRepo(REPO, FF);
+    await addClaimPull(h, REPO, { number: 7, issue: 1, headSha: A });
+    await addClaimPull(h, REPO, { number: 8, issue: 2, headSha: B });
+    await h.engine.schedulerTick();
+    const [l7, l8] = landers(h);
+    return { h, repo, l7: l7!, l8: l8! };
+  }
+
+  it('LD03 each lander is given the very commit it judges, built on GitHub: the stack above grows from the commit below; an accept moves the branch to it, and GitHub marks the PR merged there', async () => {
+    const { h, repo, l7, l8 } = await twoStacked();
+    const built = [...h.forge.landCommits];
+    expect(built.map(([, c]) => [c.parent, c.head])).toEqual([
+      ['c0', A],
+      [built[0]![0], B],
+    ]);
+    expect([l7.landSha, l8.landSha]).toEqual([built[0]![0], built[1]![0]]);
+    expect((await h.store.runs.get(l8.runId))!.landSha).toBe(built[1]![0]);
+    for (const l of [l7, l8]) await report(h, l.runId, 'success', 'accept');
+    await h.engine.reaperTick();
+    // No merge through the PR: the branch moved, twice, each a fast-forward to a commit a lander judged.
+    expect(h.forge.merges).toEqual([]);
+    expect(h.forge.branchMoves.map((m) => m.sha)).toEqual([l7.landSha, l8.landSha]);
+    expect(repo.history).toEqual(['c0', l7.landSha, l8.landSha]);
+    expect(repo.merged.map((p) => [p.number, p.mergeCommitSha])).toEqual([
+      [7, l7.landSha],
+      [8, l8.landSha],
+    ]);
+    expect((await h.store.merges.listForRepo(REPO)).map((m) => [m.prNumber, m.baseSha, m.mergeSha])).toEqual([
+      [7, 'c0', l7.landSha],
+      [8, l7.landSha, l8.landSha],
+    ]);
+    expect(h.forge.deletedBranches.map((b) => b.branch)).toEqual(['yoke/land/7', 'yoke/land/8']);
+  });
+
+  it('LD03 a push between the read and the ref update: GitHub refuses the update, as it is not a fast-forward, and nothing lands; the next pass validates on the new base', async () => {
+    const { h, repo, l7 } = await twoStacked();
+    await report(h, l7.runId, 'success', 'accept');
+    const read = h.forge.readBranchTip.bind(h.forge);
+    let reads = 0;
+    h.forge.readBranchTip = async (ref, branch) => {
+      const tip = await read(ref, branch);
+      if (++reads === 2) h.forge.commit(REPO, { 'README.md': 'pushed in the window' }); // just after yoke's last read
+      return tip;
+    };
+    await h.engine.reaperTick();
+    expect(repo.history).toEqual(['c0', 'c1']);
+    expect(repo.merged).toEqual([]);
+    expect(h.forge.comments.filter((c) => c.body.includes('did not land'))).toEqual([]);
+  });
+
+  it("LD03 where the branch's rules refuse yoke's app, the PR says what to allow, once", async () => {
+    const { h, repo, l7 } = await twoStacked();
+    repo.branchRule = {
+      status: 422,
+      message: 'Repository rule violations found for refs/heads/main. Changes must be made through a pull request.',
+    };
+    await report(h, l7.runId, 'success', 'accept');
+    await h.engine.reaperTick();
+    await h.engine.schedulerTick();
+    const said = h.forge.comments.filter((c) => c.number === 7 && c.body.startsWith('yoke did not land'));
+    expect(said.map((c) => c.body)).toEqual([
+      fastForwardRefusedNotice(
+        7,
+        l7.landSha!,
+        'main',
+        'Repository rule violations found for refs/heads/main. Changes must be made through a pull request.',
+      ),
+    ]);
+    expect(said[0]!.body).toBe(
+      `yoke did not land this PR. GitHub refused to move main to ${l7.landSha!.slice(0, 7)}, the commit the lander validated for #7: Repository rule violations found for refs/heads/main. Changes must be made through a pull request.\n\n**To recover:** Let yoke's app bypass the rules that protect main (the ruleset's bypass list, docs/landing.md), then comment \`/yoke land\` on #7; or set autoland.fast_forward: false in .github/yoke.yml to merge through the pull request instead.`,
+    );
+  });
+
+  it('LD03 a head that does not merge onto the tree to judge gets no commit: its lander merges it itself, and rejects it naming the files', async () => {
+    const h = makeHarness({ policy: { globalCap: 4 } });
+    h.forge.addRepo(REPO, FF);
+    h.forge.mergeConflicts = (_repo, _onto, head) => head === B;
+    await addClaimPull(h, REPO, { number: 7, issue: 1, headSha: A });
+    await addClaimPull(h, REPO, { number: 8, issue: 2, headSha: B });
+    await h.engine.schedulerTick();
+    expect(landers(h).map((l) => [l.prNumber, l.landSha !== null])).toEqual([
+      [7, true],
+      [8, false],
     ]);
   });
 });

@@ -92,6 +92,7 @@ describe("an agent run's limits", () => {
       headSha: 'a'.repeat(40),
       baseSha: null,
       stack: [],
+      landSha: null,
       deadline: Date.UTC(2026, 11, 1, 12),
       secret: 's3cret',
       apiUrl: 'https://yoke.example.test/',

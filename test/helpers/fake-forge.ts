@@ -71,6 +71,8 @@ export interface FakeRepo {
   pulls: FakePull[];
   permissions: Record<string, Permission>;
   mergeRefusal?: { status: number; message: string };
+  /** LD03: GitHub's refusal of any update to the default branch by yoke's app (its rules, without a bypass). */
+  branchRule?: { status: number; message: string };
   /** The default branch's commits, oldest first, each with its files. */
   history: string[];
   files: Map<string, Record<string, string>>;
@@ -479,8 +481,15 @@ export class FakeForge implements Forge {
     if (r.mergeRefusal) return { ok: false, ...r.mergeRefusal };
     if (!pull || pull.headSha !== sha)
       return { ok: false, status: 409, message: 'Head branch was modified. Review and try the merge again.' };
-    r.pulls = r.pulls.filter((p) => p.number !== number);
     const mergeSha = this.commit(repo.fullName, {});
+    this.closeMerged(r, pull, mergeSha);
+    return { ok: true, sha: mergeSha };
+  }
+
+  /** A PR GitHub merged at this commit: out of the open listing, its closing issues closed. */
+  private closeMerged(r: FakeRepo, pull: FakePull, mergeSha: string): void {
+    const { number, headSha: sha } = pull;
+    r.pulls = r.pulls.filter((p) => p.number !== number);
     r.merged.push({
       number,
       state: 'closed',
@@ -495,7 +504,22 @@ export class FakeForge implements Forge {
       const issue = r.issues.find((i) => i.number === n);
       if (issue) issue.open = false;
     }
-    return { ok: true, sha: mergeSha };
+  }
+
+  /** LD03: the commits GitHub's merges API made here, each a branch's commit with a head merged onto it. */
+  landCommits = new Map<string, { parent: string; head: string }>();
+  /** Whether a head conflicts with a commit it is merged onto (nothing does, unless a test says so). */
+  mergeConflicts: (repo: string, onto: string, head: string) => boolean = () => false;
+  async mergeIntoBranch(repo: RepoRef, branch: string, head: string, _message: string): Promise<MergeResult> {
+    const r = this.repo(repo.fullName);
+    const b = r.branches[branch];
+    if (!b) return { ok: false, status: 404, message: 'Base does not exist' };
+    if (this.mergeConflicts(repo.fullName, b.head, head)) return { ok: false, status: 409, message: 'Merge conflict' };
+    const sha = `m${this.landCommits.size + 1}${head.slice(0, 6)}`;
+    this.landCommits.set(sha, { parent: b.head, head });
+    r.files.set(sha, { ...(r.files.get(b.head) ?? {}) });
+    b.head = sha;
+    return { ok: true, sha };
   }
 
   pushTokens: { repo: string; token: string }[] = [];
@@ -582,6 +606,7 @@ export class FakeForge implements Forge {
 
   async pinBranch(repo: RepoRef, branch: string, sha: string): Promise<void> {
     this.pinned.push({ repo: repo.fullName, branch, sha });
+    this.repo(repo.fullName).branches[branch] = { head: sha, protected: false, base: sha };
   }
 
   async readEnvironmentRules(repo: RepoRef, environment: string): Promise<EnvironmentRules> {
@@ -652,12 +677,36 @@ export class FakeForge implements Forge {
   deletedBranches: { repo: string; branch: string }[] = [];
   async moveBranch(repo: RepoRef, branch: string, sha: string): Promise<RefMove> {
     const r = this.repo(repo.fullName);
+    if (branch === 'main') return this.fastForwardMain(r, sha);
     const pull = r.pulls.find((p) => (p.headRef ?? `pr-${p.number}`) === branch);
     const b = r.branches[branch];
     if (!pull && !b) return { ok: false, status: 422, message: 'Reference does not exist' };
     this.branchMoves.push({ repo: repo.fullName, branch, sha });
     if (pull) pull.headSha = sha;
     if (b) b.head = sha;
+    return { ok: true };
+  }
+
+  /**
+   * LD03: the default branch moves only as a fast-forward along the commits the merges API made from where it is
+   * (GitHub's refusal otherwise); a PR whose head those commits merged is marked merged at the one that merged it.
+   */
+  private fastForwardMain(r: FakeRepo, sha: string): RefMove {
+    if (r.branchRule) return { ok: false, ...r.branchRule };
+    const tip = r.history.at(-1)!;
+    const chain: string[] = [];
+    for (let at = sha; at !== tip;) {
+      const c = this.landCommits.get(at);
+      if (!c) return { ok: false, status: 422, message: 'Update is not a fast forward' };
+      chain.unshift(at);
+      at = c.parent;
+    }
+    this.branchMoves.push({ repo: r.ref.fullName, branch: 'main', sha });
+    for (const c of chain) {
+      r.history.push(c);
+      const pull = r.pulls.find((p) => p.headSha === this.landCommits.get(c)!.head);
+      if (pull) this.closeMerged(r, pull, c);
+    }
     return { ok: true };
   }
 

@@ -80,6 +80,7 @@ describe("the dashboard's runs table", () => {
     headSha: 'c'.repeat(40),
     baseSha: null,
     stack: [],
+    landSha: null,
     status: 'ended',
     outcome: 'success',
     outcomeReason: null,

@@ -29,6 +29,7 @@ const spec = (runId: string, over: Partial<LaunchSpec> = {}): LaunchSpec => ({
   headSha: 'abcdef1',
   baseSha: null,
   stack: [],
+  landSha: null,
   deadline: Date.UTC(2026, 10, 29, 13),
   secret: 's3cret',
   apiUrl: 'http://127.0.0.1:3000',

@@ -213,6 +213,13 @@ beforeAll(async () => {
     sha: head.sha,
     force: true,
   });
+  // LD03: GitHub's merges API, as fast-forward landing builds a lander's commit with it (201, or 409 on a conflict).
+  const merged = await call('POST', `/repos/${DEMO_REPO}/merges`, {
+    base: 'yoke/deploy/conformance',
+    head: pr.pull!.headSha,
+    commit_message: 'Merge for the conformance check',
+  });
+  expect([201, 409]).toContain(merged.status);
   const dep = (await (
     await call('POST', `/repos/${DEMO_REPO}/deployments`, {
       ref: head.sha,

@@ -46,12 +46,17 @@ describe('the life of an issue (actions launcher)', () => {
     const pr = pullFor(1);
     expect(pr.body).toContain(`Yoke-Run: ${runs[0]!.id}`);
     expect(pr.labels).toContain('yoke:claim');
-    // LD01, LD03: each lander judged the head on a base of its own (another PR that landed first moved it), and
-    // the one that counted judged exactly the base the merge landed on.
+    // LD01, LD03, LD05: each lander judged the head on a tree of its own (a base, with PRs stacked ahead of it;
+    // another PR that landed first moved it), and the one that counted judged exactly the tree the merge landed on.
     const landers = all.filter((r) => r.kind === 'lander');
-    expect(new Set(landers.map((l) => l.baseSha)).size).toBe(landers.length);
+    const tree = (l: (typeof landers)[number]) => [l.baseSha, ...l.stack.map((m) => m.head)].join('+');
+    expect(new Set(landers.map(tree)).size).toBe(landers.length);
     expect(landers.every((l) => l.verdict === 'accept' && /^[0-9a-f]{40}$/.test(l.baseSha ?? ''))).toBe(true);
-    expect(revParse(sandbox.repo.gitDir, `${pr.pull!.mergeCommitSha}^1`)).toBe(runs[1]!.baseSha);
+    const merges = await sandbox.runtime.store.merges.listForRepo(DEMO_REPO);
+    expect(normalize({ root: runs[1]!.baseSha!, stack: runs[1]!.stack }, merges)).toEqual({
+      root: revParse(sandbox.repo.gitDir, `${pr.pull!.mergeCommitSha}^1`),
+      stack: [],
+    });
     const m = markers(pr.number).at(-1);
     expect(m?.author).toBe('yoke-sandbox[bot]');
     expect(m?.marker).toEqual({

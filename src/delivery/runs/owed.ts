@@ -1,5 +1,5 @@
 import { owedLabelOf } from '../../config/delivery.js';
-import type { MergeListener } from '../../fleet/autoland.js';
+import type { MergeListener } from '../../fleet/merges.js';
 import type { Forge, RepoRef } from '../../forge/types.js';
 import type { Log } from '../../kernel/log.js';
 import type { Store } from '../../store/store.js';

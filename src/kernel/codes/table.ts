@@ -191,6 +191,13 @@ export const CODE_INFO = {
     message: (p) => `GitHub refused to merge #${p.number} at ${p.sha}: ${p.detail}`,
     recovery: (p) => `Resolve the refusal, then comment \`/yoke land\` on #${p.number} for a fresh lander.`,
   }),
+  fast_forward_refused: code<{ number: number; sha: string; branch: string; detail: string }>({
+    status: 409,
+    message: (p) =>
+      `GitHub refused to move ${p.branch} to ${p.sha}, the commit the lander validated for #${p.number}: ${p.detail}`,
+    recovery: (p) =>
+      `Let yoke's app bypass the rules that protect ${p.branch} (the ruleset's bypass list, docs/landing.md), then comment \`/yoke land\` on #${p.number}; or set autoland.fast_forward: false in .github/yoke.yml to merge through the pull request instead.`,
+  }),
   protected_paths_changed: code<{ number: number; sha: string; files: string }>({
     status: 409,
     message: (p) =>

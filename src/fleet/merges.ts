@@ -1,0 +1,223 @@
+import type { RepoConfig } from '../config/repo-config.js';
+import type { ClaimView, Forge, RepoRef } from '../forge/types.js';
+import type { Log } from '../kernel/log.js';
+import type { Store } from '../store/store.js';
+import { fastForwardRefusedNotice, mergeRefusedNotice } from './messages.js';
+import { landBranch } from './land-commits.js';
+import { baseRefOf, baseTipOf, type RepoFacts } from './repo-facts.js';
+import { NOT_FAST_FORWARD, normalize, stackWords, type Landed, type LandingRecord, type Position } from './stacks.js';
+import { verdictOn } from './verdicts.js';
+
+// LD03, LD05: the merges a pass makes, planned from what it read, then made one at a time, each only while the
+// base branch is at exactly the tree its lander judged: through the PR, or (autoland.fast_forward) by moving
+// the branch to the very commit the lander judged.
+
+/**
+ * LD03, LD05: merge the head the verdict judged, only while `branch` is at the tree it judged it on: `on.root`
+ * with `on.stack` merged by yoke just before it, in this order (an empty stack: `branch` still at `on.root`).
+ */
+export type MergeAction = {
+  type: 'merge';
+  pr: number;
+  sha: string;
+  on: Position;
+  branch: string;
+  /** LD03: with fast-forward landing, the commit the lander judged, to move `branch` to (null: merge the PR). */
+  land: string | null;
+  method: 'merge' | 'squash' | 'rebase';
+  run: string;
+};
+
+export interface AfterLaunch {
+  /** Live subjects once this pass's launches are counted (a lander just launched holds its PR's merge). */
+  liveSubjects: ReadonlySet<string>;
+  /** Whether the merge this verdict run leads to was already attempted (merged, or refused on this same verdict). */
+  attempted(pr: number, sha: string, verdictRun: string): boolean;
+}
+
+export interface ActionDeps {
+  store: Store;
+  forge: Forge;
+  now: () => number;
+  log: Log;
+  /** Told of each claim PR yoke merged (delivery listens: the item's delivery is owed from then). */
+  onMerged?: MergeListener;
+}
+
+/** A claim PR yoke merged, at the commit GitHub made of it. */
+export interface MergedClaim {
+  repo: RepoRef;
+  pr: number;
+  mergeSha: string;
+  config: RepoConfig;
+}
+
+/** The port through which the fleet says "merged at sha"; it gets the same forge and store the merge used. */
+export type MergeListener = (
+  deps: Pick<ActionDeps, 'store' | 'forge' | 'now' | 'log'>,
+  merged: MergedClaim,
+) => Promise<void>;
+
+/**
+ * LD03, LD05: the merges this pass makes, branch by branch: from where the branch is now, each claim PR (oldest
+ * first) accepted on exactly the tree the merges before it leave, so a stack accepted whole lands whole, in its
+ * order, and nothing lands on a tree no lander accepted.
+ */
+export function planMerges(
+  facts: RepoFacts,
+  record: LandingRecord,
+  mergeable: readonly ClaimView[],
+  after: AfterLaunch,
+): MergeAction[] {
+  const out: MergeAction[] = [];
+  const left = [...mergeable].sort((a, b) => a.pull.number - b.pull.number);
+  for (const branch of new Set(left.map((c) => baseRefOf(facts, c.pull)))) {
+    const tip = baseTipOf(facts, { baseRef: branch });
+    if (!tip) continue;
+    let on: Position = { root: tip, stack: [] };
+    for (;;) {
+      const next = left
+        .filter((c) => baseRefOf(facts, c.pull) === branch)
+        .map((c) => ({ c, v: verdictOn(record, c.pull, on) }))
+        .find(({ c, v }) => v?.verdict === 'accept' && !after.attempted(c.pull.number, c.pull.headSha, v.runId));
+      if (!next) break;
+      left.splice(left.indexOf(next.c), 1);
+      out.push({
+        type: 'merge',
+        pr: next.c.pull.number,
+        sha: next.c.pull.headSha,
+        on,
+        branch,
+        method: facts.config.autoland.merge_method,
+        run: next.v!.runId,
+        land: facts.config.autoland.fast_forward
+          ? (record.runs.find((r) => r.id === next.v!.runId)?.landSha ?? null)
+          : null,
+      });
+      on = { root: tip, stack: [...on.stack, { pr: next.c.pull.number, head: next.c.pull.headSha }] };
+    }
+  }
+  return out;
+}
+
+/** One planned merge, made only while the base branch is at the tree its lander judged (LD03). */
+export async function executeMerge(
+  deps: ActionDeps,
+  facts: RepoFacts,
+  a: MergeAction,
+  landed: Landed[],
+): Promise<void> {
+  const { forge, store, log } = deps;
+  // LD03: the base is read again at the instant of the merge, and must be the tree the verdict judged:
+  // its base, with what of its stack yoke merged just before (LD05). A push, a person's merge or a refused
+  // merge below it moved it elsewhere: nothing is merged; the next pass validates it anew.
+  const tip = await forge.readBranchTip(facts.repo, a.branch);
+  const judged = normalize(a.on, landed);
+  if (judged.stack.length || tip !== judged.root) {
+    log.info(
+      {
+        repo: facts.repo.fullName,
+        pr: a.pr,
+        sha: a.sha,
+        judged: a.on.root,
+        below: stackWords(a.on.stack),
+        now: tip,
+      },
+      'not merged: its base branch is not at the tree the verdict judged; a lander validates it on the new base',
+    );
+    return;
+  }
+  if (a.land) {
+    await fastForward(deps, facts, { ...a, land: a.land }, tip, landed);
+    return;
+  }
+  const res = await forge.merge(facts.repo, a.pr, a.sha, a.method);
+  if (res.ok) {
+    const done = {
+      repo: facts.repo.fullName,
+      prNumber: a.pr,
+      headSha: a.sha,
+      state: 'merged' as const,
+      detail: null,
+      at: deps.now(),
+      runId: a.run,
+      baseSha: tip,
+      mergeSha: res.sha,
+    };
+    await store.merges.record(done);
+    landed.push(done);
+    log.info({ repo: facts.repo.fullName, pr: a.pr, sha: a.sha }, 'merged accepted claim PR');
+    await deps.onMerged?.(deps, { repo: facts.repo, pr: a.pr, mergeSha: res.sha, config: facts.config });
+  } else {
+    await store.merges.record({
+      repo: facts.repo.fullName,
+      prNumber: a.pr,
+      headSha: a.sha,
+      state: 'refused',
+      detail: res.message,
+      at: deps.now(),
+      runId: a.run,
+      baseSha: tip,
+      mergeSha: null,
+    });
+    await forge.createComment(facts.repo, a.pr, mergeRefusedNotice(a.pr, a.sha, res.message));
+  }
+}
+
+/**
+ * LD03: lands a validated commit by moving the base branch to it, as a fast-forward: GitHub refuses the update
+ * unless the branch is still where the commit grew from (a compare-and-swap), so no push in between can slip a
+ * tree no lander judged onto it. GitHub marks the PR merged once its head is on the branch.
+ */
+async function fastForward(
+  deps: ActionDeps,
+  facts: RepoFacts,
+  a: MergeAction & { land: string },
+  tip: string,
+  landed: Landed[],
+): Promise<void> {
+  const { forge, store, log } = deps;
+  const repo = facts.repo.fullName;
+  const res = await forge.moveBranch(facts.repo, a.branch, a.land);
+  if (!res.ok && NOT_FAST_FORWARD.test(res.message)) {
+    // The branch moved after the read (a push in the window), or the commit grew from another commit of the
+    // same tree: nothing lands. Recorded against this verdict, which then counts for nothing: the next pass
+    // validates the PR again where the branch is.
+    await store.merges.record({
+      repo,
+      prNumber: a.pr,
+      headSha: a.sha,
+      state: 'refused',
+      detail: res.message,
+      at: deps.now(),
+      runId: a.run,
+      baseSha: tip,
+      mergeSha: null,
+    });
+    log.info(
+      { repo, pr: a.pr, sha: a.sha, land: a.land, now: tip },
+      'not landed: GitHub would not fast-forward the base branch to the validated commit; a lander validates it again',
+    );
+    return;
+  }
+  const done = {
+    repo,
+    prNumber: a.pr,
+    headSha: a.sha,
+    state: res.ok ? ('merged' as const) : ('refused' as const),
+    detail: res.ok ? null : res.message,
+    at: deps.now(),
+    runId: a.run,
+    baseSha: tip,
+    mergeSha: res.ok ? a.land : null,
+  };
+  await store.merges.record(done);
+  if (!res.ok) {
+    await forge.createComment(facts.repo, a.pr, fastForwardRefusedNotice(a.pr, a.land, a.branch, res.message));
+    return;
+  }
+  landed.push(done);
+  log.info({ repo, pr: a.pr, sha: a.sha, land: a.land }, 'landed accepted claim PR by fast-forward');
+  await forge.deleteBranch(facts.repo, landBranch(a.pr)).catch(() => undefined);
+  await deps.onMerged?.(deps, { repo: facts.repo, pr: a.pr, mergeSha: a.land, config: facts.config });
+}
