@@ -212,3 +212,22 @@ export function landingState(
   if (last) return `accepted on ${where(last)}; the base moved to ${short(base)}: waits for a lander there`;
   return `waits for a lander on ${short(base)}`;
 }
+
+/** LD05: one stack being validated now: the claim PRs in it, bottom first, and the base they are merged onto. */
+export interface StackInFlight {
+  base: string;
+  prs: number[];
+}
+
+/**
+ * LD05, for the repository page: what is being validated together now. Each live lander judges its PR on top
+ * of the PRs below it; a stack that is the lower part of a longer live one is shown within it. Pure.
+ */
+export function stacksInFlight(runs: readonly Run[]): StackInFlight[] {
+  const live = runs
+    .filter((r) => r.kind === 'lander' && r.status === 'live' && r.baseSha && r.prNumber !== null)
+    .map((r) => ({ base: r.baseSha!, prs: [...r.stack.map((m) => m.pr), r.prNumber!] }));
+  const within = (a: StackInFlight, b: StackInFlight) =>
+    a !== b && a.base === b.base && a.prs.length < b.prs.length && a.prs.every((n, i) => b.prs[i] === n);
+  return live.filter((s) => s.prs.length > 1 && !live.some((t) => within(s, t)));
+}

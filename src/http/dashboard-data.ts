@@ -1,4 +1,4 @@
-import { landingState } from '../fleet/landers.js';
+import { landingState, stacksInFlight, type StackInFlight } from '../fleet/landers.js';
 import { stringify } from 'yaml';
 import type { FleetContext } from '../fleet/context.js';
 import type { PassReport } from '../fleet/pass.js';
@@ -70,6 +70,8 @@ export interface RepoPageData {
   readAt: number | null;
   dashboardIssue: number | null;
   claims: ClaimCard[];
+  /** LD05: the stacks of claim PRs being validated together now. */
+  stacks: StackInFlight[];
 }
 
 export interface DashboardData {
@@ -115,6 +117,7 @@ async function buildRepoPage(store: FleetContext['store'], repo: string): Promis
     readAt: read?.readAt ?? null,
     dashboardIssue: (await store.dashboardIssues.get(repo))?.issueNumber ?? null,
     claims,
+    stacks: stacksInFlight(runs),
   };
 }
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { decodeMarker } from '../../src/forge/marker.js';
 import { fastForwardRefusedNotice } from '../../src/fleet/messages.js';
-import { landingState } from '../../src/fleet/landers.js';
+import { landingState, stacksInFlight } from '../../src/fleet/landers.js';
+import { renderRepoPage } from '../../src/http/dashboard-parts.js';
 import type { Run } from '../../src/store/runs.js';
 import { AUTOLAND, addClaimPull, makeHarness, report } from '../helpers/fleet.js';
 
@@ -119,6 +120,26 @@ describe('stacks: a fleet validated at once (LD05)', () => {
     const said = h.forge.comments.filter((c) => c.number === 9 && decodeMarker(c.body).kind === 'marker').at(-1)!;
     expect(said.body.split('\n')[1]).toBe(
       `**yoke lander accepted** this PR at \`ccccccc\` merged onto \`c0\` after #7, #8 (the claim PRs ahead of it), the base it would land on (run \`${l9.runId}\`).`,
+    );
+  });
+
+  it('LD05 the repository page shows what is validated together now, bottom first, on which base', async () => {
+    const { h } = await threeStacked();
+    expect(stacksInFlight(await h.store.runs.listForRepo(REPO))).toEqual([{ base: 'c0', prs: [7, 8, 9] }]);
+    const page = renderRepoPage(
+      {
+        repo: REPO,
+        settings: null,
+        readAt: null,
+        dashboardIssue: null,
+        claims: [],
+        stacks: [{ base: 'c0', prs: [7, 8, 9] }],
+      },
+      'https://github.com',
+      null,
+    );
+    expect(page).toContain(
+      '<h3>Validated together now</h3><ul class="stacks"><li><a href="https://github.com/acme/api/pull/7">#7</a> + <a href="https://github.com/acme/api/pull/8">#8</a> + <a href="https://github.com/acme/api/pull/9">#9</a> on <code>c0</code></li></ul>',
     );
   });
 
