@@ -121,6 +121,8 @@ export interface ForgeRepo {
   protectedBranches: Set<string>;
   /** Logins a ruleset lets bypass the protected branches' rules (yoke's app, for fast-forward landing). */
   rulesetBypass: Set<string>;
+  /** A ruleset's required status checks, by branch: a ref update there needs each, passed, on the new commit. */
+  requiredChecks: Map<string, string[]>;
 }
 
 /** A check run an app wrote on a commit, as it now stands. */

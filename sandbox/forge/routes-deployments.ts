@@ -262,6 +262,18 @@ export function registerDeploymentRoutes(env: RouteEnv): void {
         422,
         `Repository rule violations found for ${ref}.\n\n- Changes must be made through a pull request.`,
       );
+    // "Commits must first be pushed to another ref where the checks pass" (a ruleset's required status checks).
+    const bypass = r.rulesetBypass.has(ctx.actor?.login ?? '');
+    for (const name of bypass ? [] : (r.requiredChecks.get(branch) ?? [])) {
+      const passed = r.checkRuns.some(
+        (c) => c.headSha === sha && c.name === name && c.status === 'completed' && c.conclusion === 'success',
+      );
+      if (!passed)
+        throw new HttpError(
+          422,
+          `Repository rule violations found for ${ref}.\n\n- Required status check "${name}" is expected.`,
+        );
+    }
     if (!ahead && ctx.body.force !== true) throw new HttpError(422, 'Update is not a fast forward');
     git(r.gitDir, ['update-ref', ref, sha]);
     state.pushed(r, ref, before, sha, [], ctx.actor!);

@@ -165,6 +165,7 @@ export class ForgeState {
       secrets: {},
       protectedBranches: new Set(),
       rulesetBypass: new Set(),
+      requiredChecks: new Map(),
     };
     this.repos.set(r.fullName, repo);
     return repo;

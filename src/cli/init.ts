@@ -162,7 +162,7 @@ export function initReport(agent: AgentName, plan: InitPlan): string {
     '3. No repository setting needs switching on: yoke opens the claim PR itself, so "Allow GitHub Actions to create and approve pull requests" can stay off, and your CI runs on the PR.',
     "4. Protect the default branch (Settings → Rules → Rulesets, or branch protection): require the status check yoke/lander, and leave yoke's app off the bypass list, so nothing merges that its lander did not accept at that head. As a ruleset:",
     `   gh api repos/OWNER/REPO/rulesets --input - <<'JSON'\n   ${LANDER_RULESET}\n   JSON`,
-    "   To land by fast-forward instead (autoland.fast_forward: true: the branch moves to the very commit the lander validated, and GitHub refuses the move if anything else landed first; docs/landing.md), add yoke's app to the ruleset's bypass_actors (bypass_mode: always): yoke then moves the branch itself, only ever to a commit its lander accepted.",
+    "   To land by fast-forward (autoland.fast_forward: true: the branch moves to the very commit the lander validated, and GitHub refuses the move if anything else landed first; docs/landing.md), this ruleset is enough: yoke writes yoke/lander on that commit, on a branch of its own, before it moves the branch there. A rule that also requires pull requests needs yoke's app in its bypass_actors.",
     '5. Commit and push these files to the default branch, then label an issue yoke:afk.',
   ].join('\n');
 }

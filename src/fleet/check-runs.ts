@@ -187,15 +187,30 @@ export function planCheckRuns(
       merges: merges.get(first.repo) ?? [],
     };
     const { written, check } = checkFor(runs, superseded, policy, held.get(key) ?? null, landing);
-    if (record?.written === written) continue;
-    out.push({
-      repo: first.repo,
-      prNumber: first.prNumber!,
-      headSha: first.headSha!,
-      checkRunId: record?.checkRunId ?? null,
-      written,
-      check,
-    });
+    if (record?.written !== written)
+      out.push({
+        repo: first.repo,
+        prNumber: first.prNumber!,
+        headSha: first.headSha!,
+        checkRunId: record?.checkRunId ?? null,
+        written,
+        check,
+      });
+    // LD03: the commit yoke built for a lander carries that lander's check too. A ruleset that requires
+    // yoke/lander then lets the branch move to it, as GitHub's rule asks: "commits must first be pushed to
+    // another ref where the checks pass" (yoke/land/<n>). It says success only as the PR's head check would.
+    for (const run of runs.filter((r) => r.landSha && r.landSha !== r.headSha)) {
+      const at = `${run.repo}#${run.prNumber}@${run.landSha}`;
+      const built = checkFor([run], false, policy, held.get(key) ?? null, landing);
+      if (known.get(at)?.written === built.written) continue;
+      out.push({
+        repo: run.repo,
+        prNumber: run.prNumber!,
+        headSha: run.landSha!,
+        checkRunId: known.get(at)?.checkRunId ?? null,
+        ...built,
+      });
+    }
   }
   return out;
 }

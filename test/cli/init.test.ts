@@ -43,7 +43,7 @@ const NEXT = (secret: string) => `Next:
    gh api repos/OWNER/REPO/rulesets --input - <<'JSON'
    {"name":"yoke: require yoke/lander","target":"branch","enforcement":"active","bypass_actors":[],"conditions":{"ref_name":{"include":["~DEFAULT_BRANCH"],"exclude":[]}},"rules":[{"type":"required_status_checks","parameters":{"strict_required_status_checks_policy":false,"required_status_checks":[{"context":"yoke/lander"}]}}]}
    JSON
-   To land by fast-forward instead (autoland.fast_forward: true: the branch moves to the very commit the lander validated, and GitHub refuses the move if anything else landed first; docs/landing.md), add yoke's app to the ruleset's bypass_actors (bypass_mode: always): yoke then moves the branch itself, only ever to a commit its lander accepted.
+   To land by fast-forward (autoland.fast_forward: true: the branch moves to the very commit the lander validated, and GitHub refuses the move if anything else landed first; docs/landing.md), this ruleset is enough: yoke writes yoke/lander on that commit, on a branch of its own, before it moves the branch there. A rule that also requires pull requests needs yoke's app in its bypass_actors.
 5. Commit and push these files to the default branch, then label an issue yoke:afk.`;
 
 const SWITCHED_ON = `What .github/yoke.yml switches on:

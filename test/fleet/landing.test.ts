@@ -268,6 +268,13 @@ describe('landing by fast-forward (LD03, autoland.fast_forward)', () => {
       [8, l7.landSha, l8.landSha],
     ]);
     expect(h.forge.deletedBranches.map((b) => b.branch)).toEqual(['yoke/land/7', 'yoke/land/8']);
+    // Each built commit carries its lander's check, written before the branch moved to it.
+    for (const l of [l7, l8])
+      expect(h.forge.checkRuns.find((c) => c.headSha === l.landSha)?.current).toMatchObject({
+        name: 'yoke/lander',
+        status: 'completed',
+        conclusion: 'success',
+      });
   });
 
   it('LD03 a push between the read and the ref update: GitHub refuses the update, as it is not a fast-forward, and nothing lands; the next pass validates on the new base', async () => {

@@ -5,9 +5,11 @@ import { Sandbox } from '../../sandbox/sandbox.js';
 import { unclaimedWarnings } from '../helpers/sandbox-log.js';
 
 // LD03 end to end with autoland.fast_forward, through the embedded GitHub and its Actions runner: yoke builds
-// each lander's commit with GitHub's merges API, the lander workflow checks out exactly that commit, and an
-// accept moves the protected default branch to it, as a fast-forward only yoke's app may make (a ruleset
-// bypass). GitHub marks each PR merged when its head reaches the branch.
+// each lander's commit with GitHub's merges API on a branch of its own, the lander workflow checks out exactly
+// that commit, yoke writes the lander's yoke/lander check on it, and an accept moves the default branch to it
+// as a fast-forward. The branch's ruleset requires yoke/lander, as `yoke init` prints it, and lets nobody
+// bypass it: GitHub's rule ("commits must first be pushed to another ref where the checks pass") is met by
+// the check on the commit itself. GitHub marks each PR merged when its head reaches the branch.
 
 let sandbox: Sandbox;
 const FF_CONFIG = DEMO_ENGINE_CONFIG.replace(
@@ -23,8 +25,7 @@ beforeAll(async () => {
     files: { '.github/yoke.yml': FF_CONFIG },
   });
   await sandbox.start();
-  sandbox.repo.protectedBranches.add('main');
-  sandbox.repo.rulesetBypass.add(`${sandbox.forge.opts.appSlug}[bot]`);
+  sandbox.repo.requiredChecks.set('main', ['yoke/lander']);
   await sandbox.waitUntil(() => sandbox.done(), 180_000, 'every issue to land');
   // GitHub marks a PR merged as the branch moves; yoke records the landing just after.
   await sandbox.waitUntil(
@@ -42,7 +43,7 @@ afterAll(async () => {
 });
 
 describe('landing by fast-forward, end to end', () => {
-  it('LD03 every PR lands as the very commit its lander checked out, by a fast-forward of the protected branch; no PR is merged through the API', async () => {
+  it('LD03 every PR lands as the very commit its lander checked out, by a fast-forward of a branch that requires yoke/lander, with no bypass; no PR is merged through the API', async () => {
     const runs = await sandbox.runs();
     const pulls = [...sandbox.repo.issues.values()].filter((i) => i.pull);
     expect(pulls.length).toBeGreaterThanOrEqual(5);
@@ -65,6 +66,11 @@ describe('landing by fast-forward, end to end', () => {
     expect(tips.length).toBeGreaterThanOrEqual(5);
     // Stacks: at least one PR was judged on top of another, and landed from it.
     expect(runs.some((r) => r.kind === 'lander' && r.verdict === 'accept' && r.stack.length > 0)).toBe(true);
+    // The check GitHub's rule asked for, on each landed commit.
+    for (const i of landed)
+      expect(
+        sandbox.repo.checkRuns.find((c) => c.headSha === i.pull!.mergeCommitSha && c.name === 'yoke/lander'),
+      ).toMatchObject({ status: 'completed', conclusion: 'success' });
     const merges = await sandbox.runtime.store.merges.listForRepo(DEMO_REPO);
     expect(
       merges
@@ -74,8 +80,19 @@ describe('landing by fast-forward, end to end', () => {
     ).toEqual(landed.map((i) => i.pull!.mergeCommitSha).sort());
   });
 
-  it('LD03 someone the ruleset does not let bypass it cannot move main, even to a commit yoke validated', async () => {
+  it('LD03 a commit no lander checked cannot land: GitHub refuses to move main to it; nor may anyone move a branch that takes pull requests only', async () => {
     const main = git(sandbox.repo.gitDir, ['rev-parse', 'refs/heads/main']);
+    const unchecked = git(sandbox.repo.gitDir, ['commit-tree', `${main}^{tree}`, '-p', main, '-m', 'by hand']);
+    const moved = await fetch(`${sandbox.forge.url}/api/v3/repos/${DEMO_REPO}/git/refs/heads%2Fmain`, {
+      method: 'PATCH',
+      headers: { authorization: `token ${sandbox.maintainerToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ sha: unchecked }),
+    });
+    expect(moved.status).toBe(422);
+    expect(((await moved.json()) as { message: string }).message).toContain(
+      'Required status check "yoke/lander" is expected',
+    );
+    sandbox.repo.protectedBranches.add('main');
     const res = await fetch(`${sandbox.forge.url}/api/v3/repos/${DEMO_REPO}/git/refs/heads%2Fmain`, {
       method: 'PATCH',
       headers: { authorization: `token ${sandbox.maintainerToken}`, 'content-type': 'application/json' },
