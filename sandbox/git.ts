@@ -175,3 +175,13 @@ export function diffHunkAt(gitDir: string, base: string, head: string, path: str
   }
   return null;
 }
+
+/** Whether commit `a` is `b` or comes before it. */
+export function isAncestor(gitDir: string, a: string, b: string): boolean {
+  try {
+    git(gitDir, ['merge-base', '--is-ancestor', a, b]);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,5 +1,5 @@
 import { parseClosingRefs } from '../../src/forge/types.js';
-import { git, revParse } from '../git.js';
+import { git, isAncestor, revParse } from '../git.js';
 import { HttpError } from '../http-error.js';
 import type { Ctx } from './http.js';
 import {
@@ -319,15 +319,6 @@ function landedByPush(r: ForgeRepo, branch: string, before: string, after: strin
       if (target && !target.pull && target.state === 'open')
         Object.assign(target, { state: 'closed', stateReason: 'completed', closedAt: t, updatedAt: t });
     }
-  }
-}
-
-function isAncestor(gitDir: string, a: string, b: string): boolean {
-  try {
-    git(gitDir, ['merge-base', '--is-ancestor', a, b]);
-    return true;
-  } catch {
-    return false;
   }
 }
 

@@ -1,4 +1,4 @@
-import { git, hashObject, revParse } from '../git.js';
+import { git, hashObject, isAncestor, revParse } from '../git.js';
 import { HttpError } from '../http-error.js';
 import { repoOf, requireWrite, type RouteEnv } from './routes-common.js';
 import type { ForgeRepo } from './state.js';
@@ -15,13 +15,27 @@ function commitOf(r: ForgeRepo, ref: string): string | null {
   return revParse(r.gitDir, SHA.test(ref) ? ref : `refs/heads/${ref}`);
 }
 
-function isAncestor(gitDir: string, a: string, b: string): boolean {
-  try {
-    git(gitDir, ['merge-base', '--is-ancestor', a, b]);
-    return true;
-  } catch {
-    return false;
-  }
+/** A commit as GitHub's commits and merges answers show it, less its parents and accounts. */
+function commitJson(
+  shapes: RouteEnv['shapes'],
+  r: ForgeRepo,
+  sha: string,
+  tree: string,
+  commit: { message: string; author?: object; committer?: object },
+) {
+  return {
+    sha,
+    node_id: `C_${sha}`,
+    url: shapes.apiUrl(`/repos/${r.fullName}/commits/${sha}`),
+    html_url: `${shapes.url}/${r.fullName}/commit/${sha}`,
+    comments_url: shapes.apiUrl(`/repos/${r.fullName}/commits/${sha}/comments`),
+    commit: {
+      ...commit,
+      tree: { sha: tree, url: shapes.apiUrl(`/repos/${r.fullName}/git/trees/${tree}`) },
+      url: shapes.apiUrl(`/repos/${r.fullName}/git/commits/${sha}`),
+      comment_count: 0,
+    },
+  };
 }
 
 export function registerGitRoutes(env: RouteEnv): void {
@@ -58,19 +72,7 @@ export function registerGitRoutes(env: RouteEnv): void {
     return {
       status: 201,
       body: {
-        sha,
-        node_id: `C_${sha}`,
-        url: shapes.apiUrl(`/repos/${r.fullName}/commits/${sha}`),
-        html_url: `${shapes.url}/${r.fullName}/commit/${sha}`,
-        comments_url: shapes.apiUrl(`/repos/${r.fullName}/commits/${sha}/comments`),
-        commit: {
-          message,
-          author: who,
-          committer: who,
-          tree: { sha: tree, url: shapes.apiUrl(`/repos/${r.fullName}/git/trees/${tree}`) },
-          url: shapes.apiUrl(`/repos/${r.fullName}/git/commits/${sha}`),
-          comment_count: 0,
-        },
+        ...commitJson(shapes, r, sha, tree, { message, author: who, committer: who }),
         // Made with the requester's token: its account is the commit's author and committer.
         author: shapes.simpleUser(ctx.actor!),
         committer: shapes.simpleUser(ctx.actor!),
@@ -86,17 +88,7 @@ export function registerGitRoutes(env: RouteEnv): void {
     return {
       status: 200,
       body: {
-        sha,
-        node_id: `C_${sha}`,
-        url: shapes.apiUrl(`/repos/${r.fullName}/commits/${sha}`),
-        html_url: `${shapes.url}/${r.fullName}/commit/${sha}`,
-        comments_url: shapes.apiUrl(`/repos/${r.fullName}/commits/${sha}/comments`),
-        commit: {
-          message,
-          tree: { sha: tree, url: shapes.apiUrl(`/repos/${r.fullName}/git/trees/${tree}`) },
-          url: shapes.apiUrl(`/repos/${r.fullName}/git/commits/${sha}`),
-          comment_count: 0,
-        },
+        ...commitJson(shapes, r, sha, tree, { message }),
         parents: [],
       },
     };

@@ -149,17 +149,7 @@ export async function executeMerge(
     log.info({ repo: facts.repo.fullName, pr: a.pr, sha: a.sha }, 'merged accepted claim PR');
     await deps.onMerged?.(deps, { repo: facts.repo, pr: a.pr, mergeSha: res.sha, config: facts.config });
   } else {
-    await store.merges.record({
-      repo: facts.repo.fullName,
-      prNumber: a.pr,
-      headSha: a.sha,
-      state: 'refused',
-      detail: res.message,
-      at: deps.now(),
-      runId: a.run,
-      baseSha: tip,
-      mergeSha: null,
-    });
+    await recordRefusal(deps, facts, a, tip, res.message);
     await forge.createComment(facts.repo, a.pr, mergeRefusedNotice(a.pr, a.sha, res.message));
   }
 }
@@ -183,17 +173,7 @@ async function fastForward(
     // The branch moved after the read (a push in the window), or the commit grew from another commit of the
     // same tree: nothing lands. Recorded against this verdict, which then counts for nothing: the next pass
     // validates the PR again where the branch is.
-    await store.merges.record({
-      repo,
-      prNumber: a.pr,
-      headSha: a.sha,
-      state: 'refused',
-      detail: res.message,
-      at: deps.now(),
-      runId: a.run,
-      baseSha: tip,
-      mergeSha: null,
-    });
+    await recordRefusal(deps, facts, a, tip, res.message);
     log.info(
       { repo, pr: a.pr, sha: a.sha, land: a.land, now: tip },
       'not landed: GitHub would not fast-forward the base branch to the validated commit; a lander validates it again',
@@ -220,4 +200,25 @@ async function fastForward(
   log.info({ repo, pr: a.pr, sha: a.sha, land: a.land }, 'landed accepted claim PR by fast-forward');
   await forge.deleteBranch(facts.repo, landBranch(a.pr)).catch(() => undefined);
   await deps.onMerged?.(deps, { repo: facts.repo, pr: a.pr, mergeSha: a.land, config: facts.config });
+}
+
+/** GitHub refused this merge on this verdict: recorded, so it is not asked again on the same verdict. */
+async function recordRefusal(
+  deps: Pick<ActionDeps, 'store' | 'now'>,
+  facts: RepoFacts,
+  a: MergeAction,
+  tip: string,
+  detail: string,
+): Promise<void> {
+  await deps.store.merges.record({
+    repo: facts.repo.fullName,
+    prNumber: a.pr,
+    headSha: a.sha,
+    state: 'refused',
+    detail,
+    at: deps.now(),
+    runId: a.run,
+    baseSha: tip,
+    mergeSha: null,
+  });
 }
