@@ -50,6 +50,8 @@ interface Read {
   base?: string;
   /** How often the pass reads it: once, and once more before each merge it asks for. */
   baseReads?: number;
+  /** Whether the opt-in file turns autoland on where claims are open (then the branch's rules are read). */
+  autoland?: boolean;
   issues?: object[];
   pulls?: object[];
   /** A claim's files are read once per head: `cached` on a later read of the same head. */
@@ -76,6 +78,9 @@ function mockRepoRead(scope: nock.Scope, r: Read): nock.Scope {
       .get('/repos/Codertocat/Hello-World/git/ref/heads%2Fmain')
       .times(r.baseReads ?? 1)
       .reply(200, { ref: 'refs/heads/main', object: { sha: r.base ?? BASE, type: 'commit' } });
+  // LD04: with autoland on, whether a ruleset requires the merge queue there (none here), once a pass.
+  if (Object.keys(r.claims ?? {}).length && r.autoland !== false)
+    scope.get('/repos/Codertocat/Hello-World/rules/branches/main').query({ per_page: '100' }).reply(200, []);
   for (const [n, c] of Object.entries(r.claims ?? {})) {
     scope
       .get(`/repos/Codertocat/Hello-World/issues/${n}/comments`)

@@ -123,6 +123,8 @@ export interface ForgeRepo {
   rulesetBypass: Set<string>;
   /** A ruleset's required status checks, by branch: a ref update there needs each, passed, on the new commit. */
   requiredChecks: Map<string, string[]>;
+  /** Branches a ruleset requires GitHub's merge queue on (nothing merges there but through the queue). */
+  mergeQueue: Set<string>;
 }
 
 /** A check run an app wrote on a commit, as it now stands. */

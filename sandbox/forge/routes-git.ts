@@ -93,6 +93,31 @@ export function registerGitRoutes(env: RouteEnv): void {
       },
     };
   });
+  // LD04: the rules in force on a branch, as a ruleset sets them; only its merge queue is modelled here.
+  http.on('GET', '/repos/{owner}/{repo}/rules/branches/{branch}', 'repo', (ctx) => {
+    const r = repoOf(env, ctx);
+    const name = decodeURIComponent(ctx.params.branch!);
+    const rules = r.mergeQueue.has(name)
+      ? [
+          {
+            type: 'merge_queue',
+            parameters: {
+              check_response_timeout_minutes: 60,
+              grouping_strategy: 'ALLGREEN',
+              max_entries_to_build: 5,
+              max_entries_to_merge: 5,
+              merge_method: 'MERGE',
+              min_entries_to_merge: 1,
+              min_entries_to_merge_wait_minutes: 5,
+            },
+            ruleset_source_type: 'Repository',
+            ruleset_source: r.fullName,
+            ruleset_id: 1,
+          },
+        ]
+      : [];
+    return { status: 200, body: rules };
+  });
   http.on('GET', '/repos/{owner}/{repo}/branches/{branch}', 'repo', (ctx) => {
     const r = repoOf(env, ctx);
     const name = decodeURIComponent(ctx.params.branch!);

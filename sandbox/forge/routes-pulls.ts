@@ -146,6 +146,8 @@ export function registerPullRoutes(env: RouteEnv): void {
     const i = pullOf(r, ctx.params.pull_number);
     requireWrite(env, r, ctx);
     if (i.state !== 'open') throw new HttpError(405, 'Pull Request is not mergeable');
+    if (r.mergeQueue.has(i.pull!.baseRef))
+      throw new HttpError(405, 'Repository rule violations found\n\nChanges must be made through the merge queue');
     env.hooks.beforeMerge?.(r, i.number);
     state.syncPulls(r);
     const sha = ctx.body.sha as string | undefined;

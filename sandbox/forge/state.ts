@@ -166,6 +166,7 @@ export class ForgeState {
       protectedBranches: new Set(),
       rulesetBypass: new Set(),
       requiredChecks: new Map(),
+      mergeQueue: new Set(),
     };
     this.repos.set(r.fullName, repo);
     return repo;

@@ -335,9 +335,14 @@ async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads): Promi
   }
   // LD02: where each claim's base branch is now, read every pass: a push there changes no issue, so a cached view would not show it.
   const baseTips = new Map<string, string | null>();
+  // LD04: and whether a merge queue is required there, which yoke never merges around (GitHub would refuse too).
+  const mergeQueues = new Set<string>();
   for (const claim of view.claims) {
     const ref = baseRefOf({ view }, claim.pull);
-    if (!baseTips.has(ref)) baseTips.set(ref, await forge.readBranchTip(repo, ref).catch(() => null));
+    if (baseTips.has(ref)) continue;
+    baseTips.set(ref, await forge.readBranchTip(repo, ref).catch(() => null));
+    if (view.config.config.autoland.enabled && (await forge.requiresMergeQueue(repo, ref).catch(() => null)))
+      mergeQueues.add(ref);
   }
   return {
     repo,
@@ -350,6 +355,7 @@ async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads): Promi
     claims,
     afkLabels,
     baseTips,
+    mergeQueues,
     asks,
     requests: mine,
     startableIssues,

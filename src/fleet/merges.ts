@@ -2,7 +2,7 @@ import type { RepoConfig } from '../config/repo-config.js';
 import type { ClaimView, Forge, RepoRef } from '../forge/types.js';
 import type { Log } from '../kernel/log.js';
 import type { Store } from '../store/store.js';
-import { fastForwardRefusedNotice, mergeRefusedNotice } from './messages.js';
+import { fastForwardRefusedNotice, mergeQueueNotice, mergeRefusedNotice } from './messages.js';
 import { landBranch } from './land-commits.js';
 import { baseRefOf, baseTipOf, type RepoFacts } from './repo-facts.js';
 import { NOT_FAST_FORWARD, normalize, stackWords, type Landed, type LandingRecord, type Position } from './stacks.js';
@@ -127,6 +127,13 @@ export async function executeMerge(
     );
     return;
   }
+  if (facts.mergeQueues?.has(a.branch)) {
+    // LD04: never around GitHub's merge queue. Recorded against this verdict; said once per PR.
+    const told = (facts.merges ?? []).some((m) => m.prNumber === a.pr && m.detail === MERGE_QUEUE_DETAIL);
+    await recordRefusal(deps, facts, a, tip, MERGE_QUEUE_DETAIL);
+    if (!told) await forge.createComment(facts.repo, a.pr, mergeQueueNotice(a.pr, a.branch));
+    return;
+  }
   if (a.land) {
     await fastForward(deps, facts, { ...a, land: a.land }, tip, landed);
     return;
@@ -201,6 +208,9 @@ async function fastForward(
   await forge.deleteBranch(facts.repo, landBranch(a.pr)).catch(() => undefined);
   await deps.onMerged?.(deps, { repo: facts.repo, pr: a.pr, mergeSha: a.land, config: facts.config });
 }
+
+/** LD04: the refusal recorded for a merge yoke would not make around GitHub's merge queue. */
+export const MERGE_QUEUE_DETAIL = 'the branch requires the merge queue';
 
 /** GitHub refused this merge on this verdict: recorded, so it is not asked again on the same verdict. */
 async function recordRefusal(

@@ -84,6 +84,11 @@ export function mergeRefusedNotice(pr: number, sha: string, detail: string): str
   return `yoke did not merge this PR. ${refusalText(makeRefusal('merge_refused', { number: pr, sha: sha.slice(0, 7), detail }))}`;
 }
 
+/** LD04: said once per PR when its accepted head would merge where GitHub's merge queue is required. */
+export function mergeQueueNotice(pr: number, branch: string): string {
+  return `yoke did not merge this PR. ${refusalText(makeRefusal('merge_queue_required', { number: pr, branch }))}`;
+}
+
 /** LD03: said once when GitHub refuses to move the base branch to the commit a lander validated (not for a base that moved). */
 export function fastForwardRefusedNotice(pr: number, sha: string, branch: string, detail: string): string {
   return `yoke did not land this PR. ${refusalText(makeRefusal('fast_forward_refused', { number: pr, sha: sha.slice(0, 7), branch, detail }))}`;

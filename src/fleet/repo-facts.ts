@@ -26,6 +26,8 @@ export interface RepoFacts {
    * push to the branch changes no issue); null when GitHub would not say. Empty for a repository with no claims.
    */
   baseTips?: ReadonlyMap<string, string | null>;
+  /** LD04: the base branches of open claim PRs on which a ruleset requires GitHub's merge queue (autoland on). */
+  mergeQueues?: ReadonlySet<string>;
   /** TR33: what writers asked an agent to do here, as recorded (and found this pass): open, carried or declined. */
   asks?: readonly Ask[];
   requests: readonly OpenRequest[];

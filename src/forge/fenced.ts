@@ -50,6 +50,7 @@ const FORGE_ACCESS: Record<keyof Forge, 'read' | 'write'> = {
   addLabels: 'write',
   merge: 'write',
   mergeIntoBranch: 'write',
+  requiresMergeQueue: 'read',
   mintPushToken: 'write',
   openPull: 'write',
   dispatchWorkflow: 'write',

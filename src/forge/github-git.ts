@@ -51,6 +51,18 @@ export async function mergeIntoBranch(
   }
 }
 
+/** LD04: the rules in force on a branch (`GET /repos/{owner}/{repo}/rules/branches/{branch}`) hold a merge queue. */
+export async function requiresMergeQueue(o: Octokit, repo: RepoRef, branch: string): Promise<boolean | null> {
+  const res = await unlessMissing(() =>
+    o.request('GET /repos/{owner}/{repo}/rules/branches/{branch}', { ...at(repo), branch, per_page: 100 }),
+  );
+  if (!res) return null;
+  return z
+    .array(z.object({ type: z.string() }).passthrough())
+    .parse(res.data)
+    .some((rule) => rule.type === 'merge_queue');
+}
+
 export async function readBranchTip(o: Octokit, repo: RepoRef, branch: string): Promise<string | null> {
   const res = await unlessMissing(() =>
     o.request('GET /repos/{owner}/{repo}/git/ref/{ref}', { ...at(repo), ref: `heads/${branch}` }),

@@ -284,6 +284,10 @@ export class GitHubForge implements Forge {
     return issues.merge(await this.gh(repo.installationId), repo, number, sha, method);
   }
 
+  async requiresMergeQueue(repo: RepoRef, branch: string): Promise<boolean | null> {
+    return git.requiresMergeQueue(await this.gh(repo.installationId), repo, branch);
+  }
+
   async mergeIntoBranch(repo: RepoRef, branch: string, head: string, message: string): Promise<MergeResult> {
     return git.mergeIntoBranch(await this.gh(repo.installationId), repo, branch, head, message);
   }

@@ -270,6 +270,8 @@ export interface Forge {
   resolveCommit(repo: RepoRef, ref: string): Promise<string | null>;
   /** LD02: the commit a branch is at now, or null when there is no such branch. */
   readBranchTip(repo: RepoRef, branch: string): Promise<string | null>;
+  /** LD04: whether a ruleset requires GitHub's merge queue on a branch; null when GitHub would not say. */
+  requiresMergeQueue(repo: RepoRef, branch: string): Promise<boolean | null>;
   /** TR29: whether GitHub protects a branch (branch protection or a ruleset); null when there is no such branch. */
   isBranchProtected(repo: RepoRef, branch: string): Promise<boolean | null>;
   /** Whether `ancestor` is `commit` or comes before it; null when either is unknown. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decodeMarker } from '../../src/forge/marker.js';
-import { fastForwardRefusedNotice } from '../../src/fleet/messages.js';
+import { fastForwardRefusedNotice, mergeQueueNotice } from '../../src/fleet/messages.js';
 import { landingState, stacksInFlight } from '../../src/fleet/landers.js';
 import { renderRepoPage } from '../../src/http/dashboard-parts.js';
 import type { Run } from '../../src/store/runs.js';
@@ -327,6 +327,32 @@ describe('landing by fast-forward (LD03, autoland.fast_forward)', () => {
       [7, true],
       [8, false],
     ]);
+  });
+});
+
+describe("GitHub's merge queue (LD04)", () => {
+  it('LD04 where a ruleset requires the merge queue, an accepted PR is never merged around it: no merge is asked for, and the PR is told once what to do', async () => {
+    const h = makeHarness({ policy: { globalCap: 4 } });
+    const repo = h.forge.addRepo(REPO, AUTOLAND);
+    repo.mergeQueue = true;
+    await addClaimPull(h, REPO, { number: 7, issue: 1, headSha: 'a'.repeat(40) });
+    await h.engine.schedulerTick();
+    await report(h, landers(h)[0]!.runId, 'success', 'accept');
+    await h.engine.reaperTick();
+    expect(h.forge.merges).toEqual([]);
+    // A new accept, after the base moved, is not said again.
+    h.forge.commit(REPO, { 'README.md': 'someone pushed' });
+    await h.engine.schedulerTick();
+    await report(h, landers(h).at(-1)!.runId, 'success', 'accept');
+    await h.engine.reaperTick();
+    await h.engine.schedulerTick();
+    expect(h.forge.merges).toEqual([]);
+    expect(landers(h)).toHaveLength(2);
+    const told = h.forge.comments.filter((c) => c.number === 7 && c.body.startsWith('yoke did not merge'));
+    expect(told.map((c) => c.body)).toEqual([
+      "yoke did not merge this PR. main requires GitHub's merge queue, and yoke never merges around it; it does not add PRs to the queue yet, so #7 waits there, accepted.\n\n**To recover:** Add #7 to the merge queue (Merge when ready): the queue's required checks decide. Or take the merge queue rule off main's ruleset to let yoke merge it.",
+    ]);
+    expect(told[0]!.body).toBe(mergeQueueNotice(7, 'main'));
   });
 });
 

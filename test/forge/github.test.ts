@@ -101,6 +101,42 @@ describe('GitHubForge, for agent runs', () => {
     ]);
   });
 
+  it("LD04 reads whether a ruleset requires the merge queue on a branch, from the branch's rules", async () => {
+    const gh = nock(API, { reqheaders: { authorization: 'token ghs_inst' } });
+    // As GitHub's OpenAPI documents the rules of a branch: each rule, with the ruleset it comes from.
+    gh.get('/repos/acme/api/rules/branches/main')
+      .query({ per_page: '100' })
+      .reply(200, [
+        {
+          type: 'required_status_checks',
+          ruleset_source_type: 'Repository',
+          ruleset_source: 'acme/api',
+          ruleset_id: 4,
+        },
+        {
+          type: 'merge_queue',
+          parameters: { merge_method: 'MERGE', grouping_strategy: 'ALLGREEN' },
+          ruleset_source_type: 'Repository',
+          ruleset_source: 'acme/api',
+          ruleset_id: 5,
+        },
+      ]);
+    gh.get('/repos/acme/api/rules/branches/dev')
+      .query({ per_page: '100' })
+      .reply(200, [{ type: 'deletion', ruleset_source_type: 'Repository', ruleset_source: 'acme/api', ruleset_id: 4 }]);
+    gh.get('/repos/acme/api/rules/branches/gone').query({ per_page: '100' }).reply(404, { message: 'Not Found' });
+    const forge = new GitHubForge({
+      appOctokit: async () => client('app-jwt'),
+      installationOctokit: async () => client('ghs_inst'),
+      now: Date.now,
+    });
+    expect([
+      await forge.requiresMergeQueue(repo, 'main'),
+      await forge.requiresMergeQueue(repo, 'dev'),
+      await forge.requiresMergeQueue(repo, 'gone'),
+    ]).toEqual([true, false, null]);
+  });
+
   it('QA21 reads who reacted to a notice, asking for the list only when someone did', async () => {
     const gh = nock(API, { reqheaders: { authorization: 'token ghs_inst' } });
     gh.get('/repos/acme/api/issues/comments/5').reply(200, { id: 5, body: 'notice', reactions: { total_count: 0 } });

@@ -73,6 +73,8 @@ export interface FakeRepo {
   mergeRefusal?: { status: number; message: string };
   /** LD03: GitHub's refusal of any update to the default branch by yoke's app (its rules, without a bypass). */
   branchRule?: { status: number; message: string };
+  /** LD04: a ruleset requires GitHub's merge queue on the default branch (GitHub refuses merges around it). */
+  mergeQueue?: boolean;
   /** The default branch's commits, oldest first, each with its files. */
   history: string[];
   files: Map<string, Record<string, string>>;
@@ -338,6 +340,12 @@ export class FakeForge implements Forge {
     return r.history.includes(ref) || Object.values(r.branches).some((b) => b.head === ref) ? ref : null;
   }
 
+  mergeQueueReads = 0;
+  async requiresMergeQueue(repo: RepoRef, branch: string): Promise<boolean | null> {
+    this.mergeQueueReads++;
+    return branch === 'main' ? Boolean(this.repo(repo.fullName).mergeQueue) : false;
+  }
+
   /** LD02: the default branch is at the newest commit of its history (a merge adds one). */
   async readBranchTip(repo: RepoRef, branch: string): Promise<string | null> {
     const r = this.repo(repo.fullName);
@@ -479,6 +487,7 @@ export class FakeForge implements Forge {
     const r = this.repo(repo.fullName);
     const pull = r.pulls.find((p) => p.number === number);
     if (r.mergeRefusal) return { ok: false, ...r.mergeRefusal };
+    if (r.mergeQueue) return { ok: false, status: 405, message: 'Changes must be made through the merge queue' };
     if (!pull || pull.headSha !== sha)
       return { ok: false, status: 409, message: 'Head branch was modified. Review and try the merge again.' };
     const mergeSha = this.commit(repo.fullName, {});

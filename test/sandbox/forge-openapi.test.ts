@@ -220,6 +220,13 @@ beforeAll(async () => {
     commit_message: 'Merge for the conformance check',
   });
   expect([201, 409]).toContain(merged.status);
+  // LD04: a branch's rules, one of them a merge queue, as GitHub's schema for a merge queue rule has them.
+  sandbox.repo.mergeQueue.add('yoke/deploy/conformance');
+  const rules = (await (
+    await call('GET', `/repos/${DEMO_REPO}/rules/branches/yoke%2Fdeploy%2Fconformance?per_page=100`)
+  ).json()) as { type: string }[];
+  sandbox.repo.mergeQueue.delete('yoke/deploy/conformance');
+  expect(rules.map((rule) => rule.type)).toEqual(['merge_queue']);
   const dep = (await (
     await call('POST', `/repos/${DEMO_REPO}/deployments`, {
       ref: head.sha,
