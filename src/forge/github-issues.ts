@@ -1,7 +1,15 @@
 import { z } from 'zod';
 import { classifyGitHubError, unlessMissing } from './errors.js';
 import type { Octokit } from './octokit.js';
-import { GhIssue, GhIssueEvent, GhIssueState, GhPullDetail, GhReview, GhReviewComment } from './schemas.js';
+import {
+  GhIssue,
+  GhIssueEvent,
+  GhIssueState,
+  GhIssueUpdate,
+  GhPullDetail,
+  GhReview,
+  GhReviewComment,
+} from './schemas.js';
 import type { IssueDetail, MergeResult, PullDetail, RepoRef, ReviewCommentView, ReviewView } from './types.js';
 
 // Issues and pull requests as GitHubForge reads and changes them: an issue, a
@@ -142,4 +150,40 @@ export async function openPull(
 ): Promise<number> {
   const { data } = await o.request('POST /repos/{owner}/{repo}/pulls', { ...at(repo), ...pull });
   return z.object({ number: z.number() }).parse(data).number;
+}
+
+/** Issues (not PRs), open or closed, updated at or after `since`, oldest update first, with their labels. */
+export async function listIssuesUpdatedSince(
+  o: Octokit,
+  repo: RepoRef,
+  since: number,
+): Promise<{ number: number; labels: string[]; updatedAt: number }[]> {
+  const data = await o.paginate('GET /repos/{owner}/{repo}/issues', {
+    ...at(repo),
+    state: 'all',
+    since: new Date(since).toISOString(),
+    sort: 'updated',
+    direction: 'asc',
+    per_page: 100,
+  });
+  return z
+    .array(GhIssueUpdate)
+    .parse(data)
+    .filter((i) => !i.isPull)
+    .map(({ number, labels, updatedAt }) => ({ number, labels, updatedAt }));
+}
+
+export async function updateIssue(
+  o: Octokit,
+  repo: RepoRef,
+  number: number,
+  change: { body?: string; state?: 'open' | 'closed'; stateReason?: 'completed' | 'not_planned' },
+): Promise<void> {
+  await o.request('PATCH /repos/{owner}/{repo}/issues/{issue_number}', {
+    ...at(repo),
+    issue_number: number,
+    ...(change.body !== undefined ? { body: change.body } : {}),
+    ...(change.state ? { state: change.state } : {}),
+    ...(change.stateReason ? { state_reason: change.stateReason } : {}),
+  });
 }

@@ -4,7 +4,7 @@ import type { BudgetBook } from './budget.js';
 import { unlessMissing } from './errors.js';
 import type { Octokit } from './octokit.js';
 import { RepoReader } from './repo-reader.js';
-import { GhBotApp, GhPermission, GhIssueUpdate } from './schemas.js';
+import { GhBotApp, GhPermission } from './schemas.js';
 import * as actions from './github-actions.js';
 import * as git from './github-git.js';
 import * as issues from './github-issues.js';
@@ -178,14 +178,7 @@ export class GitHubForge implements Forge {
     number: number,
     change: { body?: string; state?: 'open' | 'closed'; stateReason?: 'completed' | 'not_planned' },
   ): Promise<void> {
-    const o = await this.gh(repo.installationId);
-    await o.request('PATCH /repos/{owner}/{repo}/issues/{issue_number}', {
-      ...at(repo),
-      issue_number: number,
-      ...(change.body !== undefined ? { body: change.body } : {}),
-      ...(change.state ? { state: change.state } : {}),
-      ...(change.stateReason ? { state_reason: change.stateReason } : {}),
-    });
+    await issues.updateIssue(await this.gh(repo.installationId), repo, number, change);
   }
 
   async removeLabel(repo: RepoRef, number: number, label: string): Promise<void> {
@@ -232,20 +225,7 @@ export class GitHubForge implements Forge {
     repo: RepoRef,
     since: number,
   ): Promise<{ number: number; labels: string[]; updatedAt: number }[]> {
-    const o = await this.gh(repo.installationId);
-    const data = await o.paginate('GET /repos/{owner}/{repo}/issues', {
-      ...at(repo),
-      state: 'all',
-      since: new Date(since).toISOString(),
-      sort: 'updated',
-      direction: 'asc',
-      per_page: 100,
-    });
-    return z
-      .array(GhIssueUpdate)
-      .parse(data)
-      .filter((i) => !i.isPull)
-      .map(({ number, labels, updatedAt }) => ({ number, labels, updatedAt }));
+    return issues.listIssuesUpdatedSince(await this.gh(repo.installationId), repo, since);
   }
 
   async createComment(repo: RepoRef, number: number, body: string): Promise<number> {
