@@ -12,7 +12,7 @@ import { landersOn, type LandingRecord } from './stacks.js';
 /** The branch a lander's commit is built on, one per claim PR (a PR has at most one lander live). */
 export const landBranch = (pr: number): string => `yoke/land/${pr}`;
 
-export type LandCommit =
+type LandCommit =
   | { kind: 'built'; sha: string }
   /** A head does not merge there: the lander merges it itself and rejects it naming the files (LD01). */
   | { kind: 'conflict'; pr: number; message: string };
@@ -22,7 +22,7 @@ export type LandCommit =
  * (the same tree) grows from that commit, so the landers of one stack judge a chain of commits, each a
  * fast-forward of the one below it.
  */
-export async function buildLandCommit(
+async function buildLandCommit(
   forge: Pick<Forge, 'pinBranch' | 'mergeIntoBranch'>,
   repo: RepoRef,
   c: Pick<Candidate, 'prNumber' | 'headSha' | 'baseSha' | 'stack'>,

@@ -23,7 +23,7 @@ export type LanderDecision =
   | { launch: false; why: Waiting['reason'] | null };
 
 /** Whether a claim PR queues to be stacked: autoland may merge it as soon as it is accepted (TR14, SP18). */
-export function queues(facts: RepoFacts, claim: ClaimView): boolean {
+function queues(facts: RepoFacts, claim: ClaimView): boolean {
   return (
     facts.config.autoland.enabled &&
     protectedChangeOf(facts, claim).length === 0 &&
@@ -142,11 +142,6 @@ function decideOne(
       ? `claim PR has no verdict on its base with ${stackWords(on.stack)} ahead of it (LD05)`
       : 'claim PR has no verdict at its head';
   return { decision: { launch: true, requestId: null, on, why }, stacks: stacked };
-}
-
-/** SP09: one claim PR's decision, as planLanders makes it among the others on its branch. */
-export function shouldSpawnLander(facts: RepoFacts, claim: ClaimView, attemptsPerHead: number): LanderDecision {
-  return planLanders(facts, attemptsPerHead).get(claim.pull.number) ?? { launch: false, why: null };
 }
 
 export function decideLanders(facts: RepoFacts, attemptsPerHead: number): Decided {

@@ -210,7 +210,7 @@ async function fastForward(
 }
 
 /** LD04: the refusal recorded for a merge yoke would not make around GitHub's merge queue. */
-export const MERGE_QUEUE_DETAIL = 'the branch requires the merge queue';
+const MERGE_QUEUE_DETAIL = 'the branch requires the merge queue';
 
 /** GitHub refused this merge on this verdict: recorded, so it is not asked again on the same verdict. */
 async function recordRefusal(

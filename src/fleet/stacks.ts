@@ -48,7 +48,7 @@ export function normalize(pos: Position, merges: readonly Landed[]): Position {
   return { root, stack: pos.stack.slice(i) };
 }
 
-export const sameMember = (a: StackMember, b: StackMember): boolean => a.pr === b.pr && a.head === b.head;
+const sameMember = (a: StackMember, b: StackMember): boolean => a.pr === b.pr && a.head === b.head;
 
 /** Whether two positions are the same tree, once yoke's merges are folded in. */
 export function samePosition(a: Position, b: Position, merges: readonly Landed[]): boolean {
@@ -58,7 +58,7 @@ export function samePosition(a: Position, b: Position, merges: readonly Landed[]
 }
 
 /** Where a lander's own head was merged: its base with its stack (null: a lander that named no base). */
-export const positionOf = (run: Pick<Run, 'baseSha' | 'stack'>): Position | null =>
+const positionOf = (run: Pick<Run, 'baseSha' | 'stack'>): Position | null =>
   run.baseSha ? { root: run.baseSha, stack: run.stack } : null;
 
 /** The landers of this PR at this head, oldest first. */
@@ -77,7 +77,7 @@ export function landersOn(record: LandingRecord, pull: { number: number; headSha
  * Whether the tree at `pos` is one a lander accepted: a commit of the branch (its stack folded away, or none),
  * or the stack's top accepted on the position below it.
  */
-export function acceptedPosition(record: LandingRecord, pos: Position): boolean {
+function acceptedPosition(record: LandingRecord, pos: Position): boolean {
   const norm = normalize(pos, record.merges);
   const top = norm.stack.at(-1);
   if (!top) return true;
@@ -90,7 +90,7 @@ export function acceptedPosition(record: LandingRecord, pos: Position): boolean 
  * commit of the branch, or a stack accepted whole). A reject of a stack whose lower part also failed, or is not
  * judged yet, blames nobody: the stack is split, and the head is judged again nearer the base.
  */
-export function blamed(record: LandingRecord, run: Run): boolean {
+function blamed(record: LandingRecord, run: Run): boolean {
   const pos = positionOf(run);
   return pos === null || acceptedPosition(record, pos);
 }
