@@ -24,7 +24,7 @@ import {
   trackingIssueTitle,
   type TrackingView,
 } from '../src/delivery/messages.js';
-import { parseClosingRefs, parseYokeRunTrailer } from '../src/forge/types.js';
+import { parseClosingRefs, parseYokeRunTrailer } from '../src/forge/body-text.js';
 
 // Every comment yoke writes (kernel/reply.ts, fleet/messages.ts,
 // delivery/messages.ts), compared whole: a change of wording is a change of

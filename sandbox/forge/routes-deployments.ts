@@ -1,4 +1,4 @@
-import { parseClosingRefs } from '../../src/forge/types.js';
+import { parseClosingRefs } from '../../src/forge/body-text.js';
 import { git, isAncestor, revParse } from '../git.js';
 import { HttpError } from '../http-error.js';
 import type { Ctx } from './http.js';

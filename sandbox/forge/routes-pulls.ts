@@ -1,5 +1,5 @@
 import type { components } from '@octokit/openapi-types';
-import { parseClosingRefs } from '../../src/forge/types.js';
+import { parseClosingRefs } from '../../src/forge/body-text.js';
 import { changedFiles, diffHunkAt, revParse, squashMerge } from '../git.js';
 import { HttpError } from '../http-error.js';
 import { pullOf, repoOf, requireWorkflowWrite, requireWrite, type RouteEnv } from './routes-common.js';

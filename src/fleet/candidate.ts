@@ -24,6 +24,8 @@ export interface Candidate {
   baseSha?: string | null;
   /** LD05: for a lander, the claim PR heads merged onto the base before its own, in order. */
   stack?: readonly StackMember[];
+  /** LD04: for a lander of a merge group, the group's commit, which it judges as it is. */
+  landSha?: string;
   budgetMinutes: number;
   /** The open request (start/land) this launch consumes, if any. */
   requestId: number | null;

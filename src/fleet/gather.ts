@@ -1,6 +1,6 @@
 import { utcDayStart, type Clock } from '../kernel/clock.js';
 import type { RepoConfig } from '../config/repo-config.js';
-import type { CommentView, Forge, RepoRef, RepoView } from '../forge/types.js';
+import type { CommentView, Forge, MergeQueueRead, RepoRef, RepoView } from '../forge/types.js';
 import { CONTROL_LABEL } from '../forge/types.js';
 import type { Launcher } from '../launcher/launcher.js';
 import type { Log } from '../kernel/log.js';
@@ -335,14 +335,15 @@ async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads): Promi
   }
   // LD02: where each claim's base branch is now, read every pass: a push there changes no issue, so a cached view would not show it.
   const baseTips = new Map<string, string | null>();
-  // LD04: and whether a merge queue is required there, which yoke never merges around (GitHub would refuse too).
-  const mergeQueues = new Set<string>();
+  // LD04: and whether a merge queue is required there, which yoke never merges around (GitHub would refuse too):
+  // then the queue itself, its PRs and the merge groups GitHub built, whose commits yoke's landers validate.
+  const mergeQueues = new Map<string, MergeQueueRead | null>();
   for (const claim of view.claims) {
     const ref = baseRefOf({ view }, claim.pull);
     if (baseTips.has(ref)) continue;
     baseTips.set(ref, await forge.readBranchTip(repo, ref).catch(() => null));
     if (view.config.config.autoland.enabled && (await forge.requiresMergeQueue(repo, ref).catch(() => null)))
-      mergeQueues.add(ref);
+      mergeQueues.set(ref, await forge.readMergeQueue(repo, ref).catch(() => null));
   }
   return {
     repo,
@@ -352,6 +353,7 @@ async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads): Promi
     runs,
     // LD05: only where there are claims to land (a stack is known by the merges that landed it).
     merges: view.claims.length ? await store.merges.listForRepo(repo.fullName) : [],
+    enqueues: mergeQueues.size ? await store.enqueues.listForRepo(repo.fullName) : [],
     claims,
     afkLabels,
     baseTips,

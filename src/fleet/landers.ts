@@ -2,7 +2,8 @@ import { makeRefusal } from '../kernel/codes/table.js';
 import { pullSubject, type Candidate, type Decided, type Waiting } from './candidate.js';
 import { baseRefOf, baseTipOf, landingRecord, type RepoFacts } from './repo-facts.js';
 import { isLandable, rejectedHead, rejectToRerun, verdictNow } from './verdicts.js';
-import type { ClaimView, PullView } from '../forge/types.js';
+import type { ClaimView, MergeQueueRead, PullView } from '../forge/types.js';
+import { groupOf, groupPosition, queuedAt } from './merge-queue.js';
 import type { Run } from '../store/runs.js';
 import type { StackMember } from '../store/stack-column.js';
 import { claimedIssue, heldBack, live, titled, waiting } from './producer-parts.js';
@@ -19,7 +20,14 @@ import { landersAt, landersOn, ownVerdicts, stackWords, type LandingRecord, type
 // tree a lander accepted; the rest are validated again without it.
 
 export type LanderDecision =
-  | { launch: true; requestId: number | null; on: Position; why: string }
+  | {
+      launch: true;
+      requestId: number | null;
+      on: Position;
+      /** LD04: the merge group commit GitHub's queue built, which the lander judges as it is. */
+      landSha?: string;
+      why: string;
+    }
   | { launch: false; why: Waiting['reason'] | null };
 
 /** Whether a claim PR queues to be stacked: autoland may merge it as soon as it is accepted (TR14, SP18). */
@@ -50,6 +58,12 @@ export function planLanders(facts: RepoFacts, attemptsPerHead: number): Map<numb
     (rejectToRerun(record, c.pull) || !rejectedHead(record, c.pull));
   for (const branch of new Set(landable.map((c) => baseRefOf(facts, c.pull)))) {
     const group = landable.filter((c) => baseRefOf(facts, c.pull) === branch);
+    if (facts.mergeQueues?.has(branch)) {
+      // LD04: GitHub's merge queue does the batching here.
+      const read = facts.mergeQueues.get(branch) ?? null;
+      for (const claim of group) out.set(claim.pull.number, decideQueued(facts, record, claim, read, attemptsPerHead));
+      continue;
+    }
     const tip = baseTipOf(facts, { baseRef: branch });
     const queue = tip ? stackOrder(record, tip, group.filter(stacked)) : group.filter(stacked);
     const below: StackMember[] = [];
@@ -144,6 +158,67 @@ function decideOne(
   return { decision: { launch: true, requestId: null, on, why }, stacks: stacked };
 }
 
+/**
+ * LD04: one claim PR on a branch where GitHub's merge queue is required. In the queue with a merge group built:
+ * a lander for the group's commit, once (GitHub merges or drops it on that verdict). In the queue without one:
+ * it waits for GitHub. Out of it: validated alone on the base, to be queued on an accept; a group's reject of a
+ * head accepted before is validated once more on the tree that group was (LD06).
+ */
+function decideQueued(
+  facts: RepoFacts,
+  record: LandingRecord,
+  claim: ClaimView,
+  read: MergeQueueRead | null,
+  attemptsPerHead: number,
+): LanderDecision {
+  const n = claim.pull.number;
+  const repo = facts.repo.fullName;
+  const branch = baseRefOf(facts, claim.pull);
+  if (!read) return { launch: false, why: makeRefusal('merge_queue_unread', { repo, number: n, branch }) };
+  const tip = baseTipOf(facts, claim.pull);
+  if (!tip) return { launch: false, why: makeRefusal('base_unread', { repo, number: n, branch }) };
+  const group = groupOf(read, claim.pull);
+  if (live(facts, pullSubject(n))) {
+    const held = heldBack(facts, pullSubject(n), 'lander');
+    return { launch: false, why: held ? makeRefusal('in_flight', { repo, subject: pullSubject(n) }) : null };
+  }
+  if (group) {
+    const judged = landersAt(record.runs, claim.pull).filter((r) => r.landSha === group.sha);
+    if (judged.some((r) => r.verdict !== null)) return { launch: false, why: null };
+    if (judged.length >= attemptsPerHead)
+      return {
+        launch: false,
+        why: makeRefusal('lander_attempts_used_up', {
+          repo,
+          number: n,
+          sha: claim.pull.headSha,
+          attempts: judged.length,
+        }),
+      };
+    const on = groupPosition(read, group, tip);
+    return {
+      launch: true,
+      requestId: null,
+      on,
+      landSha: group.sha,
+      why: `GitHub's merge queue built a merge group for it${on.stack.length ? ` after ${stackWords(on.stack)}` : ''}: its commit is validated as it would land (LD04)`,
+    };
+  }
+  if (queuedAt(read, claim.pull)) return { launch: false, why: null };
+  const last = ownVerdicts(record, claim.pull).at(-1);
+  if (last?.verdict === 'reject' && last.landSha && last.baseSha && rejectToRerun(record, claim.pull)) {
+    const on: Position = { root: last.baseSha, stack: last.stack };
+    if (landersOn(record, claim.pull, on).filter((r) => r.verdict === 'reject').length < 2)
+      return {
+        launch: true,
+        requestId: null,
+        on,
+        why: "a reject of a head accepted before, in GitHub's merge queue: validated once more before a fix (LD06)",
+      };
+  }
+  return decideOne(facts, record, claim, null, attemptsPerHead).decision;
+}
+
 export function decideLanders(facts: RepoFacts, attemptsPerHead: number): Decided {
   const out: Candidate[] = [];
   const passed: Waiting[] = [];
@@ -166,6 +241,7 @@ export function decideLanders(facts: RepoFacts, attemptsPerHead: number): Decide
       headSha: claim.pull.headSha,
       baseSha: decision.on.root,
       stack: decision.on.stack,
+      ...(decision.landSha ? { landSha: decision.landSha } : {}),
       budgetMinutes: facts.config.budget_minutes.lander,
       requestId: decision.requestId,
       why: decision.why,
@@ -185,11 +261,24 @@ export function landingState(
   record: LandingRecord,
   pull: Pick<PullView, 'number' | 'headSha'>,
   base: string | null | undefined,
+  queue: { queued: boolean; group: string | null } | null = null,
 ): string {
   const short = (sha: string) => sha.slice(0, 7);
   const where = (r: Run) =>
     `${r.baseSha ? short(r.baseSha) : 'no base'}${r.stack.length ? ` together with ${stackWords(r.stack)} below it` : ''}`;
   const atHead = landersAt(record.runs, pull);
+  // LD04: in GitHub's merge queue, where it stands is its merge group's.
+  if (queue?.group) {
+    const onGroup = atHead.filter((r) => r.landSha === queue.group);
+    const ahead = onGroup.at(-1)?.stack.length ? ` after ${stackWords(onGroup.at(-1)!.stack)}` : '';
+    const group = `its merge group ${short(queue.group)}${ahead} in GitHub's merge queue`;
+    if (onGroup.some((r) => r.status === 'live')) return `${group} is being validated`;
+    const judged = onGroup.filter((r) => r.verdict !== null).at(-1);
+    if (judged?.verdict === 'accept') return `${group} is accepted: GitHub merges it`;
+    if (judged?.verdict === 'reject') return `${group} is rejected: GitHub's merge queue lets it go`;
+    return `${group} waits for a lander`;
+  }
+  if (queue?.queued) return "in GitHub's merge queue: waits for GitHub to build its merge group";
   const live = atHead.find((r) => r.status === 'live');
   if (live)
     return `being validated on ${where(live)}${rejectToRerun(record, pull) ? ' (once more: a reject of a head accepted before)' : ''}`;

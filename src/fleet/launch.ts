@@ -6,7 +6,7 @@ import type { Log } from '../kernel/log.js';
 import { isAfkKind, type Run, type RunKind } from '../store/runs.js';
 import type { Store } from '../store/store.js';
 import type { Candidate } from './candidate.js';
-import { landingRecord, type RepoFacts } from './repo-facts.js';
+import { baseRefOf, landingRecord, type RepoFacts } from './repo-facts.js';
 import { prepareLandCommit } from './land-commits.js';
 import { isPaused } from './repo-state.js';
 import type { LaunchAttempt } from './spawn-pass.js';
@@ -200,6 +200,12 @@ export function buildLaunchSpec(
   };
 }
 
+/** LD04: a lander on a branch where GitHub's merge queue is required lands by the queue, never by a fast-forward. */
+function onMergeQueue(facts: RepoFacts, c: Candidate): boolean {
+  const claim = facts.view.claims.find((x) => x.pull.number === c.prNumber);
+  return claim !== undefined && facts.mergeQueues?.has(baseRefOf(facts, claim.pull)) === true;
+}
+
 /**
  * One candidate through the locked launch. A run whose launch failed never
  * started, so it has no outcome: it ends cancelled and moves no strike count
@@ -230,11 +236,18 @@ export async function launchCandidate(
       const run = await deps.store.runs.get(runId);
       if (run) await endRun(deps.store, run, 'cancelled', `launch failed: ${detail}`, deps.now(), deps.pauseThreshold);
     },
-    c.kind === 'lander' && c.baseSha && facts.config.autoland.fast_forward
-      ? async () =>
-          // The landers launched earlier in this same pass are in the store, not yet in the facts.
-          prepareLandCommit(deps, repo, c, landingRecord({ ...facts, runs: await deps.store.runs.listForRepo(c.repo) }))
-      : undefined,
+    c.landSha
+      ? async () => c.landSha!
+      : c.kind === 'lander' && c.baseSha && facts.config.autoland.fast_forward && !onMergeQueue(facts, c)
+        ? async () =>
+            // The landers launched earlier in this same pass are in the store, not yet in the facts.
+            prepareLandCommit(
+              deps,
+              repo,
+              c,
+              landingRecord({ ...facts, runs: await deps.store.runs.listForRepo(c.repo) }),
+            )
+        : undefined,
   );
   deps.log.info(
     { repo: c.repo, kind: c.kind, subject: c.subject, cap, result: result.kind, why: c.why },

@@ -2,10 +2,19 @@ import type { RepoConfig } from '../config/repo-config.js';
 import type { ClaimView, Forge, RepoRef } from '../forge/types.js';
 import type { Log } from '../kernel/log.js';
 import type { Store } from '../store/store.js';
-import { fastForwardRefusedNotice, mergeQueueNotice, mergeRefusedNotice } from './messages.js';
+import { enqueueRefusedNotice, fastForwardRefusedNotice, mergeRefusedNotice } from './messages.js';
+import { queuedAt } from './merge-queue.js';
 import { landBranch } from './land-commits.js';
 import { baseRefOf, baseTipOf, type RepoFacts } from './repo-facts.js';
-import { NOT_FAST_FORWARD, normalize, stackWords, type Landed, type LandingRecord, type Position } from './stacks.js';
+import {
+  NOT_FAST_FORWARD,
+  normalize,
+  ownVerdicts,
+  stackWords,
+  type Landed,
+  type LandingRecord,
+  type Position,
+} from './stacks.js';
 import { verdictOn } from './verdicts.js';
 
 // LD03, LD05: the merges a pass makes, planned from what it read, then made one at a time, each only while the
@@ -24,6 +33,8 @@ export type MergeAction = {
   branch: string;
   /** LD03: with fast-forward landing, the commit the lander judged, to move `branch` to (null: merge the PR). */
   land: string | null;
+  /** LD04: `branch` requires GitHub's merge queue: the PR is added to it, and GitHub merges its group. */
+  queue: boolean;
   method: 'merge' | 'squash' | 'rebase';
   run: string;
 };
@@ -74,6 +85,18 @@ export function planMerges(
   for (const branch of new Set(left.map((c) => baseRefOf(facts, c.pull)))) {
     const tip = baseTipOf(facts, { baseRef: branch });
     if (!tip) continue;
+    if (facts.mergeQueues?.has(branch)) {
+      out.push(
+        ...planEnqueues(
+          facts,
+          record,
+          left.filter((c) => baseRefOf(facts, c.pull) === branch),
+          branch,
+          tip,
+        ),
+      );
+      continue;
+    }
     let on: Position = { root: tip, stack: [] };
     for (;;) {
       const next = left
@@ -90,12 +113,51 @@ export function planMerges(
         branch,
         method: facts.config.autoland.merge_method,
         run: next.v!.runId,
+        queue: false,
         land: facts.config.autoland.fast_forward
           ? (record.runs.find((r) => r.id === next.v!.runId)?.landSha ?? null)
           : null,
       });
       on = { root: tip, stack: [...on.stack, { pr: next.c.pull.number, head: next.c.pull.headSha }] };
     }
+  }
+  return out;
+}
+
+/**
+ * LD04: on a branch where GitHub's merge queue is required, each claim PR out of the queue whose latest own
+ * verdict is an accept on the branch as it is, not queued on that accept before, is added to the queue.
+ */
+function planEnqueues(
+  facts: RepoFacts,
+  record: LandingRecord,
+  claims: readonly ClaimView[],
+  branch: string,
+  tip: string,
+): MergeAction[] {
+  const read = facts.mergeQueues?.get(branch);
+  if (!read) return [];
+  const out: MergeAction[] = [];
+  for (const c of claims) {
+    if (queuedAt(read, c.pull)) continue;
+    const own = ownVerdicts(record, c.pull).at(-1);
+    if (own?.verdict !== 'accept' || verdictOn(record, c.pull, { root: tip, stack: [] })?.verdict !== 'accept')
+      continue;
+    const tried = (facts.enqueues ?? []).some(
+      (e) => e.prNumber === c.pull.number && e.headSha === c.pull.headSha && e.runId === own.id,
+    );
+    if (tried) continue;
+    out.push({
+      type: 'merge',
+      pr: c.pull.number,
+      sha: c.pull.headSha,
+      on: { root: tip, stack: [] },
+      branch,
+      land: null,
+      queue: true,
+      method: facts.config.autoland.merge_method,
+      run: own.id,
+    });
   }
   return out;
 }
@@ -127,11 +189,13 @@ export async function executeMerge(
     );
     return;
   }
+  if (a.queue) {
+    await enqueue(deps, facts, a);
+    return;
+  }
   if (facts.mergeQueues?.has(a.branch)) {
-    // LD04: never around GitHub's merge queue. Recorded against this verdict; said once per PR.
-    const told = (facts.merges ?? []).some((m) => m.prNumber === a.pr && m.detail === MERGE_QUEUE_DETAIL);
-    await recordRefusal(deps, facts, a, tip, MERGE_QUEUE_DETAIL);
-    if (!told) await forge.createComment(facts.repo, a.pr, mergeQueueNotice(a.pr, a.branch));
+    // LD04: never around GitHub's merge queue (a plan never asks; GitHub would refuse too).
+    log.warn({ repo: facts.repo.fullName, pr: a.pr }, 'not merged: its base branch requires the merge queue');
     return;
   }
   if (a.land) {
@@ -209,8 +273,27 @@ async function fastForward(
   await deps.onMerged?.(deps, { repo: facts.repo, pr: a.pr, mergeSha: a.land, config: facts.config });
 }
 
-/** LD04: the refusal recorded for a merge yoke would not make around GitHub's merge queue. */
-const MERGE_QUEUE_DETAIL = 'the branch requires the merge queue';
+/**
+ * LD04: adds an accepted claim PR to the merge queue its branch requires, at the head its lander judged.
+ * GitHub's answer is recorded against that accept, which is not queued again; a refusal is said on the PR.
+ */
+async function enqueue(deps: ActionDeps, facts: RepoFacts, a: MergeAction): Promise<void> {
+  const res = await deps.forge.enqueuePullRequest(facts.repo, a.pr, a.sha);
+  await deps.store.enqueues.record({
+    repo: facts.repo.fullName,
+    prNumber: a.pr,
+    headSha: a.sha,
+    runId: a.run,
+    state: res.ok ? 'queued' : 'refused',
+    detail: res.ok ? null : res.message,
+    at: deps.now(),
+  });
+  if (res.ok) {
+    deps.log.info({ repo: facts.repo.fullName, pr: a.pr, sha: a.sha }, 'added accepted claim PR to the merge queue');
+    return;
+  }
+  await deps.forge.createComment(facts.repo, a.pr, enqueueRefusedNotice(a.pr, a.branch, res.message));
+}
 
 /** GitHub refused this merge on this verdict: recorded, so it is not asked again on the same verdict. */
 async function recordRefusal(

@@ -84,9 +84,9 @@ export function mergeRefusedNotice(pr: number, sha: string, detail: string): str
   return `yoke did not merge this PR. ${refusalText(makeRefusal('merge_refused', { number: pr, sha: sha.slice(0, 7), detail }))}`;
 }
 
-/** LD04: said once per PR when its accepted head would merge where GitHub's merge queue is required. */
-export function mergeQueueNotice(pr: number, branch: string): string {
-  return `yoke did not merge this PR. ${refusalText(makeRefusal('merge_queue_required', { number: pr, branch }))}`;
+/** LD04: said when GitHub will not add an accepted claim PR to the merge queue its branch requires (once per accept). */
+export function enqueueRefusedNotice(pr: number, branch: string, detail: string): string {
+  return `yoke did not merge this PR. ${refusalText(makeRefusal('enqueue_refused', { number: pr, branch, detail }))}`;
 }
 
 /** LD03: said once when GitHub refuses to move the base branch to the commit a lander validated (not for a base that moved). */

@@ -152,6 +152,7 @@ export async function spawnOnce(given: PassDeps, trigger: PassTrigger, reaped: R
       ...f,
       runs: await store.runs.listForRepo(f.repo.fullName),
       merges,
+      enqueues: f.mergeQueues?.size ? await store.enqueues.listForRepo(f.repo.fullName) : [],
       claims: new Map((await store.claims.listForRepo(f.repo.fullName)).map((c) => [c.prNumber, c])),
     };
     const holds = await readHolds({ store, forge }, fresh);

@@ -1,5 +1,6 @@
 import type { RepoConfig } from '../config/repo-config.js';
-import type { PullView, RepoRef, RepoView } from '../forge/types.js';
+import type { MergeQueueRead, PullView, RepoRef, RepoView } from '../forge/types.js';
+import type { EnqueueRecord } from '../store/enqueues.js';
 import type { ClaimRecord } from '../store/claims.js';
 import type { AfkLabel } from '../store/afk-labels.js';
 import type { Ask } from '../store/asks.js';
@@ -7,6 +8,7 @@ import type { RepoRead, RepoState } from '../store/repos.js';
 import type { OpenRequest } from '../store/requests.js';
 import type { Run } from '../store/runs.js';
 import type { Landed, LandingRecord } from './stacks.js';
+import { groupOf, queuedAt } from './merge-queue.js';
 
 /** Everything a decision about one repo may look at, read before deciding. */
 export interface RepoFacts {
@@ -26,8 +28,13 @@ export interface RepoFacts {
    * push to the branch changes no issue); null when GitHub would not say. Empty for a repository with no claims.
    */
   baseTips?: ReadonlyMap<string, string | null>;
-  /** LD04: the base branches of open claim PRs on which a ruleset requires GitHub's merge queue (autoland on). */
-  mergeQueues?: ReadonlySet<string>;
+  /**
+   * LD04: the base branches of open claim PRs on which a ruleset requires GitHub's merge queue (autoland on),
+   * each with its queue as read this pass: its PRs and the merge groups GitHub built (null: GitHub would not say).
+   */
+  mergeQueues?: ReadonlyMap<string, MergeQueueRead | null>;
+  /** LD04: the claim PRs yoke added to a merge queue here, on which accept (none when not read). */
+  enqueues?: readonly EnqueueRecord[];
   /** TR33: what writers asked an agent to do here, as recorded (and found this pass): open, carried or declined. */
   asks?: readonly Ask[];
   requests: readonly OpenRequest[];
@@ -46,16 +53,23 @@ export interface RepoFacts {
 }
 
 /** What the repository page shows of a read: the opt-in file as parsed (defaults filled in) and the open claim PRs. */
-export const repoReadOf = (f: Pick<RepoFacts, 'config' | 'view' | 'baseTips'>, readAt: number): RepoRead => ({
+export const repoReadOf = (
+  f: Pick<RepoFacts, 'config' | 'view' | 'baseTips' | 'mergeQueues'>,
+  readAt: number,
+): RepoRead => ({
   readAt,
   settings: f.config,
-  openClaims: f.view.claims.map((c) => ({
-    number: c.pull.number,
-    title: c.pull.title,
-    headSha: c.pull.headSha,
-    author: c.pull.author,
-    baseSha: baseTipOf(f, c.pull),
-  })),
+  openClaims: f.view.claims.map((c) => {
+    const queue = f.mergeQueues?.get(baseRefOf(f, c.pull));
+    return {
+      number: c.pull.number,
+      title: c.pull.title,
+      headSha: c.pull.headSha,
+      author: c.pull.author,
+      baseSha: baseTipOf(f, c.pull),
+      ...(queue ? { mergeQueue: { queued: queuedAt(queue, c.pull), group: groupOf(queue, c.pull)?.sha ?? null } } : {}),
+    };
+  }),
 });
 
 /** LD01: the branch a claim PR lands on: its base, or the default branch when GitHub did not say. */

@@ -51,6 +51,8 @@ const FORGE_ACCESS: Record<keyof Forge, 'read' | 'write'> = {
   merge: 'write',
   mergeIntoBranch: 'write',
   requiresMergeQueue: 'read',
+  readMergeQueue: 'read',
+  enqueuePullRequest: 'write',
   mintPushToken: 'write',
   openPull: 'write',
   dispatchWorkflow: 'write',

@@ -7,6 +7,7 @@ import { RepoReader } from './repo-reader.js';
 import { GhBotApp, GhPermission } from './schemas.js';
 import * as actions from './github-actions.js';
 import * as git from './github-git.js';
+import * as queue from './github-queue.js';
 import * as issues from './github-issues.js';
 import * as deployments from './github-deployments.js';
 import * as setup from './github-setup.js';
@@ -26,6 +27,8 @@ import type {
   FoundWorkflowRun,
   Forge,
   IssueDetail,
+  EnqueueResult,
+  MergeQueueRead,
   MergeResult,
   Permission,
   PullDetail,
@@ -266,6 +269,17 @@ export class GitHubForge implements Forge {
 
   async requiresMergeQueue(repo: RepoRef, branch: string): Promise<boolean | null> {
     return git.requiresMergeQueue(await this.gh(repo.installationId), repo, branch);
+  }
+
+  /** LD04: merge group commits never change: their first parents are read once. */
+  private groupParents = new Map<string, string>();
+
+  async readMergeQueue(repo: RepoRef, branch: string): Promise<MergeQueueRead | null> {
+    return queue.readMergeQueue(await this.gh(repo.installationId), repo, branch, this.groupParents);
+  }
+
+  async enqueuePullRequest(repo: RepoRef, number: number, headSha: string): Promise<EnqueueResult> {
+    return queue.enqueuePullRequest(await this.gh(repo.installationId), repo, number, headSha);
   }
 
   async mergeIntoBranch(repo: RepoRef, branch: string, head: string, message: string): Promise<MergeResult> {

@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
+import { parseClosingRefs, parseYokeRunTrailer } from './body-text.js';
 import { issueDigest } from '../kernel/issue-digest.js';
 import { z } from 'zod';
 import { PERMISSIONS } from '../kernel/permission.js';
 import {
-  parseClosingRefs,
-  parseYokeRunTrailer,
   type CommentView,
   type IssueDetail,
   type IssueView,

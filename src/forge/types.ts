@@ -113,6 +113,24 @@ export type { Permission };
 
 export type MergeResult = { ok: true; sha: string } | { ok: false; status: number; message: string };
 
+/** LD04: GitHub added a PR to its branch's merge queue, or its refusal. */
+export type EnqueueResult = { ok: true } | { ok: false; status: number; message: string };
+
+/** LD04: a merge group GitHub's merge queue built: the commit `sha`, made on `parent`, ending with PR `pr` at `headSha`. */
+export interface MergeGroup {
+  pr: number;
+  headSha: string;
+  sha: string;
+  /** The commit the group was built on: the branch's tip, or the group of the PR ahead of it. */
+  parent: string;
+}
+
+/** LD04: a branch's merge queue as GitHub shows it: its PRs in order (at the head queued), and the groups built. */
+export interface MergeQueueRead {
+  entries: readonly { pr: number; headSha: string }[];
+  groups: readonly MergeGroup[];
+}
+
 export interface WorkflowRunView {
   id: number;
   status: string;
@@ -272,6 +290,10 @@ export interface Forge {
   readBranchTip(repo: RepoRef, branch: string): Promise<string | null>;
   /** LD04: whether a ruleset requires GitHub's merge queue on a branch; null when GitHub would not say. */
   requiresMergeQueue(repo: RepoRef, branch: string): Promise<boolean | null>;
+  /** LD04: the merge queue on a branch: its PRs and the merge groups built for them; null when GitHub shows none. */
+  readMergeQueue(repo: RepoRef, branch: string): Promise<MergeQueueRead | null>;
+  /** LD04: adds a PR to its branch's merge queue while its head is `headSha`; a refusal comes back as data. */
+  enqueuePullRequest(repo: RepoRef, number: number, headSha: string): Promise<EnqueueResult>;
   /** TR29: whether GitHub protects a branch (branch protection or a ruleset); null when there is no such branch. */
   isBranchProtected(repo: RepoRef, branch: string): Promise<boolean | null>;
   /** Whether `ancestor` is `commit` or comes before it; null when either is unknown. */
@@ -358,32 +380,3 @@ export interface Forge {
 }
 
 export const CONTROL_LABEL = 'yoke:control';
-
-const CLOSING_RE = /\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s+#(\d+)\b/gi;
-
-/** A body without its fenced code blocks: what is quoted inside one (an agent's summary, say) says nothing. */
-export function outsideFences(body: string): string {
-  const out: string[] = [];
-  let fence: string | null = null;
-  for (const line of body.split('\n')) {
-    const open = /^ {0,3}(`{3,}|~{3,})/.exec(line)?.[1];
-    if (fence === null && open) fence = open;
-    else if (fence !== null && open && open[0] === fence[0] && open.length >= fence.length && line.trim() === open)
-      fence = null;
-    else if (fence === null) out.push(line);
-  }
-  return out.join('\n');
-}
-
-export function parseClosingRefs(body: string): number[] {
-  const out = new Set<number>();
-  for (const m of outsideFences(body).matchAll(CLOSING_RE)) out.add(Number(m[1]));
-  return [...out].sort((a, b) => a - b);
-}
-
-const TRAILER_RE = /^Yoke-Run:\s*([\w-]{1,100})\s*$/gm;
-
-/** The `Yoke-Run:` trailer: the last one outside fenced blocks, as git reads a trailer from a message's end. */
-export function parseYokeRunTrailer(body: string): string | null {
-  return [...outsideFences(body).matchAll(TRAILER_RE)].at(-1)?.[1] ?? null;
-}

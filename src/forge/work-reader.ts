@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseClosingRefs } from './types.js';
+import { parseClosingRefs } from './body-text.js';
 
 // What the runner reads of GitHub before an agent starts: the issue and its
 // comments, or the claim PR a fix works on. It holds the job's read-only

@@ -108,7 +108,12 @@ async function buildRepoPage(store: FleetContext['store'], repo: string): Promis
       issue: claimed.get(p.number) ?? null,
       check: status ? { status, conclusion: conclusion || null, run: run || null } : null,
       verdict: lander ? { verdict: lander.verdict!, run: lander.id } : null,
-      landing: landingState({ runs, merges }, { number: p.number, headSha: p.headSha }, p.baseSha),
+      landing: landingState(
+        { runs, merges },
+        { number: p.number, headSha: p.headSha },
+        p.baseSha,
+        p.mergeQueue ?? null,
+      ),
     };
   });
   return {

@@ -19,7 +19,15 @@ export interface RepoRead {
   /** The parsed opt-in file (defaults filled in), or null when it was absent or refused. */
   settings: unknown;
   /** LD02: with each claim, where its base branch was (absent in reads from before yoke kept it). */
-  openClaims: { number: number; title: string; headSha: string; author: string; baseSha?: string | null }[];
+  openClaims: {
+    number: number;
+    title: string;
+    headSha: string;
+    author: string;
+    baseSha?: string | null;
+    /** LD04: where GitHub's merge queue is required: whether it is queued at this head, and its merge group's commit. */
+    mergeQueue?: { queued: boolean; group: string | null } | null;
+  }[];
 }
 
 interface RepoRow {

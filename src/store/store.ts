@@ -17,6 +17,7 @@ import { DispatchRequestStore } from './dispatch-requests.js';
 import { ExecutionStore } from './executions.js';
 import { HttpCacheStore } from './http-cache.js';
 import { MergeStore } from './merges.js';
+import { EnqueueStore } from './enqueues.js';
 import { ProcessStore } from './processes.js';
 import { QaLabelStore } from './qa-labels.js';
 import { RunNoticeStore } from './run-notices.js';
@@ -44,6 +45,8 @@ export interface Store {
   commands: CommandStore;
   requests: RequestStore;
   merges: MergeStore;
+  /** LD04: the claim PRs yoke added to GitHub's merge queue. */
+  enqueues: EnqueueStore;
   httpCache: HttpCacheStore;
   deliveries: DeliveryStore;
   deliveryItems: DeliveryItemStore;
@@ -135,6 +138,7 @@ export function storeOver(outer: Sql, within?: Sql, leaseClock: LeaseClock = dat
     commands: new CommandStore(sql),
     requests: new RequestStore(sql),
     merges: new MergeStore(sql),
+    enqueues: new EnqueueStore(sql),
     httpCache: new HttpCacheStore(sql),
     deliveries: new DeliveryStore(sql),
     deliveryItems: new DeliveryItemStore(sql),

@@ -31,6 +31,10 @@ export const KICK_EVENTS = [
   'pull_request.labeled',
   'pull_request.ready_for_review',
   'pull_request_review.submitted',
+  // LD04: GitHub's merge queue built a merge group (its lander is owed), destroyed one, or let a PR go.
+  'merge_group.checks_requested',
+  'merge_group.destroyed',
+  'pull_request.dequeued',
   'installation.created',
   'installation_repositories.added',
 ] as const;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decodeMarker } from '../../src/forge/marker.js';
-import { fastForwardRefusedNotice, mergeQueueNotice } from '../../src/fleet/messages.js';
+import { enqueueRefusedNotice, fastForwardRefusedNotice } from '../../src/fleet/messages.js';
 import { landingState, stacksInFlight } from '../../src/fleet/landers.js';
 import { renderRepoPage } from '../../src/http/dashboard-parts.js';
 import type { Run } from '../../src/store/runs.js';
@@ -331,28 +331,180 @@ describe('landing by fast-forward (LD03, autoland.fast_forward)', () => {
 });
 
 describe("GitHub's merge queue (LD04)", () => {
-  it('LD04 where a ruleset requires the merge queue, an accepted PR is never merged around it: no merge is asked for, and the PR is told once what to do', async () => {
+  const A = 'a'.repeat(40);
+  const B = 'b'.repeat(40);
+  /** Two claim PRs on a branch whose ruleset requires the merge queue, each accepted alone on c0 and queued. */
+  async function queuedPair() {
     const h = makeHarness({ policy: { globalCap: 4 } });
     const repo = h.forge.addRepo(REPO, AUTOLAND);
     repo.mergeQueue = true;
-    await addClaimPull(h, REPO, { number: 7, issue: 1, headSha: 'a'.repeat(40) });
+    await addClaimPull(h, REPO, { number: 7, issue: 1, headSha: A });
+    await addClaimPull(h, REPO, { number: 8, issue: 2, headSha: B });
+    await h.engine.schedulerTick();
+    // GitHub's queue does the batching: each is validated alone on the base, never stacked by yoke.
+    expect(landers(h).map((s) => [s.prNumber, s.baseSha, s.stack, s.landSha])).toEqual([
+      [7, 'c0', [], null],
+      [8, 'c0', [], null],
+    ]);
+    for (const l of landers(h)) await report(h, l.runId, 'success', 'accept');
+    await h.engine.reaperTick();
+    return { h, repo };
+  }
+
+  it('LD04 an accepted PR is added to the merge queue at the head its lander judged, never merged around it; each merge group GitHub builds gets a lander on its commit, and GitHub lands what passed', async () => {
+    const { h, repo } = await queuedPair();
+    expect(h.forge.enqueued.map((e) => [e.number, e.headSha])).toEqual([
+      [7, A],
+      [8, B],
+    ]);
+    expect(h.forge.merges).toEqual([]);
+    expect(h.forge.branchMoves).toEqual([]);
+    // The head's check said success before the PR was queued, as GitHub insists.
+    expect(h.forge.checkRuns.find((c) => c.headSha === A)!.current.conclusion).toBe('success');
+    // Queued, no group yet: nothing launches, and nothing is queued twice.
+    await h.engine.schedulerTick();
+    const queued = (await h.store.repos.lastRead(REPO))!.openClaims[0]!;
+    expect(
+      landingState({ runs: await h.store.runs.listForRepo(REPO), merges: [] }, queued, 'c0', queued.mergeQueue),
+    ).toBe("in GitHub's merge queue: waits for GitHub to build its merge group");
+    expect(landers(h)).toHaveLength(2);
+    expect(h.forge.enqueued).toHaveLength(2);
+    const [g7, g8] = h.forge.buildMergeGroups(REPO);
+    await h.engine.schedulerTick();
+    const groups = landers(h).slice(2);
+    // #8's group was built on #7's: its lander judges the base with #7 ahead of it, at the group's very commit.
+    expect(groups.map((s) => [s.prNumber, s.headSha, s.baseSha, s.stack, s.landSha])).toEqual([
+      [7, A, 'c0', [], g7!.sha],
+      [8, B, 'c0', ['a'.repeat(40)], g8!.sha],
+    ]);
+    // The repository page says where each stands in the queue, from what the pass read of it.
+    const read = (await h.store.repos.lastRead(REPO))!.openClaims;
+    expect(read.map((c) => c.mergeQueue)).toEqual([
+      { queued: true, group: g7!.sha },
+      { queued: true, group: g8!.sha },
+    ]);
+    const stands = async () => {
+      const record = { runs: await h.store.runs.listForRepo(REPO), merges: [] };
+      return read.map((c) => landingState(record, { number: c.number, headSha: c.headSha }, c.baseSha, c.mergeQueue));
+    };
+    expect(await stands()).toEqual([
+      `its merge group ${g7!.sha.slice(0, 7)} in GitHub's merge queue is being validated`,
+      `its merge group ${g8!.sha.slice(0, 7)} after #7 in GitHub's merge queue is being validated`,
+    ]);
+    for (const l of groups) await report(h, l.runId, 'success', 'accept');
+    await h.engine.reaperTick();
+    await h.engine.schedulerTick();
+    expect((await stands())[1]).toBe(
+      `its merge group ${g8!.sha.slice(0, 7)} after #7 in GitHub's merge queue is accepted: GitHub merges it`,
+    );
+    // yoke/lander says success on each group's commit, which is what GitHub's queue waits for.
+    for (const g of [g7!, g8!]) {
+      const check = h.forge.checkRuns.find((c) => c.headSha === g.sha)!.current;
+      expect([check.name, check.conclusion]).toEqual(['yoke/lander', 'success']);
+    }
+    expect(h.forge.checkRuns.find((c) => c.headSha === g8!.sha)!.current.title).toBe(
+      `Accepted at bbbbbbb on c0 with #7 ahead of it`,
+    );
+    h.forge.landMergeGroup(REPO);
+    h.forge.landMergeGroup(REPO);
+    expect(repo.history.slice(-2)).toEqual([g7!.sha, g8!.sha]);
+    await h.engine.schedulerTick();
+    expect(landers(h)).toHaveLength(4);
+    expect(h.forge.merges).toEqual([]);
+  });
+
+  it("LD04 LD06 a group's reject of a head accepted before is validated once more on the group's tree; repeated, it stands and a fix is spent; the PR behind it is validated in its rebuilt group", async () => {
+    const { h } = await queuedPair();
+    h.forge.buildMergeGroups(REPO);
+    await h.engine.schedulerTick();
+    const [l7, l8] = landers(h).slice(2);
+    await report(h, l7!.runId, 'success', 'reject');
+    await h.engine.reaperTick();
+    // #8's group lander judged on #7's rejected group: no blame for #8, whatever it says.
+    await report(h, l8!.runId, 'success', 'reject');
+    await h.engine.reaperTick();
+    h.forge.dequeue(REPO, 7); // the queue drops #7 (its required check failed), and rebuilds #8 on the base
+    const [g8] = h.forge.buildMergeGroups(REPO);
+    await h.engine.schedulerTick();
+    const next = landers(h).slice(4);
+    expect(next.map((s) => [s.prNumber, s.baseSha, s.stack, s.landSha])).toEqual([
+      [7, 'c0', [], null],
+      [8, 'c0', [], g8!.sha],
+    ]);
+    expect(h.launcher.starts.filter((s) => s.kind === 'fix')).toEqual([]);
+    await report(h, next[0]!.runId, 'success', 'reject');
+    await report(h, next[1]!.runId, 'success', 'accept');
+    await h.engine.reaperTick();
+    await h.engine.schedulerTick();
+    // The reject repeated: #7's own now, and a fix is spent on it; it is not queued again.
+    expect(h.launcher.starts.filter((s) => s.kind === 'fix').map((s) => s.prNumber)).toEqual([7]);
+    expect(h.forge.enqueued.map((e) => e.number)).toEqual([7, 8]);
+  });
+
+  it('LD04 a queue GitHub will not show (the permission not granted) starts nothing and queues nothing, and says so', async () => {
+    const h = makeHarness();
+    const repo = h.forge.addRepo(REPO, AUTOLAND);
+    repo.mergeQueue = true;
+    h.forge.readMergeQueue = async () => {
+      throw Object.assign(new Error('Resource not accessible by integration'), { status: 403 });
+    };
+    await addClaimPull(h, REPO, { number: 7, issue: 1, headSha: A });
+    const pass = await h.engine.schedulerTick();
+    expect(landers(h)).toEqual([]);
+    expect(pass.waiting.map((w) => [w.subject, w.reason.code, w.reason.message])).toEqual([
+      [
+        'pr#7',
+        'merge_queue_unread',
+        "#7 of acme/api waits: a ruleset requires GitHub's merge queue on main, and GitHub would not show yoke that queue, so nothing there is validated or queued for now.",
+      ],
+    ]);
+    expect(h.forge.enqueued).toEqual([]);
+    expect(h.forge.merges).toEqual([]);
+  });
+
+  it('LD04 a refused enqueue is said on the PR once for that accept and not asked again; a newer accept is queued again', async () => {
+    const h = makeHarness({ policy: { globalCap: 4 } });
+    const repo = h.forge.addRepo(REPO, AUTOLAND);
+    repo.mergeQueue = true;
+    repo.enqueueRefusal = { status: 422, message: 'Resource not accessible by integration' };
+    await addClaimPull(h, REPO, { number: 7, issue: 1, headSha: A });
     await h.engine.schedulerTick();
     await report(h, landers(h)[0]!.runId, 'success', 'accept');
     await h.engine.reaperTick();
+    await h.engine.schedulerTick();
+    expect(h.forge.enqueued).toHaveLength(1);
+    const told = h.forge.comments.filter((c) => c.number === 7 && c.body.startsWith('yoke did not merge'));
+    expect(told.map((c) => c.body)).toEqual([
+      "yoke did not merge this PR. GitHub would not add #7 to the merge queue on main, which a ruleset requires (yoke never merges around it): Resource not accessible by integration\n\n**To recover:** Grant yoke's app the Merge queues permission (read and write) if the message says it lacks it, then comment `/yoke land` on #7; or add #7 to the merge queue yourself: yoke's lander validates the merge group GitHub builds either way.",
+    ]);
+    expect(told[0]!.body).toBe(enqueueRefusedNotice(7, 'main', 'Resource not accessible by integration'));
     expect(h.forge.merges).toEqual([]);
-    // A new accept, after the base moved, is not said again.
+    // The base moves; the new accept there is queued (GitHub takes it now).
+    delete repo.enqueueRefusal;
     h.forge.commit(REPO, { 'README.md': 'someone pushed' });
     await h.engine.schedulerTick();
     await report(h, landers(h).at(-1)!.runId, 'success', 'accept');
     await h.engine.reaperTick();
-    await h.engine.schedulerTick();
+    expect(h.forge.enqueued.map((e) => e.number)).toEqual([7, 7]);
+    expect(repo.queued).toEqual([{ pr: 7, headSha: A }]);
     expect(h.forge.merges).toEqual([]);
-    expect(landers(h)).toHaveLength(2);
-    const told = h.forge.comments.filter((c) => c.number === 7 && c.body.startsWith('yoke did not merge'));
-    expect(told.map((c) => c.body)).toEqual([
-      "yoke did not merge this PR. main requires GitHub's merge queue, and yoke never merges around it; it does not add PRs to the queue yet, so #7 waits there, accepted.\n\n**To recover:** Add #7 to the merge queue (Merge when ready): the queue's required checks decide. Or take the merge queue rule off main's ruleset to let yoke merge it.",
+  });
+
+  it('LD04 a merge group of a PR that is not an open claim, or of a head the PR has moved past, gets no lander', async () => {
+    const { h, repo } = await queuedPair();
+    h.forge.buildMergeGroups(REPO);
+    // A person's PR in the queue, and #8 pushed after it was queued (GitHub would drop it; its old group lingers).
+    repo.groups!.push({ pr: 99, headSha: 'e'.repeat(40), sha: 'g99', parent: 'c0' });
+    repo.pulls.find((p) => p.number === 8)!.headSha = 'f'.repeat(40);
+    await h.engine.schedulerTick();
+    expect(
+      landers(h)
+        .slice(2)
+        .map((s) => [s.prNumber, s.headSha, s.landSha]),
+    ).toEqual([
+      [7, A, repo.groups![0]!.sha],
+      [8, 'f'.repeat(40), null],
     ]);
-    expect(told[0]!.body).toBe(mergeQueueNotice(7, 'main'));
   });
 });
 

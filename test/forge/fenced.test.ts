@@ -41,7 +41,11 @@ async function methodsThatWrite(): Promise<{ writes: string[]; called: string[] 
         record(route);
       },
     }),
-    graphql: async () => (record('POST'), {}),
+    // A GraphQL query reads; a mutation writes. The pull request is there, so a write that needs its id is reached.
+    graphql: async (document: string) => (
+      record(/^\s*mutation\b/.test(document) ? 'POST' : 'GET'),
+      { repository: { pullRequest: { id: 'PR_1', headRefOid: 'a'.repeat(40) }, mergeQueue: null } }
+    ),
   };
   const forge = new GitHubForge({
     appOctokit: async () => octokit as never,
@@ -94,7 +98,9 @@ describe('TR31 the fenced forge and launcher', () => {
     const { writes, called } = await methodsThatWrite();
     // The probe reached GitHub from most methods, and found writes among them (it can see what it checks).
     expect(called.length).toBeGreaterThan(40);
-    expect(writes).toEqual(expect.arrayContaining(['merge', 'createComment', 'publishRunner', 'reviewProtectionRule']));
+    expect(writes).toEqual(
+      expect.arrayContaining(['merge', 'createComment', 'publishRunner', 'reviewProtectionRule', 'enqueuePullRequest']),
+    );
     expect(writes.filter((w) => !FORGE_WRITES.includes(w as never))).toEqual([]);
   });
 

@@ -137,6 +137,127 @@ describe('GitHubForge, for agent runs', () => {
     ]).toEqual([true, false, null]);
   });
 
+  it('LD04 reads a merge queue: its PRs in order by GraphQL, its merge groups from their refs, each group commit read once', async () => {
+    const A = 'a'.repeat(40);
+    const B = 'b'.repeat(40);
+    const gh = nock(API, { reqheaders: { authorization: 'token ghs_inst' } });
+    const asked: unknown[] = [];
+    gh.post(
+      '/graphql',
+      (b: { query: string; variables: unknown }) => (
+        asked.push(b.variables),
+        /mergeQueue\(branch: \$branch\)/.test(b.query)
+      ),
+    )
+      .times(2)
+      .reply(200, {
+        data: {
+          repository: {
+            mergeQueue: {
+              entries: {
+                nodes: [
+                  { position: 2, pullRequest: { number: 8, headRefOid: B } },
+                  { position: 1, pullRequest: { number: 7, headRefOid: A } },
+                ],
+              },
+            },
+          },
+        },
+      });
+    const refs = [
+      {
+        ref: `refs/heads/gh-readonly-queue/main/pr-7-${A}`,
+        node_id: 'R1',
+        url: 'u',
+        object: { type: 'commit', sha: 'g7', url: 'u' },
+      },
+      {
+        ref: `refs/heads/gh-readonly-queue/main/pr-8-${B}`,
+        node_id: 'R2',
+        url: 'u',
+        object: { type: 'commit', sha: 'g8', url: 'u' },
+      },
+      // A branch whose name only looks like a group's (another base branch's queue): not this queue's.
+      {
+        ref: `refs/heads/gh-readonly-queue/main/x/pr-9-${A}`,
+        node_id: 'R3',
+        url: 'u',
+        object: { type: 'commit', sha: 'g9', url: 'u' },
+      },
+    ];
+    gh.get('/repos/acme/api/git/matching-refs/heads%2Fgh-readonly-queue%2Fmain%2F').times(2).reply(200, refs);
+    gh.get('/repos/acme/api/git/commits/g7').reply(200, { sha: 'g7', parents: [{ sha: 'c0' }, { sha: A }] });
+    gh.get('/repos/acme/api/git/commits/g8').reply(200, { sha: 'g8', parents: [{ sha: 'g7' }, { sha: B }] });
+    const forge = new GitHubForge({
+      appOctokit: async () => client('app-jwt'),
+      installationOctokit: async () => client('ghs_inst'),
+      now: Date.now,
+    });
+    const want = {
+      entries: [
+        { pr: 7, headSha: A },
+        { pr: 8, headSha: B },
+      ],
+      groups: [
+        { pr: 7, headSha: A, sha: 'g7', parent: 'c0' },
+        { pr: 8, headSha: B, sha: 'g8', parent: 'g7' },
+      ],
+    };
+    expect(await forge.readMergeQueue(repo, 'main')).toEqual(want);
+    // The second read asks for the queue and its refs again, but not for commits it has read.
+    expect(await forge.readMergeQueue(repo, 'main')).toEqual(want);
+    expect(asked).toEqual([
+      { owner: 'acme', name: 'api', branch: 'main' },
+      { owner: 'acme', name: 'api', branch: 'main' },
+    ]);
+  });
+
+  it('LD04 adds a PR to the merge queue at the head its lander judged; a refusal in GraphQL errors comes back as data', async () => {
+    const gh = nock(API, { reqheaders: { authorization: 'token ghs_inst' } });
+    const sent: { query: string; variables: Record<string, unknown> }[] = [];
+    const record = (b: { query: string; variables: Record<string, unknown> }) => (sent.push(b), true);
+    gh.post('/graphql', record).reply(200, {
+      data: { repository: { pullRequest: { id: 'PR_kw7', headRefOid: 'a'.repeat(40) } } },
+    });
+    gh.post('/graphql', record).reply(200, { data: { enqueuePullRequest: { mergeQueueEntry: { position: 1 } } } });
+    gh.post('/graphql', record).reply(200, {
+      data: { repository: { pullRequest: { id: 'PR_kw8', headRefOid: 'c'.repeat(40) } } },
+    });
+    gh.post('/graphql', record).reply(200, {
+      data: { enqueuePullRequest: null },
+      errors: [
+        { type: 'UNPROCESSABLE', path: ['enqueuePullRequest'], message: 'Head sha did not match expected head oid' },
+      ],
+    });
+    gh.post('/graphql', record).reply(200, { data: { repository: { pullRequest: null } } });
+    const forge = new GitHubForge({
+      appOctokit: async () => client('app-jwt'),
+      installationOctokit: async () => client('ghs_inst'),
+      now: Date.now,
+    });
+    expect(await forge.enqueuePullRequest(repo, 7, 'a'.repeat(40))).toEqual({ ok: true });
+    expect(await forge.enqueuePullRequest(repo, 8, 'b'.repeat(40))).toEqual({
+      ok: false,
+      status: 422,
+      message: 'Head sha did not match expected head oid',
+    });
+    expect(await forge.enqueuePullRequest(repo, 9, 'b'.repeat(40))).toEqual({
+      ok: false,
+      status: 404,
+      message: '#9 is not a pull request here',
+    });
+    expect(sent.map((b) => b.variables)).toEqual([
+      { owner: 'acme', name: 'api', number: 7 },
+      { id: 'PR_kw7', head: 'a'.repeat(40) },
+      { owner: 'acme', name: 'api', number: 8 },
+      { id: 'PR_kw8', head: 'b'.repeat(40) },
+      { owner: 'acme', name: 'api', number: 9 },
+    ]);
+    expect(sent[1]!.query).toMatch(
+      /^mutation\b[\s\S]*enqueuePullRequest\(input: \{ pullRequestId: \$id, expectedHeadOid: \$head \}\)/,
+    );
+  });
+
   it('QA21 reads who reacted to a notice, asking for the list only when someone did', async () => {
     const gh = nock(API, { reqheaders: { authorization: 'token ghs_inst' } });
     gh.get('/repos/acme/api/issues/comments/5').reply(200, { id: 5, body: 'notice', reactions: { total_count: 0 } });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decodeMarker, encodeMarker, readVerdict } from '../../src/forge/marker.js';
-import { parseClosingRefs, parseYokeRunTrailer } from '../../src/forge/types.js';
+import { parseClosingRefs, parseYokeRunTrailer } from '../../src/forge/body-text.js';
 
 const trusted = new Set(['yoke[bot]']);
 const body = (sha: string, verdict: 'accept' | 'reject', run = 'r1') =>

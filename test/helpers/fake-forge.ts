@@ -1,10 +1,12 @@
 import { bodyDigest } from '../../src/forge/schemas.js';
+import { parseClosingRefs, parseYokeRunTrailer } from '../../src/forge/body-text.js';
 import { issueDigest } from '../../src/kernel/issue-digest.js';
 import { parseRepoConfig, type RepoConfigResult } from '../../src/config/repo-config.js';
 import {
   type CheckRunWrite,
-  parseClosingRefs,
-  parseYokeRunTrailer,
+  type EnqueueResult,
+  type MergeGroup,
+  type MergeQueueRead,
   type CommentView,
   type Forge,
   type IssueDetail,
@@ -75,6 +77,12 @@ export interface FakeRepo {
   branchRule?: { status: number; message: string };
   /** LD04: a ruleset requires GitHub's merge queue on the default branch (GitHub refuses merges around it). */
   mergeQueue?: boolean;
+  /** LD04: the PRs in the default branch's merge queue, in order, at the head each was queued at. */
+  queued?: { pr: number; headSha: string }[];
+  /** LD04: the merge groups GitHub built for them (buildMergeGroups), bottom first. */
+  groups?: MergeGroup[];
+  /** LD04: GitHub's refusal to add any PR to the queue (a permission not granted, say). */
+  enqueueRefusal?: { status: number; message: string };
   /** The default branch's commits, oldest first, each with its files. */
   history: string[];
   files: Map<string, Record<string, string>>;
@@ -344,6 +352,69 @@ export class FakeForge implements Forge {
   async requiresMergeQueue(repo: RepoRef, branch: string): Promise<boolean | null> {
     this.mergeQueueReads++;
     return branch === 'main' ? Boolean(this.repo(repo.fullName).mergeQueue) : false;
+  }
+
+  mergeQueueFullReads = 0;
+  async readMergeQueue(repo: RepoRef, branch: string): Promise<MergeQueueRead | null> {
+    this.mergeQueueFullReads++;
+    const r = this.repo(repo.fullName);
+    if (branch !== 'main' || !r.mergeQueue) return null;
+    return { entries: [...(r.queued ?? [])], groups: [...(r.groups ?? [])] };
+  }
+
+  enqueued: { repo: string; number: number; headSha: string }[] = [];
+  async enqueuePullRequest(repo: RepoRef, number: number, headSha: string): Promise<EnqueueResult> {
+    this.enqueued.push({ repo: repo.fullName, number, headSha });
+    const r = this.repo(repo.fullName);
+    if (r.enqueueRefusal) return { ok: false, ...r.enqueueRefusal };
+    if (!r.mergeQueue) return { ok: false, status: 422, message: 'The base branch has no merge queue' };
+    const pull = r.pulls.find((p) => p.number === number);
+    if (!pull) return { ok: false, status: 404, message: `#${number} is not a pull request here` };
+    if (pull.headSha !== headSha) return { ok: false, status: 422, message: 'The head of the pull request moved' };
+    if ((r.queued ??= []).some((e) => e.pr === number))
+      return { ok: false, status: 422, message: 'The pull request is already queued' };
+    r.queued.push({ pr: number, headSha });
+    return { ok: true };
+  }
+
+  /** LD04: GitHub builds a merge group for each queued PR that has none: on the tip, or the group ahead of it. */
+  buildMergeGroups(fullName: string): MergeGroup[] {
+    const r = this.repo(fullName);
+    const groups = (r.groups ??= []);
+    let parent = r.history.at(-1)!;
+    for (const e of r.queued ?? []) {
+      let g = groups.find((x) => x.pr === e.pr && x.headSha === e.headSha);
+      if (!g || g.parent !== parent) {
+        if (g) groups.splice(groups.indexOf(g), 1);
+        g = { pr: e.pr, headSha: e.headSha, sha: `g${e.pr}-${parent}`, parent };
+        groups.push(g);
+        this.landCommits.set(g.sha, { parent, head: e.headSha });
+        r.files.set(g.sha, { ...(r.files.get(parent) ?? {}) });
+      }
+      parent = g.sha;
+    }
+    return groups;
+  }
+
+  /** LD04: the queue merges the bottom group: the branch moves to its commit, and its PR is merged there. */
+  landMergeGroup(fullName: string): string {
+    const r = this.repo(fullName);
+    const g = r.groups?.find((x) => x.parent === r.history.at(-1));
+    if (!g) throw new Error('no merge group on the tip');
+    const moved = this.fastForwardMain(r, g.sha);
+    if (!moved.ok) throw new Error(moved.message);
+    r.queued = (r.queued ?? []).filter((e) => e.pr !== g.pr);
+    r.groups = r.groups!.filter((x) => x !== g);
+    return g.sha;
+  }
+
+  /** LD04: the queue drops a PR (its group failed its required checks): its group and those above go. */
+  dequeue(fullName: string, pr: number): void {
+    const r = this.repo(fullName);
+    const at = (r.queued ?? []).findIndex((e) => e.pr === pr);
+    const above = new Set((r.queued ?? []).slice(at).map((e) => e.pr));
+    r.queued = (r.queued ?? []).filter((e) => e.pr !== pr);
+    r.groups = (r.groups ?? []).filter((g) => !above.has(g.pr));
   }
 
   /** LD02: the default branch is at the newest commit of its history (a merge adds one). */

@@ -162,7 +162,7 @@ export function makeHarness(
     apiUrl: 'http://yoke.test',
     webUrl: 'https://github.test',
     trustedMarkerLogins: [],
-    newRunId: opts.newRunId ?? (() => `run${++seq}`),
+    newRunId: opts.newRunId ?? (() => `run${String(++seq).padStart(4, '0')}`),
     // As the composition root does: delivery listens to the fleet's merges.
     onMerged: recordOwedOnMerge,
     ...(opts.lead

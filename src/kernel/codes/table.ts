@@ -191,12 +191,12 @@ export const CODE_INFO = {
     message: (p) => `GitHub refused to merge #${p.number} at ${p.sha}: ${p.detail}`,
     recovery: (p) => `Resolve the refusal, then comment \`/yoke land\` on #${p.number} for a fresh lander.`,
   }),
-  merge_queue_required: code<{ number: number; branch: string }>({
+  enqueue_refused: code<{ number: number; branch: string; detail: string }>({
     status: 409,
     message: (p) =>
-      `${p.branch} requires GitHub's merge queue, and yoke never merges around it; it does not add PRs to the queue yet, so #${p.number} waits there, accepted.`,
+      `GitHub would not add #${p.number} to the merge queue on ${p.branch}, which a ruleset requires (yoke never merges around it): ${p.detail}`,
     recovery: (p) =>
-      `Add #${p.number} to the merge queue (Merge when ready): the queue's required checks decide. Or take the merge queue rule off ${p.branch}'s ruleset to let yoke merge it.`,
+      `Grant yoke's app the Merge queues permission (read and write) if the message says it lacks it, then comment \`/yoke land\` on #${p.number}; or add #${p.number} to the merge queue yourself: yoke's lander validates the merge group GitHub builds either way.`,
   }),
   fast_forward_refused: code<{ number: number; sha: string; branch: string; detail: string }>({
     status: 409,

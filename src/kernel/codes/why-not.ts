@@ -29,6 +29,13 @@ export const WHY_NOT_CODES = {
       `#${p.number} of ${p.repo} waits for a lander: GitHub did not say where its base branch ${p.branch} is, and a verdict counts only for the base it judged.`,
     recovery: () => 'Nothing to do: the next pass reads the branch again.',
   }),
+  merge_queue_unread: code<{ repo: string; number: number; branch: string }>({
+    status: 503,
+    message: (p) =>
+      `#${p.number} of ${p.repo} waits: a ruleset requires GitHub's merge queue on ${p.branch}, and GitHub would not show yoke that queue, so nothing there is validated or queued for now.`,
+    recovery: () =>
+      "Grant yoke's app the Merge queues permission (read and write: the app's settings, then accept the new permission on the installation); `yoke doctor` says whether it is granted. yoke reads the queue again every pass.",
+  }),
   stack_full: code<{ repo: string; number: number; ahead: string; depth: number }>({
     status: 429,
     message: (p) =>
@@ -76,6 +83,7 @@ export const WHY_NOT = [
   'repo_disabled',
   'lander_attempts_used_up',
   'base_unread',
+  'merge_queue_unread',
   'stack_full',
   'fix_attempts_exhausted',
   'fix_asks_exhausted',

@@ -20,6 +20,7 @@ import { migration as m018 } from './018-asks-for-changes.js';
 import { migration as m019 } from './019-the-base-a-lander-judged.js';
 import { migration as m020 } from './020-stacks-and-the-commits-yoke-landed.js';
 import { migration as m021 } from './021-the-commit-a-lander-judged.js';
+import { migration as m022 } from './022-the-merge-queue-entries-yoke-made.js';
 
 // yoke's schema, one file per migration, applied in version order and never
 // edited once shipped: a change is a new file with the next version, added
@@ -49,4 +50,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m019,
   m020,
   m021,
+  m022,
 ];
