@@ -10,7 +10,9 @@ import { registerActionsRoutes } from './forge/routes-actions.js';
 import { registerAppRoutes } from './forge/routes-app.js';
 import { registerCheckRoutes } from './forge/routes-checks.js';
 import { ForgeDeployments } from './forge/deployments.js';
-import { deploymentJson, registerDeploymentRoutes } from './forge/routes-deployments.js';
+import { deploymentJson, landedByPush, registerDeploymentRoutes } from './forge/routes-deployments.js';
+import { registerQueueRoutes } from './forge/routes-queue.js';
+import { MergeQueues } from './forge/merge-queue.js';
 import { registerGitRoutes } from './forge/routes-git.js';
 import type { ForgeHooks, InstallationGrant } from './forge/routes-common.js';
 import { loadShippedSetup } from '../src/http/doctor.js';
@@ -146,12 +148,28 @@ export class EmbeddedForge {
         },
       },
     });
+    const queues = new MergeQueues({
+      hold: (repo, branch, queued) => this.hooks.holdQueue?.(repo, branch, queued) ?? false,
+      announce: (repo, action, group) => this.state.mergeGroup(repo, action, group),
+      landed: (repo, branch, before, after) => {
+        this.state.pushed(
+          repo,
+          `refs/heads/${branch}`,
+          before,
+          after,
+          [],
+          this.state.user('github-merge-queue[bot]', 'Bot'),
+        );
+        landedByPush(repo, branch, before, after, this.now());
+      },
+    });
     const env = {
       http: this.http,
       state: this.state,
       shapes: this.shapes,
       runner: this.runner,
       deployments: this.deployments,
+      queues,
       hooks: this.hooks,
       app: { id: opts.appId, slug: opts.appSlug },
       grants: (id: number) => this.grants.get(id) ?? (opts.grants ??= appYmlGrant()),
@@ -165,6 +183,7 @@ export class EmbeddedForge {
     registerGitRoutes(env);
     registerCheckRoutes(env);
     registerDeploymentRoutes(env);
+    registerQueueRoutes(env);
     this.http.git = (req, url, body) => serveGit(this.state, req, url, body, this.state.now());
     this.http.pages = (pathname) => forgePage(this.state, this.runner.runs, pathname, this.deployments);
     this.http.onRaw('/_actions/oidc/.well-known/jwks', () => ({ status: 200, body: this.oidc.jwks }));

@@ -858,6 +858,33 @@ describe('GitHub Enterprise Server', () => {
   });
 });
 
+describe("GitHub's merge queue events (Probot level)", () => {
+  it('LD04 a published merge_group delivery (a group built, or destroyed) asks for a pass of its repository at once; a forged one is refused before any handler', async () => {
+    const h = await makeProbot();
+    const kicks = vi.spyOn(h.rt.engine, 'kick').mockResolvedValue(undefined as never);
+    const built = publishedPayload('merge_group', 'checks_requested');
+    expect(built.merge_group.head_ref).toMatch(/^refs\/heads\/gh-readonly-queue\/main\/pr-\d+-[0-9a-f]{40}$/);
+    await h.probot.receive({ id: 'delivery-group-1', name: 'merge_group', payload: built } as never);
+    expect(kicks).toHaveBeenCalledTimes(1);
+    await h.probot.receive({
+      id: 'delivery-group-2',
+      name: 'merge_group',
+      payload: { ...built, action: 'destroyed', reason: 'dequeued' },
+    } as never);
+    expect(kicks).toHaveBeenCalledTimes(2);
+    await expect(
+      h.probot.webhooks.verifyAndReceive({
+        id: 'forged-group',
+        name: 'merge_group',
+        payload: JSON.stringify(built),
+        signature: 'sha256=' + 'f'.repeat(64),
+      } as never),
+    ).rejects.toThrow();
+    expect(kicks).toHaveBeenCalledTimes(2);
+    kicks.mockRestore();
+  });
+});
+
 describe('leadership of what a webhook asks for (Probot level)', () => {
   it("TR13 a follower reaps nothing when a workflow_run webhook asks: only the leader's pass reaps and launches; the leader's does", async () => {
     const h = await makeProbot();

@@ -59,6 +59,12 @@ export function gitAccess(
 const PRE_RECEIVE = `#!/bin/sh
 z=0000000000000000000000000000000000000000
 while read old new ref; do
+  # LD04: the merge queue's branches are GitHub's own: nobody pushes to them.
+  case "$ref" in refs/heads/gh-readonly-queue/*)
+    echo "GH013: Repository rule violations found for $ref." >&2
+    echo "- Merge queue branches are read-only." >&2
+    exit 1;;
+  esac
   for b in $FORGE_PROTECTED; do
     if [ "$ref" = "refs/heads/$b" ]; then
       echo "GH013: Repository rule violations found for $ref." >&2

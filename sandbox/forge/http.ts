@@ -247,7 +247,10 @@ export class ForgeHttp {
         ? send(answer.status, answer.body, { 'content-type': 'application/json' })
         : send(401, { message: 'Bad credentials' });
     }
-    if (!url.pathname.startsWith('/api/v3/')) {
+    // GitHub's GraphQL endpoint (Octokit asks /api/graphql of a server whose REST API is at /api/v3): routed as
+    // `POST /graphql`, with the same authentication.
+    const graphql = url.pathname === '/api/graphql';
+    if (!url.pathname.startsWith('/api/v3/') && !graphql) {
       const html = method === 'GET' ? (this.pages?.(url.pathname) ?? null) : null;
       if (html !== null) {
         this.stats.log.push({ method, path: url.pathname, status: 200 });
@@ -257,7 +260,7 @@ export class ForgeHttp {
       }
       return send(404, { message: 'Not Found' }, { 'content-type': 'application/json' });
     }
-    const path = url.pathname.slice('/api/v3'.length);
+    const path = graphql ? '/graphql' : url.pathname.slice('/api/v3'.length);
     // Literal segments win over parameters (issues/comments is not issue "comments").
     const route = this.routes
       .filter((r) => r.method === method && r.re.test(path))

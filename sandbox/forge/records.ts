@@ -125,6 +125,17 @@ export interface ForgeRepo {
   requiredChecks: Map<string, string[]>;
   /** Branches a ruleset requires GitHub's merge queue on (nothing merges there but through the queue). */
   mergeQueue: Set<string>;
+  /** LD04: each such branch's queue, bottom first. */
+  queues: Map<string, QueueEntry[]>;
+}
+
+/** LD04: a PR in a branch's merge queue, at the head it was queued at. */
+export interface QueueEntry {
+  pr: number;
+  head: string;
+  /** Its merge group's commit and the commit it was built on, once built. */
+  group: string | null;
+  parent: string | null;
 }
 
 /** A check run an app wrote on a commit, as it now stands. */
@@ -171,4 +182,11 @@ export type ForgeEvent =
     }
   | { kind: 'labeled'; repo: ForgeRepo; issue: Issue; label: string; sender: ForgeUser }
   | { kind: 'pull_opened'; repo: ForgeRepo; issue: Issue; sender: ForgeUser }
-  | { kind: 'review_submitted'; repo: ForgeRepo; issue: Issue; review: Review; sender: ForgeUser };
+  | { kind: 'review_submitted'; repo: ForgeRepo; issue: Issue; review: Review; sender: ForgeUser }
+  | {
+      kind: 'merge_group';
+      action: 'checks_requested' | 'destroyed';
+      repo: ForgeRepo;
+      group: { branch: string; headSha: string; headRef: string; baseSha: string; reason?: string };
+      sender: ForgeUser;
+    };

@@ -75,6 +75,8 @@ export function registerCheckRoutes(env: RouteEnv): void {
     };
     apply(c, ctx.body, state.now());
     r.checkRuns.push(c);
+    // LD04: a merge group's required check may have just passed or failed.
+    for (const branch of r.mergeQueue) env.queues.settle(r, branch);
     return { status: 201, body: shapes.checkRunJson(r, c) };
   });
   http.on('PATCH', '/repos/{owner}/{repo}/check-runs/{check_run_id}', 'repo', (ctx) => {
@@ -83,6 +85,7 @@ export function registerCheckRoutes(env: RouteEnv): void {
     const c = r.checkRuns.find((x) => x.id === Number(ctx.params.check_run_id));
     if (!c) throw new HttpError(404, 'Not Found');
     apply(c, ctx.body, state.now());
+    for (const branch of r.mergeQueue) env.queues.settle(r, branch);
     return { status: 200, body: shapes.checkRunJson(r, c) };
   });
   http.on('GET', '/repos/{owner}/{repo}/commits/{ref}/check-runs', 'repo', (ctx) => {

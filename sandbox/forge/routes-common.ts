@@ -2,6 +2,7 @@ import { HttpError } from '../http-error.js';
 import type { ActionsRunner } from './actions-runner.js';
 import type { ForgeDeployments } from './deployments.js';
 import type { Ctx, ForgeHttp } from './http.js';
+import type { MergeQueues } from './merge-queue.js';
 import type { Shapes } from './shapes.js';
 import type { ForgeRepo, ForgeState, Issue } from './state.js';
 
@@ -10,6 +11,8 @@ import type { ForgeRepo, ForgeState, Issue } from './state.js';
 export interface ForgeHooks {
   /** Runs just before GitHub would merge (a test pushes to the head here). */
   beforeMerge?: (repo: ForgeRepo, pr: number) => void;
+  /** LD04: true while GitHub's merge queue should build no merge group (a test waits for the PRs it wants queued together). */
+  holdQueue?: (repo: ForgeRepo, branch: string, queued: readonly number[]) => boolean;
 }
 
 export interface RouteEnv {
@@ -18,6 +21,8 @@ export interface RouteEnv {
   shapes: Shapes;
   runner: ActionsRunner;
   deployments: ForgeDeployments;
+  /** LD04: the merge queues of the branches that require one. */
+  queues: MergeQueues;
   hooks: ForgeHooks;
   app: { id: number; slug: string };
   /** What an installation grants: its permissions and the events it receives (app.yml's by default). */

@@ -235,6 +235,7 @@ export function registerDeploymentRoutes(env: RouteEnv): void {
     if (!/^refs\/[\w./-]+$/.test(ref) || ref.split('/').length < 3 || ref.includes('..'))
       throw new HttpError(422, 'Reference name is not valid');
     if (!SHA.test(sha) || !revParse(r.gitDir, sha)) throw new HttpError(422, 'Object does not exist');
+    if (ref.startsWith(QUEUE_REFS)) throw new HttpError(422, 'Reference update failed');
     if (revParse(r.gitDir, ref)) throw new HttpError(422, 'Reference already exists');
     git(r.gitDir, ['update-ref', ref, sha]);
     // Push events are for branches and tags only.
@@ -249,6 +250,7 @@ export function registerDeploymentRoutes(env: RouteEnv): void {
     const before = revParse(r.gitDir, ref);
     if (!before) throw new HttpError(422, 'Reference does not exist');
     if (!SHA.test(sha) || !revParse(r.gitDir, sha)) throw new HttpError(422, 'Object does not exist');
+    if (ref.startsWith(QUEUE_REFS)) throw new HttpError(422, 'Reference update failed');
     let ahead = false;
     try {
       git(r.gitDir, ['merge-base', '--is-ancestor', before, sha]);
@@ -294,6 +296,7 @@ export function registerDeploymentRoutes(env: RouteEnv): void {
     const before = /^refs\/[\w./-]+$/.test(ref) && !ref.includes('..') ? revParse(r.gitDir, ref) : null;
     if (!before) throw new HttpError(422, 'Reference does not exist');
     if (ref === `refs/heads/${r.defaultBranch}`) throw new HttpError(422, 'Cannot delete the default branch');
+    if (ref.startsWith(QUEUE_REFS)) throw new HttpError(422, 'Reference update failed');
     git(r.gitDir, ['update-ref', '-d', ref]);
     return { status: 204 };
   });
@@ -303,7 +306,10 @@ export function registerDeploymentRoutes(env: RouteEnv): void {
  * GitHub marks a PR merged when its head reaches its base branch by a push (or a ref update): merged at the
  * commit that merged it, and the issues it closes closed.
  */
-function landedByPush(r: ForgeRepo, branch: string, before: string, after: string, t: number): void {
+/** LD04: the merge queue's branches, which only GitHub's queue writes. */
+const QUEUE_REFS = 'refs/heads/gh-readonly-queue/';
+
+export function landedByPush(r: ForgeRepo, branch: string, before: string, after: string, t: number): void {
   const parents = git(r.gitDir, ['rev-list', '--reverse', '--parents', `${before}..${after}`])
     .split('\n')
     .filter(Boolean)

@@ -167,6 +167,7 @@ export class ForgeState {
       rulesetBypass: new Set(),
       requiredChecks: new Map(),
       mergeQueue: new Set(),
+      queues: new Map(),
     };
     this.repos.set(r.fullName, repo);
     return repo;
@@ -287,6 +288,15 @@ export class ForgeState {
     by: ForgeUser,
   ): void {
     this.onEvent({ kind: 'push', repo, ref, before, after, commits, sender: by });
+  }
+
+  /** LD04: GitHub's merge queue built or destroyed a merge group: GitHub sends `merge_group`. */
+  mergeGroup(
+    repo: ForgeRepo,
+    action: 'checks_requested' | 'destroyed',
+    group: { branch: string; headSha: string; headRef: string; baseSha: string; reason?: string },
+  ): void {
+    this.onEvent({ kind: 'merge_group', action, repo, group, sender: this.user('github-merge-queue[bot]', 'Bot') });
   }
 
   /** Follows pushes: a PR's head is its branch; a moved branch is an update. */

@@ -1,4 +1,5 @@
 import { createHmac, randomUUID } from 'node:crypto';
+import { git } from '../git.js';
 import type { Shapes } from './shapes.js';
 import type { ForgeEvent, ForgeRepo, ForgeUser } from './state.js';
 
@@ -54,6 +55,33 @@ export class WebhookSender {
           review: shapes.reviewJson(e.repo, e.review),
           pull_request: shapes.pullJson(e.repo, e.issue),
         });
+      case 'merge_group': {
+        // As GitHub sends it: the group's commit, its branch, the commit it was built on, and the branch it lands on.
+        const message = git(e.repo.gitDir, ['show', '-s', '--format=%B', e.group.headSha]).trimEnd();
+        const [tree, when, name, email] = git(e.repo.gitDir, [
+          'show',
+          '-s',
+          '--format=%T%n%aI%n%an%n%ae',
+          e.group.headSha,
+        ]).split('\n') as [string, string, string, string];
+        return this.send('merge_group', e.action, e.repo, e.sender, {
+          ...(e.group.reason ? { reason: e.group.reason } : {}),
+          merge_group: {
+            head_sha: e.group.headSha,
+            head_ref: e.group.headRef,
+            base_sha: e.group.baseSha,
+            base_ref: `refs/heads/${e.group.branch}`,
+            head_commit: {
+              id: e.group.headSha,
+              tree_id: tree,
+              message,
+              timestamp: when,
+              author: { name, email },
+              committer: { name, email },
+            },
+          },
+        });
+      }
       case 'labeled':
         if (e.issue.pull) {
           return this.send('pull_request', 'labeled', e.repo, e.sender, {

@@ -163,6 +163,7 @@ export function initReport(agent: AgentName, plan: InitPlan): string {
     "4. Protect the default branch (Settings → Rules → Rulesets, or branch protection): require the status check yoke/lander, and leave yoke's app off the bypass list, so nothing merges that its lander did not accept at that head. As a ruleset:",
     `   gh api repos/OWNER/REPO/rulesets --input - <<'JSON'\n   ${LANDER_RULESET}\n   JSON`,
     "   To land by fast-forward (autoland.fast_forward: true: the branch moves to the very commit the lander validated, and GitHub refuses the move if anything else landed first; docs/landing.md), this ruleset is enough: yoke writes yoke/lander on that commit, on a branch of its own, before it moves the branch there. A rule that also requires pull requests needs yoke's app in its bypass_actors.",
+    "   To land through GitHub's merge queue instead, add a merge_queue rule to this ruleset: yoke adds each accepted PR to the queue and validates every merge group GitHub builds, writing yoke/lander on the group's commit (the app needs Merge queues: read and write; docs/landing.md).",
     '5. Commit and push these files to the default branch, then label an issue yoke:afk.',
   ].join('\n');
 }

@@ -44,6 +44,7 @@ const NEXT = (secret: string) => `Next:
    {"name":"yoke: require yoke/lander","target":"branch","enforcement":"active","bypass_actors":[],"conditions":{"ref_name":{"include":["~DEFAULT_BRANCH"],"exclude":[]}},"rules":[{"type":"required_status_checks","parameters":{"strict_required_status_checks_policy":false,"required_status_checks":[{"context":"yoke/lander"}]}}]}
    JSON
    To land by fast-forward (autoland.fast_forward: true: the branch moves to the very commit the lander validated, and GitHub refuses the move if anything else landed first; docs/landing.md), this ruleset is enough: yoke writes yoke/lander on that commit, on a branch of its own, before it moves the branch there. A rule that also requires pull requests needs yoke's app in its bypass_actors.
+   To land through GitHub's merge queue instead, add a merge_queue rule to this ruleset: yoke adds each accepted PR to the queue and validates every merge group GitHub builds, writing yoke/lander on the group's commit (the app needs Merge queues: read and write; docs/landing.md).
 5. Commit and push these files to the default branch, then label an issue yoke:afk.`;
 
 const SWITCHED_ON = `What .github/yoke.yml switches on:

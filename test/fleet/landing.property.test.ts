@@ -6,7 +6,9 @@ import { AUTOLAND, addClaimPull, makeHarness, type Harness } from '../helpers/fl
 // LD02, LD03: random claim PRs, some pairs of which break the branch together (in meaning: each passes
 // alone) and some of which do not merge together (in text), landers that judge exactly the tree they are
 // given, fixes that repair a PR, and people who merge PRs or push to the default branch by hand in between.
-// After every step, every commit yoke put on the default branch is a tree some lander accepted, exactly.
+// After every step, every commit yoke put on the default branch is a tree some lander accepted, exactly. Three
+// ways to land: through the PR, by fast-forward, and through GitHub's merge queue (LD04: modelled as a ruleset
+// requiring it and yoke/lander, so a group lands once yoke/lander says success on its very commit).
 
 const REPO = 'acme/api';
 
@@ -19,7 +21,9 @@ type Step =
   | { t: 'race_push' }
   /** Someone pushes in the instant between yoke's last read and the update itself (only a compare-and-swap holds). */
   | { t: 'window_push' }
-  | { t: 'reap' };
+  | { t: 'reap' }
+  /** LD04: GitHub's merge queue acts: drops what failed or moved, builds the groups missing, lands what passed. */
+  | { t: 'queue' };
 
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 4, arbitrary: fc.constant({ t: 'pass' as const }) },
@@ -34,6 +38,13 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ t: 'window_push' as const }) },
   { weight: 3, arbitrary: fc.constant({ t: 'reap' as const }) },
 );
+const queueStepArb: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 6, arbitrary: stepArb },
+  { weight: 3, arbitrary: fc.constant({ t: 'queue' as const }) },
+);
+
+/** How a case lands: through the PR, by fast-forward, or through GitHub's merge queue. */
+type Way = 'pr' | 'fast_forward' | 'queue';
 
 interface World {
   n: number;
@@ -104,9 +115,11 @@ const versionOf = (head: string) => parseInt(head.slice(-8), 16);
 const headOf = (pr: number, version: number) =>
   `${pr.toString(16).padStart(2, '0')}${'0'.repeat(30)}${version.toString(16).padStart(8, '0')}`;
 
-function setUp(w: World, fastForward: boolean): { h: Harness; m: Model; ref: RepoRef } {
+function setUp(w: World, way: Way): { h: Harness; m: Model; ref: RepoRef } {
+  const fastForward = way === 'fast_forward';
   const h = makeHarness({ policy: { globalCap: 2, landerAttemptsPerHead: 3 } });
   const repo = h.forge.addRepo(REPO, { ...AUTOLAND, autoland: { enabled: true, fast_forward: fastForward } });
+  repo.mergeQueue = way === 'queue';
   const m = new Model(w);
   const push = () => {
     const tip = repo.history.at(-1)!;
@@ -164,9 +177,47 @@ function setUp(w: World, fastForward: boolean): { h: Harness; m: Model; ref: Rep
   return { h, m, ref: repo.ref };
 }
 
+/**
+ * LD04: GitHub's merge queue, as a ruleset requiring it and the yoke/lander check runs it. It drops a PR whose
+ * head moved or whose group's check failed, builds the groups missing (a head that does not merge onto the
+ * group below is dropped), and lands the bottom group once yoke/lander says success on its very commit.
+ */
+function queueActs(h: Harness, m: Model): void {
+  const repo = h.forge.repo(REPO);
+  const check = (sha: string) =>
+    h.forge.checkRuns.filter((c) => c.headSha === sha && c.current.name === 'yoke/lander').at(-1)?.current;
+  for (const e of [...(repo.queued ?? [])])
+    if (repo.pulls.find((p) => p.number === e.pr)?.headSha !== e.headSha) h.forge.dequeue(REPO, e.pr);
+  for (const g of [...(repo.groups ?? [])]) {
+    const c = check(g.sha);
+    if (c?.status === 'completed' && c.conclusion !== 'success') h.forge.dequeue(REPO, g.pr);
+  }
+  for (;;) {
+    const built = h.forge.buildMergeGroups(REPO).filter((g) => !m.trees.has(g.sha));
+    const bad = built.find((g) => {
+      const below = m.trees.get(g.parent)!;
+      const change = `${g.pr}@${versionOf(g.headSha)}`;
+      if (!m.mergesOnto(below, change)) return true;
+      m.trees.set(g.sha, new Set([...below, change]));
+      return false;
+    });
+    if (!bad) break;
+    h.forge.dequeue(REPO, bad.pr);
+  }
+  for (;;) {
+    const bottom = repo.groups?.find((g) => g.parent === repo.history.at(-1));
+    const c = bottom && check(bottom.sha);
+    if (!bottom || c?.status !== 'completed' || c.conclusion !== 'success') return;
+    m.byYoke.push(h.forge.landMergeGroup(REPO));
+  }
+}
+
 async function step(h: Harness, m: Model, ref: RepoRef, s: Step): Promise<void> {
   const repo = h.forge.repo(REPO);
   switch (s.t) {
+    case 'queue':
+      queueActs(h, m);
+      return;
     case 'pass':
       h.clock.advance(1_000);
       await h.engine.schedulerTick();
@@ -247,38 +298,53 @@ async function step(h: Harness, m: Model, ref: RepoRef, s: Step): Promise<void> 
 }
 
 describe.each([
-  ['through the PR', false],
-  ['by fast-forward', true],
-])('landing a fleet of claim PRs under random interleavings, %s', (_how, fastForward) => {
-  it('LD02 LD03 LD05 every commit yoke puts on the default branch is a tree a lander accepted, exactly, whatever the conflicts and whatever people merge or push in between', async () => {
+  ['through the PR', 'pr' as const],
+  ['by fast-forward', 'fast_forward' as const],
+  ["through GitHub's merge queue", 'queue' as const],
+])('landing a fleet of claim PRs under random interleavings, %s', (_how, way) => {
+  it('LD02 LD03 LD04 LD05 every commit yoke puts (or has GitHub put) on the default branch is a tree a lander accepted, exactly, whatever the conflicts and whatever people merge or push in between', async () => {
     let merged = 0;
     let stacked = 0;
+    const steps = way === 'queue' ? queueStepArb : stepArb;
     await fc.assert(
-      fc.asyncProperty(worldArb, fc.array(stepArb, { minLength: 20, maxLength: 80 }), async (w, steps) => {
-        const { h, m, ref } = setUp(w, fastForward);
-        try {
-          for (let pr = 1; pr <= w.n; pr++)
-            await addClaimPull(h, REPO, { number: pr, issue: pr, headSha: headOf(pr, 0), labels: ['yoke:claim'] });
-          for (const s of steps) {
-            await step(h, m, ref, s);
-            for (const at of m.byYoke) expect(m.accepted, `commit ${at}`).toContain(key(m.trees.get(at)!));
+      // The queue's way takes more steps to land a PR (validated alone, queued, grouped, validated again).
+      fc.asyncProperty(
+        worldArb,
+        fc.array(steps, { minLength: 20, maxLength: way === 'queue' ? 120 : 80 }),
+        async (w, steps) => {
+          const { h, m, ref } = setUp(w, way);
+          try {
+            for (let pr = 1; pr <= w.n; pr++)
+              await addClaimPull(h, REPO, { number: pr, issue: pr, headSha: headOf(pr, 0), labels: ['yoke:claim'] });
+            for (const s of steps) {
+              await step(h, m, ref, s);
+              // GitHub's queue acts soon after each pass and reap, as well as at random steps between them.
+              if (way === 'queue' && (s.t === 'pass' || s.t === 'reap')) queueActs(h, m);
+              for (const at of m.byYoke) expect(m.accepted, `commit ${at}`).toContain(key(m.trees.get(at)!));
+            }
+            merged += m.byYoke.length;
+            const runs = await h.store.runs.listForRepo(REPO);
+            stacked +=
+              way === 'queue'
+                ? // LD04: a merge group's lander accepted its PR on the groups of others below it (GitHub's batching).
+                  runs.filter((r) => r.landSha && r.stack.length && r.verdict === 'accept').length
+                : (await h.store.merges.listForRepo(REPO)).filter(
+                    (x) => x.state === 'merged' && runs.find((r) => r.id === x.runId)?.stack.length,
+                  ).length;
+          } finally {
+            // Each case's store is its own database on PostgreSQL: its connections go with it.
+            await h.store.close();
           }
-          merged += m.byYoke.length;
-          const runs = await h.store.runs.listForRepo(REPO);
-          stacked += (await h.store.merges.listForRepo(REPO)).filter(
-            (x) => x.state === 'merged' && runs.find((r) => r.id === x.runId)?.stack.length,
-          ).length;
-        } finally {
-          // Each case's store is its own database on PostgreSQL: its connections go with it.
-          await h.store.close();
-        }
-      }),
+        },
+      ),
       { numRuns: 250 },
     );
     // The property says something only if yoke merged: it did, many times over (about 100 times through the
-    // PR, 50 by fast-forward, where more verdicts are voided by pushes in the window).
+    // PR, 50 by fast-forward, where more verdicts are voided by pushes in the window, 30 through the queue,
+    // where each PR is validated twice and every push rebuilds the groups).
     expect(merged).toBeGreaterThan(15);
-    // LD05: and some of those merges landed a PR accepted on a stack of others, not alone.
+    // LD05: and some of those merges landed a PR accepted on a stack of others, not alone (LD04: some merge
+    // groups were accepted on the groups of other PRs, as the queue batches them).
     expect(stacked).toBeGreaterThan(1);
   }, 300_000);
 });

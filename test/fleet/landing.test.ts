@@ -441,6 +441,35 @@ describe("GitHub's merge queue (LD04)", () => {
     expect(h.forge.enqueued.map((e) => e.number)).toEqual([7, 8]);
   });
 
+  it("LD04 LD06 a group's reject on a tree a lander accepted is its PR's own: GitHub drops it, it is not queued again on its old accept, and it is validated once more on that group's tree", async () => {
+    const { h, repo } = await queuedPair();
+    const [g7] = h.forge.buildMergeGroups(REPO);
+    await h.engine.schedulerTick();
+    const [l7, l8] = landers(h).slice(2);
+    await report(h, l7!.runId, 'success', 'accept');
+    await report(h, l8!.runId, 'success', 'reject');
+    await h.engine.reaperTick();
+    h.forge.dequeue(REPO, 8); // the queue drops #8; #7's group stays, passed
+    // #8 is not queued again on its accept alone: the group's reject, on #7's accepted group, is its own now
+    // (even in a pass whose lander for it does not start).
+    h.launcher.failNext = 1;
+    await h.engine.schedulerTick();
+    expect(h.forge.enqueued.map((e) => e.number)).toEqual([7, 8]);
+    await h.engine.schedulerTick();
+    expect(h.forge.enqueued.map((e) => e.number)).toEqual([7, 8]);
+    const again = landers(h).slice(4);
+    expect(again.map((s) => [s.prNumber, s.baseSha, s.stack, s.landSha])).toEqual([[8, 'c0', [A], null]]);
+    expect(h.launcher.starts.filter((s) => s.kind === 'fix')).toEqual([]);
+    // The re-run accepts: the verdict flipped, and #8 is queued again on that accept; no fix was spent.
+    await report(h, again[0]!.runId, 'success', 'accept');
+    await h.engine.reaperTick();
+    await h.engine.schedulerTick();
+    expect(h.forge.enqueued.map((e) => e.number)).toEqual([7, 8, 8]);
+    expect(repo.queued!.map((e) => e.pr)).toEqual([7, 8]);
+    expect(h.launcher.starts.filter((s) => s.kind === 'fix')).toEqual([]);
+    expect(g7!.parent).toBe('c0');
+  });
+
   it('LD04 a queue GitHub will not show (the permission not granted) starts nothing and queues nothing, and says so', async () => {
     const h = makeHarness();
     const repo = h.forge.addRepo(REPO, AUTOLAND);

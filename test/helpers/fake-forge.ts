@@ -386,7 +386,7 @@ export class FakeForge implements Forge {
       let g = groups.find((x) => x.pr === e.pr && x.headSha === e.headSha);
       if (!g || g.parent !== parent) {
         if (g) groups.splice(groups.indexOf(g), 1);
-        g = { pr: e.pr, headSha: e.headSha, sha: `g${e.pr}-${parent}`, parent };
+        g = { pr: e.pr, headSha: e.headSha, sha: `g${e.pr}.${e.headSha.slice(-6)}-${parent}`, parent };
         groups.push(g);
         this.landCommits.set(g.sha, { parent, head: e.headSha });
         r.files.set(g.sha, { ...(r.files.get(parent) ?? {}) });

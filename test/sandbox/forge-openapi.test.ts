@@ -227,6 +227,20 @@ beforeAll(async () => {
   ).json()) as { type: string }[];
   sandbox.repo.mergeQueue.delete('yoke/deploy/conformance');
   expect(rules.map((rule) => rule.type)).toEqual(['merge_queue']);
+  // LD04: the merge groups' branches, and a group commit's parents as the git database has them.
+  await call('GET', `/repos/${DEMO_REPO}/git/matching-refs/heads%2Fgh-readonly-queue%2Fmain%2F`);
+  await call('GET', `/repos/${DEMO_REPO}/git/commits/${head.sha}`);
+  // The queue itself is GraphQL's (no REST API): served at /api/graphql, outside the REST description.
+  const queue = await fetch(`${sandbox.forge.url}/api/graphql`, {
+    method: 'POST',
+    headers: { authorization: `token ${sandbox.maintainerToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      query:
+        'query($owner: String!, $name: String!, $branch: String!) { repository(owner: $owner, name: $name) { mergeQueue(branch: $branch) { entries(first: 100) { nodes { position pullRequest { number headRefOid } } } } } }',
+      variables: { owner: DEMO_REPO.split('/')[0], name: DEMO_REPO.split('/')[1], branch: 'main' },
+    }),
+  });
+  expect(await queue.json()).toEqual({ data: { repository: { mergeQueue: null } } });
   const dep = (await (
     await call('POST', `/repos/${DEMO_REPO}/deployments`, {
       ref: head.sha,
@@ -307,9 +321,15 @@ afterAll(async () => {
   await sandbox?.stop();
 });
 
+/** Routes outside the REST description: GitHub's GraphQL endpoint (LD04: the merge queue has no REST API). */
+const NOT_REST = new Set(['POST /graphql']);
+const rest = <T extends { method: string }>(r: T & ({ path: string } | { route: string })): boolean =>
+  !NOT_REST.has(`${r.method} ${'path' in r ? r.path : r.route}`);
+
 describe('the embedded forge against api.github.com', () => {
   it('serves only routes GitHub documents, with their methods', () => {
     const missing = sandbox.forge.routes
+      .filter(rest)
       .filter((r) => !doc.paths[r.path]?.[r.method.toLowerCase()])
       .map((r) => `${r.method} ${r.path}`);
     expect(missing).toEqual([]);
@@ -322,7 +342,7 @@ describe('the embedded forge against api.github.com', () => {
 
   it('answers with documented statuses, and bodies of documented fields and types', () => {
     const problems: string[] = [];
-    for (const s of sandbox.forge.served) {
+    for (const s of sandbox.forge.served.filter(rest)) {
       const op = doc.paths[s.route]![s.method.toLowerCase()];
       const res = op.responses[String(s.status)];
       if (!res) {
@@ -340,12 +360,16 @@ describe('the embedded forge against api.github.com', () => {
           problems,
         );
     }
-    expect([...new Set(problems)]).toEqual([]);
+    // The description's own gap: its shared App Permissions schema has merge_queues (which app.yml asks for),
+    // but the copy inlined in the installations listing predates it. GitHub answers with every granted one.
+    expect(doc.components.schemas['app-permissions']!.properties.merge_queues).toBeDefined();
+    const gap = /^GET \/app\/installations 200\[\d+\]\.permissions\.merge_queues: not in the documented schema$/;
+    expect([...new Set(problems)].filter((p) => !gap.test(p))).toEqual([]);
   });
 
   it('receives request bodies that GitHub documents', () => {
     const problems: string[] = [];
-    for (const s of sandbox.forge.served) {
+    for (const s of sandbox.forge.served.filter(rest)) {
       if (s.request === undefined) continue;
       const schema = doc.paths[s.route]![s.method.toLowerCase()].requestBody?.content?.['application/json']?.schema;
       if (!schema) problems.push(`${s.method} ${s.route}: takes no documented body`);
