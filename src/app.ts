@@ -179,6 +179,8 @@ async function wire(
       ...(settings.runsReach === 'github' ? { labelSyncMs: settings.tickMs, labelGraceMs: 0 } : {}),
       ...DEFAULT_VISIBILITY_POLICY,
       dailyUsd: settings.dailyUsd,
+      monthlyUsd: settings.monthlyUsd,
+      newWorkShare: settings.newWorkShare,
     },
     apiUrl: runsAudienceOf(settings),
     webUrl: settings.webUrl,

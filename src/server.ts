@@ -16,7 +16,7 @@ import {
   inSetupMode,
   webhookProxyProblem,
   webhookSecretProblem,
-} from './config/env.js';
+} from './config/hosting-checks.js';
 import { SettingsError, resolveSettings } from './config/settings.js';
 import type { DestinationStream } from 'pino';
 import { createLogger } from './kernel/log.js';

@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { hostingProblems, parseOperatorEnv, runsAudienceOf } from '../src/config/env.js';
+import { parseOperatorEnv, runsAudienceOf } from '../src/config/env.js';
+import { hostingProblems } from '../src/config/hosting-checks.js';
 import { buildCli } from '../src/cli/main.js';
 
 // deploy/: one yoke on the embedded store (single.yaml), and two yokes behind

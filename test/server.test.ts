@@ -1,6 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { parseOperatorEnv, webhookSecretProblem } from '../src/config/env.js';
+import { parseOperatorEnv } from '../src/config/env.js';
+import { webhookSecretProblem } from '../src/config/hosting-checks.js';
 import { SettingsError } from '../src/config/settings.js';
 import { startYoke } from '../src/server.js';
 

@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { hostingProblems, runContainmentProblem } from '../src/config/env.js';
+import { hostingProblems, runContainmentProblem } from '../src/config/hosting-checks.js';
 
 // `npm start` as an operator meets it with half a set of app credentials: a
 // child process, whole messages compared. yoke stops and names the variable;

@@ -73,12 +73,27 @@ export const RepoConfig = z
       })
       .strict()
       .default({ workflow: 'yoke-run.yml' }),
-    /** Spend: once today's reported cost reaches it, no new AFK work starts until 00:00 UTC. */
+    /**
+     * BU01: what this repository may spend, a day and a month (UTC), counted by the pass as it launches: a run
+     * reserves its whole limit, so spent plus reserved never passes either. new_work_share: the part of each
+     * that new work may take, leaving the rest for landers and fixes.
+     */
     budget: z
-      .object({ daily_usd: z.number().positive('budget.daily_usd is a positive number of US dollars, e.g. 25') })
+      .object({
+        daily_usd: z.number().positive('budget.daily_usd is a positive number of US dollars, e.g. 25').optional(),
+        monthly_usd: z.number().positive('budget.monthly_usd is a positive number of US dollars, e.g. 400').optional(),
+        new_work_share: z
+          .number()
+          .gt(0, 'budget.new_work_share is a fraction above 0 and at most 1, e.g. 0.8')
+          .max(1, 'budget.new_work_share is a fraction above 0 and at most 1, e.g. 0.8')
+          .optional(),
+      })
       .strict()
+      .refine((b) => b.daily_usd !== undefined || b.monthly_usd !== undefined, {
+        message: 'budget needs daily_usd or monthly_usd (US dollars), e.g. budget: { daily_usd: 25 }',
+      })
       .optional(),
-    /** What an agent run may spend: its turns, and dollars per run (capped by what is left of budget.daily_usd). */
+    /** What an agent run may spend: its turns, and dollars per run (BU02: reserved whole against the budgets as it launches). */
     agent: z
       .object({
         max_turns: z.number().int().min(1).max(10_000).default(60),

@@ -27,8 +27,10 @@ export interface FleetPolicy extends CapPolicy {
   closeoutOrder: 'run' | 'item';
   /** A close-out left 'running' this long (a crash) may be tried again. */
   closeoutStaleMs: number;
-  /** Fleet-wide: once today's reported spend reaches it, no new AFK work starts until 00:00 UTC. */
+  /** BU01: the fleet's budgets (YOKE_DAILY_USD, YOKE_MONTHLY_USD) and the share of each new work may take. */
   dailyUsd: number | null;
+  monthlyUsd: number | null;
+  newWorkShare: number;
   /** Repositories a pass opens (or adopts) a dashboard issue for, at most: a new installation's issues are spread over passes. */
   dashboardIssuesPerPass: number;
   /** QA: how often the poll reads a delivery repository's issue updates for qa: labels a webhook may have missed. */

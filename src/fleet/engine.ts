@@ -19,6 +19,7 @@ import { SerialLock } from './lock.js';
 import { spawnOnce, type PassReport, type PassTrigger } from './pass.js';
 import { gatherPass, type PassDeps } from './gather.js';
 import { planNextPass, type NextPass } from './next-pass.js';
+import { moneyFor, openingLedger } from './launch.js';
 import { ok, refuse, type Result } from '../kernel/result.js';
 import { spawnPass, type LaunchAttempt } from './spawn-pass.js';
 import { RepoActivity } from './activity.js';
@@ -237,7 +238,19 @@ export class Engine {
       const cfg = await deps.forge.readConfig(ref, { maxAgeMs: deps.policy.configRefreshMs });
       if (cfg.state === 'absent') return refuse('repo_not_opted_in', { repo: ref.fullName });
       if (cfg.state === 'invalid') return refuse('repo_disabled', { repo: ref.fullName, detail: cfg.reason });
-      const yes = async (): Promise<LaunchAttempt> => ({ kind: 'launched', runId: '' });
+      // BU01: money as the pass would spend it: what the budgets cannot cover waits, named.
+      const money = {
+        budgets: deps.policy,
+        ledger: await openingLedger(deps.store, deps.clock.now()),
+        now: deps.clock.now,
+      };
+      const yes = async (c: Candidate): Promise<LaunchAttempt> => {
+        const facts = await gathered.facts.get(c.repo);
+        const { reserve, shed } = facts ? moneyFor(c, facts, money) : { reserve: null, shed: null };
+        if (shed) return { kind: 'over_budget', why: shed };
+        if (reserve) money.ledger.add(c.repo, c.kind, reserve);
+        return { kind: 'launched', runId: '' };
+      };
       const { outcomes } = await spawnPass(gathered.candidates, gathered.snapshot, deps.policy, yes, deps.rotation);
       const facts = (await gathered.facts.get(ref.fullName)) ?? null;
       return ok(planNextPass({ repo: ref.fullName, gathered, outcomes, facts, policy: deps.policy }));

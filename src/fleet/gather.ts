@@ -111,7 +111,7 @@ export async function gatherPass(deps: PassDeps): Promise<Gathered> {
   const requests = await store.requests.listOpen();
   const dayStart = utcDayStart(deps.clock.now());
   const spend = new Map<string, number>();
-  for (const d of await store.runs.listSpend(dayStart, dayStart + 86_400_000)) spend.set(d.repo, d.usd);
+  for (const d of await store.spend.daily(dayStart, dayStart + 86_400_000)) spend.set(d.repo, d.usd);
   const fleetSpend = [...spend.values()].reduce((a, b) => a + b, 0);
 
   const facts = new Map<string, Promise<RepoFacts | null>>();

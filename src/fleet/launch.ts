@@ -12,6 +12,17 @@ import { isPaused } from './repo-state.js';
 import type { LaunchAttempt } from './spawn-pass.js';
 import { endRun } from './strikes.js';
 import { fixBrief } from './asks.js';
+import {
+  BudgetLedger,
+  budgetLines,
+  budgetWait,
+  overBudget,
+  periodOf,
+  reservationFor,
+  type BudgetLine,
+  type FleetBudgets,
+} from './budgets.js';
+import type { Refusal } from '../kernel/codes/table.js';
 
 export const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
 
@@ -24,17 +35,31 @@ export interface LockedLaunchDeps {
 
 export type Recorded = { kind: 'recorded'; runId: string; secret: string | null; deadline: number; liveAfter: number };
 
+/** BU01: what a launch reserves, and the budgets it must stay within. */
+export interface Money {
+  reserve: number | null;
+  budgets: readonly BudgetLine[];
+}
+
 /**
- * The authoritative cap check (SP06): in one write (store.runs.recordLaunch),
- * re-count live runs fleet-wide, refuse at or above the repo's cap, and
- * otherwise record the run (and consume its request) before any launcher is called.
+ * The authoritative cap check (SP06) and money check (BU01): in one write (store.runs.recordLaunch),
+ * re-count live runs fleet-wide, refuse at or above the repo's cap, refuse a reservation that would take any
+ * budget past its limit, and otherwise record the run with its reservation (and consume its request) before
+ * any launcher is called.
  */
 export async function recordLaunch(
   deps: LockedLaunchDeps,
   c: Candidate,
   cap: number,
   pendingRef: string | null = null,
-): Promise<Recorded | { kind: 'over_cap'; freshCount: number } | { kind: 'subject_busy' } | { kind: 'paused' }> {
+  money: Money = { reserve: null, budgets: [] },
+): Promise<
+  | Recorded
+  | { kind: 'over_cap'; freshCount: number }
+  | { kind: 'subject_busy' }
+  | { kind: 'paused' }
+  | { kind: 'over_budget'; why: Refusal }
+> {
   const now = deps.now();
   const runId = deps.newRunId();
   const secret = deps.launcher.usesSecret(c.kind) ? randomBytes(32).toString('base64url') : null;
@@ -56,11 +81,13 @@ export async function recordLaunch(
       secretHash: secret ? hashSecret(secret) : null,
       capAtLaunch: cap,
       title: c.title ?? null,
+      reservedUsd: money.reserve,
     },
     cap,
     // SP15: a repository paused earlier in this same pass launches no more AFK work.
     isAfkKind(c.kind),
     c.requestId,
+    money.budgets.map((b) => ({ repo: b.repo, since: b.since, limitUsd: b.limitUsd, newWork: b.newWork })),
   );
   if (live !== null) return { kind: 'recorded' as const, runId, secret, deadline, liveAfter: live };
   // Refused: why, read just after (what changed in between only changes the reason given).
@@ -69,6 +96,10 @@ export async function recordLaunch(
   if (await deps.store.runs.liveForSubject(c.repo, c.subject)) return { kind: 'subject_busy' as const };
   const repo = await deps.store.repos.get(c.repo);
   if (isAfkKind(c.kind) && repo && isPaused(repo)) return { kind: 'paused' as const };
+  const held = new Map<BudgetLine, number>();
+  for (const b of money.budgets) held.set(b, await deps.store.spend.charged(b));
+  const over = overBudget(money.budgets, (b) => held.get(b) ?? 0, money.reserve ?? 0);
+  if (over) return { kind: 'over_budget' as const, why: budgetWait(c.repo, over, money.reserve ?? 0) };
   return { kind: 'over_cap' as const, freshCount: fresh }; // it was at the cap; a run has ended since
 }
 
@@ -82,8 +113,9 @@ export async function lockedLaunch(
   onLaunchFailed: (runId: string, detail: string) => Promise<void>,
   /** LD03: builds the commit a lander is to judge, once its run is recorded (null: it merges the heads itself). */
   prepare?: () => Promise<string | null>,
+  money?: Money,
 ): Promise<LaunchAttempt> {
-  const rec = await recordLaunch(deps, c, cap, deps.launcher.pendingRef(where));
+  const rec = await recordLaunch(deps, c, cap, deps.launcher.pendingRef(where), money);
   if (rec.kind !== 'recorded') return rec;
   // TR33: before it starts, the run says why it started and carries its asks; a run that never starts
   // hands them back (onLaunchFailed), so an ask is never lost to a launch that failed.
@@ -111,33 +143,29 @@ export interface LaunchDeps extends LockedLaunchDeps {
   log: Log;
   apiUrl: string;
   pauseThreshold: number;
+  /** BU01: the fleet's budgets, and this pass's ledger of what they hold (read before it, added to as it reserves). */
+  budgets: FleetBudgets;
+  ledger: BudgetLedger;
 }
 
 /**
- * The agent's limits: the opt-in file's turns and dollars per run. An AFK
- * run's dollars are also capped by what is left of today's budgets (the
- * repository's and the fleet's); a fix's are not, since the daily budget
- * never stops finishing work in flight.
+ * The agent's limits: the opt-in file's turns, and its dollars: BU02, BU04: what the run reserved against the
+ * budgets, its whole limit, which the agent CLI is held to (a lander calls no model: the file's limit, if any).
  */
 export function runLimits(
-  facts: Pick<RepoFacts, 'config' | 'spentToday' | 'fleetDailyUsd'>,
+  facts: Pick<RepoFacts, 'config'>,
   kind: RunKind,
+  reserved: number | null,
 ): LaunchSpec['limits'] {
-  const daily = isAfkKind(kind)
-    ? [
-        facts.config.budget ? facts.config.budget.daily_usd - facts.spentToday.repo : undefined,
-        facts.fleetDailyUsd !== null ? facts.fleetDailyUsd - facts.spentToday.fleet : undefined,
-      ]
-    : [];
-  const left = [facts.config.agent.max_usd, ...daily].filter((n): n is number => n !== undefined);
   // TR35: a lander's tests reach the hosts validate.network.allow names, else the agent's.
   const allow =
     kind === 'lander'
       ? (facts.config.validate?.network.allow ?? facts.config.agent.network.allow)
       : facts.config.agent.network.allow;
+  const maxUsd = kind === 'lander' || reserved === null ? (facts.config.agent.max_usd ?? null) : reserved;
   return {
     maxTurns: facts.config.agent.max_turns,
-    maxUsd: left.length ? Math.max(0, Math.round(Math.min(...left) * 100) / 100) : null,
+    maxUsd,
     ...(allow.length ? { networkAllow: allow } : {}),
   };
 }
@@ -200,6 +228,27 @@ export function buildLaunchSpec(
   };
 }
 
+/**
+ * BU01, BU02: what a candidate would reserve, against which budgets, and why it waits when the pass's ledger
+ * says they cannot cover it (null: it fits, as far as the pass knows). Pure.
+ */
+export function moneyFor(
+  c: Pick<Candidate, 'kind' | 'repo'>,
+  facts: Pick<RepoFacts, 'config'>,
+  deps: Pick<LaunchDeps, 'budgets' | 'ledger' | 'now'>,
+): Money & { shed: Refusal | null } {
+  const budgets = budgetLines(c.repo, facts.config.budget, deps.budgets, c.kind, deps.now());
+  const reserve = reservationFor(c.kind, facts.config.agent.max_usd, budgets);
+  const over = overBudget(budgets, (b) => deps.ledger.charged(b), reserve ?? 0);
+  return { reserve, budgets, shed: over ? budgetWait(c.repo, over, reserve ?? 0) : null };
+}
+
+/** BU01: the ledger a pass starts with: what each repository's runs launched this month cost the budgets so far. */
+export async function openingLedger(store: Store, now: number): Promise<BudgetLedger> {
+  const charges = await store.spend.chargesSince(periodOf(now, 'month').since, periodOf(now, 'day').since);
+  return new BudgetLedger(new Map(charges.map(({ repo, ...c }) => [repo, c])));
+}
+
 /** LD04: a lander on a branch where GitHub's merge queue is required lands by the queue, never by a fast-forward. */
 function onMergeQueue(facts: RepoFacts, c: Candidate): boolean {
   const claim = facts.view.claims.find((x) => x.pull.number === c.prNumber);
@@ -220,6 +269,10 @@ export async function launchCandidate(
   const repo = facts.repo;
   const workflow = facts.config.launcher.workflow;
   const ref = facts.config.launcher.ref ?? facts.view.defaultBranch ?? 'main';
+  // BU01, BU02: the budgets this run spends from and what it reserves; the pass's ledger sheds what cannot fit
+  // before the store is asked, and the locked launch checks the same sums under its lock.
+  const { reserve, budgets, shed } = moneyFor(c, facts, deps);
+  if (shed) return { kind: 'over_budget', why: shed };
   const result = await lockedLaunch(
     deps,
     c,
@@ -227,12 +280,14 @@ export async function launchCandidate(
     { workflow, ref },
     (rec, landSha) =>
       buildLaunchSpec(c, rec, repo, { workflow, ref }, deps.apiUrl, {
-        limits: runLimits(facts, c.kind),
+        limits: runLimits(facts, c.kind, reserve),
         rejection: briefFor(c, facts),
         landSha,
       }),
     async (runId, detail) => {
       await deps.store.asks.reopen(runId);
+      // BU02: a run that never started gives its reservation back.
+      await deps.store.spend.release(runId);
       const run = await deps.store.runs.get(runId);
       if (run) await endRun(deps.store, run, 'cancelled', `launch failed: ${detail}`, deps.now(), deps.pauseThreshold);
     },
@@ -248,7 +303,9 @@ export async function launchCandidate(
               landingRecord({ ...facts, runs: await deps.store.runs.listForRepo(c.repo) }),
             )
         : undefined,
+    { reserve, budgets },
   );
+  if (result.kind === 'launched' && reserve) deps.ledger.add(repo.fullName, c.kind, reserve);
   deps.log.info(
     { repo: c.repo, kind: c.kind, subject: c.subject, cap, result: result.kind, why: c.why },
     'launch decision',

@@ -3,7 +3,7 @@ import { makeRefusal } from '../kernel/codes/table.js';
 import { refusalText } from '../kernel/reply.js';
 import { STUCK_LABEL } from './repo-facts.js';
 import { encodeMarker, type MarkerPayload } from '../forge/marker.js';
-import type { WorkSpend } from '../store/runs.js';
+import type { WorkSpend } from '../store/spend.js';
 import type { WaitingItem } from './candidate.js';
 import { subjectUrl } from './links.js';
 import { inertBlock } from '../agent/output.js';

@@ -5,7 +5,7 @@ import { syncRunNotices } from './run-notices.js';
 import { syncDashboardIssue, viewDashboardIssue, type DashboardIssueDeps } from './dashboard-issue.js';
 import type { Candidate, Waiting } from './candidate.js';
 import { executeHousekeeping } from './housekeeping.js';
-import { launchCandidate } from './launch.js';
+import { launchCandidate, openingLedger } from './launch.js';
 import type { Reaped } from './reaper.js';
 import { repoReadOf, type RepoFacts } from './repo-facts.js';
 import { wasAttempted } from '../store/merges.js';
@@ -102,6 +102,9 @@ export async function spawnOnce(given: PassDeps, trigger: PassTrigger, reaped: R
   const gathered = await gatherPass(deps);
   await executeHousekeeping({ store, forge, now, log }, gathered.housekeeping);
 
+  // BU01: what the budgets hold as the launches begin: each run launched this month costs what it reported, or
+  // what it reserved; the pass adds each reservation it makes, in stage order.
+  const ledger = await openingLedger(store, now());
   const launchDeps = {
     store,
     forge,
@@ -111,6 +114,8 @@ export async function spawnOnce(given: PassDeps, trigger: PassTrigger, reaped: R
     newRunId: deps.newRunId,
     apiUrl: deps.apiUrl,
     pauseThreshold: deps.policy.pauseThreshold,
+    budgets: deps.policy,
+    ledger,
   };
   const { outcomes, after } = await spawnPass(
     gathered.candidates,

@@ -27,7 +27,7 @@ export interface ProducerContext {
   wantsFixes(repo: RepoRef): Promise<boolean>;
 }
 
-export type FixDecision = 'launch' | 'no' | 'in_flight' | 'exhausted' | 'spent';
+export type FixDecision = 'launch' | 'no' | 'in_flight' | 'exhausted';
 
 /** SP19: the head was rejected (on any base: LD02) with fix-forward on, and the reject stands (LD06). */
 const rejectedAtHead = (facts: RepoFacts, claim: ClaimView): boolean =>
@@ -37,7 +37,7 @@ const rejectedAtHead = (facts: RepoFacts, claim: ClaimView): boolean =>
 
 /**
  * SP09/SP19/TR33: a reject at the current head with fix-forward on, or a writer's open ask; attempts left,
- * nothing in flight. A fix only writers asked for also waits on the day's spend, as new work does.
+ * nothing in flight. Money is the pass's to spend (BU01), as slots are: no decision here waits for it.
  */
 export function shouldSpawnFix(facts: RepoFacts, claim: ClaimView): FixDecision {
   if (!isLandable(facts, claim)) return 'no';
@@ -53,7 +53,6 @@ export function shouldSpawnFix(facts: RepoFacts, claim: ClaimView): FixDecision 
   if (fixes.some((r) => r.status === 'live')) return 'no';
   if (!asks.length && fixes.some((r) => r.headSha === claim.pull.headSha && r.outcome === 'success')) return 'no';
   if (fixes.length >= facts.config.fix_forward.max_attempts) return 'exhausted';
-  if (!rejected && spendStop(facts)) return 'spent';
   return 'launch';
 }
 
@@ -68,7 +67,6 @@ export function decideFixes(facts: RepoFacts): Decided {
       out.waiting.push(
         waiting(facts, 'fix', subject, makeRefusal('in_flight', { repo: facts.repo.fullName, subject })),
       );
-    if (decision === 'spent') out.waiting.push(waiting(facts, 'fix', subject, spendStop(facts)!));
     if (decision === 'exhausted') {
       const attempts = facts.runs.filter((r) => r.kind === 'fix' && r.prNumber === n).length;
       out.waiting.push(
@@ -126,29 +124,6 @@ export function isIssueClaimed(facts: RepoFacts, issue: number): boolean {
   return facts.view.pulls.some((p) => p.closes.includes(issue) || (p.yokeRun !== null && runIds.has(p.yokeRun)));
 }
 
-/** Why new AFK work in this repository waits today, if the day's spend reached a limit (the repository's or the fleet's). */
-export function spendStop(facts: RepoFacts): Waiting['reason'] | null {
-  const usd = (n: number) => n.toFixed(2);
-  const repoLimit = facts.config.budget?.daily_usd;
-  if (repoLimit !== undefined && facts.spentToday.repo >= repoLimit) {
-    return makeRefusal('budget_spent', {
-      repo: facts.repo.fullName,
-      scope: 'it',
-      spent: usd(facts.spentToday.repo),
-      limit: usd(repoLimit),
-    });
-  }
-  if (facts.fleetDailyUsd !== null && facts.spentToday.fleet >= facts.fleetDailyUsd) {
-    return makeRefusal('budget_spent', {
-      repo: facts.repo.fullName,
-      scope: 'the fleet',
-      spent: usd(facts.spentToday.fleet),
-      limit: usd(facts.fleetDailyUsd),
-    });
-  }
-  return null;
-}
-
 /**
  * SP09: no cap term. Opted in, auto loop on, not paused, labelled work waiting, nothing in flight.
  * 'no' is work the loop does not want; a reason is work it wants that waits.
@@ -173,11 +148,11 @@ export function shouldLaunchAuto(facts: RepoFacts, issue: IssueView): true | 'no
   return newWorkStop(facts) ?? true;
 }
 
-/** What holds back all new work of a repository: a pause, or the day's spend. */
+/** What holds back all new work of a repository: a pause (money is the pass's to spend, BU01). */
 const newWorkStop = (facts: RepoFacts): Waiting['reason'] | null =>
   isPaused(facts.state)
     ? makeRefusal('repo_paused', { repo: facts.repo.fullName, threshold: facts.pauseThreshold })
-    : spendStop(facts);
+    : null;
 
 export function decideNewWork(facts: RepoFacts): Decided {
   const out: Candidate[] = [];

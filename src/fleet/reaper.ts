@@ -94,7 +94,11 @@ export async function reapRuns(deps: ReapDeps): Promise<Reaped[]> {
       if (!decision) return null;
       const ended = await endRun(t, fresh, decision.outcome, decision.reason, now, deps.pauseThreshold);
       // TR33: a run that never started carried nothing: what it was asked goes to the next run.
-      if (ended && liveness?.state === 'never_started') await t.asks.reopen(fresh.id);
+      if (ended && liveness?.state === 'never_started') {
+        await t.asks.reopen(fresh.id);
+        // BU02: nor did it spend: its reservation goes back to the budgets.
+        await t.spend.release(fresh.id);
+      }
       return ended && { run: fresh, ...decision, effect: ended.effect };
     });
     if (done) reaped.push(done);

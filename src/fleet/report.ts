@@ -1,7 +1,8 @@
 import { makeRefusal } from '../kernel/codes/table.js';
 import { waitingItem, type WaitingItem } from './candidate.js';
 import { utcDayStart } from '../kernel/clock.js';
-import type { DailySpend, Run } from '../store/runs.js';
+import type { Run } from '../store/runs.js';
+import type { DailySpend } from '../store/spend.js';
 import { effectiveCap } from './cap.js';
 import type { FleetContext } from './context.js';
 import type { PassReport } from './pass.js';
@@ -113,7 +114,7 @@ export async function buildFleetPart(
           : null,
     })),
     recentRuns: (await store.runs.listAll(50)).map(publicRun),
-    spend: await store.runs.listSpend(utcDayStart(clock.now()) - 6 * 86_400_000, clock.now() + 1),
+    spend: await store.spend.daily(utcDayStart(clock.now()) - 6 * 86_400_000, clock.now() + 1),
     held: await openHolds(store),
     lastPass: last && {
       trigger: last.trigger,

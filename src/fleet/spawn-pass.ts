@@ -8,6 +8,8 @@ export type LaunchAttempt =
   | { kind: 'subject_busy' }
   /** SP15: the repository paused (earlier in this pass, say); its AFK work waits for a reset. */
   | { kind: 'paused' }
+  /** BU01: the budgets cannot cover its reservation (shed by the pass's ledger, or refused by the locked launch). */
+  | { kind: 'over_budget'; why: Waiting['reason'] }
   | { kind: 'launch_failed'; runId: string; detail: string };
 
 export interface PassOutcome {
@@ -109,7 +111,9 @@ export async function spawnPass(
           ? inFlightOf(candidate)
           : result.kind === 'paused'
             ? makeRefusal('repo_paused', { repo: candidate.repo, threshold: policy.pauseThreshold })
-            : undefined;
+            : result.kind === 'over_budget'
+              ? result.why
+              : undefined;
     if (result.kind === 'launched') {
       snapshot.liveCount++;
       snapshot.liveSubjects.add(key);

@@ -19,7 +19,7 @@ export async function postVerdict(
   if (!run.verdict || run.verdictCommentId !== null || run.prNumber === null || !run.headSha) return;
   const spend = spendLine(
     run.issueNumber ? `#${run.issueNumber}` : `#${run.prNumber}`,
-    await deps.store.runs.spendOfWork(run.repo, run.issueNumber, run.prNumber),
+    await deps.store.spend.ofWork(run.repo, run.issueNumber, run.prNumber),
   );
   // TR33: an accepted head still waits for whoever requested changes; the verdict says so, once.
   const requesters =

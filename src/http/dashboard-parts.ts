@@ -69,7 +69,7 @@ export function renderTimeline(t: Timeline, webUrl: string, focus: string | null
 }
 
 /** Codes that hold back a repository's work as a whole: its waiting rows are one line, listing the work, not one long message per issue. */
-const REPO_WIDE = new Set(['repo_paused', 'repo_disabled', 'budget_spent', 'at_cap']);
+const REPO_WIDE = new Set(['repo_paused', 'repo_disabled', 'budget_reserved', 'at_cap']);
 
 /** One row of the waiting table: an item, or every item of one repository and stage held back by the same repository-wide reason. */
 export interface WaitingRow {

@@ -1,5 +1,6 @@
-import { utcDay, type Sql, type SqlParam } from './sql.js';
+import type { Sql, SqlParam } from './sql.js';
 import { decodeStack, encodeStack, type StackMember } from './stack-column.js';
+import { budgetsFit, type BudgetCheck } from './spend.js';
 
 export const RUN_KINDS = ['afk_manual', 'afk_auto', 'lander', 'fix'] as const;
 export type RunKind = (typeof RUN_KINDS)[number];
@@ -15,24 +16,6 @@ export interface RunCost {
   usd: number;
   inputTokens: number;
   outputTokens: number;
-}
-
-/** What some runs reported they cost, together. */
-export interface WorkSpend {
-  usd: number;
-  inputTokens: number;
-  outputTokens: number;
-  runs: number;
-}
-
-/** One repository's spend on one UTC day (YYYY-MM-DD). */
-export interface DailySpend {
-  repo: string;
-  day: string;
-  usd: number;
-  inputTokens: number;
-  outputTokens: number;
-  runs: number;
 }
 
 export interface Run {
@@ -66,6 +49,8 @@ export interface Run {
   liveAtLaunch: number;
   reportedAt: number | null;
   cost: RunCost | null;
+  /** BU02: what it reserved against the budgets as it launched (0: nothing, or given back; null: no budget applied). */
+  reservedUsd: number | null;
   /** The issue's or PR's title when the run launched (text from outside: shown escaped). */
   title: string | null;
   /** Why it started, in words: a lander rejection, a review by @login, a command by @login, a label (TR33). */
@@ -88,7 +73,7 @@ export type NewRun = Pick<
   | 'secretHash'
   | 'capAtLaunch'
   | 'liveAtLaunch'
-> & { title?: string | null };
+> & { title?: string | null; reservedUsd?: number | null };
 
 /** A run to record where the store counts its live runs itself (insertIfRoom). */
 export type CountedRun = Omit<NewRun, 'liveAtLaunch'>;
@@ -121,6 +106,7 @@ interface RunRow {
   live_at_launch: number;
   reported_at: number | null;
   cost_usd: number | null;
+  reserved_usd?: number | null;
   input_tokens: number | null;
   output_tokens: number | null;
   title: string | null;
@@ -159,6 +145,7 @@ function toRun(r: RunRow): Run {
       r.cost_usd === null
         ? null
         : { usd: r.cost_usd, inputTokens: r.input_tokens ?? 0, outputTokens: r.output_tokens ?? 0 },
+    reservedUsd: r.reserved_usd ?? null,
     title: r.title,
     why: r.why ?? null,
   };
@@ -254,43 +241,72 @@ export class RunStore {
    * it recorded, the run included; null when it recorded nothing. The caller
    * holds the write transaction, which keeps the count true until it commits.
    */
-  async insertIfRoom(run: CountedRun, cap: number, pausable: boolean): Promise<number | null> {
+  async insertIfRoom(
+    run: CountedRun,
+    cap: number,
+    pausable: boolean,
+    budgets: readonly BudgetCheck[] = [],
+  ): Promise<number | null> {
+    // BU01: and every budget it names stays within its limit with this run's reservation added.
+    const fits = budgetsFit(budgets, run.reservedUsd ?? 0);
     const row = await this.sql.get<{ live_at_launch: number }>(
       `INSERT INTO runs (id, repo, kind, subject, issue_number, pr_number, head_sha, status, launched_at,
-         budget_deadline, launcher, launcher_ref, secret_hash, cap_at_launch, live_at_launch, title)
-       SELECT ?, ?, ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT), ?, 'live', CAST(? AS BIGINT), CAST(? AS BIGINT), ?, ?, ?, CAST(? AS BIGINT), live.n + 1, ?
+         budget_deadline, launcher, launcher_ref, secret_hash, cap_at_launch, live_at_launch, title, reserved_usd)
+       SELECT ?, ?, ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT), ?, 'live', CAST(? AS BIGINT), CAST(? AS BIGINT), ?, ?, ?, CAST(? AS BIGINT), live.n + 1, ?, ?
        FROM (SELECT COUNT(*) AS n FROM runs WHERE status = 'live') live
        WHERE live.n < ?
          AND NOT EXISTS (SELECT 1 FROM runs WHERE repo = ? AND subject = ? AND status = 'live')
          AND NOT (? = 1 AND EXISTS (SELECT 1 FROM repos WHERE full_name = ? AND paused_since IS NOT NULL))
+         ${fits.sql}
        RETURNING live_at_launch`,
-      [...launchValues(run), run.title ?? null, cap, run.repo, run.subject, pausable ? 1 : 0, run.repo],
+      [
+        ...launchValues(run),
+        run.title ?? null,
+        run.reservedUsd ?? null,
+        cap,
+        run.repo,
+        run.subject,
+        pausable ? 1 : 0,
+        run.repo,
+        ...fits.params,
+      ],
     );
     return row ? row.live_at_launch : null;
   }
 
   /**
-   * SP06, the locked launch: records the run if there is room (insertIfRoom's
-   * rules) and consumes the request it serves, as one write. SQLite: one
-   * transaction of its own. PostgreSQL: one call of yoke_record_launch
-   * (migration 13), which takes the write lock and then does the same, in one
-   * round trip. Returns the live count it recorded, or null.
+   * SP06, BU01, the locked launch: records the run if there is room (insertIfRoom's
+   * rules: the cap, the subject, the pause, and every budget with its reservation) and consumes the request it
+   * serves, as one write. SQLite: one transaction of its own. PostgreSQL: one call of yoke_record_launch
+   * (migrations 13 and 23), which takes the write lock and then does the same, in one round trip. Returns the
+   * live count it recorded, or null.
    */
   async recordLaunch(
     run: CountedRun,
     cap: number,
     pausable: boolean,
     requestId: number | null,
+    budgets: readonly BudgetCheck[] = [],
   ): Promise<number | null> {
     if (this.sql.dialect === 'postgres') {
       const row = await this.sql.get<{ live: number | null }>(
-        'SELECT yoke_record_launch(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) AS live',
-        [...launchValues(run), run.title ?? null, cap, pausable ? 1 : 0, requestId],
+        'SELECT yoke_record_launch(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) AS live',
+        [
+          ...launchValues(run),
+          run.title ?? null,
+          cap,
+          pausable ? 1 : 0,
+          requestId,
+          run.reservedUsd ?? null,
+          JSON.stringify(
+            budgets.map((b) => ({ repo: b.repo, since: b.since, limit: b.limitUsd, new_work: b.newWork })),
+          ),
+        ],
       );
       return row?.live ?? null;
     }
     return this.sql.transaction(async (tx) => {
-      const live = await new RunStore(tx).insertIfRoom(run, cap, pausable);
+      const live = await new RunStore(tx).insertIfRoom(run, cap, pausable, budgets);
       if (live !== null && requestId !== null)
         await tx.run('UPDATE requests SET consumed_by_run = ? WHERE id = ? AND consumed_by_run IS NULL', [
           run.id,
@@ -336,28 +352,6 @@ export class RunStore {
       ],
     );
     return res.changes === 1;
-  }
-
-  /** What the runs on one piece of work (its issue, its claim PR) reported they cost. */
-  async spendOfWork(repo: string, issueNumber: number | null, prNumber: number | null): Promise<WorkSpend> {
-    // Sums of 64-bit columns are cast back to 64 bits (PostgreSQL's SUM of a BIGINT is NUMERIC); names are quoted to keep their case.
-    return (await this.sql.get<WorkSpend>(
-      `SELECT COALESCE(SUM(cost_usd), 0) AS usd, CAST(COALESCE(SUM(input_tokens), 0) AS BIGINT) AS "inputTokens",
-         CAST(COALESCE(SUM(output_tokens), 0) AS BIGINT) AS "outputTokens", COUNT(*) AS runs
-       FROM runs WHERE repo = ? AND cost_usd IS NOT NULL AND (issue_number = ? OR pr_number = ?)`,
-      [repo, issueNumber ?? -1, prNumber ?? -1],
-    ))!;
-  }
-
-  /** Spend reported in [from, to), per repository and UTC day, newest day first. */
-  async listSpend(from: number, to: number): Promise<DailySpend[]> {
-    return this.sql.all<DailySpend>(
-      `SELECT repo, ${utcDay(this.sql.dialect, 'reported_at')} AS day, SUM(cost_usd) AS usd,
-         CAST(SUM(COALESCE(input_tokens, 0)) AS BIGINT) AS "inputTokens", CAST(SUM(COALESCE(output_tokens, 0)) AS BIGINT) AS "outputTokens", COUNT(*) AS runs
-       FROM runs WHERE cost_usd IS NOT NULL AND reported_at >= ? AND reported_at < ?
-       GROUP BY repo, day ORDER BY day DESC, repo`,
-      [from, to],
-    );
   }
 
   async setVerdictComment(id: string, commentId: number): Promise<void> {

@@ -17,6 +17,7 @@ import { DispatchRequestStore } from './dispatch-requests.js';
 import { ExecutionStore } from './executions.js';
 import { HttpCacheStore } from './http-cache.js';
 import { MergeStore } from './merges.js';
+import { SpendStore } from './spend.js';
 import { EnqueueStore } from './enqueues.js';
 import { ProcessStore } from './processes.js';
 import { QaLabelStore } from './qa-labels.js';
@@ -45,6 +46,8 @@ export interface Store {
   commands: CommandStore;
   requests: RequestStore;
   merges: MergeStore;
+  /** What runs cost, and what the budgets hold (BU01, BU02). */
+  spend: SpendStore;
   /** LD04: the claim PRs yoke added to GitHub's merge queue. */
   enqueues: EnqueueStore;
   httpCache: HttpCacheStore;
@@ -138,6 +141,7 @@ export function storeOver(outer: Sql, within?: Sql, leaseClock: LeaseClock = dat
     commands: new CommandStore(sql),
     requests: new RequestStore(sql),
     merges: new MergeStore(sql),
+    spend: new SpendStore(sql),
     enqueues: new EnqueueStore(sql),
     httpCache: new HttpCacheStore(sql),
     deliveries: new DeliveryStore(sql),

@@ -5,6 +5,7 @@ import type { Liveness } from '../../src/launcher/launcher.js';
 import type { Run } from '../../src/store/runs.js';
 import { openStoreAt } from '../../src/store/store.js';
 import { FakeLauncher, makeHarness } from '../helpers/fleet.js';
+import { BUDGET } from './fleet-budget.js';
 
 // One of several yoke processes on one PostgreSQL (test/fleet/fleet.processes.test.ts).
 // Each has its own engine, forge view (the same repositories and issues) and
@@ -49,15 +50,20 @@ class WorldLauncher extends FakeLauncher {
   }
 }
 
+// BU01: with YOKE_TEST_BUDGET=1, each repository has a daily budget and the fleet one of its own.
+const budgeted = process.env.YOKE_TEST_BUDGET === '1';
 let runs = 0;
 const h = makeHarness({
   store,
   launcher: new WorldLauncher(),
-  policy: { globalCap: cap, repoCaps: {} },
+  policy: { globalCap: cap, repoCaps: {}, ...(budgeted ? { dailyUsd: BUDGET.fleet } : {}) },
   newRunId: () => `${name}-${++runs}`,
 });
 for (let r = 0; r < 4; r++) {
-  h.forge.addRepo(`fleet/r${r}`, { auto: true });
+  h.forge.addRepo(
+    `fleet/r${r}`,
+    budgeted ? { auto: true, budget: { daily_usd: BUDGET.repo }, agent: { max_usd: BUDGET.run } } : { auto: true },
+  );
   for (let i = 1; i <= 5; i++) h.forge.addIssue(`fleet/r${r}`, i);
 }
 const leadership = new Leadership({
@@ -93,9 +99,14 @@ for (let i = 0; forever ? !stopping : i < Number(itersArg); i++) {
       );
       const done = running[Math.floor(random() * running.length)];
       if (done) {
+        // With budgets, it spends some of what it reserved, never more (the gateway stops it there).
+        const reserved = budgeted ? ((await store.runs.get(done.run_id))?.reservedUsd ?? 0) : 0;
+        const cost = budgeted
+          ? { usd: Math.round(reserved * random() * 100) / 100, inputTokens: 1, outputTokens: 1 }
+          : null;
         await store.runs.recordReport(
           done.run_id,
-          { outcome: random() < 0.8 ? 'success' : 'failure', verdict: null, summary: null },
+          { outcome: random() < 0.8 ? 'success' : 'failure', verdict: null, summary: null, cost },
           Date.now(),
         );
         await store.sql.run("UPDATE world_runs SET state = 'ended' WHERE run_id = ?", [done.run_id]);

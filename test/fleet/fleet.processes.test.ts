@@ -6,6 +6,7 @@ import { migrateSql } from '../../src/store/schema.js';
 import type { Sql } from '../../src/store/sql.js';
 import { until } from '../helpers/fleet.js';
 import { havePostgres, usePostgres } from '../helpers/postgres.js';
+import { BUDGET } from './fleet-budget.js';
 
 // SP06/SP08/TR13 across processes: three yoke processes on one PostgreSQL,
 // each ticking (when it leads) and kicked at random, never pass the cap
@@ -22,7 +23,14 @@ interface Worker {
   exit: Promise<number | null>;
 }
 
-function worker(url: string, name: string, seed: number, iterations: number, forever = false): Worker {
+function worker(
+  url: string,
+  name: string,
+  seed: number,
+  iterations: number,
+  forever = false,
+  budgeted = false,
+): Worker {
   const child = spawn(
     process.execPath,
     [
@@ -38,6 +46,7 @@ function worker(url: string, name: string, seed: number, iterations: number, for
     ],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, YOKE_TEST_BUDGET: budgeted ? '1' : '0' },
     },
   );
   const lines: Record<string, unknown>[] = [];
@@ -82,6 +91,23 @@ async function checkFleet(sql: Sql): Promise<{ launched: number }> {
   return { launched: runs.length };
 }
 
+/** BU01, BU02: no budget holds more than its limit: what runs launched today reported, or else reserved. */
+async function checkBudgets(sql: Sql): Promise<{ reserved: number }> {
+  const rows = await sql.all<{ repo: string; held: number; reserved: number }>(
+    `SELECT repo, SUM(COALESCE(cost_usd, reserved_usd, 0)) AS held, SUM(CASE WHEN reserved_usd > 0 THEN 1 ELSE 0 END) AS reserved
+     FROM runs GROUP BY repo`,
+  );
+  for (const r of rows) expect(Number(r.held), `${r.repo} holds`).toBeLessThanOrEqual(BUDGET.repo + 1e-6);
+  const fleet = rows.reduce((sum, r) => sum + Number(r.held), 0);
+  expect(fleet, 'the fleet holds').toBeLessThanOrEqual(BUDGET.fleet + 1e-6);
+  // A run that never started gave its reservation back; one reported costs what it reported.
+  const unstarted = await sql.all<{ id: string; reserved_usd: number | null }>(
+    "SELECT id, reserved_usd FROM runs WHERE status = 'ended' AND cost_usd IS NULL AND id NOT IN (SELECT run_id FROM world_runs)",
+  );
+  for (const u of unstarted) expect(Number(u.reserved_usd ?? 0), `${u.id} never started`).toBe(0);
+  return { reserved: rows.reduce((sum, r) => sum + Number(r.reserved), 0) };
+}
+
 const WORLD_TABLE =
   'CREATE TABLE IF NOT EXISTS world_runs (run_id TEXT PRIMARY KEY, state TEXT NOT NULL, started_by TEXT NOT NULL)';
 
@@ -106,6 +132,29 @@ describe.skipIf(!havePostgres)('three yoke processes on one PostgreSQL', () => {
       for (const s of summaries) expect(s.passes).toBeGreaterThan(10);
       expect(launched).toBeGreaterThan(4 * CAP);
       expect((await sql.get<{ n: number }>('SELECT MAX(live_at_launch) AS n FROM runs'))!.n).toBe(CAP);
+    } finally {
+      await sql.close();
+    }
+  }, 120_000);
+
+  it('BU01 BU02 three processes launching at once never pass a budget between them; what never started gave its reservation back', async () => {
+    const url = await pg.db();
+    const sql = postgresSql(url);
+    await migrateSql(sql);
+    await sql.exec(WORLD_TABLE);
+    try {
+      const workers = [
+        worker(url, 'yoke-a', 13, 160, false, true),
+        worker(url, 'yoke-b', 29, 160, false, true),
+        worker(url, 'yoke-c', 41, 160, false, true),
+      ];
+      expect(await Promise.all(workers.map((w) => w.exit))).toEqual([0, 0, 0]);
+      await checkFleet(sql);
+      const { reserved } = await checkBudgets(sql);
+      // Money was reserved many times over, and the fleet's budget was reached: something waited for it.
+      expect(reserved).toBeGreaterThan(6);
+      const held = (await sql.get<{ n: number }>('SELECT SUM(COALESCE(cost_usd, reserved_usd, 0)) AS n FROM runs'))!.n;
+      expect(Number(held)).toBeGreaterThan(BUDGET.fleet - 2 * BUDGET.run);
     } finally {
       await sql.close();
     }

@@ -17,30 +17,25 @@ const config = (yaml: Record<string, unknown>): RepoConfig => {
 };
 
 describe("an agent run's limits", () => {
-  it("take the opt-in file's turns and dollars; an AFK run's dollars are capped by what is left of the day's budgets, a fix's are not", () => {
-    const facts = (c: RepoConfig, repo: number, fleet: number, fleetDailyUsd: number | null) => ({
-      config: c,
-      spentToday: { repo, fleet },
-      fleetDailyUsd,
-    });
-    expect(runLimits(facts(defaultRepoConfig(), 0, 0, null), 'afk_auto')).toEqual({ maxTurns: 60, maxUsd: null });
+  it("BU02 BU04 take the opt-in file's turns; the dollars of a run that calls the model are what it reserved, its whole limit; a lander's are the file's", () => {
     const c = config({ agent: { max_turns: 25, max_usd: 5 }, budget: { daily_usd: 10 } });
-    expect(runLimits(facts(c, 2, 2, null), 'afk_auto')).toEqual({ maxTurns: 25, maxUsd: 5 });
-    expect(runLimits(facts(c, 7.555, 7.555, null), 'afk_manual')).toEqual({ maxTurns: 25, maxUsd: 2.45 });
-    expect(runLimits(facts(c, 1, 29.9, 30), 'afk_auto')).toEqual({ maxTurns: 25, maxUsd: 0.1 });
-    expect(runLimits(facts(c, 12, 12, null), 'afk_auto')).toEqual({ maxTurns: 25, maxUsd: 0 });
-    expect(runLimits(facts(c, 12, 40, 30), 'fix')).toEqual({ maxTurns: 25, maxUsd: 5 });
+    expect(runLimits({ config: defaultRepoConfig() }, 'afk_auto', null)).toEqual({ maxTurns: 60, maxUsd: null });
+    expect(runLimits({ config: c }, 'afk_auto', 5)).toEqual({ maxTurns: 25, maxUsd: 5 });
+    expect(runLimits({ config: c }, 'fix', 5)).toEqual({ maxTurns: 25, maxUsd: 5 });
+    // A run that calls the model where a budget applies and the file sets no limit reserves the default, and is held to it.
+    expect(runLimits({ config: defaultRepoConfig() }, 'afk_manual', 5)).toEqual({ maxTurns: 60, maxUsd: 5 });
+    expect(runLimits({ config: c }, 'lander', 0)).toEqual({ maxTurns: 25, maxUsd: 5 });
   });
 
   it("TR20 the opt-in file's agent.network.allow goes out with the limits; a host that is not one is refused naming the field", () => {
-    const facts = (c: RepoConfig) => ({ config: c, spentToday: { repo: 0, fleet: 0 }, fleetDailyUsd: null });
+    const facts = (c: RepoConfig) => ({ config: c });
     const c = config({ agent: { network: { allow: ['registry.npmjs.org', '*.pythonhosted.org'] } } });
-    expect(runLimits(facts(c), 'afk_auto')).toEqual({
+    expect(runLimits(facts(c), 'afk_auto', null)).toEqual({
       maxTurns: 60,
       maxUsd: null,
       networkAllow: ['registry.npmjs.org', '*.pythonhosted.org'],
     });
-    expect(limitsJson(runLimits(facts(c), 'afk_auto'))).toBe(
+    expect(limitsJson(runLimits(facts(c), 'afk_auto', null))).toBe(
       '{"max_turns":60,"network_allow":["registry.npmjs.org","*.pythonhosted.org"]}',
     );
     const bad = parseRepoConfig({ agent: { network: { allow: ['https://evil.example/x'] } } });

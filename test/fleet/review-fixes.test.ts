@@ -188,7 +188,7 @@ describe('review-driven fixes (TR33)', () => {
     expect(order).toEqual(['lander pr#8', 'fix pr#7', 'afk_auto issue#2']);
   });
 
-  it('TR33 with fix.on_review off a review starts nothing; a spent day holds it with budget_spent', async () => {
+  it('TR33 BU03 with fix.on_review off a review starts nothing; a spent day holds it with budget_reserved', async () => {
     const off = await setup({ fix: { on_review: false } });
     off.pull.reviews.push(review('maint'));
     await off.h.engine.schedulerTick();
@@ -203,7 +203,7 @@ describe('review-driven fixes (TR33)', () => {
     expect(report.waiting.map((w) => [w.stage, w.subject, w.reason.code])).toContainEqual([
       'fix',
       'pr#7',
-      'budget_spent',
+      'budget_reserved',
     ]);
   });
 

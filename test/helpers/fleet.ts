@@ -116,6 +116,8 @@ export const defaultPolicy = (over: Partial<FleetPolicy> = {}): FleetPolicy => (
   ...DEFAULT_LABEL_POLICY,
   ...DEFAULT_VISIBILITY_POLICY,
   dailyUsd: null,
+  monthlyUsd: null,
+  newWorkShare: 1,
   ...over,
 });
 

@@ -97,6 +97,7 @@ describe("the dashboard's runs table", () => {
     liveAtLaunch: 1,
     reportedAt: 500,
     cost: null,
+    reservedUsd: null,
     title: null,
     why: 'a review by @maint <b>',
     ...over,

@@ -53,7 +53,7 @@ async function runMission(dropAnswers: number): Promise<Mission> {
     'the dashboard issue to settle after the merges',
   );
   const merged = dashboardIssue(sandbox)!.body;
-  const spentAtMerge = (await sandbox.runtime.store.runs.listSpend(0, Date.now() + 86_400_000))
+  const spentAtMerge = (await sandbox.runtime.store.spend.daily(0, Date.now() + 86_400_000))
     .filter((d) => d.repo === DEMO_REPO)
     .reduce((sum, d) => sum + d.usd, 0);
   const lines: string[] = [];

@@ -25,7 +25,7 @@ describe('the store', () => {
     const db = openDb(':memory:');
     const applied = db.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as { version: number }[];
     expect(applied.map((a) => a.version)).toEqual([
-      1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+      1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
     ]);
     expect(migrate(db)).toBe(0);
   });
@@ -146,11 +146,11 @@ for (const engine of useEngines()) {
           ),
         ).toBe(true);
       }
-      expect(await store.runs.listSpend(0, day + 3_600_000)).toEqual([
+      expect(await store.spend.daily(0, day + 3_600_000)).toEqual([
         { repo: 'acme/api', day: '2026-12-02', usd: 2.25, inputTokens: 6_000_000_000, outputTokens: 14, runs: 2 },
         { repo: 'acme/api', day: '2026-12-01', usd: 1.5, inputTokens: 3_000_000_000, outputTokens: 7, runs: 1 },
       ]);
-      expect(await store.runs.spendOfWork('acme/api', 5, null)).toEqual({
+      expect(await store.spend.ofWork('acme/api', 5, null)).toEqual({
         usd: 3.75,
         inputTokens: 9_000_000_000,
         outputTokens: 21,

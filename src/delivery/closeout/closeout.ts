@@ -161,7 +161,7 @@ async function closeOut(
         stage,
         commit: run.commit,
         label: dr.settings.delivered_label,
-        spend: spendLine(`#${issue}`, await store.runs.spendOfWork(run.repo, issue, member.prNumber)),
+        spend: spendLine(`#${issue}`, await store.spend.ofWork(run.repo, issue, member.prNumber)),
       }),
     );
     await store.deliveryItems.markDelivered(run.repo, issue, clock.now());

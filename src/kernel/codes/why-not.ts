@@ -43,14 +43,20 @@ export const WHY_NOT_CODES = {
     recovery: () =>
       'Nothing to do: it is validated as soon as the stack ahead lands or splits. To stack deeper, raise autoland.stack_depth in .github/yoke.yml.',
   }),
-  budget_spent: code<{ repo: string; scope: string; spent: string; limit: string }>({
+  budget_reserved: code<{
+    repo: string;
+    budget: string;
+    held: string;
+    limit: string;
+    reserve: string;
+    until: string;
+    setting: string;
+  }>({
     status: 429,
     message: (p) =>
-      `New AFK work and fixes people asked for in ${p.repo} wait until 00:00 UTC: ${p.scope} spent $${p.spent} of its $${p.limit} daily budget today. Landers and fixes of rejected heads still run.`,
+      `Waits for money: ${p.budget} holds $${p.held} of its $${p.limit} (what runs spent, and what live runs may still spend), and this run would reserve $${p.reserve}, its whole limit.`,
     recovery: (p) =>
-      p.scope === 'the fleet'
-        ? 'Nothing to do: work resumes tomorrow (UTC). To allow more today, raise YOKE_DAILY_USD and restart yoke.'
-        : `Nothing to do: work resumes tomorrow (UTC). To allow more today, raise \`budget.daily_usd\` in .github/yoke.yml of ${p.repo}.`,
+      `Nothing to do: it starts when a live run ends under its limit and gives the rest back, or when the budget starts again at ${p.until}. To allow more, raise ${p.setting}; to let more runs share it, lower agent.max_usd.`,
   }),
   fix_asks_exhausted: code<{ number: number; attempts: number; by: string }>({
     status: 409,
@@ -88,6 +94,6 @@ export const WHY_NOT = [
   'fix_attempts_exhausted',
   'fix_asks_exhausted',
   'request_budget',
-  'budget_spent',
+  'budget_reserved',
   'issue_edited_since_label',
 ] as const;

@@ -21,6 +21,7 @@ import { migration as m019 } from './019-the-base-a-lander-judged.js';
 import { migration as m020 } from './020-stacks-and-the-commits-yoke-landed.js';
 import { migration as m021 } from './021-the-commit-a-lander-judged.js';
 import { migration as m022 } from './022-the-merge-queue-entries-yoke-made.js';
+import { migration as m023 } from './023-reservations.js';
 
 // yoke's schema, one file per migration, applied in version order and never
 // edited once shipped: a change is a new file with the next version, added
@@ -51,4 +52,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m020,
   m021,
   m022,
+  m023,
 ];

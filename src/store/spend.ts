@@ -1,0 +1,115 @@
+import { utcDay, type Sql, type SqlParam } from './sql.js';
+
+// What runs cost: what they reported (the dashboard's days, one piece of work's total), and BU01-BU02, what
+// the budgets hold: each run launched in a budget's period costs what it reported, or what it reserved until
+// it reports (and when it never does); a run that never started gives its reservation back.
+
+/** What some runs reported they cost, together. */
+export interface WorkSpend {
+  usd: number;
+  inputTokens: number;
+  outputTokens: number;
+  runs: number;
+}
+
+/** One repository's spend on one UTC day (YYYY-MM-DD). */
+export interface DailySpend {
+  repo: string;
+  day: string;
+  usd: number;
+  inputTokens: number;
+  outputTokens: number;
+  runs: number;
+}
+
+/** BU01: a budget as the locked launch checks it: the charges of the runs launched since `since`, of one repository or all, of new work or every kind. */
+export interface BudgetCheck {
+  repo: string | null;
+  since: number;
+  limitUsd: number;
+  newWork: boolean;
+}
+
+/** BU02: what a run costs the budgets: what it reported, or what it reserved until it reports (and when it never does). */
+export const CHARGE = 'COALESCE(cost_usd, reserved_usd, 0)';
+export const NEW_WORK = "kind IN ('afk_manual', 'afk_auto')";
+
+/** What a budget holds, as SQL: the charges of the runs it counts. */
+const heldBy = (b: Pick<BudgetCheck, 'repo' | 'newWork'>): string =>
+  `SELECT COALESCE(SUM(${CHARGE}), 0) FROM runs WHERE launched_at >= ?${b.repo === null ? '' : ' AND repo = ?'}${b.newWork ? ` AND ${NEW_WORK}` : ''}`;
+const heldParams = (b: Pick<BudgetCheck, 'repo' | 'since'>): SqlParam[] => [
+  b.since,
+  ...(b.repo === null ? [] : [b.repo]),
+];
+
+/** BU01: the conditions the locked launch's INSERT adds, one per budget: what it holds plus `reserve` stays within its limit. */
+export function budgetsFit(budgets: readonly BudgetCheck[], reserve: number): { sql: string; params: SqlParam[] } {
+  return {
+    sql: budgets.map((b) => `AND (${heldBy(b)}) + ? <= ? + 1e-9`).join(' '),
+    params: budgets.flatMap((b) => [...heldParams(b), reserve, b.limitUsd]),
+  };
+}
+
+export class SpendStore {
+  constructor(private readonly sql: Sql) {}
+
+  /** What the runs on one piece of work (its issue, its claim PR) reported they cost. */
+  async ofWork(repo: string, issueNumber: number | null, prNumber: number | null): Promise<WorkSpend> {
+    // Sums of 64-bit columns are cast back to 64 bits (PostgreSQL's SUM of a BIGINT is NUMERIC); names are quoted to keep their case.
+    return (await this.sql.get<WorkSpend>(
+      `SELECT COALESCE(SUM(cost_usd), 0) AS usd, CAST(COALESCE(SUM(input_tokens), 0) AS BIGINT) AS "inputTokens",
+         CAST(COALESCE(SUM(output_tokens), 0) AS BIGINT) AS "outputTokens", COUNT(*) AS runs
+       FROM runs WHERE repo = ? AND cost_usd IS NOT NULL AND (issue_number = ? OR pr_number = ?)`,
+      [repo, issueNumber ?? -1, prNumber ?? -1],
+    ))!;
+  }
+
+  /** Spend reported in [from, to), per repository and UTC day, newest day first. */
+  async daily(from: number, to: number): Promise<DailySpend[]> {
+    return this.sql.all<DailySpend>(
+      `SELECT repo, ${utcDay(this.sql.dialect, 'reported_at')} AS day, SUM(cost_usd) AS usd,
+         CAST(SUM(COALESCE(input_tokens, 0)) AS BIGINT) AS "inputTokens", CAST(SUM(COALESCE(output_tokens, 0)) AS BIGINT) AS "outputTokens", COUNT(*) AS runs
+       FROM runs WHERE cost_usd IS NOT NULL AND reported_at >= ? AND reported_at < ?
+       GROUP BY repo, day ORDER BY day DESC, repo`,
+      [from, to],
+    );
+  }
+
+  /** BU02: a run that never started gives its reservation back (what it reported, if anything, still counts). */
+  async release(id: string): Promise<void> {
+    await this.sql.run('UPDATE runs SET reserved_usd = 0 WHERE id = ? AND cost_usd IS NULL', [id]);
+  }
+
+  /** BU01: what one budget holds now: the charges of the runs launched since `since` that it counts. */
+  async charged(b: Omit<BudgetCheck, 'limitUsd'>): Promise<number> {
+    const row = await this.sql.get<{ usd: number | null }>(`SELECT (${heldBy(b)}) AS usd`, heldParams(b));
+    return Number(row?.usd ?? 0);
+  }
+
+  /** BU01: the charges of each repository's runs launched since `month` (and since `day`), all and new work's, in one statement. */
+  async chargesSince(
+    month: number,
+    day: number,
+  ): Promise<{ repo: string; day: number; month: number; dayNewWork: number; monthNewWork: number }[]> {
+    const rows = await this.sql.all<{
+      repo: string;
+      day: number | null;
+      month: number | null;
+      day_new: number | null;
+      month_new: number | null;
+    }>(
+      `SELECT repo, SUM(${CHARGE}) AS month, SUM(CASE WHEN launched_at >= ? THEN ${CHARGE} ELSE 0 END) AS day,
+         SUM(CASE WHEN ${NEW_WORK} THEN ${CHARGE} ELSE 0 END) AS month_new,
+         SUM(CASE WHEN launched_at >= ? AND ${NEW_WORK} THEN ${CHARGE} ELSE 0 END) AS day_new
+       FROM runs WHERE launched_at >= ? GROUP BY repo`,
+      [day, day, month],
+    );
+    return rows.map((r) => ({
+      repo: r.repo,
+      day: Number(r.day ?? 0),
+      month: Number(r.month ?? 0),
+      dayNewWork: Number(r.day_new ?? 0),
+      monthNewWork: Number(r.month_new ?? 0),
+    }));
+  }
+}
