@@ -320,6 +320,8 @@ async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads): Promi
   const asks = standingAsks(recorded, await readDemotedAskers(forge, repo, recorded));
   const mine = reads.requests.filter((r) => r.repo === repo.fullName);
   const startableIssues = new Set<number>();
+  // BU05: the issue graph of what new work may start: its summaries come with the issues read.
+  const graphs = new Map(view.issues.flatMap((i) => (i.graph ? [[i.number, i.graph] as const] : [])));
   for (const req of mine) {
     if (req.kind === 'land') {
       // A land request for a PR that is no longer an open claim PR can never be served.
@@ -330,8 +332,10 @@ async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads): Promi
     }
     if (view.issues.some((i) => i.number === req.number)) continue;
     const issue = await forge.getIssue(repo, req.number);
-    if (issue && issue.state === 'open' && !issue.isPull) startableIssues.add(req.number);
-    else reads.housekeeping.push({ type: 'drop_request', requestId: req.id }); // closed since it was asked for
+    if (issue && issue.state === 'open' && !issue.isPull) {
+      startableIssues.add(req.number);
+      if (issue.graph) graphs.set(req.number, issue.graph);
+    } else reads.housekeeping.push({ type: 'drop_request', requestId: req.id }); // closed since it was asked for
   }
   // LD02: where each claim's base branch is now, read every pass: a push there changes no issue, so a cached view would not show it.
   const baseTips = new Map<string, string | null>();
@@ -345,6 +349,13 @@ async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads): Promi
     if (view.config.config.autoland.enabled && (await forge.requiresMergeQueue(repo, ref).catch(() => null)))
       mergeQueues.set(ref, await forge.readMergeQueue(repo, ref).catch(() => null));
   }
+  // Only a blocked issue costs a read: which open issues block it.
+  const issueGraph = new Map<number, { blockers: string[] | null; openSubIssues: number }>();
+  for (const [n, g] of graphs)
+    issueGraph.set(n, {
+      blockers: g.blockedBy ? await forge.listBlockers(repo, n).catch(() => null) : [],
+      openSubIssues: g.openSubIssues,
+    });
   return {
     repo,
     state: { ...state, disabledReason: null },
@@ -360,6 +371,7 @@ async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads): Promi
     mergeQueues,
     asks,
     requests: mine,
+    issueGraph,
     startableIssues,
     trustedLogins: reads.trusted,
     liveSubjects: reads.snapshot.liveSubjects,

@@ -145,7 +145,29 @@ export function shouldLaunchAuto(facts: RepoFacts, issue: IssueView): true | 'no
       number: issue.number,
       label: facts.config.afk_label,
     });
-  return newWorkStop(facts) ?? true;
+  return newWorkStop(facts) ?? graphStop(facts, issue.number) ?? true;
+}
+
+/** BU05: why GitHub's issue graph holds an issue back: open issues block it, or it has open sub-issues. */
+export function graphStop(facts: RepoFacts, issue: number): Waiting['reason'] | null {
+  const g = facts.issueGraph?.get(issue);
+  if (!g) return null;
+  const repo = facts.repo.fullName;
+  // A blocked issue GitHub would not name the blockers of still waits: its summary says open issues block it.
+  if (g.blockers === null || g.blockers.length)
+    return makeRefusal('issue_blocked', {
+      repo,
+      number: issue,
+      blockers: g.blockers?.length ? g.blockers.join(', ') : 'issues GitHub did not name',
+    });
+  if (g.openSubIssues)
+    return makeRefusal('issue_has_sub_issues', {
+      repo,
+      number: issue,
+      open: g.openSubIssues,
+      label: facts.config.afk_label,
+    });
+  return null;
 }
 
 /** What holds back all new work of a repository: a pause (money is the pass's to spend, BU01). */
@@ -186,7 +208,8 @@ export function decideNewWork(facts: RepoFacts): Decided {
       passed.push(
         waiting(facts, 'new_work', subject, makeRefusal('in_flight', { repo: facts.repo.fullName, subject })),
       );
-    else if (stop) passed.push(waiting(facts, 'new_work', subject, stop));
+    else if (stop ?? graphStop(facts, req.number))
+      passed.push(waiting(facts, 'new_work', subject, (stop ?? graphStop(facts, req.number))!));
     else
       out.push(
         make(

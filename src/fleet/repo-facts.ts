@@ -38,6 +38,11 @@ export interface RepoFacts {
   /** TR33: what writers asked an agent to do here, as recorded (and found this pass): open, carried or declined. */
   asks?: readonly Ask[];
   requests: readonly OpenRequest[];
+  /**
+   * BU05: what GitHub's issue graph says of the issues new work may start here (labelled, or asked for): the
+   * open issues blocking each (null: GitHub would not name them), and its sub-issues still open.
+   */
+  issueGraph?: ReadonlyMap<number, { blockers: string[] | null; openSubIssues: number }>;
   /** Open issues named by open start requests (they need not carry the AFK label). */
   startableIssues: ReadonlySet<number>;
   /** yoke's own login and the operator-trusted ones, lower-case: their markers are records, their reviews do not hold a merge. */

@@ -51,6 +51,7 @@ const FORGE_ACCESS: Record<keyof Forge, 'read' | 'write'> = {
   merge: 'write',
   mergeIntoBranch: 'write',
   requiresMergeQueue: 'read',
+  listBlockers: 'read',
   readMergeQueue: 'read',
   enqueuePullRequest: 'write',
   mintPushToken: 'write',

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { classifyGitHubError, unlessMissing } from './errors.js';
 import type { Octokit } from './octokit.js';
 import { GhBranch, GhCommit, GhCompare, GhRef, GhTree } from './schemas.js';
-import type { MergeResult, RepoRef } from './types.js';
+import type { MergeResult, PushToken, RepoRef } from './types.js';
 
 // A repository's commits, branches and files as GitHubForge reads them: a
 // ref resolved, a branch's protection, ancestry, a tree and a file at a
@@ -111,4 +111,15 @@ export async function readFileAt(o: Octokit, repo: RepoRef, path: string, commit
     }),
   );
   return res ? String(res.data) : null;
+}
+
+/** TR17: a token, minted with the app's JWT, that may push to this one repository and do nothing else. */
+export async function mintPushToken(app: Octokit, repo: RepoRef): Promise<PushToken> {
+  const { data } = await app.request('POST /app/installations/{installation_id}/access_tokens', {
+    installation_id: repo.installationId,
+    repositories: [repo.name],
+    permissions: { contents: 'write' },
+  });
+  const t = z.object({ token: z.string(), expires_at: z.string() }).parse(data);
+  return { token: t.token, expiresAt: t.expires_at };
 }

@@ -25,6 +25,27 @@ export async function getIssue(o: Octokit, repo: RepoRef, number: number): Promi
   return res && GhIssueState.parse(res.data);
 }
 
+/** BU05: `GET /repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocked_by`: the open ones, named. */
+export async function listBlockers(o: Octokit, repo: RepoRef, number: number): Promise<string[] | null> {
+  const res = await unlessMissing(() =>
+    o.request('GET /repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocked_by', {
+      ...at(repo),
+      issue_number: number,
+      per_page: 100,
+    }),
+  );
+  if (!res) return null;
+  const here = `/repos/${repo.fullName}`.toLowerCase();
+  return z
+    .array(z.object({ number: z.number(), state: z.string(), repository_url: z.string() }).passthrough())
+    .parse(res.data)
+    .filter((i) => i.state === 'open')
+    .map((i) => {
+      const where = i.repository_url.replace(/^.*\/repos\//, '');
+      return i.repository_url.toLowerCase().endsWith(here) ? `#${i.number}` : `${where}#${i.number}`;
+    });
+}
+
 export async function findOpenIssue(o: Octokit, repo: RepoRef, label: string): Promise<number | null> {
   const { data } = await o.request('GET /repos/{owner}/{repo}/issues', {
     ...at(repo),

@@ -267,6 +267,10 @@ export class GitHubForge implements Forge {
     return issues.merge(await this.gh(repo.installationId), repo, number, sha, method);
   }
 
+  async listBlockers(repo: RepoRef, number: number): Promise<string[] | null> {
+    return issues.listBlockers(await this.gh(repo.installationId), repo, number);
+  }
+
   async requiresMergeQueue(repo: RepoRef, branch: string): Promise<boolean | null> {
     return git.requiresMergeQueue(await this.gh(repo.installationId), repo, branch);
   }
@@ -287,14 +291,7 @@ export class GitHubForge implements Forge {
   }
 
   async mintPushToken(repo: RepoRef): Promise<PushToken> {
-    const app = await this.opts.appOctokit();
-    const { data } = await app.request('POST /app/installations/{installation_id}/access_tokens', {
-      installation_id: repo.installationId,
-      repositories: [repo.name],
-      permissions: { contents: 'write' },
-    });
-    const t = z.object({ token: z.string(), expires_at: z.string() }).parse(data);
-    return { token: t.token, expiresAt: t.expires_at };
+    return git.mintPushToken(await this.opts.appOctokit(), repo);
   }
 
   async openPull(repo: RepoRef, pull: { head: string; base: string; title: string; body: string }): Promise<number> {

@@ -6,6 +6,7 @@ import { PERMISSIONS } from '../kernel/permission.js';
 import {
   type CommentView,
   type IssueDetail,
+  type IssueGraph,
   type IssueView,
   type PullDetail,
   type Permission,
@@ -27,6 +28,20 @@ const Labels = z
 export const bodyDigest = (body: string): string =>
   createHash('sha256').update(body.replace(/\r\n/g, '\n')).digest('hex').slice(0, 32);
 
+/** BU05: GitHub's summaries of an issue's dependencies and sub-issues, as an issue object carries them. */
+const GraphSummaries = {
+  issue_dependencies_summary: z.object({ blocked_by: z.number() }).passthrough().nullable().optional(),
+  sub_issues_summary: z.object({ total: z.number(), completed: z.number() }).passthrough().nullable().optional(),
+};
+const graphOf = (i: {
+  issue_dependencies_summary?: { blocked_by: number } | null;
+  sub_issues_summary?: { total: number; completed: number } | null;
+}): { graph?: IssueGraph } => {
+  const blockedBy = i.issue_dependencies_summary?.blocked_by ?? 0;
+  const openSubIssues = Math.max(0, (i.sub_issues_summary?.total ?? 0) - (i.sub_issues_summary?.completed ?? 0));
+  return blockedBy || openSubIssues ? { graph: { blockedBy, openSubIssues } } : {};
+};
+
 export const GhIssue = z
   .object({
     number: z.number(),
@@ -36,6 +51,7 @@ export const GhIssue = z
     assignee: z.object({ login: z.string() }).nullable().optional(),
     body: z.string().nullable().optional(),
     pull_request: z.unknown().optional(),
+    ...GraphSummaries,
   })
   .transform((i): IssueView & { isPull: boolean } => ({
     number: i.number,
@@ -46,6 +62,7 @@ export const GhIssue = z
     bodyDigest: bodyDigest(i.body ?? ''),
     digest: issueDigest(i.title, i.body ?? ''),
     isPull: i.pull_request != null,
+    ...graphOf(i),
   }));
 
 /** A git reference: `GET /repos/{owner}/{repo}/git/ref/{ref}`. */
@@ -218,6 +235,7 @@ export const GhIssueState = z
     labels: Labels.optional(),
     assignee: z.object({ login: z.string() }).nullable().optional(),
     user: User,
+    ...GraphSummaries,
   })
   .transform((i): IssueDetail => ({
     number: i.number,
@@ -228,6 +246,7 @@ export const GhIssueState = z
     labels: i.labels ?? [],
     assignee: i.assignee?.login ?? null,
     author: i.user?.login ?? null,
+    ...graphOf(i),
   }));
 
 /** One PR by number, merged or not. */

@@ -27,6 +27,14 @@ export interface IssueView {
   bodyDigest: string;
   /** TR24: a digest of the title and the body (issueDigest), what an approval covers. */
   digest: string;
+  /** BU05: the open issues that block it (GitHub's issue dependencies), and its sub-issues not closed yet. */
+  graph?: IssueGraph;
+}
+
+/** BU05: what GitHub's issue graph says of one issue, from its summaries: none when absent. */
+export interface IssueGraph {
+  blockedBy: number;
+  openSubIssues: number;
 }
 
 export interface PullView {
@@ -175,6 +183,8 @@ export interface IssueDetail {
   assignee: string | null;
   /** Who opened it (null when GitHub does not say). */
   author: string | null;
+  /** BU05: the issue graph's summaries for it. */
+  graph?: IssueGraph;
 }
 
 /** One PR by number, merged or not. */
@@ -278,6 +288,8 @@ export interface Forge {
   /** Forgets cached reads of a repo (a push to the opt-in file, say). */
   invalidate(name: RepoName): void;
   getIssue(repo: RepoRef, number: number): Promise<IssueDetail | null>;
+  /** BU05: the open issues that block this one, as `#3` here or `owner/repo#3` elsewhere; null when GitHub would not say. */
+  listBlockers(repo: RepoRef, number: number): Promise<string[] | null>;
   /** The oldest open issue (not a PR) carrying this label, or null. */
   findOpenIssue(repo: RepoRef, label: string): Promise<number | null>;
   getPull(repo: RepoRef, number: number): Promise<PullDetail | null>;

@@ -279,6 +279,38 @@ describe('GitHubForge, for agent runs', () => {
     expect(await forge.readComment(repo, 7)).toBeNull();
   });
 
+  it("BU05 reads an issue's graph from its summaries, and which open issues block it, named here or in another repository", async () => {
+    const gh = nock(API, { reqheaders: { authorization: 'token ghs_inst' } });
+    gh.get('/repos/acme/api/issues/7').reply(200, {
+      number: 7,
+      state: 'open',
+      user: { login: 'maint' },
+      labels: [],
+      issue_dependencies_summary: { blocked_by: 2, total_blocked_by: 3, blocking: 0, total_blocking: 0 },
+      sub_issues_summary: { total: 4, completed: 1, percent_completed: 25 },
+    });
+    gh.get('/repos/acme/api/issues/8').reply(200, { number: 8, state: 'open', user: { login: 'maint' }, labels: [] });
+    gh.get('/repos/acme/api/issues/7/dependencies/blocked_by')
+      .query({ per_page: '100' })
+      .reply(200, [
+        { number: 3, state: 'open', repository_url: 'https://api.github.com/repos/acme/api' },
+        { number: 4, state: 'closed', repository_url: 'https://api.github.com/repos/acme/api' },
+        { number: 12, state: 'open', repository_url: 'https://api.github.com/repos/acme/web' },
+      ]);
+    gh.get('/repos/acme/api/issues/9/dependencies/blocked_by')
+      .query({ per_page: '100' })
+      .reply(404, { message: 'Not Found' });
+    const forge = new GitHubForge({
+      appOctokit: async () => client('app-jwt'),
+      installationOctokit: async () => client('ghs_inst'),
+      now: Date.now,
+    });
+    expect((await forge.getIssue(repo, 7))!.graph).toEqual({ blockedBy: 2, openSubIssues: 3 });
+    expect((await forge.getIssue(repo, 8))!.graph).toBeUndefined();
+    expect(await forge.listBlockers(repo, 7)).toEqual(['#3', 'acme/web#12']);
+    expect(await forge.listBlockers(repo, 9)).toBeNull();
+  });
+
   it('TR05 reads who added a label from its newest labeled event, and the issues changed since a time without their PRs', async () => {
     const gh = nock(API, { reqheaders: { authorization: 'token ghs_inst' } });
     const user = (login: string, type = 'User') => ({ login, type });

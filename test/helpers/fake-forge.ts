@@ -69,6 +69,9 @@ export interface FakeRepo {
     updatedAt?: number;
     /** TR05: who added each label, as its newest `labeled` event says. */
     labelledBy?: Record<string, string>;
+    /** BU05: the open issues that block it (as GitHub names them), and its sub-issues not closed yet. */
+    blockers?: string[];
+    openSubIssues?: number;
   }[];
   pulls: FakePull[];
   permissions: Record<string, Permission>;
@@ -91,6 +94,12 @@ export interface FakeRepo {
   /** Branches besides the default one: each a head commit off it, and whether GitHub protects the branch. */
   branches: Record<string, { head: string; protected: boolean; base: string }>;
 }
+
+/** BU05: an issue's graph summaries, as GitHub's issue objects carry them (none when there is nothing to say). */
+const graphOf = (i: { blockers?: string[]; openSubIssues?: number }) =>
+  i.blockers?.length || i.openSubIssues
+    ? { graph: { blockedBy: i.blockers?.length ?? 0, openSubIssues: i.openSubIssues ?? 0 } }
+    : {};
 
 export class FakeForge implements Forge {
   repos = new Map<string, FakeRepo>();
@@ -233,6 +242,7 @@ export class FakeForge implements Forge {
           assignee: null,
           bodyDigest: bodyDigest(i.body ?? ''),
           digest: issueDigest(i.title ?? `Issue ${i.number}`, i.body ?? ''),
+          ...graphOf(i),
         })),
       pulls,
       claims: r.pulls
@@ -260,6 +270,7 @@ export class FakeForge implements Forge {
         labels: [...issue.labels],
         assignee: issue.assignee ?? null,
         author: issue.author ?? null,
+        ...graphOf(issue),
       };
     }
     const pull = r.pulls.find((p) => p.number === number) ?? r.merged.find((p) => p.number === number);
@@ -346,6 +357,12 @@ export class FakeForge implements Forge {
     if (ref === 'main' || ref === 'HEAD') return r.history.at(-1)!;
     if (r.branches[ref]) return r.branches[ref].head;
     return r.history.includes(ref) || Object.values(r.branches).some((b) => b.head === ref) ? ref : null;
+  }
+
+  blockerReads = 0;
+  async listBlockers(repo: RepoRef, number: number): Promise<string[] | null> {
+    this.blockerReads++;
+    return this.repo(repo.fullName).issues.find((i) => i.number === number)?.blockers ?? [];
   }
 
   mergeQueueReads = 0;

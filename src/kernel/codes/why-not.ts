@@ -36,6 +36,20 @@ export const WHY_NOT_CODES = {
     recovery: () =>
       "Grant yoke's app the Merge queues permission (read and write: the app's settings, then accept the new permission on the installation); `yoke doctor` says whether it is granted. yoke reads the queue again every pass.",
   }),
+  issue_blocked: code<{ repo: string; number: number; blockers: string }>({
+    status: 409,
+    message: (p) =>
+      `#${p.number} of ${p.repo} is not started: it is blocked by ${p.blockers}, still open (GitHub's issue dependencies).`,
+    recovery: (p) =>
+      `Nothing to do: it starts once ${p.blockers} ${p.blockers.includes(',') ? 'are' : 'is'} closed. To start it sooner, remove the dependency (the issue's Relationships → Blocked by).`,
+  }),
+  issue_has_sub_issues: code<{ repo: string; number: number; open: number; label: string }>({
+    status: 409,
+    message: (p) =>
+      `#${p.number} of ${p.repo} is not worked as one piece: ${p.open} of its sub-issues ${p.open === 1 ? 'is' : 'are'} still open.`,
+    recovery: (p) =>
+      `Label its sub-issues ${p.label} to have them worked one by one; #${p.number} starts once they are closed. If it is one piece of work after all, remove its sub-issues.`,
+  }),
   stack_full: code<{ repo: string; number: number; ahead: string; depth: number }>({
     status: 429,
     message: (p) =>
@@ -91,6 +105,8 @@ export const WHY_NOT = [
   'base_unread',
   'merge_queue_unread',
   'stack_full',
+  'issue_blocked',
+  'issue_has_sub_issues',
   'fix_attempts_exhausted',
   'fix_asks_exhausted',
   'request_budget',
