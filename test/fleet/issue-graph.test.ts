@@ -28,7 +28,6 @@ describe("GitHub's issue graph (BU05)", () => {
       ],
     ]);
     repo.issues.find((i) => i.number === 2)!.blockers = [];
-    h.forge.invalidate(REPO);
     await h.engine.schedulerTick();
     expect(afk(h)).toEqual(['issue#1', 'issue#2']);
   });
@@ -66,7 +65,6 @@ describe("GitHub's issue graph (BU05)", () => {
       ],
     ]);
     repo.issues.find((i) => i.number === 10)!.openSubIssues = 0;
-    h.forge.invalidate(REPO);
     await h.engine.schedulerTick();
     expect(afk(h)).toEqual(['issue#11', 'issue#10']);
   });
