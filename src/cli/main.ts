@@ -90,10 +90,21 @@ export function buildCli(io: CliIo, watch: WatchDeps = {}): Command {
   const runLine = (
     r: Pick<
       PublicRun,
-      'id' | 'repo' | 'kind' | 'subject' | 'status' | 'outcome' | 'verdict' | 'summary' | 'outcomeReason' | 'why'
+      | 'id'
+      | 'repo'
+      | 'kind'
+      | 'subject'
+      | 'status'
+      | 'outcome'
+      | 'verdict'
+      | 'summary'
+      | 'outcomeReason'
+      | 'why'
+      | 'cost'
+      | 'issueNumber'
     >,
   ) =>
-    `${r.id} · ${r.repo} ${r.kind} ${r.subject}${r.kind === 'fix' && r.why ? ` (for ${r.why})` : ''} · ${runResult(r)}${r.status === 'live' || r.outcome === 'success' ? '' : ` · ${(r.summary ?? r.outcomeReason ?? 'no reason recorded').split('\n')[0]!.slice(0, 160)}`}`;
+    `${r.id} · ${r.repo} ${r.kind} ${r.subject}${r.kind === 'fix' && r.why ? ` (for ${r.why})` : ''} · ${runResult(r)}${r.cost ? ` · $${r.cost.usd.toFixed(2)}${r.issueNumber !== null ? ` (for #${r.issueNumber})` : ''}` : ''}${r.status === 'live' || r.outcome === 'success' ? '' : ` · ${(r.summary ?? r.outcomeReason ?? 'no reason recorded').split('\n')[0]!.slice(0, 160)}`}`;
   runs
     .command('list')
     .description('the newest runs, each with why it failed when it did')

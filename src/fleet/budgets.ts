@@ -167,3 +167,44 @@ export function budgetWait(repo: string, over: { line: BudgetLine; charged: numb
     setting: line.setting,
   });
 }
+
+/** BU06: one budget as the dashboards show it: what it holds of its limit, and how long it lasts at today's rate. */
+export interface BudgetStatus {
+  repo: string | null;
+  period: BudgetPeriod;
+  limitUsd: number;
+  heldUsd: number;
+  /** When it starts again (ISO, UTC). */
+  until: string;
+  /** The runway at the rate it has been spent since its period began, in words. */
+  runway: string;
+}
+
+/** BU06: the budgets' standing now, from the pass's ledger: held of limit, and the runway at the current rate. Pure. */
+export function budgetStatus(lines: readonly BudgetLine[], ledger: BudgetLedger, now: number): BudgetStatus[] {
+  return lines
+    .filter((l) => !l.newWork)
+    .map((l) => {
+      const held = ledger.charged(l);
+      const until = new Date(l.until).toISOString().replace('.000Z', 'Z');
+      // The rate since the period began, over at least an hour (a run at 00:05 is not a rate).
+      const perHour = held / Math.max(1, (now - l.since) / 3_600_000);
+      const left = l.limitUsd - held;
+      const runway =
+        left <= 0
+          ? `spent: nothing more launches until ${until}`
+          : perHour === 0
+            ? 'nothing spent yet'
+            : now + (left / perHour) * 3_600_000 >= l.until
+              ? `lasts the ${l.period} at $${usd(perHour)}/h`
+              : `at $${usd(perHour)}/h it runs out around ${new Date(now + (left / perHour) * 3_600_000).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+      return {
+        repo: l.repo,
+        period: l.period,
+        limitUsd: l.limitUsd,
+        heldUsd: Math.round(held * 100) / 100,
+        until,
+        runway,
+      };
+    });
+}

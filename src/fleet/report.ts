@@ -1,8 +1,11 @@
 import { makeRefusal } from '../kernel/codes/table.js';
+import type { RepoConfig } from '../config/repo-config.js';
 import { waitingItem, type WaitingItem } from './candidate.js';
 import { utcDayStart } from '../kernel/clock.js';
 import type { Run } from '../store/runs.js';
-import type { DailySpend } from '../store/spend.js';
+import type { DailySpend, IssueSpend } from '../store/spend.js';
+import { budgetLines, budgetStatus, NO_FLEET_BUDGETS, type BudgetStatus } from './budgets.js';
+import { openingLedger } from './launch.js';
 import { effectiveCap } from './cap.js';
 import type { FleetContext } from './context.js';
 import type { PassReport } from './pass.js';
@@ -40,6 +43,10 @@ export interface FleetPart {
   } | null;
   /** Spend reported in the last 7 days, per repository and UTC day, newest first. */
   spend: DailySpend[];
+  /** BU06: every budget in force, with what it holds of its limit and its runway at the current rate. */
+  budgets: BudgetStatus[];
+  /** BU06: the issues whose runs launched in the last 7 days cost the most, with the kinds of run it went to. */
+  issueSpend: IssueSpend[];
   /** TR14: open claim PRs whose accepted head changes a protected path, waiting for a person's approval. */
   held: {
     repo: string;
@@ -82,6 +89,10 @@ export type PublicRun = Omit<Run, 'secretHash'>;
 
 export const publicRun = ({ secretHash: _s, ...rest }: Run): PublicRun => rest;
 
+/** A repository's budget settings as its last read parsed them (defaults filled in), or none. */
+const budgetOf = (settings: unknown): RepoConfig['budget'] =>
+  (settings as { budget?: RepoConfig['budget'] } | null)?.budget;
+
 export async function buildFleetPart(
   ctx: Pick<FleetContext, 'store' | 'policy' | 'clock'>,
   last: PassReport | null,
@@ -115,6 +126,17 @@ export async function buildFleetPart(
     })),
     recentRuns: (await store.runs.listAll(50)).map(publicRun),
     spend: await store.spend.daily(utcDayStart(clock.now()) - 6 * 86_400_000, clock.now() + 1),
+    budgets: budgetStatus(
+      [
+        ...budgetLines('', undefined, policy, 'fix', clock.now()).filter((l) => l.repo === null),
+        ...[...reads].flatMap(([name, read]) =>
+          budgetLines(name, budgetOf(read?.settings), NO_FLEET_BUDGETS, 'fix', clock.now()),
+        ),
+      ],
+      await openingLedger(store, clock.now()),
+      clock.now(),
+    ),
+    issueSpend: await store.spend.byIssue(utcDayStart(clock.now()) - 6 * 86_400_000),
     held: await openHolds(store),
     lastPass: last && {
       trigger: last.trigger,

@@ -60,6 +60,8 @@ export interface ClaimCard {
   verdict: { verdict: string; run: string } | null;
   /** LD01-LD06: where it stands in the landing queue, in words. */
   landing: string;
+  /** BU06: what its issue's runs (AFK, landers, fixes) reported they cost so far. */
+  cost: { usd: number; runs: number };
 }
 
 /** What only the repository page shows. */
@@ -94,6 +96,11 @@ async function buildRepoPage(store: FleetContext['store'], repo: string): Promis
   const merges = await store.merges.listForRepo(repo);
   const checks = (await store.checkRuns.list()).filter((c) => c.repo === repo);
   const claimed = new Map((await store.claims.listForRepo(repo)).map((c) => [c.prNumber, c.issueNumber]));
+  const costs = new Map<number, { usd: number; runs: number }>();
+  for (const p of read?.openClaims ?? []) {
+    const spent = await store.spend.ofWork(repo, claimed.get(p.number) ?? null, p.number);
+    costs.set(p.number, { usd: Number(spent.usd), runs: Number(spent.runs) });
+  }
   const claims = (read?.openClaims ?? []).map((p): ClaimCard => {
     const written = checks.find((c) => c.prNumber === p.number && c.headSha === p.headSha)?.written ?? null;
     const [status, conclusion, run] = written ? written.split(':') : [];
@@ -114,6 +121,7 @@ async function buildRepoPage(store: FleetContext['store'], repo: string): Promis
         p.baseSha,
         p.mergeQueue ?? null,
       ),
+      cost: costs.get(p.number) ?? { usd: 0, runs: 0 },
     };
   });
   return {

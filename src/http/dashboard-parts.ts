@@ -228,7 +228,7 @@ export function renderRepoPage(p: RepoPageData, webUrl: string, disabledReason: 
       const verdict = c.verdict
         ? `${esc(c.verdict.verdict)} <small>by <code>${esc(c.verdict.run)}</code></small>`
         : 'none for this head';
-      return `<tr data-pr="${c.pr}"><td>${link(pullUrl(webUrl, p.repo, c.pr), `PR #${c.pr}`)} <span class="title">${esc(c.title)}</span></td><td>${c.issue ? link(issueUrl(webUrl, p.repo, c.issue), `#${c.issue}`) : ''}</td><td><code>${esc(c.headSha.slice(0, 12))}</code></td><td>${esc(c.author)}</td><td class="check">${check}</td><td class="verdict">${verdict}</td><td class="landing">${esc(c.landing)}</td></tr>`;
+      return `<tr data-pr="${c.pr}"><td>${link(pullUrl(webUrl, p.repo, c.pr), `PR #${c.pr}`)} <span class="title">${esc(c.title)}</span></td><td>${c.issue ? link(issueUrl(webUrl, p.repo, c.issue), `#${c.issue}`) : ''}</td><td><code>${esc(c.headSha.slice(0, 12))}</code></td><td>${esc(c.author)}</td><td class="check">${check}</td><td class="verdict">${verdict}</td><td class="landing">${esc(c.landing)}</td><td class="cost">$${c.cost.usd.toFixed(2)} over ${c.cost.runs} run(s)</td></tr>`;
     })
     .join('\n');
   // LD05: what is validated together now, bottom of each stack first.
@@ -237,7 +237,7 @@ export function renderRepoPage(p: RepoPageData, webUrl: string, disabledReason: 
     : '';
   const plan = `<p><a href="/yoke/repos/${esc(p.repo)}/plan">What would the next pass do?</a> A dry run: it reads GitHub as a pass does, and starts or changes nothing. <a href="/yoke/repos/${esc(p.repo)}/doctor">Check the set-up</a>: the app's permissions, the workflow, the secret, the public URL and the environments.</p>`;
   return `<section id="settings"><h2>Settings</h2>${settings}${issue}${plan}</section>
-<section id="claims"><h2>Open claim PRs</h2>${claims ? `<table class="claims"><tr><th>PR</th><th>issue</th><th>head</th><th>author</th><th>yoke/lander check</th><th>lander verdict</th><th>landing</th></tr>\n${claims}</table>` : '<p>No claim PR is open.</p>'}${stacks ? `<h3>Validated together now</h3>${stacks}` : ''}</section>`;
+<section id="claims"><h2>Open claim PRs</h2>${claims ? `<table class="claims"><tr><th>PR</th><th>issue</th><th>head</th><th>author</th><th>yoke/lander check</th><th>lander verdict</th><th>landing</th><th>cost so far</th></tr>\n${claims}</table>` : '<p>No claim PR is open.</p>'}${stacks ? `<h3>Validated together now</h3>${stacks}` : ''}</section>`;
 }
 
 /** `/yoke/repos/OWNER/REPO/plan`: the dry run of the next pass (`yoke plan`), or why there is none. */

@@ -15,6 +15,8 @@ import {
   repoLink,
   prose,
 } from './dashboard-parts.js';
+import { renderBudgets, renderIssueSpend, renderSpendChart } from './dashboard-spend.js';
+import type { BudgetStatus } from '../fleet/budgets.js';
 
 // The web dashboard, rendered on the server: the fleet page and one page per
 // repository. The page fetches its own <main> again every few seconds
@@ -31,7 +33,7 @@ header a{color:#fff}header h1{font-size:1.1rem;margin:0}header form{margin-left:
 main{padding:1rem 1.5rem}section{background:#fff;border:1px solid #d0d7de;border-radius:6px;padding:.5rem 1rem;margin-bottom:1rem}
 h2{font-size:1rem}table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #eaeef2;padding:.3rem .5rem;text-align:left;vertical-align:top}
 .title{color:#57606a}td.time{white-space:nowrap}td.reason{min-width:16rem}code{font-size:12px}.flag{color:#a40e26}tr.paused td{background:#fff1f0}pre.settings{background:#f6f8fa;padding:.5rem;font-size:12px}tr.disabled td{background:#fffbe6}
-svg#timeline{width:100%;height:auto}svg text{font-size:11px;fill:#57606a}.lane{fill:#f6f8fa}.over-cap .lane{fill:#ffebe9}.over-cap text{fill:#a40e26}
+svg#timeline{width:100%;height:auto}svg#spend-chart{width:100%;max-width:560px;height:auto}#spend-chart rect{fill:#0969da}#spend-chart .over rect{fill:#cf222e}#spend-chart .budget line{stroke:#9a6700;stroke-dasharray:6 4}svg text{font-size:11px;fill:#57606a}.lane{fill:#f6f8fa}.over-cap .lane{fill:#ffebe9}.over-cap text{fill:#a40e26}
 .bar{stroke:#fff;stroke-width:1}.bar.other{opacity:.25}.kind-afk_auto{fill:#2da44e;background:#2da44e}.kind-afk_manual{fill:#1a7f37;background:#1a7f37}
 .kind-fix{fill:#bf8700;background:#bf8700}.kind-lander{fill:#0969da;background:#0969da}
 .bar.state-failure{stroke:#cf222e;stroke-width:3}.bar.state-timeout{stroke:#8250df;stroke-width:3;stroke-dasharray:3 2}.bar.state-cancelled{opacity:.5}.bar.state-live{stroke:#24292f;stroke-dasharray:4 2;stroke-width:2}
@@ -75,6 +77,12 @@ const spanLinks = (current: TimelineSpan): string =>
     })
     .join(' · ');
 
+/** The daily budget the chart draws: the repository's on its page, else the fleet's. */
+const dailyBudgetOf = (budgets: readonly BudgetStatus[], only: string | null): number | null =>
+  budgets.find((b) => b.period === 'day' && b.repo === only)?.limitUsd ??
+  budgets.find((b) => b.period === 'day' && b.repo === null)?.limitUsd ??
+  null;
+
 /** The part of the page that updates itself: everything under <main>. The fleet page shows every repository; a repository's page shows only its own, with what only it has. */
 export function renderDashboardMain(d: DashboardData, page: DashboardPage): string {
   const only = page.kind === 'repo' ? page.repo : null;
@@ -110,7 +118,7 @@ export function renderDashboardMain(d: DashboardData, page: DashboardPage): stri
     only ? '' : `<section id="repos"><h2>Repositories</h2>${repoRows(d, only)}</section>`,
     `<section id="deployments"><h2>Deployment runs</h2>${renderDeployments(mine(d.deployments), d.webUrl)}</section>`,
     `<section id="runs"><h2>Recent runs</h2>${renderRuns(mine(r.recentRuns), d.webUrl)}</section>`,
-    `<section id="spend"><h2>Spend</h2>${renderSpend(mine(r.spend))}</section>`,
+    `<section id="spend"><h2>Spend</h2>${renderSpendChart(mine(r.spend), today, dailyBudgetOf(r.budgets, only))}${renderBudgets(r.budgets.filter((b) => !only || b.repo === only || b.repo === null))}<h3>The costliest issues this week</h3>${renderIssueSpend(mine(r.issueSpend), d.webUrl)}${renderSpend(mine(r.spend))}</section>`,
   ];
   return sections.filter(Boolean).join('\n');
 }

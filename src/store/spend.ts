@@ -22,6 +22,18 @@ export interface DailySpend {
   runs: number;
 }
 
+/** BU06: what the runs of one issue (its AFK run, its claim PR's landers and fixes) reported they cost. */
+export interface IssueSpend {
+  repo: string;
+  issue: number;
+  usd: number;
+  inputTokens: number;
+  outputTokens: number;
+  runs: number;
+  /** Dollars by kind of run: afk (its AFK runs), lander, fix. */
+  byKind: { afk: number; lander: number; fix: number };
+}
+
 /** BU01: a budget as the locked launch checks it: the charges of the runs launched since `since`, of one repository or all, of new work or every kind. */
 export interface BudgetCheck {
   repo: string | null;
@@ -84,6 +96,48 @@ export class SpendStore {
   async charged(b: Omit<BudgetCheck, 'limitUsd'>): Promise<number> {
     const row = await this.sql.get<{ usd: number | null }>(`SELECT (${heldBy(b)}) AS usd`, heldParams(b));
     return Number(row?.usd ?? 0);
+  }
+
+  /** BU06: each issue's reported cost, over the runs launched since `since` that carry it, costliest first. */
+  async byIssue(since: number, limit = 10): Promise<IssueSpend[]> {
+    const rows = await this.sql.all<{
+      repo: string;
+      issue: number;
+      kind: string;
+      usd: number | null;
+      input: number | null;
+      output: number | null;
+      runs: number;
+    }>(
+      `SELECT repo, issue_number AS issue, kind, SUM(cost_usd) AS usd, CAST(SUM(COALESCE(input_tokens, 0)) AS BIGINT) AS input,
+         CAST(SUM(COALESCE(output_tokens, 0)) AS BIGINT) AS output, COUNT(*) AS runs
+       FROM runs WHERE issue_number IS NOT NULL AND cost_usd IS NOT NULL AND launched_at >= ?
+       GROUP BY repo, issue_number, kind`,
+      [since],
+    );
+    const byIssue = new Map<string, IssueSpend>();
+    for (const r of rows) {
+      const key = `${r.repo}#${r.issue}`;
+      const i = byIssue.get(key) ?? {
+        repo: r.repo,
+        issue: Number(r.issue),
+        usd: 0,
+        inputTokens: 0,
+        outputTokens: 0,
+        runs: 0,
+        byKind: { afk: 0, lander: 0, fix: 0 },
+      };
+      const usd = Number(r.usd ?? 0);
+      i.usd += usd;
+      i.inputTokens += Number(r.input ?? 0);
+      i.outputTokens += Number(r.output ?? 0);
+      i.runs += Number(r.runs);
+      i.byKind[r.kind === 'lander' ? 'lander' : r.kind === 'fix' ? 'fix' : 'afk'] += usd;
+      byIssue.set(key, i);
+    }
+    return [...byIssue.values()]
+      .sort((a, b) => b.usd - a.usd || a.repo.localeCompare(b.repo) || a.issue - b.issue)
+      .slice(0, limit);
   }
 
   /** BU01: the charges of each repository's runs launched since `month` (and since `day`), all and new work's, in one statement. */

@@ -131,7 +131,7 @@ describe('the CLI, as a newcomer meets it', () => {
     expect([got.code, JSON.parse(got.out).summary]).toEqual([0, 'Error: issue #14 names no demo task\nmore detail']);
   });
 
-  it('TR33 lists why each fix run started', async () => {
+  it('TR33 BU06 lists why each fix run started, and what each run that reported a cost spent for its issue', async () => {
     const h = makeHarness();
     const at = h.clock.now();
     for (const [id, why] of [
@@ -155,6 +155,12 @@ describe('the CLI, as a newcomer meets it', () => {
         liveAtLaunch: 1,
       });
       await h.store.asks.carry(id, why, [], 'acme/api');
+      if (id === 'fix-2')
+        await h.store.runs.recordReport(
+          id,
+          { outcome: 'success', verdict: null, summary: null, cost: { usd: 0.42, inputTokens: 10, outputTokens: 5 } },
+          at + 5,
+        );
       await h.store.runs.end(id, 'success', null, at + 10);
     }
     const api = await startApi(h, { tokens: [TOKEN] });
@@ -162,7 +168,7 @@ describe('the CLI, as a newcomer meets it', () => {
     expect(await yoke(['runs', 'list'], { YOKE_URL: api.url })).toEqual({
       code: 0,
       out: [
-        'fix-2 · acme/api fix pr#7 (for a review by @maint; a command by @lead) · success',
+        'fix-2 · acme/api fix pr#7 (for a review by @maint; a command by @lead) · success · $0.42 (for #1)',
         'fix-1 · acme/api fix pr#7 (for a lander rejection) · success',
       ].join('\n'),
       err: '',

@@ -177,7 +177,7 @@ describe('every kind of run counts, finishing first (BU03)', () => {
 });
 
 describe("the fleet's budgets and the month (BU01)", () => {
-  it('BU01 the operator’s daily budget holds every repository, and the wait names the fleet and YOKE_DAILY_USD', async () => {
+  it('BU01 BU06 the operator’s daily budget holds every repository, and the wait names the fleet and YOKE_DAILY_USD; the report shows the budget and what the issue cost', async () => {
     const clock = new ManualClock(MORNING);
     const h = makeHarness({ clock, policy: { globalCap: 2, dailyUsd: 1 } });
     h.forge.addRepo('acme/api', { auto: true });
@@ -201,6 +201,31 @@ describe("the fleet's budgets and the month (BU01)", () => {
     expect(fleetReport.spend).toEqual([
       { repo: 'acme/api', day: '2026-11-30', usd: 1.25, inputTokens: 1000, outputTokens: 200, runs: 1 },
     ]);
+    // BU06: the budget's standing and what each issue cost, in the report (the API's and the CLI's).
+    expect(fleetReport.budgets).toEqual([
+      {
+        repo: null,
+        period: 'day',
+        limitUsd: 1,
+        heldUsd: 1.25,
+        until: '2026-12-01T00:00:00Z',
+        runway: 'spent: nothing more launches until 2026-12-01T00:00:00Z',
+      },
+    ]);
+    expect(fleetReport.issueSpend).toEqual([
+      {
+        repo: 'acme/api',
+        issue: 1,
+        usd: 1.25,
+        inputTokens: 1000,
+        outputTokens: 200,
+        runs: 1,
+        byKind: { afk: 1.25, lander: 0, fix: 0 },
+      },
+    ]);
+    expect(formatFleetReport(fleetReport)).toContain(
+      '$ issue acme/api#1 this week: $1.25 over 1 run(s) (AFK $1.25, fixes $0.00, landers $0.00), 1000 input and 200 output tokens',
+    );
   });
 
   it('BU01 a monthly budget counts every day of its month, and starts again on the first', async () => {

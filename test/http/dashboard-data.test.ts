@@ -37,6 +37,7 @@ describe("a repository's dashboard page", () => {
         check: { status: 'completed', conclusion: 'failure', run: lander.runId },
         verdict: { verdict: 'reject', run: lander.runId },
         landing: 'rejected on c0: waits for a fix (or a new push, or /yoke land)',
+        cost: { usd: 0, runs: 0 },
       },
     ]);
 
@@ -47,7 +48,7 @@ describe("a repository's dashboard page", () => {
     );
     expect(html).toMatch(
       new RegExp(
-        `<td class="check">completed · failure <small>\\(${lander.runId}\\)</small></td><td class="verdict">reject <small>by <code>${lander.runId}</code></small></td><td class="landing">rejected on c0: waits for a fix \\(or a new push, or /yoke land\\)</td>`,
+        `<td class="check">completed · failure <small>\\(${lander.runId}\\)</small></td><td class="verdict">reject <small>by <code>${lander.runId}</code></small></td><td class="landing">rejected on c0: waits for a fix \\(or a new push, or /yoke land\\)</td><td class="cost">\\$0\\.00 over 0 run\\(s\\)</td>`,
       ),
     );
     // It is not the fleet page again: no other repository, no fleet-wide summary or timeline.
