@@ -1,3 +1,4 @@
+import { parseRepoConfig } from '../src/config/repo-config.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +12,7 @@ import { clientPolicy, yokeOctokit } from '../src/forge/octokit.js';
 import { settingsWith } from '../src/config/env.js';
 import type { CacheStats } from '../src/forge/conditional-cache.js';
 import type { Candidate, SpawnStage } from '../src/fleet/candidate.js';
-import { recordLaunch } from '../src/fleet/launch.js';
+import { moneyFor, openingLedger, recordLaunch } from '../src/fleet/launch.js';
 import { spawnPass } from '../src/fleet/spawn-pass.js';
 import type { Launcher } from '../src/launcher/launcher.js';
 import { systemClock } from '../src/kernel/clock.js';
@@ -75,6 +76,36 @@ async function benchSpawnPass(engine: BenchEngine): Promise<void> {
     await store.close();
   }
   print(`spawn_pass_10k_candidates_ms${engine.suffix}`, median(times.slice(1)), 'ms');
+  // BU01: the same pass with budgets on: every repository's $5 a day and $2 a run, the fleet's $50, each
+  // launch shed by the pass's ledger or reserved by the locked launch.
+  const parsed = parseRepoConfig({ budget: { daily_usd: 5 }, agent: { max_usd: 2 } });
+  if (parsed.state !== 'valid') throw new Error('the bench config does not parse');
+  const facts = { config: parsed.config };
+  const budgeted: number[] = [];
+  for (let round = 0; round < (engine.name === 'sqlite' ? 41 : 11); round++) {
+    const store = await engine.open();
+    let n = 0;
+    const deps = {
+      store,
+      launcher: noopLauncher,
+      now: () => Date.now(),
+      newRunId: () => `b${++n}`,
+      budgets: { dailyUsd: 50, monthlyUsd: null, newWorkShare: 1 },
+      ledger: await openingLedger(store, Date.now()),
+    };
+    const t0 = performance.now();
+    await spawnPass(candidates, { liveCount: 0, liveSubjects: new Set() }, policy, async (c, cap) => {
+      const { reserve, budgets, shed } = moneyFor(c, facts, deps);
+      if (shed) return { kind: 'over_budget', why: shed };
+      const rec = await recordLaunch(deps, c, cap, null, { reserve, budgets });
+      if (rec.kind !== 'recorded') return rec;
+      if (reserve) deps.ledger.add(c.repo, c.kind, reserve);
+      return { kind: 'launched', runId: rec.runId };
+    });
+    budgeted.push(performance.now() - t0);
+    await store.close();
+  }
+  print(`spawn_pass_10k_candidates_budgets_ms${engine.suffix}`, median(budgeted.slice(1)), 'ms');
 }
 
 interface FleetFigures {
