@@ -1,5 +1,5 @@
 import type { NextPass } from './next-pass.js';
-import { makeRefusal } from '../kernel/codes/table.js';
+import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
 import { refusalText } from '../kernel/reply.js';
 import { STUCK_LABEL } from './repo-facts.js';
 import { encodeMarker, type MarkerPayload } from '../forge/marker.js';
@@ -358,4 +358,9 @@ export function nextPassText(p: NextPass): string {
       `- Protected paths (a claim PR that changes one waits for a writer's approval): ${p.protectedPaths.join(', ')}.`,
     );
   return lines.join('\n');
+}
+
+/** BU03: said on a claim PR, once a day, when its fix waits for money: which budget, and until when. */
+export function fixWaitsForMoneyNotice(pr: number, why: Refusal): string {
+  return `The fix of #${pr} waits for money. ${refusalText(why)}`;
 }

@@ -6,6 +6,7 @@ import { syncDashboardIssue, viewDashboardIssue, type DashboardIssueDeps } from 
 import type { Candidate, Waiting } from './candidate.js';
 import { executeHousekeeping } from './housekeeping.js';
 import { launchCandidate, openingLedger } from './launch.js';
+import { fixWaitsForMoneyNotice } from './messages.js';
 import type { Reaped } from './reaper.js';
 import { repoReadOf, type RepoFacts } from './repo-facts.js';
 import { wasAttempted } from '../store/merges.js';
@@ -69,6 +70,33 @@ async function syncDashboardIssues(
       await syncDashboardIssue(deps, view, fresh);
     } catch (err) {
       log.warn({ repo: f.repo.fullName, err: String(err) }, 'could not write the dashboard issue; retried next pass');
+    }
+  }
+}
+
+/**
+ * BU03: a fix the budgets cannot cover says so on its claim PR, once per PR and UTC day: which budget holds
+ * what, and when it starts again. The wait is on the dashboards as well.
+ */
+async function tellFixesWaitingForMoney(
+  deps: Pick<DashboardIssueDeps, 'store' | 'forge' | 'now' | 'log'>,
+  outcomes: readonly PassOutcome[],
+  facts: ReadonlyMap<string, Promise<RepoFacts | null>>,
+): Promise<void> {
+  const day = new Date(deps.now()).toISOString().slice(0, 10);
+  for (const o of outcomes) {
+    const { candidate: c, result } = o;
+    if (result.kind !== 'over_budget' || c.kind !== 'fix' || c.prNumber === null) continue;
+    const f = await facts.get(c.repo);
+    if (!f || (await deps.store.moneyNotices.told(c.repo, c.prNumber, day))) continue;
+    try {
+      const id = await deps.forge.createComment(f.repo, c.prNumber, fixWaitsForMoneyNotice(c.prNumber, result.why));
+      await deps.store.moneyNotices.record(c.repo, c.prNumber, day, id, deps.now());
+    } catch (err) {
+      deps.log.warn(
+        { repo: c.repo, pr: c.prNumber, err: String(err) },
+        'could not say a fix waits for money; said next pass',
+      );
     }
   }
 }
@@ -143,6 +171,7 @@ export async function spawnOnce(given: PassDeps, trigger: PassTrigger, reaped: R
       : [],
   );
   const waiting = [...passedOver, ...gathered.waiting];
+  await tellFixesWaitingForMoney({ store, forge, now, log }, outcomes, gathered.facts);
 
   // Writes after decisions: claim labels, holds, notices, commands found by poll; then verdicts not yet
   // posted, the lander check runs, the merges, and last the dashboard issues.

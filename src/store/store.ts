@@ -18,6 +18,7 @@ import { ExecutionStore } from './executions.js';
 import { HttpCacheStore } from './http-cache.js';
 import { MergeStore } from './merges.js';
 import { SpendStore } from './spend.js';
+import { MoneyNoticeStore } from './money-notices.js';
 import { EnqueueStore } from './enqueues.js';
 import { ProcessStore } from './processes.js';
 import { QaLabelStore } from './qa-labels.js';
@@ -48,6 +49,8 @@ export interface Store {
   merges: MergeStore;
   /** What runs cost, and what the budgets hold (BU01, BU02). */
   spend: SpendStore;
+  /** BU03: the claim PRs told their fix waits for money. */
+  moneyNotices: MoneyNoticeStore;
   /** LD04: the claim PRs yoke added to GitHub's merge queue. */
   enqueues: EnqueueStore;
   httpCache: HttpCacheStore;
@@ -142,6 +145,7 @@ export function storeOver(outer: Sql, within?: Sql, leaseClock: LeaseClock = dat
     requests: new RequestStore(sql),
     merges: new MergeStore(sql),
     spend: new SpendStore(sql),
+    moneyNotices: new MoneyNoticeStore(sql),
     enqueues: new EnqueueStore(sql),
     httpCache: new HttpCacheStore(sql),
     deliveries: new DeliveryStore(sql),

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildFleetReport, formatFleetReport } from '../../src/http/report.js';
 import { reportRunResult } from '../../src/http/run-report.js';
+import { fixWaitsForMoneyNotice } from '../../src/fleet/messages.js';
 import { AUTOLAND, ManualClock, addClaimPull, makeHarness, report, type Harness } from '../helpers/fleet.js';
 
 // Money (BU01-BU04): the pass spends the budgets down as it spends the cap, in stage order. Each launch of a
@@ -96,7 +97,7 @@ describe('budgets spent down by the pass (BU01, BU02)', () => {
 });
 
 describe('every kind of run counts, finishing first (BU03)', () => {
-  it('BU03 a lander calls no model: it reserves nothing and never waits for money; a fix reserves its limit and waits with its budget named', async () => {
+  it('BU03 a lander calls no model: it reserves nothing and never waits for money; a fix reserves its limit and waits with its budget named, on the dashboards and once a day on its PR', async () => {
     const clock = new ManualClock(MORNING);
     const h = makeHarness({ clock, policy: { globalCap: 3 } });
     h.forge.addRepo('acme/api', {
@@ -124,6 +125,13 @@ describe('every kind of run counts, finishing first (BU03)', () => {
       'budget_reserved',
       "Waits for money: acme/api's daily budget holds $1.50 of its $3.00 (what runs spent, and what live runs may still spend), and this run would reserve $2.00, its whole limit.",
     ]);
+    // The PR says so too, once that day, whatever the passes.
+    await h.engine.schedulerTick();
+    const told = h.forge.comments.filter((c) => c.number === 10 && c.body.startsWith('The fix of #10'));
+    expect(told.map((c) => c.body)).toEqual([fixWaitsForMoneyNotice(10, wait.reason)]);
+    expect(told[0]!.body).toBe(
+      "The fix of #10 waits for money. Waits for money: acme/api's daily budget holds $1.50 of its $3.00 (what runs spent, and what live runs may still spend), and this run would reserve $2.00, its whole limit.\n\n**To recover:** Nothing to do: it starts when a live run ends under its limit and gives the rest back, or when the budget starts again at 2026-12-01T00:00:00Z. To allow more, raise budget.daily_usd in .github/yoke.yml of acme/api; to let more runs share it, lower agent.max_usd.",
+    );
     clock.t = Date.UTC(2026, 11, 1, 0, 1, 0);
     await h.engine.schedulerTick();
     expect(h.launcher.starts.filter((s) => s.kind === 'fix').map((s) => [s.subject, s.limits.maxUsd])).toEqual([

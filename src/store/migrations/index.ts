@@ -22,6 +22,7 @@ import { migration as m020 } from './020-stacks-and-the-commits-yoke-landed.js';
 import { migration as m021 } from './021-the-commit-a-lander-judged.js';
 import { migration as m022 } from './022-the-merge-queue-entries-yoke-made.js';
 import { migration as m023 } from './023-reservations.js';
+import { migration as m024 } from './024-money-notices.js';
 
 // yoke's schema, one file per migration, applied in version order and never
 // edited once shipped: a change is a new file with the next version, added
@@ -53,4 +54,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m021,
   m022,
   m023,
+  m024,
 ];
