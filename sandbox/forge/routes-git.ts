@@ -38,6 +38,30 @@ function commitJson(
   };
 }
 
+/** A commit as the git database API shows it (`/git/commits`): its tree, its parents in order, its people. */
+export function gitCommitJson(
+  shapes: RouteEnv['shapes'],
+  r: ForgeRepo,
+  c: { sha: string; tree: string; parents: readonly string[]; message: string; person: object },
+) {
+  return {
+    sha: c.sha,
+    node_id: `C_${c.sha}`,
+    url: shapes.apiUrl(`/repos/${r.fullName}/git/commits/${c.sha}`),
+    html_url: `${shapes.url}/${r.fullName}/commit/${c.sha}`,
+    author: c.person,
+    committer: c.person,
+    message: c.message,
+    tree: { sha: c.tree, url: shapes.apiUrl(`/repos/${r.fullName}/git/trees/${c.tree}`) },
+    parents: c.parents.map((p) => ({
+      sha: p,
+      url: shapes.apiUrl(`/repos/${r.fullName}/git/commits/${p}`),
+      html_url: `${shapes.url}/${r.fullName}/commit/${p}`,
+    })),
+    verification: { verified: false, reason: 'unsigned', signature: null, payload: null, verified_at: null },
+  };
+}
+
 export function registerGitRoutes(env: RouteEnv): void {
   const { http, shapes } = env;
   // LD03: GitHub's merges API: merges a commit into a branch with a merge commit (201), nothing when the branch
@@ -257,22 +281,7 @@ export function registerGitRoutes(env: RouteEnv): void {
     const person = { name: 'yoke sandbox', email: 'sandbox@yoke.invalid', date: when };
     return {
       status: 201,
-      body: {
-        sha,
-        node_id: `C_${sha}`,
-        url: shapes.apiUrl(`/repos/${r.fullName}/git/commits/${sha}`),
-        html_url: `${shapes.url}/${r.fullName}/commit/${sha}`,
-        author: person,
-        committer: person,
-        message,
-        tree: { sha: tree, url: shapes.apiUrl(`/repos/${r.fullName}/git/trees/${tree}`) },
-        parents: parents.map((p) => ({
-          sha: p,
-          url: shapes.apiUrl(`/repos/${r.fullName}/git/commits/${p}`),
-          html_url: `${shapes.url}/${r.fullName}/commit/${p}`,
-        })),
-        verification: { verified: false, reason: 'unsigned', signature: null, payload: null, verified_at: null },
-      },
+      body: gitCommitJson(shapes, r, { sha, tree, parents, message, person }),
     };
   });
 }

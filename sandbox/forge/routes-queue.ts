@@ -2,6 +2,7 @@ import { git, revParse } from '../git.js';
 import { HttpError } from '../http-error.js';
 import type { Ctx } from './http.js';
 import { repoOf, type RouteEnv } from './routes-common.js';
+import { gitCommitJson } from './routes-git.js';
 import type { ForgeRepo } from './state.js';
 
 // LD04: what yoke uses of GitHub's merge queue. The queue has no REST API: its entries are read, and a PR
@@ -24,6 +25,14 @@ function granted(env: RouteEnv, ctx: Ctx, permission: string): string | null {
   return env.grants(ctx.installationId!).permissions[permission] ?? null;
 }
 
+/** GraphQL's answer for a repository the caller may not see (or that is not there). */
+const unknownRepo = (vars: Record<string, unknown>): GraphqlAnswer =>
+  refused(
+    'NOT_FOUND',
+    `Could not resolve to a Repository with the name '${String(vars.owner)}/${String(vars.name)}'.`,
+    'repository',
+  );
+
 export function registerQueueRoutes(env: RouteEnv): void {
   const { http, shapes, queues } = env;
 
@@ -41,12 +50,7 @@ export function registerQueueRoutes(env: RouteEnv): void {
     const vars = (ctx.body.variables ?? {}) as Record<string, unknown>;
     if (/\bmergeQueue\(branch: \$branch\)/.test(query)) {
       const r = repoNamed(ctx, vars.owner, vars.name);
-      if (!r)
-        return refused(
-          'NOT_FOUND',
-          `Could not resolve to a Repository with the name '${String(vars.owner)}/${String(vars.name)}'.`,
-          'repository',
-        );
+      if (!r) return unknownRepo(vars);
       if (!granted(env, ctx, 'merge_queues'))
         return refused('FORBIDDEN', 'Resource not accessible by integration', 'repository');
       const branch = String(vars.branch ?? '');
@@ -60,12 +64,7 @@ export function registerQueueRoutes(env: RouteEnv): void {
     }
     if (/^\s*query\b[\s\S]*\bpullRequest\(number: \$number\)/.test(query)) {
       const r = repoNamed(ctx, vars.owner, vars.name);
-      if (!r)
-        return refused(
-          'NOT_FOUND',
-          `Could not resolve to a Repository with the name '${String(vars.owner)}/${String(vars.name)}'.`,
-          'repository',
-        );
+      if (!r) return unknownRepo(vars);
       const i = r.issues.get(Number(vars.number));
       const pullRequest = i?.pull ? { id: `PR_${r.id}_${i.number}`, headRefOid: i.pull.headSha } : null;
       return { status: 200, body: { data: { repository: { pullRequest } } } };
@@ -124,27 +123,13 @@ export function registerQueueRoutes(env: RouteEnv): void {
       sha,
     ]).split('\n') as string[];
     const person = { name: name!, email: email!, date: date! };
-    return {
-      status: 200,
-      body: {
-        sha,
-        node_id: `C_${sha}`,
-        url: shapes.apiUrl(`/repos/${r.fullName}/git/commits/${sha}`),
-        html_url: `${shapes.url}/${r.fullName}/commit/${sha}`,
-        author: person,
-        committer: person,
-        message: message.join('\n').trimEnd(),
-        tree: { sha: tree!, url: shapes.apiUrl(`/repos/${r.fullName}/git/trees/${tree!}`) },
-        parents: parents!
-          .split(' ')
-          .filter(Boolean)
-          .map((p) => ({
-            sha: p,
-            url: shapes.apiUrl(`/repos/${r.fullName}/git/commits/${p}`),
-            html_url: `${shapes.url}/${r.fullName}/commit/${p}`,
-          })),
-        verification: { verified: false, reason: 'unsigned', signature: null, payload: null, verified_at: null },
-      },
-    };
+    const body = gitCommitJson(shapes, r, {
+      sha,
+      tree: tree!,
+      parents: parents!.split(' ').filter(Boolean),
+      message: message.join('\n').trimEnd(),
+      person,
+    });
+    return { status: 200, body };
   });
 }

@@ -25,6 +25,13 @@ async function reportCost(h: Harness, runId: string, usd: number) {
 
 const afkStarts = (h: Harness) => h.launcher.starts.filter((s) => s.kind === 'afk_auto').map((s) => s.subject);
 const MORNING = Date.UTC(2026, 10, 30, 9, 0, 0);
+/** Autoland with fixes, a $3 day and $2 runs: room for one run once $1 is spent. */
+const FINISHING = {
+  ...AUTOLAND,
+  fix_forward: { enabled: true, max_attempts: 2 },
+  budget: { daily_usd: 3 },
+  agent: { max_usd: 2 },
+};
 
 describe('budgets spent down by the pass (BU01, BU02)', () => {
   it('BU01 BU02 three runs at once under a $5 budget: only what fits launches, each reserving its whole limit and held to it; what finishes under its limit gives the rest back', async () => {
@@ -100,12 +107,7 @@ describe('every kind of run counts, finishing first (BU03)', () => {
   it('BU03 a lander calls no model: it reserves nothing and never waits for money; a fix reserves its limit and waits with its budget named, on the dashboards and once a day on its PR', async () => {
     const clock = new ManualClock(MORNING);
     const h = makeHarness({ clock, policy: { globalCap: 3 } });
-    h.forge.addRepo('acme/api', {
-      ...AUTOLAND,
-      fix_forward: { enabled: true, max_attempts: 2 },
-      budget: { daily_usd: 3 },
-      agent: { max_usd: 2 },
-    });
+    h.forge.addRepo('acme/api', FINISHING);
     h.forge.addIssue('acme/api', 1);
     await h.engine.schedulerTick();
     await reportCost(h, h.launcher.starts[0]!.runId, 1.5);
@@ -142,12 +144,7 @@ describe('every kind of run counts, finishing first (BU03)', () => {
   it('BU03 money goes to finishing first: with room for one run, the fix of a rejected PR takes it and new work waits', async () => {
     const clock = new ManualClock(MORNING);
     const h = makeHarness({ clock, policy: { globalCap: 3 } });
-    h.forge.addRepo('acme/api', {
-      ...AUTOLAND,
-      fix_forward: { enabled: true, max_attempts: 2 },
-      budget: { daily_usd: 3 },
-      agent: { max_usd: 2 },
-    });
+    h.forge.addRepo('acme/api', FINISHING);
     await addClaimPull(h, 'acme/api', { number: 10, issue: 1, headSha: 'a'.repeat(40) });
     await h.engine.schedulerTick();
     await report(h, h.launcher.starts[0]!.runId, 'success', 'reject');
