@@ -3,6 +3,7 @@
 // keep the fleet hovering at the cap, and reports the most live runs it saw.
 import { recordLaunch } from '../../src/fleet/launch.js';
 import { openStore } from '../../src/store/store.js';
+import { newWorkCandidate } from '../helpers/candidates.js';
 
 const [dbPath, worker, attempts, cap] = process.argv.slice(2) as [string, string, string, string];
 const store = openStore(dbPath);
@@ -14,19 +15,7 @@ const launcher = { name: 'command', usesSecret: () => false } as never;
 for (let i = 0; i < Number(attempts); i++) {
   const res = await recordLaunch(
     { store, launcher, now: () => Date.now(), newRunId: () => `${worker}-${++n}` },
-    {
-      stage: 'new_work',
-      repo: 'acme/api',
-      installationId: 1,
-      kind: 'afk_auto',
-      subject: `issue#${worker}-${i}`,
-      issueNumber: i,
-      prNumber: null,
-      headSha: null,
-      budgetMinutes: 5,
-      requestId: null,
-      why: 'race',
-    },
+    newWorkCandidate('acme/api', i, `issue#${worker}-${i}`),
     Number(cap),
   );
   if (res.kind === 'recorded') {

@@ -6,6 +6,7 @@ import { recordLaunch } from '../../src/fleet/launch.js';
 import { openStore, openStoreAt, type Store } from '../../src/store/store.js';
 import { migrateSql } from '../../src/store/schema.js';
 import { havePostgres, usePostgres } from '../helpers/postgres.js';
+import { newWorkCandidate } from '../helpers/candidates.js';
 
 // BU01, BU02 in the store: the locked launch reserves a run's limit only while every budget it names stays
 // within its limit, counted under the same lock as the cap. Twenty launches at once, each from its own
@@ -31,19 +32,7 @@ const budget = {
 const launch = (store: Store, i: number) =>
   recordLaunch(
     { store, launcher, now: () => DAY + 3_600_000 + i, newRunId: () => `run-${i}` },
-    {
-      stage: 'new_work',
-      repo: 'acme/api',
-      installationId: 1,
-      kind: 'afk_auto',
-      subject: `issue#${i}`,
-      issueNumber: i,
-      prNumber: null,
-      headSha: null,
-      budgetMinutes: 5,
-      requestId: null,
-      why: 'race',
-    },
+    newWorkCandidate('acme/api', i),
     100,
     null,
     { reserve: 2, budgets: [{ ...budget, limitUsd: 5 }] },
