@@ -13,12 +13,11 @@ import type { LaunchAttempt } from './spawn-pass.js';
 import { endRun } from './strikes.js';
 import { fixBrief } from './asks.js';
 import {
-  BudgetLedger,
   budgetLines,
   budgetWait,
   overBudget,
-  periodOf,
   reservationFor,
+  type BudgetLedger,
   type BudgetLine,
   type FleetBudgets,
 } from './budgets.js';
@@ -241,12 +240,6 @@ export function moneyFor(
   const reserve = reservationFor(c.kind, facts.config.agent.max_usd, budgets);
   const over = overBudget(budgets, (b) => deps.ledger.charged(b), reserve ?? 0);
   return { reserve, budgets, shed: over ? budgetWait(c.repo, over, reserve ?? 0) : null };
-}
-
-/** BU01: the ledger a pass starts with: what each repository's runs launched this month cost the budgets so far. */
-export async function openingLedger(store: Store, now: number): Promise<BudgetLedger> {
-  const charges = await store.spend.chargesSince(periodOf(now, 'month').since, periodOf(now, 'day').since);
-  return new BudgetLedger(new Map(charges.map(({ repo, ...c }) => [repo, c])));
 }
 
 /** LD04: a lander on a branch where GitHub's merge queue is required lands by the queue, never by a fast-forward. */

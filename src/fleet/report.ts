@@ -5,7 +5,7 @@ import { utcDayStart } from '../kernel/clock.js';
 import type { Run } from '../store/runs.js';
 import type { DailySpend, IssueSpend } from '../store/spend.js';
 import { budgetLines, budgetStatus, NO_FLEET_BUDGETS, type BudgetStatus } from './budgets.js';
-import { openingLedger } from './launch.js';
+import { openingLedger } from './ledger.js';
 import { effectiveCap } from './cap.js';
 import type { FleetContext } from './context.js';
 import type { PassReport } from './pass.js';
