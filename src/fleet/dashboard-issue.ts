@@ -25,6 +25,8 @@ export interface DashboardIssueInputs {
   waiting: readonly Waiting[];
   owed: readonly DeliveryItem[];
   webUrl: string;
+  /** When the view is made (the week of issue costs ends here). */
+  now: number;
 }
 
 export function viewDashboardIssue(i: DashboardIssueInputs): DashboardIssueView {
@@ -55,7 +57,21 @@ export function viewDashboardIssue(i: DashboardIssueInputs): DashboardIssueView 
     owed: i.owed.map((o) => ({ issue: o.issueNumber, pr: o.prNumber })),
     spentToday: facts.spentToday.repo,
     dailyUsd: facts.config.budget?.daily_usd ?? null,
+    issueCosts: issueCostsOf(i.runs, i.now),
   };
+}
+
+/** BU06: each issue's reported cost over its runs launched in the last 7 days, the five costliest. Pure. */
+function issueCostsOf(runs: DashboardIssueInputs['runs'], now: number): DashboardIssueView['issueCosts'] {
+  const by = new Map<number, { issue: number; usd: number; runs: number }>();
+  for (const r of runs) {
+    if (r.issueNumber === null || !r.cost || r.launchedAt < now - 7 * 86_400_000) continue;
+    const c = by.get(r.issueNumber) ?? { issue: r.issueNumber, usd: 0, runs: 0 };
+    c.usd += r.cost.usd;
+    c.runs += 1;
+    by.set(r.issueNumber, c);
+  }
+  return [...by.values()].sort((a, b) => b.usd - a.usd || a.issue - b.issue).slice(0, 5);
 }
 
 const digestOf = (body: string): string => createHash('sha256').update(body).digest('hex');

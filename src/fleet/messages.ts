@@ -187,6 +187,8 @@ export interface DashboardIssueView {
   owed: { issue: number; pr: number }[];
   spentToday: number;
   dailyUsd: number | null;
+  /** BU06: what each issue's runs reported they cost, costliest first (runs launched in the last 7 days). */
+  issueCosts: { issue: number; usd: number; runs: number }[];
 }
 
 export function dashboardIssueTitle(repo: string): string {
@@ -255,6 +257,15 @@ export function dashboardIssueBody(v: DashboardIssueView): string {
     '',
     '### Spend',
     spend,
+    ...(v.issueCosts.length
+      ? [
+          '',
+          'What each issue cost this week (its AFK runs, landers and fixes, as they reported):',
+          ...v.issueCosts.map(
+            (c) => `- ${workLink(v.webUrl, v.repo, `issue#${c.issue}`)}: $${c.usd.toFixed(2)} over ${c.runs} run(s)`,
+          ),
+        ]
+      : []),
   ].join('\n');
 }
 

@@ -66,7 +66,7 @@ async function syncDashboardIssues(
       waiting: waitingOf.get(f.repo.fullName) ?? [],
       owed: await store.deliveryItems.listOwed(f.repo.fullName),
     };
-    const view = viewDashboardIssue({ facts: fresh, runs: fresh.runs, ...mine, webUrl: opts.webUrl });
+    const view = viewDashboardIssue({ facts: fresh, runs: fresh.runs, ...mine, webUrl: opts.webUrl, now: deps.now() });
     try {
       await syncDashboardIssue(deps, view, fresh);
     } catch (err) {

@@ -61,6 +61,11 @@ describe('budgets spent down by the pass (BU01, BU02)', () => {
     await h.engine.reaperTick();
     await h.engine.schedulerTick();
     expect(afkStarts(h)).toEqual(['issue#1', 'issue#2', 'issue#3']);
+    // BU06: the dashboard issue says what the issue cost this week.
+    const body = [...h.forge.issueUpdates].reverse().find((u) => u.change.body)?.change.body ?? '';
+    expect(body).toContain(
+      'What each issue cost this week (its AFK runs, landers and fixes, as they reported):\n- [#1](https://github.test/acme/api/issues/1): $0.40 over 1 run(s)',
+    );
     // No strike: waiting for money is not failing.
     expect((await h.store.repos.get('acme/api'))!.consecutiveFailures).toBe(0);
   });

@@ -80,7 +80,7 @@ describe('the dashboard issue', () => {
     expect(h.forge.createdIssues.map((i) => i.repo)).toEqual(['acme/a', 'acme/b', 'acme/c']);
   });
 
-  it('TR33 says paused with the command that recovers, why each fix started, and keeps outside titles as text', () => {
+  it('TR33 BU06 says paused with the command that recovers, why each fix started, what each issue cost this week, and keeps outside titles as text', () => {
     const view: DashboardIssueView = {
       repo: 'acme/api',
       webUrl: 'https://github.com',
@@ -116,6 +116,10 @@ describe('the dashboard issue', () => {
       owed: [{ issue: 2, pr: 5 }],
       spentToday: 4.5,
       dailyUsd: 10,
+      issueCosts: [
+        { issue: 2, usd: 3.25, runs: 3 },
+        { issue: 4, usd: 1.25, runs: 1 },
+      ],
     };
     expect(dashboardIssueBody(view)).toBe(
       [
@@ -141,6 +145,10 @@ describe('the dashboard issue', () => {
         '',
         '### Spend',
         '$4.50 reported today (UTC) of a daily budget of $10.00 (`budget.daily_usd`).',
+        '',
+        'What each issue cost this week (its AFK runs, landers and fixes, as they reported):',
+        '- [#2](https://github.com/acme/api/issues/2): $3.25 over 3 run(s)',
+        '- [#4](https://github.com/acme/api/issues/4): $1.25 over 1 run(s)',
       ].join('\n'),
     );
   });
