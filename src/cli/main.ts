@@ -115,12 +115,18 @@ export function buildCli(io: CliIo, watch: WatchDeps = {}): Command {
       // Checked here, before any request, and named as the option it is.
       if (o.status !== undefined && !(RUN_STATUSES as readonly string[]).includes(o.status))
         throw new CliFailure(`--status is "${o.status}", which is not one of ${RUN_STATUSES.join(', ')}.`);
-      const { runs: list } = await callRoute(io, g(), ROUTE.runs, {
+      const { runs: list, issues } = await callRoute(io, g(), ROUTE.runs, {
         query: { repo: o.repo === undefined ? undefined : repoArg(o.repo), status: o.status },
       });
       if (o.json) return io.out(JSON.stringify(list, null, 2));
       if (list.length === 0) return io.out('No runs match.');
       for (const r of list) io.out(runLine(r));
+      // BU06: what each of their issues has cost so far, over all its runs that reported a cost.
+      if (issues.length) io.out('what each issue has cost so far:');
+      for (const i of issues)
+        io.out(
+          `  ${i.repo}#${i.issue}: $${i.usd.toFixed(2)} over ${i.runs} run(s) (AFK $${i.byKind.afk.toFixed(2)}, fixes $${i.byKind.fix.toFixed(2)}, landers $${i.byKind.lander.toFixed(2)}), ${i.inputTokens} input and ${i.outputTokens} output tokens`,
+        );
     });
   runs
     .command('get <run>')

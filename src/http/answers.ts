@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { IssueSpend } from '../store/spend.js';
 import type { PublicRun } from '../fleet/report.js';
 import type { DispatchAnswer } from '../delivery/gate/check.js';
 import type { DeployStep } from '../delivery/deployments/deploy-stage.js';
@@ -45,7 +46,19 @@ export const RunAnswer = viewOf<PublicRun>()(
   }),
 );
 export const RunReportedAnswer = z.object({ ok: z.literal(true), run: RunAnswer });
-export const RunListAnswer = z.object({ runs: z.array(RunAnswer) });
+/** BU06: one issue's cost so far, as the runs listing carries it. */
+export const IssueSpendAnswer = viewOf<IssueSpend>()(
+  z.looseObject({
+    repo: z.string(),
+    issue: z.number(),
+    usd: z.number(),
+    inputTokens: z.number(),
+    outputTokens: z.number(),
+    runs: z.number(),
+    byKind: z.object({ afk: z.number(), lander: z.number(), fix: z.number() }),
+  }),
+);
+export const RunListAnswer = z.object({ runs: z.array(RunAnswer), issues: z.array(IssueSpendAnswer).default([]) });
 
 export const NextPassAnswer = viewOf<NextPass>()(
   z.looseObject({

@@ -83,7 +83,10 @@ export function fleetHandlers({
         .filter((r) => status === undefined || (status === 'live' ? r.status === 'live' : r.outcome === status));
       const runs = [];
       for (const r of listed) if (runs.length < 200 && (await mayRead(r.repo))) runs.push(r);
-      return { status: 200, json: { runs: runs.map(publicRun) } };
+      // BU06: what each issue these runs worked on has cost so far, over all its runs that reported.
+      const shown = new Set(runs.flatMap((r) => (r.issueNumber === null ? [] : [`${r.repo}#${r.issueNumber}`])));
+      const issues = (await fleet.store.spend.byIssue(0, 10_000)).filter((i) => shown.has(`${i.repo}#${i.issue}`));
+      return { status: 200, json: { runs: runs.map(publicRun), issues } };
     },
     async run({ params }) {
       const run = await fleet.store.runs.get(params.run!);

@@ -170,6 +170,8 @@ describe('the CLI, as a newcomer meets it', () => {
       out: [
         'fix-2 · acme/api fix pr#7 (for a review by @maint; a command by @lead) · success · $0.42 (for #1)',
         'fix-1 · acme/api fix pr#7 (for a lander rejection) · success',
+        'what each issue has cost so far:',
+        '  acme/api#1: $0.42 over 1 run(s) (AFK $0.00, fixes $0.42, landers $0.00), 10 input and 5 output tokens',
       ].join('\n'),
       err: '',
     });
