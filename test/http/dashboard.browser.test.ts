@@ -310,6 +310,25 @@ describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
     await view.close();
   });
 
+  it("BU06 the spend chart draws the week in Chromium: seven days left to right, today's bar as tall as what the demo's runs reported", async () => {
+    const chart = page.locator('svg#spend-chart');
+    const days = await chart.locator('g.day').evaluateAll((gs) =>
+      gs.map((g) => {
+        const r = g.querySelector('rect')!.getBoundingClientRect();
+        return { title: g.querySelector('title')!.textContent!, x: r.x, height: r.height, width: r.width };
+      }),
+    );
+    expect(days).toHaveLength(7);
+    for (let i = 1; i < days.length; i++) expect(days[i]!.x).toBeGreaterThan(days[i - 1]!.x);
+    expect(days.every((d) => d.width > 0)).toBe(true);
+    // The demo's runs reported what they cost today: today's bar stands, and says its figure.
+    const today = days.at(-1)!;
+    expect(today.title).toMatch(/^\d{4}-\d{2}-\d{2}: \$\d+\.\d{2}$/);
+    expect(Number(today.title.split('$')[1])).toBeGreaterThan(0);
+    expect(today.height).toBeGreaterThan(0);
+    expect(await page.locator('#spend h3').textContent()).toBe('The costliest issues this week');
+  });
+
   it('the timeline shows each run in a slot, and never more at once than the cap', async () => {
     const svg = page.locator('svg#timeline');
     const cap = Number(await svg.getAttribute('data-cap'));
