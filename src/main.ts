@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseEnv } from 'node:util';
-import { SettingsError } from './config/settings.js';
 import { forgetEnvironment, SERVER_SECRET_VARIABLES } from './kernel/environ.js';
 import { startYoke } from './server.js';
+import { errorText } from './kernel/error-text.js';
 
 // `npm start` and `yoke serve`: Probot's runner. Without APP_ID and a private
 // key Probot serves its setup page, which registers the app from app.yml.
@@ -31,7 +31,7 @@ export async function serveYoke(env: NodeJS.ProcessEnv, io: ServeIo): Promise<nu
   try {
     started = await startYoke(env);
   } catch (err) {
-    io.err(err instanceof SettingsError ? err.message : err instanceof Error ? err.message : String(err));
+    io.err(errorText(err));
     return 1;
   }
   // TR06: what yoke needed of its secrets it has read; no run, and no process of this user, reads them from /proc now.

@@ -12,6 +12,7 @@ import { linkRefusal, linksAtProtectedPaths } from './settings-swap.js';
 import { jobSecretValues, scanChange, secretRefusal } from './secret-scan.js';
 import { claimBranch, fixBranch } from '../kernel/branches.js';
 import { RESULT_ARTIFACT, RESULT_FILE_NAME, resultAudience, type HandedPush } from './result-document.js';
+import { errorText } from '../kernel/error-text.js';
 
 // `yoke agent deliver`: the deliver job of an AFK or fix run, which runs
 // none of the agent's code. With the run's own credential (the job's OIDC
@@ -274,7 +275,7 @@ export async function agentDeliver(io: RunnerIo): Promise<number> {
     await report({ outcome: 'success', summary, ...(cost ? { cost } : {}) });
     return 0;
   } catch (err) {
-    const why = err instanceof Error ? err.message : String(err);
+    const why = errorText(err);
     io.out(why);
     try {
       await report({ outcome: 'failure', summary: `Delivery failed: ${why}` });

@@ -24,6 +24,7 @@ import { redactSecrets } from '../kernel/redact.js';
 import { agentNamed } from './registry.js';
 import { commandAgent, RUN_SCRIPT_PATH, secretNames } from './command.js';
 import { agentPrerequisite, runAgent } from './agent-process.js';
+import { errorText } from '../kernel/error-text.js';
 
 // `yoke agent run`: the agent job of an AFK or fix run. It reads the work,
 // builds the prompt, runs the agent headless within the run's limits, and
@@ -216,7 +217,7 @@ export async function agentRun(io: RunnerIo): Promise<number> {
       io.env,
     );
   } catch (err) {
-    return fail(`The runner could not read the work: ${err instanceof Error ? err.message : String(err)}.`);
+    return fail(`The runner could not read the work: ${errorText(err)}.`);
   }
   const f = facts.facts;
   io.out(
@@ -246,9 +247,7 @@ export async function agentRun(io: RunnerIo): Promise<number> {
     try {
       swap = installTrustedSettings(cwd, base, io.env.GITHUB_SHA);
     } catch (err) {
-      return fail(
-        `The runner could not set the agent's settings from the default branch: ${err instanceof Error ? err.message : String(err)}.`,
-      );
+      return fail(`The runner could not set the agent's settings from the default branch: ${errorText(err)}.`);
     }
     if (swap.installed.size) io.out(`agent settings from the default branch: ${[...swap.installed.keys()].join(', ')}`);
   }

@@ -4,6 +4,7 @@ import { defaultDatabase, isPostgresUrl, openSql, printable } from '../store/ope
 import { LATEST_VERSION, SchemaTooNewError, migrateSql, schemaVersion } from '../store/schema.js';
 import type { Sql } from '../store/sql.js';
 import { CliFailure, type CliIo } from './client.js';
+import { errorText } from '../kernel/error-text.js';
 
 // `yoke db migrate` and `yoke db copy`: the store itself, offline from any
 // running yoke. Both engines take the same migrations; a copy moves a SQLite
@@ -14,7 +15,7 @@ function dbFailure(target: string, err: unknown): CliFailure {
   if (err instanceof SchemaTooNewError || err instanceof CopyRefused || err instanceof CliFailure)
     return new CliFailure(err.message);
   const code = (err as { code?: string })?.code;
-  const detail = err instanceof Error ? err.message : String(err);
+  const detail = errorText(err);
   if (
     isPostgresUrl(target) &&
     (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === '3D000' || code === '28P01' || code === '28000')

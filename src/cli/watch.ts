@@ -11,6 +11,7 @@ import {
   type DriverEvent,
   type DriverPolicy,
 } from './watch-deploy.js';
+import { errorText } from '../kernel/error-text.js';
 
 // `yoke watch deploy`: start a deployment run (or resume one) and drive it to
 // its end. Progress lines a person can follow, or one JSON event per line.
@@ -108,9 +109,7 @@ export function registerWatchCommand(program: Command, io: CliIo, g: () => Globa
         // Bad input to the door (no credentials, no database) is a message that names the fix, never a stack trace.
         const door = o.db
           ? await (deps.openDoor ?? openDatabaseDoor)(io.env, o.db).catch((err: unknown) => {
-              throw new CliFailure(
-                `The database door did not open: ${err instanceof Error ? err.message : String(err)}`,
-              );
+              throw new CliFailure(`The database door did not open: ${errorText(err)}`);
             })
           : null;
         const timeoutMs = (policy.resultWaitSeconds + 30) * 1000;

@@ -9,6 +9,7 @@ import type { RepoState } from '../store/repos.js';
 import { attachPlan } from '../delivery/gate/attach.js';
 import { COMMENT_LIMIT, parseComment, suggestCommand, type CommandWord, type ParsedComment } from './command.js';
 import { asControl, declineByComment, noteReply, waiveByComment } from './qa.js';
+import { errorText } from '../kernel/error-text.js';
 
 export interface IncomingComment {
   repo: RepoRef;
@@ -115,7 +116,7 @@ function decide(
 
 /** Marks the command failed so a later poll tries it again; the last attempt answers the commenter. */
 async function failed(ctx: FleetContext, repo: RepoRef, c: CommentView, err: unknown): Promise<CommandOutcome> {
-  const detail = err instanceof Error ? err.message : String(err);
+  const detail = errorText(err);
   await ctx.store.commands.fail(c.id, detail);
   const attempts = (await ctx.store.commands.get(c.id))?.attempts ?? 1;
   ctx.log.warn(

@@ -24,6 +24,7 @@ import { makeRefusal } from '../kernel/codes/table.js';
 import { readClaim } from './claims.js';
 import { CLAIM_LABEL, baseRefOf, type RepoFacts } from './repo-facts.js';
 import { unseenRepoState } from './repo-state.js';
+import { errorText } from '../kernel/error-text.js';
 
 // The read half of a spawn pass (SP02, SP11): one listing, one snapshot, every
 // producer, and each repository's facts read once, within the request
@@ -90,7 +91,7 @@ export async function gatherPass(deps: PassDeps): Promise<Gathered> {
       await forge.authenticate(installationId);
       repos.push(...(await forge.listRepos(installationId)));
     } catch (err) {
-      const detail = err instanceof Error ? err.message : String(err);
+      const detail = errorText(err);
       authFailures.push({ installationId, detail });
       log.warn({ installationId, detail }, 'installation skipped for this pass');
     }

@@ -22,6 +22,7 @@ import {
   type FleetBudgets,
 } from './budgets.js';
 import type { Refusal } from '../kernel/codes/table.js';
+import { errorText } from '../kernel/error-text.js';
 
 export const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
 
@@ -128,7 +129,7 @@ export async function lockedLaunch(
     if (ref) await deps.store.runs.setLauncherRef(rec.runId, ref);
     return { kind: 'launched', runId: rec.runId };
   } catch (err) {
-    const detail = err instanceof Error ? err.message : String(err);
+    const detail = errorText(err);
     await onLaunchFailed(rec.runId, detail);
     // TR31: fenced out, the whole pass stops; the new leader's pass re-derives it.
     if (err instanceof LeadershipLost) throw err;

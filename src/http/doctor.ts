@@ -10,6 +10,7 @@ import { deployBranchOf } from '../delivery/deployments/stage-deployment.js';
 import type { BranchPolicy, EnvironmentRules, Forge, InstallationGrants, RepoRef } from '../forge/types.js';
 import { makeRefusal } from '../kernel/codes/table.js';
 import { globToRegExp } from '../kernel/glob.js';
+import { errorText } from '../kernel/error-text.js';
 
 // `yoke doctor OWNER/REPO`: a preflight from the running server. It reads
 // what GitHub holds of a repository's set-up (the installation's grants, the
@@ -333,9 +334,7 @@ export async function runDoctor(deps: DoctorDeps, shipped: ShippedSetup, name: s
     ? { name: name_, text: head ? await forge.readFileAt(ref, `.github/workflows/${name_}`, head) : null }
     : null;
   const secrets = actions
-    ? await forge
-        .listSecretNames(ref)
-        .catch((err: unknown) => ({ error: err instanceof Error ? err.message : String(err) }))
+    ? await forge.listSecretNames(ref).catch((err: unknown) => ({ error: errorText(err) }))
     : null;
   const runner =
     actions && deps.runsReach !== 'github'
@@ -367,6 +366,6 @@ export async function fetchRunnerProbe(url: string, fetchFn: typeof fetch = fetc
     return { ok: true, status: res.status, sha256: createHash('sha256').update(body).digest('hex') };
   } catch (err) {
     const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : null;
-    return { ok: false, error: cause ?? (err instanceof Error ? err.message : String(err)) };
+    return { ok: false, error: cause ?? errorText(err) };
   }
 }

@@ -11,6 +11,7 @@ import {
   type FlattenedJWSInput,
 } from 'jose';
 import { z } from 'zod';
+import { errorText } from '../kernel/error-text.js';
 
 // Verifies GitHub Actions OIDC tokens with jose against the issuer's
 // published keys: fetched with a timeout, at most once per cooldown for an
@@ -139,5 +140,5 @@ function describe(err: unknown): string {
   if (err instanceof errors.JWKSTimeout) return "the issuer's keys could not be fetched in time";
   if (err instanceof errors.JOSEAlgNotAllowed) return 'the token is not signed with RS256';
   if (err instanceof errors.JOSEError) return `the token was refused (${err.code})`;
-  return `the issuer's keys could not be fetched (${err instanceof Error ? err.message : String(err)})`;
+  return `the issuer's keys could not be fetched (${errorText(err)})`;
 }

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseAppYml } from '../config/app-yml.js';
 import type { CreatedApp } from '../forge/app-manifest.js';
 import { esc } from './dashboard-parts.js';
+import { errorText } from '../kernel/error-text.js';
 
 // yoke's own setup page, served while yoke has no GitHub App yet (no APP_ID,
 // no key): it registers one through GitHub's manifest flow from the app.yml
@@ -167,7 +168,7 @@ export function createSetupHandler(deps: SetupDeps): (req: IncomingMessage, res:
         app = await deps.convert(code, apiBaseUrl);
       } catch (err) {
         registration = 'open';
-        const why = err instanceof Error ? err.message : String(err);
+        const why = errorText(err);
         return send(
           res,
           502,

@@ -34,6 +34,7 @@ import { LeaderStore } from './leaders.js';
 import { RateHoldStore } from './rate-holds.js';
 import { databaseClock, LOCKS, type LeaseClock, type Sql } from './sql.js';
 import { sqliteSql } from './sqlite-sql.js';
+import { errorText } from '../kernel/error-text.js';
 
 export interface Store {
   /** The database, through the async interface both engines share. */
@@ -113,7 +114,7 @@ export async function openStoreAt(
     await sql.close();
     if (err instanceof SchemaTooNewError) throw err;
     throw new Error(
-      `yoke could not open its PostgreSQL store at ${printable(target)}: ${err instanceof Error ? err.message : String(err)}. Check YOKE_DATABASE_URL, and that the server is up and takes that user.`,
+      `yoke could not open its PostgreSQL store at ${printable(target)}: ${errorText(err)}. Check YOKE_DATABASE_URL, and that the server is up and takes that user.`,
     );
   }
   return storeOver(sql);

@@ -6,6 +6,7 @@ import type { DeploymentRun, Member, StageRecord } from '../../store/deployment-
 import type { ProtectionAnswerState, ProtectionDecision } from '../../store/stage-deployments.js';
 import { repoRefOf } from '../../fleet/repo-state.js';
 import { deliveryRepo, type DeliveryContext } from '../context.js';
+import { errorText } from '../../kernel/error-text.js';
 
 // DP03: yoke as a custom deployment protection rule. A job that targets an
 // environment with yoke's rule waits until yoke answers: approved only when
@@ -219,7 +220,7 @@ export async function reviewProtectionRequest(
     v = verdict('rejected', null, 'protection_read_failed', {
       repo: request.repo.fullName,
       environment: request.environment,
-      detail: err instanceof Error ? err.message : String(err),
+      detail: errorText(err),
     });
     answer = 'unsent';
     ctx.log.warn(

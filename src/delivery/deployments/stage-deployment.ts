@@ -3,6 +3,7 @@ import type { DeploymentStatusState, DeploymentStatusView, RepoRef, WorkflowRunV
 import type { DeploymentRun } from '../../store/deployment-runs.js';
 import type { StageDeployment } from '../../store/stage-deployments.js';
 import type { DeliveryContext } from '../context.js';
+import { errorText } from '../../kernel/error-text.js';
 
 // DP01, DP02: what GitHub shows of a deploy stage. Each start is one GitHub
 // deployment of the stage's environment at the run's pinned commit, whose
@@ -64,7 +65,7 @@ export async function startStageDeployment(
       deployment_id: String(created.id),
     });
   } catch (err) {
-    const detail = `GitHub did not start ${stage.workflow} on ${branch}: ${err instanceof Error ? err.message : String(err)}`;
+    const detail = `GitHub did not start ${stage.workflow} on ${branch}: ${errorText(err)}`;
     await mirror(ctx, repo, deployment, 'error', detail, null);
     return { ok: false, detail };
   }

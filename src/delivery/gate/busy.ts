@@ -1,4 +1,5 @@
 import { makeRefusal, type Refusal } from '../../kernel/codes/table.js';
+import { errorText } from '../../kernel/error-text.js';
 
 // Busy answers (DX12): each raised at a real contention point, inside the
 // transaction that met it, so the refusal is answered after it rolled back (DX13).
@@ -33,7 +34,7 @@ export class BusyError extends Error {
  */
 export function storeBusy(err: unknown): Refusal | null {
   const code = (err as { code?: unknown })?.code;
-  const detail = err instanceof Error ? err.message : String(err);
+  const detail = errorText(err);
   if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || code === '55P03')
     return makeRefusal('lock_timeout', { detail });
   if (code === 'SQLITE_INTERRUPT' || code === '57014') return makeRefusal('statement_cancelled', { detail });
