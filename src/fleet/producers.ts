@@ -204,12 +204,12 @@ export function decideNewWork(facts: RepoFacts): Decided {
     if (req.kind !== 'start' || !open.has(req.number) || taken.has(req.number)) continue;
     taken.add(req.number);
     const subject = issueSubject(req.number);
+    const held = stop ?? graphStop(facts, req.number);
     if (live(facts, subject))
       passed.push(
         waiting(facts, 'new_work', subject, makeRefusal('in_flight', { repo: facts.repo.fullName, subject })),
       );
-    else if (stop ?? graphStop(facts, req.number))
-      passed.push(waiting(facts, 'new_work', subject, (stop ?? graphStop(facts, req.number))!));
+    else if (held) passed.push(waiting(facts, 'new_work', subject, held));
     else
       out.push(
         make(
