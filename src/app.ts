@@ -4,13 +4,7 @@ import { systemClock, systemTimers, type Clock, type Timers } from './kernel/clo
 import { handlePolledComments } from './commands/handle.js';
 import { runsAudienceOf, type OperatorSettings } from './config/env.js';
 import { resolveSettings } from './config/settings.js';
-import {
-  DEFAULT_VISIBILITY_POLICY,
-  DEFAULT_CLOSEOUT_POLICY,
-  DEFAULT_LABEL_POLICY,
-  DEFAULT_COMMAND_POLICY,
-  type FleetContext,
-} from './fleet/context.js';
+import { fleetPolicyOf, type FleetContext } from './fleet/context.js';
 import { Engine } from './fleet/engine.js';
 import type { BudgetBook } from './forge/budget.js';
 import type { CacheStats } from './forge/conditional-cache.js';
@@ -161,27 +155,7 @@ async function wire(
     clock,
     timers,
     log: app.log,
-    policy: {
-      globalCap: settings.globalCap,
-      repoCaps: settings.repoCaps,
-      pauseThreshold: settings.pauseThreshold,
-      configRefreshMs: settings.configRefreshMs,
-      landerAttemptsPerHead: settings.landerAttemptsPerHead,
-      readConcurrency: settings.maxRequestsInFlight,
-      idleProbeMs: settings.idleProbeMs,
-      activeWindowMs: settings.activeWindowMs,
-      tickMs: settings.tickMs,
-      reaperMs: settings.reaperMs,
-      ...DEFAULT_COMMAND_POLICY,
-      ...DEFAULT_CLOSEOUT_POLICY,
-      ...DEFAULT_LABEL_POLICY,
-      // With no inbound connection no label webhook comes: a qa: label is read on the next tick, with no grace left to a webhook.
-      ...(settings.runsReach === 'github' ? { labelSyncMs: settings.tickMs, labelGraceMs: 0 } : {}),
-      ...DEFAULT_VISIBILITY_POLICY,
-      dailyUsd: settings.dailyUsd,
-      monthlyUsd: settings.monthlyUsd,
-      newWorkShare: settings.newWorkShare,
-    },
+    policy: fleetPolicyOf(settings),
     apiUrl: runsAudienceOf(settings),
     webUrl: settings.webUrl,
     trustedMarkerLogins: settings.trustedMarkerLogins,

@@ -3,6 +3,7 @@ import { join, relative } from 'node:path';
 import type { Command } from 'commander';
 import { checkConfig, type CheckFiles } from '../config/check.js';
 import { optInJsonSchema, planJsonSchema } from '../config/schema.js';
+import { settingsTable } from '../config/settings-table.js';
 import { CliFailure, type CliIo } from './client.js';
 
 // `yoke config check [PATH]`: the checkout's opt-in file and QA plans, offline,
@@ -31,12 +32,16 @@ function checkoutFiles(root: string): CheckFiles {
 }
 
 export function registerConfigCommand(program: Command, io: CliIo): void {
-  const config = program.command('config').description('the opt-in file');
+  const config = program.command('config').description("the opt-in file, and the operator's settings");
   config
     .command('schema')
     .description("print the JSON schema of .github/yoke.yml (--plan: of a QA plan), for an editor's YAML support")
     .option('--plan', 'the schema of a QA plan file instead')
     .action((o: { plan?: boolean }) => io.out(JSON.stringify(o.plan ? planJsonSchema() : optInJsonSchema(), null, 2)));
+  config
+    .command('settings')
+    .description("print the operator's environment variables: each with its default and meaning (docs/hosting.md's table)")
+    .action(() => io.out(settingsTable().trimEnd()));
   config
     .command('check [path]')
     .description('check .github/yoke.yml and every QA plan of a checkout (default: here), offline')

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { described } from './described.js';
 import { refuseRepeats } from './repeats.js';
 import { issueLines, shownIssues } from './suggest.js';
 import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
@@ -30,13 +31,24 @@ const WorkflowFile = z
 
 /** A deploy stage runs `command:` where the driver is, or `workflow:` on GitHub Actions; either way it is a GitHub deployment to `environment:` (its name by default). */
 export const DeployStage = z
-  .object({
-    name: StageName,
-    kind: z.literal('deploy'),
-    command: z.string().min(1, 'a deploy stage needs the command that deploys').optional(),
-    workflow: WorkflowFile.optional(),
-    environment: EnvironmentName.optional(),
-  })
+  .object(
+    described(
+      {
+        name: StageName,
+        kind: z.literal('deploy'),
+        command: z.string().min(1, 'a deploy stage needs the command that deploys').optional(),
+        workflow: WorkflowFile.optional(),
+        environment: EnvironmentName.optional(),
+      },
+      {
+        name: "the stage's name, 1-40 lower-case letters, digits, - or _",
+        kind: "deploy: the stage deploys the run's commit",
+        command: 'the command that deploys, run where the driver is (or `workflow:`)',
+        workflow: 'the workflow under .github/workflows/ that deploys (or `command:`)',
+        environment: "the GitHub environment deployed to (default: the stage's name)",
+      },
+    ),
+  )
   .strict()
   .superRefine((s, ctx) => {
     if ((s.command === undefined) === (s.workflow === undefined))
@@ -52,40 +64,71 @@ export const DeployStage = z
 export type DeployStage = z.infer<typeof DeployStage>;
 /** A QA stage; with nothing to check it settles only when it says so (TR29). */
 export const QaStage = z
-  .object({ name: StageName, kind: z.literal('qa'), allow_empty: z.boolean().optional() })
+  .object(
+    described(
+      { name: StageName, kind: z.literal('qa'), allow_empty: z.boolean().optional() },
+      {
+        name: "the stage's name, 1-40 lower-case letters, digits, - or _",
+        kind: "qa: the stage runs the QA plans of the run's items",
+        allow_empty: 'the stage may settle with nothing to check',
+      },
+    ),
+  )
   .strict();
 export const Stage = z.discriminatedUnion('kind', [DeployStage, QaStage]);
 export type Stage = z.infer<typeof Stage>;
 
 /** How deploy stages meet GitHub's deployments and yoke's protection rule. */
 export const DeploymentSettings = z
-  .object({
-    /** The commit statuses GitHub must see pass before it accepts a stage's deployment (none by default). */
-    required_contexts: z.array(z.string().min(1).max(200)).default([]),
-    /** A protection-rule request for an environment no stage names: rejected (fails closed), approved, or left for someone else to answer. */
-    unruled_environments: z.enum(['reject', 'approve', 'ignore']).default('reject'),
-  })
+  .object(
+    described(
+      {
+        required_contexts: z.array(z.string().min(1).max(200)).default([]),
+        unruled_environments: z.enum(['reject', 'approve', 'ignore']).default('reject'),
+      },
+      {
+        required_contexts:
+          "the commit statuses GitHub must see pass before it accepts a stage's deployment (none by default)",
+        unruled_environments:
+          'a protection-rule request for an environment no stage names: reject (fails closed), approve, or ignore (left for someone else)',
+      },
+    ),
+  )
   .strict();
 
 export const DeliverySettings = z
-  .object({
-    stages: z.array(Stage).min(1, 'list at least one stage'),
-    plans_dir: z
-      .string()
-      .regex(/^[\w.-]+(\/[\w.-]+)*\/?$/, 'plans_dir is a folder of the repository, e.g. .github/yoke/qa/')
-      .transform((d) => (d.endsWith('/') ? d : `${d}/`))
-      .default('.github/yoke/qa/'),
-    run_plans: z.array(PlanRef).default([]),
-    steering: Login.transform((l) => l.replace(/^@/, '')).optional(),
-    owed_label: z.string().min(1).max(50).default('yoke:delivery-owed'),
-    delivered_label: z.string().min(1).max(50).default('yoke:delivered'),
-    /** TR29: besides the default branch, the (protected) branches a deployment run may pin a commit of. */
-    release_branches: z
-      .array(z.string().regex(/^[\w./-]{1,200}$/, 'a release branch is a branch name, e.g. release/1.x'))
-      .max(20)
-      .default([]),
-    deployments: DeploymentSettings.default({ required_contexts: [], unruled_environments: 'reject' }),
-  })
+  .object(
+    described(
+      {
+        stages: z.array(Stage).min(1, 'list at least one stage'),
+        plans_dir: z
+          .string()
+          .regex(/^[\w.-]+(\/[\w.-]+)*\/?$/, 'plans_dir is a folder of the repository, e.g. .github/yoke/qa/')
+          .transform((d) => (d.endsWith('/') ? d : `${d}/`))
+          .default('.github/yoke/qa/'),
+        run_plans: z.array(PlanRef).default([]),
+        steering: Login.transform((l) => l.replace(/^@/, '')).optional(),
+        owed_label: z.string().min(1).max(50).default('yoke:delivery-owed'),
+        delivered_label: z.string().min(1).max(50).default('yoke:delivered'),
+        /** TR29: besides the default branch, the (protected) branches a deployment run may pin a commit of. */
+        release_branches: z
+          .array(z.string().regex(/^[\w./-]{1,200}$/, 'a release branch is a branch name, e.g. release/1.x'))
+          .max(20)
+          .default([]),
+        deployments: DeploymentSettings.default({ required_contexts: [], unruled_environments: 'reject' }),
+      },
+      {
+        stages: 'the ordered stages a deployment run goes through: deploy and qa',
+        plans_dir: 'the folder of QA plans',
+        run_plans: 'plans the driver runs for the whole run at each QA stage',
+        steering: 'a login or org/team who steers deployment runs: told last, when nobody else answers',
+        owed_label: 'the label on an item whose delivery is owed (its claim PR merged)',
+        delivered_label: 'the label on an item closed out as delivered',
+        release_branches: 'besides the default branch, the (protected) branches a deployment run may pin a commit of',
+        deployments: "how deploy stages meet GitHub's deployments and yoke's protection rule",
+      },
+    ),
+  )
   .strict()
   .superRefine((d, ctx) =>
     refuseRepeats(ctx, d.stages, { list: 'stages', field: 'name', what: 'stage name' }, (s) => s.name),

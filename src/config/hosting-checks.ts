@@ -1,4 +1,4 @@
-import { SECRET_MIN_LENGTH } from './env.js';
+import { SECRET_MIN_LENGTH } from './settings-table.js';
 
 // What `npm start` checks of yoke's hosting before it serves: the app's credentials, the webhook secret and
 // proxy, and the settings a hosted yoke must have; each problem is named with its fix.

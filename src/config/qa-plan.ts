@@ -1,5 +1,6 @@
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { described } from './described.js';
 import { refuseRepeats } from './repeats.js';
 import { closest, issueLines, shownIssues } from './suggest.js';
 import { fieldOf } from './delivery.js';
@@ -12,16 +13,30 @@ const CaseId = z
   .regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, 'a case id is 1-64 lower-case letters, digits, ., - or _');
 
 export const QaCase = z
-  .object({
-    id: CaseId,
-    title: z.string().min(1).max(200),
-    run: z.string().min(1).optional(),
-    manual: z.literal(true).optional(),
-    evidence: z.enum(['required', 'optional']).optional(),
-    review: z.enum(['independent', 'none']).default('none'),
-    /** TR10: this case is the correction of another of the plan; only a declared one takes over its obligation (QA06). */
-    replaces: CaseId.optional(),
-  })
+  .object(
+    described(
+      {
+        id: CaseId,
+        title: z.string().min(1).max(200),
+        run: z.string().min(1).optional(),
+        manual: z.literal(true).optional(),
+        evidence: z.enum(['required', 'optional']).optional(),
+        review: z.enum(['independent', 'none']).default('none'),
+        replaces: CaseId.optional(),
+      },
+      {
+        id: "the case's id in its plan, 1-64 lower-case letters, digits, ., - or _",
+        title: 'what the case checks, as people read it',
+        run: 'the command that checks it (or `manual: true`)',
+        manual: 'a person checks it (or `run:`)',
+        evidence: 'whether a result must carry evidence (default: required for manual cases)',
+        review:
+          'independent: the item also waits for an approving review of its claim PR, at the head yoke merged, by a writer who is not its author, holder or assignee',
+        // TR10, QA06
+        replaces: 'the case of this plan this one corrects; only a declared one takes over its obligation',
+      },
+    ),
+  )
   .strict()
   .refine((c) => (c.run === undefined) !== (c.manual === undefined), {
     message: 'a case has either `run:` (a command) or `manual: true`, not both and not neither',
@@ -31,7 +46,12 @@ export const QaCase = z
 export type QaCase = z.infer<typeof QaCase>;
 
 export const QaPlanFile = z
-  .object({ name: z.string().min(1).max(100), cases: z.array(QaCase).min(1, 'a plan lists at least one case') })
+  .object(
+    described(
+      { name: z.string().min(1).max(100), cases: z.array(QaCase).min(1, 'a plan lists at least one case') },
+      { name: "the plan's name, as stages and run_plans name it", cases: 'what the plan checks, one case each' },
+    ),
+  )
   .strict()
   .superRefine((p, ctx) => {
     refuseRepeats(ctx, p.cases, { list: 'cases', field: 'id', what: 'case id' }, (c) => c.id);

@@ -25,6 +25,7 @@ export function optInJsonSchema(): Json {
   const engine = jsonOf(RepoConfig, "yoke's opt-in file (.github/yoke.yml)");
   const delivery = z.toJSONSchema(DeliverySettings, { io: 'input', unrepresentable: 'any' }) as Json;
   delete delivery.$schema;
+  delivery.description = (engine.properties as Record<string, Json>).delivery?.description;
   return { ...engine, properties: { ...(engine.properties as Json), delivery } };
 }
 

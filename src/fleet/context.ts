@@ -1,3 +1,4 @@
+import type { OperatorSettings } from '../config/env.js';
 import type { Clock } from '../kernel/clock.js';
 import type { Forge, RepoName } from '../forge/types.js';
 import type { Log } from '../kernel/log.js';
@@ -58,6 +59,31 @@ export const DEFAULT_CLOSEOUT_POLICY = {
   closeoutOrder: 'run',
   closeoutStaleMs: 10 * 60_000,
 } as const;
+
+/** The fleet's policy as the operator's settings make it: their values, and the defaults for the rest. */
+export function fleetPolicyOf(settings: OperatorSettings): FleetPolicy {
+  return {
+    globalCap: settings.globalCap,
+    repoCaps: settings.repoCaps,
+    pauseThreshold: settings.pauseThreshold,
+    configRefreshMs: settings.configRefreshMs,
+    landerAttemptsPerHead: settings.landerAttemptsPerHead,
+    readConcurrency: settings.maxRequestsInFlight,
+    idleProbeMs: settings.idleProbeMs,
+    activeWindowMs: settings.activeWindowMs,
+    tickMs: settings.tickMs,
+    reaperMs: settings.reaperMs,
+    ...DEFAULT_COMMAND_POLICY,
+    ...DEFAULT_CLOSEOUT_POLICY,
+    ...DEFAULT_LABEL_POLICY,
+    // With no inbound connection no label webhook comes: a qa: label is read on the next tick, with no grace left to a webhook.
+    ...(settings.runsReach === 'github' ? { labelSyncMs: settings.tickMs, labelGraceMs: 0 } : {}),
+    ...DEFAULT_VISIBILITY_POLICY,
+    dailyUsd: settings.dailyUsd,
+    monthlyUsd: settings.monthlyUsd,
+    newWorkShare: settings.newWorkShare,
+  };
+}
 
 /**
  * What the people-facing edges (commands, the HTTP API, run reports, the

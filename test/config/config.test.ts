@@ -5,7 +5,7 @@ import { parseRepoConfig } from '../../src/config/repo-config.js';
 describe('operator settings', () => {
   it('TR17 YOKE_PUBLIC_URL is https, or plain http only on loopback: run secrets and tokens travel over it', () => {
     const msg =
-      'YOKE_PUBLIC_URL: YOKE_PUBLIC_URL must be https (run secrets, OIDC tokens and push tokens travel over it); plain http is allowed only for loopback (localhost, 127.0.0.1, [::1]). Put yoke behind a TLS endpoint and set YOKE_PUBLIC_URL=https://…';
+      'YOKE_PUBLIC_URL: must be https (run secrets, OIDC tokens and push tokens travel over it); plain http is allowed only for loopback (localhost, 127.0.0.1, [::1]). Put yoke behind a TLS endpoint and set YOKE_PUBLIC_URL=https://…';
     for (const bad of ['http://yoke.example.com', 'http://10.0.0.5:3000', 'ftp://yoke.example.com'])
       expect(parseOperatorEnv({ YOKE_PUBLIC_URL: bad })).toEqual({ ok: false, problems: [msg] });
     for (const good of [
@@ -38,7 +38,7 @@ describe('operator settings', () => {
     const off = parseOperatorEnv({ YOKE_THROTTLE: 'off' });
     expect(off.ok && off.settings.throttle).toBe(false);
     const bad = parseOperatorEnv({ YOKE_THROTTLE: 'sometimes' });
-    expect(bad.ok ? [] : bad.problems).toEqual(['YOKE_THROTTLE: YOKE_THROTTLE must be "on" or "off"']);
+    expect(bad.ok ? [] : bad.problems).toEqual(['YOKE_THROTTLE: must be "on" or "off"']);
   });
 
   it('SP05 reads per-repo cap overrides, case-insensitively', () => {
@@ -56,10 +56,10 @@ describe('operator settings', () => {
     expect(res.ok).toBe(false);
     if (res.ok) return;
     expect(res.problems).toEqual([
-      'YOKE_GLOBAL_CAP: YOKE_GLOBAL_CAP must be a whole number',
+      'YOKE_GLOBAL_CAP: must be a whole number',
       'YOKE_REPO_CAPS: "acme=3" is not owner/repo=N with N at least 1 (example: YOKE_REPO_CAPS=acme/api=3,acme/web=1)',
-      'YOKE_LAUNCHER: YOKE_LAUNCHER must be "actions" or "command"',
-      'YOKE_PUBLIC_URL: YOKE_PUBLIC_URL must be a URL such as https://yoke.example.com',
+      'YOKE_LAUNCHER: must be "actions" or "command"',
+      'YOKE_PUBLIC_URL: must be a URL such as https://yoke.example.com',
     ]);
     const cmd = parseOperatorEnv({ YOKE_LAUNCHER: 'command' });
     expect(cmd.ok ? [] : cmd.problems).toEqual([
