@@ -33,7 +33,10 @@ function tsFiles(dir: string): string[] {
 
 const ROW_READS = new Set(['get', 'all']);
 
-export function structureFigures(root: string, detail?: (figure: keyof StructureFigures, where: string) => void): StructureFigures {
+export function structureFigures(
+  root: string,
+  detail?: (figure: keyof StructureFigures, where: string) => void,
+): StructureFigures {
   const figures: StructureFigures = {
     generic_row_reads: 0,
     functions_over_80_lines: 0,
@@ -69,9 +72,13 @@ export function structureFigures(root: string, detail?: (figure: keyof Structure
         const end = sf.getLineAndCharacterOfPosition(node.end).line;
         const name = node.name && ts.isIdentifier(node.name) ? node.name.text : '(anonymous)';
         if (end - start + 1 > 80) count('functions_over_80_lines', node, `${name} ${end - start + 1} lines`);
-        if (node.parameters.length >= 5) count('functions_5_plus_params', node, `${name} ${node.parameters.length} params`);
+        if (node.parameters.length >= 5)
+          count('functions_5_plus_params', node, `${name} ${node.parameters.length} params`);
       }
-      if ((ts.isInterfaceDeclaration(node) || ts.isTypeAliasDeclaration(node)) && /(Context|Deps)$/.test(node.name.text))
+      if (
+        (ts.isInterfaceDeclaration(node) || ts.isTypeAliasDeclaration(node)) &&
+        /(Context|Deps)$/.test(node.name.text)
+      )
         count('context_types', node, node.name.text);
       if (ts.isAsExpression(node) || ts.isTypeAssertionExpression(node)) {
         const isConst = ts.isTypeReferenceNode(node.type) && node.type.typeName.getText(sf) === 'const';

@@ -40,7 +40,9 @@ export function registerConfigCommand(program: Command, io: CliIo): void {
     .action((o: { plan?: boolean }) => io.out(JSON.stringify(o.plan ? planJsonSchema() : optInJsonSchema(), null, 2)));
   config
     .command('settings')
-    .description("print the operator's environment variables: each with its default and meaning (docs/hosting.md's table)")
+    .description(
+      "print the operator's environment variables: each with its default and meaning (docs/hosting.md's table)",
+    )
     .action(() => io.out(settingsTable().trimEnd()));
   config
     .command('check [path]')
