@@ -19,7 +19,7 @@ export const ident = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 async function tablesInOrder(from: Sql): Promise<string[]> {
   const names = (
     await from.all<{ name: string }>(
-      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations' ORDER BY name",
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT IN ('schema_migrations', 'schema_checksums') ORDER BY name",
     )
   ).map((t) => t.name);
   const refs = new Map<string, string[]>();

@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { MIGRATIONS } from './migrations/index.js';
-import { planMigrations } from './schema.js';
+import { MIGRATIONS, type Migration } from './migrations/index.js';
+import { migrationTransaction } from './schema.js';
 
 export type Db = Database.Database;
 
@@ -18,25 +18,21 @@ export function openDb(path: string, opts: { busyTimeoutMs?: number; migrate?: b
   return db;
 }
 
-export function migrate(db: Db): number {
-  db.exec(
-    'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
-  );
-  const applied = (db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map(
-    (r) => r.version,
-  );
+/** Applies pending migrations as the embedded store opens: the one runner (schema.ts), driven synchronously. */
+export function migrate(db: Db, known: readonly Migration[] = MIGRATIONS): number {
   let count = 0;
-  // A store a newer yoke migrated is refused here (SchemaTooNewError), before anything reads it.
-  for (const m of planMigrations(applied, MIGRATIONS)) {
-    db.transaction(() => {
-      db.exec(m.sql);
-      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
-        m.version,
-        m.name,
-        new Date().toISOString(),
-      );
-    })();
-    count++;
-  }
+  const once = db.transaction(() => {
+    const steps = migrationTransaction('sqlite', known, new Date().toISOString());
+    let r = steps.next();
+    while (!r.done) {
+      const s = r.value;
+      if ('exec' in s) r = steps.next(void db.exec(s.exec));
+      else if ('rows' in s) r = steps.next(db.prepare(s.rows).all(...(s.params ?? [])) as Record<string, unknown>[]);
+      else r = steps.next(void db.prepare(s.run).run(...s.params));
+    }
+    return r.value;
+  });
+  // IMMEDIATE: the write lock first, as the async interface's transactions take it.
+  while (once.immediate()) count++;
   return count;
 }
