@@ -103,7 +103,7 @@ export async function startPostgres(opts: { bin?: string; maxConnections?: numbe
   for (;;) {
     const probe = postgresSql(url(), { max: 1 });
     try {
-      await probe.get('SELECT 1');
+      await probe.get({}, 'SELECT 1');
       await probe.close();
       break;
     } catch {

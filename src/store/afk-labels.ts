@@ -1,4 +1,5 @@
 import type { Sql } from './sql.js';
+import { TABLES } from './tables.js';
 
 // TR24: each AFK issue's body as yoke first saw it labelled, and who applied the label.
 
@@ -13,20 +14,11 @@ export interface AfkLabel {
   notifiedDigest: string | null;
 }
 
-interface Row {
-  repo: string;
-  issue_number: number;
-  body_digest: string;
-  labelled_by: string | null;
-  recorded_at: number;
-  notified_digest: string | null;
-}
-
 export class AfkLabelStore {
   constructor(private readonly sql: Sql) {}
 
   async listForRepo(repo: string): Promise<AfkLabel[]> {
-    return (await this.sql.all<Row>('SELECT * FROM afk_labels WHERE repo = ?', [repo])).map((r) => ({
+    return (await this.sql.all(TABLES.afk_labels, 'SELECT * FROM afk_labels WHERE repo = ?', [repo])).map((r) => ({
       repo: r.repo,
       issueNumber: Number(r.issue_number),
       bodyDigest: r.body_digest,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Sql } from './sql.js';
+import { TABLES, type TableRow } from './tables.js';
 
 // TR33: what a person with write access asked an agent to do, as first read: a review that requests
 // changes on a claim PR or a `/yoke fix` on one (kind fix, number: the PR), a `/yoke start` with
@@ -51,20 +52,7 @@ const Body = z.object({
   ),
 });
 
-interface Row {
-  id: number;
-  repo: string;
-  kind: AskKind;
-  number: number;
-  source: AskSource;
-  source_id: number;
-  author: string;
-  head_sha: string | null;
-  body: string;
-  asked_at: number;
-  declined: string | null;
-  carried_by_run: string | null;
-}
+type Row = TableRow<'asks'>;
 
 function toAsk(r: Row): Ask {
   const body = Body.parse(JSON.parse(r.body));
@@ -110,13 +98,15 @@ export class AskStore {
 
   /** Every ask of a repository, oldest first: the open ones, and those already carried or declined (known, so not read again). */
   async listForRepo(repo: string): Promise<Ask[]> {
-    return (await this.sql.all<Row>('SELECT * FROM asks WHERE repo = ? ORDER BY asked_at, id', [repo])).map(toAsk);
+    return (await this.sql.all(TABLES.asks, 'SELECT * FROM asks WHERE repo = ? ORDER BY asked_at, id', [repo])).map(
+      toAsk,
+    );
   }
 
   async listCarriedBy(runId: string): Promise<Ask[]> {
-    return (await this.sql.all<Row>('SELECT * FROM asks WHERE carried_by_run = ? ORDER BY asked_at, id', [runId])).map(
-      toAsk,
-    );
+    return (
+      await this.sql.all(TABLES.asks, 'SELECT * FROM asks WHERE carried_by_run = ? ORDER BY asked_at, id', [runId])
+    ).map(toAsk);
   }
 
   /** A launched run carries these open asks, and says why it started; one write. */

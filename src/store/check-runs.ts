@@ -1,4 +1,5 @@
 import type { Sql } from './sql.js';
+import { TABLES } from './tables.js';
 
 // The yoke/lander check run of each claim PR head, and what yoke last wrote
 // to it, so a check run is written only when what it should say changes.
@@ -12,19 +13,11 @@ export interface CheckRecord {
   written: string;
 }
 
-interface Row {
-  repo: string;
-  pr_number: number;
-  head_sha: string;
-  check_run_id: number;
-  written: string;
-}
-
 export class CheckRunStore {
   constructor(private readonly sql: Sql) {}
 
   async list(): Promise<CheckRecord[]> {
-    return (await this.sql.all<Row>('SELECT * FROM check_runs')).map((r) => ({
+    return (await this.sql.all(TABLES.check_runs, 'SELECT * FROM check_runs')).map((r) => ({
       repo: r.repo,
       prNumber: r.pr_number,
       headSha: r.head_sha,

@@ -1,4 +1,5 @@
 import type { Sql } from './sql.js';
+import { TABLES, type TableRow } from './tables.js';
 
 // TR04: claims are yoke's own record of which PR delivers which AFK run.
 
@@ -10,13 +11,7 @@ export interface ClaimRecord {
   recordedAt: number;
 }
 
-interface ClaimRow {
-  repo: string;
-  pr_number: number;
-  run_id: string;
-  issue_number: number;
-  recorded_at: number;
-}
+type ClaimRow = TableRow<'claims'>;
 
 const toClaim = (r: ClaimRow): ClaimRecord => ({
   repo: r.repo,
@@ -39,13 +34,13 @@ export class ClaimStore {
   }
 
   async listForRepo(repo: string): Promise<ClaimRecord[]> {
-    return (await this.sql.all<ClaimRow>('SELECT * FROM claims WHERE repo = ? ORDER BY pr_number', [repo])).map(
+    return (await this.sql.all(TABLES.claims, 'SELECT * FROM claims WHERE repo = ? ORDER BY pr_number', [repo])).map(
       toClaim,
     );
   }
 
   async forPull(repo: string, pr: number): Promise<ClaimRecord | undefined> {
-    const row = await this.sql.get<ClaimRow>('SELECT * FROM claims WHERE repo = ? AND pr_number = ?', [repo, pr]);
+    const row = await this.sql.get(TABLES.claims, 'SELECT * FROM claims WHERE repo = ? AND pr_number = ?', [repo, pr]);
     return row && toClaim(row);
   }
 }

@@ -1,6 +1,8 @@
 import type { Refusal } from '../kernel/codes/table.js';
 import { ownerGone } from './processes.js';
 import type { Sql } from './sql.js';
+import { text } from './columns.js';
+import { TABLES, type TableRow } from './tables.js';
 
 // DX01-DX06: the close-out of each member of a run, exactly once.
 
@@ -16,17 +18,7 @@ export interface Closeout {
   updatedAt: number;
 }
 
-interface Row {
-  run_id: string;
-  issue_number: number;
-  stage: string;
-  state: Closeout['state'];
-  refusal: string | null;
-  notice_comment_id: number | null;
-  attempts: number;
-  started_at: number;
-  updated_at: number;
-}
+type Row = TableRow<'closeouts'>;
 
 const toCloseout = (r: Row): Closeout => ({
   runId: r.run_id,
@@ -107,14 +99,18 @@ export class CloseoutStore {
 
   async forRun(runId: string): Promise<Closeout[]> {
     return (
-      await this.sql.all<Row>('SELECT * FROM closeouts WHERE run_id = ? ORDER BY started_at, issue_number', [runId])
+      await this.sql.all(
+        TABLES.closeouts,
+        'SELECT * FROM closeouts WHERE run_id = ? ORDER BY started_at, issue_number',
+        [runId],
+      )
     ).map(toCloseout);
   }
 
   /** Runs with a refused close-out (DX04: they are retried until the blocking record settles). */
   async refusedRuns(): Promise<string[]> {
-    return (
-      await this.sql.all<{ run_id: string }>("SELECT DISTINCT run_id FROM closeouts WHERE state = 'refused'")
-    ).map((r) => r.run_id);
+    return (await this.sql.all({ run_id: text }, "SELECT DISTINCT run_id FROM closeouts WHERE state = 'refused'")).map(
+      (r) => r.run_id,
+    );
   }
 }

@@ -1,4 +1,6 @@
 import type { Sql } from './sql.js';
+import { int } from './columns.js';
+import { TABLES, type TableRow } from './tables.js';
 
 export type CommandState = 'processing' | 'done' | 'failed';
 
@@ -15,18 +17,7 @@ export interface CommandRecord {
   attempts: number;
 }
 
-interface CommandRow {
-  comment_id: number;
-  repo: string;
-  issue_number: number;
-  author: string;
-  body: string;
-  state: CommandState;
-  outcome: string | null;
-  received_via: 'webhook' | 'poll';
-  processed_at: number;
-  attempts: number;
-}
+type CommandRow = TableRow<'commands'>;
 
 const toRecord = (r: CommandRow): CommandRecord => ({
   commentId: r.comment_id,
@@ -81,11 +72,11 @@ export class CommandStore {
   }
 
   async get(commentId: number): Promise<CommandRecord | undefined> {
-    const r = await this.sql.get<CommandRow>('SELECT * FROM commands WHERE comment_id = ?', [commentId]);
+    const r = await this.sql.get(TABLES.commands, 'SELECT * FROM commands WHERE comment_id = ?', [commentId]);
     return r && toRecord(r);
   }
 
   async count(): Promise<number> {
-    return (await this.sql.get<{ n: number }>('SELECT COUNT(*) AS n FROM commands'))!.n;
+    return (await this.sql.get({ n: int }, 'SELECT COUNT(*) AS n FROM commands'))!.n;
   }
 }

@@ -1,5 +1,7 @@
 import { LATEST_VERSION, migrateSql, schemaVersion } from './schema.js';
-import type { Sql, SqlParam } from './sql.js';
+import type { Sql } from './sql.js';
+import { int, text } from './columns.js';
+import { value } from './columns.js';
 
 // `yoke db copy`: a SQLite store moved into an empty PostgreSQL, table by
 // table in one transaction, referenced tables first, then every count checked
@@ -18,7 +20,8 @@ export const ident = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 /** The tables of a migrated SQLite store, each after the tables it references. */
 async function tablesInOrder(from: Sql): Promise<string[]> {
   const names = (
-    await from.all<{ name: string }>(
+    await from.all(
+      { name: text },
       "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT IN ('schema_migrations', 'schema_checksums') ORDER BY name",
     )
   ).map((t) => t.name);
@@ -26,7 +29,7 @@ async function tablesInOrder(from: Sql): Promise<string[]> {
   for (const t of names)
     refs.set(
       t,
-      (await from.all<{ table: string }>('SELECT "table" FROM pragma_foreign_key_list(?)', [t])).map((r) => r.table),
+      (await from.all({ table: text }, 'SELECT "table" FROM pragma_foreign_key_list(?)', [t])).map((r) => r.table),
     );
   const out: string[] = [];
   const visit = (t: string) => {
@@ -55,7 +58,8 @@ export async function copyStore(from: Sql, to: Sql, names: { from: string; to: s
   const tables = await tablesInOrder(from);
   // TR28: the source file is data: it may name only the tables and columns yoke's own migrations made.
   const known = new Map<string, Set<string>>();
-  for (const c of await to.all<{ table_name: string; column_name: string }>(
+  for (const c of await to.all(
+    { table_name: text, column_name: text },
     'SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema()',
   )) {
     if (!known.has(c.table_name)) known.set(c.table_name, new Set());
@@ -67,7 +71,7 @@ export async function copyStore(from: Sql, to: Sql, names: { from: string; to: s
       throw new CopyRefused(
         `${names.from} has a table ${JSON.stringify(t)} that yoke's schema does not: it is not a store yoke wrote. Nothing was copied.`,
       );
-    const columns = (await from.all<{ name: string }>('SELECT name FROM pragma_table_info(?) ORDER BY cid', [t])).map(
+    const columns = (await from.all({ name: text }, 'SELECT name FROM pragma_table_info(?) ORDER BY cid', [t])).map(
       (c) => c.name,
     );
     const odd = columns.find((c) => !known.get(t)!.has(c));
@@ -79,7 +83,7 @@ export async function copyStore(from: Sql, to: Sql, names: { from: string; to: s
   }
   return to.transaction(async (tx) => {
     for (const t of tables) {
-      const n = (await tx.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${ident(t)}`))!.n;
+      const n = (await tx.get({ n: int }, `SELECT COUNT(*) AS n FROM ${ident(t)}`))!.n;
       if (n > 0)
         throw new CopyRefused(
           `${names.to} already holds yoke data (${n} row(s) in ${t}). Copy into an empty database: nothing was copied.`,
@@ -91,7 +95,8 @@ export async function copyStore(from: Sql, to: Sql, names: { from: string; to: s
       const list = columns.map(ident).join(', ');
       let rows = 0;
       for (let offset = 0; ; offset += BATCH) {
-        const batch = await from.all<Record<string, SqlParam>>(
+        const batch = await from.all(
+          Object.fromEntries(columns.map((c) => [c, value])),
           `SELECT ${list} FROM ${ident(t)} ORDER BY rowid LIMIT ? OFFSET ?`,
           [BATCH, offset],
         );
@@ -104,18 +109,20 @@ export async function copyStore(from: Sql, to: Sql, names: { from: string; to: s
         rows += batch.length;
       }
       // An identity column goes on from the highest id copied, not from 1.
-      const identity = await tx.all<{ column_name: string }>(
+      const identity = await tx.all(
+        { column_name: text },
         "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ? AND is_identity = 'YES'",
         [t],
       );
       for (const { column_name } of identity) {
         await tx.get(
+          {},
           `SELECT setval(pg_get_serial_sequence(?, ?), COALESCE((SELECT MAX(${ident(column_name)}) FROM ${ident(t)}), 0) + 1, false)`,
           [t, column_name],
         );
       }
-      const there = (await tx.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${ident(t)}`))!.n;
-      const here = (await from.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${ident(t)}`))!.n;
+      const there = (await tx.get({ n: int }, `SELECT COUNT(*) AS n FROM ${ident(t)}`))!.n;
+      const here = (await from.get({ n: int }, `SELECT COUNT(*) AS n FROM ${ident(t)}`))!.n;
       if (there !== here || there !== rows)
         throw new CopyRefused(
           `${t}: ${here} row(s) in ${names.from} but ${there} in ${names.to} after the copy; nothing was copied.`,

@@ -1,4 +1,5 @@
 import type { Sql } from './sql.js';
+import { int, text } from './columns.js';
 
 // Each repository's dashboard issue (labelled yoke:control) and a digest of
 // the body yoke last wrote there: the body is edited only when it changes.
@@ -13,7 +14,8 @@ export class DashboardIssueStore {
   constructor(private readonly sql: Sql) {}
 
   async get(repo: string): Promise<DashboardIssue | undefined> {
-    const row = await this.sql.get<{ repo: string; issue_number: number; body_digest: string }>(
+    const row = await this.sql.get(
+      { repo: text, issue_number: int, body_digest: text },
       'SELECT repo, issue_number, body_digest FROM dashboard_issues WHERE repo = ?',
       [repo],
     );

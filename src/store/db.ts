@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { MIGRATIONS, type Migration } from './migrations/index.js';
+import { decodeRow } from './columns.js';
 import { migrationTransaction } from './schema.js';
 
 export type Db = Database.Database;
@@ -27,7 +28,13 @@ export function migrate(db: Db, known: readonly Migration[] = MIGRATIONS): numbe
     while (!r.done) {
       const s = r.value;
       if ('exec' in s) r = steps.next(void db.exec(s.exec));
-      else if ('rows' in s) r = steps.next(db.prepare(s.rows).all(...(s.params ?? [])) as Record<string, unknown>[]);
+      else if ('rows' in s)
+        r = steps.next(
+          db
+            .prepare(s.rows)
+            .all(...(s.params ?? []))
+            .map((row) => decodeRow(s.shape, row as Record<string, unknown>, s.rows)),
+        );
       else r = steps.next(void db.prepare(s.run).run(...s.params));
     }
     return r.value;

@@ -1,4 +1,5 @@
 import type { Sql } from './sql.js';
+import { TABLES, type TableRow } from './tables.js';
 
 // Items whose delivery is owed: from the merge of the claim PR until close-out.
 
@@ -13,16 +14,7 @@ export interface DeliveryItem {
   deliveredAt: number | null;
 }
 
-interface Row {
-  repo: string;
-  issue_number: number;
-  pr_number: number;
-  merge_sha: string;
-  state: 'owed' | 'delivered';
-  owed_at: number;
-  labelled: number;
-  delivered_at: number | null;
-}
+type Row = TableRow<'delivery_items'>;
 
 const toItem = (r: Row): DeliveryItem => ({
   repo: r.repo,
@@ -68,17 +60,19 @@ export class DeliveryItemStore {
   }
 
   async get(repo: string, issueNumber: number): Promise<DeliveryItem | undefined> {
-    const row = await this.sql.get<Row>('SELECT * FROM delivery_items WHERE repo = ? AND issue_number = ?', [
-      repo,
-      issueNumber,
-    ]);
+    const row = await this.sql.get(
+      TABLES.delivery_items,
+      'SELECT * FROM delivery_items WHERE repo = ? AND issue_number = ?',
+      [repo, issueNumber],
+    );
     return row && toItem(row);
   }
 
   /** These issues' items, in one statement; an issue with no item is absent. */
   async forIssues(repo: string, issueNumbers: readonly number[]): Promise<Map<number, DeliveryItem>> {
     if (issueNumbers.length === 0) return new Map();
-    const rows = await this.sql.all<Row>(
+    const rows = await this.sql.all(
+      TABLES.delivery_items,
       `SELECT * FROM delivery_items WHERE repo = ? AND issue_number IN (${issueNumbers.map(() => '?').join(', ')})`,
       [repo, ...issueNumbers],
     );
@@ -87,7 +81,8 @@ export class DeliveryItemStore {
 
   async listOwed(repo: string): Promise<DeliveryItem[]> {
     return (
-      await this.sql.all<Row>(
+      await this.sql.all(
+        TABLES.delivery_items,
         "SELECT * FROM delivery_items WHERE repo = ? AND state = 'owed' ORDER BY owed_at, issue_number",
         [repo],
       )
@@ -95,6 +90,8 @@ export class DeliveryItemStore {
   }
 
   async listUnlabelled(): Promise<DeliveryItem[]> {
-    return (await this.sql.all<Row>("SELECT * FROM delivery_items WHERE state = 'owed' AND labelled = 0")).map(toItem);
+    return (
+      await this.sql.all(TABLES.delivery_items, "SELECT * FROM delivery_items WHERE state = 'owed' AND labelled = 0")
+    ).map(toItem);
   }
 }

@@ -1,6 +1,7 @@
 import type { Refusal } from '../kernel/codes/table.js';
 import type { DeliverySettings } from '../config/delivery.js';
 import type { Sql } from './sql.js';
+import { TABLES, type TableRow } from './tables.js';
 
 // Deployment runs, their members and their stages.
 
@@ -66,26 +67,7 @@ export interface StageRecord {
   updatedAt: number;
 }
 
-interface RunRow {
-  id: string;
-  repo: string;
-  commit_sha: string;
-  settings: string;
-  current_stage: number;
-  status: DeploymentStatus;
-  creator: string | null;
-  driver_id: string | null;
-  lease_until: number | null;
-  supersedes: string | null;
-  tracking_issue: number | null;
-  tracking_hash: string | null;
-  waits: string | null;
-  lease_token: string | null;
-  driver_transport: 'https' | 'db' | null;
-  closing_since: number | null;
-  created_at: number;
-  updated_at: number;
-}
+type RunRow = TableRow<'deployment_runs'>;
 
 const toRun = (r: RunRow): DeploymentRun => ({
   id: r.id,
@@ -108,15 +90,7 @@ const toRun = (r: RunRow): DeploymentRun => ({
   updatedAt: r.updated_at,
 });
 
-interface MemberRow {
-  run_id: string;
-  issue_number: number;
-  pr_number: number;
-  position: number;
-  removed_at: number | null;
-  removed_by: string | null;
-  removed_reason: string | null;
-}
+type MemberRow = TableRow<'deployment_members'>;
 
 const toMember = (r: MemberRow): Member => ({
   runId: r.run_id,
@@ -128,15 +102,7 @@ const toMember = (r: MemberRow): Member => ({
   removedReason: r.removed_reason,
 });
 
-interface StageRow {
-  run_id: string;
-  stage: string;
-  state: StageState;
-  attempts: number;
-  detail: string | null;
-  refusal: string | null;
-  updated_at: number;
-}
+type StageRow = TableRow<'deployment_stages'>;
 
 const toStage = (r: StageRow): StageRecord => ({
   runId: r.run_id,
@@ -176,21 +142,24 @@ export class DeploymentRunStore {
   }
 
   async get(id: string): Promise<DeploymentRun | undefined> {
-    const row = await this.sql.get<RunRow>('SELECT * FROM deployment_runs WHERE id = ?', [id]);
+    const row = await this.sql.get(TABLES.deployment_runs, 'SELECT * FROM deployment_runs WHERE id = ?', [id]);
     return row && toRun(row);
   }
 
   async activeFor(repo: string): Promise<DeploymentRun | undefined> {
-    const row = await this.sql.get<RunRow>("SELECT * FROM deployment_runs WHERE repo = ? AND status = 'active'", [
-      repo,
-    ]);
+    const row = await this.sql.get(
+      TABLES.deployment_runs,
+      "SELECT * FROM deployment_runs WHERE repo = ? AND status = 'active'",
+      [repo],
+    );
     return row && toRun(row);
   }
 
   /** DP03: the runs of a repository pinned at one commit, whatever their status. */
   async atCommit(repo: string, commit: string): Promise<DeploymentRun[]> {
     return (
-      await this.sql.all<RunRow>(
+      await this.sql.all(
+        TABLES.deployment_runs,
         'SELECT * FROM deployment_runs WHERE repo = ? AND commit_sha = ? ORDER BY created_at DESC, id',
         [repo, commit],
       )
@@ -198,7 +167,9 @@ export class DeploymentRunStore {
   }
 
   async list(): Promise<DeploymentRun[]> {
-    return (await this.sql.all<RunRow>('SELECT * FROM deployment_runs ORDER BY created_at DESC, id')).map(toRun);
+    return (
+      await this.sql.all(TABLES.deployment_runs, 'SELECT * FROM deployment_runs ORDER BY created_at DESC, id')
+    ).map(toRun);
   }
 
   /** The run and every run it took over, newest first (QA14's lineage). */
@@ -261,7 +232,7 @@ export class DeploymentRunStore {
     transport: 'https' | 'db' = 'https',
   ): Promise<{ ok: true; token: string; tookOver: boolean } | { ok: false; holder: string; until: number }> {
     return this.sql.transaction(async (tx) => {
-      const row = await tx.get<RunRow>('SELECT * FROM deployment_runs WHERE id = ?', [id]);
+      const row = await tx.get(TABLES.deployment_runs, 'SELECT * FROM deployment_runs WHERE id = ?', [id]);
       const run = row && toRun(row);
       if (run && run.driverId && run.driverId !== driverId && run.leaseUntil !== null && run.leaseUntil > now)
         return { ok: false as const, holder: run.driverId, until: run.leaseUntil };
@@ -290,7 +261,11 @@ export class DeploymentRunStore {
 
   async members(runId: string): Promise<Member[]> {
     return (
-      await this.sql.all<MemberRow>('SELECT * FROM deployment_members WHERE run_id = ? ORDER BY position', [runId])
+      await this.sql.all(
+        TABLES.deployment_members,
+        'SELECT * FROM deployment_members WHERE run_id = ? ORDER BY position',
+        [runId],
+      )
     ).map(toMember);
   }
 
@@ -306,15 +281,18 @@ export class DeploymentRunStore {
   }
 
   async stage(runId: string, stage: string): Promise<StageRecord | undefined> {
-    const row = await this.sql.get<StageRow>('SELECT * FROM deployment_stages WHERE run_id = ? AND stage = ?', [
-      runId,
-      stage,
-    ]);
+    const row = await this.sql.get(
+      TABLES.deployment_stages,
+      'SELECT * FROM deployment_stages WHERE run_id = ? AND stage = ?',
+      [runId, stage],
+    );
     return row && toStage(row);
   }
 
   async stages(runId: string): Promise<StageRecord[]> {
-    return (await this.sql.all<StageRow>('SELECT * FROM deployment_stages WHERE run_id = ?', [runId])).map(toStage);
+    return (
+      await this.sql.all(TABLES.deployment_stages, 'SELECT * FROM deployment_stages WHERE run_id = ?', [runId])
+    ).map(toStage);
   }
 
   async setStage(rec: {

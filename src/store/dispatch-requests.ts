@@ -1,5 +1,6 @@
 import type { Sql } from './sql.js';
 import { ownerGone } from './processes.js';
+import { TABLES, type TableRow } from './tables.js';
 
 // DX07/DX10: dispatch request ids. A reservation is made in the transaction
 // that starts the work; a completed one is replayed as recorded; a failed one
@@ -22,21 +23,7 @@ export interface DispatchRequest {
   updatedAt: number;
 }
 
-interface Row {
-  request_id: string;
-  run_id: string;
-  stage: string;
-  envelope_hash: string;
-  driver: string;
-  owner: string | null;
-  state: DispatchRequest['state'];
-  status: number | null;
-  response: string | null;
-  detail: string | null;
-  attempts: number;
-  created_at: number;
-  updated_at: number;
-}
+type Row = TableRow<'dispatch_requests'>;
 
 const toRequest = (r: Row): DispatchRequest => ({
   requestId: r.request_id,
@@ -62,13 +49,16 @@ export class DispatchRequestStore {
   ) {}
 
   async get(requestId: string): Promise<DispatchRequest | undefined> {
-    const row = await this.sql.get<Row>('SELECT * FROM dispatch_requests WHERE request_id = ?', [requestId]);
+    const row = await this.sql.get(TABLES.dispatch_requests, 'SELECT * FROM dispatch_requests WHERE request_id = ?', [
+      requestId,
+    ]);
     return row && toRequest(row);
   }
 
   /** Another request of the run still in flight (run_busy), if any. */
   async inFlightFor(runId: string, except: string): Promise<DispatchRequest | undefined> {
-    const row = await this.sql.get<Row>(
+    const row = await this.sql.get(
+      TABLES.dispatch_requests,
       "SELECT * FROM dispatch_requests WHERE run_id = ? AND state = 'in_flight' AND request_id <> ?",
       [runId, except],
     );

@@ -1,4 +1,5 @@
 import type { Sql } from './sql.js';
+import { TABLES, type TableRow } from './tables.js';
 
 /** LD04: an accepted claim PR yoke added to GitHub's merge queue (or tried to), on the accept of one lander run. */
 export interface EnqueueRecord {
@@ -12,15 +13,7 @@ export interface EnqueueRecord {
   at: number;
 }
 
-interface EnqueueRow {
-  repo: string;
-  pr_number: number;
-  head_sha: string;
-  run_id: string;
-  state: 'queued' | 'refused';
-  detail: string | null;
-  at: number;
-}
+type EnqueueRow = TableRow<'enqueues'>;
 
 const toEnqueue = (r: EnqueueRow): EnqueueRecord => ({
   repo: r.repo,
@@ -37,7 +30,9 @@ export class EnqueueStore {
   constructor(private readonly sql: Sql) {}
 
   async listForRepo(repo: string): Promise<EnqueueRecord[]> {
-    return (await this.sql.all<EnqueueRow>('SELECT * FROM enqueues WHERE repo = ? ORDER BY at', [repo])).map(toEnqueue);
+    return (await this.sql.all(TABLES.enqueues, 'SELECT * FROM enqueues WHERE repo = ? ORDER BY at', [repo])).map(
+      toEnqueue,
+    );
   }
 
   async record(rec: EnqueueRecord): Promise<void> {

@@ -1,4 +1,5 @@
 import type { Sql } from './sql.js';
+import { TABLES, type TableRow } from './tables.js';
 
 // Plan executions: someone running a plan's cases against a stage. A
 // deployment-stage execution (run on the deployment's behalf) defers its
@@ -21,18 +22,7 @@ export interface PlanExecution {
   requestKey: string | null;
 }
 
-interface Row {
-  id: string;
-  run_id: string;
-  stage: string;
-  subject: string;
-  kind: ExecutionKind;
-  state: 'live' | 'ended';
-  started_at: number;
-  ended_at: number | null;
-  lease_until: number | null;
-  request_key: string | null;
-}
+type Row = TableRow<'plan_executions'>;
 
 const toExecution = (r: Row): PlanExecution => ({
   id: r.id,
@@ -63,10 +53,11 @@ export class ExecutionStore {
   ): Promise<PlanExecution> {
     return this.sql.transaction(async (tx) => {
       if (e.requestKey !== null) {
-        const known = await tx.get<Row>('SELECT * FROM plan_executions WHERE run_id = ? AND request_key = ?', [
-          e.runId,
-          e.requestKey,
-        ]);
+        const known = await tx.get(
+          TABLES.plan_executions,
+          'SELECT * FROM plan_executions WHERE run_id = ? AND request_key = ?',
+          [e.runId, e.requestKey],
+        );
         if (known) {
           if (known.state === 'live')
             await tx.run(`UPDATE plan_executions SET ${LATER_LEASE} WHERE id = ?`, [
@@ -74,14 +65,16 @@ export class ExecutionStore {
               e.leaseUntil,
               known.id,
             ]);
-          return toExecution((await tx.get<Row>('SELECT * FROM plan_executions WHERE id = ?', [known.id]))!);
+          return toExecution(
+            (await tx.get(TABLES.plan_executions, 'SELECT * FROM plan_executions WHERE id = ?', [known.id]))!,
+          );
         }
       }
       await tx.run(
         "INSERT INTO plan_executions (id, run_id, stage, subject, kind, state, started_at, lease_until, request_key) VALUES (?, ?, ?, ?, ?, 'live', ?, ?, ?)",
         [e.id, e.runId, e.stage, e.subject, e.kind, e.at, e.leaseUntil, e.requestKey],
       );
-      return toExecution((await tx.get<Row>('SELECT * FROM plan_executions WHERE id = ?', [e.id]))!);
+      return toExecution((await tx.get(TABLES.plan_executions, 'SELECT * FROM plan_executions WHERE id = ?', [e.id]))!);
     });
   }
 
@@ -111,20 +104,25 @@ export class ExecutionStore {
   }
 
   async get(id: string): Promise<PlanExecution | undefined> {
-    const row = await this.sql.get<Row>('SELECT * FROM plan_executions WHERE id = ?', [id]);
+    const row = await this.sql.get(TABLES.plan_executions, 'SELECT * FROM plan_executions WHERE id = ?', [id]);
     return row && toExecution(row);
   }
 
   async forRun(runId: string): Promise<PlanExecution[]> {
     return (
-      await this.sql.all<Row>('SELECT * FROM plan_executions WHERE run_id = ? ORDER BY started_at, id', [runId])
+      await this.sql.all(
+        TABLES.plan_executions,
+        'SELECT * FROM plan_executions WHERE run_id = ? ORDER BY started_at, id',
+        [runId],
+      )
     ).map(toExecution);
   }
 
   /** TR12: executions of a stage whose lease is current at `now`; a lapsed one defers and blocks nothing. */
   async live(runId: string, stage: string, now: number): Promise<PlanExecution[]> {
     return (
-      await this.sql.all<Row>(
+      await this.sql.all(
+        TABLES.plan_executions,
         "SELECT * FROM plan_executions WHERE run_id = ? AND stage = ? AND state = 'live' AND lease_until > ? ORDER BY started_at",
         [runId, stage, now],
       )

@@ -1,4 +1,5 @@
 import type { Sql } from './sql.js';
+import { nullable, text } from './columns.js';
 
 export interface CachedResponse {
   etag: string | null;
@@ -12,7 +13,8 @@ export class HttpCacheStore {
   constructor(private readonly sql: Sql) {}
 
   async get(key: string): Promise<CachedResponse | undefined> {
-    const r = await this.sql.get<{ etag: string | null; last_modified: string | null; headers: string; body: string }>(
+    const r = await this.sql.get(
+      { etag: nullable(text), last_modified: nullable(text), headers: text, body: text },
       'SELECT * FROM http_cache WHERE key = ?',
       [key],
     );

@@ -1,4 +1,6 @@
 import type { Sql } from './sql.js';
+import { TABLES, type TableRow } from './tables.js';
+import { int } from './columns.js';
 
 // Who leads a role (the fleet's ticks): one row per role, its holder and how
 // long the lease lasts, by the database's clock (TR31). Taking it is one
@@ -16,13 +18,7 @@ export interface Leader {
   epoch: number;
 }
 
-interface Row {
-  role: string;
-  holder: string;
-  lease_until: number;
-  since: number;
-  epoch: number;
-}
+type Row = TableRow<'leaders'>;
 
 const toLeader = (r: Row): Leader => ({
   role: r.role,
@@ -63,6 +59,7 @@ export class LeaderStore {
     const now = await this.now();
     return (
       (await this.sql.get(
+        { one: int },
         'SELECT 1 AS one FROM leaders WHERE role = ? AND holder = ? AND epoch = ? AND lease_until > ?',
         [role, holder, epoch, now],
       )) !== undefined
@@ -82,7 +79,7 @@ export class LeaderStore {
   }
 
   async current(role: string): Promise<Leader | null> {
-    const row = await this.sql.get<Row>('SELECT * FROM leaders WHERE role = ?', [role]);
+    const row = await this.sql.get(TABLES.leaders, 'SELECT * FROM leaders WHERE role = ?', [role]);
     return row ? toLeader(row) : null;
   }
 }

@@ -1,4 +1,6 @@
 import type { Sql } from './sql.js';
+import { int, text } from './columns.js';
+import { TABLES, type TableRow } from './tables.js';
 
 export interface MergeRecord {
   repo: string;
@@ -14,17 +16,7 @@ export interface MergeRecord {
   mergeSha?: string | null;
 }
 
-interface MergeRow {
-  repo: string;
-  pr_number: number;
-  head_sha: string;
-  state: 'merged' | 'refused';
-  detail: string | null;
-  at: number;
-  run_id: string | null;
-  base_sha?: string | null;
-  merge_sha?: string | null;
-}
+type MergeRow = TableRow<'merges'>;
 
 const toMerge = (r: MergeRow): MergeRecord => ({
   repo: r.repo,
@@ -51,7 +43,8 @@ export class MergeStore {
 
   /** The head a PR was merged at, as yoke merged it (or null). */
   async mergedHead(repo: string, prNumber: number): Promise<string | null> {
-    const r = await this.sql.get<{ head_sha: string }>(
+    const r = await this.sql.get(
+      { head_sha: text },
       "SELECT head_sha FROM merges WHERE repo = ? AND pr_number = ? AND state = 'merged' ORDER BY at DESC LIMIT 1",
       [repo, prNumber],
     );
@@ -62,7 +55,8 @@ export class MergeStore {
   async mergedHeads(repo: string, prNumbers: readonly number[]): Promise<Map<number, string>> {
     const out = new Map<number, string>();
     if (prNumbers.length === 0) return out;
-    const rows = await this.sql.all<{ pr_number: number; head_sha: string }>(
+    const rows = await this.sql.all(
+      { pr_number: int, head_sha: text },
       `SELECT pr_number, head_sha FROM merges WHERE repo = ? AND state = 'merged' AND pr_number IN (${prNumbers.map(() => '?').join(', ')}) ORDER BY at`,
       [repo, ...prNumbers],
     );
@@ -72,11 +66,11 @@ export class MergeStore {
   }
 
   async get(repo: string, prNumber: number, headSha: string): Promise<MergeRecord | undefined> {
-    const r = await this.sql.get<MergeRow>('SELECT * FROM merges WHERE repo = ? AND pr_number = ? AND head_sha = ?', [
-      repo,
-      prNumber,
-      headSha,
-    ]);
+    const r = await this.sql.get(
+      TABLES.merges,
+      'SELECT * FROM merges WHERE repo = ? AND pr_number = ? AND head_sha = ?',
+      [repo, prNumber, headSha],
+    );
     return r && toMerge(r);
   }
 
@@ -87,7 +81,7 @@ export class MergeStore {
 
   /** Every merge attempt in a repository, for a decision to look them up without asking again. */
   async listForRepo(repo: string): Promise<MergeRecord[]> {
-    return (await this.sql.all<MergeRow>('SELECT * FROM merges WHERE repo = ? ORDER BY at', [repo])).map(toMerge);
+    return (await this.sql.all(TABLES.merges, 'SELECT * FROM merges WHERE repo = ? ORDER BY at', [repo])).map(toMerge);
   }
 
   async record(rec: MergeRecord): Promise<void> {

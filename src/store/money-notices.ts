@@ -1,4 +1,5 @@
 import type { Sql } from './sql.js';
+import { int } from './columns.js';
 
 // BU03: which claim PRs were told, on which UTC day, that their fix waits for money.
 
@@ -7,11 +8,11 @@ export class MoneyNoticeStore {
 
   async told(repo: string, thread: number, day: string): Promise<boolean> {
     return (
-      (await this.sql.get('SELECT 1 AS told FROM money_notices WHERE repo = ? AND thread = ? AND day = ?', [
-        repo,
-        thread,
-        day,
-      ])) !== undefined
+      (await this.sql.get(
+        { told: int },
+        'SELECT 1 AS told FROM money_notices WHERE repo = ? AND thread = ? AND day = ?',
+        [repo, thread, day],
+      )) !== undefined
     );
   }
 

@@ -1,4 +1,6 @@
 import type { Sql } from './sql.js';
+import { int } from './columns.js';
+import { TABLES, type TableRow } from './tables.js';
 
 // Notices and their delivery state (QA20-QA23).
 
@@ -37,23 +39,7 @@ export interface Notice {
   updatedAt: number;
 }
 
-interface Row {
-  id: number;
-  run_id: string;
-  stage: string;
-  subject: string;
-  audience: 'holder' | 'driver';
-  recipient_kind: RecipientKind;
-  recipient: string;
-  wait_key: string;
-  thread: number;
-  comment_id: number | null;
-  state: NoticeState;
-  body_hash: string | null;
-  detail: string | null;
-  created_at: number;
-  updated_at: number;
-}
+type Row = TableRow<'notices'>;
 
 const toNotice = (r: Row): Notice => ({
   id: r.id,
@@ -85,7 +71,8 @@ export class NoticeStore {
       'runId' | 'stage' | 'subject' | 'audience' | 'recipientKind' | 'recipient' | 'waitKey' | 'thread'
     > & { at: number },
   ): Promise<number> {
-    const row = await this.sql.get<{ id: number }>(
+    const row = await this.sql.get(
+      { id: int },
       "INSERT INTO notices (run_id, stage, subject, audience, recipient_kind, recipient, wait_key, thread, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?) RETURNING id",
       [n.runId, n.stage, n.subject, n.audience, n.recipientKind, n.recipient, n.waitKey, n.thread, n.at, n.at],
     );
@@ -120,11 +107,13 @@ export class NoticeStore {
   }
 
   async forRun(runId: string): Promise<Notice[]> {
-    return (await this.sql.all<Row>('SELECT * FROM notices WHERE run_id = ? ORDER BY id', [runId])).map(toNotice);
+    return (await this.sql.all(TABLES.notices, 'SELECT * FROM notices WHERE run_id = ? ORDER BY id', [runId])).map(
+      toNotice,
+    );
   }
 
   async get(id: number): Promise<Notice | undefined> {
-    const row = await this.sql.get<Row>('SELECT * FROM notices WHERE id = ?', [id]);
+    const row = await this.sql.get(TABLES.notices, 'SELECT * FROM notices WHERE id = ?', [id]);
     return row && toNotice(row);
   }
 
@@ -132,7 +121,8 @@ export class NoticeStore {
   async onThread(runIds: readonly string[], thread: number): Promise<Notice[]> {
     if (runIds.length === 0) return [];
     return (
-      await this.sql.all<Row>(
+      await this.sql.all(
+        TABLES.notices,
         `SELECT * FROM notices WHERE thread = ? AND run_id IN (${runIds.map(() => '?').join(', ')}) ORDER BY id`,
         [thread, ...runIds],
       )

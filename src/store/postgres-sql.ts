@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { decodeRow, type Shape } from './columns.js';
 import { numberPlaceholders, type Sql, type SqlParam } from './sql.js';
 
 // PostgreSQL under the async interface, through a pg pool. A transaction has
@@ -38,8 +39,12 @@ function bound(q: Queryable): Omit<Sql, 'transaction' | 'hold' | 'close'> {
     q.query({ ...statement(sql), values: [...params], types });
   return {
     dialect: 'postgres',
-    all: async <T>(sql: string, params?: readonly SqlParam[]) => (await query(sql, params)).rows as T[],
-    get: async <T>(sql: string, params?: readonly SqlParam[]) => (await query(sql, params)).rows[0] as T | undefined,
+    all: async <S extends Shape>(shape: S, sql: string, params?: readonly SqlParam[]) =>
+      (await query(sql, params)).rows.map((row: Record<string, unknown>) => decodeRow(shape, row, sql)),
+    get: async <S extends Shape>(shape: S, sql: string, params?: readonly SqlParam[]) => {
+      const row: Record<string, unknown> | undefined = (await query(sql, params)).rows[0];
+      return row === undefined ? undefined : decodeRow(shape, row, sql);
+    },
     run: async (sql: string, params?: readonly SqlParam[]) => ({ changes: (await query(sql, params)).rowCount ?? 0 }),
     exec: async (sql: string) => void (await q.query(sql)),
   };

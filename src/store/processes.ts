@@ -1,4 +1,6 @@
 import type { Sql } from './sql.js';
+import { TABLES, type TableRow } from './tables.js';
+import { int } from './columns.js';
 
 // TR12: the yoke processes sharing this store, each with a lease it renews.
 // A process is alive while its lease has not lapsed by the database's clock
@@ -16,15 +18,7 @@ export interface ProcessRow {
   aliveUntil: number;
 }
 
-interface Row {
-  id: string;
-  host: string;
-  pid: number;
-  machine: string;
-  pid_start: string;
-  started_at: number;
-  alive_until: number;
-}
+type Row = TableRow<'processes'>;
 
 const toProcess = (r: Row): ProcessRow => ({
   id: r.id,
@@ -85,7 +79,7 @@ export class ProcessStore {
 
   async alive(id: string): Promise<boolean> {
     return (
-      (await this.sql.get('SELECT 1 AS one FROM processes WHERE id = ? AND alive_until > ?', [
+      (await this.sql.get({ one: int }, 'SELECT 1 AS one FROM processes WHERE id = ? AND alive_until > ?', [
         id,
         await this.now(),
       ])) !== undefined
@@ -95,7 +89,9 @@ export class ProcessStore {
   /** Processes still holding a lease. */
   async living(): Promise<ProcessRow[]> {
     return (
-      await this.sql.all<Row>('SELECT * FROM processes WHERE alive_until > ? ORDER BY started_at', [await this.now()])
+      await this.sql.all(TABLES.processes, 'SELECT * FROM processes WHERE alive_until > ? ORDER BY started_at', [
+        await this.now(),
+      ])
     ).map(toProcess);
   }
 

@@ -1,4 +1,5 @@
 import type { Sql } from './sql.js';
+import { TABLES, type TableRow } from './tables.js';
 
 // TR14: claim heads held for a person's approval, and who gave it.
 
@@ -15,15 +16,7 @@ export interface ProtectedHold {
   recordedAt: number;
 }
 
-interface Row {
-  repo: string;
-  pr_number: number;
-  head_sha: string;
-  files: string;
-  comment_id: number | null;
-  approved_by: string | null;
-  recorded_at: number;
-}
+type Row = TableRow<'protected_holds'>;
 
 const toHold = (r: Row): ProtectedHold => ({
   repo: r.repo,
@@ -41,8 +34,12 @@ export class ProtectedHoldStore {
   async list(repo?: string): Promise<ProtectedHold[]> {
     const rows =
       repo === undefined
-        ? await this.sql.all<Row>('SELECT * FROM protected_holds ORDER BY recorded_at')
-        : await this.sql.all<Row>('SELECT * FROM protected_holds WHERE repo = ? ORDER BY recorded_at', [repo]);
+        ? await this.sql.all(TABLES.protected_holds, 'SELECT * FROM protected_holds ORDER BY recorded_at')
+        : await this.sql.all(
+            TABLES.protected_holds,
+            'SELECT * FROM protected_holds WHERE repo = ? ORDER BY recorded_at',
+            [repo],
+          );
     return rows.map(toHold);
   }
 

@@ -1,4 +1,5 @@
 import type { Sql } from './sql.js';
+import { int, nullable, text } from './columns.js';
 
 // TR05/QA: qa: labels handled once, by whichever of the webhook and the poll
 // sees them first, and how far the poll has read each repository.
@@ -20,11 +21,11 @@ export class QaLabelStore {
 
   async marked(repo: string, issueNumber: number, label: string): Promise<boolean> {
     return (
-      (await this.sql.get('SELECT 1 AS one FROM qa_label_marks WHERE repo = ? AND issue_number = ? AND label = ?', [
-        repo,
-        issueNumber,
-        label,
-      ])) !== undefined
+      (await this.sql.get(
+        { one: int },
+        'SELECT 1 AS one FROM qa_label_marks WHERE repo = ? AND issue_number = ? AND label = ?',
+        [repo, issueNumber, label],
+      )) !== undefined
     );
   }
 
@@ -39,7 +40,8 @@ export class QaLabelStore {
 
   /** How a label on an issue was handled, or null when it was not (or not yet). */
   async outcome(repo: string, issueNumber: number, label: string): Promise<string | null> {
-    const row = await this.sql.get<{ outcome: string | null }>(
+    const row = await this.sql.get(
+      { outcome: nullable(text) },
       'SELECT outcome FROM qa_label_marks WHERE repo = ? AND issue_number = ? AND label = ?',
       [repo, issueNumber, label],
     );
@@ -47,7 +49,8 @@ export class QaLabelStore {
   }
 
   async outcomes(repo: string): Promise<{ issueNumber: number; label: string; outcome: string | null }[]> {
-    const rows = await this.sql.all<{ issue_number: number; label: string; outcome: string | null }>(
+    const rows = await this.sql.all(
+      { issue_number: int, label: text, outcome: nullable(text) },
       'SELECT issue_number, label, outcome FROM qa_label_marks WHERE repo = ? ORDER BY issue_number, label',
       [repo],
     );
@@ -55,7 +58,8 @@ export class QaLabelStore {
   }
 
   async cursor(repo: string): Promise<{ readUntil: number; readAt: number } | null> {
-    const row = await this.sql.get<{ read_until: number; read_at: number }>(
+    const row = await this.sql.get(
+      { read_until: int, read_at: int },
       'SELECT read_until, read_at FROM qa_label_cursors WHERE repo = ?',
       [repo],
     );

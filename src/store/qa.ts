@@ -8,24 +8,16 @@ import type {
   NewQaVerdict,
   PlanGroup,
   PlanSnapshot,
-  QaResult,
   QaVerdict,
   Wake,
 } from './qa-records.js';
+import { int, nullable, oneOf, text } from './columns.js';
+import { TABLES } from './tables.js';
 
 // Scoped-QA records: attachments, what froze at QA entry, plan snapshots and
 // groups, verdicts, failure reviews and wakes (each record's shape: qa-records.ts).
 
 export * from './qa-records.js';
-
-interface AttachmentRow {
-  repo: string;
-  issue_number: number;
-  plan_id: string;
-  attached_by: string;
-  source: Attachment['source'];
-  attached_at: number;
-}
 
 const json = <T>(s: string): T => JSON.parse(s) as T;
 
@@ -48,11 +40,13 @@ export class QaStore {
   async attachments(repo: string, issueNumber?: number): Promise<Attachment[]> {
     const rows =
       issueNumber === undefined
-        ? await this.sql.all<AttachmentRow>(
+        ? await this.sql.all(
+            TABLES.qa_attachments,
             'SELECT * FROM qa_attachments WHERE repo = ? ORDER BY attached_at, issue_number, plan_id',
             [repo],
           )
-        : await this.sql.all<AttachmentRow>(
+        : await this.sql.all(
+            TABLES.qa_attachments,
             'SELECT * FROM qa_attachments WHERE repo = ? AND issue_number = ? ORDER BY attached_at, plan_id',
             [repo, issueNumber],
           );
@@ -81,16 +75,20 @@ export class QaStore {
   }
 
   async memberStages(runId: string, stage: string): Promise<MemberStage[]> {
-    const rows = await this.sql.all<{
-      run_id: string;
-      stage: string;
-      issue_number: number;
-      holder: string | null;
-      pr_author: string | null;
-      refusal: string | null;
-      frozen_at: number;
-      settled_at: number | null;
-    }>('SELECT * FROM member_stages WHERE run_id = ? AND stage = ? ORDER BY issue_number', [runId, stage]);
+    const rows = await this.sql.all(
+      {
+        run_id: text,
+        stage: text,
+        issue_number: int,
+        holder: nullable(text),
+        pr_author: nullable(text),
+        refusal: nullable(text),
+        frozen_at: int,
+        settled_at: nullable(int),
+      },
+      'SELECT * FROM member_stages WHERE run_id = ? AND stage = ? ORDER BY issue_number',
+      [runId, stage],
+    );
     return rows.map((r) => ({
       runId: r.run_id,
       stage: r.stage,
@@ -113,14 +111,18 @@ export class QaStore {
   }
 
   async memberPlans(runId: string, stage: string): Promise<MemberPlan[]> {
-    const rows = await this.sql.all<{
-      run_id: string;
-      stage: string;
-      issue_number: number;
-      plan_id: string;
-      owner: 'member' | 'group';
-      group_id: string | null;
-    }>('SELECT * FROM member_plans WHERE run_id = ? AND stage = ? ORDER BY issue_number, plan_id', [runId, stage]);
+    const rows = await this.sql.all(
+      {
+        run_id: text,
+        stage: text,
+        issue_number: int,
+        plan_id: text,
+        owner: oneOf(['member', 'group']),
+        group_id: nullable(text),
+      },
+      'SELECT * FROM member_plans WHERE run_id = ? AND stage = ? ORDER BY issue_number, plan_id',
+      [runId, stage],
+    );
     return rows.map((r) => ({
       runId: r.run_id,
       stage: r.stage,
@@ -141,13 +143,11 @@ export class QaStore {
   }
 
   async snapshots(runId: string): Promise<PlanSnapshot[]> {
-    const rows = await this.sql.all<{
-      run_id: string;
-      plan_id: string;
-      name: string;
-      commit_sha: string;
-      cases: string;
-    }>('SELECT * FROM plan_snapshots WHERE run_id = ? ORDER BY plan_id', [runId]);
+    const rows = await this.sql.all(
+      { run_id: text, plan_id: text, name: text, commit_sha: text, cases: text },
+      'SELECT * FROM plan_snapshots WHERE run_id = ? ORDER BY plan_id',
+      [runId],
+    );
     return rows.map((r) => ({
       runId: r.run_id,
       planId: r.plan_id,
@@ -178,23 +178,25 @@ export class QaStore {
   /** Groups of these runs, oldest first. */
   async groups(runIds: readonly string[]): Promise<PlanGroup[]> {
     if (runIds.length === 0) return [];
-    const rows = await this.sql.all<{
-      id: string;
-      run_id: string;
-      stage: string;
-      plan_id: string;
-      plan_name: string;
-      cases: string;
-      target_commit: string;
-      covered_item_ids: string;
-      run_level: number;
-      state: 'open' | 'closed';
-      outcome: 'passed' | 'superseded' | null;
-      opened_at: number;
-      closed_at: number | null;
-    }>(`SELECT * FROM plan_groups WHERE run_id IN (${runIds.map(() => '?').join(', ')}) ORDER BY opened_at, id`, [
-      ...runIds,
-    ]);
+    const rows = await this.sql.all(
+      {
+        id: text,
+        run_id: text,
+        stage: text,
+        plan_id: text,
+        plan_name: text,
+        cases: text,
+        target_commit: text,
+        covered_item_ids: text,
+        run_level: int,
+        state: oneOf(['open', 'closed']),
+        outcome: nullable(oneOf(['passed', 'superseded'])),
+        opened_at: int,
+        closed_at: nullable(int),
+      },
+      `SELECT * FROM plan_groups WHERE run_id IN (${runIds.map(() => '?').join(', ')}) ORDER BY opened_at, id`,
+      [...runIds],
+    );
     return rows.map((r) => ({
       id: r.id,
       runId: r.run_id,
@@ -233,7 +235,8 @@ export class QaStore {
   // Verdicts and failure reviews
 
   async recordVerdict(v: NewQaVerdict): Promise<number> {
-    const row = await this.sql.get<{ id: number }>(
+    const row = await this.sql.get(
+      { id: int },
       `INSERT INTO qa_verdicts (run_id, stage, issue_number, group_id, plan_id, case_id, commit_sha, result, evidence, source, replaces, recorded_by, recorded_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
       [
@@ -258,22 +261,11 @@ export class QaStore {
   /** Verdicts recorded for these runs, in the order they were recorded. */
   async verdicts(runIds: readonly string[]): Promise<QaVerdict[]> {
     if (runIds.length === 0) return [];
-    const rows = await this.sql.all<{
-      id: number;
-      run_id: string;
-      stage: string;
-      issue_number: number | null;
-      group_id: string | null;
-      plan_id: string;
-      case_id: string;
-      commit_sha: string;
-      result: QaResult;
-      evidence: string | null;
-      source: string;
-      replaces: string | null;
-      recorded_by: string;
-      recorded_at: number;
-    }>(`SELECT * FROM qa_verdicts WHERE run_id IN (${runIds.map(() => '?').join(', ')}) ORDER BY id`, [...runIds]);
+    const rows = await this.sql.all(
+      TABLES.qa_verdicts,
+      `SELECT * FROM qa_verdicts WHERE run_id IN (${runIds.map(() => '?').join(', ')}) ORDER BY id`,
+      [...runIds],
+    );
     return rows.map((r) => ({
       id: r.id,
       runId: r.run_id,
@@ -314,13 +306,11 @@ export class QaStore {
   async failureReviews(
     runId: string,
   ): Promise<{ verdictId: number; stage: string; subject: string; caseId: string; openedAt: number }[]> {
-    const rows = await this.sql.all<{
-      verdict_id: number;
-      stage: string;
-      subject: string;
-      case_id: string;
-      opened_at: number;
-    }>('SELECT * FROM failure_reviews WHERE run_id = ? ORDER BY verdict_id', [runId]);
+    const rows = await this.sql.all(
+      { verdict_id: int, stage: text, subject: text, case_id: text, opened_at: int },
+      'SELECT * FROM failure_reviews WHERE run_id = ? ORDER BY verdict_id',
+      [runId],
+    );
     return rows.map((r) => ({
       verdictId: r.verdict_id,
       stage: r.stage,
@@ -343,7 +333,8 @@ export class QaStore {
     const fresh: Wake[] = [];
     for (let i = 0; i < once.length; i += 200) {
       const chunk = once.slice(i, i + 200);
-      const rows = await this.sql.all<{ run_id: string; stage: string; subject: string; wait_key: string }>(
+      const rows = await this.sql.all(
+        { run_id: text, stage: text, subject: text, wait_key: text },
         `INSERT INTO qa_wakes (run_id, stage, recipient, subject, wait_key, reason, woken_at) VALUES ${chunk.map(() => '(?, ?, ?, ?, ?, ?, ?)').join(', ')} ON CONFLICT DO NOTHING RETURNING run_id, stage, subject, wait_key`,
         chunk.flatMap((w) => [w.runId, w.stage, w.recipient, w.subject, w.waitKey, w.reason, w.wokenAt]),
       );
@@ -356,15 +347,11 @@ export class QaStore {
   }
 
   async wakes(runId: string): Promise<Wake[]> {
-    const rows = await this.sql.all<{
-      run_id: string;
-      stage: string;
-      recipient: string;
-      subject: string;
-      wait_key: string;
-      reason: string;
-      woken_at: number;
-    }>('SELECT * FROM qa_wakes WHERE run_id = ? ORDER BY woken_at, subject', [runId]);
+    const rows = await this.sql.all(
+      { run_id: text, stage: text, recipient: text, subject: text, wait_key: text, reason: text, woken_at: int },
+      'SELECT * FROM qa_wakes WHERE run_id = ? ORDER BY woken_at, subject',
+      [runId],
+    );
     return rows.map((r) => ({
       runId: r.run_id,
       stage: r.stage,

@@ -1,4 +1,5 @@
 import type { Sql } from './sql.js';
+import { int } from './columns.js';
 
 // Until when GitHub told yoke to send nothing for an installation, kept where
 // every process sees it. A hold only grows: a later, shorter answer never cuts it.
@@ -16,8 +17,7 @@ export class RateHoldStore {
   /** Until when the scope is held, or 0. */
   async until(scope: string): Promise<number> {
     return (
-      (await this.sql.get<{ until_ms: number }>('SELECT until_ms FROM rate_holds WHERE scope = ?', [scope]))
-        ?.until_ms ?? 0
+      (await this.sql.get({ until_ms: int }, 'SELECT until_ms FROM rate_holds WHERE scope = ?', [scope]))?.until_ms ?? 0
     );
   }
 }

@@ -1,4 +1,6 @@
 import type { Sql } from './sql.js';
+import { nullable, text } from './columns.js';
+import { TABLES, type TableRow } from './tables.js';
 
 export interface RepoState {
   fullName: string;
@@ -30,17 +32,7 @@ export interface RepoRead {
   }[];
 }
 
-interface RepoRow {
-  full_name: string;
-  installation_id: number | null;
-  auto_loop: number | null;
-  consecutive_failures: number;
-  paused_since: number | null;
-  disabled_reason: string | null;
-  disabled_notified: string | null;
-  first_seen_at: number;
-  updated_at: number;
-}
+type RepoRow = TableRow<'repos'>;
 
 const toState = (r: RepoRow): RepoState => ({
   fullName: r.full_name,
@@ -68,13 +60,14 @@ export class RepoStore {
   }
 
   async get(fullName: string): Promise<RepoState | undefined> {
-    const row = await this.sql.get<RepoRow>('SELECT * FROM repos WHERE full_name = ?', [fullName]);
+    const row = await this.sql.get(TABLES.repos, 'SELECT * FROM repos WHERE full_name = ?', [fullName]);
     return row && toState(row);
   }
 
   /** TR25: the repository by its name as GitHub compares names (without regard to case), under the name yoke keeps. */
   async find(name: string): Promise<RepoState | undefined> {
-    const row = await this.sql.get<RepoRow>(
+    const row = await this.sql.get(
+      TABLES.repos,
       'SELECT * FROM repos WHERE lower(full_name) = lower(?) ORDER BY full_name LIMIT 1',
       [name],
     );
@@ -82,7 +75,7 @@ export class RepoStore {
   }
 
   async list(): Promise<RepoState[]> {
-    return (await this.sql.all<RepoRow>('SELECT * FROM repos ORDER BY full_name')).map(toState);
+    return (await this.sql.all(TABLES.repos, 'SELECT * FROM repos ORDER BY full_name')).map(toState);
   }
 
   async setAutoLoop(fullName: string, on: boolean, now: number): Promise<void> {
@@ -141,7 +134,7 @@ export class RepoStore {
   }
 
   async lastRead(fullName: string): Promise<RepoRead | null> {
-    const row = await this.sql.get<{ last_read: string | null }>('SELECT last_read FROM repos WHERE full_name = ?', [
+    const row = await this.sql.get({ last_read: nullable(text) }, 'SELECT last_read FROM repos WHERE full_name = ?', [
       fullName,
     ]);
     return row?.last_read ? (JSON.parse(row.last_read) as RepoRead) : null;
@@ -149,7 +142,8 @@ export class RepoStore {
 
   /** Every repository's last read, in one query (the fleet report's). */
   async lastReads(): Promise<Map<string, RepoRead>> {
-    const rows = await this.sql.all<{ full_name: string; last_read: string | null }>(
+    const rows = await this.sql.all(
+      { full_name: text, last_read: nullable(text) },
       'SELECT full_name, last_read FROM repos WHERE last_read IS NOT NULL',
     );
     return new Map(rows.map((r) => [r.full_name, JSON.parse(r.last_read!) as RepoRead]));

@@ -1,4 +1,6 @@
 import type { Sql } from './sql.js';
+import { int } from './columns.js';
+import { TABLES } from './tables.js';
 
 // Durable asks from people (`/yoke start`, `/yoke land`, the API). They are
 // facts, like a label; the spawn pass derives candidates from them and the
@@ -15,26 +17,19 @@ export interface OpenRequest {
   requestedAt: number;
 }
 
-interface Row {
-  id: number;
-  repo: string;
-  kind: RequestKind;
-  number: number;
-  requested_by: string;
-  requested_at: number;
-}
-
 export class RequestStore {
   constructor(private readonly sql: Sql) {}
 
   /** Records an ask, or returns the open one for the same thing. The caller holds the write transaction (one open ask per thing). */
   async add(repo: string, kind: RequestKind, number: number, requestedBy: string, at: number): Promise<number> {
-    const open = await this.sql.get<{ id: number }>(
+    const open = await this.sql.get(
+      { id: int },
       'SELECT id FROM requests WHERE repo = ? AND kind = ? AND number = ? AND consumed_by_run IS NULL',
       [repo, kind, number],
     );
     if (open) return open.id;
-    const row = await this.sql.get<{ id: number }>(
+    const row = await this.sql.get(
+      { id: int },
       'INSERT INTO requests (repo, kind, number, requested_by, requested_at) VALUES (?, ?, ?, ?, ?) RETURNING id',
       [repo, kind, number, requestedBy, at],
     );
@@ -43,7 +38,10 @@ export class RequestStore {
 
   async listOpen(): Promise<OpenRequest[]> {
     return (
-      await this.sql.all<Row>('SELECT * FROM requests WHERE consumed_by_run IS NULL ORDER BY requested_at, id')
+      await this.sql.all(
+        TABLES.requests,
+        'SELECT * FROM requests WHERE consumed_by_run IS NULL ORDER BY requested_at, id',
+      )
     ).map((r) => ({
       id: r.id,
       repo: r.repo,

@@ -1,4 +1,5 @@
 import type { Sql } from './sql.js';
+import { int, text } from './columns.js';
 
 // TR/DX: the comment on an issue or claim PR that says its last AFK or fix
 // run failed, and which run it shows, so the next failure edits it in place.
@@ -14,7 +15,8 @@ export class RunNoticeStore {
   constructor(private readonly sql: Sql) {}
 
   async list(): Promise<RunNoticeRecord[]> {
-    const rows = await this.sql.all<{ repo: string; thread: number; comment_id: number; run_id: string }>(
+    const rows = await this.sql.all(
+      { repo: text, thread: int, comment_id: int, run_id: text },
       'SELECT repo, thread, comment_id, run_id FROM run_notices',
     );
     return rows.map((r) => ({ repo: r.repo, thread: r.thread, commentId: r.comment_id, runId: r.run_id }));

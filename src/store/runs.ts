@@ -1,6 +1,8 @@
 import type { Sql, SqlParam } from './sql.js';
 import { decodeStack, encodeStack, type StackMember } from './stack-column.js';
 import { budgetsFit, type BudgetCheck } from './spend.js';
+import { int, nullable } from './columns.js';
+import { TABLES, type TableRow } from './tables.js';
 
 export const RUN_KINDS = ['afk_manual', 'afk_auto', 'lander', 'fix'] as const;
 export type RunKind = (typeof RUN_KINDS)[number];
@@ -78,40 +80,7 @@ export type NewRun = Pick<
 /** A run to record where the store counts its live runs itself (insertIfRoom). */
 export type CountedRun = Omit<NewRun, 'liveAtLaunch'>;
 
-interface RunRow {
-  id: string;
-  repo: string;
-  kind: RunKind;
-  subject: string;
-  issue_number: number | null;
-  pr_number: number | null;
-  head_sha: string | null;
-  base_sha?: string | null;
-  stack?: string | null;
-  land_sha?: string | null;
-  status: 'live' | 'ended';
-  outcome: Outcome | null;
-  outcome_reason: string | null;
-  reported_outcome: 'success' | 'failure' | null;
-  verdict: Verdict | null;
-  summary: string | null;
-  verdict_comment_id: number | null;
-  launched_at: number;
-  budget_deadline: number;
-  ended_at: number | null;
-  launcher: string;
-  launcher_ref: string | null;
-  secret_hash: string | null;
-  cap_at_launch: number;
-  live_at_launch: number;
-  reported_at: number | null;
-  cost_usd: number | null;
-  reserved_usd?: number | null;
-  input_tokens: number | null;
-  output_tokens: number | null;
-  title: string | null;
-  why?: string | null;
-}
+type RunRow = TableRow<'runs'>;
 
 function toRun(r: RunRow): Run {
   return {
@@ -151,32 +120,59 @@ function toRun(r: RunRow): Run {
   };
 }
 
-/** A new run's columns from id to cap_at_launch, in the order both INSERTs name them. */
-const launchValues = (run: CountedRun): SqlParam[] => [
-  run.id,
-  run.repo,
-  run.kind,
-  run.subject,
-  run.issueNumber,
-  run.prNumber,
-  run.headSha,
-  run.launchedAt,
-  run.budgetDeadline,
-  run.launcher,
-  run.launcherRef,
-  run.secretHash,
-  run.capAtLaunch,
-];
+/** A new run's first columns, declared once: both INSERTs name them from here, and launchValues gives their values in this order. */
+const LAUNCH_COLUMNS = [
+  'id',
+  'repo',
+  'kind',
+  'subject',
+  'issue_number',
+  'pr_number',
+  'head_sha',
+  'launched_at',
+  'budget_deadline',
+  'launcher',
+  'launcher_ref',
+  'secret_hash',
+  'cap_at_launch',
+] as const satisfies readonly (keyof RunRow)[];
+
+/** The launch columns' placeholders in a SELECT, each whole-number one cast to 64 bits (PostgreSQL cannot tell a bare parameter's type there). */
+const LAUNCH_SELECTED = LAUNCH_COLUMNS.map((c) => (TABLES.runs[c].kind === 'int' ? 'CAST(? AS BIGINT)' : '?')).join(
+  ', ',
+);
+
+/** A new run's values for the launch columns, in their order (the compiler asks for one per column). */
+function launchValues(run: CountedRun): SqlParam[] {
+  const value: Record<(typeof LAUNCH_COLUMNS)[number], SqlParam> = {
+    id: run.id,
+    repo: run.repo,
+    kind: run.kind,
+    subject: run.subject,
+    issue_number: run.issueNumber,
+    pr_number: run.prNumber,
+    head_sha: run.headSha,
+    launched_at: run.launchedAt,
+    budget_deadline: run.budgetDeadline,
+    launcher: run.launcher,
+    launcher_ref: run.launcherRef,
+    secret_hash: run.secretHash,
+    cap_at_launch: run.capAtLaunch,
+  };
+  return LAUNCH_COLUMNS.map((c) => value[c]);
+}
 
 export class RunStore {
   constructor(private readonly sql: Sql) {}
 
   async countLive(): Promise<number> {
-    return (await this.sql.get<{ n: number }>("SELECT COUNT(*) AS n FROM runs WHERE status = 'live'"))!.n;
+    return (await this.sql.get({ n: int }, "SELECT COUNT(*) AS n FROM runs WHERE status = 'live'"))!.n;
   }
 
   async listLive(): Promise<Run[]> {
-    return (await this.sql.all<RunRow>("SELECT * FROM runs WHERE status = 'live' ORDER BY launched_at, id")).map(toRun);
+    return (await this.sql.all(TABLES.runs, "SELECT * FROM runs WHERE status = 'live' ORDER BY launched_at, id")).map(
+      toRun,
+    );
   }
 
   /**
@@ -185,7 +181,8 @@ export class RunStore {
    */
   async listUnfoundCancelled(now: number): Promise<Run[]> {
     return (
-      await this.sql.all<RunRow>(
+      await this.sql.all(
+        TABLES.runs,
         "SELECT * FROM runs WHERE status = 'ended' AND outcome = 'cancelled' AND launcher_ref LIKE 'pending:%' AND budget_deadline > ? ORDER BY launched_at, id",
         [now],
       )
@@ -193,20 +190,21 @@ export class RunStore {
   }
 
   async liveForSubject(repo: string, subject: string): Promise<Run | undefined> {
-    const row = await this.sql.get<RunRow>("SELECT * FROM runs WHERE repo = ? AND subject = ? AND status = 'live'", [
-      repo,
-      subject,
-    ]);
+    const row = await this.sql.get(
+      TABLES.runs,
+      "SELECT * FROM runs WHERE repo = ? AND subject = ? AND status = 'live'",
+      [repo, subject],
+    );
     return row && toRun(row);
   }
 
   async get(id: string): Promise<Run | undefined> {
-    const row = await this.sql.get<RunRow>('SELECT * FROM runs WHERE id = ?', [id]);
+    const row = await this.sql.get(TABLES.runs, 'SELECT * FROM runs WHERE id = ?', [id]);
     return row && toRun(row);
   }
 
   async listForRepo(repo: string): Promise<Run[]> {
-    return (await this.sql.all<RunRow>('SELECT * FROM runs WHERE repo = ? ORDER BY launched_at, id', [repo])).map(
+    return (await this.sql.all(TABLES.runs, 'SELECT * FROM runs WHERE repo = ? ORDER BY launched_at, id', [repo])).map(
       toRun,
     );
   }
@@ -214,7 +212,8 @@ export class RunStore {
   /** Runs live now, or launched or ended at or after `since` (a timeline's window), oldest launch first. */
   async listSince(since: number): Promise<Run[]> {
     return (
-      await this.sql.all<RunRow>(
+      await this.sql.all(
+        TABLES.runs,
         "SELECT * FROM runs WHERE status = 'live' OR launched_at >= ? OR ended_at >= ? ORDER BY launched_at, id",
         [since, since],
       )
@@ -222,14 +221,15 @@ export class RunStore {
   }
 
   async listAll(limit = 1000): Promise<Run[]> {
-    return (await this.sql.all<RunRow>('SELECT * FROM runs ORDER BY launched_at DESC, id LIMIT ?', [limit])).map(toRun);
+    return (await this.sql.all(TABLES.runs, 'SELECT * FROM runs ORDER BY launched_at DESC, id LIMIT ?', [limit])).map(
+      toRun,
+    );
   }
 
   async insert(run: NewRun): Promise<void> {
     await this.sql.run(
-      `INSERT INTO runs (id, repo, kind, subject, issue_number, pr_number, head_sha, status, launched_at,
-         budget_deadline, launcher, launcher_ref, secret_hash, cap_at_launch, live_at_launch, title)
-       VALUES (?, ?, ?, ?, ?, ?, ?, 'live', ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO runs (${LAUNCH_COLUMNS.join(', ')}, live_at_launch, title, status)
+       VALUES (${LAUNCH_COLUMNS.map(() => '?').join(', ')}, ?, ?, 'live')`,
       [...launchValues(run), run.liveAtLaunch, run.title ?? null],
     );
   }
@@ -249,10 +249,10 @@ export class RunStore {
   ): Promise<number | null> {
     // BU01: and every budget it names stays within its limit with this run's reservation added.
     const fits = budgetsFit(budgets, run.reservedUsd ?? 0);
-    const row = await this.sql.get<{ live_at_launch: number }>(
-      `INSERT INTO runs (id, repo, kind, subject, issue_number, pr_number, head_sha, status, launched_at,
-         budget_deadline, launcher, launcher_ref, secret_hash, cap_at_launch, live_at_launch, title, reserved_usd)
-       SELECT ?, ?, ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT), ?, 'live', CAST(? AS BIGINT), CAST(? AS BIGINT), ?, ?, ?, CAST(? AS BIGINT), live.n + 1, ?, ?
+    const row = await this.sql.get(
+      { live_at_launch: int },
+      `INSERT INTO runs (${LAUNCH_COLUMNS.join(', ')}, live_at_launch, title, reserved_usd, status)
+       SELECT ${LAUNCH_SELECTED}, live.n + 1, ?, ?, 'live'
        FROM (SELECT COUNT(*) AS n FROM runs WHERE status = 'live') live
        WHERE live.n < ?
          AND NOT EXISTS (SELECT 1 FROM runs WHERE repo = ? AND subject = ? AND status = 'live')
@@ -289,7 +289,8 @@ export class RunStore {
     budgets: readonly BudgetCheck[] = [],
   ): Promise<number | null> {
     if (this.sql.dialect === 'postgres') {
-      const row = await this.sql.get<{ live: number | null }>(
+      const row = await this.sql.get(
+        { live: nullable(int) },
         'SELECT yoke_record_launch(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) AS live',
         [
           ...launchValues(run),
@@ -370,7 +371,8 @@ export class RunStore {
   /** Every lander run of the claim PRs that had one live, or ended, since `since` (what check runs still follow). */
   async listLanders(since: number): Promise<Run[]> {
     return (
-      await this.sql.all<RunRow>(
+      await this.sql.all(
+        TABLES.runs,
         `SELECT r.* FROM runs r
          WHERE r.kind = 'lander' AND EXISTS (
            SELECT 1 FROM runs q WHERE q.kind = 'lander' AND q.repo = r.repo AND q.pr_number = r.pr_number
@@ -384,7 +386,8 @@ export class RunStore {
   /** Reported lander verdicts whose marker comment is not yet posted. */
   async listUnpostedVerdicts(): Promise<Run[]> {
     return (
-      await this.sql.all<RunRow>(
+      await this.sql.all(
+        TABLES.runs,
         "SELECT * FROM runs WHERE kind = 'lander' AND verdict IS NOT NULL AND verdict_comment_id IS NULL ORDER BY launched_at",
       )
     ).map(toRun);

@@ -1,5 +1,6 @@
 import { MIGRATIONS, type Migration } from './migrations/index.js';
 import { createHash } from 'node:crypto';
+import { int, nullable, text, type RowOf, type Shape } from './columns.js';
 import { postgresDdl, type Dialect, type Sql, type SqlParam } from './sql.js';
 
 // One set of migrations for both engines. Which of them a store still needs
@@ -55,8 +56,10 @@ export class MigrationEditedError extends Error {
 }
 
 /** One statement the runner asks its driver for; a `rows` step is answered with the rows it read. */
-type Step = { exec: string } | { rows: string; params?: SqlParam[] } | { run: string; params: SqlParam[] };
+type Step =
+  { exec: string } | { rows: string; shape: Shape; params?: SqlParam[] } | { run: string; params: SqlParam[] };
 type Row = Record<string, unknown>;
+const APPLIED = { version: int, checksum: nullable(text) };
 
 /**
  * The one migration runner, as the steps of one transaction: it checks the
@@ -72,11 +75,12 @@ export function* migrationTransaction(
   appliedAt: string,
 ): Generator<Step, Migration | null, Row[] | undefined> {
   const ddl = (s: string) => (dialect === 'postgres' ? postgresDdl(s) : s);
-  if (dialect === 'postgres') yield { rows: 'SELECT pg_advisory_xact_lock(?)', params: [MIGRATION_LOCK] };
+  if (dialect === 'postgres') yield { rows: 'SELECT pg_advisory_xact_lock(?)', shape: {}, params: [MIGRATION_LOCK] };
   for (const s of SCHEMA_DDL) yield { exec: ddl(s) };
   const applied = ((yield {
     rows: 'SELECT m.version AS version, c.checksum AS checksum FROM schema_migrations m LEFT JOIN schema_checksums c ON c.version = m.version',
-  }) ?? []) as { version: number; checksum: string | null }[];
+    shape: APPLIED,
+  }) ?? []) as RowOf<typeof APPLIED>[];
   const next = planMigrations(
     applied.map((r) => Number(r.version)),
     known,
@@ -110,7 +114,7 @@ async function driveAsync(steps: ReturnType<typeof migrationTransaction>, tx: Sq
   while (!r.done) {
     const s = r.value;
     if ('exec' in s) r = steps.next(void (await tx.exec(s.exec)));
-    else if ('rows' in s) r = steps.next(await tx.all<Row>(s.rows, s.params));
+    else if ('rows' in s) r = steps.next(await tx.all(s.shape, s.rows, s.params));
     else r = steps.next(void (await tx.run(s.run, s.params)));
   }
   return r.value;
@@ -129,7 +133,7 @@ export async function migrateSql(sql: Sql, known: readonly Migration[] = MIGRATI
 /** The version a store is at (0: never migrated). */
 export async function schemaVersion(sql: Sql): Promise<number> {
   try {
-    return (await sql.get<{ v: number | null }>('SELECT MAX(version) AS v FROM schema_migrations'))?.v ?? 0;
+    return (await sql.get({ v: nullable(int) }, 'SELECT MAX(version) AS v FROM schema_migrations'))?.v ?? 0;
   } catch {
     return 0;
   }

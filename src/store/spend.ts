@@ -1,26 +1,17 @@
 import { utcDay, type Sql, type SqlParam } from './sql.js';
+import { int, nullable, real, text, type RowOf } from './columns.js';
 
 // What runs cost: what they reported (the dashboard's days, one piece of work's total), and BU01-BU02, what
 // the budgets hold: each run launched in a budget's period costs what it reported, or what it reserved until
 // it reports (and when it never does); a run that never started gives its reservation back.
 
 /** What some runs reported they cost, together. */
-export interface WorkSpend {
-  usd: number;
-  inputTokens: number;
-  outputTokens: number;
-  runs: number;
-}
+const WORK_SPEND = { usd: real, inputTokens: int, outputTokens: int, runs: int };
+export type WorkSpend = RowOf<typeof WORK_SPEND>;
 
 /** One repository's spend on one UTC day (YYYY-MM-DD). */
-export interface DailySpend {
-  repo: string;
-  day: string;
-  usd: number;
-  inputTokens: number;
-  outputTokens: number;
-  runs: number;
-}
+const DAILY_SPEND = { repo: text, day: text, ...WORK_SPEND };
+export type DailySpend = RowOf<typeof DAILY_SPEND>;
 
 /** BU06: what the runs of one issue (its AFK run, its claim PR's landers and fixes) reported they cost. */
 export interface IssueSpend {
@@ -68,7 +59,8 @@ export class SpendStore {
   /** What the runs on one piece of work (its issue, its claim PR) reported they cost. */
   async ofWork(repo: string, issueNumber: number | null, prNumber: number | null): Promise<WorkSpend> {
     // Sums of 64-bit columns are cast back to 64 bits (PostgreSQL's SUM of a BIGINT is NUMERIC); names are quoted to keep their case.
-    return (await this.sql.get<WorkSpend>(
+    return (await this.sql.get(
+      WORK_SPEND,
       `SELECT COALESCE(SUM(cost_usd), 0) AS usd, CAST(COALESCE(SUM(input_tokens), 0) AS BIGINT) AS "inputTokens",
          CAST(COALESCE(SUM(output_tokens), 0) AS BIGINT) AS "outputTokens", COUNT(*) AS runs
        FROM runs WHERE repo = ? AND cost_usd IS NOT NULL AND (issue_number = ? OR pr_number = ?)`,
@@ -78,7 +70,8 @@ export class SpendStore {
 
   /** Spend reported in [from, to), per repository and UTC day, newest day first. */
   async daily(from: number, to: number): Promise<DailySpend[]> {
-    return this.sql.all<DailySpend>(
+    return this.sql.all(
+      DAILY_SPEND,
       `SELECT repo, ${utcDay(this.sql.dialect, 'reported_at')} AS day, SUM(cost_usd) AS usd,
          CAST(SUM(COALESCE(input_tokens, 0)) AS BIGINT) AS "inputTokens", CAST(SUM(COALESCE(output_tokens, 0)) AS BIGINT) AS "outputTokens", COUNT(*) AS runs
        FROM runs WHERE cost_usd IS NOT NULL AND reported_at >= ? AND reported_at < ?
@@ -94,21 +87,22 @@ export class SpendStore {
 
   /** BU01: what one budget holds now: the charges of the runs launched since `since` that it counts. */
   async charged(b: Omit<BudgetCheck, 'limitUsd'>): Promise<number> {
-    const row = await this.sql.get<{ usd: number | null }>(`SELECT (${heldBy(b)}) AS usd`, heldParams(b));
+    const row = await this.sql.get({ usd: nullable(real) }, `SELECT (${heldBy(b)}) AS usd`, heldParams(b));
     return Number(row?.usd ?? 0);
   }
 
   /** BU06: each issue's reported cost, over the runs launched since `since` that carry it, costliest first. */
   async byIssue(since: number, limit = 10): Promise<IssueSpend[]> {
-    const rows = await this.sql.all<{
-      repo: string;
-      issue: number;
-      kind: string;
-      usd: number | null;
-      input: number | null;
-      output: number | null;
-      runs: number;
-    }>(
+    const rows = await this.sql.all(
+      {
+        repo: text,
+        issue: int,
+        kind: text,
+        usd: nullable(real),
+        input: nullable(int),
+        output: nullable(int),
+        runs: int,
+      },
       `SELECT repo, issue_number AS issue, kind, SUM(cost_usd) AS usd, CAST(SUM(COALESCE(input_tokens, 0)) AS BIGINT) AS input,
          CAST(SUM(COALESCE(output_tokens, 0)) AS BIGINT) AS output, COUNT(*) AS runs
        FROM runs WHERE issue_number IS NOT NULL AND cost_usd IS NOT NULL AND launched_at >= ?
@@ -145,13 +139,8 @@ export class SpendStore {
     month: number,
     day: number,
   ): Promise<{ repo: string; day: number; month: number; dayNewWork: number; monthNewWork: number }[]> {
-    const rows = await this.sql.all<{
-      repo: string;
-      day: number | null;
-      month: number | null;
-      day_new: number | null;
-      month_new: number | null;
-    }>(
+    const rows = await this.sql.all(
+      { repo: text, day: nullable(real), month: nullable(real), day_new: nullable(real), month_new: nullable(real) },
       `SELECT repo, SUM(${CHARGE}) AS month, SUM(CASE WHEN launched_at >= ? THEN ${CHARGE} ELSE 0 END) AS day,
          SUM(CASE WHEN ${NEW_WORK} THEN ${CHARGE} ELSE 0 END) AS month_new,
          SUM(CASE WHEN launched_at >= ? AND ${NEW_WORK} THEN ${CHARGE} ELSE 0 END) AS day_new

@@ -3,14 +3,18 @@
 // are written once, in the SQL both accept (`?` placeholders, `ON CONFLICT`,
 // `RETURNING`); each engine's driver adapts placeholders and column types.
 
+import { real, type RowOf, type Shape } from './columns.js';
+
 export type SqlParam = string | number | null;
 
 export type Dialect = 'sqlite' | 'postgres';
 
 export interface Sql {
   readonly dialect: Dialect;
-  all<T>(sql: string, params?: readonly SqlParam[]): Promise<T[]>;
-  get<T>(sql: string, params?: readonly SqlParam[]): Promise<T | undefined>;
+  /** The rows a query reads, each checked against its declared shape (columns.ts): never a cast. */
+  all<S extends Shape>(shape: S, sql: string, params?: readonly SqlParam[]): Promise<RowOf<S>[]>;
+  /** The first row a query reads, checked against its shape; undefined when it reads none. */
+  get<S extends Shape>(shape: S, sql: string, params?: readonly SqlParam[]): Promise<RowOf<S> | undefined>;
   run(sql: string, params?: readonly SqlParam[]): Promise<{ changes: number }>;
   /** Several statements with no parameters (a migration). */
   exec(sql: string): Promise<void>;
@@ -115,6 +119,6 @@ export const databaseClock: LeaseClock = async (sql) => {
     sql.dialect === 'postgres'
       ? 'SELECT FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::float8 AS now'
       : "SELECT CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER) AS now";
-  const row = await sql.get<{ now: number | string }>(text);
-  return Number(row!.now);
+  const row = await sql.get({ now: real }, text);
+  return row!.now;
 };

@@ -1,5 +1,6 @@
 import type { Statement } from 'better-sqlite3';
 import type { Db } from './db.js';
+import { decodeRow, type Shape } from './columns.js';
 import type { Sql, SqlParam } from './sql.js';
 
 // SQLite under the async interface. better-sqlite3 answers at once, on one
@@ -60,8 +61,14 @@ function direct(db: Db) {
     return st;
   };
   return {
-    all: <T>(sql: string, params: readonly SqlParam[] = []) => statement(sql).all(...params) as T[],
-    get: <T>(sql: string, params: readonly SqlParam[] = []) => statement(sql).get(...params) as T | undefined,
+    all: <S extends Shape>(shape: S, sql: string, params: readonly SqlParam[] = []) =>
+      statement(sql)
+        .all(...params)
+        .map((row) => decodeRow(shape, row as Record<string, unknown>, sql)),
+    get: <S extends Shape>(shape: S, sql: string, params: readonly SqlParam[] = []) => {
+      const row = statement(sql).get(...params);
+      return row === undefined ? undefined : decodeRow(shape, row as Record<string, unknown>, sql);
+    },
     run: (sql: string, params: readonly SqlParam[] = []) => ({ changes: statement(sql).run(...params).changes }),
     exec: (sql: string) => void db.exec(sql),
   };
@@ -91,8 +98,8 @@ export function sqliteSql(db: Db): Sql {
   };
   const tx: Sql = {
     dialect: 'sqlite',
-    all: async (sql, params) => d.all(sql, params),
-    get: async (sql, params) => d.get(sql, params),
+    all: async (shape, sql, params) => d.all(shape, sql, params),
+    get: async (shape, sql, params) => d.get(shape, sql, params),
     run: async (sql, params) => d.run(sql, params),
     exec: async (sql) => d.exec(sql),
     transaction: (fn) => fn(tx), // already inside one: the outer transaction holds
@@ -101,8 +108,8 @@ export function sqliteSql(db: Db): Sql {
   };
   return {
     dialect: 'sqlite',
-    all: (sql, params) => queue.run(() => d.all(sql, params)),
-    get: (sql, params) => queue.run(() => d.get(sql, params)),
+    all: (shape, sql, params) => queue.run(() => d.all(shape, sql, params)),
+    get: (shape, sql, params) => queue.run(() => d.get(shape, sql, params)),
     run: (sql, params) => queue.run(() => d.run(sql, params)),
     exec: (sql) => queue.run(() => d.exec(sql)),
     transaction: <T>(fn: (tx: Sql) => Promise<T>) =>

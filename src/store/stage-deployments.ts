@@ -1,4 +1,6 @@
 import type { Sql } from './sql.js';
+import { int, text } from './columns.js';
+import { TABLES, type TableRow } from './tables.js';
 
 // DP01: each deploy stage's GitHub deployments (one per start), and DP03:
 // what yoke answered as the environments' protection rule.
@@ -21,19 +23,7 @@ export interface StageDeployment {
   updatedAt: number;
 }
 
-interface Row {
-  deployment_id: number;
-  run_id: string;
-  stage: string;
-  environment: string;
-  commit_sha: string;
-  workflow: string | null;
-  workflow_run_id: number | null;
-  state: DeploymentState;
-  log_url: string | null;
-  created_at: number;
-  updated_at: number;
-}
+type Row = TableRow<'stage_deployments'>;
 
 const toDeployment = (r: Row): StageDeployment => ({
   deploymentId: r.deployment_id,
@@ -65,17 +55,7 @@ export interface ProtectionReview {
   createdAt: number;
 }
 
-interface ReviewRow {
-  repo: string;
-  workflow_run_id: number;
-  environment: string;
-  sha: string;
-  decision: ProtectionDecision;
-  code: string;
-  deployment_run: string | null;
-  answer: ProtectionAnswerState;
-  created_at: number;
-}
+type ReviewRow = TableRow<'protection_reviews'>;
 
 /** DP05: what the last read of a gated stage's environment found. */
 export interface EnvironmentCheck {
@@ -112,7 +92,8 @@ export class StageDeploymentRunStore {
 
   /** The stage's newest deployment (its current start), if any. */
   async latest(runId: string, stage: string): Promise<StageDeployment | undefined> {
-    const row = await this.sql.get<Row>(
+    const row = await this.sql.get(
+      TABLES.stage_deployments,
       'SELECT * FROM stage_deployments WHERE run_id = ? AND stage = ? ORDER BY created_at DESC, deployment_id DESC LIMIT 1',
       [runId, stage],
     );
@@ -121,9 +102,11 @@ export class StageDeploymentRunStore {
 
   async forRun(runId: string): Promise<StageDeployment[]> {
     return (
-      await this.sql.all<Row>('SELECT * FROM stage_deployments WHERE run_id = ? ORDER BY created_at, deployment_id', [
-        runId,
-      ])
+      await this.sql.all(
+        TABLES.stage_deployments,
+        'SELECT * FROM stage_deployments WHERE run_id = ? ORDER BY created_at, deployment_id',
+        [runId],
+      )
     ).map(toDeployment);
   }
 
@@ -154,7 +137,8 @@ export class StageDeploymentRunStore {
 
   async reviews(repo: string): Promise<ProtectionReview[]> {
     return (
-      await this.sql.all<ReviewRow>(
+      await this.sql.all(
+        TABLES.protection_reviews,
         'SELECT * FROM protection_reviews WHERE repo = ? ORDER BY created_at, workflow_run_id',
         [repo],
       )
@@ -163,7 +147,8 @@ export class StageDeploymentRunStore {
 
   /** TR26: environments whose newest protection-rule answer, since `since`, was a rejection because no stage names them. */
   async unruledRejections(since: number): Promise<{ repo: string; environment: string; at: number }[]> {
-    const rows = await this.sql.all<ReviewRow>(
+    const rows = await this.sql.all(
+      TABLES.protection_reviews,
       'SELECT * FROM protection_reviews WHERE created_at >= ? ORDER BY repo, environment, created_at, workflow_run_id',
       [since],
     );
@@ -177,7 +162,8 @@ export class StageDeploymentRunStore {
   /** Answers GitHub could not be sent, oldest first: the sweep sends them again. */
   async unsentReviews(): Promise<ProtectionReview[]> {
     return (
-      await this.sql.all<ReviewRow>(
+      await this.sql.all(
+        TABLES.protection_reviews,
         "SELECT * FROM protection_reviews WHERE answer = 'unsent' ORDER BY created_at, workflow_run_id",
       )
     ).map(toReview);
@@ -196,14 +182,10 @@ export class StageDeploymentRunStore {
   }
 
   async environmentChecks(): Promise<EnvironmentCheck[]> {
-    const rows = await this.sql.all<{
-      repo: string;
-      stage: string;
-      environment: string;
-      code: string;
-      app: string;
-      checked_at: number;
-    }>('SELECT * FROM environment_checks ORDER BY repo, stage');
+    const rows = await this.sql.all(
+      { repo: text, stage: text, environment: text, code: text, app: text, checked_at: int },
+      'SELECT * FROM environment_checks ORDER BY repo, stage',
+    );
     return rows.map((r) => ({
       repo: r.repo,
       stage: r.stage,

@@ -1,4 +1,5 @@
 import type { Sql } from './sql.js';
+import { int, text } from './columns.js';
 
 // Named contention points held across an await (an ownership freeze reads
 // GitHub before it writes; a start reads before it creates). Another caller
@@ -23,7 +24,8 @@ export class WorkLockStore {
         [name, holder, now, now - staleMs],
       );
       if (res.changes === 1) return null;
-      const other = await this.sql.get<{ holder: string; since: number }>(
+      const other = await this.sql.get(
+        { holder: text, since: int },
         'SELECT holder, since FROM work_locks WHERE name = ?',
         [name],
       );
@@ -32,7 +34,8 @@ export class WorkLockStore {
   }
 
   async held(name: string, now: number, staleMs: number): Promise<{ holder: string; since: number } | null> {
-    const row = await this.sql.get<{ holder: string; since: number }>(
+    const row = await this.sql.get(
+      { holder: text, since: int },
       'SELECT holder, since FROM work_locks WHERE name = ?',
       [name],
     );

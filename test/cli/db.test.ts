@@ -10,6 +10,8 @@ import { LATEST_VERSION, migrateSql } from '../../src/store/schema.js';
 import { sqliteSql } from '../../src/store/sqlite-sql.js';
 import { openStore } from '../../src/store/store.js';
 import { havePostgres, usePostgres } from '../helpers/postgres.js';
+import { int, pick } from '../../src/store/columns.js';
+import { TABLES } from '../../src/store/tables.js';
 
 // `yoke db migrate` and `yoke db copy` as an operator runs them: whole output compared.
 
@@ -131,15 +133,26 @@ describe.skipIf(!havePostgres)('yoke db copy', () => {
     );
     const pg = postgresSql(to);
     try {
-      expect(await pg.get('SELECT consecutive_failures, installation_id FROM repos')).toEqual({
+      expect(
+        await pg.get(
+          pick(TABLES.repos, 'consecutive_failures', 'installation_id'),
+          'SELECT consecutive_failures, installation_id FROM repos',
+        ),
+      ).toEqual({
         consecutive_failures: 1,
         installation_id: 7,
       });
-      expect(await pg.get("SELECT outcome, outcome_reason FROM runs WHERE id = 'r1'")).toEqual({
+      expect(
+        await pg.get(
+          pick(TABLES.runs, 'outcome', 'outcome_reason'),
+          "SELECT outcome, outcome_reason FROM runs WHERE id = 'r1'",
+        ),
+      ).toEqual({
         outcome: 'failure',
         outcome_reason: 'ran out of budget',
       });
-      const next = await pg.get<{ id: number }>(
+      const next = await pg.get(
+        { id: int },
         "INSERT INTO requests (repo, kind, number, requested_by, requested_at) VALUES ('acme/api', 'start', 9, 'maint', 1) RETURNING id",
       );
       expect(next!.id).toBe(3);
@@ -183,7 +196,7 @@ describe.skipIf(!havePostgres)('yoke db copy', () => {
       ]);
       const pg = postgresSql(to);
       try {
-        expect(await pg.get<{ n: number }>('SELECT COUNT(*) AS n FROM repos')).toEqual({ n: 0 });
+        expect(await pg.get({ n: int }, 'SELECT COUNT(*) AS n FROM repos')).toEqual({ n: 0 });
       } finally {
         await pg.close();
       }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { requestStart, resetRepo } from '../../src/fleet/controls.js';
 import { AUTOLAND, addClaimPull, makeHarness, recordVerdict, report, until, type Harness } from '../helpers/fleet.js';
+import { catalogue } from '../helpers/catalogue.js';
 
 const launchedKinds = (h: Harness) => h.launcher.starts.map((s) => `${s.kind}:${s.subject}`);
 
@@ -403,7 +404,7 @@ describe('three strikes', () => {
     }
     const state = (await h.store.repos.get('acme/api'))!;
     expect([state.consecutiveFailures, state.pausedSince]).toEqual([0, null]);
-    const cols = Object.keys((await h.store.sql.get<Record<string, unknown>>('SELECT * FROM repos LIMIT 1'))!);
+    const cols = (await catalogue(h.store.sql)).get('repos')!.map((c) => c.name);
     expect(cols.filter((c) => c.includes('lander'))).toEqual([]);
   });
 });

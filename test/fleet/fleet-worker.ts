@@ -6,6 +6,7 @@ import type { Run } from '../../src/store/runs.js';
 import { openStoreAt } from '../../src/store/store.js';
 import { FakeLauncher, makeHarness } from '../helpers/fleet.js';
 import { BUDGET } from './fleet-budget.js';
+import { text } from '../../src/store/columns.js';
 
 // One of several yoke processes on one PostgreSQL (test/fleet/fleet.processes.test.ts).
 // Each has its own engine, forge view (the same repositories and issues) and
@@ -44,7 +45,7 @@ class WorldLauncher extends FakeLauncher {
     return { ref: `world:${spec.runId}` };
   }
   override async liveness(run: Run): Promise<Liveness> {
-    const row = await store.sql.get<{ state: string }>('SELECT state FROM world_runs WHERE run_id = ?', [run.id]);
+    const row = await store.sql.get({ state: text }, 'SELECT state FROM world_runs WHERE run_id = ?', [run.id]);
     if (!row) return { state: 'never_started', detail: 'the process was never started' };
     return row.state === 'running' ? { state: 'running' } : { state: 'ended', detail: 'exit code 0' };
   }
@@ -94,7 +95,8 @@ for (let i = 0; forever ? !stopping : i < Number(itersArg); i++) {
       passes++;
     } else {
       // A run out there finishes: it reports, and its process exits.
-      const running = await store.sql.all<{ run_id: string }>(
+      const running = await store.sql.all(
+        { run_id: text },
         "SELECT run_id FROM world_runs WHERE state = 'running' ORDER BY run_id",
       );
       const done = running[Math.floor(random() * running.length)];

@@ -7,6 +7,7 @@ import type { Sql } from '../../src/store/sql.js';
 import { until } from '../helpers/fleet.js';
 import { havePostgres, usePostgres } from '../helpers/postgres.js';
 import { BUDGET } from './fleet-budget.js';
+import { int, nullable, real, text } from '../../src/store/columns.js';
 
 // SP06/SP08/TR13 across processes: three yoke processes on one PostgreSQL,
 // each ticking (when it leads) and kicked at random, never pass the cap
@@ -69,21 +70,17 @@ function worker(
 
 /** What holds whatever interleaving ran: the cap, one live run per subject, no run lost. */
 async function checkFleet(sql: Sql): Promise<{ launched: number }> {
-  const runs = await sql.all<{
-    id: string;
-    repo: string;
-    subject: string;
-    status: string;
-    live_at_launch: number;
-    cap_at_launch: number;
-  }>('SELECT * FROM runs');
+  const runs = await sql.all(
+    { id: text, repo: text, subject: text, status: text, live_at_launch: int, cap_at_launch: int },
+    'SELECT * FROM runs',
+  );
   for (const r of runs)
     expect(r.live_at_launch, `run ${r.id} was launched with ${r.live_at_launch} live`).toBeLessThanOrEqual(CAP);
   const live = runs.filter((r) => r.status === 'live');
   expect(live.length).toBeLessThanOrEqual(CAP);
   expect(new Set(live.map((r) => `${r.repo}:${r.subject}`)).size).toBe(live.length);
   // Every process running out there is tracked by its run; every run still live is running out there or not yet reaped.
-  const world = await sql.all<{ run_id: string; state: string }>('SELECT * FROM world_runs');
+  const world = await sql.all({ run_id: text, state: text }, 'SELECT * FROM world_runs');
   const byId = new Map(runs.map((r) => [r.id, r]));
   for (const w of world) expect(byId.has(w.run_id), `process ${w.run_id} out there has no run`).toBe(true);
   for (const w of world.filter((x) => x.state === 'running'))
@@ -93,7 +90,8 @@ async function checkFleet(sql: Sql): Promise<{ launched: number }> {
 
 /** BU01, BU02: no budget holds more than its limit: what runs launched today reported, or else reserved. */
 async function checkBudgets(sql: Sql): Promise<{ reserved: number }> {
-  const rows = await sql.all<{ repo: string; held: number; reserved: number }>(
+  const rows = await sql.all(
+    { repo: text, held: real, reserved: int },
     `SELECT repo, SUM(COALESCE(cost_usd, reserved_usd, 0)) AS held, SUM(CASE WHEN reserved_usd > 0 THEN 1 ELSE 0 END) AS reserved
      FROM runs GROUP BY repo`,
   );
@@ -101,7 +99,8 @@ async function checkBudgets(sql: Sql): Promise<{ reserved: number }> {
   const fleet = rows.reduce((sum, r) => sum + Number(r.held), 0);
   expect(fleet, 'the fleet holds').toBeLessThanOrEqual(BUDGET.fleet + 1e-6);
   // A run that never started gave its reservation back; one reported costs what it reported.
-  const unstarted = await sql.all<{ id: string; reserved_usd: number | null }>(
+  const unstarted = await sql.all(
+    { id: text, reserved_usd: nullable(real) },
     "SELECT id, reserved_usd FROM runs WHERE status = 'ended' AND cost_usd IS NULL AND id NOT IN (SELECT run_id FROM world_runs)",
   );
   for (const u of unstarted) expect(Number(u.reserved_usd ?? 0), `${u.id} never started`).toBe(0);
@@ -131,7 +130,7 @@ describe.skipIf(!havePostgres)('three yoke processes on one PostgreSQL', () => {
       // Every process ran passes, and together they crossed the cap many times over.
       for (const s of summaries) expect(s.passes).toBeGreaterThan(10);
       expect(launched).toBeGreaterThan(4 * CAP);
-      expect((await sql.get<{ n: number }>('SELECT MAX(live_at_launch) AS n FROM runs'))!.n).toBe(CAP);
+      expect((await sql.get({ n: int }, 'SELECT MAX(live_at_launch) AS n FROM runs'))!.n).toBe(CAP);
     } finally {
       await sql.close();
     }
@@ -153,7 +152,7 @@ describe.skipIf(!havePostgres)('three yoke processes on one PostgreSQL', () => {
       const { reserved } = await checkBudgets(sql);
       // Money was reserved many times over, and the fleet's budget was reached: something waited for it.
       expect(reserved).toBeGreaterThan(6);
-      const held = (await sql.get<{ n: number }>('SELECT SUM(COALESCE(cost_usd, reserved_usd, 0)) AS n FROM runs'))!.n;
+      const held = (await sql.get({ n: real }, 'SELECT SUM(COALESCE(cost_usd, reserved_usd, 0)) AS n FROM runs'))!.n;
       expect(Number(held)).toBeGreaterThan(BUDGET.fleet - 2 * BUDGET.run);
     } finally {
       await sql.close();
@@ -173,7 +172,7 @@ describe.skipIf(!havePostgres)('three yoke processes on one PostgreSQL', () => {
     ];
     try {
       const leader = async () =>
-        (await sql.get<{ holder: string }>("SELECT holder FROM leaders WHERE role = 'ticks'"))?.holder ?? null;
+        (await sql.get({ holder: text }, "SELECT holder FROM leaders WHERE role = 'ticks'"))?.holder ?? null;
       await until(async () => (await leader()) !== null, 'a leader', 20_000);
       const first = (await leader())!;
       const doomed = workers.find((w) => w.name === first)!;
@@ -188,9 +187,9 @@ describe.skipIf(!havePostgres)('three yoke processes on one PostgreSQL', () => {
       const tookMs = Date.now() - killedAt;
       expect(tookMs).toBeLessThan(1_000 + 2 * 1_000);
       // The fleet goes on: runs keep launching after the kill.
-      const before = (await sql.get<{ n: number }>('SELECT COUNT(*) AS n FROM runs'))!.n;
+      const before = (await sql.get({ n: int }, 'SELECT COUNT(*) AS n FROM runs'))!.n;
       await until(
-        async () => (await sql.get<{ n: number }>('SELECT COUNT(*) AS n FROM runs'))!.n > before + CAP,
+        async () => (await sql.get({ n: int }, 'SELECT COUNT(*) AS n FROM runs'))!.n > before + CAP,
         'launches after the kill',
         30_000,
       );
@@ -198,7 +197,8 @@ describe.skipIf(!havePostgres)('three yoke processes on one PostgreSQL', () => {
       expect(await Promise.all(workers.filter((x) => x !== doomed).map((w) => w.exit))).toEqual([0, 0]);
       await checkFleet(sql);
       // Nothing the dead leader recorded is left live without a process: the new leader's reaper closed what never started.
-      const orphans = await sql.all<{ id: string }>(
+      const orphans = await sql.all(
+        { id: text },
         "SELECT id FROM runs WHERE status = 'live' AND id NOT IN (SELECT run_id FROM world_runs)",
       );
       expect(orphans).toEqual([]);

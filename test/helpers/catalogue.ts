@@ -1,4 +1,5 @@
 import type { Sql } from '../../src/store/sql.js';
+import { int, nullable, text } from '../../src/store/columns.js';
 
 // What a database itself says its tables are (SQLite's table_info, PostgreSQL's
 // information_schema), in one shape for both engines: the migrations' result,
@@ -25,17 +26,16 @@ const typeOf = (declared: string): ColumnType => {
 export async function catalogue(sql: Sql): Promise<Map<string, CatalogueColumn[]>> {
   const out = new Map<string, CatalogueColumn[]>();
   if (sql.dialect === 'sqlite') {
-    const tables = await sql.all<{ name: string }>(
+    const tables = await sql.all(
+      { name: text },
       "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'schema_%' ORDER BY name",
     );
     for (const { name } of tables) {
-      const cols = await sql.all<{
-        name: string;
-        type: string;
-        notnull: number;
-        dflt_value: string | null;
-        pk: number;
-      }>('SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(?) ORDER BY cid', [name]);
+      const cols = await sql.all(
+        { name: text, type: text, notnull: int, dflt_value: nullable(text), pk: int },
+        'SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(?) ORDER BY cid',
+        [name],
+      );
       out.set(
         name,
         cols.map((c) => ({
@@ -49,15 +49,16 @@ export async function catalogue(sql: Sql): Promise<Map<string, CatalogueColumn[]
     }
     return out;
   }
-  const cols = await sql.all<{
-    table_name: string;
-    column_name: string;
-    data_type: string;
-    is_nullable: string;
-    column_default: string | null;
-    is_identity: string;
-    pk: number;
-  }>(
+  const cols = await sql.all(
+    {
+      table_name: text,
+      column_name: text,
+      data_type: text,
+      is_nullable: text,
+      column_default: nullable(text),
+      is_identity: text,
+      pk: int,
+    },
     `SELECT c.table_name, c.column_name, c.data_type, c.is_nullable, c.column_default, c.is_identity,
        (SELECT COUNT(*) FROM information_schema.key_column_usage k JOIN information_schema.table_constraints t
           ON t.constraint_name = k.constraint_name AND t.table_name = k.table_name AND t.table_schema = k.table_schema

@@ -57,8 +57,8 @@ function lazySql(ready: Promise<Sql>): Sql {
   const run = <T>(fn: (sql: Sql) => Promise<T>): Promise<T> => (direct && queued === 0 ? fn(direct) : inOrder(fn));
   return {
     dialect: 'postgres',
-    all: (q, p) => run((s) => s.all(q, p)),
-    get: (q, p) => run((s) => s.get(q, p)),
+    all: (shape, q, p) => run((s) => s.all(shape, q, p)),
+    get: (shape, q, p) => run((s) => s.get(shape, q, p)),
     run: (q, p) => run((s) => s.run(q, p)),
     exec: (q) => run((s) => s.exec(q)),
     transaction: (fn) => run((s) => s.transaction(fn)),

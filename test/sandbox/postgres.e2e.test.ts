@@ -7,6 +7,7 @@ import { startYoke } from '../../src/server.js';
 import { postgresSql } from '../../src/store/postgres-sql.js';
 import { LATEST_VERSION, migrateSql } from '../../src/store/schema.js';
 import { havePostgres } from '../helpers/postgres.js';
+import { text } from '../../src/store/columns.js';
 
 // `npm run sandbox -- --postgres`: the whole mission on PostgreSQL, with two
 // yoke processes on it: the forge's webhooks go to one, the runs report to the
@@ -53,9 +54,9 @@ describe.skipIf(!havePostgres)('the sandbox on PostgreSQL', () => {
     // Both processes share the store: both hold a process lease, and one of them leads the ticks.
     const sql = postgresSql(s.databaseUrl!, { max: 1 });
     try {
-      const living = await sql.all<{ id: string }>('SELECT id FROM processes WHERE alive_until > ?', [Date.now()]);
+      const living = await sql.all({ id: text }, 'SELECT id FROM processes WHERE alive_until > ?', [Date.now()]);
       expect(living).toHaveLength(2);
-      const leader = await sql.get<{ holder: string }>("SELECT holder FROM leaders WHERE role = 'ticks'");
+      const leader = await sql.get({ holder: text }, "SELECT holder FROM leaders WHERE role = 'ticks'");
       expect(living.map((p) => p.id)).toContain(leader!.holder);
     } finally {
       await sql.close();

@@ -11,6 +11,8 @@ import { LATEST_VERSION, SchemaTooNewError, migrateSql, schemaVersion } from '..
 import { numberPlaceholders, postgresDdl, type Sql } from '../../src/store/sql.js';
 import { StuckTransaction, sqliteSql } from '../../src/store/sqlite-sql.js';
 import { havePostgres, usePostgres } from '../helpers/postgres.js';
+import { int, pick, text } from '../../src/store/columns.js';
+import { TABLES } from '../../src/store/tables.js';
 
 // The store's one SQL interface on both engines: SQLite (`:memory:`) and a
 // real PostgreSQL. The same migrations, the same statements, the same answers.
@@ -39,7 +41,7 @@ for (const engine of engines) {
       expect(await migrateSql(sql)).toBe(MIGRATIONS.length);
       expect(await migrateSql(sql)).toBe(0);
       expect(
-        (await sql.all<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version')).map(
+        (await sql.all({ version: int }, 'SELECT version FROM schema_migrations ORDER BY version')).map(
           (r) => r.version,
         ),
       ).toEqual(MIGRATIONS.map((m) => m.version));
@@ -80,18 +82,20 @@ for (const engine of engines) {
       ).toEqual({ changes: 0 });
       expect(
         await sql.get(
+          pick(TABLES.repos, 'full_name', 'installation_id', 'first_seen_at', 'consecutive_failures'),
           'SELECT full_name, installation_id, first_seen_at, consecutive_failures FROM repos WHERE full_name = ?',
           ['acme/api'],
         ),
       ).toEqual({ full_name: 'acme/api', installation_id: 7, first_seen_at: at, consecutive_failures: 0 });
-      expect(await sql.get<{ n: number }>('SELECT COUNT(*) AS n FROM repos')).toEqual({ n: 1 });
-      const made = await sql.get<{ id: number }>(
+      expect(await sql.get({ n: int }, 'SELECT COUNT(*) AS n FROM repos')).toEqual({ n: 1 });
+      const made = await sql.get(
+        { id: int },
         "INSERT INTO requests (repo, kind, number, requested_by, requested_at) VALUES ('acme/api', 'start', 3, 'maint', ?) RETURNING id",
         [at],
       );
       expect(made?.id).toBeGreaterThan(0);
       // A question mark inside quoted text is text, not a placeholder.
-      expect(await sql.get<{ t: string }>("SELECT 'why?' AS t")).toEqual({ t: 'why?' });
+      expect(await sql.get({ t: text }, "SELECT 'why?' AS t")).toEqual({ t: 'why?' });
     });
 
     it('a transaction commits when it resolves and rolls back when it throws', async () => {
@@ -108,9 +112,7 @@ for (const engine of engines) {
         }),
       ).rejects.toThrow('changed my mind');
       expect(
-        (await sql.all<{ full_name: string }>('SELECT full_name FROM repos ORDER BY full_name')).map(
-          (r) => r.full_name,
-        ),
+        (await sql.all({ full_name: text }, 'SELECT full_name FROM repos ORDER BY full_name')).map((r) => r.full_name),
       ).toEqual(['a/kept']);
     });
 
@@ -137,9 +139,7 @@ for (const engine of engines) {
       await expect(failing).rejects.toThrow('rolled back');
       await outsider;
       expect(
-        (await sql.all<{ full_name: string }>('SELECT full_name FROM repos ORDER BY full_name')).map(
-          (r) => r.full_name,
-        ),
+        (await sql.all({ full_name: text }, 'SELECT full_name FROM repos ORDER BY full_name')).map((r) => r.full_name),
       ).toEqual(['a/outside']);
     });
   });
@@ -153,16 +153,18 @@ describe.skipIf(!havePostgres)('both engines hold one schema', () => {
     await migrateSql(lite);
     await migrateSql(post);
     const tables = (
-      await lite.all<{ name: string }>(
+      await lite.all(
+        { name: text },
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
       )
     ).map((t) => t.name);
     const liteColumns: Record<string, string[]> = {};
     for (const t of tables)
-      liteColumns[t] = (
-        await lite.all<{ name: string }>(`SELECT name FROM pragma_table_info('${t}') ORDER BY name`)
-      ).map((c) => c.name);
-    const rows = await post.all<{ table_name: string; column_name: string }>(
+      liteColumns[t] = (await lite.all({ name: text }, `SELECT name FROM pragma_table_info('${t}') ORDER BY name`)).map(
+        (c) => c.name,
+      );
+    const rows = await post.all(
+      { table_name: text, column_name: text },
       "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public' ORDER BY table_name, column_name",
     );
     const postColumns: Record<string, string[]> = {};
@@ -180,7 +182,7 @@ describe.skipIf(!havePostgres)('both engines hold one schema', () => {
     open.push(a, b);
     const [na, nb] = await Promise.all([migrateSql(a), migrateSql(b)]);
     expect(na + nb).toBe(MIGRATIONS.length);
-    expect(await a.get<{ n: number }>('SELECT COUNT(*) AS n FROM schema_migrations')).toEqual({ n: MIGRATIONS.length });
+    expect(await a.get({ n: int }, 'SELECT COUNT(*) AS n FROM schema_migrations')).toEqual({ n: MIGRATIONS.length });
   });
 });
 
@@ -216,7 +218,7 @@ describe.skipIf(!havePostgres)("PostgreSQL's busy answers", () => {
   it('a real statement_timeout is query_canceled (57014), answered as statement_cancelled', async () => {
     const slow = postgresSql(await pgServer.db(), { statementTimeoutMs: 100 });
     open.push(slow);
-    const err = await slow.get('SELECT pg_sleep(2)').catch((e: unknown) => e);
+    const err = await slow.get({}, 'SELECT pg_sleep(2)').catch((e: unknown) => e);
     expect((err as { code?: string }).code).toBe('57014');
     expect(storeBusy(err)?.code).toBe('statement_cancelled');
     expect(storeBusy(new Error('syntax error'))).toBeNull();
@@ -240,7 +242,7 @@ describe('SQLite transactions', () => {
     );
     // The outer statement ran once the transaction was out of its way; the transaction's own did not stay.
     await new Promise((r) => setTimeout(r, 10));
-    expect((await sql.all<{ full_name: string }>('SELECT full_name FROM repos')).map((r) => r.full_name)).toEqual([
+    expect((await sql.all({ full_name: text }, 'SELECT full_name FROM repos')).map((r) => r.full_name)).toEqual([
       'a/outer',
     ]);
   });

@@ -8,6 +8,7 @@ import type { Sql, SqlParam } from '../../src/store/sql.js';
 import { sqliteSql } from '../../src/store/sqlite-sql.js';
 import { catalogue, type CatalogueColumn } from '../helpers/catalogue.js';
 import { havePostgres, usePostgres } from '../helpers/postgres.js';
+import { int, text } from '../../src/store/columns.js';
 
 // The one migration runner on both engines: a shipped migration's text is
 // recorded as it is applied and an edited one is refused; and every
@@ -76,7 +77,7 @@ async function addSampleRows(sql: Sql, n: number): Promise<void> {
 const counts = async (sql: Sql): Promise<Record<string, number>> => {
   const out: Record<string, number> = {};
   for (const table of (await catalogue(sql)).keys())
-    out[table] = Number((await sql.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`))!.n);
+    out[table] = Number((await sql.get({ n: int }, `SELECT COUNT(*) AS n FROM ${table}`))!.n);
   return out;
 };
 
@@ -92,7 +93,8 @@ for (const engine of engines) {
       const sql = await make();
       await migrateSql(sql);
       expect(
-        await sql.all<{ version: number; checksum: string }>(
+        await sql.all(
+          { version: int, checksum: text },
           'SELECT version, checksum FROM schema_checksums ORDER BY version',
         ),
       ).toEqual(MIGRATIONS.map((m) => ({ version: m.version, checksum: checksumOf(m) })));
@@ -109,7 +111,7 @@ for (const engine of engines) {
       await migrateSql(sql, MIGRATIONS.slice(0, 10));
       await sql.run('DELETE FROM schema_checksums');
       expect(await migrateSql(sql)).toBe(MIGRATIONS.length - 10);
-      expect((await sql.get<{ n: number }>('SELECT COUNT(*) AS n FROM schema_checksums'))!.n).toBe(MIGRATIONS.length);
+      expect((await sql.get({ n: int }, 'SELECT COUNT(*) AS n FROM schema_checksums'))!.n).toBe(MIGRATIONS.length);
       await expect(migrateSql(sql, editedAt(2))).rejects.toThrow(MigrationEditedError);
     });
 
