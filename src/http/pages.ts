@@ -1,0 +1,135 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { runnerBundle } from '../agent/bundle.js';
+import type { FleetContext } from '../fleet/context.js';
+import type { NextPass } from '../fleet/next-pass.js';
+import type { PassReport } from '../fleet/pass.js';
+import type { Result } from '../kernel/result.js';
+import { credentialOf, type TokenTable } from './credentials.js';
+import {
+  DASHBOARD_SCRIPT,
+  renderDashboard,
+  renderDashboardMain,
+  renderSignIn,
+  type DashboardPage,
+} from './dashboard.js';
+import { buildDashboardData, dashboardFor, parseSpan, type DashboardData } from './dashboard-data.js';
+import { esc, renderDoctorPage, renderPlanPage } from './dashboard-parts.js';
+import type { DoctorReport } from './doctor.js';
+import type { JsonHandlers } from './handler.js';
+import { bearerOf, html, readText, redirect, script } from './responses.js';
+import { personAccess } from './route-gate.js';
+import type { MatchedRoute, RouteName } from './routes.js';
+import { isOperatorToken, type Sessions, type SessionWho } from './session.js';
+
+// The routes that answer with a page, a script or a redirect, not JSON: the
+// dashboard's pages (fleet, repository, the dry run, the doctor), its script,
+// the sign-in and sign-out, and the runner a workflow job fetches. A page
+// asks who is looking (a session, or an operator's bearer token) and shows a
+// person only the repositories GitHub says their login may read (TR11).
+
+export type WebRouteName = Exclude<RouteName, keyof JsonHandlers>;
+export type WebHandler = (req: IncomingMessage, res: ServerResponse, route: MatchedRoute, url: URL) => Promise<true>;
+
+export interface PagesDeps {
+  fleet: FleetContext;
+  tokens: TokenTable;
+  sessions: Sessions;
+  lastPass: () => PassReport | null;
+  nextPass: (repo: string) => Promise<Result<NextPass>>;
+  doctor: (repo: string) => Promise<DoctorReport>;
+  webUrl: string;
+  dashboardRefreshMs: number;
+}
+
+const repoOf = (route: MatchedRoute): string => `${route.params.owner}/${route.params.name}`;
+
+const operatorsOnly = (command: string, repo: string) =>
+  `<!doctype html><meta charset="utf-8"><title>yoke: for operators</title><p>This page is for yoke's operators. With your own token, run <code>${esc(command)} ${esc(repo)}</code> instead. <a href="/yoke">Back</a></p>`;
+
+const notSeen = (repo: string) =>
+  `<!doctype html><meta charset="utf-8"><title>yoke: not found</title><p>yoke has not seen a repository named ${esc(repo)}. <a href="/yoke">Back to the fleet</a></p>`;
+
+export function webHandlers(d: PagesDeps): Record<WebRouteName, WebHandler> {
+  /** Who is looking at a page: the session's, or an operator's bearer token (the CLI's and the tests'). A token in the URL is never accepted: it would sit in logs and histories. */
+  const viewer = (req: IncomingMessage): SessionWho | null =>
+    d.sessions.who(req) ?? (isOperatorToken(bearerOf(req), d.tokens.operator) ? { role: 'operator' } : null);
+
+  /** TR11: the dashboard as a person sees it: the repositories GitHub says their login may read, asked now. */
+  const readableBy = async (data: DashboardData, login: string): Promise<DashboardData> => {
+    const { mayRead } = personAccess(d.fleet, login);
+    const readable = new Set<string>();
+    for (const r of data.report.repos) if (await mayRead(r.repo)) readable.add(r.repo);
+    return dashboardFor(data, (repo) => readable.has(repo));
+  };
+
+  const page =
+    (kind: DashboardPage): WebHandler =>
+    async (req, res, route, url) => {
+      const who = viewer(req);
+      if (!who) return html(res, 401, renderSignIn(null));
+      const p = kind.kind === 'repo' ? { kind: 'repo' as const, repo: repoOf(route) } : kind;
+      const all = await buildDashboardData(d.fleet, d.lastPass(), {
+        webUrl: d.webUrl,
+        refreshMs: d.dashboardRefreshMs,
+        span: parseSpan(url.searchParams.get('span')),
+        ...(p.kind === 'repo' ? { repo: p.repo } : {}),
+      });
+      const data = who.role === 'operator' ? all : await readableBy(all, who.login);
+      if (p.kind === 'repo' && !data.report.repos.some((r) => r.repo === p.repo))
+        return html(res, 404, notSeen(p.repo));
+      return html(
+        res,
+        200,
+        url.searchParams.get('part') === 'main' ? renderDashboardMain(data, p) : renderDashboard(data, p),
+      );
+    };
+
+  /** A page for operators only, which reads GitHub when asked (never on each refresh). */
+  const operatorPage =
+    (command: string, render: (repo: string) => Promise<{ status: number; body: string }>): WebHandler =>
+    async (req, res, route) => {
+      const who = viewer(req);
+      if (!who) return html(res, 401, renderSignIn(null));
+      if (who.role !== 'operator') return html(res, 403, operatorsOnly(command, repoOf(route)));
+      const { status, body } = await render(repoOf(route));
+      return html(res, status, body);
+    };
+
+  return {
+    dashboard: page({ kind: 'fleet' }),
+    dashboardAlias: page({ kind: 'fleet' }),
+    repoDashboard: page({ kind: 'repo', repo: '' }),
+    // The dry run on its own page, not the repository's: it reads GitHub, so it runs when asked.
+    repoPlanPage: operatorPage('yoke plan', async (repo) => {
+      const r = await d.nextPass(repo);
+      return { status: r.ok ? 200 : r.refusal.status, body: renderPlanPage(repo, r.ok ? r.value : r.refusal) };
+    }),
+    repoDoctorPage: operatorPage('yoke doctor', async (repo) => ({
+      status: 200,
+      body: renderDoctorPage(await d.doctor(repo)),
+    })),
+    dashboardScript: async (_req, res) => script(res, DASHBOARD_SCRIPT),
+    async signIn(req, res) {
+      const token = new URLSearchParams(await readText(req)).get('token');
+      // TR11: an operator token, or a person's own token (YOKE_PERSON_TOKENS), who then sees the repositories GitHub says they may read.
+      const cred = credentialOf(token, d.tokens);
+      if (!cred || (cred.role !== 'operator' && cred.role !== 'person'))
+        return html(
+          res,
+          401,
+          renderSignIn('That is neither an operator token (YOKE_API_TOKENS) nor a person token (YOKE_PERSON_TOKENS).'),
+        );
+      const { cookie } = d.sessions.open(
+        cred.role === 'person' ? { role: 'person', login: cred.login } : { role: 'operator' },
+        req,
+      );
+      return redirect(res, 303, '/yoke', { 'set-cookie': cookie, 'cache-control': 'no-store' });
+    },
+    signOut: async (req, res) => redirect(res, 303, '/yoke', { 'set-cookie': d.sessions.close(req) }),
+    // The runner a workflow job fetches: public, holds no secret; the job checks its sha256 against the dispatch's.
+    async runner(_req, res) {
+      const b = await runnerBundle();
+      return script(res, b.code, { 'x-yoke-runner-sha256': b.sha256 });
+    },
+  };
+}
