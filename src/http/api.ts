@@ -11,11 +11,11 @@ import { deliveryHandlers } from './handlers-delivery.js';
 import { fleetHandlers } from './handlers-fleet.js';
 import { isJsonRoute, type JsonHandlers } from './handler.js';
 import type { OidcVerifier } from './oidc.js';
-import { webHandlers } from './pages.js';
+import { webHandlers, type WebHandler, type WebRouteName } from './pages.js';
 import { BodyError, bearerOf, readJson, redirect, sendInternalError, sendRefusal } from './responses.js';
 import { gateRoute } from './route-gate.js';
-import { matchRoute, type MatchedRoute } from './routes.js';
-import { authenticateLiveRun } from './run-report.js';
+import { matchRoute } from './routes.js';
+import { authenticateLiveRun, type RunAuth } from './run-report.js';
 import { serveJson } from './serve-json.js';
 import { Sessions } from './session.js';
 
@@ -53,6 +53,69 @@ export interface ApiOptions {
   dispatch?: { responseLimitMs: number; hostedCapMs: number; sleep?: (ms: number) => Promise<void> };
 }
 
+/** What the server answers with: built once, by createApiHandler. */
+interface Server {
+  fleet: FleetContext;
+  tokens: TokenTable;
+  runAuth: RunAuth;
+  handlers: JsonHandlers;
+  web: Record<WebRouteName, WebHandler>;
+}
+
+/** TR11: who calls a route that needs a credential: a token's holder, or a live run named by X-Yoke-Run (which reaches only its QA). */
+async function callerOf(s: Server, req: IncomingMessage, res: ServerResponse): Promise<Actor | true> {
+  const actor = credentialOf(bearerOf(req), s.tokens);
+  if (actor) return actor;
+  const runHeader = req.headers['x-yoke-run'];
+  if (typeof runHeader === 'string' && /^[\w-]{1,100}$/.test(runHeader)) {
+    const live = await authenticateLiveRun(s.fleet, s.runAuth, runHeader, bearerOf(req));
+    if (!live.ok) return sendRefusal(res, live.refusal);
+    return { role: 'run', runId: runHeader };
+  }
+  return sendRefusal(res, makeRefusal('unauthorized'));
+}
+
+async function serve(s: Server, req: IncomingMessage, res: ServerResponse, url: URL): Promise<true> {
+  const route = matchRoute(req.method ?? 'GET', url.pathname.replace(/\/+$/, ''));
+  let bodyOnce: Promise<unknown> | null = null;
+  const body = () => (bodyOnce ??= readJson(req));
+  // No such route: said only to a caller with a credential (anyone else is unauthorized first).
+  if (!route) {
+    const caller = await callerOf(s, req, res);
+    return caller === true ? true : sendRefusal(res, makeRefusal('not_found'));
+  }
+  const name = route.name;
+  if (!isJsonRoute(name)) return s.web[name](req, res, route, url);
+  // Public routes, and a run's own reports, which check the run's credential against that run.
+  if (route.def.role === 'public' || route.def.role === 'run-report')
+    return serveJson(s.handlers, {
+      req,
+      res,
+      route: { ...route, name },
+      url,
+      actor: null,
+      mayRead: async () => true,
+      body,
+    });
+  const actor = await callerOf(s, req, res);
+  if (actor === true) return true;
+  // TR25: every route declares its role; a person may do what GitHub says their login may on its repository.
+  const gate = await gateRoute(s.fleet, route, actor, body);
+  if (!gate.ok) return sendRefusal(res, gate.refusal);
+  // A repository named in another casing is served as the one yoke keeps (GitHub's names are one, whatever the case).
+  const [owner, repoName] = gate.repo && route.def.repo === 'path' ? gate.repo.split('/') : [];
+  const params = owner && repoName ? { ...route.params, owner, name: repoName } : route.params;
+  return serveJson(s.handlers, {
+    req,
+    res,
+    route: { ...route, name, params },
+    url,
+    actor,
+    mayRead: gate.mayRead,
+    body,
+  });
+}
+
 export function createApiHandler(opts: ApiOptions) {
   const { fleet } = opts;
   const tokens: TokenTable = { operator: opts.apiTokens, people: opts.personTokens ?? [] };
@@ -80,59 +143,7 @@ export function createApiHandler(opts: ApiOptions) {
     dashboardRefreshMs: opts.dashboardRefreshMs ?? 10_000,
   });
 
-  /** TR11: who calls a route that needs a credential: a token's holder, or a live run named by X-Yoke-Run (which reaches only its QA). */
-  async function callerOf(req: IncomingMessage, res: ServerResponse): Promise<Actor | true> {
-    const actor = credentialOf(bearerOf(req), tokens);
-    if (actor) return actor;
-    const runHeader = req.headers['x-yoke-run'];
-    if (typeof runHeader === 'string' && /^[\w-]{1,100}$/.test(runHeader)) {
-      const live = await authenticateLiveRun(fleet, runAuth, runHeader, bearerOf(req));
-      if (!live.ok) return sendRefusal(res, live.refusal);
-      return { role: 'run', runId: runHeader };
-    }
-    return sendRefusal(res, makeRefusal('unauthorized'));
-  }
-
-  async function serve(req: IncomingMessage, res: ServerResponse, url: URL, route: MatchedRoute | null): Promise<true> {
-    let bodyOnce: Promise<unknown> | null = null;
-    const body = () => (bodyOnce ??= readJson(req));
-    // No such route: said only to a caller with a credential (anyone else is unauthorized first).
-    if (!route) {
-      const caller = await callerOf(req, res);
-      return caller === true ? true : sendRefusal(res, makeRefusal('not_found'));
-    }
-    const name = route.name;
-    if (!isJsonRoute(name)) return web[name](req, res, route, url);
-    // Public routes, and a run's own reports, which check the run's credential against that run.
-    if (route.def.role === 'public' || route.def.role === 'run-report')
-      return serveJson(handlers, {
-        req,
-        res,
-        route: { ...route, name },
-        url,
-        actor: null,
-        mayRead: async () => true,
-        body,
-      });
-    const actor = await callerOf(req, res);
-    if (actor === true) return true;
-    // TR25: every route declares its role; a person may do what GitHub says their login may on its repository.
-    const gate = await gateRoute(fleet, route, actor, body);
-    if (!gate.ok) return sendRefusal(res, gate.refusal);
-    // A repository named in another casing is served as the one yoke keeps (GitHub's names are one, whatever the case).
-    const [owner, repoName] = gate.repo && route.def.repo === 'path' ? gate.repo.split('/') : [];
-    const params = owner && repoName ? { ...route.params, owner, name: repoName } : route.params;
-    return serveJson(handlers, {
-      req,
-      res,
-      route: { ...route, name, params },
-      url,
-      actor,
-      mayRead: gate.mayRead,
-      body,
-    });
-  }
-
+  const server: Server = { fleet, tokens, runAuth, handlers, web };
   return async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
     const url = new URL(req.url ?? '/', 'http://yoke.local');
     const path = url.pathname.replace(/\/+$/, '');
@@ -140,7 +151,7 @@ export function createApiHandler(opts: ApiOptions) {
     if (path === '' && (req.method ?? 'GET') === 'GET') return redirect(res, 302, '/yoke');
     if (path !== '/yoke' && !path.startsWith('/yoke/')) return false;
     try {
-      return await serve(req, res, url, matchRoute(req.method ?? 'GET', path));
+      return await serve(server, req, res, url);
     } catch (err) {
       if (err instanceof BodyError) return sendRefusal(res, err.refusal);
       fleet.log.error({ err: err instanceof Error ? err.stack : String(err), path }, 'API request failed');

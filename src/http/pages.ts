@@ -49,62 +49,62 @@ const operatorsOnly = (command: string, repo: string) =>
 const notSeen = (repo: string) =>
   `<!doctype html><meta charset="utf-8"><title>yoke: not found</title><p>yoke has not seen a repository named ${esc(repo)}. <a href="/yoke">Back to the fleet</a></p>`;
 
-export function webHandlers(d: PagesDeps): Record<WebRouteName, WebHandler> {
-  /** Who is looking at a page: the session's, or an operator's bearer token (the CLI's and the tests'). A token in the URL is never accepted: it would sit in logs and histories. */
-  const viewer = (req: IncomingMessage): SessionWho | null =>
-    d.sessions.who(req) ?? (isOperatorToken(bearerOf(req), d.tokens.operator) ? { role: 'operator' } : null);
+/** Who is looking at a page: the session's, or an operator's bearer token (the CLI's and the tests'). A token in the URL is never accepted: it would sit in logs and histories. */
+const viewer = (d: PagesDeps, req: IncomingMessage): SessionWho | null =>
+  d.sessions.who(req) ?? (isOperatorToken(bearerOf(req), d.tokens.operator) ? { role: 'operator' } : null);
 
-  /** TR11: the dashboard as a person sees it: the repositories GitHub says their login may read, asked now. */
-  const readableBy = async (data: DashboardData, login: string): Promise<DashboardData> => {
-    const { mayRead } = personAccess(d.fleet, login);
-    const readable = new Set<string>();
-    for (const r of data.report.repos) if (await mayRead(r.repo)) readable.add(r.repo);
-    return dashboardFor(data, (repo) => readable.has(repo));
+/** TR11: the dashboard as a person sees it: the repositories GitHub says their login may read, asked now. */
+async function readableBy(d: PagesDeps, data: DashboardData, login: string): Promise<DashboardData> {
+  const { mayRead } = personAccess(d.fleet, login);
+  const readable = new Set<string>();
+  for (const r of data.report.repos) if (await mayRead(r.repo)) readable.add(r.repo);
+  return dashboardFor(data, (repo) => readable.has(repo));
+}
+
+/** A dashboard page: the fleet's, or a repository's (404 when yoke has not seen it, or the person may not read it). */
+const page =
+  (d: PagesDeps, kind: DashboardPage): WebHandler =>
+  async (req, res, route, url) => {
+    const who = viewer(d, req);
+    if (!who) return html(res, 401, renderSignIn(null));
+    const p = kind.kind === 'repo' ? { kind: 'repo' as const, repo: repoOf(route) } : kind;
+    const all = await buildDashboardData(d.fleet, d.lastPass(), {
+      webUrl: d.webUrl,
+      refreshMs: d.dashboardRefreshMs,
+      span: parseSpan(url.searchParams.get('span')),
+      ...(p.kind === 'repo' ? { repo: p.repo } : {}),
+    });
+    const data = who.role === 'operator' ? all : await readableBy(d, all, who.login);
+    if (p.kind === 'repo' && !data.report.repos.some((r) => r.repo === p.repo)) return html(res, 404, notSeen(p.repo));
+    return html(
+      res,
+      200,
+      url.searchParams.get('part') === 'main' ? renderDashboardMain(data, p) : renderDashboard(data, p),
+    );
   };
 
-  const page =
-    (kind: DashboardPage): WebHandler =>
-    async (req, res, route, url) => {
-      const who = viewer(req);
-      if (!who) return html(res, 401, renderSignIn(null));
-      const p = kind.kind === 'repo' ? { kind: 'repo' as const, repo: repoOf(route) } : kind;
-      const all = await buildDashboardData(d.fleet, d.lastPass(), {
-        webUrl: d.webUrl,
-        refreshMs: d.dashboardRefreshMs,
-        span: parseSpan(url.searchParams.get('span')),
-        ...(p.kind === 'repo' ? { repo: p.repo } : {}),
-      });
-      const data = who.role === 'operator' ? all : await readableBy(all, who.login);
-      if (p.kind === 'repo' && !data.report.repos.some((r) => r.repo === p.repo))
-        return html(res, 404, notSeen(p.repo));
-      return html(
-        res,
-        200,
-        url.searchParams.get('part') === 'main' ? renderDashboardMain(data, p) : renderDashboard(data, p),
-      );
-    };
+/** A page for operators only, which reads GitHub when asked (never on each refresh). */
+const operatorPage =
+  (d: PagesDeps, command: string, render: (repo: string) => Promise<{ status: number; body: string }>): WebHandler =>
+  async (req, res, route) => {
+    const who = viewer(d, req);
+    if (!who) return html(res, 401, renderSignIn(null));
+    if (who.role !== 'operator') return html(res, 403, operatorsOnly(command, repoOf(route)));
+    const { status, body } = await render(repoOf(route));
+    return html(res, status, body);
+  };
 
-  /** A page for operators only, which reads GitHub when asked (never on each refresh). */
-  const operatorPage =
-    (command: string, render: (repo: string) => Promise<{ status: number; body: string }>): WebHandler =>
-    async (req, res, route) => {
-      const who = viewer(req);
-      if (!who) return html(res, 401, renderSignIn(null));
-      if (who.role !== 'operator') return html(res, 403, operatorsOnly(command, repoOf(route)));
-      const { status, body } = await render(repoOf(route));
-      return html(res, status, body);
-    };
-
+export function webHandlers(d: PagesDeps): Record<WebRouteName, WebHandler> {
   return {
-    dashboard: page({ kind: 'fleet' }),
-    dashboardAlias: page({ kind: 'fleet' }),
-    repoDashboard: page({ kind: 'repo', repo: '' }),
+    dashboard: page(d, { kind: 'fleet' }),
+    dashboardAlias: page(d, { kind: 'fleet' }),
+    repoDashboard: page(d, { kind: 'repo', repo: '' }),
     // The dry run on its own page, not the repository's: it reads GitHub, so it runs when asked.
-    repoPlanPage: operatorPage('yoke plan', async (repo) => {
+    repoPlanPage: operatorPage(d, 'yoke plan', async (repo) => {
       const r = await d.nextPass(repo);
       return { status: r.ok ? 200 : r.refusal.status, body: renderPlanPage(repo, r.ok ? r.value : r.refusal) };
     }),
-    repoDoctorPage: operatorPage('yoke doctor', async (repo) => ({
+    repoDoctorPage: operatorPage(d, 'yoke doctor', async (repo) => ({
       status: 200,
       body: renderDoctorPage(await d.doctor(repo)),
     })),
