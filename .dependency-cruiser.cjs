@@ -8,7 +8,7 @@
 const FLOORS = [
   { name: 'kernel', path: '^src/kernel/' },
   { name: 'infrastructure', path: '^src/(config|store|forge|launcher|agent)/' },
-  { name: 'domain', path: '^src/(fleet|delivery)/|^src/(leadership|process-lease)\\.ts$' },
+  { name: 'domain', path: '^src/(fleet|delivery)/|^src/(leadership|process-lease|ticks)\\.ts$' },
   { name: 'edges', path: '^src/(commands|webhooks|http)/' },
   { name: 'roots', path: '^src/cli/|^src/(app|server|door|main)\\.ts$' },
 ];

@@ -1,0 +1,108 @@
+import { sweepCloseouts } from './delivery/gate/check.js';
+import { syncQaLabels } from './delivery/gate/labels.js';
+import { sweepEnvironments } from './delivery/deployments/environment-check.js';
+import { sweepProtectionReviews, sweepWaitingRuns } from './delivery/deployments/protection-rule.js';
+import type { FleetContext } from './fleet/context.js';
+import type { Engine } from './fleet/engine.js';
+import { fencedForge } from './forge/fenced.js';
+import type { Timers } from './kernel/clock.js';
+import { LeadershipLost, OPEN_FENCE, type Fence } from './kernel/fence.js';
+import type { Log } from './kernel/log.js';
+import type { Leadership } from './leadership.js';
+
+// What runs by itself, on the clock, and who may run it: the engine's ticks
+// (the spawn pass and the reaper), the reaps a webhook or a run's exit asks
+// for, and the sweeps of the delivery half. Only the leader ticks, reaps and
+// sweeps, each behind its fence (TR31); a process that never ticks (the
+// database door) sweeps what it drives under an open fence.
+
+/** DP05: how often each repository's gated environments are read again for yoke's rule. */
+const ENVIRONMENT_CHECK_MS = 10 * 60_000;
+
+export interface TicksOptions {
+  engine: Engine;
+  leadership: Leadership;
+  timers: Timers;
+  log: Log;
+  /** Whether this process ticks at all (false: tests driving passes by hand, and the database door). */
+  ticking: boolean;
+  /** The reaper's cadence, which the sweeps keep too. */
+  reaperMs: number;
+  /** With no inbound connection, runs waiting at yoke's protection rule are found by polling. */
+  pollWaitingRuns: boolean;
+}
+
+export class Ticks {
+  private readonly fleet: FleetContext;
+  private sweepTimer: unknown = null;
+  private sweeping = false;
+  private renewing: { stop(): Promise<void> } | null = null;
+
+  constructor(private readonly o: TicksOptions) {
+    this.fleet = o.engine.context();
+  }
+
+  /** Starts leading (when this process ticks), the engine's ticks and the sweeps; recovers first: reaps what ended while yoke was down. */
+  start(): void {
+    if (this.o.ticking) {
+      this.renewing = this.o.leadership.start(this.o.timers);
+      this.o.engine.start();
+      void this.o.leadership.fence().then((fence) => this.reapUnder(fence));
+    }
+    this.sweepTimer = this.o.timers.setInterval(() => void this.sweepOnce(), this.o.reaperMs);
+  }
+
+  /** TR13: a webhook asks for a reap; only the leader reaps (a follower's pass would launch too). */
+  reapIfLeading(): void {
+    void this.o.leadership.fence().then(
+      (fence) => this.reapUnder(fence),
+      (err: unknown) => this.o.log.error({ err: String(err) }, 'could not ask who leads'),
+    );
+  }
+
+  /** A run's process exited (the command launcher): reap now, whoever leads. */
+  reapNow(): void {
+    void this.o.engine.reaperTick().catch((err) => this.o.log.error({ err: String(err) }, 'reaper pass failed'));
+  }
+
+  private reapUnder(fence: Fence | null): void {
+    if (!fence) return;
+    void this.o.engine
+      .reaperTick(fence)
+      .catch(
+        (err: unknown) => err instanceof LeadershipLost || this.o.log.error({ err: String(err) }, 'reaper pass failed'),
+      );
+  }
+
+  /**
+   * DX04/DX06: skipped and refused close-outs are tried again by themselves; a qa: label whose webhook was
+   * lost is found by reading what changed; environments and protection reviews are read again. One sweep at
+   * a time: a sweep still running when the next is due is not doubled.
+   */
+  async sweepOnce(): Promise<void> {
+    if (this.sweeping) return;
+    this.sweeping = true;
+    try {
+      const fence = this.o.ticking ? await this.o.leadership.fence() : OPEN_FENCE;
+      if (!fence) return;
+      const fenced = { ...this.fleet, forge: fencedForge(this.fleet.forge, fence) };
+      await sweepCloseouts(fenced);
+      await syncQaLabels(fenced);
+      await sweepEnvironments(fenced, ENVIRONMENT_CHECK_MS);
+      await sweepProtectionReviews(fenced);
+      if (this.o.pollWaitingRuns) await sweepWaitingRuns(fenced);
+    } catch (err) {
+      if (!(err instanceof LeadershipLost)) this.o.log.warn({ err: String(err) }, 'close-out sweep failed');
+    } finally {
+      this.sweeping = false;
+    }
+  }
+
+  /** Stops ticking; the tick in flight finishes under its lead (giving the lead up first would fence its last writes off). */
+  async stop(): Promise<void> {
+    this.o.engine.stop();
+    await this.o.engine.lock.run(async () => {});
+    await this.renewing?.stop();
+    if (this.sweepTimer !== null) this.o.timers.clearInterval(this.sweepTimer);
+  }
+}
