@@ -11,7 +11,8 @@ import {
 } from '../closeout/closeout.js';
 import { deliveryRepo, type DeliveryContext, type DeliveryRepo } from '../context.js';
 import { activeRun } from '../runs/deployment-runs.js';
-import type { GroupResult, MemberResult, StageEvaluation, Triage, Wait } from './evaluate.js';
+import type { GroupResult, MemberResult, StageEvaluation, Triage } from './evaluate.js';
+import { closeoutRefusedWait, type Wait } from './waits.js';
 import { advanceRun, enterQaStage, evaluateFrozenStage, gatherGate } from './stage.js';
 import { evaluateStage } from './evaluate.js';
 import { decideGateStep } from './step.js';
@@ -79,16 +80,7 @@ async function closeoutWaits(
     (x) => x.stage === stage && x.state === 'refused' && x.refusal,
   )) {
     const subject = item(c.issueNumber);
-    out.set(subject, [
-      {
-        key: `${subject}:closeout_refused:${c.refusal!.message}`,
-        code: 'closeout_refused',
-        recipient: 'holder',
-        subject,
-        detail: c.refusal!.message,
-        command: c.refusal!.recovery,
-      },
-    ]);
+    out.set(subject, [closeoutRefusedWait(subject, c.refusal!)]);
   }
   return out;
 }

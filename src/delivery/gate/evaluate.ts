@@ -2,36 +2,21 @@ import { makeRefusal, type Refusal } from '../../kernel/codes/table.js';
 import type { QaCase } from '../../config/qa-plan.js';
 import type { MemberPlan, PlanGroup, QaVerdict } from '../../store/qa.js';
 import { qaCommands } from './commands.js';
+import {
+  awaitsGroupWait,
+  groupFailedWait,
+  groupPendingWait,
+  itemCaseWait,
+  itemRefusedWait,
+  reviewPendingWait,
+  stageRefusedWait,
+  type Wait,
+} from './waits.js';
 
 // Gate evaluation of one QA stage of one deployment run: a pure function.
 // The stage's frozen plans, groups, verdicts and reviews go in; each member's
 // settlement, each group's state, and every wait with the command that moves
 // it come out. Dispatch, the CLI and the tracking issue all read this answer.
-
-export const WAIT_CODES = [
-  'item_case_pending',
-  'item_case_failed',
-  'review_pending',
-  'group_pending',
-  'group_failed',
-  'awaits_group',
-  'qa_configuration_refused',
-  'qa_stage_empty',
-  'closeout_refused',
-] as const;
-export type WaitCode = (typeof WAIT_CODES)[number];
-
-export interface Wait {
-  /** What exactly is awaited; an unchanged wait keeps its key. */
-  key: string;
-  code: WaitCode;
-  /** holder: the member's holder (item QA only, QA10); driver: the run's driver; reviewer: someone independent of the PR. */
-  recipient: 'holder' | 'driver' | 'reviewer';
-  /** The item or group the wait is about. */
-  subject: string;
-  detail: string;
-  command: string;
-}
 
 export interface GateMember {
   issueNumber: number;
@@ -157,169 +142,168 @@ const planState = (cases: readonly CaseState[]): 'passed' | 'waiting' | 'failed'
       ? 'passed'
       : 'waiting';
 
+/** One stage of one run, bound once: what evaluating its groups and members keeps asking for. */
+interface StageScope {
+  input: GateInput;
+  cmd: ReturnType<typeof qaCommands>;
+  itemOf: ReadonlyMap<number, string>;
+  /** QA05: failing verdicts with no failure review yet, gathered as the stage is read. */
+  failureReviews: StageEvaluation['failureReviews'];
+}
+
+/** QA05: each failing latest verdict of these cases without a failure review gets one. */
+function reviewFailures(scope: StageScope, subject: string, cases: readonly CaseState[]): void {
+  for (const c of cases)
+    if (c.latest && FAILING.has(c.latest.result) && !scope.input.reviewedFailures.has(c.latest.id))
+      scope.failureReviews.push({ verdictId: c.latest.id, subject, caseId: c.caseId });
+}
+
+/** A driver-owned group of this run at this stage: its state, its triage when it failed, what to capture, and its waits. */
+function evaluateGroup(
+  scope: StageScope,
+  g: PlanGroup,
+): { result: GroupResult; capture: StageEvaluation['capture']; waits: Wait[] } {
+  const { cmd } = scope;
+  const cases = evaluateCases(
+    g.cases,
+    scope.input.verdicts.filter((v) => v.groupId === g.id && v.commit === g.targetCommit),
+  );
+  const state = g.outcome === 'passed' ? 'passed' : planState(cases);
+  const covered = g.coveredItemIds.map((n) => scope.itemOf.get(n) ?? `#${n}`);
+  reviewFailures(scope, g.id, cases);
+  const capture: StageEvaluation['capture'] = [];
+  const waits: Wait[] = [];
+  let triage: Triage | null = null;
+  if (state === 'failed') {
+    const failures = cases
+      .filter((c) => c.latest && FAILING.has(c.latest.result))
+      .map((c) => ({ caseId: c.caseId, result: c.latest!.result }));
+    triage = {
+      commit: g.targetCommit,
+      plan: g.planId,
+      items: covered,
+      failures,
+      rework: cmd.rework(),
+      retry: cmd.retry(g.targetCommit, g.planId),
+      waive: failures.map((f) => cmd.waive(g.planId, f.caseId)),
+      remove: covered.map((item) => cmd.remove(item)),
+    };
+    waits.push(groupFailedWait(g, failures, covered, triage.retry));
+  } else if (state === 'waiting') {
+    const auto = cases.filter((c) => !c.passed && !c.manual).map((c) => c.caseId);
+    if (auto.length) capture.push({ groupId: g.id, planId: g.planId, cases: auto });
+    for (const c of cases.filter((x) => !x.passed))
+      waits.push(groupPendingWait(g, c, c.manual ? cmd.groupManualCase(g.planId, c.caseId) : cmd.groupPlan(g.planId)));
+  }
+  return {
+    result: { id: g.id, planId: g.planId, runLevel: g.runLevel, covered, state, cases, triage },
+    capture,
+    waits,
+  };
+}
+
+/** A member-owned plan at the pinned commit: its cases, and a wait for each without a current pass. */
+function evaluateOwnPlan(
+  scope: StageScope,
+  m: GateMember,
+  planId: string,
+): { plan: MemberResult['plans'][number]; waits: Wait[]; needsReview: boolean } {
+  const { cmd, input } = scope;
+  const snap = input.snapshots.get(planId);
+  const cases = evaluateCases(
+    snap?.cases ?? [],
+    input.verdicts.filter(
+      (v) =>
+        v.issueNumber === m.issueNumber && v.groupId === null && v.planId === planId && v.commit === input.run.commit,
+    ),
+  );
+  reviewFailures(scope, m.item, cases);
+  const waits = cases
+    .filter((x) => !x.passed)
+    .map((c) => {
+      const failed = Boolean(c.latest && FAILING.has(c.latest.result));
+      const command = c.manual
+        ? cmd.itemManualCase(m.item, c.caseId)
+        : failed
+          ? cmd.itemCase(m.item, c.caseId)
+          : cmd.itemPlan(m.item);
+      return itemCaseWait({ item: m.item, planId }, c, failed, command);
+    });
+  return {
+    plan: { planId, owner: 'member', groupId: null, state: planState(cases), cases },
+    waits,
+    needsReview: (snap?.cases ?? []).some((c) => c.review === 'independent'),
+  };
+}
+
+/** One member: each of its plans (its own, or a group's result), its review, and whether it settled. */
+function evaluateMember(
+  scope: StageScope,
+  m: GateMember,
+  groups: { byId: ReadonlyMap<string, PlanGroup>; results: ReadonlyMap<string, GroupResult> },
+): MemberResult {
+  if (m.removed) return { issueNumber: m.issueNumber, item: m.item, state: 'removed', plans: [], waits: [] };
+  const waits: Wait[] = m.refusal ? [itemRefusedWait(m.item, m.refusal)] : [];
+  let needsReview = false;
+  const plans: MemberResult['plans'] = [];
+  for (const p of m.plans) {
+    if (p.owner === 'member') {
+      const own = evaluateOwnPlan(scope, m, p.planId);
+      plans.push(own.plan);
+      waits.push(...own.waits);
+      needsReview ||= own.needsReview;
+      continue;
+    }
+    const g = p.groupId ? groups.byId.get(p.groupId) : undefined;
+    if (g && g.outcome === 'passed' && g.coveredItemIds.includes(m.issueNumber)) {
+      plans.push({ planId: p.planId, owner: 'group', groupId: g.id, state: 'passed', cases: [] });
+      continue;
+    }
+    const result = g ? groups.results.get(g.id) : undefined;
+    if (g && g.runId === scope.input.run.id) needsReview ||= g.cases.some((c) => c.review === 'independent');
+    const state = result?.state ?? 'waiting';
+    plans.push({ planId: p.planId, owner: 'group', groupId: p.groupId, state, cases: result?.cases ?? [] });
+    if (state !== 'passed')
+      waits.push(
+        awaitsGroupWait(m.item, p, state, state === 'failed' ? result!.triage!.retry : scope.cmd.groupPlan(p.planId)),
+      );
+  }
+  if (needsReview) {
+    // QA04: an approval by a writer other than the PR's author, the member's holder and its assignee; passes cannot stand in for it.
+    const independent = m.approvals.filter((a) => a !== m.prAuthor && a !== m.holder && a !== m.assignee);
+    if (independent.length === 0) {
+      const not = [m.prAuthor, m.holder, m.assignee].filter((x): x is string => Boolean(x)).map((x) => `@${x}`);
+      waits.push(reviewPendingWait(m.item, m.prNumber, not));
+    }
+  }
+  return {
+    issueNumber: m.issueNumber,
+    item: m.item,
+    state: m.refusal ? 'refused' : waits.length ? 'waiting' : 'settled',
+    plans,
+    waits,
+  };
+}
+
 export function evaluateStage(input: GateInput): StageEvaluation {
   const { run } = input;
-  const cmd = qaCommands(input.repo, run.id, run.stage);
-  const itemOf = new Map(input.members.map((m) => [m.issueNumber, m.item]));
-  const failureReviews: StageEvaluation['failureReviews'] = [];
-  const review = (subject: string, cases: readonly CaseState[]) => {
-    for (const c of cases) {
-      if (c.latest && FAILING.has(c.latest.result) && !input.reviewedFailures.has(c.latest.id))
-        failureReviews.push({ verdictId: c.latest.id, subject, caseId: c.caseId });
-    }
+  const scope: StageScope = {
+    input,
+    cmd: qaCommands(input.repo, run.id, run.stage),
+    itemOf: new Map(input.members.map((m) => [m.issueNumber, m.item])),
+    failureReviews: [],
   };
-
-  // Driver-owned groups of this run at this stage.
-  const groups: GroupResult[] = [];
-  const capture: StageEvaluation['capture'] = [];
-  const groupWaits: Wait[] = [];
-  // A shared group whose members were all removed holds nothing (QA13).
+  // Driver-owned groups of this run at this stage. A shared group whose members were all removed holds nothing (QA13).
   const live = (x: PlanGroup) => x.runLevel || x.coveredItemIds.length > 0;
-  for (const g of input.groups.filter(
-    (x) => x.runId === run.id && x.stage === run.stage && x.outcome !== 'superseded' && live(x),
-  )) {
-    const cases = evaluateCases(
-      g.cases,
-      input.verdicts.filter((v) => v.groupId === g.id && v.commit === g.targetCommit),
-    );
-    const state = g.outcome === 'passed' ? 'passed' : planState(cases);
-    const covered = g.coveredItemIds.map((n) => itemOf.get(n) ?? `#${n}`);
-    review(g.id, cases);
-    let triage: Triage | null = null;
-    if (state === 'failed') {
-      const failures = cases
-        .filter((c) => c.latest && FAILING.has(c.latest.result))
-        .map((c) => ({ caseId: c.caseId, result: c.latest!.result }));
-      triage = {
-        commit: g.targetCommit,
-        plan: g.planId,
-        items: covered,
-        failures,
-        rework: cmd.rework(),
-        retry: cmd.retry(g.targetCommit, g.planId),
-        waive: failures.map((f) => cmd.waive(g.planId, f.caseId)),
-        remove: covered.map((item) => cmd.remove(item)),
-      };
-      groupWaits.push({
-        key: `${g.id}:group_failed:${failures.map((f) => f.caseId).join(',')}`,
-        code: 'group_failed',
-        recipient: 'driver',
-        subject: g.id,
-        detail: `shared plan ${g.planId} failed at ${g.targetCommit.slice(0, 12)} (${failures.map((f) => `${f.caseId}: ${f.result}`).join(', ')}); triage which of ${covered.join(', ')} need code fixes`,
-        command: triage.retry,
-      });
-    } else if (state === 'waiting') {
-      const auto = cases.filter((c) => !c.passed && !c.manual).map((c) => c.caseId);
-      if (auto.length) capture.push({ groupId: g.id, planId: g.planId, cases: auto });
-      for (const c of cases.filter((x) => !x.passed)) {
-        groupWaits.push({
-          key: `${g.id}:group_pending:${c.caseId}`,
-          code: 'group_pending',
-          recipient: 'driver',
-          subject: g.id,
-          detail: `${g.runLevel ? 'run-level' : 'shared'} plan ${g.planId}, case ${c.caseId} (${c.title}) has no current pass`,
-          command: c.manual ? cmd.groupManualCase(g.planId, c.caseId) : cmd.groupPlan(g.planId),
-        });
-      }
-    }
-    groups.push({ id: g.id, planId: g.planId, runLevel: g.runLevel, covered, state, cases, triage });
-  }
-  const groupById = new Map(input.groups.map((g) => [g.id, g]));
-  const resultById = new Map(groups.map((g) => [g.id, g]));
-
-  const members: MemberResult[] = input.members.map((m) => {
-    if (m.removed) return { issueNumber: m.issueNumber, item: m.item, state: 'removed', plans: [], waits: [] };
-    const waits: Wait[] = [];
-    if (m.refusal) {
-      // QA02: the holder is told the refusal and its recovery.
-      waits.push({
-        key: `${m.item}:qa_configuration_refused:${m.refusal.message}`,
-        code: 'qa_configuration_refused',
-        recipient: 'holder',
-        subject: m.item,
-        detail: m.refusal.message,
-        command: m.refusal.recovery,
-      });
-    }
-    let needsReview = false;
-    const plans: MemberResult['plans'] = [];
-    for (const p of m.plans) {
-      if (p.owner === 'member') {
-        const snap = input.snapshots.get(p.planId);
-        const cases = evaluateCases(
-          snap?.cases ?? [],
-          input.verdicts.filter(
-            (v) =>
-              v.issueNumber === m.issueNumber && v.groupId === null && v.planId === p.planId && v.commit === run.commit,
-          ),
-        );
-        review(m.item, cases);
-        needsReview ||= (snap?.cases ?? []).some((c) => c.review === 'independent');
-        const state = planState(cases);
-        plans.push({ planId: p.planId, owner: 'member', groupId: null, state, cases });
-        for (const c of cases.filter((x) => !x.passed)) {
-          const failed = c.latest && FAILING.has(c.latest.result);
-          waits.push({
-            key: `${m.item}:${failed ? 'item_case_failed' : 'item_case_pending'}:${p.planId}/${c.caseId}`,
-            code: failed ? 'item_case_failed' : 'item_case_pending',
-            recipient: 'holder',
-            subject: m.item,
-            detail: failed
-              ? `${m.item}'s plan ${p.planId}, case ${c.caseId} (${c.title}): latest verdict ${c.latest!.result}`
-              : `${m.item}'s plan ${p.planId}, case ${c.caseId} (${c.title}) has no current pass${c.latest?.result === 'pass' ? ' with the evidence it requires' : ''}`,
-            command: c.manual
-              ? cmd.itemManualCase(m.item, c.caseId)
-              : failed
-                ? cmd.itemCase(m.item, c.caseId)
-                : cmd.itemPlan(m.item),
-          });
-        }
-        continue;
-      }
-      const g = p.groupId ? groupById.get(p.groupId) : undefined;
-      if (g && g.outcome === 'passed' && g.coveredItemIds.includes(m.issueNumber)) {
-        plans.push({ planId: p.planId, owner: 'group', groupId: g.id, state: 'passed', cases: [] });
-        continue;
-      }
-      const result = g ? resultById.get(g.id) : undefined;
-      if (g && g.runId === run.id) needsReview ||= g.cases.some((c) => c.review === 'independent');
-      const state = result?.state ?? 'waiting';
-      plans.push({ planId: p.planId, owner: 'group', groupId: p.groupId, state, cases: result?.cases ?? [] });
-      if (state !== 'passed') {
-        // QA10: a shared plan's wait is the driver's; the holder is not told.
-        waits.push({
-          key: `${m.item}:awaits_group:${p.groupId}`,
-          code: 'awaits_group',
-          recipient: 'driver',
-          subject: m.item,
-          detail: `${m.item} waits on shared plan ${p.planId} (group ${p.groupId}, ${state})`,
-          command: state === 'failed' ? result!.triage!.retry : cmd.groupPlan(p.planId),
-        });
-      }
-    }
-    if (needsReview) {
-      // QA04: an approval by a writer other than the PR's author, the member's holder and its assignee; passes cannot stand in for it.
-      const independent = m.approvals.filter((a) => a !== m.prAuthor && a !== m.holder && a !== m.assignee);
-      if (independent.length === 0) {
-        const not = [m.prAuthor, m.holder, m.assignee].filter((x): x is string => Boolean(x)).map((x) => `@${x}`);
-        waits.push({
-          key: `${m.item}:review_pending:${m.prNumber}`,
-          code: 'review_pending',
-          recipient: 'reviewer',
-          subject: m.item,
-          detail: `${m.item} needs an independent review of its claim PR #${m.prNumber}`,
-          command: `Approve PR #${m.prNumber} at its merged head, as someone with write access other than ${[...new Set(not)].join(' and ') || 'its author'}.`,
-        });
-      }
-    }
-    return {
-      issueNumber: m.issueNumber,
-      item: m.item,
-      state: m.refusal ? 'refused' : waits.length ? 'waiting' : 'settled',
-      plans,
-      waits,
-    };
-  });
+  const evaluated = input.groups
+    .filter((x) => x.runId === run.id && x.stage === run.stage && x.outcome !== 'superseded' && live(x))
+    .map((g) => evaluateGroup(scope, g));
+  const groups = evaluated.map((e) => e.result);
+  const byGroup = {
+    byId: new Map(input.groups.map((g) => [g.id, g])),
+    results: new Map(groups.map((g) => [g.id, g])),
+  };
+  const members = input.members.map((m) => evaluateMember(scope, m, byGroup));
 
   // TR29: a stage with nothing to check settles only when it says so; otherwise it is refused, naming why.
   // What entry froze counts (a member removed since, or one whose plans were refused, had something to check).
@@ -327,24 +311,16 @@ export function evaluateStage(input: GateInput): StageEvaluation {
   const refusal =
     input.stageRefusal ??
     (empty && !input.allowEmpty ? makeRefusal('qa_stage_empty', { repo: input.repo, stage: run.stage }) : null);
-  const stageWaits: Wait[] = refusal
-    ? [
-        {
-          key: `stage:${refusal.code}:${refusal.message}`,
-          code: refusal.code === 'qa_stage_empty' ? 'qa_stage_empty' : 'qa_configuration_refused',
-          recipient: 'driver',
-          subject: run.stage,
-          detail: refusal.message,
-          command: refusal.recovery,
-        },
-      ]
-    : [];
-  const waits = [...stageWaits, ...groupWaits, ...members.flatMap((m) => m.waits)];
+  const waits = [
+    ...(refusal ? [stageRefusedWait(run.stage, refusal)] : []),
+    ...evaluated.flatMap((e) => e.waits),
+    ...members.flatMap((m) => m.waits),
+  ];
   return {
     members,
     groups,
-    capture,
-    failureReviews,
+    capture: evaluated.flatMap((e) => e.capture),
+    failureReviews: scope.failureReviews,
     waits,
     settled:
       !refusal &&

@@ -1,5 +1,6 @@
 import type { Wake } from '../../store/qa.js';
-import type { GateInput, StageEvaluation, Wait } from './evaluate.js';
+import type { GateInput, StageEvaluation } from './evaluate.js';
+import type { Wait } from './waits.js';
 
 // The gate step's decision, pure: from what the check gathered and the
 // stage's evaluation, the one set of writes the check makes (in one

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { qaNotice, qaNoticeResolved, qaNoticeWithdrawn } from '../messages.js';
 import type { DeliveryContext, DeliveryRepo } from '../context.js';
-import type { StageEvaluation, Wait } from '../gate/evaluate.js';
+import type { StageEvaluation } from '../gate/evaluate.js';
+import type { Wait } from '../gate/waits.js';
 import type { DeploymentRun } from '../../store/deployment-runs.js';
 import { planNotices, type NoticeAction, type NoticeSubject, type Recipients } from './plan.js';
 

@@ -1,4 +1,4 @@
-import type { Wait } from '../gate/evaluate.js';
+import type { Wait } from '../gate/waits.js';
 import { isBotLogin } from './people.js';
 import { OPEN_NOTICE_STATES, type Notice, type RecipientKind } from '../../store/notices.js';
 

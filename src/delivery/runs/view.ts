@@ -4,7 +4,8 @@ import type { DeploymentRun } from '../../store/deployment-runs.js';
 import { owedMembers } from '../closeout/closeout.js';
 import { qaCommands } from '../gate/commands.js';
 import type { DeliveryContext, DeliveryRepo } from '../context.js';
-import type { GroupResult, StageEvaluation, Wait } from '../gate/evaluate.js';
+import type { GroupResult, StageEvaluation } from '../gate/evaluate.js';
+import type { Wait } from '../gate/waits.js';
 import { evaluateFrozenStage } from '../gate/stage.js';
 
 // What `yoke deployment-runs get` and GET /yoke/api/deployment-runs/:id show:

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { GateInput, GateMember, StageEvaluation, Wait } from '../../../src/delivery/gate/evaluate.js';
+import type { GateInput, GateMember, StageEvaluation } from '../../../src/delivery/gate/evaluate.js';
+import type { Wait } from '../../../src/delivery/gate/waits.js';
 import { decideGateStep } from '../../../src/delivery/gate/step.js';
 
 // The gate step's decision is pure: what the check gathered and the stage's
