@@ -5,6 +5,7 @@ import type { FleetContext } from '../fleet/context.js';
 import { repoRefOf } from '../fleet/repo-state.js';
 import type { RepoName, RepoRef } from '../forge/types.js';
 import { formatItem, parseItem } from './runs/items.js';
+import type { DeploymentRun } from '../store/deployment-runs.js';
 
 // What delivery code gets of the fleet: the store, the forge, the clock, the
 // log and the config refresh policy. Results are data: a value or a refusal.
@@ -27,6 +28,14 @@ export interface DeliveryRepo {
   settings: DeliverySettings;
   item: (n: number) => string;
   parseItem: (ref: string) => number | null;
+}
+
+/** One stage of one deployment run, bound once: what the gate's steps, the close-outs and the notices are about. */
+export interface StageAt {
+  ctx: DeliveryContext;
+  dr: DeliveryRepo;
+  run: DeploymentRun;
+  stage: string;
 }
 
 /** An opted-in repository with valid delivery settings, or the refusal that says what to fix. */

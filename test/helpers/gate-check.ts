@@ -32,5 +32,5 @@ export async function dispatchStage(
       nextStage: stageName,
     });
   }
-  return ok(await gateCheck(ctx, dr, run, stageName));
+  return ok(await gateCheck({ ctx, dr, run, stage: stageName }));
 }

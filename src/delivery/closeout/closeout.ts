@@ -4,7 +4,7 @@ import { spendLine } from '../../fleet/messages.js';
 import { closeoutNotice } from '../messages.js';
 import type { DeploymentRun } from '../../store/deployment-runs.js';
 import { qaCommands } from '../gate/commands.js';
-import type { DeliveryContext, DeliveryRepo } from '../context.js';
+import type { DeliveryContext, StageAt } from '../context.js';
 
 // DX01-DX06: closing out accepted members. In order, each route read fresh
 // right before acting; none started once the budget is spent (one running
@@ -69,13 +69,8 @@ export async function finishIfDelivered(ctx: DeliveryContext, runId: string): Pr
   return await ctx.store.deploymentRuns.finishClosing(run.id, ctx.clock.now());
 }
 
-export async function closeOutMembers(
-  ctx: DeliveryContext,
-  dr: DeliveryRepo,
-  run: DeploymentRun,
-  stage: string,
-  startedAt: number,
-): Promise<CloseoutReport> {
+export async function closeOutMembers(at: StageAt, startedAt: number): Promise<CloseoutReport> {
+  const { ctx, dr, run, stage } = at;
   const report: CloseoutReport = { closed: [], refused: [], skipped: [], deferred: [] };
   const deferred = await deferredItems(ctx, run, stage, dr.item);
   for (const issue of await closeoutQueue(ctx, run, stage)) {
@@ -100,7 +95,7 @@ export async function closeOutMembers(
       ))
     )
       continue;
-    const refusal = await closeOut(ctx, dr, run, stage, issue);
+    const refusal = await closeOut({ ctx, dr, run, stage }, issue);
     if (refusal) {
       await ctx.store.closeouts.finish(run.id, issue, { state: 'refused', refusal }, ctx.clock.now(), ctx.processId);
       report.refused.push({ item, refusal });
@@ -110,13 +105,8 @@ export async function closeOutMembers(
 }
 
 /** One member's close-out; the refusal that stopped it, or null when it closed. */
-async function closeOut(
-  ctx: DeliveryContext,
-  dr: DeliveryRepo,
-  run: DeploymentRun,
-  stage: string,
-  issue: number,
-): Promise<Refusal | null> {
+async function closeOut(at: StageAt, issue: number): Promise<Refusal | null> {
+  const { ctx, dr, run, stage } = at;
   const { forge, store, clock } = ctx;
   const item = dr.item(issue);
   const member = (await store.deploymentRuns.members(run.id)).find((m) => m.issueNumber === issue)!;

@@ -9,7 +9,7 @@ import {
   finishIfDelivered,
   type CloseoutReport,
 } from '../closeout/closeout.js';
-import { deliveryRepo, type DeliveryContext, type DeliveryRepo } from '../context.js';
+import { deliveryRepo, type DeliveryContext, type StageAt } from '../context.js';
 import { activeRun } from '../runs/deployment-runs.js';
 import type { GroupResult, MemberResult, StageEvaluation, Triage } from './evaluate.js';
 import { closeoutRefusedWait, type Wait } from './waits.js';
@@ -85,30 +85,32 @@ async function closeoutWaits(
   return out;
 }
 
+/** Posts, edits or withdraws a stage's notices as its evaluation and its refused close-outs say (QA01, DX03). */
+async function noticeStage(at: StageAt, evaluation: StageEvaluation): Promise<NoticeReport> {
+  const { ctx, dr, run, stage } = at;
+  const subjects = await subjectsOf(ctx, run, stage, evaluation, await closeoutWaits(ctx, run, stage, dr.item));
+  const closedGroups = new Set(
+    (await ctx.store.qa.groups([run.id])).filter((g) => g.stage === stage && g.state === 'closed').map((g) => g.id),
+  );
+  return deliverNotices(at, subjects, closedGroups);
+}
+
 /** The gate check itself, shared by dispatch, verdict callbacks and the end of a plan execution. */
-export function gateCheck(
-  ctx: DeliveryContext,
-  dr: DeliveryRepo,
-  run: DeploymentRun,
-  stage: string,
-): Promise<DispatchAnswer> {
+export function gateCheck(at: StageAt): Promise<DispatchAnswer> {
+  const { ctx, run } = at;
   return serialRun(ctx.store, run.id, async () =>
-    checkGate(ctx, dr, (await ctx.store.deploymentRuns.get(run.id)) ?? run, stage),
+    checkGate({ ...at, run: (await ctx.store.deploymentRuns.get(run.id)) ?? run }),
   );
 }
 
-async function checkGate(
-  ctx: DeliveryContext,
-  dr: DeliveryRepo,
-  run: DeploymentRun,
-  stage: string,
-): Promise<DispatchAnswer> {
+async function checkGate(at: StageAt): Promise<DispatchAnswer> {
+  const { ctx, dr, run, stage } = at;
   const { store, clock } = ctx;
   // A check queued behind another that settled this stage finds the run moved on: it answers so, and changes nothing.
   const index = run.settings.stages.findIndex((s) => s.name === stage);
   if (run.status !== 'active' || run.currentStage !== index) return movedOn(run, stage, index);
   const startedAt = clock.now();
-  await enterQaStage(ctx, dr, run, stage);
+  await enterQaStage({ ctx, dr, run, stage });
   // Gather once.
   const liveMembers = async () =>
     (await store.deploymentRuns.members(run.id))
@@ -116,7 +118,7 @@ async function checkGate(
       .map((m) => m.issueNumber)
       .join(',');
   const membersRead = await liveMembers();
-  const gate = await gatherGate(ctx, dr, run, stage);
+  const gate = await gatherGate({ ctx, dr, run, stage });
   const deliveringExecution = (await store.executions.live(run.id, stage, clock.now())).some(
     (e) => e.kind === 'deployment-stage',
   );
@@ -146,30 +148,12 @@ async function checkGate(
     if (settles) await t.deploymentRuns.setStage({ runId: run.id, stage, state: 'settled', at: step.at });
     await t.deploymentRuns.setWaits(run.id, stage, step.waits);
   });
-  const closedGroups = async () =>
-    new Set(
-      (await store.qa.groups([run.id])).filter((g) => g.stage === stage && g.state === 'closed').map((g) => g.id),
-    );
   // Wake the waiting before closing the accepted (QA01); a refused close-out then wakes its owner (DX03).
-  const notices = await deliverNotices(
-    ctx,
-    dr,
-    run,
-    stage,
-    await subjectsOf(ctx, run, stage, evaluation, await closeoutWaits(ctx, run, stage, dr.item)),
-    await closedGroups(),
-  );
-  const closeout = await closeOutMembers(ctx, dr, run, stage, startedAt);
+  const notices = await noticeStage(at, evaluation);
+  const closeout = await closeOutMembers({ ctx, dr, run, stage }, startedAt);
   await finishIfDelivered(ctx, run.id);
   if (closeout.refused.length || closeout.closed.length) {
-    const after = await deliverNotices(
-      ctx,
-      dr,
-      run,
-      stage,
-      await subjectsOf(ctx, run, stage, evaluation, await closeoutWaits(ctx, run, stage, dr.item)),
-      await closedGroups(),
-    );
+    const after = await noticeStage(at, evaluation);
     notices.posted.push(...after.posted);
     notices.edited += after.edited;
     notices.resolved += after.resolved;
@@ -214,7 +198,7 @@ export async function settleAfter(
   const items = group ? group.coveredItemIds.map(dr.item) : [subject];
   if (items.some((i) => deferred.has(i))) return null;
   try {
-    return await gateCheck(ctx, dr, run, stage);
+    return await gateCheck({ ctx, dr, run, stage });
   } catch (err) {
     // Busy: the next gate check (the driver's, the sweep's) settles it instead.
     if (err instanceof BusyError) return null;
@@ -245,25 +229,13 @@ export async function sweepCloseouts(ctx: DeliveryContext): Promise<number> {
       if (!dr.ok) continue;
       closed += await serialRun(ctx.store, run.id, async () => {
         const refusedBefore = await refusalsOf(ctx, run.id);
-        const report = await closeOutMembers(ctx, dr.value, run, stage, ctx.clock.now());
+        const report = await closeOutMembers({ ctx, dr: dr.value, run, stage }, ctx.clock.now());
         // TR12: a closing run succeeds once its last owed member is closed out.
         await finishIfDelivered(ctx, run.id);
         // Nothing closed and the same refusals stand: their notices stand too, so GitHub is not read again.
         if (report.closed.length === 0 && (await refusalsOf(ctx, run.id)) === refusedBefore) return 0;
-        const evaluation = await evaluateFrozenStage(ctx, dr.value, run, stage);
-        const groups = new Set(
-          (await ctx.store.qa.groups([run.id]))
-            .filter((g) => g.stage === stage && g.state === 'closed')
-            .map((g) => g.id),
-        );
-        await deliverNotices(
-          ctx,
-          dr.value,
-          run,
-          stage,
-          await subjectsOf(ctx, run, stage, evaluation, await closeoutWaits(ctx, run, stage, dr.value.item)),
-          groups,
-        );
+        const evaluation = await evaluateFrozenStage({ ctx, dr: dr.value, run, stage });
+        await noticeStage({ ctx, dr: dr.value, run, stage }, evaluation);
         await syncTrackingIssue(ctx, dr.value, run.id);
         return report.closed.length;
       });

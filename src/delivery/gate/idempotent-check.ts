@@ -194,7 +194,7 @@ async function runReserved(ctx: DeliveryContext, runId: string, stage: string, r
       await store.dispatchRequests.fail(requestId, dr.refusal.message, clock.now());
       return refusalReply(dr.refusal);
     }
-    const answer = await gateCheck(ctx, dr.value, run, stage);
+    const answer = await gateCheck({ ctx, dr: dr.value, run, stage });
     const body = JSON.stringify({ request: requestId, ...answer });
     await store.dispatchRequests.complete(requestId, 200, body, clock.now(), ctx.processId);
     return { status: 200, body, replayed: false };

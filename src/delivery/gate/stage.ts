@@ -9,7 +9,7 @@ import type { DeploymentRun } from '../../store/deployment-runs.js';
 import { BusyError } from './busy.js';
 import { finishIfDelivered } from '../closeout/closeout.js';
 import { reconcileIssueLabels } from './labels.js';
-import type { DeliveryContext, DeliveryRepo } from '../context.js';
+import type { DeliveryContext, DeliveryRepo, StageAt } from '../context.js';
 import { planFreeze, type EnteringMember, type FreezeInput } from './freeze.js';
 import { evaluateStage, type GateInput, type GateMember, type StageEvaluation } from './evaluate.js';
 import { namedPlans, readPlansAt } from './plans.js';
@@ -40,12 +40,8 @@ async function holderOf(
 }
 
 /** QA07: freezes ownership for the members entering a QA stage; a stage already entered is left as it froze. */
-export async function enterQaStage(
-  ctx: DeliveryContext,
-  dr: DeliveryRepo,
-  run: DeploymentRun,
-  stage: string,
-): Promise<void> {
+export async function enterQaStage(at: StageAt): Promise<void> {
+  const { ctx, dr, run, stage } = at;
   const { store, clock } = ctx;
   if (await store.deploymentRuns.stage(run.id, stage)) return;
   // DX12: one freeze at a time; another caller meanwhile is told qa_ownership_busy.
@@ -54,7 +50,7 @@ export async function enterQaStage(
   const held = await store.workLocks.take(lock, me, clock.now(), FREEZE_STALE_MS);
   if (held) throw new BusyError(makeRefusal('qa_ownership_busy', { run: run.id, stage, holder: held.holder }));
   try {
-    await freezeStage(ctx, dr, run, stage);
+    await freezeStage({ ctx, dr, run, stage });
   } finally {
     await store.workLocks.release(lock, me);
   }
@@ -63,7 +59,8 @@ export async function enterQaStage(
 /** A freeze older than this was left by a crash. */
 const FREEZE_STALE_MS = 5 * 60_000;
 
-async function freezeStage(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun, stage: string): Promise<void> {
+async function freezeStage(at: StageAt): Promise<void> {
+  const { ctx, dr, run, stage } = at;
   const { store, forge, clock } = ctx;
   const frozen = new Set((await store.qa.memberStages(run.id, stage)).map((m) => m.issueNumber));
   const members = (await store.deploymentRuns.members(run.id)).filter(
@@ -189,12 +186,8 @@ async function mergedHeadOf(
 }
 
 /** Everything the gate of a frozen QA stage looks at; reviews are read fresh from GitHub. */
-export async function gatherGate(
-  ctx: DeliveryContext,
-  dr: DeliveryRepo,
-  run: DeploymentRun,
-  stage: string,
-): Promise<GateInput> {
+export async function gatherGate(at: StageAt): Promise<GateInput> {
+  const { ctx, dr, run, stage } = at;
   const { store, forge } = ctx;
   const frozen = new Map((await store.qa.memberStages(run.id, stage)).map((m) => [m.issueNumber, m]));
   const plans = await store.qa.memberPlans(run.id, stage);
@@ -244,13 +237,9 @@ export async function gatherGate(
   };
 }
 
-export async function evaluateFrozenStage(
-  ctx: DeliveryContext,
-  dr: DeliveryRepo,
-  run: DeploymentRun,
-  stage: string,
-): Promise<StageEvaluation> {
-  return evaluateStage(await gatherGate(ctx, dr, run, stage));
+export async function evaluateFrozenStage(at: StageAt): Promise<StageEvaluation> {
+  const { ctx, dr, run, stage } = at;
+  return evaluateStage(await gatherGate({ ctx, dr, run, stage }));
 }
 
 /** Moves the run past its current stage: to the next one (entered if it is QA), or to success after the last. */
@@ -266,5 +255,5 @@ export async function advanceRun(ctx: DeliveryContext, dr: DeliveryRepo, run: De
     return;
   }
   const stage = run.settings.stages[next]!;
-  if (stage.kind === 'qa') await enterQaStage(ctx, dr, { ...run, currentStage: next }, stage.name);
+  if (stage.kind === 'qa') await enterQaStage({ ctx, dr, run: { ...run, currentStage: next }, stage: stage.name });
 }

@@ -7,7 +7,7 @@ import type { PlanGroup } from '../../store/qa.js';
 import { qaCommands } from './commands.js';
 import { canWrite } from '../../kernel/permission.js';
 import { authorizeMaintainer } from './authority.js';
-import { type Actor, type DeliveryContext, type DeliveryRepo } from '../context.js';
+import { type Actor, type DeliveryContext, type DeliveryRepo, type StageAt } from '../context.js';
 import { ok, refuse, type Result } from '../../kernel/result.js';
 import { runAtStage } from '../runs/deployment-runs.js';
 import { evaluateCases } from './evaluate.js';
@@ -80,19 +80,14 @@ async function scopeAt(
   const got = await runAtStage(ctx, runId, stage, 'qa');
   if (!got.ok) return got;
   const { run, dr } = got.value;
-  await enterQaStage(ctx, dr, run, stage);
-  const scope = await resolveScope(ctx, dr, run, stage, target);
+  await enterQaStage({ ctx, dr, run, stage });
+  const scope = await resolveScope({ ctx, dr, run, stage }, target);
   return scope.ok ? ok({ run, dr, scope: scope.value }) : scope;
 }
 
 /** QA17–QA19: the scope a target names: an item's own plans, or the open group of a shared plan. */
-async function resolveScope(
-  ctx: DeliveryContext,
-  dr: DeliveryRepo,
-  run: DeploymentRun,
-  stage: string,
-  target: QaTarget,
-): Promise<Result<Scope>> {
+async function resolveScope(at: StageAt, target: QaTarget): Promise<Result<Scope>> {
+  const { ctx, dr, run, stage } = at;
   const { store } = ctx;
   if ('item' in target) {
     const n = dr.parseItem(target.item);

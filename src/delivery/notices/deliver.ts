@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { qaNotice, qaNoticeResolved, qaNoticeWithdrawn } from '../messages.js';
-import type { DeliveryContext, DeliveryRepo } from '../context.js';
+import type { DeliveryContext, StageAt } from '../context.js';
 import type { StageEvaluation } from '../gate/evaluate.js';
 import type { Wait } from '../gate/waits.js';
 import type { DeploymentRun } from '../../store/deployment-runs.js';
@@ -70,13 +70,11 @@ export async function subjectsOf(
 }
 
 export async function deliverNotices(
-  ctx: DeliveryContext,
-  dr: DeliveryRepo,
-  run: DeploymentRun,
-  stage: string,
+  at: StageAt,
   subjects: readonly NoticeSubject[],
   closedGroups: ReadonlySet<string>,
 ): Promise<NoticeReport> {
+  const { ctx, dr, run, stage } = at;
   const report: NoticeReport = { posted: [], edited: 0, kept: 0, withdrawn: 0, resolved: 0 };
   const { store, forge, clock } = ctx;
   // What became of the notices out there: a deleted comment cancels its notice (QA21); a reaction answers it.
@@ -94,21 +92,15 @@ export async function deliverNotices(
     const existing = (await store.notices.forRun(run.id)).filter((n) => n.stage === stage);
     const actions = planNotices({ subjects, existing, recipients: recipientsOf(ctx, run), closedGroups });
     let cancelled = false;
-    for (const a of actions) cancelled = (await execute(ctx, dr, run, stage, a, report)) || cancelled;
+    for (const a of actions) cancelled = (await execute({ ctx, dr, run, stage }, a, report)) || cancelled;
     if (!cancelled) break; // a notice found deleted while editing: plan once more to redeliver it
   }
   return report;
 }
 
 /** Carries out one action; true when it found the notice's comment deleted. */
-async function execute(
-  ctx: DeliveryContext,
-  dr: DeliveryRepo,
-  run: DeploymentRun,
-  stage: string,
-  a: NoticeAction,
-  report: NoticeReport,
-): Promise<boolean> {
+async function execute(at: StageAt, a: NoticeAction, report: NoticeReport): Promise<boolean> {
+  const { ctx, dr, run, stage } = at;
   const { store, forge, clock } = ctx;
   const text = (kind: string, recipient: string, subject: string, waits: readonly Wait[]) =>
     qaNotice({ kind, recipient, repo: run.repo, run: run.id, stage, commit: run.commit, subject, waits });

@@ -190,7 +190,7 @@ async function startDeploymentRun(ctx: DeliveryContext, req: CreateRequest): Pro
   if (!created.ok) return created;
   const run = (await store.deploymentRuns.get(id))!;
   const first = run.settings.stages[0]!;
-  if (first.kind === 'qa') await enterQaStage(ctx, dr, run, first.name);
+  if (first.kind === 'qa') await enterQaStage({ ctx, dr, run, stage: first.name });
   await syncTrackingIssue(ctx, dr, id);
   if (old) await syncTrackingIssue(ctx, dr, old.id);
   return ok(await viewDeploymentRun(ctx, dr, (await store.deploymentRuns.get(id))!));

@@ -119,7 +119,8 @@ export async function viewDeploymentRun(
       stages.push({ ...base, state: i < run.currentStage ? 'settled' : 'not_entered' });
       continue;
     }
-    const evaluation = known?.stage === s.name ? known.evaluation : await evaluateFrozenStage(ctx, dr, run, s.name);
+    const evaluation =
+      known?.stage === s.name ? known.evaluation : await evaluateFrozenStage({ ctx, dr, run, stage: s.name });
     for (const m of evaluation.members)
       memberStates.set(m.issueNumber, { ...(memberStates.get(m.issueNumber) ?? {}), [s.name]: m.state });
     stages.push({
