@@ -82,16 +82,18 @@ export async function benchDelivery(
 
     const env = { driver: 'bench', lease: null, stage: 'qa', commit: run.value.commit };
     const never = () => new Promise<void>(() => {});
-    await dispatchIdempotent(h.fleet, run.value.id, 'qa', 'bench-replay-1', env, { responseLimitMs: 60_000 }, never);
+    await dispatchIdempotent(
+      h.fleet,
+      { runId: run.value.id, stage: 'qa', requestId: 'bench-replay-1', envelope: env },
+      { responseLimitMs: 60_000 },
+      never,
+    );
     const n = 5_000;
     const t0 = performance.now();
     for (let i = 0; i < n; i++) {
       const r = await dispatchIdempotent(
         h.fleet,
-        run.value.id,
-        'qa',
-        'bench-replay-1',
-        env,
+        { runId: run.value.id, stage: 'qa', requestId: 'bench-replay-1', envelope: env },
         { responseLimitMs: 60_000 },
         never,
       );

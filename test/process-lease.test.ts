@@ -81,10 +81,7 @@ describe('TR12 process leases', () => {
     expect((await h.store.dispatchRequests.get('gate-check-1'))?.state).toBe('in_flight');
     const copy = await dispatchIdempotent(
       { ...h.fleet, processId: door.id },
-      h.run,
-      'qa',
-      'gate-check-1',
-      h.env,
+      { runId: h.run, stage: 'qa', requestId: 'gate-check-1', envelope: h.env },
       { responseLimitMs: 25_000 },
       held,
     );
@@ -138,10 +135,7 @@ describe('TR12 process leases', () => {
     // The id that was freed runs again, once, and is then replayed as recorded.
     const again = await dispatchIdempotent(
       h.fleet,
-      h.run,
-      'qa',
-      'door-check',
-      h.env,
+      { runId: h.run, stage: 'qa', requestId: 'door-check', envelope: h.env },
       { responseLimitMs: 25_000 },
       held,
     );

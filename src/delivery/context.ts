@@ -1,4 +1,4 @@
-import { ok, refuse, type Result } from '../kernel/result.js';
+import { ok, refuse, refused, type Result } from '../kernel/result.js';
 import { parseDeliverySettings, type DeliverySettings } from '../config/delivery.js';
 import type { RepoConfig } from '../config/repo-config.js';
 import type { FleetContext } from '../fleet/context.js';
@@ -47,7 +47,7 @@ export async function deliveryRepo(ctx: DeliveryContext, name: RepoName): Promis
   if (cfg.state === 'invalid') return refuse('repo_disabled', { repo: name, detail: cfg.reason });
   const delivery = parseDeliverySettings(name, cfg.config.delivery);
   if (delivery.state === 'absent') return refuse('delivery_not_configured', { repo: name });
-  if (delivery.state === 'refused') return { ok: false, refusal: delivery.refusal };
+  if (delivery.state === 'refused') return refused(delivery.refusal);
   const prefix = cfg.config.prefix;
   return ok({
     repo,

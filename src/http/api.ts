@@ -4,7 +4,7 @@ import type { FleetContext } from '../fleet/context.js';
 import type { NextPass } from '../fleet/next-pass.js';
 import type { PassReport } from '../fleet/pass.js';
 import { makeRefusal } from '../kernel/codes/table.js';
-import type { Result } from '../kernel/result.js';
+import { Refused, type Result } from '../kernel/result.js';
 import { credentialOf, type TokenTable } from './credentials.js';
 import type { DoctorReport } from './doctor.js';
 import { deliveryHandlers } from './handlers-delivery.js';
@@ -12,7 +12,7 @@ import { fleetHandlers } from './handlers-fleet.js';
 import { isJsonRoute, type JsonHandlers } from './handler.js';
 import type { OidcVerifier } from './oidc.js';
 import { webHandlers, type WebHandler, type WebRouteName } from './pages.js';
-import { BodyError, bearerOf, readJson, redirect, sendInternalError, sendRefusal } from './responses.js';
+import { bearerOf, readJson, redirect, sendInternalError, sendRefusal } from './responses.js';
 import { gateRoute } from './route-gate.js';
 import { matchRoute } from './routes.js';
 import { authenticateLiveRun, type RunAuth } from './run-report.js';
@@ -153,7 +153,8 @@ export function createApiHandler(opts: ApiOptions) {
     try {
       return await serve(server, req, res, url);
     } catch (err) {
-      if (err instanceof BodyError) return sendRefusal(res, err.refusal);
+      // A body that could not be read (too large, not JSON) is refused as such.
+      if (err instanceof Refused) return sendRefusal(res, err.refusal);
       fleet.log.error({ err: err instanceof Error ? err.stack : String(err), path }, 'API request failed');
       return sendInternalError(res);
     }

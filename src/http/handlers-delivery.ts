@@ -127,10 +127,7 @@ export function deliveryHandlers(ctx: DeliveryContext, dispatch: DispatchOptions
       const key = headers['idempotency-key'];
       const r = await dispatchIdempotent(
         ctx,
-        params.run!,
-        params.stage!,
-        typeof key === 'string' ? key : null,
-        body,
+        { runId: params.run!, stage: params.stage!, requestId: typeof key === 'string' ? key : null, envelope: body },
         { responseLimitMs: dispatch.responseLimitMs },
         dispatch.sleep,
       );

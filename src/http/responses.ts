@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
 import { issuesText } from '../kernel/issues-text.js';
+import { Refused, refusalJson } from '../kernel/result.js';
 
 // How yoke's HTTP server reads a request and writes an answer: JSON with its
 // refusal shape ({"error":{code,message,recovery}}), pages under their
@@ -33,8 +34,7 @@ export function sendRecorded(res: ServerResponse, status: number, recorded: stri
   return true;
 }
 
-export const sendRefusal = (res: ServerResponse, r: Refusal): true =>
-  send(res, r.status, { error: { code: r.code, message: r.message, recovery: r.recovery } });
+export const sendRefusal = (res: ServerResponse, r: Refusal): true => send(res, r.status, refusalJson(r));
 
 /** The answer to a request that failed inside yoke: nothing of the failure, which is in the log. */
 export const sendInternalError = (res: ServerResponse): true =>
@@ -51,19 +51,12 @@ export const invalid = (error: z.ZodError, hint: string | undefined): Refusal =>
     detail: hint ?? issuesText(error, 'body'),
   });
 
-/** A body that could not be read: too large, or not JSON. */
-export class BodyError extends Error {
-  constructor(readonly refusal: Refusal) {
-    super(refusal.message);
-  }
-}
-
 export async function readText(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > BODY_LIMIT) throw new BodyError(makeRefusal('body_too_large', { limit: BODY_LIMIT }));
+    if (size > BODY_LIMIT) throw new Refused(makeRefusal('body_too_large', { limit: BODY_LIMIT }));
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString('utf8');
@@ -75,7 +68,7 @@ export async function readJson(req: IncomingMessage): Promise<unknown> {
   try {
     return JSON.parse(text);
   } catch {
-    throw new BodyError(makeRefusal('validation_failed', { detail: 'the body is not JSON' }));
+    throw new Refused(makeRefusal('validation_failed', { detail: 'the body is not JSON' }));
   }
 }
 

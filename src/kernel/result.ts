@@ -15,3 +15,19 @@ export const refuse = <T = never>(...args: Parameters<typeof makeRefusal>): Resu
 
 /** A refusal already made. */
 export const refused = <T = never>(refusal: Refusal): Result<T> => ({ ok: false, refusal });
+
+/**
+ * The one error that carries a refusal: thrown where a refusal must unwind
+ * (a write transaction rolled back, a body that cannot be read), and answered
+ * with its refusal where it is caught. Contention is its kind `BusyError`.
+ */
+export class Refused extends Error {
+  constructor(readonly refusal: Refusal) {
+    super(refusal.message);
+  }
+}
+
+/** The one JSON shape a refusal takes on the wire: `{"error":{code,message,recovery}}`. */
+export const refusalJson = (r: Refusal): { error: { code: string; message: string; recovery: string } } => ({
+  error: { code: r.code, message: r.message, recovery: r.recovery },
+});

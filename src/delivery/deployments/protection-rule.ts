@@ -1,3 +1,4 @@
+import { ok, refused, type Result } from '../../kernel/result.js';
 import { makeRefusal, type Refusal } from '../../kernel/codes/table.js';
 import { deploymentSettingsOf, deploysTo, type DeliverySettings } from '../../config/delivery.js';
 import type { RepoRef } from '../../forge/types.js';
@@ -44,7 +45,7 @@ export interface RunAtCommit {
 /** Everything the decision reads: the delivery settings (or why they are refused), and the runs pinned at the commit. */
 export interface ProtectionSnapshot {
   request: ProtectionRequest;
-  settings: { ok: true; value: DeliverySettings } | { ok: false; refusal: Refusal };
+  settings: Result<DeliverySettings>;
   runs: RunAtCommit[];
 }
 
@@ -211,9 +212,7 @@ export async function reviewProtectionRequest(
   let answer: ProtectionAnswerState = 'left';
   try {
     const dr = await deliveryRepo(ctx, request.repo.fullName);
-    const settings = dr.ok
-      ? ({ ok: true, value: dr.value.settings } as const)
-      : ({ ok: false, refusal: dr.refusal } as const);
+    const settings = dr.ok ? ok(dr.value.settings) : refused<DeliverySettings>(dr.refusal);
     v = decideProtection({ request, settings, runs: await readRunsAt(ctx, request.repo.fullName, request.sha) });
   } catch (err) {
     // The opt-in file or the store could not be read: nothing is answered now, and the request is kept for the sweep.

@@ -1,5 +1,6 @@
 import { makeRefusal, type Refusal } from '../../kernel/codes/table.js';
 import { errorText } from '../../kernel/error-text.js';
+import { Refused } from '../../kernel/result.js';
 
 // Busy answers (DX12): each raised at a real contention point, inside the
 // transaction that met it, so the refusal is answered after it rolled back (DX13).
@@ -19,11 +20,17 @@ export type BusyCode = (typeof BUSY_CODES)[number];
 
 export const isBusyCode = (code: string): code is BusyCode => (BUSY_CODES as readonly string[]).includes(code);
 
-export class BusyError extends Error {
-  constructor(readonly refusal: Refusal) {
-    super(refusal.message);
+/** A refusal at a contention point (one of BUSY_CODES): the work may be asked for again once its holder is done. */
+export class BusyError extends Refused {
+  constructor(refusal: Refusal) {
+    if (!isBusyCode(refusal.code)) throw new Error(`${refusal.code} is not contention: throw Refused, not BusyError`);
+    super(refusal);
   }
 }
+
+/** A refusal to unwind with: BusyError when it is contention, Refused otherwise. */
+export const refusedError = (refusal: Refusal): Refused =>
+  isBusyCode(refusal.code) ? new BusyError(refusal) : new Refused(refusal);
 
 /**
  * The database's own contention, as a busy answer, with the names the source

@@ -1,7 +1,10 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { makeRefusal, type Refusal } from '../../kernel/codes/table.js';
-import { BusyError, storeBusy } from './busy.js';
+import { BusyError, refusedError, storeBusy } from './busy.js';
+import { Refused, refusalJson } from '../../kernel/result.js';
+import type { DeploymentRun } from '../../store/deployment-runs.js';
+import type { Store } from '../../store/store.js';
 import { deliveryRepo, type DeliveryContext } from '../context.js';
 import { gateCheck } from './check.js';
 
@@ -38,7 +41,7 @@ export interface WireReply {
 
 const refusalReply = (r: Refusal): WireReply => ({
   status: r.status,
-  body: JSON.stringify({ error: { code: r.code, message: r.message, recovery: r.recovery } }),
+  body: JSON.stringify(refusalJson(r)),
   replayed: false,
 });
 
@@ -47,119 +50,138 @@ export const envelopeHash = (runId: string, e: DispatchEnvelope): string =>
     .update(JSON.stringify([runId, e.stage, e.driver, e.lease, e.commit]))
     .digest('hex');
 
+/** What a dispatch asks for: a gate check of a run's stage, under a request id and an envelope. */
+export interface Dispatch {
+  runId: string;
+  stage: string;
+  requestId: string | null;
+  envelope: DispatchEnvelope;
+}
+
+/**
+ * What the run itself says to a dispatch, before anything is reserved: a pure decision on the run as the
+ * transaction read it. The checks go in the order the source document lists them; the first that fails is
+ * the answer (`leftBehind`: a check of a stage the run has just left, answered as settled).
+ */
+export function dispatchRefusal(
+  run: DeploymentRun,
+  d: { runId: string; stage: string; envelope: DispatchEnvelope },
+  now: number,
+): Refusal | null {
+  const { runId, stage, envelope } = d;
+  const stages = run.settings.stages;
+  const index = stages.findIndex((x) => x.name === stage);
+  const leftBehind =
+    index >= 0 &&
+    (run.status === 'succeeded' ||
+      (run.status === 'active' && (index < run.currentStage || run.closingSince !== null)));
+  if (run.status !== 'active' && !leftBehind)
+    return makeRefusal('deployment_run_not_active', { run: runId, status: run.status });
+  const current = stages[run.currentStage]!;
+  if (stage !== envelope.stage)
+    return makeRefusal('dispatch_envelope_invalid', {
+      run: runId,
+      detail: `the envelope names stage ${envelope.stage}, the route ${stage}`,
+    });
+  if (envelope.commit !== run.commit)
+    return makeRefusal('dispatch_envelope_invalid', {
+      run: runId,
+      detail: `the run is pinned at ${run.commit}, not ${envelope.commit}`,
+    });
+  // A stage the run does not have is named as such, with the run's stages, not as one to wait for.
+  if (index < 0)
+    return makeRefusal('deployment_stage_unknown', { run: runId, stage, stages: stages.map((x) => x.name) });
+  if (current.name !== stage && !leftBehind)
+    return makeRefusal('deployment_stage_not_current', {
+      run: runId,
+      stage,
+      current: current.name,
+      kind: current.kind,
+    });
+  // DX12: another driver's live check-in holds the run.
+  if (run.driverId && run.leaseUntil !== null && run.leaseUntil > now && run.driverId !== envelope.driver)
+    return makeRefusal('qa_checkin_busy', {
+      run: runId,
+      holder: run.driverId,
+      seconds: Math.ceil((run.leaseUntil - now) / 1000),
+    });
+  if (envelope.lease !== null && envelope.lease !== run.leaseToken)
+    return makeRefusal('dispatch_envelope_invalid', {
+      run: runId,
+      detail: "the lease it names is no longer the run's; check in again",
+    });
+  return null;
+}
+
+/** DX12, DX13: the contention points the store holds, each refused with its holder before anything is reserved. */
+async function contention(t: Store, d: Dispatch & { requestId: string }, now: number): Promise<Refusal | null> {
+  const { runId, stage, requestId } = d;
+  const other = await t.dispatchRequests.inFlightFor(runId, requestId);
+  if (other) return makeRefusal('run_busy', { run: runId, holder: `request ${other.requestId} of ${other.driver}` });
+  const writing = (await t.executions.live(runId, stage, now)).find((e) => e.kind === 'deployment-stage');
+  if (writing) return makeRefusal('qa_plan_busy', { run: runId, holder: `${writing.id} on ${writing.subject}` });
+  const freezing = await t.workLocks.held(`freeze:${runId}:${stage}`, now, 5 * 60_000);
+  if (freezing) return makeRefusal('qa_ownership_busy', { run: runId, stage, holder: freezing.holder });
+  return null;
+}
+
+/**
+ * Reserves the request id in one write, or answers without reserving: a completed copy replayed, or a
+ * refusal. TR12: a reservation whose process is gone can never finish: it is failed first, so this id may
+ * run again.
+ */
+async function reserve(
+  ctx: DeliveryContext,
+  d: Dispatch & { requestId: string },
+  hash: string,
+): Promise<WireReply | null> {
+  const { runId, requestId } = d;
+  return ctx.store.write(async (t) => {
+    const now = ctx.clock.now();
+    await t.dispatchRequests.failLapsed(now);
+    const known = await t.dispatchRequests.get(requestId);
+    if (known && (known.envelopeHash !== hash || known.runId !== runId))
+      throw new Refused(makeRefusal('idempotency_key_reused', { request: requestId }));
+    if (known?.state === 'completed') return { status: known.status!, body: known.response!, replayed: true };
+    if (known?.state === 'in_flight')
+      throw new BusyError(makeRefusal('idempotency_request_in_flight', { request: requestId, run: runId }));
+    const refusal = dispatchRefusal((await t.deploymentRuns.get(runId))!, d, now) ?? (await contention(t, d, now));
+    if (refusal) throw refusedError(refusal);
+    await t.dispatchRequests.reserve({
+      requestId,
+      runId,
+      stage: d.stage,
+      envelopeHash: hash,
+      driver: d.envelope.driver,
+      owner: ctx.processId,
+      at: now,
+    });
+    return null;
+  });
+}
+
 export async function dispatchIdempotent(
   ctx: DeliveryContext,
-  runId: string,
-  stage: string,
-  requestId: string | null,
-  envelope: DispatchEnvelope,
+  d: Dispatch,
   policy: DispatchPolicy,
   sleep: (ms: number) => Promise<void>,
 ): Promise<WireReply> {
+  const { runId, stage, requestId } = d;
   if (!requestId || !REQUEST_ID.test(requestId)) return refusalReply(makeRefusal('idempotency_key_required'));
-  const { store, clock } = ctx;
+  const { store } = ctx;
   const run = await store.deploymentRuns.get(runId);
   if (!run) return refusalReply(makeRefusal('deployment_run_unknown', { run: runId }));
-  const hash = envelopeHash(runId, envelope);
+  const hash = envelopeHash(runId, d.envelope);
   // A completed result is replayed without a write transaction: replays must stay cheap.
   const recorded = await store.dispatchRequests.get(requestId);
   if (recorded?.state === 'completed' && recorded.envelopeHash === hash && recorded.runId === runId)
     return { status: recorded.status!, body: recorded.response!, replayed: true };
 
-  let replay: WireReply | null = null;
+  let replay: WireReply | null;
   try {
-    await store.write(async (t) => {
-      const now = clock.now();
-      // TR12: a reservation whose process is gone can never finish: it is failed here, so this id may run again.
-      await t.dispatchRequests.failLapsed(now);
-      const known = await t.dispatchRequests.get(requestId);
-      if (known && (known.envelopeHash !== hash || known.runId !== runId))
-        throw new BusyError(makeRefusal('idempotency_key_reused', { request: requestId }));
-      if (known?.state === 'completed') {
-        replay = { status: known.status!, body: known.response!, replayed: true };
-        return;
-      }
-      if (known?.state === 'in_flight')
-        throw new BusyError(makeRefusal('idempotency_request_in_flight', { request: requestId, run: runId }));
-      const fresh = (await t.deploymentRuns.get(runId))!;
-      const index = fresh.settings.stages.findIndex((x) => x.name === stage);
-      // A check of a stage the run has just left (another check settled it first) is answered as settled, naming where the run is now.
-      const leftBehind =
-        index >= 0 &&
-        (fresh.status === 'succeeded' ||
-          (fresh.status === 'active' && (index < fresh.currentStage || fresh.closingSince !== null)));
-      if (fresh.status !== 'active' && !leftBehind)
-        throw new BusyError(makeRefusal('deployment_run_not_active', { run: runId, status: fresh.status }));
-      const current = fresh.settings.stages[fresh.currentStage]!;
-      if (stage !== envelope.stage)
-        throw new BusyError(
-          makeRefusal('dispatch_envelope_invalid', {
-            run: runId,
-            detail: `the envelope names stage ${envelope.stage}, the route ${stage}`,
-          }),
-        );
-      if (envelope.commit !== fresh.commit)
-        throw new BusyError(
-          makeRefusal('dispatch_envelope_invalid', {
-            run: runId,
-            detail: `the run is pinned at ${fresh.commit}, not ${envelope.commit}`,
-          }),
-        );
-      // A stage the run does not have is named as such, with the run's stages, not as one to wait for.
-      if (!fresh.settings.stages.some((x) => x.name === stage))
-        throw new BusyError(
-          makeRefusal('deployment_stage_unknown', {
-            run: runId,
-            stage,
-            stages: fresh.settings.stages.map((x) => x.name),
-          }),
-        );
-      if (current.name !== stage && !leftBehind)
-        throw new BusyError(
-          makeRefusal('deployment_stage_not_current', { run: runId, stage, current: current.name, kind: current.kind }),
-        );
-      // The contention points, each refused with its holder before anything is reserved (DX12, DX13).
-      const leased = fresh.driverId && fresh.leaseUntil !== null && fresh.leaseUntil > now;
-      if (leased && fresh.driverId !== envelope.driver) {
-        throw new BusyError(
-          makeRefusal('qa_checkin_busy', {
-            run: runId,
-            holder: fresh.driverId!,
-            seconds: Math.ceil((fresh.leaseUntil! - now) / 1000),
-          }),
-        );
-      }
-      if (envelope.lease !== null && envelope.lease !== fresh.leaseToken) {
-        throw new BusyError(
-          makeRefusal('dispatch_envelope_invalid', {
-            run: runId,
-            detail: "the lease it names is no longer the run's; check in again",
-          }),
-        );
-      }
-      const other = await t.dispatchRequests.inFlightFor(runId, requestId);
-      if (other)
-        throw new BusyError(
-          makeRefusal('run_busy', { run: runId, holder: `request ${other.requestId} of ${other.driver}` }),
-        );
-      const writing = (await t.executions.live(runId, stage, now)).find((e) => e.kind === 'deployment-stage');
-      if (writing)
-        throw new BusyError(makeRefusal('qa_plan_busy', { run: runId, holder: `${writing.id} on ${writing.subject}` }));
-      const freezing = await t.workLocks.held(`freeze:${runId}:${stage}`, now, 5 * 60_000);
-      if (freezing)
-        throw new BusyError(makeRefusal('qa_ownership_busy', { run: runId, stage, holder: freezing.holder }));
-      await t.dispatchRequests.reserve({
-        requestId,
-        runId,
-        stage,
-        envelopeHash: hash,
-        driver: envelope.driver,
-        owner: ctx.processId,
-        at: now,
-      });
-    });
+    replay = await reserve(ctx, { ...d, requestId }, hash);
   } catch (err) {
-    if (err instanceof BusyError) return refusalReply(err.refusal);
+    if (err instanceof Refused) return refusalReply(err.refusal);
     const busy = storeBusy(err);
     if (busy) return refusalReply(busy);
     throw err;
@@ -199,7 +221,7 @@ async function runReserved(ctx: DeliveryContext, runId: string, stage: string, r
     await store.dispatchRequests.complete(requestId, 200, body, clock.now(), ctx.processId);
     return { status: 200, body, replayed: false };
   } catch (err) {
-    const refusal = err instanceof BusyError ? err.refusal : storeBusy(err);
+    const refusal = err instanceof Refused ? err.refusal : storeBusy(err);
     // An unexpected error's text stays in yoke's log: clients (and replays of this id) get what they can act on.
     const detail = refusal?.message ?? `an internal error; the yoke log has it under request ${requestId}`;
     await store.dispatchRequests.fail(requestId, detail, clock.now());

@@ -60,7 +60,13 @@ const send = (
   over: Partial<DispatchEnvelope> = {},
   sleep: (ms: number) => Promise<void> = never,
   limit = 25_000,
-) => dispatchIdempotent(h.fleet, h.run, 'qa', key, { ...h.env, ...over }, { responseLimitMs: limit }, sleep);
+) =>
+  dispatchIdempotent(
+    h.fleet,
+    { runId: h.run, stage: 'qa', requestId: key, envelope: { ...h.env, ...over } },
+    { responseLimitMs: limit },
+    sleep,
+  );
 const code = (r: { body: string }) => (JSON.parse(r.body) as { error?: { code: string } }).error?.code ?? 'ok';
 
 describe('idempotent dispatch', () => {
@@ -100,9 +106,16 @@ describe('idempotent dispatch', () => {
     const h = await setup();
     await send(h, 'gate-check-3');
     expect(code(await send(h, 'gate-check-3', { driver: 'someone-else' }))).toBe('idempotency_key_reused');
-    expect(code(await dispatchIdempotent(h.fleet, h.run, 'qa', null, h.env, { responseLimitMs: 1 }, instant))).toBe(
-      'idempotency_key_required',
-    );
+    expect(
+      code(
+        await dispatchIdempotent(
+          h.fleet,
+          { runId: h.run, stage: 'qa', requestId: null, envelope: h.env },
+          { responseLimitMs: 1 },
+          instant,
+        ),
+      ),
+    ).toBe('idempotency_key_required');
     expect(code(await send(h, 'gate-check-4', { commit: 'c1' }))).toBe('dispatch_envelope_invalid');
   });
 
@@ -110,10 +123,7 @@ describe('idempotent dispatch', () => {
     const h = await setup();
     const typo = await dispatchIdempotent(
       h.fleet,
-      h.run,
-      'stagign-qa',
-      'gate-typo',
-      { ...h.env, stage: 'stagign-qa' },
+      { runId: h.run, stage: 'stagign-qa', requestId: 'gate-typo', envelope: { ...h.env, stage: 'stagign-qa' } },
       { responseLimitMs: 25_000 },
       never,
     );
@@ -231,10 +241,12 @@ describe('busy answers, each from its contention point, refused before anything 
     expect(ex.ok).toBe(true);
     const busy = await dispatchIdempotent(
       h2.fleet,
-      r.value.id,
-      'qa',
-      'busy-plan',
-      { driver: 'drv', lease: null, stage: 'qa', commit: r.value.commit },
+      {
+        runId: r.value.id,
+        stage: 'qa',
+        requestId: 'busy-plan',
+        envelope: { driver: 'drv', lease: null, stage: 'qa', commit: r.value.commit },
+      },
       { responseLimitMs: 1 },
       never,
     );
@@ -287,7 +299,12 @@ describe('busy answers, each from its contention point, refused before anything 
     const other = new Database(join(dir, 'yoke.db'));
     other.exec('BEGIN IMMEDIATE');
     const env = { driver: 'drv', lease: null, stage: 'qa', commit: run.value.commit };
-    const r = await dispatchIdempotent(h.fleet, run.value.id, 'qa', 'busy-sqlite', env, { responseLimitMs: 1 }, never);
+    const r = await dispatchIdempotent(
+      h.fleet,
+      { runId: run.value.id, stage: 'qa', requestId: 'busy-sqlite', envelope: env },
+      { responseLimitMs: 1 },
+      never,
+    );
     expect([r.status, code(r)]).toEqual([503, 'lock_timeout']);
     other.exec('ROLLBACK');
     other.close();
@@ -297,12 +314,25 @@ describe('busy answers, each from its contention point, refused before anything 
       throw Object.assign(new Error('interrupted'), { code: 'SQLITE_INTERRUPT' });
     };
     expect(
-      code(await dispatchIdempotent(h.fleet, run.value.id, 'qa', 'busy-sqlite', env, { responseLimitMs: 1 }, never)),
+      code(
+        await dispatchIdempotent(
+          h.fleet,
+          { runId: run.value.id, stage: 'qa', requestId: 'busy-sqlite', envelope: env },
+          { responseLimitMs: 1 },
+          never,
+        ),
+      ),
     ).toBe('statement_cancelled');
     store.write = write;
     expect(
-      (await dispatchIdempotent(h.fleet, run.value.id, 'qa', 'busy-sqlite', env, { responseLimitMs: 60_000 }, never))
-        .status,
+      (
+        await dispatchIdempotent(
+          h.fleet,
+          { runId: run.value.id, stage: 'qa', requestId: 'busy-sqlite', envelope: env },
+          { responseLimitMs: 60_000 },
+          never,
+        )
+      ).status,
     ).toBe(200);
     await store.close();
   });
