@@ -1,14 +1,12 @@
 import { makeRefusal } from '../kernel/codes/table.js';
 import type { FleetContext } from '../fleet/context.js';
-import { repoStatus, requestFix, requestLand, requestStart, resetRepo, setAutoLoop } from '../fleet/controls.js';
 import type { Result } from '../kernel/result.js';
 import type { CommentView, RepoRef } from '../forge/types.js';
 import { canWrite, type Permission } from '../kernel/permission.js';
 import { commandReply, refusalText } from '../kernel/reply.js';
 import type { RepoState } from '../store/repos.js';
-import { attachPlan } from '../delivery/gate/attach.js';
-import { COMMENT_LIMIT, parseComment, suggestCommand, type CommandWord, type ParsedComment } from './command.js';
-import { asControl, declineByComment, noteReply, waiveByComment } from './qa.js';
+import { COMMENT_LIMIT, parseComment, runCommand, suggestCommand, type ParsedComment } from './command.js';
+import { noteReply } from './qa.js';
 import { errorText } from '../kernel/error-text.js';
 
 export interface IncomingComment {
@@ -111,7 +109,7 @@ function decide(
       ok: false,
       refusal: makeRefusal('command_unknown', { command: parsed.text, suggestion: suggestCommand(parsed.text) }),
     });
-  return runCommand(ctx, repo, c, parsed.command, permission);
+  return runCommand({ ctx, repo, comment: c, permission }, parsed.command);
 }
 
 /** Marks the command failed so a later poll tries it again; the last attempt answers the commenter. */
@@ -137,40 +135,6 @@ async function failed(ctx: FleetContext, repo: RepoRef, c: CommentView, err: unk
     ctx.log.warn({ repo: repo.fullName, comment: c.id, err: String(replyErr) }, 'could not answer a failed command');
   }
   return 'failed';
-}
-
-function runCommand(
-  ctx: FleetContext,
-  repo: RepoRef,
-  c: CommentView,
-  cmd: CommandWord,
-  permission: Permission,
-): Promise<Result<string>> {
-  const name = repo.fullName;
-  switch (cmd.name) {
-    case 'start':
-      return c.isPull
-        ? Promise.resolve({ ok: false, refusal: makeRefusal('issue_not_found', { repo: name, number: c.issueNumber }) })
-        : requestStart(ctx, name, c.issueNumber, c.author, cmd.text ? { text: cmd.text, commentId: c.id } : null);
-    case 'fix':
-      return requestFix(ctx, name, c.issueNumber, c.author, { text: cmd.text, commentId: c.id });
-    case 'land':
-      return requestLand(ctx, name, c.issueNumber, c.author);
-    case 'auto':
-      return setAutoLoop(ctx, name, cmd.on);
-    case 'reset':
-      return resetRepo(ctx, name);
-    case 'status':
-      return repoStatus(ctx, name);
-    case 'qa_attach':
-      return c.isPull
-        ? Promise.resolve({ ok: false, refusal: makeRefusal('issue_not_found', { repo: name, number: c.issueNumber }) })
-        : attachPlan(ctx, repo, c.issueNumber, cmd.ref, c.author, 'command').then(asControl);
-    case 'qa_waive':
-      return waiveByComment(ctx, repo, c, cmd, permission);
-    case 'qa_decline':
-      return declineByComment(ctx, repo, c);
-  }
 }
 
 /** Commands found by the pass's poll of a repository's comments; failed ones are tried again. */

@@ -1,12 +1,12 @@
 import { makeRefusal } from '../kernel/codes/table.js';
 import type { FleetContext } from '../fleet/context.js';
 import type { CommentView, RepoRef } from '../forge/types.js';
-import { canMaintain, type Permission } from '../kernel/permission.js';
+import { canMaintain } from '../kernel/permission.js';
 import { qaDeclined, qaWaived } from '../delivery/messages.js';
 import { settleAfter } from '../delivery/gate/check.js';
 import { ok, type Result } from '../kernel/result.js';
 import { waiveQaCase } from '../delivery/gate/verdicts.js';
-import type { CommandWord } from './command.js';
+import type { CommandAt } from './at.js';
 
 // The QA comment commands' edges: their answers as control results, and the
 // waiver, which only maintainers may give (QA13).
@@ -15,11 +15,8 @@ export const asControl = (r: Result<{ message: string }>): Result<string> => (r.
 
 /** `/yoke qa waive <case> [--plan PLAN] --reason "..."` on a deployment run's tracking issue, at its current stage. */
 export async function waiveByComment(
-  ctx: FleetContext,
-  repo: RepoRef,
-  c: CommentView,
-  cmd: Extract<CommandWord, { name: 'qa_waive' }>,
-  permission: Permission,
+  { ctx, repo, comment: c, permission }: CommandAt,
+  cmd: { case: string; plan?: string; reason: string },
 ): Promise<Result<string>> {
   if (!canMaintain(permission))
     return { ok: false, refusal: makeRefusal('qa_waive_forbidden', { repo: repo.fullName, permission }) };

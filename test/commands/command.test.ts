@@ -55,4 +55,29 @@ describe('comment command parsing', () => {
     const recovery = makeRefusal('command_unknown', { command: '/yoke x', suggestion: null }).recovery;
     expect(COMMAND_USAGE.filter((c) => !recovery.includes(c))).toEqual([]);
   });
+
+  it('GH04 every usage line, typed as shown, is read as its own command: the table that lists them also parses them', () => {
+    const typed = COMMAND_USAGE.map((u) =>
+      u
+        .replace('<instructions>', 'use metric units')
+        .replace('<what to change>', 'rename it')
+        .replace('<plan>', 'smoke')
+        .replace('<case>', 'cart')
+        .replace(' [--plan PLAN]', ''),
+    );
+    expect(typed.map((t) => parseComment(t).kind)).toEqual(COMMAND_USAGE.map(() => 'command'));
+    expect(typed.map((t) => (parseComment(t) as { command: { name: string } }).command.name)).toEqual([
+      'start',
+      'start',
+      'fix',
+      'land',
+      'auto',
+      'auto',
+      'reset',
+      'status',
+      'qa_attach',
+      'qa_decline',
+      'qa_waive',
+    ]);
+  });
 });
