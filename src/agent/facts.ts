@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { readBrief, type Approved, type BriefAsk } from './brief.js';
+import { parseSubject } from '../kernel/ids.js';
 
 // The run's facts, as the runner gets them: the dispatch inputs, which the
 // workflow hands over as YOKE_* variables, or the command launcher's
@@ -111,8 +112,8 @@ export function readRunFacts(env: Record<string, string | undefined>): FactsResu
     };
   const limits = readLimits(e.YOKE_LIMITS);
   if (!limits.ok) return limits;
-  const [what, n] = e.YOKE_SUBJECT.split('#') as ['issue' | 'pr', string];
-  if ((e.YOKE_RUN_KIND === 'fix') !== (what === 'pr'))
+  const subject = parseSubject(e.YOKE_SUBJECT);
+  if (!subject || (e.YOKE_RUN_KIND === 'fix') !== (subject.kind === 'pr'))
     return {
       ok: false,
       error: `YOKE_SUBJECT ${e.YOKE_SUBJECT} does not fit a ${e.YOKE_RUN_KIND} run (an AFK run works on issue#N, a fix on pr#N)`,
@@ -125,8 +126,8 @@ export function readRunFacts(env: Record<string, string | undefined>): FactsResu
       runId: e.YOKE_RUN_ID,
       kind: e.YOKE_RUN_KIND,
       repo,
-      issueNumber: what === 'issue' ? Number(n) : null,
-      prNumber: what === 'pr' ? Number(n) : null,
+      issueNumber: subject.kind === 'issue' ? subject.number : null,
+      prNumber: subject.kind === 'pr' ? subject.number : null,
       headSha: e.YOKE_HEAD_SHA || null,
       deadline: Date.parse(e.YOKE_DEADLINE),
       apiUrl: e.YOKE_API_URL.replace(/\/+$/, ''),

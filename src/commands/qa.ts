@@ -7,6 +7,7 @@ import { settleAfter } from '../delivery/gate/check.js';
 import { ok, type Result } from '../kernel/result.js';
 import { waiveQaCase } from '../delivery/gate/verdicts.js';
 import type { CommandAt } from './at.js';
+import { sameLogin } from '../kernel/ids.js';
 
 // The QA comment commands' edges: their answers as control results, and the
 // waiver, which only maintainers may give (QA13).
@@ -64,7 +65,7 @@ async function noticesFor(ctx: FleetContext, repo: RepoRef, thread: number, auth
   const open = (await ctx.store.notices.onThread(runs, thread)).filter((n) =>
     ['posted', 'edited', 'answered'].includes(n.state),
   );
-  const mine = open.filter((n) => n.recipient.toLowerCase() === author.toLowerCase());
+  const mine = open.filter((n) => sameLogin(n.recipient, author));
   return { mine, open };
 }
 

@@ -4,6 +4,7 @@ import { canWrite } from '../kernel/permission.js';
 import type { Ask, AskKey, NewAsk } from '../store/asks.js';
 import type { RepoConfig } from '../config/repo-config.js';
 import type { BriefAsk, FixBrief } from '../agent/brief.js';
+import { sameLogin } from '../kernel/ids.js';
 
 // TR33: a writer's review that requests changes on a claim PR is an ask for a fix run, read once and
 // recorded as first read; whoever may not ask (a reader, a bot, the PR's author) is recorded declined, so
@@ -55,7 +56,7 @@ export function reviewDeclined(
   trusted: ReadonlySet<string>,
 ): AskDeclined | null {
   if (isBot(review.author, trusted)) return 'a_bot';
-  if (review.author.toLowerCase() === claim.pull.author.toLowerCase()) return 'the_author';
+  if (sameLogin(review.author, claim.pull.author)) return 'the_author';
   if (!config.fix.on_review) return 'review_fixes_off';
   return null;
 }

@@ -4,7 +4,8 @@ import { executeMerge, planMerges, type ActionDeps, type AfterLaunch, type Merge
 import { fixExhaustedNotice, protectedApprovedNotice, protectedHoldNotice } from './messages.js';
 import type { ProtectedHold } from '../store/protected-holds.js';
 import { blockingReviewers, headApprovers, protectedChangeOf } from './protected-paths.js';
-import { pullSubject, subjectKey } from './candidate.js';
+import { subjectKey } from './candidate.js';
+import { pullSubject } from '../kernel/ids.js';
 import { shouldSpawnFix } from './producers.js';
 import { fixAsksOf } from './asks.js';
 import { askedBy } from './asks.js';

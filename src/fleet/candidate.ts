@@ -36,8 +36,6 @@ export interface Candidate {
   title?: string;
 }
 
-export const issueSubject = (n: number): string => `issue#${n}`;
-export const pullSubject = (n: number): string => `pr#${n}`;
 export const subjectKey = (repo: string, subject: string): string => `${repo}:${subject}`;
 
 /**

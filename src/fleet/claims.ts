@@ -1,6 +1,7 @@
 import type { PullView } from '../forge/types.js';
 import type { ClaimRecord } from '../store/claims.js';
 import { isAfkKind, type Run } from '../store/runs.js';
+import { sameRepo } from '../kernel/ids.js';
 
 // TR04: which open PRs are claim PRs. A claim is yoke's own record, made for
 // a PR whose head is a branch of the repository itself and that names, with
@@ -34,8 +35,7 @@ export function readClaim(facts: ClaimFacts, pull: PullView): ClaimReading {
   const recorded = facts.claims.get(pull.number);
   if (recorded) return { claimed: true, runId: recorded.runId, issueNumber: recorded.issueNumber, recorded: true };
   if (pull.yokeRun === null) return { claimed: false, why: 'no_trailer' };
-  if (pull.headRepo?.toLowerCase() !== facts.repo.fullName.toLowerCase())
-    return { claimed: false, why: 'head_elsewhere' };
+  if (!sameRepo(pull.headRepo, facts.repo.fullName)) return { claimed: false, why: 'head_elsewhere' };
   const run = facts.runs.find((r) => r.id === pull.yokeRun);
   if (!run) return { claimed: false, why: 'unknown_run' };
   if (!isAfkKind(run.kind) || run.issueNumber === null) return { claimed: false, why: 'not_afk_run' };
@@ -45,7 +45,7 @@ export function readClaim(facts: ClaimFacts, pull: PullView): ClaimReading {
     (p) =>
       p.number < pull.number &&
       p.yokeRun === run.id &&
-      p.headRepo?.toLowerCase() === facts.repo.fullName.toLowerCase() &&
+      sameRepo(p.headRepo, facts.repo.fullName) &&
       p.closes.includes(run.issueNumber!),
   );
   if (earlier) return { claimed: false, why: 'run_claimed' };

@@ -4,7 +4,7 @@ import type { RepoName, RepoRef } from '../forge/types.js';
 import { autoLoopSet, fixQueued, landQueued, repoReset, repoStatusReport, startQueued } from './messages.js';
 import type { NewAsk } from '../store/asks.js';
 import { effectiveCap } from './cap.js';
-import { issueSubject, pullSubject } from './candidate.js';
+import { issueSubject, pullSubject } from '../kernel/ids.js';
 import type { FleetContext } from './context.js';
 import { autoLoopOn, isPaused, repoRefOf } from './repo-state.js';
 

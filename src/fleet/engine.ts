@@ -28,6 +28,7 @@ import { reapRuns, type Reaped } from './reaper.js';
 import { repoRefOf } from './repo-state.js';
 import { collectHandedResult } from './run-results.js';
 import type { TokenVerifier } from './run-binding.js';
+import { sameRepo } from '../kernel/ids.js';
 
 // The fleet's clockwork: two ticks and HTTP kicks, all queued on one lock so
 // passes never interleave (SP08). What a pass does lives in pass.ts.
@@ -234,7 +235,7 @@ export class Engine {
       // The rotation the next pass will use, left where it is.
       const deps = this.passDeps(undefined, false);
       const gathered = await gatherPass(deps);
-      const ref = gathered.repos.find((r) => r.fullName.toLowerCase() === repo.toLowerCase());
+      const ref = gathered.repos.find((r) => sameRepo(r.fullName, repo));
       if (!ref) return refuse('repo_not_installed', { repo });
       const cfg = await deps.forge.readConfig(ref, { maxAgeMs: deps.policy.configRefreshMs });
       if (cfg.state === 'absent') return refuse('repo_not_opted_in', { repo: ref.fullName });

@@ -1,5 +1,6 @@
 import { makeRefusal } from '../kernel/codes/table.js';
-import { pullSubject, type Candidate, type Decided, type Waiting } from './candidate.js';
+import type { Candidate, Decided, Waiting } from './candidate.js';
+import { pullSubject } from '../kernel/ids.js';
 import { baseRefOf, baseTipOf, landingRecord, type RepoFacts } from './repo-facts.js';
 import { isLandable, rejectedHead, rejectToRerun, verdictNow } from './verdicts.js';
 import type { ClaimView, MergeQueueRead, PullView } from '../forge/types.js';

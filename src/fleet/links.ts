@@ -1,5 +1,6 @@
 import { parseActionsRef } from '../launcher/actions.js';
 import type { Run } from '../store/runs.js';
+import { parseSubject } from '../kernel/ids.js';
 
 // Where people read what yoke works on: GitHub's own pages (github.com, a
 // GitHub Enterprise host, or the sandbox's forge), under one web URL.
@@ -16,9 +17,9 @@ export const environmentUrl = (webUrl: string, repo: string, environment: string
 
 /** `issue#N` or `pr#N`, as a link to its page. */
 export function subjectUrl(webUrl: string, repo: string, subject: string): string | null {
-  const m = /^(issue|pr)#(\d+)$/.exec(subject);
-  if (!m) return null;
-  return m[1] === 'issue' ? issueUrl(webUrl, repo, Number(m[2])) : pullUrl(webUrl, repo, Number(m[2]));
+  const s = parseSubject(subject);
+  if (!s) return null;
+  return s.kind === 'issue' ? issueUrl(webUrl, repo, s.number) : pullUrl(webUrl, repo, s.number);
 }
 
 /** The workflow run of a run launched on GitHub Actions, once yoke knows its id; null otherwise. */

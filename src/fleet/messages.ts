@@ -8,6 +8,7 @@ import type { WaitingItem } from './candidate.js';
 import { subjectUrl } from './links.js';
 import { inertBlock } from '../agent/output.js';
 import { redactSecrets } from '../kernel/redact.js';
+import { parseSubject } from '../kernel/ids.js';
 
 // Every comment the fleet writes, and its replies to commands and controls.
 // Tests compare whole texts, so a change of wording is a deliberate change of
@@ -200,7 +201,7 @@ const plain = (s: string): string => s.replace(/[\\`*_{}[\]()<>#+\-!|~@&]/g, (c)
 
 /** `issue#N` or `pr#N` as a link on GitHub. */
 const workLink = (webUrl: string, repo: string, subject: string): string =>
-  `[#${subject.split('#')[1]}](${subjectUrl(webUrl, repo, subject)})`;
+  `[#${parseSubject(subject)?.number}](${subjectUrl(webUrl, repo, subject)})`;
 
 /** The body yoke keeps current. It has no time in it, so it changes only when what it shows does. */
 export function dashboardIssueBody(v: DashboardIssueView): string {

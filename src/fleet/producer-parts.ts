@@ -3,6 +3,7 @@ import { readClaim } from './claims.js';
 import type { RepoFacts } from './repo-facts.js';
 import type { ClaimView } from '../forge/types.js';
 import type { RunKind } from '../store/runs.js';
+import { parseSubject } from '../kernel/ids.js';
 
 // What every producer asks of the facts: a claim's issue, whether a subject is live or held back, and the
 // titles the pass read, for the candidates and the work that waits.
@@ -25,9 +26,9 @@ export const heldBack = (facts: RepoFacts, subject: string, kind: RunKind): bool
 
 /** The title the pass read for `issue#N` or `pr#N`. */
 export function titleOf(facts: RepoFacts, subject: string): string | undefined {
-  const [kind, n] = subject.split('#') as [string, string];
-  const list = kind === 'pr' ? facts.view.pulls : facts.view.issues;
-  return list.find((x) => x.number === Number(n))?.title;
+  const s = parseSubject(subject);
+  const list = s?.kind === 'pr' ? facts.view.pulls : facts.view.issues;
+  return list.find((x) => x.number === s?.number)?.title;
 }
 
 export const waiting = (facts: RepoFacts, stage: SpawnStage, subject: string, reason: Waiting['reason']): Waiting => {

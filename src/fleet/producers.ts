@@ -1,7 +1,8 @@
 import { issueEditedSinceLabel } from './approval.js';
 import { makeRefusal } from '../kernel/codes/table.js';
 import { effectiveCap, isAtCap, type CapPolicy, type LivenessSnapshot } from './cap.js';
-import { issueSubject, pullSubject, type Candidate, type Decided, type Waiting } from './candidate.js';
+import type { Candidate, Decided, Waiting } from './candidate.js';
+import { issueSubject, pullSubject } from '../kernel/ids.js';
 import { landingRecord, type RepoFacts } from './repo-facts.js';
 import { isLandable, rejectedHead, rejectToRerun } from './verdicts.js';
 import { claimedIssue, heldBack, live, titled, waiting } from './producer-parts.js';

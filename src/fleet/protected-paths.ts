@@ -2,6 +2,7 @@ import type { ClaimView, ReviewView } from '../forge/types.js';
 import type { RepoConfig } from '../config/repo-config.js';
 import { globToRegExp } from '../kernel/glob.js';
 import { ALWAYS_PROTECTED, withFolders } from '../kernel/agent-settings.js';
+import { sameLogin } from '../kernel/ids.js';
 
 // TR14: what yoke trusts lives in the repository: its workflows, its opt-in
 // file, the lander's validate.sh, and the agents' own settings. A claim PR
@@ -41,7 +42,7 @@ export function headApprovers(reviews: readonly ReviewView[], head: string, auth
   const out: string[] = [];
   for (const r of latest.values()) {
     if (r.state !== 'APPROVED' || r.commitId !== head) continue;
-    if (r.author.toLowerCase() === author.toLowerCase() || r.author === 'ghost' || BOT.test(r.author)) continue;
+    if (sameLogin(r.author, author) || r.author === 'ghost' || BOT.test(r.author)) continue;
     out.push(r.author);
   }
   return out;

@@ -3,6 +3,7 @@ import { formatActionsRef, parseActionsRef } from '../launcher/actions.js';
 import type { Run } from '../store/runs.js';
 import type { Store } from '../store/store.js';
 import { repoRefOf } from './repo-state.js';
+import { sameRepo } from '../kernel/ids.js';
 
 // TR03: what binds an OIDC token to a run, whichever way its result came
 // (through yoke's API, or handed back through GitHub as an artifact).
@@ -42,7 +43,7 @@ export async function bindTokenToRun(
   const no = (detail: string): Bound => ({ ok: false, detail });
   const dispatched = parseActionsRef(run.launcherRef);
   if (!dispatched) return no(`run ${run.id} was not dispatched as a workflow run, so no OIDC token can report for it`);
-  if (claims.repository?.toLowerCase() !== run.repo.toLowerCase())
+  if (!sameRepo(claims.repository, run.repo))
     return no(`the token is for ${claims.repository ?? 'no repository'}, not ${run.repo}`);
   const repo = await repoRefOf(ctx.store, run.repo);
   if (!repo) return no(`${run.repo} is not known to yoke`);

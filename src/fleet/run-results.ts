@@ -22,6 +22,7 @@ import type { Store } from '../store/store.js';
 import type { Log } from '../kernel/log.js';
 import { claimPullBody, claimPullTitle } from './messages.js';
 import { bindTokenToRun, type Bound, type TokenVerifier } from './run-binding.js';
+import { sameRepo } from '../kernel/ids.js';
 
 // A run's result, whichever way it came: through yoke's API with the run's
 // credential, or back through GitHub as an artifact of the dispatched workflow
@@ -302,8 +303,7 @@ async function deliverFix(
     );
   const pull = run.prNumber === null ? null : await ctx.forge.getPull(repo, run.prNumber);
   if (!pull || pull.state !== 'open' || !pull.headRef) return failed(`PR #${run.prNumber} is not open`);
-  if (pull.headRepo && pull.headRepo.toLowerCase() !== run.repo.toLowerCase())
-    return failed(`PR #${run.prNumber} comes from a fork`);
+  if (pull.headRepo && !sameRepo(pull.headRepo, run.repo)) return failed(`PR #${run.prNumber} comes from a fork`);
   if (pull.headSha !== push.commit) {
     if (head !== push.commit)
       return failed(`${push.branch} is at ${head?.slice(0, 7) ?? 'nothing'}, not the fix ${push.commit.slice(0, 7)}`);

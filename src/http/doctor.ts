@@ -11,6 +11,7 @@ import type { BranchPolicy, EnvironmentRules, Forge, InstallationGrants, RepoRef
 import { makeRefusal } from '../kernel/codes/table.js';
 import { globToRegExp } from '../kernel/glob.js';
 import { errorText } from '../kernel/error-text.js';
+import { sameRepo } from '../kernel/ids.js';
 
 // `yoke doctor OWNER/REPO`: a preflight from the running server. It reads
 // what GitHub holds of a repository's set-up (the installation's grants, the
@@ -306,7 +307,7 @@ export async function runDoctor(deps: DoctorDeps, shipped: ShippedSetup, name: s
   const appSlug = (await forge.botLogin()).replace(/\[bot\]$/, '');
   let ref: RepoRef | null = null;
   for (const id of await forge.listInstallations()) {
-    ref = (await forge.listRepos(id)).find((r) => r.fullName.toLowerCase() === name.toLowerCase()) ?? null;
+    ref = (await forge.listRepos(id)).find((r) => sameRepo(r.fullName, name)) ?? null;
     if (ref) break;
   }
   const base: DoctorFacts = {

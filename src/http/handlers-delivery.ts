@@ -12,6 +12,7 @@ import { awaitResult, dispatchIdempotent } from '../delivery/gate/idempotent-che
 import { checkIn, endExecution, renewExecution, startExecution } from '../delivery/runs/executions.js';
 import { qaWork, recordQaVerdict, waiveQaCase } from '../delivery/gate/verdicts.js';
 import { replyWith, type JsonHandlers } from './handler.js';
+import { sameRepo } from '../kernel/ids.js';
 
 // The delivery routes under /yoke/api/deployment-runs, for operators (the
 // CLI and the deploy driver) and people by their role. Bodies and queries
@@ -63,7 +64,7 @@ export function deliveryHandlers(ctx: DeliveryContext, dispatch: DispatchOptions
       // Every run (or one repository's), newest first, with where each is.
       const repo = query.repo;
       const list = (await seen(await ctx.store.deploymentRuns.list(), mayRead))
-        .filter((r) => !repo || r.repo.toLowerCase() === repo.toLowerCase())
+        .filter((r) => !repo || sameRepo(r.repo, repo))
         .sort((a, b) => b.createdAt - a.createdAt)
         .slice(0, 100)
         .map((r) => ({

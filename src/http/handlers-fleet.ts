@@ -10,6 +10,7 @@ import { publicRun } from '../fleet/report.js';
 import { buildFleetReport } from './report.js';
 import { grantPush, openClaim, reportRunResult, type RunAuth } from './run-report.js';
 import type { JsonHandlers } from './handler.js';
+import { sameRepo } from '../kernel/ids.js';
 
 // The fleet's routes: a run's own reports (its push token, its claim PR, its
 // result), the fleet report, runs, and the controls of a repository.
@@ -79,7 +80,7 @@ export function fleetHandlers({
     async runs({ query, mayRead }) {
       const { repo, status } = query;
       const listed = (await fleet.store.runs.listAll(1000))
-        .filter((r) => !repo || r.repo.toLowerCase() === repo.toLowerCase())
+        .filter((r) => !repo || sameRepo(r.repo, repo))
         .filter((r) => status === undefined || (status === 'live' ? r.status === 'live' : r.outcome === status));
       const runs = [];
       for (const r of listed) if (runs.length < 200 && (await mayRead(r.repo))) runs.push(r);

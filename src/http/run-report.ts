@@ -15,6 +15,7 @@ import type { Run } from '../store/runs.js';
 import type { FleetContext } from '../fleet/context.js';
 import { hashSecret } from '../fleet/launch.js';
 import { repoRefOf } from '../fleet/repo-state.js';
+import { sameRepo } from '../kernel/ids.js';
 
 // A run's report of its result: `POST /yoke/api/runs/:id/result`.
 
@@ -171,7 +172,7 @@ export async function grantPush(
     const pull = run.prNumber === null ? null : await ctx.forge.getPull(repo, run.prNumber);
     if (!pull || pull.state !== 'open' || !pull.headRef)
       return refuse('run_cannot_push', { run: run.id, kind: run.kind, detail: `PR #${run.prNumber} is not open` });
-    if (pull.headRepo && pull.headRepo.toLowerCase() !== run.repo.toLowerCase())
+    if (pull.headRepo && !sameRepo(pull.headRepo, run.repo))
       return refuse('run_cannot_push', {
         run: run.id,
         kind: run.kind,
