@@ -164,3 +164,9 @@ export function repoParams(name: string): { owner: string; name: string } {
   const [owner, repo] = repoArg(name).split('/') as [string, string];
   return { owner, name: repo };
 }
+
+/** The way this CLI runs a command here (QA cases, deploy commands). */
+export function exec(io: CliIo) {
+  if (!io.exec) throw new CliFailure('This yoke cannot run commands here.');
+  return io.exec;
+}
