@@ -26,6 +26,7 @@ import { DEFAULT_LEADERSHIP, Leadership } from './leadership.js';
 import { openStoreAt, type Store } from './store/store.js';
 import { printable } from './store/open-sql.js';
 import { registerWebhooks } from './webhooks/handlers.js';
+import { errorStack } from './kernel/error-text.js';
 
 // The composition root: builds the store, forge, launcher and engine from the
 // operator settings, and wires webhooks, the ticks (ticks.ts) and the HTTP
@@ -191,7 +192,7 @@ async function wire(
     // A lander's exit is its verdict's last word; the reaper runs after it either way (and ends a run it could not record).
     const recorded = kind === 'lander' ? recordLanderExit(engine.context(), runId, exit) : Promise.resolve();
     void recorded
-      .catch((err: unknown) => app.log.error({ run: runId, err: String(err) }, 'could not record the lander exit'))
+      .catch((err: unknown) => app.log.error({ run: runId, err: errorStack(err) }, 'could not record the lander exit'))
       .finally(() => ticks?.reapNow());
   });
   // TR12: this process's lease: what it reserves and claims is its own until the lease lapses.

@@ -2,6 +2,7 @@ import type { Timers } from './kernel/clock.js';
 import { LeadershipLost, type Fence } from './kernel/fence.js';
 import type { Log } from './kernel/log.js';
 import type { LeaderStore } from './store/leaders.js';
+import { errorStack } from './kernel/error-text.js';
 
 // One leader for the fleet's ticks: however many yoke processes share the
 // store, the scheduler, the reaper, the close-out sweep and the notice
@@ -53,7 +54,7 @@ export class Leadership {
     } catch (err) {
       if (this.leading)
         log.warn(
-          { process: processId, err: String(err) },
+          { process: processId, err: errorStack(err) },
           'could not renew the lead of the ticks; this process stops ticking until it can',
         );
     }

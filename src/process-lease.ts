@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import type { Clock, Timers } from './kernel/clock.js';
 import type { Log } from './kernel/log.js';
 import type { Store } from './store/store.js';
+import { errorStack } from './kernel/error-text.js';
 
 // TR12: each yoke process (the server, the database door) holds a lease in
 // the store and renews it. What a process holds (dispatch reservations,
@@ -121,7 +122,7 @@ export async function startProcessLease(
         );
       await reapDeadProcesses(deps, id);
     } catch (err) {
-      deps.log.warn({ err: String(err) }, "could not renew this process's lease");
+      deps.log.warn({ err: errorStack(err) }, "could not renew this process's lease");
     }
   };
   const handle = deps.timers.setInterval(() => void renew(), policy.renewMs);

@@ -9,6 +9,7 @@ import type { Timers } from './kernel/clock.js';
 import { LeadershipLost, OPEN_FENCE, type Fence } from './kernel/fence.js';
 import type { Log } from './kernel/log.js';
 import type { Leadership } from './leadership.js';
+import { errorStack } from './kernel/error-text.js';
 
 // What runs by itself, on the clock, and who may run it: the engine's ticks
 // (the spawn pass and the reaper), the reaps a webhook or a run's exit asks
@@ -56,13 +57,13 @@ export class Ticks {
   reapIfLeading(): void {
     void this.o.leadership.fence().then(
       (fence) => this.reapUnder(fence),
-      (err: unknown) => this.o.log.error({ err: String(err) }, 'could not ask who leads'),
+      (err: unknown) => this.o.log.error({ err: errorStack(err) }, 'could not ask who leads'),
     );
   }
 
   /** A run's process exited (the command launcher): reap now, whoever leads. */
   reapNow(): void {
-    void this.o.engine.reaperTick().catch((err) => this.o.log.error({ err: String(err) }, 'reaper pass failed'));
+    void this.o.engine.reaperTick().catch((err) => this.o.log.error({ err: errorStack(err) }, 'reaper pass failed'));
   }
 
   private reapUnder(fence: Fence | null): void {
@@ -70,7 +71,8 @@ export class Ticks {
     void this.o.engine
       .reaperTick(fence)
       .catch(
-        (err: unknown) => err instanceof LeadershipLost || this.o.log.error({ err: String(err) }, 'reaper pass failed'),
+        (err: unknown) =>
+          err instanceof LeadershipLost || this.o.log.error({ err: errorStack(err) }, 'reaper pass failed'),
       );
   }
 
@@ -92,7 +94,7 @@ export class Ticks {
       await sweepProtectionReviews(fenced);
       if (this.o.pollWaitingRuns) await sweepWaitingRuns(fenced);
     } catch (err) {
-      if (!(err instanceof LeadershipLost)) this.o.log.warn({ err: String(err) }, 'close-out sweep failed');
+      if (!(err instanceof LeadershipLost)) this.o.log.warn({ err: errorStack(err) }, 'close-out sweep failed');
     } finally {
       this.sweeping = false;
     }

@@ -7,7 +7,7 @@ import { commandReply, refusalText } from '../kernel/reply.js';
 import type { RepoState } from '../store/repos.js';
 import { COMMENT_LIMIT, parseComment, runCommand, suggestCommand, type ParsedComment } from './command.js';
 import { noteReply } from './qa.js';
-import { errorText } from '../kernel/error-text.js';
+import { errorStack, errorText } from '../kernel/error-text.js';
 
 export interface IncomingComment {
   repo: RepoRef;
@@ -132,7 +132,10 @@ async function failed(ctx: FleetContext, repo: RepoRef, c: CommentView, err: unk
     );
     await ctx.store.commands.finish(c.id, 'command_failed');
   } catch (replyErr) {
-    ctx.log.warn({ repo: repo.fullName, comment: c.id, err: String(replyErr) }, 'could not answer a failed command');
+    ctx.log.warn(
+      { repo: repo.fullName, comment: c.id, err: errorStack(replyErr) },
+      'could not answer a failed command',
+    );
   }
   return 'failed';
 }

@@ -13,6 +13,7 @@ import { readClaim } from './claims.js';
 import { CLAIM_LABEL, STUCK_LABEL, landingRecord, type RepoFacts } from './repo-facts.js';
 import { acceptedHead, isLandable, rejectedHead, untrustedMarkers } from './verdicts.js';
 import type { Landed } from './stacks.js';
+import { errorStack } from '../kernel/error-text.js';
 
 // What a pass does besides launching, decided purely from RepoFacts:
 // record claims (and label them, for display), merge heads whose recorded
@@ -188,7 +189,7 @@ export async function executeRepoActions(
       }
     } catch (err) {
       log.warn(
-        { repo: facts.repo.fullName, action: a.type, err: String(err) },
+        { repo: facts.repo.fullName, action: a.type, err: errorStack(err) },
         'repo action failed; the next pass re-derives it',
       );
     }

@@ -29,6 +29,7 @@ import { repoRefOf } from './repo-state.js';
 import { collectHandedResult } from './run-results.js';
 import type { TokenVerifier } from './run-binding.js';
 import { sameRepo } from '../kernel/ids.js';
+import { errorStack } from '../kernel/error-text.js';
 
 // The fleet's clockwork: two ticks and HTTP kicks, all queued on one lock so
 // passes never interleave (SP08). What a pass does lives in pass.ts.
@@ -95,10 +96,10 @@ export class Engine {
       policy,
       log,
       webUrl: this.deps.webUrl,
-      kick: () => void this.kick().catch((err) => log.error({ err: String(err) }, 'kicked pass failed')),
+      kick: () => void this.kick().catch((err) => log.error({ err: errorStack(err) }, 'kicked pass failed')),
       wake: (repo) => {
         this.activity.wake(repo, clock.now());
-        void this.kick().catch((err) => log.error({ err: String(err) }, 'kicked pass failed'));
+        void this.kick().catch((err) => log.error({ err: errorStack(err) }, 'kicked pass failed'));
       },
       postVerdicts: () =>
         void this.serial(async () => {
@@ -176,10 +177,7 @@ export class Engine {
   }
 
   private logPassError(err: unknown): void {
-    this.deps.log.error(
-      { err: err instanceof Error ? err.stack : String(err) },
-      'spawn pass failed; the next tick re-derives everything',
-    );
+    this.deps.log.error({ err: errorStack(err) }, 'spawn pass failed; the next tick re-derives everything');
   }
 
   private queue(trigger: PassTrigger, pass: () => Promise<PassReport>): Promise<PassReport> {

@@ -24,7 +24,7 @@ import { makeRefusal } from '../kernel/codes/table.js';
 import { readClaim } from './claims.js';
 import { CLAIM_LABEL, baseRefOf, type RepoFacts } from './repo-facts.js';
 import { unseenRepoState } from './repo-state.js';
-import { errorText } from '../kernel/error-text.js';
+import { errorStack, errorText } from '../kernel/error-text.js';
 
 // The read half of a spawn pass (SP02, SP11): one listing, one snapshot, every
 // producer, and each repository's facts read once, within the request
@@ -133,7 +133,7 @@ export async function gatherPass(deps: PassDeps): Promise<Gathered> {
       const spentToday = { repo: spend.get(repo.fullName) ?? 0, fleet: fleetSpend };
       memo = readFacts(deps, repo, { snapshot, requests, trusted, housekeeping, maxViewAgeMs, spentToday }).catch(
         (err) => {
-          log.warn({ repo: repo.fullName, err: String(err) }, 'repo read failed; skipped for this pass');
+          log.warn({ repo: repo.fullName, err: errorStack(err) }, 'repo read failed; skipped for this pass');
           return null;
         },
       );

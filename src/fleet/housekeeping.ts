@@ -4,6 +4,7 @@ import { disabledNotice, pauseNotice, issueEditedNotice } from './messages.js';
 import type { Store } from '../store/store.js';
 import type { NewAsk } from '../store/asks.js';
 import { repoRefOf } from './repo-state.js';
+import { errorStack } from '../kernel/error-text.js';
 
 // What the read half of a pass finds that the store must be told: repos seen
 // for the first time, opt-in files that became invalid or valid again, and
@@ -66,7 +67,7 @@ export async function executeHousekeeping(deps: HousekeepingDeps, planned: reado
           await store.afkLabels.setNotified(h.repo.fullName, h.issue, h.digest);
         } catch (err) {
           log.warn(
-            { repo: h.repo.fullName, issue: h.issue, err: String(err) },
+            { repo: h.repo.fullName, issue: h.issue, err: errorStack(err) },
             'could not say that an edited issue waits; retried next pass',
           );
         }
@@ -80,7 +81,7 @@ export async function executeHousekeeping(deps: HousekeepingDeps, planned: reado
             await forge.createComment(h.repo, h.controlIssue, disabledNotice(h.repo.fullName, h.reason));
           } catch (err) {
             log.warn(
-              { repo: h.repo.fullName, err: String(err) },
+              { repo: h.repo.fullName, err: errorStack(err) },
               'could not post the disabled notice; retried next pass',
             );
             break;
@@ -105,6 +106,6 @@ export async function postPauseNotice(
   try {
     await deps.forge.createComment(repo, issue, pauseNotice(name, state.consecutiveFailures, deps.pauseThreshold));
   } catch (err) {
-    deps.log.warn({ repo: name, err: String(err) }, 'could not post the pause notice');
+    deps.log.warn({ repo: name, err: errorStack(err) }, 'could not post the pause notice');
   }
 }

@@ -3,6 +3,7 @@ import { LeadershipLost } from '../kernel/fence.js';
 import type { Log } from '../kernel/log.js';
 import type { Candidate } from './candidate.js';
 import { landersOn, type LandingRecord } from './stacks.js';
+import { errorStack } from '../kernel/error-text.js';
 
 // LD03 with autoland.fast_forward: before a lander starts, yoke builds on GitHub the very commit it is to judge
 // (bors's way): its base with the stack's heads and its own merged on, in order, by GitHub's merges API, on a
@@ -79,7 +80,7 @@ export async function prepareLandCommit(
     if (err instanceof LeadershipLost) throw err;
     // GitHub would not build it (a refused write, an outage): the lander merges the heads itself, and the merge
     // goes through the PR API, read at its instant.
-    deps.log.warn({ repo: repo.fullName, pr: c.prNumber, err: String(err) }, 'could not build the commit to judge');
+    deps.log.warn({ repo: repo.fullName, pr: c.prNumber, err: errorStack(err) }, 'could not build the commit to judge');
   }
   return null;
 }

@@ -13,6 +13,7 @@ import { repoReadOf, type RepoFacts } from './repo-facts.js';
 import { wasAttempted } from '../store/merges.js';
 import { spawnPass, type PassOutcome } from './spawn-pass.js';
 import { gatherPass, READ_ESTIMATE_POINTS, type Deferral, type PassDeps } from './gather.js';
+import { errorStack } from '../kernel/error-text.js';
 
 // One spawn pass: read everything (gather.ts gatherPass, which writes nothing), decide,
 // then write: housekeeping, the locked launches, merges and notices, verdicts.
@@ -70,7 +71,10 @@ async function syncDashboardIssues(
     try {
       await syncDashboardIssue(deps, view, fresh);
     } catch (err) {
-      log.warn({ repo: f.repo.fullName, err: String(err) }, 'could not write the dashboard issue; retried next pass');
+      log.warn(
+        { repo: f.repo.fullName, err: errorStack(err) },
+        'could not write the dashboard issue; retried next pass',
+      );
     }
   }
 }
@@ -95,7 +99,7 @@ async function tellFixesWaitingForMoney(
       await deps.store.moneyNotices.record(c.repo, c.prNumber, day, id, deps.now());
     } catch (err) {
       deps.log.warn(
-        { repo: c.repo, pr: c.prNumber, err: String(err) },
+        { repo: c.repo, pr: c.prNumber, err: errorStack(err) },
         'could not say a fix waits for money; said next pass',
       );
     }
@@ -215,7 +219,7 @@ export async function spawnOnce(given: PassDeps, trigger: PassTrigger, reaped: R
       try {
         await deps.onPolledComments(f.repo, f.view.recentComments);
       } catch (err) {
-        log.warn({ repo: f.repo.fullName, err: String(err) }, 'polled commands failed; they are retried next pass');
+        log.warn({ repo: f.repo.fullName, err: errorStack(err) }, 'polled commands failed; they are retried next pass');
       }
     }
   }

@@ -6,6 +6,7 @@ import type { Store } from '../store/store.js';
 import { endRun, type StrikeEffect } from './strikes.js';
 import { parseActionsRef } from '../launcher/actions.js';
 import type { Collected } from './run-results.js';
+import { errorStack } from '../kernel/error-text.js';
 
 export interface ReapDeps {
   store: Store;
@@ -67,7 +68,7 @@ export async function reapRuns(deps: ReapDeps): Promise<Reaped[]> {
       try {
         liveness = await deps.launcher.liveness(run, repo);
       } catch (err) {
-        deps.log.warn({ run: run.id, err: String(err) }, 'liveness check failed; the next reaper tick asks again');
+        deps.log.warn({ run: run.id, err: errorStack(err) }, 'liveness check failed; the next reaper tick asks again');
       }
       if (liveness && 'ref' in liveness && liveness.ref && liveness.ref !== run.launcherRef) {
         await deps.store.runs.setLauncherRef(run.id, liveness.ref);
@@ -82,7 +83,7 @@ export async function reapRuns(deps: ReapDeps): Promise<Reaped[]> {
       try {
         await deps.launcher.cancel(run, repo);
       } catch (err) {
-        deps.log.warn({ run: run.id, err: String(err) }, 'cancel at deadline failed; reaping the run anyway');
+        deps.log.warn({ run: run.id, err: errorStack(err) }, 'cancel at deadline failed; reaping the run anyway');
       }
     }
     // Decide from the run as it is now, inside the write that ends it: a report that landed while this tick
@@ -107,7 +108,7 @@ export async function reapRuns(deps: ReapDeps): Promise<Reaped[]> {
       await deps.launcher
         .cancel(run, repo)
         .catch((err: unknown) =>
-          deps.log.warn({ run: run.id, err: String(err) }, 'could not cancel a run reaped as never started'),
+          deps.log.warn({ run: run.id, err: errorStack(err) }, 'could not cancel a run reaped as never started'),
         );
   }
   await cancelLateWorkflows(deps);
@@ -137,7 +138,7 @@ async function cancelLateWorkflows(deps: ReapDeps): Promise<void> {
       );
     } catch (err) {
       deps.log.warn(
-        { run: run.id, err: String(err) },
+        { run: run.id, err: errorStack(err) },
         'could not look again for the workflow of a run reaped as never started; the next tick does',
       );
     }

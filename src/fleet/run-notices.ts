@@ -7,6 +7,7 @@ import { isAfkKind, type Run } from '../store/runs.js';
 import type { Store } from '../store/store.js';
 import { runUrl } from './links.js';
 import { repoRefOf } from './repo-state.js';
+import { errorStack } from '../kernel/error-text.js';
 
 // A failed or timed-out AFK or fix run says so where people look: one comment
 // on its issue (AFK) or claim PR (fix), with what it reported and the
@@ -123,7 +124,7 @@ export async function syncRunNotices(deps: RunNoticeDeps): Promise<number> {
       written++;
     } catch (err) {
       log.warn(
-        { repo: a.repo, thread: a.thread, run: a.runId, err: String(err) },
+        { repo: a.repo, thread: a.thread, run: a.runId, err: errorStack(err) },
         'could not post the failed-run notice; retried next pass',
       );
     }

@@ -6,6 +6,7 @@ import { flippedVerdict } from './verdicts.js';
 import { readersAmong } from './autoland.js';
 import type { ActionDeps } from './merges.js';
 import { blockingReviewers } from './protected-paths.js';
+import { errorStack } from '../kernel/error-text.js';
 
 // TR01: each lander's verdict, posted once as its marker comment on the PR: the head and the base it judged
 // (LD01), what the work cost so far, a flaky validation (LD06), and whose approval the merge still waits for (TR33).
@@ -64,7 +65,7 @@ export async function postPendingVerdicts(deps: ActionDeps): Promise<void> {
     try {
       await postVerdict(deps, run, repo);
     } catch (err) {
-      deps.log.warn({ run: run.id, err: String(err) }, 'could not post the verdict marker; retried next pass');
+      deps.log.warn({ run: run.id, err: errorStack(err) }, 'could not post the verdict marker; retried next pass');
     }
   }
 }

@@ -18,6 +18,7 @@ import { matchRoute } from './routes.js';
 import { authenticateLiveRun, type RunAuth } from './run-report.js';
 import { serveJson } from './serve-json.js';
 import { Sessions } from './session.js';
+import { errorStack } from '../kernel/error-text.js';
 
 // yoke's HTTP server under /yoke, a plain node:http handler (Probot 14's
 // addHandler). Every route is declared once in routes.ts; a request is
@@ -155,7 +156,7 @@ export function createApiHandler(opts: ApiOptions) {
     } catch (err) {
       // A body that could not be read (too large, not JSON) is refused as such.
       if (err instanceof Refused) return sendRefusal(res, err.refusal);
-      fleet.log.error({ err: err instanceof Error ? err.stack : String(err), path }, 'API request failed');
+      fleet.log.error({ err: errorStack(err), path }, 'API request failed');
       return sendInternalError(res);
     }
   };

@@ -15,6 +15,7 @@ import {
   CommentEditedPayload,
   ProtectionRulePayload,
 } from './payloads.js';
+import { errorStack } from '../kernel/error-text.js';
 
 // Webhooks only deliver commands and kick an early pass: a missed one costs
 // latency, never correctness, for the poll reads the same state again.
@@ -81,7 +82,7 @@ export function registerWebhooks(app: Probot, deps: WebhookDeps): void {
       const labeled = IssueLabeledPayload.safeParse(context.payload);
       if (labeled.success)
         await handleQaLabel(fleet, labeled.data).catch((err) =>
-          fleet.log.warn({ delivery: context.id, err: String(err) }, 'could not handle a qa label'),
+          fleet.log.warn({ delivery: context.id, err: errorStack(err) }, 'could not handle a qa label'),
         );
     }
     // SC02: the repository is active from now, so the pass this asks for probes it.

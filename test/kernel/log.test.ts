@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { errorStack } from '../../src/kernel/error-text.js';
 import { createLogger, scrubSecrets } from '../../src/kernel/log.js';
 
 // TR07: what yoke's logger writes carries no token, whatever the caller logs.
@@ -49,6 +50,19 @@ describe('the logger', () => {
     expect(first.req.url).toBe('/yoke?token=[redacted]&x=1');
     expect(first.msg).toBe('GET /yoke?token=[redacted] 200 - 3ms');
     expect(JSON.parse(lines[1]!).err).toBe('HttpError: token [redacted] was refused');
+  });
+
+  it('TR07 a logged failure keeps its stack, where it happened, and no token it carried', async () => {
+    const { lines, destination } = capture();
+    const log = await createLogger({ destination });
+    const secret = 'ghs_0123456789abcdefghijklmnopqrstuv';
+    const err = new Error(`GET https://api.github.com/x?access_token=${secret} failed`);
+    log.error({ err: errorStack(err) }, 'reaper pass failed');
+    const logged = JSON.parse(lines[0]!).err as string;
+    expect(logged.split('\n')[0]).toBe('Error: GET https://api.github.com/x?access_token=[redacted] failed');
+    expect(logged).toContain('log.test.ts');
+    expect(lines.join('')).not.toContain(secret);
+    expect(errorStack('a string')).toBe('a string');
   });
 
   it('leaves ordinary text alone', () => {

@@ -4,6 +4,7 @@ import { repoRefOf } from '../../fleet/repo-state.js';
 import type { EnvironmentRules, RepoRef } from '../../forge/types.js';
 import type { EnvironmentCheck } from '../../store/stage-deployments.js';
 import { deliveryRepo, type DeliveryContext } from '../context.js';
+import { errorStack } from '../../kernel/error-text.js';
 
 // DP05: yoke's QA gates a deploy stage only where GitHub holds the stage's
 // jobs for yoke's rule. Each repository's gated environments are read through
@@ -82,7 +83,7 @@ export async function sweepEnvironments(ctx: DeliveryContext, everyMs: number): 
       await checkEnvironments(ctx, repo, dr.value.settings, appSlug);
     } catch (err) {
       ctx.log.warn(
-        { repo: r.fullName, err: String(err) },
+        { repo: r.fullName, err: errorStack(err) },
         "could not read the environments' protection rules; the next round tries again",
       );
     }

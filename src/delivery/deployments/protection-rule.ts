@@ -7,7 +7,7 @@ import type { DeploymentRun, Member, StageRecord } from '../../store/deployment-
 import type { ProtectionAnswerState, ProtectionDecision } from '../../store/stage-deployments.js';
 import { repoRefOf } from '../../fleet/repo-state.js';
 import { deliveryRepo, type DeliveryContext } from '../context.js';
-import { errorText } from '../../kernel/error-text.js';
+import { errorStack, errorText } from '../../kernel/error-text.js';
 
 // DP03: yoke as a custom deployment protection rule. A job that targets an
 // environment with yoke's rule waits until yoke answers: approved only when
@@ -223,7 +223,7 @@ export async function reviewProtectionRequest(
     });
     answer = 'unsent';
     ctx.log.warn(
-      { repo: request.repo.fullName, workflowRun: request.workflowRunId, err: String(err) },
+      { repo: request.repo.fullName, workflowRun: request.workflowRunId, err: errorStack(err) },
       'could not read what a protection rule request needs; the sweep decides it again',
     );
   }
@@ -245,7 +245,7 @@ export async function reviewProtectionRequest(
       // GitHub could not be reached: the job waits on, and the sweep decides and sends again.
       answer = 'unsent';
       ctx.log.warn(
-        { repo: request.repo.fullName, workflowRun: request.workflowRunId, err: String(err) },
+        { repo: request.repo.fullName, workflowRun: request.workflowRunId, err: errorStack(err) },
         'could not answer a protection rule request; the sweep sends it again',
       );
     }
@@ -340,7 +340,7 @@ export async function sweepWaitingRuns(ctx: DeliveryContext): Promise<number> {
       }
     } catch (err) {
       ctx.log.warn(
-        { repo: r.fullName, err: String(err) },
+        { repo: r.fullName, err: errorStack(err) },
         'could not read the workflow runs waiting at protection rules; the next sweep reads again',
       );
     }

@@ -4,6 +4,7 @@ import { qaAttached } from '../messages.js';
 import { deliveryRepo, type DeliveryContext } from '../context.js';
 import { ok, refuse, type Result } from '../../kernel/result.js';
 import { namedPlans, readPlansAt } from './plans.js';
+import { errorStack } from '../../kernel/error-text.js';
 
 // Attaching a QA plan to an item: by a writer's `qa:<id-or-name>` label or
 // `/yoke qa attach <id-or-name>`. The reference is resolved against the
@@ -52,7 +53,7 @@ export async function attachPlan(
       await ctx.forge.addLabels(repo, issue, [`${QA_LABEL_PREFIX}${r.id}`]);
     } catch (err) {
       ctx.log.warn(
-        { repo: repo.fullName, issue, err: String(err) },
+        { repo: repo.fullName, issue, err: errorStack(err) },
         'could not add the qa label; the attachment is recorded',
       );
     }

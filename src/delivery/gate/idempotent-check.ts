@@ -7,6 +7,7 @@ import type { DeploymentRun } from '../../store/deployment-runs.js';
 import type { Store } from '../../store/store.js';
 import { deliveryRepo, type DeliveryContext } from '../context.js';
 import { gateCheck } from './check.js';
+import { errorStack } from '../../kernel/error-text.js';
 
 // DX07/DX08/DX10: a dispatch carries a request id and an envelope. The id is
 // reserved in the transaction that starts the work; a completed result is
@@ -227,7 +228,7 @@ async function runReserved(ctx: DeliveryContext, runId: string, stage: string, r
     await store.dispatchRequests.fail(requestId, detail, clock.now());
     if (refusal) return refusalReply(refusal);
     ctx.log.error(
-      { run: runId, request: requestId, err: err instanceof Error ? err.stack : String(err) },
+      { run: runId, request: requestId, err: errorStack(err) },
       'dispatch failed before recording a result',
     );
     return refusalReply(makeRefusal('dispatch_request_failed', { request: requestId, detail }));

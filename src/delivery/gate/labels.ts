@@ -4,6 +4,7 @@ import { commandReply, refusalText } from '../../kernel/reply.js';
 import { attachPlan, QA_LABEL_PREFIX } from './attach.js';
 import { deliveryRepo, type DeliveryContext } from '../context.js';
 import { repoRefOf } from '../../fleet/repo-state.js';
+import { errorStack } from '../../kernel/error-text.js';
 
 // A `qa:<id-or-name>` label attaches a plan only when a writer added it, and
 // the writer gets a reply. A non-writer's label makes yoke write nothing
@@ -131,7 +132,10 @@ export async function syncQaLabels(ctx: LabelCtx): Promise<number> {
     try {
       handled += (await reconcileQaLabels(ctx, repo)).length;
     } catch (err) {
-      ctx.log.warn({ repo: r.fullName, err: String(err) }, 'could not reconcile qa labels; the next round tries again');
+      ctx.log.warn(
+        { repo: r.fullName, err: errorStack(err) },
+        'could not reconcile qa labels; the next round tries again',
+      );
     }
   }
   return handled;

@@ -5,6 +5,7 @@ import type { StageEvaluation } from '../gate/evaluate.js';
 import type { Wait } from '../gate/waits.js';
 import type { DeploymentRun } from '../../store/deployment-runs.js';
 import { planNotices, type NoticeAction, type NoticeSubject, type Recipients } from './plan.js';
+import { errorStack } from '../../kernel/error-text.js';
 
 // Notices' edges: read the standing of the notices out (deleted comments are
 // cancelled, reactions answer), plan, then post and edit. Every write records
@@ -145,7 +146,7 @@ async function execute(at: StageAt, a: NoticeAction, report: NoticeReport): Prom
     }
   } catch (err) {
     ctx.log.warn(
-      { run: run.id, notice: n.id, err: String(err) },
+      { run: run.id, notice: n.id, err: errorStack(err) },
       'could not edit a notice; the next dispatch tries again',
     );
     return false;

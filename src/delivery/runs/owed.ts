@@ -3,6 +3,7 @@ import type { MergeListener } from '../../fleet/merges.js';
 import type { Forge, RepoRef } from '../../forge/types.js';
 import type { Log } from '../../kernel/log.js';
 import type { Store } from '../../store/store.js';
+import { errorStack } from '../../kernel/error-text.js';
 
 // An item's delivery is owed from the merge of its claim PR until its
 // close-out. yoke's own merges record it at once; a claim PR merged by hand is
@@ -46,7 +47,7 @@ async function labelOwed(deps: OwedDeps, repo: RepoRef, issue: number, label: st
     await deps.store.deliveryItems.markLabelled(repo.fullName, issue);
   } catch (err) {
     deps.log.warn(
-      { repo: repo.fullName, issue, err: String(err) },
+      { repo: repo.fullName, issue, err: errorStack(err) },
       'could not label the owed delivery; tried again later',
     );
   }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { trackingIssueBody, trackingIssueTitle } from '../messages.js';
 import type { DeliveryContext, DeliveryRepo } from '../context.js';
 import { viewDeploymentRun, type KnownEvaluation } from './view.js';
+import { errorStack } from '../../kernel/error-text.js';
 
 // Each deployment run has a tracking issue (label yoke:deploy) whose body
 // yoke keeps current. The body is written only when it changes; a failed
@@ -34,6 +35,9 @@ export async function syncTrackingIssue(
       await ctx.store.deploymentRuns.setTracking(run.id, null, hash);
     }
   } catch (err) {
-    ctx.log.warn({ run: runId, err: String(err) }, 'could not update the tracking issue; the next change tries again');
+    ctx.log.warn(
+      { run: runId, err: errorStack(err) },
+      'could not update the tracking issue; the next change tries again',
+    );
   }
 }
