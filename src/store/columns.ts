@@ -43,7 +43,7 @@ export const bool: Column<boolean> = {
 };
 
 /** A text column that holds one of these values (its CHECK). */
-export function oneOf<const V extends readonly string[]>(values: V): Column<V[number]> {
+export function oneOf<const V extends readonly string[]>(values: V): Column<V[number]> & { readonly values: V } {
   return {
     kind: 'text',
     nullable: false,

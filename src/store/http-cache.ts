@@ -1,5 +1,5 @@
 import type { Sql } from './sql.js';
-import { nullable, text } from './columns.js';
+import { TABLES } from './tables.js';
 
 export interface CachedResponse {
   etag: string | null;
@@ -13,11 +13,7 @@ export class HttpCacheStore {
   constructor(private readonly sql: Sql) {}
 
   async get(key: string): Promise<CachedResponse | undefined> {
-    const r = await this.sql.get(
-      { etag: nullable(text), last_modified: nullable(text), headers: text, body: text },
-      'SELECT * FROM http_cache WHERE key = ?',
-      [key],
-    );
+    const r = await this.sql.get(TABLES.http_cache, 'SELECT * FROM http_cache WHERE key = ?', [key]);
     if (!r) return undefined;
     return { etag: r.etag, lastModified: r.last_modified, headers: JSON.parse(r.headers), body: JSON.parse(r.body) };
   }

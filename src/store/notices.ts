@@ -4,17 +4,8 @@ import { TABLES, type TableRow } from './tables.js';
 
 // Notices and their delivery state (QA20-QA23).
 
-export const NOTICE_STATES = [
-  'pending',
-  'posted',
-  'edited',
-  'withdrawn',
-  'cancelled',
-  'failed',
-  'answered',
-  'resolved',
-  'superseded',
-] as const;
+/** The states a notice moves through, as its table declares them (the database CHECKs the same). */
+export const NOTICE_STATES = TABLES.notices.state.values;
 export type NoticeState = (typeof NOTICE_STATES)[number];
 export type RecipientKind = 'holder' | 'driver' | 'creator' | 'steering';
 

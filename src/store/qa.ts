@@ -11,7 +11,7 @@ import type {
   QaVerdict,
   Wake,
 } from './qa-records.js';
-import { int, nullable, oneOf, text } from './columns.js';
+import { int, text } from './columns.js';
 import { TABLES } from './tables.js';
 
 // Scoped-QA records: attachments, what froze at QA entry, plan snapshots and
@@ -76,16 +76,7 @@ export class QaStore {
 
   async memberStages(runId: string, stage: string): Promise<MemberStage[]> {
     const rows = await this.sql.all(
-      {
-        run_id: text,
-        stage: text,
-        issue_number: int,
-        holder: nullable(text),
-        pr_author: nullable(text),
-        refusal: nullable(text),
-        frozen_at: int,
-        settled_at: nullable(int),
-      },
+      TABLES.member_stages,
       'SELECT * FROM member_stages WHERE run_id = ? AND stage = ? ORDER BY issue_number',
       [runId, stage],
     );
@@ -112,14 +103,7 @@ export class QaStore {
 
   async memberPlans(runId: string, stage: string): Promise<MemberPlan[]> {
     const rows = await this.sql.all(
-      {
-        run_id: text,
-        stage: text,
-        issue_number: int,
-        plan_id: text,
-        owner: oneOf(['member', 'group']),
-        group_id: nullable(text),
-      },
+      TABLES.member_plans,
       'SELECT * FROM member_plans WHERE run_id = ? AND stage = ? ORDER BY issue_number, plan_id',
       [runId, stage],
     );
@@ -144,7 +128,7 @@ export class QaStore {
 
   async snapshots(runId: string): Promise<PlanSnapshot[]> {
     const rows = await this.sql.all(
-      { run_id: text, plan_id: text, name: text, commit_sha: text, cases: text },
+      TABLES.plan_snapshots,
       'SELECT * FROM plan_snapshots WHERE run_id = ? ORDER BY plan_id',
       [runId],
     );
@@ -179,21 +163,7 @@ export class QaStore {
   async groups(runIds: readonly string[]): Promise<PlanGroup[]> {
     if (runIds.length === 0) return [];
     const rows = await this.sql.all(
-      {
-        id: text,
-        run_id: text,
-        stage: text,
-        plan_id: text,
-        plan_name: text,
-        cases: text,
-        target_commit: text,
-        covered_item_ids: text,
-        run_level: int,
-        state: oneOf(['open', 'closed']),
-        outcome: nullable(oneOf(['passed', 'superseded'])),
-        opened_at: int,
-        closed_at: nullable(int),
-      },
+      TABLES.plan_groups,
       `SELECT * FROM plan_groups WHERE run_id IN (${runIds.map(() => '?').join(', ')}) ORDER BY opened_at, id`,
       [...runIds],
     );
@@ -307,7 +277,7 @@ export class QaStore {
     runId: string,
   ): Promise<{ verdictId: number; stage: string; subject: string; caseId: string; openedAt: number }[]> {
     const rows = await this.sql.all(
-      { verdict_id: int, stage: text, subject: text, case_id: text, opened_at: int },
+      TABLES.failure_reviews,
       'SELECT * FROM failure_reviews WHERE run_id = ? ORDER BY verdict_id',
       [runId],
     );
@@ -348,7 +318,7 @@ export class QaStore {
 
   async wakes(runId: string): Promise<Wake[]> {
     const rows = await this.sql.all(
-      { run_id: text, stage: text, recipient: text, subject: text, wait_key: text, reason: text, woken_at: int },
+      TABLES.qa_wakes,
       'SELECT * FROM qa_wakes WHERE run_id = ? ORDER BY woken_at, subject',
       [runId],
     );

@@ -4,7 +4,8 @@ import { budgetsFit, type BudgetCheck } from './spend.js';
 import { int, nullable } from './columns.js';
 import { TABLES, type TableRow } from './tables.js';
 
-export const RUN_KINDS = ['afk_manual', 'afk_auto', 'lander', 'fix'] as const;
+/** The kinds of run, as the runs table declares them (the database CHECKs the same). */
+export const RUN_KINDS = TABLES.runs.kind.values;
 export type RunKind = (typeof RUN_KINDS)[number];
 export const AFK_KINDS: readonly RunKind[] = ['afk_manual', 'afk_auto'];
 export const isAfkKind = (kind: RunKind): boolean => AFK_KINDS.includes(kind);

@@ -1,5 +1,4 @@
 import type { Sql } from './sql.js';
-import { int, text } from './columns.js';
 import { TABLES, type TableRow } from './tables.js';
 
 // DP01: each deploy stage's GitHub deployments (one per start), and DP03:
@@ -182,10 +181,7 @@ export class StageDeploymentRunStore {
   }
 
   async environmentChecks(): Promise<EnvironmentCheck[]> {
-    const rows = await this.sql.all(
-      { repo: text, stage: text, environment: text, code: text, app: text, checked_at: int },
-      'SELECT * FROM environment_checks ORDER BY repo, stage',
-    );
+    const rows = await this.sql.all(TABLES.environment_checks, 'SELECT * FROM environment_checks ORDER BY repo, stage');
     return rows.map((r) => ({
       repo: r.repo,
       stage: r.stage,

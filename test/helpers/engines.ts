@@ -18,6 +18,8 @@ export interface TestEngine {
   name: string;
   skip: boolean;
   fresh(): Promise<Sql>;
+  /** A database no migration has touched. */
+  empty(): Promise<Sql>;
   shared(): Promise<() => Sql>;
 }
 
@@ -40,6 +42,7 @@ export function useEngines(): TestEngine[] {
         await migrateSql(s);
         return s;
       },
+      empty: async () => keep(sqliteSql(new Database(':memory:'))),
       shared: async () => {
         const path = join(dir, `shared-${++files}.db`);
         await migrateSql(keep(sqliteSql(new Database(path))));
@@ -54,6 +57,7 @@ export function useEngines(): TestEngine[] {
         await migrateSql(s);
         return s;
       },
+      empty: async () => keep(postgresSql(await pg.db())),
       shared: async () => {
         const url = await pg.db();
         await migrateSql(keep(postgresSql(url)));

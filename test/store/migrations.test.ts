@@ -1,30 +1,17 @@
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { migrate } from '../../src/store/db.js';
 import { MIGRATIONS, type Migration } from '../../src/store/migrations/index.js';
-import { postgresSql } from '../../src/store/postgres-sql.js';
 import { checksumOf, MigrationEditedError, migrateSql } from '../../src/store/schema.js';
 import type { Sql, SqlParam } from '../../src/store/sql.js';
-import { sqliteSql } from '../../src/store/sqlite-sql.js';
 import { catalogue, type CatalogueColumn } from '../helpers/catalogue.js';
-import { havePostgres, usePostgres } from '../helpers/postgres.js';
+import { useEngines } from '../helpers/engines.js';
 import { int, text } from '../../src/store/columns.js';
 
 // The one migration runner on both engines: a shipped migration's text is
 // recorded as it is applied and an edited one is refused; and every
 // migration runs over a store that holds rows, one version at a time, not
 // only over an empty one.
-
-const pgServer = usePostgres();
-const open: Sql[] = [];
-afterEach(async () => {
-  for (const s of open.splice(0)) await s.close().catch(() => undefined);
-});
-
-const engines: { name: string; skip: boolean; make: () => Promise<Sql> }[] = [
-  { name: 'SQLite', skip: false, make: async () => sqliteSql(new Database(':memory:')) },
-  { name: 'PostgreSQL', skip: !havePostgres, make: async () => postgresSql(await pgServer.db()) },
-];
 
 /** The shipped migrations with one of them edited (a comment added to its text). */
 const editedAt = (version: number): Migration[] =>
@@ -81,12 +68,8 @@ const counts = async (sql: Sql): Promise<Record<string, number>> => {
   return out;
 };
 
-for (const engine of engines) {
-  const make = async () => {
-    const s = await engine.make();
-    open.push(s);
-    return s;
-  };
+for (const engine of useEngines()) {
+  const make = () => engine.empty();
 
   describe.skipIf(engine.skip)(`migrations on ${engine.name}`, () => {
     it("records each applied migration's checksum, and refuses a shipped migration that was edited", async () => {
