@@ -170,3 +170,10 @@ export function exec(io: CliIo) {
   if (!io.exec) throw new CliFailure('This yoke cannot run commands here.');
   return io.exec;
 }
+
+/** An exit code a command chose (the runner's, the doctor's), carried out of commander. */
+export class CommandExit extends Error {
+  constructor(readonly exitCode: number) {
+    super(`exit ${exitCode}`);
+  }
+}

@@ -20,6 +20,13 @@ function registerDeploymentRunCommands(program: Command, io: CliIo, g: () => Glo
   const runs = program
     .command('deployment-runs')
     .description('deployment runs: merged work on its way through the stages');
+  registerCreate(runs, io, g);
+  registerListGetRemove(runs, io, g);
+  registerDispatch(runs, io, g);
+}
+
+/** `yoke deployment-runs create`: a run of the items owed delivery. */
+function registerCreate(runs: Command, io: CliIo, g: () => GlobalOptions): void {
   runs
     .command('create <owner/repo>')
     .description('start a deployment run of the items owed delivery')
@@ -53,6 +60,10 @@ function registerDeploymentRunCommands(program: Command, io: CliIo, g: () => Glo
         io.out(o.json ? JSON.stringify(view, null, 2) : formatDeploymentRun(view));
       },
     );
+}
+
+/** `yoke deployment-runs list`, `get` and `remove`. */
+function registerListGetRemove(runs: Command, io: CliIo, g: () => GlobalOptions): void {
   runs
     .command('list')
     .description('deployment runs, newest first, with where each is')
@@ -91,6 +102,10 @@ function registerDeploymentRunCommands(program: Command, io: CliIo, g: () => Glo
       });
       io.out(`Removed ${o.item} from ${view.id}; its delivery stays owed.`);
     });
+}
+
+/** `yoke deployment-runs dispatch`: a gate check of a stage, idempotent under its request id. */
+function registerDispatch(runs: Command, io: CliIo, g: () => GlobalOptions): void {
   runs
     .command('dispatch <run> <stage>')
     .description('gate-check a QA stage once: who it wakes and what it waits on')
