@@ -42,15 +42,21 @@ export type DeliveryRouteName =
 
 const IDEMPOTENCY_KEY = /^[\w.:-]{1,100}$/;
 
-export function deliveryHandlers(ctx: DeliveryContext, dispatch: DispatchOptions): JsonHandlers<DeliveryRouteName> {
-  const seen = async <R extends { repo: string }>(
-    rows: readonly R[],
-    mayRead: (repo: string) => Promise<boolean>,
-  ): Promise<R[]> => {
-    const out: R[] = [];
-    for (const r of rows) if (await mayRead(r.repo)) out.push(r);
-    return out;
-  };
+type RunRouteName = 'deploymentRuns' | 'createDeploymentRun' | 'deploymentRun';
+type QaRouteName = 'renewExecution' | 'endExecution' | 'qaWork' | 'verdict' | 'startExecution' | 'waive';
+
+/** TR25: the rows of a listing whose repository the caller may read. */
+const seen = async <R extends { repo: string }>(
+  rows: readonly R[],
+  mayRead: (repo: string) => Promise<boolean>,
+): Promise<R[]> => {
+  const out: R[] = [];
+  for (const r of rows) if (await mayRead(r.repo)) out.push(r);
+  return out;
+};
+
+/** The deployment runs themselves: listed (what the caller may read), created, read. */
+function runHandlers(ctx: DeliveryContext): JsonHandlers<RunRouteName> {
   return {
     async deploymentRuns({ query, mayRead }) {
       if (query.item) {
@@ -95,6 +101,15 @@ export function deliveryHandlers(ctx: DeliveryContext, dispatch: DispatchOptions
     async deploymentRun({ params }) {
       return replyWith(await getDeploymentRun(ctx, params.run!));
     },
+  };
+}
+
+/** A run's stages: checking in, gate checks and their results, removing a member, deploy stages. */
+function stageHandlers(
+  ctx: DeliveryContext,
+  dispatch: DispatchOptions,
+): JsonHandlers<Exclude<DeliveryRouteName, QaRouteName | RunRouteName>> {
+  return {
     async gateCheckResult({ params, query }) {
       // DX08: each wait stays within the hosted cap.
       const waitMs = Math.min(Math.max(0, Number(query.wait ?? '0') || 0) * 1000, dispatch.hostedCapMs);
@@ -112,17 +127,8 @@ export function deliveryHandlers(ctx: DeliveryContext, dispatch: DispatchOptions
         };
       return replyWith(await checkIn(ctx, params.run!, body));
     },
-    async renewExecution({ params, body }) {
-      return replyWith(await renewExecution(ctx, params.run!, params.execution!, body.lease_seconds));
-    },
-    async endExecution({ params }) {
-      return replyWith(await endExecution(ctx, params.run!, params.execution!));
-    },
     async removeMember({ params, body, actor }) {
       return replyWith(await removeMember(ctx, actor, params.run!, params.item!, body.reason));
-    },
-    async qaWork({ params, query, actor }) {
-      return replyWith(await qaWork(ctx, actor, params.run!, params.stage!, query));
     },
     async gateCheck({ params, body, headers }) {
       const key = headers['idempotency-key'];
@@ -133,6 +139,24 @@ export function deliveryHandlers(ctx: DeliveryContext, dispatch: DispatchOptions
         dispatch.sleep,
       );
       return { status: r.status, recorded: r.body };
+    },
+    async deploy({ params, body }) {
+      return replyWith(await reportDeployStage(ctx, params.run!, params.stage!, body));
+    },
+  };
+}
+
+/** The QA routes: the work of a caller, verdicts and waivers, plan executions and their leases. */
+function qaHandlers(ctx: DeliveryContext): JsonHandlers<QaRouteName> {
+  return {
+    async renewExecution({ params, body }) {
+      return replyWith(await renewExecution(ctx, params.run!, params.execution!, body.lease_seconds));
+    },
+    async endExecution({ params }) {
+      return replyWith(await endExecution(ctx, params.run!, params.execution!));
+    },
+    async qaWork({ params, query, actor }) {
+      return replyWith(await qaWork(ctx, actor, params.run!, params.stage!, query));
     },
     async verdict({ params, body, actor }) {
       const recorded = await recordQaVerdict(ctx, actor, params.run!, params.stage!, body);
@@ -151,8 +175,9 @@ export function deliveryHandlers(ctx: DeliveryContext, dispatch: DispatchOptions
     async waive({ params, body, actor }) {
       return replyWith(await waiveQaCase(ctx, actor, params.run!, params.stage!, body), 201);
     },
-    async deploy({ params, body }) {
-      return replyWith(await reportDeployStage(ctx, params.run!, params.stage!, body));
-    },
   };
+}
+
+export function deliveryHandlers(ctx: DeliveryContext, dispatch: DispatchOptions): JsonHandlers<DeliveryRouteName> {
+  return { ...runHandlers(ctx), ...stageHandlers(ctx, dispatch), ...qaHandlers(ctx) };
 }
