@@ -337,7 +337,9 @@ describe.each([
           }
         },
       ),
-      { numRuns: 250 },
+      // A pinned seed, so the coverage below is the same on every run (a random one left the queue's batching
+      // unexercised about one run in eight); YOKE_PROPERTY_SEED explores others.
+      { numRuns: 250, seed: Number(process.env.YOKE_PROPERTY_SEED ?? 20261205) },
     );
     // The property says something only if yoke merged: it did, many times over (about 100 times through the
     // PR, 50 by fast-forward, where more verdicts are voided by pushes in the window, 30 through the queue,
