@@ -35,12 +35,6 @@ export const value: Column<string | number | null> = {
   nullable: true,
   decode: (v) => (v === null || typeof v === 'string' || typeof v === 'number' ? v : BAD),
 };
-/** A truth SQL worked out (EXISTS, a comparison): SQLite answers 0 or 1, PostgreSQL true or false. */
-export const bool: Column<boolean> = {
-  kind: 'bool',
-  nullable: false,
-  decode: (v) => (v === true || v === 1 ? true : v === false || v === 0 ? false : BAD),
-};
 
 /** A text column that holds one of these values (its CHECK). */
 export function oneOf<const V extends readonly string[]>(values: V): Column<V[number]> & { readonly values: V } {

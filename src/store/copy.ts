@@ -1,7 +1,6 @@
-import { LATEST_VERSION, migrateSql, schemaVersion } from './schema.js';
+import { LATEST_VERSION, migrateSql, SCHEMA_TABLES, schemaVersion } from './schema.js';
 import type { Sql } from './sql.js';
-import { int, text } from './columns.js';
-import { value } from './columns.js';
+import { int, text, value } from './columns.js';
 
 // `yoke db copy`: a SQLite store moved into an empty PostgreSQL, table by
 // table in one transaction, referenced tables first, then every count checked
@@ -22,7 +21,7 @@ async function tablesInOrder(from: Sql): Promise<string[]> {
   const names = (
     await from.all(
       { name: text },
-      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT IN ('schema_migrations', 'schema_checksums') ORDER BY name",
+      `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT IN (${SCHEMA_TABLES.map((t) => `'${t}'`).join(', ')}) ORDER BY name`,
     )
   ).map((t) => t.name);
   const refs = new Map<string, string[]>();

@@ -82,11 +82,11 @@ export function* migrationTransaction(
     shape: APPLIED,
   }) ?? []) as RowOf<typeof APPLIED>[];
   const next = planMigrations(
-    applied.map((r) => Number(r.version)),
+    applied.map((r) => r.version),
     known,
   )[0];
   for (const r of applied) {
-    const m = known.find((k) => k.version === Number(r.version));
+    const m = known.find((k) => k.version === r.version);
     if (!m) continue;
     if (r.checksum === null)
       yield {
