@@ -11,7 +11,6 @@ import { Engine, type EngineDeps } from './fleet/engine.js';
 import type { BudgetBook } from './forge/budget.js';
 import type { CacheStats } from './forge/conditional-cache.js';
 import { GitHubForge } from './forge/github.js';
-import type { Octokit } from './forge/octokit.js';
 import type { Forge } from './forge/types.js';
 import { recordLanderExit } from './http/run-report.js';
 import { createApiHandler } from './http/api.js';
@@ -140,9 +139,8 @@ function apiOf(settings: OperatorSettings, engine: Engine, forge: Forge, oidc: O
 /** GitHub, through the app's installations (Probot's authentication). */
 function forgeOf(app: Probot, settings: OperatorSettings, clock: Clock, budget: BudgetBook | undefined): GitHubForge {
   return new GitHubForge({
-    // Probot's Octokit is the class the server built with yoke's plugins (server.ts): the forge's own type.
-    appOctokit: async () => (await app.auth()) as unknown as Octokit,
-    installationOctokit: async (id) => (await app.auth(id)) as unknown as Octokit,
+    appOctokit: async () => app.auth(),
+    installationOctokit: async (id) => app.auth(id),
     now: () => clock.now(),
     botLogin: settings.botLogin,
     budget,

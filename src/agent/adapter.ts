@@ -3,6 +3,7 @@
 // A third agent (Aider, OpenHands) is one more file like claude-code.ts.
 
 import type { ModelApi, ModelAuth } from './model-gateway.js';
+import { recordOf } from '../kernel/guards.js';
 
 export interface AgentLimits {
   /** The runner stops the agent past this many turns (model round trips). */
@@ -93,8 +94,7 @@ export function jsonLine(line: string): Record<string, unknown> | null {
   const t = line.trim();
   if (!t.startsWith('{')) return null;
   try {
-    const v = JSON.parse(t) as unknown;
-    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+    return recordOf(JSON.parse(t));
   } catch {
     return null;
   }

@@ -5,6 +5,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { neededDirs, systemRoots, viewArgs, type FsView } from '../kernel/bubblewrap.js';
 import { ModelGateway, type MeteredAnswer, type ModelApi, type ModelAuth } from './model-gateway.js';
+import { recordOf, textField } from '../kernel/guards.js';
 
 // TR20: the agent's tools run contained. The agent CLI and every command it
 // starts run under bubblewrap: a pid namespace of their own (no other
@@ -94,7 +95,7 @@ export function containmentProblem(bwrap = 'bwrap'): string | null {
     ],
     { encoding: 'utf8', timeout: 10_000 },
   );
-  if (probe.error && (probe.error as NodeJS.ErrnoException).code === 'ENOENT') {
+  if (textField(probe.error, 'code') === 'ENOENT') {
     return "bubblewrap is not installed: add a step `sudo apt-get install -y bubblewrap` before yoke's runner (Debian and Ubuntu package it).";
   }
   if (probe.status !== 0) {
@@ -194,7 +195,8 @@ export class ContainProxy {
         const nl = buf.indexOf(10);
         if (nl < 0) return;
         try {
-          header = JSON.parse(buf.subarray(0, nl).toString('utf8')) as { kind: string; command: string };
+          const h = recordOf(JSON.parse(buf.subarray(0, nl).toString('utf8')));
+          header = { kind: String(h?.kind ?? ''), command: String(h?.command ?? '') };
         } catch {
           client.destroy();
           return;

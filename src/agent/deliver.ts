@@ -13,6 +13,7 @@ import { jobSecretValues, scanChange, secretRefusal } from './secret-scan.js';
 import { claimBranch, fixBranch } from '../kernel/branches.js';
 import { RESULT_ARTIFACT, RESULT_FILE_NAME, resultAudience, type HandedPush } from './result-document.js';
 import { errorText } from '../kernel/error-text.js';
+import { fieldOf, textField } from '../kernel/guards.js';
 
 // `yoke agent deliver`: the deliver job of an AFK or fix run, which runs
 // none of the agent's code. With the run's own credential (the job's OIDC
@@ -62,8 +63,10 @@ async function callYoke<T>(
   if (!res.ok) {
     let said = text;
     try {
-      const e = (JSON.parse(text) as { error?: { message?: string; recovery?: string } }).error;
-      if (e?.message) said = `${e.message}${e.recovery ? ` ${e.recovery}` : ''}`;
+      const e = fieldOf(JSON.parse(text), 'error');
+      const message = textField(e, 'message');
+      const recovery = textField(e, 'recovery');
+      if (message) said = `${message}${recovery ? ` ${recovery}` : ''}`;
     } catch {
       /* not yoke's JSON */
     }
@@ -189,7 +192,7 @@ export async function agentDeliver(io: RunnerIo): Promise<number> {
     try {
       bearer = await runBearer(io.env, apiUrl, f);
     } catch (err) {
-      io.out(String((err as Error).message));
+      io.out(errorText(err));
       return 1;
     }
   }
@@ -280,7 +283,7 @@ export async function agentDeliver(io: RunnerIo): Promise<number> {
     try {
       await report({ outcome: 'failure', summary: `Delivery failed: ${why}` });
     } catch (again) {
-      io.out(`and the failure could not be reported: ${(again as Error).message}`);
+      io.out(`and the failure could not be reported: ${errorText(again)}`);
     }
     return 1;
   }
@@ -324,7 +327,7 @@ export async function landerVerdict(io: RunnerIo): Promise<number> {
     io.out(`reported ${'verdict' in body ? body.verdict : body.outcome} for ${runId}`);
     return 0;
   } catch (err) {
-    io.out(String((err as Error).message));
+    io.out(errorText(err));
     return 1;
   }
 }

@@ -7,6 +7,7 @@ import {
 } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
+import { recordOf } from '../kernel/guards.js';
 
 // TR39: the model's key never enters the agent's sandbox. The agent CLI is
 // pointed at this gateway, which yoke's runner keeps outside: the CLI holds a
@@ -44,7 +45,7 @@ export interface MeteredAnswer {
 
 const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : 0);
 const str = (v: unknown): string | null => (typeof v === 'string' && v ? v : null);
-const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' ? (v as Record<string, unknown>) : {});
+const obj = (v: unknown): Record<string, unknown> => recordOf(v) ?? {};
 
 /** The JSON documents of a body: the `data:` lines of an event stream, or the body as one document. */
 function documents(body: string): unknown[] {
@@ -171,7 +172,7 @@ export class ModelGateway {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     try {
-      for await (const c of req) chunks.push(c as Buffer);
+      for await (const c of req) chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(String(c)));
     } catch {
       res.destroy();
       return;

@@ -49,7 +49,7 @@ function entriesAt(cwd: string, commit: string): Map<string, Entry> {
   const out = new Map<string, Entry>();
   for (const line of r.stdout.toString('utf8').split('\0').filter(Boolean)) {
     const tab = line.indexOf('\t');
-    const [mode, type, oid] = line.slice(0, tab).split(' ') as [string, string, string];
+    const [mode = '', type, oid = ''] = line.slice(0, tab).split(' ');
     const path = line.slice(tab + 1);
     if (type !== 'blob' || !isSetting(path)) continue;
     out.set(path, { mode, data: git(cwd, ['cat-file', 'blob', oid]).stdout });

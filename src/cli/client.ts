@@ -161,7 +161,7 @@ export async function callRoute<R extends ApiRoute>(
 
 /** `owner/repo` as a route's :owner and :name. */
 export function repoParams(name: string): { owner: string; name: string } {
-  const [owner, repo] = repoArg(name).split('/') as [string, string];
+  const [owner = '', repo = ''] = repoArg(name).split('/');
   return { owner, name: repo };
 }
 

@@ -5,6 +5,7 @@ import { LATEST_VERSION, SchemaTooNewError, migrateSql, schemaVersion } from '..
 import type { Sql } from '../store/sql.js';
 import { CliFailure, type CliIo } from './client.js';
 import { errorText } from '../kernel/error-text.js';
+import { textField } from '../kernel/guards.js';
 
 // `yoke db migrate` and `yoke db copy`: the store itself, offline from any
 // running yoke. Both engines take the same migrations; a copy moves a SQLite
@@ -14,7 +15,7 @@ import { errorText } from '../kernel/error-text.js';
 function dbFailure(target: string, err: unknown): CliFailure {
   if (err instanceof SchemaTooNewError || err instanceof CopyRefused || err instanceof CliFailure)
     return new CliFailure(err.message);
-  const code = (err as { code?: string })?.code;
+  const code = textField(err, 'code');
   const detail = errorText(err);
   if (
     isPostgresUrl(target) &&

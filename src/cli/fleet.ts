@@ -15,6 +15,7 @@ import {
   type CliIo,
   type GlobalOptions,
 } from './client.js';
+import { isOneOf } from '../kernel/guards.js';
 
 // The fleet from a terminal: its report, one repository's controls, the dry
 // run of the next pass, the set-up check, and the runs.
@@ -109,7 +110,7 @@ export function registerRunsCommands(program: Command, io: CliIo, g: () => Globa
     .option('--json', 'print them as JSON')
     .action(async (o: { repo?: string; status?: string; json?: boolean }) => {
       // Checked here, before any request, and named as the option it is.
-      if (o.status !== undefined && !(RUN_STATUSES as readonly string[]).includes(o.status))
+      if (o.status !== undefined && !isOneOf(RUN_STATUSES, o.status))
         throw new CliFailure(`--status is "${o.status}", which is not one of ${RUN_STATUSES.join(', ')}.`);
       const { runs: list, issues } = await callRoute(io, g(), ROUTE.runs, {
         query: { repo: o.repo === undefined ? undefined : repoArg(o.repo), status: o.status },

@@ -1,6 +1,7 @@
 import { parse as parseYaml } from 'yaml';
 import { CONFIG_PATH } from '../config/repo-config.js';
 import type { CheckoutView } from './checkout.js';
+import { fieldOf } from '../kernel/guards.js';
 
 // `yoke init --delivery`: the delivery half, offline, in a checkout. It writes
 // templates/deploy.yml as the deploy workflow and a deploy.sh to fill in,
@@ -51,7 +52,7 @@ export function planDeliveryInit(workflow: string, c: CheckoutView, writesOptIn:
   const optIn = c.read(CONFIG_PATH);
   let hasDelivery = false;
   try {
-    hasDelivery = optIn !== null && (parseYaml(optIn) as Record<string, unknown> | null)?.delivery !== undefined;
+    hasDelivery = optIn !== null && fieldOf(parseYaml(optIn), 'delivery') !== undefined;
   } catch {
     // An opt-in file that does not parse is left as it is: `yoke config check` names what to fix.
     hasDelivery = true;

@@ -8,6 +8,7 @@ import { CONFIG_PATH } from '../config/repo-config.js';
 import { CliFailure, type CliIo } from './client.js';
 import type { CheckoutView } from './checkout.js';
 import { DELIVERY_SECTION, deliveryInitReport, planDeliveryInit } from './init-delivery.js';
+import { fieldOf, isOneOf, keysOf } from '../kernel/guards.js';
 
 // `yoke init --agent claude-code|codex [DIR]`: in a checkout of the user's
 // repository, with no network, writes the opt-in file, the agent's workflow
@@ -37,7 +38,7 @@ export function detectTestCommand(c: CheckoutView): TestCommand | null {
   if (pkg !== null) {
     let test: unknown;
     try {
-      test = (JSON.parse(pkg) as { scripts?: Record<string, unknown> }).scripts?.test;
+      test = fieldOf(fieldOf(JSON.parse(pkg), 'scripts'), 'test');
     } catch {
       test = undefined;
     }
@@ -211,11 +212,11 @@ export function registerInitCommand(program: Command, io: CliIo): void {
         throw new CliFailure(
           'Name what to set up: yoke init --agent claude-code (or codex), yoke init --delivery, or both.',
         );
-      if (opts.agent !== undefined && !(opts.agent in AGENTS))
+      const agent = opts.agent;
+      if (agent !== undefined && !isOneOf(keysOf(AGENTS), agent))
         throw new CliFailure(
-          `--agent is ${JSON.stringify(opts.agent)}; yoke knows ${Object.keys(AGENTS).join(' and ')}, e.g. yoke init --agent claude-code`,
+          `--agent is ${JSON.stringify(agent)}; yoke knows ${Object.keys(AGENTS).join(' and ')}, e.g. yoke init --agent claude-code`,
         );
-      const agent = opts.agent as AgentName | undefined;
       const root = resolve(dir ?? '.');
       if (!existsSync(join(root, '.git')))
         throw new CliFailure(

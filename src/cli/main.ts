@@ -9,6 +9,7 @@ import { DriverExit, registerWatchCommand, type WatchDeps } from './watch.js';
 import { nodeExec, nodeHead, nodeReadFile } from './exec.js';
 import { readFileSync } from 'node:fs';
 import { RUNNER_COMMANDS } from '../agent/main.js';
+import { fieldOf } from '../kernel/guards.js';
 
 // The yoke CLI: the operator API from a terminal. It talks HTTPS to a running
 // yoke (YOKE_URL) with an operator token (YOKE_TOKEN).
@@ -48,8 +49,7 @@ export function buildCli(io: CliIo, watch: WatchDeps = {}): Command {
 
 /** The package's version, from its package.json (two folders up from src/cli or dist/cli). */
 export function yokeVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-  return pkg.version;
+  return String(fieldOf(JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')), 'version'));
 }
 
 /** `yoke agent run|deliver|verdict`: the runner's commands, the same functions a workflow job runs from yoke's URL. */
@@ -79,7 +79,7 @@ export async function runCli(argv: string[], io: CliIo, watch: WatchDeps = {}): 
       io.err(err.message);
       return 1;
     }
-    const code = (err as { exitCode?: number }).exitCode;
+    const code = fieldOf(err, 'exitCode');
     if (typeof code === 'number') return code; // commander already said what was wrong
     throw err;
   }

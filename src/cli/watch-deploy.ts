@@ -103,7 +103,7 @@ export class Driver {
       const a = await send();
       const refusal = a === 'lost' ? null : refusalOf(a);
       if (a !== 'lost' && !(refusal && isBusyCode(refusal.code))) {
-        if (refusal) throw new DriverStop(EXIT.refused, refusal as Refusal);
+        if (refusal) throw new DriverStop(EXIT.refused, refusal);
         return a;
       }
       if (retry >= this.d.policy.busyDelaysMs.length) {

@@ -12,6 +12,7 @@ import {
   type DriverPolicy,
 } from './watch-deploy.js';
 import { errorText } from '../kernel/error-text.js';
+import { textField } from '../kernel/guards.js';
 
 // `yoke watch deploy`: start a deployment run (or resume one) and drive it to
 // its end. Progress lines a person can follow, or one JSON event per line.
@@ -42,13 +43,10 @@ function describe(e: DriverEvent): string {
     case 'deployed':
       return `  ${e.stage}: ${e.outcome}`;
     case 'gate': {
-      const waits = (e.waits as { detail: string; command: string }[]).map(
-        (w) => `    waits: ${w.detail}\n      ${w.command}`,
-      );
-      const notices = (e.notices as { subject: string; to: string }[]).map(
-        (n) => `    told ${n.to} about ${n.subject}`,
-      );
-      const closed = (e.closed as string[]).map((c) => `    closed out ${c}`);
+      const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+      const waits = list(e.waits).map((w) => `    waits: ${textField(w, 'detail')}\n      ${textField(w, 'command')}`);
+      const notices = list(e.notices).map((n) => `    told ${textField(n, 'to')} about ${textField(n, 'subject')}`);
+      const closed = list(e.closed).map((c) => `    closed out ${String(c)}`);
       return [`  gate check ${e.request}: ${e.state}`, ...notices, ...closed, ...waits].join('\n');
     }
     case 'capture':

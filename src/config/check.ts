@@ -2,6 +2,7 @@ import { parse as parseYaml } from 'yaml';
 import { parseDeliverySettings, type DeliverySettings } from './delivery.js';
 import { parsePlanFile, planIdOf, PLAN_EXTENSION, resolveRunPlans, type QaPlan } from './qa-plan.js';
 import { CONFIG_PATH, parseRepoConfig } from './repo-config.js';
+import { fieldOf } from '../kernel/guards.js';
 
 // `yoke config check`: the opt-in file and every QA plan of a checkout, read
 // offline with the messages yoke itself gives (did-you-mean included), so a
@@ -45,7 +46,7 @@ export function checkConfig(files: CheckFiles): Finding[] {
     ];
   }
   const cfg = parseRepoConfig(raw ?? {});
-  const delivery = parseDeliverySettings('this repository', (raw as Record<string, unknown> | null)?.delivery);
+  const delivery = parseDeliverySettings('this repository', fieldOf(raw, 'delivery'));
   const fileFindings: Finding[] =
     cfg.state === 'invalid' ? [{ file: CONFIG_PATH, level: 'refused', text: cfg.reason }] : [];
   if (delivery.state === 'refused')

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { described } from './described.js';
 import { issueLines } from './suggest.js';
+import { isRecord } from '../kernel/guards.js';
 
 // `.github/yoke.yml`: a repository's opt-in. Probot's config loader reads it
 // (so `_extends` brings organisation defaults); this schema decides whether
@@ -253,13 +254,13 @@ export type RepoConfigResult =
 /** Turns what the config loader returned into a usable config or a readable reason. */
 export function parseRepoConfig(raw: unknown): RepoConfigResult {
   if (raw === null || raw === undefined) return { state: 'absent' };
-  if (typeof raw !== 'object' || Array.isArray(raw)) {
+  if (!isRecord(raw)) {
     return {
       state: 'invalid',
       reason: `${CONFIG_PATH} must be a YAML mapping of settings, not ${Array.isArray(raw) ? 'a list' : typeof raw}`,
     };
   }
-  const { _extends: _ignored, ...rest } = raw as Record<string, unknown>;
+  const { _extends: _ignored, ...rest } = raw;
   const parsed = RepoConfig.safeParse(rest);
   if (parsed.success) return { state: 'valid', config: parsed.data };
   const reasons = issueLines(RepoConfig, parsed.error.issues, rest, (path) =>

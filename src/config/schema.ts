@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { DeliverySettings } from './delivery.js';
 import { QaPlanFile } from './qa-plan.js';
 import { RepoConfig } from './repo-config.js';
+import { fieldOf, recordOf } from '../kernel/guards.js';
 
 // JSON schemas of the opt-in file and of a QA plan, made from the zod schemas
 // yoke parses them with, so an editor completes and checks what yoke will
@@ -16,17 +17,19 @@ export const SCHEMA_MODELINE = '# yaml-language-server: $schema=yoke/yoke.schema
 type Json = Record<string, unknown>;
 
 const jsonOf = (schema: z.ZodType, title: string): Json => ({
-  ...(z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Json),
+  ...z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }),
   title,
 });
 
 /** `.github/yoke.yml`: every key of the engine, with `delivery:` as the delivery half reads it. */
 export function optInJsonSchema(): Json {
   const engine = jsonOf(RepoConfig, "yoke's opt-in file (.github/yoke.yml)");
-  const delivery = z.toJSONSchema(DeliverySettings, { io: 'input', unrepresentable: 'any' }) as Json;
-  delete delivery.$schema;
-  delivery.description = (engine.properties as Record<string, Json>).delivery?.description;
-  return { ...engine, properties: { ...(engine.properties as Json), delivery } };
+  const { $schema: _schema, ...delivery } = z.toJSONSchema(DeliverySettings, { io: 'input', unrepresentable: 'any' });
+  const properties = recordOf(engine.properties) ?? {};
+  return {
+    ...engine,
+    properties: { ...properties, delivery: { ...delivery, description: fieldOf(properties.delivery, 'description') } },
+  };
 }
 
 /** A QA plan file under the plans folder (`.github/yoke/qa/*.yml` by default). */

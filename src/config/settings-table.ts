@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { entriesOf } from '../kernel/guards.js';
 
 // Every environment variable yoke reads at start, declared once: its parser,
 // its default (as the text an operator would write) and its meaning. The
@@ -282,7 +283,7 @@ type Field<S> = S extends { schema: infer Z extends z.ZodType; default: string }
 
 function envSchema(): z.ZodObject<{ [K in keyof Settings]: Field<Settings[K]> }> {
   const shape: Record<string, z.ZodType> = {};
-  for (const [name, s] of Object.entries(SETTINGS) as [string, Setting<z.ZodType>][])
+  for (const [name, s] of entriesOf<Record<string, Setting<z.ZodType>>>(SETTINGS))
     shape[name] = s.default !== undefined ? s.schema.prefault(s.default) : s.schema.optional();
   // The one cast: the loop builds exactly the shape Field<> names, key by key.
   return z.object(shape) as unknown as z.ZodObject<{ [K in keyof Settings]: Field<Settings[K]> }>;
@@ -298,7 +299,7 @@ const cell = (s: Setting<z.ZodType>): string =>
 
 /** yoke's own variables as the markdown table docs/hosting.md carries (and `yoke config settings` prints). */
 export function settingsTable(): string {
-  const rows = (Object.entries(SETTINGS) as [string, Setting<z.ZodType>][])
+  const rows = entriesOf<Record<string, Setting<z.ZodType>>>(SETTINGS)
     .filter(([, s]) => !s.probot)
     .map(([name, s]) => `| \`${name}\` |${cell(s) ? ` ${cell(s)} ` : ' '}| ${s.meaning} |`);
   return ['| variable | default | meaning |', '|---|---|---|', ...rows].join('\n') + '\n';

@@ -59,7 +59,7 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
   let at = input;
   for (const key of path) {
     if (at === null || typeof at !== 'object') return undefined;
-    at = (at as Record<PropertyKey, unknown>)[key];
+    at = Reflect.get(at, key);
   }
   return at;
 }
@@ -88,7 +88,7 @@ export function issueMessage(schema: z.ZodType, issue: z.core.$ZodIssue, input?:
     issue.code === 'invalid_value'
       ? issue.values
       : issue.code === 'invalid_union' && 'options' in issue && Array.isArray(issue.options)
-        ? (issue.options as unknown[])
+        ? issue.options
         : null;
   if (allowed && value !== undefined) {
     const near = typeof value === 'string' ? closest(value, allowed.map(String)) : null;

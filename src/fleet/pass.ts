@@ -122,8 +122,8 @@ function passForge(forge: PassDeps['forge']): PassDeps['forge'] {
   return new Proxy(forge, {
     get(target, name) {
       if (name === 'getPermission') return getPermission;
-      const value = Reflect.get(target, name, target) as unknown;
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      const value: unknown = Reflect.get(target, name, target);
+      return typeof value === 'function' ? value.bind(target) : value;
     },
   });
 }

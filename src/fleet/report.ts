@@ -1,5 +1,6 @@
 import { makeRefusal } from '../kernel/codes/table.js';
-import type { RepoConfig } from '../config/repo-config.js';
+import { RepoConfig } from '../config/repo-config.js';
+import { fieldOf } from '../kernel/guards.js';
 import { waitingItem, type WaitingItem } from './candidate.js';
 import { utcDayStart } from '../kernel/clock.js';
 import type { Run } from '../store/runs.js';
@@ -90,8 +91,10 @@ export type PublicRun = Omit<Run, 'secretHash'>;
 export const publicRun = ({ secretHash: _s, ...rest }: Run): PublicRun => rest;
 
 /** A repository's budget settings as its last read parsed them (defaults filled in), or none. */
-const budgetOf = (settings: unknown): RepoConfig['budget'] =>
-  (settings as { budget?: RepoConfig['budget'] } | null)?.budget;
+const budgetOf = (settings: unknown): RepoConfig['budget'] => {
+  const budget = RepoConfig.shape.budget.safeParse(fieldOf(settings, 'budget'));
+  return budget.success ? budget.data : undefined;
+};
 
 export async function buildFleetPart(
   ctx: Pick<FleetContext, 'store' | 'policy' | 'clock'>,
@@ -101,7 +104,7 @@ export async function buildFleetPart(
   const live = await store.runs.listLive();
   const reads = await store.repos.lastReads();
   const configuredAuto = (name: string): boolean | null => {
-    const auto = (reads.get(name)?.settings as { auto?: unknown } | undefined)?.auto;
+    const auto = fieldOf(reads.get(name)?.settings, 'auto');
     return typeof auto === 'boolean' ? auto : null;
   };
   return {

@@ -82,7 +82,7 @@ export function planRunNotices(
       body: runFailedNotice({
         kind: isAfkKind(last.kind) ? 'afk' : 'fix',
         runId: last.id,
-        outcome: last.outcome as 'failure' | 'timeout',
+        outcome: last.outcome,
         why,
         failures,
         link: runUrl(opts.webUrl, last),

@@ -1,3 +1,4 @@
+import { fieldOf, recordOf, textField } from '../kernel/guards.js';
 import type { HttpCacheStore } from '../store/http-cache.js';
 
 // An Octokit plugin that makes every GET conditional: it sends the stored
@@ -21,15 +22,18 @@ interface RequestOptions {
   [key: string]: unknown;
 }
 
-type OctokitLike = {
-  hook: {
-    wrap(
-      name: 'request',
-      fn: (request: (o: RequestOptions) => Promise<Response>, o: RequestOptions) => Promise<Response>,
-    ): void;
-  };
-  request: { endpoint: { parse(o: RequestOptions): { url: string; method: string } } };
-};
+/** What yoke's Octokit plugins use of the client: its request hook, and its parser of a request's URL. */
+export interface Hooked<O, R> {
+  hook: { wrap(name: 'request', fn: (request: (o: O) => Promise<R>, o: O) => Promise<R>): void };
+  request: { endpoint: { parse(o: O): { url: string; method: string } } };
+}
+
+/**
+ * The client a plugin is handed, as the plugins use it. The one assumption of the plugin API: Octokit calls
+ * each plugin with itself, whose `hook` and `request.endpoint` are these.
+ */
+export const hooked = <O = Record<string, unknown>, R = unknown>(octokit: unknown): Hooked<O, R> =>
+  octokit as Hooked<O, R>;
 
 interface Response {
   status: number;
@@ -44,7 +48,7 @@ export function conditionalCache(
   stats: CacheStats = { requests: 0, notModified: 0 },
 ) {
   const plugin = (octokit: unknown, options: { auth?: { installationId?: number | string } }) => {
-    const o = octokit as OctokitLike;
+    const o = hooked<RequestOptions, Response>(octokit);
     const scope = options.auth?.installationId !== undefined ? `i${options.auth.installationId}` : 'app';
     o.hook.wrap('request', async (request, opts) => {
       stats.requests++;
@@ -62,19 +66,22 @@ export function conditionalCache(
           for (const h of KEPT_HEADERS) if (res.headers[h] !== undefined) headers[h] = String(res.headers[h]);
           await cache.put(
             key,
-            { etag, lastModified: (res.headers['last-modified'] as string) ?? null, headers, body: res.data },
+            { etag, lastModified: textField(res.headers, 'last-modified') ?? null, headers, body: res.data },
             now(),
           );
         }
         return res;
       } catch (err) {
-        const e = err as { status?: number; response?: { headers?: Record<string, string> } };
-        if (e.status === 304 && cached) {
+        if (fieldOf(err, 'status') === 304 && cached) {
           stats.notModified++;
           return {
             status: 200,
             url,
-            headers: { ...e.response?.headers, ...cached.headers, [CACHE_HIT_HEADER]: 'hit' },
+            headers: {
+              ...recordOf(fieldOf(fieldOf(err, 'response'), 'headers')),
+              ...cached.headers,
+              [CACHE_HIT_HEADER]: 'hit',
+            },
             data: cached.body,
           };
         }

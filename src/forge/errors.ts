@@ -1,3 +1,5 @@
+import { fieldOf, textField } from '../kernel/guards.js';
+
 // What a GitHub error means to yoke, decided in one place.
 
 export type GitHubErrorKind =
@@ -15,14 +17,10 @@ export interface ClassifiedError {
 }
 
 export function classifyGitHubError(err: unknown): ClassifiedError {
-  const e = err as { status?: unknown; message?: unknown; response?: { data?: { message?: unknown } } };
-  const status = typeof e?.status === 'number' ? e.status : null;
+  const given = fieldOf(err, 'status');
+  const status = typeof given === 'number' ? given : null;
   const message =
-    typeof e?.response?.data?.message === 'string'
-      ? e.response.data.message
-      : typeof e?.message === 'string'
-        ? e.message
-        : String(err);
+    textField(fieldOf(fieldOf(err, 'response'), 'data'), 'message') ?? textField(err, 'message') ?? String(err);
   if (status === 404 || status === 410) return { kind: 'missing', status, message };
   if (status === 403 || status === 405 || status === 409 || status === 422) return { kind: 'refused', status, message };
   return { kind: 'fault', status, message };

@@ -1,3 +1,4 @@
+import { isOneOf, keysOf } from '../kernel/guards.js';
 import type { Fence } from '../kernel/fence.js';
 import type { Forge } from './types.js';
 
@@ -70,20 +71,21 @@ const FORGE_ACCESS: Record<keyof Forge, 'read' | 'write'> = {
 };
 
 /** The names of the forge's methods that change something on GitHub. */
-export const FORGE_WRITES = (Object.keys(FORGE_ACCESS) as (keyof Forge)[]).filter((k) => FORGE_ACCESS[k] === 'write');
+export const FORGE_WRITES = keysOf(FORGE_ACCESS).filter((k) => FORGE_ACCESS[k] === 'write');
 
 /** `forge`, with every write checked against `fence` before it is sent. */
 export function fencedForge(forge: Forge, fence: Fence): Forge {
-  const out: Record<string, unknown> = {};
-  for (const name of Object.keys(FORGE_ACCESS) as (keyof Forge)[]) {
-    const method = (forge[name] as (...args: unknown[]) => unknown).bind(forge);
-    out[name] =
-      FORGE_ACCESS[name] === 'write'
+  return new Proxy(forge, {
+    get(target, name) {
+      const value: unknown = Reflect.get(target, name, target);
+      if (typeof value !== 'function') return value;
+      const method = value.bind(target);
+      return isOneOf(FORGE_WRITES, name)
         ? async (...args: unknown[]) => {
             await fence.check(name);
             return method(...args);
           }
         : method;
-  }
-  return out as unknown as Forge;
+    },
+  });
 }

@@ -38,7 +38,7 @@ export async function mergeIntoBranch(
       head,
       commit_message: message,
     });
-    if ((res.status as number) === 204) {
+    if (Number(res.status) === 204) {
       const tip = await readBranchTip(o, repo, branch);
       if (!tip) return { ok: false, status: 404, message: `Branch ${branch} is gone` };
       return { ok: true, sha: tip };

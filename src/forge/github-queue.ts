@@ -1,3 +1,4 @@
+import { fieldOf } from '../kernel/guards.js';
 import { z } from 'zod';
 import { classifyGitHubError, unlessMissing } from './errors.js';
 import type { Octokit } from './octokit.js';
@@ -54,9 +55,9 @@ const GROUP_REF = /^refs\/heads\/gh-readonly-queue\/(.+)\/pr-(\d+)-([0-9a-f]{40}
 
 /** GitHub's answer to a GraphQL document with errors: their messages, as data. */
 function graphqlRefusal(err: unknown): { status: number; message: string } | null {
-  const e = err as { name?: unknown; errors?: unknown };
-  if (e?.name !== 'GraphqlResponseError' || !Array.isArray(e.errors)) return null;
-  const messages = (e.errors as { message?: unknown }[]).map((x) => String(x.message ?? 'GitHub refused'));
+  const errors = fieldOf(err, 'errors');
+  if (fieldOf(err, 'name') !== 'GraphqlResponseError' || !Array.isArray(errors)) return null;
+  const messages = errors.map((x) => String(fieldOf(x, 'message') ?? 'GitHub refused'));
   return { status: 422, message: messages.join('; ') };
 }
 

@@ -132,7 +132,7 @@ export async function downloadArtifact(o: Octokit, repo: RepoRef, artifactId: nu
     }),
   );
   if (!res) return null;
-  const data = res.data as unknown;
+  const data: unknown = res.data;
   if (data instanceof ArrayBuffer) return new Uint8Array(data);
   if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
   throw new Error(`the artifact ${artifactId} download was not a zip archive`);

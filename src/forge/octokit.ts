@@ -3,7 +3,8 @@ import type { Clock } from '../kernel/clock.js';
 import type { Store } from '../store/store.js';
 import { createLimiter, type Limiter } from '../kernel/limit.js';
 import { costOf, type BudgetBook } from './budget.js';
-import { conditionalCache, type CacheStats } from './conditional-cache.js';
+import { conditionalCache, hooked, type CacheStats } from './conditional-cache.js';
+import { recordOf } from '../kernel/guards.js';
 
 // The Octokit class yoke's Probot runs on, and the client policy behind it.
 
@@ -39,18 +40,7 @@ export const clientPolicy = (
  */
 export function budgeted(book: BudgetBook, sleep: (ms: number) => Promise<void>) {
   return (octokit: unknown, options: { auth?: { installationId?: number | string } }) => {
-    const o = octokit as {
-      hook: {
-        wrap(
-          name: 'request',
-          fn: (
-            request: (o: Record<string, unknown>) => Promise<unknown>,
-            o: Record<string, unknown>,
-          ) => Promise<unknown>,
-        ): void;
-      };
-      request: { endpoint: { parse(o: Record<string, unknown>): { url: string; method: string } } };
-    };
+    const o = hooked(octokit);
     const scope = options.auth?.installationId !== undefined ? `i${options.auth.installationId}` : 'app';
     o.hook.wrap('request', async (request, opts) => {
       const { url, method } = o.request.endpoint.parse(opts);
@@ -112,22 +102,13 @@ export function holdUntil(status: number, headers: Headers, now: number): number
  */
 export function rateHeld(holds: RateHolds) {
   return (octokit: unknown, options: { auth?: { installationId?: number | string } }) => {
-    const o = octokit as {
-      hook: {
-        wrap(
-          name: 'request',
-          fn: (
-            request: (o: Record<string, unknown>) => Promise<unknown>,
-            o: Record<string, unknown>,
-          ) => Promise<unknown>,
-        ): void;
-      };
-    };
+    const o = hooked(octokit);
     const scope = options.auth?.installationId !== undefined ? `i${options.auth.installationId}` : 'app';
     o.hook.wrap('request', async (request, opts) => {
       await holds.wait(scope);
-      const given = opts.request as { fetch?: typeof fetch } | undefined;
-      const inner = given?.fetch ?? globalThis.fetch;
+      const given = recordOf(opts.request);
+      const own = given?.fetch;
+      const inner: typeof fetch = typeof own === 'function' ? (url, init) => own(url, init) : globalThis.fetch;
       const held: typeof fetch = async (url, init) => {
         await holds.wait(scope);
         const res = await inner(url, init);
@@ -146,13 +127,7 @@ export function rateHeld(holds: RateHolds) {
 /** An Octokit plugin that holds every request until fewer than the limiter's bound are in flight. */
 export function inFlightLimit(limiter: Limiter) {
   return (octokit: unknown) => {
-    (
-      octokit as {
-        hook: {
-          wrap(name: 'request', fn: (request: (o: unknown) => Promise<unknown>, o: unknown) => Promise<unknown>): void;
-        };
-      }
-    ).hook.wrap('request', (request, options) => limiter.run(() => request(options)));
+    hooked(octokit).hook.wrap('request', (request, options) => limiter.run(() => request(options)));
     return {};
   };
 }

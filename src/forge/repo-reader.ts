@@ -1,3 +1,4 @@
+import { fieldOf } from '../kernel/guards.js';
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { CONFIG_PATH, parseRepoConfig, type RepoConfigResult } from '../config/repo-config.js';
@@ -136,7 +137,7 @@ export class RepoReader {
         : { ...at, state: 'all', sort: 'updated', direction: 'desc', per_page: 1 },
     );
     const probeEtag = String(probe.headers.etag ?? '');
-    const hit = (probe.headers as Record<string, unknown>)[CACHE_HIT_HEADER] === 'hit';
+    const hit = fieldOf(probe.headers, CACHE_HIT_HEADER) === 'hit';
     const items = z.array(ProbeItem).parse(probe.data);
     const newest =
       items

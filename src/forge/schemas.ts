@@ -1,3 +1,4 @@
+import { isOneOf } from '../kernel/guards.js';
 import { createHash } from 'node:crypto';
 import { parseClosingRefs, parseYokeRunTrailer } from './body-text.js';
 import { issueDigest } from '../kernel/issue-digest.js';
@@ -290,7 +291,7 @@ export const GhPermission = z
   .object({ permission: z.string(), role_name: z.string().optional() })
   .transform((p): Permission => {
     if (p.role_name === 'maintain' || p.role_name === 'triage') return p.role_name;
-    return (PERMISSIONS as readonly string[]).includes(p.permission) ? (p.permission as Permission) : 'none';
+    return isOneOf(PERMISSIONS, p.permission) ? p.permission : 'none';
   });
 
 export const GhBotApp = z.object({ slug: z.string().optional() }).nullable();

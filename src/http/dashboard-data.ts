@@ -1,3 +1,4 @@
+import { isOneOf, keysOf } from '../kernel/guards.js';
 import { landingState, stacksInFlight, type StackInFlight } from '../fleet/landers.js';
 import { stringify } from 'yaml';
 import type { FleetContext } from '../fleet/context.js';
@@ -22,7 +23,7 @@ export const TIMELINE_SPANS = {
 } as const;
 export type TimelineSpan = keyof typeof TIMELINE_SPANS;
 
-export const parseSpan = (s: string | null): TimelineSpan => (s && s in TIMELINE_SPANS ? (s as TimelineSpan) : 'fit');
+export const parseSpan = (s: string | null): TimelineSpan => (isOneOf(keysOf(TIMELINE_SPANS), s) ? s : 'fit');
 
 /** Where the timeline starts: the span back from now, or for `fit` just before the day's first run. */
 function spanStart(span: TimelineSpan, runs: readonly Run[], now: number): number {

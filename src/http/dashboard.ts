@@ -1,3 +1,4 @@
+import { keysOf } from '../kernel/guards.js';
 import { autoLoopWords } from './report.js';
 import { needsYou } from './needs-you.js';
 import { repoUrl } from '../fleet/links.js';
@@ -68,7 +69,7 @@ const SPAN_WORDS: Record<TimelineSpan, string> = {
   '10m': 'the last 10 minutes',
 };
 const spanLinks = (current: TimelineSpan): string =>
-  (Object.keys(TIMELINE_SPANS) as TimelineSpan[])
+  keysOf(TIMELINE_SPANS)
     .map((s) => {
       const label = s === 'fit' ? 'fit (from the first run)' : s;
       return s === current

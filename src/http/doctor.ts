@@ -1,3 +1,4 @@
+import { keysOf } from '../kernel/guards.js';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { AGENTS } from '../agent/registry.js';
@@ -73,10 +74,11 @@ export function ownAgentSecrets(text: string): string[] {
 export function loadShippedSetup(): ShippedSetup {
   const read = (rel: string) => readFileSync(new URL(`../../${rel}`, import.meta.url), 'utf8');
   const manifest = parseAppYml(readShippedAppYml());
-  const workflows = {
-    ...Object.fromEntries((Object.keys(AGENTS) as AgentName[]).map((a) => [a, read(`templates/agents/${a}.yml`)])),
+  const workflows: Record<ShippedWorkflow, string> = {
+    'claude-code': read('templates/agents/claude-code.yml'),
+    codex: read('templates/agents/codex.yml'),
     own: read('templates/yoke-run.yml'),
-  } as Record<ShippedWorkflow, string>;
+  };
   return { permissions: manifest.default_permissions, events: manifest.default_events, workflows };
 }
 
@@ -163,9 +165,7 @@ export function judgeDoctor(f: DoctorFacts, shipped: ShippedSetup): DoctorReport
   } else {
     const path = `.github/workflows/${f.workflow.name}`;
     const mine = workflowShape(f.workflow.text);
-    shape =
-      (Object.keys(shipped.workflows) as ShippedWorkflow[]).find((w) => workflowShape(shipped.workflows[w]) === mine) ??
-      null;
+    shape = keysOf(shipped.workflows).find((w) => workflowShape(shipped.workflows[w]) === mine) ?? null;
     if (shape)
       add(
         'workflow',
@@ -259,7 +259,7 @@ export function judgeDoctor(f: DoctorFacts, shipped: ShippedSetup): DoctorReport
         (policy.kind === 'custom' && policy.branches.some((b) => globToRegExp(b).test(sample)));
       if (!allowed)
         problems.push({
-          text: `Environment ${e.environment} deploys only from ${policy.kind === 'protected' ? 'protected branches' : `the branches ${(policy as { branches: string[] }).branches.join(', ') || '(none listed)'}`}, and yoke deploys from yoke/deploy/* branches.`,
+          text: `Environment ${e.environment} deploys only from ${policy.kind === 'custom' ? `the branches ${policy.branches.join(', ') || '(none listed)'}` : 'protected branches'}, and yoke deploys from yoke/deploy/* branches.`,
           fix: `Settings, Environments, \`${e.environment}\`, Deployment branches and tags: choose Selected branches and tags and add the rule \`yoke/deploy/*\`.`,
         });
     }

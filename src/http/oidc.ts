@@ -60,7 +60,7 @@ type KeyResolver = (
 ) => ReturnType<ReturnType<typeof createLocalJWKSet>>;
 
 export class OidcVerifier {
-  private readonly cache = {} as JWKSCacheInput;
+  private readonly cache: JWKSCacheInput = {};
   private readonly remote: ReturnType<typeof createRemoteJWKSet>;
   private failedAt: number | null = null;
   /** How many times the issuer's keys were fetched (for tests and the fleet report). */

@@ -55,9 +55,10 @@ export async function readText(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
-    size += (chunk as Buffer).length;
+    const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+    size += bytes.length;
     if (size > BODY_LIMIT) throw new Refused(makeRefusal('body_too_large', { limit: BODY_LIMIT }));
-    chunks.push(chunk as Buffer);
+    chunks.push(bytes);
   }
   return Buffer.concat(chunks).toString('utf8');
 }

@@ -1,3 +1,4 @@
+import { fieldOf } from '../kernel/guards.js';
 import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
 import type { FleetContext } from '../fleet/context.js';
 import type { Permission } from '../kernel/permission.js';
@@ -33,7 +34,7 @@ async function resolveRepo(deps: Deps, name: string): Promise<RepoRef | null> {
   if (!owner || !repo || extra !== undefined) return null;
   const known = await deps.store.repos.find(name);
   if (known?.installationId != null) {
-    const [o, r] = known.fullName.split('/') as [string, string];
+    const [o = '', r = ''] = known.fullName.split('/');
     return { owner: o, name: r, fullName: known.fullName, installationId: known.installationId };
   }
   const installed = await deps.forge.readInstallation({ owner, name: repo, fullName: name, installationId: 0 });
@@ -78,8 +79,7 @@ async function routeRepo(deps: Deps, route: MatchedRoute, body: () => Promise<un
     case 'yoke-run':
       return (await deps.store.runs.get(p.run!))?.repo ?? null;
     case 'body': {
-      const b = await body();
-      const repo = b && typeof b === 'object' ? (b as { repo?: unknown }).repo : undefined;
+      const repo = fieldOf(await body(), 'repo');
       return typeof repo === 'string' ? repo : null;
     }
     default:

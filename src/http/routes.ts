@@ -1,3 +1,4 @@
+import { fieldOf, isOneOf, keysOf } from '../kernel/guards.js';
 import FindMyWay from 'find-my-way';
 import { z } from 'zod';
 import { DispatchEnvelope } from '../delivery/gate/idempotent-check.js';
@@ -308,9 +309,13 @@ export function matchRoute(method: string, path: string): MatchedRoute | null {
   if (method !== 'GET' && method !== 'POST') return null;
   const found = ROUTER.find(method, path);
   if (!found) return null;
-  const params = { ...(found.params as Record<string, string | undefined>) } as Record<string, string>;
-  if (Object.entries(params).some(([n, v]) => v === undefined || !(PARAM_RE[n] ?? /^[^/]+$/).test(v))) return null;
-  const name = (found.store as { name: RouteName }).name;
+  const params: Record<string, string> = {};
+  for (const [n, v] of Object.entries(found.params)) {
+    if (v === undefined || !(PARAM_RE[n] ?? /^[^/]+$/).test(v)) return null;
+    params[n] = v;
+  }
+  const name = fieldOf(found.store, 'name');
+  if (!isOneOf(keysOf(ROUTE), name)) return null;
   return { name, def: ROUTE[name], params };
 }
 

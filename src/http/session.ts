@@ -1,3 +1,4 @@
+import { fieldOf } from '../kernel/guards.js';
 import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { credentialOf } from './credentials.js';
@@ -31,7 +32,7 @@ export interface SessionPolicy {
 
 /** TR07: whether a request reached yoke over HTTPS: its own TLS, or a proxy in front that says so. */
 export const cameOverHttps = (req: IncomingMessage): boolean =>
-  Boolean((req.socket as { encrypted?: boolean }).encrypted) ||
+  fieldOf(req.socket, 'encrypted') === true ||
   String(req.headers['x-forwarded-proto'] ?? '')
     .split(',')[0]!
     .trim()

@@ -1,3 +1,4 @@
+import { recordOf } from './guards.js';
 import { getTransformStream } from '@probot/pino';
 import pino, { type DestinationStream, type Logger } from 'pino';
 
@@ -58,7 +59,7 @@ export function yokeLoggerOptions(level = 'info'): pino.LoggerOptions {
     level,
     name: 'probot',
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-    formatters: { log: (object) => scrubDeep(object) as Record<string, unknown> },
+    formatters: { log: (object) => recordOf(scrubDeep(object)) ?? {} },
     hooks: {
       logMethod(args, method) {
         method.apply(this, args.map((a) => (typeof a === 'string' ? scrubSecrets(a) : a)) as Parameters<typeof method>);

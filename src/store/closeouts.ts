@@ -25,7 +25,7 @@ const toCloseout = (r: Row): Closeout => ({
   issueNumber: r.issue_number,
   stage: r.stage,
   state: r.state,
-  refusal: r.refusal ? (JSON.parse(r.refusal) as Refusal) : null,
+  refusal: r.refusal,
   noticeCommentId: r.notice_comment_id,
   attempts: r.attempts,
   startedAt: r.started_at,

@@ -51,6 +51,25 @@ export function textOf<const V extends readonly string[]>(values: V): Column<V[n
   return { ...oneOf(values), checked: false };
 }
 
+/**
+ * A text column holding JSON that only yoke writes (`JSON.stringify` of a T), read back parsed. The one
+ * assumption a JSON column makes is declared here, with its table: what yoke wrote is what it reads.
+ */
+export function jsonOf<T>(): Column<T> {
+  return {
+    kind: 'text',
+    nullable: false,
+    decode: (v) => {
+      if (typeof v !== 'string') return BAD;
+      try {
+        return JSON.parse(v) as T;
+      } catch {
+        return BAD;
+      }
+    },
+  };
+}
+
 export function nullable<T>(c: Column<T>): Column<T | null> {
   return { ...c, nullable: true, decode: (v) => (v === null || v === undefined ? null : c.decode(v)) };
 }

@@ -1,3 +1,6 @@
+import type { StoredWait } from './stored-json.js';
+
+export type { StoredWait } from './stored-json.js';
 import type { Refusal } from '../kernel/codes/table.js';
 import type { DeliverySettings } from '../config/delivery.js';
 import type { Sql } from './sql.js';
@@ -34,15 +37,6 @@ export interface DeploymentRun {
   updatedAt: number;
 }
 
-export interface StoredWait {
-  key: string;
-  code: string;
-  recipient: string;
-  subject: string;
-  detail: string;
-  command: string;
-}
-
 export interface Member {
   runId: string;
   issueNumber: number;
@@ -73,7 +67,7 @@ const toRun = (r: RunRow): DeploymentRun => ({
   id: r.id,
   repo: r.repo,
   commit: r.commit_sha,
-  settings: JSON.parse(r.settings) as DeliverySettings,
+  settings: r.settings,
   currentStage: r.current_stage,
   status: r.status,
   creator: r.creator,
@@ -84,7 +78,7 @@ const toRun = (r: RunRow): DeploymentRun => ({
   supersedes: r.supersedes,
   trackingIssue: r.tracking_issue,
   trackingHash: r.tracking_hash,
-  lastWaits: r.waits ? (JSON.parse(r.waits) as DeploymentRun['lastWaits']) : null,
+  lastWaits: r.waits,
   closingSince: r.closing_since,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
@@ -110,7 +104,7 @@ const toStage = (r: StageRow): StageRecord => ({
   state: r.state,
   attempts: r.attempts,
   detail: r.detail,
-  refusal: r.refusal ? (JSON.parse(r.refusal) as Refusal) : null,
+  refusal: r.refusal,
   updatedAt: r.updated_at,
 });
 

@@ -22,7 +22,7 @@ const toHold = (r: Row): ProtectedHold => ({
   repo: r.repo,
   prNumber: r.pr_number,
   headSha: r.head_sha,
-  files: JSON.parse(r.files) as string[],
+  files: r.files,
   commentId: r.comment_id === null ? null : Number(r.comment_id),
   approvedBy: r.approved_by,
   recordedAt: Number(r.recorded_at),

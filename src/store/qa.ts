@@ -1,5 +1,3 @@
-import type { Refusal } from '../kernel/codes/table.js';
-import type { QaCase } from '../config/qa-plan.js';
 import type { Sql } from './sql.js';
 import type {
   Attachment,
@@ -18,8 +16,6 @@ import { TABLES } from './tables.js';
 // groups, verdicts, failure reviews and wakes (each record's shape: qa-records.ts).
 
 export * from './qa-records.js';
-
-const json = <T>(s: string): T => JSON.parse(s) as T;
 
 export class QaStore {
   constructor(private readonly sql: Sql) {}
@@ -86,7 +82,7 @@ export class QaStore {
       issueNumber: r.issue_number,
       holder: r.holder,
       prAuthor: r.pr_author,
-      refusal: r.refusal ? json<Refusal>(r.refusal) : null,
+      refusal: r.refusal,
       frozenAt: r.frozen_at,
       settledAt: r.settled_at,
     }));
@@ -137,7 +133,7 @@ export class QaStore {
       planId: r.plan_id,
       name: r.name,
       commit: r.commit_sha,
-      cases: json<QaCase[]>(r.cases),
+      cases: r.cases,
     }));
   }
 
@@ -173,9 +169,9 @@ export class QaStore {
       stage: r.stage,
       planId: r.plan_id,
       planName: r.plan_name,
-      cases: json<QaCase[]>(r.cases),
+      cases: r.cases,
       targetCommit: r.target_commit,
-      coveredItemIds: json<number[]>(r.covered_item_ids),
+      coveredItemIds: r.covered_item_ids,
       runLevel: r.run_level === 1,
       state: r.state,
       outcome: r.outcome,

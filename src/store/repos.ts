@@ -1,5 +1,8 @@
+import type { RepoRead } from './stored-json.js';
+
+export type { RepoRead } from './stored-json.js';
 import type { Sql } from './sql.js';
-import { nullable, text } from './columns.js';
+import { pick } from './columns.js';
 import { TABLES, type TableRow } from './tables.js';
 
 export interface RepoState {
@@ -13,23 +16,6 @@ export interface RepoState {
   disabledNotified: string | null;
   firstSeenAt: number;
   updatedAt: number;
-}
-
-/** What a pass last read of a repository: its opt-in file as yoke parsed it, and its open claim PRs. */
-export interface RepoRead {
-  readAt: number;
-  /** The parsed opt-in file (defaults filled in), or null when it was absent or refused. */
-  settings: unknown;
-  /** LD02: with each claim, where its base branch was (absent in reads from before yoke kept it). */
-  openClaims: {
-    number: number;
-    title: string;
-    headSha: string;
-    author: string;
-    baseSha?: string | null;
-    /** LD04: where GitHub's merge queue is required: whether it is queued at this head, and its merge group's commit. */
-    mergeQueue?: { queued: boolean; group: string | null } | null;
-  }[];
 }
 
 type RepoRow = TableRow<'repos'>;
@@ -134,19 +120,19 @@ export class RepoStore {
   }
 
   async lastRead(fullName: string): Promise<RepoRead | null> {
-    const row = await this.sql.get({ last_read: nullable(text) }, 'SELECT last_read FROM repos WHERE full_name = ?', [
+    const row = await this.sql.get(pick(TABLES.repos, 'last_read'), 'SELECT last_read FROM repos WHERE full_name = ?', [
       fullName,
     ]);
-    return row?.last_read ? (JSON.parse(row.last_read) as RepoRead) : null;
+    return row?.last_read ?? null;
   }
 
   /** Every repository's last read, in one query (the fleet report's). */
   async lastReads(): Promise<Map<string, RepoRead>> {
     const rows = await this.sql.all(
-      { full_name: text, last_read: nullable(text) },
+      pick(TABLES.repos, 'full_name', 'last_read'),
       'SELECT full_name, last_read FROM repos WHERE last_read IS NOT NULL',
     );
-    return new Map(rows.map((r) => [r.full_name, JSON.parse(r.last_read!) as RepoRead]));
+    return new Map(rows.map((r) => [r.full_name, r.last_read!]));
   }
 
   async markDisabledNotified(fullName: string, reason: string): Promise<void> {

@@ -61,7 +61,7 @@ export interface EnvironmentCheck {
   repo: string;
   stage: string;
   environment: string;
-  code: string;
+  code: TableRow<'environment_checks'>['code'];
   /** The app whose rule was looked for (yoke's slug). */
   app: string;
   checkedAt: number;

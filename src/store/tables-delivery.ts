@@ -1,4 +1,8 @@
-import { int, nullable, oneOf, text, textOf, type Shape } from './columns.js';
+import type { Refusal } from '../kernel/codes/table.js';
+import type { DeliverySettings } from '../config/delivery.js';
+import type { QaCase } from '../config/qa-plan.js';
+import type { StoredWait } from './stored-json.js';
+import { int, jsonOf, nullable, oneOf, text, textOf, type Shape } from './columns.js';
 
 // The delivery half's tables: deployment runs, their stages and items, QA records, notices and close-outs (see tables.ts).
 
@@ -8,7 +12,7 @@ export const DELIVERY_TABLES = {
     issue_number: int,
     stage: text,
     state: oneOf(['running', 'closed', 'refused']),
-    refusal: nullable(text),
+    refusal: nullable(jsonOf<Refusal>()),
     notice_comment_id: nullable(int),
     attempts: int,
     started_at: int,
@@ -43,7 +47,7 @@ export const DELIVERY_TABLES = {
     id: text,
     repo: text,
     commit_sha: text,
-    settings: text,
+    settings: jsonOf<DeliverySettings>(),
     current_stage: int,
     status: oneOf(['active', 'succeeded', 'failed', 'superseded']),
     creator: nullable(text),
@@ -54,7 +58,7 @@ export const DELIVERY_TABLES = {
     tracking_hash: nullable(text),
     created_at: int,
     updated_at: int,
-    waits: nullable(text),
+    waits: nullable(jsonOf<{ stage: string; waits: StoredWait[] }>()),
     lease_token: nullable(text),
     driver_transport: nullable(textOf(['https', 'db'])),
     closing_since: nullable(int),
@@ -65,14 +69,15 @@ export const DELIVERY_TABLES = {
     state: oneOf(['running', 'succeeded', 'failed', 'frozen', 'settled']),
     attempts: int,
     detail: nullable(text),
-    refusal: nullable(text),
+    refusal: nullable(jsonOf<Refusal>()),
     updated_at: int,
   },
   environment_checks: {
     repo: text,
     stage: text,
     environment: text,
-    code: text,
+    /** DP05: what the read found (yoke writes these; no CHECK). */
+    code: textOf(['environment_protected', 'environment_missing', 'environment_rule_missing']),
     app: text,
     checked_at: int,
   },
@@ -98,7 +103,7 @@ export const DELIVERY_TABLES = {
     issue_number: int,
     holder: nullable(text),
     pr_author: nullable(text),
-    refusal: nullable(text),
+    refusal: nullable(jsonOf<Refusal>()),
     frozen_at: int,
     settled_at: nullable(int),
   },
@@ -147,9 +152,9 @@ export const DELIVERY_TABLES = {
     stage: text,
     plan_id: text,
     plan_name: text,
-    cases: text,
+    cases: jsonOf<QaCase[]>(),
     target_commit: text,
-    covered_item_ids: text,
+    covered_item_ids: jsonOf<number[]>(),
     run_level: int,
     state: oneOf(['open', 'closed']),
     outcome: nullable(oneOf(['passed', 'superseded'])),
@@ -161,7 +166,7 @@ export const DELIVERY_TABLES = {
     plan_id: text,
     name: text,
     commit_sha: text,
-    cases: text,
+    cases: jsonOf<QaCase[]>(),
   },
   protection_reviews: {
     repo: text,

@@ -1,4 +1,5 @@
-import { int, nullable, oneOf, real, text, textOf, type Shape } from './columns.js';
+import type { RepoRead } from './stored-json.js';
+import { int, jsonOf, nullable, oneOf, real, text, textOf, type Shape } from './columns.js';
 
 // The fleet's tables: runs, repositories, claims, commands, merges, leases and the rest of what the engine keeps (see tables.ts).
 
@@ -128,7 +129,7 @@ export const FLEET_TABLES = {
     repo: text,
     pr_number: int,
     head_sha: text,
-    files: text,
+    files: jsonOf<string[]>(),
     comment_id: nullable(int),
     approved_by: nullable(text),
     recorded_at: int,
@@ -147,7 +148,7 @@ export const FLEET_TABLES = {
     disabled_notified: nullable(text),
     first_seen_at: int,
     updated_at: int,
-    last_read: nullable(text),
+    last_read: nullable(jsonOf<RepoRead>()),
   },
   requests: {
     id: int,

@@ -22,7 +22,7 @@ export function gatedStages(settings: DeliverySettings): { stage: string; enviro
   return out;
 }
 
-export type EnvironmentCode = 'environment_protected' | 'environment_missing' | 'environment_rule_missing';
+export type EnvironmentCode = EnvironmentCheck['code'];
 
 /** DP05, pure: what each gated stage's environment lacks, given what GitHub said of it. */
 export function judgeEnvironments(
@@ -44,7 +44,7 @@ export function judgeEnvironments(
 
 /** A stored finding as the fleet report says it: what is wrong and the setting that fixes it. */
 export function environmentWarning(c: EnvironmentCheck): Refusal {
-  return makeRefusal(c.code as EnvironmentCode, {
+  return makeRefusal(c.code, {
     repo: c.repo,
     stage: c.stage,
     environment: c.environment,

@@ -1,3 +1,4 @@
+import { fieldOf, isOneOf } from '../../kernel/guards.js';
 import { makeRefusal, type Refusal } from '../../kernel/codes/table.js';
 import { errorText } from '../../kernel/error-text.js';
 import { Refused } from '../../kernel/result.js';
@@ -18,7 +19,7 @@ export const BUSY_CODES = [
 ] as const;
 export type BusyCode = (typeof BUSY_CODES)[number];
 
-export const isBusyCode = (code: string): code is BusyCode => (BUSY_CODES as readonly string[]).includes(code);
+export const isBusyCode = (code: string): code is BusyCode => isOneOf(BUSY_CODES, code);
 
 /** A refusal at a contention point (one of BUSY_CODES): the work may be asked for again once its holder is done. */
 export class BusyError extends Refused {
@@ -40,7 +41,7 @@ export const refusedError = (refusal: Refusal): Refused =>
  * statement_timeout). Anything else is not contention: null.
  */
 export function storeBusy(err: unknown): Refusal | null {
-  const code = (err as { code?: unknown })?.code;
+  const code = fieldOf(err, 'code');
   const detail = errorText(err);
   if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || code === '55P03')
     return makeRefusal('lock_timeout', { detail });

@@ -54,25 +54,26 @@ export interface FreezePlan {
 /** A closed, passed group of the lineage that covers this item for this plan (QA14). */
 function creditingGroup(
   groups: readonly PlanGroup[],
-  stage: string,
-  planId: string,
-  issue: number,
-  runLevel: boolean,
+  at: { stage: string; planId: string; issue: number; runLevel: boolean },
 ): PlanGroup | undefined {
   return groups.find(
     (g) =>
-      g.stage === stage &&
-      g.planId === planId &&
-      g.runLevel === runLevel &&
+      g.stage === at.stage &&
+      g.planId === at.planId &&
+      g.runLevel === at.runLevel &&
       g.outcome === 'passed' &&
-      g.coveredItemIds.includes(issue),
+      g.coveredItemIds.includes(at.issue),
   );
 }
 
-export function planFreeze(input: FreezeInput): FreezePlan {
+/** Each member's attached plans as the pinned commit has them: the plans and who attached each, or the member's refusal. */
+function attachmentsOf(input: FreezeInput): {
+  refusals: Map<number, Refusal>;
+  attaching: Map<string, { plan: QaPlan; issues: number[] }>;
+} {
   const { run } = input;
   const refusals = new Map<number, Refusal>();
-  const attaching = new Map<string, number[]>();
+  const attaching = new Map<string, { plan: QaPlan; issues: number[] }>();
   for (const m of input.members) {
     for (const id of m.attached) {
       const plan = input.plans.get(id);
@@ -102,10 +103,43 @@ export function planFreeze(input: FreezeInput): FreezePlan {
         );
         continue;
       }
-      attaching.set(id, [...(attaching.get(id) ?? []), m.issueNumber]);
+      const entry = attaching.get(id) ?? { plan: plan.plan, issues: [] };
+      entry.issues.push(m.issueNumber);
+      attaching.set(id, entry);
     }
   }
+  return { refusals, attaching };
+}
 
+/** The run-level plans (`delivery.run_plans`): a group for the members no closed group covers, or the refusal the stage meets. */
+function runLevelPlans(
+  input: FreezeInput,
+  openGroup: (plan: QaPlan, covered: number[], runLevel: boolean) => string,
+): Refusal | null {
+  const { run } = input;
+  if (!input.runPlans.ok) return input.runPlans.refusal;
+  for (const planId of input.runPlans.ids) {
+    const found = input.plans.get(planId);
+    if (!found || !found.ok) {
+      return makeRefusal('qa_configuration_refused', {
+        repo: input.repo,
+        file: found ? found.path : input.configFile,
+        field: found ? found.field : 'delivery.run_plans',
+        detail: found ? found.detail : `the run-level plan ${planId} is not at the pinned commit`,
+        then: `merge the fix and take this run over on that commit with \`--supersedes ${run.id}\`.`,
+      });
+    }
+    const uncovered = input.members
+      .map((m) => m.issueNumber)
+      .filter((issue) => !creditingGroup(input.lineageGroups, { stage: run.stage, planId, issue, runLevel: true }));
+    if (uncovered.length) openGroup(found.plan, uncovered, true);
+  }
+  return null;
+}
+
+export function planFreeze(input: FreezeInput): FreezePlan {
+  const { run } = input;
+  const { refusals, attaching } = attachmentsOf(input);
   const groups: NewGroup[] = [];
   const owned = new Map<number, MemberPlan[]>();
   const own = (issue: number, p: Omit<MemberPlan, 'runId' | 'stage' | 'issueNumber'>) =>
@@ -128,11 +162,10 @@ export function planFreeze(input: FreezeInput): FreezePlan {
     return id;
   };
 
-  for (const [planId, issues] of [...attaching].sort(([a], [b]) => a.localeCompare(b))) {
-    const plan = (input.plans.get(planId) as { ok: true; plan: QaPlan }).plan;
+  for (const [planId, { plan, issues }] of [...attaching].sort(([a], [b]) => a.localeCompare(b))) {
     const remaining: number[] = [];
     for (const issue of issues) {
-      const credit = creditingGroup(input.lineageGroups, run.stage, planId, issue, false);
+      const credit = creditingGroup(input.lineageGroups, { stage: run.stage, planId, issue, runLevel: false });
       if (credit) own(issue, { planId, owner: 'group', groupId: credit.id });
       else remaining.push(issue);
     }
@@ -148,27 +181,7 @@ export function planFreeze(input: FreezeInput): FreezePlan {
     }
   }
 
-  let stageRefusal: Refusal | null = null;
-  if (!input.runPlans.ok) stageRefusal = input.runPlans.refusal;
-  else {
-    for (const planId of input.runPlans.ids) {
-      const found = input.plans.get(planId);
-      if (!found || !found.ok) {
-        stageRefusal = makeRefusal('qa_configuration_refused', {
-          repo: input.repo,
-          file: found ? found.path : input.configFile,
-          field: found ? found.field : 'delivery.run_plans',
-          detail: found ? found.detail : `the run-level plan ${planId} is not at the pinned commit`,
-          then: `merge the fix and take this run over on that commit with \`--supersedes ${run.id}\`.`,
-        });
-        break;
-      }
-      const uncovered = input.members
-        .map((m) => m.issueNumber)
-        .filter((n) => !creditingGroup(input.lineageGroups, run.stage, planId, n, true));
-      if (uncovered.length) openGroup(found.plan, uncovered, true);
-    }
-  }
+  const stageRefusal = runLevelPlans(input, openGroup);
 
   return {
     members: input.members.map((m) => ({

@@ -52,10 +52,14 @@ export async function runAtStage<K extends Stage['kind'] = Stage['kind']>(
   const index = stages.findIndex((s) => s.name === stage);
   if (index < 0) return refuse('deployment_stage_unknown', { run: run.id, stage, stages: stages.map((s) => s.name) });
   const current = stages[run.currentStage]!;
-  if (index !== run.currentStage || (kind !== null && current.kind !== kind))
+  if (index !== run.currentStage || !ofKind(current, kind))
     return refuse('deployment_stage_not_current', { run: run.id, stage, current: current.name, kind: current.kind });
-  return ok({ run, dr, stage: current as Extract<Stage, { kind: K }> });
+  return ok({ run, dr, stage: current });
 }
+
+/** Whether a stage is of the kind asked for (null: any kind). */
+const ofKind = <K extends Stage['kind']>(s: Stage, kind: K | null): s is Extract<Stage, { kind: K }> =>
+  kind === null || s.kind === kind;
 
 export async function createDeploymentRun(ctx: DeliveryContext, req: CreateRequest): Promise<Result<DeploymentView>> {
   // DX12: one start per project at a time; another meanwhile is told deployment_start_lock_busy.

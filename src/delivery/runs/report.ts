@@ -78,7 +78,7 @@ export async function buildDeliveryReport(
                     command: w.command,
                   });
             return {
-              code: r.code as 'qa_wait_unattended' | 'qa_wait_no_person',
+              code: r.code,
               message: r.message,
               recovery: r.recovery,
             };

@@ -3,6 +3,7 @@
 // all read it. Each code declares the placeholders its texts need, so a caller
 // that forgets one does not compile.
 
+import { keysOf } from '../guards.js';
 import { code, type CodeDef } from './define.js';
 import { DELIVERY_CODES } from './delivery.js';
 import { PROTECTION_CODES } from './protection.js';
@@ -228,7 +229,7 @@ export const CODE_INFO = {
 } as const;
 
 export type Code = keyof typeof CODE_INFO;
-export const CODES = Object.keys(CODE_INFO) as Code[];
+export const CODES = keysOf(CODE_INFO);
 
 /** The placeholders a code's texts need. */
 export type CodeParams<C extends Code> = Parameters<(typeof CODE_INFO)[C]['message']>[0];
@@ -243,7 +244,7 @@ export interface Refusal {
   recovery: string;
 }
 
-export function makeRefusal<C extends Code>(code: C, ...[params]: ParamArgs<C>): Refusal {
+export function makeRefusal<C extends Code>(code: C, ...[params]: ParamArgs<C>): Refusal & { code: C } {
   const info = CODE_INFO[code] as CodeDef<CodeParams<C>>;
   const p = (params ?? {}) as CodeParams<C>;
   return { code, status: info.status, message: info.message(p), recovery: info.recovery(p) };
