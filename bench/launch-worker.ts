@@ -11,7 +11,7 @@ let launched = 0;
 const launcher = { name: 'command', usesSecret: () => false } as never;
 for (let i = 0; i < Number(count); i++) {
   const res = await recordLaunch(
-    { store, launcher, now: () => Date.now(), newRunId: () => `${worker}-${++n}` },
+    { store, launcher, clock: { now: () => Date.now() }, newRunId: () => `${worker}-${++n}` },
     {
       stage: 'new_work',
       repo: `bench/repo-${i % 50}`,

@@ -67,7 +67,7 @@ async function benchSpawnPass(engine: BenchEngine): Promise<void> {
   for (let round = 0; round < (engine.name === 'sqlite' ? 41 : 11); round++) {
     const store = await engine.open();
     let n = 0;
-    const deps = { store, launcher: noopLauncher, now: () => Date.now(), newRunId: () => `b${++n}` };
+    const deps = { store, launcher: noopLauncher, clock: { now: () => Date.now() }, newRunId: () => `b${++n}` };
     const t0 = performance.now();
     await spawnPass(candidates, { liveCount: 0, liveSubjects: new Set() }, policy, async (c, cap) => {
       const rec = await recordLaunch(deps, c, cap);
@@ -89,7 +89,7 @@ async function benchSpawnPass(engine: BenchEngine): Promise<void> {
     const deps = {
       store,
       launcher: noopLauncher,
-      now: () => Date.now(),
+      clock: { now: () => Date.now() },
       newRunId: () => `b${++n}`,
       budgets: { dailyUsd: 50, monthlyUsd: null, newWorkShare: 1 },
       ledger: await openingLedger(store, Date.now()),
@@ -98,7 +98,7 @@ async function benchSpawnPass(engine: BenchEngine): Promise<void> {
     await spawnPass(candidates, { liveCount: 0, liveSubjects: new Set() }, policy, async (c, cap) => {
       const { reserve, budgets, shed } = moneyFor(c, facts, deps);
       if (shed) return { kind: 'over_budget', why: shed };
-      const rec = await recordLaunch(deps, c, cap, null, { reserve, budgets });
+      const rec = await recordLaunch(deps, c, cap, { money: { reserve, budgets } });
       if (rec.kind !== 'recorded') return rec;
       if (reserve) deps.ledger.add(c.repo, c.kind, reserve);
       return { kind: 'launched', runId: rec.runId };
@@ -257,7 +257,7 @@ async function benchLockedLaunches(engine: BenchEngine): Promise<void> {
   {
     const store = await engine.open({ file: true });
     let n = 0;
-    const deps = { store, launcher: noopLauncher, now: () => Date.now(), newRunId: () => `l${++n}` };
+    const deps = { store, launcher: noopLauncher, clock: { now: () => Date.now() }, newRunId: () => `l${++n}` };
     const count = 5000;
     // A fleet at its cap: 200 runs live throughout (each launch re-counts them); ending the oldest is not timed.
     const live: string[] = [];

@@ -231,7 +231,7 @@ async function wire(
     pollWaitingRuns: settings.runsReach === 'github',
   });
   const owned = ticks;
-  registerWebhooks(app, { fleet, store, forge, clock, reap: () => owned.reapIfLeading() });
+  registerWebhooks(app, fleet, () => owned.reapIfLeading());
   addHandler(apiOf(settings, engine, forge, oidc));
   ticks.start();
   app.log.info(

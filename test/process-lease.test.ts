@@ -171,8 +171,9 @@ describe('TR12 process leases', () => {
       fetch,
       exec: async () => ({ code: 0, output: 'deployed' }),
     };
-    const code = await runCli(['watch', 'deploy', '--json', '--driver', 'ci-7', '--', h.run], io, {
-      policy: DEFAULT_DRIVER_POLICY,
+    const code = await runCli(['watch', 'deploy', '--json', '--driver', 'ci-7', '--', h.run], {
+      ...io,
+      driverPolicy: DEFAULT_DRIVER_POLICY,
       sleep: async (ms) => {
         h.clock.advance(ms);
         if (restarted) return;

@@ -1,3 +1,4 @@
+import type { Door } from '../door.js';
 import type { z } from 'zod';
 import { issuesText } from '../kernel/issues-text.js';
 import { ApiError } from '../http/answers.js';
@@ -29,7 +30,34 @@ export interface CliIo {
   /** The commit checked out in the current directory, or null outside a git checkout. */
   head?: () => string | null;
   readFile?: (path: string) => string;
+  /** `yoke watch deploy`: how long it waits, and its schedules (tests give their own). */
+  sleep?: (ms: number) => Promise<void>;
+  driverPolicy?: DriverPolicy;
+  /** Opens the database door (tests give their own). */
+  openDoor?: (env: Record<string, string | undefined>, path: string) => Promise<Door>;
 }
+
+export interface DriverPolicy {
+  /** DX12: the delay before each busy retry: 15, 30, then 60 seconds, six retries in all. */
+  busyDelaysMs: readonly number[];
+  /** DX08: how many result waits recover a lost answer, and how long each asks for. */
+  resultWaits: number;
+  resultWaitSeconds: number;
+  leaseSeconds: number;
+  /** TR12: how long a capture's plan execution lives without a renewal (renewed before each case). */
+  executionLeaseSeconds: number;
+  /** Between gate checks of a QA stage that is still waiting. */
+  gatePollMs: number;
+}
+
+export const DEFAULT_DRIVER_POLICY: DriverPolicy = {
+  busyDelaysMs: [15_000, 30_000, 60_000, 60_000, 60_000, 60_000],
+  resultWaits: 10,
+  resultWaitSeconds: 60,
+  leaseSeconds: 120,
+  executionLeaseSeconds: 120,
+  gatePollMs: 15_000,
+};
 
 export class CliFailure extends Error {}
 

@@ -5,7 +5,7 @@ import { registerDeliveryCommands } from './delivery.js';
 import { registerConfigCommand } from './config-check.js';
 import { registerDbCommands } from './db.js';
 import { registerInitCommand } from './init.js';
-import { DriverExit, registerWatchCommand, type WatchDeps } from './watch.js';
+import { DriverExit, registerWatchCommand } from './watch.js';
 import { nodeExec, nodeHead, nodeReadFile } from './exec.js';
 import { readFileSync } from 'node:fs';
 import { RUNNER_COMMANDS } from '../agent/main.js';
@@ -16,7 +16,7 @@ import { fieldOf } from '../kernel/guards.js';
 
 export type { CliIo } from './client.js';
 
-export function buildCli(io: CliIo, watch: WatchDeps = {}): Command {
+export function buildCli(io: CliIo): Command {
   const program = new Command('yoke')
     .description('Operate a yoke fleet through its HTTP API.')
     .version(yokeVersion(), '-V, --version', "print yoke's version")
@@ -33,7 +33,7 @@ export function buildCli(io: CliIo, watch: WatchDeps = {}): Command {
   registerConfigCommand(program, io);
   registerDbCommands(program, io);
   registerDeliveryCommands(program, io, g);
-  registerWatchCommand(program, io, g, watch);
+  registerWatchCommand(program, io, g);
   registerAgentCommand(program, io);
   program
     .command('serve')
@@ -69,9 +69,9 @@ function registerAgentCommand(program: Command, io: CliIo): void {
 }
 
 /** Runs the CLI; returns the exit code. */
-export async function runCli(argv: string[], io: CliIo, watch: WatchDeps = {}): Promise<number> {
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
   try {
-    await buildCli(io, watch).parseAsync(argv, { from: 'user' });
+    await buildCli(io).parseAsync(argv, { from: 'user' });
     return 0;
   } catch (err) {
     if (err instanceof DriverExit || err instanceof CommandExit) return err.exitCode;

@@ -6,7 +6,9 @@ import { isBusyCode } from '../delivery/gate/busy.js';
 import { ApiError, GateChecked } from '../http/answers.js';
 import type { DeploymentView } from '../delivery/runs/view.js';
 import { ROUTE } from '../http/routes.js';
-import { routeUrl, type ApiRoute, type ExecResult, type RouteArgs } from './client.js';
+import { routeUrl, type ApiRoute, type DriverPolicy, type ExecResult, type RouteArgs } from './client.js';
+
+export { DEFAULT_DRIVER_POLICY, type DriverPolicy } from './client.js';
 import type { Answer, DriverTransport, Sent } from './driver-transport.js';
 
 // The deploy driver, `yoke watch deploy`: it checks in, runs deploy stages,
@@ -14,28 +16,6 @@ import type { Answer, DriverTransport, Sent } from './driver-transport.js';
 // of the plans it owns. Each gate check gets a fresh request id, kept across
 // its busy and lost-answer retries (DX11); busy answers retry on one schedule
 // (DX12); a lost answer is recovered by waiting on the reservation (DX08).
-
-export interface DriverPolicy {
-  /** DX12: the delay before each busy retry: 15, 30, then 60 seconds, six retries in all. */
-  busyDelaysMs: readonly number[];
-  /** DX08: how many result waits recover a lost answer, and how long each asks for. */
-  resultWaits: number;
-  resultWaitSeconds: number;
-  leaseSeconds: number;
-  /** TR12: how long a capture's plan execution lives without a renewal (renewed before each case). */
-  executionLeaseSeconds: number;
-  /** Between gate checks of a QA stage that is still waiting. */
-  gatePollMs: number;
-}
-
-export const DEFAULT_DRIVER_POLICY: DriverPolicy = {
-  busyDelaysMs: [15_000, 30_000, 60_000, 60_000, 60_000, 60_000],
-  resultWaits: 10,
-  resultWaitSeconds: 60,
-  leaseSeconds: 120,
-  executionLeaseSeconds: 120,
-  gatePollMs: 15_000,
-};
 
 /** Exit codes, documented in docs/cli.md. */
 export const EXIT = {

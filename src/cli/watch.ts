@@ -1,16 +1,9 @@
 import type { Command } from 'commander';
 import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
 import { CliFailure, commitArg, type CliIo, type GlobalOptions } from './client.js';
-import { openDatabaseDoor, type Door } from '../door.js';
+import { openDatabaseDoor } from '../door.js';
 import { httpsTransport } from './driver-transport.js';
-import {
-  DEFAULT_DRIVER_POLICY,
-  Driver,
-  DriverStop,
-  EXIT,
-  type DriverEvent,
-  type DriverPolicy,
-} from './watch-deploy.js';
+import { DEFAULT_DRIVER_POLICY, Driver, DriverStop, EXIT, type DriverEvent } from './watch-deploy.js';
 import { errorText } from '../kernel/error-text.js';
 import { textField } from '../kernel/guards.js';
 
@@ -21,13 +14,6 @@ export class DriverExit extends Error {
   constructor(readonly exitCode: number) {
     super(`driver stopped (${exitCode})`);
   }
-}
-
-export interface WatchDeps {
-  policy?: DriverPolicy;
-  sleep?: (ms: number) => Promise<void>;
-  /** Opens the database door (tests give their own). */
-  openDoor?: (env: Record<string, string | undefined>, path: string) => Promise<Door>;
 }
 
 function describe(e: DriverEvent): string {
@@ -62,7 +48,7 @@ function describe(e: DriverEvent): string {
   }
 }
 
-export function registerWatchCommand(program: Command, io: CliIo, g: () => GlobalOptions, deps: WatchDeps = {}): void {
+export function registerWatchCommand(program: Command, io: CliIo, g: () => GlobalOptions): void {
   program
     .command('watch')
     .description('drive deliveries')
@@ -100,13 +86,13 @@ export function registerWatchCommand(program: Command, io: CliIo, g: () => Globa
         if (poll !== null && !(Number.isFinite(poll) && poll > 0 && poll <= 3600))
           throw new CliFailure('--poll-seconds is a number of seconds, e.g. --poll-seconds 5');
         const policy = {
-          ...(deps.policy ?? DEFAULT_DRIVER_POLICY),
+          ...(io.driverPolicy ?? DEFAULT_DRIVER_POLICY),
           ...(poll !== null ? { gatePollMs: poll * 1000 } : {}),
         };
         const emit = (e: DriverEvent) => io.out(o.json ? JSON.stringify(e) : describe(e));
         // Bad input to the door (no credentials, no database) is a message that names the fix, never a stack trace.
         const door = o.db
-          ? await (deps.openDoor ?? openDatabaseDoor)(io.env, o.db).catch((err: unknown) => {
+          ? await (io.openDoor ?? openDatabaseDoor)(io.env, o.db).catch((err: unknown) => {
               throw new CliFailure(`The database door did not open: ${errorText(err)}`);
             })
           : null;
@@ -116,7 +102,7 @@ export function registerWatchCommand(program: Command, io: CliIo, g: () => Globa
             ? httpsTransport(io, { url: door.url, token: door.token }, timeoutMs, 'db')
             : httpsTransport(io, g(), timeoutMs),
           policy,
-          sleep: deps.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))),
+          sleep: io.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))),
           exec: io.exec
             ? (command, env) => io.exec!(command, env, { hide: door?.hidden ?? [] })
             : () => Promise.resolve({ code: null, output: '', error: 'this yoke cannot run commands' }),

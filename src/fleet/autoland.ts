@@ -1,6 +1,7 @@
 import type { ClaimView, Forge, ReviewView } from '../forge/types.js';
 import { canWrite } from '../kernel/permission.js';
-import { executeMerge, planMerges, type ActionDeps, type AfterLaunch, type MergeAction } from './merges.js';
+import type { Io } from './context.js';
+import { executeMerge, planMerges, type MergeListener, type AfterLaunch, type MergeAction } from './merges.js';
 import { fixExhaustedNotice, protectedApprovedNotice, protectedHoldNotice } from './messages.js';
 import type { ProtectedHold } from '../store/protected-holds.js';
 import { blockingReviewers, headApprovers, protectedChangeOf } from './protected-paths.js';
@@ -141,7 +142,7 @@ export async function readersAmong(
 }
 
 export async function executeRepoActions(
-  deps: ActionDeps,
+  deps: Io & { onMerged?: MergeListener },
   facts: RepoFacts,
   actions: readonly RepoAction[],
 ): Promise<void> {
@@ -156,7 +157,7 @@ export async function executeRepoActions(
           prNumber: a.pr,
           runId: a.run,
           issueNumber: a.issue,
-          recordedAt: deps.now(),
+          recordedAt: deps.clock.now(),
         });
       } else if (a.type === 'label_claim') {
         await forge.addLabels(facts.repo, a.pr, [CLAIM_LABEL]);
@@ -168,7 +169,7 @@ export async function executeRepoActions(
           prNumber: a.pr,
           headSha: a.sha,
           files: [],
-          recordedAt: deps.now(),
+          recordedAt: deps.clock.now(),
         });
       } else if (a.type === 'hold_protected') {
         await holdProtected(deps, facts, a);
@@ -198,7 +199,7 @@ export async function executeRepoActions(
 
 /** Records the hold, then says so in the PR's one hold comment: a newer head's hold edits the comment an older one posted. */
 async function holdProtected(
-  deps: ActionDeps,
+  deps: Io & { onMerged?: MergeListener },
   facts: RepoFacts,
   a: Extract<RepoAction, { type: 'hold_protected' }>,
 ): Promise<void> {
@@ -207,7 +208,13 @@ async function holdProtected(
   const earlier = (await store.protectedHolds.list(repo))
     .filter((h) => h.prNumber === a.pr && h.commentId !== null)
     .at(-1);
-  await store.protectedHolds.hold({ repo, prNumber: a.pr, headSha: a.sha, files: a.files, recordedAt: deps.now() });
+  await store.protectedHolds.hold({
+    repo,
+    prNumber: a.pr,
+    headSha: a.sha,
+    files: a.files,
+    recordedAt: deps.clock.now(),
+  });
   log.info({ repo, pr: a.pr, sha: a.sha, files: a.files }, 'held an accepted head that changes protected paths');
   const text = protectedHoldNotice(a.pr, a.sha, a.files);
   const id =
@@ -221,7 +228,7 @@ async function holdProtected(
  * TR14's reads, before the decision: the held heads on record, and for each accepted claim head that
  * changes a protected path and is not yet released, which of its approvers GitHub says can write.
  */
-export async function readHolds(deps: Pick<ActionDeps, 'store' | 'forge'>, facts: RepoFacts): Promise<HoldReads> {
+export async function readHolds(deps: Pick<Io, 'store' | 'forge'>, facts: RepoFacts): Promise<HoldReads> {
   const holds = new Map(
     (await deps.store.protectedHolds.list(facts.repo.fullName)).map((h) => [`${h.prNumber}@${h.headSha}`, h]),
   );

@@ -1,16 +1,15 @@
 import { makeRefusal } from '../kernel/codes/table.js';
 import { classifyGitHubError } from '../forge/errors.js';
-import type { CheckRunWrite, Forge } from '../forge/types.js';
-import type { Log } from '../kernel/log.js';
+import type { CheckRunWrite } from '../forge/types.js';
 import type { CheckRecord } from '../store/check-runs.js';
 import type { Run } from '../store/runs.js';
-import type { Store } from '../store/store.js';
 import type { ProtectedHold } from '../store/protected-holds.js';
 import { protectedFileList } from './messages.js';
 import { runUrl } from './links.js';
 import { flippedVerdict } from './verdicts.js';
 import { stackWords, type Landed, type LandingRecord } from './stacks.js';
 import { repoRefOf } from './repo-state.js';
+import type { Io } from './context.js';
 
 // Each lander is a check run named yoke/lander on the head it validates, so
 // branch protection can require it: in progress while a lander runs (or will
@@ -237,19 +236,10 @@ export class CheckRefusals {
   }
 }
 
-export interface CheckDeps {
-  store: Store;
-  forge: Forge;
-  now: () => number;
-  log: Log;
-  policy: CheckPlanPolicy;
-  refusals: CheckRefusals;
-}
-
 /** Writes the planned check runs; one that fails is planned again next time. */
-export async function syncLanderChecks(deps: CheckDeps): Promise<void> {
+export async function syncLanderChecks(deps: Io & { policy: CheckPlanPolicy; refusals: CheckRefusals }): Promise<void> {
   const { store, forge, log, refusals } = deps;
-  const landers = await store.runs.listLanders(deps.now() - FOLLOW_MS);
+  const landers = await store.runs.listLanders(deps.clock.now() - FOLLOW_MS);
   const merges = new Map<string, Landed[]>();
   for (const repo of new Set(landers.filter((r) => r.stack.length).map((r) => r.repo)))
     merges.set(repo, await store.merges.listForRepo(repo));
@@ -261,18 +251,18 @@ export async function syncLanderChecks(deps: CheckDeps): Promise<void> {
     merges,
   )) {
     const repo = await repoRefOf(store, a.repo);
-    if (!repo || refusals.blocked(repo.installationId, deps.now())) continue;
+    if (!repo || refusals.blocked(repo.installationId, deps.clock.now())) continue;
     try {
       const id = a.checkRunId ?? (await forge.createCheckRun(repo, a.headSha, a.check));
       if (a.checkRunId !== null) await forge.updateCheckRun(repo, a.checkRunId, a.check);
       await store.checkRuns.record(
         { repo: a.repo, prNumber: a.prNumber, headSha: a.headSha, checkRunId: id, written: a.written },
-        deps.now(),
+        deps.clock.now(),
       );
       refusals.cleared(repo.installationId);
     } catch (err) {
       const e = classifyGitHubError(err);
-      if (e.status === 403) refusals.refused(repo.installationId, deps.now());
+      if (e.status === 403) refusals.refused(repo.installationId, deps.clock.now());
       log.warn(
         { repo: a.repo, pr: a.prNumber, head: a.headSha, err: e.message },
         e.status === 403

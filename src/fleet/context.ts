@@ -86,17 +86,24 @@ export function fleetPolicyOf(settings: OperatorSettings): FleetPolicy {
 }
 
 /**
- * What the people-facing edges (commands, the HTTP API, run reports, the
- * fleet report) may use of the fleet. They ask for passes; they never run one.
+ * The capabilities most of yoke's work needs: the store, GitHub, the time and the log. Each context that
+ * adds to them (the fleet's, a pass's, the delivery half's) starts from this one.
  */
-export interface FleetContext {
-  /** TR12: this process's lease id: what it reserves or claims is recorded as its own. */
-  processId: string;
+export interface Io {
   store: Store;
   forge: Forge;
   clock: Clock;
-  policy: FleetPolicy;
   log: Log;
+}
+
+/**
+ * What the people-facing edges (commands, the HTTP API, run reports, the
+ * fleet report) may use of the fleet. They ask for passes; they never run one.
+ */
+export interface FleetContext extends Io {
+  /** TR12: this process's lease id: what it reserves or claims is recorded as its own. */
+  processId: string;
+  policy: FleetPolicy;
   /** GitHub's web pages (github.com, a GitHub Enterprise host, the sandbox's forge): where yoke's comments link. */
   webUrl: string;
   /** Asks for an early pass; does not wait for it. */

@@ -1,15 +1,13 @@
 import { createHash } from 'node:crypto';
 import { CONTROL_LABEL } from '../forge/types.js';
-import type { Forge } from '../forge/types.js';
-import type { Log } from '../kernel/log.js';
 import { dashboardIssueBody, dashboardIssueTitle, type DashboardIssueView } from './messages.js';
 import type { DeliveryItem } from '../store/delivery-items.js';
 import type { Run } from '../store/runs.js';
-import type { Store } from '../store/store.js';
 import { waitingItem, type Waiting } from './candidate.js';
 import { runUrl } from './links.js';
 import { STUCK_LABEL, type RepoFacts } from './repo-facts.js';
 import { autoLoopOn, isPaused } from './repo-state.js';
+import type { Io } from './context.js';
 
 // A dashboard issue per repository, like Renovate's Dependency Dashboard: the
 // body of the repository's yoke:control issue shows the auto loop, failures
@@ -76,20 +74,13 @@ function issueCostsOf(runs: DashboardIssueInputs['runs'], now: number): Dashboar
 
 const digestOf = (body: string): string => createHash('sha256').update(body).digest('hex');
 
-export interface DashboardIssueDeps {
-  store: Store;
-  forge: Forge;
-  now: () => number;
-  log: Log;
-}
-
 /**
  * Keeps the body current: finds the repository's open yoke:control issue (or
  * creates one) the first time, then edits its body only when the text changes.
  * Returns what it wrote, for the pass log.
  */
 export async function syncDashboardIssue(
-  deps: DashboardIssueDeps,
+  deps: Io,
   view: DashboardIssueView,
   facts: RepoFacts,
 ): Promise<'created' | 'edited' | 'unchanged'> {
@@ -105,10 +96,10 @@ export async function syncDashboardIssue(
       body,
       labels: [CONTROL_LABEL],
     });
-    await store.dashboardIssues.record(view.repo, number, digest, deps.now());
+    await store.dashboardIssues.record(view.repo, number, digest, deps.clock.now());
     return 'created';
   }
   await forge.updateIssue(facts.repo, number, { body });
-  await store.dashboardIssues.record(view.repo, number, digest, deps.now());
+  await store.dashboardIssues.record(view.repo, number, digest, deps.clock.now());
   return 'edited';
 }

@@ -26,8 +26,7 @@ import { spawnPass, type LaunchAttempt } from './spawn-pass.js';
 import { RepoActivity } from './activity.js';
 import { reapRuns, type Reaped } from './reaper.js';
 import { repoRefOf } from './repo-state.js';
-import { collectHandedResult } from './run-results.js';
-import type { TokenVerifier } from './run-binding.js';
+import { collectHandedResult, type HandedResults } from './run-results.js';
 import { sameRepo } from '../kernel/ids.js';
 import { errorStack } from '../kernel/error-text.js';
 
@@ -60,7 +59,7 @@ export interface EngineDeps {
    */
   lead?: () => Promise<Fence | null>;
   /** Runs reach yoke through GitHub (YOKE_RUNS_REACH=github): how the results they hand back are believed. */
-  handedResults?: { verifier: TokenVerifier; audience: string };
+  handedResults?: HandedResults;
 }
 
 export function newRunId(): string {
@@ -103,12 +102,12 @@ export class Engine {
       },
       postVerdicts: () =>
         void this.serial(async () => {
-          await postPendingVerdicts({ store, forge, now: () => clock.now(), log });
+          await postPendingVerdicts({ store, forge, clock, log });
           const checkPolicy = { landerAttemptsPerHead: policy.landerAttemptsPerHead, webUrl: this.deps.webUrl };
           await syncLanderChecks({
             store,
             forge,
-            now: () => clock.now(),
+            clock,
             log,
             policy: checkPolicy,
             refusals: this.checkRefusals,
@@ -242,7 +241,7 @@ export class Engine {
       const money = {
         budgets: deps.policy,
         ledger: await openingLedger(deps.store, deps.clock.now()),
-        now: deps.clock.now,
+        clock: deps.clock,
       };
       const yes = async (c: Candidate): Promise<LaunchAttempt> => {
         const facts = await gathered.facts.get(c.repo);
@@ -268,7 +267,7 @@ export class Engine {
   }
 
   /** Reads a finished run's handed-back result through the forge the reap works with (a leader's is fenced). */
-  private collector(forge: Forge, handed: NonNullable<EngineDeps['handedResults']>) {
+  private collector(forge: Forge, handed: HandedResults) {
     const fleet = this.context();
     return (run: Run, repo: RepoRef, workflowRunId: number) =>
       collectHandedResult({ ...fleet, forge, ...handed }, run, repo, workflowRunId);
@@ -277,15 +276,14 @@ export class Engine {
   private async reap(deps: Pick<PassDeps, 'forge' | 'launcher'> = this.deps): Promise<Reaped[]> {
     const { store, clock, policy, log } = this.deps;
     const { launcher, forge } = deps;
-    const reaped = await reapRuns({
-      store,
-      launcher,
-      now: () => clock.now(),
-      pauseThreshold: policy.pauseThreshold,
-      repoRef: (name) => repoRefOf(store, name),
-      log,
-      ...(this.deps.handedResults ? { collect: this.collector(forge, this.deps.handedResults) } : {}),
-    });
+    const reaped = await reapRuns(
+      { store, launcher, clock, log },
+      {
+        pauseThreshold: policy.pauseThreshold,
+        repoRef: (name) => repoRefOf(store, name),
+        ...(this.deps.handedResults ? { collect: this.collector(forge, this.deps.handedResults) } : {}),
+      },
+    );
     for (const r of reaped) {
       // A run that just ended may have left work behind (its claim PR): its repository is probed next.
       this.activity.wake(r.run.repo, clock.now());
@@ -295,7 +293,7 @@ export class Engine {
       );
       if (r.effect === 'paused') {
         await postPauseNotice(
-          { store, forge, log, now: () => clock.now(), pauseThreshold: policy.pauseThreshold },
+          { store, forge, log, clock, pauseThreshold: policy.pauseThreshold },
           r.run.repo,
           r.run.issueNumber,
         );

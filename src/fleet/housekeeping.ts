@@ -1,10 +1,9 @@
-import type { Forge, RepoName, RepoRef } from '../forge/types.js';
-import type { Log } from '../kernel/log.js';
+import type { RepoName, RepoRef } from '../forge/types.js';
 import { disabledNotice, pauseNotice, issueEditedNotice } from './messages.js';
-import type { Store } from '../store/store.js';
 import type { NewAsk } from '../store/asks.js';
 import { repoRefOf } from './repo-state.js';
 import { errorStack } from '../kernel/error-text.js';
+import type { Io } from './context.js';
 
 // What the read half of a pass finds that the store must be told: repos seen
 // for the first time, opt-in files that became invalid or valid again, and
@@ -24,22 +23,15 @@ export type Housekeeping =
   /** TR24: say once per edit that the issue is not worked unseen. */
   | { type: 'notify_issue_edited'; repo: RepoRef; issue: number; digest: string; label: string };
 
-export interface HousekeepingDeps {
-  store: Store;
-  forge: Forge;
-  now: () => number;
-  log: Log;
-}
-
-export async function executeHousekeeping(deps: HousekeepingDeps, planned: readonly Housekeeping[]): Promise<void> {
+export async function executeHousekeeping(deps: Io, planned: readonly Housekeeping[]): Promise<void> {
   const { store, forge, log } = deps;
   for (const h of planned) {
     switch (h.type) {
       case 'ensure_repo':
-        await store.repos.ensure(h.repo, h.installationId, deps.now());
+        await store.repos.ensure(h.repo, h.installationId, deps.clock.now());
         break;
       case 'clear_disabled':
-        await store.repos.setDisabled(h.repo, null, deps.now());
+        await store.repos.setDisabled(h.repo, null, deps.clock.now());
         break;
       case 'drop_request':
         await store.requests.drop(h.requestId);
@@ -58,7 +50,7 @@ export async function executeHousekeeping(deps: HousekeepingDeps, planned: reado
           issueNumber: h.issue,
           bodyDigest: h.digest,
           labelledBy: h.labelledBy,
-          recordedAt: deps.now(),
+          recordedAt: deps.clock.now(),
         });
         break;
       case 'notify_issue_edited':
@@ -73,7 +65,7 @@ export async function executeHousekeeping(deps: HousekeepingDeps, planned: reado
         }
         break;
       case 'disable': {
-        await store.repos.setDisabled(h.repo.fullName, h.reason, deps.now());
+        await store.repos.setDisabled(h.repo.fullName, h.reason, deps.clock.now());
         if (!h.notify) break;
         log.warn({ repo: h.repo.fullName, reason: h.reason }, 'repo disabled by its opt-in file');
         if (h.controlIssue !== null) {
@@ -96,7 +88,7 @@ export async function executeHousekeeping(deps: HousekeepingDeps, planned: reado
 
 /** SP15: tells the issue whose AFK failure paused its repository. */
 export async function postPauseNotice(
-  deps: HousekeepingDeps & { pauseThreshold: number },
+  deps: Io & { pauseThreshold: number },
   name: RepoName,
   issue: number | null,
 ): Promise<void> {

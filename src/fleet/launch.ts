@@ -3,6 +3,7 @@ import { LeadershipLost } from '../kernel/fence.js';
 import type { Forge, RepoRef } from '../forge/types.js';
 import { REJECTION_LIMIT, type Launcher, type LaunchSpec } from '../launcher/launcher.js';
 import type { Log } from '../kernel/log.js';
+import type { Clock } from '../kernel/clock.js';
 import { isAfkKind, type Run, type RunKind } from '../store/runs.js';
 import type { Store } from '../store/store.js';
 import type { Candidate } from './candidate.js';
@@ -26,12 +27,8 @@ import { errorText } from '../kernel/error-text.js';
 
 export const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
 
-export interface LockedLaunchDeps {
-  store: Store;
-  launcher: Launcher;
-  now: () => number;
-  newRunId: () => string;
-}
+/** What the locked launch uses of a pass's launch dependencies. */
+type LockedLaunch = Pick<LaunchDeps, 'store' | 'launcher' | 'clock' | 'newRunId'>;
 
 export type Recorded = { kind: 'recorded'; runId: string; secret: string | null; deadline: number; liveAfter: number };
 
@@ -48,11 +45,10 @@ export interface Money {
  * any launcher is called.
  */
 export async function recordLaunch(
-  deps: LockedLaunchDeps,
+  deps: LockedLaunch,
   c: Candidate,
   cap: number,
-  pendingRef: string | null = null,
-  money: Money = { reserve: null, budgets: [] },
+  { pendingRef = null, money = { reserve: null, budgets: [] } }: { pendingRef?: string | null; money?: Money } = {},
 ): Promise<
   | Recorded
   | { kind: 'over_cap'; freshCount: number }
@@ -60,7 +56,7 @@ export async function recordLaunch(
   | { kind: 'paused' }
   | { kind: 'over_budget'; why: Refusal }
 > {
-  const now = deps.now();
+  const now = deps.clock.now();
   const runId = deps.newRunId();
   const secret = deps.launcher.usesSecret(c.kind) ? randomBytes(32).toString('base64url') : null;
   const deadline = now + c.budgetMinutes * 60_000;
@@ -105,17 +101,23 @@ export async function recordLaunch(
 
 /** Records, then starts. A launcher that throws leaves an ended run, never a lost one. */
 export async function lockedLaunch(
-  deps: LockedLaunchDeps,
+  deps: LockedLaunch,
   c: Candidate,
-  cap: number,
-  where: { workflow: string; ref: string },
-  spec: (rec: Recorded, landSha: string | null) => LaunchSpec,
-  onLaunchFailed: (runId: string, detail: string) => Promise<void>,
-  /** LD03: builds the commit a lander is to judge, once its run is recorded (null: it merges the heads itself). */
-  prepare?: () => Promise<string | null>,
-  money?: Money,
+  launch: {
+    cap: number;
+    where: { workflow: string; ref: string };
+    spec: (rec: Recorded, landSha: string | null) => LaunchSpec;
+    onLaunchFailed: (runId: string, detail: string) => Promise<void>;
+    /** LD03: builds the commit a lander is to judge, once its run is recorded (null: it merges the heads itself). */
+    prepare?: () => Promise<string | null>;
+    money?: Money;
+  },
 ): Promise<LaunchAttempt> {
-  const rec = await recordLaunch(deps, c, cap, deps.launcher.pendingRef(where), money);
+  const { cap, where, spec, onLaunchFailed, prepare, money } = launch;
+  const rec = await recordLaunch(deps, c, cap, {
+    pendingRef: deps.launcher.pendingRef(where),
+    ...(money ? { money } : {}),
+  });
   if (rec.kind !== 'recorded') return rec;
   // TR33: before it starts, the run says why it started and carries its asks; a run that never starts
   // hands them back (onLaunchFailed), so an ask is never lost to a launch that failed.
@@ -137,7 +139,11 @@ export async function lockedLaunch(
   }
 }
 
-export interface LaunchDeps extends LockedLaunchDeps {
+export interface LaunchDeps {
+  store: Store;
+  launcher: Launcher;
+  clock: Clock;
+  newRunId: () => string;
   /** LD03: where a lander's commit is built, with fast-forward landing. */
   forge: Pick<Forge, 'pinBranch' | 'mergeIntoBranch'>;
   log: Log;
@@ -203,11 +209,13 @@ export function briefFor(c: Candidate, facts: Pick<RepoFacts, 'runs' | 'asks' | 
 export function buildLaunchSpec(
   c: Candidate,
   rec: Recorded,
-  repo: RepoRef,
-  where: { workflow: string; ref: string },
-  apiUrl: string,
-  extra: Pick<LaunchSpec, 'limits' | 'rejection'> & Partial<Pick<LaunchSpec, 'landSha'>>,
+  at: { repo: RepoRef; where: { workflow: string; ref: string }; apiUrl: string } & Pick<
+    LaunchSpec,
+    'limits' | 'rejection'
+  > &
+    Partial<Pick<LaunchSpec, 'landSha'>>,
 ): LaunchSpec {
+  const { repo, where, apiUrl, ...extra } = at;
   return {
     runId: rec.runId,
     kind: c.kind,
@@ -235,9 +243,9 @@ export function buildLaunchSpec(
 export function moneyFor(
   c: Pick<Candidate, 'kind' | 'repo'>,
   facts: Pick<RepoFacts, 'config'>,
-  deps: Pick<LaunchDeps, 'budgets' | 'ledger' | 'now'>,
+  deps: Pick<LaunchDeps, 'budgets' | 'ledger' | 'clock'>,
 ): Money & { shed: Refusal | null } {
-  const budgets = budgetLines(c.repo, facts.config.budget, deps.budgets, c.kind, deps.now());
+  const budgets = budgetLines(c.repo, facts.config.budget, deps.budgets, c.kind, deps.clock.now());
   const reserve = reservationFor(c.kind, facts.config.agent.max_usd, budgets);
   const over = overBudget(budgets, (b) => deps.ledger.charged(b), reserve ?? 0);
   return { reserve, budgets, shed: over ? budgetWait(c.repo, over, reserve ?? 0) : null };
@@ -267,25 +275,27 @@ export async function launchCandidate(
   // before the store is asked, and the locked launch checks the same sums under its lock.
   const { reserve, budgets, shed } = moneyFor(c, facts, deps);
   if (shed) return { kind: 'over_budget', why: shed };
-  const result = await lockedLaunch(
-    deps,
-    c,
+  const result = await lockedLaunch(deps, c, {
     cap,
-    { workflow, ref },
-    (rec, landSha) =>
-      buildLaunchSpec(c, rec, repo, { workflow, ref }, deps.apiUrl, {
+    where: { workflow, ref },
+    spec: (rec, landSha) =>
+      buildLaunchSpec(c, rec, {
+        repo,
+        where: { workflow, ref },
+        apiUrl: deps.apiUrl,
         limits: runLimits(facts, c.kind, reserve),
         rejection: briefFor(c, facts),
         landSha,
       }),
-    async (runId, detail) => {
+    onLaunchFailed: async (runId, detail) => {
       await deps.store.asks.reopen(runId);
       // BU02: a run that never started gives its reservation back.
       await deps.store.spend.release(runId);
       const run = await deps.store.runs.get(runId);
-      if (run) await endRun(deps.store, run, 'cancelled', `launch failed: ${detail}`, deps.now(), deps.pauseThreshold);
+      if (run)
+        await endRun(deps.store, run, 'cancelled', `launch failed: ${detail}`, deps.clock.now(), deps.pauseThreshold);
     },
-    c.landSha
+    prepare: c.landSha
       ? async () => c.landSha!
       : c.kind === 'lander' && c.baseSha && facts.config.autoland.fast_forward && !onMergeQueue(facts, c)
         ? async () =>
@@ -297,8 +307,8 @@ export async function launchCandidate(
               landingRecord({ ...facts, runs: await deps.store.runs.listForRepo(c.repo) }),
             )
         : undefined,
-    { reserve, budgets },
-  );
+    money: { reserve, budgets },
+  });
   if (result.kind === 'launched' && reserve) deps.ledger.add(repo.fullName, c.kind, reserve);
   deps.log.info(
     { repo: c.repo, kind: c.kind, subject: c.subject, cap, result: result.kind, why: c.why },

@@ -1,7 +1,5 @@
 import type { RepoConfig } from '../config/repo-config.js';
-import type { ClaimView, Forge, RepoRef } from '../forge/types.js';
-import type { Log } from '../kernel/log.js';
-import type { Store } from '../store/store.js';
+import type { ClaimView, RepoRef } from '../forge/types.js';
 import { enqueueRefusedNotice, fastForwardRefusedNotice, mergeRefusedNotice } from './messages.js';
 import { queuedAt } from './merge-queue.js';
 import { landBranch } from './land-commits.js';
@@ -16,6 +14,7 @@ import {
   type Position,
 } from './stacks.js';
 import { verdictOn } from './verdicts.js';
+import type { Io } from './context.js';
 
 // LD03, LD05: the merges a pass makes, planned from what it read, then made one at a time, each only while the
 // base branch is at exactly the tree its lander judged: through the PR, or (autoland.fast_forward) by moving
@@ -46,15 +45,6 @@ export interface AfterLaunch {
   attempted(pr: number, sha: string, verdictRun: string): boolean;
 }
 
-export interface ActionDeps {
-  store: Store;
-  forge: Forge;
-  now: () => number;
-  log: Log;
-  /** Told of each claim PR yoke merged (delivery listens: the item's delivery is owed from then). */
-  onMerged?: MergeListener;
-}
-
 /** A claim PR yoke merged, at the commit GitHub made of it. */
 export interface MergedClaim {
   repo: RepoRef;
@@ -64,10 +54,7 @@ export interface MergedClaim {
 }
 
 /** The port through which the fleet says "merged at sha"; it gets the same forge and store the merge used. */
-export type MergeListener = (
-  deps: Pick<ActionDeps, 'store' | 'forge' | 'now' | 'log'>,
-  merged: MergedClaim,
-) => Promise<void>;
+export type MergeListener = (deps: Io, merged: MergedClaim) => Promise<void>;
 
 /**
  * LD03, LD05: the merges this pass makes, branch by branch: from where the branch is now, each claim PR (oldest
@@ -164,7 +151,7 @@ function planEnqueues(
 
 /** One planned merge, made only while the base branch is at the tree its lander judged (LD03). */
 export async function executeMerge(
-  deps: ActionDeps,
+  deps: Io & { onMerged?: MergeListener },
   facts: RepoFacts,
   a: MergeAction,
   landed: Landed[],
@@ -210,7 +197,7 @@ export async function executeMerge(
       headSha: a.sha,
       state: 'merged' as const,
       detail: null,
-      at: deps.now(),
+      at: deps.clock.now(),
       runId: a.run,
       baseSha: tip,
       mergeSha: res.sha,
@@ -231,7 +218,7 @@ export async function executeMerge(
  * tree no lander judged onto it. GitHub marks the PR merged once its head is on the branch.
  */
 async function fastForward(
-  deps: ActionDeps,
+  deps: Io & { onMerged?: MergeListener },
   facts: RepoFacts,
   a: MergeAction & { land: string },
   tip: string,
@@ -257,7 +244,7 @@ async function fastForward(
     headSha: a.sha,
     state: res.ok ? ('merged' as const) : ('refused' as const),
     detail: res.ok ? null : res.message,
-    at: deps.now(),
+    at: deps.clock.now(),
     runId: a.run,
     baseSha: tip,
     mergeSha: res.ok ? a.land : null,
@@ -277,7 +264,7 @@ async function fastForward(
  * LD04: adds an accepted claim PR to the merge queue its branch requires, at the head its lander judged.
  * GitHub's answer is recorded against that accept, which is not queued again; a refusal is said on the PR.
  */
-async function enqueue(deps: ActionDeps, facts: RepoFacts, a: MergeAction): Promise<void> {
+async function enqueue(deps: Io & { onMerged?: MergeListener }, facts: RepoFacts, a: MergeAction): Promise<void> {
   const res = await deps.forge.enqueuePullRequest(facts.repo, a.pr, a.sha);
   await deps.store.enqueues.record({
     repo: facts.repo.fullName,
@@ -286,7 +273,7 @@ async function enqueue(deps: ActionDeps, facts: RepoFacts, a: MergeAction): Prom
     runId: a.run,
     state: res.ok ? 'queued' : 'refused',
     detail: res.ok ? null : res.message,
-    at: deps.now(),
+    at: deps.clock.now(),
   });
   if (res.ok) {
     deps.log.info({ repo: facts.repo.fullName, pr: a.pr, sha: a.sha }, 'added accepted claim PR to the merge queue');
@@ -297,7 +284,7 @@ async function enqueue(deps: ActionDeps, facts: RepoFacts, a: MergeAction): Prom
 
 /** GitHub refused this merge on this verdict: recorded, so it is not asked again on the same verdict. */
 async function recordRefusal(
-  deps: Pick<ActionDeps, 'store' | 'now'>,
+  deps: Pick<Io, 'store' | 'clock'>,
   facts: RepoFacts,
   a: MergeAction,
   tip: string,
@@ -309,7 +296,7 @@ async function recordRefusal(
     headSha: a.sha,
     state: 'refused',
     detail,
-    at: deps.now(),
+    at: deps.clock.now(),
     runId: a.run,
     baseSha: tip,
     mergeSha: null,

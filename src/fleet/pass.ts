@@ -2,17 +2,18 @@ import { executeRepoActions, planRepoActions, readHolds } from './autoland.js';
 import { postPendingVerdicts } from './verdict-comments.js';
 import { syncLanderChecks } from './check-runs.js';
 import { syncRunNotices } from './run-notices.js';
-import { syncDashboardIssue, viewDashboardIssue, type DashboardIssueDeps } from './dashboard-issue.js';
+import { syncDashboardIssue, viewDashboardIssue } from './dashboard-issue.js';
+import type { Io } from './context.js';
 import type { Candidate, Waiting } from './candidate.js';
 import { executeHousekeeping } from './housekeeping.js';
-import { launchCandidate } from './launch.js';
+import { launchCandidate, type LaunchDeps } from './launch.js';
 import { openingLedger } from './ledger.js';
 import { fixWaitsForMoneyNotice } from './messages.js';
 import type { Reaped } from './reaper.js';
 import { repoReadOf, type RepoFacts } from './repo-facts.js';
 import { wasAttempted } from '../store/merges.js';
 import { spawnPass, type PassOutcome } from './spawn-pass.js';
-import { gatherPass, READ_ESTIMATE_POINTS, type Deferral, type PassDeps } from './gather.js';
+import { gatherPass, READ_ESTIMATE_POINTS, type Deferral, type Gathered, type PassDeps } from './gather.js';
 import { errorStack } from '../kernel/error-text.js';
 
 // One spawn pass: read everything (gather.ts gatherPass, which writes nothing), decide,
@@ -44,7 +45,7 @@ export interface PassReport {
  * get their first dashboard issue in one pass, so a new installation's are spread over passes.
  */
 async function syncDashboardIssues(
-  deps: DashboardIssueDeps,
+  deps: Io,
   memos: Promise<RepoFacts | null>[],
   waiting: readonly Waiting[],
   opts: { webUrl: string; firstPerPass: number },
@@ -67,7 +68,13 @@ async function syncDashboardIssues(
       waiting: waitingOf.get(f.repo.fullName) ?? [],
       owed: await store.deliveryItems.listOwed(f.repo.fullName),
     };
-    const view = viewDashboardIssue({ facts: fresh, runs: fresh.runs, ...mine, webUrl: opts.webUrl, now: deps.now() });
+    const view = viewDashboardIssue({
+      facts: fresh,
+      runs: fresh.runs,
+      ...mine,
+      webUrl: opts.webUrl,
+      now: deps.clock.now(),
+    });
     try {
       await syncDashboardIssue(deps, view, fresh);
     } catch (err) {
@@ -84,11 +91,11 @@ async function syncDashboardIssues(
  * what, and when it starts again. The wait is on the dashboards as well.
  */
 async function tellFixesWaitingForMoney(
-  deps: Pick<DashboardIssueDeps, 'store' | 'forge' | 'now' | 'log'>,
+  deps: Io,
   outcomes: readonly PassOutcome[],
   facts: ReadonlyMap<string, Promise<RepoFacts | null>>,
 ): Promise<void> {
-  const day = new Date(deps.now()).toISOString().slice(0, 10);
+  const day = new Date(deps.clock.now()).toISOString().slice(0, 10);
   for (const o of outcomes) {
     const { candidate: c, result } = o;
     if (result.kind !== 'over_budget' || c.kind !== 'fix' || c.prNumber === null) continue;
@@ -96,7 +103,7 @@ async function tellFixesWaitingForMoney(
     if (!f || (await deps.store.moneyNotices.told(c.repo, c.prNumber, day))) continue;
     try {
       const id = await deps.forge.createComment(f.repo, c.prNumber, fixWaitsForMoneyNotice(c.prNumber, result.why));
-      await deps.store.moneyNotices.record(c.repo, c.prNumber, day, id, deps.now());
+      await deps.store.moneyNotices.record(c.repo, c.prNumber, day, id, deps.clock.now());
     } catch (err) {
       deps.log.warn(
         { repo: c.repo, pr: c.prNumber, err: errorStack(err) },
@@ -128,29 +135,24 @@ function passForge(forge: PassDeps['forge']): PassDeps['forge'] {
   });
 }
 
-export async function spawnOnce(given: PassDeps, trigger: PassTrigger, reaped: Reaped[]): Promise<PassReport> {
-  const deps = { ...given, forge: passForge(given.forge) };
-  const { store, forge, log } = deps;
-  const now = () => deps.clock.now();
-  const gathered = await gatherPass(deps);
-  await executeHousekeeping({ store, forge, now, log }, gathered.housekeeping);
-
+/** SP01: the candidates taken in order, each launched under the pass lock, against the budgets' opening ledger. */
+async function launchPass(deps: PassDeps, gathered: Gathered): ReturnType<typeof spawnPass> {
   // BU01: what the budgets hold as the launches begin: each run launched this month costs what it reported, or
   // what it reserved; the pass adds each reservation it makes, in stage order.
-  const ledger = await openingLedger(store, now());
-  const launchDeps = {
-    store,
-    forge,
-    log,
+  const ledger = await openingLedger(deps.store, deps.clock.now());
+  const launchDeps: LaunchDeps = {
+    store: deps.store,
+    forge: deps.forge,
+    log: deps.log,
     launcher: deps.launcher,
-    now,
+    clock: deps.clock,
     newRunId: deps.newRunId,
     apiUrl: deps.apiUrl,
     pauseThreshold: deps.policy.pauseThreshold,
     budgets: deps.policy,
     ledger,
   };
-  const { outcomes, after } = await spawnPass(
+  return spawnPass(
     gathered.candidates,
     gathered.snapshot,
     deps.policy,
@@ -161,6 +163,74 @@ export async function spawnOnce(given: PassDeps, trigger: PassTrigger, reaped: R
     },
     deps.rotation ?? 0,
   );
+}
+
+/**
+ * Each repository's writes after the launches (claim labels, holds, notices, commands found by poll), read
+ * fresh; the merges they owe are handed back, to be made after the check runs.
+ */
+async function actOnRepos(
+  deps: PassDeps,
+  io: Io,
+  gathered: Gathered,
+  after: Awaited<ReturnType<typeof spawnPass>>['after'],
+): Promise<(() => Promise<void>)[]> {
+  const { store } = io;
+  const mergesOwed: (() => Promise<void>)[] = [];
+  for (const memo of gathered.facts.values()) {
+    const f = await memo;
+    if (!f) continue;
+    await store.repos.recordRead(f.repo.fullName, repoReadOf(f, io.clock.now()));
+    // Reads before the decision: the repository's merge attempts, looked up by the planner.
+    const merges = await store.merges.listForRepo(f.repo.fullName);
+    const fresh: RepoFacts = {
+      ...f,
+      runs: await store.runs.listForRepo(f.repo.fullName),
+      merges,
+      enqueues: f.mergeQueues?.size ? await store.enqueues.listForRepo(f.repo.fullName) : [],
+      claims: new Map((await store.claims.listForRepo(f.repo.fullName)).map((c) => [c.prNumber, c])),
+    };
+    const holds = await readHolds(io, fresh);
+    const actions = planRepoActions(
+      fresh,
+      {
+        liveSubjects: after.liveSubjects,
+        attempted: (pr, sha, run) =>
+          wasAttempted(
+            merges.find((m) => m.prNumber === pr && m.headSha === sha),
+            run,
+          ),
+      },
+      holds,
+    );
+    const actionDeps = { ...io, onMerged: deps.onMerged };
+    await executeRepoActions(
+      actionDeps,
+      fresh,
+      actions.filter((a) => a.type !== 'merge'),
+    );
+    const owed = actions.filter((a) => a.type === 'merge');
+    if (owed.length) mergesOwed.push(() => executeRepoActions(actionDeps, fresh, owed));
+    if (deps.onPolledComments) {
+      try {
+        await deps.onPolledComments(f.repo, f.view.recentComments);
+      } catch (err) {
+        io.log.warn(
+          { repo: f.repo.fullName, err: errorStack(err) },
+          'polled commands failed; they are retried next pass',
+        );
+      }
+    }
+  }
+  return mergesOwed;
+}
+
+export async function spawnOnce(given: PassDeps, trigger: PassTrigger, reaped: Reaped[]): Promise<PassReport> {
+  const deps = { ...given, forge: passForge(given.forge) };
+  const io: Io = { store: deps.store, forge: deps.forge, clock: deps.clock, log: deps.log };
+  const gathered = await gatherPass(deps);
+  await executeHousekeeping(io, gathered.housekeeping);
+  const { outcomes, after } = await launchPass(deps, gathered);
 
   const passedOver = outcomes.flatMap((o): Waiting[] =>
     o.why
@@ -176,61 +246,19 @@ export async function spawnOnce(given: PassDeps, trigger: PassTrigger, reaped: R
       : [],
   );
   const waiting = [...passedOver, ...gathered.waiting];
-  await tellFixesWaitingForMoney({ store, forge, now, log }, outcomes, gathered.facts);
+  await tellFixesWaitingForMoney(io, outcomes, gathered.facts);
 
   // Writes after decisions: claim labels, holds, notices, commands found by poll; then verdicts not yet
   // posted, the lander check runs, the merges, and last the dashboard issues.
-  const mergesOwed: (() => Promise<void>)[] = [];
-  for (const memo of gathered.facts.values()) {
-    const f = await memo;
-    if (!f) continue;
-    await store.repos.recordRead(f.repo.fullName, repoReadOf(f, now()));
-    // Reads before the decision: the repository's merge attempts, looked up by the planner.
-    const merges = await store.merges.listForRepo(f.repo.fullName);
-    const fresh: RepoFacts = {
-      ...f,
-      runs: await store.runs.listForRepo(f.repo.fullName),
-      merges,
-      enqueues: f.mergeQueues?.size ? await store.enqueues.listForRepo(f.repo.fullName) : [],
-      claims: new Map((await store.claims.listForRepo(f.repo.fullName)).map((c) => [c.prNumber, c])),
-    };
-    const holds = await readHolds({ store, forge }, fresh);
-    const actions = planRepoActions(
-      fresh,
-      {
-        liveSubjects: after.liveSubjects,
-        attempted: (pr, sha, run) =>
-          wasAttempted(
-            merges.find((m) => m.prNumber === pr && m.headSha === sha),
-            run,
-          ),
-      },
-      holds,
-    );
-    const actionDeps = { store, forge, now, log, onMerged: deps.onMerged };
-    await executeRepoActions(
-      actionDeps,
-      fresh,
-      actions.filter((a) => a.type !== 'merge'),
-    );
-    const owed = actions.filter((a) => a.type === 'merge');
-    if (owed.length) mergesOwed.push(() => executeRepoActions(actionDeps, fresh, owed));
-    if (deps.onPolledComments) {
-      try {
-        await deps.onPolledComments(f.repo, f.view.recentComments);
-      } catch (err) {
-        log.warn({ repo: f.repo.fullName, err: errorStack(err) }, 'polled commands failed; they are retried next pass');
-      }
-    }
-  }
-  await postPendingVerdicts({ store, forge, now, log });
+  const mergesOwed = await actOnRepos(deps, io, gathered, after);
+  await postPendingVerdicts(io);
   const checkPolicy = { landerAttemptsPerHead: deps.policy.landerAttemptsPerHead, webUrl: deps.webUrl };
-  await syncLanderChecks({ store, forge, now, log, policy: checkPolicy, refusals: deps.checkRefusals });
+  await syncLanderChecks({ ...io, policy: checkPolicy, refusals: deps.checkRefusals });
   // Merges come after the check runs: the head's yoke/lander check already says success when GitHub is
   // asked to merge it, as a branch rule that requires the check would insist.
   for (const merge of mergesOwed) await merge();
-  await syncRunNotices({ store, forge, now, log, webUrl: deps.webUrl });
-  await syncDashboardIssues({ store, forge, now, log }, [...gathered.facts.values()], waiting, {
+  await syncRunNotices({ ...io, webUrl: deps.webUrl });
+  await syncDashboardIssues(io, [...gathered.facts.values()], waiting, {
     webUrl: deps.webUrl,
     firstPerPass: deps.policy.dashboardIssuesPerPass,
   });

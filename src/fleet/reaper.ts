@@ -1,20 +1,19 @@
+import type { Io } from './context.js';
 import type { Launcher, Liveness } from '../launcher/launcher.js';
-import type { Log } from '../kernel/log.js';
 import type { RepoRef } from '../forge/types.js';
 import type { Outcome, Run } from '../store/runs.js';
-import type { Store } from '../store/store.js';
 import { endRun, type StrikeEffect } from './strikes.js';
 import { parseActionsRef } from '../launcher/actions.js';
 import type { Collected } from './run-results.js';
 import { errorStack } from '../kernel/error-text.js';
 
-export interface ReapDeps {
-  store: Store;
-  launcher: Launcher;
-  now: () => number;
+/** What a reap tick works through: the store, the clock, the log and the runs' launcher. */
+type Reaping = Pick<Io, 'store' | 'clock' | 'log'> & { launcher: Launcher };
+
+/** How the reaper reads a run's repository and result, and when it gives up on them. */
+export interface ReapOptions {
   pauseThreshold: number;
   repoRef: (fullName: string) => Promise<RepoRef | null>;
-  log: Log;
   /**
    * Runs that reach yoke through GitHub: reads the result a finished workflow
    * run left behind, before the run is ended without one.
@@ -56,15 +55,15 @@ export function decideReap(
 }
 
 /** Ends every live run that is past its deadline or no longer alive (SP17). */
-export async function reapRuns(deps: ReapDeps): Promise<Reaped[]> {
+export async function reapRuns(deps: Reaping, how: ReapOptions): Promise<Reaped[]> {
   const reaped: Reaped[] = [];
   for (const run of await deps.store.runs.listLive()) {
-    const repo = await deps.repoRef(run.repo);
+    const repo = await how.repoRef(run.repo);
     let liveness: Liveness | null = null;
-    const now = deps.now();
+    const now = deps.clock.now();
     const pastDeadline = now >= run.budgetDeadline;
     // A result handed back through GitHub is read once its workflow run has ended, before anything ends the run.
-    if (repo && (!pastDeadline || deps.collect)) {
+    if (repo && (!pastDeadline || how.collect)) {
       try {
         liveness = await deps.launcher.liveness(run, repo);
       } catch (err) {
@@ -73,8 +72,8 @@ export async function reapRuns(deps: ReapDeps): Promise<Reaped[]> {
       if (liveness && 'ref' in liveness && liveness.ref && liveness.ref !== run.launcherRef) {
         await deps.store.runs.setLauncherRef(run.id, liveness.ref);
       }
-      if (liveness?.state === 'ended' && deps.collect && !run.reportedOutcome) {
-        const held = await collectFor(deps, run, repo, liveness, now);
+      if (liveness?.state === 'ended' && how.collect && !run.reportedOutcome) {
+        const held = await collectFor(deps, how, run, repo, liveness);
         if (held === 'hold') continue;
         liveness = held;
       }
@@ -93,7 +92,7 @@ export async function reapRuns(deps: ReapDeps): Promise<Reaped[]> {
       if (!fresh || fresh.status !== 'live') return null;
       const decision = decideReap(fresh, now, liveness);
       if (!decision) return null;
-      const ended = await endRun(t, fresh, decision.outcome, decision.reason, now, deps.pauseThreshold);
+      const ended = await endRun(t, fresh, decision.outcome, decision.reason, now, how.pauseThreshold);
       // TR33: a run that never started carried nothing: what it was asked goes to the next run.
       if (ended && liveness?.state === 'never_started') {
         await t.asks.reopen(fresh.id);
@@ -111,7 +110,7 @@ export async function reapRuns(deps: ReapDeps): Promise<Reaped[]> {
           deps.log.warn({ run: run.id, err: errorStack(err) }, 'could not cancel a run reaped as never started'),
         );
   }
-  await cancelLateWorkflows(deps);
+  await cancelLateWorkflows(deps, how);
   return reaped;
 }
 
@@ -120,9 +119,9 @@ export async function reapRuns(deps: ReapDeps): Promise<Reaped[]> {
  * cap and the budget. Until such a run's deadline (past it, the runner stops at once), each tick looks for its
  * workflow again; one that turned up is cancelled and bound to its run, so it is not looked for again.
  */
-async function cancelLateWorkflows(deps: ReapDeps): Promise<void> {
-  for (const run of await deps.store.runs.listUnfoundCancelled(deps.now())) {
-    const repo = await deps.repoRef(run.repo);
+async function cancelLateWorkflows(deps: Reaping, how: Pick<ReapOptions, 'repoRef'>): Promise<void> {
+  for (const run of await deps.store.runs.listUnfoundCancelled(deps.clock.now())) {
+    const repo = await how.repoRef(run.repo);
     if (!repo) continue;
     try {
       const l = await deps.launcher.liveness(run, repo);
@@ -147,18 +146,19 @@ async function cancelLateWorkflows(deps: ReapDeps): Promise<void> {
 
 /** The liveness to decide on once the handed-back result was read, or 'hold' to ask again next tick. */
 async function collectFor(
-  deps: ReapDeps,
+  deps: Reaping,
+  how: ReapOptions,
   run: Run,
   repo: RepoRef,
   liveness: Liveness & { state: 'ended' },
-  now: number,
 ): Promise<Liveness | 'hold'> {
+  const now = deps.clock.now();
   const id = parseActionsRef(liveness.ref ?? run.launcherRef)?.id;
   if (!id) return liveness;
-  const got = await deps.collect!(run, repo, id);
+  const got = await how.collect!(run, repo, id);
   if (got.state === 'retry') {
     // Never a failure (nor a strike) for GitHub's fault, though not forever past the deadline.
-    if (now < run.budgetDeadline + (deps.resultRetryMs ?? 30 * 60_000)) {
+    if (now < run.budgetDeadline + (how.resultRetryMs ?? 30 * 60_000)) {
       deps.log.info(
         { run: run.id, detail: got.detail },
         'could not read the result the run handed back; the next reaper tick tries again',

@@ -1,13 +1,11 @@
 import { redactSecrets } from '../kernel/redact.js';
-import type { Forge } from '../forge/types.js';
-import type { Log } from '../kernel/log.js';
 import { runFailedNotice, runFailureOverNotice } from './messages.js';
 import type { RunNoticeRecord } from '../store/run-notices.js';
 import { isAfkKind, type Run } from '../store/runs.js';
-import type { Store } from '../store/store.js';
 import { runUrl } from './links.js';
 import { repoRefOf } from './repo-state.js';
 import { errorStack } from '../kernel/error-text.js';
+import type { Io } from './context.js';
 
 // A failed or timed-out AFK or fix run says so where people look: one comment
 // on its issue (AFK) or claim PR (fix), with what it reported and the
@@ -93,21 +91,13 @@ export function planRunNotices(
   return out;
 }
 
-export interface RunNoticeDeps {
-  store: Store;
-  forge: Forge;
-  now: () => number;
-  log: Log;
-  webUrl: string;
-}
-
 /** Writes what the plan says; a comment deleted by someone is posted again. */
-export async function syncRunNotices(deps: RunNoticeDeps): Promise<number> {
+export async function syncRunNotices(deps: Io & { webUrl: string }): Promise<number> {
   const { store, forge, log } = deps;
-  const since = deps.now() - FOLLOW_MS;
+  const since = deps.clock.now() - FOLLOW_MS;
   const runs = (await store.runs.listAll(2000)).filter((r) => (r.endedAt ?? r.launchedAt) >= since);
   let written = 0;
-  for (const a of planRunNotices(runs, await store.runNotices.list(), { now: deps.now(), webUrl: deps.webUrl })) {
+  for (const a of planRunNotices(runs, await store.runNotices.list(), { now: deps.clock.now(), webUrl: deps.webUrl })) {
     const repo = await repoRefOf(store, a.repo);
     if (!repo) continue;
     try {
@@ -115,12 +105,12 @@ export async function syncRunNotices(deps: RunNoticeDeps): Promise<number> {
       if (!edited && a.editOnly) {
         await store.runNotices.record(
           { repo: a.repo, thread: a.thread, commentId: a.commentId!, runId: a.runId },
-          deps.now(),
+          deps.clock.now(),
         );
         continue;
       }
       const commentId = edited ? a.commentId! : await forge.createComment(repo, a.thread, a.body);
-      await store.runNotices.record({ repo: a.repo, thread: a.thread, commentId, runId: a.runId }, deps.now());
+      await store.runNotices.record({ repo: a.repo, thread: a.thread, commentId, runId: a.runId }, deps.clock.now());
       written++;
     } catch (err) {
       log.warn(

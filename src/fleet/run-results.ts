@@ -1,3 +1,4 @@
+import type { FleetContext } from './context.js';
 import { z } from 'zod';
 import { issuesText } from '../kernel/issues-text.js';
 import { redactSecrets } from '../kernel/redact.js';
@@ -14,12 +15,10 @@ import {
   type HandedPush,
 } from '../agent/result-document.js';
 import { classifyGitHubError } from '../forge/errors.js';
-import type { ArtifactView, Forge, RepoRef } from '../forge/types.js';
+import type { ArtifactView, RepoRef } from '../forge/types.js';
 import { readZip, ZipError } from '../forge/zip.js';
 import { parseActionsRef } from '../launcher/actions.js';
 import type { Run } from '../store/runs.js';
-import type { Store } from '../store/store.js';
-import type { Log } from '../kernel/log.js';
 import { claimPullBody, claimPullTitle } from './messages.js';
 import { bindTokenToRun, type Bound, type TokenVerifier } from './run-binding.js';
 import { sameRepo } from '../kernel/ids.js';
@@ -31,15 +30,12 @@ import { sameRepo } from '../kernel/ids.js';
 // the deliver job pushed, and yoke opens the claim PR (or moves the claim PR's
 // branch to a fix) as the app, so the repository's own checks run on it.
 
-export interface RecordContext {
-  store: Store;
-  clock: { now(): number };
-  /** Posts recorded verdicts not yet on GitHub, under the pass lock. */
-  postVerdicts(): void;
-}
-
 /** Checks a run's result against the run (a verdict only from a lander, for the head it was dispatched on) and records it. */
-export async function recordRunResult(ctx: RecordContext, run: Run, body: unknown): Promise<Result<Run>> {
+export async function recordRunResult(
+  ctx: Pick<FleetContext, 'store' | 'clock' | 'postVerdicts'>,
+  run: Run,
+  body: unknown,
+): Promise<Result<Run>> {
   if (run.status !== 'live') return refuse('run_not_live', { run: run.id, outcome: run.outcome ?? 'ended' });
   if (run.reportedOutcome) return refuse('run_already_reported', { run: run.id });
   const parsed = RunResult.safeParse(body);
@@ -79,14 +75,11 @@ export async function recordRunResult(ctx: RecordContext, run: Run, body: unknow
   return ok(updated);
 }
 
-export interface CollectContext extends RecordContext {
-  forge: Forge;
-  log: Log;
+/** Runs reach yoke through GitHub (YOKE_RUNS_REACH=github): how the results they hand back are believed. */
+export interface HandedResults {
   verifier: TokenVerifier;
   /** The audience runs ask their tokens for (YOKE_PUBLIC_URL); a result's token adds the result's sha256 to it. */
   audience: string;
-  /** A run handed work back: its repository is read on the next pass. */
-  wake(repo: string): void;
 }
 
 /** What reading a finished run's result artifact came to. */
@@ -116,7 +109,7 @@ function faultOrNone(err: unknown, what: string): None | Retry {
  * run. A fault reading GitHub is a retry, never a failure.
  */
 export async function collectHandedResult(
-  ctx: CollectContext,
+  ctx: FleetContext & HandedResults,
   run: Run,
   repo: RepoRef,
   workflowRunId: number,
@@ -180,7 +173,7 @@ export const isResultArtifact = (name: string): boolean =>
 
 /** One artifact's result, if its token verifies, binds to exactly this run and was issued while it was live. */
 async function readResultArtifact(
-  ctx: CollectContext,
+  ctx: FleetContext & HandedResults,
   run: Run,
   repo: RepoRef,
   workflowRunId: number,
@@ -243,7 +236,7 @@ type Delivered =
  * branch (fast forward only). A push that is not where the result says is refused.
  */
 async function deliverPush(
-  ctx: CollectContext,
+  ctx: FleetContext & HandedResults,
   run: Run,
   repo: RepoRef,
   push: HandedPush | undefined,
@@ -290,7 +283,7 @@ async function deliverPush(
 
 /** A fix: onto the claim PR's branch, fast forward from the head it was dispatched on, as the app. */
 async function deliverFix(
-  ctx: CollectContext,
+  ctx: FleetContext & HandedResults,
   run: Run,
   repo: RepoRef,
   push: HandedPush,

@@ -4,7 +4,7 @@ import { flakyNote, reviewHoldNote, spendLine, verdictComment } from './messages
 import { repoRefOf } from './repo-state.js';
 import { flippedVerdict } from './verdicts.js';
 import { readersAmong } from './autoland.js';
-import type { ActionDeps } from './merges.js';
+import type { Io } from './context.js';
 import { blockingReviewers } from './protected-paths.js';
 import { errorStack } from '../kernel/error-text.js';
 
@@ -12,11 +12,7 @@ import { errorStack } from '../kernel/error-text.js';
 // (LD01), what the work cost so far, a flaky validation (LD06), and whose approval the merge still waits for (TR33).
 
 /** Posts lander verdicts as marker comments; idempotent through runs.verdict_comment_id. */
-export async function postVerdict(
-  deps: ActionDeps,
-  run: Run,
-  repo: Parameters<Forge['createComment']>[0],
-): Promise<void> {
+export async function postVerdict(deps: Io, run: Run, repo: Parameters<Forge['createComment']>[0]): Promise<void> {
   if (!run.verdict || run.verdictCommentId !== null || run.prNumber === null || !run.headSha) return;
   const spend = spendLine(
     run.issueNumber ? `#${run.issueNumber}` : `#${run.prNumber}`,
@@ -58,7 +54,7 @@ export async function postVerdict(
 }
 
 /** Every reported verdict whose marker is not yet posted; a failure is retried next pass. Call under the pass lock. */
-export async function postPendingVerdicts(deps: ActionDeps): Promise<void> {
+export async function postPendingVerdicts(deps: Io): Promise<void> {
   for (const run of await deps.store.runs.listUnpostedVerdicts()) {
     const repo = await repoRefOf(deps.store, run.repo);
     if (!repo) continue;

@@ -1,14 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Actor } from '../delivery/context.js';
 import type { FleetContext } from '../fleet/context.js';
-import type { NextPass } from '../fleet/next-pass.js';
-import type { PassReport } from '../fleet/pass.js';
 import { makeRefusal } from '../kernel/codes/table.js';
-import { Refused, type Result } from '../kernel/result.js';
+import { Refused } from '../kernel/result.js';
 import { credentialOf, type TokenTable } from './credentials.js';
-import type { DoctorReport } from './doctor.js';
 import { deliveryHandlers } from './handlers-delivery.js';
-import { fleetHandlers } from './handlers-fleet.js';
+import { fleetHandlers, type FleetViews } from './handlers-fleet.js';
 import { isJsonRoute, type JsonHandlers } from './handler.js';
 import type { OidcVerifier } from './oidc.js';
 import { webHandlers, type WebHandler, type WebRouteName } from './pages.js';
@@ -29,14 +26,7 @@ import { errorStack } from '../kernel/error-text.js';
 // sign-in's in pages.ts. Answers are written by responses.ts; errors are
 // {"error":{code,message,recovery}}.
 
-export interface ApiOptions {
-  fleet: FleetContext;
-  /** The last pass's report, for the fleet report. */
-  lastPass: () => PassReport | null;
-  /** The engine's dry run of the next pass, for one repository (`yoke plan`). */
-  nextPass: (repo: string) => Promise<Result<NextPass>>;
-  /** `yoke doctor`: a repository's set-up, checked. */
-  doctor: (repo: string) => Promise<DoctorReport>;
+export interface ApiOptions extends FleetViews {
   apiTokens: readonly string[];
   /** TR11: person tokens, each one GitHub login. */
   personTokens?: readonly { login: string; token: string }[];

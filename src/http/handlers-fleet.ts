@@ -31,14 +31,14 @@ export type FleetRouteName =
   | 'start'
   | 'land';
 
-export interface FleetRouteDeps {
+/** What the HTTP edge reads of the fleet: its context, and the reports its routes and pages show. */
+export interface FleetViews {
   fleet: FleetContext;
-  runAuth: RunAuth;
   /** The last pass's report, for the fleet report. */
   lastPass: () => PassReport | null;
-  /** The engine's dry run of the next pass, for one repository. */
+  /** The engine's dry run of the next pass, for one repository (`yoke plan`). */
   nextPass: (repo: string) => Promise<Result<NextPass>>;
-  /** `yoke doctor`: the repository's set-up, checked. */
+  /** `yoke doctor`: a repository's set-up, checked. */
   doctor: (repo: string) => Promise<DoctorReport>;
 }
 
@@ -54,7 +54,7 @@ export function fleetHandlers({
   lastPass,
   nextPass,
   doctor,
-}: FleetRouteDeps): JsonHandlers<FleetRouteName> {
+}: FleetViews & { runAuth: RunAuth }): JsonHandlers<FleetRouteName> {
   const repoOf = (p: Record<string, string>) => `${p.owner}/${p.name}`;
   return {
     async health() {

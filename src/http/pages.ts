@@ -1,9 +1,6 @@
+import type { FleetViews } from './handlers-fleet.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { runnerBundle } from '../agent/bundle.js';
-import type { FleetContext } from '../fleet/context.js';
-import type { NextPass } from '../fleet/next-pass.js';
-import type { PassReport } from '../fleet/pass.js';
-import type { Result } from '../kernel/result.js';
 import { credentialOf, type TokenTable } from './credentials.js';
 import {
   DASHBOARD_SCRIPT,
@@ -14,7 +11,6 @@ import {
 } from './dashboard.js';
 import { buildDashboardData, dashboardFor, parseSpan, type DashboardData } from './dashboard-data.js';
 import { esc, renderDoctorPage, renderPlanPage } from './dashboard-parts.js';
-import type { DoctorReport } from './doctor.js';
 import type { JsonHandlers } from './handler.js';
 import { bearerOf, html, readText, redirect, script } from './responses.js';
 import { personAccess } from './route-gate.js';
@@ -30,16 +26,8 @@ import { isOperatorToken, type Sessions, type SessionWho } from './session.js';
 export type WebRouteName = Exclude<RouteName, keyof JsonHandlers>;
 export type WebHandler = (req: IncomingMessage, res: ServerResponse, route: MatchedRoute, url: URL) => Promise<true>;
 
-export interface PagesDeps {
-  fleet: FleetContext;
-  tokens: TokenTable;
-  sessions: Sessions;
-  lastPass: () => PassReport | null;
-  nextPass: (repo: string) => Promise<Result<NextPass>>;
-  doctor: (repo: string) => Promise<DoctorReport>;
-  webUrl: string;
-  dashboardRefreshMs: number;
-}
+/** What the pages read: the fleet's views, who may sign in, and how the dashboard links and refreshes. */
+type Pages = FleetViews & { tokens: TokenTable; sessions: Sessions; webUrl: string; dashboardRefreshMs: number };
 
 const repoOf = (route: MatchedRoute): string => `${route.params.owner}/${route.params.name}`;
 
@@ -50,11 +38,11 @@ const notSeen = (repo: string) =>
   `<!doctype html><meta charset="utf-8"><title>yoke: not found</title><p>yoke has not seen a repository named ${esc(repo)}. <a href="/yoke">Back to the fleet</a></p>`;
 
 /** Who is looking at a page: the session's, or an operator's bearer token (the CLI's and the tests'). A token in the URL is never accepted: it would sit in logs and histories. */
-const viewer = (d: PagesDeps, req: IncomingMessage): SessionWho | null =>
+const viewer = (d: Pages, req: IncomingMessage): SessionWho | null =>
   d.sessions.who(req) ?? (isOperatorToken(bearerOf(req), d.tokens.operator) ? { role: 'operator' } : null);
 
 /** TR11: the dashboard as a person sees it: the repositories GitHub says their login may read, asked now. */
-async function readableBy(d: PagesDeps, data: DashboardData, login: string): Promise<DashboardData> {
+async function readableBy(d: Pages, data: DashboardData, login: string): Promise<DashboardData> {
   const { mayRead } = personAccess(d.fleet, login);
   const readable = new Set<string>();
   for (const r of data.report.repos) if (await mayRead(r.repo)) readable.add(r.repo);
@@ -63,7 +51,7 @@ async function readableBy(d: PagesDeps, data: DashboardData, login: string): Pro
 
 /** A dashboard page: the fleet's, or a repository's (404 when yoke has not seen it, or the person may not read it). */
 const page =
-  (d: PagesDeps, kind: DashboardPage): WebHandler =>
+  (d: Pages, kind: DashboardPage): WebHandler =>
   async (req, res, route, url) => {
     const who = viewer(d, req);
     if (!who) return html(res, 401, renderSignIn(null));
@@ -85,7 +73,7 @@ const page =
 
 /** A page for operators only, which reads GitHub when asked (never on each refresh). */
 const operatorPage =
-  (d: PagesDeps, command: string, render: (repo: string) => Promise<{ status: number; body: string }>): WebHandler =>
+  (d: Pages, command: string, render: (repo: string) => Promise<{ status: number; body: string }>): WebHandler =>
   async (req, res, route) => {
     const who = viewer(d, req);
     if (!who) return html(res, 401, renderSignIn(null));
@@ -94,7 +82,7 @@ const operatorPage =
     return html(res, status, body);
   };
 
-export function webHandlers(d: PagesDeps): Record<WebRouteName, WebHandler> {
+export function webHandlers(d: Pages): Record<WebRouteName, WebHandler> {
   return {
     dashboard: page(d, { kind: 'fleet' }),
     dashboardAlias: page(d, { kind: 'fleet' }),

@@ -22,14 +22,12 @@ export type GateAnswer =
     }
   | { ok: false; refusal: Refusal };
 
-type Deps = Pick<FleetContext, 'store' | 'forge'>;
-
 /**
  * TR25: the repository a person names, as GitHub compares names (without regard to case): the one yoke
  * keeps, or, for one it has not seen, the app's installation on it as GitHub says. Null when the app
  * cannot see it: the gate then refuses, whatever the route.
  */
-async function resolveRepo(deps: Deps, name: string): Promise<RepoRef | null> {
+async function resolveRepo(deps: Pick<FleetContext, 'store' | 'forge'>, name: string): Promise<RepoRef | null> {
   const [owner, repo, extra] = name.split('/');
   if (!owner || !repo || extra !== undefined) return null;
   const known = await deps.store.repos.find(name);
@@ -43,7 +41,7 @@ async function resolveRepo(deps: Deps, name: string): Promise<RepoRef | null> {
 
 /** A person's permission on each repository, as GitHub says it now: asked once per repository per request (null for one the app cannot see). */
 export function personAccess(
-  deps: Deps,
+  deps: Pick<FleetContext, 'store' | 'forge'>,
   login: string,
 ): {
   permissionOn: (repo: string) => Promise<{ ref: RepoRef; permission: Permission } | null>;
@@ -69,7 +67,11 @@ export function personAccess(
 }
 
 /** The repository a route acts on, by name, or null when the route names none yoke knows (its handler refuses it). */
-async function routeRepo(deps: Deps, route: MatchedRoute, body: () => Promise<unknown>): Promise<string | null> {
+async function routeRepo(
+  deps: Pick<FleetContext, 'store' | 'forge'>,
+  route: MatchedRoute,
+  body: () => Promise<unknown>,
+): Promise<string | null> {
   const p = route.params;
   switch (route.def.repo) {
     case 'path':
@@ -88,7 +90,7 @@ async function routeRepo(deps: Deps, route: MatchedRoute, body: () => Promise<un
 }
 
 export async function gateRoute(
-  deps: Deps,
+  deps: Pick<FleetContext, 'store' | 'forge'>,
   route: MatchedRoute,
   actor: Actor,
   body: () => Promise<unknown>,

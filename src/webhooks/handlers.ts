@@ -1,10 +1,7 @@
 import type { Probot } from 'probot';
-import type { Clock } from '../kernel/clock.js';
 import { handleComment } from '../commands/handle.js';
 import { touchesOptInFile } from '../config/repo-config.js';
 import type { FleetContext } from '../fleet/context.js';
-import type { Forge } from '../forge/types.js';
-import type { Store } from '../store/store.js';
 import { handleQaLabel } from '../delivery/gate/labels.js';
 import { reviewProtectionRequest } from '../delivery/deployments/protection-rule.js';
 import {
@@ -40,17 +37,9 @@ export const KICK_EVENTS = [
   'installation_repositories.added',
 ] as const;
 
-export interface WebhookDeps {
-  fleet: FleetContext;
-  store: Store;
-  forge: Forge;
-  clock: Clock;
-  /** A run may have ended: reap now rather than at the next reaper tick. */
-  reap: () => void;
-}
-
-export function registerWebhooks(app: Probot, deps: WebhookDeps): void {
-  const { fleet, store, forge, clock } = deps;
+/** Each webhook yoke handles, answered through the fleet; `reap`: a run may have ended, so reap now rather than at the next reaper tick. */
+export function registerWebhooks(app: Probot, fleet: FleetContext, reap: () => void): void {
+  const { store, forge, clock } = fleet;
   // GH06: a repeated delivery id changes nothing.
   const firstSight = (context: { id: string; name: string }): Promise<boolean> =>
     store.deliveries.firstSight(context.id, context.name, clock.now());
@@ -123,6 +112,6 @@ export function registerWebhooks(app: Probot, deps: WebhookDeps): void {
     await reviewProtectionRequest(fleet, { ...request, workflowRunId });
   });
   app.on('workflow_run.completed', async (context) => {
-    if (await firstSight(context)) deps.reap();
+    if (await firstSight(context)) reap();
   });
 }

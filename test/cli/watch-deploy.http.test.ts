@@ -71,48 +71,43 @@ describe('yoke watch deploy over HTTP', () => {
     const out: string[] = [];
     const err: string[] = [];
     const ran: string[] = [];
-    const code = await runCli(
-      ['watch', 'deploy', REPO, '--json', '--driver', 'ci-7'],
-      {
-        out: (l) => out.push(l),
-        err: (l) => err.push(l),
-        env: { YOKE_URL: api.url, YOKE_TOKEN: 'op-token', YOKE_LOGIN: 'maint' },
-        fetch: faults.fetch,
-        exec: async (command) => {
-          ran.push(command);
-          return { code: 0, output: 'ok' };
-        },
+    const code = await runCli(['watch', 'deploy', REPO, '--json', '--driver', 'ci-7'], {
+      out: (l) => out.push(l),
+      err: (l) => err.push(l),
+      env: { YOKE_URL: api.url, YOKE_TOKEN: 'op-token', YOKE_LOGIN: 'maint' },
+      fetch: faults.fetch,
+      exec: async (command) => {
+        ran.push(command);
+        return { code: 0, output: 'ok' };
       },
-      {
-        policy: { ...DEFAULT_DRIVER_POLICY, gatePollMs: 15_000 },
-        // While the driver waits between gate checks, APP-1's holder does its QA and a reviewer approves.
-        sleep: async (ms) => {
-          if (ms !== 15_000 || holderDone) return;
-          holderDone = true;
-          const run = (await h.store.deploymentRuns.list())[0]!.id;
-          for (const [c, evidence] of [
-            ['cart', 'ok'],
-            ['looks-right', 'screenshot'],
-          ] as const) {
-            // TR11: the manual case is a writer's approval, recorded with alice's own token.
-            const ok = await recordAs(h.fleet, run, 'qa', {
-              item: 'APP-1',
-              case: c,
-              result: 'pass',
-              evidence,
-              source: 'yoke qa case run',
-              by: c === 'looks-right' ? 'alice' : 'agent',
-            });
-            expect(ok.ok).toBe(true);
-          }
-          h.forge
-            .repo(REPO)
-            .merged.find((p) => p.number === 101)!
-            .reviews.push({ author: 'bob', state: 'APPROVED', commitId: mergedHead(1) });
-          h.forge.repo(REPO).permissions.bob = 'write';
-        },
+      driverPolicy: { ...DEFAULT_DRIVER_POLICY, gatePollMs: 15_000 },
+      // While the driver waits between gate checks, APP-1's holder does its QA and a reviewer approves.
+      sleep: async (ms) => {
+        if (ms !== 15_000 || holderDone) return;
+        holderDone = true;
+        const run = (await h.store.deploymentRuns.list())[0]!.id;
+        for (const [c, evidence] of [
+          ['cart', 'ok'],
+          ['looks-right', 'screenshot'],
+        ] as const) {
+          // TR11: the manual case is a writer's approval, recorded with alice's own token.
+          const ok = await recordAs(h.fleet, run, 'qa', {
+            item: 'APP-1',
+            case: c,
+            result: 'pass',
+            evidence,
+            source: 'yoke qa case run',
+            by: c === 'looks-right' ? 'alice' : 'agent',
+          });
+          expect(ok.ok).toBe(true);
+        }
+        h.forge
+          .repo(REPO)
+          .merged.find((p) => p.number === 101)!
+          .reviews.push({ author: 'bob', state: 'APPROVED', commitId: mergedHead(1) });
+        h.forge.repo(REPO).permissions.bob = 'write';
       },
-    );
+    });
     expect([code, err]).toEqual([0, []]);
     const events = out.map((l) => JSON.parse(l) as { event: string; [k: string]: unknown });
     const run = String(events[0]!.run);
@@ -196,7 +191,8 @@ describe('yoke watch deploy over HTTP', () => {
       exec: async () => ({ code: 0, output: '' }),
     };
     expect(
-      await runCli(['watch', 'deploy', '--db', '/tmp/yoke.db', '--', run.value.id], io, {
+      await runCli(['watch', 'deploy', '--db', '/tmp/yoke.db', '--', run.value.id], {
+        ...io,
         openDoor: door,
         sleep: async () => {},
       }),

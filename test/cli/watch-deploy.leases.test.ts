@@ -67,8 +67,9 @@ describe('TR12 plan execution leases', () => {
       return res;
     }) as typeof fetch;
     const c = io(api.url, h, { fetch: lossy });
-    const code = await runCli(['watch', 'deploy', REPO, '--json', '--driver', 'ci-7'], c.io, {
-      policy: DEFAULT_DRIVER_POLICY,
+    const code = await runCli(['watch', 'deploy', REPO, '--json', '--driver', 'ci-7'], {
+      ...c.io,
+      driverPolicy: DEFAULT_DRIVER_POLICY,
       sleep: c.sleep,
     });
     expect([code, c.err]).toEqual([0, []]);
@@ -96,8 +97,9 @@ describe('TR12 plan execution leases', () => {
       await new Promise((r) => setTimeout(r, 5));
 
     const c = io(api.url, h);
-    const code = await runCli(['watch', 'deploy', '--json', '--driver', 'ci-7', '--', run.id], c.io, {
-      policy: DEFAULT_DRIVER_POLICY,
+    const code = await runCli(['watch', 'deploy', '--json', '--driver', 'ci-7', '--', run.id], {
+      ...c.io,
+      driverPolicy: DEFAULT_DRIVER_POLICY,
       sleep: c.sleep,
     });
     expect([code, c.err]).toEqual([0, []]);

@@ -78,8 +78,9 @@ describe('the driver through races and lost answers', () => {
     }) as typeof fetch;
     const d = driverIo(api.url, lossy);
     let holderDone = false;
-    const code = await runCli(['watch', 'deploy', REPO, '--json', '--driver', 'ci-7'], d.io, {
-      policy: DEFAULT_DRIVER_POLICY,
+    const code = await runCli(['watch', 'deploy', REPO, '--json', '--driver', 'ci-7'], {
+      ...d.io,
+      driverPolicy: DEFAULT_DRIVER_POLICY,
       sleep: async (ms) => {
         h.clock.advance(ms);
         const run = (await h.store.deploymentRuns.list())[0]!.id;
@@ -122,8 +123,9 @@ describe('the driver through races and lost answers', () => {
       return fetch(input, init);
     }) as typeof fetch;
     const d = driverIo(api.url, racing);
-    const code = await runCli(['watch', 'deploy', REPO, '--json', '--driver', 'ci-7'], d.io, {
-      policy: DEFAULT_DRIVER_POLICY,
+    const code = await runCli(['watch', 'deploy', REPO, '--json', '--driver', 'ci-7'], {
+      ...d.io,
+      driverPolicy: DEFAULT_DRIVER_POLICY,
       sleep: async (ms) => h.clock.advance(ms),
     });
     expect(callback).not.toBeNull();

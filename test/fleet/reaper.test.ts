@@ -21,14 +21,18 @@ class SlowLauncher extends FakeLauncher {
 
 /** One reaper tick over acme/api's runs, through this launcher. */
 const reapOnce = (h: ReturnType<typeof makeHarness>, launcher: Parameters<typeof reapRuns>[0]['launcher']) =>
-  reapRuns({
-    store: h.store,
-    launcher,
-    now: h.clock.now,
-    pauseThreshold: 3,
-    repoRef: async () => ({ owner: 'acme', name: 'api', fullName: 'acme/api', installationId: 1 }),
-    log: h.fleet.log,
-  });
+  reapRuns(
+    {
+      store: h.store,
+      launcher,
+      clock: h.clock,
+      log: h.fleet.log,
+    },
+    {
+      pauseThreshold: 3,
+      repoRef: async () => ({ owner: 'acme', name: 'api', fullName: 'acme/api', installationId: 1 }),
+    },
+  );
 
 /** A live AFK run of acme/api for issue 1, launched now with an hour's budget. */
 const insertRun = (
@@ -130,14 +134,18 @@ describe('the reaper', () => {
     await insertRun(h, 'r-late', 'actions', 'pending:yoke-run.yml@main');
     const warned: string[] = [];
     const tick = () =>
-      reapRuns({
-        store: h.store,
-        launcher,
-        now: h.clock.now,
-        pauseThreshold: 3,
-        repoRef: async () => repo.ref,
-        log: { ...h.fleet.log, warn: (_o: unknown, msg: string) => void warned.push(msg) } as never,
-      });
+      reapRuns(
+        {
+          store: h.store,
+          launcher,
+          clock: h.clock,
+          log: { ...h.fleet.log, warn: (_o: unknown, msg: string) => void warned.push(msg) } as never,
+        },
+        {
+          pauseThreshold: 3,
+          repoRef: async () => repo.ref,
+        },
+      );
     h.clock.advance(120_000);
     expect((await tick()).map((r) => [r.run.id, r.outcome])).toEqual([['r-late', 'cancelled']]);
     expect(h.forge.cancelled).toEqual([]);

@@ -44,7 +44,7 @@ function setup() {
     syncRunNotices({
       store: h.store,
       forge: h.forge,
-      now: () => h.clock.now(),
+      clock: h.clock,
       log: silentLog,
       webUrl: 'https://github.test',
     });

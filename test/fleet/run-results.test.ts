@@ -66,21 +66,25 @@ function handBack(
 const ctx = () => ({ ...h.fleet, verifier, audience: AUDIENCE });
 
 async function reap() {
-  return reapRuns({
-    store: h.store,
-    launcher: new ActionsLauncher({
-      forge: h.forge,
-      now: h.clock.now,
-      unseenGraceMs: 600_000,
-      runner: async () => ({ code: '', sha256: 'e'.repeat(64) }),
-      reach: 'github',
-    }),
-    now: h.clock.now,
-    pauseThreshold: 3,
-    repoRef: (name) => repoRefOf(h.store, name),
-    log: silentLog,
-    collect: (run, repo, id) => collectHandedResult(ctx(), run, repo, id),
-  });
+  return reapRuns(
+    {
+      store: h.store,
+      launcher: new ActionsLauncher({
+        forge: h.forge,
+        now: h.clock.now,
+        unseenGraceMs: 600_000,
+        runner: async () => ({ code: '', sha256: 'e'.repeat(64) }),
+        reach: 'github',
+      }),
+      clock: h.clock,
+      log: silentLog,
+    },
+    {
+      pauseThreshold: 3,
+      repoRef: (name) => repoRefOf(h.store, name),
+      collect: (run, repo, id) => collectHandedResult(ctx(), run, repo, id),
+    },
+  );
 }
 
 const verdict = (runId: string) => ({

@@ -66,7 +66,7 @@ describe('spawnPass', () => {
     const deps = {
       store,
       launcher: { name: 'command', usesSecret: () => false } as never,
-      now: () => Date.UTC(2026, 10, 30),
+      clock: { now: () => Date.UTC(2026, 10, 30) },
       newRunId: () => `run${++n}`,
     };
     // Another process fills the fleet to the cap after this pass took its snapshot of 0 live runs.

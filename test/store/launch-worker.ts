@@ -14,7 +14,7 @@ const mine: string[] = [];
 const launcher = { name: 'command', usesSecret: () => false } as never;
 for (let i = 0; i < Number(attempts); i++) {
   const res = await recordLaunch(
-    { store, launcher, now: () => Date.now(), newRunId: () => `${worker}-${++n}` },
+    { store, launcher, clock: { now: () => Date.now() }, newRunId: () => `${worker}-${++n}` },
     newWorkCandidate('acme/api', i, `issue#${worker}-${i}`),
     Number(cap),
   );

@@ -31,11 +31,10 @@ const budget = {
 /** One launch of new work reserving $2 against a $5 daily budget of acme/api, from its own store. */
 const launch = (store: Store, i: number) =>
   recordLaunch(
-    { store, launcher, now: () => DAY + 3_600_000 + i, newRunId: () => `run-${i}` },
+    { store, launcher, clock: { now: () => DAY + 3_600_000 + i }, newRunId: () => `run-${i}` },
     newWorkCandidate('acme/api', i),
     100,
-    null,
-    { reserve: 2, budgets: [{ ...budget, limitUsd: 5 }] },
+    { money: { reserve: 2, budgets: [{ ...budget, limitUsd: 5 }] } },
   );
 
 async function race(

@@ -139,7 +139,7 @@ async function startDeploymentRun(ctx: DeliveryContext, req: CreateRequest): Pro
   const active = await store.deploymentRuns.activeFor(req.repo);
   if (active && active.id !== old?.id) return refuse('deployment_run_active', { repo: req.repo, run: active.id });
 
-  await reconcileOwed({ store, forge, now: () => clock.now(), log: ctx.log }, dr.repo, dr.settings.owed_label);
+  await reconcileOwed({ store, forge, clock, log: ctx.log }, dr.repo, dr.settings.owed_label);
   const owed = await store.deliveryItems.listOwed(req.repo);
   const eligible: { issueNumber: number; prNumber: number }[] = [];
   const why = new Map<number, string>();

@@ -1,21 +1,13 @@
 import { owedLabelOf } from '../../config/delivery.js';
 import type { MergeListener } from '../../fleet/merges.js';
-import type { Forge, RepoRef } from '../../forge/types.js';
-import type { Log } from '../../kernel/log.js';
-import type { Store } from '../../store/store.js';
+import type { RepoRef } from '../../forge/types.js';
 import { errorStack } from '../../kernel/error-text.js';
+import type { Io } from '../../fleet/context.js';
 
 // An item's delivery is owed from the merge of its claim PR until its
 // close-out. yoke's own merges record it at once; a claim PR merged by hand is
 // found when a deployment run is created (the store's claims are read against
 // GitHub's record of the PR).
-
-export interface OwedDeps {
-  store: Store;
-  forge: Forge;
-  now: () => number;
-  log: Log;
-}
 
 /** Delivery's subscription to the fleet's merges: each claim PR yoke merges owes its item's delivery. */
 export const recordOwedOnMerge: MergeListener = (deps, merged) =>
@@ -23,7 +15,7 @@ export const recordOwedOnMerge: MergeListener = (deps, merged) =>
 
 /** Records the owed delivery of a merged claim PR and labels its issue; a failed label is retried later. */
 export async function recordDeliveryOwed(
-  deps: OwedDeps,
+  deps: Io,
   repo: RepoRef,
   pr: number,
   mergeSha: string,
@@ -36,12 +28,12 @@ export async function recordDeliveryOwed(
     issueNumber: claim.issueNumber,
     prNumber: pr,
     mergeSha,
-    at: deps.now(),
+    at: deps.clock.now(),
   });
   await labelOwed(deps, repo, claim.issueNumber, label);
 }
 
-async function labelOwed(deps: OwedDeps, repo: RepoRef, issue: number, label: string): Promise<void> {
+async function labelOwed(deps: Io, repo: RepoRef, issue: number, label: string): Promise<void> {
   try {
     await deps.forge.addLabels(repo, issue, [label]);
     await deps.store.deliveryItems.markLabelled(repo.fullName, issue);
@@ -54,7 +46,7 @@ async function labelOwed(deps: OwedDeps, repo: RepoRef, issue: number, label: st
 }
 
 /** Finds claim PRs merged without yoke (by hand), and labels owed items whose label failed. */
-export async function reconcileOwed(deps: OwedDeps, repo: RepoRef, label: string): Promise<void> {
+export async function reconcileOwed(deps: Io, repo: RepoRef, label: string): Promise<void> {
   for (const claim of await deps.store.claims.listForRepo(repo.fullName)) {
     if (await deps.store.deliveryItems.get(repo.fullName, claim.issueNumber)) continue;
     const pull = await deps.forge.getPull(repo, claim.prNumber);
@@ -64,7 +56,7 @@ export async function reconcileOwed(deps: OwedDeps, repo: RepoRef, label: string
         issueNumber: claim.issueNumber,
         prNumber: claim.prNumber,
         mergeSha: pull.mergeCommitSha,
-        at: deps.now(),
+        at: deps.clock.now(),
       });
     }
   }
