@@ -121,7 +121,7 @@ describe('the messages yoke writes', () => {
 
   it('the verdict and close-out comments end with what the work has cost, when its runs reported it', () => {
     const spend = spendLine('#4', { usd: 3.5, runs: 2, inputTokens: 1200, outputTokens: 340 });
-    expect(verdictComment({ run: 'r1', sha: 'abcdef0123', verdict: 'accept' }, 'Tests pass.', spend)).toBe(
+    expect(verdictComment({ run: 'r1', sha: 'abcdef0123', verdict: 'accept' }, 'Tests pass.', { spend })).toBe(
       '<!-- yoke:verdict v1 {"run":"r1","sha":"abcdef0123","verdict":"accept"} -->\n**yoke lander accepted** this PR at `abcdef0` (run `r1`).\n\nTests pass.\n\n_Spend on #4 so far: $3.50 over 2 runs (1200 input and 340 output tokens)._',
     );
     expect(

@@ -114,11 +114,9 @@ export function commitArg(option: string, value: string): string {
 async function call(
   io: CliIo,
   opts: GlobalOptions,
-  method: string,
-  path: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
+  req: { method: string; path: string; body?: unknown; headers?: Record<string, string> | undefined },
 ): Promise<unknown> {
+  const { method, path, body, headers = {} } = req;
   const url = baseUrl(io, opts);
   const token = opts.token ?? io.env.YOKE_TOKEN;
   if (!token)
@@ -177,7 +175,7 @@ export async function callRoute<R extends ApiRoute>(
   args: RouteArgs<R> = {},
 ): Promise<z.output<R['answer']>> {
   const path = routeUrl(def, args.params, args.query);
-  const json = await call(io, opts, def.method, path, args.body, args.headers);
+  const json = await call(io, opts, { method: def.method, path, body: args.body, headers: args.headers });
   const parsed = def.answer.safeParse(json);
   if (!parsed.success)
     throw new CliFailure(

@@ -90,9 +90,8 @@ export function outOfReach(
 export function containedArgv(
   bwrap: string,
   command: string,
-  cwd: string,
-  hidden: OutOfReach,
-  writable: readonly string[] = [],
+  /** The checkout it runs in, what is out of its reach, and the folders it may write besides. */
+  { cwd, hidden, writable = [] }: { cwd: string; hidden: OutOfReach; writable?: readonly string[] },
 ): string[] {
   const view: FsView = {
     base: { kind: 'whole', resolverFiles: resolverFiles() },
@@ -128,7 +127,11 @@ export function commandLaunch(
   const problem = commandContainmentProblem(bwrap);
   if (!problem)
     return {
-      argv: containedArgv(bwrap, command, cwd, outOfReach(parent, cwd, extraHidden), writableOf(parent)),
+      argv: containedArgv(bwrap, command, {
+        cwd,
+        hidden: outOfReach(parent, cwd, extraHidden),
+        writable: writableOf(parent),
+      }),
       contained: true,
     };
   if (parent.YOKE_COMMANDS_UNCONTAINED === '1') return { argv: ['sh', '-c', command], contained: false };
@@ -140,10 +143,10 @@ export function commandLaunch(
 export function nodeExec(
   command: string,
   env: Record<string, string>,
-  cwd = process.cwd(),
-  parent: Record<string, string | undefined> = process.env,
-  opts: ExecOptions = {},
+  /** Where it runs (this folder by default), the CLI's environment it starts from, and what else it must not see. */
+  at: { cwd?: string; parent?: Record<string, string | undefined>; opts?: ExecOptions } = {},
 ): Promise<ExecResult> {
+  const { cwd = process.cwd(), parent = process.env, opts = {} } = at;
   const known = secretValues(parent, SECRET_VARIABLES);
   const launch = commandLaunch(command, parent, cwd, opts.hide);
   if ('error' in launch) return Promise.resolve({ code: null, output: '', error: launch.error });
@@ -188,7 +191,7 @@ export function checkoutIo(dir: string, env: CliIo['env'], out: CliIo['out'], er
     env,
     fetch,
     // As in a person's shell: what the CLI was started with is what its commands may be passed (YOKE_PASS_ENV).
-    exec: (command, more, opts) => nodeExec(command, more, dir, { ...process.env, ...env }, opts),
+    exec: (command, more, opts) => nodeExec(command, more, { cwd: dir, parent: { ...process.env, ...env }, opts }),
     head: () => nodeHead(dir),
     readFile: (p) => readFileSync(join(dir, p), 'utf8'),
   };

@@ -92,7 +92,7 @@ export async function main(argv: string[]): Promise<never> {
     err: (l) => console.error(l),
     env: process.env,
     fetch,
-    exec: (command, env, opts) => nodeExec(command, env, process.cwd(), process.env, opts),
+    exec: (command, env, opts) => nodeExec(command, env, { opts }),
     head: nodeHead,
     readFile: nodeReadFile,
   });

@@ -56,14 +56,19 @@ function registerCaseRun(qaCase: Command, io: CliIo, g: () => GlobalOptions): vo
       if (o.verdict !== undefined) {
         if (o.verdict !== 'pass' && o.verdict !== 'fail') throw new CliFailure('Say --verdict pass or --verdict fail.');
         const evidence = o.evidence?.startsWith('@') ? readEvidence(io, o.evidence.slice(1)) : o.evidence;
-        await record(io, g(), run, o.stage, {
-          ...target,
-          case: o.case!,
-          result: o.verdict,
-          evidence,
-          replaces: o.replaces,
-          source: 'yoke qa case run',
-        });
+        await record(
+          io,
+          g(),
+          { run, stage: o.stage },
+          {
+            ...target,
+            case: o.case!,
+            result: o.verdict,
+            evidence,
+            replaces: o.replaces,
+            source: 'yoke qa case run',
+          },
+        );
         return;
       }
       if (found.length === 0)
@@ -73,7 +78,11 @@ function registerCaseRun(qaCase: Command, io: CliIo, g: () => GlobalOptions): vo
       if (found[0]!.c.manual)
         throw new CliFailure(`Case ${o.case} is manual: record it with --verdict pass|fail --evidence TEXT|@FILE.`);
       checkCheckout(io, work.commit);
-      await runCase(io, g(), work, { ...target, plan: found[0]!.plan }, found[0]!.c, o.replaces);
+      await runCase(io, g(), work, {
+        target: { ...target, plan: found[0]!.plan },
+        c: found[0]!.c,
+        replaces: o.replaces,
+      });
     });
 }
 
@@ -117,7 +126,7 @@ function registerPlanRun(qa: Command, io: CliIo, g: () => GlobalOptions): void {
       renew.unref();
       let failed = 0;
       try {
-        failed = await runPlans(io, g(), run, work, o);
+        failed = await runPlans(io, g(), work, o);
       } finally {
         clearInterval(renew);
         await callRoute(io, g(), ROUTE.endExecution, { params: { run, execution: execution.id } });
@@ -173,7 +182,8 @@ function checkCheckout(io: CliIo, commit: string): void {
     );
 }
 
-async function runPlans(io: CliIo, g: GlobalOptions, run: string, work: QaWork, o: QaOpts): Promise<number> {
+async function runPlans(io: CliIo, g: GlobalOptions, work: QaWork, o: QaOpts): Promise<number> {
+  const { run } = work;
   let failed = 0;
   for (const p of work.plans) {
     for (const c of p.cases) {
@@ -185,7 +195,7 @@ async function runPlans(io: CliIo, g: GlobalOptions, run: string, work: QaWork, 
         continue;
       }
       const target = o.item ? { item: o.item, plan: p.planId } : { plan: p.planId };
-      if ((await runCase(io, g, work, target, c, undefined, 'yoke qa plan run')) !== 'pass') failed++;
+      if ((await runCase(io, g, work, { target, c, source: 'yoke qa plan run' })) !== 'pass') failed++;
     }
   }
   return failed;
@@ -213,8 +223,7 @@ async function workOf(io: CliIo, g: GlobalOptions, run: string, o: QaOpts): Prom
 async function record(
   io: CliIo,
   g: GlobalOptions,
-  run: string,
-  stage: string,
+  { run, stage }: { run: string; stage: string },
   body: z.input<typeof VerdictBody>,
 ): Promise<string> {
   // TR11: who records it is the token's own identity (a person token records as its login), never a name sent along.
@@ -227,11 +236,14 @@ async function runCase(
   io: CliIo,
   g: GlobalOptions,
   work: QaWork,
-  target: { item?: string; plan?: string },
-  c: QaWork['plans'][number]['cases'][number],
-  replaces?: string,
-  source: VerdictBody['source'] = 'yoke qa case run',
+  the: {
+    target: { item?: string; plan?: string };
+    c: QaWork['plans'][number]['cases'][number];
+    replaces?: string | undefined;
+    source?: VerdictBody['source'];
+  },
 ): Promise<string> {
+  const { target, c, replaces, source = 'yoke qa case run' } = the;
   const env = {
     YOKE_DEPLOYMENT_RUN_ID: work.run,
     YOKE_STAGE: work.stage,
@@ -244,12 +256,17 @@ async function runCase(
   const evidence = `$ ${c.run}\n${res.output}${res.error ? `\n${res.error}` : ''}\n(exit ${res.code ?? 'none'})`.slice(
     -16_000,
   );
-  return record(io, g, work.run, work.stage, {
-    ...target,
-    case: c.id,
-    result,
-    evidence,
-    ...(replaces ? { replaces } : {}),
-    source,
-  });
+  return record(
+    io,
+    g,
+    { run: work.run, stage: work.stage },
+    {
+      ...target,
+      case: c.id,
+      result,
+      evidence,
+      ...(replaces ? { replaces } : {}),
+      source,
+    },
+  );
 }

@@ -62,13 +62,10 @@ export const COMMANDS = {
           : { name: 'start' as const, text: textAfter(l.body, 'start') },
     run: (at, cmd: { name: 'start'; text?: string }) =>
       onIssue(at, () =>
-        requestStart(
-          at.ctx,
-          at.repo.fullName,
-          at.comment.issueNumber,
-          at.comment.author,
-          cmd.text ? { text: cmd.text, commentId: at.comment.id } : null,
-        ),
+        requestStart(at.ctx, at.repo.fullName, at.comment.issueNumber, {
+          by: at.comment.author,
+          instructions: cmd.text ? { text: cmd.text, commentId: at.comment.id } : null,
+        }),
       ),
   }),
   /** TR33: on a claim PR, a fix run with the writer's instructions. */
@@ -76,9 +73,9 @@ export const COMMANDS = {
     usage: ['/yoke fix <what to change>'],
     parse: (l) => (l.verb === 'fix' ? { name: 'fix' as const, text: textAfter(l.body, 'fix') } : null),
     run: (at, cmd) =>
-      requestFix(at.ctx, at.repo.fullName, at.comment.issueNumber, at.comment.author, {
-        text: cmd.text,
-        commentId: at.comment.id,
+      requestFix(at.ctx, at.repo.fullName, at.comment.issueNumber, {
+        by: at.comment.author,
+        instructions: { text: cmd.text, commentId: at.comment.id },
       }),
   }),
   land: spec({
@@ -112,7 +109,11 @@ export const COMMANDS = {
         : null,
     run: (at, cmd) =>
       onIssue(at, () =>
-        attachPlan(at.ctx, at.repo, at.comment.issueNumber, cmd.ref, at.comment.author, 'command').then(asControl),
+        attachPlan(
+          at.ctx,
+          { repo: at.repo, issue: at.comment.issueNumber },
+          { ref: cmd.ref, by: at.comment.author, source: 'command' },
+        ).then(asControl),
       ),
   }),
   qa_decline: spec({

@@ -1,3 +1,4 @@
+import type { CommandAt } from './at.js';
 import { makeRefusal } from '../kernel/codes/table.js';
 import type { FleetContext } from '../fleet/context.js';
 import type { Result } from '../kernel/result.js';
@@ -76,7 +77,7 @@ export async function handleComment(
       );
       return 'ignored';
     }
-    result = await decide(ctx, repo, c, parsed, permission);
+    result = await decide({ ctx, repo, comment: c, permission }, parsed);
   } catch (err) {
     return failed(ctx, repo, c, err);
   }
@@ -95,13 +96,7 @@ export async function handleComment(
   return result.ok ? 'done' : 'refused';
 }
 
-function decide(
-  ctx: FleetContext,
-  repo: RepoRef,
-  c: CommentView,
-  parsed: Exclude<ParsedComment, { kind: 'none' }>,
-  permission: Permission,
-): Promise<Result<string>> {
+function decide(at: CommandAt, parsed: Exclude<ParsedComment, { kind: 'none' }>): Promise<Result<string>> {
   if (parsed.kind === 'too_large')
     return Promise.resolve({ ok: false, refusal: makeRefusal('comment_too_large', { limit: COMMENT_LIMIT }) });
   if (parsed.kind === 'unknown')
@@ -109,7 +104,7 @@ function decide(
       ok: false,
       refusal: makeRefusal('command_unknown', { command: parsed.text, suggestion: suggestCommand(parsed.text) }),
     });
-  return runCommand({ ctx, repo, comment: c, permission }, parsed.command);
+  return runCommand(at, parsed.command);
 }
 
 /** Marks the command failed so a later poll tries it again; the last attempt answers the commenter. */

@@ -51,11 +51,16 @@ export async function waiveByComment(
     }
     plan = holding[0]!.planId;
   }
-  const r = await waiveQaCase(ctx, { role: 'person', login: c.author }, run.id, stage, {
-    plan,
-    case: cmd.case,
-    reason: cmd.reason,
-  });
+  const r = await waiveQaCase(
+    ctx,
+    { role: 'person', login: c.author },
+    { runId: run.id, stage },
+    {
+      plan,
+      case: cmd.case,
+      reason: cmd.reason,
+    },
+  );
   return r.ok ? ok(qaWaived(r.value.subject, r.value.plan, r.value.case, cmd.reason)) : r;
 }
 

@@ -98,7 +98,7 @@ function deliveryFindings(
   unparsed: readonly string[],
 ): Finding[] {
   const out: Finding[] = [];
-  const runPlans = resolveRunPlans(settings.run_plans, plans, settings.plans_dir, '', unparsed);
+  const runPlans = resolveRunPlans(settings.run_plans, plans, { plansDir: settings.plans_dir, at: '', unparsed });
   if (!runPlans.ok)
     out.push({
       file: CONFIG_PATH,

@@ -143,10 +143,10 @@ export type RunPlansResult = { ok: true; ids: string[] } | { ok: false; ref: str
 export function resolveRunPlans(
   refs: readonly string[],
   plans: readonly { id: string; name: string }[],
-  plansDir: string,
-  at: string,
-  unparsed: readonly string[] = [],
+  /** The plans folder, the commit the plans were read at (as text for messages), and the files there that did not parse. */
+  where: { plansDir: string; at: string; unparsed?: readonly string[] },
 ): RunPlansResult {
+  const { plansDir, at, unparsed = [] } = where;
   const ids: string[] = [];
   for (const ref of refs) {
     // A plan file that is there but refused is named by its own refusal, not called missing.

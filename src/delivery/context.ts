@@ -38,6 +38,12 @@ export interface StageAt {
   stage: string;
 }
 
+/** A deployment run's stage as a request names it (a route's :run and :stage, a command's run and stage). */
+export interface StageRef {
+  runId: string;
+  stage: string;
+}
+
 /** An opted-in repository with valid delivery settings, or the refusal that says what to fix. */
 export async function deliveryRepo(ctx: DeliveryContext, name: RepoName): Promise<Result<DeliveryRepo>> {
   const repo = await repoRefOf(ctx.store, name);

@@ -150,7 +150,14 @@ export function qaNoticeWithdrawn(kind: string, recipient: string, run: string, 
   return `${recipientMention(kind, recipient)} withdrawn: group \`${group}\` of deployment run \`${run}\` closed, so nothing waits on it any more.`;
 }
 
-export function qaNoticeResolved(kind: string, recipient: string, run: string, subject: string, stage: string): string {
+export function qaNoticeResolved(f: {
+  kind: string;
+  recipient: string;
+  run: string;
+  subject: string;
+  stage: string;
+}): string {
+  const { kind, recipient, run, subject, stage } = f;
   return `${recipientMention(kind, recipient)} resolved: ${subject} no longer waits at stage \`${stage}\` of deployment run \`${run}\`.`;
 }
 

@@ -75,9 +75,8 @@ export async function readReviewAsks(
   deps: ReviewAskReads,
   repo: RepoRef,
   claims: readonly ClaimView[],
-  known: readonly Ask[],
-  config: Pick<RepoConfig, 'fix'>,
-  trusted: ReadonlySet<string>,
+  /** The asks yoke recorded already, the repository's fix settings, and the logins whose markers count. */
+  { known, config, trusted }: { known: readonly Ask[]; config: Pick<RepoConfig, 'fix'>; trusted: ReadonlySet<string> },
 ): Promise<NewAsk[]> {
   const seen = new Set(known.filter((a) => a.source === 'review').map((a) => a.sourceId));
   const out: NewAsk[] = [];

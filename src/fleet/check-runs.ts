@@ -42,11 +42,11 @@ const short = (sha: string) => sha.slice(0, 7);
 /** What the check run of one head should say, from the lander runs at that head (oldest first) and whether the PR has moved past it. */
 export function checkFor(
   runs: readonly Run[],
-  superseded: boolean,
   policy: CheckPlanPolicy,
-  hold: ProtectedHold | null = null,
-  record: LandingRecord = { runs, merges: [] },
+  /** Whether a newer head superseded these runs' head, the head's protected-path hold, and the landing record. */
+  at: { superseded: boolean; hold?: ProtectedHold | null; record?: LandingRecord },
 ): { written: string; check: CheckRunWrite } {
+  const { superseded, hold = null, record = { runs, merges: [] } } = at;
   const last = runs.at(-1)!;
   const head = last.headSha!;
   const base = { name: CHECK_NAME, externalId: last.id, detailsUrl: runUrl(policy.webUrl, last) };
@@ -161,9 +161,10 @@ export function planCheckRuns(
   landers: readonly Run[],
   records: readonly CheckRecord[],
   policy: CheckPlanPolicy,
-  holds: readonly ProtectedHold[] = [],
-  merges: ReadonlyMap<string, readonly Landed[]> = new Map(),
+  /** The protected-path holds, and each repository's merges (for landers of a stack). */
+  seen: { holds?: readonly ProtectedHold[]; merges?: ReadonlyMap<string, readonly Landed[]> } = {},
 ): CheckAction[] {
+  const { holds = [], merges = new Map<string, readonly Landed[]>() } = seen;
   const held = new Map(holds.map((h) => [`${h.repo}#${h.prNumber}@${h.headSha}`, h]));
   const heads = new Map<string, Run[]>();
   const latestHead = new Map<string, string>();
@@ -185,7 +186,7 @@ export function planCheckRuns(
       runs: landers.filter((r) => r.repo === first.repo),
       merges: merges.get(first.repo) ?? [],
     };
-    const { written, check } = checkFor(runs, superseded, policy, held.get(key) ?? null, landing);
+    const { written, check } = checkFor(runs, policy, { superseded, hold: held.get(key) ?? null, record: landing });
     if (record?.written !== written)
       out.push({
         repo: first.repo,
@@ -200,7 +201,7 @@ export function planCheckRuns(
     // another ref where the checks pass" (yoke/land/<n>). It says success only as the PR's head check would.
     for (const run of runs.filter((r) => r.landSha && r.landSha !== r.headSha)) {
       const at = `${run.repo}#${run.prNumber}@${run.landSha}`;
-      const built = checkFor([run], false, policy, held.get(key) ?? null, landing);
+      const built = checkFor([run], policy, { superseded: false, hold: held.get(key) ?? null, record: landing });
       if (known.get(at)?.written === built.written) continue;
       out.push({
         repo: run.repo,
@@ -243,13 +244,10 @@ export async function syncLanderChecks(deps: Io & { policy: CheckPlanPolicy; ref
   const merges = new Map<string, Landed[]>();
   for (const repo of new Set(landers.filter((r) => r.stack.length).map((r) => r.repo)))
     merges.set(repo, await store.merges.listForRepo(repo));
-  for (const a of planCheckRuns(
-    landers,
-    await store.checkRuns.list(),
-    deps.policy,
-    await store.protectedHolds.list(),
+  for (const a of planCheckRuns(landers, await store.checkRuns.list(), deps.policy, {
+    holds: await store.protectedHolds.list(),
     merges,
-  )) {
+  })) {
     const repo = await repoRefOf(store, a.repo);
     if (!repo || refusals.blocked(repo.installationId, deps.clock.now())) continue;
     try {

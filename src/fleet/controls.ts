@@ -28,10 +28,10 @@ export async function requestStart(
   ctx: FleetContext,
   name: RepoName,
   issue: number,
-  by: string,
-  /** TR33: a writer's instructions for the run (`/yoke start <instructions>`), and the comment they came in. */
-  instructions: { text: string; commentId: number } | null = null,
+  /** Who asks; TR33: a writer's instructions for the run (`/yoke start <instructions>`), and the comment they came in. */
+  ask: { by: string; instructions?: { text: string; commentId: number } | null },
 ): Promise<Result<string>> {
+  const { by, instructions = null } = ask;
   const got = await optedIn(ctx, name);
   if ('refusal' in got) return got.refusal;
   const { store, forge, clock } = ctx;
@@ -41,7 +41,8 @@ export async function requestStart(
   if (!found || found.state !== 'open' || found.isPull) return refuse('issue_not_found', { repo: name, number: issue });
   const live = await store.runs.liveForSubject(name, issueSubject(issue));
   if (live) return refuse('subject_busy', { repo: name, subject: `#${issue}`, run: live.id });
-  if (instructions) await store.asks.record(commandAsk(name, 'start', issue, by, instructions, clock.now()));
+  if (instructions)
+    await store.asks.record(commandAsk({ repo: name, kind: 'start', number: issue, by }, instructions, clock.now()));
   await store.requests.add(name, 'start', issue, by, clock.now());
   ctx.wake(name);
   return ok(startQueued(issue, instructions !== null));
@@ -105,10 +106,7 @@ export async function repoStatus(ctx: FleetContext, name: RepoName): Promise<Res
 }
 
 const commandAsk = (
-  repo: RepoName,
-  kind: 'fix' | 'start',
-  number: number,
-  by: string,
+  { repo, kind, number, by }: { repo: RepoName; kind: 'fix' | 'start'; number: number; by: string },
   i: { text: string; commentId: number },
   at: number,
 ): NewAsk => ({
@@ -133,8 +131,7 @@ export async function requestFix(
   ctx: FleetContext,
   name: RepoName,
   pr: number,
-  by: string,
-  instructions: { text: string; commentId: number },
+  { by, instructions }: { by: string; instructions: { text: string; commentId: number } },
 ): Promise<Result<string>> {
   const got = await optedIn(ctx, name);
   if ('refusal' in got) return got.refusal;
@@ -147,7 +144,7 @@ export async function requestFix(
   const max = got.config.fix_forward.max_attempts;
   if (fixes.length >= max && !fixes.some((r) => r.status === 'live'))
     return refuse('fix_asks_exhausted', { number: pr, attempts: fixes.length, by: `@${by}` });
-  await store.asks.record(commandAsk(name, 'fix', pr, by, instructions, clock.now()));
+  await store.asks.record(commandAsk({ repo: name, kind: 'fix', number: pr, by }, instructions, clock.now()));
   const live = await store.runs.liveForSubject(name, pullSubject(pr));
   ctx.wake(name);
   return ok(fixQueued(pr, live ? live.id : null));

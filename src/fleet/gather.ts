@@ -218,12 +218,10 @@ interface PassReads {
  */
 async function readAfkLabels(
   deps: PassDeps,
-  repo: RepoRef,
-  view: RepoView,
-  runs: readonly Run[],
-  claimedIssues: readonly number[],
+  of: { repo: RepoRef; view: RepoView; runs: readonly Run[]; claimedIssues: readonly number[] },
   reads: PassReads,
 ): Promise<Map<number, AfkLabel>> {
+  const { repo, view, runs, claimedIssues } = of;
   const config = view.config.state === 'valid' ? view.config.config : null;
   const out = new Map((await deps.store.afkLabels.listForRepo(repo.fullName)).map((l) => [l.issueNumber, l]));
   if (!config) return out;
@@ -300,22 +298,16 @@ async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads): Promi
   const claims = new Map((await store.claims.listForRepo(repo.fullName)).map((c) => [c.prNumber, c]));
   const afkLabels = await readAfkLabels(
     deps,
-    repo,
-    view,
-    runs,
-    [...claims.values()].map((c) => c.issueNumber),
+    { repo, view, runs, claimedIssues: [...claims.values()].map((c) => c.issueNumber) },
     reads,
   );
   // TR33: reviews requesting changes that yoke has not recorded yet are asks (or declined ones), recorded after.
   const known = await store.asks.listForRepo(repo.fullName);
-  const found = await readReviewAsks(
-    { forge, now: clock.now },
-    repo,
-    view.claims,
+  const found = await readReviewAsks({ forge, now: clock.now }, repo, view.claims, {
     known,
-    view.config.config,
-    reads.trusted,
-  );
+    config: view.config.config,
+    trusted: reads.trusted,
+  });
   for (const ask of found) reads.housekeeping.push({ type: 'record_ask', ask });
   const recorded = [...known, ...found.map((a, i): Ask => ({ ...a, id: -1 - i, carriedByRun: null }))];
   const asks = standingAsks(recorded, await readDemotedAskers(forge, repo, recorded));

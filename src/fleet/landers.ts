@@ -49,6 +49,13 @@ function queues(facts: RepoFacts, claim: ClaimView): boolean {
  * of it; one that does not (autoland off and `/yoke land` asked, a protected change, a change request) alone
  * on its base.
  */
+/** What each lander decision of a repository reads: its facts, what its landers judged and merged, and the attempts a head gets. */
+interface Judging {
+  facts: RepoFacts;
+  record: LandingRecord;
+  attemptsPerHead: number;
+}
+
 export function planLanders(facts: RepoFacts, attemptsPerHead: number): Map<number, LanderDecision> {
   const out = new Map<number, LanderDecision>();
   const record = landingRecord(facts);
@@ -62,14 +69,15 @@ export function planLanders(facts: RepoFacts, attemptsPerHead: number): Map<numb
     if (facts.mergeQueues?.has(branch)) {
       // LD04: GitHub's merge queue does the batching here.
       const read = facts.mergeQueues.get(branch) ?? null;
-      for (const claim of group) out.set(claim.pull.number, decideQueued(facts, record, claim, read, attemptsPerHead));
+      for (const claim of group)
+        out.set(claim.pull.number, decideQueued({ facts, record, attemptsPerHead }, claim, read));
       continue;
     }
     const tip = baseTipOf(facts, { baseRef: branch });
     const queue = tip ? stackOrder(record, tip, group.filter(stacked)) : group.filter(stacked);
     const below: StackMember[] = [];
     for (const claim of [...queue, ...group.filter((c) => !stacked(c))]) {
-      const decision = decideOne(facts, record, claim, stacked(claim) ? below : null, attemptsPerHead);
+      const decision = decideOne({ facts, record, attemptsPerHead }, claim, stacked(claim) ? below : null);
       out.set(claim.pull.number, decision.decision);
       if (decision.stacks) below.push({ pr: claim.pull.number, head: claim.pull.headSha });
     }
@@ -102,12 +110,11 @@ function stackOrder(record: LandingRecord, tip: string, queued: readonly ClaimVi
 
 /** One claim PR's decision; `below` is the stack it goes on, or null for one judged alone on its base. */
 function decideOne(
-  facts: RepoFacts,
-  record: LandingRecord,
+  judging: Judging,
   claim: ClaimView,
   below: readonly StackMember[] | null,
-  attemptsPerHead: number,
 ): { decision: LanderDecision; stacks: boolean } {
+  const { facts, record, attemptsPerHead } = judging;
   const n = claim.pull.number;
   const repo = facts.repo.fullName;
   const request = facts.requests.find((r) => r.kind === 'land' && r.number === n);
@@ -165,13 +172,8 @@ function decideOne(
  * it waits for GitHub. Out of it: validated alone on the base, to be queued on an accept; a group's reject of a
  * head accepted before is validated once more on the tree that group was (LD06).
  */
-function decideQueued(
-  facts: RepoFacts,
-  record: LandingRecord,
-  claim: ClaimView,
-  read: MergeQueueRead | null,
-  attemptsPerHead: number,
-): LanderDecision {
+function decideQueued(judging: Judging, claim: ClaimView, read: MergeQueueRead | null): LanderDecision {
+  const { facts, record, attemptsPerHead } = judging;
   const n = claim.pull.number;
   const repo = facts.repo.fullName;
   const branch = baseRefOf(facts, claim.pull);
@@ -217,7 +219,7 @@ function decideQueued(
         why: "a reject of a head accepted before, in GitHub's merge queue: validated once more before a fix (LD06)",
       };
   }
-  return decideOne(facts, record, claim, null, attemptsPerHead).decision;
+  return decideOne({ facts, record, attemptsPerHead }, claim, null).decision;
 }
 
 export function decideLanders(facts: RepoFacts, attemptsPerHead: number): Decided {

@@ -293,7 +293,12 @@ export async function launchCandidate(
       await deps.store.spend.release(runId);
       const run = await deps.store.runs.get(runId);
       if (run)
-        await endRun(deps.store, run, 'cancelled', `launch failed: ${detail}`, deps.clock.now(), deps.pauseThreshold);
+        await endRun(deps.store, run, {
+          outcome: 'cancelled',
+          reason: `launch failed: ${detail}`,
+          now: deps.clock.now(),
+          pauseThreshold: deps.pauseThreshold,
+        });
     },
     prepare: c.landSha
       ? async () => c.landSha!

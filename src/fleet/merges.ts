@@ -78,8 +78,7 @@ export function planMerges(
           facts,
           record,
           left.filter((c) => baseRefOf(facts, c.pull) === branch),
-          branch,
-          tip,
+          { branch, tip },
         ),
       );
       continue;
@@ -119,8 +118,7 @@ function planEnqueues(
   facts: RepoFacts,
   record: LandingRecord,
   claims: readonly ClaimView[],
-  branch: string,
-  tip: string,
+  { branch, tip }: { branch: string; tip: string },
 ): MergeAction[] {
   const read = facts.mergeQueues?.get(branch);
   if (!read) return [];
@@ -186,7 +184,7 @@ export async function executeMerge(
     return;
   }
   if (a.land) {
-    await fastForward(deps, facts, { ...a, land: a.land }, tip, landed);
+    await fastForward(deps, facts, { ...a, land: a.land }, { tip, landed });
     return;
   }
   const res = await forge.merge(facts.repo, a.pr, a.sha, a.method);
@@ -207,7 +205,7 @@ export async function executeMerge(
     log.info({ repo: facts.repo.fullName, pr: a.pr, sha: a.sha }, 'merged accepted claim PR');
     await deps.onMerged?.(deps, { repo: facts.repo, pr: a.pr, mergeSha: res.sha, config: facts.config });
   } else {
-    await recordRefusal(deps, facts, a, tip, res.message);
+    await recordRefusal(deps, facts, a, { tip, detail: res.message });
     await forge.createComment(facts.repo, a.pr, mergeRefusedNotice(a.pr, a.sha, res.message));
   }
 }
@@ -221,8 +219,8 @@ async function fastForward(
   deps: Io & { onMerged?: MergeListener },
   facts: RepoFacts,
   a: MergeAction & { land: string },
-  tip: string,
-  landed: Landed[],
+  /** Where the base branch was when the pass read it, and what this pass landed on it so far. */
+  { tip, landed }: { tip: string; landed: Landed[] },
 ): Promise<void> {
   const { forge, store, log } = deps;
   const repo = facts.repo.fullName;
@@ -231,7 +229,7 @@ async function fastForward(
     // The branch moved after the read (a push in the window), or the commit grew from another commit of the
     // same tree: nothing lands. Recorded against this verdict, which then counts for nothing: the next pass
     // validates the PR again where the branch is.
-    await recordRefusal(deps, facts, a, tip, res.message);
+    await recordRefusal(deps, facts, a, { tip, detail: res.message });
     log.info(
       { repo, pr: a.pr, sha: a.sha, land: a.land, now: tip },
       'not landed: GitHub would not fast-forward the base branch to the validated commit; a lander validates it again',
@@ -287,8 +285,7 @@ async function recordRefusal(
   deps: Pick<Io, 'store' | 'clock'>,
   facts: RepoFacts,
   a: MergeAction,
-  tip: string,
-  detail: string,
+  { tip, detail }: { tip: string; detail: string },
 ): Promise<void> {
   await deps.store.merges.record({
     repo: facts.repo.fullName,

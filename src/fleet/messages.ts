@@ -156,10 +156,10 @@ export function spendLine(what: string, s: WorkSpend): string | null {
 export function verdictComment(
   payload: MarkerPayload,
   summary: string | null,
-  spend: string | null = null,
-  base: string | null = null,
-  ahead: readonly number[] = [],
+  /** What the run spent, the base it judged on, and the claim PRs stacked below it. */
+  more: { spend?: string | null; base?: string | null; ahead?: readonly number[] } = {},
 ): string {
+  const { spend = null, base = null, ahead = [] } = more;
   return encodeMarker(payload, summary ?? '', base, ahead) + (spend ? `\n\n${spend}` : '');
 }
 

@@ -73,7 +73,7 @@ export async function reapRuns(deps: Reaping, how: ReapOptions): Promise<Reaped[
         await deps.store.runs.setLauncherRef(run.id, liveness.ref);
       }
       if (liveness?.state === 'ended' && how.collect && !run.reportedOutcome) {
-        const held = await collectFor(deps, how, run, repo, liveness);
+        const held = await collectFor(deps, how, { run, repo }, liveness);
         if (held === 'hold') continue;
         liveness = held;
       }
@@ -92,7 +92,7 @@ export async function reapRuns(deps: Reaping, how: ReapOptions): Promise<Reaped[
       if (!fresh || fresh.status !== 'live') return null;
       const decision = decideReap(fresh, now, liveness);
       if (!decision) return null;
-      const ended = await endRun(t, fresh, decision.outcome, decision.reason, now, how.pauseThreshold);
+      const ended = await endRun(t, fresh, { ...decision, now, pauseThreshold: how.pauseThreshold });
       // TR33: a run that never started carried nothing: what it was asked goes to the next run.
       if (ended && liveness?.state === 'never_started') {
         await t.asks.reopen(fresh.id);
@@ -148,8 +148,7 @@ async function cancelLateWorkflows(deps: Reaping, how: Pick<ReapOptions, 'repoRe
 async function collectFor(
   deps: Reaping,
   how: ReapOptions,
-  run: Run,
-  repo: RepoRef,
+  { run, repo }: { run: Run; repo: RepoRef },
   liveness: Liveness & { state: 'ended' },
 ): Promise<Liveness | 'hold'> {
   const now = deps.clock.now();

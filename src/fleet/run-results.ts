@@ -127,7 +127,7 @@ export async function collectHandedResult(
   let handed: HandedResult | null = null;
   const refused: string[] = [];
   for (const found of candidates) {
-    const read = await readResultArtifact(ctx, run, repo, workflowRunId, found);
+    const read = await readResultArtifact(ctx, { run, repo }, workflowRunId, found);
     if (read.state === 'retry') return read;
     if (read.state === 'none') refused.push(read.detail);
     else if (read.state === 'read') {
@@ -139,7 +139,7 @@ export async function collectHandedResult(
   const { run_id: _id, push, ...result } = handed;
   let body: unknown = result;
   if (result.outcome === 'success' && run.kind !== 'lander') {
-    const delivered = await deliverPush(ctx, run, repo, push, result.summary ?? '');
+    const delivered = await deliverPush(ctx, { run, repo }, push, result.summary ?? '');
     if (delivered.state === 'retry') return delivered;
     body =
       delivered.state === 'failed'
@@ -174,8 +174,7 @@ export const isResultArtifact = (name: string): boolean =>
 /** One artifact's result, if its token verifies, binds to exactly this run and was issued while it was live. */
 async function readResultArtifact(
   ctx: FleetContext & HandedResults,
-  run: Run,
-  repo: RepoRef,
+  { run, repo }: { run: Run; repo: RepoRef },
   workflowRunId: number,
   found: ArtifactView,
 ): Promise<None | Retry | { state: 'read'; handed: HandedResult }> {
@@ -237,8 +236,7 @@ type Delivered =
  */
 async function deliverPush(
   ctx: FleetContext & HandedResults,
-  run: Run,
-  repo: RepoRef,
+  { run, repo }: { run: Run; repo: RepoRef },
   push: HandedPush | undefined,
   summary: string,
 ): Promise<Delivered> {
@@ -250,7 +248,7 @@ async function deliverPush(
   try {
     const head = await ctx.forge.resolveCommit(repo, push.branch);
     if (run.kind === 'fix') {
-      const done = await deliverFix(ctx, run, repo, push, head);
+      const done = await deliverFix(ctx, { run, repo }, push, head);
       // Whatever became of it, the fix's own branch has served (a commit moved onto the PR stays there).
       await ctx.forge.deleteBranch(repo, push.branch);
       if (done.state === 'done') ctx.wake(run.repo);
@@ -284,8 +282,7 @@ async function deliverPush(
 /** A fix: onto the claim PR's branch, fast forward from the head it was dispatched on, as the app. */
 async function deliverFix(
   ctx: FleetContext & HandedResults,
-  run: Run,
-  repo: RepoRef,
+  { run, repo }: { run: Run; repo: RepoRef },
   push: HandedPush,
   head: string | null,
 ): Promise<Delivered> {

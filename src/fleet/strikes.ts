@@ -20,11 +20,10 @@ export function strikeEffect(run: Pick<Run, 'kind'>, outcome: Outcome): 'add' | 
 export function endRun(
   store: Store,
   run: Run,
-  outcome: Outcome,
-  reason: string | null,
-  now: number,
-  pauseThreshold: number,
+  /** How it ended and why, when, and the strikes at which its repository pauses. */
+  end: { outcome: Outcome; reason: string | null; now: number; pauseThreshold: number },
 ): Promise<{ effect: StrikeEffect; repo: RepoState | undefined } | null> {
+  const { outcome, reason, now, pauseThreshold } = end;
   return store.write(async (t): Promise<{ effect: StrikeEffect; repo: RepoState | undefined } | null> => {
     if (!(await t.runs.end(run.id, outcome, reason, now))) return null;
     const effect = strikeEffect(run, outcome);

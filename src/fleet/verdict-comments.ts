@@ -40,13 +40,11 @@ export async function postVerdict(deps: Io, run: Run, repo: Parameters<Forge['cr
   const id = await deps.forge.createComment(
     repo,
     run.prNumber,
-    verdictComment(
-      { run: run.id, sha: run.headSha, verdict: run.verdict },
-      run.summary,
+    verdictComment({ run: run.id, sha: run.headSha, verdict: run.verdict }, run.summary, {
       spend,
-      run.baseSha,
-      run.stack.map((m) => m.pr),
-    ) +
+      base: run.baseSha,
+      ahead: run.stack.map((m) => m.pr),
+    }) +
       (rejected ? `\n\n${flakyNote(rejected.id)}` : '') +
       (waitsFor.length ? `\n\n${reviewHoldNote(waitsFor)}` : ''),
   );

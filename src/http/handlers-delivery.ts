@@ -113,7 +113,11 @@ function stageHandlers(
     async gateCheckResult({ params, query }) {
       // DX08: each wait stays within the hosted cap.
       const waitMs = Math.min(Math.max(0, Number(query.wait ?? '0') || 0) * 1000, dispatch.hostedCapMs);
-      const r = await awaitResult(ctx, params.run!, params.request!, waitMs, dispatch.sleep);
+      const r = await awaitResult(
+        ctx,
+        { runId: params.run!, requestId: params.request! },
+        { waitMs, sleep: dispatch.sleep },
+      );
       return { status: r.status, recorded: r.body };
     },
     async checkin({ params, body, actor }) {
@@ -128,7 +132,7 @@ function stageHandlers(
       return replyWith(await checkIn(ctx, params.run!, body));
     },
     async removeMember({ params, body, actor }) {
-      return replyWith(await removeMember(ctx, actor, params.run!, params.item!, body.reason));
+      return replyWith(await removeMember(ctx, actor, params.run!, { item: params.item!, reason: body.reason }));
     },
     async gateCheck({ params, body, headers }) {
       const key = headers['idempotency-key'];
@@ -156,10 +160,10 @@ function qaHandlers(ctx: DeliveryContext): JsonHandlers<QaRouteName> {
       return replyWith(await endExecution(ctx, params.run!, params.execution!));
     },
     async qaWork({ params, query, actor }) {
-      return replyWith(await qaWork(ctx, actor, params.run!, params.stage!, query));
+      return replyWith(await qaWork(ctx, actor, { runId: params.run!, stage: params.stage! }, query));
     },
     async verdict({ params, body, actor }) {
-      const recorded = await recordQaVerdict(ctx, actor, params.run!, params.stage!, body);
+      const recorded = await recordQaVerdict(ctx, actor, { runId: params.run!, stage: params.stage! }, body);
       // A verdict callback settles what it can, unless a live deployment-stage execution defers it (DX05).
       if (recorded.ok) await settleAfter(ctx, params.run!, params.stage!, recorded.value.subject);
       return replyWith(recorded, 201);
@@ -170,10 +174,10 @@ function qaHandlers(ctx: DeliveryContext): JsonHandlers<QaRouteName> {
         return {
           refusal: makeRefusal('validation_failed', { detail: 'Idempotency-Key: 1-100 letters, digits, _ . : or -' }),
         };
-      return replyWith(await startExecution(ctx, params.run!, params.stage!, body, key ?? null), 201);
+      return replyWith(await startExecution(ctx, { runId: params.run!, stage: params.stage! }, body, key ?? null), 201);
     },
     async waive({ params, body, actor }) {
-      return replyWith(await waiveQaCase(ctx, actor, params.run!, params.stage!, body), 201);
+      return replyWith(await waiveQaCase(ctx, actor, { runId: params.run!, stage: params.stage! }, body), 201);
     },
   };
 }

@@ -67,7 +67,7 @@ export function fleetHandlers({
         : { refusal: r.refusal };
     },
     async claim({ params, bearer, readJson }) {
-      const r = await openClaim(fleet, runAuth, params.run!, bearer, await readJson());
+      const r = await openClaim(fleet, runAuth, { runId: params.run!, bearer, body: await readJson() });
       return r.ok ? { status: 201, json: { number: r.value } } : { refusal: r.refusal };
     },
     async result({ params, bearer, readJson }) {
@@ -113,7 +113,7 @@ export function fleetHandlers({
     },
     // A person's start or land is theirs, by their login; an operator token's is the API's.
     async start({ params, actor }) {
-      return message(await requestStart(fleet, repoOf(params), Number(params.number), requester(actor)));
+      return message(await requestStart(fleet, repoOf(params), Number(params.number), { by: requester(actor) }));
     },
     async land({ params, actor }) {
       return message(await requestLand(fleet, repoOf(params), Number(params.number), requester(actor)));

@@ -193,9 +193,7 @@ export async function grantPush(
 export async function openClaim(
   ctx: FleetContext,
   auth: RunAuth,
-  runId: string,
-  bearer: string | null,
-  body: unknown,
+  { runId, bearer, body }: RunReport,
 ): Promise<Result<number>> {
   const found = await liveWorkRun(ctx, auth, runId, bearer);
   if (!found.ok) return found;

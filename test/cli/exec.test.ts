@@ -61,8 +61,7 @@ describe('commands the repository controls', () => {
     const res = await nodeExec(
       'echo "token=$YOKE_TOKEN key=$PRIVATE_KEY db=$YOKE_DB_PATH"; env | sort; echo "printed by hand: operator-token-0123456789abcdef0123 ghs_abcdefghijklmnopqrstuvwx1234"',
       { YOKE_STAGE: 'staging' },
-      dir,
-      PARENT,
+      { cwd: dir, parent: PARENT },
     );
     expect(res.code).toBe(0);
     expect(res.output).toContain('token= key= db=');
@@ -157,9 +156,11 @@ describe('commands the repository controls', () => {
         const res = await nodeExec(
           probe,
           {},
-          checkout,
-          { PATH: process.env.PATH, PRIVATE_KEY_PATH: keyFile, YOKE_DB_PATH: store },
-          { hide: [doorStore] },
+          {
+            cwd: checkout,
+            parent: { PATH: process.env.PATH, PRIVATE_KEY_PATH: keyFile, YOKE_DB_PATH: store },
+            opts: { hide: [doorStore] },
+          },
         );
         for (const c of open) c.destroy();
         await new Promise<void>((r) => server.close(() => r()));
@@ -201,7 +202,11 @@ describe('commands the repository controls', () => {
   });
 
   it('TR30 without bubblewrap a command is not run, and the refusal names the fix', async () => {
-    const res = await nodeExec('true', {}, dir, { PATH: process.env.PATH, YOKE_BWRAP: '/nonexistent/bwrap' });
+    const res = await nodeExec(
+      'true',
+      {},
+      { cwd: dir, parent: { PATH: process.env.PATH, YOKE_BWRAP: '/nonexistent/bwrap' } },
+    );
     expect(res).toEqual({
       code: null,
       output: '',

@@ -88,7 +88,12 @@ describe('the driver against held contention points', () => {
     [
       'qa_plan_busy',
       async ({ h, run }) =>
-        void (await startExecution(h.fleet, run.id, 'qa', { plan: 'smoke', lease_seconds: 3600 }, null)),
+        void (await startExecution(
+          h.fleet,
+          { runId: run.id, stage: 'qa' },
+          { plan: 'smoke', lease_seconds: 3600 },
+          null,
+        )),
     ],
   ];
   for (const [code, hold] of holds) {

@@ -161,25 +161,27 @@ describe('run-level plans, resolved as a stage entry and yoke config check both 
   ];
 
   it('QA19 takes exact ids and unique names, refuses a shared name with its ids, and a typo with did-you-mean', () => {
-    expect(resolveRunPlans(['smoke', 'web/login'], plans, '.github/yoke/qa/', '')).toEqual({
+    expect(resolveRunPlans(['smoke', 'web/login'], plans, { plansDir: '.github/yoke/qa/', at: '' })).toEqual({
       ok: true,
       ids: ['smoke', 'web/login'],
     });
-    expect(resolveRunPlans(['login'], plans, '.github/yoke/qa/', '')).toEqual({
+    expect(resolveRunPlans(['login'], plans, { plansDir: '.github/yoke/qa/', at: '' })).toEqual({
       ok: false,
       ref: 'login',
       detail: 'the run-level plan "login" matches api/login, web/login',
     });
-    expect(resolveRunPlans(['smoke', 'smok'], plans, '.github/yoke/qa/', ' at 0123456789ab')).toEqual({
-      ok: false,
-      ref: 'smok',
-      detail: 'the run-level plan "smok" is not in .github/yoke/qa/ at 0123456789ab; did you mean "smoke"?',
-    });
-    expect(resolveRunPlans(['nightly'], plans, '.github/yoke/qa/', '').ok).toBe(false);
+    expect(resolveRunPlans(['smoke', 'smok'], plans, { plansDir: '.github/yoke/qa/', at: ' at 0123456789ab' })).toEqual(
+      {
+        ok: false,
+        ref: 'smok',
+        detail: 'the run-level plan "smok" is not in .github/yoke/qa/ at 0123456789ab; did you mean "smoke"?',
+      },
+    );
+    expect(resolveRunPlans(['nightly'], plans, { plansDir: '.github/yoke/qa/', at: '' }).ok).toBe(false);
   });
 
   it('leaves a plan file that is there but refused to its own refusal', () => {
-    expect(resolveRunPlans(['broken'], plans, '.github/yoke/qa/', '', ['broken'])).toEqual({
+    expect(resolveRunPlans(['broken'], plans, { plansDir: '.github/yoke/qa/', at: '', unparsed: ['broken'] })).toEqual({
       ok: true,
       ids: ['broken'],
     });

@@ -36,7 +36,7 @@ describe('an AFK issue edited after its label (TR24)', () => {
       'yoke has not started on this issue. #3 of acme/api was edited after yoke saw its yoke:afk label, so yoke does not start on it unseen: anyone who can edit an issue could have changed what the agent is told.\n\n**To recover:** Read #3 as it is now; if it is what the agent should do, comment `/yoke start` on it (you need write access): that confirms it, and yoke starts.',
     );
     // A writer's start runs it and confirms the body as it is now.
-    expect((await requestStart(h.fleet, 'acme/api', 3, 'maint')).ok).toBe(true);
+    expect((await requestStart(h.fleet, 'acme/api', 3, { by: 'maint' })).ok).toBe(true);
     await h.engine.schedulerTick();
     expect(launched(h)).toEqual(['afk_manual:issue#3']);
     await h.engine.schedulerTick();

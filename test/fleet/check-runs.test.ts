@@ -137,7 +137,11 @@ describe('the yoke/lander check run', () => {
       approvedBy: null,
       recordedAt: 1,
     };
-    const { check } = checkFor([run], false, { landerAttemptsPerHead: 2, webUrl: 'https://github.com' }, cleared);
+    const { check } = checkFor(
+      [run],
+      { landerAttemptsPerHead: 2, webUrl: 'https://github.com' },
+      { superseded: false, hold: cleared },
+    );
     expect(check).toMatchObject({
       status: 'completed',
       conclusion: 'success',
@@ -163,7 +167,9 @@ describe('the yoke/lander check run', () => {
       launcherRef: null,
       launchedAt: 1,
     } as unknown as Run;
-    expect(checkFor([run], false, { landerAttemptsPerHead: 2, webUrl: 'https://github.com' }, null)).toEqual({
+    expect(
+      checkFor([run], { landerAttemptsPerHead: 2, webUrl: 'https://github.com' }, { superseded: false, hold: null }),
+    ).toEqual({
       written: 'in_progress:checking:r1',
       check: {
         name: 'yoke/lander',

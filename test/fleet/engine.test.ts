@@ -12,7 +12,7 @@ describe('the spawn engine', () => {
     h.forge.addIssue('acme/api', 5);
     await h.engine.schedulerTick();
     expect(h.launcher.starts).toHaveLength(0);
-    const res = await requestStart(h.fleet, 'acme/api', 5, 'maint');
+    const res = await requestStart(h.fleet, 'acme/api', 5, { by: 'maint' });
     expect(res.ok).toBe(true);
     expect(h.launcher.starts).toHaveLength(0); // nothing launched outside the pass
     await h.engine.kick();
@@ -377,7 +377,7 @@ describe('three strikes', () => {
     h.clock.advance(24 * 3600_000);
     await h.engine.reaperTick();
     expect(h.launcher.starts.length).toBe(starts);
-    const refused = await requestStart(h.fleet, 'acme/api', 2, 'maint');
+    const refused = await requestStart(h.fleet, 'acme/api', 2, { by: 'maint' });
     expect(refused.ok).toBe(false);
     if (!refused.ok) {
       expect(refused.refusal.status).toBe(409);

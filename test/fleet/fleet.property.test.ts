@@ -242,7 +242,7 @@ describe('the fleet under random interleavings', () => {
               );
               break;
             case 'start': {
-              const res = await requestStart(h.fleet, REPOS[step.repo]!, step.issue, 'maint');
+              const res = await requestStart(h.fleet, REPOS[step.repo]!, step.issue, { by: 'maint' });
               if (!res.ok)
                 expect(['repo_paused', 'subject_busy', 'issue_not_found', 'repo_not_opted_in']).toContain(
                   res.refusal.code,

@@ -4,6 +4,7 @@ import {
   qaWork,
   recordQaVerdict,
   waiveQaCase,
+  type QaTarget,
   type VerdictBody,
   type WaiveBody,
 } from '../../src/delivery/gate/verdicts.js';
@@ -92,7 +93,7 @@ export async function makeDeliveryHarness(
       });
   }
   const attach = async (issue: number, ref: string, by = 'maint') => {
-    const r = await attachPlan(h.fleet, h.forge.repo(REPO).ref, issue, ref, by, 'command');
+    const r = await attachPlan(h.fleet, { repo: h.forge.repo(REPO).ref, issue }, { ref, by, source: 'command' });
     if (!r.ok) throw new Error(r.refusal.message);
     return r.value.planId;
   };
@@ -119,15 +120,13 @@ export const recordAs = (
   runId: string,
   stage: string,
   body: Omit<VerdictBody, 'source'> & { source?: VerdictBody['source'] },
-) => recordQaVerdict(ctx, actorOf(body.by), runId, stage, { source: 'yoke qa case run', ...body });
+) => recordQaVerdict(ctx, actorOf(body.by), { runId, stage }, { source: 'yoke qa case run', ...body });
 
 /** A waiver given with `by`'s own person token. */
 export const waiveAs = (ctx: DeliveryContext, runId: string, stage: string, body: WaiveBody & { by: string }) => {
   const { by, ...rest } = body;
-  return waiveQaCase(ctx, actorOf(by), runId, stage, rest);
+  return waiveQaCase(ctx, actorOf(by), { runId, stage }, rest);
 };
 
-export const workOf = (
-  ctx: DeliveryContext,
-  ...rest: Parameters<typeof qaWork> extends [unknown, unknown, ...infer R] ? R : never
-) => qaWork(ctx, OPERATOR, ...rest);
+export const workOf = (ctx: DeliveryContext, runId: string, stage: string, target: QaTarget) =>
+  qaWork(ctx, OPERATOR, { runId, stage }, target);

@@ -1,10 +1,9 @@
 import { redactSecrets } from '../../kernel/redact.js';
 import { z } from 'zod';
 import type { DeployStage } from '../../config/delivery.js';
-import type { RepoRef } from '../../forge/types.js';
 import { type DeliveryContext } from '../context.js';
 import { ok, refuse, type Result } from '../../kernel/result.js';
-import { endStageDeployment, followWorkflowStage, startStageDeployment } from './stage-deployment.js';
+import { endStageDeployment, followWorkflowStage, startStageDeployment, type DeployAt } from './stage-deployment.js';
 import { runAtStage } from '../runs/deployment-runs.js';
 import { advanceRun } from '../gate/stage.js';
 import type { DeploymentRun } from '../../store/deployment-runs.js';
@@ -65,7 +64,7 @@ export async function reportDeployStage(
   const got = await runAtStage(ctx, runId, stageName, 'deploy');
   if (!got.ok) return got;
   const { run, dr, stage } = got.value;
-  const outcome = await moveStage(ctx, dr.repo, run, stage, report);
+  const outcome = await moveStage({ ctx, repo: dr.repo, run, stage }, report);
   if (!outcome.ok) return outcome;
   const { state, detail } = outcome.value;
   if (state !== 'running' || report.phase === 'start')
@@ -79,17 +78,15 @@ export async function reportDeployStage(
     });
   if (state === 'succeeded') await advanceRun(ctx, dr, run);
   await syncTrackingIssue(ctx, dr, run.id);
-  return ok(await deployStep(ctx, (await ctx.store.deploymentRuns.get(run.id))!, stage, state, detail));
+  return ok(await deployStep(ctx, (await ctx.store.deploymentRuns.get(run.id))!, stage, { state, detail }));
 }
 
 /** What one report does to the stage and its GitHub deployment: the state it leaves, and why. */
 async function moveStage(
-  ctx: DeliveryContext,
-  repo: RepoRef,
-  run: DeploymentRun,
-  stage: DeployStage,
+  at: DeployAt,
   report: DeployReport,
 ): Promise<Result<{ state: DeployStep['state']; detail: string | null }>> {
+  const { ctx, repo, run, stage } = at;
   const current = await ctx.store.stageDeployments.latest(run.id, stage.name);
   if (report.phase === 'start') {
     // A workflow already under way is followed, never dispatched again (a repeated start, a driver that took over).
@@ -100,7 +97,7 @@ async function moveStage(
     )
       return ok({ state: 'running', detail: `following deployment ${current.deploymentId}` });
     const attempt = ((await ctx.store.deploymentRuns.stage(run.id, stage.name))?.attempts ?? 0) + 1;
-    const started = await startStageDeployment(ctx, repo, run, stage, attempt, report.by);
+    const started = await startStageDeployment(at, { attempt, by: report.by });
     return ok(
       started.ok
         ? { state: 'running', detail: `started by ${report.by}` }
@@ -111,7 +108,10 @@ async function moveStage(
     if (stage.workflow)
       return refuse('deploy_stage_is_workflow', { run: run.id, stage: stage.name, workflow: stage.workflow });
     const detail = tail(report.output);
-    await endStageDeployment(ctx, repo, current, report.outcome === 'succeeded', detail ?? report.outcome);
+    await endStageDeployment(ctx, repo, current, {
+      succeeded: report.outcome === 'succeeded',
+      detail: detail ?? report.outcome,
+    });
     return ok({ state: report.outcome, detail });
   }
   if (!stage.workflow || !current) return refuse('deploy_stage_not_started', { run: run.id, stage: stage.name });
@@ -124,8 +124,7 @@ async function deployStep(
   ctx: DeliveryContext,
   run: DeploymentRun,
   stage: DeployStage,
-  state: DeployStep['state'],
-  detail: string | null,
+  { state, detail }: Pick<DeployStep, 'state' | 'detail'>,
 ): Promise<DeployStep> {
   const d = await ctx.store.stageDeployments.latest(run.id, stage.name);
   return {
@@ -158,7 +157,7 @@ async function recordedSuccess(ctx: DeliveryContext, runId: string, stageName: s
   const rec = await ctx.store.deploymentRuns.stage(run.id, stageName);
   if (!stage || stage.kind !== 'deploy' || rec?.state !== 'succeeded') return null;
   if (run.status === 'active' && run.currentStage <= index) return null;
-  return deployStep(ctx, run, stage, 'succeeded', rec.detail);
+  return deployStep(ctx, run, stage, { state: 'succeeded', detail: rec.detail });
 }
 
 /** The end of a command's output: enough to see why it failed, small enough for an issue body. */

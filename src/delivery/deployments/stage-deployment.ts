@@ -14,19 +14,26 @@ import { errorText } from '../../kernel/error-text.js';
 /** The branch a workflow stage is dispatched on: it points at the pinned commit, so the job deploys exactly that (and GitHub's protection rule is asked about exactly that). */
 export const deployBranchOf = (runId: string): string => `yoke/deploy/${runId}`;
 
+/** One deploy stage of one deployment run, in the repository it deploys. */
+export interface DeployAt {
+  ctx: DeliveryContext;
+  repo: RepoRef;
+  run: DeploymentRun;
+  stage: DeployStage;
+}
+
 export type StartedDeployment = { ok: true; deployment: StageDeployment } | { ok: false; detail: string };
 
 /** DP01: a new start of a deploy stage: the previous start's deployment (if it never ended) is marked an error, and a new one is created, in progress. */
 export async function startStageDeployment(
-  ctx: DeliveryContext,
-  repo: RepoRef,
-  run: DeploymentRun,
-  stage: DeployStage,
-  attempt: number,
-  by: string,
+  at: DeployAt,
+  start: { attempt: number; by: string },
 ): Promise<StartedDeployment> {
+  const { ctx, repo, run, stage } = at;
+  const { attempt, by } = start;
   const previous = await ctx.store.stageDeployments.latest(run.id, stage.name);
-  if (previous?.state === 'in_progress') await mirror(ctx, repo, previous, 'error', `started again by ${by}`, null);
+  if (previous?.state === 'in_progress')
+    await mirror(ctx, repo, previous, { state: 'error', description: `started again by ${by}`, logUrl: null });
   const environment = environmentOf(stage);
   const created = await ctx.forge.createDeployment(repo, {
     sha: run.commit,
@@ -52,7 +59,11 @@ export async function startStageDeployment(
     createdAt: now,
   });
   const deployment = (await ctx.store.stageDeployments.latest(run.id, stage.name))!;
-  await mirror(ctx, repo, deployment, 'in_progress', `${stage.name} started by ${by}`, null);
+  await mirror(ctx, repo, deployment, {
+    state: 'in_progress',
+    description: `${stage.name} started by ${by}`,
+    logUrl: null,
+  });
   if (!stage.workflow) return { ok: true, deployment };
   // DP02: on Actions, at exactly the pinned commit; the deployment id in the run-name binds the workflow run to it.
   const branch = deployBranchOf(run.id);
@@ -66,7 +77,7 @@ export async function startStageDeployment(
     });
   } catch (err) {
     const detail = `GitHub did not start ${stage.workflow} on ${branch}: ${errorText(err)}`;
-    await mirror(ctx, repo, deployment, 'error', detail, null);
+    await mirror(ctx, repo, deployment, { state: 'error', description: detail, logUrl: null });
     return { ok: false, detail };
   }
   return { ok: true, deployment };
@@ -77,10 +88,10 @@ export async function endStageDeployment(
   ctx: DeliveryContext,
   repo: RepoRef,
   d: StageDeployment | undefined,
-  succeeded: boolean,
-  detail: string,
+  { succeeded, detail }: { succeeded: boolean; detail: string },
 ): Promise<void> {
-  if (d?.state === 'in_progress') await mirror(ctx, repo, d, succeeded ? 'success' : 'failure', detail, null);
+  if (d?.state === 'in_progress')
+    await mirror(ctx, repo, d, { state: succeeded ? 'success' : 'failure', description: detail, logUrl: null });
 }
 
 export type FollowedWorkflow = { state: 'running'; detail: string } | { state: 'succeeded' | 'failed'; detail: string };
@@ -139,7 +150,11 @@ export async function followWorkflowStage(
     await ctx.store.stageDeployments.setWorkflowRun(d.deploymentId, found.run.id, ctx.clock.now());
     // While it runs, the deployment links its log.
     if (found.run.htmlUrl && found.run.status !== 'completed')
-      await mirror(ctx, repo, d, 'in_progress', `workflow run ${found.run.id}`, found.run.htmlUrl);
+      await mirror(ctx, repo, d, {
+        state: 'in_progress',
+        description: `workflow run ${found.run.id}`,
+        logUrl: found.run.htmlUrl,
+      });
   }
   const statuses =
     found.kind === 'one' && found.run.status === 'completed'
@@ -153,7 +168,7 @@ export async function followWorkflowStage(
   const reported = statuses.find((s) => s.creator === WORKFLOW_LOGIN && s.state !== 'inactive');
   if (reported?.state === want)
     await ctx.store.stageDeployments.setState(d.deploymentId, want, logUrl, ctx.clock.now());
-  else await mirror(ctx, repo, d, want, judged.detail, logUrl);
+  else await mirror(ctx, repo, d, { state: want, description: judged.detail, logUrl });
   return judged;
 }
 
@@ -171,10 +186,9 @@ async function mirror(
   ctx: DeliveryContext,
   repo: RepoRef,
   d: StageDeployment,
-  state: DeploymentStatusState,
-  description: string,
-  logUrl: string | null,
+  status: { state: DeploymentStatusState; description: string; logUrl: string | null },
 ): Promise<void> {
-  await ctx.forge.createDeploymentStatus(repo, d.deploymentId, { state, description, logUrl });
+  const { state, logUrl } = status;
+  await ctx.forge.createDeploymentStatus(repo, d.deploymentId, status);
   if (state !== 'inactive') await ctx.store.stageDeployments.setState(d.deploymentId, state, logUrl, ctx.clock.now());
 }

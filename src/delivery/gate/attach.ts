@@ -14,11 +14,8 @@ export const QA_LABEL_PREFIX = 'qa:';
 
 export async function attachPlan(
   ctx: DeliveryContext,
-  repo: RepoRef,
-  issue: number,
-  ref: string,
-  by: string,
-  source: 'label' | 'command' | 'api',
+  { repo, issue }: { repo: RepoRef; issue: number },
+  { ref, by, source }: { ref: string; by: string; source: 'label' | 'command' | 'api' },
 ): Promise<Result<{ planId: string; message: string }>> {
   const got = await deliveryRepo(ctx, repo.fullName);
   if (!got.ok) return got;

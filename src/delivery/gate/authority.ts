@@ -10,9 +10,8 @@ export async function authorizeMaintainer(
   ctx: DeliveryContext,
   dr: DeliveryRepo,
   actor: Actor,
-  action: string,
-  /** The comment command on the tracking issue that does the same, where there is one. */
-  comment: string | null = null,
+  /** What is asked, and the comment command on the tracking issue that does the same, where there is one. */
+  { action, command: comment = null }: { action: string; command?: string | null },
 ): Promise<Result<string>> {
   if (actor.role !== 'person') return refuse('person_token_required', { action, repo: dr.repo.fullName, comment });
   const permission = await ctx.forge.getPermission(dr.repo, actor.login);

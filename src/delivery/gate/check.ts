@@ -88,7 +88,7 @@ async function closeoutWaits(
 /** Posts, edits or withdraws a stage's notices as its evaluation and its refused close-outs say (QA01, DX03). */
 async function noticeStage(at: StageAt, evaluation: StageEvaluation): Promise<NoticeReport> {
   const { ctx, dr, run, stage } = at;
-  const subjects = await subjectsOf(ctx, run, stage, evaluation, await closeoutWaits(ctx, run, stage, dr.item));
+  const subjects = await subjectsOf({ ctx, run, stage }, evaluation, await closeoutWaits(ctx, run, stage, dr.item));
   const closedGroups = new Set(
     (await ctx.store.qa.groups([run.id])).filter((g) => g.stage === stage && g.state === 'closed').map((g) => g.id),
   );

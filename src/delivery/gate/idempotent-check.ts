@@ -238,12 +238,10 @@ async function runReserved(ctx: DeliveryContext, runId: string, stage: string, r
 /** DX08: the recorded result of a request, waiting for it up to waitMs (each wait within the hosted cap). */
 export async function awaitResult(
   ctx: DeliveryContext,
-  runId: string,
-  requestId: string,
-  waitMs: number,
-  sleep: (ms: number) => Promise<void>,
-  pollMs = 100,
+  { runId, requestId }: { runId: string; requestId: string },
+  wait: { waitMs: number; sleep: (ms: number) => Promise<void>; pollMs?: number },
 ): Promise<WireReply> {
+  const { waitMs, sleep, pollMs = 100 } = wait;
   // Time waited is counted in polls, so the cap holds whatever clock the store runs on.
   for (let waited = 0; ; waited += pollMs) {
     const r = await ctx.store.dispatchRequests.get(requestId);

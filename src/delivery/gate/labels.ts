@@ -29,9 +29,7 @@ type LabelCtx = DeliveryContext;
 /** Acts on one qa: label added by `sender`: attaches (and replies) for a writer, writes nothing for anyone else. */
 async function actOnLabel(
   ctx: LabelCtx,
-  repo: RepoRef,
-  issue: number,
-  label: string,
+  { repo, issue, label }: { repo: RepoRef; issue: number; label: string },
   sender: { login: string; isBot: boolean } | null,
 ): Promise<LabelOutcome> {
   if (!sender || sender.isBot) return 'ignored';
@@ -43,7 +41,11 @@ async function actOnLabel(
     );
     return 'refused';
   }
-  const result = await attachPlan(ctx, repo, issue, label.slice(QA_LABEL_PREFIX.length), sender.login, 'label');
+  const result = await attachPlan(
+    ctx,
+    { repo, issue },
+    { ref: label.slice(QA_LABEL_PREFIX.length), by: sender.login, source: 'label' },
+  );
   await ctx.forge.createComment(
     repo,
     issue,
@@ -63,7 +65,11 @@ export async function handleQaLabel(ctx: LabelCtx, e: LabelEvent): Promise<Label
   if (cfg.state === 'absent') return 'ignored';
   if ((await ctx.store.qaLabels.outcome(e.repo.fullName, e.issueNumber, e.label)) === 'attached') return 'ignored';
   await ctx.store.qaLabels.mark(e.repo.fullName, e.issueNumber, e.label, ctx.clock.now());
-  const outcome = await actOnLabel(ctx, e.repo, e.issueNumber, e.label, { login: e.sender, isBot: false });
+  const outcome = await actOnLabel(
+    ctx,
+    { repo: e.repo, issue: e.issueNumber, label: e.label },
+    { login: e.sender, isBot: false },
+  );
   await ctx.store.qaLabels.setOutcome(e.repo.fullName, e.issueNumber, e.label, outcome);
   return outcome;
 }
@@ -89,7 +95,7 @@ export async function reconcileIssueLabels(
       !(await ctx.store.qaLabels.mark(repo.fullName, issue, label, ctx.clock.now()))
     )
       continue;
-    const outcome = await actOnLabel(ctx, repo, issue, label, await ctx.forge.labelledBy(repo, issue, label));
+    const outcome = await actOnLabel(ctx, { repo, issue, label }, await ctx.forge.labelledBy(repo, issue, label));
     await ctx.store.qaLabels.setOutcome(repo.fullName, issue, label, outcome);
     out.push({ label, outcome });
   }

@@ -26,11 +26,9 @@ import { namedPlans, readPlansAt } from './plans.js';
 async function holderOf(
   ctx: DeliveryContext,
   dr: DeliveryRepo,
-  liveRun: string | null,
-  assignee: string | null,
-  prAuthor: string | null,
-  issueAuthor: string | null,
+  who: { liveRun: string | null; assignee: string | null; prAuthor: string | null; issueAuthor: string | null },
 ): Promise<string | null> {
+  const { liveRun, assignee, prAuthor, issueAuthor } = who;
   if (liveRun) return `run:${liveRun}`;
   if (assignee && !isBotLogin(assignee)) return assignee;
   if (prAuthor && !isBotLogin(prAuthor)) return prAuthor;
@@ -78,24 +76,20 @@ async function freezeStage(at: StageAt): Promise<void> {
       issueNumber: m.issueNumber,
       item: dr.item(m.issueNumber),
       attached: (await store.qa.attachments(run.repo, m.issueNumber)).map((a) => a.planId),
-      holder: await holderOf(
-        ctx,
-        dr,
-        live?.id ?? null,
-        issue?.assignee ?? null,
-        pull?.author ?? null,
-        issue?.author ?? null,
-      ),
+      holder: await holderOf(ctx, dr, {
+        liveRun: live?.id ?? null,
+        assignee: issue?.assignee ?? null,
+        prAuthor: pull?.author ?? null,
+        issueAuthor: issue?.author ?? null,
+      }),
       prAuthor: pull?.author ?? null,
     });
   }
-  const resolved = resolveRunPlans(
-    run.settings.run_plans,
-    namedPlans(plans),
-    run.settings.plans_dir,
-    ` at ${run.commit.slice(0, 12)}`,
-    [...plans].flatMap(([id, p]) => (p.ok ? [] : [id])),
-  );
+  const resolved = resolveRunPlans(run.settings.run_plans, namedPlans(plans), {
+    plansDir: run.settings.plans_dir,
+    at: ` at ${run.commit.slice(0, 12)}`,
+    unparsed: [...plans].flatMap(([id, p]) => (p.ok ? [] : [id])),
+  });
   const runPlans: FreezeInput['runPlans'] = resolved.ok
     ? resolved
     : {

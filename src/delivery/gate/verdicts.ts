@@ -1,27 +1,20 @@
 import { redactSecrets } from '../../kernel/redact.js';
 import { z } from 'zod';
 import type { QaCase } from '../../config/qa-plan.js';
-import { resolvePlanRef } from '../../config/qa-plan.js';
 import type { DeploymentRun } from '../../store/deployment-runs.js';
-import type { PlanGroup } from '../../store/qa.js';
 import { qaCommands } from './commands.js';
 import { canWrite } from '../../kernel/permission.js';
 import { authorizeMaintainer } from './authority.js';
-import { type Actor, type DeliveryContext, type DeliveryRepo, type StageAt } from '../context.js';
+import type { Actor, DeliveryContext, StageRef } from '../context.js';
+import { runHolds, scopeAt, scopeVerdicts, type QaTarget, type Scoped } from './scope.js';
+
+export { QaTarget } from './scope.js';
 import { ok, refuse, type Result } from '../../kernel/result.js';
-import { runAtStage } from '../runs/deployment-runs.js';
 import { evaluateCases } from './evaluate.js';
-import { enterQaStage } from './stage.js';
 import { syncTrackingIssue } from '../runs/tracking.js';
 
-// What a QA stage asks to run, and the verdicts recorded against it: an
-// item's own plans (its holder runs them) or a driver-owned group.
-
-export const QaTarget = z.union([
-  z.object({ item: z.string().min(1).max(30), plan: z.string().min(1).max(200).optional() }).strict(),
-  z.object({ plan: z.string().min(1).max(200) }).strict(),
-]);
-export type QaTarget = z.infer<typeof QaTarget>;
+// What a QA stage asks to run, and the verdicts recorded against it (where a
+// request lands, the scope: scope.ts).
 
 export const VerdictBody = z
   .object({
@@ -66,137 +59,24 @@ export interface QaWork {
   plans: WorkPlan[];
 }
 
-type Scope =
-  | { kind: 'item'; issueNumber: number; item: string; plans: { planId: string; cases: QaCase[] }[] }
-  | { kind: 'group'; group: PlanGroup };
-
-/** The current QA stage of an active run, entered (frozen) if it was not yet, and the scope a target names there. */
-async function scopeAt(
-  ctx: DeliveryContext,
-  runId: string,
-  stage: string,
-  target: QaTarget,
-): Promise<Result<{ run: DeploymentRun; dr: DeliveryRepo; scope: Scope }>> {
-  const got = await runAtStage(ctx, runId, stage, 'qa');
-  if (!got.ok) return got;
-  const { run, dr } = got.value;
-  await enterQaStage({ ctx, dr, run, stage });
-  const scope = await resolveScope({ ctx, dr, run, stage }, target);
-  return scope.ok ? ok({ run, dr, scope: scope.value }) : scope;
-}
-
-/** QA17–QA19: the scope a target names: an item's own plans, or the open group of a shared plan. */
-async function resolveScope(at: StageAt, target: QaTarget): Promise<Result<Scope>> {
-  const { ctx, dr, run, stage } = at;
-  const { store } = ctx;
-  if ('item' in target) {
-    const n = dr.parseItem(target.item);
-    const frozen = await store.qa.memberStages(run.id, stage);
-    const live = (await store.deploymentRuns.members(run.id)).filter((m) => m.removedAt === null);
-    if (n === null || !live.some((m) => m.issueNumber === n) || !frozen.some((f) => f.issueNumber === n)) {
-      return refuse('deployment_item_unknown', {
-        run: run.id,
-        item: target.item,
-        members: live.map((m) => dr.item(m.issueNumber)),
-      });
-    }
-    const item = dr.item(n);
-    const mine = (await store.qa.memberPlans(run.id, stage)).filter((p) => p.issueNumber === n);
-    const snapshots = new Map((await store.qa.snapshots(run.id)).map((s) => [s.planId, s]));
-    let chosen = mine;
-    if (target.plan) {
-      const groups = await store.qa.groups([run.id]);
-      const names = mine.map((p) => ({
-        id: p.planId,
-        name: snapshots.get(p.planId)?.name ?? groups.find((g) => g.id === p.groupId)?.planName ?? p.planId,
-      }));
-      const r = resolvePlanRef(target.plan, names);
-      if (!r.ok)
-        return r.reason === 'ambiguous'
-          ? refuse('qa_plan_ambiguous', { ref: target.plan, ids: r.ids })
-          : refuse('qa_plan_unknown', { ref: target.plan, known: r.known, where: `${item}'s plans at ${stage}` });
-      chosen = mine.filter((p) => p.planId === r.id);
-      if (chosen[0]!.owner === 'group')
-        return refuse('qa_plan_not_member_owned', { run: run.id, stage, item, plan: r.id });
-    }
-    const plans = chosen
-      .filter((p) => p.owner === 'member')
-      .map((p) => ({ planId: p.planId, cases: snapshots.get(p.planId)?.cases ?? [] }));
-    return ok({ kind: 'item', issueNumber: n, item, plans });
-  }
-  const groups = (await store.qa.groups([run.id])).filter((g) => g.stage === stage);
-  const plans = [...new Map(groups.map((g) => [g.planId, { id: g.planId, name: g.planName }])).values()];
-  const r = resolvePlanRef(target.plan, plans);
-  if (!r.ok) {
-    return r.reason === 'ambiguous'
-      ? refuse('qa_plan_ambiguous', { ref: target.plan, ids: r.ids })
-      : refuse('qa_plan_unknown', {
-          ref: target.plan,
-          known: r.known,
-          where: `the shared and run-level plans of run ${run.id} at ${stage}`,
-        });
-  }
-  const open = groups.find((g) => g.planId === r.id && g.state === 'open');
-  if (!open)
-    return refuse('plan_group_not_open', {
-      run: run.id,
-      stage,
-      plan: r.id,
-      closed: groups.filter((g) => g.planId === r.id).map((g) => `${g.id} (${g.outcome ?? 'closed'})`),
-    });
-  return ok({ kind: 'group', group: open });
-}
-
-async function scopeVerdicts(ctx: DeliveryContext, run: DeploymentRun, stage: string, scope: Scope, planId: string) {
-  return (await ctx.store.qa.verdicts([run.id])).filter(
-    (v) =>
-      v.stage === stage &&
-      v.planId === planId &&
-      (scope.kind === 'group'
-        ? v.groupId === scope.group.id && v.commit === scope.group.targetCommit
-        : v.issueNumber === scope.issueNumber && v.groupId === null && v.commit === run.commit),
-  );
-}
-
-/** TR11: a run's credential reaches only the item it holds at this stage. */
-async function runHolds(
-  ctx: DeliveryContext,
-  actor: Actor,
-  run: DeploymentRun,
-  stage: string,
-  s: Scope,
-): Promise<Result<true>> {
-  if (actor.role !== 'run') return ok(true);
-  const holder =
-    s.kind === 'item'
-      ? ((await ctx.store.qa.memberStages(run.id, stage)).find((f) => f.issueNumber === s.issueNumber)?.holder ?? null)
-      : null;
-  if (holder === `run:${actor.runId}`) return ok(true);
-  return refuse('run_not_holder', {
-    run: actor.runId,
-    item: s.kind === 'item' ? s.item : s.group.id,
-    holder: holder ?? (s.kind === 'group' ? "the run's driver" : 'nobody'),
-  });
-}
-
 /** The cases a target runs, each with whether it already has a current pass. */
 export async function qaWork(
   ctx: DeliveryContext,
   actor: Actor,
-  runId: string,
-  stage: string,
+  at: StageRef,
   target: QaTarget,
 ): Promise<Result<QaWork>> {
-  const got = await scopeAt(ctx, runId, stage, target);
+  const got = await scopeAt(ctx, at, target);
   if (!got.ok) return got;
-  const { run, scope: s } = got.value;
-  const holds = await runHolds(ctx, actor, run, stage, s);
+  const scoped = got.value;
+  const { run, stage, scope: s } = scoped;
+  const holds = await runHolds(ctx, actor, scoped);
   if (!holds.ok) return holds;
   const raw =
     s.kind === 'group'
       ? [{ planId: s.group.planId, groupId: s.group.id, cases: s.group.cases }]
       : s.plans.map((p) => ({ ...p, groupId: null }));
-  const verdictsOf = await Promise.all(raw.map((p) => scopeVerdicts(ctx, run, stage, s, p.planId)));
+  const verdictsOf = await Promise.all(raw.map((p) => scopeVerdicts(ctx, scoped, p.planId)));
   const plans = raw.map((p, i) => {
     const states = new Map(evaluateCases(p.cases, verdictsOf[i]!).map((c) => [c.caseId, c.passed]));
     return {
@@ -223,40 +103,39 @@ export interface RecordedVerdict {
   result: string;
 }
 
+/** One case's verdict as it is asked to be recorded: its target, what it says, and who it names. */
+interface VerdictAsked {
+  target: QaTarget;
+  case: string;
+  result: 'pass' | 'fail' | 'error' | 'waived';
+  evidence?: string | undefined;
+  replaces?: string | undefined;
+  source: string;
+  named?: string | undefined;
+}
+
 /** Records one case's verdict (QA03, QA06); evidence where the case requires it. */
 export async function recordQaVerdict(
   ctx: DeliveryContext,
   actor: Actor,
-  runId: string,
-  stage: string,
+  at: StageRef,
   body: VerdictBody,
 ): Promise<Result<RecordedVerdict>> {
   const { by: named, ...v } = body;
-  return record(
-    ctx,
-    actor,
-    runId,
-    stage,
-    body.item !== undefined ? { item: body.item, ...(body.plan ? { plan: body.plan } : {}) } : { plan: body.plan! },
-    { ...v, named },
-  );
+  const target =
+    body.item !== undefined ? { item: body.item, ...(body.plan ? { plan: body.plan } : {}) } : { plan: body.plan! };
+  return record(ctx, actor, at, { ...v, target, named });
 }
 
 /** QA13: a maintainer discharges a case with a reason. */
 export async function waiveQaCase(
   ctx: DeliveryContext,
   actor: Actor,
-  runId: string,
-  stage: string,
+  at: StageRef,
   body: WaiveBody,
 ): Promise<Result<RecordedVerdict>> {
   const target: QaTarget = body.item !== undefined ? { item: body.item, plan: body.plan } : { plan: body.plan };
-  return record(ctx, actor, runId, stage, target, {
-    case: body.case,
-    result: 'waived',
-    evidence: body.reason,
-    source: 'waiver',
-  });
+  return record(ctx, actor, at, { target, case: body.case, result: 'waived', evidence: body.reason, source: 'waiver' });
 }
 
 /**
@@ -274,43 +153,21 @@ function recorderOf(actor: Actor, run: DeploymentRun, named: string | undefined)
   });
 }
 
-async function record(
-  ctx: DeliveryContext,
-  actor: Actor,
-  runId: string,
-  stage: string,
-  target: QaTarget,
-  v: {
-    case: string;
-    result: 'pass' | 'fail' | 'error' | 'waived';
-    evidence?: string | undefined;
-    replaces?: string | undefined;
-    source: string;
-    named?: string | undefined;
-  },
-): Promise<Result<RecordedVerdict>> {
-  const got = await scopeAt(ctx, runId, stage, target);
-  if (!got.ok) return got;
-  const { run, dr, scope: s } = got.value;
-  let by: string;
-  if (v.result === 'waived') {
-    const who = await authorizeMaintainer(
-      ctx,
-      dr,
-      actor,
-      `Waiving case ${v.case}`,
-      `/yoke qa waive ${v.case}${target.plan ? ` --plan ${target.plan}` : ''} --reason "why"`,
-    );
-    if (!who.ok) return who;
-    by = who.value;
-  } else {
-    const who = recorderOf(actor, run, v.named);
-    if (!who.ok) return who;
-    by = who.value;
-  }
-  const holds = await runHolds(ctx, actor, run, stage, s);
-  if (!holds.ok) return holds;
-  const plans = s.kind === 'group' ? [{ planId: s.group.planId, cases: s.group.cases }] : s.plans;
+/** Who the verdict is recorded as: a waiver's maintainer (QA13), else the credential's own name (TR11). */
+async function recordedBy(ctx: DeliveryContext, actor: Actor, s: Scoped, v: VerdictAsked): Promise<Result<string>> {
+  if (v.result !== 'waived') return recorderOf(actor, s.run, v.named);
+  return authorizeMaintainer(ctx, s.dr, actor, {
+    action: `Waiving case ${v.case}`,
+    command: `/yoke qa waive ${v.case}${v.target.plan ? ` --plan ${v.target.plan}` : ''} --reason "why"`,
+  });
+}
+
+type PlanCases = { planId: string; cases: QaCase[] };
+
+/** The one plan of the scope that holds the case, and the case, with its replacement checked (TR10). */
+function caseIn(s: Scoped, v: VerdictAsked): Result<{ plan: PlanCases; theCase: QaCase }> {
+  const plans =
+    s.scope.kind === 'group' ? [{ planId: s.scope.group.planId, cases: s.scope.group.cases }] : s.scope.plans;
   const holding = plans.filter((p) => p.cases.some((c) => c.id === v.case));
   if (holding.length !== 1) {
     if (holding.length > 1)
@@ -323,7 +180,6 @@ async function record(
   }
   const plan = holding[0]!;
   const theCase = plan.cases.find((c) => c.id === v.case)!;
-  const cmd = qaCommands(run.repo, run.id, stage);
   if (v.replaces !== undefined && (v.replaces === v.case || !plan.cases.some((c) => c.id === v.replaces))) {
     return refuse('qa_case_unknown', {
       plan: plan.planId,
@@ -337,25 +193,63 @@ async function record(
       plan: plan.planId,
       case: v.case,
       replaces: v.replaces,
-      waive: cmd.waive(plan.planId, v.replaces),
+      waive: qaCommands(s.run.repo, s.run.id, s.stage).waive(plan.planId, v.replaces),
     });
   }
-  // TR11: a manual case's verdict is a person's approval: a writer's own token, never an operator's or a run's.
+  return ok({ plan, theCase });
+}
+
+/** TR11: a manual case's verdict is a person's approval (a writer's own token); required evidence is there. */
+async function verdictAllowed(
+  ctx: DeliveryContext,
+  actor: Actor,
+  s: Scoped,
+  { plan, theCase, v }: { plan: PlanCases; theCase: QaCase; v: VerdictAsked },
+): Promise<Result<true>> {
   if (theCase.manual && v.result !== 'waived') {
     if (actor.role !== 'person')
       return refuse('person_token_required', {
         action: `Recording manual case ${v.case}`,
-        repo: dr.repo.fullName,
+        repo: s.dr.repo.fullName,
         comment: null,
       });
-    const permission = await ctx.forge.getPermission(dr.repo, actor.login);
+    const permission = await ctx.forge.getPermission(s.dr.repo, actor.login);
     if (!canWrite(permission))
-      return refuse('qa_approval_forbidden', { repo: dr.repo.fullName, login: actor.login, permission, case: v.case });
+      return refuse('qa_approval_forbidden', {
+        repo: s.dr.repo.fullName,
+        login: actor.login,
+        permission,
+        case: v.case,
+      });
   }
   if (v.result === 'pass' && theCase.evidence === 'required' && !v.evidence?.trim()) {
-    const again = s.kind === 'group' ? cmd.groupManualCase(plan.planId, v.case) : cmd.itemManualCase(s.item, v.case);
+    const cmd = qaCommands(s.run.repo, s.run.id, s.stage);
+    const again =
+      s.scope.kind === 'group' ? cmd.groupManualCase(plan.planId, v.case) : cmd.itemManualCase(s.scope.item, v.case);
     return refuse('qa_evidence_required', { case: v.case, command: again });
   }
+  return ok(true);
+}
+
+async function record(
+  ctx: DeliveryContext,
+  actor: Actor,
+  at: StageRef,
+  v: VerdictAsked,
+): Promise<Result<RecordedVerdict>> {
+  const got = await scopeAt(ctx, at, v.target);
+  if (!got.ok) return got;
+  const scoped = got.value;
+  const { run, dr, stage, scope: s } = scoped;
+  const by = await recordedBy(ctx, actor, scoped, v);
+  if (!by.ok) return by;
+  const holds = await runHolds(ctx, actor, scoped);
+  if (!holds.ok) return holds;
+  const found = caseIn(scoped, v);
+  if (!found.ok) return found;
+  const allowed = await verdictAllowed(ctx, actor, scoped, { ...found.value, v });
+  if (!allowed.ok) return allowed;
+  const { plan } = found.value;
   const id = await ctx.store.qa.recordVerdict({
     runId: run.id,
     stage,
@@ -369,26 +263,21 @@ async function record(
     evidence: v.evidence?.trim() ? redactSecrets(v.evidence) : null,
     source: v.source,
     replaces: v.replaces ?? null,
-    recordedBy: by,
+    recordedBy: by.value,
     recordedAt: ctx.clock.now(),
   });
   // A command that addresses a notice answers it: a verdict or waiver recorded by its recipient.
   const subject = s.kind === 'group' ? s.group.id : s.item;
   for (const n of (await ctx.store.notices.forRun(run.id)).filter(
-    (x) => x.stage === stage && x.subject === subject && x.recipient === by && ['posted', 'edited'].includes(x.state),
+    (x) =>
+      x.stage === stage && x.subject === subject && x.recipient === by.value && ['posted', 'edited'].includes(x.state),
   )) {
     await ctx.store.notices.update(n.id, {
       state: 'answered',
-      detail: `${by} recorded ${v.case}`,
+      detail: `${by.value} recorded ${v.case}`,
       at: ctx.clock.now(),
     });
   }
   await syncTrackingIssue(ctx, dr, run.id);
-  return ok({
-    id,
-    subject: s.kind === 'group' ? s.group.id : s.item,
-    plan: plan.planId,
-    case: v.case,
-    result: v.result,
-  });
+  return ok({ id, subject, plan: plan.planId, case: v.case, result: v.result });
 }

@@ -38,9 +38,7 @@ export function recipientsOf(ctx: DeliveryContext, run: DeploymentRun): Recipien
 
 /** The notice subjects of a stage: each member's holder waits, and the driver's (groups, reviews, stage refusals). */
 export async function subjectsOf(
-  ctx: DeliveryContext,
-  run: DeploymentRun,
-  stage: string,
+  { ctx, run, stage }: Pick<StageAt, 'ctx' | 'run' | 'stage'>,
   evaluation: StageEvaluation,
   extra: ReadonlyMap<string, Wait[]>,
 ): Promise<NoticeSubject[]> {
@@ -138,7 +136,7 @@ async function execute(at: StageAt, a: NoticeAction, report: NoticeReport): Prom
       ? text(n.recipientKind, n.recipient, n.subject, a.waits)
       : a.type === 'withdraw'
         ? qaNoticeWithdrawn(n.recipientKind, n.recipient, run.id, a.group)
-        : qaNoticeResolved(n.recipientKind, n.recipient, run.id, n.subject, stage);
+        : qaNoticeResolved({ kind: n.recipientKind, recipient: n.recipient, run: run.id, subject: n.subject, stage });
   try {
     if (!(await forge.editComment(dr.repo, n.commentId!, body))) {
       await store.notices.update(n.id, { state: 'cancelled', detail: 'the comment was deleted', at: clock.now() });

@@ -205,14 +205,13 @@ export async function removeMember(
   ctx: DeliveryContext,
   actor: Actor,
   runId: string,
-  ref: string,
-  reason: string,
+  { item: ref, reason }: { item: string; reason: string },
 ): Promise<Result<DeploymentView>> {
   const got = await activeRun(ctx, runId);
   if (!got.ok) return got;
   const { run, dr } = got.value;
   // TR11: removing a member is a maintainer's decision, recorded under their own login.
-  const who = await authorizeMaintainer(ctx, dr, actor, `Removing ${ref} from run ${run.id}`);
+  const who = await authorizeMaintainer(ctx, dr, actor, { action: `Removing ${ref} from run ${run.id}` });
   if (!who.ok) return who;
   const by = who.value;
   const n = dr.parseItem(ref);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { ExecutionKind } from '../../store/executions.js';
-import { OPERATOR, type DeliveryContext } from '../context.js';
+import { OPERATOR, type DeliveryContext, type StageRef } from '../context.js';
 import { ok, refuse, type Result } from '../../kernel/result.js';
 import { activeRun } from './deployment-runs.js';
 import { settleAfter } from '../gate/check.js';
@@ -58,16 +58,14 @@ export interface ExecutionAnswer {
  */
 export async function startExecution(
   ctx: DeliveryContext,
-  runId: string,
-  stage: string,
+  { runId, stage }: StageRef,
   body: ExecutionBody,
   key: string | null,
 ): Promise<Result<ExecutionAnswer>> {
   const work = await qaWork(
     ctx,
     OPERATOR,
-    runId,
-    stage,
+    { runId, stage },
     'item' in body ? { item: body.item, ...(body.plan ? { plan: body.plan } : {}) } : { plan: body.plan },
   );
   if (!work.ok) return work;

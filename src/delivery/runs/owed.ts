@@ -11,14 +11,12 @@ import type { Io } from '../../fleet/context.js';
 
 /** Delivery's subscription to the fleet's merges: each claim PR yoke merges owes its item's delivery. */
 export const recordOwedOnMerge: MergeListener = (deps, merged) =>
-  recordDeliveryOwed(deps, merged.repo, merged.pr, merged.mergeSha, owedLabelOf(merged.config.delivery));
+  recordDeliveryOwed(deps, merged, owedLabelOf(merged.config.delivery));
 
 /** Records the owed delivery of a merged claim PR and labels its issue; a failed label is retried later. */
 export async function recordDeliveryOwed(
   deps: Io,
-  repo: RepoRef,
-  pr: number,
-  mergeSha: string,
+  { repo, pr, mergeSha }: { repo: RepoRef; pr: number; mergeSha: string },
   label: string,
 ): Promise<void> {
   const claim = await deps.store.claims.forPull(repo.fullName, pr);

@@ -175,7 +175,7 @@ describe('close-out', () => {
     const run = await createDeploymentRun(h.fleet, { repo: REPO });
     if (!run.ok) throw new Error(run.refusal.message);
     const id = run.value.id;
-    const ex = await startExecution(h.fleet, id, 'qa', { plan: 'smoke' }, null);
+    const ex = await startExecution(h.fleet, { runId: id, stage: 'qa' }, { plan: 'smoke' }, null);
     expect(ex.ok && ex.value.kind).toBe('deployment-stage');
     const before = h.forge.comments.length;
     for (const c of ['health', 'flaky']) {

@@ -162,16 +162,15 @@ describe('idempotent dispatch', () => {
         wait: `/yoke/api/deployment-runs/${h.run}/requests/gate-check-5?wait=60`,
       },
     ]);
-    expect((await awaitResult(h.fleet, h.run, 'gate-check-5', 0, instant)).status).toBe(202);
+    expect(
+      (await awaitResult(h.fleet, { runId: h.run, requestId: 'gate-check-5' }, { waitMs: 0, sleep: instant })).status,
+    ).toBe(202);
     release();
     forge.hold = null;
     const result = await awaitResult(
       h.fleet,
-      h.run,
-      'gate-check-5',
-      60_000,
-      (ms) => new Promise((r) => setTimeout(r, ms)),
-      5,
+      { runId: h.run, requestId: 'gate-check-5' },
+      { waitMs: 60_000, sleep: (ms) => new Promise((r) => setTimeout(r, ms)), pollMs: 5 },
     );
     expect([result.status, result.replayed]).toEqual([200, true]);
     expect((await send(h, 'gate-check-5')).body).toBe(result.body);
@@ -200,9 +199,13 @@ describe('idempotent dispatch', () => {
     });
     // Another process's start frees nothing while the holder's lease lives.
     expect(await h.store.dispatchRequests.failLapsed(h.clock.now())).toBe(0);
-    expect(code(await awaitResult(h.fleet, h.run, 'gate-check-7', 0, instant))).toBe('ok');
+    expect(
+      code(await awaitResult(h.fleet, { runId: h.run, requestId: 'gate-check-7' }, { waitMs: 0, sleep: instant })),
+    ).toBe('ok');
     h.clock.advance(30_000);
-    expect(code(await awaitResult(h.fleet, h.run, 'gate-check-7', 0, instant))).toBe('dispatch_request_failed');
+    expect(
+      code(await awaitResult(h.fleet, { runId: h.run, requestId: 'gate-check-7' }, { waitMs: 0, sleep: instant })),
+    ).toBe('dispatch_request_failed');
     expect((await h.store.dispatchRequests.get('gate-check-8'))?.state).toBe('in_flight');
   });
 });
@@ -237,7 +240,7 @@ describe('busy answers, each from its contention point, refused before anything 
       commit: h2.forge.commit(REPO, { x: 'y' }),
     });
     if (!r.ok) throw new Error(r.refusal.message);
-    const ex = await startExecution(h2.fleet, r.value.id, 'qa', { plan: 'smoke' }, null);
+    const ex = await startExecution(h2.fleet, { runId: r.value.id, stage: 'qa' }, { plan: 'smoke' }, null);
     expect(ex.ok).toBe(true);
     const busy = await dispatchIdempotent(
       h2.fleet,
@@ -279,7 +282,7 @@ describe('busy answers, each from its contention point, refused before anything 
     const h = await setup({ forge });
     forge.onRead = () => {
       forge.onRead = null;
-      void removeMember(h.fleet, actorOf('maint'), h.run, 'APP-3', 'mid-check');
+      void removeMember(h.fleet, actorOf('maint'), h.run, { item: 'APP-3', reason: 'mid-check' });
     };
     const r = await send(h, 'busy-members');
     expect(code(r)).toBe('deployment_membership_changed');

@@ -144,14 +144,19 @@ describe('deployment runs', () => {
     await h.attach(2, 'smoke');
     const run = await createDeploymentRun(h.fleet, { repo: REPO });
     if (!run.ok) throw new Error(run.refusal.message);
-    const removed = await removeMember(h.fleet, actorOf('maint'), run.value.id, 'APP-2', 'needs a code fix');
+    const removed = await removeMember(h.fleet, actorOf('maint'), run.value.id, {
+      item: 'APP-2',
+      reason: 'needs a code fix',
+    });
     expect(removed.ok && removed.value.members.find((m) => m.item === 'APP-2')).toMatchObject({
       removed: { by: 'maint', reason: 'needs a code fix' },
       delivery: 'owed',
     });
     expect((await h.store.qa.groups([run.value.id]))[0]!.coveredItemIds).toEqual([1]);
     expect((await h.store.deliveryItems.get(REPO, 2))!.state).toBe('owed');
-    expect(await removeMember(h.fleet, actorOf('maint'), run.value.id, 'APP-2', 'again')).toMatchObject({
+    expect(
+      await removeMember(h.fleet, actorOf('maint'), run.value.id, { item: 'APP-2', reason: 'again' }),
+    ).toMatchObject({
       ok: false,
       refusal: { code: 'deployment_item_unknown' },
     });
