@@ -1,6 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { WorkReader, WorkReaderError } from '../forge/work-reader.js';
@@ -10,21 +9,19 @@ import { issueDigest } from '../kernel/issue-digest.js';
 import { inertTitle } from './agent-output.js';
 import { readRunFacts, type RunFacts } from './facts.js';
 import { tailOf } from './output.js';
-import { jobSecretValues, scanChange, secretRefusal } from './secret-scan.js';
+import { jobSecretValues } from './secret-scan.js';
 import { containmentProblem, type BlockedAttempt } from './contain.js';
+import { snapshotWorkTree } from './snapshot.js';
+
 import { writeHandover } from './handover.js';
-import {
-  installTrustedSettings,
-  linkRefusal,
-  linksAtProtectedPaths,
-  restoreSettings,
-  type SettingsSwap,
-} from './settings-swap.js';
+import { installTrustedSettings, restoreSettings, type SettingsSwap } from './settings-swap.js';
 import { redactSecrets } from '../kernel/redact.js';
 import { agentNamed } from './registry.js';
 import { commandAgent, RUN_SCRIPT_PATH, secretNames } from './command.js';
 import { agentPrerequisite, runAgent } from './agent-process.js';
 import { errorText } from '../kernel/error-text.js';
+
+export { snapshotWorkTree } from './snapshot.js';
 
 // `yoke agent run`: the agent job of an AFK or fix run. It reads the work,
 // builds the prompt, runs the agent headless within the run's limits, and
@@ -172,6 +169,84 @@ function ownAgent(cwd: string, env: Record<string, string | undefined>): AgentAd
   return commandAgent(shown.stdout, names.names);
 }
 
+/** What a run starts from: its facts, the checkout and its base, the agent and the work it is given. */
+interface Start {
+  f: RunFacts;
+  cwd: string;
+  base: string;
+  agent: AgentAdapter;
+  label: string;
+  work: { prompt: string; title: string; issue: number };
+}
+
+/** Everything the agent needs before it runs, checked: what is missing is said as the failure it is. */
+async function startOf(io: RunnerIo): Promise<Start | { failure: string }> {
+  const facts = readRunFacts(io.env);
+  if (!facts.ok) return { failure: `The runner cannot start: ${facts.error}.` };
+  const cwd = io.env.GITHUB_WORKSPACE || io.cwd;
+  let base: string;
+  try {
+    base = git(cwd, ['rev-parse', 'HEAD']);
+  } catch {
+    return {
+      failure: `${cwd} is not a git checkout: check the repository out (actions/checkout) before yoke's runner.`,
+    };
+  }
+  const agent = io.env.YOKE_AGENT === 'command' ? ownAgent(cwd, io.env) : agentNamed(io.env.YOKE_AGENT);
+  if ('error' in agent) return { failure: `The runner cannot start: ${agent.error}.` };
+  const missing = agentPrerequisite(agent, io.env);
+  if (missing) return { failure: missing };
+  const label = agent.name === 'command' ? RUN_SCRIPT_PATH : agent.name;
+  const token = io.env.GITHUB_TOKEN;
+  const apiUrl = io.env.GITHUB_API_URL ?? 'https://api.github.com';
+  if (!token)
+    return {
+      failure:
+        'GITHUB_TOKEN is not set: give the agent step `GITHUB_TOKEN: ${{ github.token }}` (read-only; the job needs `issues: read`).',
+    };
+  try {
+    const work = await promptFor(
+      facts.facts,
+      new WorkReader({ apiUrl, token, repo: facts.facts.repo, ...(io.fetch ? { fetch: io.fetch } : {}) }),
+      cwd,
+      io.env,
+    );
+    return { f: facts.facts, cwd, base, agent, label, work };
+  } catch (err) {
+    return { failure: `The runner could not read the work: ${errorText(err)}.` };
+  }
+}
+
+/** Says what its agent's tools may reach (TR39: the model through the gateway, which holds its key). */
+function announceReach(io: RunnerIo, { f, agent }: Start): void {
+  const modelUrl = io.env[agent.modelUrlVariable] || agent.defaultModelUrl;
+  const reachable = [
+    ...(modelUrl
+      ? [
+          `the model at ${new URL(modelUrl).host} (through yoke's gateway${agent.modelAuth(io.env) ? ', which holds its key' : ''})`,
+        ]
+      : []),
+    ...f.limits.networkAllow,
+  ];
+  io.out(
+    reachable.length
+      ? `network: the agent's tools may reach ${reachable.join(', ')}; nothing else`
+      : "network: the agent's tools may reach no host (add your model's host to agent.network.allow in .github/yoke.yml)",
+  );
+}
+
+/** TR23: a fix run's agent loads the default branch's agent settings, never the ones the PR's previous agent wrote. */
+function trustedSettings(io: RunnerIo, { f, cwd, base }: Start): SettingsSwap | { failure: string } | null {
+  if (f.kind !== 'fix' || !io.env.GITHUB_SHA) return null;
+  try {
+    const swap = installTrustedSettings(cwd, base, io.env.GITHUB_SHA);
+    if (swap.installed.size) io.out(`agent settings from the default branch: ${[...swap.installed.keys()].join(', ')}`);
+    return swap;
+  } catch (err) {
+    return { failure: `The runner could not set the agent's settings from the default branch: ${errorText(err)}.` };
+  }
+}
+
 /** `yoke agent run`. Exit 0 with changes bundled; 1 with a failure result written (the deliver job reports either). */
 export async function agentRun(io: RunnerIo): Promise<number> {
   const out = io.env.YOKE_OUT;
@@ -188,69 +263,18 @@ export async function agentRun(io: RunnerIo): Promise<number> {
     writeResult(out, { outcome: 'failure', summary, cost }, io.env.GITHUB_OUTPUT);
     return 1;
   };
-  const facts = readRunFacts(io.env);
-  if (!facts.ok) return fail(`The runner cannot start: ${facts.error}.`);
-  const cwd = io.env.GITHUB_WORKSPACE || io.cwd;
-  let base: string;
-  try {
-    base = git(cwd, ['rev-parse', 'HEAD']);
-  } catch {
-    return fail(`${cwd} is not a git checkout: check the repository out (actions/checkout) before yoke's runner.`);
-  }
-  const agent = io.env.YOKE_AGENT === 'command' ? ownAgent(cwd, io.env) : agentNamed(io.env.YOKE_AGENT);
-  if ('error' in agent) return fail(`The runner cannot start: ${agent.error}.`);
-  const missing = agentPrerequisite(agent, io.env);
-  if (missing) return fail(missing);
-  const label = agent.name === 'command' ? RUN_SCRIPT_PATH : agent.name;
-  const token = io.env.GITHUB_TOKEN;
-  const apiUrl = io.env.GITHUB_API_URL ?? 'https://api.github.com';
-  if (!token)
-    return fail(
-      'GITHUB_TOKEN is not set: give the agent step `GITHUB_TOKEN: ${{ github.token }}` (read-only; the job needs `issues: read`).',
-    );
-  let work: { prompt: string; title: string; issue: number };
-  try {
-    work = await promptFor(
-      facts.facts,
-      new WorkReader({ apiUrl, token, repo: facts.facts.repo, ...(io.fetch ? { fetch: io.fetch } : {}) }),
-      cwd,
-      io.env,
-    );
-  } catch (err) {
-    return fail(`The runner could not read the work: ${errorText(err)}.`);
-  }
-  const f = facts.facts;
+  const start = await startOf(io);
+  if ('failure' in start) return fail(start.failure);
+  const { f, cwd, base, agent, label, work } = start;
   io.out(
     `${label}: ${f.kind} on ${f.kind === 'fix' ? `PR #${f.prNumber}` : `issue #${work.issue}`}, at most ${f.limits.maxTurns} turns${f.limits.maxUsd !== null ? ` and $${f.limits.maxUsd}` : ''}, stopping by ${new Date(f.deadline - DEADLINE_RESERVE_MS).toISOString()}`,
   );
   // TR20: the agent's tools run contained, or not at all.
   const cannot = containmentProblem(io.env.YOKE_BWRAP || 'bwrap');
   if (cannot) return fail(`The agent's sandbox cannot start: ${cannot}`);
-  const modelUrl = io.env[agent.modelUrlVariable] || agent.defaultModelUrl;
-  // TR39: the model is reached through the gateway, which holds its key; the agent holds a placeholder.
-  const reachable = [
-    ...(modelUrl
-      ? [
-          `the model at ${new URL(modelUrl).host} (through yoke's gateway${agent.modelAuth(io.env) ? ', which holds its key' : ''})`,
-        ]
-      : []),
-    ...f.limits.networkAllow,
-  ];
-  io.out(
-    reachable.length
-      ? `network: the agent's tools may reach ${reachable.join(', ')}; nothing else`
-      : "network: the agent's tools may reach no host (add your model's host to agent.network.allow in .github/yoke.yml)",
-  );
-  // TR23: a fix run's agent loads the default branch's agent settings, never the ones the PR's previous agent wrote.
-  let swap: SettingsSwap | null = null;
-  if (f.kind === 'fix' && io.env.GITHUB_SHA) {
-    try {
-      swap = installTrustedSettings(cwd, base, io.env.GITHUB_SHA);
-    } catch (err) {
-      return fail(`The runner could not set the agent's settings from the default branch: ${errorText(err)}.`);
-    }
-    if (swap.installed.size) io.out(`agent settings from the default branch: ${[...swap.installed.keys()].join(', ')}`);
-  }
+  announceReach(io, start);
+  const swap = trustedSettings(io, start);
+  if (swap && 'failure' in swap) return fail(swap.failure);
   const ran = await runAgent(agent, work.prompt, f.limits, {
     cwd,
     env: io.env,
@@ -268,7 +292,9 @@ export async function agentRun(io: RunnerIo): Promise<number> {
   const cost = o.cost
     ? { usd: o.cost.usd, input_tokens: o.cost.inputTokens, output_tokens: o.cost.outputTokens, note: o.cost.note }
     : null;
-  if (!o.ok) return fail(runSummary(label, o, null, ran.blocked), cost);
+  const failed = (reason: string | null) =>
+    fail(runSummary(label, reason === null ? o : { ...o, ok: false, reason }, null, ran.blocked), cost);
+  if (!o.ok) return failed(null);
   mkdirSync(out, { recursive: true });
   const subject =
     f.kind !== 'fix'
@@ -276,11 +302,13 @@ export async function agentRun(io: RunnerIo): Promise<number> {
       : f.rejection !== null
         ? `Fix the lander's rejection of #${f.prNumber}`
         : `Make the changes asked for on #${f.prNumber}`;
-  const snap = snapshotWorkTree(cwd, base, `${subject}\n\nYoke-Run: ${f.runId}`, join(out, BUNDLE_FILE), secrets);
-  if (snap.kind === 'unchanged')
-    return fail(runSummary(label, { ...o, ok: false, reason: 'it changed nothing' }, null, ran.blocked), cost);
-  if (snap.kind === 'secret' || snap.kind === 'refused')
-    return fail(runSummary(label, { ...o, ok: false, reason: snap.why }, null, ran.blocked), cost);
+  const snap = snapshotWorkTree(cwd, base, {
+    message: `${subject}\n\nYoke-Run: ${f.runId}`,
+    bundle: join(out, BUNDLE_FILE),
+    secrets,
+  });
+  if (snap.kind === 'unchanged') return failed('it changed nothing');
+  if (snap.kind === 'secret' || snap.kind === 'refused') return failed(snap.why);
   const commit = snap.commit;
   const tooLarge = writeResult(
     out,
@@ -294,84 +322,9 @@ export async function agentRun(io: RunnerIo): Promise<number> {
     },
     io.env.GITHUB_OUTPUT,
   );
-  if (tooLarge) return fail(runSummary(label, { ...o, ok: false, reason: tooLarge }, null, ran.blocked), cost);
+  if (tooLarge) return failed(tooLarge);
   io.out(`${label} changed the tree: ${commit.slice(0, 7)} on ${base.slice(0, 7)}, bundled for delivery.`);
   return 0;
-}
-
-/**
- * TR18: the agent's work tree as one commit on `base`, made in a fresh git directory of the runner's own
- * (the checkout's objects borrowed read-only), so no hook, fsmonitor, filter or other setting the agent
- * planted in the checkout's .git runs; then searched for secrets (TR16) and bundled.
- */
-export function snapshotWorkTree(
-  cwd: string,
-  base: string,
-  message: string,
-  bundle: string,
-  secrets: readonly string[],
-):
-  | { kind: 'unchanged' }
-  | { kind: 'secret'; why: string }
-  | { kind: 'refused'; why: string }
-  | { kind: 'bundled'; commit: string } {
-  const gitDir = mkdtempSync(join(tmpdir(), 'yoke-snapshot-'));
-  const home = mkdtempSync(join(tmpdir(), 'yoke-snapshot-home-'));
-  try {
-    const env = {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      HOME: home,
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_CONFIG_GLOBAL: '/dev/null',
-      GIT_TERMINAL_PROMPT: '0',
-      GIT_DIR: gitDir,
-      GIT_WORK_TREE: cwd,
-    };
-    const g = (args: string[]) => {
-      const r = spawnSync('git', ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', ...args], {
-        cwd,
-        env,
-        encoding: 'utf8',
-        maxBuffer: 256 * 1024 * 1024,
-      });
-      if (r.status !== 0) throw new Error(`git ${args[0]} failed: ${(r.stderr || r.stdout).trim()}`);
-      return r.stdout.trim();
-    };
-    const { GIT_DIR: _d, GIT_WORK_TREE: _w, ...bare } = env;
-    if (spawnSync('git', ['init', '--quiet', '--bare', gitDir], { env: bare }).status !== 0)
-      throw new Error('git init failed');
-    writeFileSync(join(gitDir, 'objects', 'info', 'alternates'), `${join(cwd, '.git', 'objects')}\n`);
-    g(['read-tree', base]);
-    g(['add', '-A', '--', '.']);
-    const tree = g(['write-tree']);
-    if (tree === g(['rev-parse', `${base}^{tree}`])) return { kind: 'unchanged' };
-    const who = {
-      GIT_AUTHOR_NAME: 'yoke',
-      GIT_AUTHOR_EMAIL: 'yoke@users.noreply.github.com',
-      GIT_COMMITTER_NAME: 'yoke',
-      GIT_COMMITTER_EMAIL: 'yoke@users.noreply.github.com',
-    };
-    const made = spawnSync('git', ['commit-tree', tree, '-p', base, '-F', '-'], {
-      cwd,
-      env: { ...env, ...who },
-      input: message,
-      encoding: 'utf8',
-    });
-    if (made.status !== 0) throw new Error(`git commit-tree failed: ${made.stderr.trim()}`);
-    const commit = made.stdout.trim();
-    const found = scanChange(cwd, base, commit, secrets, env);
-    if (found.length) return { kind: 'secret', why: secretRefusal(found) };
-    const links = linksAtProtectedPaths(cwd, base, commit, env);
-    if (links.length) return { kind: 'refused', why: linkRefusal(links) };
-    g(['update-ref', 'refs/heads/yoke-work', commit]);
-    g(['symbolic-ref', 'HEAD', 'refs/heads/yoke-work']);
-    // The deliver job takes the bundle's HEAD.
-    g(['bundle', 'create', '--quiet', bundle, `${base}..HEAD`]);
-    return { kind: 'bundled', commit };
-  } finally {
-    rmSync(gitDir, { recursive: true, force: true });
-    rmSync(home, { recursive: true, force: true });
-  }
 }
 
 export function readAgentResult(out: string): AgentResultFile | { error: string } {

@@ -47,7 +47,7 @@ describe('the runner snapshots the agent\u2019s work', () => {
     plant(cwd, mark);
     writeFileSync(join(cwd, 'lib.js'), 'export const x = 1;\n');
     const bundle = join(tmp('yoke-snap-out-'), 'work.bundle');
-    const r = snapshotWorkTree(cwd, base, 'Work (#1)\n\nYoke-Run: r1', bundle, []);
+    const r = snapshotWorkTree(cwd, base, { message: 'Work (#1)\n\nYoke-Run: r1', bundle, secrets: [] });
     expect(r.kind).toBe('bundled');
     expect(existsSync(mark)).toBe(false);
     const verify = tmp('yoke-snap-verify-');
@@ -73,13 +73,11 @@ describe('the runner snapshots the agent\u2019s work', () => {
     writeFileSync(join(cwd, 'env.txt'), `PATH=/bin\nANTHROPIC_API_KEY=${key}\n`);
     writeFileSync(join(cwd, 'notes.md'), `one\ntwo\nthe value: ${given}\n`);
     const bundle = join(tmp('yoke-snap-out-'), 'work.bundle');
-    const r = snapshotWorkTree(
-      cwd,
-      base,
-      'Work',
+    const r = snapshotWorkTree(cwd, base, {
+      message: 'Work',
       bundle,
-      jobSecretValues({ SOME_TOKEN: given, PATH: '/usr/bin:/bin:/usr/local/bin' }),
-    );
+      secrets: jobSecretValues({ SOME_TOKEN: given, PATH: '/usr/bin:/bin:/usr/local/bin' }),
+    });
     expect(r).toEqual({
       kind: 'secret',
       why: "the agent's change holds a secret, so nothing was pushed: env.txt line 2 (an Anthropic key); notes.md line 3 (a value this job was given). Remove it from the change (and rotate the secret if it was real), then start the work again.",
