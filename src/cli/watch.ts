@@ -48,6 +48,101 @@ function describe(e: DriverEvent): string {
   }
 }
 
+/** `yoke watch deploy`'s options, as commander hands them over. */
+interface WatchOptions {
+  commit?: string;
+  items?: string;
+  supersedes?: string;
+  fresh?: boolean;
+  driver?: string;
+  json?: boolean;
+  db?: string;
+  pollSeconds?: string;
+}
+
+/** The driver for one `yoke watch deploy`: through yoke's API, or through the database door it opens. */
+async function driverFor(io: CliIo, g: () => GlobalOptions, o: WatchOptions, emit: (e: DriverEvent) => void) {
+  const poll = o.pollSeconds === undefined ? null : Number(o.pollSeconds);
+  if (poll !== null && !(Number.isFinite(poll) && poll > 0 && poll <= 3600))
+    throw new CliFailure('--poll-seconds is a number of seconds, e.g. --poll-seconds 5');
+  const policy = {
+    ...(io.driverPolicy ?? DEFAULT_DRIVER_POLICY),
+    ...(poll !== null ? { gatePollMs: poll * 1000 } : {}),
+  };
+  // Bad input to the door (no credentials, no database) is a message that names the fix, never a stack trace.
+  const door = o.db
+    ? await (io.openDoor ?? openDatabaseDoor)(io.env, o.db).catch((err: unknown) => {
+        throw new CliFailure(`The database door did not open: ${errorText(err)}`);
+      })
+    : null;
+  const timeoutMs = (policy.resultWaitSeconds + 30) * 1000;
+  const driver = new Driver({
+    transport: door
+      ? httpsTransport(io, { url: door.url, token: door.token }, timeoutMs, 'db')
+      : httpsTransport(io, g(), timeoutMs),
+    policy,
+    sleep: io.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))),
+    exec: io.exec
+      ? (command, env) => io.exec!(command, env, { hide: door?.hidden ?? [] })
+      : () => Promise.resolve({ code: null, output: '', error: 'this yoke cannot run commands' }),
+    emit,
+    driverId: o.driver ?? io.env.YOKE_LOGIN ?? `driver-${process.pid}`,
+  });
+  return { driver, door };
+}
+
+/** A new run of owner/repo, or (DX15) the run named, resumed: never recovered by starting afresh. */
+async function runToDrive(
+  io: CliIo,
+  driver: Driver,
+  target: string,
+  o: WatchOptions,
+): Promise<{ run: string; repo: string; commit: string; resumed: boolean } | Refusal> {
+  if (target.includes('/')) {
+    const view = await driver.create({
+      repo: target,
+      ...(o.commit ? { commit: commitArg('--commit', o.commit) } : {}),
+      ...(o.items
+        ? {
+            items: o.items
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean),
+          }
+        : {}),
+      ...(o.supersedes ? { supersedes: o.supersedes } : {}),
+      ...(io.env.YOKE_LOGIN ? { creator: io.env.YOKE_LOGIN } : {}),
+    });
+    return { run: view.id, repo: view.repo, commit: view.commit, resumed: false };
+  }
+  if (o.fresh) return makeRefusal('fresh_refused', { run: target });
+  const view = await driver.get(target);
+  return { run: view.id, repo: view.repo, commit: view.commit, resumed: true };
+}
+
+async function watchDeploy(io: CliIo, g: () => GlobalOptions, target: string | undefined, o: WatchOptions) {
+  if (!target) throw new CliFailure('Name owner/repo to start a run, or `-- RUN-ID` to resume one.');
+  const emit = (e: DriverEvent) => io.out(o.json ? JSON.stringify(e) : describe(e));
+  const { driver, door } = await driverFor(io, g, o, emit);
+  const stop = (r: Refusal, code: number): never => {
+    if (o.json)
+      io.out(JSON.stringify({ event: 'stop', code: r.code, exit: code, message: r.message, recovery: r.recovery }));
+    io.err(`${r.message}\nTo recover: ${r.recovery}`);
+    throw new DriverExit(code);
+  };
+  try {
+    const run = await runToDrive(io, driver, target, o);
+    if ('code' in run) return stop(run, EXIT.usage);
+    emit({ event: 'run', ...run });
+    await driver.drive(run.run);
+  } catch (err) {
+    if (err instanceof DriverStop) return stop(err.refusal, err.exitCode);
+    throw err;
+  } finally {
+    await door?.close();
+  }
+}
+
 export function registerWatchCommand(program: Command, io: CliIo, g: () => GlobalOptions): void {
   program
     .command('watch')
@@ -67,89 +162,5 @@ export function registerWatchCommand(program: Command, io: CliIo, g: () => Globa
       '--db <path-or-url>',
       "the database door: run the dispatch in this process against yoke's store, its SQLite file or postgres:// URL (when yoke deploys itself)",
     )
-    .action(
-      async (
-        target: string | undefined,
-        o: {
-          commit?: string;
-          items?: string;
-          supersedes?: string;
-          fresh?: boolean;
-          driver?: string;
-          json?: boolean;
-          db?: string;
-          pollSeconds?: string;
-        },
-      ) => {
-        if (!target) throw new CliFailure('Name owner/repo to start a run, or `-- RUN-ID` to resume one.');
-        const poll = o.pollSeconds === undefined ? null : Number(o.pollSeconds);
-        if (poll !== null && !(Number.isFinite(poll) && poll > 0 && poll <= 3600))
-          throw new CliFailure('--poll-seconds is a number of seconds, e.g. --poll-seconds 5');
-        const policy = {
-          ...(io.driverPolicy ?? DEFAULT_DRIVER_POLICY),
-          ...(poll !== null ? { gatePollMs: poll * 1000 } : {}),
-        };
-        const emit = (e: DriverEvent) => io.out(o.json ? JSON.stringify(e) : describe(e));
-        // Bad input to the door (no credentials, no database) is a message that names the fix, never a stack trace.
-        const door = o.db
-          ? await (io.openDoor ?? openDatabaseDoor)(io.env, o.db).catch((err: unknown) => {
-              throw new CliFailure(`The database door did not open: ${errorText(err)}`);
-            })
-          : null;
-        const timeoutMs = (policy.resultWaitSeconds + 30) * 1000;
-        const driver = new Driver({
-          transport: door
-            ? httpsTransport(io, { url: door.url, token: door.token }, timeoutMs, 'db')
-            : httpsTransport(io, g(), timeoutMs),
-          policy,
-          sleep: io.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))),
-          exec: io.exec
-            ? (command, env) => io.exec!(command, env, { hide: door?.hidden ?? [] })
-            : () => Promise.resolve({ code: null, output: '', error: 'this yoke cannot run commands' }),
-          emit,
-          driverId: o.driver ?? io.env.YOKE_LOGIN ?? `driver-${process.pid}`,
-        });
-        const stop = (r: Refusal, code: number): never => {
-          if (o.json)
-            io.out(
-              JSON.stringify({ event: 'stop', code: r.code, exit: code, message: r.message, recovery: r.recovery }),
-            );
-          io.err(`${r.message}\nTo recover: ${r.recovery}`);
-          throw new DriverExit(code);
-        };
-        try {
-          let runId: string;
-          if (target.includes('/')) {
-            const view = await driver.create({
-              repo: target,
-              ...(o.commit ? { commit: commitArg('--commit', o.commit) } : {}),
-              ...(o.items
-                ? {
-                    items: o.items
-                      .split(',')
-                      .map((s) => s.trim())
-                      .filter(Boolean),
-                  }
-                : {}),
-              ...(o.supersedes ? { supersedes: o.supersedes } : {}),
-              ...(io.env.YOKE_LOGIN ? { creator: io.env.YOKE_LOGIN } : {}),
-            });
-            runId = view.id;
-            emit({ event: 'run', run: view.id, repo: view.repo, commit: view.commit, resumed: false });
-          } else {
-            // DX15: a run is recovered by resuming it, never by starting afresh.
-            if (o.fresh) return stop(makeRefusal('fresh_refused', { run: target }), EXIT.usage);
-            const view = await driver.get(target);
-            runId = view.id;
-            emit({ event: 'run', run: view.id, repo: view.repo, commit: view.commit, resumed: true });
-          }
-          await driver.drive(runId);
-        } catch (err) {
-          if (err instanceof DriverStop) return stop(err.refusal, err.exitCode);
-          throw err;
-        } finally {
-          await door?.close();
-        }
-      },
-    );
+    .action((target: string | undefined, o: WatchOptions) => watchDeploy(io, g, target, o));
 }

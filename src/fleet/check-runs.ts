@@ -39,26 +39,26 @@ export interface CheckAction {
 
 const short = (sha: string) => sha.slice(0, 7);
 
-/** What the check run of one head should say, from the lander runs at that head (oldest first) and whether the PR has moved past it. */
-export function checkFor(
-  runs: readonly Run[],
-  policy: CheckPlanPolicy,
-  /** Whether a newer head superseded these runs' head, the head's protected-path hold, and the landing record. */
-  at: { superseded: boolean; hold?: ProtectedHold | null; record?: LandingRecord },
-): { written: string; check: CheckRunWrite } {
-  const { superseded, hold = null, record = { runs, merges: [] } } = at;
-  const last = runs.at(-1)!;
-  const head = last.headSha!;
-  const base = { name: CHECK_NAME, externalId: last.id, detailsUrl: runUrl(policy.webUrl, last) };
-  const found = [...runs].reverse().find((r) => r.verdict !== null);
-  // LD02: a lander started after the verdict validates the head on a newer base: until it judges, the check is in progress.
-  // The landers of this head launched since its last verdict (runs come oldest first).
-  const since = found ? runs.slice(runs.indexOf(found) + 1) : runs;
-  const revalidating = found && since.some((r) => r.status === 'live');
-  const judged = revalidating ? undefined : found;
-  const on = (r: Run) =>
-    r.baseSha ? ` on ${short(r.baseSha)}${r.stack.length ? ` with ${stackWords(r.stack)} ahead of it` : ''}` : '';
-  if (judged?.verdict === 'accept' && !hold) {
+type CheckWrite = { written: string; check: CheckRunWrite };
+
+/** One head's check, as its parts are computed once: the runs at it, the last one, and how a run's base is said. */
+interface HeadChecks {
+  runs: readonly Run[];
+  last: Run;
+  head: string;
+  base: Pick<CheckRunWrite, 'name' | 'externalId' | 'detailsUrl'>;
+  policy: CheckPlanPolicy;
+  on: (r: Run) => string;
+}
+
+/** The check of a head a lander judged: TR14's wait and hold for an accept, else its verdict (LD06: flaky when it reversed). */
+function judgedCheck(
+  h: HeadChecks,
+  judged: Run,
+  { hold, record }: { hold: ProtectedHold | null; record: LandingRecord },
+): CheckWrite {
+  const { last, head, base, policy, on } = h;
+  if (judged.verdict === 'accept' && !hold) {
     // TR14: accepted, but until a pass has read what the change touches the check does not say success.
     return {
       written: `in_progress:checking:${judged.id}`,
@@ -73,7 +73,7 @@ export function checkFor(
       },
     };
   }
-  if (judged?.verdict === 'accept' && hold && hold.files.length && !hold.approvedBy) {
+  if (judged.verdict === 'accept' && hold && hold.files.length && !hold.approvedBy) {
     // TR14: accepted, but the change touches what yoke trusts: it blocks a required check until a person approves.
     const why = makeRefusal('protected_paths_changed', {
       number: last.prNumber!,
@@ -93,26 +93,32 @@ export function checkFor(
       },
     };
   }
-  if (judged) {
-    const accepted = judged.verdict === 'accept';
-    const approved =
-      accepted && hold?.approvedBy && hold.files.length
-        ? `\n\nIt changes ${protectedFileList(hold.files)}; ${hold.approvedBy} approved this head.`
-        : '';
-    return {
-      written: `completed:${accepted ? 'success' : 'failure'}:${judged.id}${approved ? ':approved' : ''}`,
-      check: {
-        ...base,
-        externalId: judged.id,
-        detailsUrl: runUrl(policy.webUrl, judged),
-        status: 'completed',
-        conclusion: accepted ? 'success' : 'failure',
-        // LD06: an accept that reversed a reject of this head says the validation is flaky.
-        title: `${accepted ? 'Accepted' : 'Rejected'} at ${short(head)}${on(judged)}${accepted && flippedVerdict(record, judged) ? '; flaky: a reject of this head did not repeat' : ''}`,
-        summary: `Lander run \`${judged.id}\` ${accepted ? 'accepted' : 'rejected'} this head${judged.baseSha ? ` merged onto ${short(judged.baseSha)}${judged.stack.length ? ` after ${stackWords(judged.stack)}, the claim PRs ahead of it (LD05)` : ''}, the base it would land on` : ''}.${approved}\n\n${judged.summary?.trim() || '_The lander gave no summary._'}`,
-      },
-    };
-  }
+  const accepted = judged.verdict === 'accept';
+  const approved =
+    accepted && hold?.approvedBy && hold.files.length
+      ? `\n\nIt changes ${protectedFileList(hold.files)}; ${hold.approvedBy} approved this head.`
+      : '';
+  return {
+    written: `completed:${accepted ? 'success' : 'failure'}:${judged.id}${approved ? ':approved' : ''}`,
+    check: {
+      ...base,
+      externalId: judged.id,
+      detailsUrl: runUrl(policy.webUrl, judged),
+      status: 'completed',
+      conclusion: accepted ? 'success' : 'failure',
+      // LD06: an accept that reversed a reject of this head says the validation is flaky.
+      title: `${accepted ? 'Accepted' : 'Rejected'} at ${short(head)}${on(judged)}${accepted && flippedVerdict(record, judged) ? '; flaky: a reject of this head did not repeat' : ''}`,
+      summary: `Lander run \`${judged.id}\` ${accepted ? 'accepted' : 'rejected'} this head${judged.baseSha ? ` merged onto ${short(judged.baseSha)}${judged.stack.length ? ` after ${stackWords(judged.stack)}, the claim PRs ahead of it (LD05)` : ''}, the base it would land on` : ''}.${approved}\n\n${judged.summary?.trim() || '_The lander gave no summary._'}`,
+    },
+  };
+}
+
+/** The check of a head no lander judged (yet): validating, or given up (superseded, or its attempts used up). */
+function unjudgedCheck(
+  h: HeadChecks,
+  { found, since, superseded }: { found: Run | undefined; since: readonly Run[]; superseded: boolean },
+): CheckWrite {
+  const { runs, last, head, base, policy, on } = h;
   const live = runs.find((r) => r.status === 'live');
   // Attempts on this head since its last verdict (a verdict on an older base ends the count: LD02).
   const attempts = since.length;
@@ -154,6 +160,33 @@ export function checkFor(
         : `Lander run \`${last.id}\` ended without a verdict (${last.outcome ?? 'ended'}); yoke tries this head again (attempt ${attempts + 1} of ${policy.landerAttemptsPerHead}).`,
     },
   };
+}
+
+/** What the check run of one head should say, from the lander runs at that head (oldest first) and whether the PR has moved past it. */
+export function checkFor(
+  runs: readonly Run[],
+  policy: CheckPlanPolicy,
+  /** Whether a newer head superseded these runs' head, the head's protected-path hold, and the landing record. */
+  at: { superseded: boolean; hold?: ProtectedHold | null; record?: LandingRecord },
+): CheckWrite {
+  const { superseded, hold = null, record = { runs, merges: [] } } = at;
+  const last = runs.at(-1)!;
+  const found = [...runs].reverse().find((r) => r.verdict !== null);
+  // LD02: a lander started after the verdict validates the head on a newer base: until it judges, the check is in progress.
+  // The landers of this head launched since its last verdict (runs come oldest first).
+  const since = found ? runs.slice(runs.indexOf(found) + 1) : runs;
+  const revalidating = found && since.some((r) => r.status === 'live');
+  const judged = revalidating ? undefined : found;
+  const h: HeadChecks = {
+    runs,
+    last,
+    head: last.headSha!,
+    base: { name: CHECK_NAME, externalId: last.id, detailsUrl: runUrl(policy.webUrl, last) },
+    policy,
+    on: (r: Run) =>
+      r.baseSha ? ` on ${short(r.baseSha)}${r.stack.length ? ` with ${stackWords(r.stack)} ahead of it` : ''}` : '',
+  };
+  return judged ? judgedCheck(h, judged, { hold, record }) : unjudgedCheck(h, { found, since, superseded });
 }
 
 /** The check run writes the store says are owed: one per lander head whose check says something new. */

@@ -77,122 +77,144 @@ ${publicUrlSet ? '' : "<li><code>YOKE_PUBLIC_URL</code>: the https address GitHu
   );
 }
 
+type Answer = { status: number; body: string; headers?: Record<string, string> };
+
+const registeredAlready = (): Answer => ({
+  status: 410,
+  body: page(
+    'yoke is registered already',
+    "<p>yoke's GitHub App was registered from this page, and its credentials are in <code>.env</code>. This page takes no other registration: stop this yoke (Ctrl-C) and start it again (<code>yoke serve</code>).</p>",
+  ),
+});
+
+const notAnOrganization = (org: string): Answer => ({
+  status: 400,
+  body: page(
+    'Not an organization',
+    `<p>${esc(org)} is not a GitHub organization name. <a href="/yoke/setup">Back</a></p>`,
+  ),
+});
+
+const noCode = (): Answer => ({
+  status: 400,
+  body: page(
+    'No code from GitHub',
+    '<p>GitHub comes back here with a code once it created the app. <a href="/yoke/setup">Start again</a>.</p>',
+  ),
+});
+
+const notThisRegistration = (): Answer => ({
+  status: 403,
+  body: page(
+    'Not the registration this page started',
+    '<p>GitHub comes back here with the code and the <code>state</code> this page gave it; this request has not got it, so yoke takes no app from it. <a href="/yoke/setup">Register from this page</a>.</p>',
+  ),
+});
+
+const registrationUnderWay = (): Answer => ({
+  status: 409,
+  body: page('A registration is under way', '<p>yoke is taking the app GitHub created. Reload in a moment.</p>'),
+});
+
+const noCredentials = (why: string): Answer => ({
+  status: 502,
+  body: page(
+    "GitHub did not give the app's credentials",
+    `<p>${esc(why)}</p><p>A code works once and for an hour: <a href="/yoke/setup">register again</a>, or make a private key on the app's settings page and set <code>APP_ID</code>, <code>PRIVATE_KEY_PATH</code> and <code>WEBHOOK_SECRET</code> yourself.</p>`,
+  ),
+});
+
+const notSetUp = (): Answer => ({
+  status: 404,
+  body: page(
+    'Not set up yet',
+    '<p>yoke has no GitHub App yet, so it serves nothing but <a href="/yoke/setup">its setup page</a>.</p>',
+  ),
+});
+
+/** The one registration this page makes: its `state`, where GitHub is, and how far it got. */
+class Registration {
+  /** GitHub hands `state` back with the code: a code that comes without this page's state is not the registration it started. */
+  readonly state: string;
+  /** One registration, once: while it is exchanged, and after, no other code is taken. */
+  stage: 'open' | 'exchanging' | 'done' = 'open';
+  readonly github: string;
+  readonly apiBaseUrl: string;
+  readonly publicUrl: string | undefined;
+
+  constructor(private readonly deps: SetupDeps) {
+    this.state = deps.state ?? randomBytes(24).toString('hex');
+    const proto = deps.env.GHE_PROTOCOL ?? 'https';
+    this.github = deps.env.GHE_HOST ? `${proto}://${deps.env.GHE_HOST}` : 'https://github.com';
+    this.apiBaseUrl = deps.env.GHE_HOST ? `${this.github}/api/v3` : 'https://api.github.com';
+    this.publicUrl = deps.env.YOKE_PUBLIC_URL?.replace(/\/+$/, '');
+  }
+
+  /** `/yoke/setup`: the page that registers the app, on the account or an organization. */
+  page(url: URL, here: string): Answer {
+    const org = url.searchParams.get('org');
+    if (org !== null && !GITHUB_NAME.test(org)) return notAnOrganization(org);
+    const webhookUrl = `${this.publicUrl ?? here}/api/github/webhooks`;
+    return {
+      status: 200,
+      body: renderSetupPage({
+        manifest: setupManifest(this.deps.appYml, webhookUrl, `${here}/yoke/setup/done`),
+        createAppUrl: `${org ? `${this.github}/organizations/${org}/settings/apps/new` : `${this.github}/settings/apps/new`}?state=${this.state}`,
+        webhookUrl,
+        publicUrlSet: this.publicUrl !== undefined,
+        org,
+      }),
+    };
+  }
+
+  /** `/yoke/setup/done`: GitHub's code, for this page's state, exchanged once for the app's credentials. */
+  async done(url: URL): Promise<Answer> {
+    const code = url.searchParams.get('code');
+    if (!code || !/^[\w-]{1,100}$/.test(code)) return noCode();
+    const given = Buffer.from(url.searchParams.get('state') ?? '');
+    if (given.length !== Buffer.byteLength(this.state) || !timingSafeEqual(given, Buffer.from(this.state)))
+      return notThisRegistration();
+    if (this.stage !== 'open') return registrationUnderWay();
+    this.stage = 'exchanging';
+    let app: CreatedApp;
+    try {
+      app = await this.deps.convert(code, this.apiBaseUrl);
+    } catch (err) {
+      this.stage = 'open';
+      return noCredentials(errorText(err));
+    }
+    const path = this.deps.writeEnv({
+      APP_ID: String(app.id),
+      PRIVATE_KEY: app.pem,
+      ...(app.webhookSecret ? { WEBHOOK_SECRET: app.webhookSecret } : {}),
+    });
+    this.stage = 'done';
+    return { status: 200, body: renderSetupDone(app, path, this.publicUrl !== undefined) };
+  }
+}
+
 /** Serves the setup flow: `/` and `/probot` lead to `/yoke/setup`; GitHub comes back to `/yoke/setup/done`. */
 export function createSetupHandler(deps: SetupDeps): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
-  // GitHub hands `state` back with the code: a code that comes without this page's state is not the registration it started.
-  const state = deps.state ?? randomBytes(24).toString('hex');
-  // One registration, once: while it is exchanged, and after, no other code is taken.
-  let registration: 'open' | 'exchanging' | 'done' = 'open';
-  const proto = deps.env.GHE_PROTOCOL ?? 'https';
-  const github = deps.env.GHE_HOST ? `${proto}://${deps.env.GHE_HOST}` : 'https://github.com';
-  const apiBaseUrl = deps.env.GHE_HOST ? `${github}/api/v3` : 'https://api.github.com';
-  const publicUrl = deps.env.YOKE_PUBLIC_URL?.replace(/\/+$/, '');
-  const send = (res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}) => {
-    res.writeHead(status, {
+  const registration = new Registration(deps);
+  const send = (res: ServerResponse, a: Answer) => {
+    res.writeHead(a.status, {
       'content-type': 'text/html; charset=utf-8',
       'referrer-policy': 'no-referrer',
       'cache-control': 'no-store',
-      ...headers,
+      ...a.headers,
     });
-    res.end(body);
+    res.end(a.body);
   };
   return async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    if (registration === 'done')
-      return send(
-        res,
-        410,
-        page(
-          'yoke is registered already',
-          "<p>yoke's GitHub App was registered from this page, and its credentials are in <code>.env</code>. This page takes no other registration: stop this yoke (Ctrl-C) and start it again (<code>yoke serve</code>).</p>",
-        ),
-      );
+    if (registration.stage === 'done') return send(res, registeredAlready());
     // Where the browser reached this yoke: GitHub sends it back here.
     const here = `${req.headers['x-forwarded-proto'] === 'https' ? 'https' : 'http'}://${req.headers.host ?? `localhost:${deps.env.PORT ?? 3000}`}`;
-    const webhookUrl = `${publicUrl ?? here}/api/github/webhooks`;
-    if (req.method === 'GET' && (url.pathname === '/' || url.pathname === '/probot' || url.pathname === '/yoke'))
-      return send(res, 302, '', { location: '/yoke/setup' });
-    if (req.method === 'GET' && url.pathname === '/yoke/setup') {
-      const org = url.searchParams.get('org');
-      if (org !== null && !GITHUB_NAME.test(org))
-        return send(
-          res,
-          400,
-          page(
-            'Not an organization',
-            `<p>${esc(org)} is not a GitHub organization name. <a href="/yoke/setup">Back</a></p>`,
-          ),
-        );
-      return send(
-        res,
-        200,
-        renderSetupPage({
-          manifest: setupManifest(deps.appYml, webhookUrl, `${here}/yoke/setup/done`),
-          createAppUrl: `${org ? `${github}/organizations/${org}/settings/apps/new` : `${github}/settings/apps/new`}?state=${state}`,
-          webhookUrl,
-          publicUrlSet: publicUrl !== undefined,
-          org,
-        }),
-      );
-    }
-    if (req.method === 'GET' && url.pathname === '/yoke/setup/done') {
-      const code = url.searchParams.get('code');
-      if (!code || !/^[\w-]{1,100}$/.test(code))
-        return send(
-          res,
-          400,
-          page(
-            'No code from GitHub',
-            '<p>GitHub comes back here with a code once it created the app. <a href="/yoke/setup">Start again</a>.</p>',
-          ),
-        );
-      const given = Buffer.from(url.searchParams.get('state') ?? '');
-      if (given.length !== Buffer.byteLength(state) || !timingSafeEqual(given, Buffer.from(state)))
-        return send(
-          res,
-          403,
-          page(
-            'Not the registration this page started',
-            '<p>GitHub comes back here with the code and the <code>state</code> this page gave it; this request has not got it, so yoke takes no app from it. <a href="/yoke/setup">Register from this page</a>.</p>',
-          ),
-        );
-      if (registration !== 'open')
-        return send(
-          res,
-          409,
-          page('A registration is under way', '<p>yoke is taking the app GitHub created. Reload in a moment.</p>'),
-        );
-      registration = 'exchanging';
-      let app: CreatedApp;
-      try {
-        app = await deps.convert(code, apiBaseUrl);
-      } catch (err) {
-        registration = 'open';
-        const why = errorText(err);
-        return send(
-          res,
-          502,
-          page(
-            "GitHub did not give the app's credentials",
-            `<p>${esc(why)}</p><p>A code works once and for an hour: <a href="/yoke/setup">register again</a>, or make a private key on the app's settings page and set <code>APP_ID</code>, <code>PRIVATE_KEY_PATH</code> and <code>WEBHOOK_SECRET</code> yourself.</p>`,
-          ),
-        );
-      }
-      const path = deps.writeEnv({
-        APP_ID: String(app.id),
-        PRIVATE_KEY: app.pem,
-        ...(app.webhookSecret ? { WEBHOOK_SECRET: app.webhookSecret } : {}),
-      });
-      registration = 'done';
-      return send(res, 200, renderSetupDone(app, path, publicUrl !== undefined));
-    }
-    return send(
-      res,
-      404,
-      page(
-        'Not set up yet',
-        '<p>yoke has no GitHub App yet, so it serves nothing but <a href="/yoke/setup">its setup page</a>.</p>',
-      ),
-    );
+    if (req.method !== 'GET') return send(res, notSetUp());
+    if (url.pathname === '/' || url.pathname === '/probot' || url.pathname === '/yoke')
+      return send(res, { status: 302, body: '', headers: { location: '/yoke/setup' } });
+    if (url.pathname === '/yoke/setup') return send(res, registration.page(url, here));
+    if (url.pathname === '/yoke/setup/done') return send(res, await registration.done(url));
+    return send(res, notSetUp());
   };
 }

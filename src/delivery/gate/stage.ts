@@ -57,14 +57,14 @@ export async function enterQaStage(at: StageAt): Promise<void> {
 /** A freeze older than this was left by a crash. */
 const FREEZE_STALE_MS = 5 * 60_000;
 
-async function freezeStage(at: StageAt): Promise<void> {
+/** The run's members not yet frozen at the stage, each with its attached plans and its holder, as they enter. */
+async function enteringMembers(at: StageAt): Promise<EnteringMember[]> {
   const { ctx, dr, run, stage } = at;
-  const { store, forge, clock } = ctx;
+  const { store, forge } = ctx;
   const frozen = new Set((await store.qa.memberStages(run.id, stage)).map((m) => m.issueNumber));
   const members = (await store.deploymentRuns.members(run.id)).filter(
     (m) => m.removedAt === null && !frozen.has(m.issueNumber),
   );
-  const plans = await readPlansAt(forge, dr.repo, run.commit, run.settings.plans_dir);
   const entering: EnteringMember[] = [];
   for (const m of members) {
     const issue = await forge.getIssue(dr.repo, m.issueNumber);
@@ -85,6 +85,14 @@ async function freezeStage(at: StageAt): Promise<void> {
       prAuthor: pull?.author ?? null,
     });
   }
+  return entering;
+}
+
+async function freezeStage(at: StageAt): Promise<void> {
+  const { ctx, dr, run, stage } = at;
+  const { store, forge, clock } = ctx;
+  const entering = await enteringMembers(at);
+  const plans = await readPlansAt(forge, dr.repo, run.commit, run.settings.plans_dir);
   const resolved = resolveRunPlans(run.settings.run_plans, namedPlans(plans), {
     plansDir: run.settings.plans_dir,
     at: ` at ${run.commit.slice(0, 12)}`,

@@ -76,12 +76,12 @@ export interface KnownEvaluation {
   evaluation: StageEvaluation;
 }
 
-export async function viewDeploymentRun(
-  ctx: DeliveryContext,
-  dr: DeliveryRepo,
-  run: DeploymentRun,
-  known?: KnownEvaluation,
-): Promise<DeploymentView> {
+/** Each stage of the run as the view shows it, and each member's state at the QA stages it entered. */
+async function stageViews(
+  at: { ctx: DeliveryContext; dr: DeliveryRepo; run: DeploymentRun },
+  known: KnownEvaluation | undefined,
+): Promise<{ stages: StageView[]; memberStates: Map<number, Record<string, string>> }> {
+  const { ctx, dr, run } = at;
   const { store } = ctx;
   const records = new Map((await store.deploymentRuns.stages(run.id)).map((s) => [s.stage, s]));
   const byStage = new Map<string, StageDeployment[]>();
@@ -92,15 +92,15 @@ export async function viewDeploymentRun(
   for (const [i, s] of run.settings.stages.entries()) {
     const rec = records.get(s.name);
     const current = run.status === 'active' && run.closingSince === null && i === run.currentStage;
-    const base = {
+    const base: Omit<StageView, 'state'> = {
       name: s.name,
       kind: s.kind,
       current,
       attempts: rec?.attempts ?? 0,
       detail: rec?.detail ?? null,
-      waits: [] as Wait[],
-      groups: [] as GroupResult[],
-      deployments: [] as StageView['deployments'],
+      waits: [],
+      groups: [],
+      deployments: [],
     };
     if (s.kind === 'deploy') {
       const state = rec ? (rec.state as StageView['state']) : 'pending';
@@ -131,23 +131,37 @@ export async function viewDeploymentRun(
       groups: evaluation.groups,
     });
   }
+  return { stages, memberStates };
+}
+
+/** A closing run's members whose close-out is owed, each with where it stands and the command that recovers it. */
+async function owedOf(ctx: DeliveryContext, dr: DeliveryRepo, run: DeploymentRun): Promise<DeploymentView['owed']> {
+  const claims = new Map((await ctx.store.closeouts.forRun(run.id)).map((c) => [c.issueNumber, c]));
+  return (await owedMembers(ctx, run)).map((n) => {
+    const c = claims.get(n);
+    const detail =
+      c?.state === 'refused'
+        ? (c.refusal?.message ?? 'its close-out was refused')
+        : c?.state === 'running'
+          ? 'its close-out is running'
+          : 'its close-out has not started';
+    return { item: dr.item(n), detail, command: c?.state === 'refused' ? (c.refusal?.recovery ?? null) : null };
+  });
+}
+
+export async function viewDeploymentRun(
+  ctx: DeliveryContext,
+  dr: DeliveryRepo,
+  run: DeploymentRun,
+  known?: KnownEvaluation,
+): Promise<DeploymentView> {
+  const { store } = ctx;
+  const { stages, memberStates } = await stageViews({ ctx, dr, run }, known);
   const closing = run.status === 'active' && run.closingSince !== null;
   const currentStage =
     run.status === 'active' && !closing ? (run.settings.stages[run.currentStage]?.name ?? null) : null;
   const cur = closing ? undefined : stages.find((s) => s.current);
-  const claims = new Map((await store.closeouts.forRun(run.id)).map((c) => [c.issueNumber, c]));
-  const owed = closing
-    ? (await owedMembers(ctx, run)).map((n) => {
-        const c = claims.get(n);
-        const detail =
-          c?.state === 'refused'
-            ? (c.refusal?.message ?? 'its close-out was refused')
-            : c?.state === 'running'
-              ? 'its close-out is running'
-              : 'its close-out has not started';
-        return { item: dr.item(n), detail, command: c?.state === 'refused' ? (c.refusal?.recovery ?? null) : null };
-      })
-    : [];
+  const owed = closing ? await owedOf(ctx, dr, run) : [];
   const next: string[] = closing
     ? owed.flatMap((o) => (o.command ? [o.command] : []))
     : !cur

@@ -6,6 +6,7 @@
 import { keysOf } from '../guards.js';
 import { code, type CodeDef } from './define.js';
 import { DELIVERY_CODES } from './delivery.js';
+import { DISPATCH_CODES } from './dispatch.js';
 import { PROTECTION_CODES } from './protection.js';
 import { WHY_NOT_CODES } from './why-not.js';
 
@@ -224,6 +225,7 @@ export const CODE_INFO = {
     recovery: () => 'Check the app is still installed and its private key is current (APP_ID, PRIVATE_KEY).',
   }),
   ...DELIVERY_CODES,
+  ...DISPATCH_CODES,
   ...PROTECTION_CODES,
   ...WHY_NOT_CODES,
 } as const;
