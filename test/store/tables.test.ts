@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { int, nullable, oneOf, text, type Shape } from '../../src/store/columns.js';
+import { int, jsonOf, nullable, oneOf, RowShapeError, text, type Shape } from '../../src/store/columns.js';
 import type { Sql } from '../../src/store/sql.js';
 import { TABLES } from '../../src/store/tables.js';
 import { useEngines } from '../helpers/engines.js';
@@ -95,6 +95,18 @@ for (const engine of useEngines()) {
         ),
         'runs.kind: declared ["afk_manual","afk_auto","lander"], CHECK allows ["afk_manual","afk_auto","lander","fix"]',
       ]);
+    });
+
+    it('a value its column does not take is refused as it is read, naming the column: a number, one of a CHECK, JSON', async () => {
+      const sql = await engine.fresh();
+      await expect(sql.get({ n: int }, "SELECT 'x' AS n")).rejects.toThrow(RowShapeError);
+      await expect(sql.get({ s: oneOf(['a', 'b']) }, "SELECT 'c' AS s")).rejects.toThrow(
+        /column s, which holds one of a, b/,
+      );
+      await expect(sql.get({ j: jsonOf<string[]>() }, 'SELECT \'["a"\' AS j')).rejects.toThrow(
+        /column j, which holds text/,
+      );
+      expect(await sql.get({ j: jsonOf<string[]>() }, 'SELECT \'["a"]\' AS j')).toEqual({ j: ['a'] });
     });
   });
 }
