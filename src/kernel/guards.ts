@@ -31,10 +31,3 @@ export const keysOf = <T extends object>(o: T): (keyof T & string)[] => Object.k
 
 /** An object's own entries, typed by its keys (a declared table, as `keysOf`). */
 export const entriesOf = <T extends object>(o: T): [keyof T & string, T[keyof T]][] => keysOf(o).map((k) => [k, o[k]]);
-
-/** "a/b" as its two parts, or null when it is not exactly two non-empty parts. */
-export function splitPair(s: string, sep: string): [string, string] | null {
-  const at = s.indexOf(sep);
-  if (at <= 0 || at === s.length - sep.length || s.indexOf(sep, at + sep.length) !== -1) return null;
-  return [s.slice(0, at), s.slice(at + sep.length)];
-}

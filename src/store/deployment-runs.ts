@@ -1,10 +1,10 @@
-import type { StoredWait } from './stored-json.js';
-
-export type { StoredWait } from './stored-json.js';
 import type { Refusal } from '../kernel/codes/table.js';
 import type { DeliverySettings } from '../config/delivery.js';
 import type { Sql } from './sql.js';
 import { TABLES, type TableRow } from './tables.js';
+import type { StoredWait } from './stored-json.js';
+
+export type { StoredWait } from './stored-json.js';
 
 // Deployment runs, their members and their stages.
 

@@ -1,9 +1,9 @@
-import type { RepoRead } from './stored-json.js';
-
-export type { RepoRead } from './stored-json.js';
 import type { Sql } from './sql.js';
 import { pick } from './columns.js';
 import { TABLES, type TableRow } from './tables.js';
+import type { RepoRead } from './stored-json.js';
+
+export type { RepoRead } from './stored-json.js';
 
 export interface RepoState {
   fullName: string;
