@@ -111,6 +111,26 @@ export function commitArg(option: string, value: string): string {
   return value;
 }
 
+/** A new deployment run's options as its request body says them: the commit, the items, the run it takes over, its creator. */
+export function newRunOptions(
+  o: { commit?: string; items?: string; supersedes?: string },
+  creator: string | undefined,
+): { commit?: string; items?: string[]; supersedes?: string; creator?: string } {
+  return {
+    ...(o.commit ? { commit: commitArg('--commit', o.commit) } : {}),
+    ...(o.items
+      ? {
+          items: o.items
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean),
+        }
+      : {}),
+    ...(o.supersedes ? { supersedes: o.supersedes } : {}),
+    ...(creator ? { creator } : {}),
+  };
+}
+
 async function call(
   io: CliIo,
   opts: GlobalOptions,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import { ROUTE } from '../http/routes.js';
-import { callRoute, CliFailure, commitArg, exec, repoArg, type CliIo, type GlobalOptions } from './client.js';
+import { callRoute, CliFailure, exec, newRunOptions, repoArg, type CliIo, type GlobalOptions } from './client.js';
 import { formatDeploymentRun } from './format.js';
 import { registerQaCommands } from './qa.js';
 
@@ -42,20 +42,7 @@ function registerCreate(runs: Command, io: CliIo, g: () => GlobalOptions): void 
       ) => {
         const creator = o.creator ?? io.env.YOKE_LOGIN;
         const view = await callRoute(io, g(), ROUTE.createDeploymentRun, {
-          body: {
-            repo: repoArg(repo),
-            ...(o.commit ? { commit: commitArg('--commit', o.commit) } : {}),
-            ...(o.items
-              ? {
-                  items: o.items
-                    .split(',')
-                    .map((s) => s.trim())
-                    .filter(Boolean),
-                }
-              : {}),
-            ...(o.supersedes ? { supersedes: o.supersedes } : {}),
-            ...(creator ? { creator } : {}),
-          },
+          body: { repo: repoArg(repo), ...newRunOptions(o, creator) },
         });
         io.out(o.json ? JSON.stringify(view, null, 2) : formatDeploymentRun(view));
       },

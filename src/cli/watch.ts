@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
-import { CliFailure, commitArg, type CliIo, type GlobalOptions } from './client.js';
+import { CliFailure, newRunOptions, type CliIo, type GlobalOptions } from './client.js';
 import { openDatabaseDoor } from '../door.js';
 import { httpsTransport } from './driver-transport.js';
 import { DEFAULT_DRIVER_POLICY, Driver, DriverStop, EXIT, type DriverEvent } from './watch-deploy.js';
@@ -99,20 +99,7 @@ async function runToDrive(
   o: WatchOptions,
 ): Promise<{ run: string; repo: string; commit: string; resumed: boolean } | Refusal> {
   if (target.includes('/')) {
-    const view = await driver.create({
-      repo: target,
-      ...(o.commit ? { commit: commitArg('--commit', o.commit) } : {}),
-      ...(o.items
-        ? {
-            items: o.items
-              .split(',')
-              .map((s) => s.trim())
-              .filter(Boolean),
-          }
-        : {}),
-      ...(o.supersedes ? { supersedes: o.supersedes } : {}),
-      ...(io.env.YOKE_LOGIN ? { creator: io.env.YOKE_LOGIN } : {}),
-    });
+    const view = await driver.create({ repo: target, ...newRunOptions(o, io.env.YOKE_LOGIN) });
     return { run: view.id, repo: view.repo, commit: view.commit, resumed: false };
   }
   if (o.fresh) return makeRefusal('fresh_refused', { run: target });
