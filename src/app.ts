@@ -1,3 +1,5 @@
+import type { Server } from 'node:http';
+import { listenForMetrics, Metrics } from './http/metrics.js';
 import { runnerBundle } from './agent/bundle.js';
 import type { ApplicationFunction, Probot } from 'probot';
 import { systemClock, systemTimers, type Clock, type Timers } from './kernel/clock.js';
@@ -119,8 +121,14 @@ function doctorOf(settings: OperatorSettings, forge: Forge): (repo: string) => P
 }
 
 /** The HTTP routes, as the settings configure them. */
-function apiOf(settings: OperatorSettings, engine: Engine, forge: Forge, oidc: OidcVerifier) {
+function apiOf(
+  settings: OperatorSettings,
+  engine: Engine,
+  { forge, oidc, metrics }: { forge: Forge; oidc: OidcVerifier; metrics: Metrics },
+) {
   return createApiHandler({
+    metrics,
+    metricsToken: settings.metricsToken,
     fleet: engine.context(),
     lastPass: () => engine.lastPass,
     nextPass: (repo) => engine.nextPass(repo),
@@ -147,10 +155,35 @@ function forgeOf(app: Probot, settings: OperatorSettings, clock: Clock, budget: 
   });
 }
 
+/** Runs' OIDC tokens, checked against the issuer's keys. Always on: Actions runs launched before a switch to the command launcher can still report. */
+const oidcOf = (settings: OperatorSettings, clock: Clock): OidcVerifier =>
+  new OidcVerifier({
+    issuer: settings.oidcIssuer,
+    jwksUrl: settings.oidcJwksUrl,
+    audience: runsAudienceOf(settings),
+    now: () => clock.now(),
+  });
+
+/** The figures `/yoke/metrics` serves, and (YOKE_METRICS_ADDRESS) a listener of their own. */
+async function metricsOf(
+  settings: OperatorSettings,
+  parts: { engine: Engine; leadership: Leadership; github: CacheStats },
+): Promise<{ metrics: Metrics; metricsServer: Server | null }> {
+  const { engine, leadership } = parts;
+  const metrics = new Metrics({
+    fleet: engine.context(),
+    lastPass: () => engine.lastPass,
+    lead: () => ({ leads: leadership.isLeader, epoch: leadership.leadEpoch }),
+    github: parts.github,
+  });
+  const metricsServer = settings.metricsAddress ? await listenForMetrics(metrics, settings.metricsAddress) : null;
+  return { metrics, metricsServer };
+}
+
 /** The engine, as the settings configure it, over the parts wire built. */
 function engineOf(
   settings: OperatorSettings,
-  parts: Pick<EngineDeps, 'processId' | 'store' | 'forge' | 'launcher' | 'clock' | 'timers' | 'log'> & {
+  parts: Pick<EngineDeps, 'processId' | 'store' | 'forge' | 'launcher' | 'clock' | 'timers' | 'log' | 'onPass'> & {
     leadership: Leadership;
     oidc: OidcVerifier;
   },
@@ -183,6 +216,8 @@ async function wire(
   const timers = overrides.timers ?? systemTimers;
   const store = overrides.store ?? (await openStoreAt(settings.database));
   const cacheStats: CacheStats = overrides.cacheStats ?? { requests: 0, notModified: 0 };
+  // The GitHub client counts each request by route and status as it sees it; the metrics read the counts.
+  cacheStats.byRoute ??= new Map();
   const forge = forgeOf(app, settings, clock, overrides.budget);
   // The launcher tells the engine and the ticks when a run's process exits, so it is built before they exist.
   let ticks: Ticks | null = null;
@@ -202,13 +237,7 @@ async function wire(
     log: app.log,
     policy: DEFAULT_LEADERSHIP,
   });
-  // Always on: Actions runs launched before a switch to the command launcher can still report.
-  const oidc = new OidcVerifier({
-    issuer: settings.oidcIssuer,
-    jwksUrl: settings.oidcJwksUrl,
-    audience: runsAudienceOf(settings),
-    now: () => clock.now(),
-  });
+  const oidc = oidcOf(settings, clock);
   const engine: Engine = engineOf(settings, {
     leadership,
     processId: lease.id,
@@ -219,8 +248,10 @@ async function wire(
     timers,
     log: app.log,
     oidc,
+    onPass: (report, seconds) => metrics.passed(report, seconds),
   });
   const fleet = engine.context();
+  const { metrics, metricsServer } = await metricsOf(settings, { engine, leadership, github: cacheStats });
   ticks = new Ticks({
     engine,
     leadership,
@@ -231,8 +262,8 @@ async function wire(
     pollWaitingRuns: settings.runsReach === 'github',
   });
   const owned = ticks;
-  registerWebhooks(app, fleet, () => owned.reapIfLeading());
-  addHandler(apiOf(settings, engine, forge, oidc));
+  registerWebhooks(app, fleet, () => owned.reapIfLeading(), metrics);
+  addHandler(apiOf(settings, engine, { forge, oidc, metrics }));
   ticks.start();
   app.log.info(
     { cap: settings.globalCap, launcher: launcher.name, db: printable(settings.database) },
@@ -248,6 +279,7 @@ async function wire(
     stop: async () => {
       await owned.stop();
       await lease.stop();
+      await new Promise<void>((r) => (metricsServer ? metricsServer.close(() => r()) : r()));
       if (launcher instanceof CommandLauncher) launcher.killAll();
     },
   };

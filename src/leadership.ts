@@ -41,6 +41,11 @@ export class Leadership {
     return this.leading;
   }
 
+  /** The epoch of the lead this process holds, as last claimed (0: it never led). */
+  get leadEpoch(): number {
+    return this.epoch;
+  }
+
   /** Takes or renews the lease; true when this process leads. A store that cannot be reached leads nothing. */
   async holds(): Promise<boolean> {
     const { leaders, processId, log, policy } = this.deps;

@@ -59,6 +59,10 @@ export interface OperatorSettings {
   webUrl: string;
   /** How often an open dashboard page fetches itself again. */
   dashboardRefreshMs: number;
+  /** A bearer token that may read the metrics (and nothing else). */
+  metricsToken: string | undefined;
+  /** A second listener that serves only the metrics, with no token. */
+  metricsAddress: { host: string; port: number } | undefined;
 }
 
 export type EnvResult = { ok: true; settings: OperatorSettings } | { ok: false; problems: string[] };
@@ -124,6 +128,8 @@ export function parseOperatorEnv(env: Record<string, string | undefined>): EnvRe
       monthlyUsd: e.YOKE_MONTHLY_USD ?? null,
       newWorkShare: e.YOKE_NEW_WORK_SHARE,
       dashboardRefreshMs: e.YOKE_DASHBOARD_REFRESH_SECONDS * 1000,
+      metricsToken: e.YOKE_METRICS_TOKEN,
+      metricsAddress: e.YOKE_METRICS_ADDRESS,
       webUrl: e.GHE_HOST ? `${e.GHE_PROTOCOL}://${e.GHE_HOST}` : 'https://github.com',
     },
   };

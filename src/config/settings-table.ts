@@ -250,6 +250,26 @@ export const SETTINGS = {
     default: '1',
     meaning: 'the part of each fleet budget new work may take, e.g. `0.8`: the rest is left for landers and fixes',
   },
+  YOKE_METRICS_TOKEN: {
+    schema: z.string().min(SECRET_MIN_LENGTH, {
+      message: `must be at least ${SECRET_MIN_LENGTH} characters; make one with \`openssl rand -hex 32\``,
+    }),
+    meaning:
+      "a bearer token that may read `/yoke/metrics` and nothing else (Prometheus's `authorization` credentials); operator tokens may read it too",
+  },
+  YOKE_METRICS_ADDRESS: {
+    schema: z
+      .string()
+      .trim()
+      .regex(/^[\w.-]+:\d{1,5}$/, 'must be host:port, e.g. 127.0.0.1:9464')
+      .transform((s) => {
+        const at = s.lastIndexOf(':');
+        return { host: s.slice(0, at), port: Number(s.slice(at + 1)) };
+      })
+      .refine((a) => a.port >= 1 && a.port <= 65535, 'must name a port from 1 to 65535, e.g. 127.0.0.1:9464'),
+    meaning:
+      'also serve `/metrics` on this address, with no token (e.g. `127.0.0.1:9464`): for a Prometheus on the same host or a network only operators reach',
+  },
   YOKE_DASHBOARD_REFRESH_SECONDS: {
     schema: positiveInt,
     default: '10',

@@ -60,6 +60,8 @@ export interface EngineDeps {
   lead?: () => Promise<Fence | null>;
   /** Runs reach yoke through GitHub (YOKE_RUNS_REACH=github): how the results they hand back are believed. */
   handedResults?: HandedResults;
+  /** Told of each pass this process ran, and how long it took in seconds (the metrics). */
+  onPass?: (report: PassReport, seconds: number) => void;
 }
 
 export function newRunId(): string {
@@ -184,8 +186,10 @@ export class Engine {
     if (already) return already;
     const queued = this.serial(async () => {
       this.waiting.delete(trigger);
+      const started = performance.now();
       const report = await pass();
       this.lastPass = report;
+      this.deps.onPass?.(report, (performance.now() - started) / 1000);
       return report;
     });
     this.waiting.set(trigger, queued);

@@ -11,6 +11,8 @@ export const CACHE_HIT_HEADER = 'x-yoke-cache';
 export interface CacheStats {
   requests: number;
   notModified: number;
+  /** Requests by `METHOD STATUS /route/{template}` (304: answered from the cache; `error`: no answer), for the metrics. */
+  byRoute?: Map<string, number>;
 }
 
 const KEPT_HEADERS = ['link', 'content-type', 'etag', 'last-modified'];
@@ -50,8 +52,7 @@ export function conditionalCache(
   const plugin = (octokit: unknown, options: { auth?: { installationId?: number | string } }) => {
     const o = hooked<RequestOptions, Response>(octokit);
     const scope = options.auth?.installationId !== undefined ? `i${options.auth.installationId}` : 'app';
-    o.hook.wrap('request', async (request, opts) => {
-      stats.requests++;
+    const answer = async (request: (o: RequestOptions) => Promise<Response>, opts: RequestOptions) => {
       if (opts.method !== 'GET') return request(opts);
       const { url } = o.request.endpoint.parse(opts);
       const accept = opts.headers?.accept ?? '';
@@ -85,6 +86,27 @@ export function conditionalCache(
             data: cached.body,
           };
         }
+        throw err;
+      }
+    };
+    o.hook.wrap('request', async (request, opts) => {
+      stats.requests++;
+      // The route's template (`/repos/{owner}/{repo}/issues`), not its URL: a bounded label. A page's link
+      // (a whole URL) is cut to its path, with its numbers named.
+      const route = opts.url
+        .replace(/^https?:\/\/[^/]+/, '')
+        .replace(/\?.*$/, '')
+        .replace(/\/\d+(?=\/|$)/g, '/{n}');
+      const count = (status: unknown) => {
+        const key = `${opts.method} ${String(status)} ${route}`;
+        stats.byRoute?.set(key, (stats.byRoute.get(key) ?? 0) + 1);
+      };
+      try {
+        const res = await answer(request, opts);
+        count(res.headers[CACHE_HIT_HEADER] === 'hit' ? 304 : res.status);
+        return res;
+      } catch (err) {
+        count(fieldOf(err, 'status') ?? 'error');
         throw err;
       }
     });

@@ -3,7 +3,8 @@ import type { Actor } from '../delivery/context.js';
 import type { FleetContext } from '../fleet/context.js';
 import { makeRefusal } from '../kernel/codes/table.js';
 import { Refused } from '../kernel/result.js';
-import { credentialOf, type TokenTable } from './credentials.js';
+import { credentialOf, readsMetrics, type TokenTable } from './credentials.js';
+import { serveMetrics, type Metrics } from './metrics.js';
 import { deliveryHandlers } from './handlers-delivery.js';
 import { fleetHandlers, type FleetViews } from './handlers-fleet.js';
 import { isJsonRoute, type JsonHandlers } from './handler.js';
@@ -27,6 +28,9 @@ import { errorStack } from '../kernel/error-text.js';
 // {"error":{code,message,recovery}}.
 
 export interface ApiOptions extends FleetViews {
+  /** The figures `/yoke/metrics` serves, to an operator or the metrics token (YOKE_METRICS_TOKEN). */
+  metrics?: Metrics;
+  metricsToken?: string | undefined;
   apiTokens: readonly string[];
   /** TR11: person tokens, each one GitHub login. */
   personTokens?: readonly { login: string; token: string }[];
@@ -141,6 +145,11 @@ export function createApiHandler(opts: ApiOptions) {
     // The server's root is the dashboard, never a blank 404.
     if (path === '' && (req.method ?? 'GET') === 'GET') return redirect(res, 302, '/yoke');
     if (path !== '/yoke' && !path.startsWith('/yoke/')) return false;
+    if (path === '/yoke/metrics' && opts.metrics) {
+      // Operators' (or the metrics token's) only: the figures name repositories and what they spend.
+      if (!readsMetrics(bearerOf(req), tokens, opts.metricsToken)) return sendRefusal(res, makeRefusal('unauthorized'));
+      return serveMetrics(opts.metrics, res);
+    }
     try {
       return await serve(server, req, res, url);
     } catch (err) {

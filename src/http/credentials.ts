@@ -28,3 +28,13 @@ export function credentialOf(token: string | null | undefined, table: TokenTable
   for (const p of table.people) if (timingSafeEqual(digest(p.token), d)) found ??= { role: 'person', login: p.login };
   return found;
 }
+
+/** Whether a bearer may read the metrics: the metrics token (YOKE_METRICS_TOKEN) or an operator's (constant-time per entry). */
+export function readsMetrics(token: string | null, table: TokenTable, metricsToken: string | undefined): boolean {
+  if (!token) return false;
+  const d = digest(token);
+  let ok = false;
+  for (const t of [...table.operator, ...(metricsToken ? [metricsToken] : [])])
+    ok = timingSafeEqual(digest(t), d) || ok;
+  return ok;
+}

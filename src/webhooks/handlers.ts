@@ -38,11 +38,20 @@ export const KICK_EVENTS = [
 ] as const;
 
 /** Each webhook yoke handles, answered through the fleet; `reap`: a run may have ended, so reap now rather than at the next reaper tick. */
-export function registerWebhooks(app: Probot, fleet: FleetContext, reap: () => void): void {
+export function registerWebhooks(
+  app: Probot,
+  fleet: FleetContext,
+  reap: () => void,
+  /** Told of each delivery this process is sent, and whether it is the first of its id (the metrics). */
+  tally: { delivered(event: string, first: boolean): void } = { delivered: () => {} },
+): void {
   const { store, forge, clock } = fleet;
   // GH06: a repeated delivery id changes nothing.
-  const firstSight = (context: { id: string; name: string }): Promise<boolean> =>
-    store.deliveries.firstSight(context.id, context.name, clock.now());
+  const firstSight = async (context: { id: string; name: string }): Promise<boolean> => {
+    const first = await store.deliveries.firstSight(context.id, context.name, clock.now());
+    tally.delivered(context.name, first);
+    return first;
+  };
 
   app.on('issue_comment.created', async (context) => {
     if (!(await firstSight(context))) return;
@@ -90,28 +99,33 @@ export function registerWebhooks(app: Probot, fleet: FleetContext, reap: () => v
   });
   // DP03, DP04: a job waits on an environment with yoke's rule. Verified (Probot), once per delivery id (GH06), answered only for a run of the event's own repository.
   app.on('deployment_protection_rule.requested', async (context) => {
-    if (!(await firstSight(context))) return;
-    const parsed = ProtectionRulePayload.safeParse(context.payload);
-    if (!parsed.success) {
-      fleet.log.warn(
-        { delivery: context.id, problems: parsed.error.issues.map((i) => i.path.join('.')) },
-        'protection rule request without the fields yoke reads; ignored',
-      );
-      return;
-    }
-    const { workflowRunId, callbackUrl, ...request } = parsed.data;
-    if (workflowRunId === null) {
-      fleet.log.warn(
-        { delivery: context.id, repo: request.repo.fullName, callbackUrl },
-        'protection rule request whose callback is not a workflow run of its own repository; ignored',
-      );
-      return;
-    }
-    if (!(await store.repos.get(request.repo.fullName)))
-      await store.repos.ensure(request.repo.fullName, request.repo.installationId, clock.now());
-    await reviewProtectionRequest(fleet, { ...request, workflowRunId });
+    if (await firstSight(context)) await onProtectionRequest(fleet, context);
   });
   app.on('workflow_run.completed', async (context) => {
     if (await firstSight(context)) reap();
   });
+}
+
+/** DP03, DP04: a protection rule request, parsed, and answered only for a workflow run of its own repository. */
+async function onProtectionRequest(fleet: FleetContext, context: { id: string; payload: unknown }): Promise<void> {
+  const { store, clock } = fleet;
+  const parsed = ProtectionRulePayload.safeParse(context.payload);
+  if (!parsed.success) {
+    fleet.log.warn(
+      { delivery: context.id, problems: parsed.error.issues.map((i) => i.path.join('.')) },
+      'protection rule request without the fields yoke reads; ignored',
+    );
+    return;
+  }
+  const { workflowRunId, callbackUrl, ...request } = parsed.data;
+  if (workflowRunId === null) {
+    fleet.log.warn(
+      { delivery: context.id, repo: request.repo.fullName, callbackUrl },
+      'protection rule request whose callback is not a workflow run of its own repository; ignored',
+    );
+    return;
+  }
+  if (!(await store.repos.get(request.repo.fullName)))
+    await store.repos.ensure(request.repo.fullName, request.repo.installationId, clock.now());
+  await reviewProtectionRequest(fleet, { ...request, workflowRunId });
 }

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { optInJsonSchema, planJsonSchema } from '../../src/config/schema.js';
 import { OperatorEnv, SETTINGS, settingsTable } from '../../src/config/settings-table.js';
+import { METRICS, metricsTable } from '../../src/http/metrics.js';
 
 // Facts declared once, and what is derived from them kept equal: the
 // settings table of docs/hosting.md is what src/config/settings-table.ts
@@ -47,6 +48,14 @@ describe('each fact declared once', () => {
       '| `YOKE_GLOBAL_CAP` | 3 |',
     );
     expect(settingsBlock(doc)).not.toBe(settingsTable());
+  });
+
+  it("docs/hosting.md's metrics table is the one METRICS declares, and drifts are caught", () => {
+    const doc = readFileSync(resolve(ROOT, 'docs/hosting.md'), 'utf8');
+    const block = (page: string) => /<!-- metrics[^\n]*-->\n([\s\S]*?)<!-- \/metrics -->/.exec(page)?.[1] ?? null;
+    expect(block(doc)).toBe(metricsTable());
+    expect(Object.keys(METRICS).every((name) => doc.includes(`\`${name}\``))).toBe(true);
+    expect(block(doc.replace('| `yoke_cap` | gauge |', '| `yoke_cap` | counter |'))).not.toBe(metricsTable());
   });
 
   it('every setting is in the environment schema, and its declared default parses', () => {

@@ -1,0 +1,294 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { FleetContext } from '../fleet/context.js';
+import type { PassReport } from '../fleet/pass.js';
+import { buildFleetPart } from '../fleet/report.js';
+import type { CacheStats } from '../forge/conditional-cache.js';
+import { keysOf } from '../kernel/guards.js';
+import { errorText } from '../kernel/error-text.js';
+
+// yoke's figures in Prometheus's text format (prom-client writes it). Each
+// metric is declared once, in METRICS: its name, its meaning and its labels,
+// which stay bounded (a repository, a kind, a code; never a run id or an issue
+// number). The fleet's figures are read from the store as a scrape asks, and
+// served by the process that leads only, so that two yokes on one database
+// never count them twice; each process serves its own work (its passes, its
+// GitHub requests, the webhooks it was sent) whether it leads or not.
+
+type Kind = 'gauge' | 'counter' | 'histogram';
+
+interface MetricDef {
+  kind: Kind;
+  help: string;
+  labels: readonly string[];
+  /** `fleet`: read from the store, served by the leader only; `process`: this process's own work. */
+  scope: 'fleet' | 'process';
+}
+
+const def = <K extends Kind>(
+  kind: K,
+  scope: MetricDef['scope'],
+  labels: readonly string[],
+  help: string,
+): MetricDef & { kind: K } => ({
+  kind,
+  help,
+  labels,
+  scope,
+});
+
+/** Every metric yoke serves (docs/hosting.md's table is made from this one). */
+export const METRICS = {
+  yoke_runs_live: def('gauge', 'fleet', ['kind', 'repo'], 'Runs live now, by kind and repository.'),
+  yoke_cap: def('gauge', 'fleet', [], 'The fleet-wide cap on live runs (YOKE_GLOBAL_CAP).'),
+  yoke_cap_used: def('gauge', 'fleet', [], 'Live runs counted against the cap.'),
+  yoke_repo_paused: def('gauge', 'fleet', ['repo'], '1 while a repository is paused by its run failures (strikes).'),
+  yoke_repo_disabled: def('gauge', 'fleet', ['repo'], '1 while a repository is disabled (its opt-in file is refused).'),
+  yoke_candidates_waiting: def(
+    'gauge',
+    'fleet',
+    ['stage', 'code'],
+    'Work the last pass passed over, by stage and its why-not code (`over_budget`, `at_cap`, …).',
+  ),
+  yoke_budget_limit_usd: def(
+    'gauge',
+    'fleet',
+    ['repo', 'period'],
+    'Each budget in force, in US dollars (repo "" is the fleet\'s).',
+  ),
+  yoke_budget_held_usd: def(
+    'gauge',
+    'fleet',
+    ['repo', 'period'],
+    'What each budget holds: spent, plus reserved by live runs, in US dollars.',
+  ),
+  yoke_protected_holds: def(
+    'gauge',
+    'fleet',
+    [],
+    'Accepted claim PRs that change a protected path and wait for a person.',
+  ),
+  yoke_deployment_runs: def('gauge', 'fleet', ['status'], 'Deployment runs by status.'),
+  yoke_deployment_stage_waits: def(
+    'gauge',
+    'fleet',
+    ['stage', 'code'],
+    "What active deployment runs' QA stages wait on, by stage and code, as their last gate check found it.",
+  ),
+  yoke_deployment_waiting_seconds: def(
+    'gauge',
+    'fleet',
+    ['stage'],
+    'How long the longest-waiting active deployment run has waited at its QA stage, since its gate last moved.',
+  ),
+  yoke_leader: def('gauge', 'process', [], '1 while this process leads the ticks.'),
+  yoke_tick_seconds: def(
+    'gauge',
+    'process',
+    [],
+    'The pass tick (YOKE_TICK_SECONDS): a pass longer than it falls behind.',
+  ),
+  yoke_leader_epoch: def('gauge', 'process', [], 'The epoch of the lead this process holds (0: it does not lead).'),
+  yoke_passes_total: def('counter', 'process', ['trigger'], 'Spawn passes this process ran, by what asked for them.'),
+  yoke_pass_seconds: def('histogram', 'process', [], "A spawn pass's duration, from its read to its last write."),
+  yoke_launches_total: def(
+    'counter',
+    'process',
+    ['kind', 'result'],
+    "Launch decisions this process's passes made, by run kind and result (`launched`, `over_cap`, `launch_failed`, …).",
+  ),
+  yoke_github_requests_total: def(
+    'counter',
+    'process',
+    ['method', 'route', 'status'],
+    'GitHub requests this process sent, by method, route template and status (304: answered from the cache).',
+  ),
+  yoke_github_points_left: def(
+    'gauge',
+    'process',
+    ['installation'],
+    "The request budget's points left this minute, per installation (SC03).",
+  ),
+  yoke_github_backoff_seconds: def(
+    'gauge',
+    'process',
+    ['installation'],
+    'Seconds left before GitHub may be asked again, per installation (a secondary or primary rate limit).',
+  ),
+  yoke_webhook_deliveries_total: def(
+    'counter',
+    'process',
+    ['event', 'redelivered'],
+    'Webhook deliveries this process was sent, by event, and whether GitHub sent the same delivery before.',
+  ),
+} as const satisfies Record<string, MetricDef>;
+
+export type MetricName = keyof typeof METRICS;
+
+/** METRICS as the markdown table docs/hosting.md carries. */
+export function metricsTable(): string {
+  const rows = Object.entries(METRICS).map(
+    ([name, m]) =>
+      `| \`${name}\` | ${m.kind} | ${m.labels.map((l) => `\`${l}\``).join(', ') || ''} | ${m.scope === 'fleet' ? 'the leader' : 'each process'} | ${m.help} |`,
+  );
+  return ['| metric | type | labels | served by | meaning |', '|---|---|---|---|---|', ...rows].join('\n') + '\n';
+}
+
+/** What the figures are read from: the fleet, the last pass, who leads, the GitHub client's counts. */
+export interface MetricSources {
+  fleet: Pick<FleetContext, 'store' | 'forge' | 'clock' | 'policy'>;
+  lastPass: () => PassReport | null;
+  /** Whether this process leads the ticks now, and the epoch of its lead. */
+  lead: () => { leads: boolean; epoch: number };
+  /** The GitHub client's own counts (the conditional cache counts each request it sees). */
+  github: CacheStats;
+}
+
+type OfKind<K extends Kind> = { [N in MetricName]: (typeof METRICS)[N]['kind'] extends K ? N : never }[MetricName];
+
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly gauges = new Map<MetricName, Gauge>();
+  private readonly counters = new Map<MetricName, Counter>();
+  private readonly histograms = new Map<MetricName, Histogram>();
+  private readonly seenInstallations = new Set<number>();
+
+  constructor(private readonly sources: MetricSources) {
+    for (const name of keysOf(METRICS)) {
+      const d: MetricDef = METRICS[name];
+      const common = { name, help: d.help, labelNames: [...d.labels], registers: [this.registry] };
+      if (d.kind === 'gauge') this.gauges.set(name, new Gauge(common));
+      else if (d.kind === 'counter') this.counters.set(name, new Counter(common));
+      else
+        this.histograms.set(
+          name,
+          new Histogram({ ...common, buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60] }),
+        );
+    }
+  }
+
+  private gauge(name: OfKind<'gauge'>): Gauge {
+    return this.gauges.get(name)!;
+  }
+
+  private counter(name: OfKind<'counter'>): Counter {
+    return this.counters.get(name)!;
+  }
+
+  /** A pass this process ran, and how long it took. */
+  passed(report: PassReport, seconds: number): void {
+    this.counter('yoke_passes_total').inc({ trigger: report.trigger });
+    this.histograms.get('yoke_pass_seconds')!.observe(seconds);
+    for (const o of report.outcomes)
+      this.counter('yoke_launches_total').inc({ kind: o.candidate.kind, result: o.result.kind });
+  }
+
+  /** A webhook delivery this process was sent (first: GitHub had not sent this delivery id before). */
+  delivered(event: string, first: boolean): void {
+    this.counter('yoke_webhook_deliveries_total').inc({ event, redelivered: first ? 'false' : 'true' });
+  }
+
+  /** Prometheus's text, every figure read as it is asked for. */
+  async scrape(): Promise<string> {
+    await this.readProcess();
+    for (const name of keysOf(METRICS)) if (METRICS[name].scope === 'fleet') this.gauges.get(name)?.reset();
+    if (this.sources.lead().leads) await this.readFleet();
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  private async readProcess(): Promise<void> {
+    const { leads, epoch } = this.sources.lead();
+    this.gauge('yoke_leader').set(leads ? 1 : 0);
+    this.gauge('yoke_leader_epoch').set(leads ? epoch : 0);
+    this.gauge('yoke_tick_seconds').set(this.sources.fleet.policy.tickMs / 1000);
+    const requests = this.counter('yoke_github_requests_total');
+    requests.reset();
+    for (const [key, n] of this.sources.github.byRoute ?? []) {
+      const [method = '', status = '', ...route] = key.split(' ');
+      requests.inc({ method, route: route.join(' '), status }, n);
+    }
+    const { forge, store, clock } = this.sources.fleet;
+    for (const r of await store.repos.list())
+      if (r.installationId !== null) this.seenInstallations.add(r.installationId);
+    for (const id of this.seenInstallations) {
+      this.gauge('yoke_github_points_left').set({ installation: String(id) }, forge.remainingPoints(id));
+      const until = await store.rateHolds.until(`i${id}`);
+      this.gauge('yoke_github_backoff_seconds').set(
+        { installation: String(id) },
+        Math.max(0, Math.ceil((until - clock.now()) / 1000)),
+      );
+    }
+  }
+
+  private async readFleet(): Promise<void> {
+    const { store } = this.sources.fleet;
+    const part = await buildFleetPart(this.sources.fleet, this.sources.lastPass());
+    this.gauge('yoke_cap').set(part.globalCap);
+    this.gauge('yoke_cap_used').set(part.liveCount);
+    for (const r of part.repos) {
+      this.gauge('yoke_repo_paused').set({ repo: r.repo }, r.paused ? 1 : 0);
+      this.gauge('yoke_repo_disabled').set({ repo: r.repo }, r.disabledReason ? 1 : 0);
+      for (const l of r.live) this.gauge('yoke_runs_live').inc({ kind: l.kind, repo: r.repo });
+    }
+    for (const w of part.lastPass?.waiting ?? [])
+      this.gauge('yoke_candidates_waiting').inc({ stage: w.stage, code: w.code });
+    for (const b of part.budgets) {
+      const labels = { repo: b.repo ?? '', period: b.period };
+      this.gauge('yoke_budget_limit_usd').set(labels, b.limitUsd);
+      this.gauge('yoke_budget_held_usd').set(labels, b.heldUsd);
+    }
+    this.gauge('yoke_protected_holds').set(part.held.length);
+    for (const run of await store.deploymentRuns.list()) {
+      this.gauge('yoke_deployment_runs').inc({ status: run.status });
+      if (run.status !== 'active' || !run.lastWaits) continue;
+      const { stage, waits } = run.lastWaits;
+      for (const w of waits) this.gauge('yoke_deployment_stage_waits').inc({ stage, code: w.code });
+      const since = (await store.deploymentRuns.stage(run.id, stage))?.updatedAt;
+      if (waits.length && since !== undefined) {
+        const waited = Math.max(0, (this.sources.fleet.clock.now() - since) / 1000);
+        const longest = this.gauge('yoke_deployment_waiting_seconds');
+        if (waited > ((await longest.get()).values.find((v) => v.labels.stage === stage)?.value ?? -1))
+          longest.set({ stage }, Math.round(waited));
+      }
+    }
+  }
+}
+
+/** Answers a scrape: the figures as Prometheus reads them, or a 500 that says it could not read them. */
+export async function serveMetrics(metrics: Metrics, res: ServerResponse): Promise<true> {
+  try {
+    const body = await metrics.scrape();
+    res.writeHead(200, { 'content-type': metrics.contentType, 'cache-control': 'no-store' });
+    res.end(body);
+  } catch (err) {
+    res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
+    res.end(`yoke could not read its figures: ${errorText(err)}\n`);
+  }
+  return true;
+}
+
+/**
+ * YOKE_METRICS_ADDRESS: a listener that serves `/metrics` and nothing else, with no token, for a Prometheus
+ * on a network only operators reach. Resolves once it listens; a port taken is said, naming the setting.
+ */
+export function listenForMetrics(metrics: Metrics, at: { host: string; port: number }): Promise<Server> {
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const path = new URL(req.url ?? '/', 'http://metrics.local').pathname;
+    if ((req.method ?? 'GET') !== 'GET' || (path !== '/metrics' && path !== '/yoke/metrics')) {
+      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' });
+      res.end('This address serves /metrics only.\n');
+      return;
+    }
+    void serveMetrics(metrics, res);
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', (err) =>
+      reject(new Error(`YOKE_METRICS_ADDRESS: cannot listen on ${at.host}:${at.port}: ${err.message}`)),
+    );
+    server.listen(at.port, at.host, () => resolve(server));
+  });
+}

@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { attachDemoPlans, deliverDemo } from '../../sandbox/deliver.js';
+import { DEMO_REPO } from '../../sandbox/demo-repo.js';
+import { Sandbox } from '../../sandbox/sandbox.js';
+import { METRICS } from '../../src/http/metrics.js';
+import { parseSamples, samplesOf, sumOf, type Sample } from '../helpers/prometheus-text.js';
+
+// `/yoke/metrics` from a running yoke after the whole mission (five labelled issues,
+// a reject and its fix, a review-driven fix, merges, a deployment run with QA and
+// close-out): each figure is what the store holds, read the same way the store is.
+
+const METRICS_TOKEN = 'sandbox-metrics-token-0123456789abcdef0123';
+
+let sandbox: Sandbox;
+let samples: Sample[];
+
+const scrape = (token: string | null, path = '/yoke/metrics') =>
+  fetch(`${sandbox.yokeUrl}${path}`, token ? { headers: { authorization: `Bearer ${token}` } } : {});
+
+beforeAll(async () => {
+  sandbox = new Sandbox({
+    launcher: 'command',
+    failAgent: 0,
+    tickSeconds: 1,
+    reaperSeconds: 1,
+    env: { YOKE_METRICS_TOKEN: METRICS_TOKEN },
+  });
+  await sandbox.start();
+  await attachDemoPlans(sandbox);
+  await sandbox.waitUntil(() => sandbox.done(), 150_000, 'the demo issues to merge');
+  await deliverDemo(sandbox, { dropAnswers: 0, log: () => {}, timeoutMs: 90_000 });
+  await sandbox.waitUntil(
+    async () => (await sandbox.runtime.store.runs.countLive()) === 0,
+    20_000,
+    'the last runs to be reaped',
+  );
+  const res = await scrape(METRICS_TOKEN);
+  expect(res.status).toBe(200);
+  expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+  samples = parseSamples(await res.text());
+}, 300_000);
+
+afterAll(async () => {
+  await sandbox?.stop();
+});
+
+describe('the metrics after the mission', () => {
+  it('are served to the metrics token and to an operator, and refused to anyone else, naming the fix', async () => {
+    expect((await scrape(sandbox.apiToken)).status).toBe(200);
+    const refused = await scrape(null);
+    expect(refused.status).toBe(401);
+    expect(await refused.json()).toMatchObject({ error: { code: 'unauthorized' } });
+    // A person's token reads the dashboard, not the fleet's figures.
+    expect((await scrape(sandbox.personToken('maintainer'))).status).toBe(401);
+    expect((await scrape('not-the-metrics-token-0123456789abcdef0123')).status).toBe(401);
+  });
+
+  it('declare every metric METRICS names, and only those', () => {
+    const names = new Set(samples.map((s) => s.name.replace(/_(bucket|sum|count)$/, '')));
+    expect([...names].filter((n) => !(n in METRICS))).toEqual([]);
+    for (const name of Object.keys(METRICS).filter((n) => METRICS[n as keyof typeof METRICS].kind !== 'gauge'))
+      expect(names.has(name) || name === 'yoke_github_requests_total').toBe(true);
+  });
+
+  it("count the launches the store recorded, by kind, and the pass's leader", async () => {
+    const runs = await sandbox.runtime.store.runs.listAll();
+    const byKind = new Map<string, number>();
+    for (const r of runs) byKind.set(r.kind, (byKind.get(r.kind) ?? 0) + 1);
+    for (const [kind, n] of byKind)
+      expect([kind, sumOf(samples, 'yoke_launches_total', { kind, result: 'launched' })]).toEqual([kind, n]);
+    expect(sumOf(samples, 'yoke_passes_total')).toBeGreaterThan(0);
+    expect(sumOf(samples, 'yoke_pass_seconds_count')).toBe(sumOf(samples, 'yoke_passes_total'));
+    expect(sumOf(samples, 'yoke_leader')).toBe(1);
+    expect(sumOf(samples, 'yoke_leader_epoch')).toBeGreaterThan(0);
+  });
+
+  it('show the fleet as the store holds it: nothing live, the cap, the repository unpaused, the deployment run', async () => {
+    const { store } = sandbox.runtime;
+    expect(sumOf(samples, 'yoke_runs_live')).toBe(await store.runs.countLive());
+    expect(sumOf(samples, 'yoke_cap')).toBe(sandbox.runtime.settings.globalCap);
+    expect(sumOf(samples, 'yoke_cap_used')).toBe(0);
+    expect(samplesOf(samples, 'yoke_repo_paused', { repo: DEMO_REPO }).map((s) => s.value)).toEqual([0]);
+    const statuses = new Map<string, number>();
+    for (const r of await store.deploymentRuns.list()) statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+    expect(
+      Object.fromEntries(samplesOf(samples, 'yoke_deployment_runs').map((s) => [s.labels.status, s.value])),
+    ).toEqual(Object.fromEntries(statuses));
+  });
+
+  it("count GitHub's requests by route template, never by an id, and the webhooks yoke was sent", () => {
+    const routes = samplesOf(samples, 'yoke_github_requests_total');
+    expect(routes.length).toBeGreaterThan(0);
+    expect(routes.filter((s) => /\/\d+(\/|$)/.test(s.labels.route ?? ''))).toEqual([]);
+    expect(sumOf(samples, 'yoke_github_requests_total', { method: 'GET' })).toBeGreaterThan(0);
+    expect(sumOf(samples, 'yoke_webhook_deliveries_total')).toBeGreaterThan(0);
+  });
+
+  it('keep their labels bounded: only the labels each metric declares, and no run id among their values', async () => {
+    const declared = (name: string): readonly string[] => {
+      const base = name.replace(/_(bucket|sum|count)$/, '') as keyof typeof METRICS;
+      return [...METRICS[base].labels, ...(name.endsWith('_bucket') ? ['le'] : [])];
+    };
+    expect(samples.flatMap((s) => Object.keys(s.labels).filter((k) => !declared(s.name).includes(k)))).toEqual([]);
+    const runIds = [
+      ...(await sandbox.runtime.store.runs.listAll()).map((r) => r.id),
+      ...(await sandbox.runtime.store.deploymentRuns.list()).map((r) => r.id),
+    ];
+    expect(samples.filter((s) => Object.values(s.labels).some((v) => runIds.some((id) => v.includes(id))))).toEqual([]);
+  });
+});
