@@ -10,7 +10,7 @@ const FLOORS = [
   { name: 'infrastructure', path: '^src/(config|store|forge|launcher|agent)/' },
   { name: 'domain', path: '^src/(fleet|delivery)/|^src/(leadership|process-lease|ticks)\\.ts$' },
   { name: 'edges', path: '^src/(commands|webhooks|http)/' },
-  { name: 'roots', path: '^src/cli/|^src/(app|server|door|main)\\.ts$' },
+  { name: 'roots', path: '^src/cli/|^src/(app|server|door|main|tracing)\\.ts$' },
 ];
 
 const climbs = FLOORS.slice(0, -1).map((floor, i) => ({

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { listenForMetrics, Metrics } from './http/metrics.js';
+import { NO_TRACER, type Tracer } from './kernel/trace.js';
 import { runnerBundle } from './agent/bundle.js';
 import type { ApplicationFunction, Probot } from 'probot';
 import { systemClock, systemTimers, type Clock, type Timers } from './kernel/clock.js';
@@ -44,6 +45,8 @@ export interface YokeOverrides {
   startTicks?: boolean;
   /** The request budgets the GitHub client spends from (SC03), shared with the Octokit class. */
   budget?: BudgetBook;
+  /** The tracer yoke's spans are made by (tracing.ts); OpenTelemetry's no-op unless tracing is on. */
+  tracer?: Tracer;
 }
 
 export interface YokeRuntime {
@@ -183,7 +186,10 @@ async function metricsOf(
 /** The engine, as the settings configure it, over the parts wire built. */
 function engineOf(
   settings: OperatorSettings,
-  parts: Pick<EngineDeps, 'processId' | 'store' | 'forge' | 'launcher' | 'clock' | 'timers' | 'log' | 'onPass'> & {
+  parts: Pick<
+    EngineDeps,
+    'processId' | 'store' | 'forge' | 'launcher' | 'clock' | 'timers' | 'log' | 'onPass' | 'tracer'
+  > & {
     leadership: Leadership;
     oidc: OidcVerifier;
   },
@@ -249,6 +255,7 @@ async function wire(
     log: app.log,
     oidc,
     onPass: (report, seconds) => metrics.passed(report, seconds),
+    tracer: overrides.tracer ?? NO_TRACER,
   });
   const fleet = engine.context();
   const { metrics, metricsServer } = await metricsOf(settings, { engine, leadership, github: cacheStats });

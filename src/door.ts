@@ -61,13 +61,7 @@ export async function openDatabaseDoor(env: Record<string, string | undefined>, 
     appId: env.APP_ID,
     privateKey,
     ...(baseUrl ? { baseUrl } : {}),
-    Octokit: yokeOctokit(
-      store,
-      systemClock,
-      cacheStats,
-      clientPolicy(settings.throttle, settings.maxRequestsInFlight),
-      null,
-    ),
+    Octokit: yokeOctokit(store, systemClock, cacheStats, clientPolicy(settings.throttle, settings.maxRequestsInFlight)),
   } as ConstructorParameters<typeof Probot>[0]);
   // No ticks: the door dispatches; the server (when it is back) runs the fleet.
   const { appFn, runtime } = createYokeApp({ settings, store, cacheStats, startTicks: false });

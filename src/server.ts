@@ -1,3 +1,4 @@
+import { startTracing } from './tracing.js';
 import { bubblewrapProblem } from './kernel/bubblewrap.js';
 import { run, type Server } from 'probot';
 import { createYokeApp, type YokeRuntime } from './app.js';
@@ -111,7 +112,16 @@ export async function startYoke(
   const cacheStats: CacheStats = { requests: 0, notModified: 0 };
   // SC03: one budget per installation, planned against GitHub's secondary limits (off with throttling, for a server without them).
   const budget = settings.throttle ? new BudgetBook(GITHUB_SECONDARY_LIMITS, () => systemClock.now()) : null;
-  const { appFn, runtime } = createYokeApp({ settings, env, store, cacheStats, budget: budget ?? undefined });
+  // Off unless OTEL_EXPORTER_OTLP_ENDPOINT (or its traces endpoint) is set: then spans go there over OTLP/HTTP.
+  const tracing = startTracing(settings);
+  const { appFn, runtime } = createYokeApp({
+    settings,
+    env,
+    store,
+    cacheStats,
+    budget: budget ?? undefined,
+    tracer: tracing.tracer,
+  });
   const server = await run(appFn, {
     env,
     log,
@@ -120,7 +130,7 @@ export async function startYoke(
       systemClock,
       cacheStats,
       clientPolicy(settings.throttle, settings.maxRequestsInFlight),
-      budget,
+      { budget, tracer: tracing.tracer },
     ),
   } as Parameters<typeof run>[1]);
   return {
@@ -131,6 +141,7 @@ export async function startYoke(
       await rt?.stop();
       await rt?.engine.lock.run(async () => {});
       await server.stop();
+      await tracing.shutdown();
       await store.close();
     },
   };

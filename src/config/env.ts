@@ -63,6 +63,9 @@ export interface OperatorSettings {
   metricsToken: string | undefined;
   /** A second listener that serves only the metrics, with no token. */
   metricsAddress: { host: string; port: number } | undefined;
+  /** Where spans go over OTLP/HTTP, with what headers (null: tracing off), and the service they name. */
+  otlpTraces: { url: string; headers: Record<string, string> } | null;
+  serviceName: string;
 }
 
 export type EnvResult = { ok: true; settings: OperatorSettings } | { ok: false; problems: string[] };
@@ -130,6 +133,16 @@ export function parseOperatorEnv(env: Record<string, string | undefined>): EnvRe
       dashboardRefreshMs: e.YOKE_DASHBOARD_REFRESH_SECONDS * 1000,
       metricsToken: e.YOKE_METRICS_TOKEN,
       metricsAddress: e.YOKE_METRICS_ADDRESS,
+      otlpTraces:
+        e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || e.OTEL_EXPORTER_OTLP_ENDPOINT
+          ? {
+              url:
+                e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
+                `${e.OTEL_EXPORTER_OTLP_ENDPOINT!.replace(/\/+$/, '')}/v1/traces`,
+              headers: e.OTEL_EXPORTER_OTLP_HEADERS,
+            }
+          : null,
+      serviceName: e.OTEL_SERVICE_NAME,
       webUrl: e.GHE_HOST ? `${e.GHE_PROTOCOL}://${e.GHE_HOST}` : 'https://github.com',
     },
   };

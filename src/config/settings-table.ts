@@ -1,5 +1,14 @@
 import { z } from 'zod';
 import { entriesOf } from '../kernel/guards.js';
+import {
+  commaList,
+  dollars,
+  personTokens,
+  positiveInt,
+  publicUrl,
+  repoCaps,
+  SECRET_MIN_LENGTH,
+} from './setting-parsers.js';
 
 // Every environment variable yoke reads at start, declared once: its parser,
 // its default (as the text an operator would write) and its meaning. The
@@ -8,86 +17,8 @@ import { entriesOf } from '../kernel/guards.js';
 // keeps the doc equal to it). A parser's messages never repeat the variable's
 // name: each problem is printed as `NAME: message`.
 
-/** TR08: the shortest webhook secret and operator token yoke accepts (`openssl rand -hex 32` makes 64 characters). */
-export const SECRET_MIN_LENGTH = 32;
+export { SECRET_MIN_LENGTH, isLoopbackHost } from './setting-parsers.js';
 
-/** Hosts that are this machine: a URL to one never crosses a network. */
-export const isLoopbackHost = (host: string): boolean =>
-  host === 'localhost' || host === '[::1]' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
-
-const positiveInt = z
-  .string()
-  .trim()
-  .regex(/^\d+$/, 'must be a whole number')
-  .transform(Number)
-  .refine((n) => n >= 1, 'must be at least 1');
-
-const commaList = z.string().transform((s) =>
-  s
-    .split(',')
-    .map((part) => part.trim())
-    .filter((part) => part.length > 0),
-);
-
-const dollars = (example: string) =>
-  z.coerce
-    .number({ message: `must be a number of US dollars, e.g. ${example}` })
-    .positive(`must be a positive number of US dollars, e.g. ${example}`);
-
-const repoCaps = z.string().transform((s, ctx) => {
-  const caps: Record<string, number> = {};
-  for (const part of commaList.parse(s)) {
-    const match = /^([\w.-]+\/[\w.-]+)=(\d+)$/.exec(part);
-    if (!match || Number(match[2]) < 1) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `"${part}" is not owner/repo=N with N at least 1 (example: YOKE_REPO_CAPS=acme/api=3,acme/web=1)`,
-      });
-      return z.NEVER;
-    }
-    caps[match[1]!.toLowerCase()] = Number(match[2]);
-  }
-  return caps;
-});
-
-const personTokens = z.string().transform((s, ctx) => {
-  const people: { login: string; token: string }[] = [];
-  for (const part of commaList.parse(s)) {
-    const m = /^([A-Za-z0-9](?:[A-Za-z0-9-]{0,38})):(.+)$/.exec(part);
-    if (!m) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `an entry is not login:token (example: YOKE_PERSON_TOKENS=alice:$(openssl rand -hex 32))`,
-      });
-      return z.NEVER;
-    }
-    if (m[2]!.length < SECRET_MIN_LENGTH) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `${m[1]}'s token must be at least ${SECRET_MIN_LENGTH} characters; make one with \`openssl rand -hex 32\``,
-      });
-      return z.NEVER;
-    }
-    people.push({ login: m[1]!, token: m[2]! });
-  }
-  return people;
-});
-
-// TR17: run secrets, OIDC tokens and push tokens travel over it, so plain http only on this machine.
-const publicUrl = z
-  .url({ message: 'must be a URL such as https://yoke.example.com' })
-  .refine(
-    (u) =>
-      !URL.canParse(u) ||
-      new URL(u).protocol === 'https:' ||
-      (new URL(u).protocol === 'http:' && isLoopbackHost(new URL(u).hostname)),
-    {
-      message:
-        'must be https (run secrets, OIDC tokens and push tokens travel over it); plain http is allowed only for loopback (localhost, 127.0.0.1, [::1]). Put yoke behind a TLS endpoint and set YOKE_PUBLIC_URL=https://…',
-    },
-  );
-
-/** One variable: how it is parsed, its default as an operator would write it, what it means. */
 interface Setting<S extends z.ZodType> {
   schema: S;
   /** The default, as text the schema parses; none: unset means "not given". */
@@ -269,6 +200,36 @@ export const SETTINGS = {
       .refine((a) => a.port >= 1 && a.port <= 65535, 'must name a port from 1 to 65535, e.g. 127.0.0.1:9464'),
     meaning:
       'also serve `/metrics` on this address, with no token (e.g. `127.0.0.1:9464`): for a Prometheus on the same host or a network only operators reach',
+  },
+  OTEL_EXPORTER_OTLP_ENDPOINT: {
+    schema: z.url({ message: 'must be a URL, e.g. http://127.0.0.1:4318' }),
+    meaning:
+      'where yoke sends its OpenTelemetry traces over OTLP/HTTP (its `/v1/traces`); unset, yoke keeps no span and exports nothing',
+  },
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: {
+    schema: z.url({ message: 'must be a URL, e.g. http://127.0.0.1:4318/v1/traces' }),
+    meaning: 'the traces endpoint itself, when it is not `$OTEL_EXPORTER_OTLP_ENDPOINT/v1/traces`',
+  },
+  OTEL_EXPORTER_OTLP_HEADERS: {
+    schema: z.string().transform((s, ctx) => {
+      const headers: Record<string, string> = {};
+      for (const part of commaList.parse(s)) {
+        const at = part.indexOf('=');
+        if (at <= 0) {
+          ctx.addIssue({ code: 'custom', message: `"${part}" is not key=value, e.g. authorization=Bearer%20TOKEN` });
+          return z.NEVER;
+        }
+        headers[part.slice(0, at).trim()] = decodeURIComponent(part.slice(at + 1).trim());
+      }
+      return headers;
+    }),
+    default: '',
+    meaning: "headers sent with each export, `key=value` comma-separated (a collector's credentials)",
+  },
+  OTEL_SERVICE_NAME: {
+    schema: z.string().min(1),
+    default: 'yoke',
+    meaning: "the service name yoke's spans carry",
   },
   YOKE_DASHBOARD_REFRESH_SECONDS: {
     schema: positiveInt,

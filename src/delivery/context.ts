@@ -11,7 +11,7 @@ import type { DeploymentRun } from '../store/deployment-runs.js';
 // log and the config refresh policy. Results are data: a value or a refusal.
 
 export type DeliveryContext = Pick<FleetContext, 'processId' | 'store' | 'forge' | 'clock' | 'log' | 'policy'> &
-  Partial<Pick<FleetContext, 'webUrl'>>;
+  Partial<Pick<FleetContext, 'webUrl' | 'tracer'>>;
 
 /**
  * TR11: who makes a delivery request, from its credential (never from a body).

@@ -2,6 +2,7 @@ import type { OperatorSettings } from '../config/env.js';
 import type { Clock } from '../kernel/clock.js';
 import type { Forge, RepoName } from '../forge/types.js';
 import type { Log } from '../kernel/log.js';
+import type { Tracer } from '../kernel/trace.js';
 import type { Store } from '../store/store.js';
 import type { CapPolicy } from './cap.js';
 
@@ -94,6 +95,8 @@ export interface Io {
   forge: Forge;
   clock: Clock;
   log: Log;
+  /** yoke's spans: OpenTelemetry's no-op unless tracing is on (absent: the no-op). */
+  tracer?: Tracer;
 }
 
 /**

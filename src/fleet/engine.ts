@@ -29,6 +29,8 @@ import { repoRefOf } from './repo-state.js';
 import { collectHandedResult, type HandedResults } from './run-results.js';
 import { sameRepo } from '../kernel/ids.js';
 import { errorStack } from '../kernel/error-text.js';
+import { inSpan, NO_TRACER, type Tracer } from '../kernel/trace.js';
+import { issueSpan, runSpanAttributes } from './issue-trace.js';
 
 // The fleet's clockwork: two ticks and HTTP kicks, all queued on one lock so
 // passes never interleave (SP08). What a pass does lives in pass.ts.
@@ -62,6 +64,8 @@ export interface EngineDeps {
   handedResults?: HandedResults;
   /** Told of each pass this process ran, and how long it took in seconds (the metrics). */
   onPass?: (report: PassReport, seconds: number) => void;
+  /** The tracer of yoke's spans (the no-op unless tracing is on). */
+  tracer?: Tracer;
 }
 
 export function newRunId(): string {
@@ -96,6 +100,7 @@ export class Engine {
       clock,
       policy,
       log,
+      tracer: this.deps.tracer ?? NO_TRACER,
       webUrl: this.deps.webUrl,
       kick: () => void this.kick().catch((err) => log.error({ err: errorStack(err) }, 'kicked pass failed')),
       wake: (repo) => {
@@ -137,6 +142,7 @@ export class Engine {
       activity: this.activity,
       onPolledComments: d.onPolledComments,
       onMerged: d.onMerged,
+      tracer: d.tracer ?? NO_TRACER,
     };
   }
 
@@ -187,7 +193,20 @@ export class Engine {
     const queued = this.serial(async () => {
       this.waiting.delete(trigger);
       const started = performance.now();
-      const report = await pass();
+      // Each pass is a trace of its own; the launches it makes link to it from their issues' traces.
+      const report = await inSpan(
+        this.deps.tracer ?? NO_TRACER,
+        'yoke.pass',
+        { parent: null, attributes: { 'yoke.pass.trigger': trigger } },
+        async (span) => {
+          const r = await pass();
+          span.setAttributes({
+            'yoke.pass.candidates': r.candidates.length,
+            'yoke.pass.launched': r.outcomes.filter((o) => o.result.kind === 'launched').length,
+          });
+          return r;
+        },
+      );
       this.lastPass = report;
       this.deps.onPass?.(report, (performance.now() - started) / 1000);
       return report;
@@ -302,6 +321,14 @@ export class Engine {
           r.run.issueNumber,
         );
       }
+      // The run, from its launch to its end, in its issue's trace.
+      const ended = (await store.runs.get(r.run.id)) ?? r.run;
+      await issueSpan(this.context(), { repo: ended.repo, issue: ended.issueNumber }, `yoke.run ${ended.kind}`, {
+        start: ended.launchedAt,
+        end: ended.endedAt ?? clock.now(),
+        attributes: runSpanAttributes(ended),
+        ...(r.outcome === 'success' ? {} : { error: r.reason ?? r.outcome }),
+      });
     }
     return reaped;
   }

@@ -3,6 +3,7 @@ import { disabledNotice, pauseNotice, issueEditedNotice } from './messages.js';
 import type { NewAsk } from '../store/asks.js';
 import { repoRefOf } from './repo-state.js';
 import { errorStack } from '../kernel/error-text.js';
+import { openIssueTrace } from './issue-trace.js';
 import type { Io } from './context.js';
 
 // What the read half of a pass finds that the store must be told: repos seen
@@ -52,6 +53,8 @@ export async function executeHousekeeping(deps: Io, planned: readonly Housekeepi
           labelledBy: h.labelledBy,
           recordedAt: deps.clock.now(),
         });
+        // The issue's trace opens with its label, if no webhook opened it first.
+        await openIssueTrace(deps, { repo: h.repo, issue: h.issue, via: 'poll', by: h.labelledBy });
         break;
       case 'notify_issue_edited':
         try {

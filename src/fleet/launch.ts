@@ -4,6 +4,8 @@ import type { Forge, RepoRef } from '../forge/types.js';
 import { REJECTION_LIMIT, type Launcher, type LaunchSpec } from '../launcher/launcher.js';
 import type { Log } from '../kernel/log.js';
 import type { Clock } from '../kernel/clock.js';
+import { activeRef, type Tracer } from '../kernel/trace.js';
+import { issueSpan } from './issue-trace.js';
 import { isAfkKind, type Run, type RunKind } from '../store/runs.js';
 import type { Store } from '../store/store.js';
 import type { Candidate } from './candidate.js';
@@ -152,6 +154,8 @@ export interface LaunchDeps {
   /** BU01: the fleet's budgets, and this pass's ledger of what they hold (read before it, added to as it reserves). */
   budgets: FleetBudgets;
   ledger: BudgetLedger;
+  /** The tracer of yoke's spans (the no-op unless tracing is on). */
+  tracer?: Tracer;
 }
 
 /**
@@ -315,6 +319,15 @@ export async function launchCandidate(
     money: { reserve, budgets },
   });
   if (result.kind === 'launched' && reserve) deps.ledger.add(repo.fullName, c.kind, reserve);
+  if (result.kind === 'launched') {
+    // The launch, in its issue's trace, linked to the pass that made it.
+    const pass = activeRef();
+    await issueSpan(deps, { repo: c.repo, issue: c.issueNumber }, `yoke.launch ${c.kind}`, {
+      start: deps.clock.now(),
+      attributes: { 'yoke.run.id': result.runId, 'yoke.run.kind': c.kind, 'yoke.why': c.why },
+      ...(pass ? { links: [pass] } : {}),
+    });
+  }
   deps.log.info(
     { repo: c.repo, kind: c.kind, subject: c.subject, cap, result: result.kind, why: c.why },
     'launch decision',

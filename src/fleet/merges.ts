@@ -15,6 +15,7 @@ import {
 } from './stacks.js';
 import { verdictOn } from './verdicts.js';
 import type { Io } from './context.js';
+import { issueSpan } from './issue-trace.js';
 
 // LD03, LD05: the merges a pass makes, planned from what it read, then made one at a time, each only while the
 // base branch is at exactly the tree its lander judged: through the PR, or (autoland.fast_forward) by moving
@@ -203,6 +204,7 @@ export async function executeMerge(
     await store.merges.record(done);
     landed.push(done);
     log.info({ repo: facts.repo.fullName, pr: a.pr, sha: a.sha }, 'merged accepted claim PR');
+    await mergeSpan(deps, facts, { pr: a.pr, sha: a.sha, mergeSha: res.sha });
     await deps.onMerged?.(deps, { repo: facts.repo, pr: a.pr, mergeSha: res.sha, config: facts.config });
   } else {
     await recordRefusal(deps, facts, a, { tip, detail: res.message });
@@ -255,8 +257,16 @@ async function fastForward(
   landed.push(done);
   log.info({ repo, pr: a.pr, sha: a.sha, land: a.land }, 'landed accepted claim PR by fast-forward');
   await forge.deleteBranch(facts.repo, landBranch(a.pr)).catch(() => undefined);
+  await mergeSpan(deps, facts, { pr: a.pr, sha: a.sha, mergeSha: a.land });
   await deps.onMerged?.(deps, { repo: facts.repo, pr: a.pr, mergeSha: a.land, config: facts.config });
 }
+
+/** The merge, in the trace of the issue its claim PR closes. */
+const mergeSpan = (io: Io, facts: RepoFacts, m: { pr: number; sha: string; mergeSha: string }) =>
+  issueSpan(io, { repo: facts.repo.fullName, issue: facts.claims.get(m.pr)?.issueNumber ?? null }, 'yoke.merge', {
+    start: io.clock.now(),
+    attributes: { 'yoke.pr': m.pr, 'yoke.head_sha': m.sha, 'yoke.merge_sha': m.mergeSha },
+  });
 
 /**
  * LD04: adds an accepted claim PR to the merge queue its branch requires, at the head its lander judged.

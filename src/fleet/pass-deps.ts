@@ -2,6 +2,7 @@ import type { Clock } from '../kernel/clock.js';
 import type { CommentView, Forge, RepoRef } from '../forge/types.js';
 import type { Launcher } from '../launcher/launcher.js';
 import type { Log } from '../kernel/log.js';
+import type { Tracer } from '../kernel/trace.js';
 import type { Store } from '../store/store.js';
 import type { MergeListener } from './merges.js';
 import type { CheckRefusals } from './check-runs.js';
@@ -35,4 +36,6 @@ export interface PassDeps {
   onPolledComments?: (repo: RepoRef, comments: readonly CommentView[]) => Promise<void>;
   /** Told of each claim PR the pass merged. */
   onMerged?: MergeListener;
+  /** The tracer of yoke's spans (the no-op unless tracing is on). */
+  tracer?: Tracer;
 }

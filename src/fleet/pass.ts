@@ -15,6 +15,7 @@ import { wasAttempted } from '../store/merges.js';
 import { spawnPass, type PassOutcome } from './spawn-pass.js';
 import { gatherPass, READ_ESTIMATE_POINTS, type Deferral, type Gathered, type PassDeps } from './gather.js';
 import { errorStack } from '../kernel/error-text.js';
+import { inSpan, NO_TRACER } from '../kernel/trace.js';
 
 // One spawn pass: read everything (gather.ts gatherPass, which writes nothing), decide,
 // then write: housekeeping, the locked launches, merges and notices, verdicts.
@@ -151,6 +152,7 @@ async function launchPass(deps: PassDeps, gathered: Gathered): ReturnType<typeof
     pauseThreshold: deps.policy.pauseThreshold,
     budgets: deps.policy,
     ledger,
+    ...(deps.tracer ? { tracer: deps.tracer } : {}),
   };
   return spawnPass(
     gathered.candidates,
@@ -227,10 +229,11 @@ async function actOnRepos(
 
 export async function spawnOnce(given: PassDeps, trigger: PassTrigger, reaped: Reaped[]): Promise<PassReport> {
   const deps = { ...given, forge: passForge(given.forge) };
-  const io: Io = { store: deps.store, forge: deps.forge, clock: deps.clock, log: deps.log };
-  const gathered = await gatherPass(deps);
+  const tracer = deps.tracer ?? NO_TRACER;
+  const io: Io = { store: deps.store, forge: deps.forge, clock: deps.clock, log: deps.log, tracer };
+  const gathered = await inSpan(tracer, 'yoke.pass.gather', {}, () => gatherPass(deps));
   await executeHousekeeping(io, gathered.housekeeping);
-  const { outcomes, after } = await launchPass(deps, gathered);
+  const { outcomes, after } = await inSpan(tracer, 'yoke.pass.decide', {}, () => launchPass(deps, gathered));
 
   const passedOver = outcomes.flatMap((o): Waiting[] =>
     o.why
@@ -250,7 +253,7 @@ export async function spawnOnce(given: PassDeps, trigger: PassTrigger, reaped: R
 
   // Writes after decisions: claim labels, holds, notices, commands found by poll; then verdicts not yet
   // posted, the lander check runs, the merges, and last the dashboard issues.
-  const mergesOwed = await actOnRepos(deps, io, gathered, after);
+  const mergesOwed = await inSpan(tracer, 'yoke.pass.write', {}, () => actOnRepos(deps, io, gathered, after));
   await postPendingVerdicts(io);
   const checkPolicy = { landerAttemptsPerHead: deps.policy.landerAttemptsPerHead, webUrl: deps.webUrl };
   await syncLanderChecks({ ...io, policy: checkPolicy, refusals: deps.checkRefusals });

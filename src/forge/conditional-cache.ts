@@ -44,6 +44,18 @@ interface Response {
   data: unknown;
 }
 
+/**
+ * A request's route as its template (`/repos/{owner}/{repo}/issues`), never its URL, so a label or a span name
+ * stays bounded: a whole URL (a page's link, a GitHub Enterprise host's) is cut to its path without the API's
+ * prefix or the query, with its numbers named.
+ */
+export const routeOf = (url: string): string =>
+  url
+    .replace(/^https?:\/\/[^/]+/, '')
+    .replace(/^\/api\/v3(?=\/)/, '')
+    .replace(/\?.*$/, '')
+    .replace(/\/\d+(?=\/|$)/g, '/{n}');
+
 export function conditionalCache(
   cache: HttpCacheStore,
   now: () => number,
@@ -91,12 +103,7 @@ export function conditionalCache(
     };
     o.hook.wrap('request', async (request, opts) => {
       stats.requests++;
-      // The route's template (`/repos/{owner}/{repo}/issues`), not its URL: a bounded label. A page's link
-      // (a whole URL) is cut to its path, with its numbers named.
-      const route = opts.url
-        .replace(/^https?:\/\/[^/]+/, '')
-        .replace(/\?.*$/, '')
-        .replace(/\/\d+(?=\/|$)/g, '/{n}');
+      const route = routeOf(opts.url);
       const count = (status: unknown) => {
         const key = `${opts.method} ${String(status)} ${route}`;
         stats.byRoute?.set(key, (stats.byRoute.get(key) ?? 0) + 1);

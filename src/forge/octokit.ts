@@ -3,8 +3,9 @@ import type { Clock } from '../kernel/clock.js';
 import type { Store } from '../store/store.js';
 import { createLimiter, type Limiter } from '../kernel/limit.js';
 import { costOf, type BudgetBook } from './budget.js';
-import { conditionalCache, hooked, type CacheStats } from './conditional-cache.js';
-import { recordOf } from '../kernel/guards.js';
+import { conditionalCache, hooked, routeOf, type CacheStats } from './conditional-cache.js';
+import { fieldOf, recordOf } from '../kernel/guards.js';
+import { inSpan, NO_TRACER, SpanKind, type Tracer } from '../kernel/trace.js';
 
 // The Octokit class yoke's Probot runs on, and the client policy behind it.
 
@@ -124,6 +125,33 @@ export function rateHeld(holds: RateHolds) {
   };
 }
 
+/** An Octokit plugin that makes each request a client span (its route's template, its method and status). */
+export function traced(tracer: Tracer) {
+  return (octokit: unknown) => {
+    hooked(octokit).hook.wrap('request', (request, options) => {
+      const method = String(options.method ?? 'GET');
+      const route = routeOf(String(options.url ?? ''));
+      return inSpan(
+        tracer,
+        `${method} ${route}`,
+        { kind: SpanKind.CLIENT, attributes: { 'http.request.method': method, 'url.template': route } },
+        async (span) => {
+          try {
+            const res = await request(options);
+            span.setAttribute('http.response.status_code', Number(fieldOf(res, 'status')));
+            return res;
+          } catch (err) {
+            const status = fieldOf(err, 'status');
+            if (typeof status === 'number') span.setAttribute('http.response.status_code', status);
+            throw err;
+          }
+        },
+      );
+    });
+    return {};
+  };
+}
+
 /** An Octokit plugin that holds every request until fewer than the limiter's bound are in flight. */
 export function inFlightLimit(limiter: Limiter) {
   return (octokit: unknown) => {
@@ -143,9 +171,10 @@ export function yokeOctokit(
   clock: Clock,
   stats: CacheStats,
   policy: GitHubClientPolicy = DEFAULT_CLIENT_POLICY,
-  budget: BudgetBook | null = null,
-  holds: RateHolds | null = null,
+  /** SC03's budget, the rate holds (the store's by default), and the tracer each request's span is made by. */
+  more: { budget?: BudgetBook | null; holds?: RateHolds | null; tracer?: Tracer } = {},
 ) {
+  const { budget = null, holds = null, tracer = NO_TRACER } = more;
   const { maxRetries, maxWaitSeconds } = policy.throttle;
   const honour = (retryAfter: number, options: { request?: { retryCount?: number } }) =>
     (options.request?.retryCount ?? 0) < maxRetries && retryAfter <= maxWaitSeconds;
@@ -156,6 +185,8 @@ export function yokeOctokit(
   if (budget) plugins.push(budgeted(budget, sleep));
   // Outermost: a held installation waits before it takes an in-flight slot from the others.
   plugins.push(rateHeld(holds ?? new RateHolds(store.rateHolds, () => clock.now(), sleep)));
+  // Outermost of all: each request, retries and waits included, as one client span of whatever span is active.
+  plugins.push(traced(tracer));
   return ProbotOctokit.plugin(...plugins).defaults((options: Record<string, any>) => ({
     ...options,
     // Probot hands the app-auth strategy a request function without the

@@ -19,6 +19,7 @@ import { HttpCacheStore } from './http-cache.js';
 import { MergeStore } from './merges.js';
 import { SpendStore } from './spend.js';
 import { MoneyNoticeStore } from './money-notices.js';
+import { IssueTraceStore } from './issue-traces.js';
 import { EnqueueStore } from './enqueues.js';
 import { ProcessStore } from './processes.js';
 import { QaLabelStore } from './qa-labels.js';
@@ -52,6 +53,7 @@ export interface Store {
   spend: SpendStore;
   /** BU03: the claim PRs told their fix waits for money. */
   moneyNotices: MoneyNoticeStore;
+  issueTraces: IssueTraceStore;
   /** LD04: the claim PRs yoke added to GitHub's merge queue. */
   enqueues: EnqueueStore;
   httpCache: HttpCacheStore;
@@ -147,6 +149,7 @@ export function storeOver(outer: Sql, within?: Sql, leaseClock: LeaseClock = dat
     merges: new MergeStore(sql),
     spend: new SpendStore(sql),
     moneyNotices: new MoneyNoticeStore(sql),
+    issueTraces: new IssueTraceStore(sql),
     enqueues: new EnqueueStore(sql),
     httpCache: new HttpCacheStore(sql),
     deliveries: new DeliveryStore(sql),

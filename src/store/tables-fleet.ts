@@ -91,6 +91,13 @@ export const FLEET_TABLES = {
     body: text,
     stored_at: int,
   },
+  issue_traces: {
+    repo: text,
+    issue_number: int,
+    trace_id: text,
+    span_id: text,
+    at: int,
+  },
   leaders: {
     role: text,
     holder: text,

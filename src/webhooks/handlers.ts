@@ -1,3 +1,4 @@
+import { labelOpensTrace } from '../fleet/issue-trace.js';
 import type { Probot } from 'probot';
 import { handleComment } from '../commands/handle.js';
 import { touchesOptInFile } from '../config/repo-config.js';
@@ -78,10 +79,14 @@ export function registerWebhooks(
     if (!(await firstSight(context))) return;
     if (context.name === 'issues') {
       const labeled = IssueLabeledPayload.safeParse(context.payload);
-      if (labeled.success)
+      if (labeled.success) {
         await handleQaLabel(fleet, labeled.data).catch((err) =>
           fleet.log.warn({ delivery: context.id, err: errorStack(err) }, 'could not handle a qa label'),
         );
+        await labelOpensTrace(fleet, labeled.data).catch((err) =>
+          fleet.log.warn({ delivery: context.id, err: errorStack(err) }, "could not open the issue's trace"),
+        );
+      }
     }
     // SC02: the repository is active from now, so the pass this asks for probes it.
     const repo = RepoNamePayload.safeParse(context.payload);

@@ -38,7 +38,7 @@ describe('a rate-limit hold', () => {
       clock.advance(ms);
     };
     const client = (holds: RateHolds) => {
-      const Client = yokeOctokit(store, clock, { requests: 0, notModified: 0 }, POLICY, null, holds);
+      const Client = yokeOctokit(store, clock, { requests: 0, notModified: 0 }, POLICY, { holds });
       return new Client({ auth: 'ghs_token', baseUrl: API }) as unknown as Octokit;
     };
     const here = client(new RateHolds(store.rateHolds, clock.now, sleep));

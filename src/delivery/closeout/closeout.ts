@@ -1,3 +1,4 @@
+import { issueSpan } from '../../fleet/issue-trace.js';
 import { makeRefusal, type Refusal } from '../../kernel/codes/table.js';
 import { classifyGitHubError } from '../../forge/errors.js';
 import { spendLine } from '../../fleet/messages.js';
@@ -95,7 +96,14 @@ export async function closeOutMembers(at: StageAt, startedAt: number): Promise<C
       ))
     )
       continue;
+    const started = ctx.clock.now();
     const refusal = await closeOut({ ctx, dr, run, stage }, issue);
+    // The close-out ends the issue's trace.
+    await issueSpan(ctx, { repo: run.repo, issue }, 'yoke.closeout', {
+      start: started,
+      attributes: { 'yoke.deployment_run': run.id, 'yoke.stage': stage, 'yoke.item': item },
+      ...(refusal ? { error: refusal.message } : {}),
+    });
     if (refusal) {
       await ctx.store.closeouts.finish(run.id, issue, { state: 'refused', refusal }, ctx.clock.now(), ctx.processId);
       report.refused.push({ item, refusal });

@@ -1,3 +1,4 @@
+import { issueSpan } from '../../fleet/issue-trace.js';
 import { randomBytes } from 'node:crypto';
 import { canWrite } from '../../kernel/permission.js';
 import { isBotLogin } from '../notices/people.js';
@@ -122,8 +123,8 @@ async function freezeStage(at: StageAt): Promise<void> {
     groupCount: (await store.qa.groups([run.id])).length,
     now: clock.now(),
   });
-  await store.write(async (t) => {
-    if (await t.deploymentRuns.stage(run.id, stage)) return; // another entry won the race
+  const froze = await store.write(async (t) => {
+    if (await t.deploymentRuns.stage(run.id, stage)) return false; // another entry won the race
     for (const s of plan.snapshots)
       await t.qa.saveSnapshot({ runId: run.id, planId: s.planId, name: s.name, commit: run.commit, cases: s.cases });
     for (const g of plan.groups) await t.qa.openGroup(g);
@@ -149,7 +150,20 @@ async function freezeStage(at: StageAt): Promise<void> {
       refusal: plan.stageRefusal,
       at: clock.now(),
     });
+    return true;
   });
+  // Each member's entry into the QA stage, in its issue's trace.
+  for (const m of froze ? plan.members : [])
+    await issueSpan(ctx, { repo: run.repo, issue: m.issueNumber }, `yoke.qa ${stage}`, {
+      start: clock.now(),
+      attributes: {
+        'yoke.deployment_run': run.id,
+        'yoke.stage': stage,
+        'yoke.plans': m.plans.map((p) => p.planId).join(','),
+        ...(m.holder ? { 'yoke.holder': m.holder } : {}),
+      },
+      ...(m.refusal ? { error: m.refusal.message } : {}),
+    });
 }
 
 /**

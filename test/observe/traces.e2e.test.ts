@@ -1,0 +1,118 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { attachDemoPlans, deliverDemo } from '../../sandbox/deliver.js';
+import { DEMO_REPO } from '../../sandbox/demo-repo.js';
+import { Sandbox } from '../../sandbox/sandbox.js';
+import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
+
+// yoke's OTLP export, received in this process: one issue reads as one trace, from its label to its
+// close-out, each step a child of the span its label opened; each pass is a trace of its own, which the
+// launches it made link to; GitHub's requests are client spans of the step that made them.
+
+let receiver: OtlpReceiver;
+let sandbox: Sandbox;
+let issueTrace: { traceId: string; spanId: string } | null;
+
+beforeAll(async () => {
+  receiver = await startOtlpReceiver();
+  sandbox = new Sandbox({
+    launcher: 'command',
+    failAgent: 0,
+    tickSeconds: 1,
+    reaperSeconds: 1,
+    env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'yoke-sandbox' },
+  });
+  await sandbox.start();
+  await attachDemoPlans(sandbox);
+  await sandbox.waitUntil(() => sandbox.done(), 150_000, 'the demo issues to merge');
+  await deliverDemo(sandbox, { dropAnswers: 0, log: () => {}, timeoutMs: 90_000 });
+  await sandbox.waitUntil(
+    async () => (await sandbox.runtime.store.runs.countLive()) === 0,
+    20_000,
+    'the last runs to be reaped',
+  );
+  issueTrace = await sandbox.runtime.store.issueTraces.get(DEMO_REPO, 1);
+  // Stopping flushes what the exporter still holds.
+  await sandbox.stop();
+}, 300_000);
+
+afterAll(async () => {
+  await receiver?.stop();
+});
+
+const ofTrace = (traceId: string) => receiver.spans.filter((s) => s.traceId === traceId);
+
+describe("one issue's trace, as yoke exported it", () => {
+  it('opens with its label and is the same trace for every step, each a child of that span', () => {
+    expect(issueTrace).not.toBeNull();
+    const spans = ofTrace(issueTrace!.traceId);
+    const root = spans.find((s) => s.parentSpanId === '')!;
+    expect(root).toMatchObject({
+      name: 'yoke.issue.labeled',
+      spanId: issueTrace!.spanId,
+      service: 'yoke-sandbox',
+      attributes: { 'yoke.repo': DEMO_REPO, 'yoke.issue': 1 },
+    });
+    expect(spans.filter((s) => s.parentSpanId === '')).toHaveLength(1);
+    // Every step of the issue names the label's span as its parent.
+    const steps = spans.filter((s) => s !== root);
+    expect(steps.length).toBeGreaterThan(5);
+    expect(steps.filter((s) => s.parentSpanId !== root.spanId)).toEqual([]);
+    expect(steps.every((s) => s.attributes['yoke.issue'] === 1)).toBe(true);
+  });
+
+  it('holds each step from the label to the close-out, in order: launch, run, lander, merge, QA, close-out', () => {
+    const names = ofTrace(issueTrace!.traceId)
+      .sort((a, b) => a.startMs - b.startMs)
+      .map((s) => s.name);
+    const first = (n: string) => names.indexOf(n);
+    expect(names[0]).toBe('yoke.issue.labeled');
+    for (const n of [
+      'yoke.launch afk_auto',
+      'yoke.run afk_auto',
+      'yoke.launch lander',
+      'yoke.run lander',
+      'yoke.merge',
+      'yoke.qa staging-qa',
+      'yoke.closeout',
+    ])
+      expect([n, first(n) > 0]).toEqual([n, true]);
+    expect(first('yoke.launch afk_auto')).toBeLessThan(first('yoke.launch lander'));
+    expect(first('yoke.merge')).toBeLessThan(first('yoke.closeout'));
+    expect(names.at(-1)).toBe('yoke.closeout');
+  });
+
+  it("carries a run's outcome, its verdict and what it cost (OpenTelemetry's GenAI conventions)", () => {
+    const runs = ofTrace(issueTrace!.traceId).filter((s) => s.name.startsWith('yoke.run '));
+    const lander = runs.find((s) => s.name === 'yoke.run lander' && s.attributes['yoke.run.verdict'] === 'accept');
+    expect(lander?.attributes['yoke.run.outcome']).toBe('success');
+    const agent = runs.find((s) => s.name === 'yoke.run afk_auto')!;
+    expect(agent.attributes).toMatchObject({ 'yoke.run.kind': 'afk_auto', 'yoke.run.outcome': 'success' });
+    if (agent.attributes['yoke.cost.usd'] !== undefined)
+      expect(agent.attributes['gen_ai.usage.input_tokens']).toEqual(expect.any(Number));
+  });
+});
+
+describe('passes and GitHub requests', () => {
+  it("each pass is its own trace, with its gather, decide and write; a launch links to the pass's decide", () => {
+    const passes = receiver.spans.filter((s) => s.name === 'yoke.pass' && s.parentSpanId === '');
+    expect(passes.length).toBeGreaterThan(0);
+    const parts = (p: ReceivedSpan) =>
+      receiver.spans.filter((s) => s.parentSpanId === p.spanId && s.traceId === p.traceId).map((s) => s.name);
+    expect(
+      passes.some((p) =>
+        ['yoke.pass.gather', 'yoke.pass.decide', 'yoke.pass.write'].every((n) => parts(p).includes(n)),
+      ),
+    ).toBe(true);
+    const launch = ofTrace(issueTrace!.traceId).find((s) => s.name === 'yoke.launch afk_auto')!;
+    const decide = receiver.spans.find((s) => s.spanId === launch.links[0]?.spanId);
+    expect(decide?.name).toBe('yoke.pass.decide');
+  });
+
+  it("makes each GitHub request a client span named by its route's template, under the step that made it", () => {
+    const requests = receiver.spans.filter((s) => s.kind === 3 && s.attributes['url.template']);
+    expect(requests.length).toBeGreaterThan(0);
+    expect(requests.filter((s) => /\/\d+(\/|$)/.test(String(s.attributes['url.template'])))).toEqual([]);
+    const byId = new Map(receiver.spans.map((s) => [s.spanId, s]));
+    expect(requests.some((r) => byId.get(r.parentSpanId)?.name.startsWith('yoke.pass'))).toBe(true);
+  });
+});
