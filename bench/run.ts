@@ -22,6 +22,7 @@ import { EmbeddedForge } from '../sandbox/forge-server.js';
 import { benchDelivery } from './delivery.js';
 import { benchRunsReach } from './runs-reach.js';
 import { benchLanding } from './landing.js';
+import { benchObservedPass } from './observed.js';
 import { benchEngines, concurrentLaunches, type BenchEngine } from './engines.js';
 
 // `npm run bench`: each figure on its own line as `name: value unit`.
@@ -107,6 +108,7 @@ async function benchSpawnPass(engine: BenchEngine): Promise<void> {
     await store.close();
   }
   print(`spawn_pass_10k_candidates_budgets_ms${engine.suffix}`, median(budgeted.slice(1)), 'ms');
+  await benchObservedPass(engine, candidates, policy, noopLauncher, print);
 }
 
 interface FleetFigures {

@@ -1,3 +1,4 @@
+import { startOtlpReceiver } from './otlp-receiver.js';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -55,6 +56,10 @@ const program = new Command('sandbox')
     false,
   )
   .option(
+    '--otel [url]',
+    'export OpenTelemetry traces: to this OTLP/HTTP collector, or (no URL) to a receiver the sandbox runs, whose traces it summarises',
+  )
+  .option(
     '--agent <name>',
     'run the real agent CLI (claude-code or codex) through its shipped workflow, against a scripted local model',
   )
@@ -70,6 +75,7 @@ const opts = program.opts<{
   dropAnswers: number;
   agent?: string;
   postgres: boolean;
+  otel?: string | boolean;
 }>();
 if (opts.agent !== undefined && opts.agent !== 'claude-code' && opts.agent !== 'codex') {
   console.error(`--agent must be "claude-code" or "codex", not "${opts.agent}"`);
@@ -92,7 +98,11 @@ if (opts.launcher !== 'actions' && opts.launcher !== 'command') {
   process.exit(2);
 }
 
+// --otel with no URL: the traces go to a receiver in this process, summarised at the end.
+const receiver = opts.otel === true ? await startOtlpReceiver() : null;
+const otelUrl = receiver?.url ?? (typeof opts.otel === 'string' ? opts.otel : null);
 const sandbox = new Sandbox({
+  ...(otelUrl ? { env: { OTEL_EXPORTER_OTLP_ENDPOINT: otelUrl } } : {}),
   launcher: opts.launcher,
   failAgent: opts.failAgent,
   log: 'console',
@@ -273,6 +283,21 @@ if (await sandbox.paused()) {
   );
 }
 if (merged < rows.length || (opts.deliver && delivered < rows.length)) exitCode = exitCode || 1;
+if (otelUrl) {
+  const first = await sandbox.runtime.store.issueTraces.get(DEMO_REPO, 1);
+  if (receiver) {
+    // What is still buffered goes out as yoke stops; what came so far is summarised.
+    const spans = receiver.spans;
+    const traces = new Set(spans.map((s) => s.traceId)).size;
+    const ofFirst = first ? spans.filter((s) => s.traceId === first.traceId) : [];
+    console.log(
+      `Traces: ${spans.length} spans in ${traces} traces went to ${otelUrl}/v1/traces (a receiver in this process). #1's trace ${first?.traceId ?? '(none)'}: ${[...new Set(ofFirst.sort((a, b) => a.startMs - b.startMs).map((s) => s.name))].join(' → ')}.`,
+    );
+  } else
+    console.log(
+      `Traces went to ${otelUrl}/v1/traces (OTLP/HTTP). #1's trace id: ${first?.traceId ?? '(none)'}, from its label to its close-out.`,
+    );
+}
 
 if (opts.keepRunning) {
   printStillRunning();

@@ -279,6 +279,7 @@ export async function launchCandidate(
   // before the store is asked, and the locked launch checks the same sums under its lock.
   const { reserve, budgets, shed } = moneyFor(c, facts, deps);
   if (shed) return { kind: 'over_budget', why: shed };
+  const started = deps.clock.now();
   const result = await lockedLaunch(deps, c, {
     cap,
     where: { workflow, ref },
@@ -323,7 +324,7 @@ export async function launchCandidate(
     // The launch, in its issue's trace, linked to the pass that made it.
     const pass = activeRef();
     await issueSpan(deps, { repo: c.repo, issue: c.issueNumber }, `yoke.launch ${c.kind}`, {
-      start: deps.clock.now(),
+      start: started,
       attributes: { 'yoke.run.id': result.runId, 'yoke.run.kind': c.kind, 'yoke.why': c.why },
       ...(pass ? { links: [pass] } : {}),
     });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { attachDemoPlans, deliverDemo } from '../../sandbox/deliver.js';
 import { DEMO_REPO } from '../../sandbox/demo-repo.js';
 import { Sandbox } from '../../sandbox/sandbox.js';
-import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
+import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../../sandbox/otlp-receiver.js';
 
 // yoke's OTLP export, received in this process: one issue reads as one trace, from its label to its
 // close-out, each step a child of the span its label opened; each pass is a trace of its own, which the
@@ -76,6 +76,7 @@ describe("one issue's trace, as yoke exported it", () => {
       'yoke.closeout',
     ])
       expect([n, first(n) > 0]).toEqual([n, true]);
+    expect(first('yoke.launch afk_auto')).toBeLessThan(first('yoke.run afk_auto'));
     expect(first('yoke.launch afk_auto')).toBeLessThan(first('yoke.launch lander'));
     expect(first('yoke.merge')).toBeLessThan(first('yoke.closeout'));
     expect(names.at(-1)).toBe('yoke.closeout');

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 
-// An OTLP/HTTP receiver in this process, on loopback: it takes what an OpenTelemetry exporter posts to
+// An OTLP/HTTP receiver in this process (the sandbox's --otel, and the tests), on loopback: it takes what an OpenTelemetry exporter posts to
 // /v1/traces (OTLP's JSON encoding) and keeps each span, flat, with its ids, its parent and its attributes.
 
 export interface ReceivedSpan {
