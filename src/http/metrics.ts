@@ -147,7 +147,9 @@ export interface MetricSources {
 type OfKind<K extends Kind> = { [N in MetricName]: (typeof METRICS)[N]['kind'] extends K ? N : never }[MetricName];
 
 export class Metrics {
-  readonly registry = new Registry();
+  /** This process's own figures, always served; the fleet's, served only while this process leads. */
+  private readonly own = new Registry();
+  private readonly fleetWide = new Registry();
   private readonly gauges = new Map<MetricName, Gauge>();
   private readonly counters = new Map<MetricName, Counter>();
   private readonly histograms = new Map<MetricName, Histogram>();
@@ -156,7 +158,8 @@ export class Metrics {
   constructor(private readonly sources: MetricSources) {
     for (const name of keysOf(METRICS)) {
       const d: MetricDef = METRICS[name];
-      const common = { name, help: d.help, labelNames: [...d.labels], registers: [this.registry] };
+      const registers = [d.scope === 'fleet' ? this.fleetWide : this.own];
+      const common = { name, help: d.help, labelNames: [...d.labels], registers };
       if (d.kind === 'gauge') this.gauges.set(name, new Gauge(common));
       else if (d.kind === 'counter') this.counters.set(name, new Counter(common));
       else
@@ -191,13 +194,14 @@ export class Metrics {
   /** Prometheus's text, every figure read as it is asked for. */
   async scrape(): Promise<string> {
     await this.readProcess();
-    for (const name of keysOf(METRICS)) if (METRICS[name].scope === 'fleet') this.gauges.get(name)?.reset();
-    if (this.sources.lead().leads) await this.readFleet();
-    return this.registry.metrics();
+    if (!this.sources.lead().leads) return this.own.metrics();
+    this.fleetWide.resetMetrics();
+    await this.readFleet();
+    return Registry.merge([this.own, this.fleetWide]).metrics();
   }
 
   get contentType(): string {
-    return this.registry.contentType;
+    return this.own.contentType;
   }
 
   private async readProcess(): Promise<void> {

@@ -8,6 +8,8 @@ import { postgresSql } from '../../src/store/postgres-sql.js';
 import { LATEST_VERSION, migrateSql } from '../../src/store/schema.js';
 import { havePostgres } from '../helpers/postgres.js';
 import { text } from '../../src/store/columns.js';
+import { METRICS } from '../../src/http/metrics.js';
+import { parseSamples, samplesOf, sumOf } from '../helpers/prometheus-text.js';
 
 // `npm run sandbox -- --postgres`: the whole mission on PostgreSQL, with two
 // yoke processes on it: the forge's webhooks go to one, the runs report to the
@@ -77,6 +79,38 @@ describe.skipIf(!havePostgres)('the sandbox on PostgreSQL', () => {
       ],
     ]);
   }, 240_000);
+
+  it("serves, from two yokes on one PostgreSQL, each one's own work and the fleet's figures once, from the leader", async () => {
+    const s = sandbox!;
+    await s.waitUntil(async () => (await s.runtime.store.runs.countLive()) === 0, 20_000, 'the last runs to end');
+    const scrape = async (url: string) =>
+      parseSamples(
+        await (await fetch(`${url}/yoke/metrics`, { headers: { authorization: `Bearer ${s.apiToken}` } })).text(),
+      );
+    const [first, second] = [await scrape(s.yokeUrl), await scrape(s.reportUrl)];
+    // One of them leads, and only it serves the fleet's figures: summed over both, none is counted twice.
+    expect(sumOf(first, 'yoke_leader') + sumOf(second, 'yoke_leader')).toBe(1);
+    const [leader, follower] = sumOf(first, 'yoke_leader') === 1 ? [first, second] : [second, first];
+    expect(sumOf(leader, 'yoke_cap')).toBe(s.runtime.settings.globalCap);
+    expect(
+      follower.filter(
+        (x) => x.name.startsWith('yoke_') && (METRICS as Record<string, { scope: string }>)[x.name]?.scope === 'fleet',
+      ),
+    ).toEqual([]);
+    const statuses = samplesOf(first, 'yoke_deployment_runs').concat(samplesOf(second, 'yoke_deployment_runs'));
+    expect(statuses.map((x) => [x.labels.status, x.value])).toEqual([['succeeded', 1]]);
+    // Each process counts its own work: the launches both made are the runs the store holds, each once.
+    const runs = await s.runs();
+    for (const kind of new Set(runs.map((r) => r.kind)))
+      expect([
+        kind,
+        sumOf(first, 'yoke_launches_total', { kind, result: 'launched' }) +
+          sumOf(second, 'yoke_launches_total', { kind, result: 'launched' }),
+      ]).toEqual([kind, runs.filter((r) => r.kind === kind).length]);
+    // The forge's webhooks went to the first process only.
+    expect(sumOf(first, 'yoke_webhook_deliveries_total')).toBeGreaterThan(0);
+    expect(sumOf(second, 'yoke_webhook_deliveries_total')).toBe(0);
+  }, 60_000);
 
   it('a yoke refuses to start on a PostgreSQL store a newer yoke migrated, naming both versions', async () => {
     const s = sandbox!;
