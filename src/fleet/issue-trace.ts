@@ -61,6 +61,16 @@ export async function issueSpan(
   });
 }
 
+/** The issue's trace as W3C trace context (`traceparent`), for the run's workflow; null when there is none. */
+export async function issueTraceparent(
+  io: Pick<Io, 'store' | 'tracer'>,
+  about: { repo: string; issue: number | null },
+): Promise<string | null> {
+  if (!tracing(io) || about.issue === null) return null;
+  const t = await io.store.issueTraces.get(about.repo, about.issue);
+  return t ? `00-${t.traceId}-${t.spanId}-01` : null;
+}
+
 /** A run, from its launch to its end: its outcome, its verdict, and what it cost in the GenAI conventions. */
 export function runSpanAttributes(run: Run): Attributes {
   return {

@@ -5,7 +5,7 @@ import { REJECTION_LIMIT, type Launcher, type LaunchSpec } from '../launcher/lau
 import type { Log } from '../kernel/log.js';
 import type { Clock } from '../kernel/clock.js';
 import { activeRef, type Tracer } from '../kernel/trace.js';
-import { issueSpan } from './issue-trace.js';
+import { issueSpan, issueTraceparent } from './issue-trace.js';
 import { isAfkKind, type Run, type RunKind } from '../store/runs.js';
 import type { Store } from '../store/store.js';
 import type { Candidate } from './candidate.js';
@@ -217,7 +217,7 @@ export function buildLaunchSpec(
     LaunchSpec,
     'limits' | 'rejection'
   > &
-    Partial<Pick<LaunchSpec, 'landSha'>>,
+    Partial<Pick<LaunchSpec, 'landSha' | 'traceparent'>>,
 ): LaunchSpec {
   const { repo, where, apiUrl, ...extra } = at;
   return {
@@ -280,6 +280,7 @@ export async function launchCandidate(
   const { reserve, budgets, shed } = moneyFor(c, facts, deps);
   if (shed) return { kind: 'over_budget', why: shed };
   const started = deps.clock.now();
+  const traceparent = await issueTraceparent(deps, { repo: c.repo, issue: c.issueNumber });
   const result = await lockedLaunch(deps, c, {
     cap,
     where: { workflow, ref },
@@ -291,6 +292,7 @@ export async function launchCandidate(
         limits: runLimits(facts, c.kind, reserve),
         rejection: briefFor(c, facts),
         landSha,
+        ...(traceparent ? { traceparent } : {}),
       }),
     onLaunchFailed: async (runId, detail) => {
       await deps.store.asks.reopen(runId);

@@ -83,6 +83,8 @@ export class ActionsLauncher implements Launcher {
       rejection: spec.rejection ?? '',
       // Only when it is not the default: a workflow file from before YOKE_RUNS_REACH keeps working in api mode.
       ...(this.opts.reach === 'github' ? { reach: 'github' } : {}),
+      // Only while yoke exports traces (a workflow from before it refuses the dispatch, and says so).
+      ...(spec.traceparent ? { traceparent: spec.traceparent } : {}),
     });
     return { ref: this.pendingRef(spec) };
   }

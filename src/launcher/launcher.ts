@@ -15,6 +15,8 @@ export interface LaunchSpec {
   /** LD05: for a lander, the claim PR heads merged onto the base before its own, in order (none: the head alone). */
   stack: readonly string[];
   /** LD03: the merge commit yoke built for a lander to judge, which lands as it is (null: it merges the heads itself). */
+  /** The W3C trace context of the run's issue, when yoke exports traces: a traced job joins the issue's trace. */
+  traceparent?: string;
   landSha: string | null;
   deadline: number;
   /** A per-run secret for launchers whose runs cannot get an OIDC token. */

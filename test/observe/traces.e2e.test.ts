@@ -11,11 +11,12 @@ import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../../s
 let receiver: OtlpReceiver;
 let sandbox: Sandbox;
 let issueTrace: { traceId: string; spanId: string } | null;
+let dispatched: (string | undefined)[] = [];
 
 beforeAll(async () => {
   receiver = await startOtlpReceiver();
   sandbox = new Sandbox({
-    launcher: 'command',
+    launcher: 'actions',
     failAgent: 0,
     tickSeconds: 1,
     reaperSeconds: 1,
@@ -31,6 +32,9 @@ beforeAll(async () => {
     'the last runs to be reaped',
   );
   issueTrace = await sandbox.runtime.store.issueTraces.get(DEMO_REPO, 1);
+  dispatched = sandbox.forge.runner.runs
+    .filter((w) => w.workflow === 'yoke-run.yml' && w.inputs.subject === 'issue#1')
+    .map((w) => w.inputs.traceparent);
   // Stopping flushes what the exporter still holds.
   await sandbox.stop();
 }, 300_000);
@@ -80,6 +84,11 @@ describe("one issue's trace, as yoke exported it", () => {
     expect(first('yoke.launch afk_auto')).toBeLessThan(first('yoke.launch lander'));
     expect(first('yoke.merge')).toBeLessThan(first('yoke.closeout'));
     expect(names.at(-1)).toBe('yoke.closeout');
+  });
+
+  it("hands the run's workflow the issue's trace context (its traceparent input), so a traced job joins the trace", () => {
+    expect(dispatched.length).toBeGreaterThan(0);
+    expect(new Set(dispatched)).toEqual(new Set([`00-${issueTrace!.traceId}-${issueTrace!.spanId}-01`]));
   });
 
   it("carries a run's outcome, its verdict and what it cost (OpenTelemetry's GenAI conventions)", () => {
