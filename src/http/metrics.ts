@@ -62,13 +62,26 @@ export const METRICS = {
     ['repo', 'period'],
     'What each budget holds: spent, plus reserved by live runs, in US dollars.',
   ),
+  yoke_lander_verdicts_total: def('counter', 'fleet', ['verdict'], 'Lander verdicts recorded, by verdict.'),
+  yoke_flaky_heads_total: def(
+    'counter',
+    'fleet',
+    [],
+    'Heads a lander rejected and a later lander accepted (LD06: the validation was flaky, or the base moved).',
+  ),
+  yoke_merges_total: def('counter', 'fleet', ['state'], 'Merges yoke made (`merged`) or GitHub refused (`refused`).'),
   yoke_protected_holds: def(
     'gauge',
     'fleet',
     [],
     'Accepted claim PRs that change a protected path and wait for a person.',
   ),
-  yoke_deployment_runs: def('gauge', 'fleet', ['status'], 'Deployment runs by status.'),
+  yoke_deployment_runs: def(
+    'gauge',
+    'fleet',
+    ['status', 'stage'],
+    'Deployment runs by status, and the stage an active one is at (`` for one that ended).',
+  ),
   yoke_deployment_stage_waits: def(
     'gauge',
     'fleet',
@@ -246,8 +259,13 @@ export class Metrics {
       this.gauge('yoke_budget_held_usd').set(labels, b.heldUsd);
     }
     this.gauge('yoke_protected_holds').set(part.held.length);
+    for (const v of await store.figures.landerVerdicts())
+      this.counter('yoke_lander_verdicts_total').inc({ verdict: v.verdict }, v.n);
+    this.counter('yoke_flaky_heads_total').inc(await store.figures.flakyHeads());
+    for (const m of await store.figures.merges()) this.counter('yoke_merges_total').inc({ state: m.state }, m.n);
     for (const run of await store.deploymentRuns.list()) {
-      this.gauge('yoke_deployment_runs').inc({ status: run.status });
+      const at = run.status === 'active' ? (run.settings.stages[run.currentStage]?.name ?? '') : '';
+      this.gauge('yoke_deployment_runs').inc({ status: run.status, stage: at });
       if (run.status !== 'active' || !run.lastWaits) continue;
       const { stage, waits } = run.lastWaits;
       for (const w of waits) this.gauge('yoke_deployment_stage_waits').inc({ stage, code: w.code });

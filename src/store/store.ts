@@ -20,6 +20,7 @@ import { MergeStore } from './merges.js';
 import { SpendStore } from './spend.js';
 import { MoneyNoticeStore } from './money-notices.js';
 import { IssueTraceStore } from './issue-traces.js';
+import { FigureStore } from './figures.js';
 import { EnqueueStore } from './enqueues.js';
 import { ProcessStore } from './processes.js';
 import { QaLabelStore } from './qa-labels.js';
@@ -54,6 +55,7 @@ export interface Store {
   /** BU03: the claim PRs told their fix waits for money. */
   moneyNotices: MoneyNoticeStore;
   issueTraces: IssueTraceStore;
+  figures: FigureStore;
   /** LD04: the claim PRs yoke added to GitHub's merge queue. */
   enqueues: EnqueueStore;
   httpCache: HttpCacheStore;
@@ -150,6 +152,7 @@ export function storeOver(outer: Sql, within?: Sql, leaseClock: LeaseClock = dat
     spend: new SpendStore(sql),
     moneyNotices: new MoneyNoticeStore(sql),
     issueTraces: new IssueTraceStore(sql),
+    figures: new FigureStore(sql),
     enqueues: new EnqueueStore(sql),
     httpCache: new HttpCacheStore(sql),
     deliveries: new DeliveryStore(sql),

@@ -87,6 +87,20 @@ describe('the metrics after the mission', () => {
     ).toEqual(Object.fromEntries(statuses));
   });
 
+  it('count the verdicts, the flaky heads and the merges the store recorded', async () => {
+    const runs = await sandbox.runtime.store.runs.listAll();
+    for (const verdict of ['accept', 'reject'])
+      expect([verdict, sumOf(samples, 'yoke_lander_verdicts_total', { verdict })]).toEqual([
+        verdict,
+        runs.filter((r) => r.kind === 'lander' && r.verdict === verdict).length,
+      ]);
+    expect(sumOf(samples, 'yoke_lander_verdicts_total', { verdict: 'reject' })).toBeGreaterThan(0);
+    const merged = (await sandbox.runtime.store.merges.listForRepo(DEMO_REPO)).filter((m) => m.state === 'merged');
+    expect(sumOf(samples, 'yoke_merges_total', { state: 'merged' })).toBe(merged.length);
+    expect(merged.length).toBe(5);
+    expect(samplesOf(samples, 'yoke_flaky_heads_total')).toHaveLength(1);
+  });
+
   it("count GitHub's requests by route template, never by an id, and the webhooks yoke was sent", () => {
     const routes = samplesOf(samples, 'yoke_github_requests_total');
     expect(routes.length).toBeGreaterThan(0);
