@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { attachDemoPlans, deliverDemo } from '../../sandbox/deliver.js';
+import { runMission } from '../helpers/mission.js';
 import { DEMO_REPO } from '../../sandbox/demo-repo.js';
-import { Sandbox } from '../../sandbox/sandbox.js';
+import type { Sandbox } from '../../sandbox/sandbox.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../../sandbox/otlp-receiver.js';
 
 // yoke's OTLP export, received in this process: one issue reads as one trace, from its label to its
@@ -15,22 +15,10 @@ let dispatched: (string | undefined)[] = [];
 
 beforeAll(async () => {
   receiver = await startOtlpReceiver();
-  sandbox = new Sandbox({
-    launcher: 'actions',
-    failAgent: 0,
-    tickSeconds: 1,
-    reaperSeconds: 1,
-    env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'yoke-sandbox' },
+  sandbox = await runMission('actions', {
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+    OTEL_SERVICE_NAME: 'yoke-sandbox',
   });
-  await sandbox.start();
-  await attachDemoPlans(sandbox);
-  await sandbox.waitUntil(() => sandbox.done(), 150_000, 'the demo issues to merge');
-  await deliverDemo(sandbox, { dropAnswers: 0, log: () => {}, timeoutMs: 90_000 });
-  await sandbox.waitUntil(
-    async () => (await sandbox.runtime.store.runs.countLive()) === 0,
-    20_000,
-    'the last runs to be reaped',
-  );
   issueTrace = await sandbox.runtime.store.issueTraces.get(DEMO_REPO, 1);
   dispatched = sandbox.forge.runner.runs
     .filter((w) => w.workflow === 'yoke-run.yml' && w.inputs.subject === 'issue#1')

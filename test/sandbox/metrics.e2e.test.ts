@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { attachDemoPlans, deliverDemo } from '../../sandbox/deliver.js';
+import { runMission } from '../helpers/mission.js';
 import { DEMO_REPO } from '../../sandbox/demo-repo.js';
-import { Sandbox } from '../../sandbox/sandbox.js';
+import type { Sandbox } from '../../sandbox/sandbox.js';
 import { METRICS } from '../../src/http/metrics.js';
 import { parseSamples, samplesOf, sumOf, type Sample } from '../helpers/prometheus-text.js';
 
@@ -18,22 +18,7 @@ const scrape = (token: string | null, path = '/yoke/metrics') =>
   fetch(`${sandbox.yokeUrl}${path}`, token ? { headers: { authorization: `Bearer ${token}` } } : {});
 
 beforeAll(async () => {
-  sandbox = new Sandbox({
-    launcher: 'command',
-    failAgent: 0,
-    tickSeconds: 1,
-    reaperSeconds: 1,
-    env: { YOKE_METRICS_TOKEN: METRICS_TOKEN },
-  });
-  await sandbox.start();
-  await attachDemoPlans(sandbox);
-  await sandbox.waitUntil(() => sandbox.done(), 150_000, 'the demo issues to merge');
-  await deliverDemo(sandbox, { dropAnswers: 0, log: () => {}, timeoutMs: 90_000 });
-  await sandbox.waitUntil(
-    async () => (await sandbox.runtime.store.runs.countLive()) === 0,
-    20_000,
-    'the last runs to be reaped',
-  );
+  sandbox = await runMission('command', { YOKE_METRICS_TOKEN: METRICS_TOKEN });
   const res = await scrape(METRICS_TOKEN);
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
