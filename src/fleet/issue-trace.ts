@@ -1,4 +1,4 @@
-import { NO_TRACER, recordSpan, refOf, type Attributes, type SpanRef } from '../kernel/trace.js';
+import { NO_TRACER, recordSpan, refOf, under, type Attributes, type SpanRef } from '../kernel/trace.js';
 import type { Run } from '../store/runs.js';
 import type { FleetContext, Io } from './context.js';
 import type { RepoRef } from '../forge/types.js';
@@ -17,18 +17,23 @@ export async function openIssueTrace(
 ): Promise<void> {
   if (!tracing(io) || (await io.store.issueTraces.get(at.repo, at.issue))) return;
   const now = io.clock.now();
-  const span = recordSpan(io.tracer!, 'yoke.issue.labeled', {
-    parent: null,
-    start: now,
-    end: now,
-    attributes: {
-      'yoke.repo': at.repo,
-      'yoke.issue': at.issue,
-      'yoke.seen_by': at.via,
-      ...(at.by ? { 'yoke.labelled_by': at.by } : {}),
+  const span = io.tracer!.startSpan(
+    'yoke.issue.labeled',
+    {
+      startTime: now,
+      attributes: {
+        'yoke.repo': at.repo,
+        'yoke.issue': at.issue,
+        'yoke.seen_by': at.via,
+        ...(at.by ? { 'yoke.labelled_by': at.by } : {}),
+      },
     },
-  });
-  await io.store.issueTraces.record(at.repo, at.issue, span, now);
+    under(null),
+  );
+  // Ended (so exported) only if it is the one recorded: a webhook and a pass that both saw the label first
+  // leave one root, not two; a span never ended is never exported.
+  const kept = await io.store.issueTraces.record(at.repo, at.issue, refOf(span), now);
+  if (kept.spanId === span.spanContext().spanId) span.end(now);
 }
 
 /** A label webhook: when it is the repository's AFK label on an issue, it opens the issue's trace. */
@@ -89,5 +94,3 @@ export function runSpanAttributes(run: Run): Attributes {
       : {}),
   };
 }
-
-export { refOf };

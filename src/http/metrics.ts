@@ -48,7 +48,7 @@ export const METRICS = {
     'gauge',
     'fleet',
     ['stage', 'code'],
-    'Work the last pass passed over, by stage and its why-not code (`over_budget`, `at_cap`, …).',
+    'Work the last pass passed over, by stage and its why-not code (`at_cap`, `budget_reserved`, `request_budget`, …).',
   ),
   yoke_budget_limit_usd: def(
     'gauge',
@@ -80,7 +80,7 @@ export const METRICS = {
     'gauge',
     'fleet',
     ['status', 'stage'],
-    'Deployment runs by status, and the stage an active one is at (`` for one that ended).',
+    'Deployment runs by status, and the stage an active one is at (empty for one that ended).',
   ),
   yoke_deployment_stage_waits: def(
     'gauge',
