@@ -263,6 +263,7 @@ export class Metrics {
       this.counter('yoke_lander_verdicts_total').inc({ verdict: v.verdict }, v.n);
     this.counter('yoke_flaky_heads_total').inc(await store.figures.flakyHeads());
     for (const m of await store.figures.merges()) this.counter('yoke_merges_total').inc({ state: m.state }, m.n);
+    const longest = new Map<string, number>();
     for (const run of await store.deploymentRuns.list()) {
       const at = run.status === 'active' ? (run.settings.stages[run.currentStage]?.name ?? '') : '';
       this.gauge('yoke_deployment_runs').inc({ status: run.status, stage: at });
@@ -270,13 +271,11 @@ export class Metrics {
       const { stage, waits } = run.lastWaits;
       for (const w of waits) this.gauge('yoke_deployment_stage_waits').inc({ stage, code: w.code });
       const since = (await store.deploymentRuns.stage(run.id, stage))?.updatedAt;
-      if (waits.length && since !== undefined) {
-        const waited = Math.max(0, (this.sources.fleet.clock.now() - since) / 1000);
-        const longest = this.gauge('yoke_deployment_waiting_seconds');
-        if (waited > ((await longest.get()).values.find((v) => v.labels.stage === stage)?.value ?? -1))
-          longest.set({ stage }, Math.round(waited));
-      }
+      if (waits.length && since !== undefined)
+        longest.set(stage, Math.max(longest.get(stage) ?? 0, (this.sources.fleet.clock.now() - since) / 1000));
     }
+    for (const [stage, seconds] of longest)
+      this.gauge('yoke_deployment_waiting_seconds').set({ stage }, Math.round(seconds));
   }
 }
 

@@ -10,8 +10,7 @@ export const isRecord = (v: unknown): v is Record<string, unknown> =>
 export const recordOf = (v: unknown): Record<string, unknown> | null => (isRecord(v) ? v : null);
 
 /** One field of a value that may be an object (a thrown error's `code`, a parsed body's `repo`): undefined otherwise. */
-export const fieldOf = (v: unknown, key: string): unknown =>
-  isRecord(v) || v instanceof Error ? Reflect.get(v, key) : undefined;
+export const fieldOf = (v: unknown, key: string): unknown => (isRecord(v) ? v[key] : undefined);
 
 /** A field that must be text (an errno's `code`, a header): undefined when it is anything else. */
 export const textField = (v: unknown, key: string): string | undefined => {
