@@ -62,10 +62,13 @@ export const SETTINGS = {
     meaning: 'how long a dispatched workflow may go unseen before the run counts as never started',
   },
   YOKE_MAX_REQUESTS_IN_FLIGHT: {
-    schema: positiveInt.refine((n) => n <= 100, "must be at most 100, GitHub's limit on concurrent requests"),
+    schema: positiveInt.refine(
+      (n) => n <= 100,
+      "must be at most 100, GitHub's limit on one installation's concurrent requests",
+    ),
     default: '20',
     meaning:
-      'GitHub requests in flight at once, across every installation (GitHub allows 100); a pass reads this many repositories at once',
+      "GitHub requests in flight at once for each installation (GitHub allows 100 a token); a pass reads this many of an installation's repositories at once, every installation together",
   },
   YOKE_IDLE_PROBE_SECONDS: {
     schema: positiveInt,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { RepoConfigResult } from '../config/repo-config.js';
-import type { BudgetBook } from './budget.js';
+import { NO_BUDGET, type BudgetBook, type BudgetLeft } from './budget.js';
 import { unlessMissing } from './errors.js';
 import type { Octokit } from './octokit.js';
 import { RepoReader } from './repo-reader.js';
@@ -99,17 +99,17 @@ export class GitHubForge implements Forge {
   }
 
   async listRepos(installationId: number): Promise<RepoRef[]> {
-    return setup.listRepos(await this.gh(installationId), installationId);
+    const repos = await setup.listRepos(await this.gh(installationId), installationId);
+    this.reader.listed(repos);
+    return repos;
   }
 
-  remainingContentWrites(installationId: number): number {
-    return this.opts.budget
-      ? this.opts.budget.for(`i${installationId}`).remaining().contentWrites
-      : Number.POSITIVE_INFINITY;
+  standsIn(repo: RepoRef, opts: { maxViewAgeMs: number; configMaxAgeMs: number }): boolean {
+    return this.reader.standsIn(repo, opts);
   }
 
-  remainingPoints(installationId: number): number {
-    return this.opts.budget ? this.opts.budget.for(`i${installationId}`).remaining().points : Number.POSITIVE_INFINITY;
+  budgetLeft(installationId: number): BudgetLeft {
+    return this.opts.budget?.for(`i${installationId}`).remaining() ?? NO_BUDGET;
   }
 
   invalidate(name: RepoName): void {

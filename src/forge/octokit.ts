@@ -12,7 +12,7 @@ import { inSpan, NO_TRACER, SpanKind, type Tracer } from '../kernel/trace.js';
 export type Octokit = InstanceType<typeof ProbotOctokit>;
 
 export interface GitHubClientPolicy {
-  /** SC01: GitHub requests in flight at once, across every installation (GitHub allows 100). */
+  /** SC01: GitHub requests in flight at once for one installation (GitHub allows 100 a token). */
   maxInFlight: number;
   throttle: { enabled: boolean; maxRetries: number; maxWaitSeconds: number };
   /** Statuses that are answers, not faults: retrying them only delays the answer (a 409 merge refusal, say). */
@@ -37,20 +37,29 @@ export const clientPolicy = (
 
 /**
  * SC03: an Octokit plugin that holds a request until the installation's
- * budget has room for it (planned, before GitHub would refuse), then spends it.
+ * budgets have room for it (planned, before GitHub would refuse), then spends it, and reads the primary limit
+ * off its answer. A hold ends early, refused, when yoke stops (BudgetBook.stop).
  */
 export function budgeted(book: BudgetBook, sleep: (ms: number) => Promise<void>) {
   return (octokit: unknown, options: { auth?: { installationId?: number | string } }) => {
     const o = hooked(octokit);
     const scope = options.auth?.installationId !== undefined ? `i${options.auth.installationId}` : 'app';
     o.hook.wrap('request', async (request, opts) => {
-      const { url, method } = o.request.endpoint.parse(opts);
-      const cost = costOf(method, url);
+      // GitHub counts an endpoint by its route: the template a request names, not its URL.
+      const cost = costOf(String(opts.method ?? 'GET'), String(opts.url ?? ''));
       const budget = book.for(scope);
-      const wait = budget.waitFor(cost);
-      if (wait > 0) await sleep(wait);
+      // Others held with it may wake first and take the room: each wakes to plan again.
+      for (let wait = budget.waitFor(cost); wait > 0; wait = budget.waitFor(cost)) await book.hold(wait, sleep);
       budget.spend(cost);
-      return request(opts);
+      try {
+        const res = await request(opts);
+        budget.answered(Number(fieldOf(res, 'status')), recordOf(fieldOf(res, 'headers')) ?? {});
+        return res;
+      } catch (err) {
+        const res = fieldOf(err, 'response');
+        if (res) budget.answered(Number(fieldOf(res, 'status')), recordOf(fieldOf(res, 'headers')) ?? {});
+        throw err;
+      }
     });
     return {};
   };
@@ -152,10 +161,18 @@ export function traced(tracer: Tracer) {
   };
 }
 
-/** An Octokit plugin that holds every request until fewer than the limiter's bound are in flight. */
-export function inFlightLimit(limiter: Limiter) {
-  return (octokit: unknown) => {
-    hooked(octokit).hook.wrap('request', (request, options) => limiter.run(() => request(options)));
+/**
+ * SC01: an Octokit plugin that holds every request until fewer than the bound are in flight for its
+ * installation (GitHub counts concurrent requests per token): one installation's burst never holds another's.
+ */
+export function inFlightLimit(max: number) {
+  const limiters = new Map<string, Limiter>();
+  return (octokit: unknown, options: { auth?: { installationId?: number | string } }) => {
+    const scope = options.auth?.installationId !== undefined ? `i${options.auth.installationId}` : 'app';
+    let limiter = limiters.get(scope);
+    if (!limiter) limiters.set(scope, (limiter = createLimiter(max)));
+    const bound = limiter;
+    hooked(octokit).hook.wrap('request', (request, opts) => bound.run(() => request(opts)));
     return {};
   };
 }
@@ -178,9 +195,8 @@ export function yokeOctokit(
   const { maxRetries, maxWaitSeconds } = policy.throttle;
   const honour = (retryAfter: number, options: { request?: { retryCount?: number } }) =>
     (options.request?.retryCount ?? 0) < maxRetries && retryAfter <= maxWaitSeconds;
-  // One limiter for every Octokit the app makes: the bound holds across installations.
-  const limiter = createLimiter(policy.maxInFlight);
-  const plugins = [conditionalCache(store.httpCache, () => clock.now(), stats), inFlightLimit(limiter)];
+  // One limiter per installation, shared by every Octokit the app makes for it.
+  const plugins = [conditionalCache(store.httpCache, () => clock.now(), stats), inFlightLimit(policy.maxInFlight)];
   const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
   if (budget) plugins.push(budgeted(budget, sleep));
   // Outermost: a held installation waits before it takes an in-flight slot from the others.
@@ -197,8 +213,16 @@ export function yokeOctokit(
         ? { ...options.auth, request: options.auth.request.defaults({ baseUrl: options.baseUrl }) }
         : options.auth,
     retry: { ...options.retry, enabled: policy.retry.enabled, doNotRetry: policy.retry.doNotRetry },
+    // The throttling plugin's own limits (ten requests at once, a write a second) are per installation, as
+    // GitHub's are: by default one key holds every installation's requests together.
     throttle: policy.throttle.enabled
-      ? { ...options.throttle, enabled: true, onRateLimit: honour, onSecondaryRateLimit: honour }
+      ? {
+          ...options.throttle,
+          enabled: true,
+          id: options.auth?.installationId !== undefined ? `i${options.auth.installationId}` : 'app',
+          onRateLimit: honour,
+          onSecondaryRateLimit: honour,
+        }
       : { enabled: false },
   }));
 }

@@ -1,3 +1,4 @@
+import type { BudgetLeft } from './budget.js';
 import type { RepoConfigResult } from '../config/repo-config.js';
 import type { Permission } from '../kernel/permission.js';
 
@@ -15,6 +16,8 @@ export interface RepoRef {
   installationId: number;
   /** From the installation's repository listing: saves each repository a read of its own. */
   defaultBranch?: string;
+  /** From the listing: when anything was last pushed to it (its opt-in file cannot have changed since). */
+  pushedAt?: string;
 }
 
 export interface IssueView {
@@ -281,10 +284,10 @@ export interface Forge {
     repo: RepoRef,
     opts: { claimLabel: string; configMaxAgeMs: number; maxViewAgeMs?: number },
   ): Promise<RepoView>;
-  /** SC03: points left in this minute's request budget of an installation (Infinity without a budget). */
-  remainingPoints(installationId: number): number;
-  /** SC03: content-creating writes left in this minute's budget of an installation (Infinity without a budget). */
-  remainingContentWrites(installationId: number): number;
+  /** SC03: whether a read of the repository now would cost no request (its last view and opt-in file stand in). */
+  standsIn(repo: RepoRef, opts: { maxViewAgeMs: number; configMaxAgeMs: number }): boolean;
+  /** SC03: what is left of an installation's request budgets (each Infinity without a budget). */
+  budgetLeft(installationId: number): BudgetLeft;
   /** Forgets cached reads of a repo (a push to the opt-in file, say). */
   invalidate(name: RepoName): void;
   getIssue(repo: RepoRef, number: number): Promise<IssueDetail | null>;

@@ -143,32 +143,89 @@ describe('poll tiers', () => {
 });
 
 describe('the request budget', () => {
-  it('SC03 plans against points and content writes a minute, with headroom, on an injected clock', async () => {
+  it('SC03 plans per endpoint, as GitHub counts: a minute of points on each endpoint, content writes a minute and an hour, with headroom', async () => {
     const { RequestBudget, costOf } = await import('../../src/forge/budget.js');
     const clock = new ManualClock();
-    const budget = new RequestBudget({ pointsPerMinute: 100, contentWritesPerMinute: 10, headroom: 0.8 }, clock.now);
-    expect(costOf('GET', 'https://api.github.com/repos/a/b/issues?state=all')).toEqual({
+    const budget = new RequestBudget(
+      { pointsPerMinutePerEndpoint: 100, contentWritesPerMinute: 10, contentWritesPerHour: 20, headroom: 0.8 },
+      clock.now,
+    );
+    const issues = costOf('GET', 'https://api.github.com/repos/a/b/issues?state=all');
+    expect(issues).toEqual({ endpoint: 'GET /repos/a/b/issues', points: 1, contentWrite: false });
+    expect(costOf('GET', '/repos/{owner}/{repo}/issues')).toEqual({
+      endpoint: 'GET /repos/{owner}/{repo}/issues',
       points: 1,
       contentWrite: false,
     });
     expect(costOf('POST', 'https://api.github.com/repos/a/b/issues/7/comments')).toEqual({
+      endpoint: 'POST /repos/a/b/issues/{n}/comments',
       points: 5,
       contentWrite: true,
     });
-    expect(costOf('PUT', 'https://api.github.com/repos/a/b/pulls/7/merge')).toEqual({ points: 5, contentWrite: false });
+    expect(costOf('PUT', '/repos/a/b/pulls/7/merge')).toMatchObject({ points: 5, contentWrite: false });
+    // 80 points (80% of 100) on one endpoint: the next GET there waits for the oldest to leave the minute ...
+    for (let i = 0; i < 80; i++) {
+      expect(budget.waitFor(issues)).toBe(0);
+      budget.spend(issues);
+    }
+    expect(budget.endpointLeft(issues.endpoint)).toBe(0);
+    expect(budget.waitFor(issues)).toBe(60_001);
+    // ... and another endpoint has its own minute.
+    expect(budget.waitFor(costOf('GET', '/repos/a/b/pulls'))).toBe(0);
+    expect(budget.remaining()).toMatchObject({ points: 0, contentWrites: 8 });
+    clock.advance(60_001);
+    expect(budget.remaining().points).toBe(80);
+    // Content writes: 8 a minute (80% of 10), 16 an hour (80% of 20), whichever endpoint creates them.
     const comment = costOf('POST', '/repos/a/b/issues/7/comments');
+    const issue = costOf('POST', '/repos/a/b/issues');
     for (let i = 0; i < 8; i++) {
-      expect(budget.waitFor(comment)).toBe(0);
-      budget.spend(comment);
+      expect(budget.waitFor(i % 2 ? comment : issue)).toBe(0);
+      budget.spend(i % 2 ? comment : issue);
       clock.advance(1_000);
     }
-    // 8 content writes (80% of 10) and 40 of 80 points spent: the next write waits for the oldest to leave the minute.
-    expect(budget.remaining()).toEqual({ points: 40, contentWrites: 0 });
+    expect(budget.remaining().contentWrites).toBe(0);
     expect(budget.waitFor(comment)).toBe(60_000 - 8_000 + 1);
-    expect(budget.waitFor({ points: 1, contentWrite: false })).toBe(0);
-    clock.advance(52_001);
-    expect(budget.waitFor(comment)).toBe(0);
-    expect(budget.remaining().contentWrites).toBe(1);
+    clock.advance(60_000);
+    for (let i = 0; i < 8; i++) budget.spend(comment);
+    // The minute has room again, the hour none: the next write waits for the hour's first to leave it.
+    clock.advance(60_001);
+    expect(budget.remaining().contentWrites).toBe(0);
+    expect(budget.waitFor(comment)).toBe(3_600_000 - (8_000 + 60_000 + 60_001) + 1);
+  });
+
+  it("SC03 the primary limit is what the installation's answers say; a 304 costs none of it, and a short one holds requests until its reset", async () => {
+    const { RequestBudget, costOf } = await import('../../src/forge/budget.js');
+    const clock = new ManualClock();
+    const budget = new RequestBudget(
+      { pointsPerMinutePerEndpoint: 900, contentWritesPerMinute: 80, contentWritesPerHour: 500, headroom: 0.8 },
+      clock.now,
+    );
+    const get = costOf('GET', '/repos/a/b');
+    expect(budget.remaining().primary).toBe(Number.POSITIVE_INFINITY);
+    const reset = Math.floor(clock.now() / 1000) + 600;
+    const headers = (remaining: number) => ({
+      'x-ratelimit-limit': '5000',
+      'x-ratelimit-remaining': String(remaining),
+      'x-ratelimit-reset': String(reset),
+      'x-ratelimit-resource': 'core',
+    });
+    budget.answered(200, headers(1100));
+    // A fifth of 5,000 is left alone: 100 above it.
+    expect(budget.remaining().primary).toBe(100);
+    // A 304 says what is left, unchanged; an answer without headers takes one off unless it is a 304.
+    budget.answered(304, {});
+    expect(budget.remaining().primary).toBe(100);
+    budget.answered(200, {});
+    expect(budget.remaining().primary).toBe(99);
+    // Another resource's limit (search, say) is not the core one.
+    budget.answered(200, { ...headers(0), 'x-ratelimit-resource': 'search' });
+    expect(budget.remaining().primary).toBe(99);
+    expect(budget.waitFor(get)).toBe(0);
+    budget.answered(200, headers(1000));
+    expect(budget.remaining()).toMatchObject({ primary: 0, points: 0 });
+    expect(budget.waitFor(get)).toBe(reset * 1000 - clock.now() + 1);
+    clock.advance(600_000);
+    expect(budget.waitFor(get)).toBe(0);
   });
 
   it('SC03 when the budget is short a pass reads lander and merge work first and defers the rest, saying why', async () => {
@@ -180,16 +237,16 @@ describe('the request budget', () => {
     h.forge.addIssue('acme/backlog', 1);
     await addClaimPull(h, 'acme/claims', { number: 7, issue: 1, headSha: 'aaaaaaa' });
     await h.engine.schedulerTick(); // both read; the claim's lander launches
-    h.forge.points.set(2, 3); // installation 2 has 3 points left this minute
+    h.forge.points.set(2, 1); // installation 2 has 1 point left this minute
     const reads = () => [h.forge.readsByRepo.get('acme/claims'), h.forge.readsByRepo.get('acme/backlog')];
     const [claimsBefore, backlogBefore] = reads();
     const pass = await h.engine.schedulerTick();
     expect(reads()).toEqual([claimsBefore! + 1, backlogBefore]); // the claim's repository was read; the backlog's was not
-    expect(pass.deferred).toEqual([{ repo: 'acme/backlog', installationId: 2, points: 3 }]);
+    expect(pass.deferred).toEqual([{ repo: 'acme/backlog', installationId: 2, points: 1 }]);
     const report = await buildFleetReport(h.fleet, pass);
     expect(report.lastPass!.deferred[0]).toMatchObject({ repo: 'acme/backlog', code: 'request_budget' });
     expect(formatFleetReport(report)).toContain(
-      "~ acme/backlog (all its work): request_budget: acme/backlog was not read this pass: installation 2 has 3 points left of this minute's request budget, and work further down the pipeline went first.",
+      "~ acme/backlog (all its work): request_budget: acme/backlog was not read this pass: installation 2 has 1 point left of this minute's request budget on its busiest GitHub endpoint, and work further down the pipeline went first.",
     );
     h.forge.points.delete(2);
     const later = await h.engine.schedulerTick();
@@ -205,7 +262,10 @@ describe('the budgeted GitHub client', () => {
     const { ProbotOctokit } = await import('probot');
     nock.disableNetConnect();
     const clock = new ManualClock();
-    const book = new BudgetBook({ pointsPerMinute: 3, contentWritesPerMinute: 1, headroom: 1 }, clock.now);
+    const book = new BudgetBook(
+      { pointsPerMinutePerEndpoint: 3, contentWritesPerMinute: 1, contentWritesPerHour: 1, headroom: 1 },
+      clock.now,
+    );
     const waits: number[] = [];
     const sleep = async (ms: number) => {
       waits.push(ms);

@@ -1,3 +1,4 @@
+import type { BudgetLeft } from '../../src/forge/budget.js';
 import { bodyDigest } from '../../src/forge/schemas.js';
 import { parseClosingRefs, parseYokeRunTrailer } from '../../src/forge/body-text.js';
 import { issueDigest } from '../../src/kernel/issue-digest.js';
@@ -195,12 +196,17 @@ export class FakeForge implements Forge {
   points = new Map<number, number>();
   /** Content-creating writes left per installation; unset: unlimited. */
   contentWrites = new Map<number, number>();
-  remainingContentWrites(installationId: number): number {
-    return this.contentWrites.get(installationId) ?? Number.POSITIVE_INFINITY;
+  /** The fake keeps no views: every read is a read. */
+  standsIn(): boolean {
+    return false;
   }
 
-  remainingPoints(installationId: number): number {
-    return this.points.get(installationId) ?? Number.POSITIVE_INFINITY;
+  budgetLeft(installationId: number): BudgetLeft {
+    return {
+      points: this.points.get(installationId) ?? Number.POSITIVE_INFINITY,
+      contentWrites: this.contentWrites.get(installationId) ?? Number.POSITIVE_INFINITY,
+      primary: Number.POSITIVE_INFINITY,
+    };
   }
 
   invalidate(): void {}

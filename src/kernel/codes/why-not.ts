@@ -89,7 +89,7 @@ export const WHY_NOT_CODES = {
   request_budget: code<{ repo: string; installation: number; points: number }>({
     status: 429,
     message: (p) =>
-      `${p.repo} was not read this pass: installation ${p.installation} has ${p.points} points left of this minute's request budget, and work further down the pipeline went first.`,
+      `${p.repo} was not read this pass: installation ${p.installation} has ${p.points} point${p.points === 1 ? '' : 's'} left of this minute's request budget on its busiest GitHub endpoint, and work further down the pipeline went first.`,
     recovery: () =>
       'Nothing to do: it is read on a later pass once the minute has room. Landers and merges always go first; fewer repositories or a slower idle probe (YOKE_IDLE_PROBE_SECONDS) leave more room.',
   }),
