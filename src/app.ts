@@ -188,7 +188,7 @@ function engineOf(
   settings: OperatorSettings,
   parts: Pick<
     EngineDeps,
-    'processId' | 'store' | 'forge' | 'launcher' | 'clock' | 'timers' | 'log' | 'onPass' | 'tracer'
+    'processId' | 'store' | 'forge' | 'launcher' | 'clock' | 'timers' | 'log' | 'onPass' | 'onPassStart' | 'tracer'
   > & {
     leadership: Leadership;
     oidc: OidcVerifier;
@@ -211,6 +211,12 @@ function engineOf(
   });
   return engine;
 }
+
+/** The engine tells the metrics of each pass: its start (its requests count from there) and its end. */
+const passMetrics = (metrics: () => Metrics): Pick<EngineDeps, 'onPass' | 'onPassStart'> => ({
+  onPass: (report, seconds) => metrics().passed(report, seconds),
+  onPassStart: () => metrics().passStarted(),
+});
 
 async function wire(
   app: Probot,
@@ -254,7 +260,7 @@ async function wire(
     timers,
     log: app.log,
     oidc,
-    onPass: (report, seconds) => metrics.passed(report, seconds),
+    ...passMetrics(() => metrics),
     tracer: overrides.tracer ?? NO_TRACER,
   });
   const fleet = engine.context();
@@ -284,6 +290,8 @@ async function wire(
     settings,
     cacheStats,
     stop: async () => {
+      overrides.budget?.stop(); // requests held for their budget are not sent: the pass stops at its next step
+
       await owned.stop();
       await lease.stop();
       await new Promise<void>((r) => (metricsServer ? metricsServer.close(() => r()) : r()));

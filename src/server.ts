@@ -138,8 +138,8 @@ export async function startYoke(
     runtime,
     stop: async () => {
       const rt = await Promise.race([runtime, Promise.resolve(null)]);
+      // Bounded: the ticks give the pass in flight STOP_WAIT_MS, then the lead up.
       await rt?.stop();
-      await rt?.engine.lock.run(async () => {});
       await server.stop();
       await tracing.shutdown();
       await store.close();

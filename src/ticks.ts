@@ -31,12 +31,16 @@ export interface TicksOptions {
   reaperMs: number;
   /** With no inbound connection, runs waiting at yoke's protection rule are found by polling. */
   pollWaitingRuns: boolean;
+  /** How long a stop waits for the pass and sweep in flight (STOP_WAIT_MS unless a test says). */
+  stopWaitMs?: number;
 }
 
 export class Ticks {
   private readonly fleet: FleetContext;
   private sweepTimer: unknown = null;
   private sweeping = false;
+  /** The sweep in flight (or the last one), which a stop waits for. */
+  private sweep: Promise<void> = Promise.resolve();
   private renewing: { stop(): Promise<void> } | null = null;
 
   constructor(private readonly o: TicksOptions) {
@@ -81,9 +85,14 @@ export class Ticks {
    * lost is found by reading what changed; environments and protection reviews are read again. One sweep at
    * a time: a sweep still running when the next is due is not doubled.
    */
-  async sweepOnce(): Promise<void> {
-    if (this.sweeping) return;
+  sweepOnce(): Promise<void> {
+    if (this.sweeping) return this.sweep;
     this.sweeping = true;
+    this.sweep = this.sweepLed().finally(() => (this.sweeping = false));
+    return this.sweep;
+  }
+
+  private async sweepLed(): Promise<void> {
     try {
       const fence = this.o.ticking ? await this.o.leadership.fence() : OPEN_FENCE;
       if (!fence) return;
@@ -94,17 +103,54 @@ export class Ticks {
       await sweepProtectionReviews(fenced);
       if (this.o.pollWaitingRuns) await sweepWaitingRuns(fenced);
     } catch (err) {
-      if (!(err instanceof LeadershipLost)) this.o.log.warn({ err: errorStack(err) }, 'close-out sweep failed');
-    } finally {
-      this.sweeping = false;
+      // A sweep cut short by yoke's stop is no failure: the next leader's sweep goes on from the store.
+      if (!(err instanceof LeadershipLost) && !this.o.engine.stopping.signal.aborted)
+        this.o.log.warn({ err: errorStack(err) }, 'close-out sweep failed');
     }
   }
 
-  /** Stops ticking; the tick in flight finishes under its lead (giving the lead up first would fence its last writes off). */
+  /**
+   * Stops ticking, quickly: the pass in flight stops at its next step under its lead (its write in flight
+   * finishes; giving the lead up first would fence it off), queued passes are dropped (SP10: whoever leads
+   * next re-derives them), and the lead is given up at once so another yoke takes it at its next tick. A pass
+   * or sweep still running after STOP_WAIT_MS is left behind: the lead is given up anyway, and its writes
+   * outside the store are fenced off (TR31).
+   */
   async stop(): Promise<void> {
     this.o.engine.stop();
-    await this.o.engine.lock.run(async () => {});
-    await this.renewing?.stop();
     if (this.sweepTimer !== null) this.o.timers.clearInterval(this.sweepTimer);
+    const settled = await within(
+      Promise.all([this.o.engine.lock.run(async () => {}), this.sweep]),
+      this.o.stopWaitMs ?? STOP_WAIT_MS,
+      this.o.timers,
+    );
+    if (!settled)
+      this.o.log.warn(
+        { waitedMs: this.o.stopWaitMs ?? STOP_WAIT_MS },
+        'a pass or sweep was still running when yoke stopped; the lead is given up anyway, and the next leader re-derives what it was doing',
+      );
+    await this.renewing?.stop();
+  }
+}
+
+/** How long a stop waits for the pass and sweep in flight before it gives the lead up anyway. */
+export const STOP_WAIT_MS = 3_000;
+
+/** Whether `work` settled within `ms` on these timers. */
+async function within(work: Promise<unknown>, ms: number, timers: Timers): Promise<boolean> {
+  let handle: unknown = null;
+  const late = new Promise<false>((resolve) => {
+    handle = timers.setInterval(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([
+      work.then(
+        () => true as const,
+        () => true as const,
+      ),
+      late,
+    ]);
+  } finally {
+    timers.clearInterval(handle);
   }
 }

@@ -16,7 +16,8 @@ import type { Candidate } from './candidate.js';
 import type { FleetContext, FleetPolicy } from './context.js';
 import { postPauseNotice } from './housekeeping.js';
 import { SerialLock } from './lock.js';
-import { spawnOnce, type PassReport, type PassTrigger } from './pass.js';
+import { spawnOnce, stoppedPass, type PassReport, type PassTrigger } from './pass.js';
+import { PassStopped } from './pass-deps.js';
 import { gatherPass, type PassDeps } from './gather.js';
 import { planNextPass, type NextPass } from './next-pass.js';
 import { moneyFor } from './launch.js';
@@ -64,6 +65,8 @@ export interface EngineDeps {
   handedResults?: HandedResults;
   /** Told of each pass this process ran, and how long it took in seconds (the metrics). */
   onPass?: (report: PassReport, seconds: number) => void;
+  /** Told as each pass begins (the metrics count its requests from here). */
+  onPassStart?: () => void;
   /** The tracer of yoke's spans (the no-op unless tracing is on). */
   tracer?: Tracer;
 }
@@ -84,6 +87,8 @@ export class Engine {
   private readonly checkRefusals: CheckRefusals;
   lastPass: PassReport | null = null;
   readonly processId: string;
+  /** Aborted by stop(): the pass in flight goes no further, and queued passes are dropped (SP10 re-derives them). */
+  readonly stopping = new AbortController();
 
   constructor(private readonly deps: EngineDeps) {
     this.checkRefusals = new CheckRefusals(deps.policy.checkRetryMs);
@@ -143,6 +148,7 @@ export class Engine {
       onPolledComments: d.onPolledComments,
       onMerged: d.onMerged,
       tracer: d.tracer ?? NO_TRACER,
+      stopping: this.stopping.signal,
     };
   }
 
@@ -178,9 +184,11 @@ export class Engine {
     }
   }
 
+  /** No more ticks; the pass in flight stops at its next step (the write in flight finishes) and queued ones are dropped. */
   stop(): void {
     for (const h of this.handles) this.deps.timers.clearInterval(h);
     this.handles = [];
+    this.stopping.abort();
   }
 
   private logPassError(err: unknown): void {
@@ -192,6 +200,8 @@ export class Engine {
     if (already) return already;
     const queued = this.serial(async () => {
       this.waiting.delete(trigger);
+      if (this.stopping.signal.aborted) return stoppedPass(trigger);
+      this.deps.onPassStart?.();
       const started = performance.now();
       // Each pass is a trace of its own; the launches it makes link to it from their issues' traces.
       const report = await inSpan(
@@ -199,7 +209,10 @@ export class Engine {
         'yoke.pass',
         { parent: null, attributes: { 'yoke.pass.trigger': trigger } },
         async (span) => {
-          const r = await pass();
+          const r = await pass().catch((err: unknown) => {
+            if (err instanceof PassStopped) return stoppedPass(trigger);
+            throw err;
+          });
           span.setAttributes({
             'yoke.pass.candidates': r.candidates.length,
             'yoke.pass.launched': r.outcomes.filter((o) => o.result.kind === 'launched').length,
@@ -207,6 +220,7 @@ export class Engine {
           return r;
         },
       );
+      if (report.stopped) return report;
       this.lastPass = report;
       this.deps.onPass?.(report, (performance.now() - started) / 1000);
       return report;

@@ -10,7 +10,7 @@ import { atCapRepos, fixCandidates, landerCandidates, newWorkCandidates, type Pr
 import { makeRefusal } from '../kernel/codes/table.js';
 import { type RepoFacts } from './repo-facts.js';
 import { readFacts } from './read-facts.js';
-import { READ_ESTIMATE_POINTS, type PassDeps } from './pass-deps.js';
+import { goOn, READ_ESTIMATE_POINTS, type PassDeps } from './pass-deps.js';
 import type { Run } from '../store/runs.js';
 import { errorStack, errorText } from '../kernel/error-text.js';
 
@@ -48,17 +48,21 @@ async function listRepos(
 ): Promise<Pick<Gathered, 'repos' | 'authFailures'>> {
   const { store, forge, log } = deps;
   const authFailures: Gathered['authFailures'] = [];
-  const repos: RepoRef[] = [];
-  for (const installationId of await forge.listInstallations()) {
-    try {
-      await forge.authenticate(installationId);
-      repos.push(...(await forge.listRepos(installationId)));
-    } catch (err) {
-      const detail = errorText(err);
-      authFailures.push({ installationId, detail });
-      log.warn({ installationId, detail }, 'installation skipped for this pass');
-    }
-  }
+  // SC01: each installation is listed on its own token, all at once; the listing keeps the installations' order.
+  const listed = await Promise.all(
+    (await forge.listInstallations()).map(async (installationId) => {
+      try {
+        await forge.authenticate(installationId);
+        return await forge.listRepos(installationId);
+      } catch (err) {
+        const detail = errorText(err);
+        authFailures.push({ installationId, detail });
+        log.warn({ installationId, detail }, 'installation skipped for this pass');
+        return [];
+      }
+    }),
+  );
+  const repos = listed.flat();
   for (const repo of repos) {
     const known = await store.repos.get(repo.fullName);
     if (!known || known.installationId !== repo.installationId) {
@@ -85,32 +89,56 @@ async function passSnapshot(deps: PassDeps) {
 }
 
 /**
- * SC01: reads every repository a producer may look at, concurrently and bounded; the producers then decide
- * from these reads in the listing's order. SC03: when an installation's budget is short, repositories with
- * lander and merge work (an open claim or a live run) are read first; the rest wait for a later pass, and say so.
+ * SC01: reads every repository a producer may look at; the producers then decide from these reads in the
+ * listing's order. Each installation reads on its own budget and its own bound, all installations at once.
+ * SC03: a read goes ahead only while its installation's budget has room for it, counting the reads of that
+ * installation in flight; repositories with lander and merge work (an open claim or a live run) are read
+ * first, and the rest wait for a later pass, and say so. A pass never waits out a minute for its budget.
  */
 async function readAll(
   deps: PassDeps,
   ctx: ProducerContext,
-  shared: { live: readonly Run[]; facts: Map<string, Promise<RepoFacts | null>> },
+  shared: {
+    live: readonly Run[];
+    facts: Map<string, Promise<RepoFacts | null>>;
+    free: (repo: RepoRef) => boolean;
+  },
 ): Promise<Deferral[]> {
   const { forge, policy } = deps;
   const deferred: Deferral[] = [];
   const busy = (r: RepoRef) =>
     (deps.activity?.hasOpenClaims(r.fullName) ?? false) || shared.live.some((l) => l.repo === r.fullName);
-  const readable = ctx.repos
-    .filter((r) => !isAtCap(ctx.snapshot, policy, r.fullName))
-    .sort((a, b) => Number(busy(b)) - Number(busy(a)));
-  await forEachLimited(readable, policy.readConcurrency, async (repo) => {
-    const points = forge.remainingPoints(repo.installationId);
-    if (points < READ_ESTIMATE_POINTS && !shared.facts.has(repo.fullName)) {
-      deferred.push({ repo: repo.fullName, installationId: repo.installationId, points });
-      shared.facts.set(repo.fullName, Promise.resolve(null));
-      return;
-    }
-    await ctx.facts(repo);
-  });
-  return deferred;
+  const byInstallation = new Map<number, RepoRef[]>();
+  for (const r of ctx.repos) {
+    if (isAtCap(ctx.snapshot, policy, r.fullName)) continue;
+    const mine = byInstallation.get(r.installationId);
+    if (mine) mine.push(r);
+    else byInstallation.set(r.installationId, [r]);
+  }
+  await Promise.all(
+    [...byInstallation].map(async ([installationId, repos]) => {
+      let reading = 0;
+      const readable = repos.sort((a, b) => Number(busy(b)) - Number(busy(a)));
+      await forEachLimited(readable, policy.readConcurrency, async (repo) => {
+        if (deps.stopping?.aborted) return;
+        const points = forge.budgetLeft(installationId).points - reading * READ_ESTIMATE_POINTS;
+        if (points < READ_ESTIMATE_POINTS && !shared.facts.has(repo.fullName) && !shared.free(repo)) {
+          deferred.push({ repo: repo.fullName, installationId, points: Math.max(0, points) });
+          shared.facts.set(repo.fullName, Promise.resolve(null));
+          return;
+        }
+        reading++;
+        try {
+          await ctx.facts(repo);
+        } finally {
+          reading--;
+        }
+      });
+    }),
+  );
+  // In the listing's order, whichever installation finished first.
+  const order = new Map(ctx.repos.map((r, i) => [r.fullName, i]));
+  return deferred.sort((a, b) => order.get(a.repo)! - order.get(b.repo)!);
 }
 
 /** What the pass passes over without a candidate: repositories at their cap, unread (SC03) or disabled. */
@@ -150,24 +178,33 @@ export async function gatherPass(deps: PassDeps): Promise<Gathered> {
   const { live, snapshot, requests, spend, fleetSpend } = await passSnapshot(deps);
 
   const facts = new Map<string, Promise<RepoFacts | null>>();
+  // A repository the budget left unread this pass is not read by a producer either (SC03).
+  const unread = new Set<string>();
   const readConfig = async (repo: RepoRef): Promise<RepoConfig | null> => {
+    if (unread.has(repo.fullName)) return null;
     const cfg = await forge.readConfig(repo, { maxAgeMs: policy.configRefreshMs });
     return cfg.state === 'valid' ? cfg.config : null;
+  };
+  // SC02: how old a repository's last view may be and still stand in for a probe.
+  const viewAgeOf = (repo: RepoRef): number => {
+    const signals: ActivitySignals = {
+      liveRuns: live.filter((r) => r.repo === repo.fullName).length,
+      openRequests: requests.filter((r) => r.repo === repo.fullName).length,
+      openClaims: deps.activity?.hasOpenClaims(repo.fullName) ?? true,
+      wokenAt: deps.activity?.wokenAt(repo.fullName) ?? null,
+    };
+    return viewMaxAgeMs(signals, deps.clock.now(), policy);
   };
   const factsOf = (repo: RepoRef): Promise<RepoFacts | null> => {
     let memo = facts.get(repo.fullName);
     if (!memo) {
-      const signals: ActivitySignals = {
-        liveRuns: live.filter((r) => r.repo === repo.fullName).length,
-        openRequests: requests.filter((r) => r.repo === repo.fullName).length,
-        openClaims: deps.activity?.hasOpenClaims(repo.fullName) ?? true,
-        wokenAt: deps.activity?.wokenAt(repo.fullName) ?? null,
-      };
-      const maxViewAgeMs = viewMaxAgeMs(signals, deps.clock.now(), policy);
+      const maxViewAgeMs = viewAgeOf(repo);
       const spentToday = { repo: spend.get(repo.fullName) ?? 0, fleet: fleetSpend };
       memo = readFacts(deps, repo, { snapshot, requests, trusted, housekeeping, maxViewAgeMs, spentToday }).catch(
         (err) => {
-          log.warn({ repo: repo.fullName, err: errorStack(err) }, 'repo read failed; skipped for this pass');
+          // A read cut short by yoke's stop is no failure: the pass stops too.
+          if (!deps.stopping?.aborted)
+            log.warn({ repo: repo.fullName, err: errorStack(err) }, 'repo read failed; skipped for this pass');
           return null;
         },
       );
@@ -185,7 +222,12 @@ export async function gatherPass(deps: PassDeps): Promise<Gathered> {
       (await readConfig(repo))?.autoland.enabled === true,
     wantsFixes: async (repo) => (await readConfig(repo)) !== null,
   };
-  const deferred = await readAll(deps, ctx, { live, facts });
+  // An idle repository whose last view stands in costs no request: it is read whatever the budget.
+  const free = (repo: RepoRef) =>
+    forge.standsIn(repo, { maxViewAgeMs: viewAgeOf(repo), configMaxAgeMs: policy.configRefreshMs });
+  const deferred = await readAll(deps, ctx, { live, facts, free });
+  for (const d of deferred) unread.add(d.repo);
+  goOn(deps); // a stop mid-read: the producers would read the rest themselves
 
   // Producers gather from the same snapshot; none launches (SP03, SP11).
   const decided = [await landerCandidates(ctx), await fixCandidates(ctx), await newWorkCandidates(ctx)];

@@ -11,8 +11,11 @@ import type { FleetPolicy } from './context.js';
 
 // What a spawn pass works with: the engine hands a pass these (engine.ts passDeps).
 
-/** What a full read of one repository costs, in points: the probe, the repository, issues, PRs, comments, config. */
-export const READ_ESTIMATE_POINTS = 6;
+/**
+ * What a full read of one repository spends on its busiest endpoint, in points: the probe and the labelled
+ * issues both list the repository's issues (every other request of a read has an endpoint of its own).
+ */
+export const READ_ESTIMATE_POINTS = 2;
 
 export interface PassDeps {
   store: Store;
@@ -38,4 +41,19 @@ export interface PassDeps {
   onMerged?: MergeListener;
   /** The tracer of yoke's spans (the no-op unless tracing is on). */
   tracer?: Tracer;
+  /** Aborted when yoke stops: the pass reads no further repository and launches nothing more. */
+  stopping?: AbortSignal;
+}
+
+/** A pass stopped where it stood because yoke is stopping (SP10: the next pass, on whichever yoke leads, re-derives it). */
+export class PassStopped extends Error {
+  constructor() {
+    super('yoke is stopping: the pass stopped where it stood');
+    this.name = 'PassStopped';
+  }
+}
+
+/** Between a pass's steps: once yoke is stopping, the pass goes no further. */
+export function goOn(deps: Pick<PassDeps, 'stopping'>): void {
+  if (deps.stopping?.aborted) throw new PassStopped();
 }

@@ -14,6 +14,7 @@ import { repoReadOf, type RepoFacts } from './repo-facts.js';
 import { wasAttempted } from '../store/merges.js';
 import { spawnPass, type PassOutcome } from './spawn-pass.js';
 import { gatherPass, READ_ESTIMATE_POINTS, type Deferral, type Gathered, type PassDeps } from './gather.js';
+import { goOn } from './pass-deps.js';
 import { errorStack } from '../kernel/error-text.js';
 import { inSpan, NO_TRACER } from '../kernel/trace.js';
 
@@ -37,7 +38,22 @@ export interface PassReport {
   waiting: Waiting[];
   reaped: Reaped[];
   authFailures: { installationId: number; detail: string }[];
+  /** Set when the pass stopped where it stood, or never started, because yoke is stopping (SP10 re-derives it). */
+  stopped?: true;
 }
+
+/** What a pass that yoke's stop cut short or dropped reports: nothing done, said so. */
+export const stoppedPass = (trigger: PassTrigger): PassReport => ({
+  trigger,
+  repos: 0,
+  deferred: [],
+  candidates: [],
+  outcomes: [],
+  waiting: [],
+  reaped: [],
+  authFailures: [],
+  stopped: true,
+});
 
 /**
  * The dashboard issues, last of the pass's writes: merges, landers and fixes spend the request budget
@@ -57,10 +73,13 @@ async function syncDashboardIssues(
   let firsts = 0;
   for (const memo of memos) {
     const f = await memo;
-    if (!f || !f.config.dashboard_issue || forge.remainingPoints(f.repo.installationId) < DASHBOARD_RESERVE_POINTS)
+    if (!f || !f.config.dashboard_issue || forge.budgetLeft(f.repo.installationId).points < DASHBOARD_RESERVE_POINTS)
       continue;
     if (!(await store.dashboardIssues.get(f.repo.fullName))) {
-      if (firsts >= opts.firstPerPass || forge.remainingContentWrites(f.repo.installationId) < DASHBOARD_RESERVE_WRITES)
+      if (
+        firsts >= opts.firstPerPass ||
+        forge.budgetLeft(f.repo.installationId).contentWrites < DASHBOARD_RESERVE_WRITES
+      )
         continue;
       firsts++;
     }
@@ -159,6 +178,7 @@ async function launchPass(deps: PassDeps, gathered: Gathered): ReturnType<typeof
     gathered.snapshot,
     deps.policy,
     async (c, cap) => {
+      goOn(deps);
       const facts = await gathered.facts.get(c.repo);
       if (!facts) throw new Error(`no facts were read for ${c.repo}, which produced a candidate`);
       return launchCandidate(launchDeps, c, cap, facts);
@@ -182,6 +202,7 @@ async function actOnRepos(
   for (const memo of gathered.facts.values()) {
     const f = await memo;
     if (!f) continue;
+    goOn(deps);
     await store.repos.recordRead(f.repo.fullName, repoReadOf(f, io.clock.now()));
     // Reads before the decision: the repository's merge attempts, looked up by the planner.
     const merges = await store.merges.listForRepo(f.repo.fullName);
@@ -232,6 +253,7 @@ export async function spawnOnce(given: PassDeps, trigger: PassTrigger, reaped: R
   const tracer = deps.tracer ?? NO_TRACER;
   const io: Io = { store: deps.store, forge: deps.forge, clock: deps.clock, log: deps.log, tracer };
   const gathered = await inSpan(tracer, 'yoke.pass.gather', {}, () => gatherPass(deps));
+  goOn(deps);
   await executeHousekeeping(io, gathered.housekeeping);
   const { outcomes, after } = await inSpan(tracer, 'yoke.pass.decide', {}, () => launchPass(deps, gathered));
 
@@ -259,7 +281,11 @@ export async function spawnOnce(given: PassDeps, trigger: PassTrigger, reaped: R
   await syncLanderChecks({ ...io, policy: checkPolicy, refusals: deps.checkRefusals });
   // Merges come after the check runs: the head's yoke/lander check already says success when GitHub is
   // asked to merge it, as a branch rule that requires the check would insist.
-  for (const merge of mergesOwed) await merge();
+  for (const merge of mergesOwed) {
+    goOn(deps);
+    await merge();
+  }
+  goOn(deps);
   await syncRunNotices({ ...io, webUrl: deps.webUrl });
   await syncDashboardIssues(io, [...gathered.facts.values()], waiting, {
     webUrl: deps.webUrl,

@@ -1,3 +1,4 @@
+import { forEachLimited } from '../../kernel/limit.js';
 import { makeRefusal, type Refusal } from '../../kernel/codes/table.js';
 import { environmentOf, type DeliverySettings } from '../../config/delivery.js';
 import { repoRefOf } from '../../fleet/repo-state.js';
@@ -74,11 +75,15 @@ export async function checkEnvironments(
 export async function sweepEnvironments(ctx: DeliveryContext, everyMs: number): Promise<void> {
   const appSlug = (await ctx.forge.botLogin()).replace(/\[bot\]$/, '');
   const checked = new Map((await ctx.store.stageDeployments.environmentChecks()).map((c) => [c.repo, c.checkedAt]));
-  for (const r of await ctx.store.repos.list()) {
-    if (ctx.clock.now() - (checked.get(r.fullName) ?? -Infinity) < everyMs) continue;
+  const due = (await ctx.store.repos.list()).filter(
+    (r) => ctx.clock.now() - (checked.get(r.fullName) ?? -Infinity) >= everyMs,
+  );
+  // SC01: the repositories are read together, bounded (each opt-in file comes from the reader's cache unless
+  // it may have changed); the client's budget paces what reaches GitHub.
+  await forEachLimited(due, ctx.policy.readConcurrency, async (r) => {
     const repo = await repoRefOf(ctx.store, r.fullName);
     const dr = repo ? await deliveryRepo(ctx, r.fullName) : null;
-    if (!repo || !dr?.ok || gatedStages(dr.value.settings).length === 0) continue;
+    if (!repo || !dr?.ok || gatedStages(dr.value.settings).length === 0) return;
     try {
       await checkEnvironments(ctx, repo, dr.value.settings, appSlug);
     } catch (err) {
@@ -87,5 +92,5 @@ export async function sweepEnvironments(ctx: DeliveryContext, everyMs: number): 
         "could not read the environments' protection rules; the next round tries again",
       );
     }
-  }
+  });
 }
