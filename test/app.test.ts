@@ -3,6 +3,8 @@ import { createHmac } from 'node:crypto';
 import nock from 'nock';
 import { describe, expect, it, vi } from 'vitest';
 import { encodeMarker } from '../src/forge/marker.js';
+import { WATCHED_REFRESH_FACTOR } from '../src/forge/repo-reader.js';
+import { phaseOf } from '../src/kernel/spread.js';
 import {
   BOT,
   REPO,
@@ -37,15 +39,31 @@ function mockListing(scope: nock.Scope): nock.Scope {
       {
         total_count: 1,
         repositories: [
-          { id: 1296269, name: 'Hello-World', full_name: REPO, owner: { login: 'Codertocat' }, archived: false },
+          {
+            id: 1296269,
+            name: 'Hello-World',
+            full_name: REPO,
+            owner: { login: 'Codertocat' },
+            archived: false,
+            pushed_at: '2026-11-30T09:00:00Z',
+          },
         ],
       },
       { etag: '"repos1"' },
     );
 }
 
+/** The probe of a repository read before: everything updated since the newest change it saw (or since its first read). */
+const PROBE_QUERY = (q: Record<string, unknown>) =>
+  q.state === 'all' &&
+  q.sort === 'updated' &&
+  q.direction === 'desc' &&
+  typeof q.since === 'string' &&
+  q.per_page === '100';
+
 interface Read {
-  probeEtag?: string;
+  /** A repository read before is probed first; here the probe lists a change, so it is read in full. */
+  probed?: boolean;
   /** Where the default branch is (BASE unless said). */
   base?: string;
   /** How often the pass reads it: once, and once more before each merge it asks for. */
@@ -60,10 +78,12 @@ interface Read {
 }
 
 function mockRepoRead(scope: nock.Scope, r: Read): nock.Scope {
+  if (r.probed)
+    scope
+      .get('/repos/Codertocat/Hello-World/issues')
+      .query(PROBE_QUERY)
+      .reply(200, [{ number: 7, updated_at: new Date(Date.UTC(2030, 0, 1)).toISOString() }]);
   scope
-    .get('/repos/Codertocat/Hello-World/issues')
-    .query({ state: 'all', sort: 'updated', direction: 'desc', per_page: '1' })
-    .reply(200, [{ number: 1 }], { etag: r.probeEtag ?? '"probe1"' })
     .get('/repos/Codertocat/Hello-World')
     .reply(200, { default_branch: 'main', full_name: REPO })
     .get('/repos/Codertocat/Hello-World/issues')
@@ -447,7 +467,7 @@ describe('verdicts and autoland (Probot level)', () => {
     const fresh = encodeMarker({ run: lander.id, sha: HEAD, verdict: 'accept' }, 'tests pass');
     const s2 = mockListing(github());
     mockRepoRead(s2, {
-      probeEtag: '"probe2"',
+      probed: true,
       pulls: [claimPull()],
       claims: { 7: { comments: [ghComment(1, BOT, stale, 'Bot'), ghComment(2, BOT, fresh, 'Bot')], files: 'cached' } },
       baseReads: 2,
@@ -511,7 +531,7 @@ describe('verdicts and autoland (Probot level)', () => {
     // Next pass: same head, same accept: no second PUT, no second comment.
     const s2 = mockListing(github());
     mockRepoRead(s2, {
-      probeEtag: '"probe3"',
+      probed: true,
       pulls: [claimPull()],
       claims: { 7: { comments: [ghComment(2, BOT, fresh, 'Bot')], files: 'cached' } },
     });
@@ -575,8 +595,8 @@ describe('commands found by poll (Probot level)', () => {
     const scope = mockListing(github());
     scope
       .get('/repos/Codertocat/Hello-World/issues')
-      .query({ state: 'all', sort: 'updated', direction: 'desc', per_page: '1' })
-      .reply(200, [{ number: 1 }], { etag: '"probe-busy"' })
+      .query(PROBE_QUERY)
+      .reply(200, [{ number: 7, updated_at: at(7000) }])
       .get('/repos/Codertocat/Hello-World')
       .reply(200, { default_branch: 'main', full_name: REPO })
       .get('/repos/Codertocat/Hello-World/issues')
@@ -780,8 +800,12 @@ describe('opt-in and polling (Probot level)', () => {
     expect(comments).toHaveLength(1);
   });
 
-  it('GH05 SC02 an unchanged idle repository costs nothing until its probe is due, then one conditional request, answered 304', async () => {
+  it('GH05 SC02 an unchanged idle repository costs nothing until its probe is due, then one probe; once settled, answered 304', async () => {
     const h = await makeProbot();
+    // Just past the start of the repository's slot of the watched opt-in file's refresh: none falls in this test.
+    const period = h.rt.settings.configRefreshMs * WATCHED_REFRESH_FACTOR;
+    const phase = phaseOf(REPO, period);
+    h.clock.t = Math.ceil((h.clock.t + phase) / period) * period - phase + 1_000;
     const scope = mockListing(mockToken(github()))
       .get(CONFIG_RE)
       .reply(...yamlConfig('auto: true\ndashboard_issue: false\n'));
@@ -792,24 +816,32 @@ describe('opt-in and polling (Probot level)', () => {
     let before = { ...h.stats };
     await h.rt.engine.schedulerTick();
     expect(h.stats.requests - before.requests).toBe(2); // the fleet listing only
+    // Its probe's slot comes round within a period: one probe, which lists nothing changed since the read.
     h.clock.advance(h.rt.settings.idleProbeMs);
+    const listing304 = () =>
+      github()
+        .get('/app/installations')
+        .query(true)
+        .matchHeader('if-none-match', '"inst1"')
+        .reply(304)
+        .get('/installation/repositories')
+        .query(true)
+        .matchHeader('if-none-match', '"repos1"')
+        .reply(304);
+    listing304().get('/repos/Codertocat/Hello-World/issues').query(PROBE_QUERY).reply(200, [], { etag: '"probe1"' });
     before = { ...h.stats };
-    github()
-      .get('/app/installations')
-      .query(true)
-      .matchHeader('if-none-match', '"inst1"')
-      .reply(304)
-      .get('/installation/repositories')
-      .query(true)
-      .matchHeader('if-none-match', '"repos1"')
-      .reply(304)
+    expect((await h.rt.engine.schedulerTick()).candidates).toEqual([]);
+    expect(h.stats.requests - before.requests).toBe(3);
+    // The next period's probe asks the same, conditionally: two listing requests and one probe, all 304.
+    h.clock.advance(h.rt.settings.idleProbeMs);
+    listing304()
       .get('/repos/Codertocat/Hello-World/issues')
-      .query({ state: 'all', sort: 'updated', direction: 'desc', per_page: '1' })
+      .query(PROBE_QUERY)
       .matchHeader('if-none-match', '"probe1"')
       .reply(304);
+    before = { ...h.stats };
     const pass = await h.rt.engine.schedulerTick();
     expect(pass.candidates).toEqual([]);
-    // Two listing requests for the whole fleet, one probe for the repo: all 304.
     expect(h.stats.requests - before.requests).toBe(3);
     expect(h.stats.notModified - before.notModified).toBe(3);
   });

@@ -85,5 +85,6 @@ export async function listRepos(o: Octokit, installationId: number): Promise<Rep
       fullName: r.full_name,
       installationId,
       ...(r.default_branch ? { defaultBranch: r.default_branch } : {}),
+      ...(r.pushed_at ? { pushedAt: r.pushed_at } : {}),
     }));
 }

@@ -1,28 +1,39 @@
-import { fieldOf } from '../kernel/guards.js';
 import { createHash } from 'node:crypto';
+import { dueSince, secondBefore } from '../kernel/spread.js';
 import { z } from 'zod';
 import { CONFIG_PATH, parseRepoConfig, type RepoConfigResult } from '../config/repo-config.js';
-import { CACHE_HIT_HEADER } from './conditional-cache.js';
 import type { Octokit } from './octokit.js';
 import { GhComment, GhIssue, GhPull, GhPullFile, GhRepositoryInfo, GhReview } from './schemas.js';
 import { CONTROL_LABEL, type ClaimView, type IssueView, type RepoName, type RepoRef, type RepoView } from './types.js';
 
-// The read half of the forge: a repository's opt-in file and its open work,
-// every GET conditional. An unchanged repository is seen through one probe
-// (the most recently updated issue or PR), answered 304 and re-served from
-// the last view.
+// The read half of the forge: a repository's opt-in file and its open work, every GET conditional. An
+// unchanged repository is seen through one probe (what changed since the last one), re-served from the last view.
 
 interface CachedView {
-  probeEtag: string;
   /** When the view was last read in full, and last confirmed by a probe. */
   at: number;
   probedAt: number;
-  /** The newest updated_at the probe saw: the next probe lists everything since, inclusive. */
-  since: string | null;
+  /** The newest updated_at the probe saw (or GitHub's date on the first read): the next probe lists everything since, inclusive. */
+  since: string;
   /** A digest of what that probe listed from `since` on: the same again means nothing changed, even within one second. */
   fingerprint: string;
+  /** The AFK label the view's issues were listed by: another one in the opt-in file means a full read. */
+  afkLabel: string;
   view: Omit<RepoView, 'config'>;
 }
+
+/** An opt-in file as last read: when, at which push of the repository, and whether it takes defaults from another. */
+interface CachedConfig {
+  at: number;
+  /** The repository's `pushed_at` when it was read (from the installation's listing), if known. */
+  pushedAt: string | undefined;
+  /** It `_extends` another repository's file, whose pushes this repository's `pushed_at` does not show. */
+  extends: boolean;
+  result: RepoConfigResult;
+}
+
+/** How many refresh periods an opt-in file watched by its repository's `pushed_at` stands (six hours by default). */
+export const WATCHED_REFRESH_FACTOR = 36;
 
 const ProbeItem = z.object({ number: z.number().optional(), updated_at: z.string().optional() }).passthrough();
 
@@ -35,7 +46,9 @@ const digestOf = (items: readonly z.output<typeof ProbeItem>[]): string =>
 const list = <S extends z.ZodType>(schema: S, data: unknown): z.output<S>[] => z.array(schema).parse(data);
 
 export class RepoReader {
-  private configs = new Map<RepoName, { at: number; result: RepoConfigResult }>();
+  private configs = new Map<RepoName, CachedConfig>();
+  /** Each repository's `pushed_at` as the installation's newest listing gave it. */
+  private pushed = new Map<RepoName, string>();
   private views = new Map<RepoName, CachedView>();
   /** Per repository, the newest comment update seen: the next read asks for everything since (commands found by poll). */
   private commentsSince = new Map<RepoName, string>();
@@ -43,6 +56,50 @@ export class RepoReader {
   private pullFiles = new Map<string, string[]>();
 
   constructor(private readonly now: () => number) {}
+
+  /** The installation's listing was read: a repository pushed to since its opt-in file was read reads it again. */
+  listed(repos: readonly RepoRef[]): void {
+    for (const r of repos) if (r.pushedAt) this.pushed.set(r.fullName, r.pushedAt);
+  }
+
+  /**
+   * SC02: an opt-in file stands until it may have changed: the repository was pushed to since (the listing's
+   * `pushed_at`, or a push webhook naming it: invalidate), or, for a file yoke cannot watch that way (one that
+   * `_extends` another repository's, one that could not be read, a server that lists no `pushed_at`), its
+   * repository's slot of the refresh period came round.
+   */
+  private configFresh(name: RepoName, cached: CachedConfig, maxAgeMs: number): boolean {
+    const pushed = this.pushed.get(name);
+    const watched =
+      pushed !== undefined && cached.pushedAt !== undefined && !cached.extends && cached.result.state !== 'invalid';
+    if (watched && pushed !== cached.pushedAt) return false;
+    // A watched file is read again on its slot of a longer period too: two pushes in one second share a `pushed_at`.
+    const period = watched ? maxAgeMs * WATCHED_REFRESH_FACTOR : maxAgeMs;
+    return !dueSince(name, cached.at, this.now(), period) && this.now() - cached.at < period;
+  }
+
+  /** Whether readRepo would answer now from what it holds, with no request: SC03 reads it whatever the budget. */
+  standsIn(repo: RepoRef, opts: { maxViewAgeMs: number; configMaxAgeMs: number }): boolean {
+    const config = this.configs.get(repo.fullName);
+    if (!config || !this.configFresh(repo.fullName, config, opts.configMaxAgeMs)) return false;
+    if (config.result.state !== 'valid') return config.result.state === 'absent';
+    const view = this.views.get(repo.fullName);
+    return (
+      view !== undefined &&
+      view.afkLabel === config.result.config.afk_label &&
+      this.viewStands(repo, view, opts.maxViewAgeMs)
+    );
+  }
+
+  /** SC02: an idle repository's last view stands in until its slot of the probe period comes round. */
+  private viewStands(repo: RepoRef, view: CachedView, maxViewAgeMs: number | undefined): boolean {
+    return (
+      maxViewAgeMs !== undefined &&
+      maxViewAgeMs > 0 &&
+      this.now() - view.probedAt < maxViewAgeMs &&
+      !dueSince(repo.fullName, view.probedAt, this.now(), maxViewAgeMs)
+    );
+  }
 
   invalidate(name: RepoName): void {
     this.configs.delete(name);
@@ -85,12 +142,15 @@ export class RepoReader {
 
   async readConfig(o: Octokit, repo: RepoRef, maxAgeMs: number): Promise<RepoConfigResult> {
     const cached = this.configs.get(repo.fullName);
-    if (cached && this.now() - cached.at < maxAgeMs) return cached.result;
+    if (cached && this.configFresh(repo.fullName, cached, maxAgeMs)) return cached.result;
+    const pushedAt = this.pushed.get(repo.fullName);
     let result: RepoConfigResult;
+    let extended = false;
     try {
       const { config, files } = await o.config.get({ owner: repo.owner, repo: repo.name, path: CONFIG_PATH });
       // TR28: `_extends` brings defaults from the same owner's repositories only, never from anyone else's.
       const foreign = files.find((f) => f.owner.toLowerCase() !== repo.owner.toLowerCase());
+      extended = files.length > 1;
       // GH01: the repo's own file opts it in; an organisation's .github repo only supplies defaults.
       if (foreign)
         result = {
@@ -102,7 +162,7 @@ export class RepoReader {
       const message = err instanceof Error ? err.message.replace('[@probot/octokit-plugin-config] ', '') : String(err);
       result = { state: 'invalid', reason: `${CONFIG_PATH} could not be read: ${message}` };
     }
-    this.configs.set(repo.fullName, { at: this.now(), result });
+    this.configs.set(repo.fullName, { at: this.now(), pushedAt, extends: extended, result });
     return result;
   }
 
@@ -117,80 +177,34 @@ export class RepoReader {
     // GH01: a repo without the opt-in file is not read any further.
     if (config.state === 'absent') return empty;
     if (config.state === 'invalid') return { ...empty, issues: await this.controlIssues(o, repo) };
-    const cached = this.views.get(repo.fullName);
-    // SC02: an idle repository's last view stands in until its next probe is due.
-    if (
-      cached &&
-      opts.maxViewAgeMs &&
-      this.now() - cached.probedAt < opts.maxViewAgeMs &&
-      this.now() - cached.at < opts.configMaxAgeMs
-    ) {
-      return { ...cached.view, config };
-    }
-    // The probe: any comment, label, push or close anywhere in the repo changes it. It lists everything
-    // updated since the newest change it saw, inclusive, so a change in that same second is not missed.
-    const since = cached?.since;
-    const probe = await o.request(
-      'GET /repos/{owner}/{repo}/issues',
-      since
-        ? { ...at, state: 'all', sort: 'updated', direction: 'desc', since, per_page: 100 }
-        : { ...at, state: 'all', sort: 'updated', direction: 'desc', per_page: 1 },
-    );
-    const probeEtag = String(probe.headers.etag ?? '');
-    const hit = fieldOf(probe.headers, CACHE_HIT_HEADER) === 'hit';
-    const items = z.array(ProbeItem).parse(probe.data);
-    const newest =
-      items
-        .map((i) => i.updated_at)
-        .filter((u): u is string => Boolean(u))
-        .sort()
-        .at(-1) ??
-      since ??
-      null;
-    const fingerprint = digestOf(items);
-    const unchanged =
-      cached !== undefined && (since ? fingerprint === cached.fingerprint : hit && cached.probeEtag === probeEtag);
-    if (cached && unchanged && this.now() - cached.at < opts.configMaxAgeMs) {
-      cached.probedAt = this.now();
-      return { ...cached.view, config };
+    const afkLabel = config.config.afk_label;
+    const known = this.views.get(repo.fullName);
+    // A view listed by another AFK label is no view of this configuration.
+    const cached = known?.afkLabel === afkLabel ? known : undefined;
+    if (cached && this.viewStands(repo, cached, opts.maxViewAgeMs)) return { ...cached.view, config };
+    // A repository never read has nothing to compare with: it is read in full at once, without a probe.
+    let probed: { since: string; settled: string } | null = null;
+    if (cached) {
+      const found = await this.probe(o, repo, cached);
+      if (found === 'unchanged') return { ...cached.view, config };
+      probed = found;
     }
 
     // SC01: a full read's requests go out together; the client's in-flight bound paces them.
-    const afkLabel = config.config.afk_label;
-    const [defaultBranch, issues, pulls, recentComments] = await Promise.all([
+    const [defaultBranch, labelled, pulls, recentComments] = await Promise.all([
       repo.defaultBranch ??
         o.request('GET /repos/{owner}/{repo}', at).then((r) => GhRepositoryInfo.parse(r.data).default_branch),
-      o
-        .paginate('GET /repos/{owner}/{repo}/issues', { ...at, state: 'open', labels: afkLabel, per_page: 100 })
-        .then((data) =>
-          list(GhIssue, data)
-            .filter((i) => !i.isPull)
-            .map(toIssueView),
-        ),
+      this.labelledIssues(o, repo, afkLabel),
       o
         .paginate('GET /repos/{owner}/{repo}/pulls', { ...at, state: 'open', per_page: 100 })
         .then((data) => list(GhPull, data)),
       this.newComments(o, repo),
     ]);
-    const claims: ClaimView[] = await Promise.all(
+    const { issues, firstAnswer } = labelled;
+    const claims = await Promise.all(
       pulls
         .filter((pull) => pull.labels.includes(opts.claimLabel) || pull.yokeRun)
-        .map(async (pull) => {
-          const [comments, reviews, files] = await Promise.all([
-            o.paginate('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', {
-              ...at,
-              issue_number: pull.number,
-              per_page: 100,
-            }),
-            o.paginate('GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews', {
-              ...at,
-              pull_number: pull.number,
-              per_page: 100,
-            }),
-            this.filesOf(o, repo, pull.number, pull.headSha),
-          ]);
-          return { pull, comments: list(GhComment, comments), reviews: list(GhReview, reviews), files };
-        }),
+        .map((pull) => this.claimOf(o, repo, pull)),
     );
     const view: Omit<RepoView, 'config'> = {
       repo,
@@ -200,17 +214,90 @@ export class RepoReader {
       claims,
       recentComments,
     };
-    // What a probe from the new `since` would list, so the next one can tell whether anything changed.
-    const settled = newest ? items.filter((i) => (i.updated_at ?? '') >= newest) : items;
+    // Never probed: the next probe lists what changed since GitHub answered this read (a second back), and
+    // finds nothing if nothing did. Without GitHub's date, five minutes back by yoke's clock.
+    const since =
+      probed?.since ?? firstAnswer ?? new Date(this.now() - 300_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
     this.views.set(repo.fullName, {
-      probeEtag,
       at: this.now(),
       probedAt: this.now(),
-      since: newest,
-      fingerprint: digestOf(settled),
+      since,
+      // What a probe from `since` lists when nothing changed: nothing at all.
+      fingerprint: probed?.settled ?? digestOf([]),
+      afkLabel,
       view,
     });
     return { ...view, config };
+  }
+
+  /** The open issues with the AFK label, and GitHub's date on the first page (where the next probe starts). */
+  private async labelledIssues(
+    o: Octokit,
+    repo: RepoRef,
+    label: string,
+  ): Promise<{ issues: IssueView[]; firstAnswer: string | null }> {
+    const asked = { owner: repo.owner, repo: repo.name, state: 'open', labels: label, per_page: 100 } as const;
+    const first = await o.request('GET /repos/{owner}/{repo}/issues', asked);
+    const all = first.headers.link?.includes('rel="next"')
+      ? await o.paginate('GET /repos/{owner}/{repo}/issues', asked)
+      : first.data;
+    const issues = list(GhIssue, all)
+      .filter((i) => !i.isPull)
+      .map(toIssueView);
+    return { issues, firstAnswer: secondBefore(first.headers.date) };
+  }
+
+  /** A claim PR's conversation, reviews and files (each head's files read once). */
+  private async claimOf(o: Octokit, repo: RepoRef, pull: z.output<typeof GhPull>): Promise<ClaimView> {
+    const at = { owner: repo.owner, repo: repo.name };
+    const [comments, reviews, files] = await Promise.all([
+      o.paginate('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+        ...at,
+        issue_number: pull.number,
+        per_page: 100,
+      }),
+      o.paginate('GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews', {
+        ...at,
+        pull_number: pull.number,
+        per_page: 100,
+      }),
+      this.filesOf(o, repo, pull.number, pull.headSha),
+    ]);
+    return { pull, comments: list(GhComment, comments), reviews: list(GhReview, reviews), files };
+  }
+
+  /**
+   * The probe: any comment, label, push or close anywhere in the repo changes it. It lists everything updated
+   * since the newest change it saw, inclusive, so a change in that same second is not missed; the same listing
+   * again means nothing changed. Otherwise: where the next probe starts, and what it will list if nothing changes.
+   */
+  private async probe(
+    o: Octokit,
+    repo: RepoRef,
+    cached: CachedView,
+  ): Promise<'unchanged' | { since: string; settled: string }> {
+    const { since } = cached;
+    const probe = await o.request('GET /repos/{owner}/{repo}/issues', {
+      owner: repo.owner,
+      repo: repo.name,
+      state: 'all',
+      sort: 'updated',
+      direction: 'desc',
+      since,
+      per_page: 100,
+    });
+    const items = z.array(ProbeItem).parse(probe.data);
+    if (digestOf(items) === cached.fingerprint) {
+      cached.probedAt = this.now();
+      return 'unchanged';
+    }
+    const newest =
+      items
+        .map((i) => i.updated_at)
+        .filter((u): u is string => Boolean(u))
+        .sort()
+        .at(-1) ?? since;
+    return { since: newest, settled: digestOf(items.filter((i) => (i.updated_at ?? '') >= newest)) };
   }
 
   /**

@@ -202,6 +202,7 @@ export const GhRepository = z.object({
   owner: z.object({ login: z.string() }),
   archived: z.boolean().optional(),
   default_branch: z.string().optional(),
+  pushed_at: z.string().nullish(),
 });
 
 /** What yoke reads of `GET /repos/{owner}/{repo}`. */

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CLIENT_POLICY, yokeOctokit, type Octokit } from '../../src/forge/octokit.js';
 import { RepoReader } from '../../src/forge/repo-reader.js';
+import { dueSince, phaseOf } from '../../src/kernel/spread.js';
 import { EmbeddedForge } from '../../sandbox/forge-server.js';
 import type { ForgeRepo, Issue } from '../../sandbox/forge/state.js';
 import { openStore } from '../../src/store/store.js';
@@ -67,7 +68,12 @@ describe('the repository read', () => {
       [1, ['yoke:afk']],
       [2, ['yoke:afk']],
     ]);
-    await reader.readRepo(o, ref, opts); // settles the probe on everything since the newest change
+    // A first read is made without a probe; the next probe lists what changed since GitHub's answer, a second
+    // back: the two issues of that second, so once more in full, which settles the probe on the newest change.
+    forge.http.resetStats();
+    await reader.readRepo(o, ref, opts);
+    expect(forge.http.stats.log.length).toBeGreaterThan(1);
+    await reader.readRepo(o, ref, opts); // the settled probe's first answer
     // Unchanged: one probe, answered 304.
     forge.http.resetStats();
     await reader.readRepo(o, ref, opts);
@@ -79,16 +85,83 @@ describe('the repository read', () => {
     expect(after.issues.find((i) => i.number === 1)!.labels).toEqual(['yoke:afk', 'bug']);
   });
 
-  it('SC02 an idle repository’s last view stands in without a request until its probe is due', async () => {
+  it('SC02 an idle repository’s last view stands in without a request until its slot of the probe period comes round', async () => {
     const reader = new RepoReader(clock.now);
     await reader.readRepo(o, ref, opts);
     forge.http.resetStats();
-    clock.advance(299_000);
+    // The repository's slots begin where its phase puts them: the next one after the read is its probe's.
+    const period = 300_000;
+    const phase = phaseOf('acme/api', period);
+    const nextSlot = (Math.floor((clock.now() + phase) / period) + 1) * period - phase;
+    clock.advance(nextSlot - clock.now() - 1);
+    await reader.readRepo(o, ref, { ...opts, maxViewAgeMs: period });
+    expect(forge.http.stats.requests).toBe(0);
+    clock.advance(1);
+    await reader.readRepo(o, ref, { ...opts, maxViewAgeMs: period });
+    expect(forge.http.stats.requests).toBeGreaterThan(0);
+  });
+
+  it('SC03 says when a read would cost no request: the opt-in file and the last view stand in', async () => {
+    const reader = new RepoReader(clock.now);
+    const idle = { maxViewAgeMs: 300_000, configMaxAgeMs: 600_000 };
+    expect(reader.standsIn(ref, idle)).toBe(false); // never read
+    await reader.readRepo(o, ref, opts);
+    expect(reader.standsIn(ref, idle)).toBe(true);
+    expect(reader.standsIn(ref, { ...idle, maxViewAgeMs: 0 })).toBe(false); // active: probed every pass
+    forge.http.resetStats();
     await reader.readRepo(o, ref, { ...opts, maxViewAgeMs: 300_000 });
     expect(forge.http.stats.requests).toBe(0);
-    clock.advance(1_000);
-    await reader.readRepo(o, ref, { ...opts, maxViewAgeMs: 300_000 });
-    expect(forge.http.stats.requests).toBeGreaterThan(0);
+    // The repository's next probe slot (at its phase of the period) comes round: its probe is due.
+    const phase = phaseOf('acme/api', 300_000);
+    clock.advance((Math.floor((clock.now() + phase) / 300_000) + 1) * 300_000 - phase - clock.now());
+    expect(reader.standsIn(ref, idle)).toBe(false);
+  });
+
+  it("SC02 the opt-in file is read again when the listing's pushed_at moves, not by age; one yoke cannot watch is read again within its period", async () => {
+    const contents = () => forge.http.stats.log.filter((l) => l.path.includes('/contents/')).length;
+    const watched = new RepoReader(clock.now);
+    watched.listed([{ ...ref, pushedAt: '2026-11-30T09:00:00Z' }]);
+    forge.http.resetStats();
+    await watched.readConfig(o, ref, 600_000);
+    expect(contents()).toBe(1);
+    // Two refresh periods later, nothing pushed: it stands.
+    clock.advance(1_200_000);
+    watched.listed([{ ...ref, pushedAt: '2026-11-30T09:00:00Z' }]);
+    await watched.readConfig(o, ref, 600_000);
+    expect(contents()).toBe(1);
+    // A push: read again at once (one conditional request).
+    watched.listed([{ ...ref, pushedAt: '2026-11-30T09:30:00Z' }]);
+    await watched.readConfig(o, ref, 600_000);
+    expect(contents()).toBe(2);
+    // Without a pushed_at to watch, the file is read again within each period, at the repository's phase.
+    const unwatched = new RepoReader(clock.now);
+    await unwatched.readConfig(o, ref, 600_000);
+    forge.http.resetStats();
+    clock.advance(600_000);
+    await unwatched.readConfig(o, ref, 600_000);
+    expect(contents()).toBe(1);
+  });
+
+  it('SC02 the probes of a thousand repositories read at once fall evenly over their period, each once a period', () => {
+    const period = 300_000;
+    const readAt = Date.UTC(2026, 11, 5, 12, 0, 0);
+    const names = Array.from({ length: 1000 }, (_, i) => `fleet/repo-${i}`);
+    // Each minute of the period (a pass a minute), how many come due.
+    const perMinute = Array.from({ length: 5 }, (_, m) =>
+      names.filter(
+        (n) =>
+          dueSince(n, readAt, readAt + (m + 1) * 60_000, period) && !dueSince(n, readAt, readAt + m * 60_000, period),
+      ),
+    ).map((due) => due.length);
+    expect(perMinute.reduce((a, b) => a + b, 0)).toBe(1000);
+    for (const n of perMinute) expect(n).toBeGreaterThan(150);
+    for (const n of perMinute) expect(n).toBeLessThan(250);
+    // None is left longer than the period, and none is due twice within it.
+    for (const n of names) {
+      expect(dueSince(n, readAt, readAt + period, period)).toBe(true);
+      const firstDue = readAt + period - ((readAt + phaseOf(n, period)) % period);
+      expect(dueSince(n, firstDue, firstDue + period - 1, period)).toBe(false);
+    }
   });
 
   it('SC01 a first read takes the default branch from the installation’s listing instead of a read of its own', async () => {
