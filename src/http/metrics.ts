@@ -104,6 +104,12 @@ export const METRICS = {
   yoke_leader_epoch: def('gauge', 'process', [], 'The epoch of the lead this process holds (0: it does not lead).'),
   yoke_passes_total: def('counter', 'process', ['trigger'], 'Spawn passes this process ran, by what asked for them.'),
   yoke_pass_seconds: def('histogram', 'process', [], "A spawn pass's duration, from its read to its last write."),
+  yoke_last_pass_github_requests: def(
+    'gauge',
+    'process',
+    [],
+    'GitHub requests this process sent while its last pass ran (304s included; webhooks handled meanwhile too).',
+  ),
   yoke_launches_total: def(
     'counter',
     'process',
@@ -120,7 +126,13 @@ export const METRICS = {
     'gauge',
     'process',
     ['installation'],
-    "The request budget's points left this minute, per installation (SC03).",
+    "The request budget's points left this minute on the installation's busiest endpoint, or of its primary limit if fewer (SC03).",
+  ),
+  yoke_github_primary_left: def(
+    'gauge',
+    'process',
+    ['installation'],
+    "Requests left of the installation's hourly primary limit above the fifth yoke leaves alone, as GitHub's last answer said (SC03).",
   ),
   yoke_github_backoff_seconds: def(
     'gauge',
@@ -191,8 +203,16 @@ export class Metrics {
     return this.counters.get(name)!;
   }
 
+  private requestsAtPassStart = 0;
+
+  /** A pass begins: the GitHub requests sent from now are its. */
+  passStarted(): void {
+    this.requestsAtPassStart = this.sources.github.requests;
+  }
+
   /** A pass this process ran, and how long it took. */
   passed(report: PassReport, seconds: number): void {
+    this.gauge('yoke_last_pass_github_requests').set(this.sources.github.requests - this.requestsAtPassStart);
     this.counter('yoke_passes_total').inc({ trigger: report.trigger });
     this.histograms.get('yoke_pass_seconds')!.observe(seconds);
     for (const o of report.outcomes)
@@ -232,7 +252,10 @@ export class Metrics {
     for (const r of await store.repos.list())
       if (r.installationId !== null) this.seenInstallations.add(r.installationId);
     for (const id of this.seenInstallations) {
-      this.gauge('yoke_github_points_left').set({ installation: String(id) }, forge.remainingPoints(id));
+      const left = forge.budgetLeft(id);
+      this.gauge('yoke_github_points_left').set({ installation: String(id) }, left.points);
+      if (Number.isFinite(left.primary))
+        this.gauge('yoke_github_primary_left').set({ installation: String(id) }, left.primary);
       const until = await store.rateHolds.until(`i${id}`);
       this.gauge('yoke_github_backoff_seconds').set(
         { installation: String(id) },

@@ -63,7 +63,7 @@ describe('the spawn engine', () => {
     expect(h.launcher.starts).toHaveLength(3);
   });
 
-  it('SP08 ticks that fire while a pass runs wait as one pass per trigger, not a growing backlog', async () => {
+  it('SP08 SC07 ticks that fire while a pass runs wait as one pass per trigger, not a growing backlog', async () => {
     const h = makeHarness();
     h.forge.addRepo('acme/api', {});
     h.forge.addIssue('acme/api', 1);
