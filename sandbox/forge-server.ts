@@ -85,6 +85,7 @@ export class EmbeddedForge {
       credentials: this.state,
       now: this.now,
       latencyMs: opts.latencyMs,
+      repositories: (id) => this.repositoriesOf(id),
     });
     this.oidc = new OidcIssuer('http://placeholder');
     const actions = () => this.state.user('github-actions[bot]', 'Bot');
@@ -232,6 +233,18 @@ export class EmbeddedForge {
 
   personalToken(login: string): string {
     return this.state.personalToken(login);
+  }
+
+  private counted = { size: -1, by: new Map<number, number>() };
+
+  /** How many repositories an installation holds (counted again only when the forge's repositories change). */
+  private repositoriesOf(installationId: number): number {
+    if (this.counted.size !== this.state.repos.size) {
+      const by = new Map<number, number>();
+      for (const r of this.state.repos.values()) by.set(r.installationId, (by.get(r.installationId) ?? 0) + 1);
+      this.counted = { size: this.state.repos.size, by };
+    }
+    return this.counted.by.get(installationId) ?? 0;
   }
 
   createRepo(fullName: string, opts: Parameters<ForgeState['createRepo']>[1]): ForgeRepo {

@@ -1,5 +1,14 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  mkdirSync,
+  readdirSync,
+  statSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
@@ -184,4 +193,21 @@ export function isAncestor(gitDir: string, a: string, b: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** When a branch of the repository last moved (a push, a merge, a ref update), by the refs' files: GitHub's `pushed_at`. */
+export function lastPushedAt(gitDir: string): number | null {
+  let newest: number | null = null;
+  const see = (path: string) => {
+    try {
+      const st = statSync(path);
+      if (st.isDirectory()) for (const name of readdirSync(path)) see(join(path, name));
+      else newest = Math.max(newest ?? 0, st.mtimeMs);
+    } catch {
+      // A ref being written (its lock file renamed away meanwhile) is seen by the next listing.
+    }
+  };
+  see(join(gitDir, 'packed-refs'));
+  see(join(gitDir, 'refs', 'heads'));
+  return newest;
 }

@@ -3,6 +3,8 @@ export class HttpError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** Headers the refusal carries (a rate limit's `retry-after`, say). */
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
   }

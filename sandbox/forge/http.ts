@@ -2,6 +2,7 @@ import { createHash, createPublicKey, verify as verifySignature, type KeyObject 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HttpError } from '../http-error.js';
+import { GitHubLimits, type Counted } from './limits.js';
 import type { ForgeUser } from './state.js';
 
 // The forge's HTTP layer, shared by the sandbox and the bench: routing by
@@ -61,6 +62,8 @@ export interface ForgeHttpOptions {
   now: () => number;
   /** Added before every answer, as a distant GitHub would (the bench sets it). */
   latencyMs?: number;
+  /** How many repositories an installation holds: its primary rate limit grows with them. */
+  repositories?: (installationId: number) => number;
 }
 
 export interface ForgeHttpStats {
@@ -71,8 +74,8 @@ export interface ForgeHttpStats {
   notModified: number;
   /** Answers that counted against the rate limit. */
   rateLimited: number;
-  /** Each answer; `auth` is who asked, for API routes (the bench tells yoke's requests from the runs'). */
-  log: { method: string; path: string; status: number; auth?: AuthKind }[];
+  /** Each answer; `auth` is who asked, for API routes (the bench tells yoke's requests from the runs'); `installation`, whose limits it counted against. */
+  log: { method: string; path: string; status: number; auth?: AuthKind; installation?: number }[];
 }
 
 export class ForgeHttp {
@@ -89,13 +92,16 @@ export class ForgeHttp {
     log: [],
   };
   private raw = new Map<string, RawHandler>();
-  private rate = new Map<string, number>();
   private appKey: KeyObject;
   private server: Server | null = null;
   url = '';
 
+  /** GitHub's rate limits, enforced (limits.ts). */
+  readonly limits: GitHubLimits;
+
   constructor(private readonly opts: ForgeHttpOptions) {
     this.appKey = createPublicKey(opts.appPublicKey);
+    this.limits = new GitHubLimits(opts.now, opts.repositories ?? (() => 0));
   }
 
   apiUrl(path: string): string {
@@ -139,6 +145,12 @@ export class ForgeHttp {
 
   /** One page of a list, with GitHub's `link` header. */
   page<T>(ctx: Ctx, items: T[], path: string): Answer {
+    const { items: body, headers } = this.pageOf(ctx, items, path);
+    return { status: 200, body, headers };
+  }
+
+  /** The items of one page of a list, and its `link` header: for lists whose items are shaped a page at a time. */
+  pageOf<T>(ctx: Ctx, items: T[], path: string): { items: T[]; headers: Record<string, string> } {
     const per = Math.min(100, Math.max(1, Number(ctx.query.get('per_page') ?? 30)));
     const page = Math.max(1, Number(ctx.query.get('page') ?? 1));
     const last = Math.max(1, Math.ceil(items.length / per));
@@ -153,7 +165,7 @@ export class ForgeHttp {
     if (page < last) links.push(link(page + 1, 'next'), link(last, 'last'));
     if (page > 1) links.push(link(1, 'first'), link(page - 1, 'prev'));
     if (links.length) headers.link = links.join(', ');
-    return { status: 200, body: items.slice((page - 1) * per, page * per), headers };
+    return { items: items.slice((page - 1) * per, page * per), headers };
   }
 
   resetStats(): void {
@@ -188,26 +200,30 @@ export class ForgeHttp {
     throw new HttpError(401, 'Bad credentials');
   }
 
+  /** The app's JWT: signed by its key, naming it, and current by GitHub's clock (whose refusals say so, as GitHub's do). */
   private verifyAppJwt(jwt: string): boolean {
     const [h, p, s] = jwt.split('.') as [string, string, string];
+    let claims: { iss?: string | number; exp?: number; iat?: number };
     try {
       const ok = verifySignature('RSA-SHA256', Buffer.from(`${h}.${p}`), this.appKey, Buffer.from(s, 'base64url'));
-      const claims = JSON.parse(Buffer.from(p, 'base64url').toString()) as { iss?: string | number; exp?: number };
-      const now = Math.floor(this.opts.now() / 1000);
-      return ok && String(claims.iss) === String(this.opts.appId) && (claims.exp ?? 0) > now - 30;
+      claims = JSON.parse(Buffer.from(p, 'base64url').toString()) as typeof claims;
+      if (!ok || String(claims.iss) !== String(this.opts.appId)) return false;
     } catch {
       return false;
     }
-  }
-
-  private rateHeaders(n: number): Record<string, string> {
-    return {
-      'x-ratelimit-limit': '5000',
-      'x-ratelimit-remaining': String(Math.max(0, 5000 - n)),
-      'x-ratelimit-used': String(n),
-      'x-ratelimit-reset': String(Math.floor(this.opts.now() / 1000) + 3600),
-      'x-ratelimit-resource': 'core',
-    };
+    // GitHub's words, which Octokit's app auth reads to retry with GitHub's clock (its Date header).
+    const now = Math.floor(this.opts.now() / 1000);
+    if ((claims.exp ?? 0) <= now - 30)
+      throw new HttpError(
+        401,
+        "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires",
+      );
+    if ((claims.iat ?? 0) > now + 60)
+      throw new HttpError(
+        401,
+        "'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued",
+      );
+    return true;
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -219,9 +235,12 @@ export class ForgeHttp {
     const method = (req.method ?? 'GET').toUpperCase();
     this.stats.requests++;
     let asked: AuthKind | undefined;
+    let counted: Counted | null = null;
     const send = (status: number, body: unknown, headers: Record<string, string> = {}, raw?: string) => {
-      this.stats.log.push({ method, path: url.pathname, status, ...(asked ? { auth: asked } : {}) });
-      res.writeHead(status, headers);
+      const installation = counted && 'installationId' in counted ? { installation: counted.installationId } : {};
+      this.stats.log.push({ method, path: url.pathname, status, ...(asked ? { auth: asked } : {}), ...installation });
+      // GitHub's Date and its timestamps come from one clock (yoke's probes list what changed since an answer's date).
+      res.writeHead(status, { date: new Date(this.opts.now()).toUTCString(), ...headers });
       res.end(raw ?? (body === undefined ? '' : JSON.stringify(body)));
     };
 
@@ -291,16 +310,21 @@ export class ForgeHttp {
         }
       }
       const bearer = /^(?:token|bearer)\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim() ?? null;
-      const answer = await route.handler({
+      // GitHub's limits, counted for the installation a token belongs to (or the credential itself).
+      counted =
+        who.auth === 'installation' && who.installationId !== null
+          ? { installationId: who.installationId }
+          : { credential: req.headers.authorization ?? 'anon' };
+      const admitted = this.limits.admit(counted, method, route.path);
+      const ctx = {
         params,
         query: url.searchParams,
         body,
         ...who,
         accept: String(req.headers.accept ?? ''),
         token: bearer,
-      });
-      const key = req.headers.authorization ?? 'anon';
-      const used = this.rate.get(key) ?? 0;
+      };
+      const answer = await Promise.resolve(route.handler(ctx)).finally(() => admitted.done());
       const payload = answer.raw ?? (answer.body === undefined ? '' : JSON.stringify(answer.body));
       const etag = `"${createHash('sha1').update(payload).digest('hex')}"`;
       if (this.recordResponses)
@@ -312,17 +336,17 @@ export class ForgeHttp {
           request: text ? body : undefined,
         });
       if (method === 'GET' && answer.status === 200 && req.headers['if-none-match'] === etag) {
-        // A 304 does not count against the rate limit.
+        // A 304 does not count against the primary rate limit.
         this.stats.notModified++;
-        return send(304, undefined, { etag, ...this.rateHeaders(used) });
+        return send(304, undefined, { etag, ...this.limits.headers(counted) });
       }
-      this.rate.set(key, used + 1);
+      this.limits.count(counted);
       this.stats.rateLimited++;
-      if (answer.status === 204) return send(204, undefined, this.rateHeaders(used + 1));
+      if (answer.status === 204) return send(204, undefined, this.limits.headers(counted));
       send(
         answer.status,
         answer.body,
-        { ...common, ...this.rateHeaders(used + 1), ...(method === 'GET' ? { etag } : {}), ...answer.headers },
+        { ...common, ...this.limits.headers(counted), ...(method === 'GET' ? { etag } : {}), ...answer.headers },
         answer.raw,
       );
     } catch (err) {
@@ -337,7 +361,15 @@ export class ForgeHttp {
         this.served.push({ method, route: route.path, status, body: { message }, request: undefined });
       if (process.env.YOKE_FORGE_DEBUG)
         console.error(`forge: ${method} ${url.pathname}${url.search} -> ${status} ${message}`);
-      send(status, { message, documentation_url: 'https://docs.github.com/rest', status: String(status) }, common);
+      // A refusal for a rate limit says which (its own headers win); any other answer says what is left.
+      const limitHeaders =
+        counted && !(err instanceof HttpError && err.headers['retry-after']) ? this.limits.headers(counted) : {};
+      const own = err instanceof HttpError ? err.headers : {};
+      send(
+        status,
+        { message, documentation_url: 'https://docs.github.com/rest', status: String(status) },
+        { ...common, ...limitHeaders, ...own },
+      );
     }
   }
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { components } from '@octokit/openapi-types';
-import { revParse } from '../git.js';
+import { lastPushedAt, revParse } from '../git.js';
 import type { WorkflowRunRecord } from './actions-runner.js';
 import type { CheckRun, Comment, ForgeRepo, ForgeUser, Issue, IssueEvent, Review, ReviewComment } from './state.js';
 
@@ -71,7 +71,8 @@ export class Shapes {
       created_at: isoNow(r.createdAt),
       // Stable between changes, as GitHub's are: a moving timestamp would defeat every ETag.
       updated_at: isoNow(r.createdAt),
-      pushed_at: isoNow(r.createdAt),
+      // When a branch last moved, as GitHub's: a push changes it, so yoke knows its opt-in file may have.
+      pushed_at: isoNow(lastPushedAt(r.gitDir) ?? r.createdAt),
       permissions: { admin: false, maintain: false, push: true, triage: true, pull: true },
     } satisfies Partial<Schemas['full-repository']>;
   }
