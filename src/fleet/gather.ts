@@ -63,8 +63,10 @@ async function listRepos(
     }),
   );
   const repos = listed.flat();
+  // SC01: every repository yoke knows in one query, not one each.
+  const knownRepos = new Map((await store.repos.list()).map((r) => [r.fullName, r]));
   for (const repo of repos) {
-    const known = await store.repos.get(repo.fullName);
+    const known = knownRepos.get(repo.fullName);
     if (!known || known.installationId !== repo.installationId) {
       housekeeping.push({ type: 'ensure_repo', repo: repo.fullName, installationId: repo.installationId });
     }

@@ -199,11 +199,22 @@ async function actOnRepos(
 ): Promise<(() => Promise<void>)[]> {
   const { store } = io;
   const mergesOwed: (() => Promise<void>)[] = [];
+  // SC01: every repository's last read in one query, not one each.
+  const lastReads = await store.repos.lastReads();
   for (const memo of gathered.facts.values()) {
     const f = await memo;
     if (!f) continue;
     goOn(deps);
-    await store.repos.recordRead(f.repo.fullName, repoReadOf(f, io.clock.now()));
+    await store.repos.recordRead(
+      f.repo.fullName,
+      repoReadOf(f, io.clock.now()),
+      lastReads.get(f.repo.fullName) ?? null,
+    );
+    // A repository with no open PR has no claim to label, hold or merge: only its polled commands are left.
+    if (f.view.pulls.length === 0 && f.view.claims.length === 0) {
+      await polledCommands(deps, io, f);
+      continue;
+    }
     // Reads before the decision: the repository's merge attempts, looked up by the planner.
     const merges = await store.merges.listForRepo(f.repo.fullName);
     const fresh: RepoFacts = {
@@ -234,18 +245,19 @@ async function actOnRepos(
     );
     const owed = actions.filter((a) => a.type === 'merge');
     if (owed.length) mergesOwed.push(() => executeRepoActions(actionDeps, fresh, owed));
-    if (deps.onPolledComments) {
-      try {
-        await deps.onPolledComments(f.repo, f.view.recentComments);
-      } catch (err) {
-        io.log.warn(
-          { repo: f.repo.fullName, err: errorStack(err) },
-          'polled commands failed; they are retried next pass',
-        );
-      }
-    }
+    await polledCommands(deps, io, f);
   }
   return mergesOwed;
+}
+
+/** The commands found by poll in a repository's newest comments, handled; a failure waits for the next pass. */
+async function polledCommands(deps: PassDeps, io: Io, f: RepoFacts): Promise<void> {
+  if (!deps.onPolledComments) return;
+  try {
+    await deps.onPolledComments(f.repo, f.view.recentComments);
+  } catch (err) {
+    io.log.warn({ repo: f.repo.fullName, err: errorStack(err) }, 'polled commands failed; they are retried next pass');
+  }
 }
 
 export async function spawnOnce(given: PassDeps, trigger: PassTrigger, reaped: Reaped[]): Promise<PassReport> {

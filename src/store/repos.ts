@@ -109,9 +109,10 @@ export class RepoStore {
   }
 
   /** Records what a pass read; a read that found the same as the last one writes nothing, so `readAt` is when it was first found so. */
-  async recordRead(fullName: string, read: RepoRead): Promise<void> {
+  /** Records a repository's read when it differs from the last one (`known`: that last one, read already for many). */
+  async recordRead(fullName: string, read: RepoRead, known?: RepoRead | null): Promise<void> {
     const { readAt: _at, ...found } = read;
-    const last = await this.lastRead(fullName);
+    const last = known === undefined ? await this.lastRead(fullName) : known;
     if (last) {
       const { readAt: _was, ...before } = last;
       if (JSON.stringify(before) === JSON.stringify(found)) return;
