@@ -67,17 +67,14 @@ export class Ticks {
 
   /** A run's process exited (the command launcher): reap now, whoever leads. */
   reapNow(): void {
-    void this.o.engine.reaperTick().catch((err) => this.o.log.error({ err: errorStack(err) }, 'reaper pass failed'));
+    void this.o.engine.reaperTick().catch((err) => this.o.engine.failed('reaper pass failed', err));
   }
 
   private reapUnder(fence: Fence | null): void {
     if (!fence) return;
     void this.o.engine
       .reaperTick(fence)
-      .catch(
-        (err: unknown) =>
-          err instanceof LeadershipLost || this.o.log.error({ err: errorStack(err) }, 'reaper pass failed'),
-      );
+      .catch((err: unknown) => err instanceof LeadershipLost || this.o.engine.failed('reaper pass failed', err));
   }
 
   /**

@@ -29,12 +29,11 @@ import { reapRuns, type Reaped } from './reaper.js';
 import { repoRefOf } from './repo-state.js';
 import { collectHandedResult, type HandedResults } from './run-results.js';
 import { sameRepo } from '../kernel/ids.js';
-import { errorStack } from '../kernel/error-text.js';
+import { passFailed } from './messages.js';
 import { inSpan, NO_TRACER, type Tracer } from '../kernel/trace.js';
 import { issueSpan, runSpanAttributes } from './issue-trace.js';
 
-// The fleet's clockwork: two ticks and HTTP kicks, all queued on one lock so
-// passes never interleave (SP08). What a pass does lives in pass.ts.
+// The fleet's clockwork: two ticks and HTTP kicks, queued on one lock so passes never interleave (SP08).
 
 export interface EngineDeps {
   store: Store;
@@ -107,10 +106,10 @@ export class Engine {
       log,
       tracer: this.deps.tracer ?? NO_TRACER,
       webUrl: this.deps.webUrl,
-      kick: () => void this.kick().catch((err) => log.error({ err: errorStack(err) }, 'kicked pass failed')),
+      kick: () => void this.kick().catch((err) => this.failed('kicked pass failed', err)),
       wake: (repo) => {
         this.activity.wake(repo, clock.now());
-        void this.kick().catch((err) => log.error({ err: errorStack(err) }, 'kicked pass failed'));
+        void this.kick().catch((err) => this.failed('kicked pass failed', err));
       },
       postVerdicts: () =>
         void this.serial(async () => {
@@ -180,7 +179,7 @@ export class Engine {
       if (fence === null) return;
       await tick(fence);
     } catch (e) {
-      if (!(e instanceof LeadershipLost)) this.logPassError(e);
+      if (!(e instanceof LeadershipLost)) this.failed('spawn pass failed; the next tick re-derives everything', e);
     }
   }
 
@@ -191,8 +190,9 @@ export class Engine {
     this.stopping.abort();
   }
 
-  private logPassError(err: unknown): void {
-    this.deps.log.error({ err: errorStack(err) }, 'spawn pass failed; the next tick re-derives everything');
+  /** A pass that failed, said in the log (passFailed: GitHub out of reach is said as that). */
+  failed(what: string, err: unknown): void {
+    passFailed(this.deps, what, err);
   }
 
   private queue(trigger: PassTrigger, pass: () => Promise<PassReport>): Promise<PassReport> {

@@ -1,3 +1,5 @@
+import type { Log } from '../kernel/log.js';
+import { errorStack, errorText, unreachableCode } from '../kernel/error-text.js';
 import type { NextPass } from './next-pass.js';
 import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
 import { refusalText } from '../kernel/reply.js';
@@ -267,4 +269,16 @@ export function nextPassText(p: NextPass): string {
 /** BU03: said on a claim PR, once a day, when its fix waits for money: which budget, and until when. */
 export function fixWaitsForMoneyNotice(pr: number, why: Refusal): string {
   return `The fix of #${pr} waits for money. ${refusalText(why)}`;
+}
+
+/** What the log says when GitHub could not be reached at all: where yoke looked, and what sets that. */
+export function githubUnreachable(webUrl: string, code: string): string {
+  return `GitHub at ${webUrl} could not be reached (${code}): check this machine's network and proxy, and GHE_HOST if yoke works with GitHub Enterprise Server (unset, it is github.com). Nothing is lost: the next tick tries again.`;
+}
+
+/** A pass that failed, said in the log: when GitHub could not be reached at all, where yoke looked and what to check. */
+export function passFailed(at: { log: Log; webUrl: string }, what: string, err: unknown): void {
+  const code = unreachableCode(err);
+  if (code) at.log.error({ err: errorText(err), code }, githubUnreachable(at.webUrl, code));
+  else at.log.error({ err: errorStack(err) }, what);
 }

@@ -323,3 +323,29 @@ describe('a quick, clean stop', () => {
     ]);
   });
 });
+
+describe('GitHub out of reach', () => {
+  it('a pass that cannot reach GitHub at all says where it looked and what to check, once, without a stack', async () => {
+    const lines: string[] = [];
+    const h = makeHarness({ log: recordingLog(lines) });
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' });
+    h.forge.listInstallations = async () => {
+      throw Object.assign(new Error('fetch failed'), { cause: refused });
+    };
+    h.fleet.kick();
+    await h.engine.lock.run(async () => {});
+    await settle();
+    expect(lines).toEqual([
+      "error: GitHub at https://github.test could not be reached (ECONNREFUSED): check this machine's network and proxy, and GHE_HOST if yoke works with GitHub Enterprise Server (unset, it is github.com). Nothing is lost: the next tick tries again.",
+    ]);
+    // Any other failure is said as before.
+    lines.length = 0;
+    h.forge.listInstallations = async () => {
+      throw new Error('something else');
+    };
+    h.fleet.kick();
+    await h.engine.lock.run(async () => {});
+    await settle();
+    expect(lines).toEqual(['error: kicked pass failed']);
+  });
+});

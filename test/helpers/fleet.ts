@@ -10,7 +10,7 @@ import { Engine } from '../../src/fleet/engine.js';
 import type { RepoRef } from '../../src/forge/types.js';
 import type { Launcher, LaunchSpec, Liveness } from '../../src/launcher/launcher.js';
 import type { Timers } from '../../src/kernel/clock.js';
-import { silentLog } from '../../src/kernel/log.js';
+import { silentLog, type Log } from '../../src/kernel/log.js';
 import type { NewRun, Run } from '../../src/store/runs.js';
 import type { Store } from '../../src/store/store.js';
 import { testStore } from './test-store.js';
@@ -146,6 +146,7 @@ export function makeHarness(
     leads?: () => Promise<boolean>;
     lead?: () => Promise<Fence | null>;
     newRunId?: () => string;
+    log?: Log;
   } = {},
 ): Harness {
   const clock = opts.clock ?? new ManualClock();
@@ -159,7 +160,7 @@ export function makeHarness(
     launcher,
     clock,
     timers: opts.timers ?? noTimers,
-    log: silentLog,
+    log: opts.log ?? silentLog,
     policy: defaultPolicy(opts.policy),
     apiUrl: 'http://yoke.test',
     webUrl: 'https://github.test',
