@@ -6,6 +6,7 @@ import { systemClock } from './kernel/clock.js';
 import { createPrivateKey } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
 import { resolve as resolvePath } from 'node:path';
 import { convertAppManifest } from './forge/app-manifest.js';
 import { readShippedAppYml } from './config/app-yml.js';
@@ -25,6 +26,8 @@ import type { CacheStats } from './forge/conditional-cache.js';
 import { BudgetBook, GITHUB_SECONDARY_LIMITS } from './forge/budget.js';
 import { clientPolicy, yokeOctokit } from './forge/octokit.js';
 import { openStoreAt } from './store/store.js';
+import { errorText } from './kernel/error-text.js';
+import { SchemaTooNewError } from './store/schema.js';
 
 // Starts yoke the way `npm start` does: Probot's runner, configured from an
 // environment (APP_ID, PRIVATE_KEY, GHE_HOST, PORT, YOKE_*). The sandbox uses
@@ -87,6 +90,23 @@ export function writeDotEnv(path: string, vars: Record<string, string>): string 
   return resolvePath(path);
 }
 
+/** Whether yoke can listen on PORT (and HOST): a port another process holds stops yoke before it says it runs. */
+function portProblem(port: number, host: string | undefined): Promise<string | null> {
+  return new Promise((answer) => {
+    const probe = createNetServer();
+    probe.once('error', (err: NodeJS.ErrnoException) =>
+      answer(
+        err.code === 'EADDRINUSE'
+          ? `PORT ${port} is taken: another process listens there (another yoke?). Stop it, or set PORT to a free port.`
+          : err.code === 'EACCES'
+            ? `PORT ${port} needs more privilege than yoke has (ports below 1024 do). Set PORT to 1024 or above, and put a proxy on ${port} if it must be that one.`
+            : `yoke cannot listen on PORT ${port}${host ? ` at HOST ${host}` : ''}: ${errorText(err)}. Set PORT (and HOST) to a port and address of this machine.`,
+      ),
+    );
+    probe.listen(port, host, () => probe.close(() => answer(null)));
+  });
+}
+
 export async function startYoke(
   env: Record<string, string | undefined>,
   opts: { destination?: DestinationStream | undefined } = {},
@@ -107,8 +127,13 @@ export async function startYoke(
   if (problems.length) throw new SettingsError(problems);
   // No app yet: yoke's own setup page registers one, from the app.yml yoke ships.
   if (inSetupMode(env)) return startSetup(env, opts.destination);
+  const taken = await portProblem(Number(env.PORT || 3000), env.HOST);
+  if (taken) throw new SettingsError([taken]);
   const log = await loggerOf(env, opts.destination);
-  const store = await openStoreAt(settings.database);
+  // A store that cannot be opened is a setting to fix (YOKE_DB_PATH, YOKE_DATABASE_URL), said as one.
+  const store = await openStoreAt(settings.database).catch((err: unknown) => {
+    throw err instanceof SchemaTooNewError ? err : new SettingsError([errorText(err)]);
+  });
   const cacheStats: CacheStats = { requests: 0, notModified: 0 };
   // SC03: one budget per installation, planned against GitHub's secondary limits (off with throttling, for a server without them).
   const budget = settings.throttle ? new BudgetBook(GITHUB_SECONDARY_LIMITS, () => systemClock.now()) : null;

@@ -229,6 +229,8 @@ describe("npm start with no app yet: yoke's setup page", () => {
       const appYml = parse(readFileSync(resolve(import.meta.dirname, '../app.yml'), 'utf8')) as Record<string, unknown>;
       expect(manifest).toMatchObject({
         hook_attributes: { url: 'https://yoke.example.com/api/github/webhooks', active: true },
+        // The app's homepage is this yoke, never another app's page.
+        url: 'https://yoke.example.com/yoke',
         redirect_url: 'http://localhost:39171/yoke/setup/done',
         default_permissions: appYml.default_permissions,
         default_events: appYml.default_events,
@@ -270,5 +272,69 @@ describe('npm start with a webhook proxy', () => {
         "WEBHOOK_PROXY_URL is set (https://smee.io/abc123), but yoke starts no webhook proxy: Probot would install smee-client from the npm registry while running. Unset it (remove it from .env too), and either point the app's webhook URL at yoke itself (https://<your host>/api/github/webhooks) or run the proxy yourself: `npx smee-client@5.0.0 --url https://smee.io/abc123 --path /api/github/webhooks --port 39172`.",
       ).err,
     });
+  });
+});
+
+describe('npm start with a store or a port that cannot work', () => {
+  const key = generateKeyPairSync('rsa', { modulusLength: 2048 })
+    .privateKey.export({ type: 'pkcs1', format: 'pem' })
+    .toString();
+  const hosted = {
+    APP_ID: '123456',
+    PRIVATE_KEY: key,
+    WEBHOOK_SECRET: 'w'.repeat(40),
+    YOKE_API_TOKENS: 'o'.repeat(40),
+    YOKE_PUBLIC_URL: 'https://yoke.example.com',
+  };
+
+  it('a YOKE_DB_PATH under /proc stops at once, naming the setting, instead of spinning', async () => {
+    expect(await start({ ...hosted, YOKE_DB_PATH: '/proc/yoke/yoke.db' })).toEqual(
+      stops(
+        "yoke could not open its SQLite store at /proc/yoke/yoke.db: ENOENT: no such file or directory, mkdir '/proc/yoke'. Set YOKE_DB_PATH to a file in a folder yoke may write (it makes the folder), or YOKE_DATABASE_URL to a PostgreSQL database.",
+      ),
+    );
+  });
+
+  it('a YOKE_DB_PATH under a file stops, naming the file and the setting', async () => {
+    writeFileSync(join(cwd, 'plain'), 'not a folder');
+    const path = join(cwd, 'plain', 'yoke.db');
+    expect(await start({ ...hosted, YOKE_DB_PATH: path })).toEqual(
+      stops(
+        `yoke could not open its SQLite store at ${path}: ${join(cwd, 'plain')} is a file, not a folder. Set YOKE_DB_PATH to a file in a folder yoke may write (it makes the folder), or YOKE_DATABASE_URL to a PostgreSQL database.`,
+      ),
+    );
+  });
+
+  it('a YOKE_DATABASE_URL whose server takes the connection and never answers stops within its timeout, naming the setting', async () => {
+    const { createServer } = await import('node:net');
+    const silent = createServer(() => {});
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const port = (silent.address() as { port: number }).port;
+    try {
+      const r = await start({ ...hosted, YOKE_DATABASE_URL: `postgres://yoke:s3cret@127.0.0.1:${port}/yoke` });
+      expect(r).toEqual(
+        stops(
+          `yoke could not open its PostgreSQL store at postgres://yoke:***@127.0.0.1:${port}/yoke: it took the connection and did not answer within 10 s. Check that YOKE_DATABASE_URL names the PostgreSQL server's host and port (not another service's), and that no firewall holds the connection.`,
+        ),
+      );
+    } finally {
+      silent.close();
+    }
+  }, 30_000);
+
+  it('a PORT that is no port, or one another process holds, stops before yoke says it runs', async () => {
+    expect(await start({ ...hosted, PORT: '80800' })).toEqual(stops('PORT: must be a port number, from 1 to 65535'));
+    const { createServer } = await import('node:net');
+    const holder = createServer();
+    await new Promise<void>((r) => holder.listen(39173, r));
+    try {
+      expect(await start({ ...hosted, PORT: '39173' })).toEqual(
+        stops(
+          'PORT 39173 is taken: another process listens there (another yoke?). Stop it, or set PORT to a free port.',
+        ),
+      );
+    } finally {
+      holder.close();
+    }
   });
 });

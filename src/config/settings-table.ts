@@ -239,7 +239,12 @@ export const SETTINGS = {
     default: '10',
     meaning: 'how often an open dashboard page fetches itself again',
   },
-  PORT: { schema: positiveInt, default: '3000', meaning: 'the port yoke listens on', probot: true },
+  PORT: {
+    schema: positiveInt.refine((n) => n <= 65_535, 'must be a port number, from 1 to 65535'),
+    default: '3000',
+    meaning: 'the port yoke listens on',
+    probot: true,
+  },
   APP_ID: {
     schema: z.string(),
     meaning: "the app's id, which names yoke to runs that reach it through GitHub when YOKE_PUBLIC_URL is unset",

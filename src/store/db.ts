@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { MIGRATIONS, type Migration } from './migrations/index.js';
 import { decodeRow } from './columns.js';
@@ -9,7 +9,7 @@ export type Db = Database.Database;
 
 /** Opens the store (a file in WAL mode, or `:memory:`) and applies pending migrations. */
 export function openDb(path: string, opts: { busyTimeoutMs?: number; migrate?: boolean } = {}): Db {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:') makeFolder(dirname(path));
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
@@ -17,6 +17,19 @@ export function openDb(path: string, opts: { busyTimeoutMs?: number; migrate?: b
   db.pragma('foreign_keys = ON');
   if (opts.migrate !== false) migrate(db);
   return db;
+}
+
+/**
+ * A folder and the ones above it, one at a time: each refusal names its folder, and a path no folder can be made
+ * in (under /proc, say, where Node's recursive mkdir loops) fails at once.
+ */
+function makeFolder(dir: string): void {
+  if (existsSync(dir)) {
+    if (!statSync(dir).isDirectory()) throw new Error(`${dir} is a file, not a folder`);
+    return;
+  }
+  if (dirname(dir) !== dir) makeFolder(dirname(dir));
+  mkdirSync(dir);
 }
 
 /** Applies pending migrations as the embedded store opens: the one runner (schema.ts), driven synchronously. */

@@ -59,6 +59,8 @@ export interface PostgresOptions {
   lockTimeoutMs?: number;
   /** PostgreSQL's statement_timeout, in ms: a statement that runs longer is cancelled (`query_canceled`, 57014). */
   statementTimeoutMs?: number;
+  /** How long a new connection may take, in ms: a server that accepts and never answers is an error, not a wait. */
+  connectTimeoutMs?: number;
 }
 
 export function postgresSql(url: string, opts: PostgresOptions = {}): Sql {
@@ -70,6 +72,7 @@ export function postgresSql(url: string, opts: PostgresOptions = {}): Sql {
     connectionString: url,
     max: opts.max ?? 10,
     ...(opts.idleMs !== undefined ? { idleTimeoutMillis: opts.idleMs } : {}),
+    ...(opts.connectTimeoutMs !== undefined ? { connectionTimeoutMillis: opts.connectTimeoutMs } : {}),
     ...(options.length ? { options: options.join(' ') } : {}),
   });
   // An idle connection the server dropped is replaced by the pool; it must not crash the process.

@@ -95,7 +95,11 @@ export function openStore(path: string, opts: { busyTimeoutMs?: number; leaseClo
 }
 
 /** What the server's PostgreSQL connections wait at most: for a lock (the busy answer lock_timeout), and for a statement (statement_cancelled). */
-export const POSTGRES_DEFAULTS: PostgresOptions = { lockTimeoutMs: 5_000, statementTimeoutMs: 30_000 };
+export const POSTGRES_DEFAULTS: PostgresOptions = {
+  lockTimeoutMs: 5_000,
+  statementTimeoutMs: 30_000,
+  connectTimeoutMs: 10_000,
+};
 
 /**
  * The store a database names: a postgres:// URL is PostgreSQL, anything else a
@@ -108,7 +112,14 @@ export async function openStoreAt(
 ): Promise<Store> {
   if (!isPostgresUrl(target)) {
     if (opts.mustExist) requireSqliteFile(target, ', or its postgres:// URL');
-    return openStore(target, opts);
+    try {
+      return openStore(target, opts);
+    } catch (err) {
+      if (err instanceof SchemaTooNewError) throw err;
+      throw new Error(
+        `yoke could not open its SQLite store at ${target}: ${errorText(err)}. Set YOKE_DB_PATH to a file in a folder yoke may write (it makes the folder), or YOKE_DATABASE_URL to a PostgreSQL database.`,
+      );
+    }
   }
   // As SQLite's busy timeout bounds a wait for its write lock, lock_timeout bounds PostgreSQL's; a statement that runs away is cancelled.
   const sql = postgresSql(target, { ...POSTGRES_DEFAULTS, ...opts.postgres });
@@ -117,6 +128,11 @@ export async function openStoreAt(
   } catch (err) {
     await sql.close();
     if (err instanceof SchemaTooNewError) throw err;
+    const timeout = opts.postgres?.connectTimeoutMs ?? POSTGRES_DEFAULTS.connectTimeoutMs;
+    if (/timeout/i.test(errorText(err)))
+      throw new Error(
+        `yoke could not open its PostgreSQL store at ${printable(target)}: it took the connection and did not answer within ${(timeout ?? 0) / 1000} s. Check that YOKE_DATABASE_URL names the PostgreSQL server's host and port (not another service's), and that no firewall holds the connection.`,
+      );
     throw new Error(
       `yoke could not open its PostgreSQL store at ${printable(target)}: ${errorText(err)}. Check YOKE_DATABASE_URL, and that the server is up and takes that user.`,
     );
