@@ -158,6 +158,8 @@ async function call(
   const json: unknown = await res.json().catch(() => null);
   if (!res.ok) {
     const parsed = ApiError.safeParse(json);
+    // The API's advice for a missing token is HTTP's; the CLI's is where its token comes from.
+    if (parsed.success && parsed.data.error.code === 'unauthorized') throw new CliFailure(tokenRefused(url));
     if (parsed.success) throw new CliFailure(`${parsed.data.error.message}\nTo recover: ${parsed.data.error.recovery}`);
     // Not an answer of yoke's: something else is listening there.
     throw new CliFailure(
@@ -165,6 +167,11 @@ async function call(
     );
   }
   return json;
+}
+
+/** The CLI's word for a token yoke did not take. */
+export function tokenRefused(url: string): string {
+  return `yoke at ${url} did not take this token (YOKE_TOKEN or --token): it is none of the server's YOKE_API_TOKENS or YOKE_PERSON_TOKENS.\nTo recover: set YOKE_TOKEN to one of them (ask whoever runs yoke for yours), or pass --token.`;
 }
 
 /** A JSON route, as the CLI calls it. */

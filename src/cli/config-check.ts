@@ -57,7 +57,7 @@ export function registerConfigCommand(program: Command, io: CliIo): void {
       const refused = new Set(findings.filter((f) => f.level === 'refused').map((f) => f.file)).size;
       if (refused)
         throw new CliFailure(
-          `yoke would refuse ${refused === 1 ? 'this file' : `these ${refused} files`}: fix the fields named above and run \`yoke config check\` again.`,
+          `yoke would refuse ${refused === 1 ? 'this file' : `these ${refused} files`}: fix what is named above and run \`yoke config check\` again.`,
         );
     });
 }

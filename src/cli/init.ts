@@ -119,6 +119,8 @@ export interface InitPlan {
   writes: { path: string; content: string; executable: boolean }[];
   kept: string[];
   tests: TestCommand | null;
+  /** The agent the workflow already there runs (its `YOKE_AGENT`), when it names one yoke knows. */
+  keptAgent: AgentName | null;
 }
 
 export function planInit(agent: AgentName, workflow: string, c: CheckoutView): InitPlan {
@@ -129,10 +131,12 @@ export function planInit(agent: AgentName, workflow: string, c: CheckoutView): I
     { path: VALIDATE_PATH, content: validateScript(tests), executable: true },
     { path: SCHEMA_PATH, content: `${JSON.stringify(optInJsonSchema(), null, 2)}\n`, executable: false },
   ];
+  const named = /^\s*YOKE_AGENT:\s*([\w-]+)\s*$/m.exec(c.read(WORKFLOW_PATH) ?? '')?.[1];
   return {
     writes: wanted.filter((w) => !c.exists(w.path)),
     kept: wanted.filter((w) => c.exists(w.path)).map((w) => w.path),
     tests,
+    keptAgent: named !== undefined && isOneOf(keysOf(AGENTS), named) ? named : null,
   };
 }
 
@@ -147,10 +151,17 @@ const SWITCHED_ON = [
 
 /** What yoke init says: what it wrote and kept, then the secrets and settings the repository needs. */
 export function initReport(agent: AgentName, plan: InitPlan): string {
-  const a = AGENTS[agent];
+  // The secret to add is the one the workflow in the checkout needs, whichever agent was asked for.
+  const runs = plan.keptAgent ?? agent;
+  const a = AGENTS[runs];
+  const other = runs !== agent;
   return [
     ...plan.writes.map((w) => `wrote ${w.path}`),
-    ...plan.kept.map((p) => `kept  ${p} (it is there already; yoke init never overwrites)`),
+    ...plan.kept.map((p) =>
+      other && p === WORKFLOW_PATH
+        ? `kept  ${p}: it runs ${runs}, not ${agent}. To switch to ${agent}, delete it and run yoke init --agent ${agent} again (then add ${AGENTS[agent].credentials.join(' or ')} instead of the secret below).`
+        : `kept  ${p} (it is there already; yoke init never overwrites)`,
+    ),
     ...(plan.writes.length === 0 ? ['Nothing changed.'] : []),
     plan.tests
       ? `validate.sh runs: ${plan.tests.lines.join(' && ')} (found ${plan.tests.found}).`

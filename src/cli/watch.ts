@@ -104,6 +104,9 @@ async function runToDrive(
   }
   if (o.fresh) return makeRefusal('fresh_refused', { run: target });
   const view = await driver.get(target);
+  // A run that has ended is not resumed: said before anything says it was.
+  if (view.status !== 'active' && view.status !== 'closing')
+    return makeRefusal('deployment_run_not_active', { run: view.id, status: view.status });
   return { run: view.id, repo: view.repo, commit: view.commit, resumed: true };
 }
 
@@ -119,7 +122,8 @@ async function watchDeploy(io: CliIo, g: () => GlobalOptions, target: string | u
   };
   try {
     const run = await runToDrive(io, driver, target, o);
-    if ('code' in run) return stop(run, EXIT.usage);
+    // An ended run is yoke's refusal (as the driver's would be); --fresh on a run id is a usage error.
+    if ('code' in run) return stop(run, run.code === 'deployment_run_not_active' ? EXIT.refused : EXIT.usage);
     emit({ event: 'run', ...run });
     await driver.drive(run.run);
   } catch (err) {
@@ -142,7 +146,7 @@ export function registerWatchCommand(program: Command, io: CliIo, g: () => Globa
     .option('--items <items>', 'only these items (a new run), e.g. APP-12,APP-14')
     .option('--supersedes <run>', 'take over this failed run, on a later commit')
     .option('--fresh', 'start a new run even if the repository has an active one (never to recover a run)')
-    .option('--driver <id>', "this driver's id (default $YOKE_LOGIN, else the host)")
+    .option('--driver <id>', "this driver's id (default $YOKE_LOGIN, else driver-<this process's id>)")
     .option('--json', 'one JSON event per line')
     .option('--poll-seconds <n>', 'between gate checks of a QA stage that still waits (default 15)')
     .option(

@@ -22,6 +22,18 @@ export interface Finding {
   text: string;
 }
 
+/** YAML's complaint, and the line it is about with a caret under the place (the parser's own text ends at "column N:"). */
+function yamlProblem(err: unknown, text: string): string {
+  const first = (err instanceof Error ? err.message.split('\n')[0]! : String(err)).replace(/:$/, '');
+  const pos = fieldOf(err, 'linePos');
+  const at: unknown = Array.isArray(pos) ? pos[0] : undefined;
+  const line = Number(fieldOf(at, 'line'));
+  const col = Number(fieldOf(at, 'col'));
+  const source = text.split('\n')[line - 1];
+  if (!Number.isInteger(line) || source === undefined) return first;
+  return `${first}\n    ${line} | ${source}\n    ${' '.repeat(String(line).length)} | ${' '.repeat(Math.max(0, col - 1))}^`;
+}
+
 /** Every finding for a checkout: the opt-in file, its delivery section, then each plan file. */
 export function checkConfig(files: CheckFiles): Finding[] {
   const text = files.read(CONFIG_PATH);
@@ -37,13 +49,7 @@ export function checkConfig(files: CheckFiles): Finding[] {
   try {
     raw = parseYaml(text);
   } catch (err) {
-    return [
-      {
-        file: CONFIG_PATH,
-        level: 'refused',
-        text: `${CONFIG_PATH} is not YAML: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`,
-      },
-    ];
+    return [{ file: CONFIG_PATH, level: 'refused', text: `${CONFIG_PATH} is not YAML: ${yamlProblem(err, text)}` }];
   }
   const cfg = parseRepoConfig(raw ?? {});
   const delivery = parseDeliverySettings('this repository', fieldOf(raw, 'delivery'));
@@ -85,9 +91,16 @@ export function checkConfig(files: CheckFiles): Finding[] {
     fileFindings.push(...deliveryFindings(delivery.settings, plans, unparsed));
   }
   // The file is valid only when nothing of it is refused: it is never "valid", then "refused".
+  const empty = raw === null || raw === undefined;
   const valid: Finding[] = fileFindings.some((f) => f.level === 'refused')
     ? []
-    : [{ file: CONFIG_PATH, level: 'ok', text: `${CONFIG_PATH} is valid` }];
+    : [
+        {
+          file: CONFIG_PATH,
+          level: 'ok',
+          text: `${CONFIG_PATH} is valid${empty ? ' (it is empty: every field takes its default, as docs/configuration.md lists them)' : ''}`,
+        },
+      ];
   return [...valid, ...fileFindings, ...planFindings];
 }
 

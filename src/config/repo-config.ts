@@ -257,7 +257,7 @@ export function parseRepoConfig(raw: unknown): RepoConfigResult {
   if (!isRecord(raw)) {
     return {
       state: 'invalid',
-      reason: `${CONFIG_PATH} must be a YAML mapping of settings, not ${Array.isArray(raw) ? 'a list' : typeof raw}`,
+      reason: `${CONFIG_PATH} must be a YAML mapping of settings (\`key: value\` lines), not ${Array.isArray(raw) ? 'a list' : typeof raw === 'string' ? `text (${JSON.stringify(raw.slice(0, 40))})` : typeof raw}`,
     };
   }
   const { _extends: _ignored, ...rest } = raw;

@@ -90,15 +90,15 @@ export function formatFleetReport(r: FleetReport): string {
   }
   for (const d of r.spend)
     lines.push(
-      `$ ${d.day} ${d.repo}: $${d.usd.toFixed(2)} over ${d.runs} run(s), ${d.inputTokens} input and ${d.outputTokens} output tokens`,
+      `spent ${d.day} ${d.repo}: $${d.usd.toFixed(2)} over ${d.runs} run(s), ${d.inputTokens} input and ${d.outputTokens} output tokens`,
     );
   for (const b of r.budgets)
     lines.push(
-      `$ budget: ${b.repo ?? 'the fleet'} ${b.period === 'day' ? 'daily' : 'monthly'}: $${b.heldUsd.toFixed(2)} of $${b.limitUsd.toFixed(2)} spent and reserved, until ${b.until} · ${b.runway}`,
+      `budget ${b.repo ?? 'the fleet'} ${b.period === 'day' ? 'daily' : 'monthly'}: $${b.heldUsd.toFixed(2)} of $${b.limitUsd.toFixed(2)} spent and reserved, until ${b.until} · ${b.runway}`,
     );
   for (const i of r.issueSpend)
     lines.push(
-      `$ issue ${i.repo}#${i.issue} this week: $${i.usd.toFixed(2)} over ${i.runs} run(s) (AFK $${i.byKind.afk.toFixed(2)}, fixes $${i.byKind.fix.toFixed(2)}, landers $${i.byKind.lander.toFixed(2)}), ${i.inputTokens} input and ${i.outputTokens} output tokens`,
+      `cost of ${i.repo}#${i.issue} this week: $${i.usd.toFixed(2)} over ${i.runs} run(s) (AFK $${i.byKind.afk.toFixed(2)}, fixes $${i.byKind.fix.toFixed(2)}, landers $${i.byKind.lander.toFixed(2)}), ${i.inputTokens} input and ${i.outputTokens} output tokens`,
     );
   for (const f of r.lastPass?.authFailures ?? []) {
     lines.push(`! installation ${f.installationId} could not authenticate: ${f.detail}`);

@@ -61,8 +61,35 @@ describe('yoke config check', () => {
     expect(r.err).toBe(
       [
         'refused: .github/yoke.yml is not valid: auto: Invalid input: expected boolean, received string; fix_forward.max_attempts: Invalid input: expected number, received string; .github/yoke.yml: "autolnad" is not a setting here; did you mean "autoland"?',
-        'yoke would refuse this file: fix the fields named above and run `yoke config check` again.',
+        'yoke would refuse this file: fix what is named above and run `yoke config check` again.',
       ].join('\n'),
+    );
+  });
+
+  it('shows the line a YAML error is on, says an empty file takes every default, and names text that is no mapping', async () => {
+    const broken = await yoke([
+      'config',
+      'check',
+      checkout({ '.github/yoke.yml': 'auto: true\nfoo: [1, 2\nbar: 3\n' }),
+    ]);
+    expect(broken).toEqual({
+      code: 1,
+      out: '',
+      err: [
+        'refused: .github/yoke.yml is not YAML: Flow sequence in block collection must be sufficiently indented and end with a ] at line 3, column 1',
+        '    3 | bar: 3',
+        '      | ^',
+        'yoke would refuse this file: fix what is named above and run `yoke config check` again.',
+      ].join('\n'),
+    });
+    expect(await yoke(['config', 'check', checkout({ '.github/yoke.yml': '' })])).toEqual({
+      code: 0,
+      out: 'ok: .github/yoke.yml is valid (it is empty: every field takes its default, as docs/configuration.md lists them)',
+      err: '',
+    });
+    const binary = await yoke(['config', 'check', checkout({ '.github/yoke.yml': 'PK\u0003\u0004 zipped' })]);
+    expect(binary.err.split('\n')[0]).toBe(
+      'refused: .github/yoke.yml must be a YAML mapping of settings (`key: value` lines), not text ("PK\\u0003\\u0004 zipped")',
     );
   });
 
@@ -77,7 +104,7 @@ describe('yoke config check', () => {
     expect(r.err).toBe(
       [
         'refused: delivery is refused: delivery: "stearing" is not a setting here; did you mean "steering"?',
-        'yoke would refuse this file: fix the fields named above and run `yoke config check` again.',
+        'yoke would refuse this file: fix what is named above and run `yoke config check` again.',
       ].join('\n'),
     );
     const plan = await yoke([
@@ -99,7 +126,7 @@ describe('yoke config check', () => {
       }),
     ]);
     expect(two.err.split('\n').at(-1)).toBe(
-      'yoke would refuse these 2 files: fix the fields named above and run `yoke config check` again.',
+      'yoke would refuse these 2 files: fix what is named above and run `yoke config check` again.',
     );
     expect(plan.err.split('\n')[0]).toBe(
       'refused: .github/yoke/qa/broken.yml.cases[0]: "titel" is not a setting here; did you mean "title"?',
@@ -117,7 +144,7 @@ describe('yoke config check', () => {
       out: 'ok: .github/yoke/qa/smoke.yml: plan smoke (smoke) is valid, 1 case(s)',
       err: [
         'refused: delivery is refused: delivery.run_plans: the run-level plan "smok" is not in .github/yoke/qa/; did you mean "smoke"?',
-        'yoke would refuse this file: fix the fields named above and run `yoke config check` again.',
+        'yoke would refuse this file: fix what is named above and run `yoke config check` again.',
       ].join('\n'),
     });
   });
@@ -167,7 +194,7 @@ describe('yoke config check', () => {
     expect(r.err).toBe(
       [
         'refused: delivery is refused: delivery.stages[0].kind: "deploi" is not one of "deploy", "qa"; did you mean "deploy"?; delivery.stages[1].command: a deploy stage needs what deploys: `command:` (run where the driver is, e.g. ./deploy.sh staging) or `workflow:` (a file under .github/workflows/, e.g. deploy.yml); delivery.deployments.unruled_environments: "rejct" is not one of "reject", "approve", "ignore"; did you mean "reject"?',
-        'yoke would refuse this file: fix the fields named above and run `yoke config check` again.',
+        'yoke would refuse this file: fix what is named above and run `yoke config check` again.',
       ].join('\n'),
     );
     const plan = await yoke([
@@ -197,7 +224,7 @@ describe('yoke config check', () => {
   it('says so when the folder has no opt-in file, or is not a folder', async () => {
     expect(await yoke(['config', 'check', checkout({})])).toMatchObject({
       code: 1,
-      err: 'refused: .github/yoke.yml is not here: this checkout has not opted in to yoke (`yoke init --agent claude-code` writes one; docs/configuration.md lists its fields)\nyoke would refuse this file: fix the fields named above and run `yoke config check` again.',
+      err: 'refused: .github/yoke.yml is not here: this checkout has not opted in to yoke (`yoke init --agent claude-code` writes one; docs/configuration.md lists its fields)\nyoke would refuse this file: fix what is named above and run `yoke config check` again.',
     });
     expect(await yoke(['config', 'check', '/nonexistent/place'])).toMatchObject({
       code: 1,

@@ -85,6 +85,17 @@ describe('the CLI, as a newcomer meets it', () => {
     });
   });
 
+  it('says a token yoke did not take in the CLI’s words: where the token comes from, not an HTTP header', async () => {
+    const h = makeHarness();
+    const api = await startApi(h, { tokens: [TOKEN] });
+    closers.push(api.close);
+    expect(await yoke(['fleet', 'report'], { YOKE_URL: api.url, YOKE_TOKEN: 'not-a-token-of-this-yoke' })).toEqual({
+      code: 1,
+      out: '',
+      err: `yoke at ${api.url} did not take this token (YOKE_TOKEN or --token): it is none of the server's YOKE_API_TOKENS or YOKE_PERSON_TOKENS.\nTo recover: set YOKE_TOKEN to one of them (ask whoever runs yoke for yours), or pass --token.`,
+    });
+  });
+
   it('has `repo status` and `deployment-runs list`', async () => {
     const h = makeHarness();
     await h.store.repos.ensure('acme/api', 1, h.clock.now());

@@ -157,6 +157,25 @@ describe('yoke init', () => {
     );
   }, 30_000);
 
+  it('asked for Codex where the workflow runs Claude Code, says what is there and how to switch, and names the secret that workflow needs', () => {
+    const d = checkout({ 'go.mod': 'module x\n' });
+    expect(init(d, '--agent', 'claude-code').code).toBe(0);
+    const r = init(d, '--agent', 'codex');
+    expect(r.code).toBe(0);
+    expect(r.out).toBe(
+      [
+        'kept  .github/yoke.yml (it is there already; yoke init never overwrites)',
+        'kept  .github/workflows/yoke-run.yml: it runs claude-code, not codex. To switch to codex, delete it and run yoke init --agent codex again (then add CODEX_API_KEY instead of the secret below).',
+        'kept  .github/yoke/validate.sh (it is there already; yoke init never overwrites)',
+        'kept  .github/yoke/yoke.schema.json (it is there already; yoke init never overwrites)',
+        'Nothing changed.',
+        'validate.sh runs: go test ./... (found go.mod).',
+        '',
+        NEXT('ANTHROPIC_API_KEY (or CLAUDE_CODE_OAUTH_TOKEN)'),
+      ].join('\n'),
+    );
+  }, 30_000);
+
   const pytest = spawnSync('python3', ['-c', 'import venv, pytest'], { stdio: 'ignore' }).status === 0;
   it("a Python project's validate.sh runs its tests in a virtual environment of its own, outside the checkout, and fails when they do", (ctx) => {
     if (!pytest) ctx.skip('python3 with venv and pytest is not here, so the Python validate.sh is not run');

@@ -124,7 +124,7 @@ describe('the opt-in file', () => {
     expect(res.reason).not.toContain('_extends');
     expect(parseRepoConfig(['a'])).toEqual({
       state: 'invalid',
-      reason: '.github/yoke.yml must be a YAML mapping of settings, not a list',
+      reason: '.github/yoke.yml must be a YAML mapping of settings (`key: value` lines), not a list',
     });
   });
 });

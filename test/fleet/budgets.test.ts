@@ -234,7 +234,7 @@ describe("the fleet's budgets and the month (BU01)", () => {
       },
     ]);
     expect(formatFleetReport(fleetReport)).toContain(
-      '$ issue acme/api#1 this week: $1.25 over 1 run(s) (AFK $1.25, fixes $0.00, landers $0.00), 1000 input and 200 output tokens',
+      'cost of acme/api#1 this week: $1.25 over 1 run(s) (AFK $1.25, fixes $0.00, landers $0.00), 1000 input and 200 output tokens',
     );
   });
 

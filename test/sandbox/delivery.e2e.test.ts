@@ -190,11 +190,11 @@ describe('delivery over real HTTP', () => {
       env: sandbox.doorEnv(),
       fetch,
     });
-    expect([door, out[0], err]).toEqual([
+    expect([door, out, err]).toEqual([
       1,
-      `deployment run ${run.id} of ${DEMO_REPO} at ${head.slice(0, 12)} (resumed)`,
+      [],
       [
-        `Deployment run ${run.id} is succeeded; only an active run moves.\nTo recover: See \`yoke deployment-runs get ${run.id}\`; start a new run with \`yoke deployment-runs create\` if work is left.`,
+        `Deployment run ${run.id} has succeeded; only an active run moves.\nTo recover: See \`yoke deployment-runs get ${run.id}\`; start a new run with \`yoke deployment-runs create\` if work is left.`,
       ],
     ]);
   });

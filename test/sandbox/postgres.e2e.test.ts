@@ -75,7 +75,7 @@ describe.skipIf(!havePostgres)('the sandbox on PostgreSQL', () => {
     expect([door, err]).toEqual([
       1,
       [
-        `Deployment run ${result.run} is succeeded; only an active run moves.\nTo recover: See \`yoke deployment-runs get ${result.run}\`; start a new run with \`yoke deployment-runs create\` if work is left.`,
+        `Deployment run ${result.run} has succeeded; only an active run moves.\nTo recover: See \`yoke deployment-runs get ${result.run}\`; start a new run with \`yoke deployment-runs create\` if work is left.`,
       ],
     ]);
   }, 240_000);

@@ -3,6 +3,14 @@ import { code } from './define.js';
 // The delivery half's codes: deployment runs, QA, notices, close-out (a dispatch's and contention's:
 // dispatch.ts). Part of the one table in codes/table.ts.
 
+/** A run's status as a sentence says it: "has succeeded", "was superseded". */
+const endedAs = (status: string): string =>
+  status === 'succeeded' || status === 'failed'
+    ? `has ${status}`
+    : status === 'superseded'
+      ? 'was superseded'
+      : `is ${status}`;
+
 export const DELIVERY_CODES = {
   qa_configuration_refused: code<{ repo: string; file: string; field: string; detail: string; then: string }>({
     status: 422,
@@ -73,7 +81,7 @@ export const DELIVERY_CODES = {
   }),
   deployment_run_not_active: code<{ run: string; status: string }>({
     status: 409,
-    message: (p) => `Deployment run ${p.run} is ${p.status}; only an active run moves.`,
+    message: (p) => `Deployment run ${p.run} ${endedAs(p.status)}; only an active run moves.`,
     recovery: (p) =>
       `See \`yoke deployment-runs get ${p.run}\`; start a new run with \`yoke deployment-runs create\` if work is left.`,
   }),
