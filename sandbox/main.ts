@@ -3,12 +3,12 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { agentCliBin } from './agent-clis.js';
-import { Command, InvalidArgumentError } from 'commander';
 import { attachDemoPlans, deliverDemo } from './deliver.js';
 import { REVIEWER } from './demo-repo.js';
 import { DEMO_ATTACHMENTS, DEMO_REPO } from './demo-repo.js';
 import { Sandbox } from './sandbox.js';
 import { formatSummary } from './summary.js';
+import { sandboxProgram } from './program.js';
 
 // `npm run sandbox`: the whole life of five demo issues on this machine, with
 // no GitHub account. It ends by itself when every issue is merged or stuck.
@@ -21,49 +21,7 @@ function agentLine(agent: 'claude-code' | 'codex'): string {
   return `agent:  the real ${agent} CLI${version ? ` (${version})` : ''}, ${bin ? join(bin, name) : 'not installed: bash bin/install-agents'}, through its shipped workflow, against a scripted model on loopback`;
 }
 
-const count = (v: string): number => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('give a whole number, e.g. --fail-agent 3');
-  return n;
-};
-
-const program = new Command('sandbox')
-  .description('Run yoke end to end against an embedded forge seeded with a demo repository.')
-  .option('--launcher <kind>', 'actions (workflow runs, as in production) or command (local processes)', 'actions')
-  .option(
-    '--fail-agent <n>',
-    'make the demo agent fail its first N runs (shows three strikes and /yoke reset)',
-    count,
-    0,
-  )
-  .option(
-    '--runs-reach <how>',
-    'api (runs call yoke at its URL) or github (runs hand results back through the forge; yoke gets no inbound connection, not even webhooks)',
-    'api',
-  )
-  .option('--keep-running', 'stay up after the demo for the dashboard and the API', false)
-  .option('--timeout <seconds>', 'give up waiting after this long', count, 170)
-  .option('--no-deliver', 'stop at the merges (the shorter run): no deployment run, QA or close-out')
-  .option(
-    '--drop-answers <n>',
-    'a proxy between the deploy driver and yoke drops the first N dispatch answers',
-    count,
-    0,
-  )
-  .option(
-    '--postgres',
-    'two yoke processes on a PostgreSQL started here (apt-get install -y postgresql): webhooks go to one, run reports to the other',
-    false,
-  )
-  .option(
-    '--otel [url]',
-    'export OpenTelemetry traces: to this OTLP/HTTP collector, or (no URL) to a receiver the sandbox runs, whose traces it summarises',
-  )
-  .option(
-    '--agent <name>',
-    'run the real agent CLI (claude-code or codex) through its shipped workflow, against a scripted local model',
-  )
-  .parse();
+const program = sandboxProgram().parse();
 
 const opts = program.opts<{
   launcher: string;

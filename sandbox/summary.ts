@@ -63,7 +63,13 @@ export async function summarizeIssues(deps: SummaryDeps): Promise<IssueSummary[]
       runs: mine.map((r) => ({
         id: r.id,
         kind: r.kind,
-        outcome: r.outcome ?? r.status,
+        // A lander's outcome is its verdict, as the dashboard and `yoke runs list` say it.
+        outcome:
+          r.kind === 'lander' && r.verdict
+            ? r.verdict === 'reject'
+              ? 'rejected'
+              : 'accepted'
+            : (r.outcome ?? r.status),
         why: r.kind === 'fix' ? r.why : null,
       })),
       // LD01, LD05: each verdict is for a head on a base, after the PRs stacked ahead of it: `accept@head/base+#7`.

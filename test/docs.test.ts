@@ -13,9 +13,12 @@ const OWN = /^(src|sandbox|test|bench|templates|bin|docs|eslint-rules)\//;
 
 /** The paths a page names in backticks that must exist, as written. */
 export function namedPaths(text: string): string[] {
-  return [...text.matchAll(/`([\w./-]+\.(?:ts|cjs|js|md|yml|sh))`/g)]
+  const files = [...text.matchAll(/`([\w./-]+\.(?:ts|cjs|js|md|yml|sh))`/g)]
     .map((m) => m[1]!)
     .filter((p) => p.endsWith('.ts') || OWN.test(p));
+  // A folder of yoke's own, named as one (`src/delivery`, `test/fleet/`).
+  const folders = [...text.matchAll(/`((?:src|sandbox|bench|templates|eslint-rules)\/[\w/-]*)`/g)].map((m) => m[1]!);
+  return [...files, ...folders];
 }
 
 const SRC_NAMES = new Set(
@@ -52,14 +55,48 @@ describe('the docs name files that exist', () => {
   });
 
   it('finds a file that is not there (the check itself can fail)', () => {
-    expect(namedPaths('`fleet/pass.ts`, `codes.ts` and `.github/yoke.yml`, `test/nowhere.test.ts`')).toEqual([
-      'fleet/pass.ts',
-      'codes.ts',
-      'test/nowhere.test.ts',
-    ]);
+    expect(
+      namedPaths('`fleet/pass.ts`, `codes.ts` and `.github/yoke.yml`, `test/nowhere.test.ts` in `src/qa`'),
+    ).toEqual(['fleet/pass.ts', 'codes.ts', 'test/nowhere.test.ts', 'src/qa']);
+    expect(exists('src/qa')).toBe(false);
     expect(['fleet/pass.ts', 'pass.ts', 'codes.ts', 'codes/protection.ts'].filter((p) => !exists(p))).toEqual([
       'codes.ts',
       'codes/protection.ts',
     ]);
+  });
+});
+
+/** A route as the docs and the table write it: its method and path, every parameter one `:`, no query. */
+export const routeKey = (method: string, path: string): string =>
+  `${method.toUpperCase()} ${path.replace(/\?.*$/, '').replace(/:[A-Za-z_]+/g, ':')}`;
+
+/** The `METHOD /path` routes a page names in backticks. */
+export function documentedRoutes(text: string): Set<string> {
+  return new Set([...text.matchAll(/`(GET|POST|PUT|PATCH|DELETE) (\/[^`\s]*)/g)].map((m) => routeKey(m[1]!, m[2]!)));
+}
+
+/** The `--flags` a page names in backticks. */
+export const documentedFlags = (text: string): Set<string> =>
+  new Set([...text.matchAll(/`(--[a-z-]+)/g)].map((m) => m[1]!));
+
+describe('the docs say what the code does', () => {
+  it('docs/http-api.md names every route yoke serves', async () => {
+    const { ROUTE } = await import('../src/http/routes.js');
+    const documented = documentedRoutes(readFileSync(resolve(ROOT, 'docs/http-api.md'), 'utf8'));
+    const served = Object.values(ROUTE).map((r) => routeKey(r.method, r.path));
+    expect(served.filter((r) => !documented.has(r))).toEqual([]);
+    // The check can fail: a route the page does not name is found.
+    expect(documentedRoutes('`GET /yoke/api/runs/:id` and `POST /yoke/api/fleet?x=1`')).toEqual(
+      new Set(['GET /yoke/api/runs/:', 'POST /yoke/api/fleet']),
+    );
+  });
+
+  it('docs/sandbox.md names every flag of `npm run sandbox`', async () => {
+    const { sandboxProgram } = await import('../sandbox/program.js');
+    const documented = documentedFlags(readFileSync(resolve(ROOT, 'docs/sandbox.md'), 'utf8'));
+    const flags = sandboxProgram().options.map((o) => o.long ?? '');
+    expect(flags.length).toBeGreaterThan(5);
+    expect(flags.filter((f) => !documented.has(f))).toEqual([]);
+    expect(documentedFlags('`--postgres` and `--otel [URL]`')).toEqual(new Set(['--postgres', '--otel']));
   });
 });

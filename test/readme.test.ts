@@ -80,7 +80,7 @@ describe('the README, as a newcomer copies it', () => {
     expect(out).toMatch(/^5 of 5 issues merged, 5 delivered and closed out in [\d.]+s\.$/m);
     // TR33: the end table shows the maintainer's change request on #4 as the fix it started.
     expect(out).toMatch(
-      /^#4 +Add a title-case helper +merged +afk_auto:success lander:success fix\[review by @maintainer\]:success lander:success /m,
+      /^#4 +Add a title-case helper +merged +afk_auto:success lander:accepted fix\[review by @maintainer\]:success lander:accepted /m,
     );
   }, 180_000);
 });

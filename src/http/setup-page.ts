@@ -25,16 +25,23 @@ export interface SetupDeps {
 
 const GITHUB_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/;
 
-/** The manifest GitHub creates the app from: app.yml, with yoke's webhook URL and the way back here. */
-export function setupManifest(appYml: string, webhookUrl: string, backUrl: string): Record<string, unknown> {
+/**
+ * The manifest GitHub creates the app from: app.yml, with the way back here, and this yoke's own address as the
+ * app's homepage and webhook. Without YOKE_PUBLIC_URL GitHub cannot reach yoke: the webhook is registered off
+ * (yoke polls, and with YOKE_RUNS_REACH=github needs no inbound connection), and the homepage is GitHub's.
+ */
+export function setupManifest(
+  appYml: string,
+  at: { webhookUrl: string; backUrl: string; publicUrl: string | undefined; github: string },
+): Record<string, unknown> {
   const app = parseAppYml(appYml);
   return {
     name: app.name,
     ...(app.description ? { description: app.description } : {}),
-    url: app.url ?? 'https://github.com/apps/yoke',
+    url: at.publicUrl ? `${at.publicUrl}/yoke` : at.github,
     public: app.public ?? false,
-    hook_attributes: { url: webhookUrl, active: true },
-    redirect_url: backUrl,
+    hook_attributes: { url: at.webhookUrl, active: at.publicUrl !== undefined },
+    redirect_url: at.backUrl,
     default_events: app.default_events,
     default_permissions: app.default_permissions,
   };
@@ -54,7 +61,7 @@ export function renderSetupPage(p: {
   const where = p.org ? `the organization ${esc(p.org)}` : 'your GitHub account';
   const unreachable = p.publicUrlSet
     ? ''
-    : `<p><strong>YOKE_PUBLIC_URL is not set</strong>, so GitHub would send its webhooks to ${esc(p.webhookUrl)}, which it cannot reach. Set YOKE_PUBLIC_URL to the https address GitHub reaches yoke at, start yoke again, and come back; or change the webhook URL in the app's settings later.</p>`;
+    : `<p>YOKE_PUBLIC_URL is not set, so the app is registered with its webhook off: GitHub could not reach ${esc(p.webhookUrl)}. yoke works without it, polling, and with <code>YOKE_RUNS_REACH=github</code> its runs need no way in either. If GitHub can reach this yoke, set YOKE_PUBLIC_URL to that https address and start yoke again first; or turn the webhook on in the app's settings later.</p>`;
   return page(
     "Register yoke's GitHub App",
     `<p>yoke has no GitHub App yet. This registers one on ${where}, from the <code>app.yml</code> yoke ships: its permissions, the events it receives, and its webhook URL, <code>${esc(p.webhookUrl)}</code>.</p>
@@ -158,7 +165,12 @@ class Registration {
     return {
       status: 200,
       body: renderSetupPage({
-        manifest: setupManifest(this.deps.appYml, webhookUrl, `${here}/yoke/setup/done`),
+        manifest: setupManifest(this.deps.appYml, {
+          webhookUrl,
+          backUrl: `${here}/yoke/setup/done`,
+          publicUrl: this.publicUrl,
+          github: this.github,
+        }),
         createAppUrl: `${org ? `${this.github}/organizations/${org}/settings/apps/new` : `${this.github}/settings/apps/new`}?state=${this.state}`,
         webhookUrl,
         publicUrlSet: this.publicUrl !== undefined,

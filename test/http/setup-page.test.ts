@@ -76,10 +76,16 @@ describe("yoke's setup page", () => {
     expect(res.status).toBe(502);
     expect(await res.text()).toContain('A code works once and for an hour');
     expect(wrote).toBe(false);
-    // Without YOKE_PUBLIC_URL the page says where webhooks would go, and why that cannot work.
+    // Without YOKE_PUBLIC_URL the app is registered with its webhook off, and the page says why, and that yoke works so.
     const page = await (await fetch(`${base}/yoke/setup?org=acme`)).text();
     expect(page).toContain(`action="https://ghe.example.com/organizations/acme/settings/apps/new?state=${STATE}"`);
-    expect(page).toContain('<strong>YOKE_PUBLIC_URL is not set</strong>');
+    expect(page).toContain(
+      'YOKE_PUBLIC_URL is not set, so the app is registered with its webhook off: GitHub could not reach',
+    );
+    const manifest = JSON.parse(
+      (/name="manifest" value="([^"]*)"/.exec(page)?.[1] ?? '{}').replaceAll('&quot;', '"').replaceAll('&amp;', '&'),
+    ) as { hook_attributes: { active: boolean }; url: string };
+    expect([manifest.hook_attributes.active, manifest.url]).toEqual([false, 'https://ghe.example.com']);
     expect((await fetch(`${base}/yoke/setup?org=no%20such`)).status).toBe(400);
     expect((await fetch(`${base}/yoke/setup/done`)).status).toBe(400);
     expect((await fetch(`${base}/yoke/api/fleet`)).status).toBe(404);

@@ -115,4 +115,12 @@ describe('the shipped workflows (TR21)', () => {
       }
     }
   });
+
+  it("templates/deploy.yml's status reports write their answers nowhere: the Actions log shows the deploy, not GitHub's JSON", () => {
+    const curls = Object.values(read('templates/deploy.yml').jobs)
+      .flatMap((j) => j.steps)
+      .flatMap((s) => (s.run ?? '').split('\n').filter((l) => /\bcurl\b/.test(l)));
+    expect(curls.length).toBeGreaterThan(2);
+    expect(curls.filter((l) => !/\s-o \/dev\/null\b/.test(l))).toEqual([]);
+  });
 });
