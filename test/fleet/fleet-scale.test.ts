@@ -7,7 +7,7 @@ import { BudgetBook, BudgetStopped, GITHUB_SECONDARY_LIMITS } from '../../src/fo
 import { budgeted, DEFAULT_CLIENT_POLICY, yokeOctokit } from '../../src/forge/octokit.js';
 import { openStore } from '../../src/store/store.js';
 import { STOP_WAIT_MS, Ticks } from '../../src/ticks.js';
-import { makeHarness, ManualClock } from '../helpers/fleet.js';
+import { makeHarness, ManualClock, until } from '../helpers/fleet.js';
 
 // Many installations at once (SC05), a 304 charged as GitHub charges it (SC03), and a stop that is quick and
 // gives the lead up (SC06), all on a fake clock.
@@ -74,7 +74,7 @@ describe('installations read together', () => {
       return read(repo, o);
     };
     const pass = h.engine.schedulerTick();
-    for (let i = 0; i < 200 && (h.forge.readsByRepo.get('fast/r3') ?? 0) === 0; i++) await settle();
+    await until(() => (h.forge.readsByRepo.get('fast/r3') ?? 0) > 0, 'installation 2 read through');
     // Installation 2 was read through while installation 1 holds both of its slots.
     expect([0, 1, 2, 3].map((i) => h.forge.readsByRepo.get(`fast/r${i}`))).toEqual([1, 1, 1, 1]);
     expect(reading.get(1)).toBe(2);
@@ -266,8 +266,7 @@ describe('a quick, clean stop', () => {
       pollWaitingRuns: false,
     });
     ticks.start();
-    await settle();
-    expect(leadership.isLeader).toBe(true);
+    await until(() => leadership.isLeader, 'the lead');
     expect(await other.holds()).toBe(false);
     return { h, timers, ticks, held, other, reading: () => reading };
   }
@@ -278,7 +277,7 @@ describe('a quick, clean stop', () => {
     const policy = h.engine.context().policy;
     timers.fire(policy.tickMs); // the scheduler's pass: two reads in flight, four waiting
     await settle();
-    for (let i = 0; i < 100 && reading() < 2; i++) await settle();
+    await until(() => reading() >= 2, 'two reads in flight');
     expect(reading()).toBe(2);
     timers.fire(policy.reaperMs); // queued behind it
     const kicked = h.engine.kick(); // and a kick
@@ -308,7 +307,7 @@ describe('a quick, clean stop', () => {
     const lines: string[] = [];
     const { h, timers, ticks, other, reading } = await leading(lines);
     timers.fire(h.engine.context().policy.tickMs);
-    for (let i = 0; i < 100 && reading() < 2; i++) await settle();
+    await until(() => reading() >= 2, 'two reads in flight');
     let stopped = false;
     const stop = ticks.stop().then(() => (stopped = true));
     await settle();
