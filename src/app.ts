@@ -291,7 +291,6 @@ async function wire(
     cacheStats,
     stop: async () => {
       overrides.budget?.stop(); // requests held for their budget are not sent: the pass stops at its next step
-
       await owned.stop();
       await lease.stop();
       await new Promise<void>((r) => (metricsServer ? metricsServer.close(() => r()) : r()));

@@ -31,8 +31,6 @@ export interface TicksOptions {
   reaperMs: number;
   /** With no inbound connection, runs waiting at yoke's protection rule are found by polling. */
   pollWaitingRuns: boolean;
-  /** How long a stop waits for the pass and sweep in flight (STOP_WAIT_MS unless a test says). */
-  stopWaitMs?: number;
 }
 
 export class Ticks {
@@ -118,12 +116,12 @@ export class Ticks {
     if (this.sweepTimer !== null) this.o.timers.clearInterval(this.sweepTimer);
     const settled = await within(
       Promise.all([this.o.engine.lock.run(async () => {}), this.sweep]),
-      this.o.stopWaitMs ?? STOP_WAIT_MS,
+      STOP_WAIT_MS,
       this.o.timers,
     );
     if (!settled)
       this.o.log.warn(
-        { waitedMs: this.o.stopWaitMs ?? STOP_WAIT_MS },
+        { waitedMs: STOP_WAIT_MS },
         'a pass or sweep was still running when yoke stopped; the lead is given up anyway, and the next leader re-derives what it was doing',
       );
     await this.renewing?.stop();

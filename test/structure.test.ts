@@ -96,7 +96,7 @@ describe('the layout of src/', () => {
  */
 const CEILINGS: StructureFigures = {
   generic_row_reads: 0,
-  functions_over_80_lines: 7,
+  functions_over_80_lines: 6,
   functions_5_plus_params: 20,
   context_types: 11,
   as_casts: 36,

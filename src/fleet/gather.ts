@@ -47,22 +47,22 @@ async function listRepos(
   housekeeping: Housekeeping[],
 ): Promise<Pick<Gathered, 'repos' | 'authFailures'>> {
   const { store, forge, log } = deps;
-  const authFailures: Gathered['authFailures'] = [];
-  // SC01: each installation is listed on its own token, all at once; the listing keeps the installations' order.
+  // SC01: each installation is listed on its own token, all at once; repositories and failures keep the
+  // installations' order.
   const listed = await Promise.all(
     (await forge.listInstallations()).map(async (installationId) => {
       try {
         await forge.authenticate(installationId);
-        return await forge.listRepos(installationId);
+        return { repos: await forge.listRepos(installationId), failed: [] };
       } catch (err) {
         const detail = errorText(err);
-        authFailures.push({ installationId, detail });
         log.warn({ installationId, detail }, 'installation skipped for this pass');
-        return [];
+        return { repos: [], failed: [{ installationId, detail }] };
       }
     }),
   );
-  const repos = listed.flat();
+  const repos = listed.flatMap((l) => l.repos);
+  const authFailures: Gathered['authFailures'] = listed.flatMap((l) => l.failed);
   // SC01: every repository yoke knows in one query, not one each.
   const knownRepos = new Map((await store.repos.list()).map((r) => [r.fullName, r]));
   for (const repo of repos) {

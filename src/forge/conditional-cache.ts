@@ -56,6 +56,10 @@ export const routeOf = (url: string): string =>
     .replace(/\?.*$/, '')
     .replace(/\/\d+(?=\/|$)/g, '/{n}');
 
+/** Whose limits and cache a client's requests count against: its installation's (`i42`), or the app's own. */
+export const scopeOf = (options: { auth?: { installationId?: number | string } }): string =>
+  options.auth?.installationId !== undefined ? `i${options.auth.installationId}` : 'app';
+
 export function conditionalCache(
   cache: HttpCacheStore,
   now: () => number,
@@ -63,7 +67,7 @@ export function conditionalCache(
 ) {
   const plugin = (octokit: unknown, options: { auth?: { installationId?: number | string } }) => {
     const o = hooked<RequestOptions, Response>(octokit);
-    const scope = options.auth?.installationId !== undefined ? `i${options.auth.installationId}` : 'app';
+    const scope = scopeOf(options);
     const answer = async (request: (o: RequestOptions) => Promise<Response>, opts: RequestOptions) => {
       if (opts.method !== 'GET') return request(opts);
       const { url } = o.request.endpoint.parse(opts);

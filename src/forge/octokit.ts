@@ -3,7 +3,7 @@ import type { Clock } from '../kernel/clock.js';
 import type { Store } from '../store/store.js';
 import { createLimiter, type Limiter } from '../kernel/limit.js';
 import { costOf, type BudgetBook } from './budget.js';
-import { conditionalCache, hooked, routeOf, type CacheStats } from './conditional-cache.js';
+import { conditionalCache, hooked, routeOf, scopeOf, type CacheStats } from './conditional-cache.js';
 import { fieldOf, recordOf } from '../kernel/guards.js';
 import { inSpan, NO_TRACER, SpanKind, type Tracer } from '../kernel/trace.js';
 
@@ -43,7 +43,7 @@ export const clientPolicy = (
 export function budgeted(book: BudgetBook, sleep: (ms: number) => Promise<void>) {
   return (octokit: unknown, options: { auth?: { installationId?: number | string } }) => {
     const o = hooked(octokit);
-    const scope = options.auth?.installationId !== undefined ? `i${options.auth.installationId}` : 'app';
+    const scope = scopeOf(options);
     o.hook.wrap('request', async (request, opts) => {
       // GitHub counts an endpoint by its route: the template a request names, not its URL.
       const cost = costOf(String(opts.method ?? 'GET'), String(opts.url ?? ''));
@@ -113,7 +113,7 @@ export function holdUntil(status: number, headers: Headers, now: number): number
 export function rateHeld(holds: RateHolds) {
   return (octokit: unknown, options: { auth?: { installationId?: number | string } }) => {
     const o = hooked(octokit);
-    const scope = options.auth?.installationId !== undefined ? `i${options.auth.installationId}` : 'app';
+    const scope = scopeOf(options);
     o.hook.wrap('request', async (request, opts) => {
       await holds.wait(scope);
       const given = recordOf(opts.request);
@@ -168,7 +168,7 @@ export function traced(tracer: Tracer) {
 export function inFlightLimit(max: number) {
   const limiters = new Map<string, Limiter>();
   return (octokit: unknown, options: { auth?: { installationId?: number | string } }) => {
-    const scope = options.auth?.installationId !== undefined ? `i${options.auth.installationId}` : 'app';
+    const scope = scopeOf(options);
     let limiter = limiters.get(scope);
     if (!limiter) limiters.set(scope, (limiter = createLimiter(max)));
     const bound = limiter;
@@ -219,7 +219,7 @@ export function yokeOctokit(
       ? {
           ...options.throttle,
           enabled: true,
-          id: options.auth?.installationId !== undefined ? `i${options.auth.installationId}` : 'app',
+          id: scopeOf(options),
           onRateLimit: honour,
           onSecondaryRateLimit: honour,
         }

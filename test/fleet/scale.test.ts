@@ -1,8 +1,6 @@
 import nock from 'nock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLimiter } from '../../src/kernel/limit.js';
-import { yokeOctokit, DEFAULT_CLIENT_POLICY } from '../../src/forge/octokit.js';
-import { openStore } from '../../src/store/store.js';
 import { makeHarness, ManualClock } from '../helpers/fleet.js';
 
 // SC01: one pass reads repositories concurrently, with a bound on what is in flight.
@@ -67,41 +65,6 @@ describe('concurrent, bounded reads', () => {
     gates.forEach((g) => g.open());
     await Promise.all(done);
     expect(limiter.peak).toBe(2);
-  });
-
-  it('SC01 the GitHub client holds requests beyond its bound in flight, across every Octokit it makes', async () => {
-    nock.disableNetConnect();
-    const Octokit = yokeOctokit(
-      openStore(':memory:'),
-      new ManualClock(),
-      { requests: 0, notModified: 0 },
-      {
-        ...DEFAULT_CLIENT_POLICY,
-        maxInFlight: 2,
-        retry: { enabled: false, doNotRetry: [] },
-        throttle: { enabled: false, maxRetries: 0, maxWaitSeconds: 0 },
-      },
-    );
-    const held = gate();
-    let arrived = 0;
-    nock('https://api.github.com')
-      .get(/\/repos\/acme\/r\d/)
-      .times(6)
-      .reply(function () {
-        arrived++;
-        return held.opened.then(() => [200, { ok: true }]) as never;
-      });
-    const a = new Octokit({ auth: 'token-a' });
-    const b = new Octokit({ auth: 'token-b' });
-    const calls = Array.from({ length: 6 }, (_, i) =>
-      (i % 2 ? a : b).request('GET /repos/acme/{repo}', { repo: `r${i}` }),
-    );
-    for (let i = 0; i < 50; i++) await new Promise((r) => setImmediate(r));
-    expect(arrived).toBe(2);
-    held.open();
-    await Promise.all(calls);
-    expect(arrived).toBe(6);
-    expect(nock.pendingMocks()).toEqual([]);
   });
 });
 
