@@ -22,6 +22,7 @@ import { EmbeddedForge } from '../sandbox/forge-server.js';
 import { benchDelivery } from './delivery.js';
 import { benchRunsReach } from './runs-reach.js';
 import { benchLanding } from './landing.js';
+import { benchScale } from './scale.js';
 import { benchObservedPass } from './observed.js';
 import { benchEngines, concurrentLaunches, type BenchEngine } from './engines.js';
 
@@ -365,6 +366,15 @@ try {
     ['contain', benchContainment],
     ['reach', () => benchRunsReach(print)],
     ['landing', () => benchLanding(print)],
+    // BENCH_SCALE_REPOS=1000 (a comma-separated list) measures fewer sizes.
+    [
+      'scale',
+      () =>
+        each(async (engine) => {
+          for (const n of (process.env.BENCH_SCALE_REPOS ?? '1000,10000').split(','))
+            await benchScale(print, engine, Number(n));
+        }),
+    ],
   ];
   for (const [name, bench] of benches) if (!only || only.includes(name)) await bench();
 } finally {
