@@ -68,8 +68,9 @@ class Window {
     return this.limit - this.total;
   }
 
-  /** How long until `amount` fits (0: now). */
-  waitFor(amount: number, now: number): number {
+  /** How long until `amount` fits (0: now); more than the whole limit waits until the window is empty, not forever. */
+  waitFor(wanted: number, now: number): number {
+    const amount = Math.min(wanted, Math.max(0, this.limit));
     let left = this.left(now);
     if (left >= amount) return 0;
     for (const s of this.spent) {

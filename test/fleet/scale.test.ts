@@ -156,6 +156,23 @@ describe('the request budget', () => {
     expect(budget.waitFor(comment)).toBe(3_600_000 - (8_000 + 60_000 + 60_001) + 1);
   });
 
+  it('SC03 a request costing more than a whole limit waits for an empty window, never forever', async () => {
+    const { RequestBudget, costOf } = await import('../../src/forge/budget.js');
+    const clock = new ManualClock();
+    // 4 points a minute (80% of 5) on each endpoint: a 5-point write is more than the whole minute holds.
+    const budget = new RequestBudget(
+      { pointsPerMinutePerEndpoint: 5, contentWritesPerMinute: 10, contentWritesPerHour: 10, headroom: 0.8 },
+      clock.now,
+    );
+    const merge = costOf('PUT', '/repos/a/b/pulls/7/merge');
+    expect(budget.waitFor(merge)).toBe(0);
+    budget.spend(merge);
+    clock.advance(10_000);
+    expect(budget.waitFor(merge)).toBe(50_001);
+    clock.advance(50_001);
+    expect(budget.waitFor(merge)).toBe(0);
+  });
+
   it("SC03 the primary limit is what the installation's answers say; a 304 costs none of it, and a short one holds requests until its reset", async () => {
     const { RequestBudget, costOf } = await import('../../src/forge/budget.js');
     const clock = new ManualClock();
