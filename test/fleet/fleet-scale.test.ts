@@ -7,17 +7,10 @@ import { BudgetBook, BudgetStopped, GITHUB_SECONDARY_LIMITS } from '../../src/fo
 import { budgeted, DEFAULT_CLIENT_POLICY, yokeOctokit } from '../../src/forge/octokit.js';
 import { openStore } from '../../src/store/store.js';
 import { STOP_WAIT_MS, Ticks } from '../../src/ticks.js';
-import { makeHarness, ManualClock, until } from '../helpers/fleet.js';
+import { gate, makeHarness, ManualClock, until } from '../helpers/fleet.js';
 
 // Many installations at once (SC05), a 304 charged as GitHub charges it (SC03), and a stop that is quick and
 // gives the lead up (SC06), all on a fake clock.
-
-/** A gate tests open by hand: no sleeps. */
-function gate() {
-  let open!: () => void;
-  const opened = new Promise<void>((r) => (open = r));
-  return { opened, open };
-}
 
 /** Timers a test fires by hand, by the interval each was set for. */
 class HandTimers implements Timers {

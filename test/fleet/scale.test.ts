@@ -1,16 +1,9 @@
 import nock from 'nock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLimiter } from '../../src/kernel/limit.js';
-import { makeHarness, ManualClock } from '../helpers/fleet.js';
+import { gate, makeHarness, ManualClock } from '../helpers/fleet.js';
 
 // SC01: one pass reads repositories concurrently, with a bound on what is in flight.
-
-/** A gate tests open by hand: no sleeps. */
-function gate() {
-  let open!: () => void;
-  const opened = new Promise<void>((r) => (open = r));
-  return { opened, open };
-}
 
 afterEach(() => {
   nock.cleanAll();

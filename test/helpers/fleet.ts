@@ -18,6 +18,13 @@ import { recordOwedOnMerge } from '../../src/delivery/runs/owed.js';
 import { OPEN_FENCE, type Fence } from '../../src/kernel/fence.js';
 import { FakeForge, type FakePull } from './fake-forge.js';
 
+/** A gate a test opens by hand: whatever awaits `opened` waits for it, with no sleep. */
+export function gate(): { opened: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const opened = new Promise<void>((r) => (open = r));
+  return { opened, open };
+}
+
 /** Waits (in real time, a few ms at a time, for at most `ms`) until cond holds. */
 export async function until(cond: () => boolean | Promise<boolean>, what = 'the condition', ms = 5000): Promise<void> {
   for (const stop = Date.now() + ms; !(await cond());) {
