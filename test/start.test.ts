@@ -66,18 +66,19 @@ describe('npm start with half the app credentials', () => {
   });
 });
 
-describe('npm start with app credentials that cannot work', () => {
-  const SECRET = 'w'.repeat(40);
-  const key = generateKeyPairSync('rsa', { modulusLength: 2048 })
-    .privateKey.export({ type: 'pkcs1', format: 'pem' })
-    .toString();
-  const hosted = {
-    APP_ID: '123456',
-    WEBHOOK_SECRET: SECRET,
-    YOKE_API_TOKENS: 'o'.repeat(40),
-    YOKE_PUBLIC_URL: 'https://yoke.example.com',
-  };
+/** An app's key, and the settings a hosted yoke starts with besides it. */
+const SECRET = 'w'.repeat(40);
+const key = generateKeyPairSync('rsa', { modulusLength: 2048 })
+  .privateKey.export({ type: 'pkcs1', format: 'pem' })
+  .toString();
+const hosted = {
+  APP_ID: '123456',
+  WEBHOOK_SECRET: SECRET,
+  YOKE_API_TOKENS: 'o'.repeat(40),
+  YOKE_PUBLIC_URL: 'https://yoke.example.com',
+};
 
+describe('npm start with app credentials that cannot work', () => {
   it('a PRIVATE_KEY that is not a key stops with the variable and where to get one, and no stack trace', async () => {
     expect(await start({ ...hosted, PRIVATE_KEY: 'not a key' })).toEqual(
       stops(
@@ -276,19 +277,10 @@ describe('npm start with a webhook proxy', () => {
 });
 
 describe('npm start with a store or a port that cannot work', () => {
-  const key = generateKeyPairSync('rsa', { modulusLength: 2048 })
-    .privateKey.export({ type: 'pkcs1', format: 'pem' })
-    .toString();
-  const hosted = {
-    APP_ID: '123456',
-    PRIVATE_KEY: key,
-    WEBHOOK_SECRET: 'w'.repeat(40),
-    YOKE_API_TOKENS: 'o'.repeat(40),
-    YOKE_PUBLIC_URL: 'https://yoke.example.com',
-  };
+  const withKey = { ...hosted, PRIVATE_KEY: key };
 
   it('a YOKE_DB_PATH under /proc stops at once, naming the setting, instead of spinning', async () => {
-    expect(await start({ ...hosted, YOKE_DB_PATH: '/proc/yoke/yoke.db' })).toEqual(
+    expect(await start({ ...withKey, YOKE_DB_PATH: '/proc/yoke/yoke.db' })).toEqual(
       stops(
         "yoke could not open its SQLite store at /proc/yoke/yoke.db: ENOENT: no such file or directory, mkdir '/proc/yoke'. Set YOKE_DB_PATH to a file in a folder yoke may write (it makes the folder), or YOKE_DATABASE_URL to a PostgreSQL database.",
       ),
@@ -298,7 +290,7 @@ describe('npm start with a store or a port that cannot work', () => {
   it('a YOKE_DB_PATH under a file stops, naming the file and the setting', async () => {
     writeFileSync(join(cwd, 'plain'), 'not a folder');
     const path = join(cwd, 'plain', 'yoke.db');
-    expect(await start({ ...hosted, YOKE_DB_PATH: path })).toEqual(
+    expect(await start({ ...withKey, YOKE_DB_PATH: path })).toEqual(
       stops(
         `yoke could not open its SQLite store at ${path}: ${join(cwd, 'plain')} is a file, not a folder. Set YOKE_DB_PATH to a file in a folder yoke may write (it makes the folder), or YOKE_DATABASE_URL to a PostgreSQL database.`,
       ),
@@ -311,7 +303,7 @@ describe('npm start with a store or a port that cannot work', () => {
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
     const port = (silent.address() as { port: number }).port;
     try {
-      const r = await start({ ...hosted, YOKE_DATABASE_URL: `postgres://yoke:s3cret@127.0.0.1:${port}/yoke` });
+      const r = await start({ ...withKey, YOKE_DATABASE_URL: `postgres://yoke:s3cret@127.0.0.1:${port}/yoke` });
       expect(r).toEqual(
         stops(
           `yoke could not open its PostgreSQL store at postgres://yoke:***@127.0.0.1:${port}/yoke: it took the connection and did not answer within 10 s. Check that YOKE_DATABASE_URL names the PostgreSQL server's host and port (not another service's), and that no firewall holds the connection.`,
@@ -323,12 +315,12 @@ describe('npm start with a store or a port that cannot work', () => {
   }, 30_000);
 
   it('a PORT that is no port, or one another process holds, stops before yoke says it runs', async () => {
-    expect(await start({ ...hosted, PORT: '80800' })).toEqual(stops('PORT: must be a port number, from 1 to 65535'));
+    expect(await start({ ...withKey, PORT: '80800' })).toEqual(stops('PORT: must be a port number, from 1 to 65535'));
     const { createServer } = await import('node:net');
     const holder = createServer();
     await new Promise<void>((r) => holder.listen(39173, r));
     try {
-      expect(await start({ ...hosted, PORT: '39173' })).toEqual(
+      expect(await start({ ...withKey, PORT: '39173' })).toEqual(
         stops(
           'PORT 39173 is taken: another process listens there (another yoke?). Stop it, or set PORT to a free port.',
         ),
