@@ -1,7 +1,6 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import {
   chmodSync,
-  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -11,36 +10,53 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { optInJsonSchema, planJsonSchema } from '../src/config/schema.js';
 import { stoppedMessage } from '../src/main.js';
 
 // yoke as a new user gets it: `npm pack` makes the tarball (its prepack
-// compiles src/ to dist/), `npm install` puts it in a folder with no yoke
-// checkout, and the installed `yoke` runs from there: compiled JavaScript,
-// no TypeScript sources and no tsx. Tests never reach the registry, so the
-// tarball's dependencies are seeded from this checkout's own (production ones
-// only) and npm installs offline.
+// compiles src/ to dist/ and builds the runner), and `npm install` puts it in
+// a folder with no yoke checkout, on this Node 20, offline. The tarball
+// carries its production dependencies (`bundleDependencies`), exactly the
+// tree this checkout's tests ran, so npm fetches nothing and re-resolves
+// nothing. The one install script (better-sqlite3's) is approved as the
+// README says, and finds its prebuilt binary in npm's cache where a
+// download from GitHub would have put it.
 
 const ROOT = resolve(import.meta.dirname, '..');
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   name: string;
   version: string;
   dependencies: Record<string, string>;
+  overrides: Record<string, string>;
 };
+const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
+  packages: Record<string, { version?: string; dev?: boolean }>;
+};
+/** The install scripts the README's install command approves (`--allow-scripts=…`), as a project's allowScripts. */
+const APPROVED = Object.fromEntries(
+  (/--allow-scripts=([\w,@/.-]+)/.exec(readFileSync(join(ROOT, 'README.md'), 'utf8'))?.[1] ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((name) => [name, true]),
+);
 const dir = mkdtempSync(join(tmpdir(), 'yoke-package-'));
 const app = join(dir, 'app');
 const repo = join(dir, 'repo');
 const bin = join(app, 'node_modules', '.bin');
+const npmCache = join(dir, 'npm-cache');
 let tarball = '';
+let install = { code: 0 as number | null, out: '', err: '' };
 
-/** npm with nothing that reaches out: no update check, no audit, no funding calls. */
+/** npm with nothing that reaches out: no update check, no audit, no funding calls; a cache of its own. */
 const NPM_QUIET = {
   ...process.env,
   npm_config_update_notifier: 'false',
   npm_config_audit: 'false',
   npm_config_fund: 'false',
+  npm_config_cache: npmCache,
 };
 
 const run = (cmd: string, args: string[], cwd: string, env: Record<string, string> = {}) => {
@@ -52,14 +68,25 @@ const run = (cmd: string, args: string[], cwd: string, env: Record<string, strin
   return { code: r.status, out: r.stdout.trimEnd(), err: r.stderr.trimEnd() };
 };
 
-/** The production packages of this checkout's lockfile, top level: what the registry would give the tarball. */
-function productionPackages(): string[] {
-  const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
-    packages: Record<string, { dev?: boolean; devOptional?: boolean }>;
+/**
+ * better-sqlite3's install script (prebuild-install) looks for its binary in
+ * npm's cache before downloading it from GitHub: put this checkout's there,
+ * packed as the release asset is, under the name the download would get.
+ */
+function seedSqlitePrebuild(): void {
+  const req = createRequire(join(ROOT, 'node_modules', 'better-sqlite3', 'package.json'));
+  const util = req('prebuild-install/util') as {
+    getDownloadUrl(o: object): string;
+    cachedPrebuild(url: string): string;
   };
-  return Object.entries(lock.packages)
-    .filter(([k, v]) => /^node_modules\/(@[^/]+\/)?[^/]+$/.test(k) && !v.dev && !v.devOptional)
-    .map(([k]) => k.slice('node_modules/'.length));
+  const sqlitePkg = req('./package.json') as object;
+  const url = util.getDownloadUrl({ pkg: sqlitePkg, platform: process.platform, arch: process.arch });
+  const cached = util.cachedPrebuild(url);
+  mkdirSync(dirname(cached), { recursive: true });
+  execFileSync('tar', ['czf', cached, 'build/Release/better_sqlite3.node'], {
+    cwd: join(ROOT, 'node_modules', 'better-sqlite3'),
+    env: { ...process.env, npm_config_cache: npmCache },
+  });
 }
 
 beforeAll(() => {
@@ -68,27 +95,19 @@ beforeAll(() => {
     dir,
     readdirSync(dir).find((f) => f.endsWith('.tgz'))!,
   );
-  mkdirSync(join(app, 'node_modules'), { recursive: true });
-  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'my-app', private: true }));
-  for (const name of productionPackages()) {
-    if (existsSync(join(ROOT, 'node_modules', name)))
-      cpSync(join(ROOT, 'node_modules', name), join(app, 'node_modules', name), {
-        recursive: true,
-        verbatimSymlinks: true,
-      });
+  const prev = process.env.npm_config_cache;
+  process.env.npm_config_cache = npmCache;
+  try {
+    seedSqlitePrebuild();
+  } finally {
+    if (prev === undefined) delete process.env.npm_config_cache;
+    else process.env.npm_config_cache = prev;
   }
-  // Their binaries' links too, or npm would take them for half-installed and fetch them again.
-  cpSync(join(ROOT, 'node_modules', '.bin'), join(app, 'node_modules', '.bin'), {
-    recursive: true,
-    verbatimSymlinks: true,
-  });
-  execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball], {
-    cwd: app,
-    stdio: 'ignore',
-    env: NPM_QUIET,
-  });
-  // tsx is for working on yoke; the runtime must not need it: make sure it is not there.
-  rmSync(join(app, 'node_modules', 'tsx'), { recursive: true, force: true });
+  mkdirSync(app);
+  // What the README tells a project to write: better-sqlite3 may run its install script.
+  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'my-app', private: true, allowScripts: APPROVED }));
+  const r = spawnSync('npm', ['install', '--offline', tarball], { cwd: app, encoding: 'utf8', env: NPM_QUIET });
+  install = { code: r.status, out: r.stdout.trimEnd(), err: r.stderr.trimEnd() };
   mkdirSync(repo);
   execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: repo });
 }, 180_000);
@@ -96,12 +115,43 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('the package, installed from its tarball', () => {
+  it('installs on Node 20 offline with not one warning from npm, and holds exactly the dependency versions the tests ran', () => {
+    expect(process.versions.node).toMatch(/^20\./);
+    expect(install.err).toBe('');
+    expect(install.out.trim()).toMatch(/^added 1 package in [\d.]+(ms|s|m)$/);
+    const mine = join(app, 'node_modules', ...pkg.name.split('/'));
+    const tree = JSON.parse(readFileSync(join(app, 'node_modules', '.package-lock.json'), 'utf8')) as {
+      packages: Record<string, { version?: string }>;
+    };
+    const prefix = `node_modules/${pkg.name}/`;
+    const shipped = Object.entries(tree.packages)
+      .filter(([k]) => k.startsWith(prefix))
+      .map(([k, v]): [string, string | undefined] => [k.slice(prefix.length), v.version]);
+    const tested = Object.entries(lock.packages)
+      .filter(([k, v]) => k.startsWith('node_modules/') && !v.dev)
+      .map(([k, v]) => [k, v.version]);
+    expect(Object.fromEntries(shipped)).toEqual(Object.fromEntries(tested));
+    // The ones the repository overrides are among them, at the version it pins: none asks for a newer Node.
+    for (const [name, version] of Object.entries(pkg.overrides)) {
+      const found = shipped.filter(([k]) => k === `node_modules/${name}` || k.endsWith(`/node_modules/${name}`));
+      expect(found.length).toBeGreaterThan(0);
+      expect(found.map(([, v]) => v)).toEqual(found.map(() => version));
+    }
+    // Development tools stay out: the runner comes built, so no bundler, and no tsx.
+    expect(existsSync(join(mine, 'node_modules', 'esbuild'))).toBe(false);
+    expect(readFileSync(join(mine, 'dist', 'agent', 'runner.mjs'), 'utf8')).toMatch(/^\/\/ yoke runner: built by yoke/);
+    expect(existsSync(join(app, 'node_modules', 'tsx'))).toBe(false);
+  });
+
   it('is a scoped package of compiled JavaScript: no TypeScript sources, a yoke binary, and the JSON schemas', () => {
     expect(pkg.name).toMatch(/^@[\w-]+\/yoke$/);
     const installed = join(app, 'node_modules', ...pkg.name.split('/'));
     expect(existsSync(join(installed, 'dist', 'cli', 'main.js'))).toBe(true);
     expect(existsSync(join(installed, 'src'))).toBe(false);
-    const files = readdirSync(installed, { recursive: true }).map(String);
+    // Its own files; the dependencies it carries ship their type declarations as published.
+    const files = readdirSync(installed, { recursive: true })
+      .map(String)
+      .filter((f) => !f.startsWith('node_modules/'));
     expect(files.filter((f) => f.endsWith('.ts'))).toEqual([]);
     expect(existsSync(join(bin, 'yoke'))).toBe(true);
     // The schemas an editor reads, as files of the package too.
