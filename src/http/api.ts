@@ -9,7 +9,7 @@ import { deliveryHandlers } from './handlers-delivery.js';
 import { fleetHandlers, type FleetViews } from './handlers-fleet.js';
 import { isJsonRoute, type JsonHandlers } from './handler.js';
 import type { OidcVerifier } from './oidc.js';
-import { webHandlers, type WebHandler, type WebRouteName } from './pages.js';
+import { missingPage, webHandlers, type WebHandler, type WebRouteName } from './pages.js';
 import { bearerOf, readJson, redirect, sendInternalError, sendRefusal } from './responses.js';
 import { gateRoute } from './route-gate.js';
 import { matchRoute } from './routes.js';
@@ -55,7 +55,11 @@ interface Server {
   runAuth: RunAuth;
   handlers: JsonHandlers;
   web: Record<WebRouteName, WebHandler>;
+  missingPage: (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<true>;
 }
+
+/** A browser's navigation asks for HTML; the CLI and scripts ask for JSON or say nothing. */
+const wantsPage = (req: IncomingMessage): boolean => /\btext\/html\b/.test(req.headers.accept ?? '');
 
 /** TR11: who calls a route that needs a credential: a token's holder, or a live run named by X-Yoke-Run (which reaches only its QA). */
 async function callerOf(s: Server, req: IncomingMessage, res: ServerResponse): Promise<Actor | true> {
@@ -74,6 +78,9 @@ async function serve(s: Server, req: IncomingMessage, res: ServerResponse, url: 
   const route = matchRoute(req.method ?? 'GET', url.pathname.replace(/\/+$/, ''));
   let bodyOnce: Promise<unknown> | null = null;
   const body = () => (bodyOnce ??= readJson(req));
+  // No such page: a browser's GET outside the API gets a page (the sign-in, or one saying so), never JSON.
+  if (!route && (req.method ?? 'GET') === 'GET' && !url.pathname.startsWith('/yoke/api/') && wantsPage(req))
+    return s.missingPage(req, res, url);
   // No such route: said only to a caller with a credential (anyone else is unauthorized first).
   if (!route) {
     const caller = await callerOf(s, req, res);
@@ -138,7 +145,7 @@ export function createApiHandler(opts: ApiOptions) {
     dashboardRefreshMs: opts.dashboardRefreshMs ?? 10_000,
   });
 
-  const server: Server = { fleet, tokens, runAuth, handlers, web };
+  const server: Server = { fleet, tokens, runAuth, handlers, web, missingPage: missingPage({ sessions, tokens }) };
   return async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
     const url = new URL(req.url ?? '/', 'http://yoke.local');
     const path = url.pathname.replace(/\/+$/, '');

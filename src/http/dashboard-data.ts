@@ -6,6 +6,7 @@ import type { PassReport } from '../fleet/pass.js';
 import { buildFleetReport, type FleetReport } from './report.js';
 import type { Run } from '../store/runs.js';
 import { layoutTimeline, type Timeline } from './timeline.js';
+import type { StageState } from '../store/deployment-runs.js';
 
 // What the web dashboard shows, read from the store and the last pass in one
 // go: the fleet report, a day of runs on the timeline, deployment runs with
@@ -42,7 +43,7 @@ export interface DeploymentCard {
   stages: {
     name: string;
     kind: string;
-    state: string;
+    state: StageState | 'pending';
     current: boolean;
     deployment: { id: number; environment: string; state: string; logUrl: string | null } | null;
   }[];

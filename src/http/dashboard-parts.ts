@@ -7,6 +7,8 @@ import type { WaitingItem } from '../fleet/candidate.js';
 import type { PublicRun } from '../fleet/report.js';
 import type { DeploymentCard, RepoPageData } from './dashboard-data.js';
 import type { Timeline } from './timeline.js';
+import type { StageState } from '../store/deployment-runs.js';
+import { keysOf } from '../kernel/guards.js';
 
 // The pieces of the web dashboard, each a function of data to HTML. Every
 // value that came from outside (titles, summaries, names) goes through esc().
@@ -140,40 +142,63 @@ export function renderRuns(runs: readonly PublicRun[], webUrl: string): string {
     .map((r) => {
       const wf = runUrl(webUrl, r);
       const cost = r.cost ? `${usd(r.cost.usd)} <small>${r.cost.inputTokens}/${r.cost.outputTokens} tok</small>` : '';
-      return `<tr class="state-${esc(r.status === 'live' ? 'live' : (r.outcome ?? 'ended'))}"><td><code>${esc(r.id)}</code></td><td>${repoLink(r.repo)}</td><td>${esc(r.kind)}${r.kind === 'fix' && r.why ? `<br><small class="why">for ${esc(r.why)}</small>` : ''}</td><td>${subjectLink(webUrl, r.repo, r.subject)}${r.title !== null ? ` <span class="title">${esc(r.title)}</span>` : ''}</td>
-<td>${esc(runResult(r))}</td><td>${wf ? link(wf, 'workflow run') : ''}</td><td class="time">${time(r.launchedAt)}</td><td class="time">${time(r.endedAt)}</td><td>${cost}</td><td class="reason">${esc(reasonOf(r))}</td></tr>`;
+      const reason = reasonOf(r);
+      const took = r.endedAt ? `<br><small>took ${duration(r.endedAt - r.launchedAt)}</small>` : '';
+      return `<tr class="state-${esc(r.status === 'live' ? 'live' : (r.outcome ?? 'ended'))}"><td><code>${esc(r.id)}</code></td><td>${repoLink(r.repo)}</td><td>${esc(r.kind)}${r.kind === 'fix' && r.why ? `<br><small class="why">for ${esc(r.why)}</small>` : ''}</td><td class="work">${subjectLink(webUrl, r.repo, r.subject)}${r.title !== null ? ` <span class="title" title="${esc(r.title)}">${esc(r.title)}</span>` : ''}</td>
+<td class="outcome"><span class="word">${esc(runResult(r))}</span>${reason ? ` <span class="reason">${esc(reason)}</span>` : ''}</td><td>${wf ? link(wf, 'workflow run') : ''}</td><td class="time">${time(r.launchedAt)}${took}</td><td>${cost}</td></tr>`;
     })
     .join('\n');
-  return `<table class="runs"><tr><th>run</th><th>repo</th><th>kind</th><th>work</th><th>outcome</th><th>workflow</th><th>launched</th><th>ended</th><th>cost</th><th>reason</th></tr>\n${rows}</table>`;
+  return `<table class="runs"><tr><th>run</th><th>repo</th><th>kind</th><th>work</th><th>outcome</th><th>workflow</th><th>launched</th><th>cost</th></tr>\n${rows}</table>`;
 }
+
+/** What each state of a deployment run's stage means, as the card's tooltips and its legend say it. */
+export const STAGE_WORDS: Record<StageState | 'pending', string> = {
+  pending: 'not reached yet',
+  running: 'deploying now',
+  succeeded: 'deployed',
+  failed: 'the deploy failed; the run stops here',
+  frozen:
+    "a QA stage the run has entered: each member's QA cases and who answers them are fixed, and the run waits for their verdicts",
+  settled: "every member's QA cases passed (or were waived) at this commit: the run goes on to the next stage",
+};
+
+/** The words the cards use, said once under them: the stage states, and what "owed" means for a member. */
+const deploymentWords = (): string =>
+  `<dl class="words">${keysOf(STAGE_WORDS)
+    .map((k) => `<dt>${k}</dt><dd>${esc(STAGE_WORDS[k])}</dd>`)
+    .join(
+      '',
+    )}<dt>owed</dt><dd>a member's delivery, from the merge of its claim PR until the run closes it out (its issue carries the label yoke:delivery-owed until then, yoke:delivered after)</dd></dl>`;
 
 export function renderDeployments(cards: readonly DeploymentCard[], webUrl: string): string {
   if (!cards.length) return '<p>No deployment run in the last 24 hours.</p>';
-  return cards
-    .map((d) => {
-      const deployed = (s: DeploymentCard['stages'][number]) =>
-        s.deployment
-          ? ` · ${link(environmentUrl(webUrl, d.repo, s.deployment.environment), `deployment ${s.deployment.id}`)} to ${esc(s.deployment.environment)}: ${esc(s.deployment.state)}${s.deployment.logUrl ? ` (${link(s.deployment.logUrl, 'log')})` : ''}`
-          : '';
-      const stages = d.stages
-        .map(
-          (s) =>
-            `<li class="stage state-${esc(s.state)}${s.current ? ' current' : ''}">${esc(s.name)} <small>${esc(s.kind)} · ${esc(s.state)}${deployed(s)}</small></li>`,
-        )
-        .join('');
-      const members = d.members
-        .map(
-          (m) =>
-            `<li${m.removed ? ' class="removed"' : ''}>${link(issueUrl(webUrl, d.repo, m.issue), `#${m.issue}`)} via ${link(pullUrl(webUrl, d.repo, m.pr), `PR #${m.pr}`)}${m.removed ? ' (removed)' : ''}</li>`,
-        )
-        .join('');
-      const waits = d.waits
-        .map((w) => `<li>${esc(w.detail)} · notice ${esc(w.notice)}<br><code>${esc(w.command)}</code></li>`)
-        .join('');
-      return `<article class="deployment" id="dr-${esc(d.id)}"><h3><code>${esc(d.id)}</code> of ${repoLink(d.repo)} at <code>${esc(d.commit.slice(0, 12))}</code>: ${esc(d.status)}${d.trackingIssue ? ` · ${link(issueUrl(webUrl, d.repo, d.trackingIssue), `tracking issue #${d.trackingIssue}`)}` : ''}</h3>
+  return (
+    cards
+      .map((d) => {
+        const deployed = (s: DeploymentCard['stages'][number]) =>
+          s.deployment
+            ? ` · ${link(environmentUrl(webUrl, d.repo, s.deployment.environment), `deployment ${s.deployment.id}`)} to ${esc(s.deployment.environment)}: ${esc(s.deployment.state)}${s.deployment.logUrl ? ` (${link(s.deployment.logUrl, 'log')})` : ''}`
+            : '';
+        const stages = d.stages
+          .map(
+            (s) =>
+              `<li class="stage state-${esc(s.state)}${s.current ? ' current' : ''}" title="${esc(STAGE_WORDS[s.state])}">${esc(s.name)} <small>${esc(s.kind)} · ${esc(s.state)}${deployed(s)}</small></li>`,
+          )
+          .join('');
+        const members = d.members
+          .map(
+            (m) =>
+              `<li${m.removed ? ' class="removed"' : ''}>${link(issueUrl(webUrl, d.repo, m.issue), `#${m.issue}`)} via ${link(pullUrl(webUrl, d.repo, m.pr), `PR #${m.pr}`)}${m.removed ? ' (removed)' : ''}</li>`,
+          )
+          .join('');
+        const waits = d.waits
+          .map((w) => `<li>${esc(w.detail)} · notice ${esc(w.notice)}<br><code>${esc(w.command)}</code></li>`)
+          .join('');
+        return `<article class="deployment" id="dr-${esc(d.id)}"><h3><code>${esc(d.id)}</code> of ${repoLink(d.repo)} at <code>${esc(d.commit.slice(0, 12))}</code>: ${esc(d.status)}${d.trackingIssue ? ` · ${link(issueUrl(webUrl, d.repo, d.trackingIssue), `tracking issue #${d.trackingIssue}`)}` : ''}</h3>
 <ol class="stages">${stages}</ol><p>Members</p><ul>${members || '<li>none</li>'}</ul>${waits ? `<p>Waiting on</p><ul class="waits">${waits}</ul>` : ''}</article>`;
-    })
-    .join('\n');
+      })
+      .join('\n') + deploymentWords()
+  );
 }
 
 export function renderSpend(
@@ -240,16 +265,16 @@ export function renderRepoPage(p: RepoPageData, webUrl: string, disabledReason: 
 <section id="claims"><h2>Open claim PRs</h2>${claims ? `<table class="claims"><tr><th>PR</th><th>issue</th><th>head</th><th>author</th><th>yoke/lander check</th><th>lander verdict</th><th>landing</th><th>cost so far</th></tr>\n${claims}</table>` : '<p>No claim PR is open.</p>'}${stacks ? `<h3>Validated together now</h3>${stacks}` : ''}</section>`;
 }
 
-/** `/yoke/repos/OWNER/REPO/plan`: the dry run of the next pass (`yoke plan`), or why there is none. */
+/** `/yoke/repos/OWNER/REPO/plan`'s <main>: the dry run of the next pass (`yoke plan`), or why there is none. */
 export function renderPlanPage(repo: string, p: NextPass | Refusal): string {
   const body =
     'code' in p
       ? `<p>${esc(p.message)}</p><p><strong>To recover:</strong> ${esc(p.recovery)}</p>`
       : `<pre class="plan">${esc(nextPassText(p))}</pre>`;
-  return `<!doctype html><meta charset="utf-8"><meta name="referrer" content="no-referrer"><title>yoke: the next pass for ${esc(repo)}</title><h1>The next pass for ${esc(repo)}</h1>${body}<p><a href="/yoke/repos/${esc(repo)}">Back to ${esc(repo)}</a> · <a href="/yoke/repos/${esc(repo)}/plan">Ask again</a></p>`;
+  return `<section><h2>The next pass for ${esc(repo)}</h2>${body}<p><a href="/yoke/repos/${esc(repo)}">Back to ${esc(repo)}</a> · <a href="/yoke/repos/${esc(repo)}/plan">Ask again</a></p></section>`;
 }
 
-/** `/yoke/repos/OWNER/REPO/doctor`: each check of `yoke doctor`, with the setting that fixes a failed one. */
+/** `/yoke/repos/OWNER/REPO/doctor`'s <main>: each check of `yoke doctor`, with the setting that fixes a failed one. */
 export function renderDoctorPage(r: DoctorReport): string {
   const rows = r.checks
     .map(
@@ -257,5 +282,5 @@ export function renderDoctorPage(r: DoctorReport): string {
         `<tr class="${c.state}"><td>${c.state === 'ok' ? 'ok' : c.state === 'failed' ? 'FAILED' : 'skipped'}</td><td>${esc(c.check)}</td><td>${esc(c.text)}${c.fix ? `<br><strong>Fix:</strong> ${esc(c.fix)}` : ''}</td></tr>`,
     )
     .join('\n');
-  return `<!doctype html><meta charset="utf-8"><meta name="referrer" content="no-referrer"><title>yoke: the set-up of ${esc(r.repo)}</title><h1>The set-up of ${esc(r.repo)}: ${r.ok ? 'ready' : 'not ready'}</h1><table class="doctor">${rows}</table><p><a href="/yoke/repos/${esc(r.repo)}">Back to ${esc(r.repo)}</a> · <a href="/yoke/repos/${esc(r.repo)}/doctor">Check again</a></p>`;
+  return `<section><h2>The set-up of ${esc(r.repo)}: ${r.ok ? 'ready' : 'not ready'}</h2><table class="doctor">${rows}</table><p><a href="/yoke/repos/${esc(r.repo)}">Back to ${esc(r.repo)}</a> · <a href="/yoke/repos/${esc(r.repo)}/doctor">Check again</a></p></section>`;
 }

@@ -18,6 +18,7 @@ import {
 } from './dashboard-parts.js';
 import { renderBudgets, renderIssueSpend, renderSpendChart } from './dashboard-spend.js';
 import type { BudgetStatus } from '../fleet/budgets.js';
+import { pageHtml } from './page-shell.js';
 
 // The web dashboard, rendered on the server: the fleet page and one page per
 // repository. The page fetches its own <main> again every few seconds
@@ -26,22 +27,6 @@ import type { BudgetStatus } from '../fleet/budgets.js';
 
 /** Which page: the whole fleet, or one repository. */
 export type DashboardPage = { kind: 'fleet' } | { kind: 'repo'; repo: string };
-
-const STYLE = `
-body{font:14px system-ui,sans-serif;margin:0;color:#1f2328;background:#f6f8fa}
-header{display:flex;gap:1rem;align-items:center;padding:.6rem 1.5rem;background:#24292f;color:#fff}
-header a{color:#fff}header h1{font-size:1.1rem;margin:0}header form{margin-left:auto}
-main{padding:1rem 1.5rem}section{background:#fff;border:1px solid #d0d7de;border-radius:6px;padding:.5rem 1rem;margin-bottom:1rem}
-h2{font-size:1rem}table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #eaeef2;padding:.3rem .5rem;text-align:left;vertical-align:top}
-.title{color:#57606a}td.time{white-space:nowrap}td.reason{min-width:16rem}code{font-size:12px}.flag{color:#a40e26}tr.paused td{background:#fff1f0}pre.settings{background:#f6f8fa;padding:.5rem;font-size:12px}tr.disabled td{background:#fffbe6}
-svg#timeline{width:100%;height:auto}svg#spend-chart{width:100%;max-width:560px;height:auto}#spend-chart rect{fill:#0969da}#spend-chart .over rect{fill:#cf222e}#spend-chart .budget line{stroke:#9a6700;stroke-dasharray:6 4}svg text{font-size:11px;fill:#57606a}.lane{fill:#f6f8fa}.over-cap .lane{fill:#ffebe9}.over-cap text{fill:#a40e26}
-.bar{stroke:#fff;stroke-width:1}.bar.other{opacity:.25}.kind-afk_auto{fill:#2da44e;background:#2da44e}.kind-afk_manual{fill:#1a7f37;background:#1a7f37}
-.kind-fix{fill:#bf8700;background:#bf8700}.kind-lander{fill:#0969da;background:#0969da}
-.bar.state-failure{stroke:#cf222e;stroke-width:3}.bar.state-timeout{stroke:#8250df;stroke-width:3;stroke-dasharray:3 2}.bar.state-cancelled{opacity:.5}.bar.state-live{stroke:#24292f;stroke-dasharray:4 2;stroke-width:2}
-.key{display:inline-block;width:.8rem;height:.8rem;margin:0 .2rem 0 .6rem;vertical-align:middle;border:2px solid transparent}
-.key.state-live{border:2px dashed #24292f}.key.state-failure{border-color:#cf222e}.key.state-timeout{border:2px dotted #8250df}.key.state-cancelled{opacity:.5;background:#8c959f}
-.stages{display:flex;gap:.5rem;list-style:none;padding:0}.stage{padding:.2rem .5rem;border-radius:4px;background:#eaeef2}.stage.current{outline:2px solid #0969da}
-.stage.state-succeeded,.stage.state-settled{background:#dafbe1}.stage.state-failed{background:#ffebe9}.removed{text-decoration:line-through}`;
 
 function repoRows(d: DashboardData, only: string | null): string {
   const rows = d.report.repos
@@ -125,15 +110,14 @@ export function renderDashboardMain(d: DashboardData, page: DashboardPage): stri
 }
 
 export function renderDashboard(d: DashboardData, page: DashboardPage): string {
-  const title = page.kind === 'repo' ? `yoke: ${page.repo}` : 'yoke fleet';
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title><meta name="viewport" content="width=device-width, initial-scale=1">
-<style>${STYLE}</style></head><body>
-<header><h1><a href="/yoke">yoke fleet</a></h1>${page.kind === 'repo' ? `<span>${esc(page.repo)}</span>` : ''}
-<form method="post" action="/yoke/session/end"><button>Sign out</button></form></header>
-<main id="main" data-refresh-ms="${d.refreshMs}">${renderDashboardMain(d, page)}</main>
-<script src="/yoke/dashboard.js" defer></script>
-</body></html>`;
+  return pageHtml({
+    title: page.kind === 'repo' ? `yoke: ${page.repo}` : 'yoke fleet',
+    ...(page.kind === 'repo' ? { about: page.repo } : {}),
+    signedIn: true,
+    main: renderDashboardMain(d, page),
+    mainAttrs: `data-refresh-ms="${d.refreshMs}"`,
+    script: '/yoke/dashboard.js',
+  });
 }
 
 /** The page's only script: fetch <main> again and swap it in; a lapsed session reloads into the sign-in form. */
@@ -161,14 +145,13 @@ export const DASHBOARD_SCRIPT = `'use strict';
 
 /** The sign-in form: the operator token goes in a POST body, never in the URL. */
 export function renderSignIn(problem: string | null): string {
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>yoke: sign in</title>
-<style>body{font:14px system-ui,sans-serif;margin:2rem;color:#222}input{width:28rem}.problem{color:#a00}</style></head><body>
-<h1>yoke</h1>
-${problem ? `<p class="problem">${esc(problem)}</p>` : ''}
-<form method="post" action="/yoke/session">
+  return pageHtml({
+    title: 'yoke: sign in',
+    signedIn: false,
+    main: `<section><h2>Sign in</h2>${problem ? `<p class="problem">${esc(problem)}</p>` : ''}
+<form class="sign-in" method="post" action="/yoke/session">
 <label>Your yoke token: an operator token (YOKE_API_TOKENS), or your own person token (YOKE_PERSON_TOKENS), which shows the repositories you may read<br><input type="password" name="token" autocomplete="current-password" required></label>
 <button>Sign in</button>
-</form>
-</body></html>`;
+</form></section>`,
+  });
 }

@@ -11,6 +11,7 @@ import {
 } from './dashboard.js';
 import { buildDashboardData, dashboardFor, parseSpan, type DashboardData } from './dashboard-data.js';
 import { esc, renderDoctorPage, renderPlanPage } from './dashboard-parts.js';
+import { pageHtml } from './page-shell.js';
 import type { JsonHandlers } from './handler.js';
 import { bearerOf, html, readText, redirect, script } from './responses.js';
 import { personAccess } from './route-gate.js';
@@ -31,14 +32,27 @@ type Pages = FleetViews & { tokens: TokenTable; sessions: Sessions; webUrl: stri
 
 const repoOf = (route: MatchedRoute): string => `${route.params.owner}/${route.params.name}`;
 
+/** A page that says no, or says where it leads, to someone signed in. */
+const notePage = (title: string, text: string): string =>
+  pageHtml({ title: `yoke: ${title}`, signedIn: true, main: `<section><p>${text}</p></section>` });
+
 const operatorsOnly = (command: string, repo: string) =>
-  `<!doctype html><meta charset="utf-8"><title>yoke: for operators</title><p>This page is for yoke's operators. With your own token, run <code>${esc(command)} ${esc(repo)}</code> instead. <a href="/yoke">Back</a></p>`;
+  notePage(
+    'for operators',
+    `This page is for yoke's operators. With your own token, run <code>${esc(command)} ${esc(repo)}</code> instead. <a href="/yoke">Back</a>`,
+  );
 
 const notSeen = (repo: string) =>
-  `<!doctype html><meta charset="utf-8"><title>yoke: not found</title><p>yoke has not seen a repository named ${esc(repo)}. <a href="/yoke">Back to the fleet</a></p>`;
+  notePage('not found', `yoke has not seen a repository named ${esc(repo)}. <a href="/yoke">Back to the fleet</a>`);
+
+const noSuchPage = (path: string) =>
+  notePage(
+    'not found',
+    `yoke has no page at <code>${esc(path)}</code>. The dashboard is at <a href="/yoke">/yoke</a>, a repository's at <code>/yoke/repos/OWNER/REPO</code>.`,
+  );
 
 /** Who is looking at a page: the session's, or an operator's bearer token (the CLI's and the tests'). A token in the URL is never accepted: it would sit in logs and histories. */
-const viewer = (d: Pages, req: IncomingMessage): SessionWho | null =>
+const viewer = (d: Pick<Pages, 'sessions' | 'tokens'>, req: IncomingMessage): SessionWho | null =>
   d.sessions.who(req) ?? (isOperatorToken(bearerOf(req), d.tokens.operator) ? { role: 'operator' } : null);
 
 /** TR11: the dashboard as a person sees it: the repositories GitHub says their login may read, asked now. */
@@ -73,14 +87,29 @@ const page =
 
 /** A page for operators only, which reads GitHub when asked (never on each refresh). */
 const operatorPage =
-  (d: Pages, command: string, render: (repo: string) => Promise<{ status: number; body: string }>): WebHandler =>
+  (
+    d: Pages,
+    command: string,
+    render: (repo: string) => Promise<{ status: number; title: string; main: string }>,
+  ): WebHandler =>
   async (req, res, route) => {
     const who = viewer(d, req);
     if (!who) return html(res, 401, renderSignIn(null));
     if (who.role !== 'operator') return html(res, 403, operatorsOnly(command, repoOf(route)));
-    const { status, body } = await render(repoOf(route));
-    return html(res, status, body);
+    const repo = repoOf(route);
+    const { status, title, main } = await render(repo);
+    return html(res, status, pageHtml({ title: `yoke: ${title}`, about: repo, signedIn: true, main }));
   };
+
+/**
+ * A GET of a path under /yoke that is no route and no API call, as a browser
+ * asks for a page: the sign-in form to someone not signed in, else a page
+ * that says there is none (never JSON, which a browser shows raw).
+ */
+export function missingPage(d: Pick<Pages, 'sessions' | 'tokens'>) {
+  return async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<true> =>
+    viewer(d, req) ? html(res, 404, noSuchPage(url.pathname)) : html(res, 401, renderSignIn(null));
+}
 
 export function webHandlers(d: Pages): Record<WebRouteName, WebHandler> {
   return {
@@ -90,11 +119,16 @@ export function webHandlers(d: Pages): Record<WebRouteName, WebHandler> {
     // The dry run on its own page, not the repository's: it reads GitHub, so it runs when asked.
     repoPlanPage: operatorPage(d, 'yoke plan', async (repo) => {
       const r = await d.nextPass(repo);
-      return { status: r.ok ? 200 : r.refusal.status, body: renderPlanPage(repo, r.ok ? r.value : r.refusal) };
+      return {
+        status: r.ok ? 200 : r.refusal.status,
+        title: `the next pass for ${repo}`,
+        main: renderPlanPage(repo, r.ok ? r.value : r.refusal),
+      };
     }),
     repoDoctorPage: operatorPage(d, 'yoke doctor', async (repo) => ({
       status: 200,
-      body: renderDoctorPage(await d.doctor(repo)),
+      title: `the set-up of ${repo}`,
+      main: renderDoctorPage(await d.doctor(repo)),
     })),
     dashboardScript: async (_req, res) => script(res, DASHBOARD_SCRIPT),
     async signIn(req, res) {

@@ -20,6 +20,9 @@ import {
 
 const TOKEN = 'operator-secret';
 
+/** What a page of yoke's holds inside its frame (the header and style every page shares). */
+const mainOf = (html: string): string | undefined => /<main id="main">([\s\S]*?)<\/main>/.exec(html)?.[1];
+
 let close: (() => Promise<void>) | null = null;
 afterEach(async () => {
   await close?.();
@@ -358,7 +361,7 @@ describe('operator routes', () => {
     // TR07: a token in the URL is not accepted; the sign-in form sets an HttpOnly, SameSite=Strict cookie.
     const inUrl = await fetch(`${base}/yoke?token=${TOKEN}`);
     expect(inUrl.status).toBe(401);
-    expect(await inUrl.text()).toContain('<form method="post" action="/yoke/session">');
+    expect(await inUrl.text()).toContain('<form class="sign-in" method="post" action="/yoke/session">');
     const wrong = await fetch(`${base}/yoke/session`, {
       method: 'POST',
       body: new URLSearchParams({ token: 'not-a-token' }),
@@ -437,10 +440,22 @@ describe('operator routes', () => {
     expect((await get('/yoke/repos/acme/secret')).status).toBe(404);
     // The dry run and the set-up check read GitHub as yoke: operators only, with the command a person runs instead.
     const plan = await get('/yoke/repos/acme/api/plan');
-    expect([plan.status, await plan.text()]).toEqual([
+    expect([plan.status, mainOf(await plan.text())]).toEqual([
       403,
-      '<!doctype html><meta charset="utf-8"><title>yoke: for operators</title><p>This page is for yoke\'s operators. With your own token, run <code>yoke plan acme/api</code> instead. <a href="/yoke">Back</a></p>',
+      '<section><p>This page is for yoke\'s operators. With your own token, run <code>yoke plan acme/api</code> instead. <a href="/yoke">Back</a></p></section>',
     ]);
+    // A page that is not there, asked for by the browser of someone signed in: a page that says so, with the way back.
+    const nope = await fetch(`${api.url}/yoke/nope`, { headers: { cookie, accept: 'text/html' } });
+    expect([nope.status, nope.headers.get('content-type'), mainOf(await nope.text())]).toEqual([
+      404,
+      'text/html; charset=utf-8',
+      '<section><p>yoke has no page at <code>/yoke/nope</code>. The dashboard is at <a href="/yoke">/yoke</a>, a repository\'s at <code>/yoke/repos/OWNER/REPO</code>.</p></section>',
+    ]);
+    // The same path asked by someone not signed in: the sign-in form; by the CLI (no HTML asked for): JSON, as before.
+    const anon = await fetch(`${api.url}/yoke/nope`, { headers: { accept: 'text/html' } });
+    expect([anon.status, (await anon.text()).includes('<form class="sign-in"')]).toEqual([401, true]);
+    const json = await fetch(`${api.url}/yoke/api/nope`, { headers: { cookie, accept: 'text/html' } });
+    expect([json.status, json.headers.get('content-type')]).toEqual([401, 'application/json; charset=utf-8']);
     // Losing read access on GitHub takes the repository off the page at once.
     h.forge.repo('acme/api').permissions.wendy = 'none';
     expect(await (await get('/yoke')).text()).not.toContain('issue#1');

@@ -209,6 +209,12 @@ describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
     // DP01: each deploy stage links its GitHub deployment (the environment's page) and the workflow run that deployed it.
     const stages = await deployment.locator('.stage').allTextContents();
     expect(stages[1]).toBe('staging-qa qa · settled');
+    // The words the card uses are said under it, and on each stage as its tooltip.
+    const words = await page.locator('#deployments dl.words dt').allTextContents();
+    expect(words).toEqual(expect.arrayContaining(['frozen', 'settled', 'owed']));
+    expect(await deployment.locator('.stage').nth(1).getAttribute('title')).toBe(
+      await page.locator('#deployments dl.words dt:text-is("settled") + dd').textContent(),
+    );
     expect(stages[0]).toMatch(/^staging deploy · succeeded · deployment \d+ to staging: success \(log\)$/);
     expect(stages[2]).toMatch(/^production deploy · succeeded · deployment \d+ to production: success \(log\)$/);
     // Members in issue order, as a person reads a list of issues (they merged in another).
@@ -382,11 +388,11 @@ describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
     await waitFor(
       "the hostile issue's runs to fail and pause the repository",
       async () =>
-        (await row.locator('td').nth(4).textContent()) === 'failure' &&
+        (await row.locator('td.outcome .word').textContent()) === 'failure' &&
         (await needsYou()).some((t) => t.startsWith('acme/demo is paused')),
       90_000,
     );
-    const reason = (await row.locator('td').last().textContent())!;
+    const reason = (await row.locator('td.outcome .reason').textContent())!;
     expect(reason).toMatch(/^\.github\/yoke\/run\.sh failed: run\.sh exited 1: Issue #\d+ names no demo task\.$/);
     const issue = /#(\d+)/.exec(reason)![1];
     const run = (await row.locator('code').first().textContent())!;
@@ -459,6 +465,46 @@ describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
     expect(await page.locator('#timeline').count()).toBe(0);
     await shoot('5-repo');
   });
+
+  it('every page fits a 1280 px screen and a 390 px phone: nothing scrolls sideways but a wide table, inside its own card', async () => {
+    const cookies = await page.context().cookies();
+    const pages = {
+      fleet: '',
+      repo: '/repos/acme/demo',
+      plan: '/repos/acme/demo/plan',
+      doctor: '/repos/acme/demo/doctor',
+      'no-such-page': '/nope',
+    };
+    for (const width of [1280, 390]) {
+      const context = await browser.newContext({ viewport: { width, height: 900 } });
+      await context.addCookies(cookies);
+      const view = await context.newPage();
+      for (const [name, path] of Object.entries(pages)) {
+        const res = await view.goto(`${dashboardUrl}${path}`);
+        expect(res!.status(), name).toBe(name === 'no-such-page' ? 404 : 200);
+        // Every page has the header, with the way home and the way out.
+        expect(await view.locator('header h1 a').getAttribute('href'), name).toBe('/yoke');
+        expect(await view.locator('header button', { hasText: 'Sign out' }).count(), name).toBe(1);
+        const over = await view.evaluate(() => ({
+          page: document.documentElement.scrollWidth - window.innerWidth,
+          cards: Array.from(document.querySelectorAll('main > *'))
+            .filter((e) => e.scrollWidth > e.clientWidth + 1)
+            .map((e) => e.id || e.tagName),
+        }));
+        expect({ width, name, ...over }).toEqual({ width, name, page: 0, cards: [] });
+        if (SHOTS) await view.screenshot({ path: join(SHOTS, `6-${name}-${width}.png`), fullPage: true });
+      }
+      // A run's title stays on one line at any width; the whole title is its tooltip.
+      const title = view.locator('#runs td.work .title').first();
+      await view.goto(dashboardUrl);
+      const box = (await title.boundingBox())!;
+      // One line: less than two of its own font's height.
+      const font = await title.evaluate((e) => parseFloat(getComputedStyle(e).fontSize));
+      expect(box.height).toBeLessThan(font * 2);
+      expect(await title.getAttribute('title')).toBe(await title.textContent());
+      await context.close();
+    }
+  }, 60_000);
 
   it('Ctrl-C stops the sandbox and removes its data folder', async () => {
     const dataDir = /removes its data folder (\S+)\)/.exec(printed)![1]!;

@@ -234,7 +234,7 @@ describe('yoke doctor, in the sandbox', () => {
       headers: { authorization: `Bearer ${s.apiToken}` },
     });
     expect(page.status).toBe(200);
-    expect(await page.text()).toContain(`<h1>The set-up of ${DEMO_REPO}: ready</h1>`);
+    expect(await page.text()).toContain(`<h2>The set-up of ${DEMO_REPO}: ready</h2>`);
     expect((await fetch(`${s.yokeUrl}/yoke/repos/${DEMO_REPO}/doctor`)).status).toBe(401);
   });
 });
