@@ -3,6 +3,7 @@ import type { Run } from '../src/store/runs.js';
 import type { Store } from '../src/store/store.js';
 import type { DemoTask } from './demo-repo.js';
 import type { ForgeRepo } from './forge-server.js';
+import { reasonOf } from '../src/http/dashboard-parts.js';
 
 // The sandbox's end table: for each issue, its runs, verdicts, merge and delivery.
 
@@ -11,7 +12,7 @@ export interface IssueSummary {
   title: string;
   state: 'merged' | 'stuck' | 'open';
   /** Each run; a fix says why it started (TR33: a lander rejection, a review by @login, a command by @login). */
-  runs: { id: string; kind: string; outcome: string; why: string | null }[];
+  runs: { id: string; kind: string; outcome: string; why: string | null; failed: string | null }[];
   verdicts: string[];
   merge: string;
   /** The deployment run that took it, its QA result, and its close-out ('-' before delivery). */
@@ -71,6 +72,8 @@ export async function summarizeIssues(deps: SummaryDeps): Promise<IssueSummary[]
               : 'accepted'
             : (r.outcome ?? r.status),
         why: r.kind === 'fix' ? r.why : null,
+        // A run that failed says why, whole: the contained process's own words when it could not start.
+        failed: r.status === 'ended' && r.outcome !== 'success' ? reasonOf(r, Infinity) || null : null,
       })),
       // LD01, LD05: each verdict is for a head on a base, after the PRs stacked ahead of it: `accept@head/base+#7`.
       verdicts: mine
@@ -87,37 +90,35 @@ export async function summarizeIssues(deps: SummaryDeps): Promise<IssueSummary[]
   });
 }
 
-export function formatSummary(rows: IssueSummary[]): string {
-  const delivered = rows.some((r) => r.deployment !== '-');
-  const table = [
-    [
-      'issue',
-      'title',
-      'state',
-      'runs',
-      'verdicts',
-      'merge',
-      ...(delivered ? ['deployment run', 'QA', 'close-out'] : []),
-    ],
-  ];
-  for (const r of rows) {
-    table.push([
-      `#${r.number}`,
-      r.title,
-      r.state,
-      r.runs.map((x) => `${x.kind}${x.why ? `[${x.why.replace(/^an? /, '')}]` : ''}:${x.outcome}`).join(' ') || '-',
-      r.verdicts.join(' ') || '-',
-      r.merge,
-      ...(delivered ? [r.deployment, r.qa, r.closeout] : []),
-    ]);
+/** `text` after `head`, folded at `width` columns, each further line indented as far as `head` is long. */
+function fold(head: string, text: string, width: number): string {
+  const lines: string[] = [];
+  let line = head;
+  for (const word of text.split(' ')) {
+    if (line.length > head.length && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = ' '.repeat(head.length) + word;
+    } else line = line.length > head.length ? `${line} ${word}` : line + word;
   }
-  const widths = table[0]!.map((_, c) => Math.max(...table.map((row) => row[c]!.length)));
-  return table
-    .map((row) =>
-      row
-        .map((cell, c) => cell.padEnd(widths[c]!))
-        .join('  ')
-        .trimEnd(),
-    )
+  return [...lines, line].join('\n');
+}
+
+/** The end table, as a block per issue that fits 100 columns: what happened to it, its runs and verdicts, its delivery, and why any run failed. */
+export function formatSummary(rows: IssueSummary[]): string {
+  const WIDTH = 100;
+  const pad = (label: string) => `   ${label.padEnd(10)} `;
+  return rows
+    .map((r) => {
+      const lines = [`#${r.number} ${r.title}: ${r.state}${r.merge === '-' ? '' : ` as ${r.merge}`}`];
+      const row = (label: string, text: string) => lines.push(fold(pad(label), text, WIDTH));
+      row(
+        'runs',
+        r.runs.map((x) => `${x.kind}${x.why ? `[${x.why.replace(/^an? /, '')}]` : ''}:${x.outcome}`).join(' ') || '-',
+      );
+      if (r.verdicts.length) row('verdicts', r.verdicts.join(' '));
+      if (r.deployment !== '-') row('delivery', `${r.deployment}, QA ${r.qa}, close-out ${r.closeout}`);
+      for (const x of r.runs) if (x.failed) row('failed', `${x.id}: ${x.failed}`);
+      return lines.join('\n');
+    })
     .join('\n');
 }

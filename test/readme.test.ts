@@ -80,7 +80,10 @@ describe('the README, as a newcomer copies it', () => {
     expect(out).toMatch(/^5 of 5 issues merged, 5 delivered and closed out in [\d.]+s\.$/m);
     // TR33: the end table shows the maintainer's change request on #4 as the fix it started.
     expect(out).toMatch(
-      /^#4 +Add a title-case helper +merged +afk_auto:success lander:accepted fix\[review by @maintainer\]:success lander:accepted /m,
+      /^#4 Add a title-case helper: merged as #\d+ → \w{7}\n {3}runs {7}afk_auto:success lander:accepted fix\[review by @maintainer\]:success lander:accepted$/m,
     );
+    // The end table fits 100 columns.
+    const table = out.slice(out.indexOf('\n#1 '), out.search(/^5 of 5 issues merged/m));
+    expect(table.split('\n').filter((l) => l.length > 100)).toEqual([]);
   }, 180_000);
 });

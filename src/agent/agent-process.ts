@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { delimiter, join, sep } from 'node:path';
 import type { AgentAdapter, AgentLimits, AgentOutcome } from './adapter.js';
 import { tailOf } from './output.js';
 import { containAgent, type BlockedAttempt, type Contained } from './contain.js';
@@ -26,13 +26,36 @@ export const AGENT_ENV_ALLOWLIST = [
   'CI',
 ] as const;
 
-function onPath(binary: string, path: string | undefined): boolean {
-  return (path ?? '').split(delimiter).some((dir) => dir && existsSync(join(dir, binary)));
+/** Where the job finds a binary on PATH, its links followed; null when it does not. */
+function foundOnPath(binary: string, path: string | undefined): string | null {
+  const dir = (path ?? '').split(delimiter).find((d) => d && existsSync(join(d, binary)));
+  return dir ? realpathSync(join(dir, binary)) : null;
+}
+
+/**
+ * Why the agent's CLI, which the job finds, cannot start inside its sandbox:
+ * in the contained process's own words, with where it is installed when that
+ * is under a folder the sandbox hides, and how to install it where it shows.
+ */
+export function notInSandbox(
+  agent: Pick<AgentAdapter, 'name' | 'binary' | 'pkg'>,
+  said: string,
+  path: string | undefined,
+  hidden: readonly string[],
+): string {
+  const found = foundOnPath(agent.binary, path);
+  const under = found ? hidden.find((h) => found === h || found.startsWith(h + sep)) : undefined;
+  const where =
+    found && under
+      ? ` It is installed at ${found}, under ${under}, which the sandbox hides (the job's home and temp folder hold its credentials).`
+      : '';
+  const how = agent.name === 'command' ? '' : ` (\`npm install -g ${agent.pkg}\` with the runner's Node)`;
+  return `${agent.binary} cannot start inside the agent's sandbox: it said "${said}".${where} Install ${agent.pkg} outside those folders${how}, in a step before yoke's runner.`;
 }
 
 /** Why the agent cannot start here, naming what to install or set; null when it can. */
 export function agentPrerequisite(agent: AgentAdapter, env: Record<string, string | undefined>): string | null {
-  if (!onPath(agent.binary, env.PATH)) {
+  if (!foundOnPath(agent.binary, env.PATH)) {
     return `${agent.binary} is not on PATH: install ${agent.pkg} (npm install -g ${agent.pkg}) in a step before yoke's runner.`;
   }
   if (agent.credentials.length && !agent.credentials.some((c) => env[c])) {
@@ -130,6 +153,18 @@ export async function runAgent(
         Object.assign(seen, keyed.placeholders);
       }
       if (contained.modelUrl) seen[agent.modelUrlVariable] = contained.modelUrl;
+    }
+    // Started once inside the sandbox before the run: a CLI the sandbox cannot see fails the run saying why, not "exit 127".
+    const cannot = contained?.probe(agent.binary, agentEnv(agent, seen, home, {}));
+    if (contained && cannot) {
+      const reason = notInSandbox(agent, cannot, opts.env.PATH, contained.hidden);
+      return {
+        outcome: { ok: false, reason, message: '', cost: null },
+        turns: 0,
+        stoppedFor: null,
+        blocked: [],
+        statedCost: null,
+      };
     }
     const metered = Boolean(contained?.modelUrl && agent.modelApi);
     const inv = agent.invocation(prompt, limits, home, seen);

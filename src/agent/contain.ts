@@ -272,6 +272,15 @@ export interface Contained {
   blocked(): BlockedAttempt[];
   /** TR39: the model's answers the gateway counted, in order. */
   answers(): MeteredAnswer[];
+  /** The folders the sandbox hides (the job's home and temp folder, where its credentials are). */
+  hidden: readonly string[];
+  /**
+   * Starts `command --version` inside the same view, before the agent runs:
+   * null when it ran, else what the contained process itself said (a CLI
+   * installed under a hidden folder is "not found" there, though the job
+   * finds it).
+   */
+  probe(command: string, env: Record<string, string>): string | null;
   close(): Promise<void>;
 }
 
@@ -297,6 +306,31 @@ export interface ContainOptions {
   /** Folders shown read-only besides the system's (the default branch's checkout a lander's validate.sh comes from). */
   readOnly?: readonly string[];
   bwrap?: string;
+}
+
+/** `command --version` in the plan's view (no network, no forwarder): null when it ran, else what it said. */
+export function probeInside(
+  plan: ContainPlan,
+  command: string,
+  env: Record<string, string>,
+  bwrap = 'bwrap',
+): string | null {
+  const args = [
+    '--die-with-parent',
+    '--unshare-all',
+    ...viewArgs(plan.view),
+    '--chdir',
+    plan.workspace,
+    '--',
+    '/bin/sh',
+    '-c',
+    'exec "$0" --version',
+    command,
+  ];
+  const r = spawnSync(bwrap, args, { env, encoding: 'utf8', timeout: 60_000 });
+  if (r.status === 0) return null;
+  const said = `${r.stderr ?? ''}`.trim().split('\n').slice(-3).join(' ').trim();
+  return said || (r.error ? (textField(r.error, 'message') ?? String(r.error)) : `exit ${r.status ?? r.signal}`);
 }
 
 /** The URL the agent is told: the gateway's port on the sandbox's loopback, with the upstream's path (`/v1` for OpenAI's). */
@@ -363,6 +397,8 @@ export async function containAgent(opts: ContainOptions, command: string, args: 
     modelUrl: opts.model ? insideModelUrl(opts.model.upstream) : null,
     blocked: () => [...proxy.blocked],
     answers: () => [...(gateway?.answers ?? [])],
+    hidden: hide,
+    probe: (command, env) => probeInside(plan, command, env, opts.bwrap ?? 'bwrap'),
     async close() {
       await proxy.close();
       await gateway?.close();

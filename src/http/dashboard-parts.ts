@@ -122,11 +122,11 @@ export function renderWaiting(items: readonly WaitingItem[], webUrl: string): st
   return `<table class="waiting"><tr><th>repo</th><th>work</th><th>stage</th><th>why not now</th><th>to recover</th></tr>\n${rows}</table>`;
 }
 
-/** Why a run that did not succeed ended: yoke's reason, else the first line of what it reported. */
-export function reasonOf(r: Pick<PublicRun, 'status' | 'outcome' | 'outcomeReason' | 'summary'>): string {
+/** Why a run that did not succeed ended: yoke's reason, else the first line of what it reported (cut at `max` characters). */
+export function reasonOf(r: Pick<PublicRun, 'status' | 'outcome' | 'outcomeReason' | 'summary'>, max = 200): string {
   if (r.status === 'live' || r.outcome === 'success') return r.outcomeReason ?? '';
   const said = r.outcomeReason ?? r.summary?.trim().split('\n')[0] ?? '';
-  return said.length > 200 ? `${said.slice(0, 199)}…` : said;
+  return said.length > max ? `${said.slice(0, max - 1)}…` : said;
 }
 
 /** How a run ended, in words: a lander says what it decided ("rejected", not "success (reject)"). */

@@ -1,6 +1,6 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -186,6 +186,62 @@ describe.skipIf(!haveBwrap)('the sandbox, with a real process in it', () => {
     expect(seen.match(/socket-curl=7/g)?.length).toBe(sockets.paths.length);
     expect(seen.match(/node-socket-refused ENOENT/g)?.length).toBe(sockets.paths.length);
   }, 90_000);
+});
+
+describe.skipIf(!haveBwrap)('an agent CLI the sandbox cannot see', () => {
+  /**
+   * A stand-in `codex` the job finds on PATH, in a folder the sandbox shows: the script itself, or (with
+   * `installedIn`) a link to it there, as `npm install -g` with a prefix in the home folder leaves one.
+   */
+  const fakeCodex = (installedIn?: string): { bin: string; script: string } => {
+    const bin = tmp('yoke-contain-tools-', outsideTmp());
+    const lib = installedIn ? join(installedIn, '.npm-global', 'lib', 'codex') : bin;
+    mkdirSync(lib, { recursive: true });
+    const script = join(lib, installedIn ? 'codex.js' : 'codex');
+    writeFileSync(script, '#!/bin/sh\necho "codex-cli 0.0.0"\n');
+    chmodSync(script, 0o755);
+    if (installedIn) symlinkSync(script, join(bin, 'codex'));
+    return { bin, script };
+  };
+  const run = (env: Record<string, string | undefined>) =>
+    runAgent(
+      codex,
+      'work',
+      { maxTurns: 5, maxUsd: null },
+      {
+        cwd: checkout(),
+        env,
+        stopAt: Date.now() + 60_000,
+        now: Date.now,
+        log: () => undefined,
+        contain: { allow: [] },
+      },
+    );
+
+  it('TR20 installed under the runner\u2019s home, which the sandbox hides, and linked from a folder it shows, fails the run before it starts, in the contained shell\u2019s own words, saying where it is and how to install it where it shows', async () => {
+    const { runnerHome, runnerTemp } = runnerWithSecrets(tmp);
+    const { bin, script } = fakeCodex(runnerHome);
+    // Outside the sandbox, the job runs it.
+    expect(execFileSync(join(bin, 'codex'), ['--version'], { encoding: 'utf8' })).toBe('codex-cli 0.0.0\n');
+    const r = await run({ PATH: `${bin}:${process.env.PATH}`, HOME: runnerHome, RUNNER_TEMP: runnerTemp });
+    expect(r.outcome).toEqual({
+      ok: false,
+      reason: `codex cannot start inside the agent's sandbox: it said "codex: 1: exec: codex: not found". It is installed at ${script}, under ${runnerHome}, which the sandbox hides (the job's home and temp folder hold its credentials). Install ${codex.pkg} outside those folders (\`npm install -g ${codex.pkg}\` with the runner's Node), in a step before yoke's runner.`,
+      message: '',
+      cost: null,
+    });
+    expect(r.turns).toBe(0);
+    // The run's summary, which the run's reason and the sandbox's end table carry, opens with it.
+    expect(runSummary('codex', r.outcome)).toBe(`codex failed: ${r.outcome.reason}.`);
+  }, 60_000);
+
+  it('TR20 installed where the sandbox shows it, the same CLI starts there: the run goes on to the agent', async () => {
+    const { runnerHome, runnerTemp } = runnerWithSecrets(tmp);
+    const { bin } = fakeCodex();
+    const r = await run({ PATH: `${bin}:${process.env.PATH}`, HOME: runnerHome, RUNNER_TEMP: runnerTemp });
+    // The stand-in is no agent: it fails as Codex's output reader says, not at the sandbox's door.
+    expect(r.outcome.reason).not.toMatch(/cannot start inside the agent's sandbox/);
+  }, 60_000);
 });
 
 describe.skipIf(!ok)('the sandbox, with the real CLIs', () => {
