@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { PublicRun } from '../fleet/report.js';
 import { nextPassText } from '../fleet/messages.js';
-import { runResult } from '../http/dashboard-parts.js';
+import { duration, reasonOf, runResult, time } from '../http/dashboard-parts.js';
 import { doctorText } from '../http/doctor.js';
 import { formatFleetReport } from '../http/report.js';
 import { ROUTE, RUN_STATUSES } from '../http/routes.js';
@@ -128,7 +128,44 @@ export function registerRunsCommands(program: Command, io: CliIo, g: () => Globa
   runs
     .command('get <run>')
     .description('one run: what it worked on, how it ended and what it reported')
-    .action(async (id: string) =>
-      io.out(JSON.stringify(await callRoute(io, g(), ROUTE.run, { params: { run: id } }), null, 2)),
+    .option('--json', 'print the whole record as JSON')
+    .action(async (id: string, o: { json?: boolean }) => {
+      const run = await callRoute(io, g(), ROUTE.run, { params: { run: id } });
+      io.out(o.json ? JSON.stringify(run, null, 2) : runText(run));
+    });
+}
+
+/** `yoke runs get`: one run as a person reads it, times in UTC; what it reported, whole, at the end. */
+export function runText(r: PublicRun): string {
+  const field = (label: string, value: string) => `${label.padEnd(9)} ${value}`;
+  const ended = r.endedAt ? `, ended ${time(r.endedAt)} (took ${duration(r.endedAt - r.launchedAt)})` : ', still live';
+  const lines = [
+    `${r.id} · ${r.repo} ${r.kind} ${r.subject}${r.title !== null ? ` "${r.title}"` : ''} · ${runResult(r)}`,
+    field('launched', `${time(r.launchedAt)}${ended}; deadline ${time(r.budgetDeadline)}`),
+  ];
+  if (r.why) lines.push(field('why', r.why));
+  if (r.headSha)
+    lines.push(
+      field(
+        'head',
+        `${r.headSha.slice(0, 12)}${r.baseSha ? ` on ${r.baseSha.slice(0, 12)}` : ''}${r.stack.map((m) => ` + #${m.pr}`).join('')}`,
+      ),
     );
+  if (r.cost)
+    lines.push(
+      field('cost', `$${r.cost.usd.toFixed(2)} (${r.cost.inputTokens} input, ${r.cost.outputTokens} output tokens)`),
+    );
+  const reason = reasonOf(r, Infinity);
+  if (reason && !(r.summary ?? '').startsWith(reason)) lines.push(field('reason', reason));
+  lines.push(field('launcher', `${r.launcher}${r.launcherRef ? ` ${r.launcherRef}` : ''}`));
+  if (r.summary?.trim())
+    lines.push(
+      '',
+      'what it reported:',
+      ...r.summary
+        .trim()
+        .split('\n')
+        .map((l) => `  ${l}`),
+    );
+  return lines.join('\n');
 }

@@ -47,7 +47,7 @@ export interface StageRef {
 /** An opted-in repository with valid delivery settings, or the refusal that says what to fix. */
 export async function deliveryRepo(ctx: DeliveryContext, name: RepoName): Promise<Result<DeliveryRepo>> {
   const repo = await repoRefOf(ctx.store, name);
-  if (!repo) return refuse('repo_not_opted_in', { repo: name });
+  if (!repo) return refuse('repo_not_installed', { repo: name });
   const cfg = await ctx.forge.readConfig(repo, { maxAgeMs: ctx.policy.configRefreshMs });
   if (cfg.state === 'absent') return refuse('repo_not_opted_in', { repo: name });
   if (cfg.state === 'invalid') return refuse('repo_disabled', { repo: name, detail: cfg.reason });

@@ -16,7 +16,8 @@ async function optedIn(
   name: RepoName,
 ): Promise<{ repo: RepoRef; config: RepoConfig } | { refusal: Result<string> }> {
   const repo = await repoRefOf(ctx.store, name);
-  if (!repo) return { refusal: refuse('repo_not_opted_in', { repo: name }) };
+  // A name yoke has never seen listed: the app cannot see it, as `yoke plan` says too.
+  if (!repo) return { refusal: refuse('repo_not_installed', { repo: name }) };
   const cfg = await ctx.forge.readConfig(repo, { maxAgeMs: ctx.policy.configRefreshMs });
   if (cfg.state === 'absent') return { refusal: refuse('repo_not_opted_in', { repo: name }) };
   if (cfg.state === 'invalid') return { refusal: refuse('repo_disabled', { repo: name, detail: cfg.reason }) };
@@ -81,27 +82,34 @@ export async function resetRepo(ctx: FleetContext, name: RepoName): Promise<Resu
   return ok(repoReset(name, before.consecutiveFailures, isPaused(before)));
 }
 
-export async function repoStatus(ctx: FleetContext, name: RepoName): Promise<Result<string>> {
+export async function repoStatus(
+  ctx: FleetContext,
+  name: RepoName,
+  style: 'markdown' | 'plain' = 'markdown',
+): Promise<Result<string>> {
   const got = await optedIn(ctx, name);
   if ('refusal' in got) return got.refusal;
   const { store, policy } = ctx;
   const state = (await store.repos.get(name))!;
   const live = await store.runs.listLive();
   return ok(
-    repoStatusReport({
-      repo: name,
-      autoLoop: autoLoopOn(state, got.config),
-      pausedSince: state.pausedSince,
-      failures: state.consecutiveFailures,
-      pauseThreshold: policy.pauseThreshold,
-      cap: effectiveCap(policy, name),
-      liveFleetWide: live.length,
-      autoland: got.config.autoland.enabled,
-      fixForward: got.config.fix_forward.enabled,
-      live: live
-        .filter((r) => r.repo === name)
-        .map((r) => ({ id: r.id, kind: r.kind, subject: r.subject, deadline: r.budgetDeadline })),
-    }),
+    repoStatusReport(
+      {
+        repo: name,
+        autoLoop: autoLoopOn(state, got.config),
+        pausedSince: state.pausedSince,
+        failures: state.consecutiveFailures,
+        pauseThreshold: policy.pauseThreshold,
+        cap: effectiveCap(policy, name),
+        liveFleetWide: live.length,
+        autoland: got.config.autoland.enabled,
+        fixForward: got.config.fix_forward.enabled,
+        live: live
+          .filter((r) => r.repo === name)
+          .map((r) => ({ id: r.id, kind: r.kind, subject: r.subject, deadline: r.budgetDeadline })),
+      },
+      style,
+    ),
   );
 }
 

@@ -51,13 +51,16 @@ export interface StatusFacts {
   live: { id: string; kind: string; subject: string; deadline: number }[];
 }
 
-export function repoStatusReport(s: StatusFacts): string {
+/** A repository's status, line by line: in Markdown for a comment (`/yoke status`), in plain text for a terminal (`yoke repo status`). */
+export function repoStatusReport(s: StatusFacts, style: 'markdown' | 'plain' = 'markdown'): string {
+  const md = style === 'markdown';
+  const code = (t: string) => (md ? `\`${t}\`` : t);
   const paused =
     s.pausedSince !== null
-      ? ` (paused since ${new Date(s.pausedSince).toISOString()}; recover with \`/yoke reset\`)`
+      ? ` (paused since ${new Date(s.pausedSince).toISOString()}; recover with ${md ? '`/yoke reset`' : `yoke repo reset ${s.repo}, or /yoke reset on any of its issues`})`
       : '';
   return [
-    `**yoke status for ${s.repo}**`,
+    md ? `**yoke status for ${s.repo}**` : `yoke status for ${s.repo}`,
     `- auto loop: ${s.autoLoop ? 'on' : 'off'}${paused}`,
     // Failures can go on counting while paused: never "4 of 3".
     s.failures >= s.pauseThreshold
@@ -66,7 +69,7 @@ export function repoStatusReport(s: StatusFacts): string {
     `- cap: ${s.cap}; live runs fleet-wide: ${s.liveFleetWide}`,
     `- autoland: ${s.autoland ? 'on' : 'off'}; fix-forward: ${s.fixForward ? 'on' : 'off'}`,
     ...s.live.map(
-      (r) => `- live: \`${r.id}\` ${r.kind} on ${r.subject}, deadline ${new Date(r.deadline).toISOString()}`,
+      (r) => `- live: ${code(r.id)} ${r.kind} on ${r.subject}, deadline ${new Date(r.deadline).toISOString()}`,
     ),
   ].join('\n');
 }

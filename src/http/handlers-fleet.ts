@@ -96,7 +96,8 @@ export function fleetHandlers({
         : { refusal: makeRefusal('run_not_found', { run: params.run! }) };
     },
     async repoStatus({ params }) {
-      return message(await repoStatus(fleet, repoOf(params)));
+      // Plain text: the API's callers are terminals and scripts; `/yoke status` answers in Markdown.
+      return message(await repoStatus(fleet, repoOf(params), 'plain'));
     },
     async nextPass({ params }) {
       const r = await nextPass(repoOf(params));

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startApi } from '../helpers/api-server.js';
 import { makeHarness } from '../helpers/fleet.js';
 import { liveRun } from '../helpers/run-api.js';
+import { time } from '../../src/http/dashboard-parts.js';
 
 // The CLI's errors as a newcomer meets them: the real `yoke` as a child
 // process, whole messages compared. A bad argument is named before any request.
@@ -103,8 +104,27 @@ describe('the CLI, as a newcomer meets it', () => {
     const api = await startApi(h, { tokens: [TOKEN] });
     closers.push(api.close);
     const status = await yoke(['repo', 'status', 'acme/api'], { YOKE_URL: api.url });
-    expect([status.code, status.err]).toEqual([0, '']);
-    expect(status.out).toContain('acme/api');
+    // Plain text for a terminal: no Markdown's ** or backticks.
+    expect(status).toEqual({
+      code: 0,
+      out: [
+        'yoke status for acme/api',
+        '- auto loop: on',
+        '- consecutive AFK failures: 0; it pauses at 3',
+        '- cap: 2; live runs fleet-wide: 0',
+        '- autoland: off; fix-forward: off',
+      ].join('\n'),
+      err: '',
+    });
+    // A name yoke has never seen: `repo status` and `plan` say the same, and what to do.
+    const wrongStatus = await yoke(['repo', 'status', 'acme/nope'], { YOKE_URL: api.url });
+    const wrongPlan = await yoke(['plan', 'acme/nope'], { YOKE_URL: api.url });
+    expect(wrongStatus).toEqual({
+      code: 1,
+      out: '',
+      err: "yoke's GitHub App is not installed on acme/nope, so yoke cannot see it.\nTo recover: Install the app on acme/nope (the app's page on GitHub, Install App, then pick the repository), and run `yoke doctor acme/nope` to check the rest.",
+    });
+    expect(wrongPlan).toEqual(wrongStatus);
     expect(await yoke(['deployment-runs', 'list'], { YOKE_URL: api.url })).toEqual({
       code: 0,
       out: 'No deployment runs. Start one with `yoke deployment-runs create OWNER/REPO`.',
@@ -138,7 +158,22 @@ describe('the CLI, as a newcomer meets it', () => {
       out: '',
       err: 'There is no run nope.\nTo recover: `yoke runs list` shows the runs yoke knows, newest first, with their ids.',
     });
-    const got = await yoke(['runs', 'get', id], { YOKE_URL: api.url });
+    // A person's view, times in UTC, what it reported at the end; --json for the whole record.
+    const r = (await h.store.runs.get(id))!;
+    expect(await yoke(['runs', 'get', id], { YOKE_URL: api.url })).toEqual({
+      code: 0,
+      out: [
+        `${id} · acme/api afk_auto issue#14 · failure`,
+        `launched  ${time(r.launchedAt)}, ended ${time(r.endedAt)} (took 0s); deadline ${time(r.budgetDeadline)}`,
+        `launcher  ${r.launcher}${r.launcherRef ? ` ${r.launcherRef}` : ''}`,
+        '',
+        'what it reported:',
+        '  Error: issue #14 names no demo task',
+        '  more detail',
+      ].join('\n'),
+      err: '',
+    });
+    const got = await yoke(['runs', 'get', id, '--json'], { YOKE_URL: api.url });
     expect([got.code, JSON.parse(got.out).summary]).toEqual([0, 'Error: issue #14 names no demo task\nmore detail']);
   });
 

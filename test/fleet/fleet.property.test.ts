@@ -244,9 +244,13 @@ describe('the fleet under random interleavings', () => {
             case 'start': {
               const res = await requestStart(h.fleet, REPOS[step.repo]!, step.issue, { by: 'maint' });
               if (!res.ok)
-                expect(['repo_paused', 'subject_busy', 'issue_not_found', 'repo_not_opted_in']).toContain(
-                  res.refusal.code,
-                );
+                expect([
+                  'repo_paused',
+                  'subject_busy',
+                  'issue_not_found',
+                  'repo_not_opted_in',
+                  'repo_not_installed',
+                ]).toContain(res.refusal.code);
               passes.push(await h.engine.kick());
               break;
             }

@@ -339,7 +339,7 @@ describe('operator routes', () => {
     await h.engine.lock.run(async () => {});
     expect((await h.store.runs.listLive()).map((r) => r.kind)).toEqual(['afk_auto']);
     const unknown = await post(`${base}/yoke/api/repos/acme/nope/reset`, {}, TOKEN);
-    expect([unknown.status, ((await unknown.json()) as any).error.code]).toEqual([409, 'repo_not_opted_in']);
+    expect([unknown.status, ((await unknown.json()) as any).error.code]).toEqual([404, 'repo_not_installed']);
   });
 
   it('serves the fleet report and the dashboard', async () => {
