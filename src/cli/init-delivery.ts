@@ -20,7 +20,9 @@ export const DELIVERY_SECTION = [
   'delivery:',
   '  stages:',
   '    - { name: staging, kind: deploy, workflow: deploy.yml }',
-  '    - { name: staging-qa, kind: qa }',
+  '    # Checks the QA plans its members attach (label qa:PLAN); a run in which none does stops here.',
+  '    # List plans every run checks under delivery.run_plans, or say allow_empty: true to pass with none.',
+  '    - { name: staging-qa, kind: qa, allow_empty: false }',
   '    - { name: production, kind: deploy, workflow: deploy.yml }',
   '',
 ].join('\n');

@@ -120,11 +120,12 @@ function deliveryFindings(
     });
   if (settings.run_plans.length === 0)
     for (const stage of settings.stages)
-      if (stage.kind === 'qa' && !stage.allow_empty)
+      // Unsaid only: `allow_empty: false` is the choice to stop there, made knowingly (yoke init --delivery writes it).
+      if (stage.kind === 'qa' && stage.allow_empty === undefined)
         out.push({
           file: CONFIG_PATH,
           level: 'note',
-          text: `stage ${stage.name} checks only the plans its members attach (label qa:PLAN); a deployment run in which none does stops there (qa_stage_empty). List a plan in delivery.run_plans, or say allow_empty: true on the stage if it may pass with nothing checked.`,
+          text: `stage ${stage.name} checks only the plans its members attach (label qa:PLAN); a deployment run in which none does stops there (qa_stage_empty). List a plan in delivery.run_plans, or say allow_empty: true on the stage if it may pass with nothing checked (allow_empty: false if stopping there is what you want).`,
         });
   return out;
 }

@@ -159,7 +159,7 @@ describe('yoke config check', () => {
       code: 0,
       out: [
         'ok: .github/yoke.yml is valid',
-        'note: stage staging-qa checks only the plans its members attach (label qa:PLAN); a deployment run in which none does stops there (qa_stage_empty). List a plan in delivery.run_plans, or say allow_empty: true on the stage if it may pass with nothing checked.',
+        'note: stage staging-qa checks only the plans its members attach (label qa:PLAN); a deployment run in which none does stops there (qa_stage_empty). List a plan in delivery.run_plans, or say allow_empty: true on the stage if it may pass with nothing checked (allow_empty: false if stopping there is what you want).',
         'ok: .github/yoke/qa/smoke.yml: plan smoke (smoke) is valid, 1 case(s)',
       ].join('\n'),
       err: '',

@@ -260,6 +260,17 @@ describe('yoke init', () => {
       ['staging-qa', 'qa', null],
       ['production', 'deploy', 'deploy.yml'],
     ]);
+    // What it wrote passes `yoke config check` with nothing to note: the QA stage says what it does with no plan attached.
+    const check = spawnSync(process.execPath, [YOKE, 'config', 'check', '.'], {
+      cwd: c,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH, HOME: process.env.HOME },
+    });
+    expect({ code: check.status, out: check.stdout.trim(), err: check.stderr.trim() }).toEqual({
+      code: 0,
+      out: 'ok: .github/yoke.yml is valid\nok: .github/yoke/qa/ has no QA plans',
+      err: '',
+    });
     // Again: nothing is overwritten, and no second delivery section is added.
     const before = readFileSync(join(c, '.github/yoke.yml'), 'utf8');
     const again = init(c, '--delivery');
