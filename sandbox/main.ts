@@ -115,11 +115,19 @@ if (opts.runsReach === 'github')
 console.log(`launcher: ${opts.launcher}; cap 2; five issues labelled yoke:afk\n`);
 
 let told = false;
-/** With --keep-running: how to reach what stays up, said once (when a wait is held open for a person, or at the end). */
-function printStillRunning(): void {
-  if (told) return;
+/**
+ * With --keep-running: how to reach what stays up. Said when a wait is first held open for a person, and
+ * again when the demo settles, last, where a person looks once the output stops.
+ */
+function printStillRunning(when: 'held' | 'settled'): void {
+  if (when === 'held' && told) return;
+  const again = told && when === 'settled';
   told = true;
-  console.log(`\nStill running (Ctrl-C stops it and removes its data folder ${sandbox.dataDir}).`);
+  console.log(
+    again
+      ? `\nThe demo has settled; yoke and the forge are still up (Ctrl-C stops them and removes the data folder ${sandbox.dataDir}).`
+      : `\nStill running (Ctrl-C stops it and removes its data folder ${sandbox.dataDir}).`,
+  );
   console.log(`Dashboard: ${sandbox.dashboardUrl} (sign in with the operator token ${sandbox.apiToken})`);
   console.log(
     `The CLI: export YOKE_URL=${sandbox.yokeUrl} YOKE_TOKEN=${sandbox.apiToken}; then npm run yoke -- fleet report`,
@@ -199,7 +207,7 @@ if (opts.deliver && exitCode === 0 && (await sandbox.done()) && !(await sandbox.
     const hold = opts.keepRunning
       ? {
           onHeld: (command: string) => {
-            printStillRunning();
+            printStillRunning('held');
             console.log(
               `\nDeployment run waiting at staging-qa for DEMO-1's manual case reads-well. The dashboard's "Needs you" shows it; to answer it as @${REVIEWER}, from a checkout of the demo repository:`,
             );
@@ -258,7 +266,7 @@ if (otelUrl) {
 }
 
 if (opts.keepRunning) {
-  printStillRunning();
+  printStillRunning('settled');
 } else {
   await stopAll(exitCode);
 }

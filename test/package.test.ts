@@ -31,6 +31,7 @@ const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   version: string;
   dependencies: Record<string, string>;
   overrides: Record<string, string>;
+  bundleDependencies: string[];
 };
 const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
   packages: Record<string, { version?: string; dev?: boolean }>;
@@ -117,6 +118,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('the package, installed from its tarball', () => {
   it('installs on Node 20 offline with not one warning from npm, and holds exactly the dependency versions the tests ran', () => {
     expect(process.versions.node).toMatch(/^20\./);
+    // Every dependency ships inside the tarball, so npm resolves nothing anew.
+    expect(pkg.bundleDependencies).toEqual(Object.keys(pkg.dependencies));
     expect(install.err).toBe('');
     expect(install.out.trim()).toMatch(/^added 1 package in [\d.]+(ms|s|m)$/);
     const mine = join(app, 'node_modules', ...pkg.name.split('/'));

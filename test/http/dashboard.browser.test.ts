@@ -195,6 +195,11 @@ describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
 
   it('renders the sandbox fleet: the repository, every run, and the deployment run with its stages and members', async () => {
     expect(printed).toMatch(/5 of 5 issues merged, 5 delivered and closed out/);
+    // Once the demo settles, the way in is said again, last, where a person looks when the output stops.
+    await waitFor('the settled notice', () => /^The demo has settled/m.test(printed));
+    const tail = printed.slice(printed.search(/^5 of 5 issues merged/m));
+    expect(tail).toContain(`Dashboard: ${dashboardUrl} (sign in with the operator token ${operatorToken})`);
+    expect(tail).toContain(`use their personal token ${forgeToken}:`);
     await page.reload();
     // What the CLI needs to reach this sandbox, as lines to paste.
     expect(printed).toContain(`export YOKE_URL=${dashboardUrl.replace(/\/yoke$/, '')} YOKE_TOKEN=${operatorToken}`);
