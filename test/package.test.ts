@@ -81,7 +81,13 @@ function seedSqlitePrebuild(): void {
     cachedPrebuild(url: string): string;
   };
   const sqlitePkg = req('./package.json') as object;
-  const url = util.getDownloadUrl({ pkg: sqlitePkg, platform: process.platform, arch: process.arch });
+  // As prebuild-install's own settings have it: release tags are `v<version>`.
+  const url = util.getDownloadUrl({
+    pkg: sqlitePkg,
+    platform: process.platform,
+    arch: process.arch,
+    'tag-prefix': 'v',
+  });
   const cached = util.cachedPrebuild(url);
   mkdirSync(dirname(cached), { recursive: true });
   execFileSync('tar', ['czf', cached, 'build/Release/better_sqlite3.node'], {
