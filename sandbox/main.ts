@@ -209,7 +209,7 @@ if (opts.deliver && exitCode === 0 && (await sandbox.done()) && !(await sandbox.
           onHeld: (command: string) => {
             printStillRunning('held');
             console.log(
-              `\nDeployment run waiting at staging-qa for DEMO-1's manual case reads-well. The dashboard's "Needs you" shows it; to answer it as @${REVIEWER}, from a checkout of the demo repository:`,
+              `\nDeployment run waiting at staging-qa for DEMO-1's manual case reads-well. The dashboard's "Needs you" shows it; to answer it as @${REVIEWER}, from another terminal in this checkout of yoke:`,
             );
             console.log(`  YOKE_URL=${sandbox.yokeUrl} YOKE_TOKEN=${sandbox.personToken(REVIEWER)} ${command}`);
             console.log('Delivery then goes on to production.\n');
