@@ -42,16 +42,19 @@ export interface ContainPlan {
 export const PROXY_PORT = 8877;
 export const MODEL_PORT = 8879;
 
+/** bubblewrap's own arguments for a plan: every namespace unshared, the plan's view, in the checkout. */
+const sandboxArgs = (plan: ContainPlan): string[] => [
+  '--die-with-parent',
+  '--new-session',
+  '--unshare-all',
+  ...viewArgs(plan.view),
+  '--chdir',
+  plan.workspace,
+];
+
 /** bubblewrap's arguments for a plan, then the command. Pure: the tests read it. */
 export function bwrapArgs(plan: ContainPlan, command: string, args: readonly string[]): string[] {
-  const out = [
-    '--die-with-parent',
-    '--new-session',
-    '--unshare-all',
-    ...viewArgs(plan.view),
-    '--chdir',
-    plan.workspace,
-  ];
+  const out = sandboxArgs(plan);
   const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
   const forward = [
     process.execPath,
@@ -270,18 +273,7 @@ export function probeInside(
   env: Record<string, string>,
   bwrap = 'bwrap',
 ): string | null {
-  const args = [
-    '--die-with-parent',
-    '--unshare-all',
-    ...viewArgs(plan.view),
-    '--chdir',
-    plan.workspace,
-    '--',
-    '/bin/sh',
-    '-c',
-    'exec "$0" --version',
-    command,
-  ];
+  const args = [...sandboxArgs(plan), '--', '/bin/sh', '-c', 'exec "$0" --version', command];
   const r = spawnSync(bwrap, args, { env, encoding: 'utf8', timeout: 60_000 });
   if (r.status === 0) return null;
   const said = `${r.stderr ?? ''}`.trim().split('\n').slice(-3).join(' ').trim();

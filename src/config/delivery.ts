@@ -5,6 +5,9 @@ import { issueLines, shownIssues } from './suggest.js';
 import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
 import { CONFIG_PATH } from './repo-config.js';
 
+/** The labels an item's delivery carries unless the delivery section names others: owed from the merge, delivered at close-out. */
+export const DELIVERY_LABELS = { owed: 'yoke:delivery-owed', delivered: 'yoke:delivered' } as const;
+
 // The `delivery:` section of `.github/yoke.yml`: ordered stages, where the QA
 // plans live, the run-level plans and who steers. It is parsed apart from the
 // rest of the file: a mistake here refuses delivery with
@@ -108,8 +111,8 @@ export const DeliverySettings = z
           .default('.github/yoke/qa/'),
         run_plans: z.array(PlanRef).default([]),
         steering: Login.transform((l) => l.replace(/^@/, '')).optional(),
-        owed_label: z.string().min(1).max(50).default('yoke:delivery-owed'),
-        delivered_label: z.string().min(1).max(50).default('yoke:delivered'),
+        owed_label: z.string().min(1).max(50).default(DELIVERY_LABELS.owed),
+        delivered_label: z.string().min(1).max(50).default(DELIVERY_LABELS.delivered),
         /** TR29: besides the default branch, the (protected) branches a deployment run may pin a commit of. */
         release_branches: z
           .array(z.string().regex(/^[\w./-]{1,200}$/, 'a release branch is a branch name, e.g. release/1.x'))
@@ -167,7 +170,7 @@ export function owedLabelOf(raw: unknown): string {
     .object({ owed_label: z.string().min(1).max(50) })
     .partial()
     .safeParse(raw ?? {});
-  return (parsed.success && parsed.data.owed_label) || 'yoke:delivery-owed';
+  return (parsed.success && parsed.data.owed_label) || DELIVERY_LABELS.owed;
 }
 
 /** The GitHub environment a deploy stage deploys to. */

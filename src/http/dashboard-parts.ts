@@ -9,6 +9,7 @@ import type { DeploymentCard, RepoPageData } from './dashboard-data.js';
 import type { Timeline } from './timeline.js';
 import type { StageState } from '../store/deployment-runs.js';
 import { keysOf } from '../kernel/guards.js';
+import { DELIVERY_LABELS } from '../config/delivery.js';
 
 // The pieces of the web dashboard, each a function of data to HTML. Every
 // value that came from outside (titles, summaries, names) goes through esc().
@@ -168,37 +169,36 @@ const deploymentWords = (): string =>
     .map((k) => `<dt>${k}</dt><dd>${esc(STAGE_WORDS[k])}</dd>`)
     .join(
       '',
-    )}<dt>owed</dt><dd>a member's delivery, from the merge of its claim PR until the run closes it out (its issue carries the label yoke:delivery-owed until then, yoke:delivered after)</dd></dl>`;
+    )}<dt>owed</dt><dd>a member's delivery, from the merge of its claim PR until the run closes it out (its issue carries the label ${DELIVERY_LABELS.owed} until then, ${DELIVERY_LABELS.delivered} after, unless the delivery section names others)</dd></dl>`;
 
 export function renderDeployments(cards: readonly DeploymentCard[], webUrl: string): string {
   if (!cards.length) return '<p>No deployment run in the last 24 hours.</p>';
-  return (
-    cards
-      .map((d) => {
-        const deployed = (s: DeploymentCard['stages'][number]) =>
-          s.deployment
-            ? ` · ${link(environmentUrl(webUrl, d.repo, s.deployment.environment), `deployment ${s.deployment.id}`)} to ${esc(s.deployment.environment)}: ${esc(s.deployment.state)}${s.deployment.logUrl ? ` (${link(s.deployment.logUrl, 'log')})` : ''}`
-            : '';
-        const stages = d.stages
-          .map(
-            (s) =>
-              `<li class="stage state-${esc(s.state)}${s.current ? ' current' : ''}" title="${esc(STAGE_WORDS[s.state])}">${esc(s.name)} <small>${esc(s.kind)} · ${esc(s.state)}${deployed(s)}</small></li>`,
-          )
-          .join('');
-        const members = d.members
-          .map(
-            (m) =>
-              `<li${m.removed ? ' class="removed"' : ''}>${link(issueUrl(webUrl, d.repo, m.issue), `#${m.issue}`)} via ${link(pullUrl(webUrl, d.repo, m.pr), `PR #${m.pr}`)}${m.removed ? ' (removed)' : ''}</li>`,
-          )
-          .join('');
-        const waits = d.waits
-          .map((w) => `<li>${esc(w.detail)} · notice ${esc(w.notice)}<br><code>${esc(w.command)}</code></li>`)
-          .join('');
-        return `<article class="deployment" id="dr-${esc(d.id)}"><h3><code>${esc(d.id)}</code> of ${repoLink(d.repo)} at <code>${esc(d.commit.slice(0, 12))}</code>: ${esc(d.status)}${d.trackingIssue ? ` · ${link(issueUrl(webUrl, d.repo, d.trackingIssue), `tracking issue #${d.trackingIssue}`)}` : ''}</h3>
+  const shown = cards
+    .map((d) => {
+      const deployed = (s: DeploymentCard['stages'][number]) =>
+        s.deployment
+          ? ` · ${link(environmentUrl(webUrl, d.repo, s.deployment.environment), `deployment ${s.deployment.id}`)} to ${esc(s.deployment.environment)}: ${esc(s.deployment.state)}${s.deployment.logUrl ? ` (${link(s.deployment.logUrl, 'log')})` : ''}`
+          : '';
+      const stages = d.stages
+        .map(
+          (s) =>
+            `<li class="stage state-${esc(s.state)}${s.current ? ' current' : ''}" title="${esc(STAGE_WORDS[s.state])}">${esc(s.name)} <small>${esc(s.kind)} · ${esc(s.state)}${deployed(s)}</small></li>`,
+        )
+        .join('');
+      const members = d.members
+        .map(
+          (m) =>
+            `<li${m.removed ? ' class="removed"' : ''}>${link(issueUrl(webUrl, d.repo, m.issue), `#${m.issue}`)} via ${link(pullUrl(webUrl, d.repo, m.pr), `PR #${m.pr}`)}${m.removed ? ' (removed)' : ''}</li>`,
+        )
+        .join('');
+      const waits = d.waits
+        .map((w) => `<li>${esc(w.detail)} · notice ${esc(w.notice)}<br><code>${esc(w.command)}</code></li>`)
+        .join('');
+      return `<article class="deployment" id="dr-${esc(d.id)}"><h3><code>${esc(d.id)}</code> of ${repoLink(d.repo)} at <code>${esc(d.commit.slice(0, 12))}</code>: ${esc(d.status)}${d.trackingIssue ? ` · ${link(issueUrl(webUrl, d.repo, d.trackingIssue), `tracking issue #${d.trackingIssue}`)}` : ''}</h3>
 <ol class="stages">${stages}</ol><p>Members</p><ul>${members || '<li>none</li>'}</ul>${waits ? `<p>Waiting on</p><ul class="waits">${waits}</ul>` : ''}</article>`;
-      })
-      .join('\n') + deploymentWords()
-  );
+    })
+    .join('\n');
+  return shown + deploymentWords();
 }
 
 export function renderSpend(
