@@ -92,7 +92,8 @@ export function runSummary(
   const cost = o.cost
     ? `\n\nCost: ${usd(o.cost)} (${o.cost.inputTokens} input, ${o.cost.outputTokens} output tokens)${o.cost.note ? `; ${o.cost.note}` : ''}.`
     : '';
-  return `${head}.${extra ? ` ${extra}` : ''}${message}${blockedLines(blocked)}${cost}`;
+  // A reason that ends its own sentence gets no second full stop.
+  return `${head}${/[.!?]$/.test(head) ? '' : '.'}${extra ? ` ${extra}` : ''}${message}${blockedLines(blocked)}${cost}`;
 }
 
 /** Writes result.json (and, on Actions, hands it and the bundle over as job outputs); an error when the bundle cannot be handed over. */

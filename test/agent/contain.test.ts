@@ -232,7 +232,7 @@ describe.skipIf(!haveBwrap)('an agent CLI the sandbox cannot see', () => {
     });
     expect(r.turns).toBe(0);
     // The run's summary, which the run's reason and the sandbox's end table carry, opens with it.
-    expect(runSummary('codex', r.outcome)).toBe(`codex failed: ${r.outcome.reason}.`);
+    expect(runSummary('codex', r.outcome)).toBe(`codex failed: ${r.outcome.reason}`);
   }, 60_000);
 
   it('TR20 installed where the sandbox shows it, the same CLI starts there: the run goes on to the agent', async () => {
