@@ -75,6 +75,18 @@ const run = (cmd: string, args: string[], cwd: string, env: Record<string, strin
  * packed as the release asset is, under the name the download would get.
  */
 function seedSqlitePrebuild(): void {
+  // prebuild-install reads npm's cache folder from the environment, as npm hands it to an install script.
+  const prev = process.env.npm_config_cache;
+  process.env.npm_config_cache = npmCache;
+  try {
+    packPrebuild();
+  } finally {
+    if (prev === undefined) delete process.env.npm_config_cache;
+    else process.env.npm_config_cache = prev;
+  }
+}
+
+function packPrebuild(): void {
   const req = createRequire(join(ROOT, 'node_modules', 'better-sqlite3', 'package.json'));
   const util = req('prebuild-install/util') as {
     getDownloadUrl(o: object): string;
@@ -92,7 +104,6 @@ function seedSqlitePrebuild(): void {
   mkdirSync(dirname(cached), { recursive: true });
   execFileSync('tar', ['czf', cached, 'build/Release/better_sqlite3.node'], {
     cwd: join(ROOT, 'node_modules', 'better-sqlite3'),
-    env: { ...process.env, npm_config_cache: npmCache },
   });
 }
 
@@ -102,14 +113,7 @@ beforeAll(() => {
     dir,
     readdirSync(dir).find((f) => f.endsWith('.tgz'))!,
   );
-  const prev = process.env.npm_config_cache;
-  process.env.npm_config_cache = npmCache;
-  try {
-    seedSqlitePrebuild();
-  } finally {
-    if (prev === undefined) delete process.env.npm_config_cache;
-    else process.env.npm_config_cache = prev;
-  }
+  seedSqlitePrebuild();
   mkdirSync(app);
   // What the README tells a project to write: better-sqlite3 may run its install script.
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'my-app', private: true, allowScripts: APPROVED }));
