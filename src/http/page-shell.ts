@@ -21,7 +21,7 @@ svg#timeline{width:100%;height:auto}svg#spend-chart{width:100%;max-width:560px;h
 .key.state-live{border:2px dashed #24292f}.key.state-failure{border-color:#cf222e}.key.state-timeout{border:2px dotted #8250df}.key.state-cancelled{opacity:.5;background:#8c959f}
 .stages{display:flex;flex-wrap:wrap;gap:.5rem;list-style:none;padding:0}.stage{padding:.2rem .5rem;border-radius:4px;background:#eaeef2}.stage.current{outline:2px solid #0969da}
 .stage.state-succeeded,.stage.state-settled{background:#dafbe1}.stage.state-failed{background:#ffebe9}.removed{text-decoration:line-through}
-pre{white-space:pre-wrap;overflow-wrap:anywhere}
+pre{white-space:pre-wrap;overflow-wrap:anywhere}table.doctor td{overflow-wrap:anywhere}
 td.work .title{display:block;max-width:22rem;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 td.outcome{min-width:6rem;max-width:24rem}td.outcome .reason{display:block;color:#57606a;font-size:12px}
 dl.words{display:grid;grid-template-columns:max-content 1fr;gap:.2rem .8rem;font-size:12px;color:#57606a}dl.words dt{font-weight:600}dl.words dd{margin:0}
