@@ -57,7 +57,7 @@ export function repoStatusReport(s: StatusFacts, style: 'markdown' | 'plain' = '
   const code = (t: string) => (md ? `\`${t}\`` : t);
   const paused =
     s.pausedSince !== null
-      ? ` (paused since ${new Date(s.pausedSince).toISOString()}; recover with ${md ? '`/yoke reset`' : `yoke repo reset ${s.repo}, or /yoke reset on any of its issues`})`
+      ? ` (paused since ${new Date(s.pausedSince).toISOString()}; ${md ? 'recover with `/yoke reset`' : `to recover: ${makeRefusal('repo_paused', { repo: s.repo, threshold: s.pauseThreshold }).recovery}`})`
       : '';
   return [
     md ? `**yoke status for ${s.repo}**` : `yoke status for ${s.repo}`,

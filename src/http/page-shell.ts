@@ -6,7 +6,7 @@ import { esc } from './dashboard-parts.js';
 // The layout fits a phone's 390 px as it fits 1280: wide tables scroll in
 // their own card on a narrow screen, never the page.
 
-export const STYLE = `
+const STYLE = `
 body{font:14px system-ui,sans-serif;margin:0;color:#1f2328;background:#f6f8fa}
 header{display:flex;gap:1rem;align-items:center;padding:.6rem 1.5rem;background:#24292f;color:#fff}
 header a{color:#fff}header h1{font-size:1.1rem;margin:0}header form{margin-left:auto}

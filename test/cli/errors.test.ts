@@ -104,7 +104,7 @@ describe('the CLI, as a newcomer meets it', () => {
     const api = await startApi(h, { tokens: [TOKEN] });
     closers.push(api.close);
     const status = await yoke(['repo', 'status', 'acme/api'], { YOKE_URL: api.url });
-    // Plain text for a terminal: no Markdown's ** or backticks.
+    // Plain text for a terminal: no Markdown's ** around the heading, a run id as itself.
     expect(status).toEqual({
       code: 0,
       out: [
