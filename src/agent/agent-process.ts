@@ -5,8 +5,9 @@ import { delimiter, join, sep } from 'node:path';
 import type { AgentAdapter, AgentLimits, AgentOutcome } from './adapter.js';
 import { tailOf } from './output.js';
 import { containAgent, type BlockedAttempt, type Contained } from './contain.js';
-import { cappedCost, meteredCost, priceAnswer } from './agent-output.js';
+import { cappedCost, meteredCost } from './agent-output.js';
 import { priceTable } from './prices.js';
+import { SpendMeter } from './spend-meter.js';
 
 // The agent's own process: what it may inherit from the job, whether its CLI
 // is there, and its run to its end or to a limit, contained (TR20), with its
@@ -80,7 +81,7 @@ export function agentEnv(
 export interface AgentExit {
   outcome: AgentOutcome;
   turns: number;
-  stoppedFor: 'turn_limit' | 'deadline' | 'spend_limit' | 'cancelled' | null;
+  stoppedFor: 'turn_limit' | 'deadline' | 'spend_limit' | 'unmetered' | 'cancelled' | null;
   /** TR20: connections the sandbox refused, with the command that tried. */
   blocked: BlockedAttempt[];
   /** TR39: the cost as the agent's output stated it, which a tool can write; the outcome's is the gateway's count. */
@@ -113,8 +114,16 @@ export async function runAgent(
   let onTerm: (() => void) | null = null;
   // TR39: contained, the agent's model is reached through the gateway, which holds the key and counts what each answer billed.
   const prices = priceTable(opts.env.YOKE_MODEL_PRICES);
-  const meter = { spent: 0 };
-  let overLimit: (() => void) | null = null;
+  let stopRun: ((why: NonNullable<AgentExit['stoppedFor']>, reason?: string) => void) | null = null;
+  const meter = new SpendMeter({
+    prices,
+    maxUsd: limits.maxUsd,
+    onSpent: (spent) => {
+      if (limits.maxUsd !== null && spent > limits.maxUsd) stopRun?.('spend_limit');
+    },
+    // TR42: spend the meter cannot count ends the run, naming what it could not price or read.
+    onStop: (why) => stopRun?.('unmetered', why),
+  });
   try {
     let seen = opts.env;
     if (opts.contain) {
@@ -130,14 +139,7 @@ export async function runAgent(
                 upstream,
                 api: agent.modelApi,
                 auth: keyed?.auth ?? null,
-                refusal: () =>
-                  limits.maxUsd !== null && meter.spent >= limits.maxUsd
-                    ? `yoke: this run's spend limit of $${limits.maxUsd} is reached ($${meter.spent.toFixed(4)} spent)`
-                    : null,
-                onAnswer: (a) => {
-                  meter.spent += priceAnswer(prices, a) ?? 0;
-                  if (limits.maxUsd !== null && meter.spent > limits.maxUsd) overLimit?.();
-                },
+                meter: agent.modelApi ? meter : null,
               }
             : null,
           allow: opts.contain.allow,
@@ -187,10 +189,12 @@ export async function runAgent(
     let turns = 0;
     const answers = new Set<string>();
     let stoppedFor: AgentExit['stoppedFor'] = null;
-    const stop = (why: NonNullable<AgentExit['stoppedFor']>) => {
+    let stopReason: string | null = null;
+    const stop = (why: NonNullable<AgentExit['stoppedFor']>, reason?: string) => {
       if (stoppedFor) return;
       stoppedFor = why;
-      opts.log(`stopping ${agent.name}: ${why.replace('_', ' ')}`);
+      stopReason = reason ?? null;
+      opts.log(`stopping ${agent.name}: ${reason ?? why.replace('_', ' ')}`);
       try {
         process.kill(-child.pid!, 'SIGTERM');
       } catch {
@@ -204,7 +208,8 @@ export async function runAgent(
         }
       }, 5000).unref();
     };
-    overLimit = () => stop('spend_limit');
+    stopRun = stop;
+    if (meter.stopped) stop('unmetered', meter.stopped);
     child.stdout.on('data', (chunk: Buffer) => {
       const text = chunk.toString('utf8');
       stdout += text;
@@ -253,10 +258,12 @@ export async function runAgent(
         : stated;
     if (!outcome.ok && !outcome.message && stderr.trim()) outcome.message = tailOf(stderr, 1500);
     const blocked = contained?.blocked() ?? [];
+    for (const r of contained?.refused() ?? []) opts.log(`the model gateway refused ${r.request}: ${r.why}`);
     const why = {
       turn_limit: `turn limit: stopped after ${limits.maxTurns} turns`,
       deadline: "deadline: stopped before the run's budget deadline",
       spend_limit: `spend limit: stopped past $${limits.maxUsd}`,
+      unmetered: `unmetered spend: ${stopReason ?? ''}`,
       cancelled: 'cancelled: the job was stopped',
     } as const;
     const statedCost = stated.cost;

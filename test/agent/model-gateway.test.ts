@@ -1,8 +1,17 @@
-import { createServer, request, type IncomingHttpHeaders } from 'node:http';
+import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { meteredCost } from '../../src/agent/agent-output.js';
-import { answerUsage, ModelGateway, type MeteredAnswer } from '../../src/agent/model-gateway.js';
+import {
+  answerUsage,
+  errorBody,
+  ModelGateway,
+  routeRequest,
+  type MeteredAnswer,
+  type ModelApi,
+} from '../../src/agent/model-gateway.js';
+import { SpendMeter, unpricedModel } from '../../src/agent/spend-meter.js';
 import { DEFAULT_PRICES, priceTokens } from '../../src/agent/prices.js';
 import { tempFolders } from './helpers.js';
 
@@ -141,54 +150,207 @@ describe("the run's cost from what the gateway counted (TR39)", () => {
   });
 });
 
-describe('the gateway, with a real upstream (TR39)', () => {
-  let close: (() => Promise<void>) | null = null;
-  afterEach(async () => {
-    await close?.();
-    close = null;
+const HOST = '127.0.0.1:8879';
+const listening = async (server: Server): Promise<number> => {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return (server.address() as { port: number }).port;
+};
+
+describe('what the gateway passes on: the endpoints it meters, to the upstream only (TR41)', () => {
+  const anthropic = { upstream: new URL('https://api.anthropic.com'), api: 'anthropic' as const, hosts: [HOST] };
+  const openai = { upstream: new URL('https://api.openai.com/v1'), api: 'openai' as const, hosts: [HOST] };
+
+  it("TR41 the agents' own requests pass, to the upstream's origin under its base path", () => {
+    const a = routeRequest(anthropic, 'POST', '/v1/messages?beta=true', HOST);
+    expect(a).toMatchObject({ ok: true, endpoint: 'POST /v1/messages', metered: true });
+    expect(a.ok && a.target.href).toBe('https://api.anthropic.com/v1/messages?beta=true');
+    expect(routeRequest(anthropic, 'POST', '/v1/messages/count_tokens', HOST)).toMatchObject({
+      ok: true,
+      metered: false,
+    });
+    const o = routeRequest(
+      openai,
+      'POST',
+      '/v1/responses',
+      'LOCALHOST:8879'.toLowerCase().replace('localhost', '127.0.0.1'),
+    );
+    expect(o.ok && o.target.href).toBe('https://api.openai.com/v1/responses');
   });
 
-  async function upstreamAndGateway(opts: { refusal?: () => string | null } = {}) {
+  it.each([
+    ['//attacker.example:9/x', 'POST', HOST],
+    ['http://attacker.example:9/v1/messages', 'POST', HOST],
+    ['https://api.anthropic.com/v1/messages', 'POST', HOST],
+    ['/v1/messages/../../x', 'POST', HOST],
+    ['/v1/messages/%2e%2e/x', 'POST', HOST],
+    ['/v1//messages', 'POST', HOST],
+    ['/v1/messages/batches', 'POST', HOST],
+    ['/v1/complete', 'POST', HOST],
+    ['/v1/files', 'POST', HOST],
+    ['/v1/messages', 'GET', HOST],
+    ['/v1/messages', 'CONNECT', HOST],
+    ['/v1/messages#x', 'POST', HOST],
+    ['/v1/messages?x=@attacker.example/', 'POST', HOST],
+    ['/v1/messages', 'POST', 'attacker.example'],
+    ['/v1/messages', 'POST', '127.0.0.1:8879.attacker.example'],
+    ['/v1/messages', 'POST', undefined],
+  ])('TR41 %s by %s with Host %s is refused, for Anthropic', (url, method, host) => {
+    expect(routeRequest(anthropic, method, url, host)).toMatchObject({ ok: false });
+  });
+
+  it.each([
+    '/v1/chat/completions',
+    '/v1/embeddings',
+    '/v1/images/generations',
+    '/v1/batches',
+    '/responses',
+    '/v1/responses/x',
+  ])('TR41 OpenAI %s, whose spend the meter cannot read, is refused', (url) => {
+    expect(routeRequest(openai, 'POST', url, HOST)).toMatchObject({ ok: false, status: 404 });
+  });
+
+  it('TR41 an agent of your own (no API yoke meters) reaches clean paths under its base on the upstream, and nowhere else', () => {
+    const own = { upstream: new URL('https://models.corp.example/llm'), api: null, hosts: [HOST] };
+    const r = routeRequest(own, 'POST', '/llm/v2/generate', HOST);
+    expect(r.ok && r.target.href).toBe('https://models.corp.example/llm/v2/generate');
+    for (const url of ['//attacker.example/llm/x', 'http://attacker.example/llm/x', '/llm/../x', '/other'])
+      expect(routeRequest(own, 'POST', url, HOST), url).toMatchObject({ ok: false });
+    expect(routeRequest(own, 'CONNECT', '/llm/x', HOST)).toMatchObject({ ok: false });
+  });
+
+  it("TR41 a refusal reads as the API's own error, naming what passes", () => {
+    const r = routeRequest(anthropic, 'POST', '/v1/messages/batches', HOST);
+    expect(r).toEqual({
+      ok: false,
+      status: 404,
+      why: "yoke's model gateway passes on only POST /v1/messages, POST /v1/messages/count_tokens; POST /v1/messages/batches is refused",
+    });
+    expect(JSON.parse(errorBody('anthropic', 404, 'no'))).toEqual({
+      type: 'error',
+      error: { type: 'not_found_error', message: 'no' },
+    });
+    expect(JSON.parse(errorBody('openai', 403, 'no'))).toEqual({
+      error: { message: 'no', type: 'permission_error', code: null },
+    });
+  });
+});
+
+describe('the gateway, with a real upstream and an attacker listening (TR39, TR41, TR42)', () => {
+  const closers: (() => Promise<void> | void)[] = [];
+  afterEach(async () => {
+    for (const c of closers.splice(0)) await c();
+  });
+
+  /** A model that answers every request after `delayMs`, billing `input` and `output` tokens of `model`. */
+  async function upstreamAndGateway(
+    opts: {
+      api?: ModelApi;
+      model?: string;
+      delayMs?: number;
+      maxUsd?: number | null;
+      answer?: string;
+    } = {},
+  ) {
+    const api = opts.api ?? 'anthropic';
     const seen: { url: string; headers: IncomingHttpHeaders }[] = [];
     const up = createServer((req, res) => {
       seen.push({ url: req.url ?? '', headers: req.headers });
       req.resume();
-      req.on('end', () => {
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.end(
-          sse([
-            { type: 'message_start', message: { model: 'claude-opus-5-5', usage: { input_tokens: 1200 } } },
-            { type: 'message_delta', delta: {}, usage: { output_tokens: 150 } },
-          ]),
-        );
-      });
+      req.on('end', () =>
+        setTimeout(() => {
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          const input = 1200;
+          const output = 150;
+          res.end(
+            opts.answer ??
+              (api === 'anthropic'
+                ? sse([
+                    {
+                      type: 'message_start',
+                      message: { model: opts.model ?? 'claude-opus-5-5', usage: { input_tokens: input } },
+                    },
+                    { type: 'message_delta', delta: {}, usage: { output_tokens: output } },
+                  ])
+                : sse([
+                    {
+                      type: 'response.completed',
+                      response: {
+                        model: opts.model ?? 'gpt-5.5',
+                        usage: { input_tokens: input, output_tokens: output },
+                      },
+                    },
+                  ])),
+          );
+        }, opts.delayMs ?? 0),
+      );
     });
-    await new Promise<void>((r) => up.listen(0, '127.0.0.1', r));
+    const upPort = await listening(up);
+    // Whatever reaches this server left the gateway for a host the agent named: it must never see a request, let alone the key.
+    const stolen: { url: string; headers: IncomingHttpHeaders }[] = [];
+    const attacker = createServer((req, res) => {
+      stolen.push({ url: req.url ?? '', headers: req.headers });
+      res.end('attacker-answered');
+    });
+    attacker.on('connect', (req, socket) => {
+      stolen.push({ url: req.url ?? '', headers: req.headers });
+      socket.end('HTTP/1.1 200 Connection Established\r\n\r\n');
+    });
+    const attackerPort = await listening(attacker);
     const counted: MeteredAnswer[] = [];
+    const stops: string[] = [];
+    const meter = new SpendMeter({
+      prices: { ok: true, table: DEFAULT_PRICES },
+      maxUsd: opts.maxUsd ?? null,
+      onStop: (why) => stops.push(why),
+    });
     const gw = new ModelGateway({
-      upstream: new URL(`http://127.0.0.1:${(up.address() as { port: number }).port}`),
-      api: 'anthropic',
+      upstream: new URL(`http://127.0.0.1:${upPort}${api === 'openai' ? '/v1' : ''}`),
+      api,
       auth: { header: 'x-api-key', value: 'sk-ant-the-real-key' },
+      hosts: [HOST],
+      meter,
       onAnswer: (a) => counted.push(a),
-      ...opts,
     });
     const sock = join(tmp('yoke-gw-'), 'model.sock');
     await gw.listen(sock);
-    close = async () => {
+    closers.push(async () => {
       await gw.close();
+      up.closeAllConnections();
       up.close();
-    };
-    const ask = (headers: Record<string, string>) =>
+      attacker.closeAllConnections();
+      attacker.close();
+    });
+    const ask = (headers: Record<string, string>, o: { path?: string; method?: string; body?: object } = {}) =>
       new Promise<{ status: number; body: string }>((done, fail) => {
-        const r = request({ socketPath: sock, path: '/v1/messages?beta=true', method: 'POST', headers }, (res) => {
-          let body = '';
-          res.on('data', (c: Buffer) => (body += c.toString('utf8')));
-          res.on('end', () => done({ status: res.statusCode ?? 0, body }));
-        });
+        const r = request(
+          {
+            socketPath: sock,
+            path: o.path ?? '/v1/messages?beta=true',
+            method: o.method ?? 'POST',
+            headers: { host: HOST, ...headers },
+            setHost: false,
+          },
+          (res) => {
+            let body = '';
+            res.on('data', (c: Buffer) => (body += c.toString('utf8')));
+            res.on('end', () => done({ status: res.statusCode ?? 0, body }));
+          },
+        );
         r.on('error', fail);
-        r.end(JSON.stringify({ model: 'claude-opus-5-5', messages: [] }));
+        r.end(JSON.stringify(o.body ?? { model: 'claude-opus-5-5', max_tokens: 1000, messages: [] }));
       });
-    return { seen, counted, gw, ask };
+    /** Bytes as an attacker writes them on the socket, not as a client library would: the gateway's whole answer. */
+    const raw = (text: string) =>
+      new Promise<string>((done, fail) => {
+        const c = connect(sock);
+        let got = '';
+        c.on('data', (d) => (got += d.toString('utf8')));
+        c.on('end', () => done(got));
+        c.on('close', () => done(got));
+        c.on('error', fail);
+        c.end(text);
+      });
+    return { seen, stolen, counted, stops, meter, gw, ask, raw, attackerPort };
   }
 
   it("TR39 a request with a key of the agent's own (or a stolen one) reaches the model with the job's key only; the answer passes through whole and is counted", async () => {
@@ -211,14 +373,77 @@ describe('the gateway, with a real upstream (TR39)', () => {
     ]);
   });
 
-  it("TR39 past the run's spend limit the gateway passes nothing on, and says why in the API's own error shape", async () => {
-    const { seen, ask } = await upstreamAndGateway({ refusal: () => "yoke: this run's spend limit of $1 is reached" });
-    const r = await ask({ 'content-type': 'application/json' });
-    expect(r.status).toBe(400);
-    expect(JSON.parse(r.body)).toEqual({
-      type: 'error',
-      error: { type: 'invalid_request_error', message: "yoke: this run's spend limit of $1 is reached" },
-    });
+  it("TR41 a `//host` path, an absolute-form target, a CONNECT tunnel, an upgrade and a foreign Host, written raw on the socket, reach neither the attacker nor the model, and are answered in the API's error shape", async () => {
+    const { seen, stolen, raw, gw, attackerPort } = await upstreamAndGateway();
+    const at = `127.0.0.1:${attackerPort}`;
+    const body = '{"model":"claude-opus-5-5","max_tokens":10}';
+    const post = (target: string, host = HOST) =>
+      `POST ${target} HTTP/1.1\r\nHost: ${host}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`;
+    const answers = [
+      await raw(post(`//${at}/v1/messages`)),
+      await raw(post(`http://${at}/v1/messages`)),
+      await raw(post('/v1/messages', at)),
+      await raw(`CONNECT ${at} HTTP/1.1\r\nHost: ${at}\r\n\r\n`),
+      await raw(`GET /v1/messages HTTP/1.1\r\nHost: ${HOST}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n`),
+    ];
+    expect(stolen).toEqual([]);
     expect(seen).toEqual([]);
+    expect(answers.map((a) => a.split('\r\n')[0])).toEqual([
+      'HTTP/1.1 404 Not Found',
+      'HTTP/1.1 404 Not Found',
+      'HTTP/1.1 403 Forbidden',
+      'HTTP/1.1 405 Method Not Allowed',
+      'HTTP/1.1 405 Method Not Allowed',
+    ]);
+    for (const a of answers)
+      expect(
+        JSON.parse(a.slice(a.indexOf('\r\n\r\n') + 4).replace(/^[0-9a-f]+\r\n|\r\n0\r\n\r\n$/g, '')),
+      ).toMatchObject({ type: 'error' });
+    expect(gw.refused.map((r) => r.request)).toEqual([
+      `POST //${at}/v1/messages`,
+      `POST http://${at}/v1/messages`,
+      'POST /v1/messages',
+      `CONNECT ${at}`,
+      'GET /v1/messages',
+    ]);
+  });
+
+  it('TR42 a model the price table cannot price is refused before the model is asked, and the run is told to stop, naming the model and the setting', async () => {
+    const { seen, ask, stops } = await upstreamAndGateway();
+    const r = await ask({}, { body: { model: 'claude-mythos-9', max_tokens: 100, messages: [] } });
+    expect(r.status).toBe(400);
+    expect(JSON.parse(r.body).error.message).toBe(unpricedModel('claude-mythos-9'));
+    expect(stops).toEqual([unpricedModel('claude-mythos-9')]);
+    expect(seen).toEqual([]);
+    // And nothing passes after: not even a priced model's request.
+    expect((await ask({})).status).toBe(400);
+    expect(seen).toEqual([]);
+  });
+
+  it('TR42 an answer that names a model the table cannot price (a priced request answered by another model) stops the run', async () => {
+    const { ask, stops, meter } = await upstreamAndGateway({ model: 'claude-mythos-9' });
+    expect((await ask({})).status).toBe(200);
+    expect(stops).toEqual([unpricedModel('claude-mythos-9')]);
+    expect(meter.spent).toBe(0);
+  });
+
+  it('TR42 a successful answer the meter cannot read stops the run: its spend cannot be counted', async () => {
+    const { ask, stops } = await upstreamAndGateway({ answer: '{"id":"msg_1","content":[]}' });
+    expect((await ask({})).status).toBe(200);
+    expect(stops).toEqual([
+      "yoke could not read what the model's answer to POST /v1/messages billed, so its spend cannot be counted: the run is stopped",
+    ]);
+  });
+
+  it('TR42 parallel requests wait for the meter: ten sent at once against a limit one answer crosses pass on one at a time, and none after the limit is reached', async () => {
+    // Each answer bills 1,200 in and 150 out at claude-opus-5-5's price: $0.0078. The limit is $0.01: the second crosses it.
+    const { seen, ask, meter } = await upstreamAndGateway({ delayMs: 30, maxUsd: 0.01 });
+    const answers = await Promise.all(Array.from({ length: 10 }, () => ask({})));
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(2);
+    expect(seen).toHaveLength(2);
+    expect(meter.spent).toBeCloseTo(0.0156, 6);
+    expect(JSON.parse(answers.find((a) => a.status === 400)!.body).error.message).toBe(
+      "yoke: this run's spend limit of $0.01 is reached ($0.0156 spent)",
+    );
   });
 });
