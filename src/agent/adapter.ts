@@ -2,7 +2,8 @@
 // within the run's limits, how to read its event stream, and what it cost.
 // A third agent (Aider, OpenHands) is one more file like claude-code.ts.
 
-import type { ModelApi, ModelAuth } from './model-gateway.js';
+import type { ModelApi } from './model-answers.js';
+import type { ModelAuth } from './model-gateway.js';
 import { recordOf } from '../kernel/guards.js';
 
 export interface AgentLimits {

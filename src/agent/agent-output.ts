@@ -1,5 +1,5 @@
 import type { AgentCost } from './adapter.js';
-import type { MeteredAnswer } from './model-gateway.js';
+import type { MeteredAnswer } from './model-answers.js';
 import { priceTokens, type PriceTable } from './prices.js';
 
 // What yoke makes of what an agent wrote or printed before it keeps it: the title in the agent's

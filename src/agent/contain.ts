@@ -4,13 +4,8 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { neededDirs, systemRoots, viewArgs, type FsView } from '../kernel/bubblewrap.js';
-import {
-  ModelGateway,
-  type MeteredAnswer,
-  type ModelApi,
-  type ModelAuth,
-  type RefusedRequest,
-} from './model-gateway.js';
+import type { MeteredAnswer, ModelApi } from './model-answers.js';
+import { ModelGateway, type ModelAuth, type RefusedRequest } from './model-gateway.js';
 import type { SpendMeter } from './spend-meter.js';
 import { recordOf, textField } from '../kernel/guards.js';
 import { FORWARDER } from './forwarder.js';

@@ -8,8 +8,8 @@ import {
 import { request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { recordOf } from '../kernel/guards.js';
-import { outputLimit, type SpendMeter } from './spend-meter.js';
+import { answerUsage, outputLimit, readRequest, type MeteredAnswer, type ModelApi } from './model-answers.js';
+import type { SpendMeter } from './spend-meter.js';
 
 // TR39: the model's key never enters the agent's sandbox. The agent CLI is
 // pointed at this gateway, which yoke's runner keeps outside: the CLI holds a
@@ -22,94 +22,10 @@ import { outputLimit, type SpendMeter } from './spend-meter.js';
 /** What the agent CLI holds where the key would be: it names what holds the key instead. */
 export const KEY_PLACEHOLDER = 'yoke-model-gateway-holds-the-key';
 
-/** How the model's answers state what they billed. */
-export type ModelApi = 'anthropic' | 'openai';
-
 /** The header the gateway puts on each request: the job's key, which the agent never holds. */
 export interface ModelAuth {
   header: 'x-api-key' | 'authorization';
   value: string;
-}
-
-/** Tokens as billed: `input` includes the cached and cache-written ones. */
-export interface Usage {
-  input: number;
-  cachedInput: number;
-  cacheWrite: number;
-  output: number;
-}
-
-/** One answer of the model's, as the gateway counted it. */
-export interface MeteredAnswer {
-  model: string | null;
-  usage: Usage;
-}
-
-const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : 0);
-const str = (v: unknown): string | null => (typeof v === 'string' && v ? v : null);
-const obj = (v: unknown): Record<string, unknown> => recordOf(v) ?? {};
-
-/** The JSON documents of a body: the `data:` lines of an event stream, or the body as one document. */
-function documents(body: string): unknown[] {
-  const out: unknown[] = [];
-  const lines = body.split('\n');
-  const stream = lines.some((l) => l.startsWith('data:'));
-  for (const text of stream ? lines.filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()) : [body]) {
-    try {
-      out.push(JSON.parse(text));
-    } catch {
-      /* not JSON ([DONE], a keep-alive, an HTML error page): bills nothing */
-    }
-  }
-  return out;
-}
-
-/**
- * What one answer billed, from the body the model sent (an event stream or one JSON document), or null when
- * it billed nothing (an error, a token count). Anthropic's counts in `message_delta` are cumulative; OpenAI's
- * Responses API states the whole answer's in `response.completed` (or `.incomplete`, `.failed`). Pure.
- */
-export function answerUsage(api: ModelApi, requestModel: string | null, body: string): MeteredAnswer | null {
-  let model = requestModel;
-  let seen = false;
-  const u = { input: 0, cacheRead: 0, cacheWrite: 0, output: 0 };
-  const take = (usage: Record<string, unknown>) => {
-    seen = true;
-    if ('input_tokens' in usage) u.input = num(usage.input_tokens);
-    if (api === 'anthropic') {
-      if ('cache_read_input_tokens' in usage) u.cacheRead = num(usage.cache_read_input_tokens);
-      if ('cache_creation_input_tokens' in usage) u.cacheWrite = num(usage.cache_creation_input_tokens);
-    } else u.cacheRead = num(obj(usage.input_tokens_details).cached_tokens);
-    if ('output_tokens' in usage) u.output = num(usage.output_tokens);
-  };
-  for (const d of documents(body).map(obj)) {
-    if (api === 'anthropic') {
-      if (d.type === 'message_start') {
-        const m = obj(d.message);
-        model = str(m.model) ?? model;
-        take(obj(m.usage));
-      } else if (d.type === 'message_delta' && d.usage) take(obj(d.usage));
-      else if (d.type === 'message' && d.usage) {
-        model = str(d.model) ?? model;
-        take(obj(d.usage));
-      }
-    } else {
-      const r =
-        d.object === 'response'
-          ? d
-          : typeof d.type === 'string' && /^response\.(completed|incomplete|failed)$/.test(d.type)
-            ? obj(d.response)
-            : null;
-      if (r?.usage) {
-        model = str(r.model) ?? model;
-        take(obj(r.usage));
-      }
-    }
-  }
-  if (!seen) return null;
-  // Anthropic counts cached and cache-written tokens apart from `input_tokens`; OpenAI's input includes its cached ones.
-  const input = api === 'anthropic' ? u.input + u.cacheRead + u.cacheWrite : u.input;
-  return { model, usage: { input, cachedInput: u.cacheRead, cacheWrite: u.cacheWrite, output: u.output } };
 }
 
 /** An endpoint the gateway passes on: its path under the upstream's base URL, its method, and whether its answers bill. */
@@ -297,13 +213,7 @@ export class ModelGateway {
     const route = routeRequest(this.opts, method, req.url ?? '', req.headers.host);
     if (!route.ok) return this.refuse(res, route.status, `${method} ${req.url ?? ''}`, route.why);
     const body = Buffer.concat(chunks);
-    let request: Record<string, unknown> = {};
-    try {
-      request = obj(JSON.parse(body.toString('utf8')));
-    } catch {
-      /* not JSON: the answer names its model, or none */
-    }
-    const requestModel = str(request.model);
+    const { model: requestModel, fields: request } = readRequest(body.toString('utf8'));
     const metered = Boolean(api && meter && route.metered);
     const admitted = metered ? await meter!.admit(requestModel, body.length, outputLimit(api!, request)) : null;
     if (admitted && !admitted.ok) return this.refuse(res, 400, route.endpoint, admitted.why);

@@ -1,4 +1,4 @@
-import type { MeteredAnswer, ModelApi } from './model-gateway.js';
+import type { MeteredAnswer } from './model-answers.js';
 import { priceOf, priceTokens, type PriceTable } from './prices.js';
 
 // TR42: the gateway's meter. Spend nobody priced is refused, not free:
@@ -29,12 +29,6 @@ export function worstCase(
   if (!p) return null;
   const input = Math.max(p.input, p.cache_write ?? 0, p.cached_input ?? 0);
   return (bodyBytes * input + (maxOutput ?? UNBOUNDED_OUTPUT_TOKENS) * p.output) / 1_000_000;
-}
-
-/** The output limit a request names, by the API's own field, or null. */
-export function outputLimit(api: ModelApi, request: Record<string, unknown>): number | null {
-  const v = api === 'anthropic' ? request.max_tokens : request.max_output_tokens;
-  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : null;
 }
 
 export type Admission = { ok: true; ticket: number } | { ok: false; why: string };
