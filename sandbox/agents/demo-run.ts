@@ -145,13 +145,16 @@ async function lander(): Promise<void> {
   const land = process.env.YOKE_LAND_SHA;
   const dir = workingCopy(land || base || env('YOKE_HEAD_SHA'));
   if (land) {
-    // LD03: the commit yoke built to land, as it is: it must hold the base and the head.
-    for (const sha of [base!, env('YOKE_HEAD_SHA')])
-      try {
-        sh(dir, 'git', ['merge-base', '--is-ancestor', sha, 'HEAD']);
-      } catch {
-        throw new Error(`${land} does not hold ${sha}`);
-      }
+    // LD03: the commit yoke built to land, as it is: the base with the stack's heads and its own merged on in order.
+    const heads = [...(process.env.YOKE_STACK ?? '').split(' ').filter(Boolean), env('YOKE_HEAD_SHA')];
+    let at = sh(dir, 'git', ['rev-parse', 'HEAD']);
+    for (const want of heads.reverse()) {
+      const [, first, second, ...extra] = sh(dir, 'git', ['rev-list', '--parents', '-n1', at]).split(' ');
+      if (!first || second !== sh(dir, 'git', ['rev-parse', want]) || extra.length)
+        throw new Error(`${land} is not the base with the heads merged on in order: ${at} is not a merge of ${want}`);
+      at = first;
+    }
+    if (at !== sh(dir, 'git', ['rev-parse', base!])) throw new Error(`${land} does not grow from the base ${base}`);
   } else if (base) {
     // LD05: the heads of the claim PRs stacked ahead of this one, then its own, merged onto the base in order.
     const stack = (process.env.YOKE_STACK ?? '').split(' ').filter(Boolean);

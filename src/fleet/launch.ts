@@ -147,7 +147,7 @@ export interface LaunchDeps {
   clock: Clock;
   newRunId: () => string;
   /** LD03: where a lander's commit is built, with fast-forward landing. */
-  forge: Pick<Forge, 'pinBranch' | 'mergeIntoBranch'>;
+  forge: Pick<Forge, 'pinBranch' | 'mergeIntoBranch' | 'commitParents'>;
   log: Log;
   apiUrl: string;
   pauseThreshold: number;

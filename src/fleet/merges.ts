@@ -1,8 +1,14 @@
 import type { RepoConfig } from '../config/repo-config.js';
 import type { ClaimView, RepoRef } from '../forge/types.js';
-import { enqueueRefusedNotice, fastForwardRefusedNotice, mergeRefusedNotice } from './messages.js';
+import {
+  enqueueRefusedNotice,
+  fastForwardRefusedNotice,
+  landCommitForgedNotice,
+  mergeRefusedNotice,
+} from './messages.js';
 import { queuedAt } from './merge-queue.js';
-import { landBranch } from './land-commits.js';
+import { checkLandCommit, landBranch } from './land-commits.js';
+import type { Run } from '../store/runs.js';
 import { baseRefOf, baseTipOf, type RepoFacts } from './repo-facts.js';
 import {
   NOT_FAST_FORWARD,
@@ -31,13 +37,29 @@ export type MergeAction = {
   sha: string;
   on: Position;
   branch: string;
-  /** LD03: with fast-forward landing, the commit the lander judged, to move `branch` to (null: merge the PR). */
-  land: string | null;
+  /**
+   * LD03: with fast-forward landing, the commit the lander judged, to move `branch` to, and the pinned tree it
+   * must be: `base` with `heads` merged on in order (null: merge the PR).
+   */
+  land: LandTarget | null;
   /** LD04: `branch` requires GitHub's merge queue: the PR is added to it, and GitHub merges its group. */
   queue: boolean;
   method: 'merge' | 'squash' | 'rebase';
   run: string;
 };
+
+/** LD03: the commit a lander judged, and the pinned tree it was built as. */
+export interface LandTarget {
+  sha: string;
+  base: string;
+  heads: readonly string[];
+}
+
+/** The land target of a lander's verdict: its commit, and the base and heads it was built from (null: none built). */
+function landTargetOf(run: Pick<Run, 'landSha' | 'baseSha' | 'stack' | 'headSha'> | undefined): LandTarget | null {
+  if (!run?.landSha || !run.baseSha || !run.headSha) return null;
+  return { sha: run.landSha, base: run.baseSha, heads: [...run.stack.map((m) => m.head), run.headSha] };
+}
 
 export interface AfterLaunch {
   /** Live subjects once this pass's launches are counted (a lander just launched holds its PR's merge). */
@@ -101,9 +123,7 @@ export function planMerges(
         method: facts.config.autoland.merge_method,
         run: next.v!.runId,
         queue: false,
-        land: facts.config.autoland.fast_forward
-          ? (record.runs.find((r) => r.id === next.v!.runId)?.landSha ?? null)
-          : null,
+        land: facts.config.autoland.fast_forward ? landTargetOf(record.runs.find((r) => r.id === next.v!.runId)) : null,
       });
       on = { root: tip, stack: [...on.stack, { pr: next.c.pull.number, head: next.c.pull.headSha }] };
     }
@@ -220,20 +240,35 @@ export async function executeMerge(
 async function fastForward(
   deps: Io & { onMerged?: MergeListener },
   facts: RepoFacts,
-  a: MergeAction & { land: string },
+  a: MergeAction & { land: LandTarget },
   /** Where the base branch was when the pass read it, and what this pass landed on it so far. */
   { tip, landed }: { tip: string; landed: Landed[] },
 ): Promise<void> {
   const { forge, store, log } = deps;
   const repo = facts.repo.fullName;
-  const res = await forge.moveBranch(facts.repo, a.branch, a.land);
+  // LD03: only yoke's pinned tree lands: read back what the lander judged, and refuse a commit that is not the
+  // pinned base with the heads merged on in order (a writer's commit slipped into the land branch in the window).
+  const forged = await checkLandCommit(forge, facts.repo, a.land.sha, a.land);
+  if (forged) {
+    // What the lander judged is that commit, not the tree it was told: so recorded, its verdict counts on no tree
+    // of the branch, and the next pass validates the PR again on a commit yoke builds anew.
+    await store.runs.setJudgedTree(a.run, a.land.sha, []);
+    await recordRefusal(deps, facts, a, { tip, detail: forged });
+    log.warn(
+      { repo, pr: a.pr, sha: a.sha, land: a.land.sha, problem: forged },
+      "not landed: the commit the lander judged is not yoke's pinned tree; a lander validates the PR again",
+    );
+    await forge.createComment(facts.repo, a.pr, landCommitForgedNotice(a.pr, a.land.sha, forged));
+    return;
+  }
+  const res = await forge.moveBranch(facts.repo, a.branch, a.land.sha);
   if (!res.ok && NOT_FAST_FORWARD.test(res.message)) {
     // The branch moved after the read (a push in the window), or the commit grew from another commit of the
     // same tree: nothing lands. Recorded against this verdict, which then counts for nothing: the next pass
     // validates the PR again where the branch is.
     await recordRefusal(deps, facts, a, { tip, detail: res.message });
     log.info(
-      { repo, pr: a.pr, sha: a.sha, land: a.land, now: tip },
+      { repo, pr: a.pr, sha: a.sha, land: a.land.sha, now: tip },
       'not landed: GitHub would not fast-forward the base branch to the validated commit; a lander validates it again',
     );
     return;
@@ -247,18 +282,18 @@ async function fastForward(
     at: deps.clock.now(),
     runId: a.run,
     baseSha: tip,
-    mergeSha: res.ok ? a.land : null,
+    mergeSha: res.ok ? a.land.sha : null,
   };
   await store.merges.record(done);
   if (!res.ok) {
-    await forge.createComment(facts.repo, a.pr, fastForwardRefusedNotice(a.pr, a.land, a.branch, res.message));
+    await forge.createComment(facts.repo, a.pr, fastForwardRefusedNotice(a.pr, a.land.sha, a.branch, res.message));
     return;
   }
   landed.push(done);
-  log.info({ repo, pr: a.pr, sha: a.sha, land: a.land }, 'landed accepted claim PR by fast-forward');
+  log.info({ repo, pr: a.pr, sha: a.sha, land: a.land.sha }, 'landed accepted claim PR by fast-forward');
   await forge.deleteBranch(facts.repo, landBranch(a.pr)).catch(() => undefined);
-  await mergeSpan(deps, facts, { pr: a.pr, sha: a.sha, mergeSha: a.land });
-  await deps.onMerged?.(deps, { repo: facts.repo, pr: a.pr, mergeSha: a.land, config: facts.config });
+  await mergeSpan(deps, facts, { pr: a.pr, sha: a.sha, mergeSha: a.land.sha });
+  await deps.onMerged?.(deps, { repo: facts.repo, pr: a.pr, mergeSha: a.land.sha, config: facts.config });
 }
 
 /** The merge, in the trace of the issue its claim PR closes. */

@@ -99,6 +99,11 @@ export function fastForwardRefusedNotice(pr: number, sha: string, branch: string
   return `yoke did not land this PR. ${refusalText(makeRefusal('fast_forward_refused', { number: pr, sha: sha.slice(0, 7), branch, detail }))}`;
 }
 
+/** LD03: said when the commit a lander judged is not yoke's pinned tree, so it is not landed. */
+export function landCommitForgedNotice(pr: number, sha: string, problem: string): string {
+  return `yoke did not land this PR. ${refusalText(makeRefusal('land_commit_forged', { number: pr, sha: sha.slice(0, 7), problem }))}`;
+}
+
 const MAX_LISTED = 20;
 
 /** The protected files of a change, as a short list in code spans. */

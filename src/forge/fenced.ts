@@ -25,6 +25,7 @@ const FORGE_ACCESS: Record<keyof Forge, 'read' | 'write'> = {
   listReviews: 'read',
   listReviewComments: 'read',
   resolveCommit: 'read',
+  commitParents: 'read',
   isAncestor: 'read',
   isBranchProtected: 'read',
   readBranchTip: 'read',

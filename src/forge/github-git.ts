@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { classifyGitHubError, unlessMissing } from './errors.js';
 import type { Octokit } from './octokit.js';
-import { GhBranch, GhCommit, GhCompare, GhRef, GhTree } from './schemas.js';
+import { GhBranch, GhCommit, GhCompare, GhGitCommit, GhRef, GhTree } from './schemas.js';
 import type { MergeResult, PushToken, RepoRef } from './types.js';
 
 // A repository's commits, branches and files as GitHubForge reads them: a
@@ -49,6 +49,15 @@ export async function mergeIntoBranch(
     if (e.kind === 'refused') return { ok: false, status: e.status!, message: e.message };
     throw err;
   }
+}
+
+/** LD03: a commit's parents, in order, as the git database has them; null for a commit GitHub does not have. */
+export async function commitParents(o: Octokit, repo: RepoRef, sha: string): Promise<string[] | null> {
+  const res = await unlessMissing(
+    () => o.request('GET /repos/{owner}/{repo}/git/commits/{commit_sha}', { ...at(repo), commit_sha: sha }),
+    [404, 422],
+  );
+  return res && GhGitCommit.parse(res.data).parents.map((p) => p.sha);
 }
 
 /** LD04: the rules in force on a branch (`GET /repos/{owner}/{repo}/rules/branches/{branch}`) hold a merge queue. */

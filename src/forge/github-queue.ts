@@ -1,6 +1,7 @@
 import { fieldOf } from '../kernel/guards.js';
 import { z } from 'zod';
 import { classifyGitHubError, unlessMissing } from './errors.js';
+import { commitParents } from './github-git.js';
 import type { Octokit } from './octokit.js';
 import type { EnqueueResult, MergeGroup, MergeQueueRead, RepoRef } from './types.js';
 
@@ -94,12 +95,8 @@ export async function readMergeQueue(
     const sha = ref.object.sha;
     let parent = parents.get(sha);
     if (parent === undefined) {
-      const commit = await unlessMissing(() =>
-        o.request('GET /repos/{owner}/{repo}/git/commits/{commit_sha}', { ...at(repo), commit_sha: sha }),
-      );
       // A group GitHub destroyed between the two reads: gone, so not a group.
-      if (!commit) continue;
-      parent = z.object({ parents: z.array(z.object({ sha: z.string() })) }).parse(commit.data).parents[0]?.sha;
+      parent = (await commitParents(o, repo, sha))?.[0];
       if (!parent) continue;
       parents.set(sha, parent);
     }

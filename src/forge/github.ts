@@ -290,6 +290,10 @@ export class GitHubForge implements Forge {
     return git.mergeIntoBranch(await this.gh(repo.installationId), repo, branch, head, message);
   }
 
+  async commitParents(repo: RepoRef, sha: string): Promise<string[] | null> {
+    return git.commitParents(await this.gh(repo.installationId), repo, sha);
+  }
+
   async mintPushToken(repo: RepoRef): Promise<PushToken> {
     return git.mintPushToken(await this.opts.appOctokit(), repo);
   }

@@ -280,6 +280,8 @@ export const GhPullDetail = z
   }));
 
 export const GhCommit = z.object({ sha: z.string() });
+/** A commit as the git database API shows it: its parents in order. */
+export const GhGitCommit = z.object({ sha: z.string(), parents: z.array(z.object({ sha: z.string() })) });
 export const GhBranch = z.object({ name: z.string(), protected: z.boolean() });
 export const GhCompare = z.object({ status: z.enum(['ahead', 'behind', 'identical', 'diverged']) });
 export const GhTree = z.object({

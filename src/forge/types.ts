@@ -344,6 +344,8 @@ export interface Forge {
    * merge commit it made (or the branch as it is, when it already held the commit); a conflict comes back as data.
    */
   mergeIntoBranch(repo: RepoRef, branch: string, head: string, message: string): Promise<MergeResult>;
+  /** LD03: a commit's parents in order (`GET /repos/{owner}/{repo}/git/commits/{sha}`), or null when GitHub has no such commit. */
+  commitParents(repo: RepoRef, sha: string): Promise<string[] | null>;
   /** An installation token for this one repository with `contents: write` only, for one run's push (never to a child process of yoke's). */
   mintPushToken(repo: RepoRef): Promise<PushToken>;
   /** Opens a PR as the app (so the repository's own workflows run on it); returns its number. */

@@ -1,13 +1,12 @@
 import nock from 'nock';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Timers } from '../../src/kernel/clock.js';
-import type { Log } from '../../src/kernel/log.js';
 import { DEFAULT_LEADERSHIP, Leadership } from '../../src/leadership.js';
 import { BudgetBook, BudgetStopped, GITHUB_SECONDARY_LIMITS } from '../../src/forge/budget.js';
 import { budgeted, DEFAULT_CLIENT_POLICY, yokeOctokit } from '../../src/forge/octokit.js';
 import { openStore } from '../../src/store/store.js';
 import { STOP_WAIT_MS, Ticks } from '../../src/ticks.js';
-import { gate, makeHarness, ManualClock, until } from '../helpers/fleet.js';
+import { gate, makeHarness, ManualClock, recordingLog, until } from '../helpers/fleet.js';
 
 // Many installations at once (SC05), a 304 charged as GitHub charges it (SC03), and a stop that is quick and
 // gives the lead up (SC06), all on a fake clock.
@@ -32,14 +31,6 @@ class HandTimers implements Timers {
 const settle = async () => {
   for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
 };
-
-function recordingLog(lines: string[]): Log {
-  return {
-    info: (_o, m) => lines.push(`info: ${m}`),
-    warn: (_o, m) => lines.push(`warn: ${m}`),
-    error: (_o, m) => lines.push(`error: ${m}`),
-  };
-}
 
 afterEach(() => {
   nock.cleanAll();

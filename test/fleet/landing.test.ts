@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { decodeMarker } from '../../src/forge/marker.js';
-import { enqueueRefusedNotice, fastForwardRefusedNotice } from '../../src/fleet/messages.js';
+import { enqueueRefusedNotice, fastForwardRefusedNotice, landCommitForgedNotice } from '../../src/fleet/messages.js';
 import { landingState, stacksInFlight } from '../../src/fleet/landers.js';
 import { renderRepoPage } from '../../src/http/dashboard-parts.js';
 import type { Run } from '../../src/store/runs.js';
-import { AUTOLAND, addClaimPull, makeHarness, report } from '../helpers/fleet.js';
+import { AUTOLAND, addClaimPull, makeHarness, recordingLog, report } from '../helpers/fleet.js';
 
 // LD01, LD02, LD03 through the engine: a lander judges the head merged onto the base its branch is at;
 // an accept counts only on that base; a merge moves the base, and the other accepted PR is judged again.
@@ -314,6 +314,71 @@ describe('landing by fast-forward (LD03, autoland.fast_forward)', () => {
     expect(said[0]!.body).toBe(
       `yoke did not land this PR. GitHub refused to move main to ${l7.landSha!.slice(0, 7)}, the commit the lander validated for #7: Repository rule violations found for refs/heads/main. Changes must be made through a pull request.\n\n**To recover:** Let yoke's app bypass the rules that protect main (the ruleset's bypass list, docs/landing.md), then comment \`/yoke land\` on #7; or set autoland.fast_forward: false in .github/yoke.yml to merge through the pull request instead.`,
     );
+  });
+
+  it("LD03 a writer who pushes a commit onto yoke/land/7 right after yoke pins it gets nothing judged with it: yoke reads back what GitHub built, rebuilds from the pin, and the lander judges yoke's tree only", async () => {
+    const h = makeHarness({ policy: { globalCap: 4 } });
+    h.forge.addRepo(REPO, FF);
+    const pin = h.forge.pinBranch.bind(h.forge);
+    const slipped: string[] = [];
+    h.forge.pinBranch = async (ref, branch, sha) => {
+      await pin(ref, branch, sha);
+      // The window between the pin and the merge: a writer's commit, which the merges API builds on as the branch stands.
+      if (slipped.length === 0) slipped.push(h.forge.pushToBranch(REPO, branch, { '.github/workflows/x.yml': 'evil' }));
+    };
+    await addClaimPull(h, REPO, { number: 7, issue: 1, headSha: A });
+    await h.engine.schedulerTick();
+    const [l7] = landers(h);
+    const built = [...h.forge.landCommits];
+    // The first build merged A onto the writer's commit; it was read back, refused, and built again from c0.
+    expect(built.map(([, c]) => [c.parent, c.head])).toEqual([
+      [slipped[0], A],
+      ['c0', A],
+    ]);
+    expect(l7!.landSha).toBe(built[1]![0]);
+  });
+
+  it('LD03 a land branch moved by a writer on every build is never adopted: the lander gets no commit and merges the heads itself', async () => {
+    const lines: string[] = [];
+    const h = makeHarness({ policy: { globalCap: 4 }, log: recordingLog(lines) });
+    h.forge.addRepo(REPO, FF);
+    const pin = h.forge.pinBranch.bind(h.forge);
+    h.forge.pinBranch = async (ref, branch, sha) => {
+      await pin(ref, branch, sha);
+      h.forge.pushToBranch(REPO, branch, { 'x.txt': 'slipped' });
+    };
+    await addClaimPull(h, REPO, { number: 7, issue: 1, headSha: A });
+    await h.engine.schedulerTick();
+    expect(landers(h).map((l) => [l.prNumber, l.landSha])).toEqual([[7, null]]);
+    expect(lines.filter((l) => l.startsWith('warn'))).toEqual([
+      'warn: the land branch was moved by someone else while yoke built it, twice; the lander merges the heads itself',
+    ]);
+  });
+
+  it("LD03 an accepted commit that is not yoke's pinned tree (the record names a commit a writer made) never moves the base: the verdict counts for nothing, the PR says why, and a lander validates it again", async () => {
+    const { h, repo, l7 } = await twoStacked();
+    // A writer's commit on top of yoke's: the lander's run record points at it (as a 204 adopting a moved tip once did).
+    h.forge.repo(REPO).branches['yoke/land/7'] = { head: l7.landSha!, protected: false, base: 'c0' };
+    const forged = h.forge.pushToBranch(REPO, 'yoke/land/7', { 'x.txt': 'slipped' });
+    await h.store.runs.setLandSha(l7.runId, forged);
+    await report(h, l7.runId, 'success', 'accept');
+    await h.engine.reaperTick();
+    expect(h.forge.branchMoves).toEqual([]);
+    expect(repo.history).toEqual(['c0']);
+    expect(
+      h.forge.comments.filter((c) => c.number === 7 && c.body.startsWith('yoke did not land')).map((c) => c.body),
+    ).toEqual([
+      landCommitForgedNotice(
+        7,
+        forged,
+        `${forged.slice(0, 7)} is not yoke's merge of ${A.slice(0, 7)} onto the commit below it (its parents: ${l7.landSha!.slice(0, 7)})`,
+      ),
+    ]);
+    expect((await h.store.merges.listForRepo(REPO)).map((m) => [m.prNumber, m.state])).toEqual([[7, 'refused']]);
+    await h.engine.schedulerTick();
+    const again = landers(h).filter((l) => l.prNumber === 7);
+    expect(again).toHaveLength(2);
+    expect(again[1]!.landSha).not.toBe(forged);
   });
 
   it('LD03 a head that does not merge onto the tree to judge gets no commit: its lander merges it itself, and rejects it naming the files', async () => {

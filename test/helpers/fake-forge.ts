@@ -625,6 +625,29 @@ export class FakeForge implements Forge {
     return { ok: true, sha };
   }
 
+  /** Commits a writer pushed onto a branch (`pushToBranch`): each with its parents. */
+  pushed = new Map<string, string[]>();
+  /** A writer with push access adds a commit on top of a branch, as `git push` would. */
+  pushToBranch(fullName: string, branch: string, files: Record<string, string> = {}): string {
+    const r = this.repo(fullName);
+    const b = r.branches[branch]!;
+    const sha = `x${this.pushed.size + 1}${b.head.slice(0, 6)}`;
+    this.pushed.set(sha, [b.head]);
+    r.files.set(sha, { ...(r.files.get(b.head) ?? {}), ...files });
+    b.head = sha;
+    return sha;
+  }
+
+  async commitParents(repo: RepoRef, sha: string): Promise<string[] | null> {
+    const land = this.landCommits.get(sha);
+    if (land) return [land.parent, land.head];
+    const pushed = this.pushed.get(sha);
+    if (pushed) return pushed;
+    const history = this.repo(repo.fullName).history;
+    const i = history.indexOf(sha);
+    return i < 0 ? null : history.slice(i - 1, i);
+  }
+
   pushTokens: { repo: string; token: string }[] = [];
   async mintPushToken(repo: RepoRef): Promise<{ token: string; expiresAt: string }> {
     const token = `ghs_push_${this.pushTokens.length + 1}`;

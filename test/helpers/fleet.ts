@@ -282,3 +282,12 @@ async function endedRun(
     await h.store.runs.recordReport(run.id, { outcome: 'success', verdict, summary: 'recorded by the test' }, 0);
   await h.store.runs.end(run.id, 'success', null, at);
 }
+
+/** A log that keeps each line as `level: message`, for a test to compare. */
+export function recordingLog(lines: string[]): Log {
+  return {
+    info: (_o, m) => lines.push(`info: ${m}`),
+    warn: (_o, m) => lines.push(`warn: ${m}`),
+    error: (_o, m) => lines.push(`error: ${m}`),
+  };
+}

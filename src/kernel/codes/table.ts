@@ -207,6 +207,13 @@ export const CODE_INFO = {
     recovery: (p) =>
       `Let yoke's app bypass the rules that protect ${p.branch} (the ruleset's bypass list, docs/landing.md), then comment \`/yoke land\` on #${p.number}; or set autoland.fast_forward: false in .github/yoke.yml to merge through the pull request instead.`,
   }),
+  land_commit_forged: code<{ number: number; sha: string; problem: string }>({
+    status: 409,
+    message: (p) =>
+      `The commit the lander judged for #${p.number}, ${p.sha}, is not the tree yoke pinned (the base with the heads merged on in order): ${p.problem}. Someone with push access moved yoke/land/${p.number} while yoke built it, so its verdict counts for nothing.`,
+    recovery: (p) =>
+      `Nothing to do for #${p.number}: yoke validates it again on a commit it builds anew. Find who pushed to yoke/land/${p.number} (the repository's audit log), and restrict pushes to yoke/land/* to yoke's app with a ruleset (docs/landing.md).`,
+  }),
   protected_paths_changed: code<{ number: number; sha: string; files: string }>({
     status: 409,
     message: (p) =>
