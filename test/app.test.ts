@@ -1,3 +1,4 @@
+import { issueDigest } from '../src/kernel/issue-digest.js';
 import { runnerBundle } from '../src/agent/bundle.js';
 import { createHmac } from 'node:crypto';
 import nock from 'nock';
@@ -235,6 +236,12 @@ async function receiveComment(h: ProbotHarness, body: string, id = 'delivery-1')
 
 describe('comment commands (Probot level)', () => {
   it('GH04 /yoke start from a writer is acknowledged, answered, and launched by the next pass as a workflow dispatch', async () => {
+    const ISSUE_1 = {
+      number: 1,
+      state: 'open',
+      title: 'Spelling error in the README file',
+      body: 'It looks like you accidently spelled commit with two t.',
+    };
     const h = await makeProbot();
     const dispatched: Record<string, unknown>[] = [];
     const replies: string[] = [];
@@ -244,7 +251,7 @@ describe('comment commands (Probot level)', () => {
       .get(CONFIG_RE)
       .reply(...yamlConfig('auto: false\ndashboard_issue: false\n'))
       .get('/repos/Codertocat/Hello-World/issues/1')
-      .reply(200, { number: 1, state: 'open' })
+      .reply(200, ISSUE_1)
       .post('/repos/Codertocat/Hello-World/issues/comments/492700400/reactions', { content: '+1' })
       .reply(201, { id: 1, content: '+1' })
       .post('/repos/Codertocat/Hello-World/issues/1/comments', (b) => (replies.push(b.body), true))
@@ -260,7 +267,7 @@ describe('comment commands (Probot level)', () => {
       ],
     })
       .get('/repos/Codertocat/Hello-World/issues/1')
-      .reply(200, { number: 1, state: 'open' })
+      .reply(200, ISSUE_1)
       .post(
         '/repos/Codertocat/Hello-World/actions/workflows/yoke-run.yml/dispatches',
         (b) => (dispatched.push(b), true),
@@ -285,7 +292,12 @@ describe('comment commands (Probot level)', () => {
         api_url: 'https://yoke.example.test',
         runner_sha256: (await runnerBundle()).sha256,
         limits: '{"max_turns":60}',
-        rejection: '',
+        // TR24: the issue as the writer's start approved it, which the runner checks before the agent starts.
+        rejection: JSON.stringify({
+          rejection: null,
+          asks: [],
+          approved: { issue: 1, digest: issueDigest(ISSUE_1.title, ISSUE_1.body) },
+        }),
       },
     });
     // Found again by the poll, the same comment is not processed twice.

@@ -21,3 +21,23 @@ export function issueEditedSinceLabel(
   const seen = facts.afkLabels?.get(issue.number);
   return seen !== undefined && !readsAsApproved(seen, issue);
 }
+
+/** TR24: an issue's digest as this pass read it (the view, or a start request's own read of it), or null. */
+export function digestNow(facts: Pick<RepoFacts, 'view' | 'startableIssues'>, issue: number): string | null {
+  return facts.view.issues.find((i) => i.number === issue)?.digest ?? facts.startableIssues.get(issue) ?? null;
+}
+
+/**
+ * TR24: whether a writer's start may launch on the issue as it reads now: a writer approved exactly this text
+ * (the `/yoke start` records it). An edit since, or no approval on record, holds it.
+ */
+export function startApproved(
+  facts: Pick<RepoFacts, 'view' | 'startableIssues' | 'afkLabels'>,
+  issue: number,
+): boolean {
+  const seen = facts.afkLabels?.get(issue);
+  const now = digestNow(facts, issue);
+  const viewed = facts.view.issues.find((i) => i.number === issue);
+  if (!seen || now === null) return false;
+  return viewed ? readsAsApproved(seen, viewed) : seen.bodyDigest === now;
+}

@@ -1,7 +1,15 @@
 import { ok, refuse, type Result } from '../kernel/result.js';
 import type { RepoConfig } from '../config/repo-config.js';
 import type { RepoName, RepoRef } from '../forge/types.js';
-import { autoLoopSet, fixQueued, landQueued, repoReset, repoStatusReport, startQueued } from './messages.js';
+import {
+  autoLoopSet,
+  fixQueued,
+  landQueued,
+  repoReset,
+  repoStatusReport,
+  startConfirmed,
+  startQueued,
+} from './messages.js';
 import type { NewAsk } from '../store/asks.js';
 import { effectiveCap } from './cap.js';
 import { issueSubject, pullSubject } from '../kernel/ids.js';
@@ -42,11 +50,29 @@ export async function requestStart(
   if (!found || found.state !== 'open' || found.isPull) return refuse('issue_not_found', { repo: name, number: issue });
   const live = await store.runs.liveForSubject(name, issueSubject(issue));
   if (live) return refuse('subject_busy', { repo: name, subject: `#${issue}`, run: live.id });
+  // TR24: a writer's start approves the issue as it reads now, labelled or not; nothing else re-approves it.
+  await store.afkLabels.record({
+    repo: name,
+    issueNumber: issue,
+    bodyDigest: found.digest,
+    labelledBy: by,
+    recordedAt: clock.now(),
+  });
+  // An issue whose claim PR is open is confirmed, not started again: the PR's fix runs work from this text.
+  const claim = await openClaimOf(ctx, got.repo, issue);
+  if (claim !== null) return ok(startConfirmed(issue, claim));
   if (instructions)
     await store.asks.record(commandAsk({ repo: name, kind: 'start', number: issue, by }, instructions, clock.now()));
   await store.requests.add(name, 'start', issue, by, clock.now());
   ctx.wake(name);
   return ok(startQueued(issue, instructions !== null));
+}
+
+/** The open claim PR of an issue, as yoke recorded its claims and GitHub says it is open now, or null. */
+async function openClaimOf(ctx: FleetContext, repo: RepoRef, issue: number): Promise<number | null> {
+  for (const c of (await ctx.store.claims.listForRepo(repo.fullName)).filter((c) => c.issueNumber === issue))
+    if ((await ctx.forge.getIssue(repo, c.prNumber))?.state === 'open') return c.prNumber;
+  return null;
 }
 
 export async function requestLand(ctx: FleetContext, name: RepoName, pr: number, by: string): Promise<Result<string>> {

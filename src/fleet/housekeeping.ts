@@ -22,7 +22,7 @@ export type Housekeeping =
   /** TR33: a review requesting changes, as first read: an ask, or declined with why. */
   | { type: 'record_ask'; ask: NewAsk }
   /** TR24: say once per edit that the issue is not worked unseen. */
-  | { type: 'notify_issue_edited'; repo: RepoRef; issue: number; digest: string; label: string };
+  | { type: 'notify_issue_edited'; repo: RepoRef; issue: number; digest: string; label: string; claim: number | null };
 
 export async function executeHousekeeping(deps: Io, planned: readonly Housekeeping[]): Promise<void> {
   const { store, forge, log } = deps;
@@ -58,7 +58,7 @@ export async function executeHousekeeping(deps: Io, planned: readonly Housekeepi
         break;
       case 'notify_issue_edited':
         try {
-          await forge.createComment(h.repo, h.issue, issueEditedNotice(h.repo.fullName, h.issue, h.label));
+          await forge.createComment(h.repo, h.issue, issueEditedNotice(h.repo.fullName, h.issue, h.label, h.claim));
           await store.afkLabels.setNotified(h.repo.fullName, h.issue, h.digest);
         } catch (err) {
           log.warn(

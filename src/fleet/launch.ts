@@ -15,6 +15,7 @@ import { isPaused } from './repo-state.js';
 import type { LaunchAttempt } from './spawn-pass.js';
 import { endRun } from './strikes.js';
 import { fixBrief } from './asks.js';
+import { digestNow } from './approval.js';
 import {
   budgetLines,
   budgetWait,
@@ -196,12 +197,15 @@ export function rejectionFor(c: Candidate, runs: readonly Run[]): string | null 
  * lander's report, which the PR's own code printed, can never pass for what a writer asked); for new work,
  * a brief only when a writer gave instructions with `/yoke start`.
  */
-export function briefFor(c: Candidate, facts: Pick<RepoFacts, 'runs' | 'asks' | 'view'>): string | null {
+export function briefFor(
+  c: Candidate,
+  facts: Pick<RepoFacts, 'runs' | 'asks' | 'view' | 'startableIssues'>,
+): string | null {
   const keys = new Set((c.asks ?? []).map((k) => `${k.source}:${k.sourceId}`));
   const asks = (facts.asks ?? []).filter((a) => keys.has(`${a.source}:${a.sourceId}`));
   // TR24: the issue as this pass read it, which the decision found as approved: the runner works from nothing else.
-  const issue = c.issueNumber === null ? undefined : facts.view.issues.find((i) => i.number === c.issueNumber);
-  const approved = issue ? { issue: issue.number, digest: issue.digest } : undefined;
+  const digest = c.issueNumber === null ? null : digestNow(facts, c.issueNumber);
+  const approved = digest !== null ? { issue: c.issueNumber!, digest } : undefined;
   if (c.kind !== 'fix' && !asks.length && !approved) return null;
   return JSON.stringify({
     ...fixBrief(rejectionFor(c, facts.runs), asks, c.headSha),

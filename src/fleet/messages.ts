@@ -19,6 +19,11 @@ export function startQueued(issue: number, instructions = false): string {
   return `Queued a manual AFK run for #${issue}${instructions ? ' with your instructions' : ''}; it launches on the next pass with a free slot.`;
 }
 
+/** TR24: the answer to `/yoke start` on an issue whose claim PR is open: its text approved, no new run. */
+export function startConfirmed(issue: number, pr: number): string {
+  return `Confirmed #${issue} as it reads now. Its claim PR #${pr} is open, so no new run starts: #${pr}'s fix runs work from this text.`;
+}
+
 /** TR33: the answer to `/yoke fix`: queued, or waiting for the run live on the PR. */
 export function fixQueued(pr: number, liveRun: string | null): string {
   return liveRun
@@ -127,9 +132,10 @@ export function protectedApprovedNotice(pr: number, sha: string, files: readonly
   return `${by} approved #${pr} at \`${sha.slice(0, 7)}\`, which changes ${protectedFileList(files)}; yoke merges it at that head.`;
 }
 
-/** TR24: posted once per edit on an AFK issue whose body changed after yoke saw its label. */
-export function issueEditedNotice(repo: string, issue: number, label: string): string {
-  return `yoke has not started on this issue. ${refusalText(makeRefusal('issue_edited_since_label', { repo, number: issue, label }))}`;
+/** TR24: posted once per edit on an AFK issue whose text changed after a writer approved it; `claim`: its open claim PR. */
+export function issueEditedNotice(repo: string, issue: number, label: string, claim: number | null = null): string {
+  const head = claim === null ? 'yoke has not started on this issue.' : `yoke starts no fix run on #${claim} for now.`;
+  return `${head} ${refusalText(makeRefusal('issue_edited_since_label', { repo, number: issue, label, ...(claim === null ? {} : { claim }) }))}`;
 }
 
 export function fixExhaustedNotice(

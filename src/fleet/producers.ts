@@ -1,4 +1,4 @@
-import { issueEditedSinceLabel } from './approval.js';
+import { issueEditedSinceLabel, startApproved } from './approval.js';
 import { makeRefusal } from '../kernel/codes/table.js';
 import { effectiveCap, isAtCap, type CapPolicy, type LivenessSnapshot } from './cap.js';
 import type { Candidate, Decided, Waiting } from './candidate.js';
@@ -198,14 +198,22 @@ export function decideNewWork(facts: RepoFacts): Decided {
       why,
     };
   };
-  const open = new Set([...facts.view.issues.map((i) => i.number), ...facts.startableIssues]);
+  const open = new Set([...facts.view.issues.map((i) => i.number), ...facts.startableIssues.keys()]);
   const taken = new Set<number>();
   const stop = newWorkStop(facts);
   for (const req of facts.requests) {
     if (req.kind !== 'start' || !open.has(req.number) || taken.has(req.number)) continue;
     taken.add(req.number);
     const subject = issueSubject(req.number);
-    const held = stop ?? graphStop(facts, req.number);
+    // TR24: a start launches only on the text a writer approved (their `/yoke start` recorded it).
+    const edited = startApproved(facts, req.number)
+      ? null
+      : makeRefusal('issue_edited_since_label', {
+          repo: facts.repo.fullName,
+          number: req.number,
+          label: facts.config.afk_label,
+        });
+    const held = stop ?? edited ?? graphStop(facts, req.number);
     if (live(facts, subject))
       passed.push(
         waiting(facts, 'new_work', subject, makeRefusal('in_flight', { repo: facts.repo.fullName, subject })),

@@ -31,16 +31,17 @@ export interface PassReads {
 }
 
 /**
- * TR24's reads: the body each AFK issue had when yoke first saw its label (recorded now on first sight,
- * with who applied the label), confirmed anew by a writer's start (an afk_manual run launched since); an
- * edited one that nothing confirmed is said once to wait.
+ * TR24's reads: what each AFK issue read as when a writer approved it: when yoke first saw its label (recorded
+ * now on first sight, with who applied the label), or at a writer's `/yoke start` (recorded by the command).
+ * Nothing else approves a text: no launch re-records it. An edited one is said once to wait, on the issue,
+ * claimed or not (a claimed one holds its PR's fix runs).
  */
 async function readAfkLabels(
   deps: PassDeps,
-  of: { repo: RepoRef; view: RepoView; runs: readonly Run[]; claimedIssues: readonly number[] },
+  of: { repo: RepoRef; view: RepoView; runs: readonly Run[]; claims: readonly { pr: number; issue: number }[] },
   reads: PassReads,
 ): Promise<Map<number, AfkLabel>> {
-  const { repo, view, runs, claimedIssues } = of;
+  const { repo, view, runs, claims } = of;
   const config = view.config.state === 'valid' ? view.config.config : null;
   const out = new Map((await deps.store.afkLabels.listForRepo(repo.fullName)).map((l) => [l.issueNumber, l]));
   if (!config) return out;
@@ -48,14 +49,8 @@ async function readAfkLabels(
   for (const issue of view.issues) {
     if (!issue.labels.includes(config.afk_label)) continue;
     const seen = out.get(issue.number);
-    const confirmed =
-      seen &&
-      !readsAsApproved(seen, issue) &&
-      runs.some((r) => r.issueNumber === issue.number && r.kind === 'afk_manual' && r.launchedAt >= seen.recordedAt);
-    if (!seen || confirmed) {
-      const by = seen
-        ? seen.labelledBy
-        : ((await deps.forge.labelledBy(repo, issue.number, config.afk_label).catch(() => null))?.login ?? null);
+    if (!seen) {
+      const by = (await deps.forge.labelledBy(repo, issue.number, config.afk_label).catch(() => null))?.login ?? null;
       reads.housekeeping.push({
         type: 'record_afk_label',
         repo: repo.fullName,
@@ -74,14 +69,15 @@ async function readAfkLabels(
       continue;
     }
     if (readsAsApproved(seen, issue) || seen.notifiedDigest === issue.digest) continue;
-    if (claimedIssues.includes(issue.number) || runs.some((r) => r.issueNumber === issue.number && r.status === 'live'))
-      continue;
+    // A run already working from the approved text: the runner, which reads the issue again, holds it.
+    if (runs.some((r) => r.issueNumber === issue.number && r.status === 'live')) continue;
     reads.housekeeping.push({
       type: 'notify_issue_edited',
       repo,
       issue: issue.number,
       digest: issue.digest,
       label: config.afk_label,
+      claim: claims.find((c) => c.issue === issue.number)?.pr ?? null,
     });
   }
   return out;
@@ -99,7 +95,7 @@ async function readRequested(
   reads: PassReads,
 ): Promise<Pick<RepoFacts, 'startableIssues' | 'issueGraph'>> {
   const { repo, view } = at;
-  const startableIssues = new Set<number>();
+  const startableIssues = new Map<number, string>();
   // Their summaries come with the issues read.
   const graphs = new Map(view.issues.flatMap((i) => (i.graph ? [[i.number, i.graph] as const] : [])));
   for (const req of mine) {
@@ -112,7 +108,7 @@ async function readRequested(
     if (view.issues.some((i) => i.number === req.number)) continue;
     const issue = await forge.getIssue(repo, req.number);
     if (issue && issue.state === 'open' && !issue.isPull) {
-      startableIssues.add(req.number);
+      startableIssues.set(req.number, issue.digest);
       if (issue.graph) graphs.set(req.number, issue.graph);
     } else reads.housekeeping.push({ type: 'drop_request', requestId: req.id }); // closed since it was asked for
   }
@@ -178,7 +174,16 @@ export async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads)
   const claims = new Map((await store.claims.listForRepo(repo.fullName)).map((c) => [c.prNumber, c]));
   const afkLabels = await readAfkLabels(
     deps,
-    { repo, view, runs, claimedIssues: [...claims.values()].map((c) => c.issueNumber) },
+    {
+      repo,
+      view,
+      runs,
+      // The open claim PRs, as this pass reads their claims.
+      claims: view.claims.flatMap((c) => {
+        const r = readClaim({ repo, runs, claims, view }, c.pull);
+        return r.claimed ? [{ pr: c.pull.number, issue: r.issueNumber }] : [];
+      }),
+    },
     reads,
   );
   // TR33: reviews requesting changes that yoke has not recorded yet are asks (or declined ones), recorded after.

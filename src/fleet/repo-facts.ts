@@ -43,8 +43,8 @@ export interface RepoFacts {
    * open issues blocking each (null: GitHub would not name them), and its sub-issues still open.
    */
   issueGraph?: ReadonlyMap<number, { blockers: string[] | null; openSubIssues: number }>;
-  /** Open issues named by open start requests (they need not carry the AFK label). */
-  startableIssues: ReadonlySet<number>;
+  /** Open issues named by open start requests (they need not carry the AFK label), each with its digest as read now (TR24). */
+  startableIssues: ReadonlyMap<number, string>;
   /** yoke's own login and the operator-trusted ones, lower-case: their markers are records, their reviews do not hold a merge. */
   trustedLogins: ReadonlySet<string>;
   /** Live subjects as the pass's liveness snapshot had them, before it launched anything. */

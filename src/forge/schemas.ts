@@ -237,6 +237,8 @@ export const GhIssueState = z
     labels: Labels.optional(),
     assignee: z.object({ login: z.string() }).nullable().optional(),
     user: User,
+    title: z.string().optional(),
+    body: z.string().nullable().optional(),
     ...GraphSummaries,
   })
   .transform((i): IssueDetail => ({
@@ -248,6 +250,7 @@ export const GhIssueState = z
     labels: i.labels ?? [],
     assignee: i.assignee?.login ?? null,
     author: i.user?.login ?? null,
+    digest: issueDigest(i.title ?? '', i.body ?? ''),
     ...graphOf(i),
   }));
 

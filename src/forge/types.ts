@@ -186,6 +186,8 @@ export interface IssueDetail {
   assignee: string | null;
   /** Who opened it (null when GitHub does not say). */
   author: string | null;
+  /** TR24: a digest of its title and body as read now (issueDigest), what a writer's start approves. */
+  digest: string;
   /** BU05: the issue graph's summaries for it. */
   graph?: IssueGraph;
 }

@@ -98,7 +98,7 @@ describe('the spawn engine', () => {
       runs: await h.store.runs.listForRepo('acme/api'),
       claims: new Map(),
       requests: [],
-      startableIssues: new Set<number>(),
+      startableIssues: new Map<number, string>(),
       trustedLogins: new Set(['yoke[bot]']),
       liveSubjects: new Set((await h.store.runs.listLive()).map((r) => `${r.repo}:${r.subject}`)),
       spentToday: { repo: 0, fleet: 0 },

@@ -1,3 +1,4 @@
+import { requestStart } from '../../src/fleet/controls.js';
 import { describe, expect, it } from 'vitest';
 import { makeHarness } from '../helpers/fleet.js';
 
@@ -38,7 +39,7 @@ describe("GitHub's issue graph (BU05)", () => {
     h.forge.addIssue(REPO, 3, []);
     repo.issues.find((i) => i.number === 3)!.blockers = ['#9'];
     await h.store.repos.ensure(REPO, 1, h.clock.now());
-    await h.store.requests.add(REPO, 'start', 3, 'maint', h.clock.now());
+    expect((await requestStart(h.fleet, REPO, 3, { by: 'maint' })).ok).toBe(true);
     const pass = await h.engine.schedulerTick();
     expect(afk(h)).toEqual([]);
     expect(pass.waiting.map((w) => [w.subject, w.reason.code])).toEqual([['issue#3', 'issue_blocked']]);

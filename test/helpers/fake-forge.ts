@@ -276,6 +276,7 @@ export class FakeForge implements Forge {
         labels: [...issue.labels],
         assignee: issue.assignee ?? null,
         author: issue.author ?? null,
+        digest: issueDigest(issue.title ?? `Issue ${issue.number}`, issue.body ?? ''),
         ...graphOf(issue),
       };
     }
@@ -290,6 +291,7 @@ export class FakeForge implements Forge {
           labels: [],
           assignee: null,
           author: pull.author,
+          digest: issueDigest('', ''),
         }
       : null;
   }

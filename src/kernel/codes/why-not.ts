@@ -79,12 +79,14 @@ export const WHY_NOT_CODES = {
     recovery: (p) =>
       `Make the changes on #${p.number}'s branch by hand (the lander validates the new head), or raise \`fix_forward.max_attempts\` in .github/yoke.yml and comment \`/yoke fix <what to change>\` on #${p.number}.`,
   }),
-  issue_edited_since_label: code<{ repo: string; number: number; label: string }>({
+  issue_edited_since_label: code<{ repo: string; number: number; label: string; claim?: number }>({
     status: 409,
     message: (p) =>
-      `#${p.number} of ${p.repo} was edited after yoke saw its ${p.label} label, so yoke does not start on it unseen: anyone who can edit an issue could have changed what the agent is told.`,
+      `#${p.number} of ${p.repo} was edited after a writer approved it (its ${p.label} label, or \`/yoke start\`), so yoke does not ${p.claim ? `fix #${p.claim} from it` : 'start on it'} unseen: anyone who can edit an issue could have changed what the agent is told.`,
     recovery: (p) =>
-      `Read #${p.number} as it is now; if it is what the agent should do, comment \`/yoke start\` on it (you need write access): that confirms it, and yoke starts.`,
+      p.claim
+        ? `Read #${p.number} as it is now; if it is what the agent should do, comment \`/yoke start\` on it (you need write access): that confirms it, and #${p.claim}'s fix runs go on from it (no new run starts).`
+        : `Read #${p.number} as it is now; if it is what the agent should do, comment \`/yoke start\` on it (you need write access): that confirms it, and yoke starts.`,
   }),
   request_budget: code<{ repo: string; installation: number; points: number }>({
     status: 429,
