@@ -1,5 +1,5 @@
 import { git, revParse } from '../git.js';
-import type { ForgeRepo, Issue, QueueEntry } from './records.js';
+import { meetsRequiredCheck, type ForgeRepo, type Issue, type QueueEntry } from './records.js';
 
 // GitHub's merge queue, as the embedded forge keeps it for a branch a ruleset requires it on (LD04). A PR is
 // added at its head (GraphQL enqueuePullRequest) once the branch's required checks pass on that head. For each
@@ -34,8 +34,8 @@ const pullOf = (r: ForgeRepo, n: number): Issue | undefined => {
 /** The outcome of the branch's required checks on a commit: all passed, one failed, or still pending. */
 function checksOn(r: ForgeRepo, branch: string, sha: string): 'passed' | 'failed' | 'pending' {
   let pending = false;
-  for (const name of r.requiredChecks.get(branch) ?? []) {
-    const run = r.checkRuns.filter((c) => c.headSha === sha && c.name === name).at(-1);
+  for (const need of r.requiredChecks.get(branch) ?? []) {
+    const run = r.checkRuns.filter((c) => c.headSha === sha && meetsRequiredCheck(c, need)).at(-1);
     if (!run || run.status !== 'completed') pending = true;
     else if (run.conclusion !== 'success' && run.conclusion !== 'neutral' && run.conclusion !== 'skipped')
       return 'failed';

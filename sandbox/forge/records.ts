@@ -122,7 +122,7 @@ export interface ForgeRepo {
   /** Logins a ruleset lets bypass the protected branches' rules (yoke's app, for fast-forward landing). */
   rulesetBypass: Set<string>;
   /** A ruleset's required status checks, by branch: a ref update there needs each, passed, on the new commit. */
-  requiredChecks: Map<string, string[]>;
+  requiredChecks: Map<string, RequiredCheck[]>;
   /** Branches a ruleset requires GitHub's merge queue on (nothing merges there but through the queue). */
   mergeQueue: Set<string>;
   /** LD04: each such branch's queue, bottom first. */
@@ -153,7 +153,22 @@ export interface CheckRun {
   completedAt: number | null;
   /** Every write it received, oldest first (the sandbox's checks show them). */
   writes: number;
+  /** The GitHub App whose token made it (a job's GITHUB_TOKEN: GitHub Actions'), which a ruleset's `integration_id` names. */
+  appId: number;
 }
+
+/** GitHub Actions' own app: a job's GITHUB_TOKEN writes checks as it. */
+export const GITHUB_ACTIONS_APP_ID = 15368;
+
+/** A ruleset's required status check: its context, and the app it must come from (null: any source). */
+export interface RequiredCheck {
+  context: string;
+  integrationId: number | null;
+}
+
+/** Whether a check run is the one a ruleset requires: its name, and from the app the rule names (if it names one). */
+export const meetsRequiredCheck = (c: Pick<CheckRun, 'name' | 'appId'>, need: RequiredCheck): boolean =>
+  c.name === need.context && (need.integrationId === null || c.appId === need.integrationId);
 
 export interface Credential {
   kind: 'installation' | 'user' | 'workflow';

@@ -1,10 +1,12 @@
 import { HttpError } from '../http-error.js';
 import type { Ctx } from './http.js';
 import { repoOf, type RouteEnv } from './routes-common.js';
+import { GITHUB_ACTIONS_APP_ID } from './records.js';
 import type { CheckRun } from './state.js';
 
 // Checks: an app creates and updates check runs on a commit; anyone who can
-// read the repository lists them. As on GitHub, only a GitHub App writes them.
+// read the repository lists them. As on GitHub, only a GitHub App writes them
+// (a job's GITHUB_TOKEN is GitHub Actions' app), and each remembers which.
 
 const STATUSES = ['queued', 'in_progress', 'completed'] as const;
 const CONCLUSIONS = [
@@ -18,8 +20,11 @@ const CONCLUSIONS = [
   'timed_out',
 ] as const;
 
-function requireApp(ctx: Ctx): void {
-  if (ctx.auth !== 'installation') throw new HttpError(403, 'You must authenticate via a GitHub App.');
+/** The app whose token writes a check run: an installation's, or GitHub Actions' for a job's GITHUB_TOKEN. */
+function requireApp(ctx: Ctx, appId: number): number {
+  if (ctx.auth === 'installation') return appId;
+  if (ctx.auth === 'workflow') return GITHUB_ACTIONS_APP_ID;
+  throw new HttpError(403, 'You must authenticate via a GitHub App.');
 }
 
 /** Applies the fields of a create or update body GitHub documents, refusing what it would. */
@@ -56,7 +61,7 @@ export function registerCheckRoutes(env: RouteEnv): void {
   const { http, shapes, state } = env;
   http.on('POST', '/repos/{owner}/{repo}/check-runs', 'repo', (ctx) => {
     const r = repoOf(env, ctx);
-    requireApp(ctx);
+    const appId = requireApp(ctx, env.app.id);
     const headSha = String(ctx.body.head_sha ?? '');
     if (!/^[0-9a-f]{7,40}$/.test(headSha) || !ctx.body.name) throw new HttpError(422, 'name and head_sha are required');
     const c: CheckRun = {
@@ -72,6 +77,7 @@ export function registerCheckRoutes(env: RouteEnv): void {
       startedAt: state.now(),
       completedAt: null,
       writes: 0,
+      appId,
     };
     apply(c, ctx.body, state.now());
     r.checkRuns.push(c);
@@ -81,9 +87,10 @@ export function registerCheckRoutes(env: RouteEnv): void {
   });
   http.on('PATCH', '/repos/{owner}/{repo}/check-runs/{check_run_id}', 'repo', (ctx) => {
     const r = repoOf(env, ctx);
-    requireApp(ctx);
+    const appId = requireApp(ctx, env.app.id);
     const c = r.checkRuns.find((x) => x.id === Number(ctx.params.check_run_id));
     if (!c) throw new HttpError(404, 'Not Found');
+    if (c.appId !== appId) throw new HttpError(403, 'Only the app that created a check run can update it.');
     apply(c, ctx.body, state.now());
     for (const branch of r.mergeQueue) env.queues.settle(r, branch);
     return { status: 200, body: shapes.checkRunJson(r, c) };

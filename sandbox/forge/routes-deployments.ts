@@ -1,3 +1,4 @@
+import { meetsRequiredCheck } from './records.js';
 import { parseClosingRefs } from '../../src/forge/body-text.js';
 import { git, isAncestor, revParse } from '../git.js';
 import { HttpError } from '../http-error.js';
@@ -266,14 +267,15 @@ export function registerDeploymentRoutes(env: RouteEnv): void {
       );
     // "Commits must first be pushed to another ref where the checks pass" (a ruleset's required status checks).
     const bypass = r.rulesetBypass.has(ctx.actor?.login ?? '');
-    for (const name of bypass ? [] : (r.requiredChecks.get(branch) ?? [])) {
+    for (const need of bypass ? [] : (r.requiredChecks.get(branch) ?? [])) {
       const passed = r.checkRuns.some(
-        (c) => c.headSha === sha && c.name === name && c.status === 'completed' && c.conclusion === 'success',
+        (c) =>
+          c.headSha === sha && meetsRequiredCheck(c, need) && c.status === 'completed' && c.conclusion === 'success',
       );
       if (!passed)
         throw new HttpError(
           422,
-          `Repository rule violations found for ${ref}.\n\n- Required status check "${name}" is expected.`,
+          `Repository rule violations found for ${ref}.\n\n- Required status check "${need.context}" is expected.`,
         );
     }
     if (!ahead && ctx.body.force !== true) throw new HttpError(422, 'Update is not a fast forward');

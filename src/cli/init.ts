@@ -150,7 +150,7 @@ const SWITCHED_ON = [
 ];
 
 /** What yoke init says: what it wrote and kept, then the secrets and settings the repository needs. */
-export function initReport(agent: AgentName, plan: InitPlan): string {
+export function initReport(agent: AgentName, plan: InitPlan, appId: number | null = null): string {
   // The secret to add is the one the workflow in the checkout needs, whichever agent was asked for.
   const runs = plan.keptAgent ?? agent;
   const a = AGENTS[runs];
@@ -173,27 +173,45 @@ export function initReport(agent: AgentName, plan: InitPlan): string {
     "2. Install yoke's GitHub App on the repository. With YOKE_RUNS_REACH=github its runs need no URL of yoke's (they hand results back through GitHub); otherwise GitHub's runners must reach it at YOKE_PUBLIC_URL.",
     '3. No repository setting needs switching on: yoke opens the claim PR itself, so "Allow GitHub Actions to create and approve pull requests" can stay off, and your CI runs on the PR.',
     "4. Protect the default branch (Settings → Rules → Rulesets, or branch protection): require the status check yoke/lander, and leave yoke's app off the bypass list, so nothing merges that its lander did not accept at that head. As a ruleset:",
-    `   gh api repos/OWNER/REPO/rulesets --input - <<'JSON'\n   ${LANDER_RULESET}\n   JSON`,
+    `   gh api repos/OWNER/REPO/rulesets --input - <<'JSON'\n   ${landerRuleset(appId)}\n   JSON`,
+    ...(appId === null
+      ? [
+          "   Replace APP_ID with yoke's App ID (its app settings page, or yoke init --app-id N): the check then counts only from yoke's app, not from any workflow or person who can post a status.",
+        ]
+      : []),
     "   To land by fast-forward (autoland.fast_forward: true: the branch moves to the very commit the lander validated, and GitHub refuses the move if anything else landed first; docs/landing.md), this ruleset is enough: yoke writes yoke/lander on that commit, on a branch of its own, before it moves the branch there. A rule that also requires pull requests needs yoke's app in its bypass_actors.",
     "   To land through GitHub's merge queue instead, add a merge_queue rule to this ruleset: yoke adds each accepted PR to the queue and validates every merge group GitHub builds, writing yoke/lander on the group's commit (the app needs Merge queues: read and write; docs/landing.md).",
     '5. Commit and push these files to the default branch, then label an issue yoke:afk.',
   ].join('\n');
 }
 
-/** TR14: the ruleset that makes yoke/lander required on the default branch, with nobody (yoke's app included) bypassing it. */
-export const LANDER_RULESET = JSON.stringify({
-  name: 'yoke: require yoke/lander',
-  target: 'branch',
-  enforcement: 'active',
-  bypass_actors: [],
-  conditions: { ref_name: { include: ['~DEFAULT_BRANCH'], exclude: [] } },
-  rules: [
-    {
-      type: 'required_status_checks',
-      parameters: { strict_required_status_checks_policy: false, required_status_checks: [{ context: 'yoke/lander' }] },
-    },
-  ],
-});
+/** Where the App ID goes in a printed ruleset when yoke does not know it. */
+const APP_ID_PLACEHOLDER = 'APP_ID';
+
+/**
+ * TR14, TR43: the ruleset that makes yoke/lander required on the default branch, with nobody (yoke's app included)
+ * bypassing it, and the check's source pinned to yoke's app (`integration_id`): a `yoke/lander` status posted by a
+ * writer or by a workflow's token does not satisfy it. Unknown, the App ID is a placeholder to replace.
+ */
+export function landerRuleset(appId: number | null): string {
+  const json = JSON.stringify({
+    name: 'yoke: require yoke/lander',
+    target: 'branch',
+    enforcement: 'active',
+    bypass_actors: [],
+    conditions: { ref_name: { include: ['~DEFAULT_BRANCH'], exclude: [] } },
+    rules: [
+      {
+        type: 'required_status_checks',
+        parameters: {
+          strict_required_status_checks_policy: false,
+          required_status_checks: [{ context: 'yoke/lander', integration_id: appId ?? -1 }],
+        },
+      },
+    ],
+  });
+  return appId === null ? json.replace('"integration_id":-1', `"integration_id":${APP_ID_PLACEHOLDER}`) : json;
+}
 
 function readTemplate(name: string): string {
   return readFileSync(new URL(`../../templates/${name}.yml`, import.meta.url), 'utf8');
@@ -218,7 +236,8 @@ export function registerInitCommand(program: Command, io: CliIo): void {
       'also (or only) the delivery half: templates/deploy.yml, deploy.sh, the delivery: section and the environment settings to make',
     )
     .option('--app <slug>', "yoke's GitHub App as it is named where you installed it", 'yoke')
-    .action((dir: string | undefined, opts: { agent?: string; delivery?: boolean; app: string }) => {
+    .option('--app-id <id>', "yoke's App ID, which the ruleset it prints pins yoke/lander to (default: APP_ID)")
+    .action((dir: string | undefined, opts: { agent?: string; delivery?: boolean; app: string; appId?: string }) => {
       if (opts.agent === undefined && !opts.delivery)
         throw new CliFailure(
           'Name what to set up: yoke init --agent claude-code (or codex), yoke init --delivery, or both.',
@@ -228,6 +247,12 @@ export function registerInitCommand(program: Command, io: CliIo): void {
         throw new CliFailure(
           `--agent is ${JSON.stringify(agent)}; yoke knows ${Object.keys(AGENTS).join(' and ')}, e.g. yoke init --agent claude-code`,
         );
+      const idText = opts.appId ?? io.env.APP_ID;
+      if (idText !== undefined && !/^[1-9][0-9]{0,9}$/.test(idText))
+        throw new CliFailure(
+          `${opts.appId !== undefined ? '--app-id' : 'APP_ID'} is ${JSON.stringify(idText)}; give yoke's App ID, a number (its app settings page), e.g. yoke init --app-id 123456`,
+        );
+      const appId = idText === undefined ? null : Number(idText);
       const root = resolve(dir ?? '.');
       if (!existsSync(join(root, '.git')))
         throw new CliFailure(
@@ -245,7 +270,7 @@ export function registerInitCommand(program: Command, io: CliIo): void {
       if (agent) {
         const plan = planInit(agent, readTemplate(`agents/${agent}`), view);
         writeAll(root, plan.writes);
-        out.push(initReport(agent, plan));
+        out.push(initReport(agent, plan, appId));
       }
       if (delivery) {
         writeAll(root, delivery.writes);

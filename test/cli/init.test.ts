@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseDeliverySettings } from '../../src/config/delivery.js';
 import { parseRepoConfig } from '../../src/config/repo-config.js';
 import { parse } from 'yaml';
-import { LANDER_RULESET } from '../../src/cli/init.js';
+import { landerRuleset } from '../../src/cli/init.js';
 
 // `yoke init` as a maintainer meets it: the CLI as a child process, in fresh
 // checkouts of each kind of project, run twice, offline.
@@ -41,8 +41,9 @@ const NEXT = (secret: string) => `Next:
 3. No repository setting needs switching on: yoke opens the claim PR itself, so "Allow GitHub Actions to create and approve pull requests" can stay off, and your CI runs on the PR.
 4. Protect the default branch (Settings → Rules → Rulesets, or branch protection): require the status check yoke/lander, and leave yoke's app off the bypass list, so nothing merges that its lander did not accept at that head. As a ruleset:
    gh api repos/OWNER/REPO/rulesets --input - <<'JSON'
-   {"name":"yoke: require yoke/lander","target":"branch","enforcement":"active","bypass_actors":[],"conditions":{"ref_name":{"include":["~DEFAULT_BRANCH"],"exclude":[]}},"rules":[{"type":"required_status_checks","parameters":{"strict_required_status_checks_policy":false,"required_status_checks":[{"context":"yoke/lander"}]}}]}
+   {"name":"yoke: require yoke/lander","target":"branch","enforcement":"active","bypass_actors":[],"conditions":{"ref_name":{"include":["~DEFAULT_BRANCH"],"exclude":[]}},"rules":[{"type":"required_status_checks","parameters":{"strict_required_status_checks_policy":false,"required_status_checks":[{"context":"yoke/lander","integration_id":APP_ID}]}}]}
    JSON
+   Replace APP_ID with yoke's App ID (its app settings page, or yoke init --app-id N): the check then counts only from yoke's app, not from any workflow or person who can post a status.
    To land by fast-forward (autoland.fast_forward: true: the branch moves to the very commit the lander validated, and GitHub refuses the move if anything else landed first; docs/landing.md), this ruleset is enough: yoke writes yoke/lander on that commit, on a branch of its own, before it moves the branch there. A rule that also requires pull requests needs yoke's app in its bypass_actors.
    To land through GitHub's merge queue instead, add a merge_queue rule to this ruleset: yoke adds each accepted PR to the queue and validates every merge group GitHub builds, writing yoke/lander on the group's commit (the app needs Merge queues: read and write; docs/landing.md).
 5. Commit and push these files to the default branch, then label an issue yoke:afk.`;
@@ -74,14 +75,14 @@ const KINDS: [string, Record<string, string>, string[]][] = [
 ];
 
 describe('yoke init', () => {
-  it('TR14 the ruleset it prints is one GitHub takes: the request body of POST /repos/{owner}/{repo}/rulesets, requiring yoke/lander, bypassed by nobody', async () => {
+  it("TR14 TR43 the ruleset it prints is one GitHub takes: the request body of POST /repos/{owner}/{repo}/rulesets, requiring yoke/lander from yoke's app only, bypassed by nobody", async () => {
     const { createRequire } = await import('node:module');
     const doc = createRequire(import.meta.url)('@octokit/openapi/generated/api.github.com.json') as {
       paths: Record<string, any>;
       components: { schemas: Record<string, any> };
     };
     const body = doc.paths['/repos/{owner}/{repo}/rulesets'].post.requestBody.content['application/json'].schema;
-    const ruleset = JSON.parse(LANDER_RULESET) as Record<string, any>;
+    const ruleset = JSON.parse(landerRuleset(123456)) as Record<string, any>;
     expect(Object.keys(ruleset).every((k) => k in body.properties)).toBe(true);
     for (const k of body.required) expect(ruleset).toHaveProperty(k);
     expect(body.properties.target.enum).toContain(ruleset.target);
@@ -89,8 +90,32 @@ describe('yoke init', () => {
     const check = doc.components.schemas['repository-rule-required-status-checks'];
     expect(check.properties.type.enum).toEqual([ruleset.rules[0].type]);
     for (const k of check.properties.parameters.required) expect(ruleset.rules[0].parameters).toHaveProperty(k);
-    expect(ruleset.rules[0].parameters.required_status_checks).toEqual([{ context: 'yoke/lander' }]);
+    // TR43: the check counts only from yoke's app: a `yoke/lander` status a writer or a workflow posts satisfies nothing.
+    expect(ruleset.rules[0].parameters.required_status_checks).toEqual([
+      { context: 'yoke/lander', integration_id: 123456 },
+    ]);
+    const item = doc.components.schemas['repository-rule-params-status-check-configuration'];
+    expect(item.properties.integration_id.type).toBe('integer');
+    expect(Object.keys(ruleset.rules[0].parameters.required_status_checks[0]).sort()).toEqual(
+      Object.keys(item.properties).sort(),
+    );
     expect(ruleset.bypass_actors).toEqual([]);
+  });
+
+  it('TR43 init pins the check to the App ID it is given (--app-id, else APP_ID), and without one prints a placeholder and says what to put there; a bad one is refused naming the fix', () => {
+    const d = checkout({ 'package.json': '{"scripts":{"test":"vitest"}}' });
+    const given = init(d, '--agent', 'claude-code', '--app-id', '424242');
+    expect(given.out).toContain('"required_status_checks":[{"context":"yoke/lander","integration_id":424242}]');
+    const bare = init(checkout({}), '--agent', 'claude-code');
+    expect(bare.out).toContain('"integration_id":APP_ID}');
+    expect(bare.out).toContain(
+      "   Replace APP_ID with yoke's App ID (its app settings page, or yoke init --app-id N): the check then counts only from yoke's app, not from any workflow or person who can post a status.",
+    );
+    const bad = init(checkout({}), '--agent', 'claude-code', '--app-id', 'yoke');
+    expect(bad.code).toBe(1);
+    expect(bad.err).toBe(
+      '--app-id is "yoke"; give yoke\'s App ID, a number (its app settings page), e.g. yoke init --app-id 123456',
+    );
   });
 
   for (const [kind, files, lines] of KINDS) {

@@ -25,7 +25,8 @@ beforeAll(async () => {
     files: { '.github/yoke.yml': FF_CONFIG },
   });
   await sandbox.start();
-  sandbox.repo.requiredChecks.set('main', ['yoke/lander']);
+  // As `yoke init --app-id 1` prints it: yoke/lander from yoke's app (the sandbox's is app 1), and no other source.
+  sandbox.repo.requiredChecks.set('main', [{ context: 'yoke/lander', integrationId: 1 }]);
   await sandbox.waitUntil(() => sandbox.done(), 180_000, 'every issue to land');
   // GitHub marks a PR merged as the branch moves; yoke records the landing just after.
   await sandbox.waitUntil(
@@ -80,7 +81,7 @@ describe('landing by fast-forward, end to end', () => {
     ).toEqual(landed.map((i) => i.pull!.mergeCommitSha).sort());
   });
 
-  it('LD03 a commit no lander checked cannot land: GitHub refuses to move main to it; nor may anyone move a branch that takes pull requests only', async () => {
+  it("LD03 TR43 a commit no lander checked cannot land: GitHub refuses to move main to it, even with a yoke/lander check a workflow's token posted; nor may anyone move a branch that takes pull requests only", async () => {
     const main = git(sandbox.repo.gitDir, ['rev-parse', 'refs/heads/main']);
     const unchecked = git(sandbox.repo.gitDir, ['commit-tree', `${main}^{tree}`, '-p', main, '-m', 'by hand']);
     const moved = await fetch(`${sandbox.forge.url}/api/v3/repos/${DEMO_REPO}/git/refs/heads%2Fmain`, {
@@ -90,6 +91,24 @@ describe('landing by fast-forward, end to end', () => {
     });
     expect(moved.status).toBe(422);
     expect(((await moved.json()) as { message: string }).message).toContain(
+      'Required status check "yoke/lander" is expected',
+    );
+    // TR43: a workflow's token (any writer's workflow with checks: write) posts a yoke/lander success on that commit:
+    // the ruleset names yoke's app as the check's source, so GitHub still refuses the move.
+    const wf = sandbox.forge.state.workflowToken(DEMO_REPO, true);
+    const posted = await fetch(`${sandbox.forge.url}/api/v3/repos/${DEMO_REPO}/check-runs`, {
+      method: 'POST',
+      headers: { authorization: `token ${wf}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'yoke/lander', head_sha: unchecked, status: 'completed', conclusion: 'success' }),
+    });
+    expect(posted.status).toBe(201);
+    const again = await fetch(`${sandbox.forge.url}/api/v3/repos/${DEMO_REPO}/git/refs/heads%2Fmain`, {
+      method: 'PATCH',
+      headers: { authorization: `token ${sandbox.maintainerToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ sha: unchecked }),
+    });
+    expect(again.status).toBe(422);
+    expect(((await again.json()) as { message: string }).message).toContain(
       'Required status check "yoke/lander" is expected',
     );
     sandbox.repo.protectedBranches.add('main');

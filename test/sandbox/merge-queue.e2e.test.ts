@@ -31,7 +31,7 @@ beforeAll(async () => {
   sandbox = new Sandbox({ launcher: 'actions', failAgent: 0, tickSeconds: 1 });
   await sandbox.start();
   sandbox.repo.mergeQueue.add('main');
-  sandbox.repo.requiredChecks.set('main', ['yoke/lander']);
+  sandbox.repo.requiredChecks.set('main', [{ context: 'yoke/lander', integrationId: 1 }]);
   // The two PRs that each add migration 002 must meet in the queue, as two agents finishing together would:
   // GitHub's queue builds no group until both are queued (each was accepted alone on the same base).
   sandbox.forge.hooks.holdQueue = (repo, _branch, queued) => {
