@@ -12,9 +12,17 @@ import type { Position } from './stacks.js';
 export const queuedAt = (read: MergeQueueRead, pull: Pick<PullView, 'number' | 'headSha'>): boolean =>
   read.entries.some((e) => e.pr === pull.number && e.headSha === pull.headSha);
 
-/** The merge group GitHub built for this PR at this head, if any. */
+/**
+ * The merge groups of PRs among the queue's entries at their heads. A `gh-readonly-queue/<branch>/pr-<n>-<head>`
+ * ref is only a name: one for a PR the queue does not hold (made by anyone who can push, or left behind) is no
+ * group of GitHub's, and gets no lander.
+ */
+const queuedGroups = (read: MergeQueueRead): MergeGroup[] =>
+  read.groups.filter((g) => queuedAt(read, { number: g.pr, headSha: g.headSha }));
+
+/** The merge group GitHub built for this PR at this head, if any, while the queue holds it at that head. */
 export const groupOf = (read: MergeQueueRead, pull: Pick<PullView, 'number' | 'headSha'>): MergeGroup | null =>
-  read.groups.find((g) => g.pr === pull.number && g.headSha === pull.headSha) ?? null;
+  queuedGroups(read).find((g) => g.pr === pull.number && g.headSha === pull.headSha) ?? null;
 
 /**
  * The tree a merge group is, as a position: the branch's tip with the PRs of the groups below it stacked on in
@@ -27,7 +35,7 @@ export function groupPosition(read: MergeQueueRead, group: MergeGroup, tip: stri
   let parent = group.parent;
   for (;;) {
     if (parent === tip) return { root: tip, stack: stack.reverse() };
-    const below = read.groups.find((g) => g.sha === parent);
+    const below = queuedGroups(read).find((g) => g.sha === parent);
     if (!below || seen.has(below.sha)) return { root: group.parent, stack: [] };
     seen.add(below.sha);
     stack.push({ pr: below.pr, head: below.headSha });

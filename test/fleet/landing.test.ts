@@ -602,6 +602,28 @@ describe("GitHub's merge queue (LD04)", () => {
   });
 });
 
+describe('a merge group GitHub did not build (LD04, attacked)', () => {
+  const A = 'a'.repeat(40);
+  it('LD04 a group ref a writer made for a claim PR the queue does not hold, pointing at any commit, gets no lander and no yoke/lander check on that commit', async () => {
+    const h = makeHarness({ policy: { globalCap: 4 } });
+    const repo = h.forge.addRepo(REPO, AUTOLAND);
+    repo.mergeQueue = true;
+    // #7 is accepted, but GitHub will not queue it (a permission not granted): it is in no queue.
+    repo.enqueueRefusal = { status: 422, message: 'Resource not accessible by integration' };
+    await addClaimPull(h, REPO, { number: 7, issue: 1, headSha: A });
+    await h.engine.schedulerTick();
+    const [first] = landers(h);
+    await report(h, first!.runId, 'success', 'accept');
+    await h.engine.reaperTick();
+    expect(repo.queued ?? []).toEqual([]);
+    // A writer pushes gh-readonly-queue/main/pr-7-<head> at a commit of their own.
+    repo.groups = [{ pr: 7, headSha: A, sha: 'evil', parent: 'c0' }];
+    await h.engine.schedulerTick();
+    expect(landers(h).filter((l) => l.landSha === 'evil')).toEqual([]);
+    expect(h.forge.checkRuns.filter((c) => c.headSha === 'evil')).toEqual([]);
+  });
+});
+
 describe('a reject of a head accepted before (LD06)', () => {
   async function acceptedThenRejected() {
     const h = makeHarness();
