@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -10,15 +10,18 @@ import { parse } from 'yaml';
 // each shipped template, runs with bash against a real repository where a writer slipped a commit in.
 
 const TEMPLATES = ['templates/yoke-run.yml', 'templates/agents/claude-code.yml', 'templates/agents/codex.yml'];
-const STEP = "Check out the default branch's validate.sh and the PR's head on its base";
+const VALIDATE = "Check out the default branch's validate.sh and the PR's head on its base";
+const WORK = 'Check out the work';
 
-function stepScript(file: string): string {
-  const wf = parse(readFileSync(file, 'utf8')) as {
-    jobs: Record<string, { steps: { name?: string; run?: string }[] }>;
-  };
-  const step = wf.jobs.validate!.steps.find((s) => s.name === STEP);
-  if (!step?.run) throw new Error(`${file} has no step "${STEP}"`);
-  return step.run;
+type Step = { name?: string; run?: string; env?: Record<string, string> };
+
+/** A step of a shipped template: its script, and the env it sets that needs no expression (GitHub's own values come from the test). */
+function stepOf(file: string, job: string, name: string): { run: string; env: Record<string, string> } {
+  const wf = parse(readFileSync(file, 'utf8')) as { jobs: Record<string, { steps: Step[] }> };
+  const step = wf.jobs[job]!.steps.find((s) => s.name === name);
+  if (!step?.run) throw new Error(`${file} has no step "${name}" in ${job}`);
+  const env = Object.entries(step.env ?? {}).filter(([, v]) => !String(v).includes('${{'));
+  return { run: step.run, env: Object.fromEntries(env.map(([k, v]) => [k, String(v)])) };
 }
 
 const dirs: string[] = [];
@@ -65,24 +68,38 @@ function repository() {
   return { root, base, s1, head, land, forged, x };
 }
 
-function validate(file: string, r: ReturnType<typeof repository>, land: string) {
-  const cwd = mkdtempSync(join(r.root, 'job-'));
-  return spawnSync('bash', ['-eo', 'pipefail', '-c', stepScript(file)], {
-    cwd,
+function runStep(
+  file: string,
+  at: { job: string; step: string; cwd: string },
+  r: ReturnType<typeof repository>,
+  more: Record<string, string>,
+) {
+  const step = stepOf(file, at.job, at.step);
+  return spawnSync('bash', ['-eo', 'pipefail', '-c', step.run], {
+    cwd: at.cwd,
     encoding: 'utf8',
     env: {
+      ...step.env,
       PATH: process.env.PATH,
-      HOME: cwd,
-      HEAD_SHA: r.head,
-      BASE_SHA: r.base,
-      STACK: r.s1,
-      LAND_SHA: land,
-      TOKEN: 'unused',
+      HOME: at.cwd,
+      TOKEN: 'ghs_the_jobs_token',
       GITHUB_SERVER_URL: r.root,
       GITHUB_REPOSITORY: 'acme/demo',
       GITHUB_REF: 'refs/heads/main',
+      GITHUB_SHA: r.base,
       GIT_CONFIG_NOSYSTEM: '1',
+      ...more,
     },
+  });
+}
+
+function validate(file: string, r: ReturnType<typeof repository>, land: string) {
+  const cwd = mkdtempSync(join(r.root, 'job-'));
+  return runStep(file, { job: 'validate', step: VALIDATE, cwd }, r, {
+    HEAD_SHA: r.head,
+    BASE_SHA: r.base,
+    STACK: r.s1,
+    LAND_SHA: land,
   });
 }
 
@@ -102,6 +119,43 @@ describe("the validate job takes only yoke's pinned tree (LD03)", () => {
       expect(bad.stdout.trim()).toBe(
         `land_sha ${r.forged.slice(0, 7)} is not the base with the heads merged on in order: ${r.x.slice(0, 7)} is not a merge of ${r.s1.slice(0, 7)} onto the commit below it`,
       );
+    },
+  );
+});
+
+/** A folder as a reused self-hosted runner leaves it: a repository whose .git the last job's contained code wrote. */
+function planted(dir: string, marker: string): void {
+  mkdirSync(join(dir, '.git', 'hooks'), { recursive: true });
+  execFileSync('git', ['init', '-q', dir]);
+  const hook = `#!/bin/sh\necho "hook ran with $TOKEN" >> ${marker}\n`;
+  for (const name of ['post-checkout', 'post-merge', 'reference-transaction', 'pre-auto-gc'])
+    writeFileSync(join(dir, '.git', 'hooks', name), hook, { mode: 0o755 });
+  // A repository's own config can name commands too: fsmonitor runs one on every status-like command.
+  execFileSync('git', ['-C', dir, 'config', 'core.fsmonitor', `echo "fsmonitor ran with $TOKEN" >> ${marker}; true`]);
+}
+
+describe('a job on a reused runner runs no hook the last job planted (TR44)', () => {
+  const r = repository();
+  it.each(TEMPLATES)(
+    "TR44 %s: the agent job's checkout and the validate job's run no planted .git/hooks or fsmonitor, so the token reaches nothing",
+    (file) => {
+      const marker = join(r.root, `marker-${file.replace(/\W/g, '-')}`);
+      const work = mkdtempSync(join(r.root, 'runner-work-'));
+      planted(work, marker);
+      const agent = runStep(file, { job: 'agent', step: WORK, cwd: work }, r, { REF: r.head });
+      expect(agent.stderr).toBe('');
+      expect(agent.status).toBe(0);
+      const job = mkdtempSync(join(r.root, 'runner-validate-'));
+      planted(join(job, 'pr'), marker);
+      const v = runStep(file, { job: 'validate', step: VALIDATE, cwd: job }, r, {
+        HEAD_SHA: r.head,
+        BASE_SHA: r.base,
+        STACK: r.s1,
+        LAND_SHA: '',
+      });
+      expect(v.stderr).toBe('');
+      expect(v.status).toBe(0);
+      expect(existsSync(marker) ? readFileSync(marker, 'utf8') : '').toBe('');
     },
   );
 });
