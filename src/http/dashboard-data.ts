@@ -207,6 +207,9 @@ export function dashboardFor(d: DashboardData, mayRead: (repo: string) => boolea
       repos: mine(r.repos),
       recentRuns: mine(r.recentRuns),
       spend: mine(r.spend),
+      issueSpend: mine(r.issueSpend),
+      // A repository's own budgets; the fleet's holds every repository's spend, which is not theirs to read.
+      budgets: r.budgets.filter((b) => b.repo !== null && mayRead(b.repo)),
       held: mine(r.held),
       deliveries: mine(r.deliveries),
       environments: mine(r.environments),

@@ -418,10 +418,17 @@ describe('operator routes', () => {
     const h = makeHarness();
     h.forge.addRepo('acme/api', {});
     h.forge.addIssue('acme/api', 1);
-    h.forge.addRepo('acme/secret', {});
+    h.forge.addRepo('acme/secret', { budget: { daily_usd: 7 } });
     h.forge.addIssue('acme/secret', 2);
     h.forge.repo('acme/api').permissions.wendy = 'read';
     await h.engine.schedulerTick();
+    // What acme/secret spends, and its budget, are not wendy's to read either.
+    const secretRun = (await h.store.runs.listLive()).find((r) => r.repo === 'acme/secret')!;
+    await h.store.runs.recordReport(
+      secretRun.id,
+      { outcome: 'success', verdict: null, summary: null, cost: { usd: 3.21, inputTokens: 10, outputTokens: 5 } },
+      h.clock.now(),
+    );
     const api = await startApi(h, { tokens: [TOKEN], people: [{ login: 'wendy', token: 'wendy-token' }] });
     close = api.close;
     const signIn = await fetch(`${api.url}/yoke/session`, {
@@ -436,6 +443,8 @@ describe('operator routes', () => {
     expect(page).toContain('acme/api');
     expect(page).not.toContain('acme/secret');
     expect(page).not.toContain('issue#2');
+    expect(page).not.toContain('3.21');
+    expect(page).not.toContain('$7');
     expect((await get('/yoke/repos/acme/api')).status).toBe(200);
     expect((await get('/yoke/repos/acme/secret')).status).toBe(404);
     // The dry run and the set-up check read GitHub as yoke: operators only, with the command a person runs instead.
