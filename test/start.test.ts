@@ -107,7 +107,7 @@ describe('npm start with app credentials that cannot work', () => {
 });
 
 describe('npm start, once it runs', () => {
-  it('TR06 yoke keeps no secret in its environment: once started, /proc/<pid>/environ shows neither the app key, the webhook secret, nor the operator and person tokens', async () => {
+  it('TR06 yoke keeps no secret in its environment: once started, /proc/<pid>/environ shows neither the app key, the webhook secret, the operator and person tokens, the metrics token nor the OTLP headers', async () => {
     const key = generateKeyPairSync('rsa', { modulusLength: 2048 })
       .privateKey.export({ type: 'pkcs1', format: 'pem' })
       .toString();
@@ -116,6 +116,8 @@ describe('npm start, once it runs', () => {
       WEBHOOK_SECRET: 'webhook-secret-0123456789abcdef0123456789',
       YOKE_API_TOKENS: 'operator-token-0123456789abcdef0123456789',
       YOKE_PERSON_TOKENS: 'alice:person-token-0123456789abcdef0123456789',
+      YOKE_METRICS_TOKEN: 'metrics-token-0123456789abcdef0123456789',
+      OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20otlp-secret-0123456789abcdef',
     };
     const child = spawn(process.execPath, ['--import', TSX, MAIN], {
       cwd,

@@ -216,13 +216,26 @@ export const SETTINGS = {
   OTEL_EXPORTER_OTLP_HEADERS: {
     schema: z.string().transform((s, ctx) => {
       const headers: Record<string, string> = {};
-      for (const part of commaList.parse(s)) {
+      // A header's value is a collector's credential: an error names the header's place and name, never its value.
+      for (const [i, part] of commaList.parse(s).entries()) {
         const at = part.indexOf('=');
         if (at <= 0) {
-          ctx.addIssue({ code: 'custom', message: `"${part}" is not key=value, e.g. authorization=Bearer%20TOKEN` });
+          ctx.addIssue({
+            code: 'custom',
+            message: `header ${i + 1} is not key=value (its text is not shown), e.g. authorization=Bearer%20TOKEN`,
+          });
           return z.NEVER;
         }
-        headers[part.slice(0, at).trim()] = decodeURIComponent(part.slice(at + 1).trim());
+        const key = part.slice(0, at).trim();
+        try {
+          headers[key] = decodeURIComponent(part.slice(at + 1).trim());
+        } catch {
+          ctx.addIssue({
+            code: 'custom',
+            message: `the value of ${/^[\w-]{1,64}$/.test(key) ? key : `header ${i + 1}`} is not valid percent-encoding (it is not shown): write a space as %20 and a % as %25`,
+          });
+          return z.NEVER;
+        }
       }
       return headers;
     }),

@@ -14,6 +14,8 @@ export const SERVER_SECRET_VARIABLES = [
   'YOKE_PERSON_TOKENS',
   'YOKE_DATABASE_URL',
   'GITHUB_CLIENT_SECRET',
+  'YOKE_METRICS_TOKEN',
+  'OTEL_EXPORTER_OTLP_HEADERS',
 ] as const;
 
 /** Where the environment block the process started with lies in its memory (fields 50 and 51 of /proc/self/stat). */

@@ -41,6 +41,8 @@ export const SECRET_VARIABLES = [
   'CODEX_API_KEY',
   'OPENAI_API_KEY',
   'YOKE_DATABASE_URL',
+  'YOKE_METRICS_TOKEN',
+  'OTEL_EXPORTER_OTLP_HEADERS',
 ] as const;
 
 /** A value that is a token, not a URL or a sentence: looked for in its encodings and pieces too. */

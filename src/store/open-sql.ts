@@ -15,8 +15,36 @@ export const defaultDatabase = (env: Record<string, string | undefined>): string
   env.YOKE_DATABASE_URL || env.YOKE_DB_PATH || '.yoke/yoke.db';
 
 /** A URL as it may be printed: without its password. */
-export const printable = (target: string): string =>
-  isPostgresUrl(target) ? target.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@') : target;
+/** Connection parameters whose values are shown as they are; every other one may hold a secret (`password`, `sslkey`…). */
+const SHOWN_PARAMS = new Set([
+  'sslmode',
+  'application_name',
+  'connect_timeout',
+  'target_session_attrs',
+  'host',
+  'port',
+  'dbname',
+  'user',
+]);
+
+/**
+ * A database URL as yoke prints it: a PostgreSQL URL with its password and every parameter not known to be
+ * harmless shown as `***` (a password holding `@`, an empty user, `?password=` alike); one it cannot read is
+ * not shown at all. A SQLite path as it is.
+ */
+export function printable(target: string): string {
+  if (!isPostgresUrl(target)) return target;
+  let url: URL;
+  try {
+    url = new URL(target);
+  } catch {
+    return 'a PostgreSQL URL yoke could not read (not shown: it may hold a password)';
+  }
+  if (url.password) url.password = '***';
+  for (const key of [...url.searchParams.keys()])
+    if (!SHOWN_PARAMS.has(key.toLowerCase())) url.searchParams.set(key, '***');
+  return url.toString().replace(/%2A%2A%2A/g, '***');
+}
 
 /** Refuses a SQLite file that is not there (a typo would otherwise open a new, empty store); `also` names another way to point at one. */
 export function requireSqliteFile(target: string, also = ''): void {
