@@ -95,11 +95,13 @@ export class DispatchRequestStore {
     return done.changes === 1;
   }
 
-  async fail(requestId: string, detail: string, at: number): Promise<void> {
-    await this.sql.run(
-      "UPDATE dispatch_requests SET state = 'failed', detail = ?, updated_at = ? WHERE request_id = ? AND state = 'in_flight'",
-      [detail, at, requestId],
+  /** TR12: fails a reserved request, as `complete` records one: only for the process that holds the reservation. */
+  async fail(requestId: string, detail: string, at: number, owner: string): Promise<boolean> {
+    const done = await this.sql.run(
+      "UPDATE dispatch_requests SET state = 'failed', detail = ?, updated_at = ? WHERE request_id = ? AND state = 'in_flight' AND owner = ?",
+      [detail, at, requestId, owner],
     );
+    return done.changes === 1;
   }
 
   /**

@@ -214,7 +214,7 @@ async function runReserved(ctx: DeliveryContext, runId: string, stage: string, r
     const run = (await store.deploymentRuns.get(runId))!;
     const dr = await deliveryRepo(ctx, run.repo);
     if (!dr.ok) {
-      await store.dispatchRequests.fail(requestId, dr.refusal.message, clock.now());
+      await store.dispatchRequests.fail(requestId, dr.refusal.message, clock.now(), ctx.processId);
       return refusalReply(dr.refusal);
     }
     const answer = await gateCheck({ ctx, dr: dr.value, run, stage });
@@ -225,7 +225,7 @@ async function runReserved(ctx: DeliveryContext, runId: string, stage: string, r
     const refusal = err instanceof Refused ? err.refusal : storeBusy(err);
     // An unexpected error's text stays in yoke's log: clients (and replays of this id) get what they can act on.
     const detail = refusal?.message ?? `an internal error; the yoke log has it under request ${requestId}`;
-    await store.dispatchRequests.fail(requestId, detail, clock.now());
+    await store.dispatchRequests.fail(requestId, detail, clock.now(), ctx.processId);
     if (refusal) return refusalReply(refusal);
     ctx.log.error(
       { run: runId, request: requestId, err: errorStack(err) },

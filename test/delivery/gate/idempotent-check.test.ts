@@ -208,6 +208,27 @@ describe('idempotent dispatch', () => {
     ).toBe('dispatch_request_failed');
     expect((await h.store.dispatchRequests.get('gate-check-8'))?.state).toBe('in_flight');
   });
+
+  it("TR12 a process that stalled past its lease fails nothing of the process that took its request again: fail, like complete, is the holder's alone", async () => {
+    const h = await setup();
+    const reserve = (owner: string) =>
+      h.store.dispatchRequests.reserve({
+        requestId: 'gate-check-9',
+        runId: h.run,
+        stage: 'qa',
+        envelopeHash: 'x',
+        driver: 'drv',
+        owner,
+        at: 0,
+      });
+    await reserve('p-stalled');
+    // Its lease lapsed; the request was failed and taken again by this process.
+    await reserve(h.fleet.processId);
+    expect(await h.store.dispatchRequests.fail('gate-check-9', 'the stalled one gave up', 1, 'p-stalled')).toBe(false);
+    expect((await h.store.dispatchRequests.get('gate-check-9'))?.state).toBe('in_flight');
+    expect(await h.store.dispatchRequests.fail('gate-check-9', 'given up', 2, h.fleet.processId)).toBe(true);
+    expect((await h.store.dispatchRequests.get('gate-check-9'))?.state).toBe('failed');
+  });
 });
 
 describe('busy answers, each from its contention point, refused before anything is reserved', () => {
