@@ -139,6 +139,28 @@ const notSetUp = (): Answer => ({
   ),
 });
 
+/** TR34: a page reached by a name that is not this machine's nor YOKE_PUBLIC_URL's (DNS rebinding) shows nothing. */
+const notThisHost = (host: string): Answer => ({
+  status: 421,
+  body: page(
+    'Not served under this name',
+    `<p>yoke's setup page answers only at this machine's own address (<code>localhost</code>, <code>127.0.0.1</code>, <code>[::1]</code>) or at the host of YOKE_PUBLIC_URL, not at <code>${esc(host.slice(0, 100))}</code>: a page of another site that made its name point here must not read it. Open it at http://localhost:PORT/yoke/setup on this machine, or set YOKE_PUBLIC_URL to the address you reach it by.</p>`,
+  ),
+});
+
+/** TR34: the Host values the setup page answers to: loopback names, any port, and YOKE_PUBLIC_URL's host. */
+export function setupHostAllowed(host: string | undefined, publicUrl: string | undefined): boolean {
+  if (!host) return false;
+  const name = host.toLowerCase().replace(/:\d{1,5}$/, '');
+  if (name === 'localhost' || name === '127.0.0.1' || name === '[::1]') return true;
+  if (!publicUrl) return false;
+  try {
+    return new URL(publicUrl).host.toLowerCase() === host.toLowerCase();
+  } catch {
+    return false;
+  }
+}
+
 /** The one registration this page makes: its `state`, where GitHub is, and how far it got. */
 class Registration {
   /** GitHub hands `state` back with the code: a code that comes without this page's state is not the registration it started. */
@@ -219,6 +241,8 @@ export function createSetupHandler(deps: SetupDeps): (req: IncomingMessage, res:
   };
   return async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
+    if (!setupHostAllowed(req.headers.host, registration.publicUrl))
+      return send(res, notThisHost(req.headers.host ?? ''));
     if (registration.stage === 'done') return send(res, registeredAlready());
     // Where the browser reached this yoke: GitHub sends it back here.
     const here = `${req.headers['x-forwarded-proto'] === 'https' ? 'https' : 'http'}://${req.headers.host ?? `localhost:${deps.env.PORT ?? 3000}`}`;

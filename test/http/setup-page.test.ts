@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -89,6 +89,51 @@ describe("yoke's setup page", () => {
     expect((await fetch(`${base}/yoke/setup?org=no%20such`)).status).toBe(400);
     expect((await fetch(`${base}/yoke/setup/done`)).status).toBe(400);
     expect((await fetch(`${base}/yoke/api/fleet`)).status).toBe(404);
+  });
+
+  it("TR34 a page of another site whose name was made to point here (DNS rebinding) reads nothing: the setup page answers only at loopback names or YOKE_PUBLIC_URL's host", async () => {
+    const handler = createSetupHandler({
+      appYml: APP_YML,
+      env: { YOKE_PUBLIC_URL: 'https://yoke.acme.example' },
+      convert: async () => {
+        throw new Error('never asked');
+      },
+      writeEnv: () => '/srv/yoke/.env',
+    });
+    nock.enableNetConnect('127.0.0.1');
+    server = createServer((req, res) => void handler(req, res));
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    const get = (host: string) =>
+      new Promise<{ status: number; body: string }>((done, fail) => {
+        const r = request({ host: '127.0.0.1', port, path: '/yoke/setup', headers: { host } }, (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c.toString('utf8')));
+          res.on('end', () => done({ status: res.statusCode ?? 0, body }));
+        });
+        r.on('error', fail);
+        r.end();
+      });
+    for (const host of [
+      'evil.example',
+      `evil.example:${port}`,
+      '127.0.0.1.evil.example',
+      'yoke.acme.example.evil.example',
+    ]) {
+      const r = await get(host);
+      expect([r.status, r.body.includes('state=')], host).toEqual([421, false]);
+      expect(r.body).toContain('<h1>Not served under this name</h1>');
+    }
+    for (const host of [
+      `127.0.0.1:${port}`,
+      `localhost:${port}`,
+      `[::1]:${port}`,
+      'yoke.acme.example',
+      'YOKE.acme.example',
+    ]) {
+      const r = await get(host);
+      expect([r.status, r.body.includes('state=')], host).toEqual([200, true]);
+    }
   });
 
   it('TR34 takes no code that comes without the state it gave GitHub, converts one registration only, and closes once registered', async () => {
