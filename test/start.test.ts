@@ -202,7 +202,7 @@ describe('npm start with the command launcher', () => {
 });
 
 describe("npm start with no app yet: yoke's setup page", () => {
-  it("registers the app from the app.yml yoke ships, with yoke's webhook path, and makes no smee.io channel", async () => {
+  it("TR34 registers the app from the app.yml yoke ships, with yoke's webhook path, and makes no smee.io channel; unasked, it listens on loopback only", async () => {
     // Run from a folder with no app.yml: the manifest comes from yoke's own, wherever yoke runs from.
     const child = spawn(process.execPath, ['--import', TSX, MAIN], {
       cwd,
@@ -242,6 +242,15 @@ describe("npm start with no app yet: yoke's setup page", () => {
       expect(page).toMatch(/action="https:\/\/github\.com\/settings\/apps\/new\?state=[0-9a-f]{48}"/);
       expect(page).toContain('GitHub App names are global');
       expect(out).not.toMatch(/smee/i);
+      // TR34: whoever reaches the setup page registers yoke's app: with no HOST, yoke itself listens on 127.0.0.1 alone,
+      // as the kernel's own table of listening sockets says (0100007F:9903 is 127.0.0.1:39171; state 0A is LISTEN).
+      const listening = [readFileSync('/proc/net/tcp', 'utf8'), readFileSync('/proc/net/tcp6', 'utf8')]
+        .join('\n')
+        .split('\n')
+        .map((l) => l.trim().split(/\s+/))
+        .filter((f) => f[3] === '0A' && f[1]?.endsWith(':9903'))
+        .map((f) => f[1]);
+      expect(listening).toEqual(['0100007F:9903']);
     } finally {
       child.kill('SIGKILL');
     }

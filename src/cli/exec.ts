@@ -1,7 +1,8 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { bubblewrapProblem, pidNamespaceArgv, resolverFiles, storeFiles, type FsView } from '../kernel/bubblewrap.js';
+import { bubblewrapProblem, commandView, pidNamespaceArgv, storeFiles } from '../kernel/bubblewrap.js';
+import { homedir } from 'node:os';
 import { defaultDatabase, isPostgresUrl } from '../store/open-sql.js';
 import { CHILD_ENV_ALLOWLIST } from '../launcher/command.js';
 import { redactSecrets, secretValues, SECRET_VARIABLES } from '../kernel/redact.js';
@@ -84,22 +85,27 @@ export function outOfReach(
 
 /**
  * TR30: bubblewrap's arguments for a command: a pid namespace of its own (the CLI's process, and its
- * environ, out of sight); everything read-only but its checkout and a scratch /tmp; no /run or /var/run
- * (no host socket); the app key and the store out of reach. It keeps the network: a deploy needs it.
+ * environ, out of sight); everything read-only but its checkout and a scratch /tmp (`commandView`: no home of
+ * the CLI's user, no /run or /var/run, so no host socket there); the app key and the store out of reach. It
+ * keeps the network: a deploy needs it.
  */
 export function containedArgv(
   bwrap: string,
   command: string,
-  /** The checkout it runs in, what is out of its reach, and the folders it may write besides. */
-  { cwd, hidden, writable = [] }: { cwd: string; hidden: OutOfReach; writable?: readonly string[] },
+  /** The checkout it runs in, what is out of its reach, the folders it may write besides, and the CLI's environment. */
+  at: { cwd: string; hidden: OutOfReach; writable?: readonly string[]; env: Record<string, string | undefined> },
 ): string[] {
-  const view: FsView = {
-    base: { kind: 'whole', resolverFiles: resolverFiles() },
+  const { cwd, hidden, writable = [], env } = at;
+  // A repository's command is written by whoever can push: nothing it names is shown again.
+  const view = commandView({
+    cwd,
+    own: [],
     hide: hidden.dirs,
     hideFiles: hidden.files,
-    ro: [],
-    rw: [resolve(cwd), ...writable.filter((w) => existsSync(w))],
-  };
+    writable: writable.filter((w) => existsSync(w)),
+    homes: [env.HOME, homedir()],
+    path: env.PATH,
+  });
   return [bwrap, ...pidNamespaceArgv(view, resolve(cwd), command)];
 }
 
@@ -131,6 +137,7 @@ export function commandLaunch(
         cwd,
         hidden: outOfReach(parent, cwd, extraHidden),
         writable: writableOf(parent),
+        env: parent,
       }),
       contained: true,
     };

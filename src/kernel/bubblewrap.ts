@@ -71,7 +71,8 @@ export function viewArgs(view: FsView): string[] {
       out.push(...(r.link === null ? ['--ro-bind', r.path, r.path] : ['--symlink', r.link, r.path]));
     out.push('--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/var/tmp');
   } else {
-    out.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/run');
+    out.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/var/tmp');
+    out.push('--tmpfs', '/run');
     for (const f of view.base.resolverFiles) out.push('--ro-bind', f, f);
   }
   // Each mount in order of depth, so that the deeper one wins: a checkout inside a hidden home shows, and a
@@ -83,7 +84,11 @@ export function viewArgs(view: FsView): string[] {
     ...view.hideFiles.map((f) => ({ path: f, args: ['--ro-bind', '/dev/null', f] })),
   ];
   const depth = (p: string) => p.split('/').filter(Boolean).length;
-  for (const m of mounts.sort((a, b) => depth(a.path) - depth(b.path))) out.push(...m.args);
+  // A folder both shown and hidden is hidden: the hiding is mounted last.
+  const hidden = (m: { args: string[] }) => (m.args[0] === '--tmpfs' ? 1 : 0);
+  const order = (a: (typeof mounts)[number], b: (typeof mounts)[number]) =>
+    depth(a.path) - depth(b.path) || (a.path === b.path ? hidden(a) - hidden(b) : 0);
+  for (const m of mounts.sort(order)) out.push(...m.args);
   return out;
 }
 
@@ -93,7 +98,7 @@ const under = (path: string, dir: string) => path === dir || path.startsWith(dir
 export function visibleIn(view: FsView, path: string): boolean {
   const abs = resolve(path);
   if (view.hide.some((h) => under(abs, h))) return false;
-  if (view.base.kind === 'whole') return !['/tmp', ...SOCKET_DIRS].some((d) => under(abs, d));
+  if (view.base.kind === 'whole') return !['/tmp', '/var/tmp', ...SOCKET_DIRS].some((d) => under(abs, d));
   // A symlinked root (`/bin -> usr/bin`) shows what its target does.
   return view.base.roots.some((r) => under(abs, r.path));
 }
@@ -125,6 +130,66 @@ export function storeFiles(dbPath: string): string[] {
       return false;
     }
   });
+}
+
+/** The folder a file belongs to as a project: the nearest one up holding a package.json or a .git, else its own folder. */
+function projectOf(path: string): string {
+  const start = statSync(path).isDirectory() ? path : dirname(path);
+  for (let dir = start; dir !== dirname(dir); dir = dirname(dir))
+    if (existsSync(`${dir}${sep}package.json`) || existsSync(`${dir}${sep}.git`)) return dir;
+  return start;
+}
+
+/**
+ * The command's own files: for each absolute path a shell command names that exists (`node /srv/yoke/run.mjs`,
+ * `--import=/tmp/x/loader.mjs`), the project it lies in. A command view shows them, read-only, wherever they are.
+ */
+export function commandFolders(command: string): string[] {
+  const out = new Set<string>();
+  for (const word of command.split(/[\s=:'"]+/)) {
+    if (!word.startsWith('/') || word.includes('..')) continue;
+    try {
+      const dir = projectOf(resolve(word));
+      if (dir !== '/') out.add(dir);
+    } catch {
+      /* not a file here */
+    }
+  }
+  return [...out];
+}
+
+/**
+ * TR06, TR30: the view of a command yoke runs for someone else outside an agent's sandbox (a command-launcher
+ * run, a repository's QA or deploy command): every folder read-only, less the socket folders, a scratch /tmp and
+ * /var/tmp, and the homes of yoke's user (SSH keys, `gh`'s token, cloud credentials, a desktop's docker socket
+ * live there); writable, its folder and `writable`; and shown again, read-only, the folders on its PATH and `own`
+ * (the operator's command's own files: `commandFolders`; never a repository's, whose command an attacker writes),
+ * wherever they lie (a checkout under /tmp or a home), unless a hidden folder holds them.
+ */
+export function commandView(c: {
+  cwd: string;
+  own: readonly string[];
+  hide: readonly string[];
+  hideFiles: readonly string[];
+  writable: readonly string[];
+  homes: readonly (string | undefined)[];
+  path: string | undefined;
+}): FsView {
+  const rw = [resolve(c.cwd), ...c.writable.map((w) => resolve(w))];
+  // A home that is the command's own folder (or inside it, or one it may write) stays as it is.
+  const homes = [...new Set(c.homes.filter((h): h is string => Boolean(h) && h !== '/').map((h) => resolve(h)))].filter(
+    (h) => !rw.some((w) => under(h, w)),
+  );
+  const view: FsView = {
+    base: { kind: 'whole', resolverFiles: resolverFiles() },
+    hide: [...c.hide, ...homes.filter((h) => existsSync(h))],
+    hideFiles: [...c.hideFiles],
+    ro: [],
+    rw,
+  };
+  const own = c.own.filter((d) => !visibleIn(view, d) && !c.hide.some((h) => under(d, h) || under(h, d)));
+  view.ro.push(...own, ...neededDirs(view, c.path).filter((d) => !own.some((o) => under(d, o))));
+  return view;
 }
 
 /**

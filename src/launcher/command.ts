@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { pidNamespaceArgv, resolverFiles, storeFiles, type FsView } from '../kernel/bubblewrap.js';
+import { commandFolders, commandView, pidNamespaceArgv, storeFiles } from '../kernel/bubblewrap.js';
 import type { RepoRef } from '../forge/types.js';
 import type { Run, RunKind } from '../store/runs.js';
 import { launchEnv, type Launcher, type LaunchSpec, type Liveness } from './launcher.js';
@@ -72,14 +72,14 @@ export function runContainmentOf(
 }
 
 /** bubblewrap's arguments for one run, then its command: pure, the tests read it. */
-export function runArgv(c: RunContainment, cwd: string, command: string): string[] {
-  const view: FsView = {
-    base: { kind: 'whole', resolverFiles: resolverFiles() },
-    hide: c.hide,
-    hideFiles: c.hideFiles,
-    ro: [],
-    rw: [cwd, ...c.writable],
-  };
+export function runArgv(
+  c: RunContainment,
+  cwd: string,
+  command: string,
+  env: Record<string, string | undefined> = process.env,
+): string[] {
+  // The operator's own command (YOKE_COMMAND): its files show wherever they lie, a checkout under /tmp included.
+  const view = commandView({ cwd, own: commandFolders(command), ...c, homes: [env.HOME, homedir()], path: env.PATH });
   return pidNamespaceArgv(view, cwd, command);
 }
 
@@ -182,7 +182,7 @@ export class CommandLauncher implements Launcher {
     const cwd = this.opts.cwd ?? own!;
     const c = this.opts.contain;
     const child = c
-      ? spawn(c.bwrap, runArgv(c, cwd, this.opts.command), {
+      ? spawn(c.bwrap, runArgv(c, cwd, this.opts.command, this.opts.parentEnv ?? process.env), {
           cwd,
           detached: true,
           stdio: ['ignore', out, out],

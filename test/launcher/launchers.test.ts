@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ActionsLauncher } from '../../src/launcher/actions.js';
@@ -215,30 +216,74 @@ describe('the command launcher', () => {
     60_000,
   );
 
-  it('TR06 a contained run writes its own folder, a scratch /tmp and the folders the operator names, and nothing else', () => {
-    const c = {
-      bwrap: 'bwrap',
-      hideFiles: ['/srv/yoke/app.pem'],
-      hide: ['/srv/yoke/yoke.db.runs'],
-      writable: ['/srv/work'],
-    };
-    const argv = runArgv(c, '/tmp/yoke-run-r1-x', 'yoke agent run');
-    expect(argv.slice(0, 8)).toEqual([
-      '--die-with-parent',
-      '--new-session',
-      '--unshare-pid',
-      '--unshare-ipc',
-      '--ro-bind',
-      '/',
-      '/',
-      '--dev',
-    ]);
-    expect(argv.join(' ')).toContain('--tmpfs /run');
-    expect(argv.join(' ')).toContain('--tmpfs /srv/yoke/yoke.db.runs');
-    expect(argv.join(' ')).toContain('--bind /tmp/yoke-run-r1-x /tmp/yoke-run-r1-x --bind /srv/work /srv/work');
-    expect(argv.join(' ')).toContain('--ro-bind /dev/null /srv/yoke/app.pem');
-    expect(argv.slice(-5)).toEqual(['/tmp/yoke-run-r1-x', '--', 'sh', '-c', 'yoke agent run']);
-  });
+  it.skipIf(bubblewrapProblem() !== null)(
+    "TR06 a contained run, as a real process, writes its own folder, a scratch /tmp and the folders the operator names, and nothing else; reads nothing of yoke's home nor a socket in /var/tmp; and sees its own command's files, even under /tmp",
+    async () => {
+      const base = mkdtempSync(join(outsideTmp(), 'yoke-launch-view-'));
+      const own = mkdtempSync(join(tmpdir(), 'yoke-launch-own-'));
+      // A home where a machine keeps them (not under /tmp or /var/tmp, which the view empties anyway).
+      const home = mkdtempSync(join(homedir(), '.yoke-launch-home-'));
+      const open = new Set<Socket>();
+      const server = createServer((c) => {
+        open.add(c);
+        c.on('error', () => undefined).end('host-socket-answered');
+      });
+      try {
+        mkdirSync(join(home, '.ssh'), { recursive: true });
+        writeFileSync(join(home, '.ssh', 'id_ed25519'), 'ssh-private-key-of-yokes-user');
+        const work = join(base, 'work');
+        const other = join(base, 'other');
+        const runDir = join(base, 'run');
+        for (const d of [work, other, runDir]) mkdirSync(d);
+        const sockDir = mkdtempSync('/var/tmp/yoke-launch-sock-');
+        const sock = join(sockDir, 'host.sock');
+        await new Promise<void>((r) => server.listen(sock, r));
+        // The operator's command lives in a project under /tmp (a clone there), as YOKE_COMMAND names it.
+        writeFileSync(join(own, 'package.json'), '{}');
+        mkdirSync(join(own, 'bin'));
+        writeFileSync(join(own, 'lib.sh'), 'echo own-lib-read >> seen.txt\n');
+        const probe = [
+          `. ${own}/lib.sh`,
+          'echo mine > mine.txt; echo scratch > /tmp/s.txt && cat /tmp/s.txt >> seen.txt',
+          `echo operator > ${work}/w.txt`,
+          `echo planted > ${other}/p.txt 2>> seen.txt`,
+          `cat ${home}/.ssh/id_ed25519 >> seen.txt 2>&1`,
+          `curl -sS -m 3 --unix-socket ${sock} http://host/ >> seen.txt 2>&1; echo "socket=$?" >> seen.txt`,
+          'true',
+        ].join('; ');
+        writeFileSync(join(own, 'bin', 'run.sh'), `${probe}\n`);
+        const argv = runArgv(
+          { bwrap: 'bwrap', hideFiles: [], hide: [], writable: [work] },
+          runDir,
+          `sh ${own}/bin/run.sh`,
+          {
+            HOME: home,
+            PATH: process.env.PATH,
+          },
+        );
+        const r = spawnSync('bwrap', argv, { cwd: runDir, encoding: 'utf8', env: { PATH: process.env.PATH } });
+        expect(r.status, r.stderr).toBe(0);
+        const seen = readFileSync(join(runDir, 'seen.txt'), 'utf8');
+        expect(seen).toContain('own-lib-read');
+        expect(seen).toContain('scratch');
+        expect(readFileSync(join(runDir, 'mine.txt'), 'utf8')).toBe('mine\n');
+        expect(readFileSync(join(work, 'w.txt'), 'utf8')).toBe('operator\n');
+        expect(existsSync(join(other, 'p.txt'))).toBe(false);
+        expect(existsSync(join(own, 'planted'))).toBe(false);
+        expect(seen).not.toContain('ssh-private-key-of-yokes-user');
+        expect(seen).not.toContain('host-socket-answered');
+        expect(seen).toContain('socket=7');
+        rmSync(sockDir, { recursive: true, force: true });
+      } finally {
+        for (const c of open) c.destroy();
+        server.close();
+        rmSync(base, { recursive: true, force: true });
+        rmSync(own, { recursive: true, force: true });
+        rmSync(home, { recursive: true, force: true });
+      }
+    },
+    30_000,
+  );
 
   it('TR06 knows a run it never started, and trusts a pid an earlier yoke started only with its start time', async () => {
     const launcher = new CommandLauncher({
