@@ -226,7 +226,6 @@ export interface CheckRunWrite {
 import type {
   DeploymentWrite,
   DeploymentCreated,
-  DeploymentStatusState,
   DeploymentStatusWrite,
   DeploymentStatusView,
   EnvironmentRules,
