@@ -31,8 +31,20 @@ export async function benchObservedPass(
     otlpTraces: { url: `http://127.0.0.1:${port}/v1/traces`, headers: {} },
     serviceName: 'yoke-bench',
   });
-  // Counting a pass touches only the counters; the scrape's sources are never read here.
-  const metrics = new Metrics({} as MetricSources);
+  // Counting a pass reads the GitHub client's request count (none here: the candidates are given); the scrape's
+  // other sources are never read, so they are refused if they are.
+  const unread = (what: string) => () => {
+    throw new Error(`the observed bench reads no ${what}`);
+  };
+  const sources: MetricSources = {
+    github: { requests: 0, notModified: 0 },
+    lastPass: unread('last pass'),
+    lead: unread('lead'),
+    get fleet(): MetricSources['fleet'] {
+      return unread('fleet')();
+    },
+  };
+  const metrics = new Metrics(sources);
   const times: number[] = [];
   for (let round = 0; round < (engine.name === 'sqlite' ? 41 : 11); round++) {
     const store = await engine.open();

@@ -187,8 +187,11 @@ export function commandView(c: {
     ro: [],
     rw,
   };
-  const own = c.own.filter((d) => !visibleIn(view, d) && !c.hide.some((h) => under(d, h) || under(h, d)));
-  view.ro.push(...own, ...neededDirs(view, c.path).filter((d) => !own.some((o) => under(d, o))));
+  // Shown again only where nothing else shows it: never inside a folder it may write (a read-only bind there
+  // would take the writing away), nor inside or over a hidden one.
+  const shown = (d: string) => !visibleIn(view, d) && !rw.some((w) => under(d, w));
+  const own = c.own.filter((d) => shown(d) && !c.hide.some((h) => under(d, h) || under(h, d)));
+  view.ro.push(...own, ...neededDirs(view, c.path).filter((d) => shown(d) && !own.some((o) => under(d, o))));
   return view;
 }
 

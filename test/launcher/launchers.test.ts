@@ -234,18 +234,19 @@ describe('the command launcher', () => {
         const work = join(base, 'work');
         const other = join(base, 'other');
         const runDir = join(base, 'run');
-        for (const d of [work, other, runDir]) mkdirSync(d);
+        for (const d of [work, join(work, 'out'), other, runDir]) mkdirSync(d);
         const sockDir = mkdtempSync('/var/tmp/yoke-launch-sock-');
         const sock = join(sockDir, 'host.sock');
         await new Promise<void>((r) => server.listen(sock, r));
-        // The operator's command lives in a project under /tmp (a clone there), as YOKE_COMMAND names it.
+        // The operator's command lives in a project under /tmp (a clone there), as YOKE_COMMAND names it; it names the
+        // folder it may write too, which stays writable.
         writeFileSync(join(own, 'package.json'), '{}');
         mkdirSync(join(own, 'bin'));
         writeFileSync(join(own, 'lib.sh'), 'echo own-lib-read >> seen.txt\n');
         const probe = [
           `. ${own}/lib.sh`,
           'echo mine > mine.txt; echo scratch > /tmp/s.txt && cat /tmp/s.txt >> seen.txt',
-          `echo operator > ${work}/w.txt`,
+          `echo operator > ${work}/out/w.txt`,
           `echo planted > ${other}/p.txt 2>> seen.txt`,
           `cat ${home}/.ssh/id_ed25519 >> seen.txt 2>&1`,
           `curl -sS -m 3 --unix-socket ${sock} http://host/ >> seen.txt 2>&1; echo "socket=$?" >> seen.txt`,
@@ -255,7 +256,7 @@ describe('the command launcher', () => {
         const argv = runArgv(
           { bwrap: 'bwrap', hideFiles: [], hide: [], writable: [work] },
           runDir,
-          `sh ${own}/bin/run.sh`,
+          `sh ${own}/bin/run.sh ${work}/out`,
           {
             HOME: home,
             PATH: process.env.PATH,
@@ -267,7 +268,7 @@ describe('the command launcher', () => {
         expect(seen).toContain('own-lib-read');
         expect(seen).toContain('scratch');
         expect(readFileSync(join(runDir, 'mine.txt'), 'utf8')).toBe('mine\n');
-        expect(readFileSync(join(work, 'w.txt'), 'utf8')).toBe('operator\n');
+        expect(readFileSync(join(work, 'out', 'w.txt'), 'utf8')).toBe('operator\n');
         expect(existsSync(join(other, 'p.txt'))).toBe(false);
         expect(existsSync(join(own, 'planted'))).toBe(false);
         expect(seen).not.toContain('ssh-private-key-of-yokes-user');
