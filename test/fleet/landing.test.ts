@@ -5,6 +5,7 @@ import { landingState, stacksInFlight } from '../../src/fleet/landers.js';
 import { renderRepoPage } from '../../src/http/dashboard-parts.js';
 import type { Run } from '../../src/store/runs.js';
 import { AUTOLAND, addClaimPull, makeHarness, recordingLog, report } from '../helpers/fleet.js';
+import { requestLand } from '../../src/fleet/controls.js';
 
 // LD01, LD02, LD03 through the engine: a lander judges the head merged onto the base its branch is at;
 // an accept counts only on that base; a merge moves the base, and the other accepted PR is judged again.
@@ -76,6 +77,33 @@ describe('landing on the base that was validated', () => {
         '#7 of acme/api waits for a lander: GitHub did not say where its base branch main is, and a verdict counts only for the base it judged.',
       ],
     ]);
+  });
+});
+
+describe('landing work goes through the one pass (LD07)', () => {
+  it('LD07 a lander launches only from the spawn pass, at its stage ahead of new work, under the cap: a /yoke land is a request the pass serves when a slot frees, never a launch of its own', async () => {
+    const h = makeHarness({ policy: { globalCap: 1 } });
+    h.forge.addRepo(REPO, AUTOLAND);
+    h.forge.addIssue(REPO, 3);
+    await addClaimPull(h, REPO, { number: 7, issue: 1, headSha: 'a'.repeat(40) });
+    await addClaimPull(h, REPO, { number: 8, issue: 2, headSha: 'b'.repeat(40) });
+    const pass = await h.engine.schedulerTick();
+    // One slot: the lander stage takes it before new work; the rest wait at the cap.
+    expect(h.launcher.starts.map((s) => `${s.kind}:${s.subject}`)).toEqual(['lander:pr#7']);
+    expect(pass.waiting.map((w) => [w.subject, w.reason.code]).sort()).toEqual([
+      ['issue#3', 'at_cap'],
+      ['pr#8', 'at_cap'],
+    ]);
+    // A writer asks to land #8 now: a request, launched by no one but the pass.
+    expect((await requestLand(h.fleet, REPO, 8, 'maint')).ok).toBe(true);
+    expect(h.launcher.starts).toHaveLength(1);
+    await h.engine.schedulerTick();
+    expect(h.launcher.starts).toHaveLength(1);
+    // The slot frees: the next pass gives it to the lander, still ahead of new work.
+    await report(h, landers(h)[0]!.runId, 'success', 'reject');
+    await h.engine.reaperTick();
+    expect(h.launcher.starts.map((s) => `${s.kind}:${s.subject}`)).toEqual(['lander:pr#7', 'lander:pr#8']);
+    expect(await h.store.runs.countLive()).toBe(1);
   });
 });
 
