@@ -5,6 +5,7 @@ import { dispatchIdempotent } from '../src/delivery/gate/idempotent-check.js';
 import { reviewProtectionRequest } from '../src/delivery/deployments/protection-rule.js';
 import type { Sql } from '../src/store/sql.js';
 import type { BenchEngine } from './engines.js';
+import { sized } from './size.js';
 import { makeDeliveryHarness, REPO } from '../test/helpers/delivery.js';
 
 // Delivery figures on each engine (SQLite's file database, PostgreSQL on loopback): one gate check over 50 members with
@@ -36,7 +37,7 @@ export async function benchDelivery(
 ): Promise<void> {
   {
     const store = await engine.open({ file: true });
-    const members = Array.from({ length: 50 }, (_, i) => i + 1);
+    const members = Array.from({ length: sized(50, 3) }, (_, i) => i + 1);
     const plan = (name: string) =>
       `name: ${name}\ncases:\n  - {id: a, title: A, run: "true"}\n  - {id: b, title: B, run: "true"}\n  - {id: c, title: C, manual: true}\n`;
     const plans: Record<string, string> = {
@@ -65,7 +66,7 @@ export async function benchDelivery(
     if (!run.ok) throw new Error(run.refusal.message);
     const times: number[] = [];
     const statements = countStatements(store.sql);
-    for (let i = 0; i < 21; i++) {
+    for (let i = 0; i < sized(21, 2); i++) {
       statements.reset();
       const t0 = performance.now();
       const d = await dispatchStage(h.fleet, run.value.id, 'qa');
@@ -88,7 +89,7 @@ export async function benchDelivery(
       { responseLimitMs: 60_000 },
       never,
     );
-    const n = 5_000;
+    const n = sized(5_000, 50);
     const t0 = performance.now();
     for (let i = 0; i < n; i++) {
       const r = await dispatchIdempotent(
@@ -118,7 +119,7 @@ export async function benchDelivery(
     if (parsed.state !== 'valid') throw new Error('bad bench settings');
     const { settings } = parsed;
     // Earlier runs at other commits, all finished (one run of a repository is active at a time).
-    for (let i = 0; i < 500; i++) {
+    for (let i = 0; i < sized(500, 5); i++) {
       await store.deploymentRuns.create({
         id: `dr-bench-${i}`,
         repo: REPO,
@@ -134,7 +135,7 @@ export async function benchDelivery(
     const run = await createDeploymentRun(h.fleet, { repo: REPO });
     if (!run.ok) throw new Error(run.refusal.message);
     await store.deploymentRuns.setStage({ runId: run.value.id, stage: 'qa', state: 'settled', at: 1 });
-    const n = 1_000;
+    const n = sized(1_000, 20);
     const t0 = performance.now();
     for (let i = 0; i < n; i++) {
       const v = await reviewProtectionRequest(h.fleet, {

@@ -25,11 +25,12 @@ import { benchLanding } from './landing.js';
 import { benchScale } from './scale.js';
 import { benchObservedPass } from './observed.js';
 import { benchEngines, concurrentLaunches, type BenchEngine } from './engines.js';
+import { SMOKE, sized } from './size.js';
 
 // `npm run bench`: each figure on its own line as `name: value unit`.
 
 const print = (name: string, value: number, unit: string) =>
-  console.log(`${name}: ${Number.isInteger(value) ? value : value.toFixed(3)} ${unit}`);
+  console.log(`${name}: ${Number.isInteger(value) ? value : value.toFixed(3)} ${unit}${SMOKE ? ' [smoke]' : ''}`);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 const noopLauncher: Launcher = {
@@ -44,7 +45,7 @@ const noopLauncher: Launcher = {
 async function benchSpawnPass(engine: BenchEngine): Promise<void> {
   const stages: SpawnStage[] = ['new_work', 'fix', 'lander'];
   const candidates: Candidate[] = [];
-  for (let r = 0; r < 1000; r++) {
+  for (let r = 0; r < sized(1000, 10); r++) {
     for (let i = 0; i < 10; i++) {
       const stage = stages[(r + i) % 3]!;
       candidates.push({
@@ -66,7 +67,7 @@ async function benchSpawnPass(engine: BenchEngine): Promise<void> {
   for (let r = 0; r < 1000; r += 10) repoCaps[`bench/repo-${r}`] = 8;
   const policy = { globalCap: 4, repoCaps, pauseThreshold: 3 };
   const times: number[] = [];
-  for (let round = 0; round < (engine.name === 'sqlite' ? 41 : 11); round++) {
+  for (let round = 0; round < sized(engine.name === 'sqlite' ? 41 : 11, 2); round++) {
     const store = await engine.open();
     let n = 0;
     const deps = { store, launcher: noopLauncher, clock: { now: () => Date.now() }, newRunId: () => `b${++n}` };
@@ -85,7 +86,7 @@ async function benchSpawnPass(engine: BenchEngine): Promise<void> {
   if (parsed.state !== 'valid') throw new Error('the bench config does not parse');
   const facts = { config: parsed.config };
   const budgeted: number[] = [];
-  for (let round = 0; round < (engine.name === 'sqlite' ? 41 : 11); round++) {
+  for (let round = 0; round < sized(engine.name === 'sqlite' ? 41 : 11, 2); round++) {
     const store = await engine.open();
     let n = 0;
     const deps = {
@@ -189,7 +190,7 @@ async function pollFleet(opts: { repos: number; latencyMs: number; maxInFlight: 
 }
 
 async function benchIdlePoll(): Promise<void> {
-  const repos = 200;
+  const repos = sized(200, 5);
   const f = await pollFleet({ repos, latencyMs: 0, maxInFlight: 10 });
   const repoScoped = f.idleLog.filter((l) => l.path.includes('/repos/'));
   const listing = f.idleLog.filter((l) => !l.path.includes('/repos/'));
@@ -207,7 +208,7 @@ async function benchIdlePoll(): Promise<void> {
 /** A thousand repositories behind a GitHub that answers after 50 ms, as a distant github.com would. */
 async function benchFleet(): Promise<void> {
   const maxInFlight = Number(process.env.BENCH_IN_FLIGHT ?? settingsWith({}).maxRequestsInFlight);
-  const f = await pollFleet({ repos: 1000, latencyMs: 50, maxInFlight });
+  const f = await pollFleet({ repos: sized(1000, 10), latencyMs: sized(50, 5), maxInFlight });
   print('cold_read_1000_repos_ms', Math.round(f.coldMs), 'ms');
   print('idle_pass_1000_repos_ms', Math.round(f.idleMs), 'ms');
   // Default settings: a scheduler pass every 60 s and a reaper pass every 30 s, each lists the fleet;
@@ -222,7 +223,7 @@ async function benchFleet(): Promise<void> {
 /** SC04: 20 repositories with equal backlogs share a cap of 4 over 100 passes. */
 async function benchFairShare(): Promise<void> {
   const launches = new Map<string, number>();
-  for (let pass = 0; pass < 100; pass++) {
+  for (let pass = 0; pass < sized(100, 5); pass++) {
     const candidates: Candidate[] = [];
     for (let r = 0; r < 20; r++) {
       for (let i = 0; i < 5; i++) {
@@ -261,7 +262,7 @@ async function benchLockedLaunches(engine: BenchEngine): Promise<void> {
     const store = await engine.open({ file: true });
     let n = 0;
     const deps = { store, launcher: noopLauncher, clock: { now: () => Date.now() }, newRunId: () => `l${++n}` };
-    const count = 5000;
+    const count = sized(5000, 300);
     // A fleet at its cap: 200 runs live throughout (each launch re-counts them); ending the oldest is not timed.
     const live: string[] = [];
     let timed = 0;
@@ -295,7 +296,7 @@ async function benchLockedLaunches(engine: BenchEngine): Promise<void> {
 async function benchTwoProcessLaunches(engine: BenchEngine): Promise<void> {
   print(
     `two_process_launches_per_s${engine.suffix}`,
-    await concurrentLaunches(await engine.target(), 2, 3000),
+    await concurrentLaunches(await engine.target(), 2, sized(3000, 100)),
     'launches/s (both together)',
   );
 }
@@ -308,7 +309,7 @@ async function benchContainment(): Promise<void> {
   }
   const ws = mkdtempSync(join(tmpdir(), 'yoke-bench-ws-'));
   const starts: number[] = [];
-  for (let i = 0; i < 15; i++) {
+  for (let i = 0; i < sized(15, 2); i++) {
     const home = mkdtempSync(join(tmpdir(), 'yoke-bench-home-'));
     const t0 = performance.now();
     const c = await containAgent(
@@ -334,7 +335,8 @@ async function benchContainment(): Promise<void> {
     median(starts),
     'ms (median of 15: bubblewrap, forwarder, proxy and model gateway, a command that exits at once)',
   );
-  const diff = Array.from({ length: 200 }, (_, f) =>
+  const files = sized(200, 5);
+  const diff = Array.from({ length: files }, (_, f) =>
     [
       `+++ b/src/f${f}.js`,
       '@@ -0,0 +1,50 @@',
@@ -345,7 +347,7 @@ async function benchContainment(): Promise<void> {
   scanDiff(diff, ['a-job-secret-value-0123456789', 'another-secret-0123456789abcdef']);
   print(
     'secret_scan_lines_per_s',
-    Math.round(10_000 / ((performance.now() - t0) / 1000)),
+    Math.round((files * 50) / ((performance.now() - t0) / 1000)),
     'added lines/s (two job values, six shapes)',
   );
   rmSync(ws, { recursive: true, force: true });
@@ -371,7 +373,7 @@ try {
       'scale',
       () =>
         each(async (engine) => {
-          for (const n of (process.env.BENCH_SCALE_REPOS ?? '1000,10000').split(','))
+          for (const n of (process.env.BENCH_SCALE_REPOS ?? (SMOKE ? '20' : '1000,10000')).split(','))
             await benchScale(print, engine, Number(n));
         }),
     ],

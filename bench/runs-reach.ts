@@ -1,3 +1,4 @@
+import { sized } from './size.js';
 import { Sandbox } from '../sandbox/sandbox.js';
 
 // What each way runs reach yoke (YOKE_RUNS_REACH) costs in GitHub requests,
@@ -14,7 +15,7 @@ const YOKE = new Set(['installation', 'app']);
 /** Idle figures are taken at these cadences (the defaults are 60 s and 30 s: scale by them). */
 const TICK_S = 2;
 const REAPER_S = 2;
-const IDLE_WINDOW_MS = 30_000;
+const IDLE_WINDOW_MS = sized(30_000, 2_000);
 
 export async function benchRunsReach(print: Print): Promise<void> {
   for (const reach of ['api', 'github'] as const) {
