@@ -6,6 +6,6 @@ export default defineConfig({
     environment: 'node',
     pool: 'forks',
     testTimeout: 20_000,
-    globalSetup: ['test/helpers/postgres-global.ts', 'test/helpers/commands-global.ts'],
+    globalSetup: ['test/helpers/postgres-global.ts', 'test/helpers/commands-global.ts', 'test/helpers/cli-global.ts'],
   },
 });

@@ -1,13 +1,15 @@
+import { TEST_CLI } from '../helpers/cli-global.js';
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 
 // `yoke config check` as a maintainer runs it before a push: the real CLI as a
 // child process, on a checkout's files, whole output compared.
 
-const BIN = resolve(import.meta.dirname, '../../bin/yoke.js');
+// The CLI as one module, built once for the run (test/helpers/cli-global.ts).
+const BIN = TEST_CLI;
 let dir: string | null = null;
 afterEach(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });

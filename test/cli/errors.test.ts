@@ -1,7 +1,7 @@
+import { TEST_CLI } from '../helpers/cli-global.js';
 import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startApi } from '../helpers/api-server.js';
 import { makeHarness } from '../helpers/fleet.js';
@@ -11,7 +11,8 @@ import { time } from '../../src/http/dashboard-parts.js';
 // The CLI's errors as a newcomer meets them: the real `yoke` as a child
 // process, whole messages compared. A bad argument is named before any request.
 
-const BIN = resolve(import.meta.dirname, '../../bin/yoke.js');
+// The CLI as one module, built once for the run (test/helpers/cli-global.ts).
+const BIN = TEST_CLI;
 const TOKEN = 'op-token-0123456789abcdef0123456789';
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {

@@ -121,7 +121,8 @@ describe('commands the repository controls', () => {
   // A host socket where a machine keeps them (docker.sock sits in /run): only a user who may write there can plant one.
   const runWritable = writable('/run');
   if (!runWritable) {
-    const msg = 'TR30 reach test skipped: it listens on a socket under /run, which this user may not write (CI runs as root)';
+    const msg =
+      'TR30 reach test skipped: it listens on a socket under /run, which this user may not write (CI runs as root)';
     if (process.env.CI) throw new Error(msg);
     console.warn(msg);
   }

@@ -1,3 +1,4 @@
+import { TEST_CLI } from '../helpers/cli-global.js';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +12,8 @@ import { landerRuleset } from '../../src/cli/init.js';
 // `yoke init` as a maintainer meets it: the CLI as a child process, in fresh
 // checkouts of each kind of project, run twice, offline.
 
-const YOKE = join(process.cwd(), 'bin', 'yoke.js');
+// The CLI as one module, built once for the run (test/helpers/cli-global.ts).
+const YOKE = TEST_CLI;
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
