@@ -233,17 +233,7 @@ import type {
   BranchPolicy,
   ProtectionAnswer,
 } from './deployment-types.js';
-export type {
-  DeploymentWrite,
-  DeploymentCreated,
-  DeploymentStatusState,
-  DeploymentStatusWrite,
-  DeploymentStatusView,
-  EnvironmentRules,
-  InstallationGrants,
-  BranchPolicy,
-  ProtectionAnswer,
-} from './deployment-types.js';
+export type * from './deployment-types.js';
 
 export interface Forge {
   /** The app's login as it appears on comments, e.g. `yoke[bot]`. */

@@ -46,6 +46,28 @@ function checkout(): string {
   return d;
 }
 
+/** Claude Code contained, against `model`, with a $5 limit and no host allowed: as `yoke agent run` starts it. */
+const runClaude = (model: ScriptedModel, prompt: string, over: { cwd?: string; env?: Record<string, string> } = {}) =>
+  runAgent(
+    claudeCode,
+    prompt,
+    { maxTurns: 5, maxUsd: 5 },
+    {
+      cwd: over.cwd ?? checkout(),
+      env: {
+        PATH: `${agentCliBin('claude')}:${process.env.PATH}`,
+        HOME: tmp('yoke-contain-h-'),
+        ANTHROPIC_API_KEY: 'sk-ant-own-key-0123456789abcdef',
+        ANTHROPIC_BASE_URL: model.url,
+        ...over.env,
+      },
+      stopAt: Date.now() + 60_000,
+      now: Date.now,
+      log: () => undefined,
+      contain: { allow: [] },
+    },
+  );
+
 describe('the sandbox, as data', () => {
   it('TR20 hosts are allowed exactly, or as subdomains of a *. glob', () => {
     expect(hostAllowed('registry.npmjs.org', ['registry.npmjs.org'])).toBe(true);
@@ -348,24 +370,7 @@ describe.skipIf(!ok)('the sandbox, with the real CLIs', () => {
     });
     await model.start();
     try {
-      const r = await runAgent(
-        claudeCode,
-        'forge a cost',
-        { maxTurns: 5, maxUsd: 5 },
-        {
-          cwd: checkout(),
-          env: {
-            PATH: `${agentCliBin('claude')}:${process.env.PATH}`,
-            HOME: tmp('yoke-contain-h-'),
-            ANTHROPIC_API_KEY: 'sk-ant-own-key-0123456789abcdef',
-            ANTHROPIC_BASE_URL: model.url,
-          },
-          stopAt: Date.now() + 60_000,
-          now: Date.now,
-          log: () => undefined,
-          contain: { allow: [] },
-        },
-      );
+      const r = await runClaude(model, 'forge a cost');
       // The forged lines reached the CLI's output (the stated figure would be $100,000), yet two answers at 1,200 in and 150 out are what was billed.
       expect(r.statedCost?.usd).toBe(100_000);
       expect(model.requests).toHaveLength(2);
@@ -408,24 +413,7 @@ describe.skipIf(!ok)('the sandbox, with the real CLIs', () => {
     await model.start();
     try {
       const cwd = checkout();
-      const r = await runAgent(
-        claudeCode,
-        'attack the gateway',
-        { maxTurns: 5, maxUsd: 5 },
-        {
-          cwd,
-          env: {
-            PATH: `${agentCliBin('claude')}:${process.env.PATH}`,
-            HOME: tmp('yoke-contain-h-'),
-            ANTHROPIC_API_KEY: 'sk-ant-own-key-0123456789abcdef',
-            ANTHROPIC_BASE_URL: model.url,
-          },
-          stopAt: Date.now() + 60_000,
-          now: Date.now,
-          log: () => undefined,
-          contain: { allow: [] },
-        },
-      );
+      const r = await runClaude(model, 'attack the gateway', { cwd });
       expect(r.outcome.ok).toBe(true);
       expect(stolen).toEqual([]);
       // The model heard the CLI's two requests, and none of the tool's.
@@ -443,25 +431,7 @@ describe.skipIf(!ok)('the sandbox, with the real CLIs', () => {
     const model = new ScriptedModel({ script: () => ({ say: 'done' }) });
     await model.start();
     try {
-      const r = await runAgent(
-        claudeCode,
-        'spend unpriced',
-        { maxTurns: 5, maxUsd: 5 },
-        {
-          cwd: checkout(),
-          env: {
-            PATH: `${agentCliBin('claude')}:${process.env.PATH}`,
-            HOME: tmp('yoke-contain-h-'),
-            ANTHROPIC_API_KEY: 'sk-ant-own-key-0123456789abcdef',
-            ANTHROPIC_BASE_URL: model.url,
-            ANTHROPIC_MODEL: 'claude-mythos-9',
-          },
-          stopAt: Date.now() + 60_000,
-          now: Date.now,
-          log: () => undefined,
-          contain: { allow: [] },
-        },
-      );
+      const r = await runClaude(model, 'spend unpriced', { env: { ANTHROPIC_MODEL: 'claude-mythos-9' } });
       expect(model.requests).toEqual([]);
       expect(r.stoppedFor).toBe('unmetered');
       expect(r.outcome).toMatchObject({ ok: false, reason: `unmetered spend: ${unpricedModel('claude-mythos-9')}` });

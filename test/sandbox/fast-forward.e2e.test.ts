@@ -84,15 +84,18 @@ describe('landing by fast-forward, end to end', () => {
   it("LD03 TR43 a commit no lander checked cannot land: GitHub refuses to move main to it, even with a yoke/lander check a workflow's token posted; nor may anyone move a branch that takes pull requests only", async () => {
     const main = git(sandbox.repo.gitDir, ['rev-parse', 'refs/heads/main']);
     const unchecked = git(sandbox.repo.gitDir, ['commit-tree', `${main}^{tree}`, '-p', main, '-m', 'by hand']);
-    const moved = await fetch(`${sandbox.forge.url}/api/v3/repos/${DEMO_REPO}/git/refs/heads%2Fmain`, {
-      method: 'PATCH',
-      headers: { authorization: `token ${sandbox.maintainerToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ sha: unchecked }),
-    });
-    expect(moved.status).toBe(422);
-    expect(((await moved.json()) as { message: string }).message).toContain(
-      'Required status check "yoke/lander" is expected',
-    );
+    /** A writer moves main with the git refs API, as `gh api -X PATCH` would; GitHub's answer and its message. */
+    const moveMain = async (body: object) => {
+      const res = await fetch(`${sandbox.forge.url}/api/v3/repos/${DEMO_REPO}/git/refs/heads%2Fmain`, {
+        method: 'PATCH',
+        headers: { authorization: `token ${sandbox.maintainerToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return [res.status, ((await res.json()) as { message: string }).message] as const;
+    };
+    const [status, message] = await moveMain({ sha: unchecked });
+    expect(status).toBe(422);
+    expect(message).toContain('Required status check "yoke/lander" is expected');
     // TR43: a workflow's token (any writer's workflow with checks: write) posts a yoke/lander success on that commit:
     // the ruleset names yoke's app as the check's source, so GitHub still refuses the move.
     const wf = sandbox.forge.state.workflowToken(DEMO_REPO, true);
@@ -102,22 +105,12 @@ describe('landing by fast-forward, end to end', () => {
       body: JSON.stringify({ name: 'yoke/lander', head_sha: unchecked, status: 'completed', conclusion: 'success' }),
     });
     expect(posted.status).toBe(201);
-    const again = await fetch(`${sandbox.forge.url}/api/v3/repos/${DEMO_REPO}/git/refs/heads%2Fmain`, {
-      method: 'PATCH',
-      headers: { authorization: `token ${sandbox.maintainerToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ sha: unchecked }),
-    });
-    expect(again.status).toBe(422);
-    expect(((await again.json()) as { message: string }).message).toContain(
-      'Required status check "yoke/lander" is expected',
-    );
+    const [againStatus, againMessage] = await moveMain({ sha: unchecked });
+    expect(againStatus).toBe(422);
+    expect(againMessage).toContain('Required status check "yoke/lander" is expected');
     sandbox.repo.protectedBranches.add('main');
-    const res = await fetch(`${sandbox.forge.url}/api/v3/repos/${DEMO_REPO}/git/refs/heads%2Fmain`, {
-      method: 'PATCH',
-      headers: { authorization: `token ${sandbox.maintainerToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ sha: main, force: true }),
-    });
-    expect(res.status).toBe(422);
-    expect(((await res.json()) as { message: string }).message).toContain('Repository rule violations found');
+    const [forcedStatus, forcedMessage] = await moveMain({ sha: main, force: true });
+    expect(forcedStatus).toBe(422);
+    expect(forcedMessage).toContain('Repository rule violations found');
   });
 });
