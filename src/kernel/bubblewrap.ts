@@ -190,7 +190,15 @@ export function commandView(c: {
   // Shown again only where nothing else shows it: never inside a folder it may write (a read-only bind there
   // would take the writing away), nor inside or over a hidden one.
   const shown = (d: string) => !visibleIn(view, d) && !rw.some((w) => under(d, w));
-  const own = c.own.filter((d) => shown(d) && !c.hide.some((h) => under(d, h) || under(h, d)));
+  // Nor a folder the view empties as a whole (`/tmp` named in a command would bring back every socket there).
+  const emptied = ['/tmp', '/var/tmp', ...SOCKET_DIRS, ...homes];
+  const own = c.own.filter(
+    (d) =>
+      shown(d) &&
+      !emptied.includes(d) &&
+      !c.hide.some((h) => under(d, h) || under(h, d)) &&
+      !SOCKET_DIRS.some((s) => under(d, s)),
+  );
   view.ro.push(...own, ...neededDirs(view, c.path).filter((d) => shown(d) && !own.some((o) => under(d, o))));
   return view;
 }
