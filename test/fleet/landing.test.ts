@@ -444,6 +444,19 @@ describe("GitHub's merge queue (LD04)", () => {
     return { h, repo };
   }
 
+  /** #7 accepted on a branch that requires the merge queue, which GitHub will not add it to (a permission not granted). */
+  async function acceptedUnqueued() {
+    const h = makeHarness({ policy: { globalCap: 4 } });
+    const repo = h.forge.addRepo(REPO, AUTOLAND);
+    repo.mergeQueue = true;
+    repo.enqueueRefusal = { status: 422, message: 'Resource not accessible by integration' };
+    await addClaimPull(h, REPO, { number: 7, issue: 1, headSha: A });
+    await h.engine.schedulerTick();
+    await report(h, landers(h)[0]!.runId, 'success', 'accept');
+    await h.engine.reaperTick();
+    return { h, repo };
+  }
+
   it('LD04 an accepted PR is added to the merge queue at the head its lander judged, never merged around it; each merge group GitHub builds gets a lander on its commit, and GitHub lands what passed', async () => {
     const { h, repo } = await queuedPair();
     expect(h.forge.enqueued.map((e) => [e.number, e.headSha])).toEqual([
@@ -585,14 +598,7 @@ describe("GitHub's merge queue (LD04)", () => {
   });
 
   it('LD04 a refused enqueue is said on the PR once for that accept and not asked again; a newer accept is queued again', async () => {
-    const h = makeHarness({ policy: { globalCap: 4 } });
-    const repo = h.forge.addRepo(REPO, AUTOLAND);
-    repo.mergeQueue = true;
-    repo.enqueueRefusal = { status: 422, message: 'Resource not accessible by integration' };
-    await addClaimPull(h, REPO, { number: 7, issue: 1, headSha: A });
-    await h.engine.schedulerTick();
-    await report(h, landers(h)[0]!.runId, 'success', 'accept');
-    await h.engine.reaperTick();
+    const { h, repo } = await acceptedUnqueued();
     await h.engine.schedulerTick();
     expect(h.forge.enqueued).toHaveLength(1);
     const told = h.forge.comments.filter((c) => c.number === 7 && c.body.startsWith('yoke did not merge'));
@@ -612,6 +618,17 @@ describe("GitHub's merge queue (LD04)", () => {
     expect(h.forge.merges).toEqual([]);
   });
 
+  it('LD04 a group ref a writer made for a claim PR the queue does not hold, pointing at any commit, gets no lander and no yoke/lander check on that commit', async () => {
+    // #7 is accepted, but GitHub will not queue it (a permission not granted): it is in no queue.
+    const { h, repo } = await acceptedUnqueued();
+    expect(repo.queued ?? []).toEqual([]);
+    // A writer pushes gh-readonly-queue/main/pr-7-<head> at a commit of their own.
+    repo.groups = [{ pr: 7, headSha: A, sha: 'evil', parent: 'c0' }];
+    await h.engine.schedulerTick();
+    expect(landers(h).filter((l) => l.landSha === 'evil')).toEqual([]);
+    expect(h.forge.checkRuns.filter((c) => c.headSha === 'evil')).toEqual([]);
+  });
+
   it('LD04 a merge group of a PR that is not an open claim, or of a head the PR has moved past, gets no lander', async () => {
     const { h, repo } = await queuedPair();
     h.forge.buildMergeGroups(REPO);
@@ -627,28 +644,6 @@ describe("GitHub's merge queue (LD04)", () => {
       [7, A, repo.groups![0]!.sha],
       [8, 'f'.repeat(40), null],
     ]);
-  });
-});
-
-describe('a merge group GitHub did not build (LD04, attacked)', () => {
-  const A = 'a'.repeat(40);
-  it('LD04 a group ref a writer made for a claim PR the queue does not hold, pointing at any commit, gets no lander and no yoke/lander check on that commit', async () => {
-    const h = makeHarness({ policy: { globalCap: 4 } });
-    const repo = h.forge.addRepo(REPO, AUTOLAND);
-    repo.mergeQueue = true;
-    // #7 is accepted, but GitHub will not queue it (a permission not granted): it is in no queue.
-    repo.enqueueRefusal = { status: 422, message: 'Resource not accessible by integration' };
-    await addClaimPull(h, REPO, { number: 7, issue: 1, headSha: A });
-    await h.engine.schedulerTick();
-    const [first] = landers(h);
-    await report(h, first!.runId, 'success', 'accept');
-    await h.engine.reaperTick();
-    expect(repo.queued ?? []).toEqual([]);
-    // A writer pushes gh-readonly-queue/main/pr-7-<head> at a commit of their own.
-    repo.groups = [{ pr: 7, headSha: A, sha: 'evil', parent: 'c0' }];
-    await h.engine.schedulerTick();
-    expect(landers(h).filter((l) => l.landSha === 'evil')).toEqual([]);
-    expect(h.forge.checkRuns.filter((c) => c.headSha === 'evil')).toEqual([]);
   });
 });
 
