@@ -33,6 +33,8 @@ export function commandRunEnv(o: {
       .join(' ')} ${AGENT_COMMAND}`,
     // TR06: a run writes only its own folder and these: the demo's runs push to the forge's git folder and keep state.
     YOKE_COMMAND_WRITABLE: o.dataDir,
+    // TR06: and reaches, besides the yoke it reports to, only the forge (GitHub, to a run on an operator's machine).
+    YOKE_COMMAND_NETWORK_ALLOW: `127.0.0.1:${new URL(o.forgeUrl).port}`,
     // On a machine without bubblewrap the demo's runs go uncontained (an operator's yoke would refuse to start).
     ...(bubblewrapProblem() ? { YOKE_COMMANDS_UNCONTAINED: '1' } : {}),
   };

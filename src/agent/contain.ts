@@ -54,21 +54,30 @@ const sandboxArgs = (plan: ContainPlan): string[] => [
   plan.workspace,
 ];
 
+/** A port the forwarder listens on inside the sandbox, and what the proxy outside does with it. */
+export type Forward = `${'proxy' | 'model' | 'loop'}:${number}`;
+
+/**
+ * The shell that starts the forwarder inside the sandbox and waits (ten seconds at most) until it listens, before
+ * what follows it runs. `ready` is a file the sandbox may write, named by YOKE_FORWARD_READY.
+ */
+export function forwardPrelude(bridge: string, forwards: readonly Forward[]): string {
+  const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+  const forward = [process.execPath, join(bridge, 'forward.cjs'), join(bridge, 'proxy.sock'), ...forwards]
+    .map(q)
+    .join(' ');
+  return `${forward} & i=0; while [ ! -e "$YOKE_FORWARD_READY" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; `;
+}
+
 /** bubblewrap's arguments for a plan, then the command. Pure: the tests read it. */
 export function bwrapArgs(plan: ContainPlan, command: string, args: readonly string[]): string[] {
   const out = sandboxArgs(plan);
-  const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-  const forward = [
-    process.execPath,
-    join(plan.bridge, 'forward.cjs'),
-    String(plan.proxyPort),
-    plan.modelPort === null ? '-' : String(plan.modelPort),
-    join(plan.bridge, 'proxy.sock'),
-  ]
-    .map(q)
-    .join(' ');
+  const forwards: Forward[] = [
+    `proxy:${plan.proxyPort}`,
+    ...(plan.modelPort === null ? [] : [`model:${plan.modelPort}` as const]),
+  ];
   // The forwarder starts first and the agent replaces the shell; when the agent ends, bwrap ends the namespace and all left in it.
-  const script = `${forward} & i=0; while [ ! -e "$YOKE_FORWARD_READY" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; exec "$@"`;
+  const script = `${forwardPrelude(plan.bridge, forwards)}exec "$@"`;
   out.push('--', '/bin/sh', '-c', script, 'contain', command, ...args);
   return out;
 }
@@ -116,7 +125,15 @@ export interface ProxyOptions {
   allow: readonly string[];
   /** The model gateway's unix socket, which the model's port is relayed to. */
   gateway: string | null;
+  /** Ports of this machine's loopback a `loop` connection may reach (a command's `127.0.0.1:PORT`); none by default. */
+  loopback?: readonly number[];
+  /** What a refused client is told, naming the setting that would let it through. */
+  refusal?: (host: string) => string;
 }
+
+/** What an agent's refused connection is told. */
+const agentRefusal = (host: string) =>
+  `yoke's agent sandbox does not allow ${host}: add it to agent.network.allow in .github/yoke.yml if the agent needs it.`;
 
 /** The proxy outside the sandbox, on a unix socket: CONNECT and plain-HTTP requests to allowed hosts go through, the rest get 403 and are kept. */
 export class ContainProxy {
@@ -136,10 +153,14 @@ export class ContainProxy {
     await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
   }
 
-  private refuse(client: Socket, host: string, command: string): void {
+  private keep(host: string, command: string): void {
     if (!this.blocked.some((b) => b.host === host && b.command === command)) this.blocked.push({ host, command });
+  }
+
+  private refuse(client: Socket, host: string, command: string): void {
+    this.keep(host, command);
     client.end(
-      `HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\nyoke's agent sandbox does not allow ${host}: add it to agent.network.allow in .github/yoke.yml if the agent needs it.\n`,
+      `HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n${(this.opts.refusal ?? agentRefusal)(host)}\n`,
     );
   }
 
@@ -148,7 +169,7 @@ export class ContainProxy {
     client.on('close', () => this.sockets.delete(client));
     client.on('error', () => client.destroy());
     let buf = Buffer.alloc(0);
-    let header: { kind: string; command: string } | null = null;
+    let header: { kind: string; command: string; port: number } | null = null;
     const onData = (chunk: Buffer) => {
       buf = Buffer.concat([buf, chunk]);
       if (!header) {
@@ -156,7 +177,7 @@ export class ContainProxy {
         if (nl < 0) return;
         try {
           const h = recordOf(JSON.parse(buf.subarray(0, nl).toString('utf8')));
-          header = { kind: String(h?.kind ?? ''), command: String(h?.command ?? '') };
+          header = { kind: String(h?.kind ?? ''), command: String(h?.command ?? ''), port: Number(h?.port) };
         } catch {
           client.destroy();
           return;
@@ -167,6 +188,19 @@ export class ContainProxy {
           client.pause();
           client.off('data', onData);
           this.pipeTo(client, { path: this.opts.gateway }, buf, null);
+          return;
+        }
+        if (header.kind === 'loop') {
+          // A loopback service by its port: only those the operator named, whatever the header claims.
+          client.pause();
+          client.off('data', onData);
+          const port = header.port;
+          if (!Number.isInteger(port) || !(this.opts.loopback ?? []).includes(port)) {
+            this.keep(`127.0.0.1:${String(port)}`, header.command || 'unknown');
+            client.destroy();
+            return;
+          }
+          this.pipeTo(client, { host: '127.0.0.1', port }, buf, null);
           return;
         }
       }

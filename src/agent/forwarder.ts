@@ -1,18 +1,24 @@
-// TR20: the one program of yoke's that runs inside the agent's sandbox, as
-// the script text contain.ts writes next to the proxy's socket.
+// TR20: the one program of yoke's that runs inside a sandbox (an agent's, or
+// a command's), as the script text contain.ts writes next to the proxy's socket.
 
 /**
- * The forwarder, run inside the sandbox by the runner's own node: it listens on the sandbox's loopback
- * (the proxy port, and the model's port when the model is on loopback), finds which command opened each
- * connection (its socket's inode, through /proc), and relays it over the unix socket, headed by one line.
+ * The forwarder, run inside the sandbox by the runner's own node: it listens on the sandbox's loopback on
+ * each `kind:port` it is given (the proxy's port, the model's, and loopback services a command may reach
+ * by name, `loop:3000`), finds which command opened each connection (its socket's inode, through /proc),
+ * and relays it over the unix socket, headed by one line: the kind, the command and the port. What passes
+ * is the proxy's decision, outside: a header written straight to the socket gets no more than the forwarder's.
  */
 export const FORWARDER = `
 const net = require('node:net');
 const fs = require('node:fs');
-const [proxyPort, modelPort, sock] = process.argv.slice(2);
+const [sock, ...ports] = process.argv.slice(2);
 function commandOf(port) {
   try {
-    const line = fs.readFileSync('/proc/net/tcp', 'utf8').split('\\n').find((l) => { const f = l.trim().split(/\\s+/); return f[1] && parseInt(f[1].split(':')[1], 16) === port && f[2] && parseInt(f[2].split(':')[1], 16) !== port; });
+    const lines = [
+      ...fs.readFileSync('/proc/net/tcp', 'utf8').split('\\n'),
+      ...(() => { try { return fs.readFileSync('/proc/net/tcp6', 'utf8').split('\\n'); } catch { return []; } })(),
+    ];
+    const line = lines.find((l) => { const f = l.trim().split(/\\s+/); return f[1] && parseInt(f[1].split(':').pop(), 16) === port && f[2] && parseInt(f[2].split(':').pop(), 16) !== port; });
     const inode = line && line.trim().split(/\\s+/)[9];
     for (const pid of fs.readdirSync('/proc').filter((p) => /^\\d+$/.test(p))) {
       if (Number(pid) === process.pid) continue;
@@ -27,12 +33,12 @@ function commandOf(port) {
   } catch {}
   return 'unknown';
 }
-function relay(kind) {
+function relay(kind, port) {
   return (client) => {
     client.pause();
     const command = commandOf(client.remotePort);
     const up = net.connect(sock, () => {
-      up.write(JSON.stringify({ kind, command }) + '\\n');
+      up.write(JSON.stringify({ kind, command, port }) + '\\n');
       client.pipe(up).pipe(client);
       client.resume();
     });
@@ -41,8 +47,13 @@ function relay(kind) {
   };
 }
 let ready = 0;
-const want = modelPort === '-' ? 1 : 2;
-const up = () => { if (++ready === want) fs.writeFileSync(process.env.YOKE_FORWARD_READY, ''); };
-net.createServer(relay('proxy')).listen(Number(proxyPort), '127.0.0.1', up);
-if (modelPort !== '-') net.createServer(relay('model')).listen(Number(modelPort), '127.0.0.1', up);
+const up = () => { if (++ready === ports.length) fs.writeFileSync(process.env.YOKE_FORWARD_READY, ''); };
+for (const p of ports) {
+  const [kind, port] = p.split(':');
+  net.createServer(relay(kind, Number(port))).listen(Number(port), '127.0.0.1', up);
+  // localhost may be ::1 first; the same relay there, where the sandbox has it.
+  const six = net.createServer(relay(kind, Number(port)));
+  six.on('error', () => {});
+  six.listen(Number(port), '::1');
+}
 `;

@@ -1,7 +1,15 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { bubblewrapProblem, commandView, pidNamespaceArgv, storeFiles } from '../kernel/bubblewrap.js';
+import {
+  bubblewrapProblem,
+  commandView,
+  pidNamespaceArgv,
+  storeFiles,
+  type NetworkBridge,
+} from '../kernel/bubblewrap.js';
+import { blockedLines, startCommandNetwork, type CommandNetwork } from '../agent/command-network.js';
+import { commandNetworkAllow, type CommandNetworkAllow } from '../config/setting-parsers.js';
 import { homedir } from 'node:os';
 import { defaultDatabase, isPostgresUrl } from '../store/open-sql.js';
 import { CHILD_ENV_ALLOWLIST } from '../launcher/command.js';
@@ -86,16 +94,22 @@ export function outOfReach(
 /**
  * TR30: bubblewrap's arguments for a command: a pid namespace of its own (the CLI's process, and its
  * environ, out of sight); everything read-only but its checkout and a scratch /tmp (`commandView`: no home of
- * the CLI's user, no /run or /var/run, so no host socket there); the app key and the store out of reach. It
- * keeps the network: a deploy needs it.
+ * the CLI's user, no /run or /var/run, so no host socket there); the app key and the store out of reach; a
+ * network of its own, reaching what YOKE_COMMAND_NETWORK_ALLOW names through `net` (a deploy's hosts).
  */
 export function containedArgv(
   bwrap: string,
   command: string,
   /** The checkout it runs in, what is out of its reach, the folders it may write besides, and the CLI's environment. */
-  at: { cwd: string; hidden: OutOfReach; writable?: readonly string[]; env: Record<string, string | undefined> },
+  at: {
+    cwd: string;
+    hidden: OutOfReach;
+    writable?: readonly string[];
+    env: Record<string, string | undefined>;
+    net: NetworkBridge | 'host';
+  },
 ): string[] {
-  const { cwd, hidden, writable = [], env } = at;
+  const { cwd, hidden, writable = [], env, net } = at;
   // A repository's command is written by whoever can push: nothing it names is shown again.
   const view = commandView({
     cwd,
@@ -106,7 +120,7 @@ export function containedArgv(
     homes: [env.HOME, homedir()],
     path: env.PATH,
   });
-  return [bwrap, ...pidNamespaceArgv(view, resolve(cwd), command)];
+  return [bwrap, ...pidNamespaceArgv(view, resolve(cwd), command, net)];
 }
 
 /** The folders the operator lets commands write besides their checkout (YOKE_COMMAND_WRITABLE, absolute paths). */
@@ -119,35 +133,52 @@ const writableOf = (parent: Record<string, string | undefined>): string[] =>
 /** Why bubblewrap cannot contain a command here, or null when it can (asked once per process). */
 export const commandContainmentProblem = (bwrap = 'bwrap'): string | null => bubblewrapProblem(bwrap);
 
+/** What a repository's command may reach on the network (YOKE_COMMAND_NETWORK_ALLOW), or what is wrong with the setting. */
+export function commandNetworkOf(parent: Record<string, string | undefined>): CommandNetworkAllow | { error: string } {
+  const r = commandNetworkAllow.safeParse(parent.YOKE_COMMAND_NETWORK_ALLOW ?? '');
+  return r.success
+    ? r.data
+    : { error: `YOKE_COMMAND_NETWORK_ALLOW ${r.error.issues[0]?.message ?? 'is not a list of hosts'}` };
+}
+
+/** A command's start: its argv, and the network it was given (closed when it ends). */
+export type CommandLaunch = { argv: string[]; contained: boolean; net: CommandNetwork | null } | { error: string };
+
 /**
  * How a repository's command starts: contained (TR30), or not at all. The operator may choose to run it
  * without with YOKE_COMMANDS_UNCONTAINED=1, knowing the command can then read the CLI's own environment.
  */
-export function commandLaunch(
+export async function commandLaunch(
   command: string,
   parent: Record<string, string | undefined>,
   cwd = process.cwd(),
   extraHidden: readonly string[] = [],
-): { argv: string[]; contained: boolean } | { error: string } {
+): Promise<CommandLaunch> {
   const bwrap = parent.YOKE_BWRAP || 'bwrap';
   const problem = commandContainmentProblem(bwrap);
-  if (!problem)
+  if (!problem) {
+    const allow = commandNetworkOf(parent);
+    if ('error' in allow) return allow;
+    const net = allow.kind === 'own' ? await startCommandNetwork(allow) : null;
     return {
       argv: containedArgv(bwrap, command, {
         cwd,
         hidden: outOfReach(parent, cwd, extraHidden),
         writable: writableOf(parent),
         env: parent,
+        net: net ?? 'host',
       }),
       contained: true,
+      net,
     };
-  if (parent.YOKE_COMMANDS_UNCONTAINED === '1') return { argv: ['sh', '-c', command], contained: false };
+  }
+  if (parent.YOKE_COMMANDS_UNCONTAINED === '1') return { argv: ['sh', '-c', command], contained: false, net: null };
   return {
-    error: `${problem}: yoke runs a repository's QA and deploy commands in a pid namespace of their own, so that they cannot read the CLI's token. Install it (\`sudo apt-get install -y bubblewrap\`; on Ubuntu 24.04 also \`sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0\`), or set YOKE_COMMANDS_UNCONTAINED=1 to run them without.`,
+    error: `${problem}: yoke runs a repository's QA and deploy commands in pid and network namespaces of their own, so that they cannot read the CLI's token or reach the machine's loopback services. Install it (\`sudo apt-get install -y bubblewrap\`; on Ubuntu 24.04 also \`sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0\`), or set YOKE_COMMANDS_UNCONTAINED=1 to run them without.`,
   };
 }
 
-export function nodeExec(
+export async function nodeExec(
   command: string,
   env: Record<string, string>,
   /** Where it runs (this folder by default), the CLI's environment it starts from, and what else it must not see. */
@@ -155,14 +186,14 @@ export function nodeExec(
 ): Promise<ExecResult> {
   const { cwd = process.cwd(), parent = process.env, opts = {} } = at;
   const known = secretValues(parent, SECRET_VARIABLES);
-  const launch = commandLaunch(command, parent, cwd, opts.hide);
-  if ('error' in launch) return Promise.resolve({ code: null, output: '', error: launch.error });
-  return new Promise((resolve) => {
+  const launch = await commandLaunch(command, parent, cwd, opts.hide);
+  if ('error' in launch) return { code: null, output: '', error: launch.error };
+  const ended = await new Promise<ExecResult>((resolve) => {
     // bubblewrap itself gets only the command's environment: it is the one process the command can see besides its own.
     const child = spawn(launch.argv[0]!, launch.argv.slice(1), {
       cwd,
       // Its scratch folder is the sandbox's own /tmp.
-      env: { ...commandEnv(parent, env), ...(launch.contained ? { TMPDIR: '/tmp' } : {}) },
+      env: { ...commandEnv(parent, env), ...(launch.contained ? { TMPDIR: '/tmp' } : {}), ...launch.net?.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -171,9 +202,16 @@ export function nodeExec(
     };
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
-    child.on('error', (err) => resolve({ code: null, output: redactSecrets(output, known), error: err.message }));
-    child.on('close', (code) => resolve({ code, output: redactSecrets(output, known) }));
+    child.on('error', (err) => resolve({ code: null, output, error: err.message }));
+    child.on('close', (code) => resolve({ code, output }));
   });
+  // What it tried to reach and was refused ends its output, where the person reading the evidence looks.
+  const refused = blockedLines(launch.net?.blocked() ?? []);
+  await launch.net?.close();
+  const output = refused.length
+    ? `${ended.output}${ended.output.endsWith('\n') || !ended.output ? '' : '\n'}${refused.join('\n')}\n`
+    : ended.output;
+  return { ...ended, output: redactSecrets(output.slice(-OUTPUT_LIMIT), known) };
 }
 
 export function nodeHead(cwd = process.cwd()): string | null {

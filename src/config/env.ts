@@ -1,4 +1,5 @@
 import { OperatorEnv } from './settings-table.js';
+import type { CommandNetworkAllow } from './setting-parsers.js';
 
 // Operator settings: the environment parsed (its variables are declared once,
 // in settings-table.ts) and turned into what the rest of yoke reads. Probot
@@ -35,6 +36,8 @@ export interface OperatorSettings {
   command: string | undefined;
   /** Folders a command-launcher run may write besides its own working folder. */
   commandWritable: string[];
+  /** What a command-launcher run may reach on the network besides the yoke API it reports to. */
+  commandNetwork: CommandNetworkAllow;
   /** Runs and repository commands start without bubblewrap (the operator said so). */
   commandsUncontained: boolean;
   apiTokens: string[];
@@ -116,6 +119,7 @@ export function parseOperatorEnv(env: Record<string, string | undefined>): EnvRe
       runsReach: e.YOKE_RUNS_REACH,
       command: e.YOKE_COMMAND,
       commandWritable: e.YOKE_COMMAND_WRITABLE,
+      commandNetwork: e.YOKE_COMMAND_NETWORK_ALLOW,
       commandsUncontained: e.YOKE_COMMANDS_UNCONTAINED === '1',
       apiTokens: e.YOKE_API_TOKENS,
       personTokens: e.YOKE_PERSON_TOKENS,

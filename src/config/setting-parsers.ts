@@ -24,6 +24,45 @@ export const commaList = z.string().transform((s) =>
     .filter((part) => part.length > 0),
 );
 
+/** TR06 TR30: what a command yoke runs outside an agent's sandbox may reach on the network (YOKE_COMMAND_NETWORK_ALLOW). */
+export type CommandNetworkAllow =
+  /** The machine's own network, as yoke's user has it: the operator's explicit choice. */
+  | { kind: 'host' }
+  /** A network of its own: these hosts through yoke's proxy, these ports of this machine's loopback, nothing else. */
+  | { kind: 'own'; hosts: string[]; loopback: number[] };
+
+/** The port inside a command's sandbox where yoke's proxy listens: no loopback service may take it. */
+export const COMMAND_PROXY_PORT = 8877;
+
+const HOST_GLOB = /^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i;
+
+export const commandNetworkAllow = z.string().transform((s, ctx): CommandNetworkAllow => {
+  const parts = commaList.parse(s);
+  if (parts.length === 1 && parts[0] === 'host') return { kind: 'host' };
+  const hosts: string[] = [];
+  const loopback: number[] = [];
+  for (const part of parts) {
+    const loop = /^(?:127\.0\.0\.1|localhost):(\d{1,5})$/.exec(part);
+    const port = loop ? Number(loop[1]) : NaN;
+    if (loop && port >= 1 && port <= 65535 && port !== COMMAND_PROXY_PORT) loopback.push(port);
+    else if (!loop && HOST_GLOB.test(part) && !/^[\d.]+$/.test(part) && part.toLowerCase() !== 'localhost')
+      hosts.push(part.toLowerCase());
+    else {
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          part === 'host'
+            ? '"host" (the machine\'s own network) stands alone, with no other entry'
+            : loop && port === COMMAND_PROXY_PORT
+              ? `port ${COMMAND_PROXY_PORT} is where yoke's proxy listens inside a command's sandbox: serve that service on another port`
+              : `"${part}" is not a host name (registry.npmjs.org), a subdomain glob (*.example.com), a loopback port (127.0.0.1:3000) or "host"`,
+      });
+      return z.NEVER;
+    }
+  }
+  return { kind: 'own', hosts, loopback };
+});
+
 export const dollars = (example: string) =>
   z.coerce
     .number({ message: `must be a number of US dollars, e.g. ${example}` })

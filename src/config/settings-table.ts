@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { entriesOf } from '../kernel/guards.js';
 import {
   commaList,
+  commandNetworkAllow,
   dollars,
   personTokens,
   positiveInt,
@@ -110,6 +111,13 @@ export const SETTINGS = {
     default: '',
     meaning:
       "absolute folders, comma-separated, that `command`-launcher runs and the CLI's QA and deploy commands may write besides their own folder and a scratch `/tmp` (everything else is read-only to them)",
+  },
+  /** TR06 TR30: what command-launcher runs and the CLI's QA and deploy commands may reach on the network. */
+  YOKE_COMMAND_NETWORK_ALLOW: {
+    schema: commandNetworkAllow,
+    default: '',
+    meaning:
+      "what `command`-launcher runs and the CLI's QA and deploy commands may reach on the network, comma-separated: host names and `*.` globs (through yoke's proxy, for programs that honour `HTTPS_PROXY`), and this machine's loopback ports (`127.0.0.1:3000`); a run also reaches the yoke API it reports to. Nothing else, cloud metadata and other loopback services included; `host` keeps the machine's whole network",
   },
   /** TR06 TR30: run repository code without bubblewrap (a machine that cannot make namespaces), knowing what that gives it. */
   YOKE_COMMANDS_UNCONTAINED: {

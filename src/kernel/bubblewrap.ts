@@ -13,7 +13,7 @@ import { dirname, resolve, sep } from 'node:path';
 // machine). So a view either shows the system's own folders only (`system`:
 // /usr, /etc, /opt and their like, never /run, /var, /home or /tmp), or shows
 // everything read-only with /run, /var/run and the named files taken out
-// (`whole`, for commands that need the network and the operator's tools).
+// (`whole`, for commands that need the operator's tools; their network is their own too).
 
 /** The folders a `system` view shows, read-only, when the machine has them: programs, libraries and settings, no sockets. */
 export const SYSTEM_ROOTS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc', '/opt', '/sys'];
@@ -203,23 +203,33 @@ export function commandView(c: {
   return view;
 }
 
+/** A command's own network (TR06, TR30): the forwarder's folder to show read-only, and the shell that starts it first. */
+export interface NetworkBridge {
+  bridge: string;
+  prelude: string;
+}
+
 /**
- * bubblewrap's arguments for a shell command in a pid (and IPC) namespace of its own, seeing `view`, in
- * `cwd`: a command-launcher run (TR06), a repository's QA or deploy command (TR30). It keeps the network.
+ * bubblewrap's arguments for a shell command in pid, IPC and network namespaces of its own, seeing `view`, in
+ * `cwd`: a command-launcher run (TR06), a repository's QA or deploy command (TR30). With a `net` bridge it
+ * reaches what the bridge's proxy lets through and nothing else (no loopback service of the machine's, no
+ * abstract socket, no cloud metadata); `host` keeps the machine's network, the operator's explicit choice.
  */
-export function pidNamespaceArgv(view: FsView, cwd: string, command: string): string[] {
+export function pidNamespaceArgv(view: FsView, cwd: string, command: string, net: NetworkBridge | 'host'): string[] {
+  const shown: FsView = net === 'host' ? view : { ...view, ro: [...view.ro, net.bridge] };
   return [
     '--die-with-parent',
     '--new-session',
     '--unshare-pid',
     '--unshare-ipc',
-    ...viewArgs(view),
+    ...(net === 'host' ? [] : ['--unshare-net']),
+    ...viewArgs(shown),
     '--chdir',
     cwd,
     '--',
     'sh',
     '-c',
-    command,
+    ...(net === 'host' ? [command] : [`${net.prelude}exec sh -c "$1"`, 'yoke-command', command]),
   ];
 }
 
@@ -229,7 +239,19 @@ export function bubblewrapProblem(bwrap = 'bwrap'): string | null {
   if (!probed.has(bwrap)) {
     const r = spawnSync(
       bwrap,
-      ['--die-with-parent', '--unshare-pid', '--unshare-ipc', '--ro-bind', '/', '/', '--proc', '/proc', '--', 'true'],
+      [
+        '--die-with-parent',
+        '--unshare-pid',
+        '--unshare-ipc',
+        '--unshare-net',
+        '--ro-bind',
+        '/',
+        '/',
+        '--proc',
+        '/proc',
+        '--',
+        'true',
+      ],
       { encoding: 'utf8', timeout: 10_000 },
     );
     probed.set(
@@ -238,7 +260,7 @@ export function bubblewrapProblem(bwrap = 'bwrap'): string | null {
         ? null
         : r.error
           ? 'bubblewrap is not installed'
-          : `bubblewrap cannot make a pid namespace here (${(r.stderr || '').trim().split('\n')[0] || `exit ${r.status}`})`,
+          : `bubblewrap cannot make a pid or network namespace here (${(r.stderr || '').trim().split('\n')[0] || `exit ${r.status}`})`,
     );
   }
   return probed.get(bwrap)!;

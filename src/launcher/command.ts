@@ -1,8 +1,18 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import {
+  createWriteStream,
+  mkdirSync,
+  type WriteStream,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+} from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { commandFolders, commandView, pidNamespaceArgv, storeFiles } from '../kernel/bubblewrap.js';
+import { blockedLines, loopbackPort, startCommandNetwork, type CommandNetwork } from '../agent/command-network.js';
+import type { CommandNetworkAllow } from '../config/setting-parsers.js';
+import { commandFolders, commandView, pidNamespaceArgv, storeFiles, type NetworkBridge } from '../kernel/bubblewrap.js';
 import type { RepoRef } from '../forge/types.js';
 import type { Run, RunKind } from '../store/runs.js';
 import { launchEnv, type Launcher, type LaunchSpec, type Liveness } from './launcher.js';
@@ -51,11 +61,13 @@ export interface RunContainment {
   hide: string[];
   /** Folders the run may write besides its own (YOKE_COMMAND_WRITABLE). */
   writable: string[];
+  /** What it may reach on the network besides the yoke API it reports to (YOKE_COMMAND_NETWORK_ALLOW). */
+  network: CommandNetworkAllow;
 }
 
 /** A run's containment from yoke's settings: the key's file, the store's files, the .env yoke may read, the runs' logs. */
 export function runContainmentOf(
-  settings: { dbPath: string; commandWritable: readonly string[] },
+  settings: { dbPath: string; commandWritable: readonly string[]; commandNetwork: CommandNetworkAllow },
   env: Record<string, string | undefined>,
   cwd = process.cwd(),
 ): RunContainment {
@@ -68,6 +80,7 @@ export function runContainmentOf(
     hideFiles: [...new Set(files.flatMap((f) => storeFiles(resolve(cwd, f))))],
     hide: [logs],
     writable: [...settings.commandWritable],
+    network: settings.commandNetwork,
   };
 }
 
@@ -76,11 +89,12 @@ export function runArgv(
   c: RunContainment,
   cwd: string,
   command: string,
+  net: NetworkBridge | 'host',
   env: Record<string, string | undefined> = process.env,
 ): string[] {
   // The operator's own command (YOKE_COMMAND): its files show wherever they lie, a checkout under /tmp included.
   const view = commandView({ cwd, own: commandFolders(command), ...c, homes: [env.HOME, homedir()], path: env.PATH });
-  return pidNamespaceArgv(view, cwd, command);
+  return pidNamespaceArgv(view, cwd, command, net);
 }
 
 export interface CommandLauncherOptions {
@@ -181,12 +195,16 @@ export class CommandLauncher implements Launcher {
     const own = this.opts.cwd ? null : mkdtempSync(join(tmpdir(), `yoke-run-${spec.runId.replace(/[^\w-]/g, '')}-`));
     const cwd = this.opts.cwd ?? own!;
     const c = this.opts.contain;
+    // Its own network: the yoke API it reports to, and what the operator allows (TR06).
+    const apiPort = loopbackPort(spec.apiUrl);
+    const net: CommandNetwork | null =
+      c?.network.kind === 'own' ? await startCommandNetwork(c.network, apiPort === null ? [] : [apiPort]) : null;
     const child = c
-      ? spawn(c.bwrap, runArgv(c, cwd, this.opts.command, this.opts.parentEnv ?? process.env), {
+      ? spawn(c.bwrap, runArgv(c, cwd, this.opts.command, net ?? 'host', this.opts.parentEnv ?? process.env), {
           cwd,
           detached: true,
           stdio: ['ignore', out, out],
-          env: { ...this.childEnv(spec), TMPDIR: '/tmp' },
+          env: { ...this.childEnv(spec), TMPDIR: '/tmp', ...net?.env },
         })
       : spawn(this.opts.command, {
           shell: true,
@@ -197,23 +215,37 @@ export class CommandLauncher implements Launcher {
         });
     if (own) child.once('close', () => rmSync(own, { recursive: true, force: true }));
     let tail = '';
+    let log: WriteStream | null = null;
     if (out === 'pipe' && this.opts.logDir) {
-      const log = createWriteStream(join(this.opts.logDir, `${spec.runId}.log`));
+      log = createWriteStream(join(this.opts.logDir, `${spec.runId}.log`));
       const keep = (chunk: Buffer) => {
         tail = (tail + chunk.toString('utf8')).slice(-TAIL);
       };
       child.stdout?.on('data', keep);
       child.stderr?.on('data', keep);
-      child.stdout?.pipe(log);
-      child.stderr?.pipe(log);
+      child.stdout?.pipe(log, { end: false });
+      child.stderr?.pipe(log, { end: false });
     }
-    await new Promise<void>((resolve, reject) => {
-      child.once('spawn', resolve);
-      child.once('error', reject);
-    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.once('spawn', resolve);
+        child.once('error', reject);
+      });
+    } catch (err) {
+      log?.end();
+      await net?.close();
+      throw err;
+    }
     const pid = child.pid!;
     this.children.set(spec.runId, child);
     child.once('close', (code, sig) => {
+      // What the run tried to reach and was refused is said in its own output, where its log is read.
+      const refused = blockedLines(net?.blocked() ?? [])
+        .map((l) => `${l}\n`)
+        .join('');
+      tail = (tail + refused).slice(-TAIL);
+      log?.end(refused);
+      void net?.close();
       this.exits.set(spec.runId, sig ? `killed by ${sig}` : `exit code ${code}`);
       this.children.delete(spec.runId);
       // Nothing the run started outlives its slot.

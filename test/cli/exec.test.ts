@@ -218,9 +218,62 @@ describe('commands the repository controls', () => {
       code: null,
       output: '',
       error:
-        "bubblewrap is not installed: yoke runs a repository's QA and deploy commands in a pid namespace of their own, so that they cannot read the CLI's token. Install it (`sudo apt-get install -y bubblewrap`; on Ubuntu 24.04 also `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`), or set YOKE_COMMANDS_UNCONTAINED=1 to run them without.",
+        "bubblewrap is not installed: yoke runs a repository's QA and deploy commands in pid and network namespaces of their own, so that they cannot read the CLI's token or reach the machine's loopback services. Install it (`sudo apt-get install -y bubblewrap`; on Ubuntu 24.04 also `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`), or set YOKE_COMMANDS_UNCONTAINED=1 to run them without.",
     });
   });
+
+  it.skipIf(commandContainmentProblem() !== null)(
+    'TR30 a deploy command reaches the loopback port YOKE_COMMAND_NETWORK_ALLOW names and no other listener of the machine; what it was refused ends its output, naming the setting',
+    async () => {
+      const open = new Set<Socket>();
+      const serve = (answer: string) =>
+        createServer((c) => {
+          open.add(c);
+          c.on('error', () => undefined).end(`HTTP/1.0 200 OK\r\n\r\n${answer}`);
+        });
+      const listen = (s: ReturnType<typeof serve>) =>
+        new Promise<number>((r) => s.listen(0, '127.0.0.1', () => r((s.address() as { port: number }).port)));
+      const target = serve('deploy-target-answered');
+      const other = serve('other-listener-answered');
+      try {
+        const [targetPort, otherPort] = [await listen(target), await listen(other)];
+        const probe = [
+          `curl -sS -m 3 http://127.0.0.1:${targetPort}/`,
+          `curl -sS -m 3 --noproxy '*' http://127.0.0.1:${otherPort}/; echo " other=$?"`,
+          'curl -sS -m 3 http://metadata.google.internal/ >/dev/null; true',
+        ].join('; ');
+        const res = await nodeExec(
+          probe,
+          {},
+          { cwd: dir, parent: { PATH: process.env.PATH, YOKE_COMMAND_NETWORK_ALLOW: `127.0.0.1:${targetPort}` } },
+        );
+        expect(res.code).toBe(0);
+        expect(res.output).toContain('deploy-target-answered');
+        expect(res.output).not.toContain('other-listener-answered');
+        expect(res.output).toContain(' other=7');
+        expect(res.output.trimEnd().split('\n').at(-1)).toBe(
+          'yoke refused metadata.google.internal to `curl -sS -m 3 http://metadata.google.internal/`: add it to YOKE_COMMAND_NETWORK_ALLOW if it needs it',
+        );
+        // A setting that names no host is refused before anything runs, saying what it takes.
+        expect(
+          await nodeExec(
+            'true',
+            {},
+            { cwd: dir, parent: { PATH: process.env.PATH, YOKE_COMMAND_NETWORK_ALLOW: '10.0.0.1' } },
+          ),
+        ).toEqual({
+          code: null,
+          output: '',
+          error:
+            'YOKE_COMMAND_NETWORK_ALLOW "10.0.0.1" is not a host name (registry.npmjs.org), a subdomain glob (*.example.com), a loopback port (127.0.0.1:3000) or "host"',
+        });
+      } finally {
+        for (const c of open) c.destroy();
+        target.close();
+        other.close();
+      }
+    },
+  );
 
   it('TR07 known secret shapes are taken out of published text, and ordinary output is left alone', () => {
     expect(

@@ -1,7 +1,8 @@
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
-import { homedir, tmpdir } from 'node:os';
+import { homedir, networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ActionsLauncher } from '../../src/launcher/actions.js';
@@ -13,6 +14,7 @@ import type { Run } from '../../src/store/runs.js';
 import { FakeForge } from '../helpers/fake-forge.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'yoke-launch-'));
+const run = promisify(execFile);
 const YOKE_LIKE = new URL('./yoke-like.ts', import.meta.url).pathname;
 const KEY_TEXT = '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx0bQ\n-----END RSA PRIVATE KEY-----';
 const WEBHOOK = 'webhook-secret-0123456789abcdef0123456789';
@@ -254,9 +256,10 @@ describe('the command launcher', () => {
         ].join('; ');
         writeFileSync(join(own, 'bin', 'run.sh'), `${probe}\n`);
         const argv = runArgv(
-          { bwrap: 'bwrap', hideFiles: [], hide: [], writable: [work] },
+          { bwrap: 'bwrap', hideFiles: [], hide: [], writable: [work], network: { kind: 'host' } },
           runDir,
           `sh ${own}/bin/run.sh ${work}/out`,
+          'host',
           {
             HOME: home,
             PATH: process.env.PATH,
@@ -284,6 +287,112 @@ describe('the command launcher', () => {
       }
     },
     30_000,
+  );
+
+  it.skipIf(bubblewrapProblem() !== null)(
+    'TR06 a contained run, as a real process, reaches the yoke API it reports to and the loopback port the operator names, and nothing else: not a loopback listener nobody named (a metrics port), not the machine by its own address, not an abstract socket, not a host through the proxy, not a port by a header it writes to the proxy itself',
+    async () => {
+      const base = mkdtempSync(join(outsideTmp(), 'yoke-launch-net-'));
+      const open = new Set<Socket>();
+      const serve = (answer: string) => {
+        const server = createServer((c) => {
+          open.add(c);
+          c.on('error', () => undefined).end(`HTTP/1.0 200 OK\r\ncontent-type: text/plain\r\n\r\n${answer}`);
+        });
+        return server;
+      };
+      const listen = (server: ReturnType<typeof serve>, at: { port?: number; host?: string; path?: string }) =>
+        new Promise<number>((r) =>
+          server.listen(at, () => r((server.address() as { port?: number } | null)?.port ?? 0)),
+        );
+      const api = serve('api-answered');
+      const named = serve('named-answered');
+      const metrics = serve('metrics-answered');
+      const abstract = serve('abstract-answered');
+      const abstractName = `yoke-test-abstract-${process.pid}`;
+      try {
+        const apiPort = await listen(api, { port: 0, host: '127.0.0.1' });
+        const namedPort = await listen(named, { port: 0, host: '127.0.0.1' });
+        const metricsPort = await listen(metrics, { port: 0, host: '0.0.0.0' });
+        await listen(abstract, { path: `\0${abstractName}` });
+        const hostIp =
+          Object.values(networkInterfaces())
+            .flat()
+            .find((i) => i && i.family === 'IPv4' && !i.internal)?.address ?? null;
+        const out = join(base, 'out');
+        mkdirSync(out);
+        const db = join(base, 'yoke.db');
+        writeFileSync(db, 'the store');
+        const tries: [string, string][] = [
+          ['api', `curl -sS -m 3 http://127.0.0.1:${apiPort}/`],
+          ['named', `curl -sS -m 3 http://localhost:${namedPort}/`],
+          ['metrics', `curl -sS -m 3 http://127.0.0.1:${metricsPort}/`],
+          ...(hostIp
+            ? ([['hostip', `curl -sS -m 3 --noproxy '*' http://${hostIp}:${metricsPort}/`]] as [string, string][])
+            : []),
+          // node, as the listener: it names an abstract socket padded to its whole length, as curl does not.
+          [
+            'abstract',
+            `node -e "const c=require('net').connect({path:'\\0${abstractName}'});c.on('data',d=>process.stdout.write(d));c.on('error',e=>console.log(e.code))"`,
+          ],
+          ['evil', 'curl -sS -m 3 http://evil.example/'],
+          // The proxy's own socket, with a header the forwarder never wrote: a loopback port nobody named.
+          [
+            'forged',
+            `node -e "const s=require('net').connect(require('fs').readdirSync('/tmp').filter(d=>d.startsWith('yoke-net-')).map(d=>'/tmp/'+d+'/proxy.sock')[0]);s.write(JSON.stringify({kind:'loop',port:${metricsPort},command:'x'})+'\\n'+'GET / HTTP/1.0\\r\\n\\r\\n');s.pipe(process.stdout);s.on('error',e=>console.log(e.code))"`,
+          ],
+        ];
+        const probe = [
+          ...tries.map(
+            ([name, cmd]) =>
+              `${cmd} >> "$YOKE_TEST_OUT/seen.txt" 2>&1; echo " ${name}=$?" >> "$YOKE_TEST_OUT/seen.txt"`,
+          ),
+          'true',
+        ].join('; ');
+        // Not spawnSync: the listeners answer from this process, whose loop must go on meanwhile.
+        const yoke = async (network: string) => {
+          rmSync(join(out, 'seen.txt'), { force: true });
+          const r = await run(process.execPath, ['--import', import.meta.resolve('tsx'), YOKE_LIKE], {
+            cwd: base,
+            encoding: 'utf8',
+            timeout: 40_000,
+            env: {
+              PATH: process.env.PATH ?? '/usr/bin:/bin',
+              HOME: base,
+              YOKE_DB_PATH: db,
+              YOKE_TEST_OUT: out,
+              YOKE_TEST_PROBE: probe,
+              YOKE_COMMAND_NETWORK_ALLOW: network,
+              YOKE_TEST_SPEC: JSON.stringify(spec('r-net', { apiUrl: `http://127.0.0.1:${apiPort}` })),
+            },
+          });
+          return {
+            seen: readFileSync(join(out, 'seen.txt'), 'utf8'),
+            exit: JSON.parse(r.stdout.trim().split('\n').pop()!) as { outputTail: string },
+          };
+        };
+        const { seen, exit } = await yoke(`127.0.0.1:${namedPort}`);
+        expect(seen).toContain('api-answered');
+        expect(seen).toContain('named-answered');
+        for (const no of ['metrics-answered', 'abstract-answered']) expect(seen).not.toContain(no);
+        expect(seen).toContain(
+          'yoke does not let this command reach evil.example: add it to YOKE_COMMAND_NETWORK_ALLOW',
+        );
+        expect(exit.outputTail).toContain(
+          'yoke refused evil.example to `curl -sS -m 3 http://evil.example/`: add it to YOKE_COMMAND_NETWORK_ALLOW if it needs it',
+        );
+        expect(exit.outputTail).toContain(`yoke refused 127.0.0.1:${metricsPort} to \`x\``);
+        // The same run on the machine's network (the operator's `host`) reaches them all: the test can fail.
+        const wide = (await yoke('host')).seen;
+        for (const yes of ['api-answered', 'named-answered', 'metrics-answered', 'abstract-answered'])
+          expect(wide).toContain(yes);
+      } finally {
+        for (const c of open) c.destroy();
+        for (const s of [api, named, metrics, abstract]) s.close();
+        rmSync(base, { recursive: true, force: true });
+      }
+    },
+    90_000,
   );
 
   it('TR06 knows a run it never started, and trusts a pid an earlier yoke started only with its start time', async () => {

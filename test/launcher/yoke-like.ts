@@ -1,3 +1,4 @@
+import { commandNetworkAllow } from '../../src/config/setting-parsers.js';
 import { CommandLauncher, runContainmentOf } from '../../src/launcher/command.js';
 import type { LaunchSpec } from '../../src/launcher/launcher.js';
 
@@ -15,7 +16,14 @@ const launcher = new CommandLauncher({
   contain:
     env.YOKE_TEST_UNCONTAINED === '1'
       ? null
-      : runContainmentOf({ dbPath: env.YOKE_DB_PATH!, commandWritable: [env.YOKE_TEST_OUT!] }, env),
+      : runContainmentOf(
+          {
+            dbPath: env.YOKE_DB_PATH!,
+            commandWritable: [env.YOKE_TEST_OUT!],
+            commandNetwork: commandNetworkAllow.parse(env.YOKE_COMMAND_NETWORK_ALLOW ?? ''),
+          },
+          env,
+        ),
   onExit: (_id, _kind, exit) => {
     console.log(JSON.stringify(exit));
     process.exit(0);
