@@ -1,4 +1,4 @@
-import { routeOf } from './conditional-cache.js';
+import { routeOf } from './routes.js';
 
 // SC03: yoke plans its GitHub requests against GitHub's limits rather than waiting to be refused, per
 // installation, counted as GitHub counts them

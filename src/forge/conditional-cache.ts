@@ -1,5 +1,6 @@
 import { fieldOf, recordOf, textField } from '../kernel/guards.js';
 import type { HttpCacheStore } from '../store/http-cache.js';
+import { routeOf } from './routes.js';
 
 // An Octokit plugin that makes every GET conditional: it sends the stored
 // ETag as If-None-Match and, on 304 (which GitHub does not count against the
@@ -44,17 +45,6 @@ interface Response {
   data: unknown;
 }
 
-/**
- * A request's route as its template (`/repos/{owner}/{repo}/issues`), never its URL, so a label or a span name
- * stays bounded: a whole URL (a page's link, a GitHub Enterprise host's) is cut to its path without the API's
- * prefix or the query, with its numbers named.
- */
-export const routeOf = (url: string): string =>
-  url
-    .replace(/^https?:\/\/[^/]+/, '')
-    .replace(/^\/api\/v3(?=\/)/, '')
-    .replace(/\?.*$/, '')
-    .replace(/\/\d+(?=\/|$)/g, '/{n}');
 
 /** Whose limits and cache a client's requests count against: its installation's (`i42`), or the app's own. */
 export const scopeOf = (options: { auth?: { installationId?: number | string } }): string =>

@@ -3,7 +3,8 @@ import type { Clock } from '../kernel/clock.js';
 import type { Store } from '../store/store.js';
 import { createLimiter, type Limiter } from '../kernel/limit.js';
 import { costOf, type BudgetBook } from './budget.js';
-import { conditionalCache, hooked, routeOf, scopeOf, type CacheStats } from './conditional-cache.js';
+import { conditionalCache, hooked, scopeOf, type CacheStats } from './conditional-cache.js';
+import { routeOf } from './routes.js';
 import { fieldOf, recordOf } from '../kernel/guards.js';
 import { inSpan, NO_TRACER, SpanKind, type Tracer } from '../kernel/trace.js';
 

@@ -3,6 +3,8 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { FleetContext } from '../fleet/context.js';
 import type { PassReport } from '../fleet/pass.js';
 import { buildFleetPart } from '../fleet/report.js';
+import { SPAWN_STAGES } from '../fleet/candidate.js';
+import { RUN_KINDS } from '../store/runs.js';
 import type { CacheStats } from '../forge/conditional-cache.js';
 import { keysOf } from '../kernel/guards.js';
 import { errorText } from '../kernel/error-text.js';
@@ -39,7 +41,12 @@ const def = <K extends Kind>(
 
 /** Every metric yoke serves (docs/hosting.md's table is made from this one). */
 export const METRICS = {
-  yoke_runs_live: def('gauge', 'fleet', ['kind', 'repo'], 'Runs live now, by kind and repository.'),
+  yoke_runs_live: def(
+    'gauge',
+    'fleet',
+    ['kind', 'repo'],
+    'Runs live now, by kind and repository (each kind also with an empty `repo`, at 0, so an idle fleet sums to 0).',
+  ),
   yoke_cap: def('gauge', 'fleet', [], 'The fleet-wide cap on live runs (YOKE_GLOBAL_CAP).'),
   yoke_cap_used: def('gauge', 'fleet', [], 'Live runs counted against the cap.'),
   yoke_repo_paused: def('gauge', 'fleet', ['repo'], '1 while a repository is paused by its run failures (strikes).'),
@@ -269,6 +276,9 @@ export class Metrics {
     const part = await buildFleetPart(this.sources.fleet, this.sources.lastPass());
     this.gauge('yoke_cap').set(part.globalCap);
     this.gauge('yoke_cap_used').set(part.liveCount);
+    // Gauges that mean something at zero serve it: an idle fleet's live runs and waiting work are 0, not absent.
+    for (const kind of RUN_KINDS) this.gauge('yoke_runs_live').set({ kind, repo: '' }, 0);
+    for (const stage of SPAWN_STAGES) this.gauge('yoke_candidates_waiting').set({ stage, code: '' }, 0);
     for (const r of part.repos) {
       this.gauge('yoke_repo_paused').set({ repo: r.repo }, r.paused ? 1 : 0);
       this.gauge('yoke_repo_disabled').set({ repo: r.repo }, r.disabledReason ? 1 : 0);

@@ -3,6 +3,7 @@ import { runMission } from '../helpers/mission.js';
 import { DEMO_REPO } from '../../sandbox/demo-repo.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
 import { METRICS } from '../../src/http/metrics.js';
+import { GITHUB_ROUTES } from '../../src/forge/routes.js';
 import { parseSamples, samplesOf, sumOf, type Sample } from '../helpers/prometheus-text.js';
 
 // `/yoke/metrics` from a running yoke after the whole mission (five labelled issues,
@@ -90,6 +91,10 @@ describe('the metrics after the mission', () => {
     const routes = samplesOf(samples, 'yoke_github_requests_total');
     expect(routes.length).toBeGreaterThan(0);
     expect(routes.filter((s) => /\/\d+(\/|$)/.test(s.labels.route ?? ''))).toEqual([]);
+    // Every value is one of GitHub's templates yoke declares: no repository's name, whatever page it came from.
+    const templates = new Set(GITHUB_ROUTES.map((r) => r.slice(r.indexOf(' ') + 1)));
+    expect(routes.map((s) => s.labels.route).filter((r) => !templates.has(r ?? ''))).toEqual([]);
+    expect(routes.filter((s) => JSON.stringify(s.labels).toLowerCase().includes(DEMO_REPO.split('/')[1]!))).toEqual([]);
     expect(sumOf(samples, 'yoke_github_requests_total', { method: 'GET' })).toBeGreaterThan(0);
     expect(sumOf(samples, 'yoke_webhook_deliveries_total')).toBeGreaterThan(0);
   });
