@@ -45,7 +45,6 @@ interface Response {
   data: unknown;
 }
 
-
 /** Whose limits and cache a client's requests count against: its installation's (`i42`), or the app's own. */
 export const scopeOf = (options: { auth?: { installationId?: number | string } }): string =>
   options.auth?.installationId !== undefined ? `i${options.auth.installationId}` : 'app';

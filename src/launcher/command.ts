@@ -89,9 +89,10 @@ export function runArgv(
   c: RunContainment,
   cwd: string,
   command: string,
-  net: NetworkBridge | 'host',
-  env: Record<string, string | undefined> = process.env,
+  /** The run's network bridge (or the machine's, `host`), and the environment yoke started with. */
+  at: { net: NetworkBridge | 'host'; env?: Record<string, string | undefined> },
 ): string[] {
+  const { net, env = process.env } = at;
   // The operator's own command (YOKE_COMMAND): its files show wherever they lie, a checkout under /tmp included.
   const view = commandView({ cwd, own: commandFolders(command), ...c, homes: [env.HOME, homedir()], path: env.PATH });
   return pidNamespaceArgv(view, cwd, command, net);
@@ -200,12 +201,16 @@ export class CommandLauncher implements Launcher {
     const net: CommandNetwork | null =
       c?.network.kind === 'own' ? await startCommandNetwork(c.network, apiPort === null ? [] : [apiPort]) : null;
     const child = c
-      ? spawn(c.bwrap, runArgv(c, cwd, this.opts.command, net ?? 'host', this.opts.parentEnv ?? process.env), {
-          cwd,
-          detached: true,
-          stdio: ['ignore', out, out],
-          env: { ...this.childEnv(spec), TMPDIR: '/tmp', ...net?.env },
-        })
+      ? spawn(
+          c.bwrap,
+          runArgv(c, cwd, this.opts.command, { net: net ?? 'host', env: this.opts.parentEnv ?? process.env }),
+          {
+            cwd,
+            detached: true,
+            stdio: ['ignore', out, out],
+            env: { ...this.childEnv(spec), TMPDIR: '/tmp', ...net?.env },
+          },
+        )
       : spawn(this.opts.command, {
           shell: true,
           cwd,

@@ -259,11 +259,7 @@ describe('the command launcher', () => {
           { bwrap: 'bwrap', hideFiles: [], hide: [], writable: [work], network: { kind: 'host' } },
           runDir,
           `sh ${own}/bin/run.sh ${work}/out`,
-          'host',
-          {
-            HOME: home,
-            PATH: process.env.PATH,
-          },
+          { net: 'host', env: { HOME: home, PATH: process.env.PATH } },
         );
         const r = spawnSync('bwrap', argv, { cwd: runDir, encoding: 'utf8', env: { PATH: process.env.PATH } });
         expect(r.status, r.stderr).toBe(0);
