@@ -12,7 +12,7 @@ import { dirname, resolve, sep } from 'node:path';
 // read-only bind alike (docker.sock under /run is the root of the runner's
 // machine). So a view either shows the system's own folders only (`system`:
 // /usr, /etc, /opt and their like, never /run, /var, /home or /tmp), or shows
-// everything read-only with /run, /var/run and the named files taken out
+// everything read-only with /run, /var and the named files taken out
 // (`whole`, for commands that need the operator's tools; their network is their own too).
 
 /** The folders a `system` view shows, read-only, when the machine has them: programs, libraries and settings, no sockets. */
@@ -20,6 +20,12 @@ export const SYSTEM_ROOTS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64'
 
 /** Where a machine keeps its services' sockets: never shown to contained code. */
 export const SOCKET_DIRS = ['/run', '/var/run'];
+
+/**
+ * What a `whole` view shows empty besides the socket folders: the scratch folders, and /var, where a
+ * machine's state lives (lxd's socket under /var/snap, docker's /var/lib/docker, databases' files).
+ */
+const WHOLE_EMPTIED = ['/tmp', '/var'];
 
 /** Files a `whole` view still needs from /run: the resolver's settings (Ubuntu points /etc/resolv.conf there). */
 const RESOLVER_FILES = ['/run/systemd/resolve/stub-resolv.conf', '/run/systemd/resolve/resolv.conf'];
@@ -71,8 +77,8 @@ export function viewArgs(view: FsView): string[] {
       out.push(...(r.link === null ? ['--ro-bind', r.path, r.path] : ['--symlink', r.link, r.path]));
     out.push('--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/var/tmp');
   } else {
-    out.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/var/tmp');
-    out.push('--tmpfs', '/run');
+    out.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/var');
+    out.push('--tmpfs', '/var/tmp', '--tmpfs', '/run');
     for (const f of view.base.resolverFiles) out.push('--ro-bind', f, f);
   }
   // Each mount in order of depth, so that the deeper one wins: a checkout inside a hidden home shows, and a
@@ -98,7 +104,7 @@ const under = (path: string, dir: string) => path === dir || path.startsWith(dir
 export function visibleIn(view: FsView, path: string): boolean {
   const abs = resolve(path);
   if (view.hide.some((h) => under(abs, h))) return false;
-  if (view.base.kind === 'whole') return !['/tmp', '/var/tmp', ...SOCKET_DIRS].some((d) => under(abs, d));
+  if (view.base.kind === 'whole') return ![...WHOLE_EMPTIED, ...SOCKET_DIRS].some((d) => under(abs, d));
   // A symlinked root (`/bin -> usr/bin`) shows what its target does.
   return view.base.roots.some((r) => under(abs, r.path));
 }
@@ -160,7 +166,7 @@ export function commandFolders(command: string): string[] {
 
 /**
  * TR06, TR30: the view of a command yoke runs for someone else outside an agent's sandbox (a command-launcher
- * run, a repository's QA or deploy command): every folder read-only, less the socket folders, a scratch /tmp and
+ * run, a repository's QA or deploy command): every folder read-only, less the socket folders and /var, a scratch /tmp and
  * /var/tmp, and the homes of yoke's user (SSH keys, `gh`'s token, cloud credentials, a desktop's docker socket
  * live there); writable, its folder and `writable`; and shown again, read-only, the folders on its PATH and `own`
  * (the operator's command's own files: `commandFolders`; never a repository's, whose command an attacker writes),
@@ -191,7 +197,7 @@ export function commandView(c: {
   // would take the writing away), nor inside or over a hidden one.
   const shown = (d: string) => !visibleIn(view, d) && !rw.some((w) => under(d, w));
   // Nor a folder the view empties as a whole (`/tmp` named in a command would bring back every socket there).
-  const emptied = ['/tmp', '/var/tmp', ...SOCKET_DIRS, ...homes];
+  const emptied = [...WHOLE_EMPTIED, '/var/tmp', ...SOCKET_DIRS, ...homes];
   const own = c.own.filter(
     (d) =>
       shown(d) &&

@@ -240,6 +240,14 @@ describe('the command launcher', () => {
         const sockDir = mkdtempSync('/var/tmp/yoke-launch-sock-');
         const sock = join(sockDir, 'host.sock');
         await new Promise<void>((r) => server.listen(sock, r));
+        // And where lxd keeps its socket (/var/snap/lxd/common/lxd/unix.socket): anywhere under /var.
+        const stateDir = mkdtempSync('/var/lib/yoke-launch-lxd-');
+        const stateSock = join(stateDir, 'unix.socket');
+        const lxd = createServer((c) => {
+          open.add(c);
+          c.on('error', () => undefined).end('state-socket-answered');
+        });
+        await new Promise<void>((r) => lxd.listen(stateSock, r));
         // The operator's command lives in a project under /tmp (a clone there), as YOKE_COMMAND names it; it names the
         // folder it may write too, which stays writable.
         writeFileSync(join(own, 'package.json'), '{}');
@@ -252,6 +260,7 @@ describe('the command launcher', () => {
           `echo planted > ${other}/p.txt 2>> seen.txt`,
           `cat ${home}/.ssh/id_ed25519 >> seen.txt 2>&1`,
           `curl -sS -m 3 --unix-socket ${sock} http://host/ >> seen.txt 2>&1; echo "socket=$?" >> seen.txt`,
+          `curl -sS -m 3 --unix-socket ${stateSock} http://host/ >> seen.txt 2>&1; echo "state=$?" >> seen.txt`,
           'true',
         ].join('; ');
         writeFileSync(join(own, 'bin', 'run.sh'), `${probe}\n`);
@@ -273,7 +282,11 @@ describe('the command launcher', () => {
         expect(seen).not.toContain('ssh-private-key-of-yokes-user');
         expect(seen).not.toContain('host-socket-answered');
         expect(seen).toContain('socket=7');
+        expect(seen).not.toContain('state-socket-answered');
+        expect(seen).toContain('state=7');
+        lxd.close();
         rmSync(sockDir, { recursive: true, force: true });
+        rmSync(stateDir, { recursive: true, force: true });
       } finally {
         for (const c of open) c.destroy();
         server.close();
