@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { COMMAND_PROXY_PORT, isLoopbackHost, type CommandNetworkAllow } from '../config/setting-parsers.js';
-import { ContainProxy, forwardPrelude, type BlockedAttempt, type Forward } from './contain.js';
+import { ContainProxy, forwardPrelude, proxyEnv, type BlockedAttempt, type Forward } from './contain.js';
 import { FORWARDER } from './forwarder.js';
 
 // TR06 TR30: the network of a command yoke runs outside an agent's sandbox
@@ -57,21 +57,11 @@ export async function startCommandNetwork(
   const proxy = new ContainProxy({ allow: allow.hosts, gateway: null, loopback, refusal: commandRefusal });
   await proxy.listen(join(bridge, 'proxy.sock'));
   const forwards: Forward[] = [`proxy:${COMMAND_PROXY_PORT}`, ...loopback.map((p) => `loop:${p}` as const)];
-  const proxyUrl = `http://127.0.0.1:${COMMAND_PROXY_PORT}`;
-  const direct = '127.0.0.1,localhost,::1';
   return {
     bridge,
     prelude: forwardPrelude(bridge, forwards),
-    env: {
-      HTTPS_PROXY: proxyUrl,
-      HTTP_PROXY: proxyUrl,
-      https_proxy: proxyUrl,
-      http_proxy: proxyUrl,
-      ALL_PROXY: proxyUrl,
-      NO_PROXY: direct,
-      no_proxy: direct,
-      YOKE_FORWARD_READY: READY,
-    },
+    // Loopback goes direct (the forwarder relays each allowed port); every host through the proxy.
+    env: proxyEnv(COMMAND_PROXY_PORT, '127.0.0.1,localhost,::1', READY),
     blocked: () => [...proxy.blocked],
     async close() {
       await proxy.close();

@@ -69,6 +69,21 @@ export function forwardPrelude(bridge: string, forwards: readonly Forward[]): st
   return `${forward} & i=0; while [ ! -e "$YOKE_FORWARD_READY" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; `;
 }
 
+/** What a contained process is told of its network: the proxy's port for every host, what goes direct, where the forwarder says it is ready. */
+export function proxyEnv(port: number, direct: string, ready: string): Record<string, string> {
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    HTTPS_PROXY: url,
+    HTTP_PROXY: url,
+    https_proxy: url,
+    http_proxy: url,
+    ALL_PROXY: url,
+    NO_PROXY: direct,
+    no_proxy: direct,
+    YOKE_FORWARD_READY: ready,
+  };
+}
+
 /** bubblewrap's arguments for a plan, then the command. Pure: the tests read it. */
 export function bwrapArgs(plan: ContainPlan, command: string, args: readonly string[]): string[] {
   const out = sandboxArgs(plan);
@@ -366,21 +381,11 @@ export async function containAgent(opts: ContainOptions, command: string, args: 
     proxyPort: PROXY_PORT,
     modelPort: gateway ? MODEL_PORT : null,
   };
-  const proxyUrl = `http://127.0.0.1:${PROXY_PORT}`;
   return {
     command: opts.bwrap ?? 'bwrap',
     args: bwrapArgs(plan, command, args),
-    env: {
-      HTTPS_PROXY: proxyUrl,
-      HTTP_PROXY: proxyUrl,
-      https_proxy: proxyUrl,
-      http_proxy: proxyUrl,
-      ALL_PROXY: proxyUrl,
-      // The model's port on loopback is reached directly (the forwarder relays it to the gateway); every host through the proxy.
-      NO_PROXY: gateway ? '127.0.0.1' : '',
-      no_proxy: gateway ? '127.0.0.1' : '',
-      YOKE_FORWARD_READY: join(opts.home, '.yoke-forward-ready'),
-    },
+    // The model's port on loopback is reached directly (the forwarder relays it to the gateway); every host through the proxy.
+    env: proxyEnv(PROXY_PORT, gateway ? '127.0.0.1' : '', join(opts.home, '.yoke-forward-ready')),
     modelUrl: opts.model ? insideModelUrl(opts.model.upstream) : null,
     blocked: () => [...proxy.blocked],
     answers: () => [...(gateway?.answers ?? [])],
