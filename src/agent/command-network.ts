@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { COMMAND_PROXY_PORT, isLoopbackHost, type CommandNetworkAllow } from '../config/setting-parsers.js';
-import { ContainProxy, forwardPrelude, proxyEnv, type BlockedAttempt, type Forward } from './contain.js';
+import { ContainProxy, forwardPrelude, proxyEnv, type BlockedAttempt, type Forward } from './contain-proxy.js';
 import { FORWARDER } from './forwarder.js';
 
 // TR06 TR30: the network of a command yoke runs outside an agent's sandbox

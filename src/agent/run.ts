@@ -10,7 +10,8 @@ import { inertTitle } from './agent-output.js';
 import { readRunFacts, type RunFacts } from './facts.js';
 import { tailOf } from './output.js';
 import { jobSecretValues } from './secret-scan.js';
-import { containmentProblem, type BlockedAttempt } from './contain.js';
+import { containmentProblem } from './contain.js';
+import type { BlockedAttempt } from './contain-proxy.js';
 import { snapshotWorkTree } from './snapshot.js';
 
 import { writeHandover } from './handover.js';

@@ -4,7 +4,8 @@ import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from '
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bwrapArgs, containAgent, containmentProblem, hostAllowed } from '../../src/agent/contain.js';
+import { bwrapArgs, containAgent, containmentProblem } from '../../src/agent/contain.js';
+import { hostAllowed } from '../../src/agent/contain-proxy.js';
 import { neededDirs, type FsView } from '../../src/kernel/bubblewrap.js';
 import { claudeCode } from '../../src/agent/claude-code.js';
 import { codex } from '../../src/agent/codex.js';

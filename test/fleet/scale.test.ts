@@ -107,14 +107,14 @@ describe('the request budget', () => {
       clock.now,
     );
     const issues = costOf('GET', 'https://api.github.com/repos/a/b/issues?state=all');
-    expect(issues).toEqual({ endpoint: 'GET /repos/a/b/issues', points: 1, contentWrite: false });
+    expect(issues).toEqual({ endpoint: 'GET /repos/{owner}/{repo}/issues', points: 1, contentWrite: false });
     expect(costOf('GET', '/repos/{owner}/{repo}/issues')).toEqual({
       endpoint: 'GET /repos/{owner}/{repo}/issues',
       points: 1,
       contentWrite: false,
     });
     expect(costOf('POST', 'https://api.github.com/repos/a/b/issues/7/comments')).toEqual({
-      endpoint: 'POST /repos/a/b/issues/{n}/comments',
+      endpoint: 'POST /repos/{owner}/{repo}/issues/{issue_number}/comments',
       points: 5,
       contentWrite: true,
     });
