@@ -29,6 +29,18 @@ describe('the store', () => {
     ]);
     expect(migrate(db)).toBe(0);
   });
+
+  it('opens each :memory: store as a copy of one migrated image: what one store writes, the next does not hold', () => {
+    const first = openDb(':memory:');
+    first.prepare("INSERT INTO repos (full_name, first_seen_at, updated_at) VALUES ('acme/api', 1, 1)").run();
+    const second = openDb(':memory:');
+    expect(first.prepare('SELECT count(*) AS n FROM repos').get()).toEqual({ n: 1 });
+    expect(second.prepare('SELECT count(*) AS n FROM repos').get()).toEqual({ n: 0 });
+    expect(second.prepare('SELECT count(*) AS n FROM schema_migrations').get()).toEqual(
+      first.prepare('SELECT count(*) AS n FROM schema_migrations').get(),
+    );
+    expect(migrate(second)).toBe(0);
+  });
 });
 
 for (const engine of useEngines()) {
