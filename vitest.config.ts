@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import SlowestFirst from './test/helpers/sequencer.js';
 
 // The files that start processes, servers, browsers or whole sandboxes, or take their time on purpose (property
 // tests, the lint): each runs in a worker of its own. Every other file is a unit file (pure decisions, the store on
@@ -43,6 +44,7 @@ export default defineConfig({
     testTimeout: 20_000,
     globalSetup: ['test/helpers/postgres-global.ts', 'test/helpers/commands-global.ts', 'test/helpers/cli-global.ts'],
     setupFiles: ['test/helpers/each-file.ts'],
+    sequence: { sequencer: SlowestFirst },
     projects: [
       {
         extends: true,

@@ -1,0 +1,48 @@
+import { relative } from 'node:path';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+// The order the files start in. On two workers the run ends when its last long file does: the longest start
+// first (SLOWEST_FIRST, measured), then the other files that run alone, then the unit files, which fill the gaps.
+// vitest's own order needs its cache of earlier runs' times, which a clean clone (CI) does not have.
+/**
+ * The files that take longest, longest first, as measured on a 2-core machine, hooks included (`node bin/slowest-tests.mjs --cache`): they
+ * start first (below), so that the run does not end on one of them alone.
+ */
+export const SLOWEST_FIRST = [
+  'test/package.test.ts',
+  'test/sandbox/mission.e2e.test.ts',
+  'test/http/dashboard.browser.test.ts',
+  'test/agent/agents.e2e.test.ts',
+  'test/sandbox/merge-queue.e2e.test.ts',
+  'test/sandbox/runs-reach.e2e.test.ts',
+  'test/lint.test.ts',
+  'test/sandbox/postgres.e2e.test.ts',
+  'test/start.test.ts',
+  'test/sandbox/delivery-attacks.e2e.test.ts',
+  'test/sandbox/life.e2e.test.ts',
+  'test/sandbox/metrics.e2e.test.ts',
+  'test/readme.test.ts',
+  'test/observe/traces.e2e.test.ts',
+  'test/cli/init.test.ts',
+  'test/sandbox/attacks.e2e.test.ts',
+  'test/fleet/landing.property.test.ts',
+  'test/sandbox/fast-forward.e2e.test.ts',
+  'test/agent/containment.e2e.test.ts',
+  'test/fleet/fleet.processes.test.ts',
+  'test/sandbox/recovery.e2e.test.ts',
+  'test/sandbox/notices.e2e.test.ts',
+  'test/cli/errors.test.ts',
+  'test/format.test.ts',
+  'test/observe/prometheus.test.ts',
+];
+
+export default class SlowestFirst extends BaseSequencer {
+  override sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (f: TestSpecification): number => {
+      const at = SLOWEST_FIRST.indexOf(relative(f.project.config.root, f.moduleId));
+      if (at >= 0) return at;
+      return SLOWEST_FIRST.length + (f.project.name === 'unit' ? 1 : 0);
+    };
+    return Promise.resolve([...files].sort((a, b) => rank(a) - rank(b)));
+  }
+}
