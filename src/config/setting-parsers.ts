@@ -36,6 +36,9 @@ export const COMMAND_PROXY_PORT = 8877;
 
 const HOST_GLOB = /^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i;
 
+/** The lowest port an unprivileged process may listen on (Linux's ip_unprivileged_port_start): the forwarder inside a command's sandbox is one. */
+const UNPRIVILEGED_PORT = 1024;
+
 export const commandNetworkAllow = z.string().transform((s, ctx): CommandNetworkAllow => {
   const parts = commaList.parse(s);
   if (parts.length === 1 && parts[0] === 'host') return { kind: 'host' };
@@ -44,7 +47,7 @@ export const commandNetworkAllow = z.string().transform((s, ctx): CommandNetwork
   for (const part of parts) {
     const loop = /^(?:127\.0\.0\.1|localhost):(\d{1,5})$/.exec(part);
     const port = loop ? Number(loop[1]) : NaN;
-    if (loop && port >= 1 && port <= 65535 && port !== COMMAND_PROXY_PORT) loopback.push(port);
+    if (loop && port >= UNPRIVILEGED_PORT && port <= 65535 && port !== COMMAND_PROXY_PORT) loopback.push(port);
     else if (!loop && HOST_GLOB.test(part) && !/^[\d.]+$/.test(part) && part.toLowerCase() !== 'localhost')
       hosts.push(part.toLowerCase());
     else {
@@ -55,7 +58,9 @@ export const commandNetworkAllow = z.string().transform((s, ctx): CommandNetwork
             ? '"host" (the machine\'s own network) stands alone, with no other entry'
             : loop && port === COMMAND_PROXY_PORT
               ? `port ${COMMAND_PROXY_PORT} is where yoke's proxy listens inside a command's sandbox: serve that service on another port`
-              : `"${part}" is not a host name (registry.npmjs.org), a subdomain glob (*.example.com), a loopback port (127.0.0.1:3000) or "host"`,
+              : loop && port >= 1 && port < UNPRIVILEGED_PORT
+                ? `"${part}": a command's sandbox runs unprivileged and cannot listen below port ${UNPRIVILEGED_PORT} to forward it; serve that service on port ${UNPRIVILEGED_PORT} or above (127.0.0.1:8080)`
+                : `"${part}" is not a host name (registry.npmjs.org), a subdomain glob (*.example.com), a loopback port (127.0.0.1:3000) or "host"`,
       });
       return z.NEVER;
     }

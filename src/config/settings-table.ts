@@ -117,7 +117,7 @@ export const SETTINGS = {
     schema: commandNetworkAllow,
     default: '',
     meaning:
-      "what `command`-launcher runs and the CLI's QA and deploy commands may reach on the network, comma-separated: host names and `*.` globs (through yoke's proxy, for programs that honour `HTTPS_PROXY`), and this machine's loopback ports (`127.0.0.1:3000`); a run also reaches the yoke API it reports to. Nothing else, cloud metadata and other loopback services included; `host` keeps the machine's whole network",
+      "what `command`-launcher runs and the CLI's QA and deploy commands may reach on the network, comma-separated: host names and `*.` globs (through yoke's proxy, for programs that honour `HTTPS_PROXY`), and this machine's loopback ports of 1024 or above (`127.0.0.1:3000`); a run also reaches the yoke API it reports to. Nothing else, cloud metadata and other loopback services included; `host` keeps the machine's whole network",
   },
   /** TR06 TR30: run repository code without bubblewrap (a machine that cannot make namespaces), knowing what that gives it. */
   YOKE_COMMANDS_UNCONTAINED: {

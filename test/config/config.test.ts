@@ -61,6 +61,22 @@ describe('operator settings', () => {
       'YOKE_LAUNCHER: must be "actions" or "command"',
       'YOKE_PUBLIC_URL: must be a URL such as https://yoke.example.com',
     ]);
+    // TR06: a loopback port the forwarder inside a command's sandbox could not listen on is refused, not dropped.
+    for (const [value, problem] of [
+      [
+        '127.0.0.1:80',
+        `"127.0.0.1:80": a command's sandbox runs unprivileged and cannot listen below port 1024 to forward it; serve that service on port 1024 or above (127.0.0.1:8080)`,
+      ],
+      [
+        '127.0.0.1:0',
+        `"127.0.0.1:0" is not a host name (registry.npmjs.org), a subdomain glob (*.example.com), a loopback port (127.0.0.1:3000) or "host"`,
+      ],
+    ]) {
+      const refused = parseOperatorEnv({ YOKE_COMMAND_NETWORK_ALLOW: value });
+      expect(refused.ok ? [] : refused.problems).toEqual([`YOKE_COMMAND_NETWORK_ALLOW: ${problem}`]);
+    }
+    const allowed = parseOperatorEnv({ YOKE_COMMAND_NETWORK_ALLOW: '127.0.0.1:1024' });
+    expect(allowed.ok && allowed.settings.commandNetwork).toEqual({ kind: 'own', hosts: [], loopback: [1024] });
     const cmd = parseOperatorEnv({ YOKE_LAUNCHER: 'command' });
     expect(cmd.ok ? [] : cmd.problems).toEqual([
       'YOKE_COMMAND: the command launcher needs the command to start, e.g. YOKE_COMMAND="node agent.js"',
