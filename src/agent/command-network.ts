@@ -1,7 +1,7 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { COMMAND_PROXY_PORT, isLoopbackHost, type CommandNetworkAllow } from '../config/setting-parsers.js';
+import { COMMAND_PROXY_PORT, type CommandNetworkAllow } from '../config/setting-parsers.js';
 import { ContainProxy, forwardPrelude, proxyEnv, type BlockedAttempt, type Forward } from './contain-proxy.js';
 import { FORWARDER } from './forwarder.js';
 
@@ -32,18 +32,6 @@ export interface CommandNetwork {
 /** What a refused command's connection is told, naming the setting. */
 export const commandRefusal = (host: string): string =>
   `yoke does not let this command reach ${host}: add it to YOKE_COMMAND_NETWORK_ALLOW where yoke (or the CLI) runs if the command needs it.`;
-
-/** The loopback port a URL names, when it is this machine's (the yoke API a run reports to), else null. */
-export function loopbackPort(url: string | undefined): number | null {
-  if (!url) return null;
-  try {
-    const u = new URL(url);
-    if (!isLoopbackHost(u.hostname)) return null;
-    return Number(u.port || (u.protocol === 'https:' ? 443 : 80));
-  } catch {
-    return null;
-  }
-}
 
 /** Starts the proxy a command's sandbox reaches the network through; `also` adds loopback ports (the yoke API). */
 export async function startCommandNetwork(

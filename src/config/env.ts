@@ -1,5 +1,5 @@
 import { OperatorEnv } from './settings-table.js';
-import type { CommandNetworkAllow } from './setting-parsers.js';
+import { COMMAND_PROXY_PORT, loopbackPort, type CommandNetworkAllow } from './setting-parsers.js';
 
 // Operator settings: the environment parsed (its variables are declared once,
 // in settings-table.ts) and turned into what the rest of yoke reads. Probot
@@ -95,6 +95,20 @@ export function parseOperatorEnv(env: Record<string, string | undefined>): EnvRe
     };
   }
   const publicUrl = (e.YOKE_PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, '');
+  // TR06: a command run reaches the yoke it reports to through a forward on the same port inside its sandbox,
+  // where the proxy holds 8877: that forward could not be made.
+  if (
+    e.YOKE_LAUNCHER === 'command' &&
+    e.YOKE_COMMAND_NETWORK_ALLOW.kind === 'own' &&
+    loopbackPort(publicUrl) === COMMAND_PROXY_PORT
+  ) {
+    return {
+      ok: false,
+      problems: [
+        `YOKE_PUBLIC_URL: ${publicUrl} is on port ${COMMAND_PROXY_PORT}, where yoke's proxy listens inside a command's sandbox, so a run could not reach yoke: serve yoke on another port (PORT, or YOKE_PUBLIC_URL)`,
+      ],
+    };
+  }
   const issuer = e.YOKE_OIDC_ISSUER.replace(/\/$/, '');
   return {
     ok: true,

@@ -10,6 +10,18 @@ export const SECRET_MIN_LENGTH = 32;
 export const isLoopbackHost = (host: string): boolean =>
   host === 'localhost' || host === '[::1]' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 
+/** The loopback port a URL names, when it is this machine's (the yoke API a run reports to), else null. */
+export function loopbackPort(url: string | undefined): number | null {
+  if (!url) return null;
+  try {
+    const u = new URL(url);
+    if (!isLoopbackHost(u.hostname)) return null;
+    return Number(u.port || (u.protocol === 'https:' ? 443 : 80));
+  } catch {
+    return null;
+  }
+}
+
 export const positiveInt = z
   .string()
   .trim()

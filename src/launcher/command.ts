@@ -10,7 +10,8 @@ import {
 } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { blockedLines, loopbackPort, startCommandNetwork, type CommandNetwork } from '../agent/command-network.js';
+import { blockedLines, startCommandNetwork, type CommandNetwork } from '../agent/command-network.js';
+import { loopbackPort } from '../config/setting-parsers.js';
 import type { CommandNetworkAllow } from '../config/setting-parsers.js';
 import { commandFolders, commandView, pidNamespaceArgv, storeFiles, type NetworkBridge } from '../kernel/bubblewrap.js';
 import type { RepoRef } from '../forge/types.js';

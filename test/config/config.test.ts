@@ -75,6 +75,19 @@ describe('operator settings', () => {
       const refused = parseOperatorEnv({ YOKE_COMMAND_NETWORK_ALLOW: value });
       expect(refused.ok ? [] : refused.problems).toEqual([`YOKE_COMMAND_NETWORK_ALLOW: ${problem}`]);
     }
+    // …and so is a yoke on the proxy's own port, which a command run could not reach through its sandbox.
+    const onProxyPort = parseOperatorEnv({ YOKE_LAUNCHER: 'command', YOKE_COMMAND: 'node agent.js', PORT: '8877' });
+    expect(onProxyPort.ok ? [] : onProxyPort.problems).toEqual([
+      "YOKE_PUBLIC_URL: http://localhost:8877 is on port 8877, where yoke's proxy listens inside a command's sandbox, so a run could not reach yoke: serve yoke on another port (PORT, or YOKE_PUBLIC_URL)",
+    ]);
+    expect(
+      parseOperatorEnv({
+        YOKE_LAUNCHER: 'command',
+        YOKE_COMMAND: 'node agent.js',
+        PORT: '8877',
+        YOKE_COMMAND_NETWORK_ALLOW: 'host',
+      }).ok,
+    ).toBe(true);
     const allowed = parseOperatorEnv({ YOKE_COMMAND_NETWORK_ALLOW: '127.0.0.1:1024' });
     expect(allowed.ok && allowed.settings.commandNetwork).toEqual({ kind: 'own', hosts: [], loopback: [1024] });
     const cmd = parseOperatorEnv({ YOKE_LAUNCHER: 'command' });
