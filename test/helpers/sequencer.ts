@@ -2,12 +2,10 @@ import { relative } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 // The order the files start in. On two workers the run ends when its last long file does: the longest start
-// first (SLOWEST_FIRST, measured), then the other files that run alone, then the unit files, which fill the gaps.
-// vitest's own order needs its cache of earlier runs' times, which a clean clone (CI) does not have.
-/**
- * The files that take longest, longest first, as measured on a 2-core machine, hooks included (`node bin/slowest-tests.mjs --cache`): they
- * start first (below), so that the run does not end on one of them alone.
- */
+// first, then the other files that run alone, then the unit files, which fill the gaps. vitest's own order needs
+// its cache of earlier runs' times, which a clean clone (CI) does not have.
+
+/** The slowest files, slowest first, as measured on a 2-core machine with hooks included (`node bin/slowest-tests.mjs --cache`). */
 export const SLOWEST_FIRST = [
   'test/package.test.ts',
   'test/sandbox/mission.e2e.test.ts',
