@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import { OperatorEnv } from './settings-table.js';
 import { COMMAND_PROXY_PORT, loopbackPort, type CommandNetworkAllow } from './setting-parsers.js';
 
@@ -73,6 +74,18 @@ export interface OperatorSettings {
 
 export type EnvResult = { ok: true; settings: OperatorSettings } | { ok: false; problems: string[] };
 
+/** Settings that are each valid alone but cannot work together for the command launcher, named with the fix. */
+function launcherProblem(e: z.infer<typeof OperatorEnv>, publicUrl: string): string | null {
+  if (e.YOKE_LAUNCHER !== 'command') return null;
+  if (!e.YOKE_COMMAND)
+    return 'YOKE_COMMAND: the command launcher needs the command to start, e.g. YOKE_COMMAND="node agent.js"';
+  // TR06: a command run reaches the yoke it reports to through a forward on the same port inside its sandbox,
+  // where the proxy holds 8877: that forward could not be made.
+  if (e.YOKE_COMMAND_NETWORK_ALLOW.kind === 'own' && loopbackPort(publicUrl) === COMMAND_PROXY_PORT)
+    return `YOKE_PUBLIC_URL: ${publicUrl} is on port ${COMMAND_PROXY_PORT}, where yoke's proxy listens inside a command's sandbox, so a run could not reach yoke: serve yoke on another port (PORT, or YOKE_PUBLIC_URL)`;
+  return null;
+}
+
 /** Parses yoke's environment; every bad value is named with its fix. */
 export function parseOperatorEnv(env: Record<string, string | undefined>): EnvResult {
   const picked: Record<string, string> = {};
@@ -88,27 +101,9 @@ export function parseOperatorEnv(env: Record<string, string | undefined>): EnvRe
     };
   }
   const e = parsed.data;
-  if (e.YOKE_LAUNCHER === 'command' && !e.YOKE_COMMAND) {
-    return {
-      ok: false,
-      problems: ['YOKE_COMMAND: the command launcher needs the command to start, e.g. YOKE_COMMAND="node agent.js"'],
-    };
-  }
   const publicUrl = (e.YOKE_PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, '');
-  // TR06: a command run reaches the yoke it reports to through a forward on the same port inside its sandbox,
-  // where the proxy holds 8877: that forward could not be made.
-  if (
-    e.YOKE_LAUNCHER === 'command' &&
-    e.YOKE_COMMAND_NETWORK_ALLOW.kind === 'own' &&
-    loopbackPort(publicUrl) === COMMAND_PROXY_PORT
-  ) {
-    return {
-      ok: false,
-      problems: [
-        `YOKE_PUBLIC_URL: ${publicUrl} is on port ${COMMAND_PROXY_PORT}, where yoke's proxy listens inside a command's sandbox, so a run could not reach yoke: serve yoke on another port (PORT, or YOKE_PUBLIC_URL)`,
-      ],
-    };
-  }
+  const problem = launcherProblem(e, publicUrl);
+  if (problem) return { ok: false, problems: [problem] };
   const issuer = e.YOKE_OIDC_ISSUER.replace(/\/$/, '');
   return {
     ok: true,
