@@ -37,15 +37,16 @@ export const priceAnswer = (
  * TR39: what the run cost, from the answers the model gateway counted (a channel no tool in the sandbox
  * writes), priced by yoke's table: the truth, which passes the run's limit by at most the answer that crossed
  * it (the gateway passes nothing on after). Only a model the table cannot price falls back to the agent's own
- * figure, capped at the limit (TR37), and says so. No answer counted: nothing was billed to the key.
+ * figure, capped at the limit (TR37), and says so. No answer counted: nothing was billed to the key, and the run
+ * reports that it spent nothing (BU02), so its reservation goes back at once.
  */
 export function meteredCost(
   answers: readonly MeteredAnswer[],
   stated: AgentCost | null,
   prices: { ok: true; table: PriceTable } | { ok: false; error: string },
   maxUsd: number | null,
-): AgentCost | null {
-  if (!answers.length) return null;
+): AgentCost {
+  if (!answers.length) return { usd: 0, inputTokens: 0, outputTokens: 0, note: null };
   let usd = 0;
   const unpriced = new Set<string>();
   for (const a of answers) {

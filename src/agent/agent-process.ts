@@ -162,7 +162,8 @@ export async function runAgent(
     if (contained && cannot) {
       const reason = notInSandbox(agent, cannot, opts.env.PATH, contained.hidden);
       return {
-        outcome: { ok: false, reason, message: '', cost: null },
+        // BU02: the model was never called.
+        outcome: { ok: false, reason, message: '', cost: { usd: 0, inputTokens: 0, outputTokens: 0, note: null } },
         turns: 0,
         stoppedFor: null,
         blocked: [],

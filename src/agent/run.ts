@@ -59,6 +59,14 @@ export const AgentResultFile = z
   .strict();
 export type AgentResultFile = z.infer<typeof AgentResultFile>;
 
+/** BU02: what a run that failed before its agent started spent: nothing, said so, so its reservation goes back at once. */
+export const NOTHING_SPENT: NonNullable<AgentResultFile['cost']> = {
+  usd: 0,
+  input_tokens: 0,
+  output_tokens: 0,
+  note: 'the agent never started',
+};
+
 export const RESULT_FILE = 'result.json';
 export const BUNDLE_FILE = 'work.bundle';
 
@@ -258,7 +266,7 @@ export async function agentRun(io: RunnerIo): Promise<number> {
     );
     return 2;
   }
-  const fail = (said: string, cost: AgentResultFile['cost'] = null) => {
+  const fail = (said: string, cost: AgentResultFile['cost'] = NOTHING_SPENT) => {
     // TR38: a failure says what the agent said and which hosts it tried (names it chose): redacted like a success.
     const summary = redactSecrets(said, jobSecretValues(io.env));
     io.out(summary);

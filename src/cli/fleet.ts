@@ -16,6 +16,7 @@ import {
   type GlobalOptions,
 } from './client.js';
 import { isOneOf } from '../kernel/guards.js';
+import { makeRefusal } from '../kernel/codes/table.js';
 
 // The fleet from a terminal: its report, one repository's controls, the dry
 // run of the next pass, the set-up check, and the runs.
@@ -99,8 +100,9 @@ const runLine = (
 ) =>
   `${r.id} · ${r.repo} ${r.kind} ${r.subject}${r.kind === 'fix' && r.why ? ` (for ${r.why})` : ''} · ${runResult(r)}${r.cost ? ` · $${r.cost.usd.toFixed(2)}${r.issueNumber !== null ? ` (for #${r.issueNumber})` : ''}` : ''}${r.status === 'live' || r.outcome === 'success' ? '' : ` · ${(r.summary ?? r.outcomeReason ?? 'no reason recorded').split('\n')[0]!.slice(0, 160)}`}`;
 
-/** `yoke runs list`, `yoke runs get`. */
+/** `yoke runs list`, `yoke runs get`, `yoke runs settle`. */
 export function registerRunsCommands(program: Command, io: CliIo, g: () => GlobalOptions): void {
+  const message = (answer: { message: string }) => io.out(answer.message);
   const runs = program.command('runs').description("yoke's agent runs: AFK, lander and fix");
   runs
     .command('list')
@@ -124,6 +126,21 @@ export function registerRunsCommands(program: Command, io: CliIo, g: () => Globa
         io.out(
           `  ${i.repo}#${i.issue}: $${i.usd.toFixed(2)} over ${i.runs} run(s) (AFK $${i.byKind.afk.toFixed(2)}, fixes $${i.byKind.fix.toFixed(2)}, landers $${i.byKind.lander.toFixed(2)}), ${i.inputTokens} input and ${i.outputTokens} output tokens`,
         );
+    });
+  runs
+    .command('settle <run>')
+    .description(
+      'set what a run that ended without reporting its spend cost, so the budgets hold that, not its reservation',
+    )
+    .requiredOption('--usd <dollars>', "what it spent, in dollars, as the model provider's usage shows it")
+    .action(async (id: string, o: { usd: string }) => {
+      // Checked here, before any request: a typo never settles a run at some other figure.
+      const usd = /^\d+(\.\d+)?$/.test(o.usd.trim()) ? Number(o.usd) : NaN;
+      if (!Number.isFinite(usd)) {
+        const r = makeRefusal('settle_usd_invalid', { given: o.usd });
+        throw new CliFailure(`${r.message} ${r.recovery}`);
+      }
+      message(await callRoute(io, g(), ROUTE.settle, { params: { run: id }, body: { usd } }));
     });
   runs
     .command('get <run>')
@@ -153,7 +170,19 @@ export function runText(r: PublicRun): string {
     );
   if (r.cost)
     lines.push(
-      field('cost', `$${r.cost.usd.toFixed(2)} (${r.cost.inputTokens} input, ${r.cost.outputTokens} output tokens)`),
+      field(
+        'cost',
+        r.settled
+          ? `$${r.cost.usd.toFixed(2)}, settled by ${r.settled.by} at ${time(r.settled.at)} (it reported none)`
+          : `$${r.cost.usd.toFixed(2)} (${r.cost.inputTokens} input, ${r.cost.outputTokens} output tokens)`,
+      ),
+    );
+  else if (r.status === 'ended' && (r.reservedUsd ?? 0) > 0)
+    lines.push(
+      field(
+        'cost',
+        `unsettled: it reported none, so the budgets hold its reservation of $${r.reservedUsd!.toFixed(2)} (\`yoke runs settle ${r.id} --usd N\`)`,
+      ),
     );
   const reason = reasonOf(r, Infinity);
   if (reason && !(r.summary ?? '').startsWith(reason)) lines.push(field('reason', reason));

@@ -1,6 +1,8 @@
 import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
 import type { RepoConfig } from '../config/repo-config.js';
 import { isAfkKind, type RunKind } from '../store/runs.js';
+import type { Holding } from '../store/spend.js';
+import { sameRepo } from '../kernel/ids.js';
 
 // BU01-BU04: money is spent down as the cap is, by the one serialized pass, in stage order. A launch reserves
 // its run's whole limit against every budget that applies (the repository's and the fleet's, daily and
@@ -109,9 +111,26 @@ const field = (line: Pick<BudgetLine, 'period' | 'newWork'>): keyof RepoCharges 
  */
 export class BudgetLedger {
   private readonly byRepo: Map<string, RepoCharges>;
+  private readonly holding: Pick<Holding, 'id' | 'repo' | 'kind' | 'launchedAt' | 'reservedUsd' | 'live'>[];
 
-  constructor(charges: ReadonlyMap<string, RepoCharges>) {
+  /** `holdings`: the runs whose reservations the charges hold for want of a reported cost (live, or unsettled). */
+  constructor(charges: ReadonlyMap<string, RepoCharges>, holdings: readonly Holding[] = []) {
     this.byRepo = new Map([...charges].map(([k, v]) => [k, { ...v }]));
+    this.holding = [...holdings];
+  }
+
+  /** BU02: the runs whose reservations a budget holds: how many are live, and which ended unsettled. */
+  holders(line: Pick<BudgetLine, 'repo' | 'since' | 'newWork'>): Holders {
+    const held = this.holding.filter(
+      (h) =>
+        h.launchedAt >= line.since &&
+        (line.repo === null || sameRepo(h.repo, line.repo)) &&
+        (!line.newWork || isAfkKind(h.kind)),
+    );
+    return {
+      live: held.filter((h) => h.live).length,
+      unsettled: held.filter((h) => !h.live).map((h) => ({ id: h.id, usd: h.reservedUsd })),
+    };
   }
 
   /** What a budget holds now: its repository's charges, or the fleet's. */
@@ -133,8 +152,18 @@ export class BudgetLedger {
       c.monthNewWork += usd;
     }
     this.byRepo.set(repo, c);
+    // A run this pass launched: live, counted in every period from now on.
+    if (usd > 0) this.holding.push({ id: '', repo, kind, launchedAt: Infinity, reservedUsd: usd, live: true });
   }
 }
+
+/** BU02: the runs whose reservations a budget holds: live ones give back what they do not spend as they report. */
+export interface Holders {
+  live: number;
+  unsettled: { id: string; usd: number }[];
+}
+
+export const NO_HOLDERS: Holders = { live: 0, unsettled: [] };
 
 /** Sums are of floating dollars: a reservation that fits to the millionth of a cent fits. */
 const EPSILON = 1e-9;
@@ -154,8 +183,17 @@ export function overBudget(
 
 const usd = (n: number) => n.toFixed(2);
 
-/** BU03: why a run waits for money, naming the budget, what it holds, this run's limit, and when it starts again. */
-export function budgetWait(repo: string, over: { line: BudgetLine; charged: number }, reserve: number): Refusal {
+/**
+ * BU03: why a run waits for money, naming the budget, what it holds, this run's limit, and what ends the wait:
+ * a live run reporting, an unsettled run settled, the budget's next period, or (a limit larger than the whole
+ * budget) nothing but a change of setting.
+ */
+export function budgetWait(
+  repo: string,
+  over: { line: BudgetLine; charged: number },
+  reserve: number,
+  holders: Holders,
+): Refusal {
   const { line } = over;
   return makeRefusal('budget_reserved', {
     repo,
@@ -165,6 +203,11 @@ export function budgetWait(repo: string, over: { line: BudgetLine; charged: numb
     reserve: usd(reserve),
     until: new Date(line.until).toISOString().replace('.000Z', 'Z'),
     setting: line.setting,
+    never: reserve > line.limitUsd + EPSILON,
+    live: holders.live,
+    unsettled: holders.unsettled.map((u) => `${u.id} $${usd(u.usd)}`).join(', '),
+    unsettledCount: holders.unsettled.length,
+    unsettledUsd: usd(holders.unsettled.reduce((t, u) => t + u.usd, 0)),
   });
 }
 

@@ -21,7 +21,7 @@ import {
   budgetWait,
   overBudget,
   reservationFor,
-  type BudgetLedger,
+  BudgetLedger,
   type BudgetLine,
   type FleetBudgets,
 } from './budgets.js';
@@ -98,7 +98,11 @@ export async function recordLaunch(
   const held = new Map<BudgetLine, number>();
   for (const b of money.budgets) held.set(b, await deps.store.spend.charged(b));
   const over = overBudget(money.budgets, (b) => held.get(b) ?? 0, money.reserve ?? 0);
-  if (over) return { kind: 'over_budget' as const, why: budgetWait(c.repo, over, money.reserve ?? 0) };
+  if (over) {
+    const holdings = new BudgetLedger(new Map(), await deps.store.spend.holdings(over.line.since));
+    const why = budgetWait(c.repo, over, money.reserve ?? 0, holdings.holders(over.line));
+    return { kind: 'over_budget' as const, why };
+  }
   return { kind: 'over_cap' as const, freshCount: fresh }; // it was at the cap; a run has ended since
 }
 
@@ -256,7 +260,11 @@ export function moneyFor(
   const budgets = budgetLines(c.repo, facts.config.budget, deps.budgets, c.kind, deps.clock.now());
   const reserve = reservationFor(c.kind, facts.config.agent.max_usd, budgets);
   const over = overBudget(budgets, (b) => deps.ledger.charged(b), reserve ?? 0);
-  return { reserve, budgets, shed: over ? budgetWait(c.repo, over, reserve ?? 0) : null };
+  return {
+    reserve,
+    budgets,
+    shed: over ? budgetWait(c.repo, over, reserve ?? 0, deps.ledger.holders(over.line)) : null,
+  };
 }
 
 /** LD04: a lander on a branch where GitHub's merge queue is required lands by the queue, never by a fast-forward. */

@@ -36,9 +36,9 @@ export async function recordRunResult(
   run: Run,
   body: unknown,
 ): Promise<Result<Run>> {
-  if (run.status !== 'live') return refuse('run_not_live', { run: run.id, outcome: run.outcome ?? 'ended' });
-  if (run.reportedOutcome) return refuse('run_already_reported', { run: run.id });
   const parsed = RunResult.safeParse(body);
+  if (run.status !== 'live') return lateReport(ctx, run, parsed.success ? parsed.data.cost : undefined);
+  if (run.reportedOutcome) return refuse('run_already_reported', { run: run.id });
   if (!parsed.success) return refuse('validation_failed', { detail: issuesText(parsed.error, 'body') });
   const r = parsed.data;
   if (run.kind === 'lander' && r.outcome === 'success' && !r.verdict) return refuse('verdict_required');
@@ -73,6 +73,24 @@ export async function recordRunResult(
   // Posted under the pass lock so a pass posting the same verdict cannot race it.
   if (updated.verdict) ctx.postVerdicts();
   return ok(updated);
+}
+
+/**
+ * BU02: a report that comes after its run ended (the reaper ended it first) no longer counts as its result,
+ * but what it spent does: recorded against the run, when nothing else is, in place of its reservation.
+ */
+async function lateReport(
+  ctx: Pick<FleetContext, 'store'>,
+  run: Run,
+  cost: z.infer<typeof RunResult>['cost'],
+): Promise<Result<Run>> {
+  const outcome = run.outcome ?? 'ended';
+  if (cost && run.cost === null) {
+    const spent = { usd: cost.usd, inputTokens: cost.input_tokens, outputTokens: cost.output_tokens };
+    if (await ctx.store.spend.recordLateCost(run.id, spent))
+      return refuse('run_reported_late', { run: run.id, outcome, usd: cost.usd.toFixed(2) });
+  }
+  return refuse('run_not_live', { run: run.id, outcome });
 }
 
 /** Runs reach yoke through GitHub (YOKE_RUNS_REACH=github): how the results they hand back are believed. */

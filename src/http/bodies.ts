@@ -17,3 +17,5 @@ export const CreateBody = z
   })
   .strict();
 export const RemoveBody = z.object({ reason: z.string().min(1).max(2000) }).strict();
+/** BU02: what an ended run spent, in dollars, as an operator read it. */
+export const SettleBody = z.object({ usd: z.number().finite().min(0).max(100_000) }).strict();

@@ -1,6 +1,7 @@
 import { makeRefusal } from '../kernel/codes/table.js';
 import type { Actor } from '../delivery/context.js';
 import type { FleetContext } from '../fleet/context.js';
+import { settleRun } from '../fleet/settle.js';
 import { requestLand, requestStart, resetRepo, setAutoLoop, repoStatus } from '../fleet/controls.js';
 import type { NextPass } from '../fleet/next-pass.js';
 import type { DoctorReport } from './doctor.js';
@@ -23,6 +24,7 @@ export type FleetRouteName =
   | 'fleet'
   | 'runs'
   | 'run'
+  | 'settle'
   | 'repoStatus'
   | 'nextPass'
   | 'doctor'
@@ -94,6 +96,10 @@ export function fleetHandlers({
       return run
         ? { status: 200, json: publicRun(run) }
         : { refusal: makeRefusal('run_not_found', { run: params.run! }) };
+    },
+    // BU02: an operator's, recorded as the credential names them (TR11).
+    async settle({ params, body, actor }) {
+      return message(await settleRun(fleet, params.run!, body.usd, actor.role === 'person' ? actor.login : 'operator'));
     },
     async repoStatus({ params }) {
       // Plain text: the API's callers are terminals and scripts; `/yoke status` answers in Markdown.

@@ -8,7 +8,7 @@ import { QaTarget, VerdictBody, WaiveBody } from '../delivery/gate/verdicts.js';
 import * as A from './answers.js';
 import { route, type RouteDef } from './route-def.js';
 import { WEB_ROUTES } from './routes-web.js';
-import { AutoBody, CreateBody, RemoveBody } from './bodies.js';
+import { AutoBody, CreateBody, RemoveBody, SettleBody } from './bodies.js';
 
 // Every route yoke serves, once, with who may call it (TR25). The handlers
 // dispatch as before; before any of them runs, the route's role is checked
@@ -91,6 +91,16 @@ export const ROUTE = {
     repo: 'yoke-run',
     what: 'Reading a run',
     answer: A.RunAnswer,
+  }),
+  settle: route({
+    method: 'POST',
+    path: '/yoke/api/runs/:run/settle',
+    role: 'operator',
+    repo: 'yoke-run',
+    what: 'Settling what a run spent',
+    body: SettleBody,
+    hint: 'send {"usd": 1.25}: what the run spent, in dollars, from 0 up',
+    answer: A.MessageAnswer,
   }),
   repoStatus: route({
     method: 'GET',

@@ -1,9 +1,12 @@
 import { utcDay, type Sql, type SqlParam } from './sql.js';
 import { int, nullable, real, text, type RowOf } from './columns.js';
+import { TABLES } from './tables.js';
+import type { RunCost } from './run-record.js';
 
 // What runs cost: what they reported (the dashboard's days, one piece of work's total), and BU01-BU02, what
 // the budgets hold: each run launched in a budget's period costs what it reported, or what it reserved until
-// it reports (and when it never does); a run that never started gives its reservation back.
+// it reports; a run that never started gives its reservation back. A run that ended without reporting holds
+// its reservation, unsettled, until it reports late or an operator settles what it cost.
 
 /** What some runs reported they cost, together. */
 const WORK_SPEND = { usd: real, inputTokens: int, outputTokens: int, runs: int };
@@ -33,7 +36,7 @@ export interface BudgetCheck {
   newWork: boolean;
 }
 
-/** BU02: what a run costs the budgets: what it reported, or what it reserved until it reports (and when it never does). */
+/** BU02: what a run costs the budgets: what it reported (or an operator settled), else what it reserved. */
 export const CHARGE = 'COALESCE(cost_usd, reserved_usd, 0)';
 export const NEW_WORK = "kind IN ('afk_manual', 'afk_auto')";
 
@@ -51,6 +54,25 @@ export function budgetsFit(budgets: readonly BudgetCheck[], reserve: number): { 
     sql: budgets.map((b) => `AND (${heldBy(b)}) + ? <= ? + 1e-9`).join(' '),
     params: budgets.flatMap((b) => [...heldParams(b), reserve, b.limitUsd]),
   };
+}
+
+/** BU02: a run whose reservation the budgets hold for want of a reported cost: live, or ended and unsettled. */
+const HOLDING = {
+  id: text,
+  repo: text,
+  kind: TABLES.runs.kind,
+  launched_at: int,
+  reserved_usd: real,
+  status: TABLES.runs.status,
+};
+export interface Holding {
+  id: string;
+  repo: string;
+  kind: (typeof TABLES.runs.kind.values)[number];
+  launchedAt: number;
+  reservedUsd: number;
+  /** Still running (it reports as it ends); else unsettled. */
+  live: boolean;
 }
 
 export class SpendStore {
@@ -83,6 +105,42 @@ export class SpendStore {
   /** BU02: a run that never started gives its reservation back (what it reported, if anything, still counts). */
   async release(id: string): Promise<void> {
     await this.sql.run('UPDATE runs SET reserved_usd = 0 WHERE id = ? AND cost_usd IS NULL', [id]);
+  }
+
+  /** BU02: the runs launched since `since` whose reservations the budgets hold because no cost is recorded, oldest first. */
+  async holdings(since: number): Promise<Holding[]> {
+    const rows = await this.sql.all(
+      HOLDING,
+      `SELECT id, repo, kind, launched_at, reserved_usd, status FROM runs
+       WHERE launched_at >= ? AND cost_usd IS NULL AND reserved_usd > 0 ORDER BY launched_at, id`,
+      [since],
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      repo: r.repo,
+      kind: r.kind,
+      launchedAt: r.launched_at,
+      reservedUsd: r.reserved_usd,
+      live: r.status === 'live',
+    }));
+  }
+
+  /** BU02: an operator sets what an ended run that reported no cost spent; false when it is live or has a cost. */
+  async settle(id: string, usd: number, by: string, at: number): Promise<boolean> {
+    const res = await this.sql.run(
+      "UPDATE runs SET cost_usd = ?, settled_by = ?, settled_at = ? WHERE id = ? AND status = 'ended' AND cost_usd IS NULL",
+      [usd, by, at, id],
+    );
+    return res.changes === 1;
+  }
+
+  /** BU02: what a run reported it spent after it ended (reaped first), when nothing else is recorded; false otherwise. */
+  async recordLateCost(id: string, cost: RunCost): Promise<boolean> {
+    const res = await this.sql.run(
+      "UPDATE runs SET cost_usd = ?, input_tokens = ?, output_tokens = ? WHERE id = ? AND status = 'ended' AND cost_usd IS NULL",
+      [cost.usd, cost.inputTokens, cost.outputTokens, id],
+    );
+    return res.changes === 1;
   }
 
   /** BU01: what one budget holds now: the charges of the runs launched since `since` that it counts. */

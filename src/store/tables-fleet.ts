@@ -206,6 +206,8 @@ export const FLEET_TABLES = {
     stack: text,
     land_sha: nullable(text),
     reserved_usd: nullable(real),
+    settled_by: nullable(text),
+    settled_at: nullable(int),
   },
   work_locks: {
     name: text,

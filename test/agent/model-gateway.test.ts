@@ -99,8 +99,13 @@ describe("the run's cost from what the gateway counted (TR39)", () => {
     expect(
       meteredCost([answer('claude-opus-5-5', 1200, 150), answer('claude-opus-5-5', 1200, 150)], stated, prices, null),
     ).toEqual({ usd: 0.0156, inputTokens: 2400, outputTokens: 300, note: null });
-    // Nothing went through the gateway: nothing was billed to the key, whatever was printed.
-    expect(meteredCost([], { usd: 100_000, inputTokens: 1, outputTokens: 1, note: null }, prices, 5)).toBeNull();
+    // Nothing went through the gateway: nothing was billed to the key, whatever was printed, and the run says so (BU02).
+    expect(meteredCost([], { usd: 100_000, inputTokens: 1, outputTokens: 1, note: null }, prices, 5)).toEqual({
+      usd: 0,
+      inputTokens: 0,
+      outputTokens: 0,
+      note: null,
+    });
   });
 
   it('TR39 the counted cost is recorded whole past the limit (the answer that crossed it was billed); a fallback figure is capped at it (TR37)', () => {

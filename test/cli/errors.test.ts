@@ -178,6 +178,59 @@ describe('the CLI, as a newcomer meets it', () => {
     expect([got.code, JSON.parse(got.out).summary]).toEqual([0, 'Error: issue #14 names no demo task\nmore detail']);
   });
 
+  it('BU02 settles what a run that ended without a report spent: a bad amount is named before any request, a person token is refused, and `runs get` shows who settled it', async () => {
+    const h = makeHarness();
+    await h.store.runs.insertIfRoom(
+      {
+        id: 'r-died',
+        repo: 'acme/api',
+        kind: 'afk_auto',
+        subject: 'issue#3',
+        issueNumber: 3,
+        prNumber: null,
+        headSha: null,
+        launchedAt: h.clock.now(),
+        budgetDeadline: h.clock.now() + 60_000,
+        launcher: 'command',
+        launcherRef: null,
+        secretHash: null,
+        capAtLaunch: 2,
+        reservedUsd: 5,
+      },
+      2,
+      false,
+    );
+    await h.store.runs.end('r-died', 'failure', 'it ended without reporting a result', h.clock.now());
+    const api = await startApi(h, { tokens: [TOKEN], people: [{ login: 'mo', token: 'mo-person-token-0123456789' }] });
+    closers.push(api.close);
+    const env = { YOKE_URL: api.url };
+    const before = await yoke(['runs', 'get', 'r-died'], env);
+    expect(before.out.split('\n')[2]).toBe(
+      'cost      unsettled: it reported none, so the budgets hold its reservation of $5.00 (`yoke runs settle r-died --usd N`)',
+    );
+    expect(await yoke(['runs', 'settle', 'r-died', '--usd', '1,50'], env)).toEqual({
+      code: 1,
+      out: '',
+      err: '--usd is "1,50", which is not an amount of dollars. Give what the run spent, in dollars, from 0 up (e.g. `--usd 1.25`), as your model provider\'s usage page shows it.',
+    });
+    expect(
+      await yoke(['runs', 'settle', 'r-died', '--usd', '1.5'], { ...env, YOKE_TOKEN: 'mo-person-token-0123456789' }),
+    ).toEqual({
+      code: 1,
+      out: '',
+      err: "Settling what a run spent is for yoke's operators, and this request carries a person token.\nTo recover: Send it with an operator token from YOKE_API_TOKENS; a person token reaches one repository's routes (`yoke repo status OWNER/REPO`, `yoke runs list --repo OWNER/REPO`).",
+    });
+    expect(await yoke(['runs', 'settle', 'r-died', '--usd', '1.5'], env)).toEqual({
+      code: 0,
+      out: 'Settled run r-died (acme/api afk_auto issue#3) at $1.50: the budgets held $5.00 for it, its reservation, and now hold $1.50.',
+      err: '',
+    });
+    const after = await yoke(['runs', 'get', 'r-died'], env);
+    expect(after.out.split('\n')[2]).toBe(
+      `cost      $1.50, settled by operator at ${time(h.clock.now())} (it reported none)`,
+    );
+  });
+
   it('TR33 BU06 lists why each fix run started, and what each run that reported a cost spent for its issue', async () => {
     const h = makeHarness();
     const at = h.clock.now();

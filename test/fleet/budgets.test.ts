@@ -49,9 +49,9 @@ describe('budgets spent down by the pass (BU01, BU02)', () => {
       code: 'budget_reserved',
       status: 429,
       message:
-        "Waits for money: acme/api's daily budget holds $4.00 of its $5.00 (what runs spent, and what live runs may still spend), and this run would reserve $2.00, its whole limit.",
+        "Waits for money: acme/api's daily budget holds $4.00 of its $5.00 (what runs reported they spent, and the reservations of runs that have not reported), and this run would reserve $2.00, its whole limit.",
       recovery:
-        'Nothing to do: it starts when a live run ends under its limit and gives the rest back, or when the budget starts again at 2026-12-01T00:00:00Z. To allow more, raise budget.daily_usd in .github/yoke.yml of acme/api; to let more runs share it, lower agent.max_usd.',
+        'Nothing to do: it starts when one of the 2 live runs holding a reservation in it ends under its limit and gives the rest back, or when the budget starts again at 2026-12-01T00:00:00Z. To allow more, raise budget.daily_usd in .github/yoke.yml of acme/api; to let more runs share it, lower agent.max_usd.',
     });
     // `yoke plan` says the same, changing nothing.
     const plan = await h.engine.nextPass('acme/api');
@@ -130,14 +130,14 @@ describe('every kind of run counts, finishing first (BU03)', () => {
     expect([wait.subject, wait.reason.code, wait.reason.message]).toEqual([
       'pr#10',
       'budget_reserved',
-      "Waits for money: acme/api's daily budget holds $1.50 of its $3.00 (what runs spent, and what live runs may still spend), and this run would reserve $2.00, its whole limit.",
+      "Waits for money: acme/api's daily budget holds $1.50 of its $3.00 (what runs reported they spent, and the reservations of runs that have not reported), and this run would reserve $2.00, its whole limit.",
     ]);
     // The PR says so too, once that day, whatever the passes.
     await h.engine.schedulerTick();
     const told = h.forge.comments.filter((c) => c.number === 10 && c.body.startsWith('The fix of #10'));
     expect(told.map((c) => c.body)).toEqual([fixWaitsForMoneyNotice(10, wait.reason)]);
     expect(told[0]!.body).toBe(
-      "The fix of #10 waits for money. Waits for money: acme/api's daily budget holds $1.50 of its $3.00 (what runs spent, and what live runs may still spend), and this run would reserve $2.00, its whole limit.\n\n**To recover:** Nothing to do: it starts when a live run ends under its limit and gives the rest back, or when the budget starts again at 2026-12-01T00:00:00Z. To allow more, raise budget.daily_usd in .github/yoke.yml of acme/api; to let more runs share it, lower agent.max_usd.",
+      "The fix of #10 waits for money. Waits for money: acme/api's daily budget holds $1.50 of its $3.00 (what runs reported they spent, and the reservations of runs that have not reported), and this run would reserve $2.00, its whole limit.\n\n**To recover:** Nothing to do: it starts when the budget starts again at 2026-12-01T00:00:00Z. To allow more, raise budget.daily_usd in .github/yoke.yml of acme/api; to let more runs share it, lower agent.max_usd.",
     );
     clock.t = Date.UTC(2026, 11, 1, 0, 1, 0);
     await h.engine.schedulerTick();
@@ -174,7 +174,7 @@ describe('every kind of run counts, finishing first (BU03)', () => {
     // New work may hold $5 of the $10: one run of $3.
     expect(afkStarts(h)).toEqual(['issue#1']);
     expect(pass.waiting.find((w) => w.subject === 'issue#2')!.reason.message).toBe(
-      "Waits for money: acme/api's daily budget for new work holds $3.00 of its $5.00 (what runs spent, and what live runs may still spend), and this run would reserve $3.00, its whole limit.",
+      "Waits for money: acme/api's daily budget for new work holds $3.00 of its $5.00 (what runs reported they spent, and the reservations of runs that have not reported), and this run would reserve $3.00, its whole limit.",
     );
     // A fix still fits in the rest.
     await addClaimPull(h, 'acme/api', { number: 10, issue: 3, headSha: 'a'.repeat(40) });
@@ -203,7 +203,7 @@ describe("the fleet's budgets and the month (BU01)", () => {
     expect(afkStarts(h)).toEqual(['issue#1']);
     const wait = pass.waiting.find((w) => w.repo === 'acme/web')!;
     expect(wait.reason.message).toBe(
-      "Waits for money: the fleet's daily budget holds $1.25 of its $1.00 (what runs spent, and what live runs may still spend), and this run would reserve $1.00, its whole limit.",
+      "Waits for money: the fleet's daily budget holds $1.25 of its $1.00 (what runs reported they spent, and the reservations of runs that have not reported), and this run would reserve $1.00, its whole limit.",
     );
     expect(wait.reason.recovery).toContain('To allow more, raise YOKE_DAILY_USD;');
     const fleetReport = await buildFleetReport(h.fleet, pass);

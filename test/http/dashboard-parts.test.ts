@@ -99,6 +99,7 @@ describe("the dashboard's runs table", () => {
     cost: null,
     reservedUsd: null,
     title: null,
+    settled: null,
     why: 'a review by @maint <b>',
     ...over,
   });

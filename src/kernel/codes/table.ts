@@ -7,6 +7,7 @@ import { keysOf } from '../guards.js';
 import { code, type CodeDef } from './define.js';
 import { DELIVERY_CODES } from './delivery.js';
 import { DISPATCH_CODES } from './dispatch.js';
+import { MONEY_CODES } from './money.js';
 import { PROTECTION_CODES } from './protection.js';
 import { WHY_NOT_CODES } from './why-not.js';
 
@@ -233,6 +234,7 @@ export const CODE_INFO = {
   }),
   ...DELIVERY_CODES,
   ...DISPATCH_CODES,
+  ...MONEY_CODES,
   ...PROTECTION_CODES,
   ...WHY_NOT_CODES,
 } as const;

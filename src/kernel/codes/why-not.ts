@@ -65,12 +65,32 @@ export const WHY_NOT_CODES = {
     reserve: string;
     until: string;
     setting: string;
+    /** Its reservation alone is more than the whole budget: no wait ends it. */
+    never: boolean;
+    /** Live runs holding reservations in this budget: each gives back what it does not spend as it reports. */
+    live: number;
+    /** Ended runs that reported no cost, `id $usd`, comma-separated, and how many and how much. */
+    unsettled: string;
+    unsettledCount: number;
+    unsettledUsd: string;
   }>({
     status: 429,
     message: (p) =>
-      `Waits for money: ${p.budget} holds $${p.held} of its $${p.limit} (what runs spent, and what live runs may still spend), and this run would reserve $${p.reserve}, its whole limit.`,
-    recovery: (p) =>
-      `Nothing to do: it starts when a live run ends under its limit and gives the rest back, or when the budget starts again at ${p.until}. To allow more, raise ${p.setting}; to let more runs share it, lower agent.max_usd.`,
+      `Waits for money: ${p.budget} holds $${p.held} of its $${p.limit} (what runs reported they spent, and the reservations of runs that have not reported), and this run would reserve $${p.reserve}, its whole limit.`,
+    recovery: (p) => {
+      if (p.never)
+        return `It cannot start under this budget: its limit of $${p.reserve} is more than the whole budget. Lower agent.max_usd in .github/yoke.yml to $${p.limit} or less, or raise ${p.setting}.`;
+      const ends = [
+        p.live > 0
+          ? `when ${p.live === 1 ? 'the live run' : `one of the ${p.live} live runs`} holding a reservation in it ends under its limit and gives the rest back`
+          : null,
+        `when the budget starts again at ${p.until}`,
+      ].filter((e) => e !== null);
+      const settle = p.unsettledCount
+        ? ` ${p.unsettledCount === 1 ? '1 run' : `${p.unsettledCount} runs`} ended without reporting what they spent and still hold $${p.unsettledUsd} of it (${p.unsettled}): once you know what one spent, \`yoke runs settle RUN --usd N\` gives the rest back.`
+        : '';
+      return `${settle ? 'It' : 'Nothing to do: it'} starts ${ends.join(', or ')}.${settle} To allow more, raise ${p.setting}; to let more runs share it, lower agent.max_usd.`;
+    },
   }),
   fix_asks_exhausted: code<{ number: number; attempts: number; by: string }>({
     status: 409,
