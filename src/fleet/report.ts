@@ -5,7 +5,7 @@ import { waitingItem, type WaitingItem } from './candidate.js';
 import { utcDayStart } from '../kernel/clock.js';
 import type { Run } from '../store/runs.js';
 import type { DailySpend, IssueSpend } from '../store/spend.js';
-import { budgetLines, budgetStatus, NO_FLEET_BUDGETS, type BudgetStatus } from './budgets.js';
+import { budgetLines, budgetStatus, NO_FLEET_BUDGETS, periodOf, type BudgetStatus } from './budgets.js';
 import { openingLedger } from './ledger.js';
 import { effectiveCap } from './cap.js';
 import type { FleetContext } from './context.js';
@@ -48,6 +48,17 @@ export interface FleetPart {
   budgets: BudgetStatus[];
   /** BU06: the issues whose runs launched in the last 7 days cost the most, with the kinds of run it went to. */
   issueSpend: IssueSpend[];
+  /** BU02: runs launched this month that ended without reporting what they spent, each holding its reservation. */
+  unsettled: {
+    id: string;
+    repo: string;
+    kind: string;
+    reservedUsd: number;
+    launchedAt: number;
+    code: 'run_unsettled';
+    message: string;
+    recovery: string;
+  }[];
   /** TR14: open claim PRs whose accepted head changes a protected path, waiting for a person's approval. */
   held: {
     repo: string;
@@ -141,6 +152,18 @@ export async function buildFleetPart(
     ),
     issueSpend: await store.spend.byIssue(utcDayStart(clock.now()) - 6 * 86_400_000),
     held: await openHolds(store),
+    unsettled: (await store.spend.holdings(periodOf(clock.now(), 'month').since))
+      .filter((h) => !h.live)
+      .map((h) => {
+        const r = makeRefusal('run_unsettled', {
+          run: h.id,
+          repo: h.repo,
+          kind: h.kind,
+          usd: h.reservedUsd.toFixed(2),
+        });
+        const { live: _live, ...run } = h;
+        return { ...run, code: 'run_unsettled' as const, message: r.message, recovery: r.recovery };
+      }),
     lastPass: last && {
       trigger: last.trigger,
       candidates: last.candidates.length,

@@ -211,6 +211,7 @@ export function dashboardFor(d: DashboardData, mayRead: (repo: string) => boolea
       // A repository's own budgets; the fleet's holds every repository's spend, which is not theirs to read.
       budgets: r.budgets.filter((b) => b.repo !== null && mayRead(b.repo)),
       held: mine(r.held),
+      unsettled: mine(r.unsettled),
       deliveries: mine(r.deliveries),
       environments: mine(r.environments),
       lastPass: r.lastPass && {

@@ -1,6 +1,7 @@
 import type { BudgetStatus } from '../fleet/budgets.js';
 import type { DailySpend, IssueSpend } from '../store/spend.js';
-import { esc } from './dashboard-parts.js';
+import type { FleetPart } from '../fleet/report.js';
+import { esc, repoLink } from './dashboard-parts.js';
 
 // BU06 on the dashboards: spend per day against the daily budget as a chart the page draws (SVG), each
 // budget's standing with its runway at the current rate, and the issues that cost the most this week.
@@ -51,6 +52,18 @@ export function renderBudgets(budgets: readonly BudgetStatus[]): string {
     )
     .join('\n');
   return `<table class="budgets"><tr><th>budget</th><th>period</th><th>spent and reserved</th><th>starts again</th><th>runway</th></tr>\n${rows}</table>`;
+}
+
+/** BU02: the runs that ended without reporting what they spent, each holding its reservation, and the command that settles it. */
+export function renderUnsettled(unsettled: readonly FleetPart['unsettled'][number][]): string {
+  if (!unsettled.length) return '';
+  const rows = unsettled
+    .map(
+      (u) =>
+        `<tr><td>${esc(u.id)}</td><td>${repoLink(u.repo)}</td><td>${esc(u.kind)}</td><td>${usd(u.reservedUsd)}</td><td><code>yoke runs settle ${esc(u.id)} --usd N</code></td></tr>`,
+    )
+    .join('\n');
+  return `<h3>Unsettled runs</h3><p>These ended without reporting what they spent, so the budgets hold their whole reservations. Once you know what one spent, settle it.</p><table class="unsettled"><tr><th>run</th><th>repository</th><th>kind</th><th>holds</th><th>settle it</th></tr>\n${rows}</table>`;
 }
 
 /** The issues whose runs cost the most this week, with where the money went. */

@@ -16,7 +16,7 @@ import {
   repoLink,
   prose,
 } from './dashboard-parts.js';
-import { renderBudgets, renderIssueSpend, renderSpendChart } from './dashboard-spend.js';
+import { renderBudgets, renderIssueSpend, renderSpendChart, renderUnsettled } from './dashboard-spend.js';
 import type { BudgetStatus } from '../fleet/budgets.js';
 import { pageHtml } from './page-shell.js';
 
@@ -104,7 +104,7 @@ export function renderDashboardMain(d: DashboardData, page: DashboardPage): stri
     only ? '' : `<section id="repos"><h2>Repositories</h2>${repoRows(d, only)}</section>`,
     `<section id="deployments"><h2>Deployment runs</h2>${renderDeployments(mine(d.deployments), d.webUrl)}</section>`,
     `<section id="runs"><h2>Recent runs</h2>${renderRuns(mine(r.recentRuns), d.webUrl)}</section>`,
-    `<section id="spend"><h2>Spend</h2>${renderSpendChart(mine(r.spend), today, dailyBudgetOf(r.budgets, only))}${renderBudgets(r.budgets.filter((b) => !only || b.repo === only || b.repo === null))}<h3>The costliest issues this week</h3>${renderIssueSpend(mine(r.issueSpend), d.webUrl)}${renderSpend(mine(r.spend))}</section>`,
+    `<section id="spend"><h2>Spend</h2>${renderSpendChart(mine(r.spend), today, dailyBudgetOf(r.budgets, only))}${renderBudgets(r.budgets.filter((b) => !only || b.repo === only || b.repo === null))}${renderUnsettled(mine(r.unsettled))}<h3>The costliest issues this week</h3>${renderIssueSpend(mine(r.issueSpend), d.webUrl)}${renderSpend(mine(r.spend))}</section>`,
   ];
   return sections.filter(Boolean).join('\n');
 }

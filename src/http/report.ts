@@ -96,6 +96,10 @@ export function formatFleetReport(r: FleetReport): string {
     lines.push(
       `budget ${b.repo ?? 'the fleet'} ${b.period === 'day' ? 'daily' : 'monthly'}: $${b.heldUsd.toFixed(2)} of $${b.limitUsd.toFixed(2)} spent and reserved, until ${b.until} · ${b.runway}`,
     );
+  for (const u of r.unsettled) {
+    lines.push(`! ${u.message}`);
+    lines.push(`    to recover: ${u.recovery}`);
+  }
   for (const i of r.issueSpend)
     lines.push(
       `cost of ${i.repo}#${i.issue} this week: $${i.usd.toFixed(2)} over ${i.runs} run(s) (AFK $${i.byKind.afk.toFixed(2)}, fixes $${i.byKind.fix.toFixed(2)}, landers $${i.byKind.lander.toFixed(2)}), ${i.inputTokens} input and ${i.outputTokens} output tokens`,

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { reportRunResult } from '../../src/http/run-report.js';
 import { settleRun } from '../../src/fleet/settle.js';
+import { buildFleetReport, formatFleetReport } from '../../src/http/report.js';
+import { renderUnsettled } from '../../src/http/dashboard-spend.js';
 import { ManualClock, makeHarness, type Harness } from '../helpers/fleet.js';
 
 // BU02: what a budget holds is what was spent. A run that reports is charged what it reported, its reservation
@@ -58,6 +60,16 @@ describe('BU02 what a budget holds is what was spent', () => {
     const plan = await h.engine.nextPass('acme/api');
     expect(plan.ok && plan.value.waiting[0]!.recovery).toBe(pass.waiting[0]!.reason.recovery);
 
+    // The fleet report and the dashboard name it, with the command.
+    const report = await buildFleetReport(h.fleet, null);
+    expect(formatFleetReport(report).split('\n').filter((l) => l.includes(first))).toEqual([
+      `! Run ${first} (acme/api afk_auto) ended without reporting what it spent, so the budgets still hold its reservation of $5.00.`,
+      `    to recover: Once you know what it spent (your model provider's usage page), \`yoke runs settle ${first} --usd N\` sets it and gives the rest back.`,
+    ]);
+    expect(renderUnsettled(report.unsettled)).toBe(
+      `<h3>Unsettled runs</h3><p>These ended without reporting what they spent, so the budgets hold their whole reservations. Once you know what one spent, settle it.</p><table class="unsettled"><tr><th>run</th><th>repository</th><th>kind</th><th>holds</th><th>settle it</th></tr>\n<tr><td>${first}</td><td><a href="/yoke/repos/acme/api">acme/api</a></td><td>afk_auto</td><td>$5.00</td><td><code>yoke runs settle ${first} --usd N</code></td></tr></table>`,
+    );
+
     const settled = await settleRun(h.fleet, first, 0, 'operator');
     expect(settled).toEqual({
       ok: true,
@@ -73,6 +85,7 @@ describe('BU02 what a budget holds is what was spent', () => {
       'Nothing to do: a run is settled once, and only when it ended without reporting what it spent (`yoke fleet report` lists those).',
     ]);
     // Nothing held of $5 now: #1 starts again.
+    expect((await buildFleetReport(h.fleet, null)).unsettled).toEqual([]);
     await h.engine.schedulerTick();
     expect(afkStarts(h)).toEqual(['issue#1', 'issue#1']);
     // A live run is not settled: what it spends is counted as it reports.

@@ -22,6 +22,13 @@ export const MONEY_CODES = {
     recovery: () =>
       "Give what the run spent, in dollars, from 0 up (e.g. `--usd 1.25`), as your model provider's usage page shows it.",
   }),
+  run_unsettled: code<{ run: string; repo: string; kind: string; usd: string }>({
+    status: 409,
+    message: (p) =>
+      `Run ${p.run} (${p.repo} ${p.kind}) ended without reporting what it spent, so the budgets still hold its reservation of $${p.usd}.`,
+    recovery: (p) =>
+      `Once you know what it spent (your model provider's usage page), \`yoke runs settle ${p.run} --usd N\` sets it and gives the rest back.`,
+  }),
   run_reported_late: code<{ run: string; outcome: string; usd: string }>({
     status: 409,
     message: (p) =>
