@@ -277,7 +277,7 @@ describe('comment commands (Probot level)', () => {
     await receiveComment(h, '/yoke start');
     await h.settle();
     expect(replies).toEqual([
-      '@Codertocat Queued a manual AFK run for #1; it launches on the next pass with a free slot.',
+      '@Codertocat Queued a manual AFK run for #1; there is a free slot and money for it, so it launches on the next pass.',
     ]);
     expect(dispatched).toHaveLength(1);
     const run = (await h.rt.store.runs.listLive())[0]!;

@@ -74,9 +74,11 @@ describe('the messages yoke writes', () => {
   });
 
   it('answers the controls in whole sentences', () => {
-    expect(startQueued(5)).toBe('Queued a manual AFK run for #5; it launches on the next pass with a free slot.');
+    expect(startQueued(5)).toBe(
+      'Queued a manual AFK run for #5; there is a free slot and money for it, so it launches on the next pass.',
+    );
     expect(landQueued(7)).toBe(
-      'Queued a lander for #7 at its current head; it launches on the next pass with a free slot.',
+      'Queued a lander for #7 at its current head; there is a free slot and money for it, so it launches on the next pass.',
     );
     expect(autoLoopSet('acme/api', true, true)).toBe(
       'The auto loop of acme/api is on. It stays paused until `/yoke reset`.',

@@ -14,6 +14,9 @@ import type { NewAsk } from '../store/asks.js';
 import { effectiveCap } from './cap.js';
 import { issueSubject, pullSubject } from '../kernel/ids.js';
 import type { FleetContext } from './context.js';
+import type { Refusal } from '../kernel/codes/table.js';
+import { openingLedger } from './ledger.js';
+import { queuedWait, type QueuedWork } from './queued-wait.js';
 import { autoLoopOn, isPaused, repoRefOf } from './repo-state.js';
 
 // The actions people take, shared by comment commands and the HTTP API.
@@ -63,9 +66,28 @@ export async function requestStart(
   if (claim !== null) return ok(startConfirmed(issue, claim));
   if (instructions)
     await store.asks.record(commandAsk({ repo: name, kind: 'start', number: issue, by }, instructions, clock.now()));
+  // Decided before the request is recorded and a pass is asked for, so the run it launches is not its own wait.
+  const work = {
+    repo: name,
+    kind: 'afk_manual' as const,
+    issue: { number: issue, graph: found.graph },
+    config: got.config,
+  };
+  const wait = await waitNow(ctx, work);
   await store.requests.add(name, 'start', issue, by, clock.now());
   ctx.wake(name);
-  return ok(startQueued(issue, instructions !== null));
+  return ok(startQueued(issue, instructions !== null, wait));
+}
+
+/** The wait queued work meets now, as the pass would decide it (one wait, said the same everywhere). */
+async function waitNow(ctx: FleetContext, work: QueuedWork): Promise<Refusal | null> {
+  const now = ctx.clock.now();
+  return queuedWait(work, {
+    policy: ctx.policy,
+    liveCount: await ctx.store.runs.countLive(),
+    ledger: await openingLedger(ctx.store, now),
+    now,
+  });
 }
 
 /** The open claim PR of an issue, as yoke recorded its claims and GitHub says it is open now, or null. */
@@ -85,9 +107,10 @@ export async function requestLand(ctx: FleetContext, name: RepoName, pr: number,
   if (!(await store.claims.forPull(name, pr))) return refuse('pull_not_claim', { repo: name, number: pr });
   const live = await store.runs.liveForSubject(name, pullSubject(pr));
   if (live) return refuse('subject_busy', { repo: name, subject: `#${pr}`, run: live.id });
+  const wait = await waitNow(ctx, { repo: name, kind: 'lander', config: got.config });
   await store.requests.add(name, 'land', pr, by, clock.now());
   ctx.wake(name);
-  return ok(landQueued(pr));
+  return ok(landQueued(pr, wait));
 }
 
 export async function setAutoLoop(ctx: FleetContext, name: RepoName, on: boolean): Promise<Result<string>> {
@@ -178,8 +201,9 @@ export async function requestFix(
   const max = got.config.fix_forward.max_attempts;
   if (fixes.length >= max && !fixes.some((r) => r.status === 'live'))
     return refuse('fix_asks_exhausted', { number: pr, attempts: fixes.length, by: `@${by}` });
-  await store.asks.record(commandAsk({ repo: name, kind: 'fix', number: pr, by }, instructions, clock.now()));
   const live = await store.runs.liveForSubject(name, pullSubject(pr));
+  const wait = live ? null : await waitNow(ctx, { repo: name, kind: 'fix', config: got.config });
+  await store.asks.record(commandAsk({ repo: name, kind: 'fix', number: pr, by }, instructions, clock.now()));
   ctx.wake(name);
-  return ok(fixQueued(pr, live ? live.id : null));
+  return ok(fixQueued(pr, live ? live.id : null, wait));
 }

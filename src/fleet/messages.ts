@@ -15,9 +15,15 @@ import { redactSecrets } from '../kernel/redact.js';
 
 export * from './dashboard-messages.js';
 
-export function startQueued(issue: number, instructions = false): string {
-  return `Queued a manual AFK run for #${issue}${instructions ? ' with your instructions' : ''}; it launches on the next pass with a free slot.`;
+export function startQueued(issue: number, instructions = false, wait: Refusal | null = null): string {
+  return `Queued a manual AFK run for #${issue}${instructions ? ' with your instructions' : ''}${queuedThen(wait)}`;
 }
+
+/** What becomes of queued work, as the pass would decide it now (fleet/queued-wait.ts). */
+const queuedThen = (wait: Refusal | null): string =>
+  wait
+    ? `, and it waits: ${wait.message} To recover: ${wait.recovery}`
+    : '; there is a free slot and money for it, so it launches on the next pass.';
 
 /** TR24: the answer to `/yoke start` on an issue whose claim PR is open: its text approved, no new run. */
 export function startConfirmed(issue: number, pr: number): string {
@@ -25,14 +31,14 @@ export function startConfirmed(issue: number, pr: number): string {
 }
 
 /** TR33: the answer to `/yoke fix`: queued, or waiting for the run live on the PR. */
-export function fixQueued(pr: number, liveRun: string | null): string {
+export function fixQueued(pr: number, liveRun: string | null, wait: Refusal | null = null): string {
   return liveRun
     ? `Run \`${liveRun}\` is live on #${pr}; your instructions go to the fix run after it, with any review that comes meanwhile.`
-    : `Queued a fix run for #${pr} with your instructions; it launches on the next pass with a free slot, after any lander.`;
+    : `Queued a fix run for #${pr} with your instructions${queuedThen(wait)}`;
 }
 
-export function landQueued(pr: number): string {
-  return `Queued a lander for #${pr} at its current head; it launches on the next pass with a free slot.`;
+export function landQueued(pr: number, wait: Refusal | null = null): string {
+  return `Queued a lander for #${pr} at its current head${queuedThen(wait)}`;
 }
 
 export function autoLoopSet(repo: string, on: boolean, paused: boolean): string {

@@ -30,6 +30,8 @@ export function needsYou(r: FleetReport, now: number): NeedsYou[] {
   }
   // DP05: a QA gate GitHub does not enforce is advisory only.
   for (const e of r.environments ?? []) out.push({ repo: e.repo, what: e.message, command: e.recovery });
+  // BU02: a run that ended without reporting what it spent holds its reservation until someone settles it.
+  for (const u of r.unsettled ?? []) out.push({ repo: u.repo, what: u.message, command: u.recovery });
   // TR14: a claim PR that changes what yoke trusts merges only once a person approves it.
   for (const h of r.held ?? []) out.push({ repo: h.repo, what: `${h.repo}: ${h.message}`, command: h.recovery });
   for (const d of r.deliveries) {
@@ -60,8 +62,16 @@ export function needsYou(r: FleetReport, now: number): NeedsYou[] {
     else failed.set(key, { run, times: 1 });
   }
   const held = new Set(r.repos.filter((x) => x.paused || x.disabledReason).map((x) => x.repo));
+  // One wait, said the same everywhere: work the last pass passed over says what it waits for, not "try again".
+  const waits = new Map((r.lastPass?.waiting ?? []).map((w) => [`${w.repo}\u0000${w.subject}`, w]));
   for (const { run, times } of failed.values()) {
-    const what = `${run.kind} run ${run.id} on ${run.subject} ${run.outcome === 'timeout' ? 'ran out of time' : 'failed'}${times > 1 ? ` (${times} runs in the last day)` : ''}: ${reasonOf(run)}`;
+    const failedWhat = `${run.kind} run ${run.id} on ${run.subject} ${run.outcome === 'timeout' ? 'ran out of time' : 'failed'}${times > 1 ? ` (${times} runs in the last day)` : ''}: ${reasonOf(run)}`;
+    const wait = waits.get(`${run.repo}\u0000${run.subject}`);
+    if (wait && !held.has(run.repo)) {
+      out.push({ repo: run.repo, what: `${failedWhat} It waits to run again: ${wait.message}`, command: wait.recovery });
+      continue;
+    }
+    const what = failedWhat;
     const n = run.subject.replace(/^(issue|pr)#/, '#');
     const again =
       run.kind === 'fix'

@@ -300,7 +300,7 @@ describe('/yoke fix and /yoke start with instructions (TR33)', () => {
     expect(await handleComment(h.fleet, { repo: repo.ref, comment: c, via: 'webhook' })).toBe('done');
     expect(await handleComment(h.fleet, { repo: repo.ref, comment: c, via: 'poll' })).toBe('duplicate');
     expect(h.forge.comments.map((x) => x.body)).toEqual([
-      '@maint Queued a fix run for #7 with your instructions; it launches on the next pass with a free slot, after any lander.',
+      '@maint Queued a fix run for #7 with your instructions; there is a free slot and money for it, so it launches on the next pass.',
     ]);
     await h.engine.schedulerTick();
     expect(briefOf(h, 0).asks).toEqual([
