@@ -25,6 +25,8 @@ interface MetricDef {
   labels: readonly string[];
   /** `fleet`: read from the store, served by the leader only; `process`: this process's own work. */
   scope: 'fleet' | 'process';
+  /** How many series it can have at most, and what bounds that: yoke's code, never the number of runs or issues. */
+  bound: string;
 }
 
 const def = <K extends Kind>(
@@ -32,11 +34,13 @@ const def = <K extends Kind>(
   scope: MetricDef['scope'],
   labels: readonly string[],
   help: string,
+  bound = '1',
 ): MetricDef & { kind: K } => ({
   kind,
   help,
   labels,
   scope,
+  bound,
 });
 
 /** Every metric yoke serves (docs/hosting.md's table is made from this one). */
@@ -46,37 +50,71 @@ export const METRICS = {
     'fleet',
     ['kind', 'repo'],
     'Runs live now, by kind and repository (each kind also with an empty `repo`, at 0, so an idle fleet sums to 0).',
+    'run kinds × (repositories with a live run, at most the cap, + 1)',
   ),
   yoke_cap: def('gauge', 'fleet', [], 'The fleet-wide cap on live runs (YOKE_GLOBAL_CAP).'),
   yoke_cap_used: def('gauge', 'fleet', [], 'Live runs counted against the cap.'),
-  yoke_repo_paused: def('gauge', 'fleet', ['repo'], '1 while a repository is paused by its run failures (strikes).'),
-  yoke_repo_disabled: def('gauge', 'fleet', ['repo'], '1 while a repository is disabled (its opt-in file is refused).'),
+  yoke_repo_paused: def(
+    'gauge',
+    'fleet',
+    ['repo'],
+    '1 while a repository is paused by its run failures (strikes); only paused ones are listed, with `repo` "" at 0 so an untroubled fleet has a series.',
+    'repositories paused now + 1',
+  ),
+  yoke_repo_disabled: def(
+    'gauge',
+    'fleet',
+    ['repo'],
+    '1 while a repository is disabled (its opt-in file is refused); only disabled ones are listed, with `repo` "" at 0.',
+    'repositories disabled now + 1',
+  ),
   yoke_candidates_waiting: def(
     'gauge',
     'fleet',
     ['stage', 'code'],
     'Work the last pass passed over, by stage and its why-not code (`at_cap`, `budget_reserved`, `request_budget`, …).',
+    'spawn stages × why-not codes',
   ),
   yoke_budget_limit_usd: def(
     'gauge',
     'fleet',
     ['repo', 'period'],
     'Each budget in force, in US dollars (repo "" is the fleet\'s).',
+    '(repositories with a budget + 1) × 2 periods',
   ),
   yoke_budget_held_usd: def(
     'gauge',
     'fleet',
     ['repo', 'period'],
     'What each budget holds: spent, plus reserved by live runs, in US dollars.',
+    '(repositories with a budget + 1) × 2 periods',
   ),
-  yoke_lander_verdicts_total: def('counter', 'fleet', ['verdict'], 'Lander verdicts recorded, by verdict.'),
+  yoke_runs_unsettled: def(
+    'gauge',
+    'fleet',
+    [],
+    'Runs launched this month that ended without reporting what they spent, each holding its reservation until `yoke runs settle` (BU02).',
+  ),
+  yoke_lander_verdicts_total: def(
+    'counter',
+    'fleet',
+    ['verdict'],
+    'Lander verdicts recorded, by verdict.',
+    '2 verdicts',
+  ),
   yoke_flaky_heads_total: def(
     'counter',
     'fleet',
     [],
     'Heads a lander rejected and a later lander accepted (LD06: the validation was flaky, or the base moved).',
   ),
-  yoke_merges_total: def('counter', 'fleet', ['state'], 'Merges yoke made (`merged`) or GitHub refused (`refused`).'),
+  yoke_merges_total: def(
+    'counter',
+    'fleet',
+    ['state'],
+    'Merges yoke made (`merged`) or GitHub refused (`refused`).',
+    '2 states',
+  ),
   yoke_protected_holds: def(
     'gauge',
     'fleet',
@@ -88,18 +126,21 @@ export const METRICS = {
     'fleet',
     ['status', 'stage'],
     'Deployment runs by status, and the stage an active one is at (empty for one that ended).',
+    'statuses × (stages + 1)',
   ),
   yoke_deployment_stage_waits: def(
     'gauge',
     'fleet',
     ['stage', 'code'],
     "What active deployment runs' QA stages wait on, by stage and code, as their last gate check found it.",
+    'stages × wait codes',
   ),
   yoke_deployment_waiting_seconds: def(
     'gauge',
     'fleet',
     ['stage'],
     'How long the longest-waiting active deployment run has waited at its QA stage, since its gate last moved.',
+    'stages',
   ),
   yoke_leader: def('gauge', 'process', [], '1 while this process leads the ticks.'),
   yoke_tick_seconds: def(
@@ -109,8 +150,20 @@ export const METRICS = {
     'The pass tick (YOKE_TICK_SECONDS): a pass longer than it falls behind.',
   ),
   yoke_leader_epoch: def('gauge', 'process', [], 'The epoch of the lead this process holds (0: it does not lead).'),
-  yoke_passes_total: def('counter', 'process', ['trigger'], 'Spawn passes this process ran, by what asked for them.'),
-  yoke_pass_seconds: def('histogram', 'process', [], "A spawn pass's duration, from its read to its last write."),
+  yoke_passes_total: def(
+    'counter',
+    'process',
+    ['trigger'],
+    'Spawn passes this process ran, by what asked for them.',
+    'triggers',
+  ),
+  yoke_pass_seconds: def(
+    'histogram',
+    'process',
+    [],
+    "A spawn pass's duration, from its read to its last write.",
+    '12 buckets + sum + count',
+  ),
   yoke_last_pass_github_requests: def(
     'gauge',
     'process',
@@ -122,36 +175,42 @@ export const METRICS = {
     'process',
     ['kind', 'result'],
     "Launch decisions this process's passes made, by run kind and result (`launched`, `over_cap`, `launch_failed`, …).",
+    'run kinds × launch results',
   ),
   yoke_github_requests_total: def(
     'counter',
     'process',
     ['method', 'route', 'status'],
     'GitHub requests this process sent, by method, route template and status (304: answered from the cache).',
+    'methods × GitHub route templates (src/forge/routes.ts) × statuses',
   ),
   yoke_github_points_left: def(
     'gauge',
     'process',
     ['installation'],
     "The request budget's points left this minute on the installation's busiest endpoint, or of its primary limit if fewer (SC03).",
+    'installations',
   ),
   yoke_github_primary_left: def(
     'gauge',
     'process',
     ['installation'],
     "Requests left of the installation's hourly primary limit above the fifth yoke leaves alone, as GitHub's last answer said (SC03).",
+    'installations',
   ),
   yoke_github_backoff_seconds: def(
     'gauge',
     'process',
     ['installation'],
     'Seconds left before GitHub may be asked again, per installation (a secondary or primary rate limit).',
+    'installations',
   ),
   yoke_webhook_deliveries_total: def(
     'counter',
     'process',
     ['event', 'redelivered'],
     'Webhook deliveries this process was sent, by event, and whether GitHub sent the same delivery before.',
+    'events yoke subscribes to × 2',
   ),
 } as const satisfies Record<string, MetricDef>;
 
@@ -161,9 +220,13 @@ export type MetricName = keyof typeof METRICS;
 export function metricsTable(): string {
   const rows = Object.entries(METRICS).map(
     ([name, m]) =>
-      `| \`${name}\` | ${m.kind} | ${m.labels.map((l) => `\`${l}\``).join(', ') || ''} | ${m.scope === 'fleet' ? 'the leader' : 'each process'} | ${m.help} |`,
+      `| \`${name}\` | ${m.kind} | ${m.labels.map((l) => `\`${l}\``).join(', ') || ''} | ${m.bound} | ${m.scope === 'fleet' ? 'the leader' : 'each process'} | ${m.help} |`,
   );
-  return ['| metric | type | labels | served by | meaning |', '|---|---|---|---|---|', ...rows].join('\n') + '\n';
+  return (
+    ['| metric | type | labels | series at most | served by | meaning |', '|---|---|---|---|---|---|', ...rows].join(
+      '\n',
+    ) + '\n'
+  );
 }
 
 /** What the figures are read from: the fleet, the last pass, who leads, the GitHub client's counts. */
@@ -279,9 +342,12 @@ export class Metrics {
     // Gauges that mean something at zero serve it: an idle fleet's live runs and waiting work are 0, not absent.
     for (const kind of RUN_KINDS) this.gauge('yoke_runs_live').set({ kind, repo: '' }, 0);
     for (const stage of SPAWN_STAGES) this.gauge('yoke_candidates_waiting').set({ stage, code: '' }, 0);
+    // A repository is named only while it needs a person: at 10,000 repositories, 10,000 zeros would be series for nothing.
+    this.gauge('yoke_repo_paused').set({ repo: '' }, 0);
+    this.gauge('yoke_repo_disabled').set({ repo: '' }, 0);
     for (const r of part.repos) {
-      this.gauge('yoke_repo_paused').set({ repo: r.repo }, r.paused ? 1 : 0);
-      this.gauge('yoke_repo_disabled').set({ repo: r.repo }, r.disabledReason ? 1 : 0);
+      if (r.paused) this.gauge('yoke_repo_paused').set({ repo: r.repo }, 1);
+      if (r.disabledReason) this.gauge('yoke_repo_disabled').set({ repo: r.repo }, 1);
       for (const l of r.live) this.gauge('yoke_runs_live').inc({ kind: l.kind, repo: r.repo });
     }
     for (const w of part.lastPass?.waiting ?? [])
@@ -292,6 +358,7 @@ export class Metrics {
       this.gauge('yoke_budget_held_usd').set(labels, b.heldUsd);
     }
     this.gauge('yoke_protected_holds').set(part.held.length);
+    this.gauge('yoke_runs_unsettled').set(part.unsettled.length);
     for (const v of await store.figures.landerVerdicts())
       this.counter('yoke_lander_verdicts_total').inc({ verdict: v.verdict }, v.n);
     this.counter('yoke_flaky_heads_total').inc(await store.figures.flakyHeads());

@@ -1,5 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Sandbox } from '../../sandbox/sandbox.js';
 import { METRICS } from '../../src/http/metrics.js';
@@ -27,7 +29,7 @@ describe('the alerting rules and the dashboard yoke ships', () => {
       ...[...rules.matchAll(/^\s+expr: (.*)$/gm)].map((m) => m[1]!),
       ...dashboard.panels.flatMap((p) => p.targets.map((t) => t.expr)),
     ];
-    expect(exprs.length).toBe(6 + dashboard.panels.length);
+    expect(exprs.length).toBe(8 + dashboard.panels.length);
     expect(exprs.flatMap(unknownMetrics)).toEqual([]);
     // The check can fail: a name yoke does not serve is found.
     expect(unknownMetrics('max(yoke_runs_alive) > 0 and rate(yoke_pass_seconds_bucket[5m]) > 0')).toEqual([
@@ -37,12 +39,46 @@ describe('the alerting rules and the dashboard yoke ships', () => {
 
   it.skipIf(!havePrometheus)('pass promtool check rules (and a broken copy does not)', () => {
     const ok = spawnSync('promtool', ['check', 'rules', RULES], { encoding: 'utf8' });
-    expect([ok.status, ok.stdout]).toEqual([0, expect.stringContaining('SUCCESS: 6 rules found')]);
+    expect([ok.status, ok.stdout]).toEqual([0, expect.stringContaining('SUCCESS: 8 rules found')]);
     const broken = spawnSync('promtool', ['check', 'rules', '/dev/stdin'], {
       encoding: 'utf8',
       input: rules.replace('max by (repo) (yoke_repo_paused) == 1', 'max by (repo (yoke_repo_paused) == 1'),
     });
     expect(broken.status).not.toBe(0);
+  });
+});
+
+describe.skipIf(!havePrometheus)('BU03 the alerting rules, run by promtool on series', () => {
+  /** `promtool test rules` on the shipped tests, against the rules as given. */
+  function testRules(rules: string): { status: number | null; out: string } {
+    const dir = mkdtempSync(join(tmpdir(), 'yoke-alerts-'));
+    try {
+      writeFileSync(join(dir, 'yoke-alerts.yml'), rules);
+      copyFileSync(RULES.replace('.yml', '.test.yml'), join(dir, 'yoke-alerts.test.yml'));
+      const r = spawnSync('promtool', ['test', 'rules', 'yoke-alerts.test.yml'], { cwd: dir, encoding: 'utf8' });
+      return { status: r.status, out: `${r.stdout}${r.stderr}` };
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  const rules = readFileSync(RULES, 'utf8');
+
+  it('BU03 fire each rule on the series that should (work waiting for money two hours, unsettled runs, a pause, a spent budget, a rate limit, no leader) and on none that should not', () => {
+    const r = testRules(rules);
+    expect([r.status, r.out.trim().split('\n').at(-1)?.trim()]).toEqual([0, 'SUCCESS']);
+  });
+
+  it.each([
+    [
+      'money: work waiting for a slot counts as waiting for money',
+      'yoke_candidates_waiting{code="budget_reserved"}',
+      'yoke_candidates_waiting',
+    ],
+    ['money: a wait is an alert at once', 'for: 2h', 'for: 0m'],
+    ['unsettled runs never alert', 'max(yoke_runs_unsettled) > 0', 'max(yoke_runs_unsettled) > 100'],
+  ])('BU03 fail when a rule is broken (%s)', (_what, from, to) => {
+    expect(rules).toContain(from);
+    expect(testRules(rules.replace(from, to)).status).not.toBe(0);
   });
 });
 

@@ -65,7 +65,8 @@ describe('the metrics after the mission', () => {
     expect(sumOf(samples, 'yoke_runs_live')).toBe(await store.runs.countLive());
     expect(sumOf(samples, 'yoke_cap')).toBe(sandbox.runtime.settings.globalCap);
     expect(sumOf(samples, 'yoke_cap_used')).toBe(0);
-    expect(samplesOf(samples, 'yoke_repo_paused', { repo: DEMO_REPO }).map((s) => s.value)).toEqual([0]);
+    // Unpaused: not named at all; the fleet's zero stands for it.
+    expect(samplesOf(samples, 'yoke_repo_paused').map((s) => [s.labels.repo, s.value])).toEqual([['', 0]]);
     const statuses = new Map<string, number>();
     for (const r of await store.deploymentRuns.list()) statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
     expect(
