@@ -48,7 +48,7 @@ describe('the alerting rules and the dashboard yoke ships', () => {
   });
 });
 
-describe.skipIf(!havePrometheus)('BU03 the alerting rules, run by promtool on series', () => {
+describe.skipIf(!havePrometheus)('BU07 the alerting rules, run by promtool on series', () => {
   /** `promtool test rules` on the shipped tests, against the rules as given. */
   function testRules(rules: string): { status: number | null; out: string } {
     const dir = mkdtempSync(join(tmpdir(), 'yoke-alerts-'));
@@ -63,7 +63,7 @@ describe.skipIf(!havePrometheus)('BU03 the alerting rules, run by promtool on se
   }
   const rules = readFileSync(RULES, 'utf8');
 
-  it('BU03 fire each rule on the series that should (work waiting for money two hours, unsettled runs, a pause, a spent budget, a rate limit, no leader) and on none that should not', () => {
+  it('BU07 fire each rule on the series that should (work waiting for money two hours, unsettled runs, a pause, a spent budget, a rate limit, no leader) and on none that should not', () => {
     const r = testRules(rules);
     expect([r.status, r.out.trim().split('\n').at(-1)?.trim()]).toEqual([0, 'SUCCESS']);
   });
@@ -76,7 +76,7 @@ describe.skipIf(!havePrometheus)('BU03 the alerting rules, run by promtool on se
     ],
     ['money: a wait is an alert at once', 'for: 2h', 'for: 0m'],
     ['unsettled runs never alert', 'max(yoke_runs_unsettled) > 0', 'max(yoke_runs_unsettled) > 100'],
-  ])('BU03 fail when a rule is broken (%s)', (_what, from, to) => {
+  ])('BU07 fail when a rule is broken (%s)', (_what, from, to) => {
     expect(rules).toContain(from);
     expect(testRules(rules.replace(from, to)).status).not.toBe(0);
   });
