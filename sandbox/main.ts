@@ -9,6 +9,8 @@ import { DEMO_ATTACHMENTS, DEMO_REPO } from './demo-repo.js';
 import { Sandbox } from './sandbox.js';
 import { formatSummary } from './summary.js';
 import { sandboxProgram } from './program.js';
+import { sandboxSettings } from './env.js';
+import type { FleetReport } from '../src/http/report.js';
 
 // `npm run sandbox`: the whole life of five demo issues on this machine, with
 // no GitHub account. It ends by itself when every issue is merged or stuck.
@@ -34,7 +36,14 @@ const opts = program.opts<{
   agent?: string;
   postgres: boolean;
   otel?: string | boolean;
+  budget?: number;
 }>();
+// Every YOKE_* setting the sandbox does not wire itself passes through; one it wires is refused, saying why.
+const settings = sandboxSettings(process.env);
+if (!settings.ok) {
+  for (const p of settings.problems) console.error(p);
+  process.exit(2);
+}
 if (opts.agent !== undefined && opts.agent !== 'claude-code' && opts.agent !== 'codex') {
   console.error(`--agent must be "claude-code" or "codex", not "${opts.agent}"`);
   process.exit(2);
@@ -60,7 +69,11 @@ if (opts.launcher !== 'actions' && opts.launcher !== 'command') {
 const receiver = opts.otel === true ? await startOtlpReceiver() : null;
 const otelUrl = receiver?.url ?? (typeof opts.otel === 'string' ? opts.otel : null);
 const sandbox = new Sandbox({
-  ...(otelUrl ? { env: { OTEL_EXPORTER_OTLP_ENDPOINT: otelUrl } } : {}),
+  env: {
+    ...settings.env,
+    ...(opts.budget !== undefined ? { YOKE_DAILY_USD: String(opts.budget) } : {}),
+    ...(otelUrl ? { OTEL_EXPORTER_OTLP_ENDPOINT: otelUrl } : {}),
+  },
   launcher: opts.launcher,
   failAgent: opts.failAgent,
   log: 'console',
@@ -140,6 +153,21 @@ function printStillRunning(when: 'held' | 'settled'): void {
   );
 }
 
+/**
+ * With a budget: nothing is live and the last pass launched nothing, leaving work that waits for money, twice a
+ * tick apart. The demo has gone as far as the day's money allows.
+ */
+async function waitsForMoney(): Promise<boolean> {
+  const stuck = async () => {
+    if ((await sandbox.runtime.store.runs.countLive()) > 0) return false;
+    const last = ((await sandbox.api('GET', '/yoke/api/fleet')).body as FleetReport).lastPass;
+    return last !== null && last.launched === 0 && last.waiting.some((w) => w.code === 'budget_reserved');
+  };
+  if (!(await stuck())) return false;
+  await new Promise((r) => setTimeout(r, 2000));
+  return stuck();
+}
+
 let seen = 0;
 const showLaunches = async () => {
   const runs = await sandbox.runs();
@@ -156,10 +184,19 @@ let exitCode = 0;
 const deadline = started + opts.timeout * 1000;
 try {
   await sandbox.waitUntil(
-    async () => (await sandbox.done()) || (opts.failAgent > 0 && (await sandbox.paused())),
+    async () =>
+      (await sandbox.done()) ||
+      (opts.failAgent > 0 && (await sandbox.paused())) ||
+      (opts.budget !== undefined && (await waitsForMoney())),
     deadline - Date.now(),
-    'every demo issue to be merged or stuck',
+    opts.budget !== undefined
+      ? 'every demo issue to be merged or stuck, or to wait for money'
+      : 'every demo issue to be merged or stuck',
   );
+  if (opts.budget !== undefined && !(await sandbox.done()))
+    console.log(
+      `\nThe day's budget of $${opts.budget} (YOKE_DAILY_USD) is spent or reserved: what is left waits for money until the budget starts again at midnight UTC. The end table says what waits, and why.`,
+    );
   if (!(await sandbox.done()) && (await sandbox.paused())) {
     // Show the three-strikes pause and its recovery, as a maintainer would meet them.
     const state = (await sandbox.runtime.store.repos.get(DEMO_REPO))!;
@@ -248,7 +285,11 @@ if (await sandbox.paused()) {
     `  curl -X POST -H 'Authorization: Bearer ${sandbox.apiToken}' ${sandbox.yokeUrl}/yoke/api/repos/${DEMO_REPO}/reset`,
   );
 }
-if (merged < rows.length || (opts.deliver && delivered < rows.length)) exitCode = exitCode || 1;
+// With a budget, an issue that waits for money has gone as far as the day allows: that is the demo's end, not a failure.
+const unmet = rows.filter(
+  (r) => r.state !== 'merged' && !(opts.budget !== undefined && r.wait?.startsWith('budget_reserved')),
+).length;
+if (unmet || (opts.deliver && opts.budget === undefined && delivered < rows.length)) exitCode = exitCode || 1;
 if (otelUrl) {
   const first = await sandbox.runtime.store.issueTraces.get(DEMO_REPO, 1);
   if (receiver) {

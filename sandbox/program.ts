@@ -2,6 +2,13 @@ import { Command, InvalidArgumentError } from 'commander';
 
 // `npm run sandbox`'s command line.
 
+const dollars = (v: string): number => {
+  const n = Number(v);
+  if (!/^\d+(\.\d+)?$/.test(v.trim()) || !(n > 0))
+    throw new InvalidArgumentError('give US dollars above 0, e.g. --budget 3');
+  return n;
+};
+
 const count = (v: string): number => {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('give a whole number, e.g. --fail-agent 3');
@@ -41,6 +48,11 @@ export const sandboxProgram = (): Command =>
     .option(
       '--otel [url]',
       'export OpenTelemetry traces: to this OTLP/HTTP collector, or (no URL) to a receiver the sandbox runs, whose traces it summarises',
+    )
+    .option(
+      '--budget <usd>',
+      "the fleet's daily budget in US dollars (YOKE_DAILY_USD): each run reserves its limit, and what does not fit waits for money, shown in the end table. Any other YOKE_* setting in the environment passes through",
+      dollars,
     )
     .option(
       '--agent <name>',

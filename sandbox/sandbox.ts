@@ -1,3 +1,4 @@
+import type { FleetReport } from '../src/http/report.js';
 import type { ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -351,6 +352,12 @@ export class Sandbox {
     return { status: res.status, body: await res.json() };
   }
 
+  /** What the last pass passed over, as the fleet report says it (each with its code and message). */
+  async waiting(): Promise<{ subject: string | null; code: string; message: string }[]> {
+    const r = await this.api('GET', '/yoke/api/fleet');
+    return (r.body as FleetReport).lastPass?.waiting ?? [];
+  }
+
   async done(): Promise<boolean> {
     const states = await Promise.all(this.tasks.map((_, i) => this.issueState(i + 1)));
     return states.every((s) => s !== 'open');
@@ -366,6 +373,7 @@ export class Sandbox {
 
   async summary(): Promise<IssueSummary[]> {
     return summarizeIssues({
+      waiting: await this.waiting(),
       runs: await this.runs(),
       store: this.runtime.store,
       tasks: this.tasks,

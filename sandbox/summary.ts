@@ -19,6 +19,8 @@ export interface IssueSummary {
   deployment: string;
   qa: string;
   closeout: string;
+  /** Why it, its claim PR or its fix waits now, as the last pass said (a wait for money, say), or null. */
+  wait: string | null;
 }
 
 export interface SummaryDeps {
@@ -27,6 +29,8 @@ export interface SummaryDeps {
   tasks: readonly DemoTask[];
   repo: ForgeRepo;
   issueState: (number: number) => Promise<IssueSummary['state']>;
+  /** What the last pass passed over (the fleet report's). */
+  waiting?: readonly { subject: string | null; code: string; message: string }[];
 }
 
 /** Each demo issue as the end table shows it, read from yoke's store and the forge. */
@@ -86,8 +90,15 @@ export async function summarizeIssues(deps: SummaryDeps): Promise<IssueSummary[]
       deployment: run ? `${run.id} (${run.status})` : '-',
       qa: qa ? (qa.settledAt !== null ? 'accepted' : qa.refusal ? 'refused' : 'waiting') : '-',
       closeout: closed ? (closed.state === 'closed' ? `delivered #${number}` : closed.state) : '-',
+      wait: waitOf(deps.waiting ?? [], [`issue#${number}`, ...[...prNumbers].map((n) => `pr#${n}`)]),
     };
   });
+}
+
+/** The first wait the last pass gave any of these subjects, as `code: message`. */
+function waitOf(waiting: NonNullable<SummaryDeps['waiting']>, subjects: string[]): string | null {
+  const w = waiting.find((x) => x.subject !== null && subjects.includes(x.subject));
+  return w ? `${w.code}: ${w.message}` : null;
 }
 
 /** `text` after `head`, folded at `width` columns, each further line indented as far as `head` is long. */
@@ -118,6 +129,7 @@ export function formatSummary(rows: IssueSummary[]): string {
       if (r.verdicts.length) row('verdicts', r.verdicts.join(' '));
       if (r.deployment !== '-') row('delivery', `${r.deployment}, QA ${r.qa}, close-out ${r.closeout}`);
       for (const x of r.runs) if (x.failed) row('failed', `${x.id}: ${x.failed}`);
+      if (r.state === 'open' && r.wait) row('waits', r.wait);
       return lines.join('\n');
     })
     .join('\n');

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatSummary, type IssueSummary } from '../../sandbox/summary.js';
+import { sandboxSettings } from '../../sandbox/env.js';
 
 // The sandbox's end table: a block per issue, within 100 columns, and a failed run says why.
 
@@ -16,6 +17,7 @@ const issue = (over: Partial<IssueSummary>): IssueSummary => ({
   deployment: 'dr-64f7aaad8d (succeeded)',
   qa: 'accepted',
   closeout: 'delivered #1',
+  wait: null,
   ...over,
 });
 
@@ -51,5 +53,53 @@ describe("the sandbox's end table", () => {
       ].join('\n'),
     );
     expect(text.split('\n').every((l) => l.length <= 100)).toBe(true);
+  });
+
+  it('BU03 shows what an open issue waits for, as the last pass said it: with --budget, a wait for money', () => {
+    const text = formatSummary([
+      issue({
+        number: 3,
+        title: 'Add a pad helper',
+        state: 'open',
+        runs: [],
+        verdicts: [],
+        merge: '-',
+        deployment: '-',
+        qa: '-',
+        closeout: '-',
+        wait: "budget_reserved: Waits for money: the fleet's daily budget holds $0.59 of its $3.00.",
+      }),
+    ]);
+    expect(text).toBe(
+      [
+        '#3 Add a pad helper: open',
+        '   runs       -',
+        "   waits      budget_reserved: Waits for money: the fleet's daily budget holds $0.59 of its $3.00.",
+      ].join('\n'),
+    );
+  });
+});
+
+describe("the sandbox's settings", () => {
+  it('BU03 passes every YOKE_* setting it does not wire itself to its yoke (a budget, a cap), and ignores what is not a setting', () => {
+    expect(
+      sandboxSettings({
+        YOKE_DAILY_USD: '3',
+        YOKE_GLOBAL_CAP: '4',
+        YOKE_REQUIRE_BROWSER: '1',
+        HOME: '/root',
+        YOKE_MONTHLY_USD: '',
+      }),
+    ).toEqual({ ok: true, env: { YOKE_DAILY_USD: '3', YOKE_GLOBAL_CAP: '4' } });
+  });
+
+  it('refuses a setting it wires itself, saying why and what to use instead, rather than ignore it', () => {
+    expect(sandboxSettings({ YOKE_DB_PATH: '/srv/yoke.db', YOKE_LAUNCHER: 'command', YOKE_DAILY_USD: '3' })).toEqual({
+      ok: false,
+      problems: [
+        'YOKE_DB_PATH is set, but the sandbox sets it itself: the sandbox keeps its store in its own data folder (--postgres for PostgreSQL). Unset it to run the sandbox.',
+        'YOKE_LAUNCHER is set, but the sandbox sets it itself: use --launcher. Unset it to run the sandbox.',
+      ],
+    });
   });
 });
