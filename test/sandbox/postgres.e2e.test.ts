@@ -7,7 +7,8 @@ import { startYoke } from '../../src/server.js';
 import { postgresSql } from '../../src/store/postgres-sql.js';
 import { LATEST_VERSION, migrateSql } from '../../src/store/schema.js';
 import { havePostgres } from '../helpers/postgres.js';
-import { text } from '../../src/store/columns.js';
+import { nullable, real, text } from '../../src/store/columns.js';
+import { DEMO_FILES } from '../../sandbox/demo-repo.js';
 import { METRICS } from '../../src/http/metrics.js';
 import { parseSamples, samplesOf, sumOf } from '../helpers/prometheus-text.js';
 
@@ -22,21 +23,48 @@ afterAll(async () => {
 }, 30_000);
 
 describe.skipIf(!havePostgres)('the sandbox on PostgreSQL', () => {
-  it('merges, delivers and closes out all five demo issues with two yoke processes on one PostgreSQL: webhooks to one, run reports to the other', async () => {
+  it('BU01 merges, delivers and closes out all five demo issues with two yoke processes on one PostgreSQL: webhooks to one, run reports to the other; the $5 day they share, spent by $2 runs, is never over-held', async () => {
     const s = (sandbox = new Sandbox({
       launcher: 'actions',
       failAgent: 0,
       postgres: true,
       tickSeconds: 1,
       reaperSeconds: 1,
+      // Two yokes spend one budget: $2 runs under a $5 day, so a third reservation never fits, though the cap is 4.
+      env: { YOKE_DAILY_USD: '5', YOKE_GLOBAL_CAP: '4' },
+      files: { '.github/yoke.yml': `${DEMO_FILES['.github/yoke.yml']!}agent: { max_usd: 2 }\n` },
     }));
     await s.start();
+    // What the day's budget holds, read from the store the two processes share, as often as it can be.
+    const watch = postgresSql(s.databaseUrl!, { max: 1 });
+    const day = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate());
+    let mostHeld = 0;
+    let watching = true;
+    const watcher = (async () => {
+      while (watching) {
+        const row = await watch.get(
+          { usd: nullable(real) },
+          'SELECT SUM(COALESCE(cost_usd, reserved_usd, 0)) AS usd FROM runs WHERE launched_at >= ?',
+          [day],
+        );
+        mostHeld = Math.max(mostHeld, Number(row?.usd ?? 0));
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
     expect(s.reportUrl).not.toBe(s.yokeUrl);
     expect(s.forge.webhook!.url).toBe(`${s.yokeUrl}/api/github/webhooks`);
     await attachDemoPlans(s);
     await s.waitUntil(() => s.done(), 150_000, 'the demo issues to merge');
     const result = await deliverDemo(s, { dropAnswers: 0, log: () => {}, timeoutMs: 90_000 });
     expect(result.status).toBe('succeeded');
+    watching = false;
+    await watcher;
+    await watch.close();
+    // Every AFK run and fix reserved its $2; the day never held more than its $5, and it was reached for.
+    const spending = (await s.runs()).filter((r) => r.kind !== 'lander');
+    expect(new Set(spending.map((r) => r.reservedUsd))).toEqual(new Set([2]));
+    expect(mostHeld).toBeGreaterThan(3);
+    expect(mostHeld).toBeLessThanOrEqual(5 + 1e-9);
     // The forge's webhooks went to the first process, which answered each.
     expect(s.forge.deliveries.length).toBeGreaterThan(10);
     expect(s.forge.deliveries.filter((d) => d.status !== 200)).toEqual([]);
