@@ -200,14 +200,18 @@ async function stopMidPass(fleet: Fleet, yoke: Yoke): Promise<number> {
   return performance.now() - t0;
 }
 
-export async function benchScale(print: Print, engine: BenchEngine, repos: number): Promise<void> {
-  const tag = `${repos}_repos${engine.suffix}`;
-  const fleet = await startFleet(repos, 10, 50);
+export async function benchScale(print: Print, engine: BenchEngine, repos: number, installations = 10): Promise<void> {
+  const tag = `${repos}_repos${installations === 10 ? '' : `_${installations}_installation${installations === 1 ? '' : 's'}`}${engine.suffix}`;
+  const fleet = await startFleet(repos, installations, 50);
   const store = await engine.open({ file: true });
   try {
     const yoke = await startYoke(fleet, store, join(fleet.dir, 'yoke.db'));
     const cold = await coldRead(fleet, yoke);
-    print(`scale_cold_read_${tag}_s`, cold.ms / 1000, `s (10 installations, 50 ms latency, ${cold.passes} passes)`);
+    print(
+      `scale_cold_read_${tag}_s`,
+      cold.ms / 1000,
+      `s (${installations} installation${installations === 1 ? '' : 's'}, 50 ms latency, ${cold.passes} passes)`,
+    );
     let t0 = performance.now();
     await yoke.rt.engine.schedulerTick();
     print(`scale_idle_pass_${tag}_s`, (performance.now() - t0) / 1000, 's');
@@ -223,7 +227,7 @@ export async function benchScale(print: Print, engine: BenchEngine, repos: numbe
     print(
       `scale_refused_${tag}`,
       refused.primary + refused.secondary + refused.concurrent,
-      'requests refused by GitHub',
+      `requests refused by GitHub (${refused.secondary} by a secondary limit: 900 points a minute per endpoint template)`,
     );
   } finally {
     await store.close();
