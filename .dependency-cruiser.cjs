@@ -21,9 +21,59 @@ const climbs = FLOORS.slice(0, -1).map((floor, i) => ({
   to: { path: FLOORS.slice(i + 1).map((f) => f.path).join('|') },
 }));
 
+/**
+ * The fleet's rooms (src/fleet/<room>/), each with what it may not import. Types cross rooms freely (a
+ * decision names the shapes it reads); code does not. The shared kinds and the context sit at src/fleet's root,
+ * below every room.
+ */
+const FLEET_ROOMS = {
+  spawn: 'the spawn pass reads and decides: it writes nothing, so it imports no other room\'s code',
+  money: 'money is priced and held by pure rules and the store: it imports no other room\'s code',
+  notices: 'what people read imports nobody\'s writes: no landing, no runs, no engine',
+  landing: 'landing may read the pass\'s facts, but launches nothing and is not the engine',
+  runs: 'runs start, end and report; the engine drives them, not the other way round',
+};
+const ROOM_FORBIDS = {
+  spawn: ['landing', 'runs', 'money', 'notices', 'engine'],
+  money: ['spawn', 'landing', 'runs', 'notices', 'engine'],
+  notices: ['landing', 'runs', 'engine'],
+  landing: ['runs', 'money', 'engine'],
+  runs: ['engine'],
+};
+const rooms = Object.entries(ROOM_FORBIDS).map(([room, forbids]) => ({
+  name: `fleet-${room}-room`,
+  comment: `src/fleet/${room}/: ${FLEET_ROOMS[room]} (src/fleet/{${forbids.join(',')}}/, types aside).`,
+  severity: 'error',
+  from: { path: `^src/fleet/${room}/` },
+  to: { path: `^src/fleet/(${forbids.join('|')})/`, dependencyTypesNot: ['type-only'] },
+}));
+
 module.exports = {
+  rooms: Object.fromEntries(Object.entries(ROOM_FORBIDS).map(([room, forbids]) => [room, { forbids, why: FLEET_ROOMS[room] }])),
   forbidden: [
     ...climbs,
+    ...rooms,
+    {
+      name: 'fleet-root-below-rooms',
+      comment: "src/fleet's root holds the context and the shared kinds, below every room: it imports none of them (types aside).",
+      severity: 'error',
+      from: { path: '^src/fleet/[^/]+\\.ts$' },
+      to: { path: '^src/fleet/[^/]+/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'store-halves-apart',
+      comment: "The store's fleet half and delivery half do not import each other; both stand on store/sql/ and the store's root.",
+      severity: 'error',
+      from: { path: '^src/store/(fleet|delivery)/' },
+      to: { path: '^src/store/(fleet|delivery)/', pathNot: '^src/store/$1/' },
+    },
+    {
+      name: 'store-sql-beneath',
+      comment: 'The SQL engine (store/sql/) is beneath the tables: it imports no table of either half.',
+      severity: 'error',
+      from: { path: '^src/store/sql/' },
+      to: { path: '^src/store/(fleet|delivery)/' },
+    },
     {
       name: 'unfloored',
       comment: 'Every file of src/ sits on a floor: add a new folder or top-level file to FLOORS in .dependency-cruiser.cjs.',

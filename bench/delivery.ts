@@ -3,7 +3,7 @@ import { createDeploymentRun } from '../src/delivery/runs/deployment-runs.js';
 import { dispatchStage } from '../test/helpers/gate-check.js';
 import { dispatchIdempotent } from '../src/delivery/gate/idempotent-check.js';
 import { reviewProtectionRequest } from '../src/delivery/deployments/protection-rule.js';
-import type { Sql } from '../src/store/sql.js';
+import type { Sql } from '../src/store/sql/sql.js';
 import type { BenchEngine } from './engines.js';
 import { sized } from './size.js';
 import { makeDeliveryHarness, REPO } from '../test/helpers/delivery.js';

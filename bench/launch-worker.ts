@@ -1,7 +1,7 @@
 // One yoke process recording locked launches as fast as it can (bench/engines.ts):
 // argv: target (a SQLite file or postgres:// URL), worker name, how many.
 // It times only the launches, after a warm-up, and prints what it recorded.
-import { recordLaunch } from '../src/fleet/launch.js';
+import { recordLaunch } from '../src/fleet/runs/launch.js';
 import { openStoreAt } from '../src/store/store.js';
 
 const [target, worker, count] = process.argv.slice(2) as [string, string, string];

@@ -1,10 +1,10 @@
 import { createServer } from 'node:http';
 import type { Candidate } from '../src/fleet/candidate.js';
-import { issueSpan } from '../src/fleet/issue-trace.js';
-import { recordLaunch } from '../src/fleet/launch.js';
-import type { PassReport } from '../src/fleet/pass.js';
-import { spawnPass } from '../src/fleet/spawn-pass.js';
-import { Metrics, type MetricSources } from '../src/http/metrics.js';
+import { issueSpan } from '../src/fleet/notices/issue-trace.js';
+import { recordLaunch } from '../src/fleet/runs/launch.js';
+import type { PassReport } from '../src/fleet/engine/pass.js';
+import { spawnPass } from '../src/fleet/spawn/spawn-pass.js';
+import { Metrics, type MetricSources } from '../src/http/operator/metrics.js';
 import { inSpan } from '../src/kernel/trace.js';
 import type { Launcher } from '../src/launcher/launcher.js';
 import { startTracing } from '../src/tracing.js';

@@ -15,7 +15,7 @@ import { registerQueueRoutes } from './forge/routes-queue.js';
 import { MergeQueues } from './forge/merge-queue.js';
 import { registerGitRoutes } from './forge/routes-git.js';
 import type { ForgeHooks, InstallationGrant } from './forge/routes-common.js';
-import { loadShippedSetup } from '../src/http/doctor.js';
+import { loadShippedSetup } from '../src/http/operator/doctor.js';
 import { registerIssueRoutes } from './forge/routes-issues.js';
 import { registerPullRoutes } from './forge/routes-pulls.js';
 import { Shapes } from './forge/shapes.js';

@@ -10,7 +10,7 @@ import { Sandbox } from './sandbox.js';
 import { formatSummary } from './summary.js';
 import { sandboxProgram } from './program.js';
 import { sandboxSettings } from './env.js';
-import type { FleetReport } from '../src/http/report.js';
+import type { FleetReport } from '../src/http/operator/report.js';
 
 // `npm run sandbox`: the whole life of five demo issues on this machine, with
 // no GitHub account. It ends by itself when every issue is merged or stuck.

@@ -3,7 +3,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { postgresSql } from '../src/store/postgres-sql.js';
+import { postgresSql } from '../src/store/sql/postgres-sql.js';
 
 // A real PostgreSQL of the machine's own (Debian's `postgresql` package), on a
 // free loopback port in a folder of its own, for the tests and the sandbox:

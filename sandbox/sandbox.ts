@@ -1,4 +1,4 @@
-import type { FleetReport } from '../src/http/report.js';
+import type { FleetReport } from '../src/http/operator/report.js';
 import type { ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import type { YokeRuntime } from '../src/app.js';
 import { startYoke, type StartedYoke } from '../src/server.js';
 import { isPaused } from '../src/fleet/repo-state.js';
-import type { Run } from '../src/store/runs.js';
+import type { Run } from '../src/store/fleet/runs.js';
 import {
   DEMO_AGENT,
   DEMO_FILES,

@@ -1,9 +1,9 @@
-import type { Closeout } from '../src/store/closeouts.js';
-import type { Run } from '../src/store/runs.js';
+import type { Closeout } from '../src/store/delivery/closeouts.js';
+import type { Run } from '../src/store/fleet/runs.js';
 import type { Store } from '../src/store/store.js';
 import type { DemoTask } from './demo-repo.js';
 import type { ForgeRepo } from './forge-server.js';
-import { reasonOf } from '../src/http/dashboard-parts.js';
+import { reasonOf } from '../src/http/pages/dashboard-parts.js';
 
 // The sandbox's end table: for each issue, its runs, verdicts, merge and delivery.
 

@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { listenForMetrics, Metrics } from './http/metrics.js';
+import { listenForMetrics, Metrics } from './http/operator/metrics.js';
 import { NO_TRACER, type Tracer } from './kernel/trace.js';
 import { runnerBundle } from './agent/bundle.js';
 import type { ApplicationFunction, Probot } from 'probot';
@@ -8,17 +8,23 @@ import { handlePolledComments } from './commands/handle.js';
 import { runsAudienceOf, type OperatorSettings } from './config/env.js';
 import { resolveSettings } from './config/settings.js';
 import { fleetPolicyOf, type FleetContext } from './fleet/context.js';
-import type { RunKind } from './store/runs.js';
+import type { RunKind } from './store/fleet/runs.js';
 import { Ticks } from './ticks.js';
-import { Engine, type EngineDeps } from './fleet/engine.js';
-import type { BudgetBook } from './forge/budget.js';
-import type { CacheStats } from './forge/conditional-cache.js';
-import { GitHubForge } from './forge/github.js';
+import { Engine, type EngineDeps } from './fleet/engine/engine.js';
+import type { BudgetBook } from './forge/github/budget.js';
+import type { CacheStats } from './forge/github/conditional-cache.js';
+import { GitHubForge } from './forge/github/github.js';
 import type { Forge } from './forge/types.js';
-import { recordLanderExit } from './http/run-report.js';
+import { recordLanderExit } from './http/api/run-report.js';
 import { createApiHandler } from './http/api.js';
-import { fetchRunnerProbe, loadShippedSetup, runDoctor, type DoctorReport, type ShippedSetup } from './http/doctor.js';
-import { OidcVerifier } from './http/oidc.js';
+import {
+  fetchRunnerProbe,
+  loadShippedSetup,
+  runDoctor,
+  type DoctorReport,
+  type ShippedSetup,
+} from './http/operator/doctor.js';
+import { OidcVerifier } from './http/api/oidc.js';
 import { ActionsLauncher } from './launcher/actions.js';
 import { CommandLauncher, runContainmentOf, type ProcessExit } from './launcher/command.js';
 import type { Launcher } from './launcher/launcher.js';
@@ -26,7 +32,7 @@ import { DEFAULT_PROCESS_LEASE, startProcessLease } from './process-lease.js';
 import { recordOwedOnMerge } from './delivery/runs/owed.js';
 import { DEFAULT_LEADERSHIP, Leadership } from './leadership.js';
 import { openStoreAt, type Store } from './store/store.js';
-import { printable } from './store/open-sql.js';
+import { printable } from './store/sql/open-sql.js';
 import { registerWebhooks } from './webhooks/handlers.js';
 import { errorStack } from './kernel/error-text.js';
 

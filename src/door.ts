@@ -8,9 +8,9 @@ import { createYokeApp } from './app.js';
 import { systemClock } from './kernel/clock.js';
 import { resolveSettings } from './config/settings.js';
 import { createLogger } from './kernel/log.js';
-import type { CacheStats } from './forge/conditional-cache.js';
-import { clientPolicy, yokeOctokit } from './forge/octokit.js';
-import { isPostgresUrl } from './store/open-sql.js';
+import type { CacheStats } from './forge/github/conditional-cache.js';
+import { clientPolicy, yokeOctokit } from './forge/github/octokit.js';
+import { isPostgresUrl } from './store/sql/open-sql.js';
 import { openStoreAt } from './store/store.js';
 
 // The database door: for when yoke deploys itself and its server is down.

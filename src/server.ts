@@ -10,7 +10,7 @@ import { createServer as createNetServer } from 'node:net';
 import { resolve as resolvePath } from 'node:path';
 import { convertAppManifest } from './forge/app-manifest.js';
 import { readShippedAppYml } from './config/app-yml.js';
-import { createSetupHandler } from './http/setup-page.js';
+import { createSetupHandler } from './http/pages/setup-page.js';
 import {
   appCredentialProblem,
   hostingProblems,
@@ -22,12 +22,12 @@ import {
 import { SettingsError, resolveSettings } from './config/settings.js';
 import type { DestinationStream } from 'pino';
 import { createLogger } from './kernel/log.js';
-import type { CacheStats } from './forge/conditional-cache.js';
-import { BudgetBook, GITHUB_SECONDARY_LIMITS } from './forge/budget.js';
-import { clientPolicy, yokeOctokit } from './forge/octokit.js';
+import type { CacheStats } from './forge/github/conditional-cache.js';
+import { BudgetBook, GITHUB_SECONDARY_LIMITS } from './forge/github/budget.js';
+import { clientPolicy, yokeOctokit } from './forge/github/octokit.js';
 import { openStoreAt } from './store/store.js';
 import { errorText } from './kernel/error-text.js';
-import { SchemaTooNewError } from './store/schema.js';
+import { SchemaTooNewError } from './store/sql/schema.js';
 
 // Starts yoke the way `npm start` does: Probot's runner, configured from an
 // environment (APP_ID, PRIVATE_KEY, GHE_HOST, PORT, YOKE_*). The sandbox uses

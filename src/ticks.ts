@@ -3,7 +3,7 @@ import { syncQaLabels } from './delivery/gate/labels.js';
 import { sweepEnvironments } from './delivery/deployments/environment-check.js';
 import { sweepProtectionReviews, sweepWaitingRuns } from './delivery/deployments/protection-rule.js';
 import type { FleetContext } from './fleet/context.js';
-import type { Engine } from './fleet/engine.js';
+import type { Engine } from './fleet/engine/engine.js';
 import { fencedForge } from './forge/fenced.js';
 import type { Timers } from './kernel/clock.js';
 import { LeadershipLost, OPEN_FENCE, type Fence } from './kernel/fence.js';

@@ -4,7 +4,7 @@ import { createHmac } from 'node:crypto';
 import nock from 'nock';
 import { describe, expect, it, vi } from 'vitest';
 import { encodeMarker } from '../src/forge/marker.js';
-import { WATCHED_REFRESH_FACTOR } from '../src/forge/repo-reader.js';
+import { WATCHED_REFRESH_FACTOR } from '../src/forge/github/repo-reader.js';
 import { phaseOf } from '../src/kernel/spread.js';
 import {
   BOT,

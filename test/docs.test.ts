@@ -56,10 +56,10 @@ describe('the docs name files that exist', () => {
 
   it('finds a file that is not there (the check itself can fail)', () => {
     expect(
-      namedPaths('`fleet/pass.ts`, `codes.ts` and `.github/yoke.yml`, `test/nowhere.test.ts` in `src/qa`'),
-    ).toEqual(['fleet/pass.ts', 'codes.ts', 'test/nowhere.test.ts', 'src/qa']);
+      namedPaths('`fleet/engine/pass.ts`, `codes.ts` and `.github/yoke.yml`, `test/nowhere.test.ts` in `src/qa`'),
+    ).toEqual(['fleet/engine/pass.ts', 'codes.ts', 'test/nowhere.test.ts', 'src/qa']);
     expect(exists('src/qa')).toBe(false);
-    expect(['fleet/pass.ts', 'pass.ts', 'codes.ts', 'codes/protection.ts'].filter((p) => !exists(p))).toEqual([
+    expect(['fleet/engine/pass.ts', 'pass.ts', 'codes.ts', 'codes/protection.ts'].filter((p) => !exists(p))).toEqual([
       'codes.ts',
       'codes/protection.ts',
     ]);
@@ -81,7 +81,7 @@ export const documentedFlags = (text: string): Set<string> =>
 
 describe('the docs say what the code does', () => {
   it('docs/http-api.md names every route yoke serves', async () => {
-    const { ROUTE } = await import('../src/http/routes.js');
+    const { ROUTE } = await import('../src/http/api/routes.js');
     const documented = documentedRoutes(readFileSync(resolve(ROOT, 'docs/http-api.md'), 'utf8'));
     const served = Object.values(ROUTE).map((r) => routeKey(r.method, r.path));
     expect(served.filter((r) => !documented.has(r))).toEqual([]);

@@ -15,7 +15,7 @@ import {
   spendLine,
   startQueued,
   verdictComment,
-} from '../src/fleet/messages.js';
+} from '../src/fleet/notices/messages.js';
 import {
   closeoutNotice,
   qaAttached,
@@ -26,7 +26,7 @@ import {
 } from '../src/delivery/messages.js';
 import { parseClosingRefs, parseYokeRunTrailer } from '../src/forge/body-text.js';
 
-// Every comment yoke writes (kernel/reply.ts, fleet/messages.ts,
+// Every comment yoke writes (kernel/reply.ts, fleet/notices/messages.ts,
 // delivery/messages.ts), compared whole: a change of wording is a change of
 // those files.
 

@@ -1,6 +1,8 @@
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
-import { join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { cruise } from 'dependency-cruiser';
 import { describe, expect, it } from 'vitest';
 import { CODES } from '../src/kernel/codes/table.js';
@@ -58,14 +60,58 @@ describe('the floors of src/ (dependency-cruiser, .dependency-cruiser.cjs)', () 
     expect(await violations(join(ROOT, 'test/fixtures/layers'))).toEqual([
       'domain-climbs: src/delivery/gate/labels.ts -> src/webhooks/payloads.ts',
       'fleet-imports-delivery: src/fleet/autoland.ts -> src/delivery/runs/owed.ts',
+      'fleet-landing-room: src/fleet/landing/merges.ts -> src/fleet/runs/launch.ts',
+      'fleet-money-room: src/fleet/money/budgets.ts -> src/fleet/spawn/gather.ts',
+      'fleet-notices-room: src/fleet/notices/messages.ts -> src/fleet/runs/launch.ts',
+      'fleet-root-below-rooms: src/fleet/context.ts -> src/fleet/money/budgets.ts',
+      'fleet-runs-room: src/fleet/runs/launch.ts -> src/fleet/engine/engine.ts',
+      // A type from another room is allowed: gather.ts also names runs/launch.ts's Launched, unflagged.
+      'fleet-spawn-room: src/fleet/spawn/gather.ts -> src/fleet/landing/merges.ts',
       'infrastructure-climbs: src/store/runs.ts -> src/http/routes.ts',
       'kernel-climbs: src/kernel/clock.ts -> src/store/runs.ts',
       'production-imports-sandbox: src/http/routes.ts -> sandbox/forge-server.ts',
+      'store-halves-apart: src/store/fleet/runs.ts -> src/store/delivery/qa.ts',
+      'store-sql-beneath: src/store/sql/sql.ts -> src/store/fleet/runs.ts',
     ]);
   }, 60_000);
 });
 
+describe('docs/architecture.md (npm run architecture)', () => {
+  const check = (page?: string) =>
+    spawnSync(process.execPath, [join(ROOT, 'bin/architecture.mjs'), '--check', ...(page ? [page] : [])], {
+      encoding: 'utf8',
+    });
+
+  it('draws the rooms and their arrows from the dependency-cruiser rules, and every folder as it is now', () => {
+    const r = check();
+    expect([r.status, r.stderr]).toEqual([0, '']);
+    expect(readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8')).toContain('  landing --> spawn\n');
+  });
+
+  it('says when the page drifted from the rules (the check itself can fail)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'yoke-architecture-'));
+    try {
+      const page = join(dir, 'architecture.md');
+      writeFileSync(page, readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8').replace('  runs --> landing\n', ''));
+      const r = check(page);
+      expect([r.status, r.stderr.trim()]).toEqual([
+        1,
+        `${relative(ROOT, page)} is not current: run \`npm run architecture\`.`,
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('the layout of src/', () => {
+  it('keeps at most 20 .ts files directly in any folder of src/ (migrations aside), and 10 in src/fleet', () => {
+    const counts = new Map<string, number>();
+    for (const f of files) counts.set(dirname(rel(f)), (counts.get(dirname(rel(f))) ?? 0) + 1);
+    const over = [...counts].filter(([dir, n]) => dir !== 'store/migrations' && n > (dir === 'fleet' ? 10 : 20));
+    expect(over).toEqual([]);
+  });
+
   it('keeps every source file at 400 lines or fewer', () => {
     const long = [...files, ...sourceFiles(resolve(ROOT, 'sandbox'))]
       .map((f) => ({ file: rel(f), lines: readFileSync(f, 'utf8').split('\n').length }))

@@ -1,6 +1,6 @@
-import type { AgentCost } from './adapter.js';
-import type { MeteredAnswer } from './model-answers.js';
-import { priceTokens, type PriceTable } from './prices.js';
+import type { AgentCost } from './clis/adapter.js';
+import type { MeteredAnswer } from './contain/model-answers.js';
+import { priceTokens, type PriceTable } from './contain/prices.js';
 
 // What yoke makes of what an agent wrote or printed before it keeps it: the title in the agent's
 // commit (TR23), and the cost the agent's output states (TR37), which gives way to what the model gateway

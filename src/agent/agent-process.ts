@@ -2,13 +2,13 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, sep } from 'node:path';
-import type { AgentAdapter, AgentLimits, AgentOutcome } from './adapter.js';
+import type { AgentAdapter, AgentLimits, AgentOutcome } from './clis/adapter.js';
 import { tailOf } from './output.js';
-import { containAgent, type Contained } from './contain.js';
-import type { BlockedAttempt } from './contain-proxy.js';
+import { containAgent, type Contained } from './contain/contain.js';
+import type { BlockedAttempt } from './contain/contain-proxy.js';
 import { cappedCost, meteredCost } from './agent-output.js';
-import { priceTable } from './prices.js';
-import { SpendMeter } from './spend-meter.js';
+import { priceTable } from './contain/prices.js';
+import { SpendMeter } from './contain/spend-meter.js';
 
 // The agent's own process: what it may inherit from the job, whether its CLI
 // is there, and its run to its end or to a limit, contained (TR20), with its

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { jsonLine, type AgentAdapter, type AgentOutcome } from './adapter.js';
+import { jsonLine, type AgentAdapter, type AgentOutcome } from './clis/adapter.js';
 import { tailOf } from './output.js';
 
 // An agent of your own: `.github/yoke/run.sh`, read from the commit the

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { containAgent, containmentProblem } from './contain.js';
+import { containAgent, containmentProblem } from './contain/contain.js';
 import { readLimits } from './facts.js';
 import type { RunnerIo } from './run.js';
 

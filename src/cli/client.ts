@@ -1,11 +1,11 @@
 import type { Door } from '../door.js';
 import type { z } from 'zod';
 import { issuesText } from '../kernel/issues-text.js';
-import { ApiError } from '../http/answers.js';
-import { routePath, type RouteDef } from '../http/routes.js';
+import { ApiError } from '../http/api/answers.js';
+import { routePath, type RouteDef } from '../http/api/routes.js';
 
 // The CLI's side of yoke's HTTP API: one call of a route declared in
-// http/routes.ts with the caller's token, its answer parsed by the route's
+// http/api/routes.ts with the caller's token, its answer parsed by the route's
 // schema, and the failure a person reads (the refusal's message, then its
 // recovery).
 

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import { CopyRefused, copyStore } from '../store/copy.js';
-import { defaultDatabase, isPostgresUrl, openSql, printable } from '../store/open-sql.js';
-import { LATEST_VERSION, SchemaTooNewError, migrateSql, schemaVersion } from '../store/schema.js';
-import type { Sql } from '../store/sql.js';
+import { CopyRefused, copyStore } from '../store/sql/copy.js';
+import { defaultDatabase, isPostgresUrl, openSql, printable } from '../store/sql/open-sql.js';
+import { LATEST_VERSION, SchemaTooNewError, migrateSql, schemaVersion } from '../store/sql/schema.js';
+import type { Sql } from '../store/sql/sql.js';
 import { CliFailure, type CliIo } from './client.js';
 import { errorText } from '../kernel/error-text.js';
 import { textField } from '../kernel/guards.js';

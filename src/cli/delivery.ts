@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
-import { ROUTE } from '../http/routes.js';
+import { ROUTE } from '../http/api/routes.js';
 import { callRoute, CliFailure, exec, newRunOptions, repoArg, type CliIo, type GlobalOptions } from './client.js';
 import { formatDeploymentRun } from './format.js';
 import { registerQaCommands } from './qa.js';

@@ -4,7 +4,7 @@ import type { CliIo, GlobalOptions } from './client.js';
 // answer (the connection dropped, or no answer within the client's limit) is
 // 'lost', which the driver recovers by waiting on the reservation (DX08).
 
-/** An answer as it came: the driver reads it by its route's answer schema (http/answers.ts). */
+/** An answer as it came: the driver reads it by its route's answer schema (http/api/answers.ts). */
 export interface Answer {
   status: number;
   json: unknown;

@@ -8,10 +8,10 @@ import {
   storeFiles,
   type NetworkBridge,
 } from '../kernel/bubblewrap.js';
-import { blockedLines, startCommandNetwork, type CommandNetwork } from '../agent/command-network.js';
+import { blockedLines, startCommandNetwork, type CommandNetwork } from '../agent/contain/command-network.js';
 import { commandNetworkAllow, type CommandNetworkAllow } from '../config/setting-parsers.js';
 import { homedir } from 'node:os';
-import { defaultDatabase, isPostgresUrl } from '../store/open-sql.js';
+import { defaultDatabase, isPostgresUrl } from '../store/sql/open-sql.js';
 import { CHILD_ENV_ALLOWLIST } from '../launcher/command.js';
 import { redactSecrets, secretValues, SECRET_VARIABLES } from '../kernel/redact.js';
 import type { CliIo, ExecOptions, ExecResult } from './client.js';

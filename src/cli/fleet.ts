@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import type { PublicRun } from '../fleet/report.js';
-import { nextPassText } from '../fleet/messages.js';
-import { duration, reasonOf, runResult, time } from '../http/dashboard-parts.js';
-import { doctorText } from '../http/doctor.js';
-import { formatFleetReport } from '../http/report.js';
-import { ROUTE, RUN_STATUSES } from '../http/routes.js';
+import type { PublicRun } from '../fleet/notices/report.js';
+import { nextPassText } from '../fleet/notices/messages.js';
+import { duration, reasonOf, runResult, time } from '../http/pages/dashboard-parts.js';
+import { doctorText } from '../http/operator/doctor.js';
+import { formatFleetReport } from '../http/operator/report.js';
+import { ROUTE, RUN_STATUSES } from '../http/api/routes.js';
 import {
   callRoute,
   CliFailure,

@@ -1,8 +1,8 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { AGENTS } from '../agent/registry.js';
-import type { AgentName } from '../agent/adapter.js';
+import { AGENTS } from '../agent/clis/registry.js';
+import type { AgentName } from '../agent/clis/adapter.js';
 import { SCHEMA_MODELINE, SCHEMA_PATH, optInJsonSchema } from '../config/schema.js';
 import { CONFIG_PATH } from '../config/repo-config.js';
 import { CliFailure, type CliIo } from './client.js';

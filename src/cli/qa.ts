@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import type { z } from 'zod';
 import type { QaWork, VerdictBody } from '../delivery/gate/verdicts.js';
-import { ROUTE } from '../http/routes.js';
+import { ROUTE } from '../http/api/routes.js';
 import { callRoute, CliFailure, exec, type CliIo, type GlobalOptions } from './client.js';
 
 // `yoke qa` from a terminal: a case run here (or a manual verdict recorded),

@@ -3,9 +3,9 @@ import { issuesText } from '../kernel/issues-text.js';
 import type { z } from 'zod';
 import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
 import { isBusyCode } from '../delivery/gate/busy.js';
-import { ApiError, GateChecked } from '../http/answers.js';
+import { ApiError, GateChecked } from '../http/api/answers.js';
 import type { DeploymentView } from '../delivery/runs/view.js';
-import { ROUTE } from '../http/routes.js';
+import { ROUTE } from '../http/api/routes.js';
 import { routeUrl, type ApiRoute, type DriverPolicy, type ExecResult, type RouteArgs } from './client.js';
 
 export { DEFAULT_DRIVER_POLICY, type DriverPolicy } from './client.js';

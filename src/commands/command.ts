@@ -1,6 +1,6 @@
 import { attachPlan } from '../delivery/gate/attach.js';
 import { closest } from '../config/suggest.js';
-import { repoStatus, requestFix, requestLand, requestStart, resetRepo, setAutoLoop } from '../fleet/controls.js';
+import { repoStatus, requestFix, requestLand, requestStart, resetRepo, setAutoLoop } from '../fleet/runs/controls.js';
 import { makeRefusal } from '../kernel/codes/table.js';
 import { refused, type Result } from '../kernel/result.js';
 import type { CommandAt } from './at.js';

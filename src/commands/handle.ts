@@ -5,7 +5,7 @@ import type { Result } from '../kernel/result.js';
 import type { CommentView, RepoRef } from '../forge/types.js';
 import { canWrite, type Permission } from '../kernel/permission.js';
 import { commandReply, refusalText } from '../kernel/reply.js';
-import type { RepoState } from '../store/repos.js';
+import type { RepoState } from '../store/fleet/repos.js';
 import { COMMENT_LIMIT, parseComment, runCommand, suggestCommand, type ParsedComment } from './command.js';
 import { noteReply } from './qa.js';
 import { errorStack, errorText } from '../kernel/error-text.js';

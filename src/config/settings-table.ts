@@ -190,7 +190,8 @@ export const SETTINGS = {
       .gt(0, 'must be above 0 and at most 1, e.g. 0.8')
       .max(1, 'must be above 0 and at most 1, e.g. 0.8'),
     default: '1',
-    meaning: 'the part of each fleet budget new work may take, e.g. `0.8`: the rest is left for fixes, which finish work in flight (landers reserve nothing)',
+    meaning:
+      'the part of each fleet budget new work may take, e.g. `0.8`: the rest is left for fixes, which finish work in flight (landers reserve nothing)',
   },
   YOKE_METRICS_TOKEN: {
     schema: z.string().min(SECRET_MIN_LENGTH, {

@@ -5,7 +5,7 @@ import type { FleetContext } from '../fleet/context.js';
 import { repoRefOf } from '../fleet/repo-state.js';
 import type { RepoName, RepoRef } from '../forge/types.js';
 import { formatItem, parseItem } from './runs/items.js';
-import type { DeploymentRun } from '../store/deployment-runs.js';
+import type { DeploymentRun } from '../store/delivery/deployment-runs.js';
 
 // What delivery code gets of the fleet: the store, the forge, the clock, the
 // log and the config refresh policy. Results are data: a value or a refusal.

@@ -1,7 +1,7 @@
 import type { Code, Refusal } from '../kernel/codes/table.js';
-import type { RunKind } from '../store/runs.js';
-import type { StackMember } from '../store/stack-column.js';
-import type { AskKey } from '../store/asks.js';
+import type { RunKind } from '../store/fleet/runs.js';
+import type { StackMember } from '../store/fleet/stack-column.js';
+import type { AskKey } from '../store/fleet/asks.js';
 
 // Priority is data: a stage rank on the candidate, and the only sort key.
 // A lower rank sits further down the pipeline and launches first.

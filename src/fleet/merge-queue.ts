@@ -1,5 +1,5 @@
 import type { MergeGroup, MergeQueueRead, PullView } from '../forge/types.js';
-import type { StackMember } from '../store/stack-column.js';
+import type { StackMember } from '../store/fleet/stack-column.js';
 import type { Position } from './stacks.js';
 
 // LD04: where a ruleset requires GitHub's merge queue, GitHub does the batching: yoke validates each accepted

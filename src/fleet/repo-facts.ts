@@ -1,12 +1,12 @@
 import type { RepoConfig } from '../config/repo-config.js';
 import type { MergeQueueRead, PullView, RepoRef, RepoView } from '../forge/types.js';
-import type { EnqueueRecord } from '../store/enqueues.js';
-import type { ClaimRecord } from '../store/claims.js';
-import type { AfkLabel } from '../store/afk-labels.js';
-import type { Ask } from '../store/asks.js';
-import type { RepoRead, RepoState } from '../store/repos.js';
-import type { OpenRequest } from '../store/requests.js';
-import type { Run } from '../store/runs.js';
+import type { EnqueueRecord } from '../store/fleet/enqueues.js';
+import type { ClaimRecord } from '../store/fleet/claims.js';
+import type { AfkLabel } from '../store/fleet/afk-labels.js';
+import type { Ask } from '../store/fleet/asks.js';
+import type { RepoRead, RepoState } from '../store/fleet/repos.js';
+import type { OpenRequest } from '../store/fleet/requests.js';
+import type { Run } from '../store/fleet/runs.js';
 import type { Landed, LandingRecord } from './stacks.js';
 import { groupOf, queuedAt } from './merge-queue.js';
 

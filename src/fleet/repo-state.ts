@@ -1,6 +1,6 @@
 import type { RepoConfig } from '../config/repo-config.js';
 import type { RepoName, RepoRef } from '../forge/types.js';
-import type { RepoState } from '../store/repos.js';
+import type { RepoState } from '../store/fleet/repos.js';
 import type { Store } from '../store/store.js';
 
 // The rules about one repository's standing, each in one place.

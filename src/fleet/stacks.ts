@@ -1,6 +1,6 @@
-import type { MergeRecord } from '../store/merges.js';
-import type { Run } from '../store/runs.js';
-import type { StackMember } from '../store/stack-column.js';
+import type { MergeRecord } from '../store/fleet/merges.js';
+import type { Run } from '../store/fleet/runs.js';
+import type { StackMember } from '../store/fleet/stack-column.js';
 
 // LD05: the trees landers judge, named as a commit of the base branch with claim PR heads merged onto it in
 // order. yoke's own merges turn a stack into a commit: a stack judged on B whose first member yoke then merged

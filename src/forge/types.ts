@@ -1,4 +1,4 @@
-import type { BudgetLeft } from './budget.js';
+import type { BudgetLeft } from './github/budget.js';
 import type { RepoConfigResult } from '../config/repo-config.js';
 import type { Permission } from '../kernel/permission.js';
 

@@ -2,7 +2,7 @@ import type { Refusal } from './codes/table.js';
 
 // The two texts every room's replies are made of: a refusal as people read
 // it, and a reply to a comment command. The rooms' own comments are named
-// message functions next to their users (fleet/messages.ts,
+// message functions next to their users (fleet/notices/messages.ts,
 // delivery/messages.ts); tests compare whole texts.
 
 /** A refusal as people read it: what happened, then the command that recovers. */

@@ -1,5 +1,5 @@
 import type { Forge, RepoRef } from '../forge/types.js';
-import type { Run } from '../store/runs.js';
+import type { Run } from '../store/fleet/runs.js';
 import { limitsJson, type Launcher, type LaunchSpec, type Liveness } from './launcher.js';
 
 // Runs on GitHub Actions: a workflow_dispatch whose `run_id` input names the

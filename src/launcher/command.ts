@@ -10,12 +10,12 @@ import {
 } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { blockedLines, startCommandNetwork, type CommandNetwork } from '../agent/command-network.js';
+import { blockedLines, startCommandNetwork, type CommandNetwork } from '../agent/contain/command-network.js';
 import { loopbackPort } from '../config/setting-parsers.js';
 import type { CommandNetworkAllow } from '../config/setting-parsers.js';
 import { commandFolders, commandView, pidNamespaceArgv, storeFiles, type NetworkBridge } from '../kernel/bubblewrap.js';
 import type { RepoRef } from '../forge/types.js';
-import type { Run, RunKind } from '../store/runs.js';
+import type { Run, RunKind } from '../store/fleet/runs.js';
 import { launchEnv, type Launcher, type LaunchSpec, type Liveness } from './launcher.js';
 
 // Runs as a local child process (one host, or the sandbox). TR06: the child

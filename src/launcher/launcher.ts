@@ -1,5 +1,5 @@
 import type { RepoRef } from '../forge/types.js';
-import type { Run, RunKind } from '../store/runs.js';
+import type { Run, RunKind } from '../store/fleet/runs.js';
 
 /** The facts a run starts with, handed to it as workflow inputs or environment. */
 export interface LaunchSpec {

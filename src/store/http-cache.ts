@@ -1,4 +1,4 @@
-import type { Sql } from './sql.js';
+import type { Sql } from './sql/sql.js';
 import { TABLES } from './tables.js';
 
 export interface CachedResponse {

@@ -1,6 +1,6 @@
-import type { Sql } from './sql.js';
+import type { Sql } from './sql/sql.js';
 import { TABLES, type TableRow } from './tables.js';
-import { int } from './columns.js';
+import { int } from './sql/columns.js';
 
 // Who leads a role (the fleet's ticks): one row per role, its holder and how
 // long the lease lasts, by the database's clock (TR31). Taking it is one

@@ -1,6 +1,6 @@
-import type { Sql } from './sql.js';
+import type { Sql } from './sql/sql.js';
 import { TABLES, type TableRow } from './tables.js';
-import { int } from './columns.js';
+import { int } from './sql/columns.js';
 
 // TR12: the yoke processes sharing this store, each with a lease it renews.
 // A process is alive while its lease has not lapsed by the database's clock

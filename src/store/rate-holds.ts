@@ -1,5 +1,5 @@
-import type { Sql } from './sql.js';
-import { int } from './columns.js';
+import type { Sql } from './sql/sql.js';
+import { int } from './sql/columns.js';
 
 // Until when GitHub told yoke to send nothing for an installation, kept where
 // every process sees it. A hold only grows: a later, shorter answer never cuts it.

@@ -1,8 +1,8 @@
 import type { Refusal } from '../kernel/codes/table.js';
 import type { DeliverySettings } from '../config/delivery.js';
 import type { QaCase } from '../config/qa-plan.js';
-import type { StoredWait } from './stored-json.js';
-import { int, jsonOf, nullable, oneOf, text, textOf, type Shape } from './columns.js';
+import type { StoredWait } from './sql/stored-json.js';
+import { int, jsonOf, nullable, oneOf, text, textOf, type Shape } from './sql/columns.js';
 
 // The delivery half's tables: deployment runs, their stages and items, QA records, notices and close-outs (see tables.ts).
 

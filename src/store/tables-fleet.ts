@@ -1,5 +1,5 @@
-import type { RepoRead } from './stored-json.js';
-import { int, jsonOf, nullable, oneOf, real, text, textOf, type Shape } from './columns.js';
+import type { RepoRead } from './sql/stored-json.js';
+import { int, jsonOf, nullable, oneOf, real, text, textOf, type Shape } from './sql/columns.js';
 
 // The fleet's tables: runs, repositories, claims, commands, merges, leases and the rest of what the engine keeps (see tables.ts).
 

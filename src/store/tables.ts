@@ -1,4 +1,4 @@
-import type { RowOf } from './columns.js';
+import type { RowOf } from './sql/columns.js';
 import { DELIVERY_TABLES } from './tables-delivery.js';
 import { FLEET_TABLES } from './tables-fleet.js';
 

@@ -1,5 +1,5 @@
-import type { Sql } from './sql.js';
-import { int, text } from './columns.js';
+import type { Sql } from './sql/sql.js';
+import { int, text } from './sql/columns.js';
 
 // Named contention points held across an await (an ownership freeze reads
 // GitHub before it writes; a start reads before it creates). Another caller

@@ -1,4 +1,4 @@
-import { labelOpensTrace } from '../fleet/issue-trace.js';
+import { labelOpensTrace } from '../fleet/notices/issue-trace.js';
 import type { Probot } from 'probot';
 import { handleComment } from '../commands/handle.js';
 import { touchesOptInFile } from '../config/repo-config.js';

@@ -4,7 +4,7 @@ import { Sandbox } from '../../sandbox/sandbox.js';
 import { haveAgentClis } from './helpers.js';
 import { unclaimedWarnings } from '../helpers/sandbox-log.js';
 import { readFileAt } from '../../sandbox/git.js';
-import { reviewHoldNote } from '../../src/fleet/messages.js';
+import { reviewHoldNote } from '../../src/fleet/notices/messages.js';
 
 /** Warnings the tests below provoke, each asserted where it is. */
 const CLAIMED_WARNINGS: string[] = [];

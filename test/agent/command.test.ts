@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { commandAgent, secretNames } from '../../src/agent/command.js';
-import { containmentProblem } from '../../src/agent/contain.js';
+import { containmentProblem } from '../../src/agent/contain/contain.js';
 import { agentRun } from '../../src/agent/run.js';
 import { runAgent } from '../../src/agent/agent-process.js';
 import { JOB_SECRETS, runFacts, runnerWithSecrets, tempFolders } from './helpers.js';

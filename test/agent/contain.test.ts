@@ -4,17 +4,17 @@ import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from '
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bwrapArgs, containAgent, containmentProblem } from '../../src/agent/contain.js';
-import { hostAllowed } from '../../src/agent/contain-proxy.js';
+import { bwrapArgs, containAgent, containmentProblem } from '../../src/agent/contain/contain.js';
+import { hostAllowed } from '../../src/agent/contain/contain-proxy.js';
 import { neededDirs, type FsView } from '../../src/kernel/bubblewrap.js';
-import { claudeCode } from '../../src/agent/claude-code.js';
-import { codex } from '../../src/agent/codex.js';
+import { claudeCode } from '../../src/agent/clis/claude-code.js';
+import { codex } from '../../src/agent/clis/codex.js';
 import { runSummary } from '../../src/agent/run.js';
 import { runAgent } from '../../src/agent/agent-process.js';
 import { agentCliBin } from '../../sandbox/agent-clis.js';
 import { ScriptedModel } from '../../sandbox/models/scripted-model.js';
-import { KEY_PLACEHOLDER } from '../../src/agent/model-gateway.js';
-import { unpricedModel } from '../../src/agent/spend-meter.js';
+import { KEY_PLACEHOLDER } from '../../src/agent/contain/model-gateway.js';
+import { unpricedModel } from '../../src/agent/contain/spend-meter.js';
 import {
   JOB_SECRETS,
   costlyModel,

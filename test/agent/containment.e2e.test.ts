@@ -6,7 +6,7 @@ import { Sandbox } from '../../sandbox/sandbox.js';
 import { git, revParse } from '../../sandbox/git.js';
 import { unclaimedWarnings } from '../helpers/sandbox-log.js';
 import { haveAgentClis } from './helpers.js';
-import { KEY_PLACEHOLDER } from '../../src/agent/model-gateway.js';
+import { KEY_PLACEHOLDER } from '../../src/agent/contain/model-gateway.js';
 
 // The containment suite: an issue carries instructions anyone could have
 // written, the real CLI (Claude Code 2.1.332, Codex 0.171.0) is driven by a

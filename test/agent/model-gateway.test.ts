@@ -3,10 +3,10 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { meteredCost } from '../../src/agent/agent-output.js';
-import { errorBody, ModelGateway, routeRequest } from '../../src/agent/model-gateway.js';
-import { answerUsage, type MeteredAnswer, type ModelApi } from '../../src/agent/model-answers.js';
-import { SpendMeter, unpricedModel } from '../../src/agent/spend-meter.js';
-import { DEFAULT_PRICES, priceTokens } from '../../src/agent/prices.js';
+import { errorBody, ModelGateway, routeRequest } from '../../src/agent/contain/model-gateway.js';
+import { answerUsage, type MeteredAnswer, type ModelApi } from '../../src/agent/contain/model-answers.js';
+import { SpendMeter, unpricedModel } from '../../src/agent/contain/spend-meter.js';
+import { DEFAULT_PRICES, priceTokens } from '../../src/agent/contain/prices.js';
 import { tempFolders } from './helpers.js';
 
 // TR39: the model's key stays outside the sandbox with the gateway, which

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { claudeCode } from '../../src/agent/claude-code.js';
+import { claudeCode } from '../../src/agent/clis/claude-code.js';
 import { inertTitle } from '../../src/agent/agent-output.js';
 import { collapsedOutput, fenced, tailOf } from '../../src/agent/output.js';
-import { recordLanderExit } from '../../src/http/run-report.js';
+import { recordLanderExit } from '../../src/http/api/run-report.js';
 import { makeHarness } from '../helpers/fleet.js';
 import { liveRun } from '../helpers/run-api.js';
 

@@ -222,7 +222,7 @@ ${RULES}`,
 
 describe('what Codex cost', () => {
   it('prices the tokens of every turn from the table, and an unknown model gives tokens with no price, saying so', async () => {
-    const { codex } = await import('../../src/agent/codex.js');
+    const { codex } = await import('../../src/agent/clis/codex.js');
     const out = [
       '{"type":"thread.started","thread_id":"t"}',
       '{"type":"item.completed","item":{"id":"i1","type":"agent_message","text":"Done."}}',

@@ -2,14 +2,14 @@ import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claudeCode } from '../../src/agent/claude-code.js';
-import { codex } from '../../src/agent/codex.js';
+import { claudeCode } from '../../src/agent/clis/claude-code.js';
+import { codex } from '../../src/agent/clis/codex.js';
 import { issueDigest } from '../../src/kernel/issue-digest.js';
 import { agentRun } from '../../src/agent/run.js';
 import { agentPrerequisite, runAgent } from '../../src/agent/agent-process.js';
 import { agentCliBin } from '../../sandbox/agent-clis.js';
 import { ScriptedModel } from '../../sandbox/models/scripted-model.js';
-import { KEY_PLACEHOLDER } from '../../src/agent/model-gateway.js';
+import { KEY_PLACEHOLDER } from '../../src/agent/contain/model-gateway.js';
 import { costlyModel, haveAgentClis, runFacts, tempFolders } from './helpers.js';
 
 // `yoke agent run` with the real CLIs against a scripted model: the limits

@@ -3,7 +3,7 @@ import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, symlinkSy
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { installTrustedSettings, linksAtProtectedPaths, restoreSettings } from '../../src/agent/settings-swap.js';
-import { DEFAULT_PROTECTED_PATHS, protectedFilesOf } from '../../src/fleet/protected-paths.js';
+import { DEFAULT_PROTECTED_PATHS, protectedFilesOf } from '../../src/fleet/spawn/protected-paths.js';
 import { tempFolders } from './helpers.js';
 
 // TR36: the agents' settings through symlinks. A PR head's `.claude` may be a

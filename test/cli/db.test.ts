@@ -3,14 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
-import { openDb } from '../../src/store/db.js';
+import { openDb } from '../../src/store/sql/db.js';
 import { MIGRATIONS } from '../../src/store/migrations/index.js';
-import { postgresSql } from '../../src/store/postgres-sql.js';
-import { LATEST_VERSION, migrateSql } from '../../src/store/schema.js';
-import { sqliteSql } from '../../src/store/sqlite-sql.js';
+import { postgresSql } from '../../src/store/sql/postgres-sql.js';
+import { LATEST_VERSION, migrateSql } from '../../src/store/sql/schema.js';
+import { sqliteSql } from '../../src/store/sql/sqlite-sql.js';
 import { openStore } from '../../src/store/store.js';
 import { havePostgres, usePostgres } from '../helpers/postgres.js';
-import { int, pick } from '../../src/store/columns.js';
+import { int, pick } from '../../src/store/sql/columns.js';
 import { TABLES } from '../../src/store/tables.js';
 
 // `yoke db migrate` and `yoke db copy` as an operator runs them: whole output compared.

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startApi } from '../helpers/api-server.js';
 import { makeHarness } from '../helpers/fleet.js';
 import { liveRun } from '../helpers/run-api.js';
-import { time } from '../../src/http/dashboard-parts.js';
+import { time } from '../../src/http/pages/dashboard-parts.js';
 
 // The CLI's errors as a newcomer meets them: the real `yoke` as a child
 // process, whole messages compared. A bad argument is named before any request.

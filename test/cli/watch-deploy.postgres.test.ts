@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { httpsTransport } from '../../src/cli/driver-transport.js';
 import { DEFAULT_DRIVER_POLICY, Driver, type DriverEvent } from '../../src/cli/watch-deploy.js';
 import { createDeploymentRun } from '../../src/delivery/runs/deployment-runs.js';
-import { postgresSql } from '../../src/store/postgres-sql.js';
+import { postgresSql } from '../../src/store/sql/postgres-sql.js';
 import { openStoreAt } from '../../src/store/store.js';
 import { startApi } from '../helpers/api-server.js';
 import { REPO, makeDeliveryHarness } from '../helpers/delivery.js';

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { optInJsonSchema, planJsonSchema } from '../../src/config/schema.js';
 import { OperatorEnv, SETTINGS, settingsTable } from '../../src/config/settings-table.js';
-import { METRICS, metricsTable } from '../../src/http/metrics.js';
+import { METRICS, metricsTable } from '../../src/http/operator/metrics.js';
 
 // Facts declared once, and what is derived from them kept equal: the
 // settings table of docs/hosting.md is what src/config/settings-table.ts

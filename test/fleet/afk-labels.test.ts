@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { requestStart } from '../../src/fleet/controls.js';
-import { issueEditedNotice, startConfirmed } from '../../src/fleet/messages.js';
+import { requestStart } from '../../src/fleet/runs/controls.js';
+import { issueEditedNotice, startConfirmed } from '../../src/fleet/notices/messages.js';
 import { issueDigest } from '../../src/kernel/issue-digest.js';
 import { addClaimPull, makeHarness, recordVerdict } from '../helpers/fleet.js';
 

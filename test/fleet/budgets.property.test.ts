@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { periodOf } from '../../src/fleet/budgets.js';
+import { periodOf } from '../../src/fleet/money/budgets.js';
 import { AUTOLAND, ManualClock, addClaimPull, makeHarness, type Harness } from '../helpers/fleet.js';
 
 // BU01-BU03 under random interleavings: repositories with random daily and monthly budgets, shares and

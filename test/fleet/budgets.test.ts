@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { buildFleetReport, formatFleetReport } from '../../src/http/report.js';
-import { reportRunResult } from '../../src/http/run-report.js';
-import { fixWaitsForMoneyNotice } from '../../src/fleet/messages.js';
+import { buildFleetReport, formatFleetReport } from '../../src/http/operator/report.js';
+import { reportRunResult } from '../../src/http/api/run-report.js';
+import { fixWaitsForMoneyNotice } from '../../src/fleet/notices/messages.js';
 import { AUTOLAND, ManualClock, addClaimPull, makeHarness, report, type Harness } from '../helpers/fleet.js';
 
 // Money (BU01-BU04): the pass spends the budgets down as it spends the cap, in stage order. Each launch of a

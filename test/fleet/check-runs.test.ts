@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CHECK_NAME, checkFor } from '../../src/fleet/check-runs.js';
-import type { Run } from '../../src/store/runs.js';
+import { CHECK_NAME, checkFor } from '../../src/fleet/landing/check-runs.js';
+import type { Run } from '../../src/store/fleet/runs.js';
 import { AUTOLAND, addClaimPull, makeHarness, report } from '../helpers/fleet.js';
 
 // Each lander is a yoke/lander check run on the head it validates: in

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openDb, type Db } from '../../src/store/db.js';
+import { openDb, type Db } from '../../src/store/sql/db.js';
 import { wrapDb } from '../../src/store/store.js';
 import type { LaunchSpec } from '../../src/launcher/launcher.js';
 import { AUTOLAND, FakeLauncher, ManualClock, ProcessTable, makeHarness } from '../helpers/fleet.js';

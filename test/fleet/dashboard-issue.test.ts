@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dashboardIssueBody, type DashboardIssueView } from '../../src/fleet/messages.js';
+import { dashboardIssueBody, type DashboardIssueView } from '../../src/fleet/notices/messages.js';
 import { makeRefusal } from '../../src/kernel/codes/table.js';
 import { AUTOLAND, addClaimPull, makeHarness } from '../helpers/fleet.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { requestStart, resetRepo } from '../../src/fleet/controls.js';
+import { requestStart, resetRepo } from '../../src/fleet/runs/controls.js';
 import { AUTOLAND, addClaimPull, makeHarness, recordVerdict, report, until, type Harness } from '../helpers/fleet.js';
 import { catalogue } from '../helpers/catalogue.js';
 
@@ -88,7 +88,7 @@ describe('the spawn engine', () => {
     await h.engine.schedulerTick();
     expect(await h.store.runs.countLive()).toBe(1);
     // Produced with the cap lifted, the same state yields issue 2 as a candidate.
-    const { decideNewWork } = await import('../../src/fleet/producers.js');
+    const { decideNewWork } = await import('../../src/fleet/spawn/producers.js');
     const snap = await h.forge.readRepo(h.forge.repo('acme/api').ref);
     const facts = {
       repo: snap.repo,
@@ -173,7 +173,7 @@ describe('the spawn engine', () => {
       reads++;
       return orig(r);
     };
-    const { landerCandidates, fixCandidates } = await import('../../src/fleet/producers.js');
+    const { landerCandidates, fixCandidates } = await import('../../src/fleet/spawn/producers.js');
     const ctx = {
       repos: [h.forge.repo('acme/api').ref],
       snapshot: { liveCount: 0, liveSubjects: new Set<string>() },

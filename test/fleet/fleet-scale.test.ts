@@ -2,8 +2,8 @@ import nock from 'nock';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Timers } from '../../src/kernel/clock.js';
 import { DEFAULT_LEADERSHIP, Leadership } from '../../src/leadership.js';
-import { BudgetBook, BudgetStopped, GITHUB_SECONDARY_LIMITS } from '../../src/forge/budget.js';
-import { budgeted, DEFAULT_CLIENT_POLICY, yokeOctokit } from '../../src/forge/octokit.js';
+import { BudgetBook, BudgetStopped, GITHUB_SECONDARY_LIMITS } from '../../src/forge/github/budget.js';
+import { budgeted, DEFAULT_CLIENT_POLICY, yokeOctokit } from '../../src/forge/github/octokit.js';
 import { openStore } from '../../src/store/store.js';
 import { STOP_WAIT_MS, Ticks } from '../../src/ticks.js';
 import { gate, makeHarness, ManualClock, recordingLog, until } from '../helpers/fleet.js';
@@ -148,7 +148,7 @@ describe('what a request costs', () => {
     const clock = new ManualClock();
     const book = new BudgetBook(GITHUB_SECONDARY_LIMITS, clock.now);
     const store = openStore(':memory:');
-    const { conditionalCache } = await import('../../src/forge/conditional-cache.js');
+    const { conditionalCache } = await import('../../src/forge/github/conditional-cache.js');
     const Client = ProbotOctokit.plugin(
       conditionalCache(store.httpCache, clock.now),
       budgeted(book, async (ms) => clock.advance(ms)),

@@ -2,11 +2,11 @@ import { LeadershipLost } from '../../src/kernel/fence.js';
 import { Leadership } from '../../src/leadership.js';
 import { silentLog } from '../../src/kernel/log.js';
 import type { Liveness } from '../../src/launcher/launcher.js';
-import type { Run } from '../../src/store/runs.js';
+import type { Run } from '../../src/store/fleet/runs.js';
 import { openStoreAt } from '../../src/store/store.js';
 import { FakeLauncher, makeHarness } from '../helpers/fleet.js';
 import { BUDGET } from './fleet-budget.js';
-import { text } from '../../src/store/columns.js';
+import { text } from '../../src/store/sql/columns.js';
 
 // One of several yoke processes on one PostgreSQL (test/fleet/fleet.processes.test.ts).
 // Each has its own engine, forge view (the same repositories and issues) and

@@ -1,13 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { postgresSql } from '../../src/store/postgres-sql.js';
-import { migrateSql } from '../../src/store/schema.js';
-import type { Sql } from '../../src/store/sql.js';
+import { postgresSql } from '../../src/store/sql/postgres-sql.js';
+import { migrateSql } from '../../src/store/sql/schema.js';
+import type { Sql } from '../../src/store/sql/sql.js';
 import { until } from '../helpers/fleet.js';
 import { havePostgres, usePostgres } from '../helpers/postgres.js';
 import { BUDGET } from './fleet-budget.js';
-import { int, nullable, real, text } from '../../src/store/columns.js';
+import { int, nullable, real, text } from '../../src/store/sql/columns.js';
 
 // SP06/SP08/TR13 across processes: three yoke processes on one PostgreSQL,
 // each ticking (when it leads) and kicked at random, never pass the cap

@@ -2,9 +2,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { effectiveCap } from '../../src/fleet/cap.js';
 import { stageRank } from '../../src/fleet/candidate.js';
-import { requestStart, resetRepo } from '../../src/fleet/controls.js';
-import type { PassReport } from '../../src/fleet/pass.js';
-import { isAfkKind, type Outcome, type Run } from '../../src/store/runs.js';
+import { requestStart, resetRepo } from '../../src/fleet/runs/controls.js';
+import type { PassReport } from '../../src/fleet/engine/pass.js';
+import { isAfkKind, type Outcome, type Run } from '../../src/store/fleet/runs.js';
 import { AUTOLAND, makeHarness, type Harness } from '../helpers/fleet.js';
 import { testEngine } from '../helpers/test-store.js';
 

@@ -1,4 +1,4 @@
-import { requestStart } from '../../src/fleet/controls.js';
+import { requestStart } from '../../src/fleet/runs/controls.js';
 import { describe, expect, it } from 'vitest';
 import { makeHarness } from '../helpers/fleet.js';
 

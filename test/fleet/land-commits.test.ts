@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { landChainProblem } from '../../src/fleet/land-commits.js';
+import { landChainProblem } from '../../src/fleet/landing/land-commits.js';
 
 // LD03: only yoke's pinned tree lands. A land commit is checked by its first-parent walk: one merge per head, in
 // order, each of exactly two parents, down to the pinned base. What an attacker would hand yoke instead fails.

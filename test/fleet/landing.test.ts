@@ -1,11 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { decodeMarker } from '../../src/forge/marker.js';
-import { enqueueRefusedNotice, fastForwardRefusedNotice, landCommitForgedNotice } from '../../src/fleet/messages.js';
-import { landingState, stacksInFlight } from '../../src/fleet/landers.js';
-import { renderRepoPage } from '../../src/http/dashboard-parts.js';
-import type { Run } from '../../src/store/runs.js';
+import {
+  enqueueRefusedNotice,
+  fastForwardRefusedNotice,
+  landCommitForgedNotice,
+} from '../../src/fleet/notices/messages.js';
+import { landingState, stacksInFlight } from '../../src/fleet/spawn/landers.js';
+import { renderRepoPage } from '../../src/http/pages/dashboard-parts.js';
+import type { Run } from '../../src/store/fleet/runs.js';
 import { AUTOLAND, addClaimPull, makeHarness, recordingLog, report } from '../helpers/fleet.js';
-import { requestLand } from '../../src/fleet/controls.js';
+import { requestLand } from '../../src/fleet/runs/controls.js';
 
 // LD01, LD02, LD03 through the engine: a lander judges the head merged onto the base its branch is at;
 // an accept counts only on that base; a merge moves the base, and the other accepted PR is judged again.

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { defaultRepoConfig, parseRepoConfig, type RepoConfig } from '../../src/config/repo-config.js';
 import { readRunFacts } from '../../src/agent/facts.js';
 import type { Candidate } from '../../src/fleet/candidate.js';
-import { rejectionFor, runLimits } from '../../src/fleet/launch.js';
+import { rejectionFor, runLimits } from '../../src/fleet/runs/launch.js';
 import { launchEnv, limitsJson, type LaunchSpec } from '../../src/launcher/launcher.js';
-import type { Run } from '../../src/store/runs.js';
+import type { Run } from '../../src/store/fleet/runs.js';
 
 // What an agent run is handed at launch: its turn and spend limits, and for a
 // fix the rejection it repairs; and that the runner reads the command

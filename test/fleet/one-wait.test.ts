@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { requestFix, requestLand, requestStart } from '../../src/fleet/controls.js';
-import { buildFleetReport } from '../../src/http/report.js';
-import { reportRunResult } from '../../src/http/run-report.js';
-import { needsYou } from '../../src/http/needs-you.js';
+import { requestFix, requestLand, requestStart } from '../../src/fleet/runs/controls.js';
+import { buildFleetReport } from '../../src/http/operator/report.js';
+import { reportRunResult } from '../../src/http/api/run-report.js';
+import { needsYou } from '../../src/http/pages/needs-you.js';
 import { AUTOLAND, ManualClock, addClaimPull, makeHarness, report, type Harness } from '../helpers/fleet.js';
 
 // One wait, said the same everywhere: the reply to `/yoke start` (and `yoke repo start`, `/yoke land`,

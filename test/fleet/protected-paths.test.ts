@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { buildFleetReport } from '../../src/http/report.js';
-import { headApprovers, protectedFilesOf, protectedGlobs } from '../../src/fleet/protected-paths.js';
-import { needsYou } from '../../src/http/needs-you.js';
-import { protectedApprovedNotice, protectedHoldNotice } from '../../src/fleet/messages.js';
+import { buildFleetReport } from '../../src/http/operator/report.js';
+import { headApprovers, protectedFilesOf, protectedGlobs } from '../../src/fleet/spawn/protected-paths.js';
+import { needsYou } from '../../src/http/pages/needs-you.js';
+import { protectedApprovedNotice, protectedHoldNotice } from '../../src/fleet/notices/messages.js';
 import { AUTOLAND, addClaimPull, makeHarness, recordVerdict } from '../helpers/fleet.js';
 
 // TR14: a claim PR that changes what yoke trusts (its workflows, its opt-in

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
-import { reapRuns } from '../../src/fleet/reaper.js';
+import { reapRuns } from '../../src/fleet/runs/reaper.js';
 import type { Liveness } from '../../src/launcher/launcher.js';
-import type { Run } from '../../src/store/runs.js';
+import type { Run } from '../../src/store/fleet/runs.js';
 import { ActionsLauncher } from '../../src/launcher/actions.js';
 import { FakeLauncher, makeHarness } from '../helpers/fleet.js';
 

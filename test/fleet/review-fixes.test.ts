@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { readBrief } from '../../src/agent/brief.js';
 import { handleComment } from '../../src/commands/handle.js';
 import type { CommentView, ReviewView } from '../../src/forge/types.js';
-import { reviewHoldNote } from '../../src/fleet/messages.js';
+import { reviewHoldNote } from '../../src/fleet/notices/messages.js';
 import { addClaimPull, makeHarness, recordVerdict, type Harness } from '../helpers/fleet.js';
 
 // TR33: people with write access talk to the agent on its PR. A review that requests changes, or a

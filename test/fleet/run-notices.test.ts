@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planRunNotices, syncRunNotices } from '../../src/fleet/run-notices.js';
+import { planRunNotices, syncRunNotices } from '../../src/fleet/notices/run-notices.js';
 import { silentLog } from '../../src/kernel/log.js';
 import { liveRun } from '../helpers/run-api.js';
 import { makeHarness } from '../helpers/fleet.js';

@@ -1,10 +1,10 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { resultAudience } from '../../src/agent/result-document.js';
-import { collectHandedResult } from '../../src/fleet/run-results.js';
+import { collectHandedResult } from '../../src/fleet/runs/run-results.js';
 import { ActionsLauncher, formatActionsRef } from '../../src/launcher/actions.js';
-import { reapRuns } from '../../src/fleet/reaper.js';
+import { reapRuns } from '../../src/fleet/runs/reaper.js';
 import { repoRefOf } from '../../src/fleet/repo-state.js';
-import { OidcVerifier } from '../../src/http/oidc.js';
+import { OidcVerifier } from '../../src/http/api/oidc.js';
 import { silentLog } from '../../src/kernel/log.js';
 import { writeZip } from '../../sandbox/forge/zip-writer.js';
 import { makeHarness, type Harness } from '../helpers/fleet.js';

@@ -100,7 +100,7 @@ describe('poll tiers', () => {
 
 describe('the request budget', () => {
   it('SC03 plans per endpoint, as GitHub counts: a minute of points on each endpoint, content writes a minute and an hour, with headroom', async () => {
-    const { RequestBudget, costOf } = await import('../../src/forge/budget.js');
+    const { RequestBudget, costOf } = await import('../../src/forge/github/budget.js');
     const clock = new ManualClock();
     const budget = new RequestBudget(
       { pointsPerMinutePerEndpoint: 100, contentWritesPerMinute: 10, contentWritesPerHour: 20, headroom: 0.8 },
@@ -150,7 +150,7 @@ describe('the request budget', () => {
   });
 
   it('SC03 a request costing more than a whole limit waits for an empty window, never forever', async () => {
-    const { RequestBudget, costOf } = await import('../../src/forge/budget.js');
+    const { RequestBudget, costOf } = await import('../../src/forge/github/budget.js');
     const clock = new ManualClock();
     // 4 points a minute (80% of 5) on each endpoint: a 5-point write is more than the whole minute holds.
     const budget = new RequestBudget(
@@ -167,7 +167,7 @@ describe('the request budget', () => {
   });
 
   it("SC03 the primary limit is what the installation's answers say; a 304 costs none of it, and a short one holds requests until its reset", async () => {
-    const { RequestBudget, costOf } = await import('../../src/forge/budget.js');
+    const { RequestBudget, costOf } = await import('../../src/forge/github/budget.js');
     const clock = new ManualClock();
     const budget = new RequestBudget(
       { pointsPerMinutePerEndpoint: 900, contentWritesPerMinute: 80, contentWritesPerHour: 500, headroom: 0.8 },
@@ -203,7 +203,7 @@ describe('the request budget', () => {
 
   it('SC03 when the budget is short a pass reads lander and merge work first and defers the rest, saying why', async () => {
     const { addClaimPull, AUTOLAND } = await import('../helpers/fleet.js');
-    const { buildFleetReport, formatFleetReport } = await import('../../src/http/report.js');
+    const { buildFleetReport, formatFleetReport } = await import('../../src/http/operator/report.js');
     const h = makeHarness({ policy: { globalCap: 5 } });
     h.forge.addRepo('acme/claims', AUTOLAND);
     h.forge.addRepo('acme/backlog', {}, 2);
@@ -230,8 +230,8 @@ describe('the request budget', () => {
 
 describe('the budgeted GitHub client', () => {
   it('SC03 holds a request that would overspend the installation’s minute for as long as the plan says, then sends it', async () => {
-    const { BudgetBook } = await import('../../src/forge/budget.js');
-    const { budgeted } = await import('../../src/forge/octokit.js');
+    const { BudgetBook } = await import('../../src/forge/github/budget.js');
+    const { budgeted } = await import('../../src/forge/github/octokit.js');
     const { ProbotOctokit } = await import('probot');
     nock.disableNetConnect();
     const clock = new ManualClock();

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { reportRunResult } from '../../src/http/run-report.js';
-import { settleRun } from '../../src/fleet/settle.js';
-import { buildFleetReport, formatFleetReport } from '../../src/http/report.js';
-import { renderUnsettled } from '../../src/http/dashboard-spend.js';
+import { reportRunResult } from '../../src/http/api/run-report.js';
+import { settleRun } from '../../src/fleet/money/settle.js';
+import { buildFleetReport, formatFleetReport } from '../../src/http/operator/report.js';
+import { renderUnsettled } from '../../src/http/pages/dashboard-spend.js';
 import { ManualClock, makeHarness, type Harness } from '../helpers/fleet.js';
 
 // BU02: what a budget holds is what was spent. A run that reports is charged what it reported, its reservation
@@ -62,7 +62,11 @@ describe('BU02 what a budget holds is what was spent', () => {
 
     // The fleet report and the dashboard name it, with the command.
     const report = await buildFleetReport(h.fleet, null);
-    expect(formatFleetReport(report).split('\n').filter((l) => l.includes(first))).toEqual([
+    expect(
+      formatFleetReport(report)
+        .split('\n')
+        .filter((l) => l.includes(first)),
+    ).toEqual([
       `! Run ${first} (acme/api afk_auto) ended without reporting what it spent, so the budgets still hold its reservation of $5.00.`,
       `    to recover: Once you know what it spent (your model provider's usage page), \`yoke runs settle ${first} --usd N\` sets it and gives the rest back.`,
     ]);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { spawnPass, orderCandidates, type LaunchAttempt } from '../../src/fleet/spawn-pass.js';
+import { spawnPass, orderCandidates, type LaunchAttempt } from '../../src/fleet/spawn/spawn-pass.js';
 import type { Candidate, SpawnStage } from '../../src/fleet/candidate.js';
 import { effectiveCap } from '../../src/fleet/cap.js';
-import { recordLaunch } from '../../src/fleet/launch.js';
+import { recordLaunch } from '../../src/fleet/runs/launch.js';
 import { openStore } from '../../src/store/store.js';
 
 const cand = (stage: SpawnStage, repo: string, n: number): Candidate => ({

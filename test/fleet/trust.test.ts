@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { requestLand, resetRepo } from '../../src/fleet/controls.js';
+import { requestLand, resetRepo } from '../../src/fleet/runs/controls.js';
 import { encodeMarker } from '../../src/forge/marker.js';
 import { AUTOLAND, addClaimPull, makeHarness, recordVerdict, report, type Harness } from '../helpers/fleet.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LeadershipLost, type Fence } from '../../src/kernel/fence.js';
 import { FORGE_WRITES, fencedForge } from '../../src/forge/fenced.js';
-import { GitHubForge } from '../../src/forge/github.js';
+import { GitHubForge } from '../../src/forge/github/github.js';
 import type { Forge } from '../../src/forge/types.js';
 import { fencedLauncher } from '../../src/launcher/fenced.js';
 import type { Launcher } from '../../src/launcher/launcher.js';

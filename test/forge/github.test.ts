@@ -2,8 +2,8 @@ import nock from 'nock';
 import { Octokit as RestOctokit } from '@octokit/rest';
 import { describe, expect, it } from 'vitest';
 import { isolateNock } from '../helpers/nock.js';
-import { GitHubForge } from '../../src/forge/github.js';
-import type { Octokit } from '../../src/forge/octokit.js';
+import { GitHubForge } from '../../src/forge/github/github.js';
+import type { Octokit } from '../../src/forge/github/octokit.js';
 
 // The writes an agent run leads to, against GitHub's REST paths (nock, every
 // mock used, no network): a push token that can do nothing but push to one

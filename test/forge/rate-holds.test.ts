@@ -1,6 +1,12 @@
 import nock from 'nock';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_CLIENT_POLICY, holdUntil, RateHolds, yokeOctokit, type Octokit } from '../../src/forge/octokit.js';
+import {
+  DEFAULT_CLIENT_POLICY,
+  holdUntil,
+  RateHolds,
+  yokeOctokit,
+  type Octokit,
+} from '../../src/forge/github/octokit.js';
 import { openStore } from '../../src/store/store.js';
 import { ManualClock } from '../helpers/fleet.js';
 import { isolateNock } from '../helpers/nock.js';

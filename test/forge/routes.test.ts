@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { costOf, GITHUB_SECONDARY_LIMITS, RequestBudget } from '../../src/forge/budget.js';
-import { GITHUB_ROUTES, routeOf, UNLISTED_ROUTE } from '../../src/forge/routes.js';
+import { costOf, GITHUB_SECONDARY_LIMITS, RequestBudget } from '../../src/forge/github/budget.js';
+import { GITHUB_ROUTES, routeOf, UNLISTED_ROUTE } from '../../src/forge/github/routes.js';
 
 // A request's label, span name and budget key are GitHub's route template: bounded by yoke's code, never by
 // the fleet. The URLs here are the ones that are not templates: next-page links (GitHub's name a repository
@@ -14,7 +14,10 @@ const FORGE = new URL('../../src/forge/', import.meta.url).pathname;
 describe("GitHub's route templates", () => {
   it('SC03 every route the forge names is declared once in GITHUB_ROUTES, and every declared one is named', () => {
     const named = new Set<string>();
-    for (const f of readdirSync(FORGE).filter((n) => n.endsWith('.ts') && n !== 'routes.ts'))
+    const sources = readdirSync(FORGE, { recursive: true, encoding: 'utf8' }).filter(
+      (n) => n.endsWith('.ts') && !n.endsWith('routes.ts'),
+    );
+    for (const f of sources)
       for (const m of readFileSync(join(FORGE, f), 'utf8').matchAll(/'((?:GET|POST|PUT|PATCH|DELETE|HEAD) \/[^']*)'/g))
         named.add(m[1]!);
     expect([...named].filter((r) => !(GITHUB_ROUTES as readonly string[]).includes(r))).toEqual([]);

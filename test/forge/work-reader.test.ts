@@ -1,7 +1,7 @@
 import nock from 'nock';
 import { describe, expect, it } from 'vitest';
 import { isolateNock } from '../helpers/nock.js';
-import { WorkReader } from '../../src/forge/work-reader.js';
+import { WorkReader } from '../../src/forge/github/work-reader.js';
 
 // What the runner reads before an agent starts, with the job's read-only
 // token, against GitHub's REST shapes (nock, no network). Each commenter's

@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApiHandler } from '../../src/http/api.js';
-import { fetchRunnerProbe, loadShippedSetup, runDoctor } from '../../src/http/doctor.js';
+import { fetchRunnerProbe, loadShippedSetup, runDoctor } from '../../src/http/operator/doctor.js';
 import { runnerBundle } from '../../src/agent/bundle.js';
-import type { OidcVerifier } from '../../src/http/oidc.js';
+import type { OidcVerifier } from '../../src/http/api/oidc.js';
 import type { Harness } from './fleet.js';
 
 /** yoke's API handler on a loopback port, over a test harness's fleet. */

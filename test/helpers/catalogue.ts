@@ -1,5 +1,5 @@
-import type { Sql } from '../../src/store/sql.js';
-import { int, nullable, text } from '../../src/store/columns.js';
+import type { Sql } from '../../src/store/sql/sql.js';
+import { int, nullable, text } from '../../src/store/sql/columns.js';
 
 // What a database itself says its tables are (SQLite's table_info, PostgreSQL's
 // information_schema), in one shape for both engines: the migrations' result,

@@ -3,10 +3,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach } from 'vitest';
-import { postgresSql } from '../../src/store/postgres-sql.js';
-import { migrateSql } from '../../src/store/schema.js';
-import type { Sql } from '../../src/store/sql.js';
-import { sqliteSql } from '../../src/store/sqlite-sql.js';
+import { postgresSql } from '../../src/store/sql/postgres-sql.js';
+import { migrateSql } from '../../src/store/sql/schema.js';
+import type { Sql } from '../../src/store/sql/sql.js';
+import { sqliteSql } from '../../src/store/sql/sqlite-sql.js';
 import { havePostgres, usePostgres } from './postgres.js';
 
 // The store's engines for tests that run on both: SQLite and a real

@@ -1,5 +1,5 @@
-import type { BudgetLeft } from '../../src/forge/budget.js';
-import { bodyDigest } from '../../src/forge/schemas.js';
+import type { BudgetLeft } from '../../src/forge/github/budget.js';
+import { bodyDigest } from '../../src/forge/github/schemas.js';
 import { parseClosingRefs, parseYokeRunTrailer } from '../../src/forge/body-text.js';
 import { issueDigest } from '../../src/kernel/issue-digest.js';
 import { parseRepoConfig, type RepoConfigResult } from '../../src/config/repo-config.js';

@@ -6,12 +6,12 @@ import {
   type FleetContext,
   type FleetPolicy,
 } from '../../src/fleet/context.js';
-import { Engine } from '../../src/fleet/engine.js';
+import { Engine } from '../../src/fleet/engine/engine.js';
 import type { RepoRef } from '../../src/forge/types.js';
 import type { Launcher, LaunchSpec, Liveness } from '../../src/launcher/launcher.js';
 import type { Timers } from '../../src/kernel/clock.js';
 import { silentLog, type Log } from '../../src/kernel/log.js';
-import type { NewRun, Run } from '../../src/store/runs.js';
+import type { NewRun, Run } from '../../src/store/fleet/runs.js';
 import type { Store } from '../../src/store/store.js';
 import { testStore } from './test-store.js';
 import { recordOwedOnMerge } from '../../src/delivery/runs/owed.js';

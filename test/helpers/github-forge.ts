@@ -1,6 +1,6 @@
 import { Octokit as RestOctokit } from '@octokit/rest';
-import { GitHubForge } from '../../src/forge/github.js';
-import type { Octokit } from '../../src/forge/octokit.js';
+import { GitHubForge } from '../../src/forge/github/github.js';
+import type { Octokit } from '../../src/forge/github/octokit.js';
 
 // GitHubForge against nock: the app's client authenticates as `app-jwt`, an
 // installation's as `ghs_inst`; no retries, and no console log of the

@@ -1,7 +1,7 @@
 import type { TestProject } from 'vitest/node';
 import { findPostgresBin, startPostgres } from '../../sandbox/postgres.js';
-import { postgresSql } from '../../src/store/postgres-sql.js';
-import { migrateSql } from '../../src/store/schema.js';
+import { postgresSql } from '../../src/store/sql/postgres-sql.js';
+import { migrateSql } from '../../src/store/sql/schema.js';
 
 // With YOKE_TEST_ENGINE=postgres, the tests' stores (test/helpers/test-store.ts)
 // are PostgreSQL databases instead of SQLite's :memory:, each a copy of one

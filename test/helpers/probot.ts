@@ -3,9 +3,9 @@ import nock from 'nock';
 import { Probot } from 'probot';
 import { createRequire } from 'node:module';
 import { createYokeApp, type YokeRuntime } from '../../src/app.js';
-import { DEFAULT_CLIENT_POLICY, yokeOctokit } from '../../src/forge/octokit.js';
+import { DEFAULT_CLIENT_POLICY, yokeOctokit } from '../../src/forge/github/octokit.js';
 import { settingsWith, type OperatorSettings } from '../../src/config/env.js';
-import type { CacheStats } from '../../src/forge/conditional-cache.js';
+import type { CacheStats } from '../../src/forge/github/conditional-cache.js';
 import { testStore } from './test-store.js';
 import { ManualClock, noTimers } from './fleet.js';
 

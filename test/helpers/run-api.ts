@@ -1,6 +1,6 @@
 import { createSign, generateKeyPairSync, randomBytes } from 'node:crypto';
-import { OidcVerifier } from '../../src/http/oidc.js';
-import { hashSecret } from '../../src/fleet/launch.js';
+import { OidcVerifier } from '../../src/http/api/oidc.js';
+import { hashSecret } from '../../src/fleet/runs/launch.js';
 import type { Harness } from './fleet.js';
 import { startApi } from './api-server.js';
 

@@ -1,6 +1,6 @@
 import { inject } from 'vitest';
-import { postgresSql } from '../../src/store/postgres-sql.js';
-import type { LeaseClock, Sql } from '../../src/store/sql.js';
+import { postgresSql } from '../../src/store/sql/postgres-sql.js';
+import type { LeaseClock, Sql } from '../../src/store/sql/sql.js';
 import { openStore, storeOver, type Store } from '../../src/store/store.js';
 
 // The store a test harness runs on: SQLite's :memory: by default, or, with

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startApi } from '../helpers/api-server.js';
 import { AUTOLAND, makeHarness, type Harness } from '../helpers/fleet.js';
-import { OidcVerifier } from '../../src/http/oidc.js';
+import { OidcVerifier } from '../../src/http/api/oidc.js';
 import {
   AUDIENCE,
   ISSUER,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildDashboardData } from '../../src/http/dashboard-data.js';
-import { renderDashboardMain } from '../../src/http/dashboard.js';
+import { buildDashboardData } from '../../src/http/pages/dashboard-data.js';
+import { renderDashboardMain } from '../../src/http/pages/dashboard.js';
 import { AUTOLAND, addClaimPull, makeHarness, report } from '../helpers/fleet.js';
 
 // A repository's page shows what the fleet page does not: the settings as

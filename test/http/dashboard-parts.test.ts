@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { prose, reasonOf, renderRuns, renderWaiting, runResult, time } from '../../src/http/dashboard-parts.js';
-import type { PublicRun } from '../../src/fleet/report.js';
+import { prose, reasonOf, renderRuns, renderWaiting, runResult, time } from '../../src/http/pages/dashboard-parts.js';
+import type { PublicRun } from '../../src/fleet/notices/report.js';
 
 describe("the dashboard's run reasons", () => {
   it("a failed run's reason is yoke's own, else the first line of what the run reported; a success shows none", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BudgetLedger, budgetLines, budgetStatus } from '../../src/fleet/budgets.js';
-import { renderBudgets, renderIssueSpend, renderSpendChart } from '../../src/http/dashboard-spend.js';
+import { BudgetLedger, budgetLines, budgetStatus } from '../../src/fleet/money/budgets.js';
+import { renderBudgets, renderIssueSpend, renderSpendChart } from '../../src/http/pages/dashboard-spend.js';
 
 // BU06 on the dashboards: the week's spend as a chart against the daily budget, the budgets' standing with
 // their runway, and the costliest issues.

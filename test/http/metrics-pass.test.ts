@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { SPAWN_STAGES } from '../../src/fleet/candidate.js';
-import { Metrics } from '../../src/http/metrics.js';
-import { RUN_KINDS } from '../../src/store/runs.js';
+import { Metrics } from '../../src/http/operator/metrics.js';
+import { RUN_KINDS } from '../../src/store/fleet/runs.js';
 import { makeHarness } from '../helpers/fleet.js';
-import { routeOf } from '../../src/forge/routes.js';
+import { routeOf } from '../../src/forge/github/routes.js';
 import { parseSamples, sumOf } from '../helpers/prometheus-text.js';
 
 // SC07: a pass's figures reach the metrics: the GitHub requests it sent, and what each installation has left.

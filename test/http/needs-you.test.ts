@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildFleetReport } from '../../src/http/report.js';
-import { needsYou } from '../../src/http/needs-you.js';
+import { buildFleetReport } from '../../src/http/operator/report.js';
+import { needsYou } from '../../src/http/pages/needs-you.js';
 import { makeHarness } from '../helpers/fleet.js';
 import { liveRun } from '../helpers/run-api.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildFleetReport } from '../../src/http/report.js';
+import { buildFleetReport } from '../../src/http/operator/report.js';
 import { makeHarness } from '../helpers/fleet.js';
 
 describe('the fleet report', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { permits } from '../../src/kernel/permission.js';
-import { matchRoute, ROUTES, type RouteDef } from '../../src/http/routes.js';
+import { matchRoute, ROUTES, type RouteDef } from '../../src/http/api/routes.js';
 import { startApi } from '../helpers/api-server.js';
 import { REPO, makeDeliveryHarness } from '../helpers/delivery.js';
 import { liveRun } from '../helpers/run-api.js';

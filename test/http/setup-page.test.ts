@@ -6,7 +6,7 @@ import { parseEnv } from 'node:util';
 import nock from 'nock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { convertAppManifest } from '../../src/forge/app-manifest.js';
-import { createSetupHandler, type SetupDeps } from '../../src/http/setup-page.js';
+import { createSetupHandler, type SetupDeps } from '../../src/http/pages/setup-page.js';
 import { writeDotEnv } from '../../src/server.js';
 import { isolateNock } from '../helpers/nock.js';
 

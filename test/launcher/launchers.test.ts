@@ -10,7 +10,7 @@ import { CommandLauncher, processStartTime, runArgv } from '../../src/launcher/c
 import { bubblewrapProblem } from '../../src/kernel/bubblewrap.js';
 import { outsideTmp } from '../agent/helpers.js';
 import type { LaunchSpec } from '../../src/launcher/launcher.js';
-import type { Run } from '../../src/store/runs.js';
+import type { Run } from '../../src/store/fleet/runs.js';
 import { FakeForge } from '../helpers/fake-forge.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'yoke-launch-'));

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Sandbox } from '../../sandbox/sandbox.js';
-import { METRICS } from '../../src/http/metrics.js';
+import { METRICS } from '../../src/http/operator/metrics.js';
 import { freePort, havePrometheus, startPrometheus, type LocalPrometheus } from '../helpers/prometheus.js';
 
 // What an operator takes as it is: the alerting rules and the Grafana dashboard yoke ships (they name

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { printable } from '../../src/store/open-sql.js';
-import { issueSpan, openIssueTrace } from '../../src/fleet/issue-trace.js';
+import { printable } from '../../src/store/sql/open-sql.js';
+import { issueSpan, openIssueTrace } from '../../src/fleet/notices/issue-trace.js';
 import { NO_TRACER } from '../../src/kernel/trace.js';
 import { NO_TRACING, startTracing } from '../../src/tracing.js';
 import { parseOperatorEnv } from '../../src/config/env.js';

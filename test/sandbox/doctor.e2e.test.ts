@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_FILES, DEMO_REPO, shippedWorkflow } from '../../sandbox/demo-repo.js';
 import { Sandbox } from '../../sandbox/sandbox.js';
 import { runCli } from '../../src/cli/main.js';
-import { loadShippedSetup } from '../../src/http/doctor.js';
+import { loadShippedSetup } from '../../src/http/operator/doctor.js';
 import { unclaimedWarnings } from '../helpers/sandbox-log.js';
 
 // `yoke doctor OWNER/REPO` and `yoke plan OWNER/REPO` against the sandbox's

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeMarker } from '../../src/forge/marker.js';
 import { DEMO_REPO, DEMO_TASKS } from '../../sandbox/demo-repo.js';
 import { readBrief } from '../../src/agent/brief.js';
-import { reviewHoldNote } from '../../src/fleet/messages.js';
+import { reviewHoldNote } from '../../src/fleet/notices/messages.js';
 import { Sandbox } from '../../sandbox/sandbox.js';
 import { unclaimedWarnings } from '../helpers/sandbox-log.js';
 import { foldRevalidations } from '../helpers/landing.js';

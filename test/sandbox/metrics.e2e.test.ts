@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMission } from '../helpers/mission.js';
 import { DEMO_REPO } from '../../sandbox/demo-repo.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
-import { METRICS } from '../../src/http/metrics.js';
-import { GITHUB_ROUTES } from '../../src/forge/routes.js';
+import { METRICS } from '../../src/http/operator/metrics.js';
+import { GITHUB_ROUTES } from '../../src/forge/github/routes.js';
 import { parseSamples, samplesOf, sumOf, type Sample } from '../helpers/prometheus-text.js';
 
 // `/yoke/metrics` from a running yoke after the whole mission (five labelled issues,

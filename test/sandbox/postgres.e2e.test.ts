@@ -4,12 +4,12 @@ import { attachDemoPlans, deliverDemo } from '../../sandbox/deliver.js';
 import { Sandbox } from '../../sandbox/sandbox.js';
 import { runCli } from '../../src/cli/main.js';
 import { startYoke } from '../../src/server.js';
-import { postgresSql } from '../../src/store/postgres-sql.js';
-import { LATEST_VERSION, migrateSql } from '../../src/store/schema.js';
+import { postgresSql } from '../../src/store/sql/postgres-sql.js';
+import { LATEST_VERSION, migrateSql } from '../../src/store/sql/schema.js';
 import { havePostgres } from '../helpers/postgres.js';
-import { nullable, real, text } from '../../src/store/columns.js';
+import { nullable, real, text } from '../../src/store/sql/columns.js';
 import { DEMO_FILES } from '../../sandbox/demo-repo.js';
-import { METRICS } from '../../src/http/metrics.js';
+import { METRICS } from '../../src/http/operator/metrics.js';
 import { parseSamples, samplesOf, sumOf } from '../helpers/prometheus-text.js';
 
 // `npm run sandbox -- --postgres`: the whole mission on PostgreSQL, with two

@@ -4,14 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { storeBusy } from '../../src/delivery/gate/busy.js';
-import { openDb } from '../../src/store/db.js';
+import { openDb } from '../../src/store/sql/db.js';
 import { MIGRATIONS } from '../../src/store/migrations/index.js';
-import { postgresSql } from '../../src/store/postgres-sql.js';
-import { LATEST_VERSION, SchemaTooNewError, migrateSql, schemaVersion } from '../../src/store/schema.js';
-import { numberPlaceholders, postgresDdl, type Sql } from '../../src/store/sql.js';
-import { StuckTransaction, sqliteSql } from '../../src/store/sqlite-sql.js';
+import { postgresSql } from '../../src/store/sql/postgres-sql.js';
+import { LATEST_VERSION, SchemaTooNewError, migrateSql, schemaVersion } from '../../src/store/sql/schema.js';
+import { numberPlaceholders, postgresDdl, type Sql } from '../../src/store/sql/sql.js';
+import { StuckTransaction, sqliteSql } from '../../src/store/sql/sqlite-sql.js';
 import { havePostgres, usePostgres } from '../helpers/postgres.js';
-import { int, pick, text } from '../../src/store/columns.js';
+import { int, pick, text } from '../../src/store/sql/columns.js';
 import { TABLES } from '../../src/store/tables.js';
 
 // The store's one SQL interface on both engines: SQLite (`:memory:`) and a

@@ -1,7 +1,7 @@
 // A second yoke process, for the cross-process test: it records launches
 // against a shared database file as fast as it can, ends some of its runs to
 // keep the fleet hovering at the cap, and reports the most live runs it saw.
-import { recordLaunch } from '../../src/fleet/launch.js';
+import { recordLaunch } from '../../src/fleet/runs/launch.js';
 import { openStore } from '../../src/store/store.js';
 import { newWorkCandidate } from '../helpers/candidates.js';
 

@@ -1,12 +1,12 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { migrate } from '../../src/store/db.js';
+import { migrate } from '../../src/store/sql/db.js';
 import { MIGRATIONS, type Migration } from '../../src/store/migrations/index.js';
-import { checksumOf, MigrationEditedError, migrateSql } from '../../src/store/schema.js';
-import type { Sql, SqlParam } from '../../src/store/sql.js';
+import { checksumOf, MigrationEditedError, migrateSql } from '../../src/store/sql/schema.js';
+import type { Sql, SqlParam } from '../../src/store/sql/sql.js';
 import { catalogue, type CatalogueColumn } from '../helpers/catalogue.js';
 import { useEngines } from '../helpers/engines.js';
-import { int, text } from '../../src/store/columns.js';
+import { int, text } from '../../src/store/sql/columns.js';
 
 // The one migration runner on both engines: a shipped migration's text is
 // recorded as it is applied and an edited one is refused; and every

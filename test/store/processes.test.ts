@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ProcessStore } from '../../src/store/processes.js';
 import { LeaderStore } from '../../src/store/leaders.js';
-import { databaseClock } from '../../src/store/sql.js';
+import { databaseClock } from '../../src/store/sql/sql.js';
 import { storeOver } from '../../src/store/store.js';
 import { useEngines } from '../helpers/engines.js';
 

@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { recordLaunch } from '../../src/fleet/launch.js';
+import { recordLaunch } from '../../src/fleet/runs/launch.js';
 import { openStore, openStoreAt, type Store } from '../../src/store/store.js';
-import { migrateSql } from '../../src/store/schema.js';
+import { migrateSql } from '../../src/store/sql/schema.js';
 import { havePostgres, usePostgres } from '../helpers/postgres.js';
 import { newWorkCandidate } from '../helpers/candidates.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { migrate, openDb } from '../../src/store/db.js';
+import { migrate, openDb } from '../../src/store/sql/db.js';
 import { storeOver, type Store } from '../../src/store/store.js';
 import { useEngines } from '../helpers/engines.js';
 

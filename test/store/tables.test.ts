@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { int, jsonOf, nullable, oneOf, RowShapeError, text, type Shape } from '../../src/store/columns.js';
-import type { Sql } from '../../src/store/sql.js';
+import { int, jsonOf, nullable, oneOf, RowShapeError, text, type Shape } from '../../src/store/sql/columns.js';
+import type { Sql } from '../../src/store/sql/sql.js';
 import { TABLES } from '../../src/store/tables.js';
 import { useEngines } from '../helpers/engines.js';
 import { catalogue } from '../helpers/catalogue.js';

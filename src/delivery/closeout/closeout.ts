@@ -1,9 +1,9 @@
-import { issueSpan } from '../../fleet/issue-trace.js';
+import { issueSpan } from '../../fleet/notices/issue-trace.js';
 import { makeRefusal, type Refusal } from '../../kernel/codes/table.js';
 import { classifyGitHubError } from '../../forge/errors.js';
-import { spendLine } from '../../fleet/messages.js';
+import { spendLine } from '../../fleet/notices/messages.js';
 import { closeoutNotice } from '../messages.js';
-import type { DeploymentRun } from '../../store/deployment-runs.js';
+import type { DeploymentRun } from '../../store/delivery/deployment-runs.js';
 import { qaCommands } from '../gate/commands.js';
 import type { DeliveryContext, StageAt } from '../context.js';
 

@@ -6,7 +6,7 @@ import { ok, refuse, type Result } from '../../kernel/result.js';
 import { endStageDeployment, followWorkflowStage, startStageDeployment, type DeployAt } from './stage-deployment.js';
 import { runAtStage } from '../runs/deployment-runs.js';
 import { advanceRun } from '../gate/stage.js';
-import type { DeploymentRun } from '../../store/deployment-runs.js';
+import type { DeploymentRun } from '../../store/delivery/deployment-runs.js';
 import { syncTrackingIssue } from '../runs/tracking.js';
 
 // A deploy stage: whoever runs it (`yoke deploy stage run`, the driver) starts

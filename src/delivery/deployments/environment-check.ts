@@ -3,7 +3,7 @@ import { makeRefusal, type Refusal } from '../../kernel/codes/table.js';
 import { environmentOf, type DeliverySettings } from '../../config/delivery.js';
 import { repoRefOf } from '../../fleet/repo-state.js';
 import type { EnvironmentRules, RepoRef } from '../../forge/types.js';
-import type { EnvironmentCheck } from '../../store/stage-deployments.js';
+import type { EnvironmentCheck } from '../../store/delivery/stage-deployments.js';
 import { deliveryRepo, type DeliveryContext } from '../context.js';
 import { errorStack } from '../../kernel/error-text.js';
 

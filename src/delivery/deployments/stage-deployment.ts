@@ -1,7 +1,7 @@
 import { deploymentSettingsOf, environmentOf, type DeployStage } from '../../config/delivery.js';
 import type { DeploymentStatusState, DeploymentStatusView, RepoRef, WorkflowRunView } from '../../forge/types.js';
-import type { DeploymentRun } from '../../store/deployment-runs.js';
-import type { StageDeployment } from '../../store/stage-deployments.js';
+import type { DeploymentRun } from '../../store/delivery/deployment-runs.js';
+import type { StageDeployment } from '../../store/delivery/stage-deployments.js';
 import type { DeliveryContext } from '../context.js';
 import { errorText } from '../../kernel/error-text.js';
 

@@ -1,6 +1,6 @@
 import { makeRefusal } from '../../kernel/codes/table.js';
 import { deliverNotices, subjectsOf, type NoticeReport } from '../notices/deliver.js';
-import type { DeploymentRun } from '../../store/deployment-runs.js';
+import type { DeploymentRun } from '../../store/delivery/deployment-runs.js';
 import { BusyError } from './busy.js';
 import {
   closeOutMembers,

@@ -1,6 +1,6 @@
 import { makeRefusal, type Refusal } from '../../kernel/codes/table.js';
 import type { QaCase } from '../../config/qa-plan.js';
-import type { MemberPlan, PlanGroup, QaVerdict } from '../../store/qa.js';
+import type { MemberPlan, PlanGroup, QaVerdict } from '../../store/delivery/qa.js';
 import { qaCommands } from './commands.js';
 import {
   awaitsGroupWait,

@@ -1,6 +1,6 @@
 import { makeRefusal, type Refusal } from '../../kernel/codes/table.js';
 import type { QaPlan } from '../../config/qa-plan.js';
-import type { MemberPlan, PlanGroup } from '../../store/qa.js';
+import type { MemberPlan, PlanGroup } from '../../store/delivery/qa.js';
 
 // QA07: ownership freezes when members enter a QA stage. A pure decision: the
 // members' attachments, the plans at the pinned commit and the groups of the

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { makeRefusal, type Refusal } from '../../kernel/codes/table.js';
 import { BusyError, refusedError, storeBusy } from './busy.js';
 import { Refused, refusalJson } from '../../kernel/result.js';
-import type { DeploymentRun } from '../../store/deployment-runs.js';
+import type { DeploymentRun } from '../../store/delivery/deployment-runs.js';
 import type { Store } from '../../store/store.js';
 import { deliveryRepo, type DeliveryContext } from '../context.js';
 import { gateCheck } from './check.js';

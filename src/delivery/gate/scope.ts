@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { QaCase } from '../../config/qa-plan.js';
 import { resolvePlanRef } from '../../config/qa-plan.js';
-import type { DeploymentRun } from '../../store/deployment-runs.js';
-import type { PlanGroup } from '../../store/qa.js';
+import type { DeploymentRun } from '../../store/delivery/deployment-runs.js';
+import type { PlanGroup } from '../../store/delivery/qa.js';
 import type { Actor, DeliveryContext, DeliveryRepo, StageAt, StageRef } from '../context.js';
 import { ok, refuse, type Result } from '../../kernel/result.js';
 import { runAtStage } from '../runs/deployment-runs.js';

@@ -1,4 +1,4 @@
-import { issueSpan } from '../../fleet/issue-trace.js';
+import { issueSpan } from '../../fleet/notices/issue-trace.js';
 import { randomBytes } from 'node:crypto';
 import { canWrite } from '../../kernel/permission.js';
 import { isBotLogin } from '../notices/people.js';
@@ -6,7 +6,7 @@ import { makeRefusal } from '../../kernel/codes/table.js';
 import { resolveRunPlans } from '../../config/qa-plan.js';
 import { CONFIG_PATH } from '../../config/repo-config.js';
 import type { ReviewView } from '../../forge/types.js';
-import type { DeploymentRun } from '../../store/deployment-runs.js';
+import type { DeploymentRun } from '../../store/delivery/deployment-runs.js';
 import { BusyError } from './busy.js';
 import { finishIfDelivered } from '../closeout/closeout.js';
 import { reconcileIssueLabels } from './labels.js';

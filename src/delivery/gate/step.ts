@@ -1,4 +1,4 @@
-import type { Wake } from '../../store/qa.js';
+import type { Wake } from '../../store/delivery/qa.js';
 import type { GateInput, StageEvaluation } from './evaluate.js';
 import type { Wait } from './waits.js';
 

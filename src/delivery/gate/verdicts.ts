@@ -1,7 +1,7 @@
 import { redactSecrets } from '../../kernel/redact.js';
 import { z } from 'zod';
 import type { QaCase } from '../../config/qa-plan.js';
-import type { DeploymentRun } from '../../store/deployment-runs.js';
+import type { DeploymentRun } from '../../store/delivery/deployment-runs.js';
 import { qaCommands } from './commands.js';
 import { canWrite } from '../../kernel/permission.js';
 import { authorizeMaintainer } from './authority.js';

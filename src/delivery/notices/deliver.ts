@@ -3,7 +3,7 @@ import { qaNotice, qaNoticeResolved, qaNoticeWithdrawn } from '../messages.js';
 import type { DeliveryContext, StageAt } from '../context.js';
 import type { StageEvaluation } from '../gate/evaluate.js';
 import type { Wait } from '../gate/waits.js';
-import type { DeploymentRun } from '../../store/deployment-runs.js';
+import type { DeploymentRun } from '../../store/delivery/deployment-runs.js';
 import { planNotices, type NoticeAction, type NoticeSubject, type Recipients } from './plan.js';
 import { errorStack } from '../../kernel/error-text.js';
 

@@ -1,6 +1,6 @@
 import type { Wait } from '../gate/waits.js';
 import { isBotLogin } from './people.js';
-import { OPEN_NOTICE_STATES, type Notice, type RecipientKind } from '../../store/notices.js';
+import { OPEN_NOTICE_STATES, type Notice, type RecipientKind } from '../../store/delivery/notices.js';
 
 // Which notices to post, edit, withdraw or leave alone: a pure decision over
 // the waits of one dispatch, the notices already out, and who is live.

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Stage } from '../../config/delivery.js';
 import type { RepoName } from '../../forge/types.js';
-import type { DeploymentRun } from '../../store/deployment-runs.js';
+import type { DeploymentRun } from '../../store/delivery/deployment-runs.js';
 import { authorizeMaintainer } from '../gate/authority.js';
 import { deliveryRepo, type Actor, type DeliveryContext, type DeliveryRepo } from '../context.js';
 import { ok, refuse, type Result } from '../../kernel/result.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { ExecutionKind } from '../../store/executions.js';
+import type { ExecutionKind } from '../../store/delivery/executions.js';
 import { OPERATOR, type DeliveryContext, type StageRef } from '../context.js';
 import { ok, refuse, type Result } from '../../kernel/result.js';
 import { activeRun } from './deployment-runs.js';

@@ -1,5 +1,5 @@
 import { owedLabelOf } from '../../config/delivery.js';
-import type { MergeListener } from '../../fleet/merges.js';
+import type { MergeListener } from '../../fleet/landing/merges.js';
 import type { RepoRef } from '../../forge/types.js';
 import { errorStack } from '../../kernel/error-text.js';
 import type { Io } from '../../fleet/context.js';

@@ -1,4 +1,4 @@
-import { runLockKey, type Sql } from '../../store/sql.js';
+import { runLockKey, type Sql } from '../../store/sql/sql.js';
 
 // One gate check or sweep of a deployment run at a time: two interleaved would
 // both see a notice missing and both post it, or close members out of order

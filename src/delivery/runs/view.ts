@@ -1,6 +1,6 @@
-import { environmentUrl } from '../../fleet/links.js';
-import type { StageDeployment } from '../../store/stage-deployments.js';
-import type { DeploymentRun } from '../../store/deployment-runs.js';
+import { environmentUrl } from '../../fleet/notices/links.js';
+import type { StageDeployment } from '../../store/delivery/stage-deployments.js';
+import type { DeploymentRun } from '../../store/delivery/deployment-runs.js';
 import { owedMembers } from '../closeout/closeout.js';
 import { qaCommands } from '../gate/commands.js';
 import type { DeliveryContext, DeliveryRepo } from '../context.js';

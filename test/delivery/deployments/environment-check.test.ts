@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { parseDeliverySettings } from '../../../src/config/delivery.js';
-import { buildFleetReport } from '../../../src/http/report.js';
-import { needsYou } from '../../../src/http/needs-you.js';
+import { buildFleetReport } from '../../../src/http/operator/report.js';
+import { needsYou } from '../../../src/http/pages/needs-you.js';
 import {
   gatedStages,
   judgeEnvironments,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { QaCase } from '../../../src/config/qa-plan.js';
 import { evaluateStage, type GateInput, type GateMember } from '../../../src/delivery/gate/evaluate.js';
-import type { PlanGroup, QaVerdict } from '../../../src/store/qa.js';
+import type { PlanGroup, QaVerdict } from '../../../src/store/delivery/qa.js';
 
 // Gate evaluation as a pure function: table-driven, no store, no forge.
 

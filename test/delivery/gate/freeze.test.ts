@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { QaPlan } from '../../../src/config/qa-plan.js';
 import { planFreeze, type FreezeInput, type PlanAtCommit } from '../../../src/delivery/gate/freeze.js';
-import type { PlanGroup } from '../../../src/store/qa.js';
+import type { PlanGroup } from '../../../src/store/delivery/qa.js';
 
 const plan = (id: string, name = id): PlanAtCommit => ({
   ok: true,

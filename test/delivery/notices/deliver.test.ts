@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { handleComment } from '../../../src/commands/handle.js';
-import { buildFleetReport, formatFleetReport } from '../../../src/http/report.js';
-import { buildDashboardData } from '../../../src/http/dashboard-data.js';
-import { renderDashboard } from '../../../src/http/dashboard.js';
+import { buildFleetReport, formatFleetReport } from '../../../src/http/operator/report.js';
+import { buildDashboardData } from '../../../src/http/pages/dashboard-data.js';
+import { renderDashboard } from '../../../src/http/pages/dashboard.js';
 import { dispatchStage } from '../../helpers/gate-check.js';
 import { checkIn } from '../../../src/delivery/runs/executions.js';
 import { createDeploymentRun } from '../../../src/delivery/runs/deployment-runs.js';

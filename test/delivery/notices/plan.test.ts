@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { planNotices, type NoticeInput, type NoticeSubject } from '../../../src/delivery/notices/plan.js';
 import type { Wait } from '../../../src/delivery/gate/waits.js';
-import type { Notice } from '../../../src/store/notices.js';
+import type { Notice } from '../../../src/store/delivery/notices.js';
 
 // Which notices to post, edit, withdraw or keep: a pure decision.
 

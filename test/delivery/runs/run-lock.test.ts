@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { serialRun } from '../../../src/delivery/runs/run-lock.js';
-import { postgresSql } from '../../../src/store/postgres-sql.js';
+import { postgresSql } from '../../../src/store/sql/postgres-sql.js';
 import { havePostgres, usePostgres } from '../../helpers/postgres.js';
 
 const pgServer = usePostgres();

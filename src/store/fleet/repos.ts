@@ -1,0 +1,142 @@
+import type { Sql } from '../sql/sql.js';
+import { pick } from '../sql/columns.js';
+import { TABLES, type TableRow } from '../tables.js';
+import type { RepoRead } from '../sql/stored-json.js';
+
+export type { RepoRead } from '../sql/stored-json.js';
+
+export interface RepoState {
+  fullName: string;
+  installationId: number | null;
+  /** null: follow the opt-in file's `auto` default. */
+  autoLoop: boolean | null;
+  consecutiveFailures: number;
+  pausedSince: number | null;
+  disabledReason: string | null;
+  disabledNotified: string | null;
+  firstSeenAt: number;
+  updatedAt: number;
+}
+
+type RepoRow = TableRow<'repos'>;
+
+const toState = (r: RepoRow): RepoState => ({
+  fullName: r.full_name,
+  installationId: r.installation_id,
+  autoLoop: r.auto_loop === null ? null : r.auto_loop === 1,
+  consecutiveFailures: r.consecutive_failures,
+  pausedSince: r.paused_since,
+  disabledReason: r.disabled_reason,
+  disabledNotified: r.disabled_notified,
+  firstSeenAt: r.first_seen_at,
+  updatedAt: r.updated_at,
+});
+
+export class RepoStore {
+  constructor(private readonly sql: Sql) {}
+
+  /** The repo's state, created on first sight. */
+  async ensure(fullName: string, installationId: number | null, now: number): Promise<RepoState> {
+    await this.sql.run(
+      `INSERT INTO repos (full_name, installation_id, first_seen_at, updated_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT(full_name) DO UPDATE SET installation_id = COALESCE(excluded.installation_id, repos.installation_id)`,
+      [fullName, installationId, now, now],
+    );
+    return (await this.get(fullName))!;
+  }
+
+  async get(fullName: string): Promise<RepoState | undefined> {
+    const row = await this.sql.get(TABLES.repos, 'SELECT * FROM repos WHERE full_name = ?', [fullName]);
+    return row && toState(row);
+  }
+
+  /** TR25: the repository by its name as GitHub compares names (without regard to case), under the name yoke keeps. */
+  async find(name: string): Promise<RepoState | undefined> {
+    const row = await this.sql.get(
+      TABLES.repos,
+      'SELECT * FROM repos WHERE lower(full_name) = lower(?) ORDER BY full_name LIMIT 1',
+      [name],
+    );
+    return row && toState(row);
+  }
+
+  async list(): Promise<RepoState[]> {
+    return (await this.sql.all(TABLES.repos, 'SELECT * FROM repos ORDER BY full_name')).map(toState);
+  }
+
+  async setAutoLoop(fullName: string, on: boolean, now: number): Promise<void> {
+    await this.sql.run('UPDATE repos SET auto_loop = ?, updated_at = ? WHERE full_name = ?', [
+      on ? 1 : 0,
+      now,
+      fullName,
+    ]);
+  }
+
+  /** +1 failure; pauses at the threshold. Returns the new state. */
+  async addFailure(fullName: string, threshold: number, now: number): Promise<RepoState> {
+    await this.sql.run(
+      `UPDATE repos SET consecutive_failures = consecutive_failures + 1,
+         paused_since = CASE WHEN paused_since IS NULL AND consecutive_failures + 1 >= ? THEN ? ELSE paused_since END,
+         updated_at = ?
+       WHERE full_name = ?`,
+      [threshold, now, now, fullName],
+    );
+    return (await this.get(fullName))!;
+  }
+
+  /** A success resets the counter; it never un-pauses (only an explicit reset does). */
+  async resetFailures(fullName: string, now: number): Promise<void> {
+    await this.sql.run('UPDATE repos SET consecutive_failures = 0, updated_at = ? WHERE full_name = ?', [
+      now,
+      fullName,
+    ]);
+  }
+
+  /** The explicit reset: clears the counter and the pause. */
+  async unpause(fullName: string, now: number): Promise<void> {
+    await this.sql.run(
+      'UPDATE repos SET consecutive_failures = 0, paused_since = NULL, updated_at = ? WHERE full_name = ?',
+      [now, fullName],
+    );
+  }
+
+  async setDisabled(fullName: string, reason: string | null, now: number): Promise<void> {
+    await this.sql.run('UPDATE repos SET disabled_reason = ?, updated_at = ? WHERE full_name = ?', [
+      reason,
+      now,
+      fullName,
+    ]);
+  }
+
+  /** Records what a pass read; a read that found the same as the last one writes nothing, so `readAt` is when it was first found so. */
+  /** Records a repository's read when it differs from the last one (`known`: that last one, read already for many). */
+  async recordRead(fullName: string, read: RepoRead, known?: RepoRead | null): Promise<void> {
+    const { readAt: _at, ...found } = read;
+    const last = known === undefined ? await this.lastRead(fullName) : known;
+    if (last) {
+      const { readAt: _was, ...before } = last;
+      if (JSON.stringify(before) === JSON.stringify(found)) return;
+    }
+    await this.sql.run('UPDATE repos SET last_read = ? WHERE full_name = ?', [JSON.stringify(read), fullName]);
+  }
+
+  async lastRead(fullName: string): Promise<RepoRead | null> {
+    const row = await this.sql.get(pick(TABLES.repos, 'last_read'), 'SELECT last_read FROM repos WHERE full_name = ?', [
+      fullName,
+    ]);
+    return row?.last_read ?? null;
+  }
+
+  /** Every repository's last read, in one query (the fleet report's). */
+  async lastReads(): Promise<Map<string, RepoRead>> {
+    const rows = await this.sql.all(
+      pick(TABLES.repos, 'full_name', 'last_read'),
+      'SELECT full_name, last_read FROM repos WHERE last_read IS NOT NULL',
+    );
+    return new Map(rows.map((r) => [r.full_name, r.last_read!]));
+  }
+
+  async markDisabledNotified(fullName: string, reason: string): Promise<void> {
+    await this.sql.run('UPDATE repos SET disabled_notified = ? WHERE full_name = ?', [reason, fullName]);
+  }
+}
