@@ -7,7 +7,7 @@ import { attachDemoPlans, deliverDemo } from './deliver.js';
 import { REVIEWER } from './demo-repo.js';
 import { DEMO_ATTACHMENTS, DEMO_REPO } from './demo-repo.js';
 import { Sandbox } from './sandbox.js';
-import { formatSummary } from './summary.js';
+import { formatSummary, SUMMARY_LEGEND } from './summary.js';
 import { sandboxProgram } from './program.js';
 import { sandboxSettings } from './env.js';
 import type { FleetReport } from '../src/http/operator/report.js';
@@ -273,7 +273,7 @@ if (opts.deliver && exitCode === 0 && (await sandbox.done()) && !(await sandbox.
 }
 
 const rows = await sandbox.summary();
-console.log(`\n${formatSummary(rows)}\n`);
+console.log(`\n${formatSummary(rows)}\n\n${SUMMARY_LEGEND}\n`);
 const merged = rows.filter((r) => r.state === 'merged').length;
 const delivered = rows.filter((r) => r.closeout.startsWith('delivered')).length;
 console.log(

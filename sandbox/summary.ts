@@ -114,6 +114,14 @@ function fold(head: string, text: string, width: number): string {
   return [...lines, line].join('\n');
 }
 
+/** What the end table's notations mean, said once under it. */
+export const SUMMARY_LEGEND = [
+  'Reading it: runs are kind:outcome in order, a fix with [why it started]. A verdict',
+  "accept@HEAD/BASE+#N is a lander's verdict on HEAD (the claim PR's commit), judged on BASE (main as",
+  'it was then) with PR #N merged onto it first (a stack). "close-out delivered #1": a deployment run',
+  'shipped it to production, and yoke closed issue #1.',
+].join('\n');
+
 /** The end table, as a block per issue that fits 100 columns: what happened to it, its runs and verdicts, its delivery, and why any run failed. */
 export function formatSummary(rows: IssueSummary[]): string {
   const WIDTH = 100;

@@ -1,3 +1,4 @@
+import { unreachableCode } from '../kernel/error-text.js';
 import type { Door } from '../door.js';
 import type { z } from 'zod';
 import { issuesText } from '../kernel/issues-text.js';
@@ -151,9 +152,7 @@ async function call(
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch (err) {
-    throw new CliFailure(
-      `yoke at ${url} did not answer (${err instanceof Error ? err.message : err}). Check YOKE_URL or --url.`,
-    );
+    throw new CliFailure(notAnswered(url, urlSource(io, opts), err));
   }
   const json: unknown = await res.json().catch(() => null);
   if (!res.ok) {
@@ -167,6 +166,16 @@ async function call(
     );
   }
   return json;
+}
+
+/** Where the CLI's yoke URL came from, in words: a flag, the environment, or the default nobody set. */
+export const urlSource = (io: Pick<CliIo, 'env'>, opts: GlobalOptions): string =>
+  opts.url !== undefined ? '--url' : io.env.YOKE_URL ? 'YOKE_URL' : 'the default: YOKE_URL is not set';
+
+/** Nothing answered at yoke's URL: which URL, where it came from, why, and how to point the CLI elsewhere. */
+export function notAnswered(url: string, source: string, err: unknown): string {
+  const why = unreachableCode(err) ?? (err instanceof Error ? err.message : String(err));
+  return `yoke at ${url} (${source}) did not answer (${why}).\nTo recover: check that yoke is running there, or set YOKE_URL to its address (or pass --url), e.g. YOKE_URL=https://yoke.example.com.`;
 }
 
 /** The CLI's word for a token yoke did not take. */

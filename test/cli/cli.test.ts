@@ -9,10 +9,15 @@ afterEach(async () => {
   close = null;
 });
 
-async function cli(args: string[], env: Record<string, string | undefined>) {
+async function cli(args: string[], env: Record<string, string | undefined>, over: { fetch?: typeof fetch } = {}) {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runCli(args, { out: (l) => out.push(l), err: (l) => err.push(l), env, fetch });
+  const code = await runCli(args, {
+    out: (l) => out.push(l),
+    err: (l) => err.push(l),
+    env,
+    fetch: over.fetch ?? fetch,
+  });
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 
@@ -50,13 +55,25 @@ describe('the yoke CLI', () => {
   });
 
   it('says what to set when the token or the server is missing, and what to type for bad words', async () => {
+    // Nothing listens at localhost:3000 in a test: a refused connection, as fetch reports it, without reaching out.
+    const refused = (async () => {
+      throw new TypeError('fetch failed', {
+        cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+      });
+    }) as unknown as typeof fetch;
     expect(await cli(['fleet', 'report'], {})).toMatchObject({
       code: 1,
       err: "No yoke token. Set YOKE_TOKEN (an operator token from the server's YOKE_API_TOKENS, or your own from YOKE_PERSON_TOKENS) or pass --token.",
     });
     const down = await cli(['fleet', 'report', '--json'], { YOKE_URL: 'http://127.0.0.1:9', YOKE_TOKEN: 'x' });
     expect(down.code).toBe(1);
-    expect(down.err).toMatch(/^yoke at http:\/\/127\.0\.0\.1:9 did not answer \(.+\)\. Check YOKE_URL or --url\.$/);
+    expect(down.err).toMatch(/^yoke at http:\/\/127\.0\.0\.1:9 \(YOKE_URL\) did not answer \(.+\)\.\nTo recover: /);
+    // With YOKE_URL unset, the CLI says which address it tried, and that it was the default nobody set.
+    const unset = await cli(['fleet', 'report'], { YOKE_TOKEN: 'x' }, { fetch: refused });
+    expect(unset).toMatchObject({
+      code: 1,
+      err: 'yoke at http://localhost:3000 (the default: YOKE_URL is not set) did not answer (ECONNREFUSED).\nTo recover: check that yoke is running there, or set YOKE_URL to its address (or pass --url), e.g. YOKE_URL=https://yoke.example.com.',
+    });
     const h = makeHarness();
     h.forge.addRepo('acme/api', {});
     await h.engine.schedulerTick();

@@ -98,7 +98,7 @@ describe('the CLI, as a newcomer meets it', () => {
     });
   });
 
-  it('has `repo status` and `deployment-runs list`', async () => {
+  it('has `repo status` (a repository named in any casing) and `deployment-runs list`', async () => {
     const h = makeHarness();
     await h.store.repos.ensure('acme/api', 1, h.clock.now());
     h.forge.addRepo('acme/api', {});
@@ -117,6 +117,8 @@ describe('the CLI, as a newcomer meets it', () => {
       ].join('\n'),
       err: '',
     });
+    // GitHub's names do not care for case, nor does yoke: the answer is under the name yoke keeps.
+    expect(await yoke(['repo', 'status', 'ACME/Api'], { YOKE_URL: api.url })).toEqual(status);
     // A name yoke has never seen: `repo status` and `plan` say the same, and what to do.
     const wrongStatus = await yoke(['repo', 'status', 'acme/nope'], { YOKE_URL: api.url });
     const wrongPlan = await yoke(['plan', 'acme/nope'], { YOKE_URL: api.url });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatSummary, type IssueSummary } from '../../sandbox/summary.js';
+import { formatSummary, SUMMARY_LEGEND, type IssueSummary } from '../../sandbox/summary.js';
 import { sandboxSettings } from '../../sandbox/env.js';
 
 // The sandbox's end table: a block per issue, within 100 columns, and a failed run says why.
@@ -77,6 +77,20 @@ describe("the sandbox's end table", () => {
         "   waits      budget_reserved: Waits for money: the fleet's daily budget holds $0.59 of its $3.00.",
       ].join('\n'),
     );
+  });
+});
+
+describe("the end table's legend", () => {
+  it('says what each notation of the table means, within 100 columns', () => {
+    expect(SUMMARY_LEGEND).toBe(
+      [
+        'Reading it: runs are kind:outcome in order, a fix with [why it started]. A verdict',
+        "accept@HEAD/BASE+#N is a lander's verdict on HEAD (the claim PR's commit), judged on BASE (main as",
+        'it was then) with PR #N merged onto it first (a stack). "close-out delivered #1": a deployment run',
+        'shipped it to production, and yoke closed issue #1.',
+      ].join('\n'),
+    );
+    expect(SUMMARY_LEGEND.split('\n').every((l) => l.length <= 100)).toBe(true);
   });
 });
 

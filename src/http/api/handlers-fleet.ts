@@ -57,7 +57,11 @@ export function fleetHandlers({
   nextPass,
   doctor,
 }: FleetViews & { runAuth: RunAuth }): JsonHandlers<FleetRouteName> {
-  const repoOf = (p: Record<string, string>) => `${p.owner}/${p.name}`;
+  // A repository named as GitHub compares names (ACME/Demo is acme/demo), answered under the name yoke keeps.
+  const repoOf = async (p: Record<string, string>) => {
+    const asked = `${p.owner}/${p.name}`;
+    return (await fleet.store.repos.find(asked))?.fullName ?? asked;
+  };
   return {
     async health() {
       return { status: 200, json: { ok: true } };
@@ -103,27 +107,27 @@ export function fleetHandlers({
     },
     async repoStatus({ params }) {
       // Plain text: the API's callers are terminals and scripts; `/yoke status` answers in Markdown.
-      return message(await repoStatus(fleet, repoOf(params), 'plain'));
+      return message(await repoStatus(fleet, await repoOf(params), 'plain'));
     },
     async nextPass({ params }) {
-      const r = await nextPass(repoOf(params));
+      const r = await nextPass(await repoOf(params));
       return r.ok ? { status: 200, json: r.value } : { refusal: r.refusal };
     },
     async doctor({ params }) {
-      return { status: 200, json: await doctor(repoOf(params)) };
+      return { status: 200, json: await doctor(await repoOf(params)) };
     },
     async auto({ params, body }) {
-      return message(await setAutoLoop(fleet, repoOf(params), body.enabled));
+      return message(await setAutoLoop(fleet, await repoOf(params), body.enabled));
     },
     async reset({ params }) {
-      return message(await resetRepo(fleet, repoOf(params)));
+      return message(await resetRepo(fleet, await repoOf(params)));
     },
     // A person's start or land is theirs, by their login; an operator token's is the API's.
     async start({ params, actor }) {
-      return message(await requestStart(fleet, repoOf(params), Number(params.number), { by: requester(actor) }));
+      return message(await requestStart(fleet, await repoOf(params), Number(params.number), { by: requester(actor) }));
     },
     async land({ params, actor }) {
-      return message(await requestLand(fleet, repoOf(params), Number(params.number), requester(actor)));
+      return message(await requestLand(fleet, await repoOf(params), Number(params.number), requester(actor)));
     },
   };
 }
