@@ -150,7 +150,12 @@ const SWITCHED_ON = [
 ];
 
 /** What yoke init says: what it wrote and kept, then the secrets and settings the repository needs. */
-export function initReport(agent: AgentName, plan: InitPlan, appId: number | null = null): string {
+export function initReport(
+  agent: AgentName,
+  plan: InitPlan,
+  appId: number | null = null,
+  landing: Landing = 'pr',
+): string {
   // The secret to add is the one the workflow in the checkout needs, whichever agent was asked for.
   const runs = plan.keptAgent ?? agent;
   const a = AGENTS[runs];
@@ -172,30 +177,65 @@ export function initReport(agent: AgentName, plan: InitPlan, appId: number | nul
     `1. Add the repository secret ${a.credentials.join(' (or ')}${a.credentials.length > 1 ? ')' : ''}: Settings → Secrets and variables → Actions.`,
     "2. Install yoke's GitHub App on the repository. With YOKE_RUNS_REACH=github its runs need no URL of yoke's (they hand results back through GitHub); otherwise GitHub's runners must reach it at YOKE_PUBLIC_URL.",
     '3. No repository setting needs switching on: yoke opens the claim PR itself, so "Allow GitHub Actions to create and approve pull requests" can stay off, and your CI runs on the PR.',
+    ...protectStep(landing, appId),
+    '5. Commit and push these files to the default branch, then label an issue yoke:afk.',
+  ].join('\n');
+}
+
+/** The three ways yoke lands an accepted PR (docs/landing.md's table), as `yoke init --landing` names them. */
+export const LANDINGS = ['pr', 'fast-forward', 'queue'] as const;
+export type Landing = (typeof LANDINGS)[number];
+
+/** Step 4 of yoke init's next steps: the ruleset for the way it lands, ready for `gh api`, and what else that way needs. */
+function protectStep(landing: Landing, appId: number | null): string[] {
+  const how: Record<Landing, string> = {
+    pr: 'Landing through the PR (the default): yoke merges each accepted PR by its merge_method, after reading the base again.',
+    'fast-forward':
+      "Landing by fast-forward: also set autoland.fast_forward: true in .github/yoke.yml. The branch moves to the very commit the lander validated (a merge commit yoke builds, whatever merge_method says), and GitHub refuses the move if anything else landed first. A rule that also requires pull requests needs yoke's app in its bypass_actors.",
+    queue:
+      "Landing through GitHub's merge queue: the ruleset's merge_queue rule makes GitHub build each merge group, and yoke validates every group's commit (the app needs Merge queues: read and write). Set the queue's merge_method to the one .github/yoke.yml names.",
+  };
+  return [
     "4. Protect the default branch (Settings → Rules → Rulesets, or branch protection): require the status check yoke/lander, and leave yoke's app off the bypass list, so nothing merges that its lander did not accept at that head. As a ruleset:",
-    `   gh api repos/OWNER/REPO/rulesets --input - <<'JSON'\n   ${landerRuleset(appId)}\n   JSON`,
+    `   gh api repos/OWNER/REPO/rulesets --input - <<'JSON'\n   ${landerRuleset(appId, landing)}\n   JSON`,
     ...(appId === null
       ? [
           "   Replace APP_ID with yoke's App ID (its app settings page, or yoke init --app-id N): the check then counts only from yoke's app, not from any workflow or person who can post a status.",
         ]
       : []),
-    "   To land by fast-forward (autoland.fast_forward: true: the branch moves to the very commit the lander validated, and GitHub refuses the move if anything else landed first; docs/landing.md), this ruleset is enough: yoke writes yoke/lander on that commit, on a branch of its own, before it moves the branch there. A rule that also requires pull requests needs yoke's app in its bypass_actors.",
-    "   To land through GitHub's merge queue instead, add a merge_queue rule to this ruleset: yoke adds each accepted PR to the queue and validates every merge group GitHub builds, writing yoke/lander on the group's commit (the app needs Merge queues: read and write; docs/landing.md).",
-    '5. Commit and push these files to the default branch, then label an issue yoke:afk.',
-  ].join('\n');
+    `   ${how[landing]}`,
+    `   The other ways: yoke init --landing ${LANDINGS.filter((l) => l !== landing).join(' or ')} prints theirs; docs/landing.md says when each fits.`,
+  ];
 }
 
 /** Where the App ID goes in a printed ruleset when yoke does not know it. */
 const APP_ID_PLACEHOLDER = 'APP_ID';
 
 /**
+ * LD04: GitHub's merge queue, as yoke lands through it: every group's merge commit checked (ALLGREEN), small
+ * groups built soon, an hour for yoke/lander to report on a group.
+ */
+const MERGE_QUEUE_RULE = {
+  type: 'merge_queue',
+  parameters: {
+    check_response_timeout_minutes: 60,
+    grouping_strategy: 'ALLGREEN',
+    max_entries_to_build: 5,
+    max_entries_to_merge: 5,
+    merge_method: 'SQUASH',
+    min_entries_to_merge: 1,
+    min_entries_to_merge_wait_minutes: 5,
+  },
+};
+
+/**
  * TR14, TR43: the ruleset that makes yoke/lander required on the default branch, with nobody (yoke's app included)
  * bypassing it, and the check's source pinned to yoke's app (`integration_id`): a `yoke/lander` status posted by a
  * writer or by a workflow's token does not satisfy it. Unknown, the App ID is a placeholder to replace.
  */
-export function landerRuleset(appId: number | null): string {
+export function landerRuleset(appId: number | null, landing: Landing = 'pr'): string {
   const json = JSON.stringify({
-    name: 'yoke: require yoke/lander',
+    name: landing === 'queue' ? 'yoke: require yoke/lander and the merge queue' : 'yoke: require yoke/lander',
     target: 'branch',
     enforcement: 'active',
     bypass_actors: [],
@@ -208,6 +248,7 @@ export function landerRuleset(appId: number | null): string {
           required_status_checks: [{ context: 'yoke/lander', integration_id: appId ?? -1 }],
         },
       },
+      ...(landing === 'queue' ? [MERGE_QUEUE_RULE] : []),
     ],
   });
   return appId === null ? json.replace('"integration_id":-1', `"integration_id":${APP_ID_PLACEHOLDER}`) : json;
@@ -237,46 +278,61 @@ export function registerInitCommand(program: Command, io: CliIo): void {
     )
     .option('--app <slug>', "yoke's GitHub App as it is named where you installed it", 'yoke')
     .option('--app-id <id>', "yoke's App ID, which the ruleset it prints pins yoke/lander to (default: APP_ID)")
-    .action((dir: string | undefined, opts: { agent?: string; delivery?: boolean; app: string; appId?: string }) => {
-      if (opts.agent === undefined && !opts.delivery)
-        throw new CliFailure(
-          'Name what to set up: yoke init --agent claude-code (or codex), yoke init --delivery, or both.',
-        );
-      const agent = opts.agent;
-      if (agent !== undefined && !isOneOf(keysOf(AGENTS), agent))
-        throw new CliFailure(
-          `--agent is ${JSON.stringify(agent)}; yoke knows ${Object.keys(AGENTS).join(' and ')}, e.g. yoke init --agent claude-code`,
-        );
-      const idText = opts.appId ?? io.env.APP_ID;
-      if (idText !== undefined && !/^[1-9][0-9]{0,9}$/.test(idText))
-        throw new CliFailure(
-          `${opts.appId !== undefined ? '--app-id' : 'APP_ID'} is ${JSON.stringify(idText)}; give yoke's App ID, a number (its app settings page), e.g. yoke init --app-id 123456`,
-        );
-      const appId = idText === undefined ? null : Number(idText);
-      const root = resolve(dir ?? '.');
-      if (!existsSync(join(root, '.git')))
-        throw new CliFailure(
-          `${root} is not a git checkout: run yoke init in a clone of your repository, or name one: yoke init ${agent ? `--agent ${agent}` : '--delivery'} PATH`,
-        );
-      const view: CheckoutView = {
-        exists: (p) => existsSync(join(root, p)),
-        read: (p) => (existsSync(join(root, p)) ? readFileSync(join(root, p), 'utf8') : null),
-      };
-      const optInExisted = view.exists(CONFIG_PATH);
-      const delivery = opts.delivery
-        ? planDeliveryInit(readTemplate('deploy'), view, agent !== undefined && !optInExisted)
-        : null;
-      const out: string[] = [];
-      if (agent) {
-        const plan = planInit(agent, readTemplate(`agents/${agent}`), view);
-        writeAll(root, plan.writes);
-        out.push(initReport(agent, plan, appId));
-      }
-      if (delivery) {
-        writeAll(root, delivery.writes);
-        if (delivery.appendsDelivery) appendFileSync(join(root, CONFIG_PATH), DELIVERY_SECTION);
-        out.push(deliveryInitReport(delivery, view.exists(CONFIG_PATH), opts.app));
-      }
-      io.out(out.join('\n\n'));
-    });
+    .option(
+      '--landing <way>',
+      `how yoke lands an accepted PR: ${LANDINGS.join(', ')} (docs/landing.md); the ruleset it prints is that way's`,
+      'pr',
+    )
+    .action(
+      (
+        dir: string | undefined,
+        opts: { agent?: string; delivery?: boolean; app: string; appId?: string; landing: string },
+      ) => {
+        if (!isOneOf(LANDINGS, opts.landing))
+          throw new CliFailure(
+            `--landing is ${JSON.stringify(opts.landing)}; yoke lands ${LANDINGS.join(', ')} (docs/landing.md says when each fits), e.g. yoke init --agent claude-code --landing queue`,
+          );
+        const landing = opts.landing;
+        if (opts.agent === undefined && !opts.delivery)
+          throw new CliFailure(
+            'Name what to set up: yoke init --agent claude-code (or codex), yoke init --delivery, or both.',
+          );
+        const agent = opts.agent;
+        if (agent !== undefined && !isOneOf(keysOf(AGENTS), agent))
+          throw new CliFailure(
+            `--agent is ${JSON.stringify(agent)}; yoke knows ${Object.keys(AGENTS).join(' and ')}, e.g. yoke init --agent claude-code`,
+          );
+        const idText = opts.appId ?? io.env.APP_ID;
+        if (idText !== undefined && !/^[1-9][0-9]{0,9}$/.test(idText))
+          throw new CliFailure(
+            `${opts.appId !== undefined ? '--app-id' : 'APP_ID'} is ${JSON.stringify(idText)}; give yoke's App ID, a number (its app settings page), e.g. yoke init --app-id 123456`,
+          );
+        const appId = idText === undefined ? null : Number(idText);
+        const root = resolve(dir ?? '.');
+        if (!existsSync(join(root, '.git')))
+          throw new CliFailure(
+            `${root} is not a git checkout: run yoke init in a clone of your repository, or name one: yoke init ${agent ? `--agent ${agent}` : '--delivery'} PATH`,
+          );
+        const view: CheckoutView = {
+          exists: (p) => existsSync(join(root, p)),
+          read: (p) => (existsSync(join(root, p)) ? readFileSync(join(root, p), 'utf8') : null),
+        };
+        const optInExisted = view.exists(CONFIG_PATH);
+        const delivery = opts.delivery
+          ? planDeliveryInit(readTemplate('deploy'), view, agent !== undefined && !optInExisted)
+          : null;
+        const out: string[] = [];
+        if (agent) {
+          const plan = planInit(agent, readTemplate(`agents/${agent}`), view);
+          writeAll(root, plan.writes);
+          out.push(initReport(agent, plan, appId, landing));
+        }
+        if (delivery) {
+          writeAll(root, delivery.writes);
+          if (delivery.appendsDelivery) appendFileSync(join(root, CONFIG_PATH), DELIVERY_SECTION);
+          out.push(deliveryInitReport(delivery, view.exists(CONFIG_PATH), opts.app));
+        }
+        io.out(out.join('\n\n'));
+      },
+    );
 }

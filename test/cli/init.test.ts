@@ -7,7 +7,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseDeliverySettings } from '../../src/config/delivery.js';
 import { parseRepoConfig } from '../../src/config/repo-config.js';
 import { parse } from 'yaml';
-import { landerRuleset } from '../../src/cli/init.js';
+import { LANDINGS, landerRuleset } from '../../src/cli/init.js';
+import { createRequire } from 'node:module';
 
 // `yoke init` as a maintainer meets it: the CLI as a child process, in fresh
 // checkouts of each kind of project, run twice, offline.
@@ -46,8 +47,8 @@ const NEXT = (secret: string) => `Next:
    {"name":"yoke: require yoke/lander","target":"branch","enforcement":"active","bypass_actors":[],"conditions":{"ref_name":{"include":["~DEFAULT_BRANCH"],"exclude":[]}},"rules":[{"type":"required_status_checks","parameters":{"strict_required_status_checks_policy":false,"required_status_checks":[{"context":"yoke/lander","integration_id":APP_ID}]}}]}
    JSON
    Replace APP_ID with yoke's App ID (its app settings page, or yoke init --app-id N): the check then counts only from yoke's app, not from any workflow or person who can post a status.
-   To land by fast-forward (autoland.fast_forward: true: the branch moves to the very commit the lander validated, and GitHub refuses the move if anything else landed first; docs/landing.md), this ruleset is enough: yoke writes yoke/lander on that commit, on a branch of its own, before it moves the branch there. A rule that also requires pull requests needs yoke's app in its bypass_actors.
-   To land through GitHub's merge queue instead, add a merge_queue rule to this ruleset: yoke adds each accepted PR to the queue and validates every merge group GitHub builds, writing yoke/lander on the group's commit (the app needs Merge queues: read and write; docs/landing.md).
+   Landing through the PR (the default): yoke merges each accepted PR by its merge_method, after reading the base again.
+   The other ways: yoke init --landing fast-forward or queue prints theirs; docs/landing.md says when each fits.
 5. Commit and push these files to the default branch, then label an issue yoke:afk.`;
 
 const SWITCHED_ON = `What .github/yoke.yml switches on:
@@ -78,7 +79,6 @@ const KINDS: [string, Record<string, string>, string[]][] = [
 
 describe('yoke init', () => {
   it("TR14 TR43 the ruleset it prints is one GitHub takes: the request body of POST /repos/{owner}/{repo}/rulesets, requiring yoke/lander from yoke's app only, bypassed by nobody", async () => {
-    const { createRequire } = await import('node:module');
     const doc = createRequire(import.meta.url)('@octokit/openapi/generated/api.github.com.json') as {
       paths: Record<string, any>;
       components: { schemas: Record<string, any> };
@@ -102,6 +102,54 @@ describe('yoke init', () => {
       Object.keys(item.properties).sort(),
     );
     expect(ruleset.bypass_actors).toEqual([]);
+  });
+
+  it.each(LANDINGS)(
+    "LD04 TR43 the ruleset `yoke init --landing %s` prints is one GitHub takes, and requires yoke/lander from yoke's app",
+    (landing) => {
+      const doc = createRequire(import.meta.url)('@octokit/openapi/generated/api.github.com.json') as {
+        components: { schemas: Record<string, any> };
+      };
+      const ruleset = JSON.parse(landerRuleset(777, landing)) as { rules: { type: string; parameters: any }[] };
+      const byType = (t: string) =>
+        Object.values(doc.components.schemas).find(
+          (x) => x?.properties?.type?.enum?.length === 1 && x.properties.type.enum[0] === t,
+        );
+      for (const rule of ruleset.rules) {
+        const schema = byType(rule.type);
+        expect(schema, rule.type).toBeDefined();
+        const params = schema.properties.parameters;
+        for (const k of params.required ?? []) expect(rule.parameters, `${rule.type}.${k}`).toHaveProperty(k);
+        for (const [k, v] of Object.entries(rule.parameters)) {
+          const p = params.properties[k];
+          expect(p, `${rule.type}.${k}`).toBeDefined();
+          if (p.enum) expect(p.enum).toContain(v);
+          if (p.minimum !== undefined) expect(v).toBeGreaterThanOrEqual(p.minimum);
+          if (p.maximum !== undefined) expect(v).toBeLessThanOrEqual(p.maximum);
+        }
+      }
+      expect(ruleset.rules.map((r) => r.type)).toEqual(
+        landing === 'queue' ? ['required_status_checks', 'merge_queue'] : ['required_status_checks'],
+      );
+      expect(ruleset.rules[0]!.parameters.required_status_checks).toEqual([
+        { context: 'yoke/lander', integration_id: 777 },
+      ]);
+    },
+  );
+
+  it('LD04 init prints the ruleset of the way it is asked to land, says what else that way needs, and refuses a way it does not know', () => {
+    const queue = init(checkout({}), '--agent', 'claude-code', '--landing', 'queue', '--app-id', '5');
+    expect(queue.out).toContain(`   ${landerRuleset(5, 'queue')}`);
+    expect(queue.out).toContain(
+      "   Landing through GitHub's merge queue: the ruleset's merge_queue rule makes GitHub build each merge group, and yoke validates every group's commit (the app needs Merge queues: read and write). Set the queue's merge_method to the one .github/yoke.yml names.",
+    );
+    const ff = init(checkout({}), '--agent', 'claude-code', '--landing', 'fast-forward');
+    expect(ff.out).toContain('   Landing by fast-forward: also set autoland.fast_forward: true in .github/yoke.yml.');
+    const bad = init(checkout({}), '--agent', 'claude-code', '--landing', 'rebase');
+    expect([bad.code, bad.err]).toEqual([
+      1,
+      '--landing is "rebase"; yoke lands pr, fast-forward, queue (docs/landing.md says when each fits), e.g. yoke init --agent claude-code --landing queue',
+    ]);
   });
 
   it('TR43 init pins the check to the App ID it is given (--app-id, else APP_ID), and without one prints a placeholder and says what to put there; a bad one is refused naming the fix', () => {
