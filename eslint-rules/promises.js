@@ -95,7 +95,7 @@ const storeCallVoided = rule(
         if (node.operator !== 'void' || node.argument.type !== 'CallExpression') return;
         const decl = t.checker.getResolvedSignature(t.services.esTreeNodeToTSNodeMap.get(node.argument))?.getDeclaration();
         const file = decl?.getSourceFile().fileName ?? '';
-        if (/\/src\/store\/[^/]+\.ts$/.test(file) && t.promise(node.argument)) context.report({ node, messageId: 'found' });
+        if (/\/src\/store\/.+\.ts$/.test(file) && t.promise(node.argument)) context.report({ node, messageId: 'found' });
       },
     };
   },

@@ -98,9 +98,12 @@ export function runSummary(
 ): string {
   const head = o.ok ? `${agent} finished` : `${agent} failed: ${o.reason ?? 'unknown reason'}`;
   const message = o.message.trim() ? `\n\nThe agent's last message:\n\n${tailOf(o.message, 3000)}` : '';
-  const cost = o.cost
-    ? `\n\nCost: ${usd(o.cost)} (${o.cost.inputTokens} input, ${o.cost.outputTokens} output tokens)${o.cost.note ? `; ${o.cost.note}` : ''}.`
-    : '';
+  // Nothing spent (the model never called) says nothing: the summary is about what happened.
+  const c = o.cost;
+  const cost =
+    c && (c.usd !== 0 || c.inputTokens > 0 || c.outputTokens > 0)
+      ? `\n\nCost: ${usd(c)} (${c.inputTokens} input, ${c.outputTokens} output tokens)${c.note ? `; ${c.note}` : ''}.`
+      : '';
   // A reason that ends its own sentence gets no second full stop.
   return `${head}${/[.!?]$/.test(head) ? '' : '.'}${extra ? ` ${extra}` : ''}${message}${blockedLines(blocked)}${cost}`;
 }

@@ -252,7 +252,8 @@ describe.skipIf(!haveBwrap)('an agent CLI the sandbox cannot see', () => {
       ok: false,
       reason: `codex cannot start inside the agent's sandbox: it said "codex: 1: exec: codex: not found". It is installed at ${script}, under ${runnerHome}, which the sandbox hides (the job's home and temp folder hold its credentials). Install ${codex.pkg} outside those folders (\`npm install -g ${codex.pkg}\` with the runner's Node), in a step before yoke's runner.`,
       message: '',
-      cost: null,
+      // BU02: the model was never called, and the run says so.
+      cost: { usd: 0, inputTokens: 0, outputTokens: 0, note: null },
     });
     expect(r.turns).toBe(0);
     // The run's summary, which the run's reason and the sandbox's end table carry, opens with it.

@@ -180,7 +180,7 @@ describe.skipIf(!ok)('the runner with real agent CLIs', () => {
       // The runner as a process of its own, whose environment holds what a job's runner holds (not values a test passed in).
       const runner = (cwd: string, contain: boolean) =>
         new Promise<{ ok: boolean }>((resolve, reject) => {
-          const script = `import { runAgent } from ${JSON.stringify(new URL('../../src/agent/agent-process.ts', import.meta.url).pathname)}; import { claudeCode } from ${JSON.stringify(new URL('../../src/agent/claude-code.ts', import.meta.url).pathname)};
+          const script = `import { runAgent } from ${JSON.stringify(new URL('../../src/agent/agent-process.ts', import.meta.url).pathname)}; import { claudeCode } from ${JSON.stringify(new URL('../../src/agent/clis/claude-code.ts', import.meta.url).pathname)};
 const r = await runAgent(claudeCode, 'dump', { maxTurns: 5, maxUsd: null }, { cwd: ${JSON.stringify(cwd)}, env: process.env, stopAt: Date.now() + 60_000, now: Date.now, log: () => undefined, contain: ${contain ? '{ allow: [] }' : 'null'} });
 console.log(JSON.stringify({ ok: r.outcome.ok }));`;
           const env = {
