@@ -50,6 +50,12 @@ const message = (r: Result<string>) =>
 /** Who a request is recorded as made by: a person's login, else `api` (an operator token names no one). */
 const requester = (actor: Actor): string => (actor.role === 'person' ? actor.login : 'api');
 
+/** A repository named as GitHub compares names (ACME/Demo is acme/demo), under the name yoke keeps. */
+async function keptName(fleet: FleetContext, p: Record<string, string>): Promise<string> {
+  const asked = `${p.owner}/${p.name}`;
+  return (await fleet.store.repos.find(asked))?.fullName ?? asked;
+}
+
 export function fleetHandlers({
   fleet,
   runAuth,
@@ -57,11 +63,7 @@ export function fleetHandlers({
   nextPass,
   doctor,
 }: FleetViews & { runAuth: RunAuth }): JsonHandlers<FleetRouteName> {
-  // A repository named as GitHub compares names (ACME/Demo is acme/demo), answered under the name yoke keeps.
-  const repoOf = async (p: Record<string, string>) => {
-    const asked = `${p.owner}/${p.name}`;
-    return (await fleet.store.repos.find(asked))?.fullName ?? asked;
-  };
+  const repoOf = (p: Record<string, string>) => keptName(fleet, p);
   return {
     async health() {
       return { status: 200, json: { ok: true } };
