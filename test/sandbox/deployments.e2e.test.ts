@@ -140,7 +140,14 @@ describe('deploy stages on Actions, behind yoke’s protection rule', () => {
   it('DP04 a forged protection-rule event is refused, and a replayed one changes nothing', async () => {
     // Handled again, a request would be recorded anew (and GitHub would refuse yoke's second answer): the records say whether it was.
     const reviews = () => sandbox.runtime.store.stageDeployments.reviews(DEMO_REPO);
-    const before = await reviews();
+    // What the deploys before this test left settles first (a poll may still record the last one's answer).
+    let before = await reviews();
+    for (let i = 0; i < 20; i++) {
+      await new Promise((r) => setTimeout(r, 500));
+      const now = await reviews();
+      if (JSON.stringify(now) === JSON.stringify(before)) break;
+      before = now;
+    }
     const answers = sandbox.forge.deployments.gates.map((g) => g.answers.length);
     const genuine = sandbox.forge.deliveries.filter((d) => d.event === 'deployment_protection_rule').at(-1)!;
     const post = (signature: string, id: string) =>
