@@ -2,7 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { buildFleetReport, formatFleetReport } from '../../src/http/operator/report.js';
 import { reportRunResult } from '../../src/http/api/run-report.js';
 import { fixWaitsForMoneyNotice } from '../../src/fleet/notices/messages.js';
-import { AUTOLAND, ManualClock, addClaimPull, makeHarness, report, type Harness } from '../helpers/fleet.js';
+import {
+  AUTOLAND,
+  ManualClock,
+  addClaimPull,
+  makeHarness,
+  rejectedClaim,
+  report,
+  type Harness,
+} from '../helpers/fleet.js';
 
 // Money (BU01-BU04): the pass spends the budgets down as it spends the cap, in stage order. Each launch of a
 // run that calls the model reserves its whole limit; a run costs the budgets what it reported, or what it
@@ -117,12 +125,7 @@ describe('every kind of run counts, finishing first (BU03)', () => {
     await h.engine.schedulerTick();
     await reportCost(h, h.launcher.starts[0]!.runId, 1.5);
     await h.engine.reaperTick();
-    await addClaimPull(h, 'acme/api', { number: 10, issue: 1, headSha: 'a'.repeat(40) });
-    await h.engine.schedulerTick();
-    const lander = h.launcher.starts.at(-1)!;
-    expect([lander.kind, (await h.store.runs.get(lander.runId))!.reservedUsd]).toEqual(['lander', 0]);
-    await report(h, lander.runId, 'success', 'reject');
-    await h.engine.reaperTick();
+    await rejectedClaim(h, 'acme/api', { number: 10, issue: 1 });
     // $1.50 spent; the fix would reserve $2 of $3: it waits, saying so, until the budget starts again.
     const pass = await h.engine.schedulerTick();
     expect(h.launcher.starts.filter((s) => s.kind === 'fix')).toEqual([]);

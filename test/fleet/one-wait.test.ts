@@ -3,7 +3,7 @@ import { requestFix, requestLand, requestStart } from '../../src/fleet/runs/cont
 import { buildFleetReport } from '../../src/http/operator/report.js';
 import { reportRunResult } from '../../src/http/api/run-report.js';
 import { needsYou } from '../../src/http/pages/needs-you.js';
-import { AUTOLAND, ManualClock, addClaimPull, makeHarness, report, type Harness } from '../helpers/fleet.js';
+import { AUTOLAND, ManualClock, makeHarness, rejectedClaim, type Harness } from '../helpers/fleet.js';
 
 // One wait, said the same everywhere: the reply to `/yoke start` (and `yoke repo start`, `/yoke land`,
 // `/yoke fix`), "Needs you" on the dashboard and `yoke plan` all say the wait the pass would give now, with the
@@ -99,13 +99,8 @@ describe('BU03 one wait, said the same everywhere', () => {
     });
     h.launcher.finish(afk.runId);
     await h.engine.reaperTick();
-    await addClaimPull(h, 'acme/api', { number: 10, issue: 1, headSha: 'a'.repeat(40) });
     // The lander the pass launches reserves nothing, and rejects; $0.50 of the $2 day spent, nothing live.
-    await h.engine.schedulerTick();
-    const lander = h.launcher.starts.at(-1)!;
-    expect([lander.kind, (await h.store.runs.get(lander.runId))!.reservedUsd]).toEqual(['lander', 0]);
-    await report(h, lander.runId, 'success', 'reject');
-    await h.engine.reaperTick();
+    await rejectedClaim(h, 'acme/api', { number: 10, issue: 1 });
     expect(await requestLand(h.fleet, 'acme/api', 10, 'maint')).toEqual({
       ok: true,
       value:

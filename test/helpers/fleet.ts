@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import {
   DEFAULT_VISIBILITY_POLICY,
   DEFAULT_CLOSEOUT_POLICY,
@@ -238,6 +239,16 @@ export async function addClaimPull(
     body: `Closes #${pull.issue}\n\nYoke-Run: ${runId}`,
   });
   return { runId, pull: fake };
+}
+
+/** BU03: a claim PR of `issue`, which the next pass validates with a lander that reserves nothing and rejects it. */
+export async function rejectedClaim(h: Harness, repo: string, pull: { number: number; issue: number }): Promise<void> {
+  await addClaimPull(h, repo, { ...pull, headSha: 'a'.repeat(40) });
+  await h.engine.schedulerTick();
+  const lander = h.launcher.starts.at(-1)!;
+  expect([lander.kind, (await h.store.runs.get(lander.runId))!.reservedUsd]).toEqual(['lander', 0]);
+  await report(h, lander.runId, 'success', 'reject');
+  await h.engine.reaperTick();
 }
 
 /** A lander run of yoke's that reported this verdict for the PR at this head, and ended. */
