@@ -143,6 +143,24 @@ describe('BU02 what a budget holds is what was spent', () => {
     );
   });
 
+  it('BU02 a run reaped as never started gives its reservation back; if its workflow turns up after all and reports, what it spent is charged against it', async () => {
+    const { h, first } = await oneAtATime();
+    // Its process never started, as far as the launcher can tell: reaped, its $5 given back.
+    h.launcher.table.running.delete(first);
+    h.clock.advance(10 * 60_000);
+    await h.engine.reaperTick();
+    expect((await h.store.runs.get(first))!.reservedUsd).toBe(0);
+    const charged = () => h.store.spend.charged({ repo: 'acme/api', since: MORNING - 3_600_000, newWork: false });
+    const before = await charged();
+    const late = await reportAs(h, first, {
+      outcome: 'success',
+      summary: 'done',
+      cost: { usd: 1.1, input_tokens: 5000, output_tokens: 500 },
+    });
+    expect(late.ok ? null : late.refusal.code).toBe('run_reported_late');
+    expect(await charged()).toBeCloseTo(before + 1.1, 9);
+  });
+
   it('BU03 a run whose limit is more than the whole budget is told it can never start under it, and what to change, not to wait', async () => {
     const h = makeHarness({ clock: new ManualClock(MORNING), policy: { globalCap: 3 } });
     h.forge.addRepo('acme/api', { auto: true, budget: { daily_usd: 3 }, agent: { max_usd: 4 } });
