@@ -471,7 +471,7 @@ describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
     await shoot('5-repo');
   });
 
-  it('every page fits a 1280 px screen and a 390 px phone: nothing scrolls sideways but a wide table, inside its own card', async () => {
+  it('every page fits a 1280 px screen and a 390 px phone: nothing scrolls sideways but a wide table, inside its own card; on the phone each run shows its outcome, the timeline gives way to the runs list, and no check name breaks inside a word', async () => {
     const cookies = await page.context().cookies();
     const pages = {
       fleet: '',
@@ -501,6 +501,23 @@ describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
         if (name === 'doctor')
           expect(await view.locator('table.doctor').evaluate((t) => t.scrollWidth - t.clientWidth)).toBe(0);
         if (SHOTS) await view.screenshot({ path: join(SHOTS, `6-${name}-${width}.png`), fullPage: true });
+      }
+      // A phone sees each run's outcome without scrolling sideways, and the timeline gives way to the runs list.
+      await view.goto(dashboardUrl);
+      const outcome = (await view.locator('#runs td.outcome').first().boundingBox())!;
+      expect(outcome.x + outcome.width, `outcome at ${width}`).toBeLessThanOrEqual(width);
+      expect(await view.locator('svg#timeline').isVisible()).toBe(width > 600);
+      expect(await view.locator('.narrow-only').first().isVisible()).toBe(width <= 600);
+      // The doctor's check names never break inside a word ("perm/issio/ns"): each on one line.
+      await view.goto(`${dashboardUrl}/repos/acme/demo/doctor`);
+      for (const cell of await view.locator('table.doctor td.check').all()) {
+        // The lines its text takes: one box per line.
+        const lines = await cell.evaluate((e) => {
+          const range = document.createRange();
+          range.selectNodeContents(e);
+          return range.getClientRects().length;
+        });
+        expect(lines, `${await cell.textContent()} at ${width}`).toBe(1);
       }
       // A run's title stays on one line at any width; the whole title is its tooltip.
       const title = view.locator('#runs td.work .title').first();

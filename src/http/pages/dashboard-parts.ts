@@ -279,7 +279,7 @@ export function renderDoctorPage(r: DoctorReport): string {
   const rows = r.checks
     .map(
       (c) =>
-        `<tr class="${c.state}"><td>${c.state === 'ok' ? 'ok' : c.state === 'failed' ? 'FAILED' : 'skipped'}</td><td>${esc(c.check)}</td><td>${esc(c.text)}${c.fix ? `<br><strong>Fix:</strong> ${esc(c.fix)}` : ''}</td></tr>`,
+        `<tr class="${c.state}"><td>${c.state === 'ok' ? 'ok' : c.state === 'failed' ? 'FAILED' : 'skipped'}</td><td class="check">${esc(c.check)}</td><td>${esc(c.text)}${c.fix ? `<br><strong>Fix:</strong> ${esc(c.fix)}` : ''}</td></tr>`,
     )
     .join('\n');
   return `<section><h2>The set-up of ${esc(r.repo)}: ${r.ok ? 'ready' : 'not ready'}</h2><table class="doctor">${rows}</table><p><a href="/yoke/repos/${esc(r.repo)}">Back to ${esc(r.repo)}</a> · <a href="/yoke/repos/${esc(r.repo)}/doctor">Check again</a></p></section>`;

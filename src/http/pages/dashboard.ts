@@ -100,7 +100,7 @@ export function renderDashboardMain(d: DashboardData, page: DashboardPage): stri
     `<section id="waiting"><h2>Waiting, in the order the next pass takes it</h2>${renderWaiting(mine(r.lastPass?.waiting ?? []), d.webUrl)}</section>`,
     only
       ? ''
-      : `<section><h2>Runs against the cap since ${esc(time(d.timeline.from).slice(11))}${d.span === 'fit' ? '' : ` (last ${esc(d.span)})`} <small class="spans">${spanLinks(d.span)}</small></h2>${renderTimeline(d.timeline, d.webUrl, only)}</section>`,
+      : `<section><h2>Runs against the cap since ${esc(time(d.timeline.from).slice(11))}${d.span === 'fit' ? '' : ` (last ${esc(d.span)})`} <small class="spans">${spanLinks(d.span)}</small></h2>${renderTimeline(d.timeline, d.webUrl, only)}<p class="narrow-only">On a screen this narrow the timeline is too small to read: the recent runs below list the same runs, newest first.</p></section>`,
     only ? '' : `<section id="repos"><h2>Repositories</h2>${repoRows(d, only)}</section>`,
     `<section id="deployments"><h2>Deployment runs</h2>${renderDeployments(mine(d.deployments), d.webUrl)}</section>`,
     `<section id="runs"><h2>Recent runs</h2>${renderRuns(mine(r.recentRuns), d.webUrl)}</section>`,

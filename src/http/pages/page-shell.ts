@@ -26,7 +26,9 @@ td.work .title{display:block;max-width:22rem;white-space:nowrap;overflow:hidden;
 td.outcome{min-width:6rem;max-width:24rem}td.outcome .reason{display:block;color:#57606a;font-size:12px}
 dl.words{display:grid;grid-template-columns:max-content 1fr;gap:.2rem .8rem;font-size:12px;color:#57606a}dl.words dt{font-weight:600}dl.words dd{margin:0}
 .problem{color:#a40e26}form.sign-in input{width:100%;max-width:28rem;box-sizing:border-box}
-@media (max-width:900px){main{padding:.5rem}section{padding:.5rem}header{padding:.5rem}table{display:block;overflow-x:auto}}`;
+@media (max-width:900px){main{padding:.5rem}section{padding:.5rem}header{padding:.5rem}table{display:block;overflow-x:auto}}
+.narrow-only{display:none}table.doctor td.check{overflow-wrap:normal;white-space:nowrap}
+@media (max-width:600px){svg#timeline{display:none}.narrow-only{display:block}table.runs,table.runs tbody,table.runs tr,table.runs td{display:block}table.runs tr:first-child{display:none}table.runs tr{border-bottom:1px solid #eaeef2;padding:.3rem 0}table.runs td{border:0;padding:.1rem .5rem}table.runs td.outcome{font-weight:600}}`;
 
 /** A page: its title, what the header names after "yoke fleet", whether a sign-out button shows, and its <main>. */
 export interface PageFrame {
