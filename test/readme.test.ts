@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 // The README runs as written: every shell block in it is marked either with
@@ -63,6 +63,27 @@ describe('the README, as a newcomer copies it', () => {
     expect(runsCommand('npm ci --no-audit\nnpm test', 'npm run sandbox')).toBe(false);
   });
 
+  /** The demo's story as the README and docs/sandbox.md tell it, each sentence with what the end table must show for it. */
+  const DEMO_STORY: { page: string; says: string; shows: RegExp }[] = [
+    {
+      page: 'docs/sandbox.md',
+      says: 'For #3 its first attempt breaks the test, so the lander rejects it and a fix run repairs it.',
+      shows:
+        /^#3 .*: merged as .*\n {3}runs {7}afk_auto:success lander:rejected fix\[lander rejection\]:success lander:accepted$/m,
+    },
+    {
+      page: 'docs/sandbox.md',
+      says: "#2 lands first; #5 is judged on a base that already holds #2's migration and rejected (two migrations 002); its fix renumbers its migration to 003, a lander accepts it on the new base, and it lands",
+      shows:
+        /^#2 .*: merged as .*\n {3}runs {7}afk_auto:success lander:accepted\n(?:.*\n)*?#5 .*: merged as .*\n {3}runs {7}afk_auto:success (?:lander:accepted )?lander:rejected fix\[lander rejection\]:success lander:accepted$/m,
+    },
+    {
+      page: 'README.md',
+      says: "(#3 and #5 are rejected and fixed first, and #4 gets a maintainer's review fixed)",
+      shows: /^#4 .*\n {3}runs {7}afk_auto:success lander:accepted fix\[review by @maintainer\]:success/m,
+    },
+  ];
+
   const SANDBOX = 'npm run sandbox';
   it(`${SANDBOX}, as the README's first command says: every demo issue merged, delivered and closed out`, async () => {
     expect(blocks[0]!.commands).toContain(SANDBOX);
@@ -82,6 +103,11 @@ describe('the README, as a newcomer copies it', () => {
     expect(out).toMatch(
       /^#4 Add a title-case helper: merged as #\d+ → \w{7}\n {3}runs {7}afk_auto:success lander:accepted fix\[review by @maintainer\]:success lander:accepted$/m,
     );
+    // What the README and docs/sandbox.md tell of the demo is what its end table shows, sentence by sentence.
+    for (const { page, says, shows } of DEMO_STORY) {
+      expect(readFileSync(join(ROOT, page), 'utf8').replace(/\s+/g, ' '), `${page} says`).toContain(says);
+      expect(out, `the end table shows: ${says}`).toMatch(shows);
+    }
     // The end table fits 100 columns.
     const table = out.slice(out.indexOf('\n#1 '), out.search(/^5 of 5 issues merged/m));
     expect(table.split('\n').filter((l) => l.length > 100)).toEqual([]);
