@@ -166,6 +166,10 @@ describe('the package, installed from its tarball', () => {
       .map(String)
       .filter((f) => !f.startsWith('node_modules/'));
     expect(files.filter((f) => f.endsWith('.ts'))).toEqual([]);
+    // No build objects of better-sqlite3 (a checkout that compiled it has 17 MB of them): the user's install makes its own.
+    const listed = execFileSync('tar', ['tzf', tarball], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }).split('\n');
+    expect(listed.filter((f) => f.startsWith('package/node_modules/better-sqlite3/build/'))).toEqual([]);
+    expect(listed).toContain('package/node_modules/better-sqlite3/deps/sqlite3/sqlite3.c');
     expect(existsSync(join(bin, 'yoke'))).toBe(true);
     // The schemas an editor reads, as files of the package too.
     expect(JSON.parse(readFileSync(join(installed, 'dist', 'yoke.schema.json'), 'utf8'))).toEqual(optInJsonSchema());
