@@ -27,29 +27,28 @@ const climbs = FLOORS.slice(0, -1).map((floor, i) => ({
  * below every room.
  */
 const FLEET_ROOMS = {
-  spawn: 'the spawn pass reads and decides: it writes nothing, so it imports no other room\'s code',
-  money: 'money is priced and held by pure rules and the store: it imports no other room\'s code',
-  notices: 'what people read imports nobody\'s writes: no landing, no runs, no engine',
-  landing: 'landing may read the pass\'s facts, but launches nothing and is not the engine',
-  runs: 'runs start, end and report; the engine drives them, not the other way round',
+  spawn: {
+    forbids: ['landing', 'runs', 'money', 'notices', 'engine'],
+    why: 'the spawn pass reads and decides: it writes nothing, so it imports no other room\'s code',
+  },
+  money: {
+    forbids: ['spawn', 'landing', 'runs', 'notices', 'engine'],
+    why: 'money is priced and held by pure rules and the store: it imports no other room\'s code',
+  },
+  notices: { forbids: ['landing', 'runs', 'engine'], why: 'what people read imports nobody\'s writes: no landing, no runs, no engine' },
+  landing: { forbids: ['runs', 'money', 'engine'], why: 'landing may read the pass\'s facts, but launches nothing and is not the engine' },
+  runs: { forbids: ['engine'], why: 'runs start, end and report; the engine drives them, not the other way round' },
 };
-const ROOM_FORBIDS = {
-  spawn: ['landing', 'runs', 'money', 'notices', 'engine'],
-  money: ['spawn', 'landing', 'runs', 'notices', 'engine'],
-  notices: ['landing', 'runs', 'engine'],
-  landing: ['runs', 'money', 'engine'],
-  runs: ['engine'],
-};
-const rooms = Object.entries(ROOM_FORBIDS).map(([room, forbids]) => ({
+const rooms = Object.entries(FLEET_ROOMS).map(([room, { forbids, why }]) => ({
   name: `fleet-${room}-room`,
-  comment: `src/fleet/${room}/: ${FLEET_ROOMS[room]} (src/fleet/{${forbids.join(',')}}/, types aside).`,
+  comment: `src/fleet/${room}/: ${why} (src/fleet/{${forbids.join(',')}}/, types aside).`,
   severity: 'error',
   from: { path: `^src/fleet/${room}/` },
   to: { path: `^src/fleet/(${forbids.join('|')})/`, dependencyTypesNot: ['type-only'] },
 }));
 
 module.exports = {
-  rooms: Object.fromEntries(Object.entries(ROOM_FORBIDS).map(([room, forbids]) => [room, { forbids, why: FLEET_ROOMS[room] }])),
+  rooms: FLEET_ROOMS,
   forbidden: [
     ...climbs,
     ...rooms,

@@ -121,16 +121,7 @@ export class BudgetLedger {
 
   /** BU02: the runs whose reservations a budget holds: how many are live, and which ended unsettled. */
   holders(line: Pick<BudgetLine, 'repo' | 'since' | 'newWork'>): Holders {
-    const held = this.holding.filter(
-      (h) =>
-        h.launchedAt >= line.since &&
-        (line.repo === null || sameRepo(h.repo, line.repo)) &&
-        (!line.newWork || isAfkKind(h.kind)),
-    );
-    return {
-      live: held.filter((h) => h.live).length,
-      unsettled: held.filter((h) => !h.live).map((h) => ({ id: h.id, usd: h.reservedUsd })),
-    };
+    return holdersOf(this.holding, line);
   }
 
   /** What a budget holds now: its repository's charges, or the fleet's. */
@@ -164,6 +155,23 @@ export interface Holders {
 }
 
 export const NO_HOLDERS: Holders = { live: 0, unsettled: [] };
+
+/** BU02: of the runs holding reservations, those a budget counts: how many are live, and which ended unsettled. Pure. */
+export function holdersOf(
+  holding: readonly Pick<Holding, 'id' | 'repo' | 'kind' | 'launchedAt' | 'reservedUsd' | 'live'>[],
+  line: Pick<BudgetLine, 'repo' | 'since' | 'newWork'>,
+): Holders {
+  const held = holding.filter(
+    (h) =>
+      h.launchedAt >= line.since &&
+      (line.repo === null || sameRepo(h.repo, line.repo)) &&
+      (!line.newWork || isAfkKind(h.kind)),
+  );
+  return {
+    live: held.filter((h) => h.live).length,
+    unsettled: held.filter((h) => !h.live).map((h) => ({ id: h.id, usd: h.reservedUsd })),
+  };
+}
 
 /** Sums are of floating dollars: a reservation that fits to the millionth of a cent fits. */
 const EPSILON = 1e-9;

@@ -21,7 +21,8 @@ import {
   budgetWait,
   overBudget,
   reservationFor,
-  BudgetLedger,
+  holdersOf,
+  type BudgetLedger,
   type BudgetLine,
   type FleetBudgets,
 } from '../money/budgets.js';
@@ -99,8 +100,8 @@ export async function recordLaunch(
   for (const b of money.budgets) held.set(b, await deps.store.spend.charged(b));
   const over = overBudget(money.budgets, (b) => held.get(b) ?? 0, money.reserve ?? 0);
   if (over) {
-    const holdings = new BudgetLedger(new Map(), await deps.store.spend.holdings(over.line.since));
-    const why = budgetWait(c.repo, over, money.reserve ?? 0, holdings.holders(over.line));
+    const holders = holdersOf(await deps.store.spend.holdings(over.line.since), over.line);
+    const why = budgetWait(c.repo, over, money.reserve ?? 0, holders);
     return { kind: 'over_budget' as const, why };
   }
   return { kind: 'over_cap' as const, freshCount: fresh }; // it was at the cap; a run has ended since
