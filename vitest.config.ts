@@ -42,7 +42,7 @@ export default defineConfig({
     // Both cores of a 2-core machine: the files are independent (each its own folders, ports and databases).
     maxWorkers: 2,
     testTimeout: 20_000,
-    globalSetup: ['test/helpers/postgres-global.ts', 'test/helpers/commands-global.ts', 'test/helpers/cli-global.ts'],
+    globalSetup: ['test/helpers/postgres-global.ts', 'test/helpers/commands-global.ts', 'test/helpers/bundles-global.ts'],
     setupFiles: ['test/helpers/each-file.ts'],
     sequence: { sequencer: SlowestFirst },
     projects: [

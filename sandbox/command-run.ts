@@ -1,17 +1,13 @@
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { bubblewrapProblem } from '../src/kernel/bubblewrap.js';
 
 // What yoke's command launcher is given in the sandbox: the demo agent's
 // command, with what a run needs that an Actions run gets from its runner set
 // in the command itself, and where the run may write.
 
-const here = dirname(fileURLToPath(import.meta.url));
-const AGENT = resolve(here, 'agents', 'demo-run.ts');
-/** How the demo agent is started: node with tsx's loader (resolved here, so any working directory will do). */
-export const AGENT_COMMAND = `node --import ${JSON.stringify(import.meta.resolve('tsx'))} ${JSON.stringify(AGENT)}`;
-
 export function commandRunEnv(o: {
+  /** The demo agent, bundled (bundles.ts): plain node starts it, from any working directory. */
+  agent: string;
   forgeUrl: string;
   agentToken: string;
   gitDir: string;
@@ -30,7 +26,7 @@ export function commandRunEnv(o: {
   return {
     YOKE_COMMAND: `${Object.entries(runEnv)
       .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
-      .join(' ')} ${AGENT_COMMAND}`,
+      .join(' ')} node ${JSON.stringify(o.agent)}`,
     // TR06: a run writes only its own folder and these: the demo's runs push to the forge's git folder and keep state.
     YOKE_COMMAND_WRITABLE: o.dataDir,
     // TR06: and reaches, besides the yoke it reports to, only the forge (GitHub, to a run on an operator's machine).

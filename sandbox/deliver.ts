@@ -1,11 +1,11 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { checkoutIo, commandContainmentProblem } from '../src/cli/exec.js';
 import { runCli } from '../src/cli/main.js';
 import { DEMO_AGENT, DEMO_ATTACHMENTS, DEMO_REPO, HOSTING_ENV, MAINTAINER, REVIEWER } from './demo-repo.js';
+import { builtCli } from './bundles.js';
 import { startDropProxy } from './drop-proxy.js';
 import type { Sandbox } from './sandbox.js';
 
@@ -14,8 +14,6 @@ import type { Sandbox } from './sandbox.js';
 // second maintainer recording the manual case and approving, and a flaky
 // shared case retried at the pinned commit once the driver stops with its triage.
 
-const here = dirname(fileURLToPath(import.meta.url));
-const CLI = resolve(here, '..', 'src', 'cli', 'main.ts');
 const STAGE = 'staging-qa';
 
 /** TR30: on a machine without bubblewrap the demo's QA cases run uncontained, and the sandbox says so; an operator's CLI would refuse. */
@@ -212,16 +210,17 @@ export async function deliverDemo(sandbox: Sandbox, opts: DeliveryOptions): Prom
 
 type Event = { event: string } & Record<string, unknown>;
 
-/** Runs the driver as a child process, printing its progress; resolves with its exit code and its events. */
-function driveOnce(
+/** Runs the driver as a child process (the CLI bundled once: bundles.ts), printing its progress; resolves with its exit code and its events. */
+async function driveOnce(
   args: string[],
   cwd: string,
   env: Record<string, string>,
   log: (l: string) => void,
   deadline: number,
 ): Promise<{ code: number; events: Event[] }> {
+  const cli = await builtCli();
   return new Promise((done) => {
-    const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), CLI, ...args], {
+    const child = spawn(process.execPath, [cli, ...args], {
       cwd,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -25,6 +25,7 @@ import {
   shippedWorkflow,
 } from './demo-repo.js';
 import { AGENT_CLI_DIR, agentCliBin, demoScript } from './agent-clis.js';
+import { builtAgent } from './bundles.js';
 import { commandRunEnv } from './command-run.js';
 import { DemoMaintainer } from './maintainer.js';
 import { ScriptedModel } from './models/scripted-model.js';
@@ -70,6 +71,8 @@ export class Sandbox {
   }
   maintainerToken = '';
   private agentToken = '';
+  /** The demo agent the command launcher starts, bundled (bundles.ts). */
+  private agentScript = '';
   private yokePort = 0;
   private appKey = generateKeyPairSync('rsa', { modulusLength: 2048 });
 
@@ -140,6 +143,7 @@ export class Sandbox {
       this.secondPort = await freePort();
     }
     const agent = await this.agentSetup();
+    if (this.opts.launcher === 'command') this.agentScript = await builtAgent();
     mkdirSync(join(this.dataDir, 'state'), { recursive: true });
     this.forge = new EmbeddedForge({
       dataDir: this.dataDir,
@@ -252,6 +256,7 @@ export class Sandbox {
       Object.assign(
         env,
         commandRunEnv({
+          agent: this.agentScript,
           forgeUrl: this.forge.url,
           agentToken: this.agentToken,
           gitDir: this.repo.gitDir,

@@ -1,13 +1,13 @@
 import { createServer } from 'node:net';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import { builtServer } from './bundles.js';
 
 // A yoke of its own process, as `npm start` runs it (the sandbox's second yoke
-// with --postgres): started with the environment given, ready once its health
-// route answers at `url`.
+// with --postgres; src/main.ts bundled: bundles.ts): started with the
+// environment given, ready once its health route answers at `url`.
 
 export async function startYokeProcess(env: Record<string, string>, url: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', 'src', 'main.ts')], {
+  const child = spawn(process.execPath, [await builtServer()], {
     env: { ...process.env, ...env, LOG_FORMAT: 'json' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

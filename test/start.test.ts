@@ -3,24 +3,23 @@ import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { hostingProblems, runContainmentProblem } from '../src/config/hosting-checks.js';
+import { TEST_SERVER } from './helpers/bundles-global.js';
 
 // `npm start` as an operator meets it with half a set of app credentials: a
 // child process, whole messages compared. yoke stops and names the variable;
 // it never falls silently into the setup page.
 
-const MAIN = resolve(import.meta.dirname, '../src/main.ts');
-const TSX = createRequire(import.meta.url).resolve('tsx');
+// src/main.ts bundled once for the run (test/helpers/bundles-global.ts): 0.8 s of CPU a start against 2.3 s through tsx.
 const cwd = mkdtempSync(join(tmpdir(), 'yoke-start-'));
 afterAll(() => rmSync(cwd, { recursive: true, force: true }));
 
 function start(env: Record<string, string>): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, ['--import', TSX, MAIN], {
+    const child = spawn(process.execPath, [TEST_SERVER], {
       cwd,
       env: { PATH: process.env.PATH ?? '', HOME: cwd, PORT: '39170', YOKE_DB_PATH: join(cwd, 'yoke.db'), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -119,7 +118,7 @@ describe('npm start, once it runs', () => {
       YOKE_METRICS_TOKEN: 'metrics-token-0123456789abcdef0123456789',
       OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20otlp-secret-0123456789abcdef',
     };
-    const child = spawn(process.execPath, ['--import', TSX, MAIN], {
+    const child = spawn(process.execPath, [TEST_SERVER], {
       cwd,
       env: {
         PATH: process.env.PATH ?? '',
@@ -204,7 +203,7 @@ describe('npm start with the command launcher', () => {
 describe("npm start with no app yet: yoke's setup page", () => {
   it("TR34 registers the app from the app.yml yoke ships, with yoke's webhook path, and makes no smee.io channel; unasked, it listens on loopback only", async () => {
     // Run from a folder with no app.yml: the manifest comes from yoke's own, wherever yoke runs from.
-    const child = spawn(process.execPath, ['--import', TSX, MAIN], {
+    const child = spawn(process.execPath, [TEST_SERVER], {
       cwd,
       env: {
         PATH: process.env.PATH ?? '',
@@ -269,7 +268,7 @@ describe('npm start with a webhook proxy', () => {
   it('WEBHOOK_PROXY_URL in .env stops with how to proxy, instead of installing smee-client while running', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'yoke-start-proxy-'));
     writeFileSync(join(dir, '.env'), 'WEBHOOK_PROXY_URL=https://smee.io/abc123\n');
-    const child = spawn(process.execPath, ['--import', TSX, MAIN], {
+    const child = spawn(process.execPath, [TEST_SERVER], {
       cwd: dir,
       env: { PATH: process.env.PATH ?? '', HOME: dir, PORT: '39172', YOKE_DB_PATH: join(dir, 'yoke.db') },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,4 +1,4 @@
-import { TEST_CLI } from '../helpers/cli-global.js';
+import { TEST_CLI } from '../helpers/bundles-global.js';
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 // `yoke config check` as a maintainer runs it before a push: the real CLI as a
 // child process, on a checkout's files, whole output compared.
 
-// The CLI as one module, built once for the run (test/helpers/cli-global.ts).
+// The CLI as one module, built once for the run (test/helpers/bundles-global.ts).
 const BIN = TEST_CLI;
 let dir: string | null = null;
 afterEach(() => {

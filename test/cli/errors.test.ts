@@ -1,4 +1,4 @@
-import { TEST_CLI } from '../helpers/cli-global.js';
+import { TEST_CLI } from '../helpers/bundles-global.js';
 import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,7 +11,7 @@ import { time } from '../../src/http/pages/dashboard-parts.js';
 // The CLI's errors as a newcomer meets them: the real `yoke` as a child
 // process, whole messages compared. A bad argument is named before any request.
 
-// The CLI as one module, built once for the run (test/helpers/cli-global.ts).
+// The CLI as one module, built once for the run (test/helpers/bundles-global.ts).
 const BIN = TEST_CLI;
 const TOKEN = 'op-token-0123456789abcdef0123456789';
 const closers: (() => Promise<void>)[] = [];

@@ -1,4 +1,4 @@
-import { TEST_CLI } from '../helpers/cli-global.js';
+import { TEST_CLI } from '../helpers/bundles-global.js';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +13,7 @@ import { createRequire } from 'node:module';
 // `yoke init` as a maintainer meets it: the CLI as a child process, in fresh
 // checkouts of each kind of project, run twice, offline.
 
-// The CLI as one module, built once for the run (test/helpers/cli-global.ts).
+// The CLI as one module, built once for the run (test/helpers/bundles-global.ts).
 const YOKE = TEST_CLI;
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
