@@ -19,13 +19,12 @@ import {
   REVIEWER,
   STATE_TOKEN,
   YOKE_URL_TOKEN,
-  demoEnvironments,
   demoRunScript,
-  issueBody,
   shippedWorkflow,
 } from './demo-repo.js';
 import { AGENT_CLI_DIR, agentCliBin, demoScript } from './agent-clis.js';
 import { builtAgent } from './bundles.js';
+import { seedDemoRepo } from './demo-seed.js';
 import { commandRunEnv } from './command-run.js';
 import { DemoMaintainer } from './maintainer.js';
 import { ScriptedModel } from './models/scripted-model.js';
@@ -157,16 +156,11 @@ export class Sandbox {
     this.maintainerToken = this.forge.personalToken(MAINTAINER);
     this.agentToken = this.forge.personalToken(DEMO_AGENT);
     this.forge.user(MAINTAINER);
-    this.repo = this.forge.createRepo(DEMO_REPO, {
+    this.repo = seedDemoRepo(this.forge, {
       files: this.seededFiles(agent.files),
-      installationId: 1,
-      collaborators: { [MAINTAINER]: 'admin', [DEMO_AGENT]: 'write', [REVIEWER]: 'maintain', [ONLOOKER]: 'read' },
+      secrets: agent.secrets,
+      tasks: this.tasks,
     });
-    Object.assign(this.repo.secrets, agent.secrets);
-    for (const e of demoEnvironments(this.forge.opts.appSlug))
-      this.forge.deployments.setEnvironment(this.repo, e.name, e.ruleApps);
-    for (const task of this.tasks)
-      this.forge.createIssue(this.repo, this.forge.user(MAINTAINER), task.title, issueBody(task), ['yoke:afk']);
     // TR33: the maintainer requests changes on the claim PR of a task with a review, and approves the fix.
     this.maintainer = new DemoMaintainer({
       forgeUrl: this.forge.url,

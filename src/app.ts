@@ -123,6 +123,7 @@ function doctorOf(settings: OperatorSettings, forge: Forge): (repo: string) => P
         configRefreshMs: settings.configRefreshMs,
         probeRunner: (url) => fetchRunnerProbe(url),
         runnerSha256: async () => (await runnerBundle()).sha256,
+        appId: settings.appId,
       },
       (shipped ??= loadShippedSetup()),
       repo,

@@ -125,6 +125,8 @@ export interface ForgeRepo {
   requiredChecks: Map<string, RequiredCheck[]>;
   /** Branches a ruleset requires GitHub's merge queue on (nothing merges there but through the queue). */
   mergeQueue: Set<string>;
+  /** The merge queue rule's merge_method (MERGE, SQUASH or REBASE). */
+  mergeQueueMethod: string;
   /** LD04: each such branch's queue, bottom first. */
   queues: Map<string, QueueEntry[]>;
 }

@@ -117,29 +117,47 @@ export function registerGitRoutes(env: RouteEnv): void {
       },
     };
   });
-  // LD04: the rules in force on a branch, as a ruleset sets them; only its merge queue is modelled here.
+  // The rules in force on a branch, as rulesets set them: the status checks they require (each from the app it
+  // names) and GitHub's merge queue (LD04).
   http.on('GET', '/repos/{owner}/{repo}/rules/branches/{branch}', 'repo', (ctx) => {
     const r = repoOf(env, ctx);
     const name = decodeURIComponent(ctx.params.branch!);
-    const rules = r.mergeQueue.has(name)
-      ? [
-          {
-            type: 'merge_queue',
-            parameters: {
-              check_response_timeout_minutes: 60,
-              grouping_strategy: 'ALLGREEN',
-              max_entries_to_build: 5,
-              max_entries_to_merge: 5,
-              merge_method: 'MERGE',
-              min_entries_to_merge: 1,
-              min_entries_to_merge_wait_minutes: 5,
+    const source = { ruleset_source_type: 'Repository', ruleset_source: r.fullName, ruleset_id: 1 };
+    const checks = r.requiredChecks.get(name) ?? [];
+    const rules = [
+      ...(checks.length > 0
+        ? [
+            {
+              type: 'required_status_checks',
+              parameters: {
+                strict_required_status_checks_policy: false,
+                required_status_checks: checks.map((c) => ({
+                  context: c.context,
+                  ...(c.integrationId === null ? {} : { integration_id: c.integrationId }),
+                })),
+              },
+              ...source,
             },
-            ruleset_source_type: 'Repository',
-            ruleset_source: r.fullName,
-            ruleset_id: 1,
-          },
-        ]
-      : [];
+          ]
+        : []),
+      ...(r.mergeQueue.has(name)
+        ? [
+            {
+              type: 'merge_queue',
+              parameters: {
+                check_response_timeout_minutes: 60,
+                grouping_strategy: 'ALLGREEN',
+                max_entries_to_build: 5,
+                max_entries_to_merge: 5,
+                merge_method: r.mergeQueueMethod,
+                min_entries_to_merge: 1,
+                min_entries_to_merge_wait_minutes: 5,
+              },
+              ...source,
+            },
+          ]
+        : []),
+    ];
     return { status: 200, body: rules };
   });
   http.on('GET', '/repos/{owner}/{repo}/branches/{branch}', 'repo', (ctx) => {

@@ -167,6 +167,7 @@ export class ForgeState {
       rulesetBypass: new Set(),
       requiredChecks: new Map(),
       mergeQueue: new Set(),
+      mergeQueueMethod: 'MERGE',
       queues: new Map(),
     };
     this.repos.set(r.fullName, repo);

@@ -70,7 +70,7 @@ export function registerFleetCommands(program: Command, io: CliIo, g: () => Glob
   program
     .command('doctor <owner/repo>')
     .description(
-      "check a repository's set-up from the running yoke: the app's permissions and events, the opt-in file, the workflow, the agent's secret, the public URL and the environments",
+      "check a repository's set-up from the running yoke: the app's permissions and events, the opt-in file, the default branch's rules for the way it lands, the workflow, the agent's secret, the public URL and the environments",
     )
     .option('--json', 'print it as JSON')
     .action(async (name: string, opts: { json?: boolean }) => {

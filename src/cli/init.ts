@@ -5,6 +5,7 @@ import { AGENTS } from '../agent/clis/registry.js';
 import type { AgentName } from '../agent/clis/adapter.js';
 import { SCHEMA_MODELINE, SCHEMA_PATH, optInJsonSchema } from '../config/schema.js';
 import { CONFIG_PATH } from '../config/repo-config.js';
+import { LANDINGS, landerRuleset, type Landing } from '../config/landing.js';
 import { CliFailure, type CliIo } from './client.js';
 import type { CheckoutView } from './checkout.js';
 import { DELIVERY_SECTION, deliveryInitReport, planDeliveryInit } from './init-delivery.js';
@@ -182,10 +183,6 @@ export function initReport(
   ].join('\n');
 }
 
-/** The three ways yoke lands an accepted PR (docs/landing.md's table), as `yoke init --landing` names them. */
-export const LANDINGS = ['pr', 'fast-forward', 'queue'] as const;
-export type Landing = (typeof LANDINGS)[number];
-
 /** Step 4 of yoke init's next steps: the ruleset for the way it lands, ready for `gh api`, and what else that way needs. */
 function protectStep(landing: Landing, appId: number | null): string[] {
   const how: Record<Landing, string> = {
@@ -206,52 +203,6 @@ function protectStep(landing: Landing, appId: number | null): string[] {
     `   ${how[landing]}`,
     `   The other ways: yoke init --landing ${LANDINGS.filter((l) => l !== landing).join(' or ')} prints theirs; docs/landing.md says when each fits.`,
   ];
-}
-
-/** Where the App ID goes in a printed ruleset when yoke does not know it. */
-const APP_ID_PLACEHOLDER = 'APP_ID';
-
-/**
- * LD04: GitHub's merge queue, as yoke lands through it: every group's merge commit checked (ALLGREEN), small
- * groups built soon, an hour for yoke/lander to report on a group.
- */
-const MERGE_QUEUE_RULE = {
-  type: 'merge_queue',
-  parameters: {
-    check_response_timeout_minutes: 60,
-    grouping_strategy: 'ALLGREEN',
-    max_entries_to_build: 5,
-    max_entries_to_merge: 5,
-    merge_method: 'SQUASH',
-    min_entries_to_merge: 1,
-    min_entries_to_merge_wait_minutes: 5,
-  },
-};
-
-/**
- * TR14, TR43: the ruleset that makes yoke/lander required on the default branch, with nobody (yoke's app included)
- * bypassing it, and the check's source pinned to yoke's app (`integration_id`): a `yoke/lander` status posted by a
- * writer or by a workflow's token does not satisfy it. Unknown, the App ID is a placeholder to replace.
- */
-export function landerRuleset(appId: number | null, landing: Landing = 'pr'): string {
-  const json = JSON.stringify({
-    name: landing === 'queue' ? 'yoke: require yoke/lander and the merge queue' : 'yoke: require yoke/lander',
-    target: 'branch',
-    enforcement: 'active',
-    bypass_actors: [],
-    conditions: { ref_name: { include: ['~DEFAULT_BRANCH'], exclude: [] } },
-    rules: [
-      {
-        type: 'required_status_checks',
-        parameters: {
-          strict_required_status_checks_policy: false,
-          required_status_checks: [{ context: 'yoke/lander', integration_id: appId ?? -1 }],
-        },
-      },
-      ...(landing === 'queue' ? [MERGE_QUEUE_RULE] : []),
-    ],
-  });
-  return appId === null ? json.replace('"integration_id":-1', `"integration_id":${APP_ID_PLACEHOLDER}`) : json;
 }
 
 function readTemplate(name: string): string {

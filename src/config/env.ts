@@ -55,6 +55,8 @@ export interface OperatorSettings {
   oidcJwksUrl: string;
   trustedMarkerLogins: string[];
   botLogin: string | undefined;
+  /** The app's id (APP_ID): the source `yoke doctor` expects the branch's rules to require yoke/lander from; null when unset. */
+  appId: number | null;
   /** BU01: the fleet's daily and monthly budgets in USD (null: none), and the share of each new work may take. */
   dailyUsd: number | null;
   monthlyUsd: number | null;
@@ -140,6 +142,7 @@ export function parseOperatorEnv(env: Record<string, string | undefined>): EnvRe
       oidcJwksUrl: e.YOKE_OIDC_JWKS_URL ?? `${issuer}/.well-known/jwks`,
       trustedMarkerLogins: e.YOKE_TRUSTED_MARKER_LOGINS.map((l) => l.toLowerCase()),
       botLogin: e.YOKE_BOT_LOGIN,
+      appId: e.APP_ID !== undefined && /^[1-9]\d*$/.test(e.APP_ID) ? Number(e.APP_ID) : null,
       dailyUsd: e.YOKE_DAILY_USD ?? null,
       monthlyUsd: e.YOKE_MONTHLY_USD ?? null,
       newWorkShare: e.YOKE_NEW_WORK_SHARE,

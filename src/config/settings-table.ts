@@ -269,7 +269,8 @@ export const SETTINGS = {
   },
   APP_ID: {
     schema: z.string(),
-    meaning: "the app's id, which names yoke to runs that reach it through GitHub when YOKE_PUBLIC_URL is unset",
+    meaning:
+      "the app's id, which names yoke to runs that reach it through GitHub when YOKE_PUBLIC_URL is unset, and which `yoke doctor` expects the default branch's rules to require yoke/lander from",
     probot: true,
   },
   GHE_HOST: {

@@ -53,6 +53,7 @@ const FORGE_ACCESS: Record<keyof Forge, 'read' | 'write'> = {
   merge: 'write',
   mergeIntoBranch: 'write',
   requiresMergeQueue: 'read',
+  readBranchRules: 'read',
   listBlockers: 'read',
   readMergeQueue: 'read',
   enqueuePullRequest: 'write',

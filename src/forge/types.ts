@@ -235,6 +235,19 @@ import type {
 } from './deployment-types.js';
 export type * from './deployment-types.js';
 
+/** A status check a branch's rules require, and the app it must come from (null: any source). */
+export interface RequiredCheck {
+  context: string;
+  appId: number | null;
+}
+
+/** What the rules in force on a branch require of a merge, as `yoke doctor` checks them against the way yoke lands. */
+export interface BranchRules {
+  requiredChecks: RequiredCheck[];
+  /** The merge queue rule's merge method (MERGE, SQUASH or REBASE), when a ruleset requires the queue. */
+  mergeQueue: { mergeMethod: string } | null;
+}
+
 export interface Forge {
   /** The app's login as it appears on comments, e.g. `yoke[bot]`. */
   botLogin(): Promise<string>;
@@ -270,6 +283,8 @@ export interface Forge {
   readBranchTip(repo: RepoRef, branch: string): Promise<string | null>;
   /** LD04: whether a ruleset requires GitHub's merge queue on a branch; null when GitHub would not say. */
   requiresMergeQueue(repo: RepoRef, branch: string): Promise<boolean | null>;
+  /** `yoke doctor`: what the rules in force on a branch require of a merge (rulesets and branch protection); null when GitHub would not say. */
+  readBranchRules(repo: RepoRef, branch: string): Promise<BranchRules | null>;
   /** LD04: the merge queue on a branch: its PRs and the merge groups built for them; null when GitHub shows none. */
   readMergeQueue(repo: RepoRef, branch: string): Promise<MergeQueueRead | null>;
   /** LD04: adds a PR to its branch's merge queue while its head is `headSha`; a refusal comes back as data. */

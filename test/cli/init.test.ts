@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseDeliverySettings } from '../../src/config/delivery.js';
 import { parseRepoConfig } from '../../src/config/repo-config.js';
 import { parse } from 'yaml';
-import { LANDINGS, landerRuleset } from '../../src/cli/init.js';
+import { LANDINGS, landerRuleset } from '../../src/config/landing.js';
 import { createRequire } from 'node:module';
 
 // `yoke init` as a maintainer meets it: the CLI as a child process, in fresh

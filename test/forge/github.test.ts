@@ -137,6 +137,65 @@ describe('GitHubForge, for agent runs', () => {
     ]).toEqual([true, false, null]);
   });
 
+  it("reads what a merge onto a branch must meet: its rulesets' checks and queue, and its branch protection's checks", async () => {
+    const gh = nock(API, { reqheaders: { authorization: 'token ghs_inst' } });
+    gh.get('/repos/acme/api/rules/branches/main')
+      .query({ per_page: '100' })
+      .reply(200, [
+        {
+          type: 'required_status_checks',
+          parameters: {
+            strict_required_status_checks_policy: false,
+            required_status_checks: [{ context: 'yoke/lander', integration_id: 4242 }, { context: 'ci/test' }],
+          },
+          ruleset_source_type: 'Repository',
+          ruleset_source: 'acme/api',
+          ruleset_id: 4,
+        },
+        {
+          type: 'merge_queue',
+          parameters: { merge_method: 'SQUASH', grouping_strategy: 'ALLGREEN' },
+          ruleset_source_type: 'Organization',
+          ruleset_source: 'acme',
+          ruleset_id: 5,
+        },
+      ]);
+    // Branch protection, as `GET /repos/{owner}/{repo}/branches/{branch}` shows it to anyone who can read the repository.
+    gh.get('/repos/acme/api/branches/main').reply(200, {
+      name: 'main',
+      commit: { sha: 'a'.repeat(40) },
+      protected: true,
+      protection: {
+        enabled: true,
+        required_status_checks: {
+          enforcement_level: 'non_admins',
+          contexts: ['yoke/lander', 'lint'],
+          checks: [
+            { context: 'yoke/lander', app_id: null },
+            { context: 'lint', app_id: 15368 },
+          ],
+        },
+      },
+      protection_url: `${API}/repos/acme/api/branches/main/protection`,
+    });
+    gh.get('/repos/acme/api/rules/branches/gone').query({ per_page: '100' }).reply(404, { message: 'Not Found' });
+    const forge = new GitHubForge({
+      appOctokit: async () => client('app-jwt'),
+      installationOctokit: async () => client('ghs_inst'),
+      now: Date.now,
+    });
+    expect(await forge.readBranchRules(repo, 'main')).toEqual({
+      requiredChecks: [
+        { context: 'yoke/lander', appId: 4242 },
+        { context: 'ci/test', appId: null },
+        { context: 'yoke/lander', appId: null },
+        { context: 'lint', appId: 15368 },
+      ],
+      mergeQueue: { mergeMethod: 'SQUASH' },
+    });
+    expect(await forge.readBranchRules(repo, 'gone')).toBeNull();
+  });
+
   it('LD04 reads a merge queue: its PRs in order by GraphQL, its merge groups from their refs, each group commit read once', async () => {
     const A = 'a'.repeat(40);
     const B = 'b'.repeat(40);

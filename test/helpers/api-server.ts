@@ -37,6 +37,7 @@ export async function startApi(
           configRefreshMs: 0,
           probeRunner: (u) => fetchRunnerProbe(u),
           runnerSha256: async () => (await runnerBundle()).sha256,
+          appId: 1,
         },
         loadShippedSetup(),
         repo,

@@ -25,6 +25,8 @@ import {
   type DeploymentWrite,
   type EnvironmentRules,
   type BranchPolicy,
+  type BranchRules,
+  type RequiredCheck,
   type InstallationGrants,
   type ProtectionAnswer,
   type ArtifactView,
@@ -81,6 +83,8 @@ export interface FakeRepo {
   branchRule?: { status: number; message: string };
   /** LD04: a ruleset requires GitHub's merge queue on the default branch (GitHub refuses merges around it). */
   mergeQueue?: boolean;
+  /** The status checks the default branch's rules require (`yoke doctor`). */
+  requiredChecks?: RequiredCheck[];
   /** LD04: the PRs in the default branch's merge queue, in order, at the head each was queued at. */
   queued?: { pr: number; headSha: string }[];
   /** LD04: the merge groups GitHub built for them (buildMergeGroups), bottom first. */
@@ -377,6 +381,12 @@ export class FakeForge implements Forge {
   async requiresMergeQueue(repo: RepoRef, branch: string): Promise<boolean | null> {
     this.mergeQueueReads++;
     return branch === 'main' ? Boolean(this.repo(repo.fullName).mergeQueue) : false;
+  }
+
+  async readBranchRules(repo: RepoRef, branch: string): Promise<BranchRules | null> {
+    const r = this.repo(repo.fullName);
+    if (branch !== 'main') return null;
+    return { requiredChecks: r.requiredChecks ?? [], mergeQueue: r.mergeQueue ? { mergeMethod: 'SQUASH' } : null };
   }
 
   mergeQueueFullReads = 0;

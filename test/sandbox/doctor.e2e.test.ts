@@ -4,6 +4,7 @@ import { DEMO_FILES, DEMO_REPO, shippedWorkflow } from '../../sandbox/demo-repo.
 import { Sandbox } from '../../sandbox/sandbox.js';
 import { runCli } from '../../src/cli/main.js';
 import { loadShippedSetup } from '../../src/http/operator/doctor.js';
+import { landerRuleset } from '../../src/config/landing.js';
 import { unclaimedWarnings } from '../helpers/sandbox-log.js';
 
 // `yoke doctor OWNER/REPO` and `yoke plan OWNER/REPO` against the sandbox's
@@ -48,7 +49,10 @@ function repoWith(name: string, files: Record<string, string | null>) {
     if (text === null) delete seeded[path];
     else seeded[path] = text;
   }
-  return s.forge.createRepo(name, { files: seeded as Record<string, string>, installationId: 1 });
+  const repo = s.forge.createRepo(name, { files: seeded as Record<string, string>, installationId: 1 });
+  // main protected as the demo's is: a ruleset requires yoke/lander from yoke's app.
+  repo.requiredChecks.set('main', [{ context: 'yoke/lander', integrationId: 1 }]);
+  return repo;
 }
 
 const HEALTHY = (repo: string, url: string) => [
@@ -57,6 +61,7 @@ const HEALTHY = (repo: string, url: string) => [
   'ok: permissions: The installation grants every permission app.yml asks for.',
   'ok: events: The installation receives every event app.yml asks for.',
   'ok: opt_in: .github/yoke.yml is valid.',
+  "ok: landing: main requires yoke/lander from yoke's app (1), and yoke lands through the PR, merging by squash, as .github/yoke.yml chooses.",
   'ok: workflow: .github/workflows/yoke-run.yml is the workflow this yoke ships for an agent of your own (.github/yoke/run.sh).',
   'skipped: secret: Your agent names no secret (YOKE_AGENT_SECRETS is empty in the workflow).',
   `ok: public_url: ${url}/yoke/runner.mjs serves this yoke's runner.`,
@@ -103,7 +108,7 @@ describe('yoke doctor, in the sandbox', () => {
       const r = await yoke(s, ['doctor', DEMO_REPO]);
       expect(r.code).toBe(1);
       expect(r.out.split('\n').slice(0, 2)).toEqual([
-        `${DEMO_REPO} is not set up for yoke yet: 2 of 8 checks failed.`,
+        `${DEMO_REPO} is not set up for yoke yet: 2 of 9 checks failed.`,
         "ok: installed: yoke's app is installed on acme/demo (installation 1).",
       ]);
       expect(r.out.split('\n').slice(2, 6)).toEqual([
@@ -134,6 +139,7 @@ describe('yoke doctor, in the sandbox', () => {
     expect(r.out.split('\n').filter((l) => /^(FAILED|  fix|skipped)/.test(l))).toEqual([
       'FAILED: opt_in: acme/bare has no .github/yoke.yml on its default branch, so yoke does nothing there.',
       '  fix: Run `yoke init --agent claude-code` (or codex) in a checkout, then commit and push what it writes.',
+      'skipped: landing: No valid .github/yoke.yml says how yoke lands (see opt_in).',
       'FAILED: workflow: .github/workflows/yoke-run.yml is not on the default branch, so yoke cannot start a run there.',
       '  fix: `yoke init --agent claude-code` (or codex) writes it; commit and push it to the default branch.',
       "FAILED: secret: an agent's secret is not set: none of ANTHROPIC_API_KEY, CLAUDE_CODE_OAUTH_TOKEN, CODEX_API_KEY is among acme/bare's Actions secrets.",
@@ -187,6 +193,52 @@ describe('yoke doctor, in the sandbox', () => {
     expect((await yoke(s, ['doctor', envs.fullName])).out.split('\n').find((l) => l.startsWith('FAILED'))).toBe(
       'FAILED: environments: Environment production deploys only from the branches main, and yoke deploys from yoke/deploy/* branches.',
     );
+  });
+
+  it("fails main's rules that do not hold what its way of landing needs, and passes the ruleset `yoke init --landing` prints", async () => {
+    const repo = repoWith('acme/landing', {});
+    repo.requiredChecks.delete('main');
+    const landing = async (name = repo.fullName) =>
+      (await yoke(s, ['doctor', name])).out.split('\n').filter((l) => /^\S+: landing|^  fix: (Add|Set|Choose)/.test(l));
+    // Unprotected: anyone who can merge on main merges what no lander accepted.
+    expect(await landing()).toEqual([
+      "FAILED: landing: main's rules do not require the status check yoke/lander, so anyone who can merge there can merge a PR no lander accepted.",
+      "  fix: Add yoke's ruleset for landing through the PR: `yoke init --agent claude-code --landing pr --app-id 1` prints it, ready for `gh api repos/acme/landing/rulesets --input -` (or on GitHub: Settings, Rules, Rulesets).",
+    ]);
+    // yoke/lander required from any source: a writer's own status named yoke/lander would do.
+    repo.requiredChecks.set('main', [{ context: 'yoke/lander', integrationId: null }]);
+    expect((await landing())[0]).toBe(
+      "FAILED: landing: main's rules require yoke/lander from any source, not from yoke's app (1): a yoke/lander status that a writer or a workflow posts satisfies them.",
+    );
+    // The ruleset `yoke init --landing queue --app-id 1` prints, applied as `gh api` would: its checks and its queue.
+    const ruleset = JSON.parse(landerRuleset(1, 'queue')) as {
+      rules: {
+        type: string;
+        parameters: { required_status_checks?: { context: string; integration_id: number }[]; merge_method?: string };
+      }[];
+    };
+    const checks = ruleset.rules.find((r) => r.type === 'required_status_checks')!.parameters.required_status_checks!;
+    repo.requiredChecks.set(
+      'main',
+      checks.map((c) => ({ context: c.context, integrationId: c.integration_id })),
+    );
+    repo.mergeQueue.add('main');
+    repo.mergeQueueMethod = ruleset.rules.find((r) => r.type === 'merge_queue')!.parameters.merge_method!;
+    expect(await landing()).toEqual([
+      "ok: landing: main requires yoke/lander from yoke's app (1), and yoke lands through GitHub's merge queue, merging by squash, as .github/yoke.yml chooses.",
+    ]);
+    // An opt-in file that asks for fast-forward landing on a branch the queue guards: the queue refuses every move.
+    const ff = repoWith('acme/ff-queue', {
+      '.github/yoke.yml': DEMO_FILES['.github/yoke.yml']!.replace(
+        'autoland: { enabled: true, merge_method: squash }',
+        'autoland: { enabled: true, merge_method: squash, fast_forward: true }',
+      ),
+    });
+    ff.mergeQueue.add('main');
+    expect(await landing(ff.fullName)).toEqual([
+      "FAILED: landing: .github/yoke.yml lands by fast-forward (autoland.fast_forward), but main's rules require the merge queue: GitHub refuses every move of main but the queue's, so nothing lands.",
+      "  fix: Choose one way: remove autoland.fast_forward from .github/yoke.yml to land through the queue, or remove the merge_queue rule from main's ruleset to land by fast-forward.",
+    ]);
   });
 
   it('fails a public URL nothing answers at, with the setting to make', async () => {

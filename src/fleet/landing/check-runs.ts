@@ -1,3 +1,4 @@
+import { LANDER_CONTEXT } from '../../config/landing.js';
 import { makeRefusal } from '../../kernel/codes/table.js';
 import { classifyGitHubError } from '../../forge/errors.js';
 import type { CheckRunWrite } from '../../forge/types.js';
@@ -17,7 +18,8 @@ import type { Io } from '../context.js';
 // gives up on that head. The plan is a pure function of the store's lander
 // runs and what was last written; a check run is written only when that changes.
 
-export const CHECK_NAME = 'yoke/lander';
+/** The check's name, as the rulesets yoke prints require it (config/landing.ts). */
+export const CHECK_NAME = LANDER_CONTEXT;
 
 /** Check runs of PRs with no lander activity for this long are left as they are. */
 const FOLLOW_MS = 14 * 86_400_000;

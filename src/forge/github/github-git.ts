@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { classifyGitHubError, unlessMissing } from '../errors.js';
 import type { Octokit } from './octokit.js';
-import { GhBranch, GhCommit, GhCompare, GhGitCommit, GhRef, GhTree } from './schemas.js';
-import type { MergeResult, PushToken, RepoRef } from '../types.js';
+import { GhBranch, GhBranchRules, GhCommit, GhCompare, GhGitCommit, GhRef, GhTree } from './schemas.js';
+import type { BranchRules, MergeResult, PushToken, RepoRef } from '../types.js';
 
 // A repository's commits, branches and files as GitHubForge reads them: a
 // ref resolved, a branch's protection, ancestry, a tree and a file at a
@@ -60,16 +60,45 @@ export async function commitParents(o: Octokit, repo: RepoRef, sha: string): Pro
   return res && GhGitCommit.parse(res.data).parents.map((p) => p.sha);
 }
 
-/** LD04: the rules in force on a branch (`GET /repos/{owner}/{repo}/rules/branches/{branch}`) hold a merge queue. */
-export async function requiresMergeQueue(o: Octokit, repo: RepoRef, branch: string): Promise<boolean | null> {
+/** The rules in force on a branch, from its rulesets (`GET /repos/{owner}/{repo}/rules/branches/{branch}`); null: not there. */
+async function rulesOf(o: Octokit, repo: RepoRef, branch: string): Promise<BranchRules | null> {
   const res = await unlessMissing(() =>
     o.request('GET /repos/{owner}/{repo}/rules/branches/{branch}', { ...at(repo), branch, per_page: 100 }),
   );
   if (!res) return null;
-  return z
-    .array(z.object({ type: z.string() }).passthrough())
-    .parse(res.data)
-    .some((rule) => rule.type === 'merge_queue');
+  const rules = GhBranchRules.parse(res.data);
+  const queue = rules.find((r) => r.type === 'merge_queue');
+  return {
+    requiredChecks: rules.flatMap((r) =>
+      r.type === 'required_status_checks'
+        ? (r.parameters?.required_status_checks ?? []).map((c) => ({
+            context: c.context,
+            appId: c.integration_id ?? null,
+          }))
+        : [],
+    ),
+    mergeQueue: queue ? { mergeMethod: queue.parameters?.merge_method ?? 'MERGE' } : null,
+  };
+}
+
+/** LD04: the rules in force on a branch hold a merge queue. */
+export async function requiresMergeQueue(o: Octokit, repo: RepoRef, branch: string): Promise<boolean | null> {
+  const rules = await rulesOf(o, repo, branch);
+  return rules && rules.mergeQueue !== null;
+}
+
+/** What a merge onto a branch must meet: its rulesets' rules, and the status checks its branch protection requires. */
+export async function readBranchRules(o: Octokit, repo: RepoRef, branch: string): Promise<BranchRules | null> {
+  const rules = await rulesOf(o, repo, branch);
+  if (!rules) return null;
+  const res = await unlessMissing(() =>
+    o.request('GET /repos/{owner}/{repo}/branches/{branch}', { ...at(repo), branch }),
+  );
+  const classic = res ? (GhBranch.parse(res.data).protection?.required_status_checks?.checks ?? []) : [];
+  return {
+    ...rules,
+    requiredChecks: [...rules.requiredChecks, ...classic.map((c) => ({ context: c.context, appId: c.app_id ?? null }))],
+  };
 }
 
 export async function readBranchTip(o: Octokit, repo: RepoRef, branch: string): Promise<string | null> {

@@ -26,6 +26,14 @@ export async function getIssue(o: Octokit, repo: RepoRef, number: number): Promi
 }
 
 /** BU05: `GET /repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocked_by`: the open ones, named. */
+export async function addLabels(o: Octokit, repo: RepoRef, number: number, labels: string[]): Promise<void> {
+  await o.request('POST /repos/{owner}/{repo}/issues/{issue_number}/labels', {
+    ...at(repo),
+    issue_number: number,
+    labels,
+  });
+}
+
 export async function listBlockers(o: Octokit, repo: RepoRef, number: number): Promise<string[] | null> {
   const res = await unlessMissing(() =>
     o.request('GET /repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocked_by', {

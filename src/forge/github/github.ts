@@ -16,6 +16,7 @@ import type {
   ArtifactView,
   RefMove,
   BranchPolicy,
+  BranchRules,
   InstallationGrants,
   CheckRunWrite,
   DeploymentCreated,
@@ -255,12 +256,7 @@ export class GitHubForge implements Forge {
   }
 
   async addLabels(repo: RepoRef, number: number, labels: string[]): Promise<void> {
-    const o = await this.gh(repo.installationId);
-    await o.request('POST /repos/{owner}/{repo}/issues/{issue_number}/labels', {
-      ...at(repo),
-      issue_number: number,
-      labels,
-    });
+    await issues.addLabels(await this.gh(repo.installationId), repo, number, labels);
   }
 
   async merge(repo: RepoRef, number: number, sha: string, method: 'merge' | 'squash' | 'rebase'): Promise<MergeResult> {
@@ -273,6 +269,10 @@ export class GitHubForge implements Forge {
 
   async requiresMergeQueue(repo: RepoRef, branch: string): Promise<boolean | null> {
     return git.requiresMergeQueue(await this.gh(repo.installationId), repo, branch);
+  }
+
+  async readBranchRules(repo: RepoRef, branch: string): Promise<BranchRules | null> {
+    return git.readBranchRules(await this.gh(repo.installationId), repo, branch);
   }
 
   /** LD04: merge group commits never change: their first parents are read once. */

@@ -285,7 +285,32 @@ export const GhPullDetail = z
 export const GhCommit = z.object({ sha: z.string() });
 /** A commit as the git database API shows it: its parents in order. */
 export const GhGitCommit = z.object({ sha: z.string(), parents: z.array(z.object({ sha: z.string() })) });
-export const GhBranch = z.object({ name: z.string(), protected: z.boolean() });
+export const GhBranch = z.object({
+  name: z.string(),
+  protected: z.boolean(),
+  /** Branch protection's required status checks, each with the app it must come from (`app_id`: null or absent, any). */
+  protection: z
+    .object({
+      required_status_checks: z
+        .object({ checks: z.array(z.object({ context: z.string(), app_id: z.number().nullish() })).default([]) })
+        .optional(),
+    })
+    .optional(),
+});
+/** The rules in force on a branch (`GET /repos/{owner}/{repo}/rules/branches/{branch}`): what a merge there must meet. */
+export const GhBranchRules = z.array(
+  z.object({
+    type: z.string(),
+    parameters: z
+      .object({
+        required_status_checks: z
+          .array(z.object({ context: z.string(), integration_id: z.number().nullish() }))
+          .optional(),
+        merge_method: z.string().optional(),
+      })
+      .optional(),
+  }),
+);
 export const GhCompare = z.object({ status: z.enum(['ahead', 'behind', 'identical', 'diverged']) });
 export const GhTree = z.object({
   tree: z.array(z.object({ path: z.string(), type: z.string() })),

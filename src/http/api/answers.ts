@@ -7,6 +7,7 @@ import type { ExecutionAnswer } from '../../delivery/runs/executions.js';
 import type { QaWork } from '../../delivery/gate/verdicts.js';
 import type { DeploymentView } from '../../delivery/runs/view.js';
 import type { FleetReport } from '../operator/report.js';
+import { DOCTOR_CHECKS } from '../operator/doctor-judge.js';
 import type { NextPass } from '../../fleet/spawn/next-pass.js';
 
 // What each API route answers, as zod schemas the server's handlers are typed
@@ -75,16 +76,7 @@ export const DoctorAnswer = z.object({
   ok: z.boolean(),
   checks: z.array(
     z.object({
-      check: z.enum([
-        'installed',
-        'permissions',
-        'events',
-        'opt_in',
-        'workflow',
-        'secret',
-        'public_url',
-        'environments',
-      ]),
+      check: z.enum(DOCTOR_CHECKS),
       state: z.enum(['ok', 'failed', 'skipped']),
       text: z.string(),
       fix: z.string().nullable(),

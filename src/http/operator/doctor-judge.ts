@@ -6,12 +6,24 @@ import { deployBranchOf } from '../../delivery/deployments/stage-deployment.js';
 import type { BranchPolicy, EnvironmentRules, InstallationGrants } from '../../forge/types.js';
 import { makeRefusal } from '../../kernel/codes/table.js';
 import { globToRegExp } from '../../kernel/glob.js';
+import { judgeLanding, type LandingFacts } from './doctor-landing.js';
 
 // `yoke doctor`'s judgement, pure: what was read of a repository's set-up in,
 // each check with the setting that fixes it out (the reads: doctor.ts).
 
-export type DoctorCheckName =
-  'installed' | 'permissions' | 'events' | 'opt_in' | 'workflow' | 'secret' | 'public_url' | 'environments';
+/** `yoke doctor`'s checks, in the order it reports them (the API's answer names them from here). */
+export const DOCTOR_CHECKS = [
+  'installed',
+  'permissions',
+  'events',
+  'opt_in',
+  'landing',
+  'workflow',
+  'secret',
+  'public_url',
+  'environments',
+] as const;
+export type DoctorCheckName = (typeof DOCTOR_CHECKS)[number];
 
 export interface DoctorCheck {
   check: DoctorCheckName;
@@ -79,6 +91,10 @@ export interface DoctorFacts {
   runner: { probe: RunnerProbe; expectedSha256: string } | null;
   environments: { stage: string; environment: string; rules: EnvironmentRules; policy: BranchPolicy | null }[];
   appSlug: string;
+  /** This yoke's App ID (APP_ID), the source yoke/lander must come from; null when unset. */
+  appId: number | null;
+  /** The opt-in file's way of landing and the default branch's rules; null without a valid opt-in file. */
+  landing: LandingFacts | null;
 }
 
 const RANK: Record<string, number> = { none: 0, read: 1, write: 2, admin: 3 };
@@ -247,6 +263,7 @@ export function judgeDoctor(f: DoctorFacts, shipped: ShippedSetup): DoctorReport
     { check: 'permissions', ...permissions },
     { check: 'events', ...events },
     { check: 'opt_in', ...optInCheck(f) },
+    { check: 'landing', ...judgeLanding(f.repo, f.landing, f.appId) },
     { check: 'workflow', ...workflow.judged },
     { check: 'secret', ...secretCheck(f, workflow.shape) },
     { check: 'public_url', ...publicUrlCheck(f) },

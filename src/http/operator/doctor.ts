@@ -10,6 +10,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseAppYml, readShippedAppYml } from '../../config/app-yml.js';
 import { parseDeliverySettings } from '../../config/delivery.js';
+import type { RepoConfig } from '../../config/repo-config.js';
+import type { LandingFacts } from './doctor-landing.js';
 import { gatedStages } from '../../delivery/deployments/environment-check.js';
 import type { Forge, RepoRef } from '../../forge/types.js';
 import { errorText } from '../../kernel/error-text.js';
@@ -46,6 +48,8 @@ export interface DoctorDeps {
   probeRunner: (url: string) => Promise<RunnerProbe>;
   /** The sha256 of the runner this yoke serves and sends with each dispatch. */
   runnerSha256: () => Promise<string>;
+  /** This yoke's App ID (APP_ID): the source the default branch's rules must require yoke/lander from. */
+  appId: number | null;
 }
 
 /** Reads what the checks need (through the forge, and the runner by the public URL), then judges. */
@@ -69,6 +73,8 @@ export async function runDoctor(deps: DoctorDeps, shipped: ShippedSetup, name: s
     runner: null,
     environments: [],
     appSlug,
+    appId: deps.appId,
+    landing: null,
   };
   if (!ref) return judgeDoctor(base, shipped);
   const installation = await forge.readInstallation(ref);
@@ -103,7 +109,19 @@ export async function runDoctor(deps: DoctorDeps, shipped: ShippedSetup, name: s
         rules: await forge.readEnvironmentRules(ref, g.environment),
         policy: await forge.readBranchPolicy(ref, g.environment),
       });
-  return judgeDoctor({ ...base, installation, config, workflow, secrets, runner, environments }, shipped);
+  const landing = config.state === 'valid' ? await landingFacts(forge, ref, config.config) : null;
+  return judgeDoctor({ ...base, installation, config, workflow, secrets, runner, environments, landing }, shipped);
+}
+
+/** The opt-in file's way of landing, and the rules in force on the default branch. */
+async function landingFacts(forge: Forge, ref: RepoRef, config: RepoConfig): Promise<LandingFacts> {
+  const branch = ref.defaultBranch;
+  const { enabled, fast_forward: fastForward, merge_method: mergeMethod } = config.autoland;
+  return {
+    branch: branch ?? 'the default branch',
+    autoland: { enabled, fastForward, mergeMethod },
+    rules: enabled && branch ? await forge.readBranchRules(ref, branch).catch(() => null) : null,
+  };
 }
 
 /** The runner fetched as a workflow job fetches it: its status and the sha256 of what came back. */

@@ -260,7 +260,7 @@ export function renderRepoPage(p: RepoPageData, webUrl: string, disabledReason: 
   const stacks = p.stacks.length
     ? `<ul class="stacks">${p.stacks.map((s) => `<li>${s.prs.map((n) => link(pullUrl(webUrl, p.repo, n), `#${n}`)).join(' + ')} on <code>${esc(s.base.slice(0, 12))}</code></li>`).join('')}</ul>`
     : '';
-  const plan = `<p><a href="/yoke/repos/${esc(p.repo)}/plan">What would the next pass do?</a> A dry run: it reads GitHub as a pass does, and starts or changes nothing. <a href="/yoke/repos/${esc(p.repo)}/doctor">Check the set-up</a>: the app's permissions, the workflow, the secret, the public URL and the environments.</p>`;
+  const plan = `<p><a href="/yoke/repos/${esc(p.repo)}/plan">What would the next pass do?</a> A dry run: it reads GitHub as a pass does, and starts or changes nothing. <a href="/yoke/repos/${esc(p.repo)}/doctor">Check the set-up</a>: the app's permissions, the branch's rules for landing, the workflow, the secret, the public URL and the environments.</p>`;
   return `<section id="settings"><h2>Settings</h2>${settings}${issue}${plan}</section>
 <section id="claims"><h2>Open claim PRs</h2>${claims ? `<table class="claims"><tr><th>PR</th><th>issue</th><th>head</th><th>author</th><th>yoke/lander check</th><th>lander verdict</th><th>landing</th><th>cost so far</th></tr>\n${claims}</table>` : '<p>No claim PR is open.</p>'}${stacks ? `<h3>Validated together now</h3>${stacks}` : ''}</section>`;
 }
