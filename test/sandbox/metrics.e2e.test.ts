@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMission } from '../helpers/mission.js';
-import { DEMO_REPO } from '../../sandbox/demo-repo.js';
+import { DEMO_FILES, DEMO_REPO } from '../../sandbox/demo-repo.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
 import { METRICS } from '../../src/http/operator/metrics.js';
 import { GITHUB_ROUTES } from '../../src/forge/github/routes.js';
@@ -112,4 +112,30 @@ describe('the metrics after the mission', () => {
     ];
     expect(samples.filter((s) => Object.values(s.labels).some((v) => runIds.some((id) => v.includes(id))))).toEqual([]);
   });
+
+  it('BU07 serve as many series for a fleet of 50 repositories as for one of 5: no label names a repository', async () => {
+    const { store } = sandbox.runtime;
+    // More repositories opted in on the same installation, idle, as an organization's fleet grows; each read by a pass.
+    const grow = async (from: number, to: number) => {
+      const names = Array.from({ length: to - from }, (_, i) => `acme/extra-${from + i}`);
+      for (const name of names) sandbox.forge.createRepo(name, { files: DEMO_FILES, installationId: 1 });
+      await sandbox.waitUntil(
+        async () => (await Promise.all(names.map((n) => store.repos.lastRead(n)))).every(Boolean),
+        60_000,
+        `a pass to read ${names.length} new repositories`,
+      );
+      // Two passes more, so that what a pass reads of each repository after its first read (its environments) is read too.
+      const passes = async () => sumOf(parseSamples(await (await scrape(METRICS_TOKEN)).text()), 'yoke_passes_total');
+      const after = (await passes()) + 2;
+      await sandbox.waitUntil(async () => (await passes()) >= after, 30_000, 'two more passes');
+      const res = await scrape(METRICS_TOKEN);
+      return parseSamples(await res.text()).map((x) => `${x.name}${JSON.stringify(Object.entries(x.labels).sort())}`);
+    };
+    const five = await grow(1, 5);
+    const fifty = await grow(5, 50);
+    expect((await store.repos.list()).length).toBe(50);
+    expect([fifty.filter((x) => !five.includes(x)), five.filter((x) => !fifty.includes(x))]).toEqual([[], []]);
+    expect(fifty.length).toBe(five.length);
+    expect(fifty.filter((x) => /extra-\d/.test(x))).toEqual([]);
+  }, 120_000);
 });
