@@ -17,10 +17,13 @@ import { AUDIENCE, ISSUER, LANDER_HEAD, WF, good, jwk, jwt, liveRun } from '../h
 
 let h: Harness;
 let verifier: OidcVerifier;
+/** BU02: the ended runs the reaper read for their spend already (the engine keeps one such set). */
+let spendRead: Set<string>;
 const WF_ID = WF.id;
 const REF = `yoke-run.yml@main#${WF_ID}`;
 
 beforeEach(() => {
+  spendRead = new Set();
   h = makeHarness();
   h.forge.addRepo('acme/api', {});
   verifier = new OidcVerifier({
@@ -35,7 +38,10 @@ beforeEach(() => {
 const seconds = () => Math.floor(h.clock.now() / 1000);
 
 /** The workflow run yoke dispatched for `runId`, completed now. */
-function completed(runId: string, over: Partial<typeof WF> & { updatedAt?: number } = {}) {
+function completed(
+  runId: string,
+  over: Partial<Omit<typeof WF, 'conclusion'>> & { conclusion?: string; updatedAt?: number } = {},
+) {
   h.forge.workflowRuns.set(runId, {
     ...WF,
     status: 'completed',
@@ -83,6 +89,7 @@ async function reap() {
       pauseThreshold: 3,
       repoRef: (name) => repoRefOf(h.store, name),
       collect: (run, repo, id) => collectHandedResult(ctx(), run, repo, id),
+      spendRead,
     },
   );
 }
@@ -303,5 +310,66 @@ describe('results handed back through GitHub (TR32)', () => {
       'failure',
       'ended without reporting a result (workflow run 4242 left no yoke-result artifact)',
     ]);
+  });
+
+  describe('BU02 a result handed back after the reaper ended its run', () => {
+    /** A run reaped at its deadline while its workflow ran on: it holds its $5 reservation, spend unknown. */
+    async function reapedAtDeadline(issue: number) {
+      const id = await liveRun(h, { kind: 'afk_auto', secret: null, ref: REF, issue, reservedUsd: 5 });
+      h.forge.addIssue('acme/api', issue);
+      h.forge.workflowRuns.set(id, { ...WF });
+      h.clock.advance(3600_000);
+      const [r] = await reap();
+      expect([r!.outcome, r!.reason]).toEqual(['timeout', 'budget deadline passed']);
+      expect((await h.store.spend.holdings(0)).map((x) => [x.id, x.reservedUsd, x.live])).toEqual([[id, 5, false]]);
+      // The workflow ends (its report job runs when it is cancelled) and hands back what it spent, and a push.
+      completed(id, { conclusion: 'cancelled' });
+      h.forge.repo('acme/api').branches[`yoke/${issue}-${id}`] = { head: 'c'.repeat(40), protected: false, base: 'c0' };
+      return id;
+    }
+    const spent = (id: string, issue: number) => ({
+      run_id: id,
+      outcome: 'success',
+      summary: 'Added the helper.',
+      cost: { usd: 1.25, input_tokens: 52_000, output_tokens: 4_100 },
+      push: { branch: `yoke/${issue}-${id}`, commit: 'c'.repeat(40), base: 'b'.repeat(40), title: 'Add the helper' },
+    });
+
+    it('BU02 is charged what it says it spent, in place of its reservation, and delivers nothing: no PR for an ended run', async () => {
+      const id = await reapedAtDeadline(5);
+      handBack(WF_ID, spent(id, 5));
+      expect(await reap()).toEqual([]);
+      const run = (await h.store.runs.get(id))!;
+      expect([run.status, run.outcome, run.cost, run.reportedOutcome]).toEqual([
+        'ended',
+        'timeout',
+        { usd: 1.25, inputTokens: 52_000, outputTokens: 4_100 },
+        null,
+      ]);
+      expect(await h.store.spend.holdings(0)).toEqual([]);
+      expect([h.forge.openedPulls, h.forge.branchMoves]).toEqual([[], []]);
+      // Read once: the next ticks do not download it again.
+      const downloads = h.forge.downloads;
+      await reap();
+      expect(h.forge.downloads).toBe(downloads);
+    });
+
+    it('BU02 one whose token is another run’s, or was issued after its workflow ended, changes nothing: the run stays for an operator to settle', async () => {
+      const id = await reapedAtDeadline(6);
+      handBack(WF_ID, spent(id, 6), { claims: { run_id: '5555' } });
+      await reap();
+      expect((await h.store.runs.get(id))!.cost).toBeNull();
+      expect((await h.store.spend.holdings(0)).map((x) => x.id)).toEqual([id]);
+      // Read once: what it handed back is not downloaded again on each tick.
+      const once = h.forge.downloads;
+      await reap();
+      expect(h.forge.downloads).toBe(once);
+      // Past its deadline plus the wait for a result, it is no longer looked for at all.
+      spendRead.clear();
+      h.clock.advance(31 * 60_000);
+      const downloads = h.forge.downloads;
+      await reap();
+      expect(h.forge.downloads).toBe(downloads);
+    });
   });
 });

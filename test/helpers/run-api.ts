@@ -50,13 +50,15 @@ export async function liveRun(
     ref?: string;
     issue?: number;
     repo?: string;
+    /** BU01: what the budgets hold for it until its spend is known. */
+    reservedUsd?: number;
   } = {},
 ) {
   const id = `r${randomBytes(3).toString('hex')}`;
   const onPr = over.kind === 'lander' || over.kind === 'fix';
   const repo = over.repo ?? 'acme/api';
   await h.store.repos.ensure(repo, 1, h.clock.now());
-  await h.store.runs.insert({
+  const run = {
     id,
     repo,
     kind: over.kind ?? 'afk_auto',
@@ -70,8 +72,10 @@ export async function liveRun(
     launcherRef: over.ref ?? null,
     secretHash: over.secret === null ? null : hashSecret(over.secret ?? 'the-secret'),
     capAtLaunch: 2,
-    liveAtLaunch: 1,
-  });
+  };
+  // A reservation is recorded as a launch records it (insertIfRoom), the cap set out of the way.
+  if (over.reservedUsd === undefined) await h.store.runs.insert({ ...run, liveAtLaunch: 1 });
+  else await h.store.runs.insertIfRoom({ ...run, reservedUsd: over.reservedUsd }, 100, false);
   return id;
 }
 

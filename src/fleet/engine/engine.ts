@@ -55,10 +55,7 @@ export interface EngineDeps {
   onMerged?: MergeListener;
   /** Commands found by poll (the composition root wires the command handler here). */
   onPolledComments?: (repo: RepoRef, comments: readonly CommentView[]) => Promise<void>;
-  /**
-   * Whether this process leads the ticks, asked before each one: the fence of
-   * its epoch, or null for a follower. Without it, this process always leads (one yoke).
-   */
+  /** Whether this process leads the ticks, asked before each: its epoch's fence, or null (a follower). Without it, it always leads. */
   lead?: () => Promise<Fence | null>;
   /** Runs reach yoke through GitHub (YOKE_RUNS_REACH=github): how the results they hand back are believed. */
   handedResults?: HandedResults;
@@ -169,9 +166,8 @@ export class Engine {
   }
 
   /**
-   * A tick runs on the leader only, behind the fence of its epoch; a
-   * follower's tick is a renewal attempt and nothing else. A tick fenced out
-   * mid-way has already said so (the fence logs); the new leader re-derives it.
+   * A tick runs on the leader only, behind the fence of its epoch; a follower's tick is a renewal attempt and
+   * nothing else. A tick fenced out mid-way has already said so (the fence logs); the new leader re-derives it.
    */
   private async led(tick: (fence?: Fence) => Promise<PassReport>): Promise<void> {
     try {
@@ -230,9 +226,8 @@ export class Engine {
   }
 
   /**
-   * SP08: one pass at a time, in this process (the queue) and across every
-   * process on the database (the store's pass lock, held for the whole pass).
-   * A kick on a follower runs under the same lock as the leader's ticks.
+   * SP08: one pass at a time, in this process (the queue) and across every process on the database (the store's
+   * pass lock, held for the whole pass). A kick on a follower runs under the same lock as the leader's ticks.
    */
   private serial<T>(fn: () => Promise<T>): Promise<T> {
     return this.lock.run(async () => {
@@ -303,6 +298,8 @@ export class Engine {
     return this.serial(() => this.reap());
   }
 
+  /** BU02: the ended runs whose finished workflow this process read for their spend already. */
+  private readonly spendRead = new Set<string>();
   /** Reads a finished run's handed-back result through the forge the reap works with (a leader's is fenced). */
   private collector(forge: Forge, handed: HandedResults) {
     const fleet = this.context();
@@ -318,7 +315,9 @@ export class Engine {
       {
         pauseThreshold: policy.pauseThreshold,
         repoRef: (name) => repoRefOf(store, name),
-        ...(this.deps.handedResults ? { collect: this.collector(forge, this.deps.handedResults) } : {}),
+        ...(this.deps.handedResults
+          ? { collect: this.collector(forge, this.deps.handedResults), spendRead: this.spendRead }
+          : {}),
       },
     );
     for (const r of reaped) {

@@ -21,6 +21,8 @@ export interface ReapOptions {
   collect?: (run: Run, repo: RepoRef, workflowRunId: number) => Promise<Collected>;
   /** How long past its deadline a run whose result GitHub could not hand over yet is still waited for. */
   resultRetryMs?: number;
+  /** BU02: the ended runs whose finished workflow was read for their spend already (kept by the engine, per process). */
+  spendRead?: Set<string>;
 }
 
 export interface Reaped {
@@ -111,7 +113,35 @@ export async function reapRuns(deps: Reaping, how: ReapOptions): Promise<Reaped[
         );
   }
   await cancelLateWorkflows(deps, how);
+  if (how.collect) await collectLateSpend(deps, how);
   return reaped;
+}
+
+/**
+ * BU02: a run the reaper ended before its workflow handed its result back (its deadline passed while the agent
+ * worked on) keeps its reservation until what it spent is known. Until its deadline plus the wait for a result,
+ * each tick looks at its workflow run; once that has ended, its result is read once, and the spend it names is
+ * recorded against the run (collectHandedResult: only the spend). One that names none stays for an operator to settle.
+ */
+async function collectLateSpend(deps: Reaping, how: ReapOptions): Promise<void> {
+  const since = deps.clock.now() - (how.resultRetryMs ?? RESULT_RETRY_MS);
+  for (const run of await deps.store.runs.listAwaitingSpend(since)) {
+    if (how.spendRead?.has(run.id)) continue;
+    const repo = await how.repoRef(run.repo);
+    if (!repo) continue;
+    try {
+      const l = await deps.launcher.liveness(run, repo);
+      const id = l.state === 'ended' ? parseActionsRef(l.ref ?? run.launcherRef)?.id : undefined;
+      if (!id) continue;
+      const got = await how.collect!(run, repo, id);
+      if (got.state !== 'retry') how.spendRead?.add(run.id);
+    } catch (err) {
+      deps.log.warn(
+        { run: run.id, err: errorStack(err) },
+        'could not read what an ended run spent; the next tick does',
+      );
+    }
+  }
 }
 
 /**
@@ -144,6 +174,9 @@ async function cancelLateWorkflows(deps: Reaping, how: Pick<ReapOptions, 'repoRe
   }
 }
 
+/** How long past a run's deadline a result it hands back through GitHub is still read, by default. */
+const RESULT_RETRY_MS = 30 * 60_000;
+
 /** The liveness to decide on once the handed-back result was read, or 'hold' to ask again next tick. */
 async function collectFor(
   deps: Reaping,
@@ -157,7 +190,7 @@ async function collectFor(
   const got = await how.collect!(run, repo, id);
   if (got.state === 'retry') {
     // Never a failure (nor a strike) for GitHub's fault, though not forever past the deadline.
-    if (now < run.budgetDeadline + (how.resultRetryMs ?? 30 * 60_000)) {
+    if (now < run.budgetDeadline + (how.resultRetryMs ?? RESULT_RETRY_MS)) {
       deps.log.info(
         { run: run.id, detail: got.detail },
         'could not read the result the run handed back; the next reaper tick tries again',

@@ -155,6 +155,7 @@ export async function collectHandedResult(
   }
   if (!handed) return none(refused.join('; '));
   const { run_id: _id, push, ...result } = handed;
+  if (run.status !== 'live') return lateResult(ctx, run, workflowRunId, result);
   let body: unknown = result;
   if (result.outcome === 'success' && run.kind !== 'lander') {
     const delivered = await deliverPush(ctx, { run, repo }, push, result.summary ?? '');
@@ -180,6 +181,14 @@ export async function collectHandedResult(
     'read the result a run handed back',
   );
   return { state: 'recorded' };
+}
+
+/** BU02: a result of a run the reaper ended first counts for what it spent, and nothing else: an ended run delivers nothing. */
+async function lateResult(ctx: FleetContext, run: Run, workflowRun: number, r: Pick<HandedResult, 'outcome' | 'cost'>) {
+  const late = await recordRunResult(ctx, run, { outcome: r.outcome, ...(r.cost ? { cost: r.cost } : {}) });
+  if (!late.ok && late.refusal.code === 'run_reported_late')
+    ctx.log.info({ run: run.id, workflowRun }, late.refusal.message);
+  return { state: 'recorded' } as const;
 }
 
 /** How many result artifacts of one workflow run yoke reads, at most, looking for the one whose token binds. */

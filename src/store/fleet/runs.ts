@@ -85,6 +85,22 @@ export class RunStore {
     ).map(toRun);
   }
 
+  /**
+   * BU02: the ended runs whose spend is not known yet (no report, no cost, not settled, a workflow bound), while a
+   * result of theirs may still be handed back: until `since` (each run's deadline plus the wait for a result).
+   */
+  async listAwaitingSpend(since: number): Promise<Run[]> {
+    return (
+      await this.sql.all(
+        TABLES.runs,
+        `SELECT * FROM runs WHERE status = 'ended' AND reported_outcome IS NULL AND cost_usd IS NULL AND reserved_usd > 0
+           AND settled_at IS NULL AND launcher_ref IS NOT NULL AND launcher_ref NOT LIKE 'pending:%' AND budget_deadline > ?
+         ORDER BY launched_at, id`,
+        [since],
+      )
+    ).map(toRun);
+  }
+
   async liveForSubject(repo: string, subject: string): Promise<Run | undefined> {
     const row = await this.sql.get(
       TABLES.runs,
