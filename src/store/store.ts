@@ -33,6 +33,7 @@ import { RunStore } from './fleet/runs.js';
 import { StageDeploymentRunStore } from './delivery/stage-deployments.js';
 import { WorkLockStore } from './work-locks.js';
 import { LeaderStore } from './leaders.js';
+import { InstallationLeaseStore } from './installation-leases.js';
 import { RateHoldStore } from './rate-holds.js';
 import { databaseClock, LOCKS, type LeaseClock, type Sql } from './sql/sql.js';
 import { sqliteSql } from './sql/sqlite-sql.js';
@@ -43,6 +44,8 @@ export interface Store {
   sql: Sql;
   /** Who leads the fleet's ticks (async, over sql). */
   leaders: LeaderStore;
+  /** SC08: which process reads each installation. */
+  installationLeases: InstallationLeaseStore;
   rateHolds: RateHoldStore;
   repos: RepoStore;
   runs: RunStore;
@@ -158,6 +161,7 @@ export function storeOver(outer: Sql, within?: Sql, leaseClock: LeaseClock = dat
   return {
     sql,
     leaders: new LeaderStore(sql, leaseNow),
+    installationLeases: new InstallationLeaseStore(sql, leaseNow),
     rateHolds: new RateHoldStore(sql),
     repos: new RepoStore(sql),
     runs: new RunStore(sql),

@@ -98,6 +98,12 @@ export const FLEET_TABLES = {
     span_id: text,
     at: int,
   },
+  installation_leases: {
+    installation_id: int,
+    holder: text,
+    lease_until: int,
+    since: int,
+  },
   leaders: {
     role: text,
     holder: text,
