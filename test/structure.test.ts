@@ -56,6 +56,12 @@ describe('the floors of src/ (dependency-cruiser, .dependency-cruiser.cjs)', () 
     expect(await violations(ROOT)).toEqual([]);
   }, 60_000);
 
+  it("is a configuration dependency-cruiser's own command accepts (`npm run lint:layers`): no setting it does not know", () => {
+    // Its CLI validates the file against its schema, which admits these top-level settings and nothing else.
+    const known = ['$schema', 'extends', 'forbidden', 'allowed', 'allowedSeverity', 'required', 'options'];
+    expect(Object.keys(layers).filter((k) => !known.includes(k))).toEqual([]);
+  });
+
   it('an import that climbs a floor fails it (planted in test/fixtures/layers)', async () => {
     expect(await violations(join(ROOT, 'test/fixtures/layers'))).toEqual([
       'domain-climbs: src/delivery/gate/labels.ts -> src/webhooks/payloads.ts',

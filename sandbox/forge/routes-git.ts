@@ -1,3 +1,4 @@
+import { MERGE_QUEUE_RULE } from '../../src/config/landing.js';
 import { git, hashObject, isAncestor, revParse } from '../git.js';
 import { HttpError } from '../http-error.js';
 import { repoOf, requireWrite, type RouteEnv } from './routes-common.js';
@@ -143,16 +144,9 @@ export function registerGitRoutes(env: RouteEnv): void {
       ...(r.mergeQueue.has(name)
         ? [
             {
+              // The rule as `yoke init --landing queue` prints it, merging by the repository's method.
               type: 'merge_queue',
-              parameters: {
-                check_response_timeout_minutes: 60,
-                grouping_strategy: 'ALLGREEN',
-                max_entries_to_build: 5,
-                max_entries_to_merge: 5,
-                merge_method: r.mergeQueueMethod,
-                min_entries_to_merge: 1,
-                min_entries_to_merge_wait_minutes: 5,
-              },
+              parameters: { ...MERGE_QUEUE_RULE.parameters, merge_method: r.mergeQueueMethod },
               ...source,
             },
           ]

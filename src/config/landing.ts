@@ -15,7 +15,7 @@ const APP_ID_PLACEHOLDER = 'APP_ID';
  * LD04: GitHub's merge queue, as yoke lands through it: every group's merge commit checked (ALLGREEN), small
  * groups built soon, an hour for yoke/lander to report on a group.
  */
-const MERGE_QUEUE_RULE = {
+export const MERGE_QUEUE_RULE = {
   type: 'merge_queue',
   parameters: {
     check_response_timeout_minutes: 60,
