@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMission } from '../helpers/mission.js';
-import { DEMO_FILES, DEMO_REPO } from '../../sandbox/demo-repo.js';
+import { DEMO_FILES, DEMO_REPO, demoEnvironments } from '../../sandbox/demo-repo.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
 import { METRICS } from '../../src/http/operator/metrics.js';
 import { GITHUB_ROUTES } from '../../src/forge/github/routes.js';
@@ -118,7 +118,13 @@ describe('the metrics after the mission', () => {
     // More repositories opted in on the same installation, idle, as an organization's fleet grows; each read by a pass.
     const grow = async (from: number, to: number) => {
       const names = Array.from({ length: to - from }, (_, i) => `acme/extra-${from + i}`);
-      for (const name of names) sandbox.forge.createRepo(name, { files: DEMO_FILES, installationId: 1 });
+      // Set up as the demo is, its deploy environments included (a repository without them adds a 404 series once,
+      // when the delivery sweep first reads them: bounded by the route, but not by the pass this test waits on).
+      for (const name of names) {
+        const repo = sandbox.forge.createRepo(name, { files: DEMO_FILES, installationId: 1 });
+        for (const e of demoEnvironments(sandbox.forge.opts.appSlug))
+          sandbox.forge.deployments.setEnvironment(repo, e.name, e.ruleApps);
+      }
       await sandbox.waitUntil(
         async () => (await Promise.all(names.map((n) => store.repos.lastRead(n)))).every(Boolean),
         60_000,
