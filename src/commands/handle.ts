@@ -141,6 +141,8 @@ export async function handlePolledComments(
   repo: RepoRef,
   comments: readonly CommentView[],
 ): Promise<void> {
+  // SC10: a repository with no new comment (every idle one) costs the pass no store read here.
+  if (comments.length === 0) return;
   const state = await ctx.store.repos.get(repo.fullName);
   if (!state) return;
   for (const c of comments) {

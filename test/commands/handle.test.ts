@@ -111,4 +111,15 @@ describe('commands found by poll', () => {
     // TR05: edited since, it is no command.
     expect(isPollable({ createdAt: firstSeenAt + 1000, updatedAt: firstSeenAt + 2000 }, { firstSeenAt })).toBe(false);
   });
+
+  it('SC10 a repository with no new comment costs the pass no store read for commands', async () => {
+    const { h, ref } = await setup();
+    let reads = 0;
+    const get = h.store.repos.get.bind(h.store.repos);
+    h.store.repos.get = async (name) => (reads++, get(name));
+    await handlePolledComments(h.fleet, ref, []);
+    expect(reads).toBe(0);
+    await handlePolledComments(h.fleet, ref, [comment({ id: 13, body: 'Looks good to me.' })]);
+    expect(reads).toBe(1);
+  });
 });
