@@ -17,6 +17,9 @@ import { errorStack } from './kernel/error-text.js';
 // sweeps, each behind its fence (TR31); a process that never ticks (the
 // database door) sweeps what it drives under an open fence.
 
+/** SC08: an installation's lease lasts this many scheduler ticks without renewal (its reader renews it every tick). */
+export const READ_LEASE_TICKS = 3;
+
 /** DP05: how often each repository's gated environments are read again for yoke's rule. */
 const ENVIRONMENT_CHECK_MS = 10 * 60_000;
 
@@ -40,6 +43,8 @@ export class Ticks {
   /** The sweep in flight (or the last one), which a stop waits for. */
   private sweep: Promise<void> = Promise.resolve();
   private renewing: { stop(): Promise<void> } | null = null;
+  private readingTimer: unknown = null;
+  private reading: Promise<void> = Promise.resolve();
 
   constructor(private readonly o: TicksOptions) {
     this.fleet = o.engine.context();
@@ -51,8 +56,40 @@ export class Ticks {
       this.renewing = this.o.leadership.start(this.o.timers);
       this.o.engine.start();
       void this.o.leadership.fence().then((fence) => this.reapUnder(fence));
+      this.startReading();
     }
     this.sweepTimer = this.o.timers.setInterval(() => void this.sweepOnce(), this.o.reaperMs);
+  }
+
+  /**
+   * SC08/SC09: every ticking process reads its share of the installations, on the scheduler's tick, and shares
+   * what it found for the pass; a view a webhook on another process wanted, once shared, kicks a pass at once.
+   */
+  private startReading(): void {
+    const reading = this.o.engine.reading(READ_LEASE_TICKS * this.fleet.policy.tickMs);
+    let busy = false;
+    const tick = () => {
+      if (busy) return;
+      busy = true;
+      this.reading = reading
+        .tick()
+        .then(
+          (done) => {
+            if (done.wanted) this.fleet.kick();
+          },
+          (err: unknown) => {
+            if (!this.o.engine.stopping.signal.aborted)
+              this.o.log.warn({ err: errorStack(err) }, 'reading tick failed; the next tick reads again');
+          },
+        )
+        .finally(() => (busy = false));
+    };
+    void reading
+      .start()
+      .then(tick, (err: unknown) =>
+        this.o.log.warn({ err: errorStack(err) }, 'could not mark this process as a reader; it reads nothing'),
+      );
+    this.readingTimer = this.o.timers.setInterval(tick, this.fleet.policy.tickMs);
   }
 
   /** TR13: a webhook asks for a reap; only the leader reaps (a follower's pass would launch too). */
@@ -114,8 +151,9 @@ export class Ticks {
   async stop(): Promise<void> {
     this.o.engine.stop();
     if (this.sweepTimer !== null) this.o.timers.clearInterval(this.sweepTimer);
+    if (this.readingTimer !== null) this.o.timers.clearInterval(this.readingTimer);
     const settled = await within(
-      Promise.all([this.o.engine.lock.run(async () => {}), this.sweep]),
+      Promise.all([this.o.engine.lock.run(async () => {}), this.sweep, this.reading]),
       STOP_WAIT_MS,
       this.o.timers,
     );

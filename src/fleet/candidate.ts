@@ -1,4 +1,4 @@
-import type { Code, Refusal } from '../kernel/codes/table.js';
+import { makeRefusal, type Code, type Refusal } from '../kernel/codes/table.js';
 import type { RunKind } from '../store/fleet/runs.js';
 import type { StackMember } from '../store/fleet/stack-column.js';
 import type { AskKey } from '../store/fleet/asks.js';
@@ -77,3 +77,18 @@ export const waitingItem = (w: Waiting): WaitingItem => ({
   message: w.reason.message,
   recovery: w.reason.recovery,
 });
+
+/** A repository the pass did not read, and why: its installation's budget (SC03), or its reader has not shared it yet (SC09). */
+export interface Deferral {
+  repo: string;
+  installationId: number;
+  points: number;
+  /** The process that reads it, when that is why. */
+  reader?: string;
+}
+
+/** Why a repository was not read, as people read it. */
+export const deferralRefusal = (d: Deferral) =>
+  d.reader === undefined
+    ? makeRefusal('request_budget', { repo: d.repo, installation: d.installationId, points: d.points })
+    : makeRefusal('reader_pending', { repo: d.repo, installation: d.installationId, reader: d.reader });

@@ -64,6 +64,17 @@ export class InstallationLeaseStore {
     ).map(toLease);
   }
 
+  /** The leases that have not lapsed, by installation: who reads what now. */
+  async current(): Promise<InstallationLease[]> {
+    return (
+      await this.sql.all(
+        TABLES.installation_leases,
+        'SELECT * FROM installation_leases WHERE lease_until > ? ORDER BY installation_id',
+        [await this.now()],
+      )
+    ).map(toLease);
+  }
+
   /** The installations `holder` reads now: its leases that have not lapsed. */
   async heldBy(holder: string): Promise<number[]> {
     const rows = await this.sql.all(

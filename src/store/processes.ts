@@ -86,6 +86,22 @@ export class ProcessStore {
     );
   }
 
+  /** SC08: a process that reads its share of the installations says so once, as its reading starts. */
+  async markReader(id: string): Promise<void> {
+    await this.sql.run('UPDATE processes SET reads = 1 WHERE id = ?', [id]);
+  }
+
+  /** SC08: the living processes that read their share of the installations. */
+  async readers(): Promise<ProcessRow[]> {
+    return (
+      await this.sql.all(
+        TABLES.processes,
+        'SELECT * FROM processes WHERE alive_until > ? AND reads = 1 ORDER BY started_at',
+        [await this.now()],
+      )
+    ).map(toProcess);
+  }
+
   /** Processes still holding a lease. */
   async living(): Promise<ProcessRow[]> {
     return (

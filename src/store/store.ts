@@ -34,6 +34,7 @@ import { StageDeploymentRunStore } from './delivery/stage-deployments.js';
 import { WorkLockStore } from './work-locks.js';
 import { LeaderStore } from './leaders.js';
 import { InstallationLeaseStore } from './installation-leases.js';
+import { SharedReadStore } from './shared-reads.js';
 import { RateHoldStore } from './rate-holds.js';
 import { databaseClock, LOCKS, type LeaseClock, type Sql } from './sql/sql.js';
 import { sqliteSql } from './sql/sqlite-sql.js';
@@ -46,6 +47,7 @@ export interface Store {
   leaders: LeaderStore;
   /** SC08: which process reads each installation. */
   installationLeases: InstallationLeaseStore;
+  sharedReads: SharedReadStore;
   rateHolds: RateHoldStore;
   repos: RepoStore;
   runs: RunStore;
@@ -162,6 +164,7 @@ export function storeOver(outer: Sql, within?: Sql, leaseClock: LeaseClock = dat
     sql,
     leaders: new LeaderStore(sql, leaseNow),
     installationLeases: new InstallationLeaseStore(sql, leaseNow),
+    sharedReads: new SharedReadStore(sql, leaseNow),
     rateHolds: new RateHoldStore(sql),
     repos: new RepoStore(sql),
     runs: new RunStore(sql),

@@ -137,6 +137,7 @@ export const FLEET_TABLES = {
     alive_until: int,
     machine: text,
     pid_start: text,
+    reads: int,
   },
   protected_holds: {
     repo: text,
@@ -214,6 +215,15 @@ export const FLEET_TABLES = {
     reserved_usd: nullable(real),
     settled_by: nullable(text),
     settled_at: nullable(int),
+  },
+  shared_reads: {
+    key: text,
+    installation_id: int,
+    body: text,
+    digest: text,
+    read_by: text,
+    read_at: int,
+    wanted: int,
   },
   work_locks: {
     name: text,

@@ -11,6 +11,12 @@ const TICK = 2_000;
 const PROCESS_LEASE = 2 * TICK;
 const READ_LEASE = 2 * TICK;
 
+/** A process that reads its share, as a yoke server registers itself. */
+async function reader(store: Store, id: string, pid = 1): Promise<void> {
+  await store.processes.register({ id, host: 'h', pid, leaseMs: PROCESS_LEASE });
+  await store.processes.markReader(id);
+}
+
 for (const engine of useEngines()) {
   describe.skipIf(engine.skip)(`installation leases on ${engine.name}`, () => {
     it("SC08 an installation is held by one process at a time: renewed by its holder, taken only once it lapsed or its holder's process is gone", async () => {
@@ -46,7 +52,7 @@ for (const engine of useEngines()) {
       const store: Store = storeOver(await engine.fresh(), undefined, async () => db);
       const installations = Array.from({ length: 10 }, (_, i) => i + 1);
       const alive = new Set(['p-1', 'p-2', 'p-3']);
-      for (const id of alive) await store.processes.register({ id, host: 'h', pid: 1, leaseMs: PROCESS_LEASE });
+      for (const id of alive) await reader(store, id);
       const reads = new Map<string, number[]>();
       /** One tick of every live process, each renewing its process lease and then its reading, in turn. */
       const tick = async () => {
@@ -83,7 +89,7 @@ for (const engine of useEngines()) {
       expect([...reads.values()].map((r) => r.length).sort()).toEqual([5, 5]);
       // A fourth process joins: within two ticks the reading is spread again, never read twice on the way.
       alive.add('p-4');
-      await store.processes.register({ id: 'p-4', host: 'h', pid: 4, leaseMs: PROCESS_LEASE });
+      await reader(store, 'p-4', 4);
       for (let i = 0; i < 2; i++) {
         await tick();
         unread();
@@ -96,9 +102,14 @@ for (const engine of useEngines()) {
       let db = Date.UTC(2026, 11, 6);
       const store: Store = storeOver(await engine.fresh(), undefined, async () => db);
       const installations = [1, 2, 3, 4];
-      await store.processes.register({ id: 'p-1', host: 'h', pid: 1, leaseMs: PROCESS_LEASE });
+      await reader(store, 'p-1');
       expect(await keepReaders(store, 'p-1', installations, READ_LEASE)).toEqual([1, 2, 3, 4]);
-      await store.processes.register({ id: 'p-2', host: 'h', pid: 2, leaseMs: PROCESS_LEASE });
+      // A process that reads nothing (the database door) is given nothing to read.
+      await store.processes.register({ id: 'door', host: 'h', pid: 3, leaseMs: PROCESS_LEASE });
+      db += TICK;
+      await store.processes.renew('p-1', PROCESS_LEASE);
+      expect(await keepReaders(store, 'p-1', installations, READ_LEASE)).toEqual([1, 2, 3, 4]);
+      await reader(store, 'p-2', 2);
       db += TICK;
       const kept = await keepReaders(store, 'p-1', installations, READ_LEASE);
       expect(kept).toHaveLength(2);

@@ -19,19 +19,19 @@ import { SerialLock } from './lock.js';
 import { spawnOnce, stoppedPass, type PassReport, type PassTrigger } from './pass.js';
 import { PassStopped } from '../spawn/pass-deps.js';
 import { gatherPass, type PassDeps } from '../spawn/gather.js';
-import { planNextPass, type NextPass } from '../spawn/next-pass.js';
-import { moneyFor } from '../runs/launch.js';
-import { openingLedger } from '../money/ledger.js';
-import { ok, refuse, type Result } from '../../kernel/result.js';
-import { spawnPass, type LaunchAttempt } from '../spawn/spawn-pass.js';
+import type { NextPass } from '../spawn/next-pass.js';
+import { dryPass } from './dry-pass.js';
+import type { Result } from '../../kernel/result.js';
 import { RepoActivity } from '../activity.js';
 import { reapRuns, type Reaped } from '../runs/reaper.js';
 import { repoRefOf } from '../repo-state.js';
 import { collectHandedResult, type HandedResults } from '../runs/run-results.js';
-import { sameRepo } from '../../kernel/ids.js';
 import { passFailed } from '../notices/messages.js';
 import { inSpan, NO_TRACER, type Tracer } from '../../kernel/trace.js';
 import { issueSpan, runSpanAttributes } from '../notices/issue-trace.js';
+import { SharedViews } from './shared-views.js';
+import { SharedReading } from './reading.js';
+import { viewKey } from '../../store/shared-reads.js';
 
 // The fleet's clockwork: two ticks and HTTP kicks, queued on one lock so passes never interleave (SP08).
 
@@ -81,6 +81,8 @@ export class Engine {
   private passes = 0;
   private readonly activity = new RepoActivity();
   private readonly checkRefusals: CheckRefusals;
+  /** SC09: what other processes read and shared, as this process's passes see it. */
+  private readonly shared: SharedViews;
   lastPass: PassReport | null = null;
   readonly processId: string;
   /** Aborted by stop(): the pass in flight goes no further, and queued passes are dropped (SP10 re-derives them). */
@@ -89,6 +91,13 @@ export class Engine {
   constructor(private readonly deps: EngineDeps) {
     this.checkRefusals = new CheckRefusals(deps.policy.checkRetryMs);
     this.processId = deps.processId ?? newProcessId();
+    this.shared = new SharedViews(deps.store, this.processId);
+  }
+
+  /** SC08/SC09: this process's share of the reading, kept on its own tick (ticks.ts). */
+  reading(leaseMs: number): SharedReading {
+    const { processId, activity } = this;
+    return new SharedReading({ ...this.deps, processId, activity, stopping: this.stopping.signal }, leaseMs);
   }
 
   /** What the people-facing edges may use of this fleet. */
@@ -106,6 +115,8 @@ export class Engine {
       kick: () => void this.kick().catch((err) => this.failed('kicked pass failed', err)),
       wake: (repo) => {
         this.activity.wake(repo, clock.now());
+        // SC09: whichever process reads it reads it again first.
+        void store.sharedReads.want(viewKey(repo)).catch((err) => this.failed('could not ask for a read', err));
         void this.kick().catch((err) => this.failed('kicked pass failed', err));
       },
       postVerdicts: () =>
@@ -124,12 +135,12 @@ export class Engine {
     };
   }
 
-  /** A pass's dependencies; a leader's tick works through its fence (TR31). */
-  private passDeps(fence?: Fence, advance = true): PassDeps {
+  /** A pass's dependencies; a leader's tick works through its fence (TR31), and reads what others read through the store (SC09). */
+  private async passDeps(fence?: Fence, advance = true): Promise<PassDeps> {
     const d = this.deps;
     return {
       store: d.store,
-      forge: fence ? fencedForge(d.forge, fence) : d.forge,
+      forge: await this.shared.forPass(fence ? fencedForge(d.forge, fence) : d.forge),
       launcher: fence ? fencedLauncher(d.launcher, fence) : d.launcher,
       clock: d.clock,
       log: d.log,
@@ -242,55 +253,34 @@ export class Engine {
 
   /** The scheduler's fill heartbeat; a leader's goes through its fence. */
   schedulerTick(fence?: Fence): Promise<PassReport> {
-    return this.queue('scheduler', () => spawnOnce(this.passDeps(fence), 'scheduler', []));
+    return this.queue('scheduler', async () => spawnOnce(await this.passDeps(fence), 'scheduler', []));
   }
 
   /** Reap, then fill the freed slots in the same pass (SP11); a leader's goes through its fence. */
   reaperTick(fence?: Fence): Promise<PassReport> {
     return this.queue('reaper', async () => {
-      const deps = this.passDeps(fence);
+      const deps = await this.passDeps(fence);
       return spawnOnce(deps, 'reaper', await this.reap(deps));
     });
   }
 
   /** An early pass (toggle-on, reset, start, a webhook). */
   kick(): Promise<PassReport> {
-    return this.queue('kick', () => spawnOnce(this.passDeps(), 'kick', []));
+    return this.queue('kick', async () => spawnOnce(await this.passDeps(), 'kick', []));
   }
 
   /** `yoke plan`: what the next pass would do for one repository, and why not for the rest; launches and writes nothing. */
   nextPass(repo: string): Promise<Result<NextPass>> {
     return this.serial(async () => {
       // The rotation the next pass will use, left where it is.
-      const deps = this.passDeps(undefined, false);
-      const gathered = await gatherPass(deps);
-      const ref = gathered.repos.find((r) => sameRepo(r.fullName, repo));
-      if (!ref) return refuse('repo_not_installed', { repo });
-      const cfg = await deps.forge.readConfig(ref, { maxAgeMs: deps.policy.configRefreshMs });
-      if (cfg.state === 'absent') return refuse('repo_not_opted_in', { repo: ref.fullName });
-      if (cfg.state === 'invalid') return refuse('repo_disabled', { repo: ref.fullName, detail: cfg.reason });
-      // BU01: money as the pass would spend it: what the budgets cannot cover waits, named.
-      const money = {
-        budgets: deps.policy,
-        ledger: await openingLedger(deps.store, deps.clock.now()),
-        clock: deps.clock,
-      };
-      const yes = async (c: Candidate): Promise<LaunchAttempt> => {
-        const facts = await gathered.facts.get(c.repo);
-        const { reserve, shed } = facts ? moneyFor(c, facts, money) : { reserve: null, shed: null };
-        if (shed) return { kind: 'over_budget', why: shed };
-        if (reserve) money.ledger.add(c.repo, c.kind, reserve);
-        return { kind: 'launched', runId: '' };
-      };
-      const { outcomes } = await spawnPass(gathered.candidates, gathered.snapshot, deps.policy, yes, deps.rotation);
-      const facts = (await gathered.facts.get(ref.fullName)) ?? null;
-      return ok(planNextPass({ repo: ref.fullName, gathered, outcomes, facts, policy: deps.policy }));
+      const deps = await this.passDeps(undefined, false);
+      return dryPass(deps, repo);
     });
   }
 
   /** What a pass would launch now, in pipeline order, without launching or writing anything. */
   previewCandidates(): Promise<Candidate[]> {
-    return this.serial(async () => (await gatherPass(this.passDeps())).candidates);
+    return this.serial(async () => (await gatherPass(await this.passDeps())).candidates);
   }
 
   /** Reaps what ended (after a restart, say) without filling. */

@@ -47,7 +47,7 @@ export function planReaders(self: string, assigned: ReadonlyMap<number, string>,
 }
 
 /**
- * One tick of this process's reading: the live processes and the installations GitHub lists in, its leases out,
+ * One tick of this process's reading: the live reading processes and the installations GitHub lists in, its leases out,
  * released before any is claimed. Returns the installations it holds now (what it reads until the next tick); one
  * another process still holds is taken at a later tick, once that one lets it go or its lease lapses.
  */
@@ -57,8 +57,9 @@ export async function keepReaders(
   installations: readonly number[],
   leaseMs: number,
 ): Promise<number[]> {
-  const living = (await store.processes.living()).map((p) => p.id);
-  const assigned = assignReaders(installations, [...living, self]);
+  // Only processes that read count (a database door registers a lease and reads nothing).
+  const readers = (await store.processes.readers()).map((p) => p.id);
+  const assigned = assignReaders(installations, [...readers, self]);
   const plan = planReaders(self, assigned, await store.installationLeases.heldBy(self));
   for (const id of plan.release) await store.installationLeases.release(id, self);
   const held: number[] = [];

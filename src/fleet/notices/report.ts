@@ -1,7 +1,7 @@
 import { makeRefusal } from '../../kernel/codes/table.js';
 import { RepoConfig } from '../../config/repo-config.js';
 import { fieldOf } from '../../kernel/guards.js';
-import { waitingItem, type WaitingItem } from '../candidate.js';
+import { deferralRefusal, waitingItem, type WaitingItem } from '../candidate.js';
 import { utcDayStart } from '../../kernel/clock.js';
 import type { Run } from '../../store/fleet/runs.js';
 import type { DailySpend, IssueSpend } from '../../store/fleet/spend.js';
@@ -38,7 +38,7 @@ export interface FleetPart {
     launched: number;
     authFailures: { installationId: number; detail: string; recovery: string }[];
     /** SC03: repositories the request budget left unread, each with why and what recovers it. */
-    deferred: { repo: string; code: 'request_budget'; message: string; recovery: string }[];
+    deferred: { repo: string; code: 'request_budget' | 'reader_pending'; message: string; recovery: string }[];
     /** Work the pass passed over, in the order it would take it, each with the why-not the decision returned. */
     waiting: WaitingItem[];
   } | null;
@@ -170,8 +170,8 @@ export async function buildFleetPart(
       launched: last.outcomes.filter((o) => o.result.kind === 'launched').length,
       waiting: last.waiting.map(waitingItem),
       deferred: last.deferred.map((d) => {
-        const r = makeRefusal('request_budget', { repo: d.repo, installation: d.installationId, points: d.points });
-        return { repo: d.repo, code: 'request_budget' as const, message: r.message, recovery: r.recovery };
+        const r = deferralRefusal(d);
+        return { repo: d.repo, code: r.code, message: r.message, recovery: r.recovery };
       }),
       authFailures: last.authFailures.map((f) => ({
         ...f,

@@ -3,14 +3,14 @@ import type { RepoConfig } from '../../config/repo-config.js';
 import type { RepoRef } from '../../forge/types.js';
 import { viewMaxAgeMs, type ActivitySignals } from '../activity.js';
 import { isAtCap, type LivenessSnapshot } from '../cap.js';
-import { stageRank, subjectKey, type Candidate, type Waiting } from '../candidate.js';
+import { deferralRefusal, stageRank, subjectKey, type Candidate, type Deferral, type Waiting } from '../candidate.js';
 import type { Housekeeping } from '../engine/housekeeping.js';
 import { forEachLimited } from '../../kernel/limit.js';
 import { atCapRepos, fixCandidates, landerCandidates, newWorkCandidates, type ProducerContext } from './producers.js';
 import { makeRefusal } from '../../kernel/codes/table.js';
 import { type RepoFacts } from '../repo-facts.js';
 import { readFacts } from './read-facts.js';
-import { goOn, READ_ESTIMATE_POINTS, type PassDeps } from './pass-deps.js';
+import { goOn, NotShared, READ_ESTIMATE_POINTS, type PassDeps } from './pass-deps.js';
 import type { Run } from '../../store/fleet/runs.js';
 import { errorStack, errorText } from '../../kernel/error-text.js';
 
@@ -20,13 +20,7 @@ import { errorStack, errorText } from '../../kernel/error-text.js';
 // repository's own read: read-facts.ts.
 
 export { READ_ESTIMATE_POINTS, type PassDeps } from './pass-deps.js';
-
-/** A repository the pass did not read, and why (SC03). */
-export interface Deferral {
-  repo: string;
-  installationId: number;
-  points: number;
-}
+export type { Deferral } from '../candidate.js';
 
 export interface Gathered {
   repos: RepoRef[];
@@ -153,7 +147,7 @@ function passedOver(
     repo: d.repo,
     stage: 'lander',
     subject: null,
-    reason: makeRefusal('request_budget', { repo: d.repo, installation: d.installationId, points: d.points }),
+    reason: deferralRefusal(d),
   }));
   // A disabled repository's work waits, one line for all of it, with its own code and recovery (never "nothing is waiting").
   const disabled: Waiting[] = housekeeping.flatMap((h) =>
@@ -180,6 +174,7 @@ export async function gatherPass(deps: PassDeps): Promise<Gathered> {
   const { live, snapshot, requests, spend, fleetSpend } = await passSnapshot(deps);
 
   const facts = new Map<string, Promise<RepoFacts | null>>();
+  const unshared: Deferral[] = [];
   // A repository the budget left unread this pass is not read by a producer either (SC03).
   const unread = new Set<string>();
   const readConfig = async (repo: RepoRef): Promise<RepoConfig | null> => {
@@ -204,6 +199,11 @@ export async function gatherPass(deps: PassDeps): Promise<Gathered> {
       const spentToday = { repo: spend.get(repo.fullName) ?? 0, fleet: fleetSpend };
       memo = readFacts(deps, repo, { snapshot, requests, trusted, housekeeping, maxViewAgeMs, spentToday }).catch(
         (err) => {
+          // SC09: another process reads it and has not shared it yet: it waits for a later pass, said.
+          if (err instanceof NotShared) {
+            unshared.push({ repo: repo.fullName, installationId: repo.installationId, points: 0, reader: err.reader });
+            return null;
+          }
           // A read cut short by yoke's stop is no failure: the pass stops too.
           if (!deps.stopping?.aborted)
             log.warn({ repo: repo.fullName, err: errorStack(err) }, 'repo read failed; skipped for this pass');
@@ -227,7 +227,7 @@ export async function gatherPass(deps: PassDeps): Promise<Gathered> {
   // An idle repository whose last view stands in costs no request: it is read whatever the budget.
   const free = (repo: RepoRef) =>
     forge.standsIn(repo, { maxViewAgeMs: viewAgeOf(repo), configMaxAgeMs: policy.configRefreshMs });
-  const deferred = await readAll(deps, ctx, { live, facts, free });
+  const deferred = [...(await readAll(deps, ctx, { live, facts, free })), ...unshared];
   for (const d of deferred) unread.add(d.repo);
   goOn(deps); // a stop mid-read: the producers would read the rest themselves
 

@@ -57,3 +57,14 @@ export class PassStopped extends Error {
 export function goOn(deps: Pick<PassDeps, 'stopping'>): void {
   if (deps.stopping?.aborted) throw new PassStopped();
 }
+
+/** SC09: a repository of an installation another process reads, whose view it has not shared yet: the pass defers it. */
+export class NotShared extends Error {
+  constructor(
+    readonly repo: string,
+    readonly installationId: number,
+    readonly reader: string,
+  ) {
+    super(`${repo} is read by yoke process ${reader}, which has not shared its view yet`);
+  }
+}

@@ -115,6 +115,13 @@ export const WHY_NOT_CODES = {
     recovery: () =>
       'Nothing to do: it is read on a later pass once the minute has room. Landers and merges always go first; fewer repositories or a slower idle probe (YOKE_IDLE_PROBE_SECONDS) leave more room.',
   }),
+  reader_pending: code<{ repo: string; installation: number; reader: string }>({
+    status: 503,
+    message: (p) =>
+      `${p.repo} was not read this pass: yoke process ${p.reader} reads installation ${p.installation}, and has not shared what it found there yet.`,
+    recovery: () =>
+      "Nothing to do: the pass decides on it once that process has read it, within a tick. If that process is gone, another takes its installations within two ticks; `yoke doctor` shows which process reads which installation.",
+  }),
 } as const;
 
 /** The codes a piece of waiting work can carry. */
@@ -132,6 +139,7 @@ export const WHY_NOT = [
   'fix_attempts_exhausted',
   'fix_asks_exhausted',
   'request_budget',
+  'reader_pending',
   'budget_reserved',
   'issue_edited_since_label',
 ] as const;

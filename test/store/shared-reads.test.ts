@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { listingKey, viewKey, type SharedRead } from '../../src/store/shared-reads.js';
+import { storeOver } from '../../src/store/store.js';
+import { useEngines } from '../helpers/engines.js';
+
+// SC08/SC09 on both engines: what a reader shares is kept only while it holds the installation's lease, a pass asks for
+// digests and then the bodies of what changed, and a webhook elsewhere marks a view wanted until it is read again.
+
+const LEASE = 4_000;
+
+const read = (over: Partial<SharedRead> = {}): SharedRead => ({
+  key: viewKey('Acme/Widgets'),
+  installationId: 7,
+  body: '{"shape":1}',
+  digest: 'd1',
+  readBy: 'p-a',
+  readAt: 1,
+  ...over,
+});
+
+for (const engine of useEngines()) {
+  describe.skipIf(engine.skip)(`shared reads on ${engine.name}`, () => {
+    it("SC08 keeps a reader's view only while it holds the installation: a process that lost it mid-read cannot write over its successor", async () => {
+      let db = Date.UTC(2026, 11, 7);
+      const store = storeOver(await engine.fresh(), undefined, async () => db);
+      for (const id of ['p-a', 'p-b']) await store.processes.register({ id, host: 'h', pid: 1, leaseMs: 60_000 });
+      // Nobody holds installation 7: nothing is kept, whoever says they read it.
+      expect(await store.sharedReads.put(read())).toBe(false);
+      expect(await store.sharedReads.digests([7])).toEqual(new Map());
+      expect(await store.installationLeases.claim(7, 'p-a', LEASE)).toBe(true);
+      expect(await store.sharedReads.put(read())).toBe(true);
+      // Another process, without the lease, is refused.
+      expect(await store.sharedReads.put(read({ readBy: 'p-b', digest: 'forged', body: '{}' }))).toBe(false);
+      // p-a's lease lapses and p-b takes it: p-a's late write is refused, p-b's is kept.
+      db += LEASE;
+      expect(await store.installationLeases.claim(7, 'p-b', LEASE)).toBe(true);
+      expect(await store.sharedReads.put(read({ digest: 'late' }))).toBe(false);
+      expect(await store.sharedReads.put(read({ readBy: 'p-b', digest: 'd2', readAt: 2 }))).toBe(true);
+      const kept = await store.sharedReads.get([viewKey('acme/widgets'), viewKey('nobody/else')]);
+      expect([...kept.values()]).toEqual([read({ key: 'view:acme/widgets', readBy: 'p-b', digest: 'd2', readAt: 2 })]);
+    });
+
+    it('SC08 gives the digests of the installations asked for, however many, and the bodies asked for', async () => {
+      const db = Date.UTC(2026, 11, 7);
+      const store = storeOver(await engine.fresh(), undefined, async () => db);
+      await store.processes.register({ id: 'p-a', host: 'h', pid: 1, leaseMs: 60_000 });
+      for (const inst of [1, 2, 3]) await store.installationLeases.claim(inst, 'p-a', LEASE);
+      for (const inst of [1, 2, 3]) {
+        await store.sharedReads.put(read({ key: listingKey(inst), installationId: inst, digest: `l${inst}` }));
+        await store.sharedReads.put(read({ key: viewKey(`o/r${inst}`), installationId: inst, digest: `v${inst}` }));
+      }
+      // 600 installations asked for at once (more than one statement's share of parameters).
+      const asked = [1, 3, ...Array.from({ length: 600 }, (_, i) => 1000 + i)];
+      expect(await store.sharedReads.digests(asked)).toEqual(
+        new Map([
+          ['listing:1', 'l1'],
+          ['view:o/r1', 'v1'],
+          ['listing:3', 'l3'],
+          ['view:o/r3', 'v3'],
+        ]),
+      );
+      expect([...(await store.sharedReads.get(['view:o/r2', 'view:none'])).keys()]).toEqual(['view:o/r2']);
+    });
+
+    it('SC08 a view wanted by a webhook elsewhere stays wanted until its reader shares it again', async () => {
+      const db = Date.UTC(2026, 11, 7);
+      const store = storeOver(await engine.fresh(), undefined, async () => db);
+      await store.processes.register({ id: 'p-a', host: 'h', pid: 1, leaseMs: 60_000 });
+      await store.installationLeases.claim(7, 'p-a', LEASE);
+      await store.sharedReads.put(read());
+      // Wanting a view never shared changes nothing.
+      await store.sharedReads.want(viewKey('acme/none'));
+      await store.sharedReads.want(viewKey('ACME/widgets'));
+      expect(await store.sharedReads.wanted([7])).toEqual(['view:acme/widgets']);
+      expect(await store.sharedReads.wanted([8])).toEqual([]);
+      expect(await store.sharedReads.wanted([])).toEqual([]);
+      await store.sharedReads.put(read({ digest: 'd1' }));
+      expect(await store.sharedReads.wanted([7])).toEqual([]);
+    });
+  });
+}
