@@ -23,6 +23,7 @@ import { benchDelivery } from './delivery.js';
 import { benchRunsReach } from './runs-reach.js';
 import { benchLanding } from './landing.js';
 import { benchScale } from './scale.js';
+import { benchReaders } from './readers.js';
 import { benchObservedPass } from './observed.js';
 import { benchEngines, concurrentLaunches, type BenchEngine } from './engines.js';
 import { SMOKE, sized } from './size.js';
@@ -378,6 +379,19 @@ try {
           // SC03 at one installation's size: every repository's listing is one endpoint, as GitHub counts it.
           if (engine === engines[0]) await benchScale(print, engine, SMOKE ? 20 : 2000, 1);
         }),
+    ],
+    // SC08/SC09: 1, 2 and 4 servers sharing the reading, on PostgreSQL. BENCH_READERS=10000x10,40000x40 for the larger fleets.
+    [
+      'readers',
+      async () => {
+        const pg = engines.find((e) => e.name === 'postgres');
+        if (!pg) return console.log('readers: needs PostgreSQL; not measured');
+        const sizes = (process.env.BENCH_READERS ?? (SMOKE ? '20x4' : '1000x10')).split(',').map((s) => {
+          const [repos, installations] = s.split('x').map(Number);
+          return { repos: repos!, installations: installations! };
+        });
+        await benchReaders(print, pg, sizes, SMOKE ? [1, 2] : [1, 2, 4]);
+      },
     ],
   ];
   for (const [name, bench] of benches) if (!only || only.includes(name)) await bench();

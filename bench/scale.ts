@@ -20,10 +20,10 @@ import type { BenchEngine } from './engines.js';
 // PostgreSQL, a second yoke taking the lead from the first. BENCH_VERBOSE=1 prints each cold pass and the
 // idle cycle's requests by route.
 
-type Print = (name: string, value: number, unit: string) => void;
+export type Print = (name: string, value: number, unit: string) => void;
 
 /** Real time, moved on by hand for the idle cycle: GitHub's clock and yoke's are this one. */
-class BenchClock {
+export class BenchClock {
   offset = 0;
   now = (): number => Date.now() + this.offset;
   advance(ms: number): void {
@@ -32,7 +32,7 @@ class BenchClock {
 }
 
 /** The ticks' timers, fired by the bench as the clock moves. */
-class BenchTimers implements Timers {
+export class BenchTimers implements Timers {
   private readonly intervals = new Map<number, { fn: () => void; ms: number; real?: NodeJS.Timeout }>();
   private next = 1;
   setInterval(fn: () => void, ms: number): unknown {
@@ -53,14 +53,14 @@ class BenchTimers implements Timers {
   }
 }
 
-interface Yoke {
+export interface Yoke {
   rt: YokeRuntime;
   timers: BenchTimers;
   stats: CacheStats;
   budget: BudgetBook;
 }
 
-interface Fleet {
+export interface Fleet {
   forge: EmbeddedForge;
   clock: BenchClock;
   privateKey: string;
@@ -69,7 +69,7 @@ interface Fleet {
   installations: number;
 }
 
-async function startFleet(repos: number, installations: number, latencyMs: number): Promise<Fleet> {
+export async function startFleet(repos: number, installations: number, latencyMs: number): Promise<Fleet> {
   const dir = mkdtempSync(join(tmpdir(), 'yoke-scale-'));
   const keys = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const clock = new BenchClock();
@@ -101,7 +101,7 @@ async function startFleet(repos: number, installations: number, latencyMs: numbe
 }
 
 /** A yoke as `yoke serve` makes it: the request budget on, throttling on, its ticks on the bench's timers. */
-async function startYoke(fleet: Fleet, store: Store, dbPath: string): Promise<Yoke> {
+export async function startYoke(fleet: Fleet, store: Store, dbPath: string): Promise<Yoke> {
   const settings = settingsWith({ dbPath, publicUrl: 'http://127.0.0.1:1', botLogin: 'yoke-bench[bot]' });
   const budget = new BudgetBook(GITHUB_SECONDARY_LIMITS, fleet.clock.now);
   const stats: CacheStats = { requests: 0, notModified: 0 };
@@ -120,7 +120,7 @@ async function startYoke(fleet: Fleet, store: Store, dbPath: string): Promise<Yo
 }
 
 /** Until yoke's passes and sweeps have settled: nothing queued, nothing in flight at GitHub, for a while. */
-async function settled(fleet: Fleet, yoke: Yoke): Promise<void> {
+export async function settled(fleet: Fleet, yoke: Yoke): Promise<void> {
   let quiet = 0;
   while (quiet < 5) {
     await yoke.rt.engine.lock.run(async () => {});

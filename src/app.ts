@@ -20,6 +20,7 @@ import { createApiHandler } from './http/api.js';
 import {
   fetchRunnerProbe,
   loadShippedSetup,
+  readingFacts,
   runDoctor,
   type DoctorReport,
   type ShippedSetup,
@@ -111,7 +112,7 @@ function launcherOf(
 }
 
 /** `yoke doctor` for one repository, from the settings; the shipped set-up is read once, when first asked. */
-function doctorOf(settings: OperatorSettings, forge: Forge): (repo: string) => Promise<DoctorReport> {
+function doctorOf(settings: OperatorSettings, forge: Forge, store: Store): (repo: string) => Promise<DoctorReport> {
   let shipped: ShippedSetup | undefined;
   return (repo) =>
     runDoctor(
@@ -124,6 +125,7 @@ function doctorOf(settings: OperatorSettings, forge: Forge): (repo: string) => P
         probeRunner: (url) => fetchRunnerProbe(url),
         runnerSha256: async () => (await runnerBundle()).sha256,
         appId: settings.appId,
+        reading: (installationId) => readingFacts(store, installationId),
       },
       (shipped ??= loadShippedSetup()),
       repo,
@@ -142,7 +144,7 @@ function apiOf(
     fleet: engine.context(),
     lastPass: () => engine.lastPass,
     nextPass: (repo) => engine.nextPass(repo),
-    doctor: doctorOf(settings, forge),
+    doctor: doctorOf(settings, forge, engine.context().store),
     apiTokens: settings.apiTokens,
     personTokens: settings.personTokens,
     oidc,

@@ -96,7 +96,7 @@ export class ProcessStore {
     return (
       await this.sql.all(
         TABLES.processes,
-        'SELECT * FROM processes WHERE alive_until > ? AND reads = 1 ORDER BY started_at',
+        'SELECT * FROM processes WHERE alive_until > ? AND reads = 1 ORDER BY started_at, id',
         [await this.now()],
       )
     ).map(toProcess);

@@ -167,6 +167,10 @@ describe('SC09 the reading shared, one pass deciding', () => {
   it("SC09 a killed reader's installations are read again at the survivor's next tick, and a third process joining takes a share and changes no outcome", async () => {
     const { clock, store, gh, a, b, tb } = await twoProcesses();
     await store.processes.end(b.h.engine.processId);
+    // Before any tick, B's leases still hold, but B's last views grow no fresher: the pass reads them itself.
+    a.h.forge.readsByRepo.clear();
+    await a.h.engine.schedulerTick();
+    for (const repo of reposOf(tb.held)) expect(a.h.forge.readsByRepo.get(repo)).toBe(1);
     clock.advance(1_000);
     const after = await a.reading.tick();
     expect(after.held).toEqual(INSTALLATIONS);

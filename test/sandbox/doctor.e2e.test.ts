@@ -39,7 +39,8 @@ async function yoke(box: Sandbox, args: string[]): Promise<{ code: number; out: 
     env: { YOKE_URL: box.yokeUrl, YOKE_TOKEN: box.apiToken },
     fetch,
   });
-  return { code, out: out.join('\n') };
+  // Which yoke process reads the installation: its id, host and pid differ from run to run.
+  return { code, out: out.join('\n').replace(/p-[0-9a-f]{12} \(host [^,)]+, pid \d+\)/g, '<process>') };
 }
 
 /** A repository of the demo's installation, seeded with the demo's files changed as given. */
@@ -58,6 +59,7 @@ function repoWith(name: string, files: Record<string, string | null>) {
 const HEALTHY = (repo: string, url: string) => [
   `${repo} is set up for yoke: every check passed.`,
   `ok: installed: yoke's app is installed on ${repo} (installation 1).`,
+  'ok: reading: One yoke process, <process>, reads every installation, this one (1) too.',
   'ok: permissions: The installation grants every permission app.yml asks for.',
   'ok: events: The installation receives every event app.yml asks for.',
   'ok: opt_in: .github/yoke.yml is valid.',
@@ -108,10 +110,10 @@ describe('yoke doctor, in the sandbox', () => {
       const r = await yoke(s, ['doctor', DEMO_REPO]);
       expect(r.code).toBe(1);
       expect(r.out.split('\n').slice(0, 2)).toEqual([
-        `${DEMO_REPO} is not set up for yoke yet: 2 of 9 checks failed.`,
+        `${DEMO_REPO} is not set up for yoke yet: 2 of 10 checks failed.`,
         "ok: installed: yoke's app is installed on acme/demo (installation 1).",
       ]);
-      expect(r.out.split('\n').slice(2, 6)).toEqual([
+      expect(r.out.split('\n').slice(3, 7)).toEqual([
         'FAILED: permissions: The installation grants less than app.yml asks for: checks (asks write, grants read), deployments (asks write, grants none).',
         "  fix: Give the app these permissions: on GitHub, the app's settings, Permissions & events, set checks to Read and write, deployments to Read and write and save; then an owner of acme accepts the new permissions on the installation (Settings, GitHub Apps, Configure).",
         'FAILED: events: The installation does not receive deployment_protection_rule: yoke would hear of those changes only when it next polls, and never of a deployment protection request.',

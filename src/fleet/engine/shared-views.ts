@@ -5,7 +5,6 @@ import type { Store } from '../../store/store.js';
 import { listingKey, viewKey } from '../../store/shared-reads.js';
 import { NotShared } from '../spawn/pass-deps.js';
 
-
 // SC09, the pass's side of the shared reading: an installation another live process reads is seen through what that
 // process shared in the store (its listing and each repository's view), never read again from GitHub by the pass; the
 // installations this process reads, or that nobody reads (a lease lapsed), the pass reads itself, as one yoke always
@@ -65,15 +64,19 @@ export class SharedViews {
   private readonly known = new Map<string, { digest: string; value: SharedView | SharedListing | null }>();
 
   constructor(
-    private readonly store: Pick<Store, 'installationLeases' | 'sharedReads'>,
+    private readonly store: Pick<Store, 'installationLeases' | 'sharedReads' | 'processes'>,
     private readonly self: string,
   ) {}
 
-  /** The installations another process reads now (by their current leases), with who reads each. */
+  /**
+   * The installations another living process reads now (by their current leases), with who reads each. A dead
+   * reader's are the pass's own to read until another process takes them: its last views grow no fresher.
+   */
   async readElsewhere(): Promise<Map<number, string>> {
+    const living = new Set((await this.store.processes.readers()).map((p) => p.id));
     const out = new Map<number, string>();
     for (const l of await this.store.installationLeases.current())
-      if (l.holder !== this.self) out.set(l.installationId, l.holder);
+      if (l.holder !== this.self && living.has(l.holder)) out.set(l.installationId, l.holder);
     return out;
   }
 

@@ -7,6 +7,7 @@ import type { BranchPolicy, EnvironmentRules, InstallationGrants } from '../../f
 import { makeRefusal } from '../../kernel/codes/table.js';
 import { globToRegExp } from '../../kernel/glob.js';
 import { judgeLanding, type LandingFacts } from './doctor-landing.js';
+import { judgeReading, type ReadingFacts } from './doctor-reading.js';
 
 // `yoke doctor`'s judgement, pure: what was read of a repository's set-up in,
 // each check with the setting that fixes it out (the reads: doctor.ts).
@@ -14,6 +15,7 @@ import { judgeLanding, type LandingFacts } from './doctor-landing.js';
 /** `yoke doctor`'s checks, in the order it reports them (the API's answer names them from here). */
 export const DOCTOR_CHECKS = [
   'installed',
+  'reading',
   'permissions',
   'events',
   'opt_in',
@@ -95,6 +97,8 @@ export interface DoctorFacts {
   appId: number | null;
   /** The opt-in file's way of landing and the default branch's rules; null without a valid opt-in file. */
   landing: LandingFacts | null;
+  /** Who reads the installation, and the spread of the reading; null when the store was not asked. */
+  reading: ReadingFacts | null;
 }
 
 const RANK: Record<string, number> = { none: 0, read: 1, write: 2, admin: 3 };
@@ -260,6 +264,7 @@ export function judgeDoctor(f: DoctorFacts, shipped: ShippedSetup): DoctorReport
   const workflow = workflowCheck(f, shipped);
   const checks: DoctorCheck[] = [
     { check: 'installed', ...passed(`yoke's app is installed on ${f.repo} (installation ${f.installation.id}).`) },
+    { check: 'reading', ...(f.reading ? judgeReading(f.reading) : skipped('The store was not asked.')) },
     { check: 'permissions', ...permissions },
     { check: 'events', ...events },
     { check: 'opt_in', ...optInCheck(f) },

@@ -12,6 +12,8 @@ import { parseAppYml, readShippedAppYml } from '../../config/app-yml.js';
 import { parseDeliverySettings } from '../../config/delivery.js';
 import type { RepoConfig } from '../../config/repo-config.js';
 import type { LandingFacts } from './doctor-landing.js';
+import type { ReadingFacts } from './doctor-reading.js';
+import type { Store } from '../../store/store.js';
 import { gatedStages } from '../../delivery/deployments/environment-check.js';
 import type { Forge, RepoRef } from '../../forge/types.js';
 import { errorText } from '../../kernel/error-text.js';
@@ -50,6 +52,23 @@ export interface DoctorDeps {
   runnerSha256: () => Promise<string>;
   /** This yoke's App ID (APP_ID): the source the default branch's rules must require yoke/lander from. */
   appId: number | null;
+  /** SC08: who reads an installation, and how the reading is spread (from the store). */
+  reading?: (installationId: number) => Promise<ReadingFacts>;
+}
+
+/** SC08: the reading processes and the leases in force, as the reading check reads them. */
+export async function readingFacts(
+  store: Pick<Store, 'processes' | 'installationLeases'>,
+  installationId: number,
+): Promise<ReadingFacts> {
+  const leases = await store.installationLeases.current();
+  const readers = (await store.processes.readers()).map((p) => ({
+    id: p.id,
+    host: p.host,
+    pid: p.pid,
+    installations: leases.filter((l) => l.holder === p.id).map((l) => l.installationId),
+  }));
+  return { installationId, readers, holder: leases.find((l) => l.installationId === installationId)?.holder ?? null };
 }
 
 /** Reads what the checks need (through the forge, and the runner by the public URL), then judges. */
@@ -75,6 +94,7 @@ export async function runDoctor(deps: DoctorDeps, shipped: ShippedSetup, name: s
     appSlug,
     appId: deps.appId,
     landing: null,
+    reading: null,
   };
   if (!ref) return judgeDoctor(base, shipped);
   const installation = await forge.readInstallation(ref);
@@ -110,7 +130,11 @@ export async function runDoctor(deps: DoctorDeps, shipped: ShippedSetup, name: s
         policy: await forge.readBranchPolicy(ref, g.environment),
       });
   const landing = config.state === 'valid' ? await landingFacts(forge, ref, config.config) : null;
-  return judgeDoctor({ ...base, installation, config, workflow, secrets, runner, environments, landing }, shipped);
+  const reading = deps.reading ? await deps.reading(ref.installationId) : null;
+  return judgeDoctor(
+    { ...base, installation, config, workflow, secrets, runner, environments, landing, reading },
+    shipped,
+  );
 }
 
 /** The opt-in file's way of landing, and the rules in force on the default branch. */

@@ -120,7 +120,7 @@ export const WHY_NOT_CODES = {
     message: (p) =>
       `${p.repo} was not read this pass: yoke process ${p.reader} reads installation ${p.installation}, and has not shared what it found there yet.`,
     recovery: () =>
-      "Nothing to do: the pass decides on it once that process has read it, within a tick. If that process is gone, another takes its installations within two ticks; `yoke doctor` shows which process reads which installation.",
+      'Nothing to do: the pass decides on it once that process has read it, within a tick. If that process is gone, another takes its installations within two ticks; `yoke doctor` shows which process reads which installation.',
   }),
 } as const;
 
