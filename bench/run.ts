@@ -390,7 +390,8 @@ try {
           const [repos, installations] = s.split('x').map(Number);
           return { repos: repos!, installations: installations! };
         });
-        await benchReaders(print, pg, sizes, SMOKE ? [1, 2] : [1, 2, 4]);
+        const counts = (process.env.BENCH_READERS_PROCESSES ?? (SMOKE ? '1,2' : '1,2,4')).split(',').map(Number);
+        await benchReaders(print, pg, sizes, counts);
       },
     ],
   ];

@@ -82,14 +82,7 @@ export async function startFleet(repos: number, installations: number, latencyMs
     now: clock.now,
   });
   await forge.start();
-  for (let i = 0; i < repos; i++) {
-    const installationId = 1 + (i % installations);
-    const repo = forge.createRepo(`org-${installationId}/repo-${String(i).padStart(5, '0')}`, {
-      files: { '.github/yoke.yml': 'auto: true\nautoland:\n  enabled: true\ndashboard_issue: false\n' },
-      installationId,
-    });
-    forge.createIssue(repo, forge.user(`org-${installationId}`), 'An issue nobody labelled', 'Nothing to do here.');
-  }
+  addRepos(forge, 0, repos, installations);
   return {
     forge,
     clock,
@@ -98,6 +91,18 @@ export async function startFleet(repos: number, installations: number, latencyMs
     repos,
     installations,
   };
+}
+
+/** Repositories `from` to `to` (not included) of a fleet, spread over its installations, each opted in with one issue. */
+export function addRepos(forge: EmbeddedForge, from: number, to: number, installations: number): void {
+  for (let i = from; i < to; i++) {
+    const installationId = 1 + (i % installations);
+    const repo = forge.createRepo(`org-${installationId}/repo-${String(i).padStart(5, '0')}`, {
+      files: { '.github/yoke.yml': 'auto: true\nautoland:\n  enabled: true\ndashboard_issue: false\n' },
+      installationId,
+    });
+    forge.createIssue(repo, forge.user(`org-${installationId}`), 'An issue nobody labelled', 'Nothing to do here.');
+  }
 }
 
 /** A yoke as `yoke serve` makes it: the request budget on, throttling on, its ticks on the bench's timers. */

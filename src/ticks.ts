@@ -71,8 +71,10 @@ export class Ticks {
     const tick = () => {
       if (busy) return;
       busy = true;
-      this.reading = reading
-        .tick()
+      // In turn with this process's passes, which read the same installations through the same views: whichever
+      // comes second finds them fresh, and GitHub is asked once.
+      this.reading = this.o.engine.lock
+        .run(() => reading.tick())
         .then(
           (done) => {
             if (done.wanted) this.fleet.kick();

@@ -92,7 +92,11 @@ export class Engine {
     this.checkRefusals = new CheckRefusals(deps.policy.checkRetryMs);
     this.processId = deps.processId ?? newProcessId();
     this.shared = new SharedViews(deps.store, this.processId);
+    this.forge = this.shared.sharing(deps.forge);
   }
+
+  /** The forge of this process's edges and sweeps: opt-in files another process reads come from what it shared. */
+  private readonly forge: Forge;
 
   /** SC08/SC09: this process's share of the reading, kept on its own tick (ticks.ts). */
   reading(leaseMs: number): SharedReading {
@@ -102,7 +106,8 @@ export class Engine {
 
   /** What the people-facing edges may use of this fleet. */
   context(): FleetContext {
-    const { store, forge, clock, policy, log } = this.deps;
+    const { store, clock, policy, log } = this.deps;
+    const forge = this.forge;
     return {
       processId: this.processId,
       store,

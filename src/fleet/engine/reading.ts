@@ -54,17 +54,18 @@ export class SharedReading {
     const done: ReadingTick = { held, read: 0, shared: 0, wanted: 0, deferred: 0 };
     const readers = await store.processes.readers();
     if (readers.every((p) => p.id === processId)) return done;
-    for (const installationId of held) {
-      if (this.deps.stopping?.aborted) break;
-      try {
-        await this.readInstallation(installationId, done);
-      } catch (err) {
-        this.deps.log.warn(
-          { installationId, err: errorStack(err) },
-          'could not read an installation this process reads; read again next tick',
-        );
-      }
-    }
+    // SC01: each installation on its own budget and bound, all at once, as a pass reads them.
+    await Promise.all(
+      held.map((installationId) =>
+        this.readInstallation(installationId, done).catch((err: unknown) => {
+          if (!this.deps.stopping?.aborted)
+            this.deps.log.warn(
+              { installationId, err: errorStack(err) },
+              'could not read an installation this process reads; read again next tick',
+            );
+        }),
+      ),
+    );
     return done;
   }
 

@@ -56,6 +56,11 @@ function parsed(body: string): SharedView | SharedListing | null {
   }
 }
 
+interface Snapshot {
+  elsewhere: ReadonlyMap<number, string>;
+  digests: ReadonlyMap<string, string>;
+}
+
 /**
  * The shared reads one process's passes see, kept across passes by digest: a pass fetches the bodies of what changed
  * since the one before, and after a restart, of everything once (SP10: nothing lives only here).
@@ -80,16 +85,38 @@ export class SharedViews {
     return out;
   }
 
+  /** What the last refresh found: who reads each installation read elsewhere, and the digest of each shared read. */
+  private seen: Snapshot = { elsewhere: new Map(), digests: new Map() };
+
+  /** Reads who reads what, and the bodies of what changed since the last refresh. */
+  async refresh(): Promise<Snapshot> {
+    const elsewhere = await this.readElsewhere();
+    const digests = elsewhere.size
+      ? await this.store.sharedReads.digests([...elsewhere.keys()])
+      : new Map<string, string>();
+    const changed = [...digests].filter(([key, digest]) => this.known.get(key)?.digest !== digest).map(([k]) => k);
+    for (const read of (await this.store.sharedReads.get(changed)).values())
+      this.known.set(read.key, { digest: read.digest, value: parsed(read.body) });
+    this.seen = { elsewhere, digests };
+    return this.seen;
+  }
+
   /** The forge one pass reads through: the shared reads of the installations other processes read, the rest its own. */
   async forPass(forge: Forge): Promise<Forge> {
-    const elsewhere = await this.readElsewhere();
-    if (elsewhere.size === 0) return forge;
-    const digests = await this.store.sharedReads.digests([...elsewhere.keys()]);
-    const changed = [...digests].filter(([key, digest]) => this.known.get(key)?.digest !== digest).map(([k]) => k);
-    for (const read of (await this.store.sharedReads.get(changed)).values()) {
-      this.known.set(read.key, { digest: read.digest, value: parsed(read.body) });
-    }
-    const value = (key: string) => (digests.has(key) ? (this.known.get(key)?.value ?? null) : null);
+    const snapshot = await this.refresh();
+    return snapshot.elsewhere.size ? this.over(forge, () => snapshot) : forge;
+  }
+
+  /**
+   * The forge the rest of this process reads opt-in files through (commands, sweeps, delivery): the shared views as
+   * its last pass saw them, so the leader's sweeps ask GitHub for no opt-in file another process reads.
+   */
+  sharing(forge: Forge): Forge {
+    return this.over(forge, () => this.seen);
+  }
+
+  private over(forge: Forge, at: () => Snapshot): Forge {
+    const value = (key: string) => (at().digests.has(key) ? (this.known.get(key)?.value ?? null) : null);
     const viewOf = (repo: RepoRef) => {
       const v = value(viewKey(repo.fullName));
       return v && 'view' in v ? v.view : null;
@@ -98,22 +125,21 @@ export class SharedViews {
       const v = value(listingKey(installationId));
       return v && 'repos' in v ? v.repos : null;
     };
+    const readBy = (installationId: number) => at().elsewhere.get(installationId);
     const own: Pick<Forge, 'listRepos' | 'readRepo' | 'readConfig' | 'standsIn'> = {
-      listRepos: async (installationId) => {
-        if (!elsewhere.has(installationId)) return forge.listRepos(installationId);
+      listRepos: async (installationId) =>
         // Not shared yet (a reader's first tick): the listing is one read, the pass's own.
-        return listingOf(installationId) ?? forge.listRepos(installationId);
-      },
+        (readBy(installationId) !== undefined ? listingOf(installationId) : null) ?? forge.listRepos(installationId),
       readRepo: async (repo, opts) => {
-        const reader = elsewhere.get(repo.installationId);
+        const reader = readBy(repo.installationId);
         if (reader === undefined) return forge.readRepo(repo, opts);
         const found = viewOf(repo);
         if (!found) throw new NotShared(repo.fullName, repo.installationId, reader);
         return { ...found, repo, recentComments: [] };
       },
       readConfig: async (repo, opts) =>
-        (elsewhere.has(repo.installationId) ? viewOf(repo)?.config : undefined) ?? forge.readConfig(repo, opts),
-      standsIn: (repo, opts) => elsewhere.has(repo.installationId) || forge.standsIn(repo, opts),
+        (readBy(repo.installationId) !== undefined ? viewOf(repo)?.config : undefined) ?? forge.readConfig(repo, opts),
+      standsIn: (repo, opts) => readBy(repo.installationId) !== undefined || forge.standsIn(repo, opts),
     };
     return new Proxy(forge, {
       get(target, name) {
