@@ -1,4 +1,4 @@
-import type { Sql } from './sql/sql.js';
+import { allGrouped, type Sql } from './sql/sql.js';
 import { TABLES } from './tables.js';
 import { int, text } from './sql/columns.js';
 
@@ -22,9 +22,6 @@ export interface SharedRead {
 export const listingKey = (installationId: number): string => `listing:${installationId}`;
 /** The key of a repository's view: its name as GitHub compares names, without regard to case. */
 export const viewKey = (repo: string): string => `view:${repo.toLowerCase()}`;
-
-/** PostgreSQL and SQLite both take this many parameters in one statement with room to spare. */
-const CHUNK = 500;
 
 export class SharedReadStore {
   constructor(
@@ -60,42 +57,38 @@ export class SharedReadStore {
     return res.changes === 1;
   }
 
-  /** The digest of everything read of these installations, by key: one query, however many repositories. */
+  /** The digest of everything read of these installations, by key: one query per 500 installations. */
   async digests(installationIds: readonly number[]): Promise<Map<string, string>> {
-    const out = new Map<string, string>();
-    for (let i = 0; i < installationIds.length; i += CHUNK) {
-      const ids = installationIds.slice(i, i + CHUNK);
-      const rows = await this.sql.all(
-        { key: text, digest: text },
-        `SELECT key, digest FROM shared_reads WHERE installation_id IN (${ids.map(() => '?').join(', ')})`,
-        ids,
-      );
-      for (const r of rows) out.set(r.key, r.digest);
-    }
-    return out;
+    const rows = await allGrouped(
+      this.sql,
+      {
+        shape: { key: text, digest: text },
+        statement: 'SELECT key, digest FROM shared_reads WHERE installation_id IN (?)',
+        values: installationIds,
+      },
+      { keyOf: (r) => r.key, map: (r) => r.digest },
+    );
+    return new Map([...rows].map(([key, [digest]]) => [key, digest!]));
   }
 
   /** What was read under these keys (a key never read is left out). */
   async get(keys: readonly string[]): Promise<Map<string, SharedRead>> {
-    const out = new Map<string, SharedRead>();
-    for (let i = 0; i < keys.length; i += CHUNK) {
-      const some = keys.slice(i, i + CHUNK);
-      const rows = await this.sql.all(
-        TABLES.shared_reads,
-        `SELECT * FROM shared_reads WHERE key IN (${some.map(() => '?').join(', ')})`,
-        some,
-      );
-      for (const r of rows)
-        out.set(r.key, {
+    const rows = await allGrouped(
+      this.sql,
+      { shape: TABLES.shared_reads, statement: 'SELECT * FROM shared_reads WHERE key IN (?)', values: keys },
+      {
+        keyOf: (r) => r.key,
+        map: (r): SharedRead => ({
           key: r.key,
           installationId: Number(r.installation_id),
           body: r.body,
           digest: r.digest,
           readBy: r.read_by,
           readAt: Number(r.read_at),
-        });
-    }
-    return out;
+        }),
+      },
+    );
+    return new Map([...rows].map(([key, [read]]) => [key, read!]));
   }
 
   /** A webhook asks for a repository's view to be read again by whichever process reads it. */

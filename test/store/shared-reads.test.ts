@@ -3,7 +3,7 @@ import { listingKey, viewKey, type SharedRead } from '../../src/store/shared-rea
 import { storeOver } from '../../src/store/store.js';
 import { useEngines } from '../helpers/engines.js';
 
-// SC08/SC09 on both engines: what a reader shares is kept only while it holds the installation's lease, a pass asks for
+// SC08/SC09/SC10 on both engines: what a reader shares is kept only while it holds the installation's lease, a pass asks for
 // digests and then the bodies of what changed, and a webhook elsewhere marks a view wanted until it is read again.
 
 const LEASE = 4_000;
@@ -60,6 +60,20 @@ for (const engine of useEngines()) {
         ]),
       );
       expect([...(await store.sharedReads.get(['view:o/r2', 'view:none'])).keys()]).toEqual(['view:o/r2']);
+    });
+
+    it('SC10 reads a kind of fact of 600 repositories grouped by repository, a statement per 500, the same as one by one', async () => {
+      const store = storeOver(await engine.fresh());
+      const names = Array.from({ length: 600 }, (_, i) => `org/r${String(i).padStart(3, '0')}`);
+      for (const [i, repo] of names.entries())
+        for (const issueNumber of i % 2 ? [1, 2] : [1])
+          await store.afkLabels.record({ repo, issueNumber, bodyDigest: `d${i}`, labelledBy: null, recordedAt: i });
+      const grouped = await store.afkLabels.listForRepos([...names, 'org/none', names[0]!]);
+      expect(grouped.size).toBe(600);
+      for (const repo of [names[0]!, names[499]!, names[500]!, names[599]!])
+        expect(grouped.get(repo)).toEqual(await store.afkLabels.listForRepo(repo));
+      expect(grouped.get('org/none')).toBeUndefined();
+      expect(await store.afkLabels.listForRepos([])).toEqual(new Map());
     });
 
     it('SC08 a view wanted by a webhook elsewhere stays wanted until its reader shares it again', async () => {

@@ -9,7 +9,7 @@ import { forEachLimited } from '../../kernel/limit.js';
 import { atCapRepos, fixCandidates, landerCandidates, newWorkCandidates, type ProducerContext } from './producers.js';
 import { makeRefusal } from '../../kernel/codes/table.js';
 import { type RepoFacts } from '../repo-facts.js';
-import { readFacts } from './read-facts.js';
+import { readFacts, readStored, type StoredFacts } from './read-facts.js';
 import { goOn, NotShared, READ_ESTIMATE_POINTS, type PassDeps } from './pass-deps.js';
 import type { Run } from '../../store/fleet/runs.js';
 import { errorStack, errorText } from '../../kernel/error-text.js';
@@ -35,11 +35,11 @@ export interface Gathered {
   authFailures: { installationId: number; detail: string }[];
 }
 
-/** One repo listing, with one authentication per installation (SP02); an installation that fails is skipped, and said. */
+/** One repo listing, with one authentication per installation (SP02), and what the store holds of the repositories listed; an installation that fails is skipped, and said. */
 async function listRepos(
   deps: PassDeps,
   housekeeping: Housekeeping[],
-): Promise<Pick<Gathered, 'repos' | 'authFailures'>> {
+): Promise<Pick<Gathered, 'repos' | 'authFailures'> & { stored: StoredFacts }> {
   const { store, forge, log } = deps;
   // SC01: each installation is listed on its own token, all at once; repositories and failures keep the
   // installations' order.
@@ -65,7 +65,13 @@ async function listRepos(
       housekeeping.push({ type: 'ensure_repo', repo: repo.fullName, installationId: repo.installationId });
     }
   }
-  return { repos, authFailures };
+  // SC01: what the store holds of them, a query per kind.
+  const stored = await readStored(
+    store,
+    repos.map((r) => r.fullName),
+    knownRepos,
+  );
+  return { repos, authFailures, stored };
 }
 
 /** What every repository's read shares: the liveness snapshot, the open requests and today's spend. */
@@ -170,7 +176,7 @@ export async function gatherPass(deps: PassDeps): Promise<Gathered> {
   const { forge, policy, log } = deps;
   const trusted = await deps.trustedLogins();
   const housekeeping: Housekeeping[] = [];
-  const { repos, authFailures } = await listRepos(deps, housekeeping);
+  const { repos, authFailures, stored } = await listRepos(deps, housekeeping);
   const { live, snapshot, requests, spend, fleetSpend } = await passSnapshot(deps);
 
   const facts = new Map<string, Promise<RepoFacts | null>>();
@@ -197,19 +203,25 @@ export async function gatherPass(deps: PassDeps): Promise<Gathered> {
     if (!memo) {
       const maxViewAgeMs = viewAgeOf(repo);
       const spentToday = { repo: spend.get(repo.fullName) ?? 0, fleet: fleetSpend };
-      memo = readFacts(deps, repo, { snapshot, requests, trusted, housekeeping, maxViewAgeMs, spentToday }).catch(
-        (err) => {
-          // SC09: another process reads it and has not shared it yet: it waits for a later pass, said.
-          if (err instanceof NotShared) {
-            unshared.push({ repo: repo.fullName, installationId: repo.installationId, points: 0, reader: err.reader });
-            return null;
-          }
-          // A read cut short by yoke's stop is no failure: the pass stops too.
-          if (!deps.stopping?.aborted)
-            log.warn({ repo: repo.fullName, err: errorStack(err) }, 'repo read failed; skipped for this pass');
+      memo = readFacts(deps, repo, {
+        stored,
+        snapshot,
+        requests,
+        trusted,
+        housekeeping,
+        maxViewAgeMs,
+        spentToday,
+      }).catch((err) => {
+        // SC09: another process reads it and has not shared it yet: it waits for a later pass, said.
+        if (err instanceof NotShared) {
+          unshared.push({ repo: repo.fullName, installationId: repo.installationId, points: 0, reader: err.reader });
           return null;
-        },
-      );
+        }
+        // A read cut short by yoke's stop is no failure: the pass stops too.
+        if (!deps.stopping?.aborted)
+          log.warn({ repo: repo.fullName, err: errorStack(err) }, 'repo read failed; skipped for this pass');
+        return null;
+      });
       facts.set(repo.fullName, memo);
     }
     return memo;

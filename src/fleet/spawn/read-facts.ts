@@ -12,14 +12,41 @@ import { readsAsApproved } from './approval.js';
 import { readClaim, type ClaimFacts } from './claims.js';
 import { CLAIM_LABEL, baseRefOf, type RepoFacts } from '../repo-facts.js';
 import { unseenRepoState } from '../repo-state.js';
+import type { RepoState } from '../../store/fleet/repos.js';
+import type { ClaimRecord } from '../../store/fleet/claims.js';
 import type { PassDeps } from './pass-deps.js';
 
 // One repository's facts for a pass (SP11), read once and within the budget (SC03): its view, what yoke
 // recorded of it, the asks, requests, base branches and merge queues its decisions need. Writes nothing;
 // what it finds to write goes to the pass's housekeeping.
 
+/** SC01: what the store holds of every listed repository, read once per pass, a query per kind (not per repository). */
+export interface StoredFacts {
+  states: ReadonlyMap<string, RepoState>;
+  runs: ReadonlyMap<string, Run[]>;
+  claims: ReadonlyMap<string, ClaimRecord[]>;
+  afkLabels: ReadonlyMap<string, AfkLabel[]>;
+  asks: ReadonlyMap<string, Ask[]>;
+}
+
+/** SC01: the store's facts of these repositories, in four queries (the repositories' own rows are read already). */
+export async function readStored(
+  store: PassDeps['store'],
+  repos: readonly string[],
+  states: ReadonlyMap<string, RepoState>,
+): Promise<StoredFacts> {
+  return {
+    states,
+    runs: await store.runs.listForRepos(repos),
+    claims: await store.claims.listForRepos(repos),
+    afkLabels: await store.afkLabels.listForRepos(repos),
+    asks: await store.asks.listForRepos(repos),
+  };
+}
+
 /** What each repository's read shares with the pass, and where it plans the writes it found necessary. */
 export interface PassReads {
+  stored: StoredFacts;
   snapshot: LivenessSnapshot;
   requests: readonly OpenRequest[];
   trusted: ReadonlySet<string>;
@@ -43,7 +70,7 @@ async function readAfkLabels(
 ): Promise<Map<number, AfkLabel>> {
   const { repo, view, runs, claims } = of;
   const config = view.config.state === 'valid' ? view.config.config : null;
-  const out = new Map((await deps.store.afkLabels.listForRepo(repo.fullName)).map((l) => [l.issueNumber, l]));
+  const out = new Map((reads.stored.afkLabels.get(repo.fullName) ?? []).map((l) => [l.issueNumber, l]));
   if (!config) return out;
   const now = deps.clock.now();
   for (const issue of view.issues) {
@@ -152,7 +179,7 @@ export async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads)
     maxViewAgeMs: reads.maxViewAgeMs,
   });
   deps.activity?.setOpenClaims(repo.fullName, view.claims.length > 0);
-  const state = (await store.repos.get(repo.fullName)) ?? unseenRepoState(repo, clock.now());
+  const state = reads.stored.states.get(repo.fullName) ?? unseenRepoState(repo, clock.now());
   if (view.config.state !== 'valid') {
     if (view.config.state === 'invalid') {
       const reason = view.config.reason;
@@ -170,8 +197,8 @@ export async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads)
     return null;
   }
   if (state.disabledReason) reads.housekeeping.push({ type: 'clear_disabled', repo: repo.fullName });
-  const runs = await store.runs.listForRepo(repo.fullName);
-  const claims = new Map((await store.claims.listForRepo(repo.fullName)).map((c) => [c.prNumber, c]));
+  const runs = reads.stored.runs.get(repo.fullName) ?? [];
+  const claims = new Map((reads.stored.claims.get(repo.fullName) ?? []).map((c) => [c.prNumber, c]));
   const afkLabels = await readAfkLabels(
     deps,
     {
@@ -187,7 +214,7 @@ export async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads)
     reads,
   );
   // TR33: reviews requesting changes that yoke has not recorded yet are asks (or declined ones), recorded after.
-  const known = await store.asks.listForRepo(repo.fullName);
+  const known = reads.stored.asks.get(repo.fullName) ?? [];
   const found = await readReviewAsks({ forge, now: clock.now }, repo, view.claims, {
     known,
     config: view.config.config,

@@ -1,5 +1,5 @@
-import type { Sql } from '../sql/sql.js';
-import { TABLES } from '../tables.js';
+import { allGrouped, type Sql } from '../sql/sql.js';
+import { TABLES, type TableRow } from '../tables.js';
 
 // TR24: each AFK issue's body as yoke first saw it labelled, and who applied the label.
 
@@ -14,18 +14,32 @@ export interface AfkLabel {
   notifiedDigest: string | null;
 }
 
+const toLabel = (r: TableRow<'afk_labels'>): AfkLabel => ({
+  repo: r.repo,
+  issueNumber: Number(r.issue_number),
+  bodyDigest: r.body_digest,
+  labelledBy: r.labelled_by,
+  recordedAt: Number(r.recorded_at),
+  notifiedDigest: r.notified_digest,
+});
+
 export class AfkLabelStore {
   constructor(private readonly sql: Sql) {}
 
   async listForRepo(repo: string): Promise<AfkLabel[]> {
-    return (await this.sql.all(TABLES.afk_labels, 'SELECT * FROM afk_labels WHERE repo = ?', [repo])).map((r) => ({
-      repo: r.repo,
-      issueNumber: Number(r.issue_number),
-      bodyDigest: r.body_digest,
-      labelledBy: r.labelled_by,
-      recordedAt: Number(r.recorded_at),
-      notifiedDigest: r.notified_digest,
-    }));
+    return (await this.sql.all(TABLES.afk_labels, 'SELECT * FROM afk_labels WHERE repo = ?', [repo])).map(toLabel);
+  }
+
+  /** SC01: the AFK labels of each of these repositories, by repository. */
+  async listForRepos(repos: readonly string[]): Promise<Map<string, AfkLabel[]>> {
+    return allGrouped(
+      this.sql,
+      { shape: TABLES.afk_labels, statement: 'SELECT * FROM afk_labels WHERE repo IN (?)', values: repos },
+      {
+        keyOf: (r) => r.repo,
+        map: toLabel,
+      },
+    );
   }
 
   /** Records (or, once confirmed, replaces) what the body was; the notice state goes with it. */

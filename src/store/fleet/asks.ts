@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Sql } from '../sql/sql.js';
+import { allGrouped, type Sql } from '../sql/sql.js';
 import { TABLES, type TableRow } from '../tables.js';
 
 // TR33: what a person with write access asked an agent to do, as first read: a review that requests
@@ -100,6 +100,18 @@ export class AskStore {
   async listForRepo(repo: string): Promise<Ask[]> {
     return (await this.sql.all(TABLES.asks, 'SELECT * FROM asks WHERE repo = ? ORDER BY asked_at, id', [repo])).map(
       toAsk,
+    );
+  }
+
+  /** SC01: the asks of each of these repositories, oldest first, by repository. */
+  async listForRepos(repos: readonly string[]): Promise<Map<string, Ask[]>> {
+    return allGrouped(
+      this.sql,
+      { shape: TABLES.asks, statement: 'SELECT * FROM asks WHERE repo IN (?) ORDER BY asked_at, id', values: repos },
+      {
+        keyOf: (r) => r.repo,
+        map: toAsk,
+      },
     );
   }
 

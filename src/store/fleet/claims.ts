@@ -1,4 +1,4 @@
-import type { Sql } from '../sql/sql.js';
+import { allGrouped, type Sql } from '../sql/sql.js';
 import { TABLES, type TableRow } from '../tables.js';
 
 // TR04: claims are yoke's own record of which PR delivers which AFK run.
@@ -36,6 +36,18 @@ export class ClaimStore {
   async listForRepo(repo: string): Promise<ClaimRecord[]> {
     return (await this.sql.all(TABLES.claims, 'SELECT * FROM claims WHERE repo = ? ORDER BY pr_number', [repo])).map(
       toClaim,
+    );
+  }
+
+  /** SC01: the claims of each of these repositories, by repository. */
+  async listForRepos(repos: readonly string[]): Promise<Map<string, ClaimRecord[]>> {
+    return allGrouped(
+      this.sql,
+      { shape: TABLES.claims, statement: 'SELECT * FROM claims WHERE repo IN (?) ORDER BY pr_number', values: repos },
+      {
+        keyOf: (r) => r.repo,
+        map: toClaim,
+      },
     );
   }
 

@@ -1,4 +1,4 @@
-import type { Sql, SqlParam } from '../sql/sql.js';
+import { allGrouped, type Sql, type SqlParam } from '../sql/sql.js';
 import { encodeStack, type StackMember } from './stack-column.js';
 import { budgetsFit, type BudgetCheck } from './spend.js';
 import { int, nullable } from '../sql/columns.js';
@@ -118,6 +118,18 @@ export class RunStore {
   async listForRepo(repo: string): Promise<Run[]> {
     return (await this.sql.all(TABLES.runs, 'SELECT * FROM runs WHERE repo = ? ORDER BY launched_at, id', [repo])).map(
       toRun,
+    );
+  }
+
+  /** SC01: every run of each of these repositories, oldest launch first, by repository: one query per 500. */
+  async listForRepos(repos: readonly string[]): Promise<Map<string, Run[]>> {
+    return allGrouped(
+      this.sql,
+      { shape: TABLES.runs, statement: 'SELECT * FROM runs WHERE repo IN (?) ORDER BY launched_at, id', values: repos },
+      {
+        keyOf: (r) => r.repo,
+        map: toRun,
+      },
     );
   }
 

@@ -122,3 +122,34 @@ export const databaseClock: LeaseClock = async (sql) => {
   const row = await sql.get({ now: real }, text);
   return row!.now;
 };
+
+/** PostgreSQL and SQLite both take this many parameters in one statement with room to spare. */
+const IN_CHUNK = 500;
+
+/**
+ * SC01: the rows of a query over a list of values, `IN (…)` where the statement says `IN (?)`, a statement per 500
+ * values, grouped by `keyOf` (values named in no row are left out): what would be a query per value, in a few.
+ */
+export async function allGrouped<S extends Shape, T>(
+  sql: Sql,
+  query: { shape: S; statement: string; values: readonly (string | number)[] },
+  group: { keyOf: (row: RowOf<S>) => string; map: (row: RowOf<S>) => T },
+): Promise<Map<string, T[]>> {
+  const { shape, statement, values } = query;
+  const out = new Map<string, T[]>();
+  const unique = [...new Set(values)];
+  for (let i = 0; i < unique.length; i += IN_CHUNK) {
+    const some = unique.slice(i, i + IN_CHUNK);
+    for (const row of await sql.all(
+      shape,
+      statement.replace('IN (?)', `IN (${some.map(() => '?').join(', ')})`),
+      some,
+    )) {
+      const key = group.keyOf(row);
+      const mine = out.get(key);
+      if (mine) mine.push(group.map(row));
+      else out.set(key, [group.map(row)]);
+    }
+  }
+  return out;
+}

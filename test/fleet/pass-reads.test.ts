@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { makeHarness } from '../helpers/fleet.js';
+
+// SC10, the store's half so far: an idle pass reads what the store holds of its repositories a query per kind (runs,
+// claims, AFK labels, asks, the repositories' own rows), not a query per repository each.
+
+/** The store statements the second of two idle passes makes over `n` repositories. */
+async function statementsOfAnIdlePass(n: number): Promise<number> {
+  const h = makeHarness({ policy: { globalCap: 5 } });
+  for (let i = 0; i < n; i++) h.forge.addRepo(`idle/r${i}`, { dashboard_issue: false });
+  await h.registered;
+  await h.engine.schedulerTick();
+  let statements = 0;
+  const sql = h.store.sql;
+  const [all, get, run] = [sql.all.bind(sql), sql.get.bind(sql), sql.run.bind(sql)];
+  sql.all = (...a) => (statements++, all(...a));
+  sql.get = (...a) => (statements++, get(...a));
+  sql.run = (...a) => (statements++, run(...a));
+  await h.engine.schedulerTick();
+  return statements;
+}
+
+describe('SC10 an idle pass and the store', () => {
+  it('SC10 an idle pass makes as many store statements over 40 repositories as over 4', async () => {
+    const few = await statementsOfAnIdlePass(4);
+    expect(await statementsOfAnIdlePass(40)).toBe(few);
+    expect(few).toBeLessThan(40);
+  });
+});
