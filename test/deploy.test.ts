@@ -6,6 +6,7 @@ import { parse } from 'yaml';
 import { parseOperatorEnv, runsAudienceOf } from '../src/config/env.js';
 import { hostingProblems } from '../src/config/hosting-checks.js';
 import { buildCli } from '../src/cli/main.js';
+import { STOP_WAIT_MS } from '../src/ticks.js';
 
 // deploy/: one yoke on the embedded store (single.yaml), and two yokes behind
 // a load balancer on one PostgreSQL (compose.yaml), from one image. What can
@@ -64,6 +65,30 @@ describe('the compose example', () => {
 
   it('builds its yokes from the one image', () => {
     expect(yokes['yoke-a']!.build).toEqual({ context: '..', dockerfile: 'deploy/Dockerfile' });
+  });
+});
+
+describe('the systemd template (yoke@.service)', () => {
+  const unit = read('yoke@.service');
+  const setting = (key: string) => [...unit.matchAll(new RegExp(`^${key}=(.*)$`, 'gm'))].map((m) => m[1]);
+
+  it('runs `yoke serve` per instance, each on its own port, with the settings of the example env file and a PostgreSQL', () => {
+    expect(setting('ExecStart')).toEqual(['/usr/bin/env yoke serve']);
+    expect(buildCli({ out: () => {}, err: () => {}, env: {}, fetch }).commands.map((c) => c.name())).toContain('serve');
+    expect(setting('Environment')).toEqual(['PORT=300%i']);
+    expect(setting('EnvironmentFile')).toEqual(['/etc/yoke/yoke.env']);
+    // Its comment installs the example env file there; with a PostgreSQL set, yoke takes the settings.
+    expect(unit).toContain('install -D -m 600 deploy/yoke.env.example /etc/yoke/yoke.env');
+    const parsed = parseOperatorEnv({
+      ...envFile('yoke.env.example'),
+      YOKE_DATABASE_URL: 'postgres://yoke@db/yoke',
+      PORT: '3001',
+    });
+    expect(parsed.ok ? parsed.settings.database : parsed.problems).toBe('postgres://yoke@db/yoke');
+  });
+
+  it('waits for a stop longer than yoke takes to give its lead and reading up', () => {
+    expect(Number(setting('TimeoutStopSec')[0])).toBeGreaterThan(STOP_WAIT_MS / 1000);
   });
 });
 
