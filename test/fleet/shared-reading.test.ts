@@ -79,6 +79,13 @@ describe('SC09 the reading shared, one pass deciding', () => {
     expect(b.h.launcher.starts).toEqual([]);
   });
 
+  it('SC08 a repository its reader reads before any pass listed it is recorded as first seen then: the commands found in it count from there', async () => {
+    const { clock, store, tb } = await twoProcesses();
+    const theirs = `org${tb.held[0]}/a`;
+    const state = await store.repos.get(theirs);
+    expect([state?.installationId, state?.firstSeenAt]).toEqual([tb.held[0], clock.now()]);
+  });
+
   it('SC09 what changes on GitHub reaches the pass once its reader has read it: the pass never reads it itself', async () => {
     const { a, b, tb } = await twoProcesses();
     await a.h.engine.schedulerTick();

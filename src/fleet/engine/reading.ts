@@ -54,10 +54,11 @@ export class SharedReading {
     const done: ReadingTick = { held, read: 0, shared: 0, wanted: 0, deferred: 0 };
     const readers = await store.processes.readers();
     if (readers.every((p) => p.id === processId)) return done;
+    const known = new Map((await store.repos.list()).map((r) => [r.fullName, r.installationId]));
     // SC01: each installation on its own budget and bound, all at once, as a pass reads them.
     await Promise.all(
       held.map((installationId) =>
-        this.readInstallation(installationId, done).catch((err: unknown) => {
+        this.readInstallation(installationId, done, known).catch((err: unknown) => {
           if (!this.deps.stopping?.aborted)
             this.deps.log.warn(
               { installationId, err: errorStack(err) },
@@ -83,7 +84,11 @@ export class SharedReading {
     return kept;
   }
 
-  private async readInstallation(installationId: number, done: ReadingTick): Promise<void> {
+  private async readInstallation(
+    installationId: number,
+    done: ReadingTick,
+    known: ReadonlyMap<string, number | null>,
+  ): Promise<void> {
     const { store, forge, policy, clock, activity } = this.deps;
     await forge.authenticate(installationId);
     const repos = await forge.listRepos(installationId);
@@ -92,6 +97,10 @@ export class SharedReading {
       this.loaded.add(installationId);
     }
     await this.share(listingKey(installationId), installationId, listingBody(repos));
+    // A repository yoke has not seen is recorded as first seen now, as the pass would: the commands this process
+    // finds in it count from there (TR05), even before a pass has listed it.
+    for (const r of repos)
+      if (known.get(r.fullName) !== installationId) await store.repos.ensure(r.fullName, installationId, clock.now());
     // A webhook that reached another process: this view is read again now, its opt-in file too.
     const wanted = new Set(await store.sharedReads.wanted([installationId]));
     const live = await store.runs.listLive();
