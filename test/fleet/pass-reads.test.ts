@@ -5,9 +5,9 @@ import { makeHarness } from '../helpers/fleet.js';
 // claims, AFK labels, asks, the repositories' own rows), not a query per repository each.
 
 /** The store statements the second of two idle passes makes over `n` repositories. */
-async function statementsOfAnIdlePass(n: number): Promise<number> {
-  const h = makeHarness({ policy: { globalCap: 5 } });
-  for (let i = 0; i < n; i++) h.forge.addRepo(`idle/r${i}`, { dashboard_issue: false });
+async function statementsOfAnIdlePass(n: number, dashboards = false): Promise<number> {
+  const h = makeHarness({ policy: { globalCap: 5, dashboardIssuesPerPass: 100 } });
+  for (let i = 0; i < n; i++) h.forge.addRepo(`idle/r${i}`, { dashboard_issue: dashboards });
   await h.registered;
   await h.engine.schedulerTick();
   let statements = 0;
@@ -25,5 +25,10 @@ describe('SC10 an idle pass and the store', () => {
     const few = await statementsOfAnIdlePass(4);
     expect(await statementsOfAnIdlePass(40)).toBe(few);
     expect(few).toBeLessThan(40);
+  });
+
+  it('SC10 and as many with a dashboard issue in every repository, once each is written', async () => {
+    const few = await statementsOfAnIdlePass(4, true);
+    expect(await statementsOfAnIdlePass(40, true)).toBe(few);
   });
 });

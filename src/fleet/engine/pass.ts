@@ -71,11 +71,16 @@ async function syncDashboardIssues(
   const waitingOf = new Map<string, Waiting[]>();
   for (const w of waiting) waitingOf.set(w.repo, [...(waitingOf.get(w.repo) ?? []), w]);
   let firsts = 0;
-  for (const memo of memos) {
-    const f = await memo;
-    if (!f || !f.config.dashboard_issue || forge.budgetLeft(f.repo.installationId).points < DASHBOARD_RESERVE_POINTS)
-      continue;
-    if (!(await store.dashboardIssues.get(f.repo.fullName))) {
+  const all = (await Promise.all(memos)).filter((f): f is RepoFacts => f !== null && f.config.dashboard_issue);
+  // SC01: what each needs of the store, a query per kind: its issue, its runs as they are now, its owed deliveries.
+  const names = all.map((f) => f.repo.fullName);
+  const issues = await store.dashboardIssues.listForRepos(names);
+  const runs = await store.runs.listForRepos(names);
+  const owed = await store.deliveryItems.listOwedForRepos(names);
+  for (const f of all) {
+    if (forge.budgetLeft(f.repo.installationId).points < DASHBOARD_RESERVE_POINTS) continue;
+    const recorded = issues.get(f.repo.fullName) ?? null;
+    if (!recorded) {
       if (
         firsts >= opts.firstPerPass ||
         forge.budgetLeft(f.repo.installationId).contentWrites < DASHBOARD_RESERVE_WRITES
@@ -83,11 +88,8 @@ async function syncDashboardIssues(
         continue;
       firsts++;
     }
-    const fresh = { ...f, runs: await store.runs.listForRepo(f.repo.fullName) };
-    const mine = {
-      waiting: waitingOf.get(f.repo.fullName) ?? [],
-      owed: await store.deliveryItems.listOwed(f.repo.fullName),
-    };
+    const fresh = { ...f, runs: runs.get(f.repo.fullName) ?? [] };
+    const mine = { waiting: waitingOf.get(f.repo.fullName) ?? [], owed: owed.get(f.repo.fullName) ?? [] };
     const view = viewDashboardIssue({
       facts: fresh,
       runs: fresh.runs,
@@ -96,7 +98,7 @@ async function syncDashboardIssues(
       now: deps.clock.now(),
     });
     try {
-      await syncDashboardIssue(deps, view, fresh);
+      await syncDashboardIssue(deps, view, fresh, recorded);
     } catch (err) {
       log.warn(
         { repo: f.repo.fullName, err: errorStack(err) },

@@ -3,6 +3,7 @@ import { CONTROL_LABEL } from '../../forge/types.js';
 import { dashboardIssueBody, dashboardIssueTitle, type DashboardIssueView } from './messages.js';
 import type { DeliveryItem } from '../../store/delivery/delivery-items.js';
 import type { Run } from '../../store/fleet/runs.js';
+import type { DashboardIssue } from '../../store/fleet/dashboard-issues.js';
 import { waitingItem, type Waiting } from '../candidate.js';
 import { runUrl } from './links.js';
 import { STUCK_LABEL, type RepoFacts } from '../repo-facts.js';
@@ -83,11 +84,13 @@ export async function syncDashboardIssue(
   deps: Io,
   view: DashboardIssueView,
   facts: RepoFacts,
+  /** What the store holds of this repository's dashboard issue, when the caller read it already (null: none). */
+  recorded?: DashboardIssue | null,
 ): Promise<'created' | 'edited' | 'unchanged'> {
   const { store, forge } = deps;
   const body = dashboardIssueBody(view);
   const digest = digestOf(body);
-  const known = await store.dashboardIssues.get(view.repo);
+  const known = recorded === undefined ? await store.dashboardIssues.get(view.repo) : recorded;
   if (known?.bodyDigest === digest) return 'unchanged';
   let number = known?.issueNumber ?? (await forge.findOpenIssue(facts.repo, CONTROL_LABEL));
   if (number === null) {

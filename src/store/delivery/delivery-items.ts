@@ -1,4 +1,4 @@
-import type { Sql } from '../sql/sql.js';
+import { allGrouped, type Sql } from '../sql/sql.js';
 import { TABLES, type TableRow } from '../tables.js';
 
 // Items whose delivery is owed: from the merge of the claim PR until close-out.
@@ -77,6 +77,19 @@ export class DeliveryItemStore {
       [repo, ...issueNumbers],
     );
     return new Map(rows.map(toItem).map((i) => [i.issueNumber, i]));
+  }
+
+  /** SC01: the owed items of these repositories, by repository, each repository's as `listOwed` orders them. */
+  async listOwedForRepos(repos: readonly string[]): Promise<Map<string, DeliveryItem[]>> {
+    return allGrouped(
+      this.sql,
+      {
+        shape: TABLES.delivery_items,
+        statement: "SELECT * FROM delivery_items WHERE repo IN (?) AND state = 'owed' ORDER BY owed_at, issue_number",
+        values: repos,
+      },
+      { keyOf: (r) => r.repo, map: toItem },
+    );
   }
 
   async listOwed(repo: string): Promise<DeliveryItem[]> {
