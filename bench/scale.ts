@@ -11,6 +11,7 @@ import { clientPolicy, yokeOctokit } from '../src/forge/github/octokit.js';
 import type { Timers } from '../src/kernel/clock.js';
 import type { Store } from '../src/store/store.js';
 import { EmbeddedForge } from '../sandbox/forge-server.js';
+import { DEFAULT_PROCESS_LEASE } from '../src/process-lease.js';
 import type { BenchEngine } from './engines.js';
 
 // SC01-SC06 at scale: a fleet of repositories in ten installations behind a GitHub that answers after 50 ms
@@ -31,14 +32,18 @@ export class BenchClock {
   }
 }
 
+/** How often a process renews its lease and its lead (DEFAULT_PROCESS_LEASE, DEFAULT_LEADERSHIP). */
+const RENEW_MS = DEFAULT_PROCESS_LEASE.renewMs;
+
 /** The ticks' timers, fired by the bench as the clock moves. */
 export class BenchTimers implements Timers {
   private readonly intervals = new Map<number, { fn: () => void; ms: number; real?: NodeJS.Timeout }>();
   private next = 1;
   setInterval(fn: () => void, ms: number): unknown {
     const id = this.next++;
-    // The stop's bound runs in real time; every tick is fired by the bench.
-    const real = ms < 10_000 ? setTimeout(fn, ms) : undefined;
+    // The stop's bound runs in real time, and so do the leases' renewals (every 10 s: a process whose lease lapsed
+    // while the bench waited would be dead to the others); every tick is fired by the bench.
+    const real = ms < RENEW_MS ? setTimeout(fn, ms) : ms === RENEW_MS ? setInterval(fn, ms) : undefined;
     this.intervals.set(id, { fn, ms, real });
     return id;
   }
@@ -47,9 +52,9 @@ export class BenchTimers implements Timers {
     if (t?.real) clearTimeout(t.real);
     this.intervals.delete(Number(handle));
   }
-  /** Fires every interval whose period divides `at` (ms since the cycle began). */
+  /** Fires every interval of the ticks whose period divides `at` (ms since the cycle began). */
   fireAt(at: number): void {
-    for (const t of [...this.intervals.values()]) if (t.ms >= 10_000 && at % t.ms === 0) t.fn();
+    for (const t of [...this.intervals.values()]) if (t.ms > RENEW_MS && at % t.ms === 0) t.fn();
   }
 }
 

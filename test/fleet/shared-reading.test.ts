@@ -174,7 +174,10 @@ describe('SC09 the reading shared, one pass deciding', () => {
   it("SC09 a killed reader's installations are read again at the survivor's next tick, and a third process joining takes a share and changes no outcome", async () => {
     const { clock, store, gh, a, b, tb } = await twoProcesses();
     await store.processes.end(b.h.engine.processId);
-    // Before any tick, B's leases still hold, but B's last views grow no fresher: the pass reads them itself.
+    // B itself, should it still run (stalled past its lease), gives its installations up and reads none.
+    expect(await b.reading.tick()).toEqual({ held: [], read: 0, shared: 0, wanted: 0, deferred: 0 });
+    expect(await store.installationLeases.heldBy(b.h.engine.processId)).toEqual([]);
+    // Before A's next tick, nobody reads B's installations: the pass reads them itself.
     a.h.forge.readsByRepo.clear();
     await a.h.engine.schedulerTick();
     for (const repo of reposOf(tb.held)) expect(a.h.forge.readsByRepo.get(repo)).toBe(1);

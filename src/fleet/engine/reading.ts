@@ -50,6 +50,12 @@ export class SharedReading {
 
   async tick(): Promise<ReadingTick> {
     const { store, forge, processId } = this.deps;
+    // A process whose own lease lapsed is dead to the others, who take its installations: it reads none of them.
+    if (!(await store.processes.readers()).some((p) => p.id === processId)) {
+      for (const id of await store.installationLeases.heldBy(processId))
+        await store.installationLeases.release(id, processId);
+      return { held: [], read: 0, shared: 0, wanted: 0, deferred: 0 };
+    }
     const held = await keepReaders(store, processId, await forge.listInstallations(), this.leaseMs);
     const done: ReadingTick = { held, read: 0, shared: 0, wanted: 0, deferred: 0 };
     const readers = await store.processes.readers();
