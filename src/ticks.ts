@@ -74,7 +74,7 @@ export class Ticks {
       // In turn with this process's passes, which read the same installations through the same views: whichever
       // comes second finds them fresh, and GitHub is asked once.
       this.reading = this.o.engine.lock
-        .run(() => reading.tick())
+        .run(async () => (this.o.engine.stopping.signal.aborted ? { wanted: 0 } : reading.tick()))
         .then(
           (done) => {
             if (done.wanted) this.fleet.kick();

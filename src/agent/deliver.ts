@@ -1,3 +1,4 @@
+import { patientFetch } from './patient-fetch.js';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -179,7 +180,8 @@ export function checkHandover(
 }
 
 export async function agentDeliver(io: RunnerIo): Promise<number> {
-  const f = io.fetch ?? fetch;
+  // SP17: yoke restarted while the run delivers: its calls wait for it, never reached ones sent again.
+  const f = patientFetch(io.fetch ?? fetch, io.sleep);
   const facts = readRunFacts(io.env);
   if (!facts.ok) {
     io.out(`The runner cannot deliver: ${facts.error}.`);

@@ -37,6 +37,8 @@ export interface RunnerIo {
   out(line: string): void;
   now(): number;
   fetch?: typeof fetch;
+  /** Waits between calls to a yoke that is not listening (a test's is instant). */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 /** What the agent job hands the deliver job, in YOKE_OUT. */
