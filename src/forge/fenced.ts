@@ -91,3 +91,16 @@ export function fencedForge(forge: Forge, fence: Fence): Forge {
     },
   });
 }
+
+/**
+ * The forge with some of its methods in place of its own; everything else is the forge's own, called on it (its
+ * caches stay its own).
+ */
+export function forgeWith(forge: Forge, own: Partial<Forge>): Forge {
+  return new Proxy(forge, {
+    get(target, name) {
+      const value: unknown = Object.hasOwn(own, name) ? Reflect.get(own, name) : Reflect.get(target, name, target);
+      return typeof value === 'function' && !Object.hasOwn(own, name) ? value.bind(target) : value;
+    },
+  });
+}

@@ -1,3 +1,4 @@
+import { forgeWith } from '../../forge/fenced.js';
 import { executeRepoActions, planRepoActions, readHolds } from '../landing/autoland.js';
 import { postPendingVerdicts } from '../landing/verdict-comments.js';
 import { syncLanderChecks } from '../landing/check-runs.js';
@@ -147,14 +148,7 @@ function passForge(forge: PassDeps['forge']): PassDeps['forge'] {
     if (!asked.has(key)) asked.set(key, forge.getPermission(repo, login));
     return asked.get(key)!;
   };
-  // Everything else is the forge's own, called on it (its caches stay its own).
-  return new Proxy(forge, {
-    get(target, name) {
-      if (name === 'getPermission') return getPermission;
-      const value: unknown = Reflect.get(target, name, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
+  return forgeWith(forge, { getPermission });
 }
 
 /** SP01: the candidates taken in order, each launched under the pass lock, against the budgets' opening ledger. */

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { forgeWith } from '../../forge/fenced.js';
 import type { Forge, RepoRef, RepoView } from '../../forge/types.js';
 import type { Store } from '../../store/store.js';
 import { listingKey, viewKey } from '../../store/shared-reads.js';
@@ -141,11 +142,6 @@ export class SharedViews {
         (readBy(repo.installationId) !== undefined ? viewOf(repo)?.config : undefined) ?? forge.readConfig(repo, opts),
       standsIn: (repo, opts) => readBy(repo.installationId) !== undefined || forge.standsIn(repo, opts),
     };
-    return new Proxy(forge, {
-      get(target, name) {
-        const value: unknown = Object.hasOwn(own, name) ? Reflect.get(own, name) : Reflect.get(target, name, target);
-        return typeof value === 'function' && !Object.hasOwn(own, name) ? value.bind(target) : value;
-      },
-    });
+    return forgeWith(forge, own);
   }
 }
