@@ -8,6 +8,7 @@ import type { DeploymentView } from '../../src/delivery/runs/view.js';
 import { DEMO_AGENT, DEMO_ENGINE_CONFIG, DEMO_REPO, MAINTAINER, ONLOOKER, REVIEWER } from '../../sandbox/demo-repo.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
 import { startDeliverySandbox, type DeliverySandbox } from '../helpers/delivery-sandbox.js';
+import { TEST_CLI } from '../helpers/bundles-global.js';
 import { unclaimedWarnings } from '../helpers/sandbox-log.js';
 
 /** Warnings the tests below provoke, each asserted where it is. */
@@ -58,7 +59,7 @@ async function yokeWith(args: string[], token: string) {
 }
 
 /**
- * The real CLI as a child process, as a person's shell runs it, with `env` in its real environment
+ * The real CLI as a child process (built once for the run: helpers/bundles-global.ts), as a person's shell runs it, with `env` in its real environment
  * (asynchronously: yoke answers from this very process).
  */
 const childCli = (args: string[], env: Record<string, string>) =>
@@ -68,7 +69,7 @@ const childCli = (args: string[], env: Record<string, string>) =>
       : {};
     execFile(
       process.execPath,
-      [join(process.cwd(), 'bin', 'yoke.js'), ...args],
+      [TEST_CLI, ...args],
       {
         cwd: ds.checkout,
         encoding: 'utf8',
