@@ -44,7 +44,7 @@ async function readersRun(
     while (!leader.rt.engine.lastPass) await sleep(20);
     let at = 0;
     for (let i = 0; i < 2; i++) await tick(fleet, yokes, (at += 60_000));
-    addRepos(fleet.forge, installations, repos, installations);
+    await addRepos(fleet.forge, installations, repos, installations);
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     const before = yokes.map((y) => y.stats.requests);
