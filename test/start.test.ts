@@ -313,16 +313,28 @@ describe('npm start with a store or a port that cannot work', () => {
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
     const port = (silent.address() as { port: number }).port;
     try {
-      const r = await start({ ...withKey, YOKE_DATABASE_URL: `postgres://yoke:s3cret@127.0.0.1:${port}/yoke` });
+      // The URL's connect_timeout bounds the wait, as libpq reads it (without it, 10 s: POSTGRES_DEFAULTS).
+      const url = `postgres://yoke:s3cret@127.0.0.1:${port}/yoke?connect_timeout=2`;
+      const r = await start({ ...withKey, YOKE_DATABASE_URL: url });
       expect(r).toEqual(
         stops(
-          `yoke could not open its PostgreSQL store at postgres://yoke:***@127.0.0.1:${port}/yoke: it took the connection and did not answer within 10 s. Check that YOKE_DATABASE_URL names the PostgreSQL server's host and port (not another service's), and that no firewall holds the connection.`,
+          `yoke could not open its PostgreSQL store at postgres://yoke:***@127.0.0.1:${port}/yoke?connect_timeout=2: it took the connection and did not answer within 2 s. Check that YOKE_DATABASE_URL names the PostgreSQL server's host and port (not another service's), and that no firewall holds the connection.`,
         ),
       );
     } finally {
       silent.close();
     }
   }, 30_000);
+
+  it('a YOKE_DATABASE_URL whose connect_timeout is no whole number of seconds stops before connecting, naming it', async () => {
+    expect(
+      await start({ ...withKey, YOKE_DATABASE_URL: 'postgres://yoke@127.0.0.1:1/yoke?connect_timeout=soon' }),
+    ).toEqual(
+      stops(
+        "The PostgreSQL URL's connect_timeout=soon is not a whole number of seconds: write it as libpq reads it (connect_timeout=10), or leave it out for yoke's 10 s.",
+      ),
+    );
+  });
 
   it('a PORT that is no port, or one another process holds, stops before yoke says it runs', async () => {
     expect(await start({ ...withKey, PORT: '80800' })).toEqual(stops('PORT: must be a port number, from 1 to 65535'));

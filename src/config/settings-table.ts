@@ -40,7 +40,7 @@ export const SETTINGS = {
         'must be a PostgreSQL URL (postgres://user:password@host:5432/yoke); unset it to keep the SQLite file at YOKE_DB_PATH',
     }),
     meaning:
-      'a PostgreSQL store instead, `postgres://user:password@host:5432/yoke`: several yokes may share it (see "Running two yokes")',
+      'a PostgreSQL store instead, `postgres://user:password@host:5432/yoke`: several yokes may share it (see "Running two yokes"); `?connect_timeout=N` bounds the wait for a connection to N seconds, as libpq reads it (10 s without it)',
   },
   YOKE_GLOBAL_CAP: { schema: positiveInt, default: '2', meaning: 'live runs, fleet-wide' },
   YOKE_REPO_CAPS: { schema: repoCaps, default: '', meaning: 'per-repo overrides, `owner/repo=N,…`' },

@@ -1,5 +1,5 @@
 import { openDb, type Db } from './sql/db.js';
-import { isPostgresUrl, printable, requireSqliteFile } from './sql/open-sql.js';
+import { isPostgresUrl, printable, requireSqliteFile, urlConnectTimeoutMs } from './sql/open-sql.js';
 import { postgresSql, type PostgresOptions } from './sql/postgres-sql.js';
 import { migrateSql, SchemaTooNewError } from './sql/schema.js';
 import { CheckRunStore } from './fleet/check-runs.js';
@@ -127,16 +127,18 @@ export async function openStoreAt(
     }
   }
   // As SQLite's busy timeout bounds a wait for its write lock, lock_timeout bounds PostgreSQL's; a statement that runs away is cancelled.
-  const sql = postgresSql(target, { ...POSTGRES_DEFAULTS, ...opts.postgres });
+  // libpq's connect_timeout, where the URL gives one, is the operator's word on the connection's wait.
+  const connectTimeoutMs =
+    urlConnectTimeoutMs(target) ?? opts.postgres?.connectTimeoutMs ?? POSTGRES_DEFAULTS.connectTimeoutMs;
+  const sql = postgresSql(target, { ...POSTGRES_DEFAULTS, ...opts.postgres, connectTimeoutMs });
   try {
     await migrateSql(sql);
   } catch (err) {
     await sql.close();
     if (err instanceof SchemaTooNewError) throw err;
-    const timeout = opts.postgres?.connectTimeoutMs ?? POSTGRES_DEFAULTS.connectTimeoutMs;
     if (/timeout/i.test(errorText(err)))
       throw new Error(
-        `yoke could not open its PostgreSQL store at ${printable(target)}: it took the connection and did not answer within ${(timeout ?? 0) / 1000} s. Check that YOKE_DATABASE_URL names the PostgreSQL server's host and port (not another service's), and that no firewall holds the connection.`,
+        `yoke could not open its PostgreSQL store at ${printable(target)}: it took the connection and did not answer within ${(connectTimeoutMs ?? 0) / 1000} s. Check that YOKE_DATABASE_URL names the PostgreSQL server's host and port (not another service's), and that no firewall holds the connection.`,
       );
     throw new Error(
       `yoke could not open its PostgreSQL store at ${printable(target)}: ${errorText(err)}. Check YOKE_DATABASE_URL, and that the server is up and takes that user.`,

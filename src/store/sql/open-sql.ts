@@ -46,6 +46,26 @@ export function printable(target: string): string {
   return url.toString().replace(/%2A%2A%2A/g, '***');
 }
 
+/**
+ * libpq's `connect_timeout` in a PostgreSQL URL, in ms, read as libpq reads it: whole seconds, 1 counted as 2, 0 or
+ * less no bound at all (0); undefined where the URL gives none (or is no URL). Anything else is refused, naming it.
+ */
+export function urlConnectTimeoutMs(target: string): number | undefined {
+  let raw: string | null;
+  try {
+    raw = new URL(target).searchParams.get('connect_timeout');
+  } catch {
+    return undefined;
+  }
+  if (raw === null) return undefined;
+  if (!/^\s*-?\d+\s*$/.test(raw))
+    throw new Error(
+      `The PostgreSQL URL's connect_timeout=${raw} is not a whole number of seconds: write it as libpq reads it (connect_timeout=10), or leave it out for yoke's 10 s.`,
+    );
+  const seconds = Number(raw);
+  return seconds <= 0 ? 0 : Math.max(2, seconds) * 1000;
+}
+
 /** Refuses a SQLite file that is not there (a typo would otherwise open a new, empty store); `also` names another way to point at one. */
 export function requireSqliteFile(target: string, also = ''): void {
   if (target !== ':memory:' && !existsSync(target))
@@ -55,7 +75,10 @@ export function requireSqliteFile(target: string, also = ''): void {
 }
 
 export function openSql(target: string, opts: { mustExist?: boolean; migrate?: boolean } = {}): Sql {
-  if (isPostgresUrl(target)) return postgresSql(target);
+  if (isPostgresUrl(target)) {
+    const connectTimeoutMs = urlConnectTimeoutMs(target);
+    return postgresSql(target, connectTimeoutMs === undefined ? {} : { connectTimeoutMs });
+  }
   if (opts.mustExist) requireSqliteFile(target);
   // The embedded store applies its migrations when it opens (openDb); `migrate: false` is for reading a store as it is.
   return sqliteSql(openDb(target, { migrate: opts.migrate !== false }));
