@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { freePort } from '../../sandbox/yoke-process.js';
 import { PATIENCE_MS, patientFetch } from '../../src/agent/patient-fetch.js';
 
 // SP17: a run's calls to yoke outlast yoke's restart: a call nothing listened for is sent again, for up to a minute,
@@ -8,15 +9,6 @@ import { PATIENCE_MS, patientFetch } from '../../src/agent/patient-fetch.js';
 
 let server: Server | null = null;
 afterEach(() => new Promise<void>((r) => (server ? server.close(() => r()) : r())));
-
-/** A loopback port nothing listens on (yet). */
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 describe('SP17 a run calling a yoke that restarts', () => {
   it('SP17 sends a call nothing listened for again once yoke listens, and takes the answer', async () => {

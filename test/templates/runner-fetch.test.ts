@@ -2,10 +2,10 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { freePort } from '../../sandbox/yoke-process.js';
 import { parse } from 'yaml';
 
 // SP17: a job that fetches yoke's runner while yoke restarts asks again. Each shipped workflow's own
@@ -32,14 +32,6 @@ function runnerSteps(file: string): { job: string; script: string }[] {
   return Object.entries(wf.jobs).flatMap(([job, j]) =>
     j.steps.filter((s) => s.name === STEP).map((s) => ({ job, script: s.run! })),
   );
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
 }
 
 /** Runs a step's script as a runner does (`bash -e`), with the step's env; resolves its exit code and output. */
