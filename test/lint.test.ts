@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { ESLint } from 'eslint';
 import ts from 'typescript';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { tsProgram } from './helpers/ts-program.js';
 
 // The compiler and ESLint (eslint.config.js) over src/, sandbox/, test/ and bench/, from one TypeScript program:
 // building it is most of either's time, so `npm test` builds it once, here, rather than once in a `tsc --noEmit`
@@ -13,25 +14,6 @@ import { beforeAll, describe, expect, it } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
-/** The program tsconfig.json describes, as `tsc --noEmit` builds it. */
-function programOf(configPath: string): ts.Program {
-  const parsed = ts.getParsedCommandLineOfConfigFile(
-    configPath,
-    {},
-    {
-      ...ts.sys,
-      onUnRecoverableConfigFileDiagnostic: (d) => {
-        throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
-      },
-    },
-  )!;
-  return ts.createProgram({
-    rootNames: parsed.fileNames,
-    options: parsed.options,
-    projectReferences: parsed.projectReferences,
-  });
-}
-
 /** A diagnostic as tsc prints it: `file(line,col): error TS1234: text`. */
 function described(d: ts.Diagnostic): string {
   const text = ts.flattenDiagnosticMessageText(d.messageText, '\n');
@@ -42,7 +24,7 @@ function described(d: ts.Diagnostic): string {
 
 let program: ts.Program;
 beforeAll(() => {
-  program = programOf(resolve(ROOT, 'tsconfig.json'));
+  program = tsProgram();
 }, 180_000);
 
 describe('the compiler over src/, sandbox/, test/ and bench/', () => {
