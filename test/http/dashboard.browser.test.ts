@@ -323,12 +323,18 @@ describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
 
   it("BU06 the spend chart draws the week in Chromium: seven days left to right, today's bar as tall as what the demo's runs reported", async () => {
     const chart = page.locator('svg#spend-chart');
-    const days = await chart.locator('g.day').evaluateAll((gs) =>
-      gs.map((g) => {
-        const r = g.querySelector('rect')!.getBoundingClientRect();
-        return { title: g.querySelector('title')!.textContent!, x: r.x, height: r.height, width: r.width };
-      }),
-    );
+    const read = () =>
+      chart.locator('g.day').evaluateAll((gs) =>
+        gs.map((g) => {
+          const r = g.querySelector('rect')!.getBoundingClientRect();
+          return { title: g.querySelector('title')!.textContent!, x: r.x, height: r.height, width: r.width };
+        }),
+      );
+    // Read once the page has laid the chart out (under a full run's load, once it read every bar at x 0).
+    await expect
+      .poll(async () => (await read()).every((d, i, all) => i === 0 || d.x > all[i - 1]!.x), { timeout: 10_000 })
+      .toBe(true);
+    const days = await read();
     expect(days).toHaveLength(7);
     for (let i = 1; i < days.length; i++) expect(days[i]!.x).toBeGreaterThan(days[i - 1]!.x);
     expect(days.every((d) => d.width > 0)).toBe(true);
