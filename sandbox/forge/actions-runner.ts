@@ -1,10 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { cpSync, createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
 import { git, readFileAt, revParse } from '../git.js';
 import { readOutputs } from './step-outputs.js';
+import { runStep } from './step-process.js';
 import { evaluateCondition, grants, substitute, type ExprCtx } from './runner-expressions.js';
 import { HttpError } from '../http-error.js';
 import { needsOf, Workflow, type Job } from './workflow-file.js';
@@ -330,19 +331,9 @@ export class ActionsRunner {
         }
         for (const [k, v] of Object.entries({ ...job.env, ...step.env })) env[k] = substitute(String(v), ctx);
         const cwd = join(workspace, step['working-directory'] ?? '');
-        const code = await new Promise<number>((resolve) => {
-          const child = spawn('bash', ['-e', '-c', substitute(step.run!, ctx)], {
-            cwd,
-            env,
-            detached: true,
-            stdio: ['ignore', 'pipe', 'pipe'],
-          });
-          this.children.set(run.id, child);
-          child.stdout?.pipe(log, { end: false });
-          child.stderr?.pipe(log, { end: false });
-          child.once('error', () => resolve(127));
-          child.once('exit', (c, signal) => resolve(signal ? 143 : (c ?? 1)));
-        });
+        const code = await runStep(substitute(step.run!, ctx), { cwd, env }, log, (child) =>
+          this.children.set(run.id, child),
+        );
         this.children.delete(run.id);
         if (step.id) stepOutputs[step.id] = { outputs: readOutputs(outputFile) };
         if (code !== 0 && !step['continue-on-error']) failed = true;
