@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
@@ -27,6 +27,31 @@ async function bundle(entry: string, out: string, plugins: Plugin[] = []): Promi
   renameSync(tag, out);
 }
 
+/**
+ * An entry bundled as `<dir>/main.mjs` and the chunks it imports when it needs them: what a command loads lazily
+ * (the database door loads yoke itself) stays out of every other command's start, as it does in dist/. Built in a
+ * folder of its own, then moved into place chunks first (each named by its content), so that a process building
+ * at once never starts a half-written file.
+ */
+async function bundleSplit(entry: string, dir: string): Promise<void> {
+  const tmp = `${dir}.${process.pid}-${Date.now()}`;
+  await build({
+    entryPoints: { main: entry },
+    bundle: true,
+    splitting: true,
+    platform: 'node',
+    format: 'esm',
+    packages: 'external',
+    outdir: tmp,
+    outExtension: { '.js': '.mjs' },
+    chunkNames: 'chunk-[hash]',
+    logLevel: 'warning',
+  });
+  const files = readdirSync(tmp).sort((a, b) => Number(a === 'main.mjs') - Number(b === 'main.mjs'));
+  for (const f of files) renameSync(join(tmp, f), join(dir, f));
+  rmSync(tmp, { recursive: true, force: true });
+}
+
 function writeAtomically(path: string, text: string): void {
   writeFileSync(`${path}.${process.pid}`, text);
   renameSync(`${path}.${process.pid}`, path);
@@ -40,7 +65,7 @@ function writeAtomically(path: string, text: string): void {
 export async function buildCli(folder: string): Promise<string> {
   const dir = join(ROOT, folder, 'cli');
   mkdirSync(dir, { recursive: true });
-  await bundle(join(ROOT, 'src', 'cli', 'main.ts'), join(dir, 'main.mjs'));
+  await bundleSplit(join(ROOT, 'src', 'cli', 'main.ts'), dir);
   const run = join(dir, 'run.mjs');
   writeAtomically(run, "const { main } = await import('./main.mjs');\nawait main(process.argv.slice(2));\n");
   return run;

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { makeRefusal, type Refusal } from '../kernel/codes/table.js';
 import { CliFailure, newRunOptions, type CliIo, type GlobalOptions } from './client.js';
-import { openDatabaseDoor } from '../door.js';
 import { httpsTransport } from './driver-transport.js';
 import { DEFAULT_DRIVER_POLICY, Driver, DriverStop, EXIT, type DriverEvent } from './watch-deploy.js';
 import { errorText } from '../kernel/error-text.js';
@@ -69,9 +68,10 @@ async function driverFor(io: CliIo, g: () => GlobalOptions, o: WatchOptions, emi
     ...(io.driverPolicy ?? DEFAULT_DRIVER_POLICY),
     ...(poll !== null ? { gatePollMs: poll * 1000 } : {}),
   };
-  // Bad input to the door (no credentials, no database) is a message that names the fix, never a stack trace.
+  // Bad input to the door (no credentials, no database) is a message that names the fix, never a stack trace. The
+  // door is yoke itself (Probot, the app, its store), loaded only for it: the CLI starts without them.
   const door = o.db
-    ? await (io.openDoor ?? openDatabaseDoor)(io.env, o.db).catch((err: unknown) => {
+    ? await (io.openDoor ?? (await import('../door.js')).openDatabaseDoor)(io.env, o.db).catch((err: unknown) => {
         throw new CliFailure(`The database door did not open: ${errorText(err)}`);
       })
     : null;

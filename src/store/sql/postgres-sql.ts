@@ -1,4 +1,5 @@
-import pg from 'pg';
+import { createRequire } from 'node:module';
+import type pg from 'pg';
 import { decodeRow, type Shape } from './columns.js';
 import { numberPlaceholders, type Sql, type SqlParam } from './sql.js';
 
@@ -15,13 +16,17 @@ import { numberPlaceholders, type Sql, type SqlParam } from './sql.js';
 
 const INT8 = 20;
 
+/** pg, loaded when yoke first opens PostgreSQL: on SQLite, and in CLI commands that open no store, it is never loaded. */
+let pgModule: typeof pg | undefined;
+const loadPg = (): typeof pg => (pgModule ??= createRequire(import.meta.url)('pg'));
+
 /** The one lock every write transaction takes first (see above). */
 const WRITE_LOCK = 7_079_000;
 
 /** 64-bit whole numbers (milliseconds, counts) come back as numbers, as SQLite gives them: every value yoke keeps is far below 2^53. */
 const types = {
   getTypeParser: (oid: number, format?: 'text' | 'binary') =>
-    oid === INT8 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format),
+    oid === INT8 ? (v: string) => Number(v) : loadPg().types.getTypeParser(oid, format),
 };
 
 type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
@@ -68,6 +73,7 @@ export function postgresSql(url: string, opts: PostgresOptions = {}): Sql {
     opts.lockTimeoutMs !== undefined ? `-c lock_timeout=${opts.lockTimeoutMs}` : '',
     opts.statementTimeoutMs !== undefined ? `-c statement_timeout=${opts.statementTimeoutMs}` : '',
   ].filter(Boolean);
+  const pg = loadPg();
   const pool = new pg.Pool({
     connectionString: url,
     max: opts.max ?? 10,
