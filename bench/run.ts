@@ -380,7 +380,8 @@ try {
           if (engine === engines[0]) await benchScale(print, engine, SMOKE ? 20 : 2000, 1);
         }),
     ],
-    // SC08/SC09: 1, 2 and 4 servers sharing the reading, on PostgreSQL. BENCH_READERS=10000x10,40000x40 for the larger fleets.
+    // SC08/SC09: 1, 2 and 4 servers sharing the reading, on PostgreSQL (the smoke run: 2, the code every count runs).
+    // BENCH_READERS=10000x10,40000x40 for the larger fleets.
     [
       'readers',
       async () => {
@@ -390,7 +391,7 @@ try {
           const [repos, installations] = s.split('x').map(Number);
           return { repos: repos!, installations: installations! };
         });
-        const counts = (process.env.BENCH_READERS_PROCESSES ?? (SMOKE ? '1,2' : '1,2,4')).split(',').map(Number);
+        const counts = (process.env.BENCH_READERS_PROCESSES ?? (SMOKE ? '2' : '1,2,4')).split(',').map(Number);
         await benchReaders(print, pg, sizes, counts);
       },
     ],
