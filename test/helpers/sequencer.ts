@@ -23,7 +23,6 @@ export const SLOWEST_FIRST = [
   'test/sandbox/delivery-attacks.e2e.test.ts',
   'test/agent/containment.e2e.test.ts',
   'test/fleet/landing.property.test.ts',
-  'test/sandbox/metrics.e2e.test.ts',
   'test/cli/errors.test.ts',
   'test/sandbox/recovery.e2e.test.ts',
   'test/fleet/fleet.processes.test.ts',

@@ -3,6 +3,8 @@ import { attachDemoPlans, deliverDemo, type DeliveryResult } from '../../sandbox
 import { DEMO_REPO } from '../../sandbox/demo-repo.js';
 import { Sandbox } from '../../sandbox/sandbox.js';
 import { unclaimedWarnings } from '../helpers/sandbox-log.js';
+import type { Sample } from '../helpers/prometheus-text.js';
+import { describeMetricsAfterMission, METRICS_TOKEN, scrapedSamples } from './mission-metrics.js';
 
 /**
  * Warnings the tests below provoke, each asserted where it is. One is not
@@ -36,8 +38,8 @@ interface Mission {
 const dashboardIssue = (sandbox: Sandbox) =>
   [...sandbox.repo.issues.values()].find((i) => !i.pull && i.labels.includes('yoke:control'));
 
-async function runMission(dropAnswers: number): Promise<Mission> {
-  const sandbox = new Sandbox({ launcher: 'command', failAgent: 0, tickSeconds: 1, reaperSeconds: 1 });
+async function runMission(dropAnswers: number, env: Record<string, string> = {}): Promise<Mission> {
+  const sandbox = new Sandbox({ launcher: 'command', failAgent: 0, tickSeconds: 1, reaperSeconds: 1, env });
   await sandbox.start();
   await attachDemoPlans(sandbox);
   await sandbox.waitUntil(() => sandbox.done(), 150_000, 'the demo issues to merge');
@@ -102,9 +104,17 @@ async function records(m: Mission) {
 
 let plain: Mission;
 let dropped: Mission;
+/** The plain mission's metrics, scraped once its last run was reaped (mission-metrics.ts). */
+let samples: Sample[];
 
 beforeAll(async () => {
-  plain = await runMission(0);
+  plain = await runMission(0, { YOKE_METRICS_TOKEN: METRICS_TOKEN });
+  await plain.sandbox.waitUntil(
+    async () => (await plain.sandbox.runtime.store.runs.countLive()) === 0,
+    20_000,
+    'the last runs to be reaped',
+  );
+  samples = await scrapedSamples(plain.sandbox);
   dropped = await runMission(2);
 }, 400_000);
 
@@ -265,6 +275,8 @@ describe('the delivery where GitHub shows deployments', () => {
     expect(html).toContain(`yoke-sandbox approved: yoke: Deployment run ${result.run} settled staging-qa`);
   });
 });
+
+describeMetricsAfterMission(() => ({ sandbox: plain.sandbox, samples }));
 
 describe('what yoke logged here', () => {
   it('holds no warning or error that no test here claimed', () => {
