@@ -29,7 +29,7 @@ import { OidcVerifier } from './http/api/oidc.js';
 import { ActionsLauncher } from './launcher/actions.js';
 import { CommandLauncher, runContainmentOf, type ProcessExit } from './launcher/command.js';
 import type { Launcher } from './launcher/launcher.js';
-import { DEFAULT_PROCESS_LEASE, startProcessLease } from './process-lease.js';
+import { DEFAULT_PROCESS_LEASE, startProcessLease, type ProcessLease } from './process-lease.js';
 import { recordOwedOnMerge } from './delivery/runs/owed.js';
 import { DEFAULT_LEADERSHIP, Leadership } from './leadership.js';
 import { openStoreAt, type Store } from './store/store.js';
@@ -54,6 +54,8 @@ export interface YokeOverrides {
   budget?: BudgetBook;
   /** The tracer yoke's spans are made by (tracing.ts); OpenTelemetry's no-op unless tracing is on. */
   tracer?: Tracer;
+  /** What this process does once its lease lapsed (process-lease.ts): `yoke serve` stops. */
+  onLeaseLapsed?: () => void;
 }
 
 export interface YokeRuntime {
@@ -227,6 +229,24 @@ const passMetrics = (metrics: () => Metrics): Pick<EngineDeps, 'onPass' | 'onPas
   onPassStart: () => metrics().passStarted(),
 });
 
+/**
+ * TR12: this process's lease (what it reserves and claims is its own until the lease lapses, and then `onLapsed`),
+ * and TR13: the one leader for the ticks, however many processes share the store.
+ */
+async function leaseAndLead(
+  deps: { store: Store; clock: Clock; timers: Timers; log: Probot['log'] },
+  onLapsed: (() => void) | undefined,
+): Promise<{ lease: ProcessLease; leadership: Leadership }> {
+  const lease = await startProcessLease({ ...deps, onLapsed }, DEFAULT_PROCESS_LEASE);
+  const leadership = new Leadership({
+    leaders: deps.store.leaders,
+    processId: lease.id,
+    log: deps.log,
+    policy: DEFAULT_LEADERSHIP,
+  });
+  return { lease, leadership };
+}
+
 async function wire(
   app: Probot,
   addHandler: (handler: ReturnType<typeof createApiHandler>) => void,
@@ -249,15 +269,7 @@ async function wire(
       .catch((err: unknown) => app.log.error({ run: runId, err: errorStack(err) }, 'could not record the lander exit'))
       .finally(() => ticks?.reapNow());
   });
-  // TR12: this process's lease: what it reserves and claims is its own until the lease lapses.
-  const lease = await startProcessLease({ store, clock, timers, log: app.log }, DEFAULT_PROCESS_LEASE);
-  // One leader for the ticks, however many processes share the store.
-  const leadership = new Leadership({
-    leaders: store.leaders,
-    processId: lease.id,
-    log: app.log,
-    policy: DEFAULT_LEADERSHIP,
-  });
+  const { lease, leadership } = await leaseAndLead({ store, clock, timers, log: app.log }, overrides.onLeaseLapsed);
   const oidc = oidcOf(settings, clock);
   const engine: Engine = engineOf(settings, {
     leadership,

@@ -71,6 +71,11 @@ export interface ProcessLeaseDeps {
   /** This process's identity, and how to read a pid's start here (injected in tests). */
   identity?: ProcessIdentity;
   pidStart?: (pid: number) => string | null;
+  /**
+   * What this process does once it finds its lease lapsed, called once: the server stops (serveYoke), so that its
+   * supervisor starts it afresh under a new lease. Without it the process says so on every renewal and serves on.
+   */
+  onLapsed?: () => void;
 }
 
 /** Whether a recorded process is known dead from here: the same boot and pid namespace, and its pid gone or reused. */
@@ -100,6 +105,11 @@ export async function reapDeadProcesses(deps: ProcessLeaseDeps, selfId: string):
   return dead.map((p) => p.id);
 }
 
+/** What a process says when it finds its lease lapsed: what others do about it, and what it does itself. */
+export function leaseLapsedMessage(stops: boolean): string {
+  return `this process's lease lapsed or was ended (it stalled past its lease, or another found it gone): what it held is being taken over, and what it still holds can be taken at once; ${stops ? 'yoke stops, for its service manager to start it again' : 'restart this yoke'}`;
+}
+
 export interface ProcessLease {
   id: string;
   stop(): Promise<void>;
@@ -113,13 +123,14 @@ export async function startProcessLease(
 ): Promise<ProcessLease> {
   await deps.store.processes.register({ id, ...(deps.identity ?? localIdentity()), leaseMs: policy.leaseMs });
   await reapDeadProcesses(deps, id);
+  let lapsed = false;
   const renew = async () => {
     try {
-      if (!(await deps.store.processes.renew(id, policy.leaseMs)))
-        deps.log.error(
-          { process: id },
-          "this process's lease lapsed or was ended (it stalled past its lease, or another found it gone): what it held is being taken over, and what it still holds can be taken at once; restart this yoke",
-        );
+      if (!(await deps.store.processes.renew(id, policy.leaseMs))) {
+        deps.log.error({ process: id }, leaseLapsedMessage(deps.onLapsed !== undefined));
+        if (!lapsed) deps.onLapsed?.();
+        lapsed = true;
+      }
       await reapDeadProcesses(deps, id);
     } catch (err) {
       deps.log.warn({ err: errorStack(err) }, "could not renew this process's lease");

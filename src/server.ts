@@ -109,7 +109,7 @@ function portProblem(port: number, host: string | undefined): Promise<string | n
 
 export async function startYoke(
   env: Record<string, string | undefined>,
-  opts: { destination?: DestinationStream | undefined } = {},
+  opts: { destination?: DestinationStream | undefined; onLeaseLapsed?: () => void } = {},
 ): Promise<StartedYoke> {
   const settings = resolveSettings({ env });
   const credentialProblem = appCredentialProblem(env, existsSync);
@@ -146,6 +146,7 @@ export async function startYoke(
     cacheStats,
     budget: budget ?? undefined,
     tracer: tracing.tracer,
+    ...(opts.onLeaseLapsed ? { onLeaseLapsed: opts.onLeaseLapsed } : {}),
   });
   const server = await run(appFn, {
     env,
