@@ -18,7 +18,6 @@ export const SLOWEST_FIRST = [
   'test/readme.test.ts',
   'test/sandbox/merge-queue.e2e.test.ts',
   'test/sandbox/attacks.e2e.test.ts',
-  'test/observe/traces.e2e.test.ts',
   'test/start.test.ts',
   'test/sandbox/delivery-attacks.e2e.test.ts',
   'test/agent/containment.e2e.test.ts',

@@ -1,11 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runnerBundle } from '../../src/agent/bundle.js';
 import { attachDemoPlans, deliverDemo } from '../../sandbox/deliver.js';
 import { DEMO_REPO } from '../../sandbox/demo-repo.js';
 import { revParse } from '../../sandbox/git.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
 import { sandboxPerTest } from '../helpers/sandbox-log.js';
+import { startOtlpReceiver, type OtlpReceiver } from '../../sandbox/otlp-receiver.js';
+import { describeTracesOfMission, type MissionTraces } from '../observe/mission-traces.js';
 
 /** Warnings the tests below provoke, each asserted where it is. */
 const CLAIMED_WARNINGS: string[] = [];
@@ -17,15 +19,39 @@ const CLAIMED_WARNINGS: string[] = [];
 
 const sandboxes = sandboxPerTest(CLAIMED_WARNINGS);
 
+// The whole mission below exports its traces to a receiver in this process (test/observe/mission-traces.ts reads
+// them, once its sandbox stopped): one mission for both, as each took a whole one of its own.
+let receiver: OtlpReceiver;
+let traces: MissionTraces | null = null;
+beforeAll(async () => {
+  receiver = await startOtlpReceiver();
+});
+afterAll(async () => {
+  await receiver?.stop();
+});
+
 const logsOf = (s: Sandbox) =>
   s.forge.runner.runs.map((r) => (existsSync(r.logPath) ? readFileSync(r.logPath, 'utf8') : ''));
 
 describe('runs that reach yoke through GitHub alone', () => {
   it('TR32 the whole mission: five issues merged and delivered, the protection rule answered by polling, and no run or webhook ever reaches yoke', async () => {
-    const s = await sandboxes.start({ launcher: 'actions', failAgent: 0, runsReach: 'github' });
+    const s = await sandboxes.start({
+      launcher: 'actions',
+      failAgent: 0,
+      runsReach: 'github',
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'yoke-sandbox' },
+    });
     await attachDemoPlans(s);
     await s.waitUntil(() => s.done(), 150_000, 'every demo issue to merge');
     const d = await deliverDemo(s, { dropAnswers: 0, log: () => undefined, timeoutMs: 120_000 });
+    await s.waitUntil(async () => (await s.runtime.store.runs.countLive()) === 0, 20_000, 'the last runs to be reaped');
+    traces = {
+      receiver,
+      issueTrace: await s.runtime.store.issueTraces.get(DEMO_REPO, 1),
+      dispatched: s.forge.runner.runs
+        .filter((w) => w.workflow === 'yoke-run.yml' && w.inputs.subject === 'issue#1')
+        .map((w) => w.inputs.traceparent),
+    };
     expect(d.status).toBe('succeeded');
     const rows = await s.summary();
     expect(rows.map((r) => [r.state, r.closeout.split(' ')[0]])).toEqual(Array(5).fill(['merged', 'delivered']));
@@ -112,3 +138,6 @@ describe('runs that reach yoke through GitHub alone', () => {
     expect([after.outcome, after.verdict, after.summary?.startsWith('Opened #')]).toEqual(['success', null, true]);
   }, 180_000);
 });
+
+// After the mission's sandbox stopped (sandboxPerTest), which flushed what yoke's exporter held.
+describeTracesOfMission(() => traces);
