@@ -330,11 +330,18 @@ describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
           return { title: g.querySelector('title')!.textContent!, x: r.x, height: r.height, width: r.width };
         }),
       );
-    // Read once the page has laid the chart out (under a full run's load, once it read every bar at x 0).
+    // Judge the first reading in which the page has laid the chart out: under a full run's load a reading
+    // once found every bar at x 0, and the page's refresh swaps <main> between two readings.
+    let days: Awaited<ReturnType<typeof read>> = [];
     await expect
-      .poll(async () => (await read()).every((d, i, all) => i === 0 || d.x > all[i - 1]!.x), { timeout: 10_000 })
+      .poll(
+        async () => {
+          days = await read();
+          return days.length > 0 && days.every((d, i, all) => i === 0 || d.x > all[i - 1]!.x);
+        },
+        { timeout: 10_000 },
+      )
       .toBe(true);
-    const days = await read();
     expect(days).toHaveLength(7);
     for (let i = 1; i < days.length; i++) expect(days[i]!.x).toBeGreaterThan(days[i - 1]!.x);
     expect(days.every((d) => d.width > 0)).toBe(true);
