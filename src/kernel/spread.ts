@@ -7,7 +7,21 @@ import { createHash } from 'node:crypto';
  * thousand repositories read at once are spread evenly over their period, not made together a period later.
  */
 export function phaseOf(name: string, periodMs: number): number {
-  return createHash('sha1').update(name.toLowerCase()).digest().readUInt32BE(0) % Math.max(1, periodMs);
+  return nameHash(name) % Math.max(1, periodMs);
+}
+
+// SC10: a name's hash, kept: a pass asks it of every repository, several times, and it never changes.
+const hashes = new Map<string, number>();
+const HASHES_KEPT = 200_000;
+
+function nameHash(name: string): number {
+  let h = hashes.get(name);
+  if (h === undefined) {
+    h = createHash('sha1').update(name.toLowerCase()).digest().readUInt32BE(0);
+    if (hashes.size >= HASHES_KEPT) hashes.clear();
+    hashes.set(name, h);
+  }
+  return h;
 }
 
 /** Whether a refresh made at `at` is due again at `now`: a slot of the period, at the repository's phase, began since. */

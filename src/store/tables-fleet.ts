@@ -163,6 +163,7 @@ export const FLEET_TABLES = {
     first_seen_at: int,
     updated_at: int,
     last_read: nullable(jsonOf<RepoRead>()),
+    last_read_digest: nullable(text),
   },
   requests: {
     id: int,

@@ -25,7 +25,7 @@ describe('the store', () => {
     const db = openDb(':memory:');
     const applied = db.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as { version: number }[];
     expect(applied.map((a) => a.version)).toEqual([
-      1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28,
+      1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29,
     ]);
     expect(migrate(db)).toBe(0);
   });
@@ -91,6 +91,43 @@ for (const engine of useEngines()) {
       expect(await store.repos.get('acme/api')).toMatchObject({ consecutiveFailures: 0, pausedSince: 300 });
       await store.repos.unpause('acme/api', 500);
       expect(await store.repos.get('acme/api')).toMatchObject({ consecutiveFailures: 0, pausedSince: null });
+    });
+
+    it("SC10 keeps a repository's read only when it found something new, judged by its digest, never by the time it was read", async () => {
+      const store = await open();
+      await store.repos.ensure('acme/api', 1, 0);
+      await store.repos.ensure('acme/web', 1, 0);
+      const read = (readAt: number, title: string) => ({
+        readAt,
+        settings: { auto: true },
+        openClaims: [{ number: 7, title, headSha: 'a'.repeat(40), author: 'yoke[bot]' }],
+      });
+      expect(await store.repos.readDigests()).toEqual(new Map());
+      await store.repos.recordRead('acme/api', read(100, 'Fix the parser'));
+      const first = await store.repos.readDigests();
+      expect([...first.keys()]).toEqual(['acme/api']);
+      // The same findings, read later: nothing is written, so the kept read is still the first one.
+      await store.repos.recordRead('acme/api', read(200, 'Fix the parser'), first.get('acme/api'));
+      expect((await store.repos.lastRead('acme/api'))?.readAt).toBe(100);
+      // A title edited on the claim PR is something new: kept, with a new digest.
+      await store.repos.recordRead('acme/api', read(300, 'Fix the parser, again'), first.get('acme/api'));
+      expect((await store.repos.lastRead('acme/api'))?.openClaims[0]?.title).toBe('Fix the parser, again');
+      expect((await store.repos.readDigests(['acme/api', 'acme/web'])).get('acme/api')).not.toBe(first.get('acme/api'));
+      // A read kept before yoke kept digests (none recorded) is written once more, then judged by its digest.
+      await store.repos.recordRead('acme/web', read(400, 'x'), null);
+      expect((await store.repos.lastRead('acme/web'))?.readAt).toBe(400);
+      // Its state is read without the read.
+      expect(await store.repos.get('acme/web')).toEqual({
+        fullName: 'acme/web',
+        installationId: 1,
+        autoLoop: null,
+        consecutiveFailures: 0,
+        pausedSince: null,
+        disabledReason: null,
+        disabledNotified: null,
+        firstSeenAt: 0,
+        updatedAt: 0,
+      });
     });
 
     it('TR03 a report that races the reaper does not land on a run that has ended', async () => {

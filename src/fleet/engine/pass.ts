@@ -195,8 +195,8 @@ async function actOnRepos(
 ): Promise<(() => Promise<void>)[]> {
   const { store } = io;
   const mergesOwed: (() => Promise<void>)[] = [];
-  // SC01: every repository's last read in one query, not one each.
-  const lastReads = await store.repos.lastReads();
+  // SC01, SC10: the digest of every repository's last read in one query: a read that found the same costs no write.
+  const lastReads = await store.repos.readDigests();
   for (const memo of gathered.facts.values()) {
     const f = await memo;
     if (!f) continue;

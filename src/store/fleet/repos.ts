@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Sql } from '../sql/sql.js';
 import { pick } from '../sql/columns.js';
 import { TABLES, type TableRow } from '../tables.js';
@@ -18,7 +19,22 @@ export interface RepoState {
   updatedAt: number;
 }
 
-type RepoRow = TableRow<'repos'>;
+type RepoRow = Omit<TableRow<'repos'>, 'last_read' | 'last_read_digest'>;
+
+/** SC10: a repository's state, without what a pass last read of it (a document each, read on its own when wanted). */
+const STATE = pick(
+  TABLES.repos,
+  'full_name',
+  'installation_id',
+  'auto_loop',
+  'consecutive_failures',
+  'paused_since',
+  'disabled_reason',
+  'disabled_notified',
+  'first_seen_at',
+  'updated_at',
+);
+const STATE_COLUMNS = Object.keys(STATE).join(', ');
 
 const toState = (r: RepoRow): RepoState => ({
   fullName: r.full_name,
@@ -46,22 +62,22 @@ export class RepoStore {
   }
 
   async get(fullName: string): Promise<RepoState | undefined> {
-    const row = await this.sql.get(TABLES.repos, 'SELECT * FROM repos WHERE full_name = ?', [fullName]);
+    const row = await this.sql.get(STATE, `SELECT ${STATE_COLUMNS} FROM repos WHERE full_name = ?`, [fullName]);
     return row && toState(row);
   }
 
   /** TR25: the repository by its name as GitHub compares names (without regard to case), under the name yoke keeps. */
   async find(name: string): Promise<RepoState | undefined> {
     const row = await this.sql.get(
-      TABLES.repos,
-      'SELECT * FROM repos WHERE lower(full_name) = lower(?) ORDER BY full_name LIMIT 1',
+      STATE,
+      `SELECT ${STATE_COLUMNS} FROM repos WHERE lower(full_name) = lower(?) ORDER BY full_name LIMIT 1`,
       [name],
     );
     return row && toState(row);
   }
 
   async list(): Promise<RepoState[]> {
-    return (await this.sql.all(TABLES.repos, 'SELECT * FROM repos ORDER BY full_name')).map(toState);
+    return (await this.sql.all(STATE, `SELECT ${STATE_COLUMNS} FROM repos ORDER BY full_name`)).map(toState);
   }
 
   async setAutoLoop(fullName: string, on: boolean, now: number): Promise<void> {
@@ -110,14 +126,33 @@ export class RepoStore {
 
   /** Records what a pass read; a read that found the same as the last one writes nothing, so `readAt` is when it was first found so. */
   /** Records a repository's read when it differs from the last one (`known`: that last one, read already for many). */
-  async recordRead(fullName: string, read: RepoRead, known?: RepoRead | null): Promise<void> {
+  /**
+   * What a pass read of the repository, kept when it differs from what was kept (the time it was read aside).
+   * `known`: the digest of what was kept, as `readDigests` gave it (SC10: the pass asks them of all at once).
+   */
+  async recordRead(fullName: string, read: RepoRead, known?: string | null): Promise<void> {
     const { readAt: _at, ...found } = read;
-    const last = known === undefined ? await this.lastRead(fullName) : known;
-    if (last) {
-      const { readAt: _was, ...before } = last;
-      if (JSON.stringify(before) === JSON.stringify(found)) return;
-    }
-    await this.sql.run('UPDATE repos SET last_read = ? WHERE full_name = ?', [JSON.stringify(read), fullName]);
+    const digest = createHash('sha1').update(JSON.stringify(found)).digest('base64');
+    const last = known === undefined ? (await this.readDigests([fullName])).get(fullName) : known;
+    if (last === digest) return;
+    await this.sql.run('UPDATE repos SET last_read = ?, last_read_digest = ? WHERE full_name = ?', [
+      JSON.stringify(read),
+      digest,
+      fullName,
+    ]);
+  }
+
+  /** SC10: the digest of each repository's last read, without reading the reads; of these repositories, or all. */
+  async readDigests(names?: readonly string[]): Promise<Map<string, string>> {
+    const shape = pick(TABLES.repos, 'full_name', 'last_read_digest');
+    const rows = names
+      ? await this.sql.all(
+          shape,
+          `SELECT full_name, last_read_digest FROM repos WHERE last_read_digest IS NOT NULL AND full_name IN (${names.map(() => '?').join(', ')})`,
+          [...names],
+        )
+      : await this.sql.all(shape, 'SELECT full_name, last_read_digest FROM repos WHERE last_read_digest IS NOT NULL');
+    return new Map(rows.map((r) => [r.full_name, r.last_read_digest!]));
   }
 
   async lastRead(fullName: string): Promise<RepoRead | null> {

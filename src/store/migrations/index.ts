@@ -27,6 +27,7 @@ import { migration as m025 } from './025-issue-traces.js';
 import { migration as m026 } from './026-settled-spend.js';
 import { migration as m027 } from './027-installation-readers.js';
 import { migration as m028 } from './028-shared-reads.js';
+import { migration as m029 } from './029-last-read-digests.js';
 
 // yoke's schema, one file per migration, applied in version order and never
 // edited once shipped: a change is a new file with the next version, added
@@ -63,4 +64,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m026,
   m027,
   m028,
+  m029,
 ];
