@@ -28,11 +28,17 @@ const BASE = 'ba5e'.repeat(10);
 
 isolateNock({ unmatched: true });
 
-function mockListing(scope: nock.Scope): nock.Scope {
+/** The app's installations, as every pass lists them. */
+function mockInstallations(scope: nock.Scope): nock.Scope {
   return scope
     .get('/app/installations')
     .query(true)
-    .reply(200, [{ id: 1, account: { login: 'Codertocat' } }], { etag: '"inst1"' })
+    .reply(200, [{ id: 1, account: { login: 'Codertocat' } }], { etag: '"inst1"' });
+}
+
+/** The installations and the installation's repositories, as a pass lists them once its listing is due (SC10). */
+function mockListing(scope: nock.Scope): nock.Scope {
+  return mockInstallations(scope)
     .get('/installation/repositories')
     .query(true)
     .reply(
@@ -477,7 +483,7 @@ describe('verdicts and autoland (Probot level)', () => {
     await h.rt.store.runs.recordReport(lander.id, { outcome: 'success', verdict: 'accept', summary: 'tests pass' }, 0);
     await h.rt.store.runs.setVerdictComment(lander.id, 2);
     const fresh = encodeMarker({ run: lander.id, sha: HEAD, verdict: 'accept' }, 'tests pass');
-    const s2 = mockListing(github());
+    const s2 = mockInstallations(github());
     mockRepoRead(s2, {
       probed: true,
       pulls: [claimPull()],
@@ -541,7 +547,7 @@ describe('verdicts and autoland (Probot level)', () => {
     expect(comments[0]).toContain('comment `/yoke land` on #7');
 
     // Next pass: same head, same accept: no second PUT, no second comment.
-    const s2 = mockListing(github());
+    const s2 = mockInstallations(github());
     mockRepoRead(s2, {
       probed: true,
       pulls: [claimPull()],
@@ -745,10 +751,10 @@ describe('the dashboard issue (Probot level)', () => {
       { title: 'yoke dashboard for Codertocat/Hello-World', body: EMPTY_BODY, labels: ['yoke:control'] },
     ]);
     // Next pass: the repository is unchanged, so is the body: nothing is read of it, nothing is written.
-    mockListing(github());
+    mockInstallations(github());
     const before = h.stats.requests;
     await h.rt.engine.schedulerTick();
-    expect(h.stats.requests - before).toBe(2); // the fleet listing only
+    expect(h.stats.requests - before).toBe(1); // the installations only: their listing stands in (SC10)
   });
 
   it('finds the repository’s open yoke:control issue and edits its body instead of opening another', async () => {
@@ -803,7 +809,7 @@ describe('opt-in and polling (Probot level)', () => {
     ]);
 
     // The next pass finds it still invalid: the control issue list answers 304 and no second comment is posted.
-    mockListing(github())
+    mockInstallations(github())
       .get('/repos/Codertocat/Hello-World/issues')
       .query({ state: 'open', labels: 'yoke:control', per_page: '1' })
       .matchHeader('if-none-match', '"ctl"')
@@ -823,11 +829,12 @@ describe('opt-in and polling (Probot level)', () => {
       .reply(...yamlConfig('auto: true\ndashboard_issue: false\n'));
     mockRepoRead(scope, {});
     await h.rt.engine.schedulerTick();
-    // Idle (no run, claim, request or recent webhook): within the idle probe interval the last view stands in.
-    mockListing(github());
+    // Idle (no run, claim, request or recent webhook): within the idle probe interval the last view stands in, and
+    // the installation's listing too (SC10).
+    mockInstallations(github());
     let before = { ...h.stats };
     await h.rt.engine.schedulerTick();
-    expect(h.stats.requests - before.requests).toBe(2); // the fleet listing only
+    expect(h.stats.requests - before.requests).toBe(1); // the installations only
     // Its probe's slot comes round within a period: one probe, which lists nothing changed since the read.
     h.clock.advance(h.rt.settings.idleProbeMs);
     const listing304 = () =>

@@ -74,7 +74,8 @@ export const SETTINGS = {
   YOKE_IDLE_PROBE_SECONDS: {
     schema: positiveInt,
     default: '300',
-    meaning: 'how often an idle repository is probed; between probes yoke uses what it last read',
+    meaning:
+      "how often an idle repository is probed, and an installation's repositories listed; between, yoke uses what it last read",
   },
   YOKE_ACTIVE_SECONDS: {
     schema: positiveInt,

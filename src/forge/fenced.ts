@@ -14,6 +14,7 @@ const FORGE_ACCESS: Record<keyof Forge, 'read' | 'write'> = {
   listInstallations: 'read',
   authenticate: 'read',
   listRepos: 'read',
+  relist: 'read',
   readConfig: 'read',
   readRepo: 'read',
   budgetLeft: 'read',

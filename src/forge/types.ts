@@ -254,7 +254,13 @@ export interface Forge {
   listInstallations(): Promise<number[]>;
   /** Authenticates one installation (the per-pass memo calls it at most once). */
   authenticate(installationId: number): Promise<void>;
-  listRepos(installationId: number): Promise<RepoRef[]>;
+  /**
+   * SC10: the installation's repositories. With `maxAgeMs`, a listing read less than that ago stands in, until its
+   * slot of the period comes round or `relist` asks for it again (a repository added or removed); without, read now.
+   */
+  listRepos(installationId: number, opts?: { maxAgeMs: number }): Promise<RepoRef[]>;
+  /** SC10: the installation's next listing is read from GitHub, whatever its age (its repositories changed). */
+  relist(installationId: number): void;
   /** The opt-in file, re-read at most every maxAgeMs (or after invalidate). */
   readConfig(repo: RepoRef, opts: { maxAgeMs: number }): Promise<RepoConfigResult>;
   /** The repository's open work; a view probed less than maxViewAgeMs ago is returned without any request (SC02). */

@@ -9,6 +9,7 @@ import {
   IssueCommentPayload,
   IssueLabeledPayload,
   PushPayload,
+  InstallationPayload,
   RepoNamePayload,
   CommentEditedPayload,
   ProtectionRulePayload,
@@ -34,8 +35,10 @@ export const KICK_EVENTS = [
   'merge_group.checks_requested',
   'merge_group.destroyed',
   'pull_request.dequeued',
+  // SC10: the installation's repositories changed: its listing is read again before the pass it asks for.
   'installation.created',
   'installation_repositories.added',
+  'installation_repositories.removed',
 ] as const;
 
 /** Each webhook yoke handles, answered through the fleet; `reap`: a run may have ended, so reap now rather than at the next reaper tick. */
@@ -87,6 +90,10 @@ export function registerWebhooks(
           fleet.log.warn({ delivery: context.id, err: errorStack(err) }, "could not open the issue's trace"),
         );
       }
+    }
+    if (context.name === 'installation' || context.name === 'installation_repositories') {
+      const installation = InstallationPayload.safeParse(context.payload);
+      if (installation.success) return fleet.relist(installation.data);
     }
     // SC02: the repository is active from now, so the pass this asks for probes it.
     const repo = RepoNamePayload.safeParse(context.payload);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SharedReading } from '../../src/fleet/engine/reading.js';
-import { viewKey } from '../../src/store/shared-reads.js';
+import { listingKey, viewKey } from '../../src/store/shared-reads.js';
 import type { Store } from '../../src/store/store.js';
 import { FakeForge } from '../helpers/fake-forge.js';
 import { AUTOLAND, addClaimPull, makeHarness, ManualClock, type Harness } from '../helpers/fleet.js';
@@ -77,6 +77,24 @@ describe('SC09 the reading shared, one pass deciding', () => {
     expect(sorted(a.h.forge.readsByRepo.keys())).toEqual(sorted(reposOf(ta.held)));
     expect(a.h.forge.calls.listRepos).toBe(ta.held.length);
     expect(b.h.launcher.starts).toEqual([]);
+  });
+
+  it("SC10 an installation's repositories changed, told to a process that does not read it: its reader lists them again at its next tick, and the pass decides over the new one", async () => {
+    const { a, b, store, gh, tb } = await twoProcesses();
+    await a.h.engine.schedulerTick();
+    const theirs = tb.held[0]!;
+    gh.addRepo(`org${theirs}/c`, AUTOLAND, theirs);
+    gh.addIssue(`org${theirs}/c`, 1);
+    // The installation_repositories webhook reaches process a, which does not read the installation.
+    a.h.engine.context().relist(theirs);
+    await a.h.engine.lock.run(async () => {});
+    expect(a.h.forge.relisted).toEqual([theirs]);
+    expect(await store.sharedReads.wanted([theirs])).toEqual([listingKey(theirs)]);
+    await b.reading.tick();
+    expect(b.h.forge.relisted).toEqual([theirs]);
+    expect(await store.sharedReads.wanted([theirs])).toEqual([]);
+    await a.h.engine.schedulerTick();
+    expect(a.h.launcher.starts.map((s) => s.repo.fullName)).toContain(`org${theirs}/c`);
   });
 
   it('SC08 a repository its reader reads before any pass listed it is recorded as first seen then: the commands found in it count from there', async () => {

@@ -120,17 +120,17 @@ describe('the repository read', () => {
   it("SC02 the opt-in file is read again when the listing's pushed_at moves, not by age; one yoke cannot watch is read again within its period", async () => {
     const contents = () => forge.http.stats.log.filter((l) => l.path.includes('/contents/')).length;
     const watched = new RepoReader(clock.now);
-    watched.listed([{ ...ref, pushedAt: '2026-11-30T09:00:00Z' }]);
+    watched.listed([{ ...ref, pushedAt: '2026-11-30T09:00:00Z' }], 1);
     forge.http.resetStats();
     await watched.readConfig(o, ref, 600_000);
     expect(contents()).toBe(1);
     // Two refresh periods later, nothing pushed: it stands.
     clock.advance(1_200_000);
-    watched.listed([{ ...ref, pushedAt: '2026-11-30T09:00:00Z' }]);
+    watched.listed([{ ...ref, pushedAt: '2026-11-30T09:00:00Z' }], 1);
     await watched.readConfig(o, ref, 600_000);
     expect(contents()).toBe(1);
     // A push: read again at once (one conditional request).
-    watched.listed([{ ...ref, pushedAt: '2026-11-30T09:30:00Z' }]);
+    watched.listed([{ ...ref, pushedAt: '2026-11-30T09:30:00Z' }], 1);
     await watched.readConfig(o, ref, 600_000);
     expect(contents()).toBe(2);
     // Without a pushed_at to watch, the file is read again within each period, at the repository's phase.

@@ -191,7 +191,14 @@ export class FakeForge implements Forge {
     if (this.failingAuth.has(installationId)) throw new Error('Bad credentials');
   }
 
-  async listRepos(installationId: number): Promise<RepoRef[]> {
+  /** The installations whose listing was asked for again (SC10); the fake lists afresh every time. */
+  relisted: number[] = [];
+
+  relist(installationId: number): void {
+    this.relisted.push(installationId);
+  }
+
+  async listRepos(installationId: number, _opts?: { maxAgeMs: number }): Promise<RepoRef[]> {
     this.calls.listRepos++;
     return [...this.repos.values()].filter((r) => r.ref.installationId === installationId).map((r) => r.ref);
   }

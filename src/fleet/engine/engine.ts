@@ -31,7 +31,7 @@ import { inSpan, NO_TRACER, type Tracer } from '../../kernel/trace.js';
 import { issueSpan, runSpanAttributes } from '../notices/issue-trace.js';
 import { SharedViews } from './shared-views.js';
 import { SharedReading } from './reading.js';
-import { viewKey } from '../../store/shared-reads.js';
+import { listingKey, viewKey } from '../../store/shared-reads.js';
 
 // The fleet's clockwork: two ticks and HTTP kicks, queued on one lock so passes never interleave (SP08).
 
@@ -67,9 +67,7 @@ export interface EngineDeps {
   tracer?: Tracer;
 }
 
-export function newRunId(): string {
-  return `r${Date.now().toString(36)}${randomBytes(4).toString('hex')}`;
-}
+export const newRunId = (): string => `r${Date.now().toString(36)}${randomBytes(4).toString('hex')}`;
 
 export class Engine {
   readonly lock = new SerialLock();
@@ -104,6 +102,12 @@ export class Engine {
     return new SharedReading({ ...this.deps, processId, activity, stopping: this.stopping.signal }, leaseMs);
   }
 
+  /** SC09: what a webhook changed is read again first, by whichever process reads it; and a pass is asked for. */
+  private readAgain(key: string): void {
+    void this.deps.store.sharedReads.want(key).catch((err) => this.failed('could not ask for a read', err));
+    void this.kick().catch((err) => this.failed('kicked pass failed', err));
+  }
+
   /** What the people-facing edges may use of this fleet. */
   context(): FleetContext {
     const { store, clock, policy, log } = this.deps;
@@ -120,9 +124,11 @@ export class Engine {
       kick: () => void this.kick().catch((err) => this.failed('kicked pass failed', err)),
       wake: (repo) => {
         this.activity.wake(repo, clock.now());
-        // SC09: whichever process reads it reads it again first.
-        void store.sharedReads.want(viewKey(repo)).catch((err) => this.failed('could not ask for a read', err));
-        void this.kick().catch((err) => this.failed('kicked pass failed', err));
+        this.readAgain(viewKey(repo));
+      },
+      relist: (installationId) => {
+        forge.relist(installationId);
+        this.readAgain(listingKey(installationId));
       },
       postVerdicts: () =>
         void this.serial(async () => {

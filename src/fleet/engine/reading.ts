@@ -97,18 +97,24 @@ export class SharedReading {
   ): Promise<void> {
     const { store, forge, policy, clock, activity } = this.deps;
     await forge.authenticate(installationId);
-    const repos = await forge.listRepos(installationId);
+    // A webhook that reached another process: this view is read again now, its opt-in file too; the listing too.
+    const wanted = new Set(await store.sharedReads.wanted([installationId]));
+    if (wanted.has(listingKey(installationId))) forge.relist(installationId);
+    const repos = await forge.listRepos(installationId, { maxAgeMs: policy.idleProbeMs });
     if (!this.loaded.has(installationId)) {
       for (const [key, digest] of await store.sharedReads.digests([installationId])) this.written.set(key, digest);
       this.loaded.add(installationId);
     }
-    await this.share(listingKey(installationId), installationId, listingBody(repos));
+    await this.share(
+      listingKey(installationId),
+      installationId,
+      listingBody(repos),
+      wanted.has(listingKey(installationId)),
+    );
     // A repository yoke has not seen is recorded as first seen now, as the pass would: the commands this process
     // finds in it count from there (TR05), even before a pass has listed it.
     for (const r of repos)
       if (known.get(r.fullName) !== installationId) await store.repos.ensure(r.fullName, installationId, clock.now());
-    // A webhook that reached another process: this view is read again now, its opt-in file too.
-    const wanted = new Set(await store.sharedReads.wanted([installationId]));
     const live = await store.runs.listLive();
     const requests = await store.requests.listOpen();
     let reading = 0;

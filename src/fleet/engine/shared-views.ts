@@ -128,9 +128,10 @@ export class SharedViews {
     };
     const readBy = (installationId: number) => at().elsewhere.get(installationId);
     const own: Pick<Forge, 'listRepos' | 'readRepo' | 'readConfig' | 'standsIn'> = {
-      listRepos: async (installationId) =>
+      listRepos: async (installationId, opts) =>
         // Not shared yet (a reader's first tick): the listing is one read, the pass's own.
-        (readBy(installationId) !== undefined ? listingOf(installationId) : null) ?? forge.listRepos(installationId),
+        (readBy(installationId) !== undefined ? listingOf(installationId) : null) ??
+        forge.listRepos(installationId, opts),
       readRepo: async (repo, opts) => {
         const reader = readBy(repo.installationId);
         if (reader === undefined) return forge.readRepo(repo, opts);

@@ -47,7 +47,8 @@ async function listRepos(
     (await forge.listInstallations()).map(async (installationId) => {
       try {
         await forge.authenticate(installationId);
-        return { repos: await forge.listRepos(installationId), failed: [] };
+        // SC10: an installation's listing stands in for an idle probe's period, unless its repositories changed.
+        return { repos: await forge.listRepos(installationId, { maxAgeMs: deps.policy.idleProbeMs }), failed: [] };
       } catch (err) {
         const detail = errorText(err);
         log.warn({ installationId, detail }, 'installation skipped for this pass');

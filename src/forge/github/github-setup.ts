@@ -75,6 +75,15 @@ export async function readBranchPolicy(o: Octokit, repo: RepoRef, environment: s
 }
 
 /** The installation's repositories yoke may work on: archived ones are left out. */
+/** The app's installations, by id. */
+export async function listInstallations(app: Octokit): Promise<number[]> {
+  const installs = await app.paginate('GET /app/installations', { per_page: 100 });
+  return z
+    .array(z.object({ id: z.number() }))
+    .parse(installs)
+    .map((i) => i.id);
+}
+
 export async function listRepos(o: Octokit, installationId: number): Promise<RepoRef[]> {
   const repos = z.array(GhRepository).parse(await o.paginate('GET /installation/repositories', { per_page: 100 }));
   return repos

@@ -86,12 +86,7 @@ export class GitHubForge implements Forge {
   }
 
   async listInstallations(): Promise<number[]> {
-    const app = await this.opts.appOctokit();
-    const installs = await app.paginate('GET /app/installations', { per_page: 100 });
-    return z
-      .array(z.object({ id: z.number() }))
-      .parse(installs)
-      .map((i) => i.id);
+    return setup.listInstallations(await this.opts.appOctokit());
   }
 
   async authenticate(installationId: number): Promise<void> {
@@ -99,10 +94,16 @@ export class GitHubForge implements Forge {
     await o.auth({ type: 'installation' });
   }
 
-  async listRepos(installationId: number): Promise<RepoRef[]> {
+  async listRepos(installationId: number, opts?: { maxAgeMs: number }): Promise<RepoRef[]> {
+    const held = opts && this.reader.listings.standing(installationId, opts.maxAgeMs);
+    if (held) return held;
     const repos = await setup.listRepos(await this.gh(installationId), installationId);
-    this.reader.listed(repos);
+    this.reader.listed(repos, installationId);
     return repos;
+  }
+
+  relist(installationId: number): void {
+    this.reader.listings.relist(installationId);
   }
 
   standsIn(repo: RepoRef, opts: { maxViewAgeMs: number; configMaxAgeMs: number }): boolean {

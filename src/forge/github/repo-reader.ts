@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { dueSince, secondBefore } from '../../kernel/spread.js';
+import { Listings } from './listings.js';
 import { z } from 'zod';
 import { CONFIG_PATH, parseRepoConfig, type RepoConfigResult } from '../../config/repo-config.js';
 import type { Octokit } from './octokit.js';
@@ -50,16 +51,20 @@ export class RepoReader {
   /** Each repository's `pushed_at` as the installation's newest listing gave it. */
   private pushed = new Map<RepoName, string>();
   private views = new Map<RepoName, CachedView>();
+  readonly listings: Listings;
   /** Per repository, the newest comment update seen: the next read asks for everything since (commands found by poll). */
   private commentsSince = new Map<RepoName, string>();
   /** TR14: the files of a PR at a head never change, so each head's listing is read once. */
   private pullFiles = new Map<string, string[]>();
 
-  constructor(private readonly now: () => number) {}
+  constructor(private readonly now: () => number) {
+    this.listings = new Listings(now);
+  }
 
   /** The installation's listing was read: a repository pushed to since its opt-in file was read reads it again. */
-  listed(repos: readonly RepoRef[]): void {
+  listed(repos: readonly RepoRef[], installationId: number): void {
     for (const r of repos) if (r.pushedAt) this.pushed.set(r.fullName, r.pushedAt);
+    this.listings.keep(installationId, repos);
   }
 
   /**
