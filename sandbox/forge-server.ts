@@ -74,7 +74,7 @@ export class EmbeddedForge {
       () => this.http.url,
       (name) => this.state.repos.get(name),
     );
-    this.webhooks = new WebhookSender(this.shapes);
+    this.webhooks = new WebhookSender(this.shapes, (id) => this.installationJson(id));
     this.state = new ForgeState(opts.dataDir, `${opts.appSlug}[bot]`, this.now, (e) => {
       this.webhooks.fromEvent(e);
       for (const watch of this.watchers) watch(e);
@@ -174,6 +174,7 @@ export class EmbeddedForge {
       hooks: this.hooks,
       app: { id: opts.appId, slug: opts.appSlug },
       grants: (id: number) => this.grants.get(id) ?? (opts.grants ??= appYmlGrant()),
+      installation: (id: number) => this.installationJson(id),
       now: this.now,
       blobKey: randomBytes(16).toString('hex'),
     };
@@ -221,6 +222,14 @@ export class EmbeddedForge {
 
   set webhook(target: { url: string; secret: string } | null) {
     this.webhooks.target = target;
+  }
+
+  /** An installation as GitHub shows it, in its API and in its installation events. */
+  installationJson(id: number) {
+    const first = [...this.state.repos.values()].find((r) => r.installationId === id)!;
+    const app = { id: this.opts.appId, slug: this.opts.appSlug };
+    const grant = this.grants.get(id) ?? (this.opts.grants ??= appYmlGrant());
+    return this.shapes.installationJson(id, first.owner, app, first.createdAt, grant);
   }
 
   get deliveries() {

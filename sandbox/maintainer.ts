@@ -27,7 +27,7 @@ export class DemoMaintainer {
   constructor(private readonly deps: MaintainerDeps) {}
 
   watch(e: ForgeEvent): void {
-    if (e.repo.fullName !== this.deps.repo) return;
+    if (!('repo' in e) || e.repo.fullName !== this.deps.repo) return;
     if (e.kind === 'pull_opened' && e.issue.pull) {
       const issue = Number(/Closes #(\d+)/.exec(e.issue.body)?.[1]);
       const review = this.deps.tasks[issue - 1]?.review;

@@ -198,6 +198,8 @@ export type ForgeEvent =
       sender: ForgeUser;
     }
   | { kind: 'labeled'; repo: ForgeRepo; issue: Issue; label: string; sender: ForgeUser }
+  /** Repositories an owner added to an installation that reads selected repositories. */
+  | { kind: 'repositories_added'; installationId: number; repos: ForgeRepo[]; sender: ForgeUser }
   | { kind: 'pull_opened'; repo: ForgeRepo; issue: Issue; sender: ForgeUser }
   | { kind: 'review_submitted'; repo: ForgeRepo; issue: Issue; review: Review; sender: ForgeUser }
   | {

@@ -9,7 +9,7 @@ import { isoNow } from './shapes.js';
 type Schemas = components['schemas'];
 
 export function registerAppRoutes(env: RouteEnv): void {
-  const { http, state, shapes, app, grants } = env;
+  const { http, state, shapes, app, grants, installation } = env;
   http.on('GET', '/app', 'app', () => ({
     status: 200,
     body: {
@@ -21,12 +21,7 @@ export function registerAppRoutes(env: RouteEnv): void {
     },
   }));
   http.on('GET', '/app/installations', 'app', (ctx) => {
-    const repos = [...state.repos.values()];
-    const items = state.installationIds().map((id) => {
-      const first = repos.find((r) => r.installationId === id)!;
-      return shapes.installationJson(id, first.owner, app, first.createdAt, grants(id));
-    });
-    return http.page(ctx, items, '/app/installations');
+    return http.page(ctx, state.installationIds().map(installation), '/app/installations');
   });
   http.on('POST', '/app/installations/{installation_id}/access_tokens', 'app', (ctx) => {
     const id = Number(ctx.params.installation_id);

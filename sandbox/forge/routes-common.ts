@@ -27,6 +27,8 @@ export interface RouteEnv {
   app: { id: number; slug: string };
   /** What an installation grants: its permissions and the events it receives (app.yml's by default). */
   grants: (installationId: number) => InstallationGrant;
+  /** An installation as GitHub shows it. */
+  installation: (installationId: number) => object;
   now: () => number;
   /** Signs the forge's download links (artifacts), as blob storage's SAS tokens. */
   blobKey: string;

@@ -202,6 +202,11 @@ export class ForgeState {
     });
   }
 
+  /** An owner adds repositories to an installation that reads selected ones: GitHub announces them (installation_repositories). */
+  announceAdded(installationId: number, repos: ForgeRepo[], by: ForgeUser): void {
+    this.onEvent({ kind: 'repositories_added', installationId, repos, sender: by });
+  }
+
   createIssue(repo: ForgeRepo, by: ForgeUser, title: string, body: string, labels: string[] = []): Issue {
     const t = this.now();
     const issue: Issue = {

@@ -20,7 +20,11 @@ export class WebhookSender {
   target: { url: string; secret: string } | null = null;
   readonly deliveries: Delivery[] = [];
 
-  constructor(private readonly shapes: Shapes) {}
+  constructor(
+    private readonly shapes: Shapes,
+    /** An installation as GitHub shows it: its installation events carry the whole of it. */
+    private readonly installation: (id: number) => object,
+  ) {}
 
   /** The payload GitHub would send for a change in the forge's state. */
   fromEvent(e: ForgeEvent): void {
@@ -82,6 +86,20 @@ export class WebhookSender {
           },
         });
       }
+      case 'repositories_added':
+        // As GitHub sends it: the installation's event, naming no one repository.
+        return this.sendAs('installation_repositories', 'added', this.installation(e.installationId), e.sender, {
+          repository_selection: 'selected',
+          repositories_added: e.repos.map((r) => ({
+            id: r.id,
+            node_id: `R_${r.id}`,
+            name: r.fullName.split('/')[1],
+            full_name: r.fullName,
+            private: false,
+          })),
+          repositories_removed: [],
+          requester: null,
+        });
       case 'labeled':
         if (e.issue.pull) {
           return this.send('pull_request', 'labeled', e.repo, e.sender, {
@@ -98,14 +116,25 @@ export class WebhookSender {
   }
 
   send(event: string, action: string, repo: ForgeRepo, sender: ForgeUser, fields: Record<string, unknown>): void {
+    const installation = { id: repo.installationId, node_id: `IN_${repo.installationId}` };
+    this.sendAs(event, action, installation, sender, { ...fields, repository: this.shapes.repoJson(repo) });
+  }
+
+  /** A delivery to the app's installation, with these fields. */
+  private sendAs(
+    event: string,
+    action: string,
+    installation: object,
+    sender: ForgeUser,
+    fields: Record<string, unknown>,
+  ): void {
     const hook = this.target;
     if (!hook) return;
     // A push has no action; every other event names one.
     const payload = JSON.stringify({
       ...(action ? { action } : {}),
       ...fields,
-      repository: this.shapes.repoJson(repo),
-      installation: { id: repo.installationId, node_id: `IN_${repo.installationId}` },
+      installation,
       sender: this.shapes.simpleUser(sender),
     });
     const id = randomUUID();

@@ -113,7 +113,7 @@ export interface FleetContext extends Io {
   kick(): void;
   /** Something happened in this repository (a webhook, a command): it is active now, and a pass is asked for. */
   wake(repo: RepoName): void;
-  /** SC10: an installation's repositories changed (added, removed): its next listing is read again, and a pass asked for. */
+  /** SC10: an installation's repositories changed (added, removed): its next listing is read from GitHub, not its last. */
   relist(installationId: number): void;
   /** Posts recorded verdicts not yet on GitHub, under the pass lock; does not wait. */
   postVerdicts(): void;

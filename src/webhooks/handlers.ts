@@ -10,6 +10,7 @@ import {
   IssueLabeledPayload,
   PushPayload,
   InstallationPayload,
+  RepoOfInstallationPayload,
   RepoNamePayload,
   CommentEditedPayload,
   ProtectionRulePayload,
@@ -41,6 +42,15 @@ export const KICK_EVENTS = [
   'installation_repositories.removed',
 ] as const;
 
+/**
+ * SC10: a webhook from a repository yoke has not seen (new to its installation, which GitHub may announce no other
+ * way): the installation is listed again before the pass it asks for.
+ */
+async function listIfUnseen(fleet: FleetContext, payload: unknown): Promise<void> {
+  const about = RepoOfInstallationPayload.safeParse(payload);
+  if (about.success && !(await fleet.store.repos.find(about.data.repo))) fleet.relist(about.data.installationId);
+}
+
 /** Each webhook yoke handles, answered through the fleet; `reap`: a run may have ended, so reap now rather than at the next reaper tick. */
 export function registerWebhooks(
   app: Probot,
@@ -68,6 +78,7 @@ export function registerWebhooks(
       return;
     }
     const { repo, comment } = parsed.data;
+    await listIfUnseen(fleet, context.payload);
     if (!(await store.repos.get(repo.fullName)))
       await store.repos.ensure(repo.fullName, repo.installationId, clock.now());
     await handleComment(fleet, { repo, comment, via: 'webhook' });
@@ -80,6 +91,7 @@ export function registerWebhooks(
   });
   app.on([...KICK_EVENTS], async (context) => {
     if (!(await firstSight(context))) return;
+    await listIfUnseen(fleet, context.payload);
     if (context.name === 'issues') {
       const labeled = IssueLabeledPayload.safeParse(context.payload);
       if (labeled.success) {
@@ -93,7 +105,8 @@ export function registerWebhooks(
     }
     if (context.name === 'installation' || context.name === 'installation_repositories') {
       const installation = InstallationPayload.safeParse(context.payload);
-      if (installation.success) return fleet.relist(installation.data);
+      if (installation.success) fleet.relist(installation.data);
+      return fleet.kick();
     }
     // SC02: the repository is active from now, so the pass this asks for probes it.
     const repo = RepoNamePayload.safeParse(context.payload);
@@ -104,6 +117,7 @@ export function registerWebhooks(
   });
   app.on('push', async (context) => {
     if (!(await firstSight(context))) return;
+    await listIfUnseen(fleet, context.payload);
     const parsed = PushPayload.safeParse(context.payload);
     if (!parsed.success || !parsed.data.toDefaultBranch || !touchesOptInFile(parsed.data.commits)) return;
     forge.invalidate(parsed.data.repo);

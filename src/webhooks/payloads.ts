@@ -70,6 +70,11 @@ export type PushPayload = z.infer<typeof PushPayload>;
 /** SC10: the installation an installation event is about (its repositories were added or removed, or it was made). */
 export const InstallationPayload = z.object({ installation: Installation }).transform((p) => p.installation.id);
 
+/** SC10: the repository a webhook is about, and the installation that reads it. */
+export const RepoOfInstallationPayload = z
+  .object({ repository: z.object({ full_name: z.string() }), installation: Installation })
+  .transform((p) => ({ repo: p.repository.full_name, installationId: p.installation.id }));
+
 /** The repository a webhook is about, by full name (installation events have none). */
 export const RepoNamePayload = z
   .object({ repository: z.object({ full_name: z.string() }) })

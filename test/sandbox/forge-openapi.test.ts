@@ -396,6 +396,26 @@ describe("the embedded forge's webhooks against GitHub's description", () => {
   });
 });
 
+describe("the embedded forge's installation webhooks against GitHub's description", () => {
+  it('SC10 announces repositories added to an installation as an installation_repositories payload of documented fields, with every required one', async () => {
+    const repo = sandbox.forge.createRepo('acme/added-later', { files: { 'README.md': 'new\n' }, installationId: 1 });
+    sandbox.forge.state.announceAdded(1, [repo], sandbox.forge.user('acme'));
+    await expect
+      .poll(() => sandbox.forge.deliveries.filter((d) => d.event === 'installation_repositories').length)
+      .toBe(1);
+    const [sent] = sandbox.forge.deliveries.filter((d) => d.event === 'installation_repositories');
+    const payload = JSON.parse(sent!.payload);
+    expect(payload.repositories_added.map((r: { full_name: string }) => r.full_name)).toEqual(['acme/added-later']);
+    const schema =
+      doc['x-webhooks']['installation-repositories-added']!.post.requestBody.content['application/json'].schema;
+    const problems: string[] = [];
+    check(schema, payload, 'installation_repositories', false, problems);
+    for (const k of resolve(schema).schema.required ?? [])
+      if (!(k in payload)) problems.push(`installation_repositories.${k}: required, missing`);
+    expect([...new Set(problems)]).toEqual([]);
+  });
+});
+
 describe('what yoke logged here', () => {
   it('holds no warning or error that no test here claimed', () => {
     expect(unclaimedWarnings(sandbox, CLAIMED_WARNINGS)).toEqual([]);

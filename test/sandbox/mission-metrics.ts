@@ -129,11 +129,14 @@ export function describeMetricsAfterMission(after: () => { sandbox: Sandbox; sam
         const names = Array.from({ length: to - from }, (_, i) => `acme/extra-${from + i}`);
         // Set up as the demo is, its deploy environments included (a repository without them adds a 404 series once,
         // when the delivery sweep first reads them: bounded by the route, but not by the pass this test waits on).
-        for (const name of names) {
+        const repos = names.map((name) => {
           const repo = sandbox.forge.createRepo(name, { files: DEMO_FILES, installationId: 1 });
           for (const e of demoEnvironments(sandbox.forge.opts.appSlug))
             sandbox.forge.deployments.setEnvironment(repo, e.name, e.ruleApps);
-        }
+          return repo;
+        });
+        // Added to the installation by its owner: GitHub says so (installation_repositories), and yoke lists it again.
+        sandbox.forge.state.announceAdded(1, repos, sandbox.forge.user('acme'));
         await sandbox.waitUntil(
           async () => (await Promise.all(names.map((n) => store.repos.lastRead(n)))).every(Boolean),
           60_000,

@@ -97,9 +97,11 @@ for (const engine of useEngines()) {
       const store = await open();
       await store.repos.ensure('acme/api', 1, 0);
       await store.repos.ensure('acme/web', 1, 0);
+      // One settings object throughout, as a repository's unchanged opt-in file is: only the claims differ.
+      const claimed = { auto: true };
       const read = (readAt: number, title: string) => ({
         readAt,
-        settings: { auto: true },
+        settings: claimed,
         openClaims: [{ number: 7, title, headSha: 'a'.repeat(40), author: 'yoke[bot]' }],
       });
       expect(await store.repos.readDigests()).toEqual(new Map());
@@ -116,6 +118,18 @@ for (const engine of useEngines()) {
       // A read kept before yoke kept digests (none recorded) is written once more, then judged by its digest.
       await store.repos.recordRead('acme/web', read(400, 'x'), null);
       expect((await store.repos.lastRead('acme/web'))?.readAt).toBe(400);
+      // An idle repository's read (no open claim) is judged by its settings: the same again writes nothing, new ones do.
+      const settings = { auto: true, budget: { daily_usd: 5 } };
+      await store.repos.recordRead('acme/web', { readAt: 500, settings, openClaims: [] });
+      const idle = (await store.repos.readDigests()).get('acme/web');
+      await store.repos.recordRead('acme/web', { readAt: 600, settings, openClaims: [] }, idle);
+      expect((await store.repos.lastRead('acme/web'))?.readAt).toBe(500);
+      await store.repos.recordRead(
+        'acme/web',
+        { readAt: 700, settings: { ...settings, auto: false }, openClaims: [] },
+        idle,
+      );
+      expect((await store.repos.lastRead('acme/web'))?.settings).toEqual({ auto: false, budget: { daily_usd: 5 } });
       // Its state is read without the read.
       expect(await store.repos.get('acme/web')).toEqual({
         fullName: 'acme/web',

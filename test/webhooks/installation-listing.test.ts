@@ -73,6 +73,29 @@ describe("SC10 an installation's listing (Probot level)", () => {
       expect(h.stats.requests - before).toBe(2);
     });
 
+  it('SC10 a delivery from a repository yoke has not seen lists its installation again; one from a repository it knows does not', async () => {
+    const h = await listedOnce();
+    const kicks = vi.spyOn(h.rt.engine, 'kick').mockResolvedValue(undefined as never);
+    const labeled = delivery('issues', 'labeled');
+    await h.rt.store.repos.ensure(labeled.repository.full_name, 1, h.clock.now());
+    await h.probot.receive({ id: 'delivery-known', name: 'issues', payload: labeled } as never);
+    installations(github());
+    let before = h.stats.requests;
+    await h.rt.engine.schedulerTick();
+    expect(h.stats.requests - before).toBe(1);
+    // The same event from a repository new to the installation (GitHub announces no installation event for a
+    // repository made in an installation that reads all of them).
+    const unseen = delivery('issues', 'labeled');
+    unseen.repository.full_name = 'Codertocat/Made-Today';
+    unseen.repository.name = 'Made-Today';
+    await h.probot.receive({ id: 'delivery-unseen', name: 'issues', payload: unseen } as never);
+    kicks.mockRestore();
+    listing(installations(github()), true);
+    before = h.stats.requests;
+    await h.rt.engine.schedulerTick();
+    expect(h.stats.requests - before).toBe(2);
+  });
+
   it('SC10 a forged installation_repositories delivery is refused before any handler: the listing still stands', async () => {
     const h = await listedOnce();
     const kicks = vi.spyOn(h.rt.engine, 'kick').mockResolvedValue(undefined as never);

@@ -102,10 +102,9 @@ export class Engine {
     return new SharedReading({ ...this.deps, processId, activity, stopping: this.stopping.signal }, leaseMs);
   }
 
-  /** SC09: what a webhook changed is read again first, by whichever process reads it; and a pass is asked for. */
+  /** SC09: what a webhook changed is read again first, by whichever process reads it. */
   private readAgain(key: string): void {
     void this.deps.store.sharedReads.want(key).catch((err) => this.failed('could not ask for a read', err));
-    void this.kick().catch((err) => this.failed('kicked pass failed', err));
   }
 
   /** What the people-facing edges may use of this fleet. */
@@ -125,6 +124,7 @@ export class Engine {
       wake: (repo) => {
         this.activity.wake(repo, clock.now());
         this.readAgain(viewKey(repo));
+        void this.kick().catch((err) => this.failed('kicked pass failed', err));
       },
       relist: (installationId) => {
         forge.relist(installationId);

@@ -48,6 +48,21 @@ const toState = (r: RepoRow): RepoState => ({
   updatedAt: r.updated_at,
 });
 
+/** SC10: the digest of each settings object read with no open claim, kept with the object (which nothing changes). */
+const unclaimedDigests = new WeakMap<object, string>();
+
+/** What a read found (the time it was made aside), as a digest: an idle repository's is computed once per settings read. */
+function readDigest(read: RepoRead): string {
+  const { readAt: _at, ...found } = read;
+  const settings = read.settings;
+  const memo = read.openClaims.length === 0 && typeof settings === 'object' && settings !== null ? settings : null;
+  const kept = memo && unclaimedDigests.get(memo);
+  if (kept) return kept;
+  const digest = createHash('sha1').update(JSON.stringify(found)).digest('base64');
+  if (memo) unclaimedDigests.set(memo, digest);
+  return digest;
+}
+
 export class RepoStore {
   constructor(private readonly sql: Sql) {}
 
@@ -131,8 +146,7 @@ export class RepoStore {
    * `known`: the digest of what was kept, as `readDigests` gave it (SC10: the pass asks them of all at once).
    */
   async recordRead(fullName: string, read: RepoRead, known?: string | null): Promise<void> {
-    const { readAt: _at, ...found } = read;
-    const digest = createHash('sha1').update(JSON.stringify(found)).digest('base64');
+    const digest = readDigest(read);
     const last = known === undefined ? (await this.readDigests([fullName])).get(fullName) : known;
     if (last === digest) return;
     await this.sql.run('UPDATE repos SET last_read = ?, last_read_digest = ? WHERE full_name = ?', [
