@@ -184,10 +184,18 @@ export async function gatherPass(deps: PassDeps): Promise<Gathered> {
   const unshared: Deferral[] = [];
   // A repository the budget left unread this pass is not read by a producer either (SC03).
   const unread = new Set<string>();
-  const readConfig = async (repo: RepoRef): Promise<RepoConfig | null> => {
-    if (unread.has(repo.fullName)) return null;
-    const cfg = await forge.readConfig(repo, { maxAgeMs: policy.configRefreshMs });
-    return cfg.state === 'valid' ? cfg.config : null;
+  // SC10: each producer asks it of every repository: asked of the forge once per pass.
+  const configs = new Map<string, Promise<RepoConfig | null>>();
+  const readConfig = (repo: RepoRef): Promise<RepoConfig | null> => {
+    if (unread.has(repo.fullName)) return Promise.resolve(null);
+    let memo = configs.get(repo.fullName);
+    if (!memo) {
+      memo = forge
+        .readConfig(repo, { maxAgeMs: policy.configRefreshMs })
+        .then((cfg) => (cfg.state === 'valid' ? cfg.config : null));
+      configs.set(repo.fullName, memo);
+    }
+    return memo;
   };
   // SC02: how old a repository's last view may be and still stand in for a probe.
   const viewAgeOf = (repo: RepoRef): number => {
