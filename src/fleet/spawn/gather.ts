@@ -172,6 +172,25 @@ function passedOver(
   return [...atCapRepos(ctx), ...unread, ...disabled];
 }
 
+/**
+ * SC10: each repository's opt-in file as the producers ask it (each asks it of every repository): asked of the forge
+ * once per pass; none for a repository the budget left unread (SC03).
+ */
+function passConfigs(deps: PassDeps, unread: ReadonlySet<string>): (repo: RepoRef) => Promise<RepoConfig | null> {
+  const configs = new Map<string, Promise<RepoConfig | null>>();
+  return (repo) => {
+    if (unread.has(repo.fullName)) return Promise.resolve(null);
+    let memo = configs.get(repo.fullName);
+    if (!memo) {
+      memo = deps.forge
+        .readConfig(repo, { maxAgeMs: deps.policy.configRefreshMs })
+        .then((cfg) => (cfg.state === 'valid' ? cfg.config : null));
+      configs.set(repo.fullName, memo);
+    }
+    return memo;
+  };
+}
+
 /** The read half of a pass: one listing, one snapshot, every producer (SP02, SP11). Writes nothing. */
 export async function gatherPass(deps: PassDeps): Promise<Gathered> {
   const { forge, policy, log } = deps;
@@ -184,19 +203,7 @@ export async function gatherPass(deps: PassDeps): Promise<Gathered> {
   const unshared: Deferral[] = [];
   // A repository the budget left unread this pass is not read by a producer either (SC03).
   const unread = new Set<string>();
-  // SC10: each producer asks it of every repository: asked of the forge once per pass.
-  const configs = new Map<string, Promise<RepoConfig | null>>();
-  const readConfig = (repo: RepoRef): Promise<RepoConfig | null> => {
-    if (unread.has(repo.fullName)) return Promise.resolve(null);
-    let memo = configs.get(repo.fullName);
-    if (!memo) {
-      memo = forge
-        .readConfig(repo, { maxAgeMs: policy.configRefreshMs })
-        .then((cfg) => (cfg.state === 'valid' ? cfg.config : null));
-      configs.set(repo.fullName, memo);
-    }
-    return memo;
-  };
+  const readConfig = passConfigs(deps, unread);
   // SC02: how old a repository's last view may be and still stand in for a probe.
   const viewAgeOf = (repo: RepoRef): number => {
     const signals: ActivitySignals = {
