@@ -173,7 +173,7 @@ export class EmbeddedForge {
       queues,
       hooks: this.hooks,
       app: { id: opts.appId, slug: opts.appSlug },
-      grants: (id: number) => this.grants.get(id) ?? (opts.grants ??= appYmlGrant()),
+      grants: (id: number) => this.grantOf(id),
       installation: (id: number) => this.installationJson(id),
       now: this.now,
       blobKey: randomBytes(16).toString('hex'),
@@ -228,8 +228,12 @@ export class EmbeddedForge {
   installationJson(id: number) {
     const first = [...this.state.repos.values()].find((r) => r.installationId === id)!;
     const app = { id: this.opts.appId, slug: this.opts.appSlug };
-    const grant = this.grants.get(id) ?? (this.opts.grants ??= appYmlGrant());
-    return this.shapes.installationJson(id, first.owner, app, first.createdAt, grant);
+    return this.shapes.installationJson(id, first.owner, app, first.createdAt, this.grantOf(id));
+  }
+
+  /** What an installation grants: its own, or app.yml's. */
+  private grantOf(id: number): InstallationGrant {
+    return this.grants.get(id) ?? (this.opts.grants ??= appYmlGrant());
   }
 
   get deliveries() {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Sql } from '../sql/sql.js';
-import { pick } from '../sql/columns.js';
-import { TABLES, type TableRow } from '../tables.js';
+import { pick, type RowOf } from '../sql/columns.js';
+import { TABLES } from '../tables.js';
 import type { RepoRead } from '../sql/stored-json.js';
 
 export type { RepoRead } from '../sql/stored-json.js';
@@ -19,8 +19,6 @@ export interface RepoState {
   updatedAt: number;
 }
 
-type RepoRow = Omit<TableRow<'repos'>, 'last_read' | 'last_read_digest'>;
-
 /** SC10: a repository's state, without what a pass last read of it (a document each, read on its own when wanted). */
 const STATE = pick(
   TABLES.repos,
@@ -35,6 +33,7 @@ const STATE = pick(
   'updated_at',
 );
 const STATE_COLUMNS = Object.keys(STATE).join(', ');
+type RepoRow = RowOf<typeof STATE>;
 
 const toState = (r: RepoRow): RepoState => ({
   fullName: r.full_name,
