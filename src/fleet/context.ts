@@ -113,8 +113,11 @@ export interface FleetContext extends Io {
   kick(): void;
   /** Something happened in this repository (a webhook, a command): it is active now, and a pass is asked for. */
   wake(repo: RepoName): void;
-  /** SC10: an installation's repositories changed (added, removed): its next listing is read from GitHub, not its last. */
-  relist(installationId: number): void;
+  /**
+   * SC10: an installation's repositories changed (added, removed): its next listing is read from GitHub, not its last.
+   * Resolves once the want is recorded, so a pass asked for after it, in any process, sees it.
+   */
+  relist(installationId: number): Promise<void>;
   /** Posts recorded verdicts not yet on GitHub, under the pass lock; does not wait. */
   postVerdicts(): void;
 }

@@ -48,7 +48,7 @@ export const KICK_EVENTS = [
  */
 async function listIfUnseen(fleet: FleetContext, payload: unknown): Promise<void> {
   const about = RepoOfInstallationPayload.safeParse(payload);
-  if (about.success && !(await fleet.store.repos.find(about.data.repo))) fleet.relist(about.data.installationId);
+  if (about.success && !(await fleet.store.repos.find(about.data.repo))) await fleet.relist(about.data.installationId);
 }
 
 /** Each webhook yoke handles, answered through the fleet; `reap`: a run may have ended, so reap now rather than at the next reaper tick. */
@@ -105,7 +105,7 @@ export function registerWebhooks(
     }
     if (context.name === 'installation' || context.name === 'installation_repositories') {
       const installation = InstallationPayload.safeParse(context.payload);
-      if (installation.success) fleet.relist(installation.data);
+      if (installation.success) await fleet.relist(installation.data);
       return fleet.kick();
     }
     // SC02: the repository is active from now, so the pass this asks for probes it.

@@ -86,8 +86,7 @@ describe('SC09 the reading shared, one pass deciding', () => {
     gh.addRepo(`org${theirs}/c`, AUTOLAND, theirs);
     gh.addIssue(`org${theirs}/c`, 1);
     // The installation_repositories webhook reaches process a, which does not read the installation.
-    a.h.engine.context().relist(theirs);
-    await a.h.engine.lock.run(async () => {});
+    await a.h.engine.context().relist(theirs);
     expect(a.h.forge.relisted).toEqual([theirs]);
     expect(await store.sharedReads.wanted([theirs])).toEqual([listingKey(theirs)]);
     await b.reading.tick();

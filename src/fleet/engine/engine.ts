@@ -103,8 +103,8 @@ export class Engine {
   }
 
   /** SC09: what a webhook changed is read again first, by whichever process reads it. */
-  private readAgain(key: string): void {
-    void this.deps.store.sharedReads.want(key).catch((err) => this.failed('could not ask for a read', err));
+  private readAgain(key: string): Promise<void> {
+    return this.deps.store.sharedReads.want(key).catch((err) => this.failed('could not ask for a read', err));
   }
 
   /** What the people-facing edges may use of this fleet. */
@@ -123,12 +123,12 @@ export class Engine {
       kick: () => void this.kick().catch((err) => this.failed('kicked pass failed', err)),
       wake: (repo) => {
         this.activity.wake(repo, clock.now());
-        this.readAgain(viewKey(repo));
+        void this.readAgain(viewKey(repo));
         void this.kick().catch((err) => this.failed('kicked pass failed', err));
       },
       relist: (installationId) => {
         forge.relist(installationId);
-        this.readAgain(listingKey(installationId));
+        return this.readAgain(listingKey(installationId));
       },
       postVerdicts: () =>
         void this.serial(async () => {
