@@ -46,7 +46,7 @@ async function readersRun(
     for (let i = 0; i < 2; i++) await tick(fleet, yokes, (at += 60_000));
     await addRepos(fleet.forge, installations, repos, installations);
     // GitHub says so (installation_repositories), to whichever server it sends the webhook: the first, here (SC10).
-    for (let id = 1; id <= installations; id++) leader.rt.fleet.relist(id);
+    for (let id = 1; id <= installations; id++) await leader.rt.fleet.relist(id);
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     const before = yokes.map((y) => y.stats.requests);
