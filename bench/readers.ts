@@ -1,23 +1,31 @@
 import { rmSync } from 'node:fs';
-import { openStoreAt, type Store } from '../src/store/store.js';
 import type { BenchEngine } from './engines.js';
-import { addRepos, settled, startFleet, startYoke, type Fleet, type Print, type Yoke } from './scale.js';
+import { ServerProcess } from './reader-servers.js';
+import { addRepos, startFleet, type Fleet, type Print } from './scale.js';
 
-// SC08/SC09 at scale: 1, 2 and 4 yoke servers on one PostgreSQL, each with its own GitHub client and request budget,
-// sharing the reading of one fleet behind a GitHub that answers after 50 ms and enforces GitHub's limits. Figures: the
-// cold read (from the fleet's arrival, the servers running, until the leader's pass has every repository's facts), the requests each
-// server sent, how one idle tick's reading splits between them, and the leader's idle pass. The servers share this
-// one Node process, so their CPU is given together.
+// SC08/SC09 at scale: 1, 2 and 4 yoke servers on one PostgreSQL, each a process of its own with its own GitHub
+// client and request budget, sharing the reading of one fleet behind a GitHub (this process) that answers after
+// 50 ms and enforces GitHub's limits. Figures: the cold read (from the fleet's arrival, the servers running, until
+// the leader's pass has every repository's facts), the requests and CPU of each server, how five idle minutes'
+// reading splits between them, and the leader's idle pass.
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const secs = (us: number, digits = 1) => (us / 1e6).toFixed(digits);
 
-/** Every server's ticks at `at` (ms into the run): the reading and the scheduler every minute, the reaper every 30 s. */
-async function tick(fleet: Fleet, yokes: readonly Yoke[], at: number): Promise<void> {
-  for (const y of yokes) y.timers.fireAt(at);
+/** Every server's ticks at `at` (ms into the run), then until every server and GitHub have been quiet a while. */
+async function tick(fleet: Fleet, servers: readonly ServerProcess[], at: number): Promise<void> {
+  await Promise.all(servers.map((s) => s.fire(at, fleet.clock.offset)));
   // The reading runs beside the passes, on each server's own timer: wait until GitHub has been quiet a while.
   await sleep(50);
-  for (const y of yokes) await settled(fleet, y);
+  let quiet = 0;
+  while (quiet < 5) {
+    const all = await Promise.all(servers.map((s) => s.quiet()));
+    await sleep(20);
+    quiet = all.every(Boolean) && fleet.forge.http.stats.inFlight === 0 ? quiet + 1 : 0;
+  }
 }
+
+const reports = (servers: readonly ServerProcess[], reset = false) => Promise.all(servers.map((s) => s.report(reset)));
 
 async function readersRun(
   print: Print,
@@ -31,92 +39,73 @@ async function readersRun(
   // arrives, and the cold read is timed from there.
   const fleet = await startFleet(installations, installations, 50);
   const url = await engine.target();
-  const stores: Store[] = [];
-  const yokes: Yoke[] = [];
+  const servers: ServerProcess[] = [];
   try {
-    for (let i = 0; i < processes; i++) {
-      const store = await openStoreAt(url);
-      stores.push(store);
-      yokes.push(await startYoke(fleet, store, 'unused'));
-    }
+    for (let i = 0; i < processes; i++) servers.push(await ServerProcess.start(fleet, url));
     // The first server leads: its passes decide, the others read their share.
-    const leader = yokes[0]!;
-    while (!leader.rt.engine.lastPass) await sleep(20);
+    const leader = servers[0]!;
+    while (!(await leader.report()).lastPass) await sleep(20);
     let at = 0;
-    for (let i = 0; i < 2; i++) await tick(fleet, yokes, (at += 60_000));
+    for (let i = 0; i < 2; i++) await tick(fleet, servers, (at += 60_000));
     await addRepos(fleet.forge, installations, repos, installations);
     // GitHub says so (installation_repositories), to whichever server it sends the webhook: the first, here (SC10).
-    for (let id = 1; id <= installations; id++) await leader.rt.fleet.relist(id);
-    const cpu0 = process.cpuUsage();
+    for (let id = 1; id <= installations; id++) await leader.relist(id);
+    const start = await reports(servers);
+    const forgeCpu0 = process.cpuUsage();
     const t0 = performance.now();
-    const before = yokes.map((y) => y.stats.requests);
     let ticks = 0;
     for (;;) {
-      await tick(fleet, yokes, (at += 60_000));
+      await tick(fleet, servers, (at += 60_000));
       ticks++;
-      const last = leader.rt.engine.lastPass;
-      if (last && last.repos >= repos && last.deferred.length === 0) break;
+      const last = (await leader.report()).lastPass;
+      if (last && last.repos >= repos && last.deferred === 0) break;
       // A budget-deferred read waits for the next minute's room (a tick every 30 s of real time); one its reader
       // has not shared yet, for the next tick only.
-      if (last.deferred.some((d) => d.reader === undefined))
+      if (last && last.deferred > last.unshared)
         await sleep(Math.min(30_000, Math.max(0, 30_000 - ((performance.now() - t0) % 30_000))));
     }
-    const cpu = process.cpuUsage(cpu0);
+    const forgeCpu = process.cpuUsage(forgeCpu0);
+    const cold = (await reports(servers)).map((r, i) => ({
+      requests: r.requests - start[i]!.requests,
+      cpuUs: r.cpuUs - start[i]!.cpuUs,
+    }));
     print(
       `readers_cold_read_${tag}_s`,
       (performance.now() - t0) / 1000,
-      `s (${ticks} tick${ticks === 1 ? '' : 's'} of every server; CPU of all servers: ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s)`,
+      `s (${ticks} tick${ticks === 1 ? '' : 's'} of every server; each server's CPU: ${cold.map((c) => `${secs(c.cpuUs)} s`).join(', ')}; GitHub's: ${secs(forgeCpu.user + forgeCpu.system)} s)`,
     );
-    const cold = yokes.map((y, i) => y.stats.requests - before[i]!);
     print(
       `readers_cold_requests_${tag}`,
-      cold.reduce((s, n) => s + n, 0),
-      `requests to GitHub (each server: ${cold.join(', ')})`,
+      cold.reduce((s, c) => s + c.requests, 0),
+      `requests to GitHub (each server: ${cold.map((c) => c.requests).join(', ')})`,
     );
-    // Five idle minutes of every server's ticks (each repository's probe comes round once in them): who asked GitHub.
-    for (const y of yokes) {
-      y.stats.requests = 0;
-      y.stats.byRoute?.clear();
-    }
+    // Five idle minutes of every server's ticks (each repository's probe comes round once in them): who asked GitHub,
+    // and what each server spent of a core.
+    const idle0 = await reports(servers, true);
     for (let i = 0; i < 5; i++) {
-      if (process.env.BENCH_VERBOSE)
-        console.error(
-          'readers:',
-          (await leader.rt.store.processes.readers()).map((p) => p.id),
-          'leases:',
-          (await leader.rt.store.installationLeases.current()).map((l) => `${l.installationId}:${l.holder}`).join(' '),
-          'requests:',
-          yokes.map((y) => y.stats.requests),
-        );
       fleet.clock.advance(60_000);
-      at += 60_000;
-      await tick(fleet, yokes, at);
+      await tick(fleet, servers, (at += 60_000));
     }
-    const split = yokes.map((y) => y.stats.requests);
-    if (process.env.BENCH_VERBOSE)
-      for (const y of yokes)
-        console.error(
-          'idle routes:',
-          [...(y.stats.byRoute ?? new Map<string, number>())].sort((a, b) => b[1] - a[1]).slice(0, 10),
-        );
-    const total = split.reduce((s, n) => s + n, 0);
+    const idle = (await reports(servers)).map((r, i) => ({ requests: r.requests, cpuUs: r.cpuUs - idle0[i]!.cpuUs }));
+    const total = idle.reduce((s, c) => s + c.requests, 0);
     print(
       `readers_idle_busiest_share_${tag}`,
-      total ? Math.max(...split) / total : 0,
-      `of five idle minutes' ${total} requests went to the busiest server (each: ${split.join(', ')}; an even split is ${(1 / processes).toFixed(2)})`,
+      total ? Math.max(...idle.map((c) => c.requests)) / total : 0,
+      `of five idle minutes' ${total} requests went to the busiest server (each: ${idle.map((c) => c.requests).join(', ')}; an even split is ${(1 / processes).toFixed(2)})`,
     );
-    const cpuIdle = process.cpuUsage();
-    const tIdle = performance.now();
-    await leader.rt.engine.schedulerTick();
-    const idleCpu = process.cpuUsage(cpuIdle);
+    print(
+      `readers_idle_cpu_per_minute_${tag}_s`,
+      Math.max(...idle.map((c) => c.cpuUs)) / 5 / 1e6,
+      `s of a core a minute, the busiest server's, over five idle minutes (each: ${idle.map((c) => `${secs(c.cpuUs / 5, 2)} s`).join(', ')})`,
+    );
+    const pass = await leader.pass();
     print(
       `readers_idle_pass_${tag}_s`,
-      (performance.now() - tIdle) / 1000,
-      `s (the leader's pass, nothing changed; its CPU ${((idleCpu.user + idleCpu.system) / 1e6).toFixed(2)} s)`,
+      pass.ms / 1000,
+      `s (the leader's pass, nothing changed; its CPU ${(pass.cpuUs / 1e6).toFixed(2)} s)`,
     );
   } finally {
-    for (const y of yokes) await y.rt.stop();
-    for (const s of stores) await s.close();
+    for (const s of servers) await s.stop();
     await fleet.forge.stop();
     rmSync(fleet.dir, { recursive: true, force: true });
   }

@@ -115,8 +115,11 @@ export async function addRepos(forge: EmbeddedForge, from: number, to: number, i
   }
 }
 
+/** Where a yoke finds the fleet: its GitHub, the app's key and the clock they share (a Fleet, or a server process's view of one). */
+export type FleetAddress = { forge: { url: string } } & Pick<Fleet, 'clock' | 'privateKey'>;
+
 /** A yoke as `yoke serve` makes it: the request budget on, throttling on, its ticks on the bench's timers. */
-export async function startYoke(fleet: Fleet, store: Store, dbPath: string): Promise<Yoke> {
+export async function startYoke(fleet: FleetAddress, store: Store, dbPath: string): Promise<Yoke> {
   const settings = settingsWith({ dbPath, publicUrl: 'http://127.0.0.1:1', botLogin: 'yoke-bench[bot]' });
   const budget = new BudgetBook(GITHUB_SECONDARY_LIMITS, fleet.clock.now);
   const stats: CacheStats = { requests: 0, notModified: 0 };
