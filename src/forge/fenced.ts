@@ -78,17 +78,37 @@ export const FORGE_WRITES = keysOf(FORGE_ACCESS).filter((k) => FORGE_ACCESS[k] =
 
 /** `forge`, with every write checked against `fence` before it is sent. */
 export function fencedForge(forge: Forge, fence: Fence): Forge {
-  return new Proxy(forge, {
-    get(target, name) {
-      const value: unknown = Reflect.get(target, name, target);
+  return boundMethods(forge, (name, method) =>
+    isOneOf(FORGE_WRITES, name)
+      ? async (...args: unknown[]) => {
+          await fence.check(name);
+          return method(...args);
+        }
+      : method,
+  );
+}
+
+/**
+ * A proxy of `target` whose methods are bound to it and wrapped by `wrap`, each made once per method, not at every
+ * call (a pass calls the forge tens of thousands of times): remade only if the target's method was replaced.
+ */
+function boundMethods<T extends object>(
+  target: T,
+  wrap: (name: string | symbol, method: (...args: unknown[]) => unknown) => unknown,
+  own: Partial<T> = {},
+): T {
+  const made = new Map<string | symbol, { of: unknown; as: unknown }>();
+  return new Proxy(target, {
+    get(t, name) {
+      if (Object.hasOwn(own, name)) return Reflect.get(own, name);
+      const value: unknown = Reflect.get(t, name, t);
       if (typeof value !== 'function') return value;
-      const method = value.bind(target);
-      return isOneOf(FORGE_WRITES, name)
-        ? async (...args: unknown[]) => {
-            await fence.check(name);
-            return method(...args);
-          }
-        : method;
+      const known = made.get(name);
+      if (known?.of === value) return known.as;
+      const method: (...args: unknown[]) => unknown = value.bind(t);
+      const as = wrap(name, method);
+      made.set(name, { of: value, as });
+      return as;
     },
   });
 }
@@ -98,10 +118,5 @@ export function fencedForge(forge: Forge, fence: Fence): Forge {
  * caches stay its own).
  */
 export function forgeWith(forge: Forge, own: Partial<Forge>): Forge {
-  return new Proxy(forge, {
-    get(target, name) {
-      const value: unknown = Object.hasOwn(own, name) ? Reflect.get(own, name) : Reflect.get(target, name, target);
-      return typeof value === 'function' && !Object.hasOwn(own, name) ? value.bind(target) : value;
-    },
-  });
+  return boundMethods(forge, (_, method) => method, own);
 }

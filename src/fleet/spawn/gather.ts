@@ -75,6 +75,13 @@ async function listRepos(
   return { repos, authFailures, stored };
 }
 
+/** How many of `items` each key has. */
+function countBy<T>(items: readonly T[], key: (item: T) => string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const item of items) counts.set(key(item), (counts.get(key(item)) ?? 0) + 1);
+  return counts;
+}
+
 /** What every repository's read shares: the liveness snapshot, the open requests and today's spend. */
 async function passSnapshot(deps: PassDeps) {
   const { store } = deps;
@@ -109,8 +116,8 @@ async function readAll(
 ): Promise<Deferral[]> {
   const { forge, policy } = deps;
   const deferred: Deferral[] = [];
-  const busy = (r: RepoRef) =>
-    (deps.activity?.hasOpenClaims(r.fullName) ?? false) || shared.live.some((l) => l.repo === r.fullName);
+  const withRuns = new Set(shared.live.map((l) => l.repo));
+  const busy = (r: RepoRef) => (deps.activity?.hasOpenClaims(r.fullName) ?? false) || withRuns.has(r.fullName);
   const byInstallation = new Map<number, RepoRef[]>();
   for (const r of ctx.repos) {
     if (isAtCap(ctx.snapshot, policy, r.fullName)) continue;
@@ -121,7 +128,9 @@ async function readAll(
   await Promise.all(
     [...byInstallation].map(async ([installationId, repos]) => {
       let reading = 0;
-      const readable = repos.sort((a, b) => Number(busy(b)) - Number(busy(a)));
+      // Busy first, each asked once (not at every comparison); the sort is stable, so the listing's order stays.
+      const first = new Set(repos.filter(busy));
+      const readable = repos.sort((a, b) => Number(first.has(b)) - Number(first.has(a)));
       await forEachLimited(readable, policy.readConcurrency, async (repo) => {
         if (deps.stopping?.aborted) return;
         const points = forge.budgetLeft(installationId).points - reading * READ_ESTIMATE_POINTS;
@@ -204,11 +213,14 @@ export async function gatherPass(deps: PassDeps): Promise<Gathered> {
   // A repository the budget left unread this pass is not read by a producer either (SC03).
   const unread = new Set<string>();
   const readConfig = passConfigs(deps, unread);
-  // SC02: how old a repository's last view may be and still stand in for a probe.
+  // SC02: how old a repository's last view may be and still stand in for a probe. Counted once per pass.
+  const liveRuns = countBy(live, (r) => r.repo);
+  const openRequests = countBy(requests, (r) => r.repo);
+  const landRequested = new Set(requests.flatMap((r) => (r.kind === 'land' ? [r.repo] : [])));
   const viewAgeOf = (repo: RepoRef): number => {
     const signals: ActivitySignals = {
-      liveRuns: live.filter((r) => r.repo === repo.fullName).length,
-      openRequests: requests.filter((r) => r.repo === repo.fullName).length,
+      liveRuns: liveRuns.get(repo.fullName) ?? 0,
+      openRequests: openRequests.get(repo.fullName) ?? 0,
       openClaims: deps.activity?.hasOpenClaims(repo.fullName) ?? true,
       wokenAt: deps.activity?.wokenAt(repo.fullName) ?? null,
     };
@@ -248,8 +260,7 @@ export async function gatherPass(deps: PassDeps): Promise<Gathered> {
     policy,
     facts: factsOf,
     wantsLanders: async (repo) =>
-      requests.some((r) => r.repo === repo.fullName && r.kind === 'land') ||
-      (await readConfig(repo))?.autoland.enabled === true,
+      landRequested.has(repo.fullName) || (await readConfig(repo))?.autoland.enabled === true,
     wantsFixes: async (repo) => (await readConfig(repo)) !== null,
   };
   // An idle repository whose last view stands in costs no request: it is read whatever the budget.
