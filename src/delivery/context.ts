@@ -48,6 +48,12 @@ export interface StageRef {
 export async function deliveryRepo(ctx: DeliveryContext, name: RepoName): Promise<Result<DeliveryRepo>> {
   const repo = await repoRefOf(ctx.store, name);
   if (!repo) return refuse('repo_not_installed', { repo: name });
+  return deliveryRepoAt(ctx, repo);
+}
+
+/** `deliveryRepo` of a repository whose reference is in hand (a sweep's, from the one listing it read). */
+export async function deliveryRepoAt(ctx: DeliveryContext, repo: RepoRef): Promise<Result<DeliveryRepo>> {
+  const name = repo.fullName;
   const cfg = await ctx.forge.readConfig(repo, { maxAgeMs: ctx.policy.configRefreshMs });
   if (cfg.state === 'absent') return refuse('repo_not_opted_in', { repo: name });
   if (cfg.state === 'invalid') return refuse('repo_disabled', { repo: name, detail: cfg.reason });

@@ -15,9 +15,14 @@ export const autoLoopOn = (state: Pick<RepoState, 'autoLoop'>, config: Pick<Repo
 /** A repository yoke has seen with an installation, as a reference the forge takes. */
 export async function repoRefOf(store: Store, name: RepoName): Promise<RepoRef | null> {
   const state = await store.repos.get(name);
-  const [owner, repo] = name.split('/');
-  if (!state || state.installationId === null || !owner || !repo) return null;
-  return { owner, name: repo, fullName: name, installationId: state.installationId };
+  return state ? refOfState(state) : null;
+}
+
+/** The reference of a repository row already read (a sweep over `repos.list()` asks nothing more of the store). */
+export function refOfState(state: Pick<RepoState, 'fullName' | 'installationId'>): RepoRef | null {
+  const [owner, repo] = state.fullName.split('/');
+  if (state.installationId === null || !owner || !repo) return null;
+  return { owner, name: repo, fullName: state.fullName, installationId: state.installationId };
 }
 
 /** The state a repository has before its first row is written (a pass reads before it writes). */

@@ -1,10 +1,10 @@
 import { forEachLimited } from '../../kernel/limit.js';
 import { makeRefusal, type Refusal } from '../../kernel/codes/table.js';
 import { environmentOf, type DeliverySettings } from '../../config/delivery.js';
-import { repoRefOf } from '../../fleet/repo-state.js';
+import { refOfState } from '../../fleet/repo-state.js';
 import type { EnvironmentRules, RepoRef } from '../../forge/types.js';
 import type { EnvironmentCheck } from '../../store/delivery/stage-deployments.js';
-import { deliveryRepo, type DeliveryContext } from '../context.js';
+import { deliveryRepoAt, type DeliveryContext } from '../context.js';
 import { errorStack } from '../../kernel/error-text.js';
 
 // DP05: yoke's QA gates a deploy stage only where GitHub holds the stage's
@@ -81,8 +81,8 @@ export async function sweepEnvironments(ctx: DeliveryContext, everyMs: number): 
   // SC01: the repositories are read together, bounded (each opt-in file comes from the reader's cache unless
   // it may have changed); the client's budget paces what reaches GitHub.
   await forEachLimited(due, ctx.policy.readConcurrency, async (r) => {
-    const repo = await repoRefOf(ctx.store, r.fullName);
-    const dr = repo ? await deliveryRepo(ctx, r.fullName) : null;
+    const repo = refOfState(r);
+    const dr = repo ? await deliveryRepoAt(ctx, repo) : null;
     if (!repo || !dr?.ok || gatedStages(dr.value.settings).length === 0) return;
     try {
       await checkEnvironments(ctx, repo, dr.value.settings, appSlug);

@@ -2,8 +2,8 @@ import type { RepoRef } from '../../forge/types.js';
 import { canWrite } from '../../kernel/permission.js';
 import { commandReply, refusalText } from '../../kernel/reply.js';
 import { attachPlan, QA_LABEL_PREFIX } from './attach.js';
-import { deliveryRepo, type DeliveryContext } from '../context.js';
-import { repoRefOf } from '../../fleet/repo-state.js';
+import { deliveryRepoAt, type DeliveryContext } from '../context.js';
+import { refOfState } from '../../fleet/repo-state.js';
 import { errorStack } from '../../kernel/error-text.js';
 
 // A `qa:<id-or-name>` label attaches a plan only when a writer added it, and
@@ -130,11 +130,13 @@ export async function reconcileQaLabels(
 /** Every repository with a delivery section, each read at most once per `labelSyncMs`. */
 export async function syncQaLabels(ctx: LabelCtx): Promise<number> {
   let handled = 0;
+  // SC01: the repositories and their cursors in two queries, not a few per repository at every sweep.
+  const cursors = await ctx.store.qaLabels.cursors();
   for (const r of await ctx.store.repos.list()) {
-    const cursor = await ctx.store.qaLabels.cursor(r.fullName);
+    const cursor = cursors.get(r.fullName);
     if (cursor && ctx.clock.now() - cursor.readAt < ctx.policy.labelSyncMs) continue;
-    const repo = await repoRefOf(ctx.store, r.fullName);
-    if (!repo || !(await deliveryRepo(ctx, r.fullName)).ok) continue;
+    const repo = refOfState(r);
+    if (!repo || !(await deliveryRepoAt(ctx, repo)).ok) continue;
     try {
       handled += (await reconcileQaLabels(ctx, repo)).length;
     } catch (err) {

@@ -66,6 +66,15 @@ export class QaLabelStore {
     return row ? { readUntil: row.read_until, readAt: row.read_at } : null;
   }
 
+  /** SC01: every repository's cursor in one query, for a sweep over them all. */
+  async cursors(): Promise<Map<string, { readUntil: number; readAt: number }>> {
+    const rows = await this.sql.all(
+      { repo: text, read_until: int, read_at: int },
+      'SELECT repo, read_until, read_at FROM qa_label_cursors',
+    );
+    return new Map(rows.map((r) => [r.repo, { readUntil: r.read_until, readAt: r.read_at }]));
+  }
+
   /** Moves the cursor on, never back (a late answer from an older read leaves it where it is). */
   async setCursor(repo: string, readUntil: number, readAt: number): Promise<void> {
     await this.sql.run(
