@@ -9,6 +9,8 @@ import { addRepos, startFleet, type Fleet, type Print } from './scale.js';
 // the leader's pass has every repository's facts), the requests and CPU of each server, how five idle minutes'
 // reading splits between them, and the leader's idle pass.
 
+/** How long a tick may take to settle before the bench gives up on it. */
+const SETTLE_LIMIT_MS = 10 * 60_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const secs = (us: number, digits = 1) => (us / 1e6).toFixed(digits);
 
@@ -18,7 +20,13 @@ async function tick(fleet: Fleet, servers: readonly ServerProcess[], at: number)
   // The reading runs beside the passes, on each server's own timer: wait until GitHub has been quiet a while.
   await sleep(50);
   let quiet = 0;
+  const since = performance.now();
   while (quiet < 5) {
+    // A server that never settles fails the bench, saying so, rather than holding it for ever.
+    if (performance.now() - since > SETTLE_LIMIT_MS)
+      throw new Error(
+        `readers bench: the servers did not settle within ${SETTLE_LIMIT_MS / 60_000} minutes of the tick at ${at} ms (requests in flight at GitHub: ${fleet.forge.http.stats.inFlight})`,
+      );
     const all = await Promise.all(servers.map((s) => s.quiet()));
     await sleep(20);
     quiet = all.every(Boolean) && fleet.forge.http.stats.inFlight === 0 ? quiet + 1 : 0;
@@ -58,6 +66,7 @@ async function readersRun(
       await tick(fleet, servers, (at += 60_000));
       ticks++;
       const last = (await leader.report()).lastPass;
+      if (process.env.BENCH_VERBOSE) console.error('readers: cold tick', ticks, last);
       if (last && last.repos >= repos && last.deferred === 0) break;
       // A budget-deferred read waits for the next minute's room (a tick every 30 s of real time); one its reader
       // has not shared yet, for the next tick only.
