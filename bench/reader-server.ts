@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { openStoreAt } from '../src/store/store.js';
-import { BenchClock, startYoke, type Yoke } from './scale.js';
+import { BenchClock, lockQuiet, startYoke, type Yoke } from './scale.js';
 
 // One yoke server of the readers bench (bench/readers.ts), a process of its own so that its CPU is its own: it reads
 // the fleet's GitHub at a URL and shares one PostgreSQL with the other servers. The bench drives it over IPC: its
@@ -74,8 +74,7 @@ async function answer(yoke: Yoke, clock: BenchClock, ask: ServerAsk): Promise<un
       yoke.timers.fireAt(ask.at);
       return null;
     case 'quiet':
-      await yoke.rt.engine.lock.run(async () => {});
-      return yoke.rt.engine.lock.queued === 0;
+      return lockQuiet(yoke);
     case 'report': {
       const r = report(yoke);
       if (ask.reset) yoke.stats.requests = 0;

@@ -1,7 +1,8 @@
 import { rmSync } from 'node:fs';
 import type { BenchEngine } from './engines.js';
 import { ServerProcess } from './reader-servers.js';
-import { addRepos, startFleet, type Fleet, type Print } from './scale.js';
+import { errorText } from '../src/kernel/error-text.js';
+import { addRepos, settleUntil, startFleet, type Fleet, type Print } from './scale.js';
 
 // SC08/SC09 at scale: 1, 2 and 4 yoke servers on one PostgreSQL, each a process of its own with its own GitHub
 // client and request budget, sharing the reading of one fleet behind a GitHub (this process) that answers after
@@ -19,18 +20,10 @@ async function tick(fleet: Fleet, servers: readonly ServerProcess[], at: number)
   await Promise.all(servers.map((s) => s.fire(at, fleet.clock.offset)));
   // The reading runs beside the passes, on each server's own timer: wait until GitHub has been quiet a while.
   await sleep(50);
-  let quiet = 0;
-  const since = performance.now();
-  while (quiet < 5) {
-    // A server that never settles fails the bench, saying so, rather than holding it for ever.
-    if (performance.now() - since > SETTLE_LIMIT_MS)
-      throw new Error(
-        `readers bench: the servers did not settle within ${SETTLE_LIMIT_MS / 60_000} minutes of the tick at ${at} ms (requests in flight at GitHub: ${fleet.forge.http.stats.inFlight})`,
-      );
-    const all = await Promise.all(servers.map((s) => s.quiet()));
-    await sleep(20);
-    quiet = all.every(Boolean) && fleet.forge.http.stats.inFlight === 0 ? quiet + 1 : 0;
-  }
+  const quiet = async () => (await Promise.all(servers.map((s) => s.quiet()))).every(Boolean);
+  await settleUntil(fleet, quiet, SETTLE_LIMIT_MS).catch((err: unknown) => {
+    throw new Error(`readers bench, the tick at ${at} ms: ${errorText(err)}`);
+  });
 }
 
 const reports = (servers: readonly ServerProcess[], reset = false) => Promise.all(servers.map((s) => s.report(reset)));

@@ -137,15 +137,32 @@ export async function startYoke(fleet: FleetAddress, store: Store, dbPath: strin
   return { rt: await runtime, timers, stats, budget };
 }
 
-/** Until yoke's passes and sweeps have settled: nothing queued, nothing in flight at GitHub, for a while. */
-export async function settled(fleet: Fleet, yoke: Yoke): Promise<void> {
-  let quiet = 0;
-  while (quiet < 5) {
-    await yoke.rt.engine.lock.run(async () => {});
+/** Whether a yoke's pass lock is free with nothing queued behind it, once the lock was taken and given back. */
+export async function lockQuiet(yoke: Yoke): Promise<boolean> {
+  await yoke.rt.engine.lock.run(async () => {});
+  return yoke.rt.engine.lock.queued === 0;
+}
+
+/**
+ * Until `quiet` (yoke's passes and sweeps) and GitHub have been quiet a while: nothing queued, nothing in flight.
+ * Past `limitMs`, fails saying so, rather than holding the bench for ever.
+ */
+export async function settleUntil(fleet: Fleet, quiet: () => Promise<boolean>, limitMs = Infinity): Promise<void> {
+  let times = 0;
+  const since = performance.now();
+  while (times < 5) {
+    if (performance.now() - since > limitMs)
+      throw new Error(
+        `bench: yoke did not settle within ${limitMs / 1000} s (requests in flight at GitHub: ${fleet.forge.http.stats.inFlight})`,
+      );
+    const q = await quiet();
     await new Promise((r) => setTimeout(r, 20));
-    quiet = fleet.forge.http.stats.inFlight === 0 && yoke.rt.engine.lock.queued === 0 ? quiet + 1 : 0;
+    times = q && fleet.forge.http.stats.inFlight === 0 ? times + 1 : 0;
   }
 }
+
+/** Until yoke's passes and sweeps have settled: nothing queued, nothing in flight at GitHub, for a while. */
+const settled = (fleet: Fleet, yoke: Yoke): Promise<void> => settleUntil(fleet, () => lockQuiet(yoke));
 
 /** The cold read: from the first pass until every repository has been read, the reaper's tick bringing deferred ones. */
 async function coldRead(fleet: Fleet, yoke: Yoke): Promise<{ ms: number; passes: number }> {
