@@ -25,13 +25,43 @@ const GIT_ENV = {
 };
 
 export function git(cwd: string, args: string[], input?: string): string {
-  return execFileSync('git', args, {
-    cwd,
-    input,
-    env: { ...process.env, ...GIT_ENV },
-    encoding: 'utf8',
-    stdio: ['pipe', 'pipe', 'pipe'],
-  }).trim();
+  const run = () =>
+    execFileSync('git', args, {
+      cwd,
+      input,
+      env: { ...process.env, ...GIT_ENV },
+      encoding: 'utf8',
+      stdio: ['pipe', 'pipe', 'pipe'],
+    }).trim();
+  return input === undefined ? remembered(cwd, args, run) : run();
+}
+
+/** The reads whose answer about objects named by full sha never changes, for git's objects never do. */
+const OBJECT_READS = new Set(['show', 'rev-parse', 'merge-base', 'diff', 'ls-tree', 'cat-file', 'rev-list']);
+/** An object named by full sha: a commit, a range of two, a commit's `^{commit}`, or a file at a commit. */
+const OBJECT_NAME = /^[0-9a-f]{40}(?:\.\.[0-9a-f]{40}|\^\{commit\}|:[^\0]+)?$/;
+const answers = new Map<string, string>();
+const ANSWERS_KEPT = 20_000;
+
+/**
+ * A read of objects named by full sha only is asked of git once per repository, and its answer kept: the forge's
+ * handlers ask the same commit's message, tree, files and ancestry many times, and each git process a test's
+ * worker starts is a fork of a large process. A read naming a branch, a write, or a read that failed is asked anew.
+ */
+function remembered(cwd: string, args: readonly string[], run: () => string): string {
+  const end = args.indexOf('--');
+  const named = (end < 0 ? args : args.slice(0, end)).slice(1).filter((a) => !a.startsWith('-'));
+  if (!OBJECT_READS.has(args[0]!) || !named.length || !named.every((a) => OBJECT_NAME.test(a))) return run();
+  const key = answerKey(cwd, args);
+  return answers.get(key) ?? keep(key, run());
+}
+
+const answerKey = (cwd: string, args: readonly string[]) => `${cwd}\0${args.join('\0')}`;
+
+function keep(key: string, answer: string): string {
+  if (answers.size >= ANSWERS_KEPT) answers.clear();
+  answers.set(key, answer);
+  return answer;
 }
 
 /** The files of commits the forge seeded itself, by sha: a sha names one tree in any repository (copies included), so reads of them need no git process. */
@@ -83,11 +113,13 @@ export function revParse(gitDir: string, ref: string): string | null {
 
 export function readFileAt(gitDir: string, ref: string, path: string): string | null {
   try {
-    return execFileSync('git', ['show', `${ref}:${path}`], {
-      cwd: gitDir,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
+    return remembered(gitDir, ['show', `${ref}:${path}`], () =>
+      execFileSync('git', ['show', `${ref}:${path}`], {
+        cwd: gitDir,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }),
+    );
   } catch {
     return null;
   }
@@ -102,10 +134,14 @@ export function readFileAtAsync(gitDir: string, ref: string, path: string): Prom
       : null;
   const files = sha ? seeded.get(sha) : undefined;
   if (files) return Promise.resolve(files[path] ?? null);
+  const key = sha ? answerKey(gitDir, ['show', `${sha}:${path}`]) : null;
+  const known = key ? answers.get(key) : undefined;
+  if (known !== undefined) return Promise.resolve(known);
   return new Promise((resolve) => {
-    execFile('git', ['show', `${ref}:${path}`], { cwd: gitDir, encoding: 'utf8' }, (err, stdout) =>
-      resolve(err ? null : stdout),
-    );
+    execFile('git', ['show', `${sha ?? ref}:${path}`], { cwd: gitDir, encoding: 'utf8' }, (err, stdout) => {
+      if (!err && key) keep(key, stdout);
+      resolve(err ? null : stdout);
+    });
   });
 }
 
@@ -136,7 +172,7 @@ export interface ChangedFile {
 
 /** What a PR changes, as GitHub's files listing has it: the diff from the merge base of `base` and `head` to `head`. */
 export function changedFiles(gitDir: string, base: string, head: string): ChangedFile[] {
-  const from = git(gitDir, ['merge-base', `refs/heads/${base}`, head]);
+  const from = git(gitDir, ['merge-base', revParse(gitDir, `refs/heads/${base}`) ?? `refs/heads/${base}`, head]);
   const out = git(gitDir, ['diff', '--raw', '-z', '-M', '--no-abbrev', from, head, '--']);
   const parts = out ? out.split('\0') : [];
   if (parts.at(-1) === '') parts.pop();
@@ -166,7 +202,7 @@ export function changedFiles(gitDir: string, base: string, head: string): Change
  * header through that line; null when the line is not in the diff.
  */
 export function diffHunkAt(gitDir: string, base: string, head: string, path: string, line: number): string | null {
-  const from = git(gitDir, ['merge-base', `refs/heads/${base}`, head]);
+  const from = git(gitDir, ['merge-base', revParse(gitDir, `refs/heads/${base}`) ?? `refs/heads/${base}`, head]);
   const diff = git(gitDir, ['diff', from, head, '--', path]);
   let hunk: string[] | null = null;
   let at = 0;
