@@ -16,6 +16,9 @@ import { unclaimedWarnings } from '../helpers/sandbox-log.js';
 // fails, GitHub drops it, and yoke fixes it and queues it again.
 
 let sandbox: Sandbox;
+// Three of the demo's issues: a PR that lands alone, and the two that each add migration 002. (The demo's
+// other rejects, fixes and review take the same landing path; test/sandbox/life.e2e.test.ts runs them through the PR.)
+const TASKS = DEMO_TASKS.filter((t) => t.name === 'shout' || t.migration);
 
 /** The claim PRs of the two demo issues whose changes each add a migration numbered 002. */
 function migrationPulls(repo: ForgeRepo): number[] {
@@ -28,7 +31,7 @@ function migrationPulls(repo: ForgeRepo): number[] {
 }
 
 beforeAll(async () => {
-  sandbox = new Sandbox({ launcher: 'actions', failAgent: 0, tickSeconds: 1 });
+  sandbox = new Sandbox({ launcher: 'actions', failAgent: 0, tickSeconds: 1, tasks: TASKS });
   await sandbox.start();
   sandbox.repo.mergeQueue.add('main');
   sandbox.repo.requiredChecks.set('main', [{ context: 'yoke/lander', integrationId: 1 }]);
@@ -52,7 +55,7 @@ describe("landing through GitHub's merge queue, end to end", () => {
   it('LD04 every PR lands by the queue, at a merge group commit an accepting lander checked out; yoke merged none itself and asked for no fast-forward', async () => {
     const runs = await sandbox.runs();
     const landed = [...sandbox.repo.issues.values()].filter((i) => i.pull?.merged);
-    expect(landed.length).toBe(5);
+    expect(landed.length).toBe(TASKS.length);
     for (const i of landed) {
       // Marked merged when the queue moved main to its group's commit.
       expect(i.pull!.mergeNamedSha, `#${i.number}`).toBeNull();
@@ -81,7 +84,7 @@ describe("landing through GitHub's merge queue, end to end", () => {
     expect(enqueues.every((e) => e.state === 'queued')).toBe(true);
     expect(new Set(enqueues.map((e) => e.prNumber))).toEqual(new Set(landed.map((i) => i.number)));
     const built = sandbox.forge.deliveries.filter((d) => d.event === 'merge_group' && d.action === 'checks_requested');
-    expect(built.length).toBeGreaterThanOrEqual(5);
+    expect(built.length).toBeGreaterThanOrEqual(TASKS.length);
     expect(built.every((d) => d.status === 200)).toBe(true);
     // Shaped as GitHub's published example of the event.
     const published = publishedPayload('merge_group', 'checks_requested');
