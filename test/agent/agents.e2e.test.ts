@@ -32,34 +32,32 @@ async function runOne(agent: 'claude-code' | 'codex', task: (typeof DEMO_TASKS)[
   return sandbox;
 }
 
-describe.skipIf(!ok)('real agents through the shipped workflows', () => {
-  for (const agent of ['claude-code', 'codex'] as const) {
-    it(`a labelled issue becomes a claim PR made by the real ${agent} CLI, validated by the lander and merged; yoke records the cost its model gateway counted (TR39)`, async () => {
-      const s = await runOne(agent, DEMO_TASKS[0]!);
-      const [row] = await s.summary();
-      expect(row!.state).toBe('merged');
-      const afk = (await s.runs()).find((r) => r.kind === 'afk_auto')!;
-      expect(afk.outcome).toBe('success');
-      // The claim PR is the app's, from the branch yoke named, closing the issue with the run's trailer.
-      const pr = [...s.repo.issues.values()].find((i) => i.pull)!;
-      expect(pr.user.login).toBe('yoke-sandbox[bot]');
-      expect(pr.pull!.headRef).toBe(`yoke/1-${afk.id}`);
-      expect(pr.body).toContain('Closes #1');
-      expect(pr.body).toContain(`Yoke-Run: ${afk.id}`);
-      // The model got the issue as the prompt.
-      expect(s.model!.prompts()[0]).toContain('You are resolving issue #1 of acme/demo.');
-      expect(s.model!.prompts()[0]).toContain('~~~data (the title)\nAdd a shout helper\n~~~');
-      // The cost is what the gateway counted of the model's two answers, priced (as the CLI would: Claude Code prints the same), and the summary says it.
-      const printed = Number(/Cost: \$([\d.]+)/.exec(afk.summary ?? '')?.[1]);
-      expect(afk.cost?.usd).toBe(
-        agent === 'claude-code' ? (2 * (1200 * 4 + 150 * 20)) / 1e6 : (2 * (1200 * 1.25 + 150 * 10)) / 1e6,
-      );
-      expect(afk.cost?.usd).toBeCloseTo(printed, 4);
-      expect(afk.cost?.inputTokens).toBe(2 * 1200);
-      expect(afk.cost?.outputTokens).toBe(2 * 150);
-    }, 120_000);
-  }
+/**
+ * The AFK run of a sandbox's one issue made its claim PR with the real CLI: the app's PR from the branch yoke named,
+ * closing the issue with the run's trailer; the model got the issue as the prompt; and yoke recorded the cost its
+ * model gateway counted of the model's two answers, priced as the CLI prices them (TR39).
+ */
+async function expectClaimByCli(s: Sandbox, agent: 'claude-code' | 'codex', task: (typeof DEMO_TASKS)[number]) {
+  const afk = (await s.runs()).find((r) => r.kind === 'afk_auto')!;
+  expect(afk.outcome).toBe('success');
+  const pr = [...s.repo.issues.values()].find((i) => i.pull)!;
+  expect(pr.user.login).toBe('yoke-sandbox[bot]');
+  expect(pr.pull!.headRef).toBe(`yoke/1-${afk.id}`);
+  expect(pr.body).toContain('Closes #1');
+  expect(pr.body).toContain(`Yoke-Run: ${afk.id}`);
+  expect(s.model!.prompts()[0]).toContain('You are resolving issue #1 of acme/demo.');
+  expect(s.model!.prompts()[0]).toContain(`~~~data (the title)\n${task.title}\n~~~`);
+  // Claude Code prints the same cost; the summary says it.
+  const printed = Number(/Cost: \$([\d.]+)/.exec(afk.summary ?? '')?.[1]);
+  expect(afk.cost?.usd).toBe(
+    agent === 'claude-code' ? (2 * (1200 * 4 + 150 * 20)) / 1e6 : (2 * (1200 * 1.25 + 150 * 10)) / 1e6,
+  );
+  expect(afk.cost?.usd).toBeCloseTo(printed, 4);
+  expect(afk.cost?.inputTokens).toBe(2 * 1200);
+  expect(afk.cost?.outputTokens).toBe(2 * 150);
+}
 
+describe.skipIf(!ok)('real agents through the shipped workflows', () => {
   for (const agent of ['claude-code', 'codex'] as const) {
     it(`LD02 two PRs by the real ${agent} CLI that each add a migration numbered 002 both land: the one judged on a base holding the other's is rejected, the CLI's fix renumbers it, and it lands`, async () => {
       sandbox = new Sandbox({
@@ -78,10 +76,11 @@ describe.skipIf(!ok)('real agents through the shipped workflows', () => {
   }
 
   for (const agent of ['claude-code', 'codex'] as const) {
-    it(`TR33 a maintainer's change request with two inline comments becomes a fix by the real ${agent} CLI: its prompt holds both, its commit lands on the claim branch, the lander accepts, and yoke merges once the maintainer approves`, async () => {
+    it(`TR33 TR39 a labelled issue becomes a claim PR made by the real ${agent} CLI, and yoke records the cost its model gateway counted; the maintainer's change request with two inline comments becomes a fix by the same CLI: its prompt holds both, its commit lands on the claim branch, the lander accepts, and yoke merges once the maintainer approves`, async () => {
       const task = DEMO_TASKS.find((t) => t.review)!;
       const s = await runOne(agent, task);
       expect((await s.summary())[0]!.state).toBe('merged');
+      await expectClaimByCli(s, agent, task);
       const runs = await s.runs();
       expect(runs.map((r) => `${r.kind}:${r.verdict ?? r.outcome}`)).toEqual([
         'afk_auto:success',
