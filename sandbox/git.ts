@@ -1,4 +1,4 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import {
   existsSync,
   mkdtempSync,
@@ -11,6 +11,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { runBuffered } from './spawner.js';
 
 // Real git repositories on disk for the embedded forge: bare repos that
 // agents clone and push to, and the plumbing a merge needs.
@@ -137,12 +138,13 @@ export function readFileAtAsync(gitDir: string, ref: string, path: string): Prom
   const key = sha ? answerKey(gitDir, ['show', `${sha}:${path}`]) : null;
   const known = key ? answers.get(key) : undefined;
   if (known !== undefined) return Promise.resolve(known);
-  return new Promise((resolve) => {
-    execFile('git', ['show', `${sha ?? ref}:${path}`], { cwd: gitDir, encoding: 'utf8' }, (err, stdout) => {
-      if (!err && key) keep(key, stdout);
-      resolve(err ? null : stdout);
-    });
-  });
+  return runBuffered({ file: 'git', args: ['show', `${sha ?? ref}:${path}`], env: process.env, cwd: gitDir }).then(
+    ({ code, stdout }) => {
+      if (code !== 0) return null;
+      const text = stdout.toString('utf8');
+      return key ? keep(key, text) : text;
+    },
+  );
 }
 
 export type MergeOutcome = { ok: true; sha: string } | { ok: false; reason: string };

@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { IncomingMessage } from 'node:http';
 import { revParse } from '../git.js';
+import { runBuffered } from '../spawner.js';
 import type { Credential, ForgeRepo, ForgeState, PushCommit } from './state.js';
 
 // Git over HTTPS, as github.com serves it: `https://host/owner/repo.git`,
@@ -145,16 +145,9 @@ export async function serveGit(
     FORGE_PROTECTED: push ? [...repo.protectedBranches].join(' ') : '',
   };
   const branchBefore = push ? revParse(gitDir, `refs/heads/${repo.defaultBranch}`) : null;
-  const out = await new Promise<Buffer>((resolve, reject) => {
-    const child = spawn('git', ['http-backend'], { env });
-    const chunks: Buffer[] = [];
-    child.stdout.on('data', (c: Buffer) => chunks.push(c));
-    child.once('error', reject);
-    child.once('close', () => resolve(Buffer.concat(chunks)));
-    // A backend that refused the request early has stopped reading: its answer says why, not a broken pipe.
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(body);
-  });
+  const backend = await runBuffered({ file: 'git', args: ['http-backend'], env, input: body });
+  if (backend.code === null) throw new Error(`git http-backend did not run for ${repo.fullName}`);
+  const out = backend.stdout;
   const split = out.indexOf('\r\n\r\n');
   const headText = split >= 0 ? out.subarray(0, split).toString('latin1') : '';
   const headers: Record<string, string> = {};
@@ -191,22 +184,12 @@ export async function serveGit(
 /** The commits a push added (oldest first, at most 20), each with the files it added, modified and removed. */
 async function commitsBetween(gitDir: string, before: string | null, after: string): Promise<PushCommit[]> {
   const range = before ? [`${before}..${after}`] : ['-1', after];
-  const text = await new Promise<string>((resolve) => {
-    const child = spawn('git', [
-      '--git-dir',
-      gitDir,
-      'log',
-      '--reverse',
-      '--max-count=20',
-      '--name-status',
-      '--format=commit %H',
-      ...range,
-    ]);
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.once('error', () => resolve(''));
-    child.once('close', () => resolve(out));
+  const log = await runBuffered({
+    file: 'git',
+    args: ['--git-dir', gitDir, 'log', '--reverse', '--max-count=20', '--name-status', '--format=commit %H', ...range],
+    env: process.env,
   });
+  const text = log.code === 0 ? log.stdout.toString('utf8') : '';
   const commits: PushCommit[] = [];
   for (const line of text.split('\n')) {
     const c = /^commit ([0-9a-f]{40})$/.exec(line);
