@@ -57,7 +57,7 @@ export class SharedReadStore {
     return res.changes === 1;
   }
 
-  /** The digest of everything read of these installations, by key: one query per 500 installations. */
+  /** The digest of everything read of these installations, by key, in one query. */
   async digests(installationIds: readonly number[]): Promise<Map<string, string>> {
     const rows = await allGrouped(
       this.sql,

@@ -121,7 +121,7 @@ export class RunStore {
     );
   }
 
-  /** SC01: every run of each of these repositories, oldest launch first, by repository: one query per 500. */
+  /** SC01: every run of each of these repositories, oldest launch first, by repository, in one query. */
   async listForRepos(repos: readonly string[]): Promise<Map<string, Run[]>> {
     return allGrouped(
       this.sql,

@@ -123,12 +123,25 @@ export const databaseClock: LeaseClock = async (sql) => {
   return row!.now;
 };
 
-/** PostgreSQL and SQLite both take this many parameters in one statement with room to spare. */
-const IN_CHUNK = 500;
+/**
+ * The list an `IN (?)` stands for, as one parameter: a JSON array each engine takes apart itself (SQLite's
+ * `json_each`, PostgreSQL's `json_array_elements_text`, cast back to a number where the values are numbers).
+ */
+function inList(dialect: Dialect, values: readonly (string | number)[]): { clause: string; param: string } {
+  const numbers = values.every((v) => typeof v === 'number');
+  if (!numbers && values.some((v) => typeof v === 'number'))
+    throw new Error('an IN (?) list holds either numbers or text, not both');
+  const clause =
+    dialect === 'postgres'
+      ? `IN (SELECT json_array_elements_text(?::json)${numbers ? '::bigint' : ''})`
+      : 'IN (SELECT value FROM json_each(?))';
+  return { clause, param: JSON.stringify(values) };
+}
 
 /**
- * SC01: the rows of a query over a list of values, `IN (…)` where the statement says `IN (?)`, a statement per 500
- * values, grouped by `keyOf` (values named in no row are left out): what would be a query per value, in a few.
+ * SC01, SC10: the rows of a query over a list of values, where the statement says `IN (?)`, grouped by `keyOf`
+ * (values named in no row are left out): what would be a query per value, in one statement however long the list
+ * (the list is one parameter, so the statement's text, and PostgreSQL's prepared statement, is the same each time).
  */
 export async function allGrouped<S extends Shape, T>(
   sql: Sql,
@@ -138,18 +151,14 @@ export async function allGrouped<S extends Shape, T>(
   const { shape, statement, values } = query;
   const out = new Map<string, T[]>();
   const unique = [...new Set(values)];
-  for (let i = 0; i < unique.length; i += IN_CHUNK) {
-    const some = unique.slice(i, i + IN_CHUNK);
-    for (const row of await sql.all(
-      shape,
-      statement.replace('IN (?)', `IN (${some.map(() => '?').join(', ')})`),
-      some,
-    )) {
-      const key = group.keyOf(row);
-      const mine = out.get(key);
-      if (mine) mine.push(group.map(row));
-      else out.set(key, [group.map(row)]);
-    }
+  if (!unique.length) return out;
+  if (statement.split('IN (?)').length !== 2) throw new Error(`a grouped query says IN (?) once: ${statement}`);
+  const { clause, param } = inList(sql.dialect, unique);
+  for (const row of await sql.all(shape, statement.replace('IN (?)', clause), [param])) {
+    const key = group.keyOf(row);
+    const mine = out.get(key);
+    if (mine) mine.push(group.map(row));
+    else out.set(key, [group.map(row)]);
   }
   return out;
 }
