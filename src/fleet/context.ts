@@ -111,7 +111,10 @@ export interface FleetContext extends Io {
   webUrl: string;
   /** Asks for an early pass; does not wait for it. */
   kick(): void;
-  /** Something happened in this repository (a webhook, a command): it is active now, and a pass is asked for. */
+  /**
+   * Something happened in this repository (a webhook, a command): it is active now, its reader (on whichever process)
+   * is asked to read it again first, and a pass is asked for once that ask is recorded. Does not wait.
+   */
   wake(repo: RepoName): void;
   /**
    * SC10: an installation's repositories changed (added, removed): its next listing is read from GitHub, not its last.

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { SharedReading } from '../../src/fleet/engine/reading.js';
 import { listingKey, viewKey } from '../../src/store/shared-reads.js';
 import type { Store } from '../../src/store/store.js';
@@ -186,6 +186,30 @@ describe('SC09 the reading shared, one pass deciding', () => {
     expect(tick.wanted).toBe(1);
     // Read again, it is not wanted any more.
     expect((await b.reading.tick()).wanted).toBe(0);
+  });
+
+  it('SC09 the pass a webhook asks for starts once its want is recorded, so the pass sees it on any process', async () => {
+    const { a, tb } = await twoProcesses();
+    const theirs = `org${tb.held[0]}/a`;
+    await a.h.engine.schedulerTick();
+    // The want's write held until released; each pass's start seen where it reads the live runs.
+    const events: string[] = [];
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const { sharedReads, runs } = a.h.store;
+    const want = sharedReads.want.bind(sharedReads);
+    sharedReads.want = async (key) => {
+      await gate;
+      await want(key);
+      events.push(`wanted ${key}`);
+    };
+    const listLive = runs.listLive.bind(runs);
+    runs.listLive = () => (events.push('pass'), listLive());
+    a.h.fleet.wake(theirs);
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(events).toEqual([]);
+    release();
+    await vi.waitFor(() => expect(events).toEqual([`wanted ${viewKey(theirs)}`, 'pass']));
   });
 
   it("SC09 a killed reader's installations are read again at the survivor's next tick, and a third process joining takes a share and changes no outcome", async () => {

@@ -123,8 +123,10 @@ export class Engine {
       kick: () => void this.kick().catch((err) => this.failed('kicked pass failed', err)),
       wake: (repo) => {
         this.activity.wake(repo, clock.now());
-        void this.readAgain(viewKey(repo));
-        void this.kick().catch((err) => this.failed('kicked pass failed', err));
+        // The pass is asked for once the want is recorded (or failed, said): a pass on any process then sees it.
+        void this.readAgain(viewKey(repo))
+          .then(() => this.kick())
+          .catch((err) => this.failed('kicked pass failed', err));
       },
       relist: (installationId) => {
         forge.relist(installationId);
