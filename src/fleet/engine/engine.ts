@@ -102,7 +102,7 @@ export class Engine {
     return new SharedReading({ ...this.deps, processId, activity, stopping: this.stopping.signal }, leaseMs);
   }
 
-  /** SC09: what a webhook changed is read again first, by whichever process reads it. */
+  /** SC09: what a webhook changed is read again first, by whichever process reads it; a pass asked for once this resolves sees it. */
   private readAgain(key: string): Promise<void> {
     return this.deps.store.sharedReads.want(key).catch((err) => this.failed('could not ask for a read', err));
   }
@@ -111,6 +111,7 @@ export class Engine {
   context(): FleetContext {
     const { store, clock, policy, log } = this.deps;
     const forge = this.forge;
+    const kick = () => void this.kick().catch((err) => this.failed('kicked pass failed', err));
     return {
       processId: this.processId,
       store,
@@ -120,13 +121,10 @@ export class Engine {
       log,
       tracer: this.deps.tracer ?? NO_TRACER,
       webUrl: this.deps.webUrl,
-      kick: () => void this.kick().catch((err) => this.failed('kicked pass failed', err)),
+      kick,
       wake: (repo) => {
         this.activity.wake(repo, clock.now());
-        // The pass is asked for once the want is recorded (or failed, said): a pass on any process then sees it.
-        void this.readAgain(viewKey(repo))
-          .then(() => this.kick())
-          .catch((err) => this.failed('kicked pass failed', err));
+        void this.readAgain(viewKey(repo)).then(kick);
       },
       relist: (installationId) => {
         forge.relist(installationId);
