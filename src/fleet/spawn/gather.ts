@@ -6,7 +6,14 @@ import { isAtCap, type LivenessSnapshot } from '../cap.js';
 import { deferralRefusal, stageRank, subjectKey, type Candidate, type Deferral, type Waiting } from '../candidate.js';
 import type { Housekeeping } from '../engine/housekeeping.js';
 import { forEachLimited } from '../../kernel/limit.js';
-import { atCapRepos, fixCandidates, landerCandidates, newWorkCandidates, type ProducerContext } from './producers.js';
+import {
+  atCapRepos,
+  fixCandidates,
+  landerCandidates,
+  mayDecide,
+  newWorkCandidates,
+  type ProducerContext,
+} from './producers.js';
 import { makeRefusal } from '../../kernel/codes/table.js';
 import { type RepoFacts } from '../repo-facts.js';
 import { readFacts, readStored, type StoredFacts } from './read-facts.js';
@@ -200,6 +207,24 @@ function passConfigs(deps: PassDeps, unread: ReadonlySet<string>): (repo: RepoRe
   };
 }
 
+/**
+ * SC10: the repositories, in the listing's order, where a producer may find a candidate or something that waits
+ * (mayDecide): a repository whose facts were read and show none is passed by; one not read yet is kept, and the
+ * producers read it as before.
+ */
+async function mayDecideRepos(
+  ctx: ProducerContext,
+  facts: ReadonlyMap<string, Promise<RepoFacts | null>>,
+): Promise<RepoRef[]> {
+  const out: RepoRef[] = [];
+  for (const repo of ctx.repos) {
+    const memo = facts.get(repo.fullName);
+    const f = memo ? await memo : undefined;
+    if (f !== null && (f === undefined || mayDecide(f))) out.push(repo);
+  }
+  return out;
+}
+
 /** The read half of a pass: one listing, one snapshot, every producer (SP02, SP11). Writes nothing. */
 export async function gatherPass(deps: PassDeps): Promise<Gathered> {
   const { forge, policy, log } = deps;
@@ -270,8 +295,10 @@ export async function gatherPass(deps: PassDeps): Promise<Gathered> {
   for (const d of deferred) unread.add(d.repo);
   goOn(deps); // a stop mid-read: the producers would read the rest themselves
 
-  // Producers gather from the same snapshot; none launches (SP03, SP11).
-  const decided = [await landerCandidates(ctx), await fixCandidates(ctx), await newWorkCandidates(ctx)];
+  // Producers gather from the same snapshot; none launches (SP03, SP11). SC10: over the repositories where one
+  // may find something (every one read or deferred above, but those at their cap, which no producer reads).
+  const deciding = { ...ctx, repos: await mayDecideRepos(ctx, facts) };
+  const decided = [await landerCandidates(deciding), await fixCandidates(deciding), await newWorkCandidates(deciding)];
   const candidates = decided.flatMap((d) => d.candidates);
   const waiting = [...passedOver(ctx, deferred, housekeeping), ...decided.flatMap((d) => d.waiting)].sort(
     (a, b) => stageRank(a.stage) - stageRank(b.stage),

@@ -238,6 +238,20 @@ export function decideNewWork(facts: RepoFacts): Decided {
   return { candidates: out.map((c) => titled(facts, c)), waiting: passed };
 }
 
+/**
+ * SC10: whether any producer could find work in a repository, or anything that waits: an open claim PR (landers,
+ * fixes), an open request (a start or a land), or an open issue with the AFK label (new work). A repository with
+ * none has no candidate and nothing waiting whatever else its facts say, so the producers pass it by: an idle
+ * fleet's pass decides over the repositories with work, not over every one.
+ */
+export function mayDecide(facts: RepoFacts): boolean {
+  return (
+    facts.view.claims.length > 0 ||
+    facts.requests.length > 0 ||
+    facts.view.issues.some((i) => i.labels.includes(facts.config.afk_label))
+  );
+}
+
 async function collectCandidates(
   ctx: ProducerContext,
   wants: (repo: RepoRef) => Promise<boolean>,
