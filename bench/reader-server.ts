@@ -1,6 +1,5 @@
-import { writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector';
 import { openStoreAt } from '../src/store/store.js';
+import { profiled } from './profile.js';
 import { BenchClock, lockQuiet, startYoke, type Yoke } from './scale.js';
 
 // One yoke server of the readers bench (bench/readers.ts), a process of its own so that its CPU is its own: it reads
@@ -45,26 +44,6 @@ function report(yoke: Yoke): ServerReport {
       unshared: last.deferred.filter((d) => d.reader !== undefined).length,
     },
   };
-}
-
-/** `fn`, under V8's CPU profiler when `file` is set (BENCH_PROFILE_PASS): the profile is written there, for DevTools. */
-async function profiled<T>(file: string | undefined, fn: () => Promise<T>): Promise<T> {
-  if (!file) return fn();
-  const session = new Session();
-  session.connect();
-  const post = (method: string) =>
-    new Promise<unknown>((resolve, reject) =>
-      session.post(method, (err, result) => (err ? reject(err) : resolve(result))),
-    );
-  await post('Profiler.enable');
-  await post('Profiler.start');
-  try {
-    return await fn();
-  } finally {
-    const { profile } = (await post('Profiler.stop')) as { profile: unknown };
-    writeFileSync(file, JSON.stringify(profile));
-    session.disconnect();
-  }
 }
 
 async function answer(yoke: Yoke, clock: BenchClock, ask: ServerAsk): Promise<unknown> {

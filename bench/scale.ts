@@ -13,6 +13,7 @@ import type { Store } from '../src/store/store.js';
 import { EmbeddedForge } from '../sandbox/forge-server.js';
 import { DEFAULT_PROCESS_LEASE } from '../src/process-lease.js';
 import type { BenchEngine } from './engines.js';
+import { profiled } from './profile.js';
 import { sized } from './size.js';
 
 // SC01-SC06 at scale: a fleet of repositories in ten installations behind a GitHub that answers after 50 ms
@@ -248,7 +249,9 @@ export async function benchScale(print: Print, engine: BenchEngine, repos: numbe
       `s (${installations} installation${installations === 1 ? '' : 's'}, 50 ms latency, ${cold.passes} passes)`,
     );
     let t0 = performance.now();
-    await yoke.rt.engine.schedulerTick();
+    // BENCH_PROFILE_PASS with BENCH_ONLY=scale: this pass's profile, a file per fleet and engine (the tag added).
+    const profile = process.env.BENCH_ONLY === 'scale' ? process.env.BENCH_PROFILE_PASS : undefined;
+    await profiled(profile?.replace(/(\.cpuprofile)?$/, `-${tag}.cpuprofile`), () => yoke.rt.engine.schedulerTick());
     print(`scale_idle_pass_${tag}_s`, (performance.now() - t0) / 1000, 's');
     // The smoke bench runs one minute of the cycle: enough to print the figure, in a few seconds rather than fourteen.
     const cycleMs = sized(yoke.rt.settings.configRefreshMs, 60_000);
