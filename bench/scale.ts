@@ -249,7 +249,7 @@ export async function benchScale(print: Print, engine: BenchEngine, repos: numbe
       `s (${installations} installation${installations === 1 ? '' : 's'}, 50 ms latency, ${cold.passes} passes)`,
     );
     // The pass after the cold read: the listings and probes whose slots came round while it read are made in it.
-    let t0 = performance.now();
+    const t0 = performance.now();
     await yoke.rt.engine.schedulerTick();
     print(`scale_idle_pass_${tag}_s`, (performance.now() - t0) / 1000, 's');
     // The smoke bench runs one minute of the cycle: enough to print the figure, in a few seconds rather than fourteen.
