@@ -7,15 +7,15 @@ process.on('message', (m) => {
   const child = spawn(m.file, m.args, { env: m.env, cwd: m.cwd });
   const out = [];
   let answered = false;
-  const answer = (code, error) => {
+  const answer = (code) => {
     if (answered) return;
     answered = true;
-    process.send({ id: m.id, code, stdout: Buffer.concat(out), error });
+    process.send({ id: m.id, code, stdout: Buffer.concat(out) });
   };
   child.stdout.on('data', (c) => out.push(c));
   child.stderr.resume();
-  child.once('error', (e) => answer(null, String(e)));
-  child.once('close', (code) => answer(code, null));
+  child.once('error', () => answer(null));
+  child.once('close', (code) => answer(code));
   // A program that refused its input early has stopped reading: its answer says why, not a broken pipe.
   child.stdin.on('error', () => undefined);
   child.stdin.end(m.input ? Buffer.from(m.input) : undefined);
