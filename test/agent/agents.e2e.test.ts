@@ -58,22 +58,30 @@ async function expectClaimByCli(s: Sandbox, agent: 'claude-code' | 'codex', task
 }
 
 describe.skipIf(!ok)('real agents through the shipped workflows', () => {
-  for (const agent of ['claude-code', 'codex'] as const) {
-    it(`LD02 two PRs by the real ${agent} CLI that each add a migration numbered 002 both land: the one judged on a base holding the other's is rejected, the CLI's fix renumbers it, and it lands`, async () => {
-      sandbox = new Sandbox({
-        launcher: 'actions',
-        failAgent: 0,
-        agent,
-        tasks: DEMO_TASKS.filter((t) => t.migration),
-      });
-      const s = sandbox;
-      await s.start();
-      await s.waitUntil(() => s.done(), 120_000, 'both issues to be merged or stuck');
-      expect((await s.summary()).map((r) => r.state)).toEqual(['merged', 'merged']);
-      const fixes = (await s.runs()).filter((r) => r.kind === 'fix');
-      expect(fixes.map((r) => [r.outcome, r.why])).toEqual([['success', 'a lander rejection']]);
-    }, 150_000);
-  }
+  // One agent lands the pair; the other's fixes are the review's below (and containment.e2e's runs): a fix run's
+  // prompt is the same text whichever CLI reads it.
+  it("LD02 two PRs by the real codex CLI that each add a migration numbered 002 both land: the one judged on a base holding the other's is rejected with the failing validation output in its verdict and in its fix run's prompt, the CLI's fix renumbers it, and it lands", async () => {
+    sandbox = new Sandbox({
+      launcher: 'actions',
+      failAgent: 0,
+      agent: 'codex',
+      tasks: DEMO_TASKS.filter((t) => t.migration),
+    });
+    const s = sandbox;
+    await s.start();
+    await s.waitUntil(() => s.done(), 120_000, 'both issues to be merged or stuck');
+    expect((await s.summary()).map((r) => r.state)).toEqual(['merged', 'merged']);
+    const fixes = (await s.runs()).filter((r) => r.kind === 'fix');
+    expect(fixes.map((r) => [r.outcome, r.why])).toEqual([['success', 'a lander rejection']]);
+    const fixPrompt = s.model!.prompts().find((p) => p.includes('You are repairing pull request'))!;
+    expect(fixPrompt).toContain('The validation job failed at');
+    expect(fixPrompt).toContain('FAIL migrations.test.js');
+    expect(fixPrompt).toContain('two migrations share a number: 001, 002, 002');
+    // The verdict comment shows the output collapsed.
+    const verdict = s.repo.comments.find((c) => c.body.includes('yoke lander rejected'))!;
+    expect(verdict.body).toContain('<details><summary>The end of the validation output</summary>');
+    expect(verdict.body).toContain('two migrations share a number');
+  }, 150_000);
 
   for (const agent of ['claude-code', 'codex'] as const) {
     it(`TR33 TR39 a labelled issue becomes a claim PR made by the real ${agent} CLI, and yoke records the cost its model gateway counted; the maintainer's change request with two inline comments becomes a fix by the same CLI: its prompt holds both, its commit lands on the claim branch, the lander accepts, and yoke merges once the maintainer approves`, async () => {
@@ -135,18 +143,4 @@ describe.skipIf(!ok)('real agents through the shipped workflows', () => {
       expect(verdict.body.endsWith(reviewHoldNote(['maintainer']))).toBe(true);
     }, 150_000);
   }
-
-  it('a rejected PR gets a fix run whose prompt carries the failing validation output, and the repaired PR merges', async () => {
-    const counter = DEMO_TASKS.find((t) => t.broken)!;
-    const s = await runOne('claude-code', counter);
-    expect((await s.summary())[0]!.state).toBe('merged');
-    const kinds = (await s.runs()).map((r) => `${r.kind}:${r.verdict ?? r.outcome}`);
-    expect(kinds).toEqual(['afk_auto:success', 'lander:reject', 'fix:success', 'lander:accept']);
-    const fixPrompt = s.model!.prompts().find((p) => p.includes('You are repairing pull request'))!;
-    expect(fixPrompt).toContain('The validation job failed at');
-    expect(fixPrompt).toContain(`FAIL ${counter.name}.test.js`);
-    // The verdict comment shows the output collapsed.
-    const verdict = s.repo.comments.find((c) => c.body.includes('yoke lander rejected'))!;
-    expect(verdict.body).toContain('<details><summary>The end of the validation output</summary>');
-  }, 150_000);
 });
