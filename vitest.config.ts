@@ -20,7 +20,6 @@ export const WHOLE_FILES = [
   'test/format.test.ts',
   'test/package.test.ts',
   'test/start.test.ts',
-  'test/readme.test.ts',
   'test/deploy.test.ts',
   'test/observe/prometheus.test.ts',
   'test/cli/exec.test.ts',

@@ -11,7 +11,6 @@ export const SLOWEST_FIRST = [
   'test/http/dashboard.browser.test.ts',
   'test/sandbox/runs-reach.e2e.test.ts',
   'test/sandbox/mission.e2e.test.ts',
-  'test/readme.test.ts',
   'test/sandbox/postgres.e2e.test.ts',
   'test/package.test.ts',
   'test/sandbox/merge-queue.e2e.test.ts',

@@ -5,13 +5,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_STORY, README, ROOT, shellBlocks } from '../helpers/readme.js';
 
-// The web dashboard in headless Chromium, against the very page
-// `npm run sandbox -- --keep-running` prints: the demo runs to the end
-// (merges and delivery), then the browser signs in and checks what a
-// maintainer would see. Chromium comes from Debian (`apt-get install -y
-// chromium`); .ci/run installs it and sets YOKE_REQUIRE_BROWSER, so in CI
-// these tests never skip.
+// The README's first command, `npm run sandbox`, run once here for two purposes (with `--keep-running`, as the
+// README says to keep it up for the dashboard): its end table tells the demo's story as the README and
+// docs/sandbox.md tell it, and the web dashboard in headless Chromium, against the very page it prints, shows what a
+// maintainer would see once the demo has run to the end (merges and delivery). Chromium comes from Debian
+// (`apt-get install -y chromium`); .ci/run installs it and sets YOKE_REQUIRE_BROWSER, so in CI the browser tests
+// never skip; without it, the README's demo still runs.
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const haveBrowser = existsSync(CHROMIUM);
@@ -81,6 +82,26 @@ async function pushOptIn(edit: (text: string) => string, message: string): Promi
   }
 }
 
+/**
+ * The command the sandbox printed for the reviewer when its deployment run held DEMO-1's manual case, run once as
+ * they would run it: delivery then goes on to production.
+ */
+let answering: Promise<{ code: number | null; out: string }> | undefined;
+const answerHeldWait = () =>
+  (answering ??= (async () => {
+    await waitFor('the held wait to be printed', () =>
+      /^ {2}YOKE_URL=\S+ YOKE_TOKEN=\S+ npm run yoke -- qa case run /m.test(printed),
+    );
+    const line = /^ {2}YOKE_URL=(\S+) YOKE_TOKEN=(\S+) npm run yoke -- (qa case run .+)$/m.exec(printed)!;
+    const args = line[3]!
+      .replace(/'([^']*)'/g, (_m, q: string) => q.replace(/ /g, '\u0000'))
+      .split(' ')
+      .map((a) => a.replace(/\u0000/g, ' '));
+    return sh('npm', ['run', 'yoke', '--', ...args], {
+      env: { YOKE_URL: line[1]!, YOKE_TOKEN: line[2]!, npm_config_update_notifier: 'false' },
+    });
+  })());
+
 const needsYou = () => page.locator('#needs-you li').allTextContents();
 
 const HOSTILE = `<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script> & "quotes"`;
@@ -108,9 +129,12 @@ const forgeApi = async <T>(method: string, path: string, body?: unknown): Promis
   return (await res.json()) as T;
 };
 
+/** The README's first command, as a newcomer copies it. */
+const SANDBOX = 'npm run sandbox';
+
 beforeAll(async () => {
-  if (!haveBrowser) return;
-  child = spawn('npm', ['run', 'sandbox', '--', '--keep-running'], {
+  const [npm, ...args] = SANDBOX.split(' ');
+  child = spawn(npm!, [...args, '--', '--keep-running'], {
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -126,6 +150,7 @@ beforeAll(async () => {
   [dashboardUrl, operatorToken] = [dash[1]!, dash[2]!];
   forgeUrl = /^forge:\s+(\S+) /m.exec(printed)![1]!;
   forgeToken = /use their personal token (\S+):/.exec(printed)![1]!;
+  if (!haveBrowser) return;
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: [
@@ -171,15 +196,7 @@ describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
     );
     expect(await page.locator('#needs-you li code', { hasText: 'yoke qa case run --item DEMO-1' }).count()).toBe(1);
     await shoot('1-needs-you-qa-wait');
-    // The command the sandbox printed for the reviewer, run as they would run it.
-    const line = /^ {2}YOKE_URL=(\S+) YOKE_TOKEN=(\S+) npm run yoke -- (qa case run .+)$/m.exec(printed)!;
-    const args = line[3]!
-      .replace(/'([^']*)'/g, (_m, q: string) => q.replace(/ /g, '\u0000'))
-      .split(' ')
-      .map((a) => a.replace(/\u0000/g, ' '));
-    const answered = await sh('npm', ['run', 'yoke', '--', ...args], {
-      env: { YOKE_URL: line[1]!, YOKE_TOKEN: line[2]!, npm_config_update_notifier: 'false' },
-    });
+    const answered = await answerHeldWait();
     // npm names the script it runs first; yoke's own answer is the last line.
     expect([answered.code, answered.out.trimEnd().split('\n').at(-1)]).toEqual([0, 'DEMO-1 greeting/reads-well: pass']);
     await waitFor(
@@ -543,7 +560,34 @@ describe.skipIf(!haveBrowser)('the web dashboard in Chromium', () => {
       await context.close();
     }
   }, 60_000);
+});
 
+describe(`${SANDBOX}, as the README's first command says`, () => {
+  it('merges, delivers and closes out every demo issue, and its end table tells the story the README and docs/sandbox.md tell', async () => {
+    expect(shellBlocks(README)[0]!.commands).toContain(SANDBOX);
+    // --keep-running holds DEMO-1's manual case for a person: answered as printed (by the dashboard's first test,
+    // when there is a browser; here, when there is not).
+    expect((await answerHeldWait()).code).toBe(0);
+    await waitFor('the demo to settle', () => /^The demo has settled/m.test(printed), 120_000);
+    expect(printed).toMatch(/^deployment run dr-\w+: succeeded; /m);
+    expect(printed).toMatch(/^5 of 5 issues merged, 5 delivered and closed out in [\d.]+s\.$/m);
+    // TR33: the end table shows the maintainer's change request on #4 as the fix it started.
+    expect(printed).toMatch(
+      /^#4 Add a title-case helper: merged as #\d+ → \w{7}\n {3}runs {7}afk_auto:success lander:accepted fix\[review by @maintainer\]:success lander:accepted$/m,
+    );
+    // What the README and docs/sandbox.md tell of the demo is what its end table shows, sentence by sentence.
+    for (const { page, says, shows } of DEMO_STORY) {
+      expect(readFileSync(join(ROOT, page), 'utf8').replace(/\s+/g, ' '), `${page} says`).toContain(says);
+      expect(printed, `the end table shows: ${says}`).toMatch(shows);
+    }
+    // The end table fits 100 columns.
+    const end = printed.search(/^5 of 5 issues merged/m);
+    const table = printed.slice(printed.lastIndexOf('\n#1 ', end), end);
+    expect(table.split('\n').filter((l) => l.length > 100)).toEqual([]);
+  }, 180_000);
+});
+
+describe('stopping the sandbox', () => {
   it('Ctrl-C stops the sandbox and removes its data folder', async () => {
     const dataDir = /removes its data folder (\S+)\)/.exec(printed)![1]!;
     expect(existsSync(dataDir)).toBe(true);
