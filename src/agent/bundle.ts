@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Plugin } from 'esbuild';
 
 // yoke's runner as one file for a workflow job to fetch from yoke's own URL,
 // served at GET /yoke/runner.mjs. Its sha256 goes out with every dispatch,
@@ -24,6 +25,26 @@ export const BUILT_RUNNER = join(here, 'runner.mjs');
 
 const bundleOf = (code: string): RunnerBundle => ({ code, sha256: createHash('sha256').update(code).digest('hex') });
 
+/**
+ * zod names every locale it has (`z.locales`), and a bundle that holds `z` keeps all 64 of them: 361 of the
+ * runner's 868 KB, parsed by every workflow job that starts it. The runner's messages are zod's English ones, so its
+ * locales are English alone.
+ */
+export const ENGLISH_ONLY: Plugin = {
+  name: 'zod-english-only',
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[/\\]zod[/\\]/.test(args.importer)
+        ? { path: join(dirname(args.importer), '..', 'locales', 'index.js'), namespace: 'zod-english-only' }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'zod-english-only' }, (args) => ({
+      contents: `export { default as en } from ${JSON.stringify(join(dirname(args.path), 'en.js'))};`,
+      resolveDir: dirname(args.path),
+    }));
+  },
+};
+
 export async function buildRunnerBundle(): Promise<RunnerBundle> {
   const { build } = await import('esbuild');
   const out = await build({
@@ -37,6 +58,7 @@ export async function buildRunnerBundle(): Promise<RunnerBundle> {
     legalComments: 'none',
     logLevel: 'silent',
     banner: { js: '// yoke runner: built by yoke from its agent/main; run with node.' },
+    plugins: [ENGLISH_ONLY],
   });
   return bundleOf(out.outputFiles[0]!.text);
 }
