@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { hostingProblems, runContainmentProblem } from '../src/config/hosting-checks.js';
+import { freePort } from '../sandbox/yoke-process.js';
 import { TEST_SERVER } from './helpers/bundles-global.js';
 
 // `npm start` as an operator meets it with half a set of app credentials: a
@@ -118,12 +119,14 @@ describe('npm start, once it runs', () => {
       YOKE_METRICS_TOKEN: 'metrics-token-0123456789abcdef0123456789',
       OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20otlp-secret-0123456789abcdef',
     };
+    // A port free now, not a fixed one: the kernel hands ports of this range to other tests' servers too.
+    const port = await freePort();
     const child = spawn(process.execPath, [TEST_SERVER], {
       cwd,
       env: {
         PATH: process.env.PATH ?? '',
         HOME: cwd,
-        PORT: '39172',
+        PORT: String(port),
         YOKE_DB_PATH: join(cwd, 'running.db'),
         APP_ID: '123456',
         YOKE_RUNS_REACH: 'github',
@@ -141,9 +144,10 @@ describe('npm start, once it runs', () => {
     try {
       // Started: it answers on its port.
       await expect
-        .poll(async () => (await fetch('http://127.0.0.1:39172/yoke/health').catch(() => null))?.status ?? 0, {
+        .poll(async () => (await fetch(`http://127.0.0.1:${port}/yoke/health`).catch(() => null))?.status ?? 0, {
           timeout: 20_000,
           interval: 100,
+          message: `yoke did not answer on port ${port}; it printed:\n${out}`,
         })
         .not.toBe(0);
       // It forgets them right after it starts listening.
@@ -203,12 +207,13 @@ describe('npm start with the command launcher', () => {
 describe("npm start with no app yet: yoke's setup page", () => {
   it("TR34 registers the app from the app.yml yoke ships, with yoke's webhook path, and makes no smee.io channel; unasked, it listens on loopback only", async () => {
     // Run from a folder with no app.yml: the manifest comes from yoke's own, wherever yoke runs from.
+    const port = await freePort();
     const child = spawn(process.execPath, [TEST_SERVER], {
       cwd,
       env: {
         PATH: process.env.PATH ?? '',
         HOME: cwd,
-        PORT: '39171',
+        PORT: String(port),
         YOKE_DB_PATH: join(cwd, 'setup.db'),
         YOKE_PUBLIC_URL: 'https://yoke.example.com/',
       },
@@ -220,10 +225,10 @@ describe("npm start with no app yet: yoke's setup page", () => {
     try {
       await expect
         .poll(() => out, { timeout: 20_000, interval: 100 })
-        .toContain('yoke has no GitHub App yet: open http://localhost:39171/yoke/setup to register one.');
-      const root = await fetch('http://localhost:39171/', { redirect: 'manual' });
+        .toContain(`yoke has no GitHub App yet: open http://localhost:${port}/yoke/setup to register one.`);
+      const root = await fetch(`http://localhost:${port}/`, { redirect: 'manual' });
       expect([root.status, root.headers.get('location')]).toEqual([302, '/yoke/setup']);
-      const page = await (await fetch('http://localhost:39171/yoke/setup')).text();
+      const page = await (await fetch(`http://localhost:${port}/yoke/setup`)).text();
       const manifest = JSON.parse(decodeHtml(/name="manifest" value="([^"]*)"/.exec(page)?.[1] ?? '{}')) as Record<
         string,
         unknown
@@ -233,7 +238,7 @@ describe("npm start with no app yet: yoke's setup page", () => {
         hook_attributes: { url: 'https://yoke.example.com/api/github/webhooks', active: true },
         // The app's homepage is this yoke, never another app's page.
         url: 'https://yoke.example.com/yoke',
-        redirect_url: 'http://localhost:39171/yoke/setup/done',
+        redirect_url: `http://localhost:${port}/yoke/setup/done`,
         default_permissions: appYml.default_permissions,
         default_events: appYml.default_events,
         public: false,
@@ -242,14 +247,16 @@ describe("npm start with no app yet: yoke's setup page", () => {
       expect(page).toContain('GitHub App names are global');
       expect(out).not.toMatch(/smee/i);
       // TR34: whoever reaches the setup page registers yoke's app: with no HOST, yoke itself listens on 127.0.0.1 alone,
-      // as the kernel's own table of listening sockets says (0100007F:9903 is 127.0.0.1:39171; state 0A is LISTEN).
+      // as the kernel's own table of listening sockets says (0100007F:9903 is 127.0.0.1:39171, the port in hex; state
+      // 0A is LISTEN).
+      const hex = port.toString(16).toUpperCase().padStart(4, '0');
       const listening = [readFileSync('/proc/net/tcp', 'utf8'), readFileSync('/proc/net/tcp6', 'utf8')]
         .join('\n')
         .split('\n')
         .map((l) => l.trim().split(/\s+/))
-        .filter((f) => f[3] === '0A' && f[1]?.endsWith(':9903'))
+        .filter((f) => f[3] === '0A' && f[1]?.endsWith(`:${hex}`))
         .map((f) => f[1]);
-      expect(listening).toEqual(['0100007F:9903']);
+      expect(listening).toEqual([`0100007F:${hex}`]);
     } finally {
       child.kill('SIGKILL');
     }
