@@ -1,11 +1,10 @@
-import type { ChildProcess } from 'node:child_process';
 import { cpSync, createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
 import { git, readFileAt, revParse } from '../git.js';
 import { readOutputs } from './step-outputs.js';
-import { runStep } from './step-process.js';
+import { runStep, type StepProcess } from './step-process.js';
 import { evaluateCondition, grants, substitute, type ExprCtx } from './runner-expressions.js';
 import { HttpError } from '../http-error.js';
 import { needsOf, Workflow, type Job } from './workflow-file.js';
@@ -83,7 +82,7 @@ export interface RunnerOptions {
 
 export class ActionsRunner {
   readonly runs: WorkflowRunRecord[] = [];
-  private children = new Map<number, ChildProcess>();
+  private children = new Map<number, StepProcess>();
   private seq = 0;
   /** As on GitHub, a run's number counts the runs of its own workflow. */
   private runNumbers = new Map<string, number>();

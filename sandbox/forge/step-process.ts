@@ -1,36 +1,27 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { runStreamed } from '../spawner.js';
 
-/** How long a step that exited may still write to its log, through pipes a process it left behind may hold. */
-const STEP_PIPES_MS = 2_000;
+/** A step's process, as its job holds it: the process group a cancel ends. */
+export interface StepProcess {
+  pid: number;
+}
 
 /**
  * One `run` step, as a runner runs it: bash in a process group of its own, its output into the job's log; its exit
  * code (143 when a signal ended it, 127 when bash could not start). The step is over once its pipes close, so that
  * all it wrote is in the log before the job ends the log (a write after that would throw); a process it left
  * behind may hold them open, and then it is over a moment after it exited, and what it writes after is dropped.
+ * The forge's spawner starts it (sandbox/spawner.ts): a fork of the forge's own process, which holds yoke and a
+ * test's worker too, blocked it for about 11 ms a step.
  */
 export function runStep(
   script: string,
   where: { cwd: string; env: NodeJS.ProcessEnv },
   log: NodeJS.WritableStream,
-  started: (child: ChildProcess) => void,
+  started: (child: StepProcess) => void,
 ): Promise<number> {
-  return new Promise<number>((resolve) => {
-    const child = spawn('bash', ['-e', '-c', script], { ...where, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    started(child);
-    child.stdout.pipe(log, { end: false });
-    child.stderr.pipe(log, { end: false });
-    child.once('error', () => resolve(127));
-    child.once('exit', (c, signal) => {
-      const code = signal ? 143 : (c ?? 1);
-      const left = setTimeout(() => {
-        for (const s of [child.stdout, child.stderr]) s.unpipe(log).destroy();
-        resolve(code);
-      }, STEP_PIPES_MS);
-      child.once('close', () => {
-        clearTimeout(left);
-        resolve(code);
-      });
-    });
-  });
+  return runStreamed(
+    { script, ...where },
+    (chunk) => log.write(chunk),
+    (pid) => started({ pid }),
+  );
 }

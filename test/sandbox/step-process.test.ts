@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { runStep } from '../../sandbox/forge/step-process.js';
 
 /** A job's log as the runner keeps it, with what was written and every error it raised. */
@@ -49,5 +49,17 @@ describe("the embedded forge's runner runs a step", () => {
     } catch {
       /* already gone */
     }
+  });
+
+  it("in a process group of its own, started by the forge's spawner, not by the forge's process: the group of the pid it gives is what a cancel ends, with 143", async () => {
+    const { log, got } = jobLog();
+    let pid = 0;
+    const step = runStep('echo "parent $PPID"; sleep 30 & wait', where, log, (c) => (pid = c.pid));
+    await vi.waitFor(() => expect(got.text).toMatch(/^parent \d+\n$/), { timeout: 5_000 });
+    expect(pid).toBeGreaterThan(0);
+    expect(Number(/parent (\d+)/.exec(got.text)![1])).not.toBe(process.pid);
+    process.kill(-pid, 'SIGTERM');
+    expect(await step).toBe(143);
+    log.end();
   });
 });
