@@ -3,13 +3,14 @@ import { attachDemoPlans, deliverDemo, type DeliveryResult } from '../../sandbox
 import { DEMO_REPO } from '../../sandbox/demo-repo.js';
 import { Sandbox } from '../../sandbox/sandbox.js';
 import { unclaimedWarnings } from '../helpers/sandbox-log.js';
+import { deliveryRecords, DEMO_DELIVERY_RECORDS, sortedRecords } from '../helpers/delivery-records.js';
 import type { Sample } from '../helpers/prometheus-text.js';
 import { describeMetricsAfterMission, METRICS_TOKEN, scrapedSamples } from './mission-metrics.js';
 
 /**
  * Warnings the tests below provoke, each asserted where it is. One is not
- * provoked but tolerated: now and then, with two sandboxes' yokes in this one
- * process, a poll is refused 401 right after its installation token was made
+ * provoked but tolerated: now and then (seen when two sandboxes' yokes shared
+ * this process), a poll is refused 401 right after its installation token was made
  * (auth-app retries, then the repository is skipped for that pass and read on
  * the next). It is not understood yet; the records below are the same either way.
  */
@@ -21,8 +22,9 @@ const CLAIMED_WARNINGS: string[] = [
 
 // The whole mission, as `npm run sandbox` runs it: five labelled issues merged,
 // then delivered through staging, scoped QA and production by `yoke watch deploy`
-// as a child process, and closed out. Asserted from the forge's own records, and
-// again with a proxy that drops two dispatch answers: the records are the same.
+// as a child process, and closed out. Asserted from the forge's own records
+// (test/helpers/delivery-records.ts: the PostgreSQL e2e, whose driver loses two
+// dispatch answers, finds the same).
 
 interface Mission {
   sandbox: Sandbox;
@@ -38,7 +40,7 @@ interface Mission {
 const dashboardIssue = (sandbox: Sandbox) =>
   [...sandbox.repo.issues.values()].find((i) => !i.pull && i.labels.includes('yoke:control'));
 
-async function runMission(dropAnswers: number, env: Record<string, string> = {}): Promise<Mission> {
+async function runMission(env: Record<string, string> = {}): Promise<Mission> {
   const sandbox = new Sandbox({ launcher: 'command', failAgent: 0, tickSeconds: 1, reaperSeconds: 1, env });
   await sandbox.start();
   await attachDemoPlans(sandbox);
@@ -59,7 +61,7 @@ async function runMission(dropAnswers: number, env: Record<string, string> = {})
     .filter((d) => d.repo === DEMO_REPO)
     .reduce((sum, d) => sum + d.usd, 0);
   const lines: string[] = [];
-  const result = await deliverDemo(sandbox, { dropAnswers, log: (l) => lines.push(l), timeoutMs: 90_000 });
+  const result = await deliverDemo(sandbox, { dropAnswers: 0, log: (l) => lines.push(l), timeoutMs: 90_000 });
   await sandbox.waitUntil(
     () => /### Delivery owed\n_None._/.test(dashboardIssue(sandbox)!.body),
     20_000,
@@ -74,53 +76,24 @@ async function runMission(dropAnswers: number, env: Record<string, string> = {})
   };
 }
 
-/** What the forge holds of the delivery, with run ids and SHAs taken out, in a comparable shape. */
-async function records(m: Mission) {
-  const { sandbox, result } = m;
-  const strip = (s: string) => s.replaceAll(result.run, 'RUN').replace(/\b[0-9a-f]{40}\b/g, 'SHA');
-  const pullOf = (n: number) =>
-    [...sandbox.repo.issues.values()].find((i) => i.pull && i.body.includes(`Closes #${n}`))!.number;
-  const prs = new Map([1, 2, 3, 4, 5].map((n) => [pullOf(n), n]));
-  const notices = (await sandbox.runtime.store.notices.forRun(result.run))
-    .map((n) => `${n.recipientKind}:${strip(n.subject)}:${n.state}`)
-    .sort();
-  const closeouts = sandbox.repo.comments
-    .filter((c) => prs.has(c.issueNumber) && c.body.includes('is delivered: deployment run'))
-    .map((c) => prs.get(c.issueNumber)!);
-  const holderNoticesAboutShared = sandbox.repo.comments.filter(
-    (c) => prs.has(c.issueNumber) && c.body.includes(`${result.run}-g`),
-  ).length;
-  const issues = [1, 2, 3, 4, 5].map((n) => {
-    const i = sandbox.repo.issues.get(n)!;
-    return [
-      n,
-      i.state,
-      i.stateReason,
-      i.labels.filter((l) => l.startsWith('yoke:delivered') || l === 'yoke:delivery-owed').sort(),
-    ];
-  });
-  return { notices, closeouts, holderNoticesAboutShared, issues, status: result.status, exits: result.driverExits };
-}
+const records = (m: Mission) => deliveryRecords(m.sandbox, m.result);
 
 let plain: Mission;
-let dropped: Mission;
 /** The plain mission's metrics, scraped once its last run was reaped (mission-metrics.ts). */
 let samples: Sample[];
 
 beforeAll(async () => {
-  plain = await runMission(0, { YOKE_METRICS_TOKEN: METRICS_TOKEN });
+  plain = await runMission({ YOKE_METRICS_TOKEN: METRICS_TOKEN });
   await plain.sandbox.waitUntil(
     async () => (await plain.sandbox.runtime.store.runs.countLive()) === 0,
     20_000,
     'the last runs to be reaped',
   );
   samples = await scrapedSamples(plain.sandbox);
-  dropped = await runMission(2);
 }, 400_000);
 
 afterAll(async () => {
   await plain?.sandbox.stop();
-  await dropped?.sandbox.stop();
 });
 
 describe('the dashboard issue through the whole mission', () => {
@@ -158,6 +131,7 @@ describe('the dashboard issue through the whole mission', () => {
 
 describe('the whole mission, from labelled issue to closed-out delivery', () => {
   it('delivers every merged issue: the driver stops at the flaky triage, the pinned commit is retried, and it resumes to production', async () => {
+    expect(await sortedRecords(plain.sandbox, plain.result)).toEqual(DEMO_DELIVERY_RECORDS);
     const r = await records(plain);
     expect([r.status, r.exits]).toEqual(['succeeded', [3, 0]]);
     expect(r.issues).toEqual([1, 2, 3, 4, 5].map((n) => [n, 'closed', 'completed', ['yoke:delivered']]));
@@ -191,17 +165,6 @@ describe('the whole mission, from labelled issue to closed-out delivery', () => 
         (c) => c.issueNumber === tracking && c.body.includes(`for ${plain.result.run}-g1.`),
       ).length,
     ).toBe(0);
-  });
-
-  it('with two dispatch answers dropped, the driver recovers through its result waits and the records are the same', async () => {
-    expect(dropped.result.dropped).toBe(2);
-    expect(dropped.result.recovered).toBeGreaterThanOrEqual(2);
-    const a = await records(plain);
-    const b = await records(dropped);
-    expect({ ...b, closeouts: [...b.closeouts].sort() }).toEqual({ ...a, closeouts: [...a.closeouts].sort() });
-    expect(
-      (await dropped.sandbox.runtime.store.deploymentRuns.list()).filter((r) => r.repo === DEMO_REPO),
-    ).toHaveLength(1);
   });
 });
 
@@ -280,9 +243,6 @@ describeMetricsAfterMission(() => ({ sandbox: plain.sandbox, samples }));
 
 describe('what yoke logged here', () => {
   it('holds no warning or error that no test here claimed', () => {
-    expect([
-      ...unclaimedWarnings(plain?.sandbox, CLAIMED_WARNINGS),
-      ...unclaimedWarnings(dropped?.sandbox, CLAIMED_WARNINGS),
-    ]).toEqual([]);
+    expect([...unclaimedWarnings(plain?.sandbox, CLAIMED_WARNINGS)]).toEqual([]);
   });
 });
