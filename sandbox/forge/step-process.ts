@@ -10,8 +10,8 @@ export interface StepProcess {
  * code (143 when a signal ended it, 127 when bash could not start). The step is over once its pipes close, so that
  * all it wrote is in the log before the job ends the log (a write after that would throw); a process it left
  * behind may hold them open, and then it is over a moment after it exited, and what it writes after is dropped.
- * The forge's spawner starts it (sandbox/spawner.ts): a fork of the forge's own process, which holds yoke and a
- * test's worker too, blocked it for about 11 ms a step.
+ * The forge's spawner starts it (sandbox/spawner.ts): forking the forge's own process, which holds yoke and a
+ * test's worker too, blocked the forge for about 11 ms a step.
  */
 export function runStep(
   script: string,
