@@ -1,4 +1,4 @@
-import { type DeliveryResult } from '../../sandbox/deliver.js';
+import type { DeliveryResult } from '../../sandbox/deliver.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
 
 // What the forge holds of the demo's delivery, as the mission e2e (test/sandbox/mission.e2e.test.ts) and the
