@@ -165,6 +165,10 @@ export const FLEET_TABLES = {
     last_read: nullable(jsonOf<RepoRead>()),
     last_read_digest: nullable(text),
   },
+  repo_versions: {
+    full_name: text,
+    version: int,
+  },
   requests: {
     id: int,
     repo: text,

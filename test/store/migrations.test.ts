@@ -30,12 +30,15 @@ function checkedValues(): Map<string, string> {
 /** Columns a table-wide CHECK ties together: one of them is given a value. */
 const TIED: Record<string, string[]> = { qa_verdicts: ['issue_number'] };
 
+/** Tables only the database's triggers write (migration 30): the rows the others get give them theirs. */
+const WRITTEN_BY_TRIGGERS = new Set(['repo_versions']);
+
 /** A row for each table, its values made from `n` so each round's rows are new (keys included), and references meet. */
 async function addSampleRows(sql: Sql, n: number): Promise<void> {
   const checks = checkedValues();
   const value = (table: string, c: CatalogueColumn): SqlParam =>
     checks.get(`${table}.${c.name}`) ?? (c.type === 'integer' ? n : c.type === 'real' ? n + 0.5 : `s${n}`);
-  let left = [...(await catalogue(sql)).entries()];
+  let left = [...(await catalogue(sql)).entries()].filter(([table]) => !WRITTEN_BY_TRIGGERS.has(table));
   const errors: string[] = [];
   // Referenced tables first: what cannot go in yet is tried again after the rest.
   for (let round = 0; left.length && round < 5; round++) {

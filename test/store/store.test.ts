@@ -25,7 +25,7 @@ describe('the store', () => {
     const db = openDb(':memory:');
     const applied = db.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as { version: number }[];
     expect(applied.map((a) => a.version)).toEqual([
-      1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29,
+      1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
     ]);
     expect(migrate(db)).toBe(0);
   });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Sql } from '../sql/sql.js';
+import { allGrouped, type Sql } from '../sql/sql.js';
 import { pick, type RowOf } from '../sql/columns.js';
 import { TABLES } from '../tables.js';
 import type { RepoRead } from '../sql/stored-json.js';
@@ -94,6 +94,25 @@ export class RepoStore {
     return (await this.sql.all(STATE, `SELECT ${STATE_COLUMNS} FROM repos ORDER BY full_name`)).map(toState);
   }
 
+  /** SC10: the states of these repositories (those yoke keeps), in one statement however many. */
+  async listFor(names: readonly string[]): Promise<RepoState[]> {
+    const rows = await allGrouped(
+      this.sql,
+      { shape: STATE, statement: `SELECT ${STATE_COLUMNS} FROM repos WHERE full_name IN (?)`, values: names },
+      { keyOf: (r) => r.full_name, map: toState },
+    );
+    return [...rows.values()].flat();
+  }
+
+  /**
+   * SC10: each repository's version, which the database moves on every write to its row, runs, claims, AFK labels
+   * or asks (migration 30); a repository none of those was ever written for has none.
+   */
+  async versions(): Promise<Map<string, number>> {
+    const rows = await this.sql.all(TABLES.repo_versions, 'SELECT full_name, version FROM repo_versions');
+    return new Map(rows.map((r) => [r.full_name, r.version]));
+  }
+
   async setAutoLoop(fullName: string, on: boolean, now: number): Promise<void> {
     await this.sql.run('UPDATE repos SET auto_loop = ?, updated_at = ? WHERE full_name = ?', [
       on ? 1 : 0,
@@ -158,14 +177,14 @@ export class RepoStore {
   /** SC10: the digest of each repository's last read, without reading the reads; of these repositories, or all. */
   async readDigests(names?: readonly string[]): Promise<Map<string, string>> {
     const shape = pick(TABLES.repos, 'full_name', 'last_read_digest');
-    const rows = names
-      ? await this.sql.all(
-          shape,
-          `SELECT full_name, last_read_digest FROM repos WHERE last_read_digest IS NOT NULL AND full_name IN (${names.map(() => '?').join(', ')})`,
-          [...names],
-        )
-      : await this.sql.all(shape, 'SELECT full_name, last_read_digest FROM repos WHERE last_read_digest IS NOT NULL');
-    return new Map(rows.map((r) => [r.full_name, r.last_read_digest!]));
+    const statement = 'SELECT full_name, last_read_digest FROM repos WHERE last_read_digest IS NOT NULL';
+    if (!names) return new Map((await this.sql.all(shape, statement)).map((r) => [r.full_name, r.last_read_digest!]));
+    const rows = await allGrouped(
+      this.sql,
+      { shape, statement: `${statement} AND full_name IN (?)`, values: names },
+      { keyOf: (r) => r.full_name, map: (r) => r.last_read_digest! },
+    );
+    return new Map([...rows].map(([name, [digest]]) => [name, digest!]));
   }
 
   async lastRead(fullName: string): Promise<RepoRead | null> {

@@ -28,6 +28,7 @@ import { migration as m026 } from './026-settled-spend.js';
 import { migration as m027 } from './027-installation-readers.js';
 import { migration as m028 } from './028-shared-reads.js';
 import { migration as m029 } from './029-last-read-digests.js';
+import { migration as m030 } from './030-repository-versions.js';
 
 // yoke's schema, one file per migration, applied in version order and never
 // edited once shipped: a change is a new file with the next version, added
@@ -65,4 +66,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m027,
   m028,
   m029,
+  m030,
 ];
