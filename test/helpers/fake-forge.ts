@@ -227,9 +227,21 @@ export class FakeForge implements Forge {
     return parseRepoConfig(this.repo(repo.fullName).config);
   }
 
+  /** The last view of each repository: a read that finds the same answers with it, as GitHub's reader's kept view does. */
+  private readonly views = new Map<string, { key: string; view: RepoView }>();
+
   async readRepo(repo: RepoRef, _opts?: { maxViewAgeMs?: number }): Promise<RepoView> {
     this.calls.readRepo++;
     this.readsByRepo.set(repo.fullName, (this.readsByRepo.get(repo.fullName) ?? 0) + 1);
+    const view = this.viewOf(repo);
+    const key = JSON.stringify(view);
+    const last = this.views.get(repo.fullName);
+    if (last?.key === key) return { ...last.view };
+    this.views.set(repo.fullName, { key, view });
+    return view;
+  }
+
+  private viewOf(repo: RepoRef): RepoView {
     const r = this.repo(repo.fullName);
     const pulls = r.pulls.map((p) => ({
       number: p.number,

@@ -1,19 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { newProcessId } from '../../process-lease.js';
-import type { Clock, Timers } from '../../kernel/clock.js';
 import { LeadershipLost, type Fence } from '../../kernel/fence.js';
 import { fencedForge } from '../../forge/fenced.js';
-import type { CommentView, Forge, RepoRef } from '../../forge/types.js';
+import type { Forge, RepoRef } from '../../forge/types.js';
 import { fencedLauncher } from '../../launcher/fenced.js';
-import type { Launcher } from '../../launcher/launcher.js';
-import type { Log } from '../../kernel/log.js';
-import type { Store } from '../../store/store.js';
 import type { Run } from '../../store/fleet/runs.js';
-import { type MergeListener } from '../landing/merges.js';
 import { postPendingVerdicts } from '../landing/verdict-comments.js';
 import { CheckRefusals, syncLanderChecks } from '../landing/check-runs.js';
 import type { Candidate } from '../candidate.js';
-import type { FleetContext, FleetPolicy } from '../context.js';
+import type { FleetContext } from '../context.js';
 import { postPauseNotice } from './housekeeping.js';
 import { SerialLock } from './lock.js';
 import { spawnOnce, stoppedPass, type PassReport, type PassTrigger } from './pass.js';
@@ -27,7 +22,9 @@ import { reapRuns, type Reaped } from '../runs/reaper.js';
 import { repoRefOf } from '../repo-state.js';
 import { collectHandedResult, type HandedResults } from '../runs/run-results.js';
 import { passFailed } from '../notices/messages.js';
-import { inSpan, NO_TRACER, type Tracer } from '../../kernel/trace.js';
+import { inSpan, NO_TRACER } from '../../kernel/trace.js';
+import type { EngineDeps } from './engine-deps.js';
+import { PassMemo } from '../spawn/pass-memo.js';
 import { issueSpan, runSpanAttributes } from '../notices/issue-trace.js';
 import { SharedViews } from './shared-views.js';
 import { SharedReading } from './reading.js';
@@ -35,37 +32,7 @@ import { listingKey, viewKey } from '../../store/shared-reads.js';
 
 // The fleet's clockwork: two ticks and HTTP kicks, queued on one lock so passes never interleave (SP08).
 
-export interface EngineDeps {
-  store: Store;
-  forge: Forge;
-  launcher: Launcher;
-  clock: Clock;
-  timers: Timers;
-  log: Log;
-  policy: FleetPolicy;
-  apiUrl: string;
-  /** Where people read GitHub (links in check runs and dashboards). */
-  webUrl: string;
-  /** Logins whose verdict markers count besides yoke's own bot login. */
-  trustedMarkerLogins: readonly string[];
-  newRunId?: () => string;
-  /** TR12: this process's lease id (the composition root registers it). */
-  processId?: string;
-  /** Told of each claim PR a pass merged (the composition root subscribes delivery here). */
-  onMerged?: MergeListener;
-  /** Commands found by poll (the composition root wires the command handler here). */
-  onPolledComments?: (repo: RepoRef, comments: readonly CommentView[]) => Promise<void>;
-  /** Whether this process leads the ticks, asked before each: its epoch's fence, or null (a follower). Without it, it always leads. */
-  lead?: () => Promise<Fence | null>;
-  /** Runs reach yoke through GitHub (YOKE_RUNS_REACH=github): how the results they hand back are believed. */
-  handedResults?: HandedResults;
-  /** Told of each pass this process ran, and how long it took in seconds (the metrics). */
-  onPass?: (report: PassReport, seconds: number) => void;
-  /** Told as each pass begins (the metrics count its requests from here). */
-  onPassStart?: () => void;
-  /** The tracer of yoke's spans (the no-op unless tracing is on). */
-  tracer?: Tracer;
-}
+export type { EngineDeps } from './engine-deps.js';
 
 export const newRunId = (): string => `r${Date.now().toString(36)}${randomBytes(4).toString('hex')}`;
 
@@ -78,6 +45,8 @@ export class Engine {
   /** Advanced every pass, so the repository that goes first within a stage rotates (SC04). */
   private passes = 0;
   private readonly activity = new RepoActivity();
+  /** SC10: what this process's passes found of each repository, taken again where nothing changed. */
+  private readonly memo = new PassMemo();
   private readonly checkRefusals: CheckRefusals;
   /** SC09: what other processes read and shared, as this process's passes see it. */
   private readonly shared: SharedViews;
@@ -167,6 +136,7 @@ export class Engine {
       onMerged: d.onMerged,
       tracer: d.tracer ?? NO_TRACER,
       stopping: this.stopping.signal,
+      memo: this.memo,
     };
   }
 

@@ -196,16 +196,21 @@ async function actOnRepos(
   const { store } = io;
   const mergesOwed: (() => Promise<void>)[] = [];
   // SC01, SC10: the digest of every repository's last read in one query: a read that found the same costs no write.
-  const lastReads = await store.repos.readDigests();
+  // Facts taken again from an earlier pass were recorded then.
+  const { again } = gathered;
+  const lastReads = await store.repos.readDigests(
+    again.size ? [...gathered.facts.keys()].filter((name) => !again.has(name)) : undefined,
+  );
   for (const memo of gathered.facts.values()) {
     const f = await memo;
     if (!f) continue;
     goOn(deps);
-    await store.repos.recordRead(
-      f.repo.fullName,
-      repoReadOf(f, io.clock.now()),
-      lastReads.get(f.repo.fullName) ?? null,
-    );
+    if (!again.has(f.repo.fullName))
+      await store.repos.recordRead(
+        f.repo.fullName,
+        repoReadOf(f, io.clock.now()),
+        lastReads.get(f.repo.fullName) ?? null,
+      );
     // A repository with no open PR has no claim to label, hold or merge: only its polled commands are left.
     if (f.view.pulls.length === 0 && f.view.claims.length === 0) {
       await polledCommands(deps, io, f);

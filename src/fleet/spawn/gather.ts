@@ -16,7 +16,7 @@ import {
 } from './producers.js';
 import { makeRefusal } from '../../kernel/codes/table.js';
 import { type RepoFacts } from '../repo-facts.js';
-import { readFacts, readStored, type StoredFacts } from './read-facts.js';
+import { readFacts, readStored, type PassReads, type StoredFacts } from './read-facts.js';
 import { goOn, NotShared, READ_ESTIMATE_POINTS, type PassDeps } from './pass-deps.js';
 import type { Run } from '../../store/fleet/runs.js';
 import { errorStack, errorText } from '../../kernel/error-text.js';
@@ -40,13 +40,15 @@ export interface Gathered {
   /** What the producers passed over, with why (not candidates at all). */
   waiting: Waiting[];
   authFailures: { installationId: number; detail: string }[];
+  /** SC10: the repositories whose facts were taken again from an earlier pass: what they would write is written. */
+  again: ReadonlySet<string>;
 }
 
 /** One repo listing, with one authentication per installation (SP02), and what the store holds of the repositories listed; an installation that fails is skipped, and said. */
 async function listRepos(
   deps: PassDeps,
   housekeeping: Housekeeping[],
-): Promise<Pick<Gathered, 'repos' | 'authFailures'> & { stored: StoredFacts }> {
+): Promise<Pick<Gathered, 'repos' | 'authFailures' | 'again'> & Pick<PassReads, 'stored' | 'kept'>> {
   const { store, forge, log } = deps;
   // SC01: each installation is listed on its own token, all at once; repositories and failures keep the
   // installations' order.
@@ -65,22 +67,37 @@ async function listRepos(
   );
   const repos = listed.flatMap((l) => l.repos);
   const authFailures: Gathered['authFailures'] = listed.flatMap((l) => l.failed);
-  // SC01: every repository yoke knows in one query, not one each.
-  const knownRepos = new Map((await store.repos.list()).map((r) => [r.fullName, r]));
+  const names = repos.map((r) => r.fullName);
+  // SC10: each repository's version first, then the rows of those whose version moved (all, without a memo).
+  const versions = deps.memo ? await store.repos.versions() : new Map<string, number>();
+  const { stored, standing } = await (deps.memo ?? NO_MEMO).stored(names, versions, async (changed) => {
+    // SC01: the repositories yoke knows in one query, not one each; then what the store holds of them, a query per kind.
+    const states = changed.length * 2 > names.length ? await store.repos.list() : await store.repos.listFor(changed);
+    return readStored(store, changed, new Map(states.map((r) => [r.fullName, r])));
+  });
   for (const repo of repos) {
-    const known = knownRepos.get(repo.fullName);
+    const known = stored.states.get(repo.fullName);
     if (!known || known.installationId !== repo.installationId) {
       housekeeping.push({ type: 'ensure_repo', repo: repo.fullName, installationId: repo.installationId });
     }
   }
-  // SC01: what the store holds of them, a query per kind.
-  const stored = await readStored(
-    store,
-    repos.map((r) => r.fullName),
-    knownRepos,
-  );
-  return { repos, authFailures, stored };
+  // Where this pass's reads take facts again, and say which they took (SC10).
+  const again = new Set<string>();
+  const kept = deps.memo ? { memo: deps.memo, standing, again } : undefined;
+  return { repos, authFailures, stored, kept, again };
 }
+
+/** A pass given no memo: nothing is kept, everything is read. */
+const NO_MEMO = {
+  stored: async (
+    repos: readonly string[],
+    _v: unknown,
+    read: (changed: readonly string[]) => Promise<StoredFacts>,
+  ) => ({
+    stored: await read(repos),
+    standing: new Set<string>(),
+  }),
+};
 
 /** How many of `items` each key has. */
 function countBy<T>(items: readonly T[], key: (item: T) => string): Map<string, number> {
@@ -230,7 +247,7 @@ export async function gatherPass(deps: PassDeps): Promise<Gathered> {
   const { forge, policy, log } = deps;
   const trusted = await deps.trustedLogins();
   const housekeeping: Housekeeping[] = [];
-  const { repos, authFailures, stored } = await listRepos(deps, housekeeping);
+  const { repos, authFailures, stored, kept, again } = await listRepos(deps, housekeeping);
   const { live, snapshot, requests, spend, fleetSpend } = await passSnapshot(deps);
 
   const facts = new Map<string, Promise<RepoFacts | null>>();
@@ -264,6 +281,7 @@ export async function gatherPass(deps: PassDeps): Promise<Gathered> {
         housekeeping,
         maxViewAgeMs,
         spentToday,
+        ...(kept ? { kept } : {}),
       }).catch((err) => {
         // SC09: another process reads it and has not shared it yet: it waits for a later pass, said.
         if (err instanceof NotShared) {
@@ -303,5 +321,5 @@ export async function gatherPass(deps: PassDeps): Promise<Gathered> {
   const waiting = [...passedOver(ctx, deferred, housekeeping), ...decided.flatMap((d) => d.waiting)].sort(
     (a, b) => stageRank(a.stage) - stageRank(b.stage),
   );
-  return { repos, snapshot, candidates, facts, housekeeping, deferred, waiting, authFailures };
+  return { repos, snapshot, candidates, facts, housekeeping, deferred, waiting, authFailures, again };
 }

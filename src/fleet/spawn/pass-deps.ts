@@ -8,6 +8,7 @@ import type { MergeListener } from '../landing/merges.js';
 import type { CheckRefusals } from '../landing/check-runs.js';
 import type { RepoActivity } from '../activity.js';
 import type { FleetPolicy } from '../context.js';
+import type { PassMemo } from './pass-memo.js';
 
 // What a spawn pass works with: the engine hands a pass these (engine.ts passDeps).
 
@@ -43,6 +44,8 @@ export interface PassDeps {
   tracer?: Tracer;
   /** Aborted when yoke stops: the pass reads no further repository and launches nothing more. */
   stopping?: AbortSignal;
+  /** SC10: what the engine's earlier passes found, taken again where nothing changed (none: all is read afresh). */
+  memo?: PassMemo;
 }
 
 /** A pass stopped where it stood because yoke is stopping (SP10: the next pass, on whichever yoke leads, re-derives it). */

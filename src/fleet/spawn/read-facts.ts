@@ -13,21 +13,14 @@ import { readClaim, type ClaimFacts } from './claims.js';
 import { CLAIM_LABEL, baseRefOf, type RepoFacts } from '../repo-facts.js';
 import { unseenRepoState } from '../repo-state.js';
 import type { RepoState } from '../../store/fleet/repos.js';
-import type { ClaimRecord } from '../../store/fleet/claims.js';
 import type { PassDeps } from './pass-deps.js';
+import type { PassMemo, PassWide, StoredFacts } from './pass-memo.js';
 
 // One repository's facts for a pass (SP11), read once and within the budget (SC03): its view, what yoke
 // recorded of it, the asks, requests, base branches and merge queues its decisions need. Writes nothing;
 // what it finds to write goes to the pass's housekeeping.
 
-/** SC01: what the store holds of every listed repository, read once per pass, a query per kind (not per repository). */
-export interface StoredFacts {
-  states: ReadonlyMap<string, RepoState>;
-  runs: ReadonlyMap<string, Run[]>;
-  claims: ReadonlyMap<string, ClaimRecord[]>;
-  afkLabels: ReadonlyMap<string, AfkLabel[]>;
-  asks: ReadonlyMap<string, Ask[]>;
-}
+export type { StoredFacts } from './pass-memo.js';
 
 /** SC01: the store's facts of these repositories, in four queries (the repositories' own rows are read already). */
 export async function readStored(
@@ -55,6 +48,11 @@ export interface PassReads {
   /** SC02: how old a cached view may be and still stand in for a probe (0: probe now). */
   maxViewAgeMs: number;
   spentToday: RepoFacts['spentToday'];
+  /**
+   * SC10: what earlier passes derived, the repositories whose store rows stood this pass, and where this pass
+   * says which repositories' facts it took again (no memo: every repository is derived afresh).
+   */
+  kept?: { memo: PassMemo; standing: ReadonlySet<string>; again: Set<string> };
 }
 
 /**
@@ -171,7 +169,30 @@ async function readBases(
   return { baseTips, mergeQueues };
 }
 
+/** One repository's facts for this pass: taken again from an earlier pass where nothing they came from changed (SC10). */
 export async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads): Promise<RepoFacts | null> {
+  const wrote: Housekeeping[] = [];
+  try {
+    const f = await derive(deps, repo, { ...reads, housekeeping: wrote });
+    if (f && reads.kept) reads.kept.memo.keep(f, wrote);
+    return f;
+  } finally {
+    reads.housekeeping.push(...wrote);
+  }
+}
+
+/** What a repository's facts take from the pass as it is now, whether derived afresh or taken again (SC10). */
+const passWideOf = (deps: PassDeps, repo: RepoRef, reads: PassReads): PassWide => ({
+  repo,
+  requests: reads.requests.filter((r) => r.repo === repo.fullName),
+  trustedLogins: reads.trusted,
+  liveSubjects: reads.snapshot.liveSubjects,
+  spentToday: reads.spentToday,
+  fleetDailyUsd: deps.policy.dailyUsd,
+  pauseThreshold: deps.policy.pauseThreshold,
+});
+
+async function derive(deps: PassDeps, repo: RepoRef, reads: PassReads): Promise<RepoFacts | null> {
   const { store, forge, policy, clock } = deps;
   const view = await forge.readRepo(repo, {
     claimLabel: CLAIM_LABEL,
@@ -179,6 +200,13 @@ export async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads)
     maxViewAgeMs: reads.maxViewAgeMs,
   });
   deps.activity?.setOpenClaims(repo.fullName, view.claims.length > 0);
+  const passWide = passWideOf(deps, repo, reads);
+  const mine = passWide.requests;
+  const again = reads.kept?.memo.again(view, reads.kept.standing, passWide);
+  if (again) {
+    reads.kept!.again.add(repo.fullName);
+    return again;
+  }
   const state = reads.stored.states.get(repo.fullName) ?? unseenRepoState(repo, clock.now());
   if (view.config.state !== 'valid') {
     if (view.config.state === 'invalid') {
@@ -223,11 +251,9 @@ export async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads)
   for (const ask of found) reads.housekeeping.push({ type: 'record_ask', ask });
   const recorded = [...known, ...found.map((a, i): Ask => ({ ...a, id: -1 - i, carriedByRun: null }))];
   const asks = standingAsks(recorded, await readDemotedAskers(forge, repo, recorded));
-  const mine = reads.requests.filter((r) => r.repo === repo.fullName);
   const { startableIssues, issueGraph } = await readRequested(forge, { repo, runs, claims, view }, mine, reads);
   const { baseTips, mergeQueues } = await readBases(forge, repo, { view, config: view.config.config });
   return {
-    repo,
     state: { ...state, disabledReason: null },
     config: view.config.config,
     view,
@@ -240,13 +266,8 @@ export async function readFacts(deps: PassDeps, repo: RepoRef, reads: PassReads)
     baseTips,
     mergeQueues,
     asks,
-    requests: mine,
     issueGraph,
     startableIssues,
-    trustedLogins: reads.trusted,
-    liveSubjects: reads.snapshot.liveSubjects,
-    spentToday: reads.spentToday,
-    fleetDailyUsd: policy.dailyUsd,
-    pauseThreshold: policy.pauseThreshold,
+    ...passWide,
   };
 }
