@@ -483,7 +483,7 @@ describe('verdicts and autoland (Probot level)', () => {
     await h.rt.store.runs.recordReport(lander.id, { outcome: 'success', verdict: 'accept', summary: 'tests pass' }, 0);
     await h.rt.store.runs.setVerdictComment(lander.id, 2);
     const fresh = encodeMarker({ run: lander.id, sha: HEAD, verdict: 'accept' }, 'tests pass');
-    const s2 = mockInstallations(github());
+    const s2 = github(); // the app's installations stand in (SC10)
     mockRepoRead(s2, {
       probed: true,
       pulls: [claimPull()],
@@ -547,7 +547,7 @@ describe('verdicts and autoland (Probot level)', () => {
     expect(comments[0]).toContain('comment `/yoke land` on #7');
 
     // Next pass: same head, same accept: no second PUT, no second comment.
-    const s2 = mockInstallations(github());
+    const s2 = github(); // the app's installations stand in (SC10)
     mockRepoRead(s2, {
       probed: true,
       pulls: [claimPull()],
@@ -751,10 +751,9 @@ describe('the dashboard issue (Probot level)', () => {
       { title: 'yoke dashboard for Codertocat/Hello-World', body: EMPTY_BODY, labels: ['yoke:control'] },
     ]);
     // Next pass: the repository is unchanged, so is the body: nothing is read of it, nothing is written.
-    mockInstallations(github());
     const before = h.stats.requests;
     await h.rt.engine.schedulerTick();
-    expect(h.stats.requests - before).toBe(1); // the installations only: their listing stands in (SC10)
+    expect(h.stats.requests - before).toBe(0); // the app's installations and their listing stand in (SC10)
   });
 
   it('finds the repository’s open yoke:control issue and edits its body instead of opening another', async () => {
@@ -809,7 +808,7 @@ describe('opt-in and polling (Probot level)', () => {
     ]);
 
     // The next pass finds it still invalid: the control issue list answers 304 and no second comment is posted.
-    mockInstallations(github())
+    github()
       .get('/repos/Codertocat/Hello-World/issues')
       .query({ state: 'open', labels: 'yoke:control', per_page: '1' })
       .matchHeader('if-none-match', '"ctl"')
@@ -830,11 +829,10 @@ describe('opt-in and polling (Probot level)', () => {
     mockRepoRead(scope, {});
     await h.rt.engine.schedulerTick();
     // Idle (no run, claim, request or recent webhook): within the idle probe interval the last view stands in, and
-    // the installation's listing too (SC10).
-    mockInstallations(github());
+    // the installation's listing and the app's installations too (SC10): no request at all.
     let before = { ...h.stats };
     await h.rt.engine.schedulerTick();
-    expect(h.stats.requests - before.requests).toBe(1); // the installations only
+    expect(h.stats.requests - before.requests).toBe(0);
     // Its probe's slot comes round within a period: one probe, which lists nothing changed since the read.
     h.clock.advance(h.rt.settings.idleProbeMs);
     const listing304 = () =>

@@ -251,7 +251,11 @@ export interface BranchRules {
 export interface Forge {
   /** The app's login as it appears on comments, e.g. `yoke[bot]`. */
   botLogin(): Promise<string>;
-  listInstallations(): Promise<number[]>;
+  /**
+   * SC10: the app's installations. With `maxAgeMs`, a list read less than that ago stands in, as an installation's
+   * listing does: until its slot of the period comes round or `relist` asks for it again; without, read now.
+   */
+  listInstallations(opts?: { maxAgeMs: number }): Promise<number[]>;
   /** Authenticates one installation (the per-pass memo calls it at most once). */
   authenticate(installationId: number): Promise<void>;
   /**
@@ -259,7 +263,10 @@ export interface Forge {
    * slot of the period comes round or `relist` asks for it again (a repository added or removed); without, read now.
    */
   listRepos(installationId: number, opts?: { maxAgeMs: number }): Promise<RepoRef[]>;
-  /** SC10: the installation's next listing is read from GitHub, whatever its age (its repositories changed). */
+  /**
+   * SC10: the installation's next listing is read from GitHub, whatever its age (its repositories changed), and the
+   * app's installations with it (an installation came or went).
+   */
   relist(installationId: number): void;
   /** The opt-in file, re-read at most every maxAgeMs (or after invalidate). */
   readConfig(repo: RepoRef, opts: { maxAgeMs: number }): Promise<RepoConfigResult>;

@@ -5,6 +5,8 @@ import type { Store } from '../../src/store/store.js';
 import { FakeForge } from '../helpers/fake-forge.js';
 import { AUTOLAND, addClaimPull, makeHarness, ManualClock, type Harness } from '../helpers/fleet.js';
 import { testStore } from '../helpers/test-store.js';
+import { PassMemo } from '../../src/fleet/spawn/pass-memo.js';
+import type { RepoFacts } from '../../src/fleet/repo-facts.js';
 
 // SC08/SC09 with the engine: yoke processes on one store share the reading of the fleet by installation, and the pass,
 // whichever process runs it, decides over every installation's facts (its own read, the rest from what their readers
@@ -101,6 +103,23 @@ describe('SC09 the reading shared, one pass deciding', () => {
     const theirs = `org${tb.held[0]}/a`;
     const state = await store.repos.get(theirs);
     expect([state?.installationId, state?.firstSeenAt]).toEqual([tb.held[0], clock.now()]);
+  });
+
+  it('SC10 the pass takes again the facts of repositories another process reads, while what it shared stands', async () => {
+    const { a, b, tb } = await twoProcesses();
+    await a.h.engine.schedulerTick();
+    await b.reading.tick();
+    await a.h.engine.schedulerTick();
+    const taken = vi.spyOn(PassMemo.prototype, 'again');
+    try {
+      await a.h.engine.schedulerTick();
+      const again = taken.mock.results.flatMap((r) => (r.value ? [(r.value as RepoFacts).repo.fullName] : []));
+      expect(sorted(again.filter((name) => tb.held.some((i) => name.startsWith(`org${i}/`))))).toEqual(
+        sorted(reposOf(tb.held)),
+      );
+    } finally {
+      taken.mockRestore();
+    }
   });
 
   it('SC09 what changes on GitHub reaches the pass once its reader has read it: the pass never reads it itself', async () => {

@@ -14,6 +14,12 @@ import { NotShared } from '../spawn/pass-deps.js';
 /** The version of a shared body's shape: a body another yoke version wrote in another shape is not taken. */
 const SHAPE = 1;
 
+/**
+ * The comments of a view another process reads: its reader handles their commands. One list for all, so a view that
+ * stands is the same view from pass to pass (SC10: its facts are taken again). Nothing adds to it.
+ */
+const HANDLED_BY_THE_READER: RepoView['recentComments'] = [];
+
 /** A repository's view as its reader shares it (its polled comments are the reader's to handle, and stay there). */
 interface SharedView {
   shape: typeof SHAPE;
@@ -137,7 +143,7 @@ export class SharedViews {
         if (reader === undefined) return forge.readRepo(repo, opts);
         const found = viewOf(repo);
         if (!found) throw new NotShared(repo.fullName, repo.installationId, reader);
-        return { ...found, repo, recentComments: [] };
+        return { ...found, repo, recentComments: HANDLED_BY_THE_READER };
       },
       readConfig: async (repo, opts) =>
         (readBy(repo.installationId) !== undefined ? viewOf(repo)?.config : undefined) ?? forge.readConfig(repo, opts),

@@ -51,9 +51,10 @@ async function listRepos(
 ): Promise<Pick<Gathered, 'repos' | 'authFailures' | 'again'> & Pick<PassReads, 'stored' | 'kept'>> {
   const { store, forge, log } = deps;
   // SC01: each installation is listed on its own token, all at once; repositories and failures keep the
-  // installations' order.
+  // installations' order. SC10: the app's installations as this process's reading tick last listed them (every
+  // tick), or as the pass listed them within the idle probe period.
   const listed = await Promise.all(
-    (await forge.listInstallations()).map(async (installationId) => {
+    (await forge.listInstallations({ maxAgeMs: deps.policy.idleProbeMs })).map(async (installationId) => {
       try {
         await forge.authenticate(installationId);
         // SC10: an installation's listing stands in for an idle probe's period, unless its repositories changed.

@@ -85,8 +85,8 @@ export class GitHubForge implements Forge {
     return this.login;
   }
 
-  async listInstallations(): Promise<number[]> {
-    return setup.listInstallations(await this.opts.appOctokit());
+  listInstallations(opts?: { maxAgeMs: number }): Promise<number[]> {
+    return this.reader.listings.installations(opts, async () => setup.listInstallations(await this.opts.appOctokit()));
   }
 
   async authenticate(installationId: number): Promise<void> {
