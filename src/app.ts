@@ -206,6 +206,8 @@ function engineOf(
   },
 ): Engine {
   const { leadership, oidc, ...deps } = parts;
+  // What the command handler works with: made once, not for every repository of every pass.
+  let fleet: FleetContext | undefined;
   const engine: Engine = new Engine({
     ...deps,
     lead: () => leadership.fence(),
@@ -213,7 +215,7 @@ function engineOf(
     apiUrl: runsAudienceOf(settings),
     webUrl: settings.webUrl,
     trustedMarkerLogins: settings.trustedMarkerLogins,
-    onPolledComments: (repo, comments) => handlePolledComments(engine.context(), repo, comments),
+    onPolledComments: (repo, comments) => handlePolledComments((fleet ??= engine.context()), repo, comments),
     // Delivery listens to the fleet's merges: an item's delivery is owed from its claim PR's merge.
     onMerged: recordOwedOnMerge,
     ...(settings.launcher === 'actions' && settings.runsReach === 'github'
