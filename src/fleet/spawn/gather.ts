@@ -40,7 +40,7 @@ export interface Gathered {
   /** What the producers passed over, with why (not candidates at all). */
   waiting: Waiting[];
   authFailures: { installationId: number; detail: string }[];
-  /** SC10: the repositories whose facts were taken again from an earlier pass: what they would write is written. */
+  /** SC10: the repositories whose facts were taken again from an earlier pass (what their read found is recorded already). */
   again: ReadonlySet<string>;
 }
 
