@@ -1,32 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { storeOver, type Store } from '../../src/store/store.js';
 import { useEngines } from '../helpers/engines.js';
+import { newRun } from '../helpers/new-run.js';
 
 // SC10 on both engines: the database moves a repository's version on every write to what a pass reads of it from
 // the store (its row, runs, claims, AFK labels, asks), in the writing transaction, and moves no other's.
-
-const run = (id: string, repo: string) => ({
-  id,
-  repo,
-  kind: 'afk_auto' as const,
-  subject: `issue#${id.length}`,
-  issueNumber: 1,
-  prNumber: null,
-  headSha: null,
-  launchedAt: 1,
-  budgetDeadline: 2,
-  launcher: 'command',
-  launcherRef: null,
-  secretHash: null,
-  capAtLaunch: 2,
-  liveAtLaunch: 1,
-});
 
 /** Each kind of write the pass's facts come from, to `repo`. */
 const WRITES: [string, (s: Store, repo: string) => Promise<unknown>][] = [
   ['its row, created', (s, repo) => s.repos.ensure(repo, 1, 0)],
   ['its row, changed', (s, repo) => s.repos.setAutoLoop(repo, true, 5)],
-  ['a run, launched', (s, repo) => s.runs.insert(run(`r-${repo}`, repo))],
+  ['a run, launched', (s, repo) => s.runs.insert(newRun(`r-${repo}`, 'issue#1', repo))],
   ['a run, ended', (s, repo) => s.runs.end(`r-${repo}`, 'success', null, 9)],
   ['a claim', (s, repo) => s.claims.record({ repo, prNumber: 4, runId: `r-${repo}`, issueNumber: 1, recordedAt: 3 })],
   [

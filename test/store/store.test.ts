@@ -2,23 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { migrate, openDb } from '../../src/store/sql/db.js';
 import { storeOver, type Store } from '../../src/store/store.js';
 import { useEngines } from '../helpers/engines.js';
-
-const newRun = (id: string, subject: string) => ({
-  id,
-  repo: 'acme/api',
-  kind: 'afk_auto' as const,
-  subject,
-  issueNumber: 1,
-  prNumber: null,
-  headSha: null,
-  launchedAt: 1,
-  budgetDeadline: 2,
-  launcher: 'command',
-  launcherRef: null,
-  secretHash: null,
-  capAtLaunch: 2,
-  liveAtLaunch: 1,
-});
+import { newRun } from '../helpers/new-run.js';
 
 describe('the store', () => {
   it('applies its migrations once, in order, and records them', () => {

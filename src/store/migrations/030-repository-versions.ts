@@ -10,80 +10,40 @@ CREATE TABLE repo_versions (
 );
 `;
 
+/** The tables a pass reads of a repository, each with the column that names it. */
+const VERSIONED = [
+  ['repos', 'full_name'],
+  ['runs', 'repo'],
+  ['claims', 'repo'],
+  ['afk_labels', 'repo'],
+  ['asks', 'repo'],
+] as const;
+
+/** Moves on by one the version of the repository `rows` names (`VALUES (…, 1)` or a `SELECT`); the first is 1. */
+const bump = (rows: string) => `  INSERT INTO repo_versions (full_name, version) ${rows}
+    ON CONFLICT (full_name) DO UPDATE SET version = repo_versions.version + 1;`;
+const bumpOf = (name: string) => bump(`VALUES (${name}, 1)`);
+
+/** SQLite: a trigger per table and kind of write; an update that renames the repository moves both names. */
+const sqliteTriggers = VERSIONED.flatMap(([table, column]) => [
+  `CREATE TRIGGER ${table}_changed_insert AFTER INSERT ON ${table} FOR EACH ROW BEGIN\n${bumpOf(`NEW.${column}`)}\nEND;`,
+  `CREATE TRIGGER ${table}_changed_update AFTER UPDATE ON ${table} FOR EACH ROW BEGIN\n${bumpOf(`NEW.${column}`)}\n${bump(
+    `SELECT OLD.${column}, 1 WHERE OLD.${column} IS NOT NEW.${column}`,
+  )}\nEND;`,
+  `CREATE TRIGGER ${table}_changed_delete AFTER DELETE ON ${table} FOR EACH ROW BEGIN\n${bumpOf(`OLD.${column}`)}\nEND;`,
+]).join('\n');
+
+/** PostgreSQL: one trigger per table, on every kind of write, calling one function. */
+const postgresTriggers = VERSIONED.map(
+  ([table, column]) =>
+    `CREATE TRIGGER ${table}_changed AFTER INSERT OR UPDATE OR DELETE ON ${table}\n  FOR EACH ROW EXECUTE FUNCTION yoke_repo_changed('${column}');`,
+).join('\n');
+
 export const migration: Migration = {
   version: 30,
   name: 'repository versions',
   sql: `${TABLE}
-CREATE TRIGGER repos_changed_insert AFTER INSERT ON repos FOR EACH ROW BEGIN
-  INSERT INTO repo_versions (full_name, version) VALUES (NEW.full_name, 1)
-    ON CONFLICT (full_name) DO UPDATE SET version = repo_versions.version + 1;
-END;
-CREATE TRIGGER repos_changed_update AFTER UPDATE ON repos FOR EACH ROW BEGIN
-  INSERT INTO repo_versions (full_name, version) VALUES (NEW.full_name, 1)
-    ON CONFLICT (full_name) DO UPDATE SET version = repo_versions.version + 1;
-  INSERT INTO repo_versions (full_name, version) SELECT OLD.full_name, 1 WHERE OLD.full_name IS NOT NEW.full_name
-    ON CONFLICT (full_name) DO UPDATE SET version = repo_versions.version + 1;
-END;
-CREATE TRIGGER repos_changed_delete AFTER DELETE ON repos FOR EACH ROW BEGIN
-  INSERT INTO repo_versions (full_name, version) VALUES (OLD.full_name, 1)
-    ON CONFLICT (full_name) DO UPDATE SET version = repo_versions.version + 1;
-END;
-CREATE TRIGGER runs_changed_insert AFTER INSERT ON runs FOR EACH ROW BEGIN
-  INSERT INTO repo_versions (full_name, version) VALUES (NEW.repo, 1)
-    ON CONFLICT (full_name) DO UPDATE SET version = repo_versions.version + 1;
-END;
-CREATE TRIGGER runs_changed_update AFTER UPDATE ON runs FOR EACH ROW BEGIN
-  INSERT INTO repo_versions (full_name, version) VALUES (NEW.repo, 1)
-    ON CONFLICT (full_name) DO UPDATE SET version = repo_versions.version + 1;
-  INSERT INTO repo_versions (full_name, version) SELECT OLD.repo, 1 WHERE OLD.repo IS NOT NEW.repo
-    ON CONFLICT (full_name) DO UPDATE SET version = repo_versions.version + 1;
-END;
-CREATE TRIGGER runs_changed_delete AFTER DELETE ON runs FOR EACH ROW BEGIN
-  INSERT INTO repo_versions (full_name, version) VALUES (OLD.repo, 1)
-    ON CONFLICT (full_name) DO UPDATE SET version = repo_versions.version + 1;
-END;
-CREATE TRIGGER claims_changed_insert AFTER INSERT ON claims FOR EACH ROW BEGIN
-  INSERT INTO repo_versions (full_name, version) VALUES (NEW.repo, 1)
-    ON CONFLICT (full_name) DO UPDATE SET version = repo_versions.version + 1;
-END;
-CREATE TRIGGER claims_changed_update AFTER UPDATE ON claims FOR EACH ROW BEGIN
-  INSERT INTO repo_versions (full_name, version) VALUES (NEW.repo, 1)
-    ON CONFLICT (full_name) DO UPDATE SET version = repo_versions.version + 1;
-  INSERT INTO repo_versions (full_name, version) SELECT OLD.repo, 1 WHERE OLD.repo IS NOT NEW.repo
-    ON CONFLICT (full_name) DO UPDATE SET version = repo_versions.version + 1;
-END;
-CREATE TRIGGER claims_changed_delete AFTER DELETE ON claims FOR EACH ROW BEGIN
-  INSERT INTO repo_versions (full_name, version) VALUES (OLD.repo, 1)
-    ON CONFLICT (full_name) DO UPDATE SET version = repo_versions.version + 1;
-END;
-CREATE TRIGGER afk_labels_changed_insert AFTER INSERT ON afk_labels FOR EACH ROW BEGIN
-  INSERT INTO repo_versions (full_name, version) VALUES (NEW.repo, 1)
-    ON CONFLICT (full_name) DO UPDATE SET version = repo_versions.version + 1;
-END;
-CREATE TRIGGER afk_labels_changed_update AFTER UPDATE ON afk_labels FOR EACH ROW BEGIN
-  INSERT INTO repo_versions (full_name, version) VALUES (NEW.repo, 1)
-    ON CONFLICT (full_name) DO UPDATE SET version = repo_versions.version + 1;
-  INSERT INTO repo_versions (full_name, version) SELECT OLD.repo, 1 WHERE OLD.repo IS NOT NEW.repo
-    ON CONFLICT (full_name) DO UPDATE SET version = repo_versions.version + 1;
-END;
-CREATE TRIGGER afk_labels_changed_delete AFTER DELETE ON afk_labels FOR EACH ROW BEGIN
-  INSERT INTO repo_versions (full_name, version) VALUES (OLD.repo, 1)
-    ON CONFLICT (full_name) DO UPDATE SET version = repo_versions.version + 1;
-END;
-CREATE TRIGGER asks_changed_insert AFTER INSERT ON asks FOR EACH ROW BEGIN
-  INSERT INTO repo_versions (full_name, version) VALUES (NEW.repo, 1)
-    ON CONFLICT (full_name) DO UPDATE SET version = repo_versions.version + 1;
-END;
-CREATE TRIGGER asks_changed_update AFTER UPDATE ON asks FOR EACH ROW BEGIN
-  INSERT INTO repo_versions (full_name, version) VALUES (NEW.repo, 1)
-    ON CONFLICT (full_name) DO UPDATE SET version = repo_versions.version + 1;
-  INSERT INTO repo_versions (full_name, version) SELECT OLD.repo, 1 WHERE OLD.repo IS NOT NEW.repo
-    ON CONFLICT (full_name) DO UPDATE SET version = repo_versions.version + 1;
-END;
-CREATE TRIGGER asks_changed_delete AFTER DELETE ON asks FOR EACH ROW BEGIN
-  INSERT INTO repo_versions (full_name, version) VALUES (OLD.repo, 1)
-    ON CONFLICT (full_name) DO UPDATE SET version = repo_versions.version + 1;
-END;
+${sqliteTriggers}
 `,
   postgres: `${TABLE.replace('INTEGER', 'BIGINT')}
 -- One function for every table: TG_ARGV[0] names the column that holds the repository's name.
@@ -103,15 +63,6 @@ BEGIN
   RETURN NULL;
 END
 $fn$;
-CREATE TRIGGER repos_changed AFTER INSERT OR UPDATE OR DELETE ON repos
-  FOR EACH ROW EXECUTE FUNCTION yoke_repo_changed('full_name');
-CREATE TRIGGER runs_changed AFTER INSERT OR UPDATE OR DELETE ON runs
-  FOR EACH ROW EXECUTE FUNCTION yoke_repo_changed('repo');
-CREATE TRIGGER claims_changed AFTER INSERT OR UPDATE OR DELETE ON claims
-  FOR EACH ROW EXECUTE FUNCTION yoke_repo_changed('repo');
-CREATE TRIGGER afk_labels_changed AFTER INSERT OR UPDATE OR DELETE ON afk_labels
-  FOR EACH ROW EXECUTE FUNCTION yoke_repo_changed('repo');
-CREATE TRIGGER asks_changed AFTER INSERT OR UPDATE OR DELETE ON asks
-  FOR EACH ROW EXECUTE FUNCTION yoke_repo_changed('repo');
+${postgresTriggers}
 `,
 };
