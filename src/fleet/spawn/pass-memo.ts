@@ -41,7 +41,7 @@ export type PassWide = Pick<
 >;
 
 /** The same view: the forge kept it and answered with it (a read or a probe that found a change makes a new one). */
-export const sameView = (a: RepoView, b: RepoView): boolean =>
+const sameView = (a: RepoView, b: RepoView): boolean =>
   a.config === b.config &&
   a.issues === b.issues &&
   a.pulls === b.pulls &&
