@@ -16,7 +16,8 @@ import {
 } from './producers.js';
 import { makeRefusal } from '../../kernel/codes/table.js';
 import { type RepoFacts } from '../repo-facts.js';
-import { readFacts, readStored, type PassReads, type StoredFacts } from './read-facts.js';
+import { readFacts, readStored, type PassReads } from './read-facts.js';
+import { PassMemo } from './pass-memo.js';
 import { goOn, NotShared, READ_ESTIMATE_POINTS, type PassDeps } from './pass-deps.js';
 import type { Run } from '../../store/fleet/runs.js';
 import { errorStack, errorText } from '../../kernel/error-text.js';
@@ -69,9 +70,10 @@ async function listRepos(
   const repos = listed.flatMap((l) => l.repos);
   const authFailures: Gathered['authFailures'] = listed.flatMap((l) => l.failed);
   const names = repos.map((r) => r.fullName);
-  // SC10: each repository's version first, then the rows of those whose version moved (all, without a memo).
+  // SC10: each repository's version first, then the rows of those whose version moved (all, without a memo: an
+  // empty one keeps nothing from before).
   const versions = deps.memo ? await store.repos.versions() : new Map<string, number>();
-  const { stored, standing } = await (deps.memo ?? NO_MEMO).stored(names, versions, async (changed) => {
+  const { stored, standing } = await (deps.memo ?? new PassMemo()).stored(names, versions, async (changed) => {
     // SC01: the repositories yoke knows in one query, not one each; then what the store holds of them, a query per kind.
     const states = changed.length * 2 > names.length ? await store.repos.list() : await store.repos.listFor(changed);
     return readStored(store, changed, new Map(states.map((r) => [r.fullName, r])));
@@ -87,18 +89,6 @@ async function listRepos(
   const kept = deps.memo ? { memo: deps.memo, standing, again } : undefined;
   return { repos, authFailures, stored, kept, again };
 }
-
-/** A pass given no memo: nothing is kept, everything is read. */
-const NO_MEMO = {
-  stored: async (
-    repos: readonly string[],
-    _v: unknown,
-    read: (changed: readonly string[]) => Promise<StoredFacts>,
-  ) => ({
-    stored: await read(repos),
-    standing: new Set<string>(),
-  }),
-};
 
 /** How many of `items` each key has. */
 function countBy<T>(items: readonly T[], key: (item: T) => string): Map<string, number> {
