@@ -60,7 +60,9 @@ describe('runs that reach yoke through GitHub alone', () => {
 
     // Nothing came in: no webhook was sent, and no run was told where yoke listens.
     expect(s.forge.deliveries).toEqual([]);
-    const port = new URL(s.yokeUrl).port;
+    // Where yoke listens, as a URL would name it (`:PORT`): the bare digits also turn up by chance inside the
+    // inputs' and logs' hex digests (one run failed on an issue digest holding them).
+    const port = `:${new URL(s.yokeUrl).port}`;
     const runs = s.forge.runner.runs.filter((r) => r.workflow === 'yoke-run.yml');
     expect(runs.length).toBeGreaterThanOrEqual(11);
     for (const r of runs) {
