@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createDeploymentRun } from '../../../src/delivery/runs/deployment-runs.js';
-import { settleAfter } from '../../../src/delivery/gate/check.js';
+import { activeRun, createDeploymentRun } from '../../../src/delivery/runs/deployment-runs.js';
+import { gateCheck, settleAfter } from '../../../src/delivery/gate/check.js';
 import { dispatchStage } from '../../helpers/gate-check.js';
 import {
   REPO,
@@ -311,10 +311,18 @@ describe('gate checks of one stage that land together', () => {
       .merged.find((p) => p.number === 101)!
       .reviews.push({ author: 'bob', state: 'APPROVED', commitId: mergedHead(1) });
     h.forge.repo(REPO).permissions.bob = 'write';
-    // The driver's dispatch and a verdict callback's check, together.
-    const [a, b] = await Promise.all([dispatchStage(h.fleet, run, 'qa'), settleAfter(h.fleet, run, 'qa', 'APP-1')]);
-    expect(a.ok && [a.value.state, a.value.nextStage]).toEqual(['settled', 'production']);
-    expect(b && [b.state, b.nextStage]).toEqual(['settled', 'production']);
+    // The driver's dispatch and a verdict callback's check, both from one read of the run: the second
+    // queues behind the first, which settles the stage and moves the run on. (Started one after the
+    // other, the callback's own read of the run could come after the move, and it would check nothing.)
+    const got = await activeRun(h.fleet, run);
+    if (!got.ok) throw new Error(got.refusal.message);
+    const at = { ctx: h.fleet, ...got.value, stage: 'qa' };
+    const [a, b] = await Promise.all([gateCheck(at), gateCheck(at)]);
+    expect([a.state, a.nextStage, a.members.length]).toEqual(['settled', 'production', 3]);
+    expect([b.state, b.nextStage, b.members.length]).toEqual(['settled', 'production', 0]);
+    expect(await h.store.deploymentRuns.get(run)).toMatchObject({ status: 'active', currentStage: 1 });
+    // A verdict callback that comes after the move checks nothing.
+    expect(await settleAfter(h.fleet, run, 'qa', 'APP-1')).toBeNull();
     expect(await h.store.deploymentRuns.get(run)).toMatchObject({ status: 'active', currentStage: 1 });
     // And again, later: still at production, whose deploy has not run.
     const again = await dispatchStage(h.fleet, run, 'qa');
