@@ -4,6 +4,7 @@ import {
   DEFAULT_CLIENT_POLICY,
   holdUntil,
   RateHolds,
+  STORE_HOLD_FRESH_MS,
   yokeOctokit,
   type Octokit,
 } from '../../src/forge/github/octokit.js';
@@ -73,5 +74,53 @@ describe('a rate-limit hold', () => {
     await there.request('GET /repos/{owner}/{repo}/labels', { owner: 'acme', repo: 'api' });
     expect(seenAt).toEqual({ pulls: start + 5_000, labels: start + 5_000 });
     expect(slept).toEqual([5_000]);
+  });
+
+  it('GH05 a hold another process records stops this one within STORE_HOLD_FRESH_MS; requests that start together ask the store once, and a failed read is asked again', async () => {
+    const store = openStore(':memory:');
+    const clock = new ManualClock(Date.UTC(2026, 11, 3, 10, 0, 0));
+    let asked = 0;
+    let failNext = false;
+    const counted = {
+      hold: (scope: string, until: number) => store.rateHolds.hold(scope, until),
+      until: (scope: string) => {
+        asked++;
+        if (failNext) {
+          failNext = false;
+          return Promise.reject(new Error('the store is gone'));
+        }
+        return store.rateHolds.until(scope);
+      },
+    };
+    const slept: number[] = [];
+    const holds = new RateHolds(counted, clock.now, async (ms) => {
+      slept.push(ms);
+      clock.advance(ms);
+    });
+    await Promise.all([holds.wait('i1'), holds.wait('i1'), holds.wait('i1')]);
+    expect(asked).toBe(1);
+    // Another process is refused now, and holds the installation for a minute.
+    const start = clock.now();
+    await store.rateHolds.hold('i1', start + 60_000);
+    clock.advance(STORE_HOLD_FRESH_MS - 1);
+    await holds.wait('i1');
+    expect([asked, slept]).toEqual([1, []]);
+    clock.advance(1);
+    await holds.wait('i1');
+    expect(slept).toEqual([60_000 - STORE_HOLD_FRESH_MS]);
+    expect(clock.now()).toBe(start + 60_000);
+    // Its own refusal holds this process at once, whatever the store said last.
+    const before = asked;
+    await holds.hold('i1', clock.now() + 5_000);
+    await holds.wait('i1');
+    expect(slept).toEqual([60_000 - STORE_HOLD_FRESH_MS, 5_000]);
+    expect(asked).toBeGreaterThan(before);
+    // A read that failed is not kept.
+    clock.advance(STORE_HOLD_FRESH_MS);
+    failNext = true;
+    await expect(holds.wait('i2')).rejects.toThrow('the store is gone');
+    const failedAt = asked;
+    await holds.wait('i2');
+    expect(asked).toBe(failedAt + 1);
   });
 });
