@@ -19,6 +19,7 @@ const FORGE_ACCESS: Record<keyof Forge, 'read' | 'write'> = {
   readRepo: 'read',
   budgetLeft: 'read',
   standsIn: 'read',
+  everRead: 'read',
   invalidate: 'read',
   getIssue: 'read',
   findOpenIssue: 'read',

@@ -277,6 +277,8 @@ export interface Forge {
   ): Promise<RepoView>;
   /** SC03: whether a read of the repository now would cost no request (its last view and opt-in file stand in). */
   standsIn(repo: RepoRef, opts: { maxViewAgeMs: number; configMaxAgeMs: number }): boolean;
+  /** SC03: whether yoke holds a read of the repository, current or not (a budget reads one never read first). */
+  everRead(repo: RepoRef): boolean;
   /** SC03: what is left of an installation's request budgets (each Infinity without a budget). */
   budgetLeft(installationId: number): BudgetLeft;
   /** Forgets cached reads of a repo (a push to the opt-in file, say). */

@@ -226,6 +226,31 @@ describe('the request budget', () => {
     expect(later.deferred).toEqual([]);
     expect(reads()[1]).toBe(backlogBefore! + 1);
   });
+  it('SC03 a repository never read is read before the probes that came due: a fleet larger than a minute’s budget finishes its first read', async () => {
+    const { READ_ESTIMATE_POINTS } = await import('../../src/fleet/spawn/pass-deps.js');
+    const h = makeHarness({ policy: { globalCap: 5, readConcurrency: 1 } });
+    // Nothing to launch in them (a live run would make its repository lander and merge work, read first).
+    for (let i = 0; i < 4; i++) h.forge.addRepo(`acme/r${i}`, {}, 2);
+    // Each read spends what a read is reckoned to cost; the installation's minute covers two.
+    const read = h.forge.readRepo.bind(h.forge);
+    h.forge.readRepo = async (repo, o) => {
+      h.forge.points.set(2, h.forge.points.get(2)! - READ_ESTIMATE_POINTS);
+      return read(repo, o);
+    };
+    h.forge.points.set(2, 2 * READ_ESTIMATE_POINTS);
+    const first = await h.engine.schedulerTick();
+    expect(first.deferred.map((d) => d.repo)).toEqual(['acme/r2', 'acme/r3']);
+    // The next minute's room is the same two reads, and r0 and r1 came due for their probes (the fake keeps no
+    // view: each of its reads is due): the two never read go first.
+    h.forge.points.set(2, 2 * READ_ESTIMATE_POINTS);
+    const second = await h.engine.schedulerTick();
+    expect(second.deferred.map((d) => d.repo)).toEqual(['acme/r0', 'acme/r1']);
+    expect([0, 1, 2, 3].map((i) => h.forge.readsByRepo.get(`acme/r${i}`))).toEqual([1, 1, 1, 1]);
+    // Once every one was read, the listing's order again.
+    h.forge.points.set(2, 2 * READ_ESTIMATE_POINTS);
+    const third = await h.engine.schedulerTick();
+    expect(third.deferred.map((d) => d.repo)).toEqual(['acme/r2', 'acme/r3']);
+  });
 });
 
 describe('the budgeted GitHub client', () => {

@@ -105,6 +105,27 @@ describe('SC09 the reading shared, one pass deciding', () => {
     expect([state?.installationId, state?.firstSeenAt]).toEqual([tb.held[0], clock.now()]);
   });
 
+  it('SC03 a reader reads a repository it never read before the probes that came due, when its budget covers one read', async () => {
+    const { READ_ESTIMATE_POINTS } = await import('../../src/fleet/spawn/pass-deps.js');
+    const { gh, b, tb } = await twoProcesses();
+    const id = tb.held[0]!;
+    // A repository that joined the installation: listed last, and never read.
+    gh.addRepo(`org${id}/c`, AUTOLAND, id);
+    const theirs = b.h.forge as FakeForge;
+    const read = theirs.readRepo.bind(theirs);
+    theirs.readRepo = async (repo, o) => {
+      const at = repo.installationId;
+      if (theirs.points.has(at)) theirs.points.set(at, theirs.points.get(at)! - READ_ESTIMATE_POINTS);
+      return read(repo, o);
+    };
+    theirs.points.set(id, READ_ESTIMATE_POINTS);
+    const before = (n: string) => theirs.readsByRepo.get(`org${id}/${n}`) ?? 0;
+    const was = ['a', 'b', 'c'].map(before);
+    const tick = await b.reading.tick();
+    expect(['a', 'b', 'c'].map((n, i) => before(n) - was[i]!)).toEqual([0, 0, 1]);
+    expect(tick.deferred).toBe(2);
+  });
+
   it('SC10 the pass takes again the facts of repositories another process reads, while what it shared stands', async () => {
     const { a, b, tb } = await twoProcesses();
     await a.h.engine.schedulerTick();

@@ -212,6 +212,10 @@ export class FakeForge implements Forge {
     return false;
   }
 
+  everRead(repo: RepoRef): boolean {
+    return this.readsByRepo.has(repo.fullName);
+  }
+
   budgetLeft(installationId: number): BudgetLeft {
     return {
       points: this.points.get(installationId) ?? Number.POSITIVE_INFINITY,

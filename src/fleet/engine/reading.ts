@@ -5,6 +5,8 @@ import { viewMaxAgeMs, type RepoActivity } from '../activity.js';
 import { CLAIM_LABEL } from '../repo-facts.js';
 import { READ_ESTIMATE_POINTS, type PassDeps } from '../spawn/pass-deps.js';
 import { keepReaders } from './readers.js';
+import { inReadOrder } from '../read-order.js';
+import type { RepoRef } from '../../forge/types.js';
 import { listingBody, viewBody } from './shared-views.js';
 
 // SC09, the reader's side: each tick, a yoke process keeps its installation leases (SC08), and while other processes
@@ -118,7 +120,10 @@ export class SharedReading {
     const live = await store.runs.listLive();
     const requests = await store.requests.listOpen();
     let reading = 0;
-    await forEachLimited(repos, policy.readConcurrency, async (repo) => {
+    const withRuns = new Set(live.map((r) => r.repo));
+    const busy = (r: RepoRef) => withRuns.has(r.fullName) || activity.hasOpenClaims(r.fullName);
+    const inOrder = inReadOrder(repos, busy, (r) => forge.everRead(r));
+    await forEachLimited(inOrder, policy.readConcurrency, async (repo) => {
       if (this.deps.stopping?.aborted) return;
       const key = viewKey(repo.fullName);
       if (wanted.has(key)) forge.invalidate(repo.fullName);

@@ -133,7 +133,7 @@ export class SharedViews {
       return v && 'repos' in v ? v.repos : null;
     };
     const readBy = (installationId: number) => at().elsewhere.get(installationId);
-    const own: Pick<Forge, 'listRepos' | 'readRepo' | 'readConfig' | 'standsIn'> = {
+    const own: Pick<Forge, 'listRepos' | 'readRepo' | 'readConfig' | 'standsIn' | 'everRead'> = {
       listRepos: async (installationId, opts) =>
         // Not shared yet (a reader's first tick): the listing is one read, the pass's own.
         (readBy(installationId) !== undefined ? listingOf(installationId) : null) ??
@@ -148,6 +148,7 @@ export class SharedViews {
       readConfig: async (repo, opts) =>
         (readBy(repo.installationId) !== undefined ? viewOf(repo)?.config : undefined) ?? forge.readConfig(repo, opts),
       standsIn: (repo, opts) => readBy(repo.installationId) !== undefined || forge.standsIn(repo, opts),
+      everRead: (repo) => readBy(repo.installationId) !== undefined || forge.everRead(repo),
     };
     return forgeWith(forge, own);
   }

@@ -18,6 +18,7 @@ import { makeRefusal } from '../../kernel/codes/table.js';
 import { type RepoFacts } from '../repo-facts.js';
 import { readFacts, readStored, type PassReads } from './read-facts.js';
 import { PassMemo } from './pass-memo.js';
+import { inReadOrder } from '../read-order.js';
 import { goOn, NotShared, READ_ESTIMATE_POINTS, type PassDeps } from './pass-deps.js';
 import type { Run } from '../../store/fleet/runs.js';
 import { errorStack, errorText } from '../../kernel/error-text.js';
@@ -143,9 +144,7 @@ async function readAll(
   await Promise.all(
     [...byInstallation].map(async ([installationId, repos]) => {
       let reading = 0;
-      // Busy first, each asked once (not at every comparison); the sort is stable, so the listing's order stays.
-      const first = new Set(repos.filter(busy));
-      const readable = repos.sort((a, b) => Number(first.has(b)) - Number(first.has(a)));
+      const readable = inReadOrder(repos, busy, (r) => forge.everRead(r));
       await forEachLimited(readable, policy.readConcurrency, async (repo) => {
         if (deps.stopping?.aborted) return;
         const points = forge.budgetLeft(installationId).points - reading * READ_ESTIMATE_POINTS;

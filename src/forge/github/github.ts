@@ -42,8 +42,7 @@ import type {
   WorkflowRunView,
 } from '../types.js';
 
-// The one module that talks to GitHub: installations, the repository read
-// (RepoReader), and every write yoke makes.
+// The one module that talks to GitHub: installations, the repository read (RepoReader), and every write yoke makes.
 
 export interface GitHubForgeOptions {
   appOctokit: () => Promise<Octokit>;
@@ -69,10 +68,7 @@ export class GitHubForge implements Forge {
 
   private async gh(installationId: number): Promise<Octokit> {
     let o = this.octokits.get(installationId);
-    if (!o) {
-      o = await this.opts.installationOctokit(installationId);
-      this.octokits.set(installationId, o);
-    }
+    if (!o) this.octokits.set(installationId, (o = await this.opts.installationOctokit(installationId)));
     return o;
   }
 
@@ -108,6 +104,10 @@ export class GitHubForge implements Forge {
 
   standsIn(repo: RepoRef, opts: { maxViewAgeMs: number; configMaxAgeMs: number }): boolean {
     return this.reader.standsIn(repo, opts);
+  }
+
+  everRead(repo: RepoRef): boolean {
+    return this.reader.everRead(repo);
   }
 
   budgetLeft(installationId: number): BudgetLeft {

@@ -11,8 +11,7 @@ import { CONTROL_LABEL, type ClaimView, type IssueView, type RepoName, type Repo
 // unchanged repository is seen through one probe (what changed since the last one), re-served from the last view.
 
 interface CachedView {
-  /** When the view was last read in full, and last confirmed by a probe. */
-  at: number;
+  /** When the view was last read in full or confirmed by a probe. */
   probedAt: number;
   /** The newest updated_at the probe saw (or GitHub's date on the first read): the next probe lists everything since, inclusive. */
   since: string;
@@ -94,6 +93,11 @@ export class RepoReader {
       view.afkLabel === config.result.config.afk_label &&
       this.viewStands(repo, view, opts.maxViewAgeMs)
     );
+  }
+
+  /** Whether the repository's opt-in file was read and is kept, however old (a webhook's invalidate forgets it). */
+  everRead(repo: RepoRef): boolean {
+    return this.configs.has(repo.fullName);
   }
 
   /** SC02: an idle repository's last view stands in until its slot of the probe period comes round. */
@@ -224,7 +228,6 @@ export class RepoReader {
     const since =
       probed?.since ?? firstAnswer ?? new Date(this.now() - 300_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
     this.views.set(repo.fullName, {
-      at: this.now(),
       probedAt: this.now(),
       since,
       // What a probe from `since` lists when nothing changed: nothing at all.
@@ -296,12 +299,8 @@ export class RepoReader {
       cached.probedAt = this.now();
       return 'unchanged';
     }
-    const newest =
-      items
-        .map((i) => i.updated_at)
-        .filter((u): u is string => Boolean(u))
-        .sort()
-        .at(-1) ?? since;
+    const stamps = items.flatMap((i) => (i.updated_at ? [i.updated_at] : [])).sort();
+    const newest = stamps.at(-1) ?? since;
     return { since: newest, settled: digestOf(items.filter((i) => (i.updated_at ?? '') >= newest)) };
   }
 
