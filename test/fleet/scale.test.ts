@@ -226,6 +226,7 @@ describe('the request budget', () => {
     expect(later.deferred).toEqual([]);
     expect(reads()[1]).toBe(backlogBefore! + 1);
   });
+
   it('SC03 a repository never read is read before the probes that came due: a fleet larger than a minute’s budget finishes its first read', async () => {
     const { READ_ESTIMATE_POINTS } = await import('../../src/fleet/spawn/pass-deps.js');
     const h = makeHarness({ policy: { globalCap: 5, readConcurrency: 1 } });
