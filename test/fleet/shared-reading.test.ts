@@ -105,6 +105,25 @@ describe('SC09 the reading shared, one pass deciding', () => {
     expect([state?.installationId, state?.firstSeenAt]).toEqual([tb.held[0], clock.now()]);
   });
 
+  it('SC08 a reader whose tick outlasts its installations’ lease renews them as its reads end: no other process takes them for unread meanwhile', async () => {
+    const { clock, store, gh, a, b, tb } = await twoProcesses();
+    const theirs = b.h.forge as FakeForge;
+    const read = theirs.readRepo.bind(theirs);
+    // Each read takes half the lease: the tick's four reads take two leases' time.
+    theirs.readRepo = async (repo, o) => {
+      clock.advance(LEASE / 2);
+      return read(repo, o);
+    };
+    const tick = await b.reading.tick();
+    expect(tick.read).toBe(2 * tb.held.length);
+    expect(await store.installationLeases.heldBy(b.h.engine.processId)).toEqual(tb.held);
+    // The leader's pass takes what that tick shared: it reads none of those repositories from GitHub itself.
+    const readByLeader = () => reposOf(tb.held).map((name) => gh.readsByRepo.get(name) ?? 0);
+    const was = readByLeader();
+    await a.h.engine.schedulerTick();
+    expect(readByLeader()).toEqual(was);
+  });
+
   it('SC03 a reader reads a repository it never read before the probes that came due, when its budget covers one read', async () => {
     const { READ_ESTIMATE_POINTS } = await import('../../src/fleet/spawn/pass-deps.js');
     const { gh, b, tb } = await twoProcesses();

@@ -34,6 +34,12 @@ export interface ReadingTick {
   deferred: number;
 }
 
+/** The installations a reading tick holds, kept as it goes (`SharedReading.leaseKeeper`). */
+interface LeaseKeeper {
+  lost(installationId: number): boolean;
+  renew(): Promise<void>;
+}
+
 export class SharedReading {
   /** The digest of what this process last shared under each key (loaded from the store once per installation). */
   private readonly written = new Map<string, string>();
@@ -63,10 +69,11 @@ export class SharedReading {
     const readers = await store.processes.readers();
     if (readers.every((p) => p.id === processId)) return done;
     const known = new Map((await store.repos.list()).map((r) => [r.fullName, r.installationId]));
+    const lease = this.leaseKeeper(held);
     // SC01: each installation on its own budget and bound, all at once, as a pass reads them.
     await Promise.all(
       held.map((installationId) =>
-        this.readInstallation(installationId, done, known).catch((err: unknown) => {
+        this.readInstallation(installationId, done, known, lease).catch((err: unknown) => {
           if (!this.deps.stopping?.aborted)
             this.deps.log.warn(
               { installationId, err: errorStack(err) },
@@ -92,10 +99,31 @@ export class SharedReading {
     return kept;
   }
 
+  /**
+   * SC08: a tick longer than the lease (the cold read of a large installation) renews every installation it holds
+   * as its reads end, a third of a lease apart, so no other process takes one for unread and reads it again while
+   * this tick still runs; one taken over meanwhile is left to its new reader.
+   */
+  private leaseKeeper(held: readonly number[]): LeaseKeeper {
+    const { store, clock, processId } = this.deps;
+    let renewedAt = clock.now();
+    const lost = new Set<number>();
+    return {
+      lost: (id) => lost.has(id),
+      renew: async () => {
+        if (clock.now() - renewedAt < this.leaseMs / 3) return;
+        renewedAt = clock.now();
+        for (const id of held)
+          if (!lost.has(id) && !(await store.installationLeases.claim(id, processId, this.leaseMs))) lost.add(id);
+      },
+    };
+  }
+
   private async readInstallation(
     installationId: number,
     done: ReadingTick,
     known: ReadonlyMap<string, number | null>,
+    lease: LeaseKeeper,
   ): Promise<void> {
     const { store, forge, policy, clock, activity } = this.deps;
     await forge.authenticate(installationId);
@@ -124,7 +152,7 @@ export class SharedReading {
     const busy = (r: RepoRef) => withRuns.has(r.fullName) || activity.hasOpenClaims(r.fullName);
     const inOrder = inReadOrder(repos, busy, (r) => forge.everRead(r));
     await forEachLimited(inOrder, policy.readConcurrency, async (repo) => {
-      if (this.deps.stopping?.aborted) return;
+      if (this.deps.stopping?.aborted || lease.lost(installationId)) return;
       const key = viewKey(repo.fullName);
       if (wanted.has(key)) forge.invalidate(repo.fullName);
       const maxViewAgeMs = viewMaxAgeMs(
@@ -165,6 +193,7 @@ export class SharedReading {
           this.deps.log.warn({ repo: repo.fullName, err: errorStack(err) }, 'repo read failed; read again next tick');
       } finally {
         reading--;
+        await lease.renew();
       }
     });
   }
